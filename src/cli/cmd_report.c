@@ -1,0 +1,1 @@
+/* cmd_report.c: not written yet */

@@ -1,0 +1,1 @@
+/* cmd_run.c: not written yet */

@@ -1,0 +1,1 @@
+/* cmd_runs.c: not written yet */

@@ -1,0 +1,1 @@
+/* fmt.c: not written yet */

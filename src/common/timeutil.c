@@ -1,0 +1,95 @@
+/* timeutil.c - clocks, duration parsing and timestamp formatting. */
+#include "timeutil.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+int64_t time_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t time_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void wallclock_init(struct wallclock *wc)
+{
+	wc->anchor_ns = time_mono_ns();
+	wc->anchor_ms = time_now_ms();
+}
+
+int64_t wallclock_now_ms(const struct wallclock *wc)
+{
+	return wc->anchor_ms + (time_mono_ns() - wc->anchor_ns) / 1000000;
+}
+
+int parse_duration_ms(const char *s, int64_t *out_ms)
+{
+	static const struct {
+		const char *unit;
+		double ms;
+	} units[] = {
+		{"us", 0.001}, {"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}, {"d", 86400000},
+		{"", 1000},
+	};
+	char *end;
+	double v;
+
+	if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || errno == ERANGE || !isfinite(v) || v < 0)
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(end, units[i].unit) == 0) {
+			double ms = v * units[i].ms;
+
+			if (ms > 9.0e15)
+				return -ERANGE;
+			*out_ms = (int64_t)ceil(ms - 1e-9);
+			if (*out_ms == 0 && v > 0)
+				*out_ms = 1;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+void format_rfc3339_ms(int64_t ms, char *buf, size_t size)
+{
+	time_t secs = (time_t)(ms >= 0 ? ms / 1000 : (ms - 999) / 1000);
+	int frac = (int)(ms - (int64_t)secs * 1000);
+	struct tm tm;
+
+	gmtime_r(&secs, &tm);
+	snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
+}
+
+void format_duration_ms(int64_t ms, char *buf, size_t size)
+{
+	if (ms < 0)
+		ms = 0;
+	if (ms < 1000)
+		snprintf(buf, size, "%dms", (int)ms);
+	else if (ms < 60000)
+		snprintf(buf, size, "%.2fs", (double)ms / 1000.0);
+	else if (ms < 3600000)
+		snprintf(buf, size, "%dm %02ds", (int)(ms / 60000), (int)(ms / 1000 % 60));
+	else
+		snprintf(buf, size, "%dh %02dm %02ds", (int)(ms / 3600000), (int)(ms / 60000 % 60),
+			 (int)(ms / 1000 % 60));
+}

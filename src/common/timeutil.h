@@ -1,0 +1,42 @@
+/*
+ * timeutil.h - clocks, durations and timestamps.
+ *
+ * Time in jobscope is int64 milliseconds since the Unix epoch, UTC ("_ms"),
+ * or int64 nanoseconds of CLOCK_MONOTONIC ("_ns") for measuring intervals.
+ * Parsers return 0 or -EINVAL/-ERANGE and leave *out untouched on error.
+ */
+#ifndef JOBSCOPE_TIMEUTIL_H
+#define JOBSCOPE_TIMEUTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+int64_t time_now_ms(void);
+int64_t time_mono_ns(void);
+
+/*
+ * A wall clock that cannot go backwards: anchored to the real time once,
+ * then advanced by CLOCK_MONOTONIC, so differences between two stamps are
+ * real elapsed time even if the system clock is stepped during a run.
+ */
+struct wallclock {
+	int64_t anchor_ms;
+	int64_t anchor_ns;
+};
+void wallclock_init(struct wallclock *wc);
+int64_t wallclock_now_ms(const struct wallclock *wc);
+
+/*
+ * "250ms", "2s", "1.5s", "1m", "2h", "1d", "100us"; a bare number is seconds.
+ * Result in milliseconds (microsecond inputs are rounded up to 1 ms when
+ * non-zero).  Negative, empty, overflowing or unknown-unit input: -EINVAL or
+ * -ERANGE.
+ */
+int parse_duration_ms(const char *s, int64_t *out_ms);
+
+/* "2026-11-22T09:28:15.123Z" into buf (at least 32 bytes). */
+void format_rfc3339_ms(int64_t ms, char *buf, size_t size);
+/* "1h 02m 03s", "2.51s", "350ms" */
+void format_duration_ms(int64_t ms, char *buf, size_t size);
+
+#endif

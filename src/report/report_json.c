@@ -1,0 +1,1 @@
+/* report_json.c: not written yet */

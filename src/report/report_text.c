@@ -1,0 +1,1 @@
+/* report_text.c: not written yet */

@@ -1,0 +1,1 @@
+/* summary.c: not written yet */

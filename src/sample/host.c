@@ -1,0 +1,1 @@
+/* host.c: not written yet */

@@ -1,0 +1,1 @@
+/* proc.c: not written yet */

@@ -1,0 +1,1 @@
+/* ptree.c: not written yet */

@@ -1,0 +1,1 @@
+/* store.c: not written yet */

@@ -1,0 +1,117 @@
+/*
+ * store.h - the embedded SQLite store: schema, writer and reader.
+ *
+ * One file, WAL mode, one transaction per tick.  Integer columns with units
+ * in their names (ms since the epoch, bytes, ms of CPU).  Missing values are
+ * NULL.  The schema is versioned with PRAGMA user_version and marked with
+ * PRAGMA application_id = 0x4A53434F ('JSCO'); a file that is not ours is
+ * never written to, and a newer schema is refused.
+ *
+ * Every fact row (host_samples, cpu_samples, disk_samples, net_samples,
+ * proc_samples, job_samples, events) has a `seq` drawn from one counter that
+ * only grows, the resend cursor for agents (DESIGN.md section 5).
+ *
+ * Errors: 0 or -errno; a function that fails has printed a message naming
+ * the file (log.h).  -EPROTO: not a jobscope store (foreign or corrupt),
+ * -EPROTONOSUPPORT: written by a newer jobscope, -ENOSPC: disk full,
+ * -ENOENT: no such job.  A failed tick is rolled back whole and the store
+ * stays usable.  Not thread-safe: one store per thread.
+ */
+#ifndef JOBSCOPE_STORE_H
+#define JOBSCOPE_STORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sample/host.h"
+#include "sample/sample.h"
+
+#define STORE_SCHEMA_VERSION 1
+#define STORE_APPLICATION_ID 0x4A53434F
+
+struct store;
+
+enum store_open_flags {
+	STORE_READONLY = 0,
+	STORE_CREATE = 1u << 0, /* create the file and its parent directories */
+};
+
+int store_open(const char *path, unsigned flags, struct store **out);
+void store_close(struct store *st);
+const char *store_path(const struct store *st);
+
+/* A job: for `jobscope run`, scheduler "run" and job_id = the row id. */
+struct job_record {
+	int64_t id; /* row id: the RUN_ID users type */
+	int64_t node_id;
+	char hostname[256];
+	char scheduler[16];
+	char job_id[64];
+	char name[256];
+	char command[PROC_CMDLINE_MAX];
+	char user[64];
+	uint32_t uid;
+	int32_t pid; /* root process */
+	int64_t start_ms;
+	int64_t end_ms; /* 0 while running */
+	bool has_exit;  /* exit_code / signal are set */
+	int32_t exit_code;
+	int32_t signal; /* 0 unless killed by a signal */
+	bool timed_out;
+	int64_t interval_ms;
+	int32_t cores_allowed; /* CPUs in the affinity mask */
+	int32_t host_cores;
+	uint64_t host_mem_bytes;
+	int64_t samples;      /* ticks taken */
+	int64_t lost_samples; /* ticks that could not be stored */
+	int64_t sampler_cpu_ms;
+};
+
+/* nodes: one row per hostname; *node_id receives its id. */
+int store_node(struct store *st, const char *hostname, int32_t cores, uint64_t mem_total_bytes,
+	       int64_t boot_ms, int64_t *node_id);
+
+/* Inserts the job (job->id set; for scheduler "run", job_id = id). */
+int store_job_begin(struct store *st, struct job_record *job);
+/* Updates end, exit, counts of a job by job->id. */
+int store_job_update(struct store *st, const struct job_record *job);
+
+/* A tick: begin, puts, commit.  On a failed put, call store_tick_abort. */
+int store_tick_begin(struct store *st);
+int store_tick_commit(struct store *st);
+void store_tick_abort(struct store *st);
+
+int store_put_host(struct store *st, int64_t node_id, int64_t ts_ms, const struct host_sample *h);
+/* procs dimension row; *proc_row receives its id.  Upsert on (node,pid,start). */
+int store_put_proc_info(struct store *st, int64_t node_id, int64_t job_row,
+			const struct proc_info *p, int64_t *proc_row);
+/* Marks a process ended (end_ms) or renamed after exec (comm, cmdline). */
+int store_update_proc_info(struct store *st, int64_t proc_row, const struct proc_info *p);
+int store_put_proc_sample(struct store *st, int64_t proc_row, int64_t ts_ms,
+			  const struct proc_sample *s);
+int store_put_job_sample(struct store *st, int64_t job_row, int64_t ts_ms,
+			 const struct job_sample *s);
+int store_put_event(struct store *st, int64_t node_id, int64_t job_row, const struct event_record *e);
+
+/* Reader */
+int store_get_job(struct store *st, int64_t id, struct job_record *out);
+/* Jobs in start order; fn returning non-zero stops and is returned. */
+int store_for_each_job(struct store *st, int (*fn)(const struct job_record *job, void *arg),
+		       void *arg);
+
+/*
+ * Replays a job's rows in the order they were written (seq): host samples
+ * of its node between its start and end, its job samples, its processes'
+ * samples and its events.  Any callback may be NULL.  The pointers passed
+ * are valid only during the call.
+ */
+struct store_replay_ops {
+	void (*host)(void *arg, int64_t ts_ms, const struct host_sample *h);
+	void (*job)(void *arg, int64_t ts_ms, const struct job_sample *s);
+	void (*proc)(void *arg, const struct proc_info *p, int64_t ts_ms,
+		     const struct proc_sample *s);
+	void (*event)(void *arg, const struct event_record *e);
+};
+int store_replay_job(struct store *st, int64_t id, const struct store_replay_ops *ops, void *arg);
+
+#endif

@@ -1,0 +1,1 @@
+/* store_read.c: not written yet */
