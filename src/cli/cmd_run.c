@@ -1,1 +1,744 @@
-/* cmd_run.c: not written yet */
+/*
+ * cmd_run.c - `jobscope run [OPTIONS] -- CMD [ARGS...]`.
+ *
+ * Starts CMD as a child with stdin/stdout/stderr untouched, becomes a child
+ * subreaper so that every descendant stays in the tree, samples the host
+ * and the tree at start, every interval and once more at exit, stores each
+ * tick in one transaction, and prints the report when the tree is gone.
+ *
+ * One thread, one poll() loop over a signalfd (SIGCHLD, forwarded signals)
+ * and two timerfds (ticks, --timeout).  Children are reaped with
+ * waitid(WNOWAIT) first, so their final CPU and I/O are read from /proc
+ * while they are zombies, then with wait4() for the exact rusage.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pwd.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "common/log.h"
+#include "common/sysroot.h"
+#include "common/timeutil.h"
+#include "report/report.h"
+#include "sample/host.h"
+#include "sample/ptree.h"
+#include "store/store.h"
+
+#define RUN_MIN_INTERVAL_MS 50
+
+enum report_format { REPORT_TEXT, REPORT_JSON, REPORT_NONE };
+
+struct run_opts {
+	int64_t interval_ms;
+	int64_t timeout_ms; /* 0: none */
+	int64_t kill_after_ms;
+	const char *name;
+	const char *db;
+	char db_buf[4096];
+	enum report_format report;
+	const char *report_file;
+	bool no_wait;
+	char **argv;
+};
+
+struct run_state {
+	const struct run_opts *opt;
+	struct store *st;
+	int64_t node_id;
+	struct job_record job;
+	struct wallclock wc;
+	struct host_sampler hs;
+	struct host_sample *host;
+	struct ptree pt;
+	struct summary sum;
+	sigset_t orig_mask;
+	int sigfd, tickfd, timeoutfd;
+
+	pid_t child;
+	bool child_done;
+	bool no_children;
+	int status;
+	bool timed_out;
+	bool killed; /* the SIGKILL stage of --timeout has run */
+	int64_t timeout_at_ms;
+
+	int64_t tick_no;
+	int64_t lost, first_lost_ms, last_lost_ms;
+	int lost_err;
+	bool scan_warned;
+};
+
+static const char run_usage[] =
+	"usage: jobscope run [OPTIONS] [--] CMD [ARGS...]\n"
+	"\n"
+	"Run CMD, sample its whole process tree and the host, and print a report\n"
+	"when it ends.  CMD's stdin, stdout and stderr are left alone: the report\n"
+	"goes to stderr or --report-file.  The samples are kept in a SQLite store\n"
+	"for `jobscope report`.\n"
+	"\n"
+	"Options:\n"
+	"  -i, --interval DUR     time between samples (default 500ms, at least 50ms);\n"
+	"                         DUR is a number with a unit: 250ms, 2s, 1.5m, 1h\n"
+	"  -t, --timeout DUR      send SIGTERM to the tree after DUR, then SIGKILL\n"
+	"      --kill-after DUR   ...this long after SIGTERM (default 10s)\n"
+	"  -n, --name NAME        a name for the run, shown in reports\n"
+	"      --db PATH          the store (default $XDG_DATA_HOME/jobscope/jobscope.db,\n"
+	"                         i.e. ~/.local/share/jobscope/jobscope.db)\n"
+	"  -r, --report FORMAT    text (default), json or none\n"
+	"  -o, --report-file PATH write the report there instead of stderr\n"
+	"      --no-wait          end when CMD exits, even if processes it started\n"
+	"                         in the background still run (default: wait for them)\n"
+	"  -h, --help             show this help\n"
+	"\n"
+	"Signals: SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to jobscope are passed to\n"
+	"CMD.  jobscope is a child subreaper: processes CMD double-forks stay in the\n"
+	"tree and are counted.  $JOBSCOPE_RUN_ID is set in CMD's environment.\n"
+	"\n"
+	"Exit status: CMD's (128+N if killed by signal N); 2 for a usage error or a\n"
+	"store that cannot be used (nothing is started); 126 if CMD cannot be\n"
+	"executed, 127 if it is not found; 125 if jobscope fails after starting it.\n";
+
+static int parse_opts(int argc, char **argv, struct run_opts *o)
+{
+	static const struct option longopts[] = {
+		{"interval", required_argument, NULL, 'i'},
+		{"timeout", required_argument, NULL, 't'},
+		{"kill-after", required_argument, NULL, 'k'},
+		{"name", required_argument, NULL, 'n'},
+		{"db", required_argument, NULL, 'd'},
+		{"report", required_argument, NULL, 'r'},
+		{"report-file", required_argument, NULL, 'o'},
+		{"no-wait", no_argument, NULL, 'W'},
+		{"sysroot", required_argument, NULL, 'S'}, /* hidden: for tests */
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->interval_ms = 500;
+	o->kill_after_ms = 10000;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+:i:t:n:r:o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			if (parse_duration_ms(optarg, &o->interval_ms))
+				return cli_usage_error("run", "bad --interval '%s' (e.g. 250ms, 2s)",
+						       optarg);
+			if (o->interval_ms < RUN_MIN_INTERVAL_MS)
+				return cli_usage_error("run", "--interval %s is below the minimum, %dms",
+						       optarg, RUN_MIN_INTERVAL_MS);
+			break;
+		case 't':
+			if (parse_duration_ms(optarg, &o->timeout_ms) || o->timeout_ms == 0)
+				return cli_usage_error("run", "bad --timeout '%s' (e.g. 30s, 2h)", optarg);
+			break;
+		case 'k':
+			if (parse_duration_ms(optarg, &o->kill_after_ms))
+				return cli_usage_error("run", "bad --kill-after '%s' (e.g. 10s)", optarg);
+			break;
+		case 'n':
+			o->name = optarg;
+			break;
+		case 'd':
+			if (!optarg[0])
+				return cli_usage_error("run", "--db needs a path");
+			o->db = optarg;
+			break;
+		case 'r':
+			if (strcmp(optarg, "text") == 0)
+				o->report = REPORT_TEXT;
+			else if (strcmp(optarg, "json") == 0)
+				o->report = REPORT_JSON;
+			else if (strcmp(optarg, "none") == 0)
+				o->report = REPORT_NONE;
+			else
+				return cli_usage_error("run", "bad --report '%s' (text, json or none)",
+						       optarg);
+			break;
+		case 'o':
+			o->report_file = optarg;
+			break;
+		case 'W':
+			o->no_wait = true;
+			break;
+		case 'S':
+			sysroot_set(optarg);
+			break;
+		case 'h':
+			fputs(run_usage, stdout);
+			return -1;
+		case ':':
+			return cli_usage_error("run", "option '%s' needs a value", argv[optind - 1]);
+		default:
+			return cli_usage_error("run", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return cli_usage_error("run", "no command to run");
+	o->argv = argv + optind;
+	if (!o->db) {
+		if (cli_default_db(o->db_buf, sizeof(o->db_buf)))
+			return EXIT_USAGE;
+		o->db = o->db_buf;
+	}
+	return 0;
+}
+
+static void join_argv(char **argv, char *out, size_t size)
+{
+	size_t len = 0;
+
+	out[0] = '\0';
+	for (size_t i = 0; argv[i] && len + 1 < size; i++) {
+		int n = snprintf(out + len, size - len, "%s%s", i ? " " : "", argv[i]);
+
+		if (n < 0)
+			break;
+		len += (size_t)n;
+	}
+	if (len >= size && size > 4)
+		memcpy(out + size - 4, "...", 4);
+}
+
+static uint64_t self_cpu_ms(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
+	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
+}
+
+/* Writes one tick; on failure rolls back and counts the tick as lost. */
+static void store_tick(struct run_state *r, int64_t ts_ms, bool host_ok)
+{
+	struct store *st = r->st;
+	int ret = store_tick_begin(st);
+
+	if (!ret && host_ok)
+		ret = store_put_host(st, r->node_id, ts_ms, r->host);
+	for (size_t i = 0; i < r->pt.nprocs && !ret; i++) {
+		struct ptree_proc *p = &r->pt.procs[i];
+
+		if (!p->emit)
+			continue;
+		if (p->row == 0) {
+			ret = store_put_proc_info(st, r->node_id, r->job.id, &p->info, &p->row);
+			p->row_tick = r->tick_no;
+		} else if (p->info_dirty || !p->alive) {
+			ret = store_update_proc_info(st, p->row, &p->info);
+		}
+		if (!ret)
+			ret = store_put_proc_sample(st, p->row, ts_ms, &p->cur);
+	}
+	if (!ret)
+		ret = store_put_job_sample(st, r->job.id, ts_ms, ptree_job(&r->pt));
+	if (!ret)
+		ret = store_tick_commit(st);
+	if (!ret) {
+		for (size_t i = 0; i < r->pt.nprocs; i++)
+			if (r->pt.procs[i].emit)
+				r->pt.procs[i].info_dirty = false;
+		return;
+	}
+	store_tick_abort(st);
+	for (size_t i = 0; i < r->pt.nprocs; i++)
+		if (r->pt.procs[i].row_tick == r->tick_no)
+			r->pt.procs[i].row = 0;
+	if (r->lost == 0)
+		log_warn(ret, "cannot store samples in '%s' (the run goes on; the report will say "
+			      "what was lost)", store_path(st));
+	if (r->lost == 0)
+		r->first_lost_ms = ts_ms;
+	r->last_lost_ms = ts_ms;
+	r->lost_err = ret;
+	r->lost++;
+}
+
+static void tick(struct run_state *r)
+{
+	int64_t ts = wallclock_now_ms(&r->wc);
+	bool host_ok = host_sample_read(&r->hs, r->host) == 0;
+	int ret;
+
+	r->tick_no++;
+	ret = ptree_scan(&r->pt, ts);
+	if (ret && !r->scan_warned) {
+		log_warn(ret, "cannot read the process tree");
+		r->scan_warned = true;
+	}
+	ptree_set_sampler_cpu(&r->pt, self_cpu_ms());
+	r->job.samples++;
+
+	if (host_ok)
+		summary_add_host(&r->sum, ts, r->host);
+	for (size_t i = 0; i < r->pt.nprocs; i++) {
+		const struct ptree_proc *p = &r->pt.procs[i];
+
+		if (p->emit)
+			summary_add_proc(&r->sum, &p->info, ts, &p->cur);
+	}
+	summary_add_job(&r->sum, ts, ptree_job(&r->pt));
+	store_tick(r, ts, host_ok);
+}
+
+static void record_status(struct run_state *r, int status)
+{
+	r->status = status;
+	r->child_done = true;
+	r->job.has_exit = true;
+	if (WIFSIGNALED(status)) {
+		r->job.signal = WTERMSIG(status);
+		r->job.exit_code = 128 + r->job.signal;
+	} else {
+		r->job.signal = 0;
+		r->job.exit_code = WEXITSTATUS(status);
+	}
+}
+
+/* Reaps every child that has exited, reading its last values first. */
+static void reap(struct run_state *r)
+{
+	for (;;) {
+		siginfo_t si;
+		struct rusage ru;
+		int status;
+		pid_t pid;
+
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == ECHILD)
+				r->no_children = true;
+			return;
+		}
+		if (si.si_pid == 0)
+			return;
+		ptree_child_exiting(&r->pt, si.si_pid);
+		pid = wait4(si.si_pid, &status, 0, &ru);
+		if (pid < 0)
+			return;
+		ptree_child_reaped(&r->pt, pid, &ru, wallclock_now_ms(&r->wc));
+		if (pid == r->child)
+			record_status(r, status);
+	}
+}
+
+/* Sends sig to CMD, or to the whole tree. */
+static void signal_tree(struct run_state *r, int sig, bool whole_tree)
+{
+	if (!r->child_done)
+		kill(r->child, sig);
+	if (!whole_tree && !r->child_done)
+		return;
+	for (size_t i = 0; i < r->pt.nprocs; i++) {
+		const struct ptree_proc *p = &r->pt.procs[i];
+
+		if (p->alive && p->info.pid != r->child)
+			kill(p->info.pid, sig);
+	}
+}
+
+static void arm_timer(int fd, int64_t first_ms, int64_t interval_ms)
+{
+	struct itimerspec its;
+
+	memset(&its, 0, sizeof(its));
+	its.it_value.tv_sec = first_ms / 1000;
+	its.it_value.tv_nsec = (first_ms % 1000) * 1000000;
+	its.it_interval.tv_sec = interval_ms / 1000;
+	its.it_interval.tv_nsec = (interval_ms % 1000) * 1000000;
+	timerfd_settime(fd, 0, &its, NULL);
+}
+
+static void on_timeout(struct run_state *r)
+{
+	uint64_t n;
+
+	if (read(r->timeoutfd, &n, sizeof(n)) < 0)
+		return;
+	if (!r->timed_out) {
+		/* refresh the tree so processes started since the last tick get it too */
+		ptree_scan(&r->pt, wallclock_now_ms(&r->wc));
+		r->timed_out = true;
+		r->timeout_at_ms = wallclock_now_ms(&r->wc);
+		log_info("--timeout reached: sending SIGTERM to the command's processes");
+		signal_tree(r, SIGTERM, true);
+		if (r->opt->kill_after_ms > 0) {
+			arm_timer(r->timeoutfd, r->opt->kill_after_ms, 0);
+			return;
+		}
+	}
+	if (!r->killed) {
+		r->killed = true;
+		ptree_scan(&r->pt, wallclock_now_ms(&r->wc));
+		log_info("still running %s after SIGTERM: sending SIGKILL",
+			 r->opt->kill_after_ms ? "--kill-after" : "");
+		signal_tree(r, SIGKILL, true);
+	}
+}
+
+static void on_signal(struct run_state *r)
+{
+	struct signalfd_siginfo si;
+
+	while (read(r->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGCHLD) {
+			reap(r);
+			continue;
+		}
+		/*
+		 * A signal the terminal sent (Ctrl-C) reached CMD already: it is
+		 * in our process group.  Pass on only those a process sent us.
+		 */
+		if (si.ssi_code == SI_KERNEL)
+			continue;
+		signal_tree(r, (int)si.ssi_signo, false);
+	}
+}
+
+static int spawn(struct run_state *r)
+{
+	int pipefd[2];
+	int child_errno = 0;
+	ssize_t n;
+	char id[32];
+
+	if (pipe2(pipefd, O_CLOEXEC) < 0)
+		return log_err(-errno, "pipe");
+	snprintf(id, sizeof(id), "%" PRId64, r->job.id);
+	r->child = fork();
+	if (r->child < 0) {
+		int ret = -errno;
+
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return log_err(ret, "cannot start '%s'", r->opt->argv[0]);
+	}
+	if (r->child == 0) {
+		int e;
+
+		close(pipefd[0]);
+		signal(SIGPIPE, SIG_DFL);
+		sigprocmask(SIG_SETMASK, &r->orig_mask, NULL);
+		setenv("JOBSCOPE_RUN_ID", id, 1);
+		execvp(r->opt->argv[0], r->opt->argv);
+		e = errno;
+		if (write(pipefd[1], &e, sizeof(e)) < 0)
+			_exit(EXIT_RUN_FAILED);
+		_exit(e == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC);
+	}
+	close(pipefd[1]);
+	do
+		n = read(pipefd[0], &child_errno, sizeof(child_errno));
+	while (n < 0 && errno == EINTR);
+	close(pipefd[0]);
+	if (n == (ssize_t)sizeof(child_errno))
+		return -child_errno;
+	return 0;
+}
+
+static void add_event(struct run_state *r, int64_t ts_ms, const char *kind, int32_t pid,
+		      int64_t value, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+static void add_event(struct run_state *r, int64_t ts_ms, const char *kind, int32_t pid,
+		      int64_t value, const char *fmt, ...)
+{
+	struct event_record e;
+	va_list ap;
+
+	memset(&e, 0, sizeof(e));
+	e.ts_ms = ts_ms;
+	snprintf(e.kind, sizeof(e.kind), "%s", kind);
+	e.pid = pid;
+	e.value = value;
+	va_start(ap, fmt);
+	vsnprintf(e.message, sizeof(e.message), fmt, ap);
+	va_end(ap);
+	summary_add_event(&r->sum, &e);
+	if (store_tick_begin(r->st) == 0) {
+		if (store_put_event(r->st, r->node_id, r->job.id, &e) == 0 &&
+		    store_tick_commit(r->st) == 0)
+			return;
+		store_tick_abort(r->st);
+	}
+	log_warn(0, "cannot store the '%s' event of run %" PRId64 " in '%s'", kind, r->job.id,
+		 store_path(r->st));
+}
+
+static void finish_job(struct run_state *r, int64_t end_ms)
+{
+	struct job_record *j = &r->job;
+	char lost_from[32], lost_to[32];
+
+	j->end_ms = end_ms;
+	j->timed_out = r->timed_out;
+	j->lost_samples = r->lost;
+	j->sampler_cpu_ms = (int64_t)self_cpu_ms();
+	if (r->timed_out)
+		add_event(r, r->timeout_at_ms, "timeout", j->pid, r->opt->timeout_ms,
+			  "--timeout of %.3gs reached: SIGTERM sent%s", r->opt->timeout_ms / 1000.0,
+			  r->killed ? ", then SIGKILL" : "");
+	if (j->signal)
+		add_event(r, end_ms, "signal", j->pid, j->signal, "%s killed by signal %d (%s)",
+			  r->opt->argv[0], j->signal, strsignal(j->signal));
+	else
+		add_event(r, end_ms, "exit", j->pid, j->exit_code, "%s exited with code %d",
+			  r->opt->argv[0], j->exit_code);
+	if (r->lost) {
+		format_duration_ms(r->first_lost_ms - j->start_ms, lost_from, sizeof(lost_from));
+		format_duration_ms(r->last_lost_ms - j->start_ms, lost_to, sizeof(lost_to));
+		add_event(r, r->first_lost_ms, "lost_samples", 0, r->lost,
+			  "%" PRId64 " samples between +%s and +%s not stored: %s", r->lost,
+			  lost_from, lost_to, strerror(-r->lost_err));
+	}
+	if (store_job_update(r->st, j))
+		log_warn(0, "the end of run %" PRId64 " is not recorded in '%s'", j->id,
+			 store_path(r->st));
+	summary_finish(&r->sum, j);
+}
+
+static int print_report(struct run_state *r)
+{
+	struct strbuf out;
+	struct report_options ro = {.utf8 = cli_utf8(), .max_procs = 10};
+	int ret;
+
+	if (r->opt->report == REPORT_NONE)
+		return 0;
+	strbuf_init(&out, 0);
+	if (r->opt->report == REPORT_JSON) {
+		ret = report_json(&r->sum, &out);
+	} else {
+		ret = report_text(&r->sum, &ro, &out);
+		strbuf_addf(&out, "  Stored    as run %" PRId64 " in %s (jobscope report %" PRId64 ")\n",
+			    r->job.id, store_path(r->st), r->job.id);
+	}
+	if (!ret) {
+		if (r->opt->report_file)
+			ret = cli_write_file(r->opt->report_file, out.buf, out.len);
+		else
+			fwrite(out.buf, 1, out.len, stderr);
+	}
+	strbuf_release(&out);
+	return ret;
+}
+
+static int setup(struct run_state *r)
+{
+	const struct run_opts *o = r->opt;
+	char host[256];
+	struct passwd *pw;
+	cpu_set_t set;
+	int ret;
+
+	ret = store_open(o->db, STORE_CREATE, &r->st);
+	if (ret)
+		return ret;
+	r->host = calloc(1, sizeof(*r->host));
+	if (!r->host)
+		return log_err(-ENOMEM, "out of memory");
+	host_sampler_init(&r->hs, sysconf(_SC_CLK_TCK));
+	ret = host_sample_read(&r->hs, r->host);
+	if (ret)
+		log_warn(ret, "cannot read %s/proc/stat: host figures will be missing",
+			 sysroot_get());
+	if (gethostname(host, sizeof(host)) < 0)
+		snprintf(host, sizeof(host), "localhost");
+	host[sizeof(host) - 1] = '\0';
+
+	wallclock_init(&r->wc);
+	memset(&r->job, 0, sizeof(r->job));
+	snprintf(r->job.hostname, sizeof(r->job.hostname), "%s", host);
+	snprintf(r->job.scheduler, sizeof(r->job.scheduler), "run");
+	snprintf(r->job.name, sizeof(r->job.name), "%s", o->name ? o->name : "");
+	join_argv(o->argv, r->job.command, sizeof(r->job.command));
+	r->job.uid = getuid();
+	pw = getpwuid(r->job.uid);
+	snprintf(r->job.user, sizeof(r->job.user), "%s", pw ? pw->pw_name : "");
+	r->job.interval_ms = o->interval_ms;
+	r->job.host_cores = ret ? 0 : host_online_cpus(r->host);
+	r->job.host_mem_bytes = ret ? 0 : r->host->mem.total_bytes;
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		r->job.cores_allowed = CPU_COUNT(&set);
+	r->job.start_ms = wallclock_now_ms(&r->wc);
+
+	ret = store_node(r->st, host, r->job.host_cores, r->job.host_mem_bytes,
+			 r->host->cpu.btime_s * 1000, &r->node_id);
+	if (!ret) {
+		r->job.node_id = r->node_id;
+		ret = store_job_begin(r->st, &r->job);
+	}
+	if (ret)
+		return ret;
+	ptree_init(&r->pt, getpid(), sysconf(_SC_CLK_TCK), r->host->cpu.btime_s * 1000);
+	summary_init(&r->sum, &r->job);
+	return 0;
+}
+
+static bool run_over(const struct run_state *r)
+{
+	return r->child_done && (r->no_children || r->opt->no_wait);
+}
+
+static void loop(struct run_state *r)
+{
+	bool told_waiting = false;
+
+	while (!run_over(r)) {
+		struct pollfd fds[3] = {
+			{.fd = r->sigfd, .events = POLLIN},
+			{.fd = r->tickfd, .events = POLLIN},
+			{.fd = r->timeoutfd, .events = POLLIN},
+		};
+
+		if (poll(fds, 3, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			log_err(-errno, "poll");
+			return;
+		}
+		if (fds[0].revents & POLLIN)
+			on_signal(r);
+		if (fds[2].revents & POLLIN)
+			on_timeout(r);
+		if (fds[1].revents & POLLIN) {
+			uint64_t n;
+
+			if (read(r->tickfd, &n, sizeof(n)) == sizeof(n))
+				tick(r);
+		}
+		if (r->child_done && !run_over(r) && !told_waiting) {
+			tick(r);
+			if (ptree_job(&r->pt)->nprocs > 0)
+				log_info("%s exited; waiting for the %u process%s it left running "
+					 "(--no-wait to stop now)",
+					 r->opt->argv[0], ptree_job(&r->pt)->nprocs,
+					 ptree_job(&r->pt)->nprocs == 1 ? "" : "es");
+			told_waiting = true;
+		}
+	}
+}
+
+static int run(const struct run_opts *o)
+{
+	struct run_state r;
+	sigset_t mask;
+	int ret, exit_code;
+
+	memset(&r, 0, sizeof(r));
+	r.opt = o;
+	r.sigfd = r.tickfd = r.timeoutfd = -1;
+	ret = setup(&r);
+	if (ret) {
+		exit_code = EXIT_USAGE;
+		goto out_release;
+	}
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &mask, &r.orig_mask);
+	r.sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	r.tickfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	r.timeoutfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (r.sigfd < 0 || r.tickfd < 0 || r.timeoutfd < 0) {
+		log_err(-errno, "cannot set up signal and timer descriptors");
+		exit_code = EXIT_RUN_FAILED;
+		goto out_restore;
+	}
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+		log_warn(-errno, "cannot become a child subreaper: double-forked processes "
+				 "will escape the tree");
+
+	ret = spawn(&r);
+	if (ret) {
+		int status;
+
+		log_err(ret, "cannot run '%s'", o->argv[0]);
+		if (r.child > 0)
+			waitpid(r.child, &status, 0);
+		exit_code = ret == -ENOENT ? EXIT_NOT_FOUND
+			    : r.child > 0  ? EXIT_CANNOT_EXEC
+					   : EXIT_RUN_FAILED;
+		r.job.has_exit = true;
+		r.job.exit_code = exit_code;
+		r.job.end_ms = wallclock_now_ms(&r.wc);
+		store_job_update(r.st, &r.job);
+		goto out_restore;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	r.job.pid = r.child;
+
+	tick(&r);
+	arm_timer(r.tickfd, o->interval_ms, o->interval_ms);
+	if (o->timeout_ms)
+		arm_timer(r.timeoutfd, o->timeout_ms, 0);
+	loop(&r);
+	reap(&r);
+	tick(&r); /* the last sample: every process's final values */
+
+	finish_job(&r, wallclock_now_ms(&r.wc));
+	if (print_report(&r))
+		log_warn(0, "the report could not be written");
+	exit_code = r.job.exit_code;
+
+out_restore:
+	sigprocmask(SIG_SETMASK, &r.orig_mask, NULL);
+out_release:
+	if (r.sigfd >= 0)
+		close(r.sigfd);
+	if (r.tickfd >= 0)
+		close(r.tickfd);
+	if (r.timeoutfd >= 0)
+		close(r.timeoutfd);
+	summary_release(&r.sum);
+	ptree_release(&r.pt);
+	host_sampler_release(&r.hs);
+	free(r.host);
+	if (r.st)
+		store_close(r.st);
+	return exit_code;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	struct run_opts o;
+	const char *root = getenv("JOBSCOPE_SYSROOT");
+	int ret;
+
+	if (root)
+		sysroot_set(root);
+	ret = parse_opts(argc, argv, &o);
+	if (ret < 0)
+		return 0; /* --help */
+	if (ret)
+		return ret;
+	return run(&o);
+}
+
+const struct cli_command cmd_run_def = {
+	"run", cmd_run, "run a command and report what it used", run_usage,
+};

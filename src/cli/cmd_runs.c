@@ -1,1 +1,148 @@
-/* cmd_runs.c: not written yet */
+/* cmd_runs.c - `jobscope runs`: list the runs kept in a store. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "common/jsonw.h"
+#include "common/timeutil.h"
+#include "store/store.h"
+
+static const char runs_usage[] =
+	"usage: jobscope runs [--db PATH] [--json]\n"
+	"\n"
+	"List the runs in a store, oldest first: id, start (UTC), duration, exit\n"
+	"status, name and command.  `jobscope report ID` prints one.\n"
+	"\n"
+	"Options:\n"
+	"      --db PATH   the store (default ~/.local/share/jobscope/jobscope.db)\n"
+	"      --json      one JSON array instead of a table\n"
+	"  -h, --help      show this help\n";
+
+struct runs_ctx {
+	bool json;
+	struct jsonw w;
+	struct strbuf out;
+	size_t count;
+};
+
+static void status_text(const struct job_record *j, char *buf, size_t size)
+{
+	if (!j->end_ms)
+		snprintf(buf, size, "running?");
+	else if (!j->has_exit)
+		snprintf(buf, size, "-");
+	else if (j->signal)
+		snprintf(buf, size, "signal %d%s", j->signal, j->timed_out ? " (timeout)" : "");
+	else
+		snprintf(buf, size, "exit %d%s", j->exit_code, j->timed_out ? " (timeout)" : "");
+}
+
+static int print_run(const struct job_record *j, void *arg)
+{
+	struct runs_ctx *c = arg;
+	char start[40], dur[32], status[48];
+
+	if (strcmp(j->scheduler, "run") != 0)
+		return 0;
+	c->count++;
+	format_rfc3339_ms(j->start_ms, start, sizeof(start));
+	if (c->json) {
+		struct jsonw *w = &c->w;
+
+		jsonw_obj_begin(w);
+		jsonw_kv_int(w, "id", j->id);
+		jsonw_kv_str_opt(w, "name", j->name[0] ? j->name : NULL);
+		jsonw_kv_str(w, "command", j->command);
+		jsonw_kv_str(w, "host", j->hostname);
+		jsonw_kv_str(w, "start", start);
+		jsonw_kv_double_opt(w, "duration_s", j->end_ms > 0, (j->end_ms - j->start_ms) / 1000.0,
+				    3);
+		jsonw_kv_int_opt(w, "exit_code", j->has_exit && !j->signal, j->exit_code);
+		jsonw_kv_int_opt(w, "signal", j->has_exit && j->signal, j->signal);
+		jsonw_kv_bool(w, "timed_out", j->timed_out);
+		jsonw_kv_int(w, "samples", j->samples);
+		jsonw_kv_int(w, "lost_samples", j->lost_samples);
+		jsonw_obj_end(w);
+		return 0;
+	}
+	if (c->count == 1)
+		strbuf_addf(&c->out, "%6s  %-20s  %10s  %-16s  %-16s  %s\n", "ID", "START (UTC)",
+			    "DURATION", "STATUS", "NAME", "COMMAND");
+	start[19] = '\0'; /* seconds are enough here */
+	start[10] = ' ';
+	if (j->end_ms)
+		format_duration_ms(j->end_ms - j->start_ms, dur, sizeof(dur));
+	else
+		snprintf(dur, sizeof(dur), "-");
+	status_text(j, status, sizeof(status));
+	strbuf_addf(&c->out, "%6" PRId64 "  %-20s  %10s  %-16s  %-16.16s  %.80s\n", j->id, start, dur,
+		    status, j->name[0] ? j->name : "-", j->command);
+	return 0;
+}
+
+static int cmd_runs(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"db", required_argument, NULL, 'd'},
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct runs_ctx c;
+	char dbbuf[4096];
+	const char *db = NULL;
+	struct store *st;
+	int opt, ret;
+
+	memset(&c, 0, sizeof(c));
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'd':
+			db = optarg;
+			break;
+		case 'j':
+			c.json = true;
+			break;
+		case 'h':
+			fputs(runs_usage, stdout);
+			return 0;
+		case ':':
+			return cli_usage_error("runs", "option '%s' needs a value", argv[optind - 1]);
+		default:
+			return cli_usage_error("runs", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error("runs", "unexpected argument '%s'", argv[optind]);
+	if (!db) {
+		if (cli_default_db(dbbuf, sizeof(dbbuf)))
+			return EXIT_USAGE;
+		db = dbbuf;
+	}
+	if (store_open(db, STORE_READONLY, &st))
+		return EXIT_USAGE;
+	strbuf_init(&c.out, 0);
+	jsonw_init(&c.w, &c.out, true);
+	if (c.json)
+		jsonw_arr_begin(&c.w);
+	ret = store_for_each_job(st, print_run, &c);
+	if (c.json) {
+		jsonw_arr_end(&c.w);
+		strbuf_addch(&c.out, '\n');
+	} else if (c.count == 0) {
+		strbuf_addf(&c.out, "no runs in %s\n", db);
+	}
+	store_close(st);
+	if (!ret)
+		fwrite(c.out.buf, 1, c.out.len, stdout);
+	strbuf_release(&c.out);
+	return ret ? EXIT_FAIL : 0;
+}
+
+const struct cli_command cmd_runs_def = {
+	"runs", cmd_runs, "list the runs in a store", runs_usage,
+};

@@ -1,1 +1,109 @@
-int main(void) { return 0; }
+/*
+ * main.c - jobscope's entry point: the command table (like git's), global
+ * --help and --version, and `jobscope help CMD`.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static int cmd_help(int argc, char **argv);
+static int cmd_version(int argc, char **argv);
+
+static const struct cli_command cmd_help_def = {
+	"help", cmd_help, "show help for jobscope or one of its commands",
+	"usage: jobscope help [COMMAND]\n",
+};
+
+static const struct cli_command cmd_version_def = {
+	"version", cmd_version, "print jobscope's version",
+	"usage: jobscope version\n       jobscope --version\n",
+};
+
+static const struct cli_command *const commands[] = {
+	&cmd_run_def,
+	&cmd_runs_def,
+	&cmd_report_def,
+	&cmd_help_def,
+	&cmd_version_def,
+	NULL,
+};
+
+static const char main_usage[] =
+	"usage: jobscope [--help] [--version] COMMAND [ARGS...]\n"
+	"\n"
+	"jobscope profiles what jobs use: CPU, memory, I/O of every process of a\n"
+	"command, and the host around it, kept in a SQLite store for later reports.\n"
+	"\n"
+	"Commands:\n";
+
+static const char exit_codes[] =
+	"\n"
+	"Exit codes: 0 success; 1 failure while working (e.g. no such run);\n"
+	"2 usage error or unusable store; for `run`: the command's own status\n"
+	"(128+N if killed by signal N), 125 if jobscope failed after starting it,\n"
+	"126 if the command could not be executed, 127 if it was not found.\n"
+	"\n"
+	"'jobscope help COMMAND' or 'jobscope COMMAND --help' shows a command's options.\n";
+
+static const struct cli_command *find_command(const char *name)
+{
+	for (size_t i = 0; commands[i]; i++)
+		if (strcmp(commands[i]->name, name) == 0)
+			return commands[i];
+	return NULL;
+}
+
+static void print_main_usage(FILE *out)
+{
+	fputs(main_usage, out);
+	for (size_t i = 0; commands[i]; i++)
+		fprintf(out, "  %-9s %s\n", commands[i]->name, commands[i]->summary);
+	fputs(exit_codes, out);
+}
+
+static int cmd_help(int argc, char **argv)
+{
+	const struct cli_command *cmd;
+
+	if (argc < 2) {
+		print_main_usage(stdout);
+		return 0;
+	}
+	cmd = find_command(argv[1]);
+	if (!cmd)
+		return cli_usage_error(NULL, "no such command '%s'", argv[1]);
+	fputs(cmd->usage, stdout);
+	return 0;
+}
+
+static int cmd_version(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	printf("jobscope %s\n", JOBSCOPE_VERSION);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const struct cli_command *cmd;
+
+	if (argc < 2) {
+		print_main_usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		print_main_usage(stdout);
+		return 0;
+	}
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0)
+		return cmd_version(argc - 1, argv + 1);
+	cmd = find_command(argv[1]);
+	if (!cmd) {
+		if (argv[1][0] == '-')
+			return cli_usage_error(NULL, "unknown option '%s'", argv[1]);
+		return cli_usage_error(NULL, "'%s' is not a jobscope command", argv[1]);
+	}
+	return cmd->fn(argc - 1, argv + 1);
+}

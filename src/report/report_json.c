@@ -1,1 +1,294 @@
-/* report_json.c: not written yet */
+/*
+ * report_json.c - the run report as JSON (schema in docs/report-json.md).
+ * Times are RFC 3339 strings with a _ms twin; missing values are null.
+ */
+#include "report.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/jsonw.h"
+#include "common/timeutil.h"
+
+static void kv_time(struct jsonw *w, const char *key, int64_t ms)
+{
+	char buf[40];
+
+	jsonw_key(w, key);
+	if (ms <= 0) {
+		jsonw_null(w);
+		return;
+	}
+	format_rfc3339_ms(ms, buf, sizeof(buf));
+	jsonw_str(w, buf);
+}
+
+static void kv_time_ms(struct jsonw *w, const char *key, int64_t ms)
+{
+	jsonw_kv_int_opt(w, key, ms > 0, ms);
+}
+
+static void write_run(struct jsonw *w, const struct summary *s)
+{
+	const struct job_record *j = &s->job;
+
+	jsonw_key(w, "run");
+	jsonw_obj_begin(w);
+	jsonw_kv_int(w, "id", j->id);
+	jsonw_kv_str_opt(w, "name", j->name[0] ? j->name : NULL);
+	jsonw_kv_str(w, "command", j->command);
+	jsonw_kv_str(w, "host", j->hostname);
+	jsonw_kv_str_opt(w, "user", j->user[0] ? j->user : NULL);
+	jsonw_kv_int_opt(w, "pid", j->pid > 0, j->pid);
+	kv_time(w, "start", j->start_ms);
+	kv_time_ms(w, "start_ms", j->start_ms);
+	kv_time(w, "end", j->end_ms);
+	kv_time_ms(w, "end_ms", j->end_ms);
+	jsonw_kv_double_opt(w, "duration_s", j->end_ms > 0, summary_duration_s(s), 3);
+	jsonw_kv_int_opt(w, "exit_code", j->has_exit && j->signal == 0, j->exit_code);
+	jsonw_kv_int_opt(w, "signal", j->has_exit && j->signal != 0, j->signal);
+	jsonw_kv_int_opt(w, "status", j->has_exit, j->signal ? 128 + j->signal : j->exit_code);
+	jsonw_kv_bool(w, "timed_out", j->timed_out);
+	jsonw_kv_bool(w, "finished", j->end_ms > 0);
+	jsonw_obj_end(w);
+}
+
+static void write_cpu(struct jsonw *w, const struct summary *s)
+{
+	const struct job_record *j = &s->job;
+	bool have = s->samples > 0;
+	double avg = summary_cores_avg(s);
+	double peak = s->cores_peak;
+
+	if (!isnan(avg) && peak < avg)
+		peak = avg; /* the busiest window is at least the average */
+	jsonw_key(w, "cpu");
+	jsonw_obj_begin(w);
+	jsonw_kv_double_opt(w, "cpu_seconds", have, summary_cpu_seconds(s), 3);
+	jsonw_kv_double_opt(w, "user_seconds", have, (double)s->last.user_ms / 1000.0, 3);
+	jsonw_kv_double_opt(w, "system_seconds", have, (double)s->last.system_ms / 1000.0, 3);
+	jsonw_kv_double_opt(w, "cores_avg", have && !isnan(avg), avg, 3);
+	jsonw_kv_double_opt(w, "cores_peak", have && !isnan(avg), peak, 3);
+	kv_time(w, "cores_peak_at", s->cores_peak_at_ms);
+	jsonw_kv_int_opt(w, "host_cores", j->host_cores > 0, j->host_cores);
+	jsonw_kv_int_opt(w, "cores_allowed", j->cores_allowed > 0, j->cores_allowed);
+	jsonw_kv_double_opt(w, "efficiency_pct", !isnan(summary_efficiency_pct(s)),
+			    summary_efficiency_pct(s), 1);
+	jsonw_obj_end(w);
+}
+
+static void write_memory(struct jsonw *w, const struct summary *s)
+{
+	int64_t at = 0;
+	uint64_t peak = summary_rss_peak(s, &at);
+	bool have = s->samples > 0;
+
+	jsonw_key(w, "memory");
+	jsonw_obj_begin(w);
+	jsonw_kv_int_opt(w, "rss_peak_bytes", have, (int64_t)peak);
+	kv_time(w, "rss_peak_at", have ? at : 0);
+	jsonw_kv_int_opt(w, "swap_peak_bytes", s->has_swap, (int64_t)s->swap_peak_bytes);
+	jsonw_kv_int_opt(w, "host_total_bytes", s->job.host_mem_bytes > 0,
+			 (int64_t)s->job.host_mem_bytes);
+	jsonw_obj_end(w);
+}
+
+static void write_io(struct jsonw *w, const struct summary *s)
+{
+	bool have = s->has_io && (s->last.valid & JS_IO);
+
+	jsonw_key(w, "io");
+	jsonw_obj_begin(w);
+	jsonw_kv_int_opt(w, "read_bytes", have, (int64_t)s->last.read_bytes);
+	jsonw_kv_int_opt(w, "write_bytes", have, (int64_t)s->last.write_bytes);
+	jsonw_kv_double_opt(w, "read_peak_bps", have, s->read_peak_bps, 0);
+	jsonw_kv_double_opt(w, "write_peak_bps", have, s->write_peak_bps, 0);
+	jsonw_obj_end(w);
+}
+
+static int64_t delta(uint64_t a, uint64_t b)
+{
+	return b > a ? (int64_t)(b - a) : 0;
+}
+
+static void write_network(struct jsonw *w, const struct summary *s)
+{
+	const struct host_point *a = &s->host_first, *b = &s->host_last;
+	bool have = s->host_samples >= 1 && (a->valid & HOST_HAS_NET) && (b->valid & HOST_HAS_NET);
+
+	jsonw_key(w, "network");
+	jsonw_obj_begin(w);
+	jsonw_kv_str(w, "scope", "host");
+	jsonw_kv_str(w, "note", "all interfaces of the host except lo, not only this command's traffic");
+	jsonw_kv_int_opt(w, "rx_bytes", have, delta(a->net_rx_bytes, b->net_rx_bytes));
+	jsonw_kv_int_opt(w, "tx_bytes", have, delta(a->net_tx_bytes, b->net_tx_bytes));
+	jsonw_kv_int_opt(w, "rx_packets", have, delta(a->net_rx_packets, b->net_rx_packets));
+	jsonw_kv_int_opt(w, "tx_packets", have, delta(a->net_tx_packets, b->net_tx_packets));
+	jsonw_obj_end(w);
+}
+
+static void write_host(struct jsonw *w, const struct summary *s)
+{
+	const struct host_point *a = &s->host_first, *b = &s->host_last;
+	bool disk = s->host_samples >= 1 && (a->valid & HOST_HAS_DISK) && (b->valid & HOST_HAS_DISK);
+	double util = summary_host_cpu_util_pct(s);
+
+	jsonw_key(w, "host");
+	jsonw_obj_begin(w);
+	jsonw_kv_str(w, "name", s->job.hostname);
+	jsonw_kv_int_opt(w, "cores", s->job.host_cores > 0, s->job.host_cores);
+	jsonw_kv_int_opt(w, "mem_total_bytes", s->job.host_mem_bytes > 0,
+			 (int64_t)s->job.host_mem_bytes);
+	jsonw_kv_double_opt(w, "cpu_util_avg_pct", !isnan(util), util, 1);
+	jsonw_kv_int_opt(w, "mem_available_min_bytes", s->host_mem_available_min != UINT64_MAX,
+			 (int64_t)s->host_mem_available_min);
+	jsonw_kv_double_opt(w, "load1_max", s->host_samples > 0 && (b->valid & HOST_HAS_LOAD),
+			    s->host_load1_max_milli / 1000.0, 2);
+	jsonw_kv_int_opt(w, "disk_read_bytes", disk, delta(a->disk_read_bytes, b->disk_read_bytes));
+	jsonw_kv_int_opt(w, "disk_write_bytes", disk,
+			 delta(a->disk_write_bytes, b->disk_write_bytes));
+	jsonw_key(w, "pressure_stall_s");
+	jsonw_obj_begin(w);
+	jsonw_kv_double_opt(w, "cpu_some", (b->valid & HOST_HAS_PSI_CPU) != 0,
+			    delta(a->psi_cpu_some_us, b->psi_cpu_some_us) / 1e6, 3);
+	jsonw_kv_double_opt(w, "memory_some", (b->valid & HOST_HAS_PSI_MEM) != 0,
+			    delta(a->psi_mem_some_us, b->psi_mem_some_us) / 1e6, 3);
+	jsonw_kv_double_opt(w, "memory_full", (b->valid & HOST_HAS_PSI_MEM) != 0,
+			    delta(a->psi_mem_full_us, b->psi_mem_full_us) / 1e6, 3);
+	jsonw_kv_double_opt(w, "io_some", (b->valid & HOST_HAS_PSI_IO) != 0,
+			    delta(a->psi_io_some_us, b->psi_io_some_us) / 1e6, 3);
+	jsonw_kv_double_opt(w, "io_full", (b->valid & HOST_HAS_PSI_IO) != 0,
+			    delta(a->psi_io_full_us, b->psi_io_full_us) / 1e6, 3);
+	jsonw_obj_end(w);
+	jsonw_obj_end(w);
+}
+
+static void write_timeline(struct jsonw *w, const struct summary *s)
+{
+	jsonw_key(w, "timeline");
+	jsonw_obj_begin(w);
+	jsonw_kv_double(w, "bucket_s", s->bucket_ms / 1000.0, 3);
+	jsonw_key(w, "buckets");
+	jsonw_arr_begin(w);
+	for (int i = 0; i < SUMMARY_BUCKETS; i++) {
+		const struct summary_bucket *b = &s->buckets[i];
+
+		if (!b->used)
+			continue;
+		jsonw_obj_begin(w);
+		jsonw_kv_double(w, "t_s", (b->start_ms - s->job.start_ms) / 1000.0, 3);
+		jsonw_kv_double_opt(w, "cores", b->span_ms > 0,
+				    b->span_ms > 0 ? (double)b->cpu_ms / (double)b->span_ms : 0, 3);
+		jsonw_kv_int(w, "rss_bytes", (int64_t)b->rss_max);
+		jsonw_obj_end(w);
+	}
+	jsonw_arr_end(w);
+	jsonw_obj_end(w);
+}
+
+static int by_start(const void *pa, const void *pb)
+{
+	const struct proc_summary *a = pa, *b = pb;
+
+	if (a->start_ms != b->start_ms)
+		return a->start_ms < b->start_ms ? -1 : 1;
+	return a->pid < b->pid ? -1 : a->pid > b->pid;
+}
+
+static void write_processes(struct jsonw *w, const struct summary *s)
+{
+	struct proc_summary *sorted = NULL;
+	const struct proc_summary *procs = s->procs;
+
+	if (s->nprocs) {
+		sorted = malloc(s->nprocs * sizeof(*sorted));
+		if (sorted) {
+			memcpy(sorted, s->procs, s->nprocs * sizeof(*sorted));
+			qsort(sorted, s->nprocs, sizeof(*sorted), by_start);
+			procs = sorted;
+		}
+	}
+	jsonw_key(w, "processes");
+	jsonw_arr_begin(w);
+	for (size_t i = 0; i < s->nprocs; i++) {
+		const struct proc_summary *p = &procs[i];
+
+		jsonw_obj_begin(w);
+		jsonw_kv_int(w, "pid", p->pid);
+		jsonw_kv_int(w, "ppid", p->ppid);
+		jsonw_kv_str(w, "comm", p->comm);
+		jsonw_kv_str(w, "cmdline", p->cmdline ? p->cmdline : "");
+		jsonw_kv_double(w, "cpu_seconds", (p->user_ms + p->system_ms) / 1000.0, 3);
+		jsonw_kv_double(w, "user_seconds", p->user_ms / 1000.0, 3);
+		jsonw_kv_double(w, "system_seconds", p->system_ms / 1000.0, 3);
+		jsonw_kv_int_opt(w, "rss_peak_bytes", p->has_rss, (int64_t)p->rss_peak_bytes);
+		jsonw_kv_int_opt(w, "swap_peak_bytes", p->has_swap, (int64_t)p->swap_peak_bytes);
+		jsonw_kv_int_opt(w, "read_bytes", p->has_io, (int64_t)p->read_bytes);
+		jsonw_kv_int_opt(w, "write_bytes", p->has_io, (int64_t)p->write_bytes);
+		jsonw_kv_int_opt(w, "threads_peak", p->threads_peak > 0, p->threads_peak);
+		kv_time(w, "start", p->start_ms);
+		kv_time(w, "end", p->end_ms);
+		jsonw_obj_end(w);
+	}
+	jsonw_arr_end(w);
+	free(sorted);
+}
+
+static void write_events(struct jsonw *w, const struct summary *s)
+{
+	jsonw_key(w, "events");
+	jsonw_arr_begin(w);
+	for (size_t i = 0; i < s->nevents; i++) {
+		const struct event_record *e = &s->events[i];
+
+		jsonw_obj_begin(w);
+		kv_time(w, "time", e->ts_ms);
+		jsonw_kv_str(w, "kind", e->kind);
+		jsonw_kv_int_opt(w, "pid", e->pid > 0, e->pid);
+		jsonw_kv_int(w, "value", e->value);
+		jsonw_kv_str(w, "message", e->message);
+		jsonw_obj_end(w);
+	}
+	jsonw_arr_end(w);
+}
+
+static void write_sampler(struct jsonw *w, const struct summary *s)
+{
+	const struct job_record *j = &s->job;
+	double cpu_s = (double)j->sampler_cpu_ms / 1000.0;
+	double dur = summary_duration_s(s);
+
+	jsonw_key(w, "sampler");
+	jsonw_obj_begin(w);
+	jsonw_kv_int(w, "interval_ms", j->interval_ms);
+	jsonw_kv_int(w, "samples", j->samples);
+	jsonw_kv_int(w, "lost_samples", j->lost_samples);
+	jsonw_kv_double(w, "cpu_seconds", cpu_s, 3);
+	jsonw_kv_double_opt(w, "overhead_pct", dur > 0, dur > 0 ? cpu_s / dur * 100.0 : 0, 2);
+	jsonw_obj_end(w);
+}
+
+int report_json(const struct summary *s, struct strbuf *out)
+{
+	struct jsonw w;
+
+	jsonw_init(&w, out, true);
+	jsonw_obj_begin(&w);
+	jsonw_kv_int(&w, "schema", REPORT_JSON_SCHEMA);
+	jsonw_kv_str(&w, "tool", "jobscope " JOBSCOPE_VERSION);
+	write_run(&w, s);
+	write_cpu(&w, s);
+	write_memory(&w, s);
+	write_io(&w, s);
+	write_network(&w, s);
+	write_host(&w, s);
+	write_timeline(&w, s);
+	write_processes(&w, s);
+	write_events(&w, s);
+	write_sampler(&w, s);
+	jsonw_obj_end(&w);
+	if (!jsonw_error(&w))
+		strbuf_addch(out, '\n');
+	return jsonw_error(&w);
+}

@@ -1,1 +1,284 @@
-/* report_text.c: not written yet */
+/*
+ * report_text.c - the run report for people: what ran, then CPU, memory,
+ * I/O and network in human units, a timeline, the busiest processes and
+ * what the sampler itself cost.
+ */
+#include "report.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/fmt.h"
+#include "common/timeutil.h"
+
+#define B(buf) buf, sizeof(buf)
+
+static void add_duration(struct strbuf *out, int64_t ms)
+{
+	char buf[40];
+
+	format_duration_ms(ms, B(buf));
+	strbuf_addstr(out, buf);
+}
+
+static void header(const struct summary *s, struct strbuf *out)
+{
+	const struct job_record *j = &s->job;
+	char start[40], mem[16];
+
+	strbuf_addf(out, "jobscope run %lld", (long long)j->id);
+	if (j->name[0])
+		strbuf_addf(out, " \"%s\"", j->name);
+	strbuf_addf(out, ": %s\n", j->command);
+	format_rfc3339_ms(j->start_ms, B(start));
+	strbuf_addf(out, "  host %s", j->hostname);
+	if (j->host_cores > 0)
+		strbuf_addf(out, " (%d cores, %s)", j->host_cores, fmt_bytes(B(mem), j->host_mem_bytes));
+	strbuf_addf(out, ", started %s", start);
+	if (j->end_ms) {
+		strbuf_addstr(out, ", ran ");
+		add_duration(out, j->end_ms - j->start_ms);
+	} else {
+		strbuf_addstr(out, ", still running or interrupted");
+	}
+	strbuf_addch(out, '\n');
+	if (j->has_exit) {
+		if (j->signal)
+			strbuf_addf(out, "  killed by signal %d (%s), status %d", j->signal,
+				    strsignal(j->signal), 128 + j->signal);
+		else
+			strbuf_addf(out, "  exit code %d", j->exit_code);
+		if (j->timed_out)
+			strbuf_addstr(out, " - TIMED OUT: stopped by --timeout");
+		strbuf_addch(out, '\n');
+	}
+	strbuf_addch(out, '\n');
+}
+
+static void section_cpu(const struct summary *s, struct strbuf *out)
+{
+	double avg = summary_cores_avg(s), eff = summary_efficiency_pct(s);
+	double peak = s->cores_peak;
+
+	if (!isnan(avg) && peak < avg)
+		peak = avg;
+	strbuf_addf(out, "  %-9s %.2fs CPU (user %.2fs, system %.2fs)\n", "CPU",
+		    summary_cpu_seconds(s), s->last.user_ms / 1000.0, s->last.system_ms / 1000.0);
+	if (!isnan(avg))
+		strbuf_addf(out, "  %-9s %.2f cores on average, peak %.2f\n", "", avg, peak);
+	if (!isnan(eff))
+		strbuf_addf(out, "  %-9s efficiency %.1f%% of the %d core%s it could use\n", "", eff,
+			    s->job.cores_allowed, s->job.cores_allowed == 1 ? "" : "s");
+}
+
+static void section_memory(const struct summary *s, struct strbuf *out)
+{
+	int64_t at = 0;
+	uint64_t peak = summary_rss_peak(s, &at);
+	char a[16], b[16];
+
+	strbuf_addf(out, "  %-9s RSS peak %s", "Memory", fmt_bytes(B(a), peak));
+	if (at > 0 && at >= s->job.start_ms) {
+		strbuf_addstr(out, " at +");
+		add_duration(out, at - s->job.start_ms);
+	}
+	if (s->job.host_mem_bytes)
+		strbuf_addf(out, " (%.1f%% of the host's %s)",
+			    (double)peak * 100.0 / (double)s->job.host_mem_bytes,
+			    fmt_bytes(B(b), s->job.host_mem_bytes));
+	strbuf_addch(out, '\n');
+	if (s->has_swap)
+		strbuf_addf(out, "  %-9s swap peak %s\n", "", fmt_bytes(B(a), s->swap_peak_bytes));
+}
+
+static void section_io(const struct summary *s, struct strbuf *out)
+{
+	char a[16], b[16], c[24], d[24];
+
+	if (!(s->has_io && (s->last.valid & JS_IO))) {
+		strbuf_addf(out, "  %-9s unknown (/proc/PID/io not readable)\n", "I/O");
+		return;
+	}
+	strbuf_addf(out, "  %-9s read %s, wrote %s (storage); peak read %s, write %s\n", "I/O",
+		    fmt_bytes(B(a), s->last.read_bytes), fmt_bytes(B(b), s->last.write_bytes),
+		    fmt_rate(B(c), s->read_peak_bps), fmt_rate(B(d), s->write_peak_bps));
+}
+
+static void section_host(const struct summary *s, struct strbuf *out)
+{
+	const struct host_point *a = &s->host_first, *b = &s->host_last;
+	double util = summary_host_cpu_util_pct(s);
+	char x[16], y[16];
+
+	if ((b->valid & HOST_HAS_NET) && (a->valid & HOST_HAS_NET))
+		strbuf_addf(out, "  %-9s host-wide, all interfaces but lo: received %s, sent %s\n",
+			    "Network", fmt_bytes(B(x), b->net_rx_bytes - a->net_rx_bytes),
+			    fmt_bytes(B(y), b->net_tx_bytes - a->net_tx_bytes));
+	if (!isnan(util))
+		strbuf_addf(out, "  %-9s host CPU %.1f%% busy, load peak %.2f", "Host", util,
+			    s->host_load1_max_milli / 1000.0);
+	if (s->host_mem_available_min != UINT64_MAX)
+		strbuf_addf(out, ", memory available at least %s",
+			    fmt_bytes(B(x), s->host_mem_available_min));
+	if (!isnan(util) || s->host_mem_available_min != UINT64_MAX)
+		strbuf_addch(out, '\n');
+}
+
+static const char *const spark_utf8[] = {" ", "\u2581", "\u2582", "\u2583", "\u2584",
+					  "\u2585", "\u2586", "\u2587", "\u2588"};
+static const char spark_ascii[] = " .:-=+*#@";
+
+static void spark(struct strbuf *out, double v, double max, bool utf8)
+{
+	int level = 0;
+
+	if (max > 0 && v > 0) {
+		level = (int)ceil(v / max * 8.0);
+		if (level < 1)
+			level = 1;
+		if (level > 8)
+			level = 8;
+	}
+	if (utf8)
+		strbuf_addstr(out, spark_utf8[level]);
+	else
+		strbuf_addch(out, spark_ascii[level]);
+}
+
+static void section_timeline(const struct summary *s, const struct report_options *opt,
+			     struct strbuf *out)
+{
+	double max_cores = s->job.cores_allowed > 0 ? s->job.cores_allowed : 1;
+	uint64_t max_rss = 0;
+	int last = -1;
+	char a[16], dur[32];
+
+	for (int i = 0; i < SUMMARY_BUCKETS; i++) {
+		if (!s->buckets[i].used)
+			continue;
+		last = i;
+		if (s->buckets[i].rss_max > max_rss)
+			max_rss = s->buckets[i].rss_max;
+		if (s->buckets[i].span_ms > 0) {
+			double c = (double)s->buckets[i].cpu_ms / (double)s->buckets[i].span_ms;
+
+			if (c > max_cores)
+				max_cores = c;
+		}
+	}
+	if (last < 1)
+		return;
+	format_duration_ms(s->bucket_ms, B(dur));
+	strbuf_addf(out, "\n  Timeline, one column per %s\n", dur);
+	strbuf_addstr(out, "    cores |");
+	for (int i = 0; i <= last; i++) {
+		const struct summary_bucket *b = &s->buckets[i];
+
+		spark(out, b->span_ms > 0 ? (double)b->cpu_ms / (double)b->span_ms : 0, max_cores,
+		      opt->utf8);
+	}
+	strbuf_addf(out, "| 0-%.1f\n", max_cores);
+	strbuf_addstr(out, "    rss   |");
+	for (int i = 0; i <= last; i++)
+		spark(out, (double)s->buckets[i].rss_max, (double)max_rss, opt->utf8);
+	strbuf_addf(out, "| 0-%s\n", fmt_bytes(B(a), max_rss));
+}
+
+static void section_procs(const struct summary *s, const struct report_options *opt,
+			  struct strbuf *out)
+{
+	size_t max = opt->max_procs ? opt->max_procs : 10;
+	const struct proc_summary **top;
+	size_t n;
+
+	if (s->nprocs == 0)
+		return;
+	top = calloc(max, sizeof(*top));
+	if (!top)
+		return;
+	n = summary_procs_by_cpu(s, top, max);
+	strbuf_addf(out, "\n  Processes: %zu in all%s\n", s->nprocs,
+		    s->nprocs > n ? ", the busiest:" : "");
+	strbuf_addf(out, "    %7s %7s %9s %10s %10s %10s %9s  %s\n", "PID", "PPID", "CPU", "RSS peak",
+		    "read", "written", "lived", "command");
+	for (size_t i = 0; i < n; i++) {
+		const struct proc_summary *p = top[i];
+		char rss[16], rd[16], wr[16], lived[32];
+		const char *cmd = p->cmdline && p->cmdline[0] ? p->cmdline : p->comm;
+
+		if (p->has_rss)
+			fmt_bytes(B(rss), p->rss_peak_bytes);
+		else
+			snprintf(rss, sizeof(rss), "-");
+		if (p->has_io) {
+			fmt_bytes(B(rd), p->read_bytes);
+			fmt_bytes(B(wr), p->write_bytes);
+		} else {
+			snprintf(rd, sizeof(rd), "-");
+			snprintf(wr, sizeof(wr), "-");
+		}
+		if (p->end_ms)
+			format_duration_ms(p->end_ms - p->start_ms, B(lived));
+		else
+			snprintf(lived, sizeof(lived), "running");
+		strbuf_addf(out, "    %7d %7d %8.2fs %10s %10s %10s %9s  %.60s%s\n", p->pid, p->ppid,
+			    (p->user_ms + p->system_ms) / 1000.0, rss, rd, wr, lived, cmd,
+			    strlen(cmd) > 60 ? "..." : "");
+	}
+	free(top);
+}
+
+static void section_events(const struct summary *s, struct strbuf *out)
+{
+	if (s->nevents == 0)
+		return;
+	strbuf_addstr(out, "\n  Events\n");
+	for (size_t i = 0; i < s->nevents; i++) {
+		const struct event_record *e = &s->events[i];
+
+		strbuf_addstr(out, "    +");
+		add_duration(out, e->ts_ms - s->job.start_ms);
+		strbuf_addf(out, "  %-13s %s\n", e->kind, e->message);
+	}
+	if (s->events_dropped)
+		strbuf_addf(out, "    (%llu more not shown)\n", (unsigned long long)s->events_dropped);
+}
+
+static void section_sampler(const struct summary *s, struct strbuf *out)
+{
+	const struct job_record *j = &s->job;
+	double dur = summary_duration_s(s);
+	char iv[32];
+
+	format_duration_ms(j->interval_ms, B(iv));
+	strbuf_addf(out, "\n  Sampler   %lld samples every %s; jobscope used %.3fs CPU", (long long)j->samples,
+		    iv, j->sampler_cpu_ms / 1000.0);
+	if (dur > 0)
+		strbuf_addf(out, " (%.2f%% of one core)", j->sampler_cpu_ms / 10.0 / dur);
+	strbuf_addch(out, '\n');
+	if (j->lost_samples)
+		strbuf_addf(out,
+			    "  WARNING   %lld of %lld samples could not be stored (see events); "
+			    "this report is complete, the stored copy is not\n",
+			    (long long)j->lost_samples, (long long)j->samples);
+}
+
+int report_text(const struct summary *s, const struct report_options *opt, struct strbuf *out)
+{
+	static const struct report_options defaults = {.utf8 = false, .max_procs = 10};
+
+	if (!opt)
+		opt = &defaults;
+	header(s, out);
+	section_cpu(s, out);
+	section_memory(s, out);
+	section_io(s, out);
+	section_host(s, out);
+	section_timeline(s, opt, out);
+	section_procs(s, opt, out);
+	section_events(s, out);
+	section_sampler(s, out);
+	return 0;
+}

@@ -1,1 +1,427 @@
-/* summary.c: not written yet */
+/*
+ * summary.c - accumulate a run's report from its samples (see summary.h).
+ * Live and replayed runs go through exactly these functions.
+ */
+#include "summary.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SUMMARY_MAX_EVENTS 10000
+
+void summary_init(struct summary *s, const struct job_record *job)
+{
+	memset(s, 0, sizeof(*s));
+	if (job)
+		s->job = *job;
+	s->bucket_ms = s->job.interval_ms > 0 ? s->job.interval_ms : 500;
+	s->host_mem_available_min = UINT64_MAX;
+}
+
+void summary_release(struct summary *s)
+{
+	for (size_t i = 0; i < s->nprocs; i++)
+		free(s->procs[i].cmdline);
+	free(s->procs);
+	free(s->proc_index);
+	free(s->events);
+	memset(s, 0, sizeof(*s));
+}
+
+static uint64_t cpu_of(const struct job_sample *j)
+{
+	return j->user_ms + j->system_ms;
+}
+
+static uint64_t sub0(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+/* Halve the timeline's resolution: bucket i takes buckets 2i and 2i+1. */
+static void timeline_halve(struct summary *s)
+{
+	for (int i = 0; i < SUMMARY_BUCKETS / 2; i++) {
+		struct summary_bucket *a = &s->buckets[2 * i], *b = &s->buckets[2 * i + 1];
+		struct summary_bucket m;
+
+		memset(&m, 0, sizeof(m));
+		m.used = a->used || b->used;
+		m.start_ms = s->first_ms + (int64_t)i * s->bucket_ms * 2;
+		m.span_ms = a->span_ms + b->span_ms;
+		m.cpu_ms = a->cpu_ms + b->cpu_ms;
+		m.rss_max = a->rss_max > b->rss_max ? a->rss_max : b->rss_max;
+		s->buckets[i] = m;
+	}
+	memset(&s->buckets[SUMMARY_BUCKETS / 2], 0,
+	       sizeof(s->buckets[0]) * (SUMMARY_BUCKETS - SUMMARY_BUCKETS / 2));
+	s->bucket_ms *= 2;
+}
+
+static struct summary_bucket *timeline_bucket(struct summary *s, int64_t ts_ms)
+{
+	int64_t idx;
+
+	for (;;) {
+		idx = (ts_ms - s->first_ms) / s->bucket_ms;
+		if (idx < 0)
+			idx = 0;
+		if (idx < SUMMARY_BUCKETS)
+			break;
+		timeline_halve(s);
+	}
+	if (!s->buckets[idx].used) {
+		s->buckets[idx].used = true;
+		s->buckets[idx].start_ms = s->first_ms + idx * s->bucket_ms;
+	}
+	return &s->buckets[idx];
+}
+
+static int64_t peak_window_ms(const struct summary *s)
+{
+	return s->job.interval_ms > SUMMARY_PEAK_WINDOW_MS ? s->job.interval_ms
+							   : SUMMARY_PEAK_WINDOW_MS;
+}
+
+static void close_window(struct summary *s, int64_t ts_ms, const struct job_sample *j)
+{
+	double dt_s = (double)(ts_ms - s->win_start_ms) / 1000.0;
+	double cores, rbps, wbps;
+
+	if (dt_s <= 0)
+		return;
+	cores = (double)sub0(cpu_of(j), cpu_of(&s->win_start)) / 1000.0 / dt_s;
+	if (cores > s->cores_peak) {
+		s->cores_peak = cores;
+		s->cores_peak_at_ms = ts_ms;
+	}
+	if ((j->valid & JS_IO) && (s->win_start.valid & JS_IO)) {
+		rbps = (double)sub0(j->read_bytes, s->win_start.read_bytes) / dt_s;
+		wbps = (double)sub0(j->write_bytes, s->win_start.write_bytes) / dt_s;
+		if (rbps > s->read_peak_bps)
+			s->read_peak_bps = rbps;
+		if (wbps > s->write_peak_bps)
+			s->write_peak_bps = wbps;
+	}
+	s->win_start = *j;
+	s->win_start_ms = ts_ms;
+}
+
+int summary_add_job(struct summary *s, int64_t ts_ms, const struct job_sample *j)
+{
+	struct summary_bucket *b;
+
+	if (s->samples == 0) {
+		s->first = *j;
+		s->first_ms = ts_ms;
+		s->win_start = *j;
+		s->win_start_ms = ts_ms;
+		s->last = *j;
+		s->last_ms = ts_ms;
+	}
+	s->samples++;
+	b = timeline_bucket(s, ts_ms);
+	if (ts_ms > s->last_ms) {
+		b->span_ms += ts_ms - s->last_ms;
+		b->cpu_ms += sub0(cpu_of(j), cpu_of(&s->last));
+	}
+	if (j->rss_bytes > b->rss_max)
+		b->rss_max = j->rss_bytes;
+	if (s->samples == 1 || j->rss_bytes > s->rss_peak_bytes) {
+		s->rss_peak_bytes = j->rss_bytes;
+		s->rss_peak_at_ms = ts_ms;
+	}
+	if (j->valid & JS_SWAP) {
+		s->has_swap = true;
+		if (j->swap_bytes > s->swap_peak_bytes)
+			s->swap_peak_bytes = j->swap_bytes;
+	}
+	if (j->valid & JS_IO)
+		s->has_io = true;
+	if (ts_ms - s->win_start_ms >= peak_window_ms(s))
+		close_window(s, ts_ms, j);
+	s->last = *j;
+	s->last_ms = ts_ms;
+	return 0;
+}
+
+static size_t proc_slot(int32_t pid, int64_t start_ms, size_t size)
+{
+	uint64_t h = (uint64_t)(uint32_t)pid * 0x9e3779b97f4a7c15ull ^ (uint64_t)start_ms;
+
+	h ^= h >> 29;
+	return (size_t)(h * 0xbf58476d1ce4e5b9ull >> 7) & (size - 1);
+}
+
+static int proc_index_grow(struct summary *s)
+{
+	size_t size = s->proc_index_size ? s->proc_index_size * 2 : 256;
+	int32_t *idx = calloc(size, sizeof(*idx));
+
+	if (!idx)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->nprocs; i++) {
+		size_t k = proc_slot(s->procs[i].pid, s->procs[i].start_ms, size);
+
+		while (idx[k])
+			k = (k + 1) & (size - 1);
+		idx[k] = (int32_t)i + 1;
+	}
+	free(s->proc_index);
+	s->proc_index = idx;
+	s->proc_index_size = size;
+	return 0;
+}
+
+static struct proc_summary *proc_lookup(struct summary *s, const struct proc_info *p)
+{
+	struct proc_summary *ps;
+	size_t k;
+
+	if (s->proc_index_size) {
+		k = proc_slot(p->pid, p->start_ms, s->proc_index_size);
+		while (s->proc_index[k]) {
+			ps = &s->procs[s->proc_index[k] - 1];
+			if (ps->pid == p->pid && ps->start_ms == p->start_ms)
+				return ps;
+			k = (k + 1) & (s->proc_index_size - 1);
+		}
+	}
+	if ((s->nprocs + 1) * 2 > s->proc_index_size && proc_index_grow(s))
+		return NULL;
+	if (s->nprocs == s->procs_alloc) {
+		size_t n = s->procs_alloc ? s->procs_alloc * 2 : 32;
+		struct proc_summary *procs = realloc(s->procs, n * sizeof(*procs));
+
+		if (!procs)
+			return NULL;
+		s->procs = procs;
+		s->procs_alloc = n;
+	}
+	ps = &s->procs[s->nprocs];
+	memset(ps, 0, sizeof(*ps));
+	ps->pid = p->pid;
+	ps->start_ms = p->start_ms;
+	k = proc_slot(p->pid, p->start_ms, s->proc_index_size);
+	while (s->proc_index[k])
+		k = (k + 1) & (s->proc_index_size - 1);
+	s->proc_index[k] = (int32_t)s->nprocs + 1;
+	s->nprocs++;
+	return ps;
+}
+
+int summary_add_proc(struct summary *s, const struct proc_info *p, int64_t ts_ms,
+		     const struct proc_sample *ps)
+{
+	struct proc_summary *e = proc_lookup(s, p);
+	uint64_t peak;
+
+	if (!e)
+		return -ENOMEM;
+	e->ppid = p->ppid;
+	if (p->comm[0] && strcmp(e->comm, p->comm) != 0)
+		snprintf(e->comm, sizeof(e->comm), "%s", p->comm);
+	if (p->cmdline[0] && (!e->cmdline || strcmp(e->cmdline, p->cmdline) != 0)) {
+		char *c = strdup(p->cmdline);
+
+		if (!c)
+			return -ENOMEM;
+		free(e->cmdline);
+		e->cmdline = c;
+	}
+	if (p->end_ms)
+		e->end_ms = p->end_ms;
+	if (ps->user_ms > e->user_ms)
+		e->user_ms = ps->user_ms;
+	if (ps->system_ms > e->system_ms)
+		e->system_ms = ps->system_ms;
+	peak = 0;
+	if (ps->valid & PS_RSS)
+		peak = ps->rss_bytes;
+	if ((ps->valid & PS_HWM) && ps->hwm_bytes > peak)
+		peak = ps->hwm_bytes;
+	if (ps->valid & (PS_RSS | PS_HWM)) {
+		e->has_rss = true;
+		if (peak > e->rss_peak_bytes)
+			e->rss_peak_bytes = peak;
+	}
+	if ((ps->valid & PS_HWM) && ps->hwm_bytes > s->hwm_peak_bytes) {
+		s->hwm_peak_bytes = ps->hwm_bytes;
+		s->hwm_peak_at_ms = ts_ms;
+	}
+	if (ps->valid & PS_SWAP) {
+		e->has_swap = true;
+		if (ps->swap_bytes > e->swap_peak_bytes)
+			e->swap_peak_bytes = ps->swap_bytes;
+	}
+	if (ps->valid & PS_IO) {
+		e->has_io = true;
+		if (ps->read_bytes > e->read_bytes)
+			e->read_bytes = ps->read_bytes;
+		if (ps->write_bytes > e->write_bytes)
+			e->write_bytes = ps->write_bytes;
+	}
+	if ((ps->valid & PS_THREADS) && ps->threads > e->threads_peak)
+		e->threads_peak = ps->threads;
+	return 0;
+}
+
+static void host_point_from(struct host_point *hp, int64_t ts_ms, const struct host_sample *h)
+{
+	memset(hp, 0, sizeof(*hp));
+	hp->ts_ms = ts_ms;
+	hp->valid = h->valid;
+	hp->cpu = h->cpu.total;
+	hp->ncpus = h->cpu.ncpus;
+	hp->mem_total_bytes = h->mem.total_bytes;
+	hp->mem_available_bytes = h->mem.available_bytes;
+	hp->disk_read_bytes = h->disk_read_bytes;
+	hp->disk_write_bytes = h->disk_write_bytes;
+	hp->net_rx_bytes = h->net_rx_bytes;
+	hp->net_tx_bytes = h->net_tx_bytes;
+	hp->net_rx_packets = h->net_rx_packets;
+	hp->net_tx_packets = h->net_tx_packets;
+	hp->psi_cpu_some_us = h->psi_cpu.some_total_us;
+	hp->psi_mem_some_us = h->psi_mem.some_total_us;
+	hp->psi_mem_full_us = h->psi_mem.full_total_us;
+	hp->psi_io_some_us = h->psi_io.some_total_us;
+	hp->psi_io_full_us = h->psi_io.full_total_us;
+}
+
+int summary_add_host(struct summary *s, int64_t ts_ms, const struct host_sample *h)
+{
+	if (s->host_samples == 0)
+		host_point_from(&s->host_first, ts_ms, h);
+	host_point_from(&s->host_last, ts_ms, h);
+	s->host_samples++;
+	if ((h->valid & HOST_HAS_MEM) && (h->mem.valid & MEMINFO_AVAILABLE) &&
+	    h->mem.available_bytes < s->host_mem_available_min)
+		s->host_mem_available_min = h->mem.available_bytes;
+	if ((h->valid & HOST_HAS_LOAD) && h->load.load1_milli > s->host_load1_max_milli)
+		s->host_load1_max_milli = h->load.load1_milli;
+	return 0;
+}
+
+int summary_add_event(struct summary *s, const struct event_record *e)
+{
+	if (s->nevents >= SUMMARY_MAX_EVENTS) {
+		s->events_dropped++;
+		return 0;
+	}
+	if (s->nevents == s->events_alloc) {
+		size_t n = s->events_alloc ? s->events_alloc * 2 : 16;
+		struct event_record *ev = realloc(s->events, n * sizeof(*ev));
+
+		if (!ev)
+			return -ENOMEM;
+		s->events = ev;
+		s->events_alloc = n;
+	}
+	s->events[s->nevents++] = *e;
+	return 0;
+}
+
+void summary_finish(struct summary *s, const struct job_record *job)
+{
+	if (job)
+		s->job = *job;
+	/* A run shorter than one peak window still has a peak: its average. */
+	if (s->cores_peak == 0 && s->last_ms > s->win_start_ms)
+		close_window(s, s->last_ms, &s->last);
+}
+
+double summary_cpu_seconds(const struct summary *s)
+{
+	return s->samples ? (double)cpu_of(&s->last) / 1000.0 : 0.0;
+}
+
+double summary_duration_s(const struct summary *s)
+{
+	int64_t end = s->job.end_ms ? s->job.end_ms : s->last_ms;
+
+	if (end < s->job.start_ms)
+		return 0.0;
+	return (double)(end - s->job.start_ms) / 1000.0;
+}
+
+double summary_cores_avg(const struct summary *s)
+{
+	double d = summary_duration_s(s);
+
+	return d > 0 ? summary_cpu_seconds(s) / d : NAN;
+}
+
+double summary_efficiency_pct(const struct summary *s)
+{
+	double avg = summary_cores_avg(s);
+
+	if (s->job.cores_allowed <= 0 || isnan(avg))
+		return NAN;
+	return avg / s->job.cores_allowed * 100.0;
+}
+
+uint64_t summary_rss_peak(const struct summary *s, int64_t *at_ms)
+{
+	if (s->hwm_peak_bytes > s->rss_peak_bytes) {
+		if (at_ms)
+			*at_ms = s->hwm_peak_at_ms;
+		return s->hwm_peak_bytes;
+	}
+	if (at_ms)
+		*at_ms = s->rss_peak_at_ms;
+	return s->rss_peak_bytes;
+}
+
+double summary_host_cpu_util_pct(const struct summary *s)
+{
+	const struct cpu_times *a = &s->host_first.cpu, *b = &s->host_last.cpu;
+	uint64_t busy, idle;
+
+	if (s->host_samples < 2 || !(s->host_first.valid & HOST_HAS_CPU))
+		return NAN;
+	busy = sub0(b->user_ms + b->nice_ms + b->system_ms + b->irq_ms + b->softirq_ms +
+			    b->steal_ms,
+		    a->user_ms + a->nice_ms + a->system_ms + a->irq_ms + a->softirq_ms +
+			    a->steal_ms);
+	idle = sub0(b->idle_ms + b->iowait_ms, a->idle_ms + a->iowait_ms);
+	if (busy + idle == 0)
+		return NAN;
+	return (double)busy * 100.0 / (double)(busy + idle);
+}
+
+static int by_cpu(const void *pa, const void *pb)
+{
+	const struct proc_summary *a = *(const struct proc_summary *const *)pa;
+	const struct proc_summary *b = *(const struct proc_summary *const *)pb;
+	uint64_t ca = a->user_ms + a->system_ms, cb = b->user_ms + b->system_ms;
+
+	if (ca != cb)
+		return ca > cb ? -1 : 1;
+	if (a->start_ms != b->start_ms)
+		return a->start_ms < b->start_ms ? -1 : 1;
+	return a->pid < b->pid ? -1 : a->pid > b->pid;
+}
+
+size_t summary_procs_by_cpu(const struct summary *s, const struct proc_summary **out, size_t max)
+{
+	size_t n = s->nprocs < max ? s->nprocs : max;
+	const struct proc_summary **all;
+
+	if (s->nprocs == 0)
+		return 0;
+	all = malloc(s->nprocs * sizeof(*all));
+	if (!all) {
+		for (size_t i = 0; i < n; i++)
+			out[i] = &s->procs[i];
+		return n;
+	}
+	for (size_t i = 0; i < s->nprocs; i++)
+		all[i] = &s->procs[i];
+	qsort(all, s->nprocs, sizeof(*all), by_cpu);
+	memcpy(out, all, n * sizeof(*out));
+	free(all);
+	return n;
+}

@@ -1,1 +1,482 @@
-/* ptree.c: not written yet */
+/*
+ * ptree.c - sample the process tree under one ancestor (see ptree.h for the
+ * accounting rules).  One scan per tick: read every /proc/PID/stat to learn
+ * parents, keep the descendants of the ancestor, then read status and io of
+ * those only.
+ */
+#include "ptree.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+
+#define PTREE_MAX_DEPTH 4096
+
+/* Open-addressing map pid -> position+1; size is a power of two. */
+static size_t pid_slot(int32_t pid, size_t size)
+{
+	return ((uint32_t)pid * 2654435761u) & (size - 1);
+}
+
+static int pidmap_reset(int32_t **map, size_t *size, size_t count)
+{
+	size_t want = 64;
+
+	while (want < count * 2)
+		want *= 2;
+	if (want != *size) {
+		int32_t *m = realloc(*map, want * 2 * sizeof(**map));
+
+		if (!m)
+			return -ENOMEM;
+		*map = m;
+		*size = want;
+	}
+	memset(*map, 0, *size * 2 * sizeof(**map));
+	return 0;
+}
+
+/* Each slot is a (pid, position+1) pair. */
+static void pidmap_put(int32_t *map, size_t size, int32_t pid, size_t pos)
+{
+	size_t i = pid_slot(pid, size);
+
+	while (map[2 * i + 1] != 0 && map[2 * i] != pid)
+		i = (i + 1) & (size - 1);
+	map[2 * i] = pid;
+	map[2 * i + 1] = (int32_t)pos + 1;
+}
+
+static long pidmap_get(const int32_t *map, size_t size, int32_t pid)
+{
+	size_t i;
+
+	if (!size)
+		return -1;
+	i = pid_slot(pid, size);
+	while (map[2 * i + 1] != 0) {
+		if (map[2 * i] == pid)
+			return map[2 * i + 1] - 1;
+		i = (i + 1) & (size - 1);
+	}
+	return -1;
+}
+
+void ptree_init(struct ptree *pt, pid_t ancestor, long hz, int64_t boot_ms)
+{
+	memset(pt, 0, sizeof(*pt));
+	pt->ancestor = ancestor;
+	pt->hz = hz > 0 ? hz : 100;
+	pt->boot_ms = boot_ms;
+	proc_reader_init(&pt->reader, pt->hz);
+}
+
+void ptree_release(struct ptree *pt)
+{
+	proc_reader_release(&pt->reader);
+	free(pt->procs);
+	free(pt->index);
+	free(pt->scan);
+	free(pt->scan_index);
+	memset(pt, 0, sizeof(*pt));
+}
+
+/* Room for `extra` more processes to be added with pidmap_put. */
+static int rebuild_index(struct ptree *pt, size_t extra)
+{
+	int ret = pidmap_reset(&pt->index, &pt->index_size, pt->nprocs + extra);
+
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < pt->nprocs; i++)
+		if (pt->procs[i].alive)
+			pidmap_put(pt->index, pt->index_size, pt->procs[i].info.pid, i);
+	return 0;
+}
+
+struct ptree_proc *ptree_find(struct ptree *pt, pid_t pid)
+{
+	long i = pidmap_get(pt->index, pt->index_size, pid);
+
+	if (i < 0 || !pt->procs[i].alive || pt->procs[i].info.pid != pid)
+		return NULL;
+	return &pt->procs[i];
+}
+
+static struct ptree_proc *add_proc(struct ptree *pt)
+{
+	struct ptree_proc *p;
+
+	if (pt->nprocs == pt->procs_alloc) {
+		size_t n = pt->procs_alloc ? pt->procs_alloc * 2 : 64;
+		struct ptree_proc *procs = realloc(pt->procs, n * sizeof(*procs));
+
+		if (!procs)
+			return NULL;
+		pt->procs = procs;
+		pt->procs_alloc = n;
+	}
+	p = &pt->procs[pt->nprocs++];
+	memset(p, 0, sizeof(*p));
+	return p;
+}
+
+/* Fills cur from a stat reading, then status and io (when readable). */
+static void refresh(struct ptree *pt, struct ptree_proc *p, const struct proc_stat *st)
+{
+	struct proc_status status;
+	struct proc_io io;
+	struct proc_sample *s = &p->cur;
+	int pid = st->pid;
+
+	s->state = st->state;
+	s->user_ms = proc_ticks_to_ms(&pt->reader, st->utime_ticks);
+	s->system_ms = proc_ticks_to_ms(&pt->reader, st->stime_ticks);
+	s->child_user_ms = proc_ticks_to_ms(&pt->reader, st->cutime_ticks);
+	s->child_system_ms = proc_ticks_to_ms(&pt->reader, st->cstime_ticks);
+	s->threads = st->num_threads > 0 ? (uint32_t)st->num_threads : 0;
+	s->valid = PS_THREADS;
+	p->info.ppid = st->ppid;
+
+	if (strcmp(p->info.comm, st->comm) != 0) {
+		/* exec changed the program: refresh the command line too */
+		snprintf(p->info.comm, sizeof(p->info.comm), "%s", st->comm);
+		if (proc_read_cmdline(&pt->reader, pid, p->info.cmdline, sizeof(p->info.cmdline)))
+			p->info.cmdline[0] = '\0';
+		p->info_dirty = true;
+	}
+
+	if (proc_read_status(&pt->reader, pid, &status) == 0) {
+		if (status.valid & PROC_STATUS_RSS) {
+			s->rss_bytes = status.rss_bytes;
+			s->valid |= PS_RSS;
+		} else {
+			s->rss_bytes = 0; /* a zombie holds no memory */
+			s->valid |= st->state == 'Z' ? PS_RSS : 0;
+		}
+		if (status.valid & PROC_STATUS_HWM) {
+			if (status.hwm_bytes > s->hwm_bytes)
+				s->hwm_bytes = status.hwm_bytes;
+			s->valid |= PS_HWM;
+		} else if (p->last_emitted.valid & PS_HWM) {
+			s->valid |= PS_HWM; /* keep the peak seen while it lived */
+		}
+		if (status.valid & PROC_STATUS_SWAP) {
+			s->swap_bytes = status.swap_bytes;
+			s->valid |= PS_SWAP;
+		}
+		if (status.valid & PROC_STATUS_UID)
+			p->info.uid = status.uid;
+		if (status.valid & PROC_STATUS_THREADS)
+			s->threads = status.threads;
+	}
+	if (proc_read_io(&pt->reader, pid, &io) == 0) {
+		s->read_bytes = io.read_bytes;
+		s->write_bytes = io.write_bytes;
+		s->valid |= PS_IO;
+	}
+}
+
+static struct ptree_proc *new_proc(struct ptree *pt, const struct proc_stat *st)
+{
+	struct ptree_proc *p = add_proc(pt);
+
+	if (!p)
+		return NULL;
+	p->info.pid = st->pid;
+	p->info.ppid = st->ppid;
+	p->start_ticks = st->start_ticks;
+	p->info.start_ms = pt->boot_ms + (int64_t)proc_ticks_to_ms(&pt->reader, st->start_ticks);
+	p->alive = true;
+	p->info_dirty = true;
+	/* comm stays empty so refresh() reads the command line */
+	return p;
+}
+
+static int collect_pid(int pid, void *arg)
+{
+	struct ptree *pt = arg;
+	struct ptree_scan_entry *e;
+
+	if (pid == pt->ancestor)
+		return 0;
+	if (pt->nscan == pt->scan_alloc) {
+		size_t n = pt->scan_alloc ? pt->scan_alloc * 2 : 256;
+		struct ptree_scan_entry *scan = realloc(pt->scan, n * sizeof(*scan));
+
+		if (!scan)
+			return -ENOMEM;
+		pt->scan = scan;
+		pt->scan_alloc = n;
+	}
+	e = &pt->scan[pt->nscan];
+	/* vanished since readdir, or unreadable: not ours to count */
+	if (proc_read_stat(&pt->reader, pid, &e->stat) != 0)
+		return 0;
+	e->pid = e->stat.pid;
+	e->ppid = e->stat.ppid;
+	e->in_tree = -1;
+	pt->nscan++;
+	return 0;
+}
+
+/* Resolves whether scan[i] descends from the ancestor, memoizing the chain. */
+static int8_t resolve_in_tree(struct ptree *pt, size_t i)
+{
+	size_t chain[64];
+	size_t nchain = 0;
+	int8_t verdict = 0;
+	long cur = (long)i;
+
+	for (int depth = 0; depth < PTREE_MAX_DEPTH; depth++) {
+		struct ptree_scan_entry *e = &pt->scan[cur];
+		long parent;
+
+		if (e->in_tree >= 0) {
+			verdict = e->in_tree;
+			break;
+		}
+		if (nchain < sizeof(chain) / sizeof(chain[0]))
+			chain[nchain++] = (size_t)cur;
+		if (e->ppid == pt->ancestor) {
+			verdict = 1;
+			break;
+		}
+		if (e->ppid <= 1) {
+			verdict = 0;
+			break;
+		}
+		parent = pidmap_get(pt->scan_index, pt->scan_index_size, e->ppid);
+		if (parent < 0) {
+			verdict = 0;
+			break;
+		}
+		cur = parent;
+	}
+	for (size_t k = 0; k < nchain; k++)
+		pt->scan[chain[k]].in_tree = verdict;
+	pt->scan[i].in_tree = verdict;
+	return verdict;
+}
+
+static bool sample_moved(const struct proc_sample *a, const struct proc_sample *b)
+{
+	return a->valid != b->valid || a->user_ms != b->user_ms || a->system_ms != b->system_ms ||
+	       a->child_user_ms != b->child_user_ms || a->child_system_ms != b->child_system_ms ||
+	       a->rss_bytes != b->rss_bytes || a->hwm_bytes != b->hwm_bytes ||
+	       a->swap_bytes != b->swap_bytes || a->read_bytes != b->read_bytes ||
+	       a->write_bytes != b->write_bytes || a->threads != b->threads;
+}
+
+/*
+ * Drops processes whose last row went out in the previous tick.  One reaped
+ * since then (ended, emit set, not done) stays until this tick emits it.
+ */
+static void compact(struct ptree *pt)
+{
+	size_t out = 0;
+
+	for (size_t i = 0; i < pt->nprocs; i++) {
+		struct ptree_proc *p = &pt->procs[i];
+
+		if (p->done)
+			continue;
+		if (p->alive)
+			p->emit = false;
+		if (out != i)
+			pt->procs[out] = *p;
+		out++;
+	}
+	pt->nprocs = out;
+}
+
+static void compute_job(struct ptree *pt)
+{
+	struct job_sample j;
+	const struct job_sample *prev = &pt->job_prev;
+	bool io_valid = pt->reaped_io_valid;
+	bool swap_valid = false;
+
+	memset(&j, 0, sizeof(j));
+	j.user_ms = pt->reaped_user_ms;
+	j.system_ms = pt->reaped_system_ms;
+	j.read_bytes = pt->reaped_read_bytes;
+	j.write_bytes = pt->reaped_write_bytes;
+	for (size_t i = 0; i < pt->nprocs; i++) {
+		const struct ptree_proc *p = &pt->procs[i];
+		const struct proc_sample *s = &p->cur;
+
+		if (!p->alive)
+			continue;
+		j.nprocs++;
+		j.user_ms += s->user_ms + s->child_user_ms;
+		j.system_ms += s->system_ms + s->child_system_ms;
+		if (s->valid & PS_RSS)
+			j.rss_bytes += s->rss_bytes;
+		if (s->valid & PS_SWAP) {
+			j.swap_bytes += s->swap_bytes;
+			swap_valid = true;
+		}
+		if (s->valid & PS_IO) {
+			j.read_bytes += s->read_bytes;
+			j.write_bytes += s->write_bytes;
+			io_valid = true;
+		}
+	}
+	j.valid = (io_valid ? JS_IO : 0) | (swap_valid ? JS_SWAP : 0);
+	if (pt->has_job) {
+		/*
+		 * A child reaped by its parent between our reads of the two
+		 * can vanish from one tick's sum; counters never go back.
+		 */
+		if (j.user_ms < prev->user_ms)
+			j.user_ms = prev->user_ms;
+		if (j.system_ms < prev->system_ms)
+			j.system_ms = prev->system_ms;
+		if (j.read_bytes < prev->read_bytes)
+			j.read_bytes = prev->read_bytes;
+		if (j.write_bytes < prev->write_bytes)
+			j.write_bytes = prev->write_bytes;
+		if (prev->valid & JS_IO)
+			j.valid |= JS_IO;
+	}
+	j.sampler_cpu_ms = pt->job.sampler_cpu_ms;
+	pt->job = j;
+	pt->job_prev = j;
+	pt->has_job = true;
+}
+
+int ptree_scan(struct ptree *pt, int64_t ts_ms)
+{
+	int ret;
+
+	compact(pt);
+	pt->nscan = 0;
+	ret = proc_for_each_pid(collect_pid, pt);
+	if (ret)
+		return ret;
+	/* positions, not pointers, so growing procs keeps the index valid */
+	ret = rebuild_index(pt, pt->nscan);
+	if (ret)
+		return ret;
+	pt->system_processes = pt->nscan + 1;
+	ret = pidmap_reset(&pt->scan_index, &pt->scan_index_size, pt->nscan);
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < pt->nscan; i++)
+		pidmap_put(pt->scan_index, pt->scan_index_size, pt->scan[i].pid, i);
+
+	for (size_t i = 0; i < pt->nprocs; i++)
+		pt->procs[i].seen = false;
+
+	for (size_t i = 0; i < pt->nscan; i++) {
+		const struct proc_stat *st = &pt->scan[i].stat;
+		struct ptree_proc *p;
+
+		if (!resolve_in_tree(pt, i))
+			continue;
+		p = ptree_find(pt, st->pid);
+		if (p && p->start_ticks != st->start_ticks) {
+			/* the pid was reused: the old process ended */
+			p->alive = false;
+			p->info.end_ms = ts_ms;
+			p->emit = true;
+			p = NULL;
+		}
+		if (!p) {
+			p = new_proc(pt, st);
+			if (!p)
+				return -ENOMEM;
+			pidmap_put(pt->index, pt->index_size, st->pid, (size_t)(p - pt->procs));
+		}
+		p->seen = true;
+		refresh(pt, p, st);
+		if (!p->has_emitted || p->info_dirty || sample_moved(&p->cur, &p->last_emitted))
+			p->emit = true;
+	}
+
+	for (size_t i = 0; i < pt->nprocs; i++) {
+		struct ptree_proc *p = &pt->procs[i];
+
+		if (p->alive && !p->seen) {
+			/* reaped by its parent: its totals live on in the parent's */
+			p->alive = false;
+			p->info.end_ms = ts_ms;
+			p->cur.state = 'X';
+			p->emit = true;
+		}
+		if (p->emit) {
+			p->last_emitted = p->cur;
+			p->has_emitted = true;
+		}
+		if (!p->alive)
+			p->done = true; /* its last row goes out with this tick */
+	}
+	compute_job(pt);
+	return 0;
+}
+
+void ptree_child_exiting(struct ptree *pt, pid_t pid)
+{
+	struct proc_stat st;
+	struct ptree_proc *p;
+
+	if (proc_read_stat(&pt->reader, pid, &st) != 0)
+		return;
+	p = ptree_find(pt, pid);
+	if (p && p->start_ticks != st.start_ticks)
+		p = NULL;
+	if (!p) {
+		p = new_proc(pt, &st);
+		if (!p || rebuild_index(pt, 0))
+			return;
+		p = ptree_find(pt, pid);
+		if (!p)
+			return;
+	}
+	refresh(pt, p, &st);
+}
+
+void ptree_child_reaped(struct ptree *pt, pid_t pid, const struct rusage *ru, int64_t ts_ms)
+{
+	struct ptree_proc *p = ptree_find(pt, pid);
+	uint64_t user_ms = (uint64_t)ru->ru_utime.tv_sec * 1000 + (uint64_t)ru->ru_utime.tv_usec / 1000;
+	uint64_t system_ms =
+		(uint64_t)ru->ru_stime.tv_sec * 1000 + (uint64_t)ru->ru_stime.tv_usec / 1000;
+
+	pt->reaped_user_ms += user_ms;
+	pt->reaped_system_ms += system_ms;
+	if (!p)
+		return; /* never seen: its CPU still counts */
+	if (p->cur.valid & PS_IO) {
+		pt->reaped_read_bytes += p->cur.read_bytes;
+		pt->reaped_write_bytes += p->cur.write_bytes;
+		pt->reaped_io_valid = true;
+	}
+	if ((uint64_t)ru->ru_maxrss * 1024 > p->cur.hwm_bytes) {
+		p->cur.hwm_bytes = (uint64_t)ru->ru_maxrss * 1024;
+		p->cur.valid |= PS_HWM;
+	}
+	p->cur.rss_bytes = 0;
+	p->cur.state = 'X';
+	p->alive = false;
+	p->reaped = true;
+	p->info.end_ms = ts_ms;
+	p->emit = true;
+	p->last_emitted = p->cur;
+	p->has_emitted = true;
+}
+
+const struct job_sample *ptree_job(const struct ptree *pt)
+{
+	return &pt->job;
+}
+
+void ptree_set_sampler_cpu(struct ptree *pt, uint64_t cpu_ms)
+{
+	pt->job.sampler_cpu_ms = cpu_ms;
+	pt->job_prev.sampler_cpu_ms = cpu_ms;
+}

@@ -1,1 +1,113 @@
-int main(void) { return 0; }
+/* memtouch.c - js-memtouch: grow the resident set by a known amount.
+ *
+ * Allocates --mib MiB, dirties every page so it is really resident, holds it
+ * long enough for a sampler to see, and reports the peak RSS getrusage saw.
+ */
+#include <err.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_MIB (1UL << 20) /* 1 TiB */
+
+static void usage(FILE *out, int status)
+{
+	fputs("usage: js-memtouch --mib M [--hold S]\n", out);
+	if (status == 0)
+		fputs("\n"
+		      "  --mib M    allocate M MiB and write to every page (0 gives the baseline)\n"
+		      "  --hold S   keep it resident for S seconds before freeing (default 1.0)\n"
+		      "\n"
+		      "Prints {\"mib\":M,\"maxrss_bytes\":B} with B from getrusage RUSAGE_SELF.\n",
+		      out);
+	exit(status);
+}
+
+static void bad_value(const char *opt, const char *arg)
+{
+	fprintf(stderr, "js-memtouch: invalid value for --%s: '%s'\n", opt, arg);
+	usage(stderr, 2);
+}
+
+static void sleep_s(double seconds)
+{
+	struct timespec ts = {.tv_sec = (time_t)seconds};
+
+	ts.tv_nsec = (long)((seconds - ts.tv_sec) * 1e9);
+	while (nanosleep(&ts, &ts))
+		if (errno != EINTR)
+			err(1, "nanosleep");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+	    {"mib", required_argument, NULL, 'm'},
+	    {"hold", required_argument, NULL, 'H'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	volatile unsigned char *buf;
+	unsigned long mib = 0;
+	double hold_s = 1.0;
+	bool have_mib = false;
+	size_t bytes, off;
+	struct rusage ru;
+	long page;
+	char *end;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'm':
+			errno = 0;
+			mib = strtoul(optarg, &end, 10);
+			if (errno || optarg[0] < '0' || optarg[0] > '9' || *end || mib > MAX_MIB)
+				bad_value("mib", optarg);
+			have_mib = true;
+			break;
+		case 'H':
+			errno = 0;
+			hold_s = strtod(optarg, &end);
+			if (errno || end == optarg || *end || !(hold_s >= 0 && hold_s <= 1e6))
+				bad_value("hold", optarg);
+			break;
+		case 'h':
+			usage(stdout, 0);
+			break;
+		default:
+			usage(stderr, 2);
+		}
+	}
+	if (optind < argc || !have_mib)
+		usage(stderr, 2);
+
+	page = sysconf(_SC_PAGESIZE);
+	if (page <= 0)
+		err(1, "sysconf(_SC_PAGESIZE)");
+	bytes = (size_t)mib << 20;
+	buf = malloc(bytes ? bytes : 1);
+	if (!buf)
+		err(1, "cannot allocate %lu MiB", mib);
+	/*
+	 * One non-zero byte per page is enough to fault it in.  The stores go
+	 * through a volatile pointer: a memset(0) could be turned into calloc,
+	 * and stores to memory that is only freed afterwards could be dropped.
+	 */
+	for (off = 0; off < bytes; off += (size_t)page)
+		buf[off] = (unsigned char)(1 + off / (size_t)page % 255);
+	sleep_s(hold_s);
+	if (getrusage(RUSAGE_SELF, &ru))
+		err(1, "getrusage");
+	free((void *)buf);
+
+	printf("{\"mib\":%lu,\"maxrss_bytes\":%lld}\n", mib, (long long)ru.ru_maxrss * 1024);
+	if (fflush(stdout))
+		err(1, "stdout");
+	return 0;
+}

@@ -1,1 +1,62 @@
-print('not written')
+"""The command line: help, version, usage errors and their exit codes."""
+from harness import jobscope, run_tests, check, eq
+
+
+def test_help_and_version(wd):
+    p = jobscope("--help")
+    eq(p.returncode, 0, "--help exit")
+    for cmd in ("run", "runs", "report", "help"):
+        check(("  %s " % cmd) in p.stdout, "--help lists %s" % cmd)
+    check("Exit codes" in p.stdout, "--help documents exit codes")
+    p = jobscope("--version")
+    eq(p.returncode, 0, "--version exit")
+    check(p.stdout.startswith("jobscope "), "--version prints the version")
+    eq(jobscope("version").stdout, p.stdout, "version == --version")
+
+
+def test_command_help(wd):
+    for cmd in ("run", "runs", "report"):
+        a = jobscope("help", cmd)
+        b = jobscope(cmd, "--help")
+        eq(a.returncode, 0, "help %s exit" % cmd)
+        eq(b.returncode, 0, "%s --help exit" % cmd)
+        eq(a.stdout, b.stdout, "help %s == %s --help" % (cmd, cmd))
+        check(a.stdout.startswith("usage: jobscope %s" % cmd), "usage synopsis of %s" % cmd)
+    # --help after other options still works, and a command's own --help is its own
+    eq(jobscope("run", "--interval", "1s", "--help").returncode, 0, "run OPTS --help")
+
+
+def test_usage_errors(wd):
+    cases = [
+        (("nosuchcmd",), "not a jobscope command"),
+        (("--frobnicate",), "unknown option"),
+        (("help", "nosuchcmd"), "no such command"),
+        (("run",), "no command to run"),
+        (("run", "--interval", "fast", "--", "true"), "bad --interval"),
+        (("run", "--interval", "10ms", "--", "true"), "below the minimum"),
+        (("run", "--interval", "-1s", "--", "true"), "bad --interval"),
+        (("run", "--timeout", "0", "--", "true"), "bad --timeout"),
+        (("run", "--report", "xml", "--", "true"), "bad --report"),
+        (("run", "--bogus", "--", "true"), "unknown option '--bogus'"),
+        (("run", "--interval"), "needs a value"),
+        (("runs", "extra"), "unexpected argument"),
+        (("report", "abc"), "not a run id"),
+        (("report", "--format", "yaml", "1"), "bad --format"),
+    ]
+    for args, msg in cases:
+        p = jobscope(*args)
+        eq(p.returncode, 2, "exit code of %s" % (args,))
+        check(msg in p.stderr, "%s: %r not in %r" % (args, msg, p.stderr))
+        check(p.stderr.startswith("jobscope: "), "message format for %s" % (args,))
+    eq(jobscope().returncode, 2, "no arguments")
+
+
+def test_run_bad_option_starts_nothing(wd):
+    marker = wd.join("started")
+    p = jobscope("run", "--db", wd.join("s.db"), "--interval", "1x", "--", "touch", marker)
+    eq(p.returncode, 2, "exit code")
+    check(not __import__("os").path.exists(marker), "the command must not start")
+
+
+if __name__ == "__main__":
+    run_tests(globals())

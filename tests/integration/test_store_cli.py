@@ -1,1 +1,79 @@
-print('not written')
+"""`jobscope runs` and `jobscope report` over a store written by `jobscope run`."""
+import json
+
+from harness import run, helper, jobscope, run_tests, check, eq
+
+
+
+def test_report_replays_the_live_report(wd):
+    db = wd.join("store.db")
+    r = run(wd, [helper("busy"), "--threads", "2", "--seconds", "1"], db=db,
+            opts=["--name", "replay", "--interval", "100ms"])
+    eq(r.rc, 0, "exit code")
+    p = jobscope("report", "--db", db, "--format", "json", str(r.report["run"]["id"]))
+    eq(p.returncode, 0, "report exit: %s" % p.stderr)
+    replay = json.loads(p.stdout)
+    for section in ("run", "cpu", "memory", "io", "network", "host", "processes", "events",
+                    "sampler", "timeline"):
+        eq(replay[section], r.report[section], "section %s replayed identically" % section)
+
+
+def test_runs_lists_runs(wd):
+    db = wd.join("store.db")
+    run(wd, ["true"], db=db, opts=["--name", "first"])
+    run(wd, ["sh", "-c", "exit 3"], db=db)
+    p = jobscope("runs", "--db", db)
+    eq(p.returncode, 0, "runs exit")
+    lines = p.stdout.strip().splitlines()
+    eq(len(lines), 3, "header and two runs: %r" % p.stdout)
+    check("first" in lines[1] and "exit 0" in lines[1], lines[1])
+    check("exit 3" in lines[2] and "sh -c exit 3" in lines[2], lines[2])
+    p = jobscope("runs", "--db", db, "--json")
+    runs = json.loads(p.stdout)
+    eq([x["id"] for x in runs], [1, 2], "ids")
+    eq(runs[1]["exit_code"], 3, "exit_code")
+
+
+def test_report_selection(wd):
+    db = wd.join("store.db")
+    run(wd, ["true"], db=db)
+    p = jobscope("report", "--db", db)
+    eq(p.returncode, 0, "one run: no id needed (%s)" % p.stderr)
+    check("jobscope run 1" in p.stdout, p.stdout)
+    run(wd, ["sh", "-c", "exit 5"], db=db)
+    p = jobscope("report", "--db", db)
+    eq(p.returncode, 2, "two runs and no id")
+    check("say which" in p.stderr, p.stderr)
+    p = jobscope("report", "--db", db, "last", "--format", "json")
+    eq(json.loads(p.stdout)["run"]["exit_code"], 5, "'last' is the newest run")
+    p = jobscope("report", "--db", db, "99")
+    eq(p.returncode, 1, "no such run")
+    check("no run 99" in p.stderr, p.stderr)
+    out = wd.join("r.txt")
+    p = jobscope("report", "--db", db, "1", "-o", out)
+    eq(p.returncode, 0, "-o")
+    with open(out) as f:
+        check("jobscope run 1" in f.read(), "report written to -o")
+
+
+def test_report_missing_store(wd):
+    p = jobscope("report", "--db", wd.join("nothing.db"), "1")
+    eq(p.returncode, 2, "exit code")
+    check("nothing.db" in p.stderr, p.stderr)
+
+
+def test_default_store_location(wd):
+    env = {"HOME": wd.path, "PATH": "/usr/bin:/bin"}
+    p = jobscope("run", "--report", "none", "--", "true", env=env)
+    eq(p.returncode, 0, "run with the default store: %s" % p.stderr)
+    p = jobscope("runs", env=env)
+    check("true" in p.stdout, p.stdout)
+    import os
+    check(os.path.exists(wd.join(".local", "share", "jobscope", "jobscope.db")), "default path")
+    env["XDG_DATA_HOME"] = wd.join("xdg")
+    jobscope("run", "--report", "none", "--", "true", env=env)
+    check(os.path.exists(wd.join("xdg", "jobscope", "jobscope.db")), "XDG_DATA_HOME path")
+
+
+if __name__ == "__main__":
+    run_tests(globals())

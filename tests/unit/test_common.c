@@ -1,1 +1,240 @@
-int main(void) { return 0; }
+/* test_common.c - strbuf caps, duration parsing, time formats, JSON writer, human units. */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common/fmt.h"
+#include "common/jsonw.h"
+#include "common/strbuf.h"
+#include "common/sysroot.h"
+#include "common/timeutil.h"
+
+static void test_strbuf_cap(void **state)
+{
+	struct strbuf sb;
+
+	(void)state;
+	strbuf_init(&sb, 8);
+	assert_int_equal(strbuf_addstr(&sb, "abcd"), 0);
+	assert_int_equal(strbuf_addstr(&sb, "efgh"), 0);
+	assert_int_equal(strbuf_addch(&sb, 'x'), -E2BIG);
+	assert_string_equal(strbuf_str(&sb), "abcdefgh");
+	assert_int_equal(strbuf_addf(&sb, "%d", 1), -E2BIG);
+	assert_int_equal(sb.len, 8);
+	strbuf_reset(&sb);
+	assert_int_equal(strbuf_addf(&sb, "%05d", 42), 0);
+	assert_string_equal(strbuf_str(&sb), "00042");
+	strbuf_release(&sb);
+	assert_string_equal(strbuf_str(&sb), "");
+}
+
+static void test_strbuf_read_fd(void **state)
+{
+	char path[] = "/tmp/jobscope-test-XXXXXX";
+	int fd = mkstemp(path);
+	char data[10000];
+	struct strbuf sb;
+
+	(void)state;
+	assert_true(fd >= 0);
+	memset(data, 'q', sizeof(data));
+	assert_int_equal(write(fd, data, sizeof(data)), (ssize_t)sizeof(data));
+	lseek(fd, 0, SEEK_SET);
+	strbuf_init(&sb, 0);
+	assert_int_equal(strbuf_read_fd(&sb, fd), 0);
+	assert_int_equal(sb.len, sizeof(data));
+	strbuf_release(&sb);
+
+	/* exactly at the cap: fine; one byte more: -E2BIG */
+	lseek(fd, 0, SEEK_SET);
+	strbuf_init(&sb, sizeof(data));
+	assert_int_equal(strbuf_read_fd(&sb, fd), 0);
+	assert_int_equal(sb.len, sizeof(data));
+	strbuf_release(&sb);
+	lseek(fd, 0, SEEK_SET);
+	strbuf_init(&sb, sizeof(data) - 1);
+	assert_int_equal(strbuf_read_fd(&sb, fd), -E2BIG);
+	strbuf_release(&sb);
+	close(fd);
+	unlink(path);
+}
+
+static void test_duration(void **state)
+{
+	static const struct {
+		const char *in;
+		int64_t ms;
+	} good[] = {
+		{"250ms", 250}, {"2s", 2000}, {"1m", 60000}, {"1.5s", 1500}, {"2h", 7200000},
+		{"1d", 86400000}, {"3", 3000}, {"0.05", 50}, {"100us", 1}, {"1500us", 2},
+		{"0s", 0},
+	};
+	static const char *const bad[] = {
+		"", "-1s", "s", "5x", "1.2.3s", "10 s", " 5s", "+5s", "1e400s", "nan", "inf", "5ms ",
+	};
+	int64_t v;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		v = -1;
+		assert_int_equal(parse_duration_ms(good[i].in, &v), 0);
+		assert_int_equal(v, good[i].ms);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		v = 77;
+		assert_true(parse_duration_ms(bad[i], &v) < 0);
+		assert_int_equal(v, 77);
+	}
+	assert_int_equal(parse_duration_ms("999999999999d", &v), -ERANGE);
+}
+
+static void test_time_format(void **state)
+{
+	char buf[64];
+
+	(void)state;
+	format_rfc3339_ms(0, buf, sizeof(buf));
+	assert_string_equal(buf, "1970-01-01T00:00:00.000Z");
+	format_rfc3339_ms(1795340895123LL, buf, sizeof(buf));
+	assert_string_equal(buf, "2026-11-22T09:48:15.123Z");
+	format_duration_ms(350, buf, sizeof(buf));
+	assert_string_equal(buf, "350ms");
+	format_duration_ms(2510, buf, sizeof(buf));
+	assert_string_equal(buf, "2.51s");
+	format_duration_ms(62000, buf, sizeof(buf));
+	assert_string_equal(buf, "1m 02s");
+	format_duration_ms(3723000, buf, sizeof(buf));
+	assert_string_equal(buf, "1h 02m 03s");
+}
+
+static void test_wallclock_monotonic(void **state)
+{
+	struct wallclock wc;
+	int64_t a, b;
+
+	(void)state;
+	wallclock_init(&wc);
+	a = wallclock_now_ms(&wc);
+	usleep(20000);
+	b = wallclock_now_ms(&wc);
+	assert_true(b - a >= 19 && b - a < 1000);
+	assert_true(llabs(a - time_now_ms()) < 1000);
+}
+
+static void test_jsonw(void **state)
+{
+	struct strbuf sb;
+	struct jsonw w;
+
+	(void)state;
+	strbuf_init(&sb, 0);
+	jsonw_init(&w, &sb, false);
+	jsonw_obj_begin(&w);
+	jsonw_kv_str(&w, "s", "a\"b\\c\n\x01\xff" "é");
+	jsonw_kv_int(&w, "i", -5);
+	jsonw_kv_double(&w, "d", 1.23456, 2);
+	jsonw_kv_double(&w, "nan", NAN, 2);
+	jsonw_kv_double(&w, "negzero", -0.0001, 2);
+	jsonw_kv_int_opt(&w, "missing", false, 3);
+	jsonw_key(&w, "a");
+	jsonw_arr_begin(&w);
+	jsonw_int(&w, 1);
+	jsonw_bool(&w, true);
+	jsonw_obj_begin(&w);
+	jsonw_obj_end(&w);
+	jsonw_arr_end(&w);
+	jsonw_obj_end(&w);
+	assert_int_equal(jsonw_error(&w), 0);
+	assert_string_equal(strbuf_str(&sb),
+			    "{\"s\":\"a\\\"b\\\\c\\n\\u0001\xef\xbf\xbd\xc3\xa9\",\"i\":-5,\"d\":1.23,"
+			    "\"nan\":null,\"negzero\":0.00,\"missing\":null,\"a\":[1,true,{}]}");
+	strbuf_release(&sb);
+
+	/* pretty printing */
+	strbuf_init(&sb, 0);
+	jsonw_init(&w, &sb, true);
+	jsonw_obj_begin(&w);
+	jsonw_kv_int(&w, "a", 1);
+	jsonw_key(&w, "b");
+	jsonw_arr_begin(&w);
+	jsonw_arr_end(&w);
+	jsonw_obj_end(&w);
+	assert_string_equal(strbuf_str(&sb), "{\n  \"a\": 1,\n  \"b\": []\n}");
+	strbuf_release(&sb);
+
+	/* errors stick: too deep, unbalanced, over the cap */
+	strbuf_init(&sb, 0);
+	jsonw_init(&w, &sb, false);
+	for (int i = 0; i < JSONW_MAX_DEPTH + 2; i++)
+		jsonw_arr_begin(&w);
+	assert_int_equal(jsonw_error(&w), -E2BIG);
+	strbuf_release(&sb);
+	strbuf_init(&sb, 0);
+	jsonw_init(&w, &sb, false);
+	jsonw_obj_end(&w);
+	assert_int_equal(jsonw_error(&w), -EINVAL);
+	strbuf_release(&sb);
+	strbuf_init(&sb, 4);
+	jsonw_init(&w, &sb, false);
+	jsonw_str(&w, "too long");
+	assert_int_equal(jsonw_error(&w), -E2BIG);
+	strbuf_release(&sb);
+}
+
+static void test_fmt(void **state)
+{
+	char buf[32];
+
+	(void)state;
+	assert_string_equal(fmt_bytes(buf, sizeof(buf), 0), "0 B");
+	assert_string_equal(fmt_bytes(buf, sizeof(buf), 1023), "1023 B");
+	assert_string_equal(fmt_bytes(buf, sizeof(buf), 1536), "1.50 KiB");
+	assert_string_equal(fmt_bytes(buf, sizeof(buf), 300ull << 20), "300 MiB");
+	assert_string_equal(fmt_bytes(buf, sizeof(buf), 25ull << 30), "25.0 GiB");
+	assert_string_equal(fmt_rate(buf, sizeof(buf), 2.0 * 1048576), "2.00 MiB/s");
+	assert_string_equal(fmt_count(buf, sizeof(buf), 1234567), "1,234,567");
+	assert_string_equal(fmt_count(buf, sizeof(buf), 12), "12");
+}
+
+static void test_sysroot(void **state)
+{
+	struct strbuf sb;
+	char path[64];
+
+	(void)state;
+	sysroot_set("/nonexistent-root///");
+	assert_string_equal(sysroot_get(), "/nonexistent-root");
+	assert_int_equal(sysroot_path(path, sizeof(path), "/proc/stat"), 0);
+	assert_string_equal(path, "/nonexistent-root/proc/stat");
+	assert_int_equal(sysroot_path(path, 8, "/proc/stat"), -ENAMETOOLONG);
+	strbuf_init(&sb, 0);
+	assert_int_equal(sysroot_read("/proc/stat", &sb), -ENOENT);
+	assert_false(sysroot_exists("/proc"));
+	sysroot_set(NULL);
+	assert_true(sysroot_exists("/proc/self/stat"));
+	assert_int_equal(sysroot_read("/proc/self/stat", &sb), 0);
+	assert_true(sb.len > 20);
+	strbuf_release(&sb);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_strbuf_cap),       cmocka_unit_test(test_strbuf_read_fd),
+		cmocka_unit_test(test_duration),         cmocka_unit_test(test_time_format),
+		cmocka_unit_test(test_wallclock_monotonic), cmocka_unit_test(test_jsonw),
+		cmocka_unit_test(test_fmt),              cmocka_unit_test(test_sysroot),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,1 +1,319 @@
-int main(void) { return 0; }
+/*
+ * test_summary.c - the report's arithmetic on synthetic samples: averages,
+ * peak windows, RSS peaks from ticks and high-water marks, the timeline's
+ * halving, host deltas, and the JSON it renders.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "report/report.h"
+#include "report/summary.h"
+
+#define T0 1700000000000LL
+
+static struct job_record make_job(int64_t interval_ms, int cores)
+{
+	struct job_record j;
+
+	memset(&j, 0, sizeof(j));
+	j.id = 7;
+	snprintf(j.scheduler, sizeof(j.scheduler), "run");
+	snprintf(j.command, sizeof(j.command), "busy --threads 2");
+	snprintf(j.hostname, sizeof(j.hostname), "node1");
+	j.start_ms = T0;
+	j.interval_ms = interval_ms;
+	j.cores_allowed = cores;
+	j.host_cores = cores;
+	j.host_mem_bytes = 8ull << 30;
+	return j;
+}
+
+/* A job burning `cores` from t=0 to t=dur_ms, sampled every interval. */
+static void feed_constant(struct summary *s, double cores, int64_t dur_ms, int64_t interval)
+{
+	for (int64_t t = 0; t <= dur_ms; t += interval) {
+		struct job_sample j;
+
+		memset(&j, 0, sizeof(j));
+		j.user_ms = (uint64_t)(cores * (double)t);
+		j.rss_bytes = 100ull << 20;
+		j.nprocs = 1;
+		j.valid = JS_IO;
+		j.write_bytes = (uint64_t)t * 1000; /* 1 MB/s */
+		summary_add_job(s, T0 + t, &j);
+	}
+}
+
+static void test_cores_avg_and_peak(void **state)
+{
+	struct job_record job = make_job(100, 4);
+	struct summary s;
+
+	(void)state;
+	summary_init(&s, &job);
+	feed_constant(&s, 2.0, 10000, 100);
+	job.end_ms = T0 + 10000;
+	summary_finish(&s, &job);
+	assert_float_equal(summary_cpu_seconds(&s), 20.0, 1e-9);
+	assert_float_equal(summary_duration_s(&s), 10.0, 1e-9);
+	assert_float_equal(summary_cores_avg(&s), 2.0, 1e-9);
+	assert_float_equal(s.cores_peak, 2.0, 1e-9);
+	assert_float_equal(summary_efficiency_pct(&s), 50.0, 1e-9);
+	assert_float_equal(s.write_peak_bps, 1e6, 1e-3);
+	assert_int_equal(s.samples, 101);
+	summary_release(&s);
+}
+
+static void test_peak_window_smooths_quantization(void **state)
+{
+	/* 10 ms CPU ticks at a 50 ms interval: single intervals read 0.8 or
+	 * 1.2 cores; the 500 ms window reads the truth, 1.0 */
+	struct job_record job = make_job(50, 2);
+	struct summary s;
+	uint64_t cpu = 0;
+
+	(void)state;
+	summary_init(&s, &job);
+	for (int i = 0; i <= 100; i++) {
+		struct job_sample j;
+
+		memset(&j, 0, sizeof(j));
+		if (i > 0)
+			cpu += (i % 2) ? 40 : 60;
+		j.user_ms = cpu;
+		summary_add_job(&s, T0 + i * 50, &j);
+	}
+	job.end_ms = T0 + 5000;
+	summary_finish(&s, &job);
+	assert_float_equal(s.cores_peak, 1.0, 1e-9);
+	summary_release(&s);
+}
+
+static void test_short_run_has_a_peak(void **state)
+{
+	struct job_record job = make_job(500, 2);
+	struct summary s;
+	struct job_sample a, b;
+
+	(void)state;
+	memset(&a, 0, sizeof(a));
+	memset(&b, 0, sizeof(b));
+	b.user_ms = 150;
+	summary_init(&s, &job);
+	summary_add_job(&s, T0, &a);
+	summary_add_job(&s, T0 + 300, &b);
+	job.end_ms = T0 + 300;
+	summary_finish(&s, &job);
+	assert_float_equal(s.cores_peak, 0.5, 1e-9);
+	summary_release(&s);
+}
+
+static void test_rss_peak_from_hwm(void **state)
+{
+	struct job_record job = make_job(500, 2);
+	struct summary s;
+	struct job_sample j;
+	struct proc_info p;
+	struct proc_sample ps;
+	int64_t at = 0;
+
+	(void)state;
+	summary_init(&s, &job);
+	memset(&j, 0, sizeof(j));
+	j.rss_bytes = 10 << 20;
+	summary_add_job(&s, T0 + 500, &j);
+	j.rss_bytes = 50 << 20;
+	summary_add_job(&s, T0 + 1000, &j);
+	assert_int_equal(summary_rss_peak(&s, &at), 50 << 20);
+	assert_int_equal(at, T0 + 1000);
+
+	/* a process peaked at 300 MiB between two ticks: its high-water mark says so */
+	memset(&p, 0, sizeof(p));
+	p.pid = 42;
+	p.start_ms = T0 + 10;
+	snprintf(p.comm, sizeof(p.comm), "memtouch");
+	memset(&ps, 0, sizeof(ps));
+	ps.valid = PS_RSS | PS_HWM;
+	ps.rss_bytes = 1 << 20;
+	ps.hwm_bytes = 300 << 20;
+	summary_add_proc(&s, &p, T0 + 1500, &ps);
+	assert_int_equal(summary_rss_peak(&s, &at), 300 << 20);
+	assert_int_equal(at, T0 + 1500);
+	assert_int_equal(s.nprocs, 1);
+	assert_int_equal(s.procs[0].rss_peak_bytes, 300 << 20);
+	summary_release(&s);
+}
+
+static void test_procs_merge_and_order(void **state)
+{
+	struct job_record job = make_job(500, 2);
+	struct summary s;
+	const struct proc_summary *top[3];
+
+	(void)state;
+	summary_init(&s, &job);
+	/* 1000 processes, the same pid reused with another start time */
+	for (int i = 0; i < 1000; i++) {
+		struct proc_info p;
+		struct proc_sample ps;
+
+		memset(&p, 0, sizeof(p));
+		memset(&ps, 0, sizeof(ps));
+		p.pid = 100 + (i % 500);
+		p.start_ms = T0 + (i / 500) * 1000;
+		snprintf(p.cmdline, sizeof(p.cmdline), "worker %d", i);
+		ps.user_ms = (uint64_t)i;
+		summary_add_proc(&s, &p, T0 + 100, &ps);
+		ps.user_ms = (uint64_t)i * 2; /* cumulative: later rows win */
+		ps.valid = PS_IO;
+		ps.read_bytes = 5;
+		summary_add_proc(&s, &p, T0 + 200, &ps);
+	}
+	assert_int_equal(s.nprocs, 1000);
+	assert_int_equal(summary_procs_by_cpu(&s, top, 3), 3);
+	assert_int_equal(top[0]->user_ms, 1998);
+	assert_string_equal(top[0]->cmdline, "worker 999");
+	assert_int_equal(top[1]->user_ms, 1996);
+	assert_true(top[0]->has_io);
+	summary_release(&s);
+}
+
+static void test_timeline_halves(void **state)
+{
+	struct job_record job = make_job(100, 1);
+	struct summary s;
+	int used = 0;
+	uint64_t cpu = 0;
+
+	(void)state;
+	summary_init(&s, &job);
+	/* 1000 s at 100 ms: 10001 samples into 60 buckets */
+	feed_constant(&s, 1.0, 1000000, 100);
+	for (int i = 0; i < SUMMARY_BUCKETS; i++) {
+		if (!s.buckets[i].used)
+			continue;
+		used++;
+		cpu += s.buckets[i].cpu_ms;
+		assert_float_equal((double)s.buckets[i].cpu_ms / (double)s.buckets[i].span_ms, 1.0,
+				   1e-9);
+	}
+	assert_true(used >= SUMMARY_BUCKETS / 2 && used <= SUMMARY_BUCKETS);
+	assert_int_equal(cpu, 1000000);
+	assert_true(s.bucket_ms >= 1000000 / SUMMARY_BUCKETS);
+	summary_release(&s);
+}
+
+static void test_host_util_and_json(void **state)
+{
+	struct job_record job = make_job(500, 2);
+	struct summary s;
+	struct host_sample *h = calloc(1, sizeof(*h));
+	struct strbuf out;
+
+	(void)state;
+	assert_non_null(h);
+	summary_init(&s, &job);
+	h->valid = HOST_HAS_CPU | HOST_HAS_NET | HOST_HAS_MEM;
+	h->mem.valid = MEMINFO_AVAILABLE;
+	h->mem.available_bytes = 4ull << 30;
+	h->cpu.total.user_ms = 1000;
+	h->cpu.total.idle_ms = 1000;
+	h->net_rx_bytes = 100;
+	summary_add_host(&s, T0, h);
+	h->cpu.total.user_ms = 1750; /* +750 busy */
+	h->cpu.total.idle_ms = 1250; /* +250 idle */
+	h->net_rx_bytes = 1100;
+	h->mem.available_bytes = 3ull << 30;
+	summary_add_host(&s, T0 + 1000, h);
+	assert_float_equal(summary_host_cpu_util_pct(&s), 75.0, 1e-9);
+	assert_int_equal(s.host_mem_available_min, 3ull << 30);
+
+	job.end_ms = T0 + 1000;
+	job.has_exit = true;
+	job.exit_code = 3;
+	summary_finish(&s, &job);
+	strbuf_init(&out, 0);
+	assert_int_equal(report_json(&s, &out), 0);
+	/* no job samples: CPU and memory are unknown (null), not 0 */
+	assert_non_null(strstr(out.buf, "\"cpu_seconds\": null"));
+	assert_non_null(strstr(out.buf, "\"rss_peak_bytes\": null"));
+	assert_non_null(strstr(out.buf, "\"read_bytes\": null"));
+	assert_non_null(strstr(out.buf, "\"exit_code\": 3"));
+	assert_non_null(strstr(out.buf, "\"signal\": null"));
+	assert_non_null(strstr(out.buf, "\"rx_bytes\": 1000"));
+	assert_non_null(strstr(out.buf, "\"cpu_util_avg_pct\": 75.0"));
+	assert_non_null(strstr(out.buf, "\"io_some\": null"));
+	strbuf_release(&out);
+	summary_release(&s);
+	free(h);
+}
+
+static void test_text_report(void **state)
+{
+	struct job_record job = make_job(100, 4);
+	struct summary s;
+	struct strbuf out;
+	struct report_options ro = {.utf8 = false, .max_procs = 5};
+
+	(void)state;
+	summary_init(&s, &job);
+	feed_constant(&s, 2.0, 10000, 100);
+	job.end_ms = T0 + 10000;
+	job.has_exit = true;
+	job.signal = 15;
+	job.exit_code = 143;
+	job.timed_out = true;
+	summary_finish(&s, &job);
+	strbuf_init(&out, 0);
+	assert_int_equal(report_text(&s, &ro, &out), 0);
+	assert_non_null(strstr(out.buf, "20.00s CPU"));
+	assert_non_null(strstr(out.buf, "2.00 cores on average, peak 2.00"));
+	assert_non_null(strstr(out.buf, "efficiency 50.0% of the 4 cores"));
+	assert_non_null(strstr(out.buf, "killed by signal 15"));
+	assert_non_null(strstr(out.buf, "TIMED OUT"));
+	assert_non_null(strstr(out.buf, "Timeline"));
+	strbuf_release(&out);
+	summary_release(&s);
+}
+
+static void test_events_capped(void **state)
+{
+	struct job_record job = make_job(100, 1);
+	struct summary s;
+	struct event_record e;
+
+	(void)state;
+	memset(&e, 0, sizeof(e));
+	snprintf(e.kind, sizeof(e.kind), "exit");
+	summary_init(&s, &job);
+	for (int i = 0; i < 10005; i++)
+		assert_int_equal(summary_add_event(&s, &e), 0);
+	assert_int_equal(s.nevents, 10000);
+	assert_int_equal(s.events_dropped, 5);
+	summary_release(&s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cores_avg_and_peak),
+		cmocka_unit_test(test_peak_window_smooths_quantization),
+		cmocka_unit_test(test_short_run_has_a_peak),
+		cmocka_unit_test(test_rss_peak_from_hwm),
+		cmocka_unit_test(test_procs_merge_and_order),
+		cmocka_unit_test(test_timeline_halves),
+		cmocka_unit_test(test_host_util_and_json),
+		cmocka_unit_test(test_text_report),
+		cmocka_unit_test(test_events_capped),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

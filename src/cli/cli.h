@@ -1,0 +1,52 @@
+/*
+ * cli.h - what the subcommands share: exit codes, the command table entry,
+ * option helpers and the default store path.
+ *
+ * Exit codes (documented in docs/cli.md and `jobscope help`):
+ *   0    success
+ *   1    failure while working (e.g. no such run, cannot write the report)
+ *   2    usage error or unusable store (bad option or value, store not
+ *        creatable, not a jobscope store, corrupt, or from a newer jobscope);
+ *        `jobscope run` reports these before it starts the command
+ *   125  `jobscope run` failed after starting (e.g. fork failed)
+ *   126  the command was found but could not be executed
+ *   127  the command was not found
+ *   otherwise `jobscope run` exits with the command's status, as a shell
+ *   would: its exit code, or 128+N when a signal N killed it.
+ */
+#ifndef JOBSCOPE_CLI_H
+#define JOBSCOPE_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define EXIT_FAIL 1
+#define EXIT_USAGE 2
+#define EXIT_RUN_FAILED 125
+#define EXIT_CANNOT_EXEC 126
+#define EXIT_NOT_FOUND 127
+
+struct cli_command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+	const char *usage; /* the full --help text */
+};
+
+extern const struct cli_command cmd_run_def;
+extern const struct cli_command cmd_runs_def;
+extern const struct cli_command cmd_report_def;
+
+/* Prints "jobscope: <msg>\nTry 'jobscope CMD --help'." and returns EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* $XDG_DATA_HOME/jobscope/jobscope.db, else ~/.local/share/jobscope/jobscope.db */
+int cli_default_db(char *buf, size_t size);
+/* Writes text to path ("-" = stdout); 0 or -errno, with a message. */
+int cli_write_file(const char *path, const char *data, size_t len);
+/* Parses a positive integer id; false when s is not one. */
+bool cli_parse_id(const char *s, int64_t *out);
+/* Whether the terminal/locale takes UTF-8 (for sparklines). */
+bool cli_utf8(void);
+
+#endif

@@ -1,0 +1,20 @@
+/*
+ * fmt.h - numbers for people: "1.5 GiB", "12.3 MiB/s", "2.50 cores".
+ *
+ * Every function writes into a caller buffer (at least 16 bytes) and
+ * returns it, so calls can sit inside printf arguments.
+ */
+#ifndef JOBSCOPE_FMT_H
+#define JOBSCOPE_FMT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Binary units: "0 B", "512 B", "1.0 KiB", "300 MiB", "2.25 GiB" */
+char *fmt_bytes(char *buf, size_t size, uint64_t bytes);
+/* fmt_bytes + "/s" */
+char *fmt_rate(char *buf, size_t size, double bytes_per_s);
+/* "1,234,567" */
+char *fmt_count(char *buf, size_t size, uint64_t n);
+
+#endif

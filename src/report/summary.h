@@ -1,0 +1,135 @@
+/*
+ * summary.h - what a run report says, accumulated from samples.
+ *
+ * The same summary is fed live by `jobscope run` (every tick) and replayed
+ * from the store by `jobscope report`, through the same calls in the same
+ * order, so both print the same report.  It keeps streaming statistics
+ * (peaks, first/last values, a timeline of at most SUMMARY_BUCKETS buckets
+ * that halves its resolution as the run grows) and one entry per process,
+ * so memory does not grow with the length of a run.
+ *
+ * Units: ms since the epoch for times, bytes, CPU ms.  `valid` style flags
+ * say what is missing.  Lifecycle: summary_init (cannot fail),
+ * summary_add_*, summary_finish, then the renderers; summary_release frees.
+ * Adding returns 0 or -ENOMEM.  Not thread-safe.
+ */
+#ifndef JOBSCOPE_SUMMARY_H
+#define JOBSCOPE_SUMMARY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sample/host.h"
+#include "sample/sample.h"
+#include "store/store.h"
+
+#define SUMMARY_BUCKETS 60
+/* Peaks are averages over windows at least this long (or one interval). */
+#define SUMMARY_PEAK_WINDOW_MS 500
+
+struct summary_bucket {
+	int64_t start_ms;
+	int64_t span_ms;   /* time covered by samples in the bucket */
+	uint64_t cpu_ms;   /* CPU used over span_ms */
+	uint64_t rss_max;  /* largest tree RSS seen in the bucket */
+	bool used;
+};
+
+struct proc_summary {
+	int32_t pid;
+	int32_t ppid;
+	int64_t start_ms;
+	int64_t end_ms; /* 0: still running when the report was made */
+	char comm[PROC_COMM_MAX];
+	char *cmdline;
+	uint64_t user_ms;
+	uint64_t system_ms;
+	uint64_t rss_peak_bytes; /* max of sampled RSS and the kernel's high-water mark */
+	bool has_rss;
+	uint64_t swap_peak_bytes;
+	bool has_swap;
+	uint64_t read_bytes;
+	uint64_t write_bytes;
+	bool has_io;
+	uint32_t threads_peak;
+};
+
+/* Host-wide values kept from the first and last host samples. */
+struct host_point {
+	int64_t ts_ms;
+	uint32_t valid; /* enum host_valid */
+	struct cpu_times cpu;
+	int ncpus;
+	uint64_t mem_total_bytes;
+	uint64_t mem_available_bytes;
+	uint64_t disk_read_bytes, disk_write_bytes;
+	uint64_t net_rx_bytes, net_tx_bytes, net_rx_packets, net_tx_packets;
+	uint64_t psi_cpu_some_us, psi_mem_some_us, psi_mem_full_us, psi_io_some_us, psi_io_full_us;
+};
+
+struct summary {
+	struct job_record job;
+
+	/* job samples */
+	int64_t samples;
+	int64_t first_ms, last_ms;
+	struct job_sample first, last;
+	double cores_peak;
+	int64_t cores_peak_at_ms;
+	uint64_t rss_peak_bytes;
+	int64_t rss_peak_at_ms;
+	uint64_t swap_peak_bytes;
+	bool has_swap;
+	double read_peak_bps, write_peak_bps;
+	bool has_io;
+	/* the open peak window */
+	int64_t win_start_ms;
+	struct job_sample win_start;
+
+	int64_t bucket_ms; /* width of one timeline bucket */
+	struct summary_bucket buckets[SUMMARY_BUCKETS];
+
+	/* host samples */
+	int64_t host_samples;
+	struct host_point host_first, host_last;
+	uint64_t host_mem_available_min;
+	uint32_t host_load1_max_milli;
+
+	/* processes: open addressing on (pid, start) */
+	struct proc_summary *procs;
+	size_t nprocs, procs_alloc;
+	int32_t *proc_index;
+	size_t proc_index_size;
+	uint64_t hwm_peak_bytes; /* largest single-process RSS high-water mark */
+	int64_t hwm_peak_at_ms;
+
+	struct event_record *events;
+	size_t nevents, events_alloc;
+	uint64_t events_dropped;
+};
+
+void summary_init(struct summary *s, const struct job_record *job);
+void summary_release(struct summary *s);
+int summary_add_host(struct summary *s, int64_t ts_ms, const struct host_sample *h);
+int summary_add_job(struct summary *s, int64_t ts_ms, const struct job_sample *j);
+int summary_add_proc(struct summary *s, const struct proc_info *p, int64_t ts_ms,
+		     const struct proc_sample *ps);
+int summary_add_event(struct summary *s, const struct event_record *e);
+/* Takes the final job record (end, exit status, counts). */
+void summary_finish(struct summary *s, const struct job_record *job);
+
+/* Derived figures, with the rules the report documents. */
+double summary_cpu_seconds(const struct summary *s);
+double summary_duration_s(const struct summary *s);
+/* cpu seconds / wall seconds; NAN when the run lasted 0 ms */
+double summary_cores_avg(const struct summary *s);
+/* cores_avg / cores_allowed * 100; NAN when unknown */
+double summary_efficiency_pct(const struct summary *s);
+/* max(tree RSS at a tick, any process's high-water mark) */
+uint64_t summary_rss_peak(const struct summary *s, int64_t *at_ms);
+/* host CPU busy share between first and last host sample, 0-100; NAN if unknown */
+double summary_host_cpu_util_pct(const struct summary *s);
+/* Processes sorted by CPU time, biggest first (pointers into s). */
+size_t summary_procs_by_cpu(const struct summary *s, const struct proc_summary **out, size_t max);
+
+#endif

@@ -1,0 +1,110 @@
+/*
+ * ptree.h - the process tree under one ancestor, sampled tick by tick.
+ *
+ * `jobscope run` is a child subreaper, so every descendant of the command,
+ * even one that double-forked, keeps jobscope as an ancestor: the tree is
+ * "every process whose parent chain reaches the ancestor pid".
+ *
+ * Accounting.  A process's stat gives its own CPU time and (cutime/cstime)
+ * that of the children it has reaped; the kernel also folds a reaped
+ * child's I/O into its parent's io file.  So the tree's cumulative CPU and
+ * I/O at any instant is the sum over the processes that still exist (zombies
+ * included) of own + reaped-children values, plus what the ancestor itself
+ * reaped (wait4's rusage for CPU; the zombie's io file, read just before
+ * reaping, for I/O).  Nothing is counted twice and nothing is lost when a
+ * process exits between two ticks; the last job sample is exact.
+ *
+ * Each tick, a process gets a row ("emit") only when one of its values
+ * moved since its last row, plus a last row when it ends: storage grows with
+ * activity, not with the number of sleeping processes.
+ *
+ * Ownership: the ptree owns its process table.  Errors: 0 or -errno.
+ * Not thread-safe.
+ */
+#ifndef JOBSCOPE_PTREE_H
+#define JOBSCOPE_PTREE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include "proc.h"
+#include "sample.h"
+
+struct ptree_proc {
+	struct proc_info info;
+	uint64_t start_ticks; /* with the pid, the identity */
+	struct proc_sample cur;
+	struct proc_sample last_emitted;
+	bool has_emitted;
+	bool emit;       /* this tick: write a row (new, changed or ended) */
+	bool info_dirty; /* comm/cmdline changed (exec) since its info row */
+	bool alive;      /* still exists (zombies count) */
+	bool reaped;     /* reaped by the ancestor: its values are in the totals */
+	bool seen;       /* scratch: found in this scan */
+	bool done;       /* ended and its last row emitted: dropped next scan */
+	int64_t row;     /* store row id of its procs entry, 0 when none */
+	int64_t row_tick; /* tick in which `row` was assigned (undone if that tick fails) */
+};
+
+struct ptree_scan_entry {
+	int32_t pid;
+	int32_t ppid;
+	int8_t in_tree; /* -1 unknown, 0 no, 1 yes */
+	struct proc_stat stat;
+};
+
+struct ptree {
+	pid_t ancestor;
+	long hz;
+	int64_t boot_ms;
+	struct proc_reader reader;
+
+	struct ptree_proc *procs; /* every process ever seen, in order of discovery */
+	size_t nprocs, procs_alloc;
+	int32_t *index; /* open addressing: pid -> position+1 in procs (latest) */
+	size_t index_size;
+
+	struct ptree_scan_entry *scan; /* scratch, one per process on the system */
+	size_t nscan, scan_alloc;
+	int32_t *scan_index; /* pid -> position+1 in scan */
+	size_t scan_index_size;
+
+	/* totals of processes the ancestor reaped */
+	uint64_t reaped_user_ms, reaped_system_ms;
+	uint64_t reaped_read_bytes, reaped_write_bytes;
+	bool reaped_io_valid;
+
+	struct job_sample job;      /* this tick */
+	struct job_sample job_prev; /* previous tick, for monotonic counters */
+	bool has_job;
+	uint64_t system_processes;  /* processes on the system at the last scan */
+};
+
+void ptree_init(struct ptree *pt, pid_t ancestor, long hz, int64_t boot_ms);
+void ptree_release(struct ptree *pt);
+
+/*
+ * Reads /proc, refreshes every process of the tree, marks which ones emit a
+ * row, and computes the job sample.  Processes of the tree that are gone
+ * (reaped by their parent) end at ts_ms.
+ */
+int ptree_scan(struct ptree *pt, int64_t ts_ms);
+
+/*
+ * For a direct child of the ancestor that has exited but is not reaped yet
+ * (found with waitid(WNOWAIT)): read its final CPU and I/O from /proc while
+ * it is a zombie.  Then, after wait4(), ptree_child_reaped() moves it into
+ * the reaped totals with wait4's exact rusage.
+ */
+void ptree_child_exiting(struct ptree *pt, pid_t pid);
+void ptree_child_reaped(struct ptree *pt, pid_t pid, const struct rusage *ru, int64_t ts_ms);
+
+/* The process entry for pid that is alive, or NULL. */
+struct ptree_proc *ptree_find(struct ptree *pt, pid_t pid);
+const struct job_sample *ptree_job(const struct ptree *pt);
+/* Adds the ancestor's own CPU (jobscope's) to the job sample. */
+void ptree_set_sampler_cpu(struct ptree *pt, uint64_t cpu_ms);
+
+#endif
