@@ -23,6 +23,9 @@ void log_set_file(FILE *f)
 }
 
 static void log_vprint(const char *prefix, int ret, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
+
+static void log_vprint(const char *prefix, int ret, const char *fmt, va_list ap)
 {
 	FILE *out = log_file ? log_file : stderr;
 
