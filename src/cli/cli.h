@@ -21,11 +21,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define EXIT_FAIL 1
-#define EXIT_USAGE 2
-#define EXIT_RUN_FAILED 125
+#define EXIT_FAIL	 1
+#define EXIT_USAGE	 2
+#define EXIT_RUN_FAILED	 125
 #define EXIT_CANNOT_EXEC 126
-#define EXIT_NOT_FOUND 127
+#define EXIT_NOT_FOUND	 127
 
 struct cli_command {
 	const char *name;

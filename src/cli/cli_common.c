@@ -41,7 +41,8 @@ int cli_default_db(char *buf, size_t size)
 			home = pw ? pw->pw_dir : NULL;
 		}
 		if (!home || !home[0])
-			return log_err(-ENOENT, "no home directory to keep the store in: use --db PATH");
+			return log_err(-ENOENT,
+				       "no home directory to keep the store in: use --db PATH");
 		n = snprintf(buf, size, "%s/.local/share/jobscope/jobscope.db", home);
 	}
 	if (n < 0 || (size_t)n >= size)

@@ -15,16 +15,16 @@
 #include "store/store.h"
 
 static const char report_usage[] =
-	"usage: jobscope report [--db PATH] [RUN_ID] [--format text|json] [-o FILE]\n"
-	"\n"
-	"Print the report of a run kept in a store.  Without RUN_ID: the store's only\n"
-	"run, or its latest with 'last'.  `jobscope runs` lists the ids.\n"
-	"\n"
-	"Options:\n"
-	"      --db PATH          the store (default ~/.local/share/jobscope/jobscope.db)\n"
-	"  -f, --format FORMAT    text (default) or json\n"
-	"  -o, --output FILE      write the report to FILE instead of stdout\n"
-	"  -h, --help             show this help\n";
+    "usage: jobscope report [--db PATH] [RUN_ID] [--format text|json] [-o FILE]\n"
+    "\n"
+    "Print the report of a run kept in a store.  Without RUN_ID: the store's only\n"
+    "run, or its latest with 'last'.  `jobscope runs` lists the ids.\n"
+    "\n"
+    "Options:\n"
+    "      --db PATH          the store (default ~/.local/share/jobscope/jobscope.db)\n"
+    "  -f, --format FORMAT    text (default) or json\n"
+    "  -o, --output FILE      write the report to FILE instead of stdout\n"
+    "  -h, --help             show this help\n";
 
 static void on_host(void *arg, int64_t ts_ms, const struct host_sample *h)
 {
@@ -66,11 +66,11 @@ static int pick_run(const struct job_record *j, void *arg)
 static int cmd_report(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"db", required_argument, NULL, 'd'},
-		{"format", required_argument, NULL, 'f'},
-		{"output", required_argument, NULL, 'o'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"db", required_argument, NULL, 'd'},
+	    {"format", required_argument, NULL, 'f'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	static const struct store_replay_ops ops = {on_host, on_job, on_proc, on_event};
 	char dbbuf[4096];
@@ -140,7 +140,9 @@ static int cmd_report(int argc, char **argv)
 			goto out_close_store;
 		}
 		if (p.count > 1 && !id_arg) {
-			log_err(0, "%" PRId64 " runs in '%s': say which (an id from `jobscope runs`, or 'last')",
+			log_err(0,
+				"%" PRId64
+				" runs in '%s': say which (an id from `jobscope runs`, or 'last')",
 				p.count, db);
 			exit_code = EXIT_USAGE;
 			goto out_close_store;
@@ -176,5 +178,8 @@ out_close_store:
 }
 
 const struct cli_command cmd_report_def = {
-	"report", cmd_report, "print the report of a stored run", report_usage,
+    "report",
+    cmd_report,
+    "print the report of a stored run",
+    report_usage,
 };

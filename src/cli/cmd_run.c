@@ -28,6 +28,7 @@
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -84,49 +85,49 @@ struct run_state {
 };
 
 static const char run_usage[] =
-	"usage: jobscope run [OPTIONS] [--] CMD [ARGS...]\n"
-	"\n"
-	"Run CMD, sample its whole process tree and the host, and print a report\n"
-	"when it ends.  CMD's stdin, stdout and stderr are left alone: the report\n"
-	"goes to stderr or --report-file.  The samples are kept in a SQLite store\n"
-	"for `jobscope report`.\n"
-	"\n"
-	"Options:\n"
-	"  -i, --interval DUR     time between samples (default 500ms, at least 50ms);\n"
-	"                         DUR is a number with a unit: 250ms, 2s, 1.5m, 1h\n"
-	"  -t, --timeout DUR      send SIGTERM to the tree after DUR, then SIGKILL\n"
-	"      --kill-after DUR   ...this long after SIGTERM (default 10s)\n"
-	"  -n, --name NAME        a name for the run, shown in reports\n"
-	"      --db PATH          the store (default $XDG_DATA_HOME/jobscope/jobscope.db,\n"
-	"                         i.e. ~/.local/share/jobscope/jobscope.db)\n"
-	"  -r, --report FORMAT    text (default), json or none\n"
-	"  -o, --report-file PATH write the report there instead of stderr\n"
-	"      --no-wait          end when CMD exits, even if processes it started\n"
-	"                         in the background still run (default: wait for them)\n"
-	"  -h, --help             show this help\n"
-	"\n"
-	"Signals: SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to jobscope are passed to\n"
-	"CMD.  jobscope is a child subreaper: processes CMD double-forks stay in the\n"
-	"tree and are counted.  $JOBSCOPE_RUN_ID is set in CMD's environment.\n"
-	"\n"
-	"Exit status: CMD's (128+N if killed by signal N); 2 for a usage error or a\n"
-	"store that cannot be used (nothing is started); 126 if CMD cannot be\n"
-	"executed, 127 if it is not found; 125 if jobscope fails after starting it.\n";
+    "usage: jobscope run [OPTIONS] [--] CMD [ARGS...]\n"
+    "\n"
+    "Run CMD, sample its whole process tree and the host, and print a report\n"
+    "when it ends.  CMD's stdin, stdout and stderr are left alone: the report\n"
+    "goes to stderr or --report-file.  The samples are kept in a SQLite store\n"
+    "for `jobscope report`.\n"
+    "\n"
+    "Options:\n"
+    "  -i, --interval DUR     time between samples (default 500ms, at least 50ms);\n"
+    "                         DUR is a number with a unit: 250ms, 2s, 1.5m, 1h\n"
+    "  -t, --timeout DUR      send SIGTERM to the tree after DUR, then SIGKILL\n"
+    "      --kill-after DUR   ...this long after SIGTERM (default 10s)\n"
+    "  -n, --name NAME        a name for the run, shown in reports\n"
+    "      --db PATH          the store (default $XDG_DATA_HOME/jobscope/jobscope.db,\n"
+    "                         i.e. ~/.local/share/jobscope/jobscope.db)\n"
+    "  -r, --report FORMAT    text (default), json or none\n"
+    "  -o, --report-file PATH write the report there instead of stderr\n"
+    "      --no-wait          end when CMD exits, even if processes it started\n"
+    "                         in the background still run (default: wait for them)\n"
+    "  -h, --help             show this help\n"
+    "\n"
+    "Signals: SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to jobscope are passed to\n"
+    "CMD.  jobscope is a child subreaper: processes CMD double-forks stay in the\n"
+    "tree and are counted.  $JOBSCOPE_RUN_ID is set in CMD's environment.\n"
+    "\n"
+    "Exit status: CMD's (128+N if killed by signal N); 2 for a usage error or a\n"
+    "store that cannot be used (nothing is started); 126 if CMD cannot be\n"
+    "executed, 127 if it is not found; 125 if jobscope fails after starting it.\n";
 
 static int parse_opts(int argc, char **argv, struct run_opts *o)
 {
 	static const struct option longopts[] = {
-		{"interval", required_argument, NULL, 'i'},
-		{"timeout", required_argument, NULL, 't'},
-		{"kill-after", required_argument, NULL, 'k'},
-		{"name", required_argument, NULL, 'n'},
-		{"db", required_argument, NULL, 'd'},
-		{"report", required_argument, NULL, 'r'},
-		{"report-file", required_argument, NULL, 'o'},
-		{"no-wait", no_argument, NULL, 'W'},
-		{"sysroot", required_argument, NULL, 'S'}, /* hidden: for tests */
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"interval", required_argument, NULL, 'i'},
+	    {"timeout", required_argument, NULL, 't'},
+	    {"kill-after", required_argument, NULL, 'k'},
+	    {"name", required_argument, NULL, 'n'},
+	    {"db", required_argument, NULL, 'd'},
+	    {"report", required_argument, NULL, 'r'},
+	    {"report-file", required_argument, NULL, 'o'},
+	    {"no-wait", no_argument, NULL, 'W'},
+	    {"sysroot", required_argument, NULL, 'S'}, /* hidden: for tests */
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	int c;
 
@@ -139,19 +140,22 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 		switch (c) {
 		case 'i':
 			if (parse_duration_ms(optarg, &o->interval_ms))
-				return cli_usage_error("run", "bad --interval '%s' (e.g. 250ms, 2s)",
-						       optarg);
+				return cli_usage_error(
+				    "run", "bad --interval '%s' (e.g. 250ms, 2s)", optarg);
 			if (o->interval_ms < RUN_MIN_INTERVAL_MS)
-				return cli_usage_error("run", "--interval %s is below the minimum, %dms",
+				return cli_usage_error("run",
+						       "--interval %s is below the minimum, %dms",
 						       optarg, RUN_MIN_INTERVAL_MS);
 			break;
 		case 't':
 			if (parse_duration_ms(optarg, &o->timeout_ms) || o->timeout_ms == 0)
-				return cli_usage_error("run", "bad --timeout '%s' (e.g. 30s, 2h)", optarg);
+				return cli_usage_error("run", "bad --timeout '%s' (e.g. 30s, 2h)",
+						       optarg);
 			break;
 		case 'k':
 			if (parse_duration_ms(optarg, &o->kill_after_ms))
-				return cli_usage_error("run", "bad --kill-after '%s' (e.g. 10s)", optarg);
+				return cli_usage_error("run", "bad --kill-after '%s' (e.g. 10s)",
+						       optarg);
 			break;
 		case 'n':
 			o->name = optarg;
@@ -169,8 +173,8 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 			else if (strcmp(optarg, "none") == 0)
 				o->report = REPORT_NONE;
 			else
-				return cli_usage_error("run", "bad --report '%s' (text, json or none)",
-						       optarg);
+				return cli_usage_error(
+				    "run", "bad --report '%s' (text, json or none)", optarg);
 			break;
 		case 'o':
 			o->report_file = optarg;
@@ -185,7 +189,8 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 			fputs(run_usage, stdout);
 			return -1;
 		case ':':
-			return cli_usage_error("run", "option '%s' needs a value", argv[optind - 1]);
+			return cli_usage_error("run", "option '%s' needs a value",
+					       argv[optind - 1]);
 		default:
 			return cli_usage_error("run", "unknown option '%s'", argv[optind - 1]);
 		}
@@ -264,8 +269,10 @@ static void store_tick(struct run_state *r, int64_t ts_ms, bool host_ok)
 		if (r->pt.procs[i].row_tick == r->tick_no)
 			r->pt.procs[i].row = 0;
 	if (r->lost == 0)
-		log_warn(ret, "cannot store samples in '%s' (the run goes on; the report will say "
-			      "what was lost)", store_path(st));
+		log_warn(ret,
+			 "cannot store samples in '%s' (the run goes on; the report will say "
+			 "what was lost)",
+			 store_path(st));
 	if (r->lost == 0)
 		r->first_lost_ms = ts_ms;
 	r->last_lost_ms = ts_ms;
@@ -530,7 +537,8 @@ static int print_report(struct run_state *r)
 		ret = report_json(&r->sum, &out);
 	} else {
 		ret = report_text(&r->sum, &ro, &out);
-		strbuf_addf(&out, "  Stored    as run %" PRId64 " in %s (jobscope report %" PRId64 ")\n",
+		strbuf_addf(&out,
+			    "  Stored    as run %" PRId64 " in %s (jobscope report %" PRId64 ")\n",
 			    r->job.id, store_path(r->st), r->job.id);
 	}
 	if (!ret) {
@@ -541,6 +549,20 @@ static int print_report(struct run_state *r)
 	}
 	strbuf_release(&out);
 	return ret;
+}
+
+/*
+ * When the kernel booted, in ms since the epoch: process start times count
+ * from it.  /proc/stat's btime is whole seconds, so the live clock is used
+ * unless /proc is a fixture tree.
+ */
+static int64_t boot_ms(const struct host_sample *h)
+{
+	struct timespec ts;
+
+	if (sysroot_get()[0] == '\0' && clock_gettime(CLOCK_BOOTTIME, &ts) == 0)
+		return time_now_ms() - ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+	return h->cpu.btime_s * 1000;
 }
 
 static int setup(struct run_state *r)
@@ -582,15 +604,15 @@ static int setup(struct run_state *r)
 		r->job.cores_allowed = CPU_COUNT(&set);
 	r->job.start_ms = wallclock_now_ms(&r->wc);
 
-	ret = store_node(r->st, host, r->job.host_cores, r->job.host_mem_bytes,
-			 r->host->cpu.btime_s * 1000, &r->node_id);
+	ret = store_node(r->st, host, r->job.host_cores, r->job.host_mem_bytes, boot_ms(r->host),
+			 &r->node_id);
 	if (!ret) {
 		r->job.node_id = r->node_id;
 		ret = store_job_begin(r->st, &r->job);
 	}
 	if (ret)
 		return ret;
-	ptree_init(&r->pt, getpid(), sysconf(_SC_CLK_TCK), r->host->cpu.btime_s * 1000);
+	ptree_init(&r->pt, getpid(), sysconf(_SC_CLK_TCK), boot_ms(r->host));
 	summary_init(&r->sum, &r->job);
 	return 0;
 }
@@ -606,9 +628,9 @@ static void loop(struct run_state *r)
 
 	while (!run_over(r)) {
 		struct pollfd fds[3] = {
-			{.fd = r->sigfd, .events = POLLIN},
-			{.fd = r->tickfd, .events = POLLIN},
-			{.fd = r->timeoutfd, .events = POLLIN},
+		    {.fd = r->sigfd, .events = POLLIN},
+		    {.fd = r->tickfd, .events = POLLIN},
+		    {.fd = r->timeoutfd, .events = POLLIN},
 		};
 
 		if (poll(fds, 3, -1) < 0) {
@@ -740,5 +762,8 @@ static int cmd_run(int argc, char **argv)
 }
 
 const struct cli_command cmd_run_def = {
-	"run", cmd_run, "run a command and report what it used", run_usage,
+    "run",
+    cmd_run,
+    "run a command and report what it used",
+    run_usage,
 };

@@ -10,15 +10,15 @@
 #include "store/store.h"
 
 static const char runs_usage[] =
-	"usage: jobscope runs [--db PATH] [--json]\n"
-	"\n"
-	"List the runs in a store, oldest first: id, start (UTC), duration, exit\n"
-	"status, name and command.  `jobscope report ID` prints one.\n"
-	"\n"
-	"Options:\n"
-	"      --db PATH   the store (default ~/.local/share/jobscope/jobscope.db)\n"
-	"      --json      one JSON array instead of a table\n"
-	"  -h, --help      show this help\n";
+    "usage: jobscope runs [--db PATH] [--json]\n"
+    "\n"
+    "List the runs in a store, oldest first: id, start (UTC), duration, exit\n"
+    "status, name and command.  `jobscope report ID` prints one.\n"
+    "\n"
+    "Options:\n"
+    "      --db PATH   the store (default ~/.local/share/jobscope/jobscope.db)\n"
+    "      --json      one JSON array instead of a table\n"
+    "  -h, --help      show this help\n";
 
 struct runs_ctx {
 	bool json;
@@ -57,8 +57,8 @@ static int print_run(const struct job_record *j, void *arg)
 		jsonw_kv_str(w, "command", j->command);
 		jsonw_kv_str(w, "host", j->hostname);
 		jsonw_kv_str(w, "start", start);
-		jsonw_kv_double_opt(w, "duration_s", j->end_ms > 0, (j->end_ms - j->start_ms) / 1000.0,
-				    3);
+		jsonw_kv_double_opt(w, "duration_s", j->end_ms > 0,
+				    (j->end_ms - j->start_ms) / 1000.0, 3);
 		jsonw_kv_int_opt(w, "exit_code", j->has_exit && !j->signal, j->exit_code);
 		jsonw_kv_int_opt(w, "signal", j->has_exit && j->signal, j->signal);
 		jsonw_kv_bool(w, "timed_out", j->timed_out);
@@ -77,18 +77,18 @@ static int print_run(const struct job_record *j, void *arg)
 	else
 		snprintf(dur, sizeof(dur), "-");
 	status_text(j, status, sizeof(status));
-	strbuf_addf(&c->out, "%6" PRId64 "  %-20s  %10s  %-16s  %-16.16s  %.80s\n", j->id, start, dur,
-		    status, j->name[0] ? j->name : "-", j->command);
+	strbuf_addf(&c->out, "%6" PRId64 "  %-20s  %10s  %-16s  %-16.16s  %.80s\n", j->id, start,
+		    dur, status, j->name[0] ? j->name : "-", j->command);
 	return 0;
 }
 
 static int cmd_runs(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{"db", required_argument, NULL, 'd'},
-		{"json", no_argument, NULL, 'j'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
+	    {"db", required_argument, NULL, 'd'},
+	    {"json", no_argument, NULL, 'j'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
 	};
 	struct runs_ctx c;
 	char dbbuf[4096];
@@ -111,7 +111,8 @@ static int cmd_runs(int argc, char **argv)
 			fputs(runs_usage, stdout);
 			return 0;
 		case ':':
-			return cli_usage_error("runs", "option '%s' needs a value", argv[optind - 1]);
+			return cli_usage_error("runs", "option '%s' needs a value",
+					       argv[optind - 1]);
 		default:
 			return cli_usage_error("runs", "unknown option '%s'", argv[optind - 1]);
 		}
@@ -144,5 +145,8 @@ static int cmd_runs(int argc, char **argv)
 }
 
 const struct cli_command cmd_runs_def = {
-	"runs", cmd_runs, "list the runs in a store", runs_usage,
+    "runs",
+    cmd_runs,
+    "list the runs in a store",
+    runs_usage,
 };

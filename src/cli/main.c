@@ -11,40 +11,39 @@ static int cmd_help(int argc, char **argv);
 static int cmd_version(int argc, char **argv);
 
 static const struct cli_command cmd_help_def = {
-	"help", cmd_help, "show help for jobscope or one of its commands",
-	"usage: jobscope help [COMMAND]\n",
+    "help",
+    cmd_help,
+    "show help for jobscope or one of its commands",
+    "usage: jobscope help [COMMAND]\n",
 };
 
 static const struct cli_command cmd_version_def = {
-	"version", cmd_version, "print jobscope's version",
-	"usage: jobscope version\n       jobscope --version\n",
+    "version",
+    cmd_version,
+    "print jobscope's version",
+    "usage: jobscope version\n       jobscope --version\n",
 };
 
 static const struct cli_command *const commands[] = {
-	&cmd_run_def,
-	&cmd_runs_def,
-	&cmd_report_def,
-	&cmd_help_def,
-	&cmd_version_def,
-	NULL,
+    &cmd_run_def, &cmd_runs_def, &cmd_report_def, &cmd_help_def, &cmd_version_def, NULL,
 };
 
 static const char main_usage[] =
-	"usage: jobscope [--help] [--version] COMMAND [ARGS...]\n"
-	"\n"
-	"jobscope profiles what jobs use: CPU, memory, I/O of every process of a\n"
-	"command, and the host around it, kept in a SQLite store for later reports.\n"
-	"\n"
-	"Commands:\n";
+    "usage: jobscope [--help] [--version] COMMAND [ARGS...]\n"
+    "\n"
+    "jobscope profiles what jobs use: CPU, memory, I/O of every process of a\n"
+    "command, and the host around it, kept in a SQLite store for later reports.\n"
+    "\n"
+    "Commands:\n";
 
 static const char exit_codes[] =
-	"\n"
-	"Exit codes: 0 success; 1 failure while working (e.g. no such run);\n"
-	"2 usage error or unusable store; for `run`: the command's own status\n"
-	"(128+N if killed by signal N), 125 if jobscope failed after starting it,\n"
-	"126 if the command could not be executed, 127 if it was not found.\n"
-	"\n"
-	"'jobscope help COMMAND' or 'jobscope COMMAND --help' shows a command's options.\n";
+    "\n"
+    "Exit codes: 0 success; 1 failure while working (e.g. no such run);\n"
+    "2 usage error or unusable store; for `run`: the command's own status\n"
+    "(128+N if killed by signal N), 125 if jobscope failed after starting it,\n"
+    "126 if the command could not be executed, 127 if it was not found.\n"
+    "\n"
+    "'jobscope help COMMAND' or 'jobscope COMMAND --help' shows a command's options.\n";
 
 static const struct cli_command *find_command(const char *name)
 {

@@ -73,7 +73,11 @@ int store_node(struct store *st, const char *hostname, int32_t cores, uint64_t m
 
 /* Inserts the job (job->id set; for scheduler "run", job_id = id). */
 int store_job_begin(struct store *st, struct job_record *job);
-/* Updates end, exit, counts of a job by job->id. */
+/*
+ * Rewrites job job->id as it stands now: end, exit, counts, and what is
+ * learned after begin (pid, ...).  Its key (node, scheduler, job_id,
+ * start) does not change.
+ */
 int store_job_update(struct store *st, const struct job_record *job);
 
 /* A tick: begin, puts, commit.  On a failed put, call store_tick_abort. */

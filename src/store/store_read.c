@@ -1,1 +1,605 @@
-/* store_read.c: not written yet */
+/*
+ * store_read.c - the reader: jobs by id or in start order, and a job's
+ * rows replayed in the order they were written.
+ *
+ * The file may come from anywhere: every string is copied with a bound, a
+ * NULL becomes "" or a cleared valid bit, and statements are prepared per
+ * call and always finalized.  Replay streams: four cursors ordered by seq
+ * merged one row at a time, never a whole table in memory.
+ */
+#include "store/store_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+
+#define JOB_SELECT                                                                                 \
+	"SELECT j.id, j.node_id, n.hostname, j.scheduler, j.job_id, j.name, j.command, j.user,"    \
+	" j.uid, j.pid, j.start_ms, j.end_ms, j.exit_code, j.signal, j.timed_out,"                 \
+	" j.interval_ms, j.cores_allowed, j.host_cores, j.host_mem_bytes, j.samples,"              \
+	" j.lost_samples, j.sampler_cpu_ms FROM jobs j LEFT JOIN nodes n ON n.id = j.node_id"
+
+/* Reading a row's columns in order. */
+struct row {
+	sqlite3_stmt *stmt;
+	int col;
+};
+
+static int64_t col_i64(struct row *r)
+{
+	return sqlite3_column_int64(r->stmt, r->col++);
+}
+
+/* false (and *out = 0) when the column is NULL. */
+static bool col_opt(struct row *r, uint64_t *out)
+{
+	int col = r->col++;
+
+	if (sqlite3_column_type(r->stmt, col) == SQLITE_NULL) {
+		*out = 0;
+		return false;
+	}
+	*out = (uint64_t)sqlite3_column_int64(r->stmt, col);
+	return true;
+}
+
+static void col_text(struct row *r, char *buf, size_t size)
+{
+	const unsigned char *s = sqlite3_column_text(r->stmt, r->col++);
+
+	snprintf(buf, size, "%s", s ? (const char *)s : "");
+}
+
+/* Reports a failed read: corruption says so, the rest names the errno. */
+static int read_fail(struct store *st, int rc, const char *what)
+{
+	int ret = store__errno(st->db, rc);
+
+	if (ret == 0)
+		ret = -EIO;
+	if (ret == -EPROTO) {
+		log_err(0, "cannot %s: '%s' is a corrupt jobscope store (%s)", what, st->path,
+			store__errmsg(st));
+		return ret;
+	}
+	return log_err(ret, "cannot %s in store '%s' (%s)", what, st->path, store__errmsg(st));
+}
+
+static int prepare(struct store *st, const char *sql, const char *what, sqlite3_stmt **out)
+{
+	int rc = sqlite3_prepare_v2(st->db, sql, -1, out, NULL);
+
+	if (rc != SQLITE_OK) {
+		*out = NULL;
+		return read_fail(st, rc, what);
+	}
+	return 0;
+}
+
+static void job_from_row(sqlite3_stmt *stmt, struct job_record *job)
+{
+	struct row r = {stmt, 0};
+	uint64_t exit_code, sig;
+	bool has_code, has_sig;
+
+	memset(job, 0, sizeof(*job));
+	job->id = col_i64(&r);
+	job->node_id = col_i64(&r);
+	col_text(&r, job->hostname, sizeof(job->hostname));
+	col_text(&r, job->scheduler, sizeof(job->scheduler));
+	col_text(&r, job->job_id, sizeof(job->job_id));
+	col_text(&r, job->name, sizeof(job->name));
+	col_text(&r, job->command, sizeof(job->command));
+	col_text(&r, job->user, sizeof(job->user));
+	job->uid = (uint32_t)col_i64(&r);
+	job->pid = (int32_t)col_i64(&r);
+	job->start_ms = col_i64(&r);
+	job->end_ms = col_i64(&r);
+	has_code = col_opt(&r, &exit_code);
+	has_sig = col_opt(&r, &sig);
+	job->has_exit = has_code || has_sig;
+	job->exit_code = (int32_t)exit_code;
+	job->signal = (int32_t)sig;
+	job->timed_out = col_i64(&r) != 0;
+	job->interval_ms = col_i64(&r);
+	job->cores_allowed = (int32_t)col_i64(&r);
+	job->host_cores = (int32_t)col_i64(&r);
+	job->host_mem_bytes = (uint64_t)col_i64(&r);
+	job->samples = col_i64(&r);
+	job->lost_samples = col_i64(&r);
+	job->sampler_cpu_ms = col_i64(&r);
+}
+
+int store_get_job(struct store *st, int64_t id, struct job_record *out)
+{
+	sqlite3_stmt *stmt;
+	int rc, ret;
+
+	ret = prepare(st, JOB_SELECT " WHERE j.id = ?", "read a job", &stmt);
+	if (ret)
+		return ret;
+	sqlite3_bind_int64(stmt, 1, id);
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_ROW)
+		job_from_row(stmt, out);
+	else if (rc == SQLITE_DONE)
+		ret = -ENOENT;
+	else
+		ret = read_fail(st, rc, "read a job");
+	sqlite3_finalize(stmt);
+	return ret;
+}
+
+int store_for_each_job(struct store *st, int (*fn)(const struct job_record *job, void *arg),
+		       void *arg)
+{
+	struct job_record *job;
+	sqlite3_stmt *stmt;
+	int rc, ret;
+
+	/* a job_record holds a command line: keep it off small stacks */
+	job = malloc(sizeof(*job));
+	if (!job)
+		return log_err(-ENOMEM, "cannot list the jobs of store '%s'", st->path);
+	ret = prepare(st, JOB_SELECT " ORDER BY j.start_ms, j.id", "list the jobs", &stmt);
+	if (ret)
+		goto out_free_job;
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		job_from_row(stmt, job);
+		ret = fn(job, arg);
+		if (ret)
+			break;
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		ret = read_fail(st, rc, "list the jobs");
+	sqlite3_finalize(stmt);
+out_free_job:
+	free(job);
+	return ret;
+}
+
+/*
+ * Replay.  One cursor per kind of row, each ordered by seq; the merge
+ * always hands out the smallest seq next.  A host row brings its per-CPU,
+ * disk and interface rows, written right after it with the same node and
+ * timestamp.
+ */
+enum replay_kind { REPLAY_HOST, REPLAY_JOB, REPLAY_PROC, REPLAY_EVENT, REPLAY__COUNT };
+
+struct replay_cursor {
+	sqlite3_stmt *stmt;
+	bool live; /* stmt holds a row */
+	int64_t seq;
+};
+
+struct replay {
+	struct store *st;
+	const struct store_replay_ops *ops;
+	void *arg;
+	int64_t node_id;
+	struct replay_cursor cur[REPLAY__COUNT];
+	sqlite3_stmt *cpu_stmt;
+	sqlite3_stmt *disk_stmt;
+	sqlite3_stmt *net_stmt;
+	struct host_sample *host; /* ~80 KiB: on the heap */
+	struct proc_info pinfo;
+	struct proc_sample psample;
+	struct job_sample jsample;
+	struct event_record event;
+};
+
+static const char *const replay_sql[REPLAY__COUNT] = {
+    [REPLAY_HOST] = ("SELECT seq, ts_ms, " STORE_HOST_COLUMNS " FROM host_samples"
+		     " WHERE node_id = ?1 AND ts_ms >= ?2 AND ts_ms <= ?3 ORDER BY seq"),
+    [REPLAY_JOB] = ("SELECT seq, ts_ms, nprocs, user_ms, system_ms, rss_bytes, swap_bytes,"
+		    " read_bytes, write_bytes, sampler_cpu_ms FROM job_samples"
+		    " WHERE job_id = ?1 ORDER BY seq"),
+    [REPLAY_PROC] = ("SELECT s.seq, s.ts_ms, s.state, s.threads, s.user_ms, s.system_ms,"
+		     " s.child_user_ms, s.child_system_ms, s.rss_bytes, s.hwm_bytes,"
+		     " s.swap_bytes, s.read_bytes, s.write_bytes,"
+		     " p.pid, p.ppid, p.start_ms, p.end_ms, p.uid, p.comm, p.cmdline"
+		     " FROM proc_samples s JOIN procs p ON p.id = s.proc_id"
+		     " WHERE s.job_id = ?1 ORDER BY s.seq"),
+    [REPLAY_EVENT] = ("SELECT seq, ts_ms, kind, pid, value, message FROM events"
+		      " WHERE job_id = ?1 ORDER BY seq"),
+};
+
+static int cursor_step(struct replay *rp, struct replay_cursor *c)
+{
+	int rc = sqlite3_step(c->stmt);
+
+	c->live = rc == SQLITE_ROW;
+	if (rc == SQLITE_ROW) {
+		c->seq = sqlite3_column_int64(c->stmt, 0);
+		return 0;
+	}
+	if (rc == SQLITE_DONE)
+		return 0;
+	return read_fail(rp->st, rc, "replay a job");
+}
+
+/* Per-CPU, disk or interface rows of one host row: same node and ts, after its seq. */
+static void host_detail_start(struct replay *rp, sqlite3_stmt *stmt, int64_t ts_ms, int64_t seq)
+{
+	sqlite3_reset(stmt);
+	sqlite3_bind_int64(stmt, 1, rp->node_id);
+	sqlite3_bind_int64(stmt, 2, ts_ms);
+	sqlite3_bind_int64(stmt, 3, seq);
+}
+
+static int host_details(struct replay *rp, int64_t ts_ms, int64_t seq)
+{
+	struct host_sample *h = rp->host;
+	struct row r;
+	int rc = SQLITE_DONE;
+
+	h->cpu.ncpus = 0;
+	if (h->valid & HOST_HAS_CPU) {
+		host_detail_start(rp, rp->cpu_stmt, ts_ms, seq);
+		while (h->cpu.ncpus < HOST_MAX_CPUS &&
+		       (rc = sqlite3_step(rp->cpu_stmt)) == SQLITE_ROW) {
+			struct cpu_times *t = &h->cpu.cpu[h->cpu.ncpus];
+
+			r = (struct row){rp->cpu_stmt, 0};
+			h->cpu.cpu_id[h->cpu.ncpus] = (uint16_t)col_i64(&r);
+			t->user_ms = (uint64_t)col_i64(&r);
+			t->nice_ms = (uint64_t)col_i64(&r);
+			t->system_ms = (uint64_t)col_i64(&r);
+			t->idle_ms = (uint64_t)col_i64(&r);
+			t->iowait_ms = (uint64_t)col_i64(&r);
+			t->irq_ms = (uint64_t)col_i64(&r);
+			t->softirq_ms = (uint64_t)col_i64(&r);
+			t->steal_ms = (uint64_t)col_i64(&r);
+			h->cpu.ncpus++;
+		}
+		if (h->cpu.ncpus < HOST_MAX_CPUS && rc != SQLITE_DONE)
+			return read_fail(rp->st, rc, "replay a job");
+		sqlite3_reset(rp->cpu_stmt);
+	}
+
+	h->ndisks = 0;
+	if (h->valid & HOST_HAS_DISK) {
+		host_detail_start(rp, rp->disk_stmt, ts_ms, seq);
+		while (h->ndisks < HOST_MAX_DISKS &&
+		       (rc = sqlite3_step(rp->disk_stmt)) == SQLITE_ROW) {
+			struct disk_stat *d = &h->disks[h->ndisks++];
+
+			r = (struct row){rp->disk_stmt, 0};
+			col_text(&r, d->name, sizeof(d->name));
+			d->reads = (uint64_t)col_i64(&r);
+			d->read_bytes = (uint64_t)col_i64(&r);
+			d->writes = (uint64_t)col_i64(&r);
+			d->write_bytes = (uint64_t)col_i64(&r);
+			d->io_ms = (uint64_t)col_i64(&r);
+		}
+		if (h->ndisks < HOST_MAX_DISKS && rc != SQLITE_DONE)
+			return read_fail(rp->st, rc, "replay a job");
+		sqlite3_reset(rp->disk_stmt);
+	}
+
+	h->nnets = 0;
+	if (h->valid & HOST_HAS_NET) {
+		host_detail_start(rp, rp->net_stmt, ts_ms, seq);
+		while (h->nnets < HOST_MAX_NETS &&
+		       (rc = sqlite3_step(rp->net_stmt)) == SQLITE_ROW) {
+			struct net_stat *ns = &h->nets[h->nnets++];
+
+			r = (struct row){rp->net_stmt, 0};
+			col_text(&r, ns->name, sizeof(ns->name));
+			ns->rx_bytes = (uint64_t)col_i64(&r);
+			ns->rx_packets = (uint64_t)col_i64(&r);
+			ns->tx_bytes = (uint64_t)col_i64(&r);
+			ns->tx_packets = (uint64_t)col_i64(&r);
+		}
+		if (h->nnets < HOST_MAX_NETS && rc != SQLITE_DONE)
+			return read_fail(rp->st, rc, "replay a job");
+		sqlite3_reset(rp->net_stmt);
+	}
+	return 0;
+}
+
+static void psi_from_row(struct row *r, struct host_psi *p, bool *any)
+{
+	p->some_valid = col_opt(r, &p->some_total_us);
+	p->full_valid = col_opt(r, &p->full_total_us);
+	*any = p->some_valid || p->full_valid;
+}
+
+/* Scalars only: the arrays are filled by host_details up to their counts. */
+static void host_from_row(struct row *r, struct host_sample *h)
+{
+	struct cpu_times *t = &h->cpu.total;
+	struct host_meminfo *m = &h->mem;
+	uint64_t v, ignored;
+	bool any;
+
+	h->valid = 0;
+	h->cpu.btime_s = 0;
+	h->cpu.ctxt = 0;
+	if (col_opt(r, &t->user_ms))
+		h->valid |= HOST_HAS_CPU;
+	col_opt(r, &t->nice_ms);
+	col_opt(r, &t->system_ms);
+	col_opt(r, &t->idle_ms);
+	col_opt(r, &t->iowait_ms);
+	col_opt(r, &t->irq_ms);
+	col_opt(r, &t->softirq_ms);
+	col_opt(r, &t->steal_ms);
+	col_opt(r, &ignored); /* ncpus: the per-CPU rows found are what counts */
+
+	m->valid = 0;
+	m->valid |= col_opt(r, &m->total_bytes) ? MEMINFO_TOTAL : 0;
+	m->valid |= col_opt(r, &m->free_bytes) ? MEMINFO_FREE : 0;
+	m->valid |= col_opt(r, &m->available_bytes) ? MEMINFO_AVAILABLE : 0;
+	m->valid |= col_opt(r, &m->buffers_bytes) ? MEMINFO_BUFFERS : 0;
+	m->valid |= col_opt(r, &m->cached_bytes) ? MEMINFO_CACHED : 0;
+	m->valid |= col_opt(r, &m->shmem_bytes) ? MEMINFO_SHMEM : 0;
+	m->valid |= col_opt(r, &m->swap_total_bytes) ? MEMINFO_SWAP_TOTAL : 0;
+	m->valid |= col_opt(r, &m->swap_free_bytes) ? MEMINFO_SWAP_FREE : 0;
+	if (m->valid)
+		h->valid |= HOST_HAS_MEM;
+
+	memset(&h->load, 0, sizeof(h->load));
+	if (col_opt(r, &v))
+		h->valid |= HOST_HAS_LOAD;
+	h->load.load1_milli = (uint32_t)v;
+	col_opt(r, &v);
+	h->load.load5_milli = (uint32_t)v;
+	col_opt(r, &v);
+	h->load.load15_milli = (uint32_t)v;
+	col_opt(r, &h->cpu.procs_running);
+	col_opt(r, &h->cpu.procs_blocked);
+
+	if (col_opt(r, &h->disk_read_bytes))
+		h->valid |= HOST_HAS_DISK;
+	col_opt(r, &h->disk_write_bytes);
+	col_opt(r, &h->disk_reads);
+	col_opt(r, &h->disk_writes);
+	if (col_opt(r, &h->net_rx_bytes))
+		h->valid |= HOST_HAS_NET;
+	col_opt(r, &h->net_tx_bytes);
+	col_opt(r, &h->net_rx_packets);
+	col_opt(r, &h->net_tx_packets);
+
+	psi_from_row(r, &h->psi_cpu, &any);
+	h->valid |= any ? HOST_HAS_PSI_CPU : 0;
+	psi_from_row(r, &h->psi_mem, &any);
+	h->valid |= any ? HOST_HAS_PSI_MEM : 0;
+	psi_from_row(r, &h->psi_io, &any);
+	h->valid |= any ? HOST_HAS_PSI_IO : 0;
+}
+
+static int replay_host(struct replay *rp, sqlite3_stmt *stmt)
+{
+	struct row r = {stmt, 0};
+	int64_t seq = col_i64(&r);
+	int64_t ts_ms = col_i64(&r);
+	int ret;
+
+	host_from_row(&r, rp->host);
+	ret = host_details(rp, ts_ms, seq);
+	if (ret)
+		return ret;
+	rp->ops->host(rp->arg, ts_ms, rp->host);
+	return 0;
+}
+
+static void replay_job_sample(struct replay *rp, sqlite3_stmt *stmt)
+{
+	struct job_sample *s = &rp->jsample;
+	struct row r = {stmt, 1};
+	int64_t ts_ms = col_i64(&r);
+
+	memset(s, 0, sizeof(*s));
+	s->nprocs = (uint32_t)col_i64(&r);
+	s->user_ms = (uint64_t)col_i64(&r);
+	s->system_ms = (uint64_t)col_i64(&r);
+	s->rss_bytes = (uint64_t)col_i64(&r);
+	s->valid |= col_opt(&r, &s->swap_bytes) ? JS_SWAP : 0;
+	s->valid |= col_opt(&r, &s->read_bytes) ? JS_IO : 0;
+	col_opt(&r, &s->write_bytes);
+	s->sampler_cpu_ms = (uint64_t)col_i64(&r);
+	rp->ops->job(rp->arg, ts_ms, s);
+}
+
+static void replay_proc_sample(struct replay *rp, sqlite3_stmt *stmt)
+{
+	struct proc_sample *s = &rp->psample;
+	struct proc_info *p = &rp->pinfo;
+	struct row r = {stmt, 1};
+	int64_t ts_ms = col_i64(&r);
+	char state[2];
+	uint64_t v;
+
+	memset(s, 0, sizeof(*s));
+	col_text(&r, state, sizeof(state));
+	s->state = state[0];
+	s->valid |= col_opt(&r, &v) ? PS_THREADS : 0;
+	s->threads = (uint32_t)v;
+	s->user_ms = (uint64_t)col_i64(&r);
+	s->system_ms = (uint64_t)col_i64(&r);
+	s->child_user_ms = (uint64_t)col_i64(&r);
+	s->child_system_ms = (uint64_t)col_i64(&r);
+	s->valid |= col_opt(&r, &s->rss_bytes) ? PS_RSS : 0;
+	s->valid |= col_opt(&r, &s->hwm_bytes) ? PS_HWM : 0;
+	s->valid |= col_opt(&r, &s->swap_bytes) ? PS_SWAP : 0;
+	s->valid |= col_opt(&r, &s->read_bytes) ? PS_IO : 0;
+	col_opt(&r, &s->write_bytes);
+
+	p->pid = (int32_t)col_i64(&r);
+	p->ppid = (int32_t)col_i64(&r);
+	p->start_ms = col_i64(&r);
+	p->end_ms = col_i64(&r);
+	p->uid = (uint32_t)col_i64(&r);
+	col_text(&r, p->comm, sizeof(p->comm));
+	col_text(&r, p->cmdline, sizeof(p->cmdline));
+	rp->ops->proc(rp->arg, p, ts_ms, s);
+}
+
+static void replay_event(struct replay *rp, sqlite3_stmt *stmt)
+{
+	struct event_record *e = &rp->event;
+	struct row r = {stmt, 1};
+
+	memset(e, 0, sizeof(*e));
+	e->ts_ms = col_i64(&r);
+	col_text(&r, e->kind, sizeof(e->kind));
+	e->pid = (int32_t)col_i64(&r);
+	e->value = col_i64(&r);
+	col_text(&r, e->message, sizeof(e->message));
+	rp->ops->event(rp->arg, e);
+}
+
+/* Finds the job's node and time window; -ENOENT without a message. */
+static int replay_window(struct store *st, int64_t id, int64_t *node_id, int64_t *start_ms,
+			 int64_t *end_ms)
+{
+	sqlite3_stmt *stmt;
+	int rc, ret;
+
+	ret = prepare(st, "SELECT node_id, start_ms, end_ms FROM jobs WHERE id = ?", "replay a job",
+		      &stmt);
+	if (ret)
+		return ret;
+	sqlite3_bind_int64(stmt, 1, id);
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_ROW) {
+		*node_id = sqlite3_column_int64(stmt, 0);
+		*start_ms = sqlite3_column_int64(stmt, 1);
+		*end_ms = sqlite3_column_type(stmt, 2) == SQLITE_NULL
+			      ? INT64_MAX
+			      : sqlite3_column_int64(stmt, 2);
+	} else if (rc == SQLITE_DONE) {
+		ret = -ENOENT;
+	} else {
+		ret = read_fail(st, rc, "replay a job");
+	}
+	sqlite3_finalize(stmt);
+	return ret;
+}
+
+static int replay_prepare(struct replay *rp, int64_t id, int64_t start_ms, int64_t end_ms)
+{
+	const struct store_replay_ops *ops = rp->ops;
+	bool wanted[REPLAY__COUNT] = {
+	    [REPLAY_HOST] = ops->host != NULL,
+	    [REPLAY_JOB] = ops->job != NULL,
+	    [REPLAY_PROC] = ops->proc != NULL,
+	    [REPLAY_EVENT] = ops->event != NULL,
+	};
+	struct replay_cursor *c;
+	int i, ret;
+
+	for (i = 0; i < REPLAY__COUNT; i++) {
+		if (!wanted[i])
+			continue;
+		c = &rp->cur[i];
+		ret = prepare(rp->st, replay_sql[i], "replay a job", &c->stmt);
+		if (ret)
+			return ret;
+		if (i == REPLAY_HOST) {
+			sqlite3_bind_int64(c->stmt, 1, rp->node_id);
+			sqlite3_bind_int64(c->stmt, 2, start_ms);
+			sqlite3_bind_int64(c->stmt, 3, end_ms);
+		} else {
+			sqlite3_bind_int64(c->stmt, 1, id);
+		}
+		ret = cursor_step(rp, c);
+		if (ret)
+			return ret;
+	}
+	if (!wanted[REPLAY_HOST])
+		return 0;
+
+	rp->host = malloc(sizeof(*rp->host));
+	if (!rp->host)
+		return log_err(-ENOMEM, "cannot replay a job of store '%s'", rp->st->path);
+	ret = prepare(rp->st,
+		      "SELECT cpu, user_ms, nice_ms, system_ms, idle_ms, iowait_ms, irq_ms,"
+		      " softirq_ms, steal_ms FROM cpu_samples"
+		      " WHERE node_id = ?1 AND ts_ms = ?2 AND seq > ?3 ORDER BY seq",
+		      "replay a job", &rp->cpu_stmt);
+	if (ret)
+		return ret;
+	ret = prepare(rp->st,
+		      "SELECT disk, reads, read_bytes, writes, write_bytes, io_ms FROM disk_samples"
+		      " WHERE node_id = ?1 AND ts_ms = ?2 AND seq > ?3 ORDER BY seq",
+		      "replay a job", &rp->disk_stmt);
+	if (ret)
+		return ret;
+	return prepare(rp->st,
+		       "SELECT iface, rx_bytes, rx_packets, tx_bytes, tx_packets FROM net_samples"
+		       " WHERE node_id = ?1 AND ts_ms = ?2 AND seq > ?3 ORDER BY seq",
+		       "replay a job", &rp->net_stmt);
+}
+
+static int replay_merge(struct replay *rp)
+{
+	struct replay_cursor *next, *c;
+	int ret;
+
+	for (;;) {
+		next = NULL;
+		for (c = rp->cur; c < rp->cur + REPLAY__COUNT; c++)
+			if (c->live && (!next || c->seq < next->seq))
+				next = c;
+		if (!next)
+			return 0;
+		switch (next - rp->cur) {
+		case REPLAY_HOST:
+			ret = replay_host(rp, next->stmt);
+			if (ret)
+				return ret;
+			break;
+		case REPLAY_JOB:
+			replay_job_sample(rp, next->stmt);
+			break;
+		case REPLAY_PROC:
+			replay_proc_sample(rp, next->stmt);
+			break;
+		default:
+			replay_event(rp, next->stmt);
+			break;
+		}
+		ret = cursor_step(rp, next);
+		if (ret)
+			return ret;
+	}
+}
+
+int store_replay_job(struct store *st, int64_t id, const struct store_replay_ops *ops, void *arg)
+{
+	static const struct store_replay_ops no_ops;
+	struct replay *rp;
+	int64_t start_ms = 0, end_ms = 0;
+	int i, ret;
+
+	if (!ops)
+		ops = &no_ops;
+	rp = calloc(1, sizeof(*rp));
+	if (!rp)
+		return log_err(-ENOMEM, "cannot replay a job of store '%s'", st->path);
+	rp->st = st;
+	rp->ops = ops;
+	rp->arg = arg;
+	ret = replay_window(st, id, &rp->node_id, &start_ms, &end_ms);
+	if (ret)
+		goto out_free_replay;
+	ret = replay_prepare(rp, id, start_ms, end_ms);
+	if (ret)
+		goto out_finalize;
+	ret = replay_merge(rp);
+out_finalize:
+	for (i = 0; i < REPLAY__COUNT; i++)
+		sqlite3_finalize(rp->cur[i].stmt);
+	sqlite3_finalize(rp->cpu_stmt);
+	sqlite3_finalize(rp->disk_stmt);
+	sqlite3_finalize(rp->net_stmt);
+	free(rp->host);
+out_free_replay:
+	free(rp);
+	return ret;
+}

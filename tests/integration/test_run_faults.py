@@ -58,13 +58,24 @@ def test_corrupt_store(wd):
     db = wd.join("store.db")
     r = run(wd, ["true"], db=db)
     eq(r.rc, 0, "first run")
+    check(not os.path.exists(db + "-wal"), "the run checkpointed its WAL")
     with open(db, "r+b") as f:
-        f.seek(4096 + 100)
-        f.write(b"\xde\xad\xbe\xef" * 512)
+        f.seek(4096)  # page 2: a b-tree page header and cells
+        f.write(b"\xde\xad\xbe\xef" * 1024)
     err = assert_refused(wd, db, "a corrupt store")
     check("corrupt" in err, err)
     p = jobscope("report", "--db", db, "1")
     eq(p.returncode, 2, "report on a corrupt store")
+
+
+def test_truncated_store(wd):
+    db = wd.join("store.db")
+    run(wd, [helper("busy"), "--sleep", "0.3"], db=db, opts=["--interval", "50ms"])
+    size = os.path.getsize(db)
+    with open(db, "r+b") as f:
+        f.truncate(size // 2)
+    err = assert_refused(wd, db, "a truncated store")
+    check("corrupt" in err, err)
 
 
 def test_newer_schema(wd):
