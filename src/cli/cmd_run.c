@@ -68,6 +68,8 @@ struct run_state {
 	struct ptree pt;
 	struct summary sum;
 	sigset_t orig_mask;
+	struct rlimit orig_nofile; /* restored for CMD */
+	bool nofile_raised;
 	int sigfd, tickfd, timeoutfd;
 
 	pid_t child;
@@ -447,6 +449,8 @@ static int spawn(struct run_state *r)
 		close(pipefd[0]);
 		signal(SIGPIPE, SIG_DFL);
 		sigprocmask(SIG_SETMASK, &r->orig_mask, NULL);
+		if (r->nofile_raised)
+			setrlimit(RLIMIT_NOFILE, &r->orig_nofile);
 		setenv("JOBSCOPE_RUN_ID", id, 1);
 		execvp(r->opt->argv[0], r->opt->argv);
 		e = errno;
@@ -612,6 +616,14 @@ static int setup(struct run_state *r)
 	}
 	if (ret)
 		return ret;
+	/* the sampler keeps /proc/PID/stat open: one descriptor per process */
+	if (getrlimit(RLIMIT_NOFILE, &r->orig_nofile) == 0 &&
+	    r->orig_nofile.rlim_cur < r->orig_nofile.rlim_max) {
+		struct rlimit raised = r->orig_nofile;
+
+		raised.rlim_cur = raised.rlim_max;
+		r->nofile_raised = setrlimit(RLIMIT_NOFILE, &raised) == 0;
+	}
 	ptree_init(&r->pt, getpid(), sysconf(_SC_CLK_TCK), boot_ms(r->host));
 	summary_init(&r->sum, &r->job);
 	return 0;

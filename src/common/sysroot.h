@@ -25,6 +25,12 @@ int sysroot_path(char *buf, size_t size, const char *path);
 int sysroot_open(const char *path, int flags);
 /* Replaces sb's contents with the file's. */
 int sysroot_read(const char *path, struct strbuf *sb);
+/*
+ * The same for a file already open: reads it whole from offset 0 with
+ * pread(), so a descriptor kept open across ticks gives fresh contents
+ * each time.  -ENOENT when the process behind a /proc file is gone.
+ */
+int sysroot_read_fd(int fd, struct strbuf *sb);
 bool sysroot_exists(const char *path);
 
 #endif

@@ -41,8 +41,8 @@ int parse_duration_ms(const char *s, int64_t *out_ms)
 		const char *unit;
 		double ms;
 	} units[] = {
-		{"us", 0.001}, {"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}, {"d", 86400000},
-		{"", 1000},
+	    {"us", 0.001},  {"ms", 1},	     {"s", 1000}, {"m", 60000},
+	    {"h", 3600000}, {"d", 86400000}, {"", 1000},
 	};
 	char *end;
 	double v;
@@ -75,8 +75,8 @@ void format_rfc3339_ms(int64_t ms, char *buf, size_t size)
 	struct tm tm;
 
 	gmtime_r(&secs, &tm);
-	snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
+	snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
 }
 
 void format_duration_ms(int64_t ms, char *buf, size_t size)

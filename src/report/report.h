@@ -17,7 +17,7 @@
 #define REPORT_JSON_SCHEMA 1
 
 struct report_options {
-	bool utf8;       /* sparklines with block characters, else ASCII */
+	bool utf8;	  /* sparklines with block characters, else ASCII */
 	size_t max_procs; /* text: rows in the process table (0: 10) */
 };
 

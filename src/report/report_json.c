@@ -120,7 +120,8 @@ static void write_network(struct jsonw *w, const struct summary *s)
 	jsonw_key(w, "network");
 	jsonw_obj_begin(w);
 	jsonw_kv_str(w, "scope", "host");
-	jsonw_kv_str(w, "note", "all interfaces of the host except lo, not only this command's traffic");
+	jsonw_kv_str(w, "note",
+		     "all interfaces of the host except lo, not only this command's traffic");
 	jsonw_kv_int_opt(w, "rx_bytes", have, delta(a->net_rx_bytes, b->net_rx_bytes));
 	jsonw_kv_int_opt(w, "tx_bytes", have, delta(a->net_tx_bytes, b->net_tx_bytes));
 	jsonw_kv_int_opt(w, "rx_packets", have, delta(a->net_rx_packets, b->net_rx_packets));
@@ -131,7 +132,8 @@ static void write_network(struct jsonw *w, const struct summary *s)
 static void write_host(struct jsonw *w, const struct summary *s)
 {
 	const struct host_point *a = &s->host_first, *b = &s->host_last;
-	bool disk = s->host_samples >= 1 && (a->valid & HOST_HAS_DISK) && (b->valid & HOST_HAS_DISK);
+	bool disk =
+	    s->host_samples >= 1 && (a->valid & HOST_HAS_DISK) && (b->valid & HOST_HAS_DISK);
 	double util = summary_host_cpu_util_pct(s);
 
 	jsonw_key(w, "host");

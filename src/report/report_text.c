@@ -35,7 +35,8 @@ static void header(const struct summary *s, struct strbuf *out)
 	format_rfc3339_ms(j->start_ms, B(start));
 	strbuf_addf(out, "  host %s", j->hostname);
 	if (j->host_cores > 0)
-		strbuf_addf(out, " (%d cores, %s)", j->host_cores, fmt_bytes(B(mem), j->host_mem_bytes));
+		strbuf_addf(out, " (%d cores, %s)", j->host_cores,
+			    fmt_bytes(B(mem), j->host_mem_bytes));
 	strbuf_addf(out, ", started %s", start);
 	if (j->end_ms) {
 		strbuf_addstr(out, ", ran ");
@@ -69,8 +70,8 @@ static void section_cpu(const struct summary *s, struct strbuf *out)
 	if (!isnan(avg))
 		strbuf_addf(out, "  %-9s %.2f cores on average, peak %.2f\n", "", avg, peak);
 	if (!isnan(eff))
-		strbuf_addf(out, "  %-9s efficiency %.1f%% of the %d core%s it could use\n", "", eff,
-			    s->job.cores_allowed, s->job.cores_allowed == 1 ? "" : "s");
+		strbuf_addf(out, "  %-9s efficiency %.1f%% of the %d core%s it could use\n", "",
+			    eff, s->job.cores_allowed, s->job.cores_allowed == 1 ? "" : "s");
 }
 
 static void section_memory(const struct summary *s, struct strbuf *out)
@@ -126,8 +127,8 @@ static void section_host(const struct summary *s, struct strbuf *out)
 		strbuf_addch(out, '\n');
 }
 
-static const char *const spark_utf8[] = {" ", "\u2581", "\u2582", "\u2583", "\u2584",
-					  "\u2585", "\u2586", "\u2587", "\u2588"};
+static const char *const spark_utf8[] = {" ",	   "\u2581", "\u2582", "\u2583", "\u2584",
+					 "\u2585", "\u2586", "\u2587", "\u2588"};
 static const char spark_ascii[] = " .:-=+*#@";
 
 static void spark(struct strbuf *out, double v, double max, bool utf8)
@@ -201,8 +202,8 @@ static void section_procs(const struct summary *s, const struct report_options *
 	n = summary_procs_by_cpu(s, top, max);
 	strbuf_addf(out, "\n  Processes: %zu in all%s\n", s->nprocs,
 		    s->nprocs > n ? ", the busiest:" : "");
-	strbuf_addf(out, "    %7s %7s %9s %10s %10s %10s %9s  %s\n", "PID", "PPID", "CPU", "RSS peak",
-		    "read", "written", "lived", "command");
+	strbuf_addf(out, "    %7s %7s %9s %10s %10s %10s %9s  %s\n", "PID", "PPID", "CPU",
+		    "RSS peak", "read", "written", "lived", "command");
 	for (size_t i = 0; i < n; i++) {
 		const struct proc_summary *p = top[i];
 		char rss[16], rd[16], wr[16], lived[32];
@@ -223,8 +224,8 @@ static void section_procs(const struct summary *s, const struct report_options *
 			format_duration_ms(p->end_ms - p->start_ms, B(lived));
 		else
 			snprintf(lived, sizeof(lived), "running");
-		strbuf_addf(out, "    %7d %7d %8.2fs %10s %10s %10s %9s  %.60s%s\n", p->pid, p->ppid,
-			    (p->user_ms + p->system_ms) / 1000.0, rss, rd, wr, lived, cmd,
+		strbuf_addf(out, "    %7d %7d %8.2fs %10s %10s %10s %9s  %.60s%s\n", p->pid,
+			    p->ppid, (p->user_ms + p->system_ms) / 1000.0, rss, rd, wr, lived, cmd,
 			    strlen(cmd) > 60 ? "..." : "");
 	}
 	free(top);
@@ -243,7 +244,8 @@ static void section_events(const struct summary *s, struct strbuf *out)
 		strbuf_addf(out, "  %-13s %s\n", e->kind, e->message);
 	}
 	if (s->events_dropped)
-		strbuf_addf(out, "    (%llu more not shown)\n", (unsigned long long)s->events_dropped);
+		strbuf_addf(out, "    (%llu more not shown)\n",
+			    (unsigned long long)s->events_dropped);
 }
 
 static void section_sampler(const struct summary *s, struct strbuf *out)
@@ -253,8 +255,8 @@ static void section_sampler(const struct summary *s, struct strbuf *out)
 	char iv[32];
 
 	format_duration_ms(j->interval_ms, B(iv));
-	strbuf_addf(out, "\n  Sampler   %lld samples every %s; jobscope used %.3fs CPU", (long long)j->samples,
-		    iv, j->sampler_cpu_ms / 1000.0);
+	strbuf_addf(out, "\n  Sampler   %lld samples every %s; jobscope used %.3fs CPU",
+		    (long long)j->samples, iv, j->sampler_cpu_ms / 1000.0);
 	if (dur > 0)
 		strbuf_addf(out, " (%.2f%% of one core)", j->sampler_cpu_ms / 10.0 / dur);
 	strbuf_addch(out, '\n');

@@ -382,10 +382,9 @@ double summary_host_cpu_util_pct(const struct summary *s)
 
 	if (s->host_samples < 2 || !(s->host_first.valid & HOST_HAS_CPU))
 		return NAN;
-	busy = sub0(b->user_ms + b->nice_ms + b->system_ms + b->irq_ms + b->softirq_ms +
-			    b->steal_ms,
-		    a->user_ms + a->nice_ms + a->system_ms + a->irq_ms + a->softirq_ms +
-			    a->steal_ms);
+	busy =
+	    sub0(b->user_ms + b->nice_ms + b->system_ms + b->irq_ms + b->softirq_ms + b->steal_ms,
+		 a->user_ms + a->nice_ms + a->system_ms + a->irq_ms + a->softirq_ms + a->steal_ms);
 	idle = sub0(b->idle_ms + b->iowait_ms, a->idle_ms + a->iowait_ms);
 	if (busy + idle == 0)
 		return NAN;

@@ -29,9 +29,9 @@
 
 struct summary_bucket {
 	int64_t start_ms;
-	int64_t span_ms;   /* time covered by samples in the bucket */
-	uint64_t cpu_ms;   /* CPU used over span_ms */
-	uint64_t rss_max;  /* largest tree RSS seen in the bucket */
+	int64_t span_ms;  /* time covered by samples in the bucket */
+	uint64_t cpu_ms;  /* CPU used over span_ms */
+	uint64_t rss_max; /* largest tree RSS seen in the bucket */
 	bool used;
 };
 

@@ -414,6 +414,17 @@ int proc_read_stat(struct proc_reader *r, int pid, struct proc_stat *out)
 	return proc_parse_stat(strbuf_str(&r->buf), r->buf.len, out);
 }
 
+int proc_read_stat_fd(struct proc_reader *r, int fd, struct proc_stat *out)
+{
+	int ret = sysroot_read_fd(fd, &r->buf);
+
+	if (ret)
+		return ret;
+	if (r->buf.len == 0)
+		return -ENOENT;
+	return proc_parse_stat(strbuf_str(&r->buf), r->buf.len, out);
+}
+
 int proc_read_status(struct proc_reader *r, int pid, struct proc_status *out)
 {
 	int ret = read_pid_file(r, pid, "status");

@@ -7,7 +7,8 @@
  *
  * Errors: 0 or -errno.  Readers return -ENOENT when the process is gone
  * (including when it exits between two files), -EACCES when the file is not
- * readable by us (e.g. /proc/PID/io of another user's process); parsers
+ * readable by us (e.g. /proc/PID/io of another user's process, or a kernel
+ * without I/O accounting: an absent io file of a live process); parsers
  * return -EINVAL on text they cannot make sense of and never read past len.
  * Units: times in milliseconds (converted from clock ticks), sizes in bytes.
  * A field the file did not have is flagged missing in `valid`, never 0.
@@ -91,6 +92,8 @@ struct proc_reader {
 void proc_reader_init(struct proc_reader *r, long hz);
 void proc_reader_release(struct proc_reader *r);
 int proc_read_stat(struct proc_reader *r, int pid, struct proc_stat *out);
+/* From /proc/PID/stat kept open (see sysroot_read_fd): no open/close per tick. */
+int proc_read_stat_fd(struct proc_reader *r, int fd, struct proc_stat *out);
 int proc_read_status(struct proc_reader *r, int pid, struct proc_status *out);
 int proc_read_io(struct proc_reader *r, int pid, struct proc_io *out);
 /* Empty string (return 0) for kernel threads and zombies. */

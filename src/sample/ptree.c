@@ -7,11 +7,14 @@
 #include "ptree.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/log.h"
+#include "common/sysroot.h"
 
 #define PTREE_MAX_DEPTH 4096
 
@@ -71,16 +74,28 @@ void ptree_init(struct ptree *pt, pid_t ancestor, long hz, int64_t boot_ms)
 	pt->ancestor = ancestor;
 	pt->hz = hz > 0 ? hz : 100;
 	pt->boot_ms = boot_ms;
+	pt->fd_cache = true;
 	proc_reader_init(&pt->reader, pt->hz);
+}
+
+static void close_fds(struct ptree_scan_entry *e, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (e[i].fd >= 0)
+			close(e[i].fd);
 }
 
 void ptree_release(struct ptree *pt)
 {
 	proc_reader_release(&pt->reader);
+	close_fds(pt->scan, pt->nscan);
+	close_fds(pt->prev, pt->nprev);
 	free(pt->procs);
 	free(pt->index);
 	free(pt->scan);
 	free(pt->scan_index);
+	free(pt->prev);
+	free(pt->prev_index);
 	memset(pt, 0, sizeof(*pt));
 }
 
@@ -124,14 +139,34 @@ static struct ptree_proc *add_proc(struct ptree *pt)
 	return p;
 }
 
-/* Fills cur from a stat reading, then status and io (when readable). */
-static void refresh(struct ptree *pt, struct ptree_proc *p, const struct proc_stat *st)
+/* Did the process do anything since its last full refresh? */
+static bool stat_moved(const struct proc_stat *a, const struct proc_stat *b)
+{
+	return a->utime_ticks != b->utime_ticks || a->stime_ticks != b->stime_ticks ||
+	       a->cutime_ticks != b->cutime_ticks || a->cstime_ticks != b->cstime_ticks ||
+	       a->rss_pages != b->rss_pages || a->num_threads != b->num_threads ||
+	       a->state != b->state || a->state == 'R' || a->state == 'D' ||
+	       strcmp(a->comm, b->comm) != 0;
+}
+
+/*
+ * Fills cur from a stat reading, then status and io (when readable), unless
+ * `lazy` and the process has not moved since they were last read.
+ */
+static void refresh(struct ptree *pt, struct ptree_proc *p, const struct proc_stat *st,
+		    int64_t now_ms, bool lazy)
 {
 	struct proc_status status;
 	struct proc_io io;
 	struct proc_sample *s = &p->cur;
 	int pid = st->pid;
 
+	p->info.ppid = st->ppid; /* orphans move to the subreaper without moving */
+	if (lazy && p->refreshed_ms && now_ms - p->refreshed_ms < PTREE_FULL_REFRESH_MS &&
+	    !stat_moved(st, &p->last_stat))
+		return;
+	p->last_stat = *st;
+	p->refreshed_ms = now_ms;
 	s->state = st->state;
 	s->user_ms = proc_ticks_to_ms(&pt->reader, st->utime_ticks);
 	s->system_ms = proc_ticks_to_ms(&pt->reader, st->stime_ticks);
@@ -196,10 +231,40 @@ static struct ptree_proc *new_proc(struct ptree *pt, const struct proc_stat *st)
 	return p;
 }
 
+/* The stat descriptor the previous scan had open for pid, taken over. */
+static int take_prev_fd(struct ptree *pt, int pid)
+{
+	long i = pidmap_get(pt->prev_index, pt->prev_index_size, pid);
+	int fd;
+
+	if (i < 0 || pt->prev[i].fd < 0)
+		return -1;
+	fd = pt->prev[i].fd;
+	pt->prev[i].fd = -1;
+	return fd;
+}
+
+static int open_stat(struct ptree *pt, int pid)
+{
+	char path[64];
+	int fd;
+
+	if (!pt->fd_cache)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = sysroot_open(path, O_RDONLY);
+	if (fd == -EMFILE || fd == -ENFILE) {
+		pt->fd_cache = false; /* go on with open/read/close */
+		log_debug("out of file descriptors: /proc/PID/stat no longer kept open");
+	}
+	return fd < 0 ? -1 : fd;
+}
+
 static int collect_pid(int pid, void *arg)
 {
 	struct ptree *pt = arg;
 	struct ptree_scan_entry *e;
+	int ret;
 
 	if (pid == pt->ancestor)
 		return 0;
@@ -213,13 +278,52 @@ static int collect_pid(int pid, void *arg)
 		pt->scan_alloc = n;
 	}
 	e = &pt->scan[pt->nscan];
-	/* vanished since readdir, or unreadable: not ours to count */
-	if (proc_read_stat(&pt->reader, pid, &e->stat) != 0)
+	e->fd = take_prev_fd(pt, pid);
+	ret = e->fd >= 0 ? proc_read_stat_fd(&pt->reader, e->fd, &e->stat) : -ENOENT;
+	if (ret != 0) {
+		/* new, or the pid now names another process: the old fd is dead */
+		if (e->fd >= 0)
+			close(e->fd);
+		e->fd = open_stat(pt, pid);
+		if (e->fd >= 0)
+			ret = proc_read_stat_fd(&pt->reader, e->fd, &e->stat);
+		else
+			ret = proc_read_stat(&pt->reader, pid, &e->stat);
+	}
+	if (ret == 0 && e->stat.pid != pid)
+		ret = -ENOENT;
+	if (ret != 0) {
+		/* vanished since readdir (or the pid was reused), or unreadable */
+		if (e->fd >= 0)
+			close(e->fd);
 		return 0;
-	e->pid = e->stat.pid;
+	}
+	e->pid = pid;
 	e->ppid = e->stat.ppid;
 	e->in_tree = -1;
 	pt->nscan++;
+	return 0;
+}
+
+/* This scan's entries become the previous scan's; a new one starts empty. */
+static int rotate_scan(struct ptree *pt)
+{
+	struct ptree_scan_entry *tmp = pt->prev;
+	size_t tmp_alloc = pt->prev_alloc;
+	int32_t *tmp_index = pt->prev_index;
+	size_t tmp_index_size = pt->prev_index_size;
+
+	close_fds(pt->prev, pt->nprev); /* processes that were not seen again */
+	pt->prev = pt->scan;
+	pt->nprev = pt->nscan;
+	pt->prev_alloc = pt->scan_alloc;
+	pt->prev_index = pt->scan_index;
+	pt->prev_index_size = pt->scan_index_size;
+	pt->scan = tmp;
+	pt->nscan = 0;
+	pt->scan_alloc = tmp_alloc;
+	pt->scan_index = tmp_index;
+	pt->scan_index_size = tmp_index_size;
 	return 0;
 }
 
@@ -354,8 +458,10 @@ int ptree_scan(struct ptree *pt, int64_t ts_ms)
 	int ret;
 
 	compact(pt);
-	pt->nscan = 0;
+	rotate_scan(pt);
 	ret = proc_for_each_pid(collect_pid, pt);
+	close_fds(pt->prev, pt->nprev); /* gone since the last scan */
+	pt->nprev = 0;
 	if (ret)
 		return ret;
 	/* positions, not pointers, so growing procs keeps the index valid */
@@ -393,7 +499,7 @@ int ptree_scan(struct ptree *pt, int64_t ts_ms)
 			pidmap_put(pt->index, pt->index_size, st->pid, (size_t)(p - pt->procs));
 		}
 		p->seen = true;
-		refresh(pt, p, st);
+		refresh(pt, p, st, ts_ms, true);
 		if (!p->has_emitted || p->info_dirty || sample_moved(&p->cur, &p->last_emitted))
 			p->emit = true;
 	}
@@ -437,15 +543,16 @@ void ptree_child_exiting(struct ptree *pt, pid_t pid)
 		if (!p)
 			return;
 	}
-	refresh(pt, p, &st);
+	refresh(pt, p, &st, 0, false);
 }
 
 void ptree_child_reaped(struct ptree *pt, pid_t pid, const struct rusage *ru, int64_t ts_ms)
 {
 	struct ptree_proc *p = ptree_find(pt, pid);
-	uint64_t user_ms = (uint64_t)ru->ru_utime.tv_sec * 1000 + (uint64_t)ru->ru_utime.tv_usec / 1000;
+	uint64_t user_ms =
+	    (uint64_t)ru->ru_utime.tv_sec * 1000 + (uint64_t)ru->ru_utime.tv_usec / 1000;
 	uint64_t system_ms =
-		(uint64_t)ru->ru_stime.tv_sec * 1000 + (uint64_t)ru->ru_stime.tv_usec / 1000;
+	    (uint64_t)ru->ru_stime.tv_sec * 1000 + (uint64_t)ru->ru_stime.tv_usec / 1000;
 
 	pt->reaped_user_ms += user_ms;
 	pt->reaped_system_ms += system_ms;

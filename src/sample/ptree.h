@@ -38,13 +38,15 @@ struct ptree_proc {
 	struct proc_sample cur;
 	struct proc_sample last_emitted;
 	bool has_emitted;
-	bool emit;       /* this tick: write a row (new, changed or ended) */
-	bool info_dirty; /* comm/cmdline changed (exec) since its info row */
-	bool alive;      /* still exists (zombies count) */
-	bool reaped;     /* reaped by the ancestor: its values are in the totals */
-	bool seen;       /* scratch: found in this scan */
-	bool done;       /* ended and its last row emitted: dropped next scan */
-	int64_t row;     /* store row id of its procs entry, 0 when none */
+	bool emit;		    /* this tick: write a row (new, changed or ended) */
+	bool info_dirty;	    /* comm/cmdline changed (exec) since its info row */
+	bool alive;		    /* still exists (zombies count) */
+	bool reaped;		    /* reaped by the ancestor: its values are in the totals */
+	bool seen;		    /* scratch: found in this scan */
+	bool done;		    /* ended and its last row emitted: dropped next scan */
+	struct proc_stat last_stat; /* stat at the last full refresh */
+	int64_t refreshed_ms;	    /* when status and io were last read (0: never) */
+	int64_t row;		    /* store row id of its procs entry, 0 when none */
 	int64_t row_tick; /* tick in which `row` was assigned (undone if that tick fails) */
 };
 
@@ -52,8 +54,16 @@ struct ptree_scan_entry {
 	int32_t pid;
 	int32_t ppid;
 	int8_t in_tree; /* -1 unknown, 0 no, 1 yes */
+	int fd;		/* /proc/PID/stat, kept open across ticks; -1 if none */
 	struct proc_stat stat;
 };
+
+/*
+ * status and io are read again only when stat shows the process moved (CPU
+ * time, RSS, threads or state changed, or it is running or in disk wait),
+ * or PTREE_FULL_REFRESH_MS passed: a sleeping process costs one pread a tick.
+ */
+#define PTREE_FULL_REFRESH_MS 10000
 
 struct ptree {
 	pid_t ancestor;
@@ -66,20 +76,26 @@ struct ptree {
 	int32_t *index; /* open addressing: pid -> position+1 in procs (latest) */
 	size_t index_size;
 
-	struct ptree_scan_entry *scan; /* scratch, one per process on the system */
+	struct ptree_scan_entry *scan; /* one per process on the system */
 	size_t nscan, scan_alloc;
 	int32_t *scan_index; /* pid -> position+1 in scan */
 	size_t scan_index_size;
+	/* the previous scan, whose stat descriptors the next one takes over */
+	struct ptree_scan_entry *prev;
+	size_t nprev, prev_alloc;
+	int32_t *prev_index;
+	size_t prev_index_size;
+	bool fd_cache; /* false once open() failed with EMFILE */
 
 	/* totals of processes the ancestor reaped */
 	uint64_t reaped_user_ms, reaped_system_ms;
 	uint64_t reaped_read_bytes, reaped_write_bytes;
 	bool reaped_io_valid;
 
-	struct job_sample job;      /* this tick */
+	struct job_sample job;	    /* this tick */
 	struct job_sample job_prev; /* previous tick, for monotonic counters */
 	bool has_job;
-	uint64_t system_processes;  /* processes on the system at the last scan */
+	uint64_t system_processes; /* processes on the system at the last scan */
 };
 
 void ptree_init(struct ptree *pt, pid_t ancestor, long hz, int64_t boot_ms);

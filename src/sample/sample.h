@@ -45,12 +45,12 @@ struct proc_sample {
 	uint64_t rss_bytes;
 	uint64_t hwm_bytes; /* peak RSS so far (VmHWM, or ru_maxrss at exit) */
 	uint64_t swap_bytes;
-	uint64_t read_bytes;  /* storage bytes, from io */
+	uint64_t read_bytes; /* storage bytes, from io */
 	uint64_t write_bytes;
 };
 
 enum job_sample_valid {
-	JS_IO = 1u << 0,   /* at least one process's io was readable */
+	JS_IO = 1u << 0, /* at least one process's io was readable */
 	JS_SWAP = 1u << 1,
 };
 
