@@ -182,6 +182,7 @@ static void refresh(struct ptree *pt, struct ptree_proc *p, const struct proc_st
 		if (proc_read_cmdline(&pt->reader, pid, p->info.cmdline, sizeof(p->info.cmdline)))
 			p->info.cmdline[0] = '\0';
 		p->info_dirty = true;
+		p->info_changed = true;
 	}
 
 	if (proc_read_status(&pt->reader, pid, &status) == 0) {
@@ -237,7 +238,7 @@ static int take_prev_fd(struct ptree *pt, int pid)
 	long i = pidmap_get(pt->prev_index, pt->prev_index_size, pid);
 	int fd;
 
-	if (i < 0 || pt->prev[i].fd < 0)
+	if (!pt->fd_cache || i < 0 || pt->prev[i].fd < 0)
 		return -1;
 	fd = pt->prev[i].fd;
 	pt->prev[i].fd = -1;
@@ -390,6 +391,7 @@ static void compact(struct ptree *pt)
 			continue;
 		if (p->alive)
 			p->emit = false;
+		p->info_changed = false;
 		if (out != i)
 			pt->procs[out] = *p;
 		out++;
@@ -500,7 +502,7 @@ int ptree_scan(struct ptree *pt, int64_t ts_ms)
 		}
 		p->seen = true;
 		refresh(pt, p, st, ts_ms, true);
-		if (!p->has_emitted || p->info_dirty || sample_moved(&p->cur, &p->last_emitted))
+		if (!p->has_emitted || p->info_changed || sample_moved(&p->cur, &p->last_emitted))
 			p->emit = true;
 	}
 

@@ -40,6 +40,7 @@ struct ptree_proc {
 	bool has_emitted;
 	bool emit;		    /* this tick: write a row (new, changed or ended) */
 	bool info_dirty;	    /* comm/cmdline changed (exec) since its info row */
+	bool info_changed;	    /* comm/cmdline changed in this scan */
 	bool alive;		    /* still exists (zombies count) */
 	bool reaped;		    /* reaped by the ancestor: its values are in the totals */
 	bool seen;		    /* scratch: found in this scan */

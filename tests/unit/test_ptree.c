@@ -1,0 +1,315 @@
+/*
+ * test_ptree.c - the process-tree sampler on a fake /proc built by the test:
+ * who is in the tree, which processes emit rows, the lazy refresh of status
+ * and io, pid reuse, processes vanishing between two files, and the job
+ * totals when children are reaped by their parent or by the ancestor.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "common/sysroot.h"
+#include "sample/ptree.h"
+
+#define ANCESTOR 10
+#define BOOT_MS	 1000000
+
+static char root[64];
+
+static void put_file(const char *rel, const char *text)
+{
+	char path[256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s%s", root, rel);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* A process with CPU in ticks (hz 100: 1 tick = 10 ms) and RSS in kB. */
+static void put_proc(int pid, int ppid, const char *comm, char state, int utime, int cutime,
+		     int rss_kb, int start_ticks, long long read_bytes)
+{
+	char dir[256], text[512];
+
+	snprintf(dir, sizeof(dir), "%s/proc/%d", root, pid);
+	mkdir(dir, 0755);
+	snprintf(dir, sizeof(dir), "/proc/%d/stat", pid);
+	snprintf(text, sizeof(text),
+		 "%d (%s) %c %d %d %d 0 -1 4194304 100 0 0 0 %d 0 %d 0 20 0 1 0 %d 1000000 %d "
+		 "18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n",
+		 pid, comm, state, ppid, pid, pid, utime, cutime, start_ticks, rss_kb / 4);
+	put_file(dir, text);
+	snprintf(dir, sizeof(dir), "/proc/%d/status", pid);
+	snprintf(text, sizeof(text),
+		 "Name:\t%s\nState:\t%c\nUid:\t0\t0\t0\t0\nVmHWM:\t%d kB\nVmRSS:\t%d kB\n"
+		 "VmSwap:\t0 kB\nThreads:\t1\n",
+		 comm, state, rss_kb * 2, rss_kb);
+	put_file(dir, text);
+	snprintf(dir, sizeof(dir), "/proc/%d/io", pid);
+	snprintf(text, sizeof(text),
+		 "rchar: 1\nwchar: 1\nsyscr: 1\nsyscw: 1\nread_bytes: %lld\nwrite_bytes: 0\n"
+		 "cancelled_write_bytes: 0\n",
+		 read_bytes);
+	put_file(dir, text);
+	snprintf(dir, sizeof(dir), "/proc/%d/cmdline", pid);
+	put_file(dir, comm);
+}
+
+static void remove_proc(int pid)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s/proc/%d", root, pid);
+	assert_int_equal(system(cmd), 0);
+}
+
+static int setup(void **state)
+{
+	char dir[128];
+
+	(void)state;
+	snprintf(root, sizeof(root), "/tmp/jobscope-ptree-XXXXXX");
+	assert_non_null(mkdtemp(root));
+	snprintf(dir, sizeof(dir), "%s/proc", root);
+	mkdir(dir, 0755);
+	sysroot_set(root);
+	put_proc(1, 0, "init", 'S', 5, 0, 1000, 1, 0);
+	put_proc(ANCESTOR, 1, "jobscope", 'S', 1, 0, 2000, 50, 0);
+	put_proc(99, 1, "other", 'R', 500, 0, 5000, 60, 0); /* not in the tree */
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	assert_int_equal(system(cmd), 0);
+	sysroot_set(NULL);
+	return 0;
+}
+
+static struct ptree_proc *find(struct ptree *pt, int pid)
+{
+	for (size_t i = 0; i < pt->nprocs; i++)
+		if (pt->procs[i].info.pid == pid)
+			return &pt->procs[i];
+	return NULL;
+}
+
+static void test_tree_and_totals(void **state)
+{
+	struct ptree pt;
+	struct ptree_proc *p;
+	const struct job_sample *j;
+
+	(void)state;
+	put_proc(20, ANCESTOR, "sh", 'S', 10, 0, 1000, 100, 0);
+	put_proc(21, 20, "worker", 'R', 100, 0, 4000, 110, 4096);
+	put_proc(22, 21, "grandchild", 'S', 7, 0, 800, 120, 0);
+	ptree_init(&pt, ANCESTOR, 100, BOOT_MS);
+
+	assert_int_equal(ptree_scan(&pt, BOOT_MS + 5000), 0);
+	assert_int_equal(pt.nprocs, 3);
+	assert_null(find(&pt, 99));
+	assert_null(find(&pt, 1));
+	p = find(&pt, 21);
+	assert_non_null(p);
+	assert_true(p->emit);
+	assert_int_equal(p->info.ppid, 20);
+	assert_int_equal(p->info.start_ms, BOOT_MS + 1100);
+	assert_string_equal(p->info.comm, "worker");
+	assert_string_equal(p->info.cmdline, "worker");
+	assert_int_equal(p->cur.user_ms, 1000);
+	assert_int_equal(p->cur.rss_bytes, 4000 * 1024);
+	assert_int_equal(p->cur.hwm_bytes, 8000 * 1024);
+	assert_int_equal(p->cur.read_bytes, 4096);
+	j = ptree_job(&pt);
+	assert_int_equal(j->nprocs, 3);
+	assert_int_equal(j->user_ms, 1170);
+	assert_int_equal(j->rss_bytes, (1000 + 4000 + 800) * 1024);
+	assert_int_equal(j->read_bytes, 4096);
+	assert_true(j->valid & JS_IO);
+
+	/* nothing moved: no rows; the worker keeps running: a row */
+	put_proc(21, 20, "worker", 'R', 150, 0, 4000, 110, 8192);
+	assert_int_equal(ptree_scan(&pt, BOOT_MS + 5500), 0);
+	assert_false(find(&pt, 20)->emit);
+	assert_false(find(&pt, 22)->emit);
+	assert_true(find(&pt, 21)->emit);
+	assert_int_equal(ptree_job(&pt)->user_ms, 1670);
+
+	/* the grandchild exits and is reaped by the worker: its CPU moves to cutime */
+	remove_proc(22);
+	put_proc(21, 20, "worker", 'R', 160, 7, 4000, 110, 8192);
+	assert_int_equal(ptree_scan(&pt, BOOT_MS + 6000), 0);
+	p = find(&pt, 22);
+	assert_non_null(p);
+	assert_false(p->alive);
+	assert_true(p->emit);
+	assert_int_equal(p->info.end_ms, BOOT_MS + 6000);
+	j = ptree_job(&pt);
+	assert_int_equal(j->nprocs, 2);
+	assert_int_equal(j->user_ms, 100 + 1600 + 70);
+	/* its last row went out: it is dropped at the next scan */
+	assert_int_equal(ptree_scan(&pt, BOOT_MS + 6500), 0);
+	assert_null(find(&pt, 22));
+	ptree_release(&pt);
+}
+
+static void test_lazy_refresh(void **state)
+{
+	struct ptree pt;
+
+	(void)state;
+	put_proc(30, ANCESTOR, "sleeper", 'S', 10, 0, 1000, 200, 0);
+	ptree_init(&pt, ANCESTOR, 100, BOOT_MS);
+	assert_int_equal(ptree_scan(&pt, BOOT_MS), 0);
+	assert_int_equal(find(&pt, 30)->cur.rss_bytes, 1000 * 1024);
+
+	/* status changed but stat did not: not read again before the full refresh */
+	put_file("/proc/30/status", "Name:\tsleeper\nVmHWM:\t9999 kB\nVmRSS:\t1000 kB\n");
+	assert_int_equal(ptree_scan(&pt, BOOT_MS + 500), 0);
+	assert_int_equal(find(&pt, 30)->cur.hwm_bytes, 2000 * 1024);
+	assert_false(find(&pt, 30)->emit);
+
+	/* ...but after PTREE_FULL_REFRESH_MS it is */
+	assert_int_equal(ptree_scan(&pt, BOOT_MS + PTREE_FULL_REFRESH_MS + 1), 0);
+	assert_int_equal(find(&pt, 30)->cur.hwm_bytes, 9999 * 1024);
+	assert_true(find(&pt, 30)->emit);
+
+	/* a move in stat reads status at once */
+	put_proc(30, ANCESTOR, "sleeper", 'S', 11, 0, 1200, 200, 0);
+	assert_int_equal(ptree_scan(&pt, BOOT_MS + PTREE_FULL_REFRESH_MS + 100), 0);
+	assert_int_equal(find(&pt, 30)->cur.rss_bytes, 1200 * 1024);
+	ptree_release(&pt);
+}
+
+static void test_pid_reuse_and_vanishing(void **state)
+{
+	struct ptree pt;
+	struct ptree_proc *p;
+
+	(void)state;
+	put_proc(40, ANCESTOR, "first", 'S', 10, 0, 1000, 300, 0);
+	put_proc(41, ANCESTOR, "noio", 'S', 10, 0, 1000, 310, 0);
+	remove_proc(41);
+	put_proc(41, ANCESTOR, "noio", 'S', 10, 0, 1000, 310, 0);
+	{
+		char path[256];
+
+		snprintf(path, sizeof(path), "%s/proc/41/io", root);
+		unlink(path);
+	}
+	ptree_init(&pt, ANCESTOR, 100, BOOT_MS);
+	assert_int_equal(ptree_scan(&pt, BOOT_MS), 0);
+	p = find(&pt, 41);
+	assert_non_null(p);
+	assert_false(p->cur.valid & PS_IO); /* unreadable io is missing, not 0 */
+	assert_true(ptree_job(&pt)->valid & JS_IO);
+
+	/*
+	 * pid 40 is reused by another process (another start time).  On procfs
+	 * the old process's kept-open stat descriptor then fails (ESRCH); a
+	 * fixture file would not, so read by path from here on.
+	 */
+	pt.fd_cache = false;
+	remove_proc(40);
+	put_proc(40, ANCESTOR, "second", 'S', 3, 0, 1000, 900, 0);
+	assert_int_equal(ptree_scan(&pt, BOOT_MS + 500), 0);
+	{
+		int alive = 0, ended = 0;
+
+		for (size_t i = 0; i < pt.nprocs; i++) {
+			if (pt.procs[i].info.pid != 40)
+				continue;
+			if (pt.procs[i].alive) {
+				alive++;
+				assert_string_equal(pt.procs[i].info.comm, "second");
+			} else {
+				ended++;
+				assert_string_equal(pt.procs[i].info.comm, "first");
+			}
+		}
+		assert_int_equal(alive, 1);
+		assert_int_equal(ended, 1);
+	}
+
+	/* a process whose stat is there but whose other files are gone */
+	{
+		char path[256];
+
+		put_proc(42, ANCESTOR, "vanishing", 'S', 10, 0, 1000, 950, 0);
+		snprintf(path, sizeof(path), "%s/proc/42/status", root);
+		unlink(path);
+		snprintf(path, sizeof(path), "%s/proc/42/io", root);
+		unlink(path);
+		snprintf(path, sizeof(path), "%s/proc/42/cmdline", root);
+		unlink(path);
+	}
+	assert_int_equal(ptree_scan(&pt, BOOT_MS + 1000), 0);
+	p = find(&pt, 42);
+	assert_non_null(p);
+	assert_false(p->cur.valid & (PS_RSS | PS_IO));
+	assert_int_equal(p->cur.user_ms, 100);
+	assert_string_equal(p->info.cmdline, "");
+	ptree_release(&pt);
+}
+
+static void test_reaped_by_ancestor(void **state)
+{
+	struct ptree pt;
+	struct rusage ru;
+	const struct job_sample *j;
+
+	(void)state;
+	put_proc(50, ANCESTOR, "cmd", 'S', 100, 30, 1000, 400, 1000);
+	ptree_init(&pt, ANCESTOR, 100, BOOT_MS);
+	assert_int_equal(ptree_scan(&pt, BOOT_MS), 0);
+	assert_int_equal(ptree_job(&pt)->user_ms, 1300);
+
+	/* it exits: read while a zombie, then reaped with an exact rusage */
+	put_proc(50, ANCESTOR, "cmd", 'Z', 120, 30, 0, 400, 5000);
+	ptree_child_exiting(&pt, 50);
+	memset(&ru, 0, sizeof(ru));
+	ru.ru_utime.tv_sec = 1;
+	ru.ru_utime.tv_usec = 505000; /* own 1.2 s + children 0.3 s, finer than ticks */
+	ru.ru_maxrss = 300 * 1024;    /* kB */
+	remove_proc(50);
+	ptree_child_reaped(&pt, 50, &ru, BOOT_MS + 800);
+	assert_int_equal(ptree_scan(&pt, BOOT_MS + 1000), 0);
+	j = ptree_job(&pt);
+	assert_int_equal(j->nprocs, 0);
+	assert_int_equal(j->user_ms, 1505);
+	assert_int_equal(j->read_bytes, 5000);
+	assert_true(find(&pt, 50)->emit);
+	assert_int_equal(find(&pt, 50)->cur.hwm_bytes, 300ull << 20);
+	assert_int_equal(find(&pt, 50)->info.end_ms, BOOT_MS + 800);
+	ptree_release(&pt);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_tree_and_totals, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_lazy_refresh, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_pid_reuse_and_vanishing, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_reaped_by_ancestor, setup, teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
