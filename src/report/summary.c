@@ -115,19 +115,42 @@ int summary_add_job(struct summary *s, int64_t ts_ms, const struct job_sample *j
 	struct summary_bucket *b;
 
 	if (s->samples == 0) {
+		/*
+		 * The tree had used nothing when it started: the first peak
+		 * window counts from an all-zero reading at the start, so a
+		 * burst before the first sample (a file written in the first
+		 * milliseconds) still shows in the peak rates.  The timeline
+		 * starts at the first sample: a few ms are no basis for a rate.
+		 */
 		s->first = *j;
 		s->first_ms = ts_ms;
-		s->win_start = *j;
-		s->win_start_ms = ts_ms;
 		s->last = *j;
 		s->last_ms = ts_ms;
+		s->win_start = *j;
+		s->win_start_ms = ts_ms;
+		if (s->job.start_ms > 0 && s->job.start_ms < ts_ms) {
+			memset(&s->win_start, 0, sizeof(s->win_start));
+			s->win_start.valid = j->valid;
+			s->win_start_ms = s->job.start_ms;
+		}
 	}
 	s->samples++;
-	b = timeline_bucket(s, ts_ms);
+	/*
+	 * An interval's CPU goes to the bucket it started in; a short one (the
+	 * last sample, taken at exit) joins the interval before it, so a few
+	 * ms of quantized CPU time do not show as a spike.
+	 */
+	timeline_bucket(s, ts_ms); /* may halve the resolution first */
 	if (ts_ms > s->last_ms) {
+		int64_t from = s->last_ms;
+
+		if (s->samples > 1 && (ts_ms - s->last_ms) * 2 < s->job.interval_ms)
+			from = s->prev_last_ms;
+		b = timeline_bucket(s, from);
 		b->span_ms += ts_ms - s->last_ms;
 		b->cpu_ms += sub0(cpu_of(j), cpu_of(&s->last));
 	}
+	b = timeline_bucket(s, ts_ms);
 	if (j->rss_bytes > b->rss_max)
 		b->rss_max = j->rss_bytes;
 	if (s->samples == 1 || j->rss_bytes > s->rss_peak_bytes) {
@@ -143,6 +166,7 @@ int summary_add_job(struct summary *s, int64_t ts_ms, const struct job_sample *j
 		s->has_io = true;
 	if (ts_ms - s->win_start_ms >= peak_window_ms(s))
 		close_window(s, ts_ms, j);
+	s->prev_last_ms = s->last_ms;
 	s->last = *j;
 	s->last_ms = ts_ms;
 	return 0;

@@ -73,6 +73,7 @@ struct summary {
 	/* job samples */
 	int64_t samples;
 	int64_t first_ms, last_ms;
+	int64_t prev_last_ms; /* the sample before the last */
 	struct job_sample first, last;
 	double cores_peak;
 	int64_t cores_peak_at_ms;

@@ -392,6 +392,9 @@ static void compact(struct ptree *pt)
 		if (p->alive)
 			p->emit = false;
 		p->info_changed = false;
+		p->ended_now = false;
+		p->prev_child_user_ms = p->cur.child_user_ms;
+		p->prev_child_system_ms = p->cur.child_system_ms;
 		if (out != i)
 			pt->procs[out] = *p;
 		out++;
@@ -455,6 +458,40 @@ static void compute_job(struct ptree *pt)
 	pt->has_job = true;
 }
 
+/*
+ * A process reaped by its parent between two scans was last seen up to one
+ * interval before it ended.  Its final CPU time is in the parent's cutime
+ * and cstime, which grew by exactly its total when it was the only child
+ * the parent reaped meanwhile: then its own last values are made exact.
+ * (With several, they stay the last values seen: a lower bound.)
+ */
+static void settle_ended(struct ptree *pt)
+{
+	for (size_t i = 0; i < pt->nprocs; i++) {
+		struct ptree_proc *p = &pt->procs[i], *parent;
+		uint64_t du, ds;
+		int siblings = 0;
+
+		if (!p->ended_now || p->cur.state == 'Z')
+			continue; /* a zombie's last reading is already final */
+		parent = ptree_find(pt, p->info.ppid);
+		if (!parent || !parent->seen)
+			continue;
+		for (size_t k = 0; k < pt->nprocs; k++)
+			if (pt->procs[k].ended_now && pt->procs[k].info.ppid == p->info.ppid)
+				siblings++;
+		if (siblings != 1 || parent->cur.child_user_ms < parent->prev_child_user_ms ||
+		    parent->cur.child_system_ms < parent->prev_child_system_ms)
+			continue;
+		du = parent->cur.child_user_ms - parent->prev_child_user_ms;
+		ds = parent->cur.child_system_ms - parent->prev_child_system_ms;
+		if (du >= p->cur.child_user_ms + p->cur.user_ms)
+			p->cur.user_ms = du - p->cur.child_user_ms;
+		if (ds >= p->cur.child_system_ms + p->cur.system_ms)
+			p->cur.system_ms = ds - p->cur.child_system_ms;
+	}
+}
+
 int ptree_scan(struct ptree *pt, int64_t ts_ms)
 {
 	int ret;
@@ -512,10 +549,17 @@ int ptree_scan(struct ptree *pt, int64_t ts_ms)
 		if (p->alive && !p->seen) {
 			/* reaped by its parent: its totals live on in the parent's */
 			p->alive = false;
+			p->ended_now = true;
 			p->info.end_ms = ts_ms;
-			p->cur.state = 'X';
 			p->emit = true;
 		}
+	}
+	settle_ended(pt);
+	for (size_t i = 0; i < pt->nprocs; i++) {
+		struct ptree_proc *p = &pt->procs[i];
+
+		if (p->ended_now)
+			p->cur.state = 'X';
 		if (p->emit) {
 			p->last_emitted = p->cur;
 			p->has_emitted = true;

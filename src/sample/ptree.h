@@ -41,13 +41,15 @@ struct ptree_proc {
 	bool emit;		    /* this tick: write a row (new, changed or ended) */
 	bool info_dirty;	    /* comm/cmdline changed (exec) since its info row */
 	bool info_changed;	    /* comm/cmdline changed in this scan */
+	bool ended_now;		    /* found gone in this scan */
 	bool alive;		    /* still exists (zombies count) */
 	bool reaped;		    /* reaped by the ancestor: its values are in the totals */
 	bool seen;		    /* scratch: found in this scan */
 	bool done;		    /* ended and its last row emitted: dropped next scan */
 	struct proc_stat last_stat; /* stat at the last full refresh */
 	int64_t refreshed_ms;	    /* when status and io were last read (0: never) */
-	int64_t row;		    /* store row id of its procs entry, 0 when none */
+	uint64_t prev_child_user_ms, prev_child_system_ms; /* at the previous scan */
+	int64_t row;	  /* store row id of its procs entry, 0 when none */
 	int64_t row_tick; /* tick in which `row` was assigned (undone if that tick fails) */
 };
 
