@@ -153,18 +153,24 @@ static void test_tree_and_totals(void **state)
 	assert_true(find(&pt, 21)->emit);
 	assert_int_equal(ptree_job(&pt)->user_ms, 1670);
 
-	/* the grandchild exits and is reaped by the worker: its CPU moves to cutime */
+	/*
+	 * The grandchild used 2 more ticks, exited and was reaped by the worker
+	 * between two scans: its CPU moved to the worker's cutime (9 ticks),
+	 * which also tells its exact final value (90 ms, not the 70 last seen).
+	 */
 	remove_proc(22);
-	put_proc(21, 20, "worker", 'R', 160, 7, 4000, 110, 8192);
+	put_proc(21, 20, "worker", 'R', 160, 9, 4000, 110, 8192);
 	assert_int_equal(ptree_scan(&pt, BOOT_MS + 6000), 0);
 	p = find(&pt, 22);
 	assert_non_null(p);
 	assert_false(p->alive);
 	assert_true(p->emit);
+	assert_int_equal(p->cur.state, 'X');
+	assert_int_equal(p->cur.user_ms, 90);
 	assert_int_equal(p->info.end_ms, BOOT_MS + 6000);
 	j = ptree_job(&pt);
 	assert_int_equal(j->nprocs, 2);
-	assert_int_equal(j->user_ms, 100 + 1600 + 70);
+	assert_int_equal(j->user_ms, 100 + 1600 + 90);
 	/* its last row went out: it is dropped at the next scan */
 	assert_int_equal(ptree_scan(&pt, BOOT_MS + 6500), 0);
 	assert_null(find(&pt, 22));
