@@ -75,12 +75,12 @@ static void test_duration(void **state)
 		const char *in;
 		int64_t ms;
 	} good[] = {
-		{"250ms", 250}, {"2s", 2000}, {"1m", 60000}, {"1.5s", 1500}, {"2h", 7200000},
-		{"1d", 86400000}, {"3", 3000}, {"0.05", 50}, {"100us", 1}, {"1500us", 2},
-		{"0s", 0},
+	    {"250ms", 250},  {"2s", 2000},     {"1m", 60000}, {"1.5s", 1500},
+	    {"2h", 7200000}, {"1d", 86400000}, {"3", 3000},   {"0.05", 50},
+	    {"100us", 1},    {"1500us", 2},    {"0s", 0},
 	};
 	static const char *const bad[] = {
-		"", "-1s", "s", "5x", "1.2.3s", "10 s", " 5s", "+5s", "1e400s", "nan", "inf", "5ms ",
+	    "", "-1s", "s", "5x", "1.2.3s", "10 s", " 5s", "+5s", "1e400s", "nan", "inf", "5ms ",
 	};
 	int64_t v;
 
@@ -140,7 +140,9 @@ static void test_jsonw(void **state)
 	strbuf_init(&sb, 0);
 	jsonw_init(&w, &sb, false);
 	jsonw_obj_begin(&w);
-	jsonw_kv_str(&w, "s", "a\"b\\c\n\x01\xff" "é");
+	jsonw_kv_str(&w, "s",
+		     "a\"b\\c\n\x01\xff"
+		     "é");
 	jsonw_kv_int(&w, "i", -5);
 	jsonw_kv_double(&w, "d", 1.23456, 2);
 	jsonw_kv_double(&w, "nan", NAN, 2);
@@ -155,9 +157,10 @@ static void test_jsonw(void **state)
 	jsonw_arr_end(&w);
 	jsonw_obj_end(&w);
 	assert_int_equal(jsonw_error(&w), 0);
-	assert_string_equal(strbuf_str(&sb),
-			    "{\"s\":\"a\\\"b\\\\c\\n\\u0001\xef\xbf\xbd\xc3\xa9\",\"i\":-5,\"d\":1.23,"
-			    "\"nan\":null,\"negzero\":0.00,\"missing\":null,\"a\":[1,true,{}]}");
+	assert_string_equal(
+	    strbuf_str(&sb),
+	    "{\"s\":\"a\\\"b\\\\c\\n\\u0001\xef\xbf\xbd\xc3\xa9\",\"i\":-5,\"d\":1.23,"
+	    "\"nan\":null,\"negzero\":0.00,\"missing\":null,\"a\":[1,true,{}]}");
 	strbuf_release(&sb);
 
 	/* pretty printing */
@@ -230,10 +233,14 @@ static void test_sysroot(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_strbuf_cap),       cmocka_unit_test(test_strbuf_read_fd),
-		cmocka_unit_test(test_duration),         cmocka_unit_test(test_time_format),
-		cmocka_unit_test(test_wallclock_monotonic), cmocka_unit_test(test_jsonw),
-		cmocka_unit_test(test_fmt),              cmocka_unit_test(test_sysroot),
+	    cmocka_unit_test(test_strbuf_cap),
+	    cmocka_unit_test(test_strbuf_read_fd),
+	    cmocka_unit_test(test_duration),
+	    cmocka_unit_test(test_time_format),
+	    cmocka_unit_test(test_wallclock_monotonic),
+	    cmocka_unit_test(test_jsonw),
+	    cmocka_unit_test(test_fmt),
+	    cmocka_unit_test(test_sysroot),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -28,10 +28,10 @@ static char root[64];
 
 static void put_file(const char *rel, const char *text)
 {
-	char path[256];
+	char path[512];
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s%s", root, rel);
+	assert_true(snprintf(path, sizeof(path), "%s%s", root, rel) < (int)sizeof(path));
 	f = fopen(path, "w");
 	assert_non_null(f);
 	fputs(text, f);

@@ -304,15 +304,15 @@ static void test_events_capped(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_cores_avg_and_peak),
-		cmocka_unit_test(test_peak_window_smooths_quantization),
-		cmocka_unit_test(test_short_run_has_a_peak),
-		cmocka_unit_test(test_rss_peak_from_hwm),
-		cmocka_unit_test(test_procs_merge_and_order),
-		cmocka_unit_test(test_timeline_halves),
-		cmocka_unit_test(test_host_util_and_json),
-		cmocka_unit_test(test_text_report),
-		cmocka_unit_test(test_events_capped),
+	    cmocka_unit_test(test_cores_avg_and_peak),
+	    cmocka_unit_test(test_peak_window_smooths_quantization),
+	    cmocka_unit_test(test_short_run_has_a_peak),
+	    cmocka_unit_test(test_rss_peak_from_hwm),
+	    cmocka_unit_test(test_procs_merge_and_order),
+	    cmocka_unit_test(test_timeline_halves),
+	    cmocka_unit_test(test_host_util_and_json),
+	    cmocka_unit_test(test_text_report),
+	    cmocka_unit_test(test_events_capped),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
