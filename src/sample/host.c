@@ -15,107 +15,10 @@
 #include <string.h>
 
 #include "common/sysroot.h"
+#include "scan.h"
 
 /* /proc/stat of a 1024-CPU machine with thousands of IRQs is a few 100 kB. */
 #define HOST_READ_MAX ((size_t)4 << 20)
-
-/* A cursor over text that is not NUL-terminated. */
-struct scan {
-	const char *pos;
-	const char *end;
-};
-
-static bool is_blank(char c)
-{
-	return c == ' ' || c == '\t';
-}
-
-static void scan_blanks(struct scan *s)
-{
-	while (s->pos < s->end && is_blank(*s->pos))
-		s->pos++;
-}
-
-static bool scan_at_end(const struct scan *s)
-{
-	return s->pos == s->end;
-}
-
-/* True at the end of the text or of a field (blank or newline). */
-static bool scan_at_delim(const struct scan *s)
-{
-	return s->pos == s->end || is_blank(*s->pos) || *s->pos == '\n';
-}
-
-/* Splits off the next line (without its '\n'); false when none is left. */
-static bool scan_line(struct scan *s, struct scan *line)
-{
-	const char *nl;
-
-	if (s->pos >= s->end)
-		return false;
-	nl = memchr(s->pos, '\n', (size_t)(s->end - s->pos));
-	line->pos = s->pos;
-	line->end = nl ? nl : s->end;
-	s->pos = nl ? nl + 1 : s->end;
-	return true;
-}
-
-/* Decimal digits right here; -EINVAL if there are none or too many. */
-static int scan_digits(struct scan *s, uint64_t *out)
-{
-	const char *start = s->pos;
-	uint64_t v = 0;
-
-	while (s->pos < s->end && *s->pos >= '0' && *s->pos <= '9') {
-		unsigned int d = (unsigned int)(*s->pos - '0');
-
-		if (v > (UINT64_MAX - d) / 10)
-			return -EINVAL;
-		v = v * 10 + d;
-		s->pos++;
-	}
-	if (s->pos == start)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-/* One whitespace-separated number field. */
-static int scan_u64(struct scan *s, uint64_t *out)
-{
-	int ret;
-
-	scan_blanks(s);
-	ret = scan_digits(s, out);
-	if (ret)
-		return ret;
-	return scan_at_delim(s) ? 0 : -EINVAL;
-}
-
-/* "word" followed by a blank at the start of a line: moves past it. */
-static bool scan_word(struct scan *line, const char *word)
-{
-	size_t n = strlen(word);
-
-	if ((size_t)(line->end - line->pos) <= n || memcmp(line->pos, word, n) != 0 ||
-	    !is_blank(line->pos[n]))
-		return false;
-	line->pos += n;
-	return true;
-}
-
-/* "Key:" at the start of a line: moves past the colon. */
-static bool scan_key(struct scan *line, const char *key)
-{
-	size_t n = strlen(key);
-
-	if ((size_t)(line->end - line->pos) <= n || memcmp(line->pos, key, n) != 0 ||
-	    line->pos[n] != ':')
-		return false;
-	line->pos += n + 1;
-	return true;
-}
 
 /* A name field of at most HOST_NAME_MAX_LEN - 1 bytes, ended by stop or blank. */
 static int scan_name(struct scan *s, char stop, char *name)
@@ -125,7 +28,7 @@ static int scan_name(struct scan *s, char stop, char *name)
 
 	scan_blanks(s);
 	start = s->pos;
-	while (s->pos < s->end && *s->pos != stop && !is_blank(*s->pos) && *s->pos != '\n' &&
+	while (s->pos < s->end && *s->pos != stop && !scan_is_blank(*s->pos) && *s->pos != '\n' &&
 	       *s->pos != '\0')
 		s->pos++;
 	n = (size_t)(s->pos - start);
@@ -134,14 +37,6 @@ static int scan_name(struct scan *s, char stop, char *name)
 	memcpy(name, start, n);
 	name[n] = '\0';
 	return 0;
-}
-
-static uint64_t ticks_to_ms(uint64_t ticks, long hz)
-{
-	uint64_t h = hz > 0 ? (uint64_t)hz : 100;
-
-	/* split so that ticks * 1000 cannot overflow */
-	return ticks / h * 1000 + ticks % h * 1000 / h;
 }
 
 /*
@@ -164,14 +59,14 @@ static int parse_cpu_times(struct scan *line, long hz, struct cpu_times *t)
 	}
 	if (i < 4)
 		return -EINVAL;
-	t->user_ms = ticks_to_ms(v[0], hz);
-	t->nice_ms = ticks_to_ms(v[1], hz);
-	t->system_ms = ticks_to_ms(v[2], hz);
-	t->idle_ms = ticks_to_ms(v[3], hz);
-	t->iowait_ms = ticks_to_ms(v[4], hz);
-	t->irq_ms = ticks_to_ms(v[5], hz);
-	t->softirq_ms = ticks_to_ms(v[6], hz);
-	t->steal_ms = ticks_to_ms(v[7], hz);
+	t->user_ms = scan_ticks_to_ms(v[0], hz);
+	t->nice_ms = scan_ticks_to_ms(v[1], hz);
+	t->system_ms = scan_ticks_to_ms(v[2], hz);
+	t->idle_ms = scan_ticks_to_ms(v[3], hz);
+	t->iowait_ms = scan_ticks_to_ms(v[4], hz);
+	t->irq_ms = scan_ticks_to_ms(v[5], hz);
+	t->softirq_ms = scan_ticks_to_ms(v[6], hz);
+	t->steal_ms = scan_ticks_to_ms(v[7], hz);
 	return 0;
 }
 
@@ -183,14 +78,14 @@ static int parse_cpu_line(struct scan *line, long hz, struct host_cpu_stat *out,
 	int ret;
 
 	line->pos += 3;
-	if (!scan_at_end(line) && is_blank(*line->pos)) {
+	if (!scan_at_end(line) && scan_is_blank(*line->pos)) {
 		*have_total = true;
 		return parse_cpu_times(line, hz, &out->total);
 	}
 	ret = scan_digits(line, &id);
 	if (ret)
 		return ret;
-	if (id > UINT16_MAX || scan_at_end(line) || !is_blank(*line->pos))
+	if (id > UINT16_MAX || scan_at_end(line) || !scan_is_blank(*line->pos))
 		return -EINVAL;
 	ret = parse_cpu_times(line, hz, &t);
 	if (ret)
@@ -266,21 +161,13 @@ int host_parse_meminfo(const char *text, size_t len, struct host_meminfo *out)
 	memset(&mi, 0, sizeof(mi));
 	while (scan_line(&s, &line)) {
 		for (i = 0; i < sizeof(mem_keys) / sizeof(mem_keys[0]); i++) {
-			uint64_t kb, bytes;
+			uint64_t bytes;
 
 			if (!scan_key(&line, mem_keys[i].key))
 				continue;
-			/* "   1234 kB"; a line cut short leaves its field missing */
-			if (scan_u64(&line, &kb) || kb > UINT64_MAX / 1024)
+			/* a line cut short leaves its field missing */
+			if (scan_kb(&line, &bytes))
 				break;
-			scan_blanks(&line);
-			if (line.end - line.pos < 2 || memcmp(line.pos, "kB", 2) != 0)
-				break;
-			line.pos += 2;
-			scan_blanks(&line);
-			if (!scan_at_end(&line))
-				break;
-			bytes = kb * 1024;
 			memcpy((char *)&mi + mem_keys[i].offset, &bytes, sizeof(bytes));
 			mi.valid |= mem_keys[i].bit;
 			break;

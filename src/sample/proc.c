@@ -17,148 +17,10 @@
 #include <unistd.h>
 
 #include "common/sysroot.h"
+#include "scan.h"
 
 /* stat, status and io are a few kB at most; cmdline is read with its own bound. */
 #define PROC_READ_MAX ((size_t)1 << 20)
-
-/* A cursor over text that is not NUL-terminated. */
-struct scan {
-	const char *pos;
-	const char *end;
-};
-
-static bool is_blank(char c)
-{
-	return c == ' ' || c == '\t';
-}
-
-static void scan_blanks(struct scan *s)
-{
-	while (s->pos < s->end && is_blank(*s->pos))
-		s->pos++;
-}
-
-/* True at the end of the text or of a field (blank or newline). */
-static bool scan_at_delim(const struct scan *s)
-{
-	return s->pos == s->end || is_blank(*s->pos) || *s->pos == '\n';
-}
-
-/* Splits off the next line (without its '\n'); false when none is left. */
-static bool scan_line(struct scan *s, struct scan *line)
-{
-	const char *nl;
-
-	if (s->pos >= s->end)
-		return false;
-	nl = memchr(s->pos, '\n', (size_t)(s->end - s->pos));
-	line->pos = s->pos;
-	line->end = nl ? nl : s->end;
-	s->pos = nl ? nl + 1 : s->end;
-	return true;
-}
-
-/* Blanks, then decimal digits up to a delimiter; -EINVAL if none or too big. */
-static int scan_u64(struct scan *s, uint64_t *out)
-{
-	uint64_t v = 0;
-	const char *start;
-
-	scan_blanks(s);
-	start = s->pos;
-	while (s->pos < s->end && *s->pos >= '0' && *s->pos <= '9') {
-		unsigned int d = (unsigned int)(*s->pos - '0');
-
-		if (v > (UINT64_MAX - d) / 10)
-			return -EINVAL;
-		v = v * 10 + d;
-		s->pos++;
-	}
-	if (s->pos == start || !scan_at_delim(s))
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
-
-/* A signed field that must fit in int32_t (pids, process groups). */
-static int scan_i32(struct scan *s, int32_t *out)
-{
-	bool neg = false;
-	uint64_t v;
-	int ret;
-
-	scan_blanks(s);
-	if (s->pos < s->end && *s->pos == '-') {
-		neg = true;
-		s->pos++;
-		/* "- 5" is not a number */
-		if (s->pos < s->end && is_blank(*s->pos))
-			return -EINVAL;
-	}
-	ret = scan_u64(s, &v);
-	if (ret)
-		return ret;
-	if (v > (uint64_t)INT32_MAX + neg)
-		return -EINVAL;
-	*out = neg ? (int32_t)(-(int64_t)v) : (int32_t)v;
-	return 0;
-}
-
-static int scan_u32(struct scan *s, uint32_t *out)
-{
-	uint64_t v;
-	int ret = scan_u64(s, &v);
-
-	if (ret)
-		return ret;
-	if (v > UINT32_MAX)
-		return -EINVAL;
-	*out = (uint32_t)v;
-	return 0;
-}
-
-/* Skips one field of anything but blanks and newlines. */
-static int scan_skip_field(struct scan *s)
-{
-	const char *start;
-
-	scan_blanks(s);
-	start = s->pos;
-	while (!scan_at_delim(s))
-		s->pos++;
-	return s->pos == start ? -EINVAL : 0;
-}
-
-/* "Key:" at the start of a line: moves past the colon. */
-static bool scan_key(struct scan *line, const char *key)
-{
-	size_t n = strlen(key);
-
-	if ((size_t)(line->end - line->pos) <= n || memcmp(line->pos, key, n) != 0 ||
-	    line->pos[n] != ':')
-		return false;
-	line->pos += n + 1;
-	return true;
-}
-
-/* "   1234 kB" to the end of the line -> bytes; -EINVAL without the unit. */
-static int scan_kb(struct scan *line, uint64_t *bytes)
-{
-	uint64_t kb;
-	int ret = scan_u64(line, &kb);
-
-	if (ret)
-		return ret;
-	scan_blanks(line);
-	if (line->end - line->pos < 2 || memcmp(line->pos, "kB", 2) != 0)
-		return -EINVAL;
-	line->pos += 2;
-	scan_blanks(line);
-	if (line->pos != line->end || kb > UINT64_MAX / 1024)
-		return -EINVAL;
-	*bytes = kb * 1024;
-	return 0;
-}
 
 /*
  * The comm field is whatever the process named itself, so it may hold
@@ -532,10 +394,7 @@ out_close:
 
 uint64_t proc_ticks_to_ms(const struct proc_reader *r, uint64_t ticks)
 {
-	uint64_t hz = r->hz > 0 ? (uint64_t)r->hz : 100;
-
-	/* split so that ticks * 1000 cannot overflow */
-	return ticks / hz * 1000 + ticks % hz * 1000 / hz;
+	return scan_ticks_to_ms(ticks, r->hz);
 }
 
 static bool parse_pid_name(const char *name, int *pid)
