@@ -38,8 +38,15 @@ extern const struct cli_command cmd_run_def;
 extern const struct cli_command cmd_runs_def;
 extern const struct cli_command cmd_report_def;
 
+struct store;
+
 /* Prints "jobscope: <msg>\nTry 'jobscope CMD --help'." and returns EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* getopt_long's ':' (value missing) or '?' (unknown option) as a usage error. */
+int cli_option_error(const char *cmd, int opt, char **argv);
+/* Opens --db PATH, or the default store when db is NULL: 0, or EXIT_USAGE
+ * after a message saying why. */
+int cli_open_store(const char *db, unsigned flags, struct store **st);
 /* $XDG_DATA_HOME/jobscope/jobscope.db, else ~/.local/share/jobscope/jobscope.db */
 int cli_default_db(char *buf, size_t size);
 /* Writes text to path ("-" = stdout); 0 or -errno, with a message. */

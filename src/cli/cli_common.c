@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <langinfo.h>
 #include <locale.h>
 #include <pwd.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "store/store.h"
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
@@ -24,6 +26,25 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, "\nTry 'jobscope %s%s--help'.\n", cmd ? cmd : "", cmd ? " " : "");
 	return EXIT_USAGE;
+}
+
+int cli_option_error(const char *cmd, int opt, char **argv)
+{
+	if (opt == ':')
+		return cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
+	return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+}
+
+int cli_open_store(const char *db, unsigned flags, struct store **st)
+{
+	char buf[4096];
+
+	if (!db) {
+		if (cli_default_db(buf, sizeof(buf)))
+			return EXIT_USAGE;
+		db = buf;
+	}
+	return store_open(db, flags, st) ? EXIT_USAGE : 0;
 }
 
 int cli_default_db(char *buf, size_t size)

@@ -73,7 +73,6 @@ static int cmd_report(int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	static const struct store_replay_ops ops = {on_host, on_job, on_proc, on_event};
-	char dbbuf[4096];
 	const char *db = NULL, *output = "-", *id_arg = NULL;
 	bool json = false;
 	struct job_record job;
@@ -104,11 +103,8 @@ static int cmd_report(int argc, char **argv)
 		case 'h':
 			fputs(report_usage, stdout);
 			return 0;
-		case ':':
-			return cli_usage_error("report", "option '%s' needs a value",
-					       argv[optind - 1]);
 		default:
-			return cli_usage_error("report", "unknown option '%s'", argv[optind - 1]);
+			return cli_option_error("report", opt, argv);
 		}
 	}
 	if (optind < argc)
@@ -118,13 +114,9 @@ static int cmd_report(int argc, char **argv)
 	if (id_arg && strcmp(id_arg, "last") != 0 && !cli_parse_id(id_arg, &id))
 		return cli_usage_error("report", "'%s' is not a run id (a number, or 'last')",
 				       id_arg);
-	if (!db) {
-		if (cli_default_db(dbbuf, sizeof(dbbuf)))
-			return EXIT_USAGE;
-		db = dbbuf;
-	}
-	if (store_open(db, STORE_READONLY, &st))
+	if (cli_open_store(db, STORE_READONLY, &st))
 		return EXIT_USAGE;
+	db = store_path(st);
 
 	if (!id) {
 		struct pick p = {0, 0};

@@ -190,11 +190,8 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 		case 'h':
 			fputs(run_usage, stdout);
 			return -1;
-		case ':':
-			return cli_usage_error("run", "option '%s' needs a value",
-					       argv[optind - 1]);
 		default:
-			return cli_usage_error("run", "unknown option '%s'", argv[optind - 1]);
+			return cli_option_error("run", c, argv);
 		}
 	}
 	if (optind >= argc)

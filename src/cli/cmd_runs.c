@@ -91,7 +91,6 @@ static int cmd_runs(int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	struct runs_ctx c;
-	char dbbuf[4096];
 	const char *db = NULL;
 	struct store *st;
 	int opt, ret;
@@ -110,22 +109,15 @@ static int cmd_runs(int argc, char **argv)
 		case 'h':
 			fputs(runs_usage, stdout);
 			return 0;
-		case ':':
-			return cli_usage_error("runs", "option '%s' needs a value",
-					       argv[optind - 1]);
 		default:
-			return cli_usage_error("runs", "unknown option '%s'", argv[optind - 1]);
+			return cli_option_error("runs", opt, argv);
 		}
 	}
 	if (optind < argc)
 		return cli_usage_error("runs", "unexpected argument '%s'", argv[optind]);
-	if (!db) {
-		if (cli_default_db(dbbuf, sizeof(dbbuf)))
-			return EXIT_USAGE;
-		db = dbbuf;
-	}
-	if (store_open(db, STORE_READONLY, &st))
+	if (cli_open_store(db, STORE_READONLY, &st))
 		return EXIT_USAGE;
+	db = store_path(st);
 	strbuf_init(&c.out, 0);
 	jsonw_init(&c.w, &c.out, true);
 	if (c.json)
