@@ -75,7 +75,6 @@ struct run_state {
 	pid_t child;
 	bool child_done;
 	bool no_children;
-	int status;
 	bool timed_out;
 	bool killed; /* the SIGKILL stage of --timeout has run */
 	int64_t timeout_at_ms;
@@ -308,7 +307,6 @@ static void tick(struct run_state *r)
 
 static void record_status(struct run_state *r, int status)
 {
-	r->status = status;
 	r->child_done = true;
 	r->job.has_exit = true;
 	if (WIFSIGNALED(status)) {
