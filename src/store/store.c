@@ -384,6 +384,8 @@ static void rollback_quietly(struct store *st)
 			 store__errmsg(st));
 }
 
+static int sync_seq(struct store *st);
+
 /*
  * Every write runs in a transaction: the tick's when one is open, its own
  * otherwise.  Inside a tick, the first failure sticks: SQLite may already
@@ -402,6 +404,11 @@ static int write_begin(struct store *st, bool *own)
 	ret = simple_stmt(st, STMT_BEGIN, "begin a transaction");
 	if (ret)
 		return ret;
+	ret = sync_seq(st);
+	if (ret) {
+		rollback_quietly(st);
+		return ret;
+	}
 	st->tick_seq = st->next_seq;
 	*own = true;
 	return 0;
@@ -734,6 +741,41 @@ static int store_check_schema(struct store *st)
 }
 
 /* Writer settings; WAL lets readers in while `jobscope run` writes. */
+/* The next seq after every fact row in the file, whoever wrote it. */
+static int load_next_seq(struct store *st)
+{
+	int ret = query_i64(st, "PRAGMA data_version", &st->data_version);
+
+	if (ret)
+		return ret;
+	return query_i64(st,
+			 "SELECT 1 + max(coalesce((SELECT max(seq) FROM host_samples), 0),"
+			 " coalesce((SELECT max(seq) FROM cpu_samples), 0),"
+			 " coalesce((SELECT max(seq) FROM disk_samples), 0),"
+			 " coalesce((SELECT max(seq) FROM net_samples), 0),"
+			 " coalesce((SELECT max(seq) FROM proc_samples), 0),"
+			 " coalesce((SELECT max(seq) FROM job_samples), 0),"
+			 " coalesce((SELECT max(seq) FROM events), 0),"
+			 " coalesce((SELECT max(seq) FROM marks), 0))",
+			 &st->next_seq);
+}
+
+/*
+ * Called with the write lock held (BEGIN IMMEDIATE).  Another process may
+ * write to the same store (two `jobscope run`s sharing the default one):
+ * when it committed since we last looked, our seq counter is stale.  SQLite's
+ * data_version changes exactly then, so a tick costs one pragma when alone.
+ */
+static int sync_seq(struct store *st)
+{
+	int64_t version;
+	int ret = query_i64(st, "PRAGMA data_version", &version);
+
+	if (ret || version == st->data_version)
+		return ret;
+	return load_next_seq(st);
+}
+
 static int store_setup_writer(struct store *st)
 {
 	sqlite3_stmt *stmt;
@@ -757,16 +799,7 @@ static int store_setup_writer(struct store *st)
 	ret = exec_sql(st, "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;", "set up");
 	if (ret)
 		return ret;
-	return query_i64(st,
-			 "SELECT 1 + max(coalesce((SELECT max(seq) FROM host_samples), 0),"
-			 " coalesce((SELECT max(seq) FROM cpu_samples), 0),"
-			 " coalesce((SELECT max(seq) FROM disk_samples), 0),"
-			 " coalesce((SELECT max(seq) FROM net_samples), 0),"
-			 " coalesce((SELECT max(seq) FROM proc_samples), 0),"
-			 " coalesce((SELECT max(seq) FROM job_samples), 0),"
-			 " coalesce((SELECT max(seq) FROM events), 0),"
-			 " coalesce((SELECT max(seq) FROM marks), 0))",
-			 &st->next_seq);
+	return load_next_seq(st);
 }
 
 static bool sibling_path(char *buf, size_t size, const char *path, const char *suffix)
@@ -1010,6 +1043,11 @@ int store_tick_begin(struct store *st)
 	ret = simple_stmt(st, STMT_BEGIN, "begin a tick");
 	if (ret)
 		return ret;
+	ret = sync_seq(st);
+	if (ret) {
+		rollback_quietly(st);
+		return ret;
+	}
 	st->in_tick = true;
 	st->tick_err = 0;
 	st->tick_seq = st->next_seq;

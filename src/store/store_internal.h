@@ -43,9 +43,10 @@ struct store {
 	sqlite3 *db;
 	bool writable;
 	bool in_tick;
-	int tick_err;	  /* first failure inside the open tick, 0 if none */
-	int64_t next_seq; /* seq of the next fact row, whatever its table */
-	int64_t tick_seq; /* next_seq when the tick began: restored on rollback */
+	int tick_err;	      /* first failure inside the open tick, 0 if none */
+	int64_t next_seq;     /* seq of the next fact row, whatever its table */
+	int64_t tick_seq;     /* next_seq when the tick began: restored on rollback */
+	int64_t data_version; /* PRAGMA data_version when next_seq was last right */
 	sqlite3_stmt *stmts[STMT__COUNT];
 	char errmsg[256]; /* store__errmsg's buffer */
 	char path[PATH_MAX];

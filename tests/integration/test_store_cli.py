@@ -1,7 +1,8 @@
 """`jobscope runs` and `jobscope report` over a store written by `jobscope run`."""
 import json
+import subprocess
 
-from harness import run, helper, jobscope, run_tests, check, eq
+from harness import JOBSCOPE, run, helper, jobscope, run_tests, check, eq
 
 
 
@@ -73,6 +74,28 @@ def test_default_store_location(wd):
     env["XDG_DATA_HOME"] = wd.join("xdg")
     jobscope("run", "--report", "none", "--", "true", env=env)
     check(os.path.exists(wd.join("xdg", "jobscope", "jobscope.db")), "XDG_DATA_HOME path")
+
+
+def test_concurrent_runs_share_a_store(wd):
+    # three runs writing to one store at once (e.g. the default store from
+    # three terminals): no sample lost, each replays to its own report
+    db = wd.join("store.db")
+    procs = []
+    for i in range(3):
+        out = wd.join("r%d.json" % i)
+        procs.append((out, subprocess.Popen(
+            [JOBSCOPE, "run", "--db", db, "--interval", "50ms", "--report", "json",
+             "--report-file", out, "--", helper("spawnstorm"), "--count", "200"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)))
+    for out, p in procs:
+        _, err = p.communicate(timeout=120)
+        eq(p.returncode, 0, "exit code (%s)" % err)
+        eq(err, "", "no warnings")
+        with open(out) as f:
+            live = json.load(f)
+        eq(live["sampler"]["lost_samples"], 0, "lost_samples")
+        r = jobscope("report", "--db", db, "--format", "json", str(live["run"]["id"]))
+        eq(json.loads(r.stdout)["cpu"], live["cpu"], "run %d replayed" % live["run"]["id"])
 
 
 if __name__ == "__main__":
