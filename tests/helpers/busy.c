@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
-#include <time.h>
+
+#define PROG_NAME "js-busy"
+#include "helper.h"
 
 #define SPIN_CHECK_STEPS (1UL << 20) /* xorshift steps between two clock reads */
 #define MAX_THREADS	 1024
@@ -23,93 +25,25 @@ static volatile uint64_t sink; /* keeps the compiler from dropping the work */
 
 static void usage(FILE *out, int status)
 {
-	fputs("usage: js-busy --seconds S [--threads N]\n"
-	      "       js-busy --sleep S\n"
-	      "       js-busy --work N\n",
-	      out);
-	if (status == 0)
-		fputs("\n"
-		      "  --seconds S   N threads spin for S seconds of wall time (S may be "
-		      "fractional)\n"
-		      "  --threads N   number of spinning threads (default 1)\n"
-		      "  --sleep S     sleep S seconds without using CPU\n"
-		      "  --work N      one thread, N million xorshift steps, no clock reads;\n"
-		      "                benchmarks use N=2000: about 3.5 s of CPU on a 2.1 GHz\n"
-		      "                AMD EPYC core\n"
-		      "\n"
-		      "Prints one JSON line with wall and CPU seconds (getrusage RUSAGE_SELF).\n",
-		      out);
-	exit(status);
-}
-
-static void bad_value(const char *opt, const char *arg)
-{
-	fprintf(stderr, "js-busy: invalid value for --%s: '%s'\n", opt, arg);
-	usage(stderr, 2);
-}
-
-static double parse_seconds(const char *opt, const char *arg)
-{
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(arg, &end);
-	if (errno || end == arg || *end || !(v >= 0 && v <= 1e6))
-		bad_value(opt, arg);
-	return v;
-}
-
-static unsigned long parse_count(const char *opt, const char *arg, unsigned long max)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(arg, &end, 10);
-	if (errno || arg[0] < '0' || arg[0] > '9' || *end || v < 1 || v > max)
-		bad_value(opt, arg);
-	return v;
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_MONOTONIC, &ts))
-		err(1, "clock_gettime");
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static double cpu_self_s(void)
-{
-	struct rusage ru;
-
-	if (getrusage(RUSAGE_SELF, &ru))
-		err(1, "getrusage");
-	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
-	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
-}
-
-/* Each step depends on the previous one, so it can be neither vectorised nor skipped. */
-static uint64_t xorshift_steps(uint64_t x, unsigned long steps)
-{
-	while (steps--) {
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-	}
-	return x;
+	print_usage(out, status,
+		    "usage: js-busy --seconds S [--threads N]\n"
+		    "       js-busy --sleep S\n"
+		    "       js-busy --work N\n",
+		    "\n"
+		    "  --seconds S   N threads spin for S seconds of wall time (S may be "
+		    "fractional)\n"
+		    "  --threads N   number of spinning threads (default 1)\n"
+		    "  --sleep S     sleep S seconds without using CPU\n"
+		    "  --work N      one thread, N million xorshift steps, no clock reads;\n"
+		    "                benchmarks use N=2000: about 3.5 s of CPU on a 2.1 GHz\n"
+		    "                AMD EPYC core\n"
+		    "\n"
+		    "Prints one JSON line with wall and CPU seconds (getrusage RUSAGE_SELF).\n");
 }
 
 static void *spin_thread(void *arg)
 {
-	double deadline = *(const double *)arg;
-	uint64_t x = 0x9e3779b97f4a7c15ULL;
-
-	while (now_s() < deadline)
-		x = xorshift_steps(x, SPIN_CHECK_STEPS);
-	sink = x;
+	sink = spin_until(*(const double *)arg, SPIN_CHECK_STEPS);
 	return NULL;
 }
 
@@ -135,27 +69,22 @@ static void spin(unsigned long nthreads, double seconds)
 		}
 	}
 	printf("{\"threads\":%lu,\"wall_seconds\":%.3f,\"cpu_seconds\":%.3f}\n", nthreads,
-	       now_s() - start, cpu_self_s());
+	       now_s() - start, cpu_s(RUSAGE_SELF));
 }
 
 static void sleep_for(double seconds)
 {
-	struct timespec ts = {.tv_sec = (time_t)seconds};
-
-	ts.tv_nsec = (long)((seconds - ts.tv_sec) * 1e9);
-	while (nanosleep(&ts, &ts))
-		if (errno != EINTR)
-			err(1, "nanosleep");
-	printf("{\"cpu_seconds\":%.3f}\n", cpu_self_s());
+	sleep_s(seconds);
+	printf("{\"cpu_seconds\":%.3f}\n", cpu_s(RUSAGE_SELF));
 }
 
 static void work(unsigned long millions)
 {
 	double start = now_s();
 
-	sink = xorshift_steps(0x9e3779b97f4a7c15ULL, millions * 1000000UL);
+	sink = xorshift_steps(XORSHIFT_SEED, millions * 1000000UL);
 	printf("{\"work\":%lu,\"wall_seconds\":%.3f,\"cpu_seconds\":%.3f}\n", millions,
-	       now_s() - start, cpu_self_s());
+	       now_s() - start, cpu_s(RUSAGE_SELF));
 }
 
 int main(int argc, char **argv)
@@ -176,7 +105,7 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 't':
-			nthreads = parse_count("threads", optarg, MAX_THREADS);
+			nthreads = parse_count("threads", optarg, 1, MAX_THREADS);
 			break;
 		case 's':
 			seconds = parse_seconds("seconds", optarg);
@@ -189,13 +118,12 @@ int main(int argc, char **argv)
 			nmodes++;
 			break;
 		case 'w':
-			millions = parse_count("work", optarg, MAX_WORK);
+			millions = parse_count("work", optarg, 1, MAX_WORK);
 			mode = MODE_WORK;
 			nmodes++;
 			break;
 		case 'h':
 			usage(stdout, 0);
-			break;
 		default:
 			usage(stderr, 2);
 		}

@@ -15,8 +15,10 @@
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
+
+#define PROG_NAME "js-demo"
+#include "helper.h"
 
 #define LOAD_BYTES	(64UL << 20)
 #define IO_CHUNK	(1UL << 20)
@@ -29,48 +31,20 @@ static volatile double sink;
 
 static void usage(FILE *out, int status)
 {
-	fputs("usage: js-demo [--seconds S]\n", out);
-	if (status == 0)
-		fputs("\n"
-		      "  --seconds S   about how long the whole job takes (default 8)\n"
-		      "\n"
-		      "Progress goes to stderr.  Prints {\"phases\":3,\"cpu_seconds\":Y}, the CPU\n"
-		      "time of this process and its child (getrusage SELF + CHILDREN).\n",
-		      out);
-	exit(status);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_MONOTONIC, &ts))
-		err(1, "clock_gettime");
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static double cpu_s(int who)
-{
-	struct rusage ru;
-
-	if (getrusage(who, &ru))
-		err(1, "getrusage");
-	return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
-	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+	print_usage(out, status, "usage: js-demo [--seconds S]\n",
+		    "\n"
+		    "  --seconds S   about how long the whole job takes (default 8)\n"
+		    "\n"
+		    "Progress goes to stderr.  Prints {\"phases\":3,\"cpu_seconds\":Y}, the CPU\n"
+		    "time of this process and its child (getrusage SELF + CHILDREN).\n");
 }
 
 static void sleep_until(double deadline)
 {
 	double left = deadline - now_s();
-	struct timespec ts;
 
-	if (left <= 0)
-		return;
-	ts.tv_sec = (time_t)left;
-	ts.tv_nsec = (long)((left - ts.tv_sec) * 1e9);
-	while (nanosleep(&ts, &ts))
-		if (errno != EINTR)
-			err(1, "nanosleep");
+	if (left > 0)
+		sleep_s(left);
 }
 
 static void phase_load(void)
@@ -210,9 +184,7 @@ static void phase_eval(double seconds)
 		_exit(0);
 	}
 	fprintf(stderr, "demo: phase 3/3 eval: child %d, %.1f s\n", (int)pid, seconds);
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			err(1, "waitpid");
+	status = wait_child(pid);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		errx(1, "eval child failed (status 0x%x)", status);
 }
@@ -225,23 +197,17 @@ int main(int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	double seconds = 8, start, eval_s, train_s;
-	char *end;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's':
-			errno = 0;
-			seconds = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(seconds > 0 && seconds <= 1e5)) {
-				fprintf(stderr, "js-demo: invalid value for --seconds: '%s'\n",
-					optarg);
-				usage(stderr, 2);
-			}
+			seconds = parse_seconds("seconds", optarg);
+			if (!(seconds > 0 && seconds <= 1e5)) /* positive, about a day at most */
+				bad_value("seconds", optarg);
 			break;
 		case 'h':
 			usage(stdout, 0);
-			break;
 		default:
 			usage(stderr, 2);
 		}

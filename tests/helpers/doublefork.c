@@ -8,63 +8,30 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
+
+#define PROG_NAME "js-doublefork"
+#include "helper.h"
 
 static volatile uint64_t sink;
 
 static void usage(FILE *out, int status)
 {
-	fputs("usage: js-doublefork --seconds S [--report FILE] [--setsid]\n", out);
-	if (status == 0)
-		fputs("\n"
-		      "  --seconds S     the grandchild spins for S seconds of wall time\n"
-		      "  --report FILE   at the end the grandchild writes its CPU time there as\n"
-		      "                  {\"grandchild_cpu_seconds\":Y} (atomically, by rename)\n"
-		      "  --setsid        the child starts a new session before the second fork\n"
-		      "\n"
-		      "Prints {\"grandchild_pid\":P} as soon as the middle child has exited.\n"
-		      "The grandchild's stdin, stdout and stderr are /dev/null.\n",
-		      out);
-	exit(status);
-}
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_MONOTONIC, &ts))
-		err(1, "clock_gettime");
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void write_report(const char *path)
-{
-	char tmp[PATH_MAX];
-	struct rusage ru;
-	FILE *f;
-
-	if (getrusage(RUSAGE_SELF, &ru))
-		err(1, "getrusage");
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
-		errx(1, "report path too long: '%s'", path);
-	f = fopen(tmp, "w");
-	if (!f)
-		err(1, "cannot open '%s'", tmp);
-	fprintf(f, "{\"grandchild_cpu_seconds\":%.3f}\n",
-		ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
-		    (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
-	if (fclose(f))
-		err(1, "cannot write '%s'", tmp);
-	if (rename(tmp, path))
-		err(1, "cannot rename '%s' to '%s'", tmp, path);
+	print_usage(out, status, "usage: js-doublefork --seconds S [--report FILE] [--setsid]\n",
+		    "\n"
+		    "  --seconds S     the grandchild spins for S seconds of wall time\n"
+		    "  --report FILE   at the end the grandchild writes its CPU time there as\n"
+		    "                  {\"grandchild_cpu_seconds\":Y} (atomically, by rename)\n"
+		    "  --setsid        the child starts a new session before the second fork\n"
+		    "\n"
+		    "Prints {\"grandchild_pid\":P} as soon as the middle child has exited.\n"
+		    "The grandchild's stdin, stdout and stderr are /dev/null.\n");
 }
 
 /*
@@ -75,8 +42,6 @@ static void write_report(const char *path)
 static void grandchild(double seconds, const char *report)
 {
 	double deadline = now_s() + seconds;
-	uint64_t x = 0x9e3779b97f4a7c15ULL;
-	unsigned long i;
 	int fd;
 
 	fd = open("/dev/null", O_RDWR);
@@ -84,16 +49,10 @@ static void grandchild(double seconds, const char *report)
 		err(1, "cannot redirect to /dev/null");
 	if (fd > 2)
 		close(fd);
-	while (now_s() < deadline) {
-		for (i = 0; i < 1000000; i++) {
-			x ^= x << 13;
-			x ^= x >> 7;
-			x ^= x << 17;
-		}
-	}
-	sink = x;
+	sink = spin_until(deadline, 1000000);
 	if (report)
-		write_report(report);
+		write_file_atomic(report, "report", "{\"grandchild_cpu_seconds\":%.3f}\n",
+				  cpu_s(RUSAGE_SELF));
 	_exit(0);
 }
 
@@ -112,19 +71,11 @@ int main(int argc, char **argv)
 	pid_t child, gc_pid;
 	int c, status, pipefd[2];
 	ssize_t n;
-	char *end;
 
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's':
-			errno = 0;
-			seconds = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(seconds >= 0 && seconds <= 1e6)) {
-				fprintf(stderr,
-					"js-doublefork: invalid value for --seconds: '%s'\n",
-					optarg);
-				usage(stderr, 2);
-			}
+			seconds = parse_seconds("seconds", optarg);
 			break;
 		case 'r':
 			report = optarg;
@@ -134,7 +85,6 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout, 0);
-			break;
 		default:
 			usage(stderr, 2);
 		}
@@ -172,9 +122,7 @@ int main(int argc, char **argv)
 	if (n < 0)
 		err(1, "cannot read the grandchild pid");
 	close(pipefd[0]);
-	while (waitpid(child, &status, 0) < 0)
-		if (errno != EINTR)
-			err(1, "waitpid");
+	status = wait_child(child);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || n != sizeof(gc_pid))
 		errx(1, "the middle child failed (status 0x%x)", status);
 

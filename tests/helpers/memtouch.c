@@ -4,44 +4,26 @@
  * long enough for a sampler to see, and reports the peak RSS getrusage saw.
  */
 #include <err.h>
-#include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
-#include <time.h>
 #include <unistd.h>
+
+#define PROG_NAME "js-memtouch"
+#include "helper.h"
 
 #define MAX_MIB (1UL << 20) /* 1 TiB */
 
 static void usage(FILE *out, int status)
 {
-	fputs("usage: js-memtouch --mib M [--hold S]\n", out);
-	if (status == 0)
-		fputs("\n"
-		      "  --mib M    allocate M MiB and write to every page (0 gives the baseline)\n"
-		      "  --hold S   keep it resident for S seconds before freeing (default 1.0)\n"
-		      "\n"
-		      "Prints {\"mib\":M,\"maxrss_bytes\":B} with B from getrusage RUSAGE_SELF.\n",
-		      out);
-	exit(status);
-}
-
-static void bad_value(const char *opt, const char *arg)
-{
-	fprintf(stderr, "js-memtouch: invalid value for --%s: '%s'\n", opt, arg);
-	usage(stderr, 2);
-}
-
-static void sleep_s(double seconds)
-{
-	struct timespec ts = {.tv_sec = (time_t)seconds};
-
-	ts.tv_nsec = (long)((seconds - ts.tv_sec) * 1e9);
-	while (nanosleep(&ts, &ts))
-		if (errno != EINTR)
-			err(1, "nanosleep");
+	print_usage(out, status, "usage: js-memtouch --mib M [--hold S]\n",
+		    "\n"
+		    "  --mib M    allocate M MiB and write to every page (0 gives the baseline)\n"
+		    "  --hold S   keep it resident for S seconds before freeing (default 1.0)\n"
+		    "\n"
+		    "Prints {\"mib\":M,\"maxrss_bytes\":B} with B from getrusage RUSAGE_SELF.\n");
 }
 
 int main(int argc, char **argv)
@@ -59,27 +41,19 @@ int main(int argc, char **argv)
 	size_t bytes, off;
 	struct rusage ru;
 	long page;
-	char *end;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'm':
-			errno = 0;
-			mib = strtoul(optarg, &end, 10);
-			if (errno || optarg[0] < '0' || optarg[0] > '9' || *end || mib > MAX_MIB)
-				bad_value("mib", optarg);
+			mib = parse_count("mib", optarg, 0, MAX_MIB);
 			have_mib = true;
 			break;
 		case 'H':
-			errno = 0;
-			hold_s = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !(hold_s >= 0 && hold_s <= 1e6))
-				bad_value("hold", optarg);
+			hold_s = parse_seconds("hold", optarg);
 			break;
 		case 'h':
 			usage(stdout, 0);
-			break;
 		default:
 			usage(stderr, 2);
 		}

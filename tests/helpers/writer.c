@@ -12,6 +12,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#define PROG_NAME "js-writer"
+#include "helper.h"
+
 #define MAX_MIB	      (1UL << 24) /* 16 TiB */
 #define MAX_CHUNK_KIB (1UL << 20) /* 1 GiB */
 #define FSYNC_EVERY   (64ULL << 20)
@@ -21,33 +24,16 @@ static bool keep_file;
 
 static void usage(FILE *out, int status)
 {
-	fputs("usage: js-writer --mib M --path P [--chunk-kib K] [--fsync] [--keep]\n", out);
-	if (status == 0)
-		fputs("\n"
-		      "  --mib M         write M MiB of non-zero data\n"
-		      "  --path P        file to create (truncated if it exists)\n"
-		      "  --chunk-kib K   size of each write(2) in KiB (default 1024)\n"
-		      "  --fsync         fsync every 64 MiB and at the end\n"
-		      "  --keep          leave the file in place (default: unlink it)\n"
-		      "\n"
-		      "Prints {\"bytes_written\":N}.\n",
-		      out);
-	exit(status);
-}
-
-static unsigned long parse_count(const char *opt, const char *arg, unsigned long min,
-				 unsigned long max)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(arg, &end, 10);
-	if (errno || arg[0] < '0' || arg[0] > '9' || *end || v < min || v > max) {
-		fprintf(stderr, "js-writer: invalid value for --%s: '%s'\n", opt, arg);
-		usage(stderr, 2);
-	}
-	return v;
+	print_usage(out, status,
+		    "usage: js-writer --mib M --path P [--chunk-kib K] [--fsync] [--keep]\n",
+		    "\n"
+		    "  --mib M         write M MiB of non-zero data\n"
+		    "  --path P        file to create (truncated if it exists)\n"
+		    "  --chunk-kib K   size of each write(2) in KiB (default 1024)\n"
+		    "  --fsync         fsync every 64 MiB and at the end\n"
+		    "  --keep          leave the file in place (default: unlink it)\n"
+		    "\n"
+		    "Prints {\"bytes_written\":N}.\n");
 }
 
 /* Reports a failed call and removes the half-written file unless --keep. */
@@ -114,7 +100,6 @@ int main(int argc, char **argv)
 			break;
 		case 'h':
 			usage(stdout, 0);
-			break;
 		default:
 			usage(stderr, 2);
 		}
