@@ -37,6 +37,7 @@ struct cli_command {
 extern const struct cli_command cmd_run_def;
 extern const struct cli_command cmd_runs_def;
 extern const struct cli_command cmd_report_def;
+extern const struct cli_command cmd_gpus_def;
 
 struct store;
 

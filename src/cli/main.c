@@ -24,9 +24,17 @@ static const struct cli_command cmd_version_def = {
     "usage: jobscope version\n       jobscope --version\n",
 };
 
+/* clang-format off */
 static const struct cli_command *const commands[] = {
-    &cmd_run_def, &cmd_runs_def, &cmd_report_def, &cmd_help_def, &cmd_version_def, NULL,
+	&cmd_run_def,
+	&cmd_runs_def,
+	&cmd_report_def,
+	&cmd_gpus_def,
+	&cmd_help_def,
+	&cmd_version_def,
+	NULL,
 };
+/* clang-format on */
 
 static const char main_usage[] =
     "usage: jobscope [--help] [--version] COMMAND [ARGS...]\n"

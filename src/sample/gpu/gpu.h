@@ -1,0 +1,166 @@
+/*
+ * gpu.h - GPUs of any vendor behind one table of function pointers.
+ *
+ * Each vendor is a `struct gpu_backend` (nvml.c, rocm.c, none.c) listed in
+ * gpu_backends[]; vendor libraries are loaded with dlopen() at run time and
+ * never linked, so jobscope builds and runs with no GPU and no library.
+ * $JOBSCOPE_NVML_LIBRARY and $JOBSCOPE_ROCM_SMI_LIBRARY name another file to
+ * load (the tests' fake libraries).
+ *
+ * Missing is not zero: every reading carries `valid` bits (enum gpu_metric).
+ * A symbol the library lacks, or a call that answers NOT_SUPPORTED, clears
+ * that metric for that device - never the device.  `supported` in the
+ * device info says which metrics the driver gives for it.
+ *
+ * Units: bytes, bytes/s, mW, mJ, degrees C, MHz, percent 0-100.  Counters
+ * (energy, NVLink traffic, ECC) are cumulative as the driver keeps them;
+ * callers derive rates from two readings.
+ *
+ * Errors: 0 or -errno.  open(): -ENOENT when the library is not there (say
+ * nothing), -ENODEV when it loads but cannot initialise (the backend prints
+ * one warning naming the library and the driver's error).  Per device:
+ * -ENODEV when the device is lost (NVML GPU_IS_LOST); other failures clear
+ * valid bits instead of failing.  Backends are not thread-safe: one thread
+ * drives them.
+ */
+#ifndef JOBSCOPE_GPU_H
+#define JOBSCOPE_GPU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define GPU_MAX_DEVICES 64
+#define GPU_UUID_MAX	96
+#define GPU_NAME_MAX	96
+#define GPU_BUSID_MAX	32
+#define GPU_VERSION_MAX 80
+
+enum gpu_metric {
+	GPU_UTIL = 1u << 0,	      /* util_pct: share of time a kernel ran */
+	GPU_MEM_UTIL = 1u << 1,	      /* mem_util_pct: memory controller busy */
+	GPU_MEM_USED = 1u << 2,	      /* mem_used_bytes */
+	GPU_PCIE = 1u << 3,	      /* pcie_rx_bps, pcie_tx_bps */
+	GPU_NVLINK = 1u << 4,	      /* nvlink_rx_bytes, nvlink_tx_bytes: counters, all links */
+	GPU_POWER = 1u << 5,	      /* power_mw */
+	GPU_ENERGY = 1u << 6,	      /* energy_mj: counter */
+	GPU_TEMP = 1u << 7,	      /* temp_c */
+	GPU_SM_CLOCK = 1u << 8,	      /* sm_clock_mhz */
+	GPU_MEM_CLOCK = 1u << 9,      /* mem_clock_mhz */
+	GPU_THROTTLE = 1u << 10,      /* throttle_reasons */
+	GPU_ECC = 1u << 11,	      /* ecc_corrected, ecc_uncorrected: counters */
+	GPU_PROC_MEM = 1u << 12,      /* per-process memory (gpu_proc.mem_bytes) */
+	GPU_PROC_UTIL = 1u << 13,     /* per-process SM utilization (ROCm: CU occupancy) */
+	GPU_EVENTS = 1u << 14,	      /* XID and other critical events */
+	GPU_PROC_MEM_UTIL = 1u << 15, /* per-process memory (controller) utilization */
+};
+
+/* Throttle reason bits, NVML's clocks event reasons (ROCm maps to these). */
+#define GPU_THROTTLE_IDLE	    0x1ull
+#define GPU_THROTTLE_APP_CLOCKS	    0x2ull
+#define GPU_THROTTLE_SW_POWER	    0x4ull
+#define GPU_THROTTLE_HW_SLOWDOWN    0x8ull
+#define GPU_THROTTLE_SYNC_BOOST	    0x10ull
+#define GPU_THROTTLE_SW_THERMAL	    0x20ull
+#define GPU_THROTTLE_HW_THERMAL	    0x40ull
+#define GPU_THROTTLE_HW_POWER_BRAKE 0x80ull
+#define GPU_THROTTLE_DISPLAY_CLOCKS 0x100ull
+/* the reasons that mean "slowed down", as opposed to idle or configured */
+#define GPU_THROTTLE_SLOWDOWN                                                                      \
+	(GPU_THROTTLE_SW_POWER | GPU_THROTTLE_HW_SLOWDOWN | GPU_THROTTLE_SW_THERMAL |              \
+	 GPU_THROTTLE_HW_THERMAL | GPU_THROTTLE_HW_POWER_BRAKE)
+
+enum gpu_info_valid {
+	GPU_INFO_MEM_TOTAL = 1u << 0,
+	GPU_INFO_POWER_LIMIT = 1u << 1,
+	GPU_INFO_NVLINKS = 1u << 2,
+};
+
+struct gpu_device_info {
+	int index; /* the vendor's index (nvidia-smi's, rocm-smi's) */
+	char uuid[GPU_UUID_MAX];
+	char name[GPU_NAME_MAX];
+	char pci_bus_id[GPU_BUSID_MAX]; /* "00000000:07:00.0" */
+	uint32_t valid;			/* enum gpu_info_valid */
+	uint64_t mem_total_bytes;
+	uint32_t power_limit_mw;
+	uint32_t nvlink_count; /* active links */
+	uint32_t supported;    /* enum gpu_metric this driver gives for this device */
+};
+
+struct gpu_sample {
+	uint32_t valid; /* enum gpu_metric */
+	uint32_t util_pct;
+	uint32_t mem_util_pct;
+	uint64_t mem_used_bytes;
+	uint64_t pcie_rx_bps;
+	uint64_t pcie_tx_bps;
+	uint64_t nvlink_rx_bytes;
+	uint64_t nvlink_tx_bytes;
+	uint32_t power_mw;
+	uint64_t energy_mj;
+	int32_t temp_c;
+	uint32_t sm_clock_mhz;
+	uint32_t mem_clock_mhz;
+	uint64_t throttle_reasons;
+	uint64_t ecc_corrected;
+	uint64_t ecc_uncorrected;
+};
+
+/* One process on one device. */
+struct gpu_proc {
+	uint32_t pid;
+	uint32_t valid; /* GPU_PROC_MEM, GPU_PROC_UTIL */
+	uint64_t mem_bytes;
+	uint32_t sm_util_pct;
+	uint32_t mem_util_pct;
+	bool graphics; /* from the graphics list (else compute) */
+};
+
+enum gpu_event_kind {
+	GPU_EVENT_XID = 1,     /* data: the XID number */
+	GPU_EVENT_ECC_SBE = 2, /* single-bit ECC error */
+	GPU_EVENT_ECC_DBE = 3, /* double-bit ECC error */
+	GPU_EVENT_THERMAL = 4, /* ROCm thermal throttle */
+	GPU_EVENT_RESET = 5,   /* ROCm GPU reset */
+	GPU_EVENT_VMFAULT = 6, /* ROCm VM fault */
+	GPU_EVENT_LOST = 7,    /* the device fell off the bus */
+	GPU_EVENT_OTHER = 8,
+};
+
+struct gpu_event {
+	int index; /* device */
+	enum gpu_event_kind kind;
+	uint64_t data;
+	char message[96];
+};
+
+struct gpu_backend {
+	const char *name;   /* "nvml", "rocm", "none" */
+	const char *vendor; /* "NVIDIA", "AMD" */
+	/* Loads the library and initialises it; *ctx is the backend's state. */
+	int (*open)(void **ctx);
+	void (*close)(void *ctx);
+	/* Driver version and the library's own version ("" when unknown). */
+	void (*versions)(void *ctx, char *driver, size_t driver_size, char *library,
+			 size_t library_size);
+	int (*count)(void *ctx, int *n);
+	int (*info)(void *ctx, int index, struct gpu_device_info *out);
+	int (*sample)(void *ctx, int index, struct gpu_sample *out);
+	/*
+	 * The processes using a device: memory from the process lists, and
+	 * utilization since the previous call where the driver gives it.  At
+	 * most max; *n receives how many were written.
+	 */
+	int (*processes)(void *ctx, int index, struct gpu_proc *out, size_t max, size_t *n);
+	/* Events that arrived since the last call, all devices, never blocking. */
+	int (*events)(void *ctx, struct gpu_event *out, size_t max, size_t *n);
+	/* Library calls made so far (for benchmarks). */
+	uint64_t (*calls)(void *ctx);
+};
+
+extern const struct gpu_backend gpu_backend_nvml;
+extern const struct gpu_backend gpu_backend_rocm;
+extern const struct gpu_backend gpu_backend_none;
+
+#endif

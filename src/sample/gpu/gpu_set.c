@@ -1,0 +1,81 @@
+/* gpu_set.c - open every vendor backend and number their devices together. */
+#include "gpu_set.h"
+
+#include <errno.h>
+#include <string.h>
+
+const struct gpu_backend *const gpu_backends[] = {
+    &gpu_backend_nvml,
+    &gpu_backend_rocm,
+    NULL,
+};
+
+void gpu_set_init(struct gpu_set *set)
+{
+	memset(set, 0, sizeof(*set));
+}
+
+static void add_devices(struct gpu_set *set, const struct gpu_opened *o)
+{
+	int n = 0;
+
+	if (o->backend->count(o->ctx, &n) || n <= 0)
+		return;
+	for (int i = 0; i < n && set->ndevices < GPU_MAX_DEVICES; i++) {
+		struct gpu_dev *d = &set->dev[set->ndevices];
+
+		memset(d, 0, sizeof(*d));
+		if (o->backend->info(o->ctx, i, &d->info))
+			continue; /* a device that cannot even say who it is */
+		d->backend = o->backend;
+		d->ctx = o->ctx;
+		set->ndevices++;
+	}
+}
+
+int gpu_set_open(struct gpu_set *set)
+{
+	for (size_t i = 0; gpu_backends[i] && set->nopened < GPU_MAX_BACKENDS; i++) {
+		struct gpu_opened *o = &set->opened[set->nopened];
+
+		memset(o, 0, sizeof(*o));
+		if (gpu_backends[i]->open(&o->ctx))
+			continue;
+		o->backend = gpu_backends[i];
+		o->backend->versions(o->ctx, o->driver, sizeof(o->driver), o->library,
+				     sizeof(o->library));
+		set->nopened++;
+		add_devices(set, o);
+	}
+	return 0;
+}
+
+void gpu_set_close(struct gpu_set *set)
+{
+	for (int i = 0; i < set->nopened; i++)
+		set->opened[i].backend->close(set->opened[i].ctx);
+	gpu_set_init(set);
+}
+
+int gpu_set_sample(struct gpu_set *set, int i, struct gpu_sample *out)
+{
+	struct gpu_dev *d = &set->dev[i];
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	if (d->lost)
+		return -ENODEV;
+	ret = d->backend->sample(d->ctx, d->info.index, out);
+	if (ret == -ENODEV)
+		d->lost = true;
+	return ret;
+}
+
+uint64_t gpu_set_calls(const struct gpu_set *set)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < set->nopened; i++)
+		n += set->opened[i].backend->calls(set->opened[i].ctx);
+	return n;
+}

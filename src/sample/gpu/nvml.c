@@ -1,0 +1,1285 @@
+/*
+ * nvml.c - NVIDIA GPUs through NVML, loaded with dlopen() at run time.
+ *
+ * Map: our own declarations of the few NVML types used (gpu-abi.md), with
+ * layout checks; the symbol table and its version fallbacks; open and
+ * close; sample() per tick; process lists and per-process utilization;
+ * events; the backend table.
+ *
+ * Every library call goes through NVML() so that calls() counts them.  A
+ * metric whose symbol is missing, or that the driver answers NOT_SUPPORTED
+ * for, is remembered per device in `off` and never asked again: a tick
+ * costs one call per metric the device really has.
+ */
+#include "gpu.h"
+
+#include "common/log.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the NVML ABI: only what this file uses ---- */
+
+typedef int nvml_return_t; /* nvmlReturn_t, an int-sized enum */
+typedef struct nvml_device_st *nvml_device_t;
+typedef struct nvml_event_set_st *nvml_event_set_t;
+
+#define NVML_SUCCESS		      0
+#define NVML_ERROR_INVALID_ARGUMENT   2
+#define NVML_ERROR_NOT_SUPPORTED      3
+#define NVML_ERROR_NOT_FOUND	      6
+#define NVML_ERROR_INSUFFICIENT_SIZE  7
+#define NVML_ERROR_TIMEOUT	      10
+#define NVML_ERROR_FUNCTION_NOT_FOUND 13
+#define NVML_ERROR_GPU_IS_LOST	      15
+
+#define NVML_FEATURE_ENABLED		1
+#define NVML_PCIE_UTIL_TX_BYTES		0
+#define NVML_PCIE_UTIL_RX_BYTES		1
+#define NVML_CLOCK_SM			1
+#define NVML_CLOCK_MEM			2
+#define NVML_TEMPERATURE_GPU		0
+#define NVML_MEMORY_ERROR_CORRECTED	0
+#define NVML_MEMORY_ERROR_UNCORRECTED	1
+#define NVML_VOLATILE_ECC		0
+#define NVML_VALUE_TYPE_UINT		1
+#define NVML_VALUE_TYPE_ULONG		2
+#define NVML_VALUE_TYPE_ULL		3
+#define NVML_VALUE_TYPE_SLL		4
+#define NVML_FI_NVLINK_DATA_TX		138 /* KiB counters */
+#define NVML_FI_NVLINK_DATA_RX		139
+#define NVML_SCOPE_ALL_LINKS		UINT_MAX
+#define NVML_EVENT_SBE			0x1ull
+#define NVML_EVENT_DBE			0x2ull
+#define NVML_EVENT_XID			0x8ull
+#define NVML_VALUE_NOT_AVAILABLE	0xFFFFFFFFFFFFFFFFull
+#define NVML_DEVICE_STRING_BUFFER_SIZE	96 /* name and UUID, V2 sizes */
+#define NVML_SYSTEM_VERSION_BUFFER_SIZE 80
+
+struct nvml_pci_info {
+	char bus_id_legacy[16]; /* all the unsuffixed call fills, with the numbers */
+	unsigned int domain;
+	unsigned int bus;
+	unsigned int device;
+	unsigned int pci_device_id;
+	unsigned int pci_subsystem_id;
+	char bus_id[32];
+};
+
+struct nvml_utilization {
+	unsigned int gpu;
+	unsigned int memory;
+};
+
+struct nvml_memory {
+	unsigned long long total;
+	unsigned long long free;
+	unsigned long long used;
+};
+
+struct nvml_memory_v2 {
+	unsigned int version; /* NVML_MEMORY_V2_VERSION, not 2 */
+	unsigned long long total;
+	unsigned long long reserved;
+	unsigned long long free;
+	unsigned long long used;
+};
+
+#define NVML_MEMORY_V2_VERSION (unsigned int)(sizeof(struct nvml_memory_v2) | (2u << 24))
+
+/* for the unsuffixed process-list calls */
+struct nvml_process_info_v1 {
+	unsigned int pid;
+	unsigned long long used_gpu_memory;
+};
+
+/* for the _v2 and _v3 calls; starts like v1 */
+struct nvml_process_info {
+	unsigned int pid;
+	unsigned long long used_gpu_memory; /* or NVML_VALUE_NOT_AVAILABLE */
+	unsigned int gpu_instance_id;
+	unsigned int compute_instance_id;
+};
+
+struct nvml_process_utilization_sample {
+	unsigned int pid;
+	unsigned long long time_stamp; /* µs */
+	unsigned int sm_util;
+	unsigned int mem_util;
+	unsigned int enc_util;
+	unsigned int dec_util;
+};
+
+union nvml_value {
+	double d_val;
+	int si_val;
+	unsigned int ui_val;
+	unsigned long ul_val;
+	unsigned long long ull_val;
+	long long sll_val;
+	unsigned short us_val;
+};
+
+struct nvml_field_value {
+	unsigned int field_id;
+	unsigned int scope_id; /* the link, or NVML_SCOPE_ALL_LINKS */
+	long long timestamp;
+	long long latency_usec;
+	int value_type;
+	nvml_return_t nvml_return; /* per entry */
+	union nvml_value value;
+};
+
+struct nvml_event_data {
+	nvml_device_t device;
+	unsigned long long event_type;
+	unsigned long long event_data; /* the XID number for XID events */
+	unsigned int gpu_instance_id;
+	unsigned int compute_instance_id;
+};
+
+/* the table of gpu-abi.md, checked */
+_Static_assert(sizeof(struct nvml_pci_info) == 68, "nvmlPciInfo_t");
+_Static_assert(offsetof(struct nvml_pci_info, domain) == 16, "nvmlPciInfo_t.domain");
+_Static_assert(offsetof(struct nvml_pci_info, pci_subsystem_id) == 32, "nvmlPciInfo_t.sub");
+_Static_assert(offsetof(struct nvml_pci_info, bus_id) == 36, "nvmlPciInfo_t.busId");
+_Static_assert(sizeof(struct nvml_utilization) == 8, "nvmlUtilization_t");
+_Static_assert(sizeof(struct nvml_memory) == 24, "nvmlMemory_t");
+_Static_assert(sizeof(struct nvml_memory_v2) == 40, "nvmlMemory_v2_t");
+_Static_assert(offsetof(struct nvml_memory_v2, total) == 8, "nvmlMemory_v2_t.total");
+_Static_assert(offsetof(struct nvml_memory_v2, reserved) == 16, "nvmlMemory_v2_t.reserved");
+_Static_assert(offsetof(struct nvml_memory_v2, free) == 24, "nvmlMemory_v2_t.free");
+_Static_assert(offsetof(struct nvml_memory_v2, used) == 32, "nvmlMemory_v2_t.used");
+_Static_assert(NVML_MEMORY_V2_VERSION == 0x02000028, "nvmlMemory_v2");
+_Static_assert(sizeof(struct nvml_process_info_v1) == 16, "nvmlProcessInfo_v1_t");
+_Static_assert(offsetof(struct nvml_process_info_v1, used_gpu_memory) == 8, "v1 memory");
+_Static_assert(sizeof(struct nvml_process_info) == 24, "nvmlProcessInfo_t");
+_Static_assert(offsetof(struct nvml_process_info, used_gpu_memory) == 8, "memory");
+_Static_assert(offsetof(struct nvml_process_info, gpu_instance_id) == 16, "gpuInstanceId");
+_Static_assert(offsetof(struct nvml_process_info, compute_instance_id) == 20, "ciId");
+_Static_assert(sizeof(struct nvml_process_utilization_sample) == 32, "utilization sample");
+_Static_assert(offsetof(struct nvml_process_utilization_sample, time_stamp) == 8, "timeStamp");
+_Static_assert(offsetof(struct nvml_process_utilization_sample, sm_util) == 16, "smUtil");
+_Static_assert(offsetof(struct nvml_process_utilization_sample, mem_util) == 20, "memUtil");
+_Static_assert(offsetof(struct nvml_process_utilization_sample, dec_util) == 28, "decUtil");
+_Static_assert(sizeof(union nvml_value) == 8, "nvmlValue_t");
+_Static_assert(sizeof(struct nvml_field_value) == 40, "nvmlFieldValue_t");
+_Static_assert(offsetof(struct nvml_field_value, scope_id) == 4, "scopeId");
+_Static_assert(offsetof(struct nvml_field_value, timestamp) == 8, "timestamp");
+_Static_assert(offsetof(struct nvml_field_value, latency_usec) == 16, "latencyUsec");
+_Static_assert(offsetof(struct nvml_field_value, value_type) == 24, "valueType");
+_Static_assert(offsetof(struct nvml_field_value, nvml_return) == 28, "nvmlReturn");
+_Static_assert(offsetof(struct nvml_field_value, value) == 32, "value");
+_Static_assert(sizeof(struct nvml_event_data) == 32, "nvmlEventData_t");
+_Static_assert(offsetof(struct nvml_event_data, event_type) == 8, "eventType");
+_Static_assert(offsetof(struct nvml_event_data, event_data) == 16, "eventData");
+_Static_assert(offsetof(struct nvml_event_data, gpu_instance_id) == 24, "gpuInstanceId");
+_Static_assert(offsetof(struct nvml_event_data, compute_instance_id) == 28, "ciId");
+
+/* ---- limits ---- */
+
+/* NVML_NVLINK_MAX_LINKS grew 12, 18, 36: probe links until the driver says no */
+#define NVML_LINKS_MAX 64
+/* a process list can change between two calls: retry this many times */
+#define NVML_LIST_ATTEMPTS 4
+/* entries of a process list or of utilization samples we accept at most */
+#define NVML_LIST_MAX 4096
+/* events taken from the driver in one events() call at most */
+#define NVML_EVENTS_PER_CALL_MAX 1024
+/* the events we register for, where the device supports them */
+#define NVML_EVENTS_WANTED (NVML_EVENT_XID | NVML_EVENT_SBE | NVML_EVENT_DBE)
+
+#define GPU_METRICS_ALL ((uint32_t)GPU_EVENTS * 2 - 1)
+
+/* ---- state ---- */
+
+typedef nvml_return_t (*nvml_proc_list_fn)(nvml_device_t, unsigned int *, void *);
+
+/*
+ * The functions resolved from the library; NULL when it lacks every name
+ * tried.  Where versions differ only by name the newest is taken; where the
+ * struct differs, the chosen version is noted beside it.
+ */
+struct nvml_lib {
+	void *dl;
+	char name[256]; /* what we dlopen()ed, for messages */
+	nvml_return_t (*init)(void);
+	nvml_return_t (*shutdown)(void);
+	const char *(*error_string)(nvml_return_t);
+	nvml_return_t (*system_get_driver_version)(char *, unsigned int);
+	nvml_return_t (*system_get_nvml_version)(char *, unsigned int);
+	nvml_return_t (*device_get_count)(unsigned int *);
+	nvml_return_t (*device_get_handle_by_index)(unsigned int, nvml_device_t *);
+	nvml_return_t (*device_get_name)(nvml_device_t, char *, unsigned int);
+	nvml_return_t (*device_get_uuid)(nvml_device_t, char *, unsigned int);
+	nvml_return_t (*device_get_pci_info)(nvml_device_t, struct nvml_pci_info *);
+	bool pci_legacy; /* the unsuffixed call: no bus_id[32] */
+	nvml_return_t (*device_get_utilization_rates)(nvml_device_t, struct nvml_utilization *);
+	nvml_return_t (*device_get_memory_info_v2)(nvml_device_t, struct nvml_memory_v2 *);
+	nvml_return_t (*device_get_memory_info)(nvml_device_t, struct nvml_memory *);
+	nvml_return_t (*device_get_pcie_throughput)(nvml_device_t, int, unsigned int *);
+	nvml_return_t (*device_get_nvlink_state)(nvml_device_t, unsigned int, int *);
+	nvml_return_t (*device_get_field_values)(nvml_device_t, int, struct nvml_field_value *);
+	nvml_return_t (*device_get_power_usage)(nvml_device_t, unsigned int *);
+	nvml_return_t (*device_get_power_limit)(nvml_device_t, unsigned int *);
+	nvml_return_t (*device_get_total_energy_consumption)(nvml_device_t, unsigned long long *);
+	nvml_return_t (*device_get_temperature)(nvml_device_t, int, unsigned int *);
+	nvml_return_t (*device_get_clock_info)(nvml_device_t, int, unsigned int *);
+	nvml_return_t (*device_get_clocks_event_reasons)(nvml_device_t, unsigned long long *);
+	nvml_return_t (*device_get_total_ecc_errors)(nvml_device_t, int, int, unsigned long long *);
+	nvml_return_t (*device_get_process_utilization)(nvml_device_t,
+							struct nvml_process_utilization_sample *,
+							unsigned int *, unsigned long long);
+	nvml_return_t (*event_set_create)(nvml_event_set_t *);
+	nvml_return_t (*device_get_supported_event_types)(nvml_device_t, unsigned long long *);
+	nvml_return_t (*device_register_events)(nvml_device_t, unsigned long long,
+						nvml_event_set_t);
+	nvml_return_t (*event_set_wait)(nvml_event_set_t, struct nvml_event_data *, unsigned int);
+	nvml_return_t (*event_set_free)(nvml_event_set_t);
+};
+
+/* One running-process list (compute or graphics) and its buffer, kept between ticks. */
+struct nvml_proc_list {
+	nvml_proc_list_fn get;
+	size_t stride; /* sizeof(struct nvml_process_info) or _v1 */
+	bool graphics;
+	void *buf;
+	unsigned int cap; /* entries in buf */
+};
+
+struct nvml_gpu {
+	nvml_device_t handle; /* NULL: the driver would not give one */
+	struct gpu_device_info info;
+	uint32_t off; /* enum gpu_metric: no symbol, or NOT_SUPPORTED */
+	bool lost;
+	bool lost_reported;   /* as a GPU_EVENT_LOST */
+	bool list_off[2];     /* this process list NOT_SUPPORTED */
+	bool nvlink_per_link; /* scopeId "all links" refused: one entry per link */
+	unsigned int nlinks;
+	unsigned int links[NVML_LINKS_MAX]; /* the active ones */
+	unsigned long long last_util_ts;    /* newest process sample seen, µs */
+};
+
+struct nvml_ctx {
+	struct nvml_lib lib;
+	uint64_t calls;
+	uint32_t missing; /* enum gpu_metric without a symbol */
+	char driver[NVML_SYSTEM_VERSION_BUFFER_SIZE];
+	char library[NVML_SYSTEM_VERSION_BUFFER_SIZE];
+	nvml_event_set_t events; /* NULL: no event set */
+	int nregistered;	 /* devices registered with it */
+	struct nvml_proc_list lists[2];
+	struct nvml_process_utilization_sample *util_buf;
+	unsigned int util_cap;
+	struct nvml_field_value *fields; /* 2 per link */
+	int ngpus;
+	struct nvml_gpu gpu[GPU_MAX_DEVICES];
+};
+
+/* Calls the library through a pointer, or a member of c->lib, and counts the call. */
+#define NVML_CALL(c, fn, ...) ((c)->calls++, (fn)(__VA_ARGS__))
+#define NVML(c, fn, ...)      NVML_CALL(c, (c)->lib.fn, __VA_ARGS__)
+
+/* ---- loading ---- */
+
+/* The first of names the library has, into *fn: its position in names, or -1. */
+static int resolve(void *dl, void **fn, const char *const *names)
+{
+	for (int i = 0; names[i]; i++) {
+		*fn = dlsym(dl, names[i]);
+		if (*fn)
+			return i;
+	}
+	*fn = NULL;
+	return -1;
+}
+
+#define RESOLVE(lib, field, ...)                                                                   \
+	resolve((lib)->dl, (void **)&(lib)->field, (const char *const[]){__VA_ARGS__, NULL})
+
+/* $JOBSCOPE_NVML_LIBRARY alone if set (the tests' fakes), else the usual sonames. */
+static int lib_load(struct nvml_lib *lib)
+{
+	static const char *const sonames[] = {"libnvidia-ml.so.1", "libnvidia-ml.so"};
+	const char *env = getenv("JOBSCOPE_NVML_LIBRARY");
+	const char *const *names = sonames;
+	size_t n = sizeof(sonames) / sizeof(sonames[0]);
+
+	if (env && *env) {
+		names = &env;
+		n = 1;
+	}
+	for (size_t i = 0; i < n && !lib->dl; i++) {
+		snprintf(lib->name, sizeof(lib->name), "%s", names[i]);
+		lib->dl = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+	}
+	if (!lib->dl) {
+		log_debug("no NVIDIA library: %s", dlerror());
+		return -ENOENT;
+	}
+	return 0;
+}
+
+/*
+ * Every function, newest name first.  Returns -ENODEV (after a warning)
+ * when the few functions without which nothing works are missing; the rest
+ * only turn metrics off (c->missing).
+ */
+static int lib_resolve(struct nvml_ctx *c)
+{
+	struct nvml_lib *lib = &c->lib;
+	int v;
+
+	RESOLVE(lib, init, "nvmlInit_v2", "nvmlInit");
+	RESOLVE(lib, shutdown, "nvmlShutdown");
+	RESOLVE(lib, device_get_count, "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount");
+	RESOLVE(lib, device_get_handle_by_index, "nvmlDeviceGetHandleByIndex_v2",
+		"nvmlDeviceGetHandleByIndex");
+	if (!lib->init || !lib->shutdown || !lib->device_get_count ||
+	    !lib->device_get_handle_by_index) {
+		log_warn(0,
+			 "NVIDIA library %s lacks nvmlInit or nvmlDeviceGetCount; going on "
+			 "without NVIDIA GPUs",
+			 lib->name);
+		return -ENODEV;
+	}
+	RESOLVE(lib, error_string, "nvmlErrorString");
+	RESOLVE(lib, system_get_driver_version, "nvmlSystemGetDriverVersion");
+	RESOLVE(lib, system_get_nvml_version, "nvmlSystemGetNVMLVersion");
+	RESOLVE(lib, device_get_name, "nvmlDeviceGetName");
+	RESOLVE(lib, device_get_uuid, "nvmlDeviceGetUUID");
+	/* same 68 bytes for _v3 and _v2; the unsuffixed call fills a prefix of it */
+	v = RESOLVE(lib, device_get_pci_info, "nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2",
+		    "nvmlDeviceGetPciInfo");
+	lib->pci_legacy = v == 2;
+	RESOLVE(lib, device_get_utilization_rates, "nvmlDeviceGetUtilizationRates");
+	if (RESOLVE(lib, device_get_memory_info_v2, "nvmlDeviceGetMemoryInfo_v2") < 0)
+		RESOLVE(lib, device_get_memory_info, "nvmlDeviceGetMemoryInfo");
+	RESOLVE(lib, device_get_pcie_throughput, "nvmlDeviceGetPcieThroughput");
+	RESOLVE(lib, device_get_nvlink_state, "nvmlDeviceGetNvLinkState");
+	RESOLVE(lib, device_get_field_values, "nvmlDeviceGetFieldValues");
+	RESOLVE(lib, device_get_power_usage, "nvmlDeviceGetPowerUsage");
+	RESOLVE(lib, device_get_power_limit, "nvmlDeviceGetEnforcedPowerLimit",
+		"nvmlDeviceGetPowerManagementLimit");
+	RESOLVE(lib, device_get_total_energy_consumption, "nvmlDeviceGetTotalEnergyConsumption");
+	RESOLVE(lib, device_get_temperature, "nvmlDeviceGetTemperature");
+	RESOLVE(lib, device_get_clock_info, "nvmlDeviceGetClockInfo");
+	RESOLVE(lib, device_get_clocks_event_reasons, "nvmlDeviceGetCurrentClocksEventReasons",
+		"nvmlDeviceGetCurrentClocksThrottleReasons");
+	RESOLVE(lib, device_get_total_ecc_errors, "nvmlDeviceGetTotalEccErrors");
+	RESOLVE(lib, device_get_process_utilization, "nvmlDeviceGetProcessUtilization");
+	RESOLVE(lib, event_set_create, "nvmlEventSetCreate");
+	RESOLVE(lib, device_get_supported_event_types, "nvmlDeviceGetSupportedEventTypes");
+	RESOLVE(lib, device_register_events, "nvmlDeviceRegisterEvents");
+	RESOLVE(lib, event_set_wait, "nvmlEventSetWait_v2", "nvmlEventSetWait");
+	RESOLVE(lib, event_set_free, "nvmlEventSetFree");
+
+	/* _v3 and _v2 take 24-byte entries, the unsuffixed call 16-byte ones */
+	for (int l = 0; l < 2; l++) {
+		static const char *const names[2][4] = {
+		    {"nvmlDeviceGetComputeRunningProcesses_v3",
+		     "nvmlDeviceGetComputeRunningProcesses_v2",
+		     "nvmlDeviceGetComputeRunningProcesses", NULL},
+		    {"nvmlDeviceGetGraphicsRunningProcesses_v3",
+		     "nvmlDeviceGetGraphicsRunningProcesses_v2",
+		     "nvmlDeviceGetGraphicsRunningProcesses", NULL},
+		};
+		struct nvml_proc_list *list = &c->lists[l];
+
+		v = resolve(lib->dl, (void **)&list->get, names[l]);
+		list->stride =
+		    v == 2 ? sizeof(struct nvml_process_info_v1) : sizeof(struct nvml_process_info);
+		list->graphics = l == 1;
+	}
+
+	if (!lib->device_get_utilization_rates)
+		c->missing |= GPU_UTIL | GPU_MEM_UTIL;
+	if (!lib->device_get_memory_info_v2 && !lib->device_get_memory_info)
+		c->missing |= GPU_MEM_USED;
+	if (!lib->device_get_pcie_throughput)
+		c->missing |= GPU_PCIE;
+	if (!lib->device_get_field_values || !lib->device_get_nvlink_state)
+		c->missing |= GPU_NVLINK;
+	if (!lib->device_get_power_usage)
+		c->missing |= GPU_POWER;
+	if (!lib->device_get_total_energy_consumption)
+		c->missing |= GPU_ENERGY;
+	if (!lib->device_get_temperature)
+		c->missing |= GPU_TEMP;
+	if (!lib->device_get_clock_info)
+		c->missing |= GPU_SM_CLOCK | GPU_MEM_CLOCK;
+	if (!lib->device_get_clocks_event_reasons)
+		c->missing |= GPU_THROTTLE;
+	if (!lib->device_get_total_ecc_errors)
+		c->missing |= GPU_ECC;
+	if (!c->lists[0].get && !c->lists[1].get)
+		c->missing |= GPU_PROC_MEM;
+	if (!lib->device_get_process_utilization)
+		c->missing |= GPU_PROC_UTIL;
+	if (!lib->event_set_create || !lib->device_register_events || !lib->event_set_wait ||
+	    !lib->event_set_free)
+		c->missing |= GPU_EVENTS;
+	return 0;
+}
+
+static const char *nvml_strerror(struct nvml_ctx *c, nvml_return_t r)
+{
+	const char *s = c->lib.error_string ? NVML(c, error_string, r) : NULL;
+
+	return s ? s : "unknown error";
+}
+
+/* ---- answers ---- */
+
+static bool wanted(const struct nvml_gpu *g, uint32_t metrics)
+{
+	return !g->lost && !(g->off & metrics);
+}
+
+/*
+ * What an answer means for the metrics asked: true when there is a value.
+ * NOT_SUPPORTED turns them off on this device for good; GPU_IS_LOST marks
+ * the device lost; any other error leaves them unknown for this time only.
+ */
+static bool answered(struct nvml_gpu *g, nvml_return_t r, uint32_t metrics)
+{
+	switch (r) {
+	case NVML_SUCCESS:
+		return true;
+	case NVML_ERROR_NOT_SUPPORTED:
+	case NVML_ERROR_FUNCTION_NOT_FOUND:
+		g->off |= metrics;
+		return false;
+	case NVML_ERROR_GPU_IS_LOST:
+		g->lost = true;
+		return false;
+	default:
+		return false;
+	}
+}
+
+static struct nvml_gpu *gpu_at(struct nvml_ctx *c, int index)
+{
+	if (!c || index < 0 || index >= c->ngpus || !c->gpu[index].handle)
+		return NULL;
+	return &c->gpu[index];
+}
+
+/* ---- per-tick readings ---- */
+
+static void read_utilization(struct nvml_ctx *c, struct nvml_gpu *g, struct gpu_sample *out)
+{
+	struct nvml_utilization u = {0};
+	nvml_return_t r;
+
+	if (!wanted(g, GPU_UTIL | GPU_MEM_UTIL))
+		return;
+	r = NVML(c, device_get_utilization_rates, g->handle, &u);
+	if (!answered(g, r, GPU_UTIL | GPU_MEM_UTIL))
+		return;
+	out->util_pct = u.gpu;
+	out->mem_util_pct = u.memory;
+	out->valid |= GPU_UTIL | GPU_MEM_UTIL;
+}
+
+/* Memory used; also keeps the device's total up to date for info(). */
+static void read_memory(struct nvml_ctx *c, struct nvml_gpu *g, struct gpu_sample *out)
+{
+	unsigned long long total, used;
+	nvml_return_t r;
+
+	if (!wanted(g, GPU_MEM_USED))
+		return;
+	if (c->lib.device_get_memory_info_v2) {
+		struct nvml_memory_v2 m = {.version = NVML_MEMORY_V2_VERSION};
+
+		r = NVML(c, device_get_memory_info_v2, g->handle, &m);
+		total = m.total;
+		used = m.used;
+	} else {
+		/* v1 counts the driver's reserved memory as used */
+		struct nvml_memory m = {0};
+
+		r = NVML(c, device_get_memory_info, g->handle, &m);
+		total = m.total;
+		used = m.used;
+	}
+	if (!answered(g, r, GPU_MEM_USED))
+		return;
+	out->mem_used_bytes = used;
+	out->valid |= GPU_MEM_USED;
+	g->info.mem_total_bytes = total;
+	g->info.valid |= GPU_INFO_MEM_TOTAL;
+}
+
+/* NVML gives KB/s over a 20 ms window; we give bytes/s. */
+static void read_pcie(struct nvml_ctx *c, struct nvml_gpu *g, struct gpu_sample *out)
+{
+	unsigned int tx_kbps = 0, rx_kbps = 0;
+	nvml_return_t r;
+
+	if (!wanted(g, GPU_PCIE))
+		return;
+	r = NVML(c, device_get_pcie_throughput, g->handle, NVML_PCIE_UTIL_TX_BYTES, &tx_kbps);
+	if (!answered(g, r, GPU_PCIE))
+		return;
+	r = NVML(c, device_get_pcie_throughput, g->handle, NVML_PCIE_UTIL_RX_BYTES, &rx_kbps);
+	if (!answered(g, r, GPU_PCIE))
+		return;
+	out->pcie_tx_bps = (uint64_t)tx_kbps * 1024;
+	out->pcie_rx_bps = (uint64_t)rx_kbps * 1024;
+	out->valid |= GPU_PCIE;
+}
+
+/* A field's value as a counter; false for a type a counter cannot have. */
+static bool field_u64(const struct nvml_field_value *fv, uint64_t *v)
+{
+	switch (fv->value_type) {
+	case NVML_VALUE_TYPE_UINT:
+		*v = fv->value.ui_val;
+		return true;
+	case NVML_VALUE_TYPE_ULONG:
+		*v = fv->value.ul_val;
+		return true;
+	case NVML_VALUE_TYPE_ULL:
+		*v = fv->value.ull_val;
+		return true;
+	case NVML_VALUE_TYPE_SLL:
+		*v = (uint64_t)fv->value.sll_val;
+		return fv->value.sll_val >= 0;
+	default:
+		return false;
+	}
+}
+
+/*
+ * NVLink traffic: the data TX and RX counters (KiB) in one GetFieldValues
+ * call, for all links at once (scopeId UINT_MAX) where the driver accepts
+ * it, else one entry per active link, summed.  Measured traffic, never the
+ * links' capacity.
+ */
+static void read_nvlink(struct nvml_ctx *c, struct nvml_gpu *g, struct gpu_sample *out)
+{
+	struct nvml_field_value *fv = c->fields;
+	uint64_t sum[2] = {0, 0};
+	unsigned int n;
+	nvml_return_t r;
+
+	if (!wanted(g, GPU_NVLINK))
+		return;
+	n = g->nvlink_per_link ? g->nlinks : 1;
+	memset(fv, 0, 2 * n * sizeof(*fv));
+	for (unsigned int i = 0; i < n; i++) {
+		unsigned int scope = g->nvlink_per_link ? g->links[i] : NVML_SCOPE_ALL_LINKS;
+
+		fv[2 * i].field_id = NVML_FI_NVLINK_DATA_TX;
+		fv[2 * i].scope_id = scope;
+		fv[2 * i + 1].field_id = NVML_FI_NVLINK_DATA_RX;
+		fv[2 * i + 1].scope_id = scope;
+	}
+	r = NVML(c, device_get_field_values, g->handle, (int)(2 * n), fv);
+	if (!answered(g, r, GPU_NVLINK))
+		return;
+	for (unsigned int i = 0; i < 2 * n; i++) {
+		uint64_t v;
+
+		if (fv[i].nvml_return == NVML_SUCCESS && field_u64(&fv[i], &v)) {
+			sum[i % 2] += v;
+			continue;
+		}
+		if (fv[i].nvml_return == NVML_ERROR_GPU_IS_LOST) {
+			g->lost = true;
+		} else if (!g->nvlink_per_link) {
+			/* "all links" refused: ask per link from the next tick on */
+			g->nvlink_per_link = true;
+		} else if (fv[i].nvml_return == NVML_ERROR_NOT_SUPPORTED ||
+			   fv[i].nvml_return == NVML_ERROR_INVALID_ARGUMENT) {
+			g->off |= GPU_NVLINK;
+		}
+		return;
+	}
+	out->nvlink_tx_bytes = sum[0] * 1024;
+	out->nvlink_rx_bytes = sum[1] * 1024;
+	out->valid |= GPU_NVLINK;
+}
+
+static void read_power(struct nvml_ctx *c, struct nvml_gpu *g, struct gpu_sample *out)
+{
+	unsigned int mw = 0;
+	nvml_return_t r;
+
+	if (!wanted(g, GPU_POWER))
+		return;
+	r = NVML(c, device_get_power_usage, g->handle, &mw);
+	if (!answered(g, r, GPU_POWER))
+		return;
+	out->power_mw = mw;
+	out->valid |= GPU_POWER;
+}
+
+/* The driver's counter as it is: a wrap or a reset is for the caller to see. */
+static void read_energy(struct nvml_ctx *c, struct nvml_gpu *g, struct gpu_sample *out)
+{
+	unsigned long long mj = 0;
+	nvml_return_t r;
+
+	if (!wanted(g, GPU_ENERGY))
+		return;
+	r = NVML(c, device_get_total_energy_consumption, g->handle, &mj);
+	if (!answered(g, r, GPU_ENERGY))
+		return;
+	out->energy_mj = mj;
+	out->valid |= GPU_ENERGY;
+}
+
+static void read_temperature(struct nvml_ctx *c, struct nvml_gpu *g, struct gpu_sample *out)
+{
+	unsigned int temp = 0;
+	nvml_return_t r;
+
+	if (!wanted(g, GPU_TEMP))
+		return;
+	r = NVML(c, device_get_temperature, g->handle, NVML_TEMPERATURE_GPU, &temp);
+	if (!answered(g, r, GPU_TEMP) || temp > INT32_MAX)
+		return;
+	out->temp_c = (int32_t)temp;
+	out->valid |= GPU_TEMP;
+}
+
+static void read_clocks(struct nvml_ctx *c, struct nvml_gpu *g, struct gpu_sample *out)
+{
+	unsigned int mhz = 0;
+	nvml_return_t r;
+
+	if (wanted(g, GPU_SM_CLOCK)) {
+		r = NVML(c, device_get_clock_info, g->handle, NVML_CLOCK_SM, &mhz);
+		if (answered(g, r, GPU_SM_CLOCK)) {
+			out->sm_clock_mhz = mhz;
+			out->valid |= GPU_SM_CLOCK;
+		}
+	}
+	if (wanted(g, GPU_MEM_CLOCK)) {
+		r = NVML(c, device_get_clock_info, g->handle, NVML_CLOCK_MEM, &mhz);
+		if (answered(g, r, GPU_MEM_CLOCK)) {
+			out->mem_clock_mhz = mhz;
+			out->valid |= GPU_MEM_CLOCK;
+		}
+	}
+}
+
+/* NVML's reason bits are ours (gpu.h): no mapping. */
+static void read_throttle(struct nvml_ctx *c, struct nvml_gpu *g, struct gpu_sample *out)
+{
+	unsigned long long reasons = 0;
+	nvml_return_t r;
+
+	if (!wanted(g, GPU_THROTTLE))
+		return;
+	r = NVML(c, device_get_clocks_event_reasons, g->handle, &reasons);
+	if (!answered(g, r, GPU_THROTTLE))
+		return;
+	out->throttle_reasons = reasons;
+	out->valid |= GPU_THROTTLE;
+}
+
+/* Volatile counts: since the driver was loaded. */
+static void read_ecc(struct nvml_ctx *c, struct nvml_gpu *g, struct gpu_sample *out)
+{
+	unsigned long long corrected = 0, uncorrected = 0;
+	nvml_return_t r;
+
+	if (!wanted(g, GPU_ECC))
+		return;
+	r = NVML(c, device_get_total_ecc_errors, g->handle, NVML_MEMORY_ERROR_CORRECTED,
+		 NVML_VOLATILE_ECC, &corrected);
+	if (!answered(g, r, GPU_ECC))
+		return;
+	r = NVML(c, device_get_total_ecc_errors, g->handle, NVML_MEMORY_ERROR_UNCORRECTED,
+		 NVML_VOLATILE_ECC, &uncorrected);
+	if (!answered(g, r, GPU_ECC))
+		return;
+	out->ecc_corrected = corrected;
+	out->ecc_uncorrected = uncorrected;
+	out->valid |= GPU_ECC;
+}
+
+static int gpu_sample(struct nvml_ctx *c, struct nvml_gpu *g, struct gpu_sample *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (g->lost)
+		return -ENODEV;
+	read_utilization(c, g, out);
+	read_memory(c, g, out);
+	read_pcie(c, g, out);
+	read_nvlink(c, g, out);
+	read_power(c, g, out);
+	read_energy(c, g, out);
+	read_temperature(c, g, out);
+	read_clocks(c, g, out);
+	read_throttle(c, g, out);
+	read_ecc(c, g, out);
+	if (g->lost) {
+		memset(out, 0, sizeof(*out));
+		return -ENODEV;
+	}
+	return 0;
+}
+
+/* ---- processes ---- */
+
+/* Room for at least `need` entries (of `size` bytes) in *buf, up to NVML_LIST_MAX. */
+static int grow(void **buf, unsigned int *cap, unsigned int need, size_t size)
+{
+	void *p;
+
+	if (need <= *cap)
+		need = *cap + 16; /* the driver asked for no more: do not loop on it */
+	if (need > NVML_LIST_MAX)
+		return -E2BIG;
+	p = realloc(*buf, need * size);
+	if (!p)
+		return -ENOMEM;
+	*buf = p;
+	*cap = need;
+	return 0;
+}
+
+/*
+ * Adds one list's processes to out, merged by pid.  The list is read into
+ * the buffer we have, grown to the count the driver asks for, a few times
+ * at most: the count can change between two calls (a process starts or
+ * exits).  The buffer stays for the next tick: a steady list costs one call.
+ */
+static void read_proc_list(struct nvml_ctx *c, struct nvml_gpu *g, struct nvml_proc_list *l,
+			   struct gpu_proc *out, size_t max, size_t *n)
+{
+	nvml_return_t r = NVML_ERROR_INSUFFICIENT_SIZE;
+	unsigned int count = 0;
+
+	if (!l->get || g->list_off[l->graphics] || !wanted(g, GPU_PROC_MEM))
+		return;
+	for (int attempt = 0; attempt < NVML_LIST_ATTEMPTS; attempt++) {
+		count = l->cap;
+		r = NVML_CALL(c, l->get, g->handle, &count, l->cap ? l->buf : NULL);
+		if (r != NVML_ERROR_INSUFFICIENT_SIZE || grow(&l->buf, &l->cap, count, l->stride))
+			break;
+	}
+	if (r == NVML_ERROR_NOT_SUPPORTED) {
+		g->list_off[l->graphics] = true;
+		if (g->list_off[0] && g->list_off[1])
+			g->off |= GPU_PROC_MEM;
+		return;
+	}
+	if (!answered(g, r, 0) || count > l->cap) {
+		if (r == NVML_ERROR_INSUFFICIENT_SIZE)
+			log_debug("NVIDIA GPU %d: the process list kept changing", g->info.index);
+		return;
+	}
+	for (unsigned int i = 0; i < count; i++) {
+		/* the v1 fields lead both layouts */
+		const struct nvml_process_info_v1 *e =
+		    (const void *)((const char *)l->buf + i * l->stride);
+		bool has_mem = e->used_gpu_memory != NVML_VALUE_NOT_AVAILABLE;
+		struct gpu_proc *p = NULL;
+
+		for (size_t k = 0; k < *n && !p; k++)
+			if (out[k].pid == e->pid)
+				p = &out[k];
+		if (!p) {
+			if (*n == max)
+				continue;
+			p = &out[(*n)++];
+			memset(p, 0, sizeof(*p));
+			p->pid = e->pid;
+			p->valid = GPU_PROC_MEM;
+		}
+		/* in both lists: both memories, or unknown if either is */
+		if (has_mem)
+			p->mem_bytes += e->used_gpu_memory;
+		else
+			p->valid &= ~(uint32_t)GPU_PROC_MEM;
+		if (!(p->valid & GPU_PROC_MEM))
+			p->mem_bytes = 0;
+		p->graphics = p->graphics || l->graphics;
+	}
+}
+
+/*
+ * Per-process utilization: the samples newer than the last one seen on
+ * this device.  NOT_FOUND means none since: the processes get no
+ * utilization this time, which is not 0%.  A pid can have several samples;
+ * the newest wins.
+ */
+static void read_proc_util(struct nvml_ctx *c, struct nvml_gpu *g, struct gpu_proc *out, size_t n)
+{
+	const struct nvml_process_utilization_sample *s;
+	unsigned long long newest = g->last_util_ts;
+	nvml_return_t r = NVML_ERROR_INSUFFICIENT_SIZE;
+	unsigned int count = 0;
+
+	if (n == 0 || !wanted(g, GPU_PROC_UTIL))
+		return;
+	for (int attempt = 0; attempt < NVML_LIST_ATTEMPTS; attempt++) {
+		void *buf = c->util_buf;
+		int ret;
+
+		count = c->util_cap;
+		r = NVML(c, device_get_process_utilization, g->handle,
+			 c->util_cap ? c->util_buf : NULL, &count, g->last_util_ts);
+		if (r != NVML_ERROR_INSUFFICIENT_SIZE)
+			break;
+		ret = grow(&buf, &c->util_cap, count, sizeof(*c->util_buf));
+		c->util_buf = buf;
+		if (ret)
+			break;
+	}
+	if (r == NVML_ERROR_NOT_FOUND || !answered(g, r, GPU_PROC_UTIL) || count > c->util_cap)
+		return;
+	s = c->util_buf;
+	for (unsigned int i = 0; i < count; i++)
+		if (s[i].time_stamp > newest)
+			newest = s[i].time_stamp;
+	for (size_t k = 0; k < n; k++) {
+		unsigned long long best = 0;
+
+		for (unsigned int i = 0; i < count; i++) {
+			if (s[i].pid != out[k].pid || s[i].time_stamp < best)
+				continue;
+			best = s[i].time_stamp;
+			out[k].sm_util_pct = s[i].sm_util;
+			out[k].mem_util_pct = s[i].mem_util;
+			out[k].valid |= GPU_PROC_UTIL | GPU_PROC_MEM_UTIL;
+		}
+	}
+	g->last_util_ts = newest;
+}
+
+/* ---- opening a device ---- */
+
+/* Copies a driver string that may lack its NUL. */
+static void copy_driver_string(char *dst, size_t size, char *src, size_t src_size)
+{
+	src[src_size - 1] = '\0';
+	snprintf(dst, size, "%s", src);
+}
+
+static void gpu_identity(struct nvml_ctx *c, struct nvml_gpu *g)
+{
+	char buf[NVML_DEVICE_STRING_BUFFER_SIZE];
+	struct nvml_pci_info pci;
+	nvml_return_t r;
+
+	memset(buf, 0, sizeof(buf));
+	if (c->lib.device_get_uuid) {
+		r = NVML(c, device_get_uuid, g->handle, buf, sizeof(buf));
+		if (answered(g, r, 0))
+			copy_driver_string(g->info.uuid, sizeof(g->info.uuid), buf, sizeof(buf));
+	}
+	memset(buf, 0, sizeof(buf));
+	if (c->lib.device_get_name && !g->lost) {
+		r = NVML(c, device_get_name, g->handle, buf, sizeof(buf));
+		if (answered(g, r, 0))
+			copy_driver_string(g->info.name, sizeof(g->info.name), buf, sizeof(buf));
+	}
+	memset(&pci, 0, sizeof(pci));
+	if (c->lib.device_get_pci_info && !g->lost) {
+		r = NVML(c, device_get_pci_info, g->handle, &pci);
+		if (!answered(g, r, 0))
+			return;
+		if (c->lib.pci_legacy) /* only the numbers and a 4-digit domain */
+			snprintf(g->info.pci_bus_id, sizeof(g->info.pci_bus_id), "%08X:%02X:%02X.0",
+				 pci.domain, pci.bus & 0xff, pci.device & 0xff);
+		else
+			copy_driver_string(g->info.pci_bus_id, sizeof(g->info.pci_bus_id),
+					   pci.bus_id, sizeof(pci.bus_id));
+	}
+}
+
+static void gpu_power_limit(struct nvml_ctx *c, struct nvml_gpu *g)
+{
+	unsigned int mw = 0;
+	nvml_return_t r;
+
+	if (!c->lib.device_get_power_limit || g->lost)
+		return;
+	r = NVML(c, device_get_power_limit, g->handle, &mw);
+	if (!answered(g, r, 0))
+		return;
+	g->info.power_limit_mw = mw;
+	g->info.valid |= GPU_INFO_POWER_LIMIT;
+}
+
+/* The active NVLinks: links are asked in turn until the driver says there is no such link. */
+static void gpu_nvlinks(struct nvml_ctx *c, struct nvml_gpu *g)
+{
+	if (!wanted(g, GPU_NVLINK))
+		return;
+	for (unsigned int link = 0; link < NVML_LINKS_MAX; link++) {
+		int active = 0;
+		nvml_return_t r;
+
+		r = NVML(c, device_get_nvlink_state, g->handle, link, &active);
+		if (r == NVML_ERROR_INVALID_ARGUMENT || r == NVML_ERROR_NOT_SUPPORTED)
+			break;
+		if (r != NVML_SUCCESS) { /* lost, or no answer: the links are unknown */
+			answered(g, r, GPU_NVLINK);
+			g->off |= GPU_NVLINK;
+			return;
+		}
+		if (active == NVML_FEATURE_ENABLED)
+			g->links[g->nlinks++] = link;
+	}
+	g->info.nvlink_count = g->nlinks;
+	g->info.valid |= GPU_INFO_NVLINKS;
+	if (g->nlinks == 0)
+		g->off |= GPU_NVLINK;
+}
+
+/* XID and ECC events where the device has them. */
+static void gpu_register_events(struct nvml_ctx *c, struct nvml_gpu *g)
+{
+	unsigned long long types = NVML_EVENTS_WANTED;
+	nvml_return_t r;
+
+	if (!c->events || !wanted(g, GPU_EVENTS)) {
+		g->off |= GPU_EVENTS;
+		return;
+	}
+	if (c->lib.device_get_supported_event_types) {
+		r = NVML(c, device_get_supported_event_types, g->handle, &types);
+		if (!answered(g, r, GPU_EVENTS))
+			return;
+		types &= NVML_EVENTS_WANTED;
+	}
+	if (!types) {
+		g->off |= GPU_EVENTS;
+		return;
+	}
+	r = NVML(c, device_register_events, g->handle, types, c->events);
+	if (!answered(g, r, GPU_EVENTS)) {
+		g->off |= GPU_EVENTS; /* whatever the error: we will not poll for it */
+		return;
+	}
+	c->nregistered++;
+}
+
+/*
+ * Whether the device has process lists and per-process utilization: a
+ * count query of each (a NULL buffer), which keeps no sample.
+ */
+static void gpu_probe_processes(struct nvml_ctx *c, struct nvml_gpu *g)
+{
+	unsigned int count;
+	nvml_return_t r;
+
+	for (int l = 0; l < 2; l++) {
+		if (!c->lists[l].get)
+			g->list_off[l] = true;
+		if (g->list_off[l] || !wanted(g, GPU_PROC_MEM))
+			continue;
+		count = 0;
+		r = NVML_CALL(c, c->lists[l].get, g->handle, &count, NULL);
+		if (r == NVML_ERROR_NOT_SUPPORTED)
+			g->list_off[l] = true;
+		else
+			answered(g, r, 0);
+	}
+	if (g->list_off[0] && g->list_off[1])
+		g->off |= GPU_PROC_MEM;
+	if (wanted(g, GPU_PROC_UTIL)) {
+		count = 0;
+		r = NVML(c, device_get_process_utilization, g->handle, NULL, &count, 0);
+		if (r != NVML_ERROR_NOT_FOUND)
+			answered(g, r, GPU_PROC_UTIL);
+	}
+}
+
+/*
+ * Everything about device i that does not change: identity, limits, links,
+ * and which metrics it has (one sample and the probes above turn off what
+ * it answers NOT_SUPPORTED to).
+ */
+static void gpu_open(struct nvml_ctx *c, int i)
+{
+	struct nvml_gpu *g = &c->gpu[i];
+	struct gpu_sample probe;
+	nvml_return_t r;
+
+	memset(g, 0, sizeof(*g));
+	g->info.index = i;
+	g->off = c->missing;
+	r = NVML(c, device_get_handle_by_index, (unsigned int)i, &g->handle);
+	if (r != NVML_SUCCESS) {
+		log_warn(0, "NVIDIA GPU %d: %s (%d); leaving it out", i, nvml_strerror(c, r), r);
+		g->handle = NULL;
+		return;
+	}
+	gpu_identity(c, g);
+	gpu_power_limit(c, g);
+	gpu_nvlinks(c, g);
+	gpu_sample(c, g, &probe);
+	gpu_probe_processes(c, g);
+	gpu_register_events(c, g);
+	g->info.supported = GPU_METRICS_ALL & ~g->off;
+	/* one call gives both per-process SM and memory utilization */
+	if (g->info.supported & GPU_PROC_UTIL)
+		g->info.supported |= GPU_PROC_MEM_UTIL;
+}
+
+/* ---- the backend ---- */
+
+static void read_versions(struct nvml_ctx *c)
+{
+	char buf[NVML_SYSTEM_VERSION_BUFFER_SIZE];
+
+	memset(buf, 0, sizeof(buf));
+	if (c->lib.system_get_driver_version &&
+	    NVML(c, system_get_driver_version, buf, sizeof(buf)) == NVML_SUCCESS)
+		copy_driver_string(c->driver, sizeof(c->driver), buf, sizeof(buf));
+	memset(buf, 0, sizeof(buf));
+	if (c->lib.system_get_nvml_version &&
+	    NVML(c, system_get_nvml_version, buf, sizeof(buf)) == NVML_SUCCESS)
+		copy_driver_string(c->library, sizeof(c->library), buf, sizeof(buf));
+}
+
+static void nvml_close(void *ctx)
+{
+	struct nvml_ctx *c = ctx;
+
+	if (!c)
+		return;
+	if (c->events)
+		NVML(c, event_set_free, c->events);
+	NVML(c, shutdown);
+	dlclose(c->lib.dl);
+	free(c->lists[0].buf);
+	free(c->lists[1].buf);
+	free(c->util_buf);
+	free(c->fields);
+	free(c);
+}
+
+static int nvml_open(void **ctx)
+{
+	struct nvml_ctx *c;
+	unsigned int n = 0;
+	nvml_return_t r;
+	int ret;
+
+	*ctx = NULL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->fields = calloc(2 * NVML_LINKS_MAX, sizeof(*c->fields));
+	if (!c->fields) {
+		ret = -ENOMEM;
+		goto out_free_ctx;
+	}
+	ret = lib_load(&c->lib);
+	if (ret)
+		goto out_free_ctx;
+	ret = lib_resolve(c);
+	if (ret)
+		goto out_dlclose;
+	r = NVML(c, init);
+	if (r != NVML_SUCCESS) {
+		log_warn(0,
+			 "NVIDIA library %s loaded but cannot start: %s (%d); going on without "
+			 "NVIDIA GPUs",
+			 c->lib.name, nvml_strerror(c, r), r);
+		ret = -ENODEV;
+		goto out_dlclose;
+	}
+	r = NVML(c, device_get_count, &n);
+	if (r != NVML_SUCCESS) {
+		log_warn(0,
+			 "NVIDIA library %s cannot count GPUs: %s (%d); going on without "
+			 "NVIDIA GPUs",
+			 c->lib.name, nvml_strerror(c, r), r);
+		ret = -ENODEV;
+		goto out_shutdown;
+	}
+	read_versions(c);
+	if (n > GPU_MAX_DEVICES)
+		n = GPU_MAX_DEVICES;
+	if (n > 0 && !(c->missing & GPU_EVENTS) &&
+	    NVML(c, event_set_create, &c->events) != NVML_SUCCESS)
+		c->events = NULL;
+	c->ngpus = (int)n;
+	for (int i = 0; i < c->ngpus; i++)
+		gpu_open(c, i);
+	*ctx = c;
+	return 0;
+
+out_shutdown:
+	NVML(c, shutdown);
+out_dlclose:
+	dlclose(c->lib.dl);
+out_free_ctx:
+	free(c->fields);
+	free(c);
+	return ret;
+}
+
+static void nvml_versions(void *ctx, char *driver, size_t driver_size, char *library,
+			  size_t library_size)
+{
+	const struct nvml_ctx *c = ctx;
+
+	snprintf(driver, driver_size, "%s", c ? c->driver : "");
+	snprintf(library, library_size, "%s", c ? c->library : "");
+}
+
+static int nvml_count(void *ctx, int *n)
+{
+	const struct nvml_ctx *c = ctx;
+
+	*n = c ? c->ngpus : 0;
+	return 0;
+}
+
+static int nvml_info(void *ctx, int index, struct gpu_device_info *out)
+{
+	struct nvml_gpu *g = gpu_at(ctx, index);
+
+	if (!g || g->lost)
+		return -ENODEV;
+	*out = g->info;
+	return 0;
+}
+
+static int nvml_sample(void *ctx, int index, struct gpu_sample *out)
+{
+	struct nvml_gpu *g = gpu_at(ctx, index);
+
+	if (!g) {
+		memset(out, 0, sizeof(*out));
+		return -ENODEV;
+	}
+	return gpu_sample(ctx, g, out);
+}
+
+static int nvml_processes(void *ctx, int index, struct gpu_proc *out, size_t max, size_t *n)
+{
+	struct nvml_ctx *c = ctx;
+	struct nvml_gpu *g = gpu_at(c, index);
+
+	*n = 0;
+	if (!g || g->lost)
+		return -ENODEV;
+	read_proc_list(c, g, &c->lists[0], out, max, n);
+	read_proc_list(c, g, &c->lists[1], out, max, n);
+	read_proc_util(c, g, out, *n);
+	if (g->lost) {
+		*n = 0;
+		return -ENODEV;
+	}
+	return 0;
+}
+
+static int gpu_index_of(const struct nvml_ctx *c, nvml_device_t handle)
+{
+	for (int i = 0; i < c->ngpus; i++)
+		if (c->gpu[i].handle && c->gpu[i].handle == handle)
+			return i;
+	return -1;
+}
+
+static void event_from_nvml(struct gpu_event *e, int index, const struct nvml_event_data *d)
+{
+	memset(e, 0, sizeof(*e));
+	e->index = index;
+	e->data = d->event_data;
+	switch (d->event_type) {
+	case NVML_EVENT_XID:
+		e->kind = GPU_EVENT_XID;
+		snprintf(e->message, sizeof(e->message), "XID %llu on GPU %d", d->event_data,
+			 index);
+		break;
+	case NVML_EVENT_SBE:
+		e->kind = GPU_EVENT_ECC_SBE;
+		snprintf(e->message, sizeof(e->message), "single-bit ECC error on GPU %d", index);
+		break;
+	case NVML_EVENT_DBE:
+		e->kind = GPU_EVENT_ECC_DBE;
+		snprintf(e->message, sizeof(e->message), "double-bit ECC error on GPU %d", index);
+		break;
+	default:
+		e->kind = GPU_EVENT_OTHER;
+		snprintf(e->message, sizeof(e->message), "NVML event 0x%llx on GPU %d",
+			 d->event_type, index);
+		break;
+	}
+}
+
+/*
+ * First the devices found lost since the last call, then what the event
+ * set holds, polled without waiting until the driver says TIMEOUT (none
+ * left).  Any other answer (GPU_IS_LOST of some device) ends this round;
+ * the next call polls again.
+ */
+static int nvml_events(void *ctx, struct gpu_event *out, size_t max, size_t *n)
+{
+	struct nvml_ctx *c = ctx;
+
+	*n = 0;
+	if (!c)
+		return 0;
+	for (int i = 0; i < c->ngpus && *n < max; i++) {
+		struct nvml_gpu *g = &c->gpu[i];
+		struct gpu_event *e = &out[*n];
+
+		if (!g->lost || g->lost_reported)
+			continue;
+		g->lost_reported = true;
+		memset(e, 0, sizeof(*e));
+		e->index = i;
+		e->kind = GPU_EVENT_LOST;
+		snprintf(e->message, sizeof(e->message), "GPU %d fell off the bus", i);
+		(*n)++;
+	}
+	if (!c->events || c->nregistered == 0)
+		return 0;
+	for (int polls = 0; *n < max && polls < NVML_EVENTS_PER_CALL_MAX; polls++) {
+		struct nvml_event_data d;
+		nvml_return_t r;
+		int index;
+
+		memset(&d, 0, sizeof(d));
+		r = NVML(c, event_set_wait, c->events, &d, 0);
+		if (r != NVML_SUCCESS)
+			break;
+		index = gpu_index_of(c, d.device);
+		if (index < 0)
+			continue;
+		event_from_nvml(&out[(*n)++], index, &d);
+	}
+	return 0;
+}
+
+static uint64_t nvml_calls(void *ctx)
+{
+	const struct nvml_ctx *c = ctx;
+
+	return c ? c->calls : 0;
+}
+
+const struct gpu_backend gpu_backend_nvml = {
+    .name = "nvml",
+    .vendor = "NVIDIA",
+    .open = nvml_open,
+    .close = nvml_close,
+    .versions = nvml_versions,
+    .count = nvml_count,
+    .info = nvml_info,
+    .sample = nvml_sample,
+    .processes = nvml_processes,
+    .events = nvml_events,
+    .calls = nvml_calls,
+};

@@ -1,0 +1,362 @@
+/* scenario.c - parse the fake GPU libraries' scenario file (see scenario.h). */
+#include "scenario.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const char *const value_keys[SV_COUNT] = {
+    [SV_UTIL] = "util",
+    [SV_MEM_UTIL] = "mem_util",
+    [SV_MEM_USED] = "mem_used",
+    [SV_PCIE_TX_KBPS] = "pcie_tx_kbps",
+    [SV_PCIE_RX_KBPS] = "pcie_rx_kbps",
+    [SV_NVLINK_TX_KIB] = "nvlink_tx_kib",
+    [SV_NVLINK_RX_KIB] = "nvlink_rx_kib",
+    [SV_POWER] = "power",
+    [SV_ENERGY] = "energy",
+    [SV_TEMP] = "temp",
+    [SV_SM_CLOCK] = "sm_clock",
+    [SV_MEM_CLOCK] = "mem_clock",
+    [SV_THROTTLE] = "throttle",
+    [SV_ECC_SBE] = "ecc_sbe",
+    [SV_ECC_DBE] = "ecc_dbe",
+};
+
+static const struct {
+	const char *name;
+	uint32_t bit;
+} metric_names[] = {
+    {"util", SM_UTIL},		 {"mem_util", SM_MEM_UTIL}, {"mem_used", SM_MEM_USED},
+    {"pcie", SM_PCIE},		 {"nvlink", SM_NVLINK},	    {"power", SM_POWER},
+    {"energy", SM_ENERGY},	 {"temp", SM_TEMP},	    {"clocks", SM_CLOCKS},
+    {"throttle", SM_THROTTLE},	 {"ecc", SM_ECC},	    {"procs", SM_PROCS},
+    {"proc_util", SM_PROC_UTIL}, {"events", SM_EVENTS},
+};
+
+static double start_time = -1;
+/* the tests' clock (scenario_set_clock): when >= 0, what scenario_now() reads */
+static double test_time = -1;
+static double test_step;
+
+void scenario_set_clock(double t, double step)
+{
+	test_time = t;
+	test_step = step;
+}
+
+double scenario_now(void)
+{
+	struct timespec ts;
+	double now;
+
+	if (test_time >= 0) {
+		now = test_time;
+		test_time += test_step;
+		return now;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	if (start_time < 0)
+		start_time = now;
+	return now - start_time;
+}
+
+/* Splits line into words in place; "quoted" values keep their spaces. */
+static int split(char *line, char **words, int max)
+{
+	int n = 0;
+	char *p = line;
+
+	while (*p && n < max) {
+		char *out;
+
+		while (isspace((unsigned char)*p))
+			p++;
+		if (!*p || *p == '#')
+			break;
+		words[n++] = out = p;
+		while (*p && !isspace((unsigned char)*p)) {
+			if (*p == '"') {
+				p++;
+				while (*p && *p != '"')
+					*out++ = *p++;
+				if (*p == '"')
+					p++;
+				continue;
+			}
+			*out++ = *p++;
+		}
+		if (*p)
+			p++;
+		*out = '\0';
+	}
+	return n;
+}
+
+static bool kv(const char *word, const char *key, const char **value)
+{
+	size_t n = strlen(key);
+
+	if (strncmp(word, key, n) != 0 || word[n] != '=')
+		return false;
+	*value = word + n + 1;
+	return true;
+}
+
+static int device_arg(const struct scenario *s, const char *w, bool must_exist)
+{
+	char *end;
+	long d = strtol(w, &end, 10);
+
+	if (*end || d < 0 || d >= SCN_MAX_DEVICES || (must_exist && d >= s->ndevices))
+		return -1;
+	return (int)d;
+}
+
+static int parse_line(struct scenario *s, char **w, int n)
+{
+	const char *v;
+	int d;
+
+	if (strcmp(w[0], "driver") == 0 && n == 2) {
+		snprintf(s->driver, sizeof(s->driver), "%s", w[1]);
+		return 0;
+	}
+	if (strcmp(w[0], "init_error") == 0 && n == 2) {
+		s->init_error = atoi(w[1]);
+		return 0;
+	}
+	if (strcmp(w[0], "device") == 0 && n >= 2) {
+		struct scn_device *dev;
+
+		d = device_arg(s, w[1], false);
+		if (d < 0 || d != s->ndevices)
+			return -EINVAL; /* devices in order 0, 1, 2... */
+		dev = &s->dev[s->ndevices++];
+		memset(dev, 0, sizeof(*dev));
+		dev->lost_at = -1;
+		snprintf(dev->uuid, sizeof(dev->uuid), "GPU-fake-%04d", d);
+		snprintf(dev->name, sizeof(dev->name), "Fake GPU");
+		snprintf(dev->bus, sizeof(dev->bus), "00000000:%02X:00.0", d + 1);
+		for (int i = 2; i < n; i++) {
+			if (kv(w[i], "uuid", &v))
+				snprintf(dev->uuid, sizeof(dev->uuid), "%s", v);
+			else if (kv(w[i], "name", &v))
+				snprintf(dev->name, sizeof(dev->name), "%s", v);
+			else if (kv(w[i], "bus", &v))
+				snprintf(dev->bus, sizeof(dev->bus), "%s", v);
+			else if (kv(w[i], "mem_total", &v))
+				dev->mem_total = strtoull(v, NULL, 10);
+			else if (kv(w[i], "power_limit", &v))
+				dev->power_limit_mw = (uint32_t)strtoul(v, NULL, 10);
+			else if (kv(w[i], "nvlinks", &v))
+				dev->nvlinks = (uint32_t)strtoul(v, NULL, 10);
+			else
+				return -EINVAL;
+		}
+		return 0;
+	}
+	if (strcmp(w[0], "unsupported") == 0 && n >= 3) {
+		d = device_arg(s, w[1], true);
+		if (d < 0)
+			return -EINVAL;
+		for (int i = 2; i < n; i++) {
+			size_t k;
+
+			for (k = 0; k < sizeof(metric_names) / sizeof(metric_names[0]); k++)
+				if (strcmp(w[i], metric_names[k].name) == 0)
+					break;
+			if (k == sizeof(metric_names) / sizeof(metric_names[0]))
+				return -EINVAL;
+			s->dev[d].unsupported |= metric_names[k].bit;
+		}
+		return 0;
+	}
+	if (strcmp(w[0], "at") == 0 && n >= 3) {
+		struct scn_step *st;
+
+		if (s->nsteps == SCN_MAX_STEPS)
+			return -E2BIG;
+		d = device_arg(s, w[2], true);
+		if (d < 0)
+			return -EINVAL;
+		st = &s->step[s->nsteps++];
+		memset(st, 0, sizeof(*st));
+		st->device = d;
+		st->at = strtod(w[1], NULL);
+		for (int i = 3; i < n; i++) {
+			int k;
+
+			for (k = 0; k < SV_COUNT; k++)
+				if (kv(w[i], value_keys[k], &v))
+					break;
+			if (k == SV_COUNT)
+				return -EINVAL;
+			st->v[k] = strtoull(v, NULL, 0);
+			st->set |= 1u << k;
+		}
+		return 0;
+	}
+	if (strcmp(w[0], "proc") == 0 && n >= 3) {
+		struct scn_proc *p;
+
+		if (s->nprocs == SCN_MAX_PROCS)
+			return -E2BIG;
+		d = device_arg(s, w[1], true);
+		if (d < 0)
+			return -EINVAL;
+		p = &s->proc[s->nprocs++];
+		memset(p, 0, sizeof(*p));
+		p->device = d;
+		p->until = 1e18;
+		for (int i = 2; i < n; i++) {
+			if (kv(w[i], "pid", &v)) {
+				if (strncmp(v, "file:", 5) == 0)
+					snprintf(p->pid_file, sizeof(p->pid_file), "%s", v + 5);
+				else
+					p->pid = (uint32_t)strtoul(v, NULL, 10);
+			} else if (kv(w[i], "mem", &v)) {
+				p->mem = strtoull(v, NULL, 0);
+			} else if (kv(w[i], "sm", &v)) {
+				p->sm = (uint32_t)strtoul(v, NULL, 10);
+				p->has_util = true;
+			} else if (kv(w[i], "memutil", &v)) {
+				p->memutil = (uint32_t)strtoul(v, NULL, 10);
+				p->has_util = true;
+			} else if (kv(w[i], "graphics", &v)) {
+				p->graphics = atoi(v) != 0;
+			} else if (kv(w[i], "from", &v)) {
+				p->from = strtod(v, NULL);
+			} else if (kv(w[i], "until", &v)) {
+				p->until = strtod(v, NULL);
+			} else {
+				return -EINVAL;
+			}
+		}
+		return 0;
+	}
+	if (strcmp(w[0], "xid") == 0 && n >= 3) {
+		struct scn_event *e;
+
+		if (s->nevents == SCN_MAX_EVENTS)
+			return -E2BIG;
+		d = device_arg(s, w[1], true);
+		if (d < 0)
+			return -EINVAL;
+		e = &s->event[s->nevents++];
+		memset(e, 0, sizeof(*e));
+		e->device = d;
+		for (int i = 2; i < n; i++) {
+			if (kv(w[i], "at", &v))
+				e->at = strtod(v, NULL);
+			else if (kv(w[i], "code", &v))
+				e->code = strtoull(v, NULL, 10);
+			else
+				return -EINVAL;
+		}
+		return 0;
+	}
+	if (strcmp(w[0], "lost") == 0 && n == 3) {
+		d = device_arg(s, w[1], true);
+		if (d < 0 || !kv(w[2], "at", &v))
+			return -EINVAL;
+		s->dev[d].lost_at = strtod(v, NULL);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int scenario_load(struct scenario *s)
+{
+	const char *path = getenv("FAKE_GPU_SCENARIO");
+	char line[1024];
+	int lineno = 0;
+	FILE *f;
+
+	memset(s, 0, sizeof(*s));
+	snprintf(s->driver, sizeof(s->driver), "535.104.05");
+	/* t = 0 is now, at every load: a test process loads the fake many times */
+	scenario_set_clock(-1, 0);
+	start_time = -1;
+	scenario_now();
+	if (!path || !*path) {
+		s->ndevices = 1;
+		s->dev[0].lost_at = -1;
+		snprintf(s->dev[0].uuid, sizeof(s->dev[0].uuid), "GPU-fake-0000");
+		snprintf(s->dev[0].name, sizeof(s->dev[0].name), "Fake GPU");
+		snprintf(s->dev[0].bus, sizeof(s->dev[0].bus), "00000000:01:00.0");
+		s->dev[0].mem_total = 16ull << 30;
+		return 0;
+	}
+	f = fopen(path, "r");
+	if (!f) {
+		int err = errno;
+
+		fprintf(stderr, "fake gpu: cannot open scenario '%s'\n", path);
+		return -err;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *w[32];
+		int n, ret;
+
+		lineno++;
+		n = split(line, w, 32);
+		if (n == 0)
+			continue;
+		ret = parse_line(s, w, n);
+		if (ret) {
+			fprintf(stderr, "fake gpu: %s:%d: cannot parse '%s'\n", path, lineno, w[0]);
+			fclose(f);
+			return ret;
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+void scenario_values(const struct scenario *s, int device, double t, uint64_t v[SV_COUNT])
+{
+	double best_at[SV_COUNT];
+
+	for (int k = 0; k < SV_COUNT; k++) {
+		v[k] = 0;
+		best_at[k] = -1e300;
+	}
+	for (int i = 0; i < s->nsteps; i++) {
+		const struct scn_step *st = &s->step[i];
+
+		if (st->device != device || st->at > t)
+			continue;
+		for (int k = 0; k < SV_COUNT; k++) {
+			if ((st->set & (1u << k)) && st->at >= best_at[k]) {
+				v[k] = st->v[k];
+				best_at[k] = st->at;
+			}
+		}
+	}
+}
+
+uint32_t scenario_pid(const struct scn_proc *p)
+{
+	char buf[32] = "";
+	FILE *f;
+
+	if (!p->pid_file[0])
+		return p->pid;
+	f = fopen(p->pid_file, "r");
+	if (!f)
+		return 0;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	return (uint32_t)strtoul(buf, NULL, 10);
+}
+
+bool scenario_proc_live(const struct scn_proc *p, double t)
+{
+	return t >= p->from && t < p->until && scenario_pid(p) != 0;
+}

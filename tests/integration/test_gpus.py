@@ -1,0 +1,96 @@
+"""`jobscope gpus` against the fake vendor libraries the build makes."""
+import json
+import os
+
+from harness import jobscope, run_tests, check, eq
+
+FAKES = os.environ.get("FAKES", "")
+NVML = os.path.join(FAKES, "libnvidia-ml.so.1")
+NVML_OLD = os.path.join(FAKES, "libnvidia-ml-old.so")
+ROCM = os.path.join(FAKES, "librocm_smi64.so.1")
+NOWHERE = "/nonexistent/libnothing.so"
+
+SCENARIO = """
+driver 535.104.05
+device 0 uuid=GPU-11111111-2222-3333-4444-555555555555 name="NVIDIA A100-SXM4-80GB" bus=00000000:07:00.0 mem_total=85899345920 power_limit=400000 nvlinks=12
+device 1 uuid=GPU-66666666-7777-8888-9999-000000000000 name="NVIDIA A100-SXM4-80GB" bus=00000000:0F:00.0 mem_total=85899345920 power_limit=400000 nvlinks=12
+unsupported 1 power ecc
+at 0 0 util=10 mem_used=1073741824 power=90000
+at 0 1 util=20 mem_used=2147483648
+"""
+
+
+def env_for(wd, nvml=NOWHERE, rocm=NOWHERE, scenario=SCENARIO):
+    path = wd.join("scenario.scn")
+    with open(path, "w") as f:
+        f.write(scenario)
+    env = dict(os.environ)
+    env.update({"JOBSCOPE_NVML_LIBRARY": nvml, "JOBSCOPE_ROCM_SMI_LIBRARY": rocm,
+                "FAKE_GPU_SCENARIO": path})
+    return env
+
+
+def test_no_gpu_library(wd):
+    p = jobscope("gpus", env=env_for(wd))
+    eq(p.returncode, 0, "exit code")
+    check("no GPUs found" in p.stdout, p.stdout)
+    p = jobscope("gpus", "--json", env=env_for(wd))
+    eq(json.loads(p.stdout), {"libraries": [], "gpus": []}, "empty JSON")
+
+
+def test_nvidia_gpus(wd):
+    p = jobscope("gpus", "--json", env=env_for(wd, nvml=NVML))
+    eq(p.returncode, 0, "exit code: %s" % p.stderr)
+    out = json.loads(p.stdout)
+    eq([lib["backend"] for lib in out["libraries"]], ["nvml"], "libraries")
+    eq(out["libraries"][0]["driver_version"], "535.104.05", "driver version")
+    eq(len(out["gpus"]), 2, "two GPUs")
+    g0, g1 = out["gpus"]
+    eq(g0["index"], 0, "index")
+    eq(g0["uuid"], "GPU-11111111-2222-3333-4444-555555555555", "uuid")
+    eq(g0["name"], "NVIDIA A100-SXM4-80GB", "name")
+    eq(g0["pci_bus_id"], "00000000:07:00.0", "bus id")
+    eq(g0["mem_total_bytes"], 85899345920, "memory")
+    eq(g0["power_limit_mw"], 400000, "power limit")
+    eq(g0["nvlink_count"], 12, "NVLink links")
+    check("power" in g0["supported"] and "ecc" in g0["supported"], g0["supported"])
+    check("power" not in g1["supported"] and "ecc" not in g1["supported"],
+          "unsupported metrics are off for GPU 1 only: %r" % g1["supported"])
+    check("util" in g1["supported"], "the rest of GPU 1 still works")
+    p = jobscope("gpus", env=env_for(wd, nvml=NVML))
+    check("GPU 0  NVIDIA A100-SXM4-80GB" in p.stdout, p.stdout)
+    check("power limit 400 W" in p.stdout, p.stdout)
+
+
+def test_old_driver(wd):
+    p = jobscope("gpus", "--json", env=env_for(wd, nvml=NVML_OLD))
+    eq(p.returncode, 0, "exit code: %s" % p.stderr)
+    out = json.loads(p.stdout)
+    eq(len(out["gpus"]), 2, "two GPUs through the old entry points")
+    check("mem_used" in out["gpus"][0]["supported"], "memory through GetMemoryInfo v1")
+    check("throttle_reasons" in out["gpus"][0]["supported"], "throttle through the old name")
+
+
+def test_driver_not_loaded(wd):
+    p = jobscope("gpus", "--json", env=env_for(wd, nvml=NVML, scenario="init_error 9\n"))
+    eq(p.returncode, 0, "jobscope goes on without GPUs")
+    eq(json.loads(p.stdout)["gpus"], [], "no GPUs")
+    warnings = [l for l in p.stderr.splitlines() if "warning" in l]
+    eq(len(warnings), 1, "exactly one warning: %r" % p.stderr)
+    check("Driver Not Loaded" in warnings[0] or "(9)" in warnings[0], warnings[0])
+
+
+def test_amd_gpus(wd):
+    scenario = ("driver 5.2.3\ndevice 0 uuid=0x1234abcd name=\"AMD Instinct MI250X\" "
+                "bus=0000:c1:00.0 mem_total=68702699520\n")
+    p = jobscope("gpus", "--json", env=env_for(wd, rocm=ROCM, scenario=scenario))
+    eq(p.returncode, 0, "exit code: %s" % p.stderr)
+    out = json.loads(p.stdout)
+    eq([lib["backend"] for lib in out["libraries"]], ["rocm"], "libraries")
+    eq(len(out["gpus"]), 1, "one GPU")
+    eq(out["gpus"][0]["name"], "AMD Instinct MI250X", "name")
+    eq(out["gpus"][0]["mem_total_bytes"], 68702699520, "memory")
+
+
+if __name__ == "__main__":
+    run_tests(globals())
