@@ -10,6 +10,7 @@
 #ifndef JOBSCOPE_SAMPLE_H
 #define JOBSCOPE_SAMPLE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "proc.h"
@@ -78,6 +79,8 @@ struct event_record {
 	int32_t pid;   /* 0 when not about a process */
 	int64_t value;
 	char message[256];
+	int32_t gpu; /* the GPU's index when has_gpu */
+	bool has_gpu;
 };
 
 #endif

@@ -97,6 +97,27 @@ static const char store_schema_v1[] =
     "CREATE TABLE marks (seq INTEGER PRIMARY KEY, job_id INTEGER, ts_ms INTEGER NOT NULL,"
     " name TEXT NOT NULL, value REAL, text TEXT) STRICT;\n";
 
+/* Schema 2: GPUs.  Devices, their samples, and the processes on them. */
+static const char store_schema_v2[] =
+    "CREATE TABLE devices (id INTEGER PRIMARY KEY, node_id INTEGER NOT NULL,"
+    " vendor TEXT NOT NULL, idx INTEGER NOT NULL, uuid TEXT NOT NULL, name TEXT,"
+    " pci_bus_id TEXT, mem_total_bytes INTEGER, power_limit_mw INTEGER,"
+    " nvlink_count INTEGER, driver_version TEXT, supported INTEGER NOT NULL DEFAULT 0,"
+    " UNIQUE (node_id, uuid)) STRICT;\n"
+    "CREATE TABLE gpu_samples (seq INTEGER PRIMARY KEY, device_id INTEGER NOT NULL,"
+    " ts_ms INTEGER NOT NULL, util_pct INTEGER, mem_util_pct INTEGER,"
+    " mem_used_bytes INTEGER, pcie_rx_bps INTEGER, pcie_tx_bps INTEGER,"
+    " nvlink_rx_bytes INTEGER, nvlink_tx_bytes INTEGER, power_mw INTEGER,"
+    " energy_mj INTEGER, temp_c INTEGER, sm_clock_mhz INTEGER, mem_clock_mhz INTEGER,"
+    " throttle_reasons INTEGER, ecc_corrected INTEGER, ecc_uncorrected INTEGER) STRICT;\n"
+    "CREATE INDEX gpu_samples_device_ts ON gpu_samples (device_id, ts_ms);\n"
+    "CREATE TABLE gpu_proc_samples (seq INTEGER PRIMARY KEY, device_id INTEGER NOT NULL,"
+    " ts_ms INTEGER NOT NULL, pid INTEGER NOT NULL, proc_id INTEGER, job_id INTEGER,"
+    " mem_bytes INTEGER, sm_util_pct INTEGER, mem_util_pct INTEGER,"
+    " graphics INTEGER NOT NULL DEFAULT 0) STRICT;\n"
+    "CREATE INDEX gpu_proc_samples_device_ts ON gpu_proc_samples (device_id, ts_ms);\n"
+    "ALTER TABLE events ADD COLUMN gpu_index INTEGER;\n";
+
 /*
  * store_migrations[v] brings a store from schema v to v + 1; [0] creates
  * schema 1 in an empty file.  A new version appends one entry here and
@@ -104,12 +125,19 @@ static const char store_schema_v1[] =
  */
 static const char *const store_migrations[STORE_SCHEMA_VERSION] = {
     store_schema_v1,
+    store_schema_v2,
 };
 
-/* Tables a store of the current schema must have (checked at open). */
-static const char *const store_tables[] = {
-    "meta",	    "nodes",	   "jobs",	   "procs",	  "host_samples", "cpu_samples",
-    "disk_samples", "net_samples", "proc_samples", "job_samples", "events",	  "marks",
+/* Tables a store must have (checked at open), with the schema that added them. */
+static const struct {
+	const char *name;
+	int64_t since;
+} store_tables[] = {
+    {"meta", 1},	 {"nodes", 1},	      {"jobs", 1},
+    {"procs", 1},	 {"host_samples", 1}, {"cpu_samples", 1},
+    {"disk_samples", 1}, {"net_samples", 1},  {"proc_samples", 1},
+    {"job_samples", 1},	 {"events", 1},	      {"marks", 1},
+    {"devices", 2},	 {"gpu_samples", 2},  {"gpu_proc_samples", 2},
 };
 
 static const char *const store_sql[STMT__COUNT] = {
@@ -157,8 +185,26 @@ static const char *const store_sql[STMT__COUNT] = {
     [STMT_JOB_SAMPLE] = "INSERT INTO job_samples (seq, job_id, ts_ms, nprocs, user_ms,"
 			" system_ms, rss_bytes, swap_bytes, read_bytes, write_bytes,"
 			" sampler_cpu_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-    [STMT_EVENT] = "INSERT INTO events (seq, node_id, job_id, ts_ms, kind, pid, value, message)"
-		   " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+    [STMT_EVENT] = "INSERT INTO events (seq, node_id, job_id, ts_ms, kind, pid, value, message,"
+		   " gpu_index) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    [STMT_DEVICE] = "INSERT INTO devices (node_id, vendor, idx, uuid, name, pci_bus_id,"
+		    " mem_total_bytes, power_limit_mw, nvlink_count, driver_version, supported)"
+		    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+		    " ON CONFLICT (node_id, uuid) DO UPDATE SET vendor = excluded.vendor,"
+		    " idx = excluded.idx, name = excluded.name, pci_bus_id = excluded.pci_bus_id,"
+		    " mem_total_bytes = excluded.mem_total_bytes,"
+		    " power_limit_mw = excluded.power_limit_mw,"
+		    " nvlink_count = excluded.nvlink_count,"
+		    " driver_version = excluded.driver_version, supported = excluded.supported"
+		    " RETURNING id",
+    [STMT_GPU_SAMPLE] = "INSERT INTO gpu_samples (seq, device_id, ts_ms, util_pct, mem_util_pct,"
+			" mem_used_bytes, pcie_rx_bps, pcie_tx_bps, nvlink_rx_bytes,"
+			" nvlink_tx_bytes, power_mw, energy_mj, temp_c, sm_clock_mhz,"
+			" mem_clock_mhz, throttle_reasons, ecc_corrected, ecc_uncorrected)"
+			" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    [STMT_GPU_PROC] = "INSERT INTO gpu_proc_samples (seq, device_id, ts_ms, pid, proc_id, job_id,"
+		      " mem_bytes, sm_util_pct, mem_util_pct, graphics)"
+		      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 };
 
 int store__errno(sqlite3 *db, int rc)
@@ -714,26 +760,26 @@ static int store_check_schema(struct store *st)
 	if (rc != SQLITE_OK && rc != SQLITE_DONE)
 		return open_fail(st, rc, "check");
 
-	if (version < STORE_SCHEMA_VERSION) {
-		if (!st->writable) {
-			log_err(0, "'%s' has schema %lld; open it for writing to upgrade it to %d",
-				st->path, (long long)version, STORE_SCHEMA_VERSION);
-			return -EPROTONOSUPPORT;
-		}
+	/* an older store is read as it is, and upgraded when opened for writing */
+	if (version < STORE_SCHEMA_VERSION && st->writable) {
 		ret = store_migrate(st);
 		if (ret)
 			return ret;
+		version = STORE_SCHEMA_VERSION;
 	}
+	st->schema_version = version;
 
 	for (i = 0; i < sizeof(store_tables) / sizeof(store_tables[0]); i++) {
+		if (store_tables[i].since > version)
+			continue;
 		snprintf(msg, sizeof(msg),
 			 "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = '%s'",
-			 store_tables[i]);
+			 store_tables[i].name);
 		ret = query_i64(st, msg, &ntables);
 		if (ret)
 			return ret;
 		if (ntables != 1) {
-			snprintf(msg, sizeof(msg), "no table %s", store_tables[i]);
+			snprintf(msg, sizeof(msg), "no table %s", store_tables[i].name);
 			return refuse_corrupt(st->path, msg);
 		}
 	}
@@ -756,7 +802,9 @@ static int load_next_seq(struct store *st)
 			 " coalesce((SELECT max(seq) FROM proc_samples), 0),"
 			 " coalesce((SELECT max(seq) FROM job_samples), 0),"
 			 " coalesce((SELECT max(seq) FROM events), 0),"
-			 " coalesce((SELECT max(seq) FROM marks), 0))",
+			 " coalesce((SELECT max(seq) FROM marks), 0),"
+			 " coalesce((SELECT max(seq) FROM gpu_samples), 0),"
+			 " coalesce((SELECT max(seq) FROM gpu_proc_samples), 0))",
 			 &st->next_seq);
 }
 
@@ -1368,7 +1416,96 @@ int store_put_event(struct store *st, int64_t node_id, int64_t job_row,
 		bind_nonzero(&b, e->pid);
 		bind_i64(&b, e->value);
 		bind_text(&b, e->message, sizeof(e->message));
+		bind_opt(&b, e->has_gpu, (uint64_t)e->gpu);
 		ret = fact_run(st, &b, "store an event");
+	}
+	return write_end(st, own, ret);
+}
+
+int store_put_device(struct store *st, int64_t node_id, struct device_record *dev)
+{
+	const struct gpu_device_info *g = &dev->info;
+	struct binder b;
+	bool own;
+	int ret;
+
+	ret = write_begin(st, &own);
+	if (ret)
+		return ret;
+	ret = stmt_start(st, STMT_DEVICE, &b);
+	if (ret == 0) {
+		bind_i64(&b, node_id);
+		bind_text(&b, dev->vendor, sizeof(dev->vendor));
+		bind_i64(&b, g->index);
+		bind_text(&b, g->uuid, sizeof(g->uuid));
+		bind_text(&b, g->name, sizeof(g->name));
+		bind_text(&b, g->pci_bus_id, sizeof(g->pci_bus_id));
+		bind_opt(&b, g->valid & GPU_INFO_MEM_TOTAL, g->mem_total_bytes);
+		bind_opt(&b, g->valid & GPU_INFO_POWER_LIMIT, g->power_limit_mw);
+		bind_opt(&b, g->valid & GPU_INFO_NVLINKS, g->nvlink_count);
+		bind_text(&b, dev->driver_version, sizeof(dev->driver_version));
+		bind_i64(&b, g->supported);
+		ret = stmt_run(st, &b, "store a GPU", &dev->id);
+	}
+	return write_end(st, own, ret);
+}
+
+int store_put_gpu_sample(struct store *st, int64_t device_row, int64_t ts_ms,
+			 const struct gpu_sample *s)
+{
+	struct binder b;
+	bool own;
+	int ret;
+
+	ret = write_begin(st, &own);
+	if (ret)
+		return ret;
+	ret = fact_start(st, STMT_GPU_SAMPLE, &b);
+	if (ret == 0) {
+		bind_i64(&b, device_row);
+		bind_i64(&b, ts_ms);
+		bind_opt(&b, s->valid & GPU_UTIL, s->util_pct);
+		bind_opt(&b, s->valid & GPU_MEM_UTIL, s->mem_util_pct);
+		bind_opt(&b, s->valid & GPU_MEM_USED, s->mem_used_bytes);
+		bind_opt(&b, s->valid & GPU_PCIE, s->pcie_rx_bps);
+		bind_opt(&b, s->valid & GPU_PCIE, s->pcie_tx_bps);
+		bind_opt(&b, s->valid & GPU_NVLINK, s->nvlink_rx_bytes);
+		bind_opt(&b, s->valid & GPU_NVLINK, s->nvlink_tx_bytes);
+		bind_opt(&b, s->valid & GPU_POWER, s->power_mw);
+		bind_opt(&b, s->valid & GPU_ENERGY, s->energy_mj);
+		bind_opt(&b, s->valid & GPU_TEMP, (uint64_t)(int64_t)s->temp_c);
+		bind_opt(&b, s->valid & GPU_SM_CLOCK, s->sm_clock_mhz);
+		bind_opt(&b, s->valid & GPU_MEM_CLOCK, s->mem_clock_mhz);
+		bind_opt(&b, s->valid & GPU_THROTTLE, s->throttle_reasons);
+		bind_opt(&b, s->valid & GPU_ECC, s->ecc_corrected);
+		bind_opt(&b, s->valid & GPU_ECC, s->ecc_uncorrected);
+		ret = fact_run(st, &b, "store a GPU sample");
+	}
+	return write_end(st, own, ret);
+}
+
+int store_put_gpu_proc(struct store *st, int64_t device_row, int64_t proc_row, int64_t job_row,
+		       int64_t ts_ms, const struct gpu_proc *p)
+{
+	struct binder b;
+	bool own;
+	int ret;
+
+	ret = write_begin(st, &own);
+	if (ret)
+		return ret;
+	ret = fact_start(st, STMT_GPU_PROC, &b);
+	if (ret == 0) {
+		bind_i64(&b, device_row);
+		bind_i64(&b, ts_ms);
+		bind_i64(&b, p->pid);
+		bind_nonzero(&b, proc_row > 0 ? proc_row : 0);
+		bind_nonzero(&b, job_row > 0 && proc_row > 0 ? job_row : 0);
+		bind_opt(&b, p->valid & GPU_PROC_MEM, p->mem_bytes);
+		bind_opt(&b, p->valid & GPU_PROC_UTIL, p->sm_util_pct);
+		bind_opt(&b, p->valid & GPU_PROC_UTIL, p->mem_util_pct);
+		bind_i64(&b, p->graphics ? 1 : 0);
+		ret = fact_run(st, &b, "store a GPU process");
 	}
 	return write_end(st, own, ret);
 }

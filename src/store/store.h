@@ -23,10 +23,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "sample/gpu/gpu.h"
 #include "sample/host.h"
 #include "sample/sample.h"
 
-#define STORE_SCHEMA_VERSION 1
+#define STORE_SCHEMA_VERSION 2
 #define STORE_APPLICATION_ID 0x4A53434F
 
 struct store;
@@ -54,7 +55,7 @@ struct job_record {
 	int32_t pid; /* root process */
 	int64_t start_ms;
 	int64_t end_ms; /* 0 while running */
-	bool has_exit;  /* exit_code / signal are set */
+	bool has_exit;	/* exit_code / signal are set */
 	int32_t exit_code;
 	int32_t signal; /* 0 unless killed by a signal */
 	bool timed_out;
@@ -95,7 +96,28 @@ int store_put_proc_sample(struct store *st, int64_t proc_row, int64_t ts_ms,
 			  const struct proc_sample *s);
 int store_put_job_sample(struct store *st, int64_t job_row, int64_t ts_ms,
 			 const struct job_sample *s);
-int store_put_event(struct store *st, int64_t node_id, int64_t job_row, const struct event_record *e);
+int store_put_event(struct store *st, int64_t node_id, int64_t job_row,
+		    const struct event_record *e);
+
+/* A GPU of a node (devices table). */
+struct device_record {
+	int64_t id; /* row id */
+	char vendor[16];
+	char driver_version[GPU_VERSION_MAX];
+	struct gpu_device_info info;
+};
+
+/* devices: one row per (node, uuid), refreshed; *device_row receives its id. */
+int store_put_device(struct store *st, int64_t node_id, struct device_record *dev);
+int store_put_gpu_sample(struct store *st, int64_t device_row, int64_t ts_ms,
+			 const struct gpu_sample *s);
+/*
+ * One process on a GPU at one tick.  Every process on the device is written,
+ * the job's with its procs row (proc_row) and the others with proc_row 0,
+ * so that a reader can split the device's power between them.
+ */
+int store_put_gpu_proc(struct store *st, int64_t device_row, int64_t proc_row, int64_t job_row,
+		       int64_t ts_ms, const struct gpu_proc *p);
 
 /* Reader */
 int store_get_job(struct store *st, int64_t id, struct job_record *out);
@@ -115,6 +137,12 @@ struct store_replay_ops {
 	void (*proc)(void *arg, const struct proc_info *p, int64_t ts_ms,
 		     const struct proc_sample *s);
 	void (*event)(void *arg, const struct event_record *e);
+	/* GPUs of the job's node in its window (schema 2 and later) */
+	void (*gpu)(void *arg, const struct device_record *dev, int64_t ts_ms,
+		    const struct gpu_sample *s);
+	/* p: the job's process, or NULL for another process on the device */
+	void (*gpu_proc)(void *arg, const struct device_record *dev, const struct proc_info *p,
+			 int64_t ts_ms, const struct gpu_proc *g);
 };
 int store_replay_job(struct store *st, int64_t id, const struct store_replay_ops *ops, void *arg);
 

@@ -36,6 +36,9 @@ enum store_stmt {
 	STMT_PROC_SAMPLE,
 	STMT_JOB_SAMPLE,
 	STMT_EVENT,
+	STMT_DEVICE,
+	STMT_GPU_SAMPLE,
+	STMT_GPU_PROC,
 	STMT__COUNT
 };
 
@@ -43,10 +46,11 @@ struct store {
 	sqlite3 *db;
 	bool writable;
 	bool in_tick;
-	int tick_err;	      /* first failure inside the open tick, 0 if none */
-	int64_t next_seq;     /* seq of the next fact row, whatever its table */
-	int64_t tick_seq;     /* next_seq when the tick began: restored on rollback */
-	int64_t data_version; /* PRAGMA data_version when next_seq was last right */
+	int tick_err;		/* first failure inside the open tick, 0 if none */
+	int64_t next_seq;	/* seq of the next fact row, whatever its table */
+	int64_t tick_seq;	/* next_seq when the tick began: restored on rollback */
+	int64_t data_version;	/* PRAGMA data_version when next_seq was last right */
+	int64_t schema_version; /* of the file: older ones are read without GPU tables */
 	sqlite3_stmt *stmts[STMT__COUNT];
 	char errmsg[256]; /* store__errmsg's buffer */
 	char path[PATH_MAX];

@@ -167,7 +167,15 @@ out_free_job:
  * disk and interface rows, written right after it with the same node and
  * timestamp.
  */
-enum replay_kind { REPLAY_HOST, REPLAY_JOB, REPLAY_PROC, REPLAY_EVENT, REPLAY__COUNT };
+enum replay_kind {
+	REPLAY_HOST,
+	REPLAY_JOB,
+	REPLAY_PROC,
+	REPLAY_EVENT,
+	REPLAY_GPU,
+	REPLAY_GPU_PROC,
+	REPLAY__COUNT
+};
 
 struct replay_cursor {
 	sqlite3_stmt *stmt;
@@ -180,6 +188,7 @@ struct replay {
 	const struct store_replay_ops *ops;
 	void *arg;
 	int64_t node_id;
+	int64_t job_id;
 	struct replay_cursor cur[REPLAY__COUNT];
 	sqlite3_stmt *cpu_stmt;
 	sqlite3_stmt *disk_stmt;
@@ -189,7 +198,15 @@ struct replay {
 	struct proc_sample psample;
 	struct job_sample jsample;
 	struct event_record event;
+	struct device_record dev;
+	struct gpu_sample gsample;
+	struct gpu_proc gproc;
 };
+
+/* the devices columns, after the fact table's own */
+#define DEVICE_COLUMNS                                                                             \
+	" d.id, d.vendor, d.idx, d.uuid, d.name, d.pci_bus_id, d.mem_total_bytes,"                 \
+	" d.power_limit_mw, d.nvlink_count, d.driver_version, d.supported"
 
 static const char *const replay_sql[REPLAY__COUNT] = {
     [REPLAY_HOST] = ("SELECT seq, ts_ms, " STORE_HOST_COLUMNS " FROM host_samples"
@@ -203,9 +220,26 @@ static const char *const replay_sql[REPLAY__COUNT] = {
 		     " p.pid, p.ppid, p.start_ms, p.end_ms, p.uid, p.comm, p.cmdline"
 		     " FROM proc_samples s JOIN procs p ON p.id = s.proc_id"
 		     " WHERE s.job_id = ?1 ORDER BY s.seq"),
-    [REPLAY_EVENT] = ("SELECT seq, ts_ms, kind, pid, value, message FROM events"
+    [REPLAY_EVENT] = ("SELECT seq, ts_ms, kind, pid, value, message, gpu_index FROM events"
 		      " WHERE job_id = ?1 ORDER BY seq"),
+    [REPLAY_GPU] = ("SELECT s.seq, s.ts_ms, s.util_pct, s.mem_util_pct, s.mem_used_bytes,"
+		    " s.pcie_rx_bps, s.pcie_tx_bps, s.nvlink_rx_bytes, s.nvlink_tx_bytes,"
+		    " s.power_mw, s.energy_mj, s.temp_c, s.sm_clock_mhz, s.mem_clock_mhz,"
+		    " s.throttle_reasons, s.ecc_corrected, s.ecc_uncorrected," DEVICE_COLUMNS
+		    " FROM gpu_samples s JOIN devices d ON d.id = s.device_id"
+		    " WHERE d.node_id = ?1 AND s.ts_ms >= ?2 AND s.ts_ms <= ?3 ORDER BY s.seq"),
+    [REPLAY_GPU_PROC] = ("SELECT s.seq, s.ts_ms, s.pid, s.mem_bytes, s.sm_util_pct,"
+			 " s.mem_util_pct, s.graphics, s.proc_id, s.job_id," DEVICE_COLUMNS
+			 ", p.pid, p.ppid, p.start_ms, p.end_ms, p.uid, p.comm, p.cmdline"
+			 " FROM gpu_proc_samples s JOIN devices d ON d.id = s.device_id"
+			 " LEFT JOIN procs p ON p.id = s.proc_id"
+			 " WHERE d.node_id = ?1 AND s.ts_ms >= ?2 AND s.ts_ms <= ?3"
+			 " ORDER BY s.seq"),
 };
+
+/* A schema 1 store has no GPU tables and no events.gpu_index. */
+static const char replay_event_v1[] = "SELECT seq, ts_ms, kind, pid, value, message, NULL"
+				      " FROM events WHERE job_id = ?1 ORDER BY seq";
 
 static int cursor_step(struct replay *rp, struct replay_cursor *c)
 {
@@ -443,6 +477,7 @@ static void replay_event(struct replay *rp, sqlite3_stmt *stmt)
 {
 	struct event_record *e = &rp->event;
 	struct row r = {stmt, 1};
+	uint64_t v;
 
 	memset(e, 0, sizeof(*e));
 	e->ts_ms = col_i64(&r);
@@ -450,7 +485,108 @@ static void replay_event(struct replay *rp, sqlite3_stmt *stmt)
 	e->pid = (int32_t)col_i64(&r);
 	e->value = col_i64(&r);
 	col_text(&r, e->message, sizeof(e->message));
+	e->has_gpu = col_opt(&r, &v);
+	e->gpu = (int32_t)v;
 	rp->ops->event(rp->arg, e);
+}
+
+static void device_from_row(struct row *r, struct device_record *d)
+{
+	struct gpu_device_info *g = &d->info;
+	uint64_t v;
+
+	memset(d, 0, sizeof(*d));
+	d->id = col_i64(r);
+	col_text(r, d->vendor, sizeof(d->vendor));
+	g->index = (int)col_i64(r);
+	col_text(r, g->uuid, sizeof(g->uuid));
+	col_text(r, g->name, sizeof(g->name));
+	col_text(r, g->pci_bus_id, sizeof(g->pci_bus_id));
+	g->valid |= col_opt(r, &g->mem_total_bytes) ? GPU_INFO_MEM_TOTAL : 0;
+	g->valid |= col_opt(r, &v) ? GPU_INFO_POWER_LIMIT : 0;
+	g->power_limit_mw = (uint32_t)v;
+	g->valid |= col_opt(r, &v) ? GPU_INFO_NVLINKS : 0;
+	g->nvlink_count = (uint32_t)v;
+	col_text(r, d->driver_version, sizeof(d->driver_version));
+	g->supported = (uint32_t)col_i64(r);
+}
+
+/* One optional column into a field of `width` bytes, setting `bit` when present. */
+static void col_gpu(struct row *r, uint32_t *valid, uint32_t bit, void *field, size_t width)
+{
+	uint64_t v;
+
+	if (!col_opt(r, &v))
+		return;
+	*valid |= bit;
+	if (width == 4) {
+		uint32_t v32 = (uint32_t)v;
+
+		memcpy(field, &v32, 4);
+	} else {
+		memcpy(field, &v, 8);
+	}
+}
+
+static void replay_gpu(struct replay *rp, sqlite3_stmt *stmt)
+{
+	struct gpu_sample *s = &rp->gsample;
+	struct row r = {stmt, 1};
+	int64_t ts_ms = col_i64(&r);
+	uint32_t valid = 0;
+
+	memset(s, 0, sizeof(*s));
+	col_gpu(&r, &valid, GPU_UTIL, &s->util_pct, 4);
+	col_gpu(&r, &valid, GPU_MEM_UTIL, &s->mem_util_pct, 4);
+	col_gpu(&r, &valid, GPU_MEM_USED, &s->mem_used_bytes, 8);
+	col_gpu(&r, &valid, GPU_PCIE, &s->pcie_rx_bps, 8);
+	col_gpu(&r, &valid, GPU_PCIE, &s->pcie_tx_bps, 8);
+	col_gpu(&r, &valid, GPU_NVLINK, &s->nvlink_rx_bytes, 8);
+	col_gpu(&r, &valid, GPU_NVLINK, &s->nvlink_tx_bytes, 8);
+	col_gpu(&r, &valid, GPU_POWER, &s->power_mw, 4);
+	col_gpu(&r, &valid, GPU_ENERGY, &s->energy_mj, 8);
+	col_gpu(&r, &valid, GPU_TEMP, &s->temp_c, 4);
+	col_gpu(&r, &valid, GPU_SM_CLOCK, &s->sm_clock_mhz, 4);
+	col_gpu(&r, &valid, GPU_MEM_CLOCK, &s->mem_clock_mhz, 4);
+	col_gpu(&r, &valid, GPU_THROTTLE, &s->throttle_reasons, 8);
+	col_gpu(&r, &valid, GPU_ECC, &s->ecc_corrected, 8);
+	col_gpu(&r, &valid, GPU_ECC, &s->ecc_uncorrected, 8);
+	s->valid = valid;
+	device_from_row(&r, &rp->dev);
+	rp->ops->gpu(rp->arg, &rp->dev, ts_ms, s);
+}
+
+static void replay_gpu_proc(struct replay *rp, sqlite3_stmt *stmt)
+{
+	struct gpu_proc *g = &rp->gproc;
+	struct proc_info *p = &rp->pinfo;
+	struct row r = {stmt, 1};
+	int64_t ts_ms = col_i64(&r);
+	uint32_t valid = 0;
+	uint64_t proc_id, job_id;
+	bool ours;
+
+	memset(g, 0, sizeof(*g));
+	g->pid = (uint32_t)col_i64(&r);
+	col_gpu(&r, &valid, GPU_PROC_MEM, &g->mem_bytes, 8);
+	col_gpu(&r, &valid, GPU_PROC_UTIL, &g->sm_util_pct, 4);
+	col_gpu(&r, &valid, GPU_PROC_MEM_UTIL, &g->mem_util_pct, 4);
+	g->valid = valid;
+	g->graphics = col_i64(&r) != 0;
+	ours = col_opt(&r, &proc_id);
+	ours = col_opt(&r, &job_id) && ours && (int64_t)job_id == rp->job_id;
+	device_from_row(&r, &rp->dev);
+	memset(p, 0, sizeof(*p));
+	if (ours) {
+		p->pid = (int32_t)col_i64(&r);
+		p->ppid = (int32_t)col_i64(&r);
+		p->start_ms = col_i64(&r);
+		p->end_ms = col_i64(&r);
+		p->uid = (uint32_t)col_i64(&r);
+		col_text(&r, p->comm, sizeof(p->comm));
+		col_text(&r, p->cmdline, sizeof(p->cmdline));
+	}
+	rp->ops->gpu_proc(rp->arg, &rp->dev, ours ? p : NULL, ts_ms, g);
 }
 
 /* Finds the job's node and time window; -ENOENT without a message. */
@@ -489,6 +625,8 @@ static int replay_prepare(struct replay *rp, int64_t id, int64_t start_ms, int64
 	    [REPLAY_JOB] = ops->job != NULL,
 	    [REPLAY_PROC] = ops->proc != NULL,
 	    [REPLAY_EVENT] = ops->event != NULL,
+	    [REPLAY_GPU] = ops->gpu != NULL && rp->st->schema_version >= 2,
+	    [REPLAY_GPU_PROC] = ops->gpu_proc != NULL && rp->st->schema_version >= 2,
 	};
 	struct replay_cursor *c;
 	int i, ret;
@@ -497,10 +635,13 @@ static int replay_prepare(struct replay *rp, int64_t id, int64_t start_ms, int64
 		if (!wanted[i])
 			continue;
 		c = &rp->cur[i];
-		ret = prepare(rp->st, replay_sql[i], "replay a job", &c->stmt);
+		ret = prepare(rp->st,
+			      i == REPLAY_EVENT && rp->st->schema_version < 2 ? replay_event_v1
+									      : replay_sql[i],
+			      "replay a job", &c->stmt);
 		if (ret)
 			return ret;
-		if (i == REPLAY_HOST) {
+		if (i == REPLAY_HOST || i == REPLAY_GPU || i == REPLAY_GPU_PROC) {
 			sqlite3_bind_int64(c->stmt, 1, rp->node_id);
 			sqlite3_bind_int64(c->stmt, 2, start_ms);
 			sqlite3_bind_int64(c->stmt, 3, end_ms);
@@ -560,6 +701,12 @@ static int replay_merge(struct replay *rp)
 		case REPLAY_PROC:
 			replay_proc_sample(rp, next->stmt);
 			break;
+		case REPLAY_GPU:
+			replay_gpu(rp, next->stmt);
+			break;
+		case REPLAY_GPU_PROC:
+			replay_gpu_proc(rp, next->stmt);
+			break;
 		default:
 			replay_event(rp, next->stmt);
 			break;
@@ -585,6 +732,7 @@ int store_replay_job(struct store *st, int64_t id, const struct store_replay_ops
 	rp->st = st;
 	rp->ops = ops;
 	rp->arg = arg;
+	rp->job_id = id;
 	ret = replay_window(st, id, &rp->node_id, &start_ms, &end_ms);
 	if (ret)
 		goto out_free_replay;

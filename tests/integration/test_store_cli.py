@@ -98,5 +98,29 @@ def test_concurrent_runs_share_a_store(wd):
         eq(json.loads(r.stdout)["cpu"], live["cpu"], "run %d replayed" % live["run"]["id"])
 
 
+def test_schema_1_store_is_read_then_upgraded(wd):
+    import sqlite3
+    db = wd.join("store.db")
+    first = run(wd, ["true"], db=db)
+    # make it a schema-1 store, as jobscope 0.1's first release wrote them
+    con = sqlite3.connect(db)
+    con.executescript("DROP TABLE gpu_proc_samples; DROP TABLE gpu_samples; DROP TABLE devices;"
+                      "ALTER TABLE events DROP COLUMN gpu_index; PRAGMA user_version = 1;")
+    con.close()
+    p = jobscope("report", "--db", db, "--format", "json", "1")
+    eq(p.returncode, 0, "a schema-1 store is read as it is: %s" % p.stderr)
+    eq(json.loads(p.stdout)["cpu"], first.report["cpu"], "same report")
+    con = sqlite3.connect(db)
+    eq(con.execute("pragma user_version").fetchone()[0], 1, "reading did not upgrade it")
+    con.close()
+    second = run(wd, ["true"], db=db)
+    eq(second.rc, 0, "a run upgrades it")
+    con = sqlite3.connect(db)
+    eq(con.execute("pragma user_version").fetchone()[0], 2, "upgraded to schema 2")
+    con.close()
+    p = jobscope("report", "--db", db, "--format", "json", "1")
+    eq(json.loads(p.stdout)["events"], first.report["events"], "old run intact")
+
+
 if __name__ == "__main__":
     run_tests(globals())
