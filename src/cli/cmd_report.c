@@ -47,6 +47,18 @@ static void on_event(void *arg, const struct event_record *e)
 	summary_add_event(arg, e);
 }
 
+static void on_gpu(void *arg, const struct device_record *dev, int64_t ts_ms,
+		   const struct gpu_sample *g)
+{
+	summary_add_gpu(arg, dev, ts_ms, g);
+}
+
+static void on_gpu_proc(void *arg, const struct device_record *dev, const struct proc_info *p,
+			int64_t ts_ms, const struct gpu_proc *g)
+{
+	summary_add_gpu_proc(arg, dev, p, ts_ms, g);
+}
+
 struct pick {
 	int64_t last_id;
 	int64_t count;
@@ -72,7 +84,9 @@ static int cmd_report(int argc, char **argv)
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	static const struct store_replay_ops ops = {on_host, on_job, on_proc, on_event};
+	static const struct store_replay_ops ops = {
+	    on_host, on_job, on_proc, on_event, on_gpu, on_gpu_proc,
+	};
 	const char *db = NULL, *output = "-", *id_arg = NULL;
 	bool json = false;
 	struct job_record job;

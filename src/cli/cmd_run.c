@@ -36,11 +36,21 @@
 #include "common/sysroot.h"
 #include "common/timeutil.h"
 #include "report/report.h"
+#include "sample/gpu/gpu_set.h"
 #include "sample/host.h"
 #include "sample/ptree.h"
 #include "store/store.h"
 
 #define RUN_MIN_INTERVAL_MS 50
+#define RUN_MAX_GPU_PROCS   4096 /* processes on all GPUs at one tick */
+#define RUN_MAX_GPU_EVENTS  64	 /* GPU events taken per tick */
+
+/* One process on one GPU at this tick; proc is the tree's entry or NULL. */
+struct run_gpu_proc {
+	int dev;
+	struct ptree_proc *proc;
+	struct gpu_proc g;
+};
 
 enum report_format { REPORT_TEXT, REPORT_JSON, REPORT_NONE };
 
@@ -78,6 +88,15 @@ struct run_state {
 	bool timed_out;
 	bool killed; /* the SIGKILL stage of --timeout has run */
 	int64_t timeout_at_ms;
+
+	struct gpu_set gpus;
+	struct device_record devs[GPU_MAX_DEVICES];
+	struct gpu_sample gsample[GPU_MAX_DEVICES];
+	bool gsample_ok[GPU_MAX_DEVICES];
+	struct run_gpu_proc *gprocs;
+	size_t ngprocs;
+	struct event_record gevents[RUN_MAX_GPU_EVENTS];
+	size_t ngevents;
 
 	int64_t tick_no;
 	int64_t lost, first_lost_ms, last_lost_ms;
@@ -254,6 +273,21 @@ static void store_tick(struct run_state *r, int64_t ts_ms, bool host_ok)
 	}
 	if (!ret)
 		ret = store_put_job_sample(st, r->job.id, ts_ms, ptree_job(&r->pt));
+	for (int i = 0; i < r->gpus.ndevices && !ret; i++) {
+		if (!r->gsample_ok[i] || !r->devs[i].id)
+			continue;
+		ret = store_put_gpu_sample(st, r->devs[i].id, ts_ms, &r->gsample[i]);
+		for (size_t k = 0; k < r->ngprocs && !ret; k++) {
+			const struct run_gpu_proc *gp = &r->gprocs[k];
+
+			if (gp->dev == i)
+				ret = store_put_gpu_proc(st, r->devs[i].id,
+							 gp->proc ? gp->proc->row : 0, r->job.id,
+							 ts_ms, &gp->g);
+		}
+	}
+	for (size_t k = 0; k < r->ngevents && !ret; k++)
+		ret = store_put_event(st, r->node_id, r->job.id, &r->gevents[k]);
 	if (!ret)
 		ret = store_tick_commit(st);
 	if (!ret) {
@@ -276,6 +310,77 @@ static void store_tick(struct run_state *r, int64_t ts_ms, bool host_ok)
 	r->last_lost_ms = ts_ms;
 	r->lost_err = ret;
 	r->lost++;
+}
+
+static const char *gpu_event_kind_name(enum gpu_event_kind kind)
+{
+	switch (kind) {
+	case GPU_EVENT_XID:
+		return "xid";
+	case GPU_EVENT_ECC_SBE:
+		return "ecc_corrected";
+	case GPU_EVENT_ECC_DBE:
+		return "ecc_uncorrected";
+	case GPU_EVENT_THERMAL:
+		return "gpu_thermal";
+	case GPU_EVENT_RESET:
+		return "gpu_reset";
+	case GPU_EVENT_VMFAULT:
+		return "gpu_vm_fault";
+	case GPU_EVENT_LOST:
+		return "gpu_lost";
+	default:
+		return "gpu_event";
+	}
+}
+
+/*
+ * Every GPU: its reading, the processes on it (the tree's matched by pid)
+ * and the events since the last tick.  What fails is left out, never 0.
+ */
+static void sample_gpus(struct run_state *r, int64_t ts)
+{
+	struct gpu_set *set = &r->gpus;
+
+	r->ngprocs = 0;
+	r->ngevents = 0;
+	for (int i = 0; i < set->ndevices; i++) {
+		struct gpu_dev *d = &set->dev[i];
+		struct gpu_proc buf[256];
+		size_t n = 0;
+
+		r->gsample_ok[i] = gpu_set_sample(set, i, &r->gsample[i]) == 0;
+		if (!r->gsample_ok[i])
+			continue;
+		if (d->backend->processes(d->ctx, d->info.index, buf, 256, &n))
+			n = 0;
+		for (size_t k = 0; k < n && r->ngprocs < RUN_MAX_GPU_PROCS; k++) {
+			struct run_gpu_proc *gp = &r->gprocs[r->ngprocs++];
+
+			gp->dev = i;
+			gp->g = buf[k];
+			gp->proc = ptree_find(&r->pt, (pid_t)buf[k].pid);
+		}
+	}
+	for (int b = 0; b < set->nopened; b++) {
+		const struct gpu_opened *o = &set->opened[b];
+		struct gpu_event ev[RUN_MAX_GPU_EVENTS];
+		size_t n = 0;
+
+		if (o->backend->events(o->ctx, ev, RUN_MAX_GPU_EVENTS - r->ngevents, &n))
+			continue;
+		for (size_t k = 0; k < n; k++) {
+			struct event_record *e = &r->gevents[r->ngevents++];
+
+			memset(e, 0, sizeof(*e));
+			e->ts_ms = ts;
+			snprintf(e->kind, sizeof(e->kind), "%s", gpu_event_kind_name(ev[k].kind));
+			e->value = (int64_t)ev[k].data;
+			e->has_gpu = true;
+			e->gpu = ev[k].index;
+			snprintf(e->message, sizeof(e->message), "%s", ev[k].message);
+		}
+	}
 }
 
 static void tick(struct run_state *r)
@@ -302,6 +407,22 @@ static void tick(struct run_state *r)
 			summary_add_proc(&r->sum, &p->info, ts, &p->cur);
 	}
 	summary_add_job(&r->sum, ts, ptree_job(&r->pt));
+	if (r->gpus.ndevices || r->gpus.nopened) {
+		sample_gpus(r, ts);
+		for (int i = 0; i < r->gpus.ndevices; i++) {
+			if (!r->gsample_ok[i])
+				continue;
+			summary_add_gpu(&r->sum, &r->devs[i], ts, &r->gsample[i]);
+			for (size_t k = 0; k < r->ngprocs; k++)
+				if (r->gprocs[k].dev == i)
+					summary_add_gpu_proc(
+					    &r->sum, &r->devs[i],
+					    r->gprocs[k].proc ? &r->gprocs[k].proc->info : NULL, ts,
+					    &r->gprocs[k].g);
+		}
+		for (size_t k = 0; k < r->ngevents; k++)
+			summary_add_event(&r->sum, &r->gevents[k]);
+	}
 	store_tick(r, ts, host_ok);
 }
 
@@ -564,6 +685,34 @@ static int64_t boot_ms(const struct host_sample *h)
 	return h->cpu.btime_s * 1000;
 }
 
+/* Opens the GPU libraries there are; a GPU that cannot be stored is only left out of the store. */
+static int setup_gpus(struct run_state *r)
+{
+	struct gpu_set *set = &r->gpus;
+
+	gpu_set_init(set);
+	gpu_set_open(set);
+	if (set->ndevices == 0)
+		return 0;
+	r->gprocs = calloc(RUN_MAX_GPU_PROCS, sizeof(*r->gprocs));
+	if (!r->gprocs)
+		return log_err(-ENOMEM, "out of memory");
+	for (int i = 0; i < set->ndevices; i++) {
+		struct device_record *d = &r->devs[i];
+
+		memset(d, 0, sizeof(*d));
+		d->info = set->dev[i].info;
+		snprintf(d->vendor, sizeof(d->vendor), "%s", set->dev[i].backend->vendor);
+		for (int b = 0; b < set->nopened; b++)
+			if (set->opened[b].backend == set->dev[i].backend)
+				snprintf(d->driver_version, sizeof(d->driver_version), "%s",
+					 set->opened[b].driver);
+		if (store_put_device(r->st, r->node_id, d))
+			d->id = 0;
+	}
+	return 0;
+}
+
 static int setup(struct run_state *r)
 {
 	const struct run_opts *o = r->opt;
@@ -609,6 +758,9 @@ static int setup(struct run_state *r)
 		r->job.node_id = r->node_id;
 		ret = store_job_begin(r->st, &r->job);
 	}
+	if (ret)
+		return ret;
+	ret = setup_gpus(r);
 	if (ret)
 		return ret;
 	/* the sampler keeps /proc/PID/stat open: one descriptor per process */
@@ -745,6 +897,8 @@ out_release:
 		close(r.timeoutfd);
 	summary_release(&r.sum);
 	ptree_release(&r.pt);
+	gpu_set_close(&r.gpus);
+	free(r.gprocs);
 	host_sampler_release(&r.hs);
 	free(r.host);
 	if (r.st)

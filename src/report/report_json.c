@@ -229,6 +229,12 @@ static void write_processes(struct jsonw *w, const struct summary *s)
 		jsonw_kv_int_opt(w, "read_bytes", p->has_io, (int64_t)p->read_bytes);
 		jsonw_kv_int_opt(w, "write_bytes", p->has_io, (int64_t)p->write_bytes);
 		jsonw_kv_int_opt(w, "threads_peak", p->threads_peak > 0, p->threads_peak);
+		/* known 0 when process lists were read and it was on no GPU */
+		jsonw_kv_int_opt(w, "gpu_mem_peak_bytes", p->has_gpu_mem || s->gpu_procs_known,
+				 (int64_t)p->gpu_mem_peak_bytes);
+		jsonw_kv_double_opt(
+		    w, "gpu_util_avg_pct", p->gpu_util_n > 0,
+		    p->gpu_util_n ? (double)p->gpu_util_sum / (double)p->gpu_util_n : 0, 1);
 		kv_time(w, "start", p->start_ms);
 		kv_time(w, "end", p->end_ms);
 		jsonw_obj_end(w);
@@ -250,6 +256,95 @@ static void write_events(struct jsonw *w, const struct summary *s)
 		jsonw_kv_int_opt(w, "pid", e->pid > 0, e->pid);
 		jsonw_kv_int(w, "value", e->value);
 		jsonw_kv_str(w, "message", e->message);
+		jsonw_kv_int_opt(w, "gpu", e->has_gpu, e->gpu);
+		jsonw_obj_end(w);
+	}
+	jsonw_arr_end(w);
+}
+
+static void write_gpu_events(struct jsonw *w, const struct summary *s, int index)
+{
+	jsonw_key(w, "events");
+	jsonw_arr_begin(w);
+	for (size_t i = 0; i < s->nevents; i++) {
+		const struct event_record *e = &s->events[i];
+
+		if (!e->has_gpu || e->gpu != index)
+			continue;
+		jsonw_obj_begin(w);
+		kv_time(w, "time", e->ts_ms);
+		jsonw_kv_double(w, "t_s", (e->ts_ms - s->job.start_ms) / 1000.0, 3);
+		jsonw_kv_str(w, "kind", e->kind);
+		jsonw_kv_int(w, "value", e->value);
+		jsonw_kv_str(w, "message", e->message);
+		jsonw_obj_end(w);
+	}
+	jsonw_arr_end(w);
+}
+
+static void write_gpus(struct jsonw *w, const struct summary *s)
+{
+	jsonw_key(w, "gpus");
+	jsonw_arr_begin(w);
+	for (int i = 0; i < s->ngpus; i++) {
+		const struct gpu_summary *g = &s->gpus[i];
+		const struct gpu_device_info *d = &g->dev.info;
+		double span_s = g->energy_span_ms / 1000.0;
+		int p95 = summary_gpu_util_pct(g, 95);
+
+		if (!g->used)
+			continue;
+		jsonw_obj_begin(w);
+		jsonw_kv_int(w, "index", d->index);
+		jsonw_kv_str(w, "uuid", d->uuid);
+		jsonw_kv_str(w, "name", d->name);
+		jsonw_kv_str(w, "vendor", g->dev.vendor);
+		jsonw_kv_double_opt(w, "util_avg_pct", g->util_n > 0,
+				    g->util_n ? (double)g->util_sum / (double)g->util_n : 0, 1);
+		jsonw_kv_int_opt(w, "util_p95_pct", p95 >= 0, p95);
+		jsonw_kv_int_opt(w, "mem_used_peak_bytes", g->has_mem,
+				 (int64_t)g->mem_used_peak_bytes);
+		jsonw_kv_int_opt(w, "mem_total_bytes", d->valid & GPU_INFO_MEM_TOTAL,
+				 (int64_t)d->mem_total_bytes);
+		jsonw_kv_int_opt(w, "pcie_rx_bytes", g->has_pcie,
+				 (int64_t)llround(g->pcie_rx_bytes));
+		jsonw_kv_int_opt(w, "pcie_tx_bytes", g->has_pcie,
+				 (int64_t)llround(g->pcie_tx_bytes));
+		jsonw_kv_int_opt(w, "nvlink_rx_bytes", g->has_nvlink, (int64_t)g->nvlink_rx_bytes);
+		jsonw_kv_int_opt(w, "nvlink_tx_bytes", g->has_nvlink, (int64_t)g->nvlink_tx_bytes);
+		jsonw_kv_double_opt(w, "energy_j", g->has_energy, g->job_energy_mj / 1000.0, 3);
+		jsonw_kv_double_opt(w, "power_avg_w", g->has_energy && span_s > 0,
+				    span_s > 0 ? g->job_energy_mj / 1000.0 / span_s : 0, 2);
+		jsonw_kv_double_opt(w, "device_energy_j", g->has_energy, g->energy_mj / 1000.0, 3);
+		jsonw_kv_double_opt(w, "device_power_avg_w", g->has_energy && span_s > 0,
+				    span_s > 0 ? g->energy_mj / 1000.0 / span_s : 0, 2);
+		jsonw_kv_double_opt(
+		    w, "throttled_pct", g->throttle_n > 0,
+		    g->throttle_n ? 100.0 * (double)g->throttled / (double)g->throttle_n : 0, 1);
+		jsonw_kv_int_opt(w, "temp_max_c", g->has_temp, g->temp_max_c);
+		jsonw_kv_int_opt(w, "ecc_corrected", g->has_ecc,
+				 (int64_t)(g->ecc_corrected_last - g->ecc_corrected_first));
+		jsonw_kv_int_opt(w, "ecc_uncorrected", g->has_ecc,
+				 (int64_t)(g->ecc_uncorrected_last - g->ecc_uncorrected_first));
+		write_gpu_events(w, s, d->index);
+		jsonw_obj_end(w);
+	}
+	jsonw_arr_end(w);
+	jsonw_key(w, "gpus_not_used");
+	jsonw_arr_begin(w);
+	for (int i = 0; i < s->ngpus; i++) {
+		const struct gpu_summary *g = &s->gpus[i];
+
+		if (g->used)
+			continue;
+		jsonw_obj_begin(w);
+		jsonw_kv_int(w, "index", g->dev.info.index);
+		jsonw_kv_str(w, "uuid", g->dev.info.uuid);
+		jsonw_kv_str(w, "name", g->dev.info.name);
+		jsonw_kv_str(w, "note",
+			     s->gpu_procs_known
+				 ? "visible to the command; none of its processes used it"
+				 : "the driver gives no process lists: use unknown");
 		jsonw_obj_end(w);
 	}
 	jsonw_arr_end(w);
@@ -285,6 +380,7 @@ int report_json(const struct summary *s, struct strbuf *out)
 	write_io(&w, s);
 	write_network(&w, s);
 	write_host(&w, s);
+	write_gpus(&w, s);
 	write_timeline(&w, s);
 	write_processes(&w, s);
 	write_events(&w, s);

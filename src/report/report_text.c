@@ -127,6 +127,67 @@ static void section_host(const struct summary *s, struct strbuf *out)
 		strbuf_addch(out, '\n');
 }
 
+static void section_gpus(const struct summary *s, struct strbuf *out)
+{
+	const char *label = "GPUs";
+	char a[16], b[16], c2[16], d[16];
+
+	for (int i = 0; i < s->ngpus; i++) {
+		const struct gpu_summary *g = &s->gpus[i];
+		double span_s = g->energy_span_ms / 1000.0;
+
+		if (!g->used)
+			continue;
+		strbuf_addf(out, "  %-9s GPU %d %s:", label, g->dev.info.index, g->dev.info.name);
+		label = "";
+		if (g->util_n)
+			strbuf_addf(out, " util %.1f%% on average, p95 %d%%",
+				    (double)g->util_sum / (double)g->util_n,
+				    summary_gpu_util_pct(g, 95));
+		if (g->has_mem) {
+			strbuf_addf(out, ", memory peak %s",
+				    fmt_bytes(B(a), g->mem_used_peak_bytes));
+			if (g->dev.info.valid & GPU_INFO_MEM_TOTAL)
+				strbuf_addf(out, " of %s",
+					    fmt_bytes(B(b), g->dev.info.mem_total_bytes));
+		}
+		strbuf_addch(out, '\n');
+		if (g->has_energy && span_s > 0)
+			strbuf_addf(out,
+				    "  %-9s energy %.1f J, %.1f W on average (its share of the "
+				    "device's %.1f W)\n",
+				    "", g->job_energy_mj / 1000.0,
+				    g->job_energy_mj / 1000.0 / span_s,
+				    g->energy_mj / 1000.0 / span_s);
+		if (g->has_pcie || g->has_nvlink) {
+			strbuf_addf(out, "  %-9s", "");
+			if (g->has_pcie)
+				strbuf_addf(out, " PCIe received %s, sent %s;",
+					    fmt_bytes(B(a), (uint64_t)g->pcie_rx_bytes),
+					    fmt_bytes(B(b), (uint64_t)g->pcie_tx_bytes));
+			if (g->has_nvlink)
+				strbuf_addf(out, " NVLink received %s, sent %s",
+					    fmt_bytes(B(c2), g->nvlink_rx_bytes),
+					    fmt_bytes(B(d), g->nvlink_tx_bytes));
+			strbuf_addch(out, '\n');
+		}
+		if (g->throttle_n && g->throttled)
+			strbuf_addf(out,
+				    "  %-9s slowed down (power or thermal) in %.0f%% of samples\n",
+				    "", 100.0 * (double)g->throttled / (double)g->throttle_n);
+	}
+	for (int i = 0; i < s->ngpus; i++) {
+		const struct gpu_summary *g = &s->gpus[i];
+
+		if (g->used)
+			continue;
+		strbuf_addf(out, "  %-9s GPU %d %s: not used by the command%s\n", label,
+			    g->dev.info.index, g->dev.info.name,
+			    s->gpu_procs_known ? "" : " (as far as the driver tells)");
+		label = "";
+	}
+}
+
 static const char *const spark_utf8[] = {" ",	   "\u2581", "\u2582", "\u2583", "\u2584",
 					 "\u2585", "\u2586", "\u2587", "\u2588"};
 static const char spark_ascii[] = " .:-=+*#@";
@@ -278,6 +339,7 @@ int report_text(const struct summary *s, const struct report_options *opt, struc
 	section_memory(s, out);
 	section_io(s, out);
 	section_host(s, out);
+	section_gpus(s, out);
 	section_timeline(s, opt, out);
 	section_procs(s, opt, out);
 	section_events(s, out);

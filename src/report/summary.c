@@ -28,6 +28,7 @@ void summary_release(struct summary *s)
 	free(s->procs);
 	free(s->proc_index);
 	free(s->events);
+	free(s->gpus);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -348,10 +349,14 @@ int summary_add_event(struct summary *s, const struct event_record *e)
 	return 0;
 }
 
+static void gpu_settle(struct gpu_summary *g);
+
 void summary_finish(struct summary *s, const struct job_record *job)
 {
 	if (job)
 		s->job = *job;
+	for (int i = 0; i < s->ngpus; i++)
+		gpu_settle(&s->gpus[i]);
 	/* A run shorter than one peak window still has a peak: its average. */
 	if (s->cores_peak == 0 && s->last_ms > s->win_start_ms)
 		close_window(s, s->last_ms, &s->last);
@@ -447,4 +452,178 @@ size_t summary_procs_by_cpu(const struct summary *s, const struct proc_summary *
 	memcpy(out, all, n * sizeof(*out));
 	free(all);
 	return n;
+}
+
+static struct gpu_summary *gpu_lookup(struct summary *s, const struct device_record *dev)
+{
+	for (int i = 0; i < s->ngpus; i++)
+		if (strcmp(s->gpus[i].dev.info.uuid, dev->info.uuid) == 0)
+			return &s->gpus[i];
+	if (!s->gpus) {
+		s->gpus = calloc(GPU_MAX_DEVICES, sizeof(*s->gpus));
+		if (!s->gpus)
+			return NULL;
+	}
+	if (s->ngpus == GPU_MAX_DEVICES)
+		return NULL;
+	memset(&s->gpus[s->ngpus], 0, sizeof(s->gpus[0]));
+	s->gpus[s->ngpus].dev = *dev;
+	return &s->gpus[s->ngpus++];
+}
+
+/* Splits the energy of the interval that ended at the last sample. */
+static void gpu_settle(struct gpu_summary *g)
+{
+	double share = 0;
+
+	if (!g->pending)
+		return;
+	if (g->all_sm > 0)
+		share = g->job_sm / g->all_sm;
+	else if (g->all_mem > 0)
+		share = g->job_mem / g->all_mem;
+	else if (g->job_present && !g->other_present)
+		share = 1;
+	else if (g->job_present)
+		share = 0.5; /* present with others, and nothing to tell them apart */
+	g->job_energy_mj += g->pending_mj * share;
+	g->pending = false;
+}
+
+/* a counter's growth; a counter that went back was reset: count from 0 */
+static uint64_t counter_delta(uint64_t before, uint64_t now)
+{
+	return now >= before ? now - before : now;
+}
+
+int summary_add_gpu(struct summary *s, const struct device_record *dev, int64_t ts_ms,
+		    const struct gpu_sample *x)
+{
+	struct gpu_summary *g = gpu_lookup(s, dev);
+	const struct gpu_sample *l;
+	double dt_s;
+
+	if (!g)
+		return -ENOMEM;
+	gpu_settle(g);
+	g->samples++;
+	if (x->valid & GPU_UTIL) {
+		g->util_hist[x->util_pct > 100 ? 100 : x->util_pct]++;
+		g->util_sum += x->util_pct > 100 ? 100 : x->util_pct;
+		g->util_n++;
+	}
+	if ((x->valid & GPU_MEM_USED) &&
+	    (!g->has_mem || x->mem_used_bytes > g->mem_used_peak_bytes)) {
+		g->mem_used_peak_bytes = x->mem_used_bytes;
+		g->has_mem = true;
+	}
+	if (x->valid & GPU_THROTTLE) {
+		g->throttle_n++;
+		if (x->throttle_reasons & GPU_THROTTLE_SLOWDOWN)
+			g->throttled++;
+	}
+	if (x->valid & GPU_TEMP && (!g->has_temp || x->temp_c > g->temp_max_c)) {
+		g->temp_max_c = x->temp_c;
+		g->has_temp = true;
+	}
+	if (x->valid & GPU_ECC) {
+		if (!g->has_ecc) {
+			g->ecc_corrected_first = x->ecc_corrected;
+			g->ecc_uncorrected_first = x->ecc_uncorrected;
+		}
+		g->ecc_corrected_last = x->ecc_corrected;
+		g->ecc_uncorrected_last = x->ecc_uncorrected;
+		g->has_ecc = true;
+	}
+	l = &g->last;
+	dt_s = g->has_last ? (double)(ts_ms - g->last_ms) / 1000.0 : 0;
+	if (g->has_last && dt_s > 0) {
+		double mj = -1;
+
+		if ((x->valid & l->valid & GPU_PCIE)) {
+			/* trapezoids between two instantaneous rates */
+			g->pcie_rx_bytes += (double)(l->pcie_rx_bps + x->pcie_rx_bps) / 2 * dt_s;
+			g->pcie_tx_bytes += (double)(l->pcie_tx_bps + x->pcie_tx_bps) / 2 * dt_s;
+			g->has_pcie = true;
+		}
+		if (x->valid & l->valid & GPU_NVLINK) {
+			g->nvlink_rx_bytes += counter_delta(l->nvlink_rx_bytes, x->nvlink_rx_bytes);
+			g->nvlink_tx_bytes += counter_delta(l->nvlink_tx_bytes, x->nvlink_tx_bytes);
+			g->has_nvlink = true;
+		}
+		if (x->valid & l->valid & GPU_ENERGY)
+			mj = (double)counter_delta(l->energy_mj, x->energy_mj);
+		else if (x->valid & l->valid & GPU_POWER)
+			mj = (double)(l->power_mw + x->power_mw) / 2 * dt_s;
+		if (mj >= 0) {
+			g->energy_mj += mj;
+			g->energy_span_ms += ts_ms - g->last_ms;
+			g->has_energy = true;
+			g->pending = true;
+			g->pending_mj = mj;
+			g->job_sm = g->all_sm = g->job_mem = g->all_mem = 0;
+			g->job_present = g->other_present = false;
+		}
+	}
+	g->last = *x;
+	g->last_ms = ts_ms;
+	g->has_last = true;
+	return 0;
+}
+
+int summary_add_gpu_proc(struct summary *s, const struct device_record *dev,
+			 const struct proc_info *p, int64_t ts_ms, const struct gpu_proc *x)
+{
+	struct gpu_summary *g = gpu_lookup(s, dev);
+	struct proc_summary *e;
+
+	if (!g)
+		return -ENOMEM;
+	s->gpu_procs_known = true;
+	if (x->valid & GPU_PROC_UTIL)
+		g->all_sm += x->sm_util_pct;
+	if (x->valid & GPU_PROC_MEM)
+		g->all_mem += (double)x->mem_bytes;
+	if (!p) {
+		g->other_present = true;
+		return 0;
+	}
+	g->used = true;
+	g->job_present = true;
+	if (x->valid & GPU_PROC_UTIL)
+		g->job_sm += x->sm_util_pct;
+	if (x->valid & GPU_PROC_MEM)
+		g->job_mem += (double)x->mem_bytes;
+	e = proc_lookup(s, p);
+	if (!e)
+		return -ENOMEM;
+	if ((x->valid & GPU_PROC_MEM) &&
+	    (!e->has_gpu_mem || x->mem_bytes > e->gpu_mem_peak_bytes)) {
+		e->gpu_mem_peak_bytes = x->mem_bytes;
+		e->has_gpu_mem = true;
+	}
+	if (x->valid & GPU_PROC_UTIL) {
+		e->gpu_util_sum += x->sm_util_pct;
+		e->gpu_util_n++;
+	}
+	(void)ts_ms;
+	return 0;
+}
+
+int summary_gpu_util_pct(const struct gpu_summary *g, double pct)
+{
+	uint64_t want, seen = 0;
+
+	if (g->util_n == 0)
+		return -1;
+	/* nearest rank: the smallest value with at least pct% of samples at or below it */
+	want = (uint64_t)ceil(pct / 100.0 * (double)g->util_n);
+	if (want == 0)
+		want = 1;
+	for (int v = 0; v <= 100; v++) {
+		seen += g->util_hist[v];
+		if (seen >= want)
+			return v;
+	}
+	return 100;
 }

@@ -35,6 +35,44 @@ struct summary_bucket {
 	bool used;
 };
 
+/*
+ * One GPU over the run.  The device's energy is split between the job and
+ * the other processes on it by their SM utilization share (memory share
+ * when the driver gives no utilization), interval by interval.
+ */
+struct gpu_summary {
+	struct device_record dev;
+	bool used; /* a process of the job was on it */
+	int64_t samples;
+	uint64_t util_hist[101]; /* samples per utilization %: exact percentiles */
+	int64_t util_n;
+	uint64_t util_sum;
+	uint64_t mem_used_peak_bytes;
+	bool has_mem;
+	double pcie_rx_bytes, pcie_tx_bytes; /* rates integrated over time */
+	bool has_pcie;
+	uint64_t nvlink_rx_bytes, nvlink_tx_bytes; /* counter deltas */
+	bool has_nvlink;
+	double energy_mj;     /* the device's, over the run */
+	double job_energy_mj; /* the job's share */
+	bool has_energy;
+	int64_t energy_span_ms; /* time the energy figures cover */
+	int64_t throttle_n, throttled;
+	uint64_t ecc_corrected_first, ecc_corrected_last;
+	uint64_t ecc_uncorrected_first, ecc_uncorrected_last;
+	bool has_ecc;
+	int64_t temp_max_c;
+	bool has_temp;
+	/* the last sample, and the interval that ended there waiting for its shares */
+	bool has_last;
+	int64_t last_ms;
+	struct gpu_sample last;
+	bool pending;
+	double pending_mj;
+	double job_sm, all_sm, job_mem, all_mem;
+	bool job_present, other_present;
+};
+
 struct proc_summary {
 	int32_t pid;
 	int32_t ppid;
@@ -52,6 +90,10 @@ struct proc_summary {
 	uint64_t write_bytes;
 	bool has_io;
 	uint32_t threads_peak;
+	uint64_t gpu_mem_peak_bytes;
+	bool has_gpu_mem;
+	uint64_t gpu_util_sum;
+	int64_t gpu_util_n;
 };
 
 /* Host-wide values kept from the first and last host samples. */
@@ -107,6 +149,10 @@ struct summary {
 	struct event_record *events;
 	size_t nevents, events_alloc;
 	uint64_t events_dropped;
+
+	int ngpus;
+	struct gpu_summary *gpus; /* GPU_MAX_DEVICES, allocated with the first GPU */
+	bool gpu_procs_known;	  /* some device gave process lists */
 };
 
 void summary_init(struct summary *s, const struct job_record *job);
@@ -116,6 +162,13 @@ int summary_add_job(struct summary *s, int64_t ts_ms, const struct job_sample *j
 int summary_add_proc(struct summary *s, const struct proc_info *p, int64_t ts_ms,
 		     const struct proc_sample *ps);
 int summary_add_event(struct summary *s, const struct event_record *e);
+/* A GPU sample, then the processes on that GPU at the same time (p NULL: not the job's). */
+int summary_add_gpu(struct summary *s, const struct device_record *dev, int64_t ts_ms,
+		    const struct gpu_sample *g);
+int summary_add_gpu_proc(struct summary *s, const struct device_record *dev,
+			 const struct proc_info *p, int64_t ts_ms, const struct gpu_proc *g);
+/* The utilization percentile (0-100) of a GPU; -1 without samples. */
+int summary_gpu_util_pct(const struct gpu_summary *g, double pct);
 /* Takes the final job record (end, exit status, counts). */
 void summary_finish(struct summary *s, const struct job_record *job);
 
