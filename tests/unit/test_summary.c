@@ -301,6 +301,72 @@ static void test_events_capped(void **state)
 	summary_release(&s);
 }
 
+static void test_gpu_energy_split(void **state)
+{
+	struct job_record job = make_job(1000, 2);
+	struct summary s;
+	struct device_record dev;
+	struct gpu_sample g;
+	struct gpu_proc mine, other;
+	struct proc_info p;
+
+	(void)state;
+	memset(&dev, 0, sizeof(dev));
+	snprintf(dev.info.uuid, sizeof(dev.info.uuid), "GPU-x");
+	memset(&p, 0, sizeof(p));
+	p.pid = 42;
+	p.start_ms = T0;
+	memset(&mine, 0, sizeof(mine));
+	mine.pid = 42;
+	mine.valid = GPU_PROC_UTIL | GPU_PROC_MEM;
+	mine.sm_util_pct = 75;
+	mine.mem_bytes = 1 << 20;
+	other = mine;
+	other.pid = 7;
+	other.sm_util_pct = 25;
+	other.mem_bytes = 3 << 20;
+	memset(&g, 0, sizeof(g));
+	g.valid = GPU_ENERGY | GPU_UTIL;
+	summary_init(&s, &job);
+
+	/* t=0..1 s: 100 J; SM shares 75/25: the job gets 75 J */
+	g.energy_mj = 1000000;
+	g.util_pct = 10;
+	summary_add_gpu(&s, &dev, T0, &g);
+	summary_add_gpu_proc(&s, &dev, &p, T0, &mine);
+	summary_add_gpu_proc(&s, &dev, NULL, T0, &other);
+	g.energy_mj = 1100000;
+	g.util_pct = 90;
+	summary_add_gpu(&s, &dev, T0 + 1000, &g);
+	summary_add_gpu_proc(&s, &dev, &p, T0 + 1000, &mine);
+	summary_add_gpu_proc(&s, &dev, NULL, T0 + 1000, &other);
+	/* t=1..2 s: 50 J; no utilization: by memory, 1/4 -> 12.5 J */
+	mine.valid = other.valid = GPU_PROC_MEM;
+	g.energy_mj = 1150000;
+	g.util_pct = 90;
+	summary_add_gpu(&s, &dev, T0 + 2000, &g);
+	summary_add_gpu_proc(&s, &dev, &p, T0 + 2000, &mine);
+	summary_add_gpu_proc(&s, &dev, NULL, T0 + 2000, &other);
+	/* t=2..3 s: the counter was reset to 20 J: 20 J, alone: all of it */
+	g.energy_mj = 20000;
+	summary_add_gpu(&s, &dev, T0 + 3000, &g);
+	summary_add_gpu_proc(&s, &dev, &p, T0 + 3000, &mine);
+	job.end_ms = T0 + 3000;
+	summary_finish(&s, &job);
+
+	assert_int_equal(s.ngpus, 1);
+	assert_true(s.gpus[0].used);
+	assert_float_equal(s.gpus[0].energy_mj, 170000, 1e-6);
+	assert_float_equal(s.gpus[0].job_energy_mj, 75000 + 12500 + 20000, 1e-6);
+	assert_int_equal(s.gpus[0].energy_span_ms, 3000);
+	assert_int_equal(summary_gpu_util_pct(&s.gpus[0], 50), 90);
+	assert_int_equal(summary_gpu_util_pct(&s.gpus[0], 25), 10);
+	assert_int_equal(summary_gpu_util_pct(&s.gpus[0], 95), 90);
+	assert_int_equal(s.procs[0].gpu_mem_peak_bytes, 1 << 20);
+	assert_int_equal(s.procs[0].gpu_util_n, 2);
+	summary_release(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -313,6 +379,7 @@ int main(void)
 	    cmocka_unit_test(test_host_util_and_json),
 	    cmocka_unit_test(test_text_report),
 	    cmocka_unit_test(test_events_capped),
+	    cmocka_unit_test(test_gpu_energy_split),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,130 @@
+"""`jobscope run` on (fake) GPUs: scenario -> sampler -> store -> report, exact values."""
+import json
+import os
+
+from harness import run, helper, jobscope, run_tests, near, check, eq
+
+FAKES = os.environ.get("FAKES", "")
+NVML = os.path.join(FAKES, "libnvidia-ml.so.1")
+NVML_OLD = os.path.join(FAKES, "libnvidia-ml-old.so")
+GiB = 1 << 30
+
+# GPU 0 is shared: the command's process (pid from a file) with 80% SM and
+# another process (pid 1) with 20%; GPU 1 is idle and not the command's.
+SCENARIO = """
+driver 535.104.05
+device 0 uuid=GPU-00000000-0000-0000-0000-000000000000 name="NVIDIA A100-SXM4-80GB" bus=00000000:07:00.0 mem_total=85899345920 power_limit=400000 nvlinks=12
+device 1 uuid=GPU-11111111-1111-1111-1111-111111111111 name="NVIDIA A100-SXM4-80GB" bus=00000000:0F:00.0 mem_total=85899345920 power_limit=400000 nvlinks=12
+unsupported 0 energy
+unsupported 1 energy
+at 0 0 util=60 mem_util=25 mem_used=12884901888 pcie_tx_kbps=500 pcie_rx_kbps=1000 power=200000 temp=61 sm_clock=1410 mem_clock=1593 throttle=0
+at 0 1 util=0 mem_used=0 power=60000
+proc 0 pid=file:{pidfile} mem=8589934592 sm=80 memutil=30
+proc 0 pid=1 mem=2147483648 sm=20 memutil=5
+xid 0 at=0.5 code=79
+"""
+
+
+def gpu_env(wd, lib=NVML, scenario=SCENARIO):
+    path = wd.join("scenario.scn")
+    with open(path, "w") as f:
+        f.write(scenario.replace("{pidfile}", wd.join("pid")))
+    env = dict(os.environ)
+    env.update({"JOBSCOPE_NVML_LIBRARY": lib, "JOBSCOPE_ROCM_SMI_LIBRARY": "/nonexistent",
+                "FAKE_GPU_SCENARIO": path})
+    return env
+
+
+def gpu_cmd(wd, seconds="1.5"):
+    # the command writes its pid where the fake reads the process list from
+    return ["sh", "-c", "echo $$ > %s; exec %s --seconds %s" % (wd.join("pid"), helper("busy"),
+                                                               seconds)]
+
+
+def test_gpu_values_end_to_end(wd):
+    db = wd.join("store.db")
+    r = run(wd, gpu_cmd(wd), db=db, opts=["--interval", "100ms"], env=gpu_env(wd))
+    eq(r.rc, 0, "exit code: %s" % r.stderr)
+    gpus = r.report["gpus"]
+    eq(len(gpus), 1, "one GPU used: %r" % gpus)
+    g = gpus[0]
+    eq(g["index"], 0, "index")
+    eq(g["uuid"], "GPU-00000000-0000-0000-0000-000000000000", "uuid")
+    eq(g["name"], "NVIDIA A100-SXM4-80GB", "name")
+    eq(g["util_avg_pct"], 60.0, "util_avg_pct")
+    eq(g["util_p95_pct"], 60, "util_p95_pct")
+    eq(g["mem_used_peak_bytes"], 12 * GiB, "mem_used_peak_bytes")
+    eq(g["mem_total_bytes"], 80 * GiB, "mem_total_bytes")
+    eq(g["device_power_avg_w"], 200.0, "device power (constant 200 W)")
+    # 80% of the SM use while the command's process was on the GPU (from its
+    # first sample on; the exact arithmetic is unit-tested in test_summary)
+    near(g["power_avg_w"], 160.0, 0.05, "the command's share of the power")
+    check(g["energy_j"] <= 0.8 * g["device_energy_j"] + 1e-6, "never more than its share")
+    span = g["device_energy_j"] / 200.0  # seconds the GPU readings cover
+    near(g["pcie_rx_bytes"], 1000 * 1024 * span, 0.01, "PCIe rx from 1000 KB/s")
+    near(g["pcie_tx_bytes"], 500 * 1024 * span, 0.01, "PCIe tx from 500 KB/s")
+    eq(g["throttled_pct"], 0.0, "throttled_pct")
+    eq(g["temp_max_c"], 61, "temp_max_c")
+    xids = [e for e in g["events"] if e["kind"] == "xid"]
+    eq(len(xids), 1, "one XID event: %r" % g["events"])
+    eq(xids[0]["value"], 79, "XID code")
+    near(xids[0]["t_s"], 0.5, 0.5, "XID time")
+    top = [e for e in r.report["events"] if e["kind"] == "xid"]
+    eq(top[0]["gpu"], 0, "the XID on the run's timeline names its GPU")
+    eq([x["index"] for x in r.report["gpus_not_used"]], [1], "GPU 1 noted as not used")
+    proc = [p for p in r.report["processes"] if p["comm"] == "js-busy"][0]
+    eq(proc["gpu_mem_peak_bytes"], 8 * GiB, "process GPU memory")
+    eq(proc["gpu_util_avg_pct"], 80.0, "process GPU util")
+    # the store holds the same: the replayed report equals the live one
+    p = jobscope("report", "--db", db, "--format", "json", str(r.report["run"]["id"]))
+    replay = json.loads(p.stdout)
+    for key in ("gpus", "gpus_not_used", "processes", "events"):
+        eq(replay[key], r.report[key], "replayed %s" % key)
+
+
+def test_gpu_in_text_report(wd):
+    r = run(wd, gpu_cmd(wd, "0.5"), opts=["--interval", "100ms"], env=gpu_env(wd), report="text")
+    check("GPU 0 NVIDIA A100-SXM4-80GB: util 60.0% on average, p95 60%" in r.stderr, r.stderr)
+    check("GPU 1 NVIDIA A100-SXM4-80GB: not used by the command" in r.stderr, r.stderr)
+    check("XID 79 on GPU 0" in r.stderr, r.stderr)
+
+
+def test_old_driver_run(wd):
+    r = run(wd, gpu_cmd(wd, "0.5"), opts=["--interval", "100ms"], env=gpu_env(wd, NVML_OLD))
+    eq(r.rc, 0, "exit code")
+    g = r.report["gpus"][0]
+    eq(g["util_avg_pct"], 60.0, "util through the old entry points")
+    proc = [p for p in r.report["processes"] if p["comm"] == "js-busy"][0]
+    eq(proc["gpu_mem_peak_bytes"], 8 * GiB, "process memory through the old 16-byte records")
+
+
+def test_broken_driver_run_goes_on(wd):
+    r = run(wd, ["true"], env=gpu_env(wd, scenario="init_error 9\n"))
+    eq(r.rc, 0, "the run goes on")
+    eq(r.report["gpus"], [], "no GPUs")
+    eq(len([l for l in r.stderr.splitlines() if "warning" in l]), 1, "one warning: %r" % r.stderr)
+    eq(r.report["processes"][0]["gpu_mem_peak_bytes"], None, "unknown, not 0")
+
+
+def test_gpu_lost_mid_run(wd):
+    scenario = SCENARIO + "lost 0 at=0.4\n"
+    r = run(wd, gpu_cmd(wd, "1"), opts=["--interval", "100ms"], env=gpu_env(wd, scenario=scenario))
+    eq(r.rc, 0, "exit code")
+    kinds = [e["kind"] for e in r.report["events"]]
+    check("gpu_lost" in kinds, "a gpu_lost event: %r" % kinds)
+    g = r.report["gpus"][0]
+    eq(g["util_avg_pct"], 60.0, "what was read before stays right")
+
+
+def test_no_gpus_no_gpu_fields(wd):
+    env = dict(os.environ)
+    env.update({"JOBSCOPE_NVML_LIBRARY": "/nonexistent", "JOBSCOPE_ROCM_SMI_LIBRARY": "/nonexistent"})
+    r = run(wd, ["true"], env=env)
+    eq(r.report["gpus"], [], "gpus")
+    eq(r.report["gpus_not_used"], [], "gpus_not_used")
+    eq(r.report["processes"][0]["gpu_mem_peak_bytes"], None, "null without GPU data")
+    eq(r.stderr, "", "nothing said when there is no GPU library")
+
+
+if __name__ == "__main__":
+    run_tests(globals())
