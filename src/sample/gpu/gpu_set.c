@@ -2,6 +2,7 @@
 #include "gpu_set.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 const struct gpu_backend *const gpu_backends[] = {
@@ -27,6 +28,10 @@ static void add_devices(struct gpu_set *set, const struct gpu_opened *o)
 		memset(d, 0, sizeof(*d));
 		if (o->backend->info(o->ctx, i, &d->info))
 			continue; /* a device that cannot even say who it is */
+		/* some cards have no unique id: the bus position identifies them */
+		if (!d->info.uuid[0])
+			snprintf(d->info.uuid, sizeof(d->info.uuid), "%s-%s", o->backend->name,
+				 d->info.pci_bus_id[0] ? d->info.pci_bus_id : "unknown");
 		d->backend = o->backend;
 		d->ctx = o->ctx;
 		set->ndevices++;
