@@ -71,6 +71,20 @@ def test_old_driver(wd):
     check("throttle_reasons" in out["gpus"][0]["supported"], "throttle through the old name")
 
 
+def test_missing_symbols(wd):
+    # a library without two entry points: those metrics off, the rest works
+    nosyms = os.path.join(FAKES, "libnvidia-ml-nosyms.so")
+    p = jobscope("gpus", "--json", env=env_for(wd, nvml=nosyms))
+    eq(p.returncode, 0, "exit code: %s" % p.stderr)
+    g0 = json.loads(p.stdout)["gpus"][0]
+    check("power" not in g0["supported"], "no power without nvmlDeviceGetPowerUsage: %r"
+          % g0["supported"])
+    check("temperature" not in g0["supported"], "no temperature: %r" % g0["supported"])
+    for metric in ("util", "mem_used", "energy", "pcie", "process_memory"):
+        check(metric in g0["supported"], "%s still there: %r" % (metric, g0["supported"]))
+    eq(g0["power_limit_mw"], 400000, "the power limit comes from another entry point")
+
+
 def test_driver_not_loaded(wd):
     p = jobscope("gpus", "--json", env=env_for(wd, nvml=NVML, scenario="init_error 9\n"))
     eq(p.returncode, 0, "jobscope goes on without GPUs")

@@ -117,6 +117,31 @@ def test_gpu_lost_mid_run(wd):
     eq(g["util_avg_pct"], 60.0, "what was read before stays right")
 
 
+def test_amd_gpu_run(wd):
+    rocm = os.path.join(FAKES, "librocm_smi64.so.1")
+    scenario = """
+driver 5.2.3
+device 0 uuid=0x1234abcd name="AMD Instinct MI250X" bus=0000:c1:00.0 mem_total=68702699520
+unsupported 0 energy
+at 0 0 util=70 mem_util=40 mem_used=4294967296 power=300000 temp=55 sm_clock=1700 mem_clock=1600
+proc 0 pid=file:{pidfile} mem=2147483648 sm=65
+"""
+    env = gpu_env(wd, lib="/nonexistent", scenario=scenario)
+    env["JOBSCOPE_ROCM_SMI_LIBRARY"] = rocm
+    r = run(wd, gpu_cmd(wd, "0.8"), opts=["--interval", "100ms"], env=env)
+    eq(r.rc, 0, "exit code: %s" % r.stderr)
+    g = r.report["gpus"][0]
+    eq(g["vendor"], "AMD", "vendor")
+    eq(g["name"], "AMD Instinct MI250X", "name")
+    eq(g["util_avg_pct"], 70.0, "util_avg_pct")
+    eq(g["mem_used_peak_bytes"], 4 * GiB, "mem_used_peak_bytes")
+    eq(g["device_power_avg_w"], 300.0, "power from the average power sensor (uW)")
+    eq(g["pcie_rx_bytes"], None, "PCIe is not sampled on ROCm (the call blocks ~1 s)")
+    proc = [p for p in r.report["processes"] if p["comm"] == "js-busy"][0]
+    eq(proc["gpu_mem_peak_bytes"], 2 * GiB, "process VRAM")
+    eq(proc["gpu_util_avg_pct"], 65.0, "process CU occupancy")
+
+
 def test_no_gpus_no_gpu_fields(wd):
     env = dict(os.environ)
     env.update({"JOBSCOPE_NVML_LIBRARY": "/nonexistent", "JOBSCOPE_ROCM_SMI_LIBRARY": "/nonexistent"})
