@@ -130,6 +130,10 @@ static const char run_usage[] =
     "CMD.  jobscope is a child subreaper: processes CMD double-forks stay in the\n"
     "tree and are counted.  $JOBSCOPE_RUN_ID is set in CMD's environment.\n"
     "\n"
+    "GPUs: NVIDIA GPUs are sampled through NVML and AMD ones through ROCm SMI\n"
+    "when their library is there ($JOBSCOPE_NVML_LIBRARY, $JOBSCOPE_ROCM_SMI_LIBRARY\n"
+    "name others); `jobscope gpus` shows what is found.\n"
+    "\n"
     "Exit status: CMD's (128+N if killed by signal N); 2 for a usage error or a\n"
     "store that cannot be used (nothing is started); 126 if CMD cannot be\n"
     "executed, 127 if it is not found; 125 if jobscope fails after starting it.\n";
