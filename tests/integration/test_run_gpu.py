@@ -19,6 +19,8 @@ unsupported 0 energy
 unsupported 1 energy
 at 0 0 util=60 mem_util=25 mem_used=12884901888 pcie_tx_kbps=500 pcie_rx_kbps=1000 power=200000 temp=61 sm_clock=1410 mem_clock=1593 throttle=0
 at 0 1 util=0 mem_used=0 power=60000
+at 0 0 nvlink_rx_kib=1000 nvlink_tx_kib=2000 ecc_sbe=5 ecc_dbe=0
+at 0.5 0 nvlink_rx_kib=4000 nvlink_tx_kib=2500 ecc_sbe=8 ecc_dbe=1
 proc 0 pid=file:{pidfile} mem=8589934592 sm=80 memutil=30
 proc 0 pid=1 mem=2147483648 sm=20 memutil=5
 xid 0 at=0.5 code=79
@@ -64,6 +66,10 @@ def test_gpu_values_end_to_end(wd):
     span = g["device_energy_j"] / 200.0  # seconds the GPU readings cover
     near(g["pcie_rx_bytes"], 1000 * 1024 * span, 0.01, "PCIe rx from 1000 KB/s")
     near(g["pcie_tx_bytes"], 500 * 1024 * span, 0.01, "PCIe tx from 500 KB/s")
+    eq(g["nvlink_rx_bytes"], 3000 * 1024, "NVLink rx: counter growth, KiB -> bytes")
+    eq(g["nvlink_tx_bytes"], 500 * 1024, "NVLink tx")
+    eq(g["ecc_corrected"], 3, "corrected ECC errors during the run")
+    eq(g["ecc_uncorrected"], 1, "uncorrected ECC errors during the run")
     eq(g["throttled_pct"], 0.0, "throttled_pct")
     eq(g["temp_max_c"], 61, "temp_max_c")
     xids = [e for e in g["events"] if e["kind"] == "xid"]
