@@ -95,6 +95,7 @@ struct run_state {
 	bool gsample_ok[GPU_MAX_DEVICES];
 	struct run_gpu_proc *gprocs;
 	size_t ngprocs;
+	struct gpu_proc *gscratch; /* one device's process list */
 	struct event_record gevents[RUN_MAX_GPU_EVENTS];
 	size_t ngevents;
 
@@ -350,21 +351,41 @@ static void sample_gpus(struct run_state *r, int64_t ts)
 	r->ngevents = 0;
 	for (int i = 0; i < set->ndevices; i++) {
 		struct gpu_dev *d = &set->dev[i];
-		struct gpu_proc buf[256];
-		size_t n = 0;
+		struct run_gpu_proc others = {.dev = i};
+		size_t room = RUN_MAX_GPU_PROCS - r->ngprocs - 1, n = 0;
+		bool any_other = false;
 
 		r->gsample_ok[i] = gpu_set_sample(set, i, &r->gsample[i]) == 0;
 		if (!r->gsample_ok[i])
 			continue;
-		if (d->backend->processes(d->ctx, d->info.index, buf, 256, &n))
+		if (d->backend->processes(d->ctx, d->info.index, r->gscratch, room, &n))
 			n = 0;
-		for (size_t k = 0; k < n && r->ngprocs < RUN_MAX_GPU_PROCS; k++) {
-			struct run_gpu_proc *gp = &r->gprocs[r->ngprocs++];
+		/*
+		 * The job's processes one by one; everybody else's folded into one
+		 * entry (pid 0): their sum is all the energy split needs, and a
+		 * busy shared GPU then costs one row a tick, not one per process.
+		 */
+		for (size_t k = 0; k < n; k++) {
+			const struct gpu_proc *g = &r->gscratch[k];
+			struct ptree_proc *p = ptree_find(&r->pt, (pid_t)g->pid);
 
-			gp->dev = i;
-			gp->g = buf[k];
-			gp->proc = ptree_find(&r->pt, (pid_t)buf[k].pid);
+			if (p) {
+				struct run_gpu_proc *gp = &r->gprocs[r->ngprocs++];
+
+				gp->dev = i;
+				gp->g = *g;
+				gp->proc = p;
+				continue;
+			}
+			others.g.valid |=
+			    g->valid & (GPU_PROC_MEM | GPU_PROC_UTIL | GPU_PROC_MEM_UTIL);
+			others.g.mem_bytes += g->valid & GPU_PROC_MEM ? g->mem_bytes : 0;
+			others.g.sm_util_pct += g->valid & GPU_PROC_UTIL ? g->sm_util_pct : 0;
+			others.g.mem_util_pct += g->valid & GPU_PROC_MEM_UTIL ? g->mem_util_pct : 0;
+			any_other = true;
 		}
+		if (any_other)
+			r->gprocs[r->ngprocs++] = others;
 	}
 	for (int b = 0; b < set->nopened; b++) {
 		const struct gpu_opened *o = &set->opened[b];
@@ -699,7 +720,8 @@ static int setup_gpus(struct run_state *r)
 	if (set->ndevices == 0)
 		return 0;
 	r->gprocs = calloc(RUN_MAX_GPU_PROCS, sizeof(*r->gprocs));
-	if (!r->gprocs)
+	r->gscratch = calloc(RUN_MAX_GPU_PROCS, sizeof(*r->gscratch));
+	if (!r->gprocs || !r->gscratch)
 		return log_err(-ENOMEM, "out of memory");
 	for (int i = 0; i < set->ndevices; i++) {
 		struct device_record *d = &r->devs[i];
@@ -903,6 +925,7 @@ out_release:
 	ptree_release(&r.pt);
 	gpu_set_close(&r.gpus);
 	free(r.gprocs);
+	free(r.gscratch);
 	host_sampler_release(&r.hs);
 	free(r.host);
 	if (r.st)

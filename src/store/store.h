@@ -112,9 +112,9 @@ int store_put_device(struct store *st, int64_t node_id, struct device_record *de
 int store_put_gpu_sample(struct store *st, int64_t device_row, int64_t ts_ms,
 			 const struct gpu_sample *s);
 /*
- * One process on a GPU at one tick.  Every process on the device is written,
- * the job's with its procs row (proc_row) and the others with proc_row 0,
- * so that a reader can split the device's power between them.
+ * One process on a GPU at one tick: the job's with its procs row (proc_row),
+ * and everybody else's summed into one row with pid 0 and proc_row 0, so
+ * that a reader can split the device's energy between the job and the rest.
  */
 int store_put_gpu_proc(struct store *st, int64_t device_row, int64_t proc_row, int64_t job_row,
 		       int64_t ts_ms, const struct gpu_proc *p);

@@ -41,7 +41,7 @@
 
 #define SCN_MAX_DEVICES 16
 #define SCN_MAX_STEPS	256
-#define SCN_MAX_PROCS	256
+#define SCN_MAX_PROCS 1024
 #define SCN_MAX_EVENTS	64
 
 enum scn_value {
