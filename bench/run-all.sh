@@ -1,24 +1,39 @@
 #!/usr/bin/env bash
 # run-all.sh - build the floor, run every benchmark, rewrite bench/RESULTS.md.
 #
-#   bash bench/run-all.sh           the full run (about 5 minutes); `./dev bench` calls it
-#   bash bench/run-all.sh --quick   one short run of each, written to
-#                                   build/bench-out/RESULTS-quick.md instead
+#   bash bench/run-all.sh             the full run (about 8 minutes); `./dev bench` calls it
+#   bash bench/run-all.sh --quick     one short run of each, written to
+#                                     build/bench-out/RESULTS-quick.md instead
+#   bash bench/run-all.sh --only gpu  the GPU benchmark alone (about 3 minutes): replaces its
+#                                     section and its rows of the summary in bench/RESULTS.md,
+#                                     leaves the rest as it is; with --quick as well, writes
+#                                     build/bench-out/gpu-quick.md and leaves RESULTS.md alone
 #
 # Expects an optimized build in build/ (./dev bench sets it up); rebuilds
-# jobscope and the two helpers it needs with ninja.  Raw JSON of every run goes to build/bench-out/.
+# jobscope, the two helpers and the core library it needs with ninja.  Raw JSON of every run
+# goes to build/bench-out/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-quick=false
-case "${1:-}" in
---quick) quick=true ;;
-"") ;;
-*)
-	echo "usage: bash bench/run-all.sh [--quick]" >&2
+usage() {
+	echo "usage: bash bench/run-all.sh [--quick] [--only gpu]" >&2
 	exit 2
-	;;
-esac
+}
+quick=false
+only=""
+invocation="bash bench/run-all.sh${*:+ $*}"
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--quick) quick=true ;;
+	--only)
+		[ "${2:-}" = gpu ] || usage
+		only=gpu
+		shift
+		;;
+	*) usage ;;
+	esac
+	shift
+done
 
 say() { printf '==> %s\n' "$*" >&2; }
 
@@ -27,7 +42,7 @@ if [ ! -f build/build.ninja ]; then
 	exit 1
 fi
 # only what the benchmarks run: a test that does not build must not stop them
-ninja -C build jobscope tests/js-sleepers tests/js-busy >/dev/null
+ninja -C build jobscope tests/js-sleepers tests/js-busy libjobscope_core.a >/dev/null
 buildtype=$(meson introspect build --buildoptions 2>/dev/null | python3 -c '
 import json, sys
 print([o["value"] for o in json.load(sys.stdin) if o["name"] == "buildtype"][0])' 2>/dev/null ||
@@ -35,8 +50,17 @@ print([o["value"] for o in json.load(sys.stdin) if o["name"] == "buildtype"][0])
 [ "$buildtype" = release ] || say "warning: build/ is a '$buildtype' build, not release"
 
 floor_cmd="cc -O2 -Wall -Wextra -Werror -o build/bench-floor bench/floor.c"
-say "$floor_cmd"
-$floor_cmd
+if [ -z "$only" ]; then
+	say "$floor_cmd"
+	$floor_cmd
+fi
+
+# The GPU benchmark: bench-gpu-cost linked with the core library, against
+# the fake vendor libraries the build makes (tests/fakes).
+gpu_cmd="cc -O2 -Wall -Wextra -Werror -std=gnu11 -Isrc bench/gpu_cost.c build/libjobscope_core.a -lsqlite3 -lm -ldl -o build/bench-gpu-cost"
+ninja -C build tests/fakes/libnvidia-ml.so.1 tests/fakes/librocm_smi64.so.1 >/dev/null
+say "$gpu_cmd"
+$gpu_cmd
 
 out=build/bench-out
 mkdir -p "$out"
@@ -45,16 +69,80 @@ if $quick; then
 	cost1_args=(--counts 100,1000 --reps 1 --window 5)
 	cost2_args=(--counts 100,1000 --reps 1 --window 3 --interval-ms 100 --no-pidstat)
 	over_args=(--runs 7 --work 500)
+	gpu_args=(--rounds 11 --loop-ms 50 --e2e-reps 1 --e2e-seconds 5)
 else
 	results=bench/RESULTS.md
 	cost1_args=(--counts 100,1000 --reps 3 --window 20)
 	cost2_args=(--counts 100,1000 --reps 3 --window 10 --interval-ms 100 --no-pidstat)
 	over_args=(--runs 8 --work 2000)
+	gpu_args=(--rounds 41 --loop-ms 100 --e2e-reps 5 --e2e-seconds 10)
 fi
 
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 started=$(date -u '+%Y-%m-%d %H:%M:%S UTC')
 t0=$SECONDS
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+dirty=""
+[ -n "$(git status --porcelain -- src 2>/dev/null)" ] && dirty=" (with uncommitted changes in src/)"
+cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+
+gpu_bench() {
+	say "GPU sampling cost (fake NVML, fake ROCm SMI)"
+	python3 bench/gpu_cost.py "${gpu_args[@]}" --json "$out/gpu.json" \
+		--markdown "$out/gpu.md" --summary "$out/gpu-summary.md"
+}
+
+# The GPU section of RESULTS.md, to stdout.
+gpu_section() {
+	echo "## 4. GPU sampling cost per tick (fake vendor libraries)"
+	echo
+	echo "Written by \`$invocation\` on $(date -u '+%Y-%m-%d %H:%M UTC')," \
+		"commit $commit$dirty, \`$buildtype\` build, on $(nproc) CPUs ($cpu_model)." \
+		"Built with \`$gpu_cmd\`; the fakes are the build's (build/tests/fakes)." \
+		"Method: bench/README.md."
+	echo
+	cat "$out/gpu.md"
+}
+
+if [ "$only" = gpu ]; then
+	gpu_bench
+	if $quick; then
+		gpu_section >"$out/gpu-quick.md"
+		say "wrote $out/gpu-quick.md"
+		exit 0
+	fi
+	# the GPU section and the GPU rows of the summary are replaced; the rest stays
+	gpu_section >"$out/gpu-section.md"
+	python3 - bench/RESULTS.md "$out/gpu-section.md" "$out/gpu-summary.md" <<'PY'
+import sys
+
+path, section_file, rows_file = sys.argv[1:4]
+section = open(section_file).read()
+rows = [l for l in open(rows_file).read().splitlines() if l.strip()]
+gpu_row = lambda l: l.startswith("| GPU ") or l.startswith("| `jobscope run` 100 ms, sampler")
+lines = [l for l in open(path).read().splitlines() if not gpu_row(l)]
+if "## Summary" in lines:  # the new rows go after the last row of its table
+    last = start = lines.index("## Summary")
+    for i in range(start + 1, len(lines)):
+        if lines[i].startswith("## "):
+            break
+        if lines[i].startswith("|"):
+            last = i
+    lines[last + 1:last + 1] = rows
+text = "\n".join(lines) + "\n"
+head = "## 4. GPU sampling cost"
+i = text.find(head)
+if i < 0:
+    text = text.rstrip("\n") + "\n\n" + section
+else:
+    j = text.find("\n## ", i + len(head))
+    text = text[:i] + section + ("\n" + text[j + 1:] if j >= 0 else "")
+open(path + ".tmp", "w").write(text)
+PY
+	mv bench/RESULTS.md.tmp bench/RESULTS.md
+	say "wrote bench/RESULTS.md (its GPU section and summary rows)"
+	exit 0
+fi
 
 say "sampler cost, 1 s interval (jobscope, floor, pidstat)"
 python3 bench/sampler_cost.py "${cost1_args[@]}" \
@@ -65,15 +153,11 @@ python3 bench/sampler_cost.py "${cost2_args[@]}" \
 say "overhead on a CPU-bound workload"
 python3 bench/overhead.py "${over_args[@]}" \
 	--json "$out/overhead.json" --markdown "$out/overhead.md"
+gpu_bench
 
 load_end=$(cut -d' ' -f1-3 /proc/loadavg)
 took=$((SECONDS - t0))
-commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-dirty=""
-[ -n "$(git status --porcelain -- src 2>/dev/null)" ] && dirty=" (with uncommitted changes in src/)"
-cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 mem=$(awk '/^MemTotal:/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)
-invocation="bash bench/run-all.sh${1:+ $1}"
 
 {
 	echo "# jobscope benchmarks"
@@ -114,6 +198,7 @@ print(f"| jobscope peak RSS, N={big['n']} | {hwm:.1f} MiB | ≤ 10 MiB | {ok(hwm
 r = ov["wall_ratio"]
 print(f"| wall time under jobscope (100 ms) / bare | {r:.4f} | ≤ 1.02 | {ok(r, 1.02)} |")
 EOF
+	cat "$out/gpu-summary.md"
 	echo
 	echo "The floor opens, reads once and closes every file every tick; jobscope/floor" \
 		"below 1 means jobscope reads less than that (see bench/README.md)."
@@ -129,6 +214,8 @@ EOF
 	echo "## 3. Overhead on a CPU-bound workload"
 	echo
 	cat "$out/overhead.md"
+	echo
+	gpu_section
 } >"$results.tmp"
 mv "$results.tmp" "$results"
 say "wrote $results"
