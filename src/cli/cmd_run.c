@@ -566,22 +566,60 @@ static void on_signal(struct run_state *r)
 	}
 }
 
+/*
+ * CMD's environment: ours plus JOBSCOPE_RUN_ID, built before fork() because
+ * a GPU library may have started threads, and after fork() only
+ * async-signal-safe calls are allowed (no setenv, no malloc).
+ */
+static char **child_environ(const struct run_state *r)
+{
+	extern char **environ;
+	static const char key[] = "JOBSCOPE_RUN_ID=";
+	size_t n = 0, out = 0;
+	char **envp;
+
+	while (environ[n])
+		n++;
+	envp = calloc(n + 2, sizeof(*envp));
+	if (!envp)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(environ[i], key, sizeof(key) - 1) != 0)
+			envp[out++] = environ[i];
+	if (asprintf(&envp[out], "%s%" PRId64, key, r->job.id) < 0) {
+		free(envp);
+		return NULL;
+	}
+	return envp;
+}
+
 static int spawn(struct run_state *r)
 {
 	int pipefd[2];
 	int child_errno = 0;
 	ssize_t n;
-	char id[32];
+	char **envp = child_environ(r);
+	size_t nenv = 0;
 
-	if (pipe2(pipefd, O_CLOEXEC) < 0)
-		return log_err(-errno, "pipe");
-	snprintf(id, sizeof(id), "%" PRId64, r->job.id);
+	if (!envp)
+		return log_err(-ENOMEM, "out of memory");
+	while (envp[nenv])
+		nenv++;
+	if (pipe2(pipefd, O_CLOEXEC) < 0) {
+		int ret = -errno;
+
+		free(envp[nenv - 1]);
+		free(envp);
+		return log_err(ret, "pipe");
+	}
 	r->child = fork();
 	if (r->child < 0) {
 		int ret = -errno;
 
 		close(pipefd[0]);
 		close(pipefd[1]);
+		free(envp[nenv - 1]);
+		free(envp);
 		return log_err(ret, "cannot start '%s'", r->opt->argv[0]);
 	}
 	if (r->child == 0) {
@@ -592,14 +630,15 @@ static int spawn(struct run_state *r)
 		sigprocmask(SIG_SETMASK, &r->orig_mask, NULL);
 		if (r->nofile_raised)
 			setrlimit(RLIMIT_NOFILE, &r->orig_nofile);
-		setenv("JOBSCOPE_RUN_ID", id, 1);
-		execvp(r->opt->argv[0], r->opt->argv);
+		execvpe(r->opt->argv[0], r->opt->argv, envp);
 		e = errno;
 		if (write(pipefd[1], &e, sizeof(e)) < 0)
 			_exit(EXIT_RUN_FAILED);
 		_exit(e == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC);
 	}
 	close(pipefd[1]);
+	free(envp[nenv - 1]); /* the JOBSCOPE_RUN_ID entry; the rest are environ's */
+	free(envp);
 	do
 		n = read(pipefd[0], &child_errno, sizeof(child_errno));
 	while (n < 0 && errno == EINTR);
