@@ -1503,7 +1503,7 @@ int store_put_gpu_proc(struct store *st, int64_t device_row, int64_t proc_row, i
 		bind_nonzero(&b, job_row > 0 && proc_row > 0 ? job_row : 0);
 		bind_opt(&b, p->valid & GPU_PROC_MEM, p->mem_bytes);
 		bind_opt(&b, p->valid & GPU_PROC_UTIL, p->sm_util_pct);
-		bind_opt(&b, p->valid & GPU_PROC_UTIL, p->mem_util_pct);
+		bind_opt(&b, p->valid & GPU_PROC_MEM_UTIL, p->mem_util_pct);
 		bind_i64(&b, p->graphics ? 1 : 0);
 		ret = fact_run(st, &b, "store a GPU process");
 	}

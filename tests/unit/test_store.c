@@ -1257,6 +1257,154 @@ static void test_tick_cost(void **state)
 	free(h);
 }
 
+/* GPU rows: a device, samples with missing metrics, the job's process and the rest, an event. */
+struct gpu_log {
+	int samples, procs, ours;
+	struct device_record dev;
+	struct gpu_sample last;
+	struct gpu_proc mine, others;
+	struct event_record event;
+};
+
+static void on_gpu(void *arg, const struct device_record *dev, int64_t ts_ms,
+		   const struct gpu_sample *s)
+{
+	struct gpu_log *gl = arg;
+
+	(void)ts_ms;
+	gl->samples++;
+	gl->dev = *dev;
+	gl->last = *s;
+}
+
+static void on_gpu_proc(void *arg, const struct device_record *dev, const struct proc_info *p,
+			int64_t ts_ms, const struct gpu_proc *g)
+{
+	struct gpu_log *gl = arg;
+
+	(void)dev;
+	(void)ts_ms;
+	gl->procs++;
+	if (p) {
+		assert_int_equal(p->pid, 4242);
+		assert_string_equal(p->comm, "train");
+		gl->ours++;
+		gl->mine = *g;
+	} else {
+		gl->others = *g;
+	}
+}
+
+static void on_gpu_event(void *arg, const struct event_record *e)
+{
+	struct gpu_log *gl = arg;
+
+	gl->event = *e;
+}
+
+static void test_gpu_rows(void **state)
+{
+	static const struct store_replay_ops ops = {
+	    .event = on_gpu_event, .gpu = on_gpu, .gpu_proc = on_gpu_proc};
+	struct fixture *fx = *state;
+	struct store *st = open_new(fx);
+	struct device_record dev;
+	struct job_record job;
+	struct proc_info p;
+	struct gpu_sample s;
+	struct gpu_proc mine, others;
+	struct event_record e;
+	struct gpu_log gl;
+	int64_t node, prow;
+
+	assert_int_equal(store_node(st, "gpu-node", 8, 1ull << 36, 1, &node), 0);
+	job_fill(&job, node, "run", "", 1000);
+	assert_int_equal(store_job_begin(st, &job), 0);
+	proc_fill(&p, 4242, 900, "train");
+	memset(&dev, 0, sizeof(dev));
+	snprintf(dev.vendor, sizeof(dev.vendor), "NVIDIA");
+	snprintf(dev.driver_version, sizeof(dev.driver_version), "535.104.05");
+	dev.info.index = 3;
+	snprintf(dev.info.uuid, sizeof(dev.info.uuid), "GPU-abc");
+	snprintf(dev.info.name, sizeof(dev.info.name), "NVIDIA H100");
+	snprintf(dev.info.pci_bus_id, sizeof(dev.info.pci_bus_id), "00000000:07:00.0");
+	dev.info.valid = GPU_INFO_MEM_TOTAL | GPU_INFO_POWER_LIMIT;
+	dev.info.mem_total_bytes = 80ull << 30;
+	dev.info.power_limit_mw = 700000;
+	dev.info.supported = GPU_UTIL | GPU_MEM_USED | GPU_ENERGY | GPU_THROTTLE;
+	assert_int_equal(store_put_device(st, node, &dev), 0);
+	assert_true(dev.id > 0);
+
+	memset(&s, 0, sizeof(s));
+	s.valid = GPU_UTIL | GPU_MEM_USED | GPU_ENERGY | GPU_THROTTLE;
+	s.util_pct = 97;
+	s.mem_used_bytes = 70ull << 30;
+	s.energy_mj = 123456789012ull;
+	s.throttle_reasons = GPU_THROTTLE_HW_THERMAL;
+	s.power_mw = 555; /* not valid: must come back missing */
+	memset(&mine, 0, sizeof(mine));
+	mine.pid = 4242;
+	mine.valid = GPU_PROC_MEM | GPU_PROC_UTIL;
+	mine.mem_bytes = 60ull << 30;
+	mine.sm_util_pct = 90;
+	memset(&others, 0, sizeof(others));
+	others.valid = GPU_PROC_MEM;
+	others.mem_bytes = 10ull << 30;
+	memset(&e, 0, sizeof(e));
+	e.ts_ms = 1500;
+	snprintf(e.kind, sizeof(e.kind), "xid");
+	e.value = 79;
+	e.has_gpu = true;
+	e.gpu = 3;
+	snprintf(e.message, sizeof(e.message), "XID 79 on GPU 3");
+
+	assert_int_equal(store_tick_begin(st), 0);
+	assert_int_equal(store_put_proc_info(st, node, job.id, &p, &prow), 0);
+	assert_int_equal(store_put_gpu_sample(st, dev.id, 1500, &s), 0);
+	assert_int_equal(store_put_gpu_proc(st, dev.id, prow, job.id, 1500, &mine), 0);
+	assert_int_equal(store_put_gpu_proc(st, dev.id, 0, job.id, 1500, &others), 0);
+	assert_int_equal(store_put_event(st, node, job.id, &e), 0);
+	assert_int_equal(store_tick_commit(st), 0);
+	/* the same device again: upserted, same row */
+	{
+		int64_t first = dev.id;
+
+		assert_int_equal(store_put_device(st, node, &dev), 0);
+		assert_int_equal(dev.id, first);
+	}
+	job.end_ms = 2000;
+	assert_int_equal(store_job_update(st, &job), 0);
+
+	memset(&gl, 0, sizeof(gl));
+	assert_int_equal(store_replay_job(st, job.id, &ops, &gl), 0);
+	assert_int_equal(gl.samples, 1);
+	assert_string_equal(gl.dev.vendor, "NVIDIA");
+	assert_string_equal(gl.dev.driver_version, "535.104.05");
+	assert_int_equal(gl.dev.info.index, 3);
+	assert_string_equal(gl.dev.info.uuid, "GPU-abc");
+	assert_string_equal(gl.dev.info.pci_bus_id, "00000000:07:00.0");
+	assert_int_equal(gl.dev.info.valid, GPU_INFO_MEM_TOTAL | GPU_INFO_POWER_LIMIT);
+	assert_int_equal(gl.dev.info.mem_total_bytes, 80ull << 30);
+	assert_int_equal(gl.dev.info.supported, dev.info.supported);
+	assert_int_equal(gl.last.valid, s.valid);
+	assert_int_equal(gl.last.util_pct, 97);
+	assert_int_equal(gl.last.mem_used_bytes, 70ull << 30);
+	assert_int_equal(gl.last.energy_mj, 123456789012ull);
+	assert_int_equal(gl.last.throttle_reasons, GPU_THROTTLE_HW_THERMAL);
+	assert_int_equal(gl.last.power_mw, 0);
+	assert_int_equal(gl.procs, 2);
+	assert_int_equal(gl.ours, 1);
+	assert_int_equal(gl.mine.valid, GPU_PROC_MEM | GPU_PROC_UTIL);
+	assert_int_equal(gl.mine.mem_bytes, 60ull << 30);
+	assert_int_equal(gl.mine.sm_util_pct, 90);
+	assert_int_equal(gl.others.valid, GPU_PROC_MEM);
+	assert_int_equal(gl.others.mem_bytes, 10ull << 30);
+	assert_true(gl.event.has_gpu);
+	assert_int_equal(gl.event.gpu, 3);
+	assert_int_equal(gl.event.value, 79);
+	store_close(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1277,6 +1425,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_proc_upsert, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_reader_while_writing, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_tick_cost, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_gpu_rows, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
