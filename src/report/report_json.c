@@ -316,6 +316,8 @@ static void write_gpus(struct jsonw *w, const struct summary *s)
 		jsonw_kv_double_opt(w, "power_avg_w", g->has_energy && span_s > 0,
 				    span_s > 0 ? g->job_energy_mj / 1000.0 / span_s : 0, 2);
 		jsonw_kv_double_opt(w, "device_energy_j", g->has_energy, g->energy_mj / 1000.0, 3);
+		jsonw_kv_double_opt(w, "energy_unattributed_j", g->has_energy,
+				    g->unattributed_mj / 1000.0, 3);
 		jsonw_kv_double_opt(w, "device_power_avg_w", g->has_energy && span_s > 0,
 				    span_s > 0 ? g->energy_mj / 1000.0 / span_s : 0, 2);
 		jsonw_kv_double_opt(

@@ -478,16 +478,19 @@ static void gpu_settle(struct gpu_summary *g)
 
 	if (!g->pending)
 		return;
+	g->pending = false;
 	if (g->all_sm > 0)
 		share = g->job_sm / g->all_sm;
 	else if (g->all_mem > 0)
 		share = g->job_mem / g->all_mem;
 	else if (g->job_present && !g->other_present)
 		share = 1;
-	else if (g->job_present)
-		share = 0.5; /* present with others, and nothing to tell them apart */
+	else if (g->job_present) {
+		/* on the GPU with others and nothing to tell them apart: no guess */
+		g->unattributed_mj += g->pending_mj;
+		return;
+	}
 	g->job_energy_mj += g->pending_mj * share;
-	g->pending = false;
 }
 
 /* a counter's growth; a counter that went back was reset: count from 0 */

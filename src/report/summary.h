@@ -53,8 +53,9 @@ struct gpu_summary {
 	bool has_pcie;
 	uint64_t nvlink_rx_bytes, nvlink_tx_bytes; /* counter deltas */
 	bool has_nvlink;
-	double energy_mj;     /* the device's, over the run */
-	double job_energy_mj; /* the job's share */
+	double energy_mj;	/* the device's, over the run */
+	double job_energy_mj;	/* the job's share */
+	double unattributed_mj; /* shared with others, no utilization nor memory to split by */
 	bool has_energy;
 	int64_t energy_span_ms; /* time the energy figures cover */
 	int64_t throttle_n, throttled;

@@ -351,16 +351,23 @@ static void test_gpu_energy_split(void **state)
 	g.energy_mj = 20000;
 	summary_add_gpu(&s, &dev, T0 + 3000, &g);
 	summary_add_gpu_proc(&s, &dev, &p, T0 + 3000, &mine);
-	job.end_ms = T0 + 3000;
+	/* t=3..4 s: 10 J shared with another process, nothing to split by: nobody's */
+	g.energy_mj = 30000;
+	mine.valid = other.valid = 0;
+	summary_add_gpu(&s, &dev, T0 + 4000, &g);
+	summary_add_gpu_proc(&s, &dev, &p, T0 + 4000, &mine);
+	summary_add_gpu_proc(&s, &dev, NULL, T0 + 4000, &other);
+	job.end_ms = T0 + 4000;
 	summary_finish(&s, &job);
 
 	assert_int_equal(s.ngpus, 1);
 	assert_true(s.gpus[0].used);
-	assert_float_equal(s.gpus[0].energy_mj, 170000, 1e-6);
+	assert_float_equal(s.gpus[0].energy_mj, 180000, 1e-6);
 	assert_float_equal(s.gpus[0].job_energy_mj, 75000 + 12500 + 20000, 1e-6);
-	assert_int_equal(s.gpus[0].energy_span_ms, 3000);
+	assert_float_equal(s.gpus[0].unattributed_mj, 10000, 1e-6);
+	assert_int_equal(s.gpus[0].energy_span_ms, 4000);
 	assert_int_equal(summary_gpu_util_pct(&s.gpus[0], 50), 90);
-	assert_int_equal(summary_gpu_util_pct(&s.gpus[0], 25), 10);
+	assert_int_equal(summary_gpu_util_pct(&s.gpus[0], 20), 10);
 	assert_int_equal(summary_gpu_util_pct(&s.gpus[0], 95), 90);
 	assert_int_equal(s.procs[0].gpu_mem_peak_bytes, 1 << 20);
 	assert_int_equal(s.procs[0].gpu_util_n, 2);
