@@ -219,14 +219,10 @@ static int diskstats_next(struct scan *s, struct disk_stat *d)
 	struct scan line;
 	int ret;
 
-	while (scan_line(s, &line)) {
-		scan_blanks(&line);
-		if (scan_at_end(&line))
-			continue;
-		ret = parse_disk_line(&line, d);
-		return ret ? ret : 1;
-	}
-	return 0;
+	if (!scan_nonblank_line(s, &line))
+		return 0;
+	ret = parse_disk_line(&line, d);
+	return ret ? ret : 1;
 }
 
 int host_parse_diskstats(const char *text, size_t len, struct disk_stat *out, int max, int *n)
@@ -294,14 +290,10 @@ static int netdev_next(struct scan *s, struct net_stat *ns)
 	struct scan line;
 	int ret;
 
-	while (scan_line(s, &line)) {
-		scan_blanks(&line);
-		if (scan_at_end(&line))
-			continue;
-		ret = parse_net_line(&line, ns);
-		return ret ? ret : 1;
-	}
-	return 0;
+	if (!scan_nonblank_line(s, &line))
+		return 0;
+	ret = parse_net_line(&line, ns);
+	return ret ? ret : 1;
 }
 
 int host_parse_netdev(const char *text, size_t len, struct net_stat *out, int max, int *n)

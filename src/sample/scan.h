@@ -56,6 +56,17 @@ static inline bool scan_line(struct scan *s, struct scan *line)
 	return true;
 }
 
+/* The next line with something on it, leading blanks skipped; false at the end. */
+static inline bool scan_nonblank_line(struct scan *s, struct scan *line)
+{
+	while (scan_line(s, line)) {
+		scan_blanks(line);
+		if (!scan_at_end(line))
+			return true;
+	}
+	return false;
+}
+
 /* Decimal digits right here; -EINVAL if there are none or too many. */
 static inline int scan_digits(struct scan *s, uint64_t *out)
 {

@@ -17,6 +17,8 @@
 
 #include <cmocka.h>
 
+#include "fixture.h"
+
 #include "common/sysroot.h"
 #include "common/strbuf.h"
 #include "sample/host.h"
@@ -28,31 +30,10 @@
 /* host_cpu_stat and host_sample are too big to want on the stack. */
 static struct host_cpu_stat cpu;
 
-/* The whole file in a malloc'd buffer of exactly its size (at least 1 byte). */
-static char *load(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
-
-	if (!f)
-		fail_msg("cannot open fixture '%s'", path);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	assert_true(n >= 0);
-	rewind(f);
-	buf = malloc(n > 0 ? (size_t)n : 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
-}
-
 static int parse_stat_file(const char *path, long hz)
 {
 	size_t len;
-	char *text = load(path, &len);
+	char *text = fixture_load(path, &len);
 	int ret = host_parse_stat(text, len, hz, &cpu);
 
 	free(text);
@@ -62,7 +43,7 @@ static int parse_stat_file(const char *path, long hz)
 static int parse_meminfo_file(const char *path, struct host_meminfo *mi)
 {
 	size_t len;
-	char *text = load(path, &len);
+	char *text = fixture_load(path, &len);
 	int ret = host_parse_meminfo(text, len, mi);
 
 	free(text);
@@ -72,7 +53,7 @@ static int parse_meminfo_file(const char *path, struct host_meminfo *mi)
 static int parse_diskstats_file(const char *path, struct disk_stat *d, int max, int *n)
 {
 	size_t len;
-	char *text = load(path, &len);
+	char *text = fixture_load(path, &len);
 	int ret = host_parse_diskstats(text, len, d, max, n);
 
 	free(text);
@@ -82,7 +63,7 @@ static int parse_diskstats_file(const char *path, struct disk_stat *d, int max, 
 static int parse_netdev_file(const char *path, struct net_stat *ns, int max, int *n)
 {
 	size_t len;
-	char *text = load(path, &len);
+	char *text = fixture_load(path, &len);
 	int ret = host_parse_netdev(text, len, ns, max, n);
 
 	free(text);
@@ -92,7 +73,7 @@ static int parse_netdev_file(const char *path, struct net_stat *ns, int max, int
 static int parse_loadavg_file(const char *path, struct host_loadavg *la)
 {
 	size_t len;
-	char *text = load(path, &len);
+	char *text = fixture_load(path, &len);
 	int ret = host_parse_loadavg(text, len, la);
 
 	free(text);
@@ -102,7 +83,7 @@ static int parse_loadavg_file(const char *path, struct host_loadavg *la)
 static int parse_pressure_file(const char *path, struct host_psi *psi)
 {
 	size_t len;
-	char *text = load(path, &len);
+	char *text = fixture_load(path, &len);
 	int ret = host_parse_pressure(text, len, psi);
 
 	free(text);

@@ -17,37 +17,18 @@
 
 #include <cmocka.h>
 
+#include "fixture.h"
+
 #include "common/sysroot.h"
 #include "sample/proc.h"
 
 #define PROC_FIXTURE(name) FIXTURES_DIR "/proc/" name
 #define SYSROOT1	   FIXTURES_DIR "/sysroot1"
 
-/* The whole file in a malloc'd buffer of exactly its size (at least 1 byte). */
-static char *load(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf;
-	long n;
-
-	if (!f)
-		fail_msg("cannot open fixture '%s'", path);
-	assert_int_equal(fseek(f, 0, SEEK_END), 0);
-	n = ftell(f);
-	assert_true(n >= 0);
-	rewind(f);
-	buf = malloc(n > 0 ? (size_t)n : 1);
-	assert_non_null(buf);
-	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
-}
-
 static int parse_stat_file(const char *path, struct proc_stat *st)
 {
 	size_t len;
-	char *text = load(path, &len);
+	char *text = fixture_load(path, &len);
 	int ret = proc_parse_stat(text, len, st);
 
 	free(text);
@@ -57,7 +38,7 @@ static int parse_stat_file(const char *path, struct proc_stat *st)
 static int parse_status_file(const char *path, struct proc_status *st)
 {
 	size_t len;
-	char *text = load(path, &len);
+	char *text = fixture_load(path, &len);
 	int ret = proc_parse_status(text, len, st);
 
 	free(text);
@@ -67,7 +48,7 @@ static int parse_status_file(const char *path, struct proc_status *st)
 static int parse_io_file(const char *path, struct proc_io *io)
 {
 	size_t len;
-	char *text = load(path, &len);
+	char *text = fixture_load(path, &len);
 	int ret = proc_parse_io(text, len, io);
 
 	free(text);
@@ -77,7 +58,7 @@ static int parse_io_file(const char *path, struct proc_io *io)
 static size_t format_file(const char *path, char *out, size_t size)
 {
 	size_t len, n;
-	char *raw = load(path, &len);
+	char *raw = fixture_load(path, &len);
 
 	n = proc_format_cmdline(raw, len, out, size);
 	free(raw);

@@ -1,0 +1,33 @@
+/*
+ * fixture.h - reading fixture files in the cmocka tests.  Include after
+ * <cmocka.h>.  fixture_load() gives the file's bytes in a malloc'd buffer
+ * of exactly its size, with no NUL after them, so that a parser reading past
+ * its length is caught by ASan.  The caller frees.
+ */
+#ifndef JOBSCOPE_TEST_FIXTURE_H
+#define JOBSCOPE_TEST_FIXTURE_H
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static inline char *fixture_load(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf;
+	long n;
+
+	if (!f)
+		fail_msg("cannot open fixture '%s'", path);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	assert_true(n >= 0);
+	rewind(f);
+	buf = malloc(n > 0 ? (size_t)n : 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	*len = (size_t)n;
+	return buf;
+}
+
+#endif
