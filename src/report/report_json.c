@@ -183,6 +183,24 @@ static void write_timeline(struct jsonw *w, const struct summary *s)
 		jsonw_kv_double_opt(w, "cores", b->span_ms > 0,
 				    b->span_ms > 0 ? (double)b->cpu_ms / (double)b->span_ms : 0, 3);
 		jsonw_kv_int(w, "rss_bytes", (int64_t)b->rss_max);
+		if (s->ngpus) {
+			jsonw_key(w, "gpu_util_pct");
+			jsonw_arr_begin(w);
+			for (int g = 0; g < s->ngpus; g++) {
+				const struct gpu_summary *gs = &s->gpus[g];
+
+				if (!gs->used)
+					continue;
+				if (gs->bucket_util_n[i])
+					jsonw_double(w,
+						     (double)gs->bucket_util_sum[i] /
+							 gs->bucket_util_n[i],
+						     1);
+				else
+					jsonw_null(w);
+			}
+			jsonw_arr_end(w);
+		}
 		jsonw_obj_end(w);
 	}
 	jsonw_arr_end(w);

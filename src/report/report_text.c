@@ -246,6 +246,20 @@ static void section_timeline(const struct summary *s, const struct report_option
 	for (int i = 0; i <= last; i++)
 		spark(out, (double)s->buckets[i].rss_max, (double)max_rss, opt->utf8);
 	strbuf_addf(out, "| 0-%s\n", fmt_bytes(B(a), max_rss));
+	for (int g = 0; g < s->ngpus; g++) {
+		const struct gpu_summary *gs = &s->gpus[g];
+
+		if (!gs->used || !gs->util_n)
+			continue;
+		strbuf_addf(out, "    gpu%-2d |", gs->dev.info.index);
+		for (int i = 0; i <= last; i++)
+			spark(out,
+			      gs->bucket_util_n[i]
+				  ? (double)gs->bucket_util_sum[i] / gs->bucket_util_n[i]
+				  : 0,
+			      100, opt->utf8);
+		strbuf_addstr(out, "| 0-100% util\n");
+	}
 }
 
 static void section_procs(const struct summary *s, const struct report_options *opt,

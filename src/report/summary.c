@@ -59,6 +59,20 @@ static void timeline_halve(struct summary *s)
 	}
 	memset(&s->buckets[SUMMARY_BUCKETS / 2], 0,
 	       sizeof(s->buckets[0]) * (SUMMARY_BUCKETS - SUMMARY_BUCKETS / 2));
+	for (int g = 0; g < s->ngpus; g++) {
+		struct gpu_summary *gs = &s->gpus[g];
+
+		for (int i = 0; i < SUMMARY_BUCKETS / 2; i++) {
+			gs->bucket_util_sum[i] =
+			    gs->bucket_util_sum[2 * i] + gs->bucket_util_sum[2 * i + 1];
+			gs->bucket_util_n[i] =
+			    gs->bucket_util_n[2 * i] + gs->bucket_util_n[2 * i + 1];
+		}
+		for (int i = SUMMARY_BUCKETS / 2; i < SUMMARY_BUCKETS; i++) {
+			gs->bucket_util_sum[i] = 0;
+			gs->bucket_util_n[i] = 0;
+		}
+	}
 	s->bucket_ms *= 2;
 }
 
@@ -511,9 +525,18 @@ int summary_add_gpu(struct summary *s, const struct device_record *dev, int64_t 
 	gpu_settle(g);
 	g->samples++;
 	if (x->valid & GPU_UTIL) {
-		g->util_hist[x->util_pct > 100 ? 100 : x->util_pct]++;
-		g->util_sum += x->util_pct > 100 ? 100 : x->util_pct;
+		uint32_t u = x->util_pct > 100 ? 100 : x->util_pct;
+
+		g->util_hist[u]++;
+		g->util_sum += u;
 		g->util_n++;
+		if (s->samples > 0) { /* the timeline starts with the first job sample */
+			struct summary_bucket *b = timeline_bucket(s, ts_ms);
+			long idx = b - s->buckets;
+
+			g->bucket_util_sum[idx] += u;
+			g->bucket_util_n[idx]++;
+		}
 	}
 	if ((x->valid & GPU_MEM_USED) &&
 	    (!g->has_mem || x->mem_used_bytes > g->mem_used_peak_bytes)) {

@@ -64,6 +64,9 @@ struct gpu_summary {
 	bool has_ecc;
 	int64_t temp_max_c;
 	bool has_temp;
+	/* utilization per timeline bucket (the summary's buckets, halved with them) */
+	uint64_t bucket_util_sum[SUMMARY_BUCKETS];
+	uint32_t bucket_util_n[SUMMARY_BUCKETS];
 	/* the last sample, and the interval that ended there waiting for its shares */
 	bool has_last;
 	int64_t last_ms;
