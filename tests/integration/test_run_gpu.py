@@ -79,6 +79,8 @@ def test_gpu_values_end_to_end(wd):
     top = [e for e in r.report["events"] if e["kind"] == "xid"]
     eq(top[0]["gpu"], 0, "the XID on the run's timeline names its GPU")
     eq([x["index"] for x in r.report["gpus_not_used"]], [1], "GPU 1 noted as not used")
+    utils = [b["gpu_util_pct"] for b in r.report["timeline"]["buckets"]]
+    check(all(u == [60.0] for u in utils), "GPU 0 at 60%% in every timeline bucket: %r" % utils)
     proc = [p for p in r.report["processes"] if p["comm"] == "js-busy"][0]
     eq(proc["gpu_mem_peak_bytes"], 8 * GiB, "process GPU memory")
     eq(proc["gpu_util_avg_pct"], 80.0, "process GPU util")
@@ -94,6 +96,7 @@ def test_gpu_in_text_report(wd):
     check("GPU 0 NVIDIA A100-SXM4-80GB: util 60.0% on average, p95 60%" in r.stderr, r.stderr)
     check("GPU 1 NVIDIA A100-SXM4-80GB: not used by the command" in r.stderr, r.stderr)
     check("XID 79 on GPU 0" in r.stderr, r.stderr)
+    check("    gpu0  |" in r.stderr, "a GPU row in the timeline: %r" % r.stderr)
 
 
 def test_old_driver_run(wd):
