@@ -137,7 +137,6 @@ int summary_add_job(struct summary *s, int64_t ts_ms, const struct job_sample *j
 		 * milliseconds) still shows in the peak rates.  The timeline
 		 * starts at the first sample: a few ms are no basis for a rate.
 		 */
-		s->first = *j;
 		s->first_ms = ts_ms;
 		s->last = *j;
 		s->last_ms = ts_ms;

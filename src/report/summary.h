@@ -120,7 +120,7 @@ struct summary {
 	int64_t samples;
 	int64_t first_ms, last_ms;
 	int64_t prev_last_ms; /* the sample before the last */
-	struct job_sample first, last;
+	struct job_sample last;
 	double cores_peak;
 	int64_t cores_peak_at_ms;
 	uint64_t rss_peak_bytes;

@@ -306,15 +306,17 @@ static int collect_pid(int pid, void *arg)
 	return 0;
 }
 
-/* This scan's entries become the previous scan's; a new one starts empty. */
-static int rotate_scan(struct ptree *pt)
+/*
+ * This scan's entries become the previous scan's; a new one starts empty.
+ * The previous scan's leftovers were closed at the end of its scan.
+ */
+static void rotate_scan(struct ptree *pt)
 {
 	struct ptree_scan_entry *tmp = pt->prev;
 	size_t tmp_alloc = pt->prev_alloc;
 	int32_t *tmp_index = pt->prev_index;
 	size_t tmp_index_size = pt->prev_index_size;
 
-	close_fds(pt->prev, pt->nprev); /* processes that were not seen again */
 	pt->prev = pt->scan;
 	pt->nprev = pt->nscan;
 	pt->prev_alloc = pt->scan_alloc;
@@ -325,7 +327,6 @@ static int rotate_scan(struct ptree *pt)
 	pt->scan_alloc = tmp_alloc;
 	pt->scan_index = tmp_index;
 	pt->scan_index_size = tmp_index_size;
-	return 0;
 }
 
 /* Resolves whether scan[i] descends from the ancestor, memoizing the chain. */
@@ -616,7 +617,6 @@ void ptree_child_reaped(struct ptree *pt, pid_t pid, const struct rusage *ru, in
 	p->cur.rss_bytes = 0;
 	p->cur.state = 'X';
 	p->alive = false;
-	p->reaped = true;
 	p->info.end_ms = ts_ms;
 	p->emit = true;
 	p->last_emitted = p->cur;

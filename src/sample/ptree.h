@@ -43,7 +43,6 @@ struct ptree_proc {
 	bool info_changed;	    /* comm/cmdline changed in this scan */
 	bool ended_now;		    /* found gone in this scan */
 	bool alive;		    /* still exists (zombies count) */
-	bool reaped;		    /* reaped by the ancestor: its values are in the totals */
 	bool seen;		    /* scratch: found in this scan */
 	bool done;		    /* ended and its last row emitted: dropped next scan */
 	struct proc_stat last_stat; /* stat at the last full refresh */
