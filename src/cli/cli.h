@@ -38,6 +38,7 @@ extern const struct cli_command cmd_run_def;
 extern const struct cli_command cmd_runs_def;
 extern const struct cli_command cmd_report_def;
 extern const struct cli_command cmd_gpus_def;
+extern const struct cli_command cmd_agent_def;
 
 struct store;
 

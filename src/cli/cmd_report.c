@@ -15,15 +15,19 @@
 #include "store/store.h"
 
 static const char report_usage[] =
-    "usage: jobscope report [--db PATH] [RUN_ID] [--format text|json] [-o FILE]\n"
+    "usage: jobscope report [--db PATH] [RUN_ID | --job KEY] [--format text|json] [-o FILE]\n"
     "\n"
-    "Print the report of a run kept in a store.  Without RUN_ID: the store's only\n"
-    "run, or its latest with 'last'.  `jobscope runs` lists the ids.\n"
+    "Print the report of a run or job kept in a store.  Without RUN_ID: the\n"
+    "store's only run, or its latest with 'last'.  `jobscope runs` lists the ids.\n"
+    "On an agent's store, --job KEY picks a job: scheduler:id:start_ms (as the\n"
+    "agent's API shows it), scheduler:id or a bare id (e.g. a Slurm job id);\n"
+    "the latest job that matches.  Its report shows what it reserved.\n"
     "\n"
     "Options:\n"
     "      --db PATH          the store (default ~/.local/share/jobscope/jobscope.db)\n"
     "  -f, --format FORMAT    text (default) or json\n"
     "  -o, --output FILE      write the report to FILE instead of stdout\n"
+    "  -j, --job KEY          the job with that key (agent stores)\n"
     "  -h, --help             show this help\n";
 
 static void on_host(void *arg, int64_t ts_ms, const struct host_sample *h)
@@ -81,13 +85,14 @@ static int cmd_report(int argc, char **argv)
 	    {"db", required_argument, NULL, 'd'},
 	    {"format", required_argument, NULL, 'f'},
 	    {"output", required_argument, NULL, 'o'},
+	    {"job", required_argument, NULL, 'j'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	static const struct store_replay_ops ops = {
 	    on_host, on_job, on_proc, on_event, on_gpu, on_gpu_proc,
 	};
-	const char *db = NULL, *output = "-", *id_arg = NULL;
+	const char *db = NULL, *output = "-", *id_arg = NULL, *job_key = NULL;
 	bool json = false;
 	struct job_record job;
 	struct summary sum;
@@ -99,7 +104,7 @@ static int cmd_report(int argc, char **argv)
 
 	opterr = 0;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, ":f:o:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":f:o:j:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'd':
 			db = optarg;
@@ -114,6 +119,9 @@ static int cmd_report(int argc, char **argv)
 		case 'o':
 			output = optarg;
 			break;
+		case 'j':
+			job_key = optarg;
+			break;
 		case 'h':
 			fputs(report_usage, stdout);
 			return 0;
@@ -121,7 +129,7 @@ static int cmd_report(int argc, char **argv)
 			return cli_option_error("report", opt, argv);
 		}
 	}
-	if (optind < argc)
+	if (optind < argc && !job_key)
 		id_arg = argv[optind++];
 	if (optind < argc)
 		return cli_usage_error("report", "unexpected argument '%s'", argv[optind]);
@@ -132,6 +140,18 @@ static int cmd_report(int argc, char **argv)
 		return EXIT_USAGE;
 	db = store_path(st);
 
+	if (job_key) {
+		ret = store_find_job_key(st, job_key, &id);
+		if (ret) {
+			if (ret == -EINVAL)
+				log_err(0, "bad --job '%s' (scheduler:id:start_ms, scheduler:id or id)",
+					job_key);
+			else if (ret == -ENOENT)
+				log_err(0, "no job '%s' in '%s'", job_key, db);
+			exit_code = ret == -EINVAL ? EXIT_USAGE : EXIT_FAIL;
+			goto out_close_store;
+		}
+	}
 	if (!id) {
 		struct pick p = {0, 0};
 

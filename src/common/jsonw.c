@@ -262,6 +262,13 @@ void jsonw_null(struct jsonw *w)
 	puts_(w, "null");
 }
 
+void jsonw_raw(struct jsonw *w, const char *json, size_t len)
+{
+	before_value(w);
+	if (!w->error)
+		w->error = strbuf_add(w->out, json, len);
+}
+
 void jsonw_kv_str(struct jsonw *w, const char *key, const char *s)
 {
 	jsonw_key(w, key);

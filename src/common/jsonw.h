@@ -42,6 +42,8 @@ void jsonw_uint(struct jsonw *w, uint64_t v);
 void jsonw_double(struct jsonw *w, double v, int decimals);
 void jsonw_bool(struct jsonw *w, bool v);
 void jsonw_null(struct jsonw *w);
+/* A value that is already JSON (the caller vouches for it), written as is. */
+void jsonw_raw(struct jsonw *w, const char *json, size_t len);
 
 /* key + value shorthands; the _opt forms write null when !valid */
 void jsonw_kv_str(struct jsonw *w, const char *key, const char *s);

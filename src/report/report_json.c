@@ -51,6 +51,45 @@ static void write_run(struct jsonw *w, const struct summary *s)
 	jsonw_kv_int_opt(w, "status", j->has_exit, j->signal ? 128 + j->signal : j->exit_code);
 	jsonw_kv_bool(w, "timed_out", j->timed_out);
 	jsonw_kv_bool(w, "finished", j->end_ms > 0);
+	jsonw_kv_str(w, "scheduler", j->scheduler);
+	jsonw_kv_str(w, "job_id", j->job_id);
+	jsonw_obj_end(w);
+}
+
+/*
+ * What a scheduler reserved for the job and how much of it was used (agent
+ * jobs); null for a `jobscope run`, which reserves nothing.
+ */
+static void write_reservation(struct jsonw *w, const struct summary *s)
+{
+	const struct job_record *j = &s->job;
+	double eff = summary_mem_efficiency_pct(s);
+	int used = 0;
+
+	jsonw_key(w, "reservation");
+	if (!j->reservation_source[0] && !j->cgroup[0]) {
+		jsonw_null(w);
+		return;
+	}
+	for (int i = 0; i < s->ngpus; i++)
+		used += s->gpus[i].used;
+	jsonw_obj_begin(w);
+	jsonw_kv_str_opt(w, "source", j->reservation_source[0] ? j->reservation_source : NULL);
+	jsonw_kv_str_opt(w, "cgroup", j->cgroup[0] ? j->cgroup : NULL);
+	jsonw_kv_str_opt(w, "step", j->step[0] ? j->step : NULL);
+	jsonw_kv_double_opt(w, "cpus", j->reserved_cpus > 0, j->reserved_cpus, 3);
+	jsonw_kv_double_opt(w, "cpu_efficiency_pct", !isnan(summary_efficiency_pct(s)),
+			    summary_efficiency_pct(s), 1);
+	jsonw_kv_int_opt(w, "memory_bytes", j->reserved_mem_bytes > 0,
+			 (int64_t)j->reserved_mem_bytes);
+	jsonw_kv_int(w, "memory_peak_bytes", (int64_t)summary_rss_peak(s, NULL));
+	jsonw_kv_double_opt(w, "memory_efficiency_pct", !isnan(eff), eff, 1);
+	jsonw_kv_int_opt(w, "cgroup_memory_peak_bytes", s->has_cg_mem_peak,
+			 (int64_t)s->cg_mem_peak_bytes);
+	jsonw_kv_double_opt(w, "cgroup_cpu_seconds", s->has_cg_cpu, s->cg_cpu_ms / 1000.0, 3);
+	jsonw_kv_int_opt(w, "gpus", j->has_reserved_gpus, j->reserved_gpus);
+	jsonw_kv_str_opt(w, "gpu_list", j->reserved_gpu_list[0] ? j->reserved_gpu_list : NULL);
+	jsonw_kv_int(w, "gpus_used", used);
 	jsonw_obj_end(w);
 }
 
@@ -395,6 +434,7 @@ int report_json(const struct summary *s, struct strbuf *out)
 	jsonw_kv_int(&w, "schema", REPORT_JSON_SCHEMA);
 	jsonw_kv_str(&w, "tool", "jobscope " JOBSCOPE_VERSION);
 	write_run(&w, s);
+	write_reservation(&w, s);
 	write_cpu(&w, s);
 	write_memory(&w, s);
 	write_io(&w, s);

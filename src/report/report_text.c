@@ -28,7 +28,11 @@ static void header(const struct summary *s, struct strbuf *out)
 	const struct job_record *j = &s->job;
 	char start[40], mem[16];
 
-	strbuf_addf(out, "jobscope run %lld", (long long)j->id);
+	if (strcmp(j->scheduler, "run") == 0 || !j->scheduler[0])
+		strbuf_addf(out, "jobscope run %lld", (long long)j->id);
+	else
+		strbuf_addf(out, "jobscope job %s:%s (%s, stored as %lld)", j->scheduler, j->job_id,
+			    j->user, (long long)j->id);
 	if (j->name[0])
 		strbuf_addf(out, " \"%s\"", j->name);
 	strbuf_addf(out, ": %s\n", j->command);
@@ -69,9 +73,47 @@ static void section_cpu(const struct summary *s, struct strbuf *out)
 		    summary_cpu_seconds(s), s->last.user_ms / 1000.0, s->last.system_ms / 1000.0);
 	if (!isnan(avg))
 		strbuf_addf(out, "  %-9s %.2f cores on average, peak %.2f\n", "", avg, peak);
-	if (!isnan(eff))
+	if (!isnan(eff) && s->job.reserved_cpus > 0)
+		strbuf_addf(out, "  %-9s efficiency %.1f%% of the %.4g core%s reserved\n", "", eff,
+			    s->job.reserved_cpus, s->job.reserved_cpus == 1 ? "" : "s");
+	else if (!isnan(eff))
 		strbuf_addf(out, "  %-9s efficiency %.1f%% of the %d core%s it could use\n", "",
 			    eff, s->job.cores_allowed, s->job.cores_allowed == 1 ? "" : "s");
+}
+
+/* Agent jobs: what the scheduler reserved, against what was used. */
+static void section_reservation(const struct summary *s, struct strbuf *out)
+{
+	const struct job_record *j = &s->job;
+	char a[32], b[32];
+	double eff = summary_mem_efficiency_pct(s);
+	int used = 0;
+
+	if (!j->reservation_source[0])
+		return;
+	for (int i = 0; i < s->ngpus; i++)
+		used += s->gpus[i].used;
+	strbuf_addf(out, "  %-9s %s job %s (from %s)", "Reserved", j->scheduler, j->job_id,
+		    strcmp(j->reservation_source, "slurm_env") == 0 ? "the Slurm environment"
+								    : "cgroup limits");
+	if (j->reserved_cpus > 0)
+		strbuf_addf(out, ": %.4g CPU%s", j->reserved_cpus, j->reserved_cpus == 1 ? "" : "s");
+	if (j->reserved_mem_bytes) {
+		fmt_bytes(a, sizeof(a), j->reserved_mem_bytes);
+		strbuf_addf(out, ", %s memory", a);
+	}
+	if (j->has_reserved_gpus)
+		strbuf_addf(out, ", %d GPU%s", j->reserved_gpus, j->reserved_gpus == 1 ? "" : "s");
+	strbuf_addch(out, '\n');
+	if (!isnan(eff)) {
+		fmt_bytes(a, sizeof(a), j->reserved_mem_bytes);
+		fmt_bytes(b, sizeof(b), summary_rss_peak(s, NULL));
+		strbuf_addf(out, "  %-9s asked for %s of memory, peaked at %s (%.1f%%)\n", "", a, b,
+			    eff);
+	}
+	if (j->has_reserved_gpus && j->reserved_gpus > 0)
+		strbuf_addf(out, "  %-9s used %d of %d GPU%s\n", "", used, j->reserved_gpus,
+			    j->reserved_gpus == 1 ? "" : "s");
 }
 
 static void section_memory(const struct summary *s, struct strbuf *out)
@@ -349,6 +391,7 @@ int report_text(const struct summary *s, const struct report_options *opt, struc
 	if (!opt)
 		opt = &defaults;
 	header(s, out);
+	section_reservation(s, out);
 	section_cpu(s, out);
 	section_memory(s, out);
 	section_io(s, out);

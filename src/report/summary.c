@@ -149,6 +149,14 @@ int summary_add_job(struct summary *s, int64_t ts_ms, const struct job_sample *j
 		}
 	}
 	s->samples++;
+	if ((j->valid & JS_CG_MEM_PEAK) && j->cg_mem_peak_bytes >= s->cg_mem_peak_bytes) {
+		s->cg_mem_peak_bytes = j->cg_mem_peak_bytes;
+		s->has_cg_mem_peak = true;
+	}
+	if (j->valid & JS_CG_CPU) {
+		s->cg_cpu_ms = j->cg_cpu_ms;
+		s->has_cg_cpu = true;
+	}
 	/*
 	 * An interval's CPU goes to the bucket it started in; a short one (the
 	 * last sample, taken at exit) joins the interval before it, so a few
@@ -400,9 +408,12 @@ double summary_efficiency_pct(const struct summary *s)
 {
 	double avg = summary_cores_avg(s);
 
-	if (s->job.cores_allowed <= 0 || isnan(avg))
+	/* a scheduler's reservation (maybe fractional: a CPU quota), else the affinity mask */
+	double cores = s->job.reserved_cpus > 0 ? s->job.reserved_cpus : s->job.cores_allowed;
+
+	if (cores <= 0 || isnan(avg))
 		return NAN;
-	return avg / s->job.cores_allowed * 100.0;
+	return avg / cores * 100.0;
 }
 
 uint64_t summary_rss_peak(const struct summary *s, int64_t *at_ms)
@@ -651,4 +662,59 @@ int summary_gpu_util_pct(const struct gpu_summary *g, double pct)
 			return v;
 	}
 	return 100;
+}
+
+double summary_mem_efficiency_pct(const struct summary *s)
+{
+	if (s->job.reserved_mem_bytes == 0)
+		return NAN;
+	return 100.0 * (double)summary_rss_peak(s, NULL) / (double)s->job.reserved_mem_bytes;
+}
+
+void summary_to_record(const struct summary *s, struct job_summary_record *out)
+{
+	uint64_t util_sum = 0;
+	int64_t util_n = 0;
+	int p95 = -1;
+
+	memset(out, 0, sizeof(*out));
+	out->job_row = s->job.id;
+	out->wall_ms = (int64_t)(summary_duration_s(s) * 1000.0);
+	out->cpu_ms = (uint64_t)(summary_cpu_seconds(s) * 1000.0);
+	out->cpu_avg_cores = summary_cores_avg(s);
+	out->cpu_peak_cores = s->cores_peak;
+	out->cpu_efficiency_pct = summary_efficiency_pct(s);
+	out->rss_peak_bytes = summary_rss_peak(s, NULL);
+	out->mem_efficiency_pct = summary_mem_efficiency_pct(s);
+	out->has_io = s->has_io;
+	out->read_bytes = s->last.read_bytes;
+	out->write_bytes = s->last.write_bytes;
+	out->gpu_util_avg_pct = NAN;
+	out->gpu_util_p95_pct = NAN;
+	for (int i = 0; i < s->ngpus; i++) {
+		const struct gpu_summary *g = &s->gpus[i];
+		int p;
+
+		if (!g->used)
+			continue;
+		out->gpus_used++;
+		util_sum += g->util_sum;
+		util_n += g->util_n;
+		p = summary_gpu_util_pct(g, 95);
+		if (p > p95)
+			p95 = p;
+		if (g->has_mem) {
+			out->has_gpu_mem = true;
+			if (g->mem_used_peak_bytes > out->gpu_mem_peak_bytes)
+				out->gpu_mem_peak_bytes = g->mem_used_peak_bytes;
+		}
+		if (g->has_energy) {
+			out->has_gpu_energy = true;
+			out->gpu_energy_mj += (uint64_t)g->job_energy_mj;
+		}
+	}
+	if (util_n > 0) {
+		out->gpu_util_avg_pct = (double)util_sum / (double)util_n;
+		out->gpu_util_p95_pct = p95;
+	}
 }

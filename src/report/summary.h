@@ -127,6 +127,11 @@ struct summary {
 	int64_t rss_peak_at_ms;
 	uint64_t swap_peak_bytes;
 	bool has_swap;
+	/* the job's cgroup (agent jobs) */
+	uint64_t cg_mem_peak_bytes;
+	bool has_cg_mem_peak;
+	uint64_t cg_cpu_ms;
+	bool has_cg_cpu;
 	double read_peak_bps, write_peak_bps;
 	bool has_io;
 	/* the open peak window */
@@ -186,6 +191,10 @@ double summary_efficiency_pct(const struct summary *s);
 /* max(tree RSS at a tick, any process's high-water mark) */
 uint64_t summary_rss_peak(const struct summary *s, int64_t *at_ms);
 /* host CPU busy share between first and last host sample, 0-100; NAN if unknown */
+/* The figures job_summaries keeps (report_json left NULL). */
+void summary_to_record(const struct summary *s, struct job_summary_record *out);
+/* Memory peak / reserved memory in %, NAN when nothing was reserved. */
+double summary_mem_efficiency_pct(const struct summary *s);
 double summary_host_cpu_util_pct(const struct summary *s);
 /* Processes sorted by CPU time, biggest first (pointers into s). */
 size_t summary_procs_by_cpu(const struct summary *s, const struct proc_summary **out, size_t max);

@@ -78,6 +78,12 @@ void ptree_init(struct ptree *pt, pid_t ancestor, long hz, int64_t boot_ms)
 	proc_reader_init(&pt->reader, pt->hz);
 }
 
+void ptree_init_all(struct ptree *pt, long hz, int64_t boot_ms)
+{
+	ptree_init(pt, 0, hz, boot_ms);
+	pt->all = true;
+}
+
 static void close_fds(struct ptree_scan_entry *e, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -267,7 +273,7 @@ static int collect_pid(int pid, void *arg)
 	struct ptree_scan_entry *e;
 	int ret;
 
-	if (pid == pt->ancestor)
+	if (!pt->all && pid == pt->ancestor)
 		return 0;
 	if (pt->nscan == pt->scan_alloc) {
 		size_t n = pt->scan_alloc ? pt->scan_alloc * 2 : 256;
@@ -336,6 +342,14 @@ static int8_t resolve_in_tree(struct ptree *pt, size_t i)
 	size_t nchain = 0;
 	int8_t verdict = 0;
 	long cur = (long)i;
+
+	if (pt->all) {
+		/* kernel threads: kthreadd (2) and its children */
+		const struct ptree_scan_entry *e = &pt->scan[i];
+
+		pt->scan[i].in_tree = e->pid != 2 && e->ppid != 2;
+		return pt->scan[i].in_tree;
+	}
 
 	for (int depth = 0; depth < PTREE_MAX_DEPTH; depth++) {
 		struct ptree_scan_entry *e = &pt->scan[cur];
@@ -508,7 +522,7 @@ int ptree_scan(struct ptree *pt, int64_t ts_ms)
 	ret = rebuild_index(pt, pt->nscan);
 	if (ret)
 		return ret;
-	pt->system_processes = pt->nscan + 1;
+	pt->system_processes = pt->nscan + (pt->all ? 0 : 1);
 	ret = pidmap_reset(&pt->scan_index, &pt->scan_index_size, pt->nscan);
 	if (ret)
 		return ret;

@@ -49,6 +49,7 @@ struct ptree_proc {
 	int64_t refreshed_ms;	    /* when status and io were last read (0: never) */
 	uint64_t prev_child_user_ms, prev_child_system_ms; /* at the previous scan */
 	int64_t row;	  /* store row id of its procs entry, 0 when none */
+	int32_t tag;	  /* the owner's: the agent keeps its job's slot + 1 here */
 	int64_t row_tick; /* tick in which `row` was assigned (undone if that tick fails) */
 };
 
@@ -68,7 +69,8 @@ struct ptree_scan_entry {
 #define PTREE_FULL_REFRESH_MS 10000
 
 struct ptree {
-	pid_t ancestor;
+	pid_t ancestor; /* 0 with `all` */
+	bool all;	/* every user-space process (the agent), not a tree */
 	long hz;
 	int64_t boot_ms;
 	struct proc_reader reader;
@@ -101,6 +103,12 @@ struct ptree {
 };
 
 void ptree_init(struct ptree *pt, pid_t ancestor, long hz, int64_t boot_ms);
+/*
+ * Every user-space process of the machine (kernel threads, kthreadd's
+ * children, are left out), for the agent.  The job sample is then the sum
+ * over all of them.
+ */
+void ptree_init_all(struct ptree *pt, long hz, int64_t boot_ms);
 void ptree_release(struct ptree *pt);
 
 /*

@@ -53,6 +53,9 @@ struct proc_sample {
 enum job_sample_valid {
 	JS_IO = 1u << 0, /* at least one process's io was readable */
 	JS_SWAP = 1u << 1,
+	JS_CG_CPU = 1u << 2,	  /* cg_cpu_ms: the job's cgroup (agent) */
+	JS_CG_MEM = 1u << 3,	  /* cg_mem_bytes */
+	JS_CG_MEM_PEAK = 1u << 4, /* cg_mem_peak_bytes */
 };
 
 /*
@@ -70,6 +73,10 @@ struct job_sample {
 	uint64_t read_bytes;
 	uint64_t write_bytes;
 	uint64_t sampler_cpu_ms; /* jobscope's own CPU time so far */
+	/* from the job's cgroup, when it has one: exact, exited processes included */
+	uint64_t cg_cpu_ms;	    /* cumulative */
+	uint64_t cg_mem_bytes;	    /* memory charged now (page cache included) */
+	uint64_t cg_mem_peak_bytes; /* its peak so far */
 };
 
 /* Something that happened at a point in time. */

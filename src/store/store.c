@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,6 +120,36 @@ static const char store_schema_v2[] =
     "ALTER TABLE events ADD COLUMN gpu_index INTEGER;\n";
 
 /*
+ * Schema 3: the agent.  What a scheduler reserved for a job, its cgroup's
+ * counters, job summaries kept for ever, and the rollup tiers.
+ */
+static const char store_schema_v3[] =
+    "ALTER TABLE jobs ADD COLUMN step TEXT;\n"
+    "ALTER TABLE jobs ADD COLUMN cgroup TEXT;\n"
+    "ALTER TABLE jobs ADD COLUMN qos TEXT;\n"
+    "ALTER TABLE jobs ADD COLUMN reservation_source TEXT;\n"
+    "ALTER TABLE jobs ADD COLUMN reserved_cpus REAL;\n"
+    "ALTER TABLE jobs ADD COLUMN reserved_mem_bytes INTEGER;\n"
+    "ALTER TABLE jobs ADD COLUMN reserved_gpus INTEGER;\n"
+    "ALTER TABLE jobs ADD COLUMN reserved_gpu_list TEXT;\n"
+    "CREATE INDEX jobs_end ON jobs (end_ms);\n"
+    "ALTER TABLE job_samples ADD COLUMN cg_cpu_ms INTEGER;\n"
+    "ALTER TABLE job_samples ADD COLUMN cg_mem_bytes INTEGER;\n"
+    "ALTER TABLE job_samples ADD COLUMN cg_mem_peak_bytes INTEGER;\n"
+    "CREATE TABLE job_summaries (job_id INTEGER PRIMARY KEY REFERENCES jobs(id),"
+    " wall_ms INTEGER, cpu_ms INTEGER, cpu_avg_cores REAL, cpu_peak_cores REAL,"
+    " cpu_efficiency_pct REAL, rss_peak_bytes INTEGER, mem_efficiency_pct REAL,"
+    " read_bytes INTEGER, write_bytes INTEGER, gpus_used INTEGER,"
+    " gpu_util_avg_pct REAL, gpu_util_p95_pct REAL, gpu_mem_peak_bytes INTEGER,"
+    " gpu_energy_mj INTEGER, report_json TEXT) STRICT;\n"
+    "CREATE TABLE rollups (id INTEGER PRIMARY KEY, tier_ms INTEGER NOT NULL,"
+    " node_id INTEGER NOT NULL, entity TEXT NOT NULL, entity_id INTEGER NOT NULL,"
+    " metric TEXT NOT NULL, ts_ms INTEGER NOT NULL, n INTEGER NOT NULL,"
+    " min REAL, avg REAL, max REAL,"
+    " UNIQUE (tier_ms, node_id, entity, entity_id, metric, ts_ms)) STRICT;\n"
+    "CREATE INDEX rollups_tier_ts ON rollups (tier_ms, ts_ms);\n";
+
+/*
  * store_migrations[v] brings a store from schema v to v + 1; [0] creates
  * schema 1 in an empty file.  A new version appends one entry here and
  * bumps STORE_SCHEMA_VERSION.
@@ -126,6 +157,7 @@ static const char store_schema_v2[] =
 static const char *const store_migrations[STORE_SCHEMA_VERSION] = {
     store_schema_v1,
     store_schema_v2,
+    store_schema_v3,
 };
 
 /* Tables a store must have (checked at open), with the schema that added them. */
@@ -138,6 +170,7 @@ static const struct {
     {"disk_samples", 1}, {"net_samples", 1},  {"proc_samples", 1},
     {"job_samples", 1},	 {"events", 1},	      {"marks", 1},
     {"devices", 2},	 {"gpu_samples", 2},  {"gpu_proc_samples", 2},
+    {"job_summaries", 3}, {"rollups", 3},
 };
 
 static const char *const store_sql[STMT__COUNT] = {
@@ -151,13 +184,17 @@ static const char *const store_sql[STMT__COUNT] = {
     [STMT_JOB_INSERT] = "INSERT INTO jobs (node_id, scheduler, job_id, start_ms, end_ms, name,"
 			" command, user, uid, pid, exit_code, signal, timed_out, interval_ms,"
 			" cores_allowed, host_cores, host_mem_bytes, samples, lost_samples,"
-			" sampler_cpu_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
-			" ?, ?, ?, ?, ?) RETURNING id",
+			" sampler_cpu_ms, step, cgroup, qos, reservation_source, reserved_cpus,"
+			" reserved_mem_bytes, reserved_gpus, reserved_gpu_list)"
+			" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+			" ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
     [STMT_JOB_SET_RUN_ID] = "UPDATE jobs SET job_id = CAST(id AS TEXT) WHERE id = ?",
     [STMT_JOB_UPDATE] = "UPDATE jobs SET end_ms = ?, name = ?, command = ?, user = ?, uid = ?,"
 			" pid = ?, exit_code = ?, signal = ?, timed_out = ?, interval_ms = ?,"
 			" cores_allowed = ?, host_cores = ?, host_mem_bytes = ?, samples = ?,"
-			" lost_samples = ?, sampler_cpu_ms = ? WHERE id = ?",
+			" lost_samples = ?, sampler_cpu_ms = ?, step = ?, cgroup = ?, qos = ?,"
+			" reservation_source = ?, reserved_cpus = ?, reserved_mem_bytes = ?,"
+			" reserved_gpus = ?, reserved_gpu_list = ? WHERE id = ?",
     [STMT_HOST] = "INSERT INTO host_samples (seq, node_id, ts_ms, " STORE_HOST_COLUMNS ")"
 		  " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
 		  " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -184,7 +221,8 @@ static const char *const store_sql[STMT__COUNT] = {
 			 " ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
     [STMT_JOB_SAMPLE] = "INSERT INTO job_samples (seq, job_id, ts_ms, nprocs, user_ms,"
 			" system_ms, rss_bytes, swap_bytes, read_bytes, write_bytes,"
-			" sampler_cpu_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			" sampler_cpu_ms, cg_cpu_ms, cg_mem_bytes, cg_mem_peak_bytes)"
+			" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     [STMT_EVENT] = "INSERT INTO events (seq, node_id, job_id, ts_ms, kind, pid, value, message,"
 		   " gpu_index) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
     [STMT_DEVICE] = "INSERT INTO devices (node_id, vendor, idx, uuid, name, pci_bus_id,"
@@ -205,6 +243,17 @@ static const char *const store_sql[STMT__COUNT] = {
     [STMT_GPU_PROC] = "INSERT INTO gpu_proc_samples (seq, device_id, ts_ms, pid, proc_id, job_id,"
 		      " mem_bytes, sm_util_pct, mem_util_pct, graphics)"
 		      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    [STMT_JOB_SUMMARY] = "INSERT OR REPLACE INTO job_summaries (job_id, wall_ms, cpu_ms,"
+			 " cpu_avg_cores, cpu_peak_cores, cpu_efficiency_pct, rss_peak_bytes,"
+			 " mem_efficiency_pct, read_bytes, write_bytes, gpus_used,"
+			 " gpu_util_avg_pct, gpu_util_p95_pct, gpu_mem_peak_bytes, gpu_energy_mj,"
+			 " report_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    [STMT_ROLLUP] = "INSERT INTO rollups (tier_ms, node_id, entity, entity_id, metric, ts_ms,"
+		    " n, min, avg, max) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+		    " ON CONFLICT (tier_ms, node_id, entity, entity_id, metric, ts_ms) DO UPDATE"
+		    " SET min = min(min, excluded.min), max = max(max, excluded.max),"
+		    " avg = (avg * n + excluded.avg * excluded.n) / (n + excluded.n),"
+		    " n = n + excluded.n",
 };
 
 int store__errno(sqlite3 *db, int rc)
@@ -924,6 +973,8 @@ int store_open(const char *path, unsigned flags, struct store **out)
 	}
 
 	if (is_new) {
+		/* only possible before the first table: lets retention shrink the file */
+		sqlite3_exec(st->db, "PRAGMA auto_vacuum = INCREMENTAL", NULL, NULL, NULL);
 		ret = store_migrate(st);
 		if (ret)
 			goto out_close_db;
@@ -989,6 +1040,26 @@ int store_node(struct store *st, const char *hostname, int32_t cores, uint64_t m
 	return write_end(st, own, ret);
 }
 
+static void bind_double_opt(struct binder *b, bool valid, double v)
+{
+	if (valid && !isnan(v))
+		bind_keep(b, sqlite3_bind_double(b->stmt, ++b->col, v));
+	else
+		bind_keep(b, sqlite3_bind_null(b->stmt, ++b->col));
+}
+
+static void bind_job_v3(struct binder *b, const struct job_record *job)
+{
+	bind_text(b, job->step, sizeof(job->step));
+	bind_text(b, job->cgroup, sizeof(job->cgroup));
+	bind_text(b, job->qos, sizeof(job->qos));
+	bind_text(b, job->reservation_source, sizeof(job->reservation_source));
+	bind_double_opt(b, job->reserved_cpus > 0, job->reserved_cpus);
+	bind_nonzero(b, (int64_t)job->reserved_mem_bytes);
+	bind_opt(b, job->has_reserved_gpus, (uint64_t)(int64_t)job->reserved_gpus);
+	bind_text(b, job->reserved_gpu_list, sizeof(job->reserved_gpu_list));
+}
+
 int store_job_begin(struct store *st, struct job_record *job)
 {
 	bool is_run = strcmp(job->scheduler, "run") == 0;
@@ -1030,6 +1101,7 @@ int store_job_begin(struct store *st, struct job_record *job)
 	bind_i64(&b, job->samples);
 	bind_i64(&b, job->lost_samples);
 	bind_i64(&b, job->sampler_cpu_ms);
+	bind_job_v3(&b, job);
 	ret = stmt_run(st, &b, "add a job", &job->id);
 	if (ret || !is_run)
 		goto out_end;
@@ -1071,6 +1143,7 @@ int store_job_update(struct store *st, const struct job_record *job)
 		bind_i64(&b, job->samples);
 		bind_i64(&b, job->lost_samples);
 		bind_i64(&b, job->sampler_cpu_ms);
+		bind_job_v3(&b, job);
 		bind_i64(&b, job->id);
 		ret = stmt_run(st, &b, "update a job", NULL);
 	}
@@ -1390,6 +1463,9 @@ int store_put_job_sample(struct store *st, int64_t job_row, int64_t ts_ms,
 		bind_opt(&b, s->valid & JS_IO, s->read_bytes);
 		bind_opt(&b, s->valid & JS_IO, s->write_bytes);
 		bind_u64(&b, s->sampler_cpu_ms);
+		bind_opt(&b, s->valid & JS_CG_CPU, s->cg_cpu_ms);
+		bind_opt(&b, s->valid & JS_CG_MEM, s->cg_mem_bytes);
+		bind_opt(&b, s->valid & JS_CG_MEM_PEAK, s->cg_mem_peak_bytes);
 		ret = fact_run(st, &b, "store a job sample");
 	}
 	return write_end(st, own, ret);
@@ -1506,6 +1582,68 @@ int store_put_gpu_proc(struct store *st, int64_t device_row, int64_t proc_row, i
 		bind_opt(&b, p->valid & GPU_PROC_MEM_UTIL, p->mem_util_pct);
 		bind_i64(&b, p->graphics ? 1 : 0);
 		ret = fact_run(st, &b, "store a GPU process");
+	}
+	return write_end(st, own, ret);
+}
+
+int store_put_job_summary(struct store *st, const struct job_summary_record *s)
+{
+	struct binder b;
+	bool own;
+	int ret;
+
+	ret = write_begin(st, &own);
+	if (ret)
+		return ret;
+	ret = stmt_start(st, STMT_JOB_SUMMARY, &b);
+	if (ret == 0) {
+		bind_i64(&b, s->job_row);
+		bind_i64(&b, s->wall_ms);
+		bind_u64(&b, s->cpu_ms);
+		bind_double_opt(&b, true, s->cpu_avg_cores);
+		bind_double_opt(&b, true, s->cpu_peak_cores);
+		bind_double_opt(&b, true, s->cpu_efficiency_pct);
+		bind_nonzero(&b, (int64_t)s->rss_peak_bytes);
+		bind_double_opt(&b, true, s->mem_efficiency_pct);
+		bind_opt(&b, s->has_io, s->read_bytes);
+		bind_opt(&b, s->has_io, s->write_bytes);
+		bind_i64(&b, s->gpus_used);
+		bind_double_opt(&b, s->gpus_used > 0, s->gpu_util_avg_pct);
+		bind_double_opt(&b, s->gpus_used > 0, s->gpu_util_p95_pct);
+		bind_opt(&b, s->has_gpu_mem, s->gpu_mem_peak_bytes);
+		bind_opt(&b, s->has_gpu_energy, s->gpu_energy_mj);
+		if (s->report_json)
+			bind_keep(&b, sqlite3_bind_text(b.stmt, ++b.col, s->report_json, -1,
+							SQLITE_STATIC));
+		else
+			bind_keep(&b, sqlite3_bind_null(b.stmt, ++b.col));
+		ret = stmt_run(st, &b, "store a job summary", NULL);
+	}
+	return write_end(st, own, ret);
+}
+
+int store_put_rollup(struct store *st, const struct rollup_record *r)
+{
+	struct binder b;
+	bool own;
+	int ret;
+
+	ret = write_begin(st, &own);
+	if (ret)
+		return ret;
+	ret = stmt_start(st, STMT_ROLLUP, &b);
+	if (ret == 0) {
+		bind_i64(&b, r->tier_ms);
+		bind_i64(&b, r->node_id);
+		bind_text(&b, r->entity, 32);
+		bind_i64(&b, r->entity_id);
+		bind_text(&b, r->metric, 64);
+		bind_i64(&b, r->ts_ms);
+		bind_i64(&b, r->n);
+		bind_double_opt(&b, true, r->min);
+		bind_double_opt(&b, true, r->avg);
+		bind_double_opt(&b, true, r->max);
+		ret = stmt_run(st, &b, "store a rollup", NULL);
 	}
 	return write_end(st, own, ret);
 }

@@ -23,11 +23,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/strbuf.h"
 #include "sample/gpu/gpu.h"
 #include "sample/host.h"
 #include "sample/sample.h"
 
-#define STORE_SCHEMA_VERSION 2
+#define STORE_SCHEMA_VERSION 3
 #define STORE_APPLICATION_ID 0x4A53434F
 
 struct store;
@@ -66,6 +67,16 @@ struct job_record {
 	int64_t samples;      /* ticks taken */
 	int64_t lost_samples; /* ticks that could not be stored */
 	int64_t sampler_cpu_ms;
+	/* schema 3: what the agent learns of a scheduler's job */
+	char step[32];	     /* Slurm step of the first process seen */
+	char cgroup[512];    /* the job's cgroup (job level), "" if none */
+	char qos[16];	     /* Kubernetes QoS class */
+	char reservation_source[16]; /* "slurm_env", "cgroup" or "" (nothing reserved) */
+	double reserved_cpus;	     /* cores; 0 when unknown */
+	uint64_t reserved_mem_bytes; /* 0 when unknown */
+	bool has_reserved_gpus;
+	int32_t reserved_gpus;
+	char reserved_gpu_list[256]; /* as the scheduler wrote it, e.g. "0,1" */
 };
 
 /* nodes: one row per hostname; *node_id receives its id. */
@@ -119,8 +130,79 @@ int store_put_gpu_sample(struct store *st, int64_t device_row, int64_t ts_ms,
 int store_put_gpu_proc(struct store *st, int64_t device_row, int64_t proc_row, int64_t job_row,
 		       int64_t ts_ms, const struct gpu_proc *p);
 
+/*
+ * A job's summary at its end (kept for ever, unlike the samples): the
+ * figures history queries need as columns, and the whole report as JSON.
+ * Missing values: has_* false / NAN for the percentages.
+ */
+struct job_summary_record {
+	int64_t job_row;
+	int64_t wall_ms;
+	uint64_t cpu_ms;
+	double cpu_avg_cores, cpu_peak_cores, cpu_efficiency_pct;
+	uint64_t rss_peak_bytes;
+	double mem_efficiency_pct;
+	bool has_io;
+	uint64_t read_bytes, write_bytes;
+	int32_t gpus_used;
+	double gpu_util_avg_pct, gpu_util_p95_pct;
+	bool has_gpu_mem;
+	uint64_t gpu_mem_peak_bytes;
+	bool has_gpu_energy;
+	uint64_t gpu_energy_mj;
+	const char *report_json; /* may be NULL */
+};
+/* Inserts or replaces the summary of job job_row. */
+int store_put_job_summary(struct store *st, const struct job_summary_record *s);
+
+/*
+ * Rollups: min/avg/max of one metric of one entity over a bucket of
+ * tier_ms (60000: the 1-minute tier, 3600000: the 1-hour tier).  entity is
+ * "host" (entity_id 0), "job" (job row id) or "gpu" (device row id).
+ */
+struct rollup_record {
+	int64_t tier_ms;
+	int64_t node_id;
+	const char *entity;
+	int64_t entity_id;
+	const char *metric;
+	int64_t ts_ms; /* bucket start */
+	int64_t n;
+	double min, avg, max;
+};
+int store_put_rollup(struct store *st, const struct rollup_record *r);
+
+/*
+ * Retention, applied a little at a time: each call deletes at most
+ * `budget` rows per table, oldest first, so it never stalls a tick.
+ *   raw rows (samples, events) older than raw_ms; 1-minute rollups older
+ *   than m1_ms; 1-hour rollups older than h1_ms (0: keep for ever);
+ *   then, while the file's used size is above max_bytes (0: no cap), the
+ *   oldest raw rows, then the oldest 1-minute, then 1-hour rollups.
+ * Jobs and their summaries are never deleted.  *deleted receives the rows
+ * deleted (so a caller can run it again soon while there is a backlog).
+ */
+struct store_retention {
+	int64_t raw_ms, m1_ms, h1_ms;
+	uint64_t max_bytes;
+};
+int store_retention_step(struct store *st, int64_t now_ms, const struct store_retention *r,
+			 int budget, int64_t *deleted);
+/* Bytes the store's pages hold (page_count - freelist_count) * page_size. */
+int store_used_bytes(struct store *st, uint64_t *bytes);
+
 /* Reader */
 int store_get_job(struct store *st, int64_t id, struct job_record *out);
+/* The row of the job with that key: 0, or -ENOENT. */
+int store_find_job(struct store *st, int64_t node_id, const char *scheduler, const char *job_id,
+		   int64_t start_ms, int64_t *id);
+/*
+ * The latest job (by start) whose key matches "scheduler:job_id:start_ms",
+ * "scheduler:job_id" or "job_id": 0, -ENOENT, or -EINVAL for a malformed key.
+ */
+int store_find_job_key(struct store *st, const char *key, int64_t *id);
+/* A job's summary as JSON (job_summaries.report_json) into out: 0 or -ENOENT. */
+int store_get_job_summary_json(struct store *st, int64_t id, struct strbuf *out);
 /* Jobs in start order; fn returning non-zero stops and is returned. */
 int store_for_each_job(struct store *st, int (*fn)(const struct job_record *job, void *arg),
 		       void *arg);

@@ -20,7 +20,11 @@
 	"SELECT j.id, j.node_id, n.hostname, j.scheduler, j.job_id, j.name, j.command, j.user,"    \
 	" j.uid, j.pid, j.start_ms, j.end_ms, j.exit_code, j.signal, j.timed_out,"                 \
 	" j.interval_ms, j.cores_allowed, j.host_cores, j.host_mem_bytes, j.samples,"              \
-	" j.lost_samples, j.sampler_cpu_ms FROM jobs j LEFT JOIN nodes n ON n.id = j.node_id"
+	" j.lost_samples, j.sampler_cpu_ms, %s FROM jobs j LEFT JOIN nodes n ON n.id = j.node_id"
+#define JOB_V3_COLUMNS                                                                             \
+	"j.step, j.cgroup, j.qos, j.reservation_source, j.reserved_cpus, j.reserved_mem_bytes,"    \
+	" j.reserved_gpus, j.reserved_gpu_list"
+#define JOB_V3_NULLS "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL"
 
 /* Reading a row's columns in order. */
 struct row {
@@ -82,7 +86,7 @@ static int prepare(struct store *st, const char *sql, const char *what, sqlite3_
 static void job_from_row(sqlite3_stmt *stmt, struct job_record *job)
 {
 	struct row r = {stmt, 0};
-	uint64_t exit_code, sig;
+	uint64_t exit_code, sig, gpus;
 	bool has_code, has_sig;
 
 	memset(job, 0, sizeof(*job));
@@ -111,6 +115,25 @@ static void job_from_row(sqlite3_stmt *stmt, struct job_record *job)
 	job->samples = col_i64(&r);
 	job->lost_samples = col_i64(&r);
 	job->sampler_cpu_ms = col_i64(&r);
+	col_text(&r, job->step, sizeof(job->step));
+	col_text(&r, job->cgroup, sizeof(job->cgroup));
+	col_text(&r, job->qos, sizeof(job->qos));
+	col_text(&r, job->reservation_source, sizeof(job->reservation_source));
+	job->reserved_cpus = sqlite3_column_double(stmt, r.col++);
+	job->reserved_mem_bytes = (uint64_t)col_i64(&r);
+	job->has_reserved_gpus = col_opt(&r, &gpus);
+	job->reserved_gpus = (int32_t)gpus;
+	col_text(&r, job->reserved_gpu_list, sizeof(job->reserved_gpu_list));
+}
+
+/* The job query for this store's schema: older ones lack the v3 columns. */
+static void job_select(const struct store *st, char *buf, size_t size, const char *tail)
+{
+	char head[1024];
+
+	snprintf(head, sizeof(head), JOB_SELECT,
+		 st->schema_version >= 3 ? JOB_V3_COLUMNS : JOB_V3_NULLS);
+	snprintf(buf, size, "%s %s", head, tail);
 }
 
 int store_get_job(struct store *st, int64_t id, struct job_record *out)
@@ -118,7 +141,10 @@ int store_get_job(struct store *st, int64_t id, struct job_record *out)
 	sqlite3_stmt *stmt;
 	int rc, ret;
 
-	ret = prepare(st, JOB_SELECT " WHERE j.id = ?", "read a job", &stmt);
+	char sql[2048];
+
+	job_select(st, sql, sizeof(sql), "WHERE j.id = ?");
+	ret = prepare(st, sql, "read a job", &stmt);
 	if (ret)
 		return ret;
 	sqlite3_bind_int64(stmt, 1, id);
@@ -133,18 +159,126 @@ int store_get_job(struct store *st, int64_t id, struct job_record *out)
 	return ret;
 }
 
+static int find_one(struct store *st, sqlite3_stmt *stmt, int64_t *id)
+{
+	int rc = sqlite3_step(stmt);
+	int ret = 0;
+
+	if (rc == SQLITE_ROW)
+		*id = sqlite3_column_int64(stmt, 0);
+	else if (rc == SQLITE_DONE)
+		ret = -ENOENT;
+	else
+		ret = read_fail(st, rc, "find a job");
+	sqlite3_finalize(stmt);
+	return ret;
+}
+
+int store_find_job(struct store *st, int64_t node_id, const char *scheduler, const char *job_id,
+		   int64_t start_ms, int64_t *id)
+{
+	sqlite3_stmt *stmt;
+	int ret;
+
+	ret = prepare(st,
+		      "SELECT id FROM jobs WHERE node_id = ? AND scheduler = ? AND job_id = ?"
+		      " AND start_ms = ?",
+		      "find a job", &stmt);
+	if (ret)
+		return ret;
+	sqlite3_bind_int64(stmt, 1, node_id);
+	sqlite3_bind_text(stmt, 2, scheduler, -1, SQLITE_STATIC);
+	sqlite3_bind_text(stmt, 3, job_id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(stmt, 4, start_ms);
+	return find_one(st, stmt, id);
+}
+
+int store_find_job_key(struct store *st, const char *key, int64_t *id)
+{
+	char sched[64], jid[128];
+	const char *c1, *c2;
+	long long start = 0;
+	sqlite3_stmt *stmt;
+	int ret;
+
+	if (!key || !*key || strlen(key) >= sizeof(jid))
+		return -EINVAL;
+	c1 = strchr(key, ':');
+	c2 = c1 ? strrchr(c1 + 1, ':') : NULL;
+	if (!c1) {
+		ret = prepare(st,
+			      "SELECT id FROM jobs WHERE job_id = ?1 ORDER BY start_ms DESC, id DESC"
+			      " LIMIT 1",
+			      "find a job", &stmt);
+		if (ret)
+			return ret;
+		sqlite3_bind_text(stmt, 1, key, -1, SQLITE_TRANSIENT);
+		return find_one(st, stmt, id);
+	}
+	if ((size_t)(c1 - key) >= sizeof(sched))
+		return -EINVAL;
+	snprintf(sched, sizeof(sched), "%.*s", (int)(c1 - key), key);
+	if (c2) {
+		char *end;
+
+		start = strtoll(c2 + 1, &end, 10);
+		if (*end || c2[1] == '\0')
+			c2 = NULL; /* the id itself holds a ':' */
+	}
+	snprintf(jid, sizeof(jid), "%.*s", (int)(c2 ? c2 - c1 - 1 : (long)strlen(c1 + 1)), c1 + 1);
+	ret = prepare(st,
+		      c2 ? "SELECT id FROM jobs WHERE scheduler = ?1 AND job_id = ?2 AND start_ms = ?3"
+			   " ORDER BY id DESC LIMIT 1"
+			 : "SELECT id FROM jobs WHERE scheduler = ?1 AND job_id = ?2"
+			   " ORDER BY start_ms DESC, id DESC LIMIT 1",
+		      "find a job", &stmt);
+	if (ret)
+		return ret;
+	sqlite3_bind_text(stmt, 1, sched, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_text(stmt, 2, jid, -1, SQLITE_TRANSIENT);
+	if (c2)
+		sqlite3_bind_int64(stmt, 3, start);
+	return find_one(st, stmt, id);
+}
+
+int store_get_job_summary_json(struct store *st, int64_t id, struct strbuf *out)
+{
+	sqlite3_stmt *stmt;
+	int rc, ret;
+
+	if (st->schema_version < 3)
+		return -ENOENT;
+	ret = prepare(st, "SELECT report_json FROM job_summaries WHERE job_id = ?",
+		      "read a job summary", &stmt);
+	if (ret)
+		return ret;
+	sqlite3_bind_int64(stmt, 1, id);
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_ROW && sqlite3_column_type(stmt, 0) == SQLITE_TEXT)
+		ret = strbuf_add(out, sqlite3_column_text(stmt, 0),
+				 (size_t)sqlite3_column_bytes(stmt, 0));
+	else if (rc == SQLITE_ROW || rc == SQLITE_DONE)
+		ret = -ENOENT;
+	else
+		ret = read_fail(st, rc, "read a job summary");
+	sqlite3_finalize(stmt);
+	return ret;
+}
+
 int store_for_each_job(struct store *st, int (*fn)(const struct job_record *job, void *arg),
 		       void *arg)
 {
 	struct job_record *job;
 	sqlite3_stmt *stmt;
+	char sql[2048];
 	int rc, ret;
 
 	/* a job_record holds a command line: keep it off small stacks */
 	job = malloc(sizeof(*job));
 	if (!job)
 		return log_err(-ENOMEM, "cannot list the jobs of store '%s'", st->path);
-	ret = prepare(st, JOB_SELECT " ORDER BY j.start_ms, j.id", "list the jobs", &stmt);
+	job_select(st, sql, sizeof(sql), "ORDER BY j.start_ms, j.id");
+	ret = prepare(st, sql, "list the jobs", &stmt);
 	if (ret)
 		goto out_free_job;
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
@@ -208,12 +342,17 @@ struct replay {
 	" d.id, d.vendor, d.idx, d.uuid, d.name, d.pci_bus_id, d.mem_total_bytes,"                 \
 	" d.power_limit_mw, d.nvlink_count, d.driver_version, d.supported"
 
+/* job_samples before schema 3: no cgroup columns */
+static const char replay_job_v2[] =
+    "SELECT seq, ts_ms, nprocs, user_ms, system_ms, rss_bytes, swap_bytes,"
+    " read_bytes, write_bytes, sampler_cpu_ms FROM job_samples WHERE job_id = ?1 ORDER BY seq";
+
 static const char *const replay_sql[REPLAY__COUNT] = {
     [REPLAY_HOST] = ("SELECT seq, ts_ms, " STORE_HOST_COLUMNS " FROM host_samples"
 		     " WHERE node_id = ?1 AND ts_ms >= ?2 AND ts_ms <= ?3 ORDER BY seq"),
     [REPLAY_JOB] = ("SELECT seq, ts_ms, nprocs, user_ms, system_ms, rss_bytes, swap_bytes,"
-		    " read_bytes, write_bytes, sampler_cpu_ms FROM job_samples"
-		    " WHERE job_id = ?1 ORDER BY seq"),
+		    " read_bytes, write_bytes, sampler_cpu_ms, cg_cpu_ms, cg_mem_bytes,"
+		    " cg_mem_peak_bytes FROM job_samples WHERE job_id = ?1 ORDER BY seq"),
     [REPLAY_PROC] = ("SELECT s.seq, s.ts_ms, s.state, s.threads, s.user_ms, s.system_ms,"
 		     " s.child_user_ms, s.child_system_ms, s.rss_bytes, s.hwm_bytes,"
 		     " s.swap_bytes, s.read_bytes, s.write_bytes,"
@@ -436,6 +575,11 @@ static void replay_job_sample(struct replay *rp, sqlite3_stmt *stmt)
 	s->valid |= col_opt(&r, &s->read_bytes) ? JS_IO : 0;
 	col_opt(&r, &s->write_bytes);
 	s->sampler_cpu_ms = (uint64_t)col_i64(&r);
+	if (sqlite3_column_count(stmt) > r.col) {
+		s->valid |= col_opt(&r, &s->cg_cpu_ms) ? JS_CG_CPU : 0;
+		s->valid |= col_opt(&r, &s->cg_mem_bytes) ? JS_CG_MEM : 0;
+		s->valid |= col_opt(&r, &s->cg_mem_peak_bytes) ? JS_CG_MEM_PEAK : 0;
+	}
 	rp->ops->job(rp->arg, ts_ms, s);
 }
 
@@ -635,10 +779,13 @@ static int replay_prepare(struct replay *rp, int64_t id, int64_t start_ms, int64
 		if (!wanted[i])
 			continue;
 		c = &rp->cur[i];
-		ret = prepare(rp->st,
-			      i == REPLAY_EVENT && rp->st->schema_version < 2 ? replay_event_v1
-									      : replay_sql[i],
-			      "replay a job", &c->stmt);
+		const char *sql = replay_sql[i];
+
+		if (i == REPLAY_EVENT && rp->st->schema_version < 2)
+			sql = replay_event_v1;
+		if (i == REPLAY_JOB && rp->st->schema_version < 3)
+			sql = replay_job_v2;
+		ret = prepare(rp->st, sql, "replay a job", &c->stmt);
 		if (ret)
 			return ret;
 		if (i == REPLAY_HOST || i == REPLAY_GPU || i == REPLAY_GPU_PROC) {

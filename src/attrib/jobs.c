@@ -1,0 +1,483 @@
+/*
+ * jobs.c - the agent's job table: attribution of processes, per-job sums,
+ * job start and end (see jobs.h for the accounting rules).
+ */
+#include "attrib/jobs.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "common/sysroot.h"
+
+#define JOBS_ENVIRON_MAX (256 * 1024) /* the kernel's ARG_MAX-ish bound on environ */
+
+void jobs_init(struct jobs *t, const char *hostname, int64_t node_id, int32_t host_cores,
+	       uint64_t host_mem_bytes, int64_t interval_ms)
+{
+	memset(t, 0, sizeof(*t));
+	snprintf(t->hostname, sizeof(t->hostname), "%s", hostname);
+	t->node_id = node_id;
+	t->host_cores = host_cores;
+	t->host_mem_bytes = host_mem_bytes;
+	t->interval_ms = interval_ms;
+	strbuf_init(&t->buf, JOBS_ENVIRON_MAX);
+	cgroup_detect(&t->cg);
+}
+
+void jobs_release(struct jobs *t)
+{
+	free(t->job);
+	strbuf_release(&t->buf);
+	memset(t, 0, sizeof(*t));
+}
+
+void jobs_format_key(char *buf, size_t size, const char *scheduler, const char *job_id,
+		     int64_t start_ms)
+{
+	snprintf(buf, size, "%s:%s:%" PRId64, scheduler, job_id, start_ms);
+}
+
+/*
+ * The job-level directory of a cgroup path: the path cut right after the
+ * component that names the job (job_<id>, the pod's slice or directory,
+ * the systemd unit).  "" when no component does.
+ */
+static void job_cgroup(const struct job_identity *id, char *out, size_t size)
+{
+	const char *path = id->cgroup_path, *c = path;
+	char want[JOB_ID_MAX + 8];
+
+	out[0] = '\0';
+	if (id->scheduler == JOB_SLURM)
+		snprintf(want, sizeof(want), "job_%s", id->job_id);
+	else
+		snprintf(want, sizeof(want), "%s", id->job_id);
+	while (*c) {
+		const char *end;
+		size_t n;
+		bool match;
+
+		while (*c == '/')
+			c++;
+		end = strchr(c, '/');
+		if (!end)
+			end = c + strlen(c);
+		n = (size_t)(end - c);
+		if (id->scheduler == JOB_K8S) {
+			/* "pod<uid>" or "...-pod<uid_with_underscores>.slice" */
+			char comp[JOB_CGROUP_MAX];
+
+			snprintf(comp, sizeof(comp), "%.*s", (int)n, c);
+			for (char *p = comp; *p; p++)
+				if (*p == '_')
+					*p = '-';
+			match = strstr(comp, "pod") && strstr(comp, want);
+		} else {
+			match = n == strlen(want) && strncmp(c, want, n) == 0;
+		}
+		if (match) {
+			snprintf(out, size, "%.*s", (int)(end - path), path);
+			return;
+		}
+		c = end;
+	}
+}
+
+void jobs_attribute(const char *cgroup_text, size_t cgroup_len, const char *environ,
+		    size_t environ_len, uint32_t uid, int32_t session,
+		    struct job_attribution *out)
+{
+	struct job_identity id;
+	bool have_id = cgroup_len > 0 && attrib_parse_cgroup(cgroup_text, cgroup_len, &id) == 0;
+
+	memset(out, 0, sizeof(*out));
+	attrib_parse_environ(environ ? environ : "", environ ? environ_len : 0, &out->env);
+	if (have_id && (id.scheduler == JOB_SLURM || id.scheduler == JOB_K8S)) {
+		snprintf(out->scheduler, sizeof(out->scheduler), "%s",
+			 id.scheduler == JOB_SLURM ? "slurm" : "k8s");
+		snprintf(out->job_id, sizeof(out->job_id), "%s", id.job_id);
+		snprintf(out->step, sizeof(out->step), "%s", id.step);
+		snprintf(out->qos, sizeof(out->qos), "%s", id.qos);
+		job_cgroup(&id, out->cgroup, sizeof(out->cgroup));
+		return;
+	}
+	if (out->env.valid & SLURM_ENV_JOB_ID) {
+		snprintf(out->scheduler, sizeof(out->scheduler), "slurm");
+		snprintf(out->job_id, sizeof(out->job_id), "%s", out->env.job_id);
+		if (out->env.valid & SLURM_ENV_STEP_ID)
+			snprintf(out->step, sizeof(out->step), "%s", out->env.step_id);
+		return;
+	}
+	if (out->env.valid & SLURM_ENV_RUN_ID) {
+		snprintf(out->scheduler, sizeof(out->scheduler), "run");
+		snprintf(out->job_id, sizeof(out->job_id), "%s", out->env.run_id);
+		return;
+	}
+	if (have_id && id.scheduler == JOB_SYSTEMD) {
+		snprintf(out->scheduler, sizeof(out->scheduler), "systemd");
+		snprintf(out->job_id, sizeof(out->job_id), "%s", id.job_id);
+		job_cgroup(&id, out->cgroup, sizeof(out->cgroup));
+		return;
+	}
+	snprintf(out->scheduler, sizeof(out->scheduler), "session");
+	snprintf(out->job_id, sizeof(out->job_id), "%" PRIu32 "/%" PRId32, uid, session);
+}
+
+/* Reads what attribution needs of one process; a file we cannot read is empty. */
+static void attribute_proc(struct jobs *t, const struct ptree_proc *p,
+			   struct job_attribution *out)
+{
+	char path[64], *cg = NULL, *env = NULL;
+	size_t cg_len = 0, env_len = 0;
+	struct strbuf cgbuf;
+
+	strbuf_init(&cgbuf, 64 * 1024);
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", p->info.pid);
+	if (sysroot_read(path, &cgbuf) == 0) {
+		cg = cgbuf.buf;
+		cg_len = cgbuf.len;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/environ", p->info.pid);
+	if (sysroot_read(path, &t->buf) == 0) {
+		env = t->buf.buf;
+		env_len = t->buf.len;
+	}
+	jobs_attribute(cg, cg_len, env, env_len, p->info.uid, p->last_stat.session, out);
+	strbuf_release(&cgbuf);
+	t->attributions++;
+}
+
+static struct job_entry *find_live(struct jobs *t, const char *scheduler, const char *job_id)
+{
+	for (size_t i = 0; i < t->njobs; i++) {
+		struct job_entry *j = &t->job[i];
+
+		if (j->live && strcmp(j->rec.scheduler, scheduler) == 0 &&
+		    strcmp(j->rec.job_id, job_id) == 0)
+			return j;
+	}
+	return NULL;
+}
+
+/* Reservation: the scheduler's word first, then the cgroup's limits. */
+static void set_reservation(struct jobs *t, struct job_entry *j, const struct job_attribution *a)
+{
+	struct job_record *r = &j->rec;
+	const struct slurm_env *e = &a->env;
+	struct cgroup_limits lim;
+
+	if (strcmp(r->scheduler, "slurm") == 0 && (e->valid & SLURM_ENV_CPUS_ON_NODE)) {
+		snprintf(r->reservation_source, sizeof(r->reservation_source), "slurm_env");
+		r->reserved_cpus = e->cpus_on_node;
+		if (e->valid & SLURM_ENV_MEM_PER_NODE)
+			r->reserved_mem_bytes = e->mem_per_node_bytes;
+		else if (e->valid & SLURM_ENV_MEM_PER_CPU)
+			r->reserved_mem_bytes = e->mem_per_cpu_bytes * e->cpus_on_node;
+		if (e->valid & SLURM_ENV_JOB_GPUS) {
+			r->has_reserved_gpus = true;
+			r->reserved_gpus = (int32_t)e->job_gpus_count;
+			snprintf(r->reserved_gpu_list, sizeof(r->reserved_gpu_list), "%s",
+				 e->job_gpus);
+		} else if (e->valid & SLURM_ENV_CUDA_VISIBLE) {
+			r->has_reserved_gpus = true;
+			r->reserved_gpus = (int32_t)e->cuda_visible_count;
+			snprintf(r->reserved_gpu_list, sizeof(r->reserved_gpu_list), "%s",
+				 e->cuda_visible);
+		} else {
+			r->has_reserved_gpus = true; /* Slurm gives GPUs only through these */
+			r->reserved_gpus = 0;
+		}
+	}
+	if (!a->cgroup[0] || cgroup_read_limits(&t->cg, a->cgroup, &lim) != 0)
+		return;
+	if (r->reserved_cpus <= 0) {
+		if (lim.valid & CG_LIM_CPU_QUOTA)
+			r->reserved_cpus = lim.cpu_quota_cores;
+		else if ((lim.valid & CG_LIM_CPUSET) && lim.cpuset_cpus < t->host_cores)
+			r->reserved_cpus = lim.cpuset_cpus;
+		if (r->reserved_cpus > 0 && !r->reservation_source[0])
+			snprintf(r->reservation_source, sizeof(r->reservation_source), "cgroup");
+	}
+	if (r->reserved_mem_bytes == 0 && (lim.valid & CG_LIM_MEM) &&
+	    lim.mem_limit_bytes < t->host_mem_bytes) {
+		r->reserved_mem_bytes = lim.mem_limit_bytes;
+		if (!r->reservation_source[0])
+			snprintf(r->reservation_source, sizeof(r->reservation_source), "cgroup");
+	}
+}
+
+static struct job_entry *new_job(struct jobs *t, const struct job_attribution *a,
+				 const struct ptree_proc *p)
+{
+	struct job_entry *j;
+	struct job_record *r;
+	struct passwd *pw;
+
+	if (t->njobs == t->alloc) {
+		size_t n = t->alloc ? t->alloc * 2 : 16;
+		struct job_entry *jobs = realloc(t->job, n * sizeof(*jobs));
+
+		if (!jobs)
+			return NULL;
+		t->job = jobs;
+		t->alloc = n;
+	}
+	j = &t->job[t->njobs++];
+	memset(j, 0, sizeof(*j));
+	j->live = true;
+	r = &j->rec;
+	r->node_id = t->node_id;
+	snprintf(r->hostname, sizeof(r->hostname), "%s", t->hostname);
+	snprintf(r->scheduler, sizeof(r->scheduler), "%s", a->scheduler);
+	snprintf(r->job_id, sizeof(r->job_id), "%s", a->job_id);
+	snprintf(r->step, sizeof(r->step), "%s", a->step);
+	snprintf(r->qos, sizeof(r->qos), "%s", a->qos);
+	snprintf(r->cgroup, sizeof(r->cgroup), "%s", a->cgroup);
+	snprintf(r->command, sizeof(r->command), "%s",
+		 p->info.cmdline[0] ? p->info.cmdline : p->info.comm);
+	snprintf(r->name, sizeof(r->name), "%s", p->info.comm);
+	r->uid = p->info.uid;
+	pw = getpwuid(r->uid);
+	snprintf(r->user, sizeof(r->user), "%s", pw ? pw->pw_name : "");
+	if (!r->user[0])
+		snprintf(r->user, sizeof(r->user), "%" PRIu32, r->uid);
+	r->pid = p->info.pid;
+	r->start_ms = p->info.start_ms;
+	r->interval_ms = t->interval_ms;
+	r->host_cores = t->host_cores;
+	r->host_mem_bytes = t->host_mem_bytes;
+	set_reservation(t, j, a);
+	r->cores_allowed =
+	    r->reserved_cpus > 0 ? (int32_t)(r->reserved_cpus + 0.999) : t->host_cores;
+	jobs_format_key(j->key, sizeof(j->key), r->scheduler, r->job_id, r->start_ms);
+	return j;
+}
+
+struct job_entry *jobs_of(struct jobs *t, const struct ptree_proc *p)
+{
+	if (p->tag <= 0 || (size_t)p->tag > t->njobs)
+		return NULL;
+	return &t->job[p->tag - 1];
+}
+
+/* Drops jobs whose end was stored; re-tags processes to the new positions. */
+static void compact(struct jobs *t, struct ptree *pt)
+{
+	size_t before = t->njobs, out = 0;
+	int32_t *map = calloc(before + 1, sizeof(*map));
+
+	if (!map)
+		return; /* keep them a tick longer */
+	for (size_t i = 0; i < before; i++) {
+		if (!t->job[i].live && t->job[i].stored_end)
+			continue;
+		if (out != i)
+			t->job[out] = t->job[i];
+		map[i + 1] = (int32_t)(out + 1);
+		t->job[out].ended_now = false;
+		t->job[out].emit = false;
+		out++;
+	}
+	t->njobs = out;
+	for (size_t i = 0; i < pt->nprocs; i++) {
+		struct ptree_proc *p = &pt->procs[i];
+
+		p->tag = p->tag > 0 && (size_t)p->tag <= before ? map[p->tag] : 0;
+	}
+	free(map);
+}
+
+static uint64_t cpu_of(const struct proc_sample *s, bool user)
+{
+	return user ? s->user_ms + s->child_user_ms : s->system_ms + s->child_system_ms;
+}
+
+/* A process leaves its job: the job keeps what it used. */
+static void credit(struct job_entry *j, const struct proc_sample *s, int sign)
+{
+	j->credit_user_ms += sign * (int64_t)cpu_of(s, true);
+	j->credit_system_ms += sign * (int64_t)cpu_of(s, false);
+	if (s->valid & PS_IO) {
+		j->credit_read += sign * (int64_t)s->read_bytes;
+		j->credit_write += sign * (int64_t)s->write_bytes;
+		j->credit_io = true;
+	}
+}
+
+static bool job_moved(const struct job_sample *a, const struct job_sample *b)
+{
+	return a->nprocs != b->nprocs || a->user_ms != b->user_ms ||
+	       a->system_ms != b->system_ms || a->rss_bytes != b->rss_bytes ||
+	       a->swap_bytes != b->swap_bytes || a->read_bytes != b->read_bytes ||
+	       a->write_bytes != b->write_bytes || a->valid != b->valid ||
+	       a->cg_cpu_ms != b->cg_cpu_ms || a->cg_mem_bytes != b->cg_mem_bytes;
+}
+
+static uint64_t clamp_add(uint64_t sum, int64_t credit)
+{
+	return credit < 0 && (uint64_t)-credit > sum ? 0 : sum + (uint64_t)credit;
+}
+
+static void finish_sample(struct jobs *t, struct job_entry *j, int64_t ts_ms)
+{
+	struct job_sample *s = &j->js;
+	struct cgroup_sample cg;
+	uint64_t cpu;
+
+	s->user_ms = clamp_add(s->user_ms, j->credit_user_ms);
+	s->system_ms = clamp_add(s->system_ms, j->credit_system_ms);
+	s->read_bytes = clamp_add(s->read_bytes, j->credit_read);
+	s->write_bytes = clamp_add(s->write_bytes, j->credit_write);
+	if (j->credit_io)
+		s->valid |= JS_IO;
+	if (j->has_row) {
+		/* counters never go back (a reaping parent read before its child) */
+		const struct job_sample *p = &j->last_row;
+
+		if (s->user_ms < p->user_ms)
+			s->user_ms = p->user_ms;
+		if (s->system_ms < p->system_ms)
+			s->system_ms = p->system_ms;
+		if (s->read_bytes < p->read_bytes)
+			s->read_bytes = p->read_bytes;
+		if (s->write_bytes < p->write_bytes)
+			s->write_bytes = p->write_bytes;
+	}
+	if (j->rec.cgroup[0] && cgroup_read_sample(&t->cg, j->rec.cgroup, &cg) == 0) {
+		j->cg = cg;
+		j->has_cg = true;
+	}
+	if (j->has_cg) {
+		if (j->cg.valid & CG_CPU) {
+			s->cg_cpu_ms = j->cg.cpu_usage_us / 1000;
+			s->valid |= JS_CG_CPU;
+		}
+		if (j->cg.valid & CG_MEM) {
+			s->cg_mem_bytes = j->cg.mem_current_bytes;
+			s->valid |= JS_CG_MEM;
+		}
+		if (j->cg.valid & CG_MEM_PEAK) {
+			if (j->cg.mem_peak_bytes > j->cg_mem_peak_bytes)
+				j->cg_mem_peak_bytes = j->cg.mem_peak_bytes;
+		} else if (j->cg.valid & CG_MEM && j->cg.mem_current_bytes > j->cg_mem_peak_bytes) {
+			j->cg_mem_peak_bytes = j->cg.mem_current_bytes;
+		}
+		if (j->cg.valid & (CG_MEM_PEAK | CG_MEM)) {
+			s->cg_mem_peak_bytes = j->cg_mem_peak_bytes;
+			s->valid |= JS_CG_MEM_PEAK;
+		}
+	}
+	cpu = s->user_ms + s->system_ms;
+	if (s->valid & JS_CG_CPU && s->cg_cpu_ms > cpu)
+		cpu = s->cg_cpu_ms;
+	j->has_rate = j->prev_ts_ms > 0 && ts_ms > j->prev_ts_ms && cpu >= j->prev_cpu_ms;
+	if (j->has_rate)
+		j->cpu_cores = (double)(cpu - j->prev_cpu_ms) / (double)(ts_ms - j->prev_ts_ms);
+	j->prev_ts_ms = ts_ms;
+	j->prev_cpu_ms = cpu;
+	j->emit = !j->has_row || j->ended_now || job_moved(s, &j->last_row);
+	if (j->emit) {
+		j->last_row = *s;
+		j->has_row = true;
+	}
+	j->rec.samples++;
+}
+
+int jobs_update(struct jobs *t, struct ptree *pt, int64_t ts_ms)
+{
+	compact(t, pt);
+
+	/* attribution: new processes and those that exec'd */
+	for (size_t i = 0; i < pt->nprocs; i++) {
+		struct ptree_proc *p = &pt->procs[i];
+		struct job_attribution a;
+		struct job_entry *j, *old;
+
+		if (!p->alive || (p->tag > 0 && !p->info_changed))
+			continue;
+		attribute_proc(t, p, &a);
+		old = jobs_of(t, p);
+		if (old && strcmp(old->rec.scheduler, a.scheduler) == 0 &&
+		    strcmp(old->rec.job_id, a.job_id) == 0)
+			continue;
+		j = find_live(t, a.scheduler, a.job_id);
+		if (!j) {
+			size_t pos_old = old ? (size_t)(old - t->job) : 0;
+
+			j = new_job(t, &a, p);
+			if (!j)
+				return -ENOMEM;
+			old = p->tag > 0 ? &t->job[pos_old] : NULL; /* realloc moved it */
+		}
+		if (old) {
+			/* it moved to another job (exec with a new environment) */
+			credit(old, &p->cur, +1);
+			credit(j, &p->cur, -1);
+		}
+		if (p->info.start_ms < j->rec.start_ms && !j->rec.id)
+			j->rec.start_ms = p->info.start_ms;
+		p->tag = (int32_t)(j - t->job) + 1;
+	}
+
+	for (size_t i = 0; i < t->njobs; i++) {
+		struct job_sample *s = &t->job[i].js;
+		uint64_t keep_cpu = s->sampler_cpu_ms;
+
+		memset(s, 0, sizeof(*s));
+		s->sampler_cpu_ms = keep_cpu;
+	}
+	for (size_t i = 0; i < pt->nprocs; i++) {
+		struct ptree_proc *p = &pt->procs[i];
+		struct job_entry *j = jobs_of(t, p);
+		struct job_sample *s;
+
+		if (!j || !j->live)
+			continue;
+		if (!p->alive) {
+			/* gone: kept in its parent's cutime when the parent is in the job */
+			struct ptree_proc *parent = ptree_find(pt, p->info.ppid);
+			struct job_entry *pj = parent ? jobs_of(t, parent) : NULL;
+
+			if (pj == j)
+				continue;
+			credit(j, &p->cur, +1);
+			/* the reaping parent's job must not count it again */
+			if (pj && pj->live)
+				credit(pj, &p->cur, -1);
+			continue;
+		}
+		s = &j->js;
+		s->nprocs++;
+		s->user_ms += cpu_of(&p->cur, true);
+		s->system_ms += cpu_of(&p->cur, false);
+		if (p->cur.valid & PS_RSS)
+			s->rss_bytes += p->cur.rss_bytes;
+		if (p->cur.valid & PS_SWAP) {
+			s->swap_bytes += p->cur.swap_bytes;
+			s->valid |= JS_SWAP;
+		}
+		if (p->cur.valid & PS_IO) {
+			s->read_bytes += p->cur.read_bytes;
+			s->write_bytes += p->cur.write_bytes;
+			s->valid |= JS_IO;
+		}
+	}
+	for (size_t i = 0; i < t->njobs; i++) {
+		struct job_entry *j = &t->job[i];
+
+		if (!j->live)
+			continue;
+		if (j->js.nprocs == 0) {
+			j->live = false;
+			j->ended_now = true;
+			j->rec.end_ms = ts_ms;
+		}
+		finish_sample(t, j, ts_ms);
+	}
+	return 0;
+}

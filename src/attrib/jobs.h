@@ -1,0 +1,121 @@
+/*
+ * jobs.h - the agent's live job table: which job each process belongs to,
+ * what each job reserved, and what it used, tick by tick.
+ *
+ * Identity (DESIGN.md section 4), from /proc/PID/cgroup first: a Slurm job
+ * or a Kubernetes pod by its cgroup path; else SLURM_JOB_ID in the
+ * process's environment; else the JOBSCOPE_RUN_ID a `jobscope run` set;
+ * else its systemd unit; else its user and session.  A job's key is
+ * (scheduler, id, node, start time): ids are reused.
+ *
+ * Accounting.  A job's cumulative CPU and I/O are the sum over its live
+ * processes of own + reaped-children values, plus a credit for processes
+ * that left it: one reaped by a parent outside the job (Slurm's stepd,
+ * init) takes its last values (made exact by ptree when it was its
+ * parent's only exit of the interval) with it.  A job with a cgroup also
+ * has the cgroup's own counters, exact whatever happened in between.
+ * Counters never go back.  A job starts when its first process is seen and
+ * ends when its last one is gone.
+ *
+ * Ownership: the table owns its jobs; pointers into it are valid until the
+ * next jobs_update().  Errors: 0 or -errno.  Not thread-safe.
+ */
+#ifndef JOBSCOPE_JOBS_H
+#define JOBSCOPE_JOBS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "attrib/attrib.h"
+#include "sample/cgroup.h"
+#include "sample/ptree.h"
+#include "store/store.h"
+
+#define JOB_KEY_MAX 128
+
+struct job_gpu_use {
+	uint64_t mem_bytes;    /* GPU memory of the job's processes on the device now */
+	bool has_mem;
+	uint32_t sm_util_pct;  /* sum of its processes' SM utilization */
+	bool has_util;
+	double energy_mj;      /* its share of the device's energy so far */
+	bool used;	       /* a process of the job was on it at some tick */
+	bool now;	       /* ... at this tick */
+};
+
+struct job_entry {
+	struct job_record rec; /* rec.id: the store row, 0 until stored */
+	char key[JOB_KEY_MAX]; /* "slurm:5:1732270000123" */
+	bool live;
+	bool ended_now; /* its last process went in this update */
+	bool stored_end;
+
+	struct job_sample js;	    /* this tick */
+	struct job_sample last_row; /* the last one stored */
+	bool has_row;
+	bool emit; /* the sample moved: store a row */
+	int64_t credit_user_ms, credit_system_ms, credit_read, credit_write;
+	bool credit_io;
+
+	/* rates over the last interval, for /metrics and the API */
+	double cpu_cores;
+	bool has_rate;
+	int64_t prev_ts_ms;
+	uint64_t prev_cpu_ms;
+
+	struct cgroup_sample cg;
+	bool has_cg;
+	uint64_t cg_mem_peak_bytes; /* the most seen (v1 has no peak before...) */
+
+	struct job_gpu_use gpu[64]; /* by device position in the agent's gpu_set */
+};
+
+struct jobs {
+	struct job_entry *job;
+	size_t njobs, alloc;
+	struct cgroup_layout cg;
+	char hostname[256];
+	int64_t node_id;
+	int32_t host_cores;
+	uint64_t host_mem_bytes;
+	int64_t interval_ms;
+	struct strbuf buf; /* scratch for /proc/PID/{cgroup,environ} */
+	uint64_t attributions; /* processes attributed so far (cost accounting) */
+};
+
+void jobs_init(struct jobs *t, const char *hostname, int64_t node_id, int32_t host_cores,
+	       uint64_t host_mem_bytes, int64_t interval_ms);
+void jobs_release(struct jobs *t);
+
+/*
+ * After ptree_scan(): attributes new (and exec'd) processes, computes each
+ * job's sample, starts and ends jobs.  Job entries whose end was stored
+ * in the previous update are dropped first.
+ */
+int jobs_update(struct jobs *t, struct ptree *pt, int64_t ts_ms);
+
+/* The live job of a process (ptree_proc.tag), or NULL. */
+struct job_entry *jobs_of(struct jobs *t, const struct ptree_proc *p);
+
+/*
+ * What one process says about its job, from the text of its cgroup and
+ * environ files (either may be empty): identity, reservation, the job's
+ * cgroup.  Pure; exposed for tests.
+ */
+struct job_attribution {
+	char scheduler[16]; /* "slurm", "k8s", "run", "systemd", "session" */
+	char job_id[JOB_ID_MAX];
+	char step[JOB_STEP_MAX];
+	char qos[JOB_QOS_MAX];
+	char cgroup[JOB_CGROUP_MAX]; /* job-level cgroup, "" if none */
+	struct slurm_env env;
+};
+void jobs_attribute(const char *cgroup_text, size_t cgroup_len, const char *environ,
+		    size_t environ_len, uint32_t uid, int32_t session,
+		    struct job_attribution *out);
+
+/* Writes "<scheduler>:<job_id>:<start_ms>". */
+void jobs_format_key(char *buf, size_t size, const char *scheduler, const char *job_id,
+		     int64_t start_ms);
+
+#endif

@@ -1,0 +1,713 @@
+/*
+ * agent_render.c - the agent's HTTP bodies: Prometheus text (format 0.0.4)
+ * and the JSON of /api/v1/{node,gpus,jobs,jobs/KEY}, rendered once per
+ * tick by the sampler, and the handler that serves them.
+ *
+ * Metric names: prefix jobscope_, base units in the name (_bytes,
+ * _seconds_total, _watts, _joules_total, _percent for 0-100), HELP and
+ * TYPE for each family, and no series at all for a missing value.  Per-job
+ * series exist only for live jobs, so their number follows the jobs
+ * running now, not every job ever seen.  docs/metrics.md lists them.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent.h"
+#include "common/jsonw.h"
+#include "common/log.h"
+
+#define PROM_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+
+/* ---- Prometheus text ---- */
+
+static void prom_family(struct strbuf *o, const char *name, const char *type, const char *help)
+{
+	strbuf_addf(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* A label value with \, " and newline escaped. */
+static void prom_label_value(struct strbuf *o, const char *v)
+{
+	for (; *v; v++) {
+		if (*v == '\\')
+			strbuf_add(o, "\\\\", 2);
+		else if (*v == '"')
+			strbuf_add(o, "\\\"", 2);
+		else if (*v == '\n')
+			strbuf_add(o, "\\n", 2);
+		else
+			strbuf_addch(o, *v);
+	}
+}
+
+static void prom_double(struct strbuf *o, double v)
+{
+	if (v == floor(v) && fabs(v) < 9.0e15)
+		strbuf_addf(o, "%.0f", v);
+	else
+		strbuf_addf(o, "%.15g", v);
+}
+
+/* name{labels} value — labels is "" or already "k=\"v\",..." */
+static void prom_sample(struct strbuf *o, const char *name, const char *labels, double v)
+{
+	if (isnan(v))
+		return;
+	strbuf_addstr(o, name);
+	if (labels && *labels)
+		strbuf_addf(o, "{%s}", labels);
+	strbuf_addch(o, ' ');
+	prom_double(o, v);
+	strbuf_addch(o, '\n');
+}
+
+static void job_labels(struct strbuf *o, const struct job_entry *j)
+{
+	strbuf_reset(o);
+	strbuf_addstr(o, "job_id=\"");
+	prom_label_value(o, j->rec.job_id);
+	strbuf_addstr(o, "\",scheduler=\"");
+	prom_label_value(o, j->rec.scheduler);
+	strbuf_addstr(o, "\",user=\"");
+	prom_label_value(o, j->rec.user);
+	strbuf_addch(o, '"');
+}
+
+static void gpu_labels(struct strbuf *o, const struct device_record *d, bool append)
+{
+	if (!append)
+		strbuf_reset(o);
+	else
+		strbuf_addch(o, ',');
+	strbuf_addf(o, "gpu=\"%d\",uuid=\"", d->info.index);
+	prom_label_value(o, d->info.uuid);
+	strbuf_addch(o, '"');
+}
+
+static double cpu_s(uint64_t ms)
+{
+	return (double)ms / 1000.0;
+}
+
+static void render_host_metrics(const struct agent *a, struct strbuf *o)
+{
+	const struct host_sample *h = a->host;
+	const struct cpu_times *c = &h->cpu.total;
+	static const char *const modes[] = {"user",   "nice", "system",  "idle",
+					    "iowait", "irq",  "softirq", "steal"};
+	const uint64_t vals[] = {c->user_ms,   c->nice_ms, c->system_ms,  c->idle_ms,
+				 c->iowait_ms, c->irq_ms,  c->softirq_ms, c->steal_ms};
+	char lab[64];
+
+	if (!a->host_ok)
+		return;
+	if (h->valid & HOST_HAS_CPU) {
+		prom_family(o, "jobscope_node_cpu_seconds_total", "counter",
+			    "CPU time of the whole node by mode, seconds (all CPUs summed).");
+		for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+			snprintf(lab, sizeof(lab), "mode=\"%s\"", modes[i]);
+			prom_sample(o, "jobscope_node_cpu_seconds_total", lab, cpu_s(vals[i]));
+		}
+		prom_family(o, "jobscope_node_cpus", "gauge", "Online CPUs.");
+		prom_sample(o, "jobscope_node_cpus", "", host_online_cpus(h));
+	}
+	if (h->mem.valid & MEMINFO_TOTAL) {
+		prom_family(o, "jobscope_node_memory_total_bytes", "gauge", "Memory, bytes.");
+		prom_sample(o, "jobscope_node_memory_total_bytes", "", (double)h->mem.total_bytes);
+	}
+	if (h->mem.valid & MEMINFO_AVAILABLE) {
+		prom_family(o, "jobscope_node_memory_available_bytes", "gauge",
+			    "Memory available for new work without swapping (MemAvailable), bytes.");
+		prom_sample(o, "jobscope_node_memory_available_bytes", "",
+			    (double)h->mem.available_bytes);
+	}
+	if ((h->mem.valid & MEMINFO_SWAP_TOTAL) && (h->mem.valid & MEMINFO_SWAP_FREE)) {
+		prom_family(o, "jobscope_node_swap_used_bytes", "gauge", "Swap in use, bytes.");
+		prom_sample(o, "jobscope_node_swap_used_bytes", "",
+			    (double)(h->mem.swap_total_bytes - h->mem.swap_free_bytes));
+	}
+	if (h->valid & HOST_HAS_LOAD) {
+		prom_family(o, "jobscope_node_load1", "gauge", "1-minute load average.");
+		prom_sample(o, "jobscope_node_load1", "", h->load.load1_milli / 1000.0);
+	}
+	if (h->valid & HOST_HAS_DISK) {
+		prom_family(o, "jobscope_node_disk_read_bytes_total", "counter",
+			    "Bytes read from whole disks.");
+		prom_sample(o, "jobscope_node_disk_read_bytes_total", "",
+			    (double)h->disk_read_bytes);
+		prom_family(o, "jobscope_node_disk_written_bytes_total", "counter",
+			    "Bytes written to whole disks.");
+		prom_sample(o, "jobscope_node_disk_written_bytes_total", "",
+			    (double)h->disk_write_bytes);
+	}
+	if (h->valid & HOST_HAS_NET) {
+		prom_family(o, "jobscope_node_network_receive_bytes_total", "counter",
+			    "Bytes received on every interface but lo.");
+		prom_sample(o, "jobscope_node_network_receive_bytes_total", "",
+			    (double)h->net_rx_bytes);
+		prom_family(o, "jobscope_node_network_transmit_bytes_total", "counter",
+			    "Bytes sent on every interface but lo.");
+		prom_sample(o, "jobscope_node_network_transmit_bytes_total", "",
+			    (double)h->net_tx_bytes);
+	}
+	if (h->valid & HOST_HAS_PSI_MEM && h->psi_mem.some_valid) {
+		prom_family(o, "jobscope_node_pressure_memory_waiting_seconds_total", "counter",
+			    "Time some task waited for memory (PSI some), seconds.");
+		prom_sample(o, "jobscope_node_pressure_memory_waiting_seconds_total", "",
+			    (double)h->psi_mem.some_total_us / 1e6);
+	}
+	prom_family(o, "jobscope_node_processes", "gauge", "User-space processes sampled.");
+	prom_sample(o, "jobscope_node_processes", "", (double)a->pt.system_processes);
+}
+
+static void render_gpu_metrics(const struct agent *a, struct strbuf *o, struct strbuf *lab)
+{
+	static const struct {
+		const char *name, *type, *help;
+		uint32_t bit;
+	} fam[] = {
+	    {"jobscope_gpu_utilization_percent", "gauge",
+	     "Time a kernel ran on the GPU over the driver's last period, 0-100.", GPU_UTIL},
+	    {"jobscope_gpu_memory_used_bytes", "gauge", "GPU memory in use, bytes.", GPU_MEM_USED},
+	    {"jobscope_gpu_memory_total_bytes", "gauge", "GPU memory, bytes.", 0},
+	    {"jobscope_gpu_power_watts", "gauge", "Power draw, watts.", GPU_POWER},
+	    {"jobscope_gpu_energy_joules_total", "counter",
+	     "Energy since the driver loaded, joules.", GPU_ENERGY},
+	    {"jobscope_gpu_temperature_celsius", "gauge", "GPU temperature, degrees Celsius.",
+	     GPU_TEMP},
+	    {"jobscope_gpu_pcie_receive_bytes_per_second", "gauge",
+	     "PCIe traffic into the GPU, bytes/s (driver's sampling window).", GPU_PCIE},
+	    {"jobscope_gpu_pcie_transmit_bytes_per_second", "gauge",
+	     "PCIe traffic out of the GPU, bytes/s.", GPU_PCIE},
+	};
+
+	if (a->gpus.ndevices == 0)
+		return;
+	for (size_t f = 0; f < sizeof(fam) / sizeof(fam[0]); f++) {
+		bool any = false;
+
+		for (int i = 0; i < a->gpus.ndevices; i++) {
+			const struct gpu_sample *g = &a->gsample[i];
+			const struct device_record *d = &a->devs[i];
+			double v = NAN;
+
+			if (!a->gsample_ok[i] || (fam[f].bit && !(g->valid & fam[f].bit)))
+				continue;
+			switch (f) {
+			case 0: v = g->util_pct; break;
+			case 1: v = (double)g->mem_used_bytes; break;
+			case 2: v = d->info.mem_total_bytes ? (double)d->info.mem_total_bytes : NAN; break;
+			case 3: v = g->power_mw / 1000.0; break;
+			case 4: v = (double)g->energy_mj / 1000.0; break;
+			case 5: v = g->temp_c; break;
+			case 6: v = (double)g->pcie_rx_bps; break;
+			case 7: v = (double)g->pcie_tx_bps; break;
+			default: break;
+			}
+			if (isnan(v))
+				continue;
+			if (!any)
+				prom_family(o, fam[f].name, fam[f].type, fam[f].help);
+			any = true;
+			gpu_labels(lab, d, false);
+			prom_sample(o, fam[f].name, lab->buf, v);
+		}
+	}
+}
+
+static void render_job_metrics(const struct agent *a, struct strbuf *o, struct strbuf *lab)
+{
+	static const char *const names[] = {
+	    "jobscope_job_cpu_seconds_total",	 "jobscope_job_cpu_cores",
+	    "jobscope_job_memory_rss_bytes",	 "jobscope_job_swap_bytes",
+	    "jobscope_job_read_bytes_total",	 "jobscope_job_written_bytes_total",
+	    "jobscope_job_processes",		 "jobscope_job_reserved_cpus",
+	    "jobscope_job_reserved_memory_bytes", "jobscope_job_reserved_gpus",
+	    "jobscope_job_cgroup_memory_bytes",	 "jobscope_job_start_time_seconds",
+	};
+	static const char *const types[] = {"counter", "gauge", "gauge", "gauge",
+					    "counter", "counter", "gauge", "gauge",
+					    "gauge",   "gauge",	  "gauge", "gauge"};
+	static const char *const helps[] = {
+	    "CPU time of the job's processes (exited ones included), seconds.",
+	    "CPU cores the job used over the last interval.",
+	    "Resident memory of the job's processes (shared pages counted in each), bytes.",
+	    "Swap used by the job's processes, bytes.",
+	    "Bytes the job's processes read from storage.",
+	    "Bytes the job's processes wrote to storage.",
+	    "Live processes of the job.",
+	    "CPUs the scheduler reserved for the job.",
+	    "Memory the scheduler reserved for the job, bytes.",
+	    "GPUs the scheduler reserved for the job.",
+	    "Memory charged to the job's cgroup (page cache included), bytes.",
+	    "When the job's first process started, seconds since the epoch.",
+	};
+	size_t nf = sizeof(names) / sizeof(names[0]);
+
+	for (size_t f = 0; f < nf; f++) {
+		bool any = false;
+
+		for (size_t k = 0; k < a->jobs.njobs; k++) {
+			const struct job_entry *j = &a->jobs.job[k];
+			const struct job_sample *s = &j->js;
+			double v = NAN;
+
+			if (!j->live)
+				continue;
+			switch (f) {
+			case 0: {
+				uint64_t cpu = s->user_ms + s->system_ms;
+
+				if ((s->valid & JS_CG_CPU) && s->cg_cpu_ms > cpu)
+					cpu = s->cg_cpu_ms;
+				v = cpu_s(cpu);
+				break;
+			}
+			case 1: v = j->has_rate ? j->cpu_cores : NAN; break;
+			case 2: v = (double)s->rss_bytes; break;
+			case 3: v = s->valid & JS_SWAP ? (double)s->swap_bytes : NAN; break;
+			case 4: v = s->valid & JS_IO ? (double)s->read_bytes : NAN; break;
+			case 5: v = s->valid & JS_IO ? (double)s->write_bytes : NAN; break;
+			case 6: v = s->nprocs; break;
+			case 7: v = j->rec.reserved_cpus > 0 ? j->rec.reserved_cpus : NAN; break;
+			case 8:
+				v = j->rec.reserved_mem_bytes ? (double)j->rec.reserved_mem_bytes : NAN;
+				break;
+			case 9: v = j->rec.has_reserved_gpus ? j->rec.reserved_gpus : NAN; break;
+			case 10: v = s->valid & JS_CG_MEM ? (double)s->cg_mem_bytes : NAN; break;
+			case 11: v = (double)j->rec.start_ms / 1000.0; break;
+			default: break;
+			}
+			if (isnan(v))
+				continue;
+			if (!any)
+				prom_family(o, names[f], types[f], helps[f]);
+			any = true;
+			job_labels(lab, j);
+			prom_sample(o, names[f], lab->buf, v);
+		}
+	}
+	/* each live job on each GPU it is on now (its energy: on every GPU it used) */
+	for (int f = 0; f < 3; f++) {
+		static const char *const gnames[] = {"jobscope_job_gpu_memory_bytes",
+						     "jobscope_job_gpu_sm_utilization_percent",
+						     "jobscope_job_gpu_energy_joules_total"};
+		static const char *const ghelps[] = {
+		    "GPU memory of the job's processes on the device, bytes.",
+		    "SM utilization of the job's processes on the device, 0-100.",
+		    "The job's share of the device's energy (split by SM, else memory, share), "
+		    "joules."};
+		bool any = false;
+
+		for (size_t k = 0; k < a->jobs.njobs; k++) {
+			const struct job_entry *j = &a->jobs.job[k];
+
+			if (!j->live)
+				continue;
+			for (int i = 0; i < a->gpus.ndevices && i < 64; i++) {
+				const struct job_gpu_use *u = &j->gpu[i];
+				double v = NAN;
+
+				if (f == 0 && u->now && u->has_mem)
+					v = (double)u->mem_bytes;
+				else if (f == 1 && u->now && u->has_util)
+					v = u->sm_util_pct > 100 ? 100 : u->sm_util_pct;
+				else if (f == 2 && u->used)
+					v = u->energy_mj / 1000.0;
+				if (isnan(v))
+					continue;
+				if (!any)
+					prom_family(o, gnames[f], f == 2 ? "counter" : "gauge",
+						    ghelps[f]);
+				any = true;
+				job_labels(lab, j);
+				gpu_labels(lab, &a->devs[i], true);
+				prom_sample(o, gnames[f], lab->buf, v);
+			}
+		}
+	}
+}
+
+static void render_self_metrics(const struct agent *a, struct strbuf *o)
+{
+	prom_family(o, "jobscope_agent_cpu_seconds_total", "counter",
+		    "CPU time the agent itself used, seconds.");
+	prom_sample(o, "jobscope_agent_cpu_seconds_total", "", cpu_s(a->self_cpu_ms));
+	prom_family(o, "jobscope_agent_resident_memory_bytes", "gauge", "The agent's RSS, bytes.");
+	prom_sample(o, "jobscope_agent_resident_memory_bytes", "", (double)a->self_rss_bytes);
+	prom_family(o, "jobscope_agent_ticks_total", "counter", "Ticks sampled.");
+	prom_sample(o, "jobscope_agent_ticks_total", "", (double)a->ticks);
+	prom_family(o, "jobscope_agent_lost_ticks_total", "counter",
+		    "Ticks that could not be stored.");
+	prom_sample(o, "jobscope_agent_lost_ticks_total", "", (double)a->lost_ticks);
+	prom_family(o, "jobscope_agent_tick_duration_seconds", "gauge",
+		    "How long the last tick took, seconds.");
+	prom_sample(o, "jobscope_agent_tick_duration_seconds", "", a->last_tick_s);
+	if (a->store_bytes) {
+		prom_family(o, "jobscope_agent_store_bytes", "gauge",
+			    "Bytes the store's pages hold.");
+		prom_sample(o, "jobscope_agent_store_bytes", "", (double)a->store_bytes);
+	}
+	prom_family(o, "jobscope_agent_live_jobs", "gauge", "Jobs with a live process.");
+	{
+		size_t n = 0;
+
+		for (size_t k = 0; k < a->jobs.njobs; k++)
+			n += a->jobs.job[k].live;
+		prom_sample(o, "jobscope_agent_live_jobs", "", (double)n);
+	}
+}
+
+/* ---- JSON ---- */
+
+static void json_job(struct jsonw *w, const struct agent *a, const struct job_entry *j)
+{
+	const struct job_record *r = &j->rec;
+	const struct job_sample *s = &j->js;
+	uint64_t cpu = s->user_ms + s->system_ms;
+
+	if ((s->valid & JS_CG_CPU) && s->cg_cpu_ms > cpu)
+		cpu = s->cg_cpu_ms;
+	jsonw_obj_begin(w);
+	jsonw_kv_str(w, "key", j->key);
+	jsonw_kv_str(w, "scheduler", r->scheduler);
+	jsonw_kv_str(w, "job_id", r->job_id);
+	jsonw_kv_str_opt(w, "step", r->step[0] ? r->step : NULL);
+	jsonw_kv_str(w, "node", r->hostname);
+	jsonw_kv_str(w, "user", r->user);
+	jsonw_kv_int(w, "uid", r->uid);
+	jsonw_kv_str(w, "command", r->command);
+	jsonw_kv_int(w, "start_ms", r->start_ms);
+	jsonw_kv_int_opt(w, "end_ms", r->end_ms > 0, r->end_ms);
+	jsonw_kv_bool(w, "live", j->live);
+	jsonw_kv_int_opt(w, "store_id", r->id > 0, r->id);
+	jsonw_kv_str_opt(w, "cgroup", r->cgroup[0] ? r->cgroup : NULL);
+	jsonw_kv_str_opt(w, "qos", r->qos[0] ? r->qos : NULL);
+	jsonw_key(w, "reservation");
+	jsonw_obj_begin(w);
+	jsonw_kv_str_opt(w, "source", r->reservation_source[0] ? r->reservation_source : NULL);
+	jsonw_kv_double_opt(w, "cpus", r->reserved_cpus > 0, r->reserved_cpus, 3);
+	jsonw_kv_int_opt(w, "memory_bytes", r->reserved_mem_bytes > 0,
+			 (int64_t)r->reserved_mem_bytes);
+	jsonw_kv_int_opt(w, "gpus", r->has_reserved_gpus, r->reserved_gpus);
+	jsonw_kv_str_opt(w, "gpu_list", r->reserved_gpu_list[0] ? r->reserved_gpu_list : NULL);
+	jsonw_obj_end(w);
+	jsonw_key(w, "usage");
+	jsonw_obj_begin(w);
+	jsonw_kv_int(w, "processes", s->nprocs);
+	jsonw_kv_double(w, "cpu_seconds", cpu / 1000.0, 3);
+	jsonw_kv_double_opt(w, "cpu_cores", j->has_rate, j->cpu_cores, 3);
+	jsonw_kv_double_opt(w, "cpu_efficiency_pct", j->has_rate && r->reserved_cpus > 0,
+			    100.0 * j->cpu_cores / r->reserved_cpus, 1);
+	jsonw_kv_int(w, "rss_bytes", (int64_t)s->rss_bytes);
+	jsonw_kv_int_opt(w, "swap_bytes", s->valid & JS_SWAP, (int64_t)s->swap_bytes);
+	jsonw_kv_int_opt(w, "read_bytes", s->valid & JS_IO, (int64_t)s->read_bytes);
+	jsonw_kv_int_opt(w, "write_bytes", s->valid & JS_IO, (int64_t)s->write_bytes);
+	jsonw_kv_int_opt(w, "cgroup_memory_bytes", s->valid & JS_CG_MEM, (int64_t)s->cg_mem_bytes);
+	jsonw_kv_int_opt(w, "cgroup_memory_peak_bytes", s->valid & JS_CG_MEM_PEAK,
+			 (int64_t)s->cg_mem_peak_bytes);
+	jsonw_kv_double_opt(w, "cgroup_cpu_seconds", s->valid & JS_CG_CPU, s->cg_cpu_ms / 1000.0,
+			    3);
+	jsonw_obj_end(w);
+	jsonw_key(w, "gpus");
+	jsonw_arr_begin(w);
+	for (int i = 0; i < a->gpus.ndevices && i < 64; i++) {
+		const struct job_gpu_use *u = &j->gpu[i];
+
+		if (!u->used)
+			continue;
+		jsonw_obj_begin(w);
+		jsonw_kv_int(w, "index", a->devs[i].info.index);
+		jsonw_kv_str(w, "uuid", a->devs[i].info.uuid);
+		jsonw_kv_bool(w, "in_use_now", u->now);
+		jsonw_kv_int_opt(w, "memory_bytes", u->now && u->has_mem, (int64_t)u->mem_bytes);
+		jsonw_kv_int_opt(w, "sm_util_pct", u->now && u->has_util, u->sm_util_pct);
+		jsonw_kv_double(w, "energy_j", u->energy_mj / 1000.0, 3);
+		jsonw_obj_end(w);
+	}
+	jsonw_arr_end(w);
+	jsonw_obj_end(w);
+}
+
+static void json_node(const struct agent *a, struct strbuf *o)
+{
+	const struct host_sample *h = a->host;
+	struct jsonw w;
+	size_t live = 0;
+
+	for (size_t k = 0; k < a->jobs.njobs; k++)
+		live += a->jobs.job[k].live;
+	jsonw_init(&w, o, true);
+	jsonw_obj_begin(&w);
+	jsonw_kv_str(&w, "node", a->hostname);
+	jsonw_kv_int(&w, "ts_ms", a->host_ts);
+	jsonw_key(&w, "agent");
+	jsonw_obj_begin(&w);
+	jsonw_kv_str(&w, "version", JOBSCOPE_VERSION);
+	jsonw_kv_int(&w, "started_ms", a->started_ms);
+	jsonw_kv_int(&w, "interval_ms", a->opt->interval_ms);
+	jsonw_kv_int(&w, "ticks", a->ticks);
+	jsonw_kv_int(&w, "lost_ticks", a->lost_ticks);
+	jsonw_kv_double(&w, "last_tick_s", a->last_tick_s, 6);
+	jsonw_kv_double(&w, "cpu_seconds", a->self_cpu_ms / 1000.0, 3);
+	jsonw_kv_int(&w, "rss_bytes", (int64_t)a->self_rss_bytes);
+	jsonw_kv_str(&w, "store", store_path(a->st));
+	jsonw_kv_int_opt(&w, "store_bytes", a->store_bytes > 0, (int64_t)a->store_bytes);
+	jsonw_obj_end(&w);
+	jsonw_key(&w, "host");
+	jsonw_obj_begin(&w);
+	jsonw_kv_int_opt(&w, "cpus", a->host_ok && (h->valid & HOST_HAS_CPU),
+			 host_online_cpus(h));
+	jsonw_kv_int_opt(&w, "memory_total_bytes", a->host_ok && (h->mem.valid & MEMINFO_TOTAL),
+			 (int64_t)h->mem.total_bytes);
+	jsonw_kv_int_opt(&w, "memory_available_bytes",
+			 a->host_ok && (h->mem.valid & MEMINFO_AVAILABLE),
+			 (int64_t)h->mem.available_bytes);
+	jsonw_kv_double_opt(&w, "load1", a->host_ok && (h->valid & HOST_HAS_LOAD),
+			    h->load.load1_milli / 1000.0, 2);
+	jsonw_kv_int(&w, "processes", (int64_t)a->pt.system_processes);
+	jsonw_kv_int(&w, "live_jobs", (int64_t)live);
+	jsonw_kv_int(&w, "gpus", a->gpus.ndevices);
+	jsonw_obj_end(&w);
+	jsonw_obj_end(&w);
+	strbuf_addch(o, '\n');
+}
+
+static void json_gpus(const struct agent *a, struct strbuf *o)
+{
+	struct jsonw w;
+
+	jsonw_init(&w, o, true);
+	jsonw_obj_begin(&w);
+	jsonw_kv_str(&w, "node", a->hostname);
+	jsonw_key(&w, "gpus");
+	jsonw_arr_begin(&w);
+	for (int i = 0; i < a->gpus.ndevices; i++) {
+		const struct device_record *d = &a->devs[i];
+		const struct gpu_sample *g = &a->gsample[i];
+		bool ok = a->gsample_ok[i];
+
+		jsonw_obj_begin(&w);
+		jsonw_kv_int(&w, "index", d->info.index);
+		jsonw_kv_str(&w, "uuid", d->info.uuid);
+		jsonw_kv_str(&w, "name", d->info.name);
+		jsonw_kv_str(&w, "vendor", d->vendor);
+		jsonw_kv_int_opt(&w, "memory_total_bytes", d->info.mem_total_bytes > 0,
+				 (int64_t)d->info.mem_total_bytes);
+		jsonw_kv_int_opt(&w, "util_pct", ok && (g->valid & GPU_UTIL), g->util_pct);
+		jsonw_kv_int_opt(&w, "memory_used_bytes", ok && (g->valid & GPU_MEM_USED),
+				 (int64_t)g->mem_used_bytes);
+		jsonw_kv_double_opt(&w, "power_w", ok && (g->valid & GPU_POWER),
+				    g->power_mw / 1000.0, 3);
+		jsonw_kv_int_opt(&w, "temperature_c", ok && (g->valid & GPU_TEMP), g->temp_c);
+		jsonw_key(&w, "jobs");
+		jsonw_arr_begin(&w);
+		for (size_t k = 0; k < a->jobs.njobs && i < 64; k++) {
+			const struct job_entry *j = &a->jobs.job[k];
+
+			if (j->live && j->gpu[i].now)
+				jsonw_str(&w, j->key);
+		}
+		jsonw_arr_end(&w);
+		jsonw_obj_end(&w);
+	}
+	jsonw_arr_end(&w);
+	jsonw_obj_end(&w);
+	strbuf_addch(o, '\n');
+}
+
+void agent_view_free(struct agent_view *v)
+{
+	if (!v)
+		return;
+	strbuf_release(&v->metrics);
+	strbuf_release(&v->node);
+	strbuf_release(&v->gpus);
+	strbuf_release(&v->jobs);
+	strbuf_release(&v->job_json);
+	free(v->job);
+	free(v);
+}
+
+int agent_render(struct agent *a, struct agent_view *v)
+{
+	struct strbuf lab;
+	struct jsonw w;
+	size_t n = 0;
+
+	strbuf_init(&v->metrics, 0);
+	strbuf_init(&v->node, 0);
+	strbuf_init(&v->gpus, 0);
+	strbuf_init(&v->jobs, 0);
+	strbuf_init(&v->job_json, 0);
+	strbuf_init(&lab, 4096);
+	render_host_metrics(a, &v->metrics);
+	render_gpu_metrics(a, &v->metrics, &lab);
+	render_job_metrics(a, &v->metrics, &lab);
+	render_self_metrics(a, &v->metrics);
+	strbuf_release(&lab);
+	json_node(a, &v->node);
+	json_gpus(a, &v->gpus);
+
+	v->job = calloc(a->jobs.njobs + 1, sizeof(*v->job));
+	if (!v->job)
+		return -ENOMEM;
+	for (size_t k = 0; k < a->jobs.njobs; k++) {
+		const struct job_entry *j = &a->jobs.job[k];
+		struct agent_view_job *vj;
+		struct jsonw jw;
+
+		if (!j->live)
+			continue;
+		vj = &v->job[n++];
+		snprintf(vj->key, sizeof(vj->key), "%s", j->key);
+		snprintf(vj->scheduler, sizeof(vj->scheduler), "%s", j->rec.scheduler);
+		snprintf(vj->job_id, sizeof(vj->job_id), "%s", j->rec.job_id);
+		vj->json_off = v->job_json.len;
+		jsonw_init(&jw, &v->job_json, false);
+		json_job(&jw, a, j);
+		vj->json_len = v->job_json.len - vj->json_off;
+	}
+	v->njobs = n;
+	jsonw_init(&w, &v->jobs, false);
+	strbuf_addf(&v->jobs, "{\"node\":");
+	jsonw_str(&w, a->hostname);
+	strbuf_addstr(&v->jobs, ",\"jobs\":[");
+	for (size_t k = 0; k < n; k++) {
+		if (k)
+			strbuf_addch(&v->jobs, ',');
+		strbuf_add(&v->jobs, v->job_json.buf + v->job[k].json_off, v->job[k].json_len);
+	}
+	strbuf_addstr(&v->jobs, "]}\n");
+	if (jsonw_error(&w))
+		return jsonw_error(&w);
+	return 0;
+}
+
+/* ---- the handler (HTTP thread) ---- */
+
+static bool key_matches(const struct agent_view_job *j, const char *key)
+{
+	char sj[JOB_KEY_MAX];
+
+	if (strcmp(j->key, key) == 0 || strcmp(j->job_id, key) == 0)
+		return true;
+	snprintf(sj, sizeof(sj), "%s:%s", j->scheduler, j->job_id);
+	return strcmp(sj, key) == 0;
+}
+
+/* An ended job from the store: its record and, when stored, its summary. */
+static void job_from_store(struct agent *a, const char *key, struct http_response *res)
+{
+	struct job_record *job;
+	int64_t id;
+	int ret;
+
+	if (!a->read_st && store_open(store_path(a->st), STORE_READONLY, &a->read_st)) {
+		http_error(res, 503, "the store cannot be read");
+		return;
+	}
+	ret = store_find_job_key(a->read_st, key, &id);
+	if (ret == -EINVAL) {
+		http_error(res, 400, "malformed job key: use scheduler:id:start_ms, scheduler:id or id");
+		return;
+	}
+	if (ret) {
+		http_error(res, 404, "no such job");
+		return;
+	}
+	job = calloc(1, sizeof(*job));
+	if (!job || store_get_job(a->read_st, id, job)) {
+		free(job);
+		http_error(res, 500, "cannot read the job");
+		return;
+	}
+	{
+		struct jsonw w;
+		char k[JOB_KEY_MAX];
+
+		jobs_format_key(k, sizeof(k), job->scheduler, job->job_id, job->start_ms);
+		jsonw_init(&w, &res->body, false);
+		jsonw_obj_begin(&w);
+		jsonw_kv_str(&w, "key", k);
+		jsonw_kv_str(&w, "scheduler", job->scheduler);
+		jsonw_kv_str(&w, "job_id", job->job_id);
+		jsonw_kv_str(&w, "node", job->hostname);
+		jsonw_kv_str(&w, "user", job->user);
+		jsonw_kv_int(&w, "start_ms", job->start_ms);
+		jsonw_kv_int_opt(&w, "end_ms", job->end_ms > 0, job->end_ms);
+		jsonw_kv_bool(&w, "live", false);
+		jsonw_kv_int(&w, "store_id", job->id);
+		jsonw_key(&w, "summary");
+		{
+			struct strbuf sum;
+
+			strbuf_init(&sum, 0);
+			if (store_get_job_summary_json(a->read_st, id, &sum) == 0 && sum.len) {
+				while (sum.len && sum.buf[sum.len - 1] == '\n')
+					sum.len--;
+				jsonw_raw(&w, sum.buf, sum.len); /* the report, as we wrote it */
+			} else {
+				jsonw_null(&w);
+			}
+			strbuf_release(&sum);
+		}
+		jsonw_obj_end(&w);
+		strbuf_addch(&res->body, '\n');
+	}
+	free(job);
+}
+
+void agent_http(void *arg, const struct http_request *req, struct http_response *res)
+{
+	struct agent *a = arg;
+	const char *path = req->path;
+	struct agent_view *v;
+
+	pthread_mutex_lock(&a->view_lock);
+	a->scrapes++;
+	v = a->view;
+	if (!v) {
+		pthread_mutex_unlock(&a->view_lock);
+		http_error(res, 503, "no sample yet");
+		return;
+	}
+	if (strcmp(path, "/metrics") == 0) {
+		res->content_type = PROM_CONTENT_TYPE;
+		strbuf_add(&res->body, v->metrics.buf, v->metrics.len);
+	} else if (strcmp(path, "/api/v1/node") == 0) {
+		strbuf_add(&res->body, v->node.buf, v->node.len);
+	} else if (strcmp(path, "/api/v1/gpus") == 0) {
+		strbuf_add(&res->body, v->gpus.buf, v->gpus.len);
+	} else if (strcmp(path, "/api/v1/jobs") == 0) {
+		strbuf_add(&res->body, v->jobs.buf, v->jobs.len);
+	} else if (strncmp(path, "/api/v1/jobs/", 13) == 0 && path[13]) {
+		const char *key = path + 13;
+		size_t k;
+
+		for (k = 0; k < v->njobs; k++)
+			if (key_matches(&v->job[k], key))
+				break;
+		if (k < v->njobs) {
+			strbuf_add(&res->body, v->job_json.buf + v->job[k].json_off,
+				   v->job[k].json_len);
+			strbuf_addch(&res->body, '\n');
+		} else {
+			pthread_mutex_unlock(&a->view_lock);
+			job_from_store(a, key, res);
+			return;
+		}
+	} else if (strcmp(path, "/") == 0) {
+		res->content_type = "text/plain; charset=utf-8";
+		strbuf_addstr(&res->body, "jobscope agent " JOBSCOPE_VERSION
+					  "\n/metrics /api/v1/node /api/v1/gpus /api/v1/jobs "
+					  "/api/v1/jobs/{key}\n");
+	} else {
+		http_error(res, 404, "no such endpoint");
+	}
+	pthread_mutex_unlock(&a->view_lock);
+}

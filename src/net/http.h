@@ -1,0 +1,63 @@
+/*
+ * http.h - a small HTTP/1.1 server on libmicrohttpd for the agent's (and
+ * later the head's) endpoints.
+ *
+ * One internal thread answers every connection; a route's handler runs on
+ * it, so handlers must be quick and must lock what they share with the
+ * sampler.  Requests with a body are refused here (the agent's endpoints
+ * are GET only); the body cap is HTTP_MAX_BODY for those that will take one.
+ *
+ * Ownership: http_start() returns a server the caller stops with
+ * http_stop().  Errors: 0 or -errno, with a message (log.h).
+ */
+#ifndef JOBSCOPE_HTTP_H
+#define JOBSCOPE_HTTP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/strbuf.h"
+
+#define HTTP_MAX_BODY (1024 * 1024)
+
+struct http_request {
+	const char *method; /* "GET", ... */
+	const char *path;   /* "/api/v1/jobs/slurm:5:1732270000123", no query */
+	void *conn;	    /* for http_query_arg */
+};
+
+struct http_response {
+	int status;
+	const char *content_type;
+	struct strbuf body;
+};
+
+/* The value of ?name= in the request's query string, or NULL. */
+const char *http_query_arg(const struct http_request *req, const char *name);
+
+/*
+ * A handler fills res (status defaults to 200, content type to JSON) and
+ * returns 0; any error is the handler's to turn into a status.
+ */
+typedef void (*http_handler_fn)(void *arg, const struct http_request *req,
+				struct http_response *res);
+
+struct http_server;
+
+/*
+ * listen: "ADDR:PORT" ("127.0.0.1:9464", "[::1]:9464", ":9464" for every
+ * address; port 0 picks a free port).  *out receives the server.
+ */
+int http_start(const char *listen, http_handler_fn fn, void *arg, struct http_server **out);
+/* The port actually bound. */
+uint16_t http_port(const struct http_server *s);
+void http_stop(struct http_server *s);
+
+/* "ADDR:PORT" -> a socket address; -EINVAL when it is not one. */
+struct sockaddr_storage;
+int http_parse_listen(const char *listen, struct sockaddr_storage *sa, unsigned *salen);
+
+/* A JSON error body {"error": msg} with that status. */
+void http_error(struct http_response *res, int status, const char *msg);
+
+#endif
