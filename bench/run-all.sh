@@ -154,6 +154,15 @@ say "overhead on a CPU-bound workload"
 python3 bench/overhead.py "${over_args[@]}" \
 	--json "$out/overhead.json" --markdown "$out/overhead.md"
 gpu_bench
+# the agent against pidstat, node_exporter and the floor of every process (bench/floor_all.c)
+say "jobscope agent vs pidstat, node_exporter and the floor (1000 extra processes)"
+agent_quick=""
+$quick && agent_quick=--quick
+if ! python3 bench/agent_cost.py ${agent_quick:+"$agent_quick"} \
+	--json "$out/agent.json" --markdown "$out/agent.md"; then
+	say "warning: bench/agent_cost.py failed (see above); its section says so"
+	echo "Did not run: \`python3 bench/agent_cost.py\` failed (see the log)." >"$out/agent.md"
+fi
 
 load_end=$(cut -d' ' -f1-3 /proc/loadavg)
 took=$((SECONDS - t0))
@@ -216,6 +225,10 @@ EOF
 	cat "$out/overhead.md"
 	echo
 	gpu_section
+	echo
+	echo "## 5. jobscope agent against pidstat, node_exporter and the floor"
+	echo
+	cat "$out/agent.md"
 } >"$results.tmp"
 mv "$results.tmp" "$results"
 say "wrote $results"

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -134,9 +135,16 @@ static int apply_opt(struct agent_opts *o, int c, const char *arg, char **argv)
 			return cli_usage_error("agent", "--db needs a path");
 		o->db = arg;
 		return 0;
-	case 'l':
+	case 'l': {
+		struct sockaddr_storage sa;
+		unsigned salen;
+
 		o->listen = strcmp(arg, "none") == 0 ? NULL : arg;
+		if (o->listen && http_parse_listen(o->listen, &sa, &salen))
+			return cli_usage_error("agent", "bad --listen '%s' (ADDR:PORT, e.g. %s)", arg,
+					       AGENT_DEFAULT_LISTEN);
 		return 0;
+	}
 	case 'L':
 		o->log_file = arg;
 		return 0;
@@ -663,13 +671,15 @@ static void sample_gpus(struct agent *a, int64_t ts)
  */
 static int store_job(struct agent *a, struct job_entry *j)
 {
-	int64_t row;
+	int64_t row, start_ms;
 	int ret;
 
 	ret = store_find_job(a->st, j->rec.node_id, j->rec.scheduler, j->rec.job_id,
-			     j->rec.start_ms, &row);
+			     j->rec.start_ms, &row, &start_ms);
 	if (ret == 0) {
 		j->rec.id = row;
+		j->rec.start_ms = start_ms;
+		jobs_format_key(j->key, sizeof(j->key), j->rec.scheduler, j->rec.job_id, start_ms);
 		j->rec.end_ms = 0;
 		return store_job_update(a->st, &j->rec);
 	}
@@ -883,14 +893,27 @@ static void tick(struct agent *a)
 		else if (!a->jobs.job[k].live)
 			a->jobs.job[k].stored_end = true;
 
+	/* over the size cap: a step now, whatever the schedule says (3 pragmas a tick) */
+	if (a->opt->retention.max_bytes && store_used_bytes(a->st, &a->store_bytes) == 0 &&
+	    a->store_bytes > a->opt->retention.max_bytes)
+		a->retention_next_ms = ts;
 	if (ts >= a->retention_next_ms) {
 		int64_t deleted = 0;
 
 		if (store_retention_step(a->st, ts, &a->opt->retention, AGENT_RETENTION_BUDGET,
 					 &deleted) == 0)
 			a->retention_deleted += deleted;
-		/* a backlog drains a step per tick; otherwise once a minute */
-		a->retention_next_ms = deleted > 0 ? ts : ts + AGENT_RETENTION_EVERY_MS;
+		/*
+		 * A backlog drains a step per tick; otherwise once a minute, or
+		 * more often for a raw age limit that short (tests).
+		 */
+		int64_t every = AGENT_RETENTION_EVERY_MS;
+
+		if (a->opt->retention.raw_ms > 0 && a->opt->retention.raw_ms / 4 < every)
+			every = a->opt->retention.raw_ms / 4;
+		if (every < a->opt->interval_ms)
+			every = a->opt->interval_ms;
+		a->retention_next_ms = deleted > 0 ? ts : ts + every;
 		store_used_bytes(a->st, &a->store_bytes);
 	}
 	a->self_cpu_ms = self_cpu_ms();
@@ -992,16 +1015,25 @@ static int setup(struct agent *a)
 	jobs_init(&a->jobs, a->hostname, a->node_id, cores, a->host->mem.total_bytes,
 		  o->interval_ms);
 	pthread_mutex_init(&a->view_lock, NULL);
-	if (o->listen) {
-		ret = http_start(o->listen, agent_http, a, &a->http);
-		if (ret)
-			return ret;
-		const char *colon = strrchr(o->listen, ':');
+	return 0;
+}
 
-		/* tests and scripts read the port chosen for port 0 from this line */
-		log_info("agent: listening on %.*s:%u", (int)(colon - o->listen), o->listen,
-			 (unsigned)http_port(a->http));
-	}
+/* After the first tick, so that the endpoints never answer "no data yet". */
+static int start_http(struct agent *a)
+{
+	const char *listen = a->opt->listen, *colon;
+	int ret;
+
+	if (!listen)
+		return 0;
+	ret = http_start(listen, agent_http, a, &a->http);
+	if (ret)
+		return ret;
+	publish_view(a);
+	/* tests and scripts read the port chosen for port 0 from this line */
+	colon = strrchr(listen, ':');
+	log_info("agent: listening on %.*s:%u", (int)(colon - listen), listen,
+		 (unsigned)http_port(a->http));
 	return 0;
 }
 
@@ -1101,6 +1133,10 @@ static int agent_main(const struct agent_opts *o)
 		goto out_release;
 	}
 	tick(a);
+	if (start_http(a)) {
+		exit_code = EXIT_USAGE;
+		goto out_release;
+	}
 	arm_timer(tickfd, o->interval_ms, o->interval_ms);
 	if (loop(a, sigfd, tickfd))
 		exit_code = EXIT_FAIL;

@@ -120,25 +120,24 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	struct http_request req = {method, url, c};
 	struct http_response res = {200, "application/json; charset=utf-8", {0}};
 	enum MHD_Result ret;
-	static int first_call_marker;
 
 	(void)version;
 	(void)upload_data;
-	if (*con_cls == NULL) {
-		/* headers only so far: a body, if any, comes in the next calls */
-		*con_cls = &first_call_marker;
-		return MHD_YES;
-	}
+	(void)upload_data_size;
+	(void)con_cls;
+	/*
+	 * Answered on the first call, with the headers: no endpoint here takes
+	 * a body, and answering before reading one means it is never buffered
+	 * (libmicrohttpd then closes the connection after the answer).
+	 */
 	strbuf_init(&res.body, 64 << 20);
-	if (*upload_data_size != 0) {
-		/* no endpoint here takes a body: refuse it instead of buffering it */
-		*upload_data_size = 0;
-		http_error(&res, 413, "this endpoint takes no request body");
-	} else if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
+	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
 		http_error(&res, 405, "method not allowed: use GET");
-	} else {
+	else if (MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length") &&
+		 strcmp(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length"), "0"))
+		http_error(&res, 413, "this endpoint takes no request body");
+	else
 		s->fn(s->arg, &req, &res);
-	}
 	ret = send_response(c, &res);
 	strbuf_release(&res.body);
 	return ret;

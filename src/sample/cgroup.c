@@ -27,7 +27,7 @@
 /* memory.stat is a few kB; io.stat grows with the devices, 1 MB is plenty. */
 #define CGROUP_READ_MAX ((size_t)1 << 20)
 /* The same sizes sysroot.c builds its paths in. */
-#define CG_REL_PATH_MAX 4096
+#define CG_REL_PATH_MAX	 4096
 #define CG_FULL_PATH_MAX (4096 + 256)
 /* The kernel's NR_CPUS tops out at 8192; anything far above is not a CPU. */
 #define CPUSET_CPU_LIMIT (1u << 20)
@@ -613,8 +613,7 @@ static int sample_v1(struct cg_ctx *c, const struct cgroup_layout *l, struct cgr
 			out->valid |= CG_CPU;
 		}
 		if (cg_read(c, l->cpuacct, "cpuacct.stat") == 0)
-			cgroup_parse_cpuacct_stat(cg_text(c), c->sb.len, sysconf(_SC_CLK_TCK),
-						  out);
+			cgroup_parse_cpuacct_stat(cg_text(c), c->sb.len, sysconf(_SC_CLK_TCK), out);
 	}
 	if (here[2]) {
 		if (cg_read(c, l->blkio, "blkio.throttle.io_service_bytes_recursive") == 0 ||
@@ -663,7 +662,8 @@ static int limits_v2(struct cg_ctx *c, const struct cgroup_layout *l, struct cgr
 	if (ret)
 		return ret;
 	cg_read_cpuset(c, mount, "cpuset.cpus.effective", "cpuset.cpus", out);
-	if (cg_read(c, mount, "cpu.max") == 0 && parse_cpu_max(cg_text(c), c->sb.len, &cores) == 0) {
+	if (cg_read(c, mount, "cpu.max") == 0 &&
+	    parse_cpu_max(cg_text(c), c->sb.len, &cores) == 0) {
 		out->cpu_quota_cores = cores;
 		out->valid |= CG_LIM_CPU_QUOTA;
 	}

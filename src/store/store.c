@@ -1062,7 +1062,8 @@ static void bind_job_v3(struct binder *b, const struct job_record *job)
 
 int store_job_begin(struct store *st, struct job_record *job)
 {
-	bool is_run = strcmp(job->scheduler, "run") == 0;
+	/* a `jobscope run` names its job by the row id; the agent, seeing a run, by its id */
+	bool is_run = strcmp(job->scheduler, "run") == 0 && !job->job_id[0];
 	struct binder b;
 	bool own;
 	int ret;

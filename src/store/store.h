@@ -193,9 +193,14 @@ int store_used_bytes(struct store *st, uint64_t *bytes);
 
 /* Reader */
 int store_get_job(struct store *st, int64_t id, struct job_record *out);
-/* The row of the job with that key: 0, or -ENOENT. */
+/*
+ * The row of the job with that key: 0, or -ENOENT.  start_ms matches within
+ * STORE_JOB_START_SLACK_MS (process start times are computed from a boot
+ * time each agent start measures anew); *stored_start_ms receives the row's.
+ */
+#define STORE_JOB_START_SLACK_MS 50
 int store_find_job(struct store *st, int64_t node_id, const char *scheduler, const char *job_id,
-		   int64_t start_ms, int64_t *id);
+		   int64_t start_ms, int64_t *id, int64_t *stored_start_ms);
 /*
  * The latest job (by start) whose key matches "scheduler:job_id:start_ms",
  * "scheduler:job_id" or "job_id": 0, -ENOENT, or -EINVAL for a malformed key.

@@ -175,14 +175,15 @@ static int find_one(struct store *st, sqlite3_stmt *stmt, int64_t *id)
 }
 
 int store_find_job(struct store *st, int64_t node_id, const char *scheduler, const char *job_id,
-		   int64_t start_ms, int64_t *id)
+		   int64_t start_ms, int64_t *id, int64_t *stored_start_ms)
 {
 	sqlite3_stmt *stmt;
-	int ret;
+	int rc, ret;
 
 	ret = prepare(st,
-		      "SELECT id FROM jobs WHERE node_id = ? AND scheduler = ? AND job_id = ?"
-		      " AND start_ms = ?",
+		      "SELECT id, start_ms FROM jobs WHERE node_id = ?1 AND scheduler = ?2"
+		      " AND job_id = ?3 AND start_ms BETWEEN ?4 - ?5 AND ?4 + ?5"
+		      " ORDER BY abs(start_ms - ?4) LIMIT 1",
 		      "find a job", &stmt);
 	if (ret)
 		return ret;
@@ -190,7 +191,16 @@ int store_find_job(struct store *st, int64_t node_id, const char *scheduler, con
 	sqlite3_bind_text(stmt, 2, scheduler, -1, SQLITE_STATIC);
 	sqlite3_bind_text(stmt, 3, job_id, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(stmt, 4, start_ms);
-	return find_one(st, stmt, id);
+	sqlite3_bind_int64(stmt, 5, STORE_JOB_START_SLACK_MS);
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_ROW) {
+		*id = sqlite3_column_int64(stmt, 0);
+		*stored_start_ms = sqlite3_column_int64(stmt, 1);
+	} else {
+		ret = rc == SQLITE_DONE ? -ENOENT : read_fail(st, rc, "find a job");
+	}
+	sqlite3_finalize(stmt);
+	return ret;
 }
 
 int store_find_job_key(struct store *st, const char *key, int64_t *id)

@@ -261,7 +261,8 @@ static void test_cpuacct_stat(void **state)
 
 	(void)state;
 	assert_int_equal(
-	    parse_file(P_CPUACCT_STAT, CG_V1 "/sys/fs/cgroup/cpuacct" V1_JOB "/cpuacct.stat", &s), 0);
+	    parse_file(P_CPUACCT_STAT, CG_V1 "/sys/fs/cgroup/cpuacct" V1_JOB "/cpuacct.stat", &s),
+	    0);
 	assert_int_equal(s.valid, CG_CPU_SPLIT);
 	assert_int_equal(s.cpu_user_us, 6123450000ull);
 	assert_int_equal(s.cpu_system_us, 987650000ull);
@@ -489,8 +490,9 @@ static void test_blkio_rejects(void **state)
 	assert_rejected(P_BLKIO, "8:0 rbytes=1 wbytes=2\n");
 	assert_rejected(P_BLKIO, "8:0 Read 18446744073709551615\n8:16 Read 1\nTotal 0\n");
 	assert_rejected(P_BLKIO, "8:0 Write 18446744073709551616\nTotal 0\n");
-	assert_true(parse_prefixes(P_BLKIO, CG_V1 "/sys/fs/cgroup/blkio" V1_JOB
-						"/blkio.throttle.io_service_bytes_recursive") > 0);
+	assert_true(parse_prefixes(P_BLKIO,
+				   CG_V1 "/sys/fs/cgroup/blkio" V1_JOB
+					 "/blkio.throttle.io_service_bytes_recursive") > 0);
 }
 
 /* ---- one-number files ---- */
@@ -498,8 +500,9 @@ static void test_blkio_rejects(void **state)
 static void test_parse_u64(void **state)
 {
 	static const char *const bad[] = {
-	    "",	    "\n",  "-1",   "12a",	   "1 2", "maxx", "max 100000", "0x10",
-	    "1.5", "+1", "Max", "18446744073709551616", "\xff",
+	    "",		  "\n",	  "-1",	 "12a", "1 2", "maxx",
+	    "max 100000", "0x10", "1.5", "+1",	"Max", "18446744073709551616",
+	    "\xff",
 	};
 	uint64_t v = 42;
 	size_t i;
@@ -755,8 +758,15 @@ static void test_v2_root(void **state)
 static void test_bad_paths(void **state)
 {
 	static const char *const invalid[] = {
-	    "",		 "system.slice", "relative/job_7", "/..",	   "/system.slice/..",
-	    "/a/../b", "/system.slice/../../etc", "//..", "/a/../",
+	    "",
+	    "system.slice",
+	    "relative/job_7",
+	    "/..",
+	    "/system.slice/..",
+	    "/a/../b",
+	    "/system.slice/../../etc",
+	    "//..",
+	    "/a/../",
 	};
 	const struct cgroup_layout *l = *state;
 	struct cgroup_sample s;
@@ -950,8 +960,7 @@ static void test_tmp_v1_limits(void **state)
 		snprintf(dir, sizeof(dir), "/case%zu", i);
 		assert_int_equal(cgroup_read_limits(&l, dir, &lim), 0);
 		if (lim.valid != cases[i].valid)
-			fail_msg("case %zu: valid %#x, expected %#x", i, lim.valid,
-				 cases[i].valid);
+			fail_msg("case %zu: valid %#x, expected %#x", i, lim.valid, cases[i].valid);
 		assert_true(lim.cpu_quota_cores == cases[i].cores);
 		assert_int_equal(lim.mem_limit_bytes, cases[i].bytes);
 		assert_int_equal(lim.cpuset_cpus, cases[i].ncpus);
@@ -978,8 +987,8 @@ static void test_tmp_v2_limits(void **state)
 	    {"200000", "", "1-", "-1", 0, 0, 0, 0},
 	    {"200000 100000 7", "\xff", "1,,2", "1;2", 0, 0, 0, 0},
 	    {"200000\n100000", "18446744073709551616", "0-3 ", " 4-5\n", CG_LIM_CPUSET, 0, 0, 2},
-	    {"banana", "18446744073709551615", "0", NULL, CG_LIM_MEM | CG_LIM_CPUSET, 0,
-	     UINT64_MAX, 1},
+	    {"banana", "18446744073709551615", "0", NULL, CG_LIM_MEM | CG_LIM_CPUSET, 0, UINT64_MAX,
+	     1},
 	    {"max max", "\n5\n", NULL, "0-1048575", CG_LIM_MEM | CG_LIM_CPUSET, 0, 5, 1048576},
 	};
 	struct cgroup_layout l;
@@ -1008,8 +1017,7 @@ static void test_tmp_v2_limits(void **state)
 		}
 		assert_int_equal(cgroup_read_limits(&l, cg, &lim), 0);
 		if (lim.valid != cases[i].valid)
-			fail_msg("case %zu: valid %#x, expected %#x", i, lim.valid,
-				 cases[i].valid);
+			fail_msg("case %zu: valid %#x, expected %#x", i, lim.valid, cases[i].valid);
 		assert_true(lim.cpu_quota_cores == cases[i].cores);
 		assert_int_equal(lim.mem_limit_bytes, cases[i].bytes);
 		assert_int_equal(lim.cpuset_cpus, cases[i].ncpus);
@@ -1101,16 +1109,14 @@ int main(void)
 	    cmocka_unit_test(test_parse_u64),
 	};
 	const struct CMUnitTest v1[] = {
-	    cmocka_unit_test(test_detect_v1),
-	    cmocka_unit_test(test_v1_slurm_job),
-	    cmocka_unit_test(test_v1_no_limits),
-	    cmocka_unit_test(test_v1_root),
+	    cmocka_unit_test(test_detect_v1),	 cmocka_unit_test(test_v1_slurm_job),
+	    cmocka_unit_test(test_v1_no_limits), cmocka_unit_test(test_v1_root),
 	    cmocka_unit_test(test_no_layout),
 	};
 	const struct CMUnitTest v2[] = {
-	    cmocka_unit_test(test_detect_v2),	 cmocka_unit_test(test_v2_slurm_job),
-	    cmocka_unit_test(test_v2_k8s_pod),	 cmocka_unit_test(test_v2_no_limits),
-	    cmocka_unit_test(test_v2_root),	 cmocka_unit_test(test_bad_paths),
+	    cmocka_unit_test(test_detect_v2),  cmocka_unit_test(test_v2_slurm_job),
+	    cmocka_unit_test(test_v2_k8s_pod), cmocka_unit_test(test_v2_no_limits),
+	    cmocka_unit_test(test_v2_root),    cmocka_unit_test(test_bad_paths),
 	};
 	const struct CMUnitTest tmp[] = {
 	    cmocka_unit_test(test_detect_none),

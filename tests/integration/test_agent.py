@@ -1,0 +1,386 @@
+"""`jobscope agent`: attribution, reservations, endpoints, store, signals, faults."""
+import json
+import os
+import re
+import resource
+import shutil
+import signal
+import subprocess
+import time
+
+from harness import helper, jobscope, run_tests, near, check, eq, wait_for
+from agent_harness import (Agent, sql, job_row, env_with, spawn, settle, wait_exit)
+
+MiB = 1 << 20
+GiB = 1 << 30
+FAKES = os.environ.get("FAKES", "")
+
+
+def report_json(db, key):
+    r = jobscope("report", "--db", db, "--job", key, "--format", "json")
+    eq(r.returncode, 0, "jobscope report --job %s: %s" % (key, r.stderr))
+    return json.loads(r.stdout)
+
+
+def helper_json(out):
+    for line in reversed(out.strip().splitlines()):
+        if line.strip().startswith("{"):
+            return json.loads(line)
+    raise AssertionError("no JSON line in %r" % out)
+
+
+def job_series(metrics, name, job_id):
+    return [v for (n, labels), v in metrics.items()
+            if n == name and ("job_id", job_id) in labels]
+
+
+def wait_job_end(db, scheduler, job_id, timeout=15):
+    def ended():
+        row = job_row(db, scheduler, job_id)
+        return row if row and row[2] else None
+    return wait_for(ended, timeout=timeout, what="the end of job %s" % job_id)
+
+
+def test_slurm_env_job_reservation_and_usage(wd):
+    """A job known only by SLURM_* variables: identity, reservation, exact CPU, memory peak."""
+    a = Agent(wd, interval="200ms")
+    try:
+        env = env_with(SLURM_JOB_ID=901, SLURM_CPUS_ON_NODE=2, SLURM_MEM_PER_NODE=512)
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        busy = spawn([helper("busy"), "--seconds", "2", "--threads", "1"], env=env)
+        mem = spawn([helper("memtouch"), "--mib", "96", "--hold", "2"], env=env)
+        wait_for(lambda: job_series(a.metrics(), "jobscope_job_processes", "901"),
+                 what="job 901 in /metrics")
+        m = a.metrics()
+        eq(job_series(m, "jobscope_job_reserved_cpus", "901"), [2.0], "reserved cpus")
+        eq(job_series(m, "jobscope_job_reserved_memory_bytes", "901"), [512.0 * MiB],
+           "reserved memory")
+        eq(job_series(m, "jobscope_job_reserved_gpus", "901"), [0.0], "reserved GPUs")
+        live = a.json("/api/v1/jobs/slurm:901")
+        eq(live["scheduler"], "slurm", "scheduler")
+        eq(live["live"], True, "live")
+        eq(live["reservation"]["source"], "slurm_env", "reservation source")
+        check(live["key"].startswith("slurm:901:"), "key %r" % live["key"])
+        check(any(j["job_id"] == "901" for j in a.json("/api/v1/jobs")["jobs"]),
+              "/api/v1/jobs lists job 901")
+        rc1, out1, _ = settle(busy)
+        rc2, out2, _ = settle(mem)
+        eq((rc1, rc2), (0, 0), "workloads")
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        # the two workloads are the only children reaped meanwhile
+        truth_cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+        truth_rss = helper_json(out2)["maxrss_bytes"]
+        wait_job_end(a.db, "slurm", "901")
+        wait_for(lambda: not job_series(a.metrics(), "jobscope_job_processes", "901"),
+                 what="job 901 gone from /metrics")
+        ended = a.json("/api/v1/jobs/slurm:901")
+        eq(ended["live"], False, "ended job from the store")
+        check(ended["summary"] is not None, "the ended job has its summary")
+    finally:
+        eq(a.stop(), 0, "agent exit status")
+    rep = report_json(a.db, "slurm:901")
+    eq(rep["run"]["scheduler"], "slurm", "report scheduler")
+    res = rep["reservation"]
+    eq(res["cpus"], 2.0, "reservation cpus")
+    eq(res["memory_bytes"], 512 * MiB, "reservation memory")
+    # memtouch's own CPU is small; both workloads are the job
+    near(rep["cpu"]["cpu_seconds"], truth_cpu, 0.10, "job CPU seconds vs the workload's")
+    near(res["memory_peak_bytes"], truth_rss, 0.10, "job memory peak vs the workload's RSS")
+    near(res["memory_efficiency_pct"], 100.0 * truth_rss / (512 * MiB), 0.10, "memory eff")
+    check(res["cpu_efficiency_pct"] is not None and res["cpu_efficiency_pct"] > 0,
+          "cpu efficiency %r" % res["cpu_efficiency_pct"])
+    summ = sql(a.db, "SELECT s.cpu_ms, s.rss_peak_bytes FROM job_summaries s JOIN jobs j"
+               " ON j.id = s.job_id WHERE j.scheduler = 'slurm' AND j.job_id = '901'")
+    eq(len(summ), 1, "one summary row")
+    near(summ[0][0] / 1000.0, truth_cpu, 0.10, "summary cpu")
+
+
+def test_run_id_attribution(wd):
+    """Processes of a `jobscope run` are the run's job in the agent."""
+    a = Agent(wd, interval="200ms")
+    try:
+        r = spawn(["sh", "-c", "exec \"$0\" run --db \"$1\" --report none -- \"$2\" --seconds 1",
+                   os.environ["JOBSCOPE"], wd.join("run.db"), helper("busy")], env=env_with())
+        rc, _, err = settle(r)
+        eq(rc, 0, "jobscope run: %s" % err)
+        run_id = sql(wd.join("run.db"), "SELECT job_id FROM jobs")[0][0]
+        row = wait_job_end(a.db, "run", run_id)
+        check(row is not None, "the agent saw run %s as a job" % run_id)
+        rep = report_json(a.db, "run:%s" % run_id)
+        near(rep["cpu"]["cpu_seconds"], 1.0, 0.25, "the run's CPU as the agent saw it")
+    finally:
+        a.stop()
+
+
+def test_endpoints_and_metrics_format(wd):
+    a = Agent(wd, interval="200ms")
+    try:
+        body = a.get("/metrics")
+        eq(a.last_content_type, "text/plain; version=0.0.4; charset=utf-8", "content type")
+        families = {}
+        for line in body.splitlines():
+            if line.startswith("# TYPE "):
+                _, _, name, typ = line.split(" ", 3)
+                families[name] = typ
+            elif line.startswith("# HELP "):
+                continue
+            else:
+                name = re.match(r"^[a-z0-9_]+", line).group(0)
+                check(name in families, "%s has a TYPE line before its samples" % name)
+                check(name.startswith("jobscope_"), "prefix: %s" % name)
+                check("nan" not in line.lower().split(" ")[-1], "no NaN sample: %s" % line)
+                if families[name] == "counter":
+                    check(name.endswith("_total"), "counter name ends in _total: %s" % name)
+        for n in ("jobscope_node_cpu_seconds_total", "jobscope_node_memory_total_bytes",
+                  "jobscope_agent_ticks_total", "jobscope_job_cpu_seconds_total"):
+            check(n in families, "family %s present" % n)
+        eq(families["jobscope_node_cpu_seconds_total"], "counter", "cpu is a counter")
+        node = a.json("/api/v1/node")
+        eq(node["node"], os.uname().nodename, "node name")
+        check(node["host"]["cpus"] == os.cpu_count(), "cpus")
+        check(node["agent"]["interval_ms"] == 200, "interval")
+        gpus = a.json("/api/v1/gpus")
+        eq(gpus["gpus"], [], "no GPU here")
+        err = a.json("/api/v1/nope", expect=404)
+        check("error" in err, "JSON error body")
+        a.json("/api/v1/jobs/slurm:424242:1", expect=404)
+        # a method the agent does not take
+        import urllib.request
+        req = urllib.request.Request(a.url + "/metrics", data=b"x", method="POST")
+        try:
+            urllib.request.urlopen(req, timeout=5)
+            raise AssertionError("POST /metrics was accepted")
+        except urllib.error.HTTPError as e:
+            check(e.code in (405, 413), "POST refused: %d" % e.code)
+    finally:
+        eq(a.stop(), 0, "agent exit status")
+
+
+def test_sigterm_flushes_and_restart_reuses_job(wd):
+    a = Agent(wd, interval="300ms")
+    env = env_with(SLURM_JOB_ID=902, SLURM_CPUS_ON_NODE=1)
+    sleeper = spawn(["sleep", "30"], env=env)
+    try:
+        wait_for(lambda: job_row(a.db, "slurm", "902"), what="job 902 stored")
+        a.wait_ticks(2)
+        ticks = a.ticks()
+        t_stop = time.time() * 1000
+        eq(a.stop(), 0, "exit status after SIGTERM")
+        check("storing the last tick" in a.stderr(), "says it stores the last tick")
+        last = sql(a.db, "SELECT max(ts_ms) FROM host_samples")[0][0]
+        check(last >= t_stop - 50, "the last tick was taken at the signal (%d vs %d)"
+              % (last, t_stop))
+        check(sql(a.db, "SELECT count(*) FROM host_samples")[0][0] >= ticks, "every tick kept")
+        b = Agent(wd, interval="300ms", name="agent2")
+        try:
+            b.wait_ticks(2)
+            rows = sql(a.db, "SELECT count(*) FROM jobs WHERE scheduler='slurm' AND job_id='902'")
+            eq(rows[0][0], 1, "the restarted agent reopened job 902's row, no duplicate")
+        finally:
+            b.stop()
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+
+
+def test_kill9_loses_at_most_a_tick(wd):
+    a = Agent(wd, interval="100ms")
+    a.wait_ticks(5)
+    before = a.ticks()
+    a.kill()
+    stored = sql(a.db, "SELECT count(*) FROM host_samples")[0][0]
+    check(stored >= before - 1, "stored %d ticks of the %d reported" % (stored, before))
+    eq(sql(a.db, "PRAGMA integrity_check")[0][0], "ok", "integrity after kill -9")
+    b = Agent(wd, interval="100ms", name="agent2")
+    try:
+        b.wait_ticks(3)
+    finally:
+        eq(b.stop(), 0, "restarted agent exit")
+    seqs = sql(a.db, "SELECT count(*), count(DISTINCT seq) FROM host_samples")[0]
+    eq(seqs[0], seqs[1], "seq unique across the restart")
+
+
+def test_fork_storm(wd):
+    """Processes appearing and vanishing every few ms: no tick lost, nothing crashes."""
+    a = Agent(wd, interval="100ms")
+    try:
+        a.wait_ticks(1)
+        t0, k0 = time.monotonic(), a.ticks()
+        storm = spawn([helper("spawnstorm"), "--count", "1500", "--depth", "2"],
+                      env=env_with(SLURM_JOB_ID=903))
+        rc, out, err = settle(storm, timeout=120)
+        eq(rc, 0, "storm: %s" % err)
+        dt, k1 = time.monotonic() - t0, a.ticks()
+        check(k1 - k0 >= int(dt / 0.1 * 0.8), "ticks kept pace: %d in %.1fs" % (k1 - k0, dt))
+        node = a.json("/api/v1/node")
+        eq(node["agent"]["lost_ticks"], 0, "no tick lost")
+        check(a.proc.poll() is None, "agent alive")
+    finally:
+        eq(a.stop(), 0, "agent exit status")
+    eq(sql(a.db, "PRAGMA integrity_check")[0][0], "ok", "integrity")
+
+
+def test_sighup_reopens_log(wd):
+    log = wd.join("agent-file.log")
+    a = Agent(wd, interval="200ms", log_file=log)
+    try:
+        os.rename(log, log + ".1")  # what logrotate does
+        a.proc.send_signal(signal.SIGHUP)
+        wait_for(lambda: os.path.exists(log) and "log file reopened" in open(log).read(),
+                 what="a new log file after SIGHUP")
+        a.wait_ticks(2)
+        check(a.proc.poll() is None, "SIGHUP does not stop the agent")
+    finally:
+        eq(a.stop(), 0, "exit")
+    check("storing the last tick" in open(log).read(), "later messages go to the new file")
+
+
+def test_config_file_and_bad_options(wd):
+    cfg = wd.join("agent.conf")
+    with open(cfg, "w") as f:
+        f.write("# jobscope agent\ninterval = 300ms\nretention-raw = 2d\n")
+    a = Agent(wd, interval="1s", extra=["--config", cfg, "--interval", "250ms"])
+    try:
+        eq(a.json("/api/v1/node")["agent"]["interval_ms"], 250, "command line beats config")
+    finally:
+        a.stop()
+    with open(cfg, "w") as f:
+        f.write("interval = 300ms\nno-such-thing = 1\n")
+    r = jobscope("agent", "--config", cfg, "--db", wd.join("x.db"))
+    eq(r.returncode, 2, "bad config: usage error")
+    check("unknown setting 'no-such-thing'" in r.stderr and ":2:" in r.stderr,
+          "names the line: %r" % r.stderr)
+    for bad in (["--interval", "10ms"], ["--max-db-size", "lots"], ["--listen", "nowhere"],
+                ["--retention-raw", "x"]):
+        r = jobscope("agent", "--db", wd.join("y.db"), *bad)
+        eq(r.returncode, 2, "%s: exit 2 (%s)" % (bad, r.stderr))
+    # a store that is not ours is refused, untouched
+    junk = wd.join("junk.db")
+    with open(junk, "wb") as f:
+        f.write(b"not a database" * 100)
+    r = jobscope("agent", "--db", junk, "--listen", "none", "--exit-after", "1s")
+    eq(r.returncode, 2, "foreign store refused: %s" % r.stderr)
+    with open(junk, "rb") as f:
+        eq(f.read(), b"not a database" * 100, "foreign file untouched")
+
+
+def test_retention_and_size_cap(wd):
+    a = Agent(wd, interval="100ms", extra=["--retention-raw", "1s"])
+    try:
+        wait_for(lambda: a.ticks() >= 40, timeout=30, what="40 ticks")
+        now = time.time() * 1000
+        oldest = sql(a.db, "SELECT min(ts_ms) FROM host_samples")[0][0]
+        check(oldest >= now - 3000, "raw rows older than the limit are gone (oldest %.1fs old)"
+              % ((now - oldest) / 1000))
+        eq(sql(a.db, "SELECT count(*) FROM proc_samples WHERE ts_ms < ?", now - 4000)[0][0],
+           0, "old process rows gone")
+    finally:
+        a.stop()
+    b = Agent(wd, interval="100ms", db=wd.join("capped.db"), extra=["--max-db-size", "400K"],
+              name="capped")
+    try:
+        wait_for(lambda: b.ticks() >= 60, timeout=40, what="60 ticks")
+        first = sql(b.db, "SELECT min(seq) FROM host_samples")[0][0]
+        check(first > 1, "the oldest rows went to keep under the cap")
+        used = sql(b.db, "SELECT (page_count - freelist_count) * page_size FROM"
+                   " pragma_page_count, pragma_freelist_count, pragma_page_size")[0][0]
+        check(used <= 600 * 1024, "used %d bytes with a 400K cap" % used)
+    finally:
+        b.stop()
+
+
+def test_rollups_written(wd):
+    a = Agent(wd, interval="100ms")
+    a.wait_ticks(15)
+    eq(a.stop(), 0, "exit")
+    rows = sql(a.db, "SELECT tier_ms, sum(n), min(min), max(max), count(*) FROM rollups"
+               " WHERE entity = 'host' AND metric = 'cpu_busy_pct' GROUP BY tier_ms")
+    eq(sorted(r[0] for r in rows), [60000, 3600000], "both tiers")
+    ticks = sql(a.db, "SELECT count(*) FROM host_samples")[0][0]
+    for tier, n, lo, hi, _ in rows:
+        eq(n, ticks - 1, "tier %d covers every interval" % tier)
+        check(0 <= lo <= hi <= 100, "cpu busy in 0..100: %r..%r" % (lo, hi))
+    mem = sql(a.db, "SELECT min, avg, max FROM rollups WHERE metric = 'mem_used_bytes'"
+              " AND tier_ms = 3600000")
+    check(mem and all(r[0] <= r[1] <= r[2] for r in mem), "min <= avg <= max: %r" % mem)
+
+
+def test_unprivileged_marks_missing(wd):
+    """As nobody: root's process I/O cannot be read and is null, never 0."""
+    if os.getuid() != 0:
+        return
+    d = wd.join("nobody")
+    os.mkdir(d)
+    shutil.chown(d, "nobody")
+    os.chmod(wd.path, 0o755)
+    log = os.path.join(d, "agent.log")
+    errf = open(log, "w")
+    proc = subprocess.Popen(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups",
+                             os.environ["JOBSCOPE"], "agent",
+                             "--db", os.path.join(d, "agent.db"), "--interval", "200ms",
+                             "--listen", "127.0.0.1:0"], stderr=errf, stdout=subprocess.DEVNULL)
+    try:
+        def port():
+            m = re.search(r"listening on 127\.0\.0\.1:(\d+)", open(log).read())
+            return int(m.group(1)) if m else None
+        p = wait_for(port, timeout=15, what="listening line")
+        import urllib.request
+
+        def jobs():
+            with urllib.request.urlopen("http://127.0.0.1:%d/api/v1/jobs" % p, timeout=5) as r:
+                return json.loads(r.read())["jobs"]
+        js = wait_for(lambda: [j for j in jobs() if j["user"] == "root"], what="root's jobs")
+        # the agent runs as nobody: root's /proc/PID/io is unreadable
+        check(all(j["usage"]["read_bytes"] is None for j in js),
+              "root's I/O is null, never 0, for nobody: %r" % [j["usage"] for j in js])
+    finally:
+        proc.terminate()
+        eq(proc.wait(timeout=20), 0, "agent as nobody exits 0")
+        errf.close()
+
+
+def test_gpu_job_share(wd):
+    """A job's process on a (fake) GPU: its memory and SM share per job in /metrics."""
+    nvml = os.path.join(FAKES, "libnvidia-ml.so.1")
+    pidfile = wd.join("pid")
+    scn = wd.join("gpu.scn")
+    with open(scn, "w") as f:
+        f.write("""driver 535.104.05
+device 0 uuid=GPU-00000000-0000-0000-0000-000000000000 name="NVIDIA A100-SXM4-80GB" bus=00000000:07:00.0 mem_total=85899345920 power_limit=400000 nvlinks=0
+at 0 0 util=60 mem_used=12884901888 power=200000 temp=61
+proc 0 pid=file:%s mem=8589934592 sm=80
+proc 0 pid=1 mem=2147483648 sm=20
+""" % pidfile)
+    env = env_with(JOBSCOPE_NVML_LIBRARY=nvml, JOBSCOPE_ROCM_SMI_LIBRARY="/nonexistent",
+                   FAKE_GPU_SCENARIO=scn)
+    a = Agent(wd, interval="200ms", env=env)
+    try:
+        job = spawn(["sh", "-c", "echo $$ > %s; exec %s --seconds 2" % (pidfile, helper("busy"))],
+                    env=env_with(SLURM_JOB_ID=904, SLURM_CPUS_ON_NODE=1,
+                                 SLURM_JOB_GPUS="0"))
+        lab = ("job_id", "904")
+
+        def gpu_mem():
+            m = a.metrics()
+            return [v for (n, l), v in m.items()
+                    if n == "jobscope_job_gpu_memory_bytes" and lab in l]
+        eq(wait_for(gpu_mem, what="the job's GPU memory"), [8.0 * GiB], "job GPU memory")
+        m = a.metrics()
+        eq([v for (n, l), v in m.items() if n == "jobscope_job_gpu_sm_utilization_percent"
+            and lab in l], [80.0], "job SM share")
+        eq([v for (n, l), v in m.items() if n == "jobscope_gpu_utilization_percent"], [60.0],
+           "device util")
+        eq(job_series(m, "jobscope_job_reserved_gpus", "904"), [1.0], "reserved GPUs")
+        g = a.json("/api/v1/gpus")["gpus"][0]
+        check(any(k.startswith("slurm:904:") for k in g["jobs"]), "GPU lists the job")
+        settle(job)
+        wait_job_end(a.db, "slurm", "904")
+    finally:
+        a.stop()
+    rep = report_json(a.db, "slurm:904")
+    eq(rep["reservation"]["gpus"], 1, "reserved 1 GPU")
+    eq(rep["reservation"]["gpus_used"], 1, "used 1 GPU")
+    eq(len(rep["gpus"]), 1, "report GPU section")
+
+
+run_tests(globals())

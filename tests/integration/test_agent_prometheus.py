@@ -1,0 +1,435 @@
+"""A real Prometheus scraping a real `jobscope agent`: what Prometheus stores
+is exactly what the agent stored in its own SQLite store, tick by tick.
+
+The agent runs on 127.0.0.1, a free port, a private store, one tick a
+second; Prometheus (/usr/bin/prometheus, Debian package `prometheus`) on
+another free loopback port scrapes it every second into a private TSDB.  A
+js-busy with a Slurm environment (SLURM_JOB_ID=4242, SLURM_CPUS_ON_NODE=1,
+SLURM_MEM_PER_NODE=100) burns CPU for 4 s; then the samples Prometheus kept
+are compared with the store's job_samples and host_samples rows.
+
+Without the prometheus binary the Prometheus test prints "SKIP: ..." and
+passes, as the other integration tests do for what the machine lacks.
+"""
+import json
+import os
+import pwd
+import re
+import signal
+import socket
+import sqlite3
+import subprocess
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+from harness import JOBSCOPE, helper, run_tests, check, eq, wait_for
+
+PROMETHEUS = "/usr/bin/prometheus"
+PROMTOOL = "/usr/bin/promtool"
+PROM_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+INTERVAL_MS = 1000
+JOB_ID = "4242"
+RESERVED_MEM = 100 * 1048576
+BUSY_SECONDS = 4
+
+# loopback only, whatever proxy the environment names
+_opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def http_get(url, timeout=5):
+    """(status, headers, body) of a GET; HTTP errors are answers too."""
+    try:
+        with _opener.open(url, timeout=timeout) as r:
+            return r.status, r.headers, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers, e.read().decode()
+
+
+def free_port():
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+    finally:
+        s.close()
+
+
+def slurm_env(**kv):
+    """This environment without any SLURM_ variable of its own, plus kv."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("SLURM_") and k != "JOBSCOPE_RUN_ID"}
+    env.update({k: str(v) for k, v in kv.items()})
+    return env
+
+
+def stop(proc, sig=signal.SIGTERM, timeout=15):
+    """Stops one process we started, by its PID; returns its exit code."""
+    if proc is None:
+        return None
+    if proc.poll() is None:
+        try:
+            os.kill(proc.pid, sig)
+        except ProcessLookupError:
+            pass
+    try:
+        return proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        raise AssertionError("pid %d did not stop in %ss" % (proc.pid, timeout))
+
+
+def tail(path, n=30):
+    try:
+        with open(path, errors="replace") as f:
+            return "".join(f.readlines()[-n:])
+    except OSError:
+        return ""
+
+
+class Agent:
+    def __init__(self, wd):
+        self.db = wd.join("agent.db")
+        self.log = wd.join("agent.log")
+        self.errf = open(self.log, "w")
+        self.proc = subprocess.Popen(
+            [JOBSCOPE, "agent", "--db", self.db, "--listen", "127.0.0.1:0",
+             "--interval", "%dms" % INTERVAL_MS, "--exit-after", "120s"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self.errf,
+            env=slurm_env())
+        self.port = wait_for(self._port, timeout=15, what="the agent's listening line")
+        self.url = "http://127.0.0.1:%d" % self.port
+
+    def _port(self):
+        text = tail(self.log, 1000)
+        m = re.search(r"jobscope: agent: listening on 127\.0\.0\.1:(\d+)", text)
+        if m:
+            return int(m.group(1))
+        if self.proc.poll() is not None:
+            raise AssertionError("the agent exited with %s: %s" % (self.proc.returncode, text))
+        return None
+
+    def metrics(self):
+        """(Content-Type, body) of /metrics, once the first tick is rendered."""
+        def ready():
+            status, headers, body = http_get(self.url + "/metrics")
+            return (headers.get("Content-Type"), body) if status == 200 else None
+        return wait_for(ready, timeout=10, what="GET /metrics answering 200")
+
+    def stop(self):
+        try:
+            return stop(self.proc)
+        finally:
+            self.errf.close()
+
+
+class Prometheus:
+    def __init__(self, wd, target_port):
+        self.log = wd.join("prometheus.log")
+        config = wd.join("prometheus.yml")
+        with open(config, "w") as f:
+            f.write("global:\n"
+                    "  scrape_interval: 1s\n"
+                    "  scrape_timeout: 1s\n"
+                    "  evaluation_interval: 1m\n"
+                    "scrape_configs:\n"
+                    "  - job_name: jobscope\n"
+                    "    static_configs:\n"
+                    "      - targets: ['127.0.0.1:%d']\n" % target_port)
+        self.proc = None
+        for _attempt in range(3):       # the free port may be taken meanwhile
+            self.port = free_port()
+            self.url = "http://127.0.0.1:%d" % self.port
+            self.errf = open(self.log, "w")
+            self.proc = subprocess.Popen(
+                [PROMETHEUS, "--config.file=" + config,
+                 "--storage.tsdb.path=" + wd.join("tsdb"),
+                 "--web.listen-address=127.0.0.1:%d" % self.port,
+                 "--log.level=warn"],
+                stdin=subprocess.DEVNULL, stdout=self.errf, stderr=self.errf,
+                env=slurm_env())
+            try:
+                wait_for(self._ready, timeout=20, what="Prometheus /-/ready")
+                return
+            except AssertionError:
+                log = tail(self.log)
+                self.stop()
+                if "address already in use" not in log:
+                    raise AssertionError("Prometheus did not start:\n" + log)
+        raise AssertionError("Prometheus could not bind a free port:\n" + tail(self.log))
+
+    def _ready(self):
+        if self.proc.poll() is not None:
+            raise AssertionError("prometheus exited with %s" % self.proc.returncode)
+        try:
+            return http_get(self.url + "/-/ready", timeout=1)[0] == 200
+        except OSError:
+            return False
+
+    def query(self, expr, at_ms=None):
+        """result of an instant query, at at_ms (epoch ms) or now."""
+        params = {"query": expr}
+        if at_ms is not None:
+            params["time"] = "%d.%03d" % divmod(at_ms, 1000)
+        status, _h, body = http_get(self.url + "/api/v1/query?" + urllib.parse.urlencode(params))
+        reply = json.loads(body)
+        if status != 200 or reply.get("status") != "success":
+            raise AssertionError("query %r: %d %s" % (expr, status, body))
+        return reply["data"]
+
+    def vector(self, expr, at_ms=None):
+        data = self.query(expr, at_ms)
+        eq(data["resultType"], "vector", "result type of %r" % expr)
+        return data["result"]
+
+    def raw(self, expr, window="120s"):
+        """[(ts_ms, value)] of the one series expr selects: every scraped sample."""
+        data = self.query("%s[%s]" % (expr, window))
+        eq(data["resultType"], "matrix", "result type of a range selector")
+        eq(len(data["result"]), 1, "series for %s: %r" % (expr, data["result"]))
+        return [(round(float(t) * 1000), float(v)) for t, v in data["result"][0]["values"]]
+
+    def stop(self):
+        try:
+            return stop(self.proc)
+        finally:
+            self.errf.close()
+
+
+def sql(db, query, *args):
+    con = sqlite3.connect("file:%s?mode=ro" % db, uri=True, timeout=10)
+    try:
+        return con.execute(query, args).fetchall()
+    finally:
+        con.close()
+
+
+def promtool_check(body):
+    """(rc, output) of `promtool check metrics` on body; None without promtool."""
+    if not os.path.exists(PROMTOOL):
+        return None
+    p = subprocess.run([PROMTOOL, "check", "metrics"], input=body, capture_output=True,
+                       text=True, timeout=30)
+    return p.returncode, (p.stdout + p.stderr).strip()
+
+
+def check_promtool(body):
+    res = promtool_check(body)
+    if res is None:
+        print("SKIP: %s is not installed: /metrics not linted" % PROMTOOL)
+        return
+    rc, out = res
+    # 0: clean; 3: parsed, with lint findings (naming conventions); 1: errors
+    check(rc in (0, 3), "promtool check metrics failed (rc %d):\n%s\n--- body ---\n%s"
+          % (rc, out, body))
+    for line in out.splitlines():
+        print("promtool lint: %s" % line)
+    if rc == 0:
+        print("promtool check metrics: clean")
+
+
+def metric_lines(body):
+    """{(name, frozenset(labels)): value text} of an exposition body."""
+    out = {}
+    for line in body.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        m = re.match(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$', line)
+        check(m, "not a Prometheus sample line: %r" % line)
+        labels = frozenset(re.findall(r'(\w+)="((?:[^"\\]|\\.)*)"', m.group(3) or ""))
+        out[(m.group(1), labels)] = m.group(4)
+    return out
+
+
+def test_metrics_endpoint(wd):
+    """Content-Type, a job's series, and promtool's verdict on the real body."""
+    agent = Agent(wd)
+    busy = None
+    try:
+        busy = subprocess.Popen([helper("busy"), "--seconds", "3"], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                env=slurm_env(SLURM_JOB_ID=JOB_ID, SLURM_CPUS_ON_NODE=1,
+                                              SLURM_MEM_PER_NODE=100))
+
+        def with_job():
+            ctype, body = agent.metrics()
+            return (ctype, body) if 'job_id="%s"' % JOB_ID in body else None
+        ctype, body = wait_for(with_job, timeout=10, what="job %s in /metrics" % JOB_ID)
+        eq(ctype, PROM_CONTENT_TYPE, "Content-Type of /metrics")
+        check(body.endswith("\n"), "the body ends with a newline")
+        lines = metric_lines(body)
+        user = pwd.getpwuid(os.getuid()).pw_name
+        labels = frozenset({("job_id", JOB_ID), ("scheduler", "slurm"), ("user", user)})
+        for name, want in (("jobscope_job_reserved_memory_bytes", str(RESERVED_MEM)),
+                           ("jobscope_job_reserved_cpus", "1"),
+                           ("jobscope_job_processes", "1")):
+            eq(lines.get((name, labels)), want, "%s%s" % (name, dict(labels)))
+        check(("jobscope_job_cpu_seconds_total", labels) in lines, "the job's CPU series")
+        for fam in ("jobscope_node_cpu_seconds_total", "jobscope_node_memory_total_bytes",
+                    "jobscope_job_cpu_seconds_total", "jobscope_agent_ticks_total"):
+            check("# TYPE %s " % fam in body and "# HELP %s " % fam in body,
+                  "HELP and TYPE of %s" % fam)
+        check_promtool(body)
+    finally:
+        if busy is not None:
+            stop(busy, signal.SIGKILL)
+            busy.communicate()
+        eq(agent.stop(), 0, "the agent's exit code on SIGTERM")
+
+
+def match_rows(samples, rows, what, slack_before_ms, slack_after_ms):
+    """Every scraped (T, v) must be exactly the value of the store's tick at or
+    before T.  A tick's ts_ms is taken when it starts and its /metrics body is
+    published when it ends, and Prometheus stamps a scrape when it starts, a
+    little before the agent answers; so when a tick's ts_ms is within
+    slack_before_ms before T or slack_after_ms after it, either side of it is
+    accepted.  rows: [(ts_ms, value)] sorted by ts_ms.  Returns how many
+    samples needed that leeway."""
+    check(rows, "no stored rows for %s" % what)
+    leeway = 0
+    for t, v in samples:
+        at_or_before = [val for ts, val in rows if ts <= t]
+        exact = at_or_before[-1] if at_or_before else None
+        if v == exact:
+            continue
+        ok = set(val for ts, val in rows if t - slack_before_ms <= ts <= t + slack_after_ms)
+        earlier = [val for ts, val in rows if ts < t - slack_before_ms]
+        if earlier:
+            ok.add(earlier[-1])
+        check(v in ok, "%s scraped at %d = %r: not the stored value of the tick at or before"
+              " it (%r; near ticks: %r)\nrows: %r" % (what, t, v, exact, sorted(ok), rows))
+        leeway += 1
+    return leeway
+
+
+def test_prometheus_matches_store(wd):
+    if not os.path.exists(PROMETHEUS):
+        print("SKIP: %s is not installed (Debian package 'prometheus')" % PROMETHEUS)
+        return
+    agent = prom = busy = None
+    try:
+        agent = Agent(wd)
+        ctype, body = agent.metrics()
+        eq(ctype, PROM_CONTENT_TYPE, "Content-Type of /metrics")
+        prom = Prometheus(wd, agent.port)
+
+        def target_up():
+            r = prom.vector('up{job="jobscope"}')
+            return r and r[0]["value"][1] == "1"
+        wait_for(target_up, timeout=10, what="Prometheus's first scrape of the agent")
+
+        busy = subprocess.Popen([helper("busy"), "--seconds", str(BUSY_SECONDS)],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True,
+                                env=slurm_env(SLURM_JOB_ID=JOB_ID, SLURM_CPUS_ON_NODE=1,
+                                              SLURM_MEM_PER_NODE=100))
+        sel = '{job_id="%s"}' % JOB_ID
+        # the body while the job runs goes to promtool, job series and all
+        body = wait_for(lambda: (lambda b: b if 'job_id="%s"' % JOB_ID in b else None)(
+            agent.metrics()[1]), timeout=10, what="job %s in /metrics" % JOB_ID)
+        out, err = busy.communicate(timeout=BUSY_SECONDS + 15)
+        eq(busy.returncode, 0, "js-busy: %s" % err)
+        busy_cpu = json.loads(out.strip().splitlines()[-1])["cpu_seconds"]
+        busy = None
+        # Prometheus has every value of the job once its series went stale
+        # (the agent drops an ended job from /metrics)
+        wait_for(lambda: not prom.vector("jobscope_job_cpu_seconds_total" + sel),
+                 timeout=10, what="the job's series to go stale in Prometheus")
+
+        cpu = prom.raw("jobscope_job_cpu_seconds_total" + sel)
+        mem_total = prom.raw("jobscope_node_memory_total_bytes")
+        node_user = prom.raw('jobscope_node_cpu_seconds_total{mode="user"}')
+        reserved = prom.raw("jobscope_job_reserved_memory_bytes" + sel)
+        reserved_cpus = prom.raw("jobscope_job_reserved_cpus" + sel)
+        tick_max = max(v for _t, v in prom.raw("jobscope_agent_tick_duration_seconds"))
+        # instant queries at the scrape times give back those very samples
+        for t, v in cpu:
+            got = prom.vector("jobscope_job_cpu_seconds_total" + sel, at_ms=t)
+            eq(len(got), 1, "one series at %d" % t)
+            eq(float(got[0]["value"][1]), v, "instant query at %d" % t)
+            labels = got[0]["metric"]
+            eq(labels.get("scheduler"), "slurm", "scheduler label")
+            eq(labels.get("user"), pwd.getpwuid(os.getuid()).pw_name, "user label")
+            got = prom.vector("jobscope_job_reserved_memory_bytes" + sel, at_ms=t)
+            eq([float(g["value"][1]) for g in got], [float(RESERVED_MEM)],
+               "reserved memory at %d" % t)
+        mem_at = {t: [float(g["value"][1]) for g in prom.vector(
+            "jobscope_node_memory_total_bytes", at_ms=t)] for t, _v in cpu}
+    finally:
+        if busy is not None:
+            stop(busy, signal.SIGKILL)
+            busy.communicate()
+        prom_rc = prom.stop() if prom else None
+        agent_rc = agent.stop() if agent else None
+    eq(agent_rc, 0, "the agent's exit code on SIGTERM")
+    check(prom_rc is not None, "Prometheus stopped")
+    check_promtool(body)
+
+    # ---- the store, read after the agent stopped ----
+    jobs = sql(agent.db, "SELECT id, reserved_cpus, reserved_mem_bytes, end_ms FROM jobs"
+               " WHERE scheduler = 'slurm' AND job_id = ?", JOB_ID)
+    eq(len(jobs), 1, "one stored job %s" % JOB_ID)
+    row_id, st_cpus, st_mem, end_ms = jobs[0]
+    eq(st_mem, RESERVED_MEM, "jobs.reserved_mem_bytes")
+    eq(st_cpus, 1.0, "jobs.reserved_cpus")
+    check(end_ms is not None, "the job's end is stored")
+    js = sql(agent.db, "SELECT ts_ms, user_ms, system_ms, cg_cpu_ms FROM job_samples"
+             " WHERE job_id = ? ORDER BY ts_ms, seq", row_id)
+    # /metrics: (user_ms + system_ms) / 1000, or the cgroup's CPU when larger
+    # (there is no Slurm cgroup here: cg_cpu_ms is NULL)
+    rows = [(ts, max(u + s, cg or 0) / 1000.0) for ts, u, s, cg in js]
+    hosts = sql(agent.db, "SELECT ts_ms, mem_total_bytes, cpu_user_ms FROM host_samples"
+                " ORDER BY ts_ms, seq")
+
+    slack_before = round(tick_max * 1000) + 100  # publish follows the tick's ts
+    slack_after = 100                            # the request follows the scrape stamp
+    print("stored job rows: %s" % ", ".join("%d:%r" % r for r in rows))
+    print("scraped job samples: %s" % ", ".join("%d:%r" % s for s in cpu))
+
+    check(len(cpu) >= 3, "at least 3 scrapes of a %ds job: %r" % (BUSY_SECONDS, cpu))
+    eq(sorted(cpu), cpu, "timestamps in order")
+    for (_t0, a), (_t1, b) in zip(cpu, cpu[1:]):
+        check(b >= a, "a counter going down: %r" % cpu)
+    stored_values = set(v for _t, v in rows)
+    for t, v in cpu:
+        check(v in stored_values, "scraped %r at %d is no stored value %r" % (v, t, rows))
+    lee_job = match_rows(cpu, rows, "jobscope_job_cpu_seconds_total", slack_before, slack_after)
+    lee_host = match_rows(node_user, [(ts, u / 1000.0) for ts, _m, u in hosts],
+                          'jobscope_node_cpu_seconds_total{mode="user"}', slack_before,
+                          slack_after)
+    match_rows(mem_total, [(ts, float(m)) for ts, m, _u in hosts],
+               "jobscope_node_memory_total_bytes", slack_before, slack_after)
+    for t, vals in mem_at.items():
+        before = [float(m) for ts, m, _u in hosts if ts <= t]
+        eq(vals, before[-1:], "jobscope_node_memory_total_bytes at %d vs host_samples" % t)
+    # the last value scraped is the last live tick's: within one tick of the
+    # final stored row (the job's end).  When scrapes and ticks are in phase
+    # (a scrape within the leeway of a tick), jitter may make two scrapes
+    # fall on one tick and none on the next: then one tick more is allowed.
+    last_t, last_v = cpu[-1]
+    final_ts, final_v = rows[-1]
+    last_row_ts = max(ts for ts, v in rows if v == last_v)
+    in_phase = any(last_t - slack_before <= ts <= last_t + slack_after for ts, _m, _u in hosts)
+    allowed_ms = INTERVAL_MS * (2 if in_phase else 1) + slack_before
+    check(final_ts - last_row_ts <= allowed_ms,
+          "the last scraped value %r is the row at %d, %d ms before the final row %r at %d"
+          " (allowed: %d ms)" % (last_v, last_row_ts, final_ts - last_row_ts, final_v,
+                                 final_ts, allowed_ms))
+    # one thread cannot use more CPU than the wall time between the two rows
+    check(0 <= final_v - last_v <= (final_ts - last_row_ts + slack_before) / 1000.0 + 0.02,
+          "final stored %r at %d vs last scraped %r (row at %d): more CPU than one thread"
+          " can use" % (final_v, final_ts, last_v, last_row_ts))
+    for t, v in reserved:
+        eq(v, float(RESERVED_MEM), "scraped reserved memory at %d" % t)
+    for t, v in reserved_cpus:
+        eq(v, 1.0, "scraped reserved cpus at %d" % t)
+    eq(len(reserved), len(cpu), "reserved memory scraped with every CPU sample")
+    print("%d scrapes of the job, %d of the node; leeway used %d+%d times (ticks take <= "
+          "%.1f ms); final stored CPU %.3f s, js-busy's own %.3f s"
+          % (len(cpu), len(node_user), lee_job, lee_host, tick_max * 1000, final_v, busy_cpu))
+
+
+if __name__ == "__main__":
+    run_tests(globals())
