@@ -198,8 +198,9 @@ static void set_reservation(struct jobs *t, struct job_entry *j, const struct jo
 	if (r->reserved_cpus <= 0) {
 		if (lim.valid & CG_LIM_CPU_QUOTA)
 			r->reserved_cpus = lim.cpu_quota_cores;
-		else if ((lim.valid & CG_LIM_CPUSET) && lim.cpuset_cpus < t->host_cores)
-			r->reserved_cpus = lim.cpuset_cpus;
+		else if ((lim.valid & CG_LIM_CPUSET) &&
+			 (lim.cpuset_cpus < t->host_cores || strcmp(r->scheduler, "slurm") == 0))
+			r->reserved_cpus = lim.cpuset_cpus; /* Slurm's ConstrainCores: the allocation */
 		if (r->reserved_cpus > 0 && !r->reservation_source[0])
 			snprintf(r->reservation_source, sizeof(r->reservation_source), "cgroup");
 	}
@@ -209,6 +210,32 @@ static void set_reservation(struct jobs *t, struct job_entry *j, const struct jo
 		if (!r->reservation_source[0])
 			snprintf(r->reservation_source, sizeof(r->reservation_source), "cgroup");
 	}
+}
+
+/*
+ * The first process seen of a Slurm job is often slurmstepd, which has no
+ * SLURM_* environment: the reservation the job's tasks carry replaces what
+ * the cgroup's limits said, once.
+ */
+static void learn_reservation(struct jobs *t, struct job_entry *j, const struct job_attribution *a)
+{
+	struct job_record *r = &j->rec;
+
+	if (strcmp(r->scheduler, "slurm") != 0 || !(a->env.valid & SLURM_ENV_CPUS_ON_NODE) ||
+	    strcmp(r->reservation_source, "slurm_env") == 0)
+		return;
+	r->reservation_source[0] = '\0';
+	r->reserved_cpus = 0;
+	r->reserved_mem_bytes = 0;
+	r->has_reserved_gpus = false;
+	r->reserved_gpus = 0;
+	r->reserved_gpu_list[0] = '\0';
+	if (!r->cgroup[0])
+		snprintf(r->cgroup, sizeof(r->cgroup), "%s", a->cgroup);
+	set_reservation(t, j, a);
+	r->cores_allowed =
+	    r->reserved_cpus > 0 ? (int32_t)(r->reserved_cpus + 0.999) : t->host_cores;
+	j->rec_dirty = true;
 }
 
 static struct job_entry *new_job(struct jobs *t, const struct job_attribution *a,
@@ -403,9 +430,13 @@ int jobs_update(struct jobs *t, struct ptree *pt, int64_t ts_ms)
 		attribute_proc(t, p, &a);
 		old = jobs_of(t, p);
 		if (old && strcmp(old->rec.scheduler, a.scheduler) == 0 &&
-		    strcmp(old->rec.job_id, a.job_id) == 0)
+		    strcmp(old->rec.job_id, a.job_id) == 0) {
+			learn_reservation(t, old, &a);
 			continue;
+		}
 		j = find_live(t, a.scheduler, a.job_id);
+		if (j)
+			learn_reservation(t, j, &a);
 		if (!j) {
 			size_t pos_old = old ? (size_t)(old - t->job) : 0;
 
@@ -439,8 +470,12 @@ int jobs_update(struct jobs *t, struct ptree *pt, int64_t ts_ms)
 		if (!j || !j->live)
 			continue;
 		if (!p->alive) {
-			/* gone: kept in its parent's cutime when the parent is in the job */
-			struct ptree_proc *parent = ptree_find(pt, p->info.ppid);
+			/*
+			 * Gone: kept in its parent's cutime when the parent is in the
+			 * job.  A parent that ended in the same interval (Slurm's stepd
+			 * after the batch script) took it along in its final total.
+			 */
+			struct ptree_proc *parent = ptree_find_recent(pt, p->info.ppid);
 			struct job_entry *pj = parent ? jobs_of(t, parent) : NULL;
 
 			if (pj == j)

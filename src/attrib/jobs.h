@@ -49,6 +49,7 @@ struct job_entry {
 	bool live;
 	bool ended_now; /* its last process went in this update */
 	bool stored_end;
+	bool rec_dirty; /* rec learned something (a reservation) since it was stored */
 
 	struct job_sample js;	    /* this tick */
 	struct job_sample last_row; /* the last one stored */

@@ -723,8 +723,10 @@ static int store_tick_rows(struct agent *a, int64_t ts)
 
 		if (j->emit && j->rec.id)
 			ret = store_put_job_sample(st, j->rec.id, ts, &j->js);
-		if (!ret && j->ended_now && j->rec.id)
+		if (!ret && (j->ended_now || j->rec_dirty) && j->rec.id) {
 			ret = store_job_update(st, &j->rec);
+			j->rec_dirty = false; /* a failed tick is retried whole: see below */
+		}
 	}
 	for (int i = 0; i < a->gpus.ndevices && !ret; i++) {
 		if (!a->gsample_ok[i] || !a->devs[i].id)
@@ -766,9 +768,11 @@ static void store_tick(struct agent *a, int64_t ts)
 	for (size_t i = 0; i < a->pt.nprocs; i++)
 		if (a->pt.procs[i].row_tick == a->ticks)
 			a->pt.procs[i].row = 0;
-	for (size_t k = 0; k < a->jobs.njobs; k++)
+	for (size_t k = 0; k < a->jobs.njobs; k++) {
 		if (a->jobs.job[k].emit)
 			a->jobs.job[k].has_row = false; /* the next tick writes one */
+		a->jobs.job[k].rec_dirty = true;
+	}
 	if (a->lost_ticks == 0 || ret != a->lost_err)
 		log_warn(ret, "cannot store the samples of a tick in '%s' (sampling goes on)",
 			 store_path(a->st));

@@ -127,6 +127,15 @@ struct ptree_proc *ptree_find(struct ptree *pt, pid_t pid)
 	return &pt->procs[i];
 }
 
+struct ptree_proc *ptree_find_recent(struct ptree *pt, pid_t pid)
+{
+	long i = pidmap_get(pt->index, pt->index_size, pid);
+
+	if (i < 0 || (size_t)i >= pt->nprocs || pt->procs[i].info.pid != pid)
+		return NULL;
+	return &pt->procs[i];
+}
+
 static struct ptree_proc *add_proc(struct ptree *pt)
 {
 	struct ptree_proc *p;

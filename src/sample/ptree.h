@@ -129,6 +129,8 @@ void ptree_child_reaped(struct ptree *pt, pid_t pid, const struct rusage *ru, in
 
 /* The process entry for pid that is alive, or NULL. */
 struct ptree_proc *ptree_find(struct ptree *pt, pid_t pid);
+/* ... or that ended in the last scan (its final row not yet emitted), or NULL. */
+struct ptree_proc *ptree_find_recent(struct ptree *pt, pid_t pid);
 const struct job_sample *ptree_job(const struct ptree *pt);
 /* Adds the ancestor's own CPU (jobscope's) to the job sample. */
 void ptree_set_sampler_cpu(struct ptree *pt, uint64_t cpu_ms);

@@ -118,6 +118,11 @@ class Agent:
             return (headers.get("Content-Type"), body) if status == 200 else None
         return wait_for(ready, timeout=10, what="GET /metrics answering 200")
 
+    def body_with(self, text):
+        """The /metrics body if it has text, else None."""
+        body = self.metrics()[1]
+        return body if text in body else None
+
     def stop(self):
         try:
             return stop(self.proc)
@@ -253,10 +258,9 @@ def test_metrics_endpoint(wd):
                                 env=slurm_env(SLURM_JOB_ID=JOB_ID, SLURM_CPUS_ON_NODE=1,
                                               SLURM_MEM_PER_NODE=100))
 
-        def with_job():
-            ctype, body = agent.metrics()
-            return (ctype, body) if 'job_id="%s"' % JOB_ID in body else None
-        ctype, body = wait_for(with_job, timeout=10, what="job %s in /metrics" % JOB_ID)
+        body = wait_for(lambda: agent.body_with('job_id="%s"' % JOB_ID), timeout=10,
+                        what="job %s in /metrics" % JOB_ID)
+        ctype = agent.metrics()[0]
         eq(ctype, PROM_CONTENT_TYPE, "Content-Type of /metrics")
         check(body.endswith("\n"), "the body ends with a newline")
         lines = metric_lines(body)
@@ -327,8 +331,8 @@ def test_prometheus_matches_store(wd):
                                               SLURM_MEM_PER_NODE=100))
         sel = '{job_id="%s"}' % JOB_ID
         # the body while the job runs goes to promtool, job series and all
-        body = wait_for(lambda: (lambda b: b if 'job_id="%s"' % JOB_ID in b else None)(
-            agent.metrics()[1]), timeout=10, what="job %s in /metrics" % JOB_ID)
+        body = wait_for(lambda: agent.body_with('job_id="%s"' % JOB_ID), timeout=10,
+                        what="job %s in /metrics" % JOB_ID)
         out, err = busy.communicate(timeout=BUSY_SECONDS + 15)
         eq(busy.returncode, 0, "js-busy: %s" % err)
         busy_cpu = json.loads(out.strip().splitlines()[-1])["cpu_seconds"]
@@ -357,6 +361,11 @@ def test_prometheus_matches_store(wd):
                "reserved memory at %d" % t)
         mem_at = {t: [float(g["value"][1]) for g in prom.vector(
             "jobscope_node_memory_total_bytes", at_ms=t)] for t, _v in cpu}
+    except BaseException:
+        for name, obj in (("agent", agent), ("prometheus", prom)):
+            if obj is not None:
+                print("--- %s log (tail) ---\n%s" % (name, tail(obj.log)))
+        raise
     finally:
         if busy is not None:
             stop(busy, signal.SIGKILL)
