@@ -608,6 +608,10 @@ static void env_apply(struct slurm_env *env, uint32_t bit, const struct scan *v)
 	case SLURM_ENV_RUN_ID:
 		ok = env_is_printable(v) && span_copy(env->run_id, sizeof(env->run_id), v);
 		break;
+	case SLURM_ENV_SCRIPT_CONTEXT:
+		ok = env_is_printable(v) &&
+		     span_copy(env->script_context, sizeof(env->script_context), v);
+		break;
 	}
 	if (ok)
 		env->valid |= bit;
@@ -627,6 +631,7 @@ int attrib_parse_environ(const char *raw, size_t len, struct slurm_env *out)
 	    {"SLURM_JOB_GPUS", SLURM_ENV_JOB_GPUS},
 	    {"CUDA_VISIBLE_DEVICES", SLURM_ENV_CUDA_VISIBLE},
 	    {"JOBSCOPE_RUN_ID", SLURM_ENV_RUN_ID},
+	    {"SLURM_SCRIPT_CONTEXT", SLURM_ENV_SCRIPT_CONTEXT},
 	};
 	struct slurm_env env;
 	const char *p = raw, *end = raw + len;

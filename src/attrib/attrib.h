@@ -66,6 +66,8 @@ enum slurm_env_valid {
 	 * entries only, the count is of the full list */
 	SLURM_ENV_JOB_GPUS_CUT = 1u << 8,
 	SLURM_ENV_CUDA_VISIBLE_CUT = 1u << 9,
+	/* SLURM_SCRIPT_CONTEXT: a prolog or epilog Slurm runs, not the job's work */
+	SLURM_ENV_SCRIPT_CONTEXT = 1u << 10,
 };
 
 #define SLURM_ENV_GPUS_MAX 256
@@ -83,6 +85,7 @@ struct slurm_env {
 	char cuda_visible[SLURM_ENV_GPUS_MAX]; /* CUDA_VISIBLE_DEVICES */
 	uint32_t cuda_visible_count;
 	char run_id[JOB_ID_MAX]; /* JOBSCOPE_RUN_ID */
+	char script_context[JOB_STEP_MAX]; /* SLURM_SCRIPT_CONTEXT: "epilog_slurmd", ... */
 };
 
 /*

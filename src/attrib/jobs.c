@@ -106,7 +106,8 @@ void jobs_attribute(const char *cgroup_text, size_t cgroup_len, const char *envi
 		job_cgroup(&id, out->cgroup, sizeof(out->cgroup));
 		return;
 	}
-	if (out->env.valid & SLURM_ENV_JOB_ID) {
+	/* a prolog or epilog carries the job's SLURM_JOB_ID but is Slurm's work */
+	if ((out->env.valid & SLURM_ENV_JOB_ID) && !(out->env.valid & SLURM_ENV_SCRIPT_CONTEXT)) {
 		snprintf(out->scheduler, sizeof(out->scheduler), "slurm");
 		snprintf(out->job_id, sizeof(out->job_id), "%s", out->env.job_id);
 		if (out->env.valid & SLURM_ENV_STEP_ID)

@@ -299,8 +299,7 @@ static void render_job_metrics(const struct agent *a, struct strbuf *o, struct s
 		static const char *const ghelps[] = {
 		    "GPU memory of the job's processes on the device, bytes.",
 		    "SM utilization of the job's processes on the device, 0-100.",
-		    "The job's share of the device's energy (split by SM, else memory, share), "
-		    "joules."};
+		    "The job's share of the device's energy (by SM share, else memory), joules."};
 		bool any = false;
 
 		for (size_t k = 0; k < a->jobs.njobs; k++) {

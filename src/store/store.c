@@ -579,6 +579,24 @@ static int refuse_corrupt(const char *path, const char *why)
  * that a foreign file is never handed to SQLite for writing.  Creates the
  * file (and its directories) with STORE_CREATE; *is_new when it is empty.
  */
+/*
+ * A database with nothing in it: one page, whose sqlite_schema b-tree (the
+ * page header after the 100-byte file header) holds no cell.
+ */
+static bool empty_database(int fd, const unsigned char *hdr, const struct stat *sb)
+{
+	unsigned char btree[8];
+	uint32_t page_size = (uint32_t)hdr[16] << 8 | hdr[17];
+
+	if (page_size == 1)
+		page_size = 65536;
+	if ((uint64_t)sb->st_size != page_size)
+		return false;
+	if (pread(fd, btree, sizeof(btree), SQLITE_HEADER_SIZE) != (ssize_t)sizeof(btree))
+		return false;
+	return btree[0] == 0x0d && btree[3] == 0 && btree[4] == 0; /* leaf table, 0 cells */
+}
+
 static int store_check_file(const char *path, unsigned flags, bool *is_new)
 {
 	unsigned char hdr[SQLITE_HEADER_SIZE];
@@ -644,7 +662,10 @@ static int store_check_file(const char *path, unsigned flags, bool *is_new)
 	/* may lag behind a WAL, so only a first check: store_check_schema decides */
 	version = (int32_t)be32(hdr + SQLITE_USER_VERSION_OFFSET);
 	ret = 0;
-	if (app_id != STORE_APPLICATION_ID) {
+	if (app_id == 0 && version == 0 && (flags & STORE_CREATE) && empty_database(fd, hdr, &sb)) {
+		/* another jobscope is creating it (PRAGMA auto_vacuum wrote page 1) */
+		*is_new = true;
+	} else if (app_id != STORE_APPLICATION_ID) {
 		if (app_id == 0)
 			snprintf(why, sizeof(why), "an SQLite database of another application");
 		else

@@ -83,7 +83,11 @@ struct job_record {
 int store_node(struct store *st, const char *hostname, int32_t cores, uint64_t mem_total_bytes,
 	       int64_t boot_ms, int64_t *node_id);
 
-/* Inserts the job (job->id set; for scheduler "run", job_id = id). */
+/*
+ * Inserts the job (job->id set).  A "run" job with an empty job_id (a
+ * `jobscope run`) is named by its row id; the agent, seeing a run from
+ * outside, gives the run's own id.
+ */
 int store_job_begin(struct store *st, struct job_record *job);
 /*
  * Rewrites job job->id as it stands now: end, exit, counts, and what is

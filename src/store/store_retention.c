@@ -195,8 +195,10 @@ static int retention_body(struct store *st, int64_t now_ms, const struct store_r
 		return ret;
 	if (found) {
 		int64_t before = *deleted;
+		/* a tenth of what is left per step: a small store is not wiped at once */
+		int64_t span = (st->next_seq - oldest) / 10;
 
-		ret = delete_raw_before(st, oldest + budget, budget, deleted);
+		ret = delete_raw_before(st, oldest + (span > 0 ? span : 1), budget, deleted);
 		if (ret || *deleted > before)
 			return ret;
 	}

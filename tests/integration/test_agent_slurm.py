@@ -16,6 +16,8 @@ from agent_harness import Agent, sql, job_row
 from slurm_cluster import SlurmCluster, SlurmUnavailable
 
 MiB = 1 << 20
+EPILOG = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "deploy", "slurm",
+                      "epilog.sh")
 
 # The script measures itself: wall time, and the CPU of every child it
 # reaped (the shell's `times`, second line: children's user and system).
@@ -54,7 +56,13 @@ def report(db, key):
 
 def test_real_slurm_jobs(wd):
     tmp = tempfile.mkdtemp(prefix="jobscope-slurm-")
-    cluster = SlurmCluster(tmp)
+    # deploy/slurm/epilog.sh as the cluster's Epilog, pointed at this agent's store
+    epilog = os.path.join(tmp, "epilog.sh")
+    with open(epilog, "w") as f:
+        f.write("#!/bin/sh\nexport JOBSCOPE=%s JOBSCOPE_AGENT_DB=%s\nexec %s\n"
+                % (os.environ["JOBSCOPE"], wd.join("agent.db"), EPILOG))
+    os.chmod(epilog, 0o755)
+    cluster = SlurmCluster(tmp, extra_conf="Epilog=%s\n" % epilog)
     try:
         cluster.start()
     except SlurmUnavailable as e:
@@ -101,6 +109,9 @@ def test_real_slurm_jobs(wd):
             check(res["cgroup_memory_peak_bytes"] is None or
                   res["cgroup_memory_peak_bytes"] >= mib * MiB * 0.9,
                   "cgroup peak %r" % res["cgroup_memory_peak_bytes"])
+            # the epilog appended the job's report to its output file
+            check("jobscope job slurm:%d" % jid in out and "Reserved" in out,
+                  "job %d's output ends with its report: %r" % (jid, out[-600:]))
             print("job %d: cpu %.2fs (truth %.2fs), eff %.1f%% (truth %.1f%%), peak %.0f MiB"
                   % (jid, rep["cpu"]["cpu_seconds"], truth_cpu, res["cpu_efficiency_pct"],
                      truth_eff, res["memory_peak_bytes"] / MiB))

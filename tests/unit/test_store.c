@@ -425,7 +425,7 @@ static void test_job_roundtrip(void **state)
 	assert_int_equal(node, node2);
 	assert_int_equal(sql_i64(fx->path, "SELECT cores FROM nodes"), 16);
 
-	job_fill(&job, node, "run", "ignored", 1700000001000);
+	job_fill(&job, node, "run", "", 1700000001000);
 	snprintf(job.name, sizeof(job.name), "train");
 	snprintf(job.command, sizeof(job.command), "python train.py --epochs 3");
 	snprintf(job.user, sizeof(job.user), "alice");

@@ -1,0 +1,158 @@
+/*
+ * test_jobs.c - jobs_attribute(): which job a process belongs to, from the
+ * text of its /proc/PID/cgroup and environ, for every attribution variant
+ * the agent knows (DESIGN.md section 4): Slurm by cgroup (v1, Debian's
+ * /slurm_<node>, v2 with and without the node prefix) and by environment,
+ * Kubernetes pods (systemd and cgroupfs drivers, QoS classes, runtimes),
+ * `jobscope run` ids, systemd units, and the user+session fallback; and
+ * the job-level cgroup each one gives.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "attrib/jobs.h"
+
+#define CID	  "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define UID_DASH  "1234abcd-5678-90ab-cdef-0123456789ab"
+#define UID_UNDER "1234abcd_5678_90ab_cdef_0123456789ab"
+
+struct variant {
+	const char *cgroup;
+	const char *environ; /* '|' stands for NUL */
+	const char *scheduler, *job_id, *step, *job_cgroup;
+};
+
+static void check_variant(const struct variant *v)
+{
+	char env[1024];
+	size_t n = strlen(v->environ);
+	struct job_attribution a;
+
+	assert_true(n < sizeof(env));
+	for (size_t i = 0; i < n; i++)
+		env[i] = v->environ[i] == '|' ? '\0' : v->environ[i];
+	jobs_attribute(v->cgroup, strlen(v->cgroup), env, n, 1000, 4242, &a);
+	if (strcmp(a.scheduler, v->scheduler) || strcmp(a.job_id, v->job_id) ||
+	    strcmp(a.step, v->step) || strcmp(a.cgroup, v->job_cgroup))
+		fail_msg("cgroup %s / env %s:\n got %s %s step '%s' cgroup '%s'\nwant %s %s step "
+			 "'%s' cgroup '%s'",
+			 v->cgroup, v->environ, a.scheduler, a.job_id, a.step, a.cgroup,
+			 v->scheduler, v->job_id, v->step, v->job_cgroup);
+}
+
+static void test_slurm_by_cgroup(void **state)
+{
+	static const struct variant v[] = {
+	    {"4:memory:/slurm/uid_1000/job_17/step_0/task_0\n3:cpuset:/slurm/uid_1000/job_17/step_0\n"
+	     "0::/\n",
+	     "", "slurm", "17", "0", "/slurm/uid_1000/job_17"},
+	    {"4:memory:/slurm_vm/uid_0/job_5/step_batch/task_0\n2:cpuacct:/slurm_vm/uid_0/job_5/"
+	     "step_batch/task_0\n1:cpu:/\n",
+	     "SLURM_JOB_ID=5|SLURM_CPUS_ON_NODE=2|", "slurm", "5", "batch",
+	     "/slurm_vm/uid_0/job_5"},
+	    {"0::/system.slice/slurmstepd.scope/job_42/step_3/user/task_0\n", "", "slurm", "42",
+	     "3", "/system.slice/slurmstepd.scope/job_42"},
+	    {"0::/system.slice/node7_slurmstepd.scope/job_43/step_extern/slurm\n", "", "slurm",
+	     "43", "extern", "/system.slice/node7_slurmstepd.scope/job_43"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		check_variant(&v[i]);
+}
+
+static void test_slurm_by_environment(void **state)
+{
+	/* any proctrack plugin: no Slurm cgroup, but SLURM_JOB_ID */
+	static const struct variant v[] = {
+	    {"0::/user.slice/user-1000.slice/session-3.scope\n",
+	     "HOME=/root|SLURM_JOB_ID=901|SLURM_STEP_ID=2|", "slurm", "901", "2", ""},
+	    {"", "SLURM_JOB_ID=902", "slurm", "902", "", ""},
+	    /* Slurm's epilog for job 903 is not job 903's work */
+	    {"0::/\n", "SLURM_JOB_ID=903|SLURM_SCRIPT_CONTEXT=epilog_slurmd|", "session",
+	     "1000/4242", "", ""},
+	};
+	struct job_attribution a;
+	static const char env[] = "SLURM_JOB_ID=7\0SLURM_CPUS_ON_NODE=4\0SLURM_MEM_PER_NODE=512\0"
+				  "SLURM_JOB_GPUS=0,1\0";
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		check_variant(&v[i]);
+	jobs_attribute("", 0, env, sizeof(env) - 1, 0, 1, &a);
+	assert_int_equal(a.env.cpus_on_node, 4);
+	assert_int_equal(a.env.mem_per_node_bytes, 512ull << 20);
+	assert_int_equal(a.env.job_gpus_count, 2);
+}
+
+static void test_kubernetes(void **state)
+{
+	static const struct variant v[] = {
+	    {"0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UID_UNDER
+	     ".slice/cri-containerd-" CID ".scope\n",
+	     "", "k8s", UID_DASH, "",
+	     "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UID_UNDER ".slice"},
+	    {"0::/kubepods.slice/kubepods-pod" UID_UNDER ".slice/crio-" CID ".scope\n", "", "k8s",
+	     UID_DASH, "", "/kubepods.slice/kubepods-pod" UID_UNDER ".slice"},
+	    {"11:memory:/kubepods/besteffort/pod" UID_DASH "/" CID "\n0::/\n", "", "k8s",
+	     UID_DASH, "", "/kubepods/besteffort/pod" UID_DASH},
+	    {"0::/kubelet.slice/kubelet-kubepods.slice/kubelet-kubepods-besteffort.slice/"
+	     "kubelet-kubepods-besteffort-pod" UID_UNDER ".slice/docker-" CID ".scope\n",
+	     "", "k8s", UID_DASH, "",
+	     "/kubelet.slice/kubelet-kubepods.slice/kubelet-kubepods-besteffort.slice/"
+	     "kubelet-kubepods-besteffort-pod" UID_UNDER ".slice"},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		check_variant(&v[i]);
+}
+
+static void test_run_systemd_and_session(void **state)
+{
+	static const struct variant v[] = {
+	    /* a `jobscope run` inside a login session: the run wins */
+	    {"0::/user.slice/user-1000.slice/session-3.scope\n", "PATH=/bin|JOBSCOPE_RUN_ID=12|",
+	     "run", "12", "", ""},
+	    {"0::/system.slice/nginx.service\n", "PATH=/bin|", "systemd", "nginx.service", "",
+	     "/system.slice/nginx.service"},
+	    {"1:name=systemd:/user.slice/user-1000.slice/session-3.scope\n0::/\n", "", "systemd",
+	     "session-3.scope", "", "/user.slice/user-1000.slice/session-3.scope"},
+	    /* nothing to go on: the user and the session */
+	    {"0::/\n", "", "session", "1000/4242", "", ""},
+	    {"", "", "session", "1000/4242", "", ""},
+	    {"garbage without colons\n", "", "session", "1000/4242", "", ""},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		check_variant(&v[i]);
+}
+
+static void test_key(void **state)
+{
+	char key[JOB_KEY_MAX];
+
+	(void)state;
+	jobs_format_key(key, sizeof(key), "slurm", "5", 1732270000123);
+	assert_string_equal(key, "slurm:5:1732270000123");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_slurm_by_cgroup),
+	    cmocka_unit_test(test_slurm_by_environment),
+	    cmocka_unit_test(test_kubernetes),
+	    cmocka_unit_test(test_run_systemd_and_session),
+	    cmocka_unit_test(test_key),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
