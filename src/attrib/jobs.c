@@ -239,6 +239,21 @@ static void learn_reservation(struct jobs *t, struct job_entry *j, const struct 
 	j->rec_dirty = true;
 }
 
+/* A Slurm job is named after its first task, not after slurmstepd. */
+static void learn_command(struct job_entry *j, const struct ptree_proc *p)
+{
+	struct job_record *r = &j->rec;
+
+	if (strcmp(r->name, "slurmstepd") != 0 || strcmp(p->info.comm, "slurmstepd") == 0 ||
+	    !p->info.comm[0])
+		return;
+	snprintf(r->name, sizeof(r->name), "%s", p->info.comm);
+	snprintf(r->command, sizeof(r->command), "%s",
+		 p->info.cmdline[0] ? p->info.cmdline : p->info.comm);
+	r->pid = p->info.pid;
+	j->rec_dirty = true;
+}
+
 static struct job_entry *new_job(struct jobs *t, const struct job_attribution *a,
 				 const struct ptree_proc *p)
 {
@@ -433,11 +448,14 @@ int jobs_update(struct jobs *t, struct ptree *pt, int64_t ts_ms)
 		if (old && strcmp(old->rec.scheduler, a.scheduler) == 0 &&
 		    strcmp(old->rec.job_id, a.job_id) == 0) {
 			learn_reservation(t, old, &a);
+			learn_command(old, p);
 			continue;
 		}
 		j = find_live(t, a.scheduler, a.job_id);
-		if (j)
+		if (j) {
 			learn_reservation(t, j, &a);
+			learn_command(j, p);
+		}
 		if (!j) {
 			size_t pos_old = old ? (size_t)(old - t->job) : 0;
 

@@ -163,7 +163,31 @@ int summary_add_job(struct summary *s, int64_t ts_ms, const struct job_sample *j
 	 * ms of quantized CPU time do not show as a spike.
 	 */
 	timeline_bucket(s, ts_ms); /* may halve the resolution first */
-	if (ts_ms > s->last_ms) {
+	if (s->samples > 1 && s->job.interval_ms > 0 &&
+	    ts_ms - s->last_ms > s->job.interval_ms * 3 / 2) {
+		/*
+		 * Rows left out because nothing moved (the agent writes a job's
+		 * row only when it changed): the last row held all along.  The
+		 * interval's CPU is spread over the buckets it covers, and each
+		 * of them saw the last RSS.
+		 */
+		uint64_t cpu = sub0(cpu_of(j), cpu_of(&s->last));
+		int64_t total = ts_ms - s->last_ms, t = s->last_ms;
+
+		while (t < ts_ms) {
+			struct summary_bucket *gb = timeline_bucket(s, t);
+			int64_t end = gb->start_ms + s->bucket_ms;
+			int64_t part = (end < ts_ms ? end : ts_ms) - t;
+
+			if (part <= 0)
+				break;
+			gb->span_ms += part;
+			gb->cpu_ms += (uint64_t)((double)cpu * (double)part / (double)total);
+			if (t > s->last_ms && s->last.rss_bytes > gb->rss_max)
+				gb->rss_max = s->last.rss_bytes;
+			t += part;
+		}
+	} else if (ts_ms > s->last_ms) {
 		int64_t from = s->last_ms;
 
 		if (s->samples > 1 && (ts_ms - s->last_ms) * 2 < s->job.interval_ms)
