@@ -83,7 +83,7 @@ enum agent_gpu_metric { AGM_UTIL_PCT, AGM_MEM_USED_BYTES, AGM_POWER_W, AGM__COUN
 struct agent_job_rollup {
 	int64_t job_row;
 	bool live;
-	struct rollup_acc acc[2][AJM__COUNT]; /* [tier][metric] */
+	struct rollup_acc acc[AJM__COUNT][2]; /* [metric][tier] */
 	uint64_t prev_read, prev_write;
 	int64_t prev_ts;
 };
@@ -115,8 +115,8 @@ struct agent {
 	struct event_record *gevents;
 	size_t ngevents;
 
-	struct rollup_acc host_acc[2][AHM__COUNT];
-	struct rollup_acc gpu_acc[GPU_MAX_DEVICES][2][AGM__COUNT];
+	struct rollup_acc host_acc[AHM__COUNT][2]; /* [metric][tier] */
+	struct rollup_acc gpu_acc[GPU_MAX_DEVICES][AGM__COUNT][2];
 	struct agent_job_rollup *jroll;
 	size_t njroll, jroll_alloc;
 

@@ -439,15 +439,9 @@ static struct agent_job_rollup *job_rollup(struct agent *a, int64_t row)
 static void rollups_tick(struct agent *a, int64_t ts)
 {
 	if (a->host_ok)
-		for (int m = 0; m < AHM__COUNT; m++) {
-			struct rollup_acc acc2[2];
-
-			acc2[0] = a->host_acc[0][m];
-			acc2[1] = a->host_acc[1][m];
-			rollup_add(a, acc2, "host", 0, host_metric_names[m], ts, host_value(a, m));
-			a->host_acc[0][m] = acc2[0];
-			a->host_acc[1][m] = acc2[1];
-		}
+		for (int m = 0; m < AHM__COUNT; m++)
+			rollup_add(a, a->host_acc[m], "host", 0, host_metric_names[m], ts,
+				   host_value(a, m));
 	for (int i = 0; i < a->gpus.ndevices; i++) {
 		const struct gpu_sample *g = &a->gsample[i];
 		double v[AGM__COUNT] = {
@@ -458,13 +452,9 @@ static void rollups_tick(struct agent *a, int64_t ts)
 
 		if (!a->gsample_ok[i] || !a->devs[i].id)
 			continue;
-		for (int m = 0; m < AGM__COUNT; m++) {
-			struct rollup_acc acc2[2] = {a->gpu_acc[i][0][m], a->gpu_acc[i][1][m]};
-
-			rollup_add(a, acc2, "gpu", a->devs[i].id, gpu_metric_names[m], ts, v[m]);
-			a->gpu_acc[i][0][m] = acc2[0];
-			a->gpu_acc[i][1][m] = acc2[1];
-		}
+		for (int m = 0; m < AGM__COUNT; m++)
+			rollup_add(a, a->gpu_acc[i][m], "gpu", a->devs[i].id, gpu_metric_names[m], ts,
+				   v[m]);
 	}
 	for (size_t k = 0; k < a->njroll; k++)
 		a->jroll[k].live = false;
@@ -490,13 +480,8 @@ static void rollups_tick(struct agent *a, int64_t ts)
 		r->prev_read = j->js.read_bytes;
 		r->prev_write = j->js.write_bytes;
 		r->prev_ts = ts;
-		for (int m = 0; m < AJM__COUNT; m++) {
-			struct rollup_acc acc2[2] = {r->acc[0][m], r->acc[1][m]};
-
-			rollup_add(a, acc2, "job", j->rec.id, job_metric_names[m], ts, v[m]);
-			r->acc[0][m] = acc2[0];
-			r->acc[1][m] = acc2[1];
-		}
+		for (int m = 0; m < AJM__COUNT; m++)
+			rollup_add(a, r->acc[m], "job", j->rec.id, job_metric_names[m], ts, v[m]);
 	}
 	/* jobs that ended: their open buckets are written now, and they go */
 	for (size_t k = 0; k < a->njroll;) {
@@ -508,7 +493,7 @@ static void rollups_tick(struct agent *a, int64_t ts)
 		}
 		for (int t = 0; t < 2; t++)
 			for (int m = 0; m < AJM__COUNT; m++)
-				rollup_flush(a, &r->acc[t][m], rollup_tiers[t], "job", r->job_row,
+				rollup_flush(a, &r->acc[m][t], rollup_tiers[t], "job", r->job_row,
 					     job_metric_names[m]);
 		a->jroll[k] = a->jroll[--a->njroll];
 	}
@@ -519,15 +504,15 @@ static void rollups_flush_all(struct agent *a)
 {
 	for (int t = 0; t < 2; t++) {
 		for (int m = 0; m < AHM__COUNT; m++)
-			rollup_flush(a, &a->host_acc[t][m], rollup_tiers[t], "host", 0,
+			rollup_flush(a, &a->host_acc[m][t], rollup_tiers[t], "host", 0,
 				     host_metric_names[m]);
 		for (int i = 0; i < a->gpus.ndevices; i++)
 			for (int m = 0; m < AGM__COUNT; m++)
-				rollup_flush(a, &a->gpu_acc[i][t][m], rollup_tiers[t], "gpu",
+				rollup_flush(a, &a->gpu_acc[i][m][t], rollup_tiers[t], "gpu",
 					     a->devs[i].id, gpu_metric_names[m]);
 		for (size_t k = 0; k < a->njroll; k++)
 			for (int m = 0; m < AJM__COUNT; m++)
-				rollup_flush(a, &a->jroll[k].acc[t][m], rollup_tiers[t], "job",
+				rollup_flush(a, &a->jroll[k].acc[m][t], rollup_tiers[t], "job",
 					     a->jroll[k].job_row, job_metric_names[m]);
 	}
 }

@@ -6,6 +6,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,20 +122,33 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	struct http_response res = {200, "application/json; charset=utf-8", {0}};
 	enum MHD_Result ret;
 
+	const char *clen = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+	bool refuse = (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) ||
+		      (clen && strcmp(clen, "0") != 0) ||
+		      MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding");
+	static int headers_seen;
+
 	(void)version;
 	(void)upload_data;
-	(void)upload_data_size;
-	(void)con_cls;
 	/*
-	 * Answered on the first call, with the headers: no endpoint here takes
-	 * a body, and answering before reading one means it is never buffered
-	 * (libmicrohttpd then closes the connection after the answer).
+	 * A request we refuse (a method or a body no endpoint takes) is
+	 * answered on the first call, with the headers, so its body is never
+	 * read nor buffered; libmicrohttpd then closes the connection.  A good
+	 * one is answered on the second call, once libmicrohttpd knows there is
+	 * no body, so the connection is kept alive.
 	 */
+	if (!refuse && *con_cls == NULL) {
+		*con_cls = &headers_seen;
+		return MHD_YES;
+	}
+	if (*upload_data_size != 0) {
+		*upload_data_size = 0; /* not reached: bodies are refused above */
+		return MHD_YES;
+	}
 	strbuf_init(&res.body, 64 << 20);
 	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
 		http_error(&res, 405, "method not allowed: use GET");
-	else if (MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length") &&
-		 strcmp(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length"), "0"))
+	else if (refuse)
 		http_error(&res, 413, "this endpoint takes no request body");
 	else
 		s->fn(s->arg, &req, &res);

@@ -276,16 +276,16 @@ def test_retention_and_size_cap(wd):
            0, "old process rows gone")
     finally:
         a.stop()
-    b = Agent(wd, interval="100ms", db=wd.join("capped.db"), extra=["--max-db-size", "300K"],
+    b = Agent(wd, interval="100ms", db=wd.join("capped.db"), extra=["--max-db-size", "250K"],
               name="capped")
     try:
-        # the file passes 300K after a few dozen ticks; then the oldest rows go
+        # the file passes 250K after a few dozen ticks; then the oldest rows go
         wait_for(lambda: (sql(b.db, "SELECT min(seq) FROM host_samples")[0][0] or 0) > 1,
                  timeout=60, what="the oldest rows to go, to keep under the cap")
         b.wait_ticks(20)
         used = sql(b.db, "SELECT (page_count - freelist_count) * page_size FROM"
                    " pragma_page_count, pragma_freelist_count, pragma_page_size")[0][0]
-        check(used <= 400 * 1024, "used %d bytes with a 300K cap" % used)
+        check(used <= 350 * 1024, "used %d bytes with a 250K cap" % used)
         eq(sql(b.db, "SELECT count(*) FROM jobs WHERE end_ms IS NULL")[0][0] > 0, True,
            "jobs are never deleted")
     finally:
