@@ -206,6 +206,16 @@ hwm = big["summary"]["jobscope_hwm_kib"] / 1024
 print(f"| jobscope peak RSS, N={big['n']} | {hwm:.1f} MiB | ≤ 10 MiB | {ok(hwm, 10)} |")
 r = ov["wall_ratio"]
 print(f"| wall time under jobscope (100 ms) / bare | {r:.4f} | ≤ 1.02 | {ok(r, 1.02)} |")
+try:
+    ag = json.load(open(f"{out}/agent.json"))["result"]
+    for c in ag["checks"]:
+        verdict = "" if c["pass"] is None else ("met" if c["pass"] else "NOT met")
+        print(f"| agent, 1000 extra processes, 1 s: {c['check']} | {c['measured']} | {c['target']} | {verdict} |")
+    st = ag["store_summary"]
+    bpv = st["bytes_per_value"]
+    print(f"| agent store growth at this load | {bpv:.2f} bytes per value, {st['bytes_per_day'] / 2**20:.0f} MiB per day | (DESIGN.md: ≤ 2) | {ok(bpv, 2)} |")
+except (OSError, KeyError, ValueError):
+    print("| agent benchmark | did not run | | |")
 EOF
 	cat "$out/gpu-summary.md"
 	echo
