@@ -58,4 +58,12 @@ bool cli_parse_id(const char *s, int64_t *out);
 /* Whether the terminal/locale takes UTF-8 (for sparklines). */
 bool cli_utf8(void);
 
+struct host_sample;
+/* CPU time this process has used, ms. */
+uint64_t cli_self_cpu_ms(void);
+/* When the kernel booted, ms since the epoch (process start times count from it). */
+int64_t cli_boot_ms(const struct host_sample *h);
+/* A timerfd that fires after first_ms, then every interval_ms (0: once). */
+void cli_arm_timer(int fd, int64_t first_ms, int64_t interval_ms);
+
 #endif

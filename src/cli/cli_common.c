@@ -11,9 +11,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/sysroot.h"
+#include "common/timeutil.h"
+#include "sample/host.h"
 #include "store/store.h"
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
@@ -123,4 +129,35 @@ bool cli_utf8(void)
 	setlocale(LC_CTYPE, "");
 	cs = nl_langinfo(CODESET);
 	return cs && (strcmp(cs, "UTF-8") == 0 || strcmp(cs, "utf8") == 0);
+}
+
+uint64_t cli_self_cpu_ms(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
+	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
+}
+
+int64_t cli_boot_ms(const struct host_sample *h)
+{
+	struct timespec ts;
+
+	if (sysroot_get()[0] == '\0' && clock_gettime(CLOCK_BOOTTIME, &ts) == 0)
+		return time_now_ms() - ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+	return h->cpu.btime_s * 1000;
+}
+
+void cli_arm_timer(int fd, int64_t first_ms, int64_t interval_ms)
+{
+	struct itimerspec its;
+
+	memset(&its, 0, sizeof(its));
+	its.it_value.tv_sec = first_ms / 1000;
+	its.it_value.tv_nsec = (first_ms % 1000) * 1000000;
+	its.it_interval.tv_sec = interval_ms / 1000;
+	its.it_interval.tv_nsec = (interval_ms % 1000) * 1000000;
+	timerfd_settime(fd, 0, &its, NULL);
 }

@@ -281,16 +281,6 @@ static int parse_opts(int argc, char **argv, struct agent_opts *o)
 	return 0;
 }
 
-static uint64_t self_cpu_ms(void)
-{
-	struct rusage ru;
-
-	if (getrusage(RUSAGE_SELF, &ru))
-		return 0;
-	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
-	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
-}
-
 static uint64_t self_rss_bytes(void)
 {
 	struct strbuf sb;
@@ -519,28 +509,6 @@ static void rollups_flush_all(struct agent *a)
 
 /* ---- GPUs ---- */
 
-static const char *gpu_event_kind_name(enum gpu_event_kind kind)
-{
-	switch (kind) {
-	case GPU_EVENT_XID:
-		return "xid";
-	case GPU_EVENT_ECC_SBE:
-		return "ecc_corrected";
-	case GPU_EVENT_ECC_DBE:
-		return "ecc_uncorrected";
-	case GPU_EVENT_THERMAL:
-		return "gpu_thermal";
-	case GPU_EVENT_RESET:
-		return "gpu_reset";
-	case GPU_EVENT_VMFAULT:
-		return "gpu_vm_fault";
-	case GPU_EVENT_LOST:
-		return "gpu_lost";
-	default:
-		return "gpu_event";
-	}
-}
-
 /*
  * The device's energy over the last interval: its energy counter when it
  * has one, else power x time.  NAN when neither is known.
@@ -765,43 +733,12 @@ static void store_tick(struct agent *a, int64_t ts)
 	a->lost_ticks++;
 }
 
-static void on_host(void *arg, int64_t ts_ms, const struct host_sample *h)
-{
-	summary_add_host(arg, ts_ms, h);
-}
-static void on_job(void *arg, int64_t ts_ms, const struct job_sample *s)
-{
-	summary_add_job(arg, ts_ms, s);
-}
-static void on_proc(void *arg, const struct proc_info *p, int64_t ts_ms,
-		    const struct proc_sample *s)
-{
-	summary_add_proc(arg, p, ts_ms, s);
-}
-static void on_event(void *arg, const struct event_record *e)
-{
-	summary_add_event(arg, e);
-}
-static void on_gpu(void *arg, const struct device_record *dev, int64_t ts_ms,
-		   const struct gpu_sample *g)
-{
-	summary_add_gpu(arg, dev, ts_ms, g);
-}
-static void on_gpu_proc(void *arg, const struct device_record *dev, const struct proc_info *p,
-			int64_t ts_ms, const struct gpu_proc *g)
-{
-	summary_add_gpu_proc(arg, dev, p, ts_ms, g);
-}
-
 /*
  * A job ended: its summary (the same figures as `jobscope report`, rebuilt
  * from the store) is kept for ever in job_summaries.
  */
 static void store_summary(struct agent *a, struct job_entry *j)
 {
-	static const struct store_replay_ops ops = {
-	    on_host, on_job, on_proc, on_event, on_gpu, on_gpu_proc,
-	};
 	struct summary *sum = calloc(1, sizeof(*sum));
 	struct job_summary_record rec;
 	struct strbuf json;
@@ -813,10 +750,8 @@ static void store_summary(struct agent *a, struct job_entry *j)
 		return;
 	}
 	strbuf_init(&json, 0);
-	summary_init(sum, &j->rec);
-	ret = store_replay_job(a->st, j->rec.id, &ops, sum);
+	ret = summary_from_store(sum, a->st, &j->rec);
 	if (ret == 0) {
-		summary_finish(sum, &j->rec);
 		summary_to_record(sum, &rec);
 		if (report_json(sum, &json) == 0)
 			rec.report_json = strbuf_str(&json);
@@ -905,7 +840,7 @@ static void tick(struct agent *a)
 		a->retention_next_ms = deleted > 0 ? ts : ts + every;
 		store_used_bytes(a->st, &a->store_bytes);
 	}
-	a->self_cpu_ms = self_cpu_ms();
+	a->self_cpu_ms = cli_self_cpu_ms();
 	a->self_rss_bytes = self_rss_bytes();
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	a->last_tick_s = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
@@ -914,15 +849,6 @@ static void tick(struct agent *a)
 }
 
 /* ---- setup and the loop ---- */
-
-static int64_t boot_ms(const struct host_sample *h)
-{
-	struct timespec ts;
-
-	if (sysroot_get()[0] == '\0' && clock_gettime(CLOCK_BOOTTIME, &ts) == 0)
-		return time_now_ms() - ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
-	return h->cpu.btime_s * 1000;
-}
 
 static void setup_gpus(struct agent *a)
 {
@@ -991,7 +917,7 @@ static int setup(struct agent *a)
 	a->started_ms = wallclock_now_ms(&a->wc);
 	cores = ret ? 0 : host_online_cpus(a->host);
 	ret = store_node(a->st, a->hostname, cores, ret ? 0 : a->host->mem.total_bytes,
-			 boot_ms(a->host), &a->node_id);
+			 cli_boot_ms(a->host), &a->node_id);
 	if (ret)
 		return ret;
 	setup_gpus(a);
@@ -1000,7 +926,7 @@ static int setup(struct agent *a)
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
-	ptree_init_all(&a->pt, sysconf(_SC_CLK_TCK), boot_ms(a->host));
+	ptree_init_all(&a->pt, sysconf(_SC_CLK_TCK), cli_boot_ms(a->host));
 	jobs_init(&a->jobs, a->hostname, a->node_id, cores, a->host->mem.total_bytes,
 		  o->interval_ms);
 	pthread_mutex_init(&a->view_lock, NULL);
@@ -1024,18 +950,6 @@ static int start_http(struct agent *a)
 	log_info("agent: listening on %.*s:%u", (int)(colon - listen), listen,
 		 (unsigned)http_port(a->http));
 	return 0;
-}
-
-static void arm_timer(int fd, int64_t first_ms, int64_t interval_ms)
-{
-	struct itimerspec its;
-
-	memset(&its, 0, sizeof(its));
-	its.it_value.tv_sec = first_ms / 1000;
-	its.it_value.tv_nsec = (first_ms % 1000) * 1000000;
-	its.it_interval.tv_sec = interval_ms / 1000;
-	its.it_interval.tv_nsec = (interval_ms % 1000) * 1000000;
-	timerfd_settime(fd, 0, &its, NULL);
 }
 
 static int loop(struct agent *a, int sigfd, int tickfd)
@@ -1126,7 +1040,7 @@ static int agent_main(const struct agent_opts *o)
 		exit_code = EXIT_USAGE;
 		goto out_release;
 	}
-	arm_timer(tickfd, o->interval_ms, o->interval_ms);
+	cli_arm_timer(tickfd, o->interval_ms, o->interval_ms);
 	if (loop(a, sigfd, tickfd))
 		exit_code = EXIT_FAIL;
 	tick(a); /* the last tick: what happened since the previous one */

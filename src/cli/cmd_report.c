@@ -30,39 +30,6 @@ static const char report_usage[] =
     "  -j, --job KEY          the job with that key (agent stores)\n"
     "  -h, --help             show this help\n";
 
-static void on_host(void *arg, int64_t ts_ms, const struct host_sample *h)
-{
-	summary_add_host(arg, ts_ms, h);
-}
-
-static void on_job(void *arg, int64_t ts_ms, const struct job_sample *s)
-{
-	summary_add_job(arg, ts_ms, s);
-}
-
-static void on_proc(void *arg, const struct proc_info *p, int64_t ts_ms,
-		    const struct proc_sample *s)
-{
-	summary_add_proc(arg, p, ts_ms, s);
-}
-
-static void on_event(void *arg, const struct event_record *e)
-{
-	summary_add_event(arg, e);
-}
-
-static void on_gpu(void *arg, const struct device_record *dev, int64_t ts_ms,
-		   const struct gpu_sample *g)
-{
-	summary_add_gpu(arg, dev, ts_ms, g);
-}
-
-static void on_gpu_proc(void *arg, const struct device_record *dev, const struct proc_info *p,
-			int64_t ts_ms, const struct gpu_proc *g)
-{
-	summary_add_gpu_proc(arg, dev, p, ts_ms, g);
-}
-
 struct pick {
 	int64_t last_id;
 	int64_t count;
@@ -88,9 +55,6 @@ static int cmd_report(int argc, char **argv)
 	    {"job", required_argument, NULL, 'j'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
-	};
-	static const struct store_replay_ops ops = {
-	    on_host, on_job, on_proc, on_event, on_gpu, on_gpu_proc,
 	};
 	const char *db = NULL, *output = "-", *id_arg = NULL, *job_key = NULL;
 	bool json = false;
@@ -182,13 +146,11 @@ static int cmd_report(int argc, char **argv)
 		exit_code = EXIT_FAIL;
 		goto out_close_store;
 	}
-	summary_init(&sum, &job);
-	ret = store_replay_job(st, id, &ops, &sum);
+	ret = summary_from_store(&sum, st, &job);
 	if (ret) {
 		exit_code = EXIT_FAIL;
 		goto out_release_summary;
 	}
-	summary_finish(&sum, &job);
 	strbuf_init(&out, 0);
 	ret = json ? report_json(&sum, &out) : report_text(&sum, &ro, &out);
 	if (!ret)

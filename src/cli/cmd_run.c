@@ -244,16 +244,6 @@ static void join_argv(char **argv, char *out, size_t size)
 		memcpy(out + size - 4, "...", 4);
 }
 
-static uint64_t self_cpu_ms(void)
-{
-	struct rusage ru;
-
-	if (getrusage(RUSAGE_SELF, &ru))
-		return 0;
-	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
-	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
-}
-
 /* Writes one tick; on failure rolls back and counts the tick as lost. */
 static void store_tick(struct run_state *r, int64_t ts_ms, bool host_ok)
 {
@@ -315,28 +305,6 @@ static void store_tick(struct run_state *r, int64_t ts_ms, bool host_ok)
 	r->last_lost_ms = ts_ms;
 	r->lost_err = ret;
 	r->lost++;
-}
-
-static const char *gpu_event_kind_name(enum gpu_event_kind kind)
-{
-	switch (kind) {
-	case GPU_EVENT_XID:
-		return "xid";
-	case GPU_EVENT_ECC_SBE:
-		return "ecc_corrected";
-	case GPU_EVENT_ECC_DBE:
-		return "ecc_uncorrected";
-	case GPU_EVENT_THERMAL:
-		return "gpu_thermal";
-	case GPU_EVENT_RESET:
-		return "gpu_reset";
-	case GPU_EVENT_VMFAULT:
-		return "gpu_vm_fault";
-	case GPU_EVENT_LOST:
-		return "gpu_lost";
-	default:
-		return "gpu_event";
-	}
 }
 
 /*
@@ -420,7 +388,7 @@ static void tick(struct run_state *r)
 		log_warn(ret, "cannot read the process tree");
 		r->scan_warned = true;
 	}
-	ptree_set_sampler_cpu(&r->pt, self_cpu_ms());
+	ptree_set_sampler_cpu(&r->pt, cli_self_cpu_ms());
 	r->job.samples++;
 
 	if (host_ok)
@@ -508,18 +476,6 @@ static void signal_tree(struct run_state *r, int sig, bool whole_tree)
 	}
 }
 
-static void arm_timer(int fd, int64_t first_ms, int64_t interval_ms)
-{
-	struct itimerspec its;
-
-	memset(&its, 0, sizeof(its));
-	its.it_value.tv_sec = first_ms / 1000;
-	its.it_value.tv_nsec = (first_ms % 1000) * 1000000;
-	its.it_interval.tv_sec = interval_ms / 1000;
-	its.it_interval.tv_nsec = (interval_ms % 1000) * 1000000;
-	timerfd_settime(fd, 0, &its, NULL);
-}
-
 static void on_timeout(struct run_state *r)
 {
 	uint64_t n;
@@ -534,7 +490,7 @@ static void on_timeout(struct run_state *r)
 		log_info("--timeout reached: sending SIGTERM to the command's processes");
 		signal_tree(r, SIGTERM, true);
 		if (r->opt->kill_after_ms > 0) {
-			arm_timer(r->timeoutfd, r->opt->kill_after_ms, 0);
+			cli_arm_timer(r->timeoutfd, r->opt->kill_after_ms, 0);
 			return;
 		}
 	}
@@ -684,7 +640,7 @@ static void finish_job(struct run_state *r, int64_t end_ms)
 	j->end_ms = end_ms;
 	j->timed_out = r->timed_out;
 	j->lost_samples = r->lost;
-	j->sampler_cpu_ms = (int64_t)self_cpu_ms();
+	j->sampler_cpu_ms = (int64_t)cli_self_cpu_ms();
 	if (r->timed_out)
 		add_event(r, r->timeout_at_ms, "timeout", j->pid, r->opt->timeout_ms,
 			  "--timeout of %.3gs reached: SIGTERM sent%s", r->opt->timeout_ms / 1000.0,
@@ -733,20 +689,6 @@ static int print_report(struct run_state *r)
 	}
 	strbuf_release(&out);
 	return ret;
-}
-
-/*
- * When the kernel booted, in ms since the epoch: process start times count
- * from it.  /proc/stat's btime is whole seconds, so the live clock is used
- * unless /proc is a fixture tree.
- */
-static int64_t boot_ms(const struct host_sample *h)
-{
-	struct timespec ts;
-
-	if (sysroot_get()[0] == '\0' && clock_gettime(CLOCK_BOOTTIME, &ts) == 0)
-		return time_now_ms() - ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
-	return h->cpu.btime_s * 1000;
 }
 
 /* Opens the GPU libraries there are; a GPU that cannot be stored is only left out of the store. */
@@ -817,7 +759,7 @@ static int setup(struct run_state *r)
 		r->job.cores_allowed = CPU_COUNT(&set);
 	r->job.start_ms = wallclock_now_ms(&r->wc);
 
-	ret = store_node(r->st, host, r->job.host_cores, r->job.host_mem_bytes, boot_ms(r->host),
+	ret = store_node(r->st, host, r->job.host_cores, r->job.host_mem_bytes, cli_boot_ms(r->host),
 			 &r->node_id);
 	if (!ret) {
 		r->job.node_id = r->node_id;
@@ -836,7 +778,7 @@ static int setup(struct run_state *r)
 		raised.rlim_cur = raised.rlim_max;
 		r->nofile_raised = setrlimit(RLIMIT_NOFILE, &raised) == 0;
 	}
-	ptree_init(&r->pt, getpid(), sysconf(_SC_CLK_TCK), boot_ms(r->host));
+	ptree_init(&r->pt, getpid(), sysconf(_SC_CLK_TCK), cli_boot_ms(r->host));
 	summary_init(&r->sum, &r->job);
 	return 0;
 }
@@ -939,9 +881,9 @@ static int run(const struct run_opts *o)
 	r.job.pid = r.child;
 
 	tick(&r);
-	arm_timer(r.tickfd, o->interval_ms, o->interval_ms);
+	cli_arm_timer(r.tickfd, o->interval_ms, o->interval_ms);
 	if (o->timeout_ms)
-		arm_timer(r.timeoutfd, o->timeout_ms, 0);
+		cli_arm_timer(r.timeoutfd, o->timeout_ms, 0);
 	loop(&r);
 	reap(&r);
 	tick(&r); /* the last sample: every process's final values */

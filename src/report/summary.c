@@ -742,3 +742,50 @@ void summary_to_record(const struct summary *s, struct job_summary_record *out)
 		out->gpu_util_p95_pct = p95;
 	}
 }
+
+static void replay_host(void *arg, int64_t ts_ms, const struct host_sample *h)
+{
+	summary_add_host(arg, ts_ms, h);
+}
+
+static void replay_job(void *arg, int64_t ts_ms, const struct job_sample *j)
+{
+	summary_add_job(arg, ts_ms, j);
+}
+
+static void replay_proc(void *arg, const struct proc_info *p, int64_t ts_ms,
+			const struct proc_sample *ps)
+{
+	summary_add_proc(arg, p, ts_ms, ps);
+}
+
+static void replay_event(void *arg, const struct event_record *e)
+{
+	summary_add_event(arg, e);
+}
+
+static void replay_gpu(void *arg, const struct device_record *dev, int64_t ts_ms,
+		       const struct gpu_sample *g)
+{
+	summary_add_gpu(arg, dev, ts_ms, g);
+}
+
+static void replay_gpu_proc(void *arg, const struct device_record *dev,
+			    const struct proc_info *p, int64_t ts_ms, const struct gpu_proc *g)
+{
+	summary_add_gpu_proc(arg, dev, p, ts_ms, g);
+}
+
+int summary_from_store(struct summary *s, struct store *st, const struct job_record *job)
+{
+	static const struct store_replay_ops ops = {
+	    replay_host, replay_job, replay_proc, replay_event, replay_gpu, replay_gpu_proc,
+	};
+	int ret;
+
+	summary_init(s, job);
+	ret = store_replay_job(st, job->id, &ops, s);
+	if (ret == 0)
+		summary_finish(s, job);
+	return ret;
+}

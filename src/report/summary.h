@@ -191,6 +191,11 @@ double summary_efficiency_pct(const struct summary *s);
 /* max(tree RSS at a tick, any process's high-water mark) */
 uint64_t summary_rss_peak(const struct summary *s, int64_t *at_ms);
 /* host CPU busy share between first and last host sample, 0-100; NAN if unknown */
+/*
+ * A stored job's summary: summary_init, the job's rows replayed from the
+ * store (store_replay_job), summary_finish.  The caller releases it.
+ */
+int summary_from_store(struct summary *s, struct store *st, const struct job_record *job);
 /* The figures job_summaries keeps (report_json left NULL). */
 void summary_to_record(const struct summary *s, struct job_summary_record *out);
 /* Memory peak / reserved memory in %, NAN when nothing was reserved. */

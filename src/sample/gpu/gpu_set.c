@@ -84,3 +84,25 @@ uint64_t gpu_set_calls(const struct gpu_set *set)
 		n += set->opened[i].backend->calls(set->opened[i].ctx);
 	return n;
 }
+
+const char *gpu_event_kind_name(enum gpu_event_kind kind)
+{
+	switch (kind) {
+	case GPU_EVENT_XID:
+		return "xid";
+	case GPU_EVENT_ECC_SBE:
+		return "ecc_corrected";
+	case GPU_EVENT_ECC_DBE:
+		return "ecc_uncorrected";
+	case GPU_EVENT_THERMAL:
+		return "gpu_thermal";
+	case GPU_EVENT_RESET:
+		return "gpu_reset";
+	case GPU_EVENT_VMFAULT:
+		return "gpu_vm_fault";
+	case GPU_EVENT_LOST:
+		return "gpu_lost";
+	default:
+		return "gpu_event";
+	}
+}

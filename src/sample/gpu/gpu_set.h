@@ -43,6 +43,8 @@ int gpu_set_open(struct gpu_set *set);
 void gpu_set_close(struct gpu_set *set);
 /* Reads device i; marks it lost (and returns -ENODEV) when the driver says so. */
 int gpu_set_sample(struct gpu_set *set, int i, struct gpu_sample *out);
+/* "xid", "ecc_corrected", ... : an event's kind as stored and reported. */
+const char *gpu_event_kind_name(enum gpu_event_kind kind);
 /* Library calls made so far by every opened backend. */
 uint64_t gpu_set_calls(const struct gpu_set *set);
 
