@@ -595,25 +595,7 @@ static void sample_gpus(struct agent *a, int64_t ts)
 		a->has_gprev[i] = true;
 		a->gprev_ts[i] = ts;
 	}
-	for (int b = 0; b < set->nopened; b++) {
-		const struct gpu_opened *o = &set->opened[b];
-		struct gpu_event ev[AGENT_MAX_GPU_EVENTS];
-		size_t n = 0;
-
-		if (o->backend->events(o->ctx, ev, AGENT_MAX_GPU_EVENTS - a->ngevents, &n))
-			continue;
-		for (size_t k = 0; k < n; k++) {
-			struct event_record *e = &a->gevents[a->ngevents++];
-
-			memset(e, 0, sizeof(*e));
-			e->ts_ms = ts;
-			snprintf(e->kind, sizeof(e->kind), "%s", gpu_event_kind_name(ev[k].kind));
-			e->value = (int64_t)ev[k].data;
-			e->has_gpu = true;
-			e->gpu = ev[k].index;
-			snprintf(e->message, sizeof(e->message), "%s", ev[k].message);
-		}
-	}
+	a->ngevents = gpu_set_events(set, ts, a->gevents, AGENT_MAX_GPU_EVENTS);
 }
 
 /* ---- the store ---- */

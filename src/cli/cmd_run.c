@@ -355,25 +355,7 @@ static void sample_gpus(struct run_state *r, int64_t ts)
 		if (any_other)
 			r->gprocs[r->ngprocs++] = others;
 	}
-	for (int b = 0; b < set->nopened; b++) {
-		const struct gpu_opened *o = &set->opened[b];
-		struct gpu_event ev[RUN_MAX_GPU_EVENTS];
-		size_t n = 0;
-
-		if (o->backend->events(o->ctx, ev, RUN_MAX_GPU_EVENTS - r->ngevents, &n))
-			continue;
-		for (size_t k = 0; k < n; k++) {
-			struct event_record *e = &r->gevents[r->ngevents++];
-
-			memset(e, 0, sizeof(*e));
-			e->ts_ms = ts;
-			snprintf(e->kind, sizeof(e->kind), "%s", gpu_event_kind_name(ev[k].kind));
-			e->value = (int64_t)ev[k].data;
-			e->has_gpu = true;
-			e->gpu = ev[k].index;
-			snprintf(e->message, sizeof(e->message), "%s", ev[k].message);
-		}
-	}
+	r->ngevents = gpu_set_events(set, ts, r->gevents, RUN_MAX_GPU_EVENTS);
 }
 
 static void tick(struct run_state *r)

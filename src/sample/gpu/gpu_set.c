@@ -106,3 +106,29 @@ const char *gpu_event_kind_name(enum gpu_event_kind kind)
 		return "gpu_event";
 	}
 }
+
+size_t gpu_set_events(struct gpu_set *set, int64_t ts_ms, struct event_record *out, size_t max)
+{
+	size_t count = 0;
+
+	for (int b = 0; b < set->nopened && count < max; b++) {
+		const struct gpu_opened *o = &set->opened[b];
+		struct gpu_event ev[64];
+		size_t n = 0, room = max - count;
+
+		if (o->backend->events(o->ctx, ev, room < 64 ? room : 64, &n))
+			continue;
+		for (size_t k = 0; k < n; k++) {
+			struct event_record *e = &out[count++];
+
+			memset(e, 0, sizeof(*e));
+			e->ts_ms = ts_ms;
+			snprintf(e->kind, sizeof(e->kind), "%s", gpu_event_kind_name(ev[k].kind));
+			e->value = (int64_t)ev[k].data;
+			e->has_gpu = true;
+			e->gpu = ev[k].index;
+			snprintf(e->message, sizeof(e->message), "%s", ev[k].message);
+		}
+	}
+	return count;
+}

@@ -12,6 +12,7 @@
 #define JOBSCOPE_GPU_SET_H
 
 #include "gpu.h"
+#include "sample/sample.h"
 
 #define GPU_MAX_BACKENDS 2
 
@@ -43,6 +44,12 @@ int gpu_set_open(struct gpu_set *set);
 void gpu_set_close(struct gpu_set *set);
 /* Reads device i; marks it lost (and returns -ENODEV) when the driver says so. */
 int gpu_set_sample(struct gpu_set *set, int i, struct gpu_sample *out);
+/*
+ * The events every opened backend has had since the last call (XID, ECC,
+ * lost GPU, ...), stamped ts_ms, as event records: at most max.  Returns
+ * how many were written.
+ */
+size_t gpu_set_events(struct gpu_set *set, int64_t ts_ms, struct event_record *out, size_t max);
 /* "xid", "ecc_corrected", ... : an event's kind as stored and reported. */
 const char *gpu_event_kind_name(enum gpu_event_kind kind);
 /* Library calls made so far by every opened backend. */
