@@ -342,6 +342,38 @@ def test_unprivileged_marks_missing(wd):
         errf.close()
 
 
+def test_full_disk(wd):
+    """A full disk: ticks are counted lost, the endpoints go on, nothing crashes."""
+    mnt = wd.join("mnt")
+    os.mkdir(mnt)
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", mnt]).returncode != 0:
+        print("SKIP: cannot mount a tmpfs here (needs root)")
+        return
+    try:
+        a = Agent(wd, interval="100ms", db=os.path.join(mnt, "agent.db"))
+        try:
+            a.wait_ticks(3)
+            fill = os.path.join(mnt, "fill")
+            subprocess.run(["dd", "if=/dev/zero", "of=" + fill, "bs=64k"],
+                           stderr=subprocess.DEVNULL)
+            wait_for(lambda: a.json("/api/v1/node")["agent"]["lost_ticks"] > 0,
+                     what="lost ticks on a full disk")
+            m = a.metrics()
+            check(m[("jobscope_agent_lost_ticks_total", frozenset())] > 0, "lost ticks metric")
+            os.unlink(fill)
+            lost = a.json("/api/v1/node")["agent"]["lost_ticks"]
+            stored = sql(a.db, "SELECT count(*) FROM host_samples")[0][0]
+            wait_for(lambda: sql(a.db, "SELECT count(*) FROM host_samples")[0][0] > stored + 2,
+                     what="storing again once there is room")
+            check(a.json("/api/v1/node")["agent"]["lost_ticks"] <= lost + 1, "no more losses")
+            check("cannot store the samples of a tick" in a.stderr(), "warned")
+        finally:
+            eq(a.stop(), 0, "exit status after a full disk")
+        eq(sql(a.db, "PRAGMA integrity_check")[0][0], "ok", "integrity")
+    finally:
+        subprocess.run(["umount", "-l", mnt])
+
+
 def test_gpu_job_share(wd):
     """A job's process on a (fake) GPU: its memory and SM share per job in /metrics."""
     nvml = os.path.join(FAKES, "libnvidia-ml.so.1")
