@@ -301,7 +301,10 @@ def test_rollups_written(wd):
     eq(sorted(r[0] for r in rows), [60000, 3600000], "both tiers")
     ticks = sql(a.db, "SELECT count(*) FROM host_samples")[0][0]
     for tier, n, lo, hi, _ in rows:
-        eq(n, ticks - 1, "tier %d covers every interval" % tier)
+        # every interval, but the last may be too short to see a CPU tick (the
+        # SIGTERM tick right after a regular one): no busy % for it, not 0
+        check(n in (ticks - 1, ticks - 2), "tier %d covers every interval: %d of %d"
+              % (tier, n, ticks - 1))
         check(0 <= lo <= hi <= 100, "cpu busy in 0..100: %r..%r" % (lo, hi))
     mem = sql(a.db, "SELECT min, avg, max FROM rollups WHERE metric = 'mem_used_bytes'"
               " AND tier_ms = 3600000")
