@@ -623,6 +623,37 @@ static int store_job(struct agent *a, struct job_entry *j)
 	return store_job_begin(a->st, &j->rec);
 }
 
+/*
+ * A job ended: its summary (the same figures as `jobscope report`, rebuilt
+ * from the store) is kept for ever in job_summaries.
+ */
+static void store_summary(struct agent *a, struct job_entry *j)
+{
+	struct summary *sum = calloc(1, sizeof(*sum));
+	struct job_summary_record rec;
+	struct strbuf json;
+	int ret;
+
+	j->stored_end = true;
+	if (!sum || !j->rec.id) {
+		free(sum);
+		return;
+	}
+	strbuf_init(&json, 0);
+	ret = summary_from_store(sum, a->st, &j->rec);
+	if (ret == 0) {
+		summary_to_record(sum, &rec);
+		if (report_json(sum, &json) == 0)
+			rec.report_json = strbuf_str(&json);
+		ret = store_put_job_summary(a->st, &rec);
+	}
+	if (ret)
+		log_warn(ret, "no summary stored for job %s", j->key);
+	summary_release(sum);
+	free(sum);
+	strbuf_release(&json);
+}
+
 static int store_tick_rows(struct agent *a, int64_t ts)
 {
 	struct store *st = a->st;
@@ -682,6 +713,14 @@ static int store_tick_rows(struct agent *a, int64_t ts)
 		ret = store_put_event(st, a->node_id, 0, &a->gevents[k]);
 	if (!ret)
 		rollups_tick(a, ts);
+	/*
+	 * Jobs that ended: their summaries go in the same transaction as their
+	 * last rows, so whoever reads the store (the head's sender) sees both
+	 * or neither.
+	 */
+	for (size_t k = 0; k < a->jobs.njobs && !ret; k++)
+		if (a->jobs.job[k].ended_now)
+			store_summary(a, &a->jobs.job[k]);
 	return ret;
 }
 
@@ -715,36 +754,6 @@ static void store_tick(struct agent *a, int64_t ts)
 	a->lost_ticks++;
 }
 
-/*
- * A job ended: its summary (the same figures as `jobscope report`, rebuilt
- * from the store) is kept for ever in job_summaries.
- */
-static void store_summary(struct agent *a, struct job_entry *j)
-{
-	struct summary *sum = calloc(1, sizeof(*sum));
-	struct job_summary_record rec;
-	struct strbuf json;
-	int ret;
-
-	j->stored_end = true;
-	if (!sum || !j->rec.id) {
-		free(sum);
-		return;
-	}
-	strbuf_init(&json, 0);
-	ret = summary_from_store(sum, a->st, &j->rec);
-	if (ret == 0) {
-		summary_to_record(sum, &rec);
-		if (report_json(sum, &json) == 0)
-			rec.report_json = strbuf_str(&json);
-		ret = store_put_job_summary(a->st, &rec);
-	}
-	if (ret)
-		log_warn(ret, "no summary stored for job %s", j->key);
-	summary_release(sum);
-	free(sum);
-	strbuf_release(&json);
-}
 
 /* ---- the tick ---- */
 
@@ -794,9 +803,7 @@ static void tick(struct agent *a)
 		sample_gpus(a, ts);
 	store_tick(a, ts);
 	for (size_t k = 0; k < a->jobs.njobs; k++)
-		if (a->jobs.job[k].ended_now)
-			store_summary(a, &a->jobs.job[k]);
-		else if (!a->jobs.job[k].live)
+		if (!a->jobs.job[k].live)
 			a->jobs.job[k].stored_end = true;
 
 	/* over the size cap: a step now, whatever the schedule says (3 pragmas a tick) */
