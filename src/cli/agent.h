@@ -19,6 +19,7 @@
 #include "common/strbuf.h"
 #include "common/timeutil.h"
 #include "net/http.h"
+#include "net/sender.h"
 #include "sample/gpu/gpu_set.h"
 #include "sample/host.h"
 #include "sample/ptree.h"
@@ -31,6 +32,8 @@ struct agent_opts {
 	const char *log_file;
 	struct store_retention retention;
 	int64_t exit_after_ms; /* hidden, for tests and benchmarks: 0 = run until signalled */
+	const char *head;       /* --head URL: stream to a head */
+	const char *token_file; /* its bearer token */
 	char *config_argv[64];
 	char config_buf[8192];
 };
@@ -128,6 +131,9 @@ struct agent {
 	uint64_t store_bytes;
 	int64_t retention_next_ms;
 	int64_t retention_deleted;
+
+	struct sender *sender; /* the stream to a head, or NULL */
+	char agent_id[64];
 
 	/* the HTTP side */
 	struct http_server *http;

@@ -457,6 +457,25 @@ static void json_node(const struct agent *a, struct strbuf *o)
 	jsonw_kv_str(&w, "store", store_path(a->st));
 	jsonw_kv_int_opt(&w, "store_bytes", a->store_bytes > 0, (int64_t)a->store_bytes);
 	jsonw_obj_end(&w);
+	jsonw_key(&w, "head");
+	if (a->sender) {
+		struct sender_stats ss;
+
+		sender_get_stats(a->sender, &ss);
+		jsonw_obj_begin(&w);
+		jsonw_kv_str(&w, "url", a->opt->head);
+		jsonw_kv_str(&w, "agent_id", a->agent_id);
+		jsonw_kv_bool(&w, "connected", ss.connected);
+		jsonw_kv_int_opt(&w, "acked_seq", ss.cursor_known, ss.acked_seq);
+		jsonw_kv_int(&w, "max_seq", ss.max_seq);
+		jsonw_kv_int(&w, "batches", ss.batches);
+		jsonw_kv_int(&w, "rows", ss.rows);
+		jsonw_kv_int(&w, "failures", ss.failures);
+		jsonw_kv_str_opt(&w, "last_error", ss.last_error[0] ? ss.last_error : NULL);
+		jsonw_obj_end(&w);
+	} else {
+		jsonw_null(&w);
+	}
 	jsonw_key(&w, "host");
 	jsonw_obj_begin(&w);
 	jsonw_kv_int_opt(&w, "cpus", a->host_ok && (h->valid & HOST_HAS_CPU),

@@ -39,6 +39,7 @@ extern const struct cli_command cmd_runs_def;
 extern const struct cli_command cmd_report_def;
 extern const struct cli_command cmd_gpus_def;
 extern const struct cli_command cmd_agent_def;
+extern const struct cli_command cmd_head_def;
 
 struct store;
 

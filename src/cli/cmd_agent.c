@@ -65,6 +65,10 @@ static const char agent_usage[] =
     "      --retention-1h DUR   keep 1-hour rollups this long (default 2y; 0 = ever)\n"
     "      --max-db-size SIZE   cap the store's size (e.g. 500M, 20G): the oldest\n"
     "                           raw rows, then rollups, go first; job summaries stay\n"
+    "      --head URL           stream everything to a head (jobscope head), e.g.\n"
+    "                           http://head:8091; the store is the spool: nothing is\n"
+    "                           lost while the head is away\n"
+    "      --token-file F       the head's bearer token\n"
     "  -h, --help               show this help\n"
     "\n"
     "Endpoints: GET /metrics (Prometheus text 0.0.4), /api/v1/node, /api/v1/gpus,\n"
@@ -112,6 +116,8 @@ static const struct option agent_longopts[] = {
     {"retention-1m", required_argument, NULL, 'M'},
     {"retention-1h", required_argument, NULL, 'H'},
     {"max-db-size", required_argument, NULL, 'X'},
+    {"head", required_argument, NULL, 'U'},
+    {"token-file", required_argument, NULL, 'T'},
     {"exit-after", required_argument, NULL, 'E'}, /* hidden: tests, benchmarks */
     {"sysroot", required_argument, NULL, 'S'},	  /* hidden: tests */
     {"help", no_argument, NULL, 'h'},
@@ -164,6 +170,14 @@ static int apply_opt(struct agent_opts *o, int c, const char *arg, char **argv)
 		if (parse_size(arg, &o->retention.max_bytes))
 			return cli_usage_error("agent", "bad --max-db-size '%s' (e.g. 500M, 20G)",
 					       arg);
+		return 0;
+	case 'U':
+		if (strncmp(arg, "http://", 7) != 0 && strncmp(arg, "https://", 8) != 0)
+			return cli_usage_error("agent", "bad --head '%s' (http://HOST:PORT)", arg);
+		o->head = arg;
+		return 0;
+	case 'T':
+		o->token_file = arg;
 		return 0;
 	case 'E':
 		if (parse_duration_ms(arg, &o->exit_after_ms))
@@ -833,6 +847,7 @@ static void tick(struct agent *a)
 	a->self_rss_bytes = self_rss_bytes();
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	a->last_tick_s = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	sender_kick(a->sender);
 	if (a->http)
 		publish_view(a);
 }
@@ -922,6 +937,68 @@ static int setup(struct agent *a)
 	return 0;
 }
 
+/* The agent's id for a head: kept in its store, so a restart is the same agent. */
+static int agent_id(struct agent *a)
+{
+	unsigned char raw[12];
+	FILE *f;
+
+	if (store_meta_get(a->st, "agent_id", a->agent_id, sizeof(a->agent_id)) == 0 &&
+	    a->agent_id[0])
+		return 0;
+	f = fopen("/dev/urandom", "rb");
+	if (!f || fread(raw, 1, sizeof(raw), f) != sizeof(raw)) {
+		if (f)
+			fclose(f);
+		return log_err(-EIO, "cannot make an agent id");
+	}
+	fclose(f);
+	for (size_t i = 0; i < sizeof(raw); i++)
+		snprintf(a->agent_id + 2 * i, 3, "%02x", raw[i]);
+	return store_meta_set(a->st, "agent_id", a->agent_id);
+}
+
+static int start_sender(struct agent *a)
+{
+	struct sender_opts so;
+	char token[256];
+	int ret;
+
+	if (!a->opt->head)
+		return 0;
+	ret = agent_id(a);
+	if (ret)
+		return ret;
+	memset(&so, 0, sizeof(so));
+	so.url = a->opt->head;
+	so.db_path = store_path(a->st);
+	if (a->opt->token_file) {
+		FILE *f = fopen(a->opt->token_file, "r");
+		size_t n;
+
+		if (!f)
+			return log_err(-errno, "cannot read --token-file '%s'", a->opt->token_file);
+		n = fread(token, 1, sizeof(token) - 1, f);
+		fclose(f);
+		token[n] = '\0';
+		while (n > 0 && (token[n - 1] == '\n' || token[n - 1] == '\r' || token[n - 1] == ' '))
+			token[--n] = '\0';
+		if (n == 0)
+			return log_err(-EINVAL, "--token-file '%s' is empty", a->opt->token_file);
+		so.token = token;
+	}
+	snprintf(so.who.agent_id, sizeof(so.who.agent_id), "%s", a->agent_id);
+	snprintf(so.who.hostname, sizeof(so.who.hostname), "%s", a->hostname);
+	so.who.cores = a->jobs.host_cores;
+	so.who.mem_total_bytes = a->jobs.host_mem_bytes;
+	so.who.boot_ms = cli_boot_ms(a->host);
+	so.who.interval_ms = a->opt->interval_ms;
+	ret = sender_start(&so, &a->sender);
+	if (!ret)
+		log_info("agent: streaming to %s as agent %s", a->opt->head, a->agent_id);
+	return ret;
+}
+
 /* After the first tick, so that the endpoints never answer "no data yet". */
 static int start_http(struct agent *a)
 {
@@ -977,6 +1054,7 @@ static int loop(struct agent *a, int sigfd, int tickfd)
 
 static void release(struct agent *a)
 {
+	sender_stop(a->sender);
 	if (a->http)
 		http_stop(a->http);
 	agent_view_free(a->view);
@@ -1025,7 +1103,7 @@ static int agent_main(const struct agent_opts *o)
 		goto out_release;
 	}
 	tick(a);
-	if (start_http(a)) {
+	if (start_http(a) || start_sender(a)) {
 		exit_code = EXIT_USAGE;
 		goto out_release;
 	}
@@ -1038,6 +1116,10 @@ static int agent_main(const struct agent_opts *o)
 		if (store_tick_commit(a->st))
 			store_tick_abort(a->st);
 	}
+	/* a head that is there gets the last tick too (else it gets it next time) */
+	if (a->sender && !sender_flush(a->sender, 2000))
+		log_info("agent: the head does not hold the last rows yet: they go with the next "
+			 "start");
 out_release:
 	if (sigfd >= 0)
 		close(sigfd);

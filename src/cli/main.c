@@ -31,6 +31,7 @@ static const struct cli_command *const commands[] = {
 	&cmd_report_def,
 	&cmd_gpus_def,
 	&cmd_agent_def,
+	&cmd_head_def,
 	&cmd_help_def,
 	&cmd_version_def,
 	NULL,

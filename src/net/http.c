@@ -23,6 +23,7 @@
 
 struct http_server {
 	struct MHD_Daemon *d;
+	size_t max_body; /* 0: GET only */
 	http_handler_fn fn;
 	void *arg;
 	uint16_t port;
@@ -112,52 +113,117 @@ static enum MHD_Result send_response(struct MHD_Connection *c, struct http_respo
 	return ret;
 }
 
+/* A request in flight: its body so far. */
+struct http_conn {
+	struct strbuf body;
+	bool too_big;
+};
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct http_conn *hc = *con_cls;
+
+	(void)cls;
+	(void)c;
+	(void)toe;
+	if (!hc)
+		return;
+	strbuf_release(&hc->body);
+	free(hc);
+	*con_cls = NULL;
+}
+
+static bool is_method(const char *m, const char *want)
+{
+	return strcmp(m, want) == 0;
+}
+
+/* Answers a request at once (on the first call: its body is never read). */
+static enum MHD_Result answer_now(struct MHD_Connection *c, int status, const char *msg)
+{
+	struct http_response res = {status, "application/json; charset=utf-8", {0}};
+	enum MHD_Result ret;
+
+	strbuf_init(&res.body, 4096);
+	http_error(&res, status, msg);
+	ret = send_response(c, &res);
+	strbuf_release(&res.body);
+	return ret;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
 				  const char *method, const char *version,
 				  const char *upload_data, size_t *upload_data_size,
 				  void **con_cls)
 {
 	struct http_server *s = cls;
-	struct http_request req = {method, url, c};
+	struct http_conn *hc = *con_cls;
+	struct http_request req = {method, url, c, NULL, 0};
 	struct http_response res = {200, "application/json; charset=utf-8", {0}};
 	enum MHD_Result ret;
 
-	const char *clen = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
-	bool refuse = (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) ||
-		      (clen && strcmp(clen, "0") != 0) ||
-		      MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding");
-	static int headers_seen;
-
 	(void)version;
-	(void)upload_data;
-	/*
-	 * A request we refuse (a method or a body no endpoint takes) is
-	 * answered on the first call, with the headers, so its body is never
-	 * read nor buffered; libmicrohttpd then closes the connection.  A good
-	 * one is answered on the second call, once libmicrohttpd knows there is
-	 * no body, so the connection is kept alive.
-	 */
-	if (!refuse && *con_cls == NULL) {
-		*con_cls = &headers_seen;
+	if (!hc) {
+		/*
+		 * The headers.  A refused request (a method we do not serve, a
+		 * body larger than the cap) is answered now, so its body is
+		 * never read; libmicrohttpd then closes the connection.  Others
+		 * are answered once the body (if any) is in, so the connection
+		 * is kept alive.
+		 */
+		const char *clen =
+		    MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+		unsigned long long len = clen ? strtoull(clen, NULL, 10) : 0;
+		bool post = is_method(method, "POST");
+
+		if (!is_method(method, "GET") && !is_method(method, "HEAD") && !post)
+			return answer_now(c, 405, "method not allowed");
+		if (post && s->max_body == 0)
+			return answer_now(c, 405, "method not allowed: use GET");
+		if (!post && len > 0)
+			return answer_now(c, 413, "this endpoint takes no request body");
+		if (len > s->max_body && post)
+			return answer_now(c, 413, "request body too large");
+		hc = calloc(1, sizeof(*hc));
+		if (!hc)
+			return MHD_NO;
+		strbuf_init(&hc->body, s->max_body ? s->max_body : 1);
+		*con_cls = hc;
 		return MHD_YES;
 	}
 	if (*upload_data_size != 0) {
-		*upload_data_size = 0; /* not reached: bodies are refused above */
+		/* chunked bodies have no Content-Length: the cap is checked here too */
+		if (!hc->too_big && strbuf_add(&hc->body, upload_data, *upload_data_size))
+			hc->too_big = true;
+		*upload_data_size = 0;
 		return MHD_YES;
 	}
 	strbuf_init(&res.body, 64 << 20);
-	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
-		http_error(&res, 405, "method not allowed: use GET");
-	else if (refuse)
-		http_error(&res, 413, "this endpoint takes no request body");
-	else
+	if (hc->too_big) {
+		http_error(&res, 413, "request body too large");
+	} else {
+		req.body = hc->body.buf ? hc->body.buf : "";
+		req.body_len = hc->body.len;
 		s->fn(s->arg, &req, &res);
+	}
 	ret = send_response(c, &res);
 	strbuf_release(&res.body);
 	return ret;
 }
 
+const char *http_header(const struct http_request *req, const char *name)
+{
+	return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
+}
+
 int http_start(const char *listen, http_handler_fn fn, void *arg, struct http_server **out)
+{
+	return http_start_opts(listen, 0, fn, arg, out);
+}
+
+int http_start_opts(const char *listen, size_t max_body, http_handler_fn fn, void *arg,
+		    struct http_server **out)
 {
 	struct sockaddr_storage sa;
 	const union MHD_DaemonInfo *info;
@@ -174,13 +240,14 @@ int http_start(const char *listen, http_handler_fn fn, void *arg, struct http_se
 		return log_err(-ENOMEM, "out of memory");
 	s->fn = fn;
 	s->arg = arg;
+	s->max_body = max_body;
 	if (sa.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
 	s->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
 				MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_CONN_LIMIT,
 				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_CONN_TIMEOUT,
 				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
-				MHD_OPTION_END);
+				MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_END);
 	if (!s->d) {
 		free(s);
 		return log_err(-EADDRINUSE, "cannot listen on %s (in use, or not an address of "

@@ -4,8 +4,9 @@
  *
  * One internal thread answers every connection; a route's handler runs on
  * it, so handlers must be quick and must lock what they share with the
- * sampler.  Requests with a body are refused here (the agent's endpoints
- * are GET only); the body cap is HTTP_MAX_BODY for those that will take one.
+ * sampler.  GET and HEAD always; POST only on a server started with a body
+ * cap (http_start_opts), bodies above it refused with 413 before a byte of
+ * them is read; any other method 405.
  *
  * Ownership: http_start() returns a server the caller stops with
  * http_stop().  Errors: 0 or -errno, with a message (log.h).
@@ -21,9 +22,11 @@
 #define HTTP_MAX_BODY (1024 * 1024)
 
 struct http_request {
-	const char *method; /* "GET", ... */
+	const char *method; /* "GET", "HEAD", "POST" */
 	const char *path;   /* "/api/v1/jobs/slurm:5:1732270000123", no query */
-	void *conn;	    /* for http_query_arg */
+	void *conn;	    /* for http_query_arg, http_header */
+	const char *body;   /* POST: the whole body (not NUL-terminated), at most the cap */
+	size_t body_len;
 };
 
 struct http_response {
@@ -32,6 +35,8 @@ struct http_response {
 	struct strbuf body;
 };
 
+/* A request header's value, or NULL. */
+const char *http_header(const struct http_request *req, const char *name);
 /* The value of ?name= in the request's query string, or NULL. */
 const char *http_query_arg(const struct http_request *req, const char *name);
 
@@ -49,6 +54,9 @@ struct http_server;
  * address; port 0 picks a free port).  *out receives the server.
  */
 int http_start(const char *listen, http_handler_fn fn, void *arg, struct http_server **out);
+/* ... taking POST bodies of up to max_body bytes (larger: 413, unread). */
+int http_start_opts(const char *listen, size_t max_body, http_handler_fn fn, void *arg,
+		    struct http_server **out);
 /* The port actually bound. */
 uint16_t http_port(const struct http_server *s);
 void http_stop(struct http_server *s);

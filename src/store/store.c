@@ -149,6 +149,13 @@ static const char store_schema_v3[] =
     " UNIQUE (tier_ms, node_id, entity, entity_id, metric, ts_ms)) STRICT;\n"
     "CREATE INDEX rollups_tier_ts ON rollups (tier_ms, ts_ms);\n";
 
+/* Schema 4: the head.  Each agent streaming to it, and how far it holds its rows. */
+static const char store_schema_v4[] =
+    "CREATE TABLE agents (agent_id TEXT PRIMARY KEY, node_id INTEGER NOT NULL,"
+    " acked_seq INTEGER NOT NULL DEFAULT 0, first_seen_ms INTEGER, last_seen_ms INTEGER,"
+    " interval_ms INTEGER, batches INTEGER NOT NULL DEFAULT 0,"
+    " rows INTEGER NOT NULL DEFAULT 0) STRICT;\n";
+
 /*
  * store_migrations[v] brings a store from schema v to v + 1; [0] creates
  * schema 1 in an empty file.  A new version appends one entry here and
@@ -158,6 +165,7 @@ static const char *const store_migrations[STORE_SCHEMA_VERSION] = {
     store_schema_v1,
     store_schema_v2,
     store_schema_v3,
+    store_schema_v4,
 };
 
 /* Tables a store must have (checked at open), with the schema that added them. */
@@ -170,7 +178,7 @@ static const struct {
     {"disk_samples", 1}, {"net_samples", 1},  {"proc_samples", 1},
     {"job_samples", 1},	 {"events", 1},	      {"marks", 1},
     {"devices", 2},	 {"gpu_samples", 2},  {"gpu_proc_samples", 2},
-    {"job_summaries", 3}, {"rollups", 3},
+    {"job_summaries", 3}, {"rollups", 3}, {"agents", 4},
 };
 
 static const char *const store_sql[STMT__COUNT] = {
@@ -1036,6 +1044,49 @@ void store_close(struct store *st)
 const char *store_path(const struct store *st)
 {
 	return st->path;
+}
+
+int store_meta_get(struct store *st, const char *key, char *buf, size_t size)
+{
+	sqlite3_stmt *stmt;
+	int rc, ret = -ENOENT;
+
+	rc = sqlite3_prepare_v2(st->db, "SELECT value FROM meta WHERE key = ?", -1, &stmt, NULL);
+	if (rc != SQLITE_OK)
+		return store__errno(st->db, rc);
+	sqlite3_bind_text(stmt, 1, key, -1, SQLITE_STATIC);
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_ROW) {
+		const unsigned char *v = sqlite3_column_text(stmt, 0);
+
+		snprintf(buf, size, "%s", v ? (const char *)v : "");
+		ret = 0;
+	} else if (rc != SQLITE_DONE) {
+		ret = store__errno(st->db, rc);
+	}
+	sqlite3_finalize(stmt);
+	return ret;
+}
+
+int store_meta_set(struct store *st, const char *key, const char *value)
+{
+	sqlite3_stmt *stmt;
+	bool own;
+	int rc, ret;
+
+	ret = write_begin(st, &own);
+	if (ret)
+		return ret;
+	rc = sqlite3_prepare_v2(st->db, "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", -1,
+				&stmt, NULL);
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_text(stmt, 1, key, -1, SQLITE_STATIC);
+		sqlite3_bind_text(stmt, 2, value, -1, SQLITE_STATIC);
+		rc = sqlite3_step(stmt);
+		sqlite3_finalize(stmt);
+	}
+	ret = rc == SQLITE_DONE || rc == SQLITE_OK ? 0 : store_write_fail(st, rc, "set a meta value");
+	return write_end(st, own, ret);
 }
 
 int store_node(struct store *st, const char *hostname, int32_t cores, uint64_t mem_total_bytes,

@@ -23,12 +23,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/jsonw.h"
 #include "common/strbuf.h"
 #include "sample/gpu/gpu.h"
 #include "sample/host.h"
 #include "sample/sample.h"
 
-#define STORE_SCHEMA_VERSION 3
+#define STORE_SCHEMA_VERSION 4
 #define STORE_APPLICATION_ID 0x4A53434F
 
 struct store;
@@ -78,6 +79,10 @@ struct job_record {
 	int32_t reserved_gpus;
 	char reserved_gpu_list[256]; /* as the scheduler wrote it, e.g. "0,1" */
 };
+
+/* The meta table: a value by key (0, or -ENOENT), and setting one. */
+int store_meta_get(struct store *st, const char *key, char *buf, size_t size);
+int store_meta_set(struct store *st, const char *key, const char *value);
 
 /* nodes: one row per hostname; *node_id receives its id. */
 int store_node(struct store *st, const char *hostname, int32_t cores, uint64_t mem_total_bytes,
@@ -194,6 +199,68 @@ int store_retention_step(struct store *st, int64_t now_ms, const struct store_re
 			 int budget, int64_t *deleted);
 /* Bytes the store's pages hold (page_count - freelist_count) * page_size. */
 int store_used_bytes(struct store *st, uint64_t *bytes);
+
+/*
+ * Streaming to a head (docs/wire.md).  The agent side: every fact row with
+ * after_seq < seq <= *to_seq (at most max_rows of them: seq is one counter
+ * across the fact tables) and the dimension rows they reference, written
+ * into w as "to_seq", "max_seq" and "tables" members of the object the
+ * caller opened.  *nrows: rows written.
+ */
+int store_export_batch(struct store *st, int64_t after_seq, int64_t max_rows, struct jsonw *w,
+		       int64_t *to_seq, int64_t *nrows);
+/* The highest seq of any fact row (0 in an empty store). */
+int store_max_seq(struct store *st, int64_t *max_seq);
+
+/* The head side: a decoded batch (net/wire.c makes it). */
+enum wire_type { WIRE_NULL, WIRE_INT, WIRE_REAL, WIRE_TEXT };
+struct wire_value {
+	enum wire_type type;
+	int64_t i;
+	double d;
+	const char *s; /* WIRE_TEXT: NUL-terminated, owned by the batch */
+};
+#define WIRE_MAX_TABLES	 16
+#define WIRE_MAX_COLUMNS 64
+struct wire_table {
+	char name[32];
+	int ncols;
+	const char *cols[WIRE_MAX_COLUMNS];
+	size_t nrows;
+	const struct wire_value *cells; /* nrows * ncols, row by row */
+};
+struct ingest_batch {
+	char agent_id[64];
+	char hostname[256];
+	int32_t cores;
+	uint64_t mem_total_bytes;
+	int64_t boot_ms;
+	int64_t interval_ms;
+	int64_t from_seq; /* rows have from_seq < seq <= to_seq */
+	int64_t to_seq;
+	size_t ntables;
+	struct wire_table tables[WIRE_MAX_TABLES];
+};
+
+/*
+ * Commits a batch in one transaction and says which seq of this agent the
+ * store now holds (*acked_seq).  Rows at or below what it held already are
+ * skipped, so a batch sent twice changes nothing.  -EINVAL (with errmsg
+ * filled) for a batch that does not fit the schema: nothing is written.
+ */
+int store_ingest(struct store *st, const struct ingest_batch *b, int64_t now_ms,
+		 int64_t *acked_seq, char *errmsg, size_t errmsg_size);
+/* An agent streaming to this store (a head's). */
+struct agent_record {
+	char agent_id[64];
+	char hostname[256];
+	int64_t acked_seq, first_seen_ms, last_seen_ms, interval_ms, batches, rows, gpus;
+};
+/* Agents by hostname; fn returning non-zero stops and is returned. */
+int store_for_each_agent(struct store *st, int (*fn)(const struct agent_record *a, void *arg),
+			 void *arg);
+/* What the store holds of an agent: 0 and *acked_seq (0 for a new agent). */
+int store_agent_cursor(struct store *st, const char *agent_id, int64_t *acked_seq);
 
 /* Reader */
 int store_get_job(struct store *st, int64_t id, struct job_record *out);

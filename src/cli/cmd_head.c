@@ -1,0 +1,405 @@
+/*
+ * cmd_head.c - `jobscope head`: takes the agents' streams into one store.
+ *
+ * One libmicrohttpd thread answers everything, ingest included: each batch
+ * is decoded (net/wire.c), committed in one transaction (store_ingest), and
+ * only then acknowledged with the highest seq of that agent the store
+ * holds.  The main thread waits for SIGTERM/SIGINT (then the server is
+ * stopped: a batch in flight is either committed and answered or not
+ * answered, and the agent resends it) and SIGHUP (reopens the log).
+ *
+ * This is the first part of the head (docs/wire.md): ingest with nothing
+ * lost or duplicated, bearer tokens, /clients and /status.  Sessions and the
+ * gswarm-compatible profiling calls are still to come.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "common/jsonw.h"
+#include "common/log.h"
+#include "common/timeutil.h"
+#include "net/http.h"
+#include "net/wire.h"
+#include "store/store.h"
+
+#define HEAD_DEFAULT_DB	    "/var/lib/jobscope/head.db"
+#define HEAD_DEFAULT_LISTEN "0.0.0.0:8091"
+#define HEAD_TOKEN_MAX	    256
+#define HEAD_UNHEALTHY_INTERVALS 3
+
+static const char head_usage[] =
+    "usage: jobscope head [--listen ADDR:PORT] [--db PATH] [--token-file F]\n"
+    "\n"
+    "Collect what the agents of a cluster stream (jobscope agent --head URL)\n"
+    "into one store, with nothing lost or duplicated across outages: a batch is\n"
+    "acknowledged only once it is committed, and an agent resends from what was\n"
+    "acknowledged.\n"
+    "\n"
+    "Options:\n"
+    "      --listen ADDR:PORT   where agents and clients connect (default " HEAD_DEFAULT_LISTEN ");\n"
+    "                           port 0 picks a free one\n"
+    "      --db PATH            the store (default " HEAD_DEFAULT_DB ")\n"
+    "      --token-file F       agents must send 'Authorization: Bearer <the token in F>'\n"
+    "      --log-file PATH      messages there instead of stderr; SIGHUP reopens it\n"
+    "  -h, --help               show this help\n"
+    "\n"
+    "Endpoints: POST /api/v1/ingest (agents; docs/wire.md), GET /, GET /status,\n"
+    "GET /clients.\n";
+
+struct head_opts {
+	const char *listen;
+	const char *db;
+	const char *token_file;
+	const char *log_file;
+	int64_t exit_after_ms;
+};
+
+struct head {
+	const struct head_opts *opt;
+	struct store *st;
+	char token[HEAD_TOKEN_MAX];
+	bool has_token;
+	int64_t started_ms;
+	uint64_t batches, rows_in, refused;
+};
+
+static int read_token(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return log_err(-errno, "cannot read --token-file '%s'", path);
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return log_err(-errno, "cannot read --token-file '%s'", path);
+	buf[n] = '\0';
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
+		buf[--n] = '\0';
+	if (n == 0)
+		return log_err(-EINVAL, "--token-file '%s' is empty", path);
+	return 0;
+}
+
+/* Compares in time that does not depend on where they differ. */
+static bool token_equal(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	unsigned char diff = la != lb;
+
+	for (size_t i = 0; i < la && i < lb; i++)
+		diff |= (unsigned char)(a[i] ^ b[i]);
+	return diff == 0;
+}
+
+static bool authorized(const struct head *h, const struct http_request *req,
+		       struct http_response *res)
+{
+	const char *auth = http_header(req, "Authorization");
+
+	if (!h->has_token)
+		return true;
+	if (!auth || strncmp(auth, "Bearer ", 7) != 0) {
+		http_error(res, 401, "a bearer token is required (Authorization: Bearer ...)");
+		return false;
+	}
+	if (!token_equal(auth + 7, h->token)) {
+		http_error(res, 403, "wrong token");
+		return false;
+	}
+	return true;
+}
+
+static void on_ingest(struct head *h, const struct http_request *req, struct http_response *res)
+{
+	struct wire_batch wb;
+	char msg[256];
+	int64_t acked = 0;
+	struct jsonw w;
+	int ret;
+
+	if (strcmp(req->method, "POST") != 0) {
+		http_error(res, 405, "POST a batch (docs/wire.md)");
+		return;
+	}
+	if (!authorized(h, req, res))
+		return;
+	ret = wire_decode(req->body, req->body_len, &wb, msg, sizeof(msg));
+	if (ret == 0)
+		ret = store_ingest(h->st, &wb.b, time_now_ms(), &acked, msg, sizeof(msg));
+	if (ret == -EINVAL) {
+		h->refused++;
+		http_error(res, 400, msg[0] ? msg : "bad batch");
+	} else if (ret == -ENOSPC) {
+		http_error(res, 507, "the head's disk is full: nothing was stored, send again later");
+	} else if (ret) {
+		http_error(res, 503, "the head cannot store the batch now: send again later");
+	} else {
+		h->batches++;
+		jsonw_init(&w, &res->body, false);
+		jsonw_obj_begin(&w);
+		jsonw_kv_int(&w, "version", WIRE_VERSION);
+		jsonw_kv_int(&w, "acked_seq", acked);
+		jsonw_kv_null(&w, "interval_ms"); /* no session asks for another interval */
+		jsonw_key(&w, "sessions");
+		jsonw_arr_begin(&w);
+		jsonw_arr_end(&w);
+		jsonw_obj_end(&w);
+		strbuf_addch(&res->body, '\n');
+	}
+	wire_batch_release(&wb);
+}
+
+struct clients_ctx {
+	struct jsonw *w;
+	int64_t now_ms;
+	int n;
+};
+
+static int client_json(const struct agent_record *a, void *arg)
+{
+	struct clients_ctx *c = arg;
+	struct jsonw *w = c->w;
+
+	jsonw_obj_begin(w);
+	jsonw_kv_str(w, "client_id", a->agent_id);
+	jsonw_kv_str(w, "hostname", a->hostname);
+	jsonw_kv_int(w, "gpu_count", a->gpus);
+	jsonw_kv_int(w, "acked_seq", a->acked_seq);
+	jsonw_kv_int(w, "first_seen_ms", a->first_seen_ms);
+	jsonw_kv_int(w, "last_seen_ms", a->last_seen_ms);
+	jsonw_kv_int_opt(w, "interval_ms", a->interval_ms > 0, a->interval_ms);
+	/* unhealthy after 3 missed intervals (a batch per interval when current) */
+	jsonw_kv_bool(w, "healthy",
+		      a->interval_ms > 0 &&
+			  c->now_ms - a->last_seen_ms <= HEAD_UNHEALTHY_INTERVALS * a->interval_ms);
+	jsonw_kv_int(w, "batches", a->batches);
+	jsonw_kv_int(w, "rows", a->rows);
+	jsonw_obj_end(w);
+	c->n++;
+	return 0;
+}
+
+static int clients_json(struct head *h, struct jsonw *w)
+{
+	struct clients_ctx c = {w, time_now_ms(), 0};
+	int ret;
+
+	jsonw_key(w, "clients");
+	jsonw_arr_begin(w);
+	ret = store_for_each_agent(h->st, client_json, &c);
+	jsonw_arr_end(w);
+	jsonw_kv_int(w, "total_clients", c.n);
+	return ret;
+}
+
+static void head_http(void *arg, const struct http_request *req, struct http_response *res)
+{
+	struct head *h = arg;
+	struct jsonw w;
+
+	if (strcmp(req->path, "/api/v1/ingest") == 0) {
+		on_ingest(h, req, res);
+		return;
+	}
+	if (strcmp(req->method, "POST") == 0) {
+		http_error(res, 404, "no such endpoint");
+		return;
+	}
+	jsonw_init(&w, &res->body, true);
+	if (strcmp(req->path, "/") == 0) {
+		jsonw_obj_begin(&w);
+		jsonw_kv_str(&w, "message", "jobscope head");
+		jsonw_kv_str(&w, "version", JOBSCOPE_VERSION);
+		jsonw_obj_end(&w);
+	} else if (strcmp(req->path, "/clients") == 0) {
+		jsonw_obj_begin(&w);
+		if (clients_json(h, &w)) {
+			http_error(res, 503, "the store cannot be read");
+			return;
+		}
+		jsonw_obj_end(&w);
+	} else if (strcmp(req->path, "/status") == 0) {
+		jsonw_obj_begin(&w);
+		jsonw_kv_str(&w, "version", JOBSCOPE_VERSION);
+		jsonw_kv_int(&w, "started_ms", h->started_ms);
+		jsonw_kv_str(&w, "store", store_path(h->st));
+		jsonw_kv_int(&w, "batches", (int64_t)h->batches);
+		jsonw_kv_int(&w, "refused_batches", (int64_t)h->refused);
+		jsonw_kv_bool(&w, "is_profiling", false);
+		if (clients_json(h, &w)) {
+			http_error(res, 503, "the store cannot be read");
+			return;
+		}
+		jsonw_obj_end(&w);
+	} else {
+		http_error(res, 404, "no such endpoint");
+		return;
+	}
+	strbuf_addch(&res->body, '\n');
+}
+
+static int parse_opts(int argc, char **argv, struct head_opts *o)
+{
+	static const struct option longopts[] = {
+	    {"listen", required_argument, NULL, 'l'},
+	    {"db", required_argument, NULL, 'd'},
+	    {"token-file", required_argument, NULL, 't'},
+	    {"log-file", required_argument, NULL, 'L'},
+	    {"exit-after", required_argument, NULL, 'E'}, /* hidden: tests */
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	struct sockaddr_storage sa;
+	unsigned salen;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->listen = HEAD_DEFAULT_LISTEN;
+	o->db = HEAD_DEFAULT_DB;
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'l':
+			if (http_parse_listen(optarg, &sa, &salen))
+				return cli_usage_error("head", "bad --listen '%s' (ADDR:PORT)",
+						       optarg);
+			o->listen = optarg;
+			break;
+		case 'd':
+			if (!optarg[0])
+				return cli_usage_error("head", "--db needs a path");
+			o->db = optarg;
+			break;
+		case 't':
+			o->token_file = optarg;
+			break;
+		case 'L':
+			o->log_file = optarg;
+			break;
+		case 'E':
+			if (parse_duration_ms(optarg, &o->exit_after_ms))
+				return cli_usage_error("head", "bad --exit-after '%s'", optarg);
+			break;
+		case 'h':
+			fputs(head_usage, stdout);
+			return -1;
+		default:
+			return cli_option_error("head", c, argv);
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error("head", "unexpected argument '%s'", argv[optind]);
+	return 0;
+}
+
+static int open_log(const char *path)
+{
+	FILE *f;
+
+	if (!path)
+		return 0;
+	f = fopen(path, "a");
+	if (!f)
+		return log_err(-errno, "cannot open --log-file '%s'", path);
+	setvbuf(f, NULL, _IOLBF, 0);
+	log_set_file(f);
+	return 0;
+}
+
+static int head_main(const struct head_opts *o)
+{
+	struct head h;
+	struct http_server *srv = NULL;
+	sigset_t mask, orig;
+	int sigfd = -1, exit_code = 0;
+	int64_t deadline;
+	const char *colon;
+
+	memset(&h, 0, sizeof(h));
+	h.opt = o;
+	h.started_ms = time_now_ms();
+	if (open_log(o->log_file))
+		return EXIT_USAGE;
+	if (o->token_file) {
+		if (read_token(o->token_file, h.token, sizeof(h.token)))
+			return EXIT_USAGE;
+		h.has_token = true;
+	}
+	if (store_open(o->db, STORE_CREATE, &h.st))
+		return EXIT_USAGE;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, &orig);
+	signal(SIGPIPE, SIG_IGN);
+	sigfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (sigfd < 0 || http_start_opts(o->listen, WIRE_MAX_BODY, head_http, &h, &srv)) {
+		exit_code = sigfd < 0 ? EXIT_FAIL : EXIT_USAGE;
+		goto out;
+	}
+	colon = strrchr(o->listen, ':');
+	log_info("head: listening on %.*s:%u", (int)(colon - o->listen), o->listen,
+		 (unsigned)http_port(srv));
+	deadline = o->exit_after_ms ? time_now_ms() + o->exit_after_ms : 0;
+	for (;;) {
+		struct pollfd p = {.fd = sigfd, .events = POLLIN};
+		struct signalfd_siginfo si;
+		int timeout = deadline ? (int)(deadline - time_now_ms()) : -1;
+
+		if (deadline && timeout <= 0)
+			break;
+		if (poll(&p, 1, timeout) <= 0)
+			continue;
+		if (read(sigfd, &si, sizeof(si)) != sizeof(si))
+			continue;
+		if (si.ssi_signo == SIGHUP) {
+			if (open_log(o->log_file) == 0)
+				log_info("head: log file reopened");
+			continue;
+		}
+		log_info("head: %s received: exiting", strsignal((int)si.ssi_signo));
+		break;
+	}
+out:
+	http_stop(srv); /* waits for a batch in flight to be committed and answered */
+	if (sigfd >= 0)
+		close(sigfd);
+	store_close(h.st);
+	sigprocmask(SIG_SETMASK, &orig, NULL);
+	return exit_code;
+}
+
+static int cmd_head(int argc, char **argv)
+{
+	struct head_opts o;
+	int ret = parse_opts(argc, argv, &o);
+
+	if (ret < 0)
+		return 0;
+	if (ret)
+		return ret;
+	return head_main(&o);
+}
+
+const struct cli_command cmd_head_def = {
+    "head",
+    cmd_head,
+    "collect the agents' streams into one store (cluster view)",
+    head_usage,
+};

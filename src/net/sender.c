@@ -1,0 +1,363 @@
+/*
+ * sender.c - the agent's stream to a head (see sender.h for the rules).
+ */
+#include "net/sender.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+#include <curl/curl.h>
+
+#include "common/jsonw.h"
+#include "common/log.h"
+#include "common/timeutil.h"
+
+#define SENDER_FIRST_ROWS   2000    /* rows in a batch when current */
+#define SENDER_MAX_ROWS	    50000   /* ... and at most, catching up */
+#define SENDER_BACKOFF_MS   500	    /* first retry */
+#define SENDER_BACKOFF_MAX  30000   /* retries at most this far apart */
+#define SENDER_TIMEOUT_S    30
+#define SENDER_ANSWER_MAX   65536
+
+struct sender {
+	struct sender_opts opt;
+	char url[1024];
+	char auth[300];
+	char db_path[4096];
+	char token[256];
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool stop, kicked, started;
+	struct sender_stats stats; /* under lock */
+	CURL *curl;
+	struct curl_slist *headers;
+	struct strbuf body, answer;
+};
+
+static size_t on_answer(char *data, size_t size, size_t nmemb, void *arg)
+{
+	struct strbuf *sb = arg;
+	size_t n = size * nmemb;
+
+	if (strbuf_add(sb, data, n))
+		return 0; /* too big: curl fails the transfer */
+	return n;
+}
+
+static void set_error(struct sender *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void set_error(struct sender *s, const char *fmt, ...)
+{
+	char msg[160];
+	va_list ap;
+	bool first;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	pthread_mutex_lock(&s->lock);
+	first = s->stats.connected || strcmp(s->stats.last_error, msg) != 0;
+	s->stats.connected = false;
+	s->stats.failures++;
+	snprintf(s->stats.last_error, sizeof(s->stats.last_error), "%s", msg);
+	pthread_mutex_unlock(&s->lock);
+	if (first) /* once per kind of failure, not once per retry */
+		log_warn(0, "head %s: %s (retrying; nothing is lost, the store keeps it)",
+			 s->opt.url, msg);
+}
+
+/*
+ * POSTs s->body; on a 200, *acked receives the head's acked_seq.  0, or
+ * -EAGAIN (retry later), -E2BIG (send less), -EINVAL (the head refused it).
+ */
+static int post(struct sender *s, int64_t *acked, int64_t *interval_ms)
+{
+	long status = 0;
+	CURLcode rc;
+	cJSON *doc, *item;
+
+	strbuf_reset(&s->answer);
+	curl_easy_setopt(s->curl, CURLOPT_POSTFIELDS, s->body.buf);
+	curl_easy_setopt(s->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)s->body.len);
+	rc = curl_easy_perform(s->curl);
+	if (rc != CURLE_OK) {
+		set_error(s, "%s", curl_easy_strerror(rc));
+		return -EAGAIN;
+	}
+	curl_easy_getinfo(s->curl, CURLINFO_RESPONSE_CODE, &status);
+	if (status == 413)
+		return -E2BIG;
+	if (status != 200) {
+		set_error(s, "HTTP %ld: %.100s", status, strbuf_str(&s->answer));
+		return status >= 400 && status < 500 && status != 408 && status != 429 ? -EINVAL
+											 : -EAGAIN;
+	}
+	doc = cJSON_ParseWithLength(s->answer.buf, s->answer.len);
+	item = doc ? cJSON_GetObjectItemCaseSensitive(doc, "acked_seq") : NULL;
+	if (!cJSON_IsNumber(item) || item->valuedouble < 0) {
+		cJSON_Delete(doc);
+		set_error(s, "an answer without acked_seq");
+		return -EAGAIN;
+	}
+	*acked = (int64_t)item->valuedouble;
+	item = cJSON_GetObjectItemCaseSensitive(doc, "interval_ms");
+	*interval_ms = cJSON_IsNumber(item) && item->valuedouble > 0 ? (int64_t)item->valuedouble
+								     : 0;
+	cJSON_Delete(doc);
+	return 0;
+}
+
+/* Sleeps up to ms, or until kicked or stopped.  Returns false when stopping. */
+static bool wait_for(struct sender *s, int64_t ms)
+{
+	struct timespec until;
+	bool go_on;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += ms / 1000;
+	until.tv_nsec += (ms % 1000) * 1000000;
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	pthread_mutex_lock(&s->lock);
+	while (!s->stop && !s->kicked)
+		if (pthread_cond_timedwait(&s->cond, &s->lock, &until) == ETIMEDOUT)
+			break;
+	s->kicked = false;
+	go_on = !s->stop;
+	pthread_mutex_unlock(&s->lock);
+	return go_on;
+}
+
+static bool stopping(struct sender *s)
+{
+	bool stop;
+
+	pthread_mutex_lock(&s->lock);
+	stop = s->stop;
+	pthread_mutex_unlock(&s->lock);
+	return stop;
+}
+
+static void *sender_main(void *arg)
+{
+	struct sender *s = arg;
+	struct store *st = NULL;
+	int64_t cursor = -1, rows = SENDER_FIRST_ROWS, backoff = 0;
+
+	while (!stopping(s)) {
+		int64_t to_seq = 0, max_seq = 0, nrows = 0, acked = 0, iv = 0;
+		int ret;
+
+		if (!st && store_open(s->db_path, STORE_READONLY, &st)) {
+			st = NULL;
+			wait_for(s, 1000);
+			continue;
+		}
+		if (cursor < 0) {
+			/* hello: no rows, just "what do you hold of me?" */
+			struct jsonw w;
+
+			ret = store_max_seq(st, &max_seq);
+			strbuf_reset(&s->body);
+			jsonw_init(&w, &s->body, false);
+			jsonw_obj_begin(&w);
+			jsonw_kv_int(&w, "version", WIRE_VERSION);
+			jsonw_kv_str(&w, "agent_id", s->opt.who.agent_id);
+			jsonw_key(&w, "node");
+			jsonw_obj_begin(&w);
+			jsonw_kv_str(&w, "hostname", s->opt.who.hostname);
+			jsonw_obj_end(&w);
+			jsonw_kv_int(&w, "interval_ms", s->opt.who.interval_ms);
+			jsonw_kv_int(&w, "from_seq", 0);
+			jsonw_kv_int(&w, "to_seq", 0);
+			jsonw_obj_end(&w);
+		} else {
+			ret = wire_encode(st, &s->opt.who, cursor, rows, &s->body, &to_seq,
+					  &max_seq, &nrows);
+			if (ret == 0 && to_seq <= cursor) {
+				pthread_mutex_lock(&s->lock);
+				s->stats.max_seq = max_seq;
+				pthread_mutex_unlock(&s->lock);
+				/* nothing new: wait for the next tick */
+				wait_for(s, s->opt.who.interval_ms * 2);
+				continue;
+			}
+		}
+		if (ret) {
+			set_error(s, "cannot read the store: %s", strerror(-ret));
+			store_close(st);
+			st = NULL;
+			wait_for(s, 1000);
+			continue;
+		}
+		ret = post(s, &acked, &iv);
+		if (ret == -E2BIG && rows > 100) {
+			rows /= 2;
+			continue;
+		}
+		if (ret) {
+			backoff = backoff ? backoff * 2 : SENDER_BACKOFF_MS;
+			if (backoff > SENDER_BACKOFF_MAX)
+				backoff = SENDER_BACKOFF_MAX;
+			cursor = -1; /* the head may have lost or got more: ask again */
+			wait_for(s, backoff);
+			continue;
+		}
+		backoff = 0;
+		pthread_mutex_lock(&s->lock);
+		if (!s->stats.connected && s->stats.failures)
+			log_info("head %s: connected again", s->opt.url);
+		s->stats.connected = true;
+		s->stats.cursor_known = true;
+		s->stats.acked_seq = acked;
+		s->stats.max_seq = max_seq > acked ? max_seq : acked;
+		s->stats.last_ok_ms = time_now_ms();
+		s->stats.head_interval_ms = iv;
+		if (cursor >= 0) {
+			s->stats.batches++;
+			s->stats.rows += nrows;
+		}
+		pthread_mutex_unlock(&s->lock);
+		/* a head that holds less than we sent must be sent the rest */
+		cursor = acked;
+		if (max_seq > cursor) {
+			/* a backlog: bigger batches until current */
+			if (rows < SENDER_MAX_ROWS)
+				rows *= 2;
+			continue;
+		}
+		rows = SENDER_FIRST_ROWS;
+	}
+	if (st)
+		store_close(st);
+	return NULL;
+}
+
+int sender_start(const struct sender_opts *o, struct sender **out)
+{
+	struct sender *s = calloc(1, sizeof(*s));
+	int n;
+
+	*out = NULL;
+	if (!s)
+		return log_err(-ENOMEM, "out of memory");
+	s->opt = *o;
+	snprintf(s->db_path, sizeof(s->db_path), "%s", o->db_path);
+	s->opt.db_path = s->db_path;
+	/* "http://head:8091" or "http://head:8091/": the ingest path is ours */
+	n = (int)strlen(o->url);
+	while (n > 0 && o->url[n - 1] == '/')
+		n--;
+	if (n == 0 || snprintf(s->url, sizeof(s->url), "%.*s/api/v1/ingest", n, o->url) >=
+			  (int)sizeof(s->url)) {
+		free(s);
+		return log_err(-EINVAL, "bad --head URL '%s'", o->url);
+	}
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_cond_init(&s->cond, NULL);
+	strbuf_init(&s->body, WIRE_MAX_BODY);
+	strbuf_init(&s->answer, SENDER_ANSWER_MAX);
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	s->curl = curl_easy_init();
+	if (!s->curl) {
+		free(s);
+		return log_err(-ENOMEM, "cannot set up libcurl");
+	}
+	s->headers = curl_slist_append(NULL, "Content-Type: application/json");
+	if (o->token) {
+		snprintf(s->auth, sizeof(s->auth), "Authorization: Bearer %s", o->token);
+		s->headers = curl_slist_append(s->headers, s->auth);
+	}
+	s->headers = curl_slist_append(s->headers, "Expect:"); /* no 100-continue round trip */
+	curl_easy_setopt(s->curl, CURLOPT_URL, s->url);
+	curl_easy_setopt(s->curl, CURLOPT_HTTPHEADER, s->headers);
+	curl_easy_setopt(s->curl, CURLOPT_WRITEFUNCTION, on_answer);
+	curl_easy_setopt(s->curl, CURLOPT_WRITEDATA, &s->answer);
+	curl_easy_setopt(s->curl, CURLOPT_TIMEOUT, (long)SENDER_TIMEOUT_S);
+	curl_easy_setopt(s->curl, CURLOPT_CONNECTTIMEOUT, 5L);
+	curl_easy_setopt(s->curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(s->curl, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_easy_setopt(s->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	if (pthread_create(&s->thread, NULL, sender_main, s) != 0) {
+		curl_slist_free_all(s->headers);
+		curl_easy_cleanup(s->curl);
+		free(s);
+		return log_err(-EAGAIN, "cannot start the sender thread");
+	}
+	s->started = true;
+	*out = s;
+	return 0;
+}
+
+void sender_kick(struct sender *s)
+{
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->lock);
+	s->kicked = true;
+	pthread_cond_signal(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+}
+
+void sender_stop(struct sender *s)
+{
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->lock);
+	s->stop = true;
+	pthread_cond_signal(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+	if (s->started)
+		pthread_join(s->thread, NULL);
+	curl_slist_free_all(s->headers);
+	curl_easy_cleanup(s->curl);
+	curl_global_cleanup();
+	strbuf_release(&s->body);
+	strbuf_release(&s->answer);
+	pthread_mutex_destroy(&s->lock);
+	pthread_cond_destroy(&s->cond);
+	free(s);
+}
+
+void sender_get_stats(struct sender *s, struct sender_stats *out)
+{
+	pthread_mutex_lock(&s->lock);
+	*out = s->stats;
+	pthread_mutex_unlock(&s->lock);
+}
+
+bool sender_flush(struct sender *s, int64_t timeout_ms)
+{
+	int64_t deadline = time_now_ms() + timeout_ms, want = -1;
+	struct store *st = NULL;
+	bool done = false;
+
+	if (!s)
+		return true;
+	if (store_open(s->db_path, STORE_READONLY, &st) == 0) {
+		store_max_seq(st, &want);
+		store_close(st);
+	}
+	if (want < 0)
+		return false;
+	while (!done && time_now_ms() < deadline) {
+		struct timespec pause = {0, 20 * 1000000};
+
+		sender_kick(s);
+		pthread_mutex_lock(&s->lock);
+		done = s->stats.cursor_known && s->stats.acked_seq >= want;
+		pthread_mutex_unlock(&s->lock);
+		if (!done)
+			nanosleep(&pause, NULL);
+	}
+	return done;
+}

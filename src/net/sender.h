@@ -1,0 +1,56 @@
+/*
+ * sender.h - the agent's stream to a head (docs/wire.md).
+ *
+ * A thread of its own reads the agent's store (its spool, through its own
+ * read-only connection) from the cursor the head last acknowledged, sends
+ * batches to POST <head>/api/v1/ingest over one keep-alive connection
+ * (libcurl), and moves the cursor to what the head answers it holds.  Any
+ * failure (head down, network cut, a 5xx, a restart of either side) is
+ * retried from the cursor with capped exponential backoff: the store holds
+ * everything not yet acknowledged, so there is no buffer to overflow.  The
+ * batch grows while there is a backlog, so it catches up after an outage.
+ *
+ * Lifecycle: sender_start (after the store exists), sender_kick after each
+ * tick, sender_stop (joins; a send in flight is given its timeout).
+ * sender_get_stats is safe from any thread.
+ */
+#ifndef JOBSCOPE_SENDER_H
+#define JOBSCOPE_SENDER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "net/wire.h"
+
+struct sender_opts {
+	const char *url;     /* the head: "http://10.0.0.1:8091" */
+	const char *token;   /* bearer token, or NULL */
+	const char *db_path; /* the agent's store */
+	struct wire_sender who;
+};
+
+struct sender_stats {
+	bool connected;	       /* the last exchange succeeded */
+	bool cursor_known;     /* the head said what it holds */
+	int64_t acked_seq;     /* what the head holds of us */
+	int64_t max_seq;       /* the last seq in our store, when last looked */
+	int64_t batches, rows; /* sent and acknowledged */
+	int64_t failures;
+	int64_t last_ok_ms;
+	char last_error[160];
+	int64_t head_interval_ms; /* what the head last asked for (0: nothing) */
+};
+
+struct sender;
+
+int sender_start(const struct sender_opts *o, struct sender **out);
+void sender_kick(struct sender *s);
+void sender_stop(struct sender *s);
+/*
+ * Waits until the head holds every row the store had when called (or
+ * timeout_ms passed): true when it does.  For a clean shutdown.
+ */
+bool sender_flush(struct sender *s, int64_t timeout_ms);
+void sender_get_stats(struct sender *s, struct sender_stats *out);
+
+#endif

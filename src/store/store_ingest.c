@@ -1,0 +1,532 @@
+/*
+ * store_ingest.c - the head's side of streaming (docs/wire.md): one agent's
+ * batch committed in one transaction, exactly once.
+ *
+ * The agent's store is its spool; its rows carry its own seq.  The head
+ * keeps, per agent, the highest seq it holds (agents.acked_seq), updated in
+ * the same transaction as the rows: a batch resent after a lost answer, or
+ * overlapping one already taken, adds only the rows above that cursor.  The
+ * rows get the head's own seq and ids: the batch's dimension rows (jobs,
+ * procs, devices) are upserted by their natural keys (node + scheduler +
+ * job id + start; node + pid + start; node + uuid) and every reference in
+ * the fact rows is mapped to the head's ids.  Columns are checked against
+ * the head's own tables; STRICT tables refuse a value of the wrong type.
+ */
+#include "store/store_internal.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+
+/* agent row id -> head row id, for one kind of dimension row */
+struct id_map {
+	int64_t *from, *to;
+	size_t n, alloc;
+};
+
+struct ingest {
+	struct store *st;
+	const struct ingest_batch *b;
+	int64_t node_id;
+	int64_t acked;
+	struct id_map jobs, procs, devices;
+	char *errmsg;
+	size_t errmsg_size;
+	int64_t rows;
+};
+
+static int bad(struct ingest *in, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int bad(struct ingest *in, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(in->errmsg, in->errmsg_size, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static int map_put(struct id_map *m, int64_t from, int64_t to)
+{
+	if (m->n == m->alloc) {
+		size_t n = m->alloc ? m->alloc * 2 : 64;
+		int64_t *f = realloc(m->from, n * sizeof(*f));
+
+		if (!f)
+			return -ENOMEM;
+		m->from = f;
+		f = realloc(m->to, n * sizeof(*f));
+		if (!f)
+			return -ENOMEM;
+		m->to = f;
+		m->alloc = n;
+	}
+	m->from[m->n] = from;
+	m->to[m->n] = to;
+	m->n++;
+	return 0;
+}
+
+static bool map_get(const struct id_map *m, int64_t from, int64_t *to)
+{
+	for (size_t i = m->n; i-- > 0;)
+		if (m->from[i] == from) {
+			*to = m->to[i];
+			return true;
+		}
+	return false;
+}
+
+static void map_release(struct id_map *m)
+{
+	free(m->from);
+	free(m->to);
+}
+
+static const struct wire_table *table(const struct ingest_batch *b, const char *name)
+{
+	for (size_t i = 0; i < b->ntables; i++)
+		if (strcmp(b->tables[i].name, name) == 0)
+			return &b->tables[i];
+	return NULL;
+}
+
+static int col_index(const struct wire_table *t, const char *name)
+{
+	for (int c = 0; c < t->ncols; c++)
+		if (strcmp(t->cols[c], name) == 0)
+			return c;
+	return -1;
+}
+
+static const struct wire_value *cell(const struct wire_table *t, size_t row, const char *name)
+{
+	static const struct wire_value null_value = {WIRE_NULL, 0, 0, NULL};
+	int c = col_index(t, name);
+
+	return c < 0 ? &null_value : &t->cells[row * (size_t)t->ncols + (size_t)c];
+}
+
+static int64_t cell_i64(const struct wire_table *t, size_t row, const char *name)
+{
+	const struct wire_value *v = cell(t, row, name);
+
+	return v->type == WIRE_INT ? v->i : v->type == WIRE_REAL ? (int64_t)v->d : 0;
+}
+
+static bool cell_has(const struct wire_table *t, size_t row, const char *name)
+{
+	return cell(t, row, name)->type != WIRE_NULL;
+}
+
+static void cell_text(const struct wire_table *t, size_t row, const char *name, char *buf,
+		      size_t size)
+{
+	const struct wire_value *v = cell(t, row, name);
+
+	snprintf(buf, size, "%s", v->type == WIRE_TEXT ? v->s : "");
+}
+
+static int ingest_devices(struct ingest *in)
+{
+	const struct wire_table *t = table(in->b, "devices");
+	struct device_record d;
+	int ret;
+
+	for (size_t r = 0; t && r < t->nrows; r++) {
+		memset(&d, 0, sizeof(d));
+		cell_text(t, r, "vendor", d.vendor, sizeof(d.vendor));
+		cell_text(t, r, "uuid", d.info.uuid, sizeof(d.info.uuid));
+		cell_text(t, r, "name", d.info.name, sizeof(d.info.name));
+		cell_text(t, r, "pci_bus_id", d.info.pci_bus_id, sizeof(d.info.pci_bus_id));
+		cell_text(t, r, "driver_version", d.driver_version, sizeof(d.driver_version));
+		d.info.index = (int)cell_i64(t, r, "idx");
+		d.info.mem_total_bytes = (uint64_t)cell_i64(t, r, "mem_total_bytes");
+		d.info.power_limit_mw = (uint32_t)cell_i64(t, r, "power_limit_mw");
+		d.info.nvlink_count = (uint32_t)cell_i64(t, r, "nvlink_count");
+		d.info.supported = (uint32_t)cell_i64(t, r, "supported");
+		d.info.valid = (cell_has(t, r, "mem_total_bytes") ? GPU_INFO_MEM_TOTAL : 0) |
+			       (cell_has(t, r, "power_limit_mw") ? GPU_INFO_POWER_LIMIT : 0) |
+			       (cell_has(t, r, "nvlink_count") ? GPU_INFO_NVLINKS : 0);
+		if (!d.info.uuid[0] || !d.vendor[0])
+			return bad(in, "devices: a row without uuid or vendor");
+		ret = store_put_device(in->st, in->node_id, &d);
+		if (!ret)
+			ret = map_put(&in->devices, cell_i64(t, r, "id"), d.id);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int ingest_jobs(struct ingest *in)
+{
+	const struct wire_table *t = table(in->b, "jobs");
+	struct job_record *j = malloc(sizeof(*j));
+	int64_t row, start;
+	int ret = 0;
+
+	if (!j)
+		return -ENOMEM;
+	for (size_t r = 0; t && r < t->nrows && !ret; r++) {
+		memset(j, 0, sizeof(*j));
+		j->node_id = in->node_id;
+		cell_text(t, r, "scheduler", j->scheduler, sizeof(j->scheduler));
+		cell_text(t, r, "job_id", j->job_id, sizeof(j->job_id));
+		cell_text(t, r, "name", j->name, sizeof(j->name));
+		cell_text(t, r, "command", j->command, sizeof(j->command));
+		cell_text(t, r, "user", j->user, sizeof(j->user));
+		cell_text(t, r, "step", j->step, sizeof(j->step));
+		cell_text(t, r, "cgroup", j->cgroup, sizeof(j->cgroup));
+		cell_text(t, r, "qos", j->qos, sizeof(j->qos));
+		cell_text(t, r, "reservation_source", j->reservation_source,
+			  sizeof(j->reservation_source));
+		cell_text(t, r, "reserved_gpu_list", j->reserved_gpu_list,
+			  sizeof(j->reserved_gpu_list));
+		j->start_ms = cell_i64(t, r, "start_ms");
+		j->end_ms = cell_i64(t, r, "end_ms");
+		j->uid = (uint32_t)cell_i64(t, r, "uid");
+		j->pid = (int32_t)cell_i64(t, r, "pid");
+		j->has_exit = cell_has(t, r, "exit_code");
+		j->exit_code = (int32_t)cell_i64(t, r, "exit_code");
+		j->signal = (int32_t)cell_i64(t, r, "signal");
+		j->timed_out = cell_i64(t, r, "timed_out") != 0;
+		j->interval_ms = cell_i64(t, r, "interval_ms");
+		j->cores_allowed = (int32_t)cell_i64(t, r, "cores_allowed");
+		j->host_cores = (int32_t)cell_i64(t, r, "host_cores");
+		j->host_mem_bytes = (uint64_t)cell_i64(t, r, "host_mem_bytes");
+		j->samples = cell_i64(t, r, "samples");
+		j->lost_samples = cell_i64(t, r, "lost_samples");
+		j->sampler_cpu_ms = cell_i64(t, r, "sampler_cpu_ms");
+		j->reserved_cpus = cell(t, r, "reserved_cpus")->type == WIRE_REAL
+				       ? cell(t, r, "reserved_cpus")->d
+				       : (double)cell_i64(t, r, "reserved_cpus");
+		j->reserved_mem_bytes = (uint64_t)cell_i64(t, r, "reserved_mem_bytes");
+		j->has_reserved_gpus = cell_has(t, r, "reserved_gpus");
+		j->reserved_gpus = (int32_t)cell_i64(t, r, "reserved_gpus");
+		if (!j->scheduler[0] || !j->job_id[0] || j->start_ms <= 0) {
+			ret = bad(in, "jobs: a row without scheduler, job_id or start_ms");
+			break;
+		}
+		ret = store_find_job(in->st, in->node_id, j->scheduler, j->job_id, j->start_ms, &row,
+				     &start);
+		if (ret == 0) {
+			j->id = row;
+			j->start_ms = start;
+			ret = store_job_update(in->st, j);
+		} else if (ret == -ENOENT) {
+			ret = store_job_begin(in->st, j);
+		}
+		if (!ret)
+			ret = map_put(&in->jobs, cell_i64(t, r, "id"), j->id);
+	}
+	free(j);
+	return ret;
+}
+
+static int ingest_procs(struct ingest *in)
+{
+	const struct wire_table *t = table(in->b, "procs");
+	struct proc_info p;
+	int64_t job = 0, row;
+	int ret;
+
+	for (size_t r = 0; t && r < t->nrows; r++) {
+		memset(&p, 0, sizeof(p));
+		p.pid = (int32_t)cell_i64(t, r, "pid");
+		p.ppid = (int32_t)cell_i64(t, r, "ppid");
+		p.start_ms = cell_i64(t, r, "start_ms");
+		p.end_ms = cell_i64(t, r, "end_ms");
+		p.uid = (uint32_t)cell_i64(t, r, "uid");
+		cell_text(t, r, "comm", p.comm, sizeof(p.comm));
+		cell_text(t, r, "cmdline", p.cmdline, sizeof(p.cmdline));
+		if (p.pid <= 0)
+			return bad(in, "procs: a row without pid");
+		if (cell_has(t, r, "job_id") && !map_get(&in->jobs, cell_i64(t, r, "job_id"), &job))
+			return bad(in, "procs: job %lld is not in the batch",
+				   (long long)cell_i64(t, r, "job_id"));
+		ret = store_put_proc_info(in->st, in->node_id, cell_has(t, r, "job_id") ? job : 0,
+					  &p, &row);
+		if (!ret && p.end_ms)
+			ret = store_update_proc_info(in->st, row, &p);
+		if (!ret)
+			ret = map_put(&in->procs, cell_i64(t, r, "id"), row);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* Which map a reference column goes through; NULL: kept as it is. */
+static const struct id_map *ref_map(struct ingest *in, const char *table_name, const char *col,
+				    bool *is_node)
+{
+	*is_node = strcmp(col, "node_id") == 0;
+	if (strcmp(col, "job_id") == 0)
+		return &in->jobs;
+	if (strcmp(col, "proc_id") == 0)
+		return &in->procs;
+	if (strcmp(col, "device_id") == 0)
+		return &in->devices;
+	(void)table_name;
+	return NULL;
+}
+
+static bool head_has_column(struct store *st, const char *tbl, const char *col)
+{
+	sqlite3_stmt *stmt;
+	bool found = false;
+
+	if (sqlite3_prepare_v2(st->db, "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2", -1,
+			       &stmt, NULL) != SQLITE_OK)
+		return false;
+	sqlite3_bind_text(stmt, 1, tbl, -1, SQLITE_STATIC);
+	sqlite3_bind_text(stmt, 2, col, -1, SQLITE_STATIC);
+	found = sqlite3_step(stmt) == SQLITE_ROW;
+	sqlite3_finalize(stmt);
+	return found;
+}
+
+static const char *const ingest_facts[] = {
+    "host_samples", "cpu_samples", "disk_samples", "net_samples",    "proc_samples",
+    "job_samples",  "events",	   "marks",	   "gpu_samples", "gpu_proc_samples",
+};
+
+/* Every row of one fact table above the cursor, with the head's seq and ids. */
+static int ingest_facts_of(struct ingest *in, const struct wire_table *t, bool summaries)
+{
+	char sql[4096];
+	size_t len = 0;
+	int seq_col = col_index(t, "seq");
+	sqlite3_stmt *stmt;
+	int rc, ret = 0;
+
+	if (!summaries && seq_col < 0)
+		return bad(in, "%s: no seq column", t->name);
+	for (int c = 0; c < t->ncols; c++)
+		if (!head_has_column(in->st, t->name, t->cols[c]))
+			return bad(in, "%s: no column '%s' here", t->name, t->cols[c]);
+	len += (size_t)snprintf(sql, sizeof(sql), "INSERT %sINTO %s (",
+				summaries ? "OR REPLACE " : "", t->name);
+	for (int c = 0; c < t->ncols && len < sizeof(sql); c++)
+		len += (size_t)snprintf(sql + len, sizeof(sql) - len, "%s%s", c ? ", " : "",
+					t->cols[c]);
+	len += (size_t)snprintf(sql + len, sizeof(sql) - len, ") VALUES (");
+	for (int c = 0; c < t->ncols && len < sizeof(sql); c++)
+		len += (size_t)snprintf(sql + len, sizeof(sql) - len, "%s?", c ? ", " : "");
+	len += (size_t)snprintf(sql + len, sizeof(sql) - len, ")");
+	if (len >= sizeof(sql))
+		return bad(in, "%s: too many columns", t->name);
+	rc = sqlite3_prepare_v2(in->st->db, sql, -1, &stmt, NULL);
+	if (rc != SQLITE_OK)
+		return bad(in, "%s: %s", t->name, sqlite3_errmsg(in->st->db));
+
+	for (size_t r = 0; r < t->nrows && !ret; r++) {
+		const struct wire_value *row = &t->cells[r * (size_t)t->ncols];
+
+		if (!summaries && (row[seq_col].type != WIRE_INT ||
+				   row[seq_col].i <= in->acked || row[seq_col].i > in->b->to_seq))
+			continue; /* held already, or outside the batch's range */
+		sqlite3_reset(stmt);
+		sqlite3_clear_bindings(stmt);
+		for (int c = 0; c < t->ncols && !ret; c++) {
+			const struct wire_value *v = &row[c];
+			bool is_node;
+			const struct id_map *m = ref_map(in, t->name, t->cols[c], &is_node);
+			int64_t to;
+
+			if (!summaries && c == seq_col) {
+				sqlite3_bind_int64(stmt, c + 1, in->st->next_seq);
+				continue;
+			}
+			if (is_node && v->type != WIRE_NULL) {
+				sqlite3_bind_int64(stmt, c + 1, in->node_id);
+				continue;
+			}
+			if (m && v->type != WIRE_NULL) {
+				if (v->type != WIRE_INT || !map_get(m, v->i, &to))
+					ret = bad(in, "%s: %s %lld is not in the batch", t->name,
+						  t->cols[c], (long long)v->i);
+				else
+					sqlite3_bind_int64(stmt, c + 1, to);
+				continue;
+			}
+			switch (v->type) {
+			case WIRE_INT:
+				sqlite3_bind_int64(stmt, c + 1, v->i);
+				break;
+			case WIRE_REAL:
+				sqlite3_bind_double(stmt, c + 1, v->d);
+				break;
+			case WIRE_TEXT:
+				sqlite3_bind_text(stmt, c + 1, v->s, -1, SQLITE_STATIC);
+				break;
+			default:
+				sqlite3_bind_null(stmt, c + 1);
+				break;
+			}
+		}
+		if (ret)
+			break;
+		rc = sqlite3_step(stmt);
+		if (rc != SQLITE_DONE) {
+			int e = store__errno(in->st->db, rc);
+
+			ret = e == -ENOSPC || e == -EIO ? e
+							: bad(in, "%s: %s", t->name,
+							      sqlite3_errmsg(in->st->db));
+			break;
+		}
+		if (!summaries)
+			in->st->next_seq++;
+		in->rows++;
+	}
+	sqlite3_finalize(stmt);
+	return ret;
+}
+
+int store_agent_cursor(struct store *st, const char *agent_id, int64_t *acked_seq)
+{
+	sqlite3_stmt *stmt;
+	int rc;
+
+	*acked_seq = 0;
+	if (st->schema_version < 4)
+		return 0;
+	rc = sqlite3_prepare_v2(st->db, "SELECT acked_seq FROM agents WHERE agent_id = ?", -1,
+				&stmt, NULL);
+	if (rc != SQLITE_OK)
+		return store__errno(st->db, rc);
+	sqlite3_bind_text(stmt, 1, agent_id, -1, SQLITE_STATIC);
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_ROW)
+		*acked_seq = sqlite3_column_int64(stmt, 0);
+	sqlite3_finalize(stmt);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : store__errno(st->db, rc);
+}
+
+static int ingest_body(struct ingest *in, int64_t now_ms)
+{
+	const struct ingest_batch *b = in->b;
+	sqlite3_stmt *stmt;
+	int rc, ret;
+
+	ret = store_node(in->st, b->hostname, b->cores, b->mem_total_bytes, b->boot_ms,
+			 &in->node_id);
+	if (ret)
+		return ret;
+	ret = store_agent_cursor(in->st, b->agent_id, &in->acked);
+	if (ret)
+		return ret;
+	if (b->to_seq > in->acked) {
+		ret = ingest_devices(in);
+		if (!ret)
+			ret = ingest_jobs(in);
+		if (!ret)
+			ret = ingest_procs(in);
+		for (size_t i = 0; i < sizeof(ingest_facts) / sizeof(ingest_facts[0]) && !ret; i++) {
+			const struct wire_table *t = table(b, ingest_facts[i]);
+
+			if (t)
+				ret = ingest_facts_of(in, t, false);
+		}
+		if (!ret && table(b, "job_summaries"))
+			ret = ingest_facts_of(in, table(b, "job_summaries"), true);
+		if (ret)
+			return ret;
+	}
+	rc = sqlite3_prepare_v2(
+	    in->st->db,
+	    "INSERT INTO agents (agent_id, node_id, acked_seq, first_seen_ms, last_seen_ms,"
+	    " interval_ms, batches, rows) VALUES (?1, ?2, ?3, ?4, ?4, ?5, 1, ?6)"
+	    " ON CONFLICT (agent_id) DO UPDATE SET node_id = ?2,"
+	    " acked_seq = max(acked_seq, ?3), last_seen_ms = ?4, interval_ms = ?5,"
+	    " batches = batches + 1, rows = rows + ?6",
+	    -1, &stmt, NULL);
+	if (rc != SQLITE_OK)
+		return store__errno(in->st->db, rc);
+	sqlite3_bind_text(stmt, 1, b->agent_id, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(stmt, 2, in->node_id);
+	sqlite3_bind_int64(stmt, 3, b->to_seq > in->acked ? b->to_seq : in->acked);
+	sqlite3_bind_int64(stmt, 4, now_ms);
+	sqlite3_bind_int64(stmt, 5, b->interval_ms);
+	sqlite3_bind_int64(stmt, 6, in->rows);
+	rc = sqlite3_step(stmt);
+	sqlite3_finalize(stmt);
+	if (rc != SQLITE_DONE)
+		return store__errno(in->st->db, rc);
+	if (b->to_seq > in->acked)
+		in->acked = b->to_seq;
+	return 0;
+}
+
+int store_ingest(struct store *st, const struct ingest_batch *b, int64_t now_ms,
+		 int64_t *acked_seq, char *errmsg, size_t errmsg_size)
+{
+	struct ingest in = {.st = st, .b = b, .errmsg = errmsg, .errmsg_size = errmsg_size};
+	int ret;
+
+	errmsg[0] = '\0';
+	if (!b->agent_id[0] || !b->hostname[0])
+		return snprintf(errmsg, errmsg_size, "no agent_id or node"), -EINVAL;
+	if (b->to_seq < b->from_seq || b->from_seq < 0)
+		return snprintf(errmsg, errmsg_size, "bad seq range"), -EINVAL;
+	ret = store_tick_begin(st);
+	if (ret)
+		return ret;
+	ret = ingest_body(&in, now_ms);
+	if (ret == 0)
+		ret = store_tick_commit(st);
+	else
+		store_tick_abort(st);
+	map_release(&in.jobs);
+	map_release(&in.procs);
+	map_release(&in.devices);
+	if (ret == 0)
+		*acked_seq = in.acked;
+	return ret;
+}
+
+int store_for_each_agent(struct store *st, int (*fn)(const struct agent_record *a, void *arg),
+			 void *arg)
+{
+	struct agent_record a;
+	sqlite3_stmt *stmt;
+	int rc, ret = 0;
+
+	if (st->schema_version < 4)
+		return 0;
+	rc = sqlite3_prepare_v2(st->db,
+				"SELECT a.agent_id, n.hostname, a.acked_seq, a.first_seen_ms,"
+				" a.last_seen_ms, a.interval_ms, a.batches, a.rows,"
+				" (SELECT count(*) FROM devices d WHERE d.node_id = a.node_id)"
+				" FROM agents a JOIN nodes n ON n.id = a.node_id"
+				" ORDER BY n.hostname, a.agent_id",
+				-1, &stmt, NULL);
+	if (rc != SQLITE_OK)
+		return log_err(store__errno(st->db, rc), "cannot list the agents of store '%s' (%s)",
+			       st->path, store__errmsg(st));
+	while (!ret && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		const unsigned char *id = sqlite3_column_text(stmt, 0);
+		const unsigned char *host = sqlite3_column_text(stmt, 1);
+
+		memset(&a, 0, sizeof(a));
+		snprintf(a.agent_id, sizeof(a.agent_id), "%s", id ? (const char *)id : "");
+		snprintf(a.hostname, sizeof(a.hostname), "%s", host ? (const char *)host : "");
+		a.acked_seq = sqlite3_column_int64(stmt, 2);
+		a.first_seen_ms = sqlite3_column_int64(stmt, 3);
+		a.last_seen_ms = sqlite3_column_int64(stmt, 4);
+		a.interval_ms = sqlite3_column_int64(stmt, 5);
+		a.batches = sqlite3_column_int64(stmt, 6);
+		a.rows = sqlite3_column_int64(stmt, 7);
+		a.gpus = sqlite3_column_int64(stmt, 8);
+		ret = fn(&a, arg);
+	}
+	sqlite3_finalize(stmt);
+	return ret;
+}
