@@ -342,6 +342,11 @@ static int head_main(const struct head_opts *o)
 	}
 	if (store_open(o->db, STORE_CREATE, &h.st))
 		return EXIT_USAGE;
+	/* an acknowledged batch is on disk: the agent will never send it again */
+	if (store_set_durable(h.st)) {
+		store_close(h.st);
+		return EXIT_USAGE;
+	}
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);

@@ -1041,6 +1041,11 @@ void store_close(struct store *st)
 	free(st);
 }
 
+int store_set_durable(struct store *st)
+{
+	return exec_sql(st, "PRAGMA synchronous = FULL", "set up");
+}
+
 const char *store_path(const struct store *st)
 {
 	return st->path;

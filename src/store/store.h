@@ -41,6 +41,8 @@ enum store_open_flags {
 
 int store_open(const char *path, unsigned flags, struct store **out);
 void store_close(struct store *st);
+/* Every commit fsynced (PRAGMA synchronous = FULL): for a head, which acknowledges commits. */
+int store_set_durable(struct store *st);
 const char *store_path(const struct store *st);
 
 /* A job: for `jobscope run`, scheduler "run" and job_id = the row id. */
