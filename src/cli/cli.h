@@ -40,6 +40,8 @@ extern const struct cli_command cmd_report_def;
 extern const struct cli_command cmd_gpus_def;
 extern const struct cli_command cmd_agent_def;
 extern const struct cli_command cmd_head_def;
+extern const struct cli_command cmd_session_def;
+extern const struct cli_command cmd_export_def;
 
 struct store;
 

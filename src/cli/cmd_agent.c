@@ -1018,9 +1018,36 @@ static int start_http(struct agent *a)
 	return 0;
 }
 
+/*
+ * The interval a head's profiling session asks for (through the ingest
+ * answer), else our own; the timer follows when it changes.
+ */
+static void follow_sessions(struct agent *a, int tickfd, int64_t *cur_ms)
+{
+	struct sender_stats ss;
+	int64_t want = a->opt->interval_ms;
+
+	if (!a->sender)
+		return;
+	sender_get_stats(a->sender, &ss);
+	if (ss.head_interval_ms > 0)
+		want = ss.head_interval_ms < AGENT_MIN_INTERVAL_MS ? AGENT_MIN_INTERVAL_MS
+								   : ss.head_interval_ms;
+	if (want == *cur_ms)
+		return;
+	if (want != a->opt->interval_ms)
+		log_info("agent: sampling every %lldms for a profiling session",
+			 (long long)want);
+	else
+		log_info("agent: back to sampling every %lldms", (long long)want);
+	*cur_ms = want;
+	cli_arm_timer(tickfd, want, want);
+}
+
 static int loop(struct agent *a, int sigfd, int tickfd)
 {
 	int64_t deadline = a->opt->exit_after_ms ? time_now_ms() + a->opt->exit_after_ms : 0;
+	int64_t cur_ms = a->opt->interval_ms;
 
 	for (;;) {
 		struct pollfd fds[2] = {
@@ -1045,8 +1072,10 @@ static int loop(struct agent *a, int sigfd, int tickfd)
 				 strsignal((int)si.ssi_signo));
 			return 0;
 		}
-		if ((fds[1].revents & POLLIN) && read(tickfd, &n, sizeof(n)) == sizeof(n))
+		if ((fds[1].revents & POLLIN) && read(tickfd, &n, sizeof(n)) == sizeof(n)) {
 			tick(a);
+			follow_sessions(a, tickfd, &cur_ms);
+		}
 		if (deadline && time_now_ms() >= deadline)
 			return 0;
 	}

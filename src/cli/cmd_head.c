@@ -9,8 +9,9 @@
  * answered, and the agent resends it) and SIGHUP (reopens the log).
  *
  * This is the first part of the head (docs/wire.md): ingest with nothing
- * lost or duplicated, bearer tokens, /clients and /status.  Sessions and the
- * gswarm-compatible profiling calls are still to come.
+ * lost or duplicated, bearer tokens, /clients, /status, and named profiling
+ * sessions (gswarm's /profiling calls) that set the agents' interval through
+ * the ingest answer.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +26,8 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include <cjson/cJSON.h>
 
 #include "cli.h"
 #include "common/jsonw.h"
@@ -51,17 +54,23 @@ static const char head_usage[] =
     "      --listen ADDR:PORT   where agents and clients connect (default " HEAD_DEFAULT_LISTEN ");\n"
     "                           port 0 picks a free one\n"
     "      --db PATH            the store (default " HEAD_DEFAULT_DB ")\n"
-    "      --token-file F       agents must send 'Authorization: Bearer <the token in F>'\n"
+    "      --token-file F       agents must send 'Authorization: Bearer <the token in F>';\n"
+    "                           also the admin token unless --admin-token-file\n"
+    "      --admin-token-file F starting and stopping sessions needs this token\n"
     "      --log-file PATH      messages there instead of stderr; SIGHUP reopens it\n"
     "  -h, --help               show this help\n"
     "\n"
     "Endpoints: POST /api/v1/ingest (agents; docs/wire.md), GET /, GET /status,\n"
-    "GET /clients.\n";
+    "GET /clients, POST /profiling/start {\"name\", \"interval_ms\", \"nodes\"},\n"
+    "POST /profiling/stop {\"name\"}, GET /profiling/sessions.  While a session is\n"
+    "active its nodes' agents sample at its interval (the smallest of those that\n"
+    "cover a node), then return to their own.\n";
 
 struct head_opts {
 	const char *listen;
 	const char *db;
 	const char *token_file;
+	const char *admin_token_file;
 	const char *log_file;
 	int64_t exit_after_ms;
 };
@@ -71,6 +80,8 @@ struct head {
 	struct store *st;
 	char token[HEAD_TOKEN_MAX];
 	bool has_token;
+	char admin_token[HEAD_TOKEN_MAX];
+	bool has_admin_token;
 	int64_t started_ms;
 	uint64_t batches, rows_in, refused;
 };
@@ -105,22 +116,37 @@ static bool token_equal(const char *a, const char *b)
 	return diff == 0;
 }
 
-static bool authorized(const struct head *h, const struct http_request *req,
-		       struct http_response *res)
+static bool authorized_by(bool has, const char *token, const struct http_request *req,
+			  struct http_response *res)
 {
 	const char *auth = http_header(req, "Authorization");
 
-	if (!h->has_token)
+	if (!has)
 		return true;
 	if (!auth || strncmp(auth, "Bearer ", 7) != 0) {
 		http_error(res, 401, "a bearer token is required (Authorization: Bearer ...)");
 		return false;
 	}
-	if (!token_equal(auth + 7, h->token)) {
+	if (!token_equal(auth + 7, token)) {
 		http_error(res, 403, "wrong token");
 		return false;
 	}
 	return true;
+}
+
+/* Agents: the ingest token. */
+static bool authorized(const struct head *h, const struct http_request *req,
+		       struct http_response *res)
+{
+	return authorized_by(h->has_token, h->token, req, res);
+}
+
+/* Mutating calls: the admin token (the ingest token unless --admin-token-file). */
+static bool admin(const struct head *h, const struct http_request *req,
+		  struct http_response *res)
+{
+	return h->has_admin_token ? authorized_by(true, h->admin_token, req, res)
+				  : authorized(h, req, res);
 }
 
 static void on_ingest(struct head *h, const struct http_request *req, struct http_response *res)
@@ -148,14 +174,23 @@ static void on_ingest(struct head *h, const struct http_request *req, struct htt
 	} else if (ret) {
 		http_error(res, 503, "the head cannot store the batch now: send again later");
 	} else {
+		int64_t iv = 0;
+		char names[4096];
+		char *save = NULL, *tok;
+
 		h->batches++;
+		/* the control channel: what the active sessions ask of this node */
+		if (store_session_control(h->st, wb.b.hostname, &iv, names, sizeof(names)))
+			names[0] = '\0';
 		jsonw_init(&w, &res->body, false);
 		jsonw_obj_begin(&w);
 		jsonw_kv_int(&w, "version", WIRE_VERSION);
 		jsonw_kv_int(&w, "acked_seq", acked);
-		jsonw_kv_null(&w, "interval_ms"); /* no session asks for another interval */
+		jsonw_kv_int_opt(&w, "interval_ms", iv > 0, iv);
 		jsonw_key(&w, "sessions");
 		jsonw_arr_begin(&w);
+		for (tok = strtok_r(names, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+			jsonw_str(&w, tok);
 		jsonw_arr_end(&w);
 		jsonw_obj_end(&w);
 		strbuf_addch(&res->body, '\n');
@@ -206,6 +241,223 @@ static int clients_json(struct head *h, struct jsonw *w)
 	return ret;
 }
 
+/* Session names: letters, digits, '.', '_', '-' (they name files and URLs). */
+static bool session_name_ok(const char *n)
+{
+	size_t len = strlen(n);
+
+	if (len == 0 || len >= SESSION_NAME_MAX)
+		return false;
+	for (const char *p = n; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		      *p == '.' || *p == '_' || *p == '-'))
+			return false;
+	return true;
+}
+
+static void json_answer(struct http_response *res, int status, bool success, const char *msg)
+{
+	struct jsonw w;
+
+	res->status = status;
+	strbuf_reset(&res->body);
+	jsonw_init(&w, &res->body, false);
+	jsonw_obj_begin(&w);
+	jsonw_kv_bool(&w, "success", success);
+	jsonw_kv_str(&w, "message", msg);
+	if (!success)
+		jsonw_kv_str(&w, "error", msg);
+	jsonw_obj_end(&w);
+	strbuf_addch(&res->body, '\n');
+}
+
+/*
+ * A request body as a JSON object (an empty body is {}); NULL after an
+ * error answer.  The caller deletes it.
+ */
+static cJSON *body_object(const struct http_request *req, struct http_response *res)
+{
+	cJSON *doc;
+
+	if (req->body_len == 0)
+		return cJSON_CreateObject();
+	doc = cJSON_ParseWithLength(req->body, req->body_len);
+	if (!cJSON_IsObject(doc)) {
+		cJSON_Delete(doc);
+		json_answer(res, 400, false, "the body must be a JSON object");
+		return NULL;
+	}
+	return doc;
+}
+
+/* POST /profiling/start {"name"?, "interval_ms"?, "nodes"?: [..] or "a,b"} */
+static void on_session_start(struct head *h, const struct http_request *req,
+			     struct http_response *res)
+{
+	struct session_record s;
+	const cJSON *name, *iv, *nodes;
+	char msg[300];
+	cJSON *doc;
+	int ret;
+
+	if (!admin(h, req, res) || !(doc = body_object(req, res)))
+		return;
+	memset(&s, 0, sizeof(s));
+	s.start_ms = time_now_ms();
+	name = cJSON_GetObjectItemCaseSensitive(doc, "name");
+	iv = cJSON_GetObjectItemCaseSensitive(doc, "interval_ms");
+	nodes = cJSON_GetObjectItemCaseSensitive(doc, "nodes");
+	if (name && !cJSON_IsNull(name)) {
+		if (!cJSON_IsString(name) || !session_name_ok(name->valuestring)) {
+			json_answer(res, 400, false,
+				    "name: 1 to 127 letters, digits, '.', '_' or '-'");
+			goto out;
+		}
+		snprintf(s.name, sizeof(s.name), "%s", name->valuestring);
+	} else {
+		snprintf(s.name, sizeof(s.name), "session_%lld", (long long)s.start_ms);
+	}
+	if (iv && !cJSON_IsNull(iv)) {
+		if (!cJSON_IsNumber(iv) || iv->valuedouble < 100 || iv->valuedouble > 3600000 ||
+		    iv->valuedouble != (double)(int64_t)iv->valuedouble) {
+			json_answer(res, 400, false, "interval_ms: an integer from 100 to 3600000");
+			goto out;
+		}
+		s.interval_ms = (int64_t)iv->valuedouble;
+	}
+	if (cJSON_IsArray(nodes)) {
+		const cJSON *n;
+		size_t len = 0;
+
+		cJSON_ArrayForEach(n, nodes) {
+			if (!cJSON_IsString(n) || !n->valuestring[0] || strchr(n->valuestring, ',') ||
+			    len + strlen(n->valuestring) + 2 > sizeof(s.nodes)) {
+				json_answer(res, 400, false, "nodes: host names");
+				goto out;
+			}
+			len += (size_t)snprintf(s.nodes + len, sizeof(s.nodes) - len, "%s%s",
+						len ? "," : "", n->valuestring);
+		}
+	} else if (cJSON_IsString(nodes) && strlen(nodes->valuestring) < sizeof(s.nodes)) {
+		snprintf(s.nodes, sizeof(s.nodes), "%s", nodes->valuestring);
+	} else if (nodes && !cJSON_IsNull(nodes)) {
+		json_answer(res, 400, false, "nodes: an array of host names");
+		goto out;
+	}
+	ret = store_session_start(h->st, &s);
+	if (ret == -EEXIST) {
+		snprintf(msg, sizeof(msg), "session '%s' is already active", s.name);
+		json_answer(res, 409, false, msg);
+	} else if (ret) {
+		json_answer(res, 503, false, "the store cannot be written");
+	} else {
+		struct jsonw w;
+
+		strbuf_reset(&res->body);
+		jsonw_init(&w, &res->body, false);
+		jsonw_obj_begin(&w);
+		jsonw_kv_bool(&w, "success", true);
+		snprintf(msg, sizeof(msg), "session '%s' started", s.name);
+		jsonw_kv_str(&w, "message", msg);
+		jsonw_kv_str(&w, "name", s.name);
+		snprintf(msg, sizeof(msg), "%s.json", s.name);
+		jsonw_kv_str(&w, "output_file", msg);
+		jsonw_kv_int(&w, "start_ms", s.start_ms);
+		jsonw_kv_int_opt(&w, "interval_ms", s.interval_ms > 0, s.interval_ms);
+		jsonw_obj_end(&w);
+		strbuf_addch(&res->body, '\n');
+	}
+out:
+	cJSON_Delete(doc);
+}
+
+/* POST /profiling/stop {"name"?}: no name stops every active session. */
+static void on_session_stop(struct head *h, const struct http_request *req,
+			    struct http_response *res)
+{
+	const cJSON *name;
+	char msg[300];
+	cJSON *doc;
+	int stopped = 0;
+
+	if (!admin(h, req, res) || !(doc = body_object(req, res)))
+		return;
+	name = cJSON_GetObjectItemCaseSensitive(doc, "name");
+	if (name && !cJSON_IsNull(name) && !cJSON_IsString(name)) {
+		json_answer(res, 400, false, "name: a string");
+	} else if (store_session_stop(h->st, cJSON_IsString(name) ? name->valuestring : NULL,
+				      time_now_ms(), &stopped)) {
+		json_answer(res, 503, false, "the store cannot be written");
+	} else if (stopped == 0 && cJSON_IsString(name)) {
+		snprintf(msg, sizeof(msg), "no active session '%.200s'", name->valuestring);
+		json_answer(res, 404, false, msg);
+	} else {
+		snprintf(msg, sizeof(msg), "%d session%s stopped", stopped, stopped == 1 ? "" : "s");
+		json_answer(res, 200, true, msg);
+	}
+	cJSON_Delete(doc);
+}
+
+struct sessions_ctx {
+	struct jsonw *w;
+	int total, active;
+};
+
+static int session_json(const struct session_record *s, void *arg)
+{
+	struct sessions_ctx *c = arg;
+	struct jsonw *w = c->w;
+	char t[40], file[SESSION_NAME_MAX + 8];
+
+	jsonw_obj_begin(w);
+	jsonw_kv_str(w, "name", s->name);
+	jsonw_kv_bool(w, "is_active", s->end_ms == 0);
+	format_rfc3339_ms(s->start_ms, t, sizeof(t));
+	jsonw_kv_str(w, "start_time", t);
+	jsonw_kv_int(w, "start_ms", s->start_ms);
+	jsonw_kv_int_opt(w, "end_ms", s->end_ms > 0, s->end_ms);
+	jsonw_kv_int_opt(w, "interval_ms", s->interval_ms > 0, s->interval_ms);
+	jsonw_key(w, "nodes");
+	if (s->nodes[0]) {
+		char nodes[SESSION_NODES_MAX], *save = NULL;
+
+		snprintf(nodes, sizeof(nodes), "%s", s->nodes);
+		jsonw_arr_begin(w);
+		for (char *n = strtok_r(nodes, ",", &save); n; n = strtok_r(NULL, ",", &save))
+			jsonw_str(w, n);
+		jsonw_arr_end(w);
+	} else {
+		jsonw_null(w); /* every node */
+	}
+	snprintf(file, sizeof(file), "%s.json", s->name);
+	jsonw_kv_str(w, "output_file", file);
+	jsonw_obj_end(w);
+	c->total++;
+	c->active += s->end_ms == 0;
+	return 0;
+}
+
+static void on_sessions(struct head *h, struct http_response *res)
+{
+	struct sessions_ctx c = {NULL, 0, 0};
+	struct jsonw w;
+
+	jsonw_init(&w, &res->body, true);
+	c.w = &w;
+	jsonw_obj_begin(&w);
+	jsonw_key(&w, "sessions");
+	jsonw_arr_begin(&w);
+	if (store_for_each_session(h->st, false, session_json, &c)) {
+		http_error(res, 503, "the store cannot be read");
+		return;
+	}
+	jsonw_arr_end(&w);
+	jsonw_kv_int(&w, "total_sessions", c.total);
+	jsonw_kv_int(&w, "active_sessions", c.active);
+	jsonw_obj_end(&w);
+	strbuf_addch(&res->body, '\n');
+}
+
 static void head_http(void *arg, const struct http_request *req, struct http_response *res)
 {
 	struct head *h = arg;
@@ -213,6 +465,19 @@ static void head_http(void *arg, const struct http_request *req, struct http_res
 
 	if (strcmp(req->path, "/api/v1/ingest") == 0) {
 		on_ingest(h, req, res);
+		return;
+	}
+	if (strcmp(req->path, "/profiling/start") == 0 || strcmp(req->path, "/profiling/stop") == 0) {
+		if (strcmp(req->method, "POST") != 0)
+			json_answer(res, 405, false, "POST a JSON object");
+		else if (strcmp(req->path, "/profiling/start") == 0)
+			on_session_start(h, req, res);
+		else
+			on_session_stop(h, req, res);
+		return;
+	}
+	if (strcmp(req->path, "/profiling/sessions") == 0 && strcmp(req->method, "POST") != 0) {
+		on_sessions(h, res);
 		return;
 	}
 	if (strcmp(req->method, "POST") == 0) {
@@ -258,6 +523,7 @@ static int parse_opts(int argc, char **argv, struct head_opts *o)
 	    {"listen", required_argument, NULL, 'l'},
 	    {"db", required_argument, NULL, 'd'},
 	    {"token-file", required_argument, NULL, 't'},
+	    {"admin-token-file", required_argument, NULL, 'a'},
 	    {"log-file", required_argument, NULL, 'L'},
 	    {"exit-after", required_argument, NULL, 'E'}, /* hidden: tests */
 	    {"help", no_argument, NULL, 'h'},
@@ -287,6 +553,9 @@ static int parse_opts(int argc, char **argv, struct head_opts *o)
 			break;
 		case 't':
 			o->token_file = optarg;
+			break;
+		case 'a':
+			o->admin_token_file = optarg;
 			break;
 		case 'L':
 			o->log_file = optarg;
@@ -339,6 +608,11 @@ static int head_main(const struct head_opts *o)
 		if (read_token(o->token_file, h.token, sizeof(h.token)))
 			return EXIT_USAGE;
 		h.has_token = true;
+	}
+	if (o->admin_token_file) {
+		if (read_token(o->admin_token_file, h.admin_token, sizeof(h.admin_token)))
+			return EXIT_USAGE;
+		h.has_admin_token = true;
 	}
 	if (store_open(o->db, STORE_CREATE, &h.st))
 		return EXIT_USAGE;

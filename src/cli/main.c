@@ -32,6 +32,8 @@ static const struct cli_command *const commands[] = {
 	&cmd_gpus_def,
 	&cmd_agent_def,
 	&cmd_head_def,
+	&cmd_session_def,
+	&cmd_export_def,
 	&cmd_help_def,
 	&cmd_version_def,
 	NULL,

@@ -154,7 +154,10 @@ static const char store_schema_v4[] =
     "CREATE TABLE agents (agent_id TEXT PRIMARY KEY, node_id INTEGER NOT NULL,"
     " acked_seq INTEGER NOT NULL DEFAULT 0, first_seen_ms INTEGER, last_seen_ms INTEGER,"
     " interval_ms INTEGER, batches INTEGER NOT NULL DEFAULT 0,"
-    " rows INTEGER NOT NULL DEFAULT 0) STRICT;\n";
+    " rows INTEGER NOT NULL DEFAULT 0) STRICT;\n"
+    "CREATE TABLE sessions (id INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+    " start_ms INTEGER NOT NULL, end_ms INTEGER, interval_ms INTEGER, nodes TEXT) STRICT;\n"
+    "CREATE INDEX sessions_name ON sessions (name, start_ms);\n";
 
 /*
  * store_migrations[v] brings a store from schema v to v + 1; [0] creates
@@ -178,7 +181,7 @@ static const struct {
     {"disk_samples", 1}, {"net_samples", 1},  {"proc_samples", 1},
     {"job_samples", 1},	 {"events", 1},	      {"marks", 1},
     {"devices", 2},	 {"gpu_samples", 2},  {"gpu_proc_samples", 2},
-    {"job_summaries", 3}, {"rollups", 3}, {"agents", 4},
+    {"job_summaries", 3}, {"rollups", 3}, {"agents", 4}, {"sessions", 4},
 };
 
 static const char *const store_sql[STMT__COUNT] = {

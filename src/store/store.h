@@ -264,6 +264,59 @@ int store_for_each_agent(struct store *st, int (*fn)(const struct agent_record *
 /* What the store holds of an agent: 0 and *acked_seq (0 for a new agent). */
 int store_agent_cursor(struct store *st, const char *agent_id, int64_t *acked_seq);
 
+/*
+ * Profiling sessions (a head's): named, concurrent, overlapping windows of
+ * time over all nodes or some, each with the interval the agents sample at
+ * while it is active.  Kept in the store, so they outlive a head restart.
+ */
+#define SESSION_NAME_MAX  128
+#define SESSION_NODES_MAX 1024
+struct session_record {
+	int64_t id;
+	char name[SESSION_NAME_MAX];
+	int64_t start_ms;
+	int64_t end_ms;	     /* 0 while active */
+	int64_t interval_ms; /* 0: the agents' own */
+	char nodes[SESSION_NODES_MAX]; /* "a,b" or "" for every node */
+};
+/* -EEXIST when a session of that name is active. */
+int store_session_start(struct store *st, struct session_record *s);
+/* Stops the active session `name` (NULL: every active one); *stopped: how many. */
+int store_session_stop(struct store *st, const char *name, int64_t end_ms, int *stopped);
+/* Sessions by start (active_only: those still running). */
+int store_for_each_session(struct store *st, bool active_only,
+			   int (*fn)(const struct session_record *s, void *arg), void *arg);
+/* The latest session of that name: 0 or -ENOENT. */
+int store_session_get(struct store *st, const char *name, struct session_record *out);
+/*
+ * What the active sessions ask of a node: the smallest interval among
+ * those covering it (0: none asks) and their names, comma-separated.
+ */
+int store_session_control(struct store *st, const char *hostname, int64_t *interval_ms,
+			  char *names, size_t size);
+
+/* A session's data, frame by frame (every tick of every node in its window). */
+struct session_frame_gpu {
+	int index;
+	char uuid[GPU_UUID_MAX];
+	char name[GPU_NAME_MAX];
+	double util_pct, mem_used_bytes, pcie_rx_bps, pcie_tx_bps; /* NAN: missing */
+	double nvlink_rx_bps, nvlink_tx_bps, power_w;
+};
+struct session_frame {
+	int64_t frame_id; /* from 0, over the nodes in hostname order */
+	const char *hostname;
+	int64_t ts_ms;
+	/* the node's figures over the interval that ended at this tick; NAN: missing */
+	double cpu_util_pct, mem_used_bytes, load1;
+	double disk_read_bps, disk_write_bps, net_rx_bps, net_tx_bps;
+	int ngpus;
+	struct session_frame_gpu gpu[GPU_MAX_DEVICES];
+};
+/* now_ms: the end of a session still active. */
+int store_for_each_frame(struct store *st, const struct session_record *s, int64_t now_ms,
+			 int (*fn)(const struct session_frame *f, void *arg), void *arg);
+
 /* Reader */
 int store_get_job(struct store *st, int64_t id, struct job_record *out);
 /*

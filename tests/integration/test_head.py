@@ -179,6 +179,106 @@ def test_nothing_lost_across_head_kill_and_agent_restart(wd):
            ended, "job summaries of %s" % host)
 
 
+FAKES = os.environ.get("FAKES", "")
+SCENARIO = """driver 535.104.05
+device 0 uuid=GPU-00000000-0000-0000-0000-000000000000 name="NVIDIA A100" bus=00000000:07:00.0 mem_total=85899345920 power_limit=400000 nvlinks=0
+device 1 uuid=GPU-11111111-1111-1111-1111-111111111111 name="NVIDIA A100" bus=00000000:0F:00.0 mem_total=85899345920 power_limit=400000 nvlinks=0
+at 0 0 util=60 mem_used=12884901888 power=200000 pcie_rx_kbps=1000 pcie_tx_kbps=500
+at 0 1 util=10 mem_used=1073741824 power=80000
+"""
+
+
+def session(head, *args):
+    r = jobscope("session", *args, "--head", head.url)
+    return r.returncode, r.stdout + r.stderr
+
+
+def gaps(db, host, t0, t1):
+    """Time between consecutive host rows of a node in [t0, t1], ms."""
+    nid = node_id(db, host)
+    ts = [r[0] for r in sql(db, "SELECT ts_ms FROM host_samples WHERE node_id = ? AND"
+                                " ts_ms BETWEEN ? AND ? ORDER BY ts_ms", nid, t0, t1)]
+    d = sorted(b - a for a, b in zip(ts, ts[1:]))
+    return d[len(d) // 2] if d else None
+
+
+def test_sessions_set_intervals_survive_restart_and_export(wd):
+    if subprocess.run(["unshare", "--uts", "true"]).returncode != 0:
+        print("SKIP: cannot make UTS namespaces here (needs root)")
+        return
+    scn = wd.join("gpu.scn")
+    with open(scn, "w") as f:
+        f.write(SCENARIO)
+    os.environ.update({"JOBSCOPE_NVML_LIBRARY": os.path.join(FAKES, "libnvidia-ml.so.1"),
+                       "FAKE_GPU_SCENARIO": scn})
+    head = Head(wd)
+    agents = [start_agent(wd, head, n, extra=["--interval", "1s"]) for n in ("node-a", "node-b")]
+    try:
+        wait_for(lambda: os.path.exists(head.db) and
+                 len(sql(head.db, "SELECT * FROM agents")) == 2, timeout=20,
+                 what="both agents streaming")
+        rc, out = session(head, "start", "s1", "--interval", "200ms")
+        eq(rc, 0, "start s1: " + out)
+        rc, out = session(head, "start", "s1")
+        eq(rc, 1, "s1 twice is refused: " + out)
+        check("already active" in out, out)
+        rc, out = session(head, "start", "s2", "--interval", "100ms", "--nodes", "node-a")
+        eq(rc, 0, "start s2: " + out)
+        time.sleep(2.5)
+        port = head.port
+        eq(head.kill(signal.SIGKILL), -signal.SIGKILL, "head killed in the middle")
+        head = Head(wd, port=port, name="head2")
+        rc, out = session(head, "list", "--json")
+        listed = json.loads(out)
+        eq(listed["active_sessions"], 2, "both sessions survived the restart: %r" % listed)
+        time.sleep(1.5)
+        rc, out = session(head, "stop", "s2")
+        eq(rc, 0, "stop s2 by name: " + out)
+        time.sleep(2.0)
+        rc, out = session(head, "stop")
+        eq(rc, 0, "stop the rest: " + out)
+        time.sleep(5.0)
+        t_stop = int(time.time() * 1000) - 200
+    finally:
+        for proc, _, _, errf in agents:
+            eq(stop_agent(proc, errf), 0, "agent exit")
+        del os.environ["JOBSCOPE_NVML_LIBRARY"], os.environ["FAKE_GPU_SCENARIO"]
+    dbs = [a[1] for a in agents]
+    wait_for(lambda: all(held(head.db, d) for d in dbs), timeout=30, what="the head current")
+    eq(head.kill(signal.SIGTERM), 0, "head exit")
+    s1 = sql(head.db, "SELECT start_ms, end_ms FROM sessions WHERE name = 's1'")[0]
+    s2 = sql(head.db, "SELECT start_ms, end_ms FROM sessions WHERE name = 's2'")[0]
+    # the agents sampled at the sessions' intervals (after a tick or so to hear of them)
+    g = gaps(head.db, "node-a", s2[0] + 1500, s2[1])
+    check(g is not None and g <= 150, "node-a at 100ms during s2: median gap %r" % g)
+    g = gaps(head.db, "node-b", s2[0] + 1500, s2[1])
+    check(g is not None and 150 <= g <= 300, "node-b at 200ms during s1 only: %r" % g)
+    g = gaps(head.db, "node-a", s1[1] + 2000, t_stop)
+    check(g is not None and g >= 900, "back to 1s after: %r" % g)
+    # the export: every sample of every node in s1's window, GPUs and host figures
+    r = jobscope("export", "--session", "s1", "--db", head.db)
+    eq(r.returncode, 0, "export: " + r.stderr)
+    exp = json.loads(r.stdout)
+    want = sql(head.db, "SELECT count(*) FROM host_samples WHERE ts_ms BETWEEN ? AND ?", *s1)[0][0]
+    eq(exp["frame_count"], want, "a frame for every tick of every node in the window")
+    eq(len(exp["frames"]), want, "frames")
+    f = exp["frames"][-1]
+    eq(len(f["gpu_id"]), 2, "two GPUs in each frame")
+    eq(f["gpu_util"], [60, 10], "GPU util")
+    eq(f["gpu_memory"], [12884901888, 1073741824], "GPU memory")
+    check(f["cpu_util"] is None or 0 <= f["cpu_util"] <= 100, "host CPU %")
+    check(f["mem_used"] > 0, "host memory")
+    eq(sorted(exp["summary_by_node"]), ["node-a", "node-b"], "both nodes")
+    eq(exp["units"]["gpu_util"], "percent, 0-100", "units named")
+    r = jobscope("export", "--session", "s2", "--db", head.db, "--format", "csv")
+    eq(r.returncode, 0, "csv: " + r.stderr)
+    rows = r.stdout.strip().splitlines()
+    want2 = sql(head.db, "SELECT count(*) FROM host_samples h JOIN nodes n ON n.id = h.node_id"
+                         " WHERE n.hostname = 'node-a' AND ts_ms BETWEEN ? AND ?", *s2)[0][0]
+    eq(len(rows) - 1, 2 * want2, "csv: a row per frame and GPU, node-a only")
+    check(all(",node-a," in row for row in rows[1:]), "only node-a")
+
+
 def test_tokens_and_bad_batches(wd):
     tok = wd.join("token")
     with open(tok, "w") as f:
