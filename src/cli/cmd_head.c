@@ -30,6 +30,7 @@
 #include <cjson/cJSON.h>
 
 #include "cli.h"
+#include "head.h"
 #include "common/jsonw.h"
 #include "common/log.h"
 #include "common/timeutil.h"
@@ -39,8 +40,6 @@
 
 #define HEAD_DEFAULT_DB	    "/var/lib/jobscope/head.db"
 #define HEAD_DEFAULT_LISTEN "0.0.0.0:8091"
-#define HEAD_TOKEN_MAX	    256
-#define HEAD_UNHEALTHY_INTERVALS 3
 
 static const char head_usage[] =
     "usage: jobscope head [--listen ADDR:PORT] [--db PATH] [--token-file F]\n"
@@ -57,6 +56,7 @@ static const char head_usage[] =
     "      --token-file F       agents must send 'Authorization: Bearer <the token in F>';\n"
     "                           also the admin token unless --admin-token-file\n"
     "      --admin-token-file F starting and stopping sessions needs this token\n"
+    "      --read-token-file F  reads need this token (or the admin one) too\n"
     "      --log-file PATH      messages there instead of stderr; SIGHUP reopens it\n"
     "  -h, --help               show this help\n"
     "\n"
@@ -65,26 +65,6 @@ static const char head_usage[] =
     "POST /profiling/stop {\"name\"}, GET /profiling/sessions.  While a session is\n"
     "active its nodes' agents sample at its interval (the smallest of those that\n"
     "cover a node), then return to their own.\n";
-
-struct head_opts {
-	const char *listen;
-	const char *db;
-	const char *token_file;
-	const char *admin_token_file;
-	const char *log_file;
-	int64_t exit_after_ms;
-};
-
-struct head {
-	const struct head_opts *opt;
-	struct store *st;
-	char token[HEAD_TOKEN_MAX];
-	bool has_token;
-	char admin_token[HEAD_TOKEN_MAX];
-	bool has_admin_token;
-	int64_t started_ms;
-	uint64_t batches, rows_in, refused;
-};
 
 static int read_token(const char *path, char *buf, size_t size)
 {
@@ -132,6 +112,30 @@ static bool authorized_by(bool has, const char *token, const struct http_request
 		return false;
 	}
 	return true;
+}
+
+static bool bearer_is(const struct http_request *req, const char *token)
+{
+	const char *auth = http_header(req, "Authorization");
+
+	return auth && strncmp(auth, "Bearer ", 7) == 0 && token_equal(auth + 7, token);
+}
+
+/* Reads: free, unless --read-token-file (then it, or the admin token). */
+static bool reader(const struct head *h, const struct http_request *req,
+		   struct http_response *res)
+{
+	const char *admin_token = h->has_admin_token ? h->admin_token : h->token;
+	bool has_admin = h->has_admin_token || h->has_token;
+
+	if (!h->has_read_token || bearer_is(req, h->read_token) ||
+	    (has_admin && bearer_is(req, admin_token)))
+		return true;
+	if (!http_header(req, "Authorization"))
+		http_error(res, 401, "a bearer token is required (Authorization: Bearer ...)");
+	else
+		http_error(res, 403, "wrong token");
+	return false;
 }
 
 /* Agents: the ingest token. */
@@ -458,6 +462,104 @@ static void on_sessions(struct head *h, struct http_response *res)
 	strbuf_addch(&res->body, '\n');
 }
 
+struct status_ctx {
+	struct jsonw *w;
+	int64_t now_ms;
+	int64_t interval_ms; /* the smallest active session interval */
+	int active;
+	char files[1024];
+	size_t files_len;
+};
+
+static int status_session(const struct session_record *s, void *arg)
+{
+	struct status_ctx *c = arg;
+
+	c->active++;
+	if (s->interval_ms > 0 && (c->interval_ms == 0 || s->interval_ms < c->interval_ms))
+		c->interval_ms = s->interval_ms;
+	if (c->files_len + strlen(s->name) + 7 < sizeof(c->files))
+		c->files_len += (size_t)snprintf(c->files + c->files_len,
+						 sizeof(c->files) - c->files_len, "%s%s.json",
+						 c->files_len ? "," : "", s->name);
+	session_json(s, &(struct sessions_ctx){c->w, 0, 0});
+	return 0;
+}
+
+static int status_client(const struct agent_record *a, void *arg)
+{
+	struct status_ctx *c = arg;
+
+	if (a->interval_ms > 0 &&
+	    c->now_ms - a->last_seen_ms <= HEAD_UNHEALTHY_INTERVALS * a->interval_ms)
+		jsonw_str(c->w, a->agent_id);
+	return 0;
+}
+
+static int status_gpu(const struct store_row *r, void *arg)
+{
+	struct jsonw *w = arg;
+
+	jsonw_obj_begin(w);
+	jsonw_kv_str(w, "client_id", r->text[0]);
+	jsonw_kv_str(w, "node", r->text[1]);
+	jsonw_kv_int(w, "index", (int64_t)r->num[2]);
+	jsonw_kv_str(w, "uuid", r->text[3]);
+	jsonw_kv_str(w, "name", r->text[4]);
+	jsonw_kv_int_opt(w, "memory_total_bytes", !r->null[5], (int64_t)r->num[5]);
+	jsonw_obj_end(w);
+	return 0;
+}
+
+/*
+ * gswarm's GET /status: its fields (freq as the smallest active session
+ * interval in ms, or null; the GPUs of every client), plus ours.
+ */
+static int status_json(struct head *h, struct jsonw *w)
+{
+	struct status_ctx c = {w, time_now_ms(), 0, 0, "", 0};
+	int ret;
+
+	jsonw_obj_begin(w);
+	jsonw_key(w, "active_sessions");
+	jsonw_arr_begin(w);
+	ret = store_for_each_session(h->st, true, status_session, &c);
+	jsonw_arr_end(w);
+	if (ret)
+		return ret;
+	jsonw_kv_int_opt(w, "freq", c.interval_ms > 0, c.interval_ms);
+	jsonw_kv_str(w, "freq_unit", "ms");
+	jsonw_kv_bool(w, "enable_bandwidth_profiling", true);
+	jsonw_kv_bool(w, "enable_nvlink_profiling", true);
+	jsonw_kv_bool(w, "is_profiling", c.active > 0);
+	jsonw_kv_str_opt(w, "output_filename", c.files_len ? c.files : NULL);
+	jsonw_kv_int(w, "frame_id_counter", (int64_t)h->batches);
+	jsonw_key(w, "connected_clients");
+	jsonw_arr_begin(w);
+	ret = store_for_each_agent(h->st, status_client, &c);
+	jsonw_arr_end(w);
+	if (ret)
+		return ret;
+	jsonw_key(w, "gpu_info");
+	jsonw_arr_begin(w);
+	ret = store_query_rows(h->st,
+			       "SELECT a.agent_id, n.hostname, d.idx, d.uuid, d.name,"
+			       " d.mem_total_bytes FROM devices d JOIN nodes n ON n.id = d.node_id"
+			       " LEFT JOIN agents a ON a.node_id = n.id ORDER BY n.hostname, d.idx",
+			       NULL, status_gpu, w);
+	jsonw_arr_end(w);
+	if (ret)
+		return ret;
+	jsonw_kv_str(w, "version", JOBSCOPE_VERSION);
+	jsonw_kv_int(w, "started_ms", h->started_ms);
+	jsonw_kv_str(w, "store", store_path(h->st));
+	jsonw_kv_int(w, "batches", (int64_t)h->batches);
+	jsonw_kv_int(w, "refused_batches", (int64_t)h->refused);
+	ret = clients_json(h, w);
+	jsonw_obj_end(w);
+	return ret;
+}
+
 static void head_http(void *arg, const struct http_request *req, struct http_response *res)
 {
 	struct head *h = arg;
@@ -476,10 +578,14 @@ static void head_http(void *arg, const struct http_request *req, struct http_res
 			on_session_stop(h, req, res);
 		return;
 	}
+	if (strcmp(req->method, "POST") != 0 && !reader(h, req, res))
+		return;
 	if (strcmp(req->path, "/profiling/sessions") == 0 && strcmp(req->method, "POST") != 0) {
 		on_sessions(h, res);
 		return;
 	}
+	if (strcmp(req->method, "POST") != 0 && head_api(h, req, res))
+		return;
 	if (strcmp(req->method, "POST") == 0) {
 		http_error(res, 404, "no such endpoint");
 		return;
@@ -498,18 +604,10 @@ static void head_http(void *arg, const struct http_request *req, struct http_res
 		}
 		jsonw_obj_end(&w);
 	} else if (strcmp(req->path, "/status") == 0) {
-		jsonw_obj_begin(&w);
-		jsonw_kv_str(&w, "version", JOBSCOPE_VERSION);
-		jsonw_kv_int(&w, "started_ms", h->started_ms);
-		jsonw_kv_str(&w, "store", store_path(h->st));
-		jsonw_kv_int(&w, "batches", (int64_t)h->batches);
-		jsonw_kv_int(&w, "refused_batches", (int64_t)h->refused);
-		jsonw_kv_bool(&w, "is_profiling", false);
-		if (clients_json(h, &w)) {
+		if (status_json(h, &w)) {
 			http_error(res, 503, "the store cannot be read");
 			return;
 		}
-		jsonw_obj_end(&w);
 	} else {
 		http_error(res, 404, "no such endpoint");
 		return;
@@ -524,6 +622,7 @@ static int parse_opts(int argc, char **argv, struct head_opts *o)
 	    {"db", required_argument, NULL, 'd'},
 	    {"token-file", required_argument, NULL, 't'},
 	    {"admin-token-file", required_argument, NULL, 'a'},
+	    {"read-token-file", required_argument, NULL, 'r'},
 	    {"log-file", required_argument, NULL, 'L'},
 	    {"exit-after", required_argument, NULL, 'E'}, /* hidden: tests */
 	    {"help", no_argument, NULL, 'h'},
@@ -556,6 +655,9 @@ static int parse_opts(int argc, char **argv, struct head_opts *o)
 			break;
 		case 'a':
 			o->admin_token_file = optarg;
+			break;
+		case 'r':
+			o->read_token_file = optarg;
 			break;
 		case 'L':
 			o->log_file = optarg;
@@ -613,6 +715,11 @@ static int head_main(const struct head_opts *o)
 		if (read_token(o->admin_token_file, h.admin_token, sizeof(h.admin_token)))
 			return EXIT_USAGE;
 		h.has_admin_token = true;
+	}
+	if (o->read_token_file) {
+		if (read_token(o->read_token_file, h.read_token, sizeof(h.read_token)))
+			return EXIT_USAGE;
+		h.has_read_token = true;
 	}
 	if (store_open(o->db, STORE_CREATE, &h.st))
 		return EXIT_USAGE;

@@ -93,3 +93,53 @@ void format_duration_ms(int64_t ms, char *buf, size_t size)
 		snprintf(buf, size, "%dh %02dm %02ds", (int)(ms / 3600000), (int)(ms / 60000 % 60),
 			 (int)(ms / 1000 % 60));
 }
+
+int parse_rfc3339_ms(const char *s, int64_t *ms)
+{
+	struct tm tm;
+	int y, mo, d, h, mi, sec, n = 0, frac_ms = 0, off_min = 0;
+	const char *p;
+	time_t t;
+
+	if (!s || sscanf(s, "%4d-%2d-%2d%*1[T t]%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6 ||
+	    n != 19)
+		return -EINVAL;
+	p = s + n;
+	if (*p == '.') {
+		int digits = 0;
+
+		for (p++; *p >= '0' && *p <= '9'; p++, digits++)
+			if (digits < 3)
+				frac_ms = frac_ms * 10 + (*p - '0');
+		if (digits == 0)
+			return -EINVAL;
+		for (; digits < 3; digits++)
+			frac_ms *= 10;
+	}
+	if (*p == 'Z' || *p == 'z') {
+		p++;
+	} else if (*p == '+' || *p == '-') {
+		int oh, om;
+
+		if (sscanf(p + 1, "%2d:%2d", &oh, &om) != 2 || strlen(p) != 6 || oh > 23 || om > 59)
+			return -EINVAL;
+		off_min = (oh * 60 + om) * (*p == '-' ? -1 : 1);
+		p += 6;
+	} else {
+		return -EINVAL;
+	}
+	if (*p || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60 || y < 1970)
+		return -EINVAL;
+	memset(&tm, 0, sizeof(tm));
+	tm.tm_year = y - 1900;
+	tm.tm_mon = mo - 1;
+	tm.tm_mday = d;
+	tm.tm_hour = h;
+	tm.tm_min = mi;
+	tm.tm_sec = sec;
+	t = timegm(&tm);
+	if (t == (time_t)-1)
+		return -EINVAL;
+	*ms = ((int64_t)t - (int64_t)off_min * 60) * 1000 + frac_ms;
+	return 0;
+}

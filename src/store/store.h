@@ -317,6 +317,28 @@ struct session_frame {
 int store_for_each_frame(struct store *st, const struct session_record *s, int64_t now_ms,
 			 int (*fn)(const struct session_frame *f, void *arg), void *arg);
 
+/*
+ * Runs one read-only SELECT and writes its rows into w as JSON objects
+ * keyed by column name (an array; or only the first row's object, or null,
+ * with first_only); integer columns named "is_*" or "healthy" as booleans.
+ * params: NULL-terminated strings bound to ?1, ?2...,
+ * as integers when they are integers, NULL for "".  For query endpoints
+ * whose SQL is the caller's own (never built from input).  *nrows: rows.
+ */
+int store_query_json(struct store *st, const char *sql, const char *const *params,
+		     bool first_only, struct jsonw *w, int64_t *nrows);
+
+/* The same, a row at a time: each column as text, as a number, and whether NULL. */
+#define STORE_ROW_MAX 32
+struct store_row {
+	int ncols;
+	const char *text[STORE_ROW_MAX]; /* "" for NULL */
+	double num[STORE_ROW_MAX];
+	bool null[STORE_ROW_MAX];
+};
+int store_query_rows(struct store *st, const char *sql, const char *const *params,
+		     int (*fn)(const struct store_row *r, void *arg), void *arg);
+
 /* Reader */
 int store_get_job(struct store *st, int64_t id, struct job_record *out);
 /*

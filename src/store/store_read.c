@@ -908,3 +908,112 @@ out_free_replay:
 	free(rp);
 	return ret;
 }
+
+static void bind_param(sqlite3_stmt *stmt, int i, const char *p)
+{
+	char *end;
+	long long v;
+
+	if (!p || !*p) {
+		sqlite3_bind_null(stmt, i);
+		return;
+	}
+	errno = 0;
+	v = strtoll(p, &end, 10);
+	if (*end == '\0' && errno == 0)
+		sqlite3_bind_int64(stmt, i, v);
+	else
+		sqlite3_bind_text(stmt, i, p, -1, SQLITE_TRANSIENT);
+}
+
+int store_query_json(struct store *st, const char *sql, const char *const *params,
+		     bool first_only, struct jsonw *w, int64_t *nrows)
+{
+	sqlite3_stmt *stmt;
+	int rc, ret, ncols;
+
+	*nrows = 0;
+	ret = prepare(st, sql, "query", &stmt);
+	if (ret)
+		return ret;
+	if (!sqlite3_stmt_readonly(stmt)) {
+		sqlite3_finalize(stmt);
+		return log_err(-EPERM, "store_query_json: not a read-only statement");
+	}
+	for (int i = 0; params && params[i]; i++)
+		bind_param(stmt, i + 1, params[i]);
+	ncols = sqlite3_column_count(stmt);
+	if (!first_only)
+		jsonw_arr_begin(w);
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		jsonw_obj_begin(w);
+		for (int c = 0; c < ncols; c++) {
+			const char *name = sqlite3_column_name(stmt, c);
+
+			jsonw_key(w, name);
+			switch (sqlite3_column_type(stmt, c)) {
+			case SQLITE_INTEGER:
+				/* by convention, "is_*" and "healthy" columns are booleans */
+				if (strncmp(name, "is_", 3) == 0 || strcmp(name, "healthy") == 0)
+					jsonw_bool(w, sqlite3_column_int64(stmt, c) != 0);
+				else
+					jsonw_int(w, sqlite3_column_int64(stmt, c));
+				break;
+			case SQLITE_FLOAT:
+				jsonw_double(w, sqlite3_column_double(stmt, c), 3);
+				break;
+			case SQLITE_TEXT:
+				jsonw_strn(w, (const char *)sqlite3_column_text(stmt, c),
+					   (size_t)sqlite3_column_bytes(stmt, c));
+				break;
+			default:
+				jsonw_null(w);
+			}
+		}
+		jsonw_obj_end(w);
+		(*nrows)++;
+		if (first_only)
+			break;
+	}
+	if (first_only && *nrows == 0)
+		jsonw_null(w);
+	if (!first_only)
+		jsonw_arr_end(w);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		ret = read_fail(st, rc, "query");
+	sqlite3_finalize(stmt);
+	return ret ? ret : jsonw_error(w);
+}
+
+int store_query_rows(struct store *st, const char *sql, const char *const *params,
+		     int (*fn)(const struct store_row *r, void *arg), void *arg)
+{
+	struct store_row row;
+	sqlite3_stmt *stmt;
+	int rc, ret;
+
+	ret = prepare(st, sql, "query", &stmt);
+	if (ret)
+		return ret;
+	if (!sqlite3_stmt_readonly(stmt) || sqlite3_column_count(stmt) > STORE_ROW_MAX) {
+		sqlite3_finalize(stmt);
+		return log_err(-EPERM, "store_query_rows: not a read-only statement of few columns");
+	}
+	for (int i = 0; params && params[i]; i++)
+		bind_param(stmt, i + 1, params[i]);
+	while (!ret && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		row.ncols = sqlite3_column_count(stmt);
+		for (int c = 0; c < row.ncols; c++) {
+			const unsigned char *t = sqlite3_column_text(stmt, c);
+
+			row.null[c] = sqlite3_column_type(stmt, c) == SQLITE_NULL;
+			row.num[c] = sqlite3_column_double(stmt, c);
+			row.text[c] = t ? (const char *)t : "";
+		}
+		ret = fn(&row, arg);
+	}
+	if (!ret && rc != SQLITE_ROW && rc != SQLITE_DONE)
+		ret = read_fail(st, rc, "query");
+	sqlite3_finalize(stmt);
+	return ret;
+}

@@ -1,5 +1,5 @@
 /*
- * fuzz_duration.c - libFuzzer target for parse_duration_ms().  It takes a C
+ * fuzz_duration.c - libFuzzer target for parse_duration_ms() and parse_rfc3339_ms().  It takes a C
  * string, so the input is copied into an exact-size buffer plus the NUL.
  */
 #include <errno.h>
@@ -26,6 +26,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (ret == 0 && ms < 0)
 		abort();
 	if (ret != 0 && (ms != -12345 || (ret != -EINVAL && ret != -ERANGE)))
+		abort();
+	/* the same text as an RFC 3339 time (the head's since= and until=) */
+	ms = -12345;
+	ret = parse_rfc3339_ms(s, &ms);
+	if ((ret == 0 && ms < 0) || (ret != 0 && (ret != -EINVAL || ms != -12345)))
 		abort();
 	free(s);
 	return 0;

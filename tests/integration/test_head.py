@@ -279,6 +279,98 @@ def test_sessions_set_intervals_survive_restart_and_export(wd):
     check(all(",node-a," in row for row in rows[1:]), "only node-a")
 
 
+def test_read_endpoints(wd):
+    """/status, /clients, /metrics/latest, /metrics and the /api/v1 queries."""
+    if subprocess.run(["unshare", "--uts", "true"]).returncode != 0:
+        print("SKIP: cannot make UTS namespaces here (needs root)")
+        return
+    read = wd.join("read-token")
+    with open(read, "w") as f:
+        f.write("reader\n")
+    scn = wd.join("gpu.scn")
+    with open(scn, "w") as f:
+        f.write(SCENARIO)
+    os.environ.update({"JOBSCOPE_NVML_LIBRARY": os.path.join(FAKES, "libnvidia-ml.so.1"),
+                       "FAKE_GPU_SCENARIO": scn})
+    head = Head(wd)
+    head.proc.kill()
+    head.proc.wait()
+    head.errf.close()
+    args = [JOBSCOPE, "head", "--db", head.db, "--listen", "127.0.0.1:0",
+            "--read-token-file", read]
+    errf = open(wd.join("head-r.log"), "w")
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=errf)
+
+    def port():
+        m = re.findall(r"listening on 127\.0\.0\.1:(\d+)", open(wd.join("head-r.log")).read())
+        return int(m[-1]) if m else None
+    head.port = wait_for(port, what="listening")
+    head.url = "http://127.0.0.1:%d" % head.port
+    agent, adb, _, aerr = start_agent(wd, head, "node-q")
+    try:
+        env = dict(os.environ)
+        subprocess.run(["sh", "-c", "sleep 1.5"],
+                       env=dict(env, SLURM_JOB_ID="4242", SLURM_CPUS_ON_NODE="1"))
+        wait_for(lambda: held(head.db, adb), timeout=20, what="rows at the head")
+
+        def get(path, token="reader"):
+            req = urllib.request.Request(head.url + path)
+            if token:
+                req.add_header("Authorization", "Bearer " + token)
+            try:
+                with urllib.request.urlopen(req, timeout=5) as r:
+                    return r.status, r.headers.get("Content-Type"), r.read().decode()
+            except urllib.error.HTTPError as e:
+                return e.code, e.headers.get("Content-Type"), e.read().decode()
+        eq(get("/api/v1/nodes", token=None)[0], 401, "reads need the read token")
+        eq(get("/api/v1/nodes", token="nope")[0], 403, "a wrong one is refused")
+        st, _, body = get("/api/v1/nodes")
+        eq(st, 200, body)
+        nodes = json.loads(body)["nodes"]
+        eq([n["node"] for n in nodes], ["node-q"], "nodes")
+        eq(nodes[0]["healthy"], True, "healthy")
+        eq(nodes[0]["gpus"], 2, "two GPUs")
+        gpus = json.loads(get("/api/v1/gpus")[2])["gpus"]
+        eq([(g["index"], g["util_pct"]) for g in gpus], [(0, 60), (1, 10)], "GPUs now")
+        st, _, body = get("/status")
+        status = json.loads(body)
+        eq(status["is_profiling"], False, "not profiling")
+        eq(len(status["connected_clients"]), 1, "one connected client")
+        eq(len(status["gpu_info"]), 2, "its GPUs")
+        latest = json.loads(get("/metrics/latest")[2])
+        check("timestamp" in latest and latest["nodes"][0]["node"] == "node-q", "latest")
+        st, ctype, text = get("/metrics")
+        eq(ctype, "text/plain; version=0.0.4; charset=utf-8", "Prometheus content type")
+        check('jobscope_gpu_utilization_percent{node="node-q",gpu="0"' in text, text[:300])
+        if os.path.exists("/usr/bin/promtool"):
+            p = subprocess.run(["promtool", "check", "metrics"], input=text, text=True,
+                               capture_output=True)
+            check(p.returncode in (0, 3), "promtool: %s" % p.stdout + p.stderr)
+        series = json.loads(get("/api/v1/series?node=node-q&metric=load1_milli&since=1h")[2])
+        want = sql(head.db, "SELECT count(*) FROM host_samples")[0][0]
+        eq(len(series["points"]), want, "every sample of the series")
+        g0 = json.loads(get("/api/v1/series?node=node-q&metric=util_pct&gpu=0")[2])
+        check(g0["points"] and all(p["value"] == 60 for p in g0["points"]), "GPU series")
+        eq(get("/api/v1/series?node=node-q&metric=x;drop")[0], 400, "unknown metric")
+        eq(get("/api/v1/jobs?since=yesterday")[0], 400, "bad since")
+        def job4242():
+            jobs = json.loads(get("/api/v1/jobs?node=node-q&user=root")[2])["jobs"]
+            return [j for j in jobs if j["job_id"] == "4242"]
+        j = wait_for(job4242, timeout=15, what="job 4242 at the head")[0]
+        eq(j["scheduler"], "slurm", "scheduler")
+        one = json.loads(get("/api/v1/jobs/" + j["key"])[2])
+        eq(one["job"]["job_id"], "4242", "one job by key")
+        check(one["summary"] is not None and "cpu" in one["summary"], "with its summary")
+        eq(get("/api/v1/jobs/slurm:999999")[0], 404, "no such job")
+        eq(get("/api/v1/sessions/none")[0], 404, "no such session")
+    finally:
+        eq(stop_agent(agent, aerr), 0, "agent exit")
+        proc.terminate()
+        proc.wait(timeout=20)
+        errf.close()
+        del os.environ["JOBSCOPE_NVML_LIBRARY"], os.environ["FAKE_GPU_SCENARIO"]
+
+
 def test_tokens_and_bad_batches(wd):
     tok = wd.join("token")
     with open(tok, "w") as f:

@@ -230,6 +230,33 @@ static void test_sysroot(void **state)
 	strbuf_release(&sb);
 }
 
+static void test_rfc3339_parse(void **state)
+{
+	int64_t ms;
+	char buf[40];
+
+	(void)state;
+	assert_int_equal(parse_rfc3339_ms("2026-11-22T12:38:04Z", &ms), 0);
+	assert_int_equal(ms, 1795351084000);
+	assert_int_equal(parse_rfc3339_ms("2026-11-22T12:38:04.907Z", &ms), 0);
+	assert_int_equal(ms, 1795351084907);
+	assert_int_equal(parse_rfc3339_ms("2026-11-22 12:38:04.9Z", &ms), 0);
+	assert_int_equal(ms, 1795351084900);
+	assert_int_equal(parse_rfc3339_ms("2026-11-22T14:38:04+02:00", &ms), 0);
+	assert_int_equal(ms, 1795351084000);
+	assert_int_equal(parse_rfc3339_ms("2026-11-22T07:38:04.5-05:00", &ms), 0);
+	assert_int_equal(ms, 1795351084500);
+	format_rfc3339_ms(1795351084907, buf, sizeof(buf));
+	assert_int_equal(parse_rfc3339_ms(buf, &ms), 0);
+	assert_int_equal(ms, 1795351084907);
+	static const char *const bad[] = {"", "2026-11-22", "2026-11-22T12:38:04",
+					  "2026-13-22T12:38:04Z", "2026-11-22T12:38:04.Z",
+					  "2026-11-22T12:38:04Zx", "2026-11-22T12:38:04+2:00",
+					  "1969-12-31T23:59:59Z", "x026-11-22T12:38:04Z"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(parse_rfc3339_ms(bad[i], &ms), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -237,6 +264,7 @@ int main(void)
 	    cmocka_unit_test(test_strbuf_read_fd),
 	    cmocka_unit_test(test_duration),
 	    cmocka_unit_test(test_time_format),
+	    cmocka_unit_test(test_rfc3339_parse),
 	    cmocka_unit_test(test_wallclock_monotonic),
 	    cmocka_unit_test(test_jsonw),
 	    cmocka_unit_test(test_fmt),
