@@ -1,0 +1,124 @@
+"""Several hosts on one machine: a head and three agents, each in a network
+namespace of its own, joined by veth links to a bridge in the head's.
+
+Faults on purpose: one agent's link is cut for a while (JOBSCOPE_TEST_CUT_S,
+60 s by default) and that agent is restarted while cut; the head's disk is
+filled, then freed.  Afterwards the head holds exactly the rows each agent
+sampled (per table: count and checksum), nothing lost, nothing twice.
+"""
+import os
+import signal
+import subprocess
+import time
+
+from harness import run_tests, check, eq, wait_for
+from agent_harness import sql
+from head_harness import COMPARE, Head, agent_side, head_side, start_agent, stop_agent, held
+
+CUT_S = float(os.environ.get("JOBSCOPE_TEST_CUT_S", "60"))
+NET = "10.77.%d" % (os.getpid() % 200 + 20)
+
+
+def ip(*args, check_rc=True):
+    r = subprocess.run(["ip"] + list(args), capture_output=True, text=True)
+    if check_rc and r.returncode != 0:
+        raise AssertionError("ip %s: %s" % (" ".join(args), r.stderr))
+    return r
+
+
+class Net:
+    """netns <tag>-head with a bridge; <tag>-aN joined to it by a veth each."""
+
+    def __init__(self, tag, nagents):
+        self.tag = tag
+        self.head = tag + "-head"
+        self.agents = ["%s-a%d" % (tag, i) for i in range(nagents)]
+        ip("netns", "add", self.head)
+        ip("-n", self.head, "link", "set", "lo", "up")
+        ip("-n", self.head, "link", "add", "br0", "type", "bridge")
+        ip("-n", self.head, "addr", "add", NET + ".1/24", "dev", "br0")
+        ip("-n", self.head, "link", "set", "br0", "up")
+        for i, ns in enumerate(self.agents):
+            ip("netns", "add", ns)
+            ip("-n", ns, "link", "set", "lo", "up")
+            ip("-n", ns, "link", "add", "eth0", "type", "veth", "peer", "name", "h%d" % i,
+               "netns", self.head)
+            ip("-n", ns, "addr", "add", "%s.%d/24" % (NET, 10 + i), "dev", "eth0")
+            ip("-n", ns, "link", "set", "eth0", "up")
+            ip("-n", self.head, "link", "set", "h%d" % i, "master", "br0")
+            ip("-n", self.head, "link", "set", "h%d" % i, "up")
+
+    def cut(self, i, down=True):
+        ip("-n", self.head, "link", "set", "h%d" % i, "down" if down else "up")
+
+    def close(self):
+        for ns in [self.head] + self.agents:
+            ip("netns", "del", ns, check_rc=False)
+
+
+def test_three_hosts_cut_link_restart_full_disk(wd):
+    if os.getuid() != 0 or ip("netns", "list", check_rc=False).returncode != 0:
+        print("SKIP: network namespaces need root")
+        return
+    net = Net("js%d" % os.getpid(), 3)
+    mnt = wd.join("headfs")
+    os.mkdir(mnt)
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", mnt]).returncode == 0
+    agents = []
+    head = None
+    try:
+        head = Head(wd, db=os.path.join(mnt if mounted else wd.path, "head.db"),
+                    netns=net.head, addr=NET + ".1")
+        for i, ns in enumerate(net.agents):
+            agents.append(list(start_agent(wd, head, "host%d" % i, netns=ns)))
+        dbs = [a[1] for a in agents]
+        wait_for(lambda: len(sql(head.db, "SELECT * FROM agents")) == 3, timeout=30,
+                 what="three agents streaming")
+
+        # cut host0 off; restart it while cut; keep it cut CUT_S in all
+        net.cut(0)
+        t_cut = time.monotonic()
+        time.sleep(min(5.0, CUT_S / 2))
+        eq(stop_agent(agents[0][0], agents[0][3]), 0, "host0 stopped while cut")
+        agents[0] = list(start_agent(wd, head, "host0", netns=net.agents[0]))
+        time.sleep(max(0.0, CUT_S - (time.monotonic() - t_cut)))
+        behind = not held(head.db, dbs[0])
+        check(behind, "while cut the head is behind host0")
+        net.cut(0, down=False)
+        wait_for(lambda: held(head.db, dbs[0]), timeout=60, what="host0 caught up")
+
+        if mounted:
+            # the head's disk fills: batches are refused (507), nothing acknowledged
+            fill = os.path.join(mnt, "fill")
+            subprocess.run(["dd", "if=/dev/zero", "of=" + fill, "bs=64k"],
+                           stderr=subprocess.DEVNULL)
+            time.sleep(3.0)
+            os.unlink(fill)
+            wait_for(lambda: all(held(head.db, d) for d in dbs), timeout=60,
+                     what="catching up after the full disk")
+    finally:
+        for a in agents:
+            eq(stop_agent(a[0], a[3]), 0, "agent exit")
+        if agents and head:
+            wait_for(lambda: all(held(head.db, a[1]) for a in agents), timeout=60,
+                     what="the last rows")
+        if head:
+            head.kill(signal.SIGTERM)
+        net.close()
+    try:
+        for adb in dbs:
+            for table in COMPARE:
+                a, h = agent_side(adb, table), head_side(head.db, adb, table)
+                eq(h, a, "%s of %s: (rows, checksum) at the head vs the agent"
+                   % (table, os.path.basename(adb)))
+        eq(sql(head.db, "SELECT count(*) FROM agents")[0][0], 3, "three agents")
+        if mounted:
+            check("disk is full" in open(os.path.join(wd.path, "host1.log")).read() or
+                  "507" in open(os.path.join(wd.path, "host1.log")).read(),
+                  "an agent saw the full disk")
+    finally:
+        if mounted:
+            subprocess.run(["umount", "-l", mnt])
+
+
+run_tests(globals())
