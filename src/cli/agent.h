@@ -34,6 +34,7 @@ struct agent_opts {
 	int64_t exit_after_ms; /* hidden, for tests and benchmarks: 0 = run until signalled */
 	const char *head;       /* --head URL: stream to a head */
 	const char *token_file; /* its bearer token */
+	const char *ca_file;    /* CA to trust for an https head */
 	char *config_argv[64];
 	char config_buf[8192];
 };

@@ -57,6 +57,7 @@ static const char head_usage[] =
     "                           also the admin token unless --admin-token-file\n"
     "      --admin-token-file F starting and stopping sessions needs this token\n"
     "      --read-token-file F  reads need this token (or the admin one) too\n"
+    "      --tls-cert F --tls-key F   serve HTTPS with this PEM certificate and key\n"
     "      --log-file PATH      messages there instead of stderr; SIGHUP reopens it\n"
     "  -h, --help               show this help\n"
     "\n"
@@ -65,6 +66,19 @@ static const char head_usage[] =
     "POST /profiling/stop {\"name\"}, GET /profiling/sessions.  While a session is\n"
     "active its nodes' agents sample at its interval (the smallest of those that\n"
     "cover a node), then return to their own.\n";
+
+static int read_pem(const char *path, struct strbuf *sb)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), ret;
+
+	if (fd < 0)
+		return log_err(-errno, "cannot read '%s'", path);
+	ret = strbuf_read_fd(sb, fd);
+	close(fd);
+	if (ret)
+		return log_err(ret, "cannot read '%s'", path);
+	return 0;
+}
 
 static int read_token(const char *path, char *buf, size_t size)
 {
@@ -623,6 +637,8 @@ static int parse_opts(int argc, char **argv, struct head_opts *o)
 	    {"token-file", required_argument, NULL, 't'},
 	    {"admin-token-file", required_argument, NULL, 'a'},
 	    {"read-token-file", required_argument, NULL, 'r'},
+	    {"tls-cert", required_argument, NULL, 'C'},
+	    {"tls-key", required_argument, NULL, 'K'},
 	    {"log-file", required_argument, NULL, 'L'},
 	    {"exit-after", required_argument, NULL, 'E'}, /* hidden: tests */
 	    {"help", no_argument, NULL, 'h'},
@@ -658,6 +674,12 @@ static int parse_opts(int argc, char **argv, struct head_opts *o)
 			break;
 		case 'r':
 			o->read_token_file = optarg;
+			break;
+		case 'C':
+			o->tls_cert_file = optarg;
+			break;
+		case 'K':
+			o->tls_key_file = optarg;
 			break;
 		case 'L':
 			o->log_file = optarg;
@@ -700,8 +722,12 @@ static int head_main(const struct head_opts *o)
 	int sigfd = -1, exit_code = 0;
 	int64_t deadline;
 	const char *colon;
+	struct http_options hopts = {.max_body = WIRE_MAX_BODY};
+	struct strbuf cert, key;
 
 	memset(&h, 0, sizeof(h));
+	strbuf_init(&cert, 1 << 20);
+	strbuf_init(&key, 1 << 20);
 	h.opt = o;
 	h.started_ms = time_now_ms();
 	if (open_log(o->log_file))
@@ -735,7 +761,20 @@ static int head_main(const struct head_opts *o)
 	sigprocmask(SIG_BLOCK, &mask, &orig);
 	signal(SIGPIPE, SIG_IGN);
 	sigfd = signalfd(-1, &mask, SFD_CLOEXEC);
-	if (sigfd < 0 || http_start_opts(o->listen, WIRE_MAX_BODY, head_http, &h, &srv)) {
+	if (o->tls_cert_file || o->tls_key_file) {
+		if (!o->tls_cert_file || !o->tls_key_file) {
+			log_err(0, "--tls-cert and --tls-key go together");
+			exit_code = EXIT_USAGE;
+			goto out;
+		}
+		if (read_pem(o->tls_cert_file, &cert) || read_pem(o->tls_key_file, &key)) {
+			exit_code = EXIT_USAGE;
+			goto out;
+		}
+		hopts.tls_cert_pem = strbuf_str(&cert);
+		hopts.tls_key_pem = strbuf_str(&key);
+	}
+	if (sigfd < 0 || http_start_opts(o->listen, &hopts, head_http, &h, &srv)) {
 		exit_code = sigfd < 0 ? EXIT_FAIL : EXIT_USAGE;
 		goto out;
 	}
@@ -768,6 +807,11 @@ out:
 		close(sigfd);
 	store_close(h.st);
 	sigprocmask(SIG_SETMASK, &orig, NULL);
+	strbuf_release(&cert);
+	/* the key does not linger in freed memory */
+	if (key.buf)
+		memset(key.buf, 0, key.alloc);
+	strbuf_release(&key);
 	return exit_code;
 }
 

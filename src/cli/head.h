@@ -21,6 +21,7 @@ struct head_opts {
 	const char *token_file;
 	const char *admin_token_file;
 	const char *read_token_file;
+	const char *tls_cert_file, *tls_key_file;
 	const char *log_file;
 	int64_t exit_after_ms;
 };

@@ -219,11 +219,13 @@ const char *http_header(const struct http_request *req, const char *name)
 
 int http_start(const char *listen, http_handler_fn fn, void *arg, struct http_server **out)
 {
-	return http_start_opts(listen, 0, fn, arg, out);
+	static const struct http_options none;
+
+	return http_start_opts(listen, &none, fn, arg, out);
 }
 
-int http_start_opts(const char *listen, size_t max_body, http_handler_fn fn, void *arg,
-		    struct http_server **out)
+int http_start_opts(const char *listen, const struct http_options *o, http_handler_fn fn,
+		    void *arg, struct http_server **out)
 {
 	struct sockaddr_storage sa;
 	const union MHD_DaemonInfo *info;
@@ -240,18 +242,34 @@ int http_start_opts(const char *listen, size_t max_body, http_handler_fn fn, voi
 		return log_err(-ENOMEM, "out of memory");
 	s->fn = fn;
 	s->arg = arg;
-	s->max_body = max_body;
+	s->max_body = o->max_body;
 	if (sa.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
-	s->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-				MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_CONN_LIMIT,
-				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_CONN_TIMEOUT,
-				MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
-				MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_END);
+	if (o->tls_cert_pem && o->tls_key_pem) {
+		if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+			free(s);
+			return log_err(-ENOTSUP, "this libmicrohttpd has no TLS");
+		}
+		flags |= MHD_USE_TLS;
+		s->d = MHD_start_daemon(
+		    flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+		    MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_CONN_LIMIT,
+		    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_CONN_TIMEOUT,
+		    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
+		    MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_HTTPS_MEM_KEY,
+		    o->tls_key_pem, MHD_OPTION_HTTPS_MEM_CERT, o->tls_cert_pem, MHD_OPTION_END);
+	} else {
+		s->d = MHD_start_daemon(
+		    flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+		    MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_CONN_LIMIT,
+		    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_CONN_TIMEOUT,
+		    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
+		    MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_END);
+	}
 	if (!s->d) {
 		free(s);
-		return log_err(-EADDRINUSE, "cannot listen on %s (in use, or not an address of "
-					    "this machine?)",
+		return log_err(-EADDRINUSE, "cannot listen on %s (in use, not an address of this "
+					    "machine, or a bad TLS key or certificate?)",
 			       listen);
 	}
 	info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);

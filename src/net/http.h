@@ -54,9 +54,13 @@ struct http_server;
  * address; port 0 picks a free port).  *out receives the server.
  */
 int http_start(const char *listen, http_handler_fn fn, void *arg, struct http_server **out);
-/* ... taking POST bodies of up to max_body bytes (larger: 413, unread). */
-int http_start_opts(const char *listen, size_t max_body, http_handler_fn fn, void *arg,
-		    struct http_server **out);
+struct http_options {
+	size_t max_body;	  /* POST bodies up to this (larger: 413, unread); 0: GET only */
+	const char *tls_cert_pem; /* both set: HTTPS only (GnuTLS through libmicrohttpd) */
+	const char *tls_key_pem;
+};
+int http_start_opts(const char *listen, const struct http_options *o, http_handler_fn fn,
+		    void *arg, struct http_server **out);
 /* The port actually bound. */
 uint16_t http_port(const struct http_server *s);
 void http_stop(struct http_server *s);

@@ -31,6 +31,7 @@ struct sender {
 	char auth[300];
 	char db_path[4096];
 	char token[256];
+	char ca_file[4096];
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -114,8 +115,12 @@ static int post(struct sender *s, int64_t *acked, int64_t *interval_ms)
 	return 0;
 }
 
-/* Sleeps up to ms, or until kicked or stopped.  Returns false when stopping. */
-static bool wait_for(struct sender *s, int64_t ms)
+/*
+ * Sleeps up to ms, or until stopped, or (kickable) until a tick kicks us.
+ * A backoff is not kickable: a tick every 100 ms must not turn it into a
+ * retry every 100 ms.  Returns false when stopping.
+ */
+static bool wait_ms(struct sender *s, int64_t ms, bool kickable)
 {
 	struct timespec until;
 	bool go_on;
@@ -128,10 +133,11 @@ static bool wait_for(struct sender *s, int64_t ms)
 		until.tv_nsec -= 1000000000;
 	}
 	pthread_mutex_lock(&s->lock);
-	while (!s->stop && !s->kicked)
+	while (!s->stop && !(kickable && s->kicked))
 		if (pthread_cond_timedwait(&s->cond, &s->lock, &until) == ETIMEDOUT)
 			break;
-	s->kicked = false;
+	if (kickable)
+		s->kicked = false;
 	go_on = !s->stop;
 	pthread_mutex_unlock(&s->lock);
 	return go_on;
@@ -159,7 +165,7 @@ static void *sender_main(void *arg)
 
 		if (!st && store_open(s->db_path, STORE_READONLY, &st)) {
 			st = NULL;
-			wait_for(s, 1000);
+			wait_ms(s, 1000, false);
 			continue;
 		}
 		if (cursor < 0) {
@@ -188,7 +194,7 @@ static void *sender_main(void *arg)
 				s->stats.max_seq = max_seq;
 				pthread_mutex_unlock(&s->lock);
 				/* nothing new: wait for the next tick */
-				wait_for(s, s->opt.who.interval_ms * 2);
+				wait_ms(s, s->opt.who.interval_ms * 2, true);
 				continue;
 			}
 		}
@@ -196,7 +202,7 @@ static void *sender_main(void *arg)
 			set_error(s, "cannot read the store: %s", strerror(-ret));
 			store_close(st);
 			st = NULL;
-			wait_for(s, 1000);
+			wait_ms(s, 1000, false);
 			continue;
 		}
 		ret = post(s, &acked, &iv);
@@ -209,7 +215,7 @@ static void *sender_main(void *arg)
 			if (backoff > SENDER_BACKOFF_MAX)
 				backoff = SENDER_BACKOFF_MAX;
 			cursor = -1; /* the head may have lost or got more: ask again */
-			wait_for(s, backoff);
+			wait_ms(s, backoff, false);
 			continue;
 		}
 		backoff = 0;
@@ -287,6 +293,10 @@ int sender_start(const struct sender_opts *o, struct sender **out)
 	curl_easy_setopt(s->curl, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(s->curl, CURLOPT_TCP_KEEPALIVE, 1L);
 	curl_easy_setopt(s->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	if (o->ca_file) {
+		snprintf(s->ca_file, sizeof(s->ca_file), "%s", o->ca_file);
+		curl_easy_setopt(s->curl, CURLOPT_CAINFO, s->ca_file);
+	}
 	if (pthread_create(&s->thread, NULL, sender_main, s) != 0) {
 		curl_slist_free_all(s->headers);
 		curl_easy_cleanup(s->curl);

@@ -25,6 +25,7 @@
 struct sender_opts {
 	const char *url;     /* the head: "http://10.0.0.1:8091" */
 	const char *token;   /* bearer token, or NULL */
+	const char *ca_file; /* PEM CA bundle to trust for an https head, or NULL: the system's */
 	const char *db_path; /* the agent's store */
 	struct wire_sender who;
 };

@@ -268,6 +268,61 @@ def test_read_endpoints(wd):
         del os.environ["JOBSCOPE_NVML_LIBRARY"], os.environ["FAKE_GPU_SCENARIO"]
 
 
+def test_tls(wd):
+    """--tls-cert/--tls-key: HTTPS only; an agent trusting the CA streams, one that does not, not."""
+    cert, key = wd.join("cert.pem"), wd.join("key.pem")
+    r = subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
+                        key, "-out", cert, "-days", "2", "-subj", "/CN=127.0.0.1", "-addext",
+                        "subjectAltName=IP:127.0.0.1"], capture_output=True)
+    if r.returncode != 0:
+        print("SKIP: no openssl to make a certificate")
+        return
+    db = wd.join("tls-head.db")
+    log = wd.join("tls-head.log")
+    errf = open(log, "w")
+    proc = subprocess.Popen([JOBSCOPE, "head", "--db", db, "--listen", "127.0.0.1:0",
+                             "--tls-cert", cert, "--tls-key", key], stderr=errf,
+                            stdout=subprocess.DEVNULL)
+    try:
+        def port():
+            m = re.findall(r"listening on 127\.0\.0\.1:(\d+)", open(log).read())
+            return int(m[-1]) if m else None
+        p = wait_for(port, what="listening")
+        url = "https://127.0.0.1:%d" % p
+        good = subprocess.Popen([JOBSCOPE, "agent", "--db", wd.join("good.db"), "--listen",
+                                 "none", "--interval", "100ms", "--head", url, "--ca-file", cert],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        bad = subprocess.Popen([JOBSCOPE, "agent", "--db", wd.join("bad.db"), "--listen", "none",
+                                "--interval", "100ms", "--head", url],
+                               stdout=subprocess.DEVNULL, stderr=open(wd.join("bad.log"), "w"))
+        try:
+            wait_for(lambda: os.path.exists(db) and os.path.exists(wd.join("good.db")) and
+                     held(db, wd.join("good.db")), timeout=20,
+                     what="the agent that trusts the CA streams over HTTPS")
+            time.sleep(1.0)
+            check("certificate" in open(wd.join("bad.log")).read().lower(),
+                  "the other says why: %r" % open(wd.join("bad.log")).read())
+            eq(len(sql(db, "SELECT * FROM agents")), 1, "only the trusting agent got in")
+        finally:
+            for a in (good, bad):
+                a.terminate()
+            rcs = []
+            for a in (good, bad):
+                try:
+                    rcs.append(a.wait(timeout=20))
+                except subprocess.TimeoutExpired:
+                    a.kill()
+                    rcs.append(a.wait())
+            eq(rcs, [0, 0], "agents exit")
+        r = subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}",
+                            "http://127.0.0.1:%d/" % p], capture_output=True, text=True)
+        check(r.stdout != "200", "plain HTTP is not served: %r" % r.stdout)
+    finally:
+        proc.terminate()
+        eq(proc.wait(timeout=20), 0, "head exit")
+        errf.close()
+
+
 def test_tokens_and_bad_batches(wd):
     tok = wd.join("token")
     with open(tok, "w") as f:
