@@ -169,6 +169,8 @@ static bool admin(const struct head *h, const struct http_request *req,
 
 static void on_ingest(struct head *h, const struct http_request *req, struct http_response *res)
 {
+	const char *enc, *body = req->body;
+	size_t body_len = req->body_len;
 	struct wire_batch wb;
 	char msg[256];
 	int64_t acked = 0;
@@ -181,7 +183,22 @@ static void on_ingest(struct head *h, const struct http_request *req, struct htt
 	}
 	if (!authorized(h, req, res))
 		return;
-	ret = wire_decode(req->body, req->body_len, &wb, msg, sizeof(msg));
+	enc = http_header(req, "Content-Encoding");
+	if (enc && strcmp(enc, "zstd") == 0) {
+		ret = wire_decompress(req->body, req->body_len, &h->inflated);
+		if (ret) {
+			http_error(res, ret == -E2BIG ? 413 : 400,
+				   ret == -E2BIG ? "batch larger than the cap once decompressed"
+						 : "not a zstd body");
+			return;
+		}
+		body = h->inflated.buf ? h->inflated.buf : "";
+		body_len = h->inflated.len;
+	} else if (enc && strcmp(enc, "identity") != 0) {
+		http_error(res, 415, "Content-Encoding: zstd or none");
+		return;
+	}
+	ret = wire_decode(body, body_len, &wb, msg, sizeof(msg));
 	if (ret == 0)
 		ret = store_ingest(h->st, &wb.b, time_now_ms(), &acked, msg, sizeof(msg));
 	if (ret == -EINVAL) {
@@ -728,6 +745,7 @@ static int head_main(const struct head_opts *o)
 	memset(&h, 0, sizeof(h));
 	strbuf_init(&cert, 1 << 20);
 	strbuf_init(&key, 1 << 20);
+	strbuf_init(&h.inflated, WIRE_MAX_BODY + 1);
 	h.opt = o;
 	h.started_ms = time_now_ms();
 	if (open_log(o->log_file))
@@ -808,6 +826,7 @@ out:
 	store_close(h.st);
 	sigprocmask(SIG_SETMASK, &orig, NULL);
 	strbuf_release(&cert);
+	strbuf_release(&h.inflated);
 	/* the key does not linger in freed memory */
 	if (key.buf)
 		memset(key.buf, 0, key.alloc);

@@ -37,6 +37,7 @@ struct head {
 	bool has_read_token;
 	int64_t started_ms;
 	uint64_t batches, rows_in, refused;
+	struct strbuf inflated; /* a zstd body, decompressed */
 };
 
 /* Read endpoints; false when the path is not one of them. */

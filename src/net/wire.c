@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include <cjson/cJSON.h>
+#include <zstd.h>
 
 #include "common/jsonw.h"
 
@@ -230,4 +231,59 @@ void wire_batch_release(struct wire_batch *wb)
 		free(wb->cells[i]);
 	cJSON_Delete(wb->json);
 	memset(wb, 0, sizeof(*wb));
+}
+
+int wire_compress(const char *in, size_t len, struct strbuf *out)
+{
+	size_t bound = ZSTD_compressBound(len), n;
+	int ret;
+
+	strbuf_reset(out);
+	ret = strbuf_grow(out, bound + 1);
+	if (ret)
+		return ret;
+	n = ZSTD_compress(out->buf, bound, in, len, 1);
+	if (ZSTD_isError(n))
+		return -EIO;
+	out->len = n;
+	out->buf[n] = '\0';
+	return 0;
+}
+
+int wire_decompress(const char *in, size_t len, struct strbuf *out)
+{
+	ZSTD_DStream *z = ZSTD_createDStream();
+	ZSTD_inBuffer src = {in, len, 0};
+	char chunk[64 * 1024];
+	size_t rc = 1;
+	int ret = 0;
+
+	strbuf_reset(out);
+	if (!z)
+		return -ENOMEM;
+	ZSTD_initDStream(z);
+	/* streaming, so a frame that lies about its size cannot make us allocate it */
+	while (src.pos < src.size || rc != 0) {
+		ZSTD_outBuffer dst = {chunk, sizeof(chunk), 0};
+
+		rc = ZSTD_decompressStream(z, &dst, &src);
+		if (ZSTD_isError(rc)) {
+			ret = -EINVAL;
+			break;
+		}
+		if (out->len + dst.pos > WIRE_MAX_BODY) {
+			ret = -E2BIG;
+			break;
+		}
+		if (dst.pos && strbuf_add(out, chunk, dst.pos)) {
+			ret = -ENOMEM;
+			break;
+		}
+		if (src.pos == src.size && dst.pos == 0 && rc != 0) {
+			ret = -EINVAL; /* a truncated frame */
+			break;
+		}
+	}
+	ZSTD_freeDStream(z);
+	return ret;
 }

@@ -38,6 +38,16 @@ int wire_encode(struct store *st, const struct wire_sender *who, int64_t after_s
 		int64_t max_rows, struct strbuf *out, int64_t *to_seq, int64_t *max_seq,
 		int64_t *nrows);
 
+/* Bodies above this many bytes go zstd-compressed (Content-Encoding: zstd). */
+#define WIRE_COMPRESS_ABOVE (64 * 1024)
+/* zstd: compress in into out (replaced); 0 or -errno. */
+int wire_compress(const char *in, size_t len, struct strbuf *out);
+/*
+ * zstd: decompress in into out (replaced), refusing more than
+ * WIRE_MAX_BODY bytes of output: -E2BIG; not zstd: -EINVAL.
+ */
+int wire_decompress(const char *in, size_t len, struct strbuf *out);
+
 struct wire_batch {
 	struct ingest_batch b;
 	void *json;		    /* the parsed document the strings point into */

@@ -44,6 +44,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort(); /* a refusal says why */
 	}
 	wire_batch_release(&wb);
+	/* the same bytes as a zstd body: output capped, never a crash */
+	{
+		struct strbuf out;
+
+		strbuf_init(&out, WIRE_MAX_BODY + 1);
+		ret = wire_decompress(buf, size, &out);
+		if (ret == 0 && out.len > WIRE_MAX_BODY)
+			abort();
+		strbuf_release(&out);
+	}
 	free(buf);
 	return 0;
 }

@@ -117,11 +117,15 @@ def stop_agent(proc, errf):
 
 def held(head_db, agent_db):
     """Whether the head holds every row of the agent (by its cursor)."""
-    aid = sql(agent_db, "SELECT value FROM meta WHERE key = 'agent_id'")
-    if not aid:
-        return False
-    cur = sql(head_db, "SELECT acked_seq FROM agents WHERE agent_id = ?", aid[0][0])
-    top = sql(agent_db, "SELECT max(seq) FROM host_samples")[0][0] or 0
-    return cur and cur[0][0] >= top
+    import sqlite3
+    try:
+        aid = sql(agent_db, "SELECT value FROM meta WHERE key = 'agent_id'")
+        if not aid:
+            return False
+        cur = sql(head_db, "SELECT acked_seq FROM agents WHERE agent_id = ?", aid[0][0])
+        top = sql(agent_db, "SELECT max(seq) FROM host_samples")[0][0] or 0
+    except sqlite3.OperationalError:
+        return False  # a store still being created
+    return bool(cur) and cur[0][0] >= top
 
 

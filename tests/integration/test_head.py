@@ -386,6 +386,29 @@ def test_tokens_and_bad_batches(wd):
             eq((st, body.get("acked_seq")), (200, 2), "batch taken")
         eq(sql(head.db, "SELECT count(*), sum(load1_milli) FROM host_samples")[0], (2, 11),
            "the rows once")
+        # zstd bodies: taken; garbage refused; a bomb stops at the cap
+        if subprocess.run(["zstd", "--version"], capture_output=True).returncode == 0:
+            def zpost(raw):
+                z = subprocess.run(["zstd", "-q", "-c"], input=raw, capture_output=True).stdout
+                req = urllib.request.Request(head.url + "/api/v1/ingest", data=z, method="POST",
+                                             headers={"Content-Type": "application/json",
+                                                      "Content-Encoding": "zstd",
+                                                      "Authorization": "Bearer s3cret"})
+                try:
+                    with urllib.request.urlopen(req, timeout=30) as r:
+                        return r.status
+                except urllib.error.HTTPError as e:
+                    return e.code
+            eq(zpost(hello), 200, "a zstd hello")
+            eq(zpost(b"\0" * (80 << 20)), 413, "80 MiB of zeros, compressed: over the cap")
+            req = urllib.request.Request(head.url + "/api/v1/ingest", data=b"not zstd",
+                                         method="POST", headers={"Content-Encoding": "zstd",
+                                                                 "Authorization": "Bearer s3cret"})
+            try:
+                urllib.request.urlopen(req, timeout=10)
+                raise AssertionError("garbage zstd accepted")
+            except urllib.error.HTTPError as e:
+                eq(e.code, 400, "garbage zstd")
     finally:
         head.kill(signal.SIGTERM)
 
