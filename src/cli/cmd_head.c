@@ -27,13 +27,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <cjson/cJSON.h>
 
 #include "cli.h"
 #include "head.h"
 #include "common/jsonw.h"
 #include "common/log.h"
 #include "common/timeutil.h"
+#include "net/api.h"
 #include "net/http.h"
 #include "net/wire.h"
 #include "store/store.h"
@@ -276,20 +276,6 @@ static int clients_json(struct head *h, struct jsonw *w)
 	return ret;
 }
 
-/* Session names: letters, digits, '.', '_', '-' (they name files and URLs). */
-static bool session_name_ok(const char *n)
-{
-	size_t len = strlen(n);
-
-	if (len == 0 || len >= SESSION_NAME_MAX)
-		return false;
-	for (const char *p = n; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-		      *p == '.' || *p == '_' || *p == '-'))
-			return false;
-	return true;
-}
-
 static void json_answer(struct http_response *res, int status, bool success, const char *msg)
 {
 	struct jsonw w;
@@ -306,78 +292,20 @@ static void json_answer(struct http_response *res, int status, bool success, con
 	strbuf_addch(&res->body, '\n');
 }
 
-/*
- * A request body as a JSON object (an empty body is {}); NULL after an
- * error answer.  The caller deletes it.
- */
-static cJSON *body_object(const struct http_request *req, struct http_response *res)
-{
-	cJSON *doc;
-
-	if (req->body_len == 0)
-		return cJSON_CreateObject();
-	doc = cJSON_ParseWithLength(req->body, req->body_len);
-	if (!cJSON_IsObject(doc)) {
-		cJSON_Delete(doc);
-		json_answer(res, 400, false, "the body must be a JSON object");
-		return NULL;
-	}
-	return doc;
-}
-
 /* POST /profiling/start {"name"?, "interval_ms"?, "nodes"?: [..] or "a,b"} */
 static void on_session_start(struct head *h, const struct http_request *req,
 			     struct http_response *res)
 {
 	struct session_record s;
-	const cJSON *name, *iv, *nodes;
 	char msg[300];
-	cJSON *doc;
 	int ret;
 
-	if (!admin(h, req, res) || !(doc = body_object(req, res)))
+	if (!admin(h, req, res))
 		return;
-	memset(&s, 0, sizeof(s));
-	s.start_ms = time_now_ms();
-	name = cJSON_GetObjectItemCaseSensitive(doc, "name");
-	iv = cJSON_GetObjectItemCaseSensitive(doc, "interval_ms");
-	nodes = cJSON_GetObjectItemCaseSensitive(doc, "nodes");
-	if (name && !cJSON_IsNull(name)) {
-		if (!cJSON_IsString(name) || !session_name_ok(name->valuestring)) {
-			json_answer(res, 400, false,
-				    "name: 1 to 127 letters, digits, '.', '_' or '-'");
-			goto out;
-		}
-		snprintf(s.name, sizeof(s.name), "%s", name->valuestring);
-	} else {
-		snprintf(s.name, sizeof(s.name), "session_%lld", (long long)s.start_ms);
-	}
-	if (iv && !cJSON_IsNull(iv)) {
-		if (!cJSON_IsNumber(iv) || iv->valuedouble < 100 || iv->valuedouble > 3600000 ||
-		    iv->valuedouble != (double)(int64_t)iv->valuedouble) {
-			json_answer(res, 400, false, "interval_ms: an integer from 100 to 3600000");
-			goto out;
-		}
-		s.interval_ms = (int64_t)iv->valuedouble;
-	}
-	if (cJSON_IsArray(nodes)) {
-		const cJSON *n;
-		size_t len = 0;
-
-		cJSON_ArrayForEach(n, nodes) {
-			if (!cJSON_IsString(n) || !n->valuestring[0] || strchr(n->valuestring, ',') ||
-			    len + strlen(n->valuestring) + 2 > sizeof(s.nodes)) {
-				json_answer(res, 400, false, "nodes: host names");
-				goto out;
-			}
-			len += (size_t)snprintf(s.nodes + len, sizeof(s.nodes) - len, "%s%s",
-						len ? "," : "", n->valuestring);
-		}
-	} else if (cJSON_IsString(nodes) && strlen(nodes->valuestring) < sizeof(s.nodes)) {
-		snprintf(s.nodes, sizeof(s.nodes), "%s", nodes->valuestring);
-	} else if (nodes && !cJSON_IsNull(nodes)) {
-		json_answer(res, 400, false, "nodes: an array of host names");
-		goto out;
+	if (api_parse_session_start(req->body, req->body_len, time_now_ms(), &s, msg,
+				    sizeof(msg))) {
+		json_answer(res, 400, false, msg);
+		return;
 	}
 	ret = store_session_start(h->st, &s);
 	if (ret == -EEXIST) {
@@ -402,35 +330,30 @@ static void on_session_start(struct head *h, const struct http_request *req,
 		jsonw_obj_end(&w);
 		strbuf_addch(&res->body, '\n');
 	}
-out:
-	cJSON_Delete(doc);
 }
 
 /* POST /profiling/stop {"name"?}: no name stops every active session. */
 static void on_session_stop(struct head *h, const struct http_request *req,
 			    struct http_response *res)
 {
-	const cJSON *name;
-	char msg[300];
-	cJSON *doc;
+	char name[SESSION_NAME_MAX], msg[300];
+	bool has_name;
 	int stopped = 0;
 
-	if (!admin(h, req, res) || !(doc = body_object(req, res)))
+	if (!admin(h, req, res))
 		return;
-	name = cJSON_GetObjectItemCaseSensitive(doc, "name");
-	if (name && !cJSON_IsNull(name) && !cJSON_IsString(name)) {
-		json_answer(res, 400, false, "name: a string");
-	} else if (store_session_stop(h->st, cJSON_IsString(name) ? name->valuestring : NULL,
-				      time_now_ms(), &stopped)) {
+	if (api_parse_session_stop(req->body, req->body_len, name, sizeof(name), &has_name, msg,
+				   sizeof(msg))) {
+		json_answer(res, 400, false, msg);
+	} else if (store_session_stop(h->st, has_name ? name : NULL, time_now_ms(), &stopped)) {
 		json_answer(res, 503, false, "the store cannot be written");
-	} else if (stopped == 0 && cJSON_IsString(name)) {
-		snprintf(msg, sizeof(msg), "no active session '%.200s'", name->valuestring);
+	} else if (stopped == 0 && has_name) {
+		snprintf(msg, sizeof(msg), "no active session '%.200s'", name);
 		json_answer(res, 404, false, msg);
 	} else {
 		snprintf(msg, sizeof(msg), "%d session%s stopped", stopped, stopped == 1 ? "" : "s");
 		json_answer(res, 200, true, msg);
 	}
-	cJSON_Delete(doc);
 }
 
 struct sessions_ctx {

@@ -366,6 +366,18 @@ def test_tokens_and_bad_batches(wd):
         eq(sql(head.db, "SELECT count(*) FROM host_samples")[0][0], 0, "nothing written")
         eq(sql(head.db, "SELECT acked_seq FROM agents WHERE agent_id = 'x1'")[0][0], 0,
            "cursor unchanged")
+        # malformed session calls: each a 400 with a JSON error, nothing started
+        for body in [b"[", b"[]", b'{"name": 5}', b'{"name": "a b"}', b'{"name": ""}',
+                     b'{"interval_ms": 50}', b'{"interval_ms": 1.5e9}', b'{"interval_ms": "1s"}',
+                     b'{"nodes": [1]}', b'{"nodes": ["a,b"]}', b'{"nodes": {"a": 1}}',
+                     b'{"name": "' + b"x" * 200 + b'"}']:
+            st, body_ = head.post("/profiling/start", body, token="s3cret")
+            eq((st, body_.get("success")), (400, False), "start %r -> %r" % (body, body_))
+        st, body_ = head.post("/profiling/start", b'{"name": "ok"}')
+        eq(st, 401, "starting needs the admin token")
+        eq(sql(head.db, "SELECT count(*) FROM sessions")[0][0], 0, "no session started")
+        st, body_ = head.post("/profiling/stop", b'{"name": 7}', token="s3cret")
+        eq(st, 400, "stop with a bad name")
         # a body over the cap is refused before it is read
         import http.client
         c = http.client.HTTPConnection("127.0.0.1", head.port, timeout=10)

@@ -1,0 +1,146 @@
+/*
+ * api.c - the head's mutating calls' bodies (see api.h).
+ */
+#include "net/api.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+static int bad(char *err, size_t size, const char *msg)
+{
+	snprintf(err, size, "%s", msg);
+	return -EINVAL;
+}
+
+bool api_session_name_ok(const char *n)
+{
+	size_t len = n ? strlen(n) : 0;
+
+	if (len == 0 || len >= SESSION_NAME_MAX)
+		return false;
+	for (const char *p = n; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+		      *p == '.' || *p == '_' || *p == '-'))
+			return false;
+	return true;
+}
+
+static bool node_name_ok(const char *n)
+{
+	if (!n || !*n)
+		return false;
+	for (const char *p = n; *p; p++)
+		if ((unsigned char)*p <= ' ' || *p == ',' || *p == 0x7f)
+			return false;
+	return true;
+}
+
+/* An empty body is {}; anything else must be a JSON object. */
+static cJSON *object(const char *body, size_t len, char *err, size_t size)
+{
+	cJSON *doc;
+
+	if (len == 0)
+		return cJSON_CreateObject();
+	doc = cJSON_ParseWithLength(body, len);
+	if (!cJSON_IsObject(doc)) {
+		cJSON_Delete(doc);
+		bad(err, size, "the body must be a JSON object");
+		return NULL;
+	}
+	return doc;
+}
+
+int api_parse_session_start(const char *body, size_t len, int64_t now_ms,
+			    struct session_record *s, char *err, size_t size)
+{
+	const cJSON *name, *iv, *nodes;
+	cJSON *doc = object(body, len, err, size);
+	int ret = 0;
+
+	if (!doc)
+		return -EINVAL;
+	memset(s, 0, sizeof(*s));
+	s->start_ms = now_ms;
+	name = cJSON_GetObjectItemCaseSensitive(doc, "name");
+	iv = cJSON_GetObjectItemCaseSensitive(doc, "interval_ms");
+	nodes = cJSON_GetObjectItemCaseSensitive(doc, "nodes");
+	if (name && !cJSON_IsNull(name)) {
+		if (!cJSON_IsString(name) || !api_session_name_ok(name->valuestring)) {
+			ret = bad(err, size, "name: 1 to 127 letters, digits, '.', '_' or '-'");
+			goto out;
+		}
+		snprintf(s->name, sizeof(s->name), "%s", name->valuestring);
+	} else {
+		snprintf(s->name, sizeof(s->name), "session_%lld", (long long)now_ms);
+	}
+	if (iv && !cJSON_IsNull(iv)) {
+		if (!cJSON_IsNumber(iv) || !(iv->valuedouble >= 100 && iv->valuedouble <= 3600000) ||
+		    iv->valuedouble != (double)(int64_t)iv->valuedouble) {
+			ret = bad(err, size, "interval_ms: an integer from 100 to 3600000");
+			goto out;
+		}
+		s->interval_ms = (int64_t)iv->valuedouble;
+	}
+	if (cJSON_IsArray(nodes)) {
+		const cJSON *n;
+		size_t used = 0;
+
+		cJSON_ArrayForEach(n, nodes) {
+			if (!cJSON_IsString(n) || !node_name_ok(n->valuestring) ||
+			    used + strlen(n->valuestring) + 2 > sizeof(s->nodes)) {
+				ret = bad(err, size, "nodes: host names");
+				goto out;
+			}
+			used += (size_t)snprintf(s->nodes + used, sizeof(s->nodes) - used, "%s%s",
+						 used ? "," : "", n->valuestring);
+		}
+	} else if (cJSON_IsString(nodes)) {
+		char copy[SESSION_NODES_MAX], *save = NULL;
+
+		if (strlen(nodes->valuestring) >= sizeof(s->nodes)) {
+			ret = bad(err, size, "nodes: too long");
+			goto out;
+		}
+		snprintf(copy, sizeof(copy), "%s", nodes->valuestring);
+		for (char *n = strtok_r(copy, ",", &save); n; n = strtok_r(NULL, ",", &save))
+			if (!node_name_ok(n)) {
+				ret = bad(err, size, "nodes: host names");
+				goto out;
+			}
+		snprintf(s->nodes, sizeof(s->nodes), "%s", nodes->valuestring);
+	} else if (nodes && !cJSON_IsNull(nodes)) {
+		ret = bad(err, size, "nodes: an array of host names");
+	}
+out:
+	cJSON_Delete(doc);
+	return ret;
+}
+
+int api_parse_session_stop(const char *body, size_t len, char *name_out, size_t name_size,
+			   bool *has_name, char *err, size_t size)
+{
+	const cJSON *name;
+	cJSON *doc = object(body, len, err, size);
+	int ret = 0;
+
+	*has_name = false;
+	if (!doc)
+		return -EINVAL;
+	name = cJSON_GetObjectItemCaseSensitive(doc, "name");
+	if (name && !cJSON_IsNull(name)) {
+		if (!cJSON_IsString(name) || strlen(name->valuestring) >= name_size ||
+		    !name->valuestring[0])
+			ret = bad(err, size, "name: a session's name");
+		else {
+			snprintf(name_out, name_size, "%s", name->valuestring);
+			*has_name = true;
+		}
+	}
+	cJSON_Delete(doc);
+	return ret;
+}
