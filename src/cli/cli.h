@@ -64,6 +64,9 @@ bool cli_parse_id(const char *s, int64_t *out);
 bool cli_utf8(void);
 
 struct host_sample;
+struct strbuf;
+/* `jobscope report --session NAME` on a head's store (cmd_export.c). */
+int export_session_report(struct store *st, const char *name, struct strbuf *out);
 /* CPU time this process has used, ms. */
 uint64_t cli_self_cpu_ms(void);
 /* When the kernel booted, ms since the epoch (process start times count from it). */

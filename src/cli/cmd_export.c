@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "common/jsonw.h"
+#include "common/fmt.h"
 #include "common/log.h"
 #include "common/timeutil.h"
 #include "store/store.h"
@@ -40,15 +41,25 @@ static const char export_usage[] =
 
 struct series {
 	char key[400]; /* "host:index:name" or the host name */
+	int64_t last_ms, min_gap_ms; /* nodes: for gaps */
 	int64_t n, n_util;
 	double util_sum, util_max, mem_max, power_sum;
 	int64_t n_power;
+};
+
+#define EXPORT_MAX_GAPS 1000
+struct gap {
+	char node[256];
+	int64_t from_ms, to_ms;
 };
 
 struct export_ctx {
 	struct strbuf *out;
 	struct jsonw w;
 	bool csv;
+	bool text; /* a report: summaries only */
+	struct gap gaps[EXPORT_MAX_GAPS];
+	size_t ngaps;
 	struct series *dev, *node;
 	size_t ndev, nnode;
 	int64_t frames;
@@ -107,6 +118,23 @@ static int on_frame(const struct session_frame *f, void *arg)
 
 	c->frames++;
 	format_rfc3339_ms(f->ts_ms, t, sizeof(t));
+	if (ns && ns->last_ms) {
+		int64_t gap = f->ts_ms - ns->last_ms;
+
+		/* three missed intervals (and at least 3 s) make a gap */
+		if (ns->min_gap_ms && gap > 3 * ns->min_gap_ms && gap >= 3000 &&
+		    c->ngaps < EXPORT_MAX_GAPS) {
+			struct gap *g = &c->gaps[c->ngaps++];
+
+			snprintf(g->node, sizeof(g->node), "%s", f->hostname);
+			g->from_ms = ns->last_ms;
+			g->to_ms = f->ts_ms;
+		}
+		if (gap > 0 && (ns->min_gap_ms == 0 || gap < ns->min_gap_ms))
+			ns->min_gap_ms = gap;
+	}
+	if (ns)
+		ns->last_ms = f->ts_ms;
 	if (ns) {
 		ns->n++;
 		if (!isnan(f->cpu_util_pct)) {
@@ -136,6 +164,8 @@ static int on_frame(const struct session_frame *f, void *arg)
 			ds->power_sum += g->power_w;
 		}
 	}
+	if (c->text)
+		return 0;
 	if (c->csv) {
 		for (int i = 0; i < (f->ngpus ? f->ngpus : 1); i++) {
 			const struct session_frame_gpu *g = f->ngpus ? &f->gpu[i] : NULL;
@@ -349,6 +379,19 @@ static int do_export(struct store *st, const struct session_record *s, bool csv,
 		goto out_free;
 	jsonw_kv_int(&c.w, "frame_count", c.frames);
 	summaries(&c, &c.w);
+	jsonw_key(&c.w, "gaps");
+	jsonw_arr_begin(&c.w);
+	for (size_t i = 0; i < c.ngaps; i++) {
+		jsonw_obj_begin(&c.w);
+		jsonw_kv_str(&c.w, "node", c.gaps[i].node);
+		jsonw_kv_int(&c.w, "from_ms", c.gaps[i].from_ms);
+		jsonw_kv_int(&c.w, "to_ms", c.gaps[i].to_ms);
+		jsonw_kv_double(&c.w, "seconds", (c.gaps[i].to_ms - c.gaps[i].from_ms) / 1000.0, 3);
+		jsonw_kv_str(&c.w, "reason", "no samples from the node: its agent was down or "
+					     "unhealthy (rows it did sample are never lost)");
+		jsonw_obj_end(&c.w);
+	}
+	jsonw_arr_end(&c.w);
 	jsonw_key(&c.w, "jobs");
 	jsonw_arr_begin(&c.w);
 	jc.w = &c.w;
@@ -363,6 +406,86 @@ static int do_export(struct store *st, const struct session_record *s, bool csv,
 out_free:
 	free(c.dev);
 	free(c.node);
+	return ret;
+}
+
+/* `jobscope report --session NAME`: the session in words and tables. */
+int export_session_report(struct store *st, const char *name, struct strbuf *out)
+{
+	struct session_record s;
+	struct export_ctx *c;
+	char t0[40], t1[40], dur[32];
+	int ret;
+
+	ret = store_session_get(st, name, &s);
+	if (ret == -ENOENT)
+		return log_err(ret, "no session '%s' in '%s'", name, store_path(st));
+	if (ret)
+		return ret;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->text = true;
+	c->dev = calloc(EXPORT_MAX_SERIES, sizeof(*c->dev));
+	c->node = calloc(EXPORT_MAX_SERIES, sizeof(*c->node));
+	if (!c->dev || !c->node) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	ret = store_for_each_frame(st, &s, time_now_ms(), on_frame, c);
+	if (ret)
+		goto out_free;
+	format_rfc3339_ms(s.start_ms, t0, sizeof(t0));
+	if (s.end_ms)
+		format_rfc3339_ms(s.end_ms, t1, sizeof(t1));
+	format_duration_ms((s.end_ms ? s.end_ms : time_now_ms()) - s.start_ms, dur, sizeof(dur));
+	strbuf_addf(out, "jobscope session %s: %s to %s (%s%s)\n", s.name, t0,
+		    s.end_ms ? t1 : "now", dur, s.end_ms ? "" : ", still active");
+	strbuf_addf(out, "  nodes %s, sampling %s; %" PRId64 " frames\n",
+		    s.nodes[0] ? s.nodes : "all", s.interval_ms ? "at the session's interval" : "as the agents do",
+		    c->frames);
+	if (s.interval_ms)
+		strbuf_addf(out, "  interval %" PRId64 "ms\n", s.interval_ms);
+	strbuf_addstr(out, "\n  Nodes                      frames   CPU avg   CPU max   memory max\n");
+	for (size_t i = 0; i < c->nnode; i++) {
+		const struct series *n = &c->node[i];
+		char mem[32] = "-";
+
+		if (!isnan(n->mem_max))
+			fmt_bytes(mem, sizeof(mem), (uint64_t)n->mem_max);
+		strbuf_addf(out, "  %-24s %8" PRId64 "   %6.1f%%   %6.1f%%   %10s\n", n->key, n->n,
+			    n->n_util ? n->util_sum / (double)n->n_util : NAN, n->util_max, mem);
+	}
+	if (c->ndev) {
+		strbuf_addstr(out, "\n  GPUs                                  frames  util avg  util max  "
+				   "memory max  power avg\n");
+		for (size_t i = 0; i < c->ndev; i++) {
+			const struct series *d = &c->dev[i];
+			char mem[32] = "-";
+
+			if (!isnan(d->mem_max))
+				fmt_bytes(mem, sizeof(mem), (uint64_t)d->mem_max);
+			strbuf_addf(out, "  %-36s %8" PRId64 "   %6.1f%%   %6.0f%%  %10s  %8.1f W\n",
+				    d->key, d->n, d->n_util ? d->util_sum / (double)d->n_util : NAN,
+				    d->util_max, mem,
+				    d->n_power ? d->power_sum / (double)d->n_power : NAN);
+		}
+	}
+	if (c->ngaps) {
+		strbuf_addstr(out, "\n  Gaps (no samples from a node for 3 intervals or more)\n");
+		for (size_t i = 0; i < c->ngaps; i++) {
+			format_rfc3339_ms(c->gaps[i].from_ms, t0, sizeof(t0));
+			format_duration_ms(c->gaps[i].to_ms - c->gaps[i].from_ms, dur, sizeof(dur));
+			strbuf_addf(out, "  %-24s from %s for %s: its agent was down or unhealthy\n",
+				    c->gaps[i].node, t0, dur);
+		}
+	}
+	strbuf_addf(out, "\n  Frames, per device and per node: jobscope export --session %s\n",
+		    s.name);
+out_free:
+	free(c->dev);
+	free(c->node);
+	free(c);
 	return ret;
 }
 

@@ -15,7 +15,8 @@
 #include "store/store.h"
 
 static const char report_usage[] =
-    "usage: jobscope report [--db PATH] [RUN_ID | --job KEY] [--format text|json] [-o FILE]\n"
+    "usage: jobscope report [--db PATH] [RUN_ID | --job KEY | --session NAME] [--format text|json]\n"
+    "                       [-o FILE]\n"
     "\n"
     "Print the report of a run or job kept in a store.  Without RUN_ID: the\n"
     "store's only run, or its latest with 'last'.  `jobscope runs` lists the ids.\n"
@@ -28,6 +29,7 @@ static const char report_usage[] =
     "  -f, --format FORMAT    text (default) or json\n"
     "  -o, --output FILE      write the report to FILE instead of stdout\n"
     "  -j, --job KEY          the job with that key (agent stores)\n"
+    "  -s, --session NAME     a profiling session (a head's store): nodes, GPUs, gaps\n"
     "  -h, --help             show this help\n";
 
 struct pick {
@@ -53,10 +55,11 @@ static int cmd_report(int argc, char **argv)
 	    {"format", required_argument, NULL, 'f'},
 	    {"output", required_argument, NULL, 'o'},
 	    {"job", required_argument, NULL, 'j'},
+	    {"session", required_argument, NULL, 's'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	const char *db = NULL, *output = "-", *id_arg = NULL, *job_key = NULL;
+	const char *db = NULL, *output = "-", *id_arg = NULL, *job_key = NULL, *session = NULL;
 	bool json = false;
 	struct job_record job;
 	struct summary sum;
@@ -68,7 +71,7 @@ static int cmd_report(int argc, char **argv)
 
 	opterr = 0;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, ":f:o:j:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":f:o:j:s:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'd':
 			db = optarg;
@@ -85,6 +88,9 @@ static int cmd_report(int argc, char **argv)
 			break;
 		case 'j':
 			job_key = optarg;
+			break;
+		case 's':
+			session = optarg;
 			break;
 		case 'h':
 			fputs(report_usage, stdout);
@@ -103,6 +109,15 @@ static int cmd_report(int argc, char **argv)
 	if (cli_open_store(db, STORE_READONLY, &st))
 		return EXIT_USAGE;
 	db = store_path(st);
+	if (session) {
+		strbuf_init(&out, 0);
+		ret = export_session_report(st, session, &out);
+		if (!ret)
+			ret = cli_write_file(output, out.buf, out.len);
+		strbuf_release(&out);
+		store_close(st);
+		return ret ? EXIT_FAIL : 0;
+	}
 
 	if (job_key) {
 		ret = store_find_job_key(st, job_key, &id);

@@ -158,6 +158,11 @@ def test_sessions_set_intervals_survive_restart_and_export(wd):
     check(f["mem_used"] > 0, "host memory")
     eq(sorted(exp["summary_by_node"]), ["node-a", "node-b"], "both nodes")
     eq(exp["units"]["gpu_util"], "percent, 0-100", "units named")
+    r = jobscope("report", "--session", "s1", "--db", head.db)
+    eq(r.returncode, 0, "report --session: " + r.stderr)
+    check("jobscope session s1" in r.stdout and "node-a" in r.stdout and "node-b" in r.stdout
+          and "NVIDIA A100" in r.stdout, r.stdout)
+    check(exp["gaps"] == [], "no gaps: %r" % exp["gaps"])
     r = jobscope("export", "--session", "s2", "--db", head.db, "--format", "csv")
     eq(r.returncode, 0, "csv: " + r.stderr)
     rows = r.stdout.strip().splitlines()
