@@ -161,3 +161,20 @@ void cli_arm_timer(int fd, int64_t first_ms, int64_t interval_ms)
 	its.it_interval.tv_nsec = (interval_ms % 1000) * 1000000;
 	timerfd_settime(fd, 0, &its, NULL);
 }
+
+int cli_read_token(const char *path, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (!f)
+		return log_err(-errno, "cannot read the token file '%s'", path);
+	n = fread(buf, 1, size - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
+		buf[--n] = '\0';
+	if (n == 0)
+		return log_err(-EINVAL, "the token file '%s' is empty", path);
+	return 0;
+}

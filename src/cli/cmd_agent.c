@@ -979,18 +979,9 @@ static int start_sender(struct agent *a)
 	so.ca_file = a->opt->ca_file;
 	so.db_path = store_path(a->st);
 	if (a->opt->token_file) {
-		FILE *f = fopen(a->opt->token_file, "r");
-		size_t n;
-
-		if (!f)
-			return log_err(-errno, "cannot read --token-file '%s'", a->opt->token_file);
-		n = fread(token, 1, sizeof(token) - 1, f);
-		fclose(f);
-		token[n] = '\0';
-		while (n > 0 && (token[n - 1] == '\n' || token[n - 1] == '\r' || token[n - 1] == ' '))
-			token[--n] = '\0';
-		if (n == 0)
-			return log_err(-EINVAL, "--token-file '%s' is empty", a->opt->token_file);
+		ret = cli_read_token(a->opt->token_file, token, sizeof(token));
+		if (ret)
+			return ret;
 		so.token = token;
 	}
 	snprintf(so.who.agent_id, sizeof(so.who.agent_id), "%s", a->agent_id);

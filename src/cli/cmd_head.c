@@ -80,25 +80,6 @@ static int read_pem(const char *path, struct strbuf *sb)
 	return 0;
 }
 
-static int read_token(const char *path, char *buf, size_t size)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return log_err(-errno, "cannot read --token-file '%s'", path);
-	n = read(fd, buf, size - 1);
-	close(fd);
-	if (n < 0)
-		return log_err(-errno, "cannot read --token-file '%s'", path);
-	buf[n] = '\0';
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
-		buf[--n] = '\0';
-	if (n == 0)
-		return log_err(-EINVAL, "--token-file '%s' is empty", path);
-	return 0;
-}
-
 /* Compares in time that does not depend on where they differ. */
 static bool token_equal(const char *a, const char *b)
 {
@@ -674,17 +655,17 @@ static int head_main(const struct head_opts *o)
 	if (open_log(o->log_file))
 		return EXIT_USAGE;
 	if (o->token_file) {
-		if (read_token(o->token_file, h.token, sizeof(h.token)))
+		if (cli_read_token(o->token_file, h.token, sizeof(h.token)))
 			return EXIT_USAGE;
 		h.has_token = true;
 	}
 	if (o->admin_token_file) {
-		if (read_token(o->admin_token_file, h.admin_token, sizeof(h.admin_token)))
+		if (cli_read_token(o->admin_token_file, h.admin_token, sizeof(h.admin_token)))
 			return EXIT_USAGE;
 		h.has_admin_token = true;
 	}
 	if (o->read_token_file) {
-		if (read_token(o->read_token_file, h.read_token, sizeof(h.read_token)))
+		if (cli_read_token(o->read_token_file, h.read_token, sizeof(h.read_token)))
 			return EXIT_USAGE;
 		h.has_read_token = true;
 	}

@@ -36,21 +36,6 @@ static const char session_usage[] =
     "Exit status: 0 done; 1 the head refused (e.g. a session of that name is\n"
     "already active, or none is) or cannot be reached; 2 usage error.\n";
 
-static int read_token(const char *path, char *buf, size_t size)
-{
-	FILE *f = fopen(path, "r");
-	size_t n;
-
-	if (!f)
-		return log_err(-errno, "cannot read --token-file '%s'", path);
-	n = fread(buf, 1, size - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
-		buf[--n] = '\0';
-	return 0;
-}
-
 /* Prints the head's answer: its message, or the sessions table. */
 static int show(const char *verb, struct strbuf *answer, long status, bool json_out)
 {
@@ -184,7 +169,7 @@ static int cmd_session(int argc, char **argv)
 		return cli_usage_error("session", "list takes no NAME");
 	if (strcmp(verb, "start") && strcmp(verb, "stop") && strcmp(verb, "list"))
 		return cli_usage_error("session", "unknown '%s': start, stop or list", verb);
-	if (token_file && read_token(token_file, token, sizeof(token)))
+	if (token_file && cli_read_token(token_file, token, sizeof(token)))
 		return EXIT_USAGE;
 
 	strbuf_init(&body, 0);

@@ -72,19 +72,8 @@ static int fetch(const char *cmd, int argc, char **argv, const char *path, const
 		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
 	if (!head || !*head)
 		return cli_usage_error(cmd, "which head? --head URL or $JOBSCOPE_HEAD");
-	if (token_file) {
-		FILE *f = fopen(token_file, "r");
-		size_t n;
-
-		if (!f)
-			return log_err(EXIT_USAGE, "cannot read --token-file '%s': %s", token_file,
-				       strerror(errno));
-		n = fread(token, 1, sizeof(token) - 1, f);
-		fclose(f);
-		token[n] = '\0';
-		while (n > 0 && (token[n - 1] == '\n' || token[n - 1] == ' '))
-			token[--n] = '\0';
-	}
+	if (token_file && cli_read_token(token_file, token, sizeof(token)))
+		return EXIT_USAGE;
 	if (http_client_request(head, path, token_file ? token : NULL, NULL, answer, &status))
 		return EXIT_FAIL;
 	if (status != 200) {
