@@ -478,6 +478,12 @@ def cpu_of(pid):
     return u, s
 
 
+def minflt(pid):
+    """Minor page faults of pid so far (field 10 of /proc/PID/stat)."""
+    text = read_text(f"/proc/{pid}/stat")
+    return int(text[text.rindex(")") + 2:].split()[7])
+
+
 def run_phase(kind, pid, port, layout, args, t0_ms):
     """Warm-up, then one window of args.duration seconds; the server's CPU,
     RSS and what it acknowledged."""
@@ -501,7 +507,7 @@ def run_phase(kind, pid, port, layout, args, t0_ms):
             th.join(timeout=30)
         raise RuntimeError("; ".join(ph.fatal) or f"{kind}: warm-up failed")
     warm_s = time.monotonic() - tw
-    c0 = cpu_of(pid)
+    c0, f0 = cpu_of(pid), minflt(pid)
     h0, me0, t0 = host_cpu(), self_ticks(), time.monotonic()
     ph.measuring.set()
     time.sleep(args.duration)
@@ -509,7 +515,7 @@ def run_phase(kind, pid, port, layout, args, t0_ms):
     for th in threads:
         th.join(timeout=120)
     t1 = time.monotonic()
-    c1, h1, me1 = cpu_of(pid), host_cpu(), self_ticks()
+    c1, h1, me1, f1 = cpu_of(pid), host_cpu(), self_ticks(), minflt(pid)
     hwm = status_kib(pid, "VmHWM")
     rss = status_kib(pid, "VmRSS")
     nthreads = status_kib(pid, "Threads")
@@ -534,6 +540,7 @@ def run_phase(kind, pid, port, layout, args, t0_ms):
         "rows_per_s": tot["rows"] / el, "values_per_s": tot["values"] / el,
         "requests_per_s": tot["requests"] / el, "mib_per_s": tot["bytes"] / el / 2**20,
         "values_per_cpu_s": tot["values"] / cpu_s if cpu_s > 0 else float("inf"),
+        "minflt_per_request": (f1 - f0) / tot["requests"] if tot["requests"] else 0.0,
         "simulator_cores": me / el,
         "other_load_cores": max(0.0, (busy - cpu_s - me) / el),
         "ticks_per_node": [min(n.tick for n in nodes), max(n.tick for n in nodes)],
@@ -595,7 +602,8 @@ def prometheus_version():
 def head_log_problems(errf):
     """Lines of the head's stderr other than its start-up line."""
     lines = read_text(errf).splitlines()
-    return [ln for ln in lines if "listening on" not in ln][:20]
+    return [ln for ln in lines if "listening on" not in ln
+            and "Terminated received: exiting" not in ln][:20]
 
 
 # ---- the catch-up ----
@@ -684,6 +692,10 @@ def catch_up(args, tmp, jobscope):
                 cl = {"clients": []}
             now = time.monotonic() - t0
             for c in cl.get("clients", []):
+                # the outage store gets its agent_id when it first streams; the head
+                # is fresh, so its one client is this agent
+                if agent_id is None and len(cl["clients"]) == 1:
+                    agent_id = res["agent_id"] = c.get("client_id")
                 if c.get("client_id") == agent_id:
                     acked = c.get("acked_seq", 0)
                     if first_contact is None:
@@ -702,8 +714,8 @@ def catch_up(args, tmp, jobscope):
                    head_cpu_s=(hc1[0] + hc1[1] - hc0[0] - hc0[1]) / CLK_TCK,
                    head_hwm_kib=status_kib(head.pid, "VmHWM"))
         if done is None:
-            raise RuntimeError(f"catch-up not done after {args.catchup_timeout} s: head acked "
-                               f"{acked} of {max_seq}")
+            res["error"] = (f"not done after {args.catchup_timeout:g} s: the head acked "
+                            f"{acked} of {max_seq}")
     finally:
         stop(agent)
         res["agent_exit"] = agent.returncode if agent else None
@@ -743,8 +755,10 @@ def run(args, tmp):
     # 1. the head
     head = None
     try:
-        head, port, herr, hargv = start_head(jobscope, os.path.join(tmp, "head.db"), tmp, "head")
-        res["argv_head"] = cmdline(hargv).replace(tmp, "TMP")
+        extra = dict(kv.split("=", 1) for kv in args.head_env)
+        head, port, herr, hargv = start_head(jobscope, os.path.join(tmp, "head.db"), tmp, "head",
+                                             dict(os.environ, **extra) if extra else None)
+        res["argv_head"] = " ".join(args.head_env + [cmdline(hargv).replace(tmp, "TMP")])
         res["head"] = run_phase("head", head.pid, port, layout, args, t0_ms)
         cl = get_json(f"http://127.0.0.1:{port}/clients")
         res["head"]["clients"] = cl.get("total_clients")
@@ -769,13 +783,17 @@ def run(args, tmp):
         stop(prom)
     res["prometheus"]["exit"] = prom.returncode
     res["prometheus"]["log"] = [ln for ln in read_text(perr).splitlines()
-                                if "level=error" in ln or "level=warn" in ln][:10]
+                                if ("level=error" in ln or "level=warn" in ln)
+                                and "Received SIGTERM" not in ln][:10]
     res["prometheus"]["tsdb_bytes"] = sum(
         os.path.getsize(os.path.join(dp, f)) for dp, _, fs in os.walk(f"{tmp}/prom-data")
         for f in fs)
 
-    # 3. the catch-up
-    res["catchup"] = catch_up(args, tmp, jobscope)
+    # 3. the catch-up (a failure there is a result, not the end of the benchmark)
+    try:
+        res["catchup"] = catch_up(args, tmp, jobscope)
+    except (RuntimeError, subprocess.SubprocessError, OSError, sqlite3.Error) as e:
+        res["catchup"] = {"error": str(e), "seconds": None}
     return res
 
 
@@ -843,8 +861,11 @@ def report(args, res):
              f"≥ {TARGET_RATIO:g} | {'PASS' if s['pass'] else 'FAIL'} |")
     L.append(f"| nodes one head takes (1 s, 8 GPUs, {lay['procs']} processes) | "
              f"{s['nodes']:.0f} | (none) | - |")
-    L.append(f"| catch-up of a {c['host_ticks']}-tick outage ({c['fact_rows']} rows) | "
-             f"{c['seconds']:.2f} s | (none) | - |")
+    if c.get("seconds") is not None:
+        L.append(f"| catch-up of a {c['host_ticks']}-tick outage ({c['fact_rows']} rows) | "
+                 f"{c['seconds']:.2f} s | (none) | - |")
+    else:
+        L.append(f"| catch-up | **failed**: {c.get('error')} | (none) | - |")
     L.append("")
     L.append(f"Simulator: {h['simulator_cores']:.2f} cores during the head's window, "
              f"{p['simulator_cores']:.2f} during Prometheus's; other load "
@@ -854,9 +875,11 @@ def report(args, res):
              f"{p['warmup_values']} values in {p['warmup_s']:.1f} s ({p['warmup_cpu_s']:.2f} "
              f"CPU s; series creation).  Head: {h['threads']} threads, "
              f"{h['requests_per_s']:.0f} batches/s, {h['mib_per_s']:.1f} MiB/s of JSON, "
+             f"{h['minflt_per_request']:.0f} minor page faults per batch, "
              f"store {h['store_bytes'] / 2**20:.0f} MiB at the end, {h['clients']} agents in "
              f"/clients, exit {h['exit']}.  Prometheus ({res['prometheus_version']}): "
              f"{p['threads']} threads, {p['requests_per_s']:.0f} requests/s, "
+             f"{p['minflt_per_request']:.0f} minor page faults per request, "
              f"{p['mib_per_s']:.1f} MiB/s, TSDB {p['tsdb_bytes'] / 2**20:.0f} MiB, "
              f"exit {p['exit']}.")
     L.append("")
@@ -871,17 +894,20 @@ def report(args, res):
              f"at {h['cores']:.2f} cores = {s['nodes_measured']:.0f} node-ticks per second, "
              f"i.e. {s['nodes_measured']:.0f} nodes at 1 s with no headroom.")
     L.append("")
-    L.append(f"**Catch-up.**  The outage: `{c['argv_record']}` ({c['host_ticks']} ticks over "
-             f"{c['span_s']:.0f} s of recording, the same number of ticks as "
-             f"{c['host_ticks'] / 60:.0f} min at 1 s; {c['fact_rows']} fact rows, max seq "
-             f"{c['max_seq']}, store {c['store_bytes'] / 1024:.0f} KiB; rows: "
-             + ", ".join(f"{t} {n}" for t, n in c["rows"].items()) + ").  Then "
-             f"`{c['argv_head']}` and `{c['argv_agent']}` (same fake NVML); "
-             f"/clients polled every 50 ms.  acked_seq reached {c['max_seq']} "
-             f"**{c['seconds']:.2f} s** after the agent started (first batch acknowledged "
-             f"at {c['first_contact_s']:.2f} s; {c.get('head_batches')} batches; head CPU "
-             f"{c['head_cpu_s']:.2f} s).  Progress (s, acked_seq): "
-             + ", ".join(f"{t:.2f} {a}" for t, a, _, _ in c["progress"][:8]) + ".")
+    if "max_seq" not in c:
+        L.append(f"**Catch-up.**  Could not run: {c.get('error')}")
+    else:
+        L.append(catchup_text(c))
+        if c.get("host_ticks"):
+            n = c["host_ticks"] * lay["fact_rows_per_node_tick"]
+            L.append("")
+            L.append(f"This VM's agent stores few rows a tick ({c['fact_rows'] / c['host_ticks']:.0f}: "
+                     "its processes seldom change).  A node as simulated above would hold "
+                     f"{c['host_ticks']} × {lay['fact_rows_per_node_tick']} = {n} fact rows for "
+                     f"the same outage; at the head's steady rate above ({h['rows_per_s']:,.0f} "
+                     f"rows/s in one-tick batches) that is about {n / h['rows_per_s']:.1f} s of "
+                     "the head's time (an estimate, not measured: catch-up batches are larger, "
+                     "so fewer transactions and dimension rows per row).")
     problems = []
     for name, r in (("head", h), ("prometheus", p)):
         if r["errors"] or r["messages"]:
@@ -892,12 +918,34 @@ def report(args, res):
             problems.append(f"{name}: exit status {r['exit']} after SIGTERM")
     if c.get("head_log"):
         problems.append("catch-up head log: " + " | ".join(c["head_log"][:5]))
+    if c.get("error"):
+        problems.append("catch-up: " + c["error"] + "; agent stderr: "
+                        + c.get("agent_stderr", "").strip().replace("\n", " | ")[-600:])
     if problems:
         L.append("")
         L.append("Problems seen:")
         L.append("")
         L.extend(f"- {x}" for x in problems)
     return "\n".join(L) + "\n"
+
+
+def catchup_text(c):
+    done = (f"acked_seq reached {c['max_seq']} **{c['seconds']:.2f} s** after the agent "
+            f"started" if c.get("seconds") is not None else
+            f"acked_seq did **not** reach {c['max_seq']} ({c.get('error')})")
+    first = (f"{c['first_contact_s']:.2f} s" if c.get("first_contact_s") is not None
+             else "never")
+    return (f"**Catch-up.**  The outage: `{c['argv_record']}` ({c['host_ticks']} ticks over "
+            f"{c['span_s']:.0f} s of recording, the same number of ticks as "
+            f"{c['host_ticks'] / 60:.0f} min at 1 s; {c['fact_rows']} fact rows, max seq "
+            f"{c['max_seq']}, store {c['store_bytes'] / 1024:.0f} KiB; rows: "
+            + ", ".join(f"{t} {n}" for t, n in c["rows"].items()) + ").  Then "
+            f"`{c.get('argv_head')}` and `{c.get('argv_agent')}` (same fake NVML); "
+            f"/clients polled every 50 ms.  {done} (first batch acknowledged at {first}; "
+            f"{c.get('head_batches')} batches, {c.get('head_rows')} rows; head CPU "
+            f"{c.get('head_cpu_s', float('nan')):.2f} s, the agent's "
+            f"{c.get('agent_cpu_s', float('nan')):.2f} s).  Progress (s, acked_seq): "
+            + ", ".join(f"{t:.2f} {a}" for t, a, _, _ in c.get("progress", [])[:8]) + ".")
 
 
 def vpn(lay):
@@ -925,11 +973,16 @@ def main():
     ap.add_argument("--catchup-timeout", type=float, default=300)
     ap.add_argument("--budget-cores", type=float, default=1.5,
                     help="cores of this machine given to the head (default 1.5)")
+    ap.add_argument("--head-env", action="append", default=[], metavar="VAR=VALUE",
+                    help="set this in the environment of the measured head (phase 1 only), "
+                         "e.g. GLIBC_TUNABLES=glibc.malloc.trim_threshold=268435456")
     ap.add_argument("--json")
     ap.add_argument("--markdown")
     args = ap.parse_args()
     if args.quick:
         args.duration = 10
+    if any("=" not in kv for kv in args.head_env):
+        ap.error("--head-env takes VAR=VALUE")
     if args.outage_seconds is None:
         args.outage_seconds = 20 if args.quick else 60
     args.nvml = os.path.join(args.build, "tests", "fakes", "libnvidia-ml.so.1")

@@ -163,6 +163,15 @@ if ! python3 bench/agent_cost.py ${agent_quick:+"$agent_quick"} \
 	say "warning: bench/agent_cost.py failed (see above); its section says so"
 	echo "Did not run: \`python3 bench/agent_cost.py\` failed (see the log)." >"$out/agent.md"
 fi
+# the head's ingest against Prometheus remote write (the same values), and an agent's catch-up
+say "jobscope head ingest vs Prometheus remote write (50 simulated nodes), catch-up"
+head_quick=""
+$quick && head_quick=--quick
+if ! python3 bench/head_ingest.py ${head_quick:+"$head_quick"} \
+	--json "$out/head.json" --markdown "$out/head.md"; then
+	say "warning: bench/head_ingest.py failed (see above); its section says so"
+	echo "Did not run: \`python3 bench/head_ingest.py\` failed (see the log)." >"$out/head.md"
+fi
 
 load_end=$(cut -d' ' -f1-3 /proc/loadavg)
 took=$((SECONDS - t0))
@@ -216,6 +225,18 @@ try:
     print(f"| agent store growth at this load | {bpv:.2f} bytes per value, {st['bytes_per_day'] / 2**20:.0f} MiB per day | (DESIGN.md: ≤ 2) | {ok(bpv, 2)} |")
 except (OSError, KeyError, ValueError):
     print("| agent benchmark | did not run | | |")
+try:
+    hd = json.load(open(f"{out}/head.json"))["result"]
+    s, h, p = hd["summary"], hd["head"], hd["prometheus"]
+    print(f"| head / Prometheus remote write, values per CPU-second | {s['ratio']:.2f} ({h['values_per_cpu_s']:,.0f} / {p['values_per_cpu_s']:,.0f}) | ≥ 2 | {'met' if s['pass'] else 'NOT met'} |")
+    print(f"| nodes one head takes (1 s, 8 GPUs, 200 processes each) | {s['nodes']:.0f} | (no target) | |")
+    c = hd["catchup"]
+    if c.get("seconds") is not None:
+        print(f"| head catch-up of a {c['host_ticks']}-tick agent outage ({c['fact_rows']} rows) | {c['seconds']:.2f} s | (no target) | |")
+    else:
+        print(f"| head catch-up | failed: {c.get('error')} | | |")
+except (OSError, KeyError, ValueError):
+    print("| head benchmark | did not run | | |")
 EOF
 	cat "$out/gpu-summary.md"
 	echo
@@ -239,6 +260,10 @@ EOF
 	echo "## 5. jobscope agent against pidstat, node_exporter and the floor"
 	echo
 	cat "$out/agent.md"
+	echo
+	echo "## 6. jobscope head ingest against Prometheus remote write"
+	echo
+	cat "$out/head.md"
 } >"$results.tmp"
 mv "$results.tmp" "$results"
 say "wrote $results"

@@ -1039,6 +1039,11 @@ void store_close(struct store *st)
 		store_tick_abort(st);
 	for (i = 0; i < STMT__COUNT; i++)
 		sqlite3_finalize(st->stmts[i]);
+	for (size_t k = 0; k < st->ningest_cache; k++) {
+		sqlite3_finalize(st->ingest_cache[k].stmt);
+		free(st->ingest_cache[k].sql);
+	}
+	store__memo_free(st->memo);
 	if (sqlite3_close(st->db) != SQLITE_OK)
 		log_warn(0, "store '%s' not closed cleanly (%s)", st->path, store__errmsg(st));
 	free(st);

@@ -22,14 +22,94 @@
 
 #include "common/log.h"
 
+/*
+ * What the head already upserted of an agent's dimension rows (procs, jobs,
+ * devices): (agent, kind, agent row) -> (head row, hash of the row's
+ * content).  A batch references every process it has samples of, so the
+ * same unchanged rows come again and again; with this they cost a hash
+ * instead of an upsert.  Entries made in a batch are kept only once it
+ * committed.  Open addressing; emptied when full (it is only a cache).
+ */
+#define MEMO_SLOTS (1u << 18)
+
+struct memo_entry {
+	uint64_t key;  /* hash of (agent id, kind, agent row); 0: empty */
+	uint64_t hash; /* of the row's content */
+	int64_t head_row;
+};
+
+struct ingest_memo {
+	struct memo_entry slot[MEMO_SLOTS];
+	size_t used;
+};
+
+void store__memo_free(struct ingest_memo *m)
+{
+	free(m);
+}
+
+static uint64_t fnv(uint64_t h, const void *data, size_t len)
+{
+	const unsigned char *p = data;
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 1099511628211ull;
+	}
+	return h;
+}
+
+static uint64_t memo_key(const char *agent_id, char kind, int64_t agent_row)
+{
+	uint64_t h = fnv(14695981039346656037ull, agent_id, strlen(agent_id));
+
+	h = fnv(h, &kind, 1);
+	h = fnv(h, &agent_row, sizeof(agent_row));
+	return h ? h : 1;
+}
+
+static uint64_t row_hash(const struct wire_table *t, size_t r)
+{
+	uint64_t h = 14695981039346656037ull;
+
+	for (int c = 0; c < t->ncols; c++) {
+		const struct wire_value *v = &t->cells[r * (size_t)t->ncols + (size_t)c];
+
+		h = fnv(h, &v->type, sizeof(v->type));
+		if (v->type == WIRE_INT)
+			h = fnv(h, &v->i, sizeof(v->i));
+		else if (v->type == WIRE_REAL)
+			h = fnv(h, &v->d, sizeof(v->d));
+		else if (v->type == WIRE_TEXT)
+			h = fnv(h, v->s, strlen(v->s) + 1);
+	}
+	return h;
+}
+
+static struct memo_entry *memo_find(struct ingest_memo *m, uint64_t key)
+{
+	size_t i = key & (MEMO_SLOTS - 1);
+
+	while (m->slot[i].key && m->slot[i].key != key)
+		i = (i + 1) & (MEMO_SLOTS - 1);
+	return &m->slot[i];
+}
+
 /* agent row id -> head row id, for one kind of dimension row */
 struct id_map {
 	int64_t *from, *to;
 	size_t n, alloc;
 };
 
+struct memo_pending {
+	uint64_t key, hash;
+	int64_t head_row;
+};
+
 struct ingest {
 	struct store *st;
+	struct memo_pending *pending; /* memo entries to keep once committed */
+	size_t npending, pending_alloc;
 	const struct ingest_batch *b;
 	int64_t node_id;
 	int64_t acked;
@@ -132,6 +212,61 @@ static void cell_text(const struct wire_table *t, size_t row, const char *name, 
 	snprintf(buf, size, "%s", v->type == WIRE_TEXT ? v->s : "");
 }
 
+/* true (and *head_row) when this exact row was upserted before */
+static bool memo_hit(struct ingest *in, char kind, const struct wire_table *t, size_t r,
+		     uint64_t *key, uint64_t *hash, int64_t *head_row)
+{
+	struct memo_entry *e;
+
+	*key = memo_key(in->b->agent_id, kind, cell_i64(t, r, "id"));
+	*hash = row_hash(t, r);
+	if (!in->st->memo)
+		return false;
+	e = memo_find(in->st->memo, *key);
+	if (e->key != *key || e->hash != *hash)
+		return false;
+	*head_row = e->head_row;
+	return true;
+}
+
+static int memo_later(struct ingest *in, uint64_t key, uint64_t hash, int64_t head_row)
+{
+	if (in->npending == in->pending_alloc) {
+		size_t n = in->pending_alloc ? in->pending_alloc * 2 : 256;
+		struct memo_pending *p = realloc(in->pending, n * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		in->pending = p;
+		in->pending_alloc = n;
+	}
+	in->pending[in->npending++] = (struct memo_pending){key, hash, head_row};
+	return 0;
+}
+
+static void memo_commit(struct ingest *in)
+{
+	struct store *st = in->st;
+
+	if (!st->memo)
+		st->memo = calloc(1, sizeof(*st->memo));
+	if (!st->memo)
+		return;
+	for (size_t i = 0; i < in->npending; i++) {
+		struct memo_entry *e;
+
+		if (st->memo->used > MEMO_SLOTS / 2) {
+			memset(st->memo, 0, sizeof(*st->memo)); /* full: start over */
+		}
+		e = memo_find(st->memo, in->pending[i].key);
+		if (!e->key)
+			st->memo->used++;
+		e->key = in->pending[i].key;
+		e->hash = in->pending[i].hash;
+		e->head_row = in->pending[i].head_row;
+	}
+}
+
 static int ingest_devices(struct ingest *in)
 {
 	const struct wire_table *t = table(in->b, "devices");
@@ -174,6 +309,12 @@ static int ingest_jobs(struct ingest *in)
 	if (!j)
 		return -ENOMEM;
 	for (size_t r = 0; t && r < t->nrows && !ret; r++) {
+		uint64_t key, hash;
+
+		if (memo_hit(in, 'j', t, r, &key, &hash, &row)) {
+			ret = map_put(&in->jobs, cell_i64(t, r, "id"), row);
+			continue;
+		}
 		memset(j, 0, sizeof(*j));
 		j->node_id = in->node_id;
 		cell_text(t, r, "scheduler", j->scheduler, sizeof(j->scheduler));
@@ -224,6 +365,8 @@ static int ingest_jobs(struct ingest *in)
 		}
 		if (!ret)
 			ret = map_put(&in->jobs, cell_i64(t, r, "id"), j->id);
+		if (!ret)
+			ret = memo_later(in, key, hash, j->id);
 	}
 	free(j);
 	return ret;
@@ -237,6 +380,14 @@ static int ingest_procs(struct ingest *in)
 	int ret;
 
 	for (size_t r = 0; t && r < t->nrows; r++) {
+		uint64_t key, hash;
+
+		if (memo_hit(in, 'p', t, r, &key, &hash, &row)) {
+			ret = map_put(&in->procs, cell_i64(t, r, "id"), row);
+			if (ret)
+				return ret;
+			continue;
+		}
 		memset(&p, 0, sizeof(p));
 		p.pid = (int32_t)cell_i64(t, r, "pid");
 		p.ppid = (int32_t)cell_i64(t, r, "ppid");
@@ -256,6 +407,8 @@ static int ingest_procs(struct ingest *in)
 			ret = store_update_proc_info(in->st, row, &p);
 		if (!ret)
 			ret = map_put(&in->procs, cell_i64(t, r, "id"), row);
+		if (!ret)
+			ret = memo_later(in, key, hash, row);
 		if (ret)
 			return ret;
 	}
@@ -292,6 +445,46 @@ static bool head_has_column(struct store *st, const char *tbl, const char *col)
 	return found;
 }
 
+/*
+ * The INSERT for a table and a batch's columns: from the cache (a batch's
+ * tables come with the same columns from every agent of a version), else
+ * checked column by column against the head's schema and prepared.
+ */
+static int cached_insert(struct ingest *in, const struct wire_table *t, const char *sql,
+			 sqlite3_stmt **out)
+{
+	struct store *st = in->st;
+	size_t slot;
+	int rc;
+
+	for (size_t k = 0; k < st->ningest_cache; k++)
+		if (strcmp(st->ingest_cache[k].sql, sql) == 0) {
+			*out = st->ingest_cache[k].stmt;
+			return 0;
+		}
+	for (int c = 0; c < t->ncols; c++)
+		if (!head_has_column(st, t->name, t->cols[c]))
+			return bad(in, "%s: no column '%s' here", t->name, t->cols[c]);
+	rc = sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, out, NULL);
+	if (rc != SQLITE_OK)
+		return bad(in, "%s: %s", t->name, sqlite3_errmsg(st->db));
+	if (st->ningest_cache < STORE_INGEST_CACHE) {
+		slot = st->ningest_cache++;
+	} else {
+		slot = (size_t)(t->nrows % STORE_INGEST_CACHE); /* any: the cache is a convenience */
+		sqlite3_finalize(st->ingest_cache[slot].stmt);
+		free(st->ingest_cache[slot].sql);
+	}
+	st->ingest_cache[slot].sql = strdup(sql);
+	if (!st->ingest_cache[slot].sql) {
+		sqlite3_finalize(*out);
+		st->ingest_cache[slot] = st->ingest_cache[--st->ningest_cache];
+		return -ENOMEM;
+	}
+	st->ingest_cache[slot].stmt = *out;
+	return 0;
+}
+
 static const char *const ingest_facts[] = {
     "host_samples", "cpu_samples", "disk_samples", "net_samples",    "proc_samples",
     "job_samples",  "events",	   "marks",	   "gpu_samples", "gpu_proc_samples",
@@ -308,9 +501,6 @@ static int ingest_facts_of(struct ingest *in, const struct wire_table *t, bool s
 
 	if (!summaries && seq_col < 0)
 		return bad(in, "%s: no seq column", t->name);
-	for (int c = 0; c < t->ncols; c++)
-		if (!head_has_column(in->st, t->name, t->cols[c]))
-			return bad(in, "%s: no column '%s' here", t->name, t->cols[c]);
 	len += (size_t)snprintf(sql, sizeof(sql), "INSERT %sINTO %s (",
 				summaries ? "OR REPLACE " : "", t->name);
 	for (int c = 0; c < t->ncols && len < sizeof(sql); c++)
@@ -322,9 +512,9 @@ static int ingest_facts_of(struct ingest *in, const struct wire_table *t, bool s
 	len += (size_t)snprintf(sql + len, sizeof(sql) - len, ")");
 	if (len >= sizeof(sql))
 		return bad(in, "%s: too many columns", t->name);
-	rc = sqlite3_prepare_v2(in->st->db, sql, -1, &stmt, NULL);
-	if (rc != SQLITE_OK)
-		return bad(in, "%s: %s", t->name, sqlite3_errmsg(in->st->db));
+	ret = cached_insert(in, t, sql, &stmt);
+	if (ret)
+		return ret;
 
 	for (size_t r = 0; r < t->nrows && !ret; r++) {
 		const struct wire_value *row = &t->cells[r * (size_t)t->ncols];
@@ -386,7 +576,8 @@ static int ingest_facts_of(struct ingest *in, const struct wire_table *t, bool s
 			in->st->next_seq++;
 		in->rows++;
 	}
-	sqlite3_finalize(stmt);
+	sqlite3_reset(stmt);
+	sqlite3_clear_bindings(stmt);
 	return ret;
 }
 
@@ -484,6 +675,9 @@ int store_ingest(struct store *st, const struct ingest_batch *b, int64_t now_ms,
 		ret = store_tick_commit(st);
 	else
 		store_tick_abort(st);
+	if (ret == 0)
+		memo_commit(&in);
+	free(in.pending);
 	map_release(&in.jobs);
 	map_release(&in.procs);
 	map_release(&in.devices);

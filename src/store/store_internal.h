@@ -44,6 +44,11 @@ enum store_stmt {
 	STMT__COUNT
 };
 
+#define STORE_INGEST_CACHE 32
+
+struct ingest_memo;
+void store__memo_free(struct ingest_memo *m);
+
 struct store {
 	sqlite3 *db;
 	bool writable;
@@ -54,6 +59,13 @@ struct store {
 	int64_t data_version;	/* PRAGMA data_version when next_seq was last right */
 	int64_t schema_version; /* of the file: older ones are read without GPU tables */
 	sqlite3_stmt *stmts[STMT__COUNT];
+	/* the head's INSERTs, by their SQL (a table and its batch's columns) */
+	struct {
+		char *sql;
+		sqlite3_stmt *stmt;
+	} ingest_cache[STORE_INGEST_CACHE];
+	size_t ningest_cache;
+	struct ingest_memo *memo; /* the head's: dimension rows already upserted (store_ingest.c) */
 	char errmsg[256]; /* store__errmsg's buffer */
 	char path[PATH_MAX];
 };
