@@ -1133,8 +1133,29 @@ static void bind_double_opt(struct binder *b, bool valid, double v)
 		bind_keep(b, sqlite3_bind_null(b->stmt, ++b->col));
 }
 
-static void bind_job_v3(struct binder *b, const struct job_record *job)
+/*
+ * A job's columns after its key, in the order STMT_JOB_INSERT (after
+ * node_id, scheduler, job_id, start_ms) and STMT_JOB_UPDATE (before id)
+ * both list them.
+ */
+static void bind_job_state(struct binder *b, const struct job_record *job)
 {
+	bind_nonzero(b, job->end_ms);
+	bind_text(b, job->name, sizeof(job->name));
+	bind_text(b, job->command, sizeof(job->command));
+	bind_text(b, job->user, sizeof(job->user));
+	bind_i64(b, job->uid);
+	bind_i64(b, job->pid);
+	bind_opt(b, job->has_exit, (uint64_t)(int64_t)job->exit_code);
+	bind_opt(b, job->has_exit, (uint64_t)(int64_t)job->signal);
+	bind_i64(b, job->timed_out);
+	bind_i64(b, job->interval_ms);
+	bind_i64(b, job->cores_allowed);
+	bind_i64(b, job->host_cores);
+	bind_u64(b, job->host_mem_bytes);
+	bind_i64(b, job->samples);
+	bind_i64(b, job->lost_samples);
+	bind_i64(b, job->sampler_cpu_ms);
 	bind_text(b, job->step, sizeof(job->step));
 	bind_text(b, job->cgroup, sizeof(job->cgroup));
 	bind_text(b, job->qos, sizeof(job->qos));
@@ -1171,23 +1192,7 @@ int store_job_begin(struct store *st, struct job_record *job)
 					is_run ? 0 : (int)strnlen(job->job_id, sizeof(job->job_id)),
 					SQLITE_STATIC));
 	bind_i64(&b, job->start_ms);
-	bind_nonzero(&b, job->end_ms);
-	bind_text(&b, job->name, sizeof(job->name));
-	bind_text(&b, job->command, sizeof(job->command));
-	bind_text(&b, job->user, sizeof(job->user));
-	bind_i64(&b, job->uid);
-	bind_i64(&b, job->pid);
-	bind_opt(&b, job->has_exit, (uint64_t)(int64_t)job->exit_code);
-	bind_opt(&b, job->has_exit, (uint64_t)(int64_t)job->signal);
-	bind_i64(&b, job->timed_out);
-	bind_i64(&b, job->interval_ms);
-	bind_i64(&b, job->cores_allowed);
-	bind_i64(&b, job->host_cores);
-	bind_u64(&b, job->host_mem_bytes);
-	bind_i64(&b, job->samples);
-	bind_i64(&b, job->lost_samples);
-	bind_i64(&b, job->sampler_cpu_ms);
-	bind_job_v3(&b, job);
+	bind_job_state(&b, job);
 	ret = stmt_run(st, &b, "add a job", &job->id);
 	if (ret || !is_run)
 		goto out_end;
@@ -1213,23 +1218,7 @@ int store_job_update(struct store *st, const struct job_record *job)
 		return ret;
 	ret = stmt_start(st, STMT_JOB_UPDATE, &b);
 	if (ret == 0) {
-		bind_nonzero(&b, job->end_ms);
-		bind_text(&b, job->name, sizeof(job->name));
-		bind_text(&b, job->command, sizeof(job->command));
-		bind_text(&b, job->user, sizeof(job->user));
-		bind_i64(&b, job->uid);
-		bind_i64(&b, job->pid);
-		bind_opt(&b, job->has_exit, (uint64_t)(int64_t)job->exit_code);
-		bind_opt(&b, job->has_exit, (uint64_t)(int64_t)job->signal);
-		bind_i64(&b, job->timed_out);
-		bind_i64(&b, job->interval_ms);
-		bind_i64(&b, job->cores_allowed);
-		bind_i64(&b, job->host_cores);
-		bind_u64(&b, job->host_mem_bytes);
-		bind_i64(&b, job->samples);
-		bind_i64(&b, job->lost_samples);
-		bind_i64(&b, job->sampler_cpu_ms);
-		bind_job_v3(&b, job);
+		bind_job_state(&b, job);
 		bind_i64(&b, job->id);
 		ret = stmt_run(st, &b, "update a job", NULL);
 	}

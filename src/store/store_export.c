@@ -49,14 +49,6 @@ static const struct {
      "job_id IN (SELECT job_id FROM job_samples WHERE seq > ?1 AND seq <= ?2)", 3},
 };
 
-static int export_fail(struct store *st, int rc, const char *what)
-{
-	int ret = store__errno(st->db, rc);
-
-	return log_err(ret ? ret : -EIO, "cannot %s from store '%s' (%s)", what, st->path,
-		       store__errmsg(st));
-}
-
 /* Writes "name": {"columns": [...], "rows": [...]} when the query has rows. */
 static int export_table(struct store *st, struct jsonw *w, const char *name, const char *sql,
 			int64_t after, int64_t to, int64_t *nrows)
@@ -67,7 +59,7 @@ static int export_table(struct store *st, struct jsonw *w, const char *name, con
 
 	rc = sqlite3_prepare_v2(st->db, sql, -1, &stmt, NULL);
 	if (rc != SQLITE_OK)
-		return export_fail(st, rc, "export rows");
+		return store__read_fail(st, rc, "export rows");
 	sqlite3_bind_int64(stmt, 1, after);
 	sqlite3_bind_int64(stmt, 2, to);
 	ncols = sqlite3_column_count(stmt);
@@ -107,7 +99,7 @@ static int export_table(struct store *st, struct jsonw *w, const char *name, con
 	}
 	sqlite3_finalize(stmt);
 	if (rc != SQLITE_DONE)
-		return export_fail(st, rc, "export rows");
+		return store__read_fail(st, rc, "export rows");
 	if (started) {
 		jsonw_arr_end(w);
 		jsonw_obj_end(w);
@@ -132,11 +124,11 @@ int store_max_seq(struct store *st, int64_t *max_seq)
 	snprintf(sql + len, sizeof(sql) - len, ")");
 	rc = sqlite3_prepare_v2(st->db, sql, -1, &stmt, NULL);
 	if (rc != SQLITE_OK)
-		return export_fail(st, rc, "read the last seq");
+		return store__read_fail(st, rc, "read the last seq");
 	rc = sqlite3_step(stmt);
 	*max_seq = rc == SQLITE_ROW ? sqlite3_column_int64(stmt, 0) : 0;
 	sqlite3_finalize(stmt);
-	return rc == SQLITE_ROW ? 0 : export_fail(st, rc, "read the last seq");
+	return rc == SQLITE_ROW ? 0 : store__read_fail(st, rc, "read the last seq");
 }
 
 int store_export_batch(struct store *st, int64_t after_seq, int64_t max_rows, struct jsonw *w,
@@ -149,7 +141,7 @@ int store_export_batch(struct store *st, int64_t after_seq, int64_t max_rows, st
 	*nrows = 0;
 	/* one read transaction: the range and its dimension rows agree */
 	if (sqlite3_exec(st->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
-		return export_fail(st, sqlite3_errcode(st->db), "export rows");
+		return store__read_fail(st, sqlite3_errcode(st->db), "export rows");
 	ret = store_max_seq(st, &max_seq);
 	if (ret)
 		goto out_end;

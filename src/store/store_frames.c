@@ -17,14 +17,6 @@
 
 #include "common/log.h"
 
-static int frames_fail(struct store *st, int rc, const char *what)
-{
-	int ret = store__errno(st->db, rc);
-
-	return log_err(ret ? ret : -EIO, "cannot %s in store '%s' (%s)", what, st->path,
-		       store__errmsg(st));
-}
-
 static bool node_in(const struct session_record *s, const char *host)
 {
 	size_t n = strlen(host);
@@ -78,7 +70,7 @@ static int node_frames(struct store *st, const struct session_record *s, int64_t
 	    " ORDER BY ts_ms, seq",
 	    -1, &hs, NULL);
 	if (rc != SQLITE_OK)
-		return frames_fail(st, rc, "read a session");
+		return store__read_fail(st, rc, "read a session");
 	sqlite3_bind_int64(hs, 1, node_id);
 	sqlite3_bind_int64(hs, 2, s->start_ms);
 	sqlite3_bind_int64(hs, 3, until);
@@ -91,7 +83,7 @@ static int node_frames(struct store *st, const struct session_record *s, int64_t
 				-1, &gs, NULL);
 	if (rc != SQLITE_OK) {
 		sqlite3_finalize(hs);
-		return frames_fail(st, rc, "read a session");
+		return store__read_fail(st, rc, "read a session");
 	}
 	sqlite3_bind_int64(gs, 1, node_id);
 	sqlite3_bind_int64(gs, 2, s->start_ms);
@@ -168,7 +160,7 @@ static int node_frames(struct store *st, const struct session_record *s, int64_t
 		ret = fn(&f, arg);
 	}
 	if (!ret && rc != SQLITE_ROW && rc != SQLITE_DONE)
-		ret = frames_fail(st, rc, "read a session");
+		ret = store__read_fail(st, rc, "read a session");
 	sqlite3_finalize(hs);
 	sqlite3_finalize(gs);
 	return ret;
@@ -184,7 +176,7 @@ int store_for_each_frame(struct store *st, const struct session_record *s, int64
 	rc = sqlite3_prepare_v2(st->db, "SELECT id, hostname FROM nodes ORDER BY hostname", -1,
 				&nodes, NULL);
 	if (rc != SQLITE_OK)
-		return frames_fail(st, rc, "read a session");
+		return store__read_fail(st, rc, "read a session");
 	while (!ret && sqlite3_step(nodes) == SQLITE_ROW) {
 		const char *host = (const char *)sqlite3_column_text(nodes, 1);
 		char hostname[256];

@@ -93,6 +93,8 @@ int store__errno(sqlite3 *db, int rc);
  * made '?': SQLite's messages quote names and tokens from the file.
  */
 void store__printable(char *dst, size_t size, const char *src);
+/* Reports a failed read of what ("cannot WHAT in store ..."): -errno, never 0. */
+int store__read_fail(struct store *st, int rc, const char *what);
 /* The connection's last error message, printable; valid until the next call. */
 const char *store__errmsg(struct store *st);
 

@@ -58,7 +58,7 @@ static void col_text(struct row *r, char *buf, size_t size)
 }
 
 /* Reports a failed read: corruption says so, the rest names the errno. */
-static int read_fail(struct store *st, int rc, const char *what)
+int store__read_fail(struct store *st, int rc, const char *what)
 {
 	int ret = store__errno(st->db, rc);
 
@@ -78,7 +78,7 @@ static int prepare(struct store *st, const char *sql, const char *what, sqlite3_
 
 	if (rc != SQLITE_OK) {
 		*out = NULL;
-		return read_fail(st, rc, what);
+		return store__read_fail(st, rc, what);
 	}
 	return 0;
 }
@@ -154,7 +154,7 @@ int store_get_job(struct store *st, int64_t id, struct job_record *out)
 	else if (rc == SQLITE_DONE)
 		ret = -ENOENT;
 	else
-		ret = read_fail(st, rc, "read a job");
+		ret = store__read_fail(st, rc, "read a job");
 	sqlite3_finalize(stmt);
 	return ret;
 }
@@ -169,7 +169,7 @@ static int find_one(struct store *st, sqlite3_stmt *stmt, int64_t *id)
 	else if (rc == SQLITE_DONE)
 		ret = -ENOENT;
 	else
-		ret = read_fail(st, rc, "find a job");
+		ret = store__read_fail(st, rc, "find a job");
 	sqlite3_finalize(stmt);
 	return ret;
 }
@@ -197,7 +197,7 @@ int store_find_job(struct store *st, int64_t node_id, const char *scheduler, con
 		*id = sqlite3_column_int64(stmt, 0);
 		*stored_start_ms = sqlite3_column_int64(stmt, 1);
 	} else {
-		ret = rc == SQLITE_DONE ? -ENOENT : read_fail(st, rc, "find a job");
+		ret = rc == SQLITE_DONE ? -ENOENT : store__read_fail(st, rc, "find a job");
 	}
 	sqlite3_finalize(stmt);
 	return ret;
@@ -270,7 +270,7 @@ int store_get_job_summary_json(struct store *st, int64_t id, struct strbuf *out)
 	else if (rc == SQLITE_ROW || rc == SQLITE_DONE)
 		ret = -ENOENT;
 	else
-		ret = read_fail(st, rc, "read a job summary");
+		ret = store__read_fail(st, rc, "read a job summary");
 	sqlite3_finalize(stmt);
 	return ret;
 }
@@ -298,7 +298,7 @@ int store_for_each_job(struct store *st, int (*fn)(const struct job_record *job,
 			break;
 	}
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		ret = read_fail(st, rc, "list the jobs");
+		ret = store__read_fail(st, rc, "list the jobs");
 	sqlite3_finalize(stmt);
 out_free_job:
 	free(job);
@@ -401,7 +401,7 @@ static int cursor_step(struct replay *rp, struct replay_cursor *c)
 	}
 	if (rc == SQLITE_DONE)
 		return 0;
-	return read_fail(rp->st, rc, "replay a job");
+	return store__read_fail(rp->st, rc, "replay a job");
 }
 
 /* Per-CPU, disk or interface rows of one host row: same node and ts, after its seq. */
@@ -439,7 +439,7 @@ static int host_details(struct replay *rp, int64_t ts_ms, int64_t seq)
 			h->cpu.ncpus++;
 		}
 		if (h->cpu.ncpus < HOST_MAX_CPUS && rc != SQLITE_DONE)
-			return read_fail(rp->st, rc, "replay a job");
+			return store__read_fail(rp->st, rc, "replay a job");
 		sqlite3_reset(rp->cpu_stmt);
 	}
 
@@ -459,7 +459,7 @@ static int host_details(struct replay *rp, int64_t ts_ms, int64_t seq)
 			d->io_ms = (uint64_t)col_i64(&r);
 		}
 		if (h->ndisks < HOST_MAX_DISKS && rc != SQLITE_DONE)
-			return read_fail(rp->st, rc, "replay a job");
+			return store__read_fail(rp->st, rc, "replay a job");
 		sqlite3_reset(rp->disk_stmt);
 	}
 
@@ -478,7 +478,7 @@ static int host_details(struct replay *rp, int64_t ts_ms, int64_t seq)
 			ns->tx_packets = (uint64_t)col_i64(&r);
 		}
 		if (h->nnets < HOST_MAX_NETS && rc != SQLITE_DONE)
-			return read_fail(rp->st, rc, "replay a job");
+			return store__read_fail(rp->st, rc, "replay a job");
 		sqlite3_reset(rp->net_stmt);
 	}
 	return 0;
@@ -765,7 +765,7 @@ static int replay_window(struct store *st, int64_t id, int64_t *node_id, int64_t
 	} else if (rc == SQLITE_DONE) {
 		ret = -ENOENT;
 	} else {
-		ret = read_fail(st, rc, "replay a job");
+		ret = store__read_fail(st, rc, "replay a job");
 	}
 	sqlite3_finalize(stmt);
 	return ret;
@@ -980,7 +980,7 @@ int store_query_json(struct store *st, const char *sql, const char *const *param
 	if (!first_only)
 		jsonw_arr_end(w);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		ret = read_fail(st, rc, "query");
+		ret = store__read_fail(st, rc, "query");
 	sqlite3_finalize(stmt);
 	return ret ? ret : jsonw_error(w);
 }
@@ -1013,7 +1013,7 @@ int store_query_rows(struct store *st, const char *sql, const char *const *param
 		ret = fn(&row, arg);
 	}
 	if (!ret && rc != SQLITE_ROW && rc != SQLITE_DONE)
-		ret = read_fail(st, rc, "query");
+		ret = store__read_fail(st, rc, "query");
 	sqlite3_finalize(stmt);
 	return ret;
 }

@@ -12,14 +12,6 @@
 
 #include "common/log.h"
 
-static int sess_fail(struct store *st, int rc, const char *what)
-{
-	int ret = store__errno(st->db, rc);
-
-	return log_err(ret ? ret : -EIO, "cannot %s in store '%s' (%s)", what, st->path,
-		       store__errmsg(st));
-}
-
 static void session_from_row(sqlite3_stmt *stmt, struct session_record *s)
 {
 	const unsigned char *name = sqlite3_column_text(stmt, 1);
@@ -44,11 +36,11 @@ int store_session_start(struct store *st, struct session_record *s)
 	if (st->schema_version < 4)
 		return -EPROTONOSUPPORT;
 	if (sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-		return sess_fail(st, sqlite3_errcode(st->db), "start a session");
+		return store__read_fail(st, sqlite3_errcode(st->db), "start a session");
 	rc = sqlite3_prepare_v2(st->db, "SELECT 1 FROM sessions WHERE name = ? AND end_ms IS NULL",
 				-1, &stmt, NULL);
 	if (rc != SQLITE_OK) {
-		ret = sess_fail(st, rc, "start a session");
+		ret = store__read_fail(st, rc, "start a session");
 		goto out_rollback;
 	}
 	sqlite3_bind_text(stmt, 1, s->name, -1, SQLITE_STATIC);
@@ -63,7 +55,7 @@ int store_session_start(struct store *st, struct session_record *s)
 				" VALUES (?, ?, ?, ?) RETURNING id",
 				-1, &stmt, NULL);
 	if (rc != SQLITE_OK) {
-		ret = sess_fail(st, rc, "start a session");
+		ret = store__read_fail(st, rc, "start a session");
 		goto out_rollback;
 	}
 	sqlite3_bind_text(stmt, 1, s->name, -1, SQLITE_STATIC);
@@ -78,11 +70,11 @@ int store_session_start(struct store *st, struct session_record *s)
 	rc = rc == SQLITE_ROW ? sqlite3_step(stmt) : rc;
 	sqlite3_finalize(stmt);
 	if (rc != SQLITE_DONE) {
-		ret = sess_fail(st, rc, "start a session");
+		ret = store__read_fail(st, rc, "start a session");
 		goto out_rollback;
 	}
 	if (sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
-		ret = sess_fail(st, sqlite3_errcode(st->db), "start a session");
+		ret = store__read_fail(st, sqlite3_errcode(st->db), "start a session");
 		goto out_rollback;
 	}
 	return 0;
@@ -105,14 +97,14 @@ int store_session_stop(struct store *st, const char *name, int64_t end_ms, int *
 				     : "UPDATE sessions SET end_ms = ?1 WHERE end_ms IS NULL",
 				-1, &stmt, NULL);
 	if (rc != SQLITE_OK)
-		return sess_fail(st, rc, "stop a session");
+		return store__read_fail(st, rc, "stop a session");
 	sqlite3_bind_int64(stmt, 1, end_ms);
 	if (name)
 		sqlite3_bind_text(stmt, 2, name, -1, SQLITE_STATIC);
 	rc = sqlite3_step(stmt);
 	sqlite3_finalize(stmt);
 	if (rc != SQLITE_DONE)
-		return sess_fail(st, rc, "stop a session");
+		return store__read_fail(st, rc, "stop a session");
 	*stopped = sqlite3_changes(st->db);
 	return 0;
 }
@@ -133,7 +125,7 @@ int store_for_each_session(struct store *st, bool active_only,
 					      " ORDER BY start_ms, id",
 				-1, &stmt, NULL);
 	if (rc != SQLITE_OK)
-		return sess_fail(st, rc, "list the sessions");
+		return store__read_fail(st, rc, "list the sessions");
 	while (!ret && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
 		session_from_row(stmt, &s);
 		ret = fn(&s, arg);
@@ -154,7 +146,7 @@ int store_session_get(struct store *st, const char *name, struct session_record 
 				" ORDER BY start_ms DESC, id DESC LIMIT 1",
 				-1, &stmt, NULL);
 	if (rc != SQLITE_OK)
-		return sess_fail(st, rc, "read a session");
+		return store__read_fail(st, rc, "read a session");
 	sqlite3_bind_text(stmt, 1, name, -1, SQLITE_STATIC);
 	if (sqlite3_step(stmt) == SQLITE_ROW) {
 		session_from_row(stmt, out);
@@ -181,7 +173,7 @@ int store_session_control(struct store *st, const char *hostname, int64_t *inter
 				" ORDER BY start_ms, id",
 				-1, &stmt, NULL);
 	if (rc != SQLITE_OK)
-		return sess_fail(st, rc, "read the sessions");
+		return store__read_fail(st, rc, "read the sessions");
 	sqlite3_bind_text(stmt, 1, hostname, -1, SQLITE_STATIC);
 	while (sqlite3_step(stmt) == SQLITE_ROW) {
 		const unsigned char *n = sqlite3_column_text(stmt, 0);
