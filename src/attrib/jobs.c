@@ -14,7 +14,8 @@
 #include "common/log.h"
 #include "common/sysroot.h"
 
-#define JOBS_ENVIRON_MAX (256 * 1024) /* the kernel's ARG_MAX-ish bound on environ */
+#define JOBS_ENVIRON_MAX     (256 * 1024) /* the kernel's ARG_MAX-ish bound on environ */
+#define JOBS_CGROUP_FILE_MAX (64 * 1024)
 
 void jobs_init(struct jobs *t, const char *hostname, int64_t node_id, int32_t host_cores,
 	       uint64_t host_mem_bytes, int64_t interval_ms)
@@ -26,6 +27,7 @@ void jobs_init(struct jobs *t, const char *hostname, int64_t node_id, int32_t ho
 	t->host_mem_bytes = host_mem_bytes;
 	t->interval_ms = interval_ms;
 	strbuf_init(&t->buf, JOBS_ENVIRON_MAX);
+	strbuf_init(&t->cgbuf, JOBS_CGROUP_FILE_MAX);
 	cgroup_detect(&t->cg);
 }
 
@@ -33,6 +35,7 @@ void jobs_release(struct jobs *t)
 {
 	free(t->job);
 	strbuf_release(&t->buf);
+	strbuf_release(&t->cgbuf);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -135,13 +138,11 @@ static void attribute_proc(struct jobs *t, const struct ptree_proc *p,
 {
 	char path[64], *cg = NULL, *env = NULL;
 	size_t cg_len = 0, env_len = 0;
-	struct strbuf cgbuf;
 
-	strbuf_init(&cgbuf, 64 * 1024);
 	snprintf(path, sizeof(path), "/proc/%d/cgroup", p->info.pid);
-	if (sysroot_read(path, &cgbuf) == 0) {
-		cg = cgbuf.buf;
-		cg_len = cgbuf.len;
+	if (sysroot_read(path, &t->cgbuf) == 0) {
+		cg = t->cgbuf.buf;
+		cg_len = t->cgbuf.len;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/environ", p->info.pid);
 	if (sysroot_read(path, &t->buf) == 0) {
@@ -149,7 +150,6 @@ static void attribute_proc(struct jobs *t, const struct ptree_proc *p,
 		env_len = t->buf.len;
 	}
 	jobs_attribute(cg, cg_len, env, env_len, p->info.uid, p->last_stat.session, out);
-	strbuf_release(&cgbuf);
 	t->attributions++;
 }
 
@@ -335,6 +335,13 @@ static void compact(struct jobs *t, struct ptree *pt)
 	free(map);
 }
 
+uint64_t jobs_cpu_ms(const struct job_sample *s)
+{
+	uint64_t cpu = s->user_ms + s->system_ms;
+
+	return (s->valid & JS_CG_CPU) && s->cg_cpu_ms > cpu ? s->cg_cpu_ms : cpu;
+}
+
 static uint64_t cpu_of(const struct proc_sample *s, bool user)
 {
 	return user ? s->user_ms + s->child_user_ms : s->system_ms + s->child_system_ms;
@@ -415,9 +422,7 @@ static void finish_sample(struct jobs *t, struct job_entry *j, int64_t ts_ms)
 			s->valid |= JS_CG_MEM_PEAK;
 		}
 	}
-	cpu = s->user_ms + s->system_ms;
-	if (s->valid & JS_CG_CPU && s->cg_cpu_ms > cpu)
-		cpu = s->cg_cpu_ms;
+	cpu = jobs_cpu_ms(s);
 	j->has_rate = j->prev_ts_ms > 0 && ts_ms > j->prev_ts_ms && cpu >= j->prev_cpu_ms;
 	if (j->has_rate)
 		j->cpu_cores = (double)(cpu - j->prev_cpu_ms) / (double)(ts_ms - j->prev_ts_ms);

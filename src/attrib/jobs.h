@@ -80,7 +80,8 @@ struct jobs {
 	int32_t host_cores;
 	uint64_t host_mem_bytes;
 	int64_t interval_ms;
-	struct strbuf buf; /* scratch for /proc/PID/{cgroup,environ} */
+	struct strbuf buf;   /* scratch for /proc/PID/environ */
+	struct strbuf cgbuf; /* ... and /proc/PID/cgroup */
 	uint64_t attributions; /* processes attributed so far (cost accounting) */
 };
 
@@ -94,6 +95,12 @@ void jobs_release(struct jobs *t);
  * in the previous update are dropped first.
  */
 int jobs_update(struct jobs *t, struct ptree *pt, int64_t ts_ms);
+
+/*
+ * A job's CPU so far, ms: its processes' sum, or its cgroup's count when
+ * that is larger (it also has what exited between two readings).
+ */
+uint64_t jobs_cpu_ms(const struct job_sample *s);
 
 /* The live job of a process (ptree_proc.tag), or NULL. */
 struct job_entry *jobs_of(struct jobs *t, const struct ptree_proc *p);

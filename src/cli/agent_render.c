@@ -19,38 +19,9 @@
 #include "agent.h"
 #include "common/jsonw.h"
 #include "common/log.h"
-
-#define PROM_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+#include "common/prom.h"
 
 /* ---- Prometheus text ---- */
-
-static void prom_family(struct strbuf *o, const char *name, const char *type, const char *help)
-{
-	strbuf_addf(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-}
-
-/* A label value with \, " and newline escaped. */
-static void prom_label_value(struct strbuf *o, const char *v)
-{
-	for (; *v; v++) {
-		if (*v == '\\')
-			strbuf_add(o, "\\\\", 2);
-		else if (*v == '"')
-			strbuf_add(o, "\\\"", 2);
-		else if (*v == '\n')
-			strbuf_add(o, "\\n", 2);
-		else
-			strbuf_addch(o, *v);
-	}
-}
-
-static void prom_double(struct strbuf *o, double v)
-{
-	if (v == floor(v) && fabs(v) < 9.0e15)
-		strbuf_addf(o, "%.0f", v);
-	else
-		strbuf_addf(o, "%.15g", v);
-}
 
 /* name{labels} value — labels is "" or already "k=\"v\",..." */
 static void prom_sample(struct strbuf *o, const char *name, const char *labels, double v)
@@ -61,7 +32,7 @@ static void prom_sample(struct strbuf *o, const char *name, const char *labels, 
 	if (labels && *labels)
 		strbuf_addf(o, "{%s}", labels);
 	strbuf_addch(o, ' ');
-	prom_double(o, v);
+	prom_value(o, v);
 	strbuf_addch(o, '\n');
 }
 
@@ -259,14 +230,7 @@ static void render_job_metrics(const struct agent *a, struct strbuf *o, struct s
 			if (!j->live)
 				continue;
 			switch (f) {
-			case 0: {
-				uint64_t cpu = s->user_ms + s->system_ms;
-
-				if ((s->valid & JS_CG_CPU) && s->cg_cpu_ms > cpu)
-					cpu = s->cg_cpu_ms;
-				v = cpu_s(cpu);
-				break;
-			}
+			case 0: v = cpu_s(jobs_cpu_ms(s)); break;
 			case 1: v = j->has_rate ? j->cpu_cores : NAN; break;
 			case 2: v = (double)s->rss_bytes; break;
 			case 3: v = s->valid & JS_SWAP ? (double)s->swap_bytes : NAN; break;
@@ -367,10 +331,8 @@ static void json_job(struct jsonw *w, const struct agent *a, const struct job_en
 {
 	const struct job_record *r = &j->rec;
 	const struct job_sample *s = &j->js;
-	uint64_t cpu = s->user_ms + s->system_ms;
+	uint64_t cpu = jobs_cpu_ms(s);
 
-	if ((s->valid & JS_CG_CPU) && s->cg_cpu_ms > cpu)
-		cpu = s->cg_cpu_ms;
 	jsonw_obj_begin(w);
 	jsonw_kv_str(w, "key", j->key);
 	jsonw_kv_str(w, "scheduler", r->scheduler);

@@ -16,6 +16,7 @@
 
 #include "common/jsonw.h"
 #include "common/log.h"
+#include "common/prom.h"
 #include "common/timeutil.h"
 #include "head.h"
 
@@ -317,23 +318,6 @@ static const char sql_prom_gpus[] =
     " (SELECT seq FROM gpu_samples WHERE device_id = d.id ORDER BY ts_ms DESC LIMIT 1)"
     " ORDER BY n.hostname, d.idx";
 
-static void prom_label(struct strbuf *o, const char *v)
-{
-	for (; *v; v++) {
-		if (*v == '\\' || *v == '"')
-			strbuf_addch(o, '\\');
-		if (*v == '\n')
-			strbuf_addstr(o, "\\n");
-		else
-			strbuf_addch(o, *v);
-	}
-}
-
-static void prom_family(struct strbuf *o, const char *name, const char *type, const char *help)
-{
-	strbuf_addf(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-}
-
 /* name{node="..."[,gpu="i",uuid="..."]} value, when the column is not NULL */
 static bool prom_row(struct strbuf *o, const char *name, const struct store_row *r, int col,
 		     double scale, int gpu_col)
@@ -341,12 +325,14 @@ static bool prom_row(struct strbuf *o, const char *name, const struct store_row 
 	if (r->null[col])
 		return false;
 	strbuf_addf(o, "%s{node=\"", name);
-	prom_label(o, r->text[0]);
+	prom_label_value(o, r->text[0]);
 	if (gpu_col >= 0) {
 		strbuf_addf(o, "\",gpu=\"%s\",uuid=\"", r->text[gpu_col]);
-		prom_label(o, r->text[gpu_col + 1]);
+		prom_label_value(o, r->text[gpu_col + 1]);
 	}
-	strbuf_addf(o, "\"} %.15g\n", r->num[col] * scale);
+	strbuf_addstr(o, "\"} ");
+	prom_value(o, r->num[col] * scale);
+	strbuf_addch(o, '\n');
 	return true;
 }
 
@@ -370,7 +356,7 @@ static int prom_each(const struct store_row *r, void *arg)
 			       (double)c->now_ms - r->num[9] <= HEAD_UNHEALTHY_INTERVALS * r->num[10];
 
 		strbuf_addstr(c->o, "jobscope_head_agent_healthy{node=\"");
-		prom_label(c->o, r->text[0]);
+		prom_label_value(c->o, r->text[0]);
 		strbuf_addf(c->o, "\"} %d\n", healthy);
 		c->n++;
 		return 0;
@@ -406,7 +392,7 @@ static void metrics(struct head *h, struct http_response *res)
 	};
 	struct prom_ctx c = {&res->body, NULL, 0, 1, -1, time_now_ms(), 0};
 
-	res->content_type = "text/plain; version=0.0.4; charset=utf-8";
+	res->content_type = PROM_CONTENT_TYPE;
 	for (size_t f = 0; f < sizeof(fam) / sizeof(fam[0]); f++) {
 		size_t mark = res->body.len;
 
