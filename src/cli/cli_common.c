@@ -178,3 +178,21 @@ int cli_read_token(const char *path, char *buf, size_t size)
 		return log_err(-EINVAL, "the token file '%s' is empty", path);
 	return 0;
 }
+
+int cli_open_log(const char *path)
+{
+	static FILE *opened; /* the file the previous call opened: closed after the switch */
+	FILE *f;
+
+	if (!path)
+		return 0;
+	f = fopen(path, "a");
+	if (!f)
+		return log_err(-errno, "cannot open --log-file '%s'", path);
+	setvbuf(f, NULL, _IOLBF, 0);
+	log_set_file(f);
+	if (opened)
+		fclose(opened);
+	opened = f;
+	return 0;
+}

@@ -880,20 +880,6 @@ static void setup_gpus(struct agent *a)
 	}
 }
 
-static int open_log(const struct agent_opts *o)
-{
-	FILE *f;
-
-	if (!o->log_file)
-		return 0;
-	f = fopen(o->log_file, "a");
-	if (!f)
-		return log_err(-errno, "cannot open --log-file '%s'", o->log_file);
-	setvbuf(f, NULL, _IOLBF, 0);
-	log_set_file(f);
-	return 0;
-}
-
 static int setup(struct agent *a)
 {
 	const struct agent_opts *o = a->opt;
@@ -901,7 +887,7 @@ static int setup(struct agent *a)
 	int32_t cores;
 	int ret;
 
-	ret = open_log(o);
+	ret = cli_open_log(o->log_file);
 	if (ret)
 		return ret;
 	ret = store_open(o->db, STORE_CREATE, &a->st);
@@ -1061,7 +1047,7 @@ static int loop(struct agent *a, int sigfd, int tickfd)
 		}
 		while (read(sigfd, &si, sizeof(si)) == sizeof(si)) {
 			if (si.ssi_signo == SIGHUP) {
-				if (open_log(a->opt) == 0)
+				if (cli_open_log(a->opt->log_file) == 0)
 					log_info("agent: log file reopened");
 				continue;
 			}

@@ -622,20 +622,6 @@ static int parse_opts(int argc, char **argv, struct head_opts *o)
 	return 0;
 }
 
-static int open_log(const char *path)
-{
-	FILE *f;
-
-	if (!path)
-		return 0;
-	f = fopen(path, "a");
-	if (!f)
-		return log_err(-errno, "cannot open --log-file '%s'", path);
-	setvbuf(f, NULL, _IOLBF, 0);
-	log_set_file(f);
-	return 0;
-}
-
 static int head_main(const struct head_opts *o)
 {
 	struct head h;
@@ -660,7 +646,7 @@ static int head_main(const struct head_opts *o)
 	strbuf_init(&h.inflated, WIRE_MAX_BODY + 1);
 	h.opt = o;
 	h.started_ms = time_now_ms();
-	if (open_log(o->log_file))
+	if (cli_open_log(o->log_file))
 		return EXIT_USAGE;
 	if (o->token_file) {
 		if (cli_read_token(o->token_file, h.token, sizeof(h.token)))
@@ -724,7 +710,7 @@ static int head_main(const struct head_opts *o)
 		if (read(sigfd, &si, sizeof(si)) != sizeof(si))
 			continue;
 		if (si.ssi_signo == SIGHUP) {
-			if (open_log(o->log_file) == 0)
+			if (cli_open_log(o->log_file) == 0)
 				log_info("head: log file reopened");
 			continue;
 		}
