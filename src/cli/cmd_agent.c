@@ -30,6 +30,7 @@
 #include "cli.h"
 #include "common/log.h"
 #include "common/sysroot.h"
+#include "report/jobreport.h"
 #include "report/report.h"
 #include "report/summary.h"
 
@@ -643,33 +644,34 @@ static int store_job(struct agent *a, struct job_entry *j)
 }
 
 /*
- * A job ended: its summary (the same figures as `jobscope report`, rebuilt
- * from the store) is kept for ever in job_summaries.
+ * A job ended: its summary and analysis (the same figures and verdicts as
+ * `jobscope report`, rebuilt from the store) are kept for ever in
+ * job_summaries.
  */
 static void store_summary(struct agent *a, struct job_entry *j)
 {
-	struct summary *sum = calloc(1, sizeof(*sum));
+	struct job_report *r = calloc(1, sizeof(*r));
 	struct job_summary_record rec;
 	struct strbuf json;
 	int ret;
 
 	j->stored_end = true;
-	if (!sum || !j->rec.id) {
-		free(sum);
+	if (!r || !j->rec.id) {
+		free(r);
 		return;
 	}
 	strbuf_init(&json, 0);
-	ret = summary_from_store(sum, a->st, &j->rec);
+	ret = job_report_load(r, a->st, &j->rec);
 	if (ret == 0) {
-		summary_to_record(sum, &rec);
-		if (report_json(sum, &json) == 0)
+		summary_to_record(&r->sum, &rec);
+		if (report_json(&r->sum, &r->an, &json) == 0)
 			rec.report_json = strbuf_str(&json);
 		ret = store_put_job_summary(a->st, &rec);
 	}
 	if (ret)
 		log_warn(ret, "no summary stored for job %s", j->key);
-	summary_release(sum);
-	free(sum);
+	job_report_release(r);
+	free(r);
 	strbuf_release(&json);
 }
 

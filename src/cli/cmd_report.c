@@ -1,6 +1,7 @@
 /*
- * cmd_report.c - `jobscope report [RUN_ID]`: rebuild a run's report from
- * the store, through the same summary `jobscope run` fills live.
+ * cmd_report.c - `jobscope report`: one run or job (figures, analysis,
+ * verdicts; text, JSON, CSV, HTML, a plot) or the history of many (by
+ * user, node, job, hour, weekday), from a store or from a head.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -11,86 +12,208 @@
 
 #include "cli.h"
 #include "common/log.h"
-#include "report/report.h"
+#include "common/timeutil.h"
+#include "net/client.h"
+#include "report/report_query.h"
 #include "store/store.h"
 
 static const char report_usage[] =
-    "usage: jobscope report [--db PATH] [RUN_ID | --job KEY | --session NAME] [--format text|json]\n"
-    "                       [-o FILE]\n"
+    "usage: jobscope report [--db PATH | --head URL]\n"
+    "                       [RUN_ID | --job KEY | --session NAME | --user U | --node N]\n"
+    "                       [--since T] [--until T] [--by user|node|job|hour|weekday]\n"
+    "                       [--format text|json|csv|html] [-o FILE] [--plot FILE.png|.pdf|.svg]\n"
     "\n"
-    "Print the report of a run or job kept in a store.  Without RUN_ID: the\n"
-    "store's only run, or its latest with 'last'.  `jobscope runs` lists the ids.\n"
-    "On an agent's store, --job KEY picks a job: scheduler:id:start_ms (as the\n"
-    "agent's API shows it), scheduler:id or a bare id (e.g. a Slurm job id);\n"
-    "the latest job that matches.  Its report shows what it reserved.\n"
+    "One job: what it used against what it had, its bottleneck, period, memory\n"
+    "trend and type, and verdicts with the numbers behind them and what to ask\n"
+    "for next time.  Without a selector: the store's only run ('last': the\n"
+    "latest; `jobscope runs` lists them).  --job KEY on an agent's or head's\n"
+    "store: scheduler:id:start_ms, scheduler:id or a bare id (the latest match).\n"
+    "\n"
+    "Many jobs (--user, --node, --since, --until or --by): reserved against used\n"
+    "core-hours, GPU-hours and memory over a window (default the last 30 days),\n"
+    "grouped by user (default), node, job, hour of day or day of week (local\n"
+    "time), the most wasteful first.\n"
     "\n"
     "Options:\n"
     "      --db PATH          the store (default ~/.local/share/jobscope/jobscope.db)\n"
-    "  -f, --format FORMAT    text (default) or json\n"
-    "  -o, --output FILE      write the report to FILE instead of stdout\n"
-    "  -j, --job KEY          the job with that key (agent stores)\n"
+    "      --head URL         ask a head (http://head:8091) instead of a store\n"
+    "      --token-file F     the head's token (default $JOBSCOPE_TOKEN_FILE)\n"
+    "  -j, --job KEY          the job with that key\n"
     "  -s, --session NAME     a profiling session (a head's store): nodes, GPUs, gaps\n"
+    "  -u, --user U           jobs of user U\n"
+    "  -n, --node N           jobs on node N\n"
+    "      --since T          from T: RFC 3339 (2026-11-01T00:00:00Z) or an age (7d, 2h)\n"
+    "      --until T          until T (default now)\n"
+    "  -b, --by KEY           group by user, node, job, hour or weekday\n"
+    "  -f, --format FORMAT    text (default), json, csv (a job: one row per time\n"
+    "                         bucket; history: one row per group) or html (one\n"
+    "                         self-contained page)\n"
+    "  -o, --output FILE      write the report to FILE instead of stdout\n"
+    "      --plot FILE        also draw the job's timelines to FILE (.png, .pdf, .svg)\n"
     "  -h, --help             show this help\n";
 
-struct pick {
-	int64_t last_id;
-	int64_t count;
-};
-
-static int pick_run(const struct job_record *j, void *arg)
+/* Appends "&name=value" to a query string, percent-encoding the value. */
+static void query_param(struct strbuf *q, const char *name, const char *value)
 {
-	struct pick *p = arg;
+	static const char hex[] = "0123456789ABCDEF";
 
-	if (strcmp(j->scheduler, "run") == 0) {
-		p->count++;
-		p->last_id = j->id;
+	if (!value)
+		return;
+	strbuf_addch(q, q->len ? '&' : '?');
+	strbuf_addf(q, "%s=", name);
+	for (const unsigned char *p = (const unsigned char *)value; *p; p++) {
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || strchr("-._~:", *p)) {
+			strbuf_addch(q, (char)*p);
+		} else {
+			strbuf_addch(q, '%');
+			strbuf_addch(q, hex[*p >> 4]);
+			strbuf_addch(q, hex[*p & 15]);
+		}
 	}
-	return 0;
+}
+
+static const char *const format_names[] = {"text", "json", "csv", "html"};
+
+/* The same query asked of a head's /api/v1/report. */
+static int report_from_head(const char *head, const char *token_file, const char *run_id,
+			    const char *since, const char *until, const char *by,
+			    const struct report_query *q, const char *output)
+{
+	struct strbuf path, answer;
+	char token[256];
+	long status = 0;
+	int ret;
+
+	if (q->plot_path)
+		return cli_usage_error("report", "--plot needs a store (--db): a head sends text");
+	if (token_file && cli_read_token(token_file, token, sizeof(token)))
+		return EXIT_USAGE;
+	strbuf_init(&path, 4096);
+	strbuf_init(&answer, 0);
+	query_param(&path, "run", run_id);
+	query_param(&path, "job", q->job_key);
+	query_param(&path, "user", q->user);
+	query_param(&path, "node", q->node);
+	query_param(&path, "since", since);
+	query_param(&path, "until", until);
+	query_param(&path, "by", by);
+	query_param(&path, "format", format_names[q->format]);
+	{
+		struct strbuf full;
+
+		strbuf_init(&full, 0);
+		strbuf_addf(&full, "/api/v1/report%s", path.len ? path.buf : "");
+		ret = http_client_request(head, full.buf, token_file ? token : NULL, NULL, &answer,
+					  &status);
+		strbuf_release(&full);
+	}
+	if (!ret && status != 200) {
+		log_err(0, "the head answered %ld: %.*s", status, (int)answer.len,
+			answer.buf ? answer.buf : "");
+		ret = status == 404 || status == 400 ? -ENOENT : -EIO;
+	} else if (!ret) {
+		ret = cli_write_file(output, answer.buf ? answer.buf : "", answer.len);
+	}
+	strbuf_release(&path);
+	strbuf_release(&answer);
+	return ret ? EXIT_FAIL : 0;
 }
 
 static int cmd_report(int argc, char **argv)
 {
+	enum { OPT_DB = 256, OPT_HEAD, OPT_TOKEN, OPT_SINCE, OPT_UNTIL, OPT_PLOT };
 	static const struct option longopts[] = {
-	    {"db", required_argument, NULL, 'd'},
+	    {"db", required_argument, NULL, OPT_DB},
+	    {"head", required_argument, NULL, OPT_HEAD},
+	    {"token-file", required_argument, NULL, OPT_TOKEN},
 	    {"format", required_argument, NULL, 'f'},
 	    {"output", required_argument, NULL, 'o'},
 	    {"job", required_argument, NULL, 'j'},
 	    {"session", required_argument, NULL, 's'},
+	    {"user", required_argument, NULL, 'u'},
+	    {"node", required_argument, NULL, 'n'},
+	    {"since", required_argument, NULL, OPT_SINCE},
+	    {"until", required_argument, NULL, OPT_UNTIL},
+	    {"by", required_argument, NULL, 'b'},
+	    {"plot", required_argument, NULL, OPT_PLOT},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	const char *db = NULL, *output = "-", *id_arg = NULL, *job_key = NULL, *session = NULL;
-	bool json = false;
-	struct job_record job;
-	struct summary sum;
+	const char *db = NULL, *head = NULL, *output = "-", *session = NULL;
+	const char *token_file = getenv("JOBSCOPE_TOKEN_FILE");
+	const char *since = NULL, *until = NULL, *by = NULL;
+	struct report_query q = {.utf8 = cli_utf8()};
+	int64_t now_ms = time_now_ms();
 	struct strbuf out;
-	struct report_options ro = {.utf8 = cli_utf8(), .max_procs = 10};
 	struct store *st;
-	int64_t id = 0;
-	int opt, ret, exit_code = 0;
+	char err[512];
+	int opt, ret;
 
 	opterr = 0;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, ":f:o:j:s:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":f:o:j:s:u:n:b:h", longopts, NULL)) != -1) {
 		switch (opt) {
-		case 'd':
+		case OPT_DB:
 			db = optarg;
 			break;
+		case OPT_HEAD:
+			head = optarg;
+			break;
+		case OPT_TOKEN:
+			token_file = optarg;
+			break;
 		case 'f':
-			if (strcmp(optarg, "json") == 0)
-				json = true;
-			else if (strcmp(optarg, "text") != 0)
-				return cli_usage_error("report", "bad --format '%s' (text or json)",
+			if (report_format_parse(optarg, &q.format))
+				return cli_usage_error("report",
+						       "bad --format '%s' (text, json, csv or html)",
 						       optarg);
 			break;
 		case 'o':
 			output = optarg;
 			break;
 		case 'j':
-			job_key = optarg;
+			q.job_key = optarg;
 			break;
 		case 's':
 			session = optarg;
+			break;
+		case 'u':
+			q.user = optarg;
+			break;
+		case 'n':
+			q.node = optarg;
+			break;
+		case OPT_SINCE:
+			since = optarg;
+			if (report_parse_time(optarg, now_ms, &q.since_ms))
+				return cli_usage_error("report",
+						       "bad --since '%s' (RFC 3339, or an age: 7d, 2h)",
+						       optarg);
+			q.has_since = true;
+			break;
+		case OPT_UNTIL:
+			until = optarg;
+			if (report_parse_time(optarg, now_ms, &q.until_ms))
+				return cli_usage_error("report",
+						       "bad --until '%s' (RFC 3339, or an age: 7d, 2h)",
+						       optarg);
+			q.has_until = true;
+			break;
+		case 'b':
+			by = optarg;
+			if (history_by_parse(optarg, &q.by))
+				return cli_usage_error(
+				    "report", "bad --by '%s' (user, node, job, hour or weekday)", optarg);
+			q.has_by = true;
+			break;
+		case OPT_PLOT:
+			if (!plot_format_known(optarg))
+				return cli_usage_error("report",
+						       "--plot '%s': the file must end in .png, .pdf "
+						       "or .svg",
+						       optarg);
+			q.plot_path = optarg;
 			break;
 		case 'h':
 			fputs(report_usage, stdout);
@@ -99,90 +222,45 @@ static int cmd_report(int argc, char **argv)
 			return cli_option_error("report", opt, argv);
 		}
 	}
-	if (optind < argc && !job_key)
-		id_arg = argv[optind++];
+	if (optind < argc && !q.job_key)
+		q.run_id = argv[optind++];
 	if (optind < argc)
 		return cli_usage_error("report", "unexpected argument '%s'", argv[optind]);
-	if (id_arg && strcmp(id_arg, "last") != 0 && !cli_parse_id(id_arg, &id))
-		return cli_usage_error("report", "'%s' is not a run id (a number, or 'last')",
-				       id_arg);
+	if ((q.run_id || q.job_key) && (q.user || q.node || since || until || by))
+		return cli_usage_error("report", "--user, --node, --since, --until and --by select "
+						 "many jobs: not with a run id or --job");
+	if (db && head)
+		return cli_usage_error("report", "--db or --head, not both");
+	if (head) {
+		if (session)
+			return cli_usage_error("report",
+					       "--session with --head: use `jobscope export "
+					       "--session` on the head's store");
+		return report_from_head(head, token_file, q.run_id, since, until, by, &q, output);
+	}
+
 	if (cli_open_store(db, STORE_READONLY, &st))
 		return EXIT_USAGE;
-	db = store_path(st);
-	if (session) {
-		strbuf_init(&out, 0);
-		ret = export_session_report(st, session, &out);
-		if (!ret)
-			ret = cli_write_file(output, out.buf, out.len);
-		strbuf_release(&out);
-		store_close(st);
-		return ret ? EXIT_FAIL : 0;
-	}
-
-	if (job_key) {
-		ret = store_find_job_key(st, job_key, &id);
-		if (ret) {
-			if (ret == -EINVAL)
-				log_err(0, "bad --job '%s' (scheduler:id:start_ms, scheduler:id or id)",
-					job_key);
-			else if (ret == -ENOENT)
-				log_err(0, "no job '%s' in '%s'", job_key, db);
-			exit_code = ret == -EINVAL ? EXIT_USAGE : EXIT_FAIL;
-			goto out_close_store;
-		}
-	}
-	if (!id) {
-		struct pick p = {0, 0};
-
-		ret = store_for_each_job(st, pick_run, &p);
-		if (ret) {
-			exit_code = EXIT_FAIL;
-			goto out_close_store;
-		}
-		if (p.count == 0) {
-			log_err(0, "no runs in '%s'", db);
-			exit_code = EXIT_FAIL;
-			goto out_close_store;
-		}
-		if (p.count > 1 && !id_arg) {
-			log_err(0,
-				"%" PRId64
-				" runs in '%s': say which (an id from `jobscope runs`, or 'last')",
-				p.count, db);
-			exit_code = EXIT_USAGE;
-			goto out_close_store;
-		}
-		id = p.last_id;
-	}
-	ret = store_get_job(st, id, &job);
-	if (ret) {
-		if (ret == -ENOENT)
-			log_err(0, "no run %" PRId64 " in '%s' (see `jobscope runs`)", id, db);
-		exit_code = EXIT_FAIL;
-		goto out_close_store;
-	}
-	ret = summary_from_store(&sum, st, &job);
-	if (ret) {
-		exit_code = EXIT_FAIL;
-		goto out_release_summary;
-	}
 	strbuf_init(&out, 0);
-	ret = json ? report_json(&sum, &out) : report_text(&sum, &ro, &out);
+	if (session) {
+		ret = export_session_report(st, session, &out);
+	} else {
+		ret = report_query_run(st, &q, now_ms, &out, err, sizeof(err));
+		if (ret && err[0])
+			log_err(0, "%s", err);
+	}
 	if (!ret)
-		ret = cli_write_file(output, out.buf, out.len);
-	if (ret)
-		exit_code = EXIT_FAIL;
+		ret = cli_write_file(output, out.buf ? out.buf : "", out.len);
 	strbuf_release(&out);
-out_release_summary:
-	summary_release(&sum);
-out_close_store:
 	store_close(st);
-	return exit_code;
+	if (ret == -EINVAL)
+		return EXIT_USAGE;
+	return ret ? EXIT_FAIL : 0;
 }
 
 const struct cli_command cmd_report_def = {
     "report",
     cmd_report,
-    "print the report of a stored run",
+    "a job's report, or reserved vs used history",
     report_usage,
 };

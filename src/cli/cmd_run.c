@@ -35,6 +35,7 @@
 #include "common/log.h"
 #include "common/sysroot.h"
 #include "common/timeutil.h"
+#include "report/jobreport.h"
 #include "report/report.h"
 #include "sample/gpu/gpu_set.h"
 #include "sample/host.h"
@@ -77,6 +78,8 @@ struct run_state {
 	struct host_sample *host;
 	struct ptree pt;
 	struct summary sum;
+	struct jobseries js;
+	struct analysis an;
 	sigset_t orig_mask;
 	struct rlimit orig_nofile; /* restored for CMD */
 	bool nofile_raised;
@@ -373,8 +376,10 @@ static void tick(struct run_state *r)
 	ptree_set_sampler_cpu(&r->pt, cli_self_cpu_ms());
 	r->job.samples++;
 
-	if (host_ok)
+	if (host_ok) {
 		summary_add_host(&r->sum, ts, r->host);
+		jobseries_add_host(&r->js, ts, r->host);
+	}
 	for (size_t i = 0; i < r->pt.nprocs; i++) {
 		const struct ptree_proc *p = &r->pt.procs[i];
 
@@ -382,12 +387,14 @@ static void tick(struct run_state *r)
 			summary_add_proc(&r->sum, &p->info, ts, &p->cur);
 	}
 	summary_add_job(&r->sum, ts, ptree_job(&r->pt));
+	jobseries_add_job(&r->js, ts, ptree_job(&r->pt));
 	if (r->gpus.ndevices || r->gpus.nopened) {
 		sample_gpus(r, ts);
 		for (int i = 0; i < r->gpus.ndevices; i++) {
 			if (!r->gsample_ok[i])
 				continue;
 			summary_add_gpu(&r->sum, &r->devs[i], ts, &r->gsample[i]);
+			jobseries_add_gpu(&r->js, &r->devs[i], ts, &r->gsample[i]);
 			for (size_t k = 0; k < r->ngprocs; k++)
 				if (r->gprocs[k].dev == i)
 					summary_add_gpu_proc(
@@ -589,6 +596,22 @@ static int spawn(struct run_state *r)
 static void add_event(struct run_state *r, int64_t ts_ms, const char *kind, int32_t pid,
 		      int64_t value, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
+/* The run's summary and verdicts, kept for `jobscope report --by ...` history. */
+static void store_run_summary(struct run_state *r)
+{
+	struct job_summary_record rec;
+	struct strbuf json;
+
+	strbuf_init(&json, 0);
+	summary_to_record(&r->sum, &rec);
+	if (report_json(&r->sum, &r->an, &json) == 0)
+		rec.report_json = strbuf_str(&json);
+	if (store_put_job_summary(r->st, &rec))
+		log_warn(0, "the summary of run %" PRId64 " is not recorded in '%s'", r->job.id,
+			 store_path(r->st));
+	strbuf_release(&json);
+}
+
 static void add_event(struct run_state *r, int64_t ts_ms, const char *kind, int32_t pid,
 		      int64_t value, const char *fmt, ...)
 {
@@ -644,6 +667,8 @@ static void finish_job(struct run_state *r, int64_t end_ms)
 		log_warn(0, "the end of run %" PRId64 " is not recorded in '%s'", j->id,
 			 store_path(r->st));
 	summary_finish(&r->sum, j);
+	job_report_analyse(&r->sum, &r->js, &r->an);
+	store_run_summary(r);
 }
 
 static int print_report(struct run_state *r)
@@ -656,9 +681,9 @@ static int print_report(struct run_state *r)
 		return 0;
 	strbuf_init(&out, 0);
 	if (r->opt->report == REPORT_JSON) {
-		ret = report_json(&r->sum, &out);
+		ret = report_json(&r->sum, &r->an, &out);
 	} else {
-		ret = report_text(&r->sum, &ro, &out);
+		ret = report_text(&r->sum, &r->an, &ro, &out);
 		strbuf_addf(&out,
 			    "  Stored    as run %" PRId64 " in %s (jobscope report %" PRId64 ")\n",
 			    r->job.id, store_path(r->st), r->job.id);
@@ -762,6 +787,7 @@ static int setup(struct run_state *r)
 	}
 	ptree_init(&r->pt, getpid(), sysconf(_SC_CLK_TCK), cli_boot_ms(r->host));
 	summary_init(&r->sum, &r->job);
+	jobseries_init(&r->js, r->job.interval_ms);
 	return 0;
 }
 
@@ -885,6 +911,7 @@ out_release:
 	if (r.timeoutfd >= 0)
 		close(r.timeoutfd);
 	summary_release(&r.sum);
+	jobseries_release(&r.js);
 	ptree_release(&r.pt);
 	gpu_set_close(&r.gpus);
 	free(r.gprocs);

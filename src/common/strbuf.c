@@ -13,6 +13,7 @@ void strbuf_init(struct strbuf *sb, size_t max_len)
 	sb->buf = NULL;
 	sb->len = 0;
 	sb->alloc = 0;
+	sb->err = 0;
 	sb->max_len = max_len ? max_len : STRBUF_DEFAULT_MAX;
 }
 
@@ -25,6 +26,7 @@ void strbuf_release(struct strbuf *sb)
 void strbuf_reset(struct strbuf *sb)
 {
 	sb->len = 0;
+	sb->err = 0;
 	if (sb->buf)
 		sb->buf[0] = '\0';
 }
@@ -35,7 +37,7 @@ int strbuf_grow(struct strbuf *sb, size_t extra)
 	char *p;
 
 	if (extra > sb->max_len || sb->len > sb->max_len - extra)
-		return -E2BIG;
+		return sb->err = -E2BIG;
 	want = sb->len + extra + 1;
 	if (want <= sb->alloc)
 		return 0;
@@ -46,7 +48,7 @@ int strbuf_grow(struct strbuf *sb, size_t extra)
 		alloc = sb->max_len + 1;
 	p = realloc(sb->buf, alloc);
 	if (!p)
-		return -ENOMEM;
+		return sb->err = -ENOMEM;
 	if (!sb->buf)
 		p[0] = '\0';
 	sb->buf = p;

@@ -18,6 +18,7 @@ struct strbuf {
 	size_t len;
 	size_t alloc;
 	size_t max_len;
+	int err; /* sticky: the first growth that failed (-E2BIG, -ENOMEM), else 0 */
 };
 
 #define STRBUF_DEFAULT_MAX ((size_t)64 << 20)
@@ -31,6 +32,11 @@ int strbuf_addstr(struct strbuf *sb, const char *s);
 int strbuf_addch(struct strbuf *sb, char c);
 int strbuf_addf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const char *strbuf_str(const struct strbuf *sb);
+/* 0, or why an append since init (or reset) was cut short. */
+static inline int strbuf_error(const struct strbuf *sb)
+{
+	return sb->err;
+}
 char *strbuf_detach(struct strbuf *sb, size_t *len);
 /* Reads fd to EOF, appending.  -E2BIG if the file is larger than the cap. */
 int strbuf_read_fd(struct strbuf *sb, int fd);

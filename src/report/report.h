@@ -1,27 +1,55 @@
 /*
- * report.h - render a run summary as text for people or JSON for programs.
+ * report.h - render a job's report: text for people, JSON and CSV for
+ * programs, one self-contained HTML page, and timeline plots (cairo).
  *
- * Both append to a strbuf the caller owns and return 0 or -errno (-E2BIG
- * past the buffer's cap).  The JSON schema is documented in
- * docs/report-json.md and versioned by its "schema" field; missing values
- * are null, never 0.
+ * The renderers read a finished summary and, when given, its job series and
+ * analysis (NULL: the analysis sections are left out of text and HTML and
+ * written null in JSON).  Text, JSON, CSV and HTML append to a strbuf the
+ * caller owns; all return 0 or -errno (-E2BIG past the buffer's cap).  The
+ * JSON schema is documented in docs/report-json.md and versioned by its
+ * "schema" field; missing values are null, never 0.
  */
 #ifndef JOBSCOPE_REPORT_H
 #define JOBSCOPE_REPORT_H
 
 #include <stdbool.h>
 
+#include "analysis.h"
 #include "common/strbuf.h"
+#include "jobseries.h"
 #include "summary.h"
 
-#define REPORT_JSON_SCHEMA 1
+#define REPORT_JSON_SCHEMA 2
 
 struct report_options {
 	bool utf8;	  /* sparklines with block characters, else ASCII */
 	size_t max_procs; /* text: rows in the process table (0: 10) */
 };
 
-int report_text(const struct summary *s, const struct report_options *opt, struct strbuf *out);
-int report_json(const struct summary *s, struct strbuf *out);
+int report_text(const struct summary *s, const struct analysis *an,
+		const struct report_options *opt, struct strbuf *out);
+int report_json(const struct summary *s, const struct analysis *an, struct strbuf *out);
+/*
+ * CSV: a header line and one row per time bucket of the overview (time,
+ * then every metric the job has, then each GPU's), RFC 4180 quoting.
+ */
+int report_csv(const struct summary *s, const struct jobseries *js, struct strbuf *out);
+/*
+ * One self-contained HTML page: verdicts, figures, inline SVG charts of the
+ * timelines, no script and nothing fetched.  js and an may not be NULL.
+ */
+int report_html(const struct summary *s, const struct jobseries *js, const struct analysis *an,
+		struct strbuf *out);
+
+/*
+ * Timeline charts (CPU, memory, GPU utilization and memory, PCIe/NVLink,
+ * power; events marked; one panel per device for multi-GPU jobs) written
+ * to path as PNG, PDF or SVG by its extension (cairo).  -EINVAL for
+ * another extension (with a message), -EIO when cairo fails.
+ */
+int plot_write(const char *path, const struct summary *s, const struct jobseries *js,
+	       const struct analysis *an);
+/* Whether plot_write knows path's extension. */
+bool plot_format_known(const char *path);
 
 #endif

@@ -425,7 +425,130 @@ static void write_sampler(struct jsonw *w, const struct summary *s)
 	jsonw_obj_end(w);
 }
 
-int report_json(const struct summary *s, struct strbuf *out)
+/* A figure, null when it could not be judged. */
+static void kv_num(struct jsonw *w, const char *key, double v, int decimals)
+{
+	jsonw_kv_double_opt(w, key, !isnan(v) && !isinf(v), v, decimals);
+}
+
+static void kv_count(struct jsonw *w, const char *key, int v)
+{
+	jsonw_kv_int_opt(w, key, v >= 0, v);
+}
+
+static void write_trend(struct jsonw *w, const char *key, const struct memory_trend *t)
+{
+	jsonw_key(w, key);
+	if (!t->valid) {
+		jsonw_null(w);
+		return;
+	}
+	jsonw_obj_begin(w);
+	kv_num(w, "slope_bytes_per_s", t->slope_bps, 1);
+	kv_num(w, "r2", t->r2, 3);
+	kv_num(w, "level_bytes", t->level_bytes, 0);
+	kv_num(w, "limit_bytes", t->limit_bytes, 0);
+	jsonw_kv_bool(w, "growing", t->growing);
+	kv_num(w, "time_to_limit_s", t->time_to_limit_s, 0);
+	jsonw_obj_end(w);
+}
+
+static void write_analysis(struct jsonw *w, const struct analysis *a)
+{
+	jsonw_key(w, "analysis");
+	if (!a) {
+		jsonw_null(w);
+		return;
+	}
+	jsonw_obj_begin(w);
+	jsonw_kv_bool(w, "too_short", a->too_short);
+	jsonw_key(w, "efficiency");
+	jsonw_obj_begin(w);
+	jsonw_key(w, "cpu");
+	jsonw_obj_begin(w);
+	kv_num(w, "cores_avg", a->cores_avg, 3);
+	kv_num(w, "cores_p95", a->cores_p95, 3);
+	kv_num(w, "cores_reserved", a->cores_reserved, 2);
+	jsonw_kv_str_opt(w, "cores_from",
+			 isnan(a->cores_reserved)	? NULL
+			 : a->cores_from_reservation ? "reservation"
+						     : "affinity");
+	kv_num(w, "efficiency_pct", a->cpu_eff_pct, 1);
+	jsonw_obj_end(w);
+	jsonw_key(w, "memory");
+	jsonw_obj_begin(w);
+	kv_num(w, "peak_bytes", a->mem_peak_bytes, 0);
+	kv_num(w, "reserved_bytes", a->mem_reserved_bytes, 0);
+	kv_num(w, "efficiency_pct", a->mem_eff_pct, 1);
+	jsonw_obj_end(w);
+	jsonw_key(w, "gpu");
+	jsonw_obj_begin(w);
+	jsonw_kv_int(w, "on_node", a->gpus_on_node);
+	kv_count(w, "reserved", a->gpus_reserved);
+	kv_count(w, "touched", a->gpus_touched);
+	jsonw_kv_int(w, "busy", a->gpus_busy);
+	kv_num(w, "util_mean_pct", a->gpu_util_mean, 1);
+	kv_num(w, "util_p95_pct", a->gpu_util_p95, 0);
+	kv_num(w, "mem_peak_bytes", a->gpu_mem_peak_bytes, 0);
+	kv_num(w, "mem_total_bytes", a->gpu_mem_total_bytes, 0);
+	kv_num(w, "throttled_frac", a->gpu_throttled_frac, 3);
+	jsonw_obj_end(w);
+	jsonw_obj_end(w);
+
+	jsonw_key(w, "scaling");
+	jsonw_obj_begin(w);
+	jsonw_kv_str(w, "cpu", a->scaling_cpu);
+	jsonw_kv_str_opt(w, "gpu", a->scaling_gpu[0] ? a->scaling_gpu : NULL);
+	kv_num(w, "cores_busy_frac", a->cores_busy_frac, 3);
+	kv_num(w, "gpus_busy_avg", a->gpus_busy_avg, 2);
+	jsonw_obj_end(w);
+
+	jsonw_key(w, "hogging");
+	jsonw_obj_begin(w);
+	kv_num(w, "idle_cores_avg", a->idle_cores_avg, 2);
+	kv_num(w, "idle_gpus_avg", a->idle_gpus_avg, 2);
+	kv_num(w, "node_busy_pct", a->node_busy_pct, 1);
+	kv_num(w, "score", a->hog_score, 2);
+	jsonw_obj_end(w);
+
+	kv_num(w, "period_s", a->has_period ? a->period_s : NAN, 3);
+	kv_num(w, "period_confidence", a->has_period ? a->period_confidence : NAN, 3);
+	jsonw_kv_str_opt(w, "period_metric", a->has_period ? a->period_metric : NULL);
+	jsonw_kv_bool(w, "cyclic", a->cyclic);
+	jsonw_kv_str_opt(w, "job_type",
+			 a->job_type == JOB_TYPE_UNKNOWN ? NULL : job_type_name(a->job_type));
+	jsonw_kv_str(w, "job_type_reason", a->job_type_reason);
+	jsonw_kv_str_opt(w, "bottleneck",
+			 a->bottleneck == BOTTLENECK_UNKNOWN ? NULL : bottleneck_name(a->bottleneck));
+	jsonw_kv_str(w, "bottleneck_reason", a->bottleneck_reason);
+	jsonw_key(w, "trend");
+	jsonw_obj_begin(w);
+	write_trend(w, "memory", &a->host_mem);
+	write_trend(w, "gpu_memory", &a->gpu_mem);
+	jsonw_obj_end(w);
+	jsonw_obj_end(w);
+
+	jsonw_key(w, "verdicts");
+	jsonw_arr_begin(w);
+	for (size_t i = 0; i < a->nverdicts; i++) {
+		const struct verdict *v = &a->verdicts[i];
+
+		jsonw_obj_begin(w);
+		jsonw_kv_str(w, "kind", v->kind);
+		jsonw_kv_str(w, "severity", verdict_severity_name(v->severity));
+		jsonw_kv_str(w, "message", v->message);
+		jsonw_kv_str_opt(w, "advice", v->advice[0] ? v->advice : NULL);
+		jsonw_key(w, "evidence");
+		jsonw_obj_begin(w);
+		for (size_t k = 0; k < v->nevidence; k++)
+			kv_num(w, v->evidence[k].name, v->evidence[k].value, 3);
+		jsonw_obj_end(w);
+		jsonw_obj_end(w);
+	}
+	jsonw_arr_end(w);
+}
+
+int report_json(const struct summary *s, const struct analysis *an, struct strbuf *out)
 {
 	struct jsonw w;
 
@@ -445,6 +568,11 @@ int report_json(const struct summary *s, struct strbuf *out)
 	write_processes(&w, s);
 	write_events(&w, s);
 	write_sampler(&w, s);
+	write_analysis(&w, an);
+	if (!an) {
+		jsonw_key(&w, "verdicts");
+		jsonw_null(&w);
+	}
 	jsonw_obj_end(&w);
 	if (!jsonw_error(&w))
 		strbuf_addch(out, '\n');

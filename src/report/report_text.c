@@ -384,13 +384,83 @@ static void section_sampler(const struct summary *s, struct strbuf *out)
 			    (long long)j->lost_samples, (long long)j->samples);
 }
 
-int report_text(const struct summary *s, const struct report_options *opt, struct strbuf *out)
+/* Verdicts first: what to do about the job, with the numbers behind it. */
+static void section_verdicts(const struct analysis *a, struct strbuf *out)
+{
+	static const char *const mark[] = {"info", "WARN", "CRIT"};
+
+	if (!a->nverdicts)
+		strbuf_addf(out, "  %-9s nothing to fix: it used what it had\n", "Verdicts");
+	for (size_t i = 0; i < a->nverdicts; i++) {
+		const struct verdict *v = &a->verdicts[i];
+
+		strbuf_addf(out, "  %-9s %s  %s\n", i ? "" : "Verdicts", mark[v->severity],
+			    v->message);
+		if (v->advice[0])
+			strbuf_addf(out, "  %-9s       -> %s\n", "", v->advice);
+	}
+	strbuf_addch(out, '\n');
+}
+
+static void trend_line(const char *what, const struct memory_trend *t, struct strbuf *out)
+{
+	char rate[16];
+
+	if (!t->valid)
+		return;
+	fmt_bytes(B(rate), (uint64_t)fabs(t->slope_bps * 3600));
+	strbuf_addf(out, "  %-9s %s %s%s/h (r2 %.2f)", "", what, t->slope_bps < 0 ? "-" : "+",
+		    rate, t->r2);
+	if (t->growing && !isnan(t->time_to_limit_s))
+		strbuf_addf(out, ", reaches its limit in ~%.1f h", t->time_to_limit_s / 3600);
+	else if (!t->growing)
+		strbuf_addstr(out, ", flat");
+	strbuf_addch(out, '\n');
+}
+
+static void section_analysis(const struct analysis *a, struct strbuf *out)
+{
+	strbuf_addf(out, "  %-9s %s", "Job type",
+		    a->job_type == JOB_TYPE_UNKNOWN ? "cannot be judged" : job_type_name(a->job_type));
+	strbuf_addf(out, " (%s)\n", a->job_type_reason);
+	strbuf_addf(out, "  %-9s %s (%s)\n", "Limit",
+		    a->bottleneck == BOTTLENECK_UNKNOWN ? "none clear" : bottleneck_name(a->bottleneck),
+		    a->bottleneck_reason);
+	strbuf_addf(out, "  %-9s %s\n", "Scaling", a->scaling_cpu);
+	if (a->scaling_gpu[0])
+		strbuf_addf(out, "  %-9s %s\n", "", a->scaling_gpu);
+	if (a->has_period)
+		strbuf_addf(out, "  %-9s %.2f s in %s (confidence %.2f%s)\n", "Period", a->period_s,
+			    a->period_metric, a->period_confidence, a->cyclic ? ", cyclic" : "");
+	else if (!a->too_short)
+		strbuf_addf(out, "  %-9s none found\n", "Period");
+	if (a->host_mem.valid || a->gpu_mem.valid) {
+		strbuf_addf(out, "  %-9s memory over the second half of the job\n", "Trend");
+		trend_line("memory", &a->host_mem, out);
+		trend_line("GPU memory", &a->gpu_mem, out);
+	}
+	if (!isnan(a->hog_score))
+		strbuf_addf(out,
+			    "  %-9s %.1f idle cores, %.1f idle GPUs reserved; the rest of the node "
+			    "%.0f%% busy (score %.2f)\n",
+			    "Hogging", isnan(a->idle_cores_avg) ? 0 : a->idle_cores_avg,
+			    isnan(a->idle_gpus_avg) ? 0 : a->idle_gpus_avg, a->node_busy_pct,
+			    a->hog_score);
+	strbuf_addch(out, '\n');
+}
+
+int report_text(const struct summary *s, const struct analysis *an,
+		const struct report_options *opt, struct strbuf *out)
 {
 	static const struct report_options defaults = {.utf8 = false, .max_procs = 10};
 
 	if (!opt)
 		opt = &defaults;
 	header(s, out);
+	if (an) {
+		section_verdicts(an, out);
+		section_analysis(an, out);
+	}
 	section_reservation(s, out);
 	section_cpu(s, out);
 	section_memory(s, out);
@@ -401,5 +471,5 @@ int report_text(const struct summary *s, const struct report_options *opt, struc
 	section_procs(s, opt, out);
 	section_events(s, out);
 	section_sampler(s, out);
-	return 0;
+	return strbuf_error(out);
 }

@@ -241,7 +241,7 @@ static void test_host_util_and_json(void **state)
 	job.exit_code = 3;
 	summary_finish(&s, &job);
 	strbuf_init(&out, 0);
-	assert_int_equal(report_json(&s, &out), 0);
+	assert_int_equal(report_json(&s, NULL, &out), 0);
 	/* no job samples: CPU and memory are unknown (null), not 0 */
 	assert_non_null(strstr(out.buf, "\"cpu_seconds\": null"));
 	assert_non_null(strstr(out.buf, "\"rss_peak_bytes\": null"));
@@ -273,7 +273,7 @@ static void test_text_report(void **state)
 	job.timed_out = true;
 	summary_finish(&s, &job);
 	strbuf_init(&out, 0);
-	assert_int_equal(report_text(&s, &ro, &out), 0);
+	assert_int_equal(report_text(&s, NULL, &ro, &out), 0);
 	assert_non_null(strstr(out.buf, "20.00s CPU"));
 	assert_non_null(strstr(out.buf, "2.00 cores on average, peak 2.00"));
 	assert_non_null(strstr(out.buf, "efficiency 50.0% of the 4 cores"));

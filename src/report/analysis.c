@@ -1,0 +1,751 @@
+/*
+ * analysis.c - from a job's summary and series to figures, classes and
+ * verdicts (DESIGN.md section 7).  The thresholds are named below; the
+ * verdicts follow what jobstats, seff and job_defense_shield tell users
+ * (a finding, its numbers, the value to ask for next time).
+ */
+#include "analysis.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/series.h"
+#include "common/fmt.h"
+
+#define GPU_BUSY_PCT	    5.0	 /* a GPU above this on average is "busy" */
+#define GPU_LOW_UTIL_PCT    50.0 /* mean utilization under this: "low" */
+#define CPU_LOW_EFF_PCT	    50.0 /* CPU efficiency under this: cores idle */
+#define MEM_OVER_PCT	    50.0 /* peak under this share of the reservation: over-requested */
+#define MEM_NEAR_LIMIT_PCT  90.0
+#define MEM_HEADROOM	    1.25 /* advice: the peak plus a quarter */
+#define THROTTLED_FRAC	    0.10
+#define HOG_NODE_BUSY_PCT   50.0 /* others kept the node this busy: idle reservations hurt */
+#define HOG_MIN_EQUIV	    1.0	 /* idle core- or GPU-equivalents that make a hog */
+#define CYCLIC_CONFIDENCE   0.5	 /* Alnair's cyclic-pattern flag */
+#define TREND_MIN_R2	    0.6
+#define TREND_MIN_RISE	    0.05 /* of the level over the window fitted */
+#define HOLT_ALPHA	    0.5
+#define HOLT_BETA	    0.2
+/* PCIe traffic is judged against a gen3 x16 link both ways, 32 GB/s. */
+#define PCIE_LINK_BPS	    32e9
+
+const char *verdict_severity_name(enum verdict_severity s)
+{
+	static const char *const n[] = {"info", "warning", "critical"};
+
+	return (size_t)s < sizeof(n) / sizeof(n[0]) ? n[s] : "info";
+}
+
+static struct verdict *verdict_add(struct analysis *a, const char *kind,
+				   enum verdict_severity sev, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static struct verdict *verdict_add(struct analysis *a, const char *kind,
+				   enum verdict_severity sev, const char *fmt, ...)
+{
+	static struct verdict sink; /* the overflow: never read */
+	struct verdict *v;
+	va_list ap;
+
+	if (a->nverdicts == ANALYSIS_VERDICTS_MAX)
+		v = &sink;
+	else
+		v = &a->verdicts[a->nverdicts++];
+	memset(v, 0, sizeof(*v));
+	v->kind = kind;
+	v->severity = sev;
+	va_start(ap, fmt);
+	vsnprintf(v->message, sizeof(v->message), fmt, ap);
+	va_end(ap);
+	return v;
+}
+
+static void evidence(struct verdict *v, const char *name, double value)
+{
+	if (v->nevidence < VERDICT_EVIDENCE_MAX)
+		v->evidence[v->nevidence++] = (struct verdict_evidence){name, value};
+}
+
+static void advise(struct verdict *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void advise(struct verdict *v, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(v->advice, sizeof(v->advice), fmt, ap);
+	va_end(ap);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The p-th percentile (nearest rank) of the values of x that are not NAN. */
+static double percentile(const double *x, size_t n, double p, double *scratch)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (!isnan(x[i]))
+			scratch[k++] = x[i];
+	if (!k)
+		return NAN;
+	qsort(scratch, k, sizeof(*scratch), cmp_double);
+	return scratch[(size_t)fmin((double)k - 1, ceil(p / 100.0 * (double)k) - 1 < 0
+							  ? 0
+							  : ceil(p / 100.0 * (double)k) - 1)];
+}
+
+static double mean(const double *x, size_t n)
+{
+	double sum = 0;
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (!isnan(x[i])) {
+			sum += x[i];
+			k++;
+		}
+	return k ? sum / (double)k : NAN;
+}
+
+/* Share of the non-NAN values of x that are >= (above) or < threshold. */
+static double share(const double *x, size_t n, double threshold, bool above)
+{
+	size_t k = 0, hit = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (!isnan(x[i])) {
+			k++;
+			hit += above ? x[i] >= threshold : x[i] < threshold;
+		}
+	return k ? (double)hit / (double)k : NAN;
+}
+
+/* Series scratch space, on the heap: the overview and the detail of one metric. */
+struct work {
+	double ov[JS_POINTS];
+	double det[JS_RING];
+	double tmp[JS_RING];
+};
+
+static void figures_cpu_mem(struct analysis *a, const struct summary *s,
+			    const struct jobseries *js, struct work *w)
+{
+	const struct job_record *j = &s->job;
+	size_t n;
+
+	a->cores_avg = summary_cores_avg(s);
+	a->cores_from_reservation = j->reserved_cpus > 0;
+	a->cores_reserved = j->reserved_cpus > 0	 ? j->reserved_cpus
+			    : j->cores_allowed > 0 ? (double)j->cores_allowed
+						   : NAN;
+	a->cpu_eff_pct = a->cores_reserved > 0 ? 100.0 * a->cores_avg / a->cores_reserved : NAN;
+	n = jobseries_overview(js, -1, JSM_CORES, w->ov);
+	a->cores_p95 = percentile(w->ov, n, 95, w->tmp);
+	a->cores_busy_frac = a->cores_reserved > 0 ? share(w->ov, n, 0.9 * a->cores_reserved, true)
+						   : NAN;
+	a->features.busy_frac = share(w->ov, n, 0.05, true);
+	a->features.cores_saturated_frac = a->cores_busy_frac;
+
+	a->mem_peak_bytes = (double)summary_rss_peak(s, NULL);
+	if (s->has_cg_mem_peak && (double)s->cg_mem_peak_bytes > a->mem_peak_bytes)
+		a->mem_peak_bytes = (double)s->cg_mem_peak_bytes;
+	a->mem_reserved_bytes = j->reserved_mem_bytes ? (double)j->reserved_mem_bytes : NAN;
+	a->mem_eff_pct = a->mem_reserved_bytes > 0 ? 100.0 * a->mem_peak_bytes / a->mem_reserved_bytes
+						   : NAN;
+}
+
+static bool gpu_is_jobs(const struct summary *s, const struct gpu_summary *g)
+{
+	return !s->gpu_procs_known || g->used;
+}
+
+static void figures_gpu(struct analysis *a, const struct summary *s, const struct jobseries *js,
+			struct work *w)
+{
+	uint64_t hist[101] = {0}, n = 0, sum = 0;
+	size_t k;
+
+	a->gpus_on_node = s->ngpus;
+	a->gpus_reserved = s->job.has_reserved_gpus ? s->job.reserved_gpus : -1;
+	a->gpus_touched = s->gpu_procs_known ? 0 : -1;
+	a->gpu_util_mean = a->gpu_util_p95 = a->gpu_mem_peak_bytes = a->gpu_mem_total_bytes = NAN;
+	a->gpus_busy = 0;
+	for (int i = 0; i < s->ngpus; i++) {
+		const struct gpu_summary *g = &s->gpus[i];
+
+		if (!gpu_is_jobs(s, g))
+			continue;
+		if (s->gpu_procs_known)
+			a->gpus_touched++;
+		for (int u = 0; u <= 100; u++)
+			hist[u] += g->util_hist[u];
+		n += (uint64_t)g->util_n;
+		sum += g->util_sum;
+		if (g->util_n && (double)g->util_sum / (double)g->util_n > GPU_BUSY_PCT)
+			a->gpus_busy++;
+		if (g->has_mem && (isnan(a->gpu_mem_peak_bytes) ||
+				   (double)g->mem_used_peak_bytes > a->gpu_mem_peak_bytes)) {
+			a->gpu_mem_peak_bytes = (double)g->mem_used_peak_bytes;
+			a->gpu_mem_total_bytes = g->dev.info.valid & GPU_INFO_MEM_TOTAL
+						     ? (double)g->dev.info.mem_total_bytes
+						     : NAN;
+		}
+	}
+	if (n) {
+		uint64_t rank = (uint64_t)ceil(0.95 * (double)n), seen = 0;
+
+		a->gpu_util_mean = (double)sum / (double)n;
+		for (int u = 0; u <= 100; u++) {
+			seen += hist[u];
+			if (seen >= rank) {
+				a->gpu_util_p95 = u;
+				break;
+			}
+		}
+	}
+	k = jobseries_overview(js, -1, JSM_GPU_THROTTLED, w->ov);
+	a->gpu_throttled_frac = mean(w->ov, k);
+	k = jobseries_overview(js, -1, JSM_GPUS_BUSY, w->ov);
+	a->gpus_busy_avg = mean(w->ov, k);
+	k = jobseries_overview(js, -1, JSM_GPU_PCIE_BPS, w->ov);
+	a->features.pcie_frac = mean(w->ov, k) / PCIE_LINK_BPS;
+}
+
+/* The job's GPUs: those it touched, or all when the driver gave no process lists. */
+static int job_gpu_count(const struct analysis *a)
+{
+	return a->gpus_touched >= 0 ? a->gpus_touched : a->gpus_on_node;
+}
+
+static void figures_hogging(struct analysis *a, const struct summary *s,
+			    const struct jobseries *js, struct work *w)
+{
+	int host_cores = s->job.host_cores > 0 ? s->job.host_cores : s->host_last.ncpus;
+	double others_cpu = NAN, others_gpu = NAN, reserved_gpus;
+	size_t n, others = 0;
+
+	a->idle_cores_avg = a->idle_gpus_avg = a->node_busy_pct = a->hog_score = NAN;
+	/*
+	 * The node's busy share, the job's own use taken out, relative to the
+	 * room the job left: what others could have used.
+	 */
+	n = jobseries_overview(js, -1, JSM_HOST_CPU_PCT, w->ov);
+	if (host_cores > 0 && n) {
+		double cores[JS_POINTS];
+		double room = host_cores - (a->cores_reserved > 0 ? a->cores_reserved : 0);
+
+		jobseries_overview(js, -1, JSM_CORES, cores);
+		for (size_t i = 0; i < n; i++) {
+			double c = isnan(cores[i]) ? 0 : cores[i];
+
+			w->ov[i] = isnan(w->ov[i]) ? NAN
+				   : room > 0	   ? fmin(100.0, fmax(0.0, (w->ov[i] * host_cores / 100.0 - c) /
+								 room * 100.0))
+						   : 100.0;
+		}
+		others_cpu = mean(w->ov, n);
+	}
+	/* the node's other GPUs: how busy they were */
+	if (js->ngpus) {
+		double sum = 0;
+
+		for (int i = 0; i < js->ngpus; i++) {
+			if (js->gpu[i]->job)
+				continue;
+			n = jobseries_overview(js, i, JSG_UTIL_PCT, w->ov);
+			if (!isnan(mean(w->ov, n))) {
+				sum += mean(w->ov, n);
+				others++;
+			}
+		}
+		if (others)
+			others_gpu = sum / (double)others;
+	}
+	a->node_busy_pct = others ? (isnan(others_cpu) ? others_gpu : fmax(others_cpu, others_gpu))
+				  : others_cpu;
+	if (a->cores_from_reservation && !isnan(a->cores_avg))
+		a->idle_cores_avg = fmax(0.0, a->cores_reserved - a->cores_avg);
+	reserved_gpus = a->gpus_reserved >= 0 ? a->gpus_reserved : NAN;
+	if (!isnan(reserved_gpus))
+		a->idle_gpus_avg =
+		    fmax(0.0, reserved_gpus - (isnan(a->gpus_busy_avg) ? 0 : a->gpus_busy_avg));
+	if (!isnan(a->node_busy_pct) && (!isnan(a->idle_cores_avg) || !isnan(a->idle_gpus_avg))) {
+		/* a GPU idles as much capacity as a node's worth of cores per GPU */
+		double per_gpu = s->ngpus ? (double)host_cores / s->ngpus : 0;
+		double idle = (isnan(a->idle_cores_avg) ? 0 : a->idle_cores_avg) +
+			      (isnan(a->idle_gpus_avg) ? 0 : a->idle_gpus_avg * per_gpu);
+
+		a->hog_score = idle * a->node_busy_pct / 100.0;
+	}
+}
+
+/* The scaling hints: would more cores, more GPUs, help? */
+static void figures_scaling(struct analysis *a)
+{
+	int gpus = job_gpu_count(a);
+
+	if (!(a->cores_reserved > 0) || isnan(a->cores_avg))
+		snprintf(a->scaling_cpu, sizeof(a->scaling_cpu),
+			 "cannot be judged: the cores it had are unknown");
+	else if (!isnan(a->cores_busy_frac) && a->cores_busy_frac >= 0.5)
+		snprintf(a->scaling_cpu, sizeof(a->scaling_cpu),
+			 "more cores may help: all %.0f were busy %.0f%% of the time (if the code "
+			 "runs in parallel)",
+			 a->cores_reserved, 100 * a->cores_busy_frac);
+	else if (!isnan(a->cores_p95) && a->cores_p95 < 0.75 * a->cores_reserved)
+		snprintf(a->scaling_cpu, sizeof(a->scaling_cpu),
+			 "more cores would not help: it kept %.1f of %.0f busy on average, %.1f at "
+			 "its p95",
+			 a->cores_avg, a->cores_reserved, a->cores_p95);
+	else
+		snprintf(a->scaling_cpu, sizeof(a->scaling_cpu),
+			 "more cores would help little: %.1f of %.0f busy on average", a->cores_avg,
+			 a->cores_reserved);
+
+	if (gpus <= 0 || isnan(a->gpu_util_mean))
+		a->scaling_gpu[0] = '\0';
+	else if (a->gpus_busy < gpus)
+		snprintf(a->scaling_gpu, sizeof(a->scaling_gpu),
+			 "more GPUs would not help: it kept %d of %d busy", a->gpus_busy, gpus);
+	else if (a->gpu_util_mean >= 80)
+		snprintf(a->scaling_gpu, sizeof(a->scaling_gpu),
+			 "GPU-bound (%.0f%% busy): more or faster GPUs would help if the code "
+			 "scales across them",
+			 a->gpu_util_mean);
+	else if (a->bottleneck == BOTTLENECK_CPU_FEEDING)
+		snprintf(a->scaling_gpu, sizeof(a->scaling_gpu),
+			 "more GPUs would not help: they wait on the CPU; more cores per GPU would");
+	else
+		snprintf(a->scaling_gpu, sizeof(a->scaling_gpu),
+			 "more GPUs would not help: they were %.0f%% busy on average",
+			 a->gpu_util_mean);
+}
+
+/* Period: the strongest cycle in GPU utilization, CPU or memory. */
+static void figures_period(struct analysis *a, const struct jobseries *js, struct work *w)
+{
+	static const int metrics[] = {JSM_GPU_UTIL_PCT, JSM_CORES, JSM_RSS_BYTES};
+
+	a->period_s = a->period_confidence = NAN;
+	for (size_t m = 0; m < sizeof(metrics) / sizeof(metrics[0]); m++) {
+		struct period_result r;
+		int64_t t0;
+		size_t n;
+
+		if (!jobseries_has(js, -1, metrics[m]))
+			continue;
+		/* the last ticks at full resolution, then the whole job in buckets */
+		n = jobseries_detail(js, -1, metrics[m], w->det, &t0);
+		if (series_period(w->det, n, js->interval_ms / 1000.0, &r) != 0 &&
+		    (js->bucket_ms == js->interval_ms ||
+		     series_period(w->ov, jobseries_overview(js, -1, metrics[m], w->ov),
+				   js->bucket_ms / 1000.0, &r) != 0))
+			continue;
+		if (!a->has_period || r.confidence > a->period_confidence) {
+			a->has_period = true;
+			a->period_s = r.period_s;
+			a->period_confidence = r.confidence;
+			a->period_metric = jobseries_metric_name(metrics[m]);
+		}
+	}
+	a->cyclic = a->has_period && a->period_confidence >= CYCLIC_CONFIDENCE;
+	a->features.period_confidence = a->has_period ? a->period_confidence : NAN;
+}
+
+/*
+ * A memory trend over the second half of the job (the first often holds a
+ * ramp as data loads): a steady rise, its rate and when it meets limit.
+ */
+static void trend_of(struct memory_trend *t, const double *x, size_t n, double dt, double limit)
+{
+	struct trend_result r;
+	size_t from = n / 2;
+	double level;
+
+	memset(t, 0, sizeof(*t));
+	t->slope_bps = t->r2 = t->level_bytes = t->time_to_limit_s = NAN;
+	t->limit_bytes = limit > 0 ? limit : NAN;
+	if (n - from < ANALYSIS_MIN_SAMPLES)
+		from = n >= ANALYSIS_MIN_SAMPLES ? n - ANALYSIS_MIN_SAMPLES : 0;
+	if (series_trend(x + from, n - from, dt, HOLT_ALPHA, HOLT_BETA, &r) != 0)
+		return;
+	t->valid = true;
+	t->slope_bps = r.slope;
+	t->r2 = r.r2;
+	t->level_bytes = r.level;
+	level = fabs(r.level) > 0 ? fabs(r.level) : 1;
+	t->growing = r.slope > 0 && r.r2 >= TREND_MIN_R2 &&
+		     r.slope * dt * (double)(n - from) >= TREND_MIN_RISE * level;
+	if (t->growing && limit > 0) {
+		double s;
+
+		if (series_time_to(&r, limit, &s) == 0)
+			t->time_to_limit_s = s;
+	}
+}
+
+static void figures_trend(struct analysis *a, const struct summary *s, const struct jobseries *js,
+			  struct work *w)
+{
+	double dt = js->bucket_ms / 1000.0;
+	double limit = a->mem_reserved_bytes > 0 ? a->mem_reserved_bytes
+		       : s->job.host_mem_bytes	 ? (double)s->job.host_mem_bytes
+						 : NAN;
+	size_t n;
+
+	n = jobseries_overview(js, -1, JSM_RSS_BYTES, w->ov);
+	trend_of(&a->host_mem, w->ov, n, dt, limit);
+	/* GPU memory: the job's device that runs out first */
+	memset(&a->gpu_mem, 0, sizeof(a->gpu_mem));
+	a->gpu_mem.slope_bps = a->gpu_mem.r2 = a->gpu_mem.level_bytes = NAN;
+	a->gpu_mem.limit_bytes = a->gpu_mem.time_to_limit_s = NAN;
+	for (int i = 0; i < js->ngpus; i++) {
+		struct memory_trend t;
+
+		if (!js->gpu[i]->job)
+			continue;
+		n = jobseries_overview(js, i, JSG_MEM_BYTES, w->ov);
+		trend_of(&t, w->ov, n, dt,
+			 js->gpu[i]->mem_total_bytes ? (double)js->gpu[i]->mem_total_bytes : NAN);
+		if (!t.valid)
+			continue;
+		if (!a->gpu_mem.valid || (t.growing && !a->gpu_mem.growing) ||
+		    (!isnan(t.time_to_limit_s) && (isnan(a->gpu_mem.time_to_limit_s) ||
+						   t.time_to_limit_s < a->gpu_mem.time_to_limit_s)))
+			a->gpu_mem = t;
+	}
+}
+
+static void features_fill(struct analysis *a, const struct summary *s, const struct jobseries *js,
+			  struct work *w)
+{
+	struct job_features *f = &a->features;
+	double limit = a->mem_reserved_bytes > 0 ? a->mem_reserved_bytes
+		       : s->job.host_mem_bytes	 ? (double)s->job.host_mem_bytes
+						 : NAN;
+	size_t n;
+
+	f->duration_s = a->duration_s;
+	f->samples = a->samples;
+	f->cores_avg = isnan(a->cores_avg) ? 0 : a->cores_avg;
+	f->cores_allowed = a->cores_reserved > 0 ? a->cores_reserved : 0;
+	f->gpu_util_avg = job_gpu_count(a) > 0 ? a->gpu_util_mean : NAN;
+	f->gpu_util_p95 = job_gpu_count(a) > 0 ? a->gpu_util_p95 : NAN;
+	f->throttled_frac = a->gpu_throttled_frac;
+	n = jobseries_overview(js, -1, JSM_HOST_IOWAIT_PCT, w->ov);
+	f->iowait_pct = mean(w->ov, n);
+	n = jobseries_overview(js, -1, JSM_READ_BPS, w->ov);
+	f->read_bps_avg = mean(w->ov, n);
+	n = jobseries_overview(js, -1, JSM_WRITE_BPS, w->ov);
+	f->write_bps_avg = mean(w->ov, n);
+	f->mem_peak_frac = limit > 0 ? a->mem_peak_bytes / limit : NAN;
+	f->swap_bytes_peak = s->has_swap ? (double)s->swap_peak_bytes : NAN;
+	n = jobseries_overview(js, -1, JSM_PSI_MEM_PCT, w->ov);
+	f->psi_mem_some_pct = mean(w->ov, n);
+	n = jobseries_overview(js, -1, JSM_HOST_NET_BPS, w->ov);
+	f->net_bps_avg = mean(w->ov, n);
+}
+
+static void gib(char *buf, size_t size, double bytes)
+{
+	fmt_bytes(buf, size, bytes > 0 ? (uint64_t)bytes : 0);
+}
+
+/* The value to ask for next time: the peak with headroom, rounded up to a whole GiB. */
+static double mem_request(double peak)
+{
+	return ceil(peak * MEM_HEADROOM / (1024.0 * 1024 * 1024));
+}
+
+static void verdicts_gpu(struct analysis *a)
+{
+	int gpus = job_gpu_count(a);
+	struct verdict *v;
+	char b1[32], b2[32];
+
+	if (a->gpus_reserved > 0 && a->gpus_touched == 0) {
+		v = verdict_add(a, "gpu_unused", VERDICT_CRITICAL,
+				"it reserved %d GPU%s and used none", a->gpus_reserved,
+				a->gpus_reserved == 1 ? "" : "s");
+		evidence(v, "gpus_reserved", a->gpus_reserved);
+		evidence(v, "gpus_touched", 0);
+		advise(v, "check that the code runs on the GPU (CUDA/ROCm visible, the framework's "
+			  "device set), or ask for no GPU");
+		return;
+	}
+	if (gpus <= 0 || isnan(a->gpu_util_mean))
+		return;
+	if (a->gpu_util_p95 <= 0) {
+		v = verdict_add(a, "gpu_idle", VERDICT_CRITICAL,
+				"its GPU%s stayed at 0%% utilization for the whole job",
+				gpus == 1 ? "" : "s");
+		evidence(v, "gpu_util_p95_pct", a->gpu_util_p95);
+		advise(v, "is the code GPU-enabled? Run it without a GPU, or fix the device setup");
+		return;
+	}
+	if (a->gpus_reserved > 0 && a->gpus_busy < a->gpus_reserved) {
+		v = verdict_add(a, "gpus_unused", VERDICT_WARNING, "used %d of %d GPUs",
+				a->gpus_busy, a->gpus_reserved);
+		evidence(v, "gpus_reserved", a->gpus_reserved);
+		evidence(v, "gpus_busy", a->gpus_busy);
+		evidence(v, "gpus_touched", a->gpus_touched);
+		advise(v, "request %d GPU%s, not %d", a->gpus_busy > 0 ? a->gpus_busy : 1,
+		       a->gpus_busy > 1 ? "s" : "", a->gpus_reserved);
+	} else if (a->gpus_touched > 0 && a->gpus_busy < a->gpus_touched) {
+		v = verdict_add(a, "gpus_unused", VERDICT_WARNING, "kept %d of the %d GPUs it used busy",
+				a->gpus_busy, a->gpus_touched);
+		evidence(v, "gpus_touched", a->gpus_touched);
+		evidence(v, "gpus_busy", a->gpus_busy);
+		advise(v, "request %d GPU%s", a->gpus_busy > 0 ? a->gpus_busy : 1,
+		       a->gpus_busy > 1 ? "s" : "");
+	}
+	if (a->gpu_util_mean < GPU_LOW_UTIL_PCT) {
+		v = verdict_add(a, "gpu_low_util", VERDICT_WARNING,
+				"its GPUs were %.0f%% busy on average (p95 %.0f%%)", a->gpu_util_mean,
+				a->gpu_util_p95);
+		evidence(v, "gpu_util_mean_pct", a->gpu_util_mean);
+		evidence(v, "gpu_util_p95_pct", a->gpu_util_p95);
+		evidence(v, "cpu_cores_avg", a->cores_avg);
+		if (a->bottleneck == BOTTLENECK_CPU_FEEDING)
+			advise(v, "the CPU cannot feed the GPU: ask for more cores per GPU and more "
+				  "data-loader workers");
+		else
+			advise(v, "common causes: data loading on too few cores, small batches, I/O");
+		if (a->gpu_util_mean < 20 && !isnan(a->gpu_mem_peak_bytes) &&
+		    a->gpu_mem_peak_bytes < 10e9 && a->gpu_mem_total_bytes >= 40e9) {
+			gib(b1, sizeof(b1), a->gpu_mem_peak_bytes);
+			gib(b2, sizeof(b2), a->gpu_mem_total_bytes);
+			v = verdict_add(a, "gpu_too_large", VERDICT_INFO,
+					"%.0f%% busy and %s of %s memory: a smaller GPU or a MIG "
+					"slice would do",
+					a->gpu_util_mean, b1, b2);
+			evidence(v, "gpu_util_mean_pct", a->gpu_util_mean);
+			evidence(v, "gpu_mem_peak_bytes", a->gpu_mem_peak_bytes);
+			evidence(v, "gpu_mem_total_bytes", a->gpu_mem_total_bytes);
+			advise(v, "request a smaller GPU model or a MIG slice");
+		}
+	}
+	if (!isnan(a->gpu_throttled_frac) && a->gpu_throttled_frac >= THROTTLED_FRAC) {
+		v = verdict_add(a, "gpu_throttled", VERDICT_WARNING,
+				"its GPUs slowed themselves (power or thermal) %.0f%% of the time",
+				100 * a->gpu_throttled_frac);
+		evidence(v, "throttled_frac", a->gpu_throttled_frac);
+		advise(v, "not the job's fault: tell the administrators (cooling, power caps)");
+	}
+}
+
+static void verdicts_cpu_mem(struct analysis *a, const struct summary *s)
+{
+	struct verdict *v;
+	char b1[32], b2[32];
+
+	if (!isnan(a->cpu_eff_pct) && a->cpu_eff_pct < CPU_LOW_EFF_PCT &&
+	    (a->cores_from_reservation || a->cores_reserved > 1)) {
+		double want = ceil(fmax(1.0, isnan(a->cores_p95) ? a->cores_avg : a->cores_p95));
+
+		v = verdict_add(a, "cpu_idle", a->cpu_eff_pct < 25 ? VERDICT_WARNING : VERDICT_INFO,
+				"used %.1f of %.0f cores on average (CPU efficiency %.0f%%)",
+				a->cores_avg, a->cores_reserved, a->cpu_eff_pct);
+		evidence(v, "cpu_cores_avg", a->cores_avg);
+		evidence(v, "cpu_cores_p95", a->cores_p95);
+		evidence(v, "cores_reserved", a->cores_reserved);
+		evidence(v, "cpu_efficiency_pct", a->cpu_eff_pct);
+		if (a->cores_from_reservation && want < a->cores_reserved)
+			advise(v, "request %.0f core%s (--cpus-per-task=%.0f)", want,
+			       want == 1 ? "" : "s", want);
+		else if (want <= 1)
+			advise(v, "the code runs on one core: make it parallel, or use one core");
+	}
+	if (!isnan(a->mem_eff_pct) && a->mem_eff_pct < MEM_OVER_PCT) {
+		double want = mem_request(a->mem_peak_bytes);
+
+		gib(b1, sizeof(b1), a->mem_reserved_bytes);
+		gib(b2, sizeof(b2), a->mem_peak_bytes);
+		v = verdict_add(a, "mem_over_requested",
+				a->mem_eff_pct < 20 ? VERDICT_WARNING : VERDICT_INFO,
+				"asked for %s of memory, peaked at %s (%.0f%%)", b1, b2, a->mem_eff_pct);
+		evidence(v, "mem_reserved_bytes", a->mem_reserved_bytes);
+		evidence(v, "mem_peak_bytes", a->mem_peak_bytes);
+		evidence(v, "mem_efficiency_pct", a->mem_eff_pct);
+		advise(v, "request --mem=%.0fG (the peak plus 25%%)", want);
+	} else if (!isnan(a->mem_eff_pct) && a->mem_eff_pct >= MEM_NEAR_LIMIT_PCT) {
+		gib(b1, sizeof(b1), a->mem_reserved_bytes);
+		gib(b2, sizeof(b2), a->mem_peak_bytes);
+		v = verdict_add(a, "mem_near_limit", VERDICT_WARNING,
+				"memory peaked at %s, %.0f%% of the %s it asked for", b2, a->mem_eff_pct,
+				b1);
+		evidence(v, "mem_peak_bytes", a->mem_peak_bytes);
+		evidence(v, "mem_reserved_bytes", a->mem_reserved_bytes);
+		advise(v, "request --mem=%.0fG, or reduce its memory use",
+		       mem_request(a->mem_peak_bytes));
+	}
+	if (s->has_swap && s->swap_peak_bytes > 0 && !isnan(a->features.psi_mem_some_pct) &&
+	    a->features.psi_mem_some_pct >= 10) {
+		gib(b1, sizeof(b1), (double)s->swap_peak_bytes);
+		v = verdict_add(a, "mem_swapping", VERDICT_WARNING,
+				"it swapped (up to %s) and tasks stalled on memory %.0f%% of the time",
+				b1, a->features.psi_mem_some_pct);
+		evidence(v, "swap_peak_bytes", (double)s->swap_peak_bytes);
+		evidence(v, "psi_mem_some_pct", a->features.psi_mem_some_pct);
+		advise(v, "request more memory");
+	}
+}
+
+static void human_duration(char *buf, size_t size, double s)
+{
+	if (s < 120)
+		snprintf(buf, size, "%.0f s", s);
+	else if (s < 7200)
+		snprintf(buf, size, "%.0f min", s / 60);
+	else if (s < 172800)
+		snprintf(buf, size, "%.1f h", s / 3600);
+	else
+		snprintf(buf, size, "%.1f days", s / 86400);
+}
+
+static void verdict_trend(struct analysis *a, const struct memory_trend *t, const char *kind,
+			  const char *what)
+{
+	struct verdict *v;
+	char rate[32], when[32], lim[32];
+
+	if (!t->growing)
+		return;
+	fmt_bytes(rate, sizeof(rate), (uint64_t)(t->slope_bps * 3600));
+	if (!isnan(t->time_to_limit_s)) {
+		human_duration(when, sizeof(when), t->time_to_limit_s);
+		gib(lim, sizeof(lim), t->limit_bytes);
+		v = verdict_add(a, kind, t->time_to_limit_s < 3600 ? VERDICT_CRITICAL : VERDICT_WARNING,
+				"%s grows by %s/h: out of %s (%s) in ~%s at this rate", what, rate,
+				what, lim, when);
+	} else {
+		v = verdict_add(a, kind, VERDICT_INFO, "%s grows steadily by %s/h", what, rate);
+	}
+	evidence(v, "slope_bytes_per_s", t->slope_bps);
+	evidence(v, "r2", t->r2);
+	evidence(v, "level_bytes", t->level_bytes);
+	evidence(v, "limit_bytes", t->limit_bytes);
+	evidence(v, "time_to_limit_s", t->time_to_limit_s);
+	advise(v, "look for a leak (a growing cache, tensors kept across iterations), or raise "
+		  "the limit");
+}
+
+static void verdicts_other(struct analysis *a)
+{
+	struct verdict *v;
+
+	if (!isnan(a->hog_score) && a->hog_score >= HOG_MIN_EQUIV &&
+	    a->node_busy_pct >= HOG_NODE_BUSY_PCT) {
+		v = verdict_add(a, "hogging", VERDICT_WARNING,
+				"it held %.1f idle cores and %.1f idle GPUs while the rest of the "
+				"node was %.0f%% busy",
+				isnan(a->idle_cores_avg) ? 0 : a->idle_cores_avg,
+				isnan(a->idle_gpus_avg) ? 0 : a->idle_gpus_avg, a->node_busy_pct);
+		evidence(v, "idle_cores_avg", a->idle_cores_avg);
+		evidence(v, "idle_gpus_avg", a->idle_gpus_avg);
+		evidence(v, "node_busy_pct", a->node_busy_pct);
+		evidence(v, "hog_score", a->hog_score);
+		advise(v, "reserve what the job uses so others can run beside it");
+	}
+	verdict_trend(a, &a->host_mem, "mem_growing", "memory");
+	verdict_trend(a, &a->gpu_mem, "gpu_mem_growing", "GPU memory");
+	if (a->bottleneck != BOTTLENECK_UNKNOWN && a->bottleneck != BOTTLENECK_GPU &&
+	    a->bottleneck != BOTTLENECK_GPU_THROTTLED) {
+		v = verdict_add(a, "bottleneck", a->bottleneck == BOTTLENECK_IDLE ? VERDICT_WARNING
+										  : VERDICT_INFO,
+				"%s-bound: %s", bottleneck_name(a->bottleneck),
+				a->bottleneck_reason);
+		evidence(v, "cpu_cores_avg", a->cores_avg);
+		evidence(v, "gpu_util_mean_pct", a->features.gpu_util_avg);
+		evidence(v, "iowait_pct", a->features.iowait_pct);
+		evidence(v, "read_bps", a->features.read_bps_avg);
+		evidence(v, "write_bps", a->features.write_bps_avg);
+		evidence(v, "mem_peak_frac", a->features.mem_peak_frac);
+	}
+	if (a->has_period) {
+		v = verdict_add(a, "period", VERDICT_INFO,
+				"%s repeats every %.2f s (confidence %.2f)%s", a->period_metric,
+				a->period_s, a->period_confidence,
+				a->cyclic ? ": a cyclic pattern, like a training loop" : "");
+		evidence(v, "period_s", a->period_s);
+		evidence(v, "confidence", a->period_confidence);
+	}
+}
+
+void analysis_run(const struct summary *s, const struct jobseries *js, struct analysis *out)
+{
+	struct analysis *a = out;
+	struct work *w;
+	struct verdict *v;
+
+	memset(a, 0, sizeof(*a));
+	a->duration_s = summary_duration_s(s);
+	a->samples = s->samples > 0 ? (size_t)s->samples : 0;
+	a->too_short = a->samples < ANALYSIS_MIN_SAMPLES;
+	a->period_s = a->period_confidence = NAN;
+	a->host_mem.slope_bps = a->gpu_mem.slope_bps = NAN;
+	w = malloc(sizeof(*w));
+	if (!w) {
+		/* cannot even judge: everything stays unknown */
+		a->too_short = true;
+	}
+	if (w) {
+		figures_cpu_mem(a, s, js, w);
+		figures_gpu(a, s, js, w);
+		figures_hogging(a, s, js, w);
+	}
+	if (a->too_short || !w) {
+		/* the figures above stay; the judgments do not */
+		a->bottleneck = BOTTLENECK_UNKNOWN;
+		a->job_type = JOB_TYPE_UNKNOWN;
+		a->hog_score = NAN;
+		snprintf(a->bottleneck_reason, sizeof(a->bottleneck_reason),
+			 "too short to judge: %zu samples (at least %d)", a->samples,
+			 ANALYSIS_MIN_SAMPLES);
+		snprintf(a->job_type_reason, sizeof(a->job_type_reason), "%s", a->bottleneck_reason);
+		memset(&a->host_mem, 0, sizeof(a->host_mem));
+		memset(&a->gpu_mem, 0, sizeof(a->gpu_mem));
+		a->host_mem.slope_bps = a->gpu_mem.slope_bps = NAN;
+		a->features.period_confidence = NAN;
+		v = verdict_add(a, "too_short", VERDICT_INFO,
+				"too short to judge its bottleneck, period or trends: %zu samples "
+				"over %.1f s (at least %d)",
+				a->samples, a->duration_s, ANALYSIS_MIN_SAMPLES);
+		evidence(v, "samples", (double)a->samples);
+		evidence(v, "duration_s", a->duration_s);
+		advise(v, "sample more often (--interval) or profile a longer run");
+		figures_scaling(a);
+		free(w);
+		return;
+	}
+	figures_period(a, js, w);
+	figures_trend(a, s, js, w);
+	features_fill(a, s, js, w);
+	a->bottleneck = classify_bottleneck(&a->features, a->bottleneck_reason,
+					    sizeof(a->bottleneck_reason));
+	a->job_type =
+	    classify_job_type(&a->features, a->job_type_reason, sizeof(a->job_type_reason));
+	figures_scaling(a);
+	verdicts_gpu(a);
+	verdicts_cpu_mem(a, s);
+	verdicts_other(a);
+	/* the most severe first, in the order found otherwise */
+	for (size_t i = 1; i < a->nverdicts; i++)
+		for (size_t k = i; k > 0 && a->verdicts[k].severity > a->verdicts[k - 1].severity;
+		     k--) {
+			struct verdict t = a->verdicts[k];
+
+			a->verdicts[k] = a->verdicts[k - 1];
+			a->verdicts[k - 1] = t;
+		}
+	free(w);
+}

@@ -1,0 +1,90 @@
+/*
+ * history.h - what jobs reserved against what they used, over a window of
+ * time, grouped by user, node, job, hour of day or day of week: the
+ * sysadmin's view (`jobscope report --by ...`).
+ *
+ * Each job's figures (from job_summaries, kept for ever) are spread
+ * evenly over its run time and counted for the part of it inside the
+ * window; by hour and weekday, hour slice by hour slice in local time.
+ * Units: hours, core-hours, GPU-hours, GiB-hours.  "Idle" is reserved
+ * minus used, never below 0.  A GPU-hour used is a GPU-hour at 100%
+ * utilization (utilization-weighted).
+ *
+ * history_init cannot fail; history_add returns 0 or -ENOMEM;
+ * history_load reads a store (0 or -errno, printed); history_release
+ * frees.  Not thread-safe.
+ */
+#ifndef JOBSCOPE_HISTORY_H
+#define JOBSCOPE_HISTORY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/strbuf.h"
+#include "store/store.h"
+
+enum history_by { HISTORY_BY_JOB, HISTORY_BY_USER, HISTORY_BY_NODE, HISTORY_BY_HOUR,
+		  HISTORY_BY_WEEKDAY };
+
+/* One job, as history needs it.  NAN: unknown. */
+struct history_job {
+	int64_t row;
+	char key[128];	/* scheduler:job_id */
+	char user[64];
+	char node[256];
+	int64_t start_ms, end_ms; /* end: its last sample for a job still running */
+	double cores;		  /* reserved, else the cores it could use */
+	double cpu_s;		  /* CPU seconds over the whole job */
+	double mem_reserved_bytes;
+	double mem_peak_bytes;
+	double gpus;		  /* reserved, else those it used; 0: none */
+	double gpus_used;
+	double gpu_util_pct;	  /* mean over the GPUs it used */
+};
+
+struct history_row {
+	char key[400]; /* user, node, "scheduler:id@node", "07" or "0 Mon" */
+	int64_t jobs;
+	int64_t last_job_row; /* counts each job once per row */
+	double wall_h;
+	double core_h_reserved, core_h_used;
+	double gpu_h_reserved, gpu_h_used;
+	double mem_gib_h_reserved, mem_gib_h_peak;
+	bool has_mem_reserved, has_gpu_util;
+};
+
+struct history {
+	enum history_by by;
+	int64_t since_ms, until_ms; /* the window: [since, until) */
+	struct history_row *rows;
+	size_t nrows, alloc;
+	int32_t *index; /* open addressing over key, for user/node/job */
+	size_t index_size;
+	struct history_row total;
+	int64_t jobs_without_summary; /* counted from their samples */
+};
+
+struct history_filter {
+	const char *user; /* NULL: any */
+	const char *node;
+	int64_t since_ms, until_ms;
+};
+
+void history_init(struct history *h, enum history_by by, int64_t since_ms, int64_t until_ms);
+void history_release(struct history *h);
+int history_add(struct history *h, const struct history_job *j);
+/* Rows in the order to show: by waste (idle GPU-hours, then idle core-hours) for
+ * user/node/job; by hour or weekday in calendar order. */
+void history_sort(struct history *h);
+int history_load(struct history *h, struct store *st, const struct history_filter *f);
+
+const char *history_by_name(enum history_by by);
+int history_by_parse(const char *s, enum history_by *out); /* 0 or -EINVAL */
+
+int history_text(const struct history *h, struct strbuf *out);
+int history_json(const struct history *h, struct strbuf *out);
+int history_csv(const struct history *h, struct strbuf *out);
+int history_html(const struct history *h, struct strbuf *out);
+
+#endif

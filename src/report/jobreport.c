@@ -1,0 +1,104 @@
+/*
+ * jobreport.c - one replay of a job's rows feeds its summary and its
+ * series; then the analysis.
+ */
+#include "jobreport.h"
+
+#include <string.h>
+
+void job_report_init(struct job_report *r, const struct job_record *job)
+{
+	summary_init(&r->sum, job);
+	jobseries_init(&r->js, job->interval_ms);
+	memset(&r->an, 0, sizeof(r->an));
+}
+
+void job_report_release(struct job_report *r)
+{
+	summary_release(&r->sum);
+	jobseries_release(&r->js);
+}
+
+static void replay_host(void *arg, int64_t ts_ms, const struct host_sample *h)
+{
+	struct job_report *r = arg;
+
+	summary_add_host(&r->sum, ts_ms, h);
+	jobseries_add_host(&r->js, ts_ms, h);
+}
+
+static void replay_job(void *arg, int64_t ts_ms, const struct job_sample *j)
+{
+	struct job_report *r = arg;
+
+	summary_add_job(&r->sum, ts_ms, j);
+	jobseries_add_job(&r->js, ts_ms, j);
+}
+
+static void replay_proc(void *arg, const struct proc_info *p, int64_t ts_ms,
+			const struct proc_sample *ps)
+{
+	struct job_report *r = arg;
+
+	summary_add_proc(&r->sum, p, ts_ms, ps);
+}
+
+static void replay_event(void *arg, const struct event_record *e)
+{
+	struct job_report *r = arg;
+
+	summary_add_event(&r->sum, e);
+}
+
+static void replay_gpu(void *arg, const struct device_record *dev, int64_t ts_ms,
+		       const struct gpu_sample *g)
+{
+	struct job_report *r = arg;
+
+	summary_add_gpu(&r->sum, dev, ts_ms, g);
+	jobseries_add_gpu(&r->js, dev, ts_ms, g);
+}
+
+static void replay_gpu_proc(void *arg, const struct device_record *dev,
+			    const struct proc_info *p, int64_t ts_ms, const struct gpu_proc *g)
+{
+	struct job_report *r = arg;
+
+	summary_add_gpu_proc(&r->sum, dev, p, ts_ms, g);
+}
+
+int job_report_load(struct job_report *r, struct store *st, const struct job_record *job)
+{
+	static const struct store_replay_ops ops = {
+	    replay_host, replay_job, replay_proc, replay_event, replay_gpu, replay_gpu_proc,
+	};
+	int ret;
+
+	job_report_init(r, job);
+	ret = store_replay_job(st, job->id, &ops, r);
+	if (ret == 0)
+		job_report_finish(r, job);
+	return ret;
+}
+
+void job_report_analyse(const struct summary *s, struct jobseries *js, struct analysis *an)
+{
+	const char *uuids[GPU_MAX_DEVICES];
+	size_t n = 0;
+
+	if (s->gpu_procs_known)
+		for (int i = 0; i < s->ngpus; i++)
+			if (s->gpus[i].used)
+				uuids[n++] = s->gpus[i].dev.info.uuid;
+	/* process lists known and none of the job's: no device is the job's */
+	if (s->gpu_procs_known && !n)
+		uuids[n++] = "";
+	jobseries_finish(js, s->gpu_procs_known ? uuids : NULL, n);
+	analysis_run(s, js, an);
+}
+
+void job_report_finish(struct job_report *r, const struct job_record *job)
+{
+	summary_finish(&r->sum, job);
+	job_report_analyse(&r->sum, &r->js, &r->an);
+}

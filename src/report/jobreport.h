@@ -1,0 +1,33 @@
+/*
+ * jobreport.h - a job's whole report: its summary, its time series and
+ * their analysis, loaded from a store in one replay, or finished from what
+ * `jobscope run` fed live.
+ *
+ * job_report_load: job_report_init + one replay into summary and series +
+ * job_report_finish.  job_report_finish: both finished, the series' GPU
+ * aggregates over the job's devices, the analysis run.  Errors: 0 or
+ * -errno (store errors printed).  job_report_release frees.  About 3 MiB
+ * of series whatever the job's length.  Not thread-safe.
+ */
+#ifndef JOBSCOPE_JOBREPORT_H
+#define JOBSCOPE_JOBREPORT_H
+
+#include "analysis.h"
+#include "jobseries.h"
+#include "store/store.h"
+#include "summary.h"
+
+struct job_report {
+	struct summary sum;
+	struct jobseries js;
+	struct analysis an;
+};
+
+void job_report_init(struct job_report *r, const struct job_record *job);
+void job_report_release(struct job_report *r);
+int job_report_load(struct job_report *r, struct store *st, const struct job_record *job);
+void job_report_finish(struct job_report *r, const struct job_record *job);
+/* After summary_finish: the series' GPU aggregates, then the analysis. */
+void job_report_analyse(const struct summary *s, struct jobseries *js, struct analysis *an);
+
+#endif

@@ -1,0 +1,502 @@
+/*
+ * jobseries.c - a job's time series: a bounded overview over the whole job
+ * (buckets that double in width) and the last ticks at full resolution.
+ */
+#include "jobseries.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const metric_names[JSM__COUNT] = {
+    [JSM_CORES] = "cores",
+    [JSM_RSS_BYTES] = "rss_bytes",
+    [JSM_SWAP_BYTES] = "swap_bytes",
+    [JSM_READ_BPS] = "read_bps",
+    [JSM_WRITE_BPS] = "write_bps",
+    [JSM_HOST_CPU_PCT] = "host_cpu_pct",
+    [JSM_HOST_IOWAIT_PCT] = "host_iowait_pct",
+    [JSM_HOST_MEM_USED_BYTES] = "host_mem_used_bytes",
+    [JSM_PSI_MEM_PCT] = "psi_mem_pct",
+    [JSM_PSI_IO_PCT] = "psi_io_pct",
+    [JSM_HOST_NET_BPS] = "host_net_bps",
+    [JSM_GPU_UTIL_PCT] = "gpu_util_pct",
+    [JSM_GPU_MEM_BYTES] = "gpu_mem_bytes",
+    [JSM_GPU_POWER_W] = "gpu_power_w",
+    [JSM_GPU_PCIE_BPS] = "gpu_pcie_bps",
+    [JSM_GPU_NVLINK_BPS] = "gpu_nvlink_bps",
+    [JSM_GPU_THROTTLED] = "gpu_throttled",
+    [JSM_GPUS_BUSY] = "gpus_busy",
+};
+
+static const char *const gpu_metric_names[JSG__COUNT] = {
+    [JSG_UTIL_PCT] = "util_pct",     [JSG_MEM_BYTES] = "mem_bytes",
+    [JSG_POWER_W] = "power_w",	     [JSG_PCIE_BPS] = "pcie_bps",
+    [JSG_NVLINK_BPS] = "nvlink_bps", [JSG_THROTTLED] = "throttled",
+};
+
+/* GPU busy threshold for JSM_GPUS_BUSY and the analysis' "GPUs busy". */
+#define GPU_BUSY_PCT 5.0
+
+const char *jobseries_metric_name(int metric)
+{
+	return metric >= 0 && metric < JSM__COUNT ? metric_names[metric] : "?";
+}
+
+const char *jobseries_gpu_metric_name(int metric)
+{
+	return metric >= 0 && metric < JSG__COUNT ? gpu_metric_names[metric] : "?";
+}
+
+static void track_clear(struct js_track *t)
+{
+	memset(t->sum, 0, sizeof(t->sum));
+	memset(t->n, 0, sizeof(t->n));
+	for (size_t i = 0; i < JS_RING; i++)
+		t->ring[i] = NAN;
+}
+
+static struct js_track *track_new(void)
+{
+	struct js_track *t = malloc(sizeof(*t));
+
+	if (t)
+		track_clear(t);
+	return t;
+}
+
+void jobseries_init(struct jobseries *js, int64_t interval_ms)
+{
+	memset(js, 0, sizeof(*js));
+	js->interval_ms = interval_ms > 0 ? interval_ms : 1000;
+	js->bucket_ms = js->interval_ms;
+	js->t0_ms = -1;
+}
+
+void jobseries_release(struct jobseries *js)
+{
+	for (int m = 0; m < JSM__COUNT; m++)
+		free(js->m[m]);
+	for (int i = 0; i < js->ngpus; i++)
+		free(js->gpu[i]);
+	memset(js, 0, sizeof(*js));
+}
+
+static void track_halve(struct js_track *t)
+{
+	for (size_t i = 0; i < JS_POINTS / 2; i++) {
+		t->sum[i] = t->sum[2 * i] + t->sum[2 * i + 1];
+		t->n[i] = t->n[2 * i] + t->n[2 * i + 1];
+	}
+	memset(t->sum + JS_POINTS / 2, 0, sizeof(t->sum) / 2);
+	memset(t->n + JS_POINTS / 2, 0, sizeof(t->n) / 2);
+}
+
+/* Merges neighbouring buckets of every track: the overview now spans twice as long. */
+static void overview_halve(struct jobseries *js)
+{
+	for (int m = 0; m < JSM__COUNT; m++)
+		if (js->m[m])
+			track_halve(js->m[m]);
+	for (int i = 0; i < js->ngpus; i++)
+		for (int m = 0; m < JSG__COUNT; m++)
+			track_halve(&js->gpu[i]->t[m]);
+	js->bucket_ms *= 2;
+	js->npoints = (js->npoints + 1) / 2;
+}
+
+/*
+ * The overview bucket and the ring slot of time ts; -1 for a time before
+ * the series began (the ring only moves forward).
+ */
+static int locate(struct jobseries *js, int64_t ts_ms, size_t *bucket, ssize_t *slot)
+{
+	int64_t idx;
+
+	if (js->t0_ms < 0)
+		js->t0_ms = ts_ms;
+	if (ts_ms < js->t0_ms)
+		return -1;
+	idx = (ts_ms - js->t0_ms) / js->bucket_ms;
+	while (idx >= JS_POINTS) {
+		overview_halve(js);
+		idx = (ts_ms - js->t0_ms) / js->bucket_ms;
+	}
+	*bucket = (size_t)idx;
+	if (*bucket + 1 > js->npoints)
+		js->npoints = *bucket + 1;
+
+	*slot = -1;
+	if (js->ring_len && ts_ms == js->ring_last_ms) {
+		*slot = (ssize_t)((js->ring_head + JS_RING - 1) % JS_RING);
+	} else if (!js->ring_len || ts_ms > js->ring_last_ms) {
+		size_t s = js->ring_head;
+
+		for (int m = 0; m < JSM__COUNT; m++)
+			if (js->m[m])
+				js->m[m]->ring[s] = NAN;
+		for (int i = 0; i < js->ngpus; i++)
+			for (int m = 0; m < JSG__COUNT; m++)
+				js->gpu[i]->t[m].ring[s] = NAN;
+		js->ring_ts[s] = ts_ms;
+		js->ring_last_ms = ts_ms;
+		js->ring_head = (s + 1) % JS_RING;
+		if (js->ring_len < JS_RING)
+			js->ring_len++;
+		*slot = (ssize_t)s;
+	}
+	return 0;
+}
+
+static void track_put(struct js_track *t, size_t bucket, ssize_t slot, double v)
+{
+	if (isnan(v))
+		return;
+	t->sum[bucket] += v;
+	t->n[bucket]++;
+	if (slot >= 0)
+		t->ring[slot] = v;
+}
+
+static int put(struct jobseries *js, int metric, size_t bucket, ssize_t slot, double v)
+{
+	if (isnan(v))
+		return 0;
+	if (!js->m[metric]) {
+		js->m[metric] = track_new();
+		if (!js->m[metric])
+			return -ENOMEM;
+	}
+	track_put(js->m[metric], bucket, slot, v);
+	return 0;
+}
+
+static uint64_t cpu_total(const struct cpu_times *c)
+{
+	return c->user_ms + c->nice_ms + c->system_ms + c->idle_ms + c->iowait_ms + c->irq_ms +
+	       c->softirq_ms + c->steal_ms;
+}
+
+/* The share (0-100) of a counter delta over a time delta; NAN when unknowable. */
+static double share_pct(uint64_t a, uint64_t b, double span)
+{
+	if (b < a || span <= 0)
+		return NAN;
+	return fmin(100.0, (double)(b - a) / span * 100.0);
+}
+
+/* A rate from two readings of a counter; NAN when the counter went back. */
+static double rate(uint64_t a, uint64_t b, double span_s)
+{
+	return b >= a && span_s > 0 ? (double)(b - a) / span_s : NAN;
+}
+
+int jobseries_add_host(struct jobseries *js, int64_t ts_ms, const struct host_sample *h)
+{
+	size_t bucket;
+	ssize_t slot;
+	int ret = 0;
+
+	if (locate(js, ts_ms, &bucket, &slot))
+		return 0;
+	if (h->valid & HOST_HAS_MEM && h->mem.valid & MEMINFO_AVAILABLE &&
+	    h->mem.total_bytes >= h->mem.available_bytes)
+		ret = put(js, JSM_HOST_MEM_USED_BYTES, bucket, slot,
+			  (double)(h->mem.total_bytes - h->mem.available_bytes));
+	if (js->has_prev_host && ts_ms > js->prev_host_ms) {
+		double span_us = (double)(ts_ms - js->prev_host_ms) * 1000.0;
+		uint32_t both = js->prev_host_valid & h->valid;
+
+		if (both & HOST_HAS_CPU) {
+			uint64_t t0 = cpu_total(&js->prev_cpu), t1 = cpu_total(&h->cpu.total);
+
+			if (t1 > t0) {
+				double dt = (double)(t1 - t0);
+				double idle = (double)(h->cpu.total.idle_ms - js->prev_cpu.idle_ms);
+				double iow = (double)(h->cpu.total.iowait_ms - js->prev_cpu.iowait_ms);
+
+				if (h->cpu.total.idle_ms >= js->prev_cpu.idle_ms &&
+				    h->cpu.total.iowait_ms >= js->prev_cpu.iowait_ms) {
+					ret = ret ?: put(js, JSM_HOST_CPU_PCT, bucket, slot,
+							 fmax(0, 100.0 * (dt - idle - iow) / dt));
+					ret = ret ?: put(js, JSM_HOST_IOWAIT_PCT, bucket, slot,
+							 100.0 * iow / dt);
+				}
+			}
+		}
+		if (both & HOST_HAS_NET)
+			ret = ret ?: put(js, JSM_HOST_NET_BPS, bucket, slot,
+					 rate(js->prev_net_bytes, h->net_rx_bytes + h->net_tx_bytes,
+					      span_us / 1e6));
+		if (both & HOST_HAS_PSI_MEM && h->psi_mem.some_valid)
+			ret = ret ?: put(js, JSM_PSI_MEM_PCT, bucket, slot,
+					 share_pct(js->prev_psi_mem_us, h->psi_mem.some_total_us,
+						   span_us));
+		if (both & HOST_HAS_PSI_IO && h->psi_io.some_valid)
+			ret = ret ?: put(js, JSM_PSI_IO_PCT, bucket, slot,
+					 share_pct(js->prev_psi_io_us, h->psi_io.some_total_us,
+						   span_us));
+	}
+	js->has_prev_host = true;
+	js->prev_host_ms = ts_ms;
+	js->prev_host_valid = h->valid;
+	js->prev_cpu = h->cpu.total;
+	js->prev_psi_mem_us = h->psi_mem.some_total_us;
+	js->prev_psi_io_us = h->psi_io.some_total_us;
+	js->prev_net_bytes = h->net_rx_bytes + h->net_tx_bytes;
+	return ret;
+}
+
+int jobseries_add_job(struct jobseries *js, int64_t ts_ms, const struct job_sample *j)
+{
+	size_t bucket;
+	ssize_t slot;
+	int ret;
+
+	if (locate(js, ts_ms, &bucket, &slot))
+		return 0;
+	ret = put(js, JSM_RSS_BYTES, bucket, slot, (double)j->rss_bytes);
+	if (j->valid & JS_SWAP)
+		ret = ret ?: put(js, JSM_SWAP_BYTES, bucket, slot, (double)j->swap_bytes);
+	if (js->has_prev_job && ts_ms > js->prev_job_ms) {
+		double span_s = (double)(ts_ms - js->prev_job_ms) / 1000.0;
+		const struct job_sample *p = &js->prev_job;
+
+		ret = ret ?: put(js, JSM_CORES, bucket, slot,
+				 rate(p->user_ms + p->system_ms, j->user_ms + j->system_ms,
+				      span_s) / 1000.0);
+		if (j->valid & p->valid & JS_IO) {
+			ret = ret ?: put(js, JSM_READ_BPS, bucket, slot,
+					 rate(p->read_bytes, j->read_bytes, span_s));
+			ret = ret ?: put(js, JSM_WRITE_BPS, bucket, slot,
+					 rate(p->write_bytes, j->write_bytes, span_s));
+		}
+	}
+	js->has_prev_job = true;
+	js->prev_job_ms = ts_ms;
+	js->prev_job = *j;
+	return ret;
+}
+
+static struct js_gpu *gpu_slot(struct jobseries *js, const struct device_record *dev)
+{
+	struct js_gpu *g;
+
+	for (int i = 0; i < js->ngpus; i++)
+		if (strcmp(js->gpu[i]->uuid, dev->info.uuid) == 0)
+			return js->gpu[i];
+	if (js->ngpus == JS_MAX_GPUS)
+		return NULL;
+	g = calloc(1, sizeof(*g));
+	if (!g)
+		return NULL;
+	snprintf(g->uuid, sizeof(g->uuid), "%s", dev->info.uuid);
+	g->index = dev->info.index;
+	if (dev->info.valid & GPU_INFO_MEM_TOTAL)
+		g->mem_total_bytes = dev->info.mem_total_bytes;
+	for (int m = 0; m < JSG__COUNT; m++)
+		track_clear(&g->t[m]);
+	/* a device first seen mid-ring has no values in the slots before */
+	js->gpu[js->ngpus++] = g;
+	return g;
+}
+
+int jobseries_add_gpu(struct jobseries *js, const struct device_record *dev, int64_t ts_ms,
+		      const struct gpu_sample *s)
+{
+	struct js_gpu *g;
+	size_t bucket;
+	ssize_t slot;
+
+	if (locate(js, ts_ms, &bucket, &slot))
+		return 0;
+	g = gpu_slot(js, dev);
+	if (!g)
+		return js->ngpus == JS_MAX_GPUS ? 0 : -ENOMEM;
+	if (s->valid & GPU_UTIL)
+		track_put(&g->t[JSG_UTIL_PCT], bucket, slot, s->util_pct);
+	if (s->valid & GPU_MEM_USED)
+		track_put(&g->t[JSG_MEM_BYTES], bucket, slot, (double)s->mem_used_bytes);
+	if (s->valid & GPU_POWER)
+		track_put(&g->t[JSG_POWER_W], bucket, slot, s->power_mw / 1000.0);
+	if (s->valid & GPU_PCIE)
+		track_put(&g->t[JSG_PCIE_BPS], bucket, slot,
+			  (double)s->pcie_rx_bps + (double)s->pcie_tx_bps);
+	if (s->valid & GPU_THROTTLE)
+		track_put(&g->t[JSG_THROTTLED], bucket, slot,
+			  (s->throttle_reasons & GPU_THROTTLE_SLOWDOWN) ? 1.0 : 0.0);
+	if (s->valid & GPU_NVLINK) {
+		uint64_t total = s->nvlink_rx_bytes + s->nvlink_tx_bytes;
+
+		if (g->has_last_nvlink && ts_ms > g->last_nvlink_ms)
+			track_put(&g->t[JSG_NVLINK_BPS], bucket, slot,
+				  rate(g->last_nvlink_bytes, total,
+				       (double)(ts_ms - g->last_nvlink_ms) / 1000.0));
+		g->has_last_nvlink = true;
+		g->last_nvlink_ms = ts_ms;
+		g->last_nvlink_bytes = total;
+	}
+	return 0;
+}
+
+static bool listed(const char *uuid, const char *const *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(uuid, list[i]) == 0)
+			return true;
+	return false;
+}
+
+/* One aggregate value over the job's devices from per-device values v[i]. */
+struct agg {
+	double sum;
+	int n, busy, throttled_n;
+};
+
+void jobseries_finish(struct jobseries *js, const char *const *job_gpus, size_t njob_gpus)
+{
+	static const int sum_of[][2] = {
+	    {JSM_GPU_MEM_BYTES, JSG_MEM_BYTES},
+	    {JSM_GPU_POWER_W, JSG_POWER_W},
+	    {JSM_GPU_PCIE_BPS, JSG_PCIE_BPS},
+	    {JSM_GPU_NVLINK_BPS, JSG_NVLINK_BPS},
+	};
+	int njob = 0;
+
+	if (js->finished)
+		return;
+	js->finished = true;
+	for (int i = 0; i < js->ngpus; i++) {
+		js->gpu[i]->job = !njob_gpus || listed(js->gpu[i]->uuid, job_gpus, njob_gpus);
+		njob += js->gpu[i]->job;
+	}
+	if (!njob)
+		return;
+	for (int m = JSM_GPU_UTIL_PCT; m <= JSM_GPUS_BUSY; m++) {
+		js->m[m] = track_new();
+		if (!js->m[m])
+			return; /* the aggregates stay missing */
+	}
+	/*
+	 * Bucket by bucket (and ring slot by slot): the mean utilization over
+	 * the job's devices that reported one, sums of memory, power and
+	 * traffic, the share throttled and the count busy.
+	 */
+	for (int pass = 0; pass < 2; pass++) {
+		size_t count = pass ? JS_RING : js->npoints;
+
+		for (size_t k = 0; k < count; k++) {
+			double util = 0, thr = 0, busy = 0;
+			int nu = 0, nt = 0;
+
+			for (int i = 0; i < js->ngpus; i++) {
+				const struct js_gpu *g = js->gpu[i];
+				double u, t;
+
+				if (!g->job)
+					continue;
+				u = pass ? g->t[JSG_UTIL_PCT].ring[k]
+					 : (g->t[JSG_UTIL_PCT].n[k]
+						? g->t[JSG_UTIL_PCT].sum[k] / g->t[JSG_UTIL_PCT].n[k]
+						: NAN);
+				t = pass ? g->t[JSG_THROTTLED].ring[k]
+					 : (g->t[JSG_THROTTLED].n[k]
+						? g->t[JSG_THROTTLED].sum[k] / g->t[JSG_THROTTLED].n[k]
+						: NAN);
+				if (!isnan(u)) {
+					util += u;
+					busy += u > GPU_BUSY_PCT;
+					nu++;
+				}
+				if (!isnan(t)) {
+					thr += t;
+					nt++;
+				}
+			}
+			if (pass) {
+				js->m[JSM_GPU_UTIL_PCT]->ring[k] = nu ? util / nu : NAN;
+				js->m[JSM_GPUS_BUSY]->ring[k] = nu ? busy : NAN;
+				js->m[JSM_GPU_THROTTLED]->ring[k] = nt ? thr / nt : NAN;
+			} else {
+				/* one "sample" per bucket: the bucket's mean */
+				if (nu) {
+					js->m[JSM_GPU_UTIL_PCT]->sum[k] = util / nu;
+					js->m[JSM_GPU_UTIL_PCT]->n[k] = 1;
+					js->m[JSM_GPUS_BUSY]->sum[k] = busy;
+					js->m[JSM_GPUS_BUSY]->n[k] = 1;
+				}
+				if (nt) {
+					js->m[JSM_GPU_THROTTLED]->sum[k] = thr / nt;
+					js->m[JSM_GPU_THROTTLED]->n[k] = 1;
+				}
+			}
+			for (size_t a = 0; a < sizeof(sum_of) / sizeof(sum_of[0]); a++) {
+				double sum = 0;
+				int n = 0;
+
+				for (int i = 0; i < js->ngpus; i++) {
+					const struct js_track *t = &js->gpu[i]->t[sum_of[a][1]];
+					double v;
+
+					if (!js->gpu[i]->job)
+						continue;
+					v = pass ? t->ring[k] : (t->n[k] ? t->sum[k] / t->n[k] : NAN);
+					if (!isnan(v)) {
+						sum += v;
+						n++;
+					}
+				}
+				if (pass) {
+					js->m[sum_of[a][0]]->ring[k] = n ? sum : NAN;
+				} else if (n) {
+					js->m[sum_of[a][0]]->sum[k] = sum;
+					js->m[sum_of[a][0]]->n[k] = 1;
+				}
+			}
+		}
+	}
+}
+
+static const struct js_track *track_of(const struct jobseries *js, int gpu, int metric)
+{
+	if (gpu < 0)
+		return metric >= 0 && metric < JSM__COUNT ? js->m[metric] : NULL;
+	if (gpu >= js->ngpus || metric < 0 || metric >= JSG__COUNT)
+		return NULL;
+	return &js->gpu[gpu]->t[metric];
+}
+
+size_t jobseries_overview(const struct jobseries *js, int gpu, int metric, double *out)
+{
+	const struct js_track *t = track_of(js, gpu, metric);
+
+	for (size_t i = 0; i < js->npoints; i++)
+		out[i] = t && t->n[i] ? t->sum[i] / t->n[i] : NAN;
+	return js->npoints;
+}
+
+size_t jobseries_detail(const struct jobseries *js, int gpu, int metric, double *out,
+			int64_t *t_first_ms)
+{
+	const struct js_track *t = track_of(js, gpu, metric);
+	size_t first = (js->ring_head + JS_RING - js->ring_len) % JS_RING;
+
+	*t_first_ms = js->ring_len ? js->ring_ts[first] : 0;
+	for (size_t i = 0; i < js->ring_len; i++)
+		out[i] = t ? t->ring[(first + i) % JS_RING] : NAN;
+	return js->ring_len;
+}
+
+bool jobseries_has(const struct jobseries *js, int gpu, int metric)
+{
+	const struct js_track *t = track_of(js, gpu, metric);
+
+	if (!t)
+		return false;
+	for (size_t i = 0; i < js->npoints; i++)
+		if (t->n[i])
+			return true;
+	return false;
+}

@@ -1,0 +1,45 @@
+/*
+ * report_query.h - what `jobscope report` is asked, answered from a store:
+ * one job or run (summary, analysis and verdicts), or the history of many
+ * (reserved vs used by user, node, job, hour or weekday).  The CLI and the
+ * head's /api/v1/report both go through report_query_run().
+ *
+ * Errors: 0 or -errno with a message in err (never printed here):
+ * -EINVAL for a question that does not make sense, -ENOENT when nothing
+ * matches, others from the store.
+ */
+#ifndef JOBSCOPE_REPORT_QUERY_H
+#define JOBSCOPE_REPORT_QUERY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/strbuf.h"
+#include "history.h"
+#include "report.h"
+#include "store/store.h"
+
+enum report_format { REPORT_FMT_TEXT, REPORT_FMT_JSON, REPORT_FMT_CSV, REPORT_FMT_HTML };
+
+struct report_query {
+	const char *run_id;  /* a row id or "last"; NULL */
+	const char *job_key; /* scheduler:id[:start_ms] or id; NULL */
+	const char *user, *node;
+	bool has_since, has_until;
+	int64_t since_ms, until_ms;
+	bool has_by;
+	enum history_by by;
+	enum report_format format;
+	bool utf8;
+	const char *plot_path; /* a job's timeline plot to write too; NULL */
+};
+
+int report_format_parse(const char *s, enum report_format *out);
+/* Whether the query asks for history rather than one job. */
+bool report_query_is_history(const struct report_query *q);
+int report_query_run(struct store *st, const struct report_query *q, int64_t now_ms,
+		     struct strbuf *out, char *err, size_t errsize);
+/* "2h", "7d" (before now) or RFC 3339 -> ms; 0 or -EINVAL. */
+int report_parse_time(const char *s, int64_t now_ms, int64_t *ms);
+
+#endif
