@@ -2,7 +2,8 @@
  * classify.c - bottleneck and job type by rules over the job's features
  * (see classify.h).  The thresholds follow what job-efficiency tools tell
  * their users (shared/reference/verdicts.md): a GPU under 40% busy is
- * underused; 90% of the allowed cores is saturated; 20% iowait is I/O-bound.
+ * underused; 90% of the allowed cores is saturated; 20% iowait (or tasks
+ * stalled on I/O 30% of the time) is I/O-bound.
  */
 #include "analysis/classify.h"
 
@@ -10,7 +11,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#define MIN_DURATION_S	  30.0
+#define MIN_DURATION_S	  10.0
 #define MIN_SAMPLES	  10
 #define GPU_LOW_PCT	  40.0
 #define GPU_BUSY_PCT	  70.0
@@ -19,6 +20,7 @@
 #define THROTTLED_SHARE	  0.2
 #define PCIE_HIGH	  0.7
 #define PSI_MEM_HIGH_PCT  10.0
+#define PSI_IO_HIGH_PCT	  30.0
 #define MEM_AT_LIMIT	  0.95
 #define PERIODIC	  0.5
 
@@ -93,10 +95,14 @@ enum bottleneck classify_bottleneck(const struct job_features *f, char *reason, 
 			 f->gpu_util_avg, f->cores_avg, f->cores_allowed);
 		return BOTTLENECK_CPU_FEEDING;
 	}
-	if (known(f->iowait_pct) && f->iowait_pct >= IOWAIT_HIGH_PCT &&
+	if (((known(f->iowait_pct) && f->iowait_pct >= IOWAIT_HIGH_PCT) ||
+	     (known(f->psi_io_some_pct) && f->psi_io_some_pct >= PSI_IO_HIGH_PCT)) &&
 	    (!gpu || f->gpu_util_avg < GPU_LOW_PCT) && !saturated(f)) {
-		snprintf(reason, size, "the node waited on storage %.0f%% of the time (reading %.1f MB/s)",
-			 f->iowait_pct, f->read_bps_avg / 1e6);
+		snprintf(reason, size,
+			 "waiting on storage: the node's CPUs %.0f%% in iowait, tasks stalled on "
+			 "I/O %.0f%% of the time (reading %.1f MB/s, writing %.1f MB/s)",
+			 f->iowait_pct, f->psi_io_some_pct, f->read_bps_avg / 1e6,
+			 f->write_bps_avg / 1e6);
 		return BOTTLENECK_IO;
 	}
 	if (gpu && known(f->pcie_frac) && f->pcie_frac >= PCIE_HIGH &&
@@ -134,7 +140,7 @@ enum job_type classify_job_type(const struct job_features *f, char *reason, size
 			 gpu ? "idle GPUs" : "no GPU");
 		return JOB_TYPE_IDLE;
 	}
-	if (periodic && ((gpu && f->gpu_util_avg >= 20) || (!gpu && known(busy) && busy >= 0.8))) {
+	if (periodic && ((gpu && f->gpu_util_avg >= 20) || (!gpu && known(busy) && busy >= 0.5))) {
 		snprintf(reason, size, "sustained work in a regular cycle (period confidence %.2f)%s",
 			 f->period_confidence, gpu ? " on its GPUs" : "");
 		return JOB_TYPE_TRAINING;

@@ -22,6 +22,7 @@ struct job_features {
 	double throttled_frac;	     /* share of GPU samples with a throttle reason; NAN */
 	double pcie_frac;	     /* PCIe traffic / link capacity, 0-1; NAN */
 	double iowait_pct;	     /* the node's, 0-100; NAN */
+	double psi_io_some_pct;	     /* the node's time stalled on I/O, 0-100; NAN */
 	double read_bps_avg, write_bps_avg;
 	double mem_peak_frac;	     /* memory peak / limit, 0-1; NAN */
 	double swap_bytes_peak;	     /* NAN */

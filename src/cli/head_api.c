@@ -19,6 +19,7 @@
 #include "common/prom.h"
 #include "common/timeutil.h"
 #include "head.h"
+#include "report/report_query.h"
 
 #define API_MAX_ROWS "10000"
 
@@ -418,6 +419,44 @@ static void metrics(struct head *h, struct http_response *res)
 	strbuf_addf(&res->body, "jobscope_head_refused_batches_total %" PRIu64 "\n", h->refused);
 }
 
+/*
+ * GET /api/v1/report?job=KEY|run=ID|user=U|node=N&since=T&until=T&by=K&format=F:
+ * `jobscope report` run on the head's store (jobscope report --head asks it).
+ */
+static void api_report(struct head *h, const struct http_request *req, struct http_response *res)
+{
+	static const char *const types[] = {"text/plain; charset=utf-8", "application/json",
+					    "text/csv; charset=utf-8", "text/html; charset=utf-8"};
+	struct report_query q = {.utf8 = true};
+	const char *since = http_query_arg(req, "since"), *until = http_query_arg(req, "until");
+	const char *by = http_query_arg(req, "by"), *format = http_query_arg(req, "format");
+	int64_t now_ms = time_now_ms();
+	char err[512];
+	int ret;
+
+	q.job_key = http_query_arg(req, "job");
+	q.run_id = http_query_arg(req, "run");
+	q.user = http_query_arg(req, "user");
+	q.node = http_query_arg(req, "node");
+	if ((format && report_format_parse(format, &q.format)) ||
+	    (by && history_by_parse(by, &q.by)) ||
+	    (since && report_parse_time(since, now_ms, &q.since_ms)) ||
+	    (until && report_parse_time(until, now_ms, &q.until_ms))) {
+		http_error(res, 400, "bad format, by, since or until");
+		return;
+	}
+	q.has_by = by != NULL;
+	q.has_since = since != NULL;
+	q.has_until = until != NULL;
+	ret = report_query_run(h->st, &q, now_ms, &res->body, err, sizeof(err));
+	if (ret) {
+		strbuf_reset(&res->body);
+		http_error(res, ret == -ENOENT ? 404 : ret == -EINVAL ? 400 : 503, err);
+		return;
+	}
+	res->content_type = types[q.format];
+}
+
 bool head_api(struct head *h, const struct http_request *req, struct http_response *res)
 {
 	const char *path = req->path;
@@ -425,6 +464,10 @@ bool head_api(struct head *h, const struct http_request *req, struct http_respon
 
 	if (strcmp(path, "/metrics") == 0) {
 		metrics(h, res);
+		return true;
+	}
+	if (strcmp(path, "/api/v1/report") == 0) {
+		api_report(h, req, res);
 		return true;
 	}
 	jsonw_init(&w, &res->body, true);

@@ -443,6 +443,8 @@ static void features_fill(struct analysis *a, const struct summary *s, const str
 	f->throttled_frac = a->gpu_throttled_frac;
 	n = jobseries_overview(js, -1, JSM_HOST_IOWAIT_PCT, w->ov);
 	f->iowait_pct = mean(w->ov, n);
+	n = jobseries_overview(js, -1, JSM_PSI_IO_PCT, w->ov);
+	f->psi_io_some_pct = mean(w->ov, n);
 	n = jobseries_overview(js, -1, JSM_READ_BPS, w->ov);
 	f->read_bps_avg = mean(w->ov, n);
 	n = jobseries_overview(js, -1, JSM_WRITE_BPS, w->ov);
@@ -552,7 +554,9 @@ static void verdicts_cpu_mem(struct analysis *a, const struct summary *s)
 	    (a->cores_from_reservation || a->cores_reserved > 1)) {
 		double want = ceil(fmax(1.0, isnan(a->cores_p95) ? a->cores_avg : a->cores_p95));
 
-		v = verdict_add(a, "cpu_idle", a->cpu_eff_pct < 25 ? VERDICT_WARNING : VERDICT_INFO,
+		v = verdict_add(a, "cpu_idle",
+				a->cpu_eff_pct < 25 && a->cores_from_reservation ? VERDICT_WARNING
+										 : VERDICT_INFO,
 				"used %.1f of %.0f cores on average (CPU efficiency %.0f%%)",
 				a->cores_avg, a->cores_reserved, a->cpu_eff_pct);
 		evidence(v, "cpu_cores_avg", a->cores_avg);
@@ -667,6 +671,7 @@ static void verdicts_other(struct analysis *a)
 		evidence(v, "cpu_cores_avg", a->cores_avg);
 		evidence(v, "gpu_util_mean_pct", a->features.gpu_util_avg);
 		evidence(v, "iowait_pct", a->features.iowait_pct);
+		evidence(v, "psi_io_some_pct", a->features.psi_io_some_pct);
 		evidence(v, "read_bps", a->features.read_bps_avg);
 		evidence(v, "write_bps", a->features.write_bps_avg);
 		evidence(v, "mem_peak_frac", a->features.mem_peak_frac);

@@ -25,7 +25,7 @@
 
 enum verdict_severity { VERDICT_INFO, VERDICT_WARNING, VERDICT_CRITICAL };
 
-#define VERDICT_EVIDENCE_MAX 6
+#define VERDICT_EVIDENCE_MAX 8
 struct verdict_evidence {
 	const char *name; /* "gpu_util_mean_pct": a static string */
 	double value;	  /* NAN: unknown (written null) */

@@ -257,8 +257,13 @@ int jobseries_add_job(struct jobseries *js, int64_t ts_ms, const struct job_samp
 
 	if (locate(js, ts_ms, &bucket, &slot))
 		return 0;
-	ret = put(js, JSM_RSS_BYTES, bucket, slot, (double)j->rss_bytes);
-	if (j->valid & JS_SWAP)
+	/*
+	 * No process left, or only zombies (the job's last sample): no memory
+	 * to speak of, which is not 0 - a live process always has some.
+	 */
+	ret = j->nprocs && j->rss_bytes ? put(js, JSM_RSS_BYTES, bucket, slot, (double)j->rss_bytes)
+					: 0;
+	if (j->nprocs && j->valid & JS_SWAP)
 		ret = ret ?: put(js, JSM_SWAP_BYTES, bucket, slot, (double)j->swap_bytes);
 	if (js->has_prev_job && ts_ms > js->prev_job_ms) {
 		double span_s = (double)(ts_ms - js->prev_job_ms) / 1000.0;

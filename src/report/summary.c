@@ -400,8 +400,15 @@ void summary_finish(struct summary *s, const struct job_record *job)
 {
 	if (job)
 		s->job = *job;
-	for (int i = 0; i < s->ngpus; i++)
+	for (int i = 0; i < s->ngpus; i++) {
 		gpu_settle(&s->gpus[i]);
+		/*
+		 * A driver that lists processes and listed none of the job's:
+		 * the job used none of its devices (not "unknown").
+		 */
+		if (s->gpus[i].dev.info.supported & (GPU_PROC_MEM | GPU_PROC_UTIL))
+			s->gpu_procs_known = true;
+	}
 	/* A run shorter than one peak window still has a peak: its average. */
 	if (s->cores_peak == 0 && s->last_ms > s->win_start_ms)
 		close_window(s, s->last_ms, &s->last);

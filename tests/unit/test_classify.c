@@ -19,7 +19,7 @@ static struct job_features base(void)
 	struct job_features f = {
 	    .duration_s = 3600, .samples = 3600, .cores_avg = 1.0, .cores_allowed = 8,
 	    .cores_saturated_frac = 0, .busy_frac = 1.0, .gpu_util_avg = NAN, .gpu_util_p95 = NAN,
-	    .throttled_frac = NAN, .pcie_frac = NAN, .iowait_pct = 1, .read_bps_avg = 0,
+	    .throttled_frac = NAN, .pcie_frac = NAN, .iowait_pct = 1, .psi_io_some_pct = NAN, .read_bps_avg = 0,
 	    .write_bps_avg = 0, .mem_peak_frac = 0.3, .swap_bytes_peak = 0, .psi_mem_some_pct = 0,
 	    .period_confidence = NAN, .net_bps_avg = 0,
 	};
@@ -39,7 +39,7 @@ static void test_bottlenecks(void **state)
 	(void)state;
 	c[n].what = "short";
 	c[n].f = base();
-	c[n].f.duration_s = 10;
+	c[n].f.duration_s = 9;
 	c[n++].want = BOTTLENECK_UNKNOWN;
 	c[n].what = "idle";
 	c[n].f = base();
