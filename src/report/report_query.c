@@ -15,6 +15,8 @@
 #include "jobreport.h"
 
 #define DAY_MS (24 * 3600000LL)
+/* History slices jobs by hour: a bound on the work one question can ask for. */
+#define HISTORY_MAX_DAYS 3660
 
 static int fail(int ret, char *err, size_t size, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -76,6 +78,9 @@ static int run_history(struct store *st, const struct report_query *q, int64_t n
 	f.since_ms = q->has_since ? q->since_ms : f.until_ms - 30 * DAY_MS;
 	if (f.since_ms >= f.until_ms)
 		return fail(-EINVAL, err, errsize, "--since must come before --until");
+	if (f.until_ms - f.since_ms > HISTORY_MAX_DAYS * DAY_MS)
+		return fail(-EINVAL, err, errsize, "a window of at most %d days, please",
+			    HISTORY_MAX_DAYS);
 	history_init(&h, by, f.since_ms, f.until_ms);
 	ret = history_load(&h, st, &f);
 	if (ret) {

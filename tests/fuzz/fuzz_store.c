@@ -2,10 +2,13 @@
  * fuzz_store.c - libFuzzer target for the store reader on hostile files.
  *
  * The input is written to a file in a private temporary directory and
- * opened read-only; if it opens, every job is listed and replayed.  The
- * store must refuse or read it without crashing or leaking, and whatever
- * it hands out must keep the struct promises (terminated strings, counts
- * within their arrays).  Messages go to /dev/null.
+ * opened read-only; if it opens, every job is listed and replayed, the
+ * first few are reported (summary, series, analysis, and every format)
+ * and the history of all of them is made.  The store must refuse or read
+ * it without crashing or leaking, and whatever it hands out must keep the
+ * struct promises (terminated strings, counts within their arrays); the
+ * analysis must cope with any values (NaN, huge, times going back).
+ * Messages go to /dev/null.
  *
  * Seeds (corpus/fuzz_store): small valid stores written through store.h
  * and shrunk with `PRAGMA page_size = 512; VACUUM` (one in rollback, one
@@ -21,9 +24,11 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "report/report_query.h"
 #include "store/store.h"
 
-#define FUZZ_MAX_JOBS 32 /* replays per input: keeps one input fast */
+#define FUZZ_MAX_JOBS	 32 /* replays per input: keeps one input fast */
+#define FUZZ_MAX_REPORTS 3  /* full reports per input */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -118,6 +123,43 @@ struct fuzz_state {
 	int jobs;
 };
 
+/* One job's report in every format; what it says does not matter, only that it is said. */
+static void report_all_formats(struct store *st, int64_t id)
+{
+	struct report_query q = {0};
+	char run[24], err[256];
+	struct strbuf out;
+
+	snprintf(run, sizeof(run), "%lld", (long long)id);
+	q.run_id = run;
+	strbuf_init(&out, 1 << 20);
+	for (int f = REPORT_FMT_TEXT; f <= REPORT_FMT_HTML; f++) {
+		q.format = (enum report_format)f;
+		strbuf_reset(&out);
+		report_query_run(st, &q, 1767571200000LL, &out, err, sizeof(err));
+		check_str(err, sizeof(err));
+	}
+	strbuf_release(&out);
+}
+
+/* The history of 2025-2026, by each grouping. */
+static void history_all(struct store *st)
+{
+	struct report_query q = {.has_since = true, .has_until = true, .has_by = true,
+				 .since_ms = 1735689600000LL, .until_ms = 1798761600000LL};
+	char err[256];
+	struct strbuf out;
+
+	strbuf_init(&out, 1 << 20);
+	for (int by = HISTORY_BY_JOB; by <= HISTORY_BY_WEEKDAY; by++) {
+		q.by = (enum history_by)by;
+		q.format = (enum report_format)(by % 4);
+		strbuf_reset(&out);
+		report_query_run(st, &q, 1767571200000LL, &out, err, sizeof(err));
+	}
+	strbuf_release(&out);
+}
+
 static int replay_each(const struct job_record *job, void *arg)
 {
 	struct fuzz_state *fs = arg;
@@ -132,6 +174,8 @@ static int replay_each(const struct job_record *job, void *arg)
 	if (store_get_job(fs->st, job->id, &again) == 0 && again.id != job->id)
 		abort();
 	store_replay_job(fs->st, job->id, &fuzz_ops, NULL);
+	if (fs->jobs < FUZZ_MAX_REPORTS)
+		report_all_formats(fs->st, job->id);
 	return ++fs->jobs >= FUZZ_MAX_JOBS;
 }
 
@@ -156,6 +200,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (store_open(fuzz_path, STORE_READONLY, &fs.st) == 0) {
 		store_for_each_job(fs.st, replay_each, &fs);
 		store_replay_job(fs.st, 1, NULL, NULL);
+		history_all(fs.st);
 		store_close(fs.st);
 	}
 	remove_store_files();
