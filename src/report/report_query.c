@@ -219,9 +219,8 @@ static int run_job(struct store *st, const struct report_query *q, struct strbuf
 	if (ret)
 		fail(ret, err, errsize, "cannot render the report: %s", strerror(-ret));
 	if (!ret && q->plot_path) {
+		/* plot_write has said why it failed */
 		ret = plot_write(q->plot_path, &r->sum, &r->js, &r->an);
-		if (ret)
-			fail(ret, err, errsize, "cannot write the plot '%s'", q->plot_path);
 	}
 out_release:
 	job_report_release(r);
