@@ -786,7 +786,8 @@ static void replay_gpu_proc(void *arg, const struct device_record *dev,
 int summary_from_store(struct summary *s, struct store *st, const struct job_record *job)
 {
 	static const struct store_replay_ops ops = {
-	    replay_host, replay_job, replay_proc, replay_event, replay_gpu, replay_gpu_proc,
+	    replay_host, replay_job,	  replay_proc, replay_event,
+	    replay_gpu,	 replay_gpu_proc, .host_totals_only = true,
 	};
 	int ret;
 

@@ -31,6 +31,8 @@
 
 #define STORE_SCHEMA_VERSION 4
 #define STORE_APPLICATION_ID 0x4A53434F
+/* Stores up to this size get a full PRAGMA quick_check when opened. */
+#define STORE_QUICK_CHECK_MAX_BYTES ((int64_t)256 << 20)
 
 struct store;
 
@@ -378,6 +380,13 @@ struct store_replay_ops {
 	/* p: the job's process, or NULL for another process on the device */
 	void (*gpu_proc)(void *arg, const struct device_record *dev, const struct proc_info *p,
 			 int64_t ts_ms, const struct gpu_proc *g);
+	/*
+	 * Host samples with their totals only: no per-CPU, per-disk and
+	 * per-interface rows (two thirds of a tick's rows on a 32-core node);
+	 * cpu.ncpus then comes from the host row and cpu.cpu[] is not filled,
+	 * ndisks and nnets are 0.
+	 */
+	bool host_totals_only;
 };
 int store_replay_job(struct store *st, int64_t id, const struct store_replay_ops *ops, void *arg);
 

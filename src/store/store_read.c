@@ -50,11 +50,19 @@ static bool col_opt(struct row *r, uint64_t *out)
 	return true;
 }
 
+/* Text into buf, cut to fit (a replay copies millions: no printf machinery). */
 static void col_text(struct row *r, char *buf, size_t size)
 {
-	const unsigned char *s = sqlite3_column_text(r->stmt, r->col++);
+	const char *s = (const char *)sqlite3_column_text(r->stmt, r->col);
+	size_t len = s ? (size_t)sqlite3_column_bytes(r->stmt, r->col) : 0;
 
-	snprintf(buf, size, "%s", s ? (const char *)s : "");
+	r->col++;
+	if (len >= size)
+		len = size - 1;
+	if (len)
+		memcpy(buf, s, len);
+	buf[len] = '\0';
+	/* an embedded NUL ends the string where C code would end it */
 }
 
 /* Reports a failed read: corruption says so, the rest names the errno. */
@@ -306,10 +314,16 @@ out_free_job:
 }
 
 /*
- * Replay.  One cursor per kind of row, each ordered by seq; the merge
- * always hands out the smallest seq next.  A host row brings its per-CPU,
- * disk and interface rows, written right after it with the same node and
- * timestamp.
+ * Replay.  One cursor per kind of row (per device for the GPU tables),
+ * each in seq order; the merge always hands out the smallest seq next.  A
+ * host row brings its per-CPU, disk and interface rows, written right
+ * after it with the same node and timestamp.
+ *
+ * Cursors over a time window read their index in (ts_ms, seq) order (the
+ * index ends with the rowid, seq), which is seq order for one node's host
+ * rows and one device's rows, as they are written tick by tick; ordering
+ * them "BY seq" instead made SQLite sort the whole window in a temporary
+ * b-tree (most of the time of a long job's report).
  */
 enum replay_kind {
 	REPLAY_HOST,
@@ -322,10 +336,14 @@ enum replay_kind {
 };
 
 struct replay_cursor {
+	enum replay_kind kind;
 	sqlite3_stmt *stmt;
 	bool live; /* stmt holds a row */
 	int64_t seq;
 };
+
+/* a cursor per kind, and one per device of the node for each GPU table */
+#define REPLAY_MAX_CURSORS (REPLAY__COUNT + 2 * GPU_MAX_DEVICES)
 
 struct replay {
 	struct store *st;
@@ -333,7 +351,8 @@ struct replay {
 	void *arg;
 	int64_t node_id;
 	int64_t job_id;
-	struct replay_cursor cur[REPLAY__COUNT];
+	struct replay_cursor cur[REPLAY_MAX_CURSORS];
+	int ncur;
 	sqlite3_stmt *cpu_stmt;
 	sqlite3_stmt *disk_stmt;
 	sqlite3_stmt *net_stmt;
@@ -343,6 +362,8 @@ struct replay {
 	struct job_sample jsample;
 	struct event_record event;
 	struct device_record dev;
+	struct device_record *devcache; /* GPU_MAX_DEVICES, by first sight */
+	int ndevcache;
 	struct gpu_sample gsample;
 	struct gpu_proc gproc;
 };
@@ -359,7 +380,7 @@ static const char replay_job_v2[] =
 
 static const char *const replay_sql[REPLAY__COUNT] = {
     [REPLAY_HOST] = ("SELECT seq, ts_ms, " STORE_HOST_COLUMNS " FROM host_samples"
-		     " WHERE node_id = ?1 AND ts_ms >= ?2 AND ts_ms <= ?3 ORDER BY seq"),
+		     " WHERE node_id = ?1 AND ts_ms >= ?2 AND ts_ms <= ?3 ORDER BY ts_ms, seq"),
     [REPLAY_JOB] = ("SELECT seq, ts_ms, nprocs, user_ms, system_ms, rss_bytes, swap_bytes,"
 		    " read_bytes, write_bytes, sampler_cpu_ms, cg_cpu_ms, cg_mem_bytes,"
 		    " cg_mem_peak_bytes FROM job_samples WHERE job_id = ?1 ORDER BY seq"),
@@ -376,15 +397,37 @@ static const char *const replay_sql[REPLAY__COUNT] = {
 		    " s.power_mw, s.energy_mj, s.temp_c, s.sm_clock_mhz, s.mem_clock_mhz,"
 		    " s.throttle_reasons, s.ecc_corrected, s.ecc_uncorrected," DEVICE_COLUMNS
 		    " FROM gpu_samples s JOIN devices d ON d.id = s.device_id"
-		    " WHERE d.node_id = ?1 AND s.ts_ms >= ?2 AND s.ts_ms <= ?3 ORDER BY s.seq"),
+		    " WHERE s.device_id = ?1 AND s.ts_ms >= ?2 AND s.ts_ms <= ?3"
+		    " ORDER BY s.ts_ms, s.seq"),
     [REPLAY_GPU_PROC] = ("SELECT s.seq, s.ts_ms, s.pid, s.mem_bytes, s.sm_util_pct,"
 			 " s.mem_util_pct, s.graphics, s.proc_id, s.job_id," DEVICE_COLUMNS
 			 ", p.pid, p.ppid, p.start_ms, p.end_ms, p.uid, p.comm, p.cmdline"
 			 " FROM gpu_proc_samples s JOIN devices d ON d.id = s.device_id"
 			 " LEFT JOIN procs p ON p.id = s.proc_id"
-			 " WHERE d.node_id = ?1 AND s.ts_ms >= ?2 AND s.ts_ms <= ?3"
-			 " ORDER BY s.seq"),
+			 " WHERE s.device_id = ?1 AND s.ts_ms >= ?2 AND s.ts_ms <= ?3"
+			 " ORDER BY s.ts_ms, s.seq"),
 };
+
+/*
+ * The GPU tables when every device of the store is the job's node's: one
+ * cursor each, over a range of seq (the table's rowid) found through the
+ * device index, read in rowid order: no index step and no table seek per
+ * row.  ?1, ?2: the seq range; ?3, ?4: the window.
+ */
+static const char replay_gpu_range[] =
+    "SELECT s.seq, s.ts_ms, s.util_pct, s.mem_util_pct, s.mem_used_bytes,"
+    " s.pcie_rx_bps, s.pcie_tx_bps, s.nvlink_rx_bytes, s.nvlink_tx_bytes,"
+    " s.power_mw, s.energy_mj, s.temp_c, s.sm_clock_mhz, s.mem_clock_mhz,"
+    " s.throttle_reasons, s.ecc_corrected, s.ecc_uncorrected," DEVICE_COLUMNS
+    " FROM gpu_samples s JOIN devices d ON d.id = s.device_id"
+    " WHERE s.seq >= ?1 AND s.seq <= ?2 AND s.ts_ms >= ?3 AND s.ts_ms <= ?4 ORDER BY s.seq";
+static const char replay_gpu_proc_range[] =
+    "SELECT s.seq, s.ts_ms, s.pid, s.mem_bytes, s.sm_util_pct,"
+    " s.mem_util_pct, s.graphics, s.proc_id, s.job_id," DEVICE_COLUMNS
+    ", p.pid, p.ppid, p.start_ms, p.end_ms, p.uid, p.comm, p.cmdline"
+    " FROM gpu_proc_samples s JOIN devices d ON d.id = s.device_id"
+    " LEFT JOIN procs p ON p.id = s.proc_id"
+    " WHERE s.seq >= ?1 AND s.seq <= ?2 AND s.ts_ms >= ?3 AND s.ts_ms <= ?4 ORDER BY s.seq";
 
 /* A schema 1 store has no GPU tables and no events.gpu_index. */
 static const char replay_event_v1[] = "SELECT seq, ts_ms, kind, pid, value, message, NULL"
@@ -496,7 +539,7 @@ static void host_from_row(struct row *r, struct host_sample *h)
 {
 	struct cpu_times *t = &h->cpu.total;
 	struct host_meminfo *m = &h->mem;
-	uint64_t v, ignored;
+	uint64_t v, ncpus;
 	bool any;
 
 	h->valid = 0;
@@ -511,7 +554,8 @@ static void host_from_row(struct row *r, struct host_sample *h)
 	col_opt(r, &t->irq_ms);
 	col_opt(r, &t->softirq_ms);
 	col_opt(r, &t->steal_ms);
-	col_opt(r, &ignored); /* ncpus: the per-CPU rows found are what counts */
+	/* ncpus: the per-CPU rows found are what counts, unless they are not read */
+	h->cpu.ncpus = col_opt(r, &ncpus) && ncpus <= HOST_MAX_CPUS ? (int)ncpus : 0;
 
 	m->valid = 0;
 	m->valid |= col_opt(r, &m->total_bytes) ? MEMINFO_TOTAL : 0;
@@ -563,7 +607,7 @@ static int replay_host(struct replay *rp, sqlite3_stmt *stmt)
 	int ret;
 
 	host_from_row(&r, rp->host);
-	ret = host_details(rp, ts_ms, seq);
+	ret = rp->ops->host_totals_only ? 0 : host_details(rp, ts_ms, seq);
 	if (ret)
 		return ret;
 	rp->ops->host(rp->arg, ts_ms, rp->host);
@@ -665,6 +709,30 @@ static void device_from_row(struct row *r, struct device_record *d)
 	g->supported = (uint32_t)col_i64(r);
 }
 
+#define DEVICE_NCOLUMNS 11 /* in DEVICE_COLUMNS */
+
+/*
+ * The device of a GPU row: read once per replay and kept (a device's row
+ * does not change within one), so a long job's rows are not copied string
+ * by string each time.  Leaves r past the device columns.
+ */
+static const struct device_record *device_of_row(struct replay *rp, struct row *r)
+{
+	int64_t id = sqlite3_column_int64(r->stmt, r->col);
+
+	for (int i = 0; i < rp->ndevcache; i++)
+		if (rp->devcache[i].id == id) {
+			r->col += DEVICE_NCOLUMNS;
+			return &rp->devcache[i];
+		}
+	if (rp->ndevcache == GPU_MAX_DEVICES) {
+		device_from_row(r, &rp->dev);
+		return &rp->dev;
+	}
+	device_from_row(r, &rp->devcache[rp->ndevcache]);
+	return &rp->devcache[rp->ndevcache++];
+}
+
 /* One optional column into a field of `width` bytes, setting `bit` when present. */
 static void col_gpu(struct row *r, uint32_t *valid, uint32_t bit, void *field, size_t width)
 {
@@ -706,8 +774,7 @@ static void replay_gpu(struct replay *rp, sqlite3_stmt *stmt)
 	col_gpu(&r, &valid, GPU_ECC, &s->ecc_corrected, 8);
 	col_gpu(&r, &valid, GPU_ECC, &s->ecc_uncorrected, 8);
 	s->valid = valid;
-	device_from_row(&r, &rp->dev);
-	rp->ops->gpu(rp->arg, &rp->dev, ts_ms, s);
+	rp->ops->gpu(rp->arg, device_of_row(rp, &r), ts_ms, s);
 }
 
 static void replay_gpu_proc(struct replay *rp, sqlite3_stmt *stmt)
@@ -717,6 +784,7 @@ static void replay_gpu_proc(struct replay *rp, sqlite3_stmt *stmt)
 	struct row r = {stmt, 1};
 	int64_t ts_ms = col_i64(&r);
 	uint32_t valid = 0;
+	const struct device_record *dev;
 	uint64_t proc_id, job_id;
 	bool ours;
 
@@ -729,7 +797,7 @@ static void replay_gpu_proc(struct replay *rp, sqlite3_stmt *stmt)
 	g->graphics = col_i64(&r) != 0;
 	ours = col_opt(&r, &proc_id);
 	ours = col_opt(&r, &job_id) && ours && (int64_t)job_id == rp->job_id;
-	device_from_row(&r, &rp->dev);
+	dev = device_of_row(rp, &r);
 	memset(p, 0, sizeof(*p));
 	if (ours) {
 		p->pid = (int32_t)col_i64(&r);
@@ -740,7 +808,7 @@ static void replay_gpu_proc(struct replay *rp, sqlite3_stmt *stmt)
 		col_text(&r, p->comm, sizeof(p->comm));
 		col_text(&r, p->cmdline, sizeof(p->cmdline));
 	}
-	rp->ops->gpu_proc(rp->arg, &rp->dev, ours ? p : NULL, ts_ms, g);
+	rp->ops->gpu_proc(rp->arg, dev, ours ? p : NULL, ts_ms, g);
 }
 
 /* Finds the job's node and time window; -ENOENT without a message. */
@@ -771,45 +839,206 @@ static int replay_window(struct store *st, int64_t id, int64_t *node_id, int64_t
 	return ret;
 }
 
+/* A cursor of kind over one job (key: its row) or one node or device (key) and the window. */
+static int cursor_open(struct replay *rp, enum replay_kind kind, const char *sql, int64_t key,
+		       int64_t start_ms, int64_t end_ms)
+{
+	struct replay_cursor *c;
+	int ret;
+
+	if (rp->ncur == REPLAY_MAX_CURSORS)
+		return 0; /* more devices than a node can have: the rest are left out */
+	c = &rp->cur[rp->ncur++];
+	c->kind = kind;
+	ret = prepare(rp->st, sql, "replay a job", &c->stmt);
+	if (ret)
+		return ret;
+	sqlite3_bind_int64(c->stmt, 1, key);
+	if (kind == REPLAY_HOST || kind == REPLAY_GPU || kind == REPLAY_GPU_PROC) {
+		sqlite3_bind_int64(c->stmt, 2, start_ms);
+		sqlite3_bind_int64(c->stmt, 3, end_ms);
+	}
+	return cursor_step(rp, c);
+}
+
+/* The devices of the job's node, by row id, into ids (room for GPU_MAX_DEVICES). */
+static int node_devices(struct replay *rp, int64_t *ids, int *n)
+{
+	sqlite3_stmt *stmt;
+	int rc, ret;
+
+	*n = 0;
+	ret = prepare(rp->st, "SELECT id FROM devices WHERE node_id = ? ORDER BY id",
+		      "replay a job", &stmt);
+	if (ret)
+		return ret;
+	sqlite3_bind_int64(stmt, 1, rp->node_id);
+	while (*n < GPU_MAX_DEVICES && (rc = sqlite3_step(stmt)) == SQLITE_ROW)
+		ids[(*n)++] = sqlite3_column_int64(stmt, 0);
+	if (*n < GPU_MAX_DEVICES && rc != SQLITE_DONE)
+		ret = store__read_fail(rp->st, rc, "replay a job");
+	sqlite3_finalize(stmt);
+	return ret;
+}
+
+/*
+ * The seq range of a GPU table's rows of devs in the window: the first and
+ * the last row of each device there, through its (device_id, ts_ms)
+ * index.  Rows are written tick by tick, so a device's seq grows with its
+ * time.  *lo > *hi when there are none.
+ */
+static int gpu_seq_range(struct replay *rp, const char *table, const int64_t *devs, int ndevs,
+			 int64_t start_ms, int64_t end_ms, int64_t *lo, int64_t *hi)
+{
+	char sql[2][192];
+	sqlite3_stmt *stmt[2] = {NULL, NULL};
+	int ret = 0, rc;
+
+	snprintf(sql[0], sizeof(sql[0]),
+		 "SELECT seq FROM %s WHERE device_id = ?1 AND ts_ms >= ?2 AND ts_ms <= ?3"
+		 " ORDER BY ts_ms, seq LIMIT 1",
+		 table);
+	snprintf(sql[1], sizeof(sql[1]),
+		 "SELECT seq FROM %s WHERE device_id = ?1 AND ts_ms >= ?2 AND ts_ms <= ?3"
+		 " ORDER BY ts_ms DESC, seq DESC LIMIT 1",
+		 table);
+	*lo = INT64_MAX;
+	*hi = INT64_MIN;
+	for (int k = 0; k < 2 && !ret; k++)
+		ret = prepare(rp->st, sql[k], "replay a job", &stmt[k]);
+	for (int i = 0; i < ndevs && !ret; i++)
+		for (int k = 0; k < 2 && !ret; k++) {
+			sqlite3_reset(stmt[k]);
+			sqlite3_bind_int64(stmt[k], 1, devs[i]);
+			sqlite3_bind_int64(stmt[k], 2, start_ms);
+			sqlite3_bind_int64(stmt[k], 3, end_ms);
+			rc = sqlite3_step(stmt[k]);
+			if (rc == SQLITE_ROW) {
+				int64_t seq = sqlite3_column_int64(stmt[k], 0);
+
+				if (seq < *lo)
+					*lo = seq;
+				if (seq > *hi)
+					*hi = seq;
+			} else if (rc != SQLITE_DONE) {
+				ret = store__read_fail(rp->st, rc, "replay a job");
+			}
+		}
+	sqlite3_finalize(stmt[0]);
+	sqlite3_finalize(stmt[1]);
+	return ret;
+}
+
+/* A range cursor over a GPU table (see replay_gpu_range). */
+static int cursor_open_range(struct replay *rp, enum replay_kind kind, const char *sql,
+			     int64_t lo, int64_t hi, int64_t start_ms, int64_t end_ms)
+{
+	struct replay_cursor *c;
+	int ret;
+
+	if (rp->ncur == REPLAY_MAX_CURSORS)
+		return 0;
+	c = &rp->cur[rp->ncur++];
+	c->kind = kind;
+	ret = prepare(rp->st, sql, "replay a job", &c->stmt);
+	if (ret)
+		return ret;
+	sqlite3_bind_int64(c->stmt, 1, lo);
+	sqlite3_bind_int64(c->stmt, 2, hi);
+	sqlite3_bind_int64(c->stmt, 3, start_ms);
+	sqlite3_bind_int64(c->stmt, 4, end_ms);
+	return cursor_step(rp, c);
+}
+
+/* Whether every device of the store is on the job's node (an agent's or a run's store). */
+static int devices_all_ours(struct replay *rp, bool *all)
+{
+	sqlite3_stmt *stmt;
+	int rc, ret;
+
+	ret = prepare(rp->st, "SELECT EXISTS (SELECT 1 FROM devices WHERE node_id != ?)",
+		      "replay a job", &stmt);
+	if (ret)
+		return ret;
+	sqlite3_bind_int64(stmt, 1, rp->node_id);
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_ROW)
+		*all = sqlite3_column_int64(stmt, 0) == 0;
+	else
+		ret = store__read_fail(rp->st, rc, "replay a job");
+	sqlite3_finalize(stmt);
+	return ret;
+}
+
+/*
+ * The GPU cursors: over a seq range when the store holds no other node's
+ * devices, else one per device of the node.
+ */
+static int open_gpu_cursors(struct replay *rp, int64_t start_ms, int64_t end_ms)
+{
+	const struct store_replay_ops *ops = rp->ops;
+	int64_t devs[GPU_MAX_DEVICES], lo, hi;
+	bool all = false;
+	int ndevs = 0, ret;
+
+	ret = node_devices(rp, devs, &ndevs);
+	if (!ret && ndevs)
+		ret = devices_all_ours(rp, &all);
+	if (ret || !ndevs)
+		return ret;
+	if (all) {
+		if (ops->gpu) {
+			ret = gpu_seq_range(rp, "gpu_samples", devs, ndevs, start_ms, end_ms, &lo,
+					    &hi);
+			if (!ret && lo <= hi)
+				ret = cursor_open_range(rp, REPLAY_GPU, replay_gpu_range, lo, hi,
+							start_ms, end_ms);
+		}
+		if (!ret && ops->gpu_proc) {
+			ret = gpu_seq_range(rp, "gpu_proc_samples", devs, ndevs, start_ms, end_ms,
+					    &lo, &hi);
+			if (!ret && lo <= hi)
+				ret = cursor_open_range(rp, REPLAY_GPU_PROC, replay_gpu_proc_range,
+							lo, hi, start_ms, end_ms);
+		}
+		return ret;
+	}
+	for (int i = 0; i < ndevs && !ret; i++) {
+		if (ops->gpu)
+			ret = cursor_open(rp, REPLAY_GPU, replay_sql[REPLAY_GPU], devs[i], start_ms,
+					  end_ms);
+		if (!ret && ops->gpu_proc)
+			ret = cursor_open(rp, REPLAY_GPU_PROC, replay_sql[REPLAY_GPU_PROC], devs[i],
+					  start_ms, end_ms);
+	}
+	return ret;
+}
+
 static int replay_prepare(struct replay *rp, int64_t id, int64_t start_ms, int64_t end_ms)
 {
 	const struct store_replay_ops *ops = rp->ops;
-	bool wanted[REPLAY__COUNT] = {
-	    [REPLAY_HOST] = ops->host != NULL,
-	    [REPLAY_JOB] = ops->job != NULL,
-	    [REPLAY_PROC] = ops->proc != NULL,
-	    [REPLAY_EVENT] = ops->event != NULL,
-	    [REPLAY_GPU] = ops->gpu != NULL && rp->st->schema_version >= 2,
-	    [REPLAY_GPU_PROC] = ops->gpu_proc != NULL && rp->st->schema_version >= 2,
-	};
-	struct replay_cursor *c;
-	int i, ret;
+	bool gpus = rp->st->schema_version >= 2 && (ops->gpu || ops->gpu_proc);
+	int ret = 0;
 
-	for (i = 0; i < REPLAY__COUNT; i++) {
-		if (!wanted[i])
-			continue;
-		c = &rp->cur[i];
-		const char *sql = replay_sql[i];
-
-		if (i == REPLAY_EVENT && rp->st->schema_version < 2)
-			sql = replay_event_v1;
-		if (i == REPLAY_JOB && rp->st->schema_version < 3)
-			sql = replay_job_v2;
-		ret = prepare(rp->st, sql, "replay a job", &c->stmt);
-		if (ret)
-			return ret;
-		if (i == REPLAY_HOST || i == REPLAY_GPU || i == REPLAY_GPU_PROC) {
-			sqlite3_bind_int64(c->stmt, 1, rp->node_id);
-			sqlite3_bind_int64(c->stmt, 2, start_ms);
-			sqlite3_bind_int64(c->stmt, 3, end_ms);
-		} else {
-			sqlite3_bind_int64(c->stmt, 1, id);
-		}
-		ret = cursor_step(rp, c);
-		if (ret)
-			return ret;
-	}
-	if (!wanted[REPLAY_HOST])
+	if (ops->host)
+		ret = cursor_open(rp, REPLAY_HOST, replay_sql[REPLAY_HOST], rp->node_id, start_ms,
+				  end_ms);
+	if (!ret && ops->job)
+		ret = cursor_open(rp, REPLAY_JOB,
+				  rp->st->schema_version < 3 ? replay_job_v2 : replay_sql[REPLAY_JOB],
+				  id, 0, 0);
+	if (!ret && ops->proc)
+		ret = cursor_open(rp, REPLAY_PROC, replay_sql[REPLAY_PROC], id, 0, 0);
+	if (!ret && ops->event)
+		ret = cursor_open(rp, REPLAY_EVENT,
+				  rp->st->schema_version < 2 ? replay_event_v1
+							     : replay_sql[REPLAY_EVENT],
+				  id, 0, 0);
+	if (!ret && gpus)
+		ret = open_gpu_cursors(rp, start_ms, end_ms);
+	if (ret)
+		return ret;
+	if (!ops->host)
 		return 0;
 
 	rp->host = malloc(sizeof(*rp->host));
@@ -841,12 +1070,12 @@ static int replay_merge(struct replay *rp)
 
 	for (;;) {
 		next = NULL;
-		for (c = rp->cur; c < rp->cur + REPLAY__COUNT; c++)
+		for (c = rp->cur; c < rp->cur + rp->ncur; c++)
 			if (c->live && (!next || c->seq < next->seq))
 				next = c;
 		if (!next)
 			return 0;
-		switch (next - rp->cur) {
+		switch (next->kind) {
 		case REPLAY_HOST:
 			ret = replay_host(rp, next->stmt);
 			if (ret)
@@ -864,6 +1093,7 @@ static int replay_merge(struct replay *rp)
 		case REPLAY_GPU_PROC:
 			replay_gpu_proc(rp, next->stmt);
 			break;
+		case REPLAY_EVENT:
 		default:
 			replay_event(rp, next->stmt);
 			break;
@@ -890,6 +1120,11 @@ int store_replay_job(struct store *st, int64_t id, const struct store_replay_ops
 	rp->ops = ops;
 	rp->arg = arg;
 	rp->job_id = id;
+	rp->devcache = calloc(GPU_MAX_DEVICES, sizeof(*rp->devcache));
+	if (!rp->devcache) {
+		ret = log_err(-ENOMEM, "cannot replay a job of store '%s'", st->path);
+		goto out_free_replay;
+	}
 	ret = replay_window(st, id, &rp->node_id, &start_ms, &end_ms);
 	if (ret)
 		goto out_free_replay;
@@ -898,13 +1133,14 @@ int store_replay_job(struct store *st, int64_t id, const struct store_replay_ops
 		goto out_finalize;
 	ret = replay_merge(rp);
 out_finalize:
-	for (i = 0; i < REPLAY__COUNT; i++)
+	for (i = 0; i < rp->ncur; i++)
 		sqlite3_finalize(rp->cur[i].stmt);
 	sqlite3_finalize(rp->cpu_stmt);
 	sqlite3_finalize(rp->disk_stmt);
 	sqlite3_finalize(rp->net_stmt);
 	free(rp->host);
 out_free_replay:
+	free(rp->devcache);
 	free(rp);
 	return ret;
 }
