@@ -267,3 +267,60 @@ EOF
 } >"$results.tmp"
 mv "$results.tmp" "$results"
 say "wrote $results"
+
+# `jobscope report` on a week-long synthetic store (js-mkstore, tests/tools/mkstore.c) against
+# the sqlite3 CLI: its section and summary rows go into the results written above.  The store
+# is made once (about 3 minutes, 2 GiB) and kept in /var/tmp/jobscope-bench/.
+say "jobscope report (one long job, history by user) vs the sqlite3 CLI"
+report_t0=$SECONDS
+report_quick=""
+$quick && report_quick=--quick
+if ! ninja -C build tests/js-mkstore >/dev/null ||
+	! python3 bench/report_bench.py ${report_quick:+"$report_quick"} \
+		--json "$out/report.json" --markdown "$out/report.md"; then
+	say "warning: bench/report_bench.py failed (see above); its section says so"
+	echo "Did not run: \`python3 bench/report_bench.py\` failed (see the log)." >"$out/report.md"
+	rm -f "$out/report.json"
+fi
+{
+	echo "## 7. jobscope report on a week-long store against the sqlite3 CLI"
+	echo
+	echo "Written by \`$invocation\` on $(date -u '+%Y-%m-%d %H:%M UTC')," \
+		"commit $commit$dirty, \`$buildtype\` build, on $(nproc) CPUs ($cpu_model);" \
+		"took $((SECONDS - report_t0)) s.  Method: bench/report_bench.py."
+	echo
+	cat "$out/report.md"
+} >"$out/report-section.md"
+python3 - "$results" "$out/report-section.md" "$out/report.json" <<'PY'
+import json, sys
+
+path, section_file, json_file = sys.argv[1:4]
+try:
+    checks = json.load(open(json_file))["result"]["checks"]
+    rows = []
+    for c in checks:
+        verdict = "" if c["pass"] is None else ("met" if c["pass"] else "NOT met")
+        rows.append(f"| report: {c['check']} | {c['measured']} | {c['target']} | {verdict} |")
+except (OSError, KeyError, ValueError):
+    rows = ["| report benchmark | did not run | | |"]
+ours = lambda l: l.startswith("| report: ") or l.startswith("| report benchmark ")
+lines = [l for l in open(path).read().splitlines() if not ours(l)]
+if "## Summary" in lines:  # the new rows go after the last row of its table
+    last = start = lines.index("## Summary")
+    for i in range(start + 1, len(lines)):
+        if lines[i].startswith("## "):
+            break
+        if lines[i].startswith("|"):
+            last = i
+    lines[last + 1:last + 1] = rows
+text = "\n".join(lines) + "\n"
+head = "## 7. jobscope report"
+i = text.find(head)
+if i >= 0:
+    j = text.find("\n## ", i + len(head))
+    text = text[:i].rstrip("\n") + ("\n\n" + text[j + 1:] if j >= 0 else "\n")
+text = text.rstrip("\n") + "\n\n" + open(section_file).read()
+open(path + ".tmp", "w").write(text)
+PY
+mv "$results.tmp" "$results"
+say "added the report benchmark to $results"

@@ -247,10 +247,11 @@ static void figures_hogging(struct analysis *a, const struct summary *s,
 		for (size_t i = 0; i < n; i++) {
 			double c = isnan(cores[i]) ? 0 : cores[i];
 
-			w->ov[i] = isnan(w->ov[i]) ? NAN
-				   : room > 0	   ? fmin(100.0, fmax(0.0, (w->ov[i] * host_cores / 100.0 - c) /
-								 room * 100.0))
-						   : 100.0;
+			/* a job holding the whole node leaves no room to judge by */
+			w->ov[i] = isnan(w->ov[i]) || room <= 0
+				       ? NAN
+				       : fmin(100.0, fmax(0.0, (w->ov[i] * host_cores / 100.0 - c) /
+								   room * 100.0));
 		}
 		others_cpu = mean(w->ov, n);
 	}
@@ -666,7 +667,10 @@ static void verdicts_other(struct analysis *a)
 	    a->bottleneck != BOTTLENECK_GPU_THROTTLED) {
 		v = verdict_add(a, "bottleneck", a->bottleneck == BOTTLENECK_IDLE ? VERDICT_WARNING
 										  : VERDICT_INFO,
-				"%s-bound: %s", bottleneck_name(a->bottleneck),
+				a->bottleneck == BOTTLENECK_IDLE ? "it hardly did anything: %s%s"
+								 : "%s-bound: %s",
+				a->bottleneck == BOTTLENECK_IDLE ? ""
+								 : bottleneck_name(a->bottleneck),
 				a->bottleneck_reason);
 		evidence(v, "cpu_cores_avg", a->cores_avg);
 		evidence(v, "gpu_util_mean_pct", a->features.gpu_util_avg);
@@ -678,7 +682,10 @@ static void verdicts_other(struct analysis *a)
 	}
 	if (a->has_period) {
 		v = verdict_add(a, "period", VERDICT_INFO,
-				"%s repeats every %.2f s (confidence %.2f)%s", a->period_metric,
+				"%s repeats every %.2f s (confidence %.2f)%s",
+				strcmp(a->period_metric, "gpu_util_pct") == 0 ? "GPU utilization"
+				: strcmp(a->period_metric, "cores") == 0	  ? "CPU use"
+										  : "memory",
 				a->period_s, a->period_confidence,
 				a->cyclic ? ": a cyclic pattern, like a training loop" : "");
 		evidence(v, "period_s", a->period_s);

@@ -142,6 +142,8 @@ static void row_add(struct history_row *r, const struct history_job *j, double f
 	if (j->gpus_used > 0 && !isnan(j->gpu_util_pct)) {
 		r->gpu_h_used += j->gpus_used * j->gpu_util_pct / 100.0 * hours;
 		r->has_gpu_util = true;
+	} else if (j->gpus > 0 && j->gpus_used == 0) {
+		r->has_gpu_util = true; /* reserved and never touched: a known 0 */
 	}
 }
 
