@@ -63,9 +63,13 @@ def test_io_bound_writer(wd):
 
 
 def test_cpu_bound_workload(wd):
-    # one thread spinning on the one core it may use
-    db, rep = profile(wd, ["taskset", "-c", "0", helper("busy"), "--seconds", "12",
-                       "--threads", "1"], interval="200ms")
+    # one thread spinning on the one core it may use (jobscope and all)
+    db = wd.join("cpu.db")
+    r = subprocess.run(["taskset", "-c", "0", JOBSCOPE, "run", "--db", db, "--interval",
+                        "200ms", "--report", "none", "--", helper("busy"), "--seconds", "12",
+                        "--threads", "1"], capture_output=True, text=True, timeout=120)
+    eq(r.returncode, 0, "run exit (stderr: %s)" % r.stderr)
+    rep = report_json(db)
     a = rep["analysis"]
     eq(a["bottleneck"], "cpu", "bottleneck (%s)" % a["bottleneck_reason"])
     eq(a["job_type"], "batch", "job type (%s)" % a["job_type_reason"])
