@@ -226,6 +226,13 @@ static int cmd_report(int argc, char **argv)
 		q.run_id = argv[optind++];
 	if (optind < argc)
 		return cli_usage_error("report", "unexpected argument '%s'", argv[optind]);
+	if (q.run_id && strcmp(q.run_id, "last") != 0) {
+		int64_t id;
+
+		if (!cli_parse_id(q.run_id, &id))
+			return cli_usage_error("report", "'%s' is not a run id (a number, or 'last')",
+					       q.run_id);
+	}
 	if ((q.run_id || q.job_key) && (q.user || q.node || since || until || by))
 		return cli_usage_error("report", "--user, --node, --since, --until and --by select "
 						 "many jobs: not with a run id or --job");
