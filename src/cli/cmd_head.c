@@ -66,7 +66,8 @@ static const char head_usage[] =
     "GET /clients, POST /profiling/start {\"name\", \"interval_ms\", \"nodes\"},\n"
     "POST /profiling/stop {\"name\"}, GET /profiling/sessions.  While a session is\n"
     "active its nodes' agents sample at its interval (the smallest of those that\n"
-    "cover a node), then return to their own.\n";
+    "cover a node), then return to their own.  GET /api/v1/... queries the store,\n"
+    "/api/v1/report answers `jobscope report --head` (docs/http-api.md).\n";
 
 static int read_pem(const char *path, struct strbuf *sb)
 {

@@ -25,6 +25,7 @@
 #define HOG_NODE_BUSY_PCT   50.0 /* others kept the node this busy: idle reservations hurt */
 #define HOG_MIN_EQUIV	    1.0	 /* idle core- or GPU-equivalents that make a hog */
 #define CYCLIC_CONFIDENCE   0.5	 /* Alnair's cyclic-pattern flag */
+#define PERIOD_MIN_CV	    0.1	 /* a cycle counts in a series swinging this much */
 #define TREND_MIN_R2	    0.6
 #define TREND_MIN_RISE	    0.05 /* of the level over the window fitted */
 #define HOLT_ALPHA	    0.5
@@ -331,6 +332,27 @@ static void figures_scaling(struct analysis *a)
 			 a->gpu_util_mean);
 }
 
+/*
+ * Whether a series swings enough for a cycle in it to mean anything: its
+ * standard deviation at least PERIOD_MIN_CV of its mean.  A flat load has
+ * tiny regular dips (the sampler's own ticks, a checkpoint every second)
+ * that autocorrelate perfectly well.
+ */
+static bool swings(const double *x, size_t n)
+{
+	double m = mean(x, n), ss = 0;
+	size_t k = 0;
+
+	if (isnan(m) || m <= 0)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!isnan(x[i])) {
+			ss += (x[i] - m) * (x[i] - m);
+			k++;
+		}
+	return k > 1 && sqrt(ss / (double)(k - 1)) >= PERIOD_MIN_CV * m;
+}
+
 /* Period: the strongest cycle in GPU utilization, CPU or memory. */
 static void figures_period(struct analysis *a, const struct jobseries *js, struct work *w)
 {
@@ -346,10 +368,11 @@ static void figures_period(struct analysis *a, const struct jobseries *js, struc
 			continue;
 		/* the last ticks at full resolution, then the whole job in buckets */
 		n = jobseries_detail(js, -1, metrics[m], w->det, &t0);
-		if (series_period(w->det, n, js->interval_ms / 1000.0, &r) != 0 &&
+		if ((!swings(w->det, n) ||
+		     series_period(w->det, n, js->interval_ms / 1000.0, &r) != 0) &&
 		    (js->bucket_ms == js->interval_ms ||
-		     series_period(w->ov, jobseries_overview(js, -1, metrics[m], w->ov),
-				   js->bucket_ms / 1000.0, &r) != 0))
+		     !swings(w->ov, jobseries_overview(js, -1, metrics[m], w->ov)) ||
+		     series_period(w->ov, js->npoints, js->bucket_ms / 1000.0, &r) != 0))
 			continue;
 		if (!a->has_period || r.confidence > a->period_confidence) {
 			a->has_period = true;

@@ -263,6 +263,16 @@ static double col(const struct store_row *r, int i)
 	return r->null[i] ? NAN : r->num[i];
 }
 
+/* A time column as ms: clamped (a hostile store may hold anything), NAN as 0. */
+static int64_t col_ms(const struct store_row *r, int i)
+{
+	double v = col(r, i);
+
+	if (isnan(v))
+		return 0;
+	return v > 4e18 ? (int64_t)4e18 : v < -4e18 ? (int64_t)-4e18 : (int64_t)v;
+}
+
 static int load_row(const struct store_row *r, void *arg)
 {
 	struct load *l = arg;
@@ -279,12 +289,12 @@ static int load_row(const struct store_row *r, void *arg)
 	}
 	j = &l->jobs[l->n++];
 	memset(j, 0, sizeof(*j));
-	j->row = (int64_t)r->num[0];
+	j->row = col_ms(r, 0);
 	snprintf(j->key, sizeof(j->key), "%s:%s", r->text[1], r->text[2]);
 	snprintf(j->user, sizeof(j->user), "%s", r->text[3]);
 	snprintf(j->node, sizeof(j->node), "%s", r->text[4]);
-	j->start_ms = (int64_t)r->num[5];
-	j->end_ms = r->null[6] ? (int64_t)col(r, 7) : (int64_t)r->num[6];
+	j->start_ms = col_ms(r, 5);
+	j->end_ms = r->null[6] ? col_ms(r, 7) : col_ms(r, 6);
 	j->cores = col(r, 8) > 0 ? col(r, 8) : col(r, 9) > 0 ? col(r, 9) : NAN;
 	j->cpu_s = col(r, 10) / 1000.0;
 	j->mem_reserved_bytes = col(r, 11) > 0 ? col(r, 11) : NAN;

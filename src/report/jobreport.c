@@ -4,7 +4,10 @@
  */
 #include "jobreport.h"
 
+#include <errno.h>
 #include <string.h>
+
+#include "common/log.h"
 
 void job_report_init(struct job_report *r, const struct job_record *job)
 {
@@ -19,10 +22,22 @@ void job_report_release(struct job_report *r)
 	jobseries_release(&r->js);
 }
 
+/*
+ * Rows whose time is not a plausible one (before 1970, after the year
+ * 3000: a corrupt store) are left out, so that no difference of two times
+ * can overflow further on.
+ */
+static bool sane_ms(int64_t ms)
+{
+	return ms >= 0 && ms <= JOB_REPORT_MAX_MS;
+}
+
 static void replay_host(void *arg, int64_t ts_ms, const struct host_sample *h)
 {
 	struct job_report *r = arg;
 
+	if (!sane_ms(ts_ms))
+		return;
 	summary_add_host(&r->sum, ts_ms, h);
 	jobseries_add_host(&r->js, ts_ms, h);
 }
@@ -31,6 +46,8 @@ static void replay_job(void *arg, int64_t ts_ms, const struct job_sample *j)
 {
 	struct job_report *r = arg;
 
+	if (!sane_ms(ts_ms))
+		return;
 	summary_add_job(&r->sum, ts_ms, j);
 	jobseries_add_job(&r->js, ts_ms, j);
 }
@@ -40,14 +57,16 @@ static void replay_proc(void *arg, const struct proc_info *p, int64_t ts_ms,
 {
 	struct job_report *r = arg;
 
-	summary_add_proc(&r->sum, p, ts_ms, ps);
+	if (sane_ms(ts_ms) && sane_ms(p->start_ms) && sane_ms(p->end_ms))
+		summary_add_proc(&r->sum, p, ts_ms, ps);
 }
 
 static void replay_event(void *arg, const struct event_record *e)
 {
 	struct job_report *r = arg;
 
-	summary_add_event(&r->sum, e);
+	if (sane_ms(e->ts_ms))
+		summary_add_event(&r->sum, e);
 }
 
 static void replay_gpu(void *arg, const struct device_record *dev, int64_t ts_ms,
@@ -55,6 +74,8 @@ static void replay_gpu(void *arg, const struct device_record *dev, int64_t ts_ms
 {
 	struct job_report *r = arg;
 
+	if (!sane_ms(ts_ms))
+		return;
 	summary_add_gpu(&r->sum, dev, ts_ms, g);
 	jobseries_add_gpu(&r->js, dev, ts_ms, g);
 }
@@ -64,7 +85,8 @@ static void replay_gpu_proc(void *arg, const struct device_record *dev,
 {
 	struct job_report *r = arg;
 
-	summary_add_gpu_proc(&r->sum, dev, p, ts_ms, g);
+	if (sane_ms(ts_ms) && (!p || (sane_ms(p->start_ms) && sane_ms(p->end_ms))))
+		summary_add_gpu_proc(&r->sum, dev, p, ts_ms, g);
 }
 
 int job_report_load(struct job_report *r, struct store *st, const struct job_record *job)
@@ -76,6 +98,10 @@ int job_report_load(struct job_report *r, struct store *st, const struct job_rec
 	int ret;
 
 	job_report_init(r, job);
+	if (!sane_ms(job->start_ms) || !sane_ms(job->end_ms) || job->interval_ms < 0 ||
+	    job->interval_ms > JOB_REPORT_MAX_MS)
+		return log_err(-EPROTO, "job %lld of '%s' has times out of range: a corrupt store",
+			       (long long)job->id, store_path(st));
 	ret = store_replay_job(st, job->id, &ops, r);
 	if (ret == 0)
 		job_report_finish(r, job);

@@ -6,8 +6,10 @@
  * job_report_load: job_report_init + one replay into summary and series +
  * job_report_finish.  job_report_finish: both finished, the series' GPU
  * aggregates over the job's devices, the analysis run.  Errors: 0 or
- * -errno (store errors printed).  job_report_release frees.  About 3 MiB
- * of series whatever the job's length.  Not thread-safe.
+ * -errno (store errors printed; -EPROTO for a job whose times are not
+ * plausible; rows with such times are left out).  job_report_release
+ * frees.  About 3 MiB of series whatever the job's length.  Not
+ * thread-safe.
  */
 #ifndef JOBSCOPE_JOBREPORT_H
 #define JOBSCOPE_JOBREPORT_H
@@ -16,6 +18,9 @@
 #include "jobseries.h"
 #include "store/store.h"
 #include "summary.h"
+
+/* Times after this (ms since the epoch, about the year 3084) are a corrupt store's. */
+#define JOB_REPORT_MAX_MS ((int64_t)1 << 45)
 
 struct job_report {
 	struct summary sum;

@@ -4,6 +4,9 @@
  */
 #include "jobseries.h"
 
+/* 100 years: the longest a job's series may span. */
+#define JS_MAX_SPAN_MS (100LL * 366 * 86400 * 1000)
+
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -72,7 +75,6 @@ void jobseries_init(struct jobseries *js, int64_t interval_ms)
 	memset(js, 0, sizeof(*js));
 	js->interval_ms = interval_ms > 0 ? interval_ms : 1000;
 	js->bucket_ms = js->interval_ms;
-	js->t0_ms = -1;
 }
 
 void jobseries_release(struct jobseries *js)
@@ -115,11 +117,15 @@ static int locate(struct jobseries *js, int64_t ts_ms, size_t *bucket, ssize_t *
 {
 	int64_t idx;
 
-	if (js->t0_ms < 0)
+	if (!js->has_t0) {
 		js->t0_ms = ts_ms;
-	if (ts_ms < js->t0_ms)
+		js->has_t0 = true;
+	}
+	/* before the first sample, or centuries after it (a corrupt store): not kept */
+	if (ts_ms < js->t0_ms || __builtin_sub_overflow(ts_ms, js->t0_ms, &idx) ||
+	    idx > JS_MAX_SPAN_MS)
 		return -1;
-	idx = (ts_ms - js->t0_ms) / js->bucket_ms;
+	idx /= js->bucket_ms;
 	while (idx >= JS_POINTS) {
 		overview_halve(js);
 		idx = (ts_ms - js->t0_ms) / js->bucket_ms;

@@ -91,6 +91,7 @@ struct js_gpu {
 struct jobseries {
 	int64_t interval_ms; /* the sampling interval (the detail's step) */
 	int64_t t0_ms;	     /* the overview's origin: the first sample */
+	bool has_t0;
 	int64_t bucket_ms;   /* overview bucket width */
 	size_t npoints;	     /* overview buckets in use */
 	/* detail ring: slots by tick time, the newest at ring_head - 1 */
