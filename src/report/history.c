@@ -15,7 +15,7 @@
 #include "common/jsonw.h"
 #include "common/log.h"
 #include "common/timeutil.h"
-#include "summary.h"
+#include "jobreport.h"
 
 #define GIB	(1024.0 * 1024 * 1024)
 #define HOUR_MS 3600000LL
@@ -322,28 +322,31 @@ static int load_row(const struct store_row *r, void *arg)
 static int fill_from_samples(struct store *st, struct history_job *j)
 {
 	struct job_record rec;
-	struct summary *s = malloc(sizeof(*s));
+	struct job_report *r;
 	struct job_summary_record sr;
 	int ret;
 
-	if (!s)
-		return -ENOMEM;
 	ret = store_get_job(st, j->row, &rec);
-	if (!ret)
-		ret = summary_from_store(s, st, &rec);
+	if (ret)
+		return ret;
+	r = malloc(sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	/* through the report's loader: it leaves out what a corrupt store makes up */
+	ret = job_report_load(r, st, &rec);
 	if (!ret) {
-		summary_to_record(s, &sr);
+		summary_to_record(&r->sum, &sr);
 		j->cpu_s = (double)sr.cpu_ms / 1000.0;
 		j->mem_peak_bytes = (double)sr.rss_peak_bytes;
 		j->gpus_used = sr.gpus_used;
 		if (j->gpus <= 0)
 			j->gpus = sr.gpus_used;
 		j->gpu_util_pct = sr.gpu_util_avg_pct;
-		if (!rec.end_ms && s->last_ms > j->start_ms)
-			j->end_ms = s->last_ms;
+		if (!rec.end_ms && r->sum.last_ms > j->start_ms)
+			j->end_ms = r->sum.last_ms;
 	}
-	summary_release(s);
-	free(s);
+	job_report_release(r);
+	free(r);
 	return ret;
 }
 
@@ -391,6 +394,8 @@ int history_load(struct history *h, struct store *st, const struct history_filte
 		ret = l.ret;
 	for (size_t i = 0; i < l.nmissing && !ret; i++) {
 		ret = fill_from_samples(st, &l.jobs[l.missing[i]]);
+		if (ret == -EPROTO)
+			ret = 0; /* said so; counted with what its row gives */
 		h->jobs_without_summary++;
 	}
 	for (size_t i = 0; i < l.n && !ret; i++)
