@@ -6,10 +6,13 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <cjson/cJSON.h>
 
 #include "common/timeutil.h"
 #include "jobreport.h"
@@ -172,6 +175,115 @@ static int pick_job(struct store *st, const struct report_query *q, int64_t *id,
 	return 0;
 }
 
+static const char *json_str(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static double json_num(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+/*
+ * The text of a job whose samples retention has removed, from the report
+ * kept at its end: the job, its verdicts, its class, its key figures.
+ */
+static int text_from_summary(const struct job_record *job, const char *json, struct strbuf *out)
+{
+	cJSON *doc = cJSON_Parse(json);
+	const cJSON *an, *v, *eff;
+	char start[40];
+
+	if (!doc)
+		return -EPROTO;
+	format_rfc3339_ms(job->start_ms, start, sizeof(start));
+	strbuf_addf(out, "jobscope job %s:%s (%s, stored as %lld): %s\n", job->scheduler,
+		    job->job_id, job->user, (long long)job->id, job->command);
+	strbuf_addf(out, "  host %s, started %s", job->hostname, start);
+	if (job->end_ms > job->start_ms) {
+		char ran[40];
+
+		format_duration_ms(job->end_ms - job->start_ms, ran, sizeof(ran));
+		strbuf_addf(out, ", ran %s", ran);
+	}
+	strbuf_addstr(out, "\n  its samples have expired (retention): this is the summary kept at "
+			   "its end\n\n");
+	an = cJSON_GetObjectItemCaseSensitive(doc, "analysis");
+	v = cJSON_GetObjectItemCaseSensitive(doc, "verdicts");
+	if (cJSON_IsArray(v)) {
+		const cJSON *e;
+		int i = 0;
+
+		cJSON_ArrayForEach(e, v)
+		{
+			const char *sev = json_str(e, "severity"), *msg = json_str(e, "message");
+			const char *adv = json_str(e, "advice");
+
+			if (!msg)
+				continue;
+			strbuf_addf(out, "  %-9s %s  %s\n", i++ ? "" : "Verdicts",
+				    sev && strcmp(sev, "critical") == 0	 ? "CRIT"
+				    : sev && strcmp(sev, "warning") == 0 ? "WARN"
+									 : "info",
+				    msg);
+			if (adv)
+				strbuf_addf(out, "  %-9s       -> %s\n", "", adv);
+		}
+		strbuf_addch(out, '\n');
+	}
+	if (cJSON_IsObject(an)) {
+		const char *type = json_str(an, "job_type"), *limit = json_str(an, "bottleneck");
+
+		strbuf_addf(out, "  %-9s %s\n", "Job type", type ? type : "cannot be judged");
+		strbuf_addf(out, "  %-9s %s\n", "Limit", limit ? limit : "none clear");
+		eff = cJSON_GetObjectItemCaseSensitive(
+		    cJSON_GetObjectItemCaseSensitive(an, "efficiency"), "cpu");
+		if (!isnan(json_num(eff, "cores_avg")))
+			strbuf_addf(out, "  %-9s %.2f cores on average of %.4g (efficiency %.1f%%)\n",
+				    "CPU", json_num(eff, "cores_avg"), json_num(eff, "cores_reserved"),
+				    json_num(eff, "efficiency_pct"));
+	}
+	if (!cJSON_IsObject(an))
+		strbuf_addstr(out, "  (kept by a version without analysis: see --format json)\n");
+	cJSON_Delete(doc);
+	return strbuf_error(out);
+}
+
+/*
+ * A job whose samples are gone: its stored summary, as it was written at
+ * its end (JSON), or its gist (text).  -ENOENT when there is none either.
+ */
+static int report_from_summary(struct store *st, const struct report_query *q,
+			       const struct job_record *job, struct strbuf *out, char *err,
+			       size_t errsize)
+{
+	struct strbuf json;
+	int ret;
+
+	strbuf_init(&json, 0);
+	ret = store_get_job_summary_json(st, job->id, &json);
+	if (ret || !json.len) {
+		strbuf_release(&json);
+		return -ENOENT;
+	}
+	if (q->format == REPORT_FMT_JSON)
+		ret = strbuf_add(out, json.buf, json.len);
+	else if (q->format == REPORT_FMT_TEXT && !q->plot_path)
+		ret = text_from_summary(job, json.buf, out);
+	else
+		ret = fail(-EINVAL, err, errsize,
+			   "the samples of job %lld have expired: only its summary is kept "
+			   "(--format json or text)",
+			   (long long)job->id);
+	strbuf_release(&json);
+	return ret;
+}
+
 static int run_job(struct store *st, const struct report_query *q, struct strbuf *out, char *err,
 		   size_t errsize)
 {
@@ -201,6 +313,13 @@ static int run_job(struct store *st, const struct report_query *q, struct strbuf
 	if (ret) {
 		fail(ret, err, errsize, "cannot read the samples of job %" PRId64, id);
 		goto out_release;
+	}
+	/* an ended job without samples left: what was kept at its end, if anything */
+	if (r->sum.samples == 0 && job.end_ms) {
+		ret = report_from_summary(st, q, &job, out, err, errsize);
+		if (ret != -ENOENT)
+			goto out_release;
+		ret = 0;
 	}
 	switch (q->format) {
 	case REPORT_FMT_JSON:

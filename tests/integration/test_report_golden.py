@@ -5,6 +5,7 @@ exactly the text, JSON and CSV kept in tests/golden/, and names each job's
 class, period and trend.  UPDATE_GOLDEN=1 rewrites the files (then read the
 diff before committing it)."""
 import json
+import sqlite3
 import subprocess
 import os
 import sys
@@ -113,6 +114,27 @@ def test_classes_period_and_forecast(wd):
     near(h["total"]["core_hours_used"], cpu_h, 0.001, "core-hours used")
     eq(h["total"]["jobs"], 5, "jobs")
     eq(h["rows"][0]["key"], "carol", "the most idle GPU-hours first")
+
+
+def test_expired_samples_report_from_summary(wd):
+    # retention removed job 1001's samples: the summary kept at its end answers
+    db = golden_store(wd)
+    before = report(db, "--job", "slurm:1001", "--format", "json")
+    con = sqlite3.connect(db)
+    row = con.execute("SELECT id FROM jobs WHERE job_id = '1001'").fetchone()[0]
+    con.execute("DELETE FROM job_samples WHERE job_id = ?", (row,))
+    con.execute("DELETE FROM proc_samples WHERE job_id = ?", (row,))
+    con.commit()
+    con.close()
+    eq(report(db, "--job", "slurm:1001", "--format", "json"), before,
+       "the JSON kept at the job's end")
+    text = report(db, "--job", "slurm:1001")
+    check("its samples have expired" in text, text)
+    check("used 1 of 2 GPUs" in text and "request 1 GPU, not 2" in text, text)
+    check("Job type  training" in text, text)
+    r = jobscope("report", "--db", db, "--job", "slurm:1001", "--format", "csv", env=ENV)
+    eq(r.returncode, 2, "CSV of an expired job")
+    check("only its summary is kept" in r.stderr, r.stderr)
 
 
 if __name__ == "__main__":
