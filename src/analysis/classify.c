@@ -117,8 +117,8 @@ enum bottleneck classify_bottleneck(const struct job_features *f, char *reason, 
 		return BOTTLENECK_GPU;
 	}
 	if (!gpu && saturated(f)) {
-		snprintf(reason, size, "%.1f of its %.0f cores busy: CPU-bound (more cores may help if it "
-				       "is parallel)",
+		snprintf(reason, size, "%.1f of its %.0f cores busy (more cores may help if it is "
+				       "parallel)",
 			 f->cores_avg, f->cores_allowed);
 		return BOTTLENECK_CPU;
 	}

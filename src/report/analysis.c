@@ -667,6 +667,27 @@ static void verdict_trend(struct analysis *a, const struct memory_trend *t, cons
 		  "the limit");
 }
 
+/* What limited the job, in words for a verdict. */
+static const char *limit_words(enum bottleneck b)
+{
+	switch (b) {
+	case BOTTLENECK_IDLE:
+		return "it hardly did anything";
+	case BOTTLENECK_CPU_FEEDING:
+		return "data loading on the CPU held the GPUs back";
+	case BOTTLENECK_CPU:
+		return "the CPU was the limit";
+	case BOTTLENECK_IO:
+		return "storage I/O was the limit";
+	case BOTTLENECK_MEMORY:
+		return "memory was the limit";
+	case BOTTLENECK_PCIE:
+		return "host-GPU transfers (PCIe) were the limit";
+	default:
+		return bottleneck_name(b);
+	}
+}
+
 static void verdicts_other(struct analysis *a)
 {
 	struct verdict *v;
@@ -690,11 +711,7 @@ static void verdicts_other(struct analysis *a)
 	    a->bottleneck != BOTTLENECK_GPU_THROTTLED) {
 		v = verdict_add(a, "bottleneck", a->bottleneck == BOTTLENECK_IDLE ? VERDICT_WARNING
 										  : VERDICT_INFO,
-				a->bottleneck == BOTTLENECK_IDLE ? "it hardly did anything: %s%s"
-								 : "%s-bound: %s",
-				a->bottleneck == BOTTLENECK_IDLE ? ""
-								 : bottleneck_name(a->bottleneck),
-				a->bottleneck_reason);
+				"%s: %s", limit_words(a->bottleneck), a->bottleneck_reason);
 		evidence(v, "cpu_cores_avg", a->cores_avg);
 		evidence(v, "gpu_util_mean_pct", a->features.gpu_util_avg);
 		evidence(v, "iowait_pct", a->features.iowait_pct);

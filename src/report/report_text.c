@@ -408,13 +408,16 @@ static void trend_line(const char *what, const struct memory_trend *t, struct st
 
 	if (!t->valid)
 		return;
+	if (!(t->r2 >= 0.6) || t->slope_bps == 0) {
+		/* a line that explains little of it: no rate worth printing */
+		strbuf_addf(out, "  %-9s %s: no steady trend\n", "", what);
+		return;
+	}
 	fmt_bytes(B(rate), (uint64_t)fabs(t->slope_bps * 3600));
 	strbuf_addf(out, "  %-9s %s %s%s/h (r2 %.2f)", "", what, t->slope_bps < 0 ? "-" : "+",
 		    rate, t->r2);
 	if (t->growing && !isnan(t->time_to_limit_s))
 		strbuf_addf(out, ", reaches its limit in ~%.1f h", t->time_to_limit_s / 3600);
-	else if (!t->growing)
-		strbuf_addstr(out, ", flat");
 	strbuf_addch(out, '\n');
 }
 
