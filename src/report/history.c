@@ -16,6 +16,7 @@
 #include "common/log.h"
 #include "common/timeutil.h"
 #include "jobreport.h"
+#include "report.h"
 
 #define GIB	(1024.0 * 1024 * 1024)
 #define HOUR_MS 3600000LL
@@ -593,29 +594,6 @@ int history_csv(const struct history *h, struct strbuf *out)
 	return strbuf_error(out);
 }
 
-static void html_escape(struct strbuf *out, const char *s)
-{
-	for (; *s; s++) {
-		switch (*s) {
-		case '<':
-			strbuf_addstr(out, "&lt;");
-			break;
-		case '>':
-			strbuf_addstr(out, "&gt;");
-			break;
-		case '&':
-			strbuf_addstr(out, "&amp;");
-			break;
-		case '"':
-			strbuf_addstr(out, "&quot;");
-			break;
-		default:
-			if ((unsigned char)*s >= 0x20 || *s == '\t')
-				strbuf_addch(out, *s);
-		}
-	}
-}
-
 static void html_num(struct strbuf *out, double v, int decimals)
 {
 	if (isnan(v))
@@ -627,7 +605,7 @@ static void html_num(struct strbuf *out, double v, int decimals)
 static void html_row(struct strbuf *out, const struct history *h, const struct history_row *r)
 {
 	strbuf_addstr(out, "<tr><th>");
-	html_escape(out, key_label(h, r));
+	report_html_text(out, key_label(h, r));
 	strbuf_addf(out, "</th><td>%" PRId64 "</td>", r->jobs);
 	html_num(out, r->wall_h, 1);
 	html_num(out, r->core_h_reserved, 1);

@@ -40,6 +40,8 @@ int report_csv(const struct summary *s, const struct jobseries *js, struct strbu
  */
 int report_html(const struct summary *s, const struct jobseries *js, const struct analysis *an,
 		struct strbuf *out);
+/* Text for HTML: markup escaped, control characters and bytes not UTF-8 as U+FFFD. */
+void report_html_text(struct strbuf *out, const char *str);
 
 /*
  * Timeline charts (CPU, memory, GPU utilization and memory, PCIe/NVLink,

@@ -217,6 +217,11 @@ static void html_text(struct strbuf *out, const char *str)
 	html_text_max(out, str, SIZE_MAX);
 }
 
+void report_html_text(struct strbuf *out, const char *str)
+{
+	html_text(out, str);
+}
+
 /* A number with a unit suffix, or the dash when it is not known. */
 static void html_fixed(struct strbuf *out, double v, int decimals, const char *suffix)
 {
