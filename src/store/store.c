@@ -26,6 +26,7 @@
 #define SQLITE_USER_VERSION_OFFSET   60		       /* big-endian i32 */
 #define SQLITE_APPLICATION_ID_OFFSET 68		       /* big-endian u32 */
 #define STORE_BUSY_TIMEOUT_MS	     5000
+#define WAL_SWITCH_RETRY_MS	     20 /* plus up to as much again, so two openers part */
 
 /* Schema 1.  docs/store.md describes every column; keep the two in step. */
 static const char store_schema_v1[] =
@@ -928,7 +929,20 @@ static int store_setup_writer(struct store *st)
 	rc = sqlite3_prepare_v2(st->db, "PRAGMA journal_mode = WAL", -1, &stmt, NULL);
 	if (rc != SQLITE_OK)
 		return open_fail(st, rc, "set up");
-	rc = sqlite3_step(stmt);
+	/*
+	 * Two writers opening a new store at once (two `jobscope run`s on the
+	 * default one): the switch needs the file to itself, and SQLite answers
+	 * SQLITE_BUSY at once rather than wait when waiting could deadlock.
+	 * Let go and try again for as long as the busy timeout.
+	 */
+	for (int tries = 0;; tries++) {
+		rc = sqlite3_step(stmt);
+		if ((rc != SQLITE_BUSY && rc != SQLITE_LOCKED) ||
+		    tries * WAL_SWITCH_RETRY_MS >= STORE_BUSY_TIMEOUT_MS)
+			break;
+		sqlite3_reset(stmt);
+		sqlite3_sleep(WAL_SWITCH_RETRY_MS + (int)(time_mono_ns() % WAL_SWITCH_RETRY_MS));
+	}
 	mode = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(stmt, 0) : NULL;
 	ret = 0;
 	if (rc != SQLITE_ROW)
