@@ -39,6 +39,7 @@ void jsonw_str(struct jsonw *w, const char *s);
 void jsonw_strn(struct jsonw *w, const char *s, size_t len);
 void jsonw_int(struct jsonw *w, int64_t v);
 void jsonw_uint(struct jsonw *w, uint64_t v);
+/* NaN and infinities are written null: missing, never 0 */
 void jsonw_double(struct jsonw *w, double v, int decimals);
 void jsonw_bool(struct jsonw *w, bool v);
 void jsonw_null(struct jsonw *w);

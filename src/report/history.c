@@ -486,29 +486,24 @@ int history_text(const struct history *h, struct strbuf *out)
 	return strbuf_error(out);
 }
 
-static void kv_opt(struct jsonw *w, const char *key, double v, int decimals)
-{
-	jsonw_kv_double_opt(w, key, !isnan(v) && !isinf(v), v, decimals);
-}
-
 static void json_row(struct jsonw *w, const struct history *h, const struct history_row *r)
 {
 	jsonw_obj_begin(w);
 	jsonw_kv_str(w, "key", key_label(h, r));
 	jsonw_kv_int(w, "jobs", r->jobs);
-	kv_opt(w, "wall_hours", r->wall_h, 6);
-	kv_opt(w, "core_hours_reserved", r->core_h_reserved, 6);
-	kv_opt(w, "core_hours_used", r->core_h_used, 6);
-	kv_opt(w, "core_hours_idle", idle_core_h(r), 6);
-	kv_opt(w, "cpu_efficiency_pct", pct(r->core_h_used, r->core_h_reserved), 1);
-	kv_opt(w, "gpu_hours_reserved", r->gpu_h_reserved, 6);
-	kv_opt(w, "gpu_hours_used", r->has_gpu_util ? r->gpu_h_used : NAN, 6);
-	kv_opt(w, "gpu_hours_idle", r->gpu_h_reserved > 0 ? idle_gpu_h(r) : NAN, 6);
-	kv_opt(w, "gpu_efficiency_pct", r->has_gpu_util ? pct(r->gpu_h_used, r->gpu_h_reserved) : NAN,
+	jsonw_kv_double(w, "wall_hours", r->wall_h, 6);
+	jsonw_kv_double(w, "core_hours_reserved", r->core_h_reserved, 6);
+	jsonw_kv_double(w, "core_hours_used", r->core_h_used, 6);
+	jsonw_kv_double(w, "core_hours_idle", idle_core_h(r), 6);
+	jsonw_kv_double(w, "cpu_efficiency_pct", pct(r->core_h_used, r->core_h_reserved), 1);
+	jsonw_kv_double(w, "gpu_hours_reserved", r->gpu_h_reserved, 6);
+	jsonw_kv_double(w, "gpu_hours_used", r->has_gpu_util ? r->gpu_h_used : NAN, 6);
+	jsonw_kv_double(w, "gpu_hours_idle", r->gpu_h_reserved > 0 ? idle_gpu_h(r) : NAN, 6);
+	jsonw_kv_double(w, "gpu_efficiency_pct", r->has_gpu_util ? pct(r->gpu_h_used, r->gpu_h_reserved) : NAN,
 	       1);
-	kv_opt(w, "mem_gib_hours_reserved", r->has_mem_reserved ? r->mem_gib_h_reserved : NAN, 6);
-	kv_opt(w, "mem_gib_hours_peak", r->mem_gib_h_peak, 6);
-	kv_opt(w, "mem_efficiency_pct",
+	jsonw_kv_double(w, "mem_gib_hours_reserved", r->has_mem_reserved ? r->mem_gib_h_reserved : NAN, 6);
+	jsonw_kv_double(w, "mem_gib_hours_peak", r->mem_gib_h_peak, 6);
+	jsonw_kv_double(w, "mem_efficiency_pct",
 	       r->has_mem_reserved ? pct(r->mem_gib_h_peak, r->mem_gib_h_reserved) : NAN, 1);
 	jsonw_obj_end(w);
 }

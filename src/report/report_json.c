@@ -425,12 +425,6 @@ static void write_sampler(struct jsonw *w, const struct summary *s)
 	jsonw_obj_end(w);
 }
 
-/* A figure, null when it could not be judged. */
-static void kv_num(struct jsonw *w, const char *key, double v, int decimals)
-{
-	jsonw_kv_double_opt(w, key, !isnan(v) && !isinf(v), v, decimals);
-}
-
 static void kv_count(struct jsonw *w, const char *key, int v)
 {
 	jsonw_kv_int_opt(w, key, v >= 0, v);
@@ -444,12 +438,12 @@ static void write_trend(struct jsonw *w, const char *key, const struct memory_tr
 		return;
 	}
 	jsonw_obj_begin(w);
-	kv_num(w, "slope_bytes_per_s", t->slope_bps, 1);
-	kv_num(w, "r2", t->r2, 3);
-	kv_num(w, "level_bytes", t->level_bytes, 0);
-	kv_num(w, "limit_bytes", t->limit_bytes, 0);
+	jsonw_kv_double(w, "slope_bytes_per_s", t->slope_bps, 1);
+	jsonw_kv_double(w, "r2", t->r2, 3);
+	jsonw_kv_double(w, "level_bytes", t->level_bytes, 0);
+	jsonw_kv_double(w, "limit_bytes", t->limit_bytes, 0);
 	jsonw_kv_bool(w, "growing", t->growing);
-	kv_num(w, "time_to_limit_s", t->time_to_limit_s, 0);
+	jsonw_kv_double(w, "time_to_limit_s", t->time_to_limit_s, 0);
 	jsonw_obj_end(w);
 }
 
@@ -466,20 +460,20 @@ static void write_analysis(struct jsonw *w, const struct analysis *a)
 	jsonw_obj_begin(w);
 	jsonw_key(w, "cpu");
 	jsonw_obj_begin(w);
-	kv_num(w, "cores_avg", a->cores_avg, 3);
-	kv_num(w, "cores_p95", a->cores_p95, 3);
-	kv_num(w, "cores_reserved", a->cores_reserved, 2);
+	jsonw_kv_double(w, "cores_avg", a->cores_avg, 3);
+	jsonw_kv_double(w, "cores_p95", a->cores_p95, 3);
+	jsonw_kv_double(w, "cores_reserved", a->cores_reserved, 2);
 	jsonw_kv_str_opt(w, "cores_from",
 			 isnan(a->cores_reserved)	? NULL
 			 : a->cores_from_reservation ? "reservation"
 						     : "affinity");
-	kv_num(w, "efficiency_pct", a->cpu_eff_pct, 1);
+	jsonw_kv_double(w, "efficiency_pct", a->cpu_eff_pct, 1);
 	jsonw_obj_end(w);
 	jsonw_key(w, "memory");
 	jsonw_obj_begin(w);
-	kv_num(w, "peak_bytes", a->mem_peak_bytes, 0);
-	kv_num(w, "reserved_bytes", a->mem_reserved_bytes, 0);
-	kv_num(w, "efficiency_pct", a->mem_eff_pct, 1);
+	jsonw_kv_double(w, "peak_bytes", a->mem_peak_bytes, 0);
+	jsonw_kv_double(w, "reserved_bytes", a->mem_reserved_bytes, 0);
+	jsonw_kv_double(w, "efficiency_pct", a->mem_eff_pct, 1);
 	jsonw_obj_end(w);
 	jsonw_key(w, "gpu");
 	jsonw_obj_begin(w);
@@ -487,11 +481,11 @@ static void write_analysis(struct jsonw *w, const struct analysis *a)
 	kv_count(w, "reserved", a->gpus_reserved);
 	kv_count(w, "touched", a->gpus_touched);
 	jsonw_kv_int(w, "busy", a->gpus_busy);
-	kv_num(w, "util_mean_pct", a->gpu_util_mean, 1);
-	kv_num(w, "util_p95_pct", a->gpu_util_p95, 0);
-	kv_num(w, "mem_peak_bytes", a->gpu_mem_peak_bytes, 0);
-	kv_num(w, "mem_total_bytes", a->gpu_mem_total_bytes, 0);
-	kv_num(w, "throttled_frac", a->gpu_throttled_frac, 3);
+	jsonw_kv_double(w, "util_mean_pct", a->gpu_util_mean, 1);
+	jsonw_kv_double(w, "util_p95_pct", a->gpu_util_p95, 0);
+	jsonw_kv_double(w, "mem_peak_bytes", a->gpu_mem_peak_bytes, 0);
+	jsonw_kv_double(w, "mem_total_bytes", a->gpu_mem_total_bytes, 0);
+	jsonw_kv_double(w, "throttled_frac", a->gpu_throttled_frac, 3);
 	jsonw_obj_end(w);
 	jsonw_obj_end(w);
 
@@ -499,20 +493,20 @@ static void write_analysis(struct jsonw *w, const struct analysis *a)
 	jsonw_obj_begin(w);
 	jsonw_kv_str(w, "cpu", a->scaling_cpu);
 	jsonw_kv_str_opt(w, "gpu", a->scaling_gpu[0] ? a->scaling_gpu : NULL);
-	kv_num(w, "cores_busy_frac", a->cores_busy_frac, 3);
-	kv_num(w, "gpus_busy_avg", a->gpus_busy_avg, 2);
+	jsonw_kv_double(w, "cores_busy_frac", a->cores_busy_frac, 3);
+	jsonw_kv_double(w, "gpus_busy_avg", a->gpus_busy_avg, 2);
 	jsonw_obj_end(w);
 
 	jsonw_key(w, "hogging");
 	jsonw_obj_begin(w);
-	kv_num(w, "idle_cores_avg", a->idle_cores_avg, 2);
-	kv_num(w, "idle_gpus_avg", a->idle_gpus_avg, 2);
-	kv_num(w, "node_busy_pct", a->node_busy_pct, 1);
-	kv_num(w, "score", a->hog_score, 2);
+	jsonw_kv_double(w, "idle_cores_avg", a->idle_cores_avg, 2);
+	jsonw_kv_double(w, "idle_gpus_avg", a->idle_gpus_avg, 2);
+	jsonw_kv_double(w, "node_busy_pct", a->node_busy_pct, 1);
+	jsonw_kv_double(w, "score", a->hog_score, 2);
 	jsonw_obj_end(w);
 
-	kv_num(w, "period_s", a->has_period ? a->period_s : NAN, 3);
-	kv_num(w, "period_confidence", a->has_period ? a->period_confidence : NAN, 3);
+	jsonw_kv_double(w, "period_s", a->has_period ? a->period_s : NAN, 3);
+	jsonw_kv_double(w, "period_confidence", a->has_period ? a->period_confidence : NAN, 3);
 	jsonw_kv_str_opt(w, "period_metric", a->has_period ? a->period_metric : NULL);
 	jsonw_kv_bool(w, "cyclic", a->cyclic);
 	jsonw_kv_str_opt(w, "job_type",
@@ -541,7 +535,7 @@ static void write_analysis(struct jsonw *w, const struct analysis *a)
 		jsonw_key(w, "evidence");
 		jsonw_obj_begin(w);
 		for (size_t k = 0; k < v->nevidence; k++)
-			kv_num(w, v->evidence[k].name, v->evidence[k].value, 3);
+			jsonw_kv_double(w, v->evidence[k].name, v->evidence[k].value, 3);
 		jsonw_obj_end(w);
 		jsonw_obj_end(w);
 	}
