@@ -2,8 +2,8 @@
  * summary.h - what a run report says, accumulated from samples.
  *
  * The same summary is fed live by `jobscope run` (every tick) and replayed
- * from the store by `jobscope report`, through the same calls in the same
- * order, so both print the same report.  It keeps streaming statistics
+ * from the store by `jobscope report` (report/jobreport.h), through the
+ * same calls in the same order, so both print the same report.  It keeps streaming statistics
  * (peaks, first/last values, a timeline of at most SUMMARY_BUCKETS buckets
  * that halves its resolution as the run grows) and one entry per process,
  * so memory does not grow with the length of a run.
@@ -190,16 +190,11 @@ double summary_cores_avg(const struct summary *s);
 double summary_efficiency_pct(const struct summary *s);
 /* max(tree RSS at a tick, any process's high-water mark) */
 uint64_t summary_rss_peak(const struct summary *s, int64_t *at_ms);
-/* host CPU busy share between first and last host sample, 0-100; NAN if unknown */
-/*
- * A stored job's summary: summary_init, the job's rows replayed from the
- * store (store_replay_job), summary_finish.  The caller releases it.
- */
-int summary_from_store(struct summary *s, struct store *st, const struct job_record *job);
 /* The figures job_summaries keeps (report_json left NULL). */
 void summary_to_record(const struct summary *s, struct job_summary_record *out);
 /* Memory peak / reserved memory in %, NAN when nothing was reserved. */
 double summary_mem_efficiency_pct(const struct summary *s);
+/* host CPU busy share between first and last host sample, 0-100; NAN if unknown */
 double summary_host_cpu_util_pct(const struct summary *s);
 /* Processes sorted by CPU time, biggest first (pointers into s). */
 size_t summary_procs_by_cpu(const struct summary *s, const struct proc_summary **out, size_t max);
