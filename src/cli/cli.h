@@ -58,8 +58,6 @@ int cli_open_store(const char *db, unsigned flags, struct store **st);
 int cli_default_db(char *buf, size_t size);
 /* Writes text to path ("-" = stdout); 0 or -errno, with a message. */
 int cli_write_file(const char *path, const char *data, size_t len);
-/* Parses a positive integer id; false when s is not one. */
-bool cli_parse_id(const char *s, int64_t *out);
 /* Whether the terminal/locale takes UTF-8 (for sparklines). */
 bool cli_utf8(void);
 

@@ -107,21 +107,6 @@ int cli_write_file(const char *path, const char *data, size_t len)
 	return 0;
 }
 
-bool cli_parse_id(const char *s, int64_t *out)
-{
-	char *end;
-	long long v;
-
-	if (!s || !*s || *s == '-' || *s == '+')
-		return false;
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno || *end || v <= 0)
-		return false;
-	*out = v;
-	return true;
-}
-
 bool cli_utf8(void)
 {
 	const char *cs;

@@ -229,7 +229,7 @@ static int cmd_report(int argc, char **argv)
 	if (q.run_id && strcmp(q.run_id, "last") != 0) {
 		int64_t id;
 
-		if (!cli_parse_id(q.run_id, &id))
+		if (report_parse_run_id(q.run_id, &id))
 			return cli_usage_error("report", "'%s' is not a run id (a number, or 'last')",
 					       q.run_id);
 	}

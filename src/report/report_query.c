@@ -124,14 +124,16 @@ static int pick_run(const struct job_record *j, void *arg)
 	return 0;
 }
 
-static int parse_id(const char *s, int64_t *id)
+int report_parse_run_id(const char *s, int64_t *id)
 {
 	char *end;
 	long long v;
 
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -EINVAL;
 	errno = 0;
 	v = strtoll(s, &end, 10);
-	if (errno || end == s || *end || v <= 0)
+	if (errno || *end || v <= 0)
 		return -EINVAL;
 	*id = v;
 	return 0;
@@ -156,7 +158,7 @@ static int pick_job(struct store *st, const struct report_query *q, int64_t *id,
 		return ret ? fail(ret, err, errsize, "cannot look up job '%s'", q->job_key) : 0;
 	}
 	if (q->run_id && strcmp(q->run_id, "last") != 0) {
-		if (parse_id(q->run_id, id))
+		if (report_parse_run_id(q->run_id, id))
 			return fail(-EINVAL, err, errsize, "'%s' is not a run id (a number, or 'last')",
 				    q->run_id);
 		return 0;

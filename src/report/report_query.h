@@ -39,6 +39,8 @@ int report_format_parse(const char *s, enum report_format *out);
 bool report_query_is_history(const struct report_query *q);
 int report_query_run(struct store *st, const struct report_query *q, int64_t now_ms,
 		     struct strbuf *out, char *err, size_t errsize);
+/* A run id: decimal digits, above 0 (no sign, no blanks); 0 or -EINVAL. */
+int report_parse_run_id(const char *s, int64_t *id);
 /* "2h", "7d" (before now) or RFC 3339 -> ms; 0 or -EINVAL. */
 int report_parse_time(const char *s, int64_t now_ms, int64_t *ms);
 
