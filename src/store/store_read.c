@@ -839,9 +839,12 @@ static int replay_window(struct store *st, int64_t id, int64_t *node_id, int64_t
 	return ret;
 }
 
-/* A cursor of kind over one job (key: its row) or one node or device (key) and the window. */
-static int cursor_open(struct replay *rp, enum replay_kind kind, const char *sql, int64_t key,
-		       int64_t start_ms, int64_t end_ms)
+/*
+ * A cursor of kind: sql with ?1.. bound to the n values of binds (a job's
+ * row; or a node or device and the window; or a seq range and the window).
+ */
+static int cursor_open(struct replay *rp, enum replay_kind kind, const char *sql,
+		       const int64_t *binds, int n)
 {
 	struct replay_cursor *c;
 	int ret;
@@ -853,13 +856,14 @@ static int cursor_open(struct replay *rp, enum replay_kind kind, const char *sql
 	ret = prepare(rp->st, sql, "replay a job", &c->stmt);
 	if (ret)
 		return ret;
-	sqlite3_bind_int64(c->stmt, 1, key);
-	if (kind == REPLAY_HOST || kind == REPLAY_GPU || kind == REPLAY_GPU_PROC) {
-		sqlite3_bind_int64(c->stmt, 2, start_ms);
-		sqlite3_bind_int64(c->stmt, 3, end_ms);
-	}
+	for (int i = 0; i < n; i++)
+		sqlite3_bind_int64(c->stmt, i + 1, binds[i]);
 	return cursor_step(rp, c);
 }
+
+/* cursor_open's binds from a list of values */
+#define BINDS(...)                                                                                 \
+	(const int64_t[]){__VA_ARGS__}, (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t))
 
 /* The devices of the job's node, by row id, into ids (room for GPU_MAX_DEVICES). */
 static int node_devices(struct replay *rp, int64_t *ids, int *n)
@@ -929,27 +933,6 @@ static int gpu_seq_range(struct replay *rp, const char *table, const int64_t *de
 	return ret;
 }
 
-/* A range cursor over a GPU table (see replay_gpu_range). */
-static int cursor_open_range(struct replay *rp, enum replay_kind kind, const char *sql,
-			     int64_t lo, int64_t hi, int64_t start_ms, int64_t end_ms)
-{
-	struct replay_cursor *c;
-	int ret;
-
-	if (rp->ncur == REPLAY_MAX_CURSORS)
-		return 0;
-	c = &rp->cur[rp->ncur++];
-	c->kind = kind;
-	ret = prepare(rp->st, sql, "replay a job", &c->stmt);
-	if (ret)
-		return ret;
-	sqlite3_bind_int64(c->stmt, 1, lo);
-	sqlite3_bind_int64(c->stmt, 2, hi);
-	sqlite3_bind_int64(c->stmt, 3, start_ms);
-	sqlite3_bind_int64(c->stmt, 4, end_ms);
-	return cursor_step(rp, c);
-}
-
 /* Whether every device of the store is on the job's node (an agent's or a run's store). */
 static int devices_all_ours(struct replay *rp, bool *all)
 {
@@ -991,25 +974,25 @@ static int open_gpu_cursors(struct replay *rp, int64_t start_ms, int64_t end_ms)
 			ret = gpu_seq_range(rp, "gpu_samples", devs, ndevs, start_ms, end_ms, &lo,
 					    &hi);
 			if (!ret && lo <= hi)
-				ret = cursor_open_range(rp, REPLAY_GPU, replay_gpu_range, lo, hi,
-							start_ms, end_ms);
+				ret = cursor_open(rp, REPLAY_GPU, replay_gpu_range,
+						  BINDS(lo, hi, start_ms, end_ms));
 		}
 		if (!ret && ops->gpu_proc) {
 			ret = gpu_seq_range(rp, "gpu_proc_samples", devs, ndevs, start_ms, end_ms,
 					    &lo, &hi);
 			if (!ret && lo <= hi)
-				ret = cursor_open_range(rp, REPLAY_GPU_PROC, replay_gpu_proc_range,
-							lo, hi, start_ms, end_ms);
+				ret = cursor_open(rp, REPLAY_GPU_PROC, replay_gpu_proc_range,
+						  BINDS(lo, hi, start_ms, end_ms));
 		}
 		return ret;
 	}
 	for (int i = 0; i < ndevs && !ret; i++) {
 		if (ops->gpu)
-			ret = cursor_open(rp, REPLAY_GPU, replay_sql[REPLAY_GPU], devs[i], start_ms,
-					  end_ms);
+			ret = cursor_open(rp, REPLAY_GPU, replay_sql[REPLAY_GPU],
+					  BINDS(devs[i], start_ms, end_ms));
 		if (!ret && ops->gpu_proc)
-			ret = cursor_open(rp, REPLAY_GPU_PROC, replay_sql[REPLAY_GPU_PROC], devs[i],
-					  start_ms, end_ms);
+			ret = cursor_open(rp, REPLAY_GPU_PROC, replay_sql[REPLAY_GPU_PROC],
+					  BINDS(devs[i], start_ms, end_ms));
 	}
 	return ret;
 }
@@ -1021,19 +1004,19 @@ static int replay_prepare(struct replay *rp, int64_t id, int64_t start_ms, int64
 	int ret = 0;
 
 	if (ops->host)
-		ret = cursor_open(rp, REPLAY_HOST, replay_sql[REPLAY_HOST], rp->node_id, start_ms,
-				  end_ms);
+		ret = cursor_open(rp, REPLAY_HOST, replay_sql[REPLAY_HOST],
+				  BINDS(rp->node_id, start_ms, end_ms));
 	if (!ret && ops->job)
 		ret = cursor_open(rp, REPLAY_JOB,
 				  rp->st->schema_version < 3 ? replay_job_v2 : replay_sql[REPLAY_JOB],
-				  id, 0, 0);
+				  BINDS(id));
 	if (!ret && ops->proc)
-		ret = cursor_open(rp, REPLAY_PROC, replay_sql[REPLAY_PROC], id, 0, 0);
+		ret = cursor_open(rp, REPLAY_PROC, replay_sql[REPLAY_PROC], BINDS(id));
 	if (!ret && ops->event)
 		ret = cursor_open(rp, REPLAY_EVENT,
 				  rp->st->schema_version < 2 ? replay_event_v1
 							     : replay_sql[REPLAY_EVENT],
-				  id, 0, 0);
+				  BINDS(id));
 	if (!ret && gpus)
 		ret = open_gpu_cursors(rp, start_ms, end_ms);
 	if (ret)
