@@ -360,13 +360,31 @@ static bool listed(const char *uuid, const char *const *list, size_t n)
 	return false;
 }
 
-/* One aggregate value over the job's devices from per-device values v[i]. */
-struct agg {
-	double sum;
-	int n, busy, throttled_n;
-};
+/* Slot k of a track: its ring's value, or its overview bucket's mean. */
+static double slot_value(const struct js_track *t, bool ring, size_t k)
+{
+	if (ring)
+		return t->ring[k];
+	return t->n[k] ? t->sum[k] / t->n[k] : NAN;
+}
 
-void jobseries_finish(struct jobseries *js, const char *const *job_gpus, size_t njob_gpus)
+/* Sets slot k (a bucket takes v as its one sample; NAN leaves it empty). */
+static void slot_set(struct js_track *t, bool ring, size_t k, double v)
+{
+	if (ring) {
+		t->ring[k] = v;
+	} else if (!isnan(v)) {
+		t->sum[k] = v;
+		t->n[k] = 1;
+	}
+}
+
+/*
+ * The aggregates over the job's devices at slot k: the mean utilization of
+ * those that reported one and how many were busy, the mean throttled
+ * share, and sums of memory, power and traffic.
+ */
+static void aggregate_slot(struct jobseries *js, bool ring, size_t k)
 {
 	static const int sum_of[][2] = {
 	    {JSM_GPU_MEM_BYTES, JSG_MEM_BYTES},
@@ -374,6 +392,47 @@ void jobseries_finish(struct jobseries *js, const char *const *job_gpus, size_t 
 	    {JSM_GPU_PCIE_BPS, JSG_PCIE_BPS},
 	    {JSM_GPU_NVLINK_BPS, JSG_NVLINK_BPS},
 	};
+	double util = 0, busy = 0, thr = 0;
+	int nu = 0, nt = 0;
+
+	for (int i = 0; i < js->ngpus; i++) {
+		const struct js_gpu *g = js->gpu[i];
+		double u = slot_value(&g->t[JSG_UTIL_PCT], ring, k);
+		double t = slot_value(&g->t[JSG_THROTTLED], ring, k);
+
+		if (!g->job)
+			continue;
+		if (!isnan(u)) {
+			util += u;
+			busy += u > GPU_BUSY_PCT;
+			nu++;
+		}
+		if (!isnan(t)) {
+			thr += t;
+			nt++;
+		}
+	}
+	slot_set(js->m[JSM_GPU_UTIL_PCT], ring, k, nu ? util / nu : NAN);
+	slot_set(js->m[JSM_GPUS_BUSY], ring, k, nu ? busy : NAN);
+	slot_set(js->m[JSM_GPU_THROTTLED], ring, k, nt ? thr / nt : NAN);
+	for (size_t a = 0; a < sizeof(sum_of) / sizeof(sum_of[0]); a++) {
+		double sum = 0;
+		int n = 0;
+
+		for (int i = 0; i < js->ngpus; i++) {
+			double v = slot_value(&js->gpu[i]->t[sum_of[a][1]], ring, k);
+
+			if (js->gpu[i]->job && !isnan(v)) {
+				sum += v;
+				n++;
+			}
+		}
+		slot_set(js->m[sum_of[a][0]], ring, k, n ? sum : NAN);
+	}
+}
+
+void jobseries_finish(struct jobseries *js, const char *const *job_gpus, size_t njob_gpus)
+{
 	int njob = 0;
 
 	if (js->finished)
@@ -390,84 +449,11 @@ void jobseries_finish(struct jobseries *js, const char *const *job_gpus, size_t 
 		if (!js->m[m])
 			return; /* the aggregates stay missing */
 	}
-	/*
-	 * Bucket by bucket (and ring slot by slot): the mean utilization over
-	 * the job's devices that reported one, sums of memory, power and
-	 * traffic, the share throttled and the count busy.
-	 */
-	for (int pass = 0; pass < 2; pass++) {
-		size_t count = pass ? JS_RING : js->npoints;
-
-		for (size_t k = 0; k < count; k++) {
-			double util = 0, thr = 0, busy = 0;
-			int nu = 0, nt = 0;
-
-			for (int i = 0; i < js->ngpus; i++) {
-				const struct js_gpu *g = js->gpu[i];
-				double u, t;
-
-				if (!g->job)
-					continue;
-				u = pass ? g->t[JSG_UTIL_PCT].ring[k]
-					 : (g->t[JSG_UTIL_PCT].n[k]
-						? g->t[JSG_UTIL_PCT].sum[k] / g->t[JSG_UTIL_PCT].n[k]
-						: NAN);
-				t = pass ? g->t[JSG_THROTTLED].ring[k]
-					 : (g->t[JSG_THROTTLED].n[k]
-						? g->t[JSG_THROTTLED].sum[k] / g->t[JSG_THROTTLED].n[k]
-						: NAN);
-				if (!isnan(u)) {
-					util += u;
-					busy += u > GPU_BUSY_PCT;
-					nu++;
-				}
-				if (!isnan(t)) {
-					thr += t;
-					nt++;
-				}
-			}
-			if (pass) {
-				js->m[JSM_GPU_UTIL_PCT]->ring[k] = nu ? util / nu : NAN;
-				js->m[JSM_GPUS_BUSY]->ring[k] = nu ? busy : NAN;
-				js->m[JSM_GPU_THROTTLED]->ring[k] = nt ? thr / nt : NAN;
-			} else {
-				/* one "sample" per bucket: the bucket's mean */
-				if (nu) {
-					js->m[JSM_GPU_UTIL_PCT]->sum[k] = util / nu;
-					js->m[JSM_GPU_UTIL_PCT]->n[k] = 1;
-					js->m[JSM_GPUS_BUSY]->sum[k] = busy;
-					js->m[JSM_GPUS_BUSY]->n[k] = 1;
-				}
-				if (nt) {
-					js->m[JSM_GPU_THROTTLED]->sum[k] = thr / nt;
-					js->m[JSM_GPU_THROTTLED]->n[k] = 1;
-				}
-			}
-			for (size_t a = 0; a < sizeof(sum_of) / sizeof(sum_of[0]); a++) {
-				double sum = 0;
-				int n = 0;
-
-				for (int i = 0; i < js->ngpus; i++) {
-					const struct js_track *t = &js->gpu[i]->t[sum_of[a][1]];
-					double v;
-
-					if (!js->gpu[i]->job)
-						continue;
-					v = pass ? t->ring[k] : (t->n[k] ? t->sum[k] / t->n[k] : NAN);
-					if (!isnan(v)) {
-						sum += v;
-						n++;
-					}
-				}
-				if (pass) {
-					js->m[sum_of[a][0]]->ring[k] = n ? sum : NAN;
-				} else if (n) {
-					js->m[sum_of[a][0]]->sum[k] = sum;
-					js->m[sum_of[a][0]]->n[k] = 1;
-				}
-			}
-		}
-	}
+	/* each overview bucket holds one "sample": the mean over the devices */
+	for (size_t k = 0; k < js->npoints; k++)
+		aggregate_slot(js, false, k);
+	for (size_t k = 0; k < JS_RING; k++)
+		aggregate_slot(js, true, k);
 }
 
 static const struct js_track *track_of(const struct jobseries *js, int gpu, int metric)
