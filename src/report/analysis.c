@@ -92,6 +92,7 @@ static int cmp_double(const void *a, const void *b)
 static double percentile(const double *x, size_t n, double p, double *scratch)
 {
 	size_t k = 0;
+	double rank;
 
 	for (size_t i = 0; i < n; i++)
 		if (!isnan(x[i]))
@@ -99,9 +100,8 @@ static double percentile(const double *x, size_t n, double p, double *scratch)
 	if (!k)
 		return NAN;
 	qsort(scratch, k, sizeof(*scratch), cmp_double);
-	return scratch[(size_t)fmin((double)k - 1, ceil(p / 100.0 * (double)k) - 1 < 0
-							  ? 0
-							  : ceil(p / 100.0 * (double)k) - 1)];
+	rank = ceil(p / 100.0 * (double)k); /* 1-based */
+	return scratch[rank < 1 ? 0 : rank > (double)k ? k - 1 : (size_t)rank - 1];
 }
 
 static double mean(const double *x, size_t n)
@@ -385,6 +385,13 @@ static void figures_period(struct analysis *a, const struct jobseries *js, struc
 	a->features.period_confidence = a->has_period ? a->period_confidence : NAN;
 }
 
+/* A trend not (yet) judged: every figure missing. */
+static void trend_unknown(struct memory_trend *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->slope_bps = t->r2 = t->level_bytes = t->limit_bytes = t->time_to_limit_s = NAN;
+}
+
 /*
  * A memory trend over the second half of the job (the first often holds a
  * ramp as data loads): a steady rise, its rate and when it meets limit.
@@ -395,8 +402,7 @@ static void trend_of(struct memory_trend *t, const double *x, size_t n, double d
 	size_t from = n / 2;
 	double level;
 
-	memset(t, 0, sizeof(*t));
-	t->slope_bps = t->r2 = t->level_bytes = t->time_to_limit_s = NAN;
+	trend_unknown(t);
 	t->limit_bytes = limit > 0 ? limit : NAN;
 	if (n - from < ANALYSIS_MIN_SAMPLES)
 		from = n >= ANALYSIS_MIN_SAMPLES ? n - ANALYSIS_MIN_SAMPLES : 0;
@@ -429,9 +435,6 @@ static void figures_trend(struct analysis *a, const struct summary *s, const str
 	n = jobseries_overview(js, -1, JSM_RSS_BYTES, w->ov);
 	trend_of(&a->host_mem, w->ov, n, dt, limit);
 	/* GPU memory: the job's device that runs out first */
-	memset(&a->gpu_mem, 0, sizeof(a->gpu_mem));
-	a->gpu_mem.slope_bps = a->gpu_mem.r2 = a->gpu_mem.level_bytes = NAN;
-	a->gpu_mem.limit_bytes = a->gpu_mem.time_to_limit_s = NAN;
 	for (int i = 0; i < js->ngpus; i++) {
 		struct memory_trend t;
 
@@ -744,16 +747,15 @@ void analysis_run(const struct summary *s, const struct jobseries *js, struct an
 	a->samples = s->samples > 0 ? (size_t)s->samples : 0;
 	a->too_short = a->samples < ANALYSIS_MIN_SAMPLES;
 	a->period_s = a->period_confidence = NAN;
-	a->host_mem.slope_bps = a->gpu_mem.slope_bps = NAN;
+	trend_unknown(&a->host_mem);
+	trend_unknown(&a->gpu_mem);
 	w = malloc(sizeof(*w));
-	if (!w) {
-		/* cannot even judge: everything stays unknown */
-		a->too_short = true;
-	}
 	if (w) {
 		figures_cpu_mem(a, s, js, w);
 		figures_gpu(a, s, js, w);
 		figures_hogging(a, s, js, w);
+	} else {
+		a->too_short = true; /* cannot even judge: everything stays unknown */
 	}
 	if (a->too_short || !w) {
 		/* the figures above stay; the judgments do not */
@@ -764,9 +766,6 @@ void analysis_run(const struct summary *s, const struct jobseries *js, struct an
 			 "too short to judge: %zu samples (at least %d)", a->samples,
 			 ANALYSIS_MIN_SAMPLES);
 		snprintf(a->job_type_reason, sizeof(a->job_type_reason), "%s", a->bottleneck_reason);
-		memset(&a->host_mem, 0, sizeof(a->host_mem));
-		memset(&a->gpu_mem, 0, sizeof(a->gpu_mem));
-		a->host_mem.slope_bps = a->gpu_mem.slope_bps = NAN;
 		a->features.period_confidence = NAN;
 		v = verdict_add(a, "too_short", VERDICT_INFO,
 				"too short to judge its bottleneck, period or trends: %zu samples "
