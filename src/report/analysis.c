@@ -33,11 +33,20 @@
 /* PCIe traffic is judged against a gen3 x16 link both ways, 32 GB/s. */
 #define PCIE_LINK_BPS	    32e9
 
+static const char *const severity_names[] = {"info", "warning", "critical"};
+
 const char *verdict_severity_name(enum verdict_severity s)
 {
-	static const char *const n[] = {"info", "warning", "critical"};
+	return (size_t)s < sizeof(severity_names) / sizeof(severity_names[0]) ? severity_names[s]
+									       : "info";
+}
 
-	return (size_t)s < sizeof(n) / sizeof(n[0]) ? n[s] : "info";
+enum verdict_severity verdict_severity_parse(const char *name)
+{
+	for (size_t i = 0; name && i < sizeof(severity_names) / sizeof(severity_names[0]); i++)
+		if (strcmp(name, severity_names[i]) == 0)
+			return (enum verdict_severity)i;
+	return VERDICT_INFO;
 }
 
 static struct verdict *verdict_add(struct analysis *a, const char *kind,

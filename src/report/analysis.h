@@ -109,5 +109,7 @@ struct analysis {
 /* s and js finished; never fails (what cannot be judged is left NAN). */
 void analysis_run(const struct summary *s, const struct jobseries *js, struct analysis *out);
 const char *verdict_severity_name(enum verdict_severity s);
+/* The inverse of verdict_severity_name; VERDICT_INFO for anything else. */
+enum verdict_severity verdict_severity_parse(const char *name);
 
 #endif

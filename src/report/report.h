@@ -29,6 +29,9 @@ struct report_options {
 int report_text(const struct summary *s, const struct analysis *an,
 		const struct report_options *opt, struct strbuf *out);
 int report_json(const struct summary *s, const struct analysis *an, struct strbuf *out);
+/* One verdict as the text report prints it (first: with the "Verdicts" label). */
+void report_text_verdict(struct strbuf *out, bool first, enum verdict_severity severity,
+			 const char *message, const char *advice);
 /*
  * CSV: a header line and one row per time bucket of the overview (time,
  * then every metric the job has, then each GPU's), RFC 4180 quoting.

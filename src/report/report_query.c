@@ -223,18 +223,12 @@ static int text_from_summary(const struct job_record *job, const char *json, str
 
 		cJSON_ArrayForEach(e, v)
 		{
-			const char *sev = json_str(e, "severity"), *msg = json_str(e, "message");
-			const char *adv = json_str(e, "advice");
+			const char *msg = json_str(e, "message");
 
-			if (!msg)
-				continue;
-			strbuf_addf(out, "  %-9s %s  %s\n", i++ ? "" : "Verdicts",
-				    sev && strcmp(sev, "critical") == 0	 ? "CRIT"
-				    : sev && strcmp(sev, "warning") == 0 ? "WARN"
-									 : "info",
-				    msg);
-			if (adv)
-				strbuf_addf(out, "  %-9s       -> %s\n", "", adv);
+			if (msg)
+				report_text_verdict(out, i++ == 0,
+						    verdict_severity_parse(json_str(e, "severity")),
+						    msg, json_str(e, "advice"));
 		}
 		strbuf_addch(out, '\n');
 	}

@@ -385,20 +385,24 @@ static void section_sampler(const struct summary *s, struct strbuf *out)
 }
 
 /* Verdicts first: what to do about the job, with the numbers behind it. */
-static void section_verdicts(const struct analysis *a, struct strbuf *out)
+void report_text_verdict(struct strbuf *out, bool first, enum verdict_severity severity,
+			 const char *message, const char *advice)
 {
 	static const char *const mark[] = {"info", "WARN", "CRIT"};
 
+	strbuf_addf(out, "  %-9s %s  %s\n", first ? "Verdicts" : "",
+		    mark[(size_t)severity < 3 ? severity : 0], message);
+	if (advice && advice[0])
+		strbuf_addf(out, "  %-9s       -> %s\n", "", advice);
+}
+
+static void section_verdicts(const struct analysis *a, struct strbuf *out)
+{
 	if (!a->nverdicts)
 		strbuf_addf(out, "  %-9s nothing to fix: it used what it had\n", "Verdicts");
-	for (size_t i = 0; i < a->nverdicts; i++) {
-		const struct verdict *v = &a->verdicts[i];
-
-		strbuf_addf(out, "  %-9s %s  %s\n", i ? "" : "Verdicts", mark[v->severity],
-			    v->message);
-		if (v->advice[0])
-			strbuf_addf(out, "  %-9s       -> %s\n", "", v->advice);
-	}
+	for (size_t i = 0; i < a->nverdicts; i++)
+		report_text_verdict(out, i == 0, a->verdicts[i].severity, a->verdicts[i].message,
+				    a->verdicts[i].advice);
 	strbuf_addch(out, '\n');
 }
 
