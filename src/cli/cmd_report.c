@@ -52,14 +52,14 @@ static const char report_usage[] =
     "      --plot FILE        also draw the job's timelines to FILE (.png, .pdf, .svg)\n"
     "  -h, --help             show this help\n";
 
-/* Appends "&name=value" to a query string, percent-encoding the value. */
+/* Appends "?name=value" or "&name=value" to a path, percent-encoding the value. */
 static void query_param(struct strbuf *q, const char *name, const char *value)
 {
 	static const char hex[] = "0123456789ABCDEF";
 
 	if (!value)
 		return;
-	strbuf_addch(q, q->len ? '&' : '?');
+	strbuf_addch(q, strchr(q->buf, '?') ? '&' : '?');
 	strbuf_addf(q, "%s=", name);
 	for (const unsigned char *p = (const unsigned char *)value; *p; p++) {
 		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
@@ -91,6 +91,7 @@ static int report_from_head(const char *head, const char *token_file, const char
 		return EXIT_USAGE;
 	strbuf_init(&path, 4096);
 	strbuf_init(&answer, 0);
+	strbuf_addstr(&path, "/api/v1/report");
 	query_param(&path, "run", run_id);
 	query_param(&path, "job", q->job_key);
 	query_param(&path, "user", q->user);
@@ -99,15 +100,8 @@ static int report_from_head(const char *head, const char *token_file, const char
 	query_param(&path, "until", until);
 	query_param(&path, "by", by);
 	query_param(&path, "format", format_names[q->format]);
-	{
-		struct strbuf full;
-
-		strbuf_init(&full, 0);
-		strbuf_addf(&full, "/api/v1/report%s", path.len ? path.buf : "");
-		ret = http_client_request(head, full.buf, token_file ? token : NULL, NULL, &answer,
-					  &status);
-		strbuf_release(&full);
-	}
+	ret = http_client_request(head, path.buf, token_file ? token : NULL, NULL, &answer,
+				  &status);
 	if (!ret && status != 200) {
 		log_err(0, "the head answered %ld: %.*s", status, (int)answer.len,
 			answer.buf ? answer.buf : "");
