@@ -432,13 +432,19 @@ static void trend_of(struct memory_trend *t, const double *x, size_t n, double d
 	}
 }
 
+/* What the job's memory runs out of: its reservation, else the host's memory; NAN. */
+static double mem_limit(const struct analysis *a, const struct summary *s)
+{
+	if (a->mem_reserved_bytes > 0)
+		return a->mem_reserved_bytes;
+	return s->job.host_mem_bytes ? (double)s->job.host_mem_bytes : NAN;
+}
+
 static void figures_trend(struct analysis *a, const struct summary *s, const struct jobseries *js,
 			  struct work *w)
 {
 	double dt = js->bucket_ms / 1000.0;
-	double limit = a->mem_reserved_bytes > 0 ? a->mem_reserved_bytes
-		       : s->job.host_mem_bytes	 ? (double)s->job.host_mem_bytes
-						 : NAN;
+	double limit = mem_limit(a, s);
 	size_t n;
 
 	n = jobseries_overview(js, -1, JSM_RSS_BYTES, w->ov);
@@ -465,9 +471,7 @@ static void features_fill(struct analysis *a, const struct summary *s, const str
 			  struct work *w)
 {
 	struct job_features *f = &a->features;
-	double limit = a->mem_reserved_bytes > 0 ? a->mem_reserved_bytes
-		       : s->job.host_mem_bytes	 ? (double)s->job.host_mem_bytes
-						 : NAN;
+	double limit = mem_limit(a, s);
 	size_t n;
 
 	f->duration_s = a->duration_s;
