@@ -30,9 +30,9 @@
 #include "cli.h"
 #include "common/log.h"
 #include "common/sysroot.h"
-#include "report/jobreport.h"
+#include "analysis/jobreport.h"
 #include "report/report.h"
-#include "report/summary.h"
+#include "analysis/summary.h"
 
 #define AGENT_MIN_INTERVAL_MS	100
 #define AGENT_MAX_GPU_PROCS	4096

@@ -35,7 +35,7 @@
 #include "common/log.h"
 #include "common/sysroot.h"
 #include "common/timeutil.h"
-#include "report/jobreport.h"
+#include "analysis/jobreport.h"
 #include "report/report.h"
 #include "sample/gpu/gpu_set.h"
 #include "sample/host.h"

@@ -2,7 +2,7 @@
  * plot.c - `jobscope report --plot`: panels of timelines over one time axis
  * (elapsed since the job started), drawn by cairo into PNG, PDF or SVG.
  */
-#include "report.h"
+#include "report/report.h"
 
 #include <cairo-pdf.h>
 #include <cairo-svg.h>

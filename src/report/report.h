@@ -14,10 +14,10 @@
 
 #include <stdbool.h>
 
-#include "analysis.h"
+#include "analysis/verdicts.h"
 #include "common/strbuf.h"
-#include "jobseries.h"
-#include "summary.h"
+#include "analysis/jobseries.h"
+#include "analysis/summary.h"
 
 #define REPORT_JSON_SCHEMA 2
 
@@ -56,5 +56,12 @@ int plot_write(const char *path, const struct summary *s, const struct jobseries
 	       const struct analysis *an);
 /* Whether plot_write knows path's extension. */
 bool plot_format_known(const char *path);
+
+/* The history tables (analysis/history.h), in rows as history_sort left them. */
+struct history;
+int history_text(const struct history *h, struct strbuf *out);
+int history_json(const struct history *h, struct strbuf *out);
+int history_csv(const struct history *h, struct strbuf *out);
+int history_html(const struct history *h, struct strbuf *out);
 
 #endif

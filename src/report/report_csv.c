@@ -3,7 +3,7 @@
  * column per metric the job has (units in the names), then per GPU.
  * Missing values are empty fields, never 0.
  */
-#include "report.h"
+#include "report/report.h"
 
 #include <errno.h>
 #include <inttypes.h>

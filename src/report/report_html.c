@@ -12,7 +12,7 @@
  * missing prints as an em dash, never as 0, and a chart line breaks where
  * a value is missing instead of being drawn through it.
  */
-#include "report.h"
+#include "report/report.h"
 
 #include <errno.h>
 #include <math.h>

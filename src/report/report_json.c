@@ -2,7 +2,7 @@
  * report_json.c - the run report as JSON (schema in docs/report-json.md).
  * Times are RFC 3339 strings with a _ms twin; missing values are null.
  */
-#include "report.h"
+#include "report/report.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
  * report_query.c - answer a report query from a store: pick the job (or
  * the jobs, for history), load, analyse and render it.
  */
-#include "report_query.h"
+#include "report/report_query.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -15,7 +15,7 @@
 #include <cjson/cJSON.h>
 
 #include "common/timeutil.h"
-#include "jobreport.h"
+#include "analysis/jobreport.h"
 
 #define DAY_MS (24 * 3600000LL)
 /* History slices jobs by hour: a bound on the work one question can ask for. */

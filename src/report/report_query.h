@@ -15,8 +15,8 @@
 #include <stdint.h>
 
 #include "common/strbuf.h"
-#include "history.h"
-#include "report.h"
+#include "analysis/history.h"
+#include "report/report.h"
 #include "store/store.h"
 
 enum report_format { REPORT_FMT_TEXT, REPORT_FMT_JSON, REPORT_FMT_CSV, REPORT_FMT_HTML };

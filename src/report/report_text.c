@@ -3,7 +3,7 @@
  * I/O and network in human units, a timeline, the busiest processes and
  * what the sampler itself cost.
  */
-#include "report.h"
+#include "report/report.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -17,8 +17,8 @@
 #include <stddef.h>
 
 #include "analysis/classify.h"
-#include "jobseries.h"
-#include "summary.h"
+#include "analysis/jobseries.h"
+#include "analysis/summary.h"
 
 /* Fewer samples than this, or a shorter job: "too short to judge". */
 #define ANALYSIS_MIN_SAMPLES 10

@@ -4,7 +4,7 @@
  * verdicts follow what jobstats, seff and job_defense_shield tell users
  * (a finding, its numbers, the value to ask for next time).
  */
-#include "analysis.h"
+#include "analysis/verdicts.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -2,7 +2,7 @@
  * jobseries.c - a job's time series: a bounded overview over the whole job
  * (buckets that double in width) and the last ticks at full resolution.
  */
-#include "jobseries.h"
+#include "analysis/jobseries.h"
 
 /* 100 years: the longest a job's series may span. */
 #define JS_MAX_SPAN_MS (100LL * 366 * 86400 * 1000)

@@ -82,9 +82,8 @@ int history_load(struct history *h, struct store *st, const struct history_filte
 const char *history_by_name(enum history_by by);
 int history_by_parse(const char *s, enum history_by *out); /* 0 or -EINVAL */
 
-int history_text(const struct history *h, struct strbuf *out);
-int history_json(const struct history *h, struct strbuf *out);
-int history_csv(const struct history *h, struct strbuf *out);
-int history_html(const struct history *h, struct strbuf *out);
+/* Reserved minus used, never below 0: core-hours, GPU-hours. */
+double history_idle_core_h(const struct history_row *r);
+double history_idle_gpu_h(const struct history_row *r);
 
 #endif

@@ -2,7 +2,7 @@
  * summary.c - accumulate a run's report from its samples (see summary.h).
  * Live and replayed runs go through exactly these functions.
  */
-#include "summary.h"
+#include "analysis/summary.h"
 
 #include <errno.h>
 #include <math.h>

@@ -14,10 +14,10 @@
 #ifndef JOBSCOPE_JOBREPORT_H
 #define JOBSCOPE_JOBREPORT_H
 
-#include "analysis.h"
-#include "jobseries.h"
+#include "analysis/verdicts.h"
+#include "analysis/jobseries.h"
 #include "store/store.h"
-#include "summary.h"
+#include "analysis/summary.h"
 
 /* Times after this (ms since the epoch, about the year 3084) are a corrupt store's. */
 #define JOB_REPORT_MAX_MS ((int64_t)1 << 45)

@@ -2,7 +2,7 @@
  * jobreport.c - one replay of a job's rows feeds its summary and its
  * series; then the analysis.
  */
-#include "jobreport.h"
+#include "analysis/jobreport.h"
 
 #include <errno.h>
 #include <string.h>
