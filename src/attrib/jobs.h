@@ -29,7 +29,7 @@
 #include "attrib/attrib.h"
 #include "sample/cgroup.h"
 #include "sample/ptree.h"
-#include "store/store.h"
+#include "attrib/job.h"
 
 #define JOB_KEY_MAX 128
 

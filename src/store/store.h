@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "attrib/job.h"
 #include "common/jsonw.h"
 #include "common/strbuf.h"
 #include "sample/gpu/gpu.h"
@@ -46,43 +47,6 @@ void store_close(struct store *st);
 /* Every commit fsynced (PRAGMA synchronous = FULL): for a head, which acknowledges commits. */
 int store_set_durable(struct store *st);
 const char *store_path(const struct store *st);
-
-/* A job: for `jobscope run`, scheduler "run" and job_id = the row id. */
-struct job_record {
-	int64_t id; /* row id: the RUN_ID users type */
-	int64_t node_id;
-	char hostname[256];
-	char scheduler[16];
-	char job_id[64];
-	char name[256];
-	char command[PROC_CMDLINE_MAX];
-	char user[64];
-	uint32_t uid;
-	int32_t pid; /* root process */
-	int64_t start_ms;
-	int64_t end_ms; /* 0 while running */
-	bool has_exit;	/* exit_code / signal are set */
-	int32_t exit_code;
-	int32_t signal; /* 0 unless killed by a signal */
-	bool timed_out;
-	int64_t interval_ms;
-	int32_t cores_allowed; /* CPUs in the affinity mask */
-	int32_t host_cores;
-	uint64_t host_mem_bytes;
-	int64_t samples;      /* ticks taken */
-	int64_t lost_samples; /* ticks that could not be stored */
-	int64_t sampler_cpu_ms;
-	/* schema 3: what the agent learns of a scheduler's job */
-	char step[32];	     /* Slurm step of the first process seen */
-	char cgroup[512];    /* the job's cgroup (job level), "" if none */
-	char qos[16];	     /* Kubernetes QoS class */
-	char reservation_source[16]; /* "slurm_env", "cgroup" or "" (nothing reserved) */
-	double reserved_cpus;	     /* cores; 0 when unknown */
-	uint64_t reserved_mem_bytes; /* 0 when unknown */
-	bool has_reserved_gpus;
-	int32_t reserved_gpus;
-	char reserved_gpu_list[256]; /* as the scheduler wrote it, e.g. "0,1" */
-};
 
 /* The meta table: a value by key (0, or -ENOENT), and setting one. */
 int store_meta_get(struct store *st, const char *key, char *buf, size_t size);

@@ -41,9 +41,9 @@
 #include "common/log.h"
 #include "common/strbuf.h"
 #include "common/timeutil.h"
-#include "report/jobreport.h"
+#include "analysis/jobreport.h"
 #include "report/report.h"
-#include "report/summary.h"
+#include "analysis/summary.h"
 #include "store/store.h"
 
 #define GIB		       (1024.0 * 1024.0 * 1024.0)

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/jobreport.h"
+#include "analysis/jobreport.h"
 
 #define GIB   (1024ull * 1024 * 1024)
 #define T0_MS 1767571200000LL

@@ -15,7 +15,7 @@
 #include <cmocka.h>
 
 #include "report/report.h"
-#include "report/summary.h"
+#include "analysis/summary.h"
 
 #define T0 1700000000000LL
 
