@@ -61,22 +61,8 @@ int cli_write_file(const char *path, const char *data, size_t len);
 /* Whether the terminal/locale takes UTF-8 (for sparklines). */
 bool cli_utf8(void);
 
-struct host_sample;
 struct strbuf;
 /* `jobscope report --session NAME` on a head's store (cmd_export.c). */
 int export_session_report(struct store *st, const char *name, struct strbuf *out);
-/* CPU time this process has used, ms. */
-uint64_t cli_self_cpu_ms(void);
-/* When the kernel booted, ms since the epoch (process start times count from it). */
-int64_t cli_boot_ms(const struct host_sample *h);
-/*
- * Messages go to path from now on (appended, line-buffered); NULL keeps
- * stderr.  Called again on SIGHUP it reopens the file logrotate moved.
- */
-int cli_open_log(const char *path);
-/* A bearer token from a file (trailing newline and blanks dropped): 0 or -errno. */
-int cli_read_token(const char *path, char *buf, size_t size);
-/* A timerfd that fires after first_ms, then every interval_ms (0: once). */
-void cli_arm_timer(int fd, int64_t first_ms, int64_t interval_ms);
 
 #endif

@@ -11,8 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -116,68 +114,3 @@ bool cli_utf8(void)
 	return cs && (strcmp(cs, "UTF-8") == 0 || strcmp(cs, "utf8") == 0);
 }
 
-uint64_t cli_self_cpu_ms(void)
-{
-	struct rusage ru;
-
-	if (getrusage(RUSAGE_SELF, &ru))
-		return 0;
-	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
-	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
-}
-
-int64_t cli_boot_ms(const struct host_sample *h)
-{
-	struct timespec ts;
-
-	if (sysroot_get()[0] == '\0' && clock_gettime(CLOCK_BOOTTIME, &ts) == 0)
-		return time_now_ms() - ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
-	return h->cpu.btime_s * 1000;
-}
-
-void cli_arm_timer(int fd, int64_t first_ms, int64_t interval_ms)
-{
-	struct itimerspec its;
-
-	memset(&its, 0, sizeof(its));
-	its.it_value.tv_sec = first_ms / 1000;
-	its.it_value.tv_nsec = (first_ms % 1000) * 1000000;
-	its.it_interval.tv_sec = interval_ms / 1000;
-	its.it_interval.tv_nsec = (interval_ms % 1000) * 1000000;
-	timerfd_settime(fd, 0, &its, NULL);
-}
-
-int cli_read_token(const char *path, char *buf, size_t size)
-{
-	FILE *f = fopen(path, "r");
-	size_t n;
-
-	if (!f)
-		return log_err(-errno, "cannot read the token file '%s'", path);
-	n = fread(buf, 1, size - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
-		buf[--n] = '\0';
-	if (n == 0)
-		return log_err(-EINVAL, "the token file '%s' is empty", path);
-	return 0;
-}
-
-int cli_open_log(const char *path)
-{
-	static FILE *opened; /* the file the previous call opened: closed after the switch */
-	FILE *f;
-
-	if (!path)
-		return 0;
-	f = fopen(path, "a");
-	if (!f)
-		return log_err(-errno, "cannot open --log-file '%s'", path);
-	setvbuf(f, NULL, _IOLBF, 0);
-	log_set_file(f);
-	if (opened)
-		fclose(opened);
-	opened = f;
-	return 0;
-}

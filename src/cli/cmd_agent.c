@@ -30,6 +30,7 @@
 #include "cli.h"
 #include "common/log.h"
 #include "common/sysroot.h"
+#include "common/token.h"
 #include "analysis/jobreport.h"
 #include "report/report.h"
 #include "analysis/summary.h"
@@ -850,7 +851,7 @@ static void tick(struct agent *a)
 		a->retention_next_ms = deleted > 0 ? ts : ts + every;
 		store_used_bytes(a->st, &a->store_bytes);
 	}
-	a->self_cpu_ms = cli_self_cpu_ms();
+	a->self_cpu_ms = proc_self_cpu_ms();
 	a->self_rss_bytes = self_rss_bytes();
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	a->last_tick_s = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
@@ -889,7 +890,7 @@ static int setup(struct agent *a)
 	int32_t cores;
 	int ret;
 
-	ret = cli_open_log(o->log_file);
+	ret = log_open_file(o->log_file);
 	if (ret)
 		return ret;
 	ret = store_open(o->db, STORE_CREATE, &a->st);
@@ -914,7 +915,7 @@ static int setup(struct agent *a)
 	a->started_ms = wallclock_now_ms(&a->wc);
 	cores = ret ? 0 : host_online_cpus(a->host);
 	ret = store_node(a->st, a->hostname, cores, ret ? 0 : a->host->mem.total_bytes,
-			 cli_boot_ms(a->host), &a->node_id);
+			 host_boot_ms(a->host), &a->node_id);
 	if (ret)
 		return ret;
 	setup_gpus(a);
@@ -923,7 +924,7 @@ static int setup(struct agent *a)
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
-	ptree_init_all(&a->pt, sysconf(_SC_CLK_TCK), cli_boot_ms(a->host));
+	ptree_init_all(&a->pt, sysconf(_SC_CLK_TCK), host_boot_ms(a->host));
 	jobs_init(&a->jobs, a->hostname, a->node_id, cores, a->host->mem.total_bytes,
 		  o->interval_ms);
 	pthread_mutex_init(&a->view_lock, NULL);
@@ -967,7 +968,7 @@ static int start_sender(struct agent *a)
 	so.ca_file = a->opt->ca_file;
 	so.db_path = store_path(a->st);
 	if (a->opt->token_file) {
-		ret = cli_read_token(a->opt->token_file, token, sizeof(token));
+		ret = token_read_file(a->opt->token_file, token, sizeof(token));
 		if (ret)
 			return ret;
 		so.token = token;
@@ -976,7 +977,7 @@ static int start_sender(struct agent *a)
 	snprintf(so.who.hostname, sizeof(so.who.hostname), "%s", a->hostname);
 	so.who.cores = a->jobs.host_cores;
 	so.who.mem_total_bytes = a->jobs.host_mem_bytes;
-	so.who.boot_ms = cli_boot_ms(a->host);
+	so.who.boot_ms = host_boot_ms(a->host);
 	so.who.interval_ms = a->opt->interval_ms;
 	ret = sender_start(&so, &a->sender);
 	if (!ret)
@@ -1026,7 +1027,7 @@ static void follow_sessions(struct agent *a, int tickfd, int64_t *cur_ms)
 	else
 		log_info("agent: back to sampling every %lldms", (long long)want);
 	*cur_ms = want;
-	cli_arm_timer(tickfd, want, want);
+	time_arm_timer(tickfd, want, want);
 }
 
 static int loop(struct agent *a, int sigfd, int tickfd)
@@ -1049,7 +1050,7 @@ static int loop(struct agent *a, int sigfd, int tickfd)
 		}
 		while (read(sigfd, &si, sizeof(si)) == sizeof(si)) {
 			if (si.ssi_signo == SIGHUP) {
-				if (cli_open_log(a->opt->log_file) == 0)
+				if (log_open_file(a->opt->log_file) == 0)
 					log_info("agent: log file reopened");
 				continue;
 			}
@@ -1121,7 +1122,7 @@ static int agent_main(const struct agent_opts *o)
 		exit_code = EXIT_USAGE;
 		goto out_release;
 	}
-	cli_arm_timer(tickfd, o->interval_ms, o->interval_ms);
+	time_arm_timer(tickfd, o->interval_ms, o->interval_ms);
 	if (loop(a, sigfd, tickfd))
 		exit_code = EXIT_FAIL;
 	tick(a); /* the last tick: what happened since the previous one */

@@ -34,6 +34,7 @@
 #include "common/jsonw.h"
 #include "common/log.h"
 #include "common/timeutil.h"
+#include "common/token.h"
 #include "net/api.h"
 #include "net/http.h"
 #include "net/wire.h"
@@ -647,20 +648,20 @@ static int head_main(const struct head_opts *o)
 	strbuf_init(&h.inflated, WIRE_MAX_BODY + 1);
 	h.opt = o;
 	h.started_ms = time_now_ms();
-	if (cli_open_log(o->log_file))
+	if (log_open_file(o->log_file))
 		return EXIT_USAGE;
 	if (o->token_file) {
-		if (cli_read_token(o->token_file, h.token, sizeof(h.token)))
+		if (token_read_file(o->token_file, h.token, sizeof(h.token)))
 			return EXIT_USAGE;
 		h.has_token = true;
 	}
 	if (o->admin_token_file) {
-		if (cli_read_token(o->admin_token_file, h.admin_token, sizeof(h.admin_token)))
+		if (token_read_file(o->admin_token_file, h.admin_token, sizeof(h.admin_token)))
 			return EXIT_USAGE;
 		h.has_admin_token = true;
 	}
 	if (o->read_token_file) {
-		if (cli_read_token(o->read_token_file, h.read_token, sizeof(h.read_token)))
+		if (token_read_file(o->read_token_file, h.read_token, sizeof(h.read_token)))
 			return EXIT_USAGE;
 		h.has_read_token = true;
 	}
@@ -711,7 +712,7 @@ static int head_main(const struct head_opts *o)
 		if (read(sigfd, &si, sizeof(si)) != sizeof(si))
 			continue;
 		if (si.ssi_signo == SIGHUP) {
-			if (cli_open_log(o->log_file) == 0)
+			if (log_open_file(o->log_file) == 0)
 				log_info("head: log file reopened");
 			continue;
 		}

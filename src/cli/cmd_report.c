@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "common/log.h"
 #include "common/timeutil.h"
+#include "common/token.h"
 #include "net/client.h"
 #include "report/report_query.h"
 #include "store/store.h"
@@ -87,7 +88,7 @@ static int report_from_head(const char *head, const char *token_file, const char
 
 	if (q->plot_path)
 		return cli_usage_error("report", "--plot needs a store (--db): a head sends text");
-	if (token_file && cli_read_token(token_file, token, sizeof(token)))
+	if (token_file && token_read_file(token_file, token, sizeof(token)))
 		return EXIT_USAGE;
 	strbuf_init(&path, 4096);
 	strbuf_init(&answer, 0);

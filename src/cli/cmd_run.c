@@ -373,7 +373,7 @@ static void tick(struct run_state *r)
 		log_warn(ret, "cannot read the process tree");
 		r->scan_warned = true;
 	}
-	ptree_set_sampler_cpu(&r->pt, cli_self_cpu_ms());
+	ptree_set_sampler_cpu(&r->pt, proc_self_cpu_ms());
 	r->job.samples++;
 
 	if (host_ok) {
@@ -479,7 +479,7 @@ static void on_timeout(struct run_state *r)
 		log_info("--timeout reached: sending SIGTERM to the command's processes");
 		signal_tree(r, SIGTERM, true);
 		if (r->opt->kill_after_ms > 0) {
-			cli_arm_timer(r->timeoutfd, r->opt->kill_after_ms, 0);
+			time_arm_timer(r->timeoutfd, r->opt->kill_after_ms, 0);
 			return;
 		}
 	}
@@ -645,7 +645,7 @@ static void finish_job(struct run_state *r, int64_t end_ms)
 	j->end_ms = end_ms;
 	j->timed_out = r->timed_out;
 	j->lost_samples = r->lost;
-	j->sampler_cpu_ms = (int64_t)cli_self_cpu_ms();
+	j->sampler_cpu_ms = (int64_t)proc_self_cpu_ms();
 	if (r->timed_out)
 		add_event(r, r->timeout_at_ms, "timeout", j->pid, r->opt->timeout_ms,
 			  "--timeout of %.3gs reached: SIGTERM sent%s", r->opt->timeout_ms / 1000.0,
@@ -766,7 +766,7 @@ static int setup(struct run_state *r)
 		r->job.cores_allowed = CPU_COUNT(&set);
 	r->job.start_ms = wallclock_now_ms(&r->wc);
 
-	ret = store_node(r->st, host, r->job.host_cores, r->job.host_mem_bytes, cli_boot_ms(r->host),
+	ret = store_node(r->st, host, r->job.host_cores, r->job.host_mem_bytes, host_boot_ms(r->host),
 			 &r->node_id);
 	if (!ret) {
 		r->job.node_id = r->node_id;
@@ -785,7 +785,7 @@ static int setup(struct run_state *r)
 		raised.rlim_cur = raised.rlim_max;
 		r->nofile_raised = setrlimit(RLIMIT_NOFILE, &raised) == 0;
 	}
-	ptree_init(&r->pt, getpid(), sysconf(_SC_CLK_TCK), cli_boot_ms(r->host));
+	ptree_init(&r->pt, getpid(), sysconf(_SC_CLK_TCK), host_boot_ms(r->host));
 	summary_init(&r->sum, &r->job);
 	jobseries_init(&r->js, r->job.interval_ms);
 	return 0;
@@ -889,9 +889,9 @@ static int run(const struct run_opts *o)
 	r.job.pid = r.child;
 
 	tick(&r);
-	cli_arm_timer(r.tickfd, o->interval_ms, o->interval_ms);
+	time_arm_timer(r.tickfd, o->interval_ms, o->interval_ms);
 	if (o->timeout_ms)
-		cli_arm_timer(r.timeoutfd, o->timeout_ms, 0);
+		time_arm_timer(r.timeoutfd, o->timeout_ms, 0);
 	loop(&r);
 	reap(&r);
 	tick(&r); /* the last sample: every process's final values */

@@ -16,6 +16,7 @@
 #include "common/jsonw.h"
 #include "common/log.h"
 #include "common/timeutil.h"
+#include "common/token.h"
 #include "net/client.h"
 
 static const char session_usage[] =
@@ -169,7 +170,7 @@ static int cmd_session(int argc, char **argv)
 		return cli_usage_error("session", "list takes no NAME");
 	if (strcmp(verb, "start") && strcmp(verb, "stop") && strcmp(verb, "list"))
 		return cli_usage_error("session", "unknown '%s': start, stop or list", verb);
-	if (token_file && cli_read_token(token_file, token, sizeof(token)))
+	if (token_file && token_read_file(token_file, token, sizeof(token)))
 		return EXIT_USAGE;
 
 	strbuf_init(&body, 0);

@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "common/log.h"
 #include "common/timeutil.h"
+#include "common/token.h"
 #include "net/client.h"
 
 static const char status_usage[] =
@@ -72,7 +73,7 @@ static int fetch(const char *cmd, int argc, char **argv, const char *path, const
 		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
 	if (!head || !*head)
 		return cli_usage_error(cmd, "which head? --head URL or $JOBSCOPE_HEAD");
-	if (token_file && cli_read_token(token_file, token, sizeof(token)))
+	if (token_file && token_read_file(token_file, token, sizeof(token)))
 		return EXIT_USAGE;
 	if (http_client_request(head, path, token_file ? token : NULL, NULL, answer, &status))
 		return EXIT_FAIL;

@@ -2,6 +2,8 @@
 #include "log.h"
 
 #include <stdarg.h>
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 static enum log_level log_level = LOG_INFO;
@@ -81,4 +83,22 @@ void log_debug(const char *fmt, ...)
 	va_start(ap, fmt);
 	log_vprint("debug: ", 0, fmt, ap);
 	va_end(ap);
+}
+
+int log_open_file(const char *path)
+{
+	static FILE *opened; /* the file the previous call opened: closed after the switch */
+	FILE *f;
+
+	if (!path)
+		return 0;
+	f = fopen(path, "a");
+	if (!f)
+		return log_err(-errno, "cannot open --log-file '%s'", path);
+	setvbuf(f, NULL, _IOLBF, 0);
+	log_set_file(f);
+	if (opened)
+		fclose(opened);
+	opened = f;
+	return 0;
 }

@@ -28,4 +28,11 @@ int log_warn(int ret, const char *fmt, ...) __attribute__((format(printf, 2, 3))
 void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/*
+ * Messages go to path from now on (appended, line-buffered); NULL keeps
+ * stderr.  Called again (on SIGHUP) it reopens the file logrotate moved
+ * and closes the one it replaces.
+ */
+int log_open_file(const char *path);
+
 #endif

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/timerfd.h>
 #include <time.h>
 
 int64_t time_now_ms(void)
@@ -142,4 +143,16 @@ int parse_rfc3339_ms(const char *s, int64_t *ms)
 		return -EINVAL;
 	*ms = ((int64_t)t - (int64_t)off_min * 60) * 1000 + frac_ms;
 	return 0;
+}
+
+void time_arm_timer(int fd, int64_t first_ms, int64_t interval_ms)
+{
+	struct itimerspec its;
+
+	memset(&its, 0, sizeof(its));
+	its.it_value.tv_sec = first_ms / 1000;
+	its.it_value.tv_nsec = (first_ms % 1000) * 1000000;
+	its.it_interval.tv_sec = interval_ms / 1000;
+	its.it_interval.tv_nsec = (interval_ms % 1000) * 1000000;
+	timerfd_settime(fd, 0, &its, NULL);
 }

@@ -44,4 +44,7 @@ int parse_rfc3339_ms(const char *s, int64_t *ms);
 /* "1h 02m 03s", "2.51s", "350ms" */
 void format_duration_ms(int64_t ms, char *buf, size_t size);
 
+/* Arms the timerfd fd to fire after first_ms, then every interval_ms (0: once). */
+void time_arm_timer(int fd, int64_t first_ms, int64_t interval_ms);
+
 #endif

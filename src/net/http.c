@@ -290,3 +290,44 @@ void http_stop(struct http_server *s)
 	MHD_stop_daemon(s->d);
 	free(s);
 }
+
+static bool route_method_is(const struct http_route *r, const char *method)
+{
+	if (strcmp(r->method, method) == 0)
+		return true;
+	return strcmp(r->method, "GET") == 0 && strcmp(method, "HEAD") == 0;
+}
+
+static bool route_path_is(const struct http_route *r, const char *path)
+{
+	size_t n;
+
+	if (!r->prefix)
+		return strcmp(r->path, path) == 0;
+	n = strlen(r->path);
+	return strncmp(r->path, path, n) == 0 && path[n] != '\0';
+}
+
+const struct http_route *http_route_find(const struct http_route *table,
+					 const struct http_request *req, int *status)
+{
+	const struct http_route *r;
+	bool path_known = false;
+
+	for (r = table; r->path; r++) {
+		if (!route_path_is(r, req->path))
+			continue;
+		if (route_method_is(r, req->method))
+			return r;
+		path_known = true;
+	}
+	*status = path_known ? 405 : 404;
+	return NULL;
+}
+
+const char *http_access_name(enum http_access a)
+{
+	static const char *const names[] = {"public", "read", "ingest", "admin"};
+
+	return (size_t)a < sizeof(names) / sizeof(names[0]) ? names[a] : "?";
+}

@@ -14,6 +14,7 @@
 #ifndef JOBSCOPE_HTTP_H
 #define JOBSCOPE_HTTP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -68,6 +69,33 @@ void http_stop(struct http_server *s);
 /* "ADDR:PORT" -> a socket address; -EINVAL when it is not one. */
 struct sockaddr_storage;
 int http_parse_listen(const char *listen, struct sockaddr_storage *sa, unsigned *salen);
+
+/*
+ * Route tables: a server's endpoints as data, one row each, with the access
+ * the route needs.  The server's owner checks the access before it calls
+ * the handler (the head's auth.c); the agent's routes are all public.  A
+ * table ends with a row whose path is NULL.
+ */
+enum http_access {
+	HTTP_ACCESS_PUBLIC, /* anyone */
+	HTTP_ACCESS_READ,   /* the read token, when one is set (else anyone) */
+	HTTP_ACCESS_INGEST, /* an agent's token */
+	HTTP_ACCESS_ADMIN,  /* the admin token (else the agents' token) */
+};
+struct http_route {
+	const char *method; /* "GET" (also answers HEAD) or "POST" */
+	const char *path;   /* the whole path; with prefix, what the path starts with */
+	bool prefix;	    /* the path goes on past it (at least one more byte) */
+	enum http_access access;
+	http_handler_fn fn; /* arg: the context the owner passes to http_route_call */
+};
+/*
+ * The route of req in table: NULL with *status 404 when no route has its
+ * path, 405 when one has it for another method.  The first match wins.
+ */
+const struct http_route *http_route_find(const struct http_route *table,
+					 const struct http_request *req, int *status);
+const char *http_access_name(enum http_access a);
 
 /* A JSON error body {"error": msg} with that status. */
 void http_error(struct http_response *res, int status, const char *msg);

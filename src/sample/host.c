@@ -13,8 +13,10 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "common/sysroot.h"
+#include "common/timeutil.h"
 #include "scan.h"
 
 /* /proc/stat of a 1024-CPU machine with thousands of IRQs is a few 100 kB. */
@@ -600,4 +602,13 @@ int host_online_cpus(const struct host_sample *s)
 	if (!(s->valid & HOST_HAS_CPU) || s->cpu.ncpus < 1)
 		return 1;
 	return s->cpu.ncpus;
+}
+
+int64_t host_boot_ms(const struct host_sample *h)
+{
+	struct timespec ts;
+
+	if (sysroot_get()[0] == '\0' && clock_gettime(CLOCK_BOOTTIME, &ts) == 0)
+		return time_now_ms() - ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+	return h->cpu.btime_s * 1000;
 }

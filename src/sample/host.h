@@ -167,4 +167,10 @@ int host_sample_read(struct host_sampler *hs, struct host_sample *out);
 /* Online CPUs from /proc/stat's cpuN lines (>= 1). */
 int host_online_cpus(const struct host_sample *s);
 
+/*
+ * When the kernel booted, ms since the epoch (process start times count
+ * from it): CLOCK_BOOTTIME on the real root, else the sample's btime.
+ */
+int64_t host_boot_ms(const struct host_sample *h);
+
 #endif

@@ -14,6 +14,7 @@
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "common/sysroot.h"
@@ -445,4 +446,14 @@ int proc_for_each_pid(int (*fn)(int pid, void *arg), void *arg)
 	}
 	closedir(dir);
 	return ret;
+}
+
+uint64_t proc_self_cpu_ms(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000 +
+	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1000;
 }

@@ -108,4 +108,7 @@ uint64_t proc_ticks_to_ms(const struct proc_reader *r, uint64_t ticks);
  */
 int proc_for_each_pid(int (*fn)(int pid, void *arg), void *arg);
 
+/* CPU time (user + system) this process has used, ms; 0 if unknown. */
+uint64_t proc_self_cpu_ms(void);
+
 #endif

@@ -1,0 +1,24 @@
+/* token.c - bearer tokens read from files (token.h). */
+#include "common/token.h"
+
+#include <errno.h>
+#include <stdio.h>
+
+#include "common/log.h"
+
+int token_read_file(const char *path, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (!f)
+		return log_err(-errno, "cannot read the token file '%s'", path);
+	n = fread(buf, 1, size - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
+		buf[--n] = '\0';
+	if (n == 0)
+		return log_err(-EINVAL, "the token file '%s' is empty", path);
+	return 0;
+}
