@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "sample/scan.h"
+#include "common/scan.h"
 
 /* A cgroup path under JOB_CGROUP_MAX has fewer components than this. */
 #define CGROUP_COMPONENTS_MAX (JOB_CGROUP_MAX / 2)
@@ -20,52 +20,6 @@
 #define CPUSET_CPU_LIMIT (1u << 20)
 #define K8S_UID_LEN	 36 /* 8-4-4-4-12 */
 #define CONTAINER_ID_LEN 64
-
-static size_t span_len(const struct scan *s)
-{
-	return (size_t)(s->end - s->pos);
-}
-
-static bool span_eq(const struct scan *s, const char *lit)
-{
-	size_t n = strlen(lit);
-
-	return span_len(s) == n && memcmp(s->pos, lit, n) == 0;
-}
-
-static bool span_starts(const struct scan *s, const char *lit)
-{
-	size_t n = strlen(lit);
-
-	return span_len(s) >= n && memcmp(s->pos, lit, n) == 0;
-}
-
-static bool span_ends(const struct scan *s, const char *lit)
-{
-	size_t n = strlen(lit);
-
-	return span_len(s) >= n && memcmp(s->end - n, lit, n) == 0;
-}
-
-/* Copies the span as a string if it fits (with its NUL); false if not. */
-static bool span_copy(char *dst, size_t size, const struct scan *s)
-{
-	size_t n = span_len(s);
-
-	if (n >= size)
-		return false;
-	memcpy(dst, s->pos, n);
-	dst[n] = '\0';
-	return true;
-}
-
-/* The whole span is decimal digits (no sign, no blanks) that fit in 64 bits. */
-static bool span_u64(const struct scan *s, uint64_t *out)
-{
-	struct scan c = *s;
-
-	return scan_digits(&c, out) == 0 && scan_at_end(&c);
-}
 
 /* Non-empty, all of [0-9a-z_]: Slurm's step names ("0", "batch", "extern"). */
 static bool span_is_step(const struct scan *s)
@@ -84,20 +38,6 @@ static bool span_is_step(const struct scan *s)
 static bool is_lower_hex(char c)
 {
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-}
-
-static bool is_space(char c)
-{
-	return scan_is_blank(c) || c == '\n';
-}
-
-/* Drops blanks and newlines at both ends. */
-static void span_trim(struct scan *s)
-{
-	while (s->pos < s->end && is_space(*s->pos))
-		s->pos++;
-	while (s->end > s->pos && is_space(s->end[-1]))
-		s->end--;
 }
 
 /* ---- /proc/PID/cgroup ---- */
@@ -665,80 +605,4 @@ int attrib_parse_environ(const char *raw, size_t len, struct slurm_env *out)
 	return 0;
 }
 
-/* ---- cgroup limit files ---- */
 
-int attrib_parse_cpuset(const char *text, size_t len, int *ncpus)
-{
-	struct scan s = {text, text + len};
-	uint64_t first, last;
-	uint64_t next_free = 0; /* lowest CPU the next range may start at */
-	uint64_t count = 0;
-
-	span_trim(&s);
-	if (scan_at_end(&s))
-		return -ENODATA;
-	for (;;) {
-		scan_blanks(&s);
-		if (scan_digits(&s, &first))
-			return -EINVAL;
-		last = first;
-		scan_blanks(&s);
-		if (!scan_at_end(&s) && *s.pos == '-') {
-			s.pos++;
-			scan_blanks(&s);
-			if (scan_digits(&s, &last))
-				return -EINVAL;
-			scan_blanks(&s);
-		}
-		if (last < first || first < next_free || last >= CPUSET_CPU_LIMIT)
-			return -EINVAL;
-		count += last - first + 1;
-		next_free = last + 1;
-		if (scan_at_end(&s))
-			break;
-		if (*s.pos != ',')
-			return -EINVAL;
-		s.pos++;
-	}
-	*ncpus = (int)count;
-	return 0;
-}
-
-int attrib_parse_cpu_max(const char *text, size_t len, double *cores)
-{
-	struct scan s = {text, text + len};
-	uint64_t quota = 0, period;
-	bool unlimited = false;
-
-	span_trim(&s);
-	if (span_starts(&s, "max")) {
-		s.pos += 3;
-		unlimited = true;
-		if (scan_at_end(&s))
-			return -ENODATA; /* "max" alone, as written to the file */
-	} else if (scan_digits(&s, &quota) || quota == 0) {
-		return -EINVAL;
-	}
-	if (scan_at_end(&s) || !scan_is_blank(*s.pos))
-		return -EINVAL;
-	if (scan_u64(&s, &period) || period == 0 || !scan_at_end(&s))
-		return -EINVAL;
-	if (unlimited)
-		return -ENODATA;
-	*cores = (double)quota / (double)period;
-	return 0;
-}
-
-int attrib_parse_memory_max(const char *text, size_t len, uint64_t *bytes)
-{
-	struct scan s = {text, text + len};
-	uint64_t v;
-
-	span_trim(&s);
-	if (span_eq(&s, "max"))
-		return -ENODATA;
-	if (!span_u64(&s, &v))
-		return -EINVAL;
-	*bytes = v;
-	return 0;
-}

@@ -96,17 +96,4 @@ struct slurm_env {
  */
 int attrib_parse_environ(const char *raw, size_t len, struct slurm_env *out);
 
-/*
- * A cpuset list such as "0-3,8,10-11\n" -> the number of CPUs in it.
- * Ranges must ascend without overlap, as the kernel writes them; blanks
- * around numbers are allowed.  Empty list: -ENODATA (in v2, "inherit").
- */
-int attrib_parse_cpuset(const char *text, size_t len, int *ncpus);
-
-/* cgroup v2 cpu.max: "200000 100000" -> 2.0 cores; "max ..." -> -ENODATA. */
-int attrib_parse_cpu_max(const char *text, size_t len, double *cores);
-
-/* cgroup v2 memory.max: bytes; "max" -> -ENODATA. */
-int attrib_parse_memory_max(const char *text, size_t len, uint64_t *bytes);
-
 #endif

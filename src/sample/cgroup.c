@@ -22,7 +22,7 @@
 
 #include "common/strbuf.h"
 #include "common/sysroot.h"
-#include "scan.h"
+#include "common/scan.h"
 
 /* memory.stat is a few kB; io.stat grows with the devices, 1 MB is plenty. */
 #define CGROUP_READ_MAX ((size_t)1 << 20)
@@ -33,63 +33,6 @@
 #define CPUSET_CPU_LIMIT (1u << 20)
 /* v1 prints "no limit" as PAGE_COUNTER_MAX pages, just under 2^63 bytes. */
 #define V1_MEM_UNLIMITED ((uint64_t)1 << 62)
-
-/* ---- spans ---- */
-
-static size_t span_len(const struct scan *s)
-{
-	return (size_t)(s->end - s->pos);
-}
-
-static bool span_eq(const struct scan *s, const char *lit)
-{
-	size_t n = strlen(lit);
-
-	return span_len(s) == n && memcmp(s->pos, lit, n) == 0;
-}
-
-static bool span_starts(const struct scan *s, const char *lit)
-{
-	size_t n = strlen(lit);
-
-	return span_len(s) >= n && memcmp(s->pos, lit, n) == 0;
-}
-
-static bool is_space(char c)
-{
-	return scan_is_blank(c) || c == '\n';
-}
-
-/* Drops blanks and newlines at both ends: one-value files end with '\n'. */
-static void span_trim(struct scan *s)
-{
-	while (s->pos < s->end && is_space(*s->pos))
-		s->pos++;
-	while (s->end > s->pos && is_space(s->end[-1]))
-		s->end--;
-}
-
-/* The next field: a run of anything but blanks (a line has no '\n'). */
-static bool span_field(struct scan *line, struct scan *field)
-{
-	scan_blanks(line);
-	field->pos = line->pos;
-	while (!scan_at_delim(line))
-		line->pos++;
-	field->end = line->pos;
-	return field->pos != field->end;
-}
-
-/* The whole span is decimal digits that fit in 64 bits. */
-static bool span_u64(struct scan s, uint64_t *out)
-{
-	uint64_t v;
-
-	if (scan_digits(&s, &v) || !scan_at_end(&s))
-		return false;
-	*out = v;
-	return true;
-}
 
 static int add_u64(uint64_t *sum, uint64_t v)
 {
@@ -262,7 +205,7 @@ static int io_stat_field(const struct scan *field, const char *key, uint64_t *v,
 	if (!span_starts(&value, key))
 		return 0;
 	value.pos += strlen(key);
-	if (*seen || !span_u64(value, v))
+	if (*seen || !span_u64(&value, v))
 		return -EINVAL;
 	*seen = true;
 	return 0;
@@ -359,7 +302,7 @@ int cgroup_parse_u64(const char *text, size_t len, uint64_t *out)
 	span_trim(&s);
 	if (span_eq(&s, "max"))
 		return -ENODATA;
-	return span_u64(s, out) ? 0 : -EINVAL;
+	return span_u64(&s, out) ? 0 : -EINVAL;
 }
 
 /* v1 cpu.cfs_quota_us: a number or -1 (no quota: -ENODATA). */
@@ -371,16 +314,15 @@ static int parse_cfs_quota(const char *text, size_t len, uint64_t *out)
 	span_trim(&s);
 	if (span_starts(&s, "-")) {
 		s.pos++;
-		return span_u64(s, &v) && v == 1 ? -ENODATA : -EINVAL;
+		return span_u64(&s, &v) && v == 1 ? -ENODATA : -EINVAL;
 	}
-	if (!span_u64(s, &v) || v == 0)
+	if (!span_u64(&s, &v) || v == 0)
 		return -EINVAL;
 	*out = v;
 	return 0;
 }
 
-/* "0-3,8,10-11" -> 7; an empty list (no CPUs of its own) is -ENODATA. */
-static int parse_cpuset(const char *text, size_t len, int *ncpus)
+int cgroup_parse_cpuset(const char *text, size_t len, int *ncpus)
 {
 	struct scan s = {text, text + len};
 	uint64_t first, last;
@@ -391,13 +333,17 @@ static int parse_cpuset(const char *text, size_t len, int *ncpus)
 	if (scan_at_end(&s))
 		return -ENODATA;
 	for (;;) {
+		scan_blanks(&s);
 		if (scan_digits(&s, &first))
 			return -EINVAL;
 		last = first;
+		scan_blanks(&s);
 		if (!scan_at_end(&s) && *s.pos == '-') {
 			s.pos++;
+			scan_blanks(&s);
 			if (scan_digits(&s, &last))
 				return -EINVAL;
+			scan_blanks(&s);
 		}
 		if (last < first || first < next_free || last >= CPUSET_CPU_LIMIT)
 			return -EINVAL;
@@ -413,22 +359,23 @@ static int parse_cpuset(const char *text, size_t len, int *ncpus)
 	return 0;
 }
 
-/* v2 cpu.max: "QUOTA PERIOD" -> QUOTA/PERIOD cores; "max PERIOD" is -ENODATA. */
-static int parse_cpu_max(const char *text, size_t len, double *cores)
+int cgroup_parse_cpu_max(const char *text, size_t len, double *cores)
 {
 	struct scan s = {text, text + len};
-	struct scan quota_field;
 	uint64_t quota = 0, period;
-	bool unlimited;
+	bool unlimited = false;
 
 	span_trim(&s);
-	if (!span_field(&s, &quota_field))
+	if (span_starts(&s, "max")) {
+		s.pos += 3;
+		unlimited = true;
+		if (scan_at_end(&s))
+			return -ENODATA; /* "max" alone, as written to the file */
+	} else if (scan_digits(&s, &quota) || quota == 0) {
 		return -EINVAL;
-	unlimited = span_eq(&quota_field, "max");
-	if (!unlimited && (!span_u64(quota_field, &quota) || quota == 0))
+	}
+	if (scan_at_end(&s) || !scan_is_blank(*s.pos))
 		return -EINVAL;
-	if (scan_at_end(&s))
-		return unlimited ? -ENODATA : -EINVAL;
 	if (scan_u64(&s, &period) || period == 0 || !scan_at_end(&s))
 		return -EINVAL;
 	if (unlimited)
@@ -550,7 +497,7 @@ static void cg_read_cpuset(struct cg_ctx *c, const char *mount, const char *effe
 
 	for (i = 0; i < 2; i++) {
 		if (cg_read(c, mount, files[i]) == 0 &&
-		    parse_cpuset(cg_text(c), c->sb.len, &n) == 0) {
+		    cgroup_parse_cpuset(cg_text(c), c->sb.len, &n) == 0) {
 			out->cpuset_cpus = n;
 			out->valid |= CG_LIM_CPUSET;
 			return;
@@ -663,7 +610,7 @@ static int limits_v2(struct cg_ctx *c, const struct cgroup_layout *l, struct cgr
 		return ret;
 	cg_read_cpuset(c, mount, "cpuset.cpus.effective", "cpuset.cpus", out);
 	if (cg_read(c, mount, "cpu.max") == 0 &&
-	    parse_cpu_max(cg_text(c), c->sb.len, &cores) == 0) {
+	    cgroup_parse_cpu_max(cg_text(c), c->sb.len, &cores) == 0) {
 		out->cpu_quota_cores = cores;
 		out->valid |= CG_LIM_CPU_QUOTA;
 	}

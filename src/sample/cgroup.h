@@ -107,7 +107,15 @@ int cgroup_parse_memory_stat(const char *text, size_t len, struct cgroup_sample 
 int cgroup_parse_io_stat(const char *text, size_t len, struct cgroup_sample *out);
 /* v1 blkio.throttle.io_service_bytes: "MAJ:MIN Read N" ... "Total N". */
 int cgroup_parse_blkio_bytes(const char *text, size_t len, struct cgroup_sample *out);
-/* A single unsigned number (memory.current, cpuacct.usage, ...); "max" -> -ENODATA. */
+/* A single unsigned number (memory.current, memory.max, cpuacct.usage, ...); "max" -> -ENODATA. */
 int cgroup_parse_u64(const char *text, size_t len, uint64_t *out);
+/*
+ * A cpuset list such as "0-3,8,10-11\n" -> the number of CPUs in it.
+ * Ranges must ascend without overlap, as the kernel writes them; blanks
+ * around numbers are allowed.  Empty list: -ENODATA (in v2, "inherit").
+ */
+int cgroup_parse_cpuset(const char *text, size_t len, int *ncpus);
+/* v2 cpu.max: "200000 100000" -> 2.0 cores; "max ..." -> -ENODATA. */
+int cgroup_parse_cpu_max(const char *text, size_t len, double *cores);
 
 #endif

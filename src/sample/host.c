@@ -17,7 +17,7 @@
 
 #include "common/sysroot.h"
 #include "common/timeutil.h"
-#include "scan.h"
+#include "common/scan.h"
 
 /* /proc/stat of a 1024-CPU machine with thousands of IRQs is a few 100 kB. */
 #define HOST_READ_MAX ((size_t)4 << 20)

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "common/sysroot.h"
-#include "scan.h"
+#include "common/scan.h"
 
 /* stat, status and io are a few kB at most; cmdline is read with its own bound. */
 #define PROC_READ_MAX ((size_t)1 << 20)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "attrib/attrib.h"
+#include "sample/cgroup.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -61,17 +62,17 @@ static void check_limits(const char *text, size_t size)
 	uint64_t bytes;
 	int ret;
 
-	ret = attrib_parse_cpuset(text, size, &ncpus);
+	ret = cgroup_parse_cpuset(text, size, &ncpus);
 	if (ret == 0 && ncpus <= 0)
 		abort();
 	if (ret != 0 && (ncpus != -1 || (ret != -EINVAL && ret != -ENODATA)))
 		abort();
-	ret = attrib_parse_cpu_max(text, size, &cores);
+	ret = cgroup_parse_cpu_max(text, size, &cores);
 	if (ret == 0 && !(cores > 0))
 		abort();
 	if (ret != 0 && (cores != -1 || (ret != -EINVAL && ret != -ENODATA)))
 		abort();
-	ret = attrib_parse_memory_max(text, size, &bytes);
+	ret = cgroup_parse_u64(text, size, &bytes);
 	if (ret != 0 && ret != -EINVAL && ret != -ENODATA)
 		abort();
 }

@@ -20,6 +20,7 @@
 #include <cmocka.h>
 
 #include "attrib/attrib.h"
+#include "sample/cgroup.h"
 
 #define CID	  "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
 #define UID_DASH  "1234abcd-5678-90ab-cdef-0123456789ab"
@@ -60,7 +61,7 @@ static int parse_environ(const char *raw, size_t len, struct slurm_env *env)
 static int parse_cpuset(const char *text, int *n)
 {
 	char *buf = exact_copy(text, strlen(text));
-	int ret = attrib_parse_cpuset(buf, strlen(text), n);
+	int ret = cgroup_parse_cpuset(buf, strlen(text), n);
 
 	free(buf);
 	return ret;
@@ -69,7 +70,7 @@ static int parse_cpuset(const char *text, int *n)
 static int parse_cpu_max(const char *text, double *cores)
 {
 	char *buf = exact_copy(text, strlen(text));
-	int ret = attrib_parse_cpu_max(buf, strlen(text), cores);
+	int ret = cgroup_parse_cpu_max(buf, strlen(text), cores);
 
 	free(buf);
 	return ret;
@@ -78,7 +79,7 @@ static int parse_cpu_max(const char *text, double *cores)
 static int parse_memory_max(const char *text, uint64_t *bytes)
 {
 	char *buf = exact_copy(text, strlen(text));
-	int ret = attrib_parse_memory_max(buf, strlen(text), bytes);
+	int ret = cgroup_parse_u64(buf, strlen(text), bytes);
 
 	free(buf);
 	return ret;

@@ -1,6 +1,7 @@
 /*
  * scan.h - a bounded cursor over text that is not NUL-terminated, shared by
- * the /proc parsers (proc.c, host.c).
+ * the /proc, /sys and cgroup parsers (sample/) and the identity parsers
+ * (attrib/); and spans: a struct scan taken as a whole value (span_*).
  *
  * Every function stops at `end`: the text may be raw bytes from a fuzzer.
  * Number scanners return 0 or -EINVAL (no digits, overflow, or not followed
@@ -201,6 +202,81 @@ static inline uint64_t scan_ticks_to_ms(uint64_t ticks, long hz)
 	uint64_t h = hz > 0 ? (uint64_t)hz : 100;
 
 	return ticks / h * 1000 + ticks % h * 1000 / h;
+}
+
+/* ---- spans: a struct scan as one value ---- */
+
+static inline size_t span_len(const struct scan *s)
+{
+	return (size_t)(s->end - s->pos);
+}
+
+static inline bool span_eq(const struct scan *s, const char *lit)
+{
+	size_t n = strlen(lit);
+
+	return span_len(s) == n && memcmp(s->pos, lit, n) == 0;
+}
+
+static inline bool span_starts(const struct scan *s, const char *lit)
+{
+	size_t n = strlen(lit);
+
+	return span_len(s) >= n && memcmp(s->pos, lit, n) == 0;
+}
+
+static inline bool span_ends(const struct scan *s, const char *lit)
+{
+	size_t n = strlen(lit);
+
+	return span_len(s) >= n && memcmp(s->end - n, lit, n) == 0;
+}
+
+/* Copies the span as a string if it fits (with its NUL); false if not. */
+static inline bool span_copy(char *dst, size_t size, const struct scan *s)
+{
+	size_t n = span_len(s);
+
+	if (n >= size)
+		return false;
+	memcpy(dst, s->pos, n);
+	dst[n] = '\0';
+	return true;
+}
+
+/* Drops blanks and newlines at both ends: one-value files end with '\n'. */
+static inline void span_trim(struct scan *s)
+{
+	while (s->pos < s->end && (scan_is_blank(*s->pos) || *s->pos == '\n'))
+		s->pos++;
+	while (s->end > s->pos && (scan_is_blank(s->end[-1]) || s->end[-1] == '\n'))
+		s->end--;
+}
+
+/* The next field of a line: a run of anything but blanks (a line has no '\n'). */
+static inline bool span_field(struct scan *line, struct scan *field)
+{
+	scan_blanks(line);
+	field->pos = line->pos;
+	while (!scan_at_delim(line))
+		line->pos++;
+	field->end = line->pos;
+	return field->pos != field->end;
+}
+
+/*
+ * The whole span is decimal digits (no sign, no blanks) that fit in 64
+ * bits; *out is left alone when not.
+ */
+static inline bool span_u64(const struct scan *s, uint64_t *out)
+{
+	struct scan c = *s;
+	uint64_t v;
+
+	if (scan_digits(&c, &v) || !scan_at_end(&c))
+		return false;
+	*out = v;
+	return true;
 }
 
 #endif
