@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/array.h"
 #include "common/jsonw.h"
 #include "common/log.h"
 #include "common/timeutil.h"
@@ -106,15 +107,8 @@ static struct history_row *row_get(struct history *h, const char *key)
 			return &h->rows[h->index[k]];
 		k = (k + 1) & (h->index_size - 1);
 	}
-	if (h->nrows == h->alloc) {
-		size_t alloc = h->alloc ? 2 * h->alloc : 32;
-		struct history_row *rows = realloc(h->rows, alloc * sizeof(*rows));
-
-		if (!rows)
-			return NULL;
-		h->rows = rows;
-		h->alloc = alloc;
-	}
+	if (ARRAY_GROW(h->rows, h->nrows, h->alloc, 32))
+		return NULL;
 	row_clear(&h->rows[h->nrows], key);
 	h->index[k] = (int32_t)h->nrows;
 	return &h->rows[h->nrows++];

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
+
 #define SUMMARY_MAX_EVENTS 10000
 
 void summary_init(struct summary *s, const struct job_record *job)
@@ -262,15 +264,8 @@ static struct proc_summary *proc_lookup(struct summary *s, const struct proc_inf
 	}
 	if ((s->nprocs + 1) * 2 > s->proc_index_size && proc_index_grow(s))
 		return NULL;
-	if (s->nprocs == s->procs_alloc) {
-		size_t n = s->procs_alloc ? s->procs_alloc * 2 : 32;
-		struct proc_summary *procs = realloc(s->procs, n * sizeof(*procs));
-
-		if (!procs)
-			return NULL;
-		s->procs = procs;
-		s->procs_alloc = n;
-	}
+	if (ARRAY_GROW(s->procs, s->nprocs, s->procs_alloc, 32))
+		return NULL;
 	ps = &s->procs[s->nprocs];
 	memset(ps, 0, sizeof(*ps));
 	ps->pid = p->pid;
@@ -381,15 +376,8 @@ int summary_add_event(struct summary *s, const struct event_record *e)
 		s->events_dropped++;
 		return 0;
 	}
-	if (s->nevents == s->events_alloc) {
-		size_t n = s->events_alloc ? s->events_alloc * 2 : 16;
-		struct event_record *ev = realloc(s->events, n * sizeof(*ev));
-
-		if (!ev)
-			return -ENOMEM;
-		s->events = ev;
-		s->events_alloc = n;
-	}
+	if (ARRAY_GROW(s->events, s->nevents, s->events_alloc, 16))
+		return -ENOMEM;
 	s->events[s->nevents++] = *e;
 	return 0;
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
 #include "common/log.h"
 #include "common/sysroot.h"
 
@@ -261,15 +262,8 @@ static struct job_entry *new_job(struct jobs *t, const struct job_attribution *a
 	struct job_record *r;
 	struct passwd *pw;
 
-	if (t->njobs == t->alloc) {
-		size_t n = t->alloc ? t->alloc * 2 : 16;
-		struct job_entry *jobs = realloc(t->job, n * sizeof(*jobs));
-
-		if (!jobs)
-			return NULL;
-		t->job = jobs;
-		t->alloc = n;
-	}
+	if (ARRAY_GROW(t->job, t->njobs, t->alloc, 16))
+		return NULL;
 	j = &t->job[t->njobs++];
 	memset(j, 0, sizeof(*j));
 	j->live = true;

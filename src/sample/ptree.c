@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
 #include "common/log.h"
 #include "common/sysroot.h"
 
@@ -140,15 +141,8 @@ static struct ptree_proc *add_proc(struct ptree *pt)
 {
 	struct ptree_proc *p;
 
-	if (pt->nprocs == pt->procs_alloc) {
-		size_t n = pt->procs_alloc ? pt->procs_alloc * 2 : 64;
-		struct ptree_proc *procs = realloc(pt->procs, n * sizeof(*procs));
-
-		if (!procs)
-			return NULL;
-		pt->procs = procs;
-		pt->procs_alloc = n;
-	}
+	if (ARRAY_GROW(pt->procs, pt->nprocs, pt->procs_alloc, 64))
+		return NULL;
 	p = &pt->procs[pt->nprocs++];
 	memset(p, 0, sizeof(*p));
 	return p;

@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "common/array.h"
 #include "common/fmt.h"
 #include "common/jsonw.h"
 #include "common/strbuf.h"
@@ -257,10 +258,46 @@ static void test_rfc3339_parse(void **state)
 		assert_int_equal(parse_rfc3339_ms(bad[i], &ms), -EINVAL);
 }
 
+static void test_array_grow(void **state)
+{
+	int64_t *items = NULL;
+	size_t used = 0, alloc = 0, i;
+
+	(void)state;
+	/* the first growth allocates `first` slots, then each doubles */
+	for (i = 0; i < 100; i++) {
+		assert_int_equal(ARRAY_GROW(items, used, alloc, 4), 0);
+		items[used++] = (int64_t)i * 3;
+		if (i == 0)
+			assert_int_equal(alloc, 4);
+		if (i == 4)
+			assert_int_equal(alloc, 8);
+	}
+	assert_int_equal(used, 100);
+	assert_int_equal(alloc, 128);
+	for (i = 0; i < used; i++)
+		assert_int_equal(items[i], (int64_t)i * 3);
+	/* room left: nothing moves */
+	used = 50;
+	assert_int_equal(ARRAY_GROW(items, used, alloc, 4), 0);
+	assert_int_equal(alloc, 128);
+	/* a size that overflows is refused and the array is kept as it was */
+	{
+		void *p = items;
+		size_t huge = SIZE_MAX / 16 + 1;
+
+		assert_int_equal(array_grow(&p, &huge, huge, 4, 16), -ENOMEM);
+		assert_ptr_equal(p, items);
+		assert_int_equal(huge, SIZE_MAX / 16 + 1);
+	}
+	free(items);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_strbuf_cap),
+	    cmocka_unit_test(test_array_grow),
 	    cmocka_unit_test(test_strbuf_read_fd),
 	    cmocka_unit_test(test_duration),
 	    cmocka_unit_test(test_time_format),
