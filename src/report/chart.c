@@ -41,8 +41,8 @@ void chart_axis_pick(struct chart_axis *ax, enum chart_unit unit, double vmax, d
 {
 	static const char *const bytes[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
 	static const double floor_of[] = {
-	    [CHART_CORES] = 1,	 [CHART_BYTES] = 1024, [CHART_RATE] = 1024,
-	    [CHART_PCT] = 100,	 [CHART_WATTS] = 10,
+	    [CHART_CORES] = 1, [CHART_BYTES] = 1024, [CHART_RATE] = 1024,
+	    [CHART_PCT] = 100, [CHART_WATTS] = 10,
 	};
 	size_t k = 0;
 
@@ -150,9 +150,9 @@ static void panel_set_ref(struct chart_panel *p, double ref, const char *label)
  * Adds a series if the metric has a value: its overview times scale.
  * NULL when it has none (or the panel is full); -ENOMEM in *err.
  */
-static struct chart_series *panel_add(struct builder *b, struct chart_panel *p, int gpu,
-				      int metric, double scale, int colour, bool dashed,
-				      const char *label, int *err)
+static struct chart_series *panel_add(struct builder *b, struct chart_panel *p, int gpu, int metric,
+				      double scale, int colour, bool dashed, const char *label,
+				      int *err)
 {
 	struct chart_series *cs;
 	size_t n;
@@ -341,8 +341,8 @@ static void add_device(struct builder *b, int slot, int *err)
 	p->small = true;
 	panel_add(b, p, slot, JSG_UTIL_PCT, 1.0, slot, false, "utilization", err);
 	if (g->mem_total_bytes)
-		panel_add(b, p, slot, JSG_MEM_BYTES, 100.0 / (double)g->mem_total_bytes,
-			  CHART_INK, true, "memory", err);
+		panel_add(b, p, slot, JSG_MEM_BYTES, 100.0 / (double)g->mem_total_bytes, CHART_INK,
+			  true, "memory", err);
 	panel_end(b, p, false);
 }
 
@@ -394,9 +394,8 @@ static int build_time_axis(struct chart_set *cs, const struct summary *s,
 
 	cs->origin_ms = s->job.start_ms;
 	if (js) {
-		int64_t mid = js->bucket_ms > js->interval_ms
-				  ? (js->bucket_ms - js->interval_ms) / 2
-				  : 0;
+		int64_t mid =
+		    js->bucket_ms > js->interval_ms ? (js->bucket_ms - js->interval_ms) / 2 : 0;
 
 		if (cs->origin_ms <= 0 || cs->origin_ms > js->t0_ms)
 			cs->origin_ms = js->t0_ms;
@@ -406,9 +405,9 @@ static int build_time_axis(struct chart_set *cs, const struct summary *s,
 		if (!cs->t_s)
 			return -ENOMEM;
 		for (size_t i = 0; i < cs->npoints; i++)
-			cs->t_s[i] = (double)(js->t0_ms + (int64_t)i * js->bucket_ms + mid -
-					      cs->origin_ms) /
-				     1000.0;
+			cs->t_s[i] =
+			    (double)(js->t0_ms + (int64_t)i * js->bucket_ms + mid - cs->origin_ms) /
+			    1000.0;
 		last_s = cs->t_s[cs->npoints - 1];
 	}
 	cs->span_s = fmax((double)(end_ms - cs->origin_ms) / 1000.0, last_s);

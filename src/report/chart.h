@@ -59,11 +59,11 @@ struct chart_axis {
 
 struct chart_series {
 	char label[48];
-	int gpu;     /* the device's slot in the job series; -1: a JSM_* metric */
-	int metric;  /* JSM_* or JSG_* */
-	int colour;  /* index into the backend's palette (modulo its size), or CHART_INK */
+	int gpu;    /* the device's slot in the job series; -1: a JSM_* metric */
+	int metric; /* JSM_* or JSG_* */
+	int colour; /* index into the backend's palette (modulo its size), or CHART_INK */
 	bool dashed;
-	double *v;   /* the set's npoints values, NAN where missing */
+	double *v; /* the set's npoints values, NAN where missing */
 };
 
 struct chart_panel {
@@ -93,10 +93,10 @@ struct chart_set {
 	double span_s;	   /* the time axis' length, at least 1 s */
 	int64_t bucket_ms; /* each point is the mean over this */
 	size_t npoints;
-	double *t_s;	   /* the points' times, shared by every series */
-	bool node_gpus;	   /* the node has GPUs (the job series saw some) */
-	int gpus_hidden;   /* the node's devices left out: not the job's */
-	size_t npanels;	   /* 0: no samples */
+	double *t_s;	 /* the points' times, shared by every series */
+	bool node_gpus;	 /* the node has GPUs (the job series saw some) */
+	int gpus_hidden; /* the node's devices left out: not the job's */
+	size_t npanels;	 /* 0: no samples */
 	struct chart_panel panels[CHART_MAX_PANELS];
 	size_t nevents;
 	struct chart_event *events;

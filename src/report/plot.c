@@ -16,7 +16,6 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "common/fmt.h"
 #include "common/log.h"
 #include "common/timeutil.h"
 #include "common/utf8.h"
@@ -37,7 +36,6 @@
 #define AXIS_H	       30 /* the time axis caption */
 #define NO_SAMPLES_H   120
 #define X_TICKS_MAX    12
-#define Y_TICK_MIN_PX  30
 
 enum plot_format { PLOT_UNKNOWN, PLOT_PNG, PLOT_PDF, PLOT_SVG };
 
@@ -417,8 +415,7 @@ static void draw_limit(cairo_t *cr, const struct rect *area, const struct chart_
 }
 
 /* Outside the clip: a limit at the top of the axis keeps its label. */
-static void draw_limit_label(cairo_t *cr, const struct rect *area,
-			     const struct chart_panel *panel)
+static void draw_limit_label(cairo_t *cr, const struct rect *area, const struct chart_panel *panel)
 {
 	char label[sizeof(panel->ref_label)];
 

@@ -32,9 +32,9 @@
 #define ELLIPSIS    "\xe2\x80\xa6"
 #define INK	    "#5b6472" /* a series in the text's colour: muted, as the axes */
 
-#define MAX_PROCS	 15  /* rows in the process table */
-#define MAX_EVENT_MARKS	 100 /* events marked on each chart */
-#define TITLE_MAX_BYTES	 80  /* of the command in <title> */
+#define MAX_PROCS	15  /* rows in the process table */
+#define MAX_EVENT_MARKS 100 /* events marked on each chart */
+#define TITLE_MAX_BYTES 80  /* of the command in <title> */
 
 /* Chart geometry, in viewBox units. */
 #define CW  560.0 /* width */
@@ -700,8 +700,7 @@ static double chart_y(const struct chart_axis *y, double v)
 	return CMT + CPH * (1 - r);
 }
 
-static void chart_grid(const struct chart_frame *f, const struct chart_panel *c,
-		       struct strbuf *out)
+static void chart_grid(const struct chart_frame *f, const struct chart_panel *c, struct strbuf *out)
 {
 	const struct chart_axis *y = &c->y;
 	double span = f->cs->span_s;
@@ -866,8 +865,7 @@ static void chart_render(const struct chart_frame *f, const struct chart_panel *
 	strbuf_addstr(out, "</figure>\n");
 }
 
-static int section_charts(const struct summary *s, const struct jobseries *js,
-			  struct strbuf *out)
+static int section_charts(const struct summary *s, const struct jobseries *js, struct strbuf *out)
 {
 	struct chart_frame f;
 	struct chart_set *cs;

@@ -226,7 +226,7 @@ static void test_cores_allowed_label(void **state)
 
 static void test_job_with_one_gpu(void **state)
 {
-	static const char *const ids[] = {"cpu",	"memory",     "io",
+	static const char *const ids[] = {"cpu",      "memory",	    "io",
 					  "gpu-util", "gpu-memory", "gpu-power"};
 	static const bool on[] = {true};
 	struct sim *m = sim_new(4, 0, 1);
