@@ -61,8 +61,4 @@ int cli_write_file(const char *path, const char *data, size_t len);
 /* Whether the terminal/locale takes UTF-8 (for sparklines). */
 bool cli_utf8(void);
 
-struct strbuf;
-/* `jobscope report --session NAME` on a head's store (cmd_export.c). */
-int export_session_report(struct store *st, const char *name, struct strbuf *out);
-
 #endif

@@ -16,6 +16,7 @@
 #include "common/token.h"
 #include "net/client.h"
 #include "report/report_query.h"
+#include "report/session_export.h"
 #include "store/store.h"
 
 static const char report_usage[] =
@@ -245,7 +246,7 @@ static int cmd_report(int argc, char **argv)
 		return EXIT_USAGE;
 	strbuf_init(&out, 0);
 	if (session) {
-		ret = export_session_report(st, session, &out);
+		ret = session_export_report(st, session, &out);
 	} else {
 		ret = report_query_run(st, &q, now_ms, &out, err, sizeof(err));
 		if (ret && err[0])

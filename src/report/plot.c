@@ -1,6 +1,7 @@
 /*
- * plot.c - `jobscope report --plot`: panels of timelines over one time axis
- * (elapsed since the job started), drawn by cairo into PNG, PDF or SVG.
+ * plot.c - `jobscope report --plot`: the chart model's panels (chart.h)
+ * over one time axis (elapsed since the job started), drawn by cairo into
+ * PNG, PDF or SVG.  Panels without a series are left out.
  */
 #include "report/report.h"
 
@@ -15,9 +16,10 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "common/fmt.h"
 #include "common/log.h"
 #include "common/timeutil.h"
+#include "common/utf8.h"
+#include "report/chart.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -34,15 +36,8 @@
 #define AXIS_H	       30 /* the time axis caption */
 #define NO_SAMPLES_H   120
 #define X_TICKS_MAX    12
-#define Y_TICK_MIN_PX  30
-
-/* CPU, memory, I/O, then GPU utilization, memory, traffic, power, then devices. */
-#define MAX_PANELS (7 + JS_MAX_GPUS)
-#define MAX_LINES  (2 * JS_MAX_GPUS) /* PCIe and NVLink of every device */
 
 enum plot_format { PLOT_UNKNOWN, PLOT_PNG, PLOT_PDF, PLOT_SVG };
-
-enum plot_unit { UNIT_CORES, UNIT_BYTES, UNIT_PCT, UNIT_WATTS, UNIT_BPS };
 
 struct rgb {
 	double r, g, b;
@@ -60,39 +55,17 @@ static const struct rgb frame_colour = {0.70, 0.70, 0.70};
 static const struct rgb limit_colour = {0.30, 0.30, 0.30};
 static const struct rgb event_colour = {0.75, 0.10, 0.45};
 
-struct plot_line {
-	int gpu, metric; /* as jobseries_overview takes them */
-	double scale;	 /* 100 / device memory: memory as a share on a % axis */
-	struct rgb colour;
-	bool dashed;
-	char label[48];
-};
-
-struct plot_panel {
-	char title[160];
-	enum plot_unit unit;
-	int height;
-	double limit; /* a dashed reference line (reserved, capacity); NAN: none */
-	char limit_label[48];
-	size_t nlines;
-	struct plot_line lines[MAX_LINES];
-};
-
 struct rect {
 	double x, y, w, h;
 };
 
-/* What one drawing reads: the inputs, the time axis, the panels. */
+/* What one drawing reads: the inputs and the chart model. */
 struct plot {
 	const struct summary *s;
-	const struct jobseries *js;
 	const struct analysis *an;
-	int64_t origin_ms; /* x = 0: the job's start */
-	double span_s;	   /* length of the time axis */
-	double x_step_s;   /* time between vertical grid lines */
+	const struct chart_set *cs;
+	double x_step_s; /* time between vertical grid lines */
 	int width, height;
-	size_t npanels;
-	struct plot_panel panels[MAX_PANELS + 1]; /* + the one being built */
 };
 
 static enum plot_format plot_format_of(const char *path)
@@ -118,29 +91,6 @@ bool plot_format_known(const char *path)
 
 /* ---- text ---- */
 
-/* Length of the UTF-8 sequence at s (at most n bytes), 0 if it is not valid. */
-static size_t utf8_seq_len(const unsigned char *s, size_t n)
-{
-	size_t len;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return len;
-}
-
 /*
  * Copies src for display: cairo puts itself in an error state on invalid
  * UTF-8 (a command line can hold any bytes), so bad bytes become '?' and
@@ -152,7 +102,8 @@ static void text_clean(char *dst, size_t size, const char *src)
 	size_t n = strlen(src), out = 0;
 
 	for (size_t i = 0; i < n && out + 1 < size;) {
-		size_t len = utf8_seq_len(s + i, n - i);
+		uint32_t cp;
+		size_t len = utf8_decode(src + i, n - i, &cp);
 
 		if (!len) {
 			dst[out++] = '?';
@@ -246,17 +197,7 @@ static void show_text(cairo_t *cr, double x, double y, double align, const char 
 	cairo_move_to(cr, x - align * text_width(cr, text), y);
 	cairo_show_text(cr, text);
 }
-
 /* ---- axes ---- */
-
-/* The smallest 1, 2 or 5 times a power of ten not below raw (> 0). */
-static double nice_step(double raw)
-{
-	double mag = pow(10.0, floor(log10(raw)));
-	double f = raw / mag;
-
-	return (f <= 1.0 ? 1.0 : f <= 2.0 ? 2.0 : f <= 5.0 ? 5.0 : 10.0) * mag;
-}
 
 /* Time grid steps people read at a glance: 15 s, 5 min, 6 h, not 20 min. */
 static double time_step_s(double span_s)
@@ -269,7 +210,7 @@ static double time_step_s(double span_s)
 	for (size_t i = 0; i < ARRAY_SIZE(steps); i++)
 		if (span_s / steps[i] <= X_TICKS_MAX)
 			return steps[i];
-	return 86400.0 * nice_step(span_s / 86400.0 / X_TICKS_MAX);
+	return 86400.0 * chart_nice_step(span_s / 86400.0 / X_TICKS_MAX);
 }
 
 /* "0", "2.5 s", "45 s", "1 min 30 s", "2 h", "1 d 6 h": the two largest parts. */
@@ -307,326 +248,48 @@ static void format_elapsed(char *buf, size_t size, double t_s)
 	}
 }
 
-/* A y axis: 0 to max, gridded every step, labels in units of div. */
-struct y_axis {
-	double max, step, div;
-	const char *suffix;
-};
+/* ---- layout ---- */
 
-/*
- * data_max: the largest value drawn; limit: a reference line (NAN: none),
- * kept below the top edge so its line and label stay clear of the frame.
- */
-static void y_axis_pick(struct y_axis *ax, enum plot_unit unit, double data_max, double limit,
-			int nticks)
+/* Panels without a value are left out of the picture. */
+static bool panel_drawn(const struct chart_panel *panel)
 {
-	static const char *const bytes[] = {" B", " KiB", " MiB", " GiB", " TiB", " PiB"};
-	static const char *const rates[] = {" B/s",   " KiB/s", " MiB/s",
-					    " GiB/s", " TiB/s", " PiB/s"};
-	static const double floor_of[] = {
-	    [UNIT_CORES] = 1,  [UNIT_BYTES] = 1024, [UNIT_PCT] = 100,
-	    [UNIT_WATTS] = 10, [UNIT_BPS] = 1024,
-	};
-	size_t k = 0;
-
-	/* an all-zero series still gets a readable axis */
-	if (!(data_max >= floor_of[unit]))
-		data_max = floor_of[unit];
-	if (unit == UNIT_PCT && data_max <= 100.0) {
-		/* shares read best on their whole range */
-		ax->div = 1.0;
-		ax->suffix = "%";
-		ax->max = 100.0;
-		ax->step = nticks >= 4 ? 25.0 : 50.0;
-		return;
-	}
-	ax->div = 1.0;
-	ax->suffix = unit == UNIT_PCT ? "%" : unit == UNIT_WATTS ? " W" : "";
-	if (unit == UNIT_BYTES || unit == UNIT_BPS) {
-		while (data_max / ax->div >= 1024.0 && k + 1 < ARRAY_SIZE(bytes)) {
-			ax->div *= 1024.0;
-			k++;
-		}
-		ax->suffix = unit == UNIT_BYTES ? bytes[k] : rates[k];
-	}
-	ax->step = nice_step(data_max / ax->div / nticks);
-	ax->max = ceil(data_max / ax->div / ax->step - 1e-9) * ax->step;
-	if (limit / ax->div >= ax->max - 1e-9)
-		ax->max += ax->step;
+	return panel->nseries > 0;
 }
 
-/* ---- panels from the series ---- */
-
-/* Where bucket i's samples sit on average: a bucket holds ticks from its start on. */
-static double bucket_time_s(const struct plot *p, size_t i)
+static int panel_height(const struct chart_panel *panel)
 {
-	const struct jobseries *js = p->js;
-	int64_t mid = js->bucket_ms > js->interval_ms ? (js->bucket_ms - js->interval_ms) / 2 : 0;
-
-	return (double)(js->t0_ms + (int64_t)i * js->bucket_ms + mid - p->origin_ms) / 1000.0;
+	return panel->small ? DEVICE_PANEL_H : PANEL_H;
 }
 
-static struct plot_panel *panel_begin(struct plot *p, enum plot_unit unit, int height,
-				      const char *title)
+static size_t panels_drawn(const struct chart_set *cs)
 {
-	struct plot_panel *panel = &p->panels[p->npanels];
+	size_t n = 0;
 
-	memset(panel, 0, sizeof(*panel));
-	panel->unit = unit;
-	panel->height = height;
-	panel->limit = NAN;
-	text_clean(panel->title, sizeof(panel->title), title);
-	return panel;
-}
-
-/* Keeps the panel begun last if any of its lines has a value. */
-static void panel_end(struct plot *p, const struct plot_panel *panel)
-{
-	if (panel->nlines && p->npanels < MAX_PANELS)
-		p->npanels++;
-}
-
-/* The line added, or NULL: the metric has no value (or the panel is full). */
-static struct plot_line *panel_add_line(const struct plot *p, struct plot_panel *panel, int gpu,
-					int metric, struct rgb colour, bool dashed,
-					const char *label)
-{
-	struct plot_line *l;
-
-	if (panel->nlines == MAX_LINES || !jobseries_has(p->js, gpu, metric))
-		return NULL;
-	l = &panel->lines[panel->nlines++];
-	l->gpu = gpu;
-	l->metric = metric;
-	l->scale = 1.0;
-	l->colour = colour;
-	l->dashed = dashed;
-	text_clean(l->label, sizeof(l->label), label);
-	return l;
-}
-
-static void panel_set_limit(struct plot_panel *panel, double limit, const char *label)
-{
-	if (!(limit > 0))
-		return;
-	panel->limit = limit;
-	snprintf(panel->limit_label, sizeof(panel->limit_label), "%s", label);
-}
-
-static void add_cpu_panel(struct plot *p)
-{
-	const struct job_record *job = &p->s->job;
-	struct plot_panel *panel = panel_begin(p, UNIT_CORES, PANEL_H, "CPU: cores used");
-	char label[48];
-
-	panel_add_line(p, panel, -1, JSM_CORES, palette[0], false, "cores");
-	/* the reservation is what the job paid for; the affinity mask what it could use */
-	if (job->reserved_cpus > 0) {
-		snprintf(label, sizeof(label), "reserved %g cores", job->reserved_cpus);
-		panel_set_limit(panel, job->reserved_cpus, label);
-	} else if (job->cores_allowed > 0) {
-		snprintf(label, sizeof(label), "allowed %d cores", job->cores_allowed);
-		panel_set_limit(panel, job->cores_allowed, label);
-	}
-	panel_end(p, panel);
-}
-
-static void add_memory_panel(struct plot *p)
-{
-	const struct job_record *job = &p->s->job;
-	struct plot_panel *panel = panel_begin(p, UNIT_BYTES, PANEL_H, "Memory: resident set");
-	char label[48], size[16];
-
-	panel_add_line(p, panel, -1, JSM_RSS_BYTES, palette[0], false, "RSS");
-	panel_add_line(p, panel, -1, JSM_SWAP_BYTES, palette[1], false, "swap");
-	if (job->reserved_mem_bytes) {
-		snprintf(label, sizeof(label), "reserved %s",
-			 fmt_bytes(size, sizeof(size), job->reserved_mem_bytes));
-		panel_set_limit(panel, (double)job->reserved_mem_bytes, label);
-	}
-	panel_end(p, panel);
-}
-
-static void add_io_panel(struct plot *p)
-{
-	struct plot_panel *panel = panel_begin(p, UNIT_BPS, PANEL_H, "Storage I/O");
-
-	panel_add_line(p, panel, -1, JSM_READ_BPS, palette[0], false, "read");
-	panel_add_line(p, panel, -1, JSM_WRITE_BPS, palette[1], false, "write");
-	panel_end(p, panel);
-}
-
-static const struct gpu_summary *device_summary(const struct plot *p, int slot)
-{
-	const struct summary *s = p->s;
-
-	for (int i = 0; s->gpus && i < s->ngpus; i++)
-		if (strcmp(s->gpus[i].dev.info.uuid, p->js->gpu[slot]->uuid) == 0)
-			return &s->gpus[i];
-	return NULL;
-}
-
-static void device_label(const struct plot *p, int slot, const char *what, char *buf, size_t size)
-{
-	const struct js_gpu *g = p->js->gpu[slot];
-
-	/* the node's other devices are drawn too, marked, so an idle one is seen */
-	snprintf(buf, size, "GPU %d%s%s%s", g->index, what[0] ? " " : "", what,
-		 g->job ? "" : " (not the job's)");
-}
-
-static struct rgb device_colour(int slot)
-{
-	return palette[(size_t)slot % ARRAY_SIZE(palette)];
-}
-
-/* Adds metric of every device, one colour per device. */
-static void add_device_lines(const struct plot *p, struct plot_panel *panel, int metric,
-			     bool dashed, const char *what)
-{
-	char label[48];
-
-	for (int i = 0; i < p->js->ngpus; i++) {
-		device_label(p, i, what, label, sizeof(label));
-		panel_add_line(p, panel, i, metric, device_colour(i), dashed, label);
-	}
-}
-
-/* The devices' memory size (or power limit) when they all share one; NAN otherwise. */
-static double common_device_value(const struct plot *p, uint32_t valid_bit, bool power)
-{
-	double value = NAN;
-
-	for (int i = 0; i < p->js->ngpus; i++) {
-		const struct gpu_summary *g = device_summary(p, i);
-		double v;
-
-		if (!g || !(g->dev.info.valid & valid_bit))
-			return NAN;
-		v = power ? g->dev.info.power_limit_mw / 1000.0
-			  : (double)g->dev.info.mem_total_bytes;
-		if (!isnan(value) && v != value)
-			return NAN;
-		value = v;
-	}
-	return value;
-}
-
-static void add_gpu_panels(struct plot *p)
-{
-	struct plot_panel *panel;
-	char label[48], size[16];
-	double v;
-
-	panel = panel_begin(p, UNIT_PCT, PANEL_H, "GPU utilization");
-	add_device_lines(p, panel, JSG_UTIL_PCT, false, "");
-	panel_end(p, panel);
-
-	panel = panel_begin(p, UNIT_BYTES, PANEL_H, "GPU memory used");
-	add_device_lines(p, panel, JSG_MEM_BYTES, false, "");
-	v = common_device_value(p, GPU_INFO_MEM_TOTAL, false);
-	if (v > 0) {
-		snprintf(label, sizeof(label), "device memory %s",
-			 fmt_bytes(size, sizeof(size), (uint64_t)v));
-		panel_set_limit(panel, v, label);
-	}
-	panel_end(p, panel);
-
-	panel = panel_begin(p, UNIT_BPS, PANEL_H,
-			    "GPU interconnect: PCIe rx+tx (solid), NVLink rx+tx (dashed)");
-	add_device_lines(p, panel, JSG_PCIE_BPS, false, "PCIe");
-	add_device_lines(p, panel, JSG_NVLINK_BPS, true, "NVLink");
-	panel_end(p, panel);
-
-	panel = panel_begin(p, UNIT_WATTS, PANEL_H, "GPU power draw");
-	add_device_lines(p, panel, JSG_POWER_W, false, "");
-	v = common_device_value(p, GPU_INFO_POWER_LIMIT, true);
-	if (v > 0) {
-		snprintf(label, sizeof(label), "power limit %.0f W", v);
-		panel_set_limit(panel, v, label);
-	}
-	panel_end(p, panel);
-}
-
-/* Multi-GPU jobs: one small panel per device, memory as a share of the device's. */
-static void add_device_panel(struct plot *p, int slot)
-{
-	const struct js_gpu *g = p->js->gpu[slot];
-	const struct gpu_summary *gs = device_summary(p, slot);
-	struct plot_panel *panel;
-	char who[48], size[16], title[sizeof(who) + GPU_NAME_MAX + 64];
-
-	device_label(p, slot, "", who, sizeof(who));
-	if (g->mem_total_bytes)
-		snprintf(title, sizeof(title), "%s%s%s: utilization, memory (%% of %s)", who,
-			 gs ? ", " : "", gs ? gs->dev.info.name : "",
-			 fmt_bytes(size, sizeof(size), g->mem_total_bytes));
-	else
-		snprintf(title, sizeof(title), "%s%s%s: utilization", who, gs ? ", " : "",
-			 gs ? gs->dev.info.name : "");
-	panel = panel_begin(p, UNIT_PCT, DEVICE_PANEL_H, title);
-	panel_add_line(p, panel, slot, JSG_UTIL_PCT, device_colour(slot), false, "utilization");
-	if (g->mem_total_bytes) {
-		struct plot_line *mem =
-		    panel_add_line(p, panel, slot, JSG_MEM_BYTES, ink, true, "memory");
-
-		if (mem)
-			mem->scale = 100.0 / (double)g->mem_total_bytes;
-	}
-	panel_end(p, panel);
-}
-
-static void build_panels(struct plot *p)
-{
-	if (!p->js)
-		return;
-	add_cpu_panel(p);
-	add_memory_panel(p);
-	add_io_panel(p);
-	if (p->js->ngpus > 0)
-		add_gpu_panels(p);
-	if (p->js->ngpus > 1)
-		for (int i = 0; i < p->js->ngpus; i++)
-			add_device_panel(p, i);
-}
-
-/* The time axis: from the job's start to its end or its last bucket. */
-static void build_time_axis(struct plot *p)
-{
-	const struct summary *s = p->s;
-	int64_t end_ms = s->job.end_ms ? s->job.end_ms : s->last_ms;
-	double last_s = 0;
-
-	p->origin_ms = s->job.start_ms;
-	if (p->js && p->js->npoints) {
-		if (p->origin_ms <= 0)
-			p->origin_ms = p->js->t0_ms;
-		last_s = bucket_time_s(p, p->js->npoints - 1);
-	}
-	p->span_s = fmax((double)(end_ms - p->origin_ms) / 1000.0, last_s);
-	if (!(p->span_s >= 1.0))
-		p->span_s = 1.0;
-	p->x_step_s = time_step_s(p->span_s);
+	for (size_t i = 0; i < cs->npanels; i++)
+		n += panel_drawn(&cs->panels[i]);
+	return n;
 }
 
 static void build_layout(struct plot *p)
 {
+	p->x_step_s = time_step_s(p->cs->span_s);
 	p->width = PLOT_WIDTH;
 	p->height = HEADER_H + EVENT_BAND_H + AXIS_H;
-	if (!p->npanels)
+	if (!panels_drawn(p->cs))
 		p->height += NO_SAMPLES_H;
-	for (size_t i = 0; i < p->npanels; i++)
-		p->height += p->panels[i].height;
+	for (size_t i = 0; i < p->cs->npanels; i++)
+		if (panel_drawn(&p->cs->panels[i]))
+			p->height += panel_height(&p->cs->panels[i]);
 }
 
 /* ---- drawing ---- */
 
 static double x_of(const struct plot *p, const struct rect *area, double t_s)
 {
-	return area->x + t_s / p->span_s * area->w;
+	return area->x + t_s / p->cs->span_s * area->w;
 }
 
-static double y_of(const struct rect *area, const struct y_axis *ax, double v)
+static double y_of(const struct rect *area, const struct chart_axis *ax, double v)
 {
 	return area->y + area->h - v / ax->div / ax->max * area->h;
 }
@@ -637,34 +300,34 @@ static double snap(double v)
 	return floor(v) + 0.5;
 }
 
-static void panel_area(const struct plot_panel *panel, double top, struct rect *area)
+static void panel_area(const struct chart_panel *panel, double top, struct rect *area)
 {
 	area->x = MARGIN_LEFT;
 	area->y = top + PANEL_TITLE_H;
 	area->w = PLOT_WIDTH - MARGIN_LEFT - MARGIN_RIGHT;
-	area->h = panel->height - PANEL_TITLE_H - PANEL_GAP;
+	area->h = panel_height(panel) - PANEL_TITLE_H - PANEL_GAP;
 }
 
-static double panel_max(const struct plot *p, const struct plot_panel *panel)
+static struct rgb series_colour(const struct chart_series *l)
 {
-	double v[JS_POINTS], max = panel->limit > 0 ? panel->limit : 0;
+	return l->colour == CHART_INK ? ink : palette[(size_t)l->colour % ARRAY_SIZE(palette)];
+}
 
-	for (size_t l = 0; l < panel->nlines; l++) {
-		size_t n =
-		    jobseries_overview(p->js, panel->lines[l].gpu, panel->lines[l].metric, v);
-
-		for (size_t i = 0; i < n; i++)
-			if (isfinite(v[i]))
-				max = fmax(max, v[i] * panel->lines[l].scale);
-	}
-	return max;
+/* Tick labels carry the unit, but for cores (the title says so) and at 0. */
+static const char *tick_suffix(const struct chart_axis *ax, char *buf, size_t size)
+{
+	if (strcmp(ax->unit, "cores") == 0)
+		return "";
+	snprintf(buf, size, "%s%s", strcmp(ax->unit, "%") == 0 ? "" : " ", ax->unit);
+	return buf;
 }
 
 static void draw_grid(cairo_t *cr, const struct plot *p, const struct rect *area,
-		      const struct y_axis *ax)
+		      const struct chart_axis *ax)
 {
-	char label[32];
+	char label[32], suffix[20];
 
+	tick_suffix(ax, suffix, sizeof(suffix));
 	cairo_set_line_width(cr, 1.0);
 	set_font(cr, 10, false);
 	for (int k = 0; k * ax->step <= ax->max + 1e-9; k++) {
@@ -674,12 +337,13 @@ static void draw_grid(cairo_t *cr, const struct plot *p, const struct rect *area
 		cairo_move_to(cr, area->x, y);
 		cairo_line_to(cr, area->x + area->w, y);
 		cairo_stroke(cr);
-		snprintf(label, sizeof(label), "%.4g%s", k * ax->step, k ? ax->suffix : "");
+		snprintf(label, sizeof(label), "%.4g%s", k * ax->step,
+			 k ? tick_suffix(ax, suffix, sizeof(suffix)) : "");
 		set_colour(cr, faint_ink);
 		show_text(cr, area->x - 6, y + 3.5, 1.0, label);
 	}
 	set_colour(cr, grid_colour);
-	for (int k = 1; k * p->x_step_s < p->span_s; k++) {
+	for (int k = 1; k * p->x_step_s < p->cs->span_s; k++) {
 		double x = snap(x_of(p, area, k * p->x_step_s));
 
 		cairo_move_to(cr, x, area->y);
@@ -688,11 +352,11 @@ static void draw_grid(cairo_t *cr, const struct plot *p, const struct rect *area
 	cairo_stroke(cr);
 }
 
-static void set_line_style(cairo_t *cr, const struct plot_line *l)
+static void set_line_style(cairo_t *cr, const struct chart_series *l)
 {
 	static const double dash[] = {6.0, 4.0};
 
-	set_colour(cr, l->colour);
+	set_colour(cr, series_colour(l));
 	cairo_set_line_width(cr, 1.6);
 	cairo_set_dash(cr, dash, l->dashed ? 2 : 0, 0);
 }
@@ -702,21 +366,21 @@ static void set_line_style(cairo_t *cr, const struct plot_line *l)
  * would show values nobody measured.  A point with no neighbour gets a dot.
  */
 static void draw_series(cairo_t *cr, const struct plot *p, const struct rect *area,
-			const struct y_axis *ax, const struct plot_line *l)
+			const struct chart_axis *ax, const struct chart_series *l)
 {
-	double v[JS_POINTS];
-	size_t n = jobseries_overview(p->js, l->gpu, l->metric, v);
+	const double *v = l->v;
+	size_t n = p->cs->npoints;
 
 	set_line_style(cr, l);
 	cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
 	for (size_t i = 0; i < n; i++) {
 		bool prev = i > 0 && isfinite(v[i - 1]), next = i + 1 < n && isfinite(v[i + 1]);
-		double x = x_of(p, area, bucket_time_s(p, i));
+		double x = x_of(p, area, p->cs->t_s[i]);
 		double y;
 
 		if (!isfinite(v[i]))
 			continue;
-		y = y_of(area, ax, v[i] * l->scale);
+		y = y_of(area, ax, v[i]);
 		if (prev) {
 			cairo_line_to(cr, x, y);
 		} else if (next) {
@@ -733,15 +397,14 @@ static void draw_series(cairo_t *cr, const struct plot *p, const struct rect *ar
 	cairo_set_dash(cr, NULL, 0, 0);
 }
 
-static void draw_limit(cairo_t *cr, const struct rect *area, const struct y_axis *ax,
-		       const struct plot_panel *panel)
+static void draw_limit(cairo_t *cr, const struct rect *area, const struct chart_panel *panel)
 {
 	static const double dash[] = {4.0, 3.0};
 	double y;
 
-	if (isnan(panel->limit))
+	if (isnan(panel->ref))
 		return;
-	y = snap(y_of(area, ax, panel->limit));
+	y = snap(y_of(area, &panel->y, panel->ref));
 	set_colour(cr, limit_colour);
 	cairo_set_line_width(cr, 1.0);
 	cairo_set_dash(cr, dash, 2, 0);
@@ -752,52 +415,54 @@ static void draw_limit(cairo_t *cr, const struct rect *area, const struct y_axis
 }
 
 /* Outside the clip: a limit at the top of the axis keeps its label. */
-static void draw_limit_label(cairo_t *cr, const struct rect *area, const struct y_axis *ax,
-			     const struct plot_panel *panel)
+static void draw_limit_label(cairo_t *cr, const struct rect *area, const struct chart_panel *panel)
 {
-	if (isnan(panel->limit))
+	char label[sizeof(panel->ref_label)];
+
+	if (isnan(panel->ref))
 		return;
+	text_clean(label, sizeof(label), panel->ref_label);
 	set_colour(cr, limit_colour);
 	set_font(cr, 10, false);
-	show_text(cr, area->x + area->w - 4, snap(y_of(area, ax, panel->limit)) - 4, 1.0,
-		  panel->limit_label);
+	show_text(cr, area->x + area->w - 4, snap(y_of(area, &panel->y, panel->ref)) - 4, 1.0,
+		  label);
 }
 
-static double legend_entry_width(cairo_t *cr, const struct plot_line *l)
+static double legend_entry_width(cairo_t *cr, const char *label)
 {
-	return 20 + text_width(cr, l->label) + 14;
+	return 20 + text_width(cr, label) + 14;
 }
 
 /* Right-aligned in the title row, as many entries as fit, then "+N more". */
-static void draw_legend(cairo_t *cr, const struct plot_panel *panel, double right, double left,
+static void draw_legend(cairo_t *cr, const struct chart_panel *panel, double right, double left,
 			double baseline)
 {
-	char more[32] = "";
+	char more[32] = "", labels[CHART_MAX_SERIES][sizeof(panel->series[0].label)];
 	double w = 0, x;
-	size_t shown = panel->nlines;
+	size_t shown = panel->nseries;
 
 	set_font(cr, 10, false);
-	for (size_t i = 0; i < panel->nlines; i++)
-		w += legend_entry_width(cr, &panel->lines[i]);
+	for (size_t i = 0; i < panel->nseries; i++) {
+		text_clean(labels[i], sizeof(labels[i]), panel->series[i].label);
+		w += legend_entry_width(cr, labels[i]);
+	}
 	while (shown > 0 && right - w < left) {
 		shown--;
-		w -= legend_entry_width(cr, &panel->lines[shown]);
-		snprintf(more, sizeof(more), "+%zu more", panel->nlines - shown);
-		if (shown == panel->nlines - 1)
+		w -= legend_entry_width(cr, labels[shown]);
+		snprintf(more, sizeof(more), "+%zu more", panel->nseries - shown);
+		if (shown == panel->nseries - 1)
 			w += text_width(cr, more);
 	}
 	x = right - w;
 	for (size_t i = 0; i < shown; i++) {
-		const struct plot_line *l = &panel->lines[i];
-
-		set_line_style(cr, l);
+		set_line_style(cr, &panel->series[i]);
 		cairo_move_to(cr, x, baseline - 3.5);
 		cairo_line_to(cr, x + 16, baseline - 3.5);
 		cairo_stroke(cr);
 		cairo_set_dash(cr, NULL, 0, 0);
 		set_colour(cr, ink);
-		show_text(cr, x + 20, baseline, 0, l->label);
-		x += legend_entry_width(cr, l);
+		show_text(cr, x + 20, baseline, 0, labels[i]);
+		x += legend_entry_width(cr, labels[i]);
 	}
 	if (more[0])
 		show_text(cr, x, baseline, 0, more);
@@ -811,31 +476,28 @@ static void draw_frame(cairo_t *cr, const struct rect *area)
 	cairo_stroke(cr);
 }
 
-static void draw_panel(cairo_t *cr, const struct plot *p, const struct plot_panel *panel,
+static void draw_panel(cairo_t *cr, const struct plot *p, const struct chart_panel *panel,
 		       double top)
 {
 	struct rect area;
-	struct y_axis ax;
-	char title[160];
+	char title[sizeof(panel->title)];
 	double title_w;
 
 	panel_area(panel, top, &area);
-	y_axis_pick(&ax, panel->unit, panel_max(p, panel), panel->limit,
-		    (int)fmax(2, fmin(6, area.h / Y_TICK_MIN_PX)));
-	draw_grid(cr, p, &area, &ax);
+	draw_grid(cr, p, &area, &panel->y);
 	draw_frame(cr, &area);
 
 	cairo_save(cr);
 	cairo_rectangle(cr, area.x, area.y - 1, area.w, area.h + 2);
 	cairo_clip(cr);
-	draw_limit(cr, &area, &ax, panel);
-	for (size_t l = 0; l < panel->nlines; l++)
-		draw_series(cr, p, &area, &ax, &panel->lines[l]);
+	draw_limit(cr, &area, panel);
+	for (size_t l = 0; l < panel->nseries; l++)
+		draw_series(cr, p, &area, &panel->y, &panel->series[l]);
 	cairo_restore(cr);
-	draw_limit_label(cr, &area, &ax, panel);
+	draw_limit_label(cr, &area, panel);
 
 	set_font(cr, 12, true);
-	snprintf(title, sizeof(title), "%s", panel->title);
+	text_clean(title, sizeof(title), panel->title);
 	text_fit(cr, title, sizeof(title), area.w * 0.6);
 	set_colour(cr, ink);
 	show_text(cr, area.x, top + 15, 0, title);
@@ -849,7 +511,7 @@ static void draw_time_labels(cairo_t *cr, const struct plot *p, const struct rec
 
 	set_font(cr, 10, false);
 	set_colour(cr, faint_ink);
-	for (int k = 0; k * p->x_step_s <= p->span_s + 1e-9; k++) {
+	for (int k = 0; k * p->x_step_s <= p->cs->span_s + 1e-9; k++) {
 		double x = x_of(p, area, k * p->x_step_s), align = k == 0 ? 0 : 0.5;
 
 		format_elapsed(label, sizeof(label), k * p->x_step_s);
@@ -875,28 +537,17 @@ static void event_label(const struct event_record *e, char *buf, size_t size)
 	text_clean(buf, size, raw);
 }
 
-/* An event's time on the axis; false when it falls outside. */
-static bool event_time_s(const struct plot *p, const struct event_record *e, double *t_s)
-{
-	*t_s = (double)(e->ts_ms - p->origin_ms) / 1000.0;
-	return *t_s >= 0 && *t_s <= p->span_s;
-}
-
 /* Events cross each plot area as dashed lines, under the panel's titles. */
 static void draw_event_lines(cairo_t *cr, const struct plot *p, const struct rect *area)
 {
 	static const double dash[] = {3.0, 3.0};
-	double t_s;
 
 	cairo_set_source_rgba(cr, event_colour.r, event_colour.g, event_colour.b, 0.7);
 	cairo_set_line_width(cr, 1.0);
 	cairo_set_dash(cr, dash, 2, 0);
-	for (size_t i = 0; i < p->s->nevents; i++) {
-		double x;
+	for (size_t i = 0; i < p->cs->nevents; i++) {
+		double x = snap(x_of(p, area, p->cs->events[i].t_s));
 
-		if (!event_time_s(p, &p->s->events[i], &t_s))
-			continue;
-		x = snap(x_of(p, area, t_s));
 		cairo_move_to(cr, x, area->y);
 		cairo_line_to(cr, x, area->y + area->h);
 	}
@@ -910,19 +561,17 @@ static void draw_event_lines(cairo_t *cr, const struct plot *p, const struct rec
  */
 static void draw_event_labels(cairo_t *cr, const struct plot *p, const struct rect *first)
 {
-	double label_end = -1, t_s;
+	double label_end = -1;
 	char label[64];
 
 	set_font(cr, 9, false);
 	set_colour(cr, event_colour);
-	for (size_t i = 0; i < p->s->nevents; i++) {
+	for (size_t i = 0; i < p->cs->nevents; i++) {
 		double x, w;
 
-		if (!event_time_s(p, &p->s->events[i], &t_s))
-			continue;
-		event_label(&p->s->events[i], label, sizeof(label));
+		event_label(p->cs->events[i].event, label, sizeof(label));
 		w = text_width(cr, label);
-		x = snap(x_of(p, first, t_s));
+		x = snap(x_of(p, first, p->cs->events[i].t_s));
 		/* right of the line, or left of it at the right edge */
 		x = x + 3 + w > first->x + first->w ? x - 3 - w : x + 3;
 		if (x < label_end + 4)
@@ -961,7 +610,7 @@ static void draw_header(cairo_t *cr, const struct plot *p)
 	char raw[1024], line[1024], duration[40], after[320];
 	double width = PLOT_WIDTH - MARGIN_LEFT - MARGIN_RIGHT;
 
-	format_duration_ms((int64_t)(p->span_s * 1000.0), duration, sizeof(duration));
+	format_duration_ms((int64_t)(p->cs->span_s * 1000.0), duration, sizeof(duration));
 	snprintf(raw, sizeof(raw), "  \xc2\xb7  %s  \xc2\xb7  %s%s", job->hostname, duration,
 		 job->end_ms ? "" : " (still running or interrupted)");
 	text_clean(after, sizeof(after), raw);
@@ -1002,23 +651,28 @@ static void draw_no_samples(cairo_t *cr, double top)
 
 static void draw_plot(cairo_t *cr, const struct plot *p)
 {
+	const struct chart_set *cs = p->cs;
 	double top = HEADER_H + EVENT_BAND_H;
 	struct rect area;
+	bool first = true;
 
 	cairo_set_source_rgb(cr, 1, 1, 1);
 	cairo_paint(cr);
 	draw_header(cr, p);
-	if (!p->npanels) {
+	if (!panels_drawn(cs)) {
 		draw_no_samples(cr, top);
 		return;
 	}
-	panel_area(&p->panels[0], top, &area);
-	draw_event_labels(cr, p, &area);
-	for (size_t i = 0; i < p->npanels; i++) {
-		panel_area(&p->panels[i], top, &area);
-		draw_panel(cr, p, &p->panels[i], top);
+	for (size_t i = 0; i < cs->npanels; i++) {
+		if (!panel_drawn(&cs->panels[i]))
+			continue;
+		panel_area(&cs->panels[i], top, &area);
+		if (first)
+			draw_event_labels(cr, p, &area);
+		first = false;
+		draw_panel(cr, p, &cs->panels[i], top);
 		draw_event_lines(cr, p, &area);
-		top += p->panels[i].height;
+		top += panel_height(&cs->panels[i]);
 	}
 	draw_time_labels(cr, p, &area);
 }
@@ -1099,6 +753,7 @@ int plot_write(const char *path, const struct summary *s, const struct jobseries
 {
 	enum plot_format format = plot_format_of(path);
 	struct plot_sink sink = {0};
+	struct chart_set *cs = NULL;
 	struct plot *p;
 	int ret;
 
@@ -1110,10 +765,13 @@ int plot_write(const char *path, const struct summary *s, const struct jobseries
 	if (!p)
 		return log_err(-ENOMEM, "cannot plot '%s'", path);
 	p->s = s;
-	p->js = js && js->npoints ? js : NULL;
 	p->an = an;
-	build_time_axis(p);
-	build_panels(p);
+	ret = chart_set_build(s, js, &cs);
+	if (ret) {
+		log_err(ret, "cannot plot '%s'", path);
+		goto out_free_plot;
+	}
+	p->cs = cs;
 	build_layout(p);
 
 	sink.f = fopen(path, "wbe");
@@ -1127,6 +785,7 @@ int plot_write(const char *path, const struct summary *s, const struct jobseries
 	if (ret)
 		unlink(path); /* no half-written picture left behind */
 out_free_plot:
+	chart_set_free(cs);
 	free(p);
 	return ret;
 }

@@ -7,7 +7,8 @@
  * written null in JSON).  Text, JSON, CSV and HTML append to a strbuf the
  * caller owns; all return 0 or -errno (-E2BIG past the buffer's cap).  The
  * JSON schema is documented in docs/report-json.md and versioned by its
- * "schema" field; missing values are null, never 0.
+ * "schema" field; missing values are null, never 0.  The HTML page's charts
+ * and the plots draw the same chart model (report/chart.h).
  */
 #ifndef JOBSCOPE_REPORT_H
 #define JOBSCOPE_REPORT_H

@@ -22,17 +22,19 @@
 
 #include "common/fmt.h"
 #include "common/timeutil.h"
+#include "common/utf8.h"
+#include "report/chart.h"
 
 #define B(buf) buf, sizeof(buf)
 
 #define MISSING	    "\xe2\x80\x94" /* an em dash: a figure that is not known */
 #define REPLACEMENT "\xef\xbf\xbd" /* U+FFFD, for control characters and bad bytes */
 #define ELLIPSIS    "\xe2\x80\xa6"
+#define INK	    "#5b6472" /* a series in the text's colour: muted, as the axes */
 
-#define MAX_PROCS	 15  /* rows in the process table */
-#define MAX_EVENT_MARKS	 100 /* events marked on each chart */
-#define TITLE_MAX_BYTES	 80  /* of the command in <title> */
-#define CHART_MAX_SERIES JS_MAX_GPUS
+#define MAX_PROCS	15  /* rows in the process table */
+#define MAX_EVENT_MARKS 100 /* events marked on each chart */
+#define TITLE_MAX_BYTES 80  /* of the command in <title> */
 
 /* Chart geometry, in viewBox units. */
 #define CW  560.0 /* width */
@@ -119,34 +121,6 @@ static const char css[] =
 
 /* --- text ------------------------------------------------------------- */
 
-/* Length of the UTF-8 sequence at p (1-4) and its code point; 0 if invalid. */
-static size_t utf8_decode(const unsigned char *p, uint32_t *cp)
-{
-	size_t n;
-
-	if (p[0] < 0x80) {
-		*cp = p[0];
-		return 1;
-	}
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		n = 2, *cp = p[0] & 0x1f;
-	else if ((p[0] & 0xf0) == 0xe0)
-		n = 3, *cp = p[0] & 0x0f;
-	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-		n = 4, *cp = p[0] & 0x07;
-	else
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80) /* also stops at the terminating NUL */
-			return 0;
-		*cp = *cp << 6 | (p[i] & 0x3f);
-	}
-	if ((n == 3 && (*cp < 0x800 || (*cp >= 0xd800 && *cp <= 0xdfff))) ||
-	    (n == 4 && (*cp < 0x10000 || *cp > 0x10ffff)))
-		return 0;
-	return n;
-}
-
 static void html_char(struct strbuf *out, unsigned char c)
 {
 	switch (c) {
@@ -187,11 +161,11 @@ static void html_char(struct strbuf *out, unsigned char c)
 static void html_text_max(struct strbuf *out, const char *str, size_t max)
 {
 	const unsigned char *p = (const unsigned char *)(str ? str : "");
-	size_t used = 0;
+	size_t used = 0, left = strlen((const char *)p);
 	uint32_t cp;
 
 	while (*p) {
-		size_t n = utf8_decode(p, &cp);
+		size_t n = utf8_decode((const char *)p, left, &cp);
 
 		if (used + (n ? n : 1) > max) {
 			strbuf_addstr(out, ELLIPSIS);
@@ -209,6 +183,7 @@ static void html_text_max(struct strbuf *out, const char *str, size_t max)
 		}
 		p += n;
 		used += n;
+		left -= n;
 	}
 }
 
@@ -671,121 +646,52 @@ static void section_analysis(const struct analysis *a, struct strbuf *out)
 
 /* --- charts ----------------------------------------------------------- */
 
-enum chart_unit { UNIT_PLAIN, UNIT_BYTES, UNIT_RATE, UNIT_PCT };
-
-struct chart_series {
-	char label[48];
-	int gpu; /* -1: a JSM_* metric */
-	int metric;
+/* The time axis in s, min or h (by the job's length), a tick every step of those. */
+struct time_axis {
+	double div, step;
+	const char *unit;
 };
 
-struct chart {
-	const char *id;	      /* the svg's id: "chart-cpu" */
-	const char *title;    /* the caption */
-	const char *quantity; /* the y axis: "CPU", "memory" */
-	const char *unit;     /* for UNIT_PLAIN: "cores", "W" */
-	enum chart_unit kind;
-	const char *empty; /* shown instead of the chart without series */
-	double ref;	   /* a dashed line at this value; NAN: none */
-	char ref_label[64];
-	size_t nseries;
-	struct chart_series series[CHART_MAX_SERIES];
-};
-
-/* One axis: shown value = raw / div; ticks every step (shown units). */
-struct axis {
-	double div;
-	double max; /* raw value at the end of the axis */
-	double step;
-	char unit[16];
-};
-
-/* What every chart shares: the time axis and the marks. */
-struct chart_frame {
-	const struct summary *s;
-	const struct jobseries *js;
-	int64_t origin_ms; /* t = 0: the job's start */
-	double span_s;
-	struct axis x;
-};
-
-/* A round step (1, 2, 2.5, 5 x 10^k) giving about `want` intervals over span. */
-static double nice_step(double span, int want)
-{
-	double raw = span / want, mag = pow(10.0, floor(log10(raw))), f = raw / mag;
-
-	if (f <= 1.0)
-		return mag;
-	if (f <= 2.0)
-		return 2 * mag;
-	if (f <= 2.5)
-		return 2.5 * mag;
-	if (f <= 5.0)
-		return 5 * mag;
-	return 10 * mag;
-}
-
-static void axis_x(struct axis *ax, double span_s)
+static void time_axis_pick(struct time_axis *ax, double span_s)
 {
 	if (span_s <= 180) {
 		ax->div = 1;
-		snprintf(ax->unit, sizeof(ax->unit), "s");
+		ax->unit = "s";
 	} else if (span_s <= 3 * 3600) {
 		ax->div = 60;
-		snprintf(ax->unit, sizeof(ax->unit), "min");
+		ax->unit = "min";
 	} else {
 		ax->div = 3600;
-		snprintf(ax->unit, sizeof(ax->unit), "h");
+		ax->unit = "h";
 	}
-	ax->max = span_s;
-	ax->step = nice_step(span_s / ax->div, 5);
+	ax->step = chart_nice_step(span_s / ax->div / 5);
 }
 
-static void axis_y(struct axis *ax, enum chart_unit kind, const char *plain_unit, double vmax)
-{
-	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-	size_t u = 0;
-	double shown;
+/* What every chart of the page shares: the model and its time axis. */
+struct chart_frame {
+	const struct chart_set *cs;
+	struct time_axis x;
+};
 
-	ax->div = 1;
-	if (kind == UNIT_PCT) {
-		snprintf(ax->unit, sizeof(ax->unit), "%%");
-		ax->max = vmax > 100 ? vmax : 100;
-		ax->step = ax->max > 100 ? nice_step(ax->max, 4) : 25;
-		ax->max = ceil(ax->max / ax->step - 1e-9) * ax->step;
-		return;
-	}
-	if (kind == UNIT_BYTES || kind == UNIT_RATE) {
-		if (!(vmax >= 1024))
-			vmax = 1024; /* an all-zero series: 0-1 KiB, not fractions of a byte */
-		while (vmax / ax->div >= 1024 && u + 1 < sizeof(units) / sizeof(units[0])) {
-			ax->div *= 1024;
-			u++;
-		}
-		snprintf(ax->unit, sizeof(ax->unit), "%s%s", units[u],
-			 kind == UNIT_RATE ? "/s" : "");
-	} else {
-		snprintf(ax->unit, sizeof(ax->unit), "%s", plain_unit);
-		if (!(vmax > 0))
-			vmax = 1;
-	}
-	shown = vmax / ax->div;
-	ax->step = nice_step(shown, 4);
-	ax->max = ceil(shown / ax->step - 1e-9) * ax->step * ax->div;
+static const char *series_colour(const struct chart_series *cs)
+{
+	if (cs->colour == CHART_INK)
+		return INK;
+	return palette[(size_t)cs->colour % (sizeof(palette) / sizeof(palette[0]))];
 }
 
 static double chart_x(const struct chart_frame *f, double t_s)
 {
 	if (t_s < 0)
 		t_s = 0;
-	if (t_s > f->span_s)
-		t_s = f->span_s;
-	return CML + CPW * t_s / f->span_s;
+	if (t_s > f->cs->span_s)
+		t_s = f->cs->span_s;
+	return CML + CPW * t_s / f->cs->span_s;
 }
 
-static double chart_y(const struct axis *y, double v)
+static double chart_y(const struct chart_axis *y, double v)
 {
-	double r = v / y->max;
+	double r = v / (y->max * y->div);
 
 	if (r < 0)
 		r = 0;
@@ -794,21 +700,13 @@ static double chart_y(const struct axis *y, double v)
 	return CMT + CPH * (1 - r);
 }
 
-/* The time of overview bucket i, in seconds from the job's start: its middle. */
-static double bucket_t_s(const struct chart_frame *f, size_t i)
+static void chart_grid(const struct chart_frame *f, const struct chart_panel *c, struct strbuf *out)
 {
-	const struct jobseries *js = f->js;
-
-	return ((double)(js->t0_ms - f->origin_ms) + ((double)i + 0.5) * (double)js->bucket_ms) /
-	       1000.0;
-}
-
-static void chart_grid(const struct chart_frame *f, const struct chart *c, const struct axis *y,
-		       struct strbuf *out)
-{
+	const struct chart_axis *y = &c->y;
+	double span = f->cs->span_s;
 	int k;
 
-	for (k = 0; k <= 40 && k * y->step * y->div <= y->max * (1 + 1e-9); k++) {
+	for (k = 0; k <= 40 && k * y->step <= y->max * (1 + 1e-9); k++) {
 		double py = chart_y(y, k * y->step * y->div);
 
 		strbuf_addf(out,
@@ -816,7 +714,7 @@ static void chart_grid(const struct chart_frame *f, const struct chart *c, const
 			    "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.4g</text>\n",
 			    CML, py, CML + CPW, py, CML - 6, py + 5, k * y->step);
 	}
-	for (k = 0; k <= 60 && k * f->x.step <= f->span_s / f->x.div * (1 + 1e-9); k++) {
+	for (k = 0; k <= 60 && k * f->x.step <= span / f->x.div * (1 + 1e-9); k++) {
 		double px = chart_x(f, k * f->x.step * f->x.div);
 
 		strbuf_addf(
@@ -841,13 +739,13 @@ static void chart_grid(const struct chart_frame *f, const struct chart *c, const
 	strbuf_addstr(out, ")</text>\n");
 }
 
-static void chart_ref(const struct chart *c, const struct axis *y, struct strbuf *out)
+static void chart_ref(const struct chart_panel *c, struct strbuf *out)
 {
 	double py;
 
 	if (!isfinite(c->ref) || c->ref <= 0)
 		return;
-	py = chart_y(y, c->ref);
+	py = chart_y(&c->y, c->ref);
 	strbuf_addf(out, "<line class=\"ref\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n",
 		    CML, py, CML + CPW, py);
 }
@@ -855,18 +753,15 @@ static void chart_ref(const struct chart *c, const struct axis *y, struct strbuf
 /* Events as dotted verticals, numbered as in the events list. */
 static size_t chart_events(const struct chart_frame *f, struct strbuf *out)
 {
-	const struct summary *s = f->s;
+	const struct chart_set *cs = f->cs;
 	size_t marked = 0;
 
-	for (size_t i = 0; i < s->nevents && marked < MAX_EVENT_MARKS; i++) {
-		const struct event_record *e = &s->events[i];
-		double t = (double)(e->ts_ms - f->origin_ms) / 1000.0, px;
+	for (size_t i = 0; i < cs->nevents && marked < MAX_EVENT_MARKS; i++) {
+		const struct event_record *e = cs->events[i].event;
+		double px = chart_x(f, cs->events[i].t_s);
 
-		if (t < 0 || t > f->span_s)
-			continue;
-		px = chart_x(f, t);
-		strbuf_addf(out, "<g><title>#%zu +", i + 1);
-		html_duration(out, e->ts_ms - f->origin_ms);
+		strbuf_addf(out, "<g><title>#%zu +", cs->events[i].number);
+		html_duration(out, e->ts_ms - cs->origin_ms);
 		strbuf_addch(out, ' ');
 		html_text(out, e->kind);
 		strbuf_addstr(out, ": ");
@@ -877,7 +772,7 @@ static size_t chart_events(const struct chart_frame *f, struct strbuf *out)
 			    "y2=\"%.1f\"/><text class=\"evn\" x=\"%.1f\" y=\"%.1f\" "
 			    "text-anchor=\"%s\">%zu</text></g>\n",
 			    px, CMT, px, CMT + CPH, px > CML + CPW - 24 ? px - 2 : px + 2, CMT + 10,
-			    px > CML + CPW - 24 ? "end" : "start", i + 1);
+			    px > CML + CPW - 24 ? "end" : "start", cs->events[i].number);
 		marked++;
 	}
 	return marked;
@@ -888,19 +783,23 @@ static size_t chart_events(const struct chart_frame *f, struct strbuf *out)
  * line through a gap, never a 0 for it), and a dot for a value alone
  * between gaps, which a path would not show.
  */
-static void chart_line(const struct chart_frame *f, const struct axis *y, const double *v, size_t n,
-		       const char *color, struct strbuf *out)
+static void chart_line(const struct chart_frame *f, const struct chart_axis *y,
+		       const struct chart_series *cs, struct strbuf *out)
 {
+	const double *v = cs->v, *t = f->cs->t_s;
+	size_t n = f->cs->npoints;
+	const char *color = series_colour(cs);
 	bool pen = false;
 
-	strbuf_addf(out, "<path class=\"s\" stroke=\"%s\" d=\"", color);
+	strbuf_addf(out, "<path class=\"s\" stroke=\"%s\"%s d=\"", color,
+		    cs->dashed ? " stroke-dasharray=\"6 4\"" : "");
 	for (size_t i = 0; i < n; i++) {
 		if (!isfinite(v[i])) {
 			pen = false;
 			continue;
 		}
-		strbuf_addf(out, "%s%.1f %.1f", pen ? " L" : (i ? " M" : "M"),
-			    chart_x(f, bucket_t_s(f, i)), chart_y(y, v[i]));
+		strbuf_addf(out, "%s%.1f %.1f", pen ? " L" : (i ? " M" : "M"), chart_x(f, t[i]),
+			    chart_y(y, v[i]));
 		pen = true;
 	}
 	strbuf_addstr(out, "\"/>\n");
@@ -911,16 +810,17 @@ static void chart_line(const struct chart_frame *f, const struct axis *y, const 
 		if (alone)
 			strbuf_addf(out,
 				    "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" fill=\"%s\"/>\n",
-				    chart_x(f, bucket_t_s(f, i)), chart_y(y, v[i]), color);
+				    chart_x(f, t[i]), chart_y(y, v[i]), color);
 	}
 }
 
-static void chart_legend(const struct chart *c, size_t marked, struct strbuf *out)
+static void chart_legend(const struct chart_panel *c, size_t marked, struct strbuf *out)
 {
 	strbuf_addstr(out, "<ul class=\"legend\">\n");
 	for (size_t k = 0; k < c->nseries; k++) {
-		strbuf_addf(out, "<li><span class=\"sw\" style=\"border-color:%s\"></span>",
-			    palette[k % (sizeof(palette) / sizeof(palette[0]))]);
+		strbuf_addf(out, "<li><span class=\"sw\" style=\"border-color:%s%s\"></span>",
+			    series_colour(&c->series[k]),
+			    c->series[k].dashed ? ";border-top-style:dashed" : "");
 		html_text(out, c->series[k].label);
 		strbuf_addstr(out, "</li>\n");
 	}
@@ -935,44 +835,10 @@ static void chart_legend(const struct chart *c, size_t marked, struct strbuf *ou
 	strbuf_addstr(out, "</ul>\n");
 }
 
-static double series_max(const double *v, size_t n, double max)
+static void chart_render(const struct chart_frame *f, const struct chart_panel *c,
+			 struct strbuf *out)
 {
-	for (size_t i = 0; i < n; i++)
-		if (isfinite(v[i]) && v[i] > max)
-			max = v[i];
-	return max;
-}
-
-static void chart_svg(const struct chart_frame *f, const struct chart *c, const double *vals,
-		      size_t n, struct strbuf *out)
-{
-	struct axis y;
-	double vmax = isfinite(c->ref) ? c->ref : 0;
 	size_t marked;
-
-	for (size_t k = 0; k < c->nseries; k++)
-		vmax = series_max(vals + k * JS_POINTS, n, vmax);
-	axis_y(&y, c->kind, c->unit, vmax);
-	strbuf_addf(out,
-		    "<svg class=\"chart\" id=\"%s\" viewBox=\"0 0 %.0f %.0f\" role=\"img\" "
-		    "aria-label=\"",
-		    c->id, CW, CH);
-	html_text(out, c->title);
-	strbuf_addstr(out, "\">\n");
-	chart_grid(f, c, &y, out);
-	chart_ref(c, &y, out);
-	marked = chart_events(f, out);
-	for (size_t k = 0; k < c->nseries; k++)
-		chart_line(f, &y, vals + k * JS_POINTS, n,
-			   palette[k % (sizeof(palette) / sizeof(palette[0]))], out);
-	strbuf_addstr(out, "</svg>\n");
-	chart_legend(c, marked, out);
-}
-
-static int chart_render(const struct chart_frame *f, const struct chart *c, struct strbuf *out)
-{
-	double *vals;
-	size_t n = 0;
 
 	strbuf_addstr(out, "<figure>\n<figcaption>");
 	html_text(out, c->title);
@@ -981,216 +847,60 @@ static int chart_render(const struct chart_frame *f, const struct chart *c, stru
 		strbuf_addstr(out, "<p class=\"muted\">");
 		html_text(out, c->empty);
 		strbuf_addstr(out, "</p>\n</figure>\n");
-		return 0;
-	}
-	vals = malloc(c->nseries * JS_POINTS * sizeof(*vals));
-	if (!vals)
-		return -ENOMEM;
-	for (size_t k = 0; k < c->nseries; k++)
-		n = jobseries_overview(f->js, c->series[k].gpu, c->series[k].metric,
-				       vals + k * JS_POINTS);
-	chart_svg(f, c, vals, n, out);
-	free(vals);
-	strbuf_addstr(out, "</figure>\n");
-	return 0;
-}
-
-static void chart_add(const struct jobseries *js, struct chart *c, int gpu, int metric,
-		      const char *label)
-{
-	struct chart_series *cs;
-
-	if (c->nseries >= CHART_MAX_SERIES || !jobseries_has(js, gpu, metric))
 		return;
-	cs = &c->series[c->nseries++];
-	cs->gpu = gpu;
-	cs->metric = metric;
-	snprintf(cs->label, sizeof(cs->label), "%s", label);
-}
-
-static void chart_init(struct chart *c, const char *id, const char *title, const char *quantity,
-		       enum chart_unit kind, const char *unit)
-{
-	memset(c, 0, sizeof(*c));
-	c->id = id;
-	c->title = title;
-	c->quantity = quantity;
-	c->kind = kind;
-	c->unit = unit;
-	c->empty = "no data";
-	c->ref = NAN;
-}
-
-static int chart_cpu(const struct chart_frame *f, const struct analysis *a, struct strbuf *out)
-{
-	struct chart c;
-	double ref = a ? a->cores_reserved : NAN;
-	const char *what = a && a->cores_from_reservation ? "reserved" : "allowed";
-
-	chart_init(&c, "chart-cpu", "CPU cores used", "CPU", UNIT_PLAIN, "cores");
-	chart_add(f->js, &c, -1, JSM_CORES, "cores used");
-	if (!isfinite(ref) && f->s->job.cores_allowed > 0)
-		ref = f->s->job.cores_allowed;
-	c.ref = ref;
-	snprintf(c.ref_label, sizeof(c.ref_label), "%s: %.4g cores", what, ref);
-	return chart_render(f, &c, out);
-}
-
-static int chart_memory(const struct chart_frame *f, const struct analysis *a, struct strbuf *out)
-{
-	struct chart c;
-	char mem[32];
-
-	chart_init(&c, "chart-memory", "Memory (resident set)", "memory", UNIT_BYTES, NULL);
-	chart_add(f->js, &c, -1, JSM_RSS_BYTES, "RSS");
-	chart_add(f->js, &c, -1, JSM_SWAP_BYTES, "swap");
-	if (a && isfinite(a->mem_reserved_bytes) && a->mem_reserved_bytes > 0) {
-		c.ref = a->mem_reserved_bytes;
-		snprintf(c.ref_label, sizeof(c.ref_label), "reserved: %s",
-			 fmt_bytes(B(mem), (uint64_t)llround(c.ref)));
 	}
-	return chart_render(f, &c, out);
+	strbuf_addf(out,
+		    "<svg class=\"chart\" id=\"chart-%s\" viewBox=\"0 0 %.0f %.0f\" role=\"img\" "
+		    "aria-label=\"",
+		    c->id, CW, CH);
+	html_text(out, c->title);
+	strbuf_addstr(out, "\">\n");
+	chart_grid(f, c, out);
+	chart_ref(c, out);
+	marked = chart_events(f, out);
+	for (size_t k = 0; k < c->nseries; k++)
+		chart_line(f, &c->y, &c->series[k], out);
+	strbuf_addstr(out, "</svg>\n");
+	chart_legend(c, marked, out);
+	strbuf_addstr(out, "</figure>\n");
 }
 
-static int chart_io(const struct chart_frame *f, struct strbuf *out)
-{
-	struct chart c;
-
-	chart_init(&c, "chart-io", "Storage I/O rate", "I/O", UNIT_RATE, NULL);
-	c.empty = "no I/O figures (/proc/PID/io not readable)";
-	chart_add(f->js, &c, -1, JSM_READ_BPS, "read");
-	chart_add(f->js, &c, -1, JSM_WRITE_BPS, "written");
-	return chart_render(f, &c, out);
-}
-
-/* Whether some device is the job's (else the charts show the node's). */
-static bool job_has_gpus(const struct jobseries *js)
-{
-	for (int i = 0; i < js->ngpus && i < JS_MAX_GPUS; i++)
-		if (js->gpu[i] && js->gpu[i]->job)
-			return true;
-	return false;
-}
-
-/*
- * One series per device: the job's devices; when it had none, every
- * device of the node, "GPU 1 (not the job's)", to show what it left idle.
- */
-static void chart_add_gpus(const struct jobseries *js, struct chart *c, int metric)
-{
-	bool only_job = job_has_gpus(js);
-	char label[48];
-
-	for (int i = 0; i < js->ngpus && i < JS_MAX_GPUS; i++) {
-		if (!js->gpu[i] || (only_job && !js->gpu[i]->job))
-			continue;
-		snprintf(label, sizeof(label), "GPU %d%s", js->gpu[i]->index,
-			 js->gpu[i]->job ? "" : " (not the job's)");
-		chart_add(js, c, i, metric, label);
-	}
-}
-
-static int chart_gpu_memory(const struct chart_frame *f, struct strbuf *out)
-{
-	const struct jobseries *js = f->js;
-	struct chart c;
-	uint64_t total = 0;
-	char mem[32];
-
-	chart_init(&c, "chart-gpu-memory", "GPU memory used, per device", "GPU memory", UNIT_BYTES,
-		   NULL);
-	chart_add_gpus(js, &c, JSG_MEM_BYTES);
-	for (size_t k = 0; k < c.nseries; k++)
-		if (js->gpu[c.series[k].gpu]->mem_total_bytes > total)
-			total = js->gpu[c.series[k].gpu]->mem_total_bytes;
-	if (total) {
-		c.ref = (double)total;
-		snprintf(c.ref_label, sizeof(c.ref_label), "device memory: %s",
-			 fmt_bytes(B(mem), total));
-	}
-	return chart_render(f, &c, out);
-}
-
-static void charts_gpu_note(const struct jobseries *js, struct strbuf *out)
-{
-	int others = 0;
-
-	for (int i = 0; i < js->ngpus && i < JS_MAX_GPUS; i++)
-		others += js->gpu[i] && !js->gpu[i]->job;
-	if (others)
-		strbuf_addf(out,
-			    "<p class=\"muted\">The GPU charts show the job's devices; %d other%s "
-			    "on the node %s not shown.</p>\n",
-			    others, others == 1 ? "" : "s", others == 1 ? "is" : "are");
-}
-
-static int charts_gpu(const struct chart_frame *f, struct strbuf *out)
-{
-	struct chart c;
-	int ret;
-
-	chart_init(&c, "chart-gpu-util", "GPU utilization, per device", "utilization", UNIT_PCT,
-		   NULL);
-	chart_add_gpus(f->js, &c, JSG_UTIL_PCT);
-	ret = chart_render(f, &c, out);
-	if (!ret)
-		ret = chart_gpu_memory(f, out);
-	if (ret)
-		return ret;
-	chart_init(&c, "chart-gpu-power", "GPU power, per device", "power", UNIT_PLAIN, "W");
-	c.empty = "the driver gives no power readings";
-	chart_add_gpus(f->js, &c, JSG_POWER_W);
-	return chart_render(f, &c, out);
-}
-
-/* Time runs from the job's start to its end, or to the last bucket's end. */
-static void frame_init(struct chart_frame *f, const struct summary *s, const struct jobseries *js)
-{
-	int64_t end_ms = js->t0_ms + (int64_t)js->npoints * js->bucket_ms;
-
-	f->s = s;
-	f->js = js;
-	f->origin_ms =
-	    s->job.start_ms > 0 && s->job.start_ms <= js->t0_ms ? s->job.start_ms : js->t0_ms;
-	if (s->job.end_ms > end_ms)
-		end_ms = s->job.end_ms;
-	f->span_s = (double)(end_ms - f->origin_ms) / 1000.0;
-	if (f->span_s <= 0)
-		f->span_s = 1;
-	axis_x(&f->x, f->span_s);
-}
-
-static int section_charts(const struct summary *s, const struct jobseries *js,
-			  const struct analysis *a, struct strbuf *out)
+static int section_charts(const struct summary *s, const struct jobseries *js, struct strbuf *out)
 {
 	struct chart_frame f;
+	struct chart_set *cs;
 	int ret;
 
+	ret = chart_set_build(s, js, &cs);
+	if (ret)
+		return ret;
 	strbuf_addstr(out, "<section id=\"charts\">\n<h2>Timelines</h2>\n");
-	if (js->npoints == 0 || js->bucket_ms <= 0) {
+	if (!cs->npanels) {
 		strbuf_addstr(out,
 			      "<p class=\"muted\">No samples: nothing to draw.</p>\n</section>\n");
-		return 0;
+		goto out_free_charts;
 	}
-	frame_init(&f, s, js);
+	f.cs = cs;
+	time_axis_pick(&f.x, cs->span_s);
 	strbuf_addf(out,
 		    "<p class=\"muted\">Each point is the mean over %.4g s.</p>\n"
 		    "<div class=\"charts\">\n",
-		    (double)js->bucket_ms / 1000.0);
-	ret = chart_cpu(&f, a, out);
-	if (!ret)
-		ret = chart_memory(&f, a, out);
-	if (!ret)
-		ret = chart_io(&f, out);
-	if (!ret && js->ngpus > 0)
-		ret = charts_gpu(&f, out);
+		    (double)cs->bucket_ms / 1000.0);
+	for (size_t i = 0; i < cs->npanels; i++)
+		chart_render(&f, &cs->panels[i], out);
 	strbuf_addstr(out, "</div>\n");
-	if (js->ngpus == 0)
+	if (!cs->node_gpus)
 		strbuf_addstr(out, "<p class=\"muted\">No GPU on this node: no GPU charts.</p>\n");
-	else if (job_has_gpus(js))
-		charts_gpu_note(js, out);
+	else if (cs->gpus_hidden)
+		strbuf_addf(out,
+			    "<p class=\"muted\">The GPU charts show the job's devices; %d other%s "
+			    "on the node %s not shown.</p>\n",
+			    cs->gpus_hidden, cs->gpus_hidden == 1 ? "" : "s",
+			    cs->gpus_hidden == 1 ? "is" : "are");
 	strbuf_addstr(out, "</section>\n");
-	return ret;
+out_free_charts:
+	chart_set_free(cs);
+	return 0;
 }
 
 /* --- processes and events --------------------------------------------- */
@@ -1329,7 +1039,7 @@ int report_html(const struct summary *s, const struct jobseries *js, const struc
 		section_analysis(an, out);
 	}
 	if (js)
-		ret = section_charts(s, js, an, out);
+		ret = section_charts(s, js, out);
 	if (!ret)
 		ret = section_procs(s, out);
 	if (ret)

@@ -1,0 +1,29 @@
+/*
+ * session_export.h - a profiling session from a head's store, rendered:
+ * its frames as JSON or CSV (`jobscope export --session`) and a report in
+ * words and tables (`jobscope report --session`).
+ *
+ * Both read the store (which the caller opened and still owns) and append
+ * to a strbuf the caller owns; they return 0 or -errno: a store error as
+ * the store gave it, -ENOMEM, -E2BIG past the buffer's cap.
+ * session_export_report logs why it failed; session_export_frames logs
+ * only running out of memory.  Not thread-safe: one store per thread.
+ */
+#ifndef JOBSCOPE_SESSION_EXPORT_H
+#define JOBSCOPE_SESSION_EXPORT_H
+
+#include <stdbool.h>
+
+#include "common/strbuf.h"
+#include "store/store.h"
+
+/*
+ * Every frame of session s up to now (JSON: with the units, summaries by
+ * device and by node, the gaps and the jobs; csv: one row per frame and GPU).
+ */
+int session_export_frames(struct store *st, const struct session_record *s, bool csv,
+			  struct strbuf *out);
+/* The session called name (-ENOENT, with a message, when there is none). */
+int session_export_report(struct store *st, const char *name, struct strbuf *out);
+
+#endif
