@@ -184,8 +184,7 @@ static void follow_sessions(struct agent *a, int tickfd, int64_t *cur_ms)
 	if (want == *cur_ms)
 		return;
 	if (want != a->opt->interval_ms)
-		log_info("agent: sampling every %lldms for a profiling session",
-			 (long long)want);
+		log_info("agent: sampling every %lldms for a profiling session", (long long)want);
 	else
 		log_info("agent: back to sampling every %lldms", (long long)want);
 	*cur_ms = want;
@@ -290,8 +289,10 @@ int agent_main(const struct agent_opts *o, enum agent_failure *failure)
 		goto out_release;
 	}
 	time_arm_timer(tickfd, o->interval_ms, o->interval_ms);
-	ret = loop(a, sigfd, tickfd); /* a failure there: the last tick is still stored */
-	agent_tick(a); /* the last tick: what happened since the previous one */
+	/* a failure there: the last tick is still stored */
+	ret = loop(a, sigfd, tickfd);
+	/* the last tick: what happened since the previous one */
+	agent_tick(a);
 	if (store_tick_begin(a->st) == 0) {
 		agent_rollups_flush_all(a);
 		if (store_tick_commit(a->st))

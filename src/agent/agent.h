@@ -35,9 +35,9 @@
 #include "store/rollup.h"
 #include "store/store.h"
 
-#define AGENT_MIN_INTERVAL_MS	100
-#define AGENT_MAX_GPU_PROCS	4096
-#define AGENT_MAX_GPU_EVENTS	64
+#define AGENT_MIN_INTERVAL_MS 100
+#define AGENT_MAX_GPU_PROCS   4096
+#define AGENT_MAX_GPU_EVENTS  64
 
 struct agent_opts {
 	int64_t interval_ms;
@@ -45,10 +45,10 @@ struct agent_opts {
 	const char *listen; /* NULL or "none": no HTTP */
 	const char *log_file;
 	struct store_retention retention;
-	int64_t exit_after_ms; /* hidden, for tests and benchmarks: 0 = run until signalled */
-	const char *head;       /* --head URL: stream to a head */
+	int64_t exit_after_ms;	/* hidden, for tests and benchmarks: 0 = run until signalled */
+	const char *head;	/* --head URL: stream to a head */
 	const char *token_file; /* its bearer token */
-	const char *ca_file;    /* CA to trust for an https head */
+	const char *ca_file;	/* CA to trust for an https head */
 };
 
 /* What made agent_main fail. */

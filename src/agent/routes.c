@@ -119,7 +119,8 @@ static void job_from_store(struct agent *a, const char *key, struct http_respons
 	}
 	ret = store_find_job_key(a->read_st, key, &id);
 	if (ret == -EINVAL) {
-		http_error(res, 400, "malformed job key: use scheduler:id:start_ms, scheduler:id or id");
+		http_error(res, 400,
+			   "malformed job key: use scheduler:id:start_ms, scheduler:id or id");
 		return;
 	}
 	if (ret) {

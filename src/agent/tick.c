@@ -22,7 +22,7 @@
 #include "report/report.h"
 #include "store/tick.h"
 
-#define AGENT_RETENTION_BUDGET	2000	/* rows per table per step */
+#define AGENT_RETENTION_BUDGET	 2000 /* rows per table per step */
 #define AGENT_RETENTION_EVERY_MS 60000
 
 static uint64_t self_rss_bytes(void)
@@ -69,9 +69,9 @@ static void sample_gpus(struct agent *a, int64_t ts)
 	gpu_set_processes(set, &a->pt, a->gsample, a->gsample_ok, &a->gprocs);
 	for (int i = 0; i < set->ndevices; i++)
 		device_mj[i] = a->gsample_ok[i]
-				   ? gpu_share_energy_delta_mj(&a->gsample[i],
-							       a->has_gprev[i] ? &a->gprev[i] : NULL,
-							       ts - a->gprev_ts[i])
+				   ? gpu_share_energy_delta_mj(
+					 &a->gsample[i], a->has_gprev[i] ? &a->gprev[i] : NULL,
+					 ts - a->gprev_ts[i])
 				   : NAN;
 	gpu_share_jobs(&a->jobs, set->ndevices, a->gsample_ok, &a->gprocs, device_mj);
 	for (int i = 0; i < set->ndevices; i++) {
@@ -109,7 +109,8 @@ static double host_value(const struct agent *a, enum rollup_host_metric m)
 				c->steal_ms) -
 		       (double)(q->user_ms + q->nice_ms + q->system_ms + q->irq_ms + q->softirq_ms +
 				q->steal_ms);
-		all = busy + (double)(c->idle_ms + c->iowait_ms) - (double)(q->idle_ms + q->iowait_ms);
+		all = busy + (double)(c->idle_ms + c->iowait_ms) -
+		      (double)(q->idle_ms + q->iowait_ms);
 		return all > 0 ? 100.0 * busy / all : NAN;
 	}
 	case ROLLUP_HOST_MEM_USED_BYTES:
@@ -195,8 +196,8 @@ static void rollups_tick(struct agent *a, int64_t ts)
 		if (!a->gsample_ok[i] || !a->devs[i].id)
 			continue;
 		for (int m = 0; m < ROLLUP_GPU__COUNT; m++)
-			roll(a, "gpu", a->devs[i].id, rollup_gpu_metric_names[m], a->gpu_acc[i][m], ts,
-			     v[m]);
+			roll(a, "gpu", a->devs[i].id, rollup_gpu_metric_names[m], a->gpu_acc[i][m],
+			     ts, v[m]);
 	}
 	for (size_t k = 0; k < a->njroll; k++)
 		a->jroll[k].live = false;
@@ -216,9 +217,10 @@ static void rollups_tick(struct agent *a, int64_t ts)
 		v[ROLLUP_JOB_READ_BPS] = r->prev_ts && (j->js.valid & JS_IO)
 					     ? rate(j->js.read_bytes, r->prev_read, ts - r->prev_ts)
 					     : NAN;
-		v[ROLLUP_JOB_WRITE_BPS] = r->prev_ts && (j->js.valid & JS_IO)
-					      ? rate(j->js.write_bytes, r->prev_write, ts - r->prev_ts)
-					      : NAN;
+		v[ROLLUP_JOB_WRITE_BPS] =
+		    r->prev_ts && (j->js.valid & JS_IO)
+			? rate(j->js.write_bytes, r->prev_write, ts - r->prev_ts)
+			: NAN;
 		r->prev_read = j->js.read_bytes;
 		r->prev_write = j->js.write_bytes;
 		r->prev_ts = ts;
@@ -235,7 +237,8 @@ static void rollups_tick(struct agent *a, int64_t ts)
 		}
 		for (int t = 0; t < ROLLUP_TIERS; t++)
 			for (int m = 0; m < ROLLUP_JOB__COUNT; m++)
-				flush(a, "job", r->job_row, rollup_job_metric_names[m], &r->acc[m][t], t);
+				flush(a, "job", r->job_row, rollup_job_metric_names[m],
+				      &r->acc[m][t], t);
 		a->jroll[k] = a->jroll[--a->njroll];
 	}
 }

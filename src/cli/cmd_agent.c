@@ -175,8 +175,7 @@ static int apply_opt(struct agent_opts *o, int c, const char *arg, char **argv)
  * --config FILE: "name = value" lines ('#' comments), names as the long
  * options.  Applied before the command line's, which win.
  */
-static int read_config(struct agent_opts *o, char *config_buf, size_t config_size,
-		       const char *path)
+static int read_config(struct agent_opts *o, char *config_buf, size_t config_size, const char *path)
 {
 	FILE *f = fopen(path, "r");
 	size_t used = 0;

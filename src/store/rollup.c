@@ -9,13 +9,13 @@
 const int64_t rollup_tier_ms[ROLLUP_TIERS] = {60000, 3600000};
 
 const char *const rollup_host_metric_names[ROLLUP_HOST__COUNT] = {
-    "cpu_busy_pct",   "mem_used_bytes", "load1",	 "disk_read_bps",
+    "cpu_busy_pct",   "mem_used_bytes", "load1",      "disk_read_bps",
     "disk_write_bps", "net_rx_bps",	"net_tx_bps",
 };
 const char *const rollup_job_metric_names[ROLLUP_JOB__COUNT] = {"cpu_cores", "rss_bytes",
-								  "read_bps", "write_bps"};
+								"read_bps", "write_bps"};
 const char *const rollup_gpu_metric_names[ROLLUP_GPU__COUNT] = {"util_pct", "mem_used_bytes",
-								  "power_w"};
+								"power_w"};
 
 bool rollup_acc_add(struct rollup_acc *acc, int64_t tier_ms, int64_t ts_ms, double v,
 		    struct rollup_acc *closed)
@@ -44,8 +44,8 @@ bool rollup_acc_add(struct rollup_acc *acc, int64_t tier_ms, int64_t ts_ms, doub
 	return did_close;
 }
 
-void rollup_acc_record(const struct rollup_acc *acc, int64_t tier_ms,
-		       const struct rollup_series *s, struct rollup_record *out)
+void rollup_acc_record(const struct rollup_acc *acc, int64_t tier_ms, const struct rollup_series *s,
+		       struct rollup_record *out)
 {
 	out->tier_ms = tier_ms;
 	out->node_id = s->node_id;
@@ -59,8 +59,7 @@ void rollup_acc_record(const struct rollup_acc *acc, int64_t tier_ms,
 	out->max = acc->max;
 }
 
-static int put(struct store *st, const struct rollup_series *s, const struct rollup_acc *acc,
-	       int t)
+static int put(struct store *st, const struct rollup_series *s, const struct rollup_acc *acc, int t)
 {
 	struct rollup_record r;
 

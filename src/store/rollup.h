@@ -78,8 +78,8 @@ extern const char *const rollup_gpu_metric_names[ROLLUP_GPU__COUNT];
 bool rollup_acc_add(struct rollup_acc *acc, int64_t tier_ms, int64_t ts_ms, double v,
 		    struct rollup_acc *closed);
 /* acc's bucket as the store's row of series s in tier tier_ms. */
-void rollup_acc_record(const struct rollup_acc *acc, int64_t tier_ms,
-		       const struct rollup_series *s, struct rollup_record *out);
+void rollup_acc_record(const struct rollup_acc *acc, int64_t tier_ms, const struct rollup_series *s,
+		       struct rollup_record *out);
 
 /*
  * v at ts_ms into both tiers of a series (acc[t] for rollup_tier_ms[t]),

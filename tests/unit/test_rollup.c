@@ -111,14 +111,13 @@ static void read_rows(const char *path, char *out, size_t size)
 					    -1, &q, NULL),
 			 SQLITE_OK);
 	while (sqlite3_step(q) == SQLITE_ROW && len < size)
-		len += (size_t)snprintf(out + len, size - len, "%lld %s %lld %s %lld %lld %g %g %g\n",
-					sqlite3_column_int64(q, 0),
-					(const char *)sqlite3_column_text(q, 1),
-					sqlite3_column_int64(q, 2),
-					(const char *)sqlite3_column_text(q, 3),
-					sqlite3_column_int64(q, 4), sqlite3_column_int64(q, 5),
-					sqlite3_column_double(q, 6), sqlite3_column_double(q, 7),
-					sqlite3_column_double(q, 8));
+		len += (size_t)snprintf(
+		    out + len, size - len, "%lld %s %lld %s %lld %lld %g %g %g\n",
+		    sqlite3_column_int64(q, 0), (const char *)sqlite3_column_text(q, 1),
+		    sqlite3_column_int64(q, 2), (const char *)sqlite3_column_text(q, 3),
+		    sqlite3_column_int64(q, 4), sqlite3_column_int64(q, 5),
+		    sqlite3_column_double(q, 6), sqlite3_column_double(q, 7),
+		    sqlite3_column_double(q, 8));
 	sqlite3_finalize(q);
 	sqlite3_close(db);
 }
@@ -184,7 +183,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_bucket_min_avg_max), cmocka_unit_test(test_flush_at_boundary),
-	    cmocka_unit_test(test_nan_left_out),	 cmocka_unit_test(test_rows_in_store),
+	    cmocka_unit_test(test_nan_left_out),       cmocka_unit_test(test_rows_in_store),
 	    cmocka_unit_test(test_metric_names),
 	};
 
