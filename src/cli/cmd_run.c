@@ -41,17 +41,11 @@
 #include "sample/host.h"
 #include "sample/ptree.h"
 #include "store/store.h"
+#include "store/tick.h"
 
 #define RUN_MIN_INTERVAL_MS 50
 #define RUN_MAX_GPU_PROCS   4096 /* processes on all GPUs at one tick */
 #define RUN_MAX_GPU_EVENTS  64	 /* GPU events taken per tick */
-
-/* One process on one GPU at this tick; proc is the tree's entry or NULL. */
-struct run_gpu_proc {
-	int dev;
-	struct ptree_proc *proc;
-	struct gpu_proc g;
-};
 
 enum report_format { REPORT_TEXT, REPORT_JSON, REPORT_NONE };
 
@@ -96,9 +90,7 @@ struct run_state {
 	struct device_record devs[GPU_MAX_DEVICES];
 	struct gpu_sample gsample[GPU_MAX_DEVICES];
 	bool gsample_ok[GPU_MAX_DEVICES];
-	struct run_gpu_proc *gprocs;
-	size_t ngprocs;
-	struct gpu_proc *gscratch; /* one device's process list */
+	struct gpu_set_procs gprocs; /* the job's processes on each GPU, and one for the others */
 	struct event_record gevents[RUN_MAX_GPU_EVENTS];
 	size_t ngevents;
 
@@ -247,57 +239,50 @@ static void join_argv(char **argv, char *out, size_t size)
 		memcpy(out + size - 4, "...", 4);
 }
 
-/* Writes one tick; on failure rolls back and counts the tick as lost. */
+/*
+ * Writes one tick (store/tick.h: the rows of every process are the run's
+ * job's); on failure rolls back and counts the tick as lost.
+ */
 static void store_tick(struct run_state *r, int64_t ts_ms, bool host_ok)
 {
 	struct store *st = r->st;
+	struct store_tick_rows t = {
+	    .st = st,
+	    .node_id = r->node_id,
+	    .ts_ms = ts_ms,
+	    .tick_no = r->tick_no,
+	    .host = host_ok ? r->host : NULL,
+	    .pt = &r->pt,
+	    .jobs = NULL,
+	    .job_row = r->job.id,
+	    .ndevices = r->gpus.ndevices,
+	    .devs = r->devs,
+	    .gsample = r->gsample,
+	    .gsample_ok = r->gsample_ok,
+	    .gprocs = &r->gprocs,
+	    .events = r->gevents,
+	    .nevents = r->ngevents,
+	};
 	int ret = store_tick_begin(st);
 
-	if (!ret && host_ok)
-		ret = store_put_host(st, r->node_id, ts_ms, r->host);
-	for (size_t i = 0; i < r->pt.nprocs && !ret; i++) {
-		struct ptree_proc *p = &r->pt.procs[i];
-
-		if (!p->emit)
-			continue;
-		if (p->row == 0) {
-			ret = store_put_proc_info(st, r->node_id, r->job.id, &p->info, &p->row);
-			p->row_tick = r->tick_no;
-		} else if (p->info_dirty || !p->alive) {
-			ret = store_update_proc_info(st, p->row, &p->info);
-		}
-		if (!ret)
-			ret = store_put_proc_sample(st, p->row, ts_ms, &p->cur);
-	}
+	if (!ret)
+		ret = store_tick_put_host(&t);
+	if (!ret)
+		ret = store_tick_put_procs(&t);
 	if (!ret)
 		ret = store_put_job_sample(st, r->job.id, ts_ms, ptree_job(&r->pt));
-	for (int i = 0; i < r->gpus.ndevices && !ret; i++) {
-		if (!r->gsample_ok[i] || !r->devs[i].id)
-			continue;
-		ret = store_put_gpu_sample(st, r->devs[i].id, ts_ms, &r->gsample[i]);
-		for (size_t k = 0; k < r->ngprocs && !ret; k++) {
-			const struct run_gpu_proc *gp = &r->gprocs[k];
-
-			if (gp->dev == i)
-				ret = store_put_gpu_proc(st, r->devs[i].id,
-							 gp->proc ? gp->proc->row : 0, r->job.id,
-							 ts_ms, &gp->g);
-		}
-	}
-	for (size_t k = 0; k < r->ngevents && !ret; k++)
-		ret = store_put_event(st, r->node_id, r->job.id, &r->gevents[k]);
+	if (!ret)
+		ret = store_tick_put_gpus(&t);
+	if (!ret)
+		ret = store_tick_put_events(&t);
 	if (!ret)
 		ret = store_tick_commit(st);
 	if (!ret) {
-		for (size_t i = 0; i < r->pt.nprocs; i++)
-			if (r->pt.procs[i].emit)
-				r->pt.procs[i].info_dirty = false;
+		store_tick_rows_kept(&t);
 		return;
 	}
 	store_tick_abort(st);
-	for (size_t i = 0; i < r->pt.nprocs; i++)
-		if (r->pt.procs[i].row_tick == r->tick_no)
-			r->pt.procs[i].row = 0;
+	store_tick_rows_lost(&t);
 	if (r->lost == 0)
 		log_warn(ret,
 			 "cannot store samples in '%s' (the run goes on; the report will say "
@@ -311,54 +296,15 @@ static void store_tick(struct run_state *r, int64_t ts_ms, bool host_ok)
 }
 
 /*
- * Every GPU: its reading, the processes on it (the tree's matched by pid)
+ * Every GPU: its reading, the processes on it (the tree's one by one, the
+ * others' folded into one entry: their sum is all the energy split needs)
  * and the events since the last tick.  What fails is left out, never 0.
  */
 static void sample_gpus(struct run_state *r, int64_t ts)
 {
-	struct gpu_set *set = &r->gpus;
-
-	r->ngprocs = 0;
 	r->ngevents = 0;
-	for (int i = 0; i < set->ndevices; i++) {
-		struct gpu_dev *d = &set->dev[i];
-		struct run_gpu_proc others = {.dev = i};
-		size_t room = RUN_MAX_GPU_PROCS - r->ngprocs - 1, n = 0;
-		bool any_other = false;
-
-		r->gsample_ok[i] = gpu_set_sample(set, i, &r->gsample[i]) == 0;
-		if (!r->gsample_ok[i])
-			continue;
-		if (d->backend->processes(d->ctx, d->info.index, r->gscratch, room, &n))
-			n = 0;
-		/*
-		 * The job's processes one by one; everybody else's folded into one
-		 * entry (pid 0): their sum is all the energy split needs, and a
-		 * busy shared GPU then costs one row a tick, not one per process.
-		 */
-		for (size_t k = 0; k < n; k++) {
-			const struct gpu_proc *g = &r->gscratch[k];
-			struct ptree_proc *p = ptree_find(&r->pt, (pid_t)g->pid);
-
-			if (p) {
-				struct run_gpu_proc *gp = &r->gprocs[r->ngprocs++];
-
-				gp->dev = i;
-				gp->g = *g;
-				gp->proc = p;
-				continue;
-			}
-			others.g.valid |=
-			    g->valid & (GPU_PROC_MEM | GPU_PROC_UTIL | GPU_PROC_MEM_UTIL);
-			others.g.mem_bytes += g->valid & GPU_PROC_MEM ? g->mem_bytes : 0;
-			others.g.sm_util_pct += g->valid & GPU_PROC_UTIL ? g->sm_util_pct : 0;
-			others.g.mem_util_pct += g->valid & GPU_PROC_MEM_UTIL ? g->mem_util_pct : 0;
-			any_other = true;
-		}
-		if (any_other)
-			r->gprocs[r->ngprocs++] = others;
-	}
-	r->ngevents = gpu_set_events(set, ts, r->gevents, RUN_MAX_GPU_EVENTS);
+	gpu_set_processes(&r->gpus, &r->pt, r->gsample, r->gsample_ok, &r->gprocs);
+	r->ngevents = gpu_set_events(&r->gpus, ts, r->gevents, RUN_MAX_GPU_EVENTS);
 }
 
 static void tick(struct run_state *r)
@@ -395,12 +341,14 @@ static void tick(struct run_state *r)
 				continue;
 			summary_add_gpu(&r->sum, &r->devs[i], ts, &r->gsample[i]);
 			jobseries_add_gpu(&r->js, &r->devs[i], ts, &r->gsample[i]);
-			for (size_t k = 0; k < r->ngprocs; k++)
-				if (r->gprocs[k].dev == i)
-					summary_add_gpu_proc(
-					    &r->sum, &r->devs[i],
-					    r->gprocs[k].proc ? &r->gprocs[k].proc->info : NULL, ts,
-					    &r->gprocs[k].g);
+			for (size_t k = 0; k < r->gprocs.n; k++) {
+				const struct gpu_set_proc *gp = &r->gprocs.proc[k];
+
+				if (gp->dev == i)
+					summary_add_gpu_proc(&r->sum, &r->devs[i],
+							     gp->proc ? &gp->proc->info : NULL, ts,
+							     &gp->g);
+			}
 		}
 		for (size_t k = 0; k < r->ngevents; k++)
 			summary_add_event(&r->sum, &r->gevents[k]);
@@ -707,9 +655,11 @@ static int setup_gpus(struct run_state *r)
 	gpu_set_open(set);
 	if (set->ndevices == 0)
 		return 0;
-	r->gprocs = calloc(RUN_MAX_GPU_PROCS, sizeof(*r->gprocs));
-	r->gscratch = calloc(RUN_MAX_GPU_PROCS, sizeof(*r->gscratch));
-	if (!r->gprocs || !r->gscratch)
+	r->gprocs.proc = calloc(RUN_MAX_GPU_PROCS, sizeof(*r->gprocs.proc));
+	r->gprocs.scratch = calloc(RUN_MAX_GPU_PROCS, sizeof(*r->gprocs.scratch));
+	r->gprocs.max = RUN_MAX_GPU_PROCS;
+	r->gprocs.fold_others = true;
+	if (!r->gprocs.proc || !r->gprocs.scratch)
 		return log_err(-ENOMEM, "out of memory");
 	for (int i = 0; i < set->ndevices; i++) {
 		struct device_record *d = &r->devs[i];
@@ -914,8 +864,8 @@ out_release:
 	jobseries_release(&r.js);
 	ptree_release(&r.pt);
 	gpu_set_close(&r.gpus);
-	free(r.gprocs);
-	free(r.gscratch);
+	free(r.gprocs.proc);
+	free(r.gprocs.scratch);
 	host_sampler_release(&r.hs);
 	free(r.host);
 	if (r.st)

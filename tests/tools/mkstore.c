@@ -44,6 +44,7 @@
 #include "analysis/jobreport.h"
 #include "report/report.h"
 #include "analysis/summary.h"
+#include "store/rollup.h"
 #include "store/store.h"
 
 #define GIB		       (1024.0 * 1024.0 * 1024.0)
@@ -357,36 +358,6 @@ static int parse_options(int argc, char **argv, struct options *o)
 	return 0;
 }
 
-/* ---- rollups (as the agent's: min/avg/max per bucket of 1 minute and 1 hour) ---- */
-
-static const int64_t rollup_tiers[2] = {60000, 3600000};
-
-struct rollup_acc {
-	int64_t bucket_ms;
-	int64_t n;
-	double sum, min, max;
-};
-
-enum host_metric {
-	HM_CPU_BUSY,
-	HM_MEM_USED,
-	HM_LOAD1,
-	HM_DISK_R,
-	HM_DISK_W,
-	HM_NET_RX,
-	HM_NET_TX,
-	HM__COUNT
-};
-static const char *const host_metric_names[HM__COUNT] = {
-    "cpu_busy_pct",   "mem_used_bytes", "load1",      "disk_read_bps",
-    "disk_write_bps", "net_rx_bps",	"net_tx_bps",
-};
-enum job_metric { JM_CORES, JM_RSS, JM_READ, JM_WRITE, JM__COUNT };
-static const char *const job_metric_names[JM__COUNT] = {"cpu_cores", "rss_bytes", "read_bps",
-							"write_bps"};
-enum gpu_metric_roll { GM_UTIL, GM_MEM, GM_POWER, GM__COUNT };
-static const char *const gpu_metric_names[GM__COUNT] = {"util_pct", "mem_used_bytes", "power_w"};
-
 /* ---- the simulated jobs ---- */
 
 /* How a job behaves: everything a tick draws from. */
@@ -434,14 +405,14 @@ struct sim_job {
 	double burst_left_ms;
 	bool throttled_now;
 	bool has_rate; /* a second sample: rates known */
-	struct rollup_acc acc[JM__COUNT][2];
+	struct rollup_acc acc[ROLLUP_JOB__COUNT][ROLLUP_TIERS];
 };
 
 struct sim_gpu {
 	struct device_record dev;
 	struct gpu_sample s; /* cumulative counters kept between ticks */
 	double energy_mj, temp_c;
-	struct rollup_acc acc[GM__COUNT][2];
+	struct rollup_acc acc[ROLLUP_GPU__COUNT][ROLLUP_TIERS];
 };
 
 struct sim {
@@ -463,65 +434,26 @@ struct sim {
 	double load1, load5, load15;
 	bool has_prev;
 	double prev_busy, prev_all, prev_disk_read, prev_disk_write, prev_net_rx, prev_net_tx;
-	struct rollup_acc host_acc[HM__COUNT][2];
+	struct rollup_acc host_acc[ROLLUP_HOST__COUNT][ROLLUP_TIERS];
 	/* what was written */
 	int64_t ticks, summaries, history_jobs;
 };
 
-static int rollup_flush(struct sim *s, struct rollup_acc *acc, int64_t tier_ms, const char *entity,
-			int64_t entity_id, const char *metric)
+/* The agent's rollups (store/rollup.h) of the simulated node's series. */
+static int roll(struct sim *s, struct rollup_acc acc[ROLLUP_TIERS], const char *entity,
+		int64_t entity_id, const char *metric, int64_t ts, double v)
 {
-	struct rollup_record r = {
-	    .tier_ms = tier_ms,
-	    .node_id = s->node_id,
-	    .entity = entity,
-	    .entity_id = entity_id,
-	    .metric = metric,
-	    .ts_ms = acc->bucket_ms,
-	    .n = acc->n,
-	    .min = acc->min,
-	    .avg = acc->n ? acc->sum / (double)acc->n : 0,
-	    .max = acc->max,
-	};
-	int ret = 0;
+	struct rollup_series rs = {s->node_id, entity, entity_id, metric};
 
-	if (acc->n > 0)
-		ret = store_put_rollup(s->st, &r);
-	acc->n = 0;
-	acc->bucket_ms = 0;
-	return ret;
+	return rollup_add(s->st, &rs, acc, ts, v);
 }
 
-/* v at ts into both tiers, writing out the buckets that closed. */
-static int rollup_add(struct sim *s, struct rollup_acc acc[2], const char *entity,
-		      int64_t entity_id, const char *metric, int64_t ts, double v)
+static int flush(struct sim *s, struct rollup_acc *acc, int t, const char *entity,
+		 int64_t entity_id, const char *metric)
 {
-	int ret;
+	struct rollup_series rs = {s->node_id, entity, entity_id, metric};
 
-	if (isnan(v))
-		return 0;
-	for (int t = 0; t < 2; t++) {
-		struct rollup_acc *r = &acc[t];
-		int64_t bucket = ts - ts % rollup_tiers[t];
-
-		if (r->n > 0 && r->bucket_ms != bucket) {
-			ret = rollup_flush(s, r, rollup_tiers[t], entity, entity_id, metric);
-			if (ret)
-				return ret;
-		}
-		if (r->n == 0) {
-			r->bucket_ms = bucket;
-			r->min = r->max = v;
-			r->sum = 0;
-		}
-		r->n++;
-		r->sum += v;
-		if (v < r->min)
-			r->min = v;
-		if (v > r->max)
-			r->max = v;
-	}
-	return 0;
+	return rollup_flush(s->st, &rs, acc, t);
 }
 
 /* ---- jobs: the golden five, and the bench's generated ones ---- */
@@ -1160,19 +1092,20 @@ static int put_job_rows(struct sim *s, struct sim_job *j, int64_t ts)
 		ret = store_put_job_sample(s->st, j->rec.id, ts, &js);
 	if (ret)
 		return ret;
-	ret = rollup_add(s, j->acc[JM_CORES], "job", j->rec.id, job_metric_names[JM_CORES], ts,
-			 j->has_rate ? j->cores_now : NAN);
+	ret = roll(s, j->acc[ROLLUP_JOB_CPU_CORES], "job", j->rec.id,
+		   rollup_job_metric_names[ROLLUP_JOB_CPU_CORES], ts,
+		   j->has_rate ? j->cores_now : NAN);
 	if (!ret)
-		ret = rollup_add(s, j->acc[JM_RSS], "job", j->rec.id, job_metric_names[JM_RSS], ts,
-				 (double)js.rss_bytes);
+		ret = roll(s, j->acc[ROLLUP_JOB_RSS_BYTES], "job", j->rec.id,
+			   rollup_job_metric_names[ROLLUP_JOB_RSS_BYTES], ts, (double)js.rss_bytes);
 	if (!ret)
-		ret =
-		    rollup_add(s, j->acc[JM_READ], "job", j->rec.id, job_metric_names[JM_READ], ts,
-			       j->has_rate ? j->d_read * 1000 / (double)s->o->interval_ms : NAN);
+		ret = roll(s, j->acc[ROLLUP_JOB_READ_BPS], "job", j->rec.id,
+			   rollup_job_metric_names[ROLLUP_JOB_READ_BPS], ts,
+			   j->has_rate ? j->d_read * 1000 / (double)s->o->interval_ms : NAN);
 	if (!ret)
-		ret = rollup_add(s, j->acc[JM_WRITE], "job", j->rec.id, job_metric_names[JM_WRITE],
-				 ts,
-				 j->has_rate ? j->d_write * 1000 / (double)s->o->interval_ms : NAN);
+		ret = roll(s, j->acc[ROLLUP_JOB_WRITE_BPS], "job", j->rec.id,
+			   rollup_job_metric_names[ROLLUP_JOB_WRITE_BPS], ts,
+			   j->has_rate ? j->d_write * 1000 / (double)s->o->interval_ms : NAN);
 	j->has_rate = true;
 	return ret;
 }
@@ -1214,7 +1147,7 @@ static int put_host(struct sim *s, int64_t ts)
 	double dt = (double)s->o->interval_ms, all = dt * s->cores;
 	double user = 0, system = 0, iowait_pct = 0, rss = 0, read = 0, write = 0, net = 0;
 	double bg = fmax(0, BACKGROUND_CORES + 0.02 * rng_normal(r)) * dt, busy, iowait, runnable;
-	double v[HM__COUNT];
+	double v[ROLLUP_HOST__COUNT];
 	int ret;
 
 	for (size_t k = 0; k < s->njobs; k++) {
@@ -1312,20 +1245,22 @@ static int put_host(struct sim *s, int64_t ts)
 		double b = s->cpu_user + s->cpu_system + s->cpu_softirq;
 		double a = b + s->cpu_idle + s->cpu_iowait;
 
-		for (int m = 0; m < HM__COUNT; m++)
+		for (int m = 0; m < ROLLUP_HOST__COUNT; m++)
 			v[m] = NAN;
 		if (s->has_prev) {
 			double per_s = 1000.0 / dt;
 
-			v[HM_CPU_BUSY] =
+			v[ROLLUP_HOST_CPU_BUSY_PCT] =
 			    a > s->prev_all ? 100 * (b - s->prev_busy) / (a - s->prev_all) : NAN;
-			v[HM_DISK_R] = (s->disk_read - s->prev_disk_read) * per_s;
-			v[HM_DISK_W] = (s->disk_write - s->prev_disk_write) * per_s;
-			v[HM_NET_RX] = (s->net_rx - s->prev_net_rx) * per_s;
-			v[HM_NET_TX] = (s->net_tx - s->prev_net_tx) * per_s;
+			v[ROLLUP_HOST_DISK_READ_BPS] = (s->disk_read - s->prev_disk_read) * per_s;
+			v[ROLLUP_HOST_DISK_WRITE_BPS] =
+			    (s->disk_write - s->prev_disk_write) * per_s;
+			v[ROLLUP_HOST_NET_RX_BPS] = (s->net_rx - s->prev_net_rx) * per_s;
+			v[ROLLUP_HOST_NET_TX_BPS] = (s->net_tx - s->prev_net_tx) * per_s;
 		}
-		v[HM_MEM_USED] = (double)(h->mem.total_bytes - h->mem.available_bytes);
-		v[HM_LOAD1] = h->load.load1_milli / 1000.0;
+		v[ROLLUP_HOST_MEM_USED_BYTES] =
+		    (double)(h->mem.total_bytes - h->mem.available_bytes);
+		v[ROLLUP_HOST_LOAD1] = h->load.load1_milli / 1000.0;
 		s->has_prev = true;
 		s->prev_busy = b;
 		s->prev_all = a;
@@ -1334,8 +1269,8 @@ static int put_host(struct sim *s, int64_t ts)
 		s->prev_net_rx = s->net_rx;
 		s->prev_net_tx = s->net_tx;
 	}
-	for (int m = 0; m < HM__COUNT && !ret; m++)
-		ret = rollup_add(s, s->host_acc[m], "host", 0, host_metric_names[m], ts, v[m]);
+	for (int m = 0; m < ROLLUP_HOST__COUNT && !ret; m++)
+		ret = roll(s, s->host_acc[m], "host", 0, rollup_host_metric_names[m], ts, v[m]);
 	return ret;
 }
 
@@ -1412,14 +1347,17 @@ static int put_gpus(struct sim *s, int64_t ts)
 		if (!ret)
 			ret = store_put_gpu_proc(s->st, g->dev.id, 0, 0, ts, &others);
 		if (!ret)
-			ret = rollup_add(s, g->acc[GM_UTIL], "gpu", g->dev.id,
-					 gpu_metric_names[GM_UTIL], ts, (double)x->util_pct);
+			ret = roll(s, g->acc[ROLLUP_GPU_UTIL_PCT], "gpu", g->dev.id,
+				   rollup_gpu_metric_names[ROLLUP_GPU_UTIL_PCT], ts,
+				   (double)x->util_pct);
 		if (!ret)
-			ret = rollup_add(s, g->acc[GM_MEM], "gpu", g->dev.id,
-					 gpu_metric_names[GM_MEM], ts, (double)x->mem_used_bytes);
+			ret = roll(s, g->acc[ROLLUP_GPU_MEM_USED_BYTES], "gpu", g->dev.id,
+				   rollup_gpu_metric_names[ROLLUP_GPU_MEM_USED_BYTES], ts,
+				   (double)x->mem_used_bytes);
 		if (!ret)
-			ret = rollup_add(s, g->acc[GM_POWER], "gpu", g->dev.id,
-					 gpu_metric_names[GM_POWER], ts, x->power_mw / 1000.0);
+			ret = roll(s, g->acc[ROLLUP_GPU_POWER_W], "gpu", g->dev.id,
+				   rollup_gpu_metric_names[ROLLUP_GPU_POWER_W], ts,
+				   x->power_mw / 1000.0);
 	}
 	return ret;
 }
@@ -1479,10 +1417,10 @@ static int job_end(struct sim *s, struct sim_job *j)
 	snprintf(e.message, sizeof(e.message), "%s exited with code 0", j->proc[0].info.comm);
 	if (!ret)
 		ret = store_put_event(s->st, s->node_id, j->rec.id, &e);
-	for (int t = 0; t < 2 && !ret; t++)
-		for (int m = 0; m < JM__COUNT && !ret; m++)
-			ret = rollup_flush(s, &j->acc[m][t], rollup_tiers[t], "job", j->rec.id,
-					   job_metric_names[m]);
+	for (int t = 0; t < ROLLUP_TIERS && !ret; t++)
+		for (int m = 0; m < ROLLUP_JOB__COUNT && !ret; m++)
+			ret = flush(s, &j->acc[m][t], t, "job", j->rec.id,
+				    rollup_job_metric_names[m]);
 	if (!ret)
 		ret = job_summary(s, &j->rec);
 	j->state = JOB_DONE;
@@ -1520,18 +1458,18 @@ static int flush_rollups(struct sim *s)
 {
 	int ret = 0;
 
-	for (int t = 0; t < 2 && !ret; t++) {
-		for (int m = 0; m < HM__COUNT && !ret; m++)
-			ret = rollup_flush(s, &s->host_acc[m][t], rollup_tiers[t], "host", 0,
-					   host_metric_names[m]);
+	for (int t = 0; t < ROLLUP_TIERS && !ret; t++) {
+		for (int m = 0; m < ROLLUP_HOST__COUNT && !ret; m++)
+			ret =
+			    flush(s, &s->host_acc[m][t], t, "host", 0, rollup_host_metric_names[m]);
 		for (int i = 0; i < s->ngpus && !ret; i++)
-			for (int m = 0; m < GM__COUNT && !ret; m++)
-				ret = rollup_flush(s, &s->gpu[i].acc[m][t], rollup_tiers[t], "gpu",
-						   s->gpu[i].dev.id, gpu_metric_names[m]);
+			for (int m = 0; m < ROLLUP_GPU__COUNT && !ret; m++)
+				ret = flush(s, &s->gpu[i].acc[m][t], t, "gpu", s->gpu[i].dev.id,
+					    rollup_gpu_metric_names[m]);
 		for (size_t k = 0; k < s->njobs && !ret; k++)
-			for (int m = 0; m < JM__COUNT && !ret; m++)
-				ret = rollup_flush(s, &s->jobs[k].acc[m][t], rollup_tiers[t], "job",
-						   s->jobs[k].rec.id, job_metric_names[m]);
+			for (int m = 0; m < ROLLUP_JOB__COUNT && !ret; m++)
+				ret = flush(s, &s->jobs[k].acc[m][t], t, "job", s->jobs[k].rec.id,
+					    rollup_job_metric_names[m]);
 	}
 	return ret;
 }

@@ -76,6 +76,56 @@ int gpu_set_sample(struct gpu_set *set, int i, struct gpu_sample *out)
 	return ret;
 }
 
+/* The processes of device i not in the tree, summed into one entry (pid 0). */
+static void fold_other(struct gpu_set_proc *others, const struct gpu_proc *g)
+{
+	others->g.valid |= g->valid & (GPU_PROC_MEM | GPU_PROC_UTIL | GPU_PROC_MEM_UTIL);
+	others->g.mem_bytes += g->valid & GPU_PROC_MEM ? g->mem_bytes : 0;
+	others->g.sm_util_pct += g->valid & GPU_PROC_UTIL ? g->sm_util_pct : 0;
+	others->g.mem_util_pct += g->valid & GPU_PROC_MEM_UTIL ? g->mem_util_pct : 0;
+}
+
+void gpu_set_processes(struct gpu_set *set, struct ptree *pt, struct gpu_sample *sample, bool *ok,
+		       struct gpu_set_procs *out)
+{
+	out->n = 0;
+	for (int i = 0; i < set->ndevices; i++) {
+		struct gpu_dev *d = &set->dev[i];
+		struct gpu_set_proc others = {.dev = i};
+		size_t reserve = out->fold_others ? 1 : 0, room = 0, n = 0;
+		bool any_other = false;
+
+		ok[i] = gpu_set_sample(set, i, &sample[i]) == 0;
+		if (!ok[i])
+			continue;
+		if (out->n + reserve < out->max)
+			room = out->max - out->n - reserve;
+		if (d->backend->processes(d->ctx, d->info.index, out->scratch, room, &n))
+			n = 0;
+		for (size_t k = 0; k < n; k++) {
+			const struct gpu_proc *g = &out->scratch[k];
+			struct ptree_proc *p = pt ? ptree_find(pt, (pid_t)g->pid) : NULL;
+			struct gpu_set_proc *gp;
+
+			/*
+			 * Folded, everybody else's costs one row a tick on a busy
+			 * shared GPU, not one per process.
+			 */
+			if (!p && out->fold_others) {
+				fold_other(&others, g);
+				any_other = true;
+				continue;
+			}
+			gp = &out->proc[out->n++];
+			gp->dev = i;
+			gp->g = *g;
+			gp->proc = p;
+		}
+		if (any_other)
+			out->proc[out->n++] = others;
+	}
+}
+
 uint64_t gpu_set_calls(const struct gpu_set *set)
 {
 	uint64_t n = 0;

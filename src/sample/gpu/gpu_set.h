@@ -12,6 +12,7 @@
 #define JOBSCOPE_GPU_SET_H
 
 #include "gpu.h"
+#include "sample/ptree.h"
 #include "sample/sample.h"
 
 #define GPU_MAX_BACKENDS 2
@@ -50,6 +51,37 @@ int gpu_set_sample(struct gpu_set *set, int i, struct gpu_sample *out);
  * how many were written.
  */
 size_t gpu_set_events(struct gpu_set *set, int64_t ts_ms, struct event_record *out, size_t max);
+/* One process on one device at a tick. */
+struct gpu_set_proc {
+	int dev;		 /* position in set->dev[] */
+	struct ptree_proc *proc; /* its entry in the process tree, or NULL */
+	struct gpu_proc g;
+};
+
+/*
+ * The processes of every device at a tick: the caller owns both arrays
+ * (max entries each) and sets fold_others.
+ */
+struct gpu_set_procs {
+	struct gpu_set_proc *proc;
+	size_t n, max;
+	struct gpu_proc *scratch; /* one device's list, as the driver gives it */
+	/*
+	 * Processes that are not in the tree folded into one entry per device
+	 * (pid 0, proc NULL, their sums), a slot kept for it: for `jobscope
+	 * run`, whose split needs only their sum.  Else each is kept.
+	 */
+	bool fold_others;
+};
+
+/*
+ * Reads every device into sample[i] (ok[i]: it was read; what fails is left
+ * out, never 0) and the processes of each device read into out, matched to
+ * pt by pid (pt NULL: none matched).  A device whose list cannot be read
+ * has no processes; lists that do not fit are cut at out->max.
+ */
+void gpu_set_processes(struct gpu_set *set, struct ptree *pt, struct gpu_sample *sample, bool *ok,
+		       struct gpu_set_procs *out);
 /* "xid", "ecc_corrected", ... : an event's kind as stored and reported. */
 const char *gpu_event_kind_name(enum gpu_event_kind kind);
 /* Library calls made so far by every opened backend. */

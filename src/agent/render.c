@@ -1,7 +1,7 @@
 /*
- * agent_render.c - the agent's HTTP bodies: Prometheus text (format 0.0.4)
- * and the JSON of /api/v1/{node,gpus,jobs,jobs/KEY}, rendered once per
- * tick by the sampler, and the handler that serves them.
+ * render.c - the agent's HTTP bodies: Prometheus text (format 0.0.4) and
+ * the JSON of /api/v1/{node,gpus,jobs,jobs/KEY}, rendered once per tick by
+ * the sampler into a view that is then swapped in (routes.c serves it).
  *
  * Metric names: prefix jobscope_, base units in the name (_bytes,
  * _seconds_total, _watts, _joules_total, _percent for 0-100), HELP and
@@ -568,126 +568,19 @@ int agent_render(struct agent *a, struct agent_view *v)
 	return 0;
 }
 
-/* ---- the handler (HTTP thread) ---- */
-
-static bool key_matches(const struct agent_view_job *j, const char *key)
+void agent_publish_view(struct agent *a)
 {
-	char sj[JOB_KEY_MAX];
+	struct agent_view *v = calloc(1, sizeof(*v)), *old;
 
-	if (strcmp(j->key, key) == 0 || strcmp(j->job_id, key) == 0)
-		return true;
-	snprintf(sj, sizeof(sj), "%s:%s", j->scheduler, j->job_id);
-	return strcmp(sj, key) == 0;
-}
-
-/* An ended job from the store: its record and, when stored, its summary. */
-static void job_from_store(struct agent *a, const char *key, struct http_response *res)
-{
-	struct job_record *job;
-	int64_t id;
-	int ret;
-
-	if (!a->read_st && store_open(store_path(a->st), STORE_READONLY, &a->read_st)) {
-		http_error(res, 503, "the store cannot be read");
+	if (!v)
+		return;
+	if (agent_render(a, v)) {
+		agent_view_free(v);
 		return;
 	}
-	ret = store_find_job_key(a->read_st, key, &id);
-	if (ret == -EINVAL) {
-		http_error(res, 400, "malformed job key: use scheduler:id:start_ms, scheduler:id or id");
-		return;
-	}
-	if (ret) {
-		http_error(res, 404, "no such job");
-		return;
-	}
-	job = calloc(1, sizeof(*job));
-	if (!job || store_get_job(a->read_st, id, job)) {
-		free(job);
-		http_error(res, 500, "cannot read the job");
-		return;
-	}
-	{
-		struct jsonw w;
-		char k[JOB_KEY_MAX];
-
-		jobs_format_key(k, sizeof(k), job->scheduler, job->job_id, job->start_ms);
-		jsonw_init(&w, &res->body, false);
-		jsonw_obj_begin(&w);
-		jsonw_kv_str(&w, "key", k);
-		jsonw_kv_str(&w, "scheduler", job->scheduler);
-		jsonw_kv_str(&w, "job_id", job->job_id);
-		jsonw_kv_str(&w, "node", job->hostname);
-		jsonw_kv_str(&w, "user", job->user);
-		jsonw_kv_int(&w, "start_ms", job->start_ms);
-		jsonw_kv_int_opt(&w, "end_ms", job->end_ms > 0, job->end_ms);
-		jsonw_kv_bool(&w, "live", false);
-		jsonw_kv_int(&w, "store_id", job->id);
-		jsonw_key(&w, "summary");
-		{
-			struct strbuf sum;
-
-			strbuf_init(&sum, 0);
-			if (store_get_job_summary_json(a->read_st, id, &sum) == 0 && sum.len) {
-				while (sum.len && sum.buf[sum.len - 1] == '\n')
-					sum.len--;
-				jsonw_raw(&w, sum.buf, sum.len); /* the report, as we wrote it */
-			} else {
-				jsonw_null(&w);
-			}
-			strbuf_release(&sum);
-		}
-		jsonw_obj_end(&w);
-		strbuf_addch(&res->body, '\n');
-	}
-	free(job);
-}
-
-void agent_http(void *arg, const struct http_request *req, struct http_response *res)
-{
-	struct agent *a = arg;
-	const char *path = req->path;
-	struct agent_view *v;
-
 	pthread_mutex_lock(&a->view_lock);
-	a->scrapes++;
-	v = a->view;
-	if (!v) {
-		pthread_mutex_unlock(&a->view_lock);
-		http_error(res, 503, "no sample yet");
-		return;
-	}
-	if (strcmp(path, "/metrics") == 0) {
-		res->content_type = PROM_CONTENT_TYPE;
-		strbuf_add(&res->body, v->metrics.buf, v->metrics.len);
-	} else if (strcmp(path, "/api/v1/node") == 0) {
-		strbuf_add(&res->body, v->node.buf, v->node.len);
-	} else if (strcmp(path, "/api/v1/gpus") == 0) {
-		strbuf_add(&res->body, v->gpus.buf, v->gpus.len);
-	} else if (strcmp(path, "/api/v1/jobs") == 0) {
-		strbuf_add(&res->body, v->jobs.buf, v->jobs.len);
-	} else if (strncmp(path, "/api/v1/jobs/", 13) == 0 && path[13]) {
-		const char *key = path + 13;
-		size_t k;
-
-		for (k = 0; k < v->njobs; k++)
-			if (key_matches(&v->job[k], key))
-				break;
-		if (k < v->njobs) {
-			strbuf_add(&res->body, v->job_json.buf + v->job[k].json_off,
-				   v->job[k].json_len);
-			strbuf_addch(&res->body, '\n');
-		} else {
-			pthread_mutex_unlock(&a->view_lock);
-			job_from_store(a, key, res);
-			return;
-		}
-	} else if (strcmp(path, "/") == 0) {
-		res->content_type = "text/plain; charset=utf-8";
-		strbuf_addstr(&res->body, "jobscope agent " JOBSCOPE_VERSION
-					  "\n/metrics /api/v1/node /api/v1/gpus /api/v1/jobs "
-					  "/api/v1/jobs/{key}\n");
-	} else {
-		http_error(res, 404, "no such endpoint");
-	}
+	old = a->view;
+	a->view = v;
 	pthread_mutex_unlock(&a->view_lock);
+	agent_view_free(old);
 }

@@ -1,12 +1,21 @@
 /*
- * agent.h - what `jobscope agent`'s files share (cmd_agent.c: the sampling
- * loop and the store; agent_render.c: /metrics and the JSON of the API).
+ * agent.h - the node daemon (`jobscope agent`): every process, cgroup and
+ * GPU of the node, attributed to jobs, stored with retention, served over
+ * HTTP and streamed to a head.
  *
- * The sampler thread owns struct agent.  After each tick it renders the
- * endpoints' bodies into a fresh struct agent_view and swaps it in under
- * view_lock; the HTTP thread only reads views (and the store, through its
- * own read-only connection), so a scrape never waits for a tick and never
- * sees half of one.
+ * Contract.  agent_main() runs the agent until SIGTERM or SIGINT (or
+ * opts->exit_after_ms): setup (agent.c), a tick per interval (tick.c: a
+ * list of module calls), the views (render.c) and the endpoints
+ * (routes.c).  It returns 0, or -errno with a message printed; *failure
+ * then says what failed, for the exit status.  The options are the
+ * caller's and must outlive the call.
+ *
+ * Threads.  The sampler thread owns struct agent.  After each tick it
+ * renders the endpoints' bodies into a fresh struct agent_view and swaps
+ * it in under view_lock; the HTTP thread only reads views (and the store,
+ * through its own read-only connection), so a scrape never waits for a
+ * tick and never sees half of one.  The rest of this header is for the
+ * module's own files.
  */
 #ifndef JOBSCOPE_AGENT_H
 #define JOBSCOPE_AGENT_H
@@ -23,7 +32,12 @@
 #include "sample/gpu/gpu_set.h"
 #include "sample/host.h"
 #include "sample/ptree.h"
+#include "store/rollup.h"
 #include "store/store.h"
+
+#define AGENT_MIN_INTERVAL_MS 100
+#define AGENT_MAX_GPU_PROCS   4096
+#define AGENT_MAX_GPU_EVENTS  64
 
 struct agent_opts {
 	int64_t interval_ms;
@@ -31,13 +45,19 @@ struct agent_opts {
 	const char *listen; /* NULL or "none": no HTTP */
 	const char *log_file;
 	struct store_retention retention;
-	int64_t exit_after_ms; /* hidden, for tests and benchmarks: 0 = run until signalled */
-	const char *head;       /* --head URL: stream to a head */
+	int64_t exit_after_ms;	/* hidden, for tests and benchmarks: 0 = run until signalled */
+	const char *head;	/* --head URL: stream to a head */
 	const char *token_file; /* its bearer token */
-	const char *ca_file;    /* CA to trust for an https head */
-	char *config_argv[64];
-	char config_buf[8192];
+	const char *ca_file;	/* CA to trust for an https head */
 };
+
+/* What made agent_main fail. */
+enum agent_failure {
+	AGENT_FAIL_SETUP,  /* what the options name cannot be used: store, log, address, token */
+	AGENT_FAIL_SYSTEM, /* out of memory, descriptors, poll */
+};
+
+int agent_main(const struct agent_opts *o, enum agent_failure *failure);
 
 /* One job's live figures, as rendered into a view. */
 struct agent_view_job {
@@ -57,37 +77,11 @@ struct agent_view {
 	size_t njobs;
 };
 
-struct agent_gpu_proc {
-	int dev;
-	struct ptree_proc *proc; /* NULL when the pid is not a process we know */
-	struct gpu_proc g;
-};
-
-/* min/avg/max over one bucket of a rollup tier */
-struct rollup_acc {
-	int64_t bucket_ms; /* start of the open bucket, 0 if none */
-	int64_t n;
-	double min, max, sum;
-};
-
-enum agent_host_metric {
-	AHM_CPU_BUSY_PCT,
-	AHM_MEM_USED_BYTES,
-	AHM_LOAD1,
-	AHM_DISK_READ_BPS,
-	AHM_DISK_WRITE_BPS,
-	AHM_NET_RX_BPS,
-	AHM_NET_TX_BPS,
-	AHM__COUNT
-};
-
-enum agent_job_metric { AJM_CPU_CORES, AJM_RSS_BYTES, AJM_READ_BPS, AJM_WRITE_BPS, AJM__COUNT };
-enum agent_gpu_metric { AGM_UTIL_PCT, AGM_MEM_USED_BYTES, AGM_POWER_W, AGM__COUNT };
-
+/* A job's rollup accumulators, and what its rates need, while it runs. */
 struct agent_job_rollup {
 	int64_t job_row;
 	bool live;
-	struct rollup_acc acc[AJM__COUNT][2]; /* [metric][tier] */
+	struct rollup_acc acc[ROLLUP_JOB__COUNT][ROLLUP_TIERS];
 	uint64_t prev_read, prev_write;
 	int64_t prev_ts;
 };
@@ -113,14 +107,12 @@ struct agent {
 	struct gpu_sample gprev[GPU_MAX_DEVICES];
 	bool has_gprev[GPU_MAX_DEVICES];
 	int64_t gprev_ts[GPU_MAX_DEVICES];
-	struct agent_gpu_proc *gprocs;
-	size_t ngprocs;
-	struct gpu_proc *gscratch;
+	struct gpu_set_procs gprocs; /* every device's processes at this tick */
 	struct event_record *gevents;
 	size_t ngevents;
 
-	struct rollup_acc host_acc[AHM__COUNT][2]; /* [metric][tier] */
-	struct rollup_acc gpu_acc[GPU_MAX_DEVICES][AGM__COUNT][2];
+	struct rollup_acc host_acc[ROLLUP_HOST__COUNT][ROLLUP_TIERS]; /* [metric][tier] */
+	struct rollup_acc gpu_acc[GPU_MAX_DEVICES][ROLLUP_GPU__COUNT][ROLLUP_TIERS];
 	struct agent_job_rollup *jroll;
 	size_t njroll, jroll_alloc;
 
@@ -144,10 +136,18 @@ struct agent {
 	uint64_t scrapes;
 };
 
-/* Renders the endpoints' bodies for the state after a tick. */
+/* tick.c: one tick, from sampling to the published view. */
+void agent_tick(struct agent *a);
+/* ... and on exit, every open rollup bucket written (in the caller's transaction). */
+void agent_rollups_flush_all(struct agent *a);
+
+/* render.c: the endpoints' bodies for the state after a tick. */
 int agent_render(struct agent *a, struct agent_view *v);
 void agent_view_free(struct agent_view *v);
-/* The HTTP handler (runs on the server's thread). */
+/* Renders a view and swaps it in for the HTTP thread. */
+void agent_publish_view(struct agent *a);
+
+/* routes.c: the HTTP handler (runs on the server's thread). */
 void agent_http(void *arg, const struct http_request *req, struct http_response *res);
 
 #endif

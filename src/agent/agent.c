@@ -1,0 +1,318 @@
+/*
+ * agent.c - the agent's life: setup (the store, the host, the GPUs, the
+ * process tree and the job table), the loop, and the release.
+ *
+ * One sampling thread: a poll() loop over a signalfd (SIGTERM/SIGINT stop
+ * after flushing the tick in flight, SIGHUP reopens the log file) and a
+ * timerfd; each expiry is a tick (tick.c).  libmicrohttpd answers on its
+ * own thread from the view each tick publishes (routes.c).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <poll.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "common/log.h"
+#include "common/sysroot.h"
+#include "common/token.h"
+
+static void setup_gpus(struct agent *a)
+{
+	struct gpu_set *set = &a->gpus;
+
+	gpu_set_init(set);
+	gpu_set_open(set);
+	for (int i = 0; i < set->ndevices; i++) {
+		struct device_record *d = &a->devs[i];
+
+		memset(d, 0, sizeof(*d));
+		d->info = set->dev[i].info;
+		snprintf(d->vendor, sizeof(d->vendor), "%s", set->dev[i].backend->vendor);
+		for (int b = 0; b < set->nopened; b++)
+			if (set->opened[b].backend == set->dev[i].backend)
+				snprintf(d->driver_version, sizeof(d->driver_version), "%s",
+					 set->opened[b].driver);
+		if (store_put_device(a->st, a->node_id, d))
+			d->id = 0;
+	}
+}
+
+static int setup(struct agent *a)
+{
+	const struct agent_opts *o = a->opt;
+	struct rlimit rl;
+	int32_t cores;
+	int ret;
+
+	ret = log_open_file(o->log_file);
+	if (ret)
+		return ret;
+	ret = store_open(o->db, STORE_CREATE, &a->st);
+	if (ret)
+		return ret;
+	a->host = calloc(1, sizeof(*a->host));
+	a->host_prev = calloc(1, sizeof(*a->host_prev));
+	a->gprocs.proc = calloc(AGENT_MAX_GPU_PROCS, sizeof(*a->gprocs.proc));
+	a->gprocs.scratch = calloc(AGENT_MAX_GPU_PROCS, sizeof(*a->gprocs.scratch));
+	a->gprocs.max = AGENT_MAX_GPU_PROCS;
+	a->gevents = calloc(AGENT_MAX_GPU_EVENTS, sizeof(*a->gevents));
+	if (!a->host || !a->host_prev || !a->gprocs.proc || !a->gprocs.scratch || !a->gevents)
+		return log_err(-ENOMEM, "out of memory");
+	host_sampler_init(&a->hs, sysconf(_SC_CLK_TCK));
+	ret = host_sample_read(&a->hs, a->host);
+	if (ret)
+		log_warn(ret, "cannot read %s/proc/stat: host figures will be missing",
+			 sysroot_get());
+	if (gethostname(a->hostname, sizeof(a->hostname)) < 0)
+		snprintf(a->hostname, sizeof(a->hostname), "localhost");
+	a->hostname[sizeof(a->hostname) - 1] = '\0';
+	wallclock_init(&a->wc);
+	a->started_ms = wallclock_now_ms(&a->wc);
+	cores = ret ? 0 : host_online_cpus(a->host);
+	ret = store_node(a->st, a->hostname, cores, ret ? 0 : a->host->mem.total_bytes,
+			 host_boot_ms(a->host), &a->node_id);
+	if (ret)
+		return ret;
+	setup_gpus(a);
+	/* one descriptor per process is kept open: raise the soft limit */
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	ptree_init_all(&a->pt, sysconf(_SC_CLK_TCK), host_boot_ms(a->host));
+	jobs_init(&a->jobs, a->hostname, a->node_id, cores, a->host->mem.total_bytes,
+		  o->interval_ms);
+	pthread_mutex_init(&a->view_lock, NULL);
+	return 0;
+}
+
+/* The agent's id for a head: kept in its store, so a restart is the same agent. */
+static int agent_id(struct agent *a)
+{
+	unsigned char raw[12];
+	FILE *f;
+
+	if (store_meta_get(a->st, "agent_id", a->agent_id, sizeof(a->agent_id)) == 0 &&
+	    a->agent_id[0])
+		return 0;
+	f = fopen("/dev/urandom", "rb");
+	if (!f || fread(raw, 1, sizeof(raw), f) != sizeof(raw)) {
+		if (f)
+			fclose(f);
+		return log_err(-EIO, "cannot make an agent id");
+	}
+	fclose(f);
+	for (size_t i = 0; i < sizeof(raw); i++)
+		snprintf(a->agent_id + 2 * i, 3, "%02x", raw[i]);
+	return store_meta_set(a->st, "agent_id", a->agent_id);
+}
+
+static int start_sender(struct agent *a)
+{
+	struct sender_opts so;
+	char token[256];
+	int ret;
+
+	if (!a->opt->head)
+		return 0;
+	ret = agent_id(a);
+	if (ret)
+		return ret;
+	memset(&so, 0, sizeof(so));
+	so.url = a->opt->head;
+	so.ca_file = a->opt->ca_file;
+	so.db_path = store_path(a->st);
+	if (a->opt->token_file) {
+		ret = token_read_file(a->opt->token_file, token, sizeof(token));
+		if (ret)
+			return ret;
+		so.token = token;
+	}
+	snprintf(so.who.agent_id, sizeof(so.who.agent_id), "%s", a->agent_id);
+	snprintf(so.who.hostname, sizeof(so.who.hostname), "%s", a->hostname);
+	so.who.cores = a->jobs.host_cores;
+	so.who.mem_total_bytes = a->jobs.host_mem_bytes;
+	so.who.boot_ms = host_boot_ms(a->host);
+	so.who.interval_ms = a->opt->interval_ms;
+	ret = sender_start(&so, &a->sender);
+	if (!ret)
+		log_info("agent: streaming to %s as agent %s", a->opt->head, a->agent_id);
+	return ret;
+}
+
+/* After the first tick, so that the endpoints never answer "no data yet". */
+static int start_http(struct agent *a)
+{
+	const char *listen = a->opt->listen, *colon;
+	int ret;
+
+	if (!listen)
+		return 0;
+	ret = http_start(listen, agent_http, a, &a->http);
+	if (ret)
+		return ret;
+	agent_publish_view(a);
+	/* tests and scripts read the port chosen for port 0 from this line */
+	colon = strrchr(listen, ':');
+	log_info("agent: listening on %.*s:%u", (int)(colon - listen), listen,
+		 (unsigned)http_port(a->http));
+	return 0;
+}
+
+/*
+ * The interval a head's profiling session asks for (through the ingest
+ * answer), else our own; the timer follows when it changes.
+ */
+static void follow_sessions(struct agent *a, int tickfd, int64_t *cur_ms)
+{
+	struct sender_stats ss;
+	int64_t want = a->opt->interval_ms;
+
+	if (!a->sender)
+		return;
+	sender_get_stats(a->sender, &ss);
+	if (ss.head_interval_ms > 0)
+		want = ss.head_interval_ms < AGENT_MIN_INTERVAL_MS ? AGENT_MIN_INTERVAL_MS
+								   : ss.head_interval_ms;
+	if (want == *cur_ms)
+		return;
+	if (want != a->opt->interval_ms)
+		log_info("agent: sampling every %lldms for a profiling session", (long long)want);
+	else
+		log_info("agent: back to sampling every %lldms", (long long)want);
+	*cur_ms = want;
+	time_arm_timer(tickfd, want, want);
+}
+
+static int loop(struct agent *a, int sigfd, int tickfd)
+{
+	int64_t deadline = a->opt->exit_after_ms ? time_now_ms() + a->opt->exit_after_ms : 0;
+	int64_t cur_ms = a->opt->interval_ms;
+
+	for (;;) {
+		struct pollfd fds[2] = {
+		    {.fd = sigfd, .events = POLLIN},
+		    {.fd = tickfd, .events = POLLIN},
+		};
+		struct signalfd_siginfo si;
+		uint64_t n;
+
+		if (poll(fds, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return log_err(-errno, "poll");
+		}
+		while (read(sigfd, &si, sizeof(si)) == sizeof(si)) {
+			if (si.ssi_signo == SIGHUP) {
+				if (log_open_file(a->opt->log_file) == 0)
+					log_info("agent: log file reopened");
+				continue;
+			}
+			log_info("agent: %s received: storing the last tick and exiting",
+				 strsignal((int)si.ssi_signo));
+			return 0;
+		}
+		if ((fds[1].revents & POLLIN) && read(tickfd, &n, sizeof(n)) == sizeof(n)) {
+			agent_tick(a);
+			follow_sessions(a, tickfd, &cur_ms);
+		}
+		if (deadline && time_now_ms() >= deadline)
+			return 0;
+	}
+}
+
+static void release(struct agent *a)
+{
+	sender_stop(a->sender);
+	if (a->http)
+		http_stop(a->http);
+	agent_view_free(a->view);
+	if (a->read_st)
+		store_close(a->read_st);
+	jobs_release(&a->jobs);
+	ptree_release(&a->pt);
+	gpu_set_close(&a->gpus);
+	free(a->gprocs.proc);
+	free(a->gprocs.scratch);
+	free(a->gevents);
+	free(a->jroll);
+	host_sampler_release(&a->hs);
+	free(a->host);
+	free(a->host_prev);
+	if (a->st)
+		store_close(a->st);
+}
+
+int agent_main(const struct agent_opts *o, enum agent_failure *failure)
+{
+	struct agent *a = calloc(1, sizeof(*a));
+	sigset_t mask, orig;
+	int sigfd = -1, tickfd = -1, ret;
+
+	*failure = AGENT_FAIL_SYSTEM;
+	if (!a) {
+		log_err(0, "out of memory");
+		return -ENOMEM;
+	}
+	a->opt = o;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	/* blocked before the HTTP thread starts, so it inherits the mask */
+	sigprocmask(SIG_BLOCK, &mask, &orig);
+	signal(SIGPIPE, SIG_IGN);
+	ret = setup(a);
+	if (ret) {
+		*failure = AGENT_FAIL_SETUP;
+		goto out_release;
+	}
+	sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	tickfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (sigfd < 0 || tickfd < 0) {
+		ret = log_err(-errno, "cannot set up signal and timer descriptors");
+		goto out_release;
+	}
+	agent_tick(a);
+	ret = start_http(a);
+	if (!ret)
+		ret = start_sender(a);
+	if (ret) {
+		*failure = AGENT_FAIL_SETUP;
+		goto out_release;
+	}
+	time_arm_timer(tickfd, o->interval_ms, o->interval_ms);
+	/* a failure there: the last tick is still stored */
+	ret = loop(a, sigfd, tickfd);
+	/* the last tick: what happened since the previous one */
+	agent_tick(a);
+	if (store_tick_begin(a->st) == 0) {
+		agent_rollups_flush_all(a);
+		if (store_tick_commit(a->st))
+			store_tick_abort(a->st);
+	}
+	/* a head that is there gets the last tick too (else it gets it next time) */
+	if (a->sender && !sender_flush(a->sender, 2000))
+		log_info("agent: the head does not hold the last rows yet: they go with the next "
+			 "start");
+out_release:
+	if (sigfd >= 0)
+		close(sigfd);
+	if (tickfd >= 0)
+		close(tickfd);
+	release(a);
+	free(a);
+	/*
+	 * The signals stay blocked: a second SIGTERM that came during the
+	 * shutdown must not turn this clean exit into a death by signal.
+	 */
+	(void)orig;
+	return ret;
+}

@@ -1,0 +1,489 @@
+/*
+ * tick.c - one tick of the agent, as a list of module calls: sample the
+ * host, the processes, the jobs (attrib/jobs) and the GPUs with each
+ * job's share of them (attrib/gpu_share); store the tick (store/tick) with
+ * the rollups (store/rollup) and the summaries of jobs that ended; a step
+ * of retention; publish the view.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "analysis/jobreport.h"
+#include "analysis/summary.h"
+#include "attrib/gpu_share.h"
+#include "common/log.h"
+#include "common/sysroot.h"
+#include "report/report.h"
+#include "store/tick.h"
+
+#define AGENT_RETENTION_BUDGET	 2000 /* rows per table per step */
+#define AGENT_RETENTION_EVERY_MS 60000
+
+static uint64_t self_rss_bytes(void)
+{
+	struct strbuf sb;
+	unsigned long long pages = 0, rss = 0;
+
+	strbuf_init(&sb, 4096);
+	if (sysroot_read("/proc/self/statm", &sb) == 0 &&
+	    sscanf(strbuf_str(&sb), "%llu %llu", &pages, &rss) != 2)
+		rss = 0;
+	strbuf_release(&sb);
+	return (uint64_t)rss * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+/* ---- sampling ---- */
+
+/* The host: this reading, and the one before it for the rates. */
+static void sample_host(struct agent *a, int64_t ts)
+{
+	if (a->host_ok) {
+		struct host_sample *tmp = a->host_prev;
+
+		a->host_prev = a->host;
+		a->host = tmp;
+		a->host_prev_ts = a->host_ts;
+		a->has_host_prev = true;
+	}
+	a->host_ok = host_sample_read(&a->hs, a->host) == 0;
+	a->host_ts = ts;
+}
+
+/*
+ * Every GPU, its processes attributed to jobs, and each job's share of the
+ * device (attrib/gpu_share.h): memory, SM utilization, and the energy of
+ * the interval.
+ */
+static void sample_gpus(struct agent *a, int64_t ts)
+{
+	struct gpu_set *set = &a->gpus;
+	double device_mj[GPU_MAX_DEVICES];
+
+	a->ngevents = 0;
+	gpu_set_processes(set, &a->pt, a->gsample, a->gsample_ok, &a->gprocs);
+	for (int i = 0; i < set->ndevices; i++)
+		device_mj[i] = a->gsample_ok[i]
+				   ? gpu_share_energy_delta_mj(
+					 &a->gsample[i], a->has_gprev[i] ? &a->gprev[i] : NULL,
+					 ts - a->gprev_ts[i])
+				   : NAN;
+	gpu_share_jobs(&a->jobs, set->ndevices, a->gsample_ok, &a->gprocs, device_mj);
+	for (int i = 0; i < set->ndevices; i++) {
+		if (!a->gsample_ok[i])
+			continue;
+		a->gprev[i] = a->gsample[i];
+		a->has_gprev[i] = true;
+		a->gprev_ts[i] = ts;
+	}
+	a->ngevents = gpu_set_events(set, ts, a->gevents, AGENT_MAX_GPU_EVENTS);
+}
+
+/* ---- rollups ---- */
+
+static double rate(uint64_t cur, uint64_t prev, int64_t dt_ms)
+{
+	if (dt_ms <= 0 || cur < prev)
+		return NAN;
+	return (double)(cur - prev) * 1000.0 / (double)dt_ms;
+}
+
+static double host_value(const struct agent *a, enum rollup_host_metric m)
+{
+	const struct host_sample *h = a->host, *p = a->host_prev;
+	int64_t dt = a->host_ts - a->host_prev_ts;
+
+	switch (m) {
+	case ROLLUP_HOST_CPU_BUSY_PCT: {
+		const struct cpu_times *c = &h->cpu.total, *q = &p->cpu.total;
+		double busy, all;
+
+		if (!a->has_host_prev || !(h->valid & HOST_HAS_CPU))
+			return NAN;
+		busy = (double)(c->user_ms + c->nice_ms + c->system_ms + c->irq_ms + c->softirq_ms +
+				c->steal_ms) -
+		       (double)(q->user_ms + q->nice_ms + q->system_ms + q->irq_ms + q->softirq_ms +
+				q->steal_ms);
+		all = busy + (double)(c->idle_ms + c->iowait_ms) -
+		      (double)(q->idle_ms + q->iowait_ms);
+		return all > 0 ? 100.0 * busy / all : NAN;
+	}
+	case ROLLUP_HOST_MEM_USED_BYTES:
+		if (!(h->mem.valid & MEMINFO_AVAILABLE) || !(h->mem.valid & MEMINFO_TOTAL))
+			return NAN;
+		return (double)(h->mem.total_bytes - h->mem.available_bytes);
+	case ROLLUP_HOST_LOAD1:
+		return h->valid & HOST_HAS_LOAD ? h->load.load1_milli / 1000.0 : NAN;
+	case ROLLUP_HOST_DISK_READ_BPS:
+		return a->has_host_prev && (h->valid & HOST_HAS_DISK)
+			   ? rate(h->disk_read_bytes, p->disk_read_bytes, dt)
+			   : NAN;
+	case ROLLUP_HOST_DISK_WRITE_BPS:
+		return a->has_host_prev && (h->valid & HOST_HAS_DISK)
+			   ? rate(h->disk_write_bytes, p->disk_write_bytes, dt)
+			   : NAN;
+	case ROLLUP_HOST_NET_RX_BPS:
+		return a->has_host_prev && (h->valid & HOST_HAS_NET)
+			   ? rate(h->net_rx_bytes, p->net_rx_bytes, dt)
+			   : NAN;
+	case ROLLUP_HOST_NET_TX_BPS:
+		return a->has_host_prev && (h->valid & HOST_HAS_NET)
+			   ? rate(h->net_tx_bytes, p->net_tx_bytes, dt)
+			   : NAN;
+	default:
+		return NAN;
+	}
+}
+
+static struct agent_job_rollup *job_rollup(struct agent *a, int64_t row)
+{
+	for (size_t i = 0; i < a->njroll; i++)
+		if (a->jroll[i].job_row == row)
+			return &a->jroll[i];
+	if (a->njroll == a->jroll_alloc) {
+		size_t n = a->jroll_alloc ? a->jroll_alloc * 2 : 16;
+		struct agent_job_rollup *r = realloc(a->jroll, n * sizeof(*r));
+
+		if (!r)
+			return NULL;
+		a->jroll = r;
+		a->jroll_alloc = n;
+	}
+	memset(&a->jroll[a->njroll], 0, sizeof(a->jroll[0]));
+	a->jroll[a->njroll].job_row = row;
+	return &a->jroll[a->njroll++];
+}
+
+/*
+ * The series' rows are written inside the tick's transaction; a failed
+ * write is the store's to report and the tick's commit decides.
+ */
+static void roll(struct agent *a, const char *entity, int64_t entity_id, const char *metric,
+		 struct rollup_acc acc[ROLLUP_TIERS], int64_t ts, double v)
+{
+	struct rollup_series s = {a->node_id, entity, entity_id, metric};
+
+	rollup_add(a->st, &s, acc, ts, v);
+}
+
+static void flush(struct agent *a, const char *entity, int64_t entity_id, const char *metric,
+		  struct rollup_acc *acc, int t)
+{
+	struct rollup_series s = {a->node_id, entity, entity_id, metric};
+
+	rollup_flush(a->st, &s, acc, t);
+}
+
+static void rollups_tick(struct agent *a, int64_t ts)
+{
+	if (a->host_ok)
+		for (int m = 0; m < ROLLUP_HOST__COUNT; m++)
+			roll(a, "host", 0, rollup_host_metric_names[m], a->host_acc[m], ts,
+			     host_value(a, m));
+	for (int i = 0; i < a->gpus.ndevices; i++) {
+		const struct gpu_sample *g = &a->gsample[i];
+		double v[ROLLUP_GPU__COUNT] = {
+		    g->valid & GPU_UTIL ? (double)g->util_pct : NAN,
+		    g->valid & GPU_MEM_USED ? (double)g->mem_used_bytes : NAN,
+		    g->valid & GPU_POWER ? g->power_mw / 1000.0 : NAN,
+		};
+
+		if (!a->gsample_ok[i] || !a->devs[i].id)
+			continue;
+		for (int m = 0; m < ROLLUP_GPU__COUNT; m++)
+			roll(a, "gpu", a->devs[i].id, rollup_gpu_metric_names[m], a->gpu_acc[i][m],
+			     ts, v[m]);
+	}
+	for (size_t k = 0; k < a->njroll; k++)
+		a->jroll[k].live = false;
+	for (size_t k = 0; k < a->jobs.njobs; k++) {
+		const struct job_entry *j = &a->jobs.job[k];
+		struct agent_job_rollup *r;
+		double v[ROLLUP_JOB__COUNT];
+
+		if (!j->rec.id)
+			continue;
+		r = job_rollup(a, j->rec.id);
+		if (!r)
+			continue;
+		r->live = j->live;
+		v[ROLLUP_JOB_CPU_CORES] = j->has_rate ? j->cpu_cores : NAN;
+		v[ROLLUP_JOB_RSS_BYTES] = (double)j->js.rss_bytes;
+		v[ROLLUP_JOB_READ_BPS] = r->prev_ts && (j->js.valid & JS_IO)
+					     ? rate(j->js.read_bytes, r->prev_read, ts - r->prev_ts)
+					     : NAN;
+		v[ROLLUP_JOB_WRITE_BPS] =
+		    r->prev_ts && (j->js.valid & JS_IO)
+			? rate(j->js.write_bytes, r->prev_write, ts - r->prev_ts)
+			: NAN;
+		r->prev_read = j->js.read_bytes;
+		r->prev_write = j->js.write_bytes;
+		r->prev_ts = ts;
+		for (int m = 0; m < ROLLUP_JOB__COUNT; m++)
+			roll(a, "job", j->rec.id, rollup_job_metric_names[m], r->acc[m], ts, v[m]);
+	}
+	/* jobs that ended: their open buckets are written now, and they go */
+	for (size_t k = 0; k < a->njroll;) {
+		struct agent_job_rollup *r = &a->jroll[k];
+
+		if (r->live) {
+			k++;
+			continue;
+		}
+		for (int t = 0; t < ROLLUP_TIERS; t++)
+			for (int m = 0; m < ROLLUP_JOB__COUNT; m++)
+				flush(a, "job", r->job_row, rollup_job_metric_names[m],
+				      &r->acc[m][t], t);
+		a->jroll[k] = a->jroll[--a->njroll];
+	}
+}
+
+void agent_rollups_flush_all(struct agent *a)
+{
+	for (int t = 0; t < ROLLUP_TIERS; t++) {
+		for (int m = 0; m < ROLLUP_HOST__COUNT; m++)
+			flush(a, "host", 0, rollup_host_metric_names[m], &a->host_acc[m][t], t);
+		for (int i = 0; i < a->gpus.ndevices; i++)
+			for (int m = 0; m < ROLLUP_GPU__COUNT; m++)
+				flush(a, "gpu", a->devs[i].id, rollup_gpu_metric_names[m],
+				      &a->gpu_acc[i][m][t], t);
+		for (size_t k = 0; k < a->njroll; k++)
+			for (int m = 0; m < ROLLUP_JOB__COUNT; m++)
+				flush(a, "job", a->jroll[k].job_row, rollup_job_metric_names[m],
+				      &a->jroll[k].acc[m][t], t);
+	}
+}
+
+/* ---- the store ---- */
+
+/*
+ * A job's row: new, or the one an earlier agent wrote for the same key (a
+ * restart while the job ran), reopened.
+ */
+static int store_job(struct agent *a, struct job_entry *j)
+{
+	int64_t row, start_ms;
+	int ret;
+
+	ret = store_find_job(a->st, j->rec.node_id, j->rec.scheduler, j->rec.job_id,
+			     j->rec.start_ms, &row, &start_ms);
+	if (ret == 0) {
+		j->rec.id = row;
+		j->rec.start_ms = start_ms;
+		jobs_format_key(j->key, sizeof(j->key), j->rec.scheduler, j->rec.job_id, start_ms);
+		j->rec.end_ms = 0;
+		return store_job_update(a->st, &j->rec);
+	}
+	if (ret != -ENOENT)
+		return ret;
+	return store_job_begin(a->st, &j->rec);
+}
+
+/*
+ * A job ended: its summary and analysis (the same figures and verdicts as
+ * `jobscope report`, rebuilt from the store) are kept for ever in
+ * job_summaries.
+ */
+static void store_summary(struct agent *a, struct job_entry *j)
+{
+	struct job_report *r = calloc(1, sizeof(*r));
+	struct job_summary_record rec;
+	struct strbuf json;
+	int ret;
+
+	j->stored_end = true;
+	if (!r || !j->rec.id) {
+		free(r);
+		return;
+	}
+	strbuf_init(&json, 0);
+	ret = job_report_load(r, a->st, &j->rec);
+	if (ret == 0) {
+		summary_to_record(&r->sum, &rec);
+		if (report_json(&r->sum, &r->an, &json) == 0)
+			rec.report_json = strbuf_str(&json);
+		ret = store_put_job_summary(a->st, &rec);
+	}
+	if (ret)
+		log_warn(ret, "no summary stored for job %s", j->key);
+	job_report_release(r);
+	free(r);
+	strbuf_release(&json);
+}
+
+/* What the tick writes the same way as `jobscope run` (store/tick.h). */
+static void tick_rows(struct agent *a, int64_t ts, struct store_tick_rows *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->st = a->st;
+	t->node_id = a->node_id;
+	t->ts_ms = ts;
+	t->tick_no = a->ticks;
+	t->host = a->host_ok ? a->host : NULL;
+	t->pt = &a->pt;
+	t->jobs = &a->jobs;
+	t->ndevices = a->gpus.ndevices;
+	t->devs = a->devs;
+	t->gsample = a->gsample;
+	t->gsample_ok = a->gsample_ok;
+	t->gprocs = &a->gprocs;
+	t->events = a->gevents;
+	t->nevents = a->ngevents;
+}
+
+/* New jobs' rows, before their processes' rows name them. */
+static int store_new_jobs(struct agent *a)
+{
+	int ret = 0;
+
+	for (size_t k = 0; k < a->jobs.njobs && !ret; k++) {
+		struct job_entry *j = &a->jobs.job[k];
+
+		if (!j->rec.id && (j->live || j->ended_now))
+			ret = store_job(a, j);
+	}
+	return ret;
+}
+
+static int store_job_samples(struct agent *a, int64_t ts)
+{
+	int ret = 0;
+
+	for (size_t k = 0; k < a->jobs.njobs && !ret; k++) {
+		struct job_entry *j = &a->jobs.job[k];
+
+		if (j->emit && j->rec.id)
+			ret = store_put_job_sample(a->st, j->rec.id, ts, &j->js);
+		if (!ret && (j->ended_now || j->rec_dirty) && j->rec.id) {
+			ret = store_job_update(a->st, &j->rec);
+			j->rec_dirty = false; /* a failed tick is retried whole: see store_tick */
+		}
+	}
+	return ret;
+}
+
+static int store_tick_all(struct agent *a, const struct store_tick_rows *t)
+{
+	int ret = store_tick_put_host(t);
+
+	if (!ret)
+		ret = store_new_jobs(a);
+	if (!ret)
+		ret = store_tick_put_procs(t);
+	if (!ret)
+		ret = store_job_samples(a, t->ts_ms);
+	if (!ret)
+		ret = store_tick_put_gpus(t);
+	if (!ret)
+		ret = store_tick_put_events(t);
+	if (!ret)
+		rollups_tick(a, t->ts_ms);
+	/*
+	 * Jobs that ended: their summaries go in the same transaction as their
+	 * last rows, so whoever reads the store (the head's sender) sees both
+	 * or neither.
+	 */
+	for (size_t k = 0; k < a->jobs.njobs && !ret; k++)
+		if (a->jobs.job[k].ended_now)
+			store_summary(a, &a->jobs.job[k]);
+	return ret;
+}
+
+/* One transaction; on failure it is rolled back and the next tick writes what it missed. */
+static void store_tick(struct agent *a, int64_t ts)
+{
+	struct store_tick_rows t;
+	int ret;
+
+	tick_rows(a, ts, &t);
+	ret = store_tick_begin(a->st);
+	if (!ret)
+		ret = store_tick_all(a, &t);
+	if (!ret)
+		ret = store_tick_commit(a->st);
+	if (!ret) {
+		store_tick_rows_kept(&t);
+		return;
+	}
+	store_tick_abort(a->st);
+	store_tick_rows_lost(&t);
+	for (size_t k = 0; k < a->jobs.njobs; k++) {
+		if (a->jobs.job[k].emit)
+			a->jobs.job[k].has_row = false; /* the next tick writes one */
+		a->jobs.job[k].rec_dirty = true;
+	}
+	if (a->lost_ticks == 0 || ret != a->lost_err)
+		log_warn(ret, "cannot store the samples of a tick in '%s' (sampling goes on)",
+			 store_path(a->st));
+	a->lost_err = ret;
+	a->lost_ticks++;
+}
+
+/* ---- retention ---- */
+
+/* A step when one is due: on schedule, or at once over the size cap. */
+static void retention(struct agent *a, int64_t ts)
+{
+	/* over the size cap: a step now, whatever the schedule says (3 pragmas a tick) */
+	if (a->opt->retention.max_bytes && store_used_bytes(a->st, &a->store_bytes) == 0 &&
+	    a->store_bytes > a->opt->retention.max_bytes)
+		a->retention_next_ms = ts;
+	if (ts >= a->retention_next_ms) {
+		int64_t deleted = 0;
+
+		if (store_retention_step(a->st, ts, &a->opt->retention, AGENT_RETENTION_BUDGET,
+					 &deleted) == 0)
+			a->retention_deleted += deleted;
+		/*
+		 * A backlog drains a step per tick; otherwise once a minute, or
+		 * more often for a raw age limit that short (tests).
+		 */
+		int64_t every = AGENT_RETENTION_EVERY_MS;
+
+		if (a->opt->retention.raw_ms > 0 && a->opt->retention.raw_ms / 4 < every)
+			every = a->opt->retention.raw_ms / 4;
+		if (every < a->opt->interval_ms)
+			every = a->opt->interval_ms;
+		a->retention_next_ms = deleted > 0 ? ts : ts + every;
+		store_used_bytes(a->st, &a->store_bytes);
+	}
+}
+
+/* ---- the tick ---- */
+
+void agent_tick(struct agent *a)
+{
+	struct timespec t0, t1;
+	int64_t ts;
+	int ret;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ts = wallclock_now_ms(&a->wc);
+	a->ticks++;
+	sample_host(a, ts);
+	ret = ptree_scan(&a->pt, ts);
+	if (ret)
+		log_warn(ret, "cannot read the processes");
+	ret = jobs_update(&a->jobs, &a->pt, ts);
+	if (ret)
+		log_warn(ret, "cannot attribute processes to jobs");
+	if (a->gpus.ndevices || a->gpus.nopened)
+		sample_gpus(a, ts);
+	store_tick(a, ts);
+	for (size_t k = 0; k < a->jobs.njobs; k++)
+		if (!a->jobs.job[k].live)
+			a->jobs.job[k].stored_end = true;
+	retention(a, ts);
+	a->self_cpu_ms = proc_self_cpu_ms();
+	a->self_rss_bytes = self_rss_bytes();
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	a->last_tick_s = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	sender_kick(a->sender);
+	if (a->http)
+		agent_publish_view(a);
+}

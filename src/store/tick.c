@@ -1,0 +1,86 @@
+/*
+ * tick.c - the rows of one tick that `jobscope run` and the agent write the
+ * same way: host, processes, GPUs, events, and the process rows' state
+ * after a commit or an abort.  See tick.h.
+ */
+#include "tick.h"
+
+int store_tick_put_host(const struct store_tick_rows *t)
+{
+	return t->host ? store_put_host(t->st, t->node_id, t->ts_ms, t->host) : 0;
+}
+
+static int64_t job_row_of(const struct store_tick_rows *t, const struct ptree_proc *p)
+{
+	const struct job_entry *j;
+
+	if (!t->jobs)
+		return t->job_row;
+	j = p ? jobs_of(t->jobs, p) : NULL;
+	return j ? j->rec.id : 0;
+}
+
+int store_tick_put_procs(const struct store_tick_rows *t)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < t->pt->nprocs && !ret; i++) {
+		struct ptree_proc *p = &t->pt->procs[i];
+
+		if (!p->emit)
+			continue;
+		if (p->row == 0) {
+			ret = store_put_proc_info(t->st, t->node_id, job_row_of(t, p), &p->info,
+						  &p->row);
+			p->row_tick = t->tick_no;
+		} else if (p->info_dirty || !p->alive) {
+			ret = store_update_proc_info(t->st, p->row, &p->info);
+		}
+		if (!ret)
+			ret = store_put_proc_sample(t->st, p->row, t->ts_ms, &p->cur);
+	}
+	return ret;
+}
+
+int store_tick_put_gpus(const struct store_tick_rows *t)
+{
+	int ret = 0;
+
+	for (int i = 0; i < t->ndevices && !ret; i++) {
+		if (!t->gsample_ok[i] || !t->devs[i].id)
+			continue;
+		ret = store_put_gpu_sample(t->st, t->devs[i].id, t->ts_ms, &t->gsample[i]);
+		for (size_t k = 0; t->gprocs && k < t->gprocs->n && !ret; k++) {
+			const struct gpu_set_proc *gp = &t->gprocs->proc[k];
+
+			if (gp->dev != i)
+				continue;
+			ret = store_put_gpu_proc(t->st, t->devs[i].id, gp->proc ? gp->proc->row : 0,
+						 job_row_of(t, gp->proc), t->ts_ms, &gp->g);
+		}
+	}
+	return ret;
+}
+
+int store_tick_put_events(const struct store_tick_rows *t)
+{
+	int ret = 0;
+
+	for (size_t k = 0; k < t->nevents && !ret; k++)
+		ret = store_put_event(t->st, t->node_id, t->job_row, &t->events[k]);
+	return ret;
+}
+
+void store_tick_rows_kept(const struct store_tick_rows *t)
+{
+	for (size_t i = 0; i < t->pt->nprocs; i++)
+		if (t->pt->procs[i].emit)
+			t->pt->procs[i].info_dirty = false;
+}
+
+void store_tick_rows_lost(const struct store_tick_rows *t)
+{
+	for (size_t i = 0; i < t->pt->nprocs; i++)
+		if (t->pt->procs[i].row_tick == t->tick_no)
+			t->pt->procs[i].row = 0;
+}
