@@ -18,7 +18,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
-#include "agent.h"
+#include "agent/agent.h"
 #include "common/log.h"
 #include "common/sysroot.h"
 #include "common/token.h"

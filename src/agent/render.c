@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent.h"
+#include "agent/agent.h"
 #include "common/jsonw.h"
 #include "common/log.h"
 #include "common/prom.h"

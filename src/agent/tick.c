@@ -13,10 +13,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent.h"
+#include "agent/agent.h"
 #include "analysis/jobreport.h"
 #include "analysis/summary.h"
 #include "attrib/gpu_share.h"
+#include "common/array.h"
 #include "common/log.h"
 #include "common/sysroot.h"
 #include "report/report.h"
@@ -145,15 +146,8 @@ static struct agent_job_rollup *job_rollup(struct agent *a, int64_t row)
 	for (size_t i = 0; i < a->njroll; i++)
 		if (a->jroll[i].job_row == row)
 			return &a->jroll[i];
-	if (a->njroll == a->jroll_alloc) {
-		size_t n = a->jroll_alloc ? a->jroll_alloc * 2 : 16;
-		struct agent_job_rollup *r = realloc(a->jroll, n * sizeof(*r));
-
-		if (!r)
-			return NULL;
-		a->jroll = r;
-		a->jroll_alloc = n;
-	}
+	if (ARRAY_GROW(a->jroll, a->njroll, a->jroll_alloc, 16))
+		return NULL;
 	memset(&a->jroll[a->njroll], 0, sizeof(a->jroll[0]));
 	a->jroll[a->njroll].job_row = row;
 	return &a->jroll[a->njroll++];
