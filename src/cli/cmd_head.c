@@ -158,7 +158,6 @@ static void on_ingest(struct head *h, const struct http_request *req, struct htt
 	struct wire_batch wb;
 	char msg[256];
 	int64_t acked = 0;
-	struct jsonw w;
 	int ret;
 
 	if (strcmp(req->method, "POST") != 0) {
@@ -182,7 +181,7 @@ static void on_ingest(struct head *h, const struct http_request *req, struct htt
 		http_error(res, 415, "Content-Encoding: zstd or none");
 		return;
 	}
-	ret = wire_decode(body, body_len, &wb, msg, sizeof(msg));
+	ret = wire_decode_batch(body, body_len, &wb, msg, sizeof(msg));
 	if (ret == 0)
 		ret = store_ingest(h->st, &wb.b, time_now_ms(), &acked, msg, sizeof(msg));
 	if (ret == -EINVAL) {
@@ -193,26 +192,16 @@ static void on_ingest(struct head *h, const struct http_request *req, struct htt
 	} else if (ret) {
 		http_error(res, 503, "the head cannot store the batch now: send again later");
 	} else {
-		int64_t iv = 0;
-		char names[4096];
-		char *save = NULL, *tok;
+		struct wire_answer a = {.acked_seq = acked};
 
 		h->batches++;
 		/* the control channel: what the active sessions ask of this node */
-		if (store_session_control(h->st, wb.b.hostname, &iv, names, sizeof(names)))
-			names[0] = '\0';
-		jsonw_init(&w, &res->body, false);
-		jsonw_obj_begin(&w);
-		jsonw_kv_int(&w, "version", WIRE_VERSION);
-		jsonw_kv_int(&w, "acked_seq", acked);
-		jsonw_kv_int_opt(&w, "interval_ms", iv > 0, iv);
-		jsonw_key(&w, "sessions");
-		jsonw_arr_begin(&w);
-		for (tok = strtok_r(names, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-			jsonw_str(&w, tok);
-		jsonw_arr_end(&w);
-		jsonw_obj_end(&w);
-		strbuf_addch(&res->body, '\n');
+		if (store_session_control(h->st, wb.b.hostname, &a.interval_ms, a.sessions,
+					  sizeof(a.sessions))) {
+			a.interval_ms = 0;
+			a.sessions[0] = '\0';
+		}
+		wire_encode_answer(&a, &res->body);
 	}
 	wire_batch_release(&wb);
 }
