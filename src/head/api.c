@@ -137,7 +137,8 @@ void head_api_job(void *arg, const struct http_request *req, struct http_respons
 
 	jsonw_init(&w, &res->body, true);
 	if (ret == -EINVAL) {
-		http_error(res, 400, "malformed job key: scheduler:id:start_ms, scheduler:id or id");
+		http_error(res, 400,
+			   "malformed job key: scheduler:id:start_ms, scheduler:id or id");
 		return;
 	}
 	if (ret) {
@@ -212,8 +213,9 @@ void head_api_series(void *arg, const struct http_request *req, struct http_resp
 	if (!window_param(req, res, &q.when))
 		return;
 	if (!store_series_metric_ok(is_gpu, q.metric)) {
-		http_error(res, 400, is_gpu ? "metric: a gpu_samples column (docs/store.md)"
-					    : "metric: a host_samples column (docs/store.md)");
+		http_error(res, 400,
+			   is_gpu ? "metric: a gpu_samples column (docs/store.md)"
+				  : "metric: a host_samples column (docs/store.md)");
 		return;
 	}
 	jsonw_obj_begin(&w);
@@ -283,8 +285,9 @@ static int prom_each(const struct store_row *r, void *arg)
 
 	if (c->col < 0) {
 		/* agent health: 1 when it sent within 3 of its intervals */
-		bool healthy = !r->null[9] && !r->null[10] && r->num[10] > 0 &&
-			       (double)c->now_ms - r->num[9] <= HEAD_UNHEALTHY_INTERVALS * r->num[10];
+		bool healthy =
+		    !r->null[9] && !r->null[10] && r->num[10] > 0 &&
+		    (double)c->now_ms - r->num[9] <= HEAD_UNHEALTHY_INTERVALS * r->num[10];
 
 		strbuf_addstr(c->o, "jobscope_head_agent_healthy{node=\"");
 		prom_label_value(c->o, r->text[0]);
@@ -306,7 +309,8 @@ void head_metrics(void *arg, const struct http_request *req, struct http_respons
 		int col;
 		double scale;
 	} fam[] = {
-	    {"jobscope_node_memory_total_bytes", "gauge", "Memory of each node, bytes.", false, 2, 1},
+	    {"jobscope_node_memory_total_bytes", "gauge", "Memory of each node, bytes.", false, 2,
+	     1},
 	    {"jobscope_node_memory_available_bytes", "gauge", "MemAvailable, bytes.", false, 3, 1},
 	    {"jobscope_node_load1", "gauge", "1-minute load average.", false, 4, 0.001},
 	    {"jobscope_node_cpu_user_seconds_total", "counter", "CPU time in user mode, seconds.",

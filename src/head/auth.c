@@ -78,8 +78,7 @@ static bool bearer_is(const struct http_request *req, const char *token)
 }
 
 /* Reads: free, unless --read-token-file (then it, or the admin token). */
-static bool reader(const struct head *h, const struct http_request *req,
-		   struct http_response *res)
+static bool reader(const struct head *h, const struct http_request *req, struct http_response *res)
 {
 	const char *admin_token = h->has_admin_token ? h->admin_token : h->token;
 	bool has_admin = h->has_admin_token || h->has_token;
@@ -94,8 +93,8 @@ static bool reader(const struct head *h, const struct http_request *req,
 	return false;
 }
 
-bool head_auth_check(const struct head *h, enum http_access access,
-		     const struct http_request *req, struct http_response *res)
+bool head_auth_check(const struct head *h, enum http_access access, const struct http_request *req,
+		     struct http_response *res)
 {
 	switch (access) {
 	case HTTP_ACCESS_PUBLIC:

@@ -46,10 +46,10 @@ struct head_opts {
 
 /* How head_main ended, for the caller's exit code. */
 enum head_result {
-	HEAD_OK,	   /* stopped by a signal or exit_after_ms */
-	HEAD_FAIL_SETUP,   /* what the options name is unusable: a token or TLS file, the
-			      store, the listen address (said why) */
-	HEAD_FAIL_SYSTEM,  /* the system refused a resource (signalfd) */
+	HEAD_OK,	  /* stopped by a signal or exit_after_ms */
+	HEAD_FAIL_SETUP,  /* what the options name is unusable: a token or TLS file, the
+			     store, the listen address (said why) */
+	HEAD_FAIL_SYSTEM, /* the system refused a resource (signalfd) */
 };
 
 /* Runs the head until it is told to stop. */
@@ -73,8 +73,8 @@ struct head {
 /* auth.c: the token files into h: 0 or -errno (said why). */
 int head_auth_load(struct head *h, const struct head_opts *o);
 /* auth.c: whether req may use a route of that access; if not, res holds the 401 or 403. */
-bool head_auth_check(const struct head *h, enum http_access access,
-		     const struct http_request *req, struct http_response *res);
+bool head_auth_check(const struct head *h, enum http_access access, const struct http_request *req,
+		     struct http_response *res);
 
 /* routes.c: the HTTP server's handler (arg: the struct head). */
 void head_http(void *arg, const struct http_request *req, struct http_response *res);
@@ -86,8 +86,7 @@ void head_ingest_not_post(void *arg, const struct http_request *req, struct http
 /* sessions.c */
 void head_session_start(void *arg, const struct http_request *req, struct http_response *res);
 void head_session_stop(void *arg, const struct http_request *req, struct http_response *res);
-void head_session_not_post(void *arg, const struct http_request *req,
-			   struct http_response *res);
+void head_session_not_post(void *arg, const struct http_request *req, struct http_response *res);
 void head_sessions(void *arg, const struct http_request *req, struct http_response *res);
 /* A session as /profiling/sessions and /status list it. */
 void head_session_json(struct jsonw *w, const struct session_record *s);

@@ -51,7 +51,8 @@ void head_ingest(void *arg, const struct http_request *req, struct http_response
 		h->refused++;
 		http_error(res, 400, msg[0] ? msg : "bad batch");
 	} else if (ret == -ENOSPC) {
-		http_error(res, 507, "the head's disk is full: nothing was stored, send again later");
+		http_error(res, 507,
+			   "the head's disk is full: nothing was stored, send again later");
 	} else if (ret) {
 		http_error(res, 503, "the head cannot store the batch now: send again later");
 	} else {

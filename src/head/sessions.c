@@ -93,7 +93,8 @@ void head_session_stop(void *arg, const struct http_request *req, struct http_re
 		snprintf(msg, sizeof(msg), "no active session '%.200s'", name);
 		json_answer(res, 404, false, msg);
 	} else {
-		snprintf(msg, sizeof(msg), "%d session%s stopped", stopped, stopped == 1 ? "" : "s");
+		snprintf(msg, sizeof(msg), "%d session%s stopped", stopped,
+			 stopped == 1 ? "" : "s");
 		json_answer(res, 200, true, msg);
 	}
 }

@@ -74,9 +74,9 @@ static int status_session(const struct session_record *s, void *arg)
 	if (s->interval_ms > 0 && (c->interval_ms == 0 || s->interval_ms < c->interval_ms))
 		c->interval_ms = s->interval_ms;
 	if (c->files_len + strlen(s->name) + 7 < sizeof(c->files))
-		c->files_len += (size_t)snprintf(c->files + c->files_len,
-						 sizeof(c->files) - c->files_len, "%s%s.json",
-						 c->files_len ? "," : "", s->name);
+		c->files_len +=
+		    (size_t)snprintf(c->files + c->files_len, sizeof(c->files) - c->files_len,
+				     "%s%s.json", c->files_len ? "," : "", s->name);
 	head_session_json(c->w, s);
 	return 0;
 }

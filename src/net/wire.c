@@ -154,12 +154,13 @@ int wire_decode_answer(const char *body, size_t len, struct wire_answer *a)
 	}
 	a->acked_seq = (int64_t)item->valuedouble;
 	item = cJSON_GetObjectItemCaseSensitive(doc, "interval_ms");
-	a->interval_ms = cJSON_IsNumber(item) && item->valuedouble > 0 ? (int64_t)item->valuedouble
-								       : 0;
+	a->interval_ms =
+	    cJSON_IsNumber(item) && item->valuedouble > 0 ? (int64_t)item->valuedouble : 0;
 	item = cJSON_GetObjectItemCaseSensitive(doc, "sessions");
 	if (!cJSON_IsArray(item))
 		item = NULL;
-	cJSON_ArrayForEach(name, item) {
+	cJSON_ArrayForEach(name, item)
+	{
 		size_t n;
 
 		if (!cJSON_IsString(name) || !name->valuestring[0])
@@ -248,7 +249,8 @@ static int decode_table(struct wire_batch *wb, const cJSON *tbl, char *msg, size
 	rows = cJSON_GetObjectItemCaseSensitive(tbl, "rows");
 	if (!cJSON_IsArray(jcols) || !cJSON_IsArray(rows))
 		return fail(msg, size, "%s: columns and rows must be arrays", tbl->string);
-	cJSON_ArrayForEach(c, jcols) {
+	cJSON_ArrayForEach(c, jcols)
+	{
 		if (n >= STORE_ROWSET_MAX_COLUMNS || !cJSON_IsString(c) ||
 		    !is_name(c->valuestring, 64))
 			return fail(msg, size, "%s: bad or too many columns", tbl->string);
@@ -272,17 +274,20 @@ static int decode_table(struct wire_batch *wb, const cJSON *tbl, char *msg, size
 	ret = store_rowset_reserve(rs, t, nrows);
 	if (ret)
 		return ret;
-	cJSON_ArrayForEach(row, rows) {
+	cJSON_ArrayForEach(row, rows)
+	{
 		struct store_value *cells;
 		const cJSON *v;
 		int k = 0;
 
 		if (!cJSON_IsArray(row) || cJSON_GetArraySize(row) != n)
-			return fail(msg, size, "%s: row %zu does not have %d values", t->name, r, n);
+			return fail(msg, size, "%s: row %zu does not have %d values", t->name, r,
+				    n);
 		ret = store_rowset_add_row(rs, t, &cells);
 		if (ret)
 			return ret;
-		cJSON_ArrayForEach(v, row) {
+		cJSON_ArrayForEach(v, row)
+		{
 			struct store_value *out = &cells[k++];
 
 			if (cJSON_IsNull(v)) {
@@ -297,8 +302,9 @@ static int decode_table(struct wire_batch *wb, const cJSON *tbl, char *msg, size
 				out->type = STORE_VALUE_REAL;
 				out->d = v->valuedouble;
 			} else {
-				return fail(msg, size, "%s: row %zu: a value that is not a number, "
-						       "a string or null",
+				return fail(msg, size,
+					    "%s: row %zu: a value that is not a number, "
+					    "a string or null",
 					    t->name, r);
 			}
 		}
@@ -344,15 +350,16 @@ int wire_decode_batch(const char *body, size_t len, struct wire_batch *wb, char 
 		b->boot_ms = v;
 	if (get_key_int(doc, "interval_ms", &v) && v > 0 && v < 86400000)
 		b->interval_ms = v;
-	if (!get_key_int(doc, "from_seq", &b->from_seq) || !get_key_int(doc, "to_seq", &b->to_seq) ||
-	    b->from_seq < 0 || b->to_seq < b->from_seq)
+	if (!get_key_int(doc, "from_seq", &b->from_seq) ||
+	    !get_key_int(doc, "to_seq", &b->to_seq) || b->from_seq < 0 || b->to_seq < b->from_seq)
 		return fail(msg, size, "from_seq and to_seq: integers, 0 <= from_seq <= to_seq");
 	if (get_key_int(doc, "max_seq", &v) && v >= 0)
 		b->max_seq = v; /* informative: the head does not use it */
 	tables = cJSON_GetObjectItemCaseSensitive(doc, "tables");
 	if (tables && !cJSON_IsObject(tables))
 		return fail(msg, size, "tables: an object");
-	cJSON_ArrayForEach(tbl, tables) {
+	cJSON_ArrayForEach(tbl, tables)
+	{
 		ret = decode_table(wb, tbl, msg, size, &total_rows);
 		if (ret)
 			return ret;

@@ -25,7 +25,7 @@
 
 #define WIRE_VERSION	 1
 #define WIRE_MAX_BODY	 (64u << 20) /* bytes of JSON a head takes in one request */
-#define WIRE_MAX_ROWS	 200000	    /* rows (cells / columns) of one batch */
+#define WIRE_MAX_ROWS	 200000	     /* rows (cells / columns) of one batch */
 #define WIRE_MAX_TABLES	 STORE_ROWSET_MAX_TABLES
 #define WIRE_MAX_COLUMNS STORE_ROWSET_MAX_COLUMNS
 
@@ -67,8 +67,8 @@ void wire_batch_release(struct wire_batch *wb);
 /* The head's answer to a committed batch (the control channel included). */
 #define WIRE_SESSIONS_MAX 4096
 struct wire_answer {
-	int64_t acked_seq;	/* the highest seq of this agent the head holds */
-	int64_t interval_ms;	/* what the active sessions ask of the node; 0: nothing */
+	int64_t acked_seq;		  /* the highest seq of this agent the head holds */
+	int64_t interval_ms;		  /* what the active sessions ask of the node; 0: nothing */
 	char sessions[WIRE_SESSIONS_MAX]; /* their names, comma-separated */
 };
 /* {"version", "acked_seq", "interval_ms" (null for 0), "sessions": [...]} and a newline. */

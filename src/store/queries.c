@@ -81,15 +81,14 @@ static const char sql_series_host[] =
 
 /* The columns a series may be of (no other name reaches SQL). */
 static const char *const host_series[] = {
-    "cpu_user_ms",     "cpu_system_ms",	      "cpu_idle_ms",	 "cpu_iowait_ms",
-    "mem_available_bytes", "mem_free_bytes",  "swap_free_bytes", "load1_milli",
-    "procs_running",   "procs_blocked",	      "disk_read_bytes", "disk_write_bytes",
-    "net_rx_bytes",    "net_tx_bytes",	      NULL,
+    "cpu_user_ms",     "cpu_system_ms",	   "cpu_idle_ms",  "cpu_iowait_ms", "mem_available_bytes",
+    "mem_free_bytes",  "swap_free_bytes",  "load1_milli",  "procs_running", "procs_blocked",
+    "disk_read_bytes", "disk_write_bytes", "net_rx_bytes", "net_tx_bytes",  NULL,
 };
 static const char *const gpu_series[] = {
-    "util_pct",	   "mem_util_pct", "mem_used_bytes", "pcie_rx_bps", "pcie_tx_bps",
-    "nvlink_rx_bytes", "nvlink_tx_bytes", "power_mw",     "energy_mj",   "temp_c",
-    "sm_clock_mhz",    NULL,
+    "util_pct",	   "mem_util_pct",    "mem_used_bytes",	 "pcie_rx_bps",
+    "pcie_tx_bps", "nvlink_rx_bytes", "nvlink_tx_bytes", "power_mw",
+    "energy_mj",   "temp_c",	      "sm_clock_mhz",	 NULL,
 };
 
 static const char sql_devices[] =
@@ -141,8 +140,8 @@ static const char *param_ms(char *buf, size_t size, bool has, int64_t ms)
 	return buf;
 }
 
-static int query_json(struct store *st, const char *sql, const char *const *params,
-		      bool first_only, struct jsonw *w)
+static int query_json(struct store *st, const char *sql, const char *const *params, bool first_only,
+		      struct jsonw *w)
 {
 	int64_t n;
 
@@ -183,8 +182,8 @@ int store_query_job(struct store *st, int64_t job_row, struct jsonw *w)
 	return query_json(st, sql_job, p, true, w);
 }
 
-int store_query_session_nodes(struct store *st, int64_t from_ms, int64_t to_ms,
-			      const char *nodes, struct jsonw *w)
+int store_query_session_nodes(struct store *st, int64_t from_ms, int64_t to_ms, const char *nodes,
+			      struct jsonw *w)
 {
 	char from[32], to[32];
 	const char *p[] = {from, to, nodes, NULL};
@@ -205,10 +204,9 @@ bool store_series_metric_ok(bool gpu, const char *metric)
 int store_query_series(struct store *st, const struct store_series_query *q, struct jsonw *w)
 {
 	char since[32], until[32], sql[768];
-	const char *p[] = {q->node,
-			   param_ms(since, sizeof(since), q->when.has_since, q->when.since_ms),
-			   param_ms(until, sizeof(until), q->when.has_until, q->when.until_ms), q->gpu,
-			   NULL};
+	const char *p[] = {
+	    q->node, param_ms(since, sizeof(since), q->when.has_since, q->when.since_ms),
+	    param_ms(until, sizeof(until), q->when.has_until, q->when.until_ms), q->gpu, NULL};
 	bool gpu = q->gpu != NULL;
 
 	if (!q->node || !q->metric || !store_series_metric_ok(gpu, q->metric))
@@ -251,6 +249,5 @@ int store_history_rows(struct store *st, int64_t since_ms, int64_t until_ms, con
 			       &schema);
 	if (ret)
 		return ret;
-	return store_query_rows(st, schema >= 3 ? sql_history_v3 : sql_history_v1, params, fn,
-				arg);
+	return store_query_rows(st, schema >= 3 ? sql_history_v3 : sql_history_v1, params, fn, arg);
 }

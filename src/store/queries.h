@@ -51,7 +51,7 @@ int store_query_gpus(struct store *st, struct jsonw *w);
 
 /* Jobs (not sessions) by start, newest first, at most STORE_QUERY_MAX_ROWS. */
 struct store_jobs_filter {
-	const char *user, *node; /* NULL or "": any */
+	const char *user, *node;  /* NULL or "": any */
 	struct store_window when; /* jobs that overlap it */
 };
 int store_query_jobs(struct store *st, const struct store_jobs_filter *f, struct jsonw *w);
@@ -61,8 +61,8 @@ int store_query_job(struct store *st, int64_t job_row, struct jsonw *w);
  * What each node sent between from_ms and to_ms (nodes: "a,b", or NULL or
  * "" for every node): node, frames, first_ms, last_ms.
  */
-int store_query_session_nodes(struct store *st, int64_t from_ms, int64_t to_ms,
-			      const char *nodes, struct jsonw *w);
+int store_query_session_nodes(struct store *st, int64_t from_ms, int64_t to_ms, const char *nodes,
+			      struct jsonw *w);
 
 /* Whether metric is a column a series may be of (gpu: of gpu_samples, else host_samples). */
 bool store_series_metric_ok(bool gpu, const char *metric);
