@@ -13,13 +13,11 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/jsonw.h"
-#include "common/log.h"
 #include "common/prom.h"
 #include "common/timeutil.h"
 #include "report/report_query.h"
