@@ -1,8 +1,8 @@
 /*
  * history.c - reserved vs used over a window, grouped: the aggregation
- * (jobs spread over their run time, sliced by hour for hour/weekday) and
- * the store query behind it.  The tables are rendered by
- * report/history_render.c.
+ * (jobs spread over their run time, sliced by hour for hour/weekday) of
+ * the jobs the store's history query gives (store/queries.c).  The tables
+ * are rendered by report/history_render.c.
  */
 #include "analysis/history.h"
 
@@ -18,6 +18,7 @@
 #include "common/log.h"
 #include "common/timeutil.h"
 #include "analysis/jobreport.h"
+#include "store/queries.h"
 
 #define GIB	(1024.0 * 1024 * 1024)
 #define HOUR_MS 3600000LL
@@ -345,46 +346,12 @@ static int fill_from_samples(struct store *st, struct history_job *j)
 	return ret;
 }
 
-static int schema_of(const struct store_row *r, void *arg)
-{
-	*(int *)arg = (int)r->num[0];
-	return 0;
-}
-
 int history_load(struct history *h, struct store *st, const struct history_filter *f)
 {
-	/* schema 3 and later: reservations and summaries */
-	static const char sql_v3[] =
-	    "SELECT j.id, j.scheduler, j.job_id, COALESCE(j.user, ''), n.hostname, j.start_ms,"
-	    " j.end_ms, (SELECT MAX(ts_ms) FROM job_samples WHERE job_id = j.id),"
-	    " j.reserved_cpus, j.cores_allowed, s.cpu_ms, j.reserved_mem_bytes, s.rss_peak_bytes,"
-	    " j.reserved_gpus, s.gpus_used, s.gpu_util_avg_pct, s.job_id IS NOT NULL"
-	    " FROM jobs j JOIN nodes n ON n.id = j.node_id"
-	    " LEFT JOIN job_summaries s ON s.job_id = j.id"
-	    " WHERE j.start_ms < ?2 AND (j.end_ms IS NULL OR j.end_ms > ?1)"
-	    " AND (?3 IS NULL OR j.user = ?3) AND (?4 IS NULL OR n.hostname = ?4)"
-	    " ORDER BY j.start_ms, j.id";
-	static const char sql_v1[] =
-	    "SELECT j.id, j.scheduler, j.job_id, COALESCE(j.user, ''), n.hostname, j.start_ms,"
-	    " j.end_ms, (SELECT MAX(ts_ms) FROM job_samples WHERE job_id = j.id),"
-	    " NULL, j.cores_allowed, NULL, NULL, NULL, NULL, NULL, NULL, 0"
-	    " FROM jobs j JOIN nodes n ON n.id = j.node_id"
-	    " WHERE j.start_ms < ?2 AND (j.end_ms IS NULL OR j.end_ms > ?1)"
-	    " AND (?3 IS NULL OR j.user = ?3) AND (?4 IS NULL OR n.hostname = ?4)"
-	    " ORDER BY j.start_ms, j.id";
-	char since[24], until[24];
-	const char *params[] = {since, until, f->user ? f->user : "", f->node ? f->node : "",
-				NULL};
 	struct load l = {0};
-	int schema = 0, ret;
+	int ret;
 
-	snprintf(since, sizeof(since), "%" PRId64, f->since_ms);
-	snprintf(until, sizeof(until), "%" PRId64, f->until_ms);
-	ret = store_query_rows(st, "SELECT user_version FROM pragma_user_version", NULL, schema_of,
-			       &schema);
-	if (ret)
-		return ret;
-	ret = store_query_rows(st, schema >= 3 ? sql_v3 : sql_v1, params, load_row, &l);
+	ret = store_history_rows(st, f->since_ms, f->until_ms, f->user, f->node, load_row, &l);
 	if (!ret)
 		ret = l.ret;
 	for (size_t i = 0; i < l.nmissing && !ret; i++) {

@@ -11,12 +11,11 @@
 #include <string.h>
 #include <time.h>
 
-#include <cjson/cJSON.h>
 #include <curl/curl.h>
 
-#include "common/jsonw.h"
 #include "common/log.h"
 #include "common/timeutil.h"
+#include "store/store.h"
 
 #define SENDER_FIRST_ROWS   2000    /* rows in a batch when current */
 #define SENDER_MAX_ROWS	    50000   /* ... and at most, catching up */
@@ -40,6 +39,8 @@ struct sender {
 	CURL *curl;
 	struct curl_slist *headers, *zheaders;
 	struct strbuf body, answer, zbody;
+	struct store_batch batch; /* the rows being sent (released once encoded) */
+	struct wire_answer reply;
 };
 
 static size_t on_answer(char *data, size_t size, size_t nmemb, void *arg)
@@ -82,7 +83,6 @@ static int post(struct sender *s, int64_t *acked, int64_t *interval_ms)
 {
 	long status = 0;
 	CURLcode rc;
-	cJSON *doc, *item;
 
 	strbuf_reset(&s->answer);
 	/* large batches (catching up) go compressed: JSON rows shrink ~10x */
@@ -108,19 +108,36 @@ static int post(struct sender *s, int64_t *acked, int64_t *interval_ms)
 		return status >= 400 && status < 500 && status != 408 && status != 429 ? -EINVAL
 											 : -EAGAIN;
 	}
-	doc = cJSON_ParseWithLength(s->answer.buf, s->answer.len);
-	item = doc ? cJSON_GetObjectItemCaseSensitive(doc, "acked_seq") : NULL;
-	if (!cJSON_IsNumber(item) || item->valuedouble < 0) {
-		cJSON_Delete(doc);
+	if (wire_decode_answer(s->answer.buf, s->answer.len, &s->reply)) {
 		set_error(s, "an answer without acked_seq");
 		return -EAGAIN;
 	}
-	*acked = (int64_t)item->valuedouble;
-	item = cJSON_GetObjectItemCaseSensitive(doc, "interval_ms");
-	*interval_ms = cJSON_IsNumber(item) && item->valuedouble > 0 ? (int64_t)item->valuedouble
-								     : 0;
-	cJSON_Delete(doc);
+	*acked = s->reply.acked_seq;
+	*interval_ms = s->reply.interval_ms;
 	return 0;
+}
+
+/*
+ * The rows after cursor (at most max_rows) as the body of a batch, in
+ * s->body: 0 or -errno.  *max_seq: the store's last seq, read after.
+ */
+static int encode_batch(struct sender *s, struct store *st, int64_t cursor, int64_t max_rows,
+			int64_t *to_seq, int64_t *max_seq, int64_t *nrows)
+{
+	struct store_batch *b = &s->batch;
+	int ret;
+
+	b->from_seq = cursor;
+	ret = store_export_batch(st, cursor, max_rows, &b->rows, to_seq, &b->max_seq, nrows);
+	if (ret)
+		return ret;
+	b->to_seq = *to_seq;
+	ret = wire_encode_batch(b, &s->body);
+	/* the rows live on in the body only: a backlog's batch is not held twice */
+	store_rowset_release(&b->rows);
+	if (store_max_seq(st, max_seq))
+		*max_seq = *to_seq;
+	return ret;
 }
 
 /*
@@ -178,25 +195,10 @@ static void *sender_main(void *arg)
 		}
 		if (cursor < 0) {
 			/* hello: no rows, just "what do you hold of me?" */
-			struct jsonw w;
-
 			ret = store_max_seq(st, &max_seq);
-			strbuf_reset(&s->body);
-			jsonw_init(&w, &s->body, false);
-			jsonw_obj_begin(&w);
-			jsonw_kv_int(&w, "version", WIRE_VERSION);
-			jsonw_kv_str(&w, "agent_id", s->opt.who.agent_id);
-			jsonw_key(&w, "node");
-			jsonw_obj_begin(&w);
-			jsonw_kv_str(&w, "hostname", s->opt.who.hostname);
-			jsonw_obj_end(&w);
-			jsonw_kv_int(&w, "interval_ms", s->opt.who.interval_ms);
-			jsonw_kv_int(&w, "from_seq", 0);
-			jsonw_kv_int(&w, "to_seq", 0);
-			jsonw_obj_end(&w);
+			wire_encode_hello(&s->opt.who, &s->body);
 		} else {
-			ret = wire_encode(st, &s->opt.who, cursor, rows, &s->body, &to_seq,
-					  &max_seq, &nrows);
+			ret = encode_batch(s, st, cursor, rows, &to_seq, &max_seq, &nrows);
 			if (ret == 0 && to_seq <= cursor) {
 				pthread_mutex_lock(&s->lock);
 				s->stats.max_seq = max_seq;
@@ -267,6 +269,8 @@ int sender_start(const struct sender_opts *o, struct sender **out)
 	s->opt = *o;
 	snprintf(s->db_path, sizeof(s->db_path), "%s", o->db_path);
 	s->opt.db_path = s->db_path;
+	store_rowset_init(&s->batch.rows, 0);
+	wire_batch_from(&s->batch, &o->who);
 	/* "http://head:8091" or "http://head:8091/": the ingest path is ours */
 	n = (int)strlen(o->url);
 	while (n > 0 && o->url[n - 1] == '/')
@@ -349,6 +353,7 @@ void sender_stop(struct sender *s)
 	strbuf_release(&s->zbody);
 	strbuf_release(&s->body);
 	strbuf_release(&s->answer);
+	store_rowset_release(&s->batch.rows);
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&s->cond);
 	free(s);

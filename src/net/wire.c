@@ -1,5 +1,7 @@
 /*
- * wire.c - encoding and decoding ingest batches (see wire.h, docs/wire.md).
+ * wire.c - the ingest protocol (see wire.h, docs/wire.md): a batch's row
+ * set to JSON and back, the hello, the head's answer to JSON and back, and
+ * zstd bodies.
  */
 #include "net/wire.h"
 
@@ -15,12 +17,90 @@
 
 #include "common/jsonw.h"
 
-int wire_encode(struct store *st, const struct wire_sender *who, int64_t after_seq,
-		int64_t max_rows, struct strbuf *out, int64_t *to_seq, int64_t *max_seq,
-		int64_t *nrows)
+void wire_batch_from(struct store_batch *b, const struct wire_sender *who)
+{
+	snprintf(b->agent_id, sizeof(b->agent_id), "%s", who->agent_id);
+	snprintf(b->hostname, sizeof(b->hostname), "%s", who->hostname);
+	b->cores = who->cores;
+	b->mem_total_bytes = who->mem_total_bytes;
+	b->boot_ms = who->boot_ms;
+	b->interval_ms = who->interval_ms;
+}
+
+/* "name": {"columns": [...], "rows": [[...], ...]} */
+static void encode_table(struct jsonw *w, const struct store_table *t)
+{
+	jsonw_key(w, t->name);
+	jsonw_obj_begin(w);
+	jsonw_key(w, "columns");
+	jsonw_arr_begin(w);
+	for (int c = 0; c < t->ncols; c++)
+		jsonw_str(w, t->cols[c]);
+	jsonw_arr_end(w);
+	jsonw_key(w, "rows");
+	jsonw_arr_begin(w);
+	for (size_t r = 0; r < t->nrows; r++) {
+		const struct store_value *row = &t->cells[r * (size_t)t->ncols];
+
+		jsonw_arr_begin(w);
+		for (int c = 0; c < t->ncols; c++) {
+			const struct store_value *v = &row[c];
+
+			switch (v->type) {
+			case STORE_VALUE_INT:
+				jsonw_int(w, v->i);
+				break;
+			case STORE_VALUE_REAL:
+				jsonw_double(w, v->d, 6);
+				break;
+			case STORE_VALUE_TEXT:
+				jsonw_strn(w, v->s, v->len);
+				break;
+			default:
+				jsonw_null(w);
+				break;
+			}
+		}
+		jsonw_arr_end(w);
+	}
+	jsonw_arr_end(w);
+	jsonw_obj_end(w);
+}
+
+int wire_encode_batch(const struct store_batch *b, struct strbuf *out)
 {
 	struct jsonw w;
-	int ret;
+
+	strbuf_reset(out);
+	jsonw_init(&w, out, false);
+	jsonw_obj_begin(&w);
+	jsonw_kv_int(&w, "version", WIRE_VERSION);
+	jsonw_kv_str(&w, "agent_id", b->agent_id);
+	jsonw_key(&w, "node");
+	jsonw_obj_begin(&w);
+	jsonw_kv_str(&w, "hostname", b->hostname);
+	jsonw_kv_int(&w, "cores", b->cores);
+	jsonw_kv_int(&w, "mem_total_bytes", (int64_t)b->mem_total_bytes);
+	jsonw_kv_int(&w, "boot_ms", b->boot_ms);
+	jsonw_obj_end(&w);
+	jsonw_kv_int(&w, "interval_ms", b->interval_ms);
+	jsonw_kv_int(&w, "from_seq", b->from_seq);
+	jsonw_key(&w, "to_seq");
+	jsonw_int(&w, b->to_seq);
+	jsonw_key(&w, "max_seq");
+	jsonw_int(&w, b->max_seq);
+	jsonw_key(&w, "tables");
+	jsonw_obj_begin(&w);
+	for (size_t i = 0; i < b->rows.ntables && !jsonw_error(&w); i++)
+		encode_table(&w, &b->rows.tables[i]);
+	jsonw_obj_end(&w);
+	jsonw_obj_end(&w);
+	return jsonw_error(&w);
+}
+
+int wire_encode_hello(const struct wire_sender *who, struct strbuf *out)
+{
+	struct jsonw w;
 
 	strbuf_reset(out);
 	jsonw_init(&w, out, false);
@@ -30,19 +110,69 @@ int wire_encode(struct store *st, const struct wire_sender *who, int64_t after_s
 	jsonw_key(&w, "node");
 	jsonw_obj_begin(&w);
 	jsonw_kv_str(&w, "hostname", who->hostname);
-	jsonw_kv_int(&w, "cores", who->cores);
-	jsonw_kv_int(&w, "mem_total_bytes", (int64_t)who->mem_total_bytes);
-	jsonw_kv_int(&w, "boot_ms", who->boot_ms);
 	jsonw_obj_end(&w);
 	jsonw_kv_int(&w, "interval_ms", who->interval_ms);
-	jsonw_kv_int(&w, "from_seq", after_seq);
-	ret = store_export_batch(st, after_seq, max_rows, &w, to_seq, nrows);
-	if (ret)
-		return ret;
+	jsonw_kv_int(&w, "from_seq", 0);
+	jsonw_kv_int(&w, "to_seq", 0);
 	jsonw_obj_end(&w);
-	if (!ret && store_max_seq(st, max_seq))
-		*max_seq = *to_seq;
 	return jsonw_error(&w);
+}
+
+int wire_encode_answer(const struct wire_answer *a, struct strbuf *out)
+{
+	char names[WIRE_SESSIONS_MAX], *save = NULL, *tok;
+	struct jsonw w;
+
+	snprintf(names, sizeof(names), "%s", a->sessions);
+	strbuf_reset(out);
+	jsonw_init(&w, out, false);
+	jsonw_obj_begin(&w);
+	jsonw_kv_int(&w, "version", WIRE_VERSION);
+	jsonw_kv_int(&w, "acked_seq", a->acked_seq);
+	jsonw_kv_int_opt(&w, "interval_ms", a->interval_ms > 0, a->interval_ms);
+	jsonw_key(&w, "sessions");
+	jsonw_arr_begin(&w);
+	for (tok = strtok_r(names, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		jsonw_str(&w, tok);
+	jsonw_arr_end(&w);
+	jsonw_obj_end(&w);
+	strbuf_addch(out, '\n');
+	return jsonw_error(&w) ? jsonw_error(&w) : strbuf_error(out);
+}
+
+int wire_decode_answer(const char *body, size_t len, struct wire_answer *a)
+{
+	cJSON *doc = cJSON_ParseWithLength(body, len);
+	const cJSON *item = doc ? cJSON_GetObjectItemCaseSensitive(doc, "acked_seq") : NULL;
+	const cJSON *name;
+	size_t used = 0;
+
+	memset(a, 0, sizeof(*a));
+	if (!cJSON_IsNumber(item) || item->valuedouble < 0) {
+		cJSON_Delete(doc);
+		return -EINVAL;
+	}
+	a->acked_seq = (int64_t)item->valuedouble;
+	item = cJSON_GetObjectItemCaseSensitive(doc, "interval_ms");
+	a->interval_ms =
+	    cJSON_IsNumber(item) && item->valuedouble > 0 ? (int64_t)item->valuedouble : 0;
+	item = cJSON_GetObjectItemCaseSensitive(doc, "sessions");
+	if (!cJSON_IsArray(item))
+		item = NULL;
+	cJSON_ArrayForEach(name, item)
+	{
+		size_t n;
+
+		if (!cJSON_IsString(name) || !name->valuestring[0])
+			continue;
+		n = strlen(name->valuestring);
+		if (used + (used > 0) + n >= sizeof(a->sessions))
+			break;
+		used += (size_t)snprintf(a->sessions + used, sizeof(a->sessions) - used, "%s%s",
+					 used ? "," : "", name->valuestring);
+	}
+	cJSON_Delete(doc);
+	return 0;
 }
 
 static int fail(char *msg, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -102,71 +232,79 @@ static bool is_name(const char *s, size_t max)
 static int decode_table(struct wire_batch *wb, const cJSON *tbl, char *msg, size_t size,
 			size_t *total_rows)
 {
-	struct ingest_batch *b = &wb->b;
-	struct wire_table *t;
-	const cJSON *cols, *rows, *c, *row;
-	struct wire_value *cells;
-	size_t r = 0;
-	int n = 0;
+	struct store_rowset *rs = &wb->b.rows;
+	const char *cols[STORE_ROWSET_MAX_COLUMNS];
+	const cJSON *jcols, *rows, *c, *row;
+	struct store_table *t;
+	size_t r = 0, nrows;
+	int n = 0, ret;
 
-	if (b->ntables >= WIRE_MAX_TABLES)
+	if (rs->ntables >= STORE_ROWSET_MAX_TABLES)
 		return fail(msg, size, "too many tables");
 	if (!is_name(tbl->string, sizeof(t->name)) || !cJSON_IsObject(tbl))
 		return fail(msg, size, "tables: a member that is not a table");
-	t = &b->tables[b->ntables];
-	memset(t, 0, sizeof(*t));
-	snprintf(t->name, sizeof(t->name), "%s", tbl->string);
-	for (size_t i = 0; i < b->ntables; i++)
-		if (strcmp(b->tables[i].name, t->name) == 0)
-			return fail(msg, size, "table %s twice", t->name);
-	cols = cJSON_GetObjectItemCaseSensitive(tbl, "columns");
+	if (store_rowset_table(rs, tbl->string))
+		return fail(msg, size, "table %s twice", tbl->string);
+	jcols = cJSON_GetObjectItemCaseSensitive(tbl, "columns");
 	rows = cJSON_GetObjectItemCaseSensitive(tbl, "rows");
-	if (!cJSON_IsArray(cols) || !cJSON_IsArray(rows))
-		return fail(msg, size, "%s: columns and rows must be arrays", t->name);
-	cJSON_ArrayForEach(c, cols) {
-		if (n >= WIRE_MAX_COLUMNS || !cJSON_IsString(c) || !is_name(c->valuestring, 64))
-			return fail(msg, size, "%s: bad or too many columns", t->name);
+	if (!cJSON_IsArray(jcols) || !cJSON_IsArray(rows))
+		return fail(msg, size, "%s: columns and rows must be arrays", tbl->string);
+	cJSON_ArrayForEach(c, jcols)
+	{
+		if (n >= STORE_ROWSET_MAX_COLUMNS || !cJSON_IsString(c) ||
+		    !is_name(c->valuestring, 64))
+			return fail(msg, size, "%s: bad or too many columns", tbl->string);
 		for (int k = 0; k < n; k++)
-			if (strcmp(t->cols[k], c->valuestring) == 0)
-				return fail(msg, size, "%s: column %s twice", t->name,
+			if (strcmp(cols[k], c->valuestring) == 0)
+				return fail(msg, size, "%s: column %s twice", tbl->string,
 					    c->valuestring);
-		t->cols[n++] = c->valuestring;
+		cols[n++] = c->valuestring;
 	}
 	if (n == 0)
-		return fail(msg, size, "%s: no columns", t->name);
-	t->ncols = n;
-	t->nrows = (size_t)cJSON_GetArraySize(rows);
-	*total_rows += t->nrows;
+		return fail(msg, size, "%s: no columns", tbl->string);
+	nrows = (size_t)cJSON_GetArraySize(rows);
+	*total_rows += nrows;
 	if (*total_rows > WIRE_MAX_ROWS)
 		return fail(msg, size, "more than %u rows in one batch", WIRE_MAX_ROWS);
-	cells = calloc(t->nrows * (size_t)n + 1, sizeof(*cells));
-	if (!cells)
-		return -ENOMEM;
-	wb->cells[b->ntables] = cells;
-	t->cells = cells;
-	b->ntables++;
-	cJSON_ArrayForEach(row, rows) {
+	ret = store_rowset_add_table(rs, tbl->string, &t);
+	if (ret)
+		return ret;
+	memcpy(t->cols, cols, (size_t)n * sizeof(cols[0]));
+	t->ncols = n;
+	ret = store_rowset_reserve(rs, t, nrows);
+	if (ret)
+		return ret;
+	cJSON_ArrayForEach(row, rows)
+	{
+		struct store_value *cells;
 		const cJSON *v;
 		int k = 0;
 
 		if (!cJSON_IsArray(row) || cJSON_GetArraySize(row) != n)
-			return fail(msg, size, "%s: row %zu does not have %d values", t->name, r, n);
-		cJSON_ArrayForEach(v, row) {
-			struct wire_value *out = &cells[r * (size_t)n + (size_t)k++];
+			return fail(msg, size, "%s: row %zu does not have %d values", t->name, r,
+				    n);
+		ret = store_rowset_add_row(rs, t, &cells);
+		if (ret)
+			return ret;
+		cJSON_ArrayForEach(v, row)
+		{
+			struct store_value *out = &cells[k++];
 
 			if (cJSON_IsNull(v)) {
-				out->type = WIRE_NULL;
+				out->type = STORE_VALUE_NULL;
 			} else if (cJSON_IsString(v)) {
-				out->type = WIRE_TEXT;
+				out->type = STORE_VALUE_TEXT;
 				out->s = v->valuestring;
+				out->len = (uint32_t)strlen(v->valuestring);
 			} else if (get_int(v, &out->i)) {
-				out->type = WIRE_INT;
+				out->type = STORE_VALUE_INT;
 			} else if (cJSON_IsNumber(v) && isfinite(v->valuedouble)) {
-				out->type = WIRE_REAL;
+				out->type = STORE_VALUE_REAL;
 				out->d = v->valuedouble;
 			} else {
-				return fail(msg, size, "%s: row %zu: a value that is not a number, "
-						       "a string or null",
+				return fail(msg, size,
+					    "%s: row %zu: a value that is not a number, "
+					    "a string or null",
 					    t->name, r);
 			}
 		}
@@ -175,9 +313,9 @@ static int decode_table(struct wire_batch *wb, const cJSON *tbl, char *msg, size
 	return 0;
 }
 
-int wire_decode(const char *body, size_t len, struct wire_batch *wb, char *msg, size_t size)
+int wire_decode_batch(const char *body, size_t len, struct wire_batch *wb, char *msg, size_t size)
 {
-	struct ingest_batch *b = &wb->b;
+	struct store_batch *b = &wb->b;
 	const cJSON *node, *tables, *tbl;
 	cJSON *doc;
 	int64_t v;
@@ -185,6 +323,7 @@ int wire_decode(const char *body, size_t len, struct wire_batch *wb, char *msg, 
 	int ret;
 
 	memset(wb, 0, sizeof(*wb));
+	store_rowset_init(&b->rows, 0);
 	msg[0] = '\0';
 	if (len > WIRE_MAX_BODY)
 		return fail(msg, size, "batch larger than %u bytes", WIRE_MAX_BODY);
@@ -211,13 +350,16 @@ int wire_decode(const char *body, size_t len, struct wire_batch *wb, char *msg, 
 		b->boot_ms = v;
 	if (get_key_int(doc, "interval_ms", &v) && v > 0 && v < 86400000)
 		b->interval_ms = v;
-	if (!get_key_int(doc, "from_seq", &b->from_seq) || !get_key_int(doc, "to_seq", &b->to_seq) ||
-	    b->from_seq < 0 || b->to_seq < b->from_seq)
+	if (!get_key_int(doc, "from_seq", &b->from_seq) ||
+	    !get_key_int(doc, "to_seq", &b->to_seq) || b->from_seq < 0 || b->to_seq < b->from_seq)
 		return fail(msg, size, "from_seq and to_seq: integers, 0 <= from_seq <= to_seq");
+	if (get_key_int(doc, "max_seq", &v) && v >= 0)
+		b->max_seq = v; /* informative: the head does not use it */
 	tables = cJSON_GetObjectItemCaseSensitive(doc, "tables");
 	if (tables && !cJSON_IsObject(tables))
 		return fail(msg, size, "tables: an object");
-	cJSON_ArrayForEach(tbl, tables) {
+	cJSON_ArrayForEach(tbl, tables)
+	{
 		ret = decode_table(wb, tbl, msg, size, &total_rows);
 		if (ret)
 			return ret;
@@ -227,8 +369,7 @@ int wire_decode(const char *body, size_t len, struct wire_batch *wb, char *msg, 
 
 void wire_batch_release(struct wire_batch *wb)
 {
-	for (size_t i = 0; i < WIRE_MAX_TABLES; i++)
-		free(wb->cells[i]);
+	store_rowset_release(&wb->b.rows);
 	cJSON_Delete(wb->json);
 	memset(wb, 0, sizeof(*wb));
 }

@@ -171,52 +171,27 @@ int store_used_bytes(struct store *st, uint64_t *bytes);
 /*
  * Streaming to a head (docs/wire.md).  The agent side: every fact row with
  * after_seq < seq <= *to_seq (at most max_rows of them: seq is one counter
- * across the fact tables) and the dimension rows they reference, written
- * into w as "to_seq", "max_seq" and "tables" members of the object the
- * caller opened.  *nrows: rows written.
+ * across the fact tables) and the dimension rows they reference, read in
+ * one transaction into out (released first; a table only when it has
+ * rows, facts first).  *max_seq: the highest seq when read; *nrows: rows.
+ * The row set and batch types: store/rowset.h.
  */
-int store_export_batch(struct store *st, int64_t after_seq, int64_t max_rows, struct jsonw *w,
-		       int64_t *to_seq, int64_t *nrows);
+struct store_rowset;
+struct store_batch;
+int store_export_batch(struct store *st, int64_t after_seq, int64_t max_rows,
+		       struct store_rowset *out, int64_t *to_seq, int64_t *max_seq,
+		       int64_t *nrows);
 /* The highest seq of any fact row (0 in an empty store). */
 int store_max_seq(struct store *st, int64_t *max_seq);
 
-/* The head side: a decoded batch (net/wire.c makes it). */
-enum wire_type { WIRE_NULL, WIRE_INT, WIRE_REAL, WIRE_TEXT };
-struct wire_value {
-	enum wire_type type;
-	int64_t i;
-	double d;
-	const char *s; /* WIRE_TEXT: NUL-terminated, owned by the batch */
-};
-#define WIRE_MAX_TABLES	 16
-#define WIRE_MAX_COLUMNS 64
-struct wire_table {
-	char name[32];
-	int ncols;
-	const char *cols[WIRE_MAX_COLUMNS];
-	size_t nrows;
-	const struct wire_value *cells; /* nrows * ncols, row by row */
-};
-struct ingest_batch {
-	char agent_id[64];
-	char hostname[256];
-	int32_t cores;
-	uint64_t mem_total_bytes;
-	int64_t boot_ms;
-	int64_t interval_ms;
-	int64_t from_seq; /* rows have from_seq < seq <= to_seq */
-	int64_t to_seq;
-	size_t ntables;
-	struct wire_table tables[WIRE_MAX_TABLES];
-};
-
 /*
- * Commits a batch in one transaction and says which seq of this agent the
- * store now holds (*acked_seq).  Rows at or below what it held already are
- * skipped, so a batch sent twice changes nothing.  -EINVAL (with errmsg
- * filled) for a batch that does not fit the schema: nothing is written.
+ * The head side: commits a batch (net/wire.c decodes it) in one
+ * transaction and says which seq of this agent the store now holds
+ * (*acked_seq).  Rows at or below what it held already are skipped, so a
+ * batch sent twice changes nothing.  -EINVAL (with errmsg filled) for a
+ * batch that does not fit the schema: nothing is written.
  */
-int store_ingest(struct store *st, const struct ingest_batch *b, int64_t now_ms,
+int store_ingest(struct store *st, const struct store_batch *b, int64_t now_ms,
 		 int64_t *acked_seq, char *errmsg, size_t errmsg_size);
 /* An agent streaming to this store (a head's). */
 struct agent_record {

@@ -1,13 +1,12 @@
 /*
- * store_export.c - a store's rows by seq range, as one JSON batch for the
- * head (docs/wire.md): every fact row with after < seq <= to, and the
- * dimension rows they reference (jobs, procs, devices) with the summaries
- * of those jobs, each table as {"columns": [...], "rows": [[...], ...]}.
+ * store_export.c - a store's rows by seq range, as one row set for the head
+ * (net/wire.c sends it, docs/wire.md): every fact row with after < seq <=
+ * to, and the dimension rows they reference (jobs, procs, devices) with the
+ * summaries of those jobs, each table with its columns and rows.
  *
  * Columns are the file's own (SELECT *), so a batch describes itself and
- * the head checks every name against its schema.  Text is written as JSON
- * strings (jsonw escapes), integers as integers, reals as numbers, NULL as
- * null.
+ * the head checks every name against its schema.  Values keep SQLite's
+ * types: integers, reals, text (copied into the row set) and NULL.
  */
 #include "store/store_internal.h"
 
@@ -15,8 +14,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "common/jsonw.h"
 #include "common/log.h"
+#include "store/rowset.h"
 
 static const char *const export_facts[] = {
     "host_samples", "cpu_samples", "disk_samples", "net_samples",    "proc_samples",
@@ -49,13 +48,14 @@ static const struct {
      "job_id IN (SELECT job_id FROM job_samples WHERE seq > ?1 AND seq <= ?2)", 3},
 };
 
-/* Writes "name": {"columns": [...], "rows": [...]} when the query has rows. */
-static int export_table(struct store *st, struct jsonw *w, const char *name, const char *sql,
-			int64_t after, int64_t to, int64_t *nrows)
+/* Appends a table of the query's rows to out when the query has rows. */
+static int export_table(struct store *st, struct store_rowset *out, const char *name,
+			const char *sql, int64_t after, int64_t to, int64_t *nrows)
 {
+	struct store_table *t = NULL;
+	struct store_value *row;
 	sqlite3_stmt *stmt;
-	bool started = false;
-	int rc, ncols;
+	int rc, ncols, ret = 0;
 
 	rc = sqlite3_prepare_v2(st->db, sql, -1, &stmt, NULL);
 	if (rc != SQLITE_OK)
@@ -63,48 +63,58 @@ static int export_table(struct store *st, struct jsonw *w, const char *name, con
 	sqlite3_bind_int64(stmt, 1, after);
 	sqlite3_bind_int64(stmt, 2, to);
 	ncols = sqlite3_column_count(stmt);
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		if (!started) {
-			jsonw_key(w, name);
-			jsonw_obj_begin(w);
-			jsonw_key(w, "columns");
-			jsonw_arr_begin(w);
-			for (int c = 0; c < ncols; c++)
-				jsonw_str(w, sqlite3_column_name(stmt, c));
-			jsonw_arr_end(w);
-			jsonw_key(w, "rows");
-			jsonw_arr_begin(w);
-			started = true;
+	if (ncols > STORE_ROWSET_MAX_COLUMNS) {
+		sqlite3_finalize(stmt);
+		return log_err(-E2BIG, "cannot export %s: %d columns", name, ncols);
+	}
+	while (!ret && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		if (!t) {
+			ret = store_rowset_add_table(out, name, &t);
+			for (int c = 0; c < ncols && !ret; c++) {
+				const char *col = sqlite3_column_name(stmt, c);
+
+				t->cols[c] = store_rowset_keep(out, col, strlen(col));
+				if (!t->cols[c])
+					ret = -ENOMEM;
+				t->ncols = c + 1;
+			}
+			if (ret)
+				break;
 		}
-		jsonw_arr_begin(w);
-		for (int c = 0; c < ncols; c++) {
+		ret = store_rowset_add_row(out, t, &row);
+		for (int c = 0; c < ncols && !ret; c++) {
+			struct store_value *v = &row[c];
+
 			switch (sqlite3_column_type(stmt, c)) {
 			case SQLITE_INTEGER:
-				jsonw_int(w, sqlite3_column_int64(stmt, c));
+				v->type = STORE_VALUE_INT;
+				v->i = sqlite3_column_int64(stmt, c);
 				break;
 			case SQLITE_FLOAT:
-				jsonw_double(w, sqlite3_column_double(stmt, c), 6);
+				v->type = STORE_VALUE_REAL;
+				v->d = sqlite3_column_double(stmt, c);
 				break;
 			case SQLITE_TEXT:
-				jsonw_strn(w, (const char *)sqlite3_column_text(stmt, c),
-					   (size_t)sqlite3_column_bytes(stmt, c));
+				v->type = STORE_VALUE_TEXT;
+				v->len = (uint32_t)sqlite3_column_bytes(stmt, c);
+				v->s = store_rowset_keep(out, (const char *)sqlite3_column_text(stmt, c),
+							 v->len);
+				if (!v->s)
+					ret = -ENOMEM;
 				break;
 			default:
-				jsonw_null(w);
-				break;
+				break; /* null */
 			}
 		}
-		jsonw_arr_end(w);
-		(*nrows)++;
+		if (!ret)
+			(*nrows)++;
 	}
 	sqlite3_finalize(stmt);
+	if (ret)
+		return log_err(ret, "cannot export the rows of %s", name);
 	if (rc != SQLITE_DONE)
 		return store__read_fail(st, rc, "export rows");
-	if (started) {
-		jsonw_arr_end(w);
-		jsonw_obj_end(w);
-	}
-	return jsonw_error(w);
+	return 0;
 }
 
 int store_max_seq(struct store *st, int64_t *max_seq)
@@ -131,48 +141,42 @@ int store_max_seq(struct store *st, int64_t *max_seq)
 	return rc == SQLITE_ROW ? 0 : store__read_fail(st, rc, "read the last seq");
 }
 
-int store_export_batch(struct store *st, int64_t after_seq, int64_t max_rows, struct jsonw *w,
-		       int64_t *to_seq, int64_t *nrows)
+int store_export_batch(struct store *st, int64_t after_seq, int64_t max_rows,
+		       struct store_rowset *out, int64_t *to_seq, int64_t *max_seq,
+		       int64_t *nrows)
 {
 	char sql[1024];
-	int64_t max_seq;
 	int ret;
 
 	*nrows = 0;
+	store_rowset_release(out);
 	/* one read transaction: the range and its dimension rows agree */
 	if (sqlite3_exec(st->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
 		return store__read_fail(st, sqlite3_errcode(st->db), "export rows");
-	ret = store_max_seq(st, &max_seq);
+	ret = store_max_seq(st, max_seq);
 	if (ret)
 		goto out_end;
 	/* seq is one counter across the fact tables: a range of N holds at most N rows */
-	*to_seq = max_seq;
-	if (max_rows > 0 && max_seq - after_seq > max_rows)
+	*to_seq = *max_seq;
+	if (max_rows > 0 && *max_seq - after_seq > max_rows)
 		*to_seq = after_seq + max_rows;
 	if (*to_seq < after_seq)
 		*to_seq = after_seq;
-	jsonw_key(w, "to_seq");
-	jsonw_int(w, *to_seq);
-	jsonw_key(w, "max_seq");
-	jsonw_int(w, max_seq);
-	jsonw_key(w, "tables");
-	jsonw_obj_begin(w);
 	for (size_t i = 0; i < sizeof(export_facts) / sizeof(export_facts[0]) && !ret; i++) {
 		if (st->schema_version < 2 && i >= 8)
 			continue;
 		snprintf(sql, sizeof(sql),
 			 "SELECT * FROM %s WHERE seq > ?1 AND seq <= ?2 ORDER BY seq",
 			 export_facts[i]);
-		ret = export_table(st, w, export_facts[i], sql, after_seq, *to_seq, nrows);
+		ret = export_table(st, out, export_facts[i], sql, after_seq, *to_seq, nrows);
 	}
 	for (size_t i = 0; i < sizeof(export_dims) / sizeof(export_dims[0]) && !ret; i++) {
 		if (st->schema_version < export_dims[i].since)
 			continue;
 		snprintf(sql, sizeof(sql), "SELECT * FROM %s WHERE %s", export_dims[i].table,
 			 export_dims[i].where);
-		ret = export_table(st, w, export_dims[i].table, sql, after_seq, *to_seq, nrows);
+		ret = export_table(st, out, export_dims[i].table, sql, after_seq, *to_seq, nrows);
 	}
-	jsonw_obj_end(w);
 out_end:
 	sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL);
 	return ret;

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "store/rowset.h"
 
 /*
  * What the head already upserted of an agent's dimension rows (procs, jobs,
@@ -68,19 +69,19 @@ static uint64_t memo_key(const char *agent_id, char kind, int64_t agent_row)
 	return h ? h : 1;
 }
 
-static uint64_t row_hash(const struct wire_table *t, size_t r)
+static uint64_t row_hash(const struct store_table *t, size_t r)
 {
 	uint64_t h = 14695981039346656037ull;
 
 	for (int c = 0; c < t->ncols; c++) {
-		const struct wire_value *v = &t->cells[r * (size_t)t->ncols + (size_t)c];
+		const struct store_value *v = &t->cells[r * (size_t)t->ncols + (size_t)c];
 
 		h = fnv(h, &v->type, sizeof(v->type));
-		if (v->type == WIRE_INT)
+		if (v->type == STORE_VALUE_INT)
 			h = fnv(h, &v->i, sizeof(v->i));
-		else if (v->type == WIRE_REAL)
+		else if (v->type == STORE_VALUE_REAL)
 			h = fnv(h, &v->d, sizeof(v->d));
-		else if (v->type == WIRE_TEXT)
+		else if (v->type == STORE_VALUE_TEXT)
 			h = fnv(h, v->s, strlen(v->s) + 1);
 	}
 	return h;
@@ -110,7 +111,7 @@ struct ingest {
 	struct store *st;
 	struct memo_pending *pending; /* memo entries to keep once committed */
 	size_t npending, pending_alloc;
-	const struct ingest_batch *b;
+	const struct store_batch *b;
 	int64_t node_id;
 	int64_t acked;
 	struct id_map jobs, procs, devices;
@@ -168,15 +169,12 @@ static void map_release(struct id_map *m)
 	free(m->to);
 }
 
-static const struct wire_table *table(const struct ingest_batch *b, const char *name)
+static const struct store_table *table(const struct store_batch *b, const char *name)
 {
-	for (size_t i = 0; i < b->ntables; i++)
-		if (strcmp(b->tables[i].name, name) == 0)
-			return &b->tables[i];
-	return NULL;
+	return store_rowset_table(&b->rows, name);
 }
 
-static int col_index(const struct wire_table *t, const char *name)
+static int col_index(const struct store_table *t, const char *name)
 {
 	for (int c = 0; c < t->ncols; c++)
 		if (strcmp(t->cols[c], name) == 0)
@@ -184,36 +182,36 @@ static int col_index(const struct wire_table *t, const char *name)
 	return -1;
 }
 
-static const struct wire_value *cell(const struct wire_table *t, size_t row, const char *name)
+static const struct store_value *cell(const struct store_table *t, size_t row, const char *name)
 {
-	static const struct wire_value null_value = {WIRE_NULL, 0, 0, NULL};
+	static const struct store_value null_value = {STORE_VALUE_NULL, 0, {0}};
 	int c = col_index(t, name);
 
 	return c < 0 ? &null_value : &t->cells[row * (size_t)t->ncols + (size_t)c];
 }
 
-static int64_t cell_i64(const struct wire_table *t, size_t row, const char *name)
+static int64_t cell_i64(const struct store_table *t, size_t row, const char *name)
 {
-	const struct wire_value *v = cell(t, row, name);
+	const struct store_value *v = cell(t, row, name);
 
-	return v->type == WIRE_INT ? v->i : v->type == WIRE_REAL ? (int64_t)v->d : 0;
+	return v->type == STORE_VALUE_INT ? v->i : v->type == STORE_VALUE_REAL ? (int64_t)v->d : 0;
 }
 
-static bool cell_has(const struct wire_table *t, size_t row, const char *name)
+static bool cell_has(const struct store_table *t, size_t row, const char *name)
 {
-	return cell(t, row, name)->type != WIRE_NULL;
+	return cell(t, row, name)->type != STORE_VALUE_NULL;
 }
 
-static void cell_text(const struct wire_table *t, size_t row, const char *name, char *buf,
+static void cell_text(const struct store_table *t, size_t row, const char *name, char *buf,
 		      size_t size)
 {
-	const struct wire_value *v = cell(t, row, name);
+	const struct store_value *v = cell(t, row, name);
 
-	snprintf(buf, size, "%s", v->type == WIRE_TEXT ? v->s : "");
+	snprintf(buf, size, "%s", v->type == STORE_VALUE_TEXT ? v->s : "");
 }
 
 /* true (and *head_row) when this exact row was upserted before */
-static bool memo_hit(struct ingest *in, char kind, const struct wire_table *t, size_t r,
+static bool memo_hit(struct ingest *in, char kind, const struct store_table *t, size_t r,
 		     uint64_t *key, uint64_t *hash, int64_t *head_row)
 {
 	struct memo_entry *e;
@@ -269,7 +267,7 @@ static void memo_commit(struct ingest *in)
 
 static int ingest_devices(struct ingest *in)
 {
-	const struct wire_table *t = table(in->b, "devices");
+	const struct store_table *t = table(in->b, "devices");
 	struct device_record d;
 	int ret;
 
@@ -301,7 +299,7 @@ static int ingest_devices(struct ingest *in)
 
 static int ingest_jobs(struct ingest *in)
 {
-	const struct wire_table *t = table(in->b, "jobs");
+	const struct store_table *t = table(in->b, "jobs");
 	struct job_record *j = malloc(sizeof(*j));
 	int64_t row, start;
 	int ret = 0;
@@ -344,7 +342,7 @@ static int ingest_jobs(struct ingest *in)
 		j->samples = cell_i64(t, r, "samples");
 		j->lost_samples = cell_i64(t, r, "lost_samples");
 		j->sampler_cpu_ms = cell_i64(t, r, "sampler_cpu_ms");
-		j->reserved_cpus = cell(t, r, "reserved_cpus")->type == WIRE_REAL
+		j->reserved_cpus = cell(t, r, "reserved_cpus")->type == STORE_VALUE_REAL
 				       ? cell(t, r, "reserved_cpus")->d
 				       : (double)cell_i64(t, r, "reserved_cpus");
 		j->reserved_mem_bytes = (uint64_t)cell_i64(t, r, "reserved_mem_bytes");
@@ -374,7 +372,7 @@ static int ingest_jobs(struct ingest *in)
 
 static int ingest_procs(struct ingest *in)
 {
-	const struct wire_table *t = table(in->b, "procs");
+	const struct store_table *t = table(in->b, "procs");
 	struct proc_info p;
 	int64_t job = 0, row;
 	int ret;
@@ -450,7 +448,7 @@ static bool head_has_column(struct store *st, const char *tbl, const char *col)
  * tables come with the same columns from every agent of a version), else
  * checked column by column against the head's schema and prepared.
  */
-static int cached_insert(struct ingest *in, const struct wire_table *t, const char *sql,
+static int cached_insert(struct ingest *in, const struct store_table *t, const char *sql,
 			 sqlite3_stmt **out)
 {
 	struct store *st = in->st;
@@ -491,7 +489,7 @@ static const char *const ingest_facts[] = {
 };
 
 /* Every row of one fact table above the cursor, with the head's seq and ids. */
-static int ingest_facts_of(struct ingest *in, const struct wire_table *t, bool summaries)
+static int ingest_facts_of(struct ingest *in, const struct store_table *t, bool summaries)
 {
 	char sql[4096];
 	size_t len = 0;
@@ -517,15 +515,15 @@ static int ingest_facts_of(struct ingest *in, const struct wire_table *t, bool s
 		return ret;
 
 	for (size_t r = 0; r < t->nrows && !ret; r++) {
-		const struct wire_value *row = &t->cells[r * (size_t)t->ncols];
+		const struct store_value *row = &t->cells[r * (size_t)t->ncols];
 
-		if (!summaries && (row[seq_col].type != WIRE_INT ||
+		if (!summaries && (row[seq_col].type != STORE_VALUE_INT ||
 				   row[seq_col].i <= in->acked || row[seq_col].i > in->b->to_seq))
 			continue; /* held already, or outside the batch's range */
 		sqlite3_reset(stmt);
 		sqlite3_clear_bindings(stmt);
 		for (int c = 0; c < t->ncols && !ret; c++) {
-			const struct wire_value *v = &row[c];
+			const struct store_value *v = &row[c];
 			bool is_node;
 			const struct id_map *m = ref_map(in, t->name, t->cols[c], &is_node);
 			int64_t to;
@@ -534,12 +532,12 @@ static int ingest_facts_of(struct ingest *in, const struct wire_table *t, bool s
 				sqlite3_bind_int64(stmt, c + 1, in->st->next_seq);
 				continue;
 			}
-			if (is_node && v->type != WIRE_NULL) {
+			if (is_node && v->type != STORE_VALUE_NULL) {
 				sqlite3_bind_int64(stmt, c + 1, in->node_id);
 				continue;
 			}
-			if (m && v->type != WIRE_NULL) {
-				if (v->type != WIRE_INT || !map_get(m, v->i, &to))
+			if (m && v->type != STORE_VALUE_NULL) {
+				if (v->type != STORE_VALUE_INT || !map_get(m, v->i, &to))
 					ret = bad(in, "%s: %s %lld is not in the batch", t->name,
 						  t->cols[c], (long long)v->i);
 				else
@@ -547,13 +545,13 @@ static int ingest_facts_of(struct ingest *in, const struct wire_table *t, bool s
 				continue;
 			}
 			switch (v->type) {
-			case WIRE_INT:
+			case STORE_VALUE_INT:
 				sqlite3_bind_int64(stmt, c + 1, v->i);
 				break;
-			case WIRE_REAL:
+			case STORE_VALUE_REAL:
 				sqlite3_bind_double(stmt, c + 1, v->d);
 				break;
-			case WIRE_TEXT:
+			case STORE_VALUE_TEXT:
 				sqlite3_bind_text(stmt, c + 1, v->s, -1, SQLITE_STATIC);
 				break;
 			default:
@@ -603,7 +601,7 @@ int store_agent_cursor(struct store *st, const char *agent_id, int64_t *acked_se
 
 static int ingest_body(struct ingest *in, int64_t now_ms)
 {
-	const struct ingest_batch *b = in->b;
+	const struct store_batch *b = in->b;
 	sqlite3_stmt *stmt;
 	int rc, ret;
 
@@ -621,7 +619,7 @@ static int ingest_body(struct ingest *in, int64_t now_ms)
 		if (!ret)
 			ret = ingest_procs(in);
 		for (size_t i = 0; i < sizeof(ingest_facts) / sizeof(ingest_facts[0]) && !ret; i++) {
-			const struct wire_table *t = table(b, ingest_facts[i]);
+			const struct store_table *t = table(b, ingest_facts[i]);
 
 			if (t)
 				ret = ingest_facts_of(in, t, false);
@@ -656,7 +654,7 @@ static int ingest_body(struct ingest *in, int64_t now_ms)
 	return 0;
 }
 
-int store_ingest(struct store *st, const struct ingest_batch *b, int64_t now_ms,
+int store_ingest(struct store *st, const struct store_batch *b, int64_t now_ms,
 		 int64_t *acked_seq, char *errmsg, size_t errmsg_size)
 {
 	struct ingest in = {.st = st, .b = b, .errmsg = errmsg, .errmsg_size = errmsg_size};

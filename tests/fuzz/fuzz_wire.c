@@ -1,6 +1,6 @@
 /*
  * fuzz_wire.c - libFuzzer target for the head's ingest decoder: any bytes
- * a client may POST to /api/v1/ingest go through wire_decode(), which must
+ * a client may POST to /api/v1/ingest go through wire_decode_batch(), which must
  * give a batch or -EINVAL, never crash, and a batch that keeps its promises
  * (names, counts, types).
  */
@@ -22,20 +22,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!buf)
 		abort();
 	memcpy(buf, data, size);
-	ret = wire_decode(buf, size, &wb, msg, sizeof(msg));
+	ret = wire_decode_batch(buf, size, &wb, msg, sizeof(msg));
 	if (ret == 0) {
-		const struct ingest_batch *b = &wb.b;
+		const struct store_batch *b = &wb.b;
 
 		if (!b->agent_id[0] || !b->hostname[0] || b->to_seq < b->from_seq ||
-		    b->ntables > WIRE_MAX_TABLES)
+		    b->rows.ntables > WIRE_MAX_TABLES)
 			abort();
-		for (size_t t = 0; t < b->ntables; t++) {
-			const struct wire_table *tb = &b->tables[t];
+		for (size_t t = 0; t < b->rows.ntables; t++) {
+			const struct store_table *tb = &b->rows.tables[t];
 
 			if (tb->ncols <= 0 || tb->ncols > WIRE_MAX_COLUMNS)
 				abort();
 			for (size_t c = 0; c < tb->nrows * (size_t)tb->ncols; c++)
-				if (tb->cells[c].type == WIRE_TEXT && !tb->cells[c].s)
+				if (tb->cells[c].type == STORE_VALUE_TEXT && !tb->cells[c].s)
 					abort();
 		}
 	} else if (ret != -EINVAL && ret != -ENOMEM) {

@@ -1,0 +1,394 @@
+/*
+ * api.c - the head's read API: gswarm-profiler's GET /metrics/latest, the
+ * versioned /api/v1 queries (nodes, gpus, jobs, one job, series, one
+ * session), GET /api/v1/report (`jobscope report` on the head's store) and
+ * GET /metrics for Prometheus.
+ *
+ * The queries are the store's (store/queries.h); what comes from the
+ * request is checked first (times, a series' metric against the store's
+ * list).  Answers are JSON with units in the field names, each ending in a
+ * newline; a store that cannot be read answers 503.
+ */
+#include "head/head.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/jsonw.h"
+#include "common/prom.h"
+#include "common/timeutil.h"
+#include "report/report_query.h"
+#include "store/queries.h"
+
+/* A time parameter: ms since the epoch, RFC 3339, or "2h" (that long ago); absent: none. */
+static bool time_param(const char *s, bool *has, int64_t *out)
+{
+	int64_t ms;
+	char *end;
+
+	*has = false;
+	if (!s || !*s)
+		return true;
+	ms = strtoll(s, &end, 10);
+	if (*end == '\0' && ms >= 0) {
+		*out = ms;
+	} else if (parse_duration_ms(s, &ms) == 0) {
+		*out = time_now_ms() - ms;
+	} else if (parse_rfc3339_ms(s, &ms) == 0) {
+		*out = ms;
+	} else {
+		return false;
+	}
+	*has = true;
+	return true;
+}
+
+/* ?since=&until= into when: false (and a 400 in res) when one is not a time */
+static bool window_param(const struct http_request *req, struct http_response *res,
+			 struct store_window *when)
+{
+	if (!time_param(http_query_arg(req, "since"), &when->has_since, &when->since_ms) ||
+	    !time_param(http_query_arg(req, "until"), &when->has_until, &when->until_ms)) {
+		http_error(res, 400, "since/until: ms since the epoch, RFC 3339, or an age (2h)");
+		return false;
+	}
+	return true;
+}
+
+/* false (and a 503 in res) when a query failed */
+static bool answered(int ret, struct http_response *res)
+{
+	if (ret) {
+		http_error(res, 503, "the store cannot be read");
+		return false;
+	}
+	return true;
+}
+
+/* The end of a JSON answer: its newline. */
+static void json_done(struct http_response *res)
+{
+	if (res->status == 200)
+		strbuf_addch(&res->body, '\n');
+}
+
+void head_api_nodes(void *arg, const struct http_request *req, struct http_response *res)
+{
+	struct head *h = arg;
+	struct jsonw w;
+
+	(void)req;
+	jsonw_init(&w, &res->body, true);
+	jsonw_obj_begin(&w);
+	jsonw_key(&w, "nodes");
+	if (!answered(store_query_nodes(h->st, time_now_ms(), &w), res))
+		return;
+	jsonw_obj_end(&w);
+	json_done(res);
+}
+
+void head_api_gpus(void *arg, const struct http_request *req, struct http_response *res)
+{
+	struct head *h = arg;
+	struct jsonw w;
+
+	(void)req;
+	jsonw_init(&w, &res->body, true);
+	jsonw_obj_begin(&w);
+	jsonw_key(&w, "gpus");
+	if (!answered(store_query_gpus(h->st, &w), res))
+		return;
+	jsonw_obj_end(&w);
+	json_done(res);
+}
+
+/* /api/v1/jobs?user=U&node=N&since=T&until=T */
+void head_api_jobs(void *arg, const struct http_request *req, struct http_response *res)
+{
+	struct head *h = arg;
+	struct store_jobs_filter f = {http_query_arg(req, "user"), http_query_arg(req, "node")};
+	struct jsonw w;
+
+	jsonw_init(&w, &res->body, true);
+	if (!window_param(req, res, &f.when))
+		return;
+	jsonw_obj_begin(&w);
+	jsonw_key(&w, "jobs");
+	if (!answered(store_query_jobs(h->st, &f, &w), res))
+		return;
+	jsonw_obj_end(&w);
+	json_done(res);
+}
+
+/* /api/v1/jobs/KEY: the job's row and its summary */
+void head_api_job(void *arg, const struct http_request *req, struct http_response *res)
+{
+	struct head *h = arg;
+	const char *key = req->path + strlen("/api/v1/jobs/");
+	struct strbuf sum;
+	struct jsonw w;
+	int64_t row;
+	int ret = store_find_job_key(h->st, key, &row);
+
+	jsonw_init(&w, &res->body, true);
+	if (ret == -EINVAL) {
+		http_error(res, 400,
+			   "malformed job key: scheduler:id:start_ms, scheduler:id or id");
+		return;
+	}
+	if (ret) {
+		http_error(res, ret == -ENOENT ? 404 : 503,
+			   ret == -ENOENT ? "no such job" : "the store cannot be read");
+		return;
+	}
+	jsonw_obj_begin(&w);
+	jsonw_key(&w, "job");
+	if (!answered(store_query_job(h->st, row, &w), res))
+		return;
+	jsonw_key(&w, "summary");
+	strbuf_init(&sum, 0);
+	if (store_get_job_summary_json(h->st, row, &sum) == 0 && sum.len) {
+		while (sum.len && sum.buf[sum.len - 1] == '\n')
+			sum.len--;
+		jsonw_raw(&w, sum.buf, sum.len);
+	} else {
+		jsonw_null(&w);
+	}
+	strbuf_release(&sum);
+	jsonw_obj_end(&w);
+	json_done(res);
+}
+
+/* /api/v1/sessions/NAME: the session and what each of its nodes sent in it */
+void head_api_session(void *arg, const struct http_request *req, struct http_response *res)
+{
+	struct head *h = arg;
+	const char *name = req->path + strlen("/api/v1/sessions/");
+	struct session_record s;
+	struct jsonw w;
+	char t[40];
+
+	jsonw_init(&w, &res->body, true);
+	if (store_session_get(h->st, name, &s)) {
+		http_error(res, 404, "no such session");
+		return;
+	}
+	jsonw_obj_begin(&w);
+	jsonw_kv_str(&w, "name", s.name);
+	jsonw_kv_bool(&w, "is_active", s.end_ms == 0);
+	format_rfc3339_ms(s.start_ms, t, sizeof(t));
+	jsonw_kv_str(&w, "start_time", t);
+	jsonw_kv_int(&w, "start_ms", s.start_ms);
+	jsonw_kv_int_opt(&w, "end_ms", s.end_ms > 0, s.end_ms);
+	jsonw_kv_int_opt(&w, "interval_ms", s.interval_ms > 0, s.interval_ms);
+	jsonw_kv_str_opt(&w, "nodes", s.nodes[0] ? s.nodes : NULL);
+	jsonw_key(&w, "by_node");
+	if (!answered(store_query_session_nodes(h->st, s.start_ms,
+						s.end_ms ? s.end_ms : time_now_ms(), s.nodes, &w),
+		      res))
+		return;
+	jsonw_obj_end(&w);
+	json_done(res);
+}
+
+/* /api/v1/series?node=N&metric=M[&gpu=I][&since=T][&until=T]: raw samples */
+void head_api_series(void *arg, const struct http_request *req, struct http_response *res)
+{
+	struct head *h = arg;
+	struct store_series_query q = {http_query_arg(req, "node"), http_query_arg(req, "metric"),
+				       http_query_arg(req, "gpu")};
+	bool is_gpu = q.gpu != NULL;
+	struct jsonw w;
+
+	jsonw_init(&w, &res->body, true);
+	if (!q.node || !q.metric) {
+		http_error(res, 400, "node and metric are required");
+		return;
+	}
+	if (!window_param(req, res, &q.when))
+		return;
+	if (!store_series_metric_ok(is_gpu, q.metric)) {
+		http_error(res, 400,
+			   is_gpu ? "metric: a gpu_samples column (docs/store.md)"
+				  : "metric: a host_samples column (docs/store.md)");
+		return;
+	}
+	jsonw_obj_begin(&w);
+	jsonw_kv_str(&w, "node", q.node);
+	jsonw_kv_str(&w, "metric", q.metric);
+	jsonw_key(&w, "points");
+	if (!answered(store_query_series(h->st, &q, &w), res))
+		return;
+	jsonw_obj_end(&w);
+	json_done(res);
+}
+
+/* gswarm's GET /metrics/latest: each client's latest host and GPU figures */
+void head_metrics_latest(void *arg, const struct http_request *req, struct http_response *res)
+{
+	struct head *h = arg;
+	struct jsonw w;
+	char t[40];
+	int64_t now_ms = time_now_ms();
+
+	(void)req;
+	jsonw_init(&w, &res->body, true);
+	format_rfc3339_ms(time_now_ms(), t, sizeof(t));
+	jsonw_obj_begin(&w);
+	jsonw_kv_str(&w, "timestamp", t);
+	jsonw_key(&w, "nodes");
+	if (!answered(store_query_nodes(h->st, now_ms, &w), res))
+		return;
+	jsonw_key(&w, "gpus");
+	if (!answered(store_query_gpus(h->st, &w), res))
+		return;
+	jsonw_obj_end(&w);
+	json_done(res);
+}
+
+/* name{node="..."[,gpu="i",uuid="..."]} value, when the column is not NULL */
+static bool prom_row(struct strbuf *o, const char *name, const struct store_row *r, int col,
+		     double scale, int gpu_col)
+{
+	if (r->null[col])
+		return false;
+	strbuf_addf(o, "%s{node=\"", name);
+	prom_label_value(o, r->text[0]);
+	if (gpu_col >= 0) {
+		strbuf_addf(o, "\",gpu=\"%s\",uuid=\"", r->text[gpu_col]);
+		prom_label_value(o, r->text[gpu_col + 1]);
+	}
+	strbuf_addstr(o, "\"} ");
+	prom_value(o, r->num[col] * scale);
+	strbuf_addch(o, '\n');
+	return true;
+}
+
+struct prom_ctx {
+	struct strbuf *o;
+	const char *name;
+	int col;
+	double scale;
+	int gpu_col;
+	int64_t now_ms;
+	int n; /* series written in this family */
+};
+
+static int prom_each(const struct store_row *r, void *arg)
+{
+	struct prom_ctx *c = arg;
+
+	if (c->col < 0) {
+		/* agent health: 1 when it sent within 3 of its intervals */
+		bool healthy =
+		    !r->null[9] && !r->null[10] && r->num[10] > 0 &&
+		    (double)c->now_ms - r->num[9] <= HEAD_UNHEALTHY_INTERVALS * r->num[10];
+
+		strbuf_addstr(c->o, "jobscope_head_agent_healthy{node=\"");
+		prom_label_value(c->o, r->text[0]);
+		strbuf_addf(c->o, "\"} %d\n", healthy);
+		c->n++;
+		return 0;
+	}
+	c->n += prom_row(c->o, c->name, r, c->col, c->scale, c->gpu_col);
+	return 0;
+}
+
+/* Prometheus text for the cluster's latest values (labels node, gpu, uuid). */
+void head_metrics(void *arg, const struct http_request *req, struct http_response *res)
+{
+	struct head *h = arg;
+	static const struct {
+		const char *name, *type, *help;
+		bool gpu;
+		int col;
+		double scale;
+	} fam[] = {
+	    {"jobscope_node_memory_total_bytes", "gauge", "Memory of each node, bytes.", false, 2,
+	     1},
+	    {"jobscope_node_memory_available_bytes", "gauge", "MemAvailable, bytes.", false, 3, 1},
+	    {"jobscope_node_load1", "gauge", "1-minute load average.", false, 4, 0.001},
+	    {"jobscope_node_cpu_user_seconds_total", "counter", "CPU time in user mode, seconds.",
+	     false, 5, 0.001},
+	    {"jobscope_node_cpu_system_seconds_total", "counter",
+	     "CPU time in the kernel, seconds.", false, 6, 0.001},
+	    {"jobscope_node_cpu_idle_seconds_total", "counter", "Idle CPU time, seconds.", false, 7,
+	     0.001},
+	    {"jobscope_node_last_sample_timestamp_seconds", "gauge",
+	     "When the node's latest sample was taken.", false, 1, 0.001},
+	    {"jobscope_head_agent_healthy", "gauge",
+	     "1 when the node's agent sent within 3 of its intervals.", false, -1, 1},
+	    {"jobscope_gpu_utilization_percent", "gauge", "GPU utilization, 0-100.", true, 3, 1},
+	    {"jobscope_gpu_memory_used_bytes", "gauge", "GPU memory in use, bytes.", true, 4, 1},
+	    {"jobscope_gpu_power_watts", "gauge", "GPU power draw, watts.", true, 5, 0.001},
+	};
+	struct prom_ctx c = {&res->body, NULL, 0, 1, -1, time_now_ms(), 0};
+
+	(void)req;
+	res->content_type = PROM_CONTENT_TYPE;
+	for (size_t f = 0; f < sizeof(fam) / sizeof(fam[0]); f++) {
+		size_t mark = res->body.len;
+
+		prom_family(&res->body, fam[f].name, fam[f].type, fam[f].help);
+		c.name = fam[f].name;
+		c.col = fam[f].col;
+		c.scale = fam[f].scale;
+		c.gpu_col = fam[f].gpu ? 1 : -1;
+		c.n = 0;
+		if ((fam[f].gpu ? store_query_latest_gpu_rows
+				: store_query_latest_host_rows)(h->st, prom_each, &c)) {
+			http_error(res, 503, "the store cannot be read");
+			return;
+		}
+		if (c.n == 0)
+			res->body.len = mark; /* no series: no family */
+	}
+	prom_family(&res->body, "jobscope_head_batches_total", "counter",
+		    "Batches taken from agents since the head started.");
+	strbuf_addf(&res->body, "jobscope_head_batches_total %" PRIu64 "\n", h->batches);
+	prom_family(&res->body, "jobscope_head_refused_batches_total", "counter",
+		    "Batches refused (400) since the head started.");
+	strbuf_addf(&res->body, "jobscope_head_refused_batches_total %" PRIu64 "\n", h->refused);
+}
+
+/*
+ * GET /api/v1/report?job=KEY|run=ID|user=U|node=N&since=T&until=T&by=K&format=F:
+ * `jobscope report` run on the head's store (jobscope report --head asks it).
+ */
+void head_api_report(void *arg, const struct http_request *req, struct http_response *res)
+{
+	struct head *h = arg;
+	static const char *const types[] = {"text/plain; charset=utf-8", "application/json",
+					    "text/csv; charset=utf-8", "text/html; charset=utf-8"};
+	struct report_query q = {.utf8 = true};
+	const char *since = http_query_arg(req, "since"), *until = http_query_arg(req, "until");
+	const char *by = http_query_arg(req, "by"), *format = http_query_arg(req, "format");
+	int64_t now_ms = time_now_ms();
+	char err[512];
+	int ret;
+
+	q.job_key = http_query_arg(req, "job");
+	q.run_id = http_query_arg(req, "run");
+	q.user = http_query_arg(req, "user");
+	q.node = http_query_arg(req, "node");
+	if ((format && report_format_parse(format, &q.format)) ||
+	    (by && history_by_parse(by, &q.by)) ||
+	    (since && report_parse_time(since, now_ms, &q.since_ms)) ||
+	    (until && report_parse_time(until, now_ms, &q.until_ms))) {
+		http_error(res, 400, "bad format, by, since or until");
+		return;
+	}
+	q.has_by = by != NULL;
+	q.has_since = since != NULL;
+	q.has_until = until != NULL;
+	ret = report_query_run(h->st, &q, now_ms, &res->body, err, sizeof(err));
+	if (ret) {
+		strbuf_reset(&res->body);
+		http_error(res, ret == -ENOENT ? 404 : ret == -EINVAL ? 400 : 503, err);
+		return;
+	}
+	res->content_type = types[q.format];
+}

@@ -1,0 +1,60 @@
+/*
+ * routes.c - the head's endpoints as one table, each with the access it
+ * needs, and the dispatcher that checks the access (auth.c) before it
+ * calls the route's handler.
+ *
+ * Kept from before the table, on purpose (clients and tests rely on them):
+ *   - GET on a POST-only endpoint answers 405 in that endpoint's own shape,
+ *     without asking for a token (the rows with public access below);
+ *   - a POST to any other path is 404, without asking for a token;
+ *   - a GET of an unknown path asks for the read token first, then 404, so
+ *     that a reader without it learns nothing of which paths exist.
+ */
+#include "head/head.h"
+
+#include <string.h>
+
+static const struct http_route head_routes[] = {
+    /* agents */
+    {"POST", "/api/v1/ingest", false, HTTP_ACCESS_INGEST, head_ingest},
+    {"GET", "/api/v1/ingest", false, HTTP_ACCESS_PUBLIC, head_ingest_not_post},
+    /* profiling sessions (gswarm's calls) */
+    {"POST", "/profiling/start", false, HTTP_ACCESS_ADMIN, head_session_start},
+    {"GET", "/profiling/start", false, HTTP_ACCESS_PUBLIC, head_session_not_post},
+    {"POST", "/profiling/stop", false, HTTP_ACCESS_ADMIN, head_session_stop},
+    {"GET", "/profiling/stop", false, HTTP_ACCESS_PUBLIC, head_session_not_post},
+    {"GET", "/profiling/sessions", false, HTTP_ACCESS_READ, head_sessions},
+    /* the head and its agents */
+    {"GET", "/", false, HTTP_ACCESS_READ, head_root},
+    {"GET", "/status", false, HTTP_ACCESS_READ, head_status},
+    {"GET", "/clients", false, HTTP_ACCESS_READ, head_clients},
+    /* the read API */
+    {"GET", "/metrics", false, HTTP_ACCESS_READ, head_metrics},
+    {"GET", "/metrics/latest", false, HTTP_ACCESS_READ, head_metrics_latest},
+    {"GET", "/api/v1/report", false, HTTP_ACCESS_READ, head_api_report},
+    {"GET", "/api/v1/nodes", false, HTTP_ACCESS_READ, head_api_nodes},
+    {"GET", "/api/v1/gpus", false, HTTP_ACCESS_READ, head_api_gpus},
+    {"GET", "/api/v1/jobs", false, HTTP_ACCESS_READ, head_api_jobs},
+    {"GET", "/api/v1/jobs/", true, HTTP_ACCESS_READ, head_api_job},
+    {"GET", "/api/v1/sessions/", true, HTTP_ACCESS_READ, head_api_session},
+    {"GET", "/api/v1/series", false, HTTP_ACCESS_READ, head_api_series},
+    {NULL, NULL, false, HTTP_ACCESS_PUBLIC, NULL},
+};
+
+void head_http(void *arg, const struct http_request *req, struct http_response *res)
+{
+	struct head *h = arg;
+	const struct http_route *r;
+	int status;
+
+	r = http_route_find(head_routes, req, &status);
+	if (!r) {
+		if (strcmp(req->method, "POST") == 0 ||
+		    head_auth_check(h, HTTP_ACCESS_READ, req, res))
+			http_error(res, 404, "no such endpoint");
+		return;
+	}
+	if (!head_auth_check(h, r->access, req, res))
+		return;
+	r->fn(h, req, res);
+}

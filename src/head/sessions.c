@@ -1,0 +1,168 @@
+/*
+ * sessions.c - named profiling sessions (gswarm's /profiling calls): POST
+ * /profiling/start and /profiling/stop (admin), GET /profiling/sessions.
+ * While a session is active its nodes' agents sample at its interval,
+ * told through the ingest answer (ingest.c).  Sessions live in the store,
+ * so they outlive a restart of the head.
+ */
+#include "head/head.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/timeutil.h"
+#include "net/api.h"
+
+/* {"success", "message"[, "error"]} with that status: the /profiling calls' answers */
+static void json_answer(struct http_response *res, int status, bool success, const char *msg)
+{
+	struct jsonw w;
+
+	res->status = status;
+	strbuf_reset(&res->body);
+	jsonw_init(&w, &res->body, false);
+	jsonw_obj_begin(&w);
+	jsonw_kv_bool(&w, "success", success);
+	jsonw_kv_str(&w, "message", msg);
+	if (!success)
+		jsonw_kv_str(&w, "error", msg);
+	jsonw_obj_end(&w);
+	strbuf_addch(&res->body, '\n');
+}
+
+void head_session_not_post(void *arg, const struct http_request *req, struct http_response *res)
+{
+	(void)arg;
+	(void)req;
+	json_answer(res, 405, false, "POST a JSON object");
+}
+
+/* POST /profiling/start {"name"?, "interval_ms"?, "nodes"?: [..] or "a,b"} */
+void head_session_start(void *arg, const struct http_request *req, struct http_response *res)
+{
+	struct head *h = arg;
+	struct session_record s;
+	char msg[300];
+	int ret;
+
+	if (api_parse_session_start(req->body, req->body_len, time_now_ms(), &s, msg,
+				    sizeof(msg))) {
+		json_answer(res, 400, false, msg);
+		return;
+	}
+	ret = store_session_start(h->st, &s);
+	if (ret == -EEXIST) {
+		snprintf(msg, sizeof(msg), "session '%s' is already active", s.name);
+		json_answer(res, 409, false, msg);
+	} else if (ret) {
+		json_answer(res, 503, false, "the store cannot be written");
+	} else {
+		struct jsonw w;
+
+		strbuf_reset(&res->body);
+		jsonw_init(&w, &res->body, false);
+		jsonw_obj_begin(&w);
+		jsonw_kv_bool(&w, "success", true);
+		snprintf(msg, sizeof(msg), "session '%s' started", s.name);
+		jsonw_kv_str(&w, "message", msg);
+		jsonw_kv_str(&w, "name", s.name);
+		snprintf(msg, sizeof(msg), "%s.json", s.name);
+		jsonw_kv_str(&w, "output_file", msg);
+		jsonw_kv_int(&w, "start_ms", s.start_ms);
+		jsonw_kv_int_opt(&w, "interval_ms", s.interval_ms > 0, s.interval_ms);
+		jsonw_obj_end(&w);
+		strbuf_addch(&res->body, '\n');
+	}
+}
+
+/* POST /profiling/stop {"name"?}: no name stops every active session. */
+void head_session_stop(void *arg, const struct http_request *req, struct http_response *res)
+{
+	struct head *h = arg;
+	char name[SESSION_NAME_MAX], msg[300];
+	bool has_name;
+	int stopped = 0;
+
+	if (api_parse_session_stop(req->body, req->body_len, name, sizeof(name), &has_name, msg,
+				   sizeof(msg))) {
+		json_answer(res, 400, false, msg);
+	} else if (store_session_stop(h->st, has_name ? name : NULL, time_now_ms(), &stopped)) {
+		json_answer(res, 503, false, "the store cannot be written");
+	} else if (stopped == 0 && has_name) {
+		snprintf(msg, sizeof(msg), "no active session '%.200s'", name);
+		json_answer(res, 404, false, msg);
+	} else {
+		snprintf(msg, sizeof(msg), "%d session%s stopped", stopped,
+			 stopped == 1 ? "" : "s");
+		json_answer(res, 200, true, msg);
+	}
+}
+
+void head_session_json(struct jsonw *w, const struct session_record *s)
+{
+	char t[40], file[SESSION_NAME_MAX + 8];
+
+	jsonw_obj_begin(w);
+	jsonw_kv_str(w, "name", s->name);
+	jsonw_kv_bool(w, "is_active", s->end_ms == 0);
+	format_rfc3339_ms(s->start_ms, t, sizeof(t));
+	jsonw_kv_str(w, "start_time", t);
+	jsonw_kv_int(w, "start_ms", s->start_ms);
+	jsonw_kv_int_opt(w, "end_ms", s->end_ms > 0, s->end_ms);
+	jsonw_kv_int_opt(w, "interval_ms", s->interval_ms > 0, s->interval_ms);
+	jsonw_key(w, "nodes");
+	if (s->nodes[0]) {
+		char nodes[SESSION_NODES_MAX], *save = NULL;
+
+		snprintf(nodes, sizeof(nodes), "%s", s->nodes);
+		jsonw_arr_begin(w);
+		for (char *n = strtok_r(nodes, ",", &save); n; n = strtok_r(NULL, ",", &save))
+			jsonw_str(w, n);
+		jsonw_arr_end(w);
+	} else {
+		jsonw_null(w); /* every node */
+	}
+	snprintf(file, sizeof(file), "%s.json", s->name);
+	jsonw_kv_str(w, "output_file", file);
+	jsonw_obj_end(w);
+}
+
+struct sessions_ctx {
+	struct jsonw *w;
+	int total, active;
+};
+
+static int session_each(const struct session_record *s, void *arg)
+{
+	struct sessions_ctx *c = arg;
+
+	head_session_json(c->w, s);
+	c->total++;
+	c->active += s->end_ms == 0;
+	return 0;
+}
+
+/* GET /profiling/sessions: every session, by start */
+void head_sessions(void *arg, const struct http_request *req, struct http_response *res)
+{
+	struct head *h = arg;
+	struct sessions_ctx c = {NULL, 0, 0};
+	struct jsonw w;
+
+	(void)req;
+	jsonw_init(&w, &res->body, true);
+	c.w = &w;
+	jsonw_obj_begin(&w);
+	jsonw_key(&w, "sessions");
+	jsonw_arr_begin(&w);
+	if (store_for_each_session(h->st, false, session_each, &c)) {
+		http_error(res, 503, "the store cannot be read");
+		return;
+	}
+	jsonw_arr_end(&w);
+	jsonw_kv_int(&w, "total_sessions", c.total);
+	jsonw_kv_int(&w, "active_sessions", c.active);
+	jsonw_obj_end(&w);
+	strbuf_addch(&res->body, '\n');
+}

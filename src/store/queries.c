@@ -1,0 +1,253 @@
+/*
+ * queries.c - the store's named read queries (see queries.h): the head's
+ * read API (nodes, GPUs, jobs, one job, a session's nodes, series), its
+ * /status GPU list and Prometheus figures, and the history's job rows.
+ *
+ * The SQL is ours and fixed; parameters are bound (store_query_json and
+ * store_query_rows bind a decimal string as an integer, "" as NULL), and
+ * the one name that reaches SQL text, a series' metric, comes from a list.
+ */
+#include "store/queries.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/log.h"
+
+#define STR_(x) #x
+#define STR(x)	STR_(x)
+
+/* A node's latest host sample, with its agent's health. */
+static const char sql_nodes[] =
+    "SELECT n.hostname AS node, n.cores, n.mem_total_bytes, a.agent_id,"
+    " a.last_seen_ms, a.interval_ms, a.acked_seq,"
+    " (a.interval_ms > 0 AND ?1 - a.last_seen_ms <= 3 * a.interval_ms) AS healthy,"
+    " h.ts_ms, h.mem_available_bytes, h.load1_milli, h.procs_running,"
+    " (SELECT count(*) FROM devices d WHERE d.node_id = n.id) AS gpus"
+    " FROM nodes n LEFT JOIN agents a ON a.node_id = n.id"
+    " LEFT JOIN host_samples h ON h.seq = (SELECT seq FROM host_samples"
+    " WHERE node_id = n.id ORDER BY ts_ms DESC LIMIT 1)"
+    " ORDER BY n.hostname";
+
+static const char sql_gpus[] =
+    "SELECT n.hostname AS node, d.idx AS \"index\", d.uuid, d.name, d.vendor,"
+    " d.mem_total_bytes, g.ts_ms, g.util_pct, g.mem_used_bytes, g.power_mw, g.temp_c,"
+    " g.pcie_rx_bps, g.pcie_tx_bps"
+    " FROM devices d JOIN nodes n ON n.id = d.node_id"
+    " LEFT JOIN gpu_samples g ON g.seq = (SELECT seq FROM gpu_samples"
+    " WHERE device_id = d.id ORDER BY ts_ms DESC LIMIT 1)"
+    " ORDER BY n.hostname, d.idx";
+
+/* ?1 user, ?2 node, ?3 since, ?4 until ("" = any) */
+static const char sql_jobs[] =
+    "SELECT j.scheduler || ':' || j.job_id || ':' || j.start_ms AS key, n.hostname AS node,"
+    " j.scheduler, j.job_id, j.user, j.command, j.start_ms, j.end_ms,"
+    " j.reservation_source, j.reserved_cpus, j.reserved_mem_bytes, j.reserved_gpus,"
+    " s.cpu_ms, s.cpu_efficiency_pct, s.rss_peak_bytes, s.mem_efficiency_pct, s.gpus_used,"
+    " s.gpu_util_avg_pct, s.gpu_energy_mj"
+    " FROM jobs j JOIN nodes n ON n.id = j.node_id"
+    " LEFT JOIN job_summaries s ON s.job_id = j.id"
+    " WHERE j.scheduler <> 'session' AND (?1 IS NULL OR j.user = ?1)"
+    " AND (?2 IS NULL OR n.hostname = ?2)"
+    " AND (?3 IS NULL OR j.end_ms IS NULL OR j.end_ms >= ?3)"
+    " AND (?4 IS NULL OR j.start_ms <= ?4)"
+    " ORDER BY j.start_ms DESC LIMIT " STR(STORE_QUERY_MAX_ROWS);
+
+static const char sql_job[] =
+    "SELECT j.scheduler || ':' || j.job_id || ':' || j.start_ms AS key, n.hostname AS node,"
+    " j.scheduler, j.job_id, j.step, j.user, j.uid, j.command, j.start_ms, j.end_ms, j.cgroup,"
+    " j.qos, j.reservation_source, j.reserved_cpus, j.reserved_mem_bytes, j.reserved_gpus,"
+    " j.reserved_gpu_list FROM jobs j JOIN nodes n ON n.id = j.node_id WHERE j.id = ?1";
+
+static const char sql_session_nodes[] =
+    "SELECT n.hostname AS node, count(h.seq) AS frames, min(h.ts_ms) AS first_ms,"
+    " max(h.ts_ms) AS last_ms FROM nodes n JOIN host_samples h ON h.node_id = n.id"
+    " WHERE h.ts_ms BETWEEN ?1 AND ?2"
+    " AND (?3 IS NULL OR ',' || ?3 || ',' LIKE '%,' || n.hostname || ',%')"
+    " GROUP BY n.id ORDER BY n.hostname";
+
+/* series: ?1 node, ?2 since, ?3 until, ?4 the GPU's index; %s the metric */
+static const char sql_series_gpu[] =
+    "SELECT g.ts_ms, g.%s AS value FROM gpu_samples g JOIN devices d ON"
+    " d.id = g.device_id JOIN nodes n ON n.id = d.node_id WHERE n.hostname = ?1"
+    " AND d.idx = ?4 AND (?2 IS NULL OR g.ts_ms >= ?2) AND (?3 IS NULL OR"
+    " g.ts_ms <= ?3) ORDER BY g.ts_ms LIMIT " STR(STORE_SERIES_MAX_POINTS);
+static const char sql_series_host[] =
+    "SELECT h.ts_ms, h.%s AS value FROM host_samples h JOIN nodes n ON"
+    " n.id = h.node_id WHERE n.hostname = ?1 AND (?2 IS NULL OR h.ts_ms >= ?2)"
+    " AND (?3 IS NULL OR h.ts_ms <= ?3) ORDER BY h.ts_ms LIMIT " STR(STORE_SERIES_MAX_POINTS);
+
+/* The columns a series may be of (no other name reaches SQL). */
+static const char *const host_series[] = {
+    "cpu_user_ms",     "cpu_system_ms",	   "cpu_idle_ms",  "cpu_iowait_ms", "mem_available_bytes",
+    "mem_free_bytes",  "swap_free_bytes",  "load1_milli",  "procs_running", "procs_blocked",
+    "disk_read_bytes", "disk_write_bytes", "net_rx_bytes", "net_tx_bytes",  NULL,
+};
+static const char *const gpu_series[] = {
+    "util_pct",	   "mem_util_pct",    "mem_used_bytes",	 "pcie_rx_bps",
+    "pcie_tx_bps", "nvlink_rx_bytes", "nvlink_tx_bytes", "power_mw",
+    "energy_mj",   "temp_c",	      "sm_clock_mhz",	 NULL,
+};
+
+static const char sql_devices[] =
+    "SELECT a.agent_id, n.hostname, d.idx, d.uuid, d.name,"
+    " d.mem_total_bytes FROM devices d JOIN nodes n ON n.id = d.node_id"
+    " LEFT JOIN agents a ON a.node_id = n.id ORDER BY n.hostname, d.idx";
+
+/* Prometheus: the cluster's latest values. */
+static const char sql_latest_host[] =
+    "SELECT n.hostname, h.ts_ms, h.mem_total_bytes, h.mem_available_bytes, h.load1_milli,"
+    " h.cpu_user_ms + h.cpu_nice_ms, h.cpu_system_ms + h.cpu_irq_ms + h.cpu_softirq_ms,"
+    " h.cpu_idle_ms, h.cpu_iowait_ms, a.last_seen_ms, a.interval_ms"
+    " FROM nodes n JOIN host_samples h ON h.seq = (SELECT seq FROM host_samples"
+    " WHERE node_id = n.id ORDER BY ts_ms DESC LIMIT 1)"
+    " LEFT JOIN agents a ON a.node_id = n.id ORDER BY n.hostname";
+static const char sql_latest_gpu[] =
+    "SELECT n.hostname, d.idx, d.uuid, g.util_pct, g.mem_used_bytes, g.power_mw"
+    " FROM devices d JOIN nodes n ON n.id = d.node_id JOIN gpu_samples g ON g.seq ="
+    " (SELECT seq FROM gpu_samples WHERE device_id = d.id ORDER BY ts_ms DESC LIMIT 1)"
+    " ORDER BY n.hostname, d.idx";
+
+/* history: schema 3 and later have reservations and summaries */
+static const char sql_history_v3[] =
+    "SELECT j.id, j.scheduler, j.job_id, COALESCE(j.user, ''), n.hostname, j.start_ms,"
+    " j.end_ms, (SELECT MAX(ts_ms) FROM job_samples WHERE job_id = j.id),"
+    " j.reserved_cpus, j.cores_allowed, s.cpu_ms, j.reserved_mem_bytes, s.rss_peak_bytes,"
+    " j.reserved_gpus, s.gpus_used, s.gpu_util_avg_pct, s.job_id IS NOT NULL"
+    " FROM jobs j JOIN nodes n ON n.id = j.node_id"
+    " LEFT JOIN job_summaries s ON s.job_id = j.id"
+    " WHERE j.start_ms < ?2 AND (j.end_ms IS NULL OR j.end_ms > ?1)"
+    " AND (?3 IS NULL OR j.user = ?3) AND (?4 IS NULL OR n.hostname = ?4)"
+    " ORDER BY j.start_ms, j.id";
+static const char sql_history_v1[] =
+    "SELECT j.id, j.scheduler, j.job_id, COALESCE(j.user, ''), n.hostname, j.start_ms,"
+    " j.end_ms, (SELECT MAX(ts_ms) FROM job_samples WHERE job_id = j.id),"
+    " NULL, j.cores_allowed, NULL, NULL, NULL, NULL, NULL, NULL, 0"
+    " FROM jobs j JOIN nodes n ON n.id = j.node_id"
+    " WHERE j.start_ms < ?2 AND (j.end_ms IS NULL OR j.end_ms > ?1)"
+    " AND (?3 IS NULL OR j.user = ?3) AND (?4 IS NULL OR n.hostname = ?4)"
+    " ORDER BY j.start_ms, j.id";
+
+/* A parameter: the number in decimal ("" when absent: bound as NULL). */
+static const char *param_ms(char *buf, size_t size, bool has, int64_t ms)
+{
+	if (has)
+		snprintf(buf, size, "%" PRId64, ms);
+	else
+		buf[0] = '\0';
+	return buf;
+}
+
+static int query_json(struct store *st, const char *sql, const char *const *params, bool first_only,
+		      struct jsonw *w)
+{
+	int64_t n;
+
+	return store_query_json(st, sql, params, first_only, w, &n);
+}
+
+int store_query_nodes(struct store *st, int64_t now_ms, struct jsonw *w)
+{
+	char now[32];
+	const char *p[] = {now, NULL};
+
+	snprintf(now, sizeof(now), "%" PRId64, now_ms);
+	return query_json(st, sql_nodes, p, false, w);
+}
+
+int store_query_gpus(struct store *st, struct jsonw *w)
+{
+	return query_json(st, sql_gpus, NULL, false, w);
+}
+
+int store_query_jobs(struct store *st, const struct store_jobs_filter *f, struct jsonw *w)
+{
+	char since[32], until[32];
+	const char *p[] = {f->user ? f->user : "", f->node ? f->node : "",
+			   param_ms(since, sizeof(since), f->when.has_since, f->when.since_ms),
+			   param_ms(until, sizeof(until), f->when.has_until, f->when.until_ms),
+			   NULL};
+
+	return query_json(st, sql_jobs, p, false, w);
+}
+
+int store_query_job(struct store *st, int64_t job_row, struct jsonw *w)
+{
+	char id[32];
+	const char *p[] = {id, NULL};
+
+	snprintf(id, sizeof(id), "%" PRId64, job_row);
+	return query_json(st, sql_job, p, true, w);
+}
+
+int store_query_session_nodes(struct store *st, int64_t from_ms, int64_t to_ms, const char *nodes,
+			      struct jsonw *w)
+{
+	char from[32], to[32];
+	const char *p[] = {from, to, nodes, NULL};
+
+	snprintf(from, sizeof(from), "%" PRId64, from_ms);
+	snprintf(to, sizeof(to), "%" PRId64, to_ms);
+	return query_json(st, sql_session_nodes, p, false, w);
+}
+
+bool store_series_metric_ok(bool gpu, const char *metric)
+{
+	for (const char *const *m = gpu ? gpu_series : host_series; *m; m++)
+		if (strcmp(*m, metric) == 0)
+			return true;
+	return false;
+}
+
+int store_query_series(struct store *st, const struct store_series_query *q, struct jsonw *w)
+{
+	char since[32], until[32], sql[768];
+	const char *p[] = {
+	    q->node, param_ms(since, sizeof(since), q->when.has_since, q->when.since_ms),
+	    param_ms(until, sizeof(until), q->when.has_until, q->when.until_ms), q->gpu, NULL};
+	bool gpu = q->gpu != NULL;
+
+	if (!q->node || !q->metric || !store_series_metric_ok(gpu, q->metric))
+		return log_err(-EINVAL, "no series of '%s'", q->metric ? q->metric : "");
+	snprintf(sql, sizeof(sql), gpu ? sql_series_gpu : sql_series_host, q->metric);
+	return query_json(st, sql, p, false, w);
+}
+
+int store_query_device_rows(struct store *st, store_row_fn fn, void *arg)
+{
+	return store_query_rows(st, sql_devices, NULL, fn, arg);
+}
+
+int store_query_latest_host_rows(struct store *st, store_row_fn fn, void *arg)
+{
+	return store_query_rows(st, sql_latest_host, NULL, fn, arg);
+}
+
+int store_query_latest_gpu_rows(struct store *st, store_row_fn fn, void *arg)
+{
+	return store_query_rows(st, sql_latest_gpu, NULL, fn, arg);
+}
+
+static int schema_of(const struct store_row *r, void *arg)
+{
+	*(int *)arg = (int)r->num[0];
+	return 0;
+}
+
+int store_history_rows(struct store *st, int64_t since_ms, int64_t until_ms, const char *user,
+		       const char *node, store_row_fn fn, void *arg)
+{
+	char since[24], until[24];
+	const char *params[] = {since, until, user ? user : "", node ? node : "", NULL};
+	int schema = 0, ret;
+
+	snprintf(since, sizeof(since), "%" PRId64, since_ms);
+	snprintf(until, sizeof(until), "%" PRId64, until_ms);
+	ret = store_query_rows(st, "SELECT user_version FROM pragma_user_version", NULL, schema_of,
+			       &schema);
+	if (ret)
+		return ret;
+	return store_query_rows(st, schema >= 3 ? sql_history_v3 : sql_history_v1, params, fn, arg);
+}
