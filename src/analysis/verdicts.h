@@ -1,5 +1,5 @@
 /*
- * analysis.h - what a job's numbers mean: efficiency against what it
+ * verdicts.h - what a job's numbers mean: efficiency against what it
  * reserved, scaling hints, hogging, its bottleneck, its period, memory
  * trends with a forecast, its type, and the verdicts people act on.
  *

@@ -1,6 +1,6 @@
 /*
- * http.h - a small HTTP/1.1 server on libmicrohttpd for the agent's (and
- * later the head's) endpoints.
+ * http.h - a small HTTP/1.1 server on libmicrohttpd for the agent's and
+ * the head's endpoints, with route tables (struct http_route).
  *
  * One internal thread answers every connection; a route's handler runs on
  * it, so handlers must be quick and must lock what they share with the

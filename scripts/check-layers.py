@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""check-layers.py - the module layering of docs/architecture.md, enforced.
+
+Every folder under src/ is a module; a module may include only its own
+headers and those of the modules above it in LAYERS.  Also: no source file
+over MAX_LINES lines, and SQL (SELECT/INSERT/UPDATE/DELETE statements) only
+in src/store/.  Prints each breach and ends with "N passed, N failed"-style
+counts on one line; exits 1 on any breach.
+"""
+import os
+import re
+import sys
+
+LAYERS = ["common", "sample", "attrib", "store", "analysis", "report", "net", "agent", "head", "cli"]
+MAX_LINES = 1500
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+SQL = re.compile(r'"\s*(SELECT|INSERT INTO|UPDATE \w+ SET|DELETE FROM|CREATE TABLE)\b')
+
+
+def module_of(path):
+    parts = path.split(os.sep)
+    return parts[1] if len(parts) > 2 and parts[0] == "src" else None
+
+
+def main():
+    root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..")
+    os.chdir(root)
+    breaches, files = [], 0
+    for dirpath, _, names in os.walk("src"):
+        for name in sorted(names):
+            if not name.endswith((".c", ".h")):
+                continue
+            path = os.path.join(dirpath, name)
+            mod = module_of(path)
+            files += 1
+            with open(path, encoding="utf-8", errors="replace") as f:
+                text = f.read()
+            nlines = text.count("\n")
+            if nlines > MAX_LINES:
+                breaches.append(f"{path}: {nlines} lines (at most {MAX_LINES})")
+            if mod not in LAYERS:
+                breaches.append(f"{path}: module '{mod}' is not in the layer list")
+                continue
+            for inc in INCLUDE.findall(text):
+                if "/" not in inc:
+                    continue  # a header of its own folder
+                dep = inc.split("/")[0]
+                if dep not in LAYERS:
+                    continue
+                if LAYERS.index(dep) > LAYERS.index(mod):
+                    breaches.append(f"{path}: includes \"{inc}\": {mod} may not use {dep}")
+            if mod != "store" and SQL.search(text):
+                breaches.append(f"{path}: SQL outside src/store/")
+    for b in breaches:
+        print("check-layers: " + b)
+    print(f"check-layers: {files} files, {len(breaches)} breaches")
+    return 1 if breaches else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
