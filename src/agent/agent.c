@@ -22,6 +22,7 @@
 #include "common/log.h"
 #include "common/sysroot.h"
 #include "common/token.h"
+#include "store/tick.h"
 
 static void setup_gpus(struct agent *a)
 {
@@ -29,19 +30,7 @@ static void setup_gpus(struct agent *a)
 
 	gpu_set_init(set);
 	gpu_set_open(set);
-	for (int i = 0; i < set->ndevices; i++) {
-		struct device_record *d = &a->devs[i];
-
-		memset(d, 0, sizeof(*d));
-		d->info = set->dev[i].info;
-		snprintf(d->vendor, sizeof(d->vendor), "%s", set->dev[i].backend->vendor);
-		for (int b = 0; b < set->nopened; b++)
-			if (set->opened[b].backend == set->dev[i].backend)
-				snprintf(d->driver_version, sizeof(d->driver_version), "%s",
-					 set->opened[b].driver);
-		if (store_put_device(a->st, a->node_id, d))
-			d->id = 0;
-	}
+	store_tick_put_devices(a->st, a->node_id, set, a->devs);
 }
 
 static int setup(struct agent *a)

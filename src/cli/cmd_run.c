@@ -661,19 +661,7 @@ static int setup_gpus(struct run_state *r)
 	r->gprocs.fold_others = true;
 	if (!r->gprocs.proc || !r->gprocs.scratch)
 		return log_err(-ENOMEM, "out of memory");
-	for (int i = 0; i < set->ndevices; i++) {
-		struct device_record *d = &r->devs[i];
-
-		memset(d, 0, sizeof(*d));
-		d->info = set->dev[i].info;
-		snprintf(d->vendor, sizeof(d->vendor), "%s", set->dev[i].backend->vendor);
-		for (int b = 0; b < set->nopened; b++)
-			if (set->opened[b].backend == set->dev[i].backend)
-				snprintf(d->driver_version, sizeof(d->driver_version), "%s",
-					 set->opened[b].driver);
-		if (store_put_device(r->st, r->node_id, d))
-			d->id = 0;
-	}
+	store_tick_put_devices(r->st, r->node_id, set, r->devs);
 	return 0;
 }
 

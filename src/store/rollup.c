@@ -2,7 +2,7 @@
  * rollup.c - min/avg/max accumulators over the 1-minute and 1-hour tiers,
  * and the rows they write (store_put_rollup).  See rollup.h.
  */
-#include "rollup.h"
+#include "store/rollup.h"
 
 #include <math.h>
 

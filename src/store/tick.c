@@ -1,9 +1,13 @@
 /*
  * tick.c - the rows of one tick that `jobscope run` and the agent write the
  * same way: host, processes, GPUs, events, and the process rows' state
- * after a commit or an abort.  See tick.h.
+ * after a commit or an abort, and the devices rows written before the first
+ * tick.  See tick.h.
  */
-#include "tick.h"
+#include "store/tick.h"
+
+#include <stdio.h>
+#include <string.h>
 
 int store_tick_put_host(const struct store_tick_rows *t)
 {
@@ -83,4 +87,22 @@ void store_tick_rows_lost(const struct store_tick_rows *t)
 	for (size_t i = 0; i < t->pt->nprocs; i++)
 		if (t->pt->procs[i].row_tick == t->tick_no)
 			t->pt->procs[i].row = 0;
+}
+
+void store_tick_put_devices(struct store *st, int64_t node_id, const struct gpu_set *set,
+			    struct device_record *devs)
+{
+	for (int i = 0; i < set->ndevices; i++) {
+		struct device_record *d = &devs[i];
+
+		memset(d, 0, sizeof(*d));
+		d->info = set->dev[i].info;
+		snprintf(d->vendor, sizeof(d->vendor), "%s", set->dev[i].backend->vendor);
+		for (int b = 0; b < set->nopened; b++)
+			if (set->opened[b].backend == set->dev[i].backend)
+				snprintf(d->driver_version, sizeof(d->driver_version), "%s",
+					 set->opened[b].driver);
+		if (store_put_device(st, node_id, d))
+			d->id = 0;
+	}
 }

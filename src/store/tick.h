@@ -53,6 +53,14 @@ struct store_tick_rows {
 	size_t nevents;
 };
 
+/*
+ * Before the first tick: a devices row for each GPU of set, with its vendor
+ * and the driver version of its backend, into devs[0 .. set->ndevices).  A
+ * device the store refuses keeps id 0 (its samples are then left out).
+ */
+void store_tick_put_devices(struct store *st, int64_t node_id, const struct gpu_set *set,
+			    struct device_record *devs);
+
 int store_tick_put_host(const struct store_tick_rows *t);
 /* Every process that emits: its info row when new (or changed), and its sample. */
 int store_tick_put_procs(const struct store_tick_rows *t);
