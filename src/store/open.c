@@ -283,8 +283,14 @@ int store_open(const char *path, unsigned flags, struct store **out)
 	}
 
 	if (is_new) {
-		/* only possible before the first table: lets retention shrink the file */
-		sqlite3_exec(st->db, "PRAGMA auto_vacuum = INCREMENTAL", NULL, NULL, NULL);
+		/*
+		 * Only possible before the first table: lets retention shrink the
+		 * file.  A failure (out of memory) must fail the open, or the store
+		 * would be created without it, for ever.
+		 */
+		ret = store__exec(st, "PRAGMA auto_vacuum = INCREMENTAL", "create");
+		if (ret)
+			goto out_close_db;
 		ret = store__migrate(st);
 		if (ret)
 			goto out_close_db;
