@@ -16,6 +16,13 @@
  * -EPROTONOSUPPORT: written by a newer jobscope, -ENOSPC: disk full,
  * -ENOENT: no such job.  A failed tick is rolled back whole and the store
  * stays usable.  Not thread-safe: one store per thread.
+ *
+ * Where it lives (src/store/): open.c open, close, meta; schema.c the
+ * schema and its migrations; writer.c nodes, jobs, ticks and every put;
+ * read.c jobs and queries; replay.c store_replay_job; retention.c;
+ * sessions.c and frames.c (a head's sessions); store_export.c and
+ * store_ingest.c (streaming to a head).  Internal headers: conn.h (the
+ * connection, error helpers), schema.h, writer.h, column.h.
  */
 #ifndef JOBSCOPE_STORE_H
 #define JOBSCOPE_STORE_H

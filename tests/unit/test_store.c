@@ -26,7 +26,7 @@
 #include "common/log.h"
 #include "common/timeutil.h"
 #include "store/store.h"
-#include "store/store_internal.h" /* st->db, for fault injection only */
+#include "store/conn.h" /* st->db, for fault injection only */
 
 struct fixture {
 	char dir[64];

@@ -1,13 +1,22 @@
 /*
- * store_read.c - the reader: jobs by id or in start order, and a job's
- * rows replayed in the order they were written.
+ * replay.c - a job's rows replayed in the order they were written (seq),
+ * streamed: one cursor per kind of row merged one row at a time, never a
+ * whole table in memory.
  *
- * The file may come from anywhere: every string is copied with a bound, a
- * NULL becomes "" or a cleared valid bit, and statements are prepared per
- * call and always finalized.  Replay streams: four cursors ordered by seq
- * merged one row at a time, never a whole table in memory.
+ *   replay_sql[] and the _v1/_v2/_range variants   the cursors' queries
+ *   cursor_step, cursor_open                       one cursor
+ *   host_details, host_from_row, replay_host       a host row and its
+ *                                                  per-CPU, disk, net rows
+ *   replay_job_sample, replay_proc_sample, replay_event,
+ *   replay_gpu, replay_gpu_proc                    a row to its callback
+ *   open_gpu_cursors                               by seq range or device
+ *   replay_window, replay_prepare, replay_merge
+ *   store_replay_job
+ *
+ * The file may come from anywhere: every string is copied with a bound and
+ * a NULL becomes "" or a cleared valid bit.
  */
-#include "store/store_internal.h"
+#include "store/conn.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -15,303 +24,8 @@
 #include <string.h>
 
 #include "common/log.h"
-
-#define JOB_SELECT                                                                                 \
-	"SELECT j.id, j.node_id, n.hostname, j.scheduler, j.job_id, j.name, j.command, j.user,"    \
-	" j.uid, j.pid, j.start_ms, j.end_ms, j.exit_code, j.signal, j.timed_out,"                 \
-	" j.interval_ms, j.cores_allowed, j.host_cores, j.host_mem_bytes, j.samples,"              \
-	" j.lost_samples, j.sampler_cpu_ms, %s FROM jobs j LEFT JOIN nodes n ON n.id = j.node_id"
-#define JOB_V3_COLUMNS                                                                             \
-	"j.step, j.cgroup, j.qos, j.reservation_source, j.reserved_cpus, j.reserved_mem_bytes,"    \
-	" j.reserved_gpus, j.reserved_gpu_list"
-#define JOB_V3_NULLS "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL"
-
-/* Reading a row's columns in order. */
-struct row {
-	sqlite3_stmt *stmt;
-	int col;
-};
-
-static int64_t col_i64(struct row *r)
-{
-	return sqlite3_column_int64(r->stmt, r->col++);
-}
-
-/* false (and *out = 0) when the column is NULL. */
-static bool col_opt(struct row *r, uint64_t *out)
-{
-	int col = r->col++;
-
-	if (sqlite3_column_type(r->stmt, col) == SQLITE_NULL) {
-		*out = 0;
-		return false;
-	}
-	*out = (uint64_t)sqlite3_column_int64(r->stmt, col);
-	return true;
-}
-
-/* Text into buf, cut to fit (a replay copies millions: no printf machinery). */
-static void col_text(struct row *r, char *buf, size_t size)
-{
-	const char *s = (const char *)sqlite3_column_text(r->stmt, r->col);
-	size_t len = s ? (size_t)sqlite3_column_bytes(r->stmt, r->col) : 0;
-
-	r->col++;
-	if (len >= size)
-		len = size - 1;
-	if (len)
-		memcpy(buf, s, len);
-	buf[len] = '\0';
-	/* an embedded NUL ends the string where C code would end it */
-}
-
-/* Reports a failed read: corruption says so, the rest names the errno. */
-int store__read_fail(struct store *st, int rc, const char *what)
-{
-	int ret = store__errno(st->db, rc);
-
-	if (ret == 0)
-		ret = -EIO;
-	if (ret == -EPROTO) {
-		log_err(0, "cannot %s: '%s' is a corrupt jobscope store (%s)", what, st->path,
-			store__errmsg(st));
-		return ret;
-	}
-	return log_err(ret, "cannot %s in store '%s' (%s)", what, st->path, store__errmsg(st));
-}
-
-static int prepare(struct store *st, const char *sql, const char *what, sqlite3_stmt **out)
-{
-	int rc = sqlite3_prepare_v2(st->db, sql, -1, out, NULL);
-
-	if (rc != SQLITE_OK) {
-		*out = NULL;
-		return store__read_fail(st, rc, what);
-	}
-	return 0;
-}
-
-static void job_from_row(sqlite3_stmt *stmt, struct job_record *job)
-{
-	struct row r = {stmt, 0};
-	uint64_t exit_code, sig, gpus;
-	bool has_code, has_sig;
-
-	memset(job, 0, sizeof(*job));
-	job->id = col_i64(&r);
-	job->node_id = col_i64(&r);
-	col_text(&r, job->hostname, sizeof(job->hostname));
-	col_text(&r, job->scheduler, sizeof(job->scheduler));
-	col_text(&r, job->job_id, sizeof(job->job_id));
-	col_text(&r, job->name, sizeof(job->name));
-	col_text(&r, job->command, sizeof(job->command));
-	col_text(&r, job->user, sizeof(job->user));
-	job->uid = (uint32_t)col_i64(&r);
-	job->pid = (int32_t)col_i64(&r);
-	job->start_ms = col_i64(&r);
-	job->end_ms = col_i64(&r);
-	has_code = col_opt(&r, &exit_code);
-	has_sig = col_opt(&r, &sig);
-	job->has_exit = has_code || has_sig;
-	job->exit_code = (int32_t)exit_code;
-	job->signal = (int32_t)sig;
-	job->timed_out = col_i64(&r) != 0;
-	job->interval_ms = col_i64(&r);
-	job->cores_allowed = (int32_t)col_i64(&r);
-	job->host_cores = (int32_t)col_i64(&r);
-	job->host_mem_bytes = (uint64_t)col_i64(&r);
-	job->samples = col_i64(&r);
-	job->lost_samples = col_i64(&r);
-	job->sampler_cpu_ms = col_i64(&r);
-	col_text(&r, job->step, sizeof(job->step));
-	col_text(&r, job->cgroup, sizeof(job->cgroup));
-	col_text(&r, job->qos, sizeof(job->qos));
-	col_text(&r, job->reservation_source, sizeof(job->reservation_source));
-	job->reserved_cpus = sqlite3_column_double(stmt, r.col++);
-	job->reserved_mem_bytes = (uint64_t)col_i64(&r);
-	job->has_reserved_gpus = col_opt(&r, &gpus);
-	job->reserved_gpus = (int32_t)gpus;
-	col_text(&r, job->reserved_gpu_list, sizeof(job->reserved_gpu_list));
-}
-
-/* The job query for this store's schema: older ones lack the v3 columns. */
-static void job_select(const struct store *st, char *buf, size_t size, const char *tail)
-{
-	char head[1024];
-
-	snprintf(head, sizeof(head), JOB_SELECT,
-		 st->schema_version >= 3 ? JOB_V3_COLUMNS : JOB_V3_NULLS);
-	snprintf(buf, size, "%s %s", head, tail);
-}
-
-int store_get_job(struct store *st, int64_t id, struct job_record *out)
-{
-	sqlite3_stmt *stmt;
-	int rc, ret;
-
-	char sql[2048];
-
-	job_select(st, sql, sizeof(sql), "WHERE j.id = ?");
-	ret = prepare(st, sql, "read a job", &stmt);
-	if (ret)
-		return ret;
-	sqlite3_bind_int64(stmt, 1, id);
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_ROW)
-		job_from_row(stmt, out);
-	else if (rc == SQLITE_DONE)
-		ret = -ENOENT;
-	else
-		ret = store__read_fail(st, rc, "read a job");
-	sqlite3_finalize(stmt);
-	return ret;
-}
-
-static int find_one(struct store *st, sqlite3_stmt *stmt, int64_t *id)
-{
-	int rc = sqlite3_step(stmt);
-	int ret = 0;
-
-	if (rc == SQLITE_ROW)
-		*id = sqlite3_column_int64(stmt, 0);
-	else if (rc == SQLITE_DONE)
-		ret = -ENOENT;
-	else
-		ret = store__read_fail(st, rc, "find a job");
-	sqlite3_finalize(stmt);
-	return ret;
-}
-
-int store_find_job(struct store *st, int64_t node_id, const char *scheduler, const char *job_id,
-		   int64_t start_ms, int64_t *id, int64_t *stored_start_ms)
-{
-	sqlite3_stmt *stmt;
-	int rc, ret;
-
-	ret = prepare(st,
-		      "SELECT id, start_ms FROM jobs WHERE node_id = ?1 AND scheduler = ?2"
-		      " AND job_id = ?3 AND start_ms BETWEEN ?4 - ?5 AND ?4 + ?5"
-		      " ORDER BY abs(start_ms - ?4) LIMIT 1",
-		      "find a job", &stmt);
-	if (ret)
-		return ret;
-	sqlite3_bind_int64(stmt, 1, node_id);
-	sqlite3_bind_text(stmt, 2, scheduler, -1, SQLITE_STATIC);
-	sqlite3_bind_text(stmt, 3, job_id, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(stmt, 4, start_ms);
-	sqlite3_bind_int64(stmt, 5, STORE_JOB_START_SLACK_MS);
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_ROW) {
-		*id = sqlite3_column_int64(stmt, 0);
-		*stored_start_ms = sqlite3_column_int64(stmt, 1);
-	} else {
-		ret = rc == SQLITE_DONE ? -ENOENT : store__read_fail(st, rc, "find a job");
-	}
-	sqlite3_finalize(stmt);
-	return ret;
-}
-
-int store_find_job_key(struct store *st, const char *key, int64_t *id)
-{
-	char sched[64], jid[128];
-	const char *c1, *c2;
-	long long start = 0;
-	sqlite3_stmt *stmt;
-	int ret;
-
-	if (!key || !*key || strlen(key) >= sizeof(jid))
-		return -EINVAL;
-	c1 = strchr(key, ':');
-	c2 = c1 ? strrchr(c1 + 1, ':') : NULL;
-	if (!c1) {
-		ret = prepare(st,
-			      "SELECT id FROM jobs WHERE job_id = ?1 ORDER BY start_ms DESC, id DESC"
-			      " LIMIT 1",
-			      "find a job", &stmt);
-		if (ret)
-			return ret;
-		sqlite3_bind_text(stmt, 1, key, -1, SQLITE_TRANSIENT);
-		return find_one(st, stmt, id);
-	}
-	if ((size_t)(c1 - key) >= sizeof(sched))
-		return -EINVAL;
-	snprintf(sched, sizeof(sched), "%.*s", (int)(c1 - key), key);
-	if (c2) {
-		char *end;
-
-		start = strtoll(c2 + 1, &end, 10);
-		if (*end || c2[1] == '\0')
-			c2 = NULL; /* the id itself holds a ':' */
-	}
-	snprintf(jid, sizeof(jid), "%.*s", (int)(c2 ? c2 - c1 - 1 : (long)strlen(c1 + 1)), c1 + 1);
-	ret = prepare(st,
-		      c2 ? "SELECT id FROM jobs WHERE scheduler = ?1 AND job_id = ?2 AND start_ms = ?3"
-			   " ORDER BY id DESC LIMIT 1"
-			 : "SELECT id FROM jobs WHERE scheduler = ?1 AND job_id = ?2"
-			   " ORDER BY start_ms DESC, id DESC LIMIT 1",
-		      "find a job", &stmt);
-	if (ret)
-		return ret;
-	sqlite3_bind_text(stmt, 1, sched, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(stmt, 2, jid, -1, SQLITE_TRANSIENT);
-	if (c2)
-		sqlite3_bind_int64(stmt, 3, start);
-	return find_one(st, stmt, id);
-}
-
-int store_get_job_summary_json(struct store *st, int64_t id, struct strbuf *out)
-{
-	sqlite3_stmt *stmt;
-	int rc, ret;
-
-	if (st->schema_version < 3)
-		return -ENOENT;
-	ret = prepare(st, "SELECT report_json FROM job_summaries WHERE job_id = ?",
-		      "read a job summary", &stmt);
-	if (ret)
-		return ret;
-	sqlite3_bind_int64(stmt, 1, id);
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_ROW && sqlite3_column_type(stmt, 0) == SQLITE_TEXT)
-		ret = strbuf_add(out, sqlite3_column_text(stmt, 0),
-				 (size_t)sqlite3_column_bytes(stmt, 0));
-	else if (rc == SQLITE_ROW || rc == SQLITE_DONE)
-		ret = -ENOENT;
-	else
-		ret = store__read_fail(st, rc, "read a job summary");
-	sqlite3_finalize(stmt);
-	return ret;
-}
-
-int store_for_each_job(struct store *st, int (*fn)(const struct job_record *job, void *arg),
-		       void *arg)
-{
-	struct job_record *job;
-	sqlite3_stmt *stmt;
-	char sql[2048];
-	int rc, ret;
-
-	/* a job_record holds a command line: keep it off small stacks */
-	job = malloc(sizeof(*job));
-	if (!job)
-		return log_err(-ENOMEM, "cannot list the jobs of store '%s'", st->path);
-	job_select(st, sql, sizeof(sql), "ORDER BY j.start_ms, j.id");
-	ret = prepare(st, sql, "list the jobs", &stmt);
-	if (ret)
-		goto out_free_job;
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		job_from_row(stmt, job);
-		ret = fn(job, arg);
-		if (ret)
-			break;
-	}
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		ret = store__read_fail(st, rc, "list the jobs");
-	sqlite3_finalize(stmt);
-out_free_job:
-	free(job);
-	return ret;
-}
+#include "store/column.h"
+#include "store/schema.h"
 
 /*
  * Replay.  One cursor per kind of row (per device for the GPU tables),
@@ -342,7 +56,7 @@ struct replay_cursor {
 	int64_t seq;
 };
 
-/* a cursor per kind, and one per device of the node for each GPU table */
+ /* a cursor per kind, and one per device of the node for each GPU table */
 #define REPLAY_MAX_CURSORS (REPLAY__COUNT + 2 * GPU_MAX_DEVICES)
 
 struct replay {
@@ -368,7 +82,7 @@ struct replay {
 	struct gpu_proc gproc;
 };
 
-/* the devices columns, after the fact table's own */
+ /* the devices columns, after the fact table's own */
 #define DEVICE_COLUMNS                                                                             \
 	" d.id, d.vendor, d.idx, d.uuid, d.name, d.pci_bus_id, d.mem_total_bytes,"                 \
 	" d.power_limit_mw, d.nvlink_count, d.driver_version, d.supported"
@@ -818,8 +532,8 @@ static int replay_window(struct store *st, int64_t id, int64_t *node_id, int64_t
 	sqlite3_stmt *stmt;
 	int rc, ret;
 
-	ret = prepare(st, "SELECT node_id, start_ms, end_ms FROM jobs WHERE id = ?", "replay a job",
-		      &stmt);
+	ret = store__prepare(st, "SELECT node_id, start_ms, end_ms FROM jobs WHERE id = ?",
+			     "replay a job", &stmt);
 	if (ret)
 		return ret;
 	sqlite3_bind_int64(stmt, 1, id);
@@ -853,7 +567,7 @@ static int cursor_open(struct replay *rp, enum replay_kind kind, const char *sql
 		return 0; /* more devices than a node can have: the rest are left out */
 	c = &rp->cur[rp->ncur++];
 	c->kind = kind;
-	ret = prepare(rp->st, sql, "replay a job", &c->stmt);
+	ret = store__prepare(rp->st, sql, "replay a job", &c->stmt);
 	if (ret)
 		return ret;
 	for (int i = 0; i < n; i++)
@@ -861,7 +575,7 @@ static int cursor_open(struct replay *rp, enum replay_kind kind, const char *sql
 	return cursor_step(rp, c);
 }
 
-/* cursor_open's binds from a list of values */
+ /* cursor_open's binds from a list of values */
 #define BINDS(...)                                                                                 \
 	(const int64_t[]){__VA_ARGS__}, (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t))
 
@@ -872,8 +586,8 @@ static int node_devices(struct replay *rp, int64_t *ids, int *n)
 	int rc, ret;
 
 	*n = 0;
-	ret = prepare(rp->st, "SELECT id FROM devices WHERE node_id = ? ORDER BY id",
-		      "replay a job", &stmt);
+	ret = store__prepare(rp->st, "SELECT id FROM devices WHERE node_id = ? ORDER BY id",
+			     "replay a job", &stmt);
 	if (ret)
 		return ret;
 	sqlite3_bind_int64(stmt, 1, rp->node_id);
@@ -909,7 +623,7 @@ static int gpu_seq_range(struct replay *rp, const char *table, const int64_t *de
 	*lo = INT64_MAX;
 	*hi = INT64_MIN;
 	for (int k = 0; k < 2 && !ret; k++)
-		ret = prepare(rp->st, sql[k], "replay a job", &stmt[k]);
+		ret = store__prepare(rp->st, sql[k], "replay a job", &stmt[k]);
 	for (int i = 0; i < ndevs && !ret; i++)
 		for (int k = 0; k < 2 && !ret; k++) {
 			sqlite3_reset(stmt[k]);
@@ -939,8 +653,8 @@ static int devices_all_ours(struct replay *rp, bool *all)
 	sqlite3_stmt *stmt;
 	int rc, ret;
 
-	ret = prepare(rp->st, "SELECT EXISTS (SELECT 1 FROM devices WHERE node_id != ?)",
-		      "replay a job", &stmt);
+	ret = store__prepare(rp->st, "SELECT EXISTS (SELECT 1 FROM devices WHERE node_id != ?)",
+			     "replay a job", &stmt);
 	if (ret)
 		return ret;
 	sqlite3_bind_int64(stmt, 1, rp->node_id);
@@ -1007,9 +721,9 @@ static int replay_prepare(struct replay *rp, int64_t id, int64_t start_ms, int64
 		ret = cursor_open(rp, REPLAY_HOST, replay_sql[REPLAY_HOST],
 				  BINDS(rp->node_id, start_ms, end_ms));
 	if (!ret && ops->job)
-		ret = cursor_open(rp, REPLAY_JOB,
-				  rp->st->schema_version < 3 ? replay_job_v2 : replay_sql[REPLAY_JOB],
-				  BINDS(id));
+		ret = cursor_open(
+		    rp, REPLAY_JOB,
+		    rp->st->schema_version < 3 ? replay_job_v2 : replay_sql[REPLAY_JOB], BINDS(id));
 	if (!ret && ops->proc)
 		ret = cursor_open(rp, REPLAY_PROC, replay_sql[REPLAY_PROC], BINDS(id));
 	if (!ret && ops->event)
@@ -1027,23 +741,25 @@ static int replay_prepare(struct replay *rp, int64_t id, int64_t start_ms, int64
 	rp->host = malloc(sizeof(*rp->host));
 	if (!rp->host)
 		return log_err(-ENOMEM, "cannot replay a job of store '%s'", rp->st->path);
-	ret = prepare(rp->st,
-		      "SELECT cpu, user_ms, nice_ms, system_ms, idle_ms, iowait_ms, irq_ms,"
-		      " softirq_ms, steal_ms FROM cpu_samples"
-		      " WHERE node_id = ?1 AND ts_ms = ?2 AND seq > ?3 ORDER BY seq",
-		      "replay a job", &rp->cpu_stmt);
+	ret = store__prepare(rp->st,
+			     "SELECT cpu, user_ms, nice_ms, system_ms, idle_ms, iowait_ms, irq_ms,"
+			     " softirq_ms, steal_ms FROM cpu_samples"
+			     " WHERE node_id = ?1 AND ts_ms = ?2 AND seq > ?3 ORDER BY seq",
+			     "replay a job", &rp->cpu_stmt);
 	if (ret)
 		return ret;
-	ret = prepare(rp->st,
-		      "SELECT disk, reads, read_bytes, writes, write_bytes, io_ms FROM disk_samples"
-		      " WHERE node_id = ?1 AND ts_ms = ?2 AND seq > ?3 ORDER BY seq",
-		      "replay a job", &rp->disk_stmt);
+	ret = store__prepare(
+	    rp->st,
+	    "SELECT disk, reads, read_bytes, writes, write_bytes, io_ms FROM disk_samples"
+	    " WHERE node_id = ?1 AND ts_ms = ?2 AND seq > ?3 ORDER BY seq",
+	    "replay a job", &rp->disk_stmt);
 	if (ret)
 		return ret;
-	return prepare(rp->st,
-		       "SELECT iface, rx_bytes, rx_packets, tx_bytes, tx_packets FROM net_samples"
-		       " WHERE node_id = ?1 AND ts_ms = ?2 AND seq > ?3 ORDER BY seq",
-		       "replay a job", &rp->net_stmt);
+	return store__prepare(
+	    rp->st,
+	    "SELECT iface, rx_bytes, rx_packets, tx_bytes, tx_packets FROM net_samples"
+	    " WHERE node_id = ?1 AND ts_ms = ?2 AND seq > ?3 ORDER BY seq",
+	    "replay a job", &rp->net_stmt);
 }
 
 static int replay_merge(struct replay *rp)
@@ -1125,114 +841,5 @@ out_finalize:
 out_free_replay:
 	free(rp->devcache);
 	free(rp);
-	return ret;
-}
-
-static void bind_param(sqlite3_stmt *stmt, int i, const char *p)
-{
-	char *end;
-	long long v;
-
-	if (!p || !*p) {
-		sqlite3_bind_null(stmt, i);
-		return;
-	}
-	errno = 0;
-	v = strtoll(p, &end, 10);
-	if (*end == '\0' && errno == 0)
-		sqlite3_bind_int64(stmt, i, v);
-	else
-		sqlite3_bind_text(stmt, i, p, -1, SQLITE_TRANSIENT);
-}
-
-int store_query_json(struct store *st, const char *sql, const char *const *params,
-		     bool first_only, struct jsonw *w, int64_t *nrows)
-{
-	sqlite3_stmt *stmt;
-	int rc, ret, ncols;
-
-	*nrows = 0;
-	ret = prepare(st, sql, "query", &stmt);
-	if (ret)
-		return ret;
-	if (!sqlite3_stmt_readonly(stmt)) {
-		sqlite3_finalize(stmt);
-		return log_err(-EPERM, "store_query_json: not a read-only statement");
-	}
-	for (int i = 0; params && params[i]; i++)
-		bind_param(stmt, i + 1, params[i]);
-	ncols = sqlite3_column_count(stmt);
-	if (!first_only)
-		jsonw_arr_begin(w);
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		jsonw_obj_begin(w);
-		for (int c = 0; c < ncols; c++) {
-			const char *name = sqlite3_column_name(stmt, c);
-
-			jsonw_key(w, name);
-			switch (sqlite3_column_type(stmt, c)) {
-			case SQLITE_INTEGER:
-				/* by convention, "is_*" and "healthy" columns are booleans */
-				if (strncmp(name, "is_", 3) == 0 || strcmp(name, "healthy") == 0)
-					jsonw_bool(w, sqlite3_column_int64(stmt, c) != 0);
-				else
-					jsonw_int(w, sqlite3_column_int64(stmt, c));
-				break;
-			case SQLITE_FLOAT:
-				jsonw_double(w, sqlite3_column_double(stmt, c), 3);
-				break;
-			case SQLITE_TEXT:
-				jsonw_strn(w, (const char *)sqlite3_column_text(stmt, c),
-					   (size_t)sqlite3_column_bytes(stmt, c));
-				break;
-			default:
-				jsonw_null(w);
-			}
-		}
-		jsonw_obj_end(w);
-		(*nrows)++;
-		if (first_only)
-			break;
-	}
-	if (first_only && *nrows == 0)
-		jsonw_null(w);
-	if (!first_only)
-		jsonw_arr_end(w);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		ret = store__read_fail(st, rc, "query");
-	sqlite3_finalize(stmt);
-	return ret ? ret : jsonw_error(w);
-}
-
-int store_query_rows(struct store *st, const char *sql, const char *const *params,
-		     int (*fn)(const struct store_row *r, void *arg), void *arg)
-{
-	struct store_row row;
-	sqlite3_stmt *stmt;
-	int rc, ret;
-
-	ret = prepare(st, sql, "query", &stmt);
-	if (ret)
-		return ret;
-	if (!sqlite3_stmt_readonly(stmt) || sqlite3_column_count(stmt) > STORE_ROW_MAX) {
-		sqlite3_finalize(stmt);
-		return log_err(-EPERM, "store_query_rows: not a read-only statement of few columns");
-	}
-	for (int i = 0; params && params[i]; i++)
-		bind_param(stmt, i + 1, params[i]);
-	while (!ret && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		row.ncols = sqlite3_column_count(stmt);
-		for (int c = 0; c < row.ncols; c++) {
-			const unsigned char *t = sqlite3_column_text(stmt, c);
-
-			row.null[c] = sqlite3_column_type(stmt, c) == SQLITE_NULL;
-			row.num[c] = sqlite3_column_double(stmt, c);
-			row.text[c] = t ? (const char *)t : "";
-		}
-		ret = fn(&row, arg);
-	}
-	if (!ret && rc != SQLITE_ROW && rc != SQLITE_DONE)
-		ret = store__read_fail(st, rc, "query");
-	sqlite3_finalize(stmt);
 	return ret;
 }

@@ -1,5 +1,5 @@
 /*
- * store_frames.c - a profiling session's data as frames: one per node per
+ * frames.c - a profiling session's data as frames: one per node per
  * tick in the session's window, with the node's host figures (rates from
  * the counters of consecutive ticks) and every GPU's sample of that tick.
  * Every sample is a frame: nothing is thinned to one per second.
@@ -8,7 +8,7 @@
  * on the tick's timestamp (one tick writes its host and GPU rows with the
  * same ts_ms).  Streaming: one frame in memory at a time.
  */
-#include "store/store_internal.h"
+#include "store/conn.h"
 
 #include <errno.h>
 #include <math.h>

@@ -1,5 +1,5 @@
 /*
- * store_retention.c - ageing out a store a little at a time: raw rows,
+ * retention.c - ageing out a store a little at a time: raw rows,
  * then the 1-minute and 1-hour rollup tiers, then a size cap.
  *
  * Raw rows are deleted by seq, never by time: seq grows with time, is every
@@ -9,7 +9,7 @@
  * rows per table, so a backlog (a new, shorter age limit; a first start on
  * an old file) drains over several ticks instead of stalling one.
  */
-#include "store/store_internal.h"
+#include "store/conn.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,10 +1,10 @@
 /*
- * store_sessions.c - a head's profiling sessions: start, stop, list, and
+ * sessions.c - a head's profiling sessions: start, stop, list, and
  * the control they exert on each node's agent.  Names are free text up to
  * SESSION_NAME_MAX - 1 bytes; one active session per name at a time (a name
  * may be used again once its session stopped).
  */
-#include "store/store_internal.h"
+#include "store/conn.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,0 +1,175 @@
+/*
+ * conn.c - the connection's error helpers, under every other store file.
+ *
+ *   store__errno           an SQLite result code as -errno
+ *   store__printable       a message from the file made printable
+ *   store__errmsg          the connection's last message, printable
+ *   store__read_fail       reporting a failed read
+ *   store__prepare         a reader's prepare, reported on failure
+ *   store__refuse*         refusing a file at open: not ours, corrupt, newer
+ *   store__open_fail       reporting a failure while opening
+ *   store__query_i64       a one-integer query (pragmas, counts)
+ *   store__exec            SQL without rows, failing like the open
+ *
+ * Calls nothing else of the store (conn.h).
+ */
+#include "store/conn.h"
+
+#include <errno.h>
+#include <stdio.h>
+
+#include "common/log.h"
+
+int store__errno(sqlite3 *db, int rc)
+{
+	int sys;
+
+	switch (rc & 0xff) {
+	case SQLITE_OK:
+	case SQLITE_ROW:
+	case SQLITE_DONE:
+		return 0;
+	case SQLITE_FULL:
+		return -ENOSPC;
+	case SQLITE_CORRUPT:
+	case SQLITE_NOTADB:
+	case SQLITE_FORMAT:
+	case SQLITE_ERROR: /* our SQL is fixed: "no such table" etc. means a foreign schema */
+		return -EPROTO;
+	case SQLITE_NOMEM:
+		return -ENOMEM;
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:
+		return -EBUSY;
+	case SQLITE_READONLY:
+		return -EROFS;
+	case SQLITE_PERM:
+	case SQLITE_AUTH:
+		return -EACCES;
+	case SQLITE_INTERRUPT:
+		return -EINTR;
+	case SQLITE_TOOBIG:
+		return -E2BIG;
+	case SQLITE_CONSTRAINT:
+		if (rc == SQLITE_CONSTRAINT_UNIQUE || rc == SQLITE_CONSTRAINT_PRIMARYKEY)
+			return -EEXIST;
+		return -EINVAL;
+	case SQLITE_MISMATCH:
+	case SQLITE_RANGE:
+	case SQLITE_MISUSE:
+		return -EINVAL;
+	case SQLITE_CANTOPEN:
+	case SQLITE_IOERR:
+		sys = db ? sqlite3_system_errno(db) : 0;
+		return sys > 0 ? -sys : -EIO;
+	default:
+		return -EIO;
+	}
+}
+
+void store__printable(char *dst, size_t size, const char *src)
+{
+	size_t i;
+
+	for (i = 0; src && src[i] && i + 1 < size; i++) {
+		if (src[i] == '\n' || src[i] == '\t')
+			dst[i] = ' ';
+		else
+			dst[i] = src[i] >= 0x20 && src[i] < 0x7f ? src[i] : '?';
+	}
+	dst[i] = '\0';
+}
+
+const char *store__errmsg(struct store *st)
+{
+	store__printable(st->errmsg, sizeof(st->errmsg), sqlite3_errmsg(st->db));
+	return st->errmsg;
+}
+
+/* Reports a failed read: corruption says so, the rest names the errno. */
+int store__read_fail(struct store *st, int rc, const char *what)
+{
+	int ret = store__errno(st->db, rc);
+
+	if (ret == 0)
+		ret = -EIO;
+	if (ret == -EPROTO) {
+		log_err(0, "cannot %s: '%s' is a corrupt jobscope store (%s)", what, st->path,
+			store__errmsg(st));
+		return ret;
+	}
+	return log_err(ret, "cannot %s in store '%s' (%s)", what, st->path, store__errmsg(st));
+}
+
+int store__prepare(struct store *st, const char *sql, const char *what, sqlite3_stmt **out)
+{
+	int rc = sqlite3_prepare_v2(st->db, sql, -1, out, NULL);
+
+	if (rc != SQLITE_OK) {
+		*out = NULL;
+		return store__read_fail(st, rc, what);
+	}
+	return 0;
+}
+
+int store__refuse_newer(const char *path, int64_t version)
+{
+	log_err(0, "'%s' was written by a newer jobscope (schema %lld, this one reads up to %d)",
+		path, (long long)version, STORE_SCHEMA_VERSION);
+	return -EPROTONOSUPPORT;
+}
+
+int store__refuse(const char *path, int ret, const char *why)
+{
+	log_err(0, "'%s' is not a jobscope store (%s)", path, why);
+	return ret;
+}
+
+int store__refuse_corrupt(const char *path, const char *why)
+{
+	log_err(0, "'%s' is a corrupt jobscope store (%s)", path, why);
+	return -EPROTO;
+}
+
+/* Fails the open: corruption is -EPROTO and says so, the rest names the errno. */
+int store__open_fail(struct store *st, int rc, const char *what)
+{
+	int ret = store__errno(st->db, rc);
+
+	if ((rc & 0xff) == SQLITE_CORRUPT || (rc & 0xff) == SQLITE_NOTADB)
+		return store__refuse_corrupt(st->path, store__errmsg(st));
+	if (ret == 0)
+		ret = -EIO;
+	return log_err(ret, "cannot %s store '%s' (%s)", what, st->path, store__errmsg(st));
+}
+
+/* A one-integer query (PRAGMA user_version, counts). */
+int store__query_i64(struct store *st, const char *sql, int64_t *out)
+{
+	sqlite3_stmt *stmt;
+	int rc;
+
+	rc = sqlite3_prepare_v2(st->db, sql, -1, &stmt, NULL);
+	if (rc != SQLITE_OK)
+		return store__open_fail(st, rc, "read");
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_ROW) {
+		*out = sqlite3_column_int64(stmt, 0);
+		rc = SQLITE_OK;
+	}
+	sqlite3_finalize(stmt);
+	if (rc != SQLITE_OK && rc != SQLITE_DONE)
+		return store__open_fail(st, rc, "read");
+	if (rc == SQLITE_DONE)
+		*out = 0;
+	return 0;
+}
+
+int store__exec(struct store *st, const char *sql, const char *what)
+{
+	int rc = sqlite3_exec(st->db, sql, NULL, NULL, NULL);
+
+	if (rc != SQLITE_OK)
+		return store__open_fail(st, rc, what);
+	return 0;
+}

@@ -1,0 +1,91 @@
+/*
+ * conn.h - the store's connection (struct store) and what every store file
+ * uses to report an SQLite failure: the mapping of result codes to -errno,
+ * the connection's message made printable, and the one-integer queries the
+ * open and the writer run.
+ *
+ * Not part of the API: only src/store/ includes it (and unit tests, to
+ * reach st->db for fault injection, as git's test-tool does).  It includes
+ * no other store header, so any store file may include it and nothing
+ * includes back: the writer's statement cache lives in writer.c, the
+ * schema's column lists in schema.h.
+ *
+ * Errors: every function here that fails has printed its message (log.h)
+ * and returns -errno, never 0.  Not thread-safe: a connection is one
+ * thread's.
+ */
+#ifndef JOBSCOPE_STORE_CONN_H
+#define JOBSCOPE_STORE_CONN_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <sqlite3.h>
+
+#include "store/store.h"
+
+/*
+ * Statements the writer prepares once and reuses (writer.c's enum
+ * store_stmt, which checks at compile time that the two agree).
+ */
+#define STORE_WRITER_NSTMTS 21
+
+#define STORE_INGEST_CACHE 32
+
+/* The head's memo of dimension rows (store_ingest.c); store_close frees it. */
+struct ingest_memo;
+void store__memo_free(struct ingest_memo *m);
+
+struct store {
+	sqlite3 *db;
+	bool writable;
+	bool in_tick;
+	int tick_err;		/* first failure inside the open tick, 0 if none */
+	int64_t next_seq;	/* seq of the next fact row, whatever its table */
+	int64_t tick_seq;	/* next_seq when the tick began: restored on rollback */
+	int64_t data_version;	/* PRAGMA data_version when next_seq was last right */
+	int64_t schema_version; /* of the file: older ones are read without GPU tables */
+	sqlite3_stmt *stmts[STORE_WRITER_NSTMTS]; /* writer.c's, by enum store_stmt */
+	/* the head's INSERTs, by their SQL (a table and its batch's columns) */
+	struct {
+		char *sql;
+		sqlite3_stmt *stmt;
+	} ingest_cache[STORE_INGEST_CACHE];
+	size_t ningest_cache;
+	struct ingest_memo *memo; /* the head's: dimension rows already upserted (store_ingest.c) */
+	char errmsg[256];	  /* store__errmsg's buffer */
+	char path[PATH_MAX];
+};
+
+/* SQLite result code (extended or primary) -> -errno; 0 for OK/ROW/DONE. */
+int store__errno(sqlite3 *db, int rc);
+/*
+ * Copies src into dst (size > 0) with every byte outside printable ASCII
+ * made '?': SQLite's messages quote names and tokens from the file.
+ */
+void store__printable(char *dst, size_t size, const char *src);
+/* The connection's last error message, printable; valid until the next call. */
+const char *store__errmsg(struct store *st);
+
+/* Reports a failed read of what ("cannot WHAT in store ..."): -errno, never 0. */
+int store__read_fail(struct store *st, int rc, const char *what);
+/* Prepares sql for a read; on failure *out is NULL and store__read_fail has reported. */
+int store__prepare(struct store *st, const char *sql, const char *what, sqlite3_stmt **out);
+
+/*
+ * Refusing a file at open: not ours (ret as given), corrupt (-EPROTO), or
+ * written by a newer jobscope (-EPROTONOSUPPORT).  Each prints why.
+ */
+int store__refuse(const char *path, int ret, const char *why);
+int store__refuse_corrupt(const char *path, const char *why);
+int store__refuse_newer(const char *path, int64_t version);
+/* Fails the open: corruption is -EPROTO and says so, the rest names the errno. */
+int store__open_fail(struct store *st, int rc, const char *what);
+/* A one-integer query (PRAGMA user_version, counts); 0 when it returns no row. */
+int store__query_i64(struct store *st, const char *sql, int64_t *out);
+/* Runs SQL without rows (pragmas, the schema); a failure fails like the open. */
+int store__exec(struct store *st, const char *sql, const char *what);
+
+#endif

@@ -1,0 +1,325 @@
+/*
+ * schema.c - the store's schema and its migrations, and the checks an
+ * existing file passes before it is read or written.
+ *
+ *   store_schema_v1..v4    each version's SQL (docs/store.md: keep in step)
+ *   store_migrations[]     from version v to v + 1
+ *   store_tables[]         the tables a store must have, by version
+ *   store__migrate         create or upgrade, in one transaction
+ *   store__check_schema    ours, not newer, intact, migrated, complete
+ */
+#include "store/schema.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "common/timeutil.h"
+
+#define STORE_CREATED_BY "jobscope " JOBSCOPE_VERSION
+
+/* Schema 1.  docs/store.md describes every column; keep the two in step. */
+static const char store_schema_v1[] =
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;\n"
+    "CREATE TABLE nodes (id INTEGER PRIMARY KEY, hostname TEXT NOT NULL UNIQUE,"
+    " cores INTEGER, mem_total_bytes INTEGER, boot_ms INTEGER) STRICT;\n"
+    "CREATE TABLE jobs (id INTEGER PRIMARY KEY,"
+    " node_id INTEGER NOT NULL REFERENCES nodes(id),"
+    " scheduler TEXT NOT NULL, job_id TEXT NOT NULL, start_ms INTEGER NOT NULL,"
+    " end_ms INTEGER, name TEXT, command TEXT, user TEXT, uid INTEGER, pid INTEGER,"
+    " exit_code INTEGER, signal INTEGER, timed_out INTEGER NOT NULL DEFAULT 0,"
+    " interval_ms INTEGER, cores_allowed INTEGER, host_cores INTEGER,"
+    " host_mem_bytes INTEGER, samples INTEGER NOT NULL DEFAULT 0,"
+    " lost_samples INTEGER NOT NULL DEFAULT 0, sampler_cpu_ms INTEGER,"
+    " UNIQUE (scheduler, job_id, node_id, start_ms)) STRICT;\n"
+    "CREATE TABLE procs (id INTEGER PRIMARY KEY, node_id INTEGER NOT NULL,"
+    " job_id INTEGER REFERENCES jobs(id), pid INTEGER NOT NULL, ppid INTEGER,"
+    " start_ms INTEGER NOT NULL, end_ms INTEGER, uid INTEGER, comm TEXT, cmdline TEXT,"
+    " UNIQUE (node_id, pid, start_ms)) STRICT;\n"
+    "CREATE INDEX procs_job ON procs (job_id);\n"
+    "CREATE TABLE host_samples (seq INTEGER PRIMARY KEY, node_id INTEGER NOT NULL,"
+    " ts_ms INTEGER NOT NULL,"
+    " cpu_user_ms INTEGER, cpu_nice_ms INTEGER, cpu_system_ms INTEGER,"
+    " cpu_idle_ms INTEGER, cpu_iowait_ms INTEGER, cpu_irq_ms INTEGER,"
+    " cpu_softirq_ms INTEGER, cpu_steal_ms INTEGER, ncpus INTEGER,"
+    " mem_total_bytes INTEGER, mem_free_bytes INTEGER, mem_available_bytes INTEGER,"
+    " mem_buffers_bytes INTEGER, mem_cached_bytes INTEGER, mem_shmem_bytes INTEGER,"
+    " swap_total_bytes INTEGER, swap_free_bytes INTEGER,"
+    " load1_milli INTEGER, load5_milli INTEGER, load15_milli INTEGER,"
+    " procs_running INTEGER, procs_blocked INTEGER,"
+    " disk_read_bytes INTEGER, disk_write_bytes INTEGER, disk_reads INTEGER,"
+    " disk_writes INTEGER, net_rx_bytes INTEGER, net_tx_bytes INTEGER,"
+    " net_rx_packets INTEGER, net_tx_packets INTEGER,"
+    " psi_cpu_some_us INTEGER, psi_cpu_full_us INTEGER, psi_mem_some_us INTEGER,"
+    " psi_mem_full_us INTEGER, psi_io_some_us INTEGER, psi_io_full_us INTEGER) STRICT;\n"
+    "CREATE INDEX host_samples_node_ts ON host_samples (node_id, ts_ms);\n"
+    "CREATE TABLE cpu_samples (seq INTEGER PRIMARY KEY, node_id INTEGER NOT NULL,"
+    " ts_ms INTEGER NOT NULL, cpu INTEGER NOT NULL, user_ms INTEGER, nice_ms INTEGER,"
+    " system_ms INTEGER, idle_ms INTEGER, iowait_ms INTEGER, irq_ms INTEGER,"
+    " softirq_ms INTEGER, steal_ms INTEGER) STRICT;\n"
+    "CREATE INDEX cpu_samples_node_ts ON cpu_samples (node_id, ts_ms);\n"
+    "CREATE TABLE disk_samples (seq INTEGER PRIMARY KEY, node_id INTEGER NOT NULL,"
+    " ts_ms INTEGER NOT NULL, disk TEXT NOT NULL, reads INTEGER, read_bytes INTEGER,"
+    " writes INTEGER, write_bytes INTEGER, io_ms INTEGER) STRICT;\n"
+    "CREATE INDEX disk_samples_node_ts ON disk_samples (node_id, ts_ms);\n"
+    "CREATE TABLE net_samples (seq INTEGER PRIMARY KEY, node_id INTEGER NOT NULL,"
+    " ts_ms INTEGER NOT NULL, iface TEXT NOT NULL, rx_bytes INTEGER, rx_packets INTEGER,"
+    " tx_bytes INTEGER, tx_packets INTEGER) STRICT;\n"
+    "CREATE INDEX net_samples_node_ts ON net_samples (node_id, ts_ms);\n"
+    "CREATE TABLE proc_samples (seq INTEGER PRIMARY KEY, proc_id INTEGER NOT NULL,"
+    " job_id INTEGER, ts_ms INTEGER NOT NULL, state TEXT, threads INTEGER, user_ms INTEGER,"
+    " system_ms INTEGER, child_user_ms INTEGER, child_system_ms INTEGER,"
+    " rss_bytes INTEGER, hwm_bytes INTEGER, swap_bytes INTEGER, read_bytes INTEGER,"
+    " write_bytes INTEGER) STRICT;\n"
+    /*
+     * Not (proc_id, ts_ms): a tick's rows would land on as many index pages
+     * as there are processes (44 ms per tick at 1000 processes).  By job, a
+     * tick appends to one place, and a job's rows come out in seq order.
+     */
+    "CREATE INDEX proc_samples_job ON proc_samples (job_id);\n"
+    "CREATE TABLE job_samples (seq INTEGER PRIMARY KEY, job_id INTEGER NOT NULL,"
+    " ts_ms INTEGER NOT NULL, nprocs INTEGER, user_ms INTEGER, system_ms INTEGER,"
+    " rss_bytes INTEGER, swap_bytes INTEGER, read_bytes INTEGER, write_bytes INTEGER,"
+    " sampler_cpu_ms INTEGER) STRICT;\n"
+    "CREATE INDEX job_samples_job_ts ON job_samples (job_id, ts_ms);\n"
+    "CREATE TABLE events (seq INTEGER PRIMARY KEY, node_id INTEGER, job_id INTEGER,"
+    " ts_ms INTEGER NOT NULL, kind TEXT NOT NULL, pid INTEGER, value INTEGER,"
+    " message TEXT) STRICT;\n"
+    "CREATE INDEX events_job_ts ON events (job_id, ts_ms);\n"
+    "CREATE TABLE marks (seq INTEGER PRIMARY KEY, job_id INTEGER, ts_ms INTEGER NOT NULL,"
+    " name TEXT NOT NULL, value REAL, text TEXT) STRICT;\n";
+
+/* Schema 2: GPUs.  Devices, their samples, and the processes on them. */
+static const char store_schema_v2[] =
+    "CREATE TABLE devices (id INTEGER PRIMARY KEY, node_id INTEGER NOT NULL,"
+    " vendor TEXT NOT NULL, idx INTEGER NOT NULL, uuid TEXT NOT NULL, name TEXT,"
+    " pci_bus_id TEXT, mem_total_bytes INTEGER, power_limit_mw INTEGER,"
+    " nvlink_count INTEGER, driver_version TEXT, supported INTEGER NOT NULL DEFAULT 0,"
+    " UNIQUE (node_id, uuid)) STRICT;\n"
+    "CREATE TABLE gpu_samples (seq INTEGER PRIMARY KEY, device_id INTEGER NOT NULL,"
+    " ts_ms INTEGER NOT NULL, util_pct INTEGER, mem_util_pct INTEGER,"
+    " mem_used_bytes INTEGER, pcie_rx_bps INTEGER, pcie_tx_bps INTEGER,"
+    " nvlink_rx_bytes INTEGER, nvlink_tx_bytes INTEGER, power_mw INTEGER,"
+    " energy_mj INTEGER, temp_c INTEGER, sm_clock_mhz INTEGER, mem_clock_mhz INTEGER,"
+    " throttle_reasons INTEGER, ecc_corrected INTEGER, ecc_uncorrected INTEGER) STRICT;\n"
+    "CREATE INDEX gpu_samples_device_ts ON gpu_samples (device_id, ts_ms);\n"
+    "CREATE TABLE gpu_proc_samples (seq INTEGER PRIMARY KEY, device_id INTEGER NOT NULL,"
+    " ts_ms INTEGER NOT NULL, pid INTEGER NOT NULL, proc_id INTEGER, job_id INTEGER,"
+    " mem_bytes INTEGER, sm_util_pct INTEGER, mem_util_pct INTEGER,"
+    " graphics INTEGER NOT NULL DEFAULT 0) STRICT;\n"
+    "CREATE INDEX gpu_proc_samples_device_ts ON gpu_proc_samples (device_id, ts_ms);\n"
+    "ALTER TABLE events ADD COLUMN gpu_index INTEGER;\n";
+
+/*
+ * Schema 3: the agent.  What a scheduler reserved for a job, its cgroup's
+ * counters, job summaries kept for ever, and the rollup tiers.
+ */
+static const char store_schema_v3[] =
+    "ALTER TABLE jobs ADD COLUMN step TEXT;\n"
+    "ALTER TABLE jobs ADD COLUMN cgroup TEXT;\n"
+    "ALTER TABLE jobs ADD COLUMN qos TEXT;\n"
+    "ALTER TABLE jobs ADD COLUMN reservation_source TEXT;\n"
+    "ALTER TABLE jobs ADD COLUMN reserved_cpus REAL;\n"
+    "ALTER TABLE jobs ADD COLUMN reserved_mem_bytes INTEGER;\n"
+    "ALTER TABLE jobs ADD COLUMN reserved_gpus INTEGER;\n"
+    "ALTER TABLE jobs ADD COLUMN reserved_gpu_list TEXT;\n"
+    "CREATE INDEX jobs_end ON jobs (end_ms);\n"
+    "ALTER TABLE job_samples ADD COLUMN cg_cpu_ms INTEGER;\n"
+    "ALTER TABLE job_samples ADD COLUMN cg_mem_bytes INTEGER;\n"
+    "ALTER TABLE job_samples ADD COLUMN cg_mem_peak_bytes INTEGER;\n"
+    "CREATE TABLE job_summaries (job_id INTEGER PRIMARY KEY REFERENCES jobs(id),"
+    " wall_ms INTEGER, cpu_ms INTEGER, cpu_avg_cores REAL, cpu_peak_cores REAL,"
+    " cpu_efficiency_pct REAL, rss_peak_bytes INTEGER, mem_efficiency_pct REAL,"
+    " read_bytes INTEGER, write_bytes INTEGER, gpus_used INTEGER,"
+    " gpu_util_avg_pct REAL, gpu_util_p95_pct REAL, gpu_mem_peak_bytes INTEGER,"
+    " gpu_energy_mj INTEGER, report_json TEXT) STRICT;\n"
+    "CREATE TABLE rollups (id INTEGER PRIMARY KEY, tier_ms INTEGER NOT NULL,"
+    " node_id INTEGER NOT NULL, entity TEXT NOT NULL, entity_id INTEGER NOT NULL,"
+    " metric TEXT NOT NULL, ts_ms INTEGER NOT NULL, n INTEGER NOT NULL,"
+    " min REAL, avg REAL, max REAL,"
+    " UNIQUE (tier_ms, node_id, entity, entity_id, metric, ts_ms)) STRICT;\n"
+    "CREATE INDEX rollups_tier_ts ON rollups (tier_ms, ts_ms);\n";
+
+/* Schema 4: the head.  Each agent streaming to it, and how far it holds its rows. */
+static const char store_schema_v4[] =
+    "CREATE TABLE agents (agent_id TEXT PRIMARY KEY, node_id INTEGER NOT NULL,"
+    " acked_seq INTEGER NOT NULL DEFAULT 0, first_seen_ms INTEGER, last_seen_ms INTEGER,"
+    " interval_ms INTEGER, batches INTEGER NOT NULL DEFAULT 0,"
+    " rows INTEGER NOT NULL DEFAULT 0) STRICT;\n"
+    "CREATE TABLE sessions (id INTEGER PRIMARY KEY, name TEXT NOT NULL,"
+    " start_ms INTEGER NOT NULL, end_ms INTEGER, interval_ms INTEGER, nodes TEXT) STRICT;\n"
+    "CREATE INDEX sessions_name ON sessions (name, start_ms);\n";
+
+/*
+ * store_migrations[v] brings a store from schema v to v + 1; [0] creates
+ * schema 1 in an empty file.  A new version appends one entry here and
+ * bumps STORE_SCHEMA_VERSION.
+ */
+static const char *const store_migrations[STORE_SCHEMA_VERSION] = {
+    store_schema_v1,
+    store_schema_v2,
+    store_schema_v3,
+    store_schema_v4,
+};
+
+/* Tables a store must have (checked at open), with the schema that added them. */
+static const struct {
+	const char *name;
+	int64_t since;
+} store_tables[] = {
+    {"meta", 1},	  {"nodes", 1},	       {"jobs", 1},
+    {"procs", 1},	  {"host_samples", 1}, {"cpu_samples", 1},
+    {"disk_samples", 1},  {"net_samples", 1},  {"proc_samples", 1},
+    {"job_samples", 1},	  {"events", 1},       {"marks", 1},
+    {"devices", 2},	  {"gpu_samples", 2},  {"gpu_proc_samples", 2},
+    {"job_summaries", 3}, {"rollups", 3},      {"agents", 4},
+    {"sessions", 4},
+};
+
+/*
+ * Brings the schema from its user_version to STORE_SCHEMA_VERSION in one
+ * transaction; from 0 (an empty file) creates it.  The version is read
+ * under the write lock: another jobscope may have created the file since
+ * we looked.
+ */
+int store__migrate(struct store *st)
+{
+	char sql[512];
+	int64_t version, app_id, nobjects;
+	int ret;
+
+	ret = store__exec(st, "BEGIN IMMEDIATE", "lock");
+	if (ret)
+		return ret;
+	ret = store__query_i64(st, "PRAGMA user_version", &version);
+	if (ret)
+		goto out_rollback;
+	ret = store__query_i64(st, "PRAGMA application_id", &app_id);
+	if (ret)
+		goto out_rollback;
+	if (version == 0) {
+		ret = store__query_i64(st, "SELECT count(*) FROM sqlite_schema", &nobjects);
+		if (ret)
+			goto out_rollback;
+		if (app_id != 0 || nobjects != 0) {
+			ret = store__refuse_corrupt(st->path, "no schema version");
+			goto out_rollback;
+		}
+	} else if (app_id != STORE_APPLICATION_ID) {
+		ret = store__refuse(st->path, -EPROTO, "an SQLite database of another application");
+		goto out_rollback;
+	}
+	if (version >= STORE_SCHEMA_VERSION)
+		return store__exec(st, "COMMIT", "unlock");
+
+	for (; version < STORE_SCHEMA_VERSION; version++) {
+		ret = store__exec(st, store_migrations[version], "create the schema of");
+		if (ret)
+			goto out_rollback;
+	}
+	snprintf(sql, sizeof(sql),
+		 "PRAGMA application_id = %d;"
+		 "INSERT INTO meta (key, value) VALUES ('created_ms', '%lld'),"
+		 " ('created_by', '" STORE_CREATED_BY "') ON CONFLICT DO NOTHING;"
+		 "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', '%d');"
+		 "PRAGMA user_version = %d;",
+		 STORE_APPLICATION_ID, (long long)time_now_ms(), STORE_SCHEMA_VERSION,
+		 STORE_SCHEMA_VERSION);
+	ret = store__exec(st, sql, "create the schema of");
+	if (ret)
+		goto out_rollback;
+	return store__exec(st, "COMMIT", "create the schema of");
+
+out_rollback:
+	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+	return ret;
+}
+
+/*
+ * The checks on an existing store, in the order that gives the clearest
+ * message: ours, not newer, not older (migrated when writable), intact,
+ * and holding the tables we query.
+ */
+int store__check_schema(struct store *st)
+{
+	char msg[160];
+	sqlite3_stmt *stmt;
+	int64_t app_id, version, ntables, pages, page_size;
+	size_t i;
+	int rc, ret;
+
+	ret = store__query_i64(st, "PRAGMA application_id", &app_id);
+	if (ret)
+		return ret;
+	if (app_id != STORE_APPLICATION_ID)
+		return store__refuse(st->path, -EPROTO,
+				     "an SQLite database of another application");
+	ret = store__query_i64(st, "PRAGMA user_version", &version);
+	if (ret)
+		return ret;
+	if (version > STORE_SCHEMA_VERSION)
+		return store__refuse_newer(st->path, version);
+	if (version <= 0)
+		return store__refuse_corrupt(st->path, "no schema version");
+
+	/*
+	 * quick_check reads every page: 6 s for a 2 GB store, which a report
+	 * must not pay on each open.  Larger stores are checked page by page
+	 * as they are read (SQLite reports SQLITE_CORRUPT, which every reader
+	 * turns into a clear error).
+	 */
+	ret = store__query_i64(st, "PRAGMA page_count", &pages);
+	if (ret)
+		return ret;
+	ret = store__query_i64(st, "PRAGMA page_size", &page_size);
+	if (ret)
+		return ret;
+	if (pages * page_size > STORE_QUICK_CHECK_MAX_BYTES)
+		goto checked;
+	rc = sqlite3_prepare_v2(st->db, "PRAGMA quick_check", -1, &stmt, NULL);
+	if (rc != SQLITE_OK)
+		return store__open_fail(st, rc, "check");
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_ROW) {
+		const char *res = (const char *)sqlite3_column_text(stmt, 0);
+
+		if (!res || strcmp(res, "ok") != 0) {
+			char printable[sizeof(msg) - 16];
+
+			store__printable(printable, sizeof(printable), res ? res : "?");
+			snprintf(msg, sizeof(msg), "quick_check: %s", printable);
+			sqlite3_finalize(stmt);
+			return store__refuse_corrupt(st->path, msg);
+		}
+		rc = SQLITE_OK;
+	}
+	sqlite3_finalize(stmt);
+	if (rc != SQLITE_OK && rc != SQLITE_DONE)
+		return store__open_fail(st, rc, "check");
+checked:
+	/* an older store is read as it is, and upgraded when opened for writing */
+	if (version < STORE_SCHEMA_VERSION && st->writable) {
+		ret = store__migrate(st);
+		if (ret)
+			return ret;
+		version = STORE_SCHEMA_VERSION;
+	}
+	st->schema_version = version;
+
+	for (i = 0; i < sizeof(store_tables) / sizeof(store_tables[0]); i++) {
+		if (store_tables[i].since > version)
+			continue;
+		snprintf(msg, sizeof(msg),
+			 "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = '%s'",
+			 store_tables[i].name);
+		ret = store__query_i64(st, msg, &ntables);
+		if (ret)
+			return ret;
+		if (ntables != 1) {
+			snprintf(msg, sizeof(msg), "no table %s", store_tables[i].name);
+			return store__refuse_corrupt(st->path, msg);
+		}
+	}
+	return 0;
+}
