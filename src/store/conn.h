@@ -34,7 +34,7 @@
 
 #define STORE_INGEST_CACHE 32
 
-/* The head's memo of dimension rows (store_ingest.c); store_close frees it. */
+/* The head's memo of dimension rows (ingest.c); store_close frees it. */
 struct ingest_memo;
 void store__memo_free(struct ingest_memo *m);
 
@@ -54,7 +54,7 @@ struct store {
 		sqlite3_stmt *stmt;
 	} ingest_cache[STORE_INGEST_CACHE];
 	size_t ningest_cache;
-	struct ingest_memo *memo; /* the head's: dimension rows already upserted (store_ingest.c) */
+	struct ingest_memo *memo; /* the head's: dimension rows already upserted (ingest.c) */
 	char errmsg[256];	  /* store__errmsg's buffer */
 	char path[PATH_MAX];
 };

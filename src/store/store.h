@@ -20,8 +20,10 @@
  * Where it lives (src/store/): open.c open, close, meta; schema.c the
  * schema and its migrations; writer.c nodes, jobs, ticks and every put;
  * read.c jobs and queries; replay.c store_replay_job; retention.c;
- * sessions.c and frames.c (a head's sessions); store_export.c and
- * store_ingest.c (streaming to a head).  Internal headers: conn.h (the
+ * sessions.c and frames.c (a head's sessions); export.c and ingest.c
+ * (streaming to a head, as row sets: rowset.h).  Headers of their own:
+ * tick.h (one tick's rows, for run and the agent), rollup.h, queries.h
+ * (the named read queries), rowset.h.  Internal headers: conn.h (the
  * connection, error helpers), schema.h, writer.h, column.h.
  */
 #ifndef JOBSCOPE_STORE_H

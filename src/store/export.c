@@ -1,5 +1,5 @@
 /*
- * store_export.c - a store's rows by seq range, as one row set for the head
+ * export.c - a store's rows by seq range, as one row set for the head
  * (net/wire.c sends it, docs/wire.md): every fact row with after < seq <=
  * to, and the dimension rows they reference (jobs, procs, devices) with the
  * summaries of those jobs, each table with its columns and rows.
@@ -8,7 +8,8 @@
  * the head checks every name against its schema.  Values keep SQLite's
  * types: integers, reals, text (copied into the row set) and NULL.
  */
-#include "store/store_internal.h"
+#include "store/conn.h"
+#include "store/schema.h"
 
 #include <errno.h>
 #include <stdio.h>

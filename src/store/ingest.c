@@ -1,5 +1,5 @@
 /*
- * store_ingest.c - the head's side of streaming (docs/wire.md): one agent's
+ * ingest.c - the head's side of streaming (docs/wire.md): one agent's
  * batch committed in one transaction, exactly once.
  *
  * The agent's store is its spool; its rows carry its own seq.  The head
@@ -12,7 +12,8 @@
  * the fact rows is mapped to the head's ids.  Columns are checked against
  * the head's own tables; STRICT tables refuse a value of the wrong type.
  */
-#include "store/store_internal.h"
+#include "store/conn.h"
+#include "store/schema.h"
 
 #include <errno.h>
 #include <stdarg.h>
