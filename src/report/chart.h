@@ -69,7 +69,7 @@ struct chart_series {
 struct chart_panel {
 	enum chart_kind kind;
 	char id[16];	    /* "cpu", "gpu-util", "gpu-0" */
-	char title[160];    /* may hold a device's name: any bytes */
+	char title[256];    /* may hold a device's name: any bytes */
 	char quantity[32];  /* what the y axis measures: "CPU", "memory" */
 	const char *empty;  /* said instead of the chart when no series has a value */
 	bool small;	    /* a per-device panel: drawn lower, fewer ticks */

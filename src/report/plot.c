@@ -653,7 +653,7 @@ static void draw_plot(cairo_t *cr, const struct plot *p)
 {
 	const struct chart_set *cs = p->cs;
 	double top = HEADER_H + EVENT_BAND_H;
-	struct rect area;
+	struct rect area = {0}; /* set by the first panel drawn: there is one (panels_drawn) */
 	bool first = true;
 
 	cairo_set_source_rgb(cr, 1, 1, 1);
