@@ -48,11 +48,9 @@ static int setup(struct agent *a)
 		return ret;
 	a->host = calloc(1, sizeof(*a->host));
 	a->host_prev = calloc(1, sizeof(*a->host_prev));
-	a->gprocs.proc = calloc(AGENT_MAX_GPU_PROCS, sizeof(*a->gprocs.proc));
-	a->gprocs.scratch = calloc(AGENT_MAX_GPU_PROCS, sizeof(*a->gprocs.scratch));
-	a->gprocs.max = AGENT_MAX_GPU_PROCS;
 	a->gevents = calloc(AGENT_MAX_GPU_EVENTS, sizeof(*a->gevents));
-	if (!a->host || !a->host_prev || !a->gprocs.proc || !a->gprocs.scratch || !a->gevents)
+	if (!a->host || !a->host_prev || !a->gevents ||
+	    gpu_set_procs_alloc(&a->gprocs, AGENT_MAX_GPU_PROCS, false))
 		return log_err(-ENOMEM, "out of memory");
 	host_sampler_init(&a->hs, sysconf(_SC_CLK_TCK));
 	ret = host_sample_read(&a->hs, a->host);
@@ -228,8 +226,7 @@ static void release(struct agent *a)
 	jobs_release(&a->jobs);
 	ptree_release(&a->pt);
 	gpu_set_close(&a->gpus);
-	free(a->gprocs.proc);
-	free(a->gprocs.scratch);
+	gpu_set_procs_release(&a->gprocs);
 	free(a->gevents);
 	free(a->jroll);
 	host_sampler_release(&a->hs);

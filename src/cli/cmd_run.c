@@ -655,11 +655,7 @@ static int setup_gpus(struct run_state *r)
 	gpu_set_open(set);
 	if (set->ndevices == 0)
 		return 0;
-	r->gprocs.proc = calloc(RUN_MAX_GPU_PROCS, sizeof(*r->gprocs.proc));
-	r->gprocs.scratch = calloc(RUN_MAX_GPU_PROCS, sizeof(*r->gprocs.scratch));
-	r->gprocs.max = RUN_MAX_GPU_PROCS;
-	r->gprocs.fold_others = true;
-	if (!r->gprocs.proc || !r->gprocs.scratch)
+	if (gpu_set_procs_alloc(&r->gprocs, RUN_MAX_GPU_PROCS, true))
 		return log_err(-ENOMEM, "out of memory");
 	store_tick_put_devices(r->st, r->node_id, set, r->devs);
 	return 0;
@@ -852,8 +848,7 @@ out_release:
 	jobseries_release(&r.js);
 	ptree_release(&r.pt);
 	gpu_set_close(&r.gpus);
-	free(r.gprocs.proc);
-	free(r.gprocs.scratch);
+	gpu_set_procs_release(&r.gprocs);
 	host_sampler_release(&r.hs);
 	free(r.host);
 	if (r.st)

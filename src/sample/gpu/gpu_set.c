@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 const struct gpu_backend *const gpu_backends[] = {
@@ -124,6 +125,27 @@ void gpu_set_processes(struct gpu_set *set, struct ptree *pt, struct gpu_sample 
 		if (any_other)
 			out->proc[out->n++] = others;
 	}
+}
+
+int gpu_set_procs_alloc(struct gpu_set_procs *p, size_t max, bool fold_others)
+{
+	memset(p, 0, sizeof(*p));
+	p->proc = calloc(max, sizeof(*p->proc));
+	p->scratch = calloc(max, sizeof(*p->scratch));
+	if (!p->proc || !p->scratch) {
+		gpu_set_procs_release(p);
+		return -ENOMEM;
+	}
+	p->max = max;
+	p->fold_others = fold_others;
+	return 0;
+}
+
+void gpu_set_procs_release(struct gpu_set_procs *p)
+{
+	free(p->proc);
+	free(p->scratch);
+	memset(p, 0, sizeof(*p));
 }
 
 uint64_t gpu_set_calls(const struct gpu_set *set)

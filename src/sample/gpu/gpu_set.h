@@ -82,6 +82,9 @@ struct gpu_set_procs {
  */
 void gpu_set_processes(struct gpu_set *set, struct ptree *pt, struct gpu_sample *sample, bool *ok,
 		       struct gpu_set_procs *out);
+/* Room for max processes (both arrays): 0, or -ENOMEM with nothing held. */
+int gpu_set_procs_alloc(struct gpu_set_procs *p, size_t max, bool fold_others);
+void gpu_set_procs_release(struct gpu_set_procs *p);
 /* "xid", "ecc_corrected", ... : an event's kind as stored and reported. */
 const char *gpu_event_kind_name(enum gpu_event_kind kind);
 /* Library calls made so far by every opened backend. */
