@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "store/conn.h"
 
 #define STR_(x) #x
 #define STR(x)	STR_(x)
@@ -230,24 +231,15 @@ int store_query_latest_gpu_rows(struct store *st, store_row_fn fn, void *arg)
 	return store_query_rows(st, sql_latest_gpu, NULL, fn, arg);
 }
 
-static int schema_of(const struct store_row *r, void *arg)
-{
-	*(int *)arg = (int)r->num[0];
-	return 0;
-}
-
 int store_history_rows(struct store *st, int64_t since_ms, int64_t until_ms, const char *user,
 		       const char *node, store_row_fn fn, void *arg)
 {
 	char since[24], until[24];
 	const char *params[] = {since, until, user ? user : "", node ? node : "", NULL};
-	int schema = 0, ret;
 
 	snprintf(since, sizeof(since), "%" PRId64, since_ms);
 	snprintf(until, sizeof(until), "%" PRId64, until_ms);
-	ret = store_query_rows(st, "SELECT user_version FROM pragma_user_version", NULL, schema_of,
-			       &schema);
-	if (ret)
-		return ret;
-	return store_query_rows(st, schema >= 3 ? sql_history_v3 : sql_history_v1, params, fn, arg);
+	/* the schema the store was opened with: no PRAGMA query per call */
+	return store_query_rows(st, st->schema_version >= 3 ? sql_history_v3 : sql_history_v1,
+				params, fn, arg);
 }
