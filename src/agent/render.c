@@ -271,7 +271,7 @@ static void render_job_metrics(const struct agent *a, struct strbuf *o, struct s
 
 			if (!j->live)
 				continue;
-			for (int i = 0; i < a->gpus.ndevices && i < 64; i++) {
+			for (int i = 0; i < a->gpus.ndevices && i < GPU_MAX_DEVICES; i++) {
 				const struct job_gpu_use *u = &j->gpu[i];
 				double v = NAN;
 
@@ -376,7 +376,7 @@ static void json_job(struct jsonw *w, const struct agent *a, const struct job_en
 	jsonw_obj_end(w);
 	jsonw_key(w, "gpus");
 	jsonw_arr_begin(w);
-	for (int i = 0; i < a->gpus.ndevices && i < 64; i++) {
+	for (int i = 0; i < a->gpus.ndevices && i < GPU_MAX_DEVICES; i++) {
 		const struct job_gpu_use *u = &j->gpu[i];
 
 		if (!u->used)
@@ -486,7 +486,7 @@ static void json_gpus(const struct agent *a, struct strbuf *o)
 		jsonw_kv_int_opt(&w, "temperature_c", ok && (g->valid & GPU_TEMP), g->temp_c);
 		jsonw_key(&w, "jobs");
 		jsonw_arr_begin(&w);
-		for (size_t k = 0; k < a->jobs.njobs && i < 64; k++) {
+		for (size_t k = 0; k < a->jobs.njobs && i < GPU_MAX_DEVICES; k++) {
 			const struct job_entry *j = &a->jobs.job[k];
 
 			if (j->live && j->gpu[i].now)

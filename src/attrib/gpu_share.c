@@ -61,9 +61,9 @@ void gpu_share_jobs(struct jobs *t, int ndevices, const bool *ok, const struct g
 		    const double *device_mj)
 {
 	for (size_t k = 0; k < t->njobs; k++)
-		for (int i = 0; i < ndevices && i < 64; i++)
+		for (int i = 0; i < ndevices && i < GPU_MAX_DEVICES; i++)
 			gpu_share_begin(&t->job[k].gpu[i]);
-	for (int i = 0; i < ndevices && i < 64; i++) {
+	for (int i = 0; i < ndevices && i < GPU_MAX_DEVICES; i++) {
 		struct gpu_share_total tot = {0, 0};
 
 		if (!ok[i])

@@ -28,6 +28,7 @@
 
 #include "attrib/attrib.h"
 #include "sample/cgroup.h"
+#include "sample/gpu/gpu.h"
 #include "sample/ptree.h"
 #include "attrib/job.h"
 
@@ -68,7 +69,7 @@ struct job_entry {
 	bool has_cg;
 	uint64_t cg_mem_peak_bytes; /* the most seen (v1 has no peak before...) */
 
-	struct job_gpu_use gpu[64]; /* by device position in the agent's gpu_set */
+	struct job_gpu_use gpu[GPU_MAX_DEVICES]; /* by device position in the agent's gpu_set */
 };
 
 struct jobs {

@@ -66,7 +66,7 @@ struct head {
 	char read_token[HEAD_TOKEN_MAX];
 	bool has_read_token;
 	int64_t started_ms;
-	uint64_t batches, rows_in, refused;
+	uint64_t batches, refused;
 	struct strbuf inflated; /* a zstd body, decompressed */
 };
 
