@@ -140,13 +140,6 @@ int history_json(const struct history *h, struct strbuf *out)
 	return jsonw_error(&w) ?: strbuf_error(out);
 }
 
-static void csv_num(struct strbuf *out, double v)
-{
-	strbuf_addch(out, ',');
-	if (!isnan(v))
-		strbuf_addf(out, "%.3f", v);
-}
-
 /* A CSV field, quoted when it needs to be (RFC 4180). */
 static void csv_field(struct strbuf *out, const char *s)
 {
@@ -167,15 +160,15 @@ static void csv_row(struct strbuf *out, const struct history *h, const struct hi
 {
 	csv_field(out, key_label(h, r));
 	strbuf_addf(out, ",%" PRId64, r->jobs);
-	csv_num(out, r->wall_h);
-	csv_num(out, r->core_h_reserved);
-	csv_num(out, r->core_h_used);
-	csv_num(out, history_idle_core_h(r));
-	csv_num(out, r->gpu_h_reserved);
-	csv_num(out, r->has_gpu_util ? r->gpu_h_used : NAN);
-	csv_num(out, r->gpu_h_reserved > 0 ? history_idle_gpu_h(r) : NAN);
-	csv_num(out, r->has_mem_reserved ? r->mem_gib_h_reserved : NAN);
-	csv_num(out, r->mem_gib_h_peak);
+	report_csv_num(out, r->wall_h, 3);
+	report_csv_num(out, r->core_h_reserved, 3);
+	report_csv_num(out, r->core_h_used, 3);
+	report_csv_num(out, history_idle_core_h(r), 3);
+	report_csv_num(out, r->gpu_h_reserved, 3);
+	report_csv_num(out, r->has_gpu_util ? r->gpu_h_used : NAN, 3);
+	report_csv_num(out, r->gpu_h_reserved > 0 ? history_idle_gpu_h(r) : NAN, 3);
+	report_csv_num(out, r->has_mem_reserved ? r->mem_gib_h_reserved : NAN, 3);
+	report_csv_num(out, r->mem_gib_h_peak, 3);
 	strbuf_addch(out, '\n');
 }
 

@@ -38,6 +38,8 @@ void report_text_verdict(struct strbuf *out, bool first, enum verdict_severity s
  * then every metric the job has, then each GPU's), RFC 4180 quoting.
  */
 int report_csv(const struct summary *s, const struct jobseries *js, struct strbuf *out);
+/* ",V" with that many decimals, or "," alone for a missing (NAN) value. */
+void report_csv_num(struct strbuf *out, double v, int decimals);
 /*
  * One self-contained HTML page: verdicts, figures, inline SVG charts of the
  * timelines, no script and nothing fetched.  js and an may not be NULL.

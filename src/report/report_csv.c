@@ -77,3 +77,11 @@ out_free:
 		free(cols[c].v);
 	return ret;
 }
+
+void report_csv_num(struct strbuf *out, double v, int decimals)
+{
+	if (isnan(v))
+		strbuf_addch(out, ',');
+	else
+		strbuf_addf(out, ",%.*f", decimals, v);
+}

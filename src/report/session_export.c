@@ -22,6 +22,7 @@
 #include "common/jsonw.h"
 #include "common/log.h"
 #include "common/timeutil.h"
+#include "report/report.h"
 
 #define EXPORT_MAX_SERIES 4096
 
@@ -70,29 +71,13 @@ static void max_in(double *m, double v)
 		*m = v;
 }
 
-static void csv_num(struct strbuf *o, double v, int decimals)
-{
-	if (isnan(v))
-		strbuf_addch(o, ',');
-	else
-		strbuf_addf(o, ",%.*f", decimals, v);
-}
-
-static void num(struct jsonw *w, double v, int decimals)
-{
-	if (isnan(v))
-		jsonw_null(w);
-	else
-		jsonw_double(w, v, decimals);
-}
-
 static void gpu_array(struct jsonw *w, const char *key, const struct session_frame *f,
 		      size_t offset, int decimals)
 {
 	jsonw_key(w, key);
 	jsonw_arr_begin(w);
 	for (int i = 0; i < f->ngpus; i++)
-		num(w, *(const double *)((const char *)&f->gpu[i] + offset), decimals);
+		jsonw_double(w, *(const double *)((const char *)&f->gpu[i] + offset), decimals);
 	jsonw_arr_end(w);
 }
 
@@ -160,23 +145,23 @@ static int on_frame(const struct session_frame *f, void *arg)
 				    f->hostname);
 			if (g) {
 				strbuf_addf(c->out, ",%s:%d:%s", f->hostname, g->index, g->name);
-				csv_num(c->out, g->util_pct, 0);
-				csv_num(c->out, g->mem_used_bytes, 0);
-				csv_num(c->out, g->pcie_rx_bps, 0);
-				csv_num(c->out, g->pcie_tx_bps, 0);
-				csv_num(c->out, g->nvlink_rx_bps, 0);
-				csv_num(c->out, g->nvlink_tx_bps, 0);
-				csv_num(c->out, g->power_w, 3);
+				report_csv_num(c->out, g->util_pct, 0);
+				report_csv_num(c->out, g->mem_used_bytes, 0);
+				report_csv_num(c->out, g->pcie_rx_bps, 0);
+				report_csv_num(c->out, g->pcie_tx_bps, 0);
+				report_csv_num(c->out, g->nvlink_rx_bps, 0);
+				report_csv_num(c->out, g->nvlink_tx_bps, 0);
+				report_csv_num(c->out, g->power_w, 3);
 			} else {
 				strbuf_addstr(c->out, ",,,,,,,,");
 			}
-			csv_num(c->out, f->cpu_util_pct, 2);
-			csv_num(c->out, f->mem_used_bytes, 0);
-			csv_num(c->out, f->load1, 2);
-			csv_num(c->out, f->disk_read_bps, 0);
-			csv_num(c->out, f->disk_write_bps, 0);
-			csv_num(c->out, f->net_rx_bps, 0);
-			csv_num(c->out, f->net_tx_bps, 0);
+			report_csv_num(c->out, f->cpu_util_pct, 2);
+			report_csv_num(c->out, f->mem_used_bytes, 0);
+			report_csv_num(c->out, f->load1, 2);
+			report_csv_num(c->out, f->disk_read_bps, 0);
+			report_csv_num(c->out, f->disk_write_bps, 0);
+			report_csv_num(c->out, f->net_rx_bps, 0);
+			report_csv_num(c->out, f->net_tx_bps, 0);
 			strbuf_addch(c->out, '\n');
 		}
 		return 0;
@@ -201,19 +186,19 @@ static int on_frame(const struct session_frame *f, void *arg)
 	gpu_array(&c->w, "nvlink_tx", f, offsetof(struct session_frame_gpu, nvlink_tx_bps), 0);
 	gpu_array(&c->w, "gpu_power", f, offsetof(struct session_frame_gpu, power_w), 3);
 	jsonw_key(&c->w, "cpu_util");
-	num(&c->w, f->cpu_util_pct, 2);
+	jsonw_double(&c->w, f->cpu_util_pct, 2);
 	jsonw_key(&c->w, "mem_used");
-	num(&c->w, f->mem_used_bytes, 0);
+	jsonw_double(&c->w, f->mem_used_bytes, 0);
 	jsonw_key(&c->w, "load1");
-	num(&c->w, f->load1, 2);
+	jsonw_double(&c->w, f->load1, 2);
 	jsonw_key(&c->w, "disk_read");
-	num(&c->w, f->disk_read_bps, 0);
+	jsonw_double(&c->w, f->disk_read_bps, 0);
 	jsonw_key(&c->w, "disk_write");
-	num(&c->w, f->disk_write_bps, 0);
+	jsonw_double(&c->w, f->disk_write_bps, 0);
 	jsonw_key(&c->w, "net_rx");
-	num(&c->w, f->net_rx_bps, 0);
+	jsonw_double(&c->w, f->net_rx_bps, 0);
 	jsonw_key(&c->w, "net_tx");
-	num(&c->w, f->net_tx_bps, 0);
+	jsonw_double(&c->w, f->net_tx_bps, 0);
 	jsonw_obj_end(&c->w);
 	return jsonw_error(&c->w);
 }
@@ -272,9 +257,9 @@ static void summaries(struct export_ctx *c, struct jsonw *w)
 		jsonw_kv_double_opt(w, "gpu_util_avg", s->n_util > 0,
 				    s->n_util ? s->util_sum / (double)s->n_util : 0, 2);
 		jsonw_key(w, "gpu_util_max");
-		num(w, s->util_max, 0);
+		jsonw_double(w, s->util_max, 0);
 		jsonw_key(w, "gpu_memory_max");
-		num(w, s->mem_max, 0);
+		jsonw_double(w, s->mem_max, 0);
 		jsonw_kv_double_opt(w, "gpu_power_avg", s->n_power > 0,
 				    s->n_power ? s->power_sum / (double)s->n_power : 0, 3);
 		jsonw_obj_end(w);
@@ -291,9 +276,9 @@ static void summaries(struct export_ctx *c, struct jsonw *w)
 		jsonw_kv_double_opt(w, "cpu_util_avg", s->n_util > 0,
 				    s->n_util ? s->util_sum / (double)s->n_util : 0, 2);
 		jsonw_key(w, "cpu_util_max");
-		num(w, s->util_max, 2);
+		jsonw_double(w, s->util_max, 2);
 		jsonw_key(w, "mem_used_max");
-		num(w, s->mem_max, 0);
+		jsonw_double(w, s->mem_max, 0);
 		jsonw_obj_end(w);
 	}
 	jsonw_obj_end(w);
