@@ -60,7 +60,7 @@ void head_ingest(void *arg, const struct http_request *req, struct http_response
 
 		h->batches++;
 		/* the control channel: what the active sessions ask of this node */
-		if (store_session_control(h->st, wb.b.hostname, &a.interval_ms, a.sessions,
+		if (store_session_control(h->st, wb.b.who.hostname, &a.interval_ms, a.sessions,
 					  sizeof(a.sessions))) {
 			a.interval_ms = 0;
 			a.sessions[0] = '\0';

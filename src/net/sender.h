@@ -27,7 +27,7 @@ struct sender_opts {
 	const char *token;   /* bearer token, or NULL */
 	const char *ca_file; /* PEM CA bundle to trust for an https head, or NULL: the system's */
 	const char *db_path; /* the agent's store */
-	struct wire_sender who;
+	struct store_sender who;
 };
 
 struct sender_stats {

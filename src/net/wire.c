@@ -17,14 +17,9 @@
 
 #include "common/jsonw.h"
 
-void wire_batch_from(struct store_batch *b, const struct wire_sender *who)
+void wire_batch_from(struct store_batch *b, const struct store_sender *who)
 {
-	snprintf(b->agent_id, sizeof(b->agent_id), "%s", who->agent_id);
-	snprintf(b->hostname, sizeof(b->hostname), "%s", who->hostname);
-	b->cores = who->cores;
-	b->mem_total_bytes = who->mem_total_bytes;
-	b->boot_ms = who->boot_ms;
-	b->interval_ms = who->interval_ms;
+	b->who = *who;
 }
 
 /* "name": {"columns": [...], "rows": [[...], ...]} */
@@ -75,15 +70,15 @@ int wire_encode_batch(const struct store_batch *b, struct strbuf *out)
 	jsonw_init(&w, out, false);
 	jsonw_obj_begin(&w);
 	jsonw_kv_int(&w, "version", WIRE_VERSION);
-	jsonw_kv_str(&w, "agent_id", b->agent_id);
+	jsonw_kv_str(&w, "agent_id", b->who.agent_id);
 	jsonw_key(&w, "node");
 	jsonw_obj_begin(&w);
-	jsonw_kv_str(&w, "hostname", b->hostname);
-	jsonw_kv_int(&w, "cores", b->cores);
-	jsonw_kv_int(&w, "mem_total_bytes", (int64_t)b->mem_total_bytes);
-	jsonw_kv_int(&w, "boot_ms", b->boot_ms);
+	jsonw_kv_str(&w, "hostname", b->who.hostname);
+	jsonw_kv_int(&w, "cores", b->who.cores);
+	jsonw_kv_int(&w, "mem_total_bytes", (int64_t)b->who.mem_total_bytes);
+	jsonw_kv_int(&w, "boot_ms", b->who.boot_ms);
 	jsonw_obj_end(&w);
-	jsonw_kv_int(&w, "interval_ms", b->interval_ms);
+	jsonw_kv_int(&w, "interval_ms", b->who.interval_ms);
 	jsonw_kv_int(&w, "from_seq", b->from_seq);
 	jsonw_key(&w, "to_seq");
 	jsonw_int(&w, b->to_seq);
@@ -98,7 +93,7 @@ int wire_encode_batch(const struct store_batch *b, struct strbuf *out)
 	return jsonw_error(&w);
 }
 
-int wire_encode_hello(const struct wire_sender *who, struct strbuf *out)
+int wire_encode_hello(const struct store_sender *who, struct strbuf *out)
 {
 	struct jsonw w;
 
@@ -335,21 +330,21 @@ int wire_decode_batch(const char *body, size_t len, struct wire_batch *wb, char 
 		return fail(msg, size, "not a JSON object");
 	if (!get_key_int(doc, "version", &v) || v != WIRE_VERSION)
 		return fail(msg, size, "version must be %d", WIRE_VERSION);
-	if (!get_str(doc, "agent_id", b->agent_id, sizeof(b->agent_id)) || !b->agent_id[0])
+	if (!get_str(doc, "agent_id", b->who.agent_id, sizeof(b->who.agent_id)) || !b->who.agent_id[0])
 		return fail(msg, size, "agent_id: a string of 1 to %zu bytes",
-			    sizeof(b->agent_id) - 1);
+			    sizeof(b->who.agent_id) - 1);
 	node = cJSON_GetObjectItemCaseSensitive(doc, "node");
-	if (!cJSON_IsObject(node) || !get_str(node, "hostname", b->hostname, sizeof(b->hostname)) ||
-	    !b->hostname[0])
+	if (!cJSON_IsObject(node) || !get_str(node, "hostname", b->who.hostname, sizeof(b->who.hostname)) ||
+	    !b->who.hostname[0])
 		return fail(msg, size, "node.hostname: a string");
 	if (get_key_int(node, "cores", &v) && v >= 0 && v < 1 << 20)
-		b->cores = (int32_t)v;
+		b->who.cores = (int32_t)v;
 	if (get_key_int(node, "mem_total_bytes", &v) && v >= 0)
-		b->mem_total_bytes = (uint64_t)v;
+		b->who.mem_total_bytes = (uint64_t)v;
 	if (get_key_int(node, "boot_ms", &v) && v >= 0)
-		b->boot_ms = v;
+		b->who.boot_ms = v;
 	if (get_key_int(doc, "interval_ms", &v) && v > 0 && v < 86400000)
-		b->interval_ms = v;
+		b->who.interval_ms = v;
 	if (!get_key_int(doc, "from_seq", &b->from_seq) ||
 	    !get_key_int(doc, "to_seq", &b->to_seq) || b->from_seq < 0 || b->to_seq < b->from_seq)
 		return fail(msg, size, "from_seq and to_seq: integers, 0 <= from_seq <= to_seq");

@@ -29,18 +29,8 @@
 #define WIRE_MAX_TABLES	 STORE_ROWSET_MAX_TABLES
 #define WIRE_MAX_COLUMNS STORE_ROWSET_MAX_COLUMNS
 
-/* Who sends: the agent's identity and its node. */
-struct wire_sender {
-	char agent_id[64];
-	char hostname[256];
-	int32_t cores;
-	uint64_t mem_total_bytes;
-	int64_t boot_ms;
-	int64_t interval_ms;
-};
-
 /* The identity fields of b from who (its seq range and rows untouched). */
-void wire_batch_from(struct store_batch *b, const struct wire_sender *who);
+void wire_batch_from(struct store_batch *b, const struct store_sender *who);
 
 /*
  * The body of batch b: {"version", "agent_id", "node": {...}, "interval_ms",
@@ -52,7 +42,7 @@ int wire_encode_batch(const struct store_batch *b, struct strbuf *out);
  * The hello an agent sends when it does not know what the head holds of
  * it: no rows, from_seq = to_seq = 0, the node by its hostname only.
  */
-int wire_encode_hello(const struct wire_sender *who, struct strbuf *out);
+int wire_encode_hello(const struct store_sender *who, struct strbuf *out);
 
 /* A decoded batch: b's strings point into the parsed document. */
 struct wire_batch {

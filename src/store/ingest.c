@@ -217,7 +217,7 @@ static bool memo_hit(struct ingest *in, char kind, const struct store_table *t, 
 {
 	struct memo_entry *e;
 
-	*key = memo_key(in->b->agent_id, kind, cell_i64(t, r, "id"));
+	*key = memo_key(in->b->who.agent_id, kind, cell_i64(t, r, "id"));
 	*hash = row_hash(t, r);
 	if (!in->st->memo)
 		return false;
@@ -606,11 +606,11 @@ static int ingest_body(struct ingest *in, int64_t now_ms)
 	sqlite3_stmt *stmt;
 	int rc, ret;
 
-	ret = store_node(in->st, b->hostname, b->cores, b->mem_total_bytes, b->boot_ms,
+	ret = store_node(in->st, b->who.hostname, b->who.cores, b->who.mem_total_bytes, b->who.boot_ms,
 			 &in->node_id);
 	if (ret)
 		return ret;
-	ret = store_agent_cursor(in->st, b->agent_id, &in->acked);
+	ret = store_agent_cursor(in->st, b->who.agent_id, &in->acked);
 	if (ret)
 		return ret;
 	if (b->to_seq > in->acked) {
@@ -640,11 +640,11 @@ static int ingest_body(struct ingest *in, int64_t now_ms)
 	    -1, &stmt, NULL);
 	if (rc != SQLITE_OK)
 		return store__errno(in->st->db, rc);
-	sqlite3_bind_text(stmt, 1, b->agent_id, -1, SQLITE_STATIC);
+	sqlite3_bind_text(stmt, 1, b->who.agent_id, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(stmt, 2, in->node_id);
 	sqlite3_bind_int64(stmt, 3, b->to_seq > in->acked ? b->to_seq : in->acked);
 	sqlite3_bind_int64(stmt, 4, now_ms);
-	sqlite3_bind_int64(stmt, 5, b->interval_ms);
+	sqlite3_bind_int64(stmt, 5, b->who.interval_ms);
 	sqlite3_bind_int64(stmt, 6, in->rows);
 	rc = sqlite3_step(stmt);
 	sqlite3_finalize(stmt);
@@ -662,7 +662,7 @@ int store_ingest(struct store *st, const struct store_batch *b, int64_t now_ms,
 	int ret;
 
 	errmsg[0] = '\0';
-	if (!b->agent_id[0] || !b->hostname[0])
+	if (!b->who.agent_id[0] || !b->who.hostname[0])
 		return snprintf(errmsg, errmsg_size, "no agent_id or node"), -EINVAL;
 	if (b->to_seq < b->from_seq || b->from_seq < 0)
 		return snprintf(errmsg, errmsg_size, "bad seq range"), -EINVAL;

@@ -56,14 +56,19 @@ struct store_rowset {
 	size_t bytes, max_bytes;		     /* held, and the cap (0: none) */
 };
 
-/* A batch: one agent's rows with from_seq < seq <= to_seq, and who it is. */
-struct store_batch {
+/* Who sends a batch: the agent's identity and its node. */
+struct store_sender {
 	char agent_id[64];
 	char hostname[256];
 	int32_t cores;
 	uint64_t mem_total_bytes;
 	int64_t boot_ms;
 	int64_t interval_ms;
+};
+
+/* A batch: one agent's rows with from_seq < seq <= to_seq, and who it is. */
+struct store_batch {
+	struct store_sender who;
 	int64_t from_seq;
 	int64_t to_seq;
 	int64_t max_seq; /* the sender's last seq when it read the batch */

@@ -26,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (ret == 0) {
 		const struct store_batch *b = &wb.b;
 
-		if (!b->agent_id[0] || !b->hostname[0] || b->to_seq < b->from_seq ||
+		if (!b->who.agent_id[0] || !b->who.hostname[0] || b->to_seq < b->from_seq ||
 		    b->rows.ntables > WIRE_MAX_TABLES)
 			abort();
 		for (size_t t = 0; t < b->rows.ntables; t++) {

@@ -47,12 +47,12 @@ static void make_batch(struct store_batch *b)
 
 	memset(b, 0, sizeof(*b));
 	store_rowset_init(&b->rows, 0);
-	snprintf(b->agent_id, sizeof(b->agent_id), "a1");
-	snprintf(b->hostname, sizeof(b->hostname), "node-\xc3\xa9");
-	b->cores = 8;
-	b->mem_total_bytes = 1024;
-	b->boot_ms = 5;
-	b->interval_ms = 1000;
+	snprintf(b->who.agent_id, sizeof(b->who.agent_id), "a1");
+	snprintf(b->who.hostname, sizeof(b->who.hostname), "node-\xc3\xa9");
+	b->who.cores = 8;
+	b->who.mem_total_bytes = 1024;
+	b->who.boot_ms = 5;
+	b->who.interval_ms = 1000;
 	b->from_seq = 10;
 	b->to_seq = 12;
 	b->max_seq = 13;
@@ -97,12 +97,12 @@ static void test_batch_round_trip(void **state)
 
 	assert_int_equal(wire_decode_batch(out.buf, out.len, &wb, msg, sizeof(msg)), 0);
 	assert_string_equal(msg, "");
-	assert_string_equal(wb.b.agent_id, "a1");
-	assert_string_equal(wb.b.hostname, "node-\xc3\xa9");
-	assert_int_equal(wb.b.cores, 8);
-	assert_int_equal(wb.b.mem_total_bytes, 1024);
-	assert_int_equal(wb.b.boot_ms, 5);
-	assert_int_equal(wb.b.interval_ms, 1000);
+	assert_string_equal(wb.b.who.agent_id, "a1");
+	assert_string_equal(wb.b.who.hostname, "node-\xc3\xa9");
+	assert_int_equal(wb.b.who.cores, 8);
+	assert_int_equal(wb.b.who.mem_total_bytes, 1024);
+	assert_int_equal(wb.b.who.boot_ms, 5);
+	assert_int_equal(wb.b.who.interval_ms, 1000);
 	assert_int_equal(wb.b.from_seq, 10);
 	assert_int_equal(wb.b.to_seq, 12);
 	assert_int_equal(wb.b.max_seq, 13);
@@ -157,7 +157,7 @@ static void test_batch_round_trip(void **state)
 
 static void test_hello(void **state)
 {
-	struct wire_sender who = {"a1", "n1", 4, 2048, 9, 500};
+	struct store_sender who = {"a1", "n1", 4, 2048, 9, 500};
 	struct wire_batch wb;
 	struct strbuf out;
 	char msg[256];
@@ -169,10 +169,10 @@ static void test_hello(void **state)
 			    "{\"version\":1,\"agent_id\":\"a1\",\"node\":{\"hostname\":\"n1\"},"
 			    "\"interval_ms\":500,\"from_seq\":0,\"to_seq\":0}");
 	assert_int_equal(wire_decode_batch(out.buf, out.len, &wb, msg, sizeof(msg)), 0);
-	assert_string_equal(wb.b.agent_id, "a1");
-	assert_string_equal(wb.b.hostname, "n1");
-	assert_int_equal(wb.b.cores, 0);
-	assert_int_equal(wb.b.interval_ms, 500);
+	assert_string_equal(wb.b.who.agent_id, "a1");
+	assert_string_equal(wb.b.who.hostname, "n1");
+	assert_int_equal(wb.b.who.cores, 0);
+	assert_int_equal(wb.b.who.interval_ms, 500);
 	assert_int_equal(wb.b.to_seq, 0);
 	assert_int_equal(wb.b.rows.ntables, 0);
 	wire_batch_release(&wb);
@@ -182,12 +182,12 @@ static void test_hello(void **state)
 		struct store_batch b = {.from_seq = 3, .to_seq = 4};
 
 		wire_batch_from(&b, &who);
-		assert_string_equal(b.agent_id, "a1");
-		assert_string_equal(b.hostname, "n1");
-		assert_int_equal(b.cores, 4);
-		assert_int_equal(b.mem_total_bytes, 2048);
-		assert_int_equal(b.boot_ms, 9);
-		assert_int_equal(b.interval_ms, 500);
+		assert_string_equal(b.who.agent_id, "a1");
+		assert_string_equal(b.who.hostname, "n1");
+		assert_int_equal(b.who.cores, 4);
+		assert_int_equal(b.who.mem_total_bytes, 2048);
+		assert_int_equal(b.who.boot_ms, 9);
+		assert_int_equal(b.who.interval_ms, 500);
 		assert_int_equal(b.from_seq, 3);
 		assert_int_equal(b.to_seq, 4);
 	}
