@@ -3,11 +3,14 @@
  * itself (ingest, sessions, status, the read API) is src/head/.
  *
  * Exit codes: 0 after SIGTERM/SIGINT; 2 when what the options name cannot
- * be used (listen address, token or TLS files, the store); 1 when the
- * system refuses what the head needs to wait for signals.
+ * be used (listen address, token or TLS files, the store, a
+ * --max-connections the file-descriptor limit cannot hold); 1 when the
+ * system refuses what the head needs (signals, threads, descriptors).
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -34,6 +37,10 @@ static const char head_usage[] =
     "      --read-token-file F  reads need this token (or the admin one) too\n"
     "      --tls-cert F --tls-key F   serve HTTPS with this PEM certificate and key\n"
     "      --log-file PATH      messages there instead of stderr; SIGHUP reopens it\n"
+    "      --max-connections N  connections held at once (default 10000; the\n"
+    "                           file-descriptor limit is raised to fit, or it is an error)\n"
+    "      --max-connections-per-ip N   from one address (default 512)\n"
+    "      --threads N          HTTP threads (default: one per CPU, 2 to 16)\n"
     "  -h, --help               show this help\n"
     "\n"
     "Endpoints: POST /api/v1/ingest (agents; docs/wire.md), GET /, GET /status,\n"
@@ -42,6 +49,20 @@ static const char head_usage[] =
     "active its nodes' agents sample at its interval (the smallest of those that\n"
     "cover a node), then return to their own.  GET /api/v1/... queries the store,\n"
     "/api/v1/report answers `jobscope report --head` (docs/http-api.md).\n";
+
+/* "N", 1 to max: 0 or -EINVAL. */
+static int parse_count(const char *s, unsigned max, unsigned *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (!*s || *end || errno || *s == '-' || v < 1 || v > max)
+		return -EINVAL;
+	*out = (unsigned)v;
+	return 0;
+}
 
 static int parse_opts(int argc, char **argv, struct head_opts *o)
 {
@@ -54,6 +75,9 @@ static int parse_opts(int argc, char **argv, struct head_opts *o)
 	    {"tls-cert", required_argument, NULL, 'C'},
 	    {"tls-key", required_argument, NULL, 'K'},
 	    {"log-file", required_argument, NULL, 'L'},
+	    {"max-connections", required_argument, NULL, 'M'},
+	    {"max-connections-per-ip", required_argument, NULL, 'P'},
+	    {"threads", required_argument, NULL, 'T'},
 	    {"exit-after", required_argument, NULL, 'E'}, /* hidden: tests */
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
@@ -97,6 +121,19 @@ static int parse_opts(int argc, char **argv, struct head_opts *o)
 			break;
 		case 'L':
 			o->log_file = optarg;
+			break;
+		case 'M':
+		case 'P':
+		case 'T':
+			if (parse_count(optarg, c == 'T' ? 256 : 1000000,
+					c == 'M' ? &o->max_conns
+					: c == 'P' ? &o->max_conns_per_ip
+						   : &o->threads))
+				return cli_usage_error("head", "bad --%s '%s' (a number, 1 to %u)",
+						       c == 'M'   ? "max-connections"
+						       : c == 'P' ? "max-connections-per-ip"
+								  : "threads",
+						       optarg, c == 'T' ? 256 : 1000000);
 			break;
 		case 'E':
 			if (parse_duration_ms(optarg, &o->exit_after_ms))

@@ -2,10 +2,16 @@
  * head.c - the head's life: setup (log, tokens, store, signals, TLS, the
  * HTTP server), the wait for a signal, and the release (see head.h).
  *
- * One libmicrohttpd thread answers everything, ingest included; the main
- * thread only waits on a signalfd: SIGTERM/SIGINT stop the server (a batch
- * in flight is either committed and answered or not answered, and the
- * agent resends it), SIGHUP reopens the log file.
+ * The HTTP server's threads answer every request and decode batches; the
+ * committer thread (ingest.c) writes them; the main thread only waits on a
+ * signalfd: SIGTERM/SIGINT stop the head (a batch in flight is either
+ * committed and answered or not answered, and the agent resends it),
+ * SIGHUP reopens the log file.
+ *
+ * Connections: the file-descriptor limit is raised to what max_conns
+ * needs; when the hard limit is lower, the default is lowered to fit (with
+ * a warning), and an explicit --max-connections that cannot fit is an
+ * error.
  */
 #include "head/head.h"
 
@@ -15,7 +21,9 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
@@ -36,8 +44,138 @@ static int read_pem(const char *path, struct strbuf *sb)
 	return 0;
 }
 
-/* The log, the tokens and the store (durable): 0 or -errno, said why. */
-static int head_open(struct head *h, const struct head_opts *o)
+/* Read connections, one per request in flight, handed out by head_reader_get. */
+struct head_readers {
+	pthread_mutex_t lock;
+	pthread_cond_t freed;
+	size_t n, nfree;
+	struct store **all, **free;
+};
+
+struct store *head_reader_get(struct head *h)
+{
+	struct head_readers *r = h->readers;
+	struct store *st;
+
+	pthread_mutex_lock(&r->lock);
+	while (r->nfree == 0)
+		pthread_cond_wait(&r->freed, &r->lock);
+	st = r->free[--r->nfree];
+	pthread_mutex_unlock(&r->lock);
+	return st;
+}
+
+void head_reader_put(struct head *h, struct store *st)
+{
+	struct head_readers *r = h->readers;
+
+	pthread_mutex_lock(&r->lock);
+	r->free[r->nfree++] = st;
+	pthread_cond_signal(&r->freed);
+	pthread_mutex_unlock(&r->lock);
+}
+
+static void readers_close(struct head *h)
+{
+	struct head_readers *r = h->readers;
+
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->n; i++)
+		store_close(r->all[i]);
+	pthread_cond_destroy(&r->freed);
+	pthread_mutex_destroy(&r->lock);
+	free(r->all);
+	free(r->free);
+	free(r);
+	h->readers = NULL;
+}
+
+/* n read connections on the head's store (after the writer created it). */
+static int readers_open(struct head *h, const char *db, size_t n)
+{
+	struct head_readers *r = calloc(1, sizeof(*r));
+	int ret = 0;
+
+	if (!r || !(r->all = calloc(n, sizeof(*r->all))) || !(r->free = calloc(n, sizeof(*r->free)))) {
+		if (r)
+			free(r->all);
+		free(r);
+		return log_err(-ENOMEM, "out of memory");
+	}
+	pthread_mutex_init(&r->lock, NULL);
+	pthread_cond_init(&r->freed, NULL);
+	h->readers = r;
+	for (; r->n < n && !ret; r->n++) {
+		ret = store_open(db, STORE_READONLY, &r->all[r->n]);
+		if (ret)
+			break;
+		r->free[r->nfree++] = r->all[r->n];
+	}
+	if (ret)
+		readers_close(h);
+	return ret;
+}
+
+static unsigned online_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 2 ? 2 : n > 16 ? 16 : (unsigned)n;
+}
+
+/*
+ * Raises the file-descriptor limit for the connections: 0 with
+ * h->max_conns set, or -EMFILE (said why) when an explicit max cannot fit.
+ */
+#define HEAD_SPARE_FDS 64 /* the store, its readers, the log, the listening socket */
+static int head_fd_limit(struct head *h, const struct head_opts *o, unsigned threads)
+{
+	struct rlimit rl;
+	rlim_t want;
+	unsigned max = o->max_conns ? o->max_conns : HEAD_DEFAULT_CONNS;
+
+	want = (rlim_t)max + HEAD_SPARE_FDS + threads * 2;
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return log_err(-errno, "cannot read the file-descriptor limit");
+	if (rl.rlim_cur < want) {
+		struct rlimit up = {want, rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want
+					      ? rl.rlim_max
+					      : want};
+
+		/* root may raise the hard limit too; others up to it */
+		if (setrlimit(RLIMIT_NOFILE, &up) != 0) {
+			up.rlim_cur = rl.rlim_max;
+			up.rlim_max = rl.rlim_max;
+			if (setrlimit(RLIMIT_NOFILE, &up) != 0)
+				up.rlim_cur = rl.rlim_cur;
+		}
+		rl = up;
+	}
+	if (rl.rlim_cur >= want) {
+		h->max_conns = max;
+		return 0;
+	}
+	if (o->max_conns) {
+		log_err(0,
+			"--max-connections %u needs %llu file descriptors, but the limit is %llu "
+			"(raise it: ulimit -n, LimitNOFILE= in a systemd unit; or ask for fewer)",
+			max, (unsigned long long)want, (unsigned long long)rl.rlim_cur);
+		return -EMFILE;
+	}
+	if (rl.rlim_cur < HEAD_SPARE_FDS + 16)
+		return log_err(-EMFILE, "the file-descriptor limit (%llu) leaves no room for "
+					"connections (raise it: ulimit -n)",
+			       (unsigned long long)rl.rlim_cur);
+	h->max_conns = (unsigned)(rl.rlim_cur - HEAD_SPARE_FDS - threads * 2);
+	log_warn(0, "head: the file-descriptor limit (%llu) allows %u connections, not %u "
+		 "(raise it: ulimit -n, LimitNOFILE= in a systemd unit)",
+		 (unsigned long long)rl.rlim_cur, h->max_conns, max);
+	return 0;
+}
+
+/* The log, the tokens and the store (durable, and its readers): 0 or -errno, said why. */
+static int head_open(struct head *h, const struct head_opts *o, size_t nreaders)
 {
 	int ret;
 
@@ -45,14 +183,16 @@ static int head_open(struct head *h, const struct head_opts *o)
 	if (!ret)
 		ret = head_auth_load(h, o);
 	if (!ret)
-		ret = store_open(o->db, STORE_CREATE, &h->st);
+		ret = store_open(o->db, STORE_CREATE, &h->writer);
 	if (ret)
 		return ret;
 	/* an acknowledged batch is on disk: the agent will never send it again */
-	ret = store_set_durable(h->st);
+	ret = store_set_durable(h->writer);
+	if (!ret)
+		ret = readers_open(h, o->db, nreaders);
 	if (ret) {
-		store_close(h->st);
-		h->st = NULL;
+		store_close(h->writer);
+		h->writer = NULL;
 	}
 	return ret;
 }
@@ -106,7 +246,15 @@ enum head_result head_main(const struct head_opts *o)
 	int sigfd = -1;
 	enum head_result result = HEAD_OK;
 	const char *colon;
-	struct http_options hopts = {.max_body = WIRE_MAX_BODY};
+	unsigned threads = o->threads ? o->threads : online_cpus();
+	struct http_options hopts = {
+	    .max_body = WIRE_MAX_BODY,
+	    .threads = threads,
+	    .max_conns_per_ip = o->max_conns_per_ip ? o->max_conns_per_ip
+						    : HEAD_DEFAULT_CONNS_PER_IP,
+	    .header_timeout_s = HEAD_HEADER_TIMEOUT_S,
+	    .idle_timeout_s = HEAD_IDLE_TIMEOUT_S,
+	};
 	struct strbuf cert, key;
 
 	/*
@@ -117,14 +265,18 @@ enum head_result head_main(const struct head_opts *o)
 	mallopt(M_TRIM_THRESHOLD, 256 << 20);
 	mallopt(M_MMAP_THRESHOLD, 64 << 20);
 	memset(&h, 0, sizeof(h));
+	pthread_mutex_init(&h.wlock, NULL);
 	strbuf_init(&cert, 1 << 20);
 	strbuf_init(&key, 1 << 20);
-	strbuf_init(&h.inflated, WIRE_MAX_BODY + 1);
 	h.opt = o;
 	h.started_ms = time_now_ms();
-	if (head_open(&h, o))
+	if (head_fd_limit(&h, o, threads))
+		return o->max_conns ? HEAD_FAIL_SETUP : HEAD_FAIL_SYSTEM;
+	hopts.max_conns = h.max_conns;
+	/* a read connection for every HTTP thread, and two for reads that overlap */
+	if (head_open(&h, o, threads + 2))
 		return HEAD_FAIL_SETUP;
-	/* blocked before the server starts, so that its thread inherits the mask */
+	/* blocked before the threads start, so that they inherit the mask */
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
@@ -136,22 +288,35 @@ enum head_result head_main(const struct head_opts *o)
 		result = HEAD_FAIL_SETUP;
 		goto out;
 	}
-	if (sigfd < 0 || http_start_opts(o->listen, &hopts, head_http, &h, &srv)) {
-		result = sigfd < 0 ? HEAD_FAIL_SYSTEM : HEAD_FAIL_SETUP;
+	if (sigfd < 0 || head_ingest_start(&h)) {
+		result = HEAD_FAIL_SYSTEM;
+		goto out;
+	}
+	if (http_start_opts(o->listen, &hopts, head_http, &h, &srv)) {
+		result = HEAD_FAIL_SETUP;
 		goto out;
 	}
 	colon = strrchr(o->listen, ':');
-	log_info("head: listening on %.*s:%u", (int)(colon - o->listen), o->listen,
-		 (unsigned)http_port(srv));
+	log_info("head: listening on %.*s:%u (%u threads, up to %u connections, %u per address)",
+		 (int)(colon - o->listen), o->listen, (unsigned)http_port(srv), threads,
+		 h.max_conns, hopts.max_conns_per_ip);
 	head_wait(sigfd, o->log_file, o->exit_after_ms ? time_now_ms() + o->exit_after_ms : 0);
 out:
-	http_stop(srv); /* waits for a batch in flight to be committed and answered */
+	/*
+	 * The committer first: it commits and answers what is queued (new
+	 * batches get a 503 from now on), so that no answer is left deferred
+	 * when the server stops.
+	 */
+	head_ingest_stop(&h);
+	http_stop(srv);
+	head_ingest_free(&h);
 	if (sigfd >= 0)
 		close(sigfd);
-	store_close(h.st);
+	readers_close(&h);
+	store_close(h.writer);
+	pthread_mutex_destroy(&h.wlock);
 	sigprocmask(SIG_SETMASK, &orig, NULL);
 	strbuf_release(&cert);
-	strbuf_release(&h.inflated);
 	/* the key does not linger in freed memory */
 	if (key.buf)
 		memset(key.buf, 0, key.alloc);

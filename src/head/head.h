@@ -6,9 +6,16 @@
  * head_main() runs it: tokens and store opened, the HTTP server started,
  * then it waits for SIGTERM/SIGINT (the server is stopped: a batch in
  * flight is either committed and answered or not answered, and the agent
- * resends it) and SIGHUP (the log file reopened).  Every request runs on
- * the HTTP server's one thread, which alone uses the store: the handlers
- * below need no lock.
+ * resends it) and SIGHUP (the log file reopened).
+ *
+ * Threads: the HTTP server's pool (epoll) runs the handlers; ingest
+ * decodes there and queues the batch for the committer thread (ingest.c),
+ * which alone writes with the store's write connection, a group of
+ * batches per transaction.  The dispatcher (routes.c) gives every other
+ * handler a view of struct head whose `st` is a connection of its own for
+ * the request: a read connection from the pool (WAL: reads never wait for
+ * a commit), or, for the admin routes (session start and stop), the write
+ * connection under wlock.  The handlers below thus use h->st without a lock.
  *
  * Requests go through the route table (routes.c): each route has one
  * access (public, read, ingest, admin) that auth.c checks before its
@@ -21,6 +28,7 @@
 #ifndef JOBSCOPE_HEAD_H
 #define JOBSCOPE_HEAD_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -42,7 +50,14 @@ struct head_opts {
 	const char *tls_cert_file, *tls_key_file;
 	const char *log_file;
 	int64_t exit_after_ms; /* 0: until a signal (tests set it) */
+	unsigned max_conns;	   /* 0: HEAD_DEFAULT_CONNS, lowered to what the fd limit allows */
+	unsigned max_conns_per_ip; /* 0: HEAD_DEFAULT_CONNS_PER_IP */
+	unsigned threads;	   /* HTTP threads; 0: one per CPU (at least 2, at most 16) */
 };
+#define HEAD_DEFAULT_CONNS	  10000
+#define HEAD_DEFAULT_CONNS_PER_IP 512
+#define HEAD_HEADER_TIMEOUT_S	  10  /* a connection whose request headers stall */
+#define HEAD_IDLE_TIMEOUT_S	  120 /* an idle keep-alive connection */
 
 /* How head_main ended, for the caller's exit code. */
 enum head_result {
@@ -56,9 +71,16 @@ enum head_result {
 enum head_result head_main(const struct head_opts *o);
 
 /* Between the head's files. */
+struct head_ingest;
+struct head_readers;
 struct head {
 	const struct head_opts *opt;
-	struct store *st;
+	struct store *st;     /* in a handler's view: the request's connection (see above) */
+	struct store *writer; /* the one write connection, under wlock */
+	pthread_mutex_t wlock;
+	struct head_readers *readers; /* head.c: the read connections */
+	struct head_ingest *ing;      /* ingest.c: the queue and the committer */
+	unsigned max_conns;	      /* what the server was started with */
 	char token[HEAD_TOKEN_MAX];
 	bool has_token;
 	char admin_token[HEAD_TOKEN_MAX];
@@ -66,9 +88,24 @@ struct head {
 	char read_token[HEAD_TOKEN_MAX];
 	bool has_read_token;
 	int64_t started_ms;
-	uint64_t batches, refused;
-	struct strbuf inflated; /* a zstd body, decompressed */
+	uint64_t batches, refused, groups; /* in a view: the counters when the request came */
 };
+
+/* head.c: a read connection for one request (waits for a free one), and its return. */
+struct store *head_reader_get(struct head *h);
+void head_reader_put(struct head *h, struct store *st);
+
+/* ingest.c: the committer thread, started before the HTTP server and stopped after it. */
+int head_ingest_start(struct head *h);
+/*
+ * Answers every queued batch (committed first), then stops the thread;
+ * batches that come later are answered 503.  head_ingest_free, once the
+ * HTTP server is stopped, frees the queue.
+ */
+void head_ingest_stop(struct head *h);
+void head_ingest_free(struct head *h);
+void head_ingest_counters(const struct head *h, uint64_t *batches, uint64_t *refused,
+			  uint64_t *groups);
 
 /* auth.c: the token files into h: 0 or -errno (said why). */
 int head_auth_load(struct head *h, const struct head_opts *o);

@@ -1,16 +1,48 @@
 /*
  * ingest.c - POST /api/v1/ingest: an agent's batch (docs/wire.md) decoded
- * (net/wire.c), committed in one transaction (store_ingest) and only then
- * acknowledged with the highest seq of that agent the store holds, with
- * what the active profiling sessions ask of its node.
+ * (net/wire.c) on the HTTP thread that read it, then committed by the one
+ * committer thread together with every batch that arrived meanwhile (group
+ * commit, DESIGN.md section 6: one transaction, one fsync), and only then
+ * acknowledged with the highest seq of that agent the store holds and what
+ * the active profiling sessions ask of its node.
+ *
+ * The handler defers its answer (http_defer): its thread goes on serving
+ * other connections while the batch waits for its group.  The queue is
+ * bounded; a full queue answers 503 (the agent sends again later), and so
+ * does a head that is stopping.
  */
 #include "head/head.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "common/log.h"
 #include "common/timeutil.h"
 #include "net/wire.h"
+
+#define INGEST_QUEUE_MAX 4096 /* batches waiting for a group */
+#define INGEST_GROUP_MAX 512  /* batches in one transaction */
+
+struct ingest_item {
+	struct ingest_item *next;
+	struct wire_batch wb;
+	struct http_pending *answer;
+};
+
+struct head_ingest {
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	struct ingest_item *head, *tail; /* the queue */
+	size_t queued;
+	bool stopping;
+	pthread_t thread;
+	bool started;
+	struct head *h;
+	/* counters, read by the views (head_ingest_counters) */
+	uint64_t batches, refused, groups;
+};
 
 void head_ingest_not_post(void *arg, const struct http_request *req, struct http_response *res)
 {
@@ -19,53 +51,227 @@ void head_ingest_not_post(void *arg, const struct http_request *req, struct http
 	http_error(res, 405, "POST a batch (docs/wire.md)");
 }
 
-void head_ingest(void *arg, const struct http_request *req, struct http_response *res)
+static void count(uint64_t *c, uint64_t n)
 {
-	struct head *h = arg;
-	const char *enc, *body = req->body;
-	size_t body_len = req->body_len;
-	struct wire_batch wb;
-	char msg[256];
-	int64_t acked = 0;
-	int ret;
+	__atomic_add_fetch(c, n, __ATOMIC_RELAXED);
+}
 
-	enc = http_header(req, "Content-Encoding");
-	if (enc && strcmp(enc, "zstd") == 0) {
-		ret = wire_decompress(req->body, req->body_len, &h->inflated);
-		if (ret) {
-			http_error(res, ret == -E2BIG ? 413 : 400,
-				   ret == -E2BIG ? "batch larger than the cap once decompressed"
-						 : "not a zstd body");
-			return;
-		}
-		body = h->inflated.buf ? h->inflated.buf : "";
-		body_len = h->inflated.len;
-	} else if (enc && strcmp(enc, "identity") != 0) {
-		http_error(res, 415, "Content-Encoding: zstd or none");
-		return;
-	}
-	ret = wire_decode_batch(body, body_len, &wb, msg, sizeof(msg));
-	if (ret == 0)
-		ret = store_ingest(h->st, &wb.b, time_now_ms(), &acked, msg, sizeof(msg));
-	if (ret == -EINVAL) {
-		h->refused++;
-		http_error(res, 400, msg[0] ? msg : "bad batch");
-	} else if (ret == -ENOSPC) {
+/* The answer to one batch of a group that was committed (or not). */
+static void answer(struct head_ingest *q, struct store_ingest_item *it,
+		   struct ingest_item *item, struct http_response *res)
+{
+	if (it->ret == -EINVAL) {
+		count(&q->refused, 1);
+		http_error(res, 400, it->errmsg[0] ? it->errmsg : "bad batch");
+	} else if (it->ret == -ENOSPC) {
 		http_error(res, 507,
 			   "the head's disk is full: nothing was stored, send again later");
-	} else if (ret) {
+	} else if (it->ret) {
 		http_error(res, 503, "the head cannot store the batch now: send again later");
 	} else {
-		struct wire_answer a = {.acked_seq = acked};
+		struct wire_answer a = {.acked_seq = it->acked_seq};
 
-		h->batches++;
+		count(&q->batches, 1);
 		/* the control channel: what the active sessions ask of this node */
-		if (store_session_control(h->st, wb.b.who.hostname, &a.interval_ms, a.sessions,
-					  sizeof(a.sessions))) {
+		if (store_session_control(q->h->writer, item->wb.b.who.hostname, &a.interval_ms,
+					  a.sessions, sizeof(a.sessions))) {
 			a.interval_ms = 0;
 			a.sessions[0] = '\0';
 		}
 		wire_encode_answer(&a, &res->body);
 	}
-	wire_batch_release(&wb);
+}
+
+/* One group: committed in one transaction, then every batch of it answered. */
+static void commit_group(struct head_ingest *q, struct ingest_item *first, size_t n)
+{
+	struct store_ingest_item *its = calloc(n, sizeof(*its));
+	struct ingest_item *item = first, *next;
+	size_t i;
+
+	if (its) {
+		for (i = 0, item = first; i < n; i++, item = item->next)
+			its[i].b = &item->wb.b;
+		pthread_mutex_lock(&q->h->wlock);
+		store_ingest_group(q->h->writer, its, n, time_now_ms());
+		for (i = 0, item = first; i < n; i++, item = item->next)
+			answer(q, &its[i], item, http_pending_response(item->answer));
+		pthread_mutex_unlock(&q->h->wlock);
+		count(&q->groups, 1);
+	}
+	for (i = 0, item = first; i < n; i++, item = next) {
+		next = item->next;
+		if (!its)
+			http_error(http_pending_response(item->answer), 503,
+				   "the head is out of memory: send again later");
+		http_pending_done(item->answer);
+		wire_batch_release(&item->wb);
+		free(item);
+	}
+	free(its);
+}
+
+/* The committer: takes whatever is queued (up to a group), commits it, again. */
+static void *committer(void *arg)
+{
+	struct head_ingest *q = arg;
+
+	for (;;) {
+		struct ingest_item *first, *last;
+		size_t n = 0;
+
+		pthread_mutex_lock(&q->lock);
+		while (!q->head && !q->stopping)
+			pthread_cond_wait(&q->wake, &q->lock);
+		if (!q->head) { /* stopping, nothing left */
+			pthread_mutex_unlock(&q->lock);
+			break;
+		}
+		first = last = q->head;
+		for (n = 1; last->next && n < INGEST_GROUP_MAX; n++)
+			last = last->next;
+		q->head = last->next;
+		if (!q->head)
+			q->tail = NULL;
+		last->next = NULL;
+		q->queued -= n;
+		pthread_mutex_unlock(&q->lock);
+		commit_group(q, first, n);
+	}
+	return NULL;
+}
+
+int head_ingest_start(struct head *h)
+{
+	struct head_ingest *q = calloc(1, sizeof(*q));
+
+	if (!q)
+		return log_err(-ENOMEM, "out of memory");
+	pthread_mutex_init(&q->lock, NULL);
+	pthread_cond_init(&q->wake, NULL);
+	q->h = h;
+	if (pthread_create(&q->thread, NULL, committer, q) != 0) {
+		free(q);
+		return log_err(-EAGAIN, "cannot start the head's committer thread");
+	}
+	q->started = true;
+	h->ing = q;
+	return 0;
+}
+
+void head_ingest_stop(struct head *h)
+{
+	struct head_ingest *q = h->ing;
+
+	if (!q)
+		return;
+	pthread_mutex_lock(&q->lock);
+	q->stopping = true;
+	pthread_cond_signal(&q->wake);
+	pthread_mutex_unlock(&q->lock);
+	if (q->started)
+		pthread_join(q->thread, NULL); /* it drains the queue first */
+	q->started = false;
+}
+
+void head_ingest_free(struct head *h)
+{
+	struct head_ingest *q = h->ing;
+
+	if (!q)
+		return;
+	pthread_cond_destroy(&q->wake);
+	pthread_mutex_destroy(&q->lock);
+	free(q);
+	h->ing = NULL;
+}
+
+void head_ingest_counters(const struct head *h, uint64_t *batches, uint64_t *refused,
+			  uint64_t *groups)
+{
+	*batches = __atomic_load_n(&h->ing->batches, __ATOMIC_RELAXED);
+	*refused = __atomic_load_n(&h->ing->refused, __ATOMIC_RELAXED);
+	*groups = __atomic_load_n(&h->ing->groups, __ATOMIC_RELAXED);
+}
+
+/* The body, decompressed if it is zstd: 0, or the status to answer with (msg says why). */
+static int body_of(const struct http_request *req, struct strbuf *inflated, const char **body,
+		   size_t *len, const char **msg)
+{
+	const char *enc = http_header(req, "Content-Encoding");
+	int ret;
+
+	*body = req->body;
+	*len = req->body_len;
+	if (!enc || strcmp(enc, "identity") == 0)
+		return 0;
+	if (strcmp(enc, "zstd") != 0) {
+		*msg = "Content-Encoding: zstd or none";
+		return 415;
+	}
+	ret = wire_decompress(req->body, req->body_len, inflated);
+	if (ret) {
+		*msg = ret == -E2BIG ? "batch larger than the cap once decompressed"
+				     : "not a zstd body";
+		return ret == -E2BIG ? 413 : 400;
+	}
+	*body = inflated->buf ? inflated->buf : "";
+	*len = inflated->len;
+	return 0;
+}
+
+void head_ingest(void *arg, const struct http_request *req, struct http_response *res)
+{
+	struct head *h = arg;
+	struct head_ingest *q = h->ing;
+	struct ingest_item *item;
+	struct strbuf inflated;
+	const char *body, *msg = NULL;
+	size_t len;
+	char err[256];
+	int status, ret;
+	bool full, stopping;
+
+	item = calloc(1, sizeof(*item));
+	if (!item) {
+		http_error(res, 503, "the head is out of memory: send again later");
+		return;
+	}
+	/* decoded here, on the HTTP thread: decoding is most of a batch's CPU */
+	strbuf_init(&inflated, WIRE_MAX_BODY + 1);
+	status = body_of(req, &inflated, &body, &len, &msg);
+	ret = status ? 0 : wire_decode_batch(body, len, &item->wb, err, sizeof(err));
+	strbuf_release(&inflated);
+	if (status || ret) {
+		if (ret == -EINVAL)
+			count(&q->refused, 1);
+		http_error(res, status ? status : ret == -EINVAL ? 400 : 503,
+			   status ? msg : ret == -EINVAL ? (err[0] ? err : "bad batch")
+							 : "the head is out of memory");
+		if (!status)
+			wire_batch_release(&item->wb);
+		free(item);
+		return;
+	}
+	pthread_mutex_lock(&q->lock);
+	stopping = q->stopping;
+	full = q->queued >= INGEST_QUEUE_MAX;
+	if (!stopping && !full) {
+		item->answer = http_defer(req);
+		if (q->tail)
+			q->tail->next = item;
+		else
+			q->head = item;
+		q->tail = item;
+		q->queued++;
+		pthread_cond_signal(&q->wake);
+	}
+	pthread_mutex_unlock(&q->lock);
+	if (stopping || full) {
+		http_error(res, 503,
+			   stopping ? "the head is stopping: send again later"
+				    : "the head is behind: send again later");
+		wire_batch_release(&item->wb);
+		free(item);
+	}
 }

@@ -3,6 +3,8 @@
  * needs, and the dispatcher that checks the access (auth.c) before it
  * calls the route's handler.
  *
+ * The dispatcher also gives each handler its store connection (head.h).
+ *
  * Kept from before the table, on purpose (clients and tests rely on them):
  *   - GET on a POST-only endpoint answers 405 in that endpoint's own shape,
  *     without asking for a token (the rows with public access below);
@@ -41,9 +43,14 @@ static const struct http_route head_routes[] = {
     {NULL, NULL, false, HTTP_ACCESS_PUBLIC, NULL},
 };
 
+/*
+ * A handler's view of the head: its counters as of now, and a store
+ * connection for this request alone (see head.h).  Ingest gets the head
+ * itself: it only queues for the committer.
+ */
 void head_http(void *arg, const struct http_request *req, struct http_response *res)
 {
-	struct head *h = arg;
+	struct head *h = arg, view;
 	const struct http_route *r;
 	int status;
 
@@ -56,5 +63,24 @@ void head_http(void *arg, const struct http_request *req, struct http_response *
 	}
 	if (!head_auth_check(h, r->access, req, res))
 		return;
-	r->fn(h, req, res);
+	if (r->access == HTTP_ACCESS_INGEST) {
+		r->fn(h, req, res);
+		return;
+	}
+	view = *h;
+	head_ingest_counters(h, &view.batches, &view.refused, &view.groups);
+	if (r->access == HTTP_ACCESS_ADMIN) {
+		pthread_mutex_lock(&h->wlock);
+		view.st = h->writer;
+		r->fn(&view, req, res);
+		pthread_mutex_unlock(&h->wlock);
+		return;
+	}
+	view.st = head_reader_get(h);
+	if (!view.st) {
+		http_error(res, 503, "the head cannot read its store now");
+		return;
+	}
+	r->fn(&view, req, res);
+	head_reader_put(h, view.st);
 }

@@ -1,6 +1,7 @@
 /*
- * http.c - the HTTP server: libmicrohttpd with its internal polling
- * thread, one handler for every request, bodies refused or capped.
+ * http.c - the HTTP server: libmicrohttpd with internal epoll threads,
+ * one handler for every request, bodies refused or capped, answers
+ * deferred by suspending the connection.
  */
 #include "net/http.h"
 
@@ -8,6 +9,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,15 +20,14 @@
 #include "common/jsonw.h"
 #include "common/log.h"
 
-#define HTTP_CONN_LIMIT	  256
-#define HTTP_CONN_TIMEOUT 30 /* seconds an idle keep-alive connection stays */
-
 struct http_server {
 	struct MHD_Daemon *d;
 	size_t max_body; /* 0: GET only */
 	http_handler_fn fn;
 	void *arg;
 	uint16_t port;
+	unsigned idle_timeout_s;
+	unsigned pending; /* deferred answers not yet done (atomic) */
 };
 
 int http_parse_listen(const char *listen, struct sockaddr_storage *sa, unsigned *salen)
@@ -113,10 +114,20 @@ static enum MHD_Result send_response(struct MHD_Connection *c, struct http_respo
 	return ret;
 }
 
-/* A request in flight: its body so far. */
+/*
+ * A request in flight: its body so far, and a deferred answer.  The lock
+ * orders the handler's thread (which suspends the connection) against the
+ * thread that completes the answer (which resumes it): whichever comes
+ * second acts.
+ */
 struct http_conn {
 	struct strbuf body;
 	bool too_big;
+	struct http_server *s;
+	struct MHD_Connection *c;
+	pthread_mutex_t lock;
+	bool deferred, suspended, done;
+	struct http_response res; /* the deferred answer */
 };
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
@@ -130,6 +141,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	if (!hc)
 		return;
 	strbuf_release(&hc->body);
+	strbuf_release(&hc->res.body);
+	pthread_mutex_destroy(&hc->lock);
 	free(hc);
 	*con_cls = NULL;
 }
@@ -152,6 +165,56 @@ static enum MHD_Result answer_now(struct MHD_Connection *c, int status, const ch
 	return ret;
 }
 
+struct http_pending *http_defer(const struct http_request *req)
+{
+	struct http_conn *hc = req->priv;
+
+	hc->deferred = true;
+	hc->res.status = 200;
+	hc->res.content_type = "application/json; charset=utf-8";
+	strbuf_init(&hc->res.body, 64 << 20);
+	__atomic_add_fetch(&hc->s->pending, 1, __ATOMIC_RELAXED);
+	return (struct http_pending *)hc;
+}
+
+struct http_response *http_pending_response(struct http_pending *p)
+{
+	return &((struct http_conn *)p)->res;
+}
+
+void http_pending_done(struct http_pending *p)
+{
+	struct http_conn *hc = (struct http_conn *)p;
+	struct http_server *s = hc->s;
+
+	pthread_mutex_lock(&hc->lock);
+	hc->done = true;
+	if (hc->suspended)
+		MHD_resume_connection(hc->c);
+	pthread_mutex_unlock(&hc->lock);
+	__atomic_sub_fetch(&s->pending, 1, __ATOMIC_RELAXED);
+}
+
+unsigned http_pending_count(const struct http_server *s)
+{
+	return __atomic_load_n(&s->pending, __ATOMIC_RELAXED);
+}
+
+/* The handler deferred its answer: suspend until it is done (or send it, if it already is). */
+static enum MHD_Result wait_deferred(struct http_conn *hc)
+{
+	bool done;
+
+	pthread_mutex_lock(&hc->lock);
+	done = hc->done;
+	if (!done) {
+		hc->suspended = true;
+		MHD_suspend_connection(hc->c);
+	}
+	pthread_mutex_unlock(&hc->lock);
+	return done ? send_response(hc->c, &hc->res) : MHD_YES;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
 				  const char *method, const char *version,
 				  const char *upload_data, size_t *upload_data_size,
@@ -159,7 +222,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 {
 	struct http_server *s = cls;
 	struct http_conn *hc = *con_cls;
-	struct http_request req = {method, url, c, NULL, 0};
+	struct http_request req = {method, url, c, NULL, 0, hc};
 	struct http_response res = {200, "application/json; charset=utf-8", {0}};
 	enum MHD_Result ret;
 
@@ -177,6 +240,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		unsigned long long len = clen ? strtoull(clen, NULL, 10) : 0;
 		bool post = is_method(method, "POST");
 
+		/* headers in: from now on the connection may idle as long as keep-alive allows */
+		MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, s->idle_timeout_s);
 		if (!is_method(method, "GET") && !is_method(method, "HEAD") && !post)
 			return answer_now(c, 405, "method not allowed");
 		if (post && s->max_body == 0)
@@ -189,9 +254,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		if (!hc)
 			return MHD_NO;
 		strbuf_init(&hc->body, s->max_body ? s->max_body : 1);
+		hc->s = s;
+		hc->c = c;
+		pthread_mutex_init(&hc->lock, NULL);
 		*con_cls = hc;
 		return MHD_YES;
 	}
+	if (hc->deferred) /* resumed: the answer is done */
+		return hc->done ? send_response(c, &hc->res) : MHD_YES;
 	if (*upload_data_size != 0) {
 		/* chunked bodies have no Content-Length: the cap is checked here too */
 		if (!hc->too_big && strbuf_add(&hc->body, upload_data, *upload_data_size))
@@ -206,6 +276,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		req.body = hc->body.buf ? hc->body.buf : "";
 		req.body_len = hc->body.len;
 		s->fn(s->arg, &req, &res);
+	}
+	if (hc->deferred) {
+		strbuf_release(&res.body);
+		return wait_deferred(hc);
 	}
 	ret = send_response(c, &res);
 	strbuf_release(&res.body);
@@ -224,14 +298,22 @@ int http_start(const char *listen, http_handler_fn fn, void *arg, struct http_se
 	return http_start_opts(listen, &none, fn, arg, out);
 }
 
+static unsigned or_default(unsigned v, unsigned def)
+{
+	return v ? v : def;
+}
+
 int http_start_opts(const char *listen, const struct http_options *o, http_handler_fn fn,
 		    void *arg, struct http_server **out)
 {
 	struct sockaddr_storage sa;
 	const union MHD_DaemonInfo *info;
 	struct http_server *s;
-	unsigned salen;
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG;
+	unsigned salen, threads = or_default(o->threads, 1);
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG |
+			 MHD_ALLOW_SUSPEND_RESUME;
+	struct MHD_OptionItem opts[16];
+	size_t n = 0;
 
 	*out = NULL;
 	if (http_parse_listen(listen, &sa, &salen))
@@ -243,29 +325,39 @@ int http_start_opts(const char *listen, const struct http_options *o, http_handl
 	s->fn = fn;
 	s->arg = arg;
 	s->max_body = o->max_body;
+	s->idle_timeout_s = or_default(o->idle_timeout_s, HTTP_DEFAULT_IDLE_TIMEOUT_S);
 	if (sa.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
+	opts[n++] = (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, &sa};
+	opts[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT,
+					    or_default(o->max_conns, HTTP_DEFAULT_CONNS), NULL};
+	/* until its headers are in; on_request then gives it the idle timeout */
+	opts[n++] = (struct MHD_OptionItem){
+	    MHD_OPTION_CONNECTION_TIMEOUT,
+	    or_default(o->header_timeout_s, HTTP_DEFAULT_HEADER_TIMEOUT_S), NULL};
+	opts[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT, 64 * 1024, NULL};
+	opts[n++] = (struct MHD_OptionItem){MHD_OPTION_LISTEN_BACKLOG_SIZE, 4096, NULL};
+	opts[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed,
+					    NULL};
+	if (o->max_conns_per_ip)
+		opts[n++] = (struct MHD_OptionItem){MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+						    o->max_conns_per_ip, NULL};
+	if (threads > 1)
+		opts[n++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, threads, NULL};
 	if (o->tls_cert_pem && o->tls_key_pem) {
 		if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
 			free(s);
 			return log_err(-ENOTSUP, "this libmicrohttpd has no TLS");
 		}
 		flags |= MHD_USE_TLS;
-		s->d = MHD_start_daemon(
-		    flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-		    MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_CONN_LIMIT,
-		    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_CONN_TIMEOUT,
-		    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
-		    MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_HTTPS_MEM_KEY,
-		    o->tls_key_pem, MHD_OPTION_HTTPS_MEM_CERT, o->tls_cert_pem, MHD_OPTION_END);
-	} else {
-		s->d = MHD_start_daemon(
-		    flags, 0, NULL, NULL, on_request, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-		    MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_CONN_LIMIT,
-		    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_CONN_TIMEOUT,
-		    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 * 1024),
-		    MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_END);
+		opts[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0,
+						    (void *)o->tls_key_pem};
+		opts[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0,
+						    (void *)o->tls_cert_pem};
 	}
+	opts[n++] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
+	s->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_ARRAY, opts,
+				MHD_OPTION_END);
 	if (!s->d) {
 		free(s);
 		return log_err(-EADDRINUSE, "cannot listen on %s (in use, not an address of this "

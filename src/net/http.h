@@ -2,11 +2,19 @@
  * http.h - a small HTTP/1.1 server on libmicrohttpd for the agent's and
  * the head's endpoints, with route tables (struct http_route).
  *
- * One internal thread answers every connection; a route's handler runs on
- * it, so handlers must be quick and must lock what they share with the
- * sampler.  GET and HEAD always; POST only on a server started with a body
- * cap (http_start_opts), bodies above it refused with 413 before a byte of
- * them is read; any other method 405.
+ * Internal threads (one by default, a pool with http_options.threads)
+ * poll every connection with epoll; a route's handler runs on one of them,
+ * so handlers must be quick and must lock what they share.  A handler that
+ * waits for something (the head's group commit) defers its answer
+ * (http_defer): its thread goes on with other connections, and the answer
+ * is sent when another thread completes it.  GET and HEAD always; POST
+ * only on a server started with a body cap (http_start_opts), bodies above
+ * it refused with 413 before a byte of them is read; any other method 405.
+ *
+ * Connections: at most max_conns (beyond it, refused at accept), at most
+ * max_conns_per_ip from one address; one whose request headers have not
+ * come within header_timeout_s of its last byte is closed, and an idle
+ * keep-alive connection after idle_timeout_s.
  *
  * Ownership: http_start() returns a server the caller stops with
  * http_stop().  Errors: 0 or -errno, with a message (log.h).
@@ -28,6 +36,7 @@ struct http_request {
 	void *conn;	    /* for http_query_arg, http_header */
 	const char *body;   /* POST: the whole body (not NUL-terminated), at most the cap */
 	size_t body_len;
+	void *priv; /* http.c's, for http_defer */
 };
 
 struct http_response {
@@ -59,7 +68,29 @@ struct http_options {
 	size_t max_body;	  /* POST bodies up to this (larger: 413, unread); 0: GET only */
 	const char *tls_cert_pem; /* both set: HTTPS only (GnuTLS through libmicrohttpd) */
 	const char *tls_key_pem;
+	unsigned threads;	   /* polling threads; 0: 1 */
+	unsigned max_conns;	   /* 0: HTTP_DEFAULT_CONNS */
+	unsigned max_conns_per_ip; /* 0: no cap by address */
+	unsigned header_timeout_s; /* 0: HTTP_DEFAULT_HEADER_TIMEOUT_S */
+	unsigned idle_timeout_s;   /* 0: HTTP_DEFAULT_IDLE_TIMEOUT_S */
 };
+#define HTTP_DEFAULT_CONNS		256
+#define HTTP_DEFAULT_HEADER_TIMEOUT_S	10
+#define HTTP_DEFAULT_IDLE_TIMEOUT_S	30
+
+/*
+ * A deferred answer.  A handler calls http_defer(req) and returns without
+ * filling res; later any thread fills http_pending_response(p) (status,
+ * content type, body, as a handler would) and calls http_pending_done(p)
+ * once, after which p is gone.  Every deferred answer must be done before
+ * http_stop.
+ */
+struct http_pending;
+struct http_pending *http_defer(const struct http_request *req);
+struct http_response *http_pending_response(struct http_pending *p);
+void http_pending_done(struct http_pending *p);
+/* How many answers are deferred and not yet done. */
+unsigned http_pending_count(const struct http_server *s);
 int http_start_opts(const char *listen, const struct http_options *o, http_handler_fn fn,
 		    void *arg, struct http_server **out);
 /* The port actually bound. */

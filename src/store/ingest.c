@@ -655,33 +655,108 @@ static int ingest_body(struct ingest *in, int64_t now_ms)
 	return 0;
 }
 
-int store_ingest(struct store *st, const struct store_batch *b, int64_t now_ms,
-		 int64_t *acked_seq, char *errmsg, size_t errmsg_size)
+static void ingest_release(struct ingest *in)
 {
-	struct ingest in = {.st = st, .b = b, .errmsg = errmsg, .errmsg_size = errmsg_size};
+	free(in->pending);
+	map_release(&in->jobs);
+	map_release(&in->procs);
+	map_release(&in->devices);
+	memset(in, 0, sizeof(*in));
+}
+
+/* A batch whose header says it cannot be right: -EINVAL with errmsg. */
+static int ingest_check(const struct store_batch *b, char *errmsg, size_t size)
+{
+	if (!b->who.agent_id[0] || !b->who.hostname[0])
+		return snprintf(errmsg, size, "no agent_id or node"), -EINVAL;
+	if (b->to_seq < b->from_seq || b->from_seq < 0)
+		return snprintf(errmsg, size, "bad seq range"), -EINVAL;
+	return 0;
+}
+
+/*
+ * One batch of a group, inside its own savepoint: a batch that does not
+ * fit the schema (-EINVAL) is rolled back alone and the group goes on;
+ * any other error is the group's.
+ */
+static int ingest_one(struct store *st, struct store_ingest_item *it, struct ingest *in,
+		      int64_t now_ms)
+{
+	int64_t seq = st->next_seq;
 	int ret;
 
-	errmsg[0] = '\0';
-	if (!b->who.agent_id[0] || !b->who.hostname[0])
-		return snprintf(errmsg, errmsg_size, "no agent_id or node"), -EINVAL;
-	if (b->to_seq < b->from_seq || b->from_seq < 0)
-		return snprintf(errmsg, errmsg_size, "bad seq range"), -EINVAL;
-	ret = store_tick_begin(st);
+	*in = (struct ingest){.st = st, .b = it->b, .errmsg = it->errmsg,
+			      .errmsg_size = sizeof(it->errmsg)};
+	ret = ingest_check(it->b, it->errmsg, sizeof(it->errmsg));
 	if (ret)
 		return ret;
-	ret = ingest_body(&in, now_ms);
+	ret = store__exec(st, "SAVEPOINT batch", "ingest a batch");
+	if (ret)
+		return ret;
+	ret = ingest_body(in, now_ms);
+	if (ret == -EINVAL) {
+		st->next_seq = seq;
+		st->tick_err = 0;
+		if (store__exec(st, "ROLLBACK TO batch", "ingest a batch") == 0 &&
+		    store__exec(st, "RELEASE batch", "ingest a batch") == 0)
+			return -EINVAL;
+		return -EIO;
+	}
+	if (ret)
+		return ret;
+	return store__exec(st, "RELEASE batch", "ingest a batch");
+}
+
+int store_ingest_group(struct store *st, struct store_ingest_item *items, size_t n,
+		       int64_t now_ms)
+{
+	struct ingest *in = calloc(n ? n : 1, sizeof(*in));
+	int ret;
+
+	if (!in)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		items[i].ret = 0;
+		items[i].acked_seq = 0;
+		items[i].errmsg[0] = '\0';
+	}
+	ret = store_tick_begin(st);
+	for (size_t i = 0; i < n && !ret; i++) {
+		int r = ingest_one(st, &items[i], &in[i], now_ms);
+
+		if (r == -EINVAL)
+			items[i].ret = r;
+		else
+			ret = r;
+	}
 	if (ret == 0)
 		ret = store_tick_commit(st);
 	else
 		store_tick_abort(st);
+	for (size_t i = 0; i < n; i++) {
+		if (ret)
+			items[i].ret = ret;
+		if (items[i].ret == 0) {
+			memo_commit(&in[i]);
+			items[i].acked_seq = in[i].acked;
+		}
+		ingest_release(&in[i]);
+	}
+	free(in);
+	return ret;
+}
+
+int store_ingest(struct store *st, const struct store_batch *b, int64_t now_ms,
+		 int64_t *acked_seq, char *errmsg, size_t errmsg_size)
+{
+	struct store_ingest_item it = {.b = b};
+	int ret = store_ingest_group(st, &it, 1, now_ms);
+
+	snprintf(errmsg, errmsg_size, "%s", it.errmsg);
 	if (ret == 0)
-		memo_commit(&in);
-	free(in.pending);
-	map_release(&in.jobs);
-	map_release(&in.procs);
-	map_release(&in.devices);
+		ret = it.ret;
 	if (ret == 0)
-		*acked_seq = in.acked;
+		*acked_seq = it.acked_seq;
 	return ret;
 }
 

@@ -202,6 +202,22 @@ int store_max_seq(struct store *st, int64_t *max_seq);
  */
 int store_ingest(struct store *st, const struct store_batch *b, int64_t now_ms,
 		 int64_t *acked_seq, char *errmsg, size_t errmsg_size);
+/*
+ * Group commit: the batches that arrived together, in one transaction
+ * (fsynced on a durable store), each in a savepoint of its own.  Each
+ * item's ret: 0 (committed, acked_seq set) or -EINVAL (refused alone,
+ * errmsg says why).  Returns 0 when the group committed; otherwise the
+ * error (-ENOSPC, -EIO, ...) that rolled the whole group back, which is
+ * then every item's ret as well.
+ */
+struct store_ingest_item {
+	const struct store_batch *b;
+	int ret;
+	int64_t acked_seq;
+	char errmsg[256];
+};
+int store_ingest_group(struct store *st, struct store_ingest_item *items, size_t n,
+		       int64_t now_ms);
 /* An agent streaming to this store (a head's). */
 struct agent_record {
 	char agent_id[64];
