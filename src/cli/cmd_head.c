@@ -37,7 +37,7 @@ static const char head_usage[] =
     "      --read-token-file F  reads need this token (or the admin one) too\n"
     "      --tls-cert F --tls-key F   serve HTTPS with this PEM certificate and key\n"
     "      --log-file PATH      messages there instead of stderr; SIGHUP reopens it\n"
-    "      --max-connections N  connections held at once (default 10000; the\n"
+    "      --max-connections N  connections held at once (default 16384; the\n"
     "                           file-descriptor limit is raised to fit, or it is an error)\n"
     "      --max-connections-per-ip N   from one address (default 512)\n"
     "      --threads N          HTTP threads (default: one per CPU, 2 to 16)\n"

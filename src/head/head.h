@@ -54,7 +54,7 @@ struct head_opts {
 	unsigned max_conns_per_ip; /* 0: HEAD_DEFAULT_CONNS_PER_IP */
 	unsigned threads;	   /* HTTP threads; 0: one per CPU (at least 2, at most 16) */
 };
-#define HEAD_DEFAULT_CONNS	  10000
+#define HEAD_DEFAULT_CONNS	  16384
 #define HEAD_DEFAULT_CONNS_PER_IP 512
 #define HEAD_HEADER_TIMEOUT_S	  10  /* a connection whose request headers stall */
 #define HEAD_IDLE_TIMEOUT_S	  120 /* an idle keep-alive connection */

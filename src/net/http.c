@@ -20,6 +20,8 @@
 #include "common/jsonw.h"
 #include "common/log.h"
 
+#define HTTP_CONN_MEMORY (16 * 1024)
+
 struct http_server {
 	struct MHD_Daemon *d;
 	size_t max_body; /* 0: GET only */
@@ -335,7 +337,9 @@ int http_start_opts(const char *listen, const struct http_options *o, http_handl
 	opts[n++] = (struct MHD_OptionItem){
 	    MHD_OPTION_CONNECTION_TIMEOUT,
 	    or_default(o->header_timeout_s, HTTP_DEFAULT_HEADER_TIMEOUT_S), NULL};
-	opts[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT, 64 * 1024, NULL};
+	/* headers and the read buffer of a connection (bodies go to our own buffer) */
+	opts[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT, HTTP_CONN_MEMORY,
+					    NULL};
 	opts[n++] = (struct MHD_OptionItem){MHD_OPTION_LISTEN_BACKLOG_SIZE, 4096, NULL};
 	opts[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed,
 					    NULL};

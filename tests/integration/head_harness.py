@@ -25,13 +25,13 @@ COMPARE = {
 
 class Head:
     def __init__(self, wd, db=None, port=0, token_file=None, name="head", netns=None,
-                 addr="127.0.0.1"):
+                 addr="127.0.0.1", extra=(), wrap=()):
         self.db = db or wd.join("head.db")
         self.log = wd.join(name + ".log")
         self.errf = open(self.log, "a")
         self.addr = addr
-        args = (["ip", "netns", "exec", netns] if netns else []) + [
-            JOBSCOPE, "head", "--db", self.db, "--listen", "%s:%d" % (addr, port)]
+        args = (["ip", "netns", "exec", netns] if netns else []) + list(wrap) + [
+            JOBSCOPE, "head", "--db", self.db, "--listen", "%s:%d" % (addr, port)] + list(extra)
         if token_file:
             args += ["--token-file", token_file]
         self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,

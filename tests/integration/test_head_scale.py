@@ -1,0 +1,336 @@
+"""`jobscope head` at cluster scale: connections, slow clients, kill -9.
+
+- 10,000 idle keep-alive connections are held (past the header timeout)
+  and each answers a second request; /status answers meanwhile.
+- 2,000 half-open connections (headers never finished) beside real agents:
+  /status answers in under 1 s throughout, the head closes them after its
+  header timeout, and every agent row arrives.
+- One address gets at most --max-connections-per-ip connections; others are
+  served all the while.
+- The file-descriptor limit: raised at start when it can be; a clear error
+  for a --max-connections it cannot hold; a lower default with a warning.
+- kill -9 of the head 50 times in a row while agents stream (every restart
+  starts with a backlog, so most kills land in a group commit): afterwards
+  the head holds every agent row once, by (rows, checksum) per table.
+
+Source addresses: the whole of 127.0.0.0/8 is loopback on Linux, so the
+clients bind 127.0.0.N to look like N different nodes.
+"""
+import errno
+import os
+import random
+import re
+import resource
+import selectors
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+
+from harness import JOBSCOPE, run_tests, check, eq, wait_for
+from agent_harness import sql
+from head_harness import COMPARE, Head, agent_side, head_side, start_agent, stop_agent, held
+
+HEADER_TIMEOUT_S = 10  # HEAD_HEADER_TIMEOUT_S
+PER_IP = 512           # HEAD_DEFAULT_CONNS_PER_IP
+
+
+def raise_nofile(n):
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = max(n, soft)
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (want, max(want, hard)))
+    except (ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+
+
+def open_conns(port, n, first_ip, per_ip, payload):
+    """n non-blocking connections, per_ip from each of 127.0.0.first_ip..,
+    each sent payload.  Returns (sockets, refused)."""
+    socks, refused = [], 0
+    for i in range(n):
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.bind(("127.0.0.%d" % (first_ip + i // per_ip), 0))
+        s.setblocking(False)
+        try:
+            s.connect(("127.0.0.1", port))
+        except BlockingIOError:
+            pass
+        socks.append(s)
+    sel = selectors.DefaultSelector()
+    for s in socks:
+        sel.register(s, selectors.EVENT_WRITE)
+    pending = len(socks)
+    deadline = time.monotonic() + 30
+    while pending and time.monotonic() < deadline:
+        for key, _ in sel.select(timeout=1):
+            s = key.fileobj
+            sel.unregister(s)
+            pending -= 1
+            err = s.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+            if err:
+                refused += 1
+                continue
+            try:
+                s.send(payload)
+            except OSError:
+                refused += 1
+    sel.close()
+    check(pending == 0, "%d connections never connected" % pending)
+    return socks, refused
+
+
+def request_all(socks, payload, timeout=30):
+    """Sends payload on every socket (none if empty) and reads one whole
+    answer from each.  Returns (answered 200, closed without an answer)."""
+    sel = selectors.DefaultSelector()
+    bufs = {}
+    for s in socks:
+        if payload:
+            try:
+                s.send(payload)
+            except OSError:
+                pass
+        bufs[s] = b""
+        sel.register(s, selectors.EVENT_READ)
+    ok = closed = 0
+    deadline = time.monotonic() + timeout
+    while bufs and time.monotonic() < deadline:
+        for key, _ in sel.select(timeout=1):
+            s = key.fileobj
+            try:
+                data = s.recv(65536)
+            except OSError:
+                data = b""
+            if not data:
+                closed += 1
+            else:
+                bufs[s] += data
+                head, sep, body = bufs[s].partition(b"\r\n\r\n")
+                if not sep:
+                    continue
+                m = re.search(rb"Content-Length: (\d+)", head, re.I)
+                if m and len(body) < int(m.group(1)):
+                    continue
+                if head.startswith(b"HTTP/1.1 200"):
+                    ok += 1
+                else:
+                    closed += 1
+            sel.unregister(s)
+            del bufs[s]
+    sel.close()
+    return ok, closed
+
+
+def closed_by_peer(socks, timeout):
+    """How many of socks the other end closed within timeout."""
+    sel = selectors.DefaultSelector()
+    for s in socks:
+        sel.register(s, selectors.EVENT_READ)
+    left, closed = set(socks), 0
+    deadline = time.monotonic() + timeout
+    while left and time.monotonic() < deadline:
+        for key, _ in sel.select(timeout=1):
+            s = key.fileobj
+            try:
+                data = s.recv(4096)
+            except OSError:
+                data = b""
+            if not data:
+                closed += 1
+                sel.unregister(s)
+                left.discard(s)
+    sel.close()
+    return closed
+
+
+def status_ms(head):
+    t = time.monotonic()
+    with urllib.request.urlopen(head.url + "/status", timeout=10) as r:
+        r.read()
+        eq(r.status, 200, "/status")
+    return (time.monotonic() - t) * 1000
+
+
+def pid_status(pid, field):
+    for line in open("/proc/%d/status" % pid):
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    return None
+
+
+def nofile_limit(pid):
+    for line in open("/proc/%d/limits" % pid):
+        if line.startswith("Max open files"):
+            return int(line.split()[3])
+    return None
+
+
+def close_all(socks):
+    for s in socks:
+        s.close()
+
+
+GET = b"GET / HTTP/1.1\r\nHost: head\r\n\r\n"
+
+
+def test_10000_keepalive_connections_held(wd):
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 16384 + 100 and not has_cap_sys_resource():
+        print("SKIP: the hard fd limit here is %d (10,000 connections need more)" % hard)
+        return
+    raise_nofile(12000)
+    head = Head(wd)
+    socks = []
+    try:
+        check(nofile_limit(head.proc.pid) >= 10000, "the head raised its fd limit (%r)"
+              % nofile_limit(head.proc.pid))
+        rss0 = pid_status(head.proc.pid, "VmRSS")
+        socks, refused = open_conns(head.port, 10000, 2, 500, GET)
+        eq(refused, 0, "connections refused")
+        ok, closed = request_all(socks, b"")
+        eq((ok, closed), (10000, 0), "first answers (200, closed)")
+        rss = pid_status(head.proc.pid, "VmRSS")
+        print("head RSS: %d KiB idle, %d KiB with 10,000 connections (%.1f KiB each)"
+              % (rss0, rss, (rss - rss0) / 10000.0))
+        ms = status_ms(head)
+        check(ms < 1000, "/status took %.0f ms beside 10,000 connections" % ms)
+        # idle past the header timeout: a keep-alive connection is not cut by it
+        time.sleep(HEADER_TIMEOUT_S + 2)
+        ok, closed = request_all(socks, GET)
+        eq((ok, closed), (10000, 0), "second answers after %d s idle" % (HEADER_TIMEOUT_S + 2))
+        print("/status %.0f ms beside 10,000 keep-alive connections" % ms)
+    finally:
+        close_all(socks)
+    eq(head.kill(signal.SIGTERM), 0, "head exit")
+
+
+def test_half_open_connections_beside_agents(wd):
+    if subprocess.run(["unshare", "--uts", "true"]).returncode != 0:
+        print("SKIP: cannot make UTS namespaces here (needs root)")
+        return
+    raise_nofile(4000)
+    head = Head(wd)
+    agents = [start_agent(wd, head, "node-%d" % i) for i in range(3)]
+    socks = []
+    try:
+        wait_for(lambda: os.path.exists(head.db) and
+                 len(sql(head.db, "SELECT * FROM agents")) == 3, timeout=20,
+                 what="three agents streaming")
+        # 2,000 connections whose request headers never finish (500 per address)
+        socks, refused = open_conns(head.port, 2000, 30, 500, b"GET / HTTP/1.1\r\nHost: h")
+        eq(refused, 0, "half-open connections refused")
+        start = time.monotonic()
+        worst = 0.0
+        while time.monotonic() - start < HEADER_TIMEOUT_S - 2:
+            worst = max(worst, status_ms(head))
+            time.sleep(0.5)
+        check(worst < 1000, "/status took %.0f ms beside 2,000 half-open connections" % worst)
+        print("/status at worst %.0f ms beside 2,000 half-open connections" % worst)
+        closed = closed_by_peer(socks, HEADER_TIMEOUT_S + 10)
+        eq(closed, 2000, "half-open connections the head closed after its header timeout")
+        print("the head closed all 2,000 after %.1f s" % (time.monotonic() - start))
+    finally:
+        close_all(socks)
+        for proc, _, _, errf in agents:
+            eq(stop_agent(proc, errf), 0, "agent exit")
+    dbs = [db for _, db, _, _ in agents]
+    wait_for(lambda: all(held(head.db, db) for db in dbs), timeout=30, what="the last ticks")
+    eq(head.kill(signal.SIGTERM), 0, "head exit")
+    for adb in dbs:
+        for table in COMPARE:
+            eq(head_side(head.db, adb, table), agent_side(adb, table),
+               "%s of %s at the head vs the agent" % (table, os.path.basename(adb)))
+
+
+def test_per_address_cap(wd):
+    raise_nofile(4000)
+    head = Head(wd)
+    socks = []
+    try:
+        socks, refused = open_conns(head.port, PER_IP + 88, 60, PER_IP + 88, GET)
+        ok, closed = request_all(socks, b"")
+        eq((ok, closed + refused), (PER_IP, 88), "from one address: (served, refused)")
+        # another address is served all the while
+        ms = status_ms(head)
+        check(ms < 1000, "/status from another address: %.0f ms" % ms)
+    finally:
+        close_all(socks)
+    eq(head.kill(signal.SIGTERM), 0, "head exit")
+
+
+def has_cap_sys_resource():
+    for line in open("/proc/self/status"):
+        if line.startswith("CapEff:"):
+            return bool(int(line.split()[1], 16) & (1 << 24))
+    return False
+
+
+def test_fd_limit(wd):
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 16384 + 100 and not has_cap_sys_resource():
+        print("SKIP: the hard fd limit here is %d" % hard)
+        return
+    # a low soft limit: raised to what the connections need
+    head = Head(wd, wrap=["prlimit", "--nofile=256:%d" % (hard if hard != resource.RLIM_INFINITY
+                                                            else 1048576), "--"])
+    check(nofile_limit(head.proc.pid) >= 16384, "fd limit raised from 256 (%r)"
+          % nofile_limit(head.proc.pid))
+    eq(head.kill(signal.SIGTERM), 0, "head exit")
+    # a hard limit of 256 and no CAP_SYS_RESOURCE (dropped if we have it): it holds
+    nocap = ["prlimit", "--nofile=256:256", "--"]
+    if has_cap_sys_resource():
+        nocap += ["setpriv", "--inh-caps=-sys_resource", "--bounding-set=-sys_resource", "--"]
+    r = subprocess.run(nocap + [JOBSCOPE, "head", "--db", wd.join("h2.db"), "--listen",
+                                "127.0.0.1:0", "--max-connections", "5000"],
+                       capture_output=True, text=True, timeout=20)
+    eq(r.returncode, 2, "exit code for a --max-connections the limit cannot hold")
+    check("--max-connections 5000 needs" in r.stderr and "ulimit -n" in r.stderr,
+          "a clear error: %r" % r.stderr)
+    head = Head(wd, name="head3", wrap=nocap)
+    log = open(head.log).read()
+    check(re.search(r"the file-descriptor limit \(256\) allows \d+ connections, not 16384",
+                    log), "a warning naming the lower limit: %r" % log)
+    eq(nofile_limit(head.proc.pid), 256, "limit kept")
+    eq(head.kill(signal.SIGTERM), 0, "head exit")
+
+
+def test_kill9_during_group_commit_50_times(wd):
+    if subprocess.run(["unshare", "--uts", "true"]).returncode != 0:
+        print("SKIP: cannot make UTS namespaces here (needs root)")
+        return
+    rng = random.Random(12)
+    head = Head(wd)
+    port = head.port
+    agents = [start_agent(wd, head, "kill-%d" % i) for i in range(4)]
+    dbs = [db for _, db, _, _ in agents]
+    try:
+        wait_for(lambda: os.path.exists(head.db) and
+                 len(sql(head.db, "SELECT * FROM agents")) == 4, timeout=20,
+                 what="four agents streaming")
+        for i in range(50):
+            # each restart finds a backlog: the agents send it at once
+            time.sleep(rng.uniform(0.05, 0.5))
+            eq(head.kill(signal.SIGKILL), -signal.SIGKILL, "kill %d" % (i + 1))
+            time.sleep(rng.uniform(0.0, 0.3))
+            head = Head(wd, port=port, name="head-%d" % (i + 1))
+        wait_for(lambda: all(held(head.db, db) for db in dbs), timeout=60,
+                 what="the head to catch up after 50 kills")
+    finally:
+        for proc, _, _, errf in agents:
+            eq(stop_agent(proc, errf), 0, "agent exit")
+    wait_for(lambda: all(held(head.db, db) for db in dbs), timeout=30, what="the last ticks")
+    eq(head.kill(signal.SIGTERM), 0, "head exit")
+    eq(sql(head.db, "PRAGMA integrity_check")[0][0], "ok", "the head's store after 50 kills")
+    for adb in dbs:
+        for table in COMPARE:
+            a = agent_side(adb, table)
+            eq(head_side(head.db, adb, table), a,
+               "%s of %s: (rows, checksum) at the head vs the agent"
+               % (table, os.path.basename(adb)))
+    print("agents' rows: %s" % ", ".join(str(agent_side(db, "host_samples")[0]) for db in dbs))
+
+
+if __name__ == "__main__":
+    run_tests(globals())
