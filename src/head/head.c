@@ -107,7 +107,7 @@ static int readers_open(struct head *h, const char *db, size_t n)
 	pthread_cond_init(&r->freed, NULL);
 	h->readers = r;
 	for (; r->n < n && !ret; r->n++) {
-		ret = store_open(db, STORE_READONLY, &r->all[r->n]);
+		ret = store_open(db, STORE_READONLY | STORE_CHECKED, &r->all[r->n]);
 		if (ret)
 			break;
 		r->free[r->nfree++] = r->all[r->n];

@@ -41,6 +41,7 @@ void store__memo_free(struct ingest_memo *m);
 struct store {
 	sqlite3 *db;
 	bool writable;
+	bool checked; /* opened with STORE_CHECKED */
 	bool in_tick;
 	int tick_err;		/* first failure inside the open tick, 0 if none */
 	int64_t next_seq;	/* seq of the next fact row, whatever its table */

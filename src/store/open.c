@@ -260,6 +260,7 @@ int store_open(const char *path, unsigned flags, struct store **out)
 		return log_err(-ENOMEM, "cannot open store '%s'", path);
 	snprintf(st->path, sizeof(st->path), "%s", path);
 	st->writable = flags & STORE_CREATE;
+	st->checked = flags & STORE_CHECKED;
 	st->next_seq = 1;
 
 	had_wal = sibling_exists(path, "-wal");

@@ -275,7 +275,7 @@ int store__check_schema(struct store *st)
 	ret = store__query_i64(st, "PRAGMA page_size", &page_size);
 	if (ret)
 		return ret;
-	if (pages * page_size > STORE_QUICK_CHECK_MAX_BYTES)
+	if (st->checked || pages * page_size > STORE_QUICK_CHECK_MAX_BYTES)
 		goto checked;
 	rc = sqlite3_prepare_v2(st->db, "PRAGMA quick_check", -1, &stmt, NULL);
 	if (rc != SQLITE_OK)

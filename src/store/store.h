@@ -49,6 +49,8 @@ struct store;
 enum store_open_flags {
 	STORE_READONLY = 0,
 	STORE_CREATE = 1u << 0, /* create the file and its parent directories */
+	/* no quick_check at open: another connection of this process just did it */
+	STORE_CHECKED = 1u << 1,
 };
 
 int store_open(const char *path, unsigned flags, struct store **out);
