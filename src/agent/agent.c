@@ -154,10 +154,34 @@ static int start_http(struct agent *a)
 }
 
 /*
- * The interval a head's profiling session asks for (through the ingest
- * answer), else our own; the timer follows when it changes.
+ * The interval the ticks follow, and whether the store holds the `interval`
+ * event that says so: reports judge each sample by the interval in effect
+ * (store/tick.h), and a job started now gets it as its own.
  */
-static void follow_sessions(struct agent *a, int tickfd, int64_t *cur_ms)
+struct interval_state {
+	int64_t cur_ms;
+	int64_t since_ms; /* the tick after which it holds */
+	bool stored;
+};
+
+/* Writes the pending `interval` event; a failure (logged by the store) is retried later. */
+static void store_interval(struct agent *a, struct interval_state *iv)
+{
+	char msg[96];
+
+	if (iv->stored)
+		return;
+	snprintf(msg, sizeof(msg), "sampling every %lldms%s", (long long)iv->cur_ms,
+		 iv->cur_ms != a->opt->interval_ms ? " for a profiling session" : "");
+	iv->stored = store_tick_put_interval(a->st, a->node_id, iv->since_ms, iv->cur_ms, msg) == 0;
+}
+
+/*
+ * The interval a head's profiling session asks for (through the ingest
+ * answer), else our own; the timer follows when it changes, from the tick
+ * just taken (at last_ts).
+ */
+static void follow_sessions(struct agent *a, int tickfd, struct interval_state *iv, int64_t last_ts)
 {
 	struct sender_stats ss;
 	int64_t want = a->opt->interval_ms;
@@ -168,20 +192,22 @@ static void follow_sessions(struct agent *a, int tickfd, int64_t *cur_ms)
 	if (ss.head_interval_ms > 0)
 		want = ss.head_interval_ms < AGENT_MIN_INTERVAL_MS ? AGENT_MIN_INTERVAL_MS
 								   : ss.head_interval_ms;
-	if (want == *cur_ms)
+	if (want == iv->cur_ms)
 		return;
 	if (want != a->opt->interval_ms)
 		log_info("agent: sampling every %lldms for a profiling session", (long long)want);
 	else
 		log_info("agent: back to sampling every %lldms", (long long)want);
-	*cur_ms = want;
+	iv->cur_ms = want;
+	iv->since_ms = last_ts;
+	iv->stored = false;
+	a->jobs.interval_ms = want; /* the interval of the jobs that start now */
 	time_arm_timer(tickfd, want, want);
 }
 
-static int loop(struct agent *a, int sigfd, int tickfd)
+static int loop(struct agent *a, int sigfd, int tickfd, struct interval_state *iv)
 {
 	int64_t deadline = a->opt->exit_after_ms ? time_now_ms() + a->opt->exit_after_ms : 0;
-	int64_t cur_ms = a->opt->interval_ms;
 
 	for (;;) {
 		struct pollfd fds[2] = {
@@ -207,8 +233,13 @@ static int loop(struct agent *a, int sigfd, int tickfd)
 			return 0;
 		}
 		if ((fds[1].revents & POLLIN) && read(tickfd, &n, sizeof(n)) == sizeof(n)) {
+			int64_t lost = a->lost_ticks;
+
 			agent_tick(a);
-			follow_sessions(a, tickfd, &cur_ms);
+			follow_sessions(a, tickfd, iv, a->host_ts);
+			/* a store that failed the tick would fail this too: after the next */
+			if (a->lost_ticks == lost)
+				store_interval(a, iv);
 		}
 		if (deadline && time_now_ms() >= deadline)
 			return 0;
@@ -239,6 +270,7 @@ static void release(struct agent *a)
 int agent_main(const struct agent_opts *o, enum agent_failure *failure)
 {
 	struct agent *a = calloc(1, sizeof(*a));
+	struct interval_state iv = {.cur_ms = o->interval_ms};
 	sigset_t mask, orig;
 	int sigfd = -1, tickfd = -1, ret;
 
@@ -267,6 +299,13 @@ int agent_main(const struct agent_opts *o, enum agent_failure *failure)
 		goto out_release;
 	}
 	agent_tick(a);
+	/*
+	 * The interval the ticks after the first come at (a restart may have
+	 * changed it); written after the first tick's rows, which retention
+	 * keeps as long as the rows after them.
+	 */
+	iv.since_ms = a->host_ts;
+	store_interval(a, &iv);
 	ret = start_http(a);
 	if (!ret)
 		ret = start_sender(a);
@@ -276,7 +315,7 @@ int agent_main(const struct agent_opts *o, enum agent_failure *failure)
 	}
 	time_arm_timer(tickfd, o->interval_ms, o->interval_ms);
 	/* a failure there: the last tick is still stored */
-	ret = loop(a, sigfd, tickfd);
+	ret = loop(a, sigfd, tickfd, &iv);
 	/* the last tick: what happened since the previous one */
 	agent_tick(a);
 	if (store_tick_begin(a->st) == 0) {

@@ -1,6 +1,6 @@
 /*
  * jobreport.c - one replay of a job's rows feeds its summary and its
- * series; then the analysis.
+ * series (with its node's interval changes); then the analysis.
  */
 #include "analysis/jobreport.h"
 
@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "store/tick.h"
 
 void job_report_init(struct job_report *r, const struct job_record *job)
 {
@@ -61,12 +62,16 @@ static void replay_proc(void *arg, const struct proc_info *p, int64_t ts_ms,
 		summary_add_proc(&r->sum, p, ts_ms, ps);
 }
 
+/* An `interval` event (its node's: store/tick.h) sets the spacing of the samples after it. */
 static void replay_event(void *arg, const struct event_record *e)
 {
 	struct job_report *r = arg;
 
-	if (sane_ms(e->ts_ms))
-		summary_add_event(&r->sum, e);
+	if (!sane_ms(e->ts_ms))
+		return;
+	if (strcmp(e->kind, STORE_EVENT_INTERVAL) == 0)
+		jobseries_set_interval(&r->js, e->ts_ms, e->value);
+	summary_add_event(&r->sum, e);
 }
 
 static void replay_gpu(void *arg, const struct device_record *dev, int64_t ts_ms,

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/tick.h"
+
 static const char *const metric_names[JSM__COUNT] = {
     [JSM_CORES] = "cores",
     [JSM_RSS_BYTES] = "rss_bytes",
@@ -74,6 +76,7 @@ void jobseries_init(struct jobseries *js, int64_t interval_ms)
 {
 	memset(js, 0, sizeof(*js));
 	js->interval_ms = interval_ms > 0 ? interval_ms : 1000;
+	js->interval_since_ms = INT64_MIN;
 	js->bucket_ms = js->interval_ms;
 }
 
@@ -109,6 +112,18 @@ static void overview_halve(struct jobseries *js)
 	js->npoints = (js->npoints + 1) / 2;
 }
 
+void jobseries_set_interval(struct jobseries *js, int64_t ts_ms, int64_t interval_ms)
+{
+	if (interval_ms <= 0 || interval_ms > STORE_INTERVAL_MAX_MS ||
+	    interval_ms == js->interval_ms)
+		return;
+	js->interval_ms = interval_ms;
+	js->interval_since_ms = ts_ms;
+	/* with samples, the buckets widen when the next one comes (locate) */
+	if (!js->has_t0 && js->bucket_ms < interval_ms)
+		js->bucket_ms = interval_ms;
+}
+
 /*
  * The overview bucket and the ring slot of time ts; -1 for a time before
  * the series began (the ring only moves forward).
@@ -125,6 +140,9 @@ static int locate(struct jobseries *js, int64_t ts_ms, size_t *bucket, ssize_t *
 	if (ts_ms < js->t0_ms || __builtin_sub_overflow(ts_ms, js->t0_ms, &idx) ||
 	    idx > JS_MAX_SPAN_MS)
 		return -1;
+	/* buckets narrower than the interval would be empty one in two */
+	while (js->bucket_ms < js->interval_ms)
+		overview_halve(js);
 	idx /= js->bucket_ms;
 	while (idx >= JS_POINTS) {
 		overview_halve(js);
@@ -478,12 +496,17 @@ size_t jobseries_detail(const struct jobseries *js, int gpu, int metric, double 
 			int64_t *t_first_ms)
 {
 	const struct js_track *t = track_of(js, gpu, metric);
-	size_t first = (js->ring_head + JS_RING - js->ring_len) % JS_RING;
+	size_t first = (js->ring_head + JS_RING - js->ring_len) % JS_RING, n = js->ring_len;
 
-	*t_first_ms = js->ring_len ? js->ring_ts[first] : 0;
-	for (size_t i = 0; i < js->ring_len; i++)
+	/* the ticks before the interval's last change are spaced otherwise */
+	while (n && js->ring_ts[first] <= js->interval_since_ms) {
+		first = (first + 1) % JS_RING;
+		n--;
+	}
+	*t_first_ms = n ? js->ring_ts[first] : 0;
+	for (size_t i = 0; i < n; i++)
 		out[i] = t ? t->ring[(first + i) % JS_RING] : NAN;
-	return js->ring_len;
+	return n;
 }
 
 bool jobseries_has(const struct jobseries *js, int gpu, int metric)

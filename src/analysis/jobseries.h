@@ -9,6 +9,10 @@
  *     doubles in width (neighbours merged) each time the job outgrows them;
  *   - the detail: the last JS_RING ticks at full resolution, for the
  *     period of training loops (which buckets of minutes would hide).
+ * The sampling interval may change while a job runs (an agent under a
+ * head's profiling session, told by `interval` events): the overview's
+ * buckets are then widened to at least the new interval, and the detail
+ * keeps only the ticks taken at the interval in effect.
  * Values are derived per tick: rates from counter deltas, shares from
  * /proc/stat deltas.  A value that could not be derived is NAN, never 0.
  *
@@ -89,7 +93,8 @@ struct js_gpu {
 };
 
 struct jobseries {
-	int64_t interval_ms; /* the sampling interval (the detail's step) */
+	int64_t interval_ms;	   /* the sampling interval in effect (the detail's step) */
+	int64_t interval_since_ms; /* the tick it took effect after; INT64_MIN: from the start */
 	int64_t t0_ms;	     /* the overview's origin: the first sample */
 	bool has_t0;
 	int64_t bucket_ms;   /* overview bucket width */
@@ -114,6 +119,11 @@ struct jobseries {
 
 void jobseries_init(struct jobseries *js, int64_t interval_ms);
 void jobseries_release(struct jobseries *js);
+/*
+ * The ticks after ts_ms come interval_ms apart (1 ms to STORE_INTERVAL_MAX_MS;
+ * other values are ignored).  Calls come in time order with the adds.
+ */
+void jobseries_set_interval(struct jobseries *js, int64_t ts_ms, int64_t interval_ms);
 int jobseries_add_host(struct jobseries *js, int64_t ts_ms, const struct host_sample *h);
 int jobseries_add_job(struct jobseries *js, int64_t ts_ms, const struct job_sample *j);
 int jobseries_add_gpu(struct jobseries *js, const struct device_record *dev, int64_t ts_ms,
@@ -133,7 +143,9 @@ void jobseries_finish(struct jobseries *js, const char *const *job_gpus, size_t 
 size_t jobseries_overview(const struct jobseries *js, int gpu, int metric, double *out);
 /*
  * The detail: the last ticks at full resolution, oldest first, into out
- * (room for JS_RING); *t_first_ms: the time of the first.  Returns the count.
+ * (room for JS_RING): those taken at the interval in effect, interval_ms
+ * apart (after interval_since_ms); *t_first_ms: the time of the first.
+ * Returns the count.
  */
 size_t jobseries_detail(const struct jobseries *js, int gpu, int metric, double *out,
 			int64_t *t_first_ms);

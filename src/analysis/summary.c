@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "common/array.h"
+#include "store/tick.h"
 
 #define SUMMARY_MAX_EVENTS 10000
 
@@ -19,6 +20,7 @@ void summary_init(struct summary *s, const struct job_record *job)
 	memset(s, 0, sizeof(*s));
 	if (job)
 		s->job = *job;
+	s->interval_ms = s->job.interval_ms > 0 ? s->job.interval_ms : 0;
 	s->bucket_ms = s->job.interval_ms > 0 ? s->job.interval_ms : 500;
 	s->host_mem_available_min = UINT64_MAX;
 }
@@ -82,6 +84,9 @@ static struct summary_bucket *timeline_bucket(struct summary *s, int64_t ts_ms)
 {
 	int64_t idx;
 
+	/* an interval wider than a bucket would leave every other bucket empty */
+	while (s->bucket_ms < s->interval_ms)
+		timeline_halve(s);
 	for (;;) {
 		idx = (ts_ms - s->first_ms) / s->bucket_ms;
 		if (idx < 0)
@@ -99,8 +104,17 @@ static struct summary_bucket *timeline_bucket(struct summary *s, int64_t ts_ms)
 
 static int64_t peak_window_ms(const struct summary *s)
 {
-	return s->job.interval_ms > SUMMARY_PEAK_WINDOW_MS ? s->job.interval_ms
-							   : SUMMARY_PEAK_WINDOW_MS;
+	return s->interval_ms > SUMMARY_PEAK_WINDOW_MS ? s->interval_ms : SUMMARY_PEAK_WINDOW_MS;
+}
+
+void summary_set_interval(struct summary *s, int64_t interval_ms)
+{
+	if (interval_ms <= 0 || interval_ms > STORE_INTERVAL_MAX_MS)
+		return;
+	s->interval_ms = interval_ms;
+	/* with samples, the buckets widen when the next one comes (timeline_bucket) */
+	if (!s->samples && s->bucket_ms < interval_ms)
+		s->bucket_ms = interval_ms;
 }
 
 static void close_window(struct summary *s, int64_t ts_ms, const struct job_sample *j)
@@ -162,11 +176,11 @@ int summary_add_job(struct summary *s, int64_t ts_ms, const struct job_sample *j
 	/*
 	 * An interval's CPU goes to the bucket it started in; a short one (the
 	 * last sample, taken at exit) joins the interval before it, so a few
-	 * ms of quantized CPU time do not show as a spike.
+	 * ms of quantized CPU time do not show as a spike.  Short and long are
+	 * judged by the interval in effect, which a head's session may change.
 	 */
 	timeline_bucket(s, ts_ms); /* may halve the resolution first */
-	if (s->samples > 1 && s->job.interval_ms > 0 &&
-	    ts_ms - s->last_ms > s->job.interval_ms * 3 / 2) {
+	if (s->samples > 1 && s->interval_ms > 0 && ts_ms - s->last_ms > s->interval_ms * 3 / 2) {
 		/*
 		 * Rows left out because nothing moved (the agent writes a job's
 		 * row only when it changed): the last row held all along.  The
@@ -192,7 +206,7 @@ int summary_add_job(struct summary *s, int64_t ts_ms, const struct job_sample *j
 	} else if (ts_ms > s->last_ms) {
 		int64_t from = s->last_ms;
 
-		if (s->samples > 1 && (ts_ms - s->last_ms) * 2 < s->job.interval_ms)
+		if (s->samples > 1 && (ts_ms - s->last_ms) * 2 < s->interval_ms)
 			from = s->prev_last_ms;
 		b = timeline_bucket(s, from);
 		b->span_ms += ts_ms - s->last_ms;
@@ -372,6 +386,14 @@ int summary_add_host(struct summary *s, int64_t ts_ms, const struct host_sample 
 
 int summary_add_event(struct summary *s, const struct event_record *e)
 {
+	if (strcmp(e->kind, STORE_EVENT_INTERVAL) == 0) {
+		bool listed = e->value > 0 && e->value <= STORE_INTERVAL_MAX_MS &&
+			      e->value != s->interval_ms && e->ts_ms >= s->job.start_ms;
+
+		summary_set_interval(s, e->value);
+		if (!listed)
+			return 0;
+	}
 	if (s->nevents >= SUMMARY_MAX_EVENTS) {
 		s->events_dropped++;
 		return 0;

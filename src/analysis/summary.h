@@ -115,6 +115,13 @@ struct host_point {
 
 struct summary {
 	struct job_record job;
+	/*
+	 * The sampling interval in effect (0: unknown): the job's, then what
+	 * each `interval` event said (an agent under a head's profiling
+	 * session).  Gaps, short last intervals and the peak window are judged
+	 * by it, never by the job's configured interval.
+	 */
+	int64_t interval_ms;
 
 	/* job samples */
 	int64_t samples;
@@ -170,7 +177,19 @@ int summary_add_host(struct summary *s, int64_t ts_ms, const struct host_sample 
 int summary_add_job(struct summary *s, int64_t ts_ms, const struct job_sample *j);
 int summary_add_proc(struct summary *s, const struct proc_info *p, int64_t ts_ms,
 		     const struct proc_sample *ps);
+/*
+ * An event of the job.  One of kind `interval` (store/tick.h) also sets the
+ * interval the samples after it are judged by (summary_set_interval), and
+ * is listed only when it changes it within the job.
+ */
 int summary_add_event(struct summary *s, const struct event_record *e);
+/*
+ * The samples added from now on come interval_ms apart (1 ms to
+ * STORE_INTERVAL_MAX_MS; other values are ignored).  The timeline's buckets
+ * widen to at least one interval when the next sample comes, so a longer
+ * interval leaves no empty bucket between samples.
+ */
+void summary_set_interval(struct summary *s, int64_t interval_ms);
 /* A GPU sample, then the processes on that GPU at the same time (p NULL: not the job's). */
 int summary_add_gpu(struct summary *s, const struct device_record *dev, int64_t ts_ms,
 		    const struct gpu_sample *g);

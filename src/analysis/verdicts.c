@@ -375,11 +375,15 @@ static void figures_period(struct analysis *a, const struct jobseries *js, struc
 
 		if (!jobseries_has(js, -1, metrics[m]))
 			continue;
-		/* the last ticks at full resolution, then the whole job in buckets */
+		/*
+		 * The last ticks at full resolution (at the interval in
+		 * effect), then the whole job in buckets, unless those are the
+		 * same ticks over again.
+		 */
 		n = jobseries_detail(js, -1, metrics[m], w->det, &t0);
 		if ((!swings(w->det, n) ||
 		     series_period(w->det, n, js->interval_ms / 1000.0, &r) != 0) &&
-		    (js->bucket_ms == js->interval_ms ||
+		    ((js->bucket_ms == js->interval_ms && js->interval_since_ms == INT64_MIN) ||
 		     !swings(w->ov, jobseries_overview(js, -1, metrics[m], w->ov)) ||
 		     series_period(w->ov, js->npoints, js->bucket_ms / 1000.0, &r) != 0))
 			continue;

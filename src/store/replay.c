@@ -9,6 +9,8 @@
  *                                                  per-CPU, disk, net rows
  *   replay_job_sample, replay_proc_sample, replay_event,
  *   replay_gpu, replay_gpu_proc                    a row to its callback
+ *                                                  (events: the job's, and
+ *                                                  its node's intervals)
  *   open_gpu_cursors                               by seq range or device
  *   replay_window, replay_prepare, replay_merge
  *   store_replay_job
@@ -26,6 +28,7 @@
 #include "common/log.h"
 #include "store/column.h"
 #include "store/schema.h"
+#include "store/tick.h"
 
 /*
  * Replay.  One cursor per kind of row (per device for the GPU tables),
@@ -56,8 +59,11 @@ struct replay_cursor {
 	int64_t seq;
 };
 
- /* a cursor per kind, and one per device of the node for each GPU table */
-#define REPLAY_MAX_CURSORS (REPLAY__COUNT + 2 * GPU_MAX_DEVICES)
+/*
+ * a cursor per kind (two of events: the job's, its node's intervals), and
+ * one per device of the node for each GPU table
+ */
+#define REPLAY_MAX_CURSORS (REPLAY__COUNT + 1 + 2 * GPU_MAX_DEVICES)
 
 struct replay {
 	struct store *st;
@@ -142,6 +148,19 @@ static const char replay_gpu_proc_range[] =
     " FROM gpu_proc_samples s JOIN devices d ON d.id = s.device_id"
     " LEFT JOIN procs p ON p.id = s.proc_id"
     " WHERE s.seq >= ?1 AND s.seq <= ?2 AND s.ts_ms >= ?3 AND s.ts_ms <= ?4 ORDER BY s.seq";
+
+/*
+ * The node's `interval` events (tick.h: they have no job): the one in
+ * effect at the job's start, the latest at or before it, and those up to
+ * its end, so the analysis judges each sample by the real spacing.  Only
+ * agents write them (schema 3 and later).  ?1 node, ?2 start, ?3 end.
+ */
+static const char replay_node_intervals[] =
+    "SELECT seq, ts_ms, kind, pid, value, message, gpu_index FROM events"
+    " WHERE job_id IS NULL AND node_id = ?1 AND kind = '" STORE_EVENT_INTERVAL "'"
+    " AND ts_ms <= ?3 AND ts_ms >= coalesce((SELECT max(ts_ms) FROM events"
+    " WHERE job_id IS NULL AND node_id = ?1 AND kind = '" STORE_EVENT_INTERVAL "'"
+    " AND ts_ms <= ?2), ?2) ORDER BY seq";
 
 /* A schema 1 store has no GPU tables and no events.gpu_index. */
 static const char replay_event_v1[] = "SELECT seq, ts_ms, kind, pid, value, message, NULL"
@@ -731,6 +750,9 @@ static int replay_prepare(struct replay *rp, int64_t id, int64_t start_ms, int64
 				  rp->st->schema_version < 2 ? replay_event_v1
 							     : replay_sql[REPLAY_EVENT],
 				  BINDS(id));
+	if (!ret && ops->event && rp->st->schema_version >= 3)
+		ret = cursor_open(rp, REPLAY_EVENT, replay_node_intervals,
+				  BINDS(rp->node_id, start_ms, end_ms));
 	if (!ret && gpus)
 		ret = open_gpu_cursors(rp, start_ms, end_ms);
 	if (ret)

@@ -331,7 +331,9 @@ int store_for_each_job(struct store *st, int (*fn)(const struct job_record *job,
 /*
  * Replays a job's rows in the order they were written (seq): host samples
  * of its node between its start and end, its job samples, its processes'
- * samples and its events.  Any callback may be NULL.  The pointers passed
+ * samples and its events, with its node's `interval` events (store/tick.h:
+ * the one in effect at its start and those up to its end).  Any callback
+ * may be NULL.  The pointers passed
  * are valid only during the call.
  */
 struct store_replay_ops {

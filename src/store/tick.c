@@ -1,8 +1,8 @@
 /*
  * tick.c - the rows of one tick that `jobscope run` and the agent write the
  * same way: host, processes, GPUs, events, and the process rows' state
- * after a commit or an abort, and the devices rows written before the first
- * tick.  See tick.h.
+ * after a commit or an abort, the devices rows written before the first
+ * tick, and the event that says the sampling interval changed.  See tick.h.
  */
 #include "store/tick.h"
 
@@ -73,6 +73,19 @@ int store_tick_put_events(const struct store_tick_rows *t)
 	for (size_t k = 0; k < t->nevents && !ret; k++)
 		ret = store_put_event(t->st, t->node_id, t->job_row, &t->events[k]);
 	return ret;
+}
+
+int store_tick_put_interval(struct store *st, int64_t node_id, int64_t ts_ms, int64_t interval_ms,
+			    const char *why)
+{
+	struct event_record e;
+
+	memset(&e, 0, sizeof(e));
+	e.ts_ms = ts_ms;
+	snprintf(e.kind, sizeof(e.kind), "%s", STORE_EVENT_INTERVAL);
+	e.value = interval_ms;
+	snprintf(e.message, sizeof(e.message), "%s", why ? why : "");
+	return store_put_event(st, node_id, 0, &e);
 }
 
 void store_tick_rows_kept(const struct store_tick_rows *t)

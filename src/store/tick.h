@@ -68,6 +68,20 @@ int store_tick_put_procs(const struct store_tick_rows *t);
 int store_tick_put_gpus(const struct store_tick_rows *t);
 int store_tick_put_events(const struct store_tick_rows *t);
 
+/*
+ * The node's sampling interval changed (or the agent started): an `events`
+ * row of kind STORE_EVENT_INTERVAL, job_id NULL, value interval_ms, meaning
+ * "from the tick at ts_ms on, the next tick comes interval_ms later"
+ * (docs/store.md).  Replaying a job hands the ones of its node to its event
+ * callback, so its report judges each sample by the interval in effect.
+ * why: the message ("" for none).  Its own transaction, or the caller's.
+ */
+#define STORE_EVENT_INTERVAL "interval"
+/* The longest interval such an event may say; readers ignore other values. */
+#define STORE_INTERVAL_MAX_MS (24LL * 3600 * 1000)
+int store_tick_put_interval(struct store *st, int64_t node_id, int64_t ts_ms, int64_t interval_ms,
+			    const char *why);
+
 /* After the commit: the processes' changed info is stored. */
 void store_tick_rows_kept(const struct store_tick_rows *t);
 /* After an abort: the process rows first written in this tick do not exist. */

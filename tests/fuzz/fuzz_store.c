@@ -15,7 +15,9 @@
  * in WAL mode); the same truncated, with header fields or page bytes or
  * bits flipped; a text file; an SQLite file of another application; files
  * with our application_id but missing tables, wrong columns, or values the
- * writer never makes (wrong types, 1030 CPUs, 80 disks, long strings).
+ * writer never makes (wrong types, 1030 CPUs, 80 disks, long strings); a
+ * run's store with node `interval` events of every value (0, negative,
+ * NULL, 2^63-1, a day and a ms over) and a seq below all others.
  */
 #include <stdint.h>
 #include <stdio.h>

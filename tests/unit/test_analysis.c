@@ -2,7 +2,8 @@
  * test_analysis.c - the analysis of a job built tick by tick with known
  * figures: efficiency notes with the value to ask for, GPUs used of those
  * reserved, hogging weighted by how busy the node was, memory forecasts,
- * "too short to judge", and the series' bounded overview.
+ * "too short to judge", the series' bounded overview, and a sampling
+ * interval that changes while the job runs.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -304,6 +305,106 @@ static void test_series_bounded(void **state)
 	jobseries_release(&js);
 }
 
+/* Both views of a job's report get the agent's `interval` event, as a replay hands it. */
+static void interval_event(struct job_report *r, int64_t ts_ms, int64_t interval_ms)
+{
+	struct event_record e = {.ts_ms = ts_ms, .kind = "interval", .value = interval_ms};
+
+	assert_int_equal(summary_add_event(&r->sum, &e), 0);
+	jobseries_set_interval(&r->js, ts_ms, interval_ms);
+}
+
+static void job_tick(struct job_report *r, int64_t ts_ms, struct job_sample *j, double cpu_ms)
+{
+	j->nprocs = 1;
+	j->rss_bytes = GIB;
+	j->user_ms += (uint64_t)cpu_ms;
+	summary_add_job(&r->sum, ts_ms, j);
+	jobseries_add_job(&r->js, ts_ms, j);
+}
+
+/*
+ * Configured at 1 s, sampled at 200 ms by a head's session from t=59 s: a
+ * minute flat at 1 core, then a minute of a 4 s cycle (2 s at 3 cores, 2 s
+ * at half a core).  The detail holds only the 200 ms ticks, so the cycle
+ * reads 4 s; taken as 1 s apart, its 20 ticks read 20 s.
+ */
+static void test_period_after_interval_change(void **state)
+{
+	struct job_record job = {
+	    .id = 1, .start_ms = T0_MS, .interval_ms = 1000, .cores_allowed = 16, .host_cores = 16};
+	struct job_report *r = calloc(1, sizeof(*r));
+	double *det = malloc(JS_RING * sizeof(double));
+	struct job_sample j = {0};
+	int64_t ts = T0_MS, first;
+	size_t n;
+
+	(void)state;
+	job_report_init(r, &job);
+	for (int i = 0; i < 60; i++, ts += 1000)
+		job_tick(r, ts, &j, 1000);
+	ts -= 1000;
+	interval_event(r, ts, 200);
+	for (int i = 0; i < 300; i++) {
+		ts += 200;
+		job_tick(r, ts, &j, (i / 10) % 2 ? 100 : 600);
+	}
+	job.end_ms = ts;
+	job_report_finish(r, &job);
+	n = jobseries_detail(&r->js, -1, JSM_CORES, det, &first);
+	assert_int_equal(n, 300);
+	assert_int_equal(first, T0_MS + 59200);
+	assert_float_equal(det[0], 3.0, 1e-9);
+	assert_float_equal(det[10], 0.5, 1e-9);
+	assert_true(r->an.has_period);
+	assert_string_equal(r->an.period_metric, "cores");
+	assert_float_equal(r->an.period_s, 4.0, 0.05);
+	free(det);
+	job_report_release(r);
+	free(r);
+}
+
+/*
+ * Started at 200 ms under a session, back to 1 s at t=4.8 s: the overview's
+ * buckets widen to 1.6 s, so no bucket is left empty between two samples,
+ * and the detail keeps the 1 s ticks only.
+ */
+static void test_overview_after_longer_interval(void **state)
+{
+	static const double want[] = {2.0, 2.0, 2.0, 1.5, 1.0, 1.0, 1.0, 1.0, 1.0};
+	double *ov = malloc(JS_POINTS * sizeof(double)), *det = malloc(JS_RING * sizeof(double));
+	struct jobseries js;
+	struct job_sample j = {.nprocs = 1, .rss_bytes = 1};
+	int64_t first;
+	size_t n;
+
+	(void)state;
+	jobseries_init(&js, 200);
+	for (int64_t t = 0; t <= 4800; t += 200) {
+		j.user_ms = (uint64_t)t * 2;
+		jobseries_add_job(&js, T0_MS + t, &j);
+	}
+	jobseries_set_interval(&js, T0_MS + 4800, 1000);
+	for (int64_t t = 5800; t <= 12800; t += 1000) {
+		j.user_ms += 1000;
+		jobseries_add_job(&js, T0_MS + t, &j);
+	}
+	jobseries_finish(&js, NULL, 0);
+	assert_int_equal(js.bucket_ms, 1600);
+	n = jobseries_overview(&js, -1, JSM_CORES, ov);
+	assert_int_equal(n, sizeof(want) / sizeof(want[0]));
+	for (size_t i = 0; i < n; i++)
+		assert_float_equal(ov[i], want[i], 1e-9);
+	n = jobseries_detail(&js, -1, JSM_CORES, det, &first);
+	assert_int_equal(n, 8);
+	assert_int_equal(first, T0_MS + 5800);
+	for (size_t i = 0; i < n; i++)
+		assert_float_equal(det[i], 1.0, 1e-9);
+	free(ov);
+	free(det);
+	jobseries_release(&js);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -314,6 +415,8 @@ int main(void)
 	    cmocka_unit_test(test_leak_forecast),
 	    cmocka_unit_test(test_too_short),
 	    cmocka_unit_test(test_series_bounded),
+	    cmocka_unit_test(test_period_after_interval_change),
+	    cmocka_unit_test(test_overview_after_longer_interval),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

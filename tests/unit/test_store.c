@@ -25,7 +25,9 @@
 
 #include "common/log.h"
 #include "common/timeutil.h"
+#include "analysis/jobreport.h"
 #include "store/store.h"
+#include "store/tick.h"
 #include "store/conn.h" /* st->db, for fault injection only */
 
 struct fixture {
@@ -730,6 +732,113 @@ static void test_ticks_and_replay(void **state)
 	free(h_out);
 }
 
+/*
+ * A node's `interval` events (no job) are part of its jobs' replays: the
+ * latest at or before the job's start and those up to its end; not another
+ * node's, not another kind of job-less event, not those after the end.
+ */
+static void test_node_intervals_replayed(void **state)
+{
+	struct fixture *fx = *state;
+	struct store *st = open_new(fx);
+	struct replay_log rl = {0};
+	struct job_record job, early;
+	struct job_sample js = {0};
+	struct event_record xid = {0};
+	int64_t a, b;
+	const int64_t t0 = 1700000000000;
+
+	assert_int_equal(store_node(st, "node-a", 8, 16ull << 30, 0, &a), 0);
+	assert_int_equal(store_node(st, "node-b", 8, 16ull << 30, 0, &b), 0);
+	job_fill(&job, a, "slurm", "1", t0 + 1000);
+	job.end_ms = t0 + 5000;
+	assert_int_equal(store_job_begin(st, &job), 0);
+	job_fill(&early, a, "slurm", "2", t0 - 1000);
+	early.end_ms = t0 + 200;
+	assert_int_equal(store_job_begin(st, &early), 0);
+
+	assert_int_equal(store_tick_put_interval(st, a, t0, 1000, "agent started"), 0);
+	assert_int_equal(store_tick_put_interval(st, a, t0 + 500, 200, "session"), 0);
+	assert_int_equal(store_tick_put_interval(st, b, t0 + 2000, 100, ""), 0);
+	xid = (struct event_record){t0 + 2000, "xid", 0, 79, "GPU fell off the bus"};
+	assert_int_equal(store_put_event(st, a, 0, &xid), 0);
+	assert_int_equal(store_put_job_sample(st, job.id, t0 + 2000, &js), 0);
+	assert_int_equal(store_tick_put_interval(st, a, t0 + 3000, 1000, "back"), 0);
+	assert_int_equal(store_put_job_sample(st, job.id, t0 + 4000, &js), 0);
+	assert_int_equal(store_tick_put_interval(st, a, t0 + 6000, 500, ""), 0);
+	assert_int_equal(sql_i64(fx->path, "SELECT count(*) FROM events WHERE kind = 'interval'"
+					   " AND job_id IS NULL AND node_id IS NOT NULL"),
+			 5);
+
+	assert_int_equal(store_replay_job(st, job.id, &replay_all, &rl), 0);
+	assert_string_equal(rl.kind, "ejej");
+	assert_int_equal(rl.events[0].ts_ms, t0 + 500);
+	assert_string_equal(rl.events[0].kind, "interval");
+	assert_int_equal(rl.events[0].value, 200);
+	assert_string_equal(rl.events[0].message, "session");
+	assert_int_equal(rl.events[1].ts_ms, t0 + 3000);
+	assert_int_equal(rl.events[1].value, 1000);
+	replay_log_release(&rl);
+	/* nothing in effect before its start: the ones in its window */
+	assert_int_equal(store_replay_job(st, early.id, &replay_all, &rl), 0);
+	assert_string_equal(rl.kind, "e");
+	assert_int_equal(rl.events[0].value, 1000);
+	replay_log_release(&rl);
+	assert_string_equal(log_text(fx), "");
+	store_close(st);
+}
+
+/*
+ * A job's report from the store when its node went from 1 s to 200 ms at
+ * t=3 s: each 200 ms interval is its own, none joins the bucket before
+ * (as it did when the job's 1 s was taken for the spacing).
+ */
+static void test_report_across_interval_change(void **state)
+{
+	struct fixture *fx = *state;
+	struct store *st = open_new(fx);
+	struct job_report *r = calloc(1, sizeof(*r));
+	struct job_record job;
+	struct job_sample js = {.nprocs = 1, .rss_bytes = 1 << 20};
+	int64_t node, t;
+	const int64_t t0 = 1700000000000;
+
+	assert_int_equal(store_node(st, "node-a", 8, 16ull << 30, 0, &node), 0);
+	job_fill(&job, node, "slurm", "3", t0);
+	job.interval_ms = 1000;
+	job.cores_allowed = 8;
+	assert_int_equal(store_job_begin(st, &job), 0);
+	assert_int_equal(store_tick_put_interval(st, node, t0 - 60000, 1000, ""), 0);
+	for (t = 0; t <= 3000; t += 1000) {
+		js.user_ms = (uint64_t)t;
+		assert_int_equal(store_put_job_sample(st, job.id, t0 + t, &js), 0);
+	}
+	assert_int_equal(store_tick_put_interval(st, node, t0 + 3000, 200, ""), 0);
+	for (t = 3200; t <= 5000; t += 200) {
+		js.user_ms += 400;
+		assert_int_equal(store_put_job_sample(st, job.id, t0 + t, &js), 0);
+	}
+	job.end_ms = t0 + 5000;
+	assert_int_equal(store_job_update(st, &job), 0);
+
+	assert_int_equal(job_report_load(r, st, &job), 0);
+	assert_int_equal(r->sum.samples, 4 + 10);
+	assert_int_equal(r->sum.interval_ms, 200);
+	assert_int_equal(r->sum.bucket_ms, 1000);
+	assert_float_equal(summary_cores_avg(&r->sum), 7000.0 / 5000.0, 1e-9);
+	for (int i = 0; i < 5; i++) {
+		assert_int_equal(r->sum.buckets[i].span_ms, 1000);
+		assert_int_equal(r->sum.buckets[i].cpu_ms, i < 3 ? 1000 : 2000);
+	}
+	assert_int_equal(r->sum.buckets[5].span_ms, 0);
+	assert_int_equal(r->sum.nevents, 1);
+	assert_int_equal(r->js.interval_ms, 200);
+	assert_int_equal(r->js.interval_since_ms, t0 + 3000);
+	job_report_release(r);
+	free(r);
+	store_close(st);
+}
+
 static int collect_ids(const struct job_record *job, void *arg)
 {
 	int64_t *ids = arg;
@@ -1413,6 +1522,8 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_job_roundtrip, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_ticks_and_replay, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_node_intervals_replayed, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_report_across_interval_change, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_for_each_order, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_foreign_sqlite_refused, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_text_file_refused, setup, teardown),

@@ -211,6 +211,151 @@ static void test_timeline_halves(void **state)
 	summary_release(&s);
 }
 
+/* One job sample: cumulative CPU cpu_ms, rss bytes. */
+static void add_job_at(struct summary *s, int64_t t, uint64_t cpu_ms, uint64_t rss)
+{
+	struct job_sample j;
+
+	memset(&j, 0, sizeof(j));
+	j.nprocs = 1;
+	j.user_ms = cpu_ms;
+	j.rss_bytes = rss;
+	summary_add_job(s, T0 + t, &j);
+}
+
+/* The agent's `interval` event: the ticks after t come interval_ms apart. */
+static void add_interval_at(struct summary *s, int64_t t, int64_t interval_ms)
+{
+	struct event_record e;
+
+	memset(&e, 0, sizeof(e));
+	e.ts_ms = T0 + t;
+	snprintf(e.kind, sizeof(e.kind), "interval");
+	e.value = interval_ms;
+	assert_int_equal(summary_add_event(s, &e), 0);
+}
+
+static void assert_bucket(const struct summary *s, int i, int64_t span_ms, uint64_t cpu_ms)
+{
+	if (s->buckets[i].span_ms != span_ms || s->buckets[i].cpu_ms != cpu_ms)
+		fail_msg("bucket %d: span %lld ms, cpu %llu ms; expected %lld, %llu", i,
+			 (long long)s->buckets[i].span_ms, (unsigned long long)s->buckets[i].cpu_ms,
+			 (long long)span_ms, (unsigned long long)cpu_ms);
+	assert_true(s->buckets[i].used);
+}
+
+/*
+ * Configured at 1 s, the agent sampled every 200 ms from t=10 s to t=20 s
+ * (a head's session), then every second again.  1 core, then 2 cores with
+ * 3 cores over [14.2 s, 14.8 s], then 1 core.  With the job's 1 s taken
+ * for the spacing, each 200 ms interval read as a short last one and
+ * joined the bucket before (bucket 9 read 1.33 cores), and the 1 s peak
+ * window hid the 600 ms burst (2.6 cores).
+ */
+static void test_interval_change_1000_to_200(void **state)
+{
+	struct job_record job = make_job(1000, 4);
+	uint64_t rss = 100ull << 20, cpu = 0;
+	struct summary s;
+	int64_t t;
+
+	(void)state;
+	summary_init(&s, &job);
+	for (t = 0; t <= 10000; t += 1000) {
+		cpu = (uint64_t)t;
+		add_job_at(&s, t, cpu, rss);
+	}
+	add_interval_at(&s, 10000, 200);
+	for (t = 10200; t <= 20000; t += 200) {
+		cpu += t > 14200 && t <= 14800 ? 600 : 400;
+		add_job_at(&s, t, cpu, rss);
+	}
+	add_interval_at(&s, 20000, 1000);
+	for (t = 21000; t <= 30000; t += 1000) {
+		cpu += 1000;
+		add_job_at(&s, t, cpu, rss);
+	}
+	job.end_ms = T0 + 30000;
+	summary_finish(&s, &job);
+
+	assert_int_equal(s.samples, 11 + 50 + 10);
+	assert_int_equal(cpu, 10000 + 20000 + 600 + 10000);
+	assert_float_equal(summary_cpu_seconds(&s), 40.6, 1e-9);
+	assert_float_equal(summary_cores_avg(&s), 40.6 / 30.0, 1e-9);
+	assert_float_equal(s.cores_peak, 3.0, 1e-9);
+	assert_int_equal(s.cores_peak_at_ms, T0 + 14800);
+	assert_int_equal(s.interval_ms, 1000);
+	assert_int_equal(s.bucket_ms, 1000);
+	for (int i = 0; i < 10; i++)
+		assert_bucket(&s, i, 1000, 1000);
+	for (int i = 10; i < 20; i++)
+		assert_bucket(&s, i, 1000, i == 14 ? 2600 : 2000);
+	for (int i = 20; i < 30; i++)
+		assert_bucket(&s, i, 1000, 1000);
+	assert_bucket(&s, 30, 0, 0); /* the last sample: its RSS only */
+	assert_int_equal(s.buckets[30].rss_max, rss);
+	assert_false(s.buckets[31].used);
+	/* both changes are the job's events, for the charts */
+	assert_int_equal(s.nevents, 2);
+	assert_string_equal(s.events[0].kind, "interval");
+	assert_int_equal(s.events[0].ts_ms, T0 + 10000);
+	assert_int_equal(s.events[0].value, 200);
+	assert_int_equal(s.events[1].value, 1000);
+	summary_release(&s);
+}
+
+/*
+ * Started under a session at 200 ms, back to 1 s at t=4.8 s: 2 cores,
+ * then 1 core at 200 MiB.  The 1 s intervals are real ones, not rows left
+ * out; the buckets widen to 1.6 s (200 ms doubled until it holds an
+ * interval) so none is left empty between two samples.  An event that
+ * says what is already in effect, or nonsense, changes nothing and is not
+ * listed.
+ */
+static void test_interval_change_200_to_1000(void **state)
+{
+	struct job_record job = make_job(200, 4);
+	uint64_t cpu = 0;
+	struct summary s;
+	int64_t t;
+
+	(void)state;
+	summary_init(&s, &job);
+	add_interval_at(&s, -5000, 200); /* the one in effect at the start */
+	for (t = 0; t <= 4800; t += 200) {
+		cpu = (uint64_t)t * 2;
+		add_job_at(&s, t, cpu, 100ull << 20);
+	}
+	add_interval_at(&s, 4800, 1000);
+	add_interval_at(&s, 4800, 0);
+	add_interval_at(&s, 4800, -1000);
+	add_interval_at(&s, 4800, 1000LL << 40);
+	for (t = 5800; t <= 12800; t += 1000) {
+		cpu += 1000;
+		add_job_at(&s, t, cpu, 200ull << 20);
+	}
+	job.end_ms = T0 + 12800;
+	summary_finish(&s, &job);
+
+	assert_int_equal(s.interval_ms, 1000);
+	assert_int_equal(s.bucket_ms, 1600);
+	for (int i = 0; i < 3; i++)
+		assert_bucket(&s, i, 1600, 3200);
+	assert_bucket(&s, 3, 2000, 2000); /* the intervals from 4.8 s and 5.8 s */
+	assert_bucket(&s, 4, 2000, 2000);
+	assert_bucket(&s, 5, 1000, 1000);
+	assert_bucket(&s, 6, 2000, 2000);
+	assert_bucket(&s, 7, 1000, 1000);
+	assert_bucket(&s, 8, 0, 0);
+	assert_int_equal(s.buckets[2].rss_max, 100ull << 20);
+	assert_int_equal(s.buckets[3].rss_max, 200ull << 20);
+	assert_float_equal(summary_cores_avg(&s), (9600.0 + 8000.0) / 12800.0, 1e-9);
+	assert_float_equal(s.cores_peak, 2.0, 1e-9);
+	assert_int_equal(s.nevents, 1);
+	assert_int_equal(s.events[0].value, 1000);
+	summary_release(&s);
+}
+
 static void test_host_util_and_json(void **state)
 {
 	struct job_record job = make_job(500, 2);
@@ -383,6 +528,8 @@ int main(void)
 	    cmocka_unit_test(test_rss_peak_from_hwm),
 	    cmocka_unit_test(test_procs_merge_and_order),
 	    cmocka_unit_test(test_timeline_halves),
+	    cmocka_unit_test(test_interval_change_1000_to_200),
+	    cmocka_unit_test(test_interval_change_200_to_1000),
 	    cmocka_unit_test(test_host_util_and_json),
 	    cmocka_unit_test(test_text_report),
 	    cmocka_unit_test(test_events_capped),

@@ -1,0 +1,149 @@
+"""A head's profiling session changes an agent's interval: the real spacing is recorded.
+
+A real agent (configured at 1 s) streams to a real head.  Job A (a 2 s CPU
+cycle) starts at 1 s; a session then makes the agent sample every 200 ms;
+job B starts under the session; A ends; the session stops and B finishes at
+1 s.  The agent writes an `interval` event at its start and at each change;
+the head holds the same events; jobs get the interval in effect when they
+start; and the reports of both jobs, from the head's store and the agent's
+own summaries, judge each sample by the interval in effect: A's cycle reads
+2 s (the 200 ms ticks taken 1 s apart read 10 s), its CPU is the workload's.
+"""
+import json
+import os
+import subprocess
+import time
+
+from harness import helper, jobscope, run_tests, check, eq, near, wait_for
+from agent_harness import sql, env_with
+from head_harness import Head, node_id, start_agent, stop_agent, held
+
+
+def session(head, *args):
+    r = jobscope("session", *args, "--head", head.url)
+    eq(r.returncode, 0, "jobscope session %s: %s" % (" ".join(args), r.stdout + r.stderr))
+
+
+def start_job(job_id, cmd):
+    return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env=env_with(SLURM_JOB_ID=job_id))
+
+
+def cpu_of(proc):
+    """Waits for a workload: its exit status and its CPU seconds (its own rusage)."""
+    _, status, ru = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return proc.returncode, ru.ru_utime + ru.ru_stime
+
+
+def intervals(db, host):
+    """The node's interval events: [(ts_ms, value, message)] in seq order."""
+    return sql(db, "SELECT ts_ms, value, message FROM events WHERE kind = 'interval'"
+                   " AND job_id IS NULL AND node_id = ? ORDER BY seq", node_id(db, host))
+
+
+def report(db, key):
+    r = jobscope("report", "--db", db, "--job", key, "--format", "json")
+    eq(r.returncode, 0, "report %s from %s: %s" % (key, os.path.basename(db), r.stderr))
+    return json.loads(r.stdout)
+
+
+def job_of(db, job_id):
+    return sql(db, "SELECT id, interval_ms, samples, start_ms, end_ms FROM jobs"
+                   " WHERE scheduler = 'slurm' AND job_id = ?", job_id)[0]
+
+
+def ticks_of(db, job_id):
+    """The node's ticks (host rows) from the job's first row to its last."""
+    rows = sql(db, "SELECT min(s.ts_ms), max(s.ts_ms), j.node_id FROM job_samples s"
+                   " JOIN jobs j ON j.id = s.job_id WHERE j.scheduler = 'slurm'"
+                   " AND j.job_id = ?", job_id)
+    lo, hi, node = rows[0]
+    return sql(db, "SELECT count(*) FROM host_samples WHERE node_id = ? AND ts_ms BETWEEN ? AND ?",
+               node, lo, hi)[0][0]
+
+
+def test_session_interval_in_job_reports(wd):
+    if subprocess.run(["unshare", "--uts", "true"]).returncode != 0:
+        print("SKIP: cannot make UTS namespaces here (needs root)")
+        return
+    head = Head(wd)
+    agent, adb, _, errf = start_agent(wd, head, "node-a", extra=["--interval", "1s"])
+    try:
+        wait_for(lambda: os.path.exists(head.db) and
+                 len(sql(head.db, "SELECT * FROM agents")) == 1, timeout=20,
+                 what="the agent streaming")
+        a = start_job(961, [helper("pattern"), "--period", "2", "--seconds", "16"])
+        wait_for(lambda: sql(adb, "SELECT count(*) FROM jobs WHERE job_id = '961'")[0][0],
+                 timeout=10, what="job 961 seen")
+        time.sleep(3.0)  # a few ticks at 1 s
+        session(head, "start", "s1", "--interval", "200ms")
+        wait_for(lambda: [v for _, v, _ in intervals(adb, "node-a")][-1:] == [200],
+                 timeout=10, what="the agent at 200 ms")
+        b = start_job(962, [helper("busy"), "--seconds", "14"])
+        rc, cpu_a = cpu_of(a)
+        eq(rc, 0, "job 961's workload")
+        session(head, "stop", "s1")
+        rc, cpu_b = cpu_of(b)
+        eq(rc, 0, "job 962's workload")
+        for j in ("961", "962"):
+            wait_for(lambda: sql(adb, "SELECT count(*) FROM jobs j JOIN job_summaries s"
+                                      " ON s.job_id = j.id WHERE j.job_id = ?", j)[0][0],
+                     timeout=15, what="the end of job %s" % j)
+    finally:
+        eq(stop_agent(agent, errf), 0, "agent exit")
+    wait_for(lambda: held(head.db, adb), timeout=30, what="the head current")
+    eq(head.kill(15), 0, "head exit")
+
+    # the events: at start, the session, back; the head holds the same
+    ev = intervals(adb, "node-a")
+    eq([v for _, v, _ in ev], [1000, 200, 1000], "interval events %r" % ev)
+    eq(ev[1][2], "sampling every 200ms for a profiling session", "its message")
+    eq(ev[2][2], "sampling every 1000ms", "back")
+    eq(intervals(head.db, "node-a"), ev, "the head's interval events")
+    # the ticks really came at those intervals: host rows between the events
+    ts = [r[0] for r in sql(adb, "SELECT ts_ms FROM host_samples ORDER BY seq")]
+    inside = [t2 - t1 for t1, t2 in zip(ts, ts[1:]) if ev[1][0] < t1 and t2 <= ev[2][0]]
+    after = [t2 - t1 for t1, t2 in zip(ts, ts[1:]) if ev[2][0] < t1]
+    check(len(inside) >= 30 and sorted(inside)[len(inside) // 2] in range(195, 260),
+          "200 ms ticks during the session: %r" % inside)
+    check(after and sorted(after)[len(after) // 2] in range(995, 1100),
+          "1 s ticks after it: %r" % after)
+
+    # jobs take the interval in effect when they start
+    ja, jb = job_of(adb, "961"), job_of(adb, "962")
+    eq((ja[1], jb[1]), (1000, 200), "jobs.interval_ms of A (before) and B (under the session)")
+    eq((job_of(head.db, "961")[1:], job_of(head.db, "962")[1:]), (ja[1:], jb[1:]),
+       "the same job rows at the head")
+    check(ja[3] < ev[1][0] < ja[4], "A lived across the change to 200 ms")
+    check(jb[3] < ev[2][0] < jb[4], "B lived across the change back to 1 s")
+
+    for db in (head.db, adb):
+        ra, rb = report(db, "slurm:961"), report(db, "slurm:962")
+        where = os.path.basename(db)
+        # a sample per tick of the job's life, at either interval; the workload's CPU
+        eq(ra["sampler"]["samples"], ticks_of(db, "961"), "A's samples (%s)" % where)
+        eq(rb["sampler"]["samples"], ticks_of(db, "962"), "B's samples (%s)" % where)
+        near(ra["cpu"]["cpu_seconds"], cpu_a, 0.10, "A's CPU vs its rusage (%s)" % where)
+        near(rb["cpu"]["cpu_seconds"], cpu_b, 0.10, "B's CPU vs its rusage (%s)" % where)
+        # A's 2 s cycle, seen in its 200 ms ticks
+        an = ra["analysis"]
+        check(an["period_s"] is not None and abs(an["period_s"] - 2.0) <= 0.2,
+              "A's period (%s): %r from %r" % (where, an["period_s"], an["period_metric"]))
+        # the change is one of A's events; B's buckets are never narrower than 1 s
+        eq([(e["kind"], e["value"]) for e in ra["events"] if e["kind"] == "interval"],
+           [("interval", 200)], "A's events (%s)" % where)
+        check(rb["timeline"]["bucket_s"] >= 1.0,
+              "B's timeline after 200 ms -> 1 s (%s): %r" % (where, rb["timeline"]["bucket_s"]))
+        cores = [bk["cores"] for bk in rb["timeline"]["buckets"]]
+        check(all(c is not None for c in cores[:-1]), "no empty bucket in B's timeline: %r"
+              % cores)
+    # the agent's own summary (written when A ended) says the same
+    stored = json.loads(sql(adb, "SELECT report_json FROM job_summaries WHERE job_id = ?",
+                            ja[0])[0][0])
+    check(abs(stored["analysis"]["period_s"] - 2.0) <= 0.2,
+          "A's stored summary period: %r" % stored["analysis"]["period_s"])
+
+
+if __name__ == "__main__":
+    run_tests(globals())
