@@ -93,6 +93,7 @@ static int cmd_export(int argc, char **argv)
 	};
 	const char *session = NULL, *db = NULL, *head = NULL, *output = "-";
 	const char *token_file = getenv("JOBSCOPE_TOKEN_FILE");
+	bool token_given = false; /* --token-file, not the environment's */
 	struct strbuf out;
 	bool csv = false;
 	int c, exit_code;
@@ -112,6 +113,7 @@ static int cmd_export(int argc, char **argv)
 			break;
 		case OPT_TOKEN:
 			token_file = optarg;
+			token_given = true;
 			break;
 		case 'f':
 			if (strcmp(optarg, "csv") == 0)
@@ -136,6 +138,8 @@ static int cmd_export(int argc, char **argv)
 		return cli_usage_error("export", "which session? --session NAME");
 	if (db && head)
 		return cli_usage_error("export", "--db or --head, not both");
+	if (token_given && !head)
+		return cli_usage_error("export", "--token-file is a head's token: with --head");
 	if (head && !*head)
 		return cli_usage_error("export", "--head: a URL (http://head:8091)");
 	/* all of it in memory first: a failure never leaves half a file at -o */

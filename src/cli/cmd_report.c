@@ -184,6 +184,7 @@ static int cmd_report(int argc, char **argv)
 	};
 	const char *db = NULL, *head = NULL, *output = "-", *session = NULL;
 	const char *token_file = getenv("JOBSCOPE_TOKEN_FILE");
+	bool token_given = false; /* --token-file, not the environment's */
 	const char *since = NULL, *until = NULL, *by = NULL;
 	struct report_query q = {.utf8 = cli_utf8()};
 	int64_t now_ms = time_now_ms();
@@ -204,6 +205,7 @@ static int cmd_report(int argc, char **argv)
 			break;
 		case OPT_TOKEN:
 			token_file = optarg;
+			token_given = true;
 			break;
 		case 'f':
 			if (report_format_parse(optarg, &q.format))
@@ -280,6 +282,8 @@ static int cmd_report(int argc, char **argv)
 						 "many jobs: not with a run id or --job");
 	if (db && head)
 		return cli_usage_error("report", "--db or --head, not both");
+	if (token_given && !head)
+		return cli_usage_error("report", "--token-file is a head's token: with --head");
 	if (session && (q.run_id || q.job_key || q.user || q.node || since || until || by))
 		return cli_usage_error("report", "--session NAME is the whole question: not with a "
 						 "run id, --job, --user, --node, --since, --until "

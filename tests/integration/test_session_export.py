@@ -418,7 +418,7 @@ def test_long_session_plot_keeps_gaps(wd):
 
 
 def test_session_option_combinations(wd):
-    # no head needed: each is refused before the store is read
+    # no head needed: each is refused before the store is read (or made)
     db = wd.join("none.db")
     for extra, words in [
         (["--job", "slurm:1"], "--session NAME is the whole question"),
@@ -433,6 +433,7 @@ def test_session_option_combinations(wd):
         (["--head", "http://127.0.0.1:1", "--plot", wd.join("x.png")],
          "--plot needs a store (--db)"),
         (["--plot", wd.join("x.gif")], "the file must end in .png, .pdf or .svg"),
+        (["--token-file", wd.join("t")], "--token-file is a head's token: with --head"),
     ]:
         r = jobscope("report", "--session", "s1", "--db", db, *extra, env=env_without_token())
         if "--head" in extra:
@@ -440,6 +441,9 @@ def test_session_option_combinations(wd):
         eq(r.returncode, 2, "report --session %s: exit (stderr %r)" % (extra, r.stderr))
         check(words in r.stderr, "%r: %r in %r" % (extra, words, r.stderr))
         check(not os.path.exists(db), "nothing opened or made")
+    r = jobscope("export", "--session", "s1", "--db", db, "--token-file", wd.join("t"))
+    eq(r.returncode, 2, "export --db --token-file")
+    check("--token-file is a head's token: with --head" in r.stderr, r.stderr)
 
 
 if __name__ == "__main__":
