@@ -39,7 +39,7 @@ static const char report_usage[] =
     "\n"
     "A profiling session (--session NAME, alone): its nodes, GPUs and gaps in\n"
     "words (text), or its frames as `jobscope export` writes them (json, csv);\n"
-    "--plot F.png draws one picture per device: F-NODE.png (CPU, memory,\n"
+    "--plot F.png draws one picture per device: F-NODE-host.png (CPU, memory,\n"
     "storage, network) and F-NODE-gpuI.png (each GPU), their names on stderr.\n"
     "\n"
     "Options:\n"

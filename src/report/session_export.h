@@ -28,7 +28,7 @@ int session_export_frames(struct store *st, const struct session_record *s, bool
 int session_export_report(struct store *st, const char *name, struct strbuf *out);
 /*
  * Session s drawn per device (session_plot.c): next to path, named from
- * it, PATH-NODE.ext (the node's CPU, memory, storage, network) and
+ * it, PATH-NODE-host.ext (the node's CPU, memory, storage, network) and
  * PATH-NODE-gpuI.ext (each GPU's utilization, memory, traffic, power);
  * path itself, saying so, when the session has no frame.  Each file
  * written is appended to written, one a line.  Logs why it failed.

@@ -3,7 +3,7 @@
  * NAME --plot F`): one picture per device, drawn from the session's frames
  * by the cairo backend of the chart model (plot.c):
  *
- *   F-NODE.ext        the node's CPU (% busy), memory used, storage and
+ *   F-NODE-host.ext   the node's CPU (% busy), memory used, storage and
  *                     network rates
  *   F-NODE-gpuI.ext   GPU I of the node: utilization, memory used,
  *                     PCIe and NVLink traffic, power
@@ -238,8 +238,9 @@ static int node_add(struct sp_node *n, const struct session_frame *f, int64_t or
 }
 
 /*
- * path with "-HOST" (and "-gpuI") before its extension; bytes of the
- * host name that do not belong in a file name become '_'.
+ * path with "-HOST-host" or "-HOST-gpuI" before its extension (the
+ * suffixes keep a node called "a-gpu0" from taking GPU 0 of "a"'s name);
+ * bytes of the host name that do not belong in a file name become '_'.
  */
 static int plot_path(char *buf, size_t size, const char *path, const char *host, int gpu)
 {
@@ -261,7 +262,7 @@ static int plot_path(char *buf, size_t size, const char *path, const char *host,
 	if (gpu >= 0)
 		n = snprintf(buf + len, size - len, "-gpu%d%s", gpu, dot ? dot : "");
 	else
-		n = snprintf(buf + len, size - len, "%s", dot ? dot : "");
+		n = snprintf(buf + len, size - len, "-host%s", dot ? dot : "");
 	return n < 0 || (size_t)n >= size - len ? -ENAMETOOLONG : 0;
 }
 

@@ -263,7 +263,7 @@ def test_export_and_report_over_http(wd):
         eq(r.returncode, 0, r.stderr)
         listed = re.findall(r"jobscope: plot (\S+)", r.stderr)
         want_files = [wd.join("s1-%s.png" % d) for d in
-                      ("node-a", "node-a-gpu0", "node-a-gpu1", "node-b", "node-b-gpu0",
+                      ("node-a-host", "node-a-gpu0", "node-a-gpu1", "node-b-host", "node-b-gpu0",
                        "node-b-gpu1")]
         eq(listed, want_files, "one picture per device")
         eq(open(wd.join("s1.txt")).read(), text, "and the report itself")
@@ -275,7 +275,7 @@ def test_export_and_report_over_http(wd):
             panels = sum([has("cpu_util"), has("mem_used"), has("disk_read", "disk_write"),
                           has("net_rx", "net_tx")])
             check(panels >= 2, "%s: CPU and memory at least" % node)
-            eq(png_size(wd.join("s1-%s.png" % node)),
+            eq(png_size(wd.join("s1-%s-host.png" % node)),
                (PLOT_WIDTH, PLOT_FIXED_H + PANEL_H * panels), "%s picture" % node)
             for gpu in (0, 1):
                 had = lambda *keys: any(f[k][gpu] is not None for f in frames for k in keys)
@@ -408,7 +408,7 @@ def test_long_session_plot_keeps_gaps(wd):
     r = jobscope("report", "--session", "long", "--db", db, "--plot", wd.join("l.png"),
                  "-o", "/dev/null")
     eq(r.returncode, 0, r.stderr)
-    path = wd.join("l-big.png")
+    path = wd.join("l-big-host.png")
     eq(re.findall(r"jobscope: plot (\S+)", r.stderr), [path], "the node's picture only")
     # x of t: 86 + t / 559.9 s * 1090 px; the minute away is x 475-592
     for x0, x1 in ((100, 460), (610, 1160)):
