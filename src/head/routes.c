@@ -19,8 +19,7 @@
  * other /api/v1/sessions/... the session itself (api.c).  Session names
  * hold no '/', so neither can be taken for the other.
  */
-static void head_session_paths(void *arg, const struct http_request *req,
-			       struct http_response *res)
+static void head_session_paths(void *arg, const struct http_request *req, struct http_response *res)
 {
 	const char *slash = strchr(req->path + strlen("/api/v1/sessions/"), '/');
 

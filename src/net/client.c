@@ -61,8 +61,8 @@ static int request(const char *base, const char *path, const char *token, const 
 		const char *type = NULL;
 
 		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
-		if (ctype && ctype_size && curl_easy_getinfo(c, CURLINFO_CONTENT_TYPE, &type) == CURLE_OK &&
-		    type)
+		if (ctype && ctype_size &&
+		    curl_easy_getinfo(c, CURLINFO_CONTENT_TYPE, &type) == CURLE_OK && type)
 			snprintf(ctype, ctype_size, "%s", type);
 	}
 	curl_slist_free_all(headers);
@@ -71,12 +71,13 @@ static int request(const char *base, const char *path, const char *token, const 
 		return log_err(-E2BIG, "the answer from %s is larger than %zu MiB", base,
 			       answer->max_len >> 20);
 	if (rc != CURLE_OK)
-		return log_err(-EIO, "cannot reach the head at %s: %s", base, curl_easy_strerror(rc));
+		return log_err(-EIO, "cannot reach the head at %s: %s", base,
+			       curl_easy_strerror(rc));
 	return 0;
 }
 
-int http_client_request(const char *base, const char *path, const char *token,
-			const char *body, struct strbuf *answer, long *status)
+int http_client_request(const char *base, const char *path, const char *token, const char *body,
+			struct strbuf *answer, long *status)
 {
 	return request(base, path, token, body, answer, status, NULL, 0);
 }
@@ -135,8 +136,9 @@ int http_client_session_export(const char *base, const char *token, const char *
 	int ret;
 
 	if (!api_session_name_ok(name))
-		return log_err(-EINVAL, "'%s' is not a session's name (1 to 127 letters, digits, "
-					"'.', '_' or '-')",
+		return log_err(-EINVAL,
+			       "'%s' is not a session's name (1 to 127 letters, digits, "
+			       "'.', '_' or '-')",
 			       name);
 	snprintf(path, sizeof(path), "/api/v1/sessions/%s/export?format=%s", name, format);
 	ret = request(base, path, token, NULL, out, &status, ctype, sizeof(ctype));
@@ -157,29 +159,33 @@ int http_client_session_export(const char *base, const char *token, const char *
 		snprintf(why, sizeof(why), "not in a jobscope head's words");
 	switch (status) {
 	case 401:
-		ret = log_err(-EACCES, "the head at %s wants its read token (401: %s): "
-				       "--token-file FILE or $JOBSCOPE_TOKEN_FILE",
+		ret = log_err(-EACCES,
+			      "the head at %s wants its read token (401: %s): "
+			      "--token-file FILE or $JOBSCOPE_TOKEN_FILE",
 			      base, why);
 		break;
 	case 403:
-		ret = log_err(-EPERM, "the head at %s refused the token (403: %s): the file must "
-				      "hold its read (or admin) token",
+		ret = log_err(-EPERM,
+			      "the head at %s refused the token (403: %s): the file must "
+			      "hold its read (or admin) token",
 			      base, why);
 		break;
 	case 404:
 		if (!said)
-			ret = log_err(-EPROTO, "%s answered 404 (%s): is it a jobscope head?", base, why);
+			ret = log_err(-EPROTO, "%s answered 404 (%s): is it a jobscope head?", base,
+				      why);
 		else if (strcmp(why, "no such session") == 0) /* /api/v1/sessions/NAME's words */
-			ret = log_err(-ENOENT, "no session '%s' on the head at %s, or the head is older "
-					       "than this jobscope (no session export there)",
+			ret = log_err(-ENOENT,
+				      "no session '%s' on the head at %s, or the head is older "
+				      "than this jobscope (no session export there)",
 				      name, base);
 		else
 			ret = log_err(-ENOENT, "no session '%s' on the head at %s (%s)", name, base,
 				      why);
 		break;
 	default:
-		ret = log_err(said ? -EIO : -EPROTO, "the head at %s answered %ld: %s", base, status,
-			      why);
+		ret = log_err(said ? -EIO : -EPROTO, "the head at %s answered %ld: %s", base,
+			      status, why);
 	}
 out_fail:
 	strbuf_reset(out);

@@ -15,8 +15,8 @@
 #include "common/strbuf.h"
 
 /* base "http://head:8091"; path "/profiling/start"; body NULL for GET. */
-int http_client_request(const char *base, const char *path, const char *token,
-			const char *body, struct strbuf *answer, long *status);
+int http_client_request(const char *base, const char *path, const char *token, const char *body,
+			struct strbuf *answer, long *status);
 
 /*
  * A session's export from the head at base: GET

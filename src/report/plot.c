@@ -786,7 +786,8 @@ int plot_write(const char *path, const struct summary *s, const struct jobseries
 		snprintf(title, sizeof(title), "%s %s  \xc2\xb7  %.900s", job->scheduler,
 			 job->job_id, job->command[0] ? job->command : job->name);
 	else
-		snprintf(title, sizeof(title), "%.900s", job->command[0] ? job->command : job->name);
+		snprintf(title, sizeof(title), "%.900s",
+			 job->command[0] ? job->command : job->name);
 	/* the command gives way to the host and duration */
 	format_duration_ms((int64_t)(cs->span_s * 1000.0), duration, sizeof(duration));
 	snprintf(tail, sizeof(tail), "  \xc2\xb7  %.256s  \xc2\xb7  %s%s", job->hostname, duration,

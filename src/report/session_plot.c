@@ -361,13 +361,15 @@ static int write_device(struct sp_ctx *c, const struct sp_node *n, const struct 
 	if (ret)
 		return log_err(ret, "cannot plot '%s'", path);
 	for (size_t i = 0; i < nspec && !ret; i++) {
-		struct chart_panel *p =
-		    chart_panel_begin(cs, spec[i].kind, spec[i].id, spec[i].title, spec[i].quantity);
+		struct chart_panel *p = chart_panel_begin(cs, spec[i].kind, spec[i].id,
+							  spec[i].title, spec[i].quantity);
 
 		for (size_t k = 0; p && !ret && k < 4 && spec[i].series[k].label; k++) {
-			values(n->host, g, spec[i].series[k].metric, entry, n->npoints, nentries, v);
-			ret = chart_panel_add(cs, p, spec[i].series[k].label, spec[i].series[k].colour,
-					      spec[i].series[k].dashed, v);
+			values(n->host, g, spec[i].series[k].metric, entry, n->npoints, nentries,
+			       v);
+			ret =
+			    chart_panel_add(cs, p, spec[i].series[k].label,
+					    spec[i].series[k].colour, spec[i].series[k].dashed, v);
 		}
 		if (p)
 			chart_panel_end(cs, p, false);
@@ -382,7 +384,8 @@ static int write_device(struct sp_ctx *c, const struct sp_node *n, const struct 
 	else
 		snprintf(title, sizeof(title), "session %s  \xc2\xb7  %s", c->s->name, n->hostname);
 	format_duration_ms(c->end_ms - c->origin_ms, dur, sizeof(dur));
-	snprintf(tail, sizeof(tail), "  \xc2\xb7  %s%s", dur, c->s->end_ms ? "" : " (still active)");
+	snprintf(tail, sizeof(tail), "  \xc2\xb7  %s%s", dur,
+		 c->s->end_ms ? "" : " (still active)");
 	format_rfc3339_ms(c->origin_ms, t0, sizeof(t0));
 	format_rfc3339_ms(c->end_ms, t1, sizeof(t1));
 	snprintf(subtitle, sizeof(subtitle),
@@ -450,7 +453,8 @@ static int write_empty(struct sp_ctx *c)
 	struct chart_set *cs;
 	int ret;
 
-	ret = chart_set_new(c->origin_ms, (double)(c->end_ms - c->origin_ms) / 1000.0, NULL, 0, &cs);
+	ret =
+	    chart_set_new(c->origin_ms, (double)(c->end_ms - c->origin_ms) / 1000.0, NULL, 0, &cs);
 	if (ret)
 		return log_err(ret, "cannot plot '%s'", c->path);
 	snprintf(title, sizeof(title), "session %s", c->s->name);
