@@ -132,7 +132,8 @@ static int session_from_head(const char *head, const char *token_file, const cha
 	int ret;
 
 	if (q->plot_path)
-		return cli_usage_error("report", "--plot needs a store (--db): a head sends text");
+		return cli_usage_error("report", "--plot needs a store (--db): a head sends the "
+						 "report, not pictures");
 	if (token_file && token_read_file(token_file, token, sizeof(token)))
 		return EXIT_USAGE;
 	strbuf_init(&out, (size_t)1 << 32);
