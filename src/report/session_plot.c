@@ -160,23 +160,28 @@ static void node_halve(struct sp_node *n)
 	}
 }
 
-static struct sp_gpu *gpu_of(struct sp_node *n, const struct session_frame_gpu *fg)
+/* The node's GPU of fg's index, made at its first frame: 0, or -ENOMEM. */
+static int gpu_of(struct sp_node *n, const struct session_frame_gpu *fg, struct sp_gpu **out)
 {
 	struct sp_gpu *g;
 
+	*out = NULL;
 	for (int i = 0; i < n->ngpus; i++)
-		if (n->gpu[i]->index == fg->index)
-			return n->gpu[i];
+		if (n->gpu[i]->index == fg->index) {
+			*out = n->gpu[i];
+			return 0;
+		}
 	if (n->ngpus == GPU_MAX_DEVICES)
-		return NULL;
+		return 0; /* more indexes over time than a node can hold at once: not drawn */
 	g = calloc(1, sizeof(*g));
 	if (!g)
-		return NULL;
+		return -ENOMEM;
 	g->index = fg->index;
 	snprintf(g->uuid, sizeof(g->uuid), "%s", fg->uuid);
 	snprintf(g->name, sizeof(g->name), "%s", fg->name);
 	n->gpu[n->ngpus++] = g;
-	return g;
+	*out = g;
+	return 0;
 }
 
 static bool needs_point(const struct sp_node *n, bool gap)
@@ -222,10 +227,12 @@ static int node_add(struct sp_node *n, const struct session_frame *f, int64_t or
 	mean_add(&n->host[p][SPH_TX], f->net_tx_bps);
 	for (int i = 0; i < f->ngpus; i++) {
 		const struct session_frame_gpu *fg = &f->gpu[i];
-		struct sp_gpu *g = gpu_of(n, fg);
+		struct sp_gpu *g;
 
-		if (!g)
+		if (gpu_of(n, fg, &g))
 			return log_err(-ENOMEM, "cannot plot the session");
+		if (!g)
+			continue;
 		mean_add(&g->v[p][SPG_UTIL], fg->util_pct);
 		mean_add(&g->v[p][SPG_MEM], fg->mem_used_bytes);
 		mean_add(&g->v[p][SPG_PCIE_RX], fg->pcie_rx_bps);
