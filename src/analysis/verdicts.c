@@ -436,6 +436,11 @@ static void trend_of(struct memory_trend *t, const double *x, size_t n, double d
 	}
 }
 
+bool memory_trend_steady(const struct memory_trend *t)
+{
+	return t->valid && t->r2 >= TREND_MIN_R2 && isfinite(t->slope_bps) && t->slope_bps != 0;
+}
+
 /* What the job's memory runs out of: its reservation, else the host's memory; NAN. */
 static double mem_limit(const struct analysis *a, const struct summary *s)
 {

@@ -111,5 +111,12 @@ void analysis_run(const struct summary *s, const struct jobseries *js, struct an
 const char *verdict_severity_name(enum verdict_severity s);
 /* The inverse of verdict_severity_name; VERDICT_INFO for anything else. */
 enum verdict_severity verdict_severity_parse(const char *name);
+/*
+ * Whether a judged trend is steady enough to quote its rate: its line
+ * explains enough of the series (r2 >= the threshold `growing` uses) and
+ * is not flat.  Every renderer asks this one question; when it is false
+ * they say "no steady trend" and no rate.
+ */
+bool memory_trend_steady(const struct memory_trend *t);
 
 #endif

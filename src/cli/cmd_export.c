@@ -1,9 +1,11 @@
 /*
  * cmd_export.c - `jobscope export --session NAME`: a profiling session's
  * data from a head's store, as JSON frames in gswarm-profiler's shape (but
- * numbers, not strings; utilization 0-100; units named in the file) or CSV.
- * This file parses the options, opens the store and picks the exit code;
- * report/session_export.c renders the frames.
+ * numbers, not strings; utilization 0-100; units named in the file) or CSV;
+ * from the store file (--db, on the head's machine) or from a running head
+ * over HTTP (--head URL: its /api/v1/sessions/NAME/export, the same bytes).
+ * This file parses the options, picks the source and the exit code;
+ * report/session_export.c renders the frames (here or on the head).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -13,42 +15,88 @@
 
 #include "cli.h"
 #include "common/log.h"
+#include "common/token.h"
+#include "net/client.h"
 #include "report/session_export.h"
 #include "store/store.h"
 
 #define EXPORT_DEFAULT_DB "/var/lib/jobscope/head.db"
+#define EXPORT_MAX_BYTES  ((size_t)1 << 32)
 
 static const char export_usage[] =
-    "usage: jobscope export --session NAME [--db PATH] [--format json|csv] [-o FILE]\n"
+    "usage: jobscope export --session NAME [--db PATH | --head URL [--token-file F]]\n"
+    "                       [--format json|csv] [-o FILE]\n"
     "\n"
     "Write a profiling session's data from a head's store: every sample of its\n"
     "nodes in its window, as frames (GPU arrays in gswarm-profiler's shape, with\n"
     "numbers and named units, plus each node's CPU, memory, disk and network),\n"
     "with summaries by device and by node, and the jobs that ran meanwhile.\n"
+    "--head asks a running head for the same bytes over HTTP, from anywhere.\n"
     "\n"
     "Options:\n"
     "  -s, --session NAME     the session (its latest run, if the name was reused)\n"
     "      --db PATH          the head's store (default " EXPORT_DEFAULT_DB ")\n"
+    "      --head URL         ask the head at URL (http://head:8091) instead\n"
+    "      --token-file F     its read token (default $JOBSCOPE_TOKEN_FILE)\n"
     "  -f, --format FORMAT    json (default) or csv (one row per frame and GPU)\n"
-    "  -o, --output FILE      write there instead of stdout\n"
-    "  -h, --help             show this help\n";
+    "  -o, --output FILE      write there instead of stdout (only once it is all in)\n"
+    "  -h, --help             show this help\n"
+    "\n"
+    "Exit status: 0 written; 1 no such session, the head cannot be reached,\n"
+    "refused the token or answered something else; 2 usage error (a name that\n"
+    "is not a session's), unusable store or unreadable token file.\n";
+
+/* From the store file. */
+static int export_from_store(const char *db, const char *session, bool csv, struct strbuf *out)
+{
+	struct session_record s;
+	struct store *st;
+	int ret;
+
+	if (cli_open_store(db, STORE_READONLY, &st))
+		return EXIT_USAGE;
+	ret = store_session_get(st, session, &s);
+	if (ret == -ENOENT)
+		log_err(0, "no session '%s' in '%s'", session, store_path(st));
+	if (!ret)
+		ret = session_export_frames(st, &s, csv, out);
+	store_close(st);
+	return ret ? EXIT_FAIL : 0;
+}
+
+/* From a running head: its /api/v1/sessions/NAME/export. */
+static int export_from_head(const char *head, const char *token_file, const char *session,
+			    bool csv, struct strbuf *out)
+{
+	char token[256];
+	int ret;
+
+	if (token_file && token_read_file(token_file, token, sizeof(token)))
+		return EXIT_USAGE;
+	ret = http_client_session_export(head, token_file ? token : NULL, session,
+					 csv ? "csv" : "json", out);
+	return ret == -EINVAL ? EXIT_USAGE : ret ? EXIT_FAIL : 0;
+}
 
 static int cmd_export(int argc, char **argv)
 {
+	enum { OPT_HEAD = 256, OPT_TOKEN };
 	static const struct option longopts[] = {
 	    {"session", required_argument, NULL, 's'},
 	    {"db", required_argument, NULL, 'd'},
+	    {"head", required_argument, NULL, OPT_HEAD},
+	    {"token-file", required_argument, NULL, OPT_TOKEN},
 	    {"format", required_argument, NULL, 'f'},
 	    {"output", required_argument, NULL, 'o'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
-	const char *session = NULL, *db = EXPORT_DEFAULT_DB, *output = "-";
-	struct session_record s;
-	struct store *st;
+	const char *session = NULL, *db = NULL, *head = NULL, *output = "-";
+	const char *token_file = getenv("JOBSCOPE_TOKEN_FILE");
+	bool token_given = false; /* --token-file, not the environment's */
 	struct strbuf out;
 	bool csv = false;
-	int c, ret, exit_code = 0;
+	int c, exit_code;
 
 	opterr = 0;
 	optind = 1;
@@ -59,6 +107,13 @@ static int cmd_export(int argc, char **argv)
 			break;
 		case 'd':
 			db = optarg;
+			break;
+		case OPT_HEAD:
+			head = optarg;
+			break;
+		case OPT_TOKEN:
+			token_file = optarg;
+			token_given = true;
 			break;
 		case 'f':
 			if (strcmp(optarg, "csv") == 0)
@@ -81,29 +136,25 @@ static int cmd_export(int argc, char **argv)
 		return cli_usage_error("export", "unexpected argument '%s'", argv[optind]);
 	if (!session)
 		return cli_usage_error("export", "which session? --session NAME");
-	if (cli_open_store(db, STORE_READONLY, &st))
-		return EXIT_USAGE;
-	ret = store_session_get(st, session, &s);
-	if (ret) {
-		if (ret == -ENOENT)
-			log_err(0, "no session '%s' in '%s'", session, store_path(st));
-		store_close(st);
-		return EXIT_FAIL;
-	}
-	strbuf_init(&out, (size_t)1 << 32);
-	ret = session_export_frames(st, &s, csv, &out);
-	if (!ret)
-		ret = cli_write_file(output, out.buf, out.len);
-	if (ret)
+	if (db && head)
+		return cli_usage_error("export", "--db or --head, not both");
+	if (token_given && !head)
+		return cli_usage_error("export", "--token-file is a head's token: with --head");
+	if (head && !*head)
+		return cli_usage_error("export", "--head: a URL (http://head:8091)");
+	/* all of it in memory first: a failure never leaves half a file at -o */
+	strbuf_init(&out, EXPORT_MAX_BYTES);
+	exit_code = head ? export_from_head(head, token_file, session, csv, &out)
+			 : export_from_store(db ? db : EXPORT_DEFAULT_DB, session, csv, &out);
+	if (!exit_code && cli_write_file(output, out.buf ? out.buf : "", out.len))
 		exit_code = EXIT_FAIL;
 	strbuf_release(&out);
-	store_close(st);
 	return exit_code;
 }
 
 const struct cli_command cmd_export_def = {
     "export",
     cmd_export,
-    "write a profiling session's frames (JSON, CSV) from a head's store",
+    "write a profiling session's frames (JSON, CSV) from a head's store or a head",
     export_usage,
 };

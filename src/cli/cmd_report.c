@@ -1,7 +1,8 @@
 /*
  * cmd_report.c - `jobscope report`: one run or job (figures, analysis,
  * verdicts; text, JSON, CSV, HTML, a plot) or the history of many (by
- * user, node, job, hour, weekday), from a store or from a head.
+ * user, node, job, hour, weekday), or a profiling session (text, its
+ * export, plots per device), from a store or from a head.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -36,12 +37,17 @@ static const char report_usage[] =
     "grouped by user (default), node, job, hour of day or day of week (local\n"
     "time), the most wasteful first.\n"
     "\n"
+    "A profiling session (--session NAME, alone): its nodes, GPUs and gaps in\n"
+    "words (text), or its frames as `jobscope export` writes them (json, csv);\n"
+    "--plot F.png draws one picture per device: F-NODE-host.png (CPU, memory,\n"
+    "storage, network) and F-NODE-gpuI.png (each GPU), their names on stderr.\n"
+    "\n"
     "Options:\n"
     "      --db PATH          the store (default ~/.local/share/jobscope/jobscope.db)\n"
     "      --head URL         ask a head (http://head:8091) instead of a store\n"
     "      --token-file F     the head's token (default $JOBSCOPE_TOKEN_FILE)\n"
     "  -j, --job KEY          the job with that key\n"
-    "  -s, --session NAME     a profiling session (a head's store): nodes, GPUs, gaps\n"
+    "  -s, --session NAME     a profiling session (a head's store or a head)\n"
     "  -u, --user U           jobs of user U\n"
     "  -n, --node N           jobs on node N\n"
     "      --since T          from T: RFC 3339 (2026-11-01T00:00:00Z) or an age (7d, 2h)\n"
@@ -51,7 +57,8 @@ static const char report_usage[] =
     "                         bucket; history: one row per group) or html (one\n"
     "                         self-contained page)\n"
     "  -o, --output FILE      write the report to FILE instead of stdout\n"
-    "      --plot FILE        also draw the job's timelines to FILE (.png, .pdf, .svg)\n"
+    "      --plot FILE        also draw the job's timelines to FILE (.png, .pdf, .svg);\n"
+    "                         a session's: one file per device, named from FILE\n"
     "  -h, --help             show this help\n";
 
 /* Appends "?name=value" or "&name=value" to a path, percent-encoding the value. */
@@ -116,6 +123,46 @@ static int report_from_head(const char *head, const char *token_file, const char
 	return ret ? EXIT_FAIL : 0;
 }
 
+/* --session NAME from a head: the same bytes as from its store, but no plots. */
+static int session_from_head(const char *head, const char *token_file, const char *session,
+			     const struct report_query *q, const char *output)
+{
+	struct strbuf out;
+	char token[256];
+	int ret;
+
+	if (q->plot_path)
+		return cli_usage_error("report", "--plot needs a store (--db): a head sends the "
+						 "report, not pictures");
+	if (token_file && token_read_file(token_file, token, sizeof(token)))
+		return EXIT_USAGE;
+	strbuf_init(&out, (size_t)1 << 32);
+	ret = http_client_session_export(head, token_file ? token : NULL, session,
+					 format_names[q->format], &out);
+	if (!ret)
+		ret = cli_write_file(output, out.buf ? out.buf : "", out.len);
+	strbuf_release(&out);
+	return ret == -EINVAL ? EXIT_USAGE : ret ? EXIT_FAIL : 0;
+}
+
+/* --session NAME from a store: report or export, and plots per device. */
+static int session_from_store(struct store *st, const char *session, const struct report_query *q,
+			      struct strbuf *out)
+{
+	struct strbuf plots;
+	char err[512];
+	int ret;
+
+	strbuf_init(&plots, 0);
+	ret = report_query_session(st, session, q, out, &plots, err, sizeof(err));
+	if (ret && err[0])
+		log_err(0, "%s", err);
+	for (char *line = plots.buf, *nl; !ret && line && (nl = strchr(line, '\n')); line = nl + 1)
+		fprintf(stderr, "jobscope: plot %.*s\n", (int)(nl - line), line);
+	strbuf_release(&plots);
+	return ret;
+}
+
 static int cmd_report(int argc, char **argv)
 {
 	enum { OPT_DB = 256, OPT_HEAD, OPT_TOKEN, OPT_SINCE, OPT_UNTIL, OPT_PLOT };
@@ -138,6 +185,7 @@ static int cmd_report(int argc, char **argv)
 	};
 	const char *db = NULL, *head = NULL, *output = "-", *session = NULL;
 	const char *token_file = getenv("JOBSCOPE_TOKEN_FILE");
+	bool token_given = false; /* --token-file, not the environment's */
 	const char *since = NULL, *until = NULL, *by = NULL;
 	struct report_query q = {.utf8 = cli_utf8()};
 	int64_t now_ms = time_now_ms();
@@ -158,6 +206,7 @@ static int cmd_report(int argc, char **argv)
 			break;
 		case OPT_TOKEN:
 			token_file = optarg;
+			token_given = true;
 			break;
 		case 'f':
 			if (report_format_parse(optarg, &q.format))
@@ -234,19 +283,26 @@ static int cmd_report(int argc, char **argv)
 						 "many jobs: not with a run id or --job");
 	if (db && head)
 		return cli_usage_error("report", "--db or --head, not both");
-	if (head) {
-		if (session)
-			return cli_usage_error("report",
-					       "--session with --head: use `jobscope export "
-					       "--session` on the head's store");
+	if (token_given && !head)
+		return cli_usage_error("report", "--token-file is a head's token: with --head");
+	if (session && (q.run_id || q.job_key || q.user || q.node || since || until || by))
+		return cli_usage_error("report", "--session NAME is the whole question: not with a "
+						 "run id, --job, --user, --node, --since, --until "
+						 "or --by");
+	if (session && q.format == REPORT_FMT_HTML)
+		return cli_usage_error("report", "--format html is for a job or history; a "
+						 "session's report: text, json or csv");
+	if (head && session)
+		return session_from_head(head, token_file, session, &q, output);
+	if (head)
 		return report_from_head(head, token_file, q.run_id, since, until, by, &q, output);
-	}
 
 	if (cli_open_store(db, STORE_READONLY, &st))
 		return EXIT_USAGE;
-	strbuf_init(&out, 0);
+	/* a session's export is as large as `jobscope export` lets it be */
+	strbuf_init(&out, session ? (size_t)1 << 32 : 0);
 	if (session) {
-		ret = session_export_report(st, session, &out);
+		ret = session_from_store(st, session, &q, &out);
 	} else {
 		ret = report_query_run(st, &q, now_ms, &out, err, sizeof(err));
 		if (ret && err[0])

@@ -125,6 +125,7 @@ void head_session_start(void *arg, const struct http_request *req, struct http_r
 void head_session_stop(void *arg, const struct http_request *req, struct http_response *res);
 void head_session_not_post(void *arg, const struct http_request *req, struct http_response *res);
 void head_sessions(void *arg, const struct http_request *req, struct http_response *res);
+void head_session_export(void *arg, const struct http_request *req, struct http_response *res);
 /* A session as /profiling/sessions and /status list it. */
 void head_session_json(struct jsonw *w, const struct session_record *s);
 /* status.c */

@@ -16,6 +16,21 @@
 
 #include <string.h>
 
+/*
+ * /api/v1/sessions/NAME/export is the session's export (sessions.c), any
+ * other /api/v1/sessions/... the session itself (api.c).  Session names
+ * hold no '/', so neither can be taken for the other.
+ */
+static void head_session_paths(void *arg, const struct http_request *req, struct http_response *res)
+{
+	const char *slash = strchr(req->path + strlen("/api/v1/sessions/"), '/');
+
+	if (slash && strcmp(slash, "/export") == 0)
+		head_session_export(arg, req, res);
+	else
+		head_api_session(arg, req, res);
+}
+
 static const struct http_route head_routes[] = {
     /* agents */
     {"POST", "/api/v1/ingest", false, HTTP_ACCESS_INGEST, head_ingest},
@@ -38,7 +53,7 @@ static const struct http_route head_routes[] = {
     {"GET", "/api/v1/gpus", false, HTTP_ACCESS_READ, head_api_gpus},
     {"GET", "/api/v1/jobs", false, HTTP_ACCESS_READ, head_api_jobs},
     {"GET", "/api/v1/jobs/", true, HTTP_ACCESS_READ, head_api_job},
-    {"GET", "/api/v1/sessions/", true, HTTP_ACCESS_READ, head_api_session},
+    {"GET", "/api/v1/sessions/", true, HTTP_ACCESS_READ, head_session_paths}, /* and .../export */
     {"GET", "/api/v1/series", false, HTTP_ACCESS_READ, head_api_series},
     {NULL, NULL, false, HTTP_ACCESS_PUBLIC, NULL},
 };

@@ -1,6 +1,8 @@
 /*
  * sessions.c - named profiling sessions (gswarm's /profiling calls): POST
- * /profiling/start and /profiling/stop (admin), GET /profiling/sessions.
+ * /profiling/start and /profiling/stop (admin), GET /profiling/sessions,
+ * and GET /api/v1/sessions/NAME/export (read: what `jobscope export` and
+ * `jobscope report --session` print, so that they can ask a head).
  * While a session is active its nodes' agents sample at its interval,
  * told through the ingest answer (ingest.c).  Sessions live in the store,
  * so they outlive a restart of the head.
@@ -13,6 +15,7 @@
 
 #include "common/timeutil.h"
 #include "net/api.h"
+#include "report/session_export.h"
 
 /* {"success", "message"[, "error"]} with that status: the /profiling calls' answers */
 static void json_answer(struct http_response *res, int status, bool success, const char *msg)
@@ -165,4 +168,62 @@ void head_sessions(void *arg, const struct http_request *req, struct http_respon
 	jsonw_kv_int(&w, "active_sessions", c.active);
 	jsonw_obj_end(&w);
 	strbuf_addch(&res->body, '\n');
+}
+
+/*
+ * GET /api/v1/sessions/NAME/export?format=json|csv|text: the bytes
+ * `jobscope export --session NAME [--format csv]` (json, csv) or
+ * `jobscope report --session NAME` (text) print on the head's store,
+ * rendered by the same code (report/session_export.c).  The answer is
+ * built whole (its size is the server's answer cap): a session past it
+ * gets a 500 that says so.
+ */
+void head_session_export(void *arg, const struct http_request *req, struct http_response *res)
+{
+	static const char *const formats[][2] = {
+	    {"json", "application/json"},
+	    {"csv", "text/csv; charset=utf-8"},
+	    {"text", "text/plain; charset=utf-8"},
+	};
+	struct head *h = arg;
+	const char *name = req->path + strlen("/api/v1/sessions/");
+	const char *format = http_query_arg(req, "format");
+	char want[SESSION_NAME_MAX], msg[300];
+	struct session_record s;
+	size_t len = strcspn(name, "/"), f = 0;
+	int ret;
+
+	while (format && f < sizeof(formats) / sizeof(formats[0]) && strcmp(format, formats[f][0]))
+		f++;
+	if (f == sizeof(formats) / sizeof(formats[0])) {
+		http_error(res, 400, "format: json (default), csv or text");
+		return;
+	}
+	if (len >= sizeof(want)) {
+		http_error(res, 404, "no such session");
+		return;
+	}
+	memcpy(want, name, len);
+	want[len] = '\0';
+	ret = store_session_get(h->st, want, &s);
+	if (ret) {
+		snprintf(msg, sizeof(msg), "no session '%s'", want);
+		http_error(res, ret == -ENOENT ? 404 : 503,
+			   ret == -ENOENT ? msg : "the store cannot be read");
+		return;
+	}
+	strbuf_reset(&res->body);
+	ret = f == 2 ? session_export_report(h->st, s.name, &res->body)
+		     : session_export_frames(h->st, &s, f == 1, &res->body);
+	if (ret == -E2BIG) {
+		snprintf(msg, sizeof(msg),
+			 "the export of '%s' is larger than the head's answer cap (%zu MiB): "
+			 "run `jobscope export --db` on the head's machine",
+			 s.name, res->body.max_len >> 20);
+		http_error(res, 500, msg);
+	} else if (ret) {
+		http_error(res, 503, "the store cannot be read");
+	} else {
+		res->content_type = formats[f][1];
+	}
 }

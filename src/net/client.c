@@ -1,23 +1,28 @@
 /*
- * client.c - one HTTP request to a head (see client.h).
+ * client.c - requests to a head (see client.h): one request, and a
+ * session's export fetched, checked and explained when it fails.
  */
 #include "net/client.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
+#include <cjson/cJSON.h>
 #include <curl/curl.h>
 
 #include "common/log.h"
+#include "net/api.h"
 
 static size_t on_data(char *data, size_t size, size_t nmemb, void *arg)
 {
 	return strbuf_add(arg, data, size * nmemb) ? 0 : size * nmemb;
 }
 
-int http_client_request(const char *base, const char *path, const char *token,
-			const char *body, struct strbuf *answer, long *status)
+/* One request; ctype (when not NULL) gets the answer's Content-Type, or "". */
+static int request(const char *base, const char *path, const char *token, const char *body,
+		   struct strbuf *answer, long *status, char *ctype, size_t ctype_size)
 {
 	struct curl_slist *headers = NULL;
 	char url[2048], auth[300];
@@ -29,6 +34,8 @@ int http_client_request(const char *base, const char *path, const char *token,
 		n--;
 	if (snprintf(url, sizeof(url), "%.*s%s", (int)n, base, path) >= (int)sizeof(url))
 		return log_err(-EINVAL, "URL too long");
+	if (ctype && ctype_size)
+		ctype[0] = '\0';
 	c = curl_easy_init();
 	if (!c)
 		return log_err(-ENOMEM, "cannot set up libcurl");
@@ -50,11 +57,137 @@ int http_client_request(const char *base, const char *path, const char *token,
 		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
 	}
 	rc = curl_easy_perform(c);
-	if (rc == CURLE_OK)
+	if (rc == CURLE_OK) {
+		const char *type = NULL;
+
 		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
+		if (ctype && ctype_size &&
+		    curl_easy_getinfo(c, CURLINFO_CONTENT_TYPE, &type) == CURLE_OK && type)
+			snprintf(ctype, ctype_size, "%s", type);
+	}
 	curl_slist_free_all(headers);
 	curl_easy_cleanup(c);
+	if (rc == CURLE_WRITE_ERROR && strbuf_error(answer) == -E2BIG)
+		return log_err(-E2BIG, "the answer from %s is larger than %zu MiB", base,
+			       answer->max_len >> 20);
 	if (rc != CURLE_OK)
-		return log_err(-EIO, "cannot reach the head at %s: %s", base, curl_easy_strerror(rc));
+		return log_err(-EIO, "cannot reach the head at %s: %s", base,
+			       curl_easy_strerror(rc));
 	return 0;
+}
+
+int http_client_request(const char *base, const char *path, const char *token, const char *body,
+			struct strbuf *answer, long *status)
+{
+	return request(base, path, token, body, answer, status, NULL, 0);
+}
+
+bool http_client_error_text(const char *body, size_t len, char *msg, size_t size)
+{
+	const cJSON *e;
+	cJSON *doc;
+	bool ok = false;
+
+	if (size)
+		msg[0] = '\0';
+	if (!body || !len || !size)
+		return false;
+	doc = cJSON_ParseWithLength(body, len);
+	e = cJSON_IsObject(doc) ? cJSON_GetObjectItemCaseSensitive(doc, "error") : NULL;
+	if (cJSON_IsString(e) && e->valuestring) {
+		size_t n = 0;
+
+		for (const char *c = e->valuestring; *c && n + 1 < size; c++)
+			msg[n++] = (unsigned char)*c < 0x20 || *c == 0x7f ? ' ' : *c;
+		msg[n] = '\0';
+		ok = true;
+	}
+	cJSON_Delete(doc);
+	return ok;
+}
+
+/* What a format's answer is: its Content-Type and how its bytes begin. */
+static bool export_shape_ok(const char *format, const char *ctype, const struct strbuf *b)
+{
+	static const struct {
+		const char *format, *type, *start;
+	} shapes[] = {
+	    {"json", "application/json", "{\"session_name\":"},
+	    {"csv", "text/csv", "frame_id,time,"},
+	    {"text", "text/plain", "jobscope session "},
+	};
+
+	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {
+		size_t n = strlen(shapes[i].start);
+
+		if (strcmp(format, shapes[i].format) == 0)
+			return strncasecmp(ctype, shapes[i].type, strlen(shapes[i].type)) == 0 &&
+			       b->len >= n && memcmp(b->buf, shapes[i].start, n) == 0;
+	}
+	return false;
+}
+
+int http_client_session_export(const char *base, const char *token, const char *name,
+			       const char *format, struct strbuf *out)
+{
+	char path[300], ctype[128], why[512];
+	long status = 0;
+	bool said;
+	int ret;
+
+	if (!api_session_name_ok(name))
+		return log_err(-EINVAL,
+			       "'%s' is not a session's name (1 to 127 letters, digits, "
+			       "'.', '_' or '-')",
+			       name);
+	snprintf(path, sizeof(path), "/api/v1/sessions/%s/export?format=%s", name, format);
+	ret = request(base, path, token, NULL, out, &status, ctype, sizeof(ctype));
+	if (ret)
+		goto out_fail;
+	if (status == 200) {
+		if (export_shape_ok(format, ctype, out))
+			return 0;
+		ret = log_err(-EPROTO,
+			      "what answered at %s is not a jobscope head's session export "
+			      "(HTTP 200, Content-Type '%s'): is it the head's address?",
+			      base, ctype[0] ? ctype : "none");
+		goto out_fail;
+	}
+	said = strncasecmp(ctype, "application/json", 16) == 0 &&
+	       http_client_error_text(out->buf, out->len, why, sizeof(why));
+	if (!said)
+		snprintf(why, sizeof(why), "not in a jobscope head's words");
+	switch (status) {
+	case 401:
+		ret = log_err(-EACCES,
+			      "the head at %s wants its read token (401: %s): "
+			      "--token-file FILE or $JOBSCOPE_TOKEN_FILE",
+			      base, why);
+		break;
+	case 403:
+		ret = log_err(-EPERM,
+			      "the head at %s refused the token (403: %s): the file must "
+			      "hold its read (or admin) token",
+			      base, why);
+		break;
+	case 404:
+		if (!said)
+			ret = log_err(-EPROTO, "%s answered 404 (%s): is it a jobscope head?", base,
+				      why);
+		else if (strcmp(why, "no such session") == 0) /* /api/v1/sessions/NAME's words */
+			ret = log_err(-ENOENT,
+				      "no session '%s' on the head at %s, or the head is older "
+				      "than this jobscope (no session export there)",
+				      name, base);
+		else
+			ret = log_err(-ENOENT, "no session '%s' on the head at %s (%s)", name, base,
+				      why);
+		break;
+	default:
+		ret = log_err(said ? -EIO : -EPROTO, "the head at %s answered %ld: %s", base,
+			      status, why);
+	}
+out_fail:
+	strbuf_reset(out);
+	return ret;
 }

@@ -89,11 +89,14 @@ struct builder {
 	int nshown;
 };
 
-static struct chart_panel *panel_begin(struct builder *b, enum chart_kind kind, const char *id,
-				       const char *title, const char *quantity)
+struct chart_panel *chart_panel_begin(struct chart_set *cs, enum chart_kind kind, const char *id,
+				      const char *title, const char *quantity)
 {
-	struct chart_panel *p = &b->cs->panels[b->cs->npanels];
+	struct chart_panel *p;
 
+	if (cs->npanels >= CHART_MAX_PANELS)
+		return NULL;
+	p = &cs->panels[cs->npanels];
 	memset(p, 0, sizeof(*p));
 	p->kind = kind;
 	snprintf(p->id, sizeof(p->id), "%s", id);
@@ -114,6 +117,7 @@ static enum chart_unit panel_unit(const struct chart_panel *p)
 		return CHART_BYTES;
 	case CHART_IO:
 	case CHART_GPU_LINK:
+	case CHART_NODE_NET:
 		return CHART_RATE;
 	case CHART_GPU_POWER:
 		return CHART_WATTS;
@@ -123,19 +127,31 @@ static enum chart_unit panel_unit(const struct chart_panel *p)
 }
 
 /* Closes the panel begun last: its axis; keep_empty: kept without series, to say so. */
-static void panel_end(struct builder *b, struct chart_panel *p, bool keep_empty)
+void chart_panel_end(struct chart_set *cs, struct chart_panel *p, bool keep_empty)
 {
 	double vmax = isfinite(p->ref) ? p->ref : 0;
 
 	if (!p->nseries && !keep_empty)
 		return;
 	for (size_t k = 0; k < p->nseries; k++)
-		for (size_t i = 0; i < b->cs->npoints; i++)
+		for (size_t i = 0; i < cs->npoints; i++)
 			if (isfinite(p->series[k].v[i]) && p->series[k].v[i] > vmax)
 				vmax = p->series[k].v[i];
 	p->vmax = vmax;
 	chart_axis_pick(&p->y, panel_unit(p), vmax, p->ref, p->small ? NTICKS_SMALL : NTICKS);
-	b->cs->npanels++;
+	cs->npanels++;
+}
+
+/* For the job's builder: its panels always fit (CHART_MAX_PANELS counts them). */
+static struct chart_panel *panel_begin(struct builder *b, enum chart_kind kind, const char *id,
+				       const char *title, const char *quantity)
+{
+	return chart_panel_begin(b->cs, kind, id, title, quantity);
+}
+
+static void panel_end(struct builder *b, struct chart_panel *p, bool keep_empty)
+{
+	chart_panel_end(b->cs, p, keep_empty);
 }
 
 static void panel_set_ref(struct chart_panel *p, double ref, const char *label)
@@ -458,6 +474,54 @@ int chart_set_build(const struct summary *s, const struct jobseries *js, struct 
 		return ret;
 	}
 	*out = cs;
+	return 0;
+}
+
+int chart_set_new(int64_t origin_ms, double span_s, const double *t_s, size_t npoints,
+		  struct chart_set **out)
+{
+	struct chart_set *cs = calloc(1, sizeof(*cs));
+
+	*out = NULL;
+	if (!cs)
+		return -ENOMEM;
+	cs->origin_ms = origin_ms;
+	cs->span_s = span_s >= 1.0 ? span_s : 1.0;
+	if (npoints) {
+		cs->t_s = malloc(npoints * sizeof(*cs->t_s));
+		if (!cs->t_s) {
+			free(cs);
+			return -ENOMEM;
+		}
+		memcpy(cs->t_s, t_s, npoints * sizeof(*cs->t_s));
+	}
+	cs->npoints = npoints;
+	*out = cs;
+	return 0;
+}
+
+int chart_panel_add(struct chart_set *cs, struct chart_panel *p, const char *label, int colour,
+		    bool dashed, const double *v)
+{
+	struct chart_series *l;
+	bool any = false;
+
+	for (size_t i = 0; i < cs->npoints && !any; i++)
+		any = isfinite(v[i]);
+	if (!any || p->nseries == CHART_MAX_SERIES)
+		return 0;
+	l = &p->series[p->nseries];
+	memset(l, 0, sizeof(*l));
+	l->v = malloc(cs->npoints * sizeof(*l->v));
+	if (!l->v)
+		return -ENOMEM;
+	memcpy(l->v, v, cs->npoints * sizeof(*l->v));
+	p->nseries++;
+	l->gpu = -1;
+	l->metric = -1;
+	l->colour = colour;
+	l->dashed = dashed;
+	snprintf(l->label, sizeof(l->label), "%s", label);
 	return 0;
 }
 

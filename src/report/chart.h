@@ -46,6 +46,8 @@ enum chart_kind {
 	CHART_GPU_LINK,
 	CHART_GPU_POWER,
 	CHART_GPU_DEVICE, /* one device: utilization, memory as a share */
+	CHART_NODE_CPU,	  /* a node's CPUs busy, 0-100% (a session's plots) */
+	CHART_NODE_NET,	  /* a node's network traffic, bytes/s */
 };
 
 /*
@@ -105,6 +107,42 @@ struct chart_set {
 /* js may be NULL or empty: no panels, the time axis from the summary. */
 int chart_set_build(const struct summary *s, const struct jobseries *js, struct chart_set **out);
 void chart_set_free(struct chart_set *cs);
+
+/*
+ * A set for points the caller has rather than a job series (a profiling
+ * session's frames): npoints times t_s (seconds from origin_ms, copied),
+ * a time axis span_s long (at least 1 s), no events.  Its panels are made
+ * with chart_panel_begin, chart_panel_add and chart_panel_end, in order.
+ */
+int chart_set_new(int64_t origin_ms, double span_s, const double *t_s, size_t npoints,
+		  struct chart_set **out);
+/* The next panel of cs (NULL when the set is full). */
+struct chart_panel *chart_panel_begin(struct chart_set *cs, enum chart_kind kind, const char *id,
+				      const char *title, const char *quantity);
+/*
+ * A series of the set's npoints values (copied; NAN where nothing was
+ * measured), unless none of them is a number or the panel is full:
+ * 0 or -ENOMEM.
+ */
+int chart_panel_add(struct chart_set *cs, struct chart_panel *p, const char *label, int colour,
+		    bool dashed, const double *v);
+/* Closes the panel begun last (its y axis); one without series is dropped unless keep_empty. */
+void chart_panel_end(struct chart_set *cs, struct chart_panel *p, bool keep_empty);
+
+/*
+ * The cairo backend (plot.c) for any chart set: the panels with series
+ * over one time axis, under a header (title, then title_tail, which is
+ * never cut; a subtitle), to path as PNG, PDF or SVG by its extension.
+ * no_data: said instead when no panel has a series.  Nothing is left at
+ * path when it fails: -EINVAL (unknown extension), -ENOMEM, -EIO or a
+ * write's -errno, each with a message.
+ */
+struct plot_titles {
+	const char *title, *title_tail, *subtitle; /* any bytes; "" or NULL: none */
+	const char *time_caption;		   /* "elapsed time since the job started" */
+	const char *no_data;			   /* "no samples: nothing to plot for this job" */
+};
+int plot_chart_write(const char *path, const struct chart_set *cs, const struct plot_titles *t);
 
 /* The smallest 1, 2, 2.5 or 5 times a power of ten not below raw (> 0). */
 double chart_nice_step(double raw);

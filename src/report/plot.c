@@ -1,7 +1,9 @@
 /*
  * plot.c - `jobscope report --plot`: the chart model's panels (chart.h)
- * over one time axis (elapsed since the job started), drawn by cairo into
- * PNG, PDF or SVG.  Panels without a series are left out.
+ * over one time axis, drawn by cairo into PNG, PDF or SVG under a header:
+ * a job's timelines (plot_write) or any chart set with its own words
+ * (plot_chart_write: a session's, session_plot.c).  Panels without a
+ * series are left out.
  */
 #include "report/report.h"
 
@@ -59,11 +61,10 @@ struct rect {
 	double x, y, w, h;
 };
 
-/* What one drawing reads: the inputs and the chart model. */
+/* What one drawing reads: the chart model and the words around it. */
 struct plot {
-	const struct summary *s;
-	const struct analysis *an;
 	const struct chart_set *cs;
+	const struct plot_titles *titles;
 	double x_step_s; /* time between vertical grid lines */
 	int width, height;
 };
@@ -507,7 +508,7 @@ static void draw_panel(cairo_t *cr, const struct plot *p, const struct chart_pan
 
 static void draw_time_labels(cairo_t *cr, const struct plot *p, const struct rect *area)
 {
-	char label[32];
+	char label[128];
 
 	set_font(cr, 10, false);
 	set_colour(cr, faint_ink);
@@ -520,8 +521,8 @@ static void draw_time_labels(cairo_t *cr, const struct plot *p, const struct rec
 		show_text(cr, x, area->y + area->h + 13, align, label);
 	}
 	set_colour(cr, ink);
-	show_text(cr, area->x + area->w / 2, area->y + area->h + PANEL_GAP + 16, 0.5,
-		  "elapsed time since the job started");
+	text_clean(label, sizeof(label), p->titles->time_caption ? p->titles->time_caption : "");
+	show_text(cr, area->x + area->w / 2, area->y + area->h + PANEL_GAP + 16, 0.5, label);
 }
 
 static void event_label(const struct event_record *e, char *buf, size_t size)
@@ -581,72 +582,40 @@ static void draw_event_labels(cairo_t *cr, const struct plot *p, const struct re
 	}
 }
 
-static void analysis_line(const struct analysis *an, char *buf, size_t size)
-{
-	size_t len;
-
-	if (an->too_short) {
-		snprintf(buf, size, "too short to judge: %zu sample%s", an->samples,
-			 an->samples == 1 ? "" : "s");
-		return;
-	}
-	len = (size_t)snprintf(buf, size, "bottleneck: %s", bottleneck_name(an->bottleneck));
-	if (an->bottleneck_reason[0] && len < size)
-		len += (size_t)snprintf(buf + len, size - len, " (%s)", an->bottleneck_reason);
-	if (len < size)
-		len += (size_t)snprintf(buf + len, size - len, "  \xc2\xb7  type: %s",
-					job_type_name(an->job_type));
-	if (an->has_period && len < size) {
-		char period[40];
-
-		format_duration_ms(llround(an->period_s * 1000.0), period, sizeof(period));
-		snprintf(buf + len, size - len, "  \xc2\xb7  period %s", period);
-	}
-}
-
+/* The title (cut to leave room for its tail) and the subtitle under it. */
 static void draw_header(cairo_t *cr, const struct plot *p)
 {
-	const struct job_record *job = &p->s->job;
-	char raw[1024], line[1024], duration[40], after[320];
+	const struct plot_titles *t = p->titles;
+	char line[1024], after[320];
 	double width = PLOT_WIDTH - MARGIN_LEFT - MARGIN_RIGHT;
 
-	format_duration_ms((int64_t)(p->cs->span_s * 1000.0), duration, sizeof(duration));
-	snprintf(raw, sizeof(raw), "  \xc2\xb7  %s  \xc2\xb7  %s%s", job->hostname, duration,
-		 job->end_ms ? "" : " (still running or interrupted)");
-	text_clean(after, sizeof(after), raw);
+	text_clean(after, sizeof(after), t->title_tail ? t->title_tail : "");
+	text_clean(line, sizeof(line), t->title ? t->title : "");
 	set_font(cr, 15, true);
-	/* a scheduler's job is known by its id first; 900 bytes are more than a line */
-	if (job->scheduler[0] && strcmp(job->scheduler, "run") != 0 && job->job_id[0])
-		snprintf(raw, sizeof(raw), "%s %s  \xc2\xb7  %.900s", job->scheduler, job->job_id,
-			 job->command[0] ? job->command : job->name);
-	else
-		snprintf(raw, sizeof(raw), "%.900s", job->command[0] ? job->command : job->name);
-	text_clean(line, sizeof(line), raw);
-	/* the command gives way to the host and duration */
 	text_fit(cr, line, sizeof(line), width - text_width(cr, after));
 	set_colour(cr, ink);
 	show_text(cr, MARGIN_LEFT, 22, 0, line);
 	cairo_show_text(cr, after);
-	if (!p->an)
+	if (!t->subtitle || !t->subtitle[0])
 		return;
-	analysis_line(p->an, raw, sizeof(raw));
-	text_clean(line, sizeof(line), raw);
+	text_clean(line, sizeof(line), t->subtitle);
 	set_font(cr, 12, false);
 	text_fit(cr, line, sizeof(line), width);
 	set_colour(cr, faint_ink);
 	show_text(cr, MARGIN_LEFT, 42, 0, line);
 }
 
-static void draw_no_samples(cairo_t *cr, double top)
+static void draw_no_samples(cairo_t *cr, const struct plot *p, double top)
 {
 	struct rect area = {MARGIN_LEFT, top + 10, PLOT_WIDTH - MARGIN_LEFT - MARGIN_RIGHT,
 			    NO_SAMPLES_H - 30};
+	char said[256];
 
+	text_clean(said, sizeof(said), p->titles->no_data ? p->titles->no_data : "no data");
 	draw_frame(cr, &area);
 	set_font(cr, 14, false);
 	set_colour(cr, faint_ink);
-	show_text(cr, area.x + area.w / 2, area.y + area.h / 2 + 5, 0.5,
-		  "no samples: nothing to plot for this job");
+	show_text(cr, area.x + area.w / 2, area.y + area.h / 2 + 5, 0.5, said);
 }
 
 static void draw_plot(cairo_t *cr, const struct plot *p)
@@ -660,7 +629,7 @@ static void draw_plot(cairo_t *cr, const struct plot *p)
 	cairo_paint(cr);
 	draw_header(cr, p);
 	if (!panels_drawn(cs)) {
-		draw_no_samples(cr, top);
+		draw_no_samples(cr, p, top);
 		return;
 	}
 	for (size_t i = 0; i < cs->npanels; i++) {
@@ -748,44 +717,84 @@ out_destroy_surface:
 	return st == CAIRO_STATUS_SUCCESS ? 0 : cairo_error(path, sink, st);
 }
 
-int plot_write(const char *path, const struct summary *s, const struct jobseries *js,
-	       const struct analysis *an)
+int plot_chart_write(const char *path, const struct chart_set *cs, const struct plot_titles *t)
 {
 	enum plot_format format = plot_format_of(path);
 	struct plot_sink sink = {0};
-	struct chart_set *cs = NULL;
-	struct plot *p;
+	struct plot p = {.cs = cs, .titles = t};
 	int ret;
 
 	if (format == PLOT_UNKNOWN) {
 		log_err(0, "cannot plot to '%s': unknown format, use .png, .pdf or .svg", path);
 		return -EINVAL;
 	}
-	p = calloc(1, sizeof(*p));
-	if (!p)
-		return log_err(-ENOMEM, "cannot plot '%s'", path);
-	p->s = s;
-	p->an = an;
-	ret = chart_set_build(s, js, &cs);
-	if (ret) {
-		log_err(ret, "cannot plot '%s'", path);
-		goto out_free_plot;
-	}
-	p->cs = cs;
-	build_layout(p);
-
+	build_layout(&p);
 	sink.f = fopen(path, "wbe");
-	if (!sink.f) {
-		ret = log_err(-errno, "cannot write plot '%s'", path);
-		goto out_free_plot;
-	}
-	ret = render(path, format, p, &sink);
+	if (!sink.f)
+		return log_err(-errno, "cannot write plot '%s'", path);
+	ret = render(path, format, &p, &sink);
 	if (fclose(sink.f) && !ret)
 		ret = log_err(-errno, "cannot write plot '%s'", path);
 	if (ret)
 		unlink(path); /* no half-written picture left behind */
-out_free_plot:
+	return ret;
+}
+
+/* "bottleneck: gpu (...)  ·  type: training  ·  period 7.5 s" */
+static void analysis_line(const struct analysis *an, char *buf, size_t size)
+{
+	size_t len;
+
+	if (an->too_short) {
+		snprintf(buf, size, "too short to judge: %zu sample%s", an->samples,
+			 an->samples == 1 ? "" : "s");
+		return;
+	}
+	len = (size_t)snprintf(buf, size, "bottleneck: %s", bottleneck_name(an->bottleneck));
+	if (an->bottleneck_reason[0] && len < size)
+		len += (size_t)snprintf(buf + len, size - len, " (%s)", an->bottleneck_reason);
+	if (len < size)
+		len += (size_t)snprintf(buf + len, size - len, "  \xc2\xb7  type: %s",
+					job_type_name(an->job_type));
+	if (an->has_period && len < size) {
+		char period[40];
+
+		format_duration_ms(llround(an->period_s * 1000.0), period, sizeof(period));
+		snprintf(buf + len, size - len, "  \xc2\xb7  period %s", period);
+	}
+}
+
+int plot_write(const char *path, const struct summary *s, const struct jobseries *js,
+	       const struct analysis *an)
+{
+	const struct job_record *job = &s->job;
+	char title[1024], tail[352], subtitle[1024] = "", duration[40];
+	struct plot_titles t = {title, tail, subtitle, "elapsed time since the job started",
+				"no samples: nothing to plot for this job"};
+	struct chart_set *cs = NULL;
+	int ret;
+
+	if (!plot_format_known(path)) {
+		log_err(0, "cannot plot to '%s': unknown format, use .png, .pdf or .svg", path);
+		return -EINVAL;
+	}
+	ret = chart_set_build(s, js, &cs);
+	if (ret)
+		return log_err(ret, "cannot plot '%s'", path);
+	/* a scheduler's job is known by its id first; 900 bytes are more than a line */
+	if (job->scheduler[0] && strcmp(job->scheduler, "run") != 0 && job->job_id[0])
+		snprintf(title, sizeof(title), "%s %s  \xc2\xb7  %.900s", job->scheduler,
+			 job->job_id, job->command[0] ? job->command : job->name);
+	else
+		snprintf(title, sizeof(title), "%.900s",
+			 job->command[0] ? job->command : job->name);
+	/* the command gives way to the host and duration */
+	format_duration_ms((int64_t)(cs->span_s * 1000.0), duration, sizeof(duration));
+	snprintf(tail, sizeof(tail), "  \xc2\xb7  %.256s  \xc2\xb7  %s%s", job->hostname, duration,
+		 job->end_ms ? "" : " (still running or interrupted)");
+	if (an)
+		analysis_line(an, subtitle, sizeof(subtitle));
+	ret = plot_chart_write(path, cs, &t);
 	chart_set_free(cs);
-	free(p);
 	return ret;
 }

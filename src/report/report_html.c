@@ -562,6 +562,11 @@ static void trend_row(const char *term, const struct memory_trend *t, struct str
 		strbuf_addstr(out, MISSING " (not judged)</dd>\n");
 		return;
 	}
+	if (!memory_trend_steady(t)) {
+		/* as the text report: a line that explains little of it has no rate */
+		strbuf_addstr(out, "no steady trend</dd>\n");
+		return;
+	}
 	fmt_bytes(B(rate), (uint64_t)llround(fabs(t->slope_bps * 3600)));
 	strbuf_addf(out, "%s%s/h over the second half of the job (r\xc2\xb2 %.2f)",
 		    t->slope_bps < 0 ? "-" : "+", rate, t->r2);
@@ -572,8 +577,6 @@ static void trend_row(const char *term, const struct memory_trend *t, struct str
 		html_duration(out, llround(t->time_to_limit_s * 1000.0));
 	} else if (t->growing) {
 		strbuf_addstr(out, ", growing; no known limit to reach");
-	} else {
-		strbuf_addstr(out, ", flat");
 	}
 	strbuf_addstr(out, "</dd>\n");
 }

@@ -1,6 +1,7 @@
 /*
  * report_query.c - answer a report query from a store: pick the job (or
- * the jobs, for history), load, analyse and render it.
+ * the jobs, for history), load, analyse and render it; or a profiling
+ * session's report, export and plots (report/session_export.h).
  */
 #include "report/report_query.h"
 
@@ -16,6 +17,7 @@
 
 #include "common/timeutil.h"
 #include "analysis/jobreport.h"
+#include "report/session_export.h"
 
 #define DAY_MS (24 * 3600000LL)
 /* History slices jobs by hour: a bound on the work one question can ask for. */
@@ -350,4 +352,32 @@ int report_query_run(struct store *st, const struct report_query *q, int64_t now
 	if (report_query_is_history(q))
 		return run_history(st, q, now_ms, out, err, errsize);
 	return run_job(st, q, out, err, errsize);
+}
+
+int report_query_session(struct store *st, const char *name, const struct report_query *q,
+			 struct strbuf *out, struct strbuf *plots, char *err, size_t errsize)
+{
+	struct session_record s;
+	int ret;
+
+	err[0] = '\0';
+	if (q->format == REPORT_FMT_HTML)
+		return fail(-EINVAL, err, errsize,
+			    "--format html is a job's or history's page: a session's report is "
+			    "text, json or csv");
+	ret = store_session_get(st, name, &s);
+	if (ret == -ENOENT)
+		return fail(ret, err, errsize, "no session '%s' in '%s'", name, store_path(st));
+	if (ret)
+		return fail(ret, err, errsize, "cannot read the sessions of '%s'", store_path(st));
+	if (q->format == REPORT_FMT_TEXT)
+		ret = session_export_report(st, s.name, out);
+	else
+		ret = session_export_frames(st, &s, q->format == REPORT_FMT_CSV, out);
+	if (ret)
+		return fail(ret, err, errsize, "cannot render session '%s': %s", s.name,
+			    strerror(-ret));
+	if (q->plot_path)
+		ret = session_export_plots(st, &s, q->plot_path, plots); /* it says why it failed */
+	return ret;
 }

@@ -39,6 +39,16 @@ int report_format_parse(const char *s, enum report_format *out);
 bool report_query_is_history(const struct report_query *q);
 int report_query_run(struct store *st, const struct report_query *q, int64_t now_ms,
 		     struct strbuf *out, char *err, size_t errsize);
+/*
+ * A profiling session (a head's store): its report in words (text) or its
+ * export (json, csv: the bytes `jobscope export` writes); with
+ * q->plot_path, its plots per device too, each file's name appended to
+ * plots (report/session_export.h).  q's other selectors are not read:
+ * the caller refuses them.  -EINVAL (said in err) for html; -ENOENT when
+ * there is no such session; other failures are logged where they happen.
+ */
+int report_query_session(struct store *st, const char *name, const struct report_query *q,
+			 struct strbuf *out, struct strbuf *plots, char *err, size_t errsize);
 /* A run id: decimal digits, above 0 (no sign, no blanks); 0 or -EINVAL. */
 int report_parse_run_id(const char *s, int64_t *id);
 /* "2h", "7d" (before now) or RFC 3339 -> ms; 0 or -EINVAL. */

@@ -412,7 +412,7 @@ static void trend_line(const char *what, const struct memory_trend *t, struct st
 
 	if (!t->valid)
 		return;
-	if (!(t->r2 >= 0.6) || t->slope_bps == 0) {
+	if (!memory_trend_steady(t)) {
 		/* a line that explains little of it: no rate worth printing */
 		strbuf_addf(out, "  %-9s %s: no steady trend\n", "", what);
 		return;

@@ -375,6 +375,8 @@ int session_export_frames(struct store *st, const struct session_record *s, bool
 	if (!ret)
 		ret = jsonw_error(&c.w);
 out_free:
+	if (!ret)
+		ret = strbuf_error(out); /* past its cap: cut short, not an export */
 	free(c.dev);
 	free(c.node);
 	return ret;
@@ -452,6 +454,7 @@ int session_export_report(struct store *st, const char *name, struct strbuf *out
 	}
 	strbuf_addf(out, "\n  Frames, per device and per node: jobscope export --session %s\n",
 		    s.name);
+	ret = strbuf_error(out);
 out_free:
 	free(c->dev);
 	free(c->node);

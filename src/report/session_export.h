@@ -1,7 +1,8 @@
 /*
  * session_export.h - a profiling session from a head's store, rendered:
- * its frames as JSON or CSV (`jobscope export --session`) and a report in
- * words and tables (`jobscope report --session`).
+ * its frames as JSON or CSV (`jobscope export --session`), a report in
+ * words and tables (`jobscope report --session`) and plots per device
+ * (`jobscope report --session --plot`).
  *
  * Both read the store (which the caller opened and still owns) and append
  * to a strbuf the caller owns; they return 0 or -errno: a store error as
@@ -25,5 +26,14 @@ int session_export_frames(struct store *st, const struct session_record *s, bool
 			  struct strbuf *out);
 /* The session called name (-ENOENT, with a message, when there is none). */
 int session_export_report(struct store *st, const char *name, struct strbuf *out);
+/*
+ * Session s drawn per device (session_plot.c): next to path, named from
+ * it, PATH-NODE-host.ext (the node's CPU, memory, storage, network) and
+ * PATH-NODE-gpuI.ext (each GPU's utilization, memory, traffic, power);
+ * path itself, saying so, when the session has no frame.  Each file
+ * written is appended to written, one a line.  Logs why it failed.
+ */
+int session_export_plots(struct store *st, const struct session_record *s, const char *path,
+			 struct strbuf *written);
 
 #endif

@@ -5,6 +5,7 @@ exactly the text, JSON and CSV kept in tests/golden/, and names each job's
 class, period and trend.  UPDATE_GOLDEN=1 rewrites the files (then read the
 diff before committing it)."""
 import json
+import re
 import sqlite3
 import subprocess
 import os
@@ -114,6 +115,29 @@ def test_classes_period_and_forecast(wd):
     near(h["total"]["core_hours_used"], cpu_h, 0.001, "core-hours used")
     eq(h["total"]["jobs"], 5, "jobs")
     eq(h["rows"][0]["key"], "carol", "the most idle GPU-hours first")
+
+
+def test_html_trend_says_what_text_says(wd):
+    # one decision (memory_trend_steady) for both: a line that explains
+    # little of the series has no rate, in the page as in the text
+    db = golden_store(wd)
+    want = {
+        "1001": ["no steady trend", "no steady trend"],
+        "1002": ["no steady trend", "\u2014 (not judged)"],
+        "1003": ["no steady trend", "\u2014 (not judged)"],
+        "1004": ["+6.00 GiB/h over the second half of the job (r\u00b2 1.00), reaches its "
+                 "limit (8.00 GiB) in ~50m 04s", "\u2014 (not judged)"],
+        "1005": ["no steady trend", "\u2014 (not judged)"],
+    }
+    for job, rows in want.items():
+        page = report(db, "--job", "slurm:" + job, "--format", "html")
+        got = [re.search(r"<dt>%s</dt>\n<dd>(.*?)</dd>" % term, page).group(1)
+               for term in ("Memory trend", "GPU memory trend")]
+        eq(got, rows, "job %s trend rows" % job)
+        check("flat" not in "".join(got), "no 'flat' beside a rate")
+        text = report(db, "--job", "slurm:" + job)
+        eq(page.count("no steady trend"), text.count("no steady trend"),
+           "job %s: the page and the text agree" % job)
 
 
 def test_expired_samples_report_from_summary(wd):

@@ -3,7 +3,8 @@
  * tick with known figures: the panels of a job without GPUs, with one and
  * with two (one panel per device), the devices that are not the job's,
  * round y ticks for a few ranges, a gap kept where samples are missing,
- * the reference lines' labels and the event marks.
+ * the reference lines' labels and the event marks; a set built from the
+ * caller's points (a session's plots).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -356,6 +357,46 @@ static void test_no_samples(void **state)
 	sim_free(m);
 }
 
+/* A set from the caller's points (a session's): values copied, all-NAN series left out. */
+static void test_set_from_points(void **state)
+{
+	const double t_s[4] = {0.5, 1.5, 2.5, 3.5};
+	double busy[4] = {50, NAN, 70, 90}, none[4] = {NAN, NAN, NAN, NAN};
+	double mem[4] = {GIB, 2.0 * GIB, 3.0 * GIB, 3.5 * GIB};
+	struct chart_set *cs;
+	struct chart_panel *p;
+
+	(void)state;
+	assert_int_equal(chart_set_new(T0_MS, 0.2, t_s, 4, &cs), 0);
+	assert_true(cs->span_s == 1.0); /* at least a second */
+	assert_int_equal(cs->npoints, 4);
+	assert_true(cs->t_s[3] == 3.5);
+	p = chart_panel_begin(cs, CHART_NODE_CPU, "cpu", "CPU busy", "CPU");
+	assert_non_null(p);
+	assert_int_equal(chart_panel_add(cs, p, "busy", 0, false, busy), 0);
+	assert_int_equal(chart_panel_add(cs, p, "nothing", 1, false, none), 0);
+	busy[0] = 1; /* copied: the set keeps its own */
+	chart_panel_end(cs, p, false);
+	assert_int_equal(cs->npanels, 1);
+	assert_int_equal(p->nseries, 1);
+	assert_true(p->series[0].v[0] == 50 && isnan(p->series[0].v[1]));
+	assert_string_equal(p->y.unit, "%");
+	assert_true(p->y.max == 100);
+	p = chart_panel_begin(cs, CHART_MEMORY, "memory", "Memory used", "memory");
+	assert_int_equal(chart_panel_add(cs, p, "used", 0, false, mem), 0);
+	chart_panel_end(cs, p, false);
+	assert_string_equal(cs->panels[1].y.unit, "GiB");
+	assert_true(cs->panels[1].y.max == 4);
+	p = chart_panel_begin(cs, CHART_NODE_NET, "net", "Network", "network");
+	assert_int_equal(chart_panel_add(cs, p, "rx", 0, false, none), 0);
+	chart_panel_end(cs, p, false); /* no series: dropped */
+	assert_int_equal(cs->npanels, 2);
+	while ((p = chart_panel_begin(cs, CHART_IO, "io", "I/O", "I/O")))
+		chart_panel_end(cs, p, true);
+	assert_int_equal(cs->npanels, CHART_MAX_PANELS); /* then NULL: full */
+	chart_set_free(cs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -369,6 +410,7 @@ int main(void)
 	    cmocka_unit_test(test_gap_kept),
 	    cmocka_unit_test(test_events_marked),
 	    cmocka_unit_test(test_no_samples),
+	    cmocka_unit_test(test_set_from_points),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
