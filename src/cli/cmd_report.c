@@ -182,17 +182,17 @@ static int cmd_report(int argc, char **argv)
 			break;
 		case OPT_SINCE:
 			since = optarg;
-			if (report_parse_time(optarg, now_ms, &q.since_ms))
+			if (parse_time_ms(optarg, now_ms, &q.since_ms))
 				return cli_usage_error("report",
-						       "bad --since '%s' (RFC 3339, or an age: 7d, 2h)",
+						       "bad --since '%s' (RFC 3339, ms since the epoch, or an age: 7d, 2h)",
 						       optarg);
 			q.has_since = true;
 			break;
 		case OPT_UNTIL:
 			until = optarg;
-			if (report_parse_time(optarg, now_ms, &q.until_ms))
+			if (parse_time_ms(optarg, now_ms, &q.until_ms))
 				return cli_usage_error("report",
-						       "bad --until '%s' (RFC 3339, or an age: 7d, 2h)",
+						       "bad --until '%s' (RFC 3339, ms since the epoch, or an age: 7d, 2h)",
 						       optarg);
 			q.has_until = true;
 			break;
