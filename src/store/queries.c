@@ -43,10 +43,16 @@ static const char sql_gpus[] =
 
 /*
  * The jobs list, a page: ?1 user, ?2 node, ?3 since, ?4 until ("" = any),
- * ?5 state (enum store_jobs_state), ?6 with sessions (1/0), ?7 one row
- * ("" = any), ?8 and ?9 the cursor's start_ms and id ("" = the first
- * page), ?10 how many rows.  The columns: enum store_jobs_col.
+ * ?5 with sessions (1/0), ?6 one row ("" = any), ?7 and ?8 the cursor's
+ * start_ms and id ("" = the first page), ?9 how many rows; %s the state's
+ * clause (jobs_state[]).  The columns: enum store_jobs_col.
+ *
+ * "start_ms <= the smaller of until and the cursor" repeats what the other
+ * terms say in a form an index on start_ms can seek to, so that a deep
+ * page does not scan every newer job first; "end_ms IS NULL" is written
+ * out (not bound) so that jobs_end finds the running jobs.
  */
+#define JOBS_MAX_MS "9223372036854775807"
 static const char sql_jobs_page[] =
     "SELECT j.id, j.scheduler || ':' || j.job_id || ':' || j.start_ms AS key, n.hostname,"
     " j.scheduler, j.job_id, j.step, j.user, j.uid, j.command, j.start_ms, j.end_ms, j.cgroup,"
@@ -56,14 +62,16 @@ static const char sql_jobs_page[] =
     " s.mem_efficiency_pct, s.gpus_used, s.gpu_util_avg_pct, s.gpu_energy_mj"
     " FROM jobs j JOIN nodes n ON n.id = j.node_id"
     " LEFT JOIN job_summaries s ON s.job_id = j.id"
-    " WHERE (?6 = 1 OR j.scheduler <> 'session') AND (?1 IS NULL OR j.user = ?1)"
+    " WHERE (?5 = 1 OR j.scheduler <> 'session') AND (?1 IS NULL OR j.user = ?1)"
     " AND (?2 IS NULL OR n.hostname = ?2)"
     " AND (?3 IS NULL OR j.end_ms IS NULL OR j.end_ms >= ?3)"
-    " AND (?4 IS NULL OR j.start_ms <= ?4)"
-    " AND (?5 = 0 OR (?5 = 1 AND j.end_ms IS NULL) OR (?5 = 2 AND j.end_ms IS NOT NULL))"
-    " AND (?7 IS NULL OR j.id = ?7)"
-    " AND (?8 IS NULL OR (j.start_ms, j.id) < (?8, ?9))"
-    " ORDER BY j.start_ms DESC, j.id DESC LIMIT ?10";
+    " AND (?4 IS NULL OR j.start_ms <= ?4)%s"
+    " AND (?6 IS NULL OR j.id = ?6)"
+    " AND j.start_ms <= min(coalesce(?4, " JOBS_MAX_MS "), coalesce(?7, " JOBS_MAX_MS "))"
+    " AND (?7 IS NULL OR (j.start_ms, j.id) < (?7, ?8))"
+    " ORDER BY j.start_ms DESC, j.id DESC LIMIT ?9";
+/* by enum store_jobs_state */
+static const char *const jobs_state[] = {"", " AND j.end_ms IS NULL", " AND j.end_ms IS NOT NULL"};
 
 static const char sql_job[] =
     "SELECT j.scheduler || ':' || j.job_id || ':' || j.start_ms AS key, n.hostname AS node,"
@@ -248,12 +256,11 @@ int store_query_jobs(struct store *st, const struct store_jobs_filter *f, store_
 {
 	struct jobs_page pg = {fn, arg, f->limit ? f->limit : STORE_JOBS_LIMIT_DEFAULT, 0, {0, 0},
 			       false};
-	char since[24], until[24], state[4], row[24], after_ms[24], after_id[24], limit[24];
+	char since[24], until[24], row[24], after_ms[24], after_id[24], limit[24], sql[2048];
 	const char *p[] = {f->user ? f->user : "",
 			   f->node ? f->node : "",
 			   param_ms(since, sizeof(since), f->when.has_since, f->when.since_ms),
 			   param_ms(until, sizeof(until), f->when.has_until, f->when.until_ms),
-			   state,
 			   f->with_sessions ? "1" : "0",
 			   param_ms(row, sizeof(row), f->job_row > 0, f->job_row),
 			   param_ms(after_ms, sizeof(after_ms), f->has_after, f->after.start_ms),
@@ -267,9 +274,9 @@ int store_query_jobs(struct store *st, const struct store_jobs_filter *f, store_
 	    f->state > STORE_JOBS_ENDED)
 		return log_err(-EINVAL, "jobs: a limit of 1 to %d and a known state, please",
 			       STORE_JOBS_LIMIT_MAX);
-	snprintf(state, sizeof(state), "%d", (int)f->state);
+	snprintf(sql, sizeof(sql), sql_jobs_page, jobs_state[f->state]);
 	snprintf(limit, sizeof(limit), "%" PRId64, pg.limit + 1); /* one more: is there a next page? */
-	ret = store_query_rows(st, sql_jobs_page, p, jobs_page_row, &pg);
+	ret = store_query_rows(st, sql, p, jobs_page_row, &pg);
 	if (ret == JOBS_PAGE_FULL)
 		ret = 0;
 	if (ret)
