@@ -1,11 +1,13 @@
 /*
  * queries.c - the store's named read queries (see queries.h): the head's
- * read API (nodes, GPUs, jobs, one job, a session's nodes, series), its
+ * read API (nodes, GPUs, one job, a session's nodes, series), the jobs
+ * list a page at a time (head and agent) and its cursor, the head's
  * /status GPU list and Prometheus figures, and the history's job rows.
  *
  * The SQL is ours and fixed; parameters are bound (store_query_json and
  * store_query_rows bind a decimal string as an integer, "" as NULL), and
- * the one name that reaches SQL text, a series' metric, comes from a list.
+ * what reaches SQL text, a series' metric and a jobs page's state clause,
+ * comes from a fixed list.
  */
 #include "store/queries.h"
 

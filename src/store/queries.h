@@ -1,7 +1,8 @@
 /*
  * queries.h - the store's named read queries: the SQL behind the head's
- * read API (/api/v1/..., /metrics, /metrics/latest, /status) and behind the
- * history of reservations, so that no module above the store holds SQL.
+ * read API (/api/v1/..., /metrics, /metrics/latest, /status), the jobs
+ * list the head and the agent page through, and the history of
+ * reservations, so that no module above the store holds SQL.
  *
  * The *_json queries write their rows into w as JSON (an array of objects
  * keyed by column name, as store_query_json does; integer columns named
@@ -17,6 +18,7 @@
 #define JOBSCOPE_STORE_QUERIES_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "common/jsonw.h"
