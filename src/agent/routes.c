@@ -209,7 +209,8 @@ static void jobs_page(struct agent *a, const struct http_request *req, struct ht
 	strbuf_init(&pg.json, 0);
 	ret = store_query_jobs(a->read_st, &f, page_row, &pg, &more, &next);
 	if (ret) {
-		http_error(res, ret == -ENOMEM ? 500 : 503, "the store cannot be read");
+		http_error(res, ret == -ENOMEM ? 500 : 503,
+			   ret == -ENOMEM ? "out of memory" : "the store cannot be read");
 		goto out_release_page;
 	}
 	jsonw_init(&w, &res->body, false);
@@ -220,7 +221,8 @@ static void jobs_page(struct agent *a, const struct http_request *req, struct ht
 	pthread_mutex_lock(&a->view_lock);
 	for (size_t k = 0; k < pg.n; k++) {
 		const struct page_job *pj = &pg.job[k];
-		const struct agent_view_job *vj = pj->running ? live_job(a->view, pj->store_id) : NULL;
+		const struct agent_view_job *vj =
+		    pj->running ? live_job(a->view, pj->store_id) : NULL;
 
 		if (vj)
 			jsonw_raw(&w, a->view->job_json.buf + vj->json_off, vj->json_len);

@@ -191,7 +191,8 @@ int api_parse_jobs_query(api_arg_fn arg, void *ctx, int64_t now_ms, struct store
 	f->when.has_until = until != NULL;
 	if ((since && parse_time_ms(since, now_ms, &f->when.since_ms)) ||
 	    (until && parse_time_ms(until, now_ms, &f->when.until_ms)))
-		return bad(err, size, "since/until: ms since the epoch, RFC 3339, or an age (2h, 7d)");
+		return bad(err, size,
+			   "since/until: ms since the epoch, RFC 3339, or an age (2h, 7d)");
 	if (since && until && f->when.since_ms > f->when.until_ms)
 		return bad(err, size, "since must not come after until");
 	f->limit = STORE_JOBS_LIMIT_DEFAULT;

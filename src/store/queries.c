@@ -256,8 +256,8 @@ static int jobs_page_row(const struct store_row *r, void *arg)
 int store_query_jobs(struct store *st, const struct store_jobs_filter *f, store_row_fn fn,
 		     void *arg, bool *has_next, struct store_jobs_cursor *next)
 {
-	struct jobs_page pg = {fn, arg, f->limit ? f->limit : STORE_JOBS_LIMIT_DEFAULT, 0, {0, 0},
-			       false};
+	struct jobs_page pg = {.fn = fn, .arg = arg,
+			       .limit = f->limit ? f->limit : STORE_JOBS_LIMIT_DEFAULT};
 	char since[24], until[24], row[24], after_ms[24], after_id[24], limit[24], sql[2048];
 	const char *p[] = {f->user ? f->user : "",
 			   f->node ? f->node : "",
@@ -277,7 +277,8 @@ int store_query_jobs(struct store *st, const struct store_jobs_filter *f, store_
 		return log_err(-EINVAL, "jobs: a limit of 1 to %d and a known state, please",
 			       STORE_JOBS_LIMIT_MAX);
 	snprintf(sql, sizeof(sql), sql_jobs_page, jobs_state[f->state]);
-	snprintf(limit, sizeof(limit), "%" PRId64, pg.limit + 1); /* one more: is there a next page? */
+	/* one more row than the page: is there a next page? */
+	snprintf(limit, sizeof(limit), "%" PRId64, pg.limit + 1);
 	ret = store_query_rows(st, sql, p, jobs_page_row, &pg);
 	if (ret == JOBS_PAGE_FULL)
 		ret = 0;

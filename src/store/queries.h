@@ -74,9 +74,9 @@ struct store_jobs_filter {
 	const char *user, *node;  /* NULL or "": any */
 	struct store_window when; /* jobs that overlap it */
 	enum store_jobs_state state;
-	bool with_sessions;	  /* the "session" scheduler's jobs too (the agent lists them) */
-	int64_t job_row;	  /* > 0: that row only */
-	bool has_after;		  /* a page after this cursor; else the first page */
+	bool with_sessions; /* the "session" scheduler's jobs too (the agent lists them) */
+	int64_t job_row;    /* > 0: that row only */
+	bool has_after;	    /* a page after this cursor; else the first page */
 	struct store_jobs_cursor after;
 	int64_t limit; /* 1..STORE_JOBS_LIMIT_MAX; 0: STORE_JOBS_LIMIT_DEFAULT */
 };

@@ -49,11 +49,22 @@ static void test_parse_time(void **state)
 	    {"3600", 3600}, /* digits only: a time (ms since the epoch), never an age */
 	};
 	static const char *const bad[] = {
-	    "",	  "-1",	 "+5", " 5", "5 ", "1.5", /* a bare number is ms, never seconds */
-	    "2h ", "-2h", "yesterday", "2026-11-22", "9223372036854775808", "99999999999999999999",
+	    "",
+	    "-1",
+	    "+5",
+	    " 5",
+	    "5 ",
+	    "1.5", /* a bare number is ms, never seconds */
+	    "2h ",
+	    "-2h",
+	    "yesterday",
+	    "2026-11-22",
+	    "9223372036854775808",
+	    "99999999999999999999",
 	    "1970-01-01T00:00:00+01:00", /* before the epoch */
 	    "1000000d",			 /* an age reaching before the epoch */
-	    "2x",  "h",
+	    "2x",
+	    "h",
 	};
 	int64_t v;
 
@@ -101,11 +112,11 @@ static void test_cursor_refused(void **state)
 	    "j1.5",
 	    "j1.5.",
 	    "j1..5",
-	    "j1.5.0",	  /* row ids start at 1 */
+	    "j1.5.0", /* row ids start at 1 */
 	    "j1.5.-1",
 	    "j1.-5.1",
 	    "j1.+5.1",
-	    "j1.05.1",	  /* one spelling per cursor */
+	    "j1.05.1", /* one spelling per cursor */
 	    "j1.5.01",
 	    "j1.5.1.",
 	    "j1.5.1x",
@@ -187,8 +198,8 @@ static void test_query_values(void **state)
 	char err[160];
 
 	(void)state;
-	assert_int_equal(parse((struct args){{"state=ended", "user=alice", "node=n1",
-					      "since=2h", "until=1795340895000", "limit=10000",
+	assert_int_equal(parse((struct args){{"state=ended", "user=alice", "node=n1", "since=2h",
+					      "until=1795340895000", "limit=10000",
 					      "cursor=j1.1795340000000.17"}},
 			       &f, err, sizeof(err)),
 			 0);
@@ -203,11 +214,11 @@ static void test_query_values(void **state)
 	assert_true(f.has_after);
 	assert_int_equal(f.after.start_ms, 1795340000000LL);
 	assert_int_equal(f.after.id, 17);
-	assert_int_equal(parse((struct args){{"state=running", "limit=1",
-					      "since=2026-11-22T09:48:15.123Z",
-					      "until=2026-11-22T09:48:15.123Z"}},
-			       &f, err, sizeof(err)),
-			 0);
+	assert_int_equal(
+	    parse((struct args){{"state=running", "limit=1", "since=2026-11-22T09:48:15.123Z",
+				 "until=2026-11-22T09:48:15.123Z"}},
+		  &f, err, sizeof(err)),
+	    0);
 	assert_int_equal(f.state, STORE_JOBS_RUNNING);
 	assert_int_equal(f.limit, 1);
 	assert_int_equal(f.when.since_ms, f.when.until_ms); /* an instant is a window */
@@ -338,7 +349,8 @@ static int seen_row(const struct store_row *r, void *arg)
 	assert_int_equal(r->ncols, STORE_JOBS_COL__COUNT);
 	s->id[s->n] = (int64_t)r->num[STORE_JOBS_COL_ID];
 	s->start_ms[s->n] = (int64_t)r->num[STORE_JOBS_COL_START_MS];
-	s->end_ms[s->n] = r->null[STORE_JOBS_COL_END_MS] ? -1 : (int64_t)r->num[STORE_JOBS_COL_END_MS];
+	s->end_ms[s->n] =
+	    r->null[STORE_JOBS_COL_END_MS] ? -1 : (int64_t)r->num[STORE_JOBS_COL_END_MS];
 	snprintf(s->user[s->n], sizeof(s->user[0]), "%s", r->text[STORE_JOBS_COL_USER]);
 	snprintf(s->node[s->n], sizeof(s->node[0]), "%s", r->text[STORE_JOBS_COL_NODE]);
 	s->n++;
@@ -346,8 +358,8 @@ static int seen_row(const struct store_row *r, void *arg)
 }
 
 /* The ids of every page of f, a page of limit at a time, in order. */
-static size_t page_all(struct fixture *fx, struct store_jobs_filter f, int64_t limit,
-		       int64_t *ids, size_t max)
+static size_t page_all(struct fixture *fx, struct store_jobs_filter f, int64_t limit, int64_t *ids,
+		       size_t max)
 {
 	struct store_jobs_cursor next;
 	size_t n = 0;
@@ -470,7 +482,8 @@ static void test_filters(void **state)
 	assert_int_equal(ids_of(fx, f, ids), 1);
 	assert_int_equal(ids[0], running_b);
 	f = (struct store_jobs_filter){0};
-	/* the jobs that overlap [2500, 3500]: not the one that ended at 2000, not the one from 8000 */
+	/* the jobs that overlap [2500, 3500]: not the one that ended at 2000, not the one from 8000
+	 */
 	f.when = (struct store_window){true, true, 2500, 3500};
 	assert_int_equal(ids_of(fx, f, ids), 1);
 	assert_int_equal(ids[0], running_b);
@@ -520,7 +533,8 @@ static void test_paging_while_adding(void **state)
 		for (size_t i = 0; i < s.n; i++)
 			got[n++] = s.id[i];
 		if (n == 4) {
-			/* behind the cursor: a job that started early, stored late (same start as a tie) */
+			/* behind the cursor: a job that started early, stored late (same start as a
+			 * tie) */
 			late_old = add_job(fx, fx->node_a, "slurm", "200", "alice", 11000, 0);
 			/* ahead of it: newer than the first page, not in this pass */
 			late_new = add_job(fx, fx->node_a, "slurm", "201", "alice", 99000, 0);
