@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "attrib/jobs.h"
+#include "common/jsonw.h"
 #include "common/strbuf.h"
 #include "common/timeutil.h"
 #include "net/http.h"
@@ -64,14 +65,15 @@ struct agent_view_job {
 	char key[JOB_KEY_MAX];
 	char scheduler[16];
 	char job_id[64];
+	int64_t store_id;	   /* its row in the store, 0 until stored */
 	size_t json_off, json_len; /* its object in view->job_json */
 };
 
+/* The bodies of a tick; /api/v1/jobs is a page of the store, its live jobs from here. */
 struct agent_view {
 	struct strbuf metrics;
 	struct strbuf node;
 	struct strbuf gpus;
-	struct strbuf jobs;
 	struct strbuf job_json;
 	struct agent_view_job *job;
 	size_t njobs;
@@ -143,6 +145,13 @@ void agent_rollups_flush_all(struct agent *a);
 
 /* render.c: the endpoints' bodies for the state after a tick. */
 int agent_render(struct agent *a, struct agent_view *v);
+/*
+ * The fields of a job the store holds (a row of store_query_jobs) in the
+ * shape of a live job's object, for the caller to open and close: no
+ * usage and no GPUs now, its summary's totals when it has one.
+ */
+struct store_row;
+void agent_json_stored_job(struct jsonw *w, const struct store_row *r);
 void agent_view_free(struct agent_view *v);
 /* Renders a view and swaps it in for the HTTP thread. */
 void agent_publish_view(struct agent *a);

@@ -1,7 +1,9 @@
 /*
  * render.c - the agent's HTTP bodies: Prometheus text (format 0.0.4) and
- * the JSON of /api/v1/{node,gpus,jobs,jobs/KEY}, rendered once per tick by
- * the sampler into a view that is then swapped in (routes.c serves it).
+ * the JSON of /api/v1/{node,gpus,jobs/KEY} and of each live job, rendered
+ * once per tick by the sampler into a view that is then swapped in
+ * (routes.c serves it, and merges the live jobs into /api/v1/jobs' pages
+ * of the store), and the same object for a job the store holds.
  *
  * Metric names: prefix jobscope_, base units in the name (_bytes,
  * _seconds_total, _watts, _joules_total, _percent for 0-100), HELP and
@@ -20,6 +22,7 @@
 #include "common/jsonw.h"
 #include "common/log.h"
 #include "common/prom.h"
+#include "store/queries.h"
 
 /* ---- Prometheus text ---- */
 
@@ -344,6 +347,7 @@ static void json_job(struct jsonw *w, const struct agent *a, const struct job_en
 	jsonw_kv_str(w, "command", r->command);
 	jsonw_kv_int(w, "start_ms", r->start_ms);
 	jsonw_kv_int_opt(w, "end_ms", r->end_ms > 0, r->end_ms);
+	jsonw_kv_str(w, "state", j->live ? "running" : "ended");
 	jsonw_kv_bool(w, "live", j->live);
 	jsonw_kv_int_opt(w, "store_id", r->id > 0, r->id);
 	jsonw_kv_str_opt(w, "cgroup", r->cgroup[0] ? r->cgroup : NULL);
@@ -391,6 +395,69 @@ static void json_job(struct jsonw *w, const struct agent *a, const struct job_en
 		jsonw_obj_end(w);
 	}
 	jsonw_arr_end(w);
+	jsonw_kv_null(w, "totals"); /* a summary's, once it ended */
+	jsonw_obj_end(w);
+}
+
+/* A column of a stored job: NULL as null. */
+static void kv_col_str(struct jsonw *w, const char *key, const struct store_row *r, int col)
+{
+	jsonw_kv_str_opt(w, key, r->null[col] ? NULL : r->text[col]);
+}
+
+static void kv_col_int(struct jsonw *w, const char *key, const struct store_row *r, int col)
+{
+	jsonw_kv_int_opt(w, key, !r->null[col], (int64_t)r->num[col]);
+}
+
+static void kv_col_double(struct jsonw *w, const char *key, const struct store_row *r, int col)
+{
+	jsonw_kv_double_opt(w, key, !r->null[col], r->num[col], 3);
+}
+
+void agent_json_stored_job(struct jsonw *w, const struct store_row *r)
+{
+	bool ended = !r->null[STORE_JOBS_COL_END_MS];
+
+	kv_col_str(w, "key", r, STORE_JOBS_COL_KEY);
+	kv_col_str(w, "scheduler", r, STORE_JOBS_COL_SCHEDULER);
+	kv_col_str(w, "job_id", r, STORE_JOBS_COL_JOB_ID);
+	kv_col_str(w, "step", r, STORE_JOBS_COL_STEP);
+	kv_col_str(w, "node", r, STORE_JOBS_COL_NODE);
+	kv_col_str(w, "user", r, STORE_JOBS_COL_USER);
+	kv_col_int(w, "uid", r, STORE_JOBS_COL_UID);
+	kv_col_str(w, "command", r, STORE_JOBS_COL_COMMAND);
+	kv_col_int(w, "start_ms", r, STORE_JOBS_COL_START_MS);
+	kv_col_int(w, "end_ms", r, STORE_JOBS_COL_END_MS);
+	jsonw_kv_str(w, "state", ended ? "ended" : "running");
+	jsonw_kv_bool(w, "live", false);
+	kv_col_int(w, "store_id", r, STORE_JOBS_COL_ID);
+	kv_col_str(w, "cgroup", r, STORE_JOBS_COL_CGROUP);
+	kv_col_str(w, "qos", r, STORE_JOBS_COL_QOS);
+	jsonw_key(w, "reservation");
+	jsonw_obj_begin(w);
+	kv_col_str(w, "source", r, STORE_JOBS_COL_RESERVATION_SOURCE);
+	kv_col_double(w, "cpus", r, STORE_JOBS_COL_RESERVED_CPUS);
+	kv_col_int(w, "memory_bytes", r, STORE_JOBS_COL_RESERVED_MEM_BYTES);
+	kv_col_int(w, "gpus", r, STORE_JOBS_COL_RESERVED_GPUS);
+	kv_col_str(w, "gpu_list", r, STORE_JOBS_COL_RESERVED_GPU_LIST);
+	jsonw_obj_end(w);
+	/* what it uses now: nothing the agent sees (ended, or its processes not seen yet) */
+	jsonw_kv_null(w, "usage");
+	jsonw_kv_null(w, "gpus");
+	jsonw_key(w, "totals");
+	if (r->num[STORE_JOBS_COL_HAS_SUMMARY] == 0) {
+		jsonw_null(w);
+		return;
+	}
+	jsonw_obj_begin(w);
+	kv_col_int(w, "cpu_ms", r, STORE_JOBS_COL_CPU_MS);
+	kv_col_double(w, "cpu_efficiency_pct", r, STORE_JOBS_COL_CPU_EFFICIENCY_PCT);
+	kv_col_int(w, "rss_peak_bytes", r, STORE_JOBS_COL_RSS_PEAK_BYTES);
+	kv_col_double(w, "mem_efficiency_pct", r, STORE_JOBS_COL_MEM_EFFICIENCY_PCT);
+	kv_col_int(w, "gpus_used", r, STORE_JOBS_COL_GPUS_USED);
+	kv_col_double(w, "gpu_util_avg_pct", r, STORE_JOBS_COL_GPU_UTIL_AVG_PCT);
+	kv_col_int(w, "gpu_energy_mj", r, STORE_JOBS_COL_GPU_ENERGY_MJ);
 	jsonw_obj_end(w);
 }
 
@@ -507,7 +574,6 @@ void agent_view_free(struct agent_view *v)
 	strbuf_release(&v->metrics);
 	strbuf_release(&v->node);
 	strbuf_release(&v->gpus);
-	strbuf_release(&v->jobs);
 	strbuf_release(&v->job_json);
 	free(v->job);
 	free(v);
@@ -516,13 +582,11 @@ void agent_view_free(struct agent_view *v)
 int agent_render(struct agent *a, struct agent_view *v)
 {
 	struct strbuf lab;
-	struct jsonw w;
 	size_t n = 0;
 
 	strbuf_init(&v->metrics, 0);
 	strbuf_init(&v->node, 0);
 	strbuf_init(&v->gpus, 0);
-	strbuf_init(&v->jobs, 0);
 	strbuf_init(&v->job_json, 0);
 	strbuf_init(&lab, 4096);
 	render_host_metrics(a, &v->metrics);
@@ -547,25 +611,14 @@ int agent_render(struct agent *a, struct agent_view *v)
 		snprintf(vj->key, sizeof(vj->key), "%s", j->key);
 		snprintf(vj->scheduler, sizeof(vj->scheduler), "%s", j->rec.scheduler);
 		snprintf(vj->job_id, sizeof(vj->job_id), "%s", j->rec.job_id);
+		vj->store_id = j->rec.id;
 		vj->json_off = v->job_json.len;
 		jsonw_init(&jw, &v->job_json, false);
 		json_job(&jw, a, j);
 		vj->json_len = v->job_json.len - vj->json_off;
 	}
 	v->njobs = n;
-	jsonw_init(&w, &v->jobs, false);
-	strbuf_addf(&v->jobs, "{\"node\":");
-	jsonw_str(&w, a->hostname);
-	strbuf_addstr(&v->jobs, ",\"jobs\":[");
-	for (size_t k = 0; k < n; k++) {
-		if (k)
-			strbuf_addch(&v->jobs, ',');
-		strbuf_add(&v->jobs, v->job_json.buf + v->job[k].json_off, v->job[k].json_len);
-	}
-	strbuf_addstr(&v->jobs, "]}\n");
-	if (jsonw_error(&w))
-		return jsonw_error(&w);
-	return 0;
+	return strbuf_error(&v->job_json);
 }
 
 void agent_publish_view(struct agent *a)

@@ -2,11 +2,13 @@
  * routes.c - the agent's endpoints: a route table (net/http.h), every route
  * public, served from the view the last tick published; a job that is not
  * live is looked up in the store, through the HTTP thread's own read-only
- * connection.
+ * connection.  /api/v1/jobs is a page of the store's jobs (the head's
+ * query, net/api.h), each running one with its live figures from the view.
  *
  * Before the first view: 503 "no sample yet" on every path.  A path no
  * route has: 404 "no such endpoint".  /api/v1/jobs/{key} for a key that is
  * neither live nor stored: 404 "no such job" (400 for a malformed key).
+ * /api/v1/jobs with a bad parameter: 400.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,6 +18,8 @@
 #include "agent/agent.h"
 #include "common/jsonw.h"
 #include "common/prom.h"
+#include "net/api.h"
+#include "store/queries.h"
 
 /* What a route's handler gets: the agent, and the view it holds the lock on. */
 struct agent_request {
@@ -23,6 +27,8 @@ struct agent_request {
 	const struct agent_view *v;
 	/* the jobs/{key} route: not live, to be looked up in the store after the unlock */
 	const char *store_key;
+	/* the jobs route: a page of the store, read after the unlock */
+	bool jobs_page;
 };
 
 static void route_metrics(void *arg, const struct http_request *req, struct http_response *res)
@@ -52,10 +58,8 @@ static void route_gpus(void *arg, const struct http_request *req, struct http_re
 
 static void route_jobs(void *arg, const struct http_request *req, struct http_response *res)
 {
-	const struct agent_view *v = ((struct agent_request *)arg)->v;
-
-	(void)req;
-	strbuf_add(&res->body, v->jobs.buf, v->jobs.len);
+	(void)req, (void)res;
+	((struct agent_request *)arg)->jobs_page = true;
 }
 
 static bool key_matches(const struct agent_view_job *j, const char *key)
@@ -106,18 +110,155 @@ static const struct http_route agent_routes[] = {
     {NULL, NULL, false, HTTP_ACCESS_PUBLIC, NULL},
 };
 
-/* An ended job from the store: its record and, when stored, its summary. */
-static void job_from_store(struct agent *a, const char *key, struct http_response *res)
+/* The HTTP thread's own read-only connection to the store, opened at first use. */
+static int read_store(struct agent *a, struct http_response *res)
 {
-	struct job_record *job;
-	int64_t id;
-	int ret;
-
 	if (!a->read_st && store_open(store_path(a->st), STORE_READONLY, &a->read_st)) {
 		http_error(res, 503, "the store cannot be read");
+		return -EIO;
+	}
+	return 0;
+}
+
+/* The rows of a page, each a stored job's object, until the view says which run. */
+struct page_job {
+	int64_t store_id;
+	bool running;
+	size_t json_off, json_len; /* in page.json */
+};
+
+struct page {
+	struct page_job *job;
+	size_t n, alloc;
+	struct strbuf json;
+	const char *summary_json; /* one job: its stored report, written in (NULL: none) */
+	size_t summary_len;
+};
+
+static int page_row(const struct store_row *r, void *arg)
+{
+	struct page *pg = arg;
+	struct page_job *pj;
+	struct jsonw w;
+
+	if (pg->n == pg->alloc) {
+		size_t alloc = pg->alloc ? 2 * pg->alloc : 64;
+		struct page_job *job = realloc(pg->job, alloc * sizeof(*job));
+
+		if (!job)
+			return -ENOMEM;
+		pg->job = job;
+		pg->alloc = alloc;
+	}
+	pj = &pg->job[pg->n++];
+	pj->store_id = (int64_t)r->num[STORE_JOBS_COL_ID];
+	pj->running = r->null[STORE_JOBS_COL_END_MS];
+	pj->json_off = pg->json.len;
+	jsonw_init(&w, &pg->json, false);
+	jsonw_obj_begin(&w);
+	agent_json_stored_job(&w, r);
+	if (pg->summary_json) {
+		jsonw_key(&w, "summary");
+		jsonw_raw(&w, pg->summary_json, pg->summary_len);
+	}
+	jsonw_obj_end(&w);
+	pj->json_len = pg->json.len - pj->json_off;
+	return jsonw_error(&w);
+}
+
+static void page_release(struct page *pg)
+{
+	free(pg->job);
+	strbuf_release(&pg->json);
+}
+
+/* A running job's object from the view, when it is live there; else NULL. */
+static const struct agent_view_job *live_job(const struct agent_view *v, int64_t store_id)
+{
+	for (size_t k = 0; k < v->njobs; k++)
+		if (v->job[k].store_id == store_id)
+			return &v->job[k];
+	return NULL;
+}
+
+/*
+ * /api/v1/jobs: a page of the store's jobs (sessions too: the agent lists
+ * what runs on its node), read without the view's lock so that a tick
+ * does not wait for it; then, under the lock, each job the store says is
+ * running and the view has live is written with its live figures.  A job
+ * the store has not taken yet has no place in the order: it waits for its
+ * row (one tick).
+ */
+static void jobs_page(struct agent *a, const struct http_request *req, struct http_response *res)
+{
+	struct page pg = {0};
+	struct store_jobs_filter f;
+	struct store_jobs_cursor next;
+	char err[160], cur[STORE_JOBS_CURSOR_MAX];
+	struct jsonw w;
+	bool more;
+	int ret;
+
+	if (api_jobs_query(req, time_now_ms(), &f, err, sizeof(err))) {
+		http_error(res, 400, err);
 		return;
 	}
-	ret = store_find_job_key(a->read_st, key, &id);
+	f.with_sessions = true;
+	if (read_store(a, res))
+		return;
+	strbuf_init(&pg.json, 0);
+	ret = store_query_jobs(a->read_st, &f, page_row, &pg, &more, &next);
+	if (ret) {
+		http_error(res, ret == -ENOMEM ? 500 : 503,
+			   ret == -ENOMEM ? "out of memory" : "the store cannot be read");
+		goto out_release_page;
+	}
+	jsonw_init(&w, &res->body, false);
+	jsonw_obj_begin(&w);
+	jsonw_kv_str(&w, "node", a->hostname);
+	jsonw_key(&w, "jobs");
+	jsonw_arr_begin(&w);
+	pthread_mutex_lock(&a->view_lock);
+	for (size_t k = 0; k < pg.n; k++) {
+		const struct page_job *pj = &pg.job[k];
+		const struct agent_view_job *vj =
+		    pj->running ? live_job(a->view, pj->store_id) : NULL;
+
+		if (vj)
+			jsonw_raw(&w, a->view->job_json.buf + vj->json_off, vj->json_len);
+		else
+			jsonw_raw(&w, pg.json.buf + pj->json_off, pj->json_len);
+	}
+	pthread_mutex_unlock(&a->view_lock);
+	jsonw_arr_end(&w);
+	jsonw_key(&w, "next");
+	if (more) {
+		store_jobs_cursor_format(&next, cur, sizeof(cur));
+		jsonw_str(&w, cur);
+	} else {
+		jsonw_null(&w);
+	}
+	jsonw_obj_end(&w);
+	strbuf_addch(&res->body, '\n');
+	if (jsonw_error(&w) || strbuf_error(&res->body))
+		http_error(res, 500, "cannot write the answer");
+out_release_page:
+	page_release(&pg);
+}
+
+/* A job from the store that is not live: its object, as in the list, and its stored report. */
+static void job_from_store(struct agent *a, const char *key, struct http_response *res)
+{
+	struct store_jobs_filter f = {.with_sessions = true, .limit = 1};
+	struct store_jobs_cursor next;
+	struct page pg = {0};
+	struct strbuf sum;
+	bool more;
+	int ret;
+
+	if (read_store(a, res))
+		return;
+	ret = store_find_job_key(a->read_st, key, &f.job_row);
 	if (ret == -EINVAL) {
 		http_error(res, 400,
 			   "malformed job key: use scheduler:id:start_ms, scheduler:id or id");
@@ -127,46 +268,26 @@ static void job_from_store(struct agent *a, const char *key, struct http_respons
 		http_error(res, 404, "no such job");
 		return;
 	}
-	job = calloc(1, sizeof(*job));
-	if (!job || store_get_job(a->read_st, id, job)) {
-		free(job);
-		http_error(res, 500, "cannot read the job");
-		return;
+	strbuf_init(&sum, 0);
+	strbuf_init(&pg.json, 0);
+	if (store_get_job_summary_json(a->read_st, f.job_row, &sum) == 0 && sum.len) {
+		while (sum.len && sum.buf[sum.len - 1] == '\n')
+			sum.len--;
+		pg.summary_json = sum.buf; /* the report, as we wrote it */
+		pg.summary_len = sum.len;
+	} else {
+		pg.summary_json = "null";
+		pg.summary_len = 4;
 	}
-	{
-		struct jsonw w;
-		char k[JOB_KEY_MAX];
-
-		jobs_format_key(k, sizeof(k), job->scheduler, job->job_id, job->start_ms);
-		jsonw_init(&w, &res->body, false);
-		jsonw_obj_begin(&w);
-		jsonw_kv_str(&w, "key", k);
-		jsonw_kv_str(&w, "scheduler", job->scheduler);
-		jsonw_kv_str(&w, "job_id", job->job_id);
-		jsonw_kv_str(&w, "node", job->hostname);
-		jsonw_kv_str(&w, "user", job->user);
-		jsonw_kv_int(&w, "start_ms", job->start_ms);
-		jsonw_kv_int_opt(&w, "end_ms", job->end_ms > 0, job->end_ms);
-		jsonw_kv_bool(&w, "live", false);
-		jsonw_kv_int(&w, "store_id", job->id);
-		jsonw_key(&w, "summary");
-		{
-			struct strbuf sum;
-
-			strbuf_init(&sum, 0);
-			if (store_get_job_summary_json(a->read_st, id, &sum) == 0 && sum.len) {
-				while (sum.len && sum.buf[sum.len - 1] == '\n')
-					sum.len--;
-				jsonw_raw(&w, sum.buf, sum.len); /* the report, as we wrote it */
-			} else {
-				jsonw_null(&w);
-			}
-			strbuf_release(&sum);
-		}
-		jsonw_obj_end(&w);
+	ret = store_query_jobs(a->read_st, &f, page_row, &pg, &more, &next);
+	if (ret || pg.n != 1) {
+		http_error(res, 500, "cannot read the job");
+	} else {
+		strbuf_add(&res->body, pg.json.buf, pg.json.len);
 		strbuf_addch(&res->body, '\n');
 	}
-	free(job);
+	page_release(&pg);
+	strbuf_release(&sum);
 }
 
 void agent_http(void *arg, const struct http_request *req, struct http_response *res)
@@ -192,4 +313,6 @@ void agent_http(void *arg, const struct http_request *req, struct http_response 
 	/* the store is read without the view's lock: a tick does not wait for it */
 	if (ar.store_key)
 		job_from_store(ar.a, ar.store_key, res);
+	if (ar.jobs_page)
+		jobs_page(ar.a, req, res);
 }

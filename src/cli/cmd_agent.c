@@ -48,7 +48,7 @@ static const char agent_usage[] =
     "  -h, --help               show this help\n"
     "\n"
     "Endpoints: GET /metrics (Prometheus text 0.0.4), /api/v1/node, /api/v1/gpus,\n"
-    "/api/v1/jobs[?state=all], /api/v1/jobs/{key} (key: scheduler:id:start_ms,\n"
+    "/api/v1/jobs[?state=running|ended|all&...], /api/v1/jobs/{key} (key: scheduler:id:start_ms,\n"
     "scheduler:id or id; the latest job that matches).\n"
     "\n"
     "Run as root to see every process's I/O and environment; unprivileged, what\n"

@@ -50,7 +50,8 @@ static const char report_usage[] =
     "  -s, --session NAME     a profiling session (a head's store or a head)\n"
     "  -u, --user U           jobs of user U\n"
     "  -n, --node N           jobs on node N\n"
-    "      --since T          from T: RFC 3339 (2026-11-01T00:00:00Z) or an age (7d, 2h)\n"
+    "      --since T          from T: RFC 3339 (2026-11-01T00:00:00Z), ms since the\n"
+    "                         epoch, or an age (7d, 2h)\n"
     "      --until T          until T (default now)\n"
     "  -b, --by KEY           group by user, node, job, hour or weekday\n"
     "  -f, --format FORMAT    text (default), json, csv (a job: one row per time\n"
@@ -231,17 +232,17 @@ static int cmd_report(int argc, char **argv)
 			break;
 		case OPT_SINCE:
 			since = optarg;
-			if (report_parse_time(optarg, now_ms, &q.since_ms))
+			if (parse_time_ms(optarg, now_ms, &q.since_ms))
 				return cli_usage_error("report",
-						       "bad --since '%s' (RFC 3339, or an age: 7d, 2h)",
+						       "bad --since '%s' (RFC 3339, ms since the epoch, or an age: 7d, 2h)",
 						       optarg);
 			q.has_since = true;
 			break;
 		case OPT_UNTIL:
 			until = optarg;
-			if (report_parse_time(optarg, now_ms, &q.until_ms))
+			if (parse_time_ms(optarg, now_ms, &q.until_ms))
 				return cli_usage_error("report",
-						       "bad --until '%s' (RFC 3339, or an age: 7d, 2h)",
+						       "bad --until '%s' (RFC 3339, ms since the epoch, or an age: 7d, 2h)",
 						       optarg);
 			q.has_until = true;
 			break;

@@ -2,6 +2,7 @@
 #include "timeutil.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,6 +79,35 @@ void format_rfc3339_ms(int64_t ms, char *buf, size_t size)
 	gmtime_r(&secs, &tm);
 	snprintf(buf, size, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
 		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
+}
+
+int parse_time_ms(const char *s, int64_t now_ms, int64_t *ms)
+{
+	size_t len = s ? strlen(s) : 0;
+	int64_t v = 0, age;
+
+	if (len == 0)
+		return -EINVAL;
+	if (strspn(s, "0123456789") == len) {
+		for (const char *p = s; *p; p++) {
+			if (v > (INT64_MAX - (*p - '0')) / 10)
+				return -EINVAL;
+			v = v * 10 + (*p - '0');
+		}
+		*ms = v;
+		return 0;
+	}
+	if (parse_rfc3339_ms(s, &v) == 0 && v >= 0) {
+		*ms = v;
+		return 0;
+	}
+	/* an age names its unit: a bare number is ms since the epoch, above */
+	if (s[len - 1] >= 'a' && s[len - 1] <= 'z' && parse_duration_ms(s, &age) == 0 &&
+	    age <= now_ms) {
+		*ms = now_ms - age;
+		return 0;
+	}
+	return -EINVAL;
 }
 
 void format_duration_ms(int64_t ms, char *buf, size_t size)

@@ -41,6 +41,13 @@ void format_rfc3339_ms(int64_t ms, char *buf, size_t size);
  * too) -> ms since the epoch.  0 or -EINVAL.
  */
 int parse_rfc3339_ms(const char *s, int64_t *ms);
+/*
+ * A point in time as the CLI and the HTTP APIs take it: ms since the epoch
+ * (decimal digits only), RFC 3339, or an age before now_ms (a duration with
+ * its unit: "2h", "7d", "90s").  0 or -EINVAL (an age reaching before the
+ * epoch too); the one parser of --since/--until and since=/until=.
+ */
+int parse_time_ms(const char *s, int64_t now_ms, int64_t *ms);
 /* "1h 02m 03s", "2.51s", "350ms" */
 void format_duration_ms(int64_t ms, char *buf, size_t size);
 

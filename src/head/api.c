@@ -20,28 +20,18 @@
 #include "common/jsonw.h"
 #include "common/prom.h"
 #include "common/timeutil.h"
+#include "net/api.h"
 #include "report/report_query.h"
 #include "store/queries.h"
 
-/* A time parameter: ms since the epoch, RFC 3339, or "2h" (that long ago); absent: none. */
+/* A time parameter (parse_time_ms's forms); absent or "": none. */
 static bool time_param(const char *s, bool *has, int64_t *out)
 {
-	int64_t ms;
-	char *end;
-
 	*has = false;
 	if (!s || !*s)
 		return true;
-	ms = strtoll(s, &end, 10);
-	if (*end == '\0' && ms >= 0) {
-		*out = ms;
-	} else if (parse_duration_ms(s, &ms) == 0) {
-		*out = time_now_ms() - ms;
-	} else if (parse_rfc3339_ms(s, &ms) == 0) {
-		*out = ms;
-	} else {
+	if (parse_time_ms(s, time_now_ms(), out))
 		return false;
-	}
 	*has = true;
 	return true;
 }
@@ -105,20 +95,84 @@ void head_api_gpus(void *arg, const struct http_request *req, struct http_respon
 	json_done(res);
 }
 
-/* /api/v1/jobs?user=U&node=N&since=T&until=T */
+/* A job of the list: its stored row, flat, each figure as the store holds it. */
+static int job_json(const struct store_row *r, void *arg)
+{
+	static const struct {
+		const char *name;
+		int col;
+		char type; /* 's' text, 'i' integer, 'd' real */
+	} fields[] = {
+	    {"key", STORE_JOBS_COL_KEY, 's'},
+	    {"node", STORE_JOBS_COL_NODE, 's'},
+	    {"scheduler", STORE_JOBS_COL_SCHEDULER, 's'},
+	    {"job_id", STORE_JOBS_COL_JOB_ID, 's'},
+	    {"user", STORE_JOBS_COL_USER, 's'},
+	    {"command", STORE_JOBS_COL_COMMAND, 's'},
+	    {"start_ms", STORE_JOBS_COL_START_MS, 'i'},
+	    {"end_ms", STORE_JOBS_COL_END_MS, 'i'},
+	    {"reservation_source", STORE_JOBS_COL_RESERVATION_SOURCE, 's'},
+	    {"reserved_cpus", STORE_JOBS_COL_RESERVED_CPUS, 'd'},
+	    {"reserved_mem_bytes", STORE_JOBS_COL_RESERVED_MEM_BYTES, 'i'},
+	    {"reserved_gpus", STORE_JOBS_COL_RESERVED_GPUS, 'i'},
+	    {"cpu_ms", STORE_JOBS_COL_CPU_MS, 'i'},
+	    {"cpu_efficiency_pct", STORE_JOBS_COL_CPU_EFFICIENCY_PCT, 'd'},
+	    {"rss_peak_bytes", STORE_JOBS_COL_RSS_PEAK_BYTES, 'i'},
+	    {"mem_efficiency_pct", STORE_JOBS_COL_MEM_EFFICIENCY_PCT, 'd'},
+	    {"gpus_used", STORE_JOBS_COL_GPUS_USED, 'i'},
+	    {"gpu_util_avg_pct", STORE_JOBS_COL_GPU_UTIL_AVG_PCT, 'd'},
+	    {"gpu_energy_mj", STORE_JOBS_COL_GPU_ENERGY_MJ, 'i'},
+	};
+	struct jsonw *w = arg;
+
+	jsonw_obj_begin(w);
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		int c = fields[i].col;
+
+		jsonw_key(w, fields[i].name);
+		if (r->null[c])
+			jsonw_null(w);
+		else if (fields[i].type == 's')
+			jsonw_str(w, r->text[c]);
+		else if (fields[i].type == 'i')
+			jsonw_int(w, (int64_t)r->num[c]);
+		else
+			jsonw_double(w, r->num[c], 3);
+		if (c == STORE_JOBS_COL_END_MS)
+			jsonw_kv_str(w, "state", r->null[c] ? "running" : "ended");
+	}
+	jsonw_obj_end(w);
+	return jsonw_error(w);
+}
+
+/* /api/v1/jobs?state=S&user=U&node=N&since=T&until=T&limit=L&cursor=C: a page */
 void head_api_jobs(void *arg, const struct http_request *req, struct http_response *res)
 {
 	struct head *h = arg;
-	struct store_jobs_filter f = {http_query_arg(req, "user"), http_query_arg(req, "node")};
+	struct store_jobs_filter f;
+	struct store_jobs_cursor next;
+	char err[160], cur[STORE_JOBS_CURSOR_MAX];
 	struct jsonw w;
+	bool more;
 
-	jsonw_init(&w, &res->body, true);
-	if (!window_param(req, res, &f.when))
+	if (api_jobs_query(req, time_now_ms(), &f, err, sizeof(err))) {
+		http_error(res, 400, err);
 		return;
+	}
+	jsonw_init(&w, &res->body, true);
 	jsonw_obj_begin(&w);
 	jsonw_key(&w, "jobs");
-	if (!answered(store_query_jobs(h->st, &f, &w), res))
+	jsonw_arr_begin(&w);
+	if (!answered(store_query_jobs(h->st, &f, job_json, &w, &more, &next), res))
 		return;
+	jsonw_arr_end(&w);
+	jsonw_key(&w, "next");
+	if (more) {
+		store_jobs_cursor_format(&next, cur, sizeof(cur));
+		jsonw_str(&w, cur);
+	} else {
+		jsonw_null(&w);
+	}
 	jsonw_obj_end(&w);
 	json_done(res);
 }
@@ -376,8 +430,8 @@ void head_api_report(void *arg, const struct http_request *req, struct http_resp
 	q.node = http_query_arg(req, "node");
 	if ((format && report_format_parse(format, &q.format)) ||
 	    (by && history_by_parse(by, &q.by)) ||
-	    (since && report_parse_time(since, now_ms, &q.since_ms)) ||
-	    (until && report_parse_time(until, now_ms, &q.until_ms))) {
+	    (since && parse_time_ms(since, now_ms, &q.since_ms)) ||
+	    (until && parse_time_ms(until, now_ms, &q.until_ms))) {
 		http_error(res, 400, "bad format, by, since or until");
 		return;
 	}

@@ -1,5 +1,6 @@
 /*
- * api.c - the head's mutating calls' bodies (see api.h).
+ * api.c - what the HTTP APIs are asked (see api.h): the head's mutating
+ * calls' bodies, and the jobs list's query.
  */
 #include "net/api.h"
 
@@ -9,6 +10,8 @@
 #include <string.h>
 
 #include <cjson/cJSON.h>
+
+#include "common/timeutil.h"
 
 static int bad(char *err, size_t size, const char *msg)
 {
@@ -143,4 +146,75 @@ int api_parse_session_stop(const char *body, size_t len, char *name_out, size_t 
 	}
 	cJSON_Delete(doc);
 	return ret;
+}
+
+/* A limit: decimal digits only, 1..STORE_JOBS_LIMIT_MAX. */
+static bool limit_ok(const char *s, int64_t *out)
+{
+	int64_t v = 0;
+
+	if (!*s || strspn(s, "0123456789") != strlen(s) || strlen(s) > 9)
+		return false;
+	for (; *s; s++)
+		v = v * 10 + (*s - '0');
+	if (v < 1 || v > STORE_JOBS_LIMIT_MAX)
+		return false;
+	*out = v;
+	return true;
+}
+
+static const char *present(api_arg_fn arg, void *ctx, const char *name)
+{
+	const char *v = arg(ctx, name);
+
+	return v && *v ? v : NULL;
+}
+
+int api_parse_jobs_query(api_arg_fn arg, void *ctx, int64_t now_ms, struct store_jobs_filter *f,
+			 char *err, size_t size)
+{
+	const char *state = present(arg, ctx, "state"), *since = present(arg, ctx, "since");
+	const char *until = present(arg, ctx, "until"), *limit = present(arg, ctx, "limit");
+	const char *cursor = present(arg, ctx, "cursor");
+
+	memset(f, 0, sizeof(*f));
+	f->user = present(arg, ctx, "user");
+	f->node = present(arg, ctx, "node");
+	f->state = STORE_JOBS_ALL;
+	if (state && strcmp(state, "running") == 0)
+		f->state = STORE_JOBS_RUNNING;
+	else if (state && strcmp(state, "ended") == 0)
+		f->state = STORE_JOBS_ENDED;
+	else if (state && strcmp(state, "all") != 0)
+		return bad(err, size, "state: running, ended or all");
+	f->when.has_since = since != NULL;
+	f->when.has_until = until != NULL;
+	if ((since && parse_time_ms(since, now_ms, &f->when.since_ms)) ||
+	    (until && parse_time_ms(until, now_ms, &f->when.until_ms)))
+		return bad(err, size,
+			   "since/until: ms since the epoch, RFC 3339, or an age (2h, 7d)");
+	if (since && until && f->when.since_ms > f->when.until_ms)
+		return bad(err, size, "since must not come after until");
+	f->limit = STORE_JOBS_LIMIT_DEFAULT;
+	if (limit && !limit_ok(limit, &f->limit)) {
+		snprintf(err, size, "limit: a whole number from 1 to %d", STORE_JOBS_LIMIT_MAX);
+		return -EINVAL;
+	}
+	if (cursor) {
+		if (store_jobs_cursor_parse(cursor, &f->after))
+			return bad(err, size, "cursor: the \"next\" of an earlier page, as it was");
+		f->has_after = true;
+	}
+	return 0;
+}
+
+static const char *query_arg(void *ctx, const char *name)
+{
+	return http_query_arg(ctx, name);
+}
+
+int api_jobs_query(const struct http_request *req, int64_t now_ms, struct store_jobs_filter *f,
+		   char *err, size_t size)
+{
+	return api_parse_jobs_query(query_arg, (void *)req, now_ms, f, err, size);
 }

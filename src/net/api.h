@@ -1,7 +1,9 @@
 /*
- * api.h - parsing the JSON bodies of the head's mutating calls (gswarm's
- * POST /profiling/start and /profiling/stop).  Pure: bytes in, a struct or
- * -EINVAL with a message out; any bytes are safe (fuzzed).
+ * api.h - parsing what the HTTP APIs are asked: the JSON bodies of the
+ * head's mutating calls (gswarm's POST /profiling/start and
+ * /profiling/stop), and the query of GET /api/v1/jobs, the same on the
+ * agent and the head.  Pure: text in, a struct or -EINVAL with a message
+ * out; any bytes are safe (fuzzed).
  */
 #ifndef JOBSCOPE_API_H
 #define JOBSCOPE_API_H
@@ -10,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "net/http.h"
+#include "store/queries.h"
 #include "store/store.h"
 
 /*
@@ -24,5 +28,21 @@ int api_parse_session_start(const char *body, size_t len, int64_t now_ms,
 int api_parse_session_stop(const char *body, size_t len, char *name, size_t name_size,
 			   bool *has_name, char *err, size_t err_size);
 bool api_session_name_ok(const char *name);
+
+/*
+ * GET /api/v1/jobs?state=&user=&node=&since=&until=&limit=&cursor=: each
+ * parameter as arg(ctx, name) gives it (NULL or "": absent) into f, which
+ * the caller then completes (with_sessions).  state: running, ended or all
+ * (default); since, until: parse_time_ms's (now_ms for ages), since not
+ * after until; limit: 1..STORE_JOBS_LIMIT_MAX (default
+ * STORE_JOBS_LIMIT_DEFAULT); cursor: a page's "next".  The strings in f
+ * are arg's.
+ */
+typedef const char *(*api_arg_fn)(void *ctx, const char *name);
+int api_parse_jobs_query(api_arg_fn arg, void *ctx, int64_t now_ms, struct store_jobs_filter *f,
+			 char *err, size_t err_size);
+/* The same, of a request's query string. */
+int api_jobs_query(const struct http_request *req, int64_t now_ms, struct store_jobs_filter *f,
+		   char *err, size_t err_size);
 
 #endif

@@ -48,19 +48,6 @@ int report_format_parse(const char *s, enum report_format *out)
 	return -EINVAL;
 }
 
-int report_parse_time(const char *s, int64_t now_ms, int64_t *ms)
-{
-	int64_t d;
-
-	if (parse_rfc3339_ms(s, ms) == 0)
-		return 0;
-	if (parse_duration_ms(s, &d) == 0 && d <= now_ms) {
-		*ms = now_ms - d;
-		return 0;
-	}
-	return -EINVAL;
-}
-
 bool report_query_is_history(const struct report_query *q)
 {
 	if (q->run_id || q->job_key)

@@ -51,7 +51,5 @@ int report_query_session(struct store *st, const char *name, const struct report
 			 struct strbuf *out, struct strbuf *plots, char *err, size_t errsize);
 /* A run id: decimal digits, above 0 (no sign, no blanks); 0 or -EINVAL. */
 int report_parse_run_id(const char *s, int64_t *id);
-/* "2h", "7d" (before now) or RFC 3339 -> ms; 0 or -EINVAL. */
-int report_parse_time(const char *s, int64_t now_ms, int64_t *ms);
 
 #endif

@@ -1,11 +1,13 @@
 /*
  * queries.c - the store's named read queries (see queries.h): the head's
- * read API (nodes, GPUs, jobs, one job, a session's nodes, series), its
+ * read API (nodes, GPUs, one job, a session's nodes, series), the jobs
+ * list a page at a time (head and agent) and its cursor, the head's
  * /status GPU list and Prometheus figures, and the history's job rows.
  *
  * The SQL is ours and fixed; parameters are bound (store_query_json and
  * store_query_rows bind a decimal string as an integer, "" as NULL), and
- * the one name that reaches SQL text, a series' metric, comes from a list.
+ * what reaches SQL text, a series' metric and a jobs page's state clause,
+ * comes from a fixed list.
  */
 #include "store/queries.h"
 
@@ -41,20 +43,37 @@ static const char sql_gpus[] =
     " WHERE device_id = d.id ORDER BY ts_ms DESC LIMIT 1)"
     " ORDER BY n.hostname, d.idx";
 
-/* ?1 user, ?2 node, ?3 since, ?4 until ("" = any) */
-static const char sql_jobs[] =
-    "SELECT j.scheduler || ':' || j.job_id || ':' || j.start_ms AS key, n.hostname AS node,"
-    " j.scheduler, j.job_id, j.user, j.command, j.start_ms, j.end_ms,"
-    " j.reservation_source, j.reserved_cpus, j.reserved_mem_bytes, j.reserved_gpus,"
-    " s.cpu_ms, s.cpu_efficiency_pct, s.rss_peak_bytes, s.mem_efficiency_pct, s.gpus_used,"
-    " s.gpu_util_avg_pct, s.gpu_energy_mj"
+/*
+ * The jobs list, a page: ?1 user, ?2 node, ?3 since, ?4 until ("" = any),
+ * ?5 with sessions (1/0), ?6 one row ("" = any), ?7 and ?8 the cursor's
+ * start_ms and id ("" = the first page), ?9 how many rows; %s the state's
+ * clause (jobs_state[]).  The columns: enum store_jobs_col.
+ *
+ * "start_ms <= the smaller of until and the cursor" repeats what the other
+ * terms say in a form an index on start_ms can seek to, so that a deep
+ * page does not scan every newer job first; "end_ms IS NULL" is written
+ * out (not bound) so that jobs_end finds the running jobs.
+ */
+#define JOBS_MAX_MS "9223372036854775807"
+static const char sql_jobs_page[] =
+    "SELECT j.id, j.scheduler || ':' || j.job_id || ':' || j.start_ms AS key, n.hostname,"
+    " j.scheduler, j.job_id, j.step, j.user, j.uid, j.command, j.start_ms, j.end_ms, j.cgroup,"
+    " j.qos, j.reservation_source, j.reserved_cpus, j.reserved_mem_bytes, j.reserved_gpus,"
+    " j.reserved_gpu_list, s.job_id IS NOT NULL,"
+    " s.cpu_ms, s.cpu_efficiency_pct, s.rss_peak_bytes,"
+    " s.mem_efficiency_pct, s.gpus_used, s.gpu_util_avg_pct, s.gpu_energy_mj"
     " FROM jobs j JOIN nodes n ON n.id = j.node_id"
     " LEFT JOIN job_summaries s ON s.job_id = j.id"
-    " WHERE j.scheduler <> 'session' AND (?1 IS NULL OR j.user = ?1)"
+    " WHERE (?5 = 1 OR j.scheduler <> 'session') AND (?1 IS NULL OR j.user = ?1)"
     " AND (?2 IS NULL OR n.hostname = ?2)"
     " AND (?3 IS NULL OR j.end_ms IS NULL OR j.end_ms >= ?3)"
-    " AND (?4 IS NULL OR j.start_ms <= ?4)"
-    " ORDER BY j.start_ms DESC LIMIT " STR(STORE_QUERY_MAX_ROWS);
+    " AND (?4 IS NULL OR j.start_ms <= ?4)%s"
+    " AND (?6 IS NULL OR j.id = ?6)"
+    " AND j.start_ms <= min(coalesce(?4, " JOBS_MAX_MS "), coalesce(?7, " JOBS_MAX_MS "))"
+    " AND (?7 IS NULL OR (j.start_ms, j.id) < (?7, ?8))"
+    " ORDER BY j.start_ms DESC, j.id DESC LIMIT ?9";
+/* by enum store_jobs_state */
+static const char *const jobs_state[] = {"", " AND j.end_ms IS NULL", " AND j.end_ms IS NOT NULL"};
 
 static const char sql_job[] =
     "SELECT j.scheduler || ':' || j.job_id || ':' || j.start_ms AS key, n.hostname AS node,"
@@ -163,15 +182,112 @@ int store_query_gpus(struct store *st, struct jsonw *w)
 	return query_json(st, sql_gpus, NULL, false, w);
 }
 
-int store_query_jobs(struct store *st, const struct store_jobs_filter *f, struct jsonw *w)
+/* "j1.<start_ms>.<id>": the version tag lets the format change without misreading old ones */
+#define CURSOR_TAG "j1."
+
+void store_jobs_cursor_format(const struct store_jobs_cursor *c, char *buf, size_t size)
 {
-	char since[32], until[32];
-	const char *p[] = {f->user ? f->user : "", f->node ? f->node : "",
+	snprintf(buf, size, CURSOR_TAG "%" PRId64 ".%" PRId64, c->start_ms, c->id);
+}
+
+/* Decimal digits, no sign, no leading zero, up to end or a '.': *p moves past them. */
+static int cursor_number(const char **p, int64_t *out)
+{
+	const char *s = *p;
+	int64_t v = 0;
+
+	if (*s < '0' || *s > '9' || (*s == '0' && s[1] >= '0' && s[1] <= '9'))
+		return -EINVAL;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		if (v > (INT64_MAX - (*s - '0')) / 10)
+			return -EINVAL;
+		v = v * 10 + (*s - '0');
+	}
+	*out = v;
+	*p = s;
+	return 0;
+}
+
+int store_jobs_cursor_parse(const char *s, struct store_jobs_cursor *out)
+{
+	struct store_jobs_cursor c;
+	const char *p = s;
+
+	if (!s || strnlen(s, STORE_JOBS_CURSOR_MAX) >= STORE_JOBS_CURSOR_MAX ||
+	    strncmp(p, CURSOR_TAG, strlen(CURSOR_TAG)) != 0)
+		return -EINVAL;
+	p += strlen(CURSOR_TAG);
+	if (cursor_number(&p, &c.start_ms) || *p++ != '.' || cursor_number(&p, &c.id) || *p ||
+	    c.id <= 0)
+		return -EINVAL;
+	*out = c;
+	return 0;
+}
+
+/* store_query_jobs' row counter: the caller's first limit rows, then the one that says "more". */
+struct jobs_page {
+	store_row_fn fn;
+	void *arg;
+	int64_t limit, rows;
+	struct store_jobs_cursor last;
+	bool more;
+};
+
+#define JOBS_PAGE_FULL 1 /* > 0: no error, only "stop" */
+
+static int jobs_page_row(const struct store_row *r, void *arg)
+{
+	struct jobs_page *pg = arg;
+	int ret;
+
+	if (pg->rows == pg->limit) {
+		pg->more = true;
+		return JOBS_PAGE_FULL;
+	}
+	ret = pg->fn(r, pg->arg);
+	if (ret)
+		return ret < 0 ? ret : -ECANCELED;
+	pg->rows++;
+	pg->last.id = (int64_t)r->num[STORE_JOBS_COL_ID];
+	pg->last.start_ms = (int64_t)r->num[STORE_JOBS_COL_START_MS];
+	return 0;
+}
+
+int store_query_jobs(struct store *st, const struct store_jobs_filter *f, store_row_fn fn,
+		     void *arg, bool *has_next, struct store_jobs_cursor *next)
+{
+	struct jobs_page pg = {.fn = fn, .arg = arg,
+			       .limit = f->limit ? f->limit : STORE_JOBS_LIMIT_DEFAULT};
+	char since[24], until[24], row[24], after_ms[24], after_id[24], limit[24], sql[2048];
+	const char *p[] = {f->user ? f->user : "",
+			   f->node ? f->node : "",
 			   param_ms(since, sizeof(since), f->when.has_since, f->when.since_ms),
 			   param_ms(until, sizeof(until), f->when.has_until, f->when.until_ms),
+			   f->with_sessions ? "1" : "0",
+			   param_ms(row, sizeof(row), f->job_row > 0, f->job_row),
+			   param_ms(after_ms, sizeof(after_ms), f->has_after, f->after.start_ms),
+			   param_ms(after_id, sizeof(after_id), f->has_after, f->after.id),
+			   limit,
 			   NULL};
+	int ret;
 
-	return query_json(st, sql_jobs, p, false, w);
+	*has_next = false;
+	if (pg.limit < 1 || pg.limit > STORE_JOBS_LIMIT_MAX || f->state < STORE_JOBS_ALL ||
+	    f->state > STORE_JOBS_ENDED)
+		return log_err(-EINVAL, "jobs: a limit of 1 to %d and a known state, please",
+			       STORE_JOBS_LIMIT_MAX);
+	snprintf(sql, sizeof(sql), sql_jobs_page, jobs_state[f->state]);
+	/* one more row than the page: is there a next page? */
+	snprintf(limit, sizeof(limit), "%" PRId64, pg.limit + 1);
+	ret = store_query_rows(st, sql, p, jobs_page_row, &pg);
+	if (ret == JOBS_PAGE_FULL)
+		ret = 0;
+	if (ret)
+		return ret;
+	*has_next = pg.more;
+	if (pg.more)
+		*next = pg.last;
+	return 0;
 }
 
 int store_query_job(struct store *st, int64_t job_row, struct jsonw *w)

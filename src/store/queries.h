@@ -1,7 +1,8 @@
 /*
  * queries.h - the store's named read queries: the SQL behind the head's
- * read API (/api/v1/..., /metrics, /metrics/latest, /status) and behind the
- * history of reservations, so that no module above the store holds SQL.
+ * read API (/api/v1/..., /metrics, /metrics/latest, /status), the jobs
+ * list the head and the agent page through, and the history of
+ * reservations, so that no module above the store holds SQL.
  *
  * The *_json queries write their rows into w as JSON (an array of objects
  * keyed by column name, as store_query_json does; integer columns named
@@ -17,13 +18,12 @@
 #define JOBSCOPE_STORE_QUERIES_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "common/jsonw.h"
 #include "store/store.h"
 
-/* Rows the list queries (jobs) answer at most. */
-#define STORE_QUERY_MAX_ROWS 10000
 /* Points a series answers at most. */
 #define STORE_SERIES_MAX_POINTS 100000
 
@@ -49,12 +49,79 @@ int store_query_nodes(struct store *st, int64_t now_ms, struct jsonw *w);
  */
 int store_query_gpus(struct store *st, struct jsonw *w);
 
-/* Jobs (not sessions) by start, newest first, at most STORE_QUERY_MAX_ROWS. */
+/*
+ * The jobs list, a page at a time: newest first by start_ms, then by row
+ * id (unique), so a page starts exactly after the last row of the one
+ * before (the cursor) and paging while jobs are added neither skips nor
+ * repeats a job.  A job is running while its row has no end_ms.
+ */
+#define STORE_JOBS_LIMIT_DEFAULT 100
+#define STORE_JOBS_LIMIT_MAX	 10000
+
+enum store_jobs_state { STORE_JOBS_ALL, STORE_JOBS_RUNNING, STORE_JOBS_ENDED };
+
+/* Where a page ends: the (start_ms, row id) of its last job. */
+struct store_jobs_cursor {
+	int64_t start_ms, id;
+};
+/* A cursor's text: opaque to clients, at most this long with its NUL. */
+#define STORE_JOBS_CURSOR_MAX 48
+void store_jobs_cursor_format(const struct store_jobs_cursor *c, char *buf, size_t size);
+/* A cursor store_jobs_cursor_format wrote: 0, or -EINVAL for anything else. */
+int store_jobs_cursor_parse(const char *s, struct store_jobs_cursor *out);
+
 struct store_jobs_filter {
 	const char *user, *node;  /* NULL or "": any */
 	struct store_window when; /* jobs that overlap it */
+	enum store_jobs_state state;
+	bool with_sessions; /* the "session" scheduler's jobs too (the agent lists them) */
+	int64_t job_row;    /* > 0: that row only */
+	bool has_after;	    /* a page after this cursor; else the first page */
+	struct store_jobs_cursor after;
+	int64_t limit; /* 1..STORE_JOBS_LIMIT_MAX; 0: STORE_JOBS_LIMIT_DEFAULT */
 };
-int store_query_jobs(struct store *st, const struct store_jobs_filter *f, struct jsonw *w);
+
+/* The columns of a row of store_query_jobs, in order. */
+enum store_jobs_col {
+	STORE_JOBS_COL_ID,
+	STORE_JOBS_COL_KEY, /* scheduler:job_id:start_ms */
+	STORE_JOBS_COL_NODE,
+	STORE_JOBS_COL_SCHEDULER,
+	STORE_JOBS_COL_JOB_ID,
+	STORE_JOBS_COL_STEP,
+	STORE_JOBS_COL_USER,
+	STORE_JOBS_COL_UID,
+	STORE_JOBS_COL_COMMAND,
+	STORE_JOBS_COL_START_MS,
+	STORE_JOBS_COL_END_MS,
+	STORE_JOBS_COL_CGROUP,
+	STORE_JOBS_COL_QOS,
+	STORE_JOBS_COL_RESERVATION_SOURCE,
+	STORE_JOBS_COL_RESERVED_CPUS,
+	STORE_JOBS_COL_RESERVED_MEM_BYTES,
+	STORE_JOBS_COL_RESERVED_GPUS,
+	STORE_JOBS_COL_RESERVED_GPU_LIST,
+	STORE_JOBS_COL_HAS_SUMMARY, /* 1 when it has a summary, else 0 */
+	/* the summary's figures: NULL while it runs (or when none was stored) */
+	STORE_JOBS_COL_CPU_MS,
+	STORE_JOBS_COL_CPU_EFFICIENCY_PCT,
+	STORE_JOBS_COL_RSS_PEAK_BYTES,
+	STORE_JOBS_COL_MEM_EFFICIENCY_PCT,
+	STORE_JOBS_COL_GPUS_USED,
+	STORE_JOBS_COL_GPU_UTIL_AVG_PCT,
+	STORE_JOBS_COL_GPU_ENERGY_MJ,
+	STORE_JOBS_COL__COUNT
+};
+
+/*
+ * One page of the jobs f selects: fn is called with each row (columns
+ * above; every figure as the store holds it, NULL as NULL), at most
+ * f->limit of them; fn returns 0, or -errno to stop with it.  *has_next
+ * says whether another page follows; then *next is the cursor to ask it
+ * with.  -EINVAL for a limit or state out of range.
+ */
+int store_query_jobs(struct store *st, const struct store_jobs_filter *f, store_row_fn fn,
+		     void *arg, bool *has_next, struct store_jobs_cursor *next);
 /* One job's row (its object, or null when there is no such row). */
 int store_query_job(struct store *st, int64_t job_row, struct jsonw *w);
 /*

@@ -156,6 +156,154 @@ def test_endpoints_and_metrics_format(wd):
         eq(a.stop(), 0, "agent exit status")
 
 
+def page_through(a, query, limit):
+    """Every job of /api/v1/jobs?query, limit at a time: (jobs, pages)."""
+    jobs, pages, cursor, cursors = [], 0, None, set()
+    while True:
+        body = a.json("/api/v1/jobs?%s&limit=%d%s" % (query, limit,
+                                                     "&cursor=" + cursor if cursor else ""))
+        pages += 1
+        check(len(body["jobs"]) <= limit, "a page of at most %d" % limit)
+        jobs += body["jobs"]
+        cursor = body["next"]
+        if cursor is None:
+            return jobs, pages
+        check(len(body["jobs"]) == limit, "only the last page is short")
+        check(cursor not in cursors, "page %d ends where an earlier one did: %s" % (pages, cursor))
+        cursors.add(cursor)
+
+
+def test_jobs_list_states_filters_and_paging(wd):
+    """/api/v1/jobs: the store's ended jobs (state ended, their totals) with the running one's
+    live figures, each once in order a page at a time, filters, and 400 for a bad parameter."""
+    a = Agent(wd, interval="100ms")
+    host = os.uname().nodename
+    mine = {}
+    running = None
+    try:
+        for n, jid in enumerate(["9611", "9612", "9613", "9614"]):
+            rc, _, err = settle(spawn(["sleep", "0.3"], env=env_with(SLURM_JOB_ID=jid)))
+            eq(rc, 0, err)
+            mine[jid] = wait_job_end(a.db, "slurm", jid)
+            if n == 1:
+                # 9611 and 9612 ended before it; 9613 and 9614 start after it
+                between_ms = int(time.time() * 1000) + 150
+                time.sleep(0.3)
+        # a job of another user: it is slurm:9615 only once it runs as nobody
+        rc, _, err = settle(spawn(["setpriv", "--reuid=nobody", "--regid=nogroup",
+                                   "--clear-groups", "env", "SLURM_JOB_ID=9615", "sleep", "0.3"],
+                                  env=env_with()))
+        eq(rc, 0, err)
+        mine["9615"] = wait_job_end(a.db, "slurm", "9615")
+        running = spawn(["sleep", "60"], env=env_with(SLURM_JOB_ID=9616))
+
+        def mine_in(jobs):
+            return {j["job_id"]: j for j in jobs
+                    if j["scheduler"] == "slurm" and j["job_id"] in ("9611", "9612", "9613",
+                                                                     "9614", "9615", "9616")}
+
+        def live_9616():
+            got = mine_in(a.json("/api/v1/jobs?state=running")["jobs"])
+            return got.get("9616") if got.get("9616", {}).get("live") else None
+        live = wait_for(live_9616, what="job 9616 running and live in /api/v1/jobs")
+        row = job_row(a.db, "slurm", "9616")
+        eq((live["state"], live["end_ms"], live["store_id"], live["totals"]),
+           ("running", None, row[0], None), "the running job")
+        eq(live["start_ms"], row[1], "its start, as stored")
+        check(isinstance(live["usage"], dict) and live["usage"]["processes"] == 1,
+              "its live usage: %r" % live["usage"])
+
+        # ended jobs: from the store, with their summary's totals
+        def summaries():
+            return sql(a.db, "SELECT j.job_id, s.cpu_ms, s.rss_peak_bytes FROM job_summaries s"
+                       " JOIN jobs j ON j.id = s.job_id WHERE j.scheduler = 'slurm'"
+                       " AND j.job_id BETWEEN '9611' AND '9615'")
+        sums = {r[0]: r[1:] for r in wait_for(lambda: len(summaries()) == 5 and summaries(),
+                                              what="five summaries")}
+        ended = mine_in(a.json("/api/v1/jobs?state=ended&limit=10000")["jobs"])
+        eq(sorted(ended), ["9611", "9612", "9613", "9614", "9615"], "state=ended: the ended ones")
+        for jid, j in ended.items():
+            eq((j["state"], j["live"], j["key"], j["start_ms"], j["end_ms"], j["store_id"]),
+               ("ended", False, "slurm:%s:%d" % (jid, mine[jid][1]), mine[jid][1], mine[jid][2],
+                mine[jid][0]), "ended job %s" % jid)
+            eq((j["usage"], j["gpus"]), (None, None), "no usage now for %s" % jid)
+            eq((j["totals"]["cpu_ms"], j["totals"]["rss_peak_bytes"]), sums[jid],
+               "totals of %s (its summary)" % jid)
+        eq(ended["9615"]["user"], "nobody", "user of 9615")
+        eq(ended["9611"]["user"], "root", "user of 9611")
+        check(all(j["state"] == "running" for j in a.json("/api/v1/jobs?state=running")["jobs"]),
+              "state=running: only running jobs")
+        check(all(j["state"] == "ended" for j in a.json("/api/v1/jobs?state=ended")["jobs"]),
+              "state=ended: only ended jobs")
+        eq(sorted(mine_in(a.json("/api/v1/jobs?state=running")["jobs"])), ["9616"],
+           "state=running: of mine, the running one")
+
+        # filters
+        got = a.json("/api/v1/jobs?user=nobody&limit=10000")["jobs"]
+        eq(sorted(mine_in(got)), ["9615"], "user=nobody")
+        check(all(j["user"] == "nobody" for j in got), "user=nobody: only nobody's")
+        got = a.json("/api/v1/jobs?user=root&limit=10000")["jobs"]
+        eq(sorted(mine_in(got)), ["9611", "9612", "9613", "9614", "9616"], "user=root")
+        eq(sorted(mine_in(a.json("/api/v1/jobs?until=%d&limit=10000" % between_ms)["jobs"])),
+           ["9611", "9612"], "until= between the second and the third")
+        eq(sorted(mine_in(a.json("/api/v1/jobs?since=%d&limit=10000" % between_ms)["jobs"])),
+           ["9613", "9614", "9615", "9616"], "since= between the second and the third")
+        eq(sorted(mine_in(a.json("/api/v1/jobs?since=1h&limit=10000")["jobs"])),
+           ["9611", "9612", "9613", "9614", "9615", "9616"], "since=1h")
+        eq(sorted(mine_in(a.json("/api/v1/jobs?node=%s&limit=10000" % host)["jobs"])),
+           ["9611", "9612", "9613", "9614", "9615", "9616"], "node= this node")
+        eq(a.json("/api/v1/jobs?node=elsewhere"), {"node": host, "jobs": [], "next": None},
+           "node= another node")
+
+        # a page at a time: each job once, newest first, the row id breaking ties
+        whole = a.json("/api/v1/jobs?limit=10000")
+        eq(whole["next"], None, "one page holds them all")
+        for limit in (1, 2):
+            jobs, pages = page_through(a, "state=all", limit)
+            order = [(j["start_ms"], j["store_id"]) for j in jobs]
+            eq(len(set(order)), len(order), "limit=%d: no job twice" % limit)
+            eq(order, sorted(order, reverse=True), "limit=%d: newest first" % limit)
+            eq([j["job_id"] for j in jobs if j["job_id"] in mine_in(jobs)],
+               ["9616", "9615", "9614", "9613", "9612", "9611"], "limit=%d: mine in order" % limit)
+            check(pages >= len(jobs) // limit, "limit=%d: %d pages" % (limit, pages))
+            # what was stored before the first page is every job of the pass
+            check({(j["start_ms"], j["store_id"]) for j in whole["jobs"]} <= set(order),
+                  "limit=%d: every job stored before the pass" % limit)
+        first = a.json("/api/v1/jobs?limit=1")
+        eq(len(first["jobs"]), 1, "limit=1: one job")
+        check(isinstance(first["next"], str) and first["next"], "and a next cursor")
+
+        # bad parameters
+        for q, msg in (("cursor=nope", "cursor: the \"next\" of an earlier page, as it was"),
+                       ("cursor=j1.5.0", "cursor: the \"next\" of an earlier page, as it was"),
+                       ("state=live", "state: running, ended or all"),
+                       ("limit=0", "limit: a whole number from 1 to 10000"),
+                       ("limit=10001", "limit: a whole number from 1 to 10000"),
+                       ("since=yesterday",
+                        "since/until: ms since the epoch, RFC 3339, or an age (2h, 7d)"),
+                       ("since=1h&until=2h", "since must not come after until")):
+            eq(a.json("/api/v1/jobs?" + q, expect=400), {"error": msg, "status": 400}, q)
+
+        # one ended job by key: the list's object and its stored report
+        one = a.json("/api/v1/jobs/slurm:9612")
+        eq((one["state"], one["live"], one["store_id"]), ("ended", False, mine["9612"][0]),
+           "one ended job")
+        check(one["summary"] is not None and one["totals"] is not None, "with its summary")
+
+        # the running job ends: it is listed as ended, in its place
+        running.kill()
+        running.wait()
+        end = wait_job_end(a.db, "slurm", "9616")
+        j = wait_for(lambda: mine_in(a.json("/api/v1/jobs?state=ended")["jobs"]).get("9616"),
+                     what="9616 listed as ended")
+        eq((j["state"], j["live"], j["end_ms"]), ("ended", False, end[2]), "9616 ended")
+    finally:
+        if running and running.poll() is None:
+            running.kill()
+            running.wait()
+        eq(a.stop(), 0, "agent exit status")
+
+
 def test_sigterm_flushes_and_restart_reuses_job(wd):
     a = Agent(wd, interval="300ms")
     env = env_with(SLURM_JOB_ID=902, SLURM_CPUS_ON_NODE=1)
@@ -333,7 +481,8 @@ def test_unprivileged_marks_missing(wd):
         import urllib.request
 
         def jobs():
-            with urllib.request.urlopen("http://127.0.0.1:%d/api/v1/jobs" % p, timeout=5) as r:
+            with urllib.request.urlopen("http://127.0.0.1:%d/api/v1/jobs?state=running" % p,
+                                        timeout=5) as r:
                 return json.loads(r.read())["jobs"]
         js = wait_for(lambda: [j for j in jobs() if j["user"] == "root"], what="root's jobs")
         # the agent runs as nobody: root's /proc/PID/io is unreadable

@@ -17,7 +17,7 @@ import time
 import urllib.error
 import urllib.request
 
-from harness import JOBSCOPE, jobscope, run_tests, check, eq, wait_for
+from harness import JOBSCOPE, helper, jobscope, run_tests, check, eq, wait_for
 from agent_harness import sql
 from head_harness import (COMPARE, Head, node_id, agent_side, head_side, start_agent,
                           stop_agent, held)
@@ -273,6 +273,159 @@ def test_read_endpoints(wd):
         proc.wait(timeout=20)
         errf.close()
         del os.environ["JOBSCOPE_NVML_LIBRARY"], os.environ["FAKE_GPU_SCENARIO"]
+
+
+JOB_FIELDS = ["key", "node", "scheduler", "job_id", "user", "command", "start_ms", "end_ms",
+              "state", "reservation_source", "reserved_cpus", "reserved_mem_bytes",
+              "reserved_gpus", "cpu_ms", "cpu_efficiency_pct", "rss_peak_bytes",
+              "mem_efficiency_pct", "gpus_used", "gpu_util_avg_pct", "gpu_energy_mj"]
+
+
+def stored_jobs(db, where="", args=()):
+    """The head's jobs (not sessions) as /api/v1/jobs lists them, from SQL, in its order."""
+    rows = sql(db, "SELECT j.scheduler || ':' || j.job_id || ':' || j.start_ms, n.hostname,"
+               " j.scheduler, j.job_id, j.user, j.command, j.start_ms, j.end_ms,"
+               " CASE WHEN j.end_ms IS NULL THEN 'running' ELSE 'ended' END,"
+               " j.reservation_source, round(j.reserved_cpus, 3), j.reserved_mem_bytes,"
+               " j.reserved_gpus, s.cpu_ms, round(s.cpu_efficiency_pct, 3), s.rss_peak_bytes,"
+               " round(s.mem_efficiency_pct, 3), s.gpus_used, round(s.gpu_util_avg_pct, 3),"
+               " s.gpu_energy_mj FROM jobs j JOIN nodes n ON n.id = j.node_id"
+               " LEFT JOIN job_summaries s ON s.job_id = j.id"
+               " WHERE j.scheduler <> 'session' %s ORDER BY j.start_ms DESC, j.id DESC" % where,
+               *args)
+    return [dict(zip(JOB_FIELDS, r)) for r in rows]
+
+
+def test_jobs_list_pages_and_filters(wd):
+    """GET /api/v1/jobs at the head, on a store of 405 known jobs (js-mkstore) and an agent
+    streaming a running job: every field as stored, state, filters, pages of 1 and 100 each
+    job once in order (also while new jobs arrive), and 400 for a bad parameter."""
+    if subprocess.run(["unshare", "--uts", "true"]).returncode != 0:
+        print("SKIP: cannot make UTS namespaces here (needs root)")
+        return
+    db = wd.join("head.db")
+    r = subprocess.run([helper("mkstore"), "--db", db, "--scenario", "golden",
+                        "--history-days", "2"], capture_output=True, text=True, timeout=120)
+    eq(r.returncode, 0, "js-mkstore: %s" % r.stderr)
+    head = Head(wd, db=db)
+    agent = running = None
+
+    def get(path):
+        try:
+            with urllib.request.urlopen(head.url + path, timeout=10) as r:
+                return r.status, json.loads(r.read())
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read())
+
+    def page_through(query, limit, between=None):
+        jobs, cursor, cursors = [], None, set()
+        while True:
+            st, body = get("/api/v1/jobs?%s&limit=%d%s" % (query, limit,
+                                                            "&cursor=" + cursor if cursor else ""))
+            eq(st, 200, body)
+            check(len(body["jobs"]) <= limit, "at most %d a page" % limit)
+            jobs += body["jobs"]
+            cursor = body["next"]
+            if cursor is None:
+                return jobs
+            check(len(body["jobs"]) == limit, "only the last page is short")
+            check(cursor not in cursors, "a page ends where an earlier one did: %s" % cursor)
+            cursors.add(cursor)
+            if between:
+                between()
+
+    def keys(jobs):
+        return [j["key"] for j in jobs]
+
+    try:
+        want = stored_jobs(db)
+        eq(len(want), 405, "jobs in the synthetic store")
+        st, body = get("/api/v1/jobs?limit=10000")
+        eq(st, 200, body)
+        eq(body["next"], None, "one page holds them all")
+        eq([list(j) for j in body["jobs"]], [JOB_FIELDS] * 405, "each job's fields, in order")
+        eq(body["jobs"], want, "every job, every field, as stored, newest first")
+        check(len({j["start_ms"] for j in want}) < 405, "two jobs start in the same ms")
+        st, body = get("/api/v1/jobs")
+        eq((len(body["jobs"]), body["jobs"], isinstance(body["next"], str)),
+           (100, want[:100], True), "the default page: the newest 100")
+        eq(keys(page_through("", 1)), keys(want), "limit=1: each job once, in order")
+        eq(keys(page_through("state=all", 100)), keys(want), "limit=100: each job once")
+        eq(keys(page_through("", 7)), keys(want), "limit=7: each job once")
+
+        # filters, each against the same question put to SQL
+        user = want[0]["user"]
+        node = want[-1]["node"]
+        eq(get("/api/v1/jobs?limit=10000&user=" + user)[1]["jobs"],
+           stored_jobs(db, "AND j.user = ?", (user,)), "user=")
+        eq(keys(page_through("node=" + node, 3)), keys(stored_jobs(db, "AND n.hostname = ?",
+                                                                   (node,))), "node=, paged")
+        mid = want[200]
+        since, until = want[300]["end_ms"], mid["start_ms"]
+        overlap = stored_jobs(db, "AND j.end_ms >= ? AND j.start_ms <= ?", (since, until))
+        check(0 < len(overlap) < 405, "a window that some jobs overlap")
+        eq(keys(get("/api/v1/jobs?limit=10000&since=%d&until=%d" % (since, until))[1]["jobs"]),
+           keys(overlap), "since= and until= in ms")
+        rfc = lambda ms: time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms // 1000)) + \
+            ".%03dZ" % (ms % 1000)
+        eq(keys(get("/api/v1/jobs?limit=10000&since=%s&until=%s" % (rfc(since), rfc(until)))[1]
+                ["jobs"]), keys(overlap), "since= and until= in RFC 3339")
+        eq(keys(page_through("user=%s&node=%s&state=ended" % (user, want[0]["node"]), 1)),
+           keys(stored_jobs(db, "AND j.user = ? AND n.hostname = ?", (user, want[0]["node"]))),
+           "user=, node= and state= together, paged")
+        eq(get("/api/v1/jobs?state=running"), (200, {"jobs": [], "next": None}),
+           "state=running: none yet")
+        eq(get("/api/v1/jobs?user=nobody-here"), (200, {"jobs": [], "next": None}), "no such user")
+        for q, msg in (("cursor=nope", "cursor: the \"next\" of an earlier page, as it was"),
+                       ("cursor=j1.1.1x", "cursor: the \"next\" of an earlier page, as it was"),
+                       ("state=done", "state: running, ended or all"),
+                       ("limit=0", "limit: a whole number from 1 to 10000"),
+                       ("limit=ten", "limit: a whole number from 1 to 10000"),
+                       ("until=yesterday",
+                        "since/until: ms since the epoch, RFC 3339, or an age (2h, 7d)"),
+                       ("since=%d&until=%d" % (until, since), "since must not come after until")):
+            eq(get("/api/v1/jobs?" + q), (400, {"error": msg, "status": 400}), q)
+
+        # a running job, streamed by an agent: state running, then ended with its summary
+        agent, adb, _, aerr = start_agent(wd, head, "node-j")
+        running = subprocess.Popen(["sleep", "60"], env=dict(os.environ, SLURM_JOB_ID="9701"))
+
+        def at_head(state):
+            st, body = get("/api/v1/jobs?node=node-j&state=" + state)
+            return [j for j in body["jobs"] if j["job_id"] == "9701"]
+        j = wait_for(lambda: at_head("running"), timeout=20, what="9701 running at the head")[0]
+        eq((j["state"], j["end_ms"], j["cpu_ms"], j["node"]), ("running", None, None, "node-j"),
+           "the running job at the head")
+        eq(at_head("ended"), [], "not ended yet")
+        running.kill()
+        running.wait()
+        j = wait_for(lambda: [x for x in at_head("ended") if x["cpu_ms"] is not None],
+                     timeout=20, what="9701 ended at the head with its summary")[0]
+        eq(j, stored_jobs(db, "AND n.hostname = 'node-j' AND j.job_id = '9701'")[0],
+           "the ended job, as the head stored it")
+        eq(at_head("running"), [], "no longer running")
+
+        # paging while the agent streams new jobs: each job there at the start comes once
+        before = keys(stored_jobs(db))
+        n = [0]
+
+        def add_job():
+            n[0] += 1
+            jid = "97%02d" % (n[0] + 1)
+            subprocess.run(["sleep", "0.3"], env=dict(os.environ, SLURM_JOB_ID=jid))
+            wait_for(lambda: sql(db, "SELECT 1 FROM jobs WHERE job_id = ? AND end_ms IS NOT NULL",
+                                 jid), timeout=20, what="job %s at the head" % jid)
+        got = keys(page_through("", 100, between=add_job))
+        check(n[0] >= 4, "jobs were added while paging (%d)" % n[0])
+        eq(len(got), len(set(got)), "no job twice")
+        eq([k for k in got if k in set(before)], before, "every job there at the start, in order")
+    finally:
+        if running and running.poll() is None:
+            running.kill()
+            running.wait()
+        if agent:
+            eq(stop_agent(agent, aerr), 0, "agent exit")
+        head.kill(signal.SIGTERM)
 
 
 def test_tls(wd):
