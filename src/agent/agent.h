@@ -127,12 +127,12 @@ struct agent {
 	/*
 	 * Rows the size cap deleted before the head held them (with a head
 	 * only): totals kept in the store's meta, the last gap record, and
-	 * the head's last acknowledged seq as the store kept it (the
-	 * retention bound until the sender hears from the head).
+	 * the head's cursor as the store kept it (the retention bound until
+	 * the sender hears from the head).
 	 */
 	bool retention_loaded, losing;
 	int64_t rows_lost, gaps;
-	int64_t acked_kept;
+	struct store_head_bound head_kept;
 	bool has_last_gap;
 	struct store_gap last_gap;
 

@@ -442,27 +442,32 @@ static void retention_load(struct agent *a)
 	a->retention_loaded = true;
 	a->rows_lost = meta_i64(a, "rows_lost_total");
 	a->gaps = meta_i64(a, "gaps_total");
-	a->acked_kept = meta_i64(a, "head_acked_seq");
+	a->head_kept.acked_seq = meta_i64(a, "head_acked_seq");
+	a->head_kept.sent_seq = meta_i64(a, "head_sent_seq");
 	store_for_each_gap(a->st, 0, 0, INT64_MAX, last_gap, a);
 }
 
 /*
- * The seq up to which the head holds our rows, which age retention must
- * not pass: the sender's, once the head said; before that, what the store
- * kept of it; with no head, no bound.
+ * What the head holds of our rows, which retention must not pass: the
+ * sender's, once the head said; before that, what the store kept of it.
+ * With no head, NULL: no bound.
  */
-static int64_t retention_bound(struct agent *a)
+static const struct store_head_bound *retention_bound(struct agent *a,
+						      struct store_head_bound *b)
 {
 	struct sender_stats ss;
 
 	if (!a->opt->head)
-		return STORE_ACKED_ALL;
+		return NULL;
+	*b = a->head_kept;
 	if (a->sender) {
 		sender_get_stats(a->sender, &ss);
-		if (ss.cursor_known)
-			return ss.acked_seq;
+		if (ss.cursor_known) {
+			b->acked_seq = ss.acked_seq;
+			b->sent_seq = ss.sent_seq;
+		}
 	}
-	return a->acked_kept;
+	return b;
 }
 
 /* A step when one is due: on schedule, or at once over the size cap. */
@@ -476,9 +481,22 @@ static void retention(struct agent *a, int64_t ts)
 		a->retention_next_ms = ts;
 	if (ts >= a->retention_next_ms) {
 		struct store_retention_result res;
+		struct store_head_bound head;
+		/*
+		 * A step that may lose rows (a size cap) reads the bound and
+		 * deletes with the sender's reads held: no batch read meanwhile
+		 * holds a row it counts lost.
+		 */
+		bool hold = a->opt->retention.max_bytes > 0;
+		int ret;
 
-		if (store_retention_step(a->st, ts, &a->opt->retention, retention_bound(a),
-					 AGENT_RETENTION_BUDGET, &res) == 0) {
+		if (hold)
+			sender_hold_reads(a->sender);
+		ret = store_retention_step(a->st, ts, &a->opt->retention,
+					   retention_bound(a, &head), AGENT_RETENTION_BUDGET, &res);
+		if (hold)
+			sender_release_reads(a->sender);
+		if (ret == 0) {
 			a->retention_deleted += res.deleted;
 			if (res.lost > 0) {
 				if (!a->losing)

@@ -12,7 +12,9 @@
  *
  * A head's acknowledged seq bounds the cut: age never deletes a row the
  * head does not hold (one more min() on the cut).  Only the size cap does,
- * and what it deletes above the bound it counts and records (gaps).
+ * past the rows in doubt (sent, not answered), and what it deletes there
+ * it counts and records (gaps).  Inside, "no head" is an acked seq of
+ * NO_HEAD, above every seq.
  *
  *   store_retention_step   one step, in one transaction
  *   store_for_each_gap     the gap records, for the agent, the head, reports
@@ -26,18 +28,22 @@
 
 #include "common/log.h"
 
-/* Fact tables, every one keyed by seq, with the schema that added them. */
+/*
+ * Fact tables, every one keyed by seq, with the schema that added them.
+ * Not the gap records: a record's seq is younger than the rows it is
+ * about, and the size cap may have taken every host row of its time, so
+ * it ages by its own time (delete_old_gaps) and the size cap leaves it.
+ */
 static const struct {
 	const char *name;
 	int since;
-	bool capped; /* the size cap may delete its rows (not the gap records) */
 } retention_tables[] = {
-    {"host_samples", 1, true}, {"cpu_samples", 1, true},	 {"disk_samples", 1, true},
-    {"net_samples", 1, true},  {"proc_samples", 1, true},	 {"job_samples", 1, true},
-    {"events", 1, true},       {"marks", 1, true},		 {"gpu_samples", 2, true},
-    {"gpu_proc_samples", 2, true}, {"gaps", 5, false},
+    {"host_samples", 1}, {"cpu_samples", 1}, {"disk_samples", 1},	{"net_samples", 1},
+    {"proc_samples", 1}, {"job_samples", 1}, {"events", 1},		{"marks", 1},
+    {"gpu_samples", 2},	 {"gpu_proc_samples", 2},
 };
 #define NTABLES (sizeof(retention_tables) / sizeof(retention_tables[0]))
+#define NO_HEAD INT64_MAX
 
 static int ret_fail(struct store *st, int rc, const char *what)
 {
@@ -50,8 +56,9 @@ static int ret_fail(struct store *st, int rc, const char *what)
 	return log_err(ret, "cannot %s in store '%s' (%s)", what, st->path, store__errmsg(st));
 }
 
-/* Runs sql with up to two int64 parameters; *changes receives the rows changed. */
-static int run2(struct store *st, const char *sql, int64_t a, int64_t b, int64_t *changes)
+/* Runs sql with up to three int64 parameters; *changes receives the rows changed. */
+static int run3(struct store *st, const char *sql, int64_t a, int64_t b, int64_t c,
+		int64_t *changes)
 {
 	sqlite3_stmt *stmt;
 	int rc = sqlite3_prepare_v2(st->db, sql, -1, &stmt, NULL);
@@ -62,6 +69,8 @@ static int run2(struct store *st, const char *sql, int64_t a, int64_t b, int64_t
 		sqlite3_bind_int64(stmt, 1, a);
 	if (sqlite3_bind_parameter_count(stmt) >= 2)
 		sqlite3_bind_int64(stmt, 2, b);
+	if (sqlite3_bind_parameter_count(stmt) >= 3)
+		sqlite3_bind_int64(stmt, 3, c);
 	rc = sqlite3_step(stmt);
 	sqlite3_finalize(stmt);
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
@@ -69,6 +78,11 @@ static int run2(struct store *st, const char *sql, int64_t a, int64_t b, int64_t
 	if (changes)
 		*changes += sqlite3_changes(st->db);
 	return 0;
+}
+
+static int run2(struct store *st, const char *sql, int64_t a, int64_t b, int64_t *changes)
+{
+	return run3(st, sql, a, b, 0, changes);
 }
 
 /* An int64 from a query with one parameter; *found false when NULL or no row. */
@@ -112,19 +126,14 @@ int store_used_bytes(struct store *st, uint64_t *bytes)
 	return 0;
 }
 
-/*
- * Deletes up to budget rows of every fact table with seq < cut (capped:
- * only the tables the size cap may touch).
- */
-static int delete_raw_before(struct store *st, int64_t cut, bool capped, int budget,
-			     int64_t *deleted)
+/* Deletes up to budget rows of every fact table with seq < cut. */
+static int delete_raw_before(struct store *st, int64_t cut, int budget, int64_t *deleted)
 {
 	char sql[256];
 	int ret;
 
 	for (size_t i = 0; i < NTABLES; i++) {
-		if (st->schema_version < retention_tables[i].since ||
-		    (capped && !retention_tables[i].capped))
+		if (st->schema_version < retention_tables[i].since)
 			continue;
 		snprintf(sql, sizeof(sql),
 			 "DELETE FROM %s WHERE seq IN (SELECT seq FROM %s WHERE seq < ?1"
@@ -155,8 +164,20 @@ static void lost_add(struct lost_span *l, int64_t seq, int64_t ts_ms)
 	l->rows++;
 }
 
+/* Gap records recorded before ts_ms that the head holds. */
+static int delete_old_gaps(struct store *st, int64_t ts_ms, int64_t acked, int budget,
+			   int64_t *deleted)
+{
+	if (st->schema_version < 5)
+		return 0;
+	return run3(st,
+		    "DELETE FROM gaps WHERE seq IN (SELECT seq FROM gaps WHERE ts_ms < ?1"
+		    " AND seq <= ?2 ORDER BY seq LIMIT ?3)",
+		    ts_ms, acked, budget, deleted);
+}
+
 /*
- * Deletes up to budget rows of every capped table with acked < seq < cut,
+ * Deletes up to budget rows of every fact table with acked < seq < cut,
  * each one counted into *l (RETURNING: the rows that went, not an estimate).
  */
 static int delete_unacked_before(struct store *st, int64_t acked, int64_t cut, int budget,
@@ -167,7 +188,7 @@ static int delete_unacked_before(struct store *st, int64_t acked, int64_t cut, i
 	int rc;
 
 	for (size_t i = 0; i < NTABLES; i++) {
-		if (st->schema_version < retention_tables[i].since || !retention_tables[i].capped)
+		if (st->schema_version < retention_tables[i].since)
 			continue;
 		snprintf(sql, sizeof(sql),
 			 "DELETE FROM %s WHERE seq IN (SELECT seq FROM %s WHERE seq > ?1"
@@ -251,14 +272,31 @@ static int record_gap(struct store *st, int64_t now_ms, const struct lost_span *
 	return ret;
 }
 
-/* head_acked_seq in meta: the bound a restarted agent starts from (written when it moved). */
-static int keep_acked(struct store *st, int64_t acked)
+/*
+ * head_acked_seq and head_sent_seq in meta: the bound a restarted agent
+ * starts from (written when they moved).
+ */
+static int keep_head(struct store *st, const struct store_head_bound *head)
 {
-	return run2(st,
-		    "INSERT INTO meta (key, value) VALUES ('head_acked_seq', CAST(?1 AS TEXT))"
-		    " ON CONFLICT (key) DO UPDATE SET value = excluded.value"
-		    " WHERE value <> excluded.value",
-		    acked, 0, NULL);
+	static const char sql[] =
+	    "INSERT INTO meta (key, value) VALUES (?1, CAST(?2 AS TEXT))"
+	    " ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+	    " WHERE value <> excluded.value";
+	const char *keys[] = {"head_acked_seq", "head_sent_seq"};
+	int64_t vals[] = {head->acked_seq, head->sent_seq};
+	sqlite3_stmt *stmt;
+	int rc = SQLITE_DONE;
+
+	for (int i = 0; i < 2 && rc == SQLITE_DONE; i++) {
+		rc = sqlite3_prepare_v2(st->db, sql, -1, &stmt, NULL);
+		if (rc != SQLITE_OK)
+			break;
+		sqlite3_bind_text(stmt, 1, keys[i], -1, SQLITE_STATIC);
+		sqlite3_bind_int64(stmt, 2, vals[i]);
+		rc = sqlite3_step(stmt);
+		sqlite3_finalize(stmt);
+	}
+	return rc == SQLITE_DONE ? 0 : ret_fail(st, rc, "keep the head's cursor");
 }
 
 /* The first seq written at or after ts_ms (host rows are written every tick). */
@@ -314,7 +352,7 @@ static int procs_cut_ms(struct store *st, int64_t raw_cut_ms, int64_t acked, int
 	int ret;
 
 	*cut_ms = raw_cut_ms;
-	if (acked == STORE_ACKED_ALL)
+	if (acked == NO_HEAD)
 		return 0;
 	for (size_t i = 0; i < (st->schema_version >= 2 ? 2 : 1); i++) {
 		ret = query1(st, sql[i], acked, &ts, &found);
@@ -329,10 +367,13 @@ static int procs_cut_ms(struct store *st, int64_t raw_cut_ms, int64_t acked, int
 /*
  * Over the size cap: the oldest raw rows, those the head holds first, then
  * those it does not (counted, and recorded as a gap), then the finer
- * rollup tier.
+ * rollup tier.  Rows in doubt, in (acked, doubt], stay: the head that
+ * died before answering for them may hold them, and they would be counted
+ * lost when they are not; the rows lost are the oldest after them, a
+ * tenth of what is left.
  */
-static int retention_cap(struct store *st, int64_t now_ms, int64_t acked, int budget,
-			 struct store_retention_result *res)
+static int retention_cap(struct store *st, int64_t now_ms, int64_t acked, int64_t doubt,
+			 int budget, struct store_retention_result *res)
 {
 	int64_t oldest, before = res->deleted;
 	bool found;
@@ -347,12 +388,14 @@ static int retention_cap(struct store *st, int64_t now_ms, int64_t acked, int bu
 		int64_t cut = oldest + (span > 0 ? span : 1);
 		struct lost_span l = {0};
 
-		ret = delete_raw_before(st, acked < cut ? acked + 1 : cut, true, budget,
+		ret = delete_raw_before(st, acked < cut ? acked + 1 : cut, budget,
 					&res->deleted);
 		if (ret || res->deleted > before)
 			return ret;
-		if (acked < cut) {
-			ret = delete_unacked_before(st, acked, cut, budget, &l);
+		if (doubt != NO_HEAD) {
+			if (cut <= doubt + 1)
+				cut = doubt + 1 + (span > 0 ? span : 1);
+			ret = delete_unacked_before(st, doubt, cut, budget, &l);
 			if (ret)
 				return ret;
 		}
@@ -377,15 +420,17 @@ static int retention_cap(struct store *st, int64_t now_ms, int64_t acked, int bu
 }
 
 static int retention_body(struct store *st, int64_t now_ms, const struct store_retention *r,
-			  int64_t acked, int budget, struct store_retention_result *res)
+			  const struct store_head_bound *head, int budget,
+			  struct store_retention_result *res)
 {
-	int64_t cut, procs_ms;
+	int64_t acked = head ? head->acked_seq : NO_HEAD, cut, procs_ms;
+	int64_t doubt = head && head->sent_seq > acked ? head->sent_seq : acked;
 	uint64_t used;
 	bool found;
 	int ret;
 
-	if (acked != STORE_ACKED_ALL && st->schema_version >= 5) {
-		ret = keep_acked(st, acked);
+	if (head && st->schema_version >= 5) {
+		ret = keep_head(st, head);
 		if (ret)
 			return ret;
 	}
@@ -397,7 +442,9 @@ static int retention_body(struct store *st, int64_t now_ms, const struct store_r
 			cut = st->next_seq;
 		if (acked < cut) /* ... but nothing the head does not hold */
 			cut = acked + 1;
-		ret = delete_raw_before(st, cut, false, budget, &res->deleted);
+		ret = delete_raw_before(st, cut, budget, &res->deleted);
+		if (!ret)
+			ret = delete_old_gaps(st, now_ms - r->raw_ms, acked, budget, &res->deleted);
 		if (ret)
 			return ret;
 		ret = procs_cut_ms(st, now_ms - r->raw_ms, acked, &procs_ms);
@@ -425,23 +472,24 @@ static int retention_body(struct store *st, int64_t now_ms, const struct store_r
 	ret = store_used_bytes(st, &used);
 	if (ret || used <= r->max_bytes)
 		return ret;
-	return retention_cap(st, now_ms, acked, budget, res);
+	return retention_cap(st, now_ms, acked, doubt, budget, res);
 }
 
 int store_retention_step(struct store *st, int64_t now_ms, const struct store_retention *r,
-			 int64_t acked_seq, int budget, struct store_retention_result *res)
+			 const struct store_head_bound *head, int budget,
+			 struct store_retention_result *res)
 {
 	bool own;
 	int ret;
 
 	memset(res, 0, sizeof(*res));
-	if (!st->writable || st->in_tick || acked_seq < 0)
+	if (!st->writable || st->in_tick || (head && (head->acked_seq < 0 || head->sent_seq < 0)))
 		return -EINVAL;
 	/* its own transaction, with the seq counter synced: a gap record takes a seq */
 	ret = store__write_begin(st, &own);
 	if (ret)
 		return ret;
-	ret = retention_body(st, now_ms, r, acked_seq, budget, res);
+	ret = retention_body(st, now_ms, r, head, budget, res);
 	ret = store__write_end(st, own, ret);
 	if (ret) {
 		memset(res, 0, sizeof(*res));

@@ -162,24 +162,29 @@ int store_put_rollup(struct store *st, const struct rollup_record *r);
 /*
  * Retention, applied a little at a time: each call deletes at most
  * `budget` rows per table, oldest first, so it never stalls a tick.
- *   raw rows (samples, events, gap records) older than raw_ms, but none
- *   above acked_seq; 1-minute rollups older than m1_ms; 1-hour rollups
- *   older than h1_ms (0: keep for ever); then, while the file's used size
- *   is above max_bytes (0: no cap), the oldest raw rows (gap records
- *   never), then the oldest 1-minute, then 1-hour rollups.
- * acked_seq is what a head holds of this store (STORE_ACKED_ALL: no head,
- * no bound).  Only the size cap deletes rows above it, and each step that
- * does writes a gap record (table gaps, with a seq of its own, so it
- * streams to the head) and adds to the meta counters rows_lost_total and
- * gaps_total, in the same transaction; the step also keeps acked_seq in
- * meta as head_acked_seq, so a restarted agent has its bound before its
- * head answers.  Jobs and their summaries are never deleted.
+ *   raw rows (samples, events) older than raw_ms, but none the head does
+ *   not hold; gap records older than raw_ms that it holds; 1-minute
+ *   rollups older than m1_ms; 1-hour rollups older than h1_ms (0: keep for
+ *   ever); then, while the file's used size is above max_bytes (0: no
+ *   cap), the oldest raw rows (gap records never), then the oldest
+ *   1-minute, then 1-hour rollups.
+ * head: what a head holds of this store (NULL: no head, no bound).  Only
+ * the size cap deletes rows it does not hold, never those in doubt (sent,
+ * unanswered: the head may have committed them), and each step that does
+ * writes a gap record (table gaps, with a seq of its own, so it streams to
+ * the head) and adds to the meta counters rows_lost_total and gaps_total,
+ * in the same transaction.  The step keeps head's two seqs in meta
+ * (head_acked_seq, head_sent_seq), so a restarted agent has its bound
+ * before its head answers.  Jobs and their summaries are never deleted.
  */
 struct store_retention {
 	int64_t raw_ms, m1_ms, h1_ms;
 	uint64_t max_bytes;
 };
-#define STORE_ACKED_ALL INT64_MAX
+struct store_head_bound {
+	int64_t acked_seq; /* the head holds every row up to it */
+	int64_t sent_seq;  /* rows in (acked_seq, sent_seq] were sent and not answered */
+};
 /* A gap record: rows deleted before a head held them. */
 struct store_gap {
 	int64_t seq, node_id;
@@ -198,7 +203,8 @@ struct store_retention_result {
 	struct store_gap gap;
 };
 int store_retention_step(struct store *st, int64_t now_ms, const struct store_retention *r,
-			 int64_t acked_seq, int budget, struct store_retention_result *res);
+			 const struct store_head_bound *head, int budget,
+			 struct store_retention_result *res);
 /*
  * Gap records of node_id (0: every node) whose rows' times meet
  * [from_ms, to_ms], by node and then oldest first (from_seq); fn returning non-zero stops and is

@@ -163,6 +163,18 @@ static int64_t host_seq(struct fixture *fx, int i)
 	return sql_i64(fx->path, sql);
 }
 
+#define NO_HEAD (-1)
+
+/* A retention step with a head that holds up to acked (NO_HEAD: none), nothing in doubt. */
+static int step(struct fixture *fx, int64_t now_ms, const struct store_retention *r,
+		int64_t acked, struct store_retention_result *res)
+{
+	struct store_head_bound head = {acked, acked};
+
+	return store_retention_step(fx->st, now_ms, r, acked == NO_HEAD ? NULL : &head, 100000,
+				    res);
+}
+
 static int64_t meta(const char *path, const char *key)
 {
 	char sql[128];
@@ -184,7 +196,7 @@ static void test_age_stops_at_acked(void **state)
 	acked = host_seq(fx, 20) + 1;
 	snprintf(cond, sizeof(cond), "seq > %lld", (long long)acked);
 	above = rows_where(fx, cond);
-	assert_int_equal(store_retention_step(fx->st, now, &r, acked, 100000, &res), 0);
+	assert_int_equal(step(fx, now, &r, acked, &res), 0);
 	assert_int_equal(res.lost, 0);
 	/* everything up to acked went (procs p1 too), nothing above it */
 	snprintf(cond, sizeof(cond), "seq <= %lld", (long long)acked);
@@ -205,7 +217,7 @@ static void test_age_stops_at_acked(void **state)
 
 	/* the head catches up past the age cut: age decides again, as without a head */
 	cut = host_seq(fx, 50);
-	assert_int_equal(store_retention_step(fx->st, now, &r, cut + 500, 100000, &res), 0);
+	assert_int_equal(step(fx, now, &r, cut + 500, &res), 0);
 	assert_int_equal(sql_i64(fx->path, "SELECT min(seq) FROM " ALL_ROWS), cut);
 	assert_int_equal(sql_i64(fx->path, "SELECT count(*) FROM procs WHERE comm = 'p2'"), 0);
 	assert_int_equal(meta(fx->path, "head_acked_seq"), cut + 500);
@@ -219,7 +231,7 @@ static void test_no_head_no_bound(void **state)
 	struct store_retention_result res;
 
 	fill(fx, 100);
-	assert_int_equal(store_retention_step(fx->st, T0 + 100000, &r, STORE_ACKED_ALL, 100000, &res),
+	assert_int_equal(step(fx, T0 + 100000, &r, NO_HEAD, &res),
 			 0);
 	assert_int_equal(sql_i64(fx->path, "SELECT min(seq) FROM " ALL_ROWS), host_seq(fx, 50));
 	assert_int_equal(res.lost, 0);
@@ -229,7 +241,7 @@ static void test_no_head_no_bound(void **state)
 	fx->st = NULL;
 	unlink(fx->path);
 	fill(fx, 100);
-	assert_int_equal(store_retention_step(fx->st, T0 + 100000, &r, 0, 100000, &res), 0);
+	assert_int_equal(step(fx, T0 + 100000, &r, 0, &res), 0);
 	assert_int_equal(res.deleted, 0);
 	assert_int_equal(sql_i64(fx->path, "SELECT min(seq) FROM " ALL_ROWS), 1);
 	assert_int_equal(sql_i64(fx->path, "SELECT count(*) FROM procs"), 3);
@@ -273,7 +285,7 @@ static void test_size_cap_counts_and_records(void **state)
 	fill(fx, 100);
 	acked = host_seq(fx, 5) - 1; /* ticks 0..4 held */
 	/* first the rows the head holds: no loss */
-	assert_int_equal(store_retention_step(fx->st, T0 + 100000, &r, acked, 100000, &res), 0);
+	assert_int_equal(step(fx, T0 + 100000, &r, acked, &res), 0);
 	assert_int_equal(res.deleted, acked);
 	assert_int_equal(res.lost, 0);
 	assert_int_equal(sql_i64(fx->path, "SELECT count(*) FROM gaps"), 0);
@@ -286,7 +298,7 @@ static void test_size_cap_counts_and_records(void **state)
 	max_before = sql_i64(fx->path, "SELECT max(seq) FROM " ALL_ROWS);
 	snprintf(sql, sizeof(sql), "SELECT max(ts_ms) FROM " ALL_ROWS " WHERE %s", cond);
 	to_ms = sql_i64(fx->path, sql);
-	assert_int_equal(store_retention_step(fx->st, T0 + 100000, &r, acked, 100000, &res), 0);
+	assert_int_equal(step(fx, T0 + 100000, &r, acked, &res), 0);
 	assert_int_equal(res.lost, want);
 	assert_int_equal(res.deleted, want);
 	assert_int_equal(rows_where(fx, cond), 0);
@@ -310,7 +322,7 @@ static void test_size_cap_counts_and_records(void **state)
 	{
 		int64_t want2 = rows_where(fx, cond);
 
-		assert_int_equal(store_retention_step(fx->st, T0 + 100000, &r, acked, 100000, &res),
+		assert_int_equal(step(fx, T0 + 100000, &r, acked, &res),
 				 0);
 		assert_int_equal(res.lost, want2);
 		assert_int_equal(meta(fx->path, "rows_lost_total"), want + want2);
@@ -336,6 +348,64 @@ static void test_size_cap_counts_and_records(void **state)
 	assert_int_equal(store_for_each_gap(fx->st, fx->node + 1, 0, INT64_MAX, collect_gap, &seen),
 			 0);
 	assert_int_equal(seen.n, 0);
+
+	/*
+	 * Age takes every row below the oldest young host row, but a record
+	 * by its own time: the cap took the host rows of its seqs, not its age.
+	 */
+	r = (struct store_retention){.raw_ms = 10000};
+	assert_int_equal(
+	    step(fx, T0 + 100000, &r, NO_HEAD, &res), 0);
+	assert_int_equal(sql_i64(fx->path, "SELECT count(*) FROM gaps"), 2);
+	assert_int_equal(sql_i64(fx->path, "SELECT min(seq) FROM " ALL_ROWS), host_seq(fx, 90));
+	/* ... and only once the head holds it */
+	assert_int_equal(step(fx, T0 + 111000, &r, seen.g[0].seq, &res),
+			 0);
+	assert_int_equal(sql_i64(fx->path, "SELECT count(*) FROM gaps"), 1);
+	assert_int_equal(
+	    step(fx, T0 + 111000, &r, NO_HEAD, &res), 0);
+	assert_int_equal(sql_i64(fx->path, "SELECT count(*) FROM gaps"), 0);
+	/* the totals stay: they count what was ever lost */
+	assert_int_equal(meta(fx->path, "rows_lost_total"), want);
+	assert_int_equal(meta(fx->path, "gaps_total"), 2);
+}
+
+/*
+ * Rows sent without an answer may be held by a head that died before
+ * answering: the size cap leaves them and loses the rows after them, so
+ * nothing the head holds is ever counted lost.
+ */
+static void test_size_cap_spares_rows_in_doubt(void **state)
+{
+	struct fixture *fx = *state;
+	struct store_retention r = {.max_bytes = 1};
+	struct store_retention_result res;
+	struct store_head_bound head;
+	int64_t acked, sent, span, want;
+	char cond[96];
+
+	fill(fx, 100);
+	acked = host_seq(fx, 5) - 1;
+	sent = host_seq(fx, 20) - 1;
+	head = (struct store_head_bound){acked, sent};
+	assert_int_equal(store_retention_step(fx->st, T0 + 100000, &r, &head, 100000, &res), 0);
+	assert_int_equal(res.deleted, acked);
+	assert_int_equal(res.lost, 0);
+	assert_int_equal(meta(fx->path, "head_acked_seq"), acked);
+	assert_int_equal(meta(fx->path, "head_sent_seq"), sent);
+	/* the cut (a tenth of what is left) falls among the rows in doubt: past them */
+	span = (1 + sql_i64(fx->path, "SELECT max(seq) FROM " ALL_ROWS) - (acked + 1)) / 10;
+	assert_true(acked + 1 + span <= sent);
+	snprintf(cond, sizeof(cond), "seq > %lld AND seq < %lld", (long long)sent,
+		 (long long)(sent + 1 + span));
+	want = rows_where(fx, cond);
+	assert_int_equal(store_retention_step(fx->st, T0 + 100000, &r, &head, 100000, &res), 0);
+	assert_int_equal(res.lost, want);
+	assert_int_equal(res.gap.from_seq, sent + 1);
+	assert_int_equal(res.gap.to_seq, sent + span);
+	snprintf(cond, sizeof(cond), "seq > %lld AND seq <= %lld", (long long)acked,
+		 (long long)sent);
+	assert_int_equal(rows_where(fx, cond), sent - acked);
 }
 
 static void test_gap_streams_to_head(void **state)
@@ -352,7 +422,7 @@ static void test_gap_streams_to_head(void **state)
 	assert_non_null(b);
 	fill(fx, 40);
 	/* the head holds nothing: the first step already loses */
-	assert_int_equal(store_retention_step(fx->st, T0 + 50000, &r, 0, 100000, &res), 0);
+	assert_int_equal(step(fx, T0 + 50000, &r, 0, &res), 0);
 	assert_true(res.lost > 0);
 	assert_int_equal(store_max_seq(fx->st, &max_seq), 0);
 	assert_int_equal(max_seq, res.gap.seq);
@@ -413,8 +483,8 @@ static void test_head_counts_per_agent(void **state)
 
 	assert_non_null(b);
 	fill(fx, 60);
-	assert_int_equal(store_retention_step(fx->st, T0 + 70000, &r, 0, 100000, &res1), 0);
-	assert_int_equal(store_retention_step(fx->st, T0 + 70000, &r, 0, 100000, &res2), 0);
+	assert_int_equal(step(fx, T0 + 70000, &r, 0, &res1), 0);
+	assert_int_equal(step(fx, T0 + 70000, &r, 0, &res2), 0);
 	assert_true(res1.lost > 0 && res2.lost > 0);
 	store_rowset_init(&b->rows, 0);
 	snprintf(b->who.agent_id, sizeof(b->who.agent_id), "agent-1");
@@ -441,6 +511,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_age_stops_at_acked, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_no_head_no_bound, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_size_cap_counts_and_records, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_size_cap_spares_rows_in_doubt, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_gap_streams_to_head, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_head_counts_per_agent, setup, teardown),
 	};
