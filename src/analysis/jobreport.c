@@ -118,16 +118,28 @@ static int add_gap(const struct store_gap *g, void *arg)
  */
 static int gaps_verdict(struct job_report *r, struct store *st, const struct job_record *job)
 {
+	struct analysis *an = &r->an;
 	struct lost_rows l = {0};
 	struct verdict *v;
 	char t0[40], t1[40];
+	size_t at;
 	int ret;
 
 	ret = store_for_each_gap(st, job->node_id, job->start_ms,
 				 job->end_ms ? job->end_ms : JOB_REPORT_MAX_MS, add_gap, &l);
-	if (ret || l.rows == 0 || r->an.nverdicts >= ANALYSIS_VERDICTS_MAX)
+	if (ret || l.rows == 0)
 		return ret;
-	v = &r->an.verdicts[r->an.nverdicts++];
+	/* the most severe first: a warning, after the warnings, before the infos */
+	for (at = 0; at < an->nverdicts && an->verdicts[at].severity >= VERDICT_WARNING; at++)
+		;
+	if (at >= ANALYSIS_VERDICTS_MAX)
+		return 0;
+	if (an->nverdicts == ANALYSIS_VERDICTS_MAX)
+		an->nverdicts--; /* full: the least severe goes */
+	memmove(&an->verdicts[at + 1], &an->verdicts[at],
+		(an->nverdicts - at) * sizeof(an->verdicts[0]));
+	an->nverdicts++;
+	v = &an->verdicts[at];
 	memset(v, 0, sizeof(*v));
 	v->kind = "rows_lost";
 	v->severity = VERDICT_WARNING;

@@ -166,8 +166,8 @@ static int64_t host_seq(struct fixture *fx, int i)
 #define NO_HEAD (-1)
 
 /* A retention step with a head that holds up to acked (NO_HEAD: none), nothing in doubt. */
-static int step(struct fixture *fx, int64_t now_ms, const struct store_retention *r,
-		int64_t acked, struct store_retention_result *res)
+static int step(struct fixture *fx, int64_t now_ms, const struct store_retention *r, int64_t acked,
+		struct store_retention_result *res)
 {
 	struct store_head_bound head = {acked, acked};
 
@@ -231,8 +231,7 @@ static void test_no_head_no_bound(void **state)
 	struct store_retention_result res;
 
 	fill(fx, 100);
-	assert_int_equal(step(fx, T0 + 100000, &r, NO_HEAD, &res),
-			 0);
+	assert_int_equal(step(fx, T0 + 100000, &r, NO_HEAD, &res), 0);
 	assert_int_equal(sql_i64(fx->path, "SELECT min(seq) FROM " ALL_ROWS), host_seq(fx, 50));
 	assert_int_equal(res.lost, 0);
 	assert_int_equal(meta(fx->path, "head_acked_seq"), -1);
@@ -322,8 +321,7 @@ static void test_size_cap_counts_and_records(void **state)
 	{
 		int64_t want2 = rows_where(fx, cond);
 
-		assert_int_equal(step(fx, T0 + 100000, &r, acked, &res),
-				 0);
+		assert_int_equal(step(fx, T0 + 100000, &r, acked, &res), 0);
 		assert_int_equal(res.lost, want2);
 		assert_int_equal(meta(fx->path, "rows_lost_total"), want + want2);
 		assert_int_equal(meta(fx->path, "gaps_total"), 2);
@@ -354,16 +352,13 @@ static void test_size_cap_counts_and_records(void **state)
 	 * by its own time: the cap took the host rows of its seqs, not its age.
 	 */
 	r = (struct store_retention){.raw_ms = 10000};
-	assert_int_equal(
-	    step(fx, T0 + 100000, &r, NO_HEAD, &res), 0);
+	assert_int_equal(step(fx, T0 + 100000, &r, NO_HEAD, &res), 0);
 	assert_int_equal(sql_i64(fx->path, "SELECT count(*) FROM gaps"), 2);
 	assert_int_equal(sql_i64(fx->path, "SELECT min(seq) FROM " ALL_ROWS), host_seq(fx, 90));
 	/* ... and only once the head holds it */
-	assert_int_equal(step(fx, T0 + 111000, &r, seen.g[0].seq, &res),
-			 0);
+	assert_int_equal(step(fx, T0 + 111000, &r, seen.g[0].seq, &res), 0);
 	assert_int_equal(sql_i64(fx->path, "SELECT count(*) FROM gaps"), 1);
-	assert_int_equal(
-	    step(fx, T0 + 111000, &r, NO_HEAD, &res), 0);
+	assert_int_equal(step(fx, T0 + 111000, &r, NO_HEAD, &res), 0);
 	assert_int_equal(sql_i64(fx->path, "SELECT count(*) FROM gaps"), 0);
 	/* the totals stay: they count what was ever lost */
 	assert_int_equal(meta(fx->path, "rows_lost_total"), want);
