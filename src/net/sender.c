@@ -179,20 +179,13 @@ static bool stopping(struct sender *s)
 	return stop;
 }
 
-/*
- * Rows up to seq are in doubt (stats.sent_seq): raised to seq, or, with
- * was >= 0, set back to seq (the batch took less).  Returns what it was.
- */
-static int64_t mark_sent(struct sender *s, int64_t seq, int64_t was)
+/* Rows up to seq are in doubt until the head answers (stats.sent_seq). */
+static void mark_sent(struct sender *s, int64_t seq)
 {
-	int64_t old;
-
 	pthread_mutex_lock(&s->lock);
-	old = s->stats.sent_seq;
-	if (was >= 0 || seq > old)
+	if (seq > s->stats.sent_seq)
 		s->stats.sent_seq = seq;
 	pthread_mutex_unlock(&s->lock);
-	return old;
 }
 
 static void *sender_main(void *arg)
@@ -216,17 +209,15 @@ static void *sender_main(void *arg)
 			wire_encode_hello(&s->opt.who, &s->body);
 		} else {
 			/*
-			 * Rows are in doubt from the moment they are read for a
-			 * batch: retention must not count a row lost that a body
-			 * on its way to the head holds.  Marked for the most the
-			 * batch can take, then for what it took.
+			 * Rows are in doubt once read for a batch: retention must
+			 * not count a row lost that a body on its way to the head
+			 * holds.  It reads the mark and deletes with our reads
+			 * held (sender_hold_reads), so the two never cross.
 			 */
-			int64_t before;
-
 			pthread_mutex_lock(&s->reads);
-			before = mark_sent(s, cursor + rows, -1);
 			ret = encode_batch(s, st, cursor, rows, &to_seq, &max_seq, &nrows);
-			mark_sent(s, ret == 0 && to_seq > before ? to_seq : before, before);
+			if (ret == 0)
+				mark_sent(s, to_seq);
 			pthread_mutex_unlock(&s->reads);
 			if (ret == 0 && to_seq <= cursor) {
 				pthread_mutex_lock(&s->lock);

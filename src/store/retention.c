@@ -164,15 +164,19 @@ static void lost_add(struct lost_span *l, int64_t seq, int64_t ts_ms)
 	l->rows++;
 }
 
-/* Gap records recorded before ts_ms that the head holds. */
+/*
+ * Gap records recorded before ts_ms that the head holds.  Their times grow
+ * with their seqs, so the old ones are a prefix: only the first `budget`
+ * are looked at, however many there are.
+ */
 static int delete_old_gaps(struct store *st, int64_t ts_ms, int64_t acked, int budget,
 			   int64_t *deleted)
 {
 	if (st->schema_version < 5)
 		return 0;
 	return run3(st,
-		    "DELETE FROM gaps WHERE seq IN (SELECT seq FROM gaps WHERE ts_ms < ?1"
-		    " AND seq <= ?2 ORDER BY seq LIMIT ?3)",
+		    "DELETE FROM gaps WHERE seq IN (SELECT seq FROM (SELECT seq, ts_ms FROM gaps"
+		    " WHERE seq <= ?2 ORDER BY seq LIMIT ?3) WHERE ts_ms < ?1)",
 		    ts_ms, acked, budget, deleted);
 }
 

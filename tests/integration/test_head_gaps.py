@@ -154,7 +154,7 @@ def test_size_cap_loss_counted_at_both_ends(wd):
     head = Head(wd)
     job = spawn(["sleep", "120"], env=env_with(SLURM_JOB_ID=4711))
     proc, adb, log, errf = start_agent(wd, head, "node-c",
-                                       extra=["--max-db-size", "300K",
+                                       extra=["--max-db-size", "600K",
                                               "--listen", "127.0.0.1:0"])
     try:
         url = "http://127.0.0.1:%d" % wait_for(lambda: agent_port(log), timeout=15,
@@ -172,7 +172,7 @@ def test_size_cap_loss_counted_at_both_ends(wd):
         eq(get_metrics(url)["jobscope_agent_rows_lost_total"], 0, "metric: 0 lost")
         port = head.port
         eq(head.kill(signal.SIGKILL), -signal.SIGKILL, "head killed")
-        # the store passes 300K while the head is away: the cap takes unsent rows
+        # the store passes 600K while the head is away: the cap takes unsent rows
         wait_for(lambda: get_json(url + "/api/v1/node")["head"]["gaps"] >= 3, timeout=90,
                  what="the size cap to delete rows the head lacks")
         head = Head(wd, port=port, name="head2")
