@@ -131,7 +131,7 @@ struct agent {
 	 * the sender hears from the head).
 	 */
 	bool retention_loaded, losing;
-	int64_t rows_lost, gaps;
+	int64_t lost_rows, gaps;
 	struct store_head_bound head_kept;
 	bool has_last_gap;
 	struct store_gap last_gap;

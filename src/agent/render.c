@@ -316,9 +316,9 @@ static void render_self_metrics(const struct agent *a, struct strbuf *o)
 		prom_sample(o, "jobscope_agent_store_bytes", "", (double)a->store_bytes);
 	}
 	if (a->opt->head) {
-		prom_family(o, "jobscope_agent_rows_lost_total", "counter",
+		prom_family(o, "jobscope_agent_lost_rows_total", "counter",
 			    "Rows the size cap deleted before the head held them.");
-		prom_sample(o, "jobscope_agent_rows_lost_total", "", (double)a->rows_lost);
+		prom_sample(o, "jobscope_agent_lost_rows_total", "", (double)a->lost_rows);
 		prom_family(o, "jobscope_agent_gaps_total", "counter",
 			    "Gap records written for those rows (one per retention step).");
 		prom_sample(o, "jobscope_agent_gaps_total", "", (double)a->gaps);
@@ -443,7 +443,7 @@ static void json_node(const struct agent *a, struct strbuf *o)
 		jsonw_kv_int(&w, "failures", ss.failures);
 		jsonw_kv_str_opt(&w, "last_error", ss.last_error[0] ? ss.last_error : NULL);
 		/* what the size cap deleted before the head held it */
-		jsonw_kv_int(&w, "lost_rows", a->rows_lost);
+		jsonw_kv_int(&w, "lost_rows", a->lost_rows);
 		jsonw_kv_int(&w, "gaps", a->gaps);
 		jsonw_key(&w, "last_gap");
 		if (a->has_last_gap) {

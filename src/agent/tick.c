@@ -440,7 +440,7 @@ static int64_t meta_i64(struct agent *a, const char *key)
 static void retention_load(struct agent *a)
 {
 	a->retention_loaded = true;
-	a->rows_lost = meta_i64(a, "rows_lost_total");
+	a->lost_rows = meta_i64(a, "lost_rows_total");
 	a->gaps = meta_i64(a, "gaps_total");
 	a->head_kept.acked_seq = meta_i64(a, "head_acked_seq");
 	a->head_kept.sent_seq = meta_i64(a, "head_sent_seq");
@@ -503,7 +503,7 @@ static void retention(struct agent *a, int64_t ts)
 					log_warn(0, "store over --max-db-size while the head is "
 						    "behind: rows it does not hold yet are being "
 						    "deleted (counted, and recorded as gaps)");
-				a->rows_lost += res.lost;
+				a->lost_rows += res.lost;
 				a->gaps++;
 				a->last_gap = res.gap;
 				a->has_last_gap = true;

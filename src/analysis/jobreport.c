@@ -141,7 +141,7 @@ static int gaps_verdict(struct job_report *r, struct store *st, const struct job
 	an->nverdicts++;
 	v = &an->verdicts[at];
 	memset(v, 0, sizeof(*v));
-	v->kind = "rows_lost";
+	v->kind = "lost_rows";
 	v->severity = VERDICT_WARNING;
 	format_rfc3339_ms(l.from_ms, t0, sizeof(t0));
 	format_rfc3339_ms(l.to_ms, t1, sizeof(t1));
@@ -153,7 +153,7 @@ static int gaps_verdict(struct job_report *r, struct store *st, const struct job
 		 "raise --max-db-size on %.64s, or keep its head reachable: only rows the head "
 		 "has not received are lost",
 		 job->hostname[0] ? job->hostname : "the node");
-	v->evidence[v->nevidence++] = (struct verdict_evidence){"rows_lost", (double)l.rows};
+	v->evidence[v->nevidence++] = (struct verdict_evidence){"lost_rows", (double)l.rows};
 	v->evidence[v->nevidence++] = (struct verdict_evidence){"gap_records", (double)l.records};
 	v->evidence[v->nevidence++] = (struct verdict_evidence){"lost_from_ms", (double)l.from_ms};
 	v->evidence[v->nevidence++] = (struct verdict_evidence){"lost_to_ms", (double)l.to_ms};

@@ -39,7 +39,7 @@ static int client_json(const struct agent_record *a, void *arg)
 	jsonw_kv_int(w, "batches", a->batches);
 	jsonw_kv_int(w, "rows", a->rows);
 	/* rows its size cap deleted before we held them, by its gap records */
-	jsonw_kv_int_opt(w, "rows_lost", a->has_gaps, a->rows_lost);
+	jsonw_kv_int_opt(w, "lost_rows", a->has_gaps, a->lost_rows);
 	jsonw_kv_int_opt(w, "gaps", a->has_gaps, a->gaps);
 	jsonw_obj_end(w);
 	c->n++;

@@ -44,7 +44,7 @@ struct gap {
 	char node[256];
 	int64_t from_ms, to_ms;
 	bool recorded; /* gap records (store_for_each_gap), merged while their seqs run on */
-	int64_t rows_lost, records, from_seq, to_seq; /* recorded only */
+	int64_t lost_rows, records, from_seq, to_seq; /* recorded only */
 };
 
 struct export_ctx {
@@ -247,7 +247,7 @@ static int on_gap_record(const struct store_gap *g, void *arg)
 			prev->to_ms = g->to_ms;
 		if (g->to_seq > prev->to_seq)
 			prev->to_seq = g->to_seq;
-		prev->rows_lost += g->rows;
+		prev->lost_rows += g->rows;
 		prev->records++;
 		return 0;
 	}
@@ -259,7 +259,7 @@ static int on_gap_record(const struct store_gap *g, void *arg)
 	out->from_ms = g->from_ms;
 	out->to_ms = g->to_ms;
 	out->recorded = true;
-	out->rows_lost = g->rows;
+	out->lost_rows = g->rows;
 	out->records = 1;
 	out->from_seq = g->from_seq;
 	out->to_seq = g->to_seq;
@@ -463,7 +463,7 @@ int session_export_frames(struct store *st, const struct session_record *s, bool
 		jsonw_kv_int(&c.w, "to_ms", g->to_ms);
 		jsonw_kv_double(&c.w, "seconds", (g->to_ms - g->from_ms) / 1000.0, 3);
 		jsonw_kv_str(&c.w, "cause", g->recorded ? "size_cap" : "no_samples");
-		jsonw_kv_int_opt(&c.w, "rows_lost", g->recorded, g->rows_lost);
+		jsonw_kv_int_opt(&c.w, "lost_rows", g->recorded, g->lost_rows);
 		jsonw_kv_int_opt(&c.w, "records", g->recorded, g->records);
 		jsonw_kv_str(&c.w, "reason",
 			     g->recorded ? "rows the node's agent sampled were deleted by its size "
@@ -565,7 +565,7 @@ int session_export_report(struct store *st, const char *name, struct strbuf *out
 				strbuf_addf(out,
 					    "  %-24s from %s for %s: %" PRId64 " rows lost by the "
 					    "agent's size cap before the head held them\n",
-					    g->node, t0, dur, g->rows_lost);
+					    g->node, t0, dur, g->lost_rows);
 			else
 				strbuf_addf(out,
 					    "  %-24s from %s for %s: its agent was down or "

@@ -728,7 +728,7 @@ int store_for_each_agent(struct store *st, int (*fn)(const struct agent_record *
 		a.gpus = sqlite3_column_int64(stmt, 8);
 		a.has_gaps = sqlite3_column_type(stmt, 9) != SQLITE_NULL;
 		a.gaps = sqlite3_column_int64(stmt, 9);
-		a.rows_lost = sqlite3_column_int64(stmt, 10);
+		a.lost_rows = sqlite3_column_int64(stmt, 10);
 		ret = fn(&a, arg);
 	}
 	sqlite3_finalize(stmt);

@@ -264,7 +264,7 @@ static int record_gap(struct store *st, int64_t now_ms, const struct lost_span *
 		return ret_fail(st, rc, "record lost rows");
 	st->next_seq++;
 	ret = run2(st,
-		   "INSERT INTO meta (key, value) VALUES ('rows_lost_total', CAST(?1 AS TEXT))"
+		   "INSERT INTO meta (key, value) VALUES ('lost_rows_total', CAST(?1 AS TEXT))"
 		   " ON CONFLICT (key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + ?1 AS TEXT)",
 		   l->rows, 0, NULL);
 	if (!ret)

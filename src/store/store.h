@@ -172,7 +172,7 @@ int store_put_rollup(struct store *st, const struct rollup_record *r);
  * the size cap deletes rows it does not hold, never those in doubt (sent,
  * unanswered: the head may have committed them), and each step that does
  * writes a gap record (table gaps, with a seq of its own, so it streams to
- * the head) and adds to the meta counters rows_lost_total and gaps_total,
+ * the head) and adds to the meta counters lost_rows_total and gaps_total,
  * in the same transaction.  The step keeps head's two seqs in meta
  * (head_acked_seq, head_sent_seq), so a restarted agent has its bound
  * before its head answers.  Jobs and their summaries are never deleted.
@@ -246,7 +246,7 @@ struct agent_record {
 	char hostname[256];
 	int64_t acked_seq, first_seen_ms, last_seen_ms, interval_ms, batches, rows, gpus;
 	bool has_gaps;		  /* false: a store older than schema 5 */
-	int64_t gaps, rows_lost; /* its gap records, and the rows they say it lost */
+	int64_t gaps, lost_rows; /* its gap records, and the rows they say it lost */
 };
 /* Agents by hostname; fn returning non-zero stops and is returned. */
 int store_for_each_agent(struct store *st, int (*fn)(const struct agent_record *a, void *arg),

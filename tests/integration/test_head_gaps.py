@@ -169,7 +169,7 @@ def test_size_cap_loss_counted_at_both_ends(wd):
                         what="the head in /api/v1/node")
         eq((node["lost_rows"], node["gaps"], node["last_gap"]), (0, 0, None),
            "nothing lost while the head is there")
-        eq(get_metrics(url)["jobscope_agent_rows_lost_total"], 0, "metric: 0 lost")
+        eq(get_metrics(url)["jobscope_agent_lost_rows_total"], 0, "metric: 0 lost")
         port = head.port
         eq(head.kill(signal.SIGKILL), -signal.SIGKILL, "head killed")
         # the store passes 600K while the head is away: the cap takes unsent rows
@@ -189,21 +189,21 @@ def test_size_cap_loss_counted_at_both_ends(wd):
             job.kill()
     wait_for(lambda: held(head.db, adb), timeout=30, what="the last ticks")
     # the agent: its counters, its records, its metric
-    lost = sql(adb, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'rows_lost_total'")[0][0]
+    lost = sql(adb, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'lost_rows_total'")[0][0]
     ngaps = sql(adb, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'gaps_total'")[0][0]
     check(lost > 0, "rows lost: %r" % lost)
     eq(sql(adb, "SELECT sum(rows), count(*) FROM gaps")[0], (lost, ngaps),
        "the agent's gap records add up to its counter")
     check(node["lost_rows"] <= lost and node["lost_rows"] > 0,
           "/api/v1/node lost_rows %r (of %r at the end)" % (node["lost_rows"], lost))
-    eq(metrics["jobscope_agent_rows_lost_total"], float(node["lost_rows"]),
+    eq(metrics["jobscope_agent_lost_rows_total"], float(node["lost_rows"]),
        "the metric says what /api/v1/node says")
     last = node["last_gap"]
     eq(last["reason"], "size_cap", "last gap's reason")
     check(last["rows"] > 0 and last["from_ms"] <= last["to_ms"], "last gap %r" % last)
     # the head: the same records, and exactly every row that was not lost
     clients = head.get("/clients")["clients"]
-    eq([(c["hostname"], c["rows_lost"], c["gaps"]) for c in clients], [("node-c", lost, ngaps)],
+    eq([(c["hostname"], c["lost_rows"], c["gaps"]) for c in clients], [("node-c", lost, ngaps)],
        "/clients counts the loss")
     eq(head_fact_rows(head.db, "node-c") + lost + ngaps, max_seq(adb),
        "head rows + rows lost + gap records = every seq the agent used")
@@ -215,7 +215,7 @@ def test_size_cap_loss_counted_at_both_ends(wd):
     eq(r.returncode, 0, "export: " + r.stderr)
     gaps = [g for g in json.loads(r.stdout)["gaps"] if g["cause"] == "size_cap"]
     check(gaps, "the export shows the loss: %r" % json.loads(r.stdout)["gaps"])
-    eq(sum(g["rows_lost"] for g in gaps), lost, "the export's gaps hold every lost row")
+    eq(sum(g["lost_rows"] for g in gaps), lost, "the export's gaps hold every lost row")
     eq(sum(g["records"] for g in gaps), ngaps, "... from every record")
     check(all(g["node"] == "node-c" and g["from_ms"] <= g["to_ms"] for g in gaps), "%r" % gaps)
     # steps that follow each other are one stretch of loss, not one gap per step
@@ -226,9 +226,9 @@ def test_size_cap_loss_counted_at_both_ends(wd):
     # the job that ran through it: its report says so, text and JSON
     r = jobscope("report", "--db", head.db, "--job", "slurm:4711", "--format", "json")
     eq(r.returncode, 0, "report --job: " + r.stderr)
-    v = [v for v in json.loads(r.stdout)["verdicts"] if v["kind"] == "rows_lost"]
-    eq(len(v), 1, "one rows_lost verdict: %r" % v)
-    eq(v[0]["evidence"]["rows_lost"], lost, "the verdict's count")
+    v = [v for v in json.loads(r.stdout)["verdicts"] if v["kind"] == "lost_rows"]
+    eq(len(v), 1, "one lost_rows verdict: %r" % v)
+    eq(v[0]["evidence"]["lost_rows"], lost, "the verdict's count")
     eq(v[0]["evidence"]["gap_records"], ngaps, "the verdict's records")
     check(v[0]["message"].startswith("%d rows lost by the agent's size cap between " % lost),
           v[0]["message"])

@@ -213,7 +213,7 @@ static void test_age_stops_at_acked(void **state)
 	assert_int_equal(sql_i64(fx->path, "SELECT count(*) FROM procs WHERE comm = 'p2'"), 1);
 	assert_int_equal(meta(fx->path, "head_acked_seq"), acked);
 	assert_int_equal(sql_i64(fx->path, "SELECT count(*) FROM gaps"), 0);
-	assert_int_equal(meta(fx->path, "rows_lost_total"), -1);
+	assert_int_equal(meta(fx->path, "lost_rows_total"), -1);
 
 	/* the head catches up past the age cut: age decides again, as without a head */
 	cut = host_seq(fx, 50);
@@ -312,7 +312,7 @@ static void test_size_cap_counts_and_records(void **state)
 	assert_int_equal(res.gap.to_ms, to_ms);
 	assert_int_equal(res.gap.rows, want);
 	assert_string_equal(res.gap.reason, "size_cap");
-	assert_int_equal(meta(fx->path, "rows_lost_total"), want);
+	assert_int_equal(meta(fx->path, "lost_rows_total"), want);
 	assert_int_equal(meta(fx->path, "gaps_total"), 1);
 
 	/* a second step: a second record, the totals add up */
@@ -323,7 +323,7 @@ static void test_size_cap_counts_and_records(void **state)
 
 		assert_int_equal(step(fx, T0 + 100000, &r, acked, &res), 0);
 		assert_int_equal(res.lost, want2);
-		assert_int_equal(meta(fx->path, "rows_lost_total"), want + want2);
+		assert_int_equal(meta(fx->path, "lost_rows_total"), want + want2);
 		assert_int_equal(meta(fx->path, "gaps_total"), 2);
 		want += want2;
 	}
@@ -361,7 +361,7 @@ static void test_size_cap_counts_and_records(void **state)
 	assert_int_equal(step(fx, T0 + 111000, &r, NO_HEAD, &res), 0);
 	assert_int_equal(sql_i64(fx->path, "SELECT count(*) FROM gaps"), 0);
 	/* the totals stay: they count what was ever lost */
-	assert_int_equal(meta(fx->path, "rows_lost_total"), want);
+	assert_int_equal(meta(fx->path, "lost_rows_total"), want);
 	assert_int_equal(meta(fx->path, "gaps_total"), 2);
 }
 
@@ -494,7 +494,7 @@ static void test_head_counts_per_agent(void **state)
 	assert_string_equal(a.agent_id, "agent-1");
 	assert_true(a.has_gaps);
 	assert_int_equal(a.gaps, 2);
-	assert_int_equal(a.rows_lost, res1.lost + res2.lost);
+	assert_int_equal(a.lost_rows, res1.lost + res2.lost);
 	store_rowset_release(&b->rows);
 	store_close(head);
 	free(b);
