@@ -126,6 +126,17 @@ struct agent {
 	uint64_t store_bytes;
 	int64_t retention_next_ms;
 	int64_t retention_deleted;
+	/*
+	 * Rows the size cap deleted before the head held them (with a head
+	 * only): totals kept in the store's meta, the last gap record, and
+	 * the head's cursor as the store kept it (the retention bound until
+	 * the sender hears from the head).
+	 */
+	bool retention_loaded, losing;
+	int64_t lost_rows, gaps;
+	struct store_head_bound head_kept;
+	bool has_last_gap;
+	struct store_gap last_gap;
 
 	struct sender *sender; /* the stream to a head, or NULL */
 	char agent_id[64];

@@ -318,6 +318,14 @@ static void render_self_metrics(const struct agent *a, struct strbuf *o)
 			    "Bytes the store's pages hold.");
 		prom_sample(o, "jobscope_agent_store_bytes", "", (double)a->store_bytes);
 	}
+	if (a->opt->head) {
+		prom_family(o, "jobscope_agent_lost_rows_total", "counter",
+			    "Rows the size cap deleted before the head held them.");
+		prom_sample(o, "jobscope_agent_lost_rows_total", "", (double)a->lost_rows);
+		prom_family(o, "jobscope_agent_gaps_total", "counter",
+			    "Gap records written for those rows (one per retention step).");
+		prom_sample(o, "jobscope_agent_gaps_total", "", (double)a->gaps);
+	}
 	prom_family(o, "jobscope_agent_live_jobs", "gauge", "Jobs with a live process.");
 	{
 		size_t n = 0;
@@ -501,6 +509,25 @@ static void json_node(const struct agent *a, struct strbuf *o)
 		jsonw_kv_int(&w, "rows", ss.rows);
 		jsonw_kv_int(&w, "failures", ss.failures);
 		jsonw_kv_str_opt(&w, "last_error", ss.last_error[0] ? ss.last_error : NULL);
+		/* what the size cap deleted before the head held it */
+		jsonw_kv_int(&w, "lost_rows", a->lost_rows);
+		jsonw_kv_int(&w, "gaps", a->gaps);
+		jsonw_key(&w, "last_gap");
+		if (a->has_last_gap) {
+			const struct store_gap *g = &a->last_gap;
+
+			jsonw_obj_begin(&w);
+			jsonw_kv_int(&w, "recorded_ms", g->ts_ms);
+			jsonw_kv_int_opt(&w, "from_ms", g->has_span, g->from_ms);
+			jsonw_kv_int_opt(&w, "to_ms", g->has_span, g->to_ms);
+			jsonw_kv_int(&w, "from_seq", g->from_seq);
+			jsonw_kv_int(&w, "to_seq", g->to_seq);
+			jsonw_kv_int(&w, "rows", g->rows);
+			jsonw_kv_str(&w, "reason", g->reason);
+			jsonw_obj_end(&w);
+		} else {
+			jsonw_null(&w);
+		}
 		jsonw_obj_end(&w);
 	} else {
 		jsonw_null(&w);

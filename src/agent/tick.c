@@ -420,19 +420,96 @@ static void store_tick(struct agent *a, int64_t ts)
 
 /* ---- retention ---- */
 
+static int last_gap(const struct store_gap *g, void *arg)
+{
+	struct agent *a = arg;
+
+	a->last_gap = *g;
+	a->has_last_gap = true;
+	return 0;
+}
+
+static int64_t meta_i64(struct agent *a, const char *key)
+{
+	char buf[32];
+
+	return store_meta_get(a->st, key, buf, sizeof(buf)) == 0 ? strtoll(buf, NULL, 10) : 0;
+}
+
+/* What an earlier run left: the loss so far, the last gap, the head's last known cursor. */
+static void retention_load(struct agent *a)
+{
+	a->retention_loaded = true;
+	a->lost_rows = meta_i64(a, "lost_rows_total");
+	a->gaps = meta_i64(a, "gaps_total");
+	a->head_kept.acked_seq = meta_i64(a, "head_acked_seq");
+	a->head_kept.sent_seq = meta_i64(a, "head_sent_seq");
+	store_for_each_gap(a->st, 0, 0, INT64_MAX, last_gap, a);
+}
+
+/*
+ * What the head holds of our rows, which retention must not pass: the
+ * sender's, once the head said; before that, what the store kept of it.
+ * With no head, NULL: no bound.
+ */
+static const struct store_head_bound *retention_bound(struct agent *a,
+						      struct store_head_bound *b)
+{
+	struct sender_stats ss;
+
+	if (!a->opt->head)
+		return NULL;
+	*b = a->head_kept;
+	if (a->sender) {
+		sender_get_stats(a->sender, &ss);
+		if (ss.cursor_known) {
+			b->acked_seq = ss.acked_seq;
+			b->sent_seq = ss.sent_seq;
+		}
+	}
+	return b;
+}
+
 /* A step when one is due: on schedule, or at once over the size cap. */
 static void retention(struct agent *a, int64_t ts)
 {
+	if (!a->retention_loaded)
+		retention_load(a);
 	/* over the size cap: a step now, whatever the schedule says (3 pragmas a tick) */
 	if (a->opt->retention.max_bytes && store_used_bytes(a->st, &a->store_bytes) == 0 &&
 	    a->store_bytes > a->opt->retention.max_bytes)
 		a->retention_next_ms = ts;
 	if (ts >= a->retention_next_ms) {
-		int64_t deleted = 0;
+		struct store_retention_result res;
+		struct store_head_bound head;
+		/*
+		 * A step that may lose rows (a size cap) reads the bound and
+		 * deletes with the sender's reads held: no batch read meanwhile
+		 * holds a row it counts lost.
+		 */
+		bool hold = a->opt->retention.max_bytes > 0;
+		int ret;
 
-		if (store_retention_step(a->st, ts, &a->opt->retention, AGENT_RETENTION_BUDGET,
-					 &deleted) == 0)
-			a->retention_deleted += deleted;
+		if (hold)
+			sender_hold_reads(a->sender);
+		ret = store_retention_step(a->st, ts, &a->opt->retention,
+					   retention_bound(a, &head), AGENT_RETENTION_BUDGET, &res);
+		if (hold)
+			sender_release_reads(a->sender);
+		if (ret == 0) {
+			a->retention_deleted += res.deleted;
+			if (res.lost > 0) {
+				if (!a->losing)
+					log_warn(0, "store over --max-db-size while the head is "
+						    "behind: rows it does not hold yet are being "
+						    "deleted (counted, and recorded as gaps)");
+				a->lost_rows += res.lost;
+				a->gaps++;
+				a->last_gap = res.gap;
+				a->has_last_gap = true;
+			}
+			a->losing = res.lost > 0;
+		}
 		/*
 		 * A backlog drains a step per tick; otherwise once a minute, or
 		 * more often for a raw age limit that short (tests).
@@ -443,7 +520,7 @@ static void retention(struct agent *a, int64_t ts)
 			every = a->opt->retention.raw_ms / 4;
 		if (every < a->opt->interval_ms)
 			every = a->opt->interval_ms;
-		a->retention_next_ms = deleted > 0 ? ts : ts + every;
+		a->retention_next_ms = res.deleted > 0 ? ts : ts + every;
 		store_used_bytes(a->st, &a->store_bytes);
 	}
 }

@@ -1,13 +1,16 @@
 /*
  * jobreport.c - one replay of a job's rows feeds its summary and its
- * series (with its node's interval changes); then the analysis.
+ * series (with its node's interval changes); then the analysis, and a
+ * verdict when its node's agent lost rows during its lifetime (gap records).
  */
 #include "analysis/jobreport.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "common/log.h"
+#include "common/timeutil.h"
 #include "store/tick.h"
 
 void job_report_init(struct job_report *r, const struct job_record *job)
@@ -94,6 +97,74 @@ static void replay_gpu_proc(void *arg, const struct device_record *dev,
 		summary_add_gpu_proc(&r->sum, dev, p, ts_ms, g);
 }
 
+/* The gap records of the job's node in its lifetime, summed. */
+struct lost_rows {
+	int64_t rows, records, from_ms, to_ms;
+};
+
+static int add_gap(const struct store_gap *g, void *arg)
+{
+	struct lost_rows *l = arg;
+
+	if (!g->has_span || g->rows <= 0)
+		return 0;
+	if (l->records == 0 || g->from_ms < l->from_ms)
+		l->from_ms = g->from_ms;
+	if (l->records == 0 || g->to_ms > l->to_ms)
+		l->to_ms = g->to_ms;
+	l->rows += g->rows;
+	l->records++;
+	return 0;
+}
+
+/*
+ * A job that ran while its node's agent lost rows (its size cap deleted
+ * them before a head held them) says so: its figures miss what they held.
+ */
+static int gaps_verdict(struct job_report *r, struct store *st, const struct job_record *job)
+{
+	struct analysis *an = &r->an;
+	struct lost_rows l = {0};
+	struct verdict *v;
+	char t0[40], t1[40];
+	size_t at;
+	int ret;
+
+	ret = store_for_each_gap(st, job->node_id, job->start_ms,
+				 job->end_ms ? job->end_ms : JOB_REPORT_MAX_MS, add_gap, &l);
+	if (ret || l.rows == 0)
+		return ret;
+	/* the most severe first: a warning, after the warnings, before the infos */
+	for (at = 0; at < an->nverdicts && an->verdicts[at].severity >= VERDICT_WARNING; at++)
+		;
+	if (at >= ANALYSIS_VERDICTS_MAX)
+		return 0;
+	if (an->nverdicts == ANALYSIS_VERDICTS_MAX)
+		an->nverdicts--; /* full: the least severe goes */
+	memmove(&an->verdicts[at + 1], &an->verdicts[at],
+		(an->nverdicts - at) * sizeof(an->verdicts[0]));
+	an->nverdicts++;
+	v = &an->verdicts[at];
+	memset(v, 0, sizeof(*v));
+	v->kind = "lost_rows";
+	v->severity = VERDICT_WARNING;
+	format_rfc3339_ms(l.from_ms, t0, sizeof(t0));
+	format_rfc3339_ms(l.to_ms, t1, sizeof(t1));
+	snprintf(v->message, sizeof(v->message),
+		 "%lld rows lost by the agent's size cap between %s and %s: the figures miss "
+		 "what they held",
+		 (long long)l.rows, t0, t1);
+	snprintf(v->advice, sizeof(v->advice),
+		 "raise --max-db-size on %.64s, or keep its head reachable: only rows the head "
+		 "has not received are lost",
+		 job->hostname[0] ? job->hostname : "the node");
+	v->evidence[v->nevidence++] = (struct verdict_evidence){"lost_rows", (double)l.rows};
+	v->evidence[v->nevidence++] = (struct verdict_evidence){"gap_records", (double)l.records};
+	v->evidence[v->nevidence++] = (struct verdict_evidence){"lost_from_ms", (double)l.from_ms};
+	v->evidence[v->nevidence++] = (struct verdict_evidence){"lost_to_ms", (double)l.to_ms};
+	return 0;
+}
+
 int job_report_load(struct job_report *r, struct store *st, const struct job_record *job)
 {
 	static const struct store_replay_ops ops = {
@@ -108,8 +179,10 @@ int job_report_load(struct job_report *r, struct store *st, const struct job_rec
 		return log_err(-EPROTO, "job %lld of '%s' has times out of range: a corrupt store",
 			       (long long)job->id, store_path(st));
 	ret = store_replay_job(st, job->id, &ops, r);
-	if (ret == 0)
+	if (ret == 0) {
 		job_report_finish(r, job);
+		ret = gaps_verdict(r, st, job);
+	}
 	return ret;
 }
 

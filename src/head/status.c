@@ -38,6 +38,9 @@ static int client_json(const struct agent_record *a, void *arg)
 			  c->now_ms - a->last_seen_ms <= HEAD_UNHEALTHY_INTERVALS * a->interval_ms);
 	jsonw_kv_int(w, "batches", a->batches);
 	jsonw_kv_int(w, "rows", a->rows);
+	/* rows its size cap deleted before we held them, by its gap records */
+	jsonw_kv_int_opt(w, "lost_rows", a->has_gaps, a->lost_rows);
+	jsonw_kv_int_opt(w, "gaps", a->has_gaps, a->gaps);
 	jsonw_obj_end(w);
 	c->n++;
 	return 0;

@@ -34,6 +34,7 @@ struct sender {
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
+	pthread_mutex_t reads; /* held while a batch is read (sender_hold_reads) */
 	bool stop, kicked, started;
 	struct sender_stats stats; /* under lock */
 	CURL *curl;
@@ -71,7 +72,7 @@ static void set_error(struct sender *s, const char *fmt, ...)
 	snprintf(s->stats.last_error, sizeof(s->stats.last_error), "%s", msg);
 	pthread_mutex_unlock(&s->lock);
 	if (first) /* once per kind of failure, not once per retry */
-		log_warn(0, "head %s: %s (retrying; nothing is lost, the store keeps it)",
+		log_warn(0, "head %s: %s (retrying; the store keeps what the head lacks)",
 			 s->opt.url, msg);
 }
 
@@ -178,6 +179,15 @@ static bool stopping(struct sender *s)
 	return stop;
 }
 
+/* Rows up to seq are in doubt until the head answers (stats.sent_seq). */
+static void mark_sent(struct sender *s, int64_t seq)
+{
+	pthread_mutex_lock(&s->lock);
+	if (seq > s->stats.sent_seq)
+		s->stats.sent_seq = seq;
+	pthread_mutex_unlock(&s->lock);
+}
+
 static void *sender_main(void *arg)
 {
 	struct sender *s = arg;
@@ -198,7 +208,17 @@ static void *sender_main(void *arg)
 			ret = store_max_seq(st, &max_seq);
 			wire_encode_hello(&s->opt.who, &s->body);
 		} else {
+			/*
+			 * Rows are in doubt once read for a batch: retention must
+			 * not count a row lost that a body on its way to the head
+			 * holds.  It reads the mark and deletes with our reads
+			 * held (sender_hold_reads), so the two never cross.
+			 */
+			pthread_mutex_lock(&s->reads);
 			ret = encode_batch(s, st, cursor, rows, &to_seq, &max_seq, &nrows);
+			if (ret == 0)
+				mark_sent(s, to_seq);
+			pthread_mutex_unlock(&s->reads);
 			if (ret == 0 && to_seq <= cursor) {
 				pthread_mutex_lock(&s->lock);
 				s->stats.max_seq = max_seq;
@@ -235,6 +255,7 @@ static void *sender_main(void *arg)
 		s->stats.connected = true;
 		s->stats.cursor_known = true;
 		s->stats.acked_seq = acked;
+		s->stats.sent_seq = acked; /* answered: nothing in doubt */
 		s->stats.max_seq = max_seq > acked ? max_seq : acked;
 		s->stats.last_ok_ms = time_now_ms();
 		s->stats.head_interval_ms = iv;
@@ -282,6 +303,7 @@ int sender_start(const struct sender_opts *o, struct sender **out)
 	}
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
+	pthread_mutex_init(&s->reads, NULL);
 	strbuf_init(&s->body, WIRE_MAX_BODY);
 	strbuf_init(&s->answer, SENDER_ANSWER_MAX);
 	strbuf_init(&s->zbody, WIRE_MAX_BODY);
@@ -356,6 +378,7 @@ void sender_stop(struct sender *s)
 	store_rowset_release(&s->batch.rows);
 	pthread_mutex_destroy(&s->lock);
 	pthread_cond_destroy(&s->cond);
+	pthread_mutex_destroy(&s->reads);
 	free(s);
 }
 
@@ -391,4 +414,16 @@ bool sender_flush(struct sender *s, int64_t timeout_ms)
 			nanosleep(&pause, NULL);
 	}
 	return done;
+}
+
+void sender_hold_reads(struct sender *s)
+{
+	if (s)
+		pthread_mutex_lock(&s->reads);
+}
+
+void sender_release_reads(struct sender *s)
+{
+	if (s)
+		pthread_mutex_unlock(&s->reads);
 }

@@ -12,7 +12,7 @@
  *
  * Lifecycle: sender_start (after the store exists), sender_kick after each
  * tick, sender_stop (joins; a send in flight is given its timeout).
- * sender_get_stats is safe from any thread.
+ * sender_get_stats and sender_hold_reads are safe from any thread.
  */
 #ifndef JOBSCOPE_SENDER_H
 #define JOBSCOPE_SENDER_H
@@ -34,6 +34,12 @@ struct sender_stats {
 	bool connected;	       /* the last exchange succeeded */
 	bool cursor_known;     /* the head said what it holds */
 	int64_t acked_seq;     /* what the head holds of us */
+	/*
+	 * The highest seq posted since the head last answered (else acked_seq):
+	 * rows in (acked_seq, sent_seq] may be held by a head that committed
+	 * them and died before answering.  Retention's size cap leaves them.
+	 */
+	int64_t sent_seq;
 	int64_t max_seq;       /* the last seq in our store, when last looked */
 	int64_t batches, rows; /* sent and acknowledged */
 	int64_t failures;
@@ -53,5 +59,13 @@ void sender_stop(struct sender *s);
  */
 bool sender_flush(struct sender *s, int64_t timeout_ms);
 void sender_get_stats(struct sender *s, struct sender_stats *out);
+/*
+ * While held, the sender reads no batch from the store: the agent's
+ * retention holds it from reading the bound (acked_seq, sent_seq) until
+ * its step committed, so no batch on its way to the head holds a row the
+ * step counted lost.  NULL: nothing to hold.
+ */
+void sender_hold_reads(struct sender *s);
+void sender_release_reads(struct sender *s);
 
 #endif

@@ -2,8 +2,9 @@
  * session_export.c - a profiling session's data as a head's store holds it,
  * rendered: every frame as JSON (gswarm-profiler's shape, but numbers, not
  * strings; utilization 0-100; units named in the file) or CSV, with
- * summaries by device and by node, the gaps and the jobs that ran meanwhile
- * (`jobscope export --session`); and the same in words and tables
+ * summaries by device and by node, the gaps (frameless stretches, and the
+ * agents' records of rows their size cap lost) and the jobs that ran
+ * meanwhile (`jobscope export --session`); and the same in words and tables
  * (`jobscope report --session`).  Every tick of every node in the window is
  * a frame, and each frame also carries the node's host figures, so a node
  * without GPUs has frames too.
@@ -35,9 +36,15 @@ struct series {
 };
 
 #define EXPORT_MAX_GAPS 1000
+/*
+ * A gap: time without frames from a node (computed here), or an agent's
+ * record of rows its size cap deleted before the head held them.
+ */
 struct gap {
 	char node[256];
 	int64_t from_ms, to_ms;
+	bool recorded; /* gap records (store_for_each_gap), merged while their seqs run on */
+	int64_t lost_rows, records, from_seq, to_seq; /* recorded only */
 };
 
 struct export_ctx {
@@ -203,6 +210,104 @@ static int on_frame(const struct session_frame *f, void *arg)
 	return jsonw_error(&c->w);
 }
 
+static bool node_in(const struct session_record *s, const char *node)
+{
+	char list[SESSION_NODES_MAX + 2], want[300];
+
+	if (!s->nodes[0])
+		return true;
+	snprintf(list, sizeof(list), ",%s,", s->nodes);
+	snprintf(want, sizeof(want), ",%s,", node);
+	return strstr(list, want) != NULL;
+}
+
+struct records_ctx {
+	struct export_ctx *c;
+	const struct session_record *s;
+	size_t first; /* c->gaps[first..] are records */
+};
+
+/*
+ * A size cap deletes the oldest rows its head lacks, a step at a time, so
+ * an outage leaves a record per step: one whose seqs run on from the
+ * previous one's is the same stretch of loss, and is merged into it.
+ */
+static int on_gap_record(const struct store_gap *g, void *arg)
+{
+	struct records_ctx *rc = arg;
+	struct export_ctx *c = rc->c;
+	struct gap *out, *prev = c->ngaps > rc->first ? &c->gaps[c->ngaps - 1] : NULL;
+
+	if (!g->has_span || !node_in(rc->s, g->hostname))
+		return 0;
+	if (prev && strcmp(prev->node, g->hostname) == 0 && g->from_seq <= prev->to_seq + 1) {
+		if (g->from_ms < prev->from_ms)
+			prev->from_ms = g->from_ms;
+		if (g->to_ms > prev->to_ms)
+			prev->to_ms = g->to_ms;
+		if (g->to_seq > prev->to_seq)
+			prev->to_seq = g->to_seq;
+		prev->lost_rows += g->rows;
+		prev->records++;
+		return 0;
+	}
+	if (c->ngaps >= EXPORT_MAX_GAPS)
+		return 0;
+	out = &c->gaps[c->ngaps++];
+	memset(out, 0, sizeof(*out));
+	snprintf(out->node, sizeof(out->node), "%s", g->hostname);
+	out->from_ms = g->from_ms;
+	out->to_ms = g->to_ms;
+	out->recorded = true;
+	out->lost_rows = g->rows;
+	out->records = 1;
+	out->from_seq = g->from_seq;
+	out->to_seq = g->to_seq;
+	return 0;
+}
+
+static int gap_cmp(const void *x, const void *y)
+{
+	const struct gap *a = x, *b = y;
+	int n = strcmp(a->node, b->node);
+
+	if (a->from_ms != b->from_ms)
+		return a->from_ms < b->from_ms ? -1 : 1;
+	return n ? n : (int)b->recorded - (int)a->recorded;
+}
+
+/*
+ * The gap records of the session's nodes in its window joined to the gaps
+ * the frames showed: a frameless stretch that a record of the same node
+ * falls into is that record's (the rows were sampled, then lost), not an
+ * agent that was down.  In time order.
+ */
+static int merge_gap_records(struct store *st, const struct session_record *s, int64_t until,
+			     struct export_ctx *c)
+{
+	struct records_ctx rc = {c, s, c->ngaps};
+	size_t computed = c->ngaps, n = 0;
+	int ret;
+
+	ret = store_for_each_gap(st, 0, s->start_ms, until, on_gap_record, &rc);
+	if (ret)
+		return ret;
+	for (size_t i = 0; i < computed; i++) {
+		bool explained = false;
+
+		for (size_t k = computed; k < c->ngaps && !explained; k++)
+			explained = strcmp(c->gaps[k].node, c->gaps[i].node) == 0 &&
+				    c->gaps[k].from_ms <= c->gaps[i].to_ms &&
+				    c->gaps[k].to_ms >= c->gaps[i].from_ms;
+		if (!explained)
+			c->gaps[n++] = c->gaps[i];
+	}
+	memmove(&c->gaps[n], &c->gaps[computed], (c->ngaps - computed) * sizeof(c->gaps[0]));
+	c->ngaps = n + (c->ngaps - computed);
+	qsort(c->gaps, c->ngaps, sizeof(c->gaps[0]), gap_cmp);
+	return 0;
+}
+
 struct jobs_ctx {
 	struct jsonw *w;
 	const struct session_record *s;
@@ -218,14 +323,8 @@ static int on_job(const struct job_record *j, void *arg)
 	if (strcmp(j->scheduler, "session") == 0 || j->start_ms > c->until ||
 	    (j->end_ms && j->end_ms < c->s->start_ms))
 		return 0;
-	if (c->s->nodes[0]) {
-		char list[SESSION_NODES_MAX + 2], want[300];
-
-		snprintf(list, sizeof(list), ",%s,", c->s->nodes);
-		snprintf(want, sizeof(want), ",%s,", j->hostname);
-		if (!strstr(list, want))
-			return 0;
-	}
+	if (!node_in(c->s, j->hostname))
+		return 0;
 	snprintf(key, sizeof(key), "%s:%s:%" PRId64, j->scheduler, j->job_id, j->start_ms);
 	jsonw_obj_begin(w);
 	jsonw_kv_str(w, "key", key);
@@ -350,16 +449,27 @@ int session_export_frames(struct store *st, const struct session_record *s, bool
 		goto out_free;
 	jsonw_kv_int(&c.w, "frame_count", c.frames);
 	summaries(&c, &c.w);
+	ret = merge_gap_records(st, s, s->end_ms ? s->end_ms : time_now_ms(), &c);
+	if (ret)
+		goto out_free;
 	jsonw_key(&c.w, "gaps");
 	jsonw_arr_begin(&c.w);
 	for (size_t i = 0; i < c.ngaps; i++) {
+		const struct gap *g = &c.gaps[i];
+
 		jsonw_obj_begin(&c.w);
-		jsonw_kv_str(&c.w, "node", c.gaps[i].node);
-		jsonw_kv_int(&c.w, "from_ms", c.gaps[i].from_ms);
-		jsonw_kv_int(&c.w, "to_ms", c.gaps[i].to_ms);
-		jsonw_kv_double(&c.w, "seconds", (c.gaps[i].to_ms - c.gaps[i].from_ms) / 1000.0, 3);
-		jsonw_kv_str(&c.w, "reason", "no samples from the node: its agent was down or "
-					     "unhealthy (rows it did sample are never lost)");
+		jsonw_kv_str(&c.w, "node", g->node);
+		jsonw_kv_int(&c.w, "from_ms", g->from_ms);
+		jsonw_kv_int(&c.w, "to_ms", g->to_ms);
+		jsonw_kv_double(&c.w, "seconds", (g->to_ms - g->from_ms) / 1000.0, 3);
+		jsonw_kv_str(&c.w, "cause", g->recorded ? "size_cap" : "no_samples");
+		jsonw_kv_int_opt(&c.w, "lost_rows", g->recorded, g->lost_rows);
+		jsonw_kv_int_opt(&c.w, "records", g->recorded, g->records);
+		jsonw_kv_str(&c.w, "reason",
+			     g->recorded ? "rows the node's agent sampled were deleted by its size "
+					   "cap (--max-db-size) before the head held them"
+					 : "no samples from the node: its agent was down or "
+					   "unhealthy (rows it did sample are never lost)");
 		jsonw_obj_end(&c.w);
 	}
 	jsonw_arr_end(&c.w);
@@ -405,6 +515,8 @@ int session_export_report(struct store *st, const char *name, struct strbuf *out
 		goto out_free;
 	}
 	ret = store_for_each_frame(st, &s, time_now_ms(), on_frame, c);
+	if (!ret)
+		ret = merge_gap_records(st, &s, s.end_ms ? s.end_ms : time_now_ms(), c);
 	if (ret)
 		goto out_free;
 	format_rfc3339_ms(s.start_ms, t0, sizeof(t0));
@@ -444,12 +556,23 @@ int session_export_report(struct store *st, const char *name, struct strbuf *out
 		}
 	}
 	if (c->ngaps) {
-		strbuf_addstr(out, "\n  Gaps (no samples from a node for 3 intervals or more)\n");
+		strbuf_addstr(out, "\n  Gaps (no samples from a node for 3 intervals or more; "
+				   "rows an agent lost)\n");
 		for (size_t i = 0; i < c->ngaps; i++) {
-			format_rfc3339_ms(c->gaps[i].from_ms, t0, sizeof(t0));
-			format_duration_ms(c->gaps[i].to_ms - c->gaps[i].from_ms, dur, sizeof(dur));
-			strbuf_addf(out, "  %-24s from %s for %s: its agent was down or unhealthy\n",
-				    c->gaps[i].node, t0, dur);
+			const struct gap *g = &c->gaps[i];
+
+			format_rfc3339_ms(g->from_ms, t0, sizeof(t0));
+			format_duration_ms(g->to_ms - g->from_ms, dur, sizeof(dur));
+			if (g->recorded)
+				strbuf_addf(out,
+					    "  %-24s from %s for %s: %" PRId64 " rows lost by the "
+					    "agent's size cap before the head held them\n",
+					    g->node, t0, dur, g->lost_rows);
+			else
+				strbuf_addf(out,
+					    "  %-24s from %s for %s: its agent was down or "
+					    "unhealthy\n",
+					    g->node, t0, dur);
 		}
 	}
 	strbuf_addf(out, "\n  Frames, per device and per node: jobscope export --session %s\n",

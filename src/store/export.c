@@ -1,8 +1,9 @@
 /*
  * export.c - a store's rows by seq range, as one row set for the head
  * (net/wire.c sends it, docs/wire.md): every fact row with after < seq <=
- * to, and the dimension rows they reference (jobs, procs, devices) with the
- * summaries of those jobs, each table with its columns and rows.
+ * to (gap records too: rows the size cap deleted unsent), and the
+ * dimension rows they reference (jobs, procs, devices) with the summaries
+ * of those jobs, each table with its columns and rows.
  *
  * Columns are the file's own (SELECT *), so a batch describes itself and
  * the head checks every name against its schema.  Values keep SQLite's
@@ -18,9 +19,14 @@
 #include "common/log.h"
 #include "store/rowset.h"
 
-static const char *const export_facts[] = {
-    "host_samples", "cpu_samples", "disk_samples", "net_samples",    "proc_samples",
-    "job_samples",  "events",	   "marks",	   "gpu_samples", "gpu_proc_samples",
+/* The tables keyed by seq, with the schema that added them. */
+static const struct {
+	const char *table;
+	int since;
+} export_facts[] = {
+    {"host_samples", 1}, {"cpu_samples", 1}, {"disk_samples", 1},	{"net_samples", 1},
+    {"proc_samples", 1}, {"job_samples", 1}, {"events", 1},		{"marks", 1},
+    {"gpu_samples", 2},	 {"gpu_proc_samples", 2}, {"gaps", 5},
 };
 
 /* The dimension rows a range references: ?1 < seq <= ?2 in every fact table. */
@@ -127,10 +133,11 @@ int store_max_seq(struct store *st, int64_t *max_seq)
 
 	len += (size_t)snprintf(sql + len, sizeof(sql) - len, "SELECT max(0");
 	for (size_t i = 0; i < sizeof(export_facts) / sizeof(export_facts[0]); i++) {
-		if (st->schema_version < 2 && i >= 8)
+		if (st->schema_version < export_facts[i].since)
 			continue;
 		len += (size_t)snprintf(sql + len, sizeof(sql) - len,
-					", coalesce((SELECT max(seq) FROM %s), 0)", export_facts[i]);
+					", coalesce((SELECT max(seq) FROM %s), 0)",
+					export_facts[i].table);
 	}
 	snprintf(sql + len, sizeof(sql) - len, ")");
 	rc = sqlite3_prepare_v2(st->db, sql, -1, &stmt, NULL);
@@ -164,12 +171,12 @@ int store_export_batch(struct store *st, int64_t after_seq, int64_t max_rows,
 	if (*to_seq < after_seq)
 		*to_seq = after_seq;
 	for (size_t i = 0; i < sizeof(export_facts) / sizeof(export_facts[0]) && !ret; i++) {
-		if (st->schema_version < 2 && i >= 8)
+		if (st->schema_version < export_facts[i].since)
 			continue;
 		snprintf(sql, sizeof(sql),
 			 "SELECT * FROM %s WHERE seq > ?1 AND seq <= ?2 ORDER BY seq",
-			 export_facts[i]);
-		ret = export_table(st, out, export_facts[i], sql, after_seq, *to_seq, nrows);
+			 export_facts[i].table);
+		ret = export_table(st, out, export_facts[i].table, sql, after_seq, *to_seq, nrows);
 	}
 	for (size_t i = 0; i < sizeof(export_dims) / sizeof(export_dims[0]) && !ret; i++) {
 		if (st->schema_version < export_dims[i].since)

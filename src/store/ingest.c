@@ -484,9 +484,11 @@ static int cached_insert(struct ingest *in, const struct store_table *t, const c
 	return 0;
 }
 
+/* gaps: the agent's records of rows its size cap deleted unsent (node_id mapped, seqs its own) */
 static const char *const ingest_facts[] = {
-    "host_samples", "cpu_samples", "disk_samples", "net_samples",    "proc_samples",
+    "host_samples", "cpu_samples", "disk_samples", "net_samples",      "proc_samples",
     "job_samples",  "events",	   "marks",	   "gpu_samples", "gpu_proc_samples",
+    "gaps",
 };
 
 /* Every row of one fact table above the cursor, with the head's seq and ids. */
@@ -765,17 +767,23 @@ int store_for_each_agent(struct store *st, int (*fn)(const struct agent_record *
 {
 	struct agent_record a;
 	sqlite3_stmt *stmt;
+	char sql[640];
 	int rc, ret = 0;
 
 	if (st->schema_version < 4)
 		return 0;
-	rc = sqlite3_prepare_v2(st->db,
-				"SELECT a.agent_id, n.hostname, a.acked_seq, a.first_seen_ms,"
-				" a.last_seen_ms, a.interval_ms, a.batches, a.rows,"
-				" (SELECT count(*) FROM devices d WHERE d.node_id = a.node_id)"
-				" FROM agents a JOIN nodes n ON n.id = a.node_id"
-				" ORDER BY n.hostname, a.agent_id",
-				-1, &stmt, NULL);
+	/* a schema 4 store (read as it is) has no gap records: unknown, not 0 */
+	snprintf(sql, sizeof(sql),
+		 "SELECT a.agent_id, n.hostname, a.acked_seq, a.first_seen_ms,"
+		 " a.last_seen_ms, a.interval_ms, a.batches, a.rows,"
+		 " (SELECT count(*) FROM devices d WHERE d.node_id = a.node_id), %s"
+		 " FROM agents a JOIN nodes n ON n.id = a.node_id"
+		 " ORDER BY n.hostname, a.agent_id",
+		 st->schema_version < 5
+		     ? "NULL, NULL"
+		     : "(SELECT count(*) FROM gaps g WHERE g.node_id = a.node_id),"
+		       " (SELECT coalesce(sum(g.rows), 0) FROM gaps g WHERE g.node_id = a.node_id)");
+	rc = sqlite3_prepare_v2(st->db, sql, -1, &stmt, NULL);
 	if (rc != SQLITE_OK)
 		return log_err(store__errno(st->db, rc), "cannot list the agents of store '%s' (%s)",
 			       st->path, store__errmsg(st));
@@ -793,6 +801,9 @@ int store_for_each_agent(struct store *st, int (*fn)(const struct agent_record *
 		a.batches = sqlite3_column_int64(stmt, 6);
 		a.rows = sqlite3_column_int64(stmt, 7);
 		a.gpus = sqlite3_column_int64(stmt, 8);
+		a.has_gaps = sqlite3_column_type(stmt, 9) != SQLITE_NULL;
+		a.gaps = sqlite3_column_int64(stmt, 9);
+		a.lost_rows = sqlite3_column_int64(stmt, 10);
 		ret = fn(&a, arg);
 	}
 	sqlite3_finalize(stmt);

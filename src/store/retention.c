@@ -1,6 +1,7 @@
 /*
  * retention.c - ageing out a store a little at a time: raw rows,
- * then the 1-minute and 1-hour rollup tiers, then a size cap.
+ * then the 1-minute and 1-hour rollup tiers, then a size cap; and the gap
+ * records of rows the size cap deleted before a head held them.
  *
  * Raw rows are deleted by seq, never by time: seq grows with time, is every
  * fact table's primary key, and so a cut in time becomes one seq bound
@@ -8,19 +9,41 @@
  * range scan at the start of a B-tree.  A step deletes at most `budget`
  * rows per table, so a backlog (a new, shorter age limit; a first start on
  * an old file) drains over several ticks instead of stalling one.
+ *
+ * A head's acknowledged seq bounds the cut: age never deletes a row the
+ * head does not hold (one more min() on the cut).  Only the size cap does,
+ * past the rows in doubt (sent, not answered), and what it deletes there
+ * it counts and records (gaps).  Inside, "no head" is an acked seq of
+ * NO_HEAD, above every seq.
+ *
+ *   store_retention_step   one step, in one transaction
+ *   store_for_each_gap     the gap records, for the agent, the head, reports
  */
 #include "store/conn.h"
+#include "store/writer.h"
 
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "common/log.h"
 
-/* Fact tables, every one keyed by seq. */
-static const char *const retention_tables[] = {
-    "host_samples", "cpu_samples", "disk_samples", "net_samples", "proc_samples",
-    "job_samples",  "events",	   "marks",	   "gpu_samples", "gpu_proc_samples",
+/*
+ * Fact tables, every one keyed by seq, with the schema that added them.
+ * Not the gap records: a record's seq is younger than the rows it is
+ * about, and the size cap may have taken every host row of its time, so
+ * it ages by its own time (delete_old_gaps) and the size cap leaves it.
+ */
+static const struct {
+	const char *name;
+	int since;
+} retention_tables[] = {
+    {"host_samples", 1}, {"cpu_samples", 1}, {"disk_samples", 1},	{"net_samples", 1},
+    {"proc_samples", 1}, {"job_samples", 1}, {"events", 1},		{"marks", 1},
+    {"gpu_samples", 2},	 {"gpu_proc_samples", 2},
 };
+#define NTABLES (sizeof(retention_tables) / sizeof(retention_tables[0]))
+#define NO_HEAD INT64_MAX
 
 static int ret_fail(struct store *st, int rc, const char *what)
 {
@@ -33,8 +56,9 @@ static int ret_fail(struct store *st, int rc, const char *what)
 	return log_err(ret, "cannot %s in store '%s' (%s)", what, st->path, store__errmsg(st));
 }
 
-/* Runs sql with up to two int64 parameters; *changes receives the rows changed. */
-static int run2(struct store *st, const char *sql, int64_t a, int64_t b, int64_t *changes)
+/* Runs sql with up to three int64 parameters; *changes receives the rows changed. */
+static int run3(struct store *st, const char *sql, int64_t a, int64_t b, int64_t c,
+		int64_t *changes)
 {
 	sqlite3_stmt *stmt;
 	int rc = sqlite3_prepare_v2(st->db, sql, -1, &stmt, NULL);
@@ -45,6 +69,8 @@ static int run2(struct store *st, const char *sql, int64_t a, int64_t b, int64_t
 		sqlite3_bind_int64(stmt, 1, a);
 	if (sqlite3_bind_parameter_count(stmt) >= 2)
 		sqlite3_bind_int64(stmt, 2, b);
+	if (sqlite3_bind_parameter_count(stmt) >= 3)
+		sqlite3_bind_int64(stmt, 3, c);
 	rc = sqlite3_step(stmt);
 	sqlite3_finalize(stmt);
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
@@ -52,6 +78,11 @@ static int run2(struct store *st, const char *sql, int64_t a, int64_t b, int64_t
 	if (changes)
 		*changes += sqlite3_changes(st->db);
 	return 0;
+}
+
+static int run2(struct store *st, const char *sql, int64_t a, int64_t b, int64_t *changes)
+{
+	return run3(st, sql, a, b, 0, changes);
 }
 
 /* An int64 from a query with one parameter; *found false when NULL or no row. */
@@ -101,18 +132,175 @@ static int delete_raw_before(struct store *st, int64_t cut, int budget, int64_t 
 	char sql[256];
 	int ret;
 
-	for (size_t i = 0; i < sizeof(retention_tables) / sizeof(retention_tables[0]); i++) {
-		if (st->schema_version < 2 && (i == 8 || i == 9))
+	for (size_t i = 0; i < NTABLES; i++) {
+		if (st->schema_version < retention_tables[i].since)
 			continue;
 		snprintf(sql, sizeof(sql),
 			 "DELETE FROM %s WHERE seq IN (SELECT seq FROM %s WHERE seq < ?1"
 			 " ORDER BY seq LIMIT ?2)",
-			 retention_tables[i], retention_tables[i]);
+			 retention_tables[i].name, retention_tables[i].name);
 		ret = run2(st, sql, cut, budget, deleted);
 		if (ret)
 			return ret;
 	}
 	return 0;
+}
+
+/* The rows a head never got: their count, seqs and times. */
+struct lost_span {
+	int64_t rows, from_seq, to_seq, from_ms, to_ms;
+};
+
+static void lost_add(struct lost_span *l, int64_t seq, int64_t ts_ms)
+{
+	if (l->rows == 0 || seq < l->from_seq)
+		l->from_seq = seq;
+	if (l->rows == 0 || seq > l->to_seq)
+		l->to_seq = seq;
+	if (l->rows == 0 || ts_ms < l->from_ms)
+		l->from_ms = ts_ms;
+	if (l->rows == 0 || ts_ms > l->to_ms)
+		l->to_ms = ts_ms;
+	l->rows++;
+}
+
+/*
+ * Gap records recorded before ts_ms that the head holds.  Their times grow
+ * with their seqs, so the old ones are a prefix: only the first `budget`
+ * are looked at, however many there are.
+ */
+static int delete_old_gaps(struct store *st, int64_t ts_ms, int64_t acked, int budget,
+			   int64_t *deleted)
+{
+	if (st->schema_version < 5)
+		return 0;
+	return run3(st,
+		    "DELETE FROM gaps WHERE seq IN (SELECT seq FROM (SELECT seq, ts_ms FROM gaps"
+		    " WHERE seq <= ?2 ORDER BY seq LIMIT ?3) WHERE ts_ms < ?1)",
+		    ts_ms, acked, budget, deleted);
+}
+
+/*
+ * Deletes up to budget rows of every fact table with acked < seq < cut,
+ * each one counted into *l (RETURNING: the rows that went, not an estimate).
+ */
+static int delete_unacked_before(struct store *st, int64_t acked, int64_t cut, int budget,
+				 struct lost_span *l)
+{
+	char sql[256];
+	sqlite3_stmt *stmt;
+	int rc;
+
+	for (size_t i = 0; i < NTABLES; i++) {
+		if (st->schema_version < retention_tables[i].since)
+			continue;
+		snprintf(sql, sizeof(sql),
+			 "DELETE FROM %s WHERE seq IN (SELECT seq FROM %s WHERE seq > ?1"
+			 " AND seq < ?2 ORDER BY seq LIMIT ?3) RETURNING seq, ts_ms",
+			 retention_tables[i].name, retention_tables[i].name);
+		rc = sqlite3_prepare_v2(st->db, sql, -1, &stmt, NULL);
+		if (rc != SQLITE_OK)
+			return ret_fail(st, rc, "age out data");
+		sqlite3_bind_int64(stmt, 1, acked);
+		sqlite3_bind_int64(stmt, 2, cut);
+		sqlite3_bind_int64(stmt, 3, budget);
+		while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
+			lost_add(l, sqlite3_column_int64(stmt, 0), sqlite3_column_int64(stmt, 1));
+		sqlite3_finalize(stmt);
+		if (rc != SQLITE_DONE)
+			return ret_fail(st, rc, "age out data");
+	}
+	return 0;
+}
+
+/*
+ * The gap record of what delete_unacked_before took, with the next seq (it
+ * streams like a fact row), and the meta counters, in the step's
+ * transaction.  Its node: the one the store's newest host row is of.
+ */
+static int record_gap(struct store *st, int64_t now_ms, const struct lost_span *l,
+		      struct store_gap *g)
+{
+	sqlite3_stmt *stmt;
+	int64_t node_id;
+	bool found;
+	int rc, ret;
+
+	ret = query1(st,
+		     "SELECT coalesce((SELECT node_id FROM host_samples ORDER BY seq DESC LIMIT 1),"
+		     " (SELECT min(id) FROM nodes), 0)",
+		     0, &node_id, &found);
+	if (ret)
+		return ret;
+	memset(g, 0, sizeof(*g));
+	g->seq = st->next_seq;
+	g->node_id = found ? node_id : 0;
+	g->ts_ms = now_ms;
+	g->has_span = true;
+	g->from_ms = l->from_ms;
+	g->to_ms = l->to_ms;
+	g->from_seq = l->from_seq;
+	g->to_seq = l->to_seq;
+	g->rows = l->rows;
+	snprintf(g->reason, sizeof(g->reason), "size_cap");
+	rc = sqlite3_prepare_v2(st->db,
+				"INSERT INTO gaps (seq, node_id, ts_ms, from_ms, to_ms, from_seq, to_seq,"
+				" rows, reason) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+				-1, &stmt, NULL);
+	if (rc != SQLITE_OK)
+		return ret_fail(st, rc, "record lost rows");
+	sqlite3_bind_int64(stmt, 1, g->seq);
+	sqlite3_bind_int64(stmt, 2, g->node_id);
+	sqlite3_bind_int64(stmt, 3, g->ts_ms);
+	sqlite3_bind_int64(stmt, 4, g->from_ms);
+	sqlite3_bind_int64(stmt, 5, g->to_ms);
+	sqlite3_bind_int64(stmt, 6, g->from_seq);
+	sqlite3_bind_int64(stmt, 7, g->to_seq);
+	sqlite3_bind_int64(stmt, 8, g->rows);
+	sqlite3_bind_text(stmt, 9, g->reason, -1, SQLITE_STATIC);
+	rc = sqlite3_step(stmt);
+	sqlite3_finalize(stmt);
+	if (rc != SQLITE_DONE)
+		return ret_fail(st, rc, "record lost rows");
+	st->next_seq++;
+	ret = run2(st,
+		   "INSERT INTO meta (key, value) VALUES ('lost_rows_total', CAST(?1 AS TEXT))"
+		   " ON CONFLICT (key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + ?1 AS TEXT)",
+		   l->rows, 0, NULL);
+	if (!ret)
+		ret = run2(st,
+			   "INSERT INTO meta (key, value) VALUES ('gaps_total', '1')"
+			   " ON CONFLICT (key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1"
+			   " AS TEXT)",
+			   0, 0, NULL);
+	return ret;
+}
+
+/*
+ * head_acked_seq and head_sent_seq in meta: the bound a restarted agent
+ * starts from (written when they moved).
+ */
+static int keep_head(struct store *st, const struct store_head_bound *head)
+{
+	static const char sql[] =
+	    "INSERT INTO meta (key, value) VALUES (?1, CAST(?2 AS TEXT))"
+	    " ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+	    " WHERE value <> excluded.value";
+	const char *keys[] = {"head_acked_seq", "head_sent_seq"};
+	int64_t vals[] = {head->acked_seq, head->sent_seq};
+	sqlite3_stmt *stmt;
+	int rc = SQLITE_DONE;
+
+	for (int i = 0; i < 2 && rc == SQLITE_DONE; i++) {
+		rc = sqlite3_prepare_v2(st->db, sql, -1, &stmt, NULL);
+		if (rc != SQLITE_OK)
+			break;
+		sqlite3_bind_text(stmt, 1, keys[i], -1, SQLITE_STATIC);
+		sqlite3_bind_int64(stmt, 2, vals[i]);
+		rc = sqlite3_step(stmt);
+		sqlite3_finalize(stmt);
+	}
+	return rc == SQLITE_DONE ? 0 : ret_fail(st, rc, "keep the head's cursor");
 }
 
 /* The first seq written at or after ts_ms (host rows are written every tick). */
@@ -150,36 +338,135 @@ static int delete_old_procs(struct store *st, int64_t before_ms, int budget, int
 		    before_ms, budget, deleted);
 }
 
-static int retention_body(struct store *st, int64_t now_ms, const struct store_retention *r,
-			  int budget, int64_t *deleted)
+/*
+ * The time before which ended processes may go: the raw cut's, and, with
+ * a head, never past the first process row it does not hold (a process's
+ * rows are written at ticks no later than its end_ms, so one that ended
+ * before that row's time has none the head lacks; seq and time grow
+ * together, so the first row above acked is the earliest).
+ */
+static int procs_cut_ms(struct store *st, int64_t raw_cut_ms, int64_t acked, int64_t *cut_ms)
 {
-	int64_t cut, oldest;
+	static const char *const sql[] = {
+	    "SELECT ts_ms FROM proc_samples WHERE seq > ?1 ORDER BY seq LIMIT 1",
+	    "SELECT ts_ms FROM gpu_proc_samples WHERE seq > ?1 ORDER BY seq LIMIT 1",
+	};
+	int64_t ts;
+	bool found;
+	int ret;
+
+	*cut_ms = raw_cut_ms;
+	if (acked == NO_HEAD)
+		return 0;
+	for (size_t i = 0; i < (st->schema_version >= 2 ? 2 : 1); i++) {
+		ret = query1(st, sql[i], acked, &ts, &found);
+		if (ret)
+			return ret;
+		if (found && ts < *cut_ms)
+			*cut_ms = ts;
+	}
+	return 0;
+}
+
+/*
+ * Over the size cap: the oldest raw rows, those the head holds first, then
+ * those it does not (counted, and recorded as a gap), then the finer
+ * rollup tier.  Rows in doubt, in (acked, doubt], stay: the head that
+ * died before answering for them may hold them, and they would be counted
+ * lost when they are not; the rows lost are the oldest after them, a
+ * tenth of what is left.
+ */
+static int retention_cap(struct store *st, int64_t now_ms, int64_t acked, int64_t doubt,
+			 int budget, struct store_retention_result *res)
+{
+	int64_t oldest, before = res->deleted;
+	bool found;
+	int ret;
+
+	ret = query1(st, "SELECT min(seq) FROM host_samples", 0, &oldest, &found);
+	if (ret)
+		return ret;
+	if (found) {
+		/* a tenth of what is left per step: a small store is not wiped at once */
+		int64_t span = (st->next_seq - oldest) / 10;
+		int64_t cut = oldest + (span > 0 ? span : 1);
+		struct lost_span l = {0};
+
+		ret = delete_raw_before(st, acked < cut ? acked + 1 : cut, budget,
+					&res->deleted);
+		if (ret || res->deleted > before)
+			return ret;
+		if (doubt != NO_HEAD) {
+			if (cut <= doubt + 1)
+				cut = doubt + 1 + (span > 0 ? span : 1);
+			ret = delete_unacked_before(st, doubt, cut, budget, &l);
+			if (ret)
+				return ret;
+		}
+		if (l.rows > 0) {
+			res->deleted += l.rows;
+			res->lost = l.rows;
+			return record_gap(st, now_ms, &l, &res->gap);
+		}
+	}
+	if (st->schema_version < 3)
+		return 0;
+	ret = query1(st, "SELECT min(ts_ms) FROM rollups WHERE tier_ms = 60000", 0, &oldest, &found);
+	if (ret)
+		return ret;
+	if (found)
+		return delete_rollups_before(st, 60000, oldest + 3600000, budget, &res->deleted);
+	ret = query1(st, "SELECT min(ts_ms) FROM rollups WHERE tier_ms = 3600000", 0, &oldest,
+		     &found);
+	if (ret || !found)
+		return ret;
+	return delete_rollups_before(st, 3600000, oldest + 86400000, budget, &res->deleted);
+}
+
+static int retention_body(struct store *st, int64_t now_ms, const struct store_retention *r,
+			  const struct store_head_bound *head, int budget,
+			  struct store_retention_result *res)
+{
+	int64_t acked = head ? head->acked_seq : NO_HEAD, cut, procs_ms;
+	int64_t doubt = head && head->sent_seq > acked ? head->sent_seq : acked;
 	uint64_t used;
 	bool found;
 	int ret;
 
+	if (head && st->schema_version >= 5) {
+		ret = keep_head(st, head);
+		if (ret)
+			return ret;
+	}
 	if (r->raw_ms > 0) {
 		ret = seq_at(st, now_ms - r->raw_ms, &cut, &found);
 		if (ret)
 			return ret;
 		if (!found) /* nothing that young: everything older may go */
 			cut = st->next_seq;
-		ret = delete_raw_before(st, cut, budget, deleted);
+		if (acked < cut) /* ... but nothing the head does not hold */
+			cut = acked + 1;
+		ret = delete_raw_before(st, cut, budget, &res->deleted);
+		if (!ret)
+			ret = delete_old_gaps(st, now_ms - r->raw_ms, acked, budget, &res->deleted);
 		if (ret)
 			return ret;
-		ret = delete_old_procs(st, now_ms - r->raw_ms, budget, deleted);
+		ret = procs_cut_ms(st, now_ms - r->raw_ms, acked, &procs_ms);
+		if (!ret)
+			ret = delete_old_procs(st, procs_ms, budget, &res->deleted);
 		if (ret)
 			return ret;
 	}
 	if (st->schema_version >= 3) {
 		if (r->m1_ms > 0) {
-			ret = delete_rollups_before(st, 60000, now_ms - r->m1_ms, budget, deleted);
+			ret = delete_rollups_before(st, 60000, now_ms - r->m1_ms, budget,
+						    &res->deleted);
 			if (ret)
 				return ret;
 		}
 		if (r->h1_ms > 0) {
 			ret = delete_rollups_before(st, 3600000, now_ms - r->h1_ms, budget,
-						    deleted);
+						    &res->deleted);
 			if (ret)
 				return ret;
 		}
@@ -189,57 +476,80 @@ static int retention_body(struct store *st, int64_t now_ms, const struct store_r
 	ret = store_used_bytes(st, &used);
 	if (ret || used <= r->max_bytes)
 		return ret;
-	/* over the cap: the oldest raw rows go first, then the finer tier */
-	ret = query1(st, "SELECT min(seq) FROM host_samples", 0, &oldest, &found);
-	if (ret)
-		return ret;
-	if (found) {
-		int64_t before = *deleted;
-		/* a tenth of what is left per step: a small store is not wiped at once */
-		int64_t span = (st->next_seq - oldest) / 10;
-
-		ret = delete_raw_before(st, oldest + (span > 0 ? span : 1), budget, deleted);
-		if (ret || *deleted > before)
-			return ret;
-	}
-	if (st->schema_version < 3)
-		return 0;
-	ret = query1(st, "SELECT min(ts_ms) FROM rollups WHERE tier_ms = 60000", 0, &oldest, &found);
-	if (ret)
-		return ret;
-	if (found)
-		return delete_rollups_before(st, 60000, oldest + 3600000, budget, deleted);
-	ret = query1(st, "SELECT min(ts_ms) FROM rollups WHERE tier_ms = 3600000", 0, &oldest,
-		     &found);
-	if (ret || !found)
-		return ret;
-	return delete_rollups_before(st, 3600000, oldest + 86400000, budget, deleted);
+	return retention_cap(st, now_ms, acked, doubt, budget, res);
 }
 
 int store_retention_step(struct store *st, int64_t now_ms, const struct store_retention *r,
-			 int budget, int64_t *deleted)
+			 const struct store_head_bound *head, int budget,
+			 struct store_retention_result *res)
 {
+	bool own;
 	int ret;
 
-	*deleted = 0;
-	if (!st->writable || st->in_tick)
+	memset(res, 0, sizeof(*res));
+	if (!st->writable || st->in_tick || (head && (head->acked_seq < 0 || head->sent_seq < 0)))
 		return -EINVAL;
-	if (sqlite3_exec(st->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
-		return ret_fail(st, sqlite3_errcode(st->db), "age out data");
-	ret = retention_body(st, now_ms, r, budget, deleted);
-	if (ret) {
-		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
-		*deleted = 0;
+	/* its own transaction, with the seq counter synced: a gap record takes a seq */
+	ret = store__write_begin(st, &own);
+	if (ret)
 		return ret;
-	}
-	if (sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
-		ret = ret_fail(st, sqlite3_errcode(st->db), "age out data");
-		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
-		*deleted = 0;
+	ret = retention_body(st, now_ms, r, head, budget, res);
+	ret = store__write_end(st, own, ret);
+	if (ret) {
+		memset(res, 0, sizeof(*res));
 		return ret;
 	}
 	/* give freed pages back to the file system, a few at a time */
-	if (*deleted > 0)
+	if (res->deleted > 0)
 		sqlite3_exec(st->db, "PRAGMA incremental_vacuum(256)", NULL, NULL, NULL);
 	return 0;
+}
+
+int store_for_each_gap(struct store *st, int64_t node_id, int64_t from_ms, int64_t to_ms,
+		       int (*fn)(const struct store_gap *g, void *arg), void *arg)
+{
+	struct store_gap g;
+	sqlite3_stmt *stmt;
+	int rc = SQLITE_DONE, ret;
+
+	if (st->schema_version < 5)
+		return 0;
+	/* a record without times (none are written so) meets every window */
+	ret = store__prepare(st,
+			     "SELECT g.seq, g.node_id, n.hostname, g.ts_ms, g.from_ms, g.to_ms,"
+			     " g.from_seq, g.to_seq, g.rows, g.reason"
+			     " FROM gaps g LEFT JOIN nodes n ON n.id = g.node_id"
+			     " WHERE (?1 = 0 OR g.node_id = ?1)"
+			     " AND (g.to_ms IS NULL OR g.to_ms >= ?2)"
+			     " AND (g.from_ms IS NULL OR g.from_ms <= ?3)"
+			     " ORDER BY g.node_id, g.from_seq, g.seq",
+			     "read the gap records", &stmt);
+	if (ret)
+		return ret;
+	sqlite3_bind_int64(stmt, 1, node_id);
+	sqlite3_bind_int64(stmt, 2, from_ms);
+	sqlite3_bind_int64(stmt, 3, to_ms);
+	while (!ret && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		const unsigned char *host = sqlite3_column_text(stmt, 2);
+		const unsigned char *reason = sqlite3_column_text(stmt, 9);
+
+		memset(&g, 0, sizeof(g));
+		g.seq = sqlite3_column_int64(stmt, 0);
+		g.node_id = sqlite3_column_int64(stmt, 1);
+		snprintf(g.hostname, sizeof(g.hostname), "%s", host ? (const char *)host : "");
+		g.ts_ms = sqlite3_column_int64(stmt, 3);
+		g.has_span = sqlite3_column_type(stmt, 4) != SQLITE_NULL &&
+			     sqlite3_column_type(stmt, 5) != SQLITE_NULL;
+		g.from_ms = sqlite3_column_int64(stmt, 4);
+		g.to_ms = sqlite3_column_int64(stmt, 5);
+		g.from_seq = sqlite3_column_int64(stmt, 6);
+		g.to_seq = sqlite3_column_int64(stmt, 7);
+		g.rows = sqlite3_column_int64(stmt, 8);
+		snprintf(g.reason, sizeof(g.reason), "%s", reason ? (const char *)reason : "");
+		ret = fn(&g, arg);
+	}
+	if (!ret && rc != SQLITE_DONE)
+		ret = store__read_fail(st, rc, "read the gap records");
+	sqlite3_finalize(stmt);
+	return ret;
 }

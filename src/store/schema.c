@@ -2,7 +2,7 @@
  * schema.c - the store's schema and its migrations, and the checks an
  * existing file passes before it is read or written.
  *
- *   store_schema_v1..v4    each version's SQL (docs/store.md: keep in step)
+ *   store_schema_v1..v5    each version's SQL (docs/store.md: keep in step)
  *   store_migrations[]     from version v to v + 1
  *   store_tables[]         the tables a store must have, by version
  *   store__migrate         create or upgrade, in one transaction
@@ -152,6 +152,17 @@ static const char store_schema_v4[] =
     "CREATE INDEX sessions_name ON sessions (name, start_ms);\n";
 
 /*
+ * Schema 5: rows lost.  A gap record for rows an agent deleted before its
+ * head held them (only its size cap may); it takes a seq like a fact row,
+ * so it streams to the head with the rest.
+ */
+static const char store_schema_v5[] =
+    "CREATE TABLE gaps (seq INTEGER PRIMARY KEY, node_id INTEGER NOT NULL,"
+    " ts_ms INTEGER NOT NULL, from_ms INTEGER, to_ms INTEGER, from_seq INTEGER NOT NULL,"
+    " to_seq INTEGER NOT NULL, rows INTEGER NOT NULL, reason TEXT NOT NULL) STRICT;\n"
+    "CREATE INDEX gaps_node_to ON gaps (node_id, to_ms);\n";
+
+/*
  * store_migrations[v] brings a store from schema v to v + 1; [0] creates
  * schema 1 in an empty file.  A new version appends one entry here and
  * bumps STORE_SCHEMA_VERSION.
@@ -161,6 +172,7 @@ static const char *const store_migrations[STORE_SCHEMA_VERSION] = {
     store_schema_v2,
     store_schema_v3,
     store_schema_v4,
+    store_schema_v5,
 };
 
 /* Tables a store must have (checked at open), with the schema that added them. */
@@ -174,7 +186,7 @@ static const struct {
     {"job_samples", 1},	  {"events", 1},       {"marks", 1},
     {"devices", 2},	  {"gpu_samples", 2},  {"gpu_proc_samples", 2},
     {"job_summaries", 3}, {"rollups", 3},      {"agents", 4},
-    {"sessions", 4},
+    {"sessions", 4},	  {"gaps", 5},
 };
 
 /*

@@ -8,8 +8,9 @@
  * never written to, and a newer schema is refused.
  *
  * Every fact row (host_samples, cpu_samples, disk_samples, net_samples,
- * proc_samples, job_samples, events) has a `seq` drawn from one counter that
- * only grows, the resend cursor for agents (DESIGN.md section 5).
+ * proc_samples, job_samples, events; gap records too) has a `seq` drawn
+ * from one counter that only grows, the resend cursor for agents
+ * (DESIGN.md section 5).
  *
  * Errors: 0 or -errno; a function that fails has printed a message naming
  * the file (log.h).  -EPROTO: not a jobscope store (foreign or corrupt),
@@ -39,7 +40,7 @@
 #include "sample/host.h"
 #include "sample/sample.h"
 
-#define STORE_SCHEMA_VERSION 4
+#define STORE_SCHEMA_VERSION 5
 #define STORE_APPLICATION_ID 0x4A53434F
 /* Stores up to this size get a full PRAGMA quick_check when opened. */
 #define STORE_QUICK_CHECK_MAX_BYTES ((int64_t)256 << 20)
@@ -163,19 +164,56 @@ int store_put_rollup(struct store *st, const struct rollup_record *r);
 /*
  * Retention, applied a little at a time: each call deletes at most
  * `budget` rows per table, oldest first, so it never stalls a tick.
- *   raw rows (samples, events) older than raw_ms; 1-minute rollups older
- *   than m1_ms; 1-hour rollups older than h1_ms (0: keep for ever);
- *   then, while the file's used size is above max_bytes (0: no cap), the
- *   oldest raw rows, then the oldest 1-minute, then 1-hour rollups.
- * Jobs and their summaries are never deleted.  *deleted receives the rows
- * deleted (so a caller can run it again soon while there is a backlog).
+ *   raw rows (samples, events) older than raw_ms, but none the head does
+ *   not hold; gap records older than raw_ms that it holds; 1-minute
+ *   rollups older than m1_ms; 1-hour rollups older than h1_ms (0: keep for
+ *   ever); then, while the file's used size is above max_bytes (0: no
+ *   cap), the oldest raw rows (gap records never), then the oldest
+ *   1-minute, then 1-hour rollups.
+ * head: what a head holds of this store (NULL: no head, no bound).  Only
+ * the size cap deletes rows it does not hold, never those in doubt (sent,
+ * unanswered: the head may have committed them), and each step that does
+ * writes a gap record (table gaps, with a seq of its own, so it streams to
+ * the head) and adds to the meta counters lost_rows_total and gaps_total,
+ * in the same transaction.  The step keeps head's two seqs in meta
+ * (head_acked_seq, head_sent_seq), so a restarted agent has its bound
+ * before its head answers.  Jobs and their summaries are never deleted.
  */
 struct store_retention {
 	int64_t raw_ms, m1_ms, h1_ms;
 	uint64_t max_bytes;
 };
+struct store_head_bound {
+	int64_t acked_seq; /* the head holds every row up to it */
+	int64_t sent_seq;  /* rows in (acked_seq, sent_seq] were sent and not answered */
+};
+/* A gap record: rows deleted before a head held them. */
+struct store_gap {
+	int64_t seq, node_id;
+	char hostname[256]; /* of node_id; "" when not known */
+	int64_t ts_ms;	    /* when the rows were deleted */
+	bool has_span;
+	int64_t from_ms, to_ms;	  /* the times of the rows lost (has_span) */
+	int64_t from_seq, to_seq; /* their seqs in the store that lost them */
+	int64_t rows;
+	char reason[32]; /* "size_cap" */
+};
+/* What a step did: rows deleted; of them, rows lost (then *gap says which). */
+struct store_retention_result {
+	int64_t deleted;
+	int64_t lost;
+	struct store_gap gap;
+};
 int store_retention_step(struct store *st, int64_t now_ms, const struct store_retention *r,
-			 int budget, int64_t *deleted);
+			 const struct store_head_bound *head, int budget,
+			 struct store_retention_result *res);
+/*
+ * Gap records of node_id (0: every node) whose rows' times meet
+ * [from_ms, to_ms], by node and then oldest first (from_seq); fn returning non-zero stops and is
+ * returned.  A store older than schema 5 has none.
+ */
+int store_for_each_gap(struct store *st, int64_t node_id, int64_t from_ms, int64_t to_ms,
+		       int (*fn)(const struct store_gap *g, void *arg), void *arg);
 /* Bytes the store's pages hold (page_count - freelist_count) * page_size. */
 int store_used_bytes(struct store *st, uint64_t *bytes);
 
@@ -225,6 +263,8 @@ struct agent_record {
 	char agent_id[64];
 	char hostname[256];
 	int64_t acked_seq, first_seen_ms, last_seen_ms, interval_ms, batches, rows, gpus;
+	bool has_gaps;		  /* false: a store older than schema 5 */
+	int64_t gaps, lost_rows; /* its gap records, and the rows they say it lost */
 };
 /* Agents by hostname; fn returning non-zero stops and is returned. */
 int store_for_each_agent(struct store *st, int (*fn)(const struct agent_record *a, void *arg),

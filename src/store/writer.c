@@ -293,7 +293,7 @@ static void rollback_quietly(struct store *st)
 			 store__errmsg(st));
 }
 
-/* The next seq after every fact row in the file, whoever wrote it. */
+/* The next seq after every fact row (and gap record) in the file, whoever wrote it. */
 int store__load_next_seq(struct store *st)
 {
 	int ret = store__query_i64(st, "PRAGMA data_version", &st->data_version);
@@ -310,7 +310,8 @@ int store__load_next_seq(struct store *st)
 				" coalesce((SELECT max(seq) FROM events), 0),"
 				" coalesce((SELECT max(seq) FROM marks), 0),"
 				" coalesce((SELECT max(seq) FROM gpu_samples), 0),"
-				" coalesce((SELECT max(seq) FROM gpu_proc_samples), 0))",
+				" coalesce((SELECT max(seq) FROM gpu_proc_samples), 0),"
+				" coalesce((SELECT max(seq) FROM gaps), 0))",
 				&st->next_seq);
 }
 
