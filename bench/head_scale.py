@@ -78,20 +78,37 @@ def shape_args(args):
             "--cpus", str(args.cpus), "--disks", str(args.disks), "--nets", str(args.nets)]
 
 
+SERVER_NICE = -5   # the server before other work on a shared machine
+SIM_NICE = -10     # the simulator before the server: it times the server, not its own wait
+
+
 def raise_nofile():
-    """For the servers: the soft fd limit up to the hard one (as LimitNOFILE would)."""
+    """The soft fd limit up to the hard one (as a unit's LimitNOFILE would)."""
     _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
-def sim_priority():
-    """The simulator before the server on the 2 cores, so that what it times is the
-    server's answer, not its own wait for a CPU; it needs a few % of one core."""
+def server_setup():
     raise_nofile()
     try:
-        os.nice(-10)
+        os.nice(SERVER_NICE)
     except OSError:
         pass
+
+
+def sim_setup():
+    raise_nofile()
+    try:
+        os.nice(SIM_NICE)
+    except OSError:
+        pass
+
+
+def nice_of(pid):
+    try:
+        return int(read_text(f"/proc/{pid}/stat").rsplit(")", 1)[1].split()[16])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def run_sim(args, sim, proto, port, pid, tmp, agents, warmup, duration):
@@ -103,11 +120,20 @@ def run_sim(args, sim, proto, port, pid, tmp, agents, warmup, duration):
     if proto == "head" and args.head_encoding:
         argv += ["--encoding", args.head_encoding]
     timeout = warmup + duration + args.drain + 120
-    r = subprocess.run(argv, preexec_fn=sim_priority, timeout=timeout)
-    if r.returncode != 0:
-        raise RuntimeError(f"bench-agents-sim exited {r.returncode}")
+    sim = subprocess.Popen(argv, preexec_fn=sim_setup)
+    time.sleep(0.2)
+    nice = nice_of(sim.pid)
+    try:
+        rc = sim.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        sim.kill()
+        sim.wait()
+        raise RuntimeError(f"bench-agents-sim still running after {timeout:g} s")
+    if rc != 0:
+        raise RuntimeError(f"bench-agents-sim exited {rc}")
     with open(out) as f:
         res = json.load(f)
+    res["sim_nice"] = nice
     res["argv"] = cmdline(argv).replace(tmp, "TMP")
     return res
 
@@ -121,7 +147,7 @@ def start_head(args, jobscope, tmp, name):
     env = dict(os.environ, **dict(kv.split("=", 1) for kv in args.head_env))
     with open(errf, "w") as err:
         proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err, env=env,
-                                preexec_fn=raise_nofile)
+                                preexec_fn=server_setup)
 
     def port():
         m = re.search(r"listening on 127\.0\.0\.1:(\d+)", read_text(errf))
@@ -157,7 +183,7 @@ def start_prometheus(args, tmp):
     errf = os.path.join(tmp, "prometheus.err")
     with open(errf, "w") as err:
         proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err,
-                                preexec_fn=raise_nofile)
+                                preexec_fn=server_setup)
     wait_for(lambda: ready(f"http://127.0.0.1:{port}/-/ready"), proc, 60, "prometheus")
     return proc, port, errf, cmdline(argv).replace(tmp, "TMP"), [data]
 
@@ -171,7 +197,7 @@ def start_victoria(args, tmp):
     errf = os.path.join(tmp, "victoria.err")
     with open(errf, "w") as err:
         proc = subprocess.Popen(argv, stdout=err, stderr=subprocess.STDOUT,
-                                preexec_fn=raise_nofile)
+                                preexec_fn=server_setup)
     wait_for(lambda: ready(f"http://127.0.0.1:{port}/health", b"OK"), proc, 60,
              "victoria-metrics")
     return proc, port, errf, cmdline(argv).replace(tmp, "TMP"), [data]
@@ -206,8 +232,11 @@ def log_problems(kind, errf):
         return [ln for ln in lines if "listening on" not in ln
                 and "Terminated received: exiting" not in ln][:20]
     if kind == "prometheus":
-        return [ln for ln in lines if ("level=error" in ln or "level=warn" in ln)
-                and "Received SIGTERM" not in ln][:10]
+        # writes still in flight when it is stopped fail on the closed WAL: not the run's
+        stop_at = next((i for i, ln in enumerate(lines) if "Received SIGTERM" in ln),
+                       len(lines))
+        return [ln for ln in lines[:stop_at]
+                if "level=error" in ln or "level=warn" in ln][:10]
     return [ln for ln in lines if "\terror\t" in ln or "\twarn\t" in ln
             or "\tfatal\t" in ln or "\tpanic\t" in ln][:10]
 
@@ -264,6 +293,7 @@ def phase(args, kind, sim, jobscope, tmp, agents, warmup, duration, name=None):
         res = run_sim(args, sim, "head" if kind == "head" else "rw", port, proc.pid, tmp,
                       agents, warmup, duration)
         res["server_argv"] = argv
+        res["server_nice"] = nice_of(proc.pid)
         res["alive"] = proc.poll() is None
         try:
             res["stored"] = (count_head(port, res["layout"]) if kind == "head"
@@ -419,8 +449,10 @@ def report(args, res):
         "has two requests out; on a failure it closes, backs off 0.5 s doubling to 30 s, and "
         "resends (the agent's own policy), with a 5 s connect and 30 s answer timeout.  CPU: "
         "utime+stime of /proc/PID/stat over the window, all threads; peak RSS: VmHWM.  "
-        "Simulator: bench/agents_sim.c (one epoll loop), at nice -10 so that it times the "
-        "server and not its own wait for a core.")
+        f"Simulator: bench/agents_sim.c (one epoll loop) at nice {SIM_NICE}, so that it "
+        "times the server and not its own wait for a core; each server at nice "
+        f"{SERVER_NICE}, before other work on this shared machine (\"other load\" below), and "
+        "with its soft fd limit raised to the hard one.")
     L.append("")
     L.append("| receiver | agents answered / all ticks answered | ticks acked / due in window "
              "| values/s | CPU s (user/sys) | cores | values per CPU-second | peak RSS "
@@ -476,7 +508,13 @@ def report(args, res):
                      f"{ff['connected']} connections open and {ff['agents_ever_acked']} agents "
                      "answered so far.")
         else:
-            text += "no failure."
+            text += "no connection failed, timed out or was refused."
+        if h["in_flight_at_end"]:
+            text += (f"  {h['in_flight_at_end']} requests were still unanswered "
+                     f"{h['drain_s']:.0f} s after the window (sent, never answered: a "
+                     "connection the kernel accepted into the listen queue is not one the "
+                     "server serves); "
+                     f"{h['agents_none_acked']} agents had no tick of the window answered.")
         errs = {k: v for k, v in h["errors_total"].items() if v}
         if errs:
             text += ("  Errors over the whole run: " + ", ".join(f"{k} {v}" for k, v in errs.items())
@@ -514,7 +552,7 @@ def report(args, res):
                 f"nodes (the simulator had {r['ticks_acked_total']:,} acknowledged)"
                 if "error" not in st else f"count failed: {st['error']}")
         notes.append(
-            f"{NAMES[kind]}: {r['server']['threads']} threads, "
+            f"{NAMES[kind]}: {r['server']['threads']} threads, nice {r.get('server_nice')}, "
             f"{f1(r['server']['minflt_per_request'], '{:.0f}')} minor faults per request, "
             f"{r['mib_per_s']:.1f} MiB/s in, store {r['store_bytes'] / 2**20:.0f} MiB at the end; "
             f"{held}; simulator {r['simulator_cores']:.2f} cores, other load "
