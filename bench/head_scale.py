@@ -579,7 +579,8 @@ def main():
     ap.add_argument("--ramp", type=float, default=5, help="first ticks spread over S seconds")
     ap.add_argument("--drain", type=float, default=5,
                     help="seconds the answers still out at the window's end get")
-    ap.add_argument("--quick", action="store_true", help="15 s window, 6 s warm-up")
+    ap.add_argument("--quick", action="store_true",
+                    help="15 s window, 6 s warm-up; 10 s windows for --steps")
     ap.add_argument("--gpus", type=int, default=8)
     ap.add_argument("--procs", type=int, default=4, help="processes that changed, per tick")
     ap.add_argument("--jobs", type=int, default=1)
@@ -604,7 +605,7 @@ def main():
     ap.add_argument("--markdown")
     args = ap.parse_args()
     if args.quick:
-        args.duration, args.warmup = 15, 6
+        args.duration, args.warmup, args.step_duration = 15, 6, 10
     args.servers = [x for x in args.servers.split(",") if x]
     if any(x not in NAMES for x in args.servers):
         ap.error("--servers: head, prometheus, victoria")

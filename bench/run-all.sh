@@ -85,7 +85,7 @@ if $quick; then
 	cost2_args=(--counts 100,1000 --reps 1 --window 3 --interval-ms 100 --no-pidstat)
 	over_args=(--runs 7 --work 500)
 	gpu_args=(--rounds 11 --loop-ms 50 --e2e-reps 1 --e2e-seconds 5)
-	scale_args=(--quick)
+	scale_args=(--quick --steps 250,500)
 else
 	results=bench/RESULTS.md
 	cost1_args=(--counts 100,1000 --reps 3 --window 20)
