@@ -179,7 +179,9 @@ def start_prometheus(args, tmp):
     port = free_port()
     data = os.path.join(tmp, "prom-data")
     argv = [PROMETHEUS, f"--config.file={cfg}", f"--storage.tsdb.path={data}",
-            f"--web.listen-address=127.0.0.1:{port}", "--web.enable-remote-write-receiver"]
+            f"--web.listen-address=127.0.0.1:{port}", "--web.enable-remote-write-receiver",
+            # its default, 512, would leave the other agents in the listen queue
+            f"--web.max-connections={max(512, args.agents + 64)}"]
     errf = os.path.join(tmp, "prometheus.err")
     with open(errf, "w") as err:
         proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err,
