@@ -8,6 +8,10 @@
 #                                     section and its rows of the summary in bench/RESULTS.md,
 #                                     leaves the rest as it is; with --quick as well, writes
 #                                     build/bench-out/gpu-quick.md and leaves RESULTS.md alone
+#   bash bench/run-all.sh --only scale  the head at 2,000 paced agents against Prometheus and
+#                                     VictoriaMetrics alone (about 6 minutes; --quick: 2):
+#                                     replaces section 8 and its summary rows in the same way
+#                                     (with --quick: build/bench-out/scale-quick.md)
 #
 # Expects an optimized build in build/ (./dev bench sets it up); rebuilds
 # jobscope, the two helpers and the core library it needs with ninja.  Raw JSON of every run
@@ -16,7 +20,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 usage() {
-	echo "usage: bash bench/run-all.sh [--quick] [--only gpu]" >&2
+	echo "usage: bash bench/run-all.sh [--quick] [--only gpu|scale]" >&2
 	exit 2
 }
 quick=false
@@ -26,8 +30,10 @@ while [ $# -gt 0 ]; do
 	case "$1" in
 	--quick) quick=true ;;
 	--only)
-		[ "${2:-}" = gpu ] || usage
-		only=gpu
+		case "${2:-}" in
+		gpu | scale) only=$2 ;;
+		*) usage ;;
+		esac
 		shift
 		;;
 	*) usage ;;
@@ -55,12 +61,21 @@ if [ -z "$only" ]; then
 	$floor_cmd
 fi
 
+# The paced-agents simulator of section 8 (head_scale.py builds it too when it is missing).
+sim_cmd="cc -O2 -Wall -Wextra -Werror -o build/bench-agents-sim bench/agents_sim.c -lsnappy -lzstd -lm"
+if [ -z "$only" ] || [ "$only" = scale ]; then
+	say "$sim_cmd"
+	$sim_cmd || say "warning: bench-agents-sim did not build (libsnappy-dev, libzstd-dev?)"
+fi
+
 # The GPU benchmark: bench-gpu-cost linked with the core library, against
 # the fake vendor libraries the build makes (tests/fakes).
 gpu_cmd="cc -O2 -Wall -Wextra -Werror -std=gnu11 -Isrc bench/gpu_cost.c build/libjobscope_core.a -lsqlite3 -lm -ldl -o build/bench-gpu-cost"
-ninja -C build tests/fakes/libnvidia-ml.so.1 tests/fakes/librocm_smi64.so.1 >/dev/null
-say "$gpu_cmd"
-$gpu_cmd
+if [ "$only" != scale ]; then
+	ninja -C build tests/fakes/libnvidia-ml.so.1 tests/fakes/librocm_smi64.so.1 >/dev/null
+	say "$gpu_cmd"
+	$gpu_cmd
+fi
 
 out=build/bench-out
 mkdir -p "$out"
@@ -70,12 +85,14 @@ if $quick; then
 	cost2_args=(--counts 100,1000 --reps 1 --window 3 --interval-ms 100 --no-pidstat)
 	over_args=(--runs 7 --work 500)
 	gpu_args=(--rounds 11 --loop-ms 50 --e2e-reps 1 --e2e-seconds 5)
+	scale_args=(--quick --steps 250,500)
 else
 	results=bench/RESULTS.md
 	cost1_args=(--counts 100,1000 --reps 3 --window 20)
 	cost2_args=(--counts 100,1000 --reps 3 --window 10 --interval-ms 100 --no-pidstat)
 	over_args=(--runs 8 --work 2000)
 	gpu_args=(--rounds 41 --loop-ms 100 --e2e-reps 5 --e2e-seconds 10)
+	scale_args=(--steps 250,500,1000)
 fi
 
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -103,6 +120,100 @@ gpu_section() {
 	echo
 	cat "$out/gpu.md"
 }
+
+# Section 8: the head at 2,000 paced agents against Prometheus and VictoriaMetrics
+# (bench/head_scale.py), into $out/scale-section.md.
+scale_bench() {
+	local t0=$SECONDS
+	say "jobscope head at 2,000 paced agents vs Prometheus and VictoriaMetrics remote write"
+	if ! python3 bench/head_scale.py "${scale_args[@]}" --json "$out/scale.json" \
+		--markdown "$out/scale.md"; then
+		say "warning: bench/head_scale.py failed (see above); its section says so"
+		echo "Did not run: \`python3 bench/head_scale.py\` failed (see the log)." >"$out/scale.md"
+		rm -f "$out/scale.json"
+	fi
+	{
+		echo "## 8. jobscope head at 2,000 paced agents against Prometheus and VictoriaMetrics"
+		echo
+		echo "Written by \`$invocation\` on $(date -u '+%Y-%m-%d %H:%M UTC')," \
+			"commit $commit$dirty, \`$buildtype\` build, on $(nproc) CPUs ($cpu_model);" \
+			"took $((SECONDS - t0)) s.  The simulator: \`$sim_cmd\`.  Method: bench/README.md."
+		echo
+		cat "$out/scale.md"
+	} >"$out/scale-section.md"
+}
+
+# Puts $out/scale-section.md into the results file $1 as section 8 (replacing one there)
+# and its rows into the summary (replacing those there).
+scale_put() {
+	python3 - "$1" "$out/scale-section.md" "$out/scale.json" <<'PY'
+import json, sys
+
+path, section_file, json_file = sys.argv[1:4]
+try:
+    res = json.load(open(json_file))
+    a, r = res["args"], res["result"]
+    s, h = r["summary"], r["servers"].get("head", {})
+    n = a["agents"]
+    rows = []
+    if "error" not in h and "head" in s:
+        ok = lambda b: "met" if b else "NOT met"
+        p99 = h["lat_p99_ms"]
+        rows.append(f"| scale: head, {n} paced agents at 1 s, ingest p99 latency | "
+                    f"{'-' if p99 is None else f'{p99:.1f} ms'} | < 100 ms | "
+                    f"{ok(p99 is not None and p99 < 100)} |")
+        rows.append(f"| scale: head, {n} paced agents, ticks acknowledged | "
+                    f"{h['ticks_acked']:,} of {h['ticks_due']:,}, "
+                    f"{sum(h['errors'].values())} errors | all, 0 errors | "
+                    f"{ok(s['head']['pass'])} |")
+        vs = [f"{s['head']['values_per_cpu_s']:,.0f}"]
+        for k, name in (("prometheus", "Prometheus"), ("victoria", "VictoriaMetrics")):
+            c = s.get("head_vs_" + k)
+            if c:
+                vs.append(f"{c['values_per_cpu_s']:.2f} × {name}")
+        rows.append(f"| scale: head values per CPU-second at {n} agents | {'; '.join(vs)} | "
+                    "(reported) | |")
+        npn = s.get("nodes_per_head")
+        rows.append(f"| scale: nodes per head ({s['values_per_node_tick']} values a second each, "
+                    f"1.5 cores) | {'-' if npn is None else f'{npn:,.0f}'} "
+                    f"({s['nodes_per_head_basis']}) | (reported) | |")
+    else:
+        rows.append("| scale benchmark | did not run | | |")
+except (OSError, KeyError, ValueError, TypeError):
+    rows = ["| scale benchmark | did not run | | |"]
+ours = lambda l: l.startswith("| scale: ") or l.startswith("| scale benchmark ")
+lines = [l for l in open(path).read().splitlines() if not ours(l)]
+if "## Summary" in lines:  # the new rows go after the last row of its table
+    last = start = lines.index("## Summary")
+    for i in range(start + 1, len(lines)):
+        if lines[i].startswith("## "):
+            break
+        if lines[i].startswith("|"):
+            last = i
+    lines[last + 1:last + 1] = rows
+text = "\n".join(lines) + "\n"
+head = "## 8. jobscope head at 2,000 paced agents"
+i = text.find(head)
+if i >= 0:
+    j = text.find("\n## ", i + len(head))
+    text = text[:i].rstrip("\n") + ("\n\n" + text[j + 1:] if j >= 0 else "\n")
+text = text.rstrip("\n") + "\n\n" + open(section_file).read()
+open(path + ".tmp", "w").write(text)
+PY
+	mv "$1.tmp" "$1"
+}
+
+if [ "$only" = scale ]; then
+	scale_bench
+	if $quick; then
+		cp "$out/scale-section.md" "$out/scale-quick.md"
+		say "wrote $out/scale-quick.md"
+	else
+		scale_put bench/RESULTS.md
+		say "wrote bench/RESULTS.md (its section 8 and summary rows)"
+	fi
+	exit 0
+fi
 
 if [ "$only" = gpu ]; then
 	gpu_bench
@@ -324,3 +435,7 @@ open(path + ".tmp", "w").write(text)
 PY
 mv "$results.tmp" "$results"
 say "added the report benchmark to $results"
+
+scale_bench
+scale_put "$results"
+say "added the paced-agents benchmark to $results"
