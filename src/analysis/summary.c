@@ -532,6 +532,11 @@ static void gpu_settle(struct gpu_summary *g)
 		g->energy_mj += g->pending_mj;
 		g->energy_span_ms += span_ms;
 		g->has_energy = true;
+		if (g->last.valid & GPU_PCIE) { /* the same span at the same reading's rates */
+			g->pcie_rx_bytes += (double)g->last.pcie_rx_bps * (double)span_ms / 1000.0;
+			g->pcie_tx_bytes += (double)g->last.pcie_tx_bps * (double)span_ms / 1000.0;
+			g->has_pcie = true;
+		}
 	}
 	f = gpu_share_fraction(&g->job_part, &g->all_part);
 	if (!isnan(f)) {

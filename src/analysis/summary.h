@@ -80,8 +80,8 @@ struct gpu_summary {
 	double pending_mj;
 	/*
 	 * pending is the interval that ends at the first reading: its part
-	 * since the job's processes there started, at the reading's power
-	 * (power_mw, at most max_ms): the reading before is not the job's
+	 * since the job's processes there started (at most max_ms), at the
+	 * reading's power and PCIe rates: the reading before is not the job's
 	 */
 	bool pending_first;
 	double first_power_mw;
