@@ -384,7 +384,8 @@ static void gpu_reading(struct summary *s, const struct device_record *dev, int6
 	struct gpu_sample g;
 
 	memset(&g, 0, sizeof(g));
-	g.valid = GPU_ENERGY | GPU_POWER;
+	g.valid = GPU_ENERGY | GPU_POWER | GPU_PCIE;
+	g.pcie_rx_bps = 1000;
 	g.power_mw = power_mw;
 	g.energy_mj = mj;
 	summary_add_gpu(s, dev, T0 + t_ms, &g);
@@ -431,6 +432,7 @@ static void test_gpu_first_interval(void **state)
 	assert_float_equal(s.gpus[0].job_energy_mj, 35000 + 70000, 1e-6);
 	assert_float_equal(s.gpus[0].idle_mj, 30000, 1e-6);
 	assert_int_equal(s.gpus[0].energy_span_ms, 100 + 200 + 200);
+	assert_float_equal(s.gpus[0].pcie_rx_bytes, 1000 * 0.5, 1e-9); /* over the same span */
 	summary_release(&s);
 
 	/*
