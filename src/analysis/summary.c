@@ -536,26 +536,40 @@ static struct gpu_summary *gpu_lookup(struct summary *s, const struct device_rec
 	return &s->gpus[s->ngpus++];
 }
 
-/* Splits the energy of the interval that ended at the last sample. */
+/* Splits the energy of the interval that ended at the last sample (attrib/gpu_share.h). */
 static void gpu_settle(struct gpu_summary *g)
 {
-	double share = 0;
+	double f;
 
 	if (!g->pending)
 		return;
 	g->pending = false;
-	if (g->all_sm > 0)
-		share = g->job_sm / g->all_sm;
-	else if (g->all_mem > 0)
-		share = g->job_mem / g->all_mem;
-	else if (g->job_present && !g->other_present)
-		share = 1;
-	else if (g->job_present) {
+	if (g->pending_first) {
+		int64_t span_ms = g->last_ms - g->job_proc_start_ms;
+
+		g->pending_first = false;
+		if (!g->job_proc_start_ms || span_ms <= 0 || span_ms > g->first_max_ms)
+			return; /* the job was not on it yet, or long before: unknown */
+		g->pending_mj = g->first_power_mw * (double)span_ms / 1000.0;
+		g->energy_mj += g->pending_mj;
+		g->energy_span_ms += span_ms;
+		g->has_energy = true;
+		if (g->last.valid & GPU_PCIE) { /* the same span at the same reading's rates */
+			g->pcie_rx_bytes += (double)g->last.pcie_rx_bps * (double)span_ms / 1000.0;
+			g->pcie_tx_bytes += (double)g->last.pcie_tx_bps * (double)span_ms / 1000.0;
+			g->has_pcie = true;
+		}
+	}
+	f = gpu_share_fraction(&g->job_part, &g->all_part);
+	if (!isnan(f)) {
+		g->job_energy_mj += g->pending_mj * f;
+		g->others_mj += g->pending_mj * (1 - f);
+	} else if (g->all_part.nprocs == 0) {
+		g->idle_mj += g->pending_mj;
+	} else {
 		/* on the GPU with others and nothing to tell them apart: no guess */
 		g->unattributed_mj += g->pending_mj;
-		return;
 	}
-	g->job_energy_mj += g->pending_mj * share;
 }
 
 /* a counter's growth; a counter that went back was reset: count from 0 */
@@ -638,10 +652,22 @@ int summary_add_gpu(struct summary *s, const struct device_record *dev, int64_t 
 			g->has_energy = true;
 			g->pending = true;
 			g->pending_mj = mj;
-			g->job_sm = g->all_sm = g->job_mem = g->all_mem = 0;
-			g->job_present = g->other_present = false;
 		}
+	} else if (!g->has_last && (x->valid & GPU_POWER) && s->job.interval_ms > 0) {
+		/*
+		 * The first reading: a job that started within the interval
+		 * before it (an agent's, first seen at this tick; two
+		 * intervals, for late ticks) has the reading before outside
+		 * its window.  The part of that interval since its processes
+		 * there started is taken as power x time (gpu_settle).
+		 */
+		g->pending = g->pending_first = true;
+		g->first_power_mw = x->power_mw;
+		g->first_max_ms = 2 * s->job.interval_ms;
 	}
+	g->job_proc_start_ms = 0;
+	memset(&g->job_part, 0, sizeof(g->job_part));
+	memset(&g->all_part, 0, sizeof(g->all_part));
 	g->last = *x;
 	g->last_ms = ts_ms;
 	g->has_last = true;
@@ -657,20 +683,13 @@ int summary_add_gpu_proc(struct summary *s, const struct device_record *dev,
 	if (!g)
 		return -ENOMEM;
 	s->gpu_procs_known = true;
-	if (x->valid & GPU_PROC_UTIL)
-		g->all_sm += x->sm_util_pct;
-	if (x->valid & GPU_PROC_MEM)
-		g->all_mem += (double)x->mem_bytes;
-	if (!p) {
-		g->other_present = true;
+	gpu_share_total_add(&g->all_part, x);
+	if (!p)
 		return 0;
-	}
 	g->used = true;
-	g->job_present = true;
-	if (x->valid & GPU_PROC_UTIL)
-		g->job_sm += x->sm_util_pct;
-	if (x->valid & GPU_PROC_MEM)
-		g->job_mem += (double)x->mem_bytes;
+	gpu_share_total_add(&g->job_part, x);
+	if (p->start_ms > 0 && (!g->job_proc_start_ms || p->start_ms < g->job_proc_start_ms))
+		g->job_proc_start_ms = p->start_ms;
 	e = proc_lookup(s, p);
 	if (!e)
 		return -ENOMEM;

@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "attrib/gpu_share.h"
 #include "sample/host.h"
 #include "sample/sample.h"
 #include "store/store.h"
@@ -37,8 +38,10 @@ struct summary_bucket {
 
 /*
  * One GPU over the run.  The device's energy is split between the job and
- * the other processes on it by their SM utilization share (memory share
- * when the driver gives no utilization), interval by interval.
+ * the other processes on it interval by interval, by the rule of
+ * attrib/gpu_share.h: SM utilization share (on NVML, of the window's
+ * samples), else memory share, else all of it to the job alone there.
+ * energy_mj = job_energy_mj + others_mj + unattributed_mj + idle_mj.
  */
 struct gpu_summary {
 	struct device_record dev;
@@ -56,6 +59,8 @@ struct gpu_summary {
 	double energy_mj;	/* the device's, over the run */
 	double job_energy_mj;	/* the job's share */
 	double unattributed_mj; /* shared with others, no utilization nor memory to split by */
+	double others_mj;	/* the other processes' shares */
+	double idle_mj;		/* no process on the device */
 	bool has_energy;
 	int64_t energy_span_ms; /* time the energy figures cover */
 	int64_t throttle_n, throttled;
@@ -73,8 +78,16 @@ struct gpu_summary {
 	struct gpu_sample last;
 	bool pending;
 	double pending_mj;
-	double job_sm, all_sm, job_mem, all_mem;
-	bool job_present, other_present;
+	/*
+	 * pending is the interval that ends at the first reading: its part
+	 * since the job's processes there started (at most max_ms), at the
+	 * reading's power and PCIe rates: the reading before is not the job's
+	 */
+	bool pending_first;
+	double first_power_mw;
+	int64_t first_max_ms;
+	int64_t job_proc_start_ms; /* the earliest of the job's processes there; 0: none */
+	struct gpu_share_total job_part, all_part; /* the processes at that reading */
 };
 
 struct proc_summary {

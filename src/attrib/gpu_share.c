@@ -1,7 +1,8 @@
 /*
  * gpu_share.c - each job's share of each GPU: memory, SM utilization and
- * the energy of the interval, split by SM share, else by memory share.
- * See gpu_share.h.
+ * the energy of the interval, split by the rule of gpu_share.h (SM share
+ * of the window, else memory share, else all to a part alone; idle and
+ * unattributed energy kept apart).
  */
 #include "gpu_share.h"
 
@@ -20,6 +21,33 @@ double gpu_share_energy_delta_mj(const struct gpu_sample *cur, const struct gpu_
 	return NAN;
 }
 
+void gpu_share_total_add(struct gpu_share_total *tot, const struct gpu_proc *g)
+{
+	tot->sm_util_pct += g->valid & GPU_PROC_UTIL ? g->sm_util_pct : 0;
+	tot->mem_bytes += g->valid & GPU_PROC_MEM ? (double)g->mem_bytes : 0;
+	tot->nprocs++;
+}
+
+double gpu_share_fraction(const struct gpu_share_total *part, const struct gpu_share_total *all)
+{
+	if (all->nprocs == 0)
+		return NAN; /* idle */
+	if (part->nprocs == 0)
+		return 0;
+	if (all->sm_util_pct > 0)
+		return part->sm_util_pct / all->sm_util_pct;
+	if (all->mem_bytes > 0)
+		return part->mem_bytes / all->mem_bytes;
+	if (part->nprocs == all->nprocs)
+		return 1; /* alone: nothing to split */
+	return NAN;	  /* with others, nothing to split by: unattributed */
+}
+
+bool gpu_share_splits(const struct gpu_share_total *all, bool alone)
+{
+	return all->nprocs > 0 && (all->sm_util_pct > 0 || all->mem_bytes > 0 || alone);
+}
+
 void gpu_share_begin(struct job_gpu_use *u)
 {
 	u->now = false;
@@ -30,8 +58,7 @@ void gpu_share_begin(struct job_gpu_use *u)
 
 void gpu_share_add(struct gpu_share_total *tot, struct job_gpu_use *u, const struct gpu_proc *g)
 {
-	tot->sm_util_pct += g->valid & GPU_PROC_UTIL ? g->sm_util_pct : 0;
-	tot->mem_bytes += g->valid & GPU_PROC_MEM ? (double)g->mem_bytes : 0;
+	gpu_share_total_add(tot, g);
 	if (!u)
 		return;
 	u->used = u->now = true;
@@ -45,26 +72,67 @@ void gpu_share_add(struct gpu_share_total *tot, struct job_gpu_use *u, const str
 	}
 }
 
-double gpu_share_energy_mj(const struct job_gpu_use *u, const struct gpu_share_total *tot,
-			   double device_mj)
+/* The job of a GPU process, or NULL (nobody's: not in the process table). */
+static struct job_entry *job_of(struct jobs *t, const struct gpu_set_proc *gp)
 {
-	if (!u->now || isnan(device_mj))
-		return NAN;
-	if (tot->sm_util_pct > 0)
-		return device_mj * u->sm_util_pct / tot->sm_util_pct;
-	if (tot->mem_bytes > 0)
-		return device_mj * (double)u->mem_bytes / tot->mem_bytes;
-	return NAN;
+	return gp->proc ? jobs_of(t, gp->proc) : NULL;
 }
 
-void gpu_share_jobs(struct jobs *t, int ndevices, const bool *ok, const struct gpu_set_procs *procs,
-		    const double *device_mj)
+/* A job's part of device dev: its processes there, summed. */
+static struct gpu_share_total job_part(struct jobs *t, const struct gpu_set_procs *procs, int dev,
+				       const struct job_entry *j)
+{
+	struct gpu_share_total part = {0, 0, 0};
+
+	for (size_t p = 0; p < procs->n; p++)
+		if (procs->proc[p].dev == dev && job_of(t, &procs->proc[p]) == j)
+			gpu_share_total_add(&part, &procs->proc[p].g);
+	return part;
+}
+
+/* Device i's energy of the interval, mj, to its jobs, and where it went into acct. */
+static void split_device(struct jobs *t, const struct gpu_set_procs *procs, int i,
+			 const struct gpu_share_total *all, const struct gpu_share_total *others,
+			 double mj, struct gpu_share_device *acct)
+{
+	bool alone = others->nprocs == all->nprocs;
+	double f;
+
+	for (size_t k = 0; k < t->njobs; k++) {
+		struct job_gpu_use *u = &t->job[k].gpu[i];
+		struct gpu_share_total part;
+
+		if (!u->now)
+			continue;
+		part = job_part(t, procs, i, &t->job[k]);
+		alone = alone || part.nprocs == all->nprocs;
+		f = gpu_share_fraction(&part, all);
+		if (isnan(f))
+			continue;
+		u->energy_mj += f * mj;
+		if (acct)
+			acct->jobs_mj += f * mj;
+	}
+	if (!acct)
+		return;
+	acct->energy_mj += mj;
+	if (all->nprocs == 0)
+		acct->idle_mj += mj;
+	else if (!gpu_share_splits(all, alone))
+		acct->unattributed_mj += mj;
+	else
+		acct->others_mj += gpu_share_fraction(others, all) * mj;
+}
+
+void gpu_share_jobs_account(struct jobs *t, int ndevices, const bool *ok,
+			    const struct gpu_set_procs *procs, const double *device_mj,
+			    struct gpu_share_device *acct)
 {
 	for (size_t k = 0; k < t->njobs; k++)
 		for (int i = 0; i < ndevices && i < GPU_MAX_DEVICES; i++)
 			gpu_share_begin(&t->job[k].gpu[i]);
 	for (int i = 0; i < ndevices && i < GPU_MAX_DEVICES; i++) {
-		struct gpu_share_total tot = {0, 0};
+		struct gpu_share_total all = {0, 0, 0}, others = {0, 0, 0};
 
 		if (!ok[i])
 			continue;
@@ -74,17 +142,19 @@ void gpu_share_jobs(struct jobs *t, int ndevices, const bool *ok, const struct g
 
 			if (gp->dev != i)
 				continue;
-			j = gp->proc ? jobs_of(t, gp->proc) : NULL;
-			gpu_share_add(&tot, j ? &j->gpu[i] : NULL, &gp->g);
+			j = job_of(t, gp);
+			gpu_share_add(&all, j ? &j->gpu[i] : NULL, &gp->g);
+			if (!j)
+				gpu_share_total_add(&others, &gp->g);
 		}
-		if (isnan(device_mj[i]))
-			continue;
-		for (size_t k = 0; k < t->njobs; k++) {
-			struct job_gpu_use *u = &t->job[k].gpu[i];
-			double e = gpu_share_energy_mj(u, &tot, device_mj[i]);
-
-			if (!isnan(e))
-				u->energy_mj += e;
-		}
+		if (!isnan(device_mj[i]))
+			split_device(t, procs, i, &all, &others, device_mj[i],
+				     acct ? &acct[i] : NULL);
 	}
+}
+
+void gpu_share_jobs(struct jobs *t, int ndevices, const bool *ok, const struct gpu_set_procs *procs,
+		    const double *device_mj)
+{
+	gpu_share_jobs_account(t, ndevices, ok, procs, device_mj, NULL);
 }

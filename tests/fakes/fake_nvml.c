@@ -257,8 +257,8 @@ nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *data, unsi
 #define FAKE_EVENT_TYPES (NVML_EVENT_SBE | NVML_EVENT_DBE | NVML_EVENT_PSTATE | NVML_EVENT_XID)
 /* process utilization timestamps: µs, like a CPU clock well after the epoch */
 #define FAKE_EPOCH_US 1700000000000000ull
-/* each process also has an older sample, this much earlier, with 0% */
-#define FAKE_OLD_SAMPLE_US 500000ull
+/* how far back the driver keeps process utilization samples */
+#define FAKE_SAMPLE_HISTORY_US 1000000ull
 /* what the driver keeps for itself: v2 reports it apart, v1 counts it as used */
 #define FAKE_MEM_RESERVED (64ull << 20)
 
@@ -671,7 +671,8 @@ nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int *power)
 		return r;
 	if (!power)
 		return NVML_ERROR_INVALID_ARGUMENT;
-	*power = (unsigned int)value(d, t, SV_POWER);
+	scenario_refresh(&scn, t);
+	*power = (unsigned int)scenario_power_mw(&scn, d, t);
 	return NVML_SUCCESS;
 }
 #endif
@@ -709,7 +710,8 @@ nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device, unsigned l
 		return r;
 	if (!energy)
 		return NVML_ERROR_INVALID_ARGUMENT;
-	*energy = value(d, t, SV_ENERGY);
+	scenario_refresh(&scn, t);
+	*energy = scenario_energy_mj(&scn, d, t);
 	return NVML_SUCCESS;
 }
 
@@ -816,6 +818,7 @@ static nvmlReturn_t running_processes(nvmlDevice_t device, bool graphics, unsign
 		return r;
 	if (!infoCount)
 		return NVML_ERROR_INVALID_ARGUMENT;
+	scenario_refresh(&scn, t);
 	for (int i = 0; i < scn.nprocs; i++) {
 		const struct scn_proc *p = &scn.proc[i];
 
@@ -886,19 +889,59 @@ nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t device, unsig
 #endif
 
 /*
- * Each live process with utilization in the scenario has two samples: one
- * taken now with its values, one FAKE_OLD_SAMPLE_US earlier with 0%.  They
- * come in both orders (new first for odd entries), so a caller must compare
- * timestamps to find the newest.  Only samples newer than lastSeenTimeStamp
- * are returned; none is NOT_FOUND.
+ * The driver's process utilization samples (scenario.h): one per process
+ * on the device at each multiple of the device's sample period, stamped
+ * with the period's end, holding its sm/memutil scaled by the part of the
+ * period it was there.  Only those newer than lastSeenTimeStamp, of the
+ * last FAKE_SAMPLE_HISTORY_US, taken by now; none is NOT_FOUND.  Odd
+ * entries list their samples newest first, so a caller must compare
+ * timestamps to find the newest.
  */
+static unsigned int utilization_samples(int d, double t, unsigned long long last_seen,
+					nvmlProcessUtilizationSample_t *out, unsigned int max)
+{
+	unsigned long long period = scn.dev[d].proc_sample_us,
+			   now_us = (unsigned long long)(t * 1e6);
+	unsigned long long k_last = now_us / period, k_first = 1;
+	unsigned int n = 0;
+
+	if (now_us > FAKE_SAMPLE_HISTORY_US)
+		k_first = (now_us - FAKE_SAMPLE_HISTORY_US) / period + 1;
+	if (last_seen >= FAKE_EPOCH_US && (last_seen - FAKE_EPOCH_US) / period + 1 > k_first)
+		k_first = (last_seen - FAKE_EPOCH_US) / period + 1;
+	for (int i = 0; i < scn.nprocs; i++) {
+		const struct scn_proc *p = &scn.proc[i];
+
+		if (p->device != d || !p->has_util)
+			continue;
+		for (unsigned long long j = k_first; j <= k_last; j++) {
+			unsigned long long k = i % 2 ? k_last - (j - k_first) : j;
+			double end = (double)(k * period) / 1e6, len = (double)period / 1e6;
+			double part = scenario_proc_overlap(p, end - len, end) / len;
+			nvmlProcessUtilizationSample_t *s;
+
+			if (part <= 0)
+				continue;
+			if (out && n < max) {
+				s = &out[n];
+				memset(s, 0, sizeof(*s));
+				s->pid = scenario_pid(p);
+				s->timeStamp = FAKE_EPOCH_US + k * period;
+				s->smUtil = (unsigned int)(p->sm * part + 0.5);
+				s->memUtil = (unsigned int)(p->memutil * part + 0.5);
+			}
+			n++;
+		}
+	}
+	return n;
+}
+
 nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
 					     nvmlProcessUtilizationSample_t *utilization,
 					     unsigned int *processSamplesCount,
 					     unsigned long long lastSeenTimeStamp)
 {
-	unsigned long long now_us;
-	unsigned int n = 0, k = 0;
+	unsigned int n;
 	nvmlReturn_t r;
 	double t;
 	int d;
@@ -908,49 +951,17 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
 		return r;
 	if (!processSamplesCount)
 		return NVML_ERROR_INVALID_ARGUMENT;
-	now_us = timestamp_us(t);
-	for (int pass = 0; pass < 2; pass++) {
-		for (int i = 0; i < scn.nprocs; i++) {
-			const struct scn_proc *p = &scn.proc[i];
-			unsigned long long ts[2] = {now_us - FAKE_OLD_SAMPLE_US, now_us};
-
-			if (p->device != d || !p->has_util || !scenario_proc_live(p, t))
-				continue;
-			if (i % 2) {
-				ts[0] = now_us;
-				ts[1] = now_us - FAKE_OLD_SAMPLE_US;
-			}
-			for (int j = 0; j < 2; j++) {
-				nvmlProcessUtilizationSample_t *s;
-
-				if (ts[j] <= lastSeenTimeStamp)
-					continue;
-				if (pass == 0) { /* count */
-					n++;
-					continue;
-				}
-				s = &utilization[k++];
-				memset(s, 0, sizeof(*s));
-				s->pid = scenario_pid(p);
-				s->timeStamp = ts[j];
-				if (ts[j] == now_us) {
-					s->smUtil = p->sm;
-					s->memUtil = p->memutil;
-				}
-			}
-		}
-		if (pass > 0)
-			break;
-		if (n == 0) {
-			*processSamplesCount = 0;
-			return NVML_ERROR_NOT_FOUND;
-		}
-		if (!utilization || *processSamplesCount < n) {
-			*processSamplesCount = n;
-			return NVML_ERROR_INSUFFICIENT_SIZE;
-		}
+	scenario_refresh(&scn, t);
+	n = utilization_samples(d, t, lastSeenTimeStamp, NULL, 0);
+	if (n == 0) {
+		*processSamplesCount = 0;
+		return NVML_ERROR_NOT_FOUND;
 	}
-	*processSamplesCount = k;
+	if (!utilization || *processSamplesCount < n) {
+		*processSamplesCount = n;
+		return NVML_ERROR_INSUFFICIENT_SIZE;
+	}
+	*processSamplesCount = utilization_samples(d, t, lastSeenTimeStamp, utilization, n);
 	return NVML_SUCCESS;
 }
 

@@ -477,6 +477,7 @@ rsmi_status_t rsmi_dev_memory_usage_get(uint32_t dv_ind, uint32_t mem_type, uint
 rsmi_status_t rsmi_dev_power_ave_get(uint32_t dv_ind, uint32_t sensor_ind, uint64_t *power)
 {
 	rsmi_status_t st = dev_status(dv_ind, SM_POWER);
+	double t;
 
 	counted(__func__);
 	if (st)
@@ -485,7 +486,9 @@ rsmi_status_t rsmi_dev_power_ave_get(uint32_t dv_ind, uint32_t sensor_ind, uint6
 		return RSMI_STATUS_INVALID_ARGS;
 	if (sensor_ind != 0)
 		return RSMI_STATUS_NOT_SUPPORTED;
-	*power = value(dv_ind, SV_POWER) * 1000; /* mW -> µW */
+	t = now();
+	scenario_refresh(scn, t);
+	*power = scenario_power_mw(scn, (int)dv_ind, t) * 1000; /* mW -> µW */
 	return RSMI_STATUS_SUCCESS;
 }
 
@@ -494,6 +497,7 @@ rsmi_status_t rsmi_dev_energy_count_get(uint32_t dv_ind, uint64_t *power, float 
 {
 	rsmi_status_t st = dev_status(dv_ind, SM_ENERGY);
 	struct timespec ts;
+	double t;
 
 	counted(__func__);
 	if (st)
@@ -502,8 +506,10 @@ rsmi_status_t rsmi_dev_energy_count_get(uint32_t dv_ind, uint64_t *power, float 
 		return RSMI_STATUS_INVALID_ARGS;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	/* mJ -> counts of FAKE_ROCM_RESOLUTION_UJ µJ */
-	*power =
-	    (uint64_t)((double)value(dv_ind, SV_ENERGY) * 1000.0 / (double)FAKE_ROCM_RESOLUTION_UJ);
+	t = now();
+	scenario_refresh(scn, t);
+	*power = (uint64_t)((double)scenario_energy_mj(scn, (int)dv_ind, t) * 1000.0 /
+			    (double)FAKE_ROCM_RESOLUTION_UJ);
 	*counter_resolution = FAKE_ROCM_RESOLUTION_UJ;
 	*timestamp = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	return RSMI_STATUS_SUCCESS;
@@ -679,6 +685,7 @@ rsmi_status_t rsmi_compute_process_info_get(rsmi_process_info_t *procs, uint32_t
 		any_lists |= !(scn->dev[d].unsupported & SM_PROCS);
 	if (scn->ndevices > 0 && !any_lists)
 		return RSMI_STATUS_NOT_SUPPORTED;
+	scenario_refresh(scn, now());
 	n = visible_pids(pids);
 	if (!procs) {
 		race = (uint32_t)env_long("FAKE_ROCM_PROC_RACE");
@@ -703,6 +710,7 @@ rsmi_status_t rsmi_compute_process_info_by_pid_get(uint32_t pid, rsmi_process_in
 		return RSMI_STATUS_INIT_ERROR;
 	if (!proc)
 		return RSMI_STATUS_INVALID_ARGS;
+	scenario_refresh(scn, now());
 	return proc_info(pid, proc) ? RSMI_STATUS_SUCCESS : RSMI_STATUS_NOT_FOUND;
 }
 
@@ -717,6 +725,7 @@ rsmi_status_t rsmi_compute_process_gpus_get(uint32_t pid, uint32_t *dv_indices,
 		return RSMI_STATUS_INIT_ERROR;
 	if (!num_devices)
 		return RSMI_STATUS_INVALID_ARGS;
+	scenario_refresh(scn, now());
 	for (int i = 0; i < scn->nprocs; i++) {
 		const struct scn_proc *p = &scn->proc[i];
 

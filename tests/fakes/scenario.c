@@ -3,10 +3,14 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+
+#define DEFAULT_PROC_SAMPLE_US 100000
 
 static const char *const value_keys[SV_COUNT] = {
     [SV_UTIL] = "util",
@@ -38,6 +42,8 @@ static const struct {
 };
 
 static double start_time = -1;
+/* CLOCK_BOOTTIME at start_time: /proc start times are counted from boot */
+static double start_boottime;
 /* the tests' clock (scenario_set_clock): when >= 0, what scenario_now() reads */
 static double test_time = -1;
 static double test_step;
@@ -60,8 +66,13 @@ double scenario_now(void)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	now = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-	if (start_time < 0)
+	if (start_time < 0) {
+		struct timespec boot;
+
 		start_time = now;
+		clock_gettime(CLOCK_BOOTTIME, &boot);
+		start_boottime = (double)boot.tv_sec + (double)boot.tv_nsec / 1e9;
+	}
 	return now - start_time;
 }
 
@@ -139,6 +150,7 @@ static int parse_line(struct scenario *s, char **w, int n)
 		dev = &s->dev[s->ndevices++];
 		memset(dev, 0, sizeof(*dev));
 		dev->lost_at = -1;
+		dev->proc_sample_us = DEFAULT_PROC_SAMPLE_US;
 		snprintf(dev->uuid, sizeof(dev->uuid), "GPU-fake-%04d", d);
 		snprintf(dev->name, sizeof(dev->name), "Fake GPU");
 		snprintf(dev->bus, sizeof(dev->bus), "00000000:%02X:00.0", d + 1);
@@ -155,6 +167,8 @@ static int parse_line(struct scenario *s, char **w, int n)
 				dev->power_limit_mw = (uint32_t)strtoul(v, NULL, 10);
 			else if (kv(w[i], "nvlinks", &v))
 				dev->nvlinks = (uint32_t)strtoul(v, NULL, 10);
+			else if (kv(w[i], "proc_sample_ms", &v) && strtoul(v, NULL, 10) > 0)
+				dev->proc_sample_us = strtoull(v, NULL, 10) * 1000;
 			else
 				return -EINVAL;
 		}
@@ -213,6 +227,7 @@ static int parse_line(struct scenario *s, char **w, int n)
 		memset(p, 0, sizeof(*p));
 		p->device = d;
 		p->until = 1e18;
+		p->start_t = p->alive_at = NAN;
 		for (int i = 2; i < n; i++) {
 			if (kv(w[i], "pid", &v)) {
 				if (strncmp(v, "file:", 5) == 0)
@@ -230,13 +245,20 @@ static int parse_line(struct scenario *s, char **w, int n)
 			} else if (kv(w[i], "graphics", &v)) {
 				p->graphics = atoi(v) != 0;
 			} else if (kv(w[i], "from", &v)) {
+				p->from_start = *v == '+';
 				p->from = strtod(v, NULL);
 			} else if (kv(w[i], "until", &v)) {
+				p->until_start = *v == '+';
 				p->until = strtod(v, NULL);
+			} else if (kv(w[i], "power", &v)) {
+				p->power_mw = (uint32_t)strtoul(v, NULL, 10);
 			} else {
 				return -EINVAL;
 			}
 		}
+		/* a start to count from: only a real process (a pid file) has one */
+		if ((p->from_start || p->until_start) && !p->pid_file[0])
+			return -EINVAL;
 		return 0;
 	}
 	if (strcmp(w[0], "xid") == 0 && n >= 3) {
@@ -290,6 +312,7 @@ int scenario_load(struct scenario *s)
 		snprintf(s->dev[0].name, sizeof(s->dev[0].name), "Fake GPU");
 		snprintf(s->dev[0].bus, sizeof(s->dev[0].bus), "00000000:01:00.0");
 		s->dev[0].mem_total = 16ull << 30;
+		s->dev[0].proc_sample_us = DEFAULT_PROC_SAMPLE_US;
 		return 0;
 	}
 	f = fopen(path, "r");
@@ -356,7 +379,172 @@ uint32_t scenario_pid(const struct scn_proc *p)
 	return (uint32_t)strtoul(buf, NULL, 10);
 }
 
+/*
+ * /proc/PID/stat: whether the process lives (a zombie does not: its GPU
+ * context went with its exit) and its start, in seconds since boot.
+ */
+static bool proc_stat(uint32_t pid, double *start_s)
+{
+	char path[64], buf[1024];
+	unsigned long long ticks;
+	const char *rp;
+	size_t n;
+	FILE *f;
+	char state;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	rp = strrchr(buf, ')'); /* the command may hold spaces and parentheses */
+	/* state is field 3, starttime field 22: 19 fields after the state */
+	if (!rp || sscanf(rp + 1,
+			  " %c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
+			  "%*s %*s %*s %*s %llu",
+			  &state, &ticks) != 2)
+		return false;
+	*start_s = (double)ticks / (double)sysconf(_SC_CLK_TCK);
+	return state != 'Z' && state != 'X';
+}
+
+void scenario_refresh(struct scenario *s, double now)
+{
+	for (int i = 0; i < s->nprocs; i++) {
+		struct scn_proc *p = &s->proc[i];
+		uint32_t pid;
+		double start_s;
+
+		if (!p->pid_file[0])
+			continue;
+		pid = scenario_pid(p);
+		if (pid != p->seen_pid) { /* a new process: nothing known of it yet */
+			p->seen_pid = pid;
+			p->start_t = p->alive_at = NAN;
+			p->alive = false;
+		}
+		if (!pid)
+			continue;
+		p->alive = proc_stat(pid, &start_s);
+		if (p->alive) {
+			if (isnan(p->start_t))
+				p->start_t = start_s - start_boottime;
+			p->alive_at = now;
+		}
+	}
+}
+
+/*
+ * When the process is on its device: [from, until) in scenario seconds.
+ * False while it has no pid, or a start to count from is not known yet.
+ */
+static bool proc_span(const struct scn_proc *p, double *from, double *until)
+{
+	if (!p->pid_file[0]) {
+		*from = p->from;
+		*until = p->until;
+		return p->pid != 0;
+	}
+	if (!p->seen_pid || isnan(p->alive_at))
+		return false;
+	if ((p->from_start || p->until_start) && isnan(p->start_t))
+		return false;
+	*from = p->from + (p->from_start ? p->start_t : 0);
+	*until = p->until + (p->until_start ? p->start_t : 0);
+	if (!p->alive && *until > p->alive_at)
+		*until = p->alive_at; /* it exited since: when exactly is not known */
+	return true;
+}
+
 bool scenario_proc_live(const struct scn_proc *p, double t)
 {
-	return t >= p->from && t < p->until && scenario_pid(p) != 0;
+	double from, until;
+
+	if (!proc_span(p, &from, &until))
+		return false;
+	return t >= from && t < until && (!p->pid_file[0] || p->alive);
+}
+
+double scenario_proc_overlap(const struct scn_proc *p, double a, double b)
+{
+	double from, until;
+
+	if (!proc_span(p, &from, &until))
+		return 0;
+	if (from > a)
+		a = from;
+	if (until < b)
+		b = until;
+	return b > a ? b - a : 0;
+}
+
+uint64_t scenario_power_mw(const struct scenario *s, int device, double t)
+{
+	uint64_t v[SV_COUNT];
+
+	scenario_values(s, device, t, v);
+	for (int i = 0; i < s->nprocs; i++) {
+		const struct scn_proc *p = &s->proc[i];
+		double from, until;
+
+		if (p->device == device && p->power_mw && proc_span(p, &from, &until) &&
+		    t >= from && t < until)
+			v[SV_POWER] += p->power_mw;
+	}
+	return v[SV_POWER];
+}
+
+/* one `at` line's power */
+struct power_step {
+	double at, mw;
+};
+
+uint64_t scenario_energy_mj(const struct scenario *s, int device, double t)
+{
+	struct power_step steps[SCN_MAX_STEPS];
+	double mj = 0, at = 0, mw = 0;
+	int n = 0;
+
+	for (int i = 0; i < s->nsteps; i++) {
+		const struct scn_step *st = &s->step[i];
+
+		if (st->device != device)
+			continue;
+		if (st->set & (1u << SV_ENERGY)) { /* the counter as given */
+			uint64_t v[SV_COUNT];
+
+			scenario_values(s, device, t, v);
+			return v[SV_ENERGY];
+		}
+		if (st->set & (1u << SV_POWER)) {
+			steps[n].at = st->at;
+			steps[n++].mw = (double)st->v[SV_POWER];
+		}
+	}
+	/* the `at` power, a step function: in time order, file order at one time */
+	for (int i = 1; i < n; i++)
+		for (int k = i; k > 0 && steps[k - 1].at > steps[k].at; k--) {
+			struct power_step tmp = steps[k];
+
+			steps[k] = steps[k - 1];
+			steps[k - 1] = tmp;
+		}
+	for (int i = 0; i < n && steps[i].at <= t; i++) {
+		if (steps[i].at > at) {
+			mj += mw * (steps[i].at - at);
+			at = steps[i].at;
+		}
+		mw = steps[i].mw;
+	}
+	if (t > at)
+		mj += mw * (t - at);
+	for (int i = 0; i < s->nprocs; i++) {
+		const struct scn_proc *p = &s->proc[i];
+
+		if (p->device == device && p->power_mw)
+			mj += p->power_mw * scenario_proc_overlap(p, 0, t);
+	}
+	return (uint64_t)(mj + 1e-6);
 }

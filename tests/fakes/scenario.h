@@ -21,13 +21,36 @@
  *                                     power (mW) energy (mJ, cumulative) temp (C)
  *                                     sm_clock mem_clock (MHz) throttle (bits)
  *                                     ecc_sbe ecc_dbe (cumulative counts)
- *   proc 0 pid=1234 mem=1048576 sm=50 memutil=20 from=0 until=5 graphics=0
+ *   device 0 ... proc_sample_ms=100   the driver's process utilization samples are
+ *                                     taken every 100 ms (the default)
+ *   proc 0 pid=1234 mem=1048576 sm=50 memutil=20 from=0 until=5 graphics=0 power=0
  *                                     a process on device 0 in [from, until); pid may
  *                                     be file:PATH (read at each call: a test process
  *                                     started later writes its pid there); sm/memutil
- *                                     absent: no utilization sample for it
+ *                                     absent: no utilization sample for it; power: mW
+ *                                     the device draws on top of its `at` power while
+ *                                     the process is on it
  *   xid 0 at=1.5 code=79              an XID event on device 0 at t=1.5
  *   lost 0 at=3.0                     device 0 falls off the bus at t=3 (GPU_IS_LOST)
+ *
+ * Processes named by a pid file are on the device only once the file names
+ * a process, and only while that process lives (not a zombie): an exited
+ * process is in no list.  Their from/until may be written +X: X seconds
+ * after the process's own start (its /proc start time).  For a pid-file
+ * process that exited, the fake knows only when it last saw it alive: it
+ * has no samples and draws no power after that; a test that needs an exact
+ * end gives `until` and lets the process live past it.
+ *
+ * Energy: a device whose `at` lines never set `energy` has a counter that
+ * is the integral of its power (the `at` power plus its processes'), exact
+ * to the mJ; `energy` given keeps the counter at the values given.
+ *
+ * Process utilization: the driver takes a sample of each process on the
+ * device at every multiple of proc_sample_ms (scenario time); a sample
+ * holds the process's sm/memutil scaled by the part of the period it was on
+ * the device, and is stamped with the period's end (µs, see fake_nvml.c).
+ * A call returns the samples newer than lastSeenTimeStamp, of the last
+ * second at most, or NVML_ERROR_NOT_FOUND when there are none.
  *
  * Contract: scenario_load() returns 0 or -errno (-EINVAL with a message on
  * stderr naming the line); scenario_values() gives the step function's value
@@ -41,7 +64,7 @@
 
 #define SCN_MAX_DEVICES 16
 #define SCN_MAX_STEPS	256
-#define SCN_MAX_PROCS 1024
+#define SCN_MAX_PROCS	1024
 #define SCN_MAX_EVENTS	64
 
 enum scn_value {
@@ -87,8 +110,9 @@ struct scn_device {
 	uint64_t mem_total;
 	uint32_t power_limit_mw;
 	uint32_t nvlinks;
-	uint32_t unsupported; /* enum scn_metric */
-	double lost_at;	      /* < 0: never */
+	uint32_t unsupported;	 /* enum scn_metric */
+	double lost_at;		 /* < 0: never */
+	uint64_t proc_sample_us; /* the driver's process utilization sample period */
 };
 
 struct scn_step {
@@ -106,7 +130,14 @@ struct scn_proc {
 	bool has_util;
 	uint32_t sm, memutil;
 	bool graphics;
-	double from, until;
+	double from, until;	      /* scenario seconds, or after the process's start: */
+	bool from_start, until_start; /* ... when written +X */
+	uint32_t power_mw;	      /* the device draws this much more while it is on it */
+	/* what scenario_refresh() found out about a pid-file process */
+	uint32_t seen_pid;
+	double start_t;	 /* its start, scenario seconds; NAN: unknown */
+	bool alive;	 /* at the last refresh */
+	double alive_at; /* the last refresh that found it alive; NAN: never */
 };
 
 struct scn_event {
@@ -134,7 +165,20 @@ int scenario_load(struct scenario *s);
 void scenario_values(const struct scenario *s, int device, double t, uint64_t v[SV_COUNT]);
 /* The pid of a process entry (0 if its pid file is missing or empty). */
 uint32_t scenario_pid(const struct scn_proc *p);
+/*
+ * Reads the pid files and what /proc says of their processes (alive, start
+ * time) at now: the fakes call it before they answer about processes,
+ * power or energy.
+ */
+void scenario_refresh(struct scenario *s, double now);
+/* Whether the process is on its device at t, as a process list shows it. */
 bool scenario_proc_live(const struct scn_proc *p, double t);
+/* How long, in seconds, the process was on its device within (a, b]. */
+double scenario_proc_overlap(const struct scn_proc *p, double a, double b);
+/* The device's power at t, mW: its `at` power plus its processes'. */
+uint64_t scenario_power_mw(const struct scenario *s, int device, double t);
+/* The device's energy counter at t, mJ (see the energy paragraph above). */
+uint64_t scenario_energy_mj(const struct scenario *s, int device, double t);
 /* Seconds since the last scenario_load() (CLOCK_MONOTONIC), or the tests' clock. */
 double scenario_now(void);
 /*

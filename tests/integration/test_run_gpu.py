@@ -3,6 +3,7 @@ import json
 import os
 
 from harness import run, helper, jobscope, run_tests, near, check, eq
+from agent_harness import sql
 
 FAKES = os.environ.get("FAKES", "")
 NVML = os.path.join(FAKES, "libnvidia-ml.so.1")
@@ -83,7 +84,13 @@ def test_gpu_values_end_to_end(wd):
     check(all(u == [60.0] for u in utils), "GPU 0 at 60%% in every timeline bucket: %r" % utils)
     proc = [p for p in r.report["processes"] if p["comm"] == "js-busy"][0]
     eq(proc["gpu_mem_peak_bytes"], 8 * GiB, "process GPU memory")
-    eq(proc["gpu_util_avg_pct"], 80.0, "process GPU util")
+    # each tick holds its window's utilization: 80% while the process ran,
+    # less in the window in which it exited (its samples cover part of it)
+    utils = [u for (u,) in sql(db, "SELECT sm_util_pct FROM gpu_proc_samples WHERE pid = ?"
+                                   " AND sm_util_pct IS NOT NULL ORDER BY ts_ms", proc["pid"])]
+    eq(utils[:-1], [80] * (len(utils) - 1), "process GPU util, window by window")
+    check(utils[-1] <= 80, "the window of its exit: %r" % utils)
+    near(proc["gpu_util_avg_pct"], sum(utils) / len(utils), 0.001, "process GPU util")
     # the store holds the same: the replayed report equals the live one
     p = jobscope("report", "--db", db, "--format", "json", str(r.report["run"]["id"]))
     replay = json.loads(p.stdout)

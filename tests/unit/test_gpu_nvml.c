@@ -5,6 +5,9 @@
  * sizes make every fallback run.  Each test writes its scenario file
  * (tests/fakes/scenario.h) into a temporary directory.
  *
+ * Process utilization is per window (since the previous call), and the
+ * last test runs the reported case through the split (attrib/gpu_share).
+ *
  * Time: the fake reads its clock at each call.  Tests that need a moment
  * set the fake's clock (scenario_set_clock, looked up in the loaded fake);
  * one that moves at each call puts a change between two library calls.
@@ -22,6 +25,7 @@
 
 #include <cmocka.h>
 
+#include "attrib/gpu_share.h"
 #include "common/log.h"
 #include "sample/gpu/gpu.h"
 
@@ -392,8 +396,10 @@ static void test_no_devices(void **state)
 
 /*
  * pid 100 is in both lists (memory summed, graphics); pid 101's memory is
- * NVML_VALUE_NOT_AVAILABLE; pid 102 has no utilization sample.  The fake
- * gives each process a newer and an older (0%) sample, in both orders.
+ * NVML_VALUE_NOT_AVAILABLE; pid 102 has no utilization sample: in a window
+ * with samples it used none of the SM's sampled time (0%, known).  The
+ * fake samples every 100 ms and lists some processes' samples newest
+ * first.
  */
 static const char procs_scenario[] = "device 0\n"
 				     "at 0 0 util=50\n"
@@ -428,9 +434,11 @@ static void check_processes(const char *lib)
 	assert_false(q->graphics);
 
 	q = find_proc(p, n, 102);
-	assert_int_equal(q->valid, GPU_PROC_MEM);
+	assert_int_equal(q->valid, GPU_PROC_MEM | GPU_PROC_UTIL | GPU_PROC_MEM_UTIL);
 	assert_int_equal(q->mem_bytes, 4 * MIB);
+	assert_int_equal(q->sm_util_pct, 0);
 	assert_true(q->graphics);
+	assert_false(q->gone);
 
 	/* at most max */
 	assert_int_equal(nvml->processes(ctx, 0, p, 2, &n), 0);
@@ -461,7 +469,8 @@ static void test_process_utilization_not_found(void **state)
 	(void)state;
 	fake_clock(NEW_LIB, 5, 0);
 	assert_int_equal(nvml->processes(ctx, 0, p, 8, &n), 0);
-	assert_int_equal(find_proc(p, n, 100)->valid, GPU_PROC_MEM | GPU_PROC_UTIL | GPU_PROC_MEM_UTIL);
+	assert_int_equal(find_proc(p, n, 100)->valid,
+			 GPU_PROC_MEM | GPU_PROC_UTIL | GPU_PROC_MEM_UTIL);
 
 	assert_int_equal(nvml->processes(ctx, 0, p, 8, &n), 0);
 	assert_int_equal(n, 3);
@@ -471,7 +480,8 @@ static void test_process_utilization_not_found(void **state)
 
 	fake_clock(NEW_LIB, 6, 0);
 	assert_int_equal(nvml->processes(ctx, 0, p, 8, &n), 0);
-	assert_int_equal(find_proc(p, n, 100)->valid, GPU_PROC_MEM | GPU_PROC_UTIL | GPU_PROC_MEM_UTIL);
+	assert_int_equal(find_proc(p, n, 100)->valid,
+			 GPU_PROC_MEM | GPU_PROC_UTIL | GPU_PROC_MEM_UTIL);
 	assert_int_equal(find_proc(p, n, 100)->sm_util_pct, 50);
 	nvml->close(ctx);
 }
@@ -538,12 +548,136 @@ static void test_process_list_keeps_changing(void **state)
 	calls = nvml->calls(ctx);
 	assert_int_equal(nvml->processes(ctx, 0, p, 16, &n), 0);
 	assert_int_equal(n, 0);
-	/* 4 tries of the compute list, 1 of the (empty) graphics list, no utilization */
-	assert_int_equal(nvml->calls(ctx) - calls, 5);
+	/*
+	 * 4 tries of the compute list, 1 of the (empty) graphics list, and
+	 * utilization all the same: the window must not be left behind
+	 */
+	assert_int_equal(nvml->calls(ctx) - calls, 6);
 
 	fake_clock(NEW_LIB, 20, 0);
 	assert_int_equal(nvml->processes(ctx, 0, p, 16, &n), 0);
 	assert_int_equal(n, 8);
+	nvml->close(ctx);
+}
+
+/*
+ * The window of each call: pid 600 on the device all along at 80%, pid
+ * 601 from t=1.05 to 1.55 at 80%; the driver samples every 100 ms.
+ */
+static void test_process_utilization_window(void **state)
+{
+	void *ctx = must_open(NEW_LIB, "device 0 proc_sample_ms=100\n"
+				       "proc 0 pid=600 mem=1048576 sm=80 memutil=40\n"
+				       "proc 0 pid=601 mem=2097152 sm=80 memutil=20 from=1.05 "
+				       "until=1.55\n");
+	struct gpu_proc p[8];
+	const struct gpu_proc *q;
+	size_t n = 0;
+
+	(void)state;
+	fake_clock(NEW_LIB, 1.0, 0);
+	assert_int_equal(nvml->processes(ctx, 0, p, 8, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(find_proc(p, n, 600)->sm_util_pct, 80);
+
+	/* (1.0, 1.2]: samples at 1.1 and 1.2; 601 was there for half of the first */
+	fake_clock(NEW_LIB, 1.2, 0);
+	assert_int_equal(nvml->processes(ctx, 0, p, 8, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(find_proc(p, n, 600)->sm_util_pct, 80);
+	q = find_proc(p, n, 601);
+	assert_int_equal(q->valid, GPU_PROC_MEM | GPU_PROC_UTIL | GPU_PROC_MEM_UTIL);
+	assert_int_equal(q->sm_util_pct, 60);  /* (40 + 80) / 2 */
+	assert_int_equal(q->mem_util_pct, 15); /* (10 + 20) / 2 */
+	assert_int_equal(q->mem_bytes, 2 * MIB);
+
+	/*
+	 * (1.2, 1.6]: 601 left at 1.55, in no list now, but its samples at
+	 * 1.3, 1.4, 1.5 and half of 1.6 are the window's: it is there, gone,
+	 * without memory
+	 */
+	fake_clock(NEW_LIB, 1.6, 0);
+	assert_int_equal(nvml->processes(ctx, 0, p, 8, &n), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(find_proc(p, n, 600)->sm_util_pct, 80);
+	assert_false(find_proc(p, n, 600)->gone);
+	q = find_proc(p, n, 601);
+	assert_true(q->gone);
+	assert_int_equal(q->valid, GPU_PROC_UTIL | GPU_PROC_MEM_UTIL);
+	assert_int_equal(q->sm_util_pct, 70); /* (80 + 80 + 80 + 40) / 4 */
+
+	/* nothing newer: no utilization (not 0%), and 601 is no more */
+	assert_int_equal(nvml->processes(ctx, 0, p, 8, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(p[0].valid, GPU_PROC_MEM);
+
+	/* a gone process does not fit: dropped, the listed ones kept */
+	fake_clock(NEW_LIB, 1.0, 0);
+	nvml->close(ctx);
+	ctx = must_open(NEW_LIB, "device 0\n"
+				 "proc 0 pid=610 mem=1 sm=10\n"
+				 "proc 0 pid=611 mem=1 sm=10 until=0.5\n");
+	fake_clock(NEW_LIB, 0.9, 0);
+	assert_int_equal(nvml->processes(ctx, 0, p, 1, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(p[0].pid, 610);
+	assert_int_equal(p[0].sm_util_pct, 10);
+	nvml->close(ctx);
+}
+
+/*
+ * The reported case, end to end on the library: a job alone on a 350 W
+ * GPU (0 W without it) for 2 s, from t=1.05 (between two 200 ms ticks) to
+ * 3.05.  Through the energy counter, the process lists, the window's
+ * samples and the split, the job gets all 700 J: the first interval (it
+ * appeared in it) and the last (it left in it: its samples only) too.
+ */
+static void test_job_alone_energy(void **state)
+{
+	void *ctx = must_open(NEW_LIB, "device 0 proc_sample_ms=100\n"
+				       "at 0 0 power=0\n"
+				       "proc 0 pid=700 mem=1073741824 sm=90 from=1.05 until=3.05 "
+				       "power=350000\n");
+	struct ptree_proc tree_entry;
+	struct gpu_set_proc gp[4];
+	struct gpu_set_procs procs = {.proc = gp, .max = 4};
+	struct gpu_proc scratch[4];
+	struct gpu_share_device acct;
+	struct gpu_sample s, prev;
+	struct jobs t;
+	bool ok[1] = {true};
+	int64_t prev_ms = 0;
+	double mj[1];
+
+	(void)state;
+	memset(&t, 0, sizeof(t));
+	memset(&tree_entry, 0, sizeof(tree_entry));
+	memset(&acct, 0, sizeof(acct));
+	t.job = calloc(1, sizeof(*t.job));
+	assert_non_null(t.job);
+	t.njobs = 1;
+	tree_entry.tag = 1; /* the job's process */
+	for (int tick = 0; tick <= 14; tick++) {
+		int64_t ms = 800 + 200 * tick;
+		size_t n = 0;
+
+		fake_clock(NEW_LIB, (double)ms / 1000.0, 0);
+		assert_int_equal(nvml->sample(ctx, 0, &s), 0);
+		assert_int_equal(nvml->processes(ctx, 0, scratch, 4, &n), 0);
+		procs.n = 0;
+		for (size_t k = 0; k < n; k++)
+			gp[procs.n++] = (struct gpu_set_proc){
+			    0, scratch[k].pid == 700 ? &tree_entry : NULL, scratch[k]};
+		mj[0] = gpu_share_energy_delta_mj(&s, tick ? &prev : NULL, ms - prev_ms);
+		gpu_share_jobs_account(&t, 1, ok, &procs, mj, &acct);
+		prev = s;
+		prev_ms = ms;
+	}
+	assert_int_equal(s.energy_mj, 700000); /* the device: 350 W x 2 s */
+	assert_float_equal(t.job[0].gpu[0].energy_mj, 700000.0, 1.0);
+	assert_float_equal(acct.jobs_mj, 700000.0, 1.0);
+	assert_true(acct.others_mj == 0 && acct.unattributed_mj == 0);
+	free(t.job);
 	nvml->close(ctx);
 }
 
@@ -717,6 +851,8 @@ int main(void)
 	    cmocka_unit_test(test_process_list_shrinks),
 	    cmocka_unit_test(test_process_list_grows),
 	    cmocka_unit_test(test_process_list_keeps_changing),
+	    cmocka_unit_test(test_process_utilization_window),
+	    cmocka_unit_test(test_job_alone_energy),
 	    cmocka_unit_test(test_xid_events),
 	    cmocka_unit_test(test_xid_events_old_driver),
 	    cmocka_unit_test(test_gpu_lost),

@@ -1,7 +1,8 @@
 /*
  * test_summary.c - the report's arithmetic on synthetic samples: averages,
  * peak windows, RSS peaks from ticks and high-water marks, the timeline's
- * halving, host deltas, and the JSON it renders.
+ * halving, host deltas, GPU energy shares (the first interval of a job
+ * first seen after its start included), and the JSON it renders.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -510,12 +511,97 @@ static void test_gpu_energy_split(void **state)
 	assert_float_equal(s.gpus[0].energy_mj, 180000, 1e-6);
 	assert_float_equal(s.gpus[0].job_energy_mj, 75000 + 12500 + 20000, 1e-6);
 	assert_float_equal(s.gpus[0].unattributed_mj, 10000, 1e-6);
+	assert_float_equal(s.gpus[0].others_mj, 25000 + 37500, 1e-6);
+	assert_float_equal(s.gpus[0].idle_mj, 0, 1e-6);
 	assert_int_equal(s.gpus[0].energy_span_ms, 4000);
 	assert_int_equal(summary_gpu_util_pct(&s.gpus[0], 50), 90);
 	assert_int_equal(summary_gpu_util_pct(&s.gpus[0], 20), 10);
 	assert_int_equal(summary_gpu_util_pct(&s.gpus[0], 95), 90);
 	assert_int_equal(s.procs[0].gpu_mem_peak_bytes, 1 << 20);
 	assert_int_equal(s.procs[0].gpu_util_n, 2);
+	summary_release(&s);
+}
+
+/* One reading of device dev at T0 + t_ms: power_mw and energy counter mj. */
+static void gpu_reading(struct summary *s, const struct device_record *dev, int64_t t_ms,
+			uint32_t power_mw, uint64_t mj)
+{
+	struct gpu_sample g;
+
+	memset(&g, 0, sizeof(g));
+	g.valid = GPU_ENERGY | GPU_POWER | GPU_PCIE;
+	g.pcie_rx_bps = 1000;
+	g.power_mw = power_mw;
+	g.energy_mj = mj;
+	summary_add_gpu(s, dev, T0 + t_ms, &g);
+}
+
+/*
+ * An agent's job, first seen at the tick after its start: its first GPU
+ * reading has no reading before it in the job's window.  The part of that
+ * interval since its process started (150 - 50 ms at 350 W) is its, then
+ * every interval by the counter; a tick with nobody on the GPU is idle.
+ * Not when the job was not on the GPU at that reading, nor when its
+ * process started more than two intervals before it (an agent started
+ * late: unknown).
+ */
+static void test_gpu_first_interval(void **state)
+{
+	struct job_record job = make_job(200, 1);
+	struct device_record dev;
+	struct gpu_proc mine;
+	struct proc_info p;
+	struct summary s;
+
+	(void)state;
+	memset(&dev, 0, sizeof(dev));
+	snprintf(dev.info.uuid, sizeof(dev.info.uuid), "GPU-x");
+	memset(&p, 0, sizeof(p));
+	p.pid = 42;
+	p.start_ms = T0 + 50;
+	memset(&mine, 0, sizeof(mine));
+	mine.pid = 42;
+	mine.valid = GPU_PROC_UTIL | GPU_PROC_MEM;
+	mine.sm_util_pct = 45; /* half of the window at 90% */
+	mine.mem_bytes = 1 << 20;
+
+	summary_init(&s, &job);
+	gpu_reading(&s, &dev, 150, 350000, 1000000);
+	summary_add_gpu_proc(&s, &dev, &p, T0 + 150, &mine);
+	gpu_reading(&s, &dev, 350, 350000, 1070000);
+	summary_add_gpu_proc(&s, &dev, &p, T0 + 350, &mine);
+	gpu_reading(&s, &dev, 550, 0, 1100000); /* it left: nobody there */
+	job.end_ms = T0 + 550;
+	summary_finish(&s, &job);
+	assert_float_equal(s.gpus[0].energy_mj, 35000 + 70000 + 30000, 1e-6);
+	assert_float_equal(s.gpus[0].job_energy_mj, 35000 + 70000, 1e-6);
+	assert_float_equal(s.gpus[0].idle_mj, 30000, 1e-6);
+	assert_int_equal(s.gpus[0].energy_span_ms, 100 + 200 + 200);
+	assert_float_equal(s.gpus[0].pcie_rx_bytes, 1000 * 0.5, 1e-9); /* over the same span */
+	summary_release(&s);
+
+	/*
+	 * not on the GPU at its first reading: nothing before it is counted;
+	 * (150, 350] is split by the processes at 350, where it is
+	 */
+	summary_init(&s, &job);
+	gpu_reading(&s, &dev, 150, 350000, 1000000);
+	gpu_reading(&s, &dev, 350, 350000, 1070000);
+	summary_add_gpu_proc(&s, &dev, &p, T0 + 350, &mine);
+	summary_finish(&s, &job);
+	assert_float_equal(s.gpus[0].energy_mj, 70000, 1e-6);
+	assert_float_equal(s.gpus[0].job_energy_mj, 70000, 1e-6);
+	assert_int_equal(s.gpus[0].energy_span_ms, 200);
+	summary_release(&s);
+
+	/* its process started long before the first reading: unknown */
+	p.start_ms = T0 - 10000;
+	summary_init(&s, &job);
+	gpu_reading(&s, &dev, 150, 350000, 1000000);
+	summary_add_gpu_proc(&s, &dev, &p, T0 + 150, &mine);
+	summary_finish(&s, &job);
+	assert_false(s.gpus[0].has_energy);
+	assert_float_equal(s.gpus[0].job_energy_mj, 0, 1e-6);
 	summary_release(&s);
 }
 
@@ -534,6 +620,7 @@ int main(void)
 	    cmocka_unit_test(test_text_report),
 	    cmocka_unit_test(test_events_capped),
 	    cmocka_unit_test(test_gpu_energy_split),
+	    cmocka_unit_test(test_gpu_first_interval),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -107,14 +107,21 @@ struct gpu_sample {
 	uint64_t ecc_uncorrected;
 };
 
-/* One process on one device. */
+/*
+ * One process on one device.  Utilization is over the window since the
+ * previous processes() call of the device: on NVML the driver's samples
+ * of that window, averaged over its sample instants (a process there for
+ * half of it at 80% reads 40%), so that each process's share of the sum
+ * is its share of the window's work; on ROCm the CU occupancy read now.
+ */
 struct gpu_proc {
 	uint32_t pid;
-	uint32_t valid; /* GPU_PROC_MEM, GPU_PROC_UTIL */
+	uint32_t valid; /* GPU_PROC_MEM, GPU_PROC_UTIL, GPU_PROC_MEM_UTIL */
 	uint64_t mem_bytes;
 	uint32_t sm_util_pct;
 	uint32_t mem_util_pct;
 	bool graphics; /* from the graphics list (else compute) */
+	bool gone;     /* in no process list now: it used the device in the window and left */
 };
 
 enum gpu_event_kind {
@@ -149,8 +156,10 @@ struct gpu_backend {
 	int (*sample)(void *ctx, int index, struct gpu_sample *out);
 	/*
 	 * The processes using a device: memory from the process lists, and
-	 * utilization since the previous call where the driver gives it.  At
-	 * most max; *n receives how many were written.
+	 * utilization over the window since the previous call where the
+	 * driver gives it (struct gpu_proc), with the processes that used the
+	 * device in the window but are in no list now (gone).  At most max;
+	 * *n receives how many were written.
 	 */
 	int (*processes)(void *ctx, int index, struct gpu_proc *out, size_t max, size_t *n);
 	/* Events that arrived since the last call, all devices, never blocking. */

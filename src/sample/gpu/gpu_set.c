@@ -86,6 +86,27 @@ static void fold_other(struct gpu_set_proc *others, const struct gpu_proc *g)
 	others->g.mem_util_pct += g->valid & GPU_PROC_MEM_UTIL ? g->mem_util_pct : 0;
 }
 
+/*
+ * The tree's entry of a GPU process: a live one, or for a process that
+ * used the device in the window and is gone, the entry it left (kept until
+ * the next scan), so that the window's share still goes to its job.
+ */
+static struct ptree_proc *tree_proc(struct ptree *pt, const struct gpu_proc *g)
+{
+	struct ptree_proc *p = ptree_find(pt, (pid_t)g->pid);
+
+	if (p || !g->gone)
+		return p;
+	p = ptree_find_recent(pt, (pid_t)g->pid);
+	if (p)
+		return p;
+	/* reaped by us (`jobscope run`'s child) before the scan: not in the index */
+	for (size_t i = 0; i < pt->nprocs; i++)
+		if (!pt->procs[i].alive && pt->procs[i].info.pid == (pid_t)g->pid)
+			return &pt->procs[i];
+	return NULL;
+}
+
 void gpu_set_processes(struct gpu_set *set, struct ptree *pt, struct gpu_sample *sample, bool *ok,
 		       struct gpu_set_procs *out)
 {
@@ -105,7 +126,7 @@ void gpu_set_processes(struct gpu_set *set, struct ptree *pt, struct gpu_sample 
 			n = 0;
 		for (size_t k = 0; k < n; k++) {
 			const struct gpu_proc *g = &out->scratch[k];
-			struct ptree_proc *p = pt ? ptree_find(pt, (pid_t)g->pid) : NULL;
+			struct ptree_proc *p = pt ? tree_proc(pt, g) : NULL;
 			struct gpu_set_proc *gp;
 
 			/*

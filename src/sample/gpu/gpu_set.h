@@ -77,8 +77,10 @@ struct gpu_set_procs {
 /*
  * Reads every device into sample[i] (ok[i]: it was read; what fails is left
  * out, never 0) and the processes of each device read into out, matched to
- * pt by pid (pt NULL: none matched).  A device whose list cannot be read
- * has no processes; lists that do not fit are cut at out->max.
+ * pt by pid (pt NULL: none matched); a process that used the device in the
+ * window and is gone (gpu_proc.gone) is matched to the entry it left in
+ * pt, if any.  A device whose list cannot be read has no processes; lists
+ * that do not fit are cut at out->max.
  */
 void gpu_set_processes(struct gpu_set *set, struct ptree *pt, struct gpu_sample *sample, bool *ok,
 		       struct gpu_set_procs *out);

@@ -810,20 +810,58 @@ static void read_proc_list(struct nvml_ctx *c, struct nvml_gpu *g, struct nvml_p
 	}
 }
 
-/*
- * Per-process utilization: the samples newer than the last one seen on
- * this device.  NOT_FOUND means none since: the processes get no
- * utilization this time, which is not 0%.  A pid can have several samples;
- * the newest wins.
- */
-static void read_proc_util(struct nvml_ctx *c, struct nvml_gpu *g, struct gpu_proc *out, size_t n)
+static int sample_by_time(const void *a, const void *b)
 {
-	const struct nvml_process_utilization_sample *s;
+	const struct nvml_process_utilization_sample *x = a, *y = b;
+
+	return (x->time_stamp > y->time_stamp) - (x->time_stamp < y->time_stamp);
+}
+
+static int sample_by_pid(const void *a, const void *b)
+{
+	const struct nvml_process_utilization_sample *x = a, *y = b;
+
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+/* The entry of pid in out, added (nothing known yet) when there is room; NULL if none. */
+static struct gpu_proc *proc_entry(struct gpu_proc *out, size_t max, size_t *n, uint32_t pid)
+{
+	for (size_t k = 0; k < *n; k++)
+		if (out[k].pid == pid)
+			return &out[k];
+	if (*n == max)
+		return NULL;
+	memset(&out[*n], 0, sizeof(out[*n]));
+	out[*n].pid = pid;
+	out[*n].gone = true; /* until a list names it */
+	return &out[(*n)++];
+}
+
+/*
+ * Per-process utilization over the window since the last call: the
+ * driver's samples newer than the newest one seen on this device, which it
+ * takes at its own pace and hands out at the next call.  A process's
+ * sm_util_pct (and mem_util_pct) is its samples' sum over the number of
+ * sample instants in the window (an instant without a sample of it counts
+ * 0%): its SM use averaged over the window, so that shares of it are
+ * shares of the window's samples, a process that was there for part of
+ * the window counting for that part.  Every listed process gets a value
+ * (0% without a sample); a process with samples that no list names (it
+ * ended, or came and went, within the window) is added, `gone`, without
+ * memory.  NOT_FOUND means no sample in the window: no utilization, which
+ * is not 0%.  Called even with empty lists, so that the window always
+ * starts where the last one ended.
+ */
+static void read_proc_util(struct nvml_ctx *c, struct nvml_gpu *g, struct gpu_proc *out, size_t max,
+			   size_t *n)
+{
+	struct nvml_process_utilization_sample *s;
 	unsigned long long newest = g->last_util_ts;
 	nvml_return_t r = NVML_ERROR_INSUFFICIENT_SIZE;
-	unsigned int count = 0;
+	unsigned int count = 0, instants = 0;
 
-	if (n == 0 || !wanted(g, GPU_PROC_UTIL))
+	if (!wanted(g, GPU_PROC_UTIL))
 		return;
 	for (int attempt = 0; attempt < NVML_LIST_ATTEMPTS; attempt++) {
 		void *buf = c->util_buf;
@@ -839,23 +877,35 @@ static void read_proc_util(struct nvml_ctx *c, struct nvml_gpu *g, struct gpu_pr
 		if (ret)
 			break;
 	}
-	if (r == NVML_ERROR_NOT_FOUND || !answered(g, r, GPU_PROC_UTIL) || count > c->util_cap)
+	if (r == NVML_ERROR_NOT_FOUND || !answered(g, r, GPU_PROC_UTIL) || count > c->util_cap ||
+	    count == 0)
 		return;
 	s = c->util_buf;
+	qsort(s, count, sizeof(*s), sample_by_time);
 	for (unsigned int i = 0; i < count; i++)
-		if (s[i].time_stamp > newest)
-			newest = s[i].time_stamp;
-	for (size_t k = 0; k < n; k++) {
-		unsigned long long best = 0;
+		if (i == 0 || s[i].time_stamp != s[i - 1].time_stamp)
+			instants++;
+	if (s[count - 1].time_stamp > newest)
+		newest = s[count - 1].time_stamp;
+	for (size_t k = 0; k < *n; k++) {
+		out[k].sm_util_pct = out[k].mem_util_pct = 0;
+		out[k].valid |= GPU_PROC_UTIL | GPU_PROC_MEM_UTIL;
+	}
+	qsort(s, count, sizeof(*s), sample_by_pid);
+	for (unsigned int i = 0, end; i < count; i = end) {
+		unsigned long long sm = 0, mem = 0;
+		struct gpu_proc *p;
 
-		for (unsigned int i = 0; i < count; i++) {
-			if (s[i].pid != out[k].pid || s[i].time_stamp < best)
-				continue;
-			best = s[i].time_stamp;
-			out[k].sm_util_pct = s[i].sm_util;
-			out[k].mem_util_pct = s[i].mem_util;
-			out[k].valid |= GPU_PROC_UTIL | GPU_PROC_MEM_UTIL;
+		for (end = i; end < count && s[end].pid == s[i].pid; end++) {
+			sm += s[end].sm_util;
+			mem += s[end].mem_util;
 		}
+		p = proc_entry(out, max, n, s[i].pid);
+		if (!p)
+			continue;
+		p->sm_util_pct = (uint32_t)((sm + instants / 2) / instants);
+		p->mem_util_pct = (uint32_t)((mem + instants / 2) / instants);
+		p->valid |= GPU_PROC_UTIL | GPU_PROC_MEM_UTIL;
 	}
 	g->last_util_ts = newest;
 }
@@ -1175,7 +1225,7 @@ static int nvml_processes(void *ctx, int index, struct gpu_proc *out, size_t max
 		return -ENODEV;
 	read_proc_list(c, g, &c->lists[0], out, max, n);
 	read_proc_list(c, g, &c->lists[1], out, max, n);
-	read_proc_util(c, g, out, *n);
+	read_proc_util(c, g, out, max, n);
 	if (g->lost) {
 		*n = 0;
 		return -ENODEV;
