@@ -38,7 +38,7 @@ void jobs_release(struct jobs *t)
 	free(t->job);
 	strbuf_release(&t->buf);
 	strbuf_release(&t->cgbuf);
-	free(t->mark);
+	free(t->note);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -514,7 +514,7 @@ static void finish_sample(struct jobs *t, struct job_entry *j, int64_t ts_ms)
 	j->rec.samples++;
 }
 
-/* Why a process is attributed in this update: jobs.mark, by position in ptree.procs. */
+/* Why a process is attributed in this update. */
 enum jobs_mark {
 	MARK_SETTLED,	      /* keeps its job (or is gone) */
 	MARK_NEW,	      /* first seen */
@@ -522,6 +522,12 @@ enum jobs_mark {
 	MARK_MOVED,	      /* its cgroup file changed */
 	MARK_DONE,	      /* attributed in this update */
 	MARK_ON_CHAIN = 0x80, /* on the chain of ancestors being attributed */
+};
+
+/* What an update notes of each process, by its position in ptree.procs. */
+struct jobs_note {
+	int32_t tag_before; /* its job (ptree_proc.tag) before this update's attribution */
+	uint8_t mark;	    /* enum jobs_mark */
 };
 
 /* Deep enough for any real process tree; a deeper chain is cut, not lost. */
@@ -559,14 +565,14 @@ static bool cgroup_moved(struct jobs *t, const struct ptree_proc *p, int64_t ts_
 
 static int mark_processes(struct jobs *t, const struct ptree *pt, int64_t ts_ms)
 {
-	if (pt->nprocs > t->mark_alloc) {
+	if (pt->nprocs > t->note_alloc) {
 		size_t n = pt->nprocs + pt->nprocs / 2 + 64;
-		uint8_t *m = realloc(t->mark, n);
+		struct jobs_note *note = realloc(t->note, n * sizeof(*note));
 
-		if (!m)
+		if (!note)
 			return -ENOMEM;
-		t->mark = m;
-		t->mark_alloc = n;
+		t->note = note;
+		t->note_alloc = n;
 	}
 	for (size_t i = 0; i < pt->nprocs; i++) {
 		const struct ptree_proc *p = &pt->procs[i];
@@ -580,7 +586,8 @@ static int mark_processes(struct jobs *t, const struct ptree *pt, int64_t ts_ms)
 			m = MARK_MOVED;
 		else if (p->info_changed)
 			m = MARK_RENAMED;
-		t->mark[i] = m;
+		t->note[i].mark = m;
+		t->note[i].tag_before = p->tag;
 	}
 	return 0;
 }
@@ -603,7 +610,7 @@ static int attribute_one(struct jobs *t, struct ptree *pt, size_t i)
 	if (pj && !pj->live)
 		pj = NULL;
 	same_cgroup = parent && parent->cgroup_hash && parent->cgroup_hash == p->cgroup_hash;
-	choice = jobs_choose(&a, old != NULL, t->mark[i] == MARK_MOVED,
+	choice = jobs_choose(&a, old != NULL, t->note[i].mark == MARK_MOVED,
 			     pj ? pj->rec.scheduler : NULL, same_cgroup);
 	if (choice == JOB_CHOICE_KEEP)
 		j = old;
@@ -648,18 +655,30 @@ static int attribute_chain(struct jobs *t, struct ptree *pt, size_t i)
 		const struct ptree_proc *parent;
 
 		chain[n++] = cur;
-		t->mark[cur] |= MARK_ON_CHAIN;
+		t->note[cur].mark |= MARK_ON_CHAIN;
 		parent = ptree_find(pt, pt->procs[cur].info.ppid);
-		if (!parent || n == JOBS_CHAIN_MAX || !mark_pending(t->mark[parent - pt->procs]))
+		if (!parent || n == JOBS_CHAIN_MAX ||
+		    !mark_pending(t->note[parent - pt->procs].mark))
 			break;
 		cur = (size_t)(parent - pt->procs);
 	}
 	while (n-- > 0 && !ret) {
-		t->mark[chain[n]] &= (uint8_t)~MARK_ON_CHAIN;
+		t->note[chain[n]].mark &= (uint8_t)~MARK_ON_CHAIN;
 		ret = attribute_one(t, pt, chain[n]);
-		t->mark[chain[n]] = MARK_DONE;
+		t->note[chain[n]].mark = MARK_DONE;
 	}
 	return ret;
+}
+
+/* The job of p when this update began (before attribution), else its job now. */
+static struct job_entry *job_before(struct jobs *t, const struct ptree *pt,
+				    const struct ptree_proc *p)
+{
+	int32_t tag = t->note[p - pt->procs].tag_before;
+
+	if (tag <= 0 || (size_t)tag > t->njobs)
+		return jobs_of(t, p);
+	return &t->job[tag - 1];
 }
 
 int jobs_update(struct jobs *t, struct ptree *pt, int64_t ts_ms)
@@ -673,7 +692,7 @@ int jobs_update(struct jobs *t, struct ptree *pt, int64_t ts_ms)
 	if (ret)
 		return ret;
 	for (size_t i = 0; i < pt->nprocs; i++) {
-		if (!mark_pending(t->mark[i]))
+		if (!mark_pending(t->note[i].mark))
 			continue;
 		ret = attribute_chain(t, pt, i);
 		if (ret)
@@ -698,10 +717,13 @@ int jobs_update(struct jobs *t, struct ptree *pt, int64_t ts_ms)
 			/*
 			 * Gone: kept in its parent's cutime when the parent is in the
 			 * job.  A parent that ended in the same interval (Slurm's stepd
-			 * after the batch script) took it along in its final total.
+			 * after the batch script) took it along in its final total.  A
+			 * parent that changed job in this update (Slurm's stepd leaving
+			 * the job's cgroup at its end) reaped it while in its old job,
+			 * which the move credited with the parent's cutime.
 			 */
 			struct ptree_proc *parent = ptree_find_recent(pt, p->info.ppid);
-			struct job_entry *pj = parent ? jobs_of(t, parent) : NULL;
+			struct job_entry *pj = parent ? job_before(t, pt, parent) : NULL;
 
 			if (pj == j)
 				continue;

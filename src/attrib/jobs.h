@@ -80,6 +80,8 @@ struct job_entry {
 	struct job_gpu_use gpu[GPU_MAX_DEVICES]; /* by device position in the agent's gpu_set */
 };
 
+struct jobs_note;
+
 struct jobs {
 	struct job_entry *job;
 	size_t njobs, alloc;
@@ -92,8 +94,8 @@ struct jobs {
 	struct strbuf buf;     /* scratch for /proc/PID/environ */
 	struct strbuf cgbuf;   /* ... and /proc/PID/cgroup */
 	uint64_t attributions; /* processes attributed so far (cost accounting) */
-	uint8_t *mark;	       /* scratch: per position in ptree.procs, why it is attributed */
-	size_t mark_alloc;
+	struct jobs_note *note; /* scratch, per position in ptree.procs (jobs.c) */
+	size_t note_alloc;
 };
 
 void jobs_init(struct jobs *t, const char *hostname, int64_t node_id, int32_t host_cores,

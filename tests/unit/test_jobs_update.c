@@ -6,7 +6,8 @@
  * order in which the processes are discovered; an exec into another job's
  * environment moves a process; a move to a job's cgroup without exec is seen
  * at the next tick of a busy process and within the full refresh of a
- * sleeping one; each job keeps the CPU used while the process was its.
+ * sleeping one; each job keeps the CPU used while the process was its,
+ * also when a parent leaves the job as it reaps a child (Slurm's stepd).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -400,6 +401,39 @@ static void test_cgroup_move_without_exec(void **state)
 	agent_stop(&a);
 }
 
+/*
+ * Slurm's stepd leaves the job's cgroup at the job's end, in the interval in
+ * which it reaped the batch script: the job keeps the stepd's total, script
+ * included, once.
+ */
+static void test_parent_leaves_as_child_ends(void **state)
+{
+	struct agent a;
+	struct job_entry *j = NULL;
+
+	(void)state;
+	put_proc(800, 1, "slurmstepd", 'S', 1, 0, JOB13_CG, "");
+	put_proc(801, 800, "slurm_script", 'R', 45, 0, JOB13_CG, "SLURM_JOB_ID=13|");
+	agent_start(&a);
+	tick(&a, 0);
+	assert_string_equal(job_of(&a, 800), "slurm:13");
+	assert_string_equal(job_of(&a, 801), "slurm:13");
+	assert_int_equal(job_cpu(&a, "slurm", "13"), 460);
+
+	remove_proc(801);
+	put_proc(800, 1, "slurmstepd", 'S', 1, 50, PLAIN_CG, "");
+	tick(&a, TICK_MS);
+	assert_string_equal(job_of(&a, 800), "session:1000/800");
+	for (size_t i = 0; i < a.jobs.njobs; i++)
+		if (!strcmp(a.jobs.job[i].rec.job_id, "13"))
+			j = &a.jobs.job[i];
+	assert_non_null(j);
+	assert_false(j->live);
+	assert_int_equal(j->last_row.user_ms, 10 + 500);
+	assert_int_equal(job_cpu(&a, "session", "1000/800"), 0);
+	agent_stop(&a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -409,6 +443,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_unit_of_its_own, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_exec_into_another_job, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cgroup_move_without_exec, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_parent_leaves_as_child_ends, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
