@@ -189,12 +189,13 @@ void jobs_keep_env(struct job_attribution *a, char *kept, size_t kept_size)
 	a->basis = JOB_BASIS_ENV;
 }
 
-enum job_choice jobs_choose(const struct job_attribution *a, bool has_job, bool cgroup_moved,
-			    const char *parent_scheduler, bool same_cgroup_as_parent)
+enum job_choice jobs_choose(const struct job_attribution *a, const struct job_record *has,
+			    bool cgroup_moved, const char *parent_scheduler,
+			    bool same_cgroup_as_parent)
 {
 	if (a->basis >= JOB_BASIS_ENV)
 		return JOB_CHOICE_OWN;
-	if (has_job && !cgroup_moved)
+	if (has && (!cgroup_moved || (!has->cgroup[0] && strcmp(has->scheduler, "session") != 0)))
 		return JOB_CHOICE_KEEP;
 	if (parent_scheduler && strcmp(parent_scheduler, "session") != 0 &&
 	    (a->basis == JOB_BASIS_NONE || same_cgroup_as_parent))
@@ -610,7 +611,7 @@ static int attribute_one(struct jobs *t, struct ptree *pt, size_t i)
 	if (pj && !pj->live)
 		pj = NULL;
 	same_cgroup = parent && parent->cgroup_hash && parent->cgroup_hash == p->cgroup_hash;
-	choice = jobs_choose(&a, old != NULL, t->note[i].mark == MARK_MOVED,
+	choice = jobs_choose(&a, old ? &old->rec : NULL, t->note[i].mark == MARK_MOVED,
 			     pj ? pj->rec.scheduler : NULL, same_cgroup);
 	if (choice == JOB_CHOICE_KEEP)
 		j = old;

@@ -14,7 +14,8 @@
  * for the process's life (ptree_proc.env_job); a process with no evidence
  * of its own takes its parent's job; an exec or a rename moves a process
  * only to a job its new environment names; a changed cgroup file (read
- * again whenever ptree reads the process's status) decides afresh.
+ * again whenever ptree reads the process's status) decides afresh, unless
+ * the job is one with no cgroup (known by an environment).
  *
  * Accounting.  A job's cumulative CPU and I/O are the sum over its live
  * processes of own + reaped-children values, plus a credit for processes
@@ -162,17 +163,19 @@ enum job_choice {
 
 /*
  * Which job a process goes to, given what it says of itself (`a`, after
- * jobs_keep_env), whether it has a job already and, if so, whether its
- * cgroup file changed since; its parent's job's scheduler (NULL: no parent
- * in a job) and whether the parent is in the same cgroup.  A job cgroup or
- * an environment decide.  Without them, a process that has a job keeps it
- * unless its cgroup changed (an exec or a rename is no evidence); else it
- * takes its parent's job, unless that is a login session or the process
- * sits in a systemd unit of its own (another cgroup than its parent's).
- * Pure.
+ * jobs_keep_env); the job it has (NULL: none yet) and whether its cgroup
+ * file changed since; its parent's job's scheduler (NULL: no parent in a
+ * job) and whether the parent is in the same cgroup.  A job cgroup or an
+ * environment decide.  Without them, a process that has a job keeps it
+ * unless its cgroup changed and that job is a cgroup's or a login session
+ * (an exec or a rename is no evidence, and a cgroup move cannot take a
+ * process out of a job that has no cgroup); else it takes its parent's
+ * job, unless that is a login session or the process sits in a systemd
+ * unit of its own (another cgroup than its parent's).  Pure.
  */
-enum job_choice jobs_choose(const struct job_attribution *a, bool has_job, bool cgroup_moved,
-			    const char *parent_scheduler, bool same_cgroup_as_parent);
+enum job_choice jobs_choose(const struct job_attribution *a, const struct job_record *has,
+			    bool cgroup_moved, const char *parent_scheduler,
+			    bool same_cgroup_as_parent);
 
 /* Writes "<scheduler>:<job_id>:<start_ms>". */
 void jobs_format_key(char *buf, size_t size, const char *scheduler, const char *job_id,

@@ -62,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    (strcmp(c.scheduler, a.scheduler) || strcmp(c.job_id, a.job_id) ||
 		     strcmp(c.step, a.step)))
 			abort(); /* ... and comes back whole */
-		if (jobs_choose(&c, true, false, NULL, false) > JOB_CHOICE_KEEP)
+		if (jobs_choose(&c, NULL, false, NULL, false) > JOB_CHOICE_KEEP)
 			abort();
 	}
 	free(cg);

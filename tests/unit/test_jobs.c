@@ -217,6 +217,7 @@ static void test_keep_env(void **state)
 static void test_choose(void **state)
 {
 	struct job_attribution cg, env, unit, none;
+	struct job_record by_cgroup = {0}, by_env = {0}, by_unit = {0}, session = {0};
 
 	(void)state;
 	attribute_env("0::/system.slice/slurmstepd.scope/job_42/step_0\n", "", &cg);
@@ -227,31 +228,44 @@ static void test_choose(void **state)
 	assert_int_equal(env.basis, JOB_BASIS_ENV);
 	assert_int_equal(unit.basis, JOB_BASIS_UNIT);
 	assert_int_equal(none.basis, JOB_BASIS_NONE);
+	snprintf(by_cgroup.scheduler, sizeof(by_cgroup.scheduler), "slurm");
+	snprintf(by_cgroup.cgroup, sizeof(by_cgroup.cgroup),
+		 "/system.slice/slurmstepd.scope/job_42");
+	snprintf(by_env.scheduler, sizeof(by_env.scheduler), "slurm");
+	snprintf(by_unit.scheduler, sizeof(by_unit.scheduler), "systemd");
+	snprintf(by_unit.cgroup, sizeof(by_unit.cgroup), "/system.slice/sshd.service");
+	snprintf(session.scheduler, sizeof(session.scheduler), "session");
 
 	/* a job cgroup or an environment decides, whatever the parent */
-	assert_int_equal(jobs_choose(&cg, false, false, "slurm", true), JOB_CHOICE_OWN);
-	assert_int_equal(jobs_choose(&cg, true, false, "k8s", false), JOB_CHOICE_OWN);
-	assert_int_equal(jobs_choose(&env, false, false, "k8s", true), JOB_CHOICE_OWN);
-	assert_int_equal(jobs_choose(&env, true, false, NULL, false), JOB_CHOICE_OWN);
+	assert_int_equal(jobs_choose(&cg, NULL, false, "slurm", true), JOB_CHOICE_OWN);
+	assert_int_equal(jobs_choose(&cg, &by_env, false, "k8s", false), JOB_CHOICE_OWN);
+	assert_int_equal(jobs_choose(&env, NULL, false, "k8s", true), JOB_CHOICE_OWN);
+	assert_int_equal(jobs_choose(&env, &by_cgroup, false, NULL, false), JOB_CHOICE_OWN);
 
 	/* a new process with nothing of its own: its parent's job */
-	assert_int_equal(jobs_choose(&none, false, false, "slurm", false), JOB_CHOICE_PARENT);
-	assert_int_equal(jobs_choose(&none, false, false, "run", false), JOB_CHOICE_PARENT);
-	assert_int_equal(jobs_choose(&none, false, false, "systemd", false), JOB_CHOICE_PARENT);
+	assert_int_equal(jobs_choose(&none, NULL, false, "slurm", false), JOB_CHOICE_PARENT);
+	assert_int_equal(jobs_choose(&none, NULL, false, "run", false), JOB_CHOICE_PARENT);
+	assert_int_equal(jobs_choose(&none, NULL, false, "systemd", false), JOB_CHOICE_PARENT);
 	/* ... in its parent's cgroup: the unit is the parent's, so is the job */
-	assert_int_equal(jobs_choose(&unit, false, false, "slurm", true), JOB_CHOICE_PARENT);
+	assert_int_equal(jobs_choose(&unit, NULL, false, "slurm", true), JOB_CHOICE_PARENT);
 	/* ... a unit of its own (another cgroup): that unit */
-	assert_int_equal(jobs_choose(&unit, false, false, "slurm", false), JOB_CHOICE_OWN);
+	assert_int_equal(jobs_choose(&unit, NULL, false, "slurm", false), JOB_CHOICE_OWN);
 	/* a login session is no job to inherit: a new session (setsid) is its own */
-	assert_int_equal(jobs_choose(&none, false, false, "session", true), JOB_CHOICE_OWN);
-	assert_int_equal(jobs_choose(&none, false, false, NULL, false), JOB_CHOICE_OWN);
+	assert_int_equal(jobs_choose(&none, NULL, false, "session", true), JOB_CHOICE_OWN);
+	assert_int_equal(jobs_choose(&none, NULL, false, NULL, false), JOB_CHOICE_OWN);
 
 	/* an exec or a rename with nothing in the environment: it keeps its job */
-	assert_int_equal(jobs_choose(&none, true, false, "session", false), JOB_CHOICE_KEEP);
-	assert_int_equal(jobs_choose(&unit, true, false, NULL, false), JOB_CHOICE_KEEP);
-	/* a changed cgroup decides afresh */
-	assert_int_equal(jobs_choose(&unit, true, true, "slurm", false), JOB_CHOICE_OWN);
-	assert_int_equal(jobs_choose(&none, true, true, "slurm", false), JOB_CHOICE_PARENT);
+	assert_int_equal(jobs_choose(&none, &by_env, false, "session", false), JOB_CHOICE_KEEP);
+	assert_int_equal(jobs_choose(&unit, &session, false, NULL, false), JOB_CHOICE_KEEP);
+	assert_int_equal(jobs_choose(&none, &by_cgroup, false, NULL, false), JOB_CHOICE_KEEP);
+	/* a changed cgroup decides afresh when the job is a cgroup's or a session */
+	assert_int_equal(jobs_choose(&unit, &by_cgroup, true, "slurm", false), JOB_CHOICE_OWN);
+	assert_int_equal(jobs_choose(&none, &by_cgroup, true, "slurm", false), JOB_CHOICE_PARENT);
+	assert_int_equal(jobs_choose(&none, &by_unit, true, "session", false), JOB_CHOICE_OWN);
+	assert_int_equal(jobs_choose(&unit, &session, true, "session", false), JOB_CHOICE_OWN);
+	/* ... but cannot take a process out of a job that has no cgroup */
+	assert_int_equal(jobs_choose(&unit, &by_env, true, "session", false), JOB_CHOICE_KEEP);
+	assert_int_equal(jobs_choose(&none, &by_env, true, NULL, false), JOB_CHOICE_KEEP);
 }
 
 static void test_key(void **state)

@@ -306,6 +306,10 @@ static void test_inherit_in_any_order(void **state)
 	put_proc(430, chain_a[3], "w", 'S', 1, 0, PLAIN_CG, "");
 	tick(&a, TICK_MS);
 	assert_string_equal(job_of(&a, 430), "slurm:8");
+	/* an orphan moved to a unit: a job with no cgroup cannot be left by a move */
+	put_proc(chain_a[2], chain_a[1], "w", 'R', 2, 0, SESSION_CG, "");
+	tick(&a, TICK_MS);
+	assert_string_equal(job_of(&a, chain_a[2]), "slurm:8");
 	agent_stop(&a);
 }
 
