@@ -88,6 +88,7 @@ if $quick; then
 	scale_args=(--quick --steps 250,500)
 else
 	results=bench/RESULTS.md
+	kept_attrib=$(sed -n '/^## 9\. /,$p' bench/RESULTS.md 2>/dev/null || true)
 	cost1_args=(--counts 100,1000 --reps 3 --window 20)
 	cost2_args=(--counts 100,1000 --reps 3 --window 10 --interval-ms 100 --no-pidstat)
 	over_args=(--runs 8 --work 2000)
@@ -95,6 +96,7 @@ else
 	scale_args=(--steps 250,500,1000)
 fi
 
+kept_attrib=${kept_attrib:-}
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 started=$(date -u '+%Y-%m-%d %H:%M:%S UTC')
 t0=$SECONDS
@@ -439,3 +441,8 @@ say "added the report benchmark to $results"
 scale_bench
 scale_put "$results"
 say "added the paced-agents benchmark to $results"
+# section 9 (bench/attrib_cost.py, run by hand with two builds) is kept as it was
+if [ -n "$kept_attrib" ]; then
+	printf '\n%s\n' "$kept_attrib" >>"$results"
+	say "kept section 9 (attribution cost) of the previous $results"
+fi

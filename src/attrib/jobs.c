@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <pwd.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +38,7 @@ void jobs_release(struct jobs *t)
 	free(t->job);
 	strbuf_release(&t->buf);
 	strbuf_release(&t->cgbuf);
+	free(t->note);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -92,6 +94,30 @@ static void job_cgroup(const struct job_identity *id, char *out, size_t size)
 	}
 }
 
+/*
+ * The job an environment names into a's scheduler, job_id and step;
+ * false if none.  A prolog or epilog carries the job's SLURM_JOB_ID but is
+ * Slurm's work, not the job's.
+ */
+static bool env_names_job(const struct slurm_env *e, struct job_attribution *a)
+{
+	if ((e->valid & SLURM_ENV_JOB_ID) && !(e->valid & SLURM_ENV_SCRIPT_CONTEXT)) {
+		snprintf(a->scheduler, sizeof(a->scheduler), "slurm");
+		snprintf(a->job_id, sizeof(a->job_id), "%s", e->job_id);
+		a->step[0] = '\0';
+		if (e->valid & SLURM_ENV_STEP_ID)
+			snprintf(a->step, sizeof(a->step), "%s", e->step_id);
+		return true;
+	}
+	if (e->valid & SLURM_ENV_RUN_ID) {
+		snprintf(a->scheduler, sizeof(a->scheduler), "run");
+		snprintf(a->job_id, sizeof(a->job_id), "%s", e->run_id);
+		a->step[0] = '\0';
+		return true;
+	}
+	return false;
+}
+
 void jobs_attribute(const char *cgroup_text, size_t cgroup_len, const char *environ,
 		    size_t environ_len, uint32_t uid, int32_t session,
 		    struct job_attribution *out)
@@ -102,6 +128,7 @@ void jobs_attribute(const char *cgroup_text, size_t cgroup_len, const char *envi
 	memset(out, 0, sizeof(*out));
 	attrib_parse_environ(environ ? environ : "", environ ? environ_len : 0, &out->env);
 	if (have_id && (id.scheduler == JOB_SLURM || id.scheduler == JOB_K8S)) {
+		out->basis = JOB_BASIS_CGROUP;
 		snprintf(out->scheduler, sizeof(out->scheduler), "%s",
 			 id.scheduler == JOB_SLURM ? "slurm" : "k8s");
 		snprintf(out->job_id, sizeof(out->job_id), "%s", id.job_id);
@@ -110,32 +137,89 @@ void jobs_attribute(const char *cgroup_text, size_t cgroup_len, const char *envi
 		job_cgroup(&id, out->cgroup, sizeof(out->cgroup));
 		return;
 	}
-	/* a prolog or epilog carries the job's SLURM_JOB_ID but is Slurm's work */
-	if ((out->env.valid & SLURM_ENV_JOB_ID) && !(out->env.valid & SLURM_ENV_SCRIPT_CONTEXT)) {
-		snprintf(out->scheduler, sizeof(out->scheduler), "slurm");
-		snprintf(out->job_id, sizeof(out->job_id), "%s", out->env.job_id);
-		if (out->env.valid & SLURM_ENV_STEP_ID)
-			snprintf(out->step, sizeof(out->step), "%s", out->env.step_id);
-		return;
-	}
-	if (out->env.valid & SLURM_ENV_RUN_ID) {
-		snprintf(out->scheduler, sizeof(out->scheduler), "run");
-		snprintf(out->job_id, sizeof(out->job_id), "%s", out->env.run_id);
+	if (env_names_job(&out->env, out)) {
+		out->basis = JOB_BASIS_ENV;
 		return;
 	}
 	if (have_id && id.scheduler == JOB_SYSTEMD) {
+		out->basis = JOB_BASIS_UNIT;
 		snprintf(out->scheduler, sizeof(out->scheduler), "systemd");
 		snprintf(out->job_id, sizeof(out->job_id), "%s", id.job_id);
 		job_cgroup(&id, out->cgroup, sizeof(out->cgroup));
 		return;
 	}
+	out->basis = JOB_BASIS_NONE;
 	snprintf(out->scheduler, sizeof(out->scheduler), "session");
 	snprintf(out->job_id, sizeof(out->job_id), "%" PRIu32 "/%" PRId32, uid, session);
 }
 
-/* Reads what attribution needs of one process; a file we cannot read is empty. */
-static void attribute_proc(struct jobs *t, const struct ptree_proc *p,
-			   struct job_attribution *out)
+/* kept: "<scheduler>\t<job_id>\t<step>"; none of them holds a tab or a blank */
+_Static_assert(PTREE_ENV_JOB_MAX >= 8 + JOB_ID_MAX + JOB_STEP_MAX,
+	       "ptree_proc.env_job holds a scheduler, a job id and a step");
+
+void jobs_keep_env(struct job_attribution *a, char *kept, size_t kept_size)
+{
+	struct job_attribution env;
+	const char *tab1, *tab2;
+
+	if (kept_size == 0)
+		return;
+	memset(&env, 0, sizeof(env));
+	if (env_names_job(&a->env, &env)) {
+		int n =
+		    snprintf(kept, kept_size, "%s\t%s\t%s", env.scheduler, env.job_id, env.step);
+
+		if (n < 0 || (size_t)n >= kept_size)
+			kept[0] = '\0'; /* cannot happen with the sizes above; never half a job */
+		return;
+	}
+	if (a->basis >= JOB_BASIS_ENV || !kept[0])
+		return;
+	tab1 = memchr(kept, '\t', strnlen(kept, kept_size));
+	tab2 = tab1 ? strchr(tab1 + 1, '\t') : NULL;
+	if (!tab2 || tab1 - kept >= (ptrdiff_t)sizeof(a->scheduler) ||
+	    tab2 - tab1 - 1 >= (ptrdiff_t)sizeof(a->job_id) || tab2 == tab1 + 1 ||
+	    strlen(tab2 + 1) >= sizeof(a->step))
+		return;
+	snprintf(a->scheduler, sizeof(a->scheduler), "%.*s", (int)(tab1 - kept), kept);
+	snprintf(a->job_id, sizeof(a->job_id), "%.*s", (int)(tab2 - tab1 - 1), tab1 + 1);
+	snprintf(a->step, sizeof(a->step), "%s", tab2 + 1);
+	a->qos[0] = '\0';
+	a->cgroup[0] = '\0';
+	a->basis = JOB_BASIS_ENV;
+}
+
+enum job_choice jobs_choose(const struct job_attribution *a, const struct job_record *has,
+			    bool cgroup_moved, const char *parent_scheduler,
+			    bool same_cgroup_as_parent)
+{
+	if (a->basis >= JOB_BASIS_ENV)
+		return JOB_CHOICE_OWN;
+	if (has && (!cgroup_moved || (!has->cgroup[0] && strcmp(has->scheduler, "session") != 0)))
+		return JOB_CHOICE_KEEP;
+	if (parent_scheduler && strcmp(parent_scheduler, "session") != 0 &&
+	    (a->basis == JOB_BASIS_NONE || same_cgroup_as_parent))
+		return JOB_CHOICE_PARENT;
+	return JOB_CHOICE_OWN;
+}
+
+/* FNV-1a; never 0, which means "not read". */
+static uint64_t text_hash(const char *s, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 0x100000001b3ull;
+	}
+	return h ? h : 1;
+}
+
+/*
+ * Reads what attribution needs of one process; a file we cannot read is
+ * empty.  Notes the cgroup file's hash, to see it change later.
+ */
+static void attribute_proc(struct jobs *t, struct ptree_proc *p, struct job_attribution *out)
 {
 	char path[64], *cg = NULL, *env = NULL;
 	size_t cg_len = 0, env_len = 0;
@@ -144,6 +228,7 @@ static void attribute_proc(struct jobs *t, const struct ptree_proc *p,
 	if (sysroot_read(path, &t->cgbuf) == 0) {
 		cg = t->cgbuf.buf;
 		cg_len = t->cgbuf.len;
+		p->cgroup_hash = text_hash(cg, cg_len);
 	}
 	snprintf(path, sizeof(path), "/proc/%d/environ", p->info.pid);
 	if (sysroot_read(path, &t->buf) == 0) {
@@ -430,47 +515,189 @@ static void finish_sample(struct jobs *t, struct job_entry *j, int64_t ts_ms)
 	j->rec.samples++;
 }
 
+/* Why a process is attributed in this update. */
+enum jobs_mark {
+	MARK_SETTLED,	      /* keeps its job (or is gone) */
+	MARK_NEW,	      /* first seen */
+	MARK_RENAMED,	      /* its comm changed: an exec, or a rename */
+	MARK_MOVED,	      /* its cgroup file changed */
+	MARK_DONE,	      /* attributed in this update */
+	MARK_ON_CHAIN = 0x80, /* on the chain of ancestors being attributed */
+};
+
+/* What an update notes of each process, by its position in ptree.procs. */
+struct jobs_note {
+	int32_t tag_before; /* its job (ptree_proc.tag) before this update's attribution */
+	uint8_t mark;	    /* enum jobs_mark */
+};
+
+/* Deep enough for any real process tree; a deeper chain is cut, not lost. */
+#define JOBS_CHAIN_MAX 256
+
+static bool mark_pending(uint8_t m)
+{
+	return m == MARK_NEW || m == MARK_RENAMED || m == MARK_MOVED;
+}
+
+static bool same_job(const struct job_entry *j, const struct job_attribution *a)
+{
+	return strcmp(j->rec.scheduler, a->scheduler) == 0 && strcmp(j->rec.job_id, a->job_id) == 0;
+}
+
+/*
+ * Was a process that has a job moved to another cgroup?  Its cgroup file is
+ * read again whenever ptree read its status in this tick (ptree_scan with
+ * the same ts_ms): it ran, its memory changed, or PTREE_FULL_REFRESH_MS
+ * passed.  So a busy process is re-attributed at the next tick; a sleeping
+ * one within PTREE_FULL_REFRESH_MS, having used no CPU meanwhile.  A
+ * file that cannot be read says nothing new.
+ */
+static bool cgroup_moved(struct jobs *t, const struct ptree_proc *p, int64_t ts_ms)
+{
+	char path[64];
+
+	if (p->refreshed_ms != ts_ms)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", p->info.pid);
+	if (sysroot_read(path, &t->cgbuf) != 0)
+		return false;
+	return text_hash(t->cgbuf.buf, t->cgbuf.len) != p->cgroup_hash;
+}
+
+static int mark_processes(struct jobs *t, const struct ptree *pt, int64_t ts_ms)
+{
+	if (pt->nprocs > t->note_alloc) {
+		size_t n = pt->nprocs + pt->nprocs / 2 + 64;
+		struct jobs_note *note = realloc(t->note, n * sizeof(*note));
+
+		if (!note)
+			return -ENOMEM;
+		t->note = note;
+		t->note_alloc = n;
+	}
+	for (size_t i = 0; i < pt->nprocs; i++) {
+		const struct ptree_proc *p = &pt->procs[i];
+		uint8_t m = MARK_SETTLED;
+
+		if (!p->alive)
+			m = MARK_SETTLED;
+		else if (p->tag <= 0)
+			m = MARK_NEW;
+		else if (cgroup_moved(t, p, ts_ms))
+			m = MARK_MOVED;
+		else if (p->info_changed)
+			m = MARK_RENAMED;
+		t->note[i].mark = m;
+		t->note[i].tag_before = p->tag;
+	}
+	return 0;
+}
+
+/* Attributes pt->procs[i], its parent being settled (jobs_choose). */
+static int attribute_one(struct jobs *t, struct ptree *pt, size_t i)
+{
+	struct ptree_proc *p = &pt->procs[i], *parent = ptree_find(pt, p->info.ppid);
+	struct job_entry *j, *old, *pj;
+	struct job_attribution a;
+	enum job_choice choice;
+	bool same_cgroup, created = false;
+
+	if (parent == p)
+		parent = NULL;
+	attribute_proc(t, p, &a);
+	jobs_keep_env(&a, p->env_job, sizeof(p->env_job));
+	old = jobs_of(t, p);
+	pj = parent ? jobs_of(t, parent) : NULL;
+	if (pj && !pj->live)
+		pj = NULL;
+	same_cgroup = parent && parent->cgroup_hash && parent->cgroup_hash == p->cgroup_hash;
+	choice = jobs_choose(&a, old ? &old->rec : NULL, t->note[i].mark == MARK_MOVED,
+			     pj ? pj->rec.scheduler : NULL, same_cgroup);
+	if (choice == JOB_CHOICE_KEEP)
+		j = old;
+	else if (choice == JOB_CHOICE_PARENT)
+		j = pj;
+	else if (old && same_job(old, &a))
+		j = old;
+	else if ((j = find_live(t, a.scheduler, a.job_id)) == NULL) {
+		size_t pos_old = old ? (size_t)(old - t->job) : 0;
+
+		j = new_job(t, &a, p);
+		if (!j)
+			return -ENOMEM;
+		old = old ? &t->job[pos_old] : NULL; /* realloc moved it */
+		created = true;
+	}
+	if (!created && same_job(j, &a))
+		learn_reservation(t, j, &a);
+	learn_command(j, p);
+	if (old && old != j) {
+		/* it moved to another job: each keeps what it used while it was its */
+		credit(old, &p->cur, +1);
+		credit(j, &p->cur, -1);
+	}
+	if (p->info.start_ms < j->rec.start_ms && !j->rec.id)
+		j->rec.start_ms = p->info.start_ms;
+	p->tag = (int32_t)(j - t->job) + 1;
+	return 0;
+}
+
+/*
+ * Attributes pt->procs[i] after those of its ancestors that are to be
+ * attributed too: pt->procs is in order of discovery, and a parent may come
+ * after its child (pids wrap).
+ */
+static int attribute_chain(struct jobs *t, struct ptree *pt, size_t i)
+{
+	size_t chain[JOBS_CHAIN_MAX], n = 0, cur = i;
+	int ret = 0;
+
+	for (;;) {
+		const struct ptree_proc *parent;
+
+		chain[n++] = cur;
+		t->note[cur].mark |= MARK_ON_CHAIN;
+		parent = ptree_find(pt, pt->procs[cur].info.ppid);
+		if (!parent || n == JOBS_CHAIN_MAX ||
+		    !mark_pending(t->note[parent - pt->procs].mark))
+			break;
+		cur = (size_t)(parent - pt->procs);
+	}
+	while (n-- > 0 && !ret) {
+		t->note[chain[n]].mark &= (uint8_t)~MARK_ON_CHAIN;
+		ret = attribute_one(t, pt, chain[n]);
+		t->note[chain[n]].mark = MARK_DONE;
+	}
+	return ret;
+}
+
+/* The job of p when this update began (before attribution), else its job now. */
+static struct job_entry *job_before(struct jobs *t, const struct ptree *pt,
+				    const struct ptree_proc *p)
+{
+	int32_t tag = t->note[p - pt->procs].tag_before;
+
+	if (tag <= 0 || (size_t)tag > t->njobs)
+		return jobs_of(t, p);
+	return &t->job[tag - 1];
+}
+
 int jobs_update(struct jobs *t, struct ptree *pt, int64_t ts_ms)
 {
+	int ret;
+
 	compact(t, pt);
 
-	/* attribution: new processes and those that exec'd */
+	/* attribution: new processes, and those that exec'd, renamed or moved */
+	ret = mark_processes(t, pt, ts_ms);
+	if (ret)
+		return ret;
 	for (size_t i = 0; i < pt->nprocs; i++) {
-		struct ptree_proc *p = &pt->procs[i];
-		struct job_attribution a;
-		struct job_entry *j, *old;
-
-		if (!p->alive || (p->tag > 0 && !p->info_changed))
+		if (!mark_pending(t->note[i].mark))
 			continue;
-		attribute_proc(t, p, &a);
-		old = jobs_of(t, p);
-		if (old && strcmp(old->rec.scheduler, a.scheduler) == 0 &&
-		    strcmp(old->rec.job_id, a.job_id) == 0) {
-			learn_reservation(t, old, &a);
-			learn_command(old, p);
-			continue;
-		}
-		j = find_live(t, a.scheduler, a.job_id);
-		if (j) {
-			learn_reservation(t, j, &a);
-			learn_command(j, p);
-		}
-		if (!j) {
-			size_t pos_old = old ? (size_t)(old - t->job) : 0;
-
-			j = new_job(t, &a, p);
-			if (!j)
-				return -ENOMEM;
-			old = p->tag > 0 ? &t->job[pos_old] : NULL; /* realloc moved it */
-		}
-		if (old) {
-			/* it moved to another job (exec with a new environment) */
-			credit(old, &p->cur, +1);
-			credit(j, &p->cur, -1);
-		}
-		if (p->info.start_ms < j->rec.start_ms && !j->rec.id)
-			j->rec.start_ms = p->info.start_ms;
-		p->tag = (int32_t)(j - t->job) + 1;
+		ret = attribute_chain(t, pt, i);
+		if (ret)
+			return ret;
 	}
 
 	for (size_t i = 0; i < t->njobs; i++) {
@@ -491,10 +718,13 @@ int jobs_update(struct jobs *t, struct ptree *pt, int64_t ts_ms)
 			/*
 			 * Gone: kept in its parent's cutime when the parent is in the
 			 * job.  A parent that ended in the same interval (Slurm's stepd
-			 * after the batch script) took it along in its final total.
+			 * after the batch script) took it along in its final total.  A
+			 * parent that changed job in this update (Slurm's stepd leaving
+			 * the job's cgroup at its end) reaped it while in its old job,
+			 * which the move credited with the parent's cutime.
 			 */
 			struct ptree_proc *parent = ptree_find_recent(pt, p->info.ppid);
-			struct job_entry *pj = parent ? jobs_of(t, parent) : NULL;
+			struct job_entry *pj = parent ? job_before(t, pt, parent) : NULL;
 
 			if (pj == j)
 				continue;

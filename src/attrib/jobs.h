@@ -8,6 +8,15 @@
  * else its systemd unit; else its user and session.  A job's key is
  * (scheduler, id, node, start time): ids are reused.
  *
+ * Programs rewrite what /proc shows of them (setproctitle overwrites the
+ * environment) and move between cgroups without exec, so the decision is
+ * kept and revisited (jobs_choose): the job an environment named is kept
+ * for the process's life (ptree_proc.env_job); a process with no evidence
+ * of its own takes its parent's job; an exec or a rename moves a process
+ * only to a job its new environment names; a changed cgroup file (read
+ * again whenever ptree reads the process's status) decides afresh, unless
+ * the job is one with no cgroup (known by an environment).
+ *
  * Accounting.  A job's cumulative CPU and I/O are the sum over its live
  * processes of own + reaped-children values, plus a credit for processes
  * that left it: one reaped by a parent outside the job (Slurm's stepd,
@@ -72,6 +81,8 @@ struct job_entry {
 	struct job_gpu_use gpu[GPU_MAX_DEVICES]; /* by device position in the agent's gpu_set */
 };
 
+struct jobs_note;
+
 struct jobs {
 	struct job_entry *job;
 	size_t njobs, alloc;
@@ -81,9 +92,11 @@ struct jobs {
 	int32_t host_cores;
 	uint64_t host_mem_bytes;
 	int64_t interval_ms;
-	struct strbuf buf;   /* scratch for /proc/PID/environ */
-	struct strbuf cgbuf; /* ... and /proc/PID/cgroup */
+	struct strbuf buf;     /* scratch for /proc/PID/environ */
+	struct strbuf cgbuf;   /* ... and /proc/PID/cgroup */
 	uint64_t attributions; /* processes attributed so far (cost accounting) */
+	struct jobs_note *note; /* scratch, per position in ptree.procs (jobs.c) */
+	size_t note_alloc;
 };
 
 void jobs_init(struct jobs *t, const char *hostname, int64_t node_id, int32_t host_cores,
@@ -91,9 +104,10 @@ void jobs_init(struct jobs *t, const char *hostname, int64_t node_id, int32_t ho
 void jobs_release(struct jobs *t);
 
 /*
- * After ptree_scan(): attributes new (and exec'd) processes, computes each
- * job's sample, starts and ends jobs.  Job entries whose end was stored
- * in the previous update are dropped first.
+ * After ptree_scan(pt, ts_ms), with the same ts_ms: attributes new
+ * processes, those that exec'd or renamed themselves and those whose
+ * cgroup changed, computes each job's sample, starts and ends jobs.  Job
+ * entries whose end was stored in the previous update are dropped first.
  */
 int jobs_update(struct jobs *t, struct ptree *pt, int64_t ts_ms);
 
@@ -111,7 +125,16 @@ struct job_entry *jobs_of(struct jobs *t, const struct ptree_proc *p);
  * environ files (either may be empty): identity, reservation, the job's
  * cgroup.  Pure; exposed for tests.
  */
+/* What a process's job rests on, weakest first. */
+enum job_basis {
+	JOB_BASIS_NONE,	  /* nothing: its user and session */
+	JOB_BASIS_UNIT,	  /* a systemd unit in its cgroup path */
+	JOB_BASIS_ENV,	  /* SLURM_JOB_ID or JOBSCOPE_RUN_ID in its environment */
+	JOB_BASIS_CGROUP, /* a Slurm job's or a pod's cgroup */
+};
+
 struct job_attribution {
+	enum job_basis basis;
 	char scheduler[16]; /* "slurm", "k8s", "run", "systemd", "session" */
 	char job_id[JOB_ID_MAX];
 	char step[JOB_STEP_MAX];
@@ -122,6 +145,37 @@ struct job_attribution {
 void jobs_attribute(const char *cgroup_text, size_t cgroup_len, const char *environ,
 		    size_t environ_len, uint32_t uid, int32_t session,
 		    struct job_attribution *out);
+
+/*
+ * The environment's word outlives the environment.  When `a` (from
+ * jobs_attribute) found a job in the environment, it is written to `kept`
+ * (the process's ptree_proc.env_job); when the environment names none now
+ * (overwritten by setproctitle, unreadable) and `kept` holds one, that job
+ * takes the place of a weaker basis in `a` (JOB_BASIS_ENV).  Pure.
+ */
+void jobs_keep_env(struct job_attribution *a, char *kept, size_t kept_size);
+
+enum job_choice {
+	JOB_CHOICE_OWN,	   /* the job `a` names */
+	JOB_CHOICE_PARENT, /* its parent's */
+	JOB_CHOICE_KEEP,   /* the one it has */
+};
+
+/*
+ * Which job a process goes to, given what it says of itself (`a`, after
+ * jobs_keep_env); the job it has (NULL: none yet) and whether its cgroup
+ * file changed since; its parent's job's scheduler (NULL: no parent in a
+ * job) and whether the parent is in the same cgroup.  A job cgroup or an
+ * environment decide.  Without them, a process that has a job keeps it
+ * unless its cgroup changed and that job is a cgroup's or a login session
+ * (an exec or a rename is no evidence, and a cgroup move cannot take a
+ * process out of a job that has no cgroup); else it takes its parent's
+ * job, unless that is a login session or the process sits in a systemd
+ * unit of its own (another cgroup than its parent's).  Pure.
+ */
+enum job_choice jobs_choose(const struct job_attribution *a, const struct job_record *has,
+			    bool cgroup_moved, const char *parent_scheduler,
+			    bool same_cgroup_as_parent);
 
 /* Writes "<scheduler>:<job_id>:<start_ms>". */
 void jobs_format_key(char *buf, size_t size, const char *scheduler, const char *job_id,

@@ -477,17 +477,41 @@ static void compute_job(struct ptree *pt)
 }
 
 /*
+ * The total (own + children) of the children of `p` that ended in this
+ * scan, as last seen: a process that ends after its children have ended
+ * in the same interval has reaped them meanwhile.
+ */
+static void ended_children(const struct ptree *pt, const struct ptree_proc *p, uint64_t *user_ms,
+			   uint64_t *system_ms)
+{
+	*user_ms = *system_ms = 0;
+	for (size_t k = 0; k < pt->nprocs; k++) {
+		const struct ptree_proc *c = &pt->procs[k];
+
+		if (c != p && c->ended_now && c->info.ppid == p->info.pid &&
+		    c->info.start_ms >= p->info.start_ms) {
+			*user_ms += c->cur.user_ms + c->cur.child_user_ms;
+			*system_ms += c->cur.system_ms + c->cur.child_system_ms;
+		}
+	}
+}
+
+/*
  * A process reaped by its parent between two scans was last seen up to one
  * interval before it ended.  Its final CPU time is in the parent's cutime
  * and cstime, which grew by exactly its total when it was the only child
  * the parent reaped meanwhile: then its own last values are made exact.
- * (With several, they stay the last values seen: a lower bound.)
+ * (With several, they stay the last values seen: a lower bound.)  That
+ * total also holds what it reaped itself in the interval: children of its
+ * own that ended in the same interval (a worker and the parent that waited
+ * for it) go to its reaped-children values, as last seen, so that its own
+ * is its own and every row sums to the job's total once.
  */
 static void settle_ended(struct ptree *pt)
 {
 	for (size_t i = 0; i < pt->nprocs; i++) {
 		struct ptree_proc *p = &pt->procs[i], *parent;
-		uint64_t du, ds;
+		uint64_t du, ds, ku, ks;
 		int siblings = 0;
 
 		if (!p->ended_now || p->cur.state == 'Z')
@@ -503,6 +527,12 @@ static void settle_ended(struct ptree *pt)
 			continue;
 		du = parent->cur.child_user_ms - parent->prev_child_user_ms;
 		ds = parent->cur.child_system_ms - parent->prev_child_system_ms;
+		ended_children(pt, p, &ku, &ks);
+		if (du >= p->cur.child_user_ms + ku + p->cur.user_ms &&
+		    ds >= p->cur.child_system_ms + ks + p->cur.system_ms) {
+			p->cur.child_user_ms += ku;
+			p->cur.child_system_ms += ks;
+		}
 		if (du >= p->cur.child_user_ms + p->cur.user_ms)
 			p->cur.user_ms = du - p->cur.child_user_ms;
 		if (ds >= p->cur.child_system_ms + p->cur.system_ms)

@@ -32,6 +32,8 @@
 #include "proc.h"
 #include "sample.h"
 
+#define PTREE_ENV_JOB_MAX 104
+
 struct ptree_proc {
 	struct proc_info info;
 	uint64_t start_ticks; /* with the pid, the identity */
@@ -51,6 +53,14 @@ struct ptree_proc {
 	int64_t row;	  /* store row id of its procs entry, 0 when none */
 	int32_t tag;	  /* the owner's: the agent keeps its job's slot + 1 here */
 	int64_t row_tick; /* tick in which `row` was assigned (undone if that tick fails) */
+	/*
+	 * Also the owner's, kept from tick to tick (the agent's attrib/jobs.c):
+	 * the job the process's environment named when it was read, in the
+	 * owner's format, "" if none (setproctitle overwrites the environment
+	 * later), and a hash of its /proc/PID/cgroup as last read (0: never).
+	 */
+	char env_job[PTREE_ENV_JOB_MAX];
+	uint64_t cgroup_hash;
 };
 
 struct ptree_scan_entry {

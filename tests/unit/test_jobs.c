@@ -5,7 +5,9 @@
  * /slurm_<node>, v2 with and without the node prefix) and by environment,
  * Kubernetes pods (systemd and cgroupfs drivers, QoS classes, runtimes),
  * `jobscope run` ids, systemd units, and the user+session fallback; and
- * the job-level cgroup each one gives.
+ * the job-level cgroup each one gives; what a process's environment said
+ * once outliving the environment (jobs_keep_env); and the choice between
+ * its own word, its parent's job and the job it has (jobs_choose).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -135,6 +137,137 @@ static void test_run_systemd_and_session(void **state)
 		check_variant(&v[i]);
 }
 
+static void attribute_env(const char *cgroup, const char *environ, struct job_attribution *a)
+{
+	char env[512];
+	size_t n = strlen(environ);
+
+	assert_true(n < sizeof(env));
+	for (size_t i = 0; i < n; i++)
+		env[i] = environ[i] == '|' ? '\0' : environ[i];
+	jobs_attribute(cgroup, strlen(cgroup), env, n, 1000, 4242, a);
+}
+
+static void test_keep_env(void **state)
+{
+	char kept[PTREE_ENV_JOB_MAX] = "";
+	struct job_attribution a;
+
+	(void)state;
+	/* first sight: the environment names the job, which is kept */
+	attribute_env("0::/user.slice/user-1000.slice/session-3.scope\n",
+		      "SLURM_JOB_ID=901|SLURM_STEP_ID=2|", &a);
+	assert_int_equal(a.basis, JOB_BASIS_ENV);
+	jobs_keep_env(&a, kept, sizeof(kept));
+	assert_string_equal(kept, "slurm\t901\t2");
+
+	/* setproctitle overwrote it: the kept job, above the session's unit */
+	attribute_env("0::/user.slice/user-1000.slice/session-3.scope\n", "worker: idle|||||||||",
+		      &a);
+	assert_int_equal(a.basis, JOB_BASIS_UNIT);
+	jobs_keep_env(&a, kept, sizeof(kept));
+	assert_int_equal(a.basis, JOB_BASIS_ENV);
+	assert_string_equal(a.scheduler, "slurm");
+	assert_string_equal(a.job_id, "901");
+	assert_string_equal(a.step, "2");
+	assert_string_equal(a.cgroup, "");
+	assert_string_equal(kept, "slurm\t901\t2");
+
+	/* unreadable: the same */
+	jobs_attribute("", 0, NULL, 0, 1000, 4242, &a);
+	jobs_keep_env(&a, kept, sizeof(kept));
+	assert_int_equal(a.basis, JOB_BASIS_ENV);
+	assert_string_equal(a.job_id, "901");
+
+	/* a job cgroup still wins over the kept environment */
+	attribute_env("0::/system.slice/slurmstepd.scope/job_42/step_0/user/task_0\n", "", &a);
+	jobs_keep_env(&a, kept, sizeof(kept));
+	assert_int_equal(a.basis, JOB_BASIS_CGROUP);
+	assert_string_equal(a.job_id, "42");
+	assert_string_equal(kept, "slurm\t901\t2");
+
+	/* an exec whose new environment names another job: that one is kept */
+	attribute_env("0::/\n", "JOBSCOPE_RUN_ID=77|", &a);
+	jobs_keep_env(&a, kept, sizeof(kept));
+	assert_string_equal(a.scheduler, "run");
+	assert_string_equal(kept, "run\t77\t");
+	attribute_env("0::/\n", "", &a);
+	jobs_keep_env(&a, kept, sizeof(kept));
+	assert_string_equal(a.scheduler, "run");
+	assert_string_equal(a.job_id, "77");
+	assert_string_equal(a.step, "");
+
+	/* an epilog's SLURM_JOB_ID names no job: nothing kept, nothing replaced */
+	kept[0] = '\0';
+	attribute_env("0::/\n", "SLURM_JOB_ID=903|SLURM_SCRIPT_CONTEXT=epilog_slurmd|", &a);
+	jobs_keep_env(&a, kept, sizeof(kept));
+	assert_string_equal(kept, "");
+	assert_string_equal(a.scheduler, "session");
+
+	/* what is kept and is not whole is ignored */
+	snprintf(kept, sizeof(kept), "slurm\t5");
+	attribute_env("0::/\n", "", &a);
+	jobs_keep_env(&a, kept, sizeof(kept));
+	assert_string_equal(a.scheduler, "session");
+	snprintf(kept, sizeof(kept), "slurm\t\t");
+	jobs_keep_env(&a, kept, sizeof(kept));
+	assert_string_equal(a.scheduler, "session");
+}
+
+static void test_choose(void **state)
+{
+	struct job_attribution cg, env, unit, none;
+	struct job_record by_cgroup = {0}, by_env = {0}, by_unit = {0}, session = {0};
+
+	(void)state;
+	attribute_env("0::/system.slice/slurmstepd.scope/job_42/step_0\n", "", &cg);
+	attribute_env("0::/\n", "SLURM_JOB_ID=7|", &env);
+	attribute_env("0::/system.slice/sshd.service\n", "", &unit);
+	attribute_env("0::/\n", "", &none);
+	assert_int_equal(cg.basis, JOB_BASIS_CGROUP);
+	assert_int_equal(env.basis, JOB_BASIS_ENV);
+	assert_int_equal(unit.basis, JOB_BASIS_UNIT);
+	assert_int_equal(none.basis, JOB_BASIS_NONE);
+	snprintf(by_cgroup.scheduler, sizeof(by_cgroup.scheduler), "slurm");
+	snprintf(by_cgroup.cgroup, sizeof(by_cgroup.cgroup),
+		 "/system.slice/slurmstepd.scope/job_42");
+	snprintf(by_env.scheduler, sizeof(by_env.scheduler), "slurm");
+	snprintf(by_unit.scheduler, sizeof(by_unit.scheduler), "systemd");
+	snprintf(by_unit.cgroup, sizeof(by_unit.cgroup), "/system.slice/sshd.service");
+	snprintf(session.scheduler, sizeof(session.scheduler), "session");
+
+	/* a job cgroup or an environment decides, whatever the parent */
+	assert_int_equal(jobs_choose(&cg, NULL, false, "slurm", true), JOB_CHOICE_OWN);
+	assert_int_equal(jobs_choose(&cg, &by_env, false, "k8s", false), JOB_CHOICE_OWN);
+	assert_int_equal(jobs_choose(&env, NULL, false, "k8s", true), JOB_CHOICE_OWN);
+	assert_int_equal(jobs_choose(&env, &by_cgroup, false, NULL, false), JOB_CHOICE_OWN);
+
+	/* a new process with nothing of its own: its parent's job */
+	assert_int_equal(jobs_choose(&none, NULL, false, "slurm", false), JOB_CHOICE_PARENT);
+	assert_int_equal(jobs_choose(&none, NULL, false, "run", false), JOB_CHOICE_PARENT);
+	assert_int_equal(jobs_choose(&none, NULL, false, "systemd", false), JOB_CHOICE_PARENT);
+	/* ... in its parent's cgroup: the unit is the parent's, so is the job */
+	assert_int_equal(jobs_choose(&unit, NULL, false, "slurm", true), JOB_CHOICE_PARENT);
+	/* ... a unit of its own (another cgroup): that unit */
+	assert_int_equal(jobs_choose(&unit, NULL, false, "slurm", false), JOB_CHOICE_OWN);
+	/* a login session is no job to inherit: a new session (setsid) is its own */
+	assert_int_equal(jobs_choose(&none, NULL, false, "session", true), JOB_CHOICE_OWN);
+	assert_int_equal(jobs_choose(&none, NULL, false, NULL, false), JOB_CHOICE_OWN);
+
+	/* an exec or a rename with nothing in the environment: it keeps its job */
+	assert_int_equal(jobs_choose(&none, &by_env, false, "session", false), JOB_CHOICE_KEEP);
+	assert_int_equal(jobs_choose(&unit, &session, false, NULL, false), JOB_CHOICE_KEEP);
+	assert_int_equal(jobs_choose(&none, &by_cgroup, false, NULL, false), JOB_CHOICE_KEEP);
+	/* a changed cgroup decides afresh when the job is a cgroup's or a session */
+	assert_int_equal(jobs_choose(&unit, &by_cgroup, true, "slurm", false), JOB_CHOICE_OWN);
+	assert_int_equal(jobs_choose(&none, &by_cgroup, true, "slurm", false), JOB_CHOICE_PARENT);
+	assert_int_equal(jobs_choose(&none, &by_unit, true, "session", false), JOB_CHOICE_OWN);
+	assert_int_equal(jobs_choose(&unit, &session, true, "session", false), JOB_CHOICE_OWN);
+	/* ... but cannot take a process out of a job that has no cgroup */
+	assert_int_equal(jobs_choose(&unit, &by_env, true, "session", false), JOB_CHOICE_KEEP);
+	assert_int_equal(jobs_choose(&none, &by_env, true, NULL, false), JOB_CHOICE_KEEP);
+}
+
 static void test_key(void **state)
 {
 	char key[JOB_KEY_MAX];
@@ -151,6 +284,8 @@ int main(void)
 	    cmocka_unit_test(test_slurm_by_environment),
 	    cmocka_unit_test(test_kubernetes),
 	    cmocka_unit_test(test_run_systemd_and_session),
+	    cmocka_unit_test(test_keep_env),
+	    cmocka_unit_test(test_choose),
 	    cmocka_unit_test(test_key),
 	};
 

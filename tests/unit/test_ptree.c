@@ -308,6 +308,42 @@ static void test_reaped_by_ancestor(void **state)
 	ptree_release(&pt);
 }
 
+/*
+ * A worker and the parent that waited for it both end between two scans
+ * (the parent reaped by its own parent): the grandparent's cutime grew by
+ * the parent's own CPU plus the worker's.  The parent's row takes the
+ * worker in its reaped-children values, as last seen, and only the rest as
+ * its own, so the rows add up to the tree's total once.
+ */
+static void test_parent_and_worker_end_together(void **state)
+{
+	struct ptree pt;
+	struct ptree_proc *parent, *worker;
+
+	(void)state;
+	put_proc(40, ANCESTOR, "sh", 'S', 1, 0, 1000, 300, 0);
+	put_proc(41, 40, "loadgen", 'S', 2, 0, 1000, 310, 0);
+	put_proc(42, 41, "worker", 'R', 100, 0, 1000, 320, 0);
+	ptree_init(&pt, ANCESTOR, 100, BOOT_MS);
+	assert_int_equal(ptree_scan(&pt, BOOT_MS), 0);
+	assert_int_equal(ptree_job(&pt)->user_ms, 1030);
+
+	/* the worker used 10 ticks more, the parent 1 more: 113 ticks in all */
+	remove_proc(42);
+	remove_proc(41);
+	put_proc(40, ANCESTOR, "sh", 'S', 1, 113, 1000, 300, 0);
+	assert_int_equal(ptree_scan(&pt, BOOT_MS + 1000), 0);
+	parent = find(&pt, 41);
+	worker = find(&pt, 42);
+	assert_non_null(parent);
+	assert_non_null(worker);
+	assert_int_equal(worker->cur.user_ms, 1000);
+	assert_int_equal(parent->cur.child_user_ms, 1000);
+	assert_int_equal(parent->cur.user_ms, 130);
+	assert_int_equal(ptree_job(&pt)->user_ms, 10 + 1130);
+	ptree_release(&pt);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -315,6 +351,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_lazy_refresh, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_pid_reuse_and_vanishing, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_reaped_by_ancestor, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_parent_and_worker_end_together, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
