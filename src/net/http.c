@@ -30,6 +30,15 @@ struct http_server {
 	uint16_t port;
 	unsigned idle_timeout_s;
 	unsigned pending; /* deferred answers not yet done (atomic) */
+	/*
+	 * Orders a deferred answer's threads: the handler's (which suspends
+	 * the connection), the one that completes it (which resumes it), and
+	 * the handler's again once resumed (which sends it, after which the
+	 * request is freed).  The server's, not the request's: the completing
+	 * thread still holds it when the resumed connection may already be
+	 * answered and freed.
+	 */
+	pthread_mutex_t defer_lock;
 };
 
 int http_parse_listen(const char *listen, struct sockaddr_storage *sa, unsigned *salen)
@@ -117,17 +126,14 @@ static enum MHD_Result send_response(struct MHD_Connection *c, struct http_respo
 }
 
 /*
- * A request in flight: its body so far, and a deferred answer.  The lock
- * orders the handler's thread (which suspends the connection) against the
- * thread that completes the answer (which resumes it): whichever comes
- * second acts.
+ * A request in flight: its body so far, and a deferred answer (its flags
+ * under the server's defer_lock).
  */
 struct http_conn {
 	struct strbuf body;
 	bool too_big;
 	struct http_server *s;
 	struct MHD_Connection *c;
-	pthread_mutex_t lock;
 	bool deferred, suspended, done;
 	struct http_response res; /* the deferred answer */
 };
@@ -144,7 +150,6 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		return;
 	strbuf_release(&hc->body);
 	strbuf_release(&hc->res.body);
-	pthread_mutex_destroy(&hc->lock);
 	free(hc);
 	*con_cls = NULL;
 }
@@ -189,11 +194,12 @@ void http_pending_done(struct http_pending *p)
 	struct http_conn *hc = (struct http_conn *)p;
 	struct http_server *s = hc->s;
 
-	pthread_mutex_lock(&hc->lock);
+	/* once resumed, hc may be answered and freed: not touched after the unlock */
+	pthread_mutex_lock(&s->defer_lock);
 	hc->done = true;
 	if (hc->suspended)
 		MHD_resume_connection(hc->c);
-	pthread_mutex_unlock(&hc->lock);
+	pthread_mutex_unlock(&s->defer_lock);
 	__atomic_sub_fetch(&s->pending, 1, __ATOMIC_RELAXED);
 }
 
@@ -207,13 +213,13 @@ static enum MHD_Result wait_deferred(struct http_conn *hc)
 {
 	bool done;
 
-	pthread_mutex_lock(&hc->lock);
+	pthread_mutex_lock(&hc->s->defer_lock);
 	done = hc->done;
 	if (!done) {
 		hc->suspended = true;
 		MHD_suspend_connection(hc->c);
 	}
-	pthread_mutex_unlock(&hc->lock);
+	pthread_mutex_unlock(&hc->s->defer_lock);
 	return done ? send_response(hc->c, &hc->res) : MHD_YES;
 }
 
@@ -258,12 +264,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		strbuf_init(&hc->body, s->max_body ? s->max_body : 1);
 		hc->s = s;
 		hc->c = c;
-		pthread_mutex_init(&hc->lock, NULL);
 		*con_cls = hc;
 		return MHD_YES;
 	}
-	if (hc->deferred) /* resumed: the answer is done */
-		return hc->done ? send_response(c, &hc->res) : MHD_YES;
+	if (hc->deferred) { /* resumed: the answer is done once its thread lets go */
+		bool done;
+
+		pthread_mutex_lock(&s->defer_lock);
+		done = hc->done;
+		pthread_mutex_unlock(&s->defer_lock);
+		return done ? send_response(c, &hc->res) : MHD_YES;
+	}
 	if (*upload_data_size != 0) {
 		/* chunked bodies have no Content-Length: the cap is checked here too */
 		if (!hc->too_big && strbuf_add(&hc->body, upload_data, *upload_data_size))
@@ -327,6 +338,7 @@ int http_start_opts(const char *listen, const struct http_options *o, http_handl
 	s->fn = fn;
 	s->arg = arg;
 	s->max_body = o->max_body;
+	pthread_mutex_init(&s->defer_lock, NULL);
 	s->idle_timeout_s = or_default(o->idle_timeout_s, HTTP_DEFAULT_IDLE_TIMEOUT_S);
 	if (sa.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
@@ -350,6 +362,7 @@ int http_start_opts(const char *listen, const struct http_options *o, http_handl
 		opts[n++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, threads, NULL};
 	if (o->tls_cert_pem && o->tls_key_pem) {
 		if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+			pthread_mutex_destroy(&s->defer_lock);
 			free(s);
 			return log_err(-ENOTSUP, "this libmicrohttpd has no TLS");
 		}
@@ -363,6 +376,7 @@ int http_start_opts(const char *listen, const struct http_options *o, http_handl
 	s->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_ARRAY, opts,
 				MHD_OPTION_END);
 	if (!s->d) {
+		pthread_mutex_destroy(&s->defer_lock);
 		free(s);
 		return log_err(-EADDRINUSE, "cannot listen on %s (in use, not an address of this "
 					    "machine, or a bad TLS key or certificate?)",
@@ -384,6 +398,7 @@ void http_stop(struct http_server *s)
 	if (!s)
 		return;
 	MHD_stop_daemon(s->d);
+	pthread_mutex_destroy(&s->defer_lock);
 	free(s);
 }
 

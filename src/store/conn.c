@@ -17,6 +17,8 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "common/log.h"
 
@@ -171,5 +173,50 @@ int store__exec(struct store *st, const char *sql, const char *what)
 
 	if (rc != SQLITE_OK)
 		return store__open_fail(st, rc, what);
+	return 0;
+}
+
+int store__cached_stmt(struct store *st, const char *sql, sqlite3_stmt **out)
+{
+	size_t slot;
+	int rc;
+
+	for (size_t k = 0; k < st->ningest_cache; k++)
+		if (strcmp(st->ingest_cache[k].sql, sql) == 0) {
+			*out = st->ingest_cache[k].stmt;
+			return SQLITE_OK;
+		}
+	rc = sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, out, NULL);
+	if (rc != SQLITE_OK)
+		return rc;
+	if (st->ningest_cache < STORE_INGEST_CACHE) {
+		slot = st->ningest_cache++;
+	} else {
+		slot = strlen(sql) % STORE_INGEST_CACHE; /* any: the cache is a convenience */
+		sqlite3_finalize(st->ingest_cache[slot].stmt);
+		free(st->ingest_cache[slot].sql);
+	}
+	st->ingest_cache[slot].sql = strdup(sql);
+	if (!st->ingest_cache[slot].sql) {
+		sqlite3_finalize(*out);
+		*out = NULL;
+		st->ingest_cache[slot] = st->ingest_cache[--st->ningest_cache];
+		return SQLITE_NOMEM;
+	}
+	st->ingest_cache[slot].stmt = *out;
+	return SQLITE_OK;
+}
+
+int store__cached_exec(struct store *st, const char *sql)
+{
+	sqlite3_stmt *stmt;
+	int rc = store__cached_stmt(st, sql, &stmt);
+
+	if (rc != SQLITE_OK)
+		return store__errno(st->db, rc) ? store__errno(st->db, rc) : -EIO;
+	rc = sqlite3_step(stmt);
+	sqlite3_reset(stmt);
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
+		return store__errno(st->db, rc) ? store__errno(st->db, rc) : -EIO;
 	return 0;
 }

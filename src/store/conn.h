@@ -32,7 +32,7 @@
  */
 #define STORE_WRITER_NSTMTS 21
 
-#define STORE_INGEST_CACHE 32
+#define STORE_INGEST_CACHE 64
 
 /* The head's memo of dimension rows (ingest.c); store_close frees it. */
 struct ingest_memo;
@@ -69,6 +69,15 @@ int store__errno(sqlite3 *db, int rc);
 void store__printable(char *dst, size_t size, const char *src);
 /* The connection's last error message, printable; valid until the next call. */
 const char *store__errmsg(struct store *st);
+
+/*
+ * A statement for sql from the connection's cache (the head's ingest runs
+ * the same few statements thousands of times a second), else prepared and
+ * kept: 0, or the SQLite result code.  The caller resets it after use.
+ */
+int store__cached_stmt(struct store *st, const char *sql, sqlite3_stmt **out);
+/* Runs a cached statement without parameters or rows (SAVEPOINT, RELEASE): 0 or -errno. */
+int store__cached_exec(struct store *st, const char *sql);
 
 /* Reports a failed read of what ("cannot WHAT in store ..."): -errno, never 0. */
 int store__read_fail(struct store *st, int rc, const char *what);

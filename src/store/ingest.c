@@ -453,7 +453,6 @@ static int cached_insert(struct ingest *in, const struct store_table *t, const c
 			 sqlite3_stmt **out)
 {
 	struct store *st = in->st;
-	size_t slot;
 	int rc;
 
 	for (size_t k = 0; k < st->ningest_cache; k++)
@@ -464,23 +463,11 @@ static int cached_insert(struct ingest *in, const struct store_table *t, const c
 	for (int c = 0; c < t->ncols; c++)
 		if (!head_has_column(st, t->name, t->cols[c]))
 			return bad(in, "%s: no column '%s' here", t->name, t->cols[c]);
-	rc = sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, out, NULL);
+	rc = store__cached_stmt(st, sql, out);
+	if (rc == SQLITE_NOMEM)
+		return -ENOMEM;
 	if (rc != SQLITE_OK)
 		return bad(in, "%s: %s", t->name, sqlite3_errmsg(st->db));
-	if (st->ningest_cache < STORE_INGEST_CACHE) {
-		slot = st->ningest_cache++;
-	} else {
-		slot = (size_t)(t->nrows % STORE_INGEST_CACHE); /* any: the cache is a convenience */
-		sqlite3_finalize(st->ingest_cache[slot].stmt);
-		free(st->ingest_cache[slot].sql);
-	}
-	st->ingest_cache[slot].sql = strdup(sql);
-	if (!st->ingest_cache[slot].sql) {
-		sqlite3_finalize(*out);
-		st->ingest_cache[slot] = st->ingest_cache[--st->ningest_cache];
-		return -ENOMEM;
-	}
-	st->ingest_cache[slot].stmt = *out;
 	return 0;
 }
 
@@ -590,15 +577,15 @@ int store_agent_cursor(struct store *st, const char *agent_id, int64_t *acked_se
 	*acked_seq = 0;
 	if (st->schema_version < 4)
 		return 0;
-	rc = sqlite3_prepare_v2(st->db, "SELECT acked_seq FROM agents WHERE agent_id = ?", -1,
-				&stmt, NULL);
+	rc = store__cached_stmt(st, "SELECT acked_seq FROM agents WHERE agent_id = ?", &stmt);
 	if (rc != SQLITE_OK)
-		return store__errno(st->db, rc);
+		return store__errno(st->db, rc) ? store__errno(st->db, rc) : -EIO;
 	sqlite3_bind_text(stmt, 1, agent_id, -1, SQLITE_STATIC);
 	rc = sqlite3_step(stmt);
 	if (rc == SQLITE_ROW)
 		*acked_seq = sqlite3_column_int64(stmt, 0);
-	sqlite3_finalize(stmt);
+	sqlite3_reset(stmt);
+	sqlite3_clear_bindings(stmt);
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : store__errno(st->db, rc);
 }
 
@@ -632,16 +619,16 @@ static int ingest_body(struct ingest *in, int64_t now_ms)
 		if (ret)
 			return ret;
 	}
-	rc = sqlite3_prepare_v2(
-	    in->st->db,
+	rc = store__cached_stmt(
+	    in->st,
 	    "INSERT INTO agents (agent_id, node_id, acked_seq, first_seen_ms, last_seen_ms,"
 	    " interval_ms, batches, rows) VALUES (?1, ?2, ?3, ?4, ?4, ?5, 1, ?6)"
 	    " ON CONFLICT (agent_id) DO UPDATE SET node_id = ?2,"
 	    " acked_seq = max(acked_seq, ?3), last_seen_ms = ?4, interval_ms = ?5,"
 	    " batches = batches + 1, rows = rows + ?6",
-	    -1, &stmt, NULL);
+	    &stmt);
 	if (rc != SQLITE_OK)
-		return store__errno(in->st->db, rc);
+		return store__errno(in->st->db, rc) ? store__errno(in->st->db, rc) : -EIO;
 	sqlite3_bind_text(stmt, 1, b->who.agent_id, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(stmt, 2, in->node_id);
 	sqlite3_bind_int64(stmt, 3, b->to_seq > in->acked ? b->to_seq : in->acked);
@@ -649,7 +636,8 @@ static int ingest_body(struct ingest *in, int64_t now_ms)
 	sqlite3_bind_int64(stmt, 5, b->who.interval_ms);
 	sqlite3_bind_int64(stmt, 6, in->rows);
 	rc = sqlite3_step(stmt);
-	sqlite3_finalize(stmt);
+	sqlite3_reset(stmt);
+	sqlite3_clear_bindings(stmt);
 	if (rc != SQLITE_DONE)
 		return store__errno(in->st->db, rc);
 	if (b->to_seq > in->acked)
@@ -692,21 +680,21 @@ static int ingest_one(struct store *st, struct store_ingest_item *it, struct ing
 	ret = ingest_check(it->b, it->errmsg, sizeof(it->errmsg));
 	if (ret)
 		return ret;
-	ret = store__exec(st, "SAVEPOINT batch", "ingest a batch");
+	ret = store__cached_exec(st, "SAVEPOINT batch");
 	if (ret)
 		return ret;
 	ret = ingest_body(in, now_ms);
 	if (ret == -EINVAL) {
 		st->next_seq = seq;
 		st->tick_err = 0;
-		if (store__exec(st, "ROLLBACK TO batch", "ingest a batch") == 0 &&
-		    store__exec(st, "RELEASE batch", "ingest a batch") == 0)
+		if (store__cached_exec(st, "ROLLBACK TO batch") == 0 &&
+		    store__cached_exec(st, "RELEASE batch") == 0)
 			return -EINVAL;
 		return -EIO;
 	}
 	if (ret)
 		return ret;
-	return store__exec(st, "RELEASE batch", "ingest a batch");
+	return store__cached_exec(st, "RELEASE batch");
 }
 
 int store_ingest_group(struct store *st, struct store_ingest_item *items, size_t n,

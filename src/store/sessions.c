@@ -167,11 +167,12 @@ int store_session_control(struct store *st, const char *hostname, int64_t *inter
 	names[0] = '\0';
 	if (st->schema_version < 4)
 		return 0;
-	rc = sqlite3_prepare_v2(st->db,
+	/* asked with every batch the head acknowledges: a cached statement */
+	rc = store__cached_stmt(st,
 				"SELECT name, interval_ms FROM sessions WHERE end_ms IS NULL AND"
 				" (nodes IS NULL OR ',' || nodes || ',' LIKE '%,' || ?1 || ',%')"
 				" ORDER BY start_ms, id",
-				-1, &stmt, NULL);
+				&stmt);
 	if (rc != SQLITE_OK)
 		return store__read_fail(st, rc, "read the sessions");
 	sqlite3_bind_text(stmt, 1, hostname, -1, SQLITE_STATIC);
@@ -185,6 +186,7 @@ int store_session_control(struct store *st, const char *hostname, int64_t *inter
 			len += (size_t)snprintf(names + len, size - len, "%s%s", len ? "," : "",
 						(const char *)n);
 	}
-	sqlite3_finalize(stmt);
+	sqlite3_reset(stmt);
+	sqlite3_clear_bindings(stmt);
 	return 0;
 }
