@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
@@ -115,6 +116,85 @@ static int readers_open(struct head *h, const char *db, size_t n)
 	if (ret)
 		readers_close(h);
 	return ret;
+}
+
+/*
+ * The checkpointer: the WAL copied into the store file every second by a
+ * connection of its own, so that no commit waits for a checkpoint (an
+ * autocheckpoint in the committer held a group for hundreds of ms).
+ */
+struct head_checkpointer {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	bool stop;
+	struct store *st;
+};
+
+static void *checkpointer(void *arg)
+{
+	struct head_checkpointer *c = arg;
+
+	pthread_mutex_lock(&c->lock);
+	while (!c->stop) {
+		struct timespec until;
+
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += 1;
+		pthread_cond_timedwait(&c->wake, &c->lock, &until);
+		if (c->stop)
+			break;
+		pthread_mutex_unlock(&c->lock);
+		store_checkpoint(c->st);
+		pthread_mutex_lock(&c->lock);
+	}
+	pthread_mutex_unlock(&c->lock);
+	return NULL;
+}
+
+static int checkpointer_start(struct head *h, const char *db)
+{
+	struct head_checkpointer *c = calloc(1, sizeof(*c));
+	int ret;
+
+	if (!c)
+		return log_err(-ENOMEM, "out of memory");
+	ret = store_open(db, STORE_CREATE | STORE_CHECKED, &c->st);
+	if (!ret)
+		ret = store_set_autocheckpoint(h->writer, false);
+	if (ret) {
+		store_close(c->st);
+		free(c);
+		return ret;
+	}
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_cond_init(&c->wake, NULL);
+	if (pthread_create(&c->thread, NULL, checkpointer, c) != 0) {
+		store_set_autocheckpoint(h->writer, true);
+		store_close(c->st);
+		free(c);
+		return log_err(-EAGAIN, "cannot start the head's checkpoint thread");
+	}
+	h->ckpt = c;
+	return 0;
+}
+
+static void checkpointer_stop(struct head *h)
+{
+	struct head_checkpointer *c = h->ckpt;
+
+	if (!c)
+		return;
+	pthread_mutex_lock(&c->lock);
+	c->stop = true;
+	pthread_cond_signal(&c->wake);
+	pthread_mutex_unlock(&c->lock);
+	pthread_join(c->thread, NULL);
+	store_close(c->st);
+	pthread_cond_destroy(&c->wake);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+	h->ckpt = NULL;
 }
 
 static unsigned online_cpus(void)
@@ -288,7 +368,7 @@ enum head_result head_main(const struct head_opts *o)
 		result = HEAD_FAIL_SETUP;
 		goto out;
 	}
-	if (sigfd < 0 || head_ingest_start(&h)) {
+	if (sigfd < 0 || checkpointer_start(&h, o->db) || head_ingest_start(&h)) {
 		result = HEAD_FAIL_SYSTEM;
 		goto out;
 	}
@@ -310,6 +390,7 @@ out:
 	head_ingest_stop(&h);
 	http_stop(srv);
 	head_ingest_free(&h);
+	checkpointer_stop(&h);
 	if (sigfd >= 0)
 		close(sigfd);
 	readers_close(&h);

@@ -336,6 +336,30 @@ int store_set_durable(struct store *st)
 	return store__exec(st, "PRAGMA synchronous = FULL", "set up");
 }
 
+int store_set_autocheckpoint(struct store *st, bool on)
+{
+	return store__exec(st, on ? "PRAGMA wal_autocheckpoint = 1000" : "PRAGMA wal_autocheckpoint = 0",
+			   "set up");
+}
+
+int store_checkpoint(struct store *st)
+{
+	int log = 0, done = 0;
+	int rc = sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log, &done);
+
+	/*
+	 * Under a writer that never pauses, a passive checkpoint never finds
+	 * the WAL wholly copied, so the WAL is never started over and grows
+	 * without end.  Past STORE_WAL_RESTART_FRAMES, and once nearly all of
+	 * it is copied, RESTART waits for the writer's current transaction,
+	 * copies the rest (little) and makes the next write start the WAL at
+	 * its beginning.
+	 */
+	if (rc == SQLITE_OK && log > STORE_WAL_RESTART_FRAMES && log - done < log / 8)
+		rc = sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_RESTART, NULL, NULL);
+	return rc == SQLITE_OK || rc == SQLITE_BUSY ? 0 : store__errno(st->db, rc);
+}
+
 const char *store_path(const struct store *st)
 {
 	return st->path;

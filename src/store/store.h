@@ -58,6 +58,15 @@ int store_open(const char *path, unsigned flags, struct store **out);
 void store_close(struct store *st);
 /* Every commit fsynced (PRAGMA synchronous = FULL): for a head, which acknowledges commits. */
 int store_set_durable(struct store *st);
+/*
+ * WAL checkpoints: by default the commit that fills 1000 pages of WAL runs
+ * one (and waits for it).  A writer that must not wait (the head's
+ * committer) turns that off, and another connection runs store_checkpoint
+ * (PASSIVE: it copies what no reader still needs, beside the writer).
+ */
+#define STORE_WAL_RESTART_FRAMES 16384 /* pages: 64 MiB of WAL at 4 KiB */
+int store_set_autocheckpoint(struct store *st, bool on);
+int store_checkpoint(struct store *st);
 const char *store_path(const struct store *st);
 
 /* The meta table: a value by key (0, or -ENOENT), and setting one. */
