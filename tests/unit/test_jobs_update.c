@@ -49,10 +49,10 @@ static void put_file(int pid, const char *name, const char *text, size_t len)
 
 /* CPU in ticks (hz 100: 1 tick = 10 ms); environ with '|' for NUL. */
 static void put_proc(int pid, int ppid, const char *comm, char state, int utime, int cutime,
-		     const char *cgroup, const char *environ)
+		     const char *cgroup, const char *env_text)
 {
 	char text[512], env[512];
-	size_t n = strlen(environ);
+	size_t n = strlen(env_text);
 
 	snprintf(text, sizeof(text),
 		 "%d (%s) %c %d %d %d 0 -1 4194304 100 0 0 0 %d 0 %d 0 20 0 1 0 %d 1000000 %d "
@@ -72,7 +72,7 @@ static void put_proc(int pid, int ppid, const char *comm, char state, int utime,
 	put_file(pid, "cgroup", cgroup, strlen(cgroup));
 	assert_true(n < sizeof(env));
 	for (size_t i = 0; i < n; i++)
-		env[i] = environ[i] == '|' ? '\0' : environ[i];
+		env[i] = env_text[i] == '|' ? '\0' : env_text[i];
 	put_file(pid, "environ", env, n);
 }
 
