@@ -406,6 +406,10 @@ void head_metrics(void *arg, const struct http_request *req, struct http_respons
 	prom_family(&res->body, "jobscope_head_refused_batches_total", "counter",
 		    "Batches refused (400) since the head started.");
 	strbuf_addf(&res->body, "jobscope_head_refused_batches_total %" PRIu64 "\n", h->refused);
+	prom_family(&res->body, "jobscope_head_commit_groups_total", "counter",
+		    "Transactions the batches were committed in (group commit): batches / groups "
+		    "is the mean group size.");
+	strbuf_addf(&res->body, "jobscope_head_commit_groups_total %" PRIu64 "\n", h->groups);
 }
 
 /*
