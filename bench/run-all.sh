@@ -151,6 +151,9 @@ scale_put() {
 	python3 - "$1" "$out/scale-section.md" "$out/scale.json" <<'PY'
 import json, sys
 
+sys.path.insert(0, "bench")
+from results_md import put
+
 path, section_file, json_file = sys.argv[1:4]
 try:
     res = json.load(open(json_file))
@@ -184,23 +187,7 @@ try:
 except (OSError, KeyError, ValueError, TypeError):
     rows = ["| scale benchmark | did not run | | |"]
 ours = lambda l: l.startswith("| scale: ") or l.startswith("| scale benchmark ")
-lines = [l for l in open(path).read().splitlines() if not ours(l)]
-if "## Summary" in lines:  # the new rows go after the last row of its table
-    last = start = lines.index("## Summary")
-    for i in range(start + 1, len(lines)):
-        if lines[i].startswith("## "):
-            break
-        if lines[i].startswith("|"):
-            last = i
-    lines[last + 1:last + 1] = rows
-text = "\n".join(lines) + "\n"
-head = "## 8. jobscope head at 2,000 paced agents"
-i = text.find(head)
-if i >= 0:
-    j = text.find("\n## ", i + len(head))
-    text = text[:i].rstrip("\n") + ("\n\n" + text[j + 1:] if j >= 0 else "\n")
-text = text.rstrip("\n") + "\n\n" + open(section_file).read()
-open(path + ".tmp", "w").write(text)
+put(path, open(section_file).read(), rows, ours, "## 8. jobscope head at 2,000 paced agents")
 PY
 	mv "$1.tmp" "$1"
 }
@@ -229,28 +216,14 @@ if [ "$only" = gpu ]; then
 	python3 - bench/RESULTS.md "$out/gpu-section.md" "$out/gpu-summary.md" <<'PY'
 import sys
 
+sys.path.insert(0, "bench")
+from results_md import put
+
 path, section_file, rows_file = sys.argv[1:4]
 section = open(section_file).read()
 rows = [l for l in open(rows_file).read().splitlines() if l.strip()]
 gpu_row = lambda l: l.startswith("| GPU ") or l.startswith("| `jobscope run` 100 ms, sampler")
-lines = [l for l in open(path).read().splitlines() if not gpu_row(l)]
-if "## Summary" in lines:  # the new rows go after the last row of its table
-    last = start = lines.index("## Summary")
-    for i in range(start + 1, len(lines)):
-        if lines[i].startswith("## "):
-            break
-        if lines[i].startswith("|"):
-            last = i
-    lines[last + 1:last + 1] = rows
-text = "\n".join(lines) + "\n"
-head = "## 4. GPU sampling cost"
-i = text.find(head)
-if i < 0:
-    text = text.rstrip("\n") + "\n\n" + section
-else:
-    j = text.find("\n## ", i + len(head))
-    text = text[:i] + section + ("\n" + text[j + 1:] if j >= 0 else "")
-open(path + ".tmp", "w").write(text)
+put(path, section, rows, gpu_row, "## 4. GPU sampling cost")
 PY
 	mv bench/RESULTS.md.tmp bench/RESULTS.md
 	say "wrote bench/RESULTS.md (its GPU section and summary rows)"
@@ -407,6 +380,9 @@ fi
 python3 - "$results" "$out/report-section.md" "$out/report.json" <<'PY'
 import json, sys
 
+sys.path.insert(0, "bench")
+from results_md import put
+
 path, section_file, json_file = sys.argv[1:4]
 try:
     checks = json.load(open(json_file))["result"]["checks"]
@@ -417,23 +393,7 @@ try:
 except (OSError, KeyError, ValueError):
     rows = ["| report benchmark | did not run | | |"]
 ours = lambda l: l.startswith("| report: ") or l.startswith("| report benchmark ")
-lines = [l for l in open(path).read().splitlines() if not ours(l)]
-if "## Summary" in lines:  # the new rows go after the last row of its table
-    last = start = lines.index("## Summary")
-    for i in range(start + 1, len(lines)):
-        if lines[i].startswith("## "):
-            break
-        if lines[i].startswith("|"):
-            last = i
-    lines[last + 1:last + 1] = rows
-text = "\n".join(lines) + "\n"
-head = "## 7. jobscope report"
-i = text.find(head)
-if i >= 0:
-    j = text.find("\n## ", i + len(head))
-    text = text[:i].rstrip("\n") + ("\n\n" + text[j + 1:] if j >= 0 else "\n")
-text = text.rstrip("\n") + "\n\n" + open(section_file).read()
-open(path + ".tmp", "w").write(text)
+put(path, open(section_file).read(), rows, ours, "## 7. jobscope report")
 PY
 mv "$results.tmp" "$results"
 say "added the report benchmark to $results"
