@@ -176,16 +176,22 @@ int store__exec(struct store *st, const char *sql, const char *what)
 	return 0;
 }
 
+sqlite3_stmt *store__cached_find(struct store *st, const char *sql)
+{
+	for (size_t k = 0; k < st->ningest_cache; k++)
+		if (strcmp(st->ingest_cache[k].sql, sql) == 0)
+			return st->ingest_cache[k].stmt;
+	return NULL;
+}
+
 int store__cached_stmt(struct store *st, const char *sql, sqlite3_stmt **out)
 {
 	size_t slot;
 	int rc;
 
-	for (size_t k = 0; k < st->ningest_cache; k++)
-		if (strcmp(st->ingest_cache[k].sql, sql) == 0) {
-			*out = st->ingest_cache[k].stmt;
-			return SQLITE_OK;
-		}
+	*out = store__cached_find(st, sql);
+	if (*out)
+		return SQLITE_OK;
 	rc = sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, out, NULL);
 	if (rc != SQLITE_OK)
 		return rc;
@@ -212,11 +218,11 @@ int store__cached_exec(struct store *st, const char *sql)
 	sqlite3_stmt *stmt;
 	int rc = store__cached_stmt(st, sql, &stmt);
 
-	if (rc != SQLITE_OK)
-		return store__errno(st->db, rc) ? store__errno(st->db, rc) : -EIO;
-	rc = sqlite3_step(stmt);
-	sqlite3_reset(stmt);
-	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-		return store__errno(st->db, rc) ? store__errno(st->db, rc) : -EIO;
-	return 0;
+	if (rc == SQLITE_OK) {
+		rc = sqlite3_step(stmt);
+		sqlite3_reset(stmt);
+	}
+	if (rc == SQLITE_OK || rc == SQLITE_DONE || rc == SQLITE_ROW)
+		return 0;
+	return store__errno(st->db, rc) ? store__errno(st->db, rc) : -EIO;
 }

@@ -76,6 +76,8 @@ const char *store__errmsg(struct store *st);
  * kept: 0, or the SQLite result code.  The caller resets it after use.
  */
 int store__cached_stmt(struct store *st, const char *sql, sqlite3_stmt **out);
+/* The cached statement for sql, or NULL (nothing prepared). */
+sqlite3_stmt *store__cached_find(struct store *st, const char *sql);
 /* Runs a cached statement without parameters or rows (SAVEPOINT, RELEASE): 0 or -errno. */
 int store__cached_exec(struct store *st, const char *sql);
 

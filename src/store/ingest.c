@@ -455,11 +455,9 @@ static int cached_insert(struct ingest *in, const struct store_table *t, const c
 	struct store *st = in->st;
 	int rc;
 
-	for (size_t k = 0; k < st->ningest_cache; k++)
-		if (strcmp(st->ingest_cache[k].sql, sql) == 0) {
-			*out = st->ingest_cache[k].stmt;
-			return 0;
-		}
+	*out = store__cached_find(st, sql);
+	if (*out)
+		return 0;
 	for (int c = 0; c < t->ncols; c++)
 		if (!head_has_column(st, t->name, t->cols[c]))
 			return bad(in, "%s: no column '%s' here", t->name, t->cols[c]);
