@@ -176,9 +176,7 @@ GET = b"GET / HTTP/1.1\r\nHost: head\r\n\r\n"
 
 
 def test_10000_keepalive_connections_held(wd):
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if hard != resource.RLIM_INFINITY and hard < 16384 + 100 and not has_cap_sys_resource():
-        print("SKIP: the hard fd limit here is %d (10,000 connections need more)" % hard)
+    if fd_limit_too_low():
         return
     raise_nofile(12000)
     head = Head(wd)
@@ -267,11 +265,20 @@ def has_cap_sys_resource():
     return False
 
 
-def test_fd_limit(wd):
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+def fd_limit_too_low():
+    """Whether the head's default 16,384 connections cannot fit here (said so: a skip)."""
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
     if hard != resource.RLIM_INFINITY and hard < 16384 + 100 and not has_cap_sys_resource():
-        print("SKIP: the hard fd limit here is %d" % hard)
+        print("SKIP: the hard fd limit here is %d (the head's 16,384 connections need more)"
+              % hard)
+        return True
+    return False
+
+
+def test_fd_limit(wd):
+    if fd_limit_too_low():
         return
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
     # a low soft limit: raised to what the connections need
     head = Head(wd, wrap=["prlimit", "--nofile=256:%d" % (hard if hard != resource.RLIM_INFINITY
                                                             else 1048576), "--"])
