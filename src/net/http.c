@@ -29,7 +29,6 @@ struct http_server {
 	void *arg;
 	uint16_t port;
 	unsigned idle_timeout_s;
-	unsigned pending; /* deferred answers not yet done (atomic) */
 	/*
 	 * Orders a deferred answer's threads: the handler's (which suspends
 	 * the connection), the one that completes it (which resumes it), and
@@ -180,7 +179,6 @@ struct http_pending *http_defer(const struct http_request *req)
 	hc->res.status = 200;
 	hc->res.content_type = "application/json; charset=utf-8";
 	strbuf_init(&hc->res.body, 64 << 20);
-	__atomic_add_fetch(&hc->s->pending, 1, __ATOMIC_RELAXED);
 	return (struct http_pending *)hc;
 }
 
@@ -200,12 +198,6 @@ void http_pending_done(struct http_pending *p)
 	if (hc->suspended)
 		MHD_resume_connection(hc->c);
 	pthread_mutex_unlock(&s->defer_lock);
-	__atomic_sub_fetch(&s->pending, 1, __ATOMIC_RELAXED);
-}
-
-unsigned http_pending_count(const struct http_server *s)
-{
-	return __atomic_load_n(&s->pending, __ATOMIC_RELAXED);
 }
 
 /* The handler deferred its answer: suspend until it is done (or send it, if it already is). */

@@ -89,8 +89,6 @@ struct http_pending;
 struct http_pending *http_defer(const struct http_request *req);
 struct http_response *http_pending_response(struct http_pending *p);
 void http_pending_done(struct http_pending *p);
-/* How many answers are deferred and not yet done. */
-unsigned http_pending_count(const struct http_server *s);
 int http_start_opts(const char *listen, const struct http_options *o, http_handler_fn fn,
 		    void *arg, struct http_server **out);
 /* The port actually bound. */
