@@ -853,13 +853,6 @@ static void put(const char *rel, const char *text)
 	fclose(f);
 }
 
-static int rm_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-	(void)st;
-	(void)type;
-	(void)ftw;
-	return remove(path);
-}
 
 static int tmp_setup(void **state)
 {
@@ -875,7 +868,7 @@ static int tmp_teardown(void **state)
 {
 	(void)state;
 	sysroot_set("");
-	return nftw(tmp_root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	return fixture_rm_tree(tmp_root);
 }
 
 /* cpu and cpuacct co-mounted, found through either name. */

@@ -16,6 +16,8 @@
 
 #include <cmocka.h>
 
+#include "fixture.h"
+
 #include "net/wire.h"
 #include "store/store.h"
 
@@ -106,12 +108,7 @@ static void test_group(void **state)
 	for (int i = 0; i < 5; i++)
 		wire_batch_release(&wb[i]);
 	store_close(st);
-	unlink(db);
-	snprintf(db, sizeof(db), "%s/head.db-wal", path);
-	unlink(db);
-	snprintf(db, sizeof(db), "%s/head.db-shm", path);
-	unlink(db);
-	rmdir(path);
+	assert_int_equal(fixture_rm_tree(path), 0);
 }
 
 int main(void)

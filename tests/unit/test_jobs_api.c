@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "fixture.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -295,17 +297,11 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	struct fixture *fx = *state;
-	char p[160];
 
 	store_close(fx->st);
 	log_set_file(NULL);
 	fclose(fx->log);
-	unlink(fx->path);
-	snprintf(p, sizeof(p), "%s-wal", fx->path);
-	unlink(p);
-	snprintf(p, sizeof(p), "%s-shm", fx->path);
-	unlink(p);
-	rmdir(fx->dir);
+	fixture_rm_tree(fx->dir);
 	free(fx);
 	return 0;
 }

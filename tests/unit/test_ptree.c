@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include "fixture.h"
+
 #include "common/sysroot.h"
 #include "sample/ptree.h"
 
@@ -70,10 +72,10 @@ static void put_proc(int pid, int ppid, const char *comm, char state, int utime,
 
 static void remove_proc(int pid)
 {
-	char cmd[256];
+	char dir[256];
 
-	snprintf(cmd, sizeof(cmd), "rm -rf %s/proc/%d", root, pid);
-	assert_int_equal(system(cmd), 0);
+	snprintf(dir, sizeof(dir), "%s/proc/%d", root, pid);
+	assert_int_equal(fixture_rm_tree(dir), 0);
 }
 
 static int setup(void **state)
@@ -94,11 +96,8 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	char cmd[128];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
-	assert_int_equal(system(cmd), 0);
+	assert_int_equal(fixture_rm_tree(root), 0);
 	sysroot_set(NULL);
 	return 0;
 }

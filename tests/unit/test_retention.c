@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "fixture.h"
+
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,12 +61,6 @@ static int setup(void **state)
 	return 0;
 }
 
-static int rm_entry(const char *path, const struct stat *sb, int type, struct FTW *ftw)
-{
-	(void)sb;
-	(void)ftw;
-	return type == FTW_DP ? rmdir(path) : unlink(path);
-}
 
 static int teardown(void **state)
 {
@@ -74,7 +70,7 @@ static int teardown(void **state)
 		store_close(fx->st);
 	log_set_file(NULL);
 	fclose(fx->log);
-	nftw(fx->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	fixture_rm_tree(fx->dir);
 	free(fx);
 	return 0;
 }

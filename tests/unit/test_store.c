@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "fixture.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -54,14 +56,6 @@ static int setup(void **state)
 	return 0;
 }
 
-static int rm_entry(const char *path, const struct stat *sb, int type, struct FTW *ftw)
-{
-	(void)sb;
-	(void)ftw;
-	if (type == FTW_DP)
-		return rmdir(path);
-	return unlink(path);
-}
 
 static int teardown(void **state)
 {
@@ -70,7 +64,7 @@ static int teardown(void **state)
 	log_set_file(NULL);
 	fclose(fx->log);
 	chmod(fx->dir, 0700);
-	nftw(fx->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	fixture_rm_tree(fx->dir);
 	free(fx);
 	return 0;
 }
