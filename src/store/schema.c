@@ -165,6 +165,23 @@ static const char store_schema_v5[] =
     "CREATE INDEX jobs_start ON jobs (start_ms, id);\n";
 
 /*
+ * Schema 6: the store at the cost the physics allows.  Closed hours of the
+ * fact tables packed into compressed column blobs (store/pack.h), and each
+ * job's report state checkpointed, so that a report replays only the rows
+ * after it (analysis/reportckpt.h).
+ */
+static const char store_schema_v6[] =
+    "CREATE TABLE packs (id INTEGER PRIMARY KEY, tbl TEXT NOT NULL, key INTEGER NOT NULL,"
+    " seq_lo INTEGER NOT NULL, seq_hi INTEGER NOT NULL, ts_lo INTEGER NOT NULL,"
+    " ts_hi INTEGER NOT NULL, nrows INTEGER NOT NULL, raw_bytes INTEGER NOT NULL,"
+    " data BLOB NOT NULL) STRICT;\n"
+    "CREATE INDEX packs_tbl_key ON packs (tbl, key, seq_lo);\n"
+    "CREATE INDEX packs_tbl_seq ON packs (tbl, seq_hi);\n"
+    "CREATE TABLE report_ckpts (job_id INTEGER PRIMARY KEY, seq INTEGER NOT NULL,"
+    " ts_ms INTEGER NOT NULL, format INTEGER NOT NULL, made_ms INTEGER NOT NULL,"
+    " data BLOB NOT NULL) STRICT;\n";
+
+/*
  * store_migrations[v] brings a store from schema v to v + 1; [0] creates
  * schema 1 in an empty file.  A new version appends one entry here and
  * bumps STORE_SCHEMA_VERSION.
@@ -175,6 +192,7 @@ static const char *const store_migrations[STORE_SCHEMA_VERSION] = {
     store_schema_v3,
     store_schema_v4,
     store_schema_v5,
+    store_schema_v6,
 };
 
 /* Tables a store must have (checked at open), with the schema that added them. */
@@ -188,7 +206,8 @@ static const struct {
     {"job_samples", 1},	  {"events", 1},       {"marks", 1},
     {"devices", 2},	  {"gpu_samples", 2},  {"gpu_proc_samples", 2},
     {"job_summaries", 3}, {"rollups", 3},      {"agents", 4},
-    {"sessions", 4},	  {"gaps", 5},
+    {"sessions", 4},	  {"gaps", 5},	       {"packs", 6},
+    {"report_ckpts", 6},
 };
 
 /*

@@ -40,7 +40,7 @@
 #include "sample/host.h"
 #include "sample/sample.h"
 
-#define STORE_SCHEMA_VERSION 5
+#define STORE_SCHEMA_VERSION 6
 #define STORE_APPLICATION_ID 0x4A53434F
 /* Stores up to this size get a full PRAGMA quick_check when opened. */
 #define STORE_QUICK_CHECK_MAX_BYTES ((int64_t)256 << 20)
