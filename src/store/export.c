@@ -19,14 +19,26 @@
 #include "common/log.h"
 #include "store/rowset.h"
 
-/* The tables keyed by seq, with the schema that added them. */
+/*
+ * The tables keyed by seq, with the schema that added them, and where
+ * their rows are read: the packed ones through T_all (packs.h).
+ */
 static const struct {
 	const char *table;
+	const char *source;
 	int since;
 } export_facts[] = {
-    {"host_samples", 1}, {"cpu_samples", 1}, {"disk_samples", 1},	{"net_samples", 1},
-    {"proc_samples", 1}, {"job_samples", 1}, {"events", 1},		{"marks", 1},
-    {"gpu_samples", 2},	 {"gpu_proc_samples", 2}, {"gaps", 5},
+    {"host_samples", "host_samples_all", 1},
+    {"cpu_samples", "cpu_samples_all", 1},
+    {"disk_samples", "disk_samples_all", 1},
+    {"net_samples", "net_samples_all", 1},
+    {"proc_samples", "proc_samples_all", 1},
+    {"job_samples", "job_samples_all", 1},
+    {"events", "events", 1},
+    {"marks", "marks", 1},
+    {"gpu_samples", "gpu_samples_all", 2},
+    {"gpu_proc_samples", "gpu_proc_samples_all", 2},
+    {"gaps", "gaps", 5},
 };
 
 /* The dimension rows a range references: ?1 < seq <= ?2 in every fact table. */
@@ -36,23 +48,23 @@ static const struct {
 	int since; /* schema */
 } export_dims[] = {
     {"devices",
-     "id IN (SELECT device_id FROM gpu_samples WHERE seq > ?1 AND seq <= ?2"
-     " UNION SELECT device_id FROM gpu_proc_samples WHERE seq > ?1 AND seq <= ?2)",
+     "id IN (SELECT device_id FROM gpu_samples_all WHERE seq > ?1 AND seq <= ?2"
+     " UNION SELECT device_id FROM gpu_proc_samples_all WHERE seq > ?1 AND seq <= ?2)",
      2},
     {"procs",
-     "id IN (SELECT proc_id FROM proc_samples WHERE seq > ?1 AND seq <= ?2"
-     " UNION SELECT proc_id FROM gpu_proc_samples WHERE seq > ?1 AND seq <= ?2)",
+     "id IN (SELECT proc_id FROM proc_samples_all WHERE seq > ?1 AND seq <= ?2"
+     " UNION SELECT proc_id FROM gpu_proc_samples_all WHERE seq > ?1 AND seq <= ?2)",
      2},
     {"jobs",
-     "id IN (SELECT job_id FROM job_samples WHERE seq > ?1 AND seq <= ?2"
-     " UNION SELECT job_id FROM proc_samples WHERE seq > ?1 AND seq <= ?2"
+     "id IN (SELECT job_id FROM job_samples_all WHERE seq > ?1 AND seq <= ?2"
+     " UNION SELECT job_id FROM proc_samples_all WHERE seq > ?1 AND seq <= ?2"
      " UNION SELECT job_id FROM events WHERE seq > ?1 AND seq <= ?2"
-     " UNION SELECT job_id FROM gpu_proc_samples WHERE seq > ?1 AND seq <= ?2"
-     " UNION SELECT p.job_id FROM procs p JOIN proc_samples s ON s.proc_id = p.id"
+     " UNION SELECT job_id FROM gpu_proc_samples_all WHERE seq > ?1 AND seq <= ?2"
+     " UNION SELECT p.job_id FROM procs p JOIN proc_samples_all s ON s.proc_id = p.id"
      " WHERE s.seq > ?1 AND s.seq <= ?2)",
      2},
     {"job_summaries",
-     "job_id IN (SELECT job_id FROM job_samples WHERE seq > ?1 AND seq <= ?2)", 3},
+     "job_id IN (SELECT job_id FROM job_samples_all WHERE seq > ?1 AND seq <= ?2)", 3},
 };
 
 /* Appends a table of the query's rows to out when the query has rows. */
@@ -139,6 +151,9 @@ int store_max_seq(struct store *st, int64_t *max_seq)
 					", coalesce((SELECT max(seq) FROM %s), 0)",
 					export_facts[i].table);
 	}
+	if (st->schema_version >= 6)
+		len += (size_t)snprintf(sql + len, sizeof(sql) - len,
+					", coalesce((SELECT max(seq_hi) FROM packs), 0)");
 	snprintf(sql + len, sizeof(sql) - len, ")");
 	rc = sqlite3_prepare_v2(st->db, sql, -1, &stmt, NULL);
 	if (rc != SQLITE_OK)
@@ -175,7 +190,7 @@ int store_export_batch(struct store *st, int64_t after_seq, int64_t max_rows,
 			continue;
 		snprintf(sql, sizeof(sql),
 			 "SELECT * FROM %s WHERE seq > ?1 AND seq <= ?2 ORDER BY seq",
-			 export_facts[i].table);
+			 export_facts[i].source);
 		ret = export_table(st, out, export_facts[i].table, sql, after_seq, *to_seq, nrows);
 	}
 	for (size_t i = 0; i < sizeof(export_dims) / sizeof(export_dims[0]) && !ret; i++) {

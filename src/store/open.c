@@ -11,6 +11,7 @@
  *   store_meta_get, store_meta_set
  */
 #include "store/conn.h"
+#include "store/packs.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -297,6 +298,8 @@ int store_open(const char *path, unsigned flags, struct store **out)
 			goto out_close_db;
 	}
 	ret = store__check_schema(st);
+	if (!ret)
+		ret = store__packs_register(st);
 	if (ret)
 		goto out_close_db;
 	if (st->writable) {

@@ -96,19 +96,19 @@ struct replay {
 /* job_samples before schema 3: no cgroup columns */
 static const char replay_job_v2[] =
     "SELECT seq, ts_ms, nprocs, user_ms, system_ms, rss_bytes, swap_bytes,"
-    " read_bytes, write_bytes, sampler_cpu_ms FROM job_samples WHERE job_id = ?1 ORDER BY seq";
+    " read_bytes, write_bytes, sampler_cpu_ms FROM job_samples_all WHERE job_id = ?1 ORDER BY seq";
 
 static const char *const replay_sql[REPLAY__COUNT] = {
-    [REPLAY_HOST] = ("SELECT seq, ts_ms, " STORE_HOST_COLUMNS " FROM host_samples"
+    [REPLAY_HOST] = ("SELECT seq, ts_ms, " STORE_HOST_COLUMNS " FROM host_samples_all"
 		     " WHERE node_id = ?1 AND ts_ms >= ?2 AND ts_ms <= ?3 ORDER BY ts_ms, seq"),
     [REPLAY_JOB] = ("SELECT seq, ts_ms, nprocs, user_ms, system_ms, rss_bytes, swap_bytes,"
 		    " read_bytes, write_bytes, sampler_cpu_ms, cg_cpu_ms, cg_mem_bytes,"
-		    " cg_mem_peak_bytes FROM job_samples WHERE job_id = ?1 ORDER BY seq"),
+		    " cg_mem_peak_bytes FROM job_samples_all WHERE job_id = ?1 ORDER BY seq"),
     [REPLAY_PROC] = ("SELECT s.seq, s.ts_ms, s.state, s.threads, s.user_ms, s.system_ms,"
 		     " s.child_user_ms, s.child_system_ms, s.rss_bytes, s.hwm_bytes,"
 		     " s.swap_bytes, s.read_bytes, s.write_bytes,"
 		     " p.pid, p.ppid, p.start_ms, p.end_ms, p.uid, p.comm, p.cmdline"
-		     " FROM proc_samples s JOIN procs p ON p.id = s.proc_id"
+		     " FROM proc_samples_all s JOIN procs p ON p.id = s.proc_id"
 		     " WHERE s.job_id = ?1 ORDER BY s.seq"),
     [REPLAY_EVENT] = ("SELECT seq, ts_ms, kind, pid, value, message, gpu_index FROM events"
 		      " WHERE job_id = ?1 ORDER BY seq"),
@@ -116,13 +116,13 @@ static const char *const replay_sql[REPLAY__COUNT] = {
 		    " s.pcie_rx_bps, s.pcie_tx_bps, s.nvlink_rx_bytes, s.nvlink_tx_bytes,"
 		    " s.power_mw, s.energy_mj, s.temp_c, s.sm_clock_mhz, s.mem_clock_mhz,"
 		    " s.throttle_reasons, s.ecc_corrected, s.ecc_uncorrected," DEVICE_COLUMNS
-		    " FROM gpu_samples s JOIN devices d ON d.id = s.device_id"
+		    " FROM gpu_samples_all s JOIN devices d ON d.id = s.device_id"
 		    " WHERE s.device_id = ?1 AND s.ts_ms >= ?2 AND s.ts_ms <= ?3"
 		    " ORDER BY s.ts_ms, s.seq"),
     [REPLAY_GPU_PROC] = ("SELECT s.seq, s.ts_ms, s.pid, s.mem_bytes, s.sm_util_pct,"
 			 " s.mem_util_pct, s.graphics, s.proc_id, s.job_id," DEVICE_COLUMNS
 			 ", p.pid, p.ppid, p.start_ms, p.end_ms, p.uid, p.comm, p.cmdline"
-			 " FROM gpu_proc_samples s JOIN devices d ON d.id = s.device_id"
+			 " FROM gpu_proc_samples_all s JOIN devices d ON d.id = s.device_id"
 			 " LEFT JOIN procs p ON p.id = s.proc_id"
 			 " WHERE s.device_id = ?1 AND s.ts_ms >= ?2 AND s.ts_ms <= ?3"
 			 " ORDER BY s.ts_ms, s.seq"),
@@ -139,13 +139,13 @@ static const char replay_gpu_range[] =
     " s.pcie_rx_bps, s.pcie_tx_bps, s.nvlink_rx_bytes, s.nvlink_tx_bytes,"
     " s.power_mw, s.energy_mj, s.temp_c, s.sm_clock_mhz, s.mem_clock_mhz,"
     " s.throttle_reasons, s.ecc_corrected, s.ecc_uncorrected," DEVICE_COLUMNS
-    " FROM gpu_samples s JOIN devices d ON d.id = s.device_id"
+    " FROM gpu_samples_all s JOIN devices d ON d.id = s.device_id"
     " WHERE s.seq >= ?1 AND s.seq <= ?2 AND s.ts_ms >= ?3 AND s.ts_ms <= ?4 ORDER BY s.seq";
 static const char replay_gpu_proc_range[] =
     "SELECT s.seq, s.ts_ms, s.pid, s.mem_bytes, s.sm_util_pct,"
     " s.mem_util_pct, s.graphics, s.proc_id, s.job_id," DEVICE_COLUMNS
     ", p.pid, p.ppid, p.start_ms, p.end_ms, p.uid, p.comm, p.cmdline"
-    " FROM gpu_proc_samples s JOIN devices d ON d.id = s.device_id"
+    " FROM gpu_proc_samples_all s JOIN devices d ON d.id = s.device_id"
     " LEFT JOIN procs p ON p.id = s.proc_id"
     " WHERE s.seq >= ?1 AND s.seq <= ?2 AND s.ts_ms >= ?3 AND s.ts_ms <= ?4 ORDER BY s.seq";
 
@@ -619,6 +619,44 @@ static int node_devices(struct replay *rp, int64_t *ids, int *n)
 }
 
 /*
+ * gpu_seq_range's range widened to the packs of devs that overlap the
+ * window (packs.h): a superset, the cursor checks each row's time.
+ */
+static int packed_seq_range(struct replay *rp, const char *table, const int64_t *devs, int ndevs,
+			    int64_t start_ms, int64_t end_ms, int64_t *lo, int64_t *hi)
+{
+	sqlite3_stmt *stmt;
+	int ret, rc = SQLITE_DONE;
+
+	ret = store__prepare(rp->st,
+			     "SELECT min(seq_lo), max(seq_hi) FROM packs WHERE tbl = ?1 AND key = ?2"
+			     " AND ts_hi >= ?3 AND ts_lo <= ?4",
+			     "replay a job", &stmt);
+	if (ret)
+		return ret;
+	for (int i = 0; i < ndevs; i++) {
+		sqlite3_reset(stmt);
+		sqlite3_bind_text(stmt, 1, table, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(stmt, 2, devs[i]);
+		sqlite3_bind_int64(stmt, 3, start_ms);
+		sqlite3_bind_int64(stmt, 4, end_ms);
+		rc = sqlite3_step(stmt);
+		if (rc != SQLITE_ROW)
+			break;
+		if (sqlite3_column_type(stmt, 0) == SQLITE_NULL)
+			continue;
+		if (sqlite3_column_int64(stmt, 0) < *lo)
+			*lo = sqlite3_column_int64(stmt, 0);
+		if (sqlite3_column_int64(stmt, 1) > *hi)
+			*hi = sqlite3_column_int64(stmt, 1);
+	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		ret = store__read_fail(rp->st, rc, "replay a job");
+	sqlite3_finalize(stmt);
+	return ret;
+}
+
+/*
  * The seq range of a GPU table's rows of devs in the window: the first and
  * the last row of each device there, through its (device_id, ts_ms)
  * index.  Rows are written tick by tick, so a device's seq grows with its
@@ -663,6 +701,8 @@ static int gpu_seq_range(struct replay *rp, const char *table, const int64_t *de
 		}
 	sqlite3_finalize(stmt[0]);
 	sqlite3_finalize(stmt[1]);
+	if (!ret && rp->st->schema_version >= 6)
+		ret = packed_seq_range(rp, table, devs, ndevs, start_ms, end_ms, lo, hi);
 	return ret;
 }
 
@@ -765,21 +805,21 @@ static int replay_prepare(struct replay *rp, int64_t id, int64_t start_ms, int64
 		return log_err(-ENOMEM, "cannot replay a job of store '%s'", rp->st->path);
 	ret = store__prepare(rp->st,
 			     "SELECT cpu, user_ms, nice_ms, system_ms, idle_ms, iowait_ms, irq_ms,"
-			     " softirq_ms, steal_ms FROM cpu_samples"
+			     " softirq_ms, steal_ms FROM cpu_samples_all"
 			     " WHERE node_id = ?1 AND ts_ms = ?2 AND seq > ?3 ORDER BY seq",
 			     "replay a job", &rp->cpu_stmt);
 	if (ret)
 		return ret;
 	ret = store__prepare(
 	    rp->st,
-	    "SELECT disk, reads, read_bytes, writes, write_bytes, io_ms FROM disk_samples"
+	    "SELECT disk, reads, read_bytes, writes, write_bytes, io_ms FROM disk_samples_all"
 	    " WHERE node_id = ?1 AND ts_ms = ?2 AND seq > ?3 ORDER BY seq",
 	    "replay a job", &rp->disk_stmt);
 	if (ret)
 		return ret;
 	return store__prepare(
 	    rp->st,
-	    "SELECT iface, rx_bytes, rx_packets, tx_bytes, tx_packets FROM net_samples"
+	    "SELECT iface, rx_bytes, rx_packets, tx_bytes, tx_packets FROM net_samples_all"
 	    " WHERE node_id = ?1 AND ts_ms = ?2 AND seq > ?3 ORDER BY seq",
 	    "replay a job", &rp->net_stmt);
 }

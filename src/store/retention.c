@@ -126,7 +126,29 @@ int store_used_bytes(struct store *st, uint64_t *bytes)
 	return 0;
 }
 
-/* Deletes up to budget rows of every fact table with seq < cut. */
+/*
+ * Packs wholly below the cut, the oldest `budget` first (a pack that
+ * straddles it waits for the next cut); their rows counted in *deleted.
+ */
+static int delete_packs_before(struct store *st, int64_t cut, int budget, int64_t *deleted)
+{
+	sqlite3_stmt *stmt;
+	int rc = sqlite3_prepare_v2(st->db,
+				    "DELETE FROM packs WHERE id IN (SELECT id FROM packs WHERE"
+				    " seq_hi < ?1 ORDER BY seq_hi LIMIT ?2) RETURNING nrows",
+				    -1, &stmt, NULL);
+
+	if (rc != SQLITE_OK)
+		return ret_fail(st, rc, "age out data");
+	sqlite3_bind_int64(stmt, 1, cut);
+	sqlite3_bind_int64(stmt, 2, budget);
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
+		*deleted += sqlite3_column_int64(stmt, 0);
+	sqlite3_finalize(stmt);
+	return rc == SQLITE_DONE ? 0 : ret_fail(st, rc, "age out data");
+}
+
+/* Deletes up to budget rows of every fact table with seq < cut, and packs wholly below it. */
 static int delete_raw_before(struct store *st, int64_t cut, int budget, int64_t *deleted)
 {
 	char sql[256];
@@ -143,7 +165,7 @@ static int delete_raw_before(struct store *st, int64_t cut, int budget, int64_t 
 		if (ret)
 			return ret;
 	}
-	return 0;
+	return st->schema_version >= 6 ? delete_packs_before(st, cut, budget, deleted) : 0;
 }
 
 /* The rows a head never got: their count, seqs and times. */
@@ -303,13 +325,30 @@ static int keep_head(struct store *st, const struct store_head_bound *head)
 	return rc == SQLITE_DONE ? 0 : ret_fail(st, rc, "keep the head's cursor");
 }
 
-/* The first seq written at or after ts_ms (host rows are written every tick). */
+/*
+ * The first seq written at or after ts_ms (host rows are written every
+ * tick); of packed hours, the first seq of the first host pack that
+ * reaches ts_ms (a pack goes whole, when all of it is older).
+ */
 static int seq_at(struct store *st, int64_t ts_ms, int64_t *seq, bool *found)
 {
-	return query1(st,
-		      "SELECT min(seq) FROM host_samples WHERE node_id IN (SELECT id FROM nodes)"
-		      " AND ts_ms >= ?1",
-		      ts_ms, seq, found);
+	int ret;
+
+	if (st->schema_version < 6)
+		return query1(st,
+			      "SELECT min(seq) FROM host_samples WHERE node_id IN (SELECT id FROM nodes)"
+			      " AND ts_ms >= ?1",
+			      ts_ms, seq, found);
+	/* min() of two scalars is NULL when either is: each NULL made the largest int64 */
+	ret = query1(st,
+		     "SELECT min(coalesce((SELECT min(seq_lo) FROM packs WHERE tbl = 'host_samples'"
+		     " AND ts_hi >= ?1), 9223372036854775807), coalesce((SELECT min(seq) FROM"
+		     " host_samples WHERE node_id IN (SELECT id FROM nodes) AND ts_ms >= ?1),"
+		     " 9223372036854775807))",
+		     ts_ms, seq, found);
+	if (!ret && *found && *seq == INT64_MAX)
+		*found = false;
+	return ret;
 }
 
 static int delete_rollups_before(struct store *st, int64_t tier_ms, int64_t ts_ms, int budget,
@@ -383,7 +422,15 @@ static int retention_cap(struct store *st, int64_t now_ms, int64_t acked, int64_
 	bool found;
 	int ret;
 
-	ret = query1(st, "SELECT min(seq) FROM host_samples", 0, &oldest, &found);
+	ret = query1(st,
+		     st->schema_version >= 6
+			 /* the oldest pack by its end: its start is close enough for a tenth */
+			 ? "SELECT min(coalesce((SELECT min(seq) FROM host_samples),"
+			   " (SELECT seq_lo FROM packs ORDER BY seq_hi LIMIT 1)),"
+			   " coalesce((SELECT seq_lo FROM packs ORDER BY seq_hi LIMIT 1),"
+			   " (SELECT min(seq) FROM host_samples)))"
+			 : "SELECT min(seq) FROM host_samples",
+		     0, &oldest, &found);
 	if (ret)
 		return ret;
 	if (found) {

@@ -227,6 +227,25 @@ int store_for_each_gap(struct store *st, int64_t node_id, int64_t from_ms, int64
 int store_used_bytes(struct store *st, uint64_t *bytes);
 
 /*
+ * Packing (docs/store.md, Packs): every fact row written before before_ms,
+ * with seq <= max_seq (an agent's head's acknowledged seq; INT64_MAX
+ * without a head), moved into compressed column blobs in one transaction,
+ * at most max_seqs seqs past the last step's cut (0: no limit).  Readers
+ * see no difference.  Not inside a tick.  0 or -errno (-EINVAL: a
+ * read-only store or an open tick); a store older than schema 6 packs
+ * nothing.
+ */
+struct store_pack_result {
+	int64_t rows, packs;
+	int64_t bytes;	   /* the packs' blobs */
+	int64_t raw_bytes; /* the same before zstd */
+	int64_t cut_seq;   /* every row at or below it is packed */
+	bool more;	   /* max_seqs stopped the step short */
+};
+int store_pack_step(struct store *st, int64_t before_ms, int64_t max_seq, int64_t max_seqs,
+		    struct store_pack_result *res);
+
+/*
  * Streaming to a head (docs/wire.md).  The agent side: every fact row with
  * after_seq < seq <= *to_seq (at most max_rows of them: seq is one counter
  * across the fact tables) and the dimension rows they reference, read in

@@ -1,0 +1,339 @@
+/*
+ * packer.c - moving closed hours of the fact tables into packs
+ * (packs.h): store_pack_step.
+ *
+ *   pack_cut         up to which seq this step packs
+ *   flush_pack       one pack: rows sorted by entity, encoded, inserted
+ *   pack_table_rows  one table's rows up to the cut, key by key
+ *   store_pack_step  one transaction: every table, then the cut in meta
+ *
+ * The cut is a seq: every fact row at or below it is packed, whatever its
+ * table, so the rows left in a table are always above every packed seq
+ * (the order the T_all tables rely on).  It is the first seq written at
+ * or after before_ms (host rows are written every tick) minus one, and
+ * never above max_seq (an agent passes its head's acknowledged seq: rows
+ * in flight stay rows, cheap to send again).  A step packs at most
+ * max_seqs seqs past the last cut, so a store packed for the first time
+ * goes in several short transactions rather than one long one.
+ */
+#include "store/conn.h"
+#include "store/pack.h"
+#include "store/packs.h"
+#include "store/writer.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+
+static int pack_fail(struct store *st, int rc, const char *what)
+{
+	int ret = store__errno(st->db, rc);
+
+	if (ret == 0)
+		ret = -EIO;
+	if (ret == -ENOSPC)
+		return ret;
+	return log_err(ret, "cannot %s in store '%s' (%s)", what, st->path, store__errmsg(st));
+}
+
+static int query_i64_opt(struct store *st, const char *sql, int64_t a, int64_t *out, bool *found)
+{
+	sqlite3_stmt *stmt;
+	int rc = sqlite3_prepare_v2(st->db, sql, -1, &stmt, NULL);
+
+	*found = false;
+	if (rc != SQLITE_OK)
+		return pack_fail(st, rc, "pack rows");
+	if (sqlite3_bind_parameter_count(stmt) >= 1)
+		sqlite3_bind_int64(stmt, 1, a);
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_ROW && sqlite3_column_type(stmt, 0) != SQLITE_NULL) {
+		*out = sqlite3_column_int64(stmt, 0);
+		*found = true;
+	}
+	sqlite3_finalize(stmt);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return pack_fail(st, rc, "pack rows");
+	return 0;
+}
+
+static int pack_cut(struct store *st, int64_t before_ms, int64_t max_seq, int64_t max_seqs,
+		    int64_t *prev, int64_t *cut, bool *limited)
+{
+	int64_t first_young;
+	bool found;
+	int ret;
+
+	ret = query_i64_opt(st,
+			    "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'pack_seq'", 0,
+			    prev, &found);
+	if (ret)
+		return ret;
+	if (!found)
+		*prev = 0;
+	ret = query_i64_opt(st,
+			    "SELECT min(seq) FROM host_samples WHERE node_id IN (SELECT id FROM nodes)"
+			    " AND ts_ms >= ?1",
+			    before_ms, &first_young, &found);
+	if (ret)
+		return ret;
+	*cut = (found ? first_young : st->next_seq) - 1;
+	if (*cut > max_seq)
+		*cut = max_seq;
+	*limited = max_seqs > 0 && *cut - *prev > max_seqs;
+	if (*limited)
+		*cut = *prev + max_seqs;
+	return 0;
+}
+
+struct packer {
+	struct store *st;
+	const struct pack_table *t;
+	int ncols, sort_col, ts_col;
+	struct pack_rows rows;
+	size_t *order;
+	struct strbuf blob;
+	sqlite3_stmt *insert;
+	struct store_pack_result *res;
+};
+
+static int cmp_cells(const struct pack_rows *p, size_t a, size_t b, int col)
+{
+	int ta = pack_type(p, a, col), tb = pack_type(p, b, col);
+	size_t la, lb;
+	const char *sa, *sb;
+	int c;
+
+	if (ta != tb)
+		return ta - tb;
+	if (ta == SQLITE_TEXT || ta == SQLITE_BLOB) {
+		sa = pack_text(p, a, col, &la);
+		sb = pack_text(p, b, col, &lb);
+		c = memcmp(sa, sb, la < lb ? la : lb);
+		return c ? c : (la > lb) - (la < lb);
+	}
+	return (pack_int(p, a, col) > pack_int(p, b, col)) -
+	       (pack_int(p, a, col) < pack_int(p, b, col));
+}
+
+static int cmp_entity(const void *a, const void *b, void *arg)
+{
+	const struct packer *pk = arg;
+	size_t ra = *(const size_t *)a, rb = *(const size_t *)b;
+	int c = cmp_cells(&pk->rows, ra, rb, pk->sort_col);
+
+	return c ? c : cmp_cells(&pk->rows, ra, rb, 0);
+}
+
+/* The buffered rows of one key as one pack; the buffer emptied. */
+static int flush_pack(struct packer *pk, int64_t key)
+{
+	const struct pack_rows *p = &pk->rows;
+	int64_t seq_lo = INT64_MAX, seq_hi = INT64_MIN, ts_lo = INT64_MAX, ts_hi = INT64_MIN;
+	size_t raw_bytes;
+	int ret, rc;
+
+	if (p->nrows == 0)
+		return 0;
+	for (size_t r = 0; r < p->nrows; r++) {
+		int64_t seq = pack_int(p, r, 0), ts = pack_int(p, r, pk->ts_col);
+
+		pk->order[r] = r;
+		seq_lo = seq < seq_lo ? seq : seq_lo;
+		seq_hi = seq > seq_hi ? seq : seq_hi;
+		ts_lo = ts < ts_lo ? ts : ts_lo;
+		ts_hi = ts > ts_hi ? ts : ts_hi;
+	}
+	qsort_r(pk->order, p->nrows, sizeof(*pk->order), cmp_entity, pk);
+	ret = pack_encode(p, pk->order, p->nrows, &pk->blob, &raw_bytes);
+	if (ret)
+		return log_err(ret, "cannot pack rows of %s", pk->t->name);
+	sqlite3_reset(pk->insert);
+	sqlite3_bind_text(pk->insert, 1, pk->t->name, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(pk->insert, 2, key);
+	sqlite3_bind_int64(pk->insert, 3, seq_lo);
+	sqlite3_bind_int64(pk->insert, 4, seq_hi);
+	sqlite3_bind_int64(pk->insert, 5, ts_lo);
+	sqlite3_bind_int64(pk->insert, 6, ts_hi);
+	sqlite3_bind_int64(pk->insert, 7, (int64_t)p->nrows);
+	sqlite3_bind_int64(pk->insert, 8, (int64_t)raw_bytes);
+	sqlite3_bind_blob(pk->insert, 9, pk->blob.buf, (int)pk->blob.len, SQLITE_STATIC);
+	rc = sqlite3_step(pk->insert);
+	if (rc != SQLITE_DONE)
+		return pack_fail(pk->st, rc, "store a pack");
+	pk->res->packs++;
+	pk->res->rows += (int64_t)p->nrows;
+	pk->res->bytes += (int64_t)pk->blob.len;
+	pk->res->raw_bytes += (int64_t)raw_bytes;
+	pack_rows_clear(&pk->rows);
+	return 0;
+}
+
+static int column_index(struct store *st, const char *table, const char *col, int *out)
+{
+	sqlite3_stmt *stmt;
+	int rc = sqlite3_prepare_v2(st->db, "SELECT cid FROM pragma_table_info(?1, 'main') WHERE name = ?2",
+				    -1, &stmt, NULL);
+
+	if (rc != SQLITE_OK)
+		return pack_fail(st, rc, "pack rows");
+	sqlite3_bind_text(stmt, 1, table, -1, SQLITE_STATIC);
+	sqlite3_bind_text(stmt, 2, col, -1, SQLITE_STATIC);
+	rc = sqlite3_step(stmt);
+	*out = rc == SQLITE_ROW ? sqlite3_column_int(stmt, 0) : -1;
+	sqlite3_finalize(stmt);
+	return *out >= 0 ? 0 : pack_fail(st, SQLITE_CORRUPT, "find a column to pack by");
+}
+
+/* One row of the SELECT (key first, then the table's columns) into the buffer. */
+static int buffer_row(struct packer *pk, sqlite3_stmt *stmt)
+{
+	size_t row;
+	int ret = pack_rows_add(&pk->rows, &row);
+
+	for (int c = 0; c < pk->ncols && !ret; c++) {
+		int type = sqlite3_column_type(stmt, c + 1);
+
+		switch (type) {
+		case SQLITE_INTEGER:
+			pack_set_int(&pk->rows, row, c, sqlite3_column_int64(stmt, c + 1));
+			break;
+		case SQLITE_FLOAT:
+			pack_set_float(&pk->rows, row, c, sqlite3_column_double(stmt, c + 1));
+			break;
+		case SQLITE_TEXT:
+		case SQLITE_BLOB: {
+			const void *s = type == SQLITE_TEXT ? (const void *)sqlite3_column_text(stmt, c + 1)
+							    : sqlite3_column_blob(stmt, c + 1);
+
+			ret = pack_set_text(&pk->rows, row, c, type, s,
+					    (size_t)sqlite3_column_bytes(stmt, c + 1));
+			break;
+		}
+		default:
+			pack_set_null(&pk->rows, row, c);
+			break;
+		}
+	}
+	return ret;
+}
+
+static int pack_table_rows(struct packer *pk, int64_t cut)
+{
+	char sql[256];
+	sqlite3_stmt *stmt;
+	int64_t key = 0;
+	bool have_key = false;
+	int rc, ret;
+
+	ret = column_index(pk->st, pk->t->name, pk->t->sort_col, &pk->sort_col);
+	if (!ret)
+		ret = column_index(pk->st, pk->t->name, "ts_ms", &pk->ts_col);
+	if (ret)
+		return ret;
+	snprintf(sql, sizeof(sql), "SELECT coalesce(%s, 0), * FROM %s WHERE seq <= ?1 ORDER BY 1, seq",
+		 pk->t->key_col, pk->t->name);
+	rc = sqlite3_prepare_v2(pk->st->db, sql, -1, &stmt, NULL);
+	if (rc != SQLITE_OK)
+		return pack_fail(pk->st, rc, "pack rows");
+	pk->ncols = sqlite3_column_count(stmt) - 1;
+	pack_rows_release(&pk->rows);
+	pack_rows_init(&pk->rows, pk->ncols);
+	sqlite3_bind_int64(stmt, 1, cut);
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		int64_t k = sqlite3_column_int64(stmt, 0);
+
+		if (have_key && (k != key || pk->rows.nrows == PACK_MAX_ROWS)) {
+			ret = flush_pack(pk, key);
+			if (ret)
+				goto out_finalize;
+		}
+		key = k;
+		have_key = true;
+		ret = buffer_row(pk, stmt);
+		if (ret)
+			goto out_finalize;
+	}
+	if (rc != SQLITE_DONE) {
+		ret = pack_fail(pk->st, rc, "pack rows");
+		goto out_finalize;
+	}
+	ret = flush_pack(pk, key);
+	if (ret)
+		goto out_finalize;
+	snprintf(sql, sizeof(sql), "DELETE FROM %s WHERE seq <= ?1", pk->t->name);
+	sqlite3_finalize(stmt);
+	rc = sqlite3_prepare_v2(pk->st->db, sql, -1, &stmt, NULL);
+	if (rc != SQLITE_OK)
+		return pack_fail(pk->st, rc, "pack rows");
+	sqlite3_bind_int64(stmt, 1, cut);
+	rc = sqlite3_step(stmt);
+	ret = rc == SQLITE_DONE ? 0 : pack_fail(pk->st, rc, "pack rows");
+out_finalize:
+	sqlite3_finalize(stmt);
+	return ret;
+}
+
+int store_pack_step(struct store *st, int64_t before_ms, int64_t max_seq, int64_t max_seqs,
+		    struct store_pack_result *res)
+{
+	struct packer pk = {.st = st, .res = res};
+	char sql[128];
+	int64_t prev, cut;
+	bool limited = false;
+	int ret, rc;
+
+	memset(res, 0, sizeof(*res));
+	if (!st->writable || st->in_tick)
+		return -EINVAL;
+	if (st->schema_version < 6)
+		return 0;
+	ret = store__exec(st, "BEGIN IMMEDIATE", "lock");
+	if (ret)
+		return ret;
+	ret = store__load_next_seq(st);
+	if (!ret)
+		ret = pack_cut(st, before_ms, max_seq, max_seqs, &prev, &cut, &limited);
+	if (ret || cut <= prev)
+		goto out_end;
+	pk.order = malloc(PACK_MAX_ROWS * sizeof(*pk.order));
+	if (!pk.order) {
+		ret = -ENOMEM;
+		goto out_end;
+	}
+	strbuf_init(&pk.blob, PACK_MAX_RAW_BYTES);
+	pack_rows_init(&pk.rows, 1);
+	rc = sqlite3_prepare_v2(st->db,
+				"INSERT INTO packs (tbl, key, seq_lo, seq_hi, ts_lo, ts_hi, nrows,"
+				" raw_bytes, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+				-1, &pk.insert, NULL);
+	ret = rc == SQLITE_OK ? 0 : pack_fail(st, rc, "pack rows");
+	for (int i = 0; i < store__npack_tables && !ret; i++) {
+		if (store__pack_tables[i].since > st->schema_version)
+			continue;
+		pk.t = &store__pack_tables[i];
+		ret = pack_table_rows(&pk, cut);
+	}
+	sqlite3_finalize(pk.insert);
+	pack_rows_release(&pk.rows);
+	strbuf_release(&pk.blob);
+	free(pk.order);
+	if (ret)
+		goto out_end;
+	snprintf(sql, sizeof(sql),
+		 "INSERT OR REPLACE INTO meta (key, value) VALUES ('pack_seq', '%lld')",
+		 (long long)cut);
+	ret = store__exec(st, sql, "pack rows in");
+	res->cut_seq = cut;
+	res->more = limited;
+out_end:
+	if (ret) {
+		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+		memset(res, 0, sizeof(*res));
+		return ret;
+	}
+	return store__exec(st, "COMMIT", "pack rows in");
+}
