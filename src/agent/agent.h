@@ -39,6 +39,8 @@
 #define AGENT_MIN_INTERVAL_MS 100
 #define AGENT_MAX_GPU_PROCS   4096
 #define AGENT_MAX_GPU_EVENTS  64
+/* --pack-after's default: raw rows older than an hour are packed (store.h) */
+#define AGENT_PACK_AFTER_MS 3600000
 
 struct agent_opts {
 	int64_t interval_ms;
@@ -50,6 +52,7 @@ struct agent_opts {
 	const char *head;	/* --head URL: stream to a head */
 	const char *token_file; /* its bearer token */
 	const char *ca_file;	/* CA to trust for an https head */
+	int64_t pack_after_ms;	/* --pack-after: 0 = never */
 };
 
 /* What made agent_main fail. */
@@ -126,6 +129,7 @@ struct agent {
 	uint64_t store_bytes;
 	int64_t retention_next_ms;
 	int64_t retention_deleted;
+	struct store_packer packer; /* --pack-after */
 	/*
 	 * Rows the size cap deleted before the head held them (with a head
 	 * only): totals kept in the store's meta, the last gap record, and

@@ -525,6 +525,19 @@ static void retention(struct agent *a, int64_t ts)
 	}
 }
 
+/*
+ * Packing rows older than --pack-after, never past what the head
+ * acknowledged (rows it may still ask for again stay rows).
+ */
+static void pack(struct agent *a, int64_t ts)
+{
+	struct store_head_bound head;
+	const struct store_head_bound *b = retention_bound(a, &head);
+
+	a->packer.after_ms = a->opt->pack_after_ms;
+	store_pack_tick(a->st, &a->packer, ts, b ? b->acked_seq : INT64_MAX);
+}
+
 /* ---- the tick ---- */
 
 void agent_tick(struct agent *a)
@@ -550,6 +563,7 @@ void agent_tick(struct agent *a)
 		if (!a->jobs.job[k].live)
 			a->jobs.job[k].stored_end = true;
 	retention(a, ts);
+	pack(a, ts);
 	a->self_cpu_ms = proc_self_cpu_ms();
 	a->self_rss_bytes = self_rss_bytes();
 	clock_gettime(CLOCK_MONOTONIC, &t1);

@@ -40,6 +40,8 @@ static const char agent_usage[] =
     "      --retention-1h DUR   keep 1-hour rollups this long (default 2y; 0 = ever)\n"
     "      --max-db-size SIZE   cap the store's size (e.g. 500M, 20G): the oldest\n"
     "                           raw rows, then rollups, go first; job summaries stay\n"
+    "      --pack-after DUR     pack raw rows older than this into compressed column\n"
+    "                           blobs (default 1h; 0 = never); readers see no change\n"
     "      --head URL           stream everything to a head (jobscope head), e.g.\n"
     "                           http://head:8091; the store is the spool: retention\n"
     "                           keeps what the head has not acknowledged; only\n"
@@ -93,6 +95,7 @@ static const struct option agent_longopts[] = {
     {"retention-1m", required_argument, NULL, 'M'},
     {"retention-1h", required_argument, NULL, 'H'},
     {"max-db-size", required_argument, NULL, 'X'},
+    {"pack-after", required_argument, NULL, 'P'},
     {"head", required_argument, NULL, 'U'},
     {"token-file", required_argument, NULL, 'T'},
     {"ca-file", required_argument, NULL, 'A'},
@@ -143,6 +146,10 @@ static int apply_opt(struct agent_opts *o, int c, const char *arg, char **argv)
 			o->retention.m1_ms = ms;
 		else
 			o->retention.h1_ms = ms;
+		return 0;
+	case 'P':
+		if (parse_duration_ms(arg, &o->pack_after_ms))
+			return cli_usage_error("agent", "bad --pack-after '%s' (e.g. 1h, 0)", arg);
 		return 0;
 	case 'X':
 		if (parse_size(arg, &o->retention.max_bytes))
@@ -251,6 +258,7 @@ static int parse_opts(int argc, char **argv, struct agent_opts *o, char *config_
 	o->retention.raw_ms = 7LL * 86400000;
 	o->retention.m1_ms = 90LL * 86400000;
 	o->retention.h1_ms = 730LL * 86400000;
+	o->pack_after_ms = AGENT_PACK_AFTER_MS;
 	opterr = 0;
 	/* first pass: --config and --help only */
 	optind = 1;

@@ -46,6 +46,7 @@
 #define RUN_MIN_INTERVAL_MS 50
 #define RUN_MAX_GPU_PROCS   4096 /* processes on all GPUs at one tick */
 #define RUN_MAX_GPU_EVENTS  64	 /* GPU events taken per tick */
+#define RUN_PACK_AFTER_MS   3600000 /* --pack-after's default */
 
 enum report_format { REPORT_TEXT, REPORT_JSON, REPORT_NONE };
 
@@ -59,6 +60,7 @@ struct run_opts {
 	enum report_format report;
 	const char *report_file;
 	bool no_wait;
+	int64_t pack_after_ms; /* 0: never */
 	char **argv;
 };
 
@@ -74,6 +76,7 @@ struct run_state {
 	struct summary sum;
 	struct jobseries js;
 	struct analysis an;
+	struct store_packer packer; /* --pack-after */
 	sigset_t orig_mask;
 	struct rlimit orig_nofile; /* restored for CMD */
 	bool nofile_raised;
@@ -120,6 +123,9 @@ static const char run_usage[] =
     "  -o, --report-file PATH write the report there instead of stderr\n"
     "      --no-wait          end when CMD exits, even if processes it started\n"
     "                         in the background still run (default: wait for them)\n"
+    "      --pack-after DUR   pack the store's raw rows older than DUR into\n"
+    "                         compressed column blobs as the run goes (default 1h;\n"
+    "                         0 = never); reports read them as before\n"
     "  -h, --help             show this help\n"
     "\n"
     "Signals: SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to jobscope are passed to\n"
@@ -145,6 +151,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 	    {"report", required_argument, NULL, 'r'},
 	    {"report-file", required_argument, NULL, 'o'},
 	    {"no-wait", no_argument, NULL, 'W'},
+	    {"pack-after", required_argument, NULL, 'P'},
 	    {"sysroot", required_argument, NULL, 'S'}, /* hidden: for tests */
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
@@ -154,6 +161,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->interval_ms = 500;
 	o->kill_after_ms = 10000;
+	o->pack_after_ms = RUN_PACK_AFTER_MS;
 	opterr = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+:i:t:n:r:o:h", longopts, NULL)) != -1) {
@@ -201,6 +209,11 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 			break;
 		case 'W':
 			o->no_wait = true;
+			break;
+		case 'P':
+			if (parse_duration_ms(optarg, &o->pack_after_ms))
+				return cli_usage_error("run", "bad --pack-after '%s' (e.g. 1h, 0)",
+						       optarg);
 			break;
 		case 'S':
 			sysroot_set(optarg);
@@ -279,6 +292,8 @@ static void store_tick(struct run_state *r, int64_t ts_ms, bool host_ok)
 		ret = store_tick_commit(st);
 	if (!ret) {
 		store_tick_rows_kept(&t);
+		r->packer.after_ms = r->opt->pack_after_ms;
+		store_pack_tick(st, &r->packer, ts_ms, INT64_MAX);
 		return;
 	}
 	store_tick_abort(st);

@@ -6,6 +6,7 @@
  *   flush_pack       one pack: rows sorted by entity, encoded, inserted
  *   pack_table_rows  one table's rows up to the cut, key by key
  *   store_pack_step  one transaction: every table, then the cut in meta
+ *   store_pack_tick  a step when due, for the writers
  *
  * The cut is a seq: every fact row at or below it is packed, whatever its
  * table, so the rows left in a table are always above every packed seq
@@ -336,4 +337,26 @@ out_end:
 		return ret;
 	}
 	return store__exec(st, "COMMIT", "pack rows in");
+}
+
+void store_pack_tick(struct store *st, struct store_packer *p, int64_t now_ms, int64_t max_seq)
+{
+	struct store_pack_result res;
+	int ret;
+
+	if (p->after_ms <= 0 || now_ms < p->next_ms)
+		return;
+	ret = store_pack_step(st, now_ms - p->after_ms, max_seq, STORE_PACK_STEP_SEQS, &res);
+	if (ret) {
+		/* logged by the step; try again in a while, not every tick */
+		p->next_ms = now_ms + (p->after_ms < 60000 ? p->after_ms : 60000);
+		return;
+	}
+	p->total.rows += res.rows;
+	p->total.packs += res.packs;
+	p->total.bytes += res.bytes;
+	p->total.raw_bytes += res.raw_bytes;
+	if (res.cut_seq)
+		p->total.cut_seq = res.cut_seq;
+	p->next_ms = res.more ? now_ms : now_ms + p->after_ms;
 }

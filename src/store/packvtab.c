@@ -162,7 +162,8 @@ static int vt_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 		}
 	}
 	if (rc != SQLITE_OK) {
-		*err = sqlite3_mprintf("jobscope_pack: cannot read table %s", argv[3]);
+		/* not argv: SQLite may have let go of it when a nested statement failed */
+		*err = sqlite3_mprintf("jobscope_pack: cannot read table %s", vt->t->name);
 		sqlite3_free(vt);
 		return rc;
 	}

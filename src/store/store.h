@@ -246,6 +246,21 @@ int store_pack_step(struct store *st, int64_t before_ms, int64_t max_seq, int64_
 		    struct store_pack_result *res);
 
 /*
+ * Packing as a writer goes (the agent's tick, `jobscope run`'s): a step of
+ * at most STORE_PACK_STEP_SEQS when due, packing what is older than
+ * after_ms (0: never), then the next one after_ms later, or at the next
+ * call while a backlog lasts.  max_seq as store_pack_step's.  Zero-init
+ * the struct, then set after_ms.  Failures are logged and retried later.
+ */
+#define STORE_PACK_STEP_SEQS 65536
+struct store_packer {
+	int64_t after_ms;
+	int64_t next_ms;
+	struct store_pack_result total; /* what every step so far packed */
+};
+void store_pack_tick(struct store *st, struct store_packer *p, int64_t now_ms, int64_t max_seq);
+
+/*
  * Streaming to a head (docs/wire.md).  The agent side: every fact row with
  * after_seq < seq <= *to_seq (at most max_rows of them: seq is one counter
  * across the fact tables) and the dimension rows they reference, read in
