@@ -7,6 +7,7 @@
  *   pack_table_rows  one table's rows up to the cut, key by key
  *   store_pack_step  one transaction: every table, then the cut in meta
  *   store_pack_tick  a step when due, for the writers
+ *   store_unpack     packs back into plain rows (for plain SQL)
  *
  * The cut is a seq: every fact row at or below it is packed, whatever its
  * table, so the rows left in a table are always above every packed seq
@@ -359,4 +360,117 @@ void store_pack_tick(struct store *st, struct store_packer *p, int64_t now_ms, i
 	if (res.cut_seq)
 		p->total.cut_seq = res.cut_seq;
 	p->next_ms = res.more ? now_ms : now_ms + p->after_ms;
+}
+
+/* One pack's rows back into its table. */
+static int unpack_one(struct store *st, const struct pack_table *t, const void *blob, int len,
+		      int64_t nrows, int64_t *rows)
+{
+	struct pack_rows p;
+	struct strbuf sql;
+	sqlite3_stmt *insert = NULL;
+	int ncols, rc, ret;
+	char q[160];
+	int64_t n;
+
+	snprintf(q, sizeof(q), "SELECT count(*) FROM pragma_table_info('%s', 'main')", t->name);
+	ret = store__query_i64(st, q, &n);
+	if (ret)
+		return ret;
+	ncols = (int)n;
+	if (ncols <= 0 || ncols > PACK_MAX_COLS)
+		return pack_fail(st, SQLITE_CORRUPT, "unpack rows");
+	pack_rows_init(&p, ncols);
+	ret = pack_decode(&p, blob, (size_t)len, nrows);
+	if (ret) {
+		pack_rows_release(&p);
+		return log_err(-EIO, "cannot unpack a pack of %s in store '%s': it is corrupt",
+			       t->name, st->path);
+	}
+	strbuf_init(&sql, 0);
+	strbuf_addf(&sql, "INSERT INTO %s VALUES (?", t->name);
+	for (int c = 1; c < ncols; c++)
+		strbuf_addstr(&sql, ", ?");
+	strbuf_addch(&sql, ')');
+	rc = strbuf_error(&sql) ? SQLITE_NOMEM
+				: sqlite3_prepare_v2(st->db, strbuf_str(&sql), -1, &insert, NULL);
+	for (size_t r = 0; r < p.nrows && rc == SQLITE_OK; r++) {
+		sqlite3_reset(insert);
+		for (int c = 0; c < ncols; c++) {
+			size_t tlen;
+			const char *s;
+
+			switch (pack_type(&p, r, c)) {
+			case SQLITE_INTEGER:
+				sqlite3_bind_int64(insert, c + 1, pack_int(&p, r, c));
+				break;
+			case SQLITE_FLOAT:
+				sqlite3_bind_double(insert, c + 1, pack_float(&p, r, c));
+				break;
+			case SQLITE_TEXT:
+				s = pack_text(&p, r, c, &tlen);
+				sqlite3_bind_text(insert, c + 1, s, (int)tlen, SQLITE_TRANSIENT);
+				break;
+			case SQLITE_BLOB:
+				s = pack_text(&p, r, c, &tlen);
+				sqlite3_bind_blob(insert, c + 1, s, (int)tlen, SQLITE_TRANSIENT);
+				break;
+			default:
+				sqlite3_bind_null(insert, c + 1);
+				break;
+			}
+		}
+		rc = sqlite3_step(insert);
+		rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
+		*rows += rc == SQLITE_OK;
+	}
+	sqlite3_finalize(insert);
+	strbuf_release(&sql);
+	pack_rows_release(&p);
+	return rc == SQLITE_OK ? 0 : pack_fail(st, rc, "unpack rows");
+}
+
+int store_unpack(struct store *st, int64_t *rows)
+{
+	sqlite3_stmt *stmt;
+	int rc, ret;
+
+	*rows = 0;
+	if (!st->writable || st->in_tick)
+		return -EINVAL;
+	if (st->schema_version < 6)
+		return 0;
+	ret = store__exec(st, "BEGIN IMMEDIATE", "lock");
+	if (ret)
+		return ret;
+	rc = sqlite3_prepare_v2(st->db, "SELECT tbl, data, nrows FROM packs ORDER BY seq_lo", -1,
+				&stmt, NULL);
+	ret = rc == SQLITE_OK ? 0 : pack_fail(st, rc, "unpack rows");
+	while (!ret && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		const char *tbl = (const char *)sqlite3_column_text(stmt, 0);
+		const struct pack_table *t = NULL;
+
+		for (int i = 0; tbl && i < store__npack_tables; i++)
+			if (strcmp(store__pack_tables[i].name, tbl) == 0)
+				t = &store__pack_tables[i];
+		if (!t) {
+			ret = log_err(-EIO, "cannot unpack store '%s': a pack of an unknown table",
+				      st->path);
+			break;
+		}
+		ret = unpack_one(st, t, sqlite3_column_blob(stmt, 1), sqlite3_column_bytes(stmt, 1),
+				 sqlite3_column_int64(stmt, 2), rows);
+	}
+	if (!ret && rc != SQLITE_DONE)
+		ret = pack_fail(st, rc, "unpack rows");
+	sqlite3_finalize(stmt);
+	if (!ret)
+		ret = store__exec(st, "DELETE FROM packs; DELETE FROM meta WHERE key = 'pack_seq'",
+				  "unpack rows in");
+	if (ret) {
+		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+		*rows = 0;
+		return ret;
+	}
+	return store__exec(st, "COMMIT", "unpack rows in");
 }

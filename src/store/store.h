@@ -259,6 +259,12 @@ struct store_packer {
 	struct store_pack_result total; /* what every step so far packed */
 };
 void store_pack_tick(struct store *st, struct store_packer *p, int64_t now_ms, int64_t max_seq);
+/*
+ * Every pack back into plain rows, in one transaction (`jobscope compact
+ * --unpack`: for plain SQL on the file).  Packing as the writers go
+ * starts again unless they are told --pack-after 0.  *rows: rows restored.
+ */
+int store_unpack(struct store *st, int64_t *rows);
 
 /*
  * Streaming to a head (docs/wire.md).  The agent side: every fact row with

@@ -475,6 +475,19 @@ static void test_store_packed_reads_the_same(void **state)
 	free(d1);
 	free(r1);
 	free(e1);
+	/* unpacked: plain rows, read the same; packed again */
+	{
+		int64_t rows;
+
+		assert_int_equal(store_unpack(st, &rows), 0);
+		assert_true(rows > 0);
+		assert_int_equal(sql_count(st, "SELECT count(*) AS n FROM packs"), 0);
+		d1 = dump(st, &w);
+		assert_string_equal(d0, d1);
+		free(d1);
+		assert_int_equal(store_pack_step(st, T0 + 3699 * 1000, INT64_MAX, 0, &res), 0);
+		assert_int_equal(res.rows, rows);
+	}
 	free(d0);
 	free(r0);
 	free(e0);
