@@ -29,7 +29,7 @@
 
 #include "common/strbuf.h"
 
-#define PACK_MAX_ROWS 16384
+#define PACK_MAX_ROWS 4096
 #define PACK_MAX_COLS 64
 /* A decoded pack is at most this large (a corrupt one may claim more). */
 #define PACK_MAX_RAW_BYTES (64u << 20)
