@@ -485,9 +485,12 @@ static int load_group(struct pcur *cur, struct pvtab *vt)
 				return rc;
 			cur->pending = true;
 			/* packs come by seq_lo: one starting past the group's end starts the next */
+			/*
+			 * Never cut a group short: its rows would come out of
+			 * order.  A group is as wide as the keys packed in one
+			 * step (a store's devices, its jobs at the time).
+			 */
 			if (sqlite3_column_int64(cur->packs, 3) > group_hi)
-				break;
-			if (cur->rows.nrows > 16 * (size_t)PACK_MAX_ROWS) /* a run of overlaps: cut */
 				break;
 		}
 		if (cur->rows.nrows > cur->order_alloc) {
