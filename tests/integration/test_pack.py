@@ -1,0 +1,125 @@
+"""Packs (docs/store.md, schema 6): rows packed by `jobscope run`, the agent and
+`jobscope compact` read exactly as plain rows; unpacked they are the same rows;
+a corrupt pack is a clear error."""
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+
+from harness import JOBSCOPE, run, helper, jobscope, run_tests, check, eq
+
+FACTS = ["host_samples", "cpu_samples", "disk_samples", "net_samples", "proc_samples",
+         "job_samples", "gpu_samples", "gpu_proc_samples"]
+PLAIN = {"JOBSCOPE_NO_CKPT": "1"}  # reports replay every row (no report checkpoint)
+
+
+def env(extra):
+    e = dict(os.environ)
+    e.update(extra)
+    return e
+
+
+def rows(db, table):
+    con = sqlite3.connect(db)
+    try:
+        return con.execute("SELECT * FROM %s ORDER BY seq" % table).fetchall()
+    finally:
+        con.close()
+
+
+def count(db, sql):
+    con = sqlite3.connect(db)
+    try:
+        return con.execute(sql).fetchone()[0]
+    finally:
+        con.close()
+
+
+def report(db, fmt, extra=None):
+    p = jobscope("report", "--db", db, "--format", fmt, "last", env=env(extra or PLAIN))
+    eq(p.returncode, 0, "report exit: %s" % p.stderr)
+    return p.stdout
+
+
+def plain_store(wd):
+    """A run with a few processes, kept plain (--pack-after 0)."""
+    db = wd.join("plain.db")
+    r = run(wd, ["sh", "-c", "%s --threads 2 --seconds 2 & %s --count 5 --seconds 2; wait"
+                 % (helper("busy"), helper("sleepers"))],
+            db=db, opts=["--interval", "50ms", "--pack-after", "0"])
+    eq(r.rc, 0, "run exit: %s" % r.stderr)
+    eq(count(db, "SELECT count(*) FROM packs"), 0, "--pack-after 0 packs nothing")
+    check(count(db, "SELECT count(*) FROM proc_samples") > 100, "process rows written")
+    return db
+
+
+def test_compact_packs_and_reads_the_same(wd):
+    plain = plain_store(wd)
+    packed = wd.join("packed.db")
+    shutil.copy(plain, packed)
+    p = jobscope("compact", "--db", packed, "--older-than", "0")
+    eq(p.returncode, 0, "compact exit: %s" % p.stderr)
+    for t in FACTS:
+        eq(count(packed, "SELECT count(*) FROM %s" % t), 0, "%s: every row packed" % t)
+    check(count(packed, "SELECT count(*) FROM packs") > 0, "packs written")
+    check(os.path.getsize(packed) < os.path.getsize(plain),
+          "packed file smaller: %d vs %d" % (os.path.getsize(packed), os.path.getsize(plain)))
+    for fmt in ("json", "text", "csv"):
+        eq(report(packed, fmt), report(plain, fmt), "%s report from packs" % fmt)
+    # unpacked: the very rows, seq for seq
+    p = jobscope("compact", "--db", packed, "--unpack")
+    eq(p.returncode, 0, "unpack exit: %s" % p.stderr)
+    eq(count(packed, "SELECT count(*) FROM packs"), 0, "no packs left")
+    for t in FACTS:
+        eq(rows(packed, t), rows(plain, t), "%s unpacked" % t)
+
+
+def test_run_packs_as_it_goes(wd):
+    db = wd.join("store.db")
+    r = run(wd, [helper("busy"), "--threads", "1", "--seconds", "3"], db=db,
+            opts=["--interval", "50ms", "--pack-after", "1s"])
+    eq(r.rc, 0, "run exit: %s" % r.stderr)
+    check(count(db, "SELECT count(*) FROM packs WHERE tbl = 'host_samples'") > 0,
+          "host rows packed during the run")
+    check(count(db, "SELECT count(*) FROM host_samples") > 0, "the last second stays rows")
+    # every seq once, packs below rows
+    con = sqlite3.connect(db)
+    lo = con.execute("SELECT min(seq) FROM host_samples").fetchone()[0]
+    hi = con.execute("SELECT max(seq_hi) FROM packs").fetchone()[0]
+    con.close()
+    check(hi < lo, "packed seqs (up to %d) below the rows' (from %d)" % (hi, lo))
+    live = json.loads(report(db, "json"))
+    eq(live["cpu"], r.report["cpu"], "the report replayed over packs is the live one")
+    eq(live["timeline"], r.report["timeline"], "timeline")
+
+
+def test_agent_packs_what_ages(wd):
+    db = wd.join("agent.db")
+    p = subprocess.run([JOBSCOPE, "agent", "--db", db, "--listen", "none", "--interval",
+                        "200ms", "--pack-after", "1s", "--exit-after", "4s"],
+                       capture_output=True, text=True, timeout=60)
+    eq(p.returncode, 0, "agent exit: %s" % p.stderr)
+    check(count(db, "SELECT count(*) FROM packs WHERE tbl = 'host_samples'") > 0,
+          "the agent packed host rows")
+    check(count(db, "SELECT count(*) FROM packs WHERE tbl = 'proc_samples'") > 0,
+          "and process rows")
+
+
+def test_corrupt_pack_is_an_error(wd):
+    plain = plain_store(wd)
+    db = wd.join("bad.db")
+    shutil.copy(plain, db)
+    eq(jobscope("compact", "--db", db, "--older-than", "0").returncode, 0, "compact")
+    con = sqlite3.connect(db)
+    con.execute("UPDATE packs SET data = substr(data, 1, length(data) / 2)"
+                " WHERE tbl = 'job_samples'")
+    con.commit()
+    con.close()
+    p = jobscope("report", "--db", db, "last", env=env(PLAIN))
+    check(p.returncode not in (0, -11, -6), "a clear failure, not a crash: %d" % p.returncode)
+    check("corrupt" in p.stderr, p.stderr)
+
+
+if __name__ == "__main__":
+    run_tests(globals())
