@@ -351,9 +351,12 @@ def prom_blocks(path):
         meta = os.path.join(path, d, "meta.json")
         if os.path.exists(meta):
             m = json.load(open(meta))
+            files = dir_files(os.path.join(path, d))
             blocks.append({"ulid": d, "min_ms": m["minTime"], "max_ms": m["maxTime"],
                            "level": m["compaction"]["level"], **m["stats"],
-                           "bytes": sum(dir_files(os.path.join(path, d)).values())})
+                           "bytes": sum(files.values()),
+                           "chunks_bytes": sum(n for f, n in files.items()
+                                               if f.startswith("chunks" + os.sep))})
     return blocks
 
 
@@ -392,6 +395,7 @@ def measure_prometheus(series, tmp, tag):
         res["compaction"] = "not needed (fewer than 4 blocks)"
     res["blocks"] = prom_blocks(out)
     res["bytes"] = sum(x["bytes"] for x in res["blocks"])
+    res["chunks_bytes"] = sum(x["chunks_bytes"] for x in res["blocks"])
     res["samples_stored"] = sum(x["numSamples"] for x in res["blocks"])
     res["series_stored"] = max((x["numSeries"] for x in res["blocks"]), default=0)
     shutil.rmtree(out)
@@ -623,6 +627,13 @@ def figures(r):
         f["jobscope_packs_only"] = j["packed"]["packs_bytes"] / j["packed"]["values_packed"]
     f["prometheus"] = r["prometheus"]["rows"]["bytes"] / v
     f["victoria"] = r["victoria"]["rows"]["bytes"] / v
+    # the samples alone, labels and indexes left out: jobscope's fact tables (with their
+    # indexes) and packs, Prometheus' chunks/, VictoriaMetrics' data/
+    tables = (j["packed"] if "packed" in j else j["unpacked"])["tables"]
+    f["samples_only"] = {
+        "jobscope": sum(tables.get(t, 0) for t in FACT_TABLES + ["packs"]) / v,
+        "prometheus": r["prometheus"]["rows"]["chunks_bytes"] / v,
+        "victoria": r["victoria"]["rows"]["bytes_by_dir"].get("data", 0) / v}
     if lv:
         f["logical"] = {"jobscope": js_bytes / lv,
                         "prometheus": r["prometheus"]["carry"]["bytes"] / lv,
@@ -637,6 +648,10 @@ def figures(r):
         agree["jobscope_packs_rows"] = all(x["ok"] for x in j["packed"]["rows_check"].values())
     f["agree"] = agree
     return f
+
+
+def ratio(a, b):
+    return f"{a / b:.2f}" if b else "-"
 
 
 def mib(n):
@@ -672,7 +687,21 @@ def report(args, res):
                      f"{lg['jobscope'] / lg['prometheus']:.2f} | "
                      f"{lg['jobscope'] / lg['victoria']:.2f} |")
     L.append("")
-    L.append("Bytes per value; ratios above 1 mean jobscope's store is larger.")
+    L.append("Bytes per value, whole stores; ratios above 1 mean jobscope's store is larger.  "
+             "The samples alone (labels, series and their indexes left out: jobscope's fact "
+             "tables with their indexes and `packs`; Prometheus' `chunks/`; VictoriaMetrics' "
+             "`data/`), per stored value (i):")
+    L.append("")
+    L.append("| source | jobscope | Prometheus | VictoriaMetrics | jobscope / Prometheus | "
+             "jobscope / VictoriaMetrics |")
+    L.append("|---|---|---|---|---|---|")
+    for name, r in res["sources"].items():
+        if "error" in r:
+            continue
+        so = r["figures"]["samples_only"]
+        L.append(f"| {name} | {so['jobscope']:.2f} | {so['prometheus']:.2f} | "
+                 f"{so['victoria']:.2f} | {ratio(so['jobscope'], so['prometheus'])} | "
+                 f"{ratio(so['jobscope'], so['victoria'])} |")
     L.append("")
     for name, r in res["sources"].items():
         if "error" in r:
