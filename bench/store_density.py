@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""store_density.py - bytes per stored value: jobscope's store against Prometheus and VictoriaMetrics.
+"""store_density.py - bytes per value: jobscope's store, Prometheus, VictoriaMetrics.
 
 The same values, in one run, into three stores:
 
@@ -89,12 +89,14 @@ def load_series(path):
     """Every series of the fact tables' values, the nodes' tick grids, and counts."""
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     nodes = dict(db.execute("SELECT id, hostname FROM nodes"))
-    procs = {r[0]: r[1:] for r in db.execute("SELECT id, node_id, pid, start_ms, end_ms FROM procs")}
+    procs = {r[0]: r[1:] for r in db.execute(
+        "SELECT id, node_id, pid, start_ms, end_ms FROM procs")}
     jobs = {r[0]: r[1:] for r in db.execute(
         "SELECT id, node_id, scheduler, job_id, start_ms, end_ms FROM jobs")}
     devices = {r[0]: r[1:] for r in db.execute("SELECT id, node_id, idx FROM devices")}
     grids = {}
-    for node_id, ts in db.execute("SELECT node_id, ts_ms FROM host_samples ORDER BY node_id, ts_ms"):
+    for node_id, ts in db.execute(
+            "SELECT node_id, ts_ms FROM host_samples ORDER BY node_id, ts_ms"):
         g = grids.setdefault(nodes[node_id], array("q"))
         if not g or g[-1] != ts:
             g.append(ts)
@@ -164,6 +166,7 @@ def load_series(path):
         counts[table] = {"rows": rows, "values": values, "columns": cols}
     db.close()
     kept = [s for s in series.values() if len(s.ts)]  # a column NULL in every row: no series
+    counts["procs"] = len(procs)
     return kept, grids, counts, tidy(kept)
 
 
@@ -262,7 +265,7 @@ def has_compact(jobscope):
     return p.returncode == 0
 
 
-def measure_jobscope(args, src, tmp, values, logical):
+def measure_jobscope(args, src, tmp):
     res = {}
     work = os.path.join(tmp, "js-unpacked.db")
     shutil.copyfile(src, work)
@@ -595,12 +598,14 @@ def measure_source(args, name, src, tmp, info):
     t0 = time.monotonic()
     series, grids, counts, fixed = load_series(src)
     values = sum(len(s.ts) for s in series)
+    nprocs = counts.pop("procs")
     res = {"info": info, "tables": counts, "values": values, "series": len(series),
+           "procs": nprocs,
            "tidy": fixed, "ticks": {k: len(g) for k, g in grids.items()},
            "load_s": time.monotonic() - t0}
     res["span_s"] = (max(s.ts[-1] for s in series) - min(s.ts[0] for s in series)) / 1000
     log(f"{name}: {values:,} values in {len(series):,} series; jobscope")
-    res["jobscope"] = measure_jobscope(args, src, tmp, values, None)
+    res["jobscope"] = measure_jobscope(args, src, tmp)
     modes = {"rows": series}
     if args.carry:
         cf = [carried(s, grids) for s in series]
@@ -664,7 +669,8 @@ def report(args, res):
              + " (ids, seq, timestamps and labels are not values).  Bytes: jobscope = pages "
              "in use × page size after VACUUM; Prometheus = its blocks' files (chunks, index, "
              "meta.json, tombstones); VictoriaMetrics = every file under -storageDataPath "
-             "after a graceful stop (data/, indexdb/, metadata/; its cache/ and flock.lock left out).  "
+             "after a graceful stop (data/, indexdb/, metadata/; its cache/ and flock.lock "
+             "left out).  "
              "(i) = the samples of jobscope's rows; (ii) = the samples a 1 s scrape would "
              "give (every tick of a series' life, the last value carried forward).")
     L.append("")
@@ -721,7 +727,8 @@ def source_text(name, r):
                  "else runs on the host (the agent samples every process).")
     else:
         t.append(f"`{i['mkstore']}` (cached: {i['store']}), its first {i['hours']:g} h.")
-    t.append(f"{r['values']:,} values in {r['series']:,} series over {r['span_s'] / 3600:.2f} h "
+    t.append(f"{r['values']:,} values in {r['series']:,} series ({r['procs']:,} processes "
+             f"seen) over {r['span_s'] / 3600:.2f} h "
              f"({', '.join(f'{k} {v:,} ticks' for k, v in r['ticks'].items())}); "
              + ", ".join(f"{k} {v['values']:,}" for k, v in r["tables"].items() if v["rows"])
              + ".")
@@ -736,7 +743,8 @@ def source_text(name, r):
     if "packed" in j:
         p = j["packed"]
         t.append(f"`{j['compact_argv']}` took {j['compact_s']:.1f} s: {mib(p['bytes'])} = "
-                 f"**{f['jobscope']:.2f} B/value** for the whole file; packs {mib(p['packs_bytes'])}"
+                 f"**{f['jobscope']:.2f} B/value** for the whole file; packs "
+                 f"{mib(p['packs_bytes'])}"
                  f" ({p['packs']['count']:,} packs, {mib(p['packs']['blob_bytes'])} of blobs from "
                  f"{mib(p['packs']['raw_bytes'])} raw) hold {p['values_packed']:,} values = "
                  + (f"{f['jobscope_packs_only']:.2f} B/value" if "jobscope_packs_only" in f
@@ -780,7 +788,12 @@ def checks(res):
         if "error" in r:
             continue
         f = r["figures"]
-        what = "packed" if f["jobscope_is_packed"] else "unpacked, compact not available"
+        if f["jobscope_is_packed"]:
+            p = r["jobscope"]["packed"]
+            what = (f"after compact: {100 * p['values_packed'] / r['values']:.0f} % of the values "
+                    "packed")
+        else:
+            what = f"unpacked, compact {r['jobscope']['compact']}"
         out.append({"check": f"{name}: jobscope bytes per value ({what})",
                     "measured": f"{f['jobscope']:.2f} (Prometheus {f['prometheus']:.2f}, "
                                 f"VictoriaMetrics {f['victoria']:.2f})",
