@@ -12,6 +12,12 @@
 #                                     VictoriaMetrics alone (about 6 minutes; --quick: 2):
 #                                     replaces section 8 and its summary rows in the same way
 #                                     (with --quick: build/bench-out/scale-quick.md)
+#   bash bench/run-all.sh --only density  bytes per stored value: jobscope's store against
+#                                     Prometheus and VictoriaMetrics with the same values
+#                                     (about 30 minutes: a 15-minute agent window and a day of
+#                                     js-mkstore's bench store; --quick: about 6): replaces
+#                                     section 10 and its summary rows in the same way (with
+#                                     --quick: build/bench-out/density-quick.md)
 #
 # Expects an optimized build in build/ (./dev bench sets it up); rebuilds
 # jobscope, the two helpers and the core library it needs with ninja.  Raw JSON of every run
@@ -20,7 +26,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 usage() {
-	echo "usage: bash bench/run-all.sh [--quick] [--only gpu|scale]" >&2
+	echo "usage: bash bench/run-all.sh [--quick] [--only gpu|scale|density]" >&2
 	exit 2
 }
 quick=false
@@ -31,7 +37,7 @@ while [ $# -gt 0 ]; do
 	--quick) quick=true ;;
 	--only)
 		case "${2:-}" in
-		gpu | scale) only=$2 ;;
+		gpu | scale | density) only=$2 ;;
 		*) usage ;;
 		esac
 		shift
@@ -71,7 +77,7 @@ fi
 # The GPU benchmark: bench-gpu-cost linked with the core library, against
 # the fake vendor libraries the build makes (tests/fakes).
 gpu_cmd="cc -O2 -Wall -Wextra -Werror -std=gnu11 -Isrc bench/gpu_cost.c build/libjobscope_core.a -lsqlite3 -lm -ldl -o build/bench-gpu-cost"
-if [ "$only" != scale ]; then
+if [ -z "$only" ] || [ "$only" = gpu ]; then
 	ninja -C build tests/fakes/libnvidia-ml.so.1 tests/fakes/librocm_smi64.so.1 >/dev/null
 	say "$gpu_cmd"
 	$gpu_cmd
@@ -86,6 +92,7 @@ if $quick; then
 	over_args=(--runs 7 --work 500)
 	gpu_args=(--rounds 11 --loop-ms 50 --e2e-reps 1 --e2e-seconds 5)
 	scale_args=(--quick --steps 250,500)
+	density_args=(--quick)
 else
 	results=bench/RESULTS.md
 	kept_attrib=$(sed -n '/^## 9\. /,$p' bench/RESULTS.md 2>/dev/null || true)
@@ -94,6 +101,7 @@ else
 	over_args=(--runs 8 --work 2000)
 	gpu_args=(--rounds 41 --loop-ms 100 --e2e-reps 5 --e2e-seconds 10)
 	scale_args=(--steps 250,500,1000)
+	density_args=()
 fi
 
 kept_attrib=${kept_attrib:-}
@@ -191,6 +199,64 @@ put(path, open(section_file).read(), rows, ours, "## 8. jobscope head at 2,000 p
 PY
 	mv "$1.tmp" "$1"
 }
+
+# Section 10: bytes per stored value, jobscope against Prometheus and VictoriaMetrics
+# (bench/store_density.py), into $out/density-section.md.
+density_bench() {
+	local t0=$SECONDS
+	say "store density: jobscope vs Prometheus and VictoriaMetrics, the same values"
+	if ! ninja -C build tests/js-mkstore >/dev/null ||
+		! python3 bench/store_density.py ${density_args[@]+"${density_args[@]}"} \
+			--json "$out/density.json" --markdown "$out/density.md"; then
+		say "warning: bench/store_density.py failed (see above); its section says so"
+		echo "Did not run: \`python3 bench/store_density.py\` failed (see the log)." >"$out/density.md"
+		rm -f "$out/density.json"
+	fi
+	{
+		echo "## 10. Store density: jobscope against Prometheus and VictoriaMetrics"
+		echo
+		echo "Written by \`$invocation\` on $(date -u '+%Y-%m-%d %H:%M UTC')," \
+			"commit $commit$dirty, \`$buildtype\` build, on $(nproc) CPUs ($cpu_model);" \
+			"took $((SECONDS - t0)) s.  Method: bench/README.md."
+		echo
+		cat "$out/density.md"
+	} >"$out/density-section.md"
+}
+
+# Puts $out/density-section.md into the results file $1 as section 10 and its rows into
+# the summary, replacing those there.
+density_put() {
+	python3 - "$1" "$out/density-section.md" "$out/density.json" <<'PY'
+import json, sys
+
+sys.path.insert(0, "bench")
+from results_md import put
+
+path, section_file, json_file = sys.argv[1:4]
+try:
+    checks = json.load(open(json_file))["result"]["checks"]
+    rows = [f"| density: {c['check']} | {c['measured']} | {c['target']} | "
+            f"{'met' if c['pass'] else 'NOT met'} |" for c in checks]
+except (OSError, KeyError, ValueError):
+    rows = []
+rows = rows or ["| density benchmark | did not run | | |"]
+ours = lambda l: l.startswith("| density: ") or l.startswith("| density benchmark ")
+put(path, open(section_file).read(), rows, ours, "## 10. Store density")
+PY
+	mv "$1.tmp" "$1"
+}
+
+if [ "$only" = density ]; then
+	density_bench
+	if $quick; then
+		cp "$out/density-section.md" "$out/density-quick.md"
+		say "wrote $out/density-quick.md"
+	else
+		density_put bench/RESULTS.md
+		say "wrote bench/RESULTS.md (its section 10 and summary rows)"
+	fi
+	exit 0
+fi
 
 if [ "$only" = scale ]; then
 	scale_bench
@@ -406,3 +472,8 @@ if [ -n "$kept_attrib" ]; then
 	printf '\n%s\n' "$kept_attrib" >>"$results"
 	say "kept section 9 (attribution cost) of the previous $results"
 fi
+# after section 9, which the lines above keep with whatever follows it: put() replaces
+# the section 10 kept there, or appends one
+density_bench
+density_put "$results"
+say "added the store density benchmark to $results"
