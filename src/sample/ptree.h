@@ -49,6 +49,7 @@ struct ptree_proc {
 	bool done;		    /* ended and its last row emitted: dropped next scan */
 	struct proc_stat last_stat; /* stat at the last full refresh */
 	int64_t refreshed_ms;	    /* when status and io were last read (0: never) */
+	uint64_t refreshed_run_ns;  /* schedstat's run time then (0: unknown) */
 	uint64_t prev_child_user_ms, prev_child_system_ms; /* at the previous scan */
 	int64_t row;	  /* store row id of its procs entry, 0 when none */
 	int32_t tag;	  /* the owner's: the agent keeps its job's slot + 1 here */
@@ -68,13 +69,31 @@ struct ptree_scan_entry {
 	int32_t ppid;
 	int8_t in_tree; /* -1 unknown, 0 no, 1 yes */
 	int fd;		/* /proc/PID/stat, kept open across ticks; -1 if none */
+	int sched_fd;	/* /proc/PID/schedstat, the same; -1 if none */
+	uint64_t run_ns; /* schedstat's run time, read before stat (0: unknown) */
+	int64_t stat_ms; /* when `stat` was read from /proc (it may be a copy) */
+	bool stat_copied; /* this scan: `stat` is the previous scan's */
 	struct proc_stat stat;
 };
 
 /*
+ * What a tick reads of a process that did not run.  /proc/PID/schedstat
+ * (one small read, a quarter of stat's cost) gives the time its main thread
+ * ran; a single-threaded process (a thread must run to make another) that
+ * did not run since its stat was read, and was neither running nor in disk
+ * wait then, cannot have new CPU time, I/O, children's times, threads or
+ * state: its stat is not read again, the last one stands.  What can change
+ * without it running is refreshed every PTREE_FULL_REFRESH_MS: RSS (memory
+ * reclaimed), its name (written to /proc/PID/comm), its cgroup (moved by
+ * another process).  A parent that is gone from the scan (reparenting) has
+ * its children's stat read at once.  Without schedstat (an old kernel, a
+ * fixture tree) every stat is read every tick.
+ *
  * status and io are read again only when stat shows the process moved (CPU
  * time, RSS, threads or state changed, or it is running or in disk wait),
- * or PTREE_FULL_REFRESH_MS passed: a sleeping process costs one pread a tick.
+ * or PTREE_FULL_REFRESH_MS passed and schedstat does not show that it did
+ * not run since they were read (a short run moves no clock tick of stat but
+ * may have done I/O).
  */
 #define PTREE_FULL_REFRESH_MS 10000
 
@@ -100,6 +119,9 @@ struct ptree {
 	int32_t *prev_index;
 	size_t prev_index_size;
 	bool fd_cache; /* false once open() failed with EMFILE */
+	int64_t scan_ms; /* the scan in progress */
+	/* stat reads made and saved (schedstat showed no run), since init */
+	uint64_t stat_reads, stat_skips;
 
 	/* totals of processes the ancestor reaped */
 	uint64_t reaped_user_ms, reaped_system_ms;

@@ -38,6 +38,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct proc_stat st;
 	struct proc_status status;
 	struct proc_io io;
+	uint64_t run_ns;
 
 	if (!text)
 		return 0;
@@ -50,6 +51,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (proc_parse_status(text, size, &status) == 0 && status.valid == 0)
 		abort();
 	proc_parse_io(text, size, &io);
+	if (proc_parse_schedstat(text, size, &run_ns) == 0 && (size == 0 || text[0] < '0' ||
+								text[0] > '9'))
+		abort(); /* a reading starts with a digit */
 
 	check_cmdline(text, size, PROC_CMDLINE_MAX);
 	check_cmdline(text, size, size ? (size_t)(unsigned char)text[0] % 16 : 0);
