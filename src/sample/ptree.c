@@ -77,6 +77,12 @@ void ptree_init(struct ptree *pt, pid_t ancestor, long hz, int64_t boot_ms)
 	pt->boot_ms = boot_ms;
 	pt->fd_cache = true;
 	proc_reader_init(&pt->reader, pt->hz);
+	procev_init(&pt->ev);
+}
+
+int ptree_watch_events(struct ptree *pt)
+{
+	return procev_open(&pt->ev);
 }
 
 void ptree_init_all(struct ptree *pt, long hz, int64_t boot_ms)
@@ -103,6 +109,7 @@ static void close_fds(struct ptree_scan_entry *e, size_t n)
 void ptree_release(struct ptree *pt)
 {
 	proc_reader_release(&pt->reader);
+	procev_close(&pt->ev);
 	close_fds(pt->scan, pt->nscan);
 	close_fds(pt->prev, pt->nprev);
 	free(pt->procs);
@@ -637,6 +644,53 @@ static void reread_orphans(struct ptree *pt)
 	}
 }
 
+static int cmp_pid(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The last scan's processes, then the new ones the kernel announced. */
+static int collect_known(struct ptree *pt)
+{
+	struct procev *ev = &pt->ev;
+	size_t nprev = pt->nprev;
+	int ret;
+
+	for (size_t i = 0; i < nprev; i++) {
+		ret = collect_pid(pt->prev[i].pid, pt);
+		if (ret)
+			return ret;
+	}
+	qsort(ev->pids, ev->npids, sizeof(*ev->pids), cmp_pid);
+	for (size_t i = 0; i < ev->npids; i++) {
+		int32_t pid = ev->pids[i];
+
+		if ((i > 0 && pid == ev->pids[i - 1]) ||
+		    pidmap_get(pt->prev_index, pt->prev_index_size, pid) >= 0)
+			continue; /* done above (a reused pid is found there too) */
+		ret = collect_pid(pid, pt);
+		if (ret)
+			return ret;
+	}
+	ev->npids = 0;
+	return 0;
+}
+
+/* Every process now: from the last scan and the kernel's events, else /proc. */
+static int collect(struct ptree *pt, int64_t ts_ms)
+{
+	if (pt->ev.fd >= 0 && procev_drain(&pt->ev) == 0 && !pt->ev.lost &&
+	    ts_ms >= pt->listed_ms && ts_ms - pt->listed_ms < PTREE_RELIST_MS)
+		return collect_known(pt);
+	/* the listing holds every process the events named so far */
+	procev_clear(&pt->ev);
+	pt->listings++;
+	pt->listed_ms = ts_ms;
+	return proc_for_each_pid(collect_pid, pt);
+}
+
 int ptree_scan(struct ptree *pt, int64_t ts_ms)
 {
 	int ret;
@@ -644,7 +698,7 @@ int ptree_scan(struct ptree *pt, int64_t ts_ms)
 	compact(pt);
 	rotate_scan(pt);
 	pt->scan_ms = ts_ms;
-	ret = proc_for_each_pid(collect_pid, pt);
+	ret = collect(pt, ts_ms);
 	close_fds(pt->prev, pt->nprev); /* gone since the last scan */
 	pt->nprev = 0;
 	if (ret)

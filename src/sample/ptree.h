@@ -30,6 +30,7 @@
 #include <sys/types.h>
 
 #include "proc.h"
+#include "procev.h"
 #include "sample.h"
 
 #define PTREE_ENV_JOB_MAX 104
@@ -97,6 +98,14 @@ struct ptree_scan_entry {
  */
 #define PTREE_FULL_REFRESH_MS 10000
 
+/*
+ * With process events (ptree_watch_events), a scan reads the processes of
+ * the last scan and the new ones the kernel announced, without listing
+ * /proc; it lists /proc at the first scan, after the kernel dropped events,
+ * and every PTREE_RELIST_MS all the same.
+ */
+#define PTREE_RELIST_MS 60000
+
 struct ptree {
 	pid_t ancestor; /* 0 with `all` */
 	bool all;	/* every user-space process (the agent), not a tree */
@@ -120,6 +129,9 @@ struct ptree {
 	size_t prev_index_size;
 	bool fd_cache; /* false once open() failed with EMFILE */
 	int64_t scan_ms; /* the scan in progress */
+	struct procev ev; /* closed unless ptree_watch_events() */
+	int64_t listed_ms; /* the last listing of /proc */
+	uint64_t listings; /* listings of /proc, since init */
 	/* stat reads made and saved (schedstat showed no run), since init */
 	uint64_t stat_reads, stat_skips;
 
@@ -142,6 +154,12 @@ void ptree_init(struct ptree *pt, pid_t ancestor, long hz, int64_t boot_ms);
  */
 void ptree_init_all(struct ptree *pt, long hz, int64_t boot_ms);
 void ptree_release(struct ptree *pt);
+/*
+ * Learn of new processes from the kernel's process events instead of
+ * listing /proc every scan (procev.h): 0, or -errno (not root, a sysroot)
+ * and the scans go on listing /proc.
+ */
+int ptree_watch_events(struct ptree *pt);
 
 /*
  * Reads /proc, refreshes every process of the tree, marks which ones emit a
