@@ -5,6 +5,7 @@
 #include "attrib/jobs.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pwd.h>
 #include <stddef.h>
@@ -216,6 +217,27 @@ static uint64_t text_hash(const char *s, size_t len)
 }
 
 /*
+ * /proc/PID/cgroup into t->cgbuf through a descriptor kept open with the
+ * process (ptree closes it): it is read again every few seconds, and open
+ * and close cost more than the read.  Once the process is gone its reads
+ * fail, whatever process has its pid now.
+ */
+static int read_cgroup(struct jobs *t, struct ptree_proc *p)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", p->info.pid);
+	if (p->owner_fd < 0) {
+		int fd = sysroot_open(path, O_RDONLY);
+
+		if (fd < 0)
+			return fd == -EMFILE || fd == -ENFILE ? sysroot_read(path, &t->cgbuf) : fd;
+		p->owner_fd = fd;
+	}
+	return sysroot_read_fd(p->owner_fd, &t->cgbuf);
+}
+
+/*
  * Reads what attribution needs of one process; a file we cannot read is
  * empty.  Notes the cgroup file's hash, to see it change later.
  */
@@ -224,8 +246,7 @@ static void attribute_proc(struct jobs *t, struct ptree_proc *p, struct job_attr
 	char path[64], *cg = NULL, *env = NULL;
 	size_t cg_len = 0, env_len = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", p->info.pid);
-	if (sysroot_read(path, &t->cgbuf) == 0) {
+	if (read_cgroup(t, p) == 0) {
 		cg = t->cgbuf.buf;
 		cg_len = t->cgbuf.len;
 		p->cgroup_hash = text_hash(cg, cg_len);
@@ -552,19 +573,16 @@ static bool same_job(const struct job_entry *j, const struct job_attribution *a)
  * one within PTREE_FULL_REFRESH_MS, having used no CPU meanwhile.  A
  * file that cannot be read says nothing new.
  */
-static bool cgroup_moved(struct jobs *t, const struct ptree_proc *p, int64_t ts_ms)
+static bool cgroup_moved(struct jobs *t, struct ptree_proc *p, int64_t ts_ms)
 {
-	char path[64];
-
 	if (p->refreshed_ms != ts_ms)
 		return false;
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", p->info.pid);
-	if (sysroot_read(path, &t->cgbuf) != 0)
+	if (read_cgroup(t, p) != 0)
 		return false;
 	return text_hash(t->cgbuf.buf, t->cgbuf.len) != p->cgroup_hash;
 }
 
-static int mark_processes(struct jobs *t, const struct ptree *pt, int64_t ts_ms)
+static int mark_processes(struct jobs *t, struct ptree *pt, int64_t ts_ms)
 {
 	if (pt->nprocs > t->note_alloc) {
 		size_t n = pt->nprocs + pt->nprocs / 2 + 64;
@@ -576,7 +594,7 @@ static int mark_processes(struct jobs *t, const struct ptree *pt, int64_t ts_ms)
 		t->note_alloc = n;
 	}
 	for (size_t i = 0; i < pt->nprocs; i++) {
-		const struct ptree_proc *p = &pt->procs[i];
+		struct ptree_proc *p = &pt->procs[i];
 		uint8_t m = MARK_SETTLED;
 
 		if (!p->alive)

@@ -112,6 +112,9 @@ void ptree_release(struct ptree *pt)
 	procev_close(&pt->ev);
 	close_fds(pt->scan, pt->nscan);
 	close_fds(pt->prev, pt->nprev);
+	for (size_t i = 0; i < pt->nprocs; i++)
+		if (pt->procs[i].owner_fd >= 0)
+			close(pt->procs[i].owner_fd);
 	free(pt->procs);
 	free(pt->index);
 	free(pt->scan);
@@ -160,6 +163,7 @@ static struct ptree_proc *add_proc(struct ptree *pt)
 		return NULL;
 	p = &pt->procs[pt->nprocs++];
 	memset(p, 0, sizeof(*p));
+	p->owner_fd = -1;
 	return p;
 }
 
@@ -483,8 +487,11 @@ static void compact(struct ptree *pt)
 	for (size_t i = 0; i < pt->nprocs; i++) {
 		struct ptree_proc *p = &pt->procs[i];
 
-		if (p->done)
+		if (p->done) {
+			if (p->owner_fd >= 0)
+				close(p->owner_fd);
 			continue;
+		}
 		if (p->alive)
 			p->emit = false;
 		p->info_changed = false;

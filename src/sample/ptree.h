@@ -63,6 +63,12 @@ struct ptree_proc {
 	 */
 	char env_job[PTREE_ENV_JOB_MAX];
 	uint64_t cgroup_hash;
+	/*
+	 * A descriptor the owner keeps open with the process (the agent's
+	 * /proc/PID/cgroup), -1 if none: ptree closes it when it drops the
+	 * process.
+	 */
+	int owner_fd;
 };
 
 struct ptree_scan_entry {
