@@ -8,7 +8,9 @@
  * types, and curl_dl_load() resolves the functions used into `curl_fn`.
  *
  * curl_dl_load() returns 0 (also on later calls, from any thread) or
- * -ENOENT after logging why, naming the package to install.  The table is
+ * -ENOENT after logging why, naming the package to install.
+ * $JOBSCOPE_CURL_LIBRARY, when set, names the library to load instead of
+ * libcurl.so.4 (tests).  The table is
  * filled once and never unloaded.
  */
 #ifndef JOBSCOPE_CURL_DL_H

@@ -7,7 +7,8 @@
  * cairo_dl_load() resolves the few functions plot.c calls into `cairo_fn`.
  *
  * cairo_dl_load() returns 0 (also on later calls) or -ENOENT after logging
- * why, naming the package to install.  The table is filled once and never
+ * why, naming the package to install.  $JOBSCOPE_CAIRO_LIBRARY, when set,
+ * names the library to load instead of libcairo.so.2 (tests).  The table is filled once and never
  * unloaded.  Not thread-safe (plots are drawn by the CLI's one thread).
  */
 #ifndef JOBSCOPE_CAIRO_DL_H
