@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +70,15 @@ static long pidmap_get(const int32_t *map, size_t size, int32_t pid)
 	return -1;
 }
 
+/* Descriptors are kept open within RLIMIT_NOFILE - PTREE_FD_MARGIN. */
+static void fd_budget_update(struct ptree *pt)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+		pt->fd_budget = rl.rlim_cur > PTREE_FD_MARGIN ? rl.rlim_cur - PTREE_FD_MARGIN : 0;
+}
+
 void ptree_init(struct ptree *pt, pid_t ancestor, long hz, int64_t boot_ms)
 {
 	memset(pt, 0, sizeof(*pt));
@@ -76,6 +86,7 @@ void ptree_init(struct ptree *pt, pid_t ancestor, long hz, int64_t boot_ms)
 	pt->hz = hz > 0 ? hz : 100;
 	pt->boot_ms = boot_ms;
 	pt->fd_cache = true;
+	fd_budget_update(pt);
 	proc_reader_init(&pt->reader, pt->hz);
 	procev_init(&pt->ev);
 }
@@ -91,30 +102,35 @@ void ptree_init_all(struct ptree *pt, long hz, int64_t boot_ms)
 	pt->all = true;
 }
 
-static void close_entry(struct ptree_scan_entry *e)
+static void close_kept(struct ptree *pt, int *fd)
 {
-	if (e->fd >= 0)
-		close(e->fd);
-	if (e->sched_fd >= 0)
-		close(e->sched_fd);
-	e->fd = e->sched_fd = -1;
+	if (*fd >= 0) {
+		close(*fd);
+		pt->kept_fds--;
+	}
+	*fd = -1;
 }
 
-static void close_fds(struct ptree_scan_entry *e, size_t n)
+static void close_entry(struct ptree *pt, struct ptree_scan_entry *e)
+{
+	close_kept(pt, &e->fd);
+	close_kept(pt, &e->sched_fd);
+}
+
+static void close_fds(struct ptree *pt, struct ptree_scan_entry *e, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		close_entry(&e[i]);
+		close_entry(pt, &e[i]);
 }
 
 void ptree_release(struct ptree *pt)
 {
 	proc_reader_release(&pt->reader);
 	procev_close(&pt->ev);
-	close_fds(pt->scan, pt->nscan);
-	close_fds(pt->prev, pt->nprev);
+	close_fds(pt, pt->scan, pt->nscan);
+	close_fds(pt, pt->prev, pt->nprev);
 	for (size_t i = 0; i < pt->nprocs; i++)
-		if (pt->procs[i].owner_fd >= 0)
-			close(pt->procs[i].owner_fd);
+		close_kept(pt, &pt->procs[i].owner_fd);
 	free(pt->procs);
 	free(pt->index);
 	free(pt->scan);
@@ -299,7 +315,7 @@ static int open_proc_file(struct ptree *pt, int pid, const char *name)
 	char path[64];
 	int fd;
 
-	if (!pt->fd_cache)
+	if (!pt->fd_cache || pt->kept_fds >= pt->fd_budget)
 		return -1;
 	snprintf(path, sizeof(path), "/proc/%d/%s", pid, name);
 	fd = sysroot_open(path, O_RDONLY);
@@ -307,7 +323,17 @@ static int open_proc_file(struct ptree *pt, int pid, const char *name)
 		pt->fd_cache = false; /* go on with open/read/close */
 		log_debug("out of file descriptors: /proc/PID files no longer kept open");
 	}
-	return fd < 0 ? -1 : fd;
+	if (fd < 0)
+		return -1;
+	pt->kept_fds++;
+	return fd;
+}
+
+int ptree_keep_fd(struct ptree *pt, struct ptree_proc *p, const char *name)
+{
+	if (p->owner_fd < 0)
+		p->owner_fd = open_proc_file(pt, p->info.pid, name);
+	return p->owner_fd;
 }
 
 /* schedstat's run time, or 0 when unknown (a process has always run a little). */
@@ -377,7 +403,7 @@ static int collect_pid(int pid, void *arg)
 	}
 	if (ret != 0) {
 		/* new, or the pid now names another process: the old fds are dead */
-		close_entry(e);
+		close_entry(pt, e);
 		e->fd = open_proc_file(pt, pid, "stat");
 		e->sched_fd = open_proc_file(pt, pid, "schedstat");
 		e->run_ns = read_run_ns(pt, e->sched_fd); /* before stat: a run after shows next time */
@@ -387,7 +413,7 @@ static int collect_pid(int pid, void *arg)
 		ret = -ENOENT;
 	if (ret != 0) {
 		/* vanished since readdir (or the pid was reused), or unreadable */
-		close_entry(e);
+		close_entry(pt, e);
 		return 0;
 	}
 	e->pid = pid;
@@ -488,8 +514,7 @@ static void compact(struct ptree *pt)
 		struct ptree_proc *p = &pt->procs[i];
 
 		if (p->done) {
-			if (p->owner_fd >= 0)
-				close(p->owner_fd);
+			close_kept(pt, &p->owner_fd);
 			continue;
 		}
 		if (p->alive)
@@ -704,9 +729,10 @@ int ptree_scan(struct ptree *pt, int64_t ts_ms)
 
 	compact(pt);
 	rotate_scan(pt);
+	fd_budget_update(pt); /* the owner may have raised the limit */
 	pt->scan_ms = ts_ms;
 	ret = collect(pt, ts_ms);
-	close_fds(pt->prev, pt->nprev); /* gone since the last scan */
+	close_fds(pt, pt->prev, pt->nprev); /* gone since the last scan */
 	pt->nprev = 0;
 	if (ret)
 		return ret;

@@ -65,8 +65,8 @@ struct ptree_proc {
 	uint64_t cgroup_hash;
 	/*
 	 * A descriptor the owner keeps open with the process (the agent's
-	 * /proc/PID/cgroup), -1 if none: ptree closes it when it drops the
-	 * process.
+	 * /proc/PID/cgroup), -1 if none: opened by ptree_keep_fd(), closed by
+	 * ptree when it drops the process.
 	 */
 	int owner_fd;
 };
@@ -112,6 +112,13 @@ struct ptree_scan_entry {
  */
 #define PTREE_RELIST_MS 60000
 
+/*
+ * Descriptors are kept open (stat, schedstat, the owner's) while fewer than
+ * the soft RLIMIT_NOFILE minus this margin are (what jobscope opens for a
+ * moment: the store, other /proc files); beyond, files are read by path.
+ */
+#define PTREE_FD_MARGIN 256
+
 struct ptree {
 	pid_t ancestor; /* 0 with `all` */
 	bool all;	/* every user-space process (the agent), not a tree */
@@ -134,6 +141,7 @@ struct ptree {
 	int32_t *prev_index;
 	size_t prev_index_size;
 	bool fd_cache; /* false once open() failed with EMFILE */
+	size_t kept_fds, fd_budget; /* descriptors kept open, and how many may be */
 	int64_t scan_ms; /* the scan in progress */
 	struct procev ev; /* closed unless ptree_watch_events() */
 	int64_t listed_ms; /* the last listing of /proc */
@@ -182,6 +190,12 @@ int ptree_scan(struct ptree *pt, int64_t ts_ms);
  */
 void ptree_child_exiting(struct ptree *pt, pid_t pid);
 void ptree_child_reaped(struct ptree *pt, pid_t pid, const struct rusage *ru, int64_t ts_ms);
+
+/*
+ * /proc/PID/name of p kept open as p->owner_fd (once), within the budget of
+ * descriptors: the descriptor, or -1 and the caller reads by path.
+ */
+int ptree_keep_fd(struct ptree *pt, struct ptree_proc *p, const char *name);
 
 /* The process entry for pid that is alive, or NULL. */
 struct ptree_proc *ptree_find(struct ptree *pt, pid_t pid);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -395,6 +396,53 @@ static void test_skip_until_it_runs(void **state)
 	ptree_release(&pt);
 }
 
+/*
+ * Within RLIMIT_NOFILE - PTREE_FD_MARGIN descriptors are kept; the other
+ * processes are read by path, with the same figures, and every descriptor
+ * kept is given back.
+ */
+static void test_fd_budget(void **state)
+{
+	struct rlimit saved, low;
+	struct ptree pt;
+
+	(void)state;
+	for (int pid = 30; pid < 34; pid++) {
+		put_proc(pid, ANCESTOR, "sleeper", 'S', pid, 0, 1000, 200 + pid, 0);
+		put_schedstat(pid, 100000000);
+	}
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &saved), 0);
+	low = saved;
+	low.rlim_cur = PTREE_FD_MARGIN + 3;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	ptree_init(&pt, ANCESTOR, 100, BOOT_MS);
+	assert_int_equal(ptree_scan(&pt, BOOT_MS), 0);
+	assert_true(pt.kept_fds <= 3);
+	for (int pid = 30; pid < 34; pid++)
+		assert_int_equal(find(&pt, pid)->cur.user_ms, pid * 10);
+	for (int pid = 30; pid < 34; pid++) {
+		put_proc(pid, ANCESTOR, "sleeper", 'S', pid + 5, 0, 1000, 200 + pid, 0);
+		put_schedstat(pid, 200000000);
+	}
+	assert_int_equal(ptree_scan(&pt, BOOT_MS + 1000), 0);
+	assert_true(pt.kept_fds <= 3);
+	for (int pid = 30; pid < 34; pid++)
+		assert_int_equal(find(&pt, pid)->cur.user_ms, (pid + 5) * 10);
+	remove_proc(31);
+	assert_int_equal(ptree_scan(&pt, BOOT_MS + 2000), 0);
+	assert_false(find(&pt, 31)->alive);
+	assert_int_equal(ptree_scan(&pt, BOOT_MS + 3000), 0);
+	ptree_release(&pt);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &saved), 0);
+
+	/* with room, all are kept, and all given back */
+	ptree_init(&pt, ANCESTOR, 100, BOOT_MS);
+	assert_int_equal(ptree_scan(&pt, BOOT_MS), 0);
+	/* stat of init and of 99 (no schedstat there), stat and schedstat of 30, 32, 33 */
+	assert_int_equal(pt.kept_fds, 2 + 2 * 3);
+	ptree_release(&pt);
+}
+
 /* Threads other than the main one are not in schedstat: never skipped. */
 static void test_no_skip_with_threads(void **state)
 {
@@ -475,6 +523,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_parent_and_worker_end_together, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_skip_until_it_runs, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_no_skip_with_threads, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_fd_budget, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_skipped_child_ends, setup, teardown),
 	};
 
