@@ -22,13 +22,14 @@ static void load(void)
 	void *dl = dlopen(name && name[0] ? name : "libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
 
 	if (!dl) {
-		log_err(0, "an HTTP client needs libcurl4 (%s): apt-get install libcurl4", dlerror());
+		log_err(0, "an HTTP client needs libcurl4 (%s): apt-get install libcurl4",
+			dlerror());
 		load_ret = -ENOENT;
 		return;
 	}
-#define CURL_DL_RESOLVE(name)                                                                \
-	curl_fn.name = (__typeof__(curl_fn.name))dlsym(dl, "curl_" #name);                   \
-	if (!curl_fn.name)                                                                   \
+#define CURL_DL_RESOLVE(name)                                                                      \
+	curl_fn.name = (__typeof__(curl_fn.name))dlsym(dl, "curl_" #name);                         \
+	if (!curl_fn.name)                                                                         \
 		goto out_missing;
 	CURL_DL_FUNCTIONS(CURL_DL_RESOLVE)
 #undef CURL_DL_RESOLVE

@@ -19,16 +19,16 @@
 #include <curl/curl.h>
 
 /* Every libcurl function used, without its curl_ prefix. */
-#define CURL_DL_FUNCTIONS(X)                                                                 \
-	X(easy_cleanup)                                                                      \
-	X(easy_getinfo)                                                                      \
-	X(easy_init)                                                                         \
-	X(easy_perform)                                                                      \
-	X(easy_setopt)                                                                       \
-	X(easy_strerror)                                                                     \
-	X(global_cleanup)                                                                    \
-	X(global_init)                                                                       \
-	X(slist_append)                                                                      \
+#define CURL_DL_FUNCTIONS(X)                                                                       \
+	X(easy_cleanup)                                                                            \
+	X(easy_getinfo)                                                                            \
+	X(easy_init)                                                                               \
+	X(easy_perform)                                                                            \
+	X(easy_setopt)                                                                             \
+	X(easy_strerror)                                                                           \
+	X(global_cleanup)                                                                          \
+	X(global_init)                                                                             \
+	X(slist_append)                                                                            \
 	X(slist_free_all)
 
 struct curl_dl {

@@ -26,9 +26,9 @@ int cairo_dl_load(void)
 		log_err(0, "--plot needs libcairo2 (%s): apt-get install libcairo2", dlerror());
 		return -ENOENT;
 	}
-#define CAIRO_DL_RESOLVE(name)                                                               \
-	cairo_fn.name = (__typeof__(cairo_fn.name))dlsym(dl, "cairo_" #name);                \
-	if (!cairo_fn.name)                                                                  \
+#define CAIRO_DL_RESOLVE(name)                                                                     \
+	cairo_fn.name = (__typeof__(cairo_fn.name))dlsym(dl, "cairo_" #name);                      \
+	if (!cairo_fn.name)                                                                        \
 		goto out_missing;
 	CAIRO_DL_FUNCTIONS(CAIRO_DL_RESOLVE)
 #undef CAIRO_DL_RESOLVE

@@ -187,7 +187,7 @@ static void set_colour(cairo_t *cr, struct rgb c)
 static void set_font(cairo_t *cr, double size, bool bold)
 {
 	cairo_fn.select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL,
-			       bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
+				  bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
 	cairo_fn.set_font_size(cr, size);
 }
 

@@ -22,10 +22,10 @@
 #define PROCEV_RCVBUF (4 << 20) /* some 5,000 events between two ticks */
 
 /* Where a fork's fields are in a datagram: netlink header, cn_msg, proc_event. */
-#define OFF_EVENT	(NLMSG_HDRLEN + sizeof(struct cn_msg))
-#define OFF_WHAT	(OFF_EVENT + offsetof(struct proc_event, what))
-#define OFF_CHILD_PID	(OFF_EVENT + offsetof(struct proc_event, event_data.fork.child_pid))
-#define OFF_CHILD_TGID	(OFF_EVENT + offsetof(struct proc_event, event_data.fork.child_tgid))
+#define OFF_EVENT      (NLMSG_HDRLEN + sizeof(struct cn_msg))
+#define OFF_WHAT       (OFF_EVENT + offsetof(struct proc_event, what))
+#define OFF_CHILD_PID  (OFF_EVENT + offsetof(struct proc_event, event_data.fork.child_pid))
+#define OFF_CHILD_TGID (OFF_EVENT + offsetof(struct proc_event, event_data.fork.child_tgid))
 
 void procev_init(struct procev *ev)
 {
@@ -144,16 +144,18 @@ int procev_parse(const void *buf, size_t len, void (*fn)(int32_t pid, void *arg)
 			return odd + 1;
 		step = NLMSG_ALIGN(hdr.nlmsg_len) < len ? NLMSG_ALIGN(hdr.nlmsg_len) : len;
 		if (hdr.nlmsg_type == NLMSG_DONE &&
-		    hdr.nlmsg_len >= NLMSG_HDRLEN + sizeof(msg) + offsetof(struct proc_event, event_data)) {
+		    hdr.nlmsg_len >=
+			NLMSG_HDRLEN + sizeof(msg) + offsetof(struct proc_event, event_data)) {
 			memcpy(&msg, p + NLMSG_HDRLEN, sizeof(msg));
 			memset(&pe, 0, sizeof(pe));
 			memcpy(&pe, p + OFF_EVENT,
 			       hdr.nlmsg_len - OFF_EVENT < sizeof(pe) ? hdr.nlmsg_len - OFF_EVENT
-								       : sizeof(pe));
+								      : sizeof(pe));
 			if (msg.id.idx != CN_IDX_PROC || msg.id.val != CN_VAL_PROC)
 				odd++;
 			else if (pe.what == PROC_EVENT_FORK &&
-				 hdr.nlmsg_len >= OFF_CHILD_TGID + sizeof(pe.event_data.fork.child_tgid) &&
+				 hdr.nlmsg_len >=
+				     OFF_CHILD_TGID + sizeof(pe.event_data.fork.child_tgid) &&
 				 pe.event_data.fork.child_pid == pe.event_data.fork.child_tgid &&
 				 pe.event_data.fork.child_pid > 0)
 				fn(pe.event_data.fork.child_pid, arg);

@@ -23,7 +23,7 @@
 #define PROCEV_MAX_PIDS 65536 /* more between two drains counts as lost */
 
 struct procev {
-	int fd; /* -1: closed */
+	int fd;	       /* -1: closed */
 	int32_t *pids; /* new processes since the last procev_take() */
 	size_t npids, alloc;
 	bool lost;

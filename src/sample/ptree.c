@@ -406,7 +406,8 @@ static int collect_pid(int pid, void *arg)
 		close_entry(pt, e);
 		e->fd = open_proc_file(pt, pid, "stat");
 		e->sched_fd = open_proc_file(pt, pid, "schedstat");
-		e->run_ns = read_run_ns(pt, e->sched_fd); /* before stat: a run after shows next time */
+		/* schedstat before stat: a run in between shows at the next scan */
+		e->run_ns = read_run_ns(pt, e->sched_fd);
 		ret = read_stat(pt, e, pid);
 	}
 	if (ret == 0 && e->stat.pid != pid)

@@ -74,11 +74,11 @@ struct ptree_proc {
 struct ptree_scan_entry {
 	int32_t pid;
 	int32_t ppid;
-	int8_t in_tree; /* -1 unknown, 0 no, 1 yes */
-	int fd;		/* /proc/PID/stat, kept open across ticks; -1 if none */
-	int sched_fd;	/* /proc/PID/schedstat, the same; -1 if none */
-	uint64_t run_ns; /* schedstat's run time, read before stat (0: unknown) */
-	int64_t stat_ms; /* when `stat` was read from /proc (it may be a copy) */
+	int8_t in_tree;	  /* -1 unknown, 0 no, 1 yes */
+	int fd;		  /* /proc/PID/stat, kept open across ticks; -1 if none */
+	int sched_fd;	  /* /proc/PID/schedstat, the same; -1 if none */
+	uint64_t run_ns;  /* schedstat's run time, read before stat (0: unknown) */
+	int64_t stat_ms;  /* when `stat` was read from /proc (it may be a copy) */
 	bool stat_copied; /* this scan: `stat` is the previous scan's */
 	struct proc_stat stat;
 };
@@ -140,12 +140,12 @@ struct ptree {
 	size_t nprev, prev_alloc;
 	int32_t *prev_index;
 	size_t prev_index_size;
-	bool fd_cache; /* false once open() failed with EMFILE */
+	bool fd_cache;		    /* false once open() failed with EMFILE */
 	size_t kept_fds, fd_budget; /* descriptors kept open, and how many may be */
-	int64_t scan_ms; /* the scan in progress */
-	struct procev ev; /* closed unless ptree_watch_events() */
-	int64_t listed_ms; /* the last listing of /proc */
-	uint64_t listings; /* listings of /proc, since init */
+	int64_t scan_ms;	    /* the scan in progress */
+	struct procev ev;	    /* closed unless ptree_watch_events() */
+	int64_t listed_ms;	    /* the last listing of /proc */
+	uint64_t listings;	    /* listings of /proc, since init */
 	/* stat reads made and saved (schedstat showed no run), since init */
 	uint64_t stat_reads, stat_skips;
 

@@ -110,7 +110,8 @@ static uint64_t self_cutime_ticks(void)
 	assert_non_null(p);
 	/* after ") ": state ppid pgrp session tty tpgid flags minflt cminflt majflt
 	 * cmajflt utime stime cutime cstime */
-	assert_int_equal(sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu",
+	assert_int_equal(sscanf(p + 2,
+				"%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu",
 				&v[0], &v[1], &v[2], &v[3]),
 			 4);
 	return v[2] + v[3];

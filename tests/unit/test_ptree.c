@@ -344,7 +344,6 @@ static void test_parent_and_worker_end_together(void **state)
 	ptree_release(&pt);
 }
 
-
 /* /proc/PID/schedstat: the run time of its main thread, ns. */
 static void put_schedstat(int pid, unsigned long long run_ns)
 {
