@@ -66,6 +66,8 @@ NOT_VALUES = {"seq", "id", "node_id", "job_id", "proc_id", "device_id", "ts_ms",
 TARGETS = {
     "cpu_vs_pidstat": 0.25,   # agent CPU <= 1/4 of pidstat's
     "cpu_vs_floor": 1.0,      # agent CPU <= the floor's
+    "cpu_pct": 0.5,           # agent CPU % of one core (issue 13)
+    "vmrss_mib": 8.0,         # agent VmRSS at the end of the window (issue 13)
     "rss_mib": 16.0,          # agent peak RSS
     "metrics_p99_ms": 5.0,    # /metrics p99 at 20 scrapes/s
 }
@@ -119,6 +121,19 @@ def status_kib(pid, key):
         if line.startswith(key + ":"):
             return int(line.split()[1])
     return None
+
+
+def memory_figures(pid):
+    """Shared libraries mapped (distinct .so files in /proc/PID/maps) and
+    VmRSS, RssAnon, RssFile in KiB, now."""
+    libs = set()
+    for line in read_text(f"/proc/{pid}/maps").splitlines():
+        f = line.split(None, 5)
+        if len(f) == 6 and re.search(r"\.so(\.|$)", os.path.basename(f[5])):
+            libs.add(f[5])
+    return {"libs": len(libs), "lib_names": sorted(os.path.basename(x) for x in libs),
+            "vmrss_kib": status_kib(pid, "VmRSS"), "rss_anon_kib": status_kib(pid, "RssAnon"),
+            "rss_file_kib": status_kib(pid, "RssFile")}
 
 
 def host_cpu():
@@ -392,6 +407,7 @@ def run(args, tmp):
         time.sleep(args.duration)
         s1 = snapshot(pids)
         hwm = {name: status_kib(pid, "VmHWM") for name, pid in pids.items()}
+        mem = {name: memory_figures(pid) for name, pid in pids.items()}
         rss = {name: status_kib(pid, "VmRSS") for name, pid in pids.items()}
         st1 = store_figures(db_path)
         res["store_files_window_end"] = file_bytes(db_path)
@@ -408,7 +424,7 @@ def run(args, tmp):
                          "user_pct": du / CLK_TCK / elapsed * 100,
                          "sys_pct": ds / CLK_TCK / elapsed * 100,
                          "clock_ticks": du + ds,
-                         "hwm_kib": hwm[name], "rss_kib": rss[name]}
+                         "hwm_kib": hwm[name], "rss_kib": rss[name], **mem[name]}
         scraper_ticks = s1["self"] - s0["self"]
         busy = s1["host"][0] - s0["host"][0]
         res["script_cpu_pct"] = scraper_ticks / CLK_TCK / elapsed * 100
@@ -501,14 +517,37 @@ def report(args, res):
              "its CPU is not counted).  Window: "
              f"{res['elapsed_s']:.1f} s after {res['settle_s']:g} s of settling.  CPU % of one "
              "core from utime+stime of /proc/PID/stat (children included); peak RSS = VmHWM "
-             "at the end of the window.")
+             "at the end of the window; VmRSS, RssAnon (its own memory) and RssFile (pages "
+             "of its executable and libraries) of /proc/PID/status and the shared libraries "
+             "mapped (distinct .so files in /proc/PID/maps) at the end of the window.")
     L.append("")
-    L.append("| tool | CPU % of one core | user / sys % | peak RSS (VmHWM) | RSS now |")
-    L.append("|---|---|---|---|---|")
+    L.append("| tool | CPU % of one core | user / sys % | peak RSS (VmHWM) | VmRSS | RssAnon | "
+             "RssFile | shared libraries |")
+    L.append("|---|---|---|---|---|---|---|---|")
+
+    def mib(kib):
+        return "-" if kib is None else f"{kib / 1024:.1f} MiB"
+
     for t in tools:
         r = res[t]
         L.append(f"| {t} | {r['cpu_pct']:.2f} | {r['user_pct']:.2f} / {r['sys_pct']:.2f} | "
-                 f"{r['hwm_kib'] / 1024:.1f} MiB | {r['rss_kib'] / 1024:.1f} MiB |")
+                 f"{mib(r['hwm_kib'])} | {mib(r['vmrss_kib'])} | {mib(r['rss_anon_kib'])} | "
+                 f"{mib(r['rss_file_kib'])} | {r['libs']} |")
+    L.append("")
+    L.append("The agent as a ratio of each other tool (agent / tool):")
+    L.append("")
+    L.append("| agent / | CPU | VmRSS | RssAnon | shared libraries |")
+    L.append("|---|---|---|---|---|")
+
+    def over(k, o):
+        x, y = a.get(k), res[o].get(k)
+        return "-" if x is None or not y else f"{x / y:.2f}"
+
+    for o in tools[1:]:
+        L.append(f"| {o} | {over('cpu_pct', o)} | {over('vmrss_kib', o)} | "
+                 f"{over('rss_anon_kib', o)} | {over('libs', o)} |")
+    L.append("")
+    L.append("The agent's libraries: " + ", ".join(a["lib_names"]) + ".")
     L.append("")
     fs = res.get("floor_summary", {})
     sc = res["scrapes"]
@@ -530,6 +569,7 @@ def report(args, res):
 
     r_ps, r_fl, r_ne = ratio("pidstat"), ratio("floor"), ratio("node_exporter")
     rss = a["hwm_kib"] / 1024
+    vmrss = a["vmrss_kib"] / 1024
     lat = res["latency"]
     p99 = lat["agent"].get("p99_ms", float("inf"))
     checks = [
@@ -538,6 +578,11 @@ def report(args, res):
         ("agent CPU / floor CPU", f"{r_fl:.2f}", f"≤ {TARGETS['cpu_vs_floor']:g}",
          r_fl <= TARGETS["cpu_vs_floor"]),
         ("agent CPU / node_exporter CPU", f"{r_ne:.2f}", "(no target)", None),
+        ("agent CPU % of one core", f"{a['cpu_pct']:.2f}", f"≤ {TARGETS['cpu_pct']:g}",
+         a["cpu_pct"] <= TARGETS["cpu_pct"]),
+        ("agent VmRSS", f"{vmrss:.1f} MiB (RssAnon {a['rss_anon_kib'] / 1024:.1f} MiB)",
+         f"≤ {TARGETS['vmrss_mib']:g} MiB", vmrss <= TARGETS["vmrss_mib"]),
+        ("agent shared libraries mapped", f"{a['libs']}", "(no target)", None),
         ("agent peak RSS", f"{rss:.1f} MiB", f"≤ {TARGETS['rss_mib']:g} MiB",
          rss <= TARGETS["rss_mib"]),
         (f"agent /metrics p99 at {args.rate:g}/s", f"{p99:.2f} ms",

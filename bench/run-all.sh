@@ -18,6 +18,9 @@
 #                                     js-mkstore's bench store; --quick: about 6): replaces
 #                                     section 10 and its summary rows in the same way (with
 #                                     --quick: build/bench-out/density-quick.md)
+#   bash bench/run-all.sh --only agent  the agent against pidstat, node_exporter and the floor
+#                                     alone (about 2 minutes): replaces section 5 and its
+#                                     summary rows in the same way (--quick: agent-quick.md)
 #
 # Expects an optimized build in build/ (./dev bench sets it up); rebuilds
 # jobscope, the two helpers and the core library it needs with ninja.  Raw JSON of every run
@@ -26,7 +29,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 usage() {
-	echo "usage: bash bench/run-all.sh [--quick] [--only gpu|scale|density]" >&2
+	echo "usage: bash bench/run-all.sh [--quick] [--only gpu|scale|density|agent]" >&2
 	exit 2
 }
 quick=false
@@ -37,7 +40,7 @@ while [ $# -gt 0 ]; do
 	--quick) quick=true ;;
 	--only)
 		case "${2:-}" in
-		gpu | scale | density) only=$2 ;;
+		gpu | scale | density | agent) only=$2 ;;
 		*) usage ;;
 		esac
 		shift
@@ -267,6 +270,61 @@ if [ "$only" = scale ]; then
 		scale_put bench/RESULTS.md
 		say "wrote bench/RESULTS.md (its section 8 and summary rows)"
 	fi
+	exit 0
+fi
+
+if [ "$only" = agent ]; then
+	t_agent=$SECONDS
+	say "jobscope agent vs pidstat, node_exporter and the floor (1000 extra processes)"
+	agent_quick=""
+	$quick && agent_quick=--quick
+	if ! python3 bench/agent_cost.py ${agent_quick:+"$agent_quick"} \
+		--json "$out/agent.json" --markdown "$out/agent.md"; then
+		say "warning: bench/agent_cost.py failed (see above); its section says so"
+		echo "Did not run: \`python3 bench/agent_cost.py\` failed (see the log)." >"$out/agent.md"
+		rm -f "$out/agent.json"
+	fi
+	{
+		echo "## 5. jobscope agent against pidstat, node_exporter and the floor"
+		echo
+		echo "Written by \`$invocation\` on $(date -u '+%Y-%m-%d %H:%M UTC')," \
+			"commit $commit$dirty, \`$buildtype\` build, on $(nproc) CPUs ($cpu_model);" \
+			"took $((SECONDS - t_agent)) s.  Method: bench/README.md."
+		echo
+		cat "$out/agent.md"
+	} >"$out/agent-section.md"
+	if $quick; then
+		cp "$out/agent-section.md" "$out/agent-quick.md"
+		say "wrote $out/agent-quick.md"
+		exit 0
+	fi
+	python3 - bench/RESULTS.md "$out/agent-section.md" "$out/agent.json" <<'PY'
+import json, sys
+
+sys.path.insert(0, "bench")
+from results_md import put
+
+path, section_file, json_file = sys.argv[1:4]
+try:
+    ag = json.load(open(json_file))["result"]
+    rows = []
+    for c in ag["checks"]:
+        verdict = "" if c["pass"] is None else ("met" if c["pass"] else "NOT met")
+        rows.append(f"| agent, 1000 extra processes, 1 s: {c['check']} | {c['measured']} | "
+                    f"{c['target']} | {verdict} |")
+    st = ag["store_summary"]
+    bpv = st["bytes_per_value"]
+    rows.append(f"| agent store growth at this load | {bpv:.2f} bytes per value, "
+                f"{st['bytes_per_day'] / 2**20:.0f} MiB per day | (DESIGN.md: ≤ 2) | "
+                f"{'met' if bpv <= 2 else 'NOT met'} |")
+except (OSError, KeyError, ValueError, TypeError):
+    rows = ["| agent benchmark | did not run | | |"]
+ours = lambda l: l.startswith("| agent, 1000 extra processes") or \
+    l.startswith("| agent store growth") or l.startswith("| agent benchmark ")
+put(path, open(section_file).read(), rows, ours, "## 5. jobscope agent against pidstat")
+PY
+	mv bench/RESULTS.md.tmp bench/RESULTS.md
+	say "wrote bench/RESULTS.md (its section 5 and summary rows)"
 	exit 0
 fi
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <poll.h>
+#include <sqlite3.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
@@ -23,6 +24,14 @@
 #include "common/sysroot.h"
 #include "common/token.h"
 #include "store/tick.h"
+
+/*
+ * SQLite's page caches (the tick's connection, the API's, the head
+ * sender's) are given back above this, process-wide: by default each grows
+ * to 2 MiB as the store grows, while a tick touches a few dozen pages; the
+ * rest is in the kernel's page cache anyway.
+ */
+#define AGENT_SQLITE_HEAP_BYTES (512 * 1024)
 
 static void setup_gpus(struct agent *a)
 {
@@ -43,6 +52,7 @@ static int setup(struct agent *a)
 	ret = log_open_file(o->log_file);
 	if (ret)
 		return ret;
+	sqlite3_soft_heap_limit64(AGENT_SQLITE_HEAP_BYTES);
 	ret = store_open(o->db, STORE_CREATE, &a->st);
 	if (ret)
 		return ret;
@@ -74,6 +84,10 @@ static int setup(struct agent *a)
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
 	ptree_init_all(&a->pt, sysconf(_SC_CLK_TCK), host_boot_ms(a->host));
+	ret = ptree_watch_events(&a->pt);
+	if (ret)
+		log_debug("agent: no process events (%s): /proc is listed every tick",
+			  strerror(-ret));
 	jobs_init(&a->jobs, a->hostname, a->node_id, cores, a->host->mem.total_bytes,
 		  o->interval_ms);
 	pthread_mutex_init(&a->view_lock, NULL);

@@ -216,16 +216,32 @@ static uint64_t text_hash(const char *s, size_t len)
 }
 
 /*
+ * /proc/PID/cgroup into t->cgbuf through a descriptor kept open with the
+ * process (ptree closes it): it is read again every few seconds, and open
+ * and close cost more than the read.  Once the process is gone its reads
+ * fail, whatever process has its pid now.
+ */
+static int read_cgroup(struct jobs *t, struct ptree *pt, struct ptree_proc *p)
+{
+	char path[64];
+
+	if (ptree_keep_fd(pt, p, "cgroup") >= 0)
+		return sysroot_read_fd(p->owner_fd, &t->cgbuf);
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", p->info.pid);
+	return sysroot_read(path, &t->cgbuf);
+}
+
+/*
  * Reads what attribution needs of one process; a file we cannot read is
  * empty.  Notes the cgroup file's hash, to see it change later.
  */
-static void attribute_proc(struct jobs *t, struct ptree_proc *p, struct job_attribution *out)
+static void attribute_proc(struct jobs *t, struct ptree *pt, struct ptree_proc *p,
+			   struct job_attribution *out)
 {
 	char path[64], *cg = NULL, *env = NULL;
 	size_t cg_len = 0, env_len = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", p->info.pid);
-	if (sysroot_read(path, &t->cgbuf) == 0) {
+	if (read_cgroup(t, pt, p) == 0) {
 		cg = t->cgbuf.buf;
 		cg_len = t->cgbuf.len;
 		p->cgroup_hash = text_hash(cg, cg_len);
@@ -552,19 +568,16 @@ static bool same_job(const struct job_entry *j, const struct job_attribution *a)
  * one within PTREE_FULL_REFRESH_MS, having used no CPU meanwhile.  A
  * file that cannot be read says nothing new.
  */
-static bool cgroup_moved(struct jobs *t, const struct ptree_proc *p, int64_t ts_ms)
+static bool cgroup_moved(struct jobs *t, struct ptree *pt, struct ptree_proc *p, int64_t ts_ms)
 {
-	char path[64];
-
 	if (p->refreshed_ms != ts_ms)
 		return false;
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", p->info.pid);
-	if (sysroot_read(path, &t->cgbuf) != 0)
+	if (read_cgroup(t, pt, p) != 0)
 		return false;
 	return text_hash(t->cgbuf.buf, t->cgbuf.len) != p->cgroup_hash;
 }
 
-static int mark_processes(struct jobs *t, const struct ptree *pt, int64_t ts_ms)
+static int mark_processes(struct jobs *t, struct ptree *pt, int64_t ts_ms)
 {
 	if (pt->nprocs > t->note_alloc) {
 		size_t n = pt->nprocs + pt->nprocs / 2 + 64;
@@ -576,14 +589,14 @@ static int mark_processes(struct jobs *t, const struct ptree *pt, int64_t ts_ms)
 		t->note_alloc = n;
 	}
 	for (size_t i = 0; i < pt->nprocs; i++) {
-		const struct ptree_proc *p = &pt->procs[i];
+		struct ptree_proc *p = &pt->procs[i];
 		uint8_t m = MARK_SETTLED;
 
 		if (!p->alive)
 			m = MARK_SETTLED;
 		else if (p->tag <= 0)
 			m = MARK_NEW;
-		else if (cgroup_moved(t, p, ts_ms))
+		else if (cgroup_moved(t, pt, p, ts_ms))
 			m = MARK_MOVED;
 		else if (p->info_changed)
 			m = MARK_RENAMED;
@@ -604,7 +617,7 @@ static int attribute_one(struct jobs *t, struct ptree *pt, size_t i)
 
 	if (parent == p)
 		parent = NULL;
-	attribute_proc(t, p, &a);
+	attribute_proc(t, pt, p, &a);
 	jobs_keep_env(&a, p->env_job, sizeof(p->env_job));
 	old = jobs_of(t, p);
 	pj = parent ? jobs_of(t, parent) : NULL;

@@ -10,10 +10,10 @@
 #include <strings.h>
 
 #include <cjson/cJSON.h>
-#include <curl/curl.h>
 
 #include "common/log.h"
 #include "net/api.h"
+#include "net/curl_dl.h"
 
 static size_t on_data(char *data, size_t size, size_t nmemb, void *arg)
 {
@@ -36,43 +36,45 @@ static int request(const char *base, const char *path, const char *token, const 
 		return log_err(-EINVAL, "URL too long");
 	if (ctype && ctype_size)
 		ctype[0] = '\0';
-	c = curl_easy_init();
+	if (curl_dl_load())
+		return log_err(-ENOENT, "cannot ask '%s'", base);
+	c = curl_fn.easy_init();
 	if (!c)
 		return log_err(-ENOMEM, "cannot set up libcurl");
-	headers = curl_slist_append(headers, "Content-Type: application/json");
+	headers = curl_fn.slist_append(headers, "Content-Type: application/json");
 	if (token) {
 		snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
-		headers = curl_slist_append(headers, auth);
+		headers = curl_fn.slist_append(headers, auth);
 	}
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, answer);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 5L);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_fn.easy_setopt(c, CURLOPT_URL, url);
+	curl_fn.easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+	curl_fn.easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+	curl_fn.easy_setopt(c, CURLOPT_WRITEDATA, answer);
+	curl_fn.easy_setopt(c, CURLOPT_TIMEOUT, 30L);
+	curl_fn.easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 5L);
+	curl_fn.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_fn.easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 	if (body) {
-		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-		curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
+		curl_fn.easy_setopt(c, CURLOPT_POSTFIELDS, body);
+		curl_fn.easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
 	}
-	rc = curl_easy_perform(c);
+	rc = curl_fn.easy_perform(c);
 	if (rc == CURLE_OK) {
 		const char *type = NULL;
 
-		curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
+		curl_fn.easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
 		if (ctype && ctype_size &&
-		    curl_easy_getinfo(c, CURLINFO_CONTENT_TYPE, &type) == CURLE_OK && type)
+		    curl_fn.easy_getinfo(c, CURLINFO_CONTENT_TYPE, &type) == CURLE_OK && type)
 			snprintf(ctype, ctype_size, "%s", type);
 	}
-	curl_slist_free_all(headers);
-	curl_easy_cleanup(c);
+	curl_fn.slist_free_all(headers);
+	curl_fn.easy_cleanup(c);
 	if (rc == CURLE_WRITE_ERROR && strbuf_error(answer) == -E2BIG)
 		return log_err(-E2BIG, "the answer from %s is larger than %zu MiB", base,
 			       answer->max_len >> 20);
 	if (rc != CURLE_OK)
 		return log_err(-EIO, "cannot reach the head at %s: %s", base,
-			       curl_easy_strerror(rc));
+			       curl_fn.easy_strerror(rc));
 	return 0;
 }
 

@@ -11,10 +11,9 @@
 #include <string.h>
 #include <time.h>
 
-#include <curl/curl.h>
-
 #include "common/log.h"
 #include "common/timeutil.h"
+#include "net/curl_dl.h"
 #include "store/store.h"
 
 #define SENDER_FIRST_ROWS   2000    /* rows in a batch when current */
@@ -88,20 +87,20 @@ static int post(struct sender *s, int64_t *acked, int64_t *interval_ms)
 	strbuf_reset(&s->answer);
 	/* large batches (catching up) go compressed: JSON rows shrink ~10x */
 	if (s->body.len > WIRE_COMPRESS_ABOVE && wire_compress(s->body.buf, s->body.len, &s->zbody) == 0) {
-		curl_easy_setopt(s->curl, CURLOPT_HTTPHEADER, s->zheaders);
-		curl_easy_setopt(s->curl, CURLOPT_POSTFIELDS, s->zbody.buf);
-		curl_easy_setopt(s->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)s->zbody.len);
+		curl_fn.easy_setopt(s->curl, CURLOPT_HTTPHEADER, s->zheaders);
+		curl_fn.easy_setopt(s->curl, CURLOPT_POSTFIELDS, s->zbody.buf);
+		curl_fn.easy_setopt(s->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)s->zbody.len);
 	} else {
-		curl_easy_setopt(s->curl, CURLOPT_HTTPHEADER, s->headers);
-		curl_easy_setopt(s->curl, CURLOPT_POSTFIELDS, s->body.buf);
-		curl_easy_setopt(s->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)s->body.len);
+		curl_fn.easy_setopt(s->curl, CURLOPT_HTTPHEADER, s->headers);
+		curl_fn.easy_setopt(s->curl, CURLOPT_POSTFIELDS, s->body.buf);
+		curl_fn.easy_setopt(s->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)s->body.len);
 	}
-	rc = curl_easy_perform(s->curl);
+	rc = curl_fn.easy_perform(s->curl);
 	if (rc != CURLE_OK) {
-		set_error(s, "%s", curl_easy_strerror(rc));
+		set_error(s, "%s", curl_fn.easy_strerror(rc));
 		return -EAGAIN;
 	}
-	curl_easy_getinfo(s->curl, CURLINFO_RESPONSE_CODE, &status);
+	curl_fn.easy_getinfo(s->curl, CURLINFO_RESPONSE_CODE, &status);
 	if (status == 413)
 		return -E2BIG;
 	if (status != 200) {
@@ -281,10 +280,13 @@ static void *sender_main(void *arg)
 
 int sender_start(const struct sender_opts *o, struct sender **out)
 {
-	struct sender *s = calloc(1, sizeof(*s));
+	struct sender *s;
 	int n;
 
 	*out = NULL;
+	if (curl_dl_load())
+		return log_err(-ENOENT, "cannot stream to '%s'", o->url);
+	s = calloc(1, sizeof(*s));
 	if (!s)
 		return log_err(-ENOMEM, "out of memory");
 	s->opt = *o;
@@ -307,39 +309,39 @@ int sender_start(const struct sender_opts *o, struct sender **out)
 	strbuf_init(&s->body, WIRE_MAX_BODY);
 	strbuf_init(&s->answer, SENDER_ANSWER_MAX);
 	strbuf_init(&s->zbody, WIRE_MAX_BODY);
-	curl_global_init(CURL_GLOBAL_DEFAULT);
-	s->curl = curl_easy_init();
+	curl_fn.global_init(CURL_GLOBAL_DEFAULT);
+	s->curl = curl_fn.easy_init();
 	if (!s->curl) {
 		free(s);
 		return log_err(-ENOMEM, "cannot set up libcurl");
 	}
-	s->headers = curl_slist_append(NULL, "Content-Type: application/json");
+	s->headers = curl_fn.slist_append(NULL, "Content-Type: application/json");
 	if (o->token) {
 		snprintf(s->auth, sizeof(s->auth), "Authorization: Bearer %s", o->token);
-		s->headers = curl_slist_append(s->headers, s->auth);
+		s->headers = curl_fn.slist_append(s->headers, s->auth);
 	}
-	s->headers = curl_slist_append(s->headers, "Expect:"); /* no 100-continue round trip */
-	s->zheaders = curl_slist_append(NULL, "Content-Type: application/json");
-	s->zheaders = curl_slist_append(s->zheaders, "Content-Encoding: zstd");
+	s->headers = curl_fn.slist_append(s->headers, "Expect:"); /* no 100-continue round trip */
+	s->zheaders = curl_fn.slist_append(NULL, "Content-Type: application/json");
+	s->zheaders = curl_fn.slist_append(s->zheaders, "Content-Encoding: zstd");
 	if (o->token)
-		s->zheaders = curl_slist_append(s->zheaders, s->auth);
-	s->zheaders = curl_slist_append(s->zheaders, "Expect:");
-	curl_easy_setopt(s->curl, CURLOPT_URL, s->url);
-	curl_easy_setopt(s->curl, CURLOPT_HTTPHEADER, s->headers);
-	curl_easy_setopt(s->curl, CURLOPT_WRITEFUNCTION, on_answer);
-	curl_easy_setopt(s->curl, CURLOPT_WRITEDATA, &s->answer);
-	curl_easy_setopt(s->curl, CURLOPT_TIMEOUT, (long)SENDER_TIMEOUT_S);
-	curl_easy_setopt(s->curl, CURLOPT_CONNECTTIMEOUT, 5L);
-	curl_easy_setopt(s->curl, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(s->curl, CURLOPT_TCP_KEEPALIVE, 1L);
-	curl_easy_setopt(s->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+		s->zheaders = curl_fn.slist_append(s->zheaders, s->auth);
+	s->zheaders = curl_fn.slist_append(s->zheaders, "Expect:");
+	curl_fn.easy_setopt(s->curl, CURLOPT_URL, s->url);
+	curl_fn.easy_setopt(s->curl, CURLOPT_HTTPHEADER, s->headers);
+	curl_fn.easy_setopt(s->curl, CURLOPT_WRITEFUNCTION, on_answer);
+	curl_fn.easy_setopt(s->curl, CURLOPT_WRITEDATA, &s->answer);
+	curl_fn.easy_setopt(s->curl, CURLOPT_TIMEOUT, (long)SENDER_TIMEOUT_S);
+	curl_fn.easy_setopt(s->curl, CURLOPT_CONNECTTIMEOUT, 5L);
+	curl_fn.easy_setopt(s->curl, CURLOPT_NOSIGNAL, 1L);
+	curl_fn.easy_setopt(s->curl, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_fn.easy_setopt(s->curl, CURLOPT_PROTOCOLS_STR, "http,https");
 	if (o->ca_file) {
 		snprintf(s->ca_file, sizeof(s->ca_file), "%s", o->ca_file);
-		curl_easy_setopt(s->curl, CURLOPT_CAINFO, s->ca_file);
+		curl_fn.easy_setopt(s->curl, CURLOPT_CAINFO, s->ca_file);
 	}
 	if (pthread_create(&s->thread, NULL, sender_main, s) != 0) {
-		curl_slist_free_all(s->headers);
-		curl_easy_cleanup(s->curl);
+		curl_fn.slist_free_all(s->headers);
+		curl_fn.easy_cleanup(s->curl);
 		free(s);
 		return log_err(-EAGAIN, "cannot start the sender thread");
 	}
@@ -368,10 +370,10 @@ void sender_stop(struct sender *s)
 	pthread_mutex_unlock(&s->lock);
 	if (s->started)
 		pthread_join(s->thread, NULL);
-	curl_slist_free_all(s->headers);
-	curl_slist_free_all(s->zheaders);
-	curl_easy_cleanup(s->curl);
-	curl_global_cleanup();
+	curl_fn.slist_free_all(s->headers);
+	curl_fn.slist_free_all(s->zheaders);
+	curl_fn.easy_cleanup(s->curl);
+	curl_fn.global_cleanup();
 	strbuf_release(&s->zbody);
 	strbuf_release(&s->body);
 	strbuf_release(&s->answer);

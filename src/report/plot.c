@@ -3,13 +3,11 @@
  * over one time axis, drawn by cairo into PNG, PDF or SVG under a header:
  * a job's timelines (plot_write) or any chart set with its own words
  * (plot_chart_write: a session's, session_plot.c).  Panels without a
- * series are left out.
+ * series are left out.  cairo is loaded on the first plot (cairo_dl.h), so
+ * nothing else maps it.
  */
 #include "report/report.h"
 
-#include <cairo-pdf.h>
-#include <cairo-svg.h>
-#include <cairo.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -21,6 +19,7 @@
 #include "common/log.h"
 #include "common/timeutil.h"
 #include "common/utf8.h"
+#include "report/cairo_dl.h"
 #include "report/chart.h"
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -127,7 +126,7 @@ static double text_width(cairo_t *cr, const char *text)
 {
 	cairo_text_extents_t ext;
 
-	cairo_text_extents(cr, text, &ext);
+	cairo_fn.text_extents(cr, text, &ext);
 	return ext.x_advance;
 }
 
@@ -182,21 +181,21 @@ static void text_fit(cairo_t *cr, char *text, size_t size, double max_w)
 
 static void set_colour(cairo_t *cr, struct rgb c)
 {
-	cairo_set_source_rgb(cr, c.r, c.g, c.b);
+	cairo_fn.set_source_rgb(cr, c.r, c.g, c.b);
 }
 
 static void set_font(cairo_t *cr, double size, bool bold)
 {
-	cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL,
-			       bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
-	cairo_set_font_size(cr, size);
+	cairo_fn.select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL,
+				  bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL);
+	cairo_fn.set_font_size(cr, size);
 }
 
 /* align: 0 left, 0.5 centre, 1 right of x. */
 static void show_text(cairo_t *cr, double x, double y, double align, const char *text)
 {
-	cairo_move_to(cr, x - align * text_width(cr, text), y);
-	cairo_show_text(cr, text);
+	cairo_fn.move_to(cr, x - align * text_width(cr, text), y);
+	cairo_fn.show_text(cr, text);
 }
 /* ---- axes ---- */
 
@@ -329,15 +328,15 @@ static void draw_grid(cairo_t *cr, const struct plot *p, const struct rect *area
 	char label[32], suffix[20];
 
 	tick_suffix(ax, suffix, sizeof(suffix));
-	cairo_set_line_width(cr, 1.0);
+	cairo_fn.set_line_width(cr, 1.0);
 	set_font(cr, 10, false);
 	for (int k = 0; k * ax->step <= ax->max + 1e-9; k++) {
 		double y = snap(y_of(area, ax, k * ax->step * ax->div));
 
 		set_colour(cr, grid_colour);
-		cairo_move_to(cr, area->x, y);
-		cairo_line_to(cr, area->x + area->w, y);
-		cairo_stroke(cr);
+		cairo_fn.move_to(cr, area->x, y);
+		cairo_fn.line_to(cr, area->x + area->w, y);
+		cairo_fn.stroke(cr);
 		snprintf(label, sizeof(label), "%.4g%s", k * ax->step,
 			 k ? tick_suffix(ax, suffix, sizeof(suffix)) : "");
 		set_colour(cr, faint_ink);
@@ -347,10 +346,10 @@ static void draw_grid(cairo_t *cr, const struct plot *p, const struct rect *area
 	for (int k = 1; k * p->x_step_s < p->cs->span_s; k++) {
 		double x = snap(x_of(p, area, k * p->x_step_s));
 
-		cairo_move_to(cr, x, area->y);
-		cairo_line_to(cr, x, area->y + area->h);
+		cairo_fn.move_to(cr, x, area->y);
+		cairo_fn.line_to(cr, x, area->y + area->h);
 	}
-	cairo_stroke(cr);
+	cairo_fn.stroke(cr);
 }
 
 static void set_line_style(cairo_t *cr, const struct chart_series *l)
@@ -358,8 +357,8 @@ static void set_line_style(cairo_t *cr, const struct chart_series *l)
 	static const double dash[] = {6.0, 4.0};
 
 	set_colour(cr, series_colour(l));
-	cairo_set_line_width(cr, 1.6);
-	cairo_set_dash(cr, dash, l->dashed ? 2 : 0, 0);
+	cairo_fn.set_line_width(cr, 1.6);
+	cairo_fn.set_dash(cr, dash, l->dashed ? 2 : 0, 0);
 }
 
 /*
@@ -373,7 +372,7 @@ static void draw_series(cairo_t *cr, const struct plot *p, const struct rect *ar
 	size_t n = p->cs->npoints;
 
 	set_line_style(cr, l);
-	cairo_set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
+	cairo_fn.set_line_join(cr, CAIRO_LINE_JOIN_ROUND);
 	for (size_t i = 0; i < n; i++) {
 		bool prev = i > 0 && isfinite(v[i - 1]), next = i + 1 < n && isfinite(v[i + 1]);
 		double x = x_of(p, area, p->cs->t_s[i]);
@@ -383,19 +382,19 @@ static void draw_series(cairo_t *cr, const struct plot *p, const struct rect *ar
 			continue;
 		y = y_of(area, ax, v[i]);
 		if (prev) {
-			cairo_line_to(cr, x, y);
+			cairo_fn.line_to(cr, x, y);
 		} else if (next) {
-			cairo_move_to(cr, x, y);
+			cairo_fn.move_to(cr, x, y);
 		} else {
-			cairo_new_sub_path(cr);
-			cairo_arc(cr, x, y, 1.8, 0, 2 * M_PI);
-			cairo_fill(cr);
+			cairo_fn.new_sub_path(cr);
+			cairo_fn.arc(cr, x, y, 1.8, 0, 2 * M_PI);
+			cairo_fn.fill(cr);
 		}
 		if (prev && !next)
-			cairo_stroke(cr);
+			cairo_fn.stroke(cr);
 	}
-	cairo_stroke(cr);
-	cairo_set_dash(cr, NULL, 0, 0);
+	cairo_fn.stroke(cr);
+	cairo_fn.set_dash(cr, NULL, 0, 0);
 }
 
 static void draw_limit(cairo_t *cr, const struct rect *area, const struct chart_panel *panel)
@@ -407,12 +406,12 @@ static void draw_limit(cairo_t *cr, const struct rect *area, const struct chart_
 		return;
 	y = snap(y_of(area, &panel->y, panel->ref));
 	set_colour(cr, limit_colour);
-	cairo_set_line_width(cr, 1.0);
-	cairo_set_dash(cr, dash, 2, 0);
-	cairo_move_to(cr, area->x, y);
-	cairo_line_to(cr, area->x + area->w, y);
-	cairo_stroke(cr);
-	cairo_set_dash(cr, NULL, 0, 0);
+	cairo_fn.set_line_width(cr, 1.0);
+	cairo_fn.set_dash(cr, dash, 2, 0);
+	cairo_fn.move_to(cr, area->x, y);
+	cairo_fn.line_to(cr, area->x + area->w, y);
+	cairo_fn.stroke(cr);
+	cairo_fn.set_dash(cr, NULL, 0, 0);
 }
 
 /* Outside the clip: a limit at the top of the axis keeps its label. */
@@ -457,10 +456,10 @@ static void draw_legend(cairo_t *cr, const struct chart_panel *panel, double rig
 	x = right - w;
 	for (size_t i = 0; i < shown; i++) {
 		set_line_style(cr, &panel->series[i]);
-		cairo_move_to(cr, x, baseline - 3.5);
-		cairo_line_to(cr, x + 16, baseline - 3.5);
-		cairo_stroke(cr);
-		cairo_set_dash(cr, NULL, 0, 0);
+		cairo_fn.move_to(cr, x, baseline - 3.5);
+		cairo_fn.line_to(cr, x + 16, baseline - 3.5);
+		cairo_fn.stroke(cr);
+		cairo_fn.set_dash(cr, NULL, 0, 0);
 		set_colour(cr, ink);
 		show_text(cr, x + 20, baseline, 0, labels[i]);
 		x += legend_entry_width(cr, labels[i]);
@@ -472,9 +471,9 @@ static void draw_legend(cairo_t *cr, const struct chart_panel *panel, double rig
 static void draw_frame(cairo_t *cr, const struct rect *area)
 {
 	set_colour(cr, frame_colour);
-	cairo_set_line_width(cr, 1.0);
-	cairo_rectangle(cr, snap(area->x), snap(area->y), floor(area->w), floor(area->h));
-	cairo_stroke(cr);
+	cairo_fn.set_line_width(cr, 1.0);
+	cairo_fn.rectangle(cr, snap(area->x), snap(area->y), floor(area->w), floor(area->h));
+	cairo_fn.stroke(cr);
 }
 
 static void draw_panel(cairo_t *cr, const struct plot *p, const struct chart_panel *panel,
@@ -488,13 +487,13 @@ static void draw_panel(cairo_t *cr, const struct plot *p, const struct chart_pan
 	draw_grid(cr, p, &area, &panel->y);
 	draw_frame(cr, &area);
 
-	cairo_save(cr);
-	cairo_rectangle(cr, area.x, area.y - 1, area.w, area.h + 2);
-	cairo_clip(cr);
+	cairo_fn.save(cr);
+	cairo_fn.rectangle(cr, area.x, area.y - 1, area.w, area.h + 2);
+	cairo_fn.clip(cr);
 	draw_limit(cr, &area, panel);
 	for (size_t l = 0; l < panel->nseries; l++)
 		draw_series(cr, p, &area, &panel->y, &panel->series[l]);
-	cairo_restore(cr);
+	cairo_fn.restore(cr);
 	draw_limit_label(cr, &area, panel);
 
 	set_font(cr, 12, true);
@@ -543,17 +542,17 @@ static void draw_event_lines(cairo_t *cr, const struct plot *p, const struct rec
 {
 	static const double dash[] = {3.0, 3.0};
 
-	cairo_set_source_rgba(cr, event_colour.r, event_colour.g, event_colour.b, 0.7);
-	cairo_set_line_width(cr, 1.0);
-	cairo_set_dash(cr, dash, 2, 0);
+	cairo_fn.set_source_rgba(cr, event_colour.r, event_colour.g, event_colour.b, 0.7);
+	cairo_fn.set_line_width(cr, 1.0);
+	cairo_fn.set_dash(cr, dash, 2, 0);
 	for (size_t i = 0; i < p->cs->nevents; i++) {
 		double x = snap(x_of(p, area, p->cs->events[i].t_s));
 
-		cairo_move_to(cr, x, area->y);
-		cairo_line_to(cr, x, area->y + area->h);
+		cairo_fn.move_to(cr, x, area->y);
+		cairo_fn.line_to(cr, x, area->y + area->h);
 	}
-	cairo_stroke(cr);
-	cairo_set_dash(cr, NULL, 0, 0);
+	cairo_fn.stroke(cr);
+	cairo_fn.set_dash(cr, NULL, 0, 0);
 }
 
 /*
@@ -595,7 +594,7 @@ static void draw_header(cairo_t *cr, const struct plot *p)
 	text_fit(cr, line, sizeof(line), width - text_width(cr, after));
 	set_colour(cr, ink);
 	show_text(cr, MARGIN_LEFT, 22, 0, line);
-	cairo_show_text(cr, after);
+	cairo_fn.show_text(cr, after);
 	if (!t->subtitle || !t->subtitle[0])
 		return;
 	text_clean(line, sizeof(line), t->subtitle);
@@ -625,8 +624,8 @@ static void draw_plot(cairo_t *cr, const struct plot *p)
 	struct rect area = {0}; /* set by the first panel drawn: there is one (panels_drawn) */
 	bool first = true;
 
-	cairo_set_source_rgb(cr, 1, 1, 1);
-	cairo_paint(cr);
+	cairo_fn.set_source_rgb(cr, 1, 1, 1);
+	cairo_fn.paint(cr);
 	draw_header(cr, p);
 	if (!panels_drawn(cs)) {
 		draw_no_samples(cr, p, top);
@@ -672,11 +671,11 @@ static cairo_surface_t *surface_create(enum plot_format format, struct plot_sink
 {
 	switch (format) {
 	case PLOT_PDF:
-		return cairo_pdf_surface_create_for_stream(sink_write, sink, w, h);
+		return cairo_fn.pdf_surface_create_for_stream(sink_write, sink, w, h);
 	case PLOT_SVG:
-		return cairo_svg_surface_create_for_stream(sink_write, sink, w, h);
+		return cairo_fn.svg_surface_create_for_stream(sink_write, sink, w, h);
 	default:
-		return cairo_image_surface_create(CAIRO_FORMAT_RGB24, w, h);
+		return cairo_fn.image_surface_create(CAIRO_FORMAT_RGB24, w, h);
 	}
 }
 
@@ -685,7 +684,7 @@ static int cairo_error(const char *path, const struct plot_sink *sink, cairo_sta
 {
 	if (sink->err)
 		return log_err(-sink->err, "cannot write plot '%s'", path);
-	log_err(0, "cannot write plot '%s': %s", path, cairo_status_to_string(st));
+	log_err(0, "cannot write plot '%s': %s", path, cairo_fn.status_to_string(st));
 	return st == CAIRO_STATUS_NO_MEMORY ? -ENOMEM : -EIO;
 }
 
@@ -694,26 +693,26 @@ static int render(const char *path, enum plot_format format, const struct plot *
 		  struct plot_sink *sink)
 {
 	cairo_surface_t *surface = surface_create(format, sink, p->width, p->height);
-	cairo_status_t st = cairo_surface_status(surface);
+	cairo_status_t st = cairo_fn.surface_status(surface);
 	cairo_t *cr;
 
 	if (st != CAIRO_STATUS_SUCCESS)
 		goto out_destroy_surface;
-	cr = cairo_create(surface);
+	cr = cairo_fn.create(surface);
 	draw_plot(cr, p);
 	if (format != PLOT_PNG)
-		cairo_show_page(cr);
-	st = cairo_status(cr);
-	cairo_destroy(cr);
+		cairo_fn.show_page(cr);
+	st = cairo_fn.status(cr);
+	cairo_fn.destroy(cr);
 	if (st != CAIRO_STATUS_SUCCESS)
 		goto out_destroy_surface;
 	if (format == PLOT_PNG)
-		st = cairo_surface_write_to_png_stream(surface, sink_write, sink);
-	cairo_surface_finish(surface);
+		st = cairo_fn.surface_write_to_png_stream(surface, sink_write, sink);
+	cairo_fn.surface_finish(surface);
 	if (st == CAIRO_STATUS_SUCCESS)
-		st = cairo_surface_status(surface);
+		st = cairo_fn.surface_status(surface);
 out_destroy_surface:
-	cairo_surface_destroy(surface);
+	cairo_fn.surface_destroy(surface);
 	return st == CAIRO_STATUS_SUCCESS ? 0 : cairo_error(path, sink, st);
 }
 
@@ -728,6 +727,9 @@ int plot_chart_write(const char *path, const struct chart_set *cs, const struct 
 		log_err(0, "cannot plot to '%s': unknown format, use .png, .pdf or .svg", path);
 		return -EINVAL;
 	}
+	ret = cairo_dl_load();
+	if (ret)
+		return ret;
 	build_layout(&p);
 	sink.f = fopen(path, "wbe");
 	if (!sink.f)

@@ -204,6 +204,25 @@ int proc_parse_io(const char *text, size_t len, struct proc_io *out)
  * more: raw is only the start of a cmdline that goes on with more text, so
  * it is cut whatever its length and its trailing NULs separate arguments.
  */
+int proc_parse_schedstat(const char *text, size_t len, uint64_t *run_ns)
+{
+	uint64_t v = 0;
+	size_t i = 0;
+
+	while (i < len && text[i] >= '0' && text[i] <= '9') {
+		unsigned d = (unsigned)(text[i] - '0');
+
+		if (v > (UINT64_MAX - d) / 10)
+			return -EINVAL;
+		v = v * 10 + d;
+		i++;
+	}
+	if (i == 0 || (i < len && text[i] != ' ' && text[i] != '\n'))
+		return -EINVAL;
+	*run_ns = v;
+	return 0;
+}
+
 static size_t format_cmdline(const char *raw, size_t len, bool more, char *out, size_t size)
 {
 	size_t cap, n, i;
@@ -286,6 +305,17 @@ int proc_read_stat_fd(struct proc_reader *r, int fd, struct proc_stat *out)
 	if (r->buf.len == 0)
 		return -ENOENT;
 	return proc_parse_stat(strbuf_str(&r->buf), r->buf.len, out);
+}
+
+int proc_read_schedstat_fd(struct proc_reader *r, int fd, uint64_t *run_ns)
+{
+	int ret = sysroot_read_fd(fd, &r->buf);
+
+	if (ret)
+		return ret;
+	if (r->buf.len == 0)
+		return -ENOENT;
+	return proc_parse_schedstat(strbuf_str(&r->buf), r->buf.len, run_ns);
 }
 
 int proc_read_status(struct proc_reader *r, int pid, struct proc_status *out)

@@ -77,6 +77,11 @@ int proc_parse_status(const char *text, size_t len, struct proc_status *out);
 /* -EINVAL unless read_bytes and write_bytes were both found */
 int proc_parse_io(const char *text, size_t len, struct proc_io *out);
 /*
+ * /proc/PID/schedstat: "run_ns wait_ns timeslices"; run_ns is the time the
+ * process's main thread has spent on a CPU (its other threads are not in it).
+ */
+int proc_parse_schedstat(const char *text, size_t len, uint64_t *run_ns);
+/*
  * NUL-separated argv -> one printable line: NULs become spaces, control
  * characters '?', trailing NULs dropped, cut to size-1 bytes with "..." at
  * the end when cut.  Returns the length written.  out is always terminated.
@@ -94,6 +99,8 @@ void proc_reader_release(struct proc_reader *r);
 int proc_read_stat(struct proc_reader *r, int pid, struct proc_stat *out);
 /* From /proc/PID/stat kept open (see sysroot_read_fd): no open/close per tick. */
 int proc_read_stat_fd(struct proc_reader *r, int fd, struct proc_stat *out);
+/* From /proc/PID/schedstat kept open: one small read. */
+int proc_read_schedstat_fd(struct proc_reader *r, int fd, uint64_t *run_ns);
 int proc_read_status(struct proc_reader *r, int pid, struct proc_status *out);
 int proc_read_io(struct proc_reader *r, int pid, struct proc_io *out);
 /* Empty string (return 0) for kernel threads and zombies. */

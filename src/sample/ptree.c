@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,6 +70,15 @@ static long pidmap_get(const int32_t *map, size_t size, int32_t pid)
 	return -1;
 }
 
+/* Descriptors are kept open within RLIMIT_NOFILE - PTREE_FD_MARGIN. */
+static void fd_budget_update(struct ptree *pt)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+		pt->fd_budget = rl.rlim_cur > PTREE_FD_MARGIN ? rl.rlim_cur - PTREE_FD_MARGIN : 0;
+}
+
 void ptree_init(struct ptree *pt, pid_t ancestor, long hz, int64_t boot_ms)
 {
 	memset(pt, 0, sizeof(*pt));
@@ -76,7 +86,14 @@ void ptree_init(struct ptree *pt, pid_t ancestor, long hz, int64_t boot_ms)
 	pt->hz = hz > 0 ? hz : 100;
 	pt->boot_ms = boot_ms;
 	pt->fd_cache = true;
+	fd_budget_update(pt);
 	proc_reader_init(&pt->reader, pt->hz);
+	procev_init(&pt->ev);
+}
+
+int ptree_watch_events(struct ptree *pt)
+{
+	return procev_open(&pt->ev);
 }
 
 void ptree_init_all(struct ptree *pt, long hz, int64_t boot_ms)
@@ -85,18 +102,35 @@ void ptree_init_all(struct ptree *pt, long hz, int64_t boot_ms)
 	pt->all = true;
 }
 
-static void close_fds(struct ptree_scan_entry *e, size_t n)
+static void close_kept(struct ptree *pt, int *fd)
+{
+	if (*fd >= 0) {
+		close(*fd);
+		pt->kept_fds--;
+	}
+	*fd = -1;
+}
+
+static void close_entry(struct ptree *pt, struct ptree_scan_entry *e)
+{
+	close_kept(pt, &e->fd);
+	close_kept(pt, &e->sched_fd);
+}
+
+static void close_fds(struct ptree *pt, struct ptree_scan_entry *e, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
-		if (e[i].fd >= 0)
-			close(e[i].fd);
+		close_entry(pt, &e[i]);
 }
 
 void ptree_release(struct ptree *pt)
 {
 	proc_reader_release(&pt->reader);
-	close_fds(pt->scan, pt->nscan);
-	close_fds(pt->prev, pt->nprev);
+	procev_close(&pt->ev);
+	close_fds(pt, pt->scan, pt->nscan);
+	close_fds(pt, pt->prev, pt->nprev);
+	for (size_t i = 0; i < pt->nprocs; i++)
+		close_kept(pt, &pt->procs[i].owner_fd);
 	free(pt->procs);
 	free(pt->index);
 	free(pt->scan);
@@ -145,6 +179,7 @@ static struct ptree_proc *add_proc(struct ptree *pt)
 		return NULL;
 	p = &pt->procs[pt->nprocs++];
 	memset(p, 0, sizeof(*p));
+	p->owner_fd = -1;
 	return p;
 }
 
@@ -163,7 +198,7 @@ static bool stat_moved(const struct proc_stat *a, const struct proc_stat *b)
  * `lazy` and the process has not moved since they were last read.
  */
 static void refresh(struct ptree *pt, struct ptree_proc *p, const struct proc_stat *st,
-		    int64_t now_ms, bool lazy)
+		    uint64_t run_ns, int64_t now_ms, bool lazy)
 {
 	struct proc_status status;
 	struct proc_io io;
@@ -171,11 +206,23 @@ static void refresh(struct ptree *pt, struct ptree_proc *p, const struct proc_st
 	int pid = st->pid;
 
 	p->info.ppid = st->ppid; /* orphans move to the subreaper without moving */
-	if (lazy && p->refreshed_ms && now_ms - p->refreshed_ms < PTREE_FULL_REFRESH_MS &&
-	    !stat_moved(st, &p->last_stat))
-		return;
+	if (lazy && p->refreshed_ms && !stat_moved(st, &p->last_stat)) {
+		if (now_ms - p->refreshed_ms < PTREE_FULL_REFRESH_MS)
+			return;
+		if (run_ns && run_ns == p->refreshed_run_ns) {
+			/*
+			 * Due, but it did not run since status and io were
+			 * read: they hold nothing new (its RSS, in stat, did
+			 * not move either).  Due all the same for its cgroup.
+			 */
+			p->last_stat = *st;
+			p->refreshed_ms = now_ms;
+			return;
+		}
+	}
 	p->last_stat = *st;
 	p->refreshed_ms = now_ms;
+	p->refreshed_run_ns = run_ns;
 	s->state = st->state;
 	s->user_ms = proc_ticks_to_ms(&pt->reader, st->utime_ticks);
 	s->system_ms = proc_ticks_to_ms(&pt->reader, st->stime_ticks);
@@ -241,38 +288,89 @@ static struct ptree_proc *new_proc(struct ptree *pt, const struct proc_stat *st)
 	return p;
 }
 
-/* The stat descriptor the previous scan had open for pid, taken over. */
-static int take_prev_fd(struct ptree *pt, int pid)
+/*
+ * The previous scan's entry for pid, whose descriptors are taken over (the
+ * entry keeps its readings), or NULL.
+ */
+static const struct ptree_scan_entry *take_prev(struct ptree *pt, int pid,
+						struct ptree_scan_entry *e)
 {
 	long i = pidmap_get(pt->prev_index, pt->prev_index_size, pid);
-	int fd;
+	struct ptree_scan_entry *prev;
 
-	if (!pt->fd_cache || i < 0 || pt->prev[i].fd < 0)
-		return -1;
-	fd = pt->prev[i].fd;
-	pt->prev[i].fd = -1;
-	return fd;
+	e->fd = e->sched_fd = -1;
+	if (i < 0)
+		return NULL;
+	prev = &pt->prev[i];
+	if (pt->fd_cache) {
+		e->fd = prev->fd;
+		e->sched_fd = prev->sched_fd;
+		prev->fd = prev->sched_fd = -1;
+	}
+	return prev;
 }
 
-static int open_stat(struct ptree *pt, int pid)
+static int open_proc_file(struct ptree *pt, int pid, const char *name)
 {
 	char path[64];
 	int fd;
 
-	if (!pt->fd_cache)
+	if (!pt->fd_cache || pt->kept_fds >= pt->fd_budget)
 		return -1;
-	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	snprintf(path, sizeof(path), "/proc/%d/%s", pid, name);
 	fd = sysroot_open(path, O_RDONLY);
 	if (fd == -EMFILE || fd == -ENFILE) {
 		pt->fd_cache = false; /* go on with open/read/close */
-		log_debug("out of file descriptors: /proc/PID/stat no longer kept open");
+		log_debug("out of file descriptors: /proc/PID files no longer kept open");
 	}
-	return fd < 0 ? -1 : fd;
+	if (fd < 0)
+		return -1;
+	pt->kept_fds++;
+	return fd;
+}
+
+int ptree_keep_fd(struct ptree *pt, struct ptree_proc *p, const char *name)
+{
+	if (p->owner_fd < 0)
+		p->owner_fd = open_proc_file(pt, p->info.pid, name);
+	return p->owner_fd;
+}
+
+/* schedstat's run time, or 0 when unknown (a process has always run a little). */
+static uint64_t read_run_ns(struct ptree *pt, int fd)
+{
+	uint64_t run_ns;
+
+	if (fd < 0 || proc_read_schedstat_fd(&pt->reader, fd, &run_ns) != 0)
+		return 0;
+	return run_ns;
+}
+
+/* Whether prev's stat still stands for a process whose run time is run_ns. */
+static bool stat_stands(const struct ptree *pt, const struct ptree_scan_entry *prev,
+			uint64_t run_ns)
+{
+	const struct proc_stat *st = &prev->stat;
+
+	return run_ns && run_ns == prev->run_ns && st->num_threads == 1 && st->state != 'R' &&
+	       st->state != 'D' && pt->scan_ms - prev->stat_ms < PTREE_FULL_REFRESH_MS &&
+	       pt->scan_ms >= prev->stat_ms;
+}
+
+static int read_stat(struct ptree *pt, struct ptree_scan_entry *e, int pid)
+{
+	pt->stat_reads++;
+	e->stat_ms = pt->scan_ms;
+	e->stat_copied = false;
+	if (e->fd >= 0)
+		return proc_read_stat_fd(&pt->reader, e->fd, &e->stat);
+	return proc_read_stat(&pt->reader, pid, &e->stat);
 }
 
 static int collect_pid(int pid, void *arg)
 {
 	struct ptree *pt = arg;
+	const struct ptree_scan_entry *prev;
 	struct ptree_scan_entry *e;
 	int ret;
 
@@ -288,24 +386,35 @@ static int collect_pid(int pid, void *arg)
 		pt->scan_alloc = n;
 	}
 	e = &pt->scan[pt->nscan];
-	e->fd = take_prev_fd(pt, pid);
-	ret = e->fd >= 0 ? proc_read_stat_fd(&pt->reader, e->fd, &e->stat) : -ENOENT;
+	prev = take_prev(pt, pid, e);
+	ret = -ENOENT;
+	if (e->fd >= 0) {
+		/* descriptors stay with the process: a reused pid reads ESRCH */
+		e->run_ns = read_run_ns(pt, e->sched_fd);
+		if (prev && stat_stands(pt, prev, e->run_ns)) {
+			e->stat = prev->stat;
+			e->stat_ms = prev->stat_ms;
+			e->stat_copied = true;
+			pt->stat_skips++;
+			ret = 0;
+		} else {
+			ret = read_stat(pt, e, pid);
+		}
+	}
 	if (ret != 0) {
-		/* new, or the pid now names another process: the old fd is dead */
-		if (e->fd >= 0)
-			close(e->fd);
-		e->fd = open_stat(pt, pid);
-		if (e->fd >= 0)
-			ret = proc_read_stat_fd(&pt->reader, e->fd, &e->stat);
-		else
-			ret = proc_read_stat(&pt->reader, pid, &e->stat);
+		/* new, or the pid now names another process: the old fds are dead */
+		close_entry(pt, e);
+		e->fd = open_proc_file(pt, pid, "stat");
+		e->sched_fd = open_proc_file(pt, pid, "schedstat");
+		/* schedstat before stat: a run in between shows at the next scan */
+		e->run_ns = read_run_ns(pt, e->sched_fd);
+		ret = read_stat(pt, e, pid);
 	}
 	if (ret == 0 && e->stat.pid != pid)
 		ret = -ENOENT;
 	if (ret != 0) {
 		/* vanished since readdir (or the pid was reused), or unreadable */
-		if (e->fd >= 0)
-			close(e->fd);
+		close_entry(pt, e);
 		return 0;
 	}
 	e->pid = pid;
@@ -405,8 +514,10 @@ static void compact(struct ptree *pt)
 	for (size_t i = 0; i < pt->nprocs; i++) {
 		struct ptree_proc *p = &pt->procs[i];
 
-		if (p->done)
+		if (p->done) {
+			close_kept(pt, &p->owner_fd);
 			continue;
+		}
 		if (p->alive)
 			p->emit = false;
 		p->info_changed = false;
@@ -540,14 +651,89 @@ static void settle_ended(struct ptree *pt)
 	}
 }
 
+/*
+ * A stat kept from an earlier scan names a parent that may be gone since
+ * (the process was reparented without running): read it again.
+ */
+static void reread_orphans(struct ptree *pt)
+{
+	for (size_t i = 0; i < pt->nscan; i++) {
+		struct ptree_scan_entry *e = &pt->scan[i], kept;
+		long parent;
+
+		if (!e->stat_copied || e->ppid <= 1 || (!pt->all && e->ppid == pt->ancestor))
+			continue; /* the ancestor is never in the scan */
+		parent = pidmap_get(pt->scan_index, pt->scan_index_size, e->ppid);
+		if (parent >= 0 && pt->scan[parent].stat.start_ticks <= e->stat.start_ticks)
+			continue;
+		kept = *e;
+		pt->stat_skips--;
+		if (read_stat(pt, e, e->pid) != 0 || e->stat.pid != e->pid) {
+			/* gone meanwhile: keep the last reading, it ends next scan */
+			*e = kept;
+			continue;
+		}
+		e->ppid = e->stat.ppid;
+	}
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The last scan's processes, then the new ones the kernel announced. */
+static int collect_known(struct ptree *pt)
+{
+	struct procev *ev = &pt->ev;
+	size_t nprev = pt->nprev;
+	int ret;
+
+	for (size_t i = 0; i < nprev; i++) {
+		ret = collect_pid(pt->prev[i].pid, pt);
+		if (ret)
+			return ret;
+	}
+	qsort(ev->pids, ev->npids, sizeof(*ev->pids), cmp_pid);
+	for (size_t i = 0; i < ev->npids; i++) {
+		int32_t pid = ev->pids[i];
+
+		if ((i > 0 && pid == ev->pids[i - 1]) ||
+		    pidmap_get(pt->prev_index, pt->prev_index_size, pid) >= 0)
+			continue; /* done above (a reused pid is found there too) */
+		ret = collect_pid(pid, pt);
+		if (ret)
+			return ret;
+	}
+	ev->npids = 0;
+	return 0;
+}
+
+/* Every process now: from the last scan and the kernel's events, else /proc. */
+static int collect(struct ptree *pt, int64_t ts_ms)
+{
+	if (pt->ev.fd >= 0 && procev_drain(&pt->ev) == 0 && !pt->ev.lost &&
+	    ts_ms >= pt->listed_ms && ts_ms - pt->listed_ms < PTREE_RELIST_MS)
+		return collect_known(pt);
+	/* the listing holds every process the events named so far */
+	procev_clear(&pt->ev);
+	pt->listings++;
+	pt->listed_ms = ts_ms;
+	return proc_for_each_pid(collect_pid, pt);
+}
+
 int ptree_scan(struct ptree *pt, int64_t ts_ms)
 {
 	int ret;
 
 	compact(pt);
 	rotate_scan(pt);
-	ret = proc_for_each_pid(collect_pid, pt);
-	close_fds(pt->prev, pt->nprev); /* gone since the last scan */
+	fd_budget_update(pt); /* the owner may have raised the limit */
+	pt->scan_ms = ts_ms;
+	ret = collect(pt, ts_ms);
+	close_fds(pt, pt->prev, pt->nprev); /* gone since the last scan */
 	pt->nprev = 0;
 	if (ret)
 		return ret;
@@ -561,6 +747,7 @@ int ptree_scan(struct ptree *pt, int64_t ts_ms)
 		return ret;
 	for (size_t i = 0; i < pt->nscan; i++)
 		pidmap_put(pt->scan_index, pt->scan_index_size, pt->scan[i].pid, i);
+	reread_orphans(pt);
 
 	for (size_t i = 0; i < pt->nprocs; i++)
 		pt->procs[i].seen = false;
@@ -586,7 +773,7 @@ int ptree_scan(struct ptree *pt, int64_t ts_ms)
 			pidmap_put(pt->index, pt->index_size, st->pid, (size_t)(p - pt->procs));
 		}
 		p->seen = true;
-		refresh(pt, p, st, ts_ms, true);
+		refresh(pt, p, st, pt->scan[i].run_ns, ts_ms, true);
 		if (!p->has_emitted || p->info_changed || sample_moved(&p->cur, &p->last_emitted))
 			p->emit = true;
 	}
@@ -637,7 +824,7 @@ void ptree_child_exiting(struct ptree *pt, pid_t pid)
 		if (!p)
 			return;
 	}
-	refresh(pt, p, &st, 0, false);
+	refresh(pt, p, &st, 0, 0, false);
 }
 
 void ptree_child_reaped(struct ptree *pt, pid_t pid, const struct rusage *ru, int64_t ts_ms)

@@ -30,6 +30,7 @@
 #include <sys/types.h>
 
 #include "proc.h"
+#include "procev.h"
 #include "sample.h"
 
 #define PTREE_ENV_JOB_MAX 104
@@ -49,6 +50,7 @@ struct ptree_proc {
 	bool done;		    /* ended and its last row emitted: dropped next scan */
 	struct proc_stat last_stat; /* stat at the last full refresh */
 	int64_t refreshed_ms;	    /* when status and io were last read (0: never) */
+	uint64_t refreshed_run_ns;  /* schedstat's run time then (0: unknown) */
 	uint64_t prev_child_user_ms, prev_child_system_ms; /* at the previous scan */
 	int64_t row;	  /* store row id of its procs entry, 0 when none */
 	int32_t tag;	  /* the owner's: the agent keeps its job's slot + 1 here */
@@ -61,22 +63,61 @@ struct ptree_proc {
 	 */
 	char env_job[PTREE_ENV_JOB_MAX];
 	uint64_t cgroup_hash;
+	/*
+	 * A descriptor the owner keeps open with the process (the agent's
+	 * /proc/PID/cgroup), -1 if none: opened by ptree_keep_fd(), closed by
+	 * ptree when it drops the process.
+	 */
+	int owner_fd;
 };
 
 struct ptree_scan_entry {
 	int32_t pid;
 	int32_t ppid;
-	int8_t in_tree; /* -1 unknown, 0 no, 1 yes */
-	int fd;		/* /proc/PID/stat, kept open across ticks; -1 if none */
+	int8_t in_tree;	  /* -1 unknown, 0 no, 1 yes */
+	int fd;		  /* /proc/PID/stat, kept open across ticks; -1 if none */
+	int sched_fd;	  /* /proc/PID/schedstat, the same; -1 if none */
+	uint64_t run_ns;  /* schedstat's run time, read before stat (0: unknown) */
+	int64_t stat_ms;  /* when `stat` was read from /proc (it may be a copy) */
+	bool stat_copied; /* this scan: `stat` is the previous scan's */
 	struct proc_stat stat;
 };
 
 /*
+ * What a tick reads of a process that did not run.  /proc/PID/schedstat
+ * (one small read, a quarter of stat's cost) gives the time its main thread
+ * ran; a single-threaded process (a thread must run to make another) that
+ * did not run since its stat was read, and was neither running nor in disk
+ * wait then, cannot have new CPU time, I/O, children's times, threads or
+ * state: its stat is not read again, the last one stands.  What can change
+ * without it running is refreshed every PTREE_FULL_REFRESH_MS: RSS (memory
+ * reclaimed), its name (written to /proc/PID/comm), its cgroup (moved by
+ * another process).  A parent that is gone from the scan (reparenting) has
+ * its children's stat read at once.  Without schedstat (an old kernel, a
+ * fixture tree) every stat is read every tick.
+ *
  * status and io are read again only when stat shows the process moved (CPU
  * time, RSS, threads or state changed, or it is running or in disk wait),
- * or PTREE_FULL_REFRESH_MS passed: a sleeping process costs one pread a tick.
+ * or PTREE_FULL_REFRESH_MS passed and schedstat does not show that it did
+ * not run since they were read (a short run moves no clock tick of stat but
+ * may have done I/O).
  */
 #define PTREE_FULL_REFRESH_MS 10000
+
+/*
+ * With process events (ptree_watch_events), a scan reads the processes of
+ * the last scan and the new ones the kernel announced, without listing
+ * /proc; it lists /proc at the first scan, after the kernel dropped events,
+ * and every PTREE_RELIST_MS all the same.
+ */
+#define PTREE_RELIST_MS 60000
+
+/*
+ * Descriptors are kept open (stat, schedstat, the owner's) while fewer than
+ * the soft RLIMIT_NOFILE minus this margin are (what jobscope opens for a
+ * moment: the store, other /proc files); beyond, files are read by path.
+ */
+#define PTREE_FD_MARGIN 256
 
 struct ptree {
 	pid_t ancestor; /* 0 with `all` */
@@ -99,7 +140,14 @@ struct ptree {
 	size_t nprev, prev_alloc;
 	int32_t *prev_index;
 	size_t prev_index_size;
-	bool fd_cache; /* false once open() failed with EMFILE */
+	bool fd_cache;		    /* false once open() failed with EMFILE */
+	size_t kept_fds, fd_budget; /* descriptors kept open, and how many may be */
+	int64_t scan_ms;	    /* the scan in progress */
+	struct procev ev;	    /* closed unless ptree_watch_events() */
+	int64_t listed_ms;	    /* the last listing of /proc */
+	uint64_t listings;	    /* listings of /proc, since init */
+	/* stat reads made and saved (schedstat showed no run), since init */
+	uint64_t stat_reads, stat_skips;
 
 	/* totals of processes the ancestor reaped */
 	uint64_t reaped_user_ms, reaped_system_ms;
@@ -120,6 +168,12 @@ void ptree_init(struct ptree *pt, pid_t ancestor, long hz, int64_t boot_ms);
  */
 void ptree_init_all(struct ptree *pt, long hz, int64_t boot_ms);
 void ptree_release(struct ptree *pt);
+/*
+ * Learn of new processes from the kernel's process events instead of
+ * listing /proc every scan (procev.h): 0, or -errno (not root, a sysroot)
+ * and the scans go on listing /proc.
+ */
+int ptree_watch_events(struct ptree *pt);
 
 /*
  * Reads /proc, refreshes every process of the tree, marks which ones emit a
@@ -136,6 +190,12 @@ int ptree_scan(struct ptree *pt, int64_t ts_ms);
  */
 void ptree_child_exiting(struct ptree *pt, pid_t pid);
 void ptree_child_reaped(struct ptree *pt, pid_t pid, const struct rusage *ru, int64_t ts_ms);
+
+/*
+ * /proc/PID/name of p kept open as p->owner_fd (once), within the budget of
+ * descriptors: the descriptor, or -1 and the caller reads by path.
+ */
+int ptree_keep_fd(struct ptree *pt, struct ptree_proc *p, const char *name);
 
 /* The process entry for pid that is alive, or NULL. */
 struct ptree_proc *ptree_find(struct ptree *pt, pid_t pid);

@@ -8,8 +8,16 @@
 #include <string.h>
 
 #include "sample/proc.h"
+#include "sample/procev.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void on_new_pid(int32_t pid, void *arg)
+{
+	(void)arg;
+	if (pid <= 0)
+		abort();
+}
 
 /* proc_format_cmdline's promises: terminated, no NULs inside, fits. */
 static void check_cmdline(const char *text, size_t len, size_t size)
@@ -38,6 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct proc_stat st;
 	struct proc_status status;
 	struct proc_io io;
+	uint64_t run_ns;
 
 	if (!text)
 		return 0;
@@ -50,6 +59,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (proc_parse_status(text, size, &status) == 0 && status.valid == 0)
 		abort();
 	proc_parse_io(text, size, &io);
+	if (proc_parse_schedstat(text, size, &run_ns) == 0 && (size == 0 || text[0] < '0' ||
+								text[0] > '9'))
+		abort(); /* a reading starts with a digit */
+
+	procev_parse(text, size, on_new_pid, NULL);
 
 	check_cmdline(text, size, PROC_CMDLINE_MAX);
 	check_cmdline(text, size, size ? (size_t)(unsigned char)text[0] % 16 : 0);

@@ -494,6 +494,38 @@ def test_unprivileged_marks_missing(wd):
         errf.close()
 
 
+def mapped_libraries(pid):
+    with open("/proc/%d/maps" % pid) as f:
+        return {os.path.basename(line.split()[5]) for line in f
+                if len(line.split()) >= 6 and ".so" in line.split()[5]}
+
+
+def test_maps_no_drawing_or_client_library(wd):
+    """A node's agent maps neither cairo (and X11, fontconfig, png...) nor
+    libcurl (and its TLS libraries); with --head it loads libcurl."""
+    a = Agent(wd)
+    try:
+        a.wait_ticks(2)
+        libs = mapped_libraries(a.proc.pid)
+        check(any(l.startswith("libsqlite3") for l in libs), "sqlite is mapped: %r" % libs)
+        for name in ("libcairo", "libX11", "libxcb", "libfontconfig", "libpng", "libpixman",
+                     "libcurl", "libssl", "libcrypto", "libkrb5", "libldap"):
+            check(not any(l.startswith(name) for l in libs),
+                  "%s not mapped without a plot or a head: %r" % (name, sorted(libs)))
+    finally:
+        a.stop()
+    # nothing listens there: the sender retries, libcurl is loaded all the same
+    b = Agent(wd, db=wd.join("head.db"), name="with-head",
+              extra=["--head", "http://127.0.0.1:9"])
+    try:
+        b.wait_ticks(1)
+        libs = mapped_libraries(b.proc.pid)
+        check(any(l.startswith("libcurl") for l in libs), "libcurl mapped with --head")
+        check(not any(l.startswith("libcairo") for l in libs), "still no cairo")
+    finally:
+        b.stop()
+
+
 def test_full_disk(wd):
     """A full disk: ticks are counted lost, the endpoints go on, nothing crashes."""
     mnt = wd.join("mnt")

@@ -71,7 +71,7 @@ def gpu_job(wd, db, devices):
     return run_job(wd, db, env=gpu_env(wd, scenario))
 
 
-def report_plot(wd, db, run_id, path):
+def report_plot(wd, db, run_id, path, extra_env=None):
     """jobscope report --plot; under ASan, fontconfig's process-wide caches
     (allocated once when cairo first picks a font, never freed) are not
     counted as leaks."""
@@ -82,6 +82,7 @@ def report_plot(wd, db, run_id, path):
     env["LSAN_OPTIONS"] = ":".join(o for o in (env.get("LSAN_OPTIONS"),
                                                "suppressions=" + supp,
                                                "print_suppressions=0") if o)
+    env.update(extra_env or {})
     return jobscope("report", "--db", db, "--plot", path, run_id, env=env)
 
 
@@ -295,6 +296,23 @@ def test_unwritable_path_fails(wd):
     check(p.returncode != 0, "non-zero exit")
     check("cannot write plot" in p.stderr and "No such file or directory" in p.stderr,
           "says why: %r" % p.stderr)
+
+
+def test_without_libcairo(wd):
+    """cairo is loaded on the first plot: without it, --plot says which package
+    to install, writes nothing, and the rest of jobscope does not need it."""
+    db = wd.join("store.db")
+    run_id = run_job(wd, db, seconds="0.3")
+    path = wd.join("out.png")
+    p = report_plot(wd, db, run_id, path,
+                    {"JOBSCOPE_CAIRO_LIBRARY": "/nonexistent/libcairo.so.2"})
+    check(p.returncode != 0, "non-zero exit without cairo")
+    check("--plot needs libcairo2" in p.stderr and "apt-get install libcairo2" in p.stderr,
+          "names the package: %r" % p.stderr)
+    check(not os.path.exists(path), "nothing written")
+    p = jobscope("report", "--db", db, "--format", "json", run_id,
+                 env=dict(os.environ, JOBSCOPE_CAIRO_LIBRARY="/nonexistent/libcairo.so.2"))
+    eq(p.returncode, 0, "a report without --plot needs no cairo: %r" % p.stderr)
 
 
 if __name__ == "__main__":

@@ -277,6 +277,27 @@ static void test_status_rejects(void **state)
 	assert_int_equal(proc_parse_status("Threads:\t4294967296\n", 20, &st), -EINVAL);
 }
 
+static void test_schedstat(void **state)
+{
+	const char *t = "18446744073709551615 2 3\n";
+	uint64_t run_ns = 7;
+
+	(void)state;
+	assert_int_equal(proc_parse_schedstat("123456789 4242 17\n", 18, &run_ns), 0);
+	assert_int_equal(run_ns, 123456789);
+	assert_int_equal(proc_parse_schedstat(t, strlen(t), &run_ns), 0);
+	assert_true(run_ns == UINT64_MAX);
+	/* the length is the end, not a NUL */
+	assert_int_equal(proc_parse_schedstat("98765", 3, &run_ns), 0);
+	assert_int_equal(run_ns, 987);
+	run_ns = 7;
+	assert_int_equal(proc_parse_schedstat("18446744073709551616 0 0", 24, &run_ns), -EINVAL);
+	assert_int_equal(proc_parse_schedstat("", 0, &run_ns), -EINVAL);
+	assert_int_equal(proc_parse_schedstat("-5 0 0", 6, &run_ns), -EINVAL);
+	assert_int_equal(proc_parse_schedstat("12x 0 0", 7, &run_ns), -EINVAL);
+	assert_int_equal(run_ns, 7);
+}
+
 static void test_io(void **state)
 {
 	struct proc_io io;
@@ -613,6 +634,7 @@ int main(void)
 {
 	const struct CMUnitTest parsers[] = {
 	    cmocka_unit_test(test_stat_captured),
+	    cmocka_unit_test(test_schedstat),
 	    cmocka_unit_test(test_stat_kthread_and_zombie),
 	    cmocka_unit_test(test_stat_odd_comm),
 	    cmocka_unit_test(test_stat_minimal),

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -343,6 +344,174 @@ static void test_parent_and_worker_end_together(void **state)
 	ptree_release(&pt);
 }
 
+/* /proc/PID/schedstat: the run time of its main thread, ns. */
+static void put_schedstat(int pid, unsigned long long run_ns)
+{
+	char rel[64], text[96];
+
+	snprintf(rel, sizeof(rel), "/proc/%d/schedstat", pid);
+	snprintf(text, sizeof(text), "%llu 4242 7\n", run_ns);
+	put_file(rel, text);
+}
+
+/*
+ * A single-threaded process whose schedstat did not move keeps its last
+ * stat, unread (so a stat that changes behind schedstat's back shows it was
+ * not read); once schedstat moves, its stat is read and its CPU is exact.
+ */
+static void test_skip_until_it_runs(void **state)
+{
+	struct ptree pt;
+	uint64_t reads;
+
+	(void)state;
+	put_proc(30, ANCESTOR, "sleeper", 'S', 10, 0, 1000, 200, 0);
+	put_schedstat(30, 100000000);
+	ptree_init(&pt, ANCESTOR, 100, BOOT_MS);
+	assert_int_equal(ptree_scan(&pt, BOOT_MS), 0);
+	assert_int_equal(find(&pt, 30)->cur.user_ms, 100);
+	reads = pt.stat_reads;
+
+	put_proc(30, ANCESTOR, "sleeper", 'S', 25, 0, 1000, 200, 0);
+	assert_int_equal(ptree_scan(&pt, BOOT_MS + 1000), 0);
+	assert_int_equal(find(&pt, 30)->cur.user_ms, 100);
+	assert_false(find(&pt, 30)->emit);
+	assert_int_equal(pt.stat_skips, 1);
+	assert_int_equal(pt.stat_reads - reads, 2); /* init and jobscope, which have none */
+
+	put_schedstat(30, 250000000);
+	assert_int_equal(ptree_scan(&pt, BOOT_MS + 2000), 0);
+	assert_int_equal(find(&pt, 30)->cur.user_ms, 250);
+	assert_true(find(&pt, 30)->emit);
+	assert_int_equal(ptree_job(&pt)->user_ms, 250);
+
+	/* a stat kept PTREE_FULL_REFRESH_MS is read again, run or not */
+	put_proc(30, ANCESTOR, "sleeper", 'S', 25, 0, 1500, 200, 0);
+	assert_int_equal(ptree_scan(&pt, BOOT_MS + 3000), 0);
+	assert_int_equal(find(&pt, 30)->cur.rss_bytes, 1000 * 1024);
+	assert_int_equal(ptree_scan(&pt, BOOT_MS + 2000 + PTREE_FULL_REFRESH_MS), 0);
+	assert_int_equal(find(&pt, 30)->cur.rss_bytes, 1500 * 1024);
+	assert_true(find(&pt, 30)->emit);
+	ptree_release(&pt);
+}
+
+/*
+ * Within RLIMIT_NOFILE - PTREE_FD_MARGIN descriptors are kept; the other
+ * processes are read by path, with the same figures, and every descriptor
+ * kept is given back.
+ */
+static void test_fd_budget(void **state)
+{
+	struct rlimit saved, low;
+	struct ptree pt;
+
+	(void)state;
+	for (int pid = 30; pid < 34; pid++) {
+		put_proc(pid, ANCESTOR, "sleeper", 'S', pid, 0, 1000, 200 + pid, 0);
+		put_schedstat(pid, 100000000);
+	}
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &saved), 0);
+	low = saved;
+	low.rlim_cur = PTREE_FD_MARGIN + 3;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	ptree_init(&pt, ANCESTOR, 100, BOOT_MS);
+	assert_int_equal(ptree_scan(&pt, BOOT_MS), 0);
+	assert_true(pt.kept_fds <= 3);
+	for (int pid = 30; pid < 34; pid++)
+		assert_int_equal(find(&pt, pid)->cur.user_ms, pid * 10);
+	for (int pid = 30; pid < 34; pid++) {
+		put_proc(pid, ANCESTOR, "sleeper", 'S', pid + 5, 0, 1000, 200 + pid, 0);
+		put_schedstat(pid, 200000000);
+	}
+	assert_int_equal(ptree_scan(&pt, BOOT_MS + 1000), 0);
+	assert_true(pt.kept_fds <= 3);
+	for (int pid = 30; pid < 34; pid++)
+		assert_int_equal(find(&pt, pid)->cur.user_ms, (pid + 5) * 10);
+	remove_proc(31);
+	assert_int_equal(ptree_scan(&pt, BOOT_MS + 2000), 0);
+	assert_false(find(&pt, 31)->alive);
+	assert_int_equal(ptree_scan(&pt, BOOT_MS + 3000), 0);
+	ptree_release(&pt);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &saved), 0);
+
+	/* with room, all are kept, and all given back */
+	ptree_init(&pt, ANCESTOR, 100, BOOT_MS);
+	assert_int_equal(ptree_scan(&pt, BOOT_MS), 0);
+	/* stat of init and of 99 (no schedstat there), stat and schedstat of 30, 32, 33 */
+	assert_int_equal(pt.kept_fds, 2 + 2 * 3);
+	ptree_release(&pt);
+}
+
+/* Threads other than the main one are not in schedstat: never skipped. */
+static void test_no_skip_with_threads(void **state)
+{
+	struct ptree pt;
+
+	(void)state;
+	put_proc(30, ANCESTOR, "server", 'S', 10, 0, 1000, 200, 0);
+	put_file("/proc/30/stat", "30 (server) S 10 30 30 0 -1 4194304 100 0 0 0 10 0 0 0 20 0 "
+				  "4 0 200 1000000 250 18446744073709551615 1 1 0 0 0 0 0 0 0 "
+				  "0 0 0 17 0 0 0 0 0 0\n");
+	put_schedstat(30, 100000000);
+	ptree_init(&pt, ANCESTOR, 100, BOOT_MS);
+	assert_int_equal(ptree_scan(&pt, BOOT_MS), 0);
+	put_file("/proc/30/stat", "30 (server) S 10 30 30 0 -1 4194304 100 0 0 0 90 0 0 0 20 0 "
+				  "4 0 200 1000000 250 18446744073709551615 1 1 0 0 0 0 0 0 0 "
+				  "0 0 0 17 0 0 0 0 0 0\n");
+	assert_int_equal(ptree_scan(&pt, BOOT_MS + 1000), 0);
+	assert_int_equal(pt.stat_skips, 0);
+	assert_int_equal(find(&pt, 30)->cur.user_ms, 900);
+	ptree_release(&pt);
+}
+
+/*
+ * A child skipped while sleeping runs, exits and is reaped by its parent
+ * between two scans: it ends with its final CPU, exact from the parent's
+ * cutime.  Its sibling, reparented without running when the parent ends,
+ * is read again and stays in the tree.
+ */
+static void test_skipped_child_ends(void **state)
+{
+	struct ptree pt;
+	struct ptree_proc *p;
+
+	(void)state;
+	put_proc(32, ANCESTOR, "parent", 'S', 5, 0, 1000, 300, 0);
+	put_proc(31, 32, "child", 'S', 10, 0, 1000, 310, 0);
+	put_proc(33, 32, "sibling", 'S', 3, 0, 1000, 320, 0);
+	put_schedstat(32, 50000000);
+	put_schedstat(31, 100000000);
+	put_schedstat(33, 30000000);
+	ptree_init(&pt, ANCESTOR, 100, BOOT_MS);
+	assert_int_equal(ptree_scan(&pt, BOOT_MS), 0);
+	assert_int_equal(ptree_scan(&pt, BOOT_MS + 1000), 0);
+	assert_int_equal(pt.stat_skips, 3);
+	assert_int_equal(find(&pt, 31)->cur.user_ms, 100);
+
+	/* the child ran to 37 ticks and exited; the parent reaped it */
+	remove_proc(31);
+	put_proc(32, ANCESTOR, "parent", 'S', 6, 37, 1000, 300, 0);
+	put_schedstat(32, 60000000);
+	assert_int_equal(ptree_scan(&pt, BOOT_MS + 2000), 0);
+	p = find(&pt, 31);
+	assert_non_null(p);
+	assert_false(p->alive);
+	assert_true(p->emit);
+	assert_int_equal(p->cur.user_ms, 370);
+	assert_int_equal(p->info.end_ms, BOOT_MS + 2000);
+	assert_int_equal(ptree_job(&pt)->user_ms, 60 + 370 + 30);
+
+	/* the parent ends; the sibling, asleep, now has the subreaper as parent */
+	remove_proc(32);
+	put_proc(33, ANCESTOR, "sibling", 'S', 3, 0, 1000, 320, 0);
+	assert_int_equal(ptree_scan(&pt, BOOT_MS + 3000), 0);
+	p = find(&pt, 33);
+	assert_true(p->alive);
+	assert_int_equal(p->info.ppid, ANCESTOR);
+	assert_false(find(&pt, 32)->alive);
+	ptree_release(&pt);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -351,6 +520,10 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_pid_reuse_and_vanishing, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_reaped_by_ancestor, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_parent_and_worker_end_together, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_skip_until_it_runs, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_no_skip_with_threads, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_fd_budget, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_skipped_child_ends, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

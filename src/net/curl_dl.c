@@ -1,0 +1,47 @@
+/*
+ * curl_dl.c - resolves the libcurl functions of curl_dl.h with dlopen(),
+ * once (pthread_once: the sender's thread and the CLI may both ask).
+ */
+#include "net/curl_dl.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "common/log.h"
+
+struct curl_dl curl_fn;
+
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static int load_ret;
+
+static void load(void)
+{
+	const char *name = getenv("JOBSCOPE_CURL_LIBRARY"); /* tests: another path */
+	void *dl = dlopen(name && name[0] ? name : "libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
+
+	if (!dl) {
+		log_err(0, "an HTTP client needs libcurl4 (%s): apt-get install libcurl4",
+			dlerror());
+		load_ret = -ENOENT;
+		return;
+	}
+#define CURL_DL_RESOLVE(name)                                                                      \
+	curl_fn.name = (__typeof__(curl_fn.name))dlsym(dl, "curl_" #name);                         \
+	if (!curl_fn.name)                                                                         \
+		goto out_missing;
+	CURL_DL_FUNCTIONS(CURL_DL_RESOLVE)
+#undef CURL_DL_RESOLVE
+	return;
+out_missing:
+	log_err(0, "libcurl is older than 7.85 (%s): apt-get install libcurl4", dlerror());
+	dlclose(dl);
+	load_ret = -ENOENT;
+}
+
+int curl_dl_load(void)
+{
+	pthread_once(&load_once, load);
+	return load_ret;
+}

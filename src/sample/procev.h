@@ -1,0 +1,47 @@
+/*
+ * procev.h - new processes as the kernel announces them (the process events
+ * connector: netlink, NETLINK_CONNECTOR, CN_IDX_PROC), so that a scan of
+ * every process need not list /proc each tick.
+ *
+ * Only the pid of each new process (a fork whose child is a thread group
+ * leader) is kept: exits show as reads of the process's kept-open /proc
+ * files failing, execs as its stat changing.  A socket filter drops every
+ * other event in the kernel.  When the kernel drops events (the socket's
+ * buffer overran) `lost` is set: the caller lists /proc again.
+ *
+ * procev_open() needs CAP_NET_ADMIN (root) and the real /proc (no sysroot):
+ * 0 or -errno, and the caller goes on listing /proc.  The parser does no
+ * I/O.  Not thread-safe.
+ */
+#ifndef JOBSCOPE_PROCEV_H
+#define JOBSCOPE_PROCEV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PROCEV_MAX_PIDS 65536 /* more between two drains counts as lost */
+
+struct procev {
+	int fd;	       /* -1: closed */
+	int32_t *pids; /* new processes since the last procev_take() */
+	size_t npids, alloc;
+	bool lost;
+};
+
+void procev_init(struct procev *ev);
+int procev_open(struct procev *ev);
+void procev_close(struct procev *ev);
+/* Reads every pending event; 0 or -errno (the socket failed: closed). */
+int procev_drain(struct procev *ev);
+/* Forgets the pids gathered and `lost` (after a listing of /proc). */
+void procev_clear(struct procev *ev);
+
+/*
+ * One netlink datagram as received: calls fn(pid, arg) for each new
+ * process in it.  Returns the number of messages that were not process
+ * events it understood (0 for a well-formed datagram); never reads past len.
+ */
+int procev_parse(const void *buf, size_t len, void (*fn)(int32_t pid, void *arg), void *arg);
+
+#endif

@@ -1,0 +1,199 @@
+/*
+ * test_procev.c - the process events connector: the parser on datagrams
+ * built here (a process's fork, a thread's, other events, a cut message),
+ * and, as root, a scan of every process on the real kernel that learns of a
+ * new process from its events without listing /proc and accounts it to its
+ * end with the exact CPU its parent reaped.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <linux/cn_proc.h>
+#include <linux/connector.h>
+#include <linux/netlink.h>
+
+#include "sample/procev.h"
+#include "sample/ptree.h"
+
+struct datagram {
+	struct nlmsghdr hdr;
+	struct cn_msg msg;
+	struct proc_event ev;
+} __attribute__((packed));
+
+static size_t put_event(unsigned char *buf, unsigned what, int32_t pid, int32_t tgid)
+{
+	struct datagram d;
+
+	memset(&d, 0, sizeof(d));
+	d.hdr.nlmsg_len = sizeof(d);
+	d.hdr.nlmsg_type = NLMSG_DONE;
+	d.msg.id.idx = CN_IDX_PROC;
+	d.msg.id.val = CN_VAL_PROC;
+	d.msg.len = sizeof(d.ev);
+	d.ev.what = what;
+	d.ev.event_data.fork.parent_pid = 1;
+	d.ev.event_data.fork.parent_tgid = 1;
+	d.ev.event_data.fork.child_pid = pid;
+	d.ev.event_data.fork.child_tgid = tgid;
+	memcpy(buf, &d, sizeof(d));
+	return NLMSG_ALIGN(sizeof(d));
+}
+
+static int32_t seen[8];
+static size_t nseen;
+
+static void on_pid(int32_t pid, void *arg)
+{
+	(void)arg;
+	if (nseen < 8)
+		seen[nseen++] = pid;
+}
+
+static void test_parse(void **state)
+{
+	unsigned char buf[1024];
+	size_t len = 0;
+
+	(void)state;
+	nseen = 0;
+	len += put_event(buf + len, PROC_EVENT_FORK, 4242, 4242);
+	len += put_event(buf + len, PROC_EVENT_FORK, 4243, 4242); /* a thread */
+	len += put_event(buf + len, PROC_EVENT_EXIT, 4242, 4242);
+	len += put_event(buf + len, PROC_EVENT_EXEC, 4244, 4244);
+	len += put_event(buf + len, PROC_EVENT_FORK, 77, 77);
+	assert_int_equal(procev_parse(buf, len, on_pid, NULL), 0);
+	assert_int_equal(nseen, 2);
+	assert_int_equal(seen[0], 4242);
+	assert_int_equal(seen[1], 77);
+
+	/* cut anywhere: what is whole is read, nothing past len */
+	for (size_t cut = 0; cut < sizeof(struct datagram); cut++) {
+		nseen = 0;
+		procev_parse(buf, cut, on_pid, NULL);
+		assert_int_equal(nseen, 0);
+	}
+	/* another connector's message, a length that lies */
+	nseen = 0;
+	len = put_event(buf, PROC_EVENT_FORK, 5, 5);
+	((struct datagram *)buf)->msg.id.idx = CN_IDX_PROC + 1;
+	assert_int_equal(procev_parse(buf, len, on_pid, NULL), 1);
+	put_event(buf, PROC_EVENT_FORK, 5, 5);
+	((struct datagram *)buf)->hdr.nlmsg_len = 4000;
+	assert_int_equal(procev_parse(buf, len, on_pid, NULL), 1);
+	assert_int_equal(nseen, 0);
+}
+
+static uint64_t self_cutime_ticks(void)
+{
+	char text[1024], *p;
+	unsigned long long v[4];
+	FILE *f = fopen("/proc/self/stat", "r");
+	size_t n;
+
+	assert_non_null(f);
+	n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[n] = '\0';
+	p = strrchr(text, ')');
+	assert_non_null(p);
+	/* after ") ": state ppid pgrp session tty tpgid flags minflt cminflt majflt
+	 * cmajflt utime stime cutime cstime */
+	assert_int_equal(sscanf(p + 2,
+				"%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu",
+				&v[0], &v[1], &v[2], &v[3]),
+			 4);
+	return v[2] + v[3];
+}
+
+static void burn_cpu_ms(long ms)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+	do
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+	while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
+}
+
+static void test_live_events(void **state)
+{
+	struct ptree pt;
+	struct ptree_proc *p;
+	long hz = sysconf(_SC_CLK_TCK);
+	uint64_t cutime0, cutime1;
+	int go[2], status;
+	pid_t child;
+	char c = 0;
+
+	(void)state;
+	ptree_init_all(&pt, hz, 0);
+	if (ptree_watch_events(&pt) != 0) {
+		ptree_release(&pt);
+		skip(); /* not root: the scans list /proc, tested elsewhere */
+	}
+	assert_int_equal(ptree_scan(&pt, 1000), 0);
+	assert_int_equal(pt.listings, 1);
+
+	assert_int_equal(pipe(go), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		burn_cpu_ms(60);
+		_exit(0);
+	}
+	close(go[0]);
+	/* found from its fork event, /proc not listed again */
+	assert_int_equal(ptree_scan(&pt, 2000), 0);
+	assert_int_equal(pt.listings, 1);
+	p = ptree_find(&pt, child);
+	assert_non_null(p);
+	assert_true(p->emit);
+
+	/* asleep on the pipe: its stat is not read */
+	assert_int_equal(ptree_scan(&pt, 3000), 0);
+	assert_true(pt.stat_skips > 0);
+	assert_false(ptree_find(&pt, child)->emit);
+
+	/* it runs, ends and is reaped between two scans */
+	cutime0 = self_cutime_ticks();
+	assert_int_equal(write(go[1], &c, 1), 1);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	cutime1 = self_cutime_ticks();
+	assert_int_equal(ptree_scan(&pt, 4000), 0);
+	assert_int_equal(pt.listings, 1);
+	p = ptree_find_recent(&pt, child);
+	assert_non_null(p);
+	assert_false(p->alive);
+	assert_true(p->emit);
+	assert_int_equal(p->info.end_ms, 4000);
+	assert_true(cutime1 > cutime0);
+	assert_int_equal(p->cur.user_ms + p->cur.system_ms, (cutime1 - cutime0) * 1000 / hz);
+	close(go[1]);
+	ptree_release(&pt);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_parse),
+	    cmocka_unit_test(test_live_events),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
