@@ -50,6 +50,7 @@ struct agent_opts {
 	const char *head;	/* --head URL: stream to a head */
 	const char *token_file; /* its bearer token */
 	const char *ca_file;	/* CA to trust for an https head */
+	int64_t ckpt_lag_ms;	/* --report-checkpoint: a running job's checkpoint lag */
 };
 
 /* What made agent_main fail. */
@@ -126,6 +127,8 @@ struct agent {
 	uint64_t store_bytes;
 	int64_t retention_next_ms;
 	int64_t retention_deleted;
+	int64_t ckpt_next_ms; /* report checkpoints: when to look next */
+	int64_t ckpts_made;
 	/*
 	 * Rows the size cap deleted before the head held them (with a head
 	 * only): totals kept in the store's meta, the last gap record, and

@@ -546,6 +546,26 @@ bool report_ckpt_disabled(void)
 	return v && v[0] && strcmp(v, "0") != 0;
 }
 
+int report_ckpt_save(struct store *st, const struct summary *s, const struct jobseries *js,
+		     const struct job_record *job, const struct report_ckpt_mark *mark,
+		     int64_t now_ms)
+{
+	struct store_ckpt c = {
+	    .job_id = job->id,
+	    .seq = mark->seq,
+	    .ts_ms = mark->ts_ms,
+	    .format = report_ckpt_format(),
+	    .made_ms = now_ms,
+	};
+	int ret;
+
+	ret = report_ckpt_encode(s, js, job, mark, &c.data, &c.size);
+	if (!ret)
+		ret = store_ckpt_put(st, &c);
+	free(c.data);
+	return ret;
+}
+
 /* ---- maintenance ---- */
 
 #define CKPT_DUE_MAX 64

@@ -48,6 +48,11 @@ int report_ckpt_encode(const struct summary *s, const struct jobseries *js,
 int report_ckpt_decode(const void *data, size_t size, const struct job_record *job,
 		       struct summary *s, struct jobseries *js, struct report_ckpt_mark *mark);
 
+/* Encodes s and js and saves them as job's checkpoint in st (store_ckpt_put). */
+int report_ckpt_save(struct store *st, const struct summary *s, const struct jobseries *js,
+		     const struct job_record *job, const struct report_ckpt_mark *mark,
+		     int64_t now_ms);
+
 /*
  * Maintenance: brings due checkpoints up to date (store_ckpt_for_each_due):
  * at most max_jobs jobs, each by at most max_rows rows (0: the defaults

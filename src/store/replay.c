@@ -590,17 +590,22 @@ static int cursor_open(struct replay *rp, enum replay_kind kind, const char *sql
 	if (rp->span->after_seq > 0) {
 		/*
 		 * A tail: the same query with its rows after the checkpoint.
-		 * SQLite flattens the subquery, so seq > ?9 bounds the index
-		 * range (seq is each table's rowid), not a filter over all rows.
+		 * SQLite flattens the subquery, so seq > ?9 (each table's
+		 * rowid) and, for rows written tick by tick, ts_ms >= ?8 bound
+		 * the index range instead of filtering every row of the job.
 		 */
-		char *tail = sqlite3_mprintf("SELECT * FROM (%s) WHERE seq > ?9", sql);
+		char *tail = sqlite3_mprintf("SELECT * FROM (%s) WHERE seq > ?9%s", sql,
+					     kind == REPLAY_EVENT ? "" : " AND ts_ms >= ?8");
 
 		if (!tail)
 			return log_err(-ENOMEM, "cannot replay a job of store '%s'", rp->st->path);
 		ret = store__prepare(rp->st, tail, "replay a job", &c->stmt);
 		sqlite3_free(tail);
-		if (!ret)
+		if (!ret) {
 			sqlite3_bind_int64(c->stmt, 9, rp->span->after_seq);
+			if (kind != REPLAY_EVENT)
+				sqlite3_bind_int64(c->stmt, 8, rp->span->from_ms);
+		}
 	} else {
 		ret = store__prepare(rp->st, sql, "replay a job", &c->stmt);
 	}
