@@ -42,6 +42,7 @@ struct ckpt_head {
 	int32_t ngpus_sum, ngpus_series;
 	uint32_t tracks; /* bit m: jobseries m[m] present */
 	uint32_t has_gpus;
+	int64_t window_ms;
 };
 
 int64_t report_ckpt_format(void)
@@ -150,6 +151,7 @@ int report_ckpt_encode(const struct summary *s, const struct jobseries *js,
 	h.interval_ms = job->interval_ms;
 	h.seq = mark->seq;
 	h.ts_ms = mark->ts_ms;
+	h.window_ms = mark->window_ms;
 	h.nprocs = s->nprocs;
 	h.nevents = s->nevents;
 	h.ngpus_sum = s->gpus ? s->ngpus : 0;
@@ -506,16 +508,17 @@ int report_ckpt_decode(const void *data, size_t size, const struct job_record *j
 		goto out_free;
 	}
 	/*
-	 * Another job, or this one changed (its end may come since: a
-	 * checkpoint past the end would hold rows a replay leaves out).
+	 * Another job, or this one changed: its end came since the checkpoint
+	 * (fine, unless the checkpoint holds host or GPU rows after that end,
+	 * which a replay leaves out), or it changed (reopened after a restart).
 	 */
 	if (h.job_id != job->id || h.start_ms != job->start_ms ||
-	    h.interval_ms != job->interval_ms || (h.end_ms && h.end_ms != job->end_ms) ||
-	    (job->end_ms && h.ts_ms > job->end_ms)) {
+	    h.interval_ms != job->interval_ms ||
+	    (h.end_ms != job->end_ms && (h.end_ms || h.window_ms > job->end_ms))) {
 		ret = -ESTALE;
 		goto out_free;
 	}
-	if (h.seq < 0 || !ms_ok(h.ts_ms)) {
+	if (h.seq < 0 || !ms_ok(h.ts_ms) || !ms_ok(h.window_ms)) {
 		ret = -EPROTO;
 		goto out_free;
 	}
@@ -527,6 +530,7 @@ int report_ckpt_decode(const void *data, size_t size, const struct job_record *j
 		s->job = *job; /* as a whole replay has it, from job_report_init */
 		mark->seq = h.seq;
 		mark->ts_ms = h.ts_ms;
+		mark->window_ms = h.window_ms;
 	}
 out_free:
 	free(payload);
@@ -615,6 +619,7 @@ static int ckpt_job(struct store *st, const struct store_ckpt_due *d, int64_t no
 	    job_report_restore(r, st, &job, &mark) == 0) {
 		span.after_seq = mark.seq;
 		span.from_ms = mark.ts_ms;
+		span.last_window_ms = mark.window_ms;
 		restored = true;
 	}
 	span.max_rows = o->max_rows > 0 ? o->max_rows : REPORT_CKPT_MAX_ROWS;
@@ -623,6 +628,7 @@ static int ckpt_job(struct store *st, const struct store_ckpt_due *d, int64_t no
 		goto out_release;
 	mark.seq = span.last_seq;
 	mark.ts_ms = span.last_ms;
+	mark.window_ms = span.last_window_ms;
 	memset(&c, 0, sizeof(c));
 	c.job_id = job.id;
 	c.seq = mark.seq;

@@ -30,9 +30,12 @@
 /* Rows replayed per job per maintenance call (about 1 s of work). */
 #define REPORT_CKPT_MAX_ROWS 200000
 
-/* What a checkpoint covers: the job's rows up to seq; the last tick's time. */
+/*
+ * What a checkpoint covers: the job's rows up to seq; the last tick's
+ * time; the time of its last host or GPU row (rows the job's end bounds).
+ */
 struct report_ckpt_mark {
-	int64_t seq, ts_ms;
+	int64_t seq, ts_ms, window_ms;
 };
 
 int64_t report_ckpt_format(void);

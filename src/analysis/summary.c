@@ -264,15 +264,15 @@ static int proc_index_grow(struct summary *s)
 
 int summary_index_procs(struct summary *s)
 {
+	size_t size = 256;
+
+	/* the size proc_lookup would have grown to, built at once */
+	while ((s->nprocs + 1) * 2 > size)
+		size *= 2;
 	free(s->proc_index);
 	s->proc_index = NULL;
-	s->proc_index_size = 0;
-	/* the size proc_lookup would have grown to, for the same lookups */
-	do {
-		if (proc_index_grow(s))
-			return -ENOMEM;
-	} while ((s->nprocs + 1) * 2 > s->proc_index_size);
-	return 0;
+	s->proc_index_size = size / 2 >= 256 ? size / 2 : 0;
+	return proc_index_grow(s) ? -ENOMEM : 0;
 }
 
 static struct proc_summary *proc_find(struct summary *s, const struct proc_info *p)

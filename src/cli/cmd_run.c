@@ -598,7 +598,7 @@ static void add_event(struct run_state *r, int64_t ts_ms, const char *kind, int3
  */
 static void save_report_ckpt(struct run_state *r)
 {
-	struct report_ckpt_mark mark = {.ts_ms = r->last_tick_ms};
+	struct report_ckpt_mark mark = {.ts_ms = r->last_tick_ms, .window_ms = r->last_tick_ms};
 	int ret;
 
 	ret = store_max_seq(r->st, &mark.seq);

@@ -834,6 +834,9 @@ static int replay_merge(struct replay *rp)
 
 			if (ts_ms > span->last_ms)
 				span->last_ms = ts_ms;
+			if (next->kind != REPLAY_JOB && next->kind != REPLAY_PROC &&
+			    ts_ms > span->last_window_ms)
+				span->last_window_ms = ts_ms;
 		}
 		switch (next->kind) {
 		case REPLAY_HOST:

@@ -421,6 +421,8 @@ int store_replay_job(struct store *st, int64_t id, const struct store_replay_ops
 struct store_replay_span {
 	int64_t after_seq, from_ms, upto_seq, max_rows;
 	int64_t last_seq, last_ms;
+	/* in and out: the same of host and GPU rows (their window ends with the job) */
+	int64_t last_window_ms;
 	bool complete;
 };
 int store_replay_job_span(struct store *st, int64_t id, const struct store_replay_ops *ops,

@@ -30,7 +30,7 @@
 #define NPROCS 3
 
 /* reportckpt.c's payload header: its counts' offsets (see struct ckpt_head) */
-#define HEAD_SIZE	  80
+#define HEAD_SIZE	  88
 #define HEAD_NPROCS	  48
 #define HEAD_NEVENTS	  56
 #define HEAD_NGPUS_SUM	  64
@@ -199,7 +199,8 @@ static void render(struct job_report *r, const struct job_record *job, struct st
 static void encode_at(const struct job_record *job, int ticks, void **blob, size_t *size)
 {
 	struct job_report *r = calloc(1, sizeof(*r));
-	struct report_ckpt_mark mark = {.seq = 1000 + ticks, .ts_ms = T0 + ticks * 1000LL};
+	struct report_ckpt_mark mark = {.seq = 1000 + ticks, .ts_ms = T0 + ticks * 1000LL,
+					.window_ms = T0 + ticks * 1000LL};
 
 	assert_non_null(r);
 	job_report_init(r, job);
@@ -252,12 +253,67 @@ static void test_round_trip(void **state)
 	free(r);
 }
 
+/* Many processes (the index restored at the size it had grown to): found again, not added twice. */
+static void test_many_procs(void **state)
+{
+	struct job_record job = make_job();
+	struct job_report *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+	struct report_ckpt_mark mark = {5, T0, T0};
+	struct strbuf sa, sb;
+	void *blob;
+	size_t size;
+
+	(void)state;
+	job_report_init(a, &job);
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1) {
+			assert_int_equal(report_ckpt_encode(&a->sum, &a->js, &job, &mark, &blob,
+							    &size),
+					 0);
+			job_report_init(b, &job);
+			assert_int_equal(
+			    report_ckpt_decode(blob, size, &job, &b->sum, &b->js, &mark), 0);
+			free(blob);
+		}
+		for (int k = 0; k < 1500; k++) {
+			struct proc_info p;
+			struct proc_sample ps;
+
+			memset(&p, 0, sizeof(p));
+			memset(&ps, 0, sizeof(ps));
+			p.pid = 1000 + k;
+			p.start_ms = T0 + k;
+			snprintf(p.comm, sizeof(p.comm), "p%d", k);
+			ps.valid = PS_RSS;
+			ps.rss_bytes = (uint64_t)(k + 1) << 20;
+			ps.user_ms = (uint64_t)(pass + 1) * (uint64_t)k;
+			summary_add_proc(&a->sum, &p, T0 + pass * 1000, &ps);
+			if (pass == 1)
+				summary_add_proc(&b->sum, &p, T0 + pass * 1000, &ps);
+		}
+	}
+	assert_int_equal(b->sum.nprocs, 1500);
+	assert_int_equal(b->sum.proc_index_size, a->sum.proc_index_size);
+	strbuf_init(&sa, 0);
+	strbuf_init(&sb, 0);
+	render(a, &job, &sa);
+	render(b, &job, &sb);
+	assert_int_equal(sa.len, sb.len);
+	assert_memory_equal(sa.buf, sb.buf, sa.len);
+	strbuf_release(&sa);
+	strbuf_release(&sb);
+	job_report_release(a);
+	job_report_release(b);
+	free(a);
+	free(b);
+}
+
 /* A finished series is no state to go on from: not encoded. */
 static void test_finished_refused(void **state)
 {
 	struct job_record job = make_job();
 	struct job_report *r = calloc(1, sizeof(*r));
-	struct report_ckpt_mark mark = {1, T0};
+	struct report_ckpt_mark mark = {1, T0, T0};
 	void *blob;
 	size_t size;
 
@@ -499,6 +555,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_round_trip),
+	    cmocka_unit_test(test_many_procs),
 	    cmocka_unit_test(test_finished_refused),
 	    cmocka_unit_test(test_truncated_and_flipped),
 	    cmocka_unit_test(test_other_job),
