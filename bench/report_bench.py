@@ -392,15 +392,15 @@ def run(args, tmp):
     t0 = time.monotonic()
     res = measure(cmds, args.runs, tmp)
     # (c) again with checkpoints an hour behind the end (what the agent keeps for a running
-    # job): the 8 h and the whole-period job; then back to the end
+    # job): the 8 h and the whole-period job, one after the other (compact moves every job
+    # that is due: making the second's moves the first's to its end); then back to the end
     behind = {}
     if compacted and "9002" in lengths and "9003" in lengths:
         for jid in ("9002", "9003"):
             behind[jid] = ckpt_behind(jobscope, store, jid, 3600000)
-        res.update(measure([{"id": f"len_{jid}_behind",
-                             "argv": [jobscope, "report", "--db", store, "--job",
-                                      "slurm:" + jid]} for jid in ("9002", "9003")],
-                           args.runs, tmp))
+            res.update(measure([{"id": f"len_{jid}_behind",
+                                 "argv": [jobscope, "report", "--db", store, "--job",
+                                          "slurm:" + jid]}], args.runs, tmp))
         compact(jobscope, store)
     load1 = open("/proc/loadavg").read().split()[:3]
     # the peers' answers, to check the two sides count the same jobs and rows
@@ -546,7 +546,8 @@ def report(args, res):
         if res["behind"]:
             L.append("The same with the 8 h and the whole-period job's checkpoints made again "
                      "about an hour before their end (`JOBSCOPE_CKPT_ROWS=N jobscope compact`: "
-                     "what an agent keeps for a running job), the rest replayed:")
+                     "what an agent keeps for a running job), the rest replayed; one job after "
+                     "the other, each measured alone:")
             L.append("")
             L.append("| job | checkpoint before the end | median s | max s | peak RSS | "
                      "same output as the whole replay |")

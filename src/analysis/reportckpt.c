@@ -228,9 +228,19 @@ static bool ms_ok(int64_t ms)
 	return ms >= -CKPT_MAX_MS && ms <= CKPT_MAX_MS;
 }
 
+/*
+ * A figure a replay could have made: finite, and no larger than a sum of
+ * 64-bit counters over a long job (a track's bucket sums up to a million
+ * samples of them).
+ */
 static bool num_ok(double v)
 {
-	return isfinite(v) && fabs(v) < 1e300;
+	return isfinite(v) && fabs(v) < 1e20;
+}
+
+static bool sum_ok(double v)
+{
+	return isfinite(v) && fabs(v) < 1e26;
 }
 
 static bool device_ok(struct device_record *d)
@@ -391,7 +401,7 @@ static int decode_summary(struct rbuf *r, const struct ckpt_head *h, struct summ
 static bool track_ok(const struct js_track *t)
 {
 	for (size_t i = 0; i < JS_POINTS; i++)
-		if (!num_ok(t->sum[i]))
+		if (!sum_ok(t->sum[i]))
 			return false;
 	for (size_t i = 0; i < JS_RING; i++)
 		if (!isnan(t->ring[i]) && !num_ok(t->ring[i]))

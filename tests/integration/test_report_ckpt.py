@@ -16,6 +16,7 @@ import time
 sys.path.insert(0, os.path.dirname(__file__))
 from harness import JOBSCOPE, check, eq, helper, jobscope, run, run_tests, wait_for  # noqa: E402
 from agent_harness import Agent, env_with, job_row, settle, spawn, sql  # noqa: E402
+from head_harness import Head, start_agent, stop_agent  # noqa: E402
 from test_run_gpu import gpu_cmd, gpu_env  # noqa: E402
 
 MKSTORE = os.path.join(os.path.dirname(JOBSCOPE), "tests", "js-mkstore")
@@ -170,6 +171,28 @@ def test_agent_checkpoints_and_job_end(wd):
     for k in ("cpu", "memory", "io", "timeline", "processes", "events", "analysis", "verdicts"):
         eq(summary[k], rep[k], "the job-end summary's %s" % k)
     check("checkpoint" not in a.stderr(), "no checkpoint warning: %s" % a.stderr())
+
+
+def test_head_checkpoints_its_store(wd):
+    """A head keeps report checkpoints of its own store (on its own thread, saved
+    through its writer); its reports from them are the whole replay's."""
+    head = Head(wd, extra=["--report-checkpoint", "1s"])
+    job = spawn([helper("pattern"), "--period", "1", "--seconds", "14", "--mib", "16"],
+                env=env_with(SLURM_JOB_ID="7302"))
+    proc, adb, _, errf = start_agent(wd, head, "node-h", extra=["--interval", "200ms"])
+    try:
+        row = wait_for(lambda: sql(head.db, "SELECT id FROM jobs WHERE scheduler = 'slurm'"
+                                   " AND job_id = '7302'") if os.path.exists(head.db) else None,
+                       timeout=20, what="the job at the head")[0][0]
+        first = wait_for(lambda: ckpts(head.db).get(row), timeout=30,
+                         what="the head's checkpoint of the running job")
+        check(first[0] > 0 and first[2] > 500, "a checkpoint: %r" % (first,))
+    finally:
+        eq(stop_agent(proc, errf), 0, "agent exit")
+        settle(job, timeout=60)
+    # the agent gone, nothing more comes: the two reports are made of the same rows
+    same_reports(head.db, "--job", "slurm:7302")
+    head.kill(signal.SIGTERM)
 
 
 if __name__ == "__main__":
