@@ -89,16 +89,20 @@ int store_ckpt_put(struct store *st, const struct store_ckpt *c)
 
 /*
  * The job's last job row through its (job_id, ts_ms) index: one seek per
- * job.  A job that has ended is due until its checkpoint reaches that row.
+ * job.  A job without a checkpoint is due once it spans more than the lag
+ * (a shorter one replays fast: no blob for it); one with a checkpoint when
+ * that is more than the lag behind, of another format, or the job has
+ * ended after it.
  */
 static const char ckpt_due_sql[] =
     "SELECT id, has, seq, ts_ms, format, last_ms FROM ("
-    " SELECT j.id AS id, j.end_ms AS end_ms, c.job_id IS NOT NULL AS has, c.seq AS seq,"
-    " c.ts_ms AS ts_ms, c.format AS format,"
+    " SELECT j.id AS id, j.start_ms AS start_ms, j.end_ms AS end_ms,"
+    " c.job_id IS NOT NULL AS has, c.seq AS seq, c.ts_ms AS ts_ms, c.format AS format,"
     " (SELECT max(s.ts_ms) FROM job_samples s WHERE s.job_id = j.id) AS last_ms"
     " FROM jobs j LEFT JOIN report_ckpts c ON c.job_id = j.id)"
-    " WHERE last_ms IS NOT NULL AND (NOT has OR format != ?2 OR last_ms - ts_ms > ?1"
-    " OR (end_ms IS NOT NULL AND ts_ms < last_ms)) ORDER BY id";
+    " WHERE last_ms IS NOT NULL AND (CASE WHEN has THEN format != ?2 OR last_ms - ts_ms > ?1"
+    " OR (end_ms IS NOT NULL AND ts_ms < last_ms) ELSE last_ms - start_ms > ?1 END)"
+    " ORDER BY id";
 
 int store_ckpt_for_each_due(struct store *st, int64_t lag_ms, int64_t format,
 			    int (*fn)(const struct store_ckpt_due *d, void *arg), void *arg)

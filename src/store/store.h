@@ -454,7 +454,8 @@ struct store_ckpt {
 int store_ckpt_get(struct store *st, int64_t job_id, struct store_ckpt *out);
 int store_ckpt_put(struct store *st, const struct store_ckpt *c);
 /*
- * The jobs whose checkpoint is due, oldest first: none yet, of another
+ * The jobs whose checkpoint is due, oldest first: none yet and the job's
+ * rows span more than lag_ms (shorter jobs get none), or one of another
  * format, more than lag_ms behind the job's last job row, or the job has
  * ended after the checkpoint's last tick.  Jobs without rows are left
  * out.  fn returning non-zero stops and is returned.
