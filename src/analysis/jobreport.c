@@ -201,8 +201,9 @@ int job_report_restore(struct job_report *r, struct store *st, const struct job_
 	jobseries_release(&r->js);
 	ret = report_ckpt_decode(c.data, c.size, job, &r->sum, &r->js, mark);
 	if (ret == -EPROTO)
-		log_warn(ret, "the report checkpoint of job %lld in '%s' is not usable: replaying "
-			      "the whole job",
+		log_warn(ret,
+			 "the report checkpoint of job %lld in '%s' is not usable: replaying "
+			 "the whole job",
 			 (long long)job->id, store_path(st));
 	free(c.data);
 	return ret;

@@ -29,10 +29,10 @@
 /* Decompressed payloads larger than this are refused: the structs are a few MiB. */
 #define CKPT_MAX_PAYLOAD (64u << 20)
 /* A checkpoint's times lie within this of the epoch (JOB_REPORT_MAX_MS both ways). */
-#define CKPT_MAX_MS JOB_REPORT_MAX_MS
-#define CKPT_MAX_PROCS (1u << 22)
+#define CKPT_MAX_MS	 JOB_REPORT_MAX_MS
+#define CKPT_MAX_PROCS	 (1u << 22)
 #define CKPT_MAX_CMDLINE (1u << 20)
-#define CKPT_NO_CMDLINE UINT32_MAX
+#define CKPT_NO_CMDLINE	 UINT32_MAX
 
 /* The payload header, after which the structs come in order. */
 struct ckpt_head {

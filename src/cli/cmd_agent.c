@@ -156,8 +156,9 @@ static int apply_opt(struct agent_opts *o, int c, const char *arg, char **argv)
 		return 0;
 	case 'K':
 		if (parse_duration_ms(arg, &o->ckpt_lag_ms) || o->ckpt_lag_ms < 1000)
-			return cli_usage_error("agent", "bad --report-checkpoint '%s' (1s or more, "
-							"e.g. 1h)",
+			return cli_usage_error("agent",
+					       "bad --report-checkpoint '%s' (1s or more, "
+					       "e.g. 1h)",
 					       arg);
 		return 0;
 	case 'U':

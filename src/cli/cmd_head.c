@@ -140,8 +140,9 @@ static int parse_opts(int argc, char **argv, struct head_opts *o)
 			break;
 		case 'R':
 			if (parse_duration_ms(optarg, &o->ckpt_lag_ms) || o->ckpt_lag_ms < 1000)
-				return cli_usage_error("head", "bad --report-checkpoint '%s' (1s or "
-							       "more, e.g. 1h)",
+				return cli_usage_error("head",
+						       "bad --report-checkpoint '%s' (1s or "
+						       "more, e.g. 1h)",
 						       optarg);
 			break;
 		case 'E':

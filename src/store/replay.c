@@ -941,10 +941,11 @@ int store_replay_job_dims(struct store *st, int64_t id, const struct store_repla
 	ret = replay_window(st, id, &rp->node_id, &start_ms, &end_ms);
 	if (!ret && dims->proc) {
 		c = &rp->cur[0];
-		ret = store__prepare(st,
-				     "SELECT pid, ppid, start_ms, end_ms, uid, comm, cmdline FROM procs"
-				     " WHERE job_id = ? ORDER BY id",
-				     "replay a job", &c->stmt);
+		ret = store__prepare(
+		    st,
+		    "SELECT pid, ppid, start_ms, end_ms, uid, comm, cmdline FROM procs"
+		    " WHERE job_id = ? ORDER BY id",
+		    "replay a job", &c->stmt);
 		if (!ret)
 			sqlite3_bind_int64(c->stmt, 1, id);
 		while (!ret && (rc = sqlite3_step(c->stmt)) == SQLITE_ROW) {
@@ -967,7 +968,8 @@ int store_replay_job_dims(struct store *st, int64_t id, const struct store_repla
 	}
 	if (!ret && dims->device && st->schema_version >= 2) {
 		c = &rp->cur[1];
-		ret = store__prepare(st, "SELECT" DEVICE_COLUMNS " FROM devices d WHERE d.node_id = ?",
+		ret = store__prepare(st,
+				     "SELECT" DEVICE_COLUMNS " FROM devices d WHERE d.node_id = ?",
 				     "replay a job", &c->stmt);
 		if (!ret)
 			sqlite3_bind_int64(c->stmt, 1, rp->node_id);

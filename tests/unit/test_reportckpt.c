@@ -177,7 +177,8 @@ static void feed(struct summary *s, struct jobseries *js, int from, int to)
 				e.value = 79;
 				e.has_gpu = true;
 				e.gpu = t % NGPUS;
-				snprintf(e.message, sizeof(e.message), "GPU fell off the bus at %d", t);
+				snprintf(e.message, sizeof(e.message), "GPU fell off the bus at %d",
+					 t);
 			}
 			summary_add_event(s, &e);
 		}
@@ -199,8 +200,8 @@ static void render(struct job_report *r, const struct job_record *job, struct st
 static void encode_at(const struct job_record *job, int ticks, void **blob, size_t *size)
 {
 	struct job_report *r = calloc(1, sizeof(*r));
-	struct report_ckpt_mark mark = {.seq = 1000 + ticks, .ts_ms = T0 + ticks * 1000LL,
-					.window_ms = T0 + ticks * 1000LL};
+	struct report_ckpt_mark mark = {
+	    .seq = 1000 + ticks, .ts_ms = T0 + ticks * 1000LL, .window_ms = T0 + ticks * 1000LL};
 
 	assert_non_null(r);
 	job_report_init(r, job);
@@ -267,9 +268,8 @@ static void test_many_procs(void **state)
 	job_report_init(a, &job);
 	for (int pass = 0; pass < 2; pass++) {
 		if (pass == 1) {
-			assert_int_equal(report_ckpt_encode(&a->sum, &a->js, &job, &mark, &blob,
-							    &size),
-					 0);
+			assert_int_equal(
+			    report_ckpt_encode(&a->sum, &a->js, &job, &mark, &blob, &size), 0);
 			job_report_init(b, &job);
 			assert_int_equal(
 			    report_ckpt_decode(blob, size, &job, &b->sum, &b->js, &mark), 0);
@@ -446,8 +446,8 @@ static unsigned char *blob_of(const void *orig, const unsigned char *payload, si
 	return b;
 }
 
-static int decode_mutated(const void *blob, const unsigned char *payload, size_t len,
-			  size_t at, const void *val, size_t vlen, const struct job_record *job)
+static int decode_mutated(const void *blob, const unsigned char *payload, size_t len, size_t at,
+			  const void *val, size_t vlen, const struct job_record *job)
 {
 	unsigned char *p = malloc(len), *b;
 	size_t size;
@@ -481,10 +481,8 @@ static void test_hostile_counts(void **state)
 	encode_at(&job, 1200, &blob, &size);
 	payload = payload_of(blob, size, &len);
 	assert_int_equal(decode_mutated(blob, payload, len, 0, &job.id, 8, &job), 0);
-	assert_int_not_equal(
-	    decode_mutated(blob, payload, len, HEAD_NPROCS, &huge64, 8, &job), 0);
-	assert_int_not_equal(
-	    decode_mutated(blob, payload, len, HEAD_NEVENTS, &huge64, 8, &job), 0);
+	assert_int_not_equal(decode_mutated(blob, payload, len, HEAD_NPROCS, &huge64, 8, &job), 0);
+	assert_int_not_equal(decode_mutated(blob, payload, len, HEAD_NEVENTS, &huge64, 8, &job), 0);
 	for (size_t i = 0; i < sizeof(bad32) / sizeof(bad32[0]); i++) {
 		assert_int_not_equal(
 		    decode_mutated(blob, payload, len, HEAD_NGPUS_SUM, &bad32[i], 4, &job), 0);
@@ -492,11 +490,12 @@ static void test_hostile_counts(void **state)
 		    decode_mutated(blob, payload, len, HEAD_NGPUS_SERIES, &bad32[i], 4, &job), 0);
 	}
 	assert_int_not_equal(decode_mutated(blob, payload, len, HEAD_TRACKS, &tracks, 4, &job), 0);
-	assert_int_not_equal(
-	    decode_mutated(blob, payload, len, HEAD_HAS_GPUS, &has_gpus, 4, &job), 0);
+	assert_int_not_equal(decode_mutated(blob, payload, len, HEAD_HAS_GPUS, &has_gpus, 4, &job),
+			     0);
 	/* the summary's own fields */
 	assert_int_equal(decode_mutated(blob, payload, len,
-					sum_at + offsetof(struct summary, bucket_ms), &zero, 8, &job),
+					sum_at + offsetof(struct summary, bucket_ms), &zero, 8,
+					&job),
 			 -EPROTO);
 	assert_int_equal(decode_mutated(blob, payload, len,
 					sum_at + offsetof(struct summary, interval_ms), &minus, 8,
@@ -554,12 +553,9 @@ static void test_hostile_counts(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_round_trip),
-	    cmocka_unit_test(test_many_procs),
-	    cmocka_unit_test(test_finished_refused),
-	    cmocka_unit_test(test_truncated_and_flipped),
-	    cmocka_unit_test(test_other_job),
-	    cmocka_unit_test(test_hostile_counts),
+	    cmocka_unit_test(test_round_trip),	     cmocka_unit_test(test_many_procs),
+	    cmocka_unit_test(test_finished_refused), cmocka_unit_test(test_truncated_and_flipped),
+	    cmocka_unit_test(test_other_job),	     cmocka_unit_test(test_hostile_counts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
