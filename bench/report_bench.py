@@ -33,9 +33,19 @@ peak RSS (GNU time's %M, its child's ru_maxrss); median and max.
   and, for the breakdown, sqlite3 STORE 'PRAGMA quick_check' (jobscope's
   store_open runs it on every open).
 
+  (c) report time against job length: the store also holds three CPU jobs
+      on node01 of 1 h, 8 h and the whole raw period (js-mkstore
+      --length-jobs: slurm 9001, 9002, 9003); `jobscope compact --db STORE`
+      runs once first (timed; a cached store keeps its checkpoints), then
+      each job's text report is measured from its report checkpoint and,
+      with JOBSCOPE_NO_CKPT=1, by a whole replay; the two outputs must be
+      the same bytes.
+
 Targets: (a) median ≤ 1 s and peak RSS ≤ 64 MiB, text and JSON; (b) median
-≤ 2 s.  Ratios jobscope/sqlite3 of the medians.  If this jobscope has no
-`report --by`, (b) is reported as not available.
+≤ 2 s; (c) the whole-period job's report within 2x of the 8 h job's, and
+≤ 200 ms.  Ratios jobscope/sqlite3 of the medians.  If this jobscope has no
+`report --by`, (b) is reported as not available; without `jobscope compact`,
+(c) is measured by whole replays only.
 
 Usage: bench/report_bench.py [--build build] [--runs 5 | --quick] [--days 7]
            [--history-days 30] [--gpus 8] [--cpus 32] [--jobs 20]
@@ -66,7 +76,9 @@ MKSTORE_SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir
 DEFAULT_START_MS = 1767571200000  # js-mkstore's: 2026-01-05T00:00:00Z
 DAY_MS = 86400000
 TIME = "/usr/bin/time"  # GNU time, for the peak RSS of each run
-TARGETS = {"job_s": 1.0, "job_rss_mib": 64.0, "history_s": 2.0}
+TARGETS = {"job_s": 1.0, "job_rss_mib": 64.0, "history_s": 2.0, "length_ratio": 2.0,
+           "length_s": 0.2}
+LENGTH_JOBS = [("9001", "1 h"), ("9002", "8 h"), ("9003", "the whole period")]
 COUNT_TABLES = ["nodes", "jobs", "job_summaries", "procs", "host_samples", "cpu_samples",
                 "disk_samples", "net_samples", "proc_samples", "job_samples", "devices",
                 "gpu_samples", "gpu_proc_samples", "events", "rollups"]
@@ -88,7 +100,7 @@ def mkstore_args(args):
     return ["--scenario", "bench", "--days", str(args.days), "--history-days",
             str(args.history_days), "--gpus", str(args.gpus), "--cpus", str(args.cpus),
             "--jobs", str(args.jobs), "--jobs-per-day", str(args.jobs_per_day),
-            "--nodes", str(args.nodes)]
+            "--nodes", str(args.nodes), "--length-jobs"]
 
 
 def ensure_store(args, mkstore):
@@ -151,6 +163,7 @@ def pick_job(path):
         "SELECT j.id, j.job_id, j.node_id, j.start_ms, j.end_ms, j.name, j.reserved_gpus,"
         " (SELECT count(*) FROM job_samples WHERE job_id = j.id)"
         " FROM jobs j WHERE EXISTS (SELECT 1 FROM job_samples WHERE job_id = j.id)"
+        " AND j.job_id NOT IN ('9001', '9002', '9003')"
         " ORDER BY j.end_ms - j.start_ms DESC, j.id LIMIT 1").fetchone()
     if not row:
         raise RuntimeError(f"{path}: no job with samples")
@@ -238,6 +251,7 @@ def measure(cmds, runs, tmp):
             text = f.read()
         res[c["id"]] = {"warmup_s": wall, "warmup_rc": rc, "stderr": err,
                         "output_bytes": len(text), "output_head": text[:400],
+                        "output_sha": hashlib.sha256(text.encode()).hexdigest()[:16],
                         "walls": [], "rss_kib": [], "rcs": []}
         print(f"report_bench: warm-up {c['id']}: {wall:.2f} s, exit {rc}", file=sys.stderr)
     for r in range(runs):
@@ -266,10 +280,84 @@ def has_by(jobscope):
     return "--by" in p.stdout + p.stderr
 
 
+def length_jobs(store):
+    """{job_id: hours} of the --length-jobs jobs the store holds."""
+    db = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
+    rows = db.execute("SELECT job_id, (end_ms - start_ms) / 3600000.0 FROM jobs"
+                      " WHERE scheduler = 'slurm' AND job_id IN ('9001', '9002', '9003')"
+                      " AND EXISTS (SELECT 1 FROM job_samples WHERE job_id = jobs.id)").fetchall()
+    db.close()
+    return dict(rows)
+
+
+def compact(jobscope, store):
+    """`jobscope compact --db STORE` once: its wall time and what it said (None: no such
+    command in this build)."""
+    p = subprocess.run([jobscope, "compact", "--help"], capture_output=True, text=True)
+    if p.returncode != 0:
+        return None
+    t0 = time.monotonic()
+    p = subprocess.run([jobscope, "compact", "--db", store], capture_output=True, text=True)
+    took = time.monotonic() - t0
+    if p.returncode != 0:
+        raise RuntimeError(f"jobscope compact failed: {p.stderr.strip()[-300:]}")
+    return {"seconds": took, "said": p.stderr.strip()[-200:],
+            "argv": cmdline([jobscope, "compact", "--db", store])}
+
+
+def rows_before(store, job_id, until_ms):
+    """Rows a replay of the job merges (job_report_load's: no per-CPU, disk or interface rows)
+    with a time before until_ms."""
+    db = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
+    row, node, start, end = db.execute(
+        "SELECT id, node_id, start_ms, end_ms FROM jobs WHERE scheduler = 'slurm'"
+        " AND job_id = ?", (job_id,)).fetchone()
+    win = f"ts_ms >= {start} AND ts_ms <= {end} AND ts_ms < {until_ms}"
+    devs = f"(SELECT id FROM devices WHERE node_id = {node})"
+    n = sum(db.execute(q).fetchone()[0] for q in (
+        f"SELECT count(*) FROM host_samples WHERE node_id = {node} AND {win}",
+        f"SELECT count(*) FROM job_samples WHERE job_id = {row} AND ts_ms < {until_ms}",
+        f"SELECT count(*) FROM proc_samples WHERE job_id = {row} AND ts_ms < {until_ms}",
+        f"SELECT count(*) FROM events WHERE job_id = {row} AND ts_ms < {until_ms}",
+        f"SELECT count(*) FROM gpu_samples WHERE device_id IN {devs} AND {win}",
+        f"SELECT count(*) FROM gpu_proc_samples WHERE device_id IN {devs} AND {win}"))
+    db.close()
+    return row, end, n
+
+
+def ckpt_behind(jobscope, store, job_id, behind_ms):
+    """The job's checkpoint made again, about behind_ms before its end (a running job's on
+    an agent that keeps them an hour behind): its time before the end, in ms."""
+    row, end, n = rows_before(store, job_id, end_ms_of(store, job_id) - behind_ms)
+    db = sqlite3.connect(store)
+    db.execute("DELETE FROM report_ckpts WHERE job_id = ?", (row,))
+    db.commit()
+    db.close()
+    env = dict(os.environ, JOBSCOPE_CKPT_ROWS=str(n))
+    p = subprocess.run([jobscope, "compact", "--db", store], capture_output=True, text=True,
+                       env=env)
+    if p.returncode != 0:
+        raise RuntimeError(f"jobscope compact failed: {p.stderr.strip()[-300:]}")
+    db = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
+    ts = db.execute("SELECT ts_ms FROM report_ckpts WHERE job_id = ?", (row,)).fetchone()[0]
+    db.close()
+    return end - ts
+
+
+def end_ms_of(store, job_id):
+    db = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
+    end = db.execute("SELECT end_ms FROM jobs WHERE scheduler = 'slurm' AND job_id = ?",
+                     (job_id,)).fetchone()[0]
+    db.close()
+    return end
+
+
 def run(args, tmp):
     jobscope = os.path.join(args.build, "jobscope")
     mkstore = os.path.join(args.build, "tests", "js-mkstore")
     store, meta = ensure_store(args, mkstore)
+    lengths = length_jobs(store)
+    compacted = compact(jobscope, store)
     job = pick_job(store)
     key = f"slurm:{job['job_id']}"
     since_ms = DEFAULT_START_MS - args.history_days * DAY_MS
@@ -289,6 +377,13 @@ def run(args, tmp):
             {"id": "history", "argv": [jobscope, "report", "--db", store, "--by", "user",
                                        "--since", since, "--until", until]},
         ]
+    for jid, _ in LENGTH_JOBS:
+        if jid not in lengths:
+            continue
+        rep = [jobscope, "report", "--db", store, "--job", "slurm:" + jid]
+        if compacted:
+            cmds.append({"id": f"len_{jid}_ckpt", "argv": rep})
+        cmds.append({"id": f"len_{jid}_full", "argv": ["env", "JOBSCOPE_NO_CKPT=1"] + rep})
     cmds += [
         {"id": "history_peer", "argv": sq + [history_sql(since_ms, until_ms)]},
         {"id": "quick_check", "argv": sq + ["PRAGMA quick_check;"]},
@@ -296,6 +391,17 @@ def run(args, tmp):
     load0 = open("/proc/loadavg").read().split()[:3]
     t0 = time.monotonic()
     res = measure(cmds, args.runs, tmp)
+    # (c) again with checkpoints an hour behind the end (what the agent keeps for a running
+    # job): the 8 h and the whole-period job, one after the other (compact moves every job
+    # that is due: making the second's moves the first's to its end); then back to the end
+    behind = {}
+    if compacted and "9002" in lengths and "9003" in lengths:
+        for jid in ("9002", "9003"):
+            behind[jid] = ckpt_behind(jobscope, store, jid, 3600000)
+            res.update(measure([{"id": f"len_{jid}_behind",
+                                 "argv": [jobscope, "report", "--db", store, "--job",
+                                          "slurm:" + jid]}], args.runs, tmp))
+        compact(jobscope, store)
     load1 = open("/proc/loadavg").read().split()[:3]
     # the peers' answers, to check the two sides count the same jobs and rows
     peer = {}
@@ -318,7 +424,8 @@ def run(args, tmp):
         agree = f": {peer['history_jobs']} jobs," in head
     return {"store": store, "store_meta": meta, "job": job, "key": key, "since": since,
             "until": until, "has_by": by, "results": res, "peer": peer,
-            "history_agrees": agree, "loadavg": [load0, load1],
+            "history_agrees": agree, "loadavg": [load0, load1], "lengths": lengths,
+            "compact": compacted, "behind": behind,
             "elapsed_s": time.monotonic() - t0, "sqlite_version": sqlite_version(args.sqlite3)}
 
 
@@ -353,7 +460,7 @@ def report(args, res):
     dur_h = (j["end_ms"] - j["start_ms"]) / 3.6e6
     L.append(f"(a) the longest job, `{res['key']}` (\"{j['name']}\", {dur_h:.1f} h, "
              f"{j['samples']:,} samples, {j['gpus']} of the node's {j['ndevices']} GPUs "
-             f"reserved): a report needs {res['peer']['replay_rows'] or 0:,} rows (per-CPU, disk "
+             f"reserved): a whole replay needs {res['peer']['replay_rows'] or 0:,} rows (per-CPU, disk "
              f"and interface rows not counted); the floor reads "
              f"{res['peer']['floor_rows'] or 0:,}.  (b) history by user from "
              f"{res['since']} to {res['until']}: {res['peer']['history_jobs']:,} jobs of "
@@ -397,10 +504,10 @@ def report(args, res):
         checks.append((f"(a) report of the {dur_h:.0f} h job, {name}: peak RSS",
                        f"{x['rss_mib_max']:.1f} MiB", f"≤ {TARGETS['job_rss_mib']:g} MiB",
                        x["ok"] and x["rss_mib_max"] <= TARGETS["job_rss_mib"]))
-        checks.append((f"(a) {name}: jobscope / sqlite3 floor", f"{ratio(k, 'job_floor'):.0f}",
+        checks.append((f"(a) {name}: jobscope / sqlite3 floor", f"{ratio(k, 'job_floor'):.2f}",
                        "(no target)", None))
     checks.append(("(a) text: jobscope / sqlite3 reading every row a report needs",
-                   f"{ratio('job_text', 'job_replay_rows'):.1f}", "(no target)", None))
+                   f"{ratio('job_text', 'job_replay_rows'):.2f}", "(no target)", None))
     if "history" in r:
         x = r["history"]
         checks.append((f"(b) history by user, {res['peer']['history_jobs']:,} jobs: median time",
@@ -412,6 +519,89 @@ def report(args, res):
     else:
         checks.append(("(b) history by user", "not available (`report --by` missing)",
                        f"≤ {TARGETS['history_s']:g} s", None))
+    if res["lengths"]:
+        L.append(f"(c) report time against job length: the three --length-jobs jobs (1 CPU, "
+                 f"no GPU reserved; a report replays their node's host rows and its "
+                 f"{j['ndevices']} GPUs' rows in their window all the same)"
+                 + (f", after `jobscope compact --db STORE` (once, "
+                    f"{res['compact']['seconds']:.1f} s: \"{res['compact']['said']}\"; a cached "
+                    f"store keeps its checkpoints)" if res["compact"] else
+                    ": this build has no `jobscope compact`, whole replays only") + ".")
+        L.append("")
+        L.append("| job | length | from its checkpoint: median s | max s | peak RSS "
+                 "| whole replay (JOBSCOPE_NO_CKPT=1): median s | max s | same output |")
+        L.append("|---|---|---|---|---|---|---|---|")
+        for jid, label in LENGTH_JOBS:
+            if jid not in res["lengths"]:
+                continue
+            full = r[f"len_{jid}_full"]
+            ck = r.get(f"len_{jid}_ckpt")
+            same = ("-" if not ck else "yes" if ck["output_sha"] == full["output_sha"]
+                    and ck["ok"] and full["ok"] else "**no**")
+            ckcols = (f"{ck['median_s']:.3f} | {ck['max_s']:.3f} | {ck['rss_mib_max']:.1f} MiB"
+                      if ck else "- | - | -")
+            L.append(f"| slurm:{jid} ({label}) | {res['lengths'][jid]:.1f} h | {ckcols} | "
+                     f"{full['median_s']:.3f} | {full['max_s']:.3f} | {same} |")
+        L.append("")
+        if res["behind"]:
+            L.append("The same with the 8 h and the whole-period job's checkpoints made again "
+                     "about an hour before their end (`JOBSCOPE_CKPT_ROWS=N jobscope compact`: "
+                     "what an agent keeps for a running job), the rest replayed; one job after "
+                     "the other, each measured alone:")
+            L.append("")
+            L.append("| job | checkpoint before the end | median s | max s | peak RSS | "
+                     "same output as the whole replay |")
+            L.append("|---|---|---|---|---|---|")
+            for jid, label in LENGTH_JOBS:
+                if jid not in res["behind"]:
+                    continue
+                x = r[f"len_{jid}_behind"]
+                same = "yes" if x["output_sha"] == r[f"len_{jid}_full"]["output_sha"] else "**no**"
+                L.append(f"| slurm:{jid} ({label}) | {res['behind'][jid] / 60000:.0f} min | "
+                         f"{x['median_s']:.3f} | {x['max_s']:.3f} | {x['rss_mib_max']:.1f} MiB | "
+                         f"{same} |")
+            L.append("")
+        mode = "ckpt" if res["compact"] else "full"
+        a, b = f"len_9003_{mode}", f"len_9002_{mode}"
+        if a in r and b in r:
+            x = r[a]
+            checks.append(("(c) whole-period job's report / 8 h job's"
+                           + (" (from checkpoints)" if mode == "ckpt" else " (whole replays)"),
+                           f"{ratio(a, b):.2f} ({x['median_s']:.3f} s / {r[b]['median_s']:.3f} s)",
+                           f"≤ {TARGETS['length_ratio']:g}",
+                           x["ok"] and ratio(a, b) <= TARGETS["length_ratio"]))
+            checks.append((f"(c) whole-period job ({res['lengths']['9003']:.0f} h): report time",
+                           f"{x['median_s']:.3f} s (max {x['max_s']:.3f})",
+                           f"≤ {TARGETS['length_s']:g} s",
+                           x["ok"] and x["median_s"] <= TARGETS["length_s"]))
+            if "len_9003_behind" in r:
+                y, z = r["len_9003_behind"], r["len_9002_behind"]
+                checks.append(("(c) checkpoints an hour behind: whole-period job's report / "
+                               "8 h job's",
+                               f"{ratio('len_9003_behind', 'len_9002_behind'):.2f} "
+                               f"({y['median_s']:.3f} s / {z['median_s']:.3f} s)",
+                               f"≤ {TARGETS['length_ratio']:g}",
+                               y["ok"] and ratio('len_9003_behind', 'len_9002_behind')
+                               <= TARGETS["length_ratio"]))
+                checks.append(("(c) checkpoint an hour behind: whole-period job's report time",
+                               f"{y['median_s']:.3f} s (max {y['max_s']:.3f})",
+                               f"≤ {TARGETS['length_s']:g} s",
+                               y["ok"] and y["median_s"] <= TARGETS["length_s"]))
+            if mode == "ckpt":
+                f9003 = r["len_9003_full"]
+                checks.append(("(c) whole-period job: whole replay / from its checkpoint",
+                               f"{ratio('len_9003_full', a):.0f}x "
+                               f"({f9003['median_s']:.2f} s / {x['median_s']:.3f} s)",
+                               "(no target)", None))
+                checks.append(("(c) the same report bytes from the checkpoints as from whole "
+                               "replays",
+                               "yes" if all(r[f"len_{jid}_ckpt"]["output_sha"]
+                                            == r[f"len_{jid}_full"]["output_sha"]
+                                            for jid, _ in LENGTH_JOBS if jid in res["lengths"])
+                               else "no", "yes",
+                               all(r[f"len_{jid}_ckpt"]["output_sha"]
+                                   == r[f"len_{jid}_full"]["output_sha"]
+                                   for jid, _ in LENGTH_JOBS if jid in res["lengths"])))
     L.append("| check | measured | target | |")
     L.append("|---|---|---|---|")
     for name, v, t, ok in checks:
@@ -421,7 +611,14 @@ def report(args, res):
     # does this jobscope check the whole file on open?  Its quickest command tells.
     quickest = min(x["median_s"] for k, x in r.items() if k in ("job_text", "history"))
     rows_s = r["job_replay_rows"]["median_s"]
-    if quickest >= 0.8 * qc:
+    if res["compact"]:
+        L.append(f"Where the time goes: (a) restores the job's report checkpoint (made by "
+                 f"`jobscope compact` at its end) and replays no row after it; a whole "
+                 f"replay reads the {res['peer']['replay_rows'] or 0:,} rows a report needs "
+                 f"(sqlite3 reads them in {rows_s:.2f} s).  `PRAGMA quick_check` reads the "
+                 f"whole file ({qc:.2f} s here for {m['bytes'] / 2**30:.1f} GiB); jobscope "
+                 "does not run it on a store this large.")
+    elif quickest >= 0.8 * qc:
         L.append(f"Where the time goes: `store_open` runs `PRAGMA quick_check`, which reads "
                  f"the whole file: {qc:.2f} s here for {m['bytes'] / 2**30:.1f} GiB, in every "
                  "jobscope command above.  Without it (jobscope's median minus quick_check's): "

@@ -21,6 +21,10 @@
 #   bash bench/run-all.sh --only agent  the agent against pidstat, node_exporter and the floor
 #                                     alone (about 2 minutes): replaces section 5 and its
 #                                     summary rows in the same way (--quick: agent-quick.md)
+#   bash bench/run-all.sh --only report  `jobscope report` on the week-long store alone (its
+#                                     time against job length included; about 10 minutes,
+#                                     more when the store must be made): replaces section 7
+#                                     and its summary rows (--quick: in RESULTS-quick.md)
 #
 # Expects an optimized build in build/ (./dev bench sets it up); rebuilds
 # jobscope, the two helpers and the core library it needs with ninja.  Raw JSON of every run
@@ -29,7 +33,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 usage() {
-	echo "usage: bash bench/run-all.sh [--quick] [--only gpu|scale|density|agent]" >&2
+	echo "usage: bash bench/run-all.sh [--quick] [--only gpu|scale|density|agent|report]" >&2
 	exit 2
 }
 quick=false
@@ -40,7 +44,7 @@ while [ $# -gt 0 ]; do
 	--quick) quick=true ;;
 	--only)
 		case "${2:-}" in
-		gpu | scale | density | agent) only=$2 ;;
+		gpu | scale | density | agent | report) only=$2 ;;
 		*) usage ;;
 		esac
 		shift
@@ -230,6 +234,32 @@ density_bench() {
 # the summary, replacing those there.
 density_put() {
 	python3 - "$1" "$out/density-section.md" "$out/density.json" <<'PY'
+# `jobscope report` on a week-long synthetic store (js-mkstore, tests/tools/mkstore.c) against
+# the sqlite3 CLI, and its time against job length (1 h, 8 h, 7 days; from report checkpoints
+# and by whole replays): its section and summary rows go into $results.  The store is made
+# once (about 3 minutes, 2 GiB) and kept in /var/tmp/jobscope-bench/.
+report_bench() {
+say "jobscope report (one long job, history by user, time by job length) vs the sqlite3 CLI"
+report_t0=$SECONDS
+report_quick=""
+$quick && report_quick=--quick
+if ! ninja -C build tests/js-mkstore >/dev/null ||
+	! python3 bench/report_bench.py ${report_quick:+"$report_quick"} \
+		--json "$out/report.json" --markdown "$out/report.md"; then
+	say "warning: bench/report_bench.py failed (see above); its section says so"
+	echo "Did not run: \`python3 bench/report_bench.py\` failed (see the log)." >"$out/report.md"
+	rm -f "$out/report.json"
+fi
+{
+	echo "## 7. jobscope report on a week-long store against the sqlite3 CLI"
+	echo
+	echo "Written by \`$invocation\` on $(date -u '+%Y-%m-%d %H:%M UTC')," \
+		"commit $commit$dirty, \`$buildtype\` build, on $(nproc) CPUs ($cpu_model);" \
+		"took $((SECONDS - report_t0)) s.  Method: bench/report_bench.py."
+	echo
+	cat "$out/report.md"
+} >"$out/report-section.md"
+python3 - "$results" "$out/report-section.md" "$out/report.json" <<'PY'
 import json, sys
 
 sys.path.insert(0, "bench")
@@ -258,6 +288,21 @@ if [ "$only" = density ]; then
 		density_put bench/RESULTS.md
 		say "wrote bench/RESULTS.md (its section 10 and summary rows)"
 	fi
+    rows = []
+    for c in checks:
+        verdict = "" if c["pass"] is None else ("met" if c["pass"] else "NOT met")
+        rows.append(f"| report: {c['check']} | {c['measured']} | {c['target']} | {verdict} |")
+except (OSError, KeyError, ValueError):
+    rows = ["| report benchmark | did not run | | |"]
+ours = lambda l: l.startswith("| report: ") or l.startswith("| report benchmark ")
+put(path, open(section_file).read(), rows, ours, "## 7. jobscope report")
+PY
+mv "$results.tmp" "$results"
+say "added the report benchmark to $results"
+}
+if [ "$only" = report ]; then
+	[ -f "$results" ] || printf '# Benchmark results (quick)\n' >"$results"
+	report_bench
 	exit 0
 fi
 
@@ -478,49 +523,7 @@ EOF
 mv "$results.tmp" "$results"
 say "wrote $results"
 
-# `jobscope report` on a week-long synthetic store (js-mkstore, tests/tools/mkstore.c) against
-# the sqlite3 CLI: its section and summary rows go into the results written above.  The store
-# is made once (about 3 minutes, 2 GiB) and kept in /var/tmp/jobscope-bench/.
-say "jobscope report (one long job, history by user) vs the sqlite3 CLI"
-report_t0=$SECONDS
-report_quick=""
-$quick && report_quick=--quick
-if ! ninja -C build tests/js-mkstore >/dev/null ||
-	! python3 bench/report_bench.py ${report_quick:+"$report_quick"} \
-		--json "$out/report.json" --markdown "$out/report.md"; then
-	say "warning: bench/report_bench.py failed (see above); its section says so"
-	echo "Did not run: \`python3 bench/report_bench.py\` failed (see the log)." >"$out/report.md"
-	rm -f "$out/report.json"
-fi
-{
-	echo "## 7. jobscope report on a week-long store against the sqlite3 CLI"
-	echo
-	echo "Written by \`$invocation\` on $(date -u '+%Y-%m-%d %H:%M UTC')," \
-		"commit $commit$dirty, \`$buildtype\` build, on $(nproc) CPUs ($cpu_model);" \
-		"took $((SECONDS - report_t0)) s.  Method: bench/report_bench.py."
-	echo
-	cat "$out/report.md"
-} >"$out/report-section.md"
-python3 - "$results" "$out/report-section.md" "$out/report.json" <<'PY'
-import json, sys
-
-sys.path.insert(0, "bench")
-from results_md import put
-
-path, section_file, json_file = sys.argv[1:4]
-try:
-    checks = json.load(open(json_file))["result"]["checks"]
-    rows = []
-    for c in checks:
-        verdict = "" if c["pass"] is None else ("met" if c["pass"] else "NOT met")
-        rows.append(f"| report: {c['check']} | {c['measured']} | {c['target']} | {verdict} |")
-except (OSError, KeyError, ValueError):
-    rows = ["| report benchmark | did not run | | |"]
-ours = lambda l: l.startswith("| report: ") or l.startswith("| report benchmark ")
-put(path, open(section_file).read(), rows, ours, "## 7. jobscope report")
-PY
-mv "$results.tmp" "$results"
-say "added the report benchmark to $results"
+report_bench
 
 scale_bench
 scale_put "$results"

@@ -53,6 +53,7 @@ struct agent_opts {
 	const char *token_file; /* its bearer token */
 	const char *ca_file;	/* CA to trust for an https head */
 	int64_t pack_after_ms;	/* --pack-after: 0 = never */
+	int64_t ckpt_lag_ms;	/* --report-checkpoint: a running job's checkpoint lag */
 };
 
 /* What made agent_main fail. */
@@ -130,6 +131,8 @@ struct agent {
 	int64_t retention_next_ms;
 	int64_t retention_deleted;
 	struct store_packer packer; /* --pack-after */
+	int64_t ckpt_next_ms; /* report checkpoints: when to look next */
+	int64_t ckpts_made;
 	/*
 	 * Rows the size cap deleted before the head held them (with a head
 	 * only): totals kept in the store's meta, the last gap record, and

@@ -15,6 +15,7 @@
 
 #include "agent/agent.h"
 #include "analysis/jobreport.h"
+#include "analysis/reportckpt.h"
 #include "analysis/summary.h"
 #include "attrib/gpu_share.h"
 #include "common/array.h"
@@ -25,6 +26,9 @@
 
 #define AGENT_RETENTION_BUDGET	 2000 /* rows per table per step */
 #define AGENT_RETENTION_EVERY_MS 60000
+/* Report checkpoints: looked for once a minute; rows replayed per tick while some are due. */
+#define AGENT_CKPT_EVERY_MS 60000
+#define AGENT_CKPT_ROWS	    20000
 
 static uint64_t self_rss_bytes(void)
 {
@@ -280,8 +284,10 @@ static int store_job(struct agent *a, struct job_entry *j)
 
 /*
  * A job ended: its summary and analysis (the same figures and verdicts as
- * `jobscope report`, rebuilt from the store) are kept for ever in
- * job_summaries.
+ * `jobscope report`, rebuilt from the store: its report checkpoint, kept
+ * up to date by report_ckpts, and the rows after it) are kept for ever in
+ * job_summaries.  In the tick's transaction, so that the head's sender
+ * sends them with the job's last rows.
  */
 static void store_summary(struct agent *a, struct job_entry *j)
 {
@@ -538,6 +544,32 @@ static void pack(struct agent *a, int64_t ts)
 	store_pack_tick(a->st, &a->packer, ts, b ? b->acked_seq : INT64_MAX);
 }
 
+/*
+ * Report checkpoints (analysis/reportckpt.h), after the tick's commit: a
+ * job at most and AGENT_CKPT_ROWS rows per tick (a few ms), each running
+ * job's brought up to date when --report-checkpoint behind, an ended
+ * job's to its end.  The job-end summary of store_summary then replays
+ * only the rows after its job's checkpoint, however long the job ran.
+ */
+static void report_ckpts(struct agent *a, int64_t ts)
+{
+	struct report_ckpt_opts o = {
+	    .lag_ms = a->opt->ckpt_lag_ms, .max_jobs = 1, .max_rows = AGENT_CKPT_ROWS};
+	int64_t every = AGENT_CKPT_EVERY_MS;
+	int done = 0;
+
+	if (ts < a->ckpt_next_ms)
+		return;
+	report_ckpt_maintain(a->st, ts, &o, &done);
+	a->ckpts_made += done;
+	if (o.lag_ms / 4 < every)
+		every = o.lag_ms / 4;
+	if (every < a->opt->interval_ms)
+		every = a->opt->interval_ms;
+	/* a backlog (an agent restarted beside a long job) drains a step per tick */
+	a->ckpt_next_ms = done > 0 ? ts : ts + every;
+}
+
 /* ---- the tick ---- */
 
 void agent_tick(struct agent *a)
@@ -564,6 +596,7 @@ void agent_tick(struct agent *a)
 			a->jobs.job[k].stored_end = true;
 	retention(a, ts);
 	pack(a, ts);
+	report_ckpts(a, ts);
 	a->self_cpu_ms = proc_self_cpu_ms();
 	a->self_rss_bytes = self_rss_bytes();
 	clock_gettime(CLOCK_MONOTONIC, &t1);

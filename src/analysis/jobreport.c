@@ -7,10 +7,12 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/log.h"
 #include "common/timeutil.h"
+#include "analysis/reportckpt.h"
 #include "store/tick.h"
 
 void job_report_init(struct job_report *r, const struct job_record *job)
@@ -165,20 +167,90 @@ static int gaps_verdict(struct job_report *r, struct store *st, const struct job
 	return 0;
 }
 
-int job_report_load(struct job_report *r, struct store *st, const struct job_record *job)
+static int job_times_check(struct store *st, const struct job_record *job)
+{
+	if (!sane_ms(job->start_ms) || !sane_ms(job->end_ms) || job->interval_ms < 0 ||
+	    job->interval_ms > JOB_REPORT_MAX_MS)
+		return log_err(-EPROTO, "job %lld of '%s' has times out of range: a corrupt store",
+			       (long long)job->id, store_path(st));
+	return 0;
+}
+
+int job_report_replay(struct job_report *r, struct store *st, const struct job_record *job,
+		      struct store_replay_span *span)
 {
 	static const struct store_replay_ops ops = {
 	    replay_host, replay_job,	  replay_proc, replay_event,
 	    replay_gpu,	 replay_gpu_proc, .host_totals_only = true,
 	};
+	int ret = job_times_check(st, job);
+
+	return ret ?: store_replay_job_span(st, job->id, &ops, r, span);
+}
+
+int job_report_restore(struct job_report *r, struct store *st, const struct job_record *job,
+		       struct report_ckpt_mark *mark)
+{
+	struct store_ckpt c;
+	int ret;
+
+	ret = store_ckpt_get(st, job->id, &c);
+	if (ret)
+		return ret;
+	summary_release(&r->sum);
+	jobseries_release(&r->js);
+	ret = report_ckpt_decode(c.data, c.size, job, &r->sum, &r->js, mark);
+	if (ret == -EPROTO)
+		log_warn(ret,
+			 "the report checkpoint of job %lld in '%s' is not usable: replaying "
+			 "the whole job",
+			 (long long)job->id, store_path(st));
+	free(c.data);
+	return ret;
+}
+
+static void refresh_proc(void *arg, const struct proc_info *p)
+{
+	struct job_report *r = arg;
+
+	summary_refresh_proc(&r->sum, p);
+}
+
+static void refresh_device(void *arg, const struct device_record *dev)
+{
+	struct job_report *r = arg;
+
+	summary_refresh_device(&r->sum, dev);
+	jobseries_refresh_device(&r->js, dev);
+}
+
+int job_report_refresh(struct job_report *r, struct store *st, const struct job_record *job)
+{
+	static const struct store_replay_dims dims = {refresh_proc, refresh_device};
+
+	return store_replay_job_dims(st, job->id, &dims, r);
+}
+
+int job_report_load(struct job_report *r, struct store *st, const struct job_record *job)
+{
+	struct store_replay_span span = {0};
+	struct report_ckpt_mark mark;
+	bool restored = false;
 	int ret;
 
 	job_report_init(r, job);
-	if (!sane_ms(job->start_ms) || !sane_ms(job->end_ms) || job->interval_ms < 0 ||
-	    job->interval_ms > JOB_REPORT_MAX_MS)
-		return log_err(-EPROTO, "job %lld of '%s' has times out of range: a corrupt store",
-			       (long long)job->id, store_path(st));
-	ret = store_replay_job(st, job->id, &ops, r);
+	ret = job_times_check(st, job);
+	if (ret)
+		return ret;
+	if (!report_ckpt_disabled() && job_report_restore(r, st, job, &mark) == 0) {
+		/* the rows after the checkpoint: the same report as a whole replay */
+		span.after_seq = mark.seq;
+		span.from_ms = mark.ts_ms;
+		restored = true;
+	}
+	ret = job_report_replay(r, st, job, &span);
+	if (ret == 0 && restored)
+		ret = job_report_refresh(r, st, job);
 	if (ret == 0) {
 		job_report_finish(r, job);
 		ret = gaps_verdict(r, st, job);

@@ -309,6 +309,19 @@ int jobseries_add_job(struct jobseries *js, int64_t ts_ms, const struct job_samp
 	return ret;
 }
 
+void jobseries_refresh_device(struct jobseries *js, const struct device_record *dev)
+{
+	for (int i = 0; i < js->ngpus; i++) {
+		struct js_gpu *g = js->gpu[i];
+
+		if (strcmp(g->uuid, dev->info.uuid) != 0)
+			continue;
+		g->index = dev->info.index;
+		g->mem_total_bytes =
+		    dev->info.valid & GPU_INFO_MEM_TOTAL ? dev->info.mem_total_bytes : 0;
+	}
+}
+
 static struct js_gpu *gpu_slot(struct jobseries *js, const struct device_record *dev)
 {
 	struct js_gpu *g;

@@ -129,6 +129,11 @@ int jobseries_add_job(struct jobseries *js, int64_t ts_ms, const struct job_samp
 int jobseries_add_gpu(struct jobseries *js, const struct device_record *dev, int64_t ts_ms,
 		      const struct gpu_sample *g);
 /*
+ * A series restored from a checkpoint takes a device's row as it is now
+ * (its index, its memory), as a whole replay would have at first sight.
+ */
+void jobseries_refresh_device(struct jobseries *js, const struct device_record *dev);
+/*
  * Computes the JSM_GPU_* aggregates over the devices marked in job_gpus
  * (uuids; NULL or none: every device).  Call once, after the last add.
  */

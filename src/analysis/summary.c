@@ -262,6 +262,53 @@ static int proc_index_grow(struct summary *s)
 	return 0;
 }
 
+int summary_index_procs(struct summary *s)
+{
+	size_t size = 256;
+
+	/* the size proc_lookup would have grown to, built at once */
+	while ((s->nprocs + 1) * 2 > size)
+		size *= 2;
+	free(s->proc_index);
+	s->proc_index = NULL;
+	s->proc_index_size = size / 2 >= 256 ? size / 2 : 0;
+	return proc_index_grow(s) ? -ENOMEM : 0;
+}
+
+static struct proc_summary *proc_find(struct summary *s, const struct proc_info *p)
+{
+	size_t k;
+
+	if (!s->proc_index_size)
+		return NULL;
+	k = proc_slot(p->pid, p->start_ms, s->proc_index_size);
+	while (s->proc_index[k]) {
+		struct proc_summary *ps = &s->procs[s->proc_index[k] - 1];
+
+		if (ps->pid == p->pid && ps->start_ms == p->start_ms)
+			return ps;
+		k = (k + 1) & (s->proc_index_size - 1);
+	}
+	return NULL;
+}
+
+int summary_refresh_proc(struct summary *s, const struct proc_info *p)
+{
+	struct proc_summary *e = proc_find(s, p);
+
+	if (!e)
+		return 0;
+	/* summary_add_proc on every sample with this row gives these */
+	e->ppid = p->ppid;
+	snprintf(e->comm, sizeof(e->comm), "%s", p->comm);
+	free(e->cmdline);
+	e->cmdline = NULL;
+	if (p->cmdline[0] && !(e->cmdline = strdup(p->cmdline)))
+		return -ENOMEM;
+	e->end_ms = p->end_ms;
+	return 0;
+}
+
 static struct proc_summary *proc_lookup(struct summary *s, const struct proc_info *p)
 {
 	struct proc_summary *ps;
@@ -534,6 +581,13 @@ static struct gpu_summary *gpu_lookup(struct summary *s, const struct device_rec
 	memset(&s->gpus[s->ngpus], 0, sizeof(s->gpus[0]));
 	s->gpus[s->ngpus].dev = *dev;
 	return &s->gpus[s->ngpus++];
+}
+
+void summary_refresh_device(struct summary *s, const struct device_record *dev)
+{
+	for (int i = 0; i < s->ngpus; i++)
+		if (s->gpus[i].dev.id == dev->id)
+			s->gpus[i].dev = *dev;
 }
 
 /* Splits the energy of the interval that ended at the last sample (attrib/gpu_share.h). */

@@ -208,6 +208,17 @@ int summary_add_gpu(struct summary *s, const struct device_record *dev, int64_t 
 		    const struct gpu_sample *g);
 int summary_add_gpu_proc(struct summary *s, const struct device_record *dev,
 			 const struct proc_info *p, int64_t ts_ms, const struct gpu_proc *g);
+/*
+ * For a summary restored from a checkpoint (analysis/reportckpt.h):
+ * summary_index_procs rebuilds the process index over procs[0..nprocs);
+ * summary_refresh_proc sets what a process's samples take from its procs
+ * row (parent, name, command line, end) to that row as it is now, as a
+ * whole replay would have set it (a process not in the summary is left
+ * out); summary_refresh_device does the same for a GPU's device row.
+ */
+int summary_index_procs(struct summary *s);
+int summary_refresh_proc(struct summary *s, const struct proc_info *p);
+void summary_refresh_device(struct summary *s, const struct device_record *dev);
 /* The utilization percentile (0-100) of a GPU; -1 without samples. */
 int summary_gpu_util_pct(const struct gpu_summary *g, double pct);
 /* Takes the final job record (end, exit status, counts). */

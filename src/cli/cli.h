@@ -42,6 +42,7 @@ extern const struct cli_command cmd_agent_def;
 extern const struct cli_command cmd_head_def;
 extern const struct cli_command cmd_session_def;
 extern const struct cli_command cmd_export_def;
+extern const struct cli_command cmd_compact_def;
 extern const struct cli_command cmd_status_def;
 extern const struct cli_command cmd_clients_def;
 

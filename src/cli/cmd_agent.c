@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 
 #include "agent/agent.h"
+#include "analysis/reportckpt.h"
 #include "cli.h"
 #include "common/sysroot.h"
 
@@ -42,6 +43,9 @@ static const char agent_usage[] =
     "                           raw rows, then rollups, go first; job summaries stay\n"
     "      --pack-after DUR     pack raw rows older than this into compressed column\n"
     "                           blobs (default 1h; 0 = never); readers see no change\n"
+    "      --report-checkpoint DUR  bring a running job's report checkpoint up to\n"
+    "                           date when it is DUR behind (default 1h): a report\n"
+    "                           replays only the rows after it\n"
     "      --head URL           stream everything to a head (jobscope head), e.g.\n"
     "                           http://head:8091; the store is the spool: retention\n"
     "                           keeps what the head has not acknowledged; only\n"
@@ -96,6 +100,7 @@ static const struct option agent_longopts[] = {
     {"retention-1h", required_argument, NULL, 'H'},
     {"max-db-size", required_argument, NULL, 'X'},
     {"pack-after", required_argument, NULL, 'P'},
+    {"report-checkpoint", required_argument, NULL, 'K'},
     {"head", required_argument, NULL, 'U'},
     {"token-file", required_argument, NULL, 'T'},
     {"ca-file", required_argument, NULL, 'A'},
@@ -154,6 +159,13 @@ static int apply_opt(struct agent_opts *o, int c, const char *arg, char **argv)
 	case 'X':
 		if (parse_size(arg, &o->retention.max_bytes))
 			return cli_usage_error("agent", "bad --max-db-size '%s' (e.g. 500M, 20G)",
+					       arg);
+		return 0;
+	case 'K':
+		if (parse_duration_ms(arg, &o->ckpt_lag_ms) || o->ckpt_lag_ms < 1000)
+			return cli_usage_error("agent",
+					       "bad --report-checkpoint '%s' (1s or more, "
+					       "e.g. 1h)",
 					       arg);
 		return 0;
 	case 'U':
@@ -259,6 +271,7 @@ static int parse_opts(int argc, char **argv, struct agent_opts *o, char *config_
 	o->retention.m1_ms = 90LL * 86400000;
 	o->retention.h1_ms = 730LL * 86400000;
 	o->pack_after_ms = AGENT_PACK_AFTER_MS;
+	o->ckpt_lag_ms = REPORT_CKPT_LAG_MS;
 	opterr = 0;
 	/* first pass: --config and --help only */
 	optind = 1;

@@ -41,6 +41,8 @@ static const char head_usage[] =
     "                           file-descriptor limit is raised to fit, or it is an error)\n"
     "      --max-connections-per-ip N   from one address (default 512)\n"
     "      --threads N          HTTP threads (default: one per CPU, 2 to 16)\n"
+    "      --report-checkpoint DUR  bring a running job's report checkpoint up to\n"
+    "                           date when it is DUR behind (default 1h)\n"
     "  -h, --help               show this help\n"
     "\n"
     "Endpoints: POST /api/v1/ingest (agents; docs/wire.md), GET /, GET /status,\n"
@@ -78,6 +80,7 @@ static int parse_opts(int argc, char **argv, struct head_opts *o)
 	    {"max-connections", required_argument, NULL, 'M'},
 	    {"max-connections-per-ip", required_argument, NULL, 'P'},
 	    {"threads", required_argument, NULL, 'T'},
+	    {"report-checkpoint", required_argument, NULL, 'R'},
 	    {"exit-after", required_argument, NULL, 'E'}, /* hidden: tests */
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
@@ -134,6 +137,13 @@ static int parse_opts(int argc, char **argv, struct head_opts *o)
 						       : c == 'P' ? "max-connections-per-ip"
 								  : "threads",
 						       optarg, c == 'T' ? 256 : 1000000);
+			break;
+		case 'R':
+			if (parse_duration_ms(optarg, &o->ckpt_lag_ms) || o->ckpt_lag_ms < 1000)
+				return cli_usage_error("head",
+						       "bad --report-checkpoint '%s' (1s or "
+						       "more, e.g. 1h)",
+						       optarg);
 			break;
 		case 'E':
 			if (parse_duration_ms(optarg, &o->exit_after_ms))

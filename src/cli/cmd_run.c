@@ -36,6 +36,7 @@
 #include "common/sysroot.h"
 #include "common/timeutil.h"
 #include "analysis/jobreport.h"
+#include "analysis/reportckpt.h"
 #include "report/report.h"
 #include "sample/gpu/gpu_set.h"
 #include "sample/host.h"
@@ -99,6 +100,8 @@ struct run_state {
 
 	int64_t tick_no;
 	int64_t lost, first_lost_ms, last_lost_ms;
+	int64_t last_tick_ms;
+	bool event_lost; /* an event not stored: the live summary is not the store's */
 	int lost_err;
 	bool scan_warned;
 };
@@ -329,6 +332,7 @@ static void tick(struct run_state *r)
 	int ret;
 
 	r->tick_no++;
+	r->last_tick_ms = ts;
 	ret = ptree_scan(&r->pt, ts);
 	if (ret && !r->scan_warned) {
 		log_warn(ret, "cannot read the process tree");
@@ -596,8 +600,29 @@ static void add_event(struct run_state *r, int64_t ts_ms, const char *kind, int3
 			return;
 		store_tick_abort(r->st);
 	}
+	r->event_lost = true;
 	log_warn(0, "cannot store the '%s' event of run %" PRId64 " in '%s'", kind, r->job.id,
 		 store_path(r->st));
+}
+
+/*
+ * The live summary and series, which went through the same calls as a
+ * replay of what was stored, as the run's report checkpoint: a later
+ * `jobscope report` restores it instead of replaying the run.  Only when
+ * every row was stored (else the store holds less than they do).
+ */
+static void save_report_ckpt(struct run_state *r)
+{
+	struct report_ckpt_mark mark = {.ts_ms = r->last_tick_ms, .window_ms = r->last_tick_ms};
+	int ret;
+
+	ret = store_max_seq(r->st, &mark.seq);
+	if (!ret)
+		ret = report_ckpt_save(r->st, &r->sum, &r->js, &r->job, &mark,
+				       wallclock_now_ms(&r->wc));
+	if (ret && ret != -EPROTONOSUPPORT)
+		log_warn(ret, "no report checkpoint for run %" PRId64 " in '%s'", r->job.id,
+			 store_path(r->st));
 }
 
 static void finish_job(struct run_state *r, int64_t end_ms)
@@ -629,6 +654,8 @@ static void finish_job(struct run_state *r, int64_t end_ms)
 	if (store_job_update(r->st, j))
 		log_warn(0, "the end of run %" PRId64 " is not recorded in '%s'", j->id,
 			 store_path(r->st));
+	else if (!r->lost && !r->event_lost)
+		save_report_ckpt(r);
 	summary_finish(&r->sum, j);
 	job_report_analyse(&r->sum, &r->js, &r->an);
 	store_run_summary(r);

@@ -34,6 +34,7 @@ static const struct cli_command *const commands[] = {
 	&cmd_head_def,
 	&cmd_session_def,
 	&cmd_export_def,
+	&cmd_compact_def,
 	&cmd_status_def,
 	&cmd_clients_def,
 	&cmd_help_def,

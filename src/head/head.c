@@ -28,6 +28,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "analysis/reportckpt.h"
 #include "common/log.h"
 #include "common/timeutil.h"
 #include "net/wire.h"
@@ -195,6 +196,108 @@ static void checkpointer_stop(struct head *h)
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 	h->ckpt = NULL;
+}
+
+/*
+ * Report checkpoints (analysis/reportckpt.h): a thread with a connection
+ * of its own reads and replays; only saving takes the writer, under its
+ * lock, for one small INSERT, so ingest never waits for a replay.  Looks
+ * every HEAD_REPORTS_EVERY_S seconds, at once again while some are due.
+ */
+#define HEAD_REPORTS_EVERY_S 10
+#define HEAD_REPORTS_JOBS    8
+
+struct head_reports {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	bool stop;
+	struct store *st;
+	struct head *h;
+};
+
+static int reports_save(void *arg, const struct store_ckpt *c)
+{
+	struct head *h = arg;
+	int ret;
+
+	pthread_mutex_lock(&h->wlock);
+	ret = store_ckpt_put(h->writer, c);
+	pthread_mutex_unlock(&h->wlock);
+	return ret;
+}
+
+static void *reports_thread(void *arg)
+{
+	struct head_reports *c = arg;
+	struct report_ckpt_opts ro = {
+	    .lag_ms = c->h->opt->ckpt_lag_ms > 0 ? c->h->opt->ckpt_lag_ms : REPORT_CKPT_LAG_MS,
+	    .max_jobs = HEAD_REPORTS_JOBS,
+	    .save = reports_save,
+	    .save_arg = c->h,
+	};
+	int done = 0;
+
+	pthread_mutex_lock(&c->lock);
+	while (!c->stop) {
+		struct timespec until;
+
+		if (!done) {
+			clock_gettime(CLOCK_REALTIME, &until);
+			until.tv_sec += HEAD_REPORTS_EVERY_S;
+			pthread_cond_timedwait(&c->wake, &c->lock, &until);
+		}
+		if (c->stop)
+			break;
+		pthread_mutex_unlock(&c->lock);
+		if (report_ckpt_maintain(c->st, time_now_ms(), &ro, &done))
+			done = 0; /* said why; again later */
+		pthread_mutex_lock(&c->lock);
+	}
+	pthread_mutex_unlock(&c->lock);
+	return NULL;
+}
+
+static int reports_start(struct head *h, const char *db)
+{
+	struct head_reports *c = calloc(1, sizeof(*c));
+	int ret;
+
+	if (!c)
+		return log_err(-ENOMEM, "out of memory");
+	ret = store_open(db, STORE_CREATE | STORE_CHECKED, &c->st);
+	if (ret) {
+		free(c);
+		return ret;
+	}
+	c->h = h;
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_cond_init(&c->wake, NULL);
+	if (pthread_create(&c->thread, NULL, reports_thread, c) != 0) {
+		store_close(c->st);
+		free(c);
+		return log_err(-EAGAIN, "cannot start the head's report checkpoint thread");
+	}
+	h->reports = c;
+	return 0;
+}
+
+static void reports_stop(struct head *h)
+{
+	struct head_reports *c = h->reports;
+
+	if (!c)
+		return;
+	pthread_mutex_lock(&c->lock);
+	c->stop = true;
+	pthread_cond_signal(&c->wake);
+	pthread_mutex_unlock(&c->lock);
+	pthread_join(c->thread, NULL);
+	store_close(c->st);
+	pthread_cond_destroy(&c->wake);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+	h->reports = NULL;
 }
 
 static unsigned online_cpus(void)
@@ -368,7 +471,8 @@ enum head_result head_main(const struct head_opts *o)
 		result = HEAD_FAIL_SETUP;
 		goto out;
 	}
-	if (sigfd < 0 || checkpointer_start(&h, o->db) || head_ingest_start(&h)) {
+	if (sigfd < 0 || checkpointer_start(&h, o->db) || head_ingest_start(&h) ||
+	    reports_start(&h, o->db)) {
 		result = HEAD_FAIL_SYSTEM;
 		goto out;
 	}
@@ -390,6 +494,7 @@ out:
 	head_ingest_stop(&h);
 	http_stop(srv);
 	head_ingest_free(&h);
+	reports_stop(&h);
 	checkpointer_stop(&h);
 	if (sigfd >= 0)
 		close(sigfd);

@@ -53,6 +53,7 @@ struct head_opts {
 	unsigned max_conns;	   /* 0: HEAD_DEFAULT_CONNS, lowered to what the fd limit allows */
 	unsigned max_conns_per_ip; /* 0: HEAD_DEFAULT_CONNS_PER_IP */
 	unsigned threads;	   /* HTTP threads; 0: one per CPU (at least 2, at most 16) */
+	int64_t ckpt_lag_ms;	   /* a running job's report checkpoint lag; 0: 1 h */
 };
 #define HEAD_DEFAULT_CONNS	  16384
 #define HEAD_DEFAULT_CONNS_PER_IP 512
@@ -82,6 +83,7 @@ struct head {
 	struct head_readers *readers; /* head.c: the read connections */
 	struct head_ingest *ing;      /* ingest.c: the queue and the committer */
 	struct head_checkpointer *ckpt; /* head.c: WAL checkpoints beside the committer */
+	struct head_reports *reports;	/* head.c: report checkpoints, on a thread of their own */
 	unsigned max_conns;	      /* what the server was started with */
 	char token[HEAD_TOKEN_MAX];
 	bool has_token;

@@ -8,6 +8,7 @@
  *   store_pack_step  one transaction: every table, then the cut in meta
  *   store_pack_tick  a step when due, for the writers
  *   store_unpack     packs back into plain rows (for plain SQL)
+ *   store_reclaim    the free pages given back to the file system
  *
  * The cut is a seq: every fact row at or below it is packed, whatever its
  * table, so the rows left in a table are always above every packed seq
@@ -473,4 +474,29 @@ int store_unpack(struct store *st, int64_t *rows)
 		return ret;
 	}
 	return store__exec(st, "COMMIT", "unpack rows in");
+}
+
+int store_reclaim(struct store *st, uint64_t *bytes_before, uint64_t *bytes_after)
+{
+	int64_t pages, page_size, auto_vacuum;
+	int ret;
+
+	ret = store__query_i64(st, "PRAGMA page_size", &page_size);
+	if (!ret)
+		ret = store__query_i64(st, "PRAGMA page_count", &pages);
+	if (ret)
+		return ret;
+	*bytes_before = (uint64_t)(pages * page_size);
+	ret = store__query_i64(st, "PRAGMA auto_vacuum", &auto_vacuum);
+	if (ret)
+		return ret;
+	/* stores made by jobscope are INCREMENTAL (2); another is vacuumed whole */
+	ret = store__exec(st, auto_vacuum == 2 ? "PRAGMA incremental_vacuum" : "VACUUM",
+			  "reclaim free pages in");
+	if (!ret)
+		ret = store__exec(st, "PRAGMA wal_checkpoint(TRUNCATE)", "reclaim free pages in");
+	if (!ret)
+		ret = store__query_i64(st, "PRAGMA page_count", &pages);
+	*bytes_after = ret ? *bytes_before : (uint64_t)(pages * page_size);
+	return ret;
 }

@@ -71,6 +71,7 @@ struct replay {
 	void *arg;
 	int64_t node_id;
 	int64_t job_id;
+	struct store_replay_span *span; /* never NULL: an unbounded one for a whole replay */
 	struct replay_cursor cur[REPLAY_MAX_CURSORS];
 	int ncur;
 	sqlite3_stmt *cpu_stmt;
@@ -586,7 +587,28 @@ static int cursor_open(struct replay *rp, enum replay_kind kind, const char *sql
 		return 0; /* more devices than a node can have: the rest are left out */
 	c = &rp->cur[rp->ncur++];
 	c->kind = kind;
-	ret = store__prepare(rp->st, sql, "replay a job", &c->stmt);
+	if (rp->span->after_seq > 0) {
+		/*
+		 * A tail: the same query with its rows after the checkpoint.
+		 * SQLite flattens the subquery, so seq > ?9 (each table's
+		 * rowid) and, for rows written tick by tick, ts_ms >= ?8 bound
+		 * the index range instead of filtering every row of the job.
+		 */
+		char *tail = sqlite3_mprintf("SELECT * FROM (%s) WHERE seq > ?9%s", sql,
+					     kind == REPLAY_EVENT ? "" : " AND ts_ms >= ?8");
+
+		if (!tail)
+			return log_err(-ENOMEM, "cannot replay a job of store '%s'", rp->st->path);
+		ret = store__prepare(rp->st, tail, "replay a job", &c->stmt);
+		sqlite3_free(tail);
+		if (!ret) {
+			sqlite3_bind_int64(c->stmt, 9, rp->span->after_seq);
+			if (kind != REPLAY_EVENT)
+				sqlite3_bind_int64(c->stmt, 8, rp->span->from_ms);
+		}
+	} else {
+		ret = store__prepare(rp->st, sql, "replay a job", &c->stmt);
+	}
 	if (ret)
 		return ret;
 	for (int i = 0; i < n; i++)
@@ -774,11 +796,13 @@ static int replay_prepare(struct replay *rp, int64_t id, int64_t start_ms, int64
 {
 	const struct store_replay_ops *ops = rp->ops;
 	bool gpus = rp->st->schema_version >= 2 && (ops->gpu || ops->gpu_proc);
+	/* a tail's host and GPU rows: from the checkpoint's last tick on */
+	int64_t from_ms = rp->span->from_ms > start_ms ? rp->span->from_ms : start_ms;
 	int ret = 0;
 
 	if (ops->host)
 		ret = cursor_open(rp, REPLAY_HOST, replay_sql[REPLAY_HOST],
-				  BINDS(rp->node_id, start_ms, end_ms));
+				  BINDS(rp->node_id, from_ms, end_ms));
 	if (!ret && ops->job)
 		ret = cursor_open(
 		    rp, REPLAY_JOB,
@@ -794,7 +818,7 @@ static int replay_prepare(struct replay *rp, int64_t id, int64_t start_ms, int64
 		ret = cursor_open(rp, REPLAY_EVENT, replay_node_intervals,
 				  BINDS(rp->node_id, start_ms, end_ms));
 	if (!ret && gpus)
-		ret = open_gpu_cursors(rp, start_ms, end_ms);
+		ret = open_gpu_cursors(rp, from_ms, end_ms);
 	if (ret)
 		return ret;
 	if (!ops->host)
@@ -826,7 +850,9 @@ static int replay_prepare(struct replay *rp, int64_t id, int64_t start_ms, int64
 
 static int replay_merge(struct replay *rp)
 {
+	struct store_replay_span *span = rp->span;
 	struct replay_cursor *next, *c;
+	int64_t rows = 0;
 	int ret;
 
 	for (;;) {
@@ -834,8 +860,24 @@ static int replay_merge(struct replay *rp)
 		for (c = rp->cur; c < rp->cur + rp->ncur; c++)
 			if (c->live && (!next || c->seq < next->seq))
 				next = c;
-		if (!next)
+		if (!next || (span->upto_seq > 0 && next->seq > span->upto_seq)) {
+			span->complete = true;
 			return 0;
+		}
+		if (span->max_rows > 0 && rows == span->max_rows)
+			return 0;
+		rows++;
+		span->last_seq = next->seq;
+		/* rows written tick by tick (events may carry other times) */
+		if (next->kind != REPLAY_EVENT) {
+			int64_t ts_ms = sqlite3_column_int64(next->stmt, 1);
+
+			if (ts_ms > span->last_ms)
+				span->last_ms = ts_ms;
+			if (next->kind != REPLAY_JOB && next->kind != REPLAY_PROC &&
+			    ts_ms > span->last_window_ms)
+				span->last_window_ms = ts_ms;
+		}
 		switch (next->kind) {
 		case REPLAY_HOST:
 			ret = replay_host(rp, next->stmt);
@@ -867,6 +909,14 @@ static int replay_merge(struct replay *rp)
 
 int store_replay_job(struct store *st, int64_t id, const struct store_replay_ops *ops, void *arg)
 {
+	struct store_replay_span whole = {0};
+
+	return store_replay_job_span(st, id, ops, arg, &whole);
+}
+
+int store_replay_job_span(struct store *st, int64_t id, const struct store_replay_ops *ops,
+			  void *arg, struct store_replay_span *span)
+{
 	static const struct store_replay_ops no_ops;
 	struct replay *rp;
 	int64_t start_ms = 0, end_ms = 0;
@@ -874,12 +924,16 @@ int store_replay_job(struct store *st, int64_t id, const struct store_replay_ops
 
 	if (!ops)
 		ops = &no_ops;
+	span->last_seq = span->after_seq;
+	span->last_ms = span->from_ms;
+	span->complete = false;
 	rp = calloc(1, sizeof(*rp));
 	if (!rp)
 		return log_err(-ENOMEM, "cannot replay a job of store '%s'", st->path);
 	rp->st = st;
 	rp->ops = ops;
 	rp->arg = arg;
+	rp->span = span;
 	rp->job_id = id;
 	rp->devcache = calloc(GPU_MAX_DEVICES, sizeof(*rp->devcache));
 	if (!rp->devcache) {
@@ -902,6 +956,73 @@ out_finalize:
 	free(rp->host);
 out_free_replay:
 	free(rp->devcache);
+	free(rp);
+	return ret;
+}
+
+/*
+ * The dimension rows a replay joins, as they are now: a report restored
+ * from a checkpoint takes them again, as a whole replay would have seen
+ * them on every row.
+ */
+int store_replay_job_dims(struct store *st, int64_t id, const struct store_replay_dims *dims,
+			  void *arg)
+{
+	struct replay_cursor *c;
+	struct replay *rp;
+	int64_t start_ms, end_ms;
+	int rc = SQLITE_DONE, ret;
+
+	rp = calloc(1, sizeof(*rp));
+	if (!rp)
+		return log_err(-ENOMEM, "cannot replay a job of store '%s'", st->path);
+	rp->st = st;
+	rp->job_id = id;
+	ret = replay_window(st, id, &rp->node_id, &start_ms, &end_ms);
+	if (!ret && dims->proc) {
+		c = &rp->cur[0];
+		ret = store__prepare(
+		    st,
+		    "SELECT pid, ppid, start_ms, end_ms, uid, comm, cmdline FROM procs"
+		    " WHERE job_id = ? ORDER BY id",
+		    "replay a job", &c->stmt);
+		if (!ret)
+			sqlite3_bind_int64(c->stmt, 1, id);
+		while (!ret && (rc = sqlite3_step(c->stmt)) == SQLITE_ROW) {
+			struct row r = {c->stmt, 0};
+			struct proc_info *p = &rp->pinfo;
+
+			memset(p, 0, sizeof(*p));
+			p->pid = (int32_t)col_i64(&r);
+			p->ppid = (int32_t)col_i64(&r);
+			p->start_ms = col_i64(&r);
+			p->end_ms = col_i64(&r);
+			p->uid = (uint32_t)col_i64(&r);
+			col_text(&r, p->comm, sizeof(p->comm));
+			col_text(&r, p->cmdline, sizeof(p->cmdline));
+			dims->proc(arg, p);
+		}
+		if (!ret && rc != SQLITE_DONE)
+			ret = store__read_fail(st, rc, "replay a job");
+		sqlite3_finalize(c->stmt);
+	}
+	if (!ret && dims->device && st->schema_version >= 2) {
+		c = &rp->cur[1];
+		ret = store__prepare(st,
+				     "SELECT" DEVICE_COLUMNS " FROM devices d WHERE d.node_id = ?",
+				     "replay a job", &c->stmt);
+		if (!ret)
+			sqlite3_bind_int64(c->stmt, 1, rp->node_id);
+		while (!ret && (rc = sqlite3_step(c->stmt)) == SQLITE_ROW) {
+			struct row r = {c->stmt, 0};
+
+			device_from_row(&r, &rp->dev);
+			dims->device(arg, &rp->dev);
+		}
+		if (!ret && rc != SQLITE_DONE)
+			ret = store__read_fail(st, rc, "replay a job");
+		sqlite3_finalize(c->stmt);
+	}
 	free(rp);
 	return ret;
 }

@@ -265,6 +265,12 @@ void store_pack_tick(struct store *st, struct store_packer *p, int64_t now_ms, i
  * starts again unless they are told --pack-after 0.  *rows: rows restored.
  */
 int store_unpack(struct store *st, int64_t *rows);
+/*
+ * The file's free pages given back (incremental vacuum, or VACUUM for a
+ * file made without auto_vacuum) and the WAL truncated; the file's size
+ * before and after.  Not inside a tick.
+ */
+int store_reclaim(struct store *st, uint64_t *bytes_before, uint64_t *bytes_after);
 
 /*
  * Streaming to a head (docs/wire.md).  The agent side: every fact row with
@@ -446,5 +452,67 @@ struct store_replay_ops {
 	bool host_totals_only;
 };
 int store_replay_job(struct store *st, int64_t id, const struct store_replay_ops *ops, void *arg);
+/*
+ * Part of a replay, for a report restored from a checkpoint (table
+ * report_ckpts).  after_seq: only rows with a larger seq (0: from the
+ * first); from_ms: the host and GPU rows from then on (they are written
+ * tick by tick, so a node's seq grows with their time; 0: from the job's
+ * start); upto_seq: no row with a larger seq (0: no bound; with it, rows
+ * committed later do not split what was read); max_rows: stop after so
+ * many (0: no bound).  Out: last_seq, the seq of the last row replayed
+ * (after_seq when none); last_ms, the latest time of a row replayed other
+ * than an event (from_ms when none); complete, whether every row up to upto_seq
+ * (or all) was replayed.
+ */
+struct store_replay_span {
+	int64_t after_seq, from_ms, upto_seq, max_rows;
+	int64_t last_seq, last_ms;
+	/* in and out: the same of host and GPU rows (their window ends with the job) */
+	int64_t last_window_ms;
+	bool complete;
+};
+int store_replay_job_span(struct store *st, int64_t id, const struct store_replay_ops *ops,
+			  void *arg, struct store_replay_span *span);
+/*
+ * The job's processes (procs rows) and its node's devices, as they are
+ * now; either callback may be NULL.
+ */
+struct store_replay_dims {
+	void (*proc)(void *arg, const struct proc_info *p);
+	void (*device)(void *arg, const struct device_record *dev);
+};
+int store_replay_job_dims(struct store *st, int64_t id, const struct store_replay_dims *dims,
+			  void *arg);
+
+/*
+ * Report checkpoints (table report_ckpts, schema 6): a job's report state
+ * after every row up to seq, whose last row (events aside) was at ts_ms, as
+ * an opaque blob of a format (analysis/reportckpt.h makes and reads them).
+ * get: 0 (data malloc'd, the caller frees it), -ENOENT (none, or a store
+ * older than schema 6).  put: inserts or replaces; -EPROTONOSUPPORT on a
+ * store older than schema 6.
+ */
+struct store_ckpt {
+	int64_t job_id, seq, ts_ms, format, made_ms;
+	void *data;
+	size_t size;
+};
+int store_ckpt_get(struct store *st, int64_t job_id, struct store_ckpt *out);
+int store_ckpt_put(struct store *st, const struct store_ckpt *c);
+/*
+ * The jobs whose checkpoint is due, oldest first: none yet and the job's
+ * rows span more than lag_ms (shorter jobs get none), or one of another
+ * format, more than lag_ms behind the job's last job row, or the job has
+ * ended after the checkpoint's last tick.  Jobs without rows are left
+ * out.  fn returning non-zero stops and is returned.
+ */
+struct store_ckpt_due {
+	int64_t job_id;
+	bool has_ckpt;
+	int64_t seq, ts_ms, format; /* the checkpoint's, when has_ckpt */
+	int64_t last_ms;	    /* the job's last job row */
+};
+int store_ckpt_for_each_due(struct store *st, int64_t lag_ms, int64_t format,
+			    int (*fn)(const struct store_ckpt_due *d, void *arg), void *arg);
 
 #endif

@@ -50,7 +50,7 @@ def plain_store(wd):
             db=db, opts=["--interval", "50ms", "--pack-after", "0"])
     eq(r.rc, 0, "run exit: %s" % r.stderr)
     eq(count(db, "SELECT count(*) FROM packs"), 0, "--pack-after 0 packs nothing")
-    check(count(db, "SELECT count(*) FROM proc_samples") > 100, "process rows written")
+    check(count(db, "SELECT count(*) FROM proc_samples") > 20, "process rows written")
     return db
 
 
@@ -67,6 +67,8 @@ def test_compact_packs_and_reads_the_same(wd):
           "packed file smaller: %d vs %d" % (os.path.getsize(packed), os.path.getsize(plain)))
     for fmt in ("json", "text", "csv"):
         eq(report(packed, fmt), report(plain, fmt), "%s report from packs" % fmt)
+    # and from the report checkpoint compact made before packing
+    eq(report(packed, "json", {}), report(plain, "json"), "report from its checkpoint")
     # unpacked: the very rows, seq for seq
     p = jobscope("compact", "--db", packed, "--unpack")
     eq(p.returncode, 0, "unpack exit: %s" % p.stderr)

@@ -139,6 +139,7 @@ struct options {
 	int64_t start_ms; /* the raw period's start; history lies before it */
 	uint64_t seed;
 	bool quiet;
+	bool length_jobs; /* bench: three more jobs of 1 h, 8 h and the whole period */
 };
 
 static const char mkstore_usage[] =
@@ -166,6 +167,8 @@ static const char mkstore_usage[] =
     "      --start T           the raw period's start, RFC 3339 or ms since the epoch\n"
     "                          (default 2026-01-05T00:00:00Z)\n"
     "      --seed N            the generator's seed (default fixed)\n"
+    "      --length-jobs       bench: also jobs 9001, 9002 and 9003 (slurm) of 1 h, 8 h\n"
+    "                          and the whole raw period, for report time by length\n"
     "      --quiet             no progress on stderr\n"
     "  -h, --help              show this help\n"
     "\n"
@@ -185,6 +188,7 @@ enum {
 	OPT_START,
 	OPT_SEED,
 	OPT_QUIET,
+	OPT_LENGTH_JOBS,
 };
 
 static const struct option mkstore_longopts[] = {
@@ -201,6 +205,7 @@ static const struct option mkstore_longopts[] = {
     {"start", required_argument, NULL, OPT_START},
     {"seed", required_argument, NULL, OPT_SEED},
     {"quiet", no_argument, NULL, OPT_QUIET},
+    {"length-jobs", no_argument, NULL, OPT_LENGTH_JOBS},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -338,6 +343,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case OPT_QUIET:
 			o->quiet = true;
+			break;
+		case OPT_LENGTH_JOBS:
+			o->length_jobs = true;
 			break;
 		case ':':
 			return usage_error("option '%s' needs a value", argv[optind - 1]);
@@ -968,6 +976,43 @@ static int bench_make_jobs(struct sim *s, int64_t first_job_id)
 			 skipped, o->jobs, o->days);
 	free(kinds);
 	return 0;
+}
+
+/*
+ * --length-jobs: a CPU job of 1 h, one of 8 h and one of the whole raw
+ * period on node01 (reserving no GPU, beside the others: a report replays
+ * its node's host and GPU rows all the same), whose reports' times say
+ * how a report's cost grows with its job's length.
+ */
+static void bench_length_jobs(struct sim *s)
+{
+	const struct options *o = s->o;
+	int64_t span = (int64_t)o->days * DAY_MS;
+	const int64_t durs[3] = {HOUR_MS, 8 * HOUR_MS, span - 20 * MINUTE_MS};
+
+	for (int k = 0; k < 3; k++) {
+		struct sim_job *j = &s->jobs[s->njobs];
+		struct job_record *rec = &j->rec;
+		int32_t pid = 39000 + 10 * k;
+		int64_t dur = durs[k] < span - 20 * MINUTE_MS ? durs[k] : span - 20 * MINUTE_MS;
+
+		memset(j, 0, sizeof(*j));
+		snprintf(rec->job_id, sizeof(rec->job_id), "%d", 9001 + k);
+		set_text(rec->name, sizeof(rec->name), k == 0 ? "len-1h" : k == 1 ? "len-8h" : "len-all");
+		set_text(rec->command, sizeof(rec->command), "./solver --threads 1 input.dat");
+		set_text(rec->user, sizeof(rec->user), user_names[0]);
+		rec->uid = 2001;
+		rec->start_ms = o->start_ms + 5 * MINUTE_MS + 437;
+		rec->end_ms = rec->start_ms + dur;
+		rec->reserved_cpus = 1;
+		rec->reserved_mem_bytes = (uint64_t)(2 * GIB);
+		slurm_record(s, j, "node01", s->cores, s->mem_bytes);
+		bench_profile(s, j, BK_CPU_BATCH);
+		rec->pid = pid;
+		add_proc(j, pid, pid - 1, "solver", rec->command, 0.7, 0.7, 16);
+		add_proc(j, pid + 1, pid, "solver", rec->command, 0.3, 0.3, 2);
+		s->njobs++;
+	}
 }
 
 /* ---- one tick ---- */
@@ -1846,7 +1891,7 @@ static int make_store(const struct options *o)
 	}
 	s->boot_ms = o->start_ms - (int64_t)(o->history_days + 3) * DAY_MS;
 	s->jobs =
-	    calloc(o->scenario == SCENARIO_GOLDEN ? 5 : (size_t)o->jobs + 1, sizeof(*s->jobs));
+	    calloc(o->scenario == SCENARIO_GOLDEN ? 5 : (size_t)o->jobs + 4, sizeof(*s->jobs));
 	if (!s->jobs) {
 		ret = log_err(-ENOMEM, "cannot make store '%s'", o->db);
 		goto out_free_sim;
@@ -1882,6 +1927,8 @@ static int make_store(const struct options *o)
 		golden_make_jobs(s);
 	else
 		ret = bench_make_jobs(s, raw_first_id);
+	if (!ret && o->scenario == SCENARIO_BENCH && o->length_jobs)
+		bench_length_jobs(s);
 	if (!ret)
 		ret = write_raw(s, span_ms, t0_ns);
 	if (ret)
