@@ -60,11 +60,18 @@ static void attach_filter(int fd)
 int procev_open(struct procev *ev)
 {
 	struct sockaddr_nl addr = {.nl_family = AF_NETLINK, .nl_groups = CN_IDX_PROC};
-	struct {
-		struct nlmsghdr hdr;
-		struct cn_msg msg;
-		enum proc_cn_mcast_op op;
-	} __attribute__((packed)) req;
+	/*
+	 * header, connector message, operation, back to back (a struct would
+	 * put cn_msg's flexible array mid-struct, which clang refuses)
+	 */
+	union {
+		char bytes[sizeof(struct nlmsghdr) + sizeof(struct cn_msg) +
+			   sizeof(enum proc_cn_mcast_op)];
+		struct nlmsghdr align;
+	} req;
+	struct nlmsghdr *hdr = (struct nlmsghdr *)req.bytes;
+	struct cn_msg *msg = (struct cn_msg *)(req.bytes + sizeof(*hdr));
+	enum proc_cn_mcast_op op = PROC_CN_MCAST_LISTEN;
 	int size = PROCEV_RCVBUF;
 	int fd, ret;
 
@@ -79,13 +86,13 @@ int procev_open(struct procev *ev)
 	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0)
 		goto out_close;
 	memset(&req, 0, sizeof(req));
-	req.hdr.nlmsg_len = sizeof(req);
-	req.hdr.nlmsg_type = NLMSG_DONE;
-	req.msg.id.idx = CN_IDX_PROC;
-	req.msg.id.val = CN_VAL_PROC;
-	req.msg.len = sizeof(req.op);
-	req.op = PROC_CN_MCAST_LISTEN;
-	if (send(fd, &req, sizeof(req), 0) < 0)
+	hdr->nlmsg_len = sizeof(req.bytes);
+	hdr->nlmsg_type = NLMSG_DONE;
+	msg->id.idx = CN_IDX_PROC;
+	msg->id.val = CN_VAL_PROC;
+	msg->len = sizeof(op);
+	memcpy(req.bytes + sizeof(*hdr) + sizeof(*msg), &op, sizeof(op));
+	if (send(fd, req.bytes, sizeof(req.bytes), 0) < 0)
 		goto out_close;
 	ev->fd = fd;
 	ev->lost = true; /* nothing gathered yet: the first scan lists /proc */

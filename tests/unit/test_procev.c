@@ -26,29 +26,43 @@
 #include "sample/procev.h"
 #include "sample/ptree.h"
 
-struct datagram {
-	struct nlmsghdr hdr;
-	struct cn_msg msg;
-	struct proc_event ev;
-} __attribute__((packed));
+/*
+ * A datagram: header, connector message, event, back to back (as a struct,
+ * cn_msg's flexible array would sit mid-struct, which clang refuses).
+ */
+#define DG_MSG (sizeof(struct nlmsghdr))
+#define DG_EV  (DG_MSG + sizeof(struct cn_msg))
+#define DG_LEN (DG_EV + sizeof(struct proc_event))
 
 static size_t put_event(unsigned char *buf, unsigned what, int32_t pid, int32_t tgid)
 {
-	struct datagram d;
+	struct nlmsghdr hdr;
+	struct cn_msg msg;
+	struct proc_event ev;
 
-	memset(&d, 0, sizeof(d));
-	d.hdr.nlmsg_len = sizeof(d);
-	d.hdr.nlmsg_type = NLMSG_DONE;
-	d.msg.id.idx = CN_IDX_PROC;
-	d.msg.id.val = CN_VAL_PROC;
-	d.msg.len = sizeof(d.ev);
-	d.ev.what = what;
-	d.ev.event_data.fork.parent_pid = 1;
-	d.ev.event_data.fork.parent_tgid = 1;
-	d.ev.event_data.fork.child_pid = pid;
-	d.ev.event_data.fork.child_tgid = tgid;
-	memcpy(buf, &d, sizeof(d));
-	return NLMSG_ALIGN(sizeof(d));
+	memset(&hdr, 0, sizeof(hdr));
+	memset(&msg, 0, sizeof(msg));
+	memset(&ev, 0, sizeof(ev));
+	hdr.nlmsg_len = DG_LEN;
+	hdr.nlmsg_type = NLMSG_DONE;
+	msg.id.idx = CN_IDX_PROC;
+	msg.id.val = CN_VAL_PROC;
+	msg.len = sizeof(ev);
+	ev.what = what;
+	ev.event_data.fork.parent_pid = 1;
+	ev.event_data.fork.parent_tgid = 1;
+	ev.event_data.fork.child_pid = pid;
+	ev.event_data.fork.child_tgid = tgid;
+	memset(buf, 0, NLMSG_ALIGN(DG_LEN));
+	memcpy(buf, &hdr, sizeof(hdr));
+	memcpy(buf + DG_MSG, &msg, sizeof(msg));
+	memcpy(buf + DG_EV, &ev, sizeof(ev));
+	return NLMSG_ALIGN(DG_LEN);
+}
+
+static void set_u32(unsigned char *at, uint32_t v)
+{
+	memcpy(at, &v, sizeof(v));
 }
 
 static int32_t seen[8];
@@ -79,7 +93,7 @@ static void test_parse(void **state)
 	assert_int_equal(seen[1], 77);
 
 	/* cut anywhere: what is whole is read, nothing past len */
-	for (size_t cut = 0; cut < sizeof(struct datagram); cut++) {
+	for (size_t cut = 0; cut < DG_LEN; cut++) {
 		nseen = 0;
 		procev_parse(buf, cut, on_pid, NULL);
 		assert_int_equal(nseen, 0);
@@ -87,10 +101,10 @@ static void test_parse(void **state)
 	/* another connector's message, a length that lies */
 	nseen = 0;
 	len = put_event(buf, PROC_EVENT_FORK, 5, 5);
-	((struct datagram *)buf)->msg.id.idx = CN_IDX_PROC + 1;
+	set_u32(buf + DG_MSG + offsetof(struct cn_msg, id.idx), CN_IDX_PROC + 1);
 	assert_int_equal(procev_parse(buf, len, on_pid, NULL), 1);
 	put_event(buf, PROC_EVENT_FORK, 5, 5);
-	((struct datagram *)buf)->hdr.nlmsg_len = 4000;
+	set_u32(buf + offsetof(struct nlmsghdr, nlmsg_len), 4000);
 	assert_int_equal(procev_parse(buf, len, on_pid, NULL), 1);
 	assert_int_equal(nseen, 0);
 }
