@@ -12,19 +12,19 @@
 #                                     VictoriaMetrics alone (about 6 minutes; --quick: 2):
 #                                     replaces section 8 and its summary rows in the same way
 #                                     (with --quick: build/bench-out/scale-quick.md)
+#   bash bench/run-all.sh --only report  `jobscope report` on the week-long store alone (its
+#                                     time against job length included; about 10 minutes,
+#                                     more when the store must be made): replaces section 7
+#                                     and its summary rows (--quick: in RESULTS-quick.md)
+#   bash bench/run-all.sh --only agent  the agent against pidstat, node_exporter and the floor
+#                                     alone (about 2 minutes): replaces section 5 and its
+#                                     summary rows in the same way (--quick: agent-quick.md)
 #   bash bench/run-all.sh --only density  bytes per stored value: jobscope's store against
 #                                     Prometheus and VictoriaMetrics with the same values
 #                                     (about 30 minutes: a 15-minute agent window and a day of
 #                                     js-mkstore's bench store; --quick: about 6): replaces
 #                                     section 10 and its summary rows in the same way (with
 #                                     --quick: build/bench-out/density-quick.md)
-#   bash bench/run-all.sh --only agent  the agent against pidstat, node_exporter and the floor
-#                                     alone (about 2 minutes): replaces section 5 and its
-#                                     summary rows in the same way (--quick: agent-quick.md)
-#   bash bench/run-all.sh --only report  `jobscope report` on the week-long store alone (its
-#                                     time against job length included; about 10 minutes,
-#                                     more when the store must be made): replaces section 7
-#                                     and its summary rows (--quick: in RESULTS-quick.md)
 #
 # Expects an optimized build in build/ (./dev bench sets it up); rebuilds
 # jobscope, the two helpers and the core library it needs with ninja.  Raw JSON of every run
@@ -234,6 +234,37 @@ density_bench() {
 # the summary, replacing those there.
 density_put() {
 	python3 - "$1" "$out/density-section.md" "$out/density.json" <<'PY'
+import json, sys
+
+sys.path.insert(0, "bench")
+from results_md import put
+
+path, section_file, json_file = sys.argv[1:4]
+try:
+    checks = json.load(open(json_file))["result"]["checks"]
+    rows = [f"| density: {c['check']} | {c['measured']} | {c['target']} | "
+            f"{'met' if c['pass'] else 'NOT met'} |" for c in checks]
+except (OSError, KeyError, ValueError):
+    rows = []
+rows = rows or ["| density benchmark | did not run | | |"]
+ours = lambda l: l.startswith("| density: ") or l.startswith("| density benchmark ")
+put(path, open(section_file).read(), rows, ours, "## 10. Store density")
+PY
+	mv "$1.tmp" "$1"
+}
+
+if [ "$only" = density ]; then
+	density_bench
+	if $quick; then
+		cp "$out/density-section.md" "$out/density-quick.md"
+		say "wrote $out/density-quick.md"
+	else
+		density_put bench/RESULTS.md
+		say "wrote bench/RESULTS.md (its section 10 and summary rows)"
+	fi
+	exit 0
+fi
+
 # `jobscope report` on a week-long synthetic store (js-mkstore, tests/tools/mkstore.c) against
 # the sqlite3 CLI, and its time against job length (1 h, 8 h, 7 days; from report checkpoints
 # and by whole replays): its section and summary rows go into $results.  The store is made
@@ -268,26 +299,6 @@ from results_md import put
 path, section_file, json_file = sys.argv[1:4]
 try:
     checks = json.load(open(json_file))["result"]["checks"]
-    rows = [f"| density: {c['check']} | {c['measured']} | {c['target']} | "
-            f"{'met' if c['pass'] else 'NOT met'} |" for c in checks]
-except (OSError, KeyError, ValueError):
-    rows = []
-rows = rows or ["| density benchmark | did not run | | |"]
-ours = lambda l: l.startswith("| density: ") or l.startswith("| density benchmark ")
-put(path, open(section_file).read(), rows, ours, "## 10. Store density")
-PY
-	mv "$1.tmp" "$1"
-}
-
-if [ "$only" = density ]; then
-	density_bench
-	if $quick; then
-		cp "$out/density-section.md" "$out/density-quick.md"
-		say "wrote $out/density-quick.md"
-	else
-		density_put bench/RESULTS.md
-		say "wrote bench/RESULTS.md (its section 10 and summary rows)"
-	fi
     rows = []
     for c in checks:
         verdict = "" if c["pass"] is None else ("met" if c["pass"] else "NOT met")
