@@ -318,6 +318,12 @@ static void render_self_metrics(const struct agent *a, struct strbuf *o)
 			    "Bytes the store's pages hold.");
 		prom_sample(o, "jobscope_agent_store_bytes", "", (double)a->store_bytes);
 	}
+	prom_family(o, "jobscope_agent_packed_rows_total", "counter",
+		    "Raw rows packed into compressed column blobs since the agent started.");
+	prom_sample(o, "jobscope_agent_packed_rows_total", "", (double)a->packer.total.rows);
+	prom_family(o, "jobscope_agent_packed_bytes_total", "counter",
+		    "Bytes of the packs written since the agent started (after zstd).");
+	prom_sample(o, "jobscope_agent_packed_bytes_total", "", (double)a->packer.total.bytes);
 	if (a->opt->head) {
 		prom_family(o, "jobscope_agent_lost_rows_total", "counter",
 			    "Rows the size cap deleted before the head held them.");
@@ -493,6 +499,8 @@ static void json_node(const struct agent *a, struct strbuf *o)
 	jsonw_kv_int(&w, "rss_bytes", (int64_t)a->self_rss_bytes);
 	jsonw_kv_str(&w, "store", store_path(a->st));
 	jsonw_kv_int_opt(&w, "store_bytes", a->store_bytes > 0, (int64_t)a->store_bytes);
+	jsonw_kv_int(&w, "packed_rows", a->packer.total.rows);
+	jsonw_kv_int(&w, "packed_bytes", a->packer.total.bytes);
 	jsonw_obj_end(&w);
 	jsonw_key(&w, "head");
 	if (a->sender) {

@@ -7,7 +7,8 @@ import shutil
 import sqlite3
 import subprocess
 
-from harness import JOBSCOPE, run, helper, jobscope, run_tests, check, eq
+from harness import JOBSCOPE, run, helper, jobscope, run_tests, check, eq, wait_for
+from agent_harness import Agent
 
 FACTS = ["host_samples", "cpu_samples", "disk_samples", "net_samples", "proc_samples",
          "job_samples", "gpu_samples", "gpu_proc_samples"]
@@ -97,14 +98,22 @@ def test_run_packs_as_it_goes(wd):
 
 
 def test_agent_packs_what_ages(wd):
-    db = wd.join("agent.db")
-    p = subprocess.run([JOBSCOPE, "agent", "--db", db, "--listen", "none", "--interval",
-                        "200ms", "--pack-after", "1s", "--exit-after", "4s"],
-                       capture_output=True, text=True, timeout=60)
-    eq(p.returncode, 0, "agent exit: %s" % p.stderr)
-    check(count(db, "SELECT count(*) FROM packs WHERE tbl = 'host_samples'") > 0,
+    a = Agent(wd, interval="200ms", extra=["--pack-after", "1s"])
+    try:
+        wait_for(lambda: a.metrics()[("jobscope_agent_packed_rows_total", frozenset())] > 0,
+                 timeout=20, what="rows packed by the agent")
+        m = a.metrics()
+        check(m[("jobscope_agent_packed_bytes_total", frozenset())] > 0, "pack bytes counted")
+        node = a.json("/api/v1/node")["agent"]
+        eq(node["packed_rows"], int(m[("jobscope_agent_packed_rows_total", frozenset())]),
+           "the node view and /metrics agree")
+    finally:
+        a.stop()
+    packed = count(a.db, "SELECT sum(nrows) FROM packs")
+    check(packed >= node["packed_rows"], "the store holds the packed rows")
+    check(count(a.db, "SELECT count(*) FROM packs WHERE tbl = 'host_samples'") > 0,
           "the agent packed host rows")
-    check(count(db, "SELECT count(*) FROM packs WHERE tbl = 'proc_samples'") > 0,
+    check(count(a.db, "SELECT count(*) FROM packs WHERE tbl = 'proc_samples'") > 0,
           "and process rows")
 
 
