@@ -35,7 +35,7 @@ peak RSS (GNU time's %M, its child's ru_maxrss); median and max.
 
   (c) report time against job length: the store also holds three CPU jobs
       on node01 of 1 h, 8 h and the whole raw period (js-mkstore
-      --length-jobs: slurm 9001, 9002, 9003); `jobscope compact --db STORE`
+      --length-jobs: slurm 9001, 9002, 9003); `jobscope compact --db STORE --no-pack`
       runs once first (timed; a cached store keeps its checkpoints), then
       each job's text report is measured from its report checkpoint and,
       with JOBSCOPE_NO_CKPT=1, by a whole replay; the two outputs must be
@@ -291,18 +291,21 @@ def length_jobs(store):
 
 
 def compact(jobscope, store):
-    """`jobscope compact --db STORE` once: its wall time and what it said (None: no such
+    """`jobscope compact --db STORE --no-pack` once: its wall time and what it said (None: no such
     command in this build)."""
     p = subprocess.run([jobscope, "compact", "--help"], capture_output=True, text=True)
     if p.returncode != 0:
         return None
     t0 = time.monotonic()
-    p = subprocess.run([jobscope, "compact", "--db", store], capture_output=True, text=True)
+    # --no-pack: the rows stay plain for the sqlite3 peers (and an agent's last hour, which a
+    # report behind its checkpoint replays, is plain too)
+    p = subprocess.run([jobscope, "compact", "--db", store, "--no-pack"], capture_output=True,
+                       text=True)
     took = time.monotonic() - t0
     if p.returncode != 0:
         raise RuntimeError(f"jobscope compact failed: {p.stderr.strip()[-300:]}")
     return {"seconds": took, "said": p.stderr.strip()[-200:],
-            "argv": cmdline([jobscope, "compact", "--db", store])}
+            "argv": cmdline([jobscope, "compact", "--db", store, "--no-pack"])}
 
 
 def rows_before(store, job_id, until_ms):
@@ -334,8 +337,8 @@ def ckpt_behind(jobscope, store, job_id, behind_ms):
     db.commit()
     db.close()
     env = dict(os.environ, JOBSCOPE_CKPT_ROWS=str(n))
-    p = subprocess.run([jobscope, "compact", "--db", store], capture_output=True, text=True,
-                       env=env)
+    p = subprocess.run([jobscope, "compact", "--db", store, "--no-pack"], capture_output=True,
+                       text=True, env=env)
     if p.returncode != 0:
         raise RuntimeError(f"jobscope compact failed: {p.stderr.strip()[-300:]}")
     db = sqlite3.connect(f"file:{store}?mode=ro", uri=True)
@@ -523,7 +526,7 @@ def report(args, res):
         L.append(f"(c) report time against job length: the three --length-jobs jobs (1 CPU, "
                  f"no GPU reserved; a report replays their node's host rows and its "
                  f"{j['ndevices']} GPUs' rows in their window all the same)"
-                 + (f", after `jobscope compact --db STORE` (once, "
+                 + (f", after `jobscope compact --db STORE --no-pack` (once, "
                     f"{res['compact']['seconds']:.1f} s: \"{res['compact']['said']}\"; a cached "
                     f"store keeps its checkpoints)" if res["compact"] else
                     ": this build has no `jobscope compact`, whole replays only") + ".")

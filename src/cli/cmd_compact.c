@@ -21,7 +21,7 @@
 #include "store/store.h"
 
 static const char compact_usage[] =
-    "usage: jobscope compact [--db PATH] [--older-than DUR]\n"
+    "usage: jobscope compact [--db PATH] [--older-than DUR] [--no-pack]\n"
     "       jobscope compact [--db PATH] --unpack\n"
     "\n"
     "Bring the store's report checkpoints up to date: each job's report state\n"
@@ -41,6 +41,7 @@ static const char compact_usage[] =
     "                         are at most DUR behind their job's last row, and\n"
     "                         jobs shorter than DUR without one (default 0:\n"
     "                         every row, every job up to its end)\n"
+    "      --no-pack          checkpoints only: the rows stay plain\n"
     "      --unpack           packs back into rows (nothing else is done)\n"
     "  -h, --help             show this help\n"
     "\n"
@@ -49,7 +50,7 @@ static const char compact_usage[] =
 
 struct compact_opts {
 	int64_t older_than_ms;
-	bool unpack;
+	bool unpack, no_pack;
 };
 
 struct compact_step {
@@ -85,6 +86,8 @@ static int step_pack(struct store *st, const struct compact_opts *o)
 	char acked[32];
 	int ret;
 
+	if (o->no_pack)
+		return 0;
 	if (store_meta_get(st, "head_acked_seq", acked, sizeof(acked)) == 0 && atoll(acked) > 0)
 		max_seq = atoll(acked);
 	do {
@@ -135,11 +138,12 @@ static int unpack(struct store *st)
 
 static int cmd_compact(int argc, char **argv)
 {
-	enum { OPT_DB = 256, OPT_OLDER, OPT_UNPACK };
+	enum { OPT_DB = 256, OPT_OLDER, OPT_UNPACK, OPT_NO_PACK };
 	static const struct option longopts[] = {
 	    {"db", required_argument, NULL, OPT_DB},
 	    {"older-than", required_argument, NULL, OPT_OLDER},
 	    {"unpack", no_argument, NULL, OPT_UNPACK},
+	    {"no-pack", no_argument, NULL, OPT_NO_PACK},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -163,6 +167,9 @@ static int cmd_compact(int argc, char **argv)
 			break;
 		case OPT_UNPACK:
 			o.unpack = true;
+			break;
+		case OPT_NO_PACK:
+			o.no_pack = true;
 			break;
 		case 'h':
 			fputs(compact_usage, stdout);
