@@ -18,6 +18,9 @@
  * in flight stay rows, cheap to send again).  A step packs at most
  * max_seqs seqs past the last cut, so a store packed for the first time
  * goes in several short transactions rather than one long one.
+ *
+ * A head's store is not packed (-EOPNOTSUPP): its session frames and
+ * series read the plain tables of many nodes at once.
  */
 #include "store/conn.h"
 #include "store/pack.h"
@@ -285,7 +288,7 @@ int store_pack_step(struct store *st, int64_t before_ms, int64_t max_seq, int64_
 {
 	struct packer pk = {.st = st, .res = res};
 	char sql[128];
-	int64_t prev, cut;
+	int64_t prev, cut, is_head;
 	bool limited = false;
 	int ret, rc;
 
@@ -294,6 +297,11 @@ int store_pack_step(struct store *st, int64_t before_ms, int64_t max_seq, int64_
 		return -EINVAL;
 	if (st->schema_version < 6)
 		return 0;
+	ret = store__query_i64(st, "SELECT EXISTS (SELECT 1 FROM agents)", &is_head);
+	if (ret)
+		return ret;
+	if (is_head)
+		return -EOPNOTSUPP;
 	ret = store__exec(st, "BEGIN IMMEDIATE", "lock");
 	if (ret)
 		return ret;

@@ -232,8 +232,8 @@ int store_used_bytes(struct store *st, uint64_t *bytes);
  * without a head), moved into compressed column blobs in one transaction,
  * at most max_seqs seqs past the last step's cut (0: no limit).  Readers
  * see no difference.  Not inside a tick.  0 or -errno (-EINVAL: a
- * read-only store or an open tick); a store older than schema 6 packs
- * nothing.
+ * read-only store or an open tick; -EOPNOTSUPP: a head's store, which is
+ * never packed); a store older than schema 6 packs nothing.
  */
 struct store_pack_result {
 	int64_t rows, packs;
