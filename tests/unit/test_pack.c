@@ -562,6 +562,23 @@ static void test_store_packs_age_out(void **state)
 	assert_int_equal(sql_count(st, "SELECT count(*) AS n FROM packs"), 0);
 	assert_int_equal(sql_count(st, "SELECT count(*) AS n FROM host_samples_all"), 0);
 	store_close(st);
+
+	/* a head's store (agents stream to it) is never packed */
+	{
+		sqlite3 *db;
+
+		assert_int_equal(sqlite3_open(fx->path, &db), SQLITE_OK);
+		assert_int_equal(sqlite3_exec(db, "INSERT INTO agents (agent_id, node_id)"
+						  " VALUES ('a1', 1)",
+					      NULL, NULL, NULL),
+				 SQLITE_OK);
+		sqlite3_close(db);
+	}
+	assert_int_equal(store_open(fx->path, STORE_CREATE, &st), 0);
+	write_ticks(st, &w, 10);
+	assert_int_equal(store_pack_step(st, INT64_MAX, INT64_MAX, 0, &pr), -EOPNOTSUPP);
+	assert_int_equal(sql_count(st, "SELECT count(*) AS n FROM packs"), 0);
+	store_close(st);
 }
 
 int main(void)
