@@ -46,8 +46,9 @@ def main():
     ap.add_argument("--markdown")
     a = ap.parse_args()
     jobscope = os.path.join(a.build, "jobscope")
-    store = a.store or max(glob.glob("/var/tmp/jobscope-bench/bench-days-7-*-length-jobs-*.db"),
-                           key=os.path.getmtime, default=None)
+    stores = [p for p in glob.glob("/var/tmp/jobscope-bench/bench-days-7-*-length-jobs-*.db")
+              if not p.endswith(".packed.db")]
+    store = a.store or max(stores, key=os.path.getmtime, default=None)
     if not store:
         sys.exit("no week-long bench store: run bench/report_bench.py first")
     packed = store + ".packed.db"
