@@ -14,6 +14,7 @@
  * Calls nothing else of the store (conn.h).
  */
 #include "store/conn.h"
+#include "store/writer.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -101,6 +102,32 @@ int store__read_fail(struct store *st, int rc, const char *what)
 		return ret;
 	}
 	return log_err(ret, "cannot %s in store '%s' (%s)", what, st->path, store__errmsg(st));
+}
+
+/*
+ * An int64 from a query with at most one parameter, a; *found false when
+ * it is NULL or there is no row.  Failures as store__write_fail's
+ * (writer.h).
+ */
+int store__query_i64_opt(struct store *st, const char *sql, int64_t a, int64_t *out, bool *found)
+{
+	sqlite3_stmt *stmt;
+	int rc = sqlite3_prepare_v2(st->db, sql, -1, &stmt, NULL);
+
+	*found = false;
+	if (rc != SQLITE_OK)
+		return store__write_fail(st, rc, "read");
+	if (sqlite3_bind_parameter_count(stmt) >= 1)
+		sqlite3_bind_int64(stmt, 1, a);
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_ROW && sqlite3_column_type(stmt, 0) != SQLITE_NULL) {
+		*out = sqlite3_column_int64(stmt, 0);
+		*found = true;
+	}
+	sqlite3_finalize(stmt);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return store__write_fail(st, rc, "read");
+	return 0;
 }
 
 int store__prepare(struct store *st, const char *sql, const char *what, sqlite3_stmt **out)

@@ -83,6 +83,7 @@ int store__cached_exec(struct store *st, const char *sql);
 
 /* Reports a failed read of what ("cannot WHAT in store ..."): -errno, never 0. */
 int store__read_fail(struct store *st, int rc, const char *what);
+int store__query_i64_opt(struct store *st, const char *sql, int64_t a, int64_t *out, bool *found);
 /* Prepares sql for a read; on failure *out is NULL and store__read_fail has reported. */
 int store__prepare(struct store *st, const char *sql, const char *what, sqlite3_stmt **out);
 

@@ -182,12 +182,12 @@ static int put_varint(struct strbuf *sb, uint64_t v)
 
 static uint64_t zigzag(uint64_t v)
 {
-	return (v << 1) ^ (uint64_t)-(int64_t)(v >> 63);
+	return (v << 1) ^ (uint64_t) - (int64_t)(v >> 63);
 }
 
 static uint64_t unzigzag(uint64_t v)
 {
-	return (v >> 1) ^ (uint64_t)-(int64_t)(v & 1);
+	return (v >> 1) ^ (uint64_t) - (int64_t)(v & 1);
 }
 
 /*

@@ -34,38 +34,6 @@
 
 #include "common/log.h"
 
-static int pack_fail(struct store *st, int rc, const char *what)
-{
-	int ret = store__errno(st->db, rc);
-
-	if (ret == 0)
-		ret = -EIO;
-	if (ret == -ENOSPC)
-		return ret;
-	return log_err(ret, "cannot %s in store '%s' (%s)", what, st->path, store__errmsg(st));
-}
-
-static int query_i64_opt(struct store *st, const char *sql, int64_t a, int64_t *out, bool *found)
-{
-	sqlite3_stmt *stmt;
-	int rc = sqlite3_prepare_v2(st->db, sql, -1, &stmt, NULL);
-
-	*found = false;
-	if (rc != SQLITE_OK)
-		return pack_fail(st, rc, "pack rows");
-	if (sqlite3_bind_parameter_count(stmt) >= 1)
-		sqlite3_bind_int64(stmt, 1, a);
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_ROW && sqlite3_column_type(stmt, 0) != SQLITE_NULL) {
-		*out = sqlite3_column_int64(stmt, 0);
-		*found = true;
-	}
-	sqlite3_finalize(stmt);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return pack_fail(st, rc, "pack rows");
-	return 0;
-}
-
 static int pack_cut(struct store *st, int64_t before_ms, int64_t max_seq, int64_t max_seqs,
 		    int64_t *prev, int64_t *cut, bool *limited)
 {
@@ -73,17 +41,17 @@ static int pack_cut(struct store *st, int64_t before_ms, int64_t max_seq, int64_
 	bool found;
 	int ret;
 
-	ret = query_i64_opt(st,
-			    "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'pack_seq'", 0,
-			    prev, &found);
+	ret = store__query_i64_opt(
+	    st, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'pack_seq'", 0, prev, &found);
 	if (ret)
 		return ret;
 	if (!found)
 		*prev = 0;
-	ret = query_i64_opt(st,
-			    "SELECT min(seq) FROM host_samples WHERE node_id IN (SELECT id FROM nodes)"
-			    " AND ts_ms >= ?1",
-			    before_ms, &first_young, &found);
+	ret = store__query_i64_opt(
+	    st,
+	    "SELECT min(seq) FROM host_samples WHERE node_id IN (SELECT id FROM nodes)"
+	    " AND ts_ms >= ?1",
+	    before_ms, &first_young, &found);
 	if (ret)
 		return ret;
 	*cut = (found ? first_young : st->next_seq) - 1;
@@ -169,7 +137,7 @@ static int flush_pack(struct packer *pk, int64_t key)
 	sqlite3_bind_blob(pk->insert, 9, pk->blob.buf, (int)pk->blob.len, SQLITE_STATIC);
 	rc = sqlite3_step(pk->insert);
 	if (rc != SQLITE_DONE)
-		return pack_fail(pk->st, rc, "store a pack");
+		return store__write_fail(pk->st, rc, "store a pack");
 	pk->res->packs++;
 	pk->res->rows += (int64_t)p->nrows;
 	pk->res->bytes += (int64_t)pk->blob.len;
@@ -181,17 +149,18 @@ static int flush_pack(struct packer *pk, int64_t key)
 static int column_index(struct store *st, const char *table, const char *col, int *out)
 {
 	sqlite3_stmt *stmt;
-	int rc = sqlite3_prepare_v2(st->db, "SELECT cid FROM pragma_table_info(?1, 'main') WHERE name = ?2",
+	int rc = sqlite3_prepare_v2(st->db,
+				    "SELECT cid FROM pragma_table_info(?1, 'main') WHERE name = ?2",
 				    -1, &stmt, NULL);
 
 	if (rc != SQLITE_OK)
-		return pack_fail(st, rc, "pack rows");
+		return store__write_fail(st, rc, "pack rows");
 	sqlite3_bind_text(stmt, 1, table, -1, SQLITE_STATIC);
 	sqlite3_bind_text(stmt, 2, col, -1, SQLITE_STATIC);
 	rc = sqlite3_step(stmt);
 	*out = rc == SQLITE_ROW ? sqlite3_column_int(stmt, 0) : -1;
 	sqlite3_finalize(stmt);
-	return *out >= 0 ? 0 : pack_fail(st, SQLITE_CORRUPT, "find a column to pack by");
+	return *out >= 0 ? 0 : store__write_fail(st, SQLITE_CORRUPT, "find a column to pack by");
 }
 
 /* One row of the SELECT (key first, then the table's columns) into the buffer. */
@@ -212,8 +181,9 @@ static int buffer_row(struct packer *pk, sqlite3_stmt *stmt)
 			break;
 		case SQLITE_TEXT:
 		case SQLITE_BLOB: {
-			const void *s = type == SQLITE_TEXT ? (const void *)sqlite3_column_text(stmt, c + 1)
-							    : sqlite3_column_blob(stmt, c + 1);
+			const void *s = type == SQLITE_TEXT
+					    ? (const void *)sqlite3_column_text(stmt, c + 1)
+					    : sqlite3_column_blob(stmt, c + 1);
 
 			ret = pack_set_text(&pk->rows, row, c, type, s,
 					    (size_t)sqlite3_column_bytes(stmt, c + 1));
@@ -240,11 +210,12 @@ static int pack_table_rows(struct packer *pk, int64_t cut)
 		ret = column_index(pk->st, pk->t->name, "ts_ms", &pk->ts_col);
 	if (ret)
 		return ret;
-	snprintf(sql, sizeof(sql), "SELECT coalesce(%s, 0), * FROM %s WHERE seq <= ?1 ORDER BY 1, seq",
+	snprintf(sql, sizeof(sql),
+		 "SELECT coalesce(%s, 0), * FROM %s WHERE seq <= ?1 ORDER BY 1, seq",
 		 pk->t->key_col, pk->t->name);
 	rc = sqlite3_prepare_v2(pk->st->db, sql, -1, &stmt, NULL);
 	if (rc != SQLITE_OK)
-		return pack_fail(pk->st, rc, "pack rows");
+		return store__write_fail(pk->st, rc, "pack rows");
 	pk->ncols = sqlite3_column_count(stmt) - 1;
 	pack_rows_release(&pk->rows);
 	pack_rows_init(&pk->rows, pk->ncols);
@@ -264,7 +235,7 @@ static int pack_table_rows(struct packer *pk, int64_t cut)
 			goto out_finalize;
 	}
 	if (rc != SQLITE_DONE) {
-		ret = pack_fail(pk->st, rc, "pack rows");
+		ret = store__write_fail(pk->st, rc, "pack rows");
 		goto out_finalize;
 	}
 	ret = flush_pack(pk, key);
@@ -274,10 +245,10 @@ static int pack_table_rows(struct packer *pk, int64_t cut)
 	sqlite3_finalize(stmt);
 	rc = sqlite3_prepare_v2(pk->st->db, sql, -1, &stmt, NULL);
 	if (rc != SQLITE_OK)
-		return pack_fail(pk->st, rc, "pack rows");
+		return store__write_fail(pk->st, rc, "pack rows");
 	sqlite3_bind_int64(stmt, 1, cut);
 	rc = sqlite3_step(stmt);
-	ret = rc == SQLITE_DONE ? 0 : pack_fail(pk->st, rc, "pack rows");
+	ret = rc == SQLITE_DONE ? 0 : store__write_fail(pk->st, rc, "pack rows");
 out_finalize:
 	sqlite3_finalize(stmt);
 	return ret;
@@ -321,7 +292,7 @@ int store_pack_step(struct store *st, int64_t before_ms, int64_t max_seq, int64_
 				"INSERT INTO packs (tbl, key, seq_lo, seq_hi, ts_lo, ts_hi, nrows,"
 				" raw_bytes, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
 				-1, &pk.insert, NULL);
-	ret = rc == SQLITE_OK ? 0 : pack_fail(st, rc, "pack rows");
+	ret = rc == SQLITE_OK ? 0 : store__write_fail(st, rc, "pack rows");
 	for (int i = 0; i < store__npack_tables && !ret; i++) {
 		if (store__pack_tables[i].since > st->schema_version)
 			continue;
@@ -388,7 +359,7 @@ static int unpack_one(struct store *st, const struct pack_table *t, const void *
 		return ret;
 	ncols = (int)n;
 	if (ncols <= 0 || ncols > PACK_MAX_COLS)
-		return pack_fail(st, SQLITE_CORRUPT, "unpack rows");
+		return store__write_fail(st, SQLITE_CORRUPT, "unpack rows");
 	pack_rows_init(&p, ncols);
 	ret = pack_decode(&p, blob, (size_t)len, nrows);
 	if (ret) {
@@ -436,7 +407,7 @@ static int unpack_one(struct store *st, const struct pack_table *t, const void *
 	sqlite3_finalize(insert);
 	strbuf_release(&sql);
 	pack_rows_release(&p);
-	return rc == SQLITE_OK ? 0 : pack_fail(st, rc, "unpack rows");
+	return rc == SQLITE_OK ? 0 : store__write_fail(st, rc, "unpack rows");
 }
 
 int store_unpack(struct store *st, int64_t *rows)
@@ -454,7 +425,7 @@ int store_unpack(struct store *st, int64_t *rows)
 		return ret;
 	rc = sqlite3_prepare_v2(st->db, "SELECT tbl, data, nrows FROM packs ORDER BY seq_lo", -1,
 				&stmt, NULL);
-	ret = rc == SQLITE_OK ? 0 : pack_fail(st, rc, "unpack rows");
+	ret = rc == SQLITE_OK ? 0 : store__write_fail(st, rc, "unpack rows");
 	while (!ret && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
 		const char *tbl = (const char *)sqlite3_column_text(stmt, 0);
 		const struct pack_table *t = NULL;
@@ -471,7 +442,7 @@ int store_unpack(struct store *st, int64_t *rows)
 				 sqlite3_column_int64(stmt, 2), rows);
 	}
 	if (!ret && rc != SQLITE_DONE)
-		ret = pack_fail(st, rc, "unpack rows");
+		ret = store__write_fail(st, rc, "unpack rows");
 	sqlite3_finalize(stmt);
 	if (!ret)
 		ret = store__exec(st, "DELETE FROM packs; DELETE FROM meta WHERE key = 'pack_seq'",

@@ -32,9 +32,9 @@
 #include "store/pack.h"
 
 const struct pack_table store__pack_tables[] = {
-    {"host_samples", "node_id", "node_id", 1},	{"cpu_samples", "node_id", "cpu", 1},
-    {"disk_samples", "node_id", "disk", 1},	{"net_samples", "node_id", "iface", 1},
-    {"proc_samples", "job_id", "proc_id", 1},	{"job_samples", "job_id", "job_id", 1},
+    {"host_samples", "node_id", "node_id", 1},	  {"cpu_samples", "node_id", "cpu", 1},
+    {"disk_samples", "node_id", "disk", 1},	  {"net_samples", "node_id", "iface", 1},
+    {"proc_samples", "job_id", "proc_id", 1},	  {"job_samples", "job_id", "job_id", 1},
     {"gpu_samples", "device_id", "device_id", 2}, {"gpu_proc_samples", "device_id", "pid", 2},
 };
 const int store__npack_tables = sizeof(store__pack_tables) / sizeof(store__pack_tables[0]);
@@ -61,8 +61,8 @@ struct pcur {
 	bool has_key;
 	int64_t key, seq_min, seq_max, ts_min, ts_max;
 	sqlite3_stmt *packs;
-	bool packs_key; /* packs is the statement with the key */
-	bool pending;	/* packs holds a row not decoded yet */
+	bool packs_key;	 /* packs is the statement with the key */
+	bool pending;	 /* packs holds a row not decoded yet */
 	bool packs_done; /* packs stepped to its end (stepping again would rerun it) */
 	struct pack_rows rows;
 	size_t *order, norder, order_alloc, pos;
@@ -90,7 +90,8 @@ static const struct pack_table *find_table(const char *name)
 static int table_columns(struct pvtab *vt, sqlite3_str *decl)
 {
 	sqlite3_stmt *stmt;
-	char *sql = sqlite3_mprintf("SELECT name, type FROM pragma_table_info(%Q, 'main')", vt->t->name);
+	char *sql =
+	    sqlite3_mprintf("SELECT name, type FROM pragma_table_info(%Q, 'main')", vt->t->name);
 	int rc;
 
 	if (!sql)
@@ -124,8 +125,8 @@ static int table_columns(struct pvtab *vt, sqlite3_str *decl)
 		   : SQLITE_CORRUPT;
 }
 
-static int vt_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
-		      sqlite3_vtab **out, char **err)
+static int vt_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out,
+		      char **err)
 {
 	struct pvtab *vt;
 	sqlite3_str *decl;
@@ -210,9 +211,10 @@ static int vt_best_index(sqlite3_vtab *base, sqlite3_index_info *info)
 
 	for (int i = 0; i < info->nConstraint && n < VT_MAX_CONSTRAINTS; i++) {
 		const struct sqlite3_index_constraint *c = &info->aConstraint[i];
-		char col = c->iColumn == 0 ? 's' : c->iColumn == vt->key_col ? 'k'
-					   : c->iColumn == vt->ts_col	     ? 't'
-									     : 0;
+		char col = c->iColumn == 0	       ? 's'
+			   : c->iColumn == vt->key_col ? 'k'
+			   : c->iColumn == vt->ts_col  ? 't'
+						       : 0;
 		char op = op_code(c->op);
 
 		if (!c->usable || !col || !op)
@@ -320,7 +322,8 @@ static int prepare_live(struct pcur *cur, struct pvtab *vt, const char *idx, int
 	char *text;
 	int rc;
 
-	if (cur->live && cur->live_idx && cur->live_order == order && strcmp(cur->live_idx, idx) == 0) {
+	if (cur->live && cur->live_idx && cur->live_order == order &&
+	    strcmp(cur->live_idx, idx) == 0) {
 		sqlite3_reset(cur->live);
 		sqlite3_clear_bindings(cur->live);
 		return SQLITE_OK;
@@ -335,7 +338,9 @@ static int prepare_live(struct pcur *cur, struct pvtab *vt, const char *idx, int
 	sql = sqlite3_str_new(vt->db);
 	sqlite3_str_appendf(sql, "SELECT * FROM main.\"%w\" WHERE 1", vt->t->name);
 	for (size_t i = 0; idx[2 * i]; i++) {
-		const char *col = idx[2 * i] == 's' ? "seq" : idx[2 * i] == 'k' ? vt->t->key_col : "ts_ms";
+		const char *col = idx[2 * i] == 's'   ? "seq"
+				  : idx[2 * i] == 'k' ? vt->t->key_col
+						      : "ts_ms";
 		const char *op;
 
 		switch (idx[2 * i + 1]) {
@@ -378,12 +383,13 @@ static int prepare_packs(struct pcur *cur, struct pvtab *vt)
 		cur->packs_key = cur->has_key;
 		rc = sqlite3_prepare_v2(
 		    vt->db,
-		    cur->has_key ? "SELECT seq_hi, nrows, data, seq_lo FROM main.packs WHERE tbl = ?1"
-				   " AND key = ?2 AND seq_hi >= ?3 AND seq_lo <= ?4 AND ts_hi >= ?5"
-				   " AND ts_lo <= ?6 ORDER BY seq_lo"
-				 : "SELECT seq_hi, nrows, data, seq_lo FROM main.packs WHERE tbl = ?1"
-				   " AND seq_hi >= ?3 AND seq_lo <= ?4 AND ts_hi >= ?5 AND ts_lo <= ?6"
-				   " ORDER BY seq_lo",
+		    cur->has_key
+			? "SELECT seq_hi, nrows, data, seq_lo FROM main.packs WHERE tbl = ?1"
+			  " AND key = ?2 AND seq_hi >= ?3 AND seq_lo <= ?4 AND ts_hi >= ?5"
+			  " AND ts_lo <= ?6 ORDER BY seq_lo"
+			: "SELECT seq_hi, nrows, data, seq_lo FROM main.packs WHERE tbl = ?1"
+			  " AND seq_hi >= ?3 AND seq_lo <= ?4 AND ts_hi >= ?5 AND ts_lo <= ?6"
+			  " ORDER BY seq_lo",
 		    -1, &cur->packs, NULL);
 		if (rc != SQLITE_OK)
 			return rc;
@@ -416,7 +422,8 @@ static int cmp_rows(const void *a, const void *b, void *arg)
 	int c = 0;
 
 	if (ctx->ts_col >= 0)
-		c = cmp_i64(pack_int(ctx->rows, ra, ctx->ts_col), pack_int(ctx->rows, rb, ctx->ts_col));
+		c = cmp_i64(pack_int(ctx->rows, ra, ctx->ts_col),
+			    pack_int(ctx->rows, rb, ctx->ts_col));
 	return c ? c : cmp_i64(pack_int(ctx->rows, ra, 0), pack_int(ctx->rows, rb, 0));
 }
 
@@ -484,7 +491,8 @@ static int load_group(struct pcur *cur, struct pvtab *vt)
 			if (rc != SQLITE_ROW)
 				return rc;
 			cur->pending = true;
-			/* packs come by seq_lo: one starting past the group's end starts the next */
+			/* packs come by seq_lo: one starting past the group's end starts the next
+			 */
 			/*
 			 * Never cut a group short: its rows would come out of
 			 * order.  A group is as wide as the keys packed in one
@@ -663,7 +671,8 @@ int store__packs_register(struct store *st)
 	for (int i = 0; i < store__npack_tables; i++) {
 		if (store__pack_tables[i].since > st->schema_version)
 			continue;
-		snprintf(sql, sizeof(sql), "CREATE VIRTUAL TABLE temp.%s_all USING jobscope_pack(%s)",
+		snprintf(sql, sizeof(sql),
+			 "CREATE VIRTUAL TABLE temp.%s_all USING jobscope_pack(%s)",
 			 store__pack_tables[i].name, store__pack_tables[i].name);
 		rc = sqlite3_exec(st->db, sql, NULL, NULL, NULL);
 		if (rc != SQLITE_OK)

@@ -45,17 +45,6 @@ static const struct {
 #define NTABLES (sizeof(retention_tables) / sizeof(retention_tables[0]))
 #define NO_HEAD INT64_MAX
 
-static int ret_fail(struct store *st, int rc, const char *what)
-{
-	int ret = store__errno(st->db, rc);
-
-	if (ret == 0)
-		ret = -EIO;
-	if (ret == -ENOSPC)
-		return ret;
-	return log_err(ret, "cannot %s in store '%s' (%s)", what, st->path, store__errmsg(st));
-}
-
 /* Runs sql with up to three int64 parameters; *changes receives the rows changed. */
 static int run3(struct store *st, const char *sql, int64_t a, int64_t b, int64_t c,
 		int64_t *changes)
@@ -64,7 +53,7 @@ static int run3(struct store *st, const char *sql, int64_t a, int64_t b, int64_t
 	int rc = sqlite3_prepare_v2(st->db, sql, -1, &stmt, NULL);
 
 	if (rc != SQLITE_OK)
-		return ret_fail(st, rc, "age out data");
+		return store__write_fail(st, rc, "age out data");
 	if (sqlite3_bind_parameter_count(stmt) >= 1)
 		sqlite3_bind_int64(stmt, 1, a);
 	if (sqlite3_bind_parameter_count(stmt) >= 2)
@@ -74,7 +63,7 @@ static int run3(struct store *st, const char *sql, int64_t a, int64_t b, int64_t
 	rc = sqlite3_step(stmt);
 	sqlite3_finalize(stmt);
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
-		return ret_fail(st, rc, "age out data");
+		return store__write_fail(st, rc, "age out data");
 	if (changes)
 		*changes += sqlite3_changes(st->db);
 	return 0;
@@ -85,39 +74,17 @@ static int run2(struct store *st, const char *sql, int64_t a, int64_t b, int64_t
 	return run3(st, sql, a, b, 0, changes);
 }
 
-/* An int64 from a query with one parameter; *found false when NULL or no row. */
-static int query1(struct store *st, const char *sql, int64_t a, int64_t *out, bool *found)
-{
-	sqlite3_stmt *stmt;
-	int rc = sqlite3_prepare_v2(st->db, sql, -1, &stmt, NULL);
-
-	*found = false;
-	if (rc != SQLITE_OK)
-		return ret_fail(st, rc, "age out data");
-	if (sqlite3_bind_parameter_count(stmt) >= 1)
-		sqlite3_bind_int64(stmt, 1, a);
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_ROW && sqlite3_column_type(stmt, 0) != SQLITE_NULL) {
-		*out = sqlite3_column_int64(stmt, 0);
-		*found = true;
-	}
-	sqlite3_finalize(stmt);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return ret_fail(st, rc, "age out data");
-	return 0;
-}
-
 int store_used_bytes(struct store *st, uint64_t *bytes)
 {
 	int64_t pages, free_pages, page_size;
 	bool f1, f2, f3;
 	int ret;
 
-	ret = query1(st, "PRAGMA page_count", 0, &pages, &f1);
+	ret = store__query_i64_opt(st, "PRAGMA page_count", 0, &pages, &f1);
 	if (!ret)
-		ret = query1(st, "PRAGMA freelist_count", 0, &free_pages, &f2);
+		ret = store__query_i64_opt(st, "PRAGMA freelist_count", 0, &free_pages, &f2);
 	if (!ret)
-		ret = query1(st, "PRAGMA page_size", 0, &page_size, &f3);
+		ret = store__query_i64_opt(st, "PRAGMA page_size", 0, &page_size, &f3);
 	if (ret)
 		return ret;
 	if (!f1 || !f2 || !f3)
@@ -139,13 +106,13 @@ static int delete_packs_before(struct store *st, int64_t cut, int budget, int64_
 				    -1, &stmt, NULL);
 
 	if (rc != SQLITE_OK)
-		return ret_fail(st, rc, "age out data");
+		return store__write_fail(st, rc, "age out data");
 	sqlite3_bind_int64(stmt, 1, cut);
 	sqlite3_bind_int64(stmt, 2, budget);
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
 		*deleted += sqlite3_column_int64(stmt, 0);
 	sqlite3_finalize(stmt);
-	return rc == SQLITE_DONE ? 0 : ret_fail(st, rc, "age out data");
+	return rc == SQLITE_DONE ? 0 : store__write_fail(st, rc, "age out data");
 }
 
 /* Deletes up to budget rows of every fact table with seq < cut, and packs wholly below it. */
@@ -222,7 +189,7 @@ static int delete_unacked_before(struct store *st, int64_t acked, int64_t cut, i
 			 retention_tables[i].name, retention_tables[i].name);
 		rc = sqlite3_prepare_v2(st->db, sql, -1, &stmt, NULL);
 		if (rc != SQLITE_OK)
-			return ret_fail(st, rc, "age out data");
+			return store__write_fail(st, rc, "age out data");
 		sqlite3_bind_int64(stmt, 1, acked);
 		sqlite3_bind_int64(stmt, 2, cut);
 		sqlite3_bind_int64(stmt, 3, budget);
@@ -230,7 +197,7 @@ static int delete_unacked_before(struct store *st, int64_t acked, int64_t cut, i
 			lost_add(l, sqlite3_column_int64(stmt, 0), sqlite3_column_int64(stmt, 1));
 		sqlite3_finalize(stmt);
 		if (rc != SQLITE_DONE)
-			return ret_fail(st, rc, "age out data");
+			return store__write_fail(st, rc, "age out data");
 	}
 	return 0;
 }
@@ -248,10 +215,11 @@ static int record_gap(struct store *st, int64_t now_ms, const struct lost_span *
 	bool found;
 	int rc, ret;
 
-	ret = query1(st,
-		     "SELECT coalesce((SELECT node_id FROM host_samples ORDER BY seq DESC LIMIT 1),"
-		     " (SELECT min(id) FROM nodes), 0)",
-		     0, &node_id, &found);
+	ret = store__query_i64_opt(
+	    st,
+	    "SELECT coalesce((SELECT node_id FROM host_samples ORDER BY seq DESC LIMIT 1),"
+	    " (SELECT min(id) FROM nodes), 0)",
+	    0, &node_id, &found);
 	if (ret)
 		return ret;
 	memset(g, 0, sizeof(*g));
@@ -270,7 +238,7 @@ static int record_gap(struct store *st, int64_t now_ms, const struct lost_span *
 				" rows, reason) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
 				-1, &stmt, NULL);
 	if (rc != SQLITE_OK)
-		return ret_fail(st, rc, "record lost rows");
+		return store__write_fail(st, rc, "record lost rows");
 	sqlite3_bind_int64(stmt, 1, g->seq);
 	sqlite3_bind_int64(stmt, 2, g->node_id);
 	sqlite3_bind_int64(stmt, 3, g->ts_ms);
@@ -283,7 +251,7 @@ static int record_gap(struct store *st, int64_t now_ms, const struct lost_span *
 	rc = sqlite3_step(stmt);
 	sqlite3_finalize(stmt);
 	if (rc != SQLITE_DONE)
-		return ret_fail(st, rc, "record lost rows");
+		return store__write_fail(st, rc, "record lost rows");
 	st->next_seq++;
 	ret = run2(st,
 		   "INSERT INTO meta (key, value) VALUES ('lost_rows_total', CAST(?1 AS TEXT))"
@@ -322,7 +290,7 @@ static int keep_head(struct store *st, const struct store_head_bound *head)
 		rc = sqlite3_step(stmt);
 		sqlite3_finalize(stmt);
 	}
-	return rc == SQLITE_DONE ? 0 : ret_fail(st, rc, "keep the head's cursor");
+	return rc == SQLITE_DONE ? 0 : store__write_fail(st, rc, "keep the head's cursor");
 }
 
 /*
@@ -335,17 +303,19 @@ static int seq_at(struct store *st, int64_t ts_ms, int64_t *seq, bool *found)
 	int ret;
 
 	if (st->schema_version < 6)
-		return query1(st,
-			      "SELECT min(seq) FROM host_samples WHERE node_id IN (SELECT id FROM nodes)"
-			      " AND ts_ms >= ?1",
-			      ts_ms, seq, found);
+		return store__query_i64_opt(
+		    st,
+		    "SELECT min(seq) FROM host_samples WHERE node_id IN (SELECT id FROM nodes)"
+		    " AND ts_ms >= ?1",
+		    ts_ms, seq, found);
 	/* min() of two scalars is NULL when either is: each NULL made the largest int64 */
-	ret = query1(st,
-		     "SELECT min(coalesce((SELECT min(seq_lo) FROM packs WHERE tbl = 'host_samples'"
-		     " AND ts_hi >= ?1), 9223372036854775807), coalesce((SELECT min(seq) FROM"
-		     " host_samples WHERE node_id IN (SELECT id FROM nodes) AND ts_ms >= ?1),"
-		     " 9223372036854775807))",
-		     ts_ms, seq, found);
+	ret = store__query_i64_opt(
+	    st,
+	    "SELECT min(coalesce((SELECT min(seq_lo) FROM packs WHERE tbl = 'host_samples'"
+	    " AND ts_hi >= ?1), 9223372036854775807), coalesce((SELECT min(seq) FROM"
+	    " host_samples WHERE node_id IN (SELECT id FROM nodes) AND ts_ms >= ?1),"
+	    " 9223372036854775807))",
+	    ts_ms, seq, found);
 	if (!ret && *found && *seq == INT64_MAX)
 		*found = false;
 	return ret;
@@ -398,7 +368,7 @@ static int procs_cut_ms(struct store *st, int64_t raw_cut_ms, int64_t acked, int
 	if (acked == NO_HEAD)
 		return 0;
 	for (size_t i = 0; i < (st->schema_version >= 2 ? 2 : 1); i++) {
-		ret = query1(st, sql[i], acked, &ts, &found);
+		ret = store__query_i64_opt(st, sql[i], acked, &ts, &found);
 		if (ret)
 			return ret;
 		if (found && ts < *cut_ms)
@@ -422,15 +392,16 @@ static int retention_cap(struct store *st, int64_t now_ms, int64_t acked, int64_
 	bool found;
 	int ret;
 
-	ret = query1(st,
-		     st->schema_version >= 6
-			 /* the oldest pack by its end: its start is close enough for a tenth */
-			 ? "SELECT min(coalesce((SELECT min(seq) FROM host_samples),"
-			   " (SELECT seq_lo FROM packs ORDER BY seq_hi LIMIT 1)),"
-			   " coalesce((SELECT seq_lo FROM packs ORDER BY seq_hi LIMIT 1),"
-			   " (SELECT min(seq) FROM host_samples)))"
-			 : "SELECT min(seq) FROM host_samples",
-		     0, &oldest, &found);
+	ret = store__query_i64_opt(
+	    st,
+	    st->schema_version >= 6
+		/* the oldest pack by its end: its start is close enough for a tenth */
+		? "SELECT min(coalesce((SELECT min(seq) FROM host_samples),"
+		  " (SELECT seq_lo FROM packs ORDER BY seq_hi LIMIT 1)),"
+		  " coalesce((SELECT seq_lo FROM packs ORDER BY seq_hi LIMIT 1),"
+		  " (SELECT min(seq) FROM host_samples)))"
+		: "SELECT min(seq) FROM host_samples",
+	    0, &oldest, &found);
 	if (ret)
 		return ret;
 	if (found) {
@@ -458,13 +429,14 @@ static int retention_cap(struct store *st, int64_t now_ms, int64_t acked, int64_
 	}
 	if (st->schema_version < 3)
 		return 0;
-	ret = query1(st, "SELECT min(ts_ms) FROM rollups WHERE tier_ms = 60000", 0, &oldest, &found);
+	ret = store__query_i64_opt(st, "SELECT min(ts_ms) FROM rollups WHERE tier_ms = 60000", 0,
+				   &oldest, &found);
 	if (ret)
 		return ret;
 	if (found)
 		return delete_rollups_before(st, 60000, oldest + 3600000, budget, &res->deleted);
-	ret = query1(st, "SELECT min(ts_ms) FROM rollups WHERE tier_ms = 3600000", 0, &oldest,
-		     &found);
+	ret = store__query_i64_opt(st, "SELECT min(ts_ms) FROM rollups WHERE tier_ms = 3600000", 0,
+				   &oldest, &found);
 	if (ret || !found)
 		return ret;
 	return delete_rollups_before(st, 3600000, oldest + 86400000, budget, &res->deleted);

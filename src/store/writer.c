@@ -300,36 +300,23 @@ int store__load_next_seq(struct store *st)
 
 	if (ret)
 		return ret;
-	if (st->schema_version >= 6)
-		return store__query_i64(
-		    st,
-		    "SELECT 1 + max(coalesce((SELECT max(seq) FROM host_samples), 0),"
-		    " coalesce((SELECT max(seq) FROM cpu_samples), 0),"
-		    " coalesce((SELECT max(seq) FROM disk_samples), 0),"
-		    " coalesce((SELECT max(seq) FROM net_samples), 0),"
-		    " coalesce((SELECT max(seq) FROM proc_samples), 0),"
-		    " coalesce((SELECT max(seq) FROM job_samples), 0),"
-		    " coalesce((SELECT max(seq) FROM events), 0),"
-		    " coalesce((SELECT max(seq) FROM marks), 0),"
-		    " coalesce((SELECT max(seq) FROM gpu_samples), 0),"
-		    " coalesce((SELECT max(seq) FROM gpu_proc_samples), 0),"
-		    " coalesce((SELECT max(seq) FROM gaps), 0),"
-		    " coalesce((SELECT max(seq_hi) FROM packs), 0),"
-		    " coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'pack_seq'), 0))",
-		    &st->next_seq);
-	return store__query_i64(st,
-				"SELECT 1 + max(coalesce((SELECT max(seq) FROM host_samples), 0),"
-				" coalesce((SELECT max(seq) FROM cpu_samples), 0),"
-				" coalesce((SELECT max(seq) FROM disk_samples), 0),"
-				" coalesce((SELECT max(seq) FROM net_samples), 0),"
-				" coalesce((SELECT max(seq) FROM proc_samples), 0),"
-				" coalesce((SELECT max(seq) FROM job_samples), 0),"
-				" coalesce((SELECT max(seq) FROM events), 0),"
-				" coalesce((SELECT max(seq) FROM marks), 0),"
-				" coalesce((SELECT max(seq) FROM gpu_samples), 0),"
-				" coalesce((SELECT max(seq) FROM gpu_proc_samples), 0),"
-				" coalesce((SELECT max(seq) FROM gaps), 0))",
-				&st->next_seq);
+	/* a writable store is always of the current schema (migrated at open) */
+	return store__query_i64(
+	    st,
+	    "SELECT 1 + max(coalesce((SELECT max(seq) FROM host_samples), 0),"
+	    " coalesce((SELECT max(seq) FROM cpu_samples), 0),"
+	    " coalesce((SELECT max(seq) FROM disk_samples), 0),"
+	    " coalesce((SELECT max(seq) FROM net_samples), 0),"
+	    " coalesce((SELECT max(seq) FROM proc_samples), 0),"
+	    " coalesce((SELECT max(seq) FROM job_samples), 0),"
+	    " coalesce((SELECT max(seq) FROM events), 0),"
+	    " coalesce((SELECT max(seq) FROM marks), 0),"
+	    " coalesce((SELECT max(seq) FROM gpu_samples), 0),"
+	    " coalesce((SELECT max(seq) FROM gpu_proc_samples), 0),"
+	    " coalesce((SELECT max(seq) FROM gaps), 0),"
+	    " coalesce((SELECT max(seq_hi) FROM packs), 0),"
+	    " coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'pack_seq'), 0))",
+	    &st->next_seq);
 }
 
 /*

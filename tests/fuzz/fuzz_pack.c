@@ -32,7 +32,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* what decoded encodes, and decodes to the same cells */
 		if (pack_encode(&p, NULL, p.nrows, &blob, &raw) != 0)
 			abort();
-		if (pack_decode(&q, blob.buf, blob.len, (int64_t)p.nrows) != 0 || q.nrows != p.nrows)
+		if (pack_decode(&q, blob.buf, blob.len, (int64_t)p.nrows) != 0 ||
+		    q.nrows != p.nrows)
 			abort();
 		for (size_t r = 0; r < p.nrows; r++)
 			for (int c = 0; c < ncols; c++) {
@@ -40,8 +41,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 				if (pack_type(&p, r, c) != pack_type(&q, r, c))
 					abort();
-				if (pack_type(&p, r, c) == SQLITE_TEXT || pack_type(&p, r, c) == SQLITE_BLOB) {
-					const char *a = pack_text(&p, r, c, &la), *b = pack_text(&q, r, c, &lb);
+				if (pack_type(&p, r, c) == SQLITE_TEXT ||
+				    pack_type(&p, r, c) == SQLITE_BLOB) {
+					const char *a = pack_text(&p, r, c, &la),
+						   *b = pack_text(&q, r, c, &lb);
 
 					if (la != lb || (la && memcmp(a, b, la) != 0))
 						abort();

@@ -145,9 +145,9 @@ static void test_codec_counters_compress(void **state)
 			size_t r;
 
 			assert_int_equal(pack_rows_add(&in, &r), 0);
-			pack_set_int(&in, r, 0, 5000000 + t * 4 + proc);	   /* seq */
+			pack_set_int(&in, r, 0, 5000000 + t * 4 + proc);   /* seq */
 			pack_set_int(&in, r, 1, 1700000000000 + t * 1000); /* ts */
-			pack_set_int(&in, r, 2, 123456 + t * 990 + proc);	   /* CPU ms */
+			pack_set_int(&in, r, 2, 123456 + t * 990 + proc);  /* CPU ms */
 			pack_set_int(&in, r, 3, 1 << 30);		   /* RSS */
 		}
 	assert_int_equal(pack_encode(&in, NULL, in.nrows, &blob, &raw), 0);
@@ -244,8 +244,14 @@ static void write_ticks(struct store *st, struct world *w, int n)
 
 		assert_non_null(h);
 		h->valid = HOST_HAS_CPU | HOST_HAS_MEM | HOST_HAS_LOAD;
-		h->cpu.total = (struct cpu_times){(uint64_t)w->ticks * 1500, 0, (uint64_t)w->ticks * 90,
-						  (uint64_t)w->ticks * 400, 7, 1, 2, 0};
+		h->cpu.total = (struct cpu_times){(uint64_t)w->ticks * 1500,
+						  0,
+						  (uint64_t)w->ticks * 90,
+						  (uint64_t)w->ticks * 400,
+						  7,
+						  1,
+						  2,
+						  0};
 		h->cpu.ncpus = 2;
 		h->mem.valid = ~0u;
 		h->mem.total_bytes = 16ull << 30;
@@ -254,10 +260,18 @@ static void write_ticks(struct store *st, struct world *w, int n)
 		assert_int_equal(store_tick_begin(st), 0);
 		assert_int_equal(store_put_host(st, w->node, ts, h), 0);
 		for (int p = 0; p < NPROCS; p++) {
-			struct proc_sample ps = {PS_RSS | PS_HWM | PS_IO | PS_THREADS, 'R', 4,
-						 (uint64_t)w->ticks * (100 + (uint64_t)p * 10), 20, 0,
-						 0, (uint64_t)(p + 1) << 20, (uint64_t)(p + 2) << 20,
-						 0, (uint64_t)w->ticks * 4096, 0};
+			struct proc_sample ps = {PS_RSS | PS_HWM | PS_IO | PS_THREADS,
+						 'R',
+						 4,
+						 (uint64_t)w->ticks * (100 + (uint64_t)p * 10),
+						 20,
+						 0,
+						 0,
+						 (uint64_t)(p + 1) << 20,
+						 (uint64_t)(p + 2) << 20,
+						 0,
+						 (uint64_t)w->ticks * 4096,
+						 0};
 
 			if (p == 3 && w->ticks % 10) /* asleep: a row only when it moved */
 				continue;
@@ -351,13 +365,14 @@ static void on_job(void *arg, int64_t ts_ms, const struct job_sample *s)
 static void on_proc(void *arg, const struct proc_info *p, int64_t ts_ms,
 		    const struct proc_sample *s)
 {
-	strbuf_addf(arg, "p%d@%lld:%llu ", p->pid, (long long)ts_ms, (unsigned long long)s->user_ms);
+	strbuf_addf(arg, "p%d@%lld:%llu ", p->pid, (long long)ts_ms,
+		    (unsigned long long)s->user_ms);
 }
 
 static void on_host(void *arg, int64_t ts_ms, const struct host_sample *h)
 {
-	strbuf_addf(arg, "h%lld:%llu/%d ", (long long)ts_ms, (unsigned long long)h->cpu.total.user_ms,
-		    h->cpu.ncpus);
+	strbuf_addf(arg, "h%lld:%llu/%d ", (long long)ts_ms,
+		    (unsigned long long)h->cpu.total.user_ms, h->cpu.ncpus);
 }
 
 static void on_event(void *arg, const struct event_record *e)
@@ -367,8 +382,8 @@ static void on_event(void *arg, const struct event_record *e)
 
 static char *replay(struct store *st, const struct world *w)
 {
-	struct store_replay_ops ops = {.host = on_host, .job = on_job, .proc = on_proc,
-				       .event = on_event};
+	struct store_replay_ops ops = {
+	    .host = on_host, .job = on_job, .proc = on_proc, .event = on_event};
 	struct strbuf out;
 
 	strbuf_init(&out, 0);
@@ -568,8 +583,9 @@ static void test_store_packs_age_out(void **state)
 		sqlite3 *db;
 
 		assert_int_equal(sqlite3_open(fx->path, &db), SQLITE_OK);
-		assert_int_equal(sqlite3_exec(db, "INSERT INTO agents (agent_id, node_id)"
-						  " VALUES ('a1', 1)",
+		assert_int_equal(sqlite3_exec(db,
+					      "INSERT INTO agents (agent_id, node_id)"
+					      " VALUES ('a1', 1)",
 					      NULL, NULL, NULL),
 				 SQLITE_OK);
 		sqlite3_close(db);
