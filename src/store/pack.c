@@ -151,7 +151,7 @@ const char *pack_text(const struct pack_rows *p, size_t row, int col, size_t *le
 	uint64_t v = (uint64_t)pack_int(p, row, col);
 
 	*len = (size_t)(v & 0xffffffffu);
-	return p->text + (v >> 32);
+	return p->text ? p->text + (v >> 32) : ""; /* no text yet: every length is 0 */
 }
 
 /* Encoding. */
@@ -267,7 +267,7 @@ static int encode_column(const struct pack_rows *p, const size_t *order, size_t 
 			s = pack_text(p, r, col, &len);
 			ret = put_varint(sb, len);
 			if (!ret)
-				ret = strbuf_add(sb, s, len);
+				ret = len ? strbuf_add(sb, s, len) : 0;
 			break;
 		default:
 			break;
