@@ -61,7 +61,7 @@ struct pcur {
 	bool has_key;
 	int64_t key, seq_min, seq_max, ts_min, ts_max;
 	sqlite3_stmt *packs;
-	bool packs_key;	 /* packs is the statement with the key */
+	int packs_shape; /* which bounds packs's SQL has (prepare_packs) */
 	bool pending;	 /* packs holds a row not decoded yet */
 	bool packs_done; /* packs stepped to its end (stepping again would rerun it) */
 	struct pack_rows rows;
@@ -371,36 +371,50 @@ static int prepare_live(struct pcur *cur, struct pvtab *vt, const char *idx, int
 	return rc;
 }
 
+/*
+ * The packs that may hold wanted rows, by seq_lo.  Only the bounds the
+ * query has are written into the SQL, so that SQLite picks the index of
+ * the one it has (a seq range: (tbl, seq_hi); a time window: (tbl, ts_hi);
+ * a key: (tbl, key, seq_lo)) rather than scanning from a bound that is
+ * not there.  Bit 0 key, bit 1 seq, bit 2 time: the statement's shape.
+ */
 static int prepare_packs(struct pcur *cur, struct pvtab *vt)
 {
+	int shape = (cur->has_key ? 1 : 0) |
+		    (cur->seq_min > INT64_MIN || cur->seq_max < INT64_MAX ? 2 : 0) |
+		    (cur->ts_min > INT64_MIN || cur->ts_max < INT64_MAX ? 4 : 0);
 	int rc;
 
-	if (cur->packs && cur->packs_key == cur->has_key) {
+	if (cur->packs && cur->packs_shape == shape) {
 		sqlite3_reset(cur->packs);
+		sqlite3_clear_bindings(cur->packs);
 	} else {
+		char sql[320];
+
 		sqlite3_finalize(cur->packs);
 		cur->packs = NULL;
-		cur->packs_key = cur->has_key;
-		rc = sqlite3_prepare_v2(
-		    vt->db,
-		    cur->has_key
-			? "SELECT seq_hi, nrows, data, seq_lo FROM main.packs WHERE tbl = ?1"
-			  " AND key = ?2 AND seq_hi >= ?3 AND seq_lo <= ?4 AND ts_hi >= ?5"
-			  " AND ts_lo <= ?6 ORDER BY seq_lo"
-			: "SELECT seq_hi, nrows, data, seq_lo FROM main.packs WHERE tbl = ?1"
-			  " AND seq_hi >= ?3 AND seq_lo <= ?4 AND ts_hi >= ?5 AND ts_lo <= ?6"
-			  " ORDER BY seq_lo",
-		    -1, &cur->packs, NULL);
+		cur->packs_shape = shape;
+		snprintf(sql, sizeof(sql),
+			 "SELECT seq_hi, nrows, data, seq_lo FROM main.packs WHERE tbl = ?1%s%s%s"
+			 " ORDER BY seq_lo",
+			 shape & 1 ? " AND key = ?2" : "",
+			 shape & 2 ? " AND seq_hi >= ?3 AND seq_lo <= ?4" : "",
+			 shape & 4 ? " AND ts_hi >= ?5 AND ts_lo <= ?6" : "");
+		rc = sqlite3_prepare_v2(vt->db, sql, -1, &cur->packs, NULL);
 		if (rc != SQLITE_OK)
 			return rc;
 	}
 	sqlite3_bind_text(cur->packs, 1, vt->t->name, -1, SQLITE_STATIC);
-	if (cur->has_key)
+	if (shape & 1)
 		sqlite3_bind_int64(cur->packs, 2, cur->key);
-	sqlite3_bind_int64(cur->packs, 3, cur->seq_min);
-	sqlite3_bind_int64(cur->packs, 4, cur->seq_max);
-	sqlite3_bind_int64(cur->packs, 5, cur->ts_min);
-	sqlite3_bind_int64(cur->packs, 6, cur->ts_max);
+	if (shape & 2) {
+		sqlite3_bind_int64(cur->packs, 3, cur->seq_min);
+		sqlite3_bind_int64(cur->packs, 4, cur->seq_max);
+	}
+	if (shape & 4) {
+		sqlite3_bind_int64(cur->packs, 5, cur->ts_min);
+		sqlite3_bind_int64(cur->packs, 6, cur->ts_max);
+	}
 	return SQLITE_OK;
 }
 

@@ -176,7 +176,7 @@ static const char store_schema_v6[] =
     " ts_hi INTEGER NOT NULL, nrows INTEGER NOT NULL, raw_bytes INTEGER NOT NULL,"
     " data BLOB NOT NULL) STRICT;\n"
     "CREATE INDEX packs_tbl_key ON packs (tbl, key, seq_lo);\n"
-    "CREATE INDEX packs_tbl_seq ON packs (tbl, seq_lo);\n"
+    "CREATE INDEX packs_tbl_seq ON packs (tbl, seq_hi);\n"
     "CREATE INDEX packs_tbl_ts ON packs (tbl, ts_hi);\n"
     "CREATE INDEX packs_seq_hi ON packs (seq_hi);\n"
     "CREATE TABLE report_ckpts (job_id INTEGER PRIMARY KEY, seq INTEGER NOT NULL,"
