@@ -131,17 +131,23 @@ def test_run_id_in_environment(wd):
     eq(r.helper_json()["id"], r.report["run"]["id"], "JOBSCOPE_RUN_ID")
 
 
+def default_signals():
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 def test_signals_forwarded(wd):
     for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         ready = wd.join("ready-%d" % sig)
         script = "trap 'echo got; exit 7' %s; touch %s; while :; do sleep 0.05; done" % (
             sig.name[3:], ready)
-        # a runner started under nohup passes SIGHUP on ignored, and an ignored signal can
-        # be neither trapped by sh nor read by jobscope: the test sets the default back
+        # a runner started under nohup, or in the background, passes SIGHUP or SIGINT on
+        # ignored, and an ignored signal can be neither trapped by sh nor read by jobscope:
+        # the test sets the defaults back
         proc = subprocess.Popen([JOBSCOPE, "run", "--db", wd.join("s.db"), "--report", "none",
                                  "--", "sh", "-c", script], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, start_new_session=True,
-                                preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_DFL))
+                                preexec_fn=default_signals)
         wait_for(lambda: os.path.exists(ready), what="the command to start")
         proc.send_signal(sig)
         out, err = proc.communicate(timeout=30)
