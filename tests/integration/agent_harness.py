@@ -3,6 +3,7 @@ import json
 import os
 import re
 import signal
+import sys
 import sqlite3
 import subprocess
 import time
@@ -92,6 +93,9 @@ class Agent:
             raise AssertionError("the agent did not stop in %ss" % timeout)
         finally:
             self.errf.close()
+        if rc not in (0, -signal.SIGKILL):
+            # what the agent said, for a failure that did not show itself elsewhere
+            sys.stderr.write("agent exited %s; its stderr:\n%s\n" % (rc, self.stderr()[-4000:]))
         return rc
 
     def kill(self):

@@ -490,8 +490,9 @@ def test_unprivileged_marks_missing(wd):
               "root's I/O is null, never 0, for nobody: %r" % [j["usage"] for j in js])
     finally:
         proc.terminate()
-        eq(proc.wait(timeout=20), 0, "agent as nobody exits 0")
+        rc = proc.wait(timeout=20)
         errf.close()
+        eq(rc, 0, "agent as nobody exits 0 (its stderr: %r)" % open(log).read()[-4000:])
 
 
 def mapped_libraries(pid):
