@@ -120,82 +120,113 @@ static int readers_open(struct head *h, const char *db, size_t n)
 }
 
 /*
- * The checkpointer: the WAL copied into the store file every second by a
- * connection of its own, so that no commit waits for a checkpoint (an
- * autocheckpoint in the committer held a group for hundreds of ms).
+ * A maintenance thread with a store connection of its own: step() every
+ * every_s seconds, and at once again while it says more is due, until
+ * stopped.  The head has two: the WAL checkpointer and report checkpoints.
  */
-struct head_checkpointer {
+struct head_worker {
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
 	bool stop;
 	struct store *st;
+	struct head *h;
+	int every_s;
+	bool (*step)(struct head_worker *w); /* true: more due now */
 };
 
-static void *checkpointer(void *arg)
+static void *worker_thread(void *arg)
 {
-	struct head_checkpointer *c = arg;
+	struct head_worker *w = arg;
+	bool again = false;
 
-	pthread_mutex_lock(&c->lock);
-	while (!c->stop) {
+	pthread_mutex_lock(&w->lock);
+	while (!w->stop) {
 		struct timespec until;
 
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += 1;
-		pthread_cond_timedwait(&c->wake, &c->lock, &until);
-		if (c->stop)
+		if (!again) {
+			clock_gettime(CLOCK_REALTIME, &until);
+			until.tv_sec += w->every_s;
+			pthread_cond_timedwait(&w->wake, &w->lock, &until);
+		}
+		if (w->stop)
 			break;
-		pthread_mutex_unlock(&c->lock);
-		store_checkpoint(c->st);
-		pthread_mutex_lock(&c->lock);
+		pthread_mutex_unlock(&w->lock);
+		again = w->step(w);
+		pthread_mutex_lock(&w->lock);
 	}
-	pthread_mutex_unlock(&c->lock);
+	pthread_mutex_unlock(&w->lock);
 	return NULL;
+}
+
+static int worker_start(struct head *h, const char *db, int every_s,
+			bool (*step)(struct head_worker *w), const char *what,
+			struct head_worker **out)
+{
+	struct head_worker *w = calloc(1, sizeof(*w));
+	int ret;
+
+	if (!w)
+		return log_err(-ENOMEM, "out of memory");
+	ret = store_open(db, STORE_CREATE | STORE_CHECKED, &w->st);
+	if (ret) {
+		free(w);
+		return ret;
+	}
+	w->h = h;
+	w->every_s = every_s;
+	w->step = step;
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->wake, NULL);
+	if (pthread_create(&w->thread, NULL, worker_thread, w) != 0) {
+		pthread_cond_destroy(&w->wake);
+		pthread_mutex_destroy(&w->lock);
+		store_close(w->st);
+		free(w);
+		return log_err(-EAGAIN, "cannot start the head's %s thread", what);
+	}
+	*out = w;
+	return 0;
+}
+
+static void worker_stop(struct head_worker **wp)
+{
+	struct head_worker *w = *wp;
+
+	if (!w)
+		return;
+	pthread_mutex_lock(&w->lock);
+	w->stop = true;
+	pthread_cond_signal(&w->wake);
+	pthread_mutex_unlock(&w->lock);
+	pthread_join(w->thread, NULL);
+	store_close(w->st);
+	pthread_cond_destroy(&w->wake);
+	pthread_mutex_destroy(&w->lock);
+	free(w);
+	*wp = NULL;
+}
+
+/*
+ * The checkpointer: the WAL copied into the store file every second by a
+ * connection of its own, so that no commit waits for a checkpoint (an
+ * autocheckpoint in the committer held a group for hundreds of ms).
+ */
+static bool checkpointer_step(struct head_worker *w)
+{
+	store_checkpoint(w->st);
+	return false;
 }
 
 static int checkpointer_start(struct head *h, const char *db)
 {
-	struct head_checkpointer *c = calloc(1, sizeof(*c));
-	int ret;
+	int ret = worker_start(h, db, 1, checkpointer_step, "checkpoint", &h->ckpt);
 
-	if (!c)
-		return log_err(-ENOMEM, "out of memory");
-	ret = store_open(db, STORE_CREATE | STORE_CHECKED, &c->st);
 	if (!ret)
 		ret = store_set_autocheckpoint(h->writer, false);
-	if (ret) {
-		store_close(c->st);
-		free(c);
-		return ret;
-	}
-	pthread_mutex_init(&c->lock, NULL);
-	pthread_cond_init(&c->wake, NULL);
-	if (pthread_create(&c->thread, NULL, checkpointer, c) != 0) {
-		store_set_autocheckpoint(h->writer, true);
-		store_close(c->st);
-		free(c);
-		return log_err(-EAGAIN, "cannot start the head's checkpoint thread");
-	}
-	h->ckpt = c;
-	return 0;
-}
-
-static void checkpointer_stop(struct head *h)
-{
-	struct head_checkpointer *c = h->ckpt;
-
-	if (!c)
-		return;
-	pthread_mutex_lock(&c->lock);
-	c->stop = true;
-	pthread_cond_signal(&c->wake);
-	pthread_mutex_unlock(&c->lock);
-	pthread_join(c->thread, NULL);
-	store_close(c->st);
-	pthread_cond_destroy(&c->wake);
-	pthread_mutex_destroy(&c->lock);
-	free(c);
-	h->ckpt = NULL;
+	if (ret)
+		worker_stop(&h->ckpt);
+	return ret;
 }
 
 /*
@@ -206,15 +237,6 @@ static void checkpointer_stop(struct head *h)
  */
 #define HEAD_REPORTS_EVERY_S 10
 #define HEAD_REPORTS_JOBS    8
-
-struct head_reports {
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t wake;
-	bool stop;
-	struct store *st;
-	struct head *h;
-};
 
 static int reports_save(void *arg, const struct store_ckpt *c)
 {
@@ -227,77 +249,18 @@ static int reports_save(void *arg, const struct store_ckpt *c)
 	return ret;
 }
 
-static void *reports_thread(void *arg)
+static bool reports_step(struct head_worker *w)
 {
-	struct head_reports *c = arg;
 	struct report_ckpt_opts ro = {
-	    .lag_ms = c->h->opt->ckpt_lag_ms > 0 ? c->h->opt->ckpt_lag_ms : REPORT_CKPT_LAG_MS,
+	    .lag_ms = w->h->opt->ckpt_lag_ms > 0 ? w->h->opt->ckpt_lag_ms : REPORT_CKPT_LAG_MS,
 	    .max_jobs = HEAD_REPORTS_JOBS,
 	    .save = reports_save,
-	    .save_arg = c->h,
+	    .save_arg = w->h,
 	};
 	int done = 0;
 
-	pthread_mutex_lock(&c->lock);
-	while (!c->stop) {
-		struct timespec until;
-
-		if (!done) {
-			clock_gettime(CLOCK_REALTIME, &until);
-			until.tv_sec += HEAD_REPORTS_EVERY_S;
-			pthread_cond_timedwait(&c->wake, &c->lock, &until);
-		}
-		if (c->stop)
-			break;
-		pthread_mutex_unlock(&c->lock);
-		if (report_ckpt_maintain(c->st, time_now_ms(), &ro, &done))
-			done = 0; /* said why; again later */
-		pthread_mutex_lock(&c->lock);
-	}
-	pthread_mutex_unlock(&c->lock);
-	return NULL;
-}
-
-static int reports_start(struct head *h, const char *db)
-{
-	struct head_reports *c = calloc(1, sizeof(*c));
-	int ret;
-
-	if (!c)
-		return log_err(-ENOMEM, "out of memory");
-	ret = store_open(db, STORE_CREATE | STORE_CHECKED, &c->st);
-	if (ret) {
-		free(c);
-		return ret;
-	}
-	c->h = h;
-	pthread_mutex_init(&c->lock, NULL);
-	pthread_cond_init(&c->wake, NULL);
-	if (pthread_create(&c->thread, NULL, reports_thread, c) != 0) {
-		store_close(c->st);
-		free(c);
-		return log_err(-EAGAIN, "cannot start the head's report checkpoint thread");
-	}
-	h->reports = c;
-	return 0;
-}
-
-static void reports_stop(struct head *h)
-{
-	struct head_reports *c = h->reports;
-
-	if (!c)
-		return;
-	pthread_mutex_lock(&c->lock);
-	c->stop = true;
-	pthread_cond_signal(&c->wake);
-	pthread_mutex_unlock(&c->lock);
-	pthread_join(c->thread, NULL);
-	store_close(c->st);
-	pthread_cond_destroy(&c->wake);
-	pthread_mutex_destroy(&c->lock);
-	free(c);
-	h->reports = NULL;
+	/* a failure said why: again at the next look */
+	return report_ckpt_maintain(w->st, time_now_ms(), &ro, &done) == 0 && done > 0;
 }
 
 static unsigned online_cpus(void)
@@ -472,7 +435,8 @@ enum head_result head_main(const struct head_opts *o)
 		goto out;
 	}
 	if (sigfd < 0 || checkpointer_start(&h, o->db) || head_ingest_start(&h) ||
-	    reports_start(&h, o->db)) {
+	    worker_start(&h, o->db, HEAD_REPORTS_EVERY_S, reports_step, "report checkpoint",
+			 &h.reports)) {
 		result = HEAD_FAIL_SYSTEM;
 		goto out;
 	}
@@ -494,8 +458,8 @@ out:
 	head_ingest_stop(&h);
 	http_stop(srv);
 	head_ingest_free(&h);
-	reports_stop(&h);
-	checkpointer_stop(&h);
+	worker_stop(&h.reports);
+	worker_stop(&h.ckpt);
 	if (sigfd >= 0)
 		close(sigfd);
 	readers_close(&h);

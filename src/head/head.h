@@ -74,7 +74,7 @@ enum head_result head_main(const struct head_opts *o);
 /* Between the head's files. */
 struct head_ingest;
 struct head_readers;
-struct head_checkpointer;
+struct head_worker;
 struct head {
 	const struct head_opts *opt;
 	struct store *st;     /* in a handler's view: the request's connection (see above) */
@@ -82,8 +82,8 @@ struct head {
 	pthread_mutex_t wlock;
 	struct head_readers *readers; /* head.c: the read connections */
 	struct head_ingest *ing;      /* ingest.c: the queue and the committer */
-	struct head_checkpointer *ckpt; /* head.c: WAL checkpoints beside the committer */
-	struct head_reports *reports;	/* head.c: report checkpoints, on a thread of their own */
+	struct head_worker *ckpt;    /* head.c: WAL checkpoints beside the committer */
+	struct head_worker *reports; /* head.c: report checkpoints, on a thread of their own */
 	unsigned max_conns;	      /* what the server was started with */
 	char token[HEAD_TOKEN_MAX];
 	bool has_token;
