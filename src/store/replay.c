@@ -371,6 +371,18 @@ static void replay_job_sample(struct replay *rp, sqlite3_stmt *stmt)
 	rp->ops->job(rp->arg, ts_ms, s);
 }
 
+/* The procs columns pid, ppid, start_ms, end_ms, uid, comm, cmdline, in that order. */
+static void proc_from_row(struct row *r, struct proc_info *p)
+{
+	p->pid = (int32_t)col_i64(r);
+	p->ppid = (int32_t)col_i64(r);
+	p->start_ms = col_i64(r);
+	p->end_ms = col_i64(r);
+	p->uid = (uint32_t)col_i64(r);
+	col_text(r, p->comm, sizeof(p->comm));
+	col_text(r, p->cmdline, sizeof(p->cmdline));
+}
+
 static void replay_proc_sample(struct replay *rp, sqlite3_stmt *stmt)
 {
 	struct proc_sample *s = &rp->psample;
@@ -395,13 +407,7 @@ static void replay_proc_sample(struct replay *rp, sqlite3_stmt *stmt)
 	s->valid |= col_opt(&r, &s->read_bytes) ? PS_IO : 0;
 	col_opt(&r, &s->write_bytes);
 
-	p->pid = (int32_t)col_i64(&r);
-	p->ppid = (int32_t)col_i64(&r);
-	p->start_ms = col_i64(&r);
-	p->end_ms = col_i64(&r);
-	p->uid = (uint32_t)col_i64(&r);
-	col_text(&r, p->comm, sizeof(p->comm));
-	col_text(&r, p->cmdline, sizeof(p->cmdline));
+	proc_from_row(&r, p);
 	rp->ops->proc(rp->arg, p, ts_ms, s);
 }
 
@@ -533,15 +539,8 @@ static void replay_gpu_proc(struct replay *rp, sqlite3_stmt *stmt)
 	ours = col_opt(&r, &job_id) && ours && (int64_t)job_id == rp->job_id;
 	dev = device_of_row(rp, &r);
 	memset(p, 0, sizeof(*p));
-	if (ours) {
-		p->pid = (int32_t)col_i64(&r);
-		p->ppid = (int32_t)col_i64(&r);
-		p->start_ms = col_i64(&r);
-		p->end_ms = col_i64(&r);
-		p->uid = (uint32_t)col_i64(&r);
-		col_text(&r, p->comm, sizeof(p->comm));
-		col_text(&r, p->cmdline, sizeof(p->cmdline));
-	}
+	if (ours)
+		proc_from_row(&r, p);
 	rp->ops->gpu_proc(rp->arg, dev, ours ? p : NULL, ts_ms, g);
 }
 
@@ -993,13 +992,7 @@ int store_replay_job_dims(struct store *st, int64_t id, const struct store_repla
 			struct proc_info *p = &rp->pinfo;
 
 			memset(p, 0, sizeof(*p));
-			p->pid = (int32_t)col_i64(&r);
-			p->ppid = (int32_t)col_i64(&r);
-			p->start_ms = col_i64(&r);
-			p->end_ms = col_i64(&r);
-			p->uid = (uint32_t)col_i64(&r);
-			col_text(&r, p->comm, sizeof(p->comm));
-			col_text(&r, p->cmdline, sizeof(p->cmdline));
+			proc_from_row(&r, p);
 			dims->proc(arg, p);
 		}
 		if (!ret && rc != SQLITE_DONE)
