@@ -441,13 +441,27 @@ static int64_t sql_count(struct store *st, const char *sql)
 	return n;
 }
 
+/* The store reads as it did: the T_all tables, the job's replay, the export. */
+static void assert_reads_as(struct store *st, const struct world *w, const char *d0,
+			    const char *r0, const char *e0)
+{
+	char *d1 = dump(st, w), *r1 = replay(st, w), *e1 = export_all(st);
+
+	assert_string_equal(d0, d1);
+	assert_string_equal(r0, r1);
+	assert_string_equal(e0, e1);
+	free(d1);
+	free(r1);
+	free(e1);
+}
+
 static void test_store_packed_reads_the_same(void **state)
 {
 	struct fixture *fx = *state;
 	struct store_pack_result res;
 	struct world w;
 	struct store *st = make_world(fx, &w);
-	char *d0, *r0, *e0, *d1, *r1, *e1;
+	char *d0, *r0, *e0, *d1;
 	int64_t rows_before;
 
 	write_ticks(st, &w, 3700);
@@ -465,15 +479,7 @@ static void test_store_packed_reads_the_same(void **state)
 	assert_int_equal(sql_count(st, "SELECT count(*) AS n FROM host_samples WHERE ts_ms < "
 				       "1700001200000"),
 			 0);
-	d1 = dump(st, &w);
-	r1 = replay(st, &w);
-	e1 = export_all(st);
-	assert_string_equal(d0, d1);
-	assert_string_equal(r0, r1);
-	assert_string_equal(e0, e1);
-	free(d1);
-	free(r1);
-	free(e1);
+	assert_reads_as(st, &w, d0, r0, e0);
 
 	/* then everything but the last tick's rows, and a head's cursor bounding it */
 	assert_int_equal(store_pack_step(st, T0 + 3699 * 1000, 20000, 0, &res), 0);
@@ -481,15 +487,7 @@ static void test_store_packed_reads_the_same(void **state)
 	assert_int_equal(store_pack_step(st, T0 + 3699 * 1000, INT64_MAX, 0, &res), 0);
 	assert_true(res.rows > 0);
 	assert_true(res.bytes < res.raw_bytes);
-	d1 = dump(st, &w);
-	r1 = replay(st, &w);
-	e1 = export_all(st);
-	assert_string_equal(d0, d1);
-	assert_string_equal(r0, r1);
-	assert_string_equal(e0, e1);
-	free(d1);
-	free(r1);
-	free(e1);
+	assert_reads_as(st, &w, d0, r0, e0);
 	/* unpacked: plain rows, read the same; packed again */
 	{
 		int64_t rows;
