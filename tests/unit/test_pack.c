@@ -442,8 +442,8 @@ static int64_t sql_count(struct store *st, const char *sql)
 }
 
 /* The store reads as it did: the T_all tables, the job's replay, the export. */
-static void assert_reads_as(struct store *st, const struct world *w, const char *d0,
-			    const char *r0, const char *e0)
+static void assert_reads_as(struct store *st, const struct world *w, const char *d0, const char *r0,
+			    const char *e0)
 {
 	char *d1 = dump(st, w), *r1 = replay(st, w), *e1 = export_all(st);
 
