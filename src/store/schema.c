@@ -184,6 +184,23 @@ static const char store_schema_v6[] =
     " data BLOB NOT NULL) STRICT;\n";
 
 /*
+ * Schema 7: gswarm-profiler's figures.  Per-request timings an application
+ * posts to a head (POST /profiling/record), which a session's export and
+ * report hold for the requests in its window; and each node's root
+ * filesystem use per tick (gswarm's disk_util), which streams to the head
+ * with the rest (a fact table with a seq, never packed).
+ */
+static const char store_schema_v7[] =
+    "CREATE TABLE requests (id INTEGER PRIMARY KEY, ts_ms INTEGER NOT NULL,"
+    " app TEXT NOT NULL, queue_s REAL NOT NULL, processing_s REAL NOT NULL,"
+    " other TEXT) STRICT;\n"
+    "CREATE INDEX requests_ts ON requests (ts_ms);\n"
+    "CREATE TABLE fs_samples (seq INTEGER PRIMARY KEY, node_id INTEGER NOT NULL,"
+    " ts_ms INTEGER NOT NULL, mount TEXT NOT NULL, used_bytes INTEGER,"
+    " total_bytes INTEGER) STRICT;\n"
+    "CREATE INDEX fs_samples_node_ts ON fs_samples (node_id, ts_ms);\n";
+
+/*
  * store_migrations[v] brings a store from schema v to v + 1; [0] creates
  * schema 1 in an empty file.  A new version appends one entry here and
  * bumps STORE_SCHEMA_VERSION.
@@ -195,6 +212,7 @@ static const char *const store_migrations[STORE_SCHEMA_VERSION] = {
     store_schema_v4,
     store_schema_v5,
     store_schema_v6,
+    store_schema_v7,
 };
 
 /* Tables a store must have (checked at open), with the schema that added them. */
@@ -209,7 +227,7 @@ static const struct {
     {"devices", 2},	  {"gpu_samples", 2},  {"gpu_proc_samples", 2},
     {"job_summaries", 3}, {"rollups", 3},      {"agents", 4},
     {"sessions", 4},	  {"gaps", 5},	       {"packs", 6},
-    {"report_ckpts", 6},
+    {"report_ckpts", 6}, {"requests", 7},     {"fs_samples", 7},
 };
 
 /*

@@ -190,3 +190,67 @@ int store_session_control(struct store *st, const char *hostname, int64_t *inter
 	sqlite3_clear_bindings(stmt);
 	return 0;
 }
+
+int store_request_add(struct store *st, struct request_record *r)
+{
+	sqlite3_stmt *stmt;
+	int rc;
+
+	if (st->schema_version < 7)
+		return -EPROTONOSUPPORT;
+	rc = sqlite3_prepare_v2(st->db,
+				"INSERT INTO requests (ts_ms, app, queue_s, processing_s, other)"
+				" VALUES (?, ?, ?, ?, ?) RETURNING id",
+				-1, &stmt, NULL);
+	if (rc != SQLITE_OK)
+		return store__read_fail(st, rc, "record a request");
+	sqlite3_bind_int64(stmt, 1, r->ts_ms);
+	sqlite3_bind_text(stmt, 2, r->app, -1, SQLITE_STATIC);
+	sqlite3_bind_double(stmt, 3, r->queue_s);
+	sqlite3_bind_double(stmt, 4, r->processing_s);
+	if (r->other)
+		sqlite3_bind_text(stmt, 5, r->other, -1, SQLITE_STATIC);
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_ROW)
+		r->id = sqlite3_column_int64(stmt, 0);
+	rc = rc == SQLITE_ROW ? sqlite3_step(stmt) : rc;
+	sqlite3_finalize(stmt);
+	if (rc != SQLITE_DONE)
+		return store__read_fail(st, rc, "record a request");
+	return 0;
+}
+
+int store_for_each_request(struct store *st, int64_t from_ms, int64_t to_ms,
+			   int (*fn)(const struct request_record *r, void *arg), void *arg)
+{
+	struct request_record r;
+	sqlite3_stmt *stmt;
+	int rc, ret = 0;
+
+	if (st->schema_version < 7)
+		return 0;
+	rc = sqlite3_prepare_v2(st->db,
+				"SELECT id, ts_ms, app, queue_s, processing_s, other FROM requests"
+				" WHERE ts_ms >= ?1 AND (?2 = 0 OR ts_ms <= ?2) ORDER BY app, ts_ms, id",
+				-1, &stmt, NULL);
+	if (rc != SQLITE_OK)
+		return store__read_fail(st, rc, "read the requests");
+	sqlite3_bind_int64(stmt, 1, from_ms);
+	sqlite3_bind_int64(stmt, 2, to_ms);
+	while (!ret && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		const unsigned char *app = sqlite3_column_text(stmt, 2);
+
+		memset(&r, 0, sizeof(r));
+		r.id = sqlite3_column_int64(stmt, 0);
+		r.ts_ms = sqlite3_column_int64(stmt, 1);
+		snprintf(r.app, sizeof(r.app), "%s", app ? (const char *)app : "");
+		r.queue_s = sqlite3_column_double(stmt, 3);
+		r.processing_s = sqlite3_column_double(stmt, 4);
+		r.other = (const char *)sqlite3_column_text(stmt, 5);
+		ret = fn(&r, arg);
+	}
+	sqlite3_finalize(stmt);
+	if (!ret && rc != SQLITE_DONE)
+		return store__read_fail(st, rc, "read the requests");
+	return ret;
+}

@@ -40,7 +40,7 @@
 #include "sample/host.h"
 #include "sample/sample.h"
 
-#define STORE_SCHEMA_VERSION 6
+#define STORE_SCHEMA_VERSION 7
 #define STORE_APPLICATION_ID 0x4A53434F
 /*
  * Stores up to this size get a full PRAGMA quick_check when opened: about
@@ -361,6 +361,25 @@ int store_session_get(struct store *st, const char *name, struct session_record 
  */
 int store_session_control(struct store *st, const char *hostname, int64_t *interval_ms,
 			  char *names, size_t size);
+
+/*
+ * Per-request timings an application posts to a head (gswarm's POST
+ * /profiling/record): kept with the time they came, so that every session
+ * whose window holds that time shows them.  other: a JSON object of more
+ * named times in seconds (as the request gave it, re-serialized), or NULL.
+ */
+#define REQUEST_APP_MAX 256
+struct request_record {
+	int64_t id;
+	int64_t ts_ms;
+	char app[REQUEST_APP_MAX];
+	double queue_s, processing_s;
+	const char *other; /* JSON object text, or NULL */
+};
+int store_request_add(struct store *st, struct request_record *r);
+/* The requests recorded in [from_ms, to_ms] (to_ms 0: up to now), by app then time. */
+int store_for_each_request(struct store *st, int64_t from_ms, int64_t to_ms,
+			   int (*fn)(const struct request_record *r, void *arg), void *arg);
 
 /* A session's data, frame by frame (every tick of every node in its window). */
 struct session_frame_gpu {
