@@ -399,7 +399,7 @@ static void test_schema_version_and_application_id(void **state)
 	sql_text(fx->path, "PRAGMA journal_mode", buf, sizeof(buf));
 	assert_string_equal(buf, "wal");
 	sql_text(fx->path, "SELECT value FROM meta WHERE key = 'schema_version'", buf, sizeof(buf));
-	assert_string_equal(buf, "6");
+	assert_string_equal(buf, "7");
 	sql_text(fx->path, "SELECT value FROM meta WHERE key = 'created_by'", buf, sizeof(buf));
 	assert_string_equal(buf, "jobscope " JOBSCOPE_VERSION);
 	assert_true(sql_i64(fx->path, "SELECT value FROM meta WHERE key = 'created_ms'") >
