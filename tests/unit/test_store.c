@@ -406,7 +406,7 @@ static void test_schema_version_and_application_id(void **state)
 		    1600000000000);
 	assert_int_equal(sql_i64(fx->path, "SELECT count(*) FROM pragma_table_list"
 					   " WHERE schema = 'main' AND strict = 1"),
-			 22);
+			 24);
 }
 
 static void test_job_roundtrip(void **state)
