@@ -696,7 +696,9 @@ static int collect_known(struct ptree *pt)
 		if (ret)
 			return ret;
 	}
-	qsort(ev->pids, ev->npids, sizeof(*ev->pids), cmp_pid);
+	/* no event yet: pids is NULL, which qsort must not be given even for 0 */
+	if (ev->npids > 1)
+		qsort(ev->pids, ev->npids, sizeof(*ev->pids), cmp_pid);
 	for (size_t i = 0; i < ev->npids; i++) {
 		int32_t pid = ev->pids[i];
 
