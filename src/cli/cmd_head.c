@@ -41,13 +41,17 @@ static const char head_usage[] =
     "                           file-descriptor limit is raised to fit, or it is an error)\n"
     "      --max-connections-per-ip N   from one address (default 512)\n"
     "      --threads N          HTTP threads (default: one per CPU, 2 to 16)\n"
+    "      --session-dir DIR    when a session stops, write DIR/<name>.json (gswarm-\n"
+    "                           profiler's file) and DIR/<name>.png (its plot)\n"
     "      --report-checkpoint DUR  bring a running job's report checkpoint up to\n"
     "                           date when it is DUR behind (default 1h)\n"
     "  -h, --help               show this help\n"
     "\n"
     "Endpoints: POST /api/v1/ingest (agents; docs/wire.md), GET /, GET /status,\n"
-    "GET /clients, POST /profiling/start {\"name\", \"interval_ms\", \"nodes\"},\n"
-    "POST /profiling/stop {\"name\"}, GET /profiling/sessions.  While a session is\n"
+    "GET /clients, GET /metrics/latest, POST /profiling/start {\"name\",\n"
+    "\"interval_ms\", \"nodes\"}, POST /profiling/stop {\"name\"}, GET\n"
+    "/profiling/sessions, POST /profiling/record (gswarm-profiler's calls,\n"
+    "docs/gswarm.md).  While a session is\n"
     "active its nodes' agents sample at its interval (the smallest of those that\n"
     "cover a node), then return to their own.  GET /api/v1/... queries the store,\n"
     "/api/v1/report answers `jobscope report --head` (docs/http-api.md).\n";
@@ -81,6 +85,7 @@ static int parse_opts(int argc, char **argv, struct head_opts *o)
 	    {"max-connections-per-ip", required_argument, NULL, 'P'},
 	    {"threads", required_argument, NULL, 'T'},
 	    {"report-checkpoint", required_argument, NULL, 'R'},
+	    {"session-dir", required_argument, NULL, 'S'},
 	    {"exit-after", required_argument, NULL, 'E'}, /* hidden: tests */
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
@@ -144,6 +149,11 @@ static int parse_opts(int argc, char **argv, struct head_opts *o)
 						       "bad --report-checkpoint '%s' (1s or "
 						       "more, e.g. 1h)",
 						       optarg);
+			break;
+		case 'S':
+			if (!optarg[0])
+				return cli_usage_error("head", "--session-dir needs a directory");
+			o->session_dir = optarg;
 			break;
 		case 'E':
 			if (parse_duration_ms(optarg, &o->exit_after_ms))

@@ -44,7 +44,9 @@ static int show(const char *verb, struct strbuf *answer, long status, bool json_
 	const cJSON *msg = doc ? cJSON_GetObjectItemCaseSensitive(doc, "message") : NULL;
 	const cJSON *err = doc ? cJSON_GetObjectItemCaseSensitive(doc, "error") : NULL;
 	const cJSON *sessions = doc ? cJSON_GetObjectItemCaseSensitive(doc, "sessions") : NULL;
-	int ret = status >= 200 && status < 300 ? 0 : EXIT_FAIL;
+	const cJSON *ok = doc ? cJSON_GetObjectItemCaseSensitive(doc, "success") : NULL;
+	/* as gswarm, the head says "success": false with a 200 (already active, nothing to stop) */
+	int ret = status >= 200 && status < 300 && !cJSON_IsFalse(ok) ? 0 : EXIT_FAIL;
 
 	if (json_out || (!msg && !err && !cJSON_IsArray(sessions))) {
 		fwrite(answer->buf ? answer->buf : "", 1, answer->len, stdout);
@@ -78,7 +80,7 @@ static int show(const char *verb, struct strbuf *answer, long status, bool json_
 			       cJSON_IsNumber(end) ? "stopped" : "active", t0, t1, ivs, ns);
 		}
 	} else {
-		const cJSON *m = msg ? msg : err;
+		const cJSON *m = cJSON_IsString(err) ? err : msg;
 
 		if (ret)
 			log_err(0, "session %s: %s (HTTP %ld)", verb,

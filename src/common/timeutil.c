@@ -81,6 +81,16 @@ void format_rfc3339_ms(int64_t ms, char *buf, size_t size)
 		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
 }
 
+void format_local_compact(int64_t ms, char *buf, size_t size)
+{
+	time_t secs = (time_t)(ms >= 0 ? ms / 1000 : (ms - 999) / 1000);
+	struct tm tm;
+
+	localtime_r(&secs, &tm);
+	snprintf(buf, size, "%04d%02d%02d_%02d%02d%02d", tm.tm_year + 1900, tm.tm_mon + 1,
+		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+}
+
 int parse_time_ms(const char *s, int64_t now_ms, int64_t *ms)
 {
 	size_t len = s ? strlen(s) : 0;

@@ -36,6 +36,8 @@ int parse_duration_ms(const char *s, int64_t *out_ms);
 
 /* "2026-11-22T09:28:15.123Z" into buf (at least 32 bytes). */
 void format_rfc3339_ms(int64_t ms, char *buf, size_t size);
+/* "20261122_102815" in the local time zone (gswarm's default names), at least 16 bytes. */
+void format_local_compact(int64_t ms, char *buf, size_t size);
 /*
  * "2026-11-22T12:38:04Z", "...04.907Z", "...04+02:00" (a space for the T
  * too) -> ms since the epoch.  0 or -EINVAL.

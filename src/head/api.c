@@ -217,10 +217,10 @@ void head_api_job(void *arg, const struct http_request *req, struct http_respons
 }
 
 /* /api/v1/sessions/NAME: the session and what each of its nodes sent in it */
-void head_api_session(void *arg, const struct http_request *req, struct http_response *res)
+void head_api_session(void *arg, const char *name, const struct http_request *req,
+		      struct http_response *res)
 {
 	struct head *h = arg;
-	const char *name = req->path + strlen("/api/v1/sessions/");
 	struct session_record s;
 	struct jsonw w;
 	char t[40];
@@ -231,6 +231,7 @@ void head_api_session(void *arg, const struct http_request *req, struct http_res
 		return;
 	}
 	jsonw_obj_begin(&w);
+	(void)req;
 	jsonw_kv_str(&w, "name", s.name);
 	jsonw_kv_bool(&w, "is_active", s.end_ms == 0);
 	format_rfc3339_ms(s.start_ms, t, sizeof(t));
@@ -293,6 +294,9 @@ void head_metrics_latest(void *arg, const struct http_request *req, struct http_
 	format_rfc3339_ms(time_now_ms(), t, sizeof(t));
 	jsonw_obj_begin(&w);
 	jsonw_kv_str(&w, "timestamp", t);
+	/* gswarm's shape first (its units: docs/gswarm.md), then ours */
+	if (!answered(head_client_data_json(h->st, &w, now_ms), res))
+		return;
 	jsonw_key(&w, "nodes");
 	if (!answered(store_query_nodes(h->st, now_ms, &w), res))
 		return;

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
@@ -320,7 +321,20 @@ static int head_fd_limit(struct head *h, const struct head_opts *o, unsigned thr
 	return 0;
 }
 
-/* The log, the tokens and the store (durable, and its readers): 0 or -errno, said why. */
+static bool dir_writable(const char *path)
+{
+	struct stat sb;
+
+	if (stat(path, &sb))
+		return false;
+	if (!S_ISDIR(sb.st_mode)) {
+		errno = ENOTDIR;
+		return false;
+	}
+	return access(path, W_OK | X_OK) == 0;
+}
+
+/* The log, the tokens, --session-dir and the store (durable, and its readers): 0 or -errno, said why. */
 static int head_open(struct head *h, const struct head_opts *o, size_t nreaders)
 {
 	int ret;
@@ -328,6 +342,9 @@ static int head_open(struct head *h, const struct head_opts *o, size_t nreaders)
 	ret = log_open_file(o->log_file);
 	if (!ret)
 		ret = head_auth_load(h, o);
+	if (!ret && o->session_dir && !dir_writable(o->session_dir))
+		ret = log_err(-errno, "--session-dir '%s': not a directory this head can write in",
+			      o->session_dir);
 	if (!ret)
 		ret = store_open(o->db, STORE_CREATE, &h->writer);
 	if (ret)

@@ -54,6 +54,7 @@ struct head_opts {
 	unsigned max_conns_per_ip; /* 0: HEAD_DEFAULT_CONNS_PER_IP */
 	unsigned threads;	   /* HTTP threads; 0: one per CPU (at least 2, at most 16) */
 	int64_t ckpt_lag_ms;	   /* a running job's report checkpoint lag; 0: 1 h */
+	const char *session_dir;   /* a stopped session's files go there; NULL: none */
 };
 #define HEAD_DEFAULT_CONNS	  16384
 #define HEAD_DEFAULT_CONNS_PER_IP 512
@@ -93,6 +94,9 @@ struct head {
 	bool has_read_token;
 	int64_t started_ms;
 	uint64_t batches, refused, groups; /* in a view: the counters when the request came */
+	/* in a view: the sessions its request stopped, whose files are then written */
+	struct session_record *stopped;
+	size_t nstopped;
 };
 
 /* head.c: a read connection for one request (waits for a free one), and its return. */
@@ -129,10 +133,41 @@ void head_session_start(void *arg, const struct http_request *req, struct http_r
 void head_session_stop(void *arg, const struct http_request *req, struct http_response *res);
 void head_session_not_post(void *arg, const struct http_request *req, struct http_response *res);
 void head_sessions(void *arg, const struct http_request *req, struct http_response *res);
-void head_session_export(void *arg, const struct http_request *req, struct http_response *res);
+/* /api/v1/sessions/NAME/export and /api/v1/sessions/NAME: name is the decoded NAME */
+void head_session_export(void *arg, const char *name, const struct http_request *req,
+			 struct http_response *res);
+/* With --session-dir: each stopped session's <file>.json (gswarm's) and <file>.png. */
+void head_session_files(struct head *h, const struct session_record *s, size_t n);
 /* A session as /profiling/sessions and /status list it. */
-void head_session_json(struct jsonw *w, const struct session_record *s);
+void head_session_json(struct jsonw *w, const struct session_record *s, int64_t now_ms);
 /* status.c */
+/* gswarm.c: gswarm-profiler's shapes */
+#define HEAD_GSWARM_PERIOD_MS 1000 /* gswarm's frame: a session without an interval of its own */
+bool head_agent_connected(const struct agent_record *a, int64_t now_ms);
+/* The file (in --session-dir) of a session's name, with ext (".json"): any name is one file. */
+#define HEAD_SESSION_FILE_MAX 256
+void head_session_file(const char *name, const char *ext, char *buf, size_t size);
+/* The frames of gswarm's file for session s so far: one per period from its start. */
+int64_t head_session_frames(const struct session_record *s, int64_t now_ms);
+struct head_gpu {
+	char agent_id[64], hostname[256], uuid[GPU_UUID_MAX], name[GPU_NAME_MAX];
+	int idx;
+	bool has_mem;
+	int64_t mem_total_bytes;
+};
+struct head_gpu_list {
+	struct head_gpu *v;
+	size_t n, cap;
+};
+/* Every GPU of every node, by hostname and index. */
+int head_gpu_list_load(struct store *st, struct head_gpu_list *l);
+void head_gpu_list_release(struct head_gpu_list *l);
+/* The GPUs of one agent as gswarm lists them (an array); returns how many. */
+int head_gpus_of_json(struct jsonw *w, const struct head_gpu_list *l, const char *agent_id);
+/* "client_data": {agent_id: gswarm's latest payload} of the connected agents */
+int head_client_data_json(struct store *st, struct jsonw *w, int64_t now_ms);
+void head_request_record(void *arg, const struct http_request *req, struct http_response *res);
+
 void head_root(void *arg, const struct http_request *req, struct http_response *res);
 void head_status(void *arg, const struct http_request *req, struct http_response *res);
 void head_clients(void *arg, const struct http_request *req, struct http_response *res);
@@ -141,7 +176,8 @@ void head_api_nodes(void *arg, const struct http_request *req, struct http_respo
 void head_api_gpus(void *arg, const struct http_request *req, struct http_response *res);
 void head_api_jobs(void *arg, const struct http_request *req, struct http_response *res);
 void head_api_job(void *arg, const struct http_request *req, struct http_response *res);
-void head_api_session(void *arg, const struct http_request *req, struct http_response *res);
+void head_api_session(void *arg, const char *name, const struct http_request *req,
+		      struct http_response *res);
 void head_api_series(void *arg, const struct http_request *req, struct http_response *res);
 void head_api_report(void *arg, const struct http_request *req, struct http_response *res);
 void head_metrics_latest(void *arg, const struct http_request *req, struct http_response *res);

@@ -14,21 +14,35 @@
  */
 #include "head/head.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /*
  * /api/v1/sessions/NAME/export is the session's export (sessions.c), any
- * other /api/v1/sessions/... the session itself (api.c).  Session names
- * hold no '/', so neither can be taken for the other.
+ * other /api/v1/sessions/NAME the session itself (api.c).  The server gives
+ * the path percent-decoded, and a name may hold '/': the path's last
+ * "/export" is the export's (a session called "x/export" is listed by
+ * /profiling/sessions; its path is the export of "x").
  */
 static void head_session_paths(void *arg, const struct http_request *req, struct http_response *res)
 {
-	const char *slash = strchr(req->path + strlen("/api/v1/sessions/"), '/');
+	const char *name = req->path + strlen("/api/v1/sessions/");
+	size_t len = strlen(name), suffix = strlen("/export");
+	char want[SESSION_NAME_MAX];
+	bool export = len > suffix && strcmp(name + len - suffix, "/export") == 0;
 
-	if (slash && strcmp(slash, "/export") == 0)
-		head_session_export(arg, req, res);
+	if (export)
+		len -= suffix;
+	if (len == 0 || len >= sizeof(want)) {
+		http_error(res, 404, "no such session");
+		return;
+	}
+	memcpy(want, name, len);
+	want[len] = '\0';
+	if (export)
+		head_session_export(arg, want, req, res);
 	else
-		head_api_session(arg, req, res);
+		head_api_session(arg, want, req, res);
 }
 
 static const struct http_route head_routes[] = {
@@ -41,6 +55,11 @@ static const struct http_route head_routes[] = {
     {"POST", "/profiling/stop", false, HTTP_ACCESS_ADMIN, head_session_stop},
     {"GET", "/profiling/stop", false, HTTP_ACCESS_PUBLIC, head_session_not_post},
     {"GET", "/profiling/sessions", false, HTTP_ACCESS_READ, head_sessions},
+    /* per-request timings (later gswarm: /profiling/record, earlier /record_time) */
+    {"POST", "/profiling/record", false, HTTP_ACCESS_ADMIN, head_request_record},
+    {"GET", "/profiling/record", false, HTTP_ACCESS_PUBLIC, head_session_not_post},
+    {"POST", "/record_time", false, HTTP_ACCESS_ADMIN, head_request_record},
+    {"GET", "/record_time", false, HTTP_ACCESS_PUBLIC, head_session_not_post},
     /* the head and its agents */
     {"GET", "/", false, HTTP_ACCESS_READ, head_root},
     {"GET", "/status", false, HTTP_ACCESS_READ, head_status},
@@ -85,10 +104,16 @@ void head_http(void *arg, const struct http_request *req, struct http_response *
 	view = *h;
 	head_ingest_counters(h, &view.batches, &view.refused, &view.groups);
 	if (r->access == HTTP_ACCESS_ADMIN) {
+		view.stopped = NULL;
+		view.nstopped = 0;
 		pthread_mutex_lock(&h->wlock);
 		view.st = h->writer;
 		r->fn(&view, req, res);
 		pthread_mutex_unlock(&h->wlock);
+		/* a stop's files, written from a read connection: ingest goes on meanwhile */
+		if (view.nstopped)
+			head_session_files(h, view.stopped, view.nstopped);
+		free(view.stopped);
 		return;
 	}
 	view.st = head_reader_get(h);

@@ -10,8 +10,13 @@
 #include "head/head.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "common/log.h"
 
 #include "common/timeutil.h"
 #include "net/api.h"
@@ -41,12 +46,18 @@ void head_session_not_post(void *arg, const struct http_request *req, struct htt
 	json_answer(res, 405, false, "POST a JSON object");
 }
 
-/* POST /profiling/start {"name"?, "interval_ms"?, "nodes"?: [..] or "a,b"} */
+/*
+ * POST /profiling/start {"name"?, "interval_ms"?, "nodes"?: [..] or "a,b"}.
+ * As gswarm: a name already active is 200 {"success": false, "message":
+ * "Profiling is already active.", "output_file": ""}.  Unlike gswarm,
+ * sessions of other names run at the same time.
+ */
 void head_session_start(void *arg, const struct http_request *req, struct http_response *res)
 {
 	struct head *h = arg;
 	struct session_record s;
-	char msg[300];
+	char msg[300], file[HEAD_SESSION_FILE_MAX];
+	struct jsonw w;
 	int ret;
 
 	if (api_parse_session_start(req->body, req->body_len, time_now_ms(), &s, msg,
@@ -55,60 +66,163 @@ void head_session_start(void *arg, const struct http_request *req, struct http_r
 		return;
 	}
 	ret = store_session_start(h->st, &s);
-	if (ret == -EEXIST) {
-		snprintf(msg, sizeof(msg), "session '%s' is already active", s.name);
-		json_answer(res, 409, false, msg);
-	} else if (ret) {
+	if (ret && ret != -EEXIST) {
 		json_answer(res, 503, false, "the store cannot be written");
-	} else {
-		struct jsonw w;
-
-		strbuf_reset(&res->body);
-		jsonw_init(&w, &res->body, false);
-		jsonw_obj_begin(&w);
-		jsonw_kv_bool(&w, "success", true);
-		snprintf(msg, sizeof(msg), "session '%s' started", s.name);
-		jsonw_kv_str(&w, "message", msg);
-		jsonw_kv_str(&w, "name", s.name);
-		snprintf(msg, sizeof(msg), "%s.json", s.name);
-		jsonw_kv_str(&w, "output_file", msg);
+		return;
+	}
+	head_session_file(s.name, ".json", file, sizeof(file));
+	strbuf_reset(&res->body);
+	jsonw_init(&w, &res->body, false);
+	jsonw_obj_begin(&w);
+	jsonw_kv_bool(&w, "success", ret == 0);
+	jsonw_kv_str(&w, "message", ret ? "Profiling is already active." : "Profiling started.");
+	jsonw_kv_str(&w, "output_file", ret ? "" : file);
+	jsonw_kv_str(&w, "name", s.name);
+	if (!ret) {
 		jsonw_kv_int(&w, "start_ms", s.start_ms);
 		jsonw_kv_int_opt(&w, "interval_ms", s.interval_ms > 0, s.interval_ms);
-		jsonw_obj_end(&w);
-		strbuf_addch(&res->body, '\n');
+	} else {
+		snprintf(msg, sizeof(msg), "session '%s' is already active", s.name);
+		jsonw_kv_str(&w, "error", msg);
 	}
+	jsonw_obj_end(&w);
+	strbuf_addch(&res->body, '\n');
+	if (!ret)
+		log_info("head: session '%s' started", s.name);
 }
 
-/* POST /profiling/stop {"name"?}: no name stops every active session. */
+struct stopping {
+	const char *name; /* NULL: every active session */
+	struct session_record *v;
+	size_t n, cap;
+};
+
+static int stopping_one(const struct session_record *s, void *arg)
+{
+	struct stopping *c = arg;
+
+	if (c->name && strcmp(s->name, c->name) != 0)
+		return 0;
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 4;
+		struct session_record *v = realloc(c->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		c->v = v;
+		c->cap = cap;
+	}
+	c->v[c->n++] = *s;
+	return 0;
+}
+
+/*
+ * Stops the active session called name (NULL: every one) at end_ms; the
+ * sessions stopped, as they now are, into *out (the caller frees it).
+ */
+static int sessions_stop(struct store *st, const char *name, int64_t end_ms,
+			 struct session_record **out, size_t *n)
+{
+	struct stopping c = {name, NULL, 0, 0};
+	int stopped = 0, ret;
+
+	*out = NULL;
+	*n = 0;
+	/* the writer is ours alone (under wlock): nothing starts or stops between the two */
+	ret = store_for_each_session(st, true, stopping_one, &c);
+	if (!ret && c.n)
+		ret = store_session_stop(st, name, end_ms, &stopped);
+	if (ret) {
+		free(c.v);
+		return ret;
+	}
+	for (size_t i = 0; i < c.n; i++)
+		c.v[i].end_ms = end_ms;
+	*out = c.v;
+	*n = c.n;
+	return 0;
+}
+
+/*
+ * POST /profiling/stop {"name"?}: that session, or every active one.  As
+ * gswarm, nothing to stop is 200 {"success": false, "message": "Profiling
+ * is not active."}; unlike gswarm, a name stops that session alone (gswarm
+ * ignores the body and stops its one run).  At the stop each session's
+ * files are written (head_session_files, with --session-dir).
+ */
 void head_session_stop(void *arg, const struct http_request *req, struct http_response *res)
 {
 	struct head *h = arg;
-	char name[SESSION_NAME_MAX], msg[300];
+	char name[SESSION_NAME_MAX], msg[600];
+	struct session_record *stopped = NULL;
+	size_t n = 0;
 	bool has_name;
-	int stopped = 0;
+	int ret;
 
 	if (api_parse_session_stop(req->body, req->body_len, name, sizeof(name), &has_name, msg,
 				   sizeof(msg))) {
 		json_answer(res, 400, false, msg);
-	} else if (store_session_stop(h->st, has_name ? name : NULL, time_now_ms(), &stopped)) {
-		json_answer(res, 503, false, "the store cannot be written");
-	} else if (stopped == 0 && has_name) {
-		snprintf(msg, sizeof(msg), "no active session '%.200s'", name);
-		json_answer(res, 404, false, msg);
-	} else {
-		snprintf(msg, sizeof(msg), "%d session%s stopped", stopped,
-			 stopped == 1 ? "" : "s");
-		json_answer(res, 200, true, msg);
+		return;
 	}
+	ret = sessions_stop(h->st, has_name ? name : NULL, time_now_ms(), &stopped, &n);
+	if (ret) {
+		json_answer(res, 503, false, "the store cannot be written");
+	} else if (n == 0) {
+		if (has_name)
+			snprintf(msg, sizeof(msg), "Profiling is not active. (no active session '%.200s')",
+				 name);
+		json_answer(res, 200, false, has_name ? msg : "Profiling is not active.");
+	} else {
+		struct strbuf files;
+		struct jsonw w;
+		char file[HEAD_SESSION_FILE_MAX];
+
+		strbuf_init(&files, 0);
+		for (size_t i = 0; i < n; i++) {
+			head_session_file(stopped[i].name, ".json", file, sizeof(file));
+			if (h->opt->session_dir)
+				strbuf_addf(&files, "%s%s/%s", i ? ", " : "", h->opt->session_dir,
+					    file);
+			else
+				strbuf_addf(&files, "%s%s", i ? ", " : "", stopped[i].name);
+		}
+		strbuf_reset(&res->body);
+		jsonw_init(&w, &res->body, false);
+		jsonw_obj_begin(&w);
+		jsonw_kv_bool(&w, "success", true);
+		/* gswarm says where its file went; without --session-dir there is none */
+		snprintf(msg, sizeof(msg),
+			 h->opt->session_dir
+			     ? "Profiling stopped. Data saved to %.500s"
+			     : "Profiling stopped. The data stays in the head's store (jobscope "
+			       "export --session %.400s --format gswarm)",
+			 files.buf ? files.buf : "");
+		jsonw_kv_str(&w, "message", msg);
+		jsonw_kv_null(&w, "output_file");
+		jsonw_kv_int(&w, "stopped", (int64_t)n);
+		jsonw_obj_end(&w);
+		strbuf_addch(&res->body, '\n');
+		strbuf_release(&files);
+		for (size_t i = 0; i < n; i++)
+			log_info("head: session '%s' stopped", stopped[i].name);
+		/* the dispatcher writes their files once the writer is free (head_session_files) */
+		h->stopped = stopped;
+		h->nstopped = n;
+		stopped = NULL;
+	}
+	free(stopped);
 }
 
-void head_session_json(struct jsonw *w, const struct session_record *s)
+void head_session_json(struct jsonw *w, const struct session_record *s, int64_t now_ms)
 {
-	char t[40], file[SESSION_NAME_MAX + 8];
+	char t[40], file[HEAD_SESSION_FILE_MAX];
 
 	jsonw_obj_begin(w);
 	jsonw_kv_str(w, "name", s->name);
+	/* gswarm's session lister reads "active" and "frames" */
+	jsonw_kv_bool(w, "active", s->end_ms == 0);
 	jsonw_kv_bool(w, "is_active", s->end_ms == 0);
+	jsonw_kv_int(w, "frames", head_session_frames(s, now_ms));
 	format_rfc3339_ms(s->start_ms, t, sizeof(t));
 	jsonw_kv_str(w, "start_time", t);
 	jsonw_kv_int(w, "start_ms", s->start_ms);
@@ -126,13 +240,14 @@ void head_session_json(struct jsonw *w, const struct session_record *s)
 	} else {
 		jsonw_null(w); /* every node */
 	}
-	snprintf(file, sizeof(file), "%s.json", s->name);
+	head_session_file(s->name, ".json", file, sizeof(file));
 	jsonw_kv_str(w, "output_file", file);
 	jsonw_obj_end(w);
 }
 
 struct sessions_ctx {
 	struct jsonw *w;
+	int64_t now_ms;
 	int total, active;
 };
 
@@ -140,7 +255,7 @@ static int session_each(const struct session_record *s, void *arg)
 {
 	struct sessions_ctx *c = arg;
 
-	head_session_json(c->w, s);
+	head_session_json(c->w, s, c->now_ms);
 	c->total++;
 	c->active += s->end_ms == 0;
 	return 0;
@@ -150,7 +265,7 @@ static int session_each(const struct session_record *s, void *arg)
 void head_sessions(void *arg, const struct http_request *req, struct http_response *res)
 {
 	struct head *h = arg;
-	struct sessions_ctx c = {NULL, 0, 0};
+	struct sessions_ctx c = {NULL, time_now_ms(), 0, 0};
 	struct jsonw w;
 
 	(void)req;
@@ -178,7 +293,8 @@ void head_sessions(void *arg, const struct http_request *req, struct http_respon
  * built whole (its size is the server's answer cap): a session past it
  * gets a 500 that says so.
  */
-void head_session_export(void *arg, const struct http_request *req, struct http_response *res)
+void head_session_export(void *arg, const char *want, const struct http_request *req,
+			 struct http_response *res)
 {
 	static const char *const formats[][2] = {
 	    {"json", "application/json"},
@@ -186,11 +302,10 @@ void head_session_export(void *arg, const struct http_request *req, struct http_
 	    {"text", "text/plain; charset=utf-8"},
 	};
 	struct head *h = arg;
-	const char *name = req->path + strlen("/api/v1/sessions/");
 	const char *format = http_query_arg(req, "format");
-	char want[SESSION_NAME_MAX], msg[300];
+	char msg[300];
 	struct session_record s;
-	size_t len = strcspn(name, "/"), f = 0;
+	size_t f = 0;
 	int ret;
 
 	while (format && f < sizeof(formats) / sizeof(formats[0]) && strcmp(format, formats[f][0]))
@@ -199,12 +314,6 @@ void head_session_export(void *arg, const struct http_request *req, struct http_
 		http_error(res, 400, "format: json (default), csv or text");
 		return;
 	}
-	if (len >= sizeof(want)) {
-		http_error(res, 404, "no such session");
-		return;
-	}
-	memcpy(want, name, len);
-	want[len] = '\0';
 	ret = store_session_get(h->st, want, &s);
 	if (ret) {
 		snprintf(msg, sizeof(msg), "no session '%s'", want);
@@ -226,4 +335,71 @@ void head_session_export(void *arg, const struct http_request *req, struct http_
 	} else {
 		res->content_type = formats[f][1];
 	}
+}
+
+/* path, written whole or not at all (a temporary file renamed over it) */
+static int write_whole(const char *path, const char *buf, size_t len)
+{
+	char tmp[PATH_MAX];
+	FILE *f;
+	int ret = 0;
+
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
+		return -ENAMETOOLONG;
+	f = fopen(tmp, "wbe");
+	if (!f)
+		return -errno;
+	if (fwrite(buf, 1, len, f) != len)
+		ret = -EIO;
+	if (fflush(f) || fsync(fileno(f)))
+		ret = ret ? ret : -errno;
+	if (fclose(f) && !ret)
+		ret = -EIO;
+	if (!ret && rename(tmp, path))
+		ret = -errno;
+	if (ret)
+		unlink(tmp);
+	return ret;
+}
+
+/*
+ * gswarm writes "<name>.json" and draws "<name>.png" when its run stops.
+ * Here each file is written from a read connection; a failure is logged
+ * and loses nothing (the session stays in the store: `jobscope export
+ * --session NAME --format gswarm` writes the same file later).
+ */
+void head_session_files(struct head *h, const struct session_record *s, size_t n)
+{
+	char file[HEAD_SESSION_FILE_MAX], path[PATH_MAX];
+	struct store *st;
+	struct strbuf out;
+
+	if (!h->opt->session_dir)
+		return;
+	st = head_reader_get(h);
+	if (!st) {
+		log_warn(0, "head: the session files cannot be written: no store connection");
+		return;
+	}
+	strbuf_init(&out, 0);
+	for (size_t i = 0; i < n; i++) {
+		int ret;
+
+		head_session_file(s[i].name, ".json", file, sizeof(file));
+		snprintf(path, sizeof(path), "%s/%s", h->opt->session_dir, file);
+		strbuf_reset(&out);
+		ret = session_export_gswarm(st, &s[i], &out);
+		if (!ret)
+			ret = write_whole(path, out.buf ? out.buf : "", out.len);
+		if (ret)
+			log_warn(ret, "head: session '%s': cannot write %s", s[i].name, path);
+		else
+			log_info("head: session '%s' written to %s", s[i].name, path);
+		head_session_file(s[i].name, ".png", file, sizeof(file));
+		snprintf(path, sizeof(path), "%s/%s", h->opt->session_dir, file);
+		if (session_export_plot(st, &s[i], path))
+			log_warn(0, "head: session '%s': cannot draw %s", s[i].name, path);
+	}
+	strbuf_release(&out);
+	head_reader_put(h, st);
 }

@@ -2,8 +2,8 @@
  * status.c - what the head says of itself and its agents: GET / (who it
  * is), GET /clients (the agents, with their health: an agent is unhealthy
  * after HEAD_UNHEALTHY_INTERVALS of its intervals without a batch) and
- * GET /status (gswarm's fields: sessions, frequency, connected clients,
- * GPUs; then ours).
+ * GET /status (gswarm's fields with gswarm's types: frequency, the
+ * latest session's file and frames, connected clients, GPUs; then ours).
  */
 #include "head/head.h"
 
@@ -16,6 +16,7 @@
 struct clients_ctx {
 	struct jsonw *w;
 	int64_t now_ms;
+	const struct head_gpu_list *gpus;
 	int n;
 };
 
@@ -28,14 +29,14 @@ static int client_json(const struct agent_record *a, void *arg)
 	jsonw_kv_str(w, "client_id", a->agent_id);
 	jsonw_kv_str(w, "hostname", a->hostname);
 	jsonw_kv_int(w, "gpu_count", a->gpus);
+	jsonw_key(w, "gpus");
+	head_gpus_of_json(w, c->gpus, a->agent_id);
 	jsonw_kv_int(w, "acked_seq", a->acked_seq);
 	jsonw_kv_int(w, "first_seen_ms", a->first_seen_ms);
 	jsonw_kv_int(w, "last_seen_ms", a->last_seen_ms);
 	jsonw_kv_int_opt(w, "interval_ms", a->interval_ms > 0, a->interval_ms);
 	/* unhealthy after 3 missed intervals (a batch per interval when current) */
-	jsonw_kv_bool(w, "healthy",
-		      a->interval_ms > 0 &&
-			  c->now_ms - a->last_seen_ms <= HEAD_UNHEALTHY_INTERVALS * a->interval_ms);
+	jsonw_kv_bool(w, "healthy", head_agent_connected(a, c->now_ms));
 	jsonw_kv_int(w, "batches", a->batches);
 	jsonw_kv_int(w, "rows", a->rows);
 	/* rows its size cap deleted before we held them, by its gap records */
@@ -47,9 +48,9 @@ static int client_json(const struct agent_record *a, void *arg)
 }
 
 /* "clients": [...], "total_clients": N */
-static int clients_json(struct head *h, struct jsonw *w)
+static int clients_json(struct head *h, struct jsonw *w, const struct head_gpu_list *gpus)
 {
-	struct clients_ctx c = {w, time_now_ms(), 0};
+	struct clients_ctx c = {w, time_now_ms(), gpus, 0};
 	int ret;
 
 	jsonw_key(w, "clients");
@@ -63,24 +64,42 @@ static int clients_json(struct head *h, struct jsonw *w)
 struct status_ctx {
 	struct jsonw *w;
 	int64_t now_ms;
-	int64_t interval_ms; /* the smallest active session interval */
+	int64_t interval_ms; /* the smallest active session interval, else the agents' */
 	int active;
-	char files[1024];
-	size_t files_len;
+	struct session_record latest; /* the session started last (an active one first) */
+	bool has_latest;
+	const struct head_gpu_list *gpus;
+	int total_gpus;
 };
 
 static int status_session(const struct session_record *s, void *arg)
 {
 	struct status_ctx *c = arg;
+	bool active = s->end_ms == 0;
 
-	c->active++;
-	if (s->interval_ms > 0 && (c->interval_ms == 0 || s->interval_ms < c->interval_ms))
+	c->active += active;
+	if (active && s->interval_ms > 0 && (c->interval_ms == 0 || s->interval_ms < c->interval_ms))
 		c->interval_ms = s->interval_ms;
-	if (c->files_len + strlen(s->name) + 7 < sizeof(c->files))
-		c->files_len +=
-		    (size_t)snprintf(c->files + c->files_len, sizeof(c->files) - c->files_len,
-				     "%s%s.json", c->files_len ? "," : "", s->name);
-	head_session_json(c->w, s);
+	/* sessions come by start: the last active one, else the last one */
+	if (active || !c->has_latest || c->latest.end_ms != 0) {
+		c->latest = *s;
+		c->has_latest = true;
+	}
+	return 0;
+}
+
+static int status_active_session(const struct session_record *s, void *arg)
+{
+	head_session_json(arg, s, time_now_ms());
+	return 0;
+}
+
+static int status_agent_interval(const struct agent_record *a, void *arg)
+{
+	struct status_ctx *c = arg;
+
+	if (head_agent_connected(a, c->now_ms) && (c->interval_ms == 0 || a->interval_ms < c->interval_ms))
+		c->interval_ms = a->interval_ms;
 	return 0;
 }
 
@@ -88,69 +107,72 @@ static int status_client(const struct agent_record *a, void *arg)
 {
 	struct status_ctx *c = arg;
 
-	if (a->interval_ms > 0 &&
-	    c->now_ms - a->last_seen_ms <= HEAD_UNHEALTHY_INTERVALS * a->interval_ms)
+	if (head_agent_connected(a, c->now_ms))
 		jsonw_str(c->w, a->agent_id);
 	return 0;
 }
 
-/* a row of store_query_device_rows */
-static int status_gpu(const struct store_row *r, void *arg)
+static int status_gpu_info(const struct agent_record *a, void *arg)
 {
-	struct jsonw *w = arg;
+	struct status_ctx *c = arg;
 
-	jsonw_obj_begin(w);
-	jsonw_kv_str(w, "client_id", r->text[0]);
-	jsonw_kv_str(w, "node", r->text[1]);
-	jsonw_kv_int(w, "index", (int64_t)r->num[2]);
-	jsonw_kv_str(w, "uuid", r->text[3]);
-	jsonw_kv_str(w, "name", r->text[4]);
-	jsonw_kv_int_opt(w, "memory_total_bytes", !r->null[5], (int64_t)r->num[5]);
-	jsonw_obj_end(w);
+	if (head_agent_connected(a, c->now_ms)) {
+		jsonw_key(c->w, a->agent_id);
+		c->total_gpus += head_gpus_of_json(c->w, c->gpus, a->agent_id);
+	}
 	return 0;
 }
 
 /*
- * gswarm's GET /status: its fields (freq as the smallest active session
- * interval in ms, or null; the GPUs of every client), plus ours.
+ * gswarm's GET /status, its fields with its types (docs/gswarm.md), then
+ * ours: the active sessions, the head's counters and every agent.
  */
-static int status_json(struct head *h, struct jsonw *w)
+static int status_json(struct head *h, struct jsonw *w, const struct head_gpu_list *gpus)
 {
-	struct status_ctx c = {w, time_now_ms(), 0, 0, "", 0};
+	struct status_ctx c = {.w = w, .now_ms = time_now_ms(), .gpus = gpus};
+	char file[HEAD_SESSION_FILE_MAX];
 	int ret;
 
-	jsonw_obj_begin(w);
-	jsonw_key(w, "active_sessions");
-	jsonw_arr_begin(w);
-	ret = store_for_each_session(h->st, true, status_session, &c);
-	jsonw_arr_end(w);
+	ret = store_for_each_session(h->st, false, status_session, &c);
+	if (!ret && c.interval_ms == 0)
+		ret = store_for_each_agent(h->st, status_agent_interval, &c);
 	if (ret)
 		return ret;
-	jsonw_kv_int_opt(w, "freq", c.interval_ms > 0, c.interval_ms);
-	jsonw_kv_str(w, "freq_unit", "ms");
+	jsonw_obj_begin(w);
+	jsonw_kv_int(w, "freq", c.interval_ms > 0 ? c.interval_ms : HEAD_GSWARM_PERIOD_MS);
 	jsonw_kv_bool(w, "enable_bandwidth_profiling", true);
 	jsonw_kv_bool(w, "enable_nvlink_profiling", true);
 	jsonw_kv_bool(w, "is_profiling", c.active > 0);
-	jsonw_kv_str_opt(w, "output_filename", c.files_len ? c.files : NULL);
-	jsonw_kv_int(w, "frame_id_counter", (int64_t)h->batches);
+	file[0] = '\0';
+	if (c.has_latest)
+		head_session_file(c.latest.name, ".json", file, sizeof(file));
+	jsonw_kv_str(w, "output_filename", file);
+	jsonw_kv_int(w, "frame_id_counter",
+		     c.has_latest ? head_session_frames(&c.latest, c.now_ms) : 0);
 	jsonw_key(w, "connected_clients");
 	jsonw_arr_begin(w);
 	ret = store_for_each_agent(h->st, status_client, &c);
 	jsonw_arr_end(w);
-	if (ret)
-		return ret;
 	jsonw_key(w, "gpu_info");
+	jsonw_obj_begin(w);
+	if (!ret)
+		ret = store_for_each_agent(h->st, status_gpu_info, &c);
+	jsonw_obj_end(w);
+	jsonw_kv_int(w, "total_gpus", c.total_gpus);
+	jsonw_key(w, "active_sessions");
 	jsonw_arr_begin(w);
-	ret = store_query_device_rows(h->st, status_gpu, w);
+	if (!ret)
+		ret = store_for_each_session(h->st, true, status_active_session, w);
 	jsonw_arr_end(w);
 	if (ret)
 		return ret;
+	jsonw_kv_str(w, "freq_unit", "ms");
 	jsonw_kv_str(w, "version", JOBSCOPE_VERSION);
 	jsonw_kv_int(w, "started_ms", h->started_ms);
 	jsonw_kv_str(w, "store", store_path(h->st));
 	jsonw_kv_int(w, "batches", (int64_t)h->batches);
 	jsonw_kv_int(w, "refused_batches", (int64_t)h->refused);
-	ret = clients_json(h, w);
+	ret = clients_json(h, w, gpus);
 	jsonw_obj_end(w);
 	return ret;
 }
@@ -174,13 +196,17 @@ void head_clients(void *arg, const struct http_request *req, struct http_respons
 	struct head *h = arg;
 	struct jsonw w;
 
+	struct head_gpu_list gpus;
+
 	(void)req;
 	jsonw_init(&w, &res->body, true);
 	jsonw_obj_begin(&w);
-	if (clients_json(h, &w)) {
+	if (head_gpu_list_load(h->st, &gpus) || clients_json(h, &w, &gpus)) {
+		head_gpu_list_release(&gpus);
 		http_error(res, 503, "the store cannot be read");
 		return;
 	}
+	head_gpu_list_release(&gpus);
 	jsonw_obj_end(&w);
 	strbuf_addch(&res->body, '\n');
 }
@@ -190,11 +216,15 @@ void head_status(void *arg, const struct http_request *req, struct http_response
 	struct head *h = arg;
 	struct jsonw w;
 
+	struct head_gpu_list gpus;
+
 	(void)req;
 	jsonw_init(&w, &res->body, true);
-	if (status_json(h, &w)) {
+	if (head_gpu_list_load(h->st, &gpus) || status_json(h, &w, &gpus)) {
+		head_gpu_list_release(&gpus);
 		http_error(res, 503, "the store cannot be read");
 		return;
 	}
+	head_gpu_list_release(&gpus);
 	strbuf_addch(&res->body, '\n');
 }

@@ -12,6 +12,7 @@
 #include <cjson/cJSON.h>
 
 #include "common/timeutil.h"
+#include "common/utf8.h"
 
 static int bad(char *err, size_t size, const char *msg)
 {
@@ -19,17 +20,36 @@ static int bad(char *err, size_t size, const char *msg)
 	return -EINVAL;
 }
 
-bool api_session_name_ok(const char *n)
+/* 1 to max - 1 bytes of valid UTF-8 without control characters (C0, DEL, C1) */
+static bool text_ok(const char *n, size_t max)
 {
 	size_t len = n ? strlen(n) : 0;
+	uint32_t cp;
 
-	if (len == 0 || len >= SESSION_NAME_MAX)
+	if (len == 0 || len >= max)
 		return false;
-	for (const char *p = n; *p; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-		      *p == '.' || *p == '_' || *p == '-'))
+	for (size_t i = 0, k; i < len; i += k) {
+		k = utf8_decode(n + i, len - i, &cp);
+		if (k == 0 || cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0))
 			return false;
+	}
 	return true;
+}
+
+bool api_session_name_ok(const char *n)
+{
+	return text_ok(n, SESSION_NAME_MAX);
+}
+
+/* cJSON ends a string at an escaped NUL: such a body is refused, never cut short */
+static bool has_escaped_nul(const char *body, size_t len)
+{
+	static const char nul[] = "\\u0000";
+
+	for (size_t i = 0; i + sizeof(nul) - 1 <= len; i++)
+		if (body[i] == '\\' && memcmp(body + i, nul, sizeof(nul) - 1) == 0)
+			return true;
+	return false;
 }
 
 static bool node_name_ok(const char *n)
@@ -49,6 +69,10 @@ static cJSON *object(const char *body, size_t len, char *err, size_t size)
 
 	if (len == 0)
 		return cJSON_CreateObject();
+	if (has_escaped_nul(body, len)) {
+		bad(err, size, "a string of the body holds a NUL character");
+		return NULL;
+	}
 	doc = cJSON_ParseWithLength(body, len);
 	if (!cJSON_IsObject(doc)) {
 		cJSON_Delete(doc);
@@ -72,14 +96,18 @@ int api_parse_session_start(const char *body, size_t len, int64_t now_ms,
 	name = cJSON_GetObjectItemCaseSensitive(doc, "name");
 	iv = cJSON_GetObjectItemCaseSensitive(doc, "interval_ms");
 	nodes = cJSON_GetObjectItemCaseSensitive(doc, "nodes");
-	if (name && !cJSON_IsNull(name)) {
+	/* as gswarm: an empty name is no name */
+	if (name && !cJSON_IsNull(name) && !(cJSON_IsString(name) && !name->valuestring[0])) {
 		if (!cJSON_IsString(name) || !api_session_name_ok(name->valuestring)) {
-			ret = bad(err, size, "name: 1 to 127 letters, digits, '.', '_' or '-'");
+			ret = bad(err, size, API_SESSION_NAME_RULE);
 			goto out;
 		}
 		snprintf(s->name, sizeof(s->name), "%s", name->valuestring);
 	} else {
-		snprintf(s->name, sizeof(s->name), "session_%lld", (long long)now_ms);
+		char t[32];
+
+		format_local_compact(now_ms, t, sizeof(t));
+		snprintf(s->name, sizeof(s->name), "gswarm_profiler_%s", t);
 	}
 	if (iv && !cJSON_IsNull(iv)) {
 		if (!cJSON_IsNumber(iv) || !(iv->valuedouble >= 100 && iv->valuedouble <= 3600000) ||
@@ -217,4 +245,98 @@ int api_jobs_query(const struct http_request *req, int64_t now_ms, struct store_
 		   char *err, size_t size)
 {
 	return api_parse_jobs_query(query_arg, (void *)req, now_ms, f, err, size);
+}
+
+/* A number of seconds: JSON number, finite, >= 0 (an integer is a number too). */
+static int seconds_of(const cJSON *v, const char *field, double *out, bool *missing, char *err,
+		      size_t size)
+{
+	if (!cJSON_IsNumber(v)) {
+		*missing = true;
+		snprintf(err, size, "%s: a number of seconds is required", field);
+		return -EINVAL;
+	}
+	if (!(v->valuedouble >= 0) || v->valuedouble > 1e12) {
+		snprintf(err, size, "%s: seconds from 0 to 1e12", field);
+		return -EINVAL;
+	}
+	*out = v->valuedouble;
+	return 0;
+}
+
+static int other_times(const cJSON *o, struct request_record *r, bool *missing, char *err,
+		       size_t size)
+{
+	const cJSON *v;
+	cJSON *copy;
+	int n = 0;
+
+	if (!o || cJSON_IsNull(o))
+		return 0;
+	if (!cJSON_IsObject(o)) {
+		*missing = true;
+		return bad(err, size, "other_time: an object of named seconds");
+	}
+	copy = cJSON_CreateObject();
+	if (!copy)
+		return bad(err, size, "out of memory");
+	cJSON_ArrayForEach(v, o)
+	{
+		double s;
+
+		if (++n > API_OTHER_TIMES_MAX || !text_ok(v->string, 128)) {
+			cJSON_Delete(copy);
+			return bad(err, size,
+				   "other_time: at most 64 names of 1 to 127 bytes of text");
+		}
+		if (seconds_of(v, "other_time", &s, missing, err, size) ||
+		    !cJSON_AddNumberToObject(copy, v->string, s)) {
+			cJSON_Delete(copy);
+			return -EINVAL;
+		}
+	}
+	r->other = n ? cJSON_PrintUnformatted(copy) : NULL;
+	cJSON_Delete(copy);
+	if (n && !r->other)
+		return bad(err, size, "out of memory");
+	return 0;
+}
+
+int api_parse_request_record(const char *body, size_t len, int64_t now_ms,
+			     struct request_record *r, bool *missing, char *err, size_t size)
+{
+	const cJSON *app;
+	cJSON *doc;
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	r->ts_ms = now_ms;
+	*missing = false;
+	if (len == 0) {
+		*missing = true;
+		return bad(err, size, "the body must be a JSON object");
+	}
+	doc = object(body, len, err, size);
+	if (!doc)
+		return -EINVAL;
+	app = cJSON_GetObjectItemCaseSensitive(doc, "app_name");
+	if (!cJSON_IsString(app)) {
+		*missing = true;
+		ret = bad(err, size, "app_name: a string is required");
+	} else if (!text_ok(app->valuestring, sizeof(r->app))) {
+		ret = bad(err, size, "app_name: 1 to 255 bytes of UTF-8 text without control "
+				     "characters");
+	} else {
+		snprintf(r->app, sizeof(r->app), "%s", app->valuestring);
+		ret = seconds_of(cJSON_GetObjectItemCaseSensitive(doc, "queue_time"), "queue_time",
+				 &r->queue_s, missing, err, size);
+		if (!ret)
+			ret = seconds_of(cJSON_GetObjectItemCaseSensitive(doc, "processing_time"),
+					 "processing_time", &r->processing_s, missing, err, size);
+		if (!ret)
+			ret = other_times(cJSON_GetObjectItemCaseSensitive(doc, "other_time"), r,
+					  missing, err, size);
+	}
+	cJSON_Delete(doc);
+	return ret;
 }

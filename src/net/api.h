@@ -18,16 +18,32 @@
 
 /*
  * {"name"?: str, "interval_ms"?: 100..3600000, "nodes"?: [str] | "a,b",
- *  "report_metrics"?: ignored}; an empty body is {}.  A missing name becomes
- * "session_<now_ms>".  Names: 1-127 of [A-Za-z0-9._-]; node names have no
- * ',' and no control characters.
+ *  "report_metrics"?: ignored}; an empty body is {}.  A missing or empty name
+ * becomes gswarm's "gswarm_profiler_YYYYmmdd_HHMMSS" (local time).  Names:
+ * API_SESSION_NAME_RULE; node names have no ',' and no control characters.
+ * A body with an escaped NUL (\u0000) in it is refused.
  */
+#define API_SESSION_NAME_RULE                                                                      \
+	"name: 1 to 127 bytes of UTF-8 text without control characters"
 int api_parse_session_start(const char *body, size_t len, int64_t now_ms,
 			    struct session_record *out, char *err, size_t err_size);
 /* {"name"?: str}: *has_name false stops every active session. */
 int api_parse_session_stop(const char *body, size_t len, char *name, size_t name_size,
 			   bool *has_name, char *err, size_t err_size);
 bool api_session_name_ok(const char *name);
+
+/*
+ * gswarm's POST /profiling/record (and /record_time): {"app_name": str,
+ * "queue_time": s, "processing_time": s, "other_time"?: {str: s} | null}.
+ * Seconds, finite and >= 0; app_name 1..REQUEST_APP_MAX-1 bytes of text as
+ * a session's name; other_time at most API_OTHER_TIMES_MAX keys, each
+ * 1..127 bytes, re-serialized into other (NULL when absent or empty).
+ * *missing: a field absent or of the wrong type (FastAPI's 422), rather
+ * than a value out of range (400).  The caller frees r->other.
+ */
+#define API_OTHER_TIMES_MAX 64
+int api_parse_request_record(const char *body, size_t len, int64_t now_ms,
+			     struct request_record *r, bool *missing, char *err, size_t err_size);
 
 /*
  * GET /api/v1/jobs?state=&user=&node=&since=&until=&limit=&cursor=: each

@@ -4,6 +4,7 @@
  */
 #include "net/client.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -132,17 +133,24 @@ static bool export_shape_ok(const char *format, const char *ctype, const struct 
 int http_client_session_export(const char *base, const char *token, const char *name,
 			       const char *format, struct strbuf *out)
 {
-	char path[300], ctype[128], why[512];
+	char path[3 * SESSION_NAME_MAX + 64], ctype[128], why[512];
 	long status = 0;
+	size_t o;
 	bool said;
 	int ret;
 
 	if (!api_session_name_ok(name))
 		return log_err(-EINVAL,
-			       "'%s' is not a session's name (1 to 127 letters, digits, "
-			       "'.', '_' or '-')",
+			       "'%s' is not a session's name (1 to 127 bytes of UTF-8 text "
+			       "without control characters)",
 			       name);
-	snprintf(path, sizeof(path), "/api/v1/sessions/%s/export?format=%s", name, format);
+	/* the name percent-encoded: every byte but RFC 3986's unreserved ones */
+	o = (size_t)snprintf(path, sizeof(path), "/api/v1/sessions/");
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+		o += (size_t)(isalnum(*p) || strchr("-._~", *p)
+				  ? snprintf(path + o, sizeof(path) - o, "%c", *p)
+				  : snprintf(path + o, sizeof(path) - o, "%%%02X", *p));
+	snprintf(path + o, sizeof(path) - o, "/export?format=%s", format);
 	ret = request(base, path, token, NULL, out, &status, ctype, sizeof(ctype));
 	if (ret)
 		goto out_fail;

@@ -127,7 +127,7 @@ int wire_encode_answer(const struct wire_answer *a, struct strbuf *out)
 	jsonw_kv_int_opt(&w, "interval_ms", a->interval_ms > 0, a->interval_ms);
 	jsonw_key(&w, "sessions");
 	jsonw_arr_begin(&w);
-	for (tok = strtok_r(names, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+	for (tok = strtok_r(names, "\x1f", &save); tok; tok = strtok_r(NULL, "\x1f", &save))
 		jsonw_str(&w, tok);
 	jsonw_arr_end(&w);
 	jsonw_obj_end(&w);
@@ -164,7 +164,7 @@ int wire_decode_answer(const char *body, size_t len, struct wire_answer *a)
 		if (used + (used > 0) + n >= sizeof(a->sessions))
 			break;
 		used += (size_t)snprintf(a->sessions + used, sizeof(a->sessions) - used, "%s%s",
-					 used ? "," : "", name->valuestring);
+					 used ? "\x1f" : "", name->valuestring);
 	}
 	cJSON_Delete(doc);
 	return 0;

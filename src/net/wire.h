@@ -59,7 +59,7 @@ void wire_batch_release(struct wire_batch *wb);
 struct wire_answer {
 	int64_t acked_seq;		  /* the highest seq of this agent the head holds */
 	int64_t interval_ms;		  /* what the active sessions ask of the node; 0: nothing */
-	char sessions[WIRE_SESSIONS_MAX]; /* their names, comma-separated */
+	char sessions[WIRE_SESSIONS_MAX]; /* their names, apart by 0x1f (names hold no control character) */
 };
 /* {"version", "acked_seq", "interval_ms" (null for 0), "sessions": [...]} and a newline. */
 int wire_encode_answer(const struct wire_answer *a, struct strbuf *out);

@@ -130,6 +130,31 @@ static const char sql_latest_gpu[] =
     " (SELECT seq FROM gpu_samples WHERE device_id = d.id ORDER BY ts_ms DESC LIMIT 1)"
     " ORDER BY n.hostname, d.idx";
 
+/*
+ * gswarm's views of the agents (/metrics/latest): each agent's node with its
+ * latest memory and root filesystem figures, and each of its GPUs with its
+ * latest sample and the one before (NVLink counters make rates).
+ */
+static const char sql_gswarm_nodes[] =
+    "SELECT a.agent_id, n.hostname, a.last_seen_ms, a.interval_ms, h.mem_total_bytes,"
+    " h.mem_available_bytes, f.used_bytes, f.total_bytes"
+    " FROM agents a JOIN nodes n ON n.id = a.node_id"
+    " LEFT JOIN host_samples h ON h.seq = (SELECT seq FROM host_samples"
+    " WHERE node_id = n.id ORDER BY ts_ms DESC LIMIT 1)"
+    " LEFT JOIN fs_samples f ON f.seq = (SELECT seq FROM fs_samples"
+    " WHERE node_id = n.id ORDER BY ts_ms DESC LIMIT 1)"
+    " ORDER BY n.hostname, a.agent_id";
+static const char sql_gswarm_gpus[] =
+    "SELECT a.agent_id, d.idx, d.name, d.mem_total_bytes, g.util_pct, g.mem_used_bytes,"
+    " g.pcie_rx_bps, g.pcie_tx_bps, g.ts_ms, g.nvlink_rx_bytes, g.nvlink_tx_bytes,"
+    " p.ts_ms, p.nvlink_rx_bytes, p.nvlink_tx_bytes"
+    " FROM agents a JOIN devices d ON d.node_id = a.node_id AND a.agent_id = CAST(?1 AS TEXT)"
+    " LEFT JOIN gpu_samples g ON g.seq = (SELECT seq FROM gpu_samples"
+    " WHERE device_id = d.id ORDER BY ts_ms DESC LIMIT 1)"
+    " LEFT JOIN gpu_samples p ON p.seq = (SELECT seq FROM gpu_samples"
+    " WHERE device_id = d.id ORDER BY ts_ms DESC LIMIT 1 OFFSET 1)"
+    " ORDER BY d.idx";
+
 /* history: schema 3 and later have reservations and summaries */
 static const char sql_history_v3[] =
     "SELECT j.id, j.scheduler, j.job_id, COALESCE(j.user, ''), n.hostname, j.start_ms,"
@@ -345,6 +370,18 @@ int store_query_latest_host_rows(struct store *st, store_row_fn fn, void *arg)
 int store_query_latest_gpu_rows(struct store *st, store_row_fn fn, void *arg)
 {
 	return store_query_rows(st, sql_latest_gpu, NULL, fn, arg);
+}
+
+int store_query_gswarm_nodes(struct store *st, store_row_fn fn, void *arg)
+{
+	return store_query_rows(st, sql_gswarm_nodes, NULL, fn, arg);
+}
+
+int store_query_gswarm_gpus(struct store *st, const char *agent_id, store_row_fn fn, void *arg)
+{
+	const char *params[] = {agent_id, NULL};
+
+	return store_query_rows(st, sql_gswarm_gpus, params, fn, arg);
 }
 
 int store_history_rows(struct store *st, int64_t since_ms, int64_t until_ms, const char *user,

@@ -183,7 +183,7 @@ int store_session_control(struct store *st, const char *hostname, int64_t *inter
 		if (iv > 0 && (*interval_ms == 0 || iv < *interval_ms))
 			*interval_ms = iv;
 		if (n && len + strlen((const char *)n) + 2 < size)
-			len += (size_t)snprintf(names + len, size - len, "%s%s", len ? "," : "",
+			len += (size_t)snprintf(names + len, size - len, "%s%s", len ? "\x1f" : "",
 						(const char *)n);
 	}
 	sqlite3_reset(stmt);

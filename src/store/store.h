@@ -357,7 +357,7 @@ int store_for_each_session(struct store *st, bool active_only,
 int store_session_get(struct store *st, const char *name, struct session_record *out);
 /*
  * What the active sessions ask of a node: the smallest interval among
- * those covering it (0: none asks) and their names, comma-separated.
+ * those covering it (0: none asks) and their names, apart by 0x1f (a name holds no control character).
  */
 int store_session_control(struct store *st, const char *hostname, int64_t *interval_ms,
 			  char *names, size_t size);

@@ -1,7 +1,8 @@
 /*
  * fuzz_api.c - libFuzzer target for the head's mutating calls' bodies
- * (POST /profiling/start and /profiling/stop): any bytes give a request or
- * -EINVAL with a message, and an accepted request keeps its promises.
+ * (POST /profiling/start, /profiling/stop and /profiling/record): any bytes
+ * give a request or -EINVAL with a message, and an accepted request keeps
+ * its promises.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -16,7 +17,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *buf = malloc(size ? size : 1), err[256], name[SESSION_NAME_MAX];
 	struct session_record s;
-	bool has_name;
+	struct request_record r;
+	bool has_name, missing;
 	int ret;
 
 	if (!buf)
@@ -37,6 +39,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (ret != 0 && (ret != -EINVAL || !err[0]))
 		abort();
+	err[0] = '\0';
+	ret = api_parse_request_record(buf, size, 1700000000000, &r, &missing, err, sizeof(err));
+	if (ret == 0 && (!api_session_name_ok(r.app) && strlen(r.app) < SESSION_NAME_MAX))
+		abort();
+	if (ret == 0 && (!(r.queue_s >= 0) || !(r.processing_s >= 0) || r.ts_ms != 1700000000000))
+		abort();
+	if (ret != 0 && (ret != -EINVAL || !err[0] || r.other))
+		abort();
+	free((char *)r.other);
 	free(buf);
 	return 0;
 }

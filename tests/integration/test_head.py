@@ -229,9 +229,19 @@ def test_read_endpoints(wd):
         status = json.loads(body)
         eq(status["is_profiling"], False, "not profiling")
         eq(len(status["connected_clients"]), 1, "one connected client")
-        eq(len(status["gpu_info"]), 2, "its GPUs")
+        # gswarm's shapes (docs/gswarm.md): gpu_info by client, total_gpus
+        client = status["connected_clients"][0]
+        eq(status["total_gpus"], 2, "its GPUs")
+        eq([(g["id"], g["physical_idx"], g["hostname"]) for g in status["gpu_info"][client]],
+           [("node-q:%d:%s" % (i, gpus[i]["name"]), i, "node-q") for i in (0, 1)],
+           "gpu_info[client]")
+        eq((status["freq"], status["output_filename"], status["frame_id_counter"]),
+           (100, "", 0), "freq (the agent's interval), no session file, no frame")
         latest = json.loads(get("/metrics/latest")[2])
         check("timestamp" in latest and latest["nodes"][0]["node"] == "node-q", "latest")
+        mine = latest["client_data"][client]
+        eq([(m["physical_idx"], m["gpu_util"]) for m in mine["gpus_metrics"]],
+           [(0, 0.6), (1, 0.1)], "client_data: utilization as gswarm's fractions")
         st, ctype, text = get("/metrics")
         eq(ctype, "text/plain; version=0.0.4; charset=utf-8", "Prometheus content type")
         check('jobscope_gpu_utilization_percent{node="node-q",gpu="0"' in text, text[:300])
@@ -527,7 +537,8 @@ def test_tokens_and_bad_batches(wd):
         eq(sql(head.db, "SELECT acked_seq FROM agents WHERE agent_id = 'x1'")[0][0], 0,
            "cursor unchanged")
         # malformed session calls: each a 400 with a JSON error, nothing started
-        for body in [b"[", b"[]", b'{"name": 5}', b'{"name": "a b"}', b'{"name": ""}',
+        for body in [b"[", b"[]", b'{"name": 5}', b'{"name": "a\\u0001b"}', b'{"name": "a\\u0000b"}',
+                     b'{"name": "\xff"}', b'{"name": "a\\u0085b"}',
                      b'{"interval_ms": 50}', b'{"interval_ms": 1.5e9}', b'{"interval_ms": "1s"}',
                      b'{"nodes": [1]}', b'{"nodes": ["a,b"]}', b'{"nodes": {"a": 1}}',
                      b'{"name": "' + b"x" * 200 + b'"}']:

@@ -383,6 +383,82 @@ static size_t page_all(struct fixture *fx, struct store_jobs_filter f, int64_t l
 	return n;
 }
 
+/* gswarm's calls: any UTF-8 name without control characters; record bodies */
+static void test_session_names_and_records(void **state)
+{
+	struct session_record s;
+	struct request_record r;
+	char err[256];
+	bool missing;
+	static const char *const good[] = {"{\"name\": \"run 1/\u03b1\"}",
+					   "{\"name\": \"a,b %2F \\\"q\\\"\"}",
+					   "{\"name\": \"\xe6\x97\xa5\xe6\x9c\xac\"}"};
+	static const char *const bad[] = {"{\"name\": \"a\\u0000b\"}", "{\"name\": \"a\\nb\"}",
+					  "{\"name\": \"\xff\"}", "{\"name\": \"\xc2\x85\"}",
+					  "{\"name\": \"\xed\xa0\x80\"}"};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		assert_int_equal(api_parse_session_start(good[i], strlen(good[i]), 1, &s, err,
+							 sizeof(err)),
+				 0);
+	assert_string_equal(s.name, "\xe6\x97\xa5\xe6\x9c\xac");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(api_parse_session_start(bad[i], strlen(bad[i]), 1, &s, err,
+							 sizeof(err)),
+				 -EINVAL);
+	/* no name, or an empty one: gswarm's default, in local time */
+	assert_int_equal(api_parse_session_start("{\"name\": \"\"}", 12, 1700000000000, &s, err,
+						 sizeof(err)),
+			 0);
+	assert_int_equal(strncmp(s.name, "gswarm_profiler_2023111", 23), 0);
+	assert_int_equal(strlen(s.name), strlen("gswarm_profiler_20231114_221320"));
+
+	const char *ok = "{\"app_name\": \"llm\", \"queue_time\": 0.5, \"processing_time\": 2,"
+			 " \"other_time\": {\"prefill\": 0.125, \"decode\": 1e-3}}";
+	assert_int_equal(api_parse_request_record(ok, strlen(ok), 42, &r, &missing, err,
+						  sizeof(err)),
+			 0);
+	assert_string_equal(r.app, "llm");
+	assert_int_equal(r.ts_ms, 42);
+	assert_true(r.queue_s == 0.5 && r.processing_s == 2.0);
+	assert_string_equal(r.other, "{\"prefill\":0.125,\"decode\":0.001}");
+	free((char *)r.other);
+	ok = "{\"app_name\": \"a\", \"queue_time\": 0, \"processing_time\": 0, \"other_time\": null}";
+	assert_int_equal(api_parse_request_record(ok, strlen(ok), 1, &r, &missing, err, sizeof(err)),
+			 0);
+	assert_null(r.other);
+	static const struct {
+		const char *body;
+		bool missing;
+	} refused[] = {
+	    {"", true},
+	    {"[1]", false},
+	    {"{\"queue_time\": 1, \"processing_time\": 1}", true},
+	    {"{\"app_name\": 5, \"queue_time\": 1, \"processing_time\": 1}", true},
+	    {"{\"app_name\": \"a\", \"processing_time\": 1}", true},
+	    {"{\"app_name\": \"a\", \"queue_time\": \"1\", \"processing_time\": 1}", true},
+	    {"{\"app_name\": \"a\", \"queue_time\": -0.5, \"processing_time\": 1}", false},
+	    {"{\"app_name\": \"\", \"queue_time\": 1, \"processing_time\": 1}", false},
+	    {"{\"app_name\": \"a\", \"queue_time\": 1, \"processing_time\": 1e13}", false},
+	    {"{\"app_name\": \"a\", \"queue_time\": 1, \"processing_time\": 1, \"other_time\": 3}",
+	     true},
+	    {"{\"app_name\": \"a\", \"queue_time\": 1, \"processing_time\": 1, \"other_time\": "
+	     "{\"x\": -1}}",
+	     false},
+	};
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		err[0] = '\0';
+		assert_int_equal(api_parse_request_record(refused[i].body, strlen(refused[i].body), 1,
+							  &r, &missing, err, sizeof(err)),
+				 -EINVAL);
+		assert_true(err[0] != '\0');
+		assert_null(r.other);
+		if (missing != refused[i].missing)
+			fail_msg("%s: missing %d", refused[i].body, missing);
+	}
+}
+
 static void test_order_and_ties(void **state)
 {
 	struct fixture *fx = *state;
@@ -606,6 +682,7 @@ int main(void)
 	    cmocka_unit_test(test_query_defaults),
 	    cmocka_unit_test(test_query_values),
 	    cmocka_unit_test(test_query_refused),
+	    cmocka_unit_test(test_session_names_and_records),
 	    cmocka_unit_test_setup_teardown(test_order_and_ties, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_filters, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_paging_while_adding, setup, teardown),

@@ -217,14 +217,14 @@ static void test_answer_round_trip(void **state)
 
 	a.acked_seq = 0;
 	a.interval_ms = 100;
-	snprintf(a.sessions, sizeof(a.sessions), "train-1,warm\xc3\xa9");
+	snprintf(a.sessions, sizeof(a.sessions), "train-1\x1f" "warm\xc3\xa9");
 	assert_int_equal(wire_encode_answer(&a, &out), 0);
 	assert_string_equal(strbuf_str(&out), "{\"version\":1,\"acked_seq\":0,\"interval_ms\":100,"
 					      "\"sessions\":[\"train-1\",\"warm\xc3\xa9\"]}\n");
 	assert_int_equal(wire_decode_answer(out.buf, out.len, &back), 0);
 	assert_int_equal(back.acked_seq, 0);
 	assert_int_equal(back.interval_ms, 100);
-	assert_string_equal(back.sessions, "train-1,warm\xc3\xa9");
+	assert_string_equal(back.sessions, "train-1\x1f" "warm\xc3\xa9");
 
 	/* what the agent refuses, and what it reads leniently */
 	assert_int_equal(answer_of("", &back), -EINVAL);

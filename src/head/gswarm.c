@@ -1,0 +1,266 @@
+/*
+ * gswarm.c - gswarm-profiler's shapes of the head's answers, beside ours:
+ * the GPUs of each client as gswarm's /status (`gpu_info`) and /clients
+ * (`gpus`) give them, `client_data` of /metrics/latest in gswarm's units,
+ * the frame count of a session (`frame_id_counter`, `frames`), and POST
+ * /profiling/record (/record_time): per-request timings an application
+ * posts.  docs/gswarm.md says what each field means and where our values
+ * differ from gswarm's README (its code is what clients follow).
+ *
+ * A client is an agent; it is connected while it is healthy (heard of
+ * within HEAD_UNHEALTHY_INTERVALS of its intervals), as gswarm's client
+ * is while its stream is open.
+ */
+#include "head/head.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/timeutil.h"
+#include "net/api.h"
+#include "store/queries.h"
+
+bool head_agent_connected(const struct agent_record *a, int64_t now_ms)
+{
+	return a->interval_ms > 0 &&
+	       now_ms - a->last_seen_ms <= HEAD_UNHEALTHY_INTERVALS * a->interval_ms;
+}
+
+int64_t head_session_frames(const struct session_record *s, int64_t now_ms)
+{
+	int64_t period = s->interval_ms > 0 ? s->interval_ms : HEAD_GSWARM_PERIOD_MS;
+	int64_t end = s->end_ms > 0 ? s->end_ms : now_ms;
+
+	return end > s->start_ms ? (end - s->start_ms) / period : 0;
+}
+
+/*
+ * gswarm writes "<name>.json" in its working directory.  Ours: the name's
+ * bytes, with '/', '\\', '%' (and a leading '.') as %XX, so that any name
+ * makes one file inside the session directory; past 200 bytes the name is
+ * cut (at a character) and ends "~" and 8 hex digits of its FNV-1a hash,
+ * which keeps distinct names apart.
+ */
+void head_session_file(const char *name, const char *ext, char *buf, size_t size)
+{
+	uint32_t hash = 2166136261u;
+	size_t o = 0;
+
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+		hash = (hash ^ *p) * 16777619u;
+	for (const unsigned char *p = (const unsigned char *)name; *p && o + 16 < size; p++) {
+		bool esc = *p == '/' || *p == '\\' || *p == '%' || (*p == '.' && p == (const unsigned char *)name);
+
+		if (o >= 200 && (*p & 0xc0) != 0x80) {
+			o += (size_t)snprintf(buf + o, size - o, "~%08x", hash);
+			break;
+		}
+		if (esc)
+			o += (size_t)snprintf(buf + o, size - o, "%%%02X", *p);
+		else
+			buf[o++] = (char)*p;
+	}
+	buf[o] = '\0';
+	snprintf(buf + o, size - o, "%s", ext);
+}
+
+/* ---- the GPUs of every agent, as gswarm names them ---- */
+
+static int gpu_row(const struct store_row *r, void *arg)
+{
+	struct head_gpu_list *l = arg;
+	struct head_gpu *g;
+
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
+		struct head_gpu *v = realloc(l->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		l->v = v;
+		l->cap = cap;
+	}
+	g = &l->v[l->n++];
+	snprintf(g->agent_id, sizeof(g->agent_id), "%s", r->text[0]);
+	snprintf(g->hostname, sizeof(g->hostname), "%s", r->text[1]);
+	g->idx = (int)r->num[2];
+	snprintf(g->uuid, sizeof(g->uuid), "%s", r->text[3]);
+	snprintf(g->name, sizeof(g->name), "%s", r->text[4]);
+	g->has_mem = !r->null[5];
+	g->mem_total_bytes = (int64_t)r->num[5];
+	return 0;
+}
+
+int head_gpu_list_load(struct store *st, struct head_gpu_list *l)
+{
+	memset(l, 0, sizeof(*l));
+	return store_query_device_rows(st, gpu_row, l);
+}
+
+void head_gpu_list_release(struct head_gpu_list *l)
+{
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+/* gswarm's {"id": "host:idx:name", "name", "physical_idx", "hostname"}, then ours */
+static void gpu_json(struct jsonw *w, const struct head_gpu *g)
+{
+	char id[sizeof(g->hostname) + sizeof(g->name) + 16];
+
+	snprintf(id, sizeof(id), "%s:%d:%s", g->hostname, g->idx, g->name);
+	jsonw_obj_begin(w);
+	jsonw_kv_str(w, "id", id);
+	jsonw_kv_str(w, "name", g->name);
+	jsonw_kv_int(w, "physical_idx", g->idx);
+	jsonw_kv_str(w, "hostname", g->hostname);
+	jsonw_kv_str(w, "uuid", g->uuid);
+	jsonw_kv_int_opt(w, "memory_total_bytes", g->has_mem, g->mem_total_bytes);
+	jsonw_obj_end(w);
+}
+
+int head_gpus_of_json(struct jsonw *w, const struct head_gpu_list *l, const char *agent_id)
+{
+	int n = 0;
+
+	jsonw_arr_begin(w);
+	for (size_t i = 0; i < l->n; i++)
+		if (strcmp(l->v[i].agent_id, agent_id) == 0) {
+			gpu_json(w, &l->v[i]);
+			n++;
+		}
+	jsonw_arr_end(w);
+	return n;
+}
+
+/* ---- /metrics/latest's client_data ---- */
+
+struct latest_ctx {
+	struct jsonw *w;
+	int64_t now_ms;
+	struct store *st;
+	int ret;
+};
+
+/* a value in gswarm's payload: always a number (gswarm's client sends 0.0 for what it cannot read) */
+static void gs_num(struct jsonw *w, const char *key, bool valid, double v)
+{
+	jsonw_kv_double(w, key, valid && isfinite(v) ? v : 0.0, 6);
+}
+
+static double rate_of(const struct store_row *r, int cur, int prev)
+{
+	double dt = r->num[8] - r->num[11];
+
+	if (r->null[cur] || r->null[prev] || r->null[8] || r->null[11] || dt <= 0 ||
+	    r->num[cur] < r->num[prev])
+		return NAN;
+	return (r->num[cur] - r->num[prev]) * 1000.0 / dt;
+}
+
+/* a row of store_query_gswarm_gpus */
+static int latest_gpu(const struct store_row *r, void *arg)
+{
+	struct jsonw *w = arg;
+	double nv_rx = rate_of(r, 9, 12), nv_tx = rate_of(r, 10, 13);
+
+	jsonw_obj_begin(w);
+	jsonw_kv_int(w, "physical_idx", (int64_t)r->num[1]);
+	jsonw_kv_str(w, "name", r->text[2]);
+	/* fractions, as gswarm's client sends them (nvitop's percent / 100) */
+	gs_num(w, "gpu_util", !r->null[4], r->num[4] / 100.0);
+	gs_num(w, "mem_util", !r->null[3] && !r->null[5] && r->num[3] > 0, r->num[5] / r->num[3]);
+	/*
+	 * KiB/s, and named as gswarm's client names them: its "rx" is what
+	 * nvitop's pcie_throughput() gives first, the GPU's transmit.
+	 */
+	gs_num(w, "dram_bw_gbps_rx", !r->null[7], r->num[7] / 1024.0);
+	gs_num(w, "dram_bw_gbps_tx", !r->null[6], r->num[6] / 1024.0);
+	gs_num(w, "nvlink_bw_gbps_rx", !isnan(nv_rx), nv_rx / 1024.0);
+	gs_num(w, "nvlink_bw_gbps_tx", !isnan(nv_tx), nv_tx / 1024.0);
+	jsonw_obj_end(w);
+	return 0;
+}
+
+static int latest_node(const struct store_row *r, void *arg)
+{
+	struct latest_ctx *c = arg;
+	struct jsonw *w = c->w;
+	struct agent_record a = {.interval_ms = (int64_t)r->num[3],
+				 .last_seen_ms = (int64_t)r->num[2]};
+	double total = r->num[4], avail = r->num[5];
+
+	if (r->null[3] || !head_agent_connected(&a, c->now_ms))
+		return 0;
+	jsonw_key(w, r->text[0]);
+	jsonw_obj_begin(w);
+	jsonw_key(w, "gpus_metrics");
+	jsonw_arr_begin(w);
+	c->ret = store_query_gswarm_gpus(c->st, r->text[0], latest_gpu, w);
+	jsonw_arr_end(w);
+	jsonw_key(w, "p2p_links");
+	jsonw_arr_begin(w);
+	jsonw_arr_end(w);
+	jsonw_key(w, "system_metrics");
+	jsonw_obj_begin(w);
+	/* percent, as psutil's virtual_memory().percent and disk_usage("/").percent */
+	gs_num(w, "dram_util", !r->null[4] && !r->null[5] && total > 0,
+	       100.0 * (total - avail) / total);
+	gs_num(w, "disk_util", !r->null[6] && !r->null[7] && r->num[7] > 0,
+	       100.0 * r->num[6] / r->num[7]);
+	jsonw_obj_end(w);
+	jsonw_obj_end(w);
+	return c->ret;
+}
+
+int head_client_data_json(struct store *st, struct jsonw *w, int64_t now_ms)
+{
+	struct latest_ctx c = {.w = w, .now_ms = now_ms, .st = st};
+	int ret;
+
+	jsonw_key(w, "client_data");
+	jsonw_obj_begin(w);
+	ret = store_query_gswarm_nodes(st, latest_node, &c);
+	jsonw_obj_end(w);
+	return ret ? ret : c.ret;
+}
+
+/* ---- POST /profiling/record and /record_time ---- */
+
+void head_request_record(void *arg, const struct http_request *req, struct http_response *res)
+{
+	struct head *h = arg;
+	struct request_record r;
+	struct jsonw w;
+	char msg[300];
+	bool missing;
+	int ret;
+
+	strbuf_reset(&res->body);
+	jsonw_init(&w, &res->body, false);
+	ret = api_parse_request_record(req->body, req->body_len, time_now_ms(), &r, &missing, msg,
+				       sizeof(msg));
+	if (!ret)
+		ret = store_request_add(h->st, &r) ? -EIO : 0;
+	free((char *)r.other);
+	/*
+	 * gswarm (FastAPI) answers a body that does not validate 422 with
+	 * {"detail": [...]}; we say why in "detail" too, and in our "error".
+	 */
+	res->status = ret == 0 ? 200 : ret == -EIO ? 503 : missing ? 422 : 400;
+	if (ret == -EIO)
+		snprintf(msg, sizeof(msg), "the store cannot be written");
+	jsonw_obj_begin(&w);
+	jsonw_kv_bool(&w, "success", ret == 0);
+	jsonw_kv_str(&w, "message", ret == 0 ? "Time consumption recorded successfully" : msg);
+	if (ret) {
+		jsonw_kv_str(&w, "detail", msg);
+		jsonw_kv_str(&w, "error", msg);
+		jsonw_kv_int(&w, "status", res->status);
+	}
+	jsonw_obj_end(&w);
+	strbuf_addch(&res->body, '\n');
+}

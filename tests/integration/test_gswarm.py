@@ -1,0 +1,228 @@
+"""gswarm-profiler's HTTP client against our head (docs/gswarm.md).
+
+A small client of our own does what gswarm's does (its `gsprof http-status`,
+`http-profile`, `http-stop`, its later `gswarm profiler sessions`, and POST
+/profiling/record): it reads the fields its code reads, with the types its
+code needs, and keys on `success` as it does.  The cluster: a head with
+--session-dir, node-a with two fake GPUs (GPU 1's utilization and PCIe
+NOT_SUPPORTED) and node-b with no GPU at all, each an agent in its own UTS
+namespace.
+"""
+import json
+import os
+import subprocess
+import time
+import urllib.error
+import urllib.request
+
+from harness import jobscope, run_tests, check, eq, wait_for
+from head_harness import Head, start_agent, stop_agent
+
+FAKES = os.environ.get("FAKES", "")
+SCENARIO = """driver 535.104.05
+device 0 uuid=GPU-0000000a-0000-0000-0000-000000000000 name="NVIDIA A100" bus=00000000:07:00.0 mem_total=85899345920 power_limit=400000 nvlinks=0
+device 1 uuid=GPU-0000000a-1111-1111-1111-111111111111 name="NVIDIA A100" bus=00000000:0F:00.0 mem_total=85899345920 power_limit=400000 nvlinks=0
+unsupported 1 util pcie
+at 0 0 util=60 mem_used=21474836480 power=200000 pcie_rx_kbps=1000 pcie_tx_kbps=500
+at 0 1 mem_used=1073741824 power=80000
+"""
+NAME = "run 1/\u03b1"          # a space, a slash and a Greek letter
+FILE = "run 1%2F\u03b1"        # its file in --session-dir
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+class GswarmClient:
+    """What gswarm's HTTP client does with each answer (requests' raise_for_status)."""
+
+    def __init__(self, url):
+        self.url = url
+
+    def call(self, method, path, body=None):
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.url + path, data=data, method=method,
+                                     headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=10) as r:
+                return r.status, json.loads(r.read())
+        except urllib.error.HTTPError as e:
+            return e.code, json.loads(e.read() or b"{}")
+
+    def ok(self, method, path, body=None):
+        status, doc = self.call(method, path, body)
+        eq(status, 200, "%s %s: raise_for_status passes (%r)" % (method, path, doc))
+        return doc
+
+    def http_status(self):
+        """gsprof http-status: nine fields, read as its code reads them."""
+        d = self.ok("GET", "/status")
+        types = {"freq": int, "enable_bandwidth_profiling": bool, "enable_nvlink_profiling": bool,
+                 "is_profiling": bool, "output_filename": str, "frame_id_counter": int,
+                 "connected_clients": list, "total_gpus": int, "gpu_info": dict}
+        for key, t in types.items():
+            check(key in d, "/status has %s" % key)
+            check(type(d[key]) is t, "/status %s is %s: %r" % (key, t.__name__, d[key]))
+        check(all(type(c) is str for c in d["connected_clients"]), "client ids are strings")
+        lines = ["Frequency: %dms" % int(d["freq"]), "Output Filename: %s" % d["output_filename"],
+                 "Frame Counter: %d" % d["frame_id_counter"], "Total GPUs: %d" % d["total_gpus"],
+                 "Connected Clients: %d" % len(d["connected_clients"])]
+        return d, lines
+
+    def http_profile(self, name):
+        return self.ok("POST", "/profiling/start", {"name": name})
+
+    def http_stop(self, name=None):
+        return self.ok("POST", "/profiling/stop", {"name": name} if name else {})
+
+    def sessions(self):
+        """gswarm profiler sessions: name, 'Active' if session.get('active'), frames."""
+        d = self.ok("GET", "/profiling/sessions")
+        return [(s["name"], "Active" if s.get("active") else "Completed", s.get("frames"))
+                for s in d.get("sessions", [])]
+
+
+def start_cluster(wd, extra=()):
+    scn = wd.join("gpu.scn")
+    with open(scn, "w") as f:
+        f.write(SCENARIO)
+    head = Head(wd, extra=["--session-dir", wd.path] + list(extra))
+    os.environ.update({"JOBSCOPE_NVML_LIBRARY": os.path.join(FAKES, "libnvidia-ml.so.1"),
+                       "FAKE_GPU_SCENARIO": scn})
+    a = start_agent(wd, head, "node-a", extra=["--interval", "200ms"])
+    os.environ["JOBSCOPE_NVML_LIBRARY"] = "/nonexistent/libnvidia-ml.so.1"
+    b = start_agent(wd, head, "node-b", extra=["--interval", "200ms"])
+    del os.environ["FAKE_GPU_SCENARIO"]
+    return head, [a, b]
+
+
+def test_gswarm_client_against_head(wd):
+    if subprocess.run(["unshare", "--uts", "true"]).returncode != 0:
+        print("SKIP: cannot make UTS namespaces here (needs root)")
+        return
+    head, agents = start_cluster(wd)
+    gs = GswarmClient(head.url)
+    try:
+        st, lines = wait_for(lambda: (lambda r: r if len(r[0]["connected_clients"]) == 2
+                                      and r[0]["total_gpus"] == 2 else None)(gs.http_status()),
+                             timeout=20, what="both agents connected")
+        eq((st["is_profiling"], st["output_filename"], st["frame_id_counter"]), (False, "", 0),
+           "nothing profiled yet")
+        eq(st["freq"], 200, "freq: the agents' interval in ms")
+        by_host = {v[0]["hostname"] if v else None: (k, v) for k, v in st["gpu_info"].items()}
+        eq(sorted(st["gpu_info"]), sorted(st["connected_clients"]), "gpu_info by client id")
+        a_id, a_gpus = by_host["node-a"]
+        eq([(g["id"], g["name"], g["physical_idx"], g["hostname"]) for g in a_gpus],
+           [("node-a:%d:NVIDIA A100" % i, "NVIDIA A100", i, "node-a") for i in (0, 1)],
+           "node-a's GPUs as gswarm names them")
+        b_id = [c for c in st["connected_clients"] if c != a_id][0]
+        eq(st["gpu_info"][b_id], [], "node-b has no GPU")
+
+        # /clients: gswarm's "gpus" per client
+        clients = {c["client_id"]: c for c in gs.ok("GET", "/clients")["clients"]}
+        eq([g["id"] for g in clients[a_id]["gpus"]], [g["id"] for g in a_gpus], "/clients gpus")
+        eq((clients[b_id]["gpu_count"], clients[b_id]["gpus"]), (0, []), "/clients node-b")
+
+        # /metrics/latest: gswarm's client_data, in its units
+        def latest():
+            d = gs.ok("GET", "/metrics/latest")
+            cd = d.get("client_data", {})
+            return d if a_id in cd and b_id in cd and len(cd[a_id]["gpus_metrics"]) == 2 else None
+        d = wait_for(latest, timeout=10, what="client_data of both nodes")
+        ours = {(g["node"], g["index"]): g for g in d["gpus"]}
+        g0, g1 = d["client_data"][a_id]["gpus_metrics"]
+        eq((g0["physical_idx"], g0["name"], g0["gpu_util"]), (0, "NVIDIA A100", 0.6),
+           "GPU 0: utilization as a 0-1 fraction")
+        eq(g0["mem_util"], round(21474836480 / 85899345920, 6), "GPU 0: memory used / total")
+        # gswarm's rx is nvitop's first value, the GPU's transmit; KiB/s
+        eq((g0["dram_bw_gbps_rx"], g0["dram_bw_gbps_tx"]),
+           (round(ours[("node-a", 0)]["pcie_tx_bps"] / 1024, 6),
+            round(ours[("node-a", 0)]["pcie_rx_bps"] / 1024, 6)), "GPU 0: PCIe in KiB/s")
+        check(ours[("node-a", 0)]["pcie_tx_bps"] > 0, "a PCIe figure to compare")
+        eq(ours[("node-a", 1)]["util_pct"], None, "our own field says NOT_SUPPORTED: null")
+        eq((g1["gpu_util"], g1["dram_bw_gbps_rx"]), (0.0, 0.0),
+           "gswarm's payload has no null: 0.0, as its client sends")
+        sysm = d["client_data"][b_id]["system_metrics"]
+        check(type(sysm["dram_util"]) is float and 0 < sysm["dram_util"] < 100,
+              "node-b's DRAM use in percent: %r" % sysm)
+        eq(d["client_data"][b_id]["gpus_metrics"], [], "node-b: no GPU metrics")
+
+        # http-profile, twice; then a second session of another name runs beside it
+        r = gs.http_profile(NAME)
+        eq((r["success"], r["message"], r["output_file"]),
+           (True, "Profiling started.", FILE + ".json"), "started")
+        r = gs.http_profile(NAME)
+        eq((r["success"], r["message"], r["output_file"]),
+           (False, "Profiling is already active.", ""), "the same name again: success false")
+        st, _ = gs.http_status()
+        eq((st["is_profiling"], st["output_filename"]), (True, FILE + ".json"), "profiling")
+
+        # per-request timings, as gswarm's later head takes them
+        for q, p in ((0.5, 1.25), (0.25, 2.0)):
+            r = gs.ok("POST", "/profiling/record",
+                      {"app_name": "llm", "queue_time": q, "processing_time": p,
+                       "other_time": {"prefill": 0.125}})
+            eq((r["success"], r["message"]), (True, "Time consumption recorded successfully"),
+               "recorded")
+        r = gs.ok("POST", "/record_time", {"app_name": "llm", "queue_time": 1,
+                                          "processing_time": 3})
+        eq(r["success"], True, "the earlier path too")
+        for body, want in (({"app_name": "llm", "queue_time": 1}, 422),
+                           ({"app_name": "llm", "queue_time": "x", "processing_time": 1}, 422),
+                           ({"app_name": "llm", "queue_time": -1, "processing_time": 1}, 400),
+                           ({"app_name": "", "queue_time": 1, "processing_time": 1}, 400),
+                           ({"app_name": "llm", "queue_time": 1, "processing_time": 1,
+                             "other_time": {"x": "y"}}, 422)):
+            status, doc = gs.call("POST", "/profiling/record", body)
+            eq((status, doc.get("success")), (want, False), "record %r -> %r" % (body, doc))
+            check(doc.get("detail"), "it says why: %r" % doc)
+
+        time.sleep(2.5)
+        listed = dict((n, (state, frames)) for n, state, frames in gs.sessions())
+        check(listed[NAME][0] == "Active" and listed[NAME][1] >= 2,
+              "gswarm's lister: active, with frames: %r" % listed)
+        r = gs.http_stop(NAME)
+        eq((r["success"], r["message"], r["output_file"]),
+           (True, "Profiling stopped. Data saved to %s" % wd.join(FILE + ".json"), None),
+           "stopped")
+        r = gs.http_stop()
+        eq((r["success"], r["message"]), (False, "Profiling is not active."), "nothing to stop")
+        listed = dict((n, (state, frames)) for n, state, frames in gs.sessions())
+        eq(listed[NAME][0], "Completed", "gswarm's lister: completed")
+        st, _ = gs.http_status()
+        eq((st["is_profiling"], st["output_filename"], st["frame_id_counter"]),
+           (False, FILE + ".json", listed[NAME][1]), "the last run's file and frames")
+
+        # the files a gswarm user looks for, written at the stop
+        with open(wd.join(FILE + ".json"), "rb") as f:
+            doc = json.loads(f.read())
+        eq(len(doc["frames"]), listed[NAME][1], "one frame per period, as many as listed")
+        with open(wd.join(FILE + ".png"), "rb") as f:
+            eq(f.read(8), PNG_SIGNATURE, "the session's plot")
+        # a name whose file would be too long: cut, and told apart by a hash
+        for name in ("/" * 100, "/" * 99 + "."):
+            r = gs.http_profile(name)
+            eq(r["success"], True, "a long name starts")
+            check(len(r["output_file"].encode()) <= 255 and "~" in r["output_file"],
+                  "its file name fits: %r" % r["output_file"])
+            eq(gs.http_stop(name)["success"], True, "and stops")
+            check(os.path.exists(wd.join(r["output_file"])), "its file is there")
+        check(len([f for f in os.listdir(wd.path) if f.startswith("%2F%2F")]) == 4,
+              "two names, two files each: %r" % os.listdir(wd.path))
+        # and the name (space, slash, letter) goes through a URL too
+        r = jobscope("export", "--session", NAME, "--head", head.url, "--format", "gswarm")
+        eq(r.returncode, 0, r.stderr)
+        eq(json.loads(r.stdout)["frames"], doc["frames"], "export --head: the same frames")
+    finally:
+        for proc, _, _, errf in agents:
+            eq(stop_agent(proc, errf), 0, "agent exit")
+        del os.environ["JOBSCOPE_NVML_LIBRARY"]
+        head.kill(15)
+
+
+def test_session_dir_must_be_writable(wd):
+    r = jobscope("head", "--db", wd.join("h.db"), "--listen", "127.0.0.1:0",
+                 "--session-dir", wd.join("nope"))
+    eq(r.returncode, 2, "a setup error")
+    check("--session-dir" in r.stderr, r.stderr)
+
+
+run_tests(globals())
