@@ -24,6 +24,15 @@
  */
 int session_export_frames(struct store *st, const struct session_record *s, bool csv,
 			  struct strbuf *out);
+/*
+ * Session s as the file gswarm-profiler's head writes when a run stops
+ * (session_gswarm.c; docs/gswarm.md): a frame a period (the session's
+ * interval, else 1 s) from its start to its end (now while active) holding
+ * every GPU of its nodes, the summaries and request_time_info, laid out
+ * byte for byte as Python's json.dumps(indent=2).  Logs only running out
+ * of memory.
+ */
+int session_export_gswarm(struct store *st, const struct session_record *s, struct strbuf *out);
 /* The session called name (-ENOENT, with a message, when there is none). */
 int session_export_report(struct store *st, const char *name, struct strbuf *out);
 /*
