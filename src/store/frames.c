@@ -7,6 +7,10 @@
  * Two cursors per node, host rows and GPU rows, both in time order, merged
  * on the tick's timestamp (one tick writes its host and GPU rows with the
  * same ts_ms).  Streaming: one frame in memory at a time.
+ *
+ * Also the same data on a frame clock, every node and GPU at once, as
+ * gswarm-profiler's head sees its clients (store_for_each_session_tick),
+ * and the requests a head recorded in the order they came.
  */
 #include "store/conn.h"
 
