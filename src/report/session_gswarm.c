@@ -46,7 +46,7 @@ struct gswarm_node {
 	bool has; /* in this frame's dram_util and disk_util */
 	char dram[48], disk[48];
 	double dram_sum, disk_sum;
-	int64_t n, first_frame;
+	int64_t n;
 };
 
 struct gswarm_ctx {
@@ -54,7 +54,8 @@ struct gswarm_ctx {
 	struct gswarm_gpu *gpu;
 	struct gswarm_node *node;
 	size_t ngpus, nnodes;
-	char **host_json; /* each node's hostname, quoted and escaped */
+	char **host_json;		/* each node's hostname, quoted and escaped */
+	size_t *client_order, nclients; /* nodes by their first frame with figures */
 	int64_t frames;
 	char app[REQUEST_APP_MAX]; /* request_time_info: the app whose list is open */
 	int64_t requests;
@@ -212,9 +213,9 @@ static void indent(struct strbuf *out, int n)
 		strbuf_addch(out, ' ');
 }
 
-/* "key": [ items ] at depth d (its key's indent), one item a line, [] when none */
+/* A frame's "key": [items], one item a line (NULL items left out), [] when none */
 static void str_list(struct gswarm_ctx *c, const char *key, size_t n,
-		     const char *(*item)(struct gswarm_ctx *, size_t), bool last)
+		     const char *(*item)(struct gswarm_ctx *, size_t))
 {
 	size_t written = 0;
 
@@ -233,7 +234,7 @@ static void str_list(struct gswarm_ctx *c, const char *key, size_t n,
 		strbuf_addch(c->out, '\n');
 		indent(c->out, 6);
 	}
-	strbuf_addstr(c->out, last ? "]\n" : "],\n");
+	strbuf_addstr(c->out, "],\n");
 }
 
 /* The list items: already JSON (quoted) */
@@ -293,7 +294,8 @@ static int gswarm_lists(struct gswarm_ctx *c, const struct session_tick *t)
 	c->gpu = calloc(t->ngpus ? t->ngpus : 1, sizeof(*c->gpu));
 	c->node = calloc(t->nnodes ? t->nnodes : 1, sizeof(*c->node));
 	c->host_json = calloc(t->nnodes ? t->nnodes : 1, sizeof(*c->host_json));
-	if (!c->gpu || !c->node || !c->host_json)
+	c->client_order = calloc(t->nnodes ? t->nnodes : 1, sizeof(*c->client_order));
+	if (!c->gpu || !c->node || !c->host_json || !c->client_order)
 		return -ENOMEM;
 	for (size_t i = 0; i < t->ngpus; i++) {
 		const struct session_tick_gpu *g = &t->gpus[i];
@@ -307,7 +309,6 @@ static int gswarm_lists(struct gswarm_ctx *c, const struct session_tick *t)
 		c->host_json[i] = json_of(t->nodes[i].hostname);
 		if (!c->host_json[i])
 			return -ENOMEM;
-		c->node[i].first_frame = -1;
 	}
 	return 0;
 }
@@ -382,21 +383,21 @@ static int on_tick(const struct session_tick *t, void *arg)
 		o->dram_sum += dram;
 		o->disk_sum += disk;
 		if (o->n++ == 0)
-			o->first_frame = t->frame_id;
+			c->client_order[c->nclients++] = i;
 	}
 
 	strbuf_addstr(out, c->frames++ ? ",\n    {\n" : "\n    {\n");
 	py_time(t->ts_ms, when, sizeof(when));
 	strbuf_addf(out, "      \"frame_id\": %" PRId64 ",\n      \"time\": \"%s\",\n", t->frame_id,
 		    when);
-	str_list(c, "gpu_id", c->ngpus, item_id, false);
-	str_list(c, "gpu_util", c->ngpus, item_util, false);
-	str_list(c, "gpu_memory", c->ngpus, item_mem, false);
-	str_list(c, "dram_util", c->nnodes, item_dram, false);
-	str_list(c, "disk_util", c->nnodes, item_disk, false);
-	str_list(c, "dram_bandwidth", c->ngpus, item_bw, false);
-	str_list(c, "dram_bandwidth_rx", c->ngpus, item_rx, false);
-	str_list(c, "dram_bandwidth_tx", c->ngpus, item_tx, false);
+	str_list(c, "gpu_id", c->ngpus, item_id);
+	str_list(c, "gpu_util", c->ngpus, item_util);
+	str_list(c, "gpu_memory", c->ngpus, item_mem);
+	str_list(c, "dram_util", c->nnodes, item_dram);
+	str_list(c, "disk_util", c->nnodes, item_disk);
+	str_list(c, "dram_bandwidth", c->ngpus, item_bw);
+	str_list(c, "dram_bandwidth_rx", c->ngpus, item_rx);
+	str_list(c, "dram_bandwidth_tx", c->ngpus, item_tx);
 	strbuf_addstr(out, "      \"gpu_bandwidth\": []\n    }");
 	return strbuf_error(out); /* past the cap: stop reading */
 }
@@ -428,17 +429,13 @@ static void write_summaries(struct gswarm_ctx *c)
 	strbuf_addstr(out, any ? "\n  },\n  \"summary_by_client\": {"
 			       : "},\n  \"summary_by_client\": {");
 	any = false;
-	for (int64_t f = 1; f <= c->frames && c->nnodes; f++) {
-		for (size_t i = 0; i < c->nnodes; i++) {
-			const struct gswarm_node *n = &c->node[i];
+	for (size_t k = 0; k < c->nclients; k++) {
+		const struct gswarm_node *n = &c->node[c->client_order[k]];
 
-			if (n->first_frame != f)
-				continue;
-			summary_pair(out, c->host_json[i], "avg_dram_util",
-				     n->dram_sum / (double)n->n, "avg_disk_util",
-				     n->disk_sum / (double)n->n, !any);
-			any = true;
-		}
+		summary_pair(out, c->host_json[c->client_order[k]], "avg_dram_util",
+			     n->dram_sum / (double)n->n, "avg_disk_util",
+			     n->disk_sum / (double)n->n, !any);
+		any = true;
 	}
 	strbuf_addstr(out, any ? "\n  }" : "}");
 }
@@ -545,5 +542,6 @@ out_free:
 	free(c.gpu);
 	free(c.node);
 	free(c.host_json);
+	free(c.client_order);
 	return ret;
 }
