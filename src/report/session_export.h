@@ -33,6 +33,13 @@ int session_export_frames(struct store *st, const struct session_record *s, bool
  * of memory.
  */
 int session_export_gswarm(struct store *st, const struct session_record *s, struct strbuf *out);
+/*
+ * A request's other_times as that file holds it, from the store's text
+ * (NULL, or anything): an object of numbers as Python writes it at the
+ * file's depth, anything else {}.  For session_export_gswarm and its fuzz
+ * target.
+ */
+void session_gswarm_other(struct strbuf *out, const char *text);
 /* The session called name (-ENOENT, with a message, when there is none). */
 int session_export_report(struct store *st, const char *name, struct strbuf *out);
 /*

@@ -10,7 +10,8 @@
  *                                 naive local datetime
  *   on_tick                       one frame (store_for_each_session_tick)
  *   write_summaries               summary_by_device, summary_by_client
- *   on_request, write_other       request_time_info
+ *   on_request,                   request_time_info
+ *   session_gswarm_other
  *   session_export_gswarm
  */
 #include "report/session_export.h"
@@ -445,7 +446,7 @@ static void write_summaries(struct gswarm_ctx *c)
  * numbers is written as Python would (a key given twice keeps its first
  * place and its last value), anything else as {}.
  */
-static void write_other(struct strbuf *out, const char *text)
+void session_gswarm_other(struct strbuf *out, const char *text)
 {
 	cJSON *doc = text ? cJSON_Parse(text) : NULL;
 	const cJSON *e;
@@ -505,7 +506,7 @@ static int on_request(const struct request_record *r, void *arg)
 		    "        \"queue_time\": %s,\n        \"processing_time\": %s,\n"
 		    "        \"other_times\": ",
 		    q, p);
-	write_other(out, r->other);
+	session_gswarm_other(out, r->other);
 	strbuf_addstr(out, "\n      }");
 	return strbuf_error(out);
 }

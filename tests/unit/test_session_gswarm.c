@@ -70,8 +70,8 @@ static void fs_row(struct store *st, int64_t node, int64_t ts, int64_t used, int
 	assert_int_equal(sqlite3_exec(st->db, sql, NULL, NULL, NULL), SQLITE_OK);
 }
 
-static int64_t device(struct store *st, int64_t node, int index, const char *uuid,
-		      const char *name, uint64_t mem_total)
+static int64_t device(struct store *st, int64_t node, int index, const char *uuid, const char *name,
+		      uint64_t mem_total)
 {
 	struct device_record d;
 
