@@ -1,7 +1,8 @@
 /*
  * cmd_export.c - `jobscope export --session NAME`: a profiling session's
  * data from a head's store, as JSON frames in gswarm-profiler's shape (but
- * numbers, not strings; utilization 0-100; units named in the file) or CSV;
+ * numbers, not strings; utilization 0-100; units named in the file), CSV,
+ * or the very file gswarm-profiler's head writes at stop (--format gswarm);
  * from the store file (--db, on the head's machine) or from a running head
  * over HTTP (--head URL: its /api/v1/sessions/NAME/export, the same bytes).
  * This file parses the options, picks the source and the exit code;
@@ -25,7 +26,7 @@
 
 static const char export_usage[] =
     "usage: jobscope export --session NAME [--db PATH | --head URL [--token-file F]]\n"
-    "                       [--format json|csv] [-o FILE]\n"
+    "                       [--format json|csv|gswarm] [-o FILE]\n"
     "\n"
     "Write a profiling session's data from a head's store: every sample of its\n"
     "nodes in its window, as frames (GPU arrays in gswarm-profiler's shape, with\n"
@@ -38,7 +39,9 @@ static const char export_usage[] =
     "      --db PATH          the head's store (default " EXPORT_DEFAULT_DB ")\n"
     "      --head URL         ask the head at URL (http://head:8091) instead\n"
     "      --token-file F     its read token (default $JOBSCOPE_TOKEN_FILE)\n"
-    "  -f, --format FORMAT    json (default) or csv (one row per frame and GPU)\n"
+    "  -f, --format FORMAT    json (default), csv (one row per frame and GPU) or\n"
+    "                         gswarm: the file gswarm-profiler's head writes at\n"
+    "                         stop, which `gsprof stat` reads (docs/gswarm.md)\n"
     "  -o, --output FILE      write there instead of stdout (only once it is all in)\n"
     "  -h, --help             show this help\n"
     "\n"
@@ -47,7 +50,8 @@ static const char export_usage[] =
     "is not a session's), unusable store or unreadable token file.\n";
 
 /* From the store file. */
-static int export_from_store(const char *db, const char *session, bool csv, struct strbuf *out)
+static int export_from_store(const char *db, const char *session, const char *format,
+			     struct strbuf *out)
 {
 	struct session_record s;
 	struct store *st;
@@ -58,23 +62,24 @@ static int export_from_store(const char *db, const char *session, bool csv, stru
 	ret = store_session_get(st, session, &s);
 	if (ret == -ENOENT)
 		log_err(0, "no session '%s' in '%s'", session, store_path(st));
-	if (!ret)
-		ret = session_export_frames(st, &s, csv, out);
+	if (!ret && strcmp(format, "gswarm") == 0)
+		ret = session_export_gswarm(st, &s, out);
+	else if (!ret)
+		ret = session_export_frames(st, &s, strcmp(format, "csv") == 0, out);
 	store_close(st);
 	return ret ? EXIT_FAIL : 0;
 }
 
 /* From a running head: its /api/v1/sessions/NAME/export. */
 static int export_from_head(const char *head, const char *token_file, const char *session,
-			    bool csv, struct strbuf *out)
+			    const char *format, struct strbuf *out)
 {
 	char token[256];
 	int ret;
 
 	if (token_file && token_read_file(token_file, token, sizeof(token)))
 		return EXIT_USAGE;
-	ret = http_client_session_export(head, token_file ? token : NULL, session,
-					 csv ? "csv" : "json", out);
+	ret = http_client_session_export(head, token_file ? token : NULL, session, format, out);
 	return ret == -EINVAL ? EXIT_USAGE : ret ? EXIT_FAIL : 0;
 }
 
@@ -95,7 +100,7 @@ static int cmd_export(int argc, char **argv)
 	const char *token_file = getenv("JOBSCOPE_TOKEN_FILE");
 	bool token_given = false; /* --token-file, not the environment's */
 	struct strbuf out;
-	bool csv = false;
+	const char *format = "json";
 	int c, exit_code;
 
 	opterr = 0;
@@ -116,11 +121,10 @@ static int cmd_export(int argc, char **argv)
 			token_given = true;
 			break;
 		case 'f':
-			if (strcmp(optarg, "csv") == 0)
-				csv = true;
-			else if (strcmp(optarg, "json") != 0)
-				return cli_usage_error("export", "bad --format '%s' (json or csv)",
-						       optarg);
+			if (strcmp(optarg, "json") && strcmp(optarg, "csv") && strcmp(optarg, "gswarm"))
+				return cli_usage_error("export",
+						       "bad --format '%s' (json, csv or gswarm)", optarg);
+			format = optarg;
 			break;
 		case 'o':
 			output = optarg;
@@ -144,8 +148,8 @@ static int cmd_export(int argc, char **argv)
 		return cli_usage_error("export", "--head: a URL (http://head:8091)");
 	/* all of it in memory first: a failure never leaves half a file at -o */
 	strbuf_init(&out, EXPORT_MAX_BYTES);
-	exit_code = head ? export_from_head(head, token_file, session, csv, &out)
-			 : export_from_store(db ? db : EXPORT_DEFAULT_DB, session, csv, &out);
+	exit_code = head ? export_from_head(head, token_file, session, format, &out)
+			 : export_from_store(db ? db : EXPORT_DEFAULT_DB, session, format, &out);
 	if (!exit_code && cli_write_file(output, out.buf ? out.buf : "", out.len))
 		exit_code = EXIT_FAIL;
 	strbuf_release(&out);
@@ -155,6 +159,6 @@ static int cmd_export(int argc, char **argv)
 const struct cli_command cmd_export_def = {
     "export",
     cmd_export,
-    "write a profiling session's frames (JSON, CSV) from a head's store or a head",
+    "write a profiling session's frames (JSON, CSV, gswarm's file) from a head's store or a head",
     export_usage,
 };

@@ -286,8 +286,8 @@ void head_sessions(void *arg, const struct http_request *req, struct http_respon
 }
 
 /*
- * GET /api/v1/sessions/NAME/export?format=json|csv|text: the bytes
- * `jobscope export --session NAME [--format csv]` (json, csv) or
+ * GET /api/v1/sessions/NAME/export?format=json|csv|text|gswarm: the bytes
+ * `jobscope export --session NAME [--format csv|gswarm]` (json, csv, gswarm) or
  * `jobscope report --session NAME` (text) print on the head's store,
  * rendered by the same code (report/session_export.c).  The answer is
  * built whole (its size is the server's answer cap): a session past it
@@ -300,6 +300,7 @@ void head_session_export(void *arg, const char *want, const struct http_request 
 	    {"json", "application/json"},
 	    {"csv", "text/csv; charset=utf-8"},
 	    {"text", "text/plain; charset=utf-8"},
+	    {"gswarm", "application/json"},
 	};
 	struct head *h = arg;
 	const char *format = http_query_arg(req, "format");
@@ -311,7 +312,7 @@ void head_session_export(void *arg, const char *want, const struct http_request 
 	while (format && f < sizeof(formats) / sizeof(formats[0]) && strcmp(format, formats[f][0]))
 		f++;
 	if (f == sizeof(formats) / sizeof(formats[0])) {
-		http_error(res, 400, "format: json (default), csv or text");
+		http_error(res, 400, "format: json (default), csv, text or gswarm");
 		return;
 	}
 	ret = store_session_get(h->st, want, &s);
@@ -322,8 +323,9 @@ void head_session_export(void *arg, const char *want, const struct http_request 
 		return;
 	}
 	strbuf_reset(&res->body);
-	ret = f == 2 ? session_export_report(h->st, s.name, &res->body)
-		     : session_export_frames(h->st, &s, f == 1, &res->body);
+	ret = f == 2   ? session_export_report(h->st, s.name, &res->body)
+	      : f == 3 ? session_export_gswarm(h->st, &s, &res->body)
+		       : session_export_frames(h->st, &s, f == 1, &res->body);
 	if (ret == -E2BIG) {
 		snprintf(msg, sizeof(msg),
 			 "the export of '%s' is larger than the head's answer cap (%zu MiB): "

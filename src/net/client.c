@@ -118,6 +118,7 @@ static bool export_shape_ok(const char *format, const char *ctype, const struct 
 	    {"json", "application/json", "{\"session_name\":"},
 	    {"csv", "text/csv", "frame_id,time,"},
 	    {"text", "text/plain", "jobscope session "},
+	    {"gswarm", "application/json", "{\n  \"frames\": ["},
 	};
 
 	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++) {

@@ -20,7 +20,7 @@ int http_client_request(const char *base, const char *path, const char *token, c
 
 /*
  * A session's export from the head at base: GET
- * /api/v1/sessions/NAME/export?format=F (F: "json", "csv" or "text", the
+ * /api/v1/sessions/NAME/export?format=F (F: "json", "csv", "text" or "gswarm", the
  * bytes `jobscope export --db` or `jobscope report --session` print) into
  * out, which holds nothing else on success and is left empty otherwise.
  * 0, or -errno after a message that says what to do:

@@ -24,6 +24,22 @@
  */
 int session_export_frames(struct store *st, const struct session_record *s, bool csv,
 			  struct strbuf *out);
+/*
+ * Session s as the file gswarm-profiler's head writes when a run stops
+ * (session_gswarm.c; docs/gswarm.md): a frame a period (the session's
+ * interval, else 1 s) from its start to its end (now while active) holding
+ * every GPU of its nodes, the summaries and request_time_info, laid out
+ * byte for byte as Python's json.dumps(indent=2).  Logs only running out
+ * of memory.
+ */
+int session_export_gswarm(struct store *st, const struct session_record *s, struct strbuf *out);
+/*
+ * A request's other_times as that file holds it, from the store's text
+ * (NULL, or anything): an object of numbers as Python writes it at the
+ * file's depth, anything else {}.  For session_export_gswarm and its fuzz
+ * target.
+ */
+void session_gswarm_other(struct strbuf *out, const char *text);
 /* The session called name (-ENOENT, with a message, when there is none). */
 int session_export_report(struct store *st, const char *name, struct strbuf *out);
 /*

@@ -7,12 +7,17 @@
  * Two cursors per node, host rows and GPU rows, both in time order, merged
  * on the tick's timestamp (one tick writes its host and GPU rows with the
  * same ts_ms).  Streaming: one frame in memory at a time.
+ *
+ * Also the same data on a frame clock, every node and GPU at once, as
+ * gswarm-profiler's head sees its clients (store_for_each_session_tick),
+ * and the requests a head recorded in the order they came.
  */
 #include "store/conn.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/log.h"
@@ -188,5 +193,345 @@ int store_for_each_frame(struct store *st, const struct session_record *s, int64
 				  fn, arg);
 	}
 	sqlite3_finalize(nodes);
+	return ret;
+}
+
+/*
+ * The frame clock (gswarm-profiler's head): a cursor per node's host rows,
+ * per node's fs rows and per GPU's rows, each in time order, each advanced
+ * to the tick's time; what they last read is the tick.  Memory: one row
+ * per node and per GPU, whatever the session's length.
+ */
+struct tick_cursor {
+	sqlite3_stmt *stmt;
+	bool started; /* stepped at least once */
+	bool has_row; /* stmt holds a row not yet applied */
+};
+
+struct tick_state {
+	struct session_tick_node *nodes;
+	struct session_tick_gpu *gpus;
+	size_t nnodes, ngpus, node_cap, gpu_cap, host_cap, fs_cap, gpucur_cap;
+	struct tick_cursor *host, *fs, *gpu;
+};
+
+static double col_num(sqlite3_stmt *st, int col)
+{
+	return sqlite3_column_type(st, col) == SQLITE_NULL ? NAN : sqlite3_column_double(st, col);
+}
+
+static int cursor_open(struct store *st, const char *sql, int64_t key, int64_t from_ms,
+		       int64_t to_ms, struct tick_cursor *c)
+{
+	int ret = store__prepare(st, sql, "read a session", &c->stmt);
+
+	if (ret)
+		return ret;
+	sqlite3_bind_int64(c->stmt, 1, key);
+	sqlite3_bind_int64(c->stmt, 2, from_ms);
+	sqlite3_bind_int64(c->stmt, 3, to_ms);
+	return 0;
+}
+
+static int cursor_step(struct store *st, struct tick_cursor *c)
+{
+	int rc = sqlite3_step(c->stmt);
+
+	c->has_row = rc == SQLITE_ROW;
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return store__read_fail(st, rc, "read a session");
+	return 0;
+}
+
+/* Whether sql (?1 a key, ?2 ?3 a window) has a row. */
+static int any_row(struct store *st, const char *sql, int64_t key, int64_t from_ms, int64_t to_ms,
+		   bool *found)
+{
+	sqlite3_stmt *stmt;
+	int rc, ret = store__prepare(st, sql, "read a session", &stmt);
+
+	if (ret)
+		return ret;
+	sqlite3_bind_int64(stmt, 1, key);
+	sqlite3_bind_int64(stmt, 2, from_ms);
+	sqlite3_bind_int64(stmt, 3, to_ms);
+	rc = sqlite3_step(stmt);
+	*found = rc == SQLITE_ROW;
+	sqlite3_finalize(stmt);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return store__read_fail(st, rc, "read a session");
+	return 0;
+}
+
+static int grow(void **p, size_t *cap, size_t need, size_t size)
+{
+	size_t n = *cap ? *cap * 2 : 16;
+	void *q;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	q = realloc(*p, n * size);
+	if (!q)
+		return log_err(-ENOMEM, "out of memory");
+	memset((char *)q + *cap * size, 0, (n - *cap) * size);
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
+#define TICK_HOST_SQL                                                                              \
+	"SELECT ts_ms, mem_total_bytes, mem_available_bytes FROM host_samples_all"                 \
+	" WHERE node_id = ?1 AND ts_ms >= ?2 AND ts_ms <= ?3 ORDER BY ts_ms, seq"
+#define TICK_FS_SQL                                                                                \
+	"SELECT ts_ms, used_bytes, total_bytes FROM fs_samples"                                    \
+	" WHERE node_id = ?1 AND ts_ms >= ?2 AND ts_ms <= ?3 ORDER BY ts_ms, seq"
+#define TICK_GPU_SQL                                                                               \
+	"SELECT ts_ms, util_pct, mem_used_bytes, pcie_rx_bps, pcie_tx_bps FROM gpu_samples_all"    \
+	" WHERE device_id = ?1 AND ts_ms >= ?2 AND ts_ms <= ?3 ORDER BY ts_ms, seq"
+
+/* A node's GPUs with rows in [from_ms, to_ms], their cursors open. */
+static int tick_gpus_of(struct store *st, struct tick_state *t, int64_t node_id, int64_t from_ms,
+			int64_t to_ms, bool *any)
+{
+	sqlite3_stmt *dev;
+	int rc = SQLITE_DONE, ret;
+
+	ret = store__prepare(st,
+			     "SELECT id, idx, name, mem_total_bytes FROM devices WHERE node_id = ?"
+			     " ORDER BY idx, id",
+			     "read a session", &dev);
+	if (ret)
+		return ret;
+	sqlite3_bind_int64(dev, 1, node_id);
+	while (!ret && (rc = sqlite3_step(dev)) == SQLITE_ROW) {
+		int64_t device_id = sqlite3_column_int64(dev, 0);
+		const unsigned char *name = sqlite3_column_text(dev, 2);
+		struct session_tick_gpu *g;
+		bool found;
+
+		ret = any_row(st,
+			      "SELECT 1 FROM gpu_samples_all WHERE device_id = ?1 AND ts_ms >= ?2"
+			      " AND ts_ms <= ?3 LIMIT 1",
+			      device_id, from_ms, to_ms, &found);
+		if (ret || !found)
+			continue;
+		ret = grow((void **)&t->gpus, &t->gpu_cap, t->ngpus + 1, sizeof(*t->gpus));
+		if (!ret)
+			ret = grow((void **)&t->gpu, &t->gpucur_cap, t->ngpus + 1, sizeof(*t->gpu));
+		if (ret)
+			break;
+		g = &t->gpus[t->ngpus];
+		g->node = t->nnodes;
+		g->index = (int)sqlite3_column_int64(dev, 1);
+		snprintf(g->name, sizeof(g->name), "%s", name ? (const char *)name : "");
+		g->mem_total_bytes = col_num(dev, 3);
+		g->util_pct = g->mem_used_bytes = g->pcie_rx_bps = g->pcie_tx_bps = NAN;
+		ret = cursor_open(st, TICK_GPU_SQL, device_id, from_ms, to_ms, &t->gpu[t->ngpus]);
+		if (!ret)
+			t->ngpus++;
+		*any = true;
+	}
+	if (!ret && rc != SQLITE_ROW && rc != SQLITE_DONE)
+		ret = store__read_fail(st, rc, "read a session");
+	sqlite3_finalize(dev);
+	return ret;
+}
+
+/* One node of the session, if it has rows in its window: its row and cursors. */
+static int tick_node(struct store *st, const struct session_record *s, struct tick_state *t,
+		     int64_t node_id, const char *hostname, int64_t until)
+{
+	struct session_tick_node *n;
+	int64_t agent_ms = 0, from;
+	bool found = false, host = false, fs = false;
+	int ret;
+
+	ret = store__query_i64_opt(st, "SELECT max(interval_ms) FROM agents WHERE node_id = ?",
+				   node_id, &agent_ms, &found);
+	if (ret)
+		return ret;
+	if (agent_ms < s->interval_ms)
+		agent_ms = s->interval_ms;
+	if (agent_ms <= 0)
+		agent_ms = 1000;
+	from = s->start_ms - 3 * agent_ms;
+	ret = any_row(st,
+		      "SELECT 1 FROM host_samples_all WHERE node_id = ?1 AND ts_ms >= ?2"
+		      " AND ts_ms <= ?3 LIMIT 1",
+		      node_id, from, until, &host);
+	if (!ret && st->schema_version >= 7)
+		ret = any_row(st,
+			      "SELECT 1 FROM fs_samples WHERE node_id = ?1 AND ts_ms >= ?2"
+			      " AND ts_ms <= ?3 LIMIT 1",
+			      node_id, from, until, &fs);
+	if (!ret)
+		ret = grow((void **)&t->nodes, &t->node_cap, t->nnodes + 1, sizeof(*t->nodes));
+	if (!ret)
+		ret = grow((void **)&t->host, &t->host_cap, t->nnodes + 1, sizeof(*t->host));
+	if (!ret)
+		ret = grow((void **)&t->fs, &t->fs_cap, t->nnodes + 1, sizeof(*t->fs));
+	found = host || fs;
+	if (!ret)
+		ret = tick_gpus_of(st, t, node_id, from, until, &found);
+	if (ret || !found)
+		return ret;
+	n = &t->nodes[t->nnodes];
+	snprintf(n->hostname, sizeof(n->hostname), "%s", hostname);
+	n->interval_ms = agent_ms;
+	n->mem_total_bytes = n->mem_available_bytes = n->fs_used_bytes = n->fs_total_bytes = NAN;
+	ret = cursor_open(st, TICK_HOST_SQL, node_id, from, until, &t->host[t->nnodes]);
+	if (!ret && st->schema_version >= 7)
+		ret = cursor_open(st, TICK_FS_SQL, node_id, from, until, &t->fs[t->nnodes]);
+	if (!ret)
+		t->nnodes++;
+	return ret;
+}
+
+/* Applies every row of c at or before ts_ms (apply: what it is of). */
+static int tick_advance(struct store *st, struct tick_cursor *c, int64_t ts_ms,
+			void (*apply)(sqlite3_stmt *row, void *to), void *to)
+{
+	int ret = 0;
+
+	if (!c->stmt)
+		return 0;
+	if (!c->started) {
+		c->started = true;
+		ret = cursor_step(st, c);
+	}
+	while (!ret && c->has_row && sqlite3_column_int64(c->stmt, 0) <= ts_ms) {
+		apply(c->stmt, to);
+		ret = cursor_step(st, c);
+	}
+	return ret;
+}
+
+static void apply_host(sqlite3_stmt *row, void *to)
+{
+	struct session_tick_node *n = to;
+
+	n->host_ts_ms = sqlite3_column_int64(row, 0);
+	n->mem_total_bytes = col_num(row, 1);
+	n->mem_available_bytes = col_num(row, 2);
+}
+
+static void apply_fs(sqlite3_stmt *row, void *to)
+{
+	struct session_tick_node *n = to;
+
+	n->fs_ts_ms = sqlite3_column_int64(row, 0);
+	n->fs_used_bytes = col_num(row, 1);
+	n->fs_total_bytes = col_num(row, 2);
+}
+
+static void apply_gpu(sqlite3_stmt *row, void *to)
+{
+	struct session_tick_gpu *g = to;
+
+	g->ts_ms = sqlite3_column_int64(row, 0);
+	g->util_pct = col_num(row, 1);
+	g->mem_used_bytes = col_num(row, 2);
+	g->pcie_rx_bps = col_num(row, 3);
+	g->pcie_tx_bps = col_num(row, 4);
+}
+
+int store_for_each_session_tick(struct store *st, const struct session_record *s, int64_t now_ms,
+				int64_t period_ms,
+				int (*fn)(const struct session_tick *t, void *arg), void *arg)
+{
+	struct tick_state t;
+	struct session_tick tick;
+	sqlite3_stmt *nodes;
+	int64_t until = s->end_ms ? s->end_ms : now_ms;
+	int rc = SQLITE_DONE, ret;
+
+	memset(&t, 0, sizeof(t));
+	if (period_ms <= 0)
+		period_ms = 1000;
+	ret = store__prepare(st, "SELECT id, hostname FROM nodes ORDER BY hostname",
+			     "read a session", &nodes);
+	if (ret)
+		return ret;
+	while (!ret && (rc = sqlite3_step(nodes)) == SQLITE_ROW) {
+		const char *host = (const char *)sqlite3_column_text(nodes, 1);
+		char hostname[256];
+
+		snprintf(hostname, sizeof(hostname), "%s", host ? host : "");
+		if (node_in(s, hostname))
+			ret = tick_node(st, s, &t, sqlite3_column_int64(nodes, 0), hostname, until);
+	}
+	if (!ret && rc != SQLITE_ROW && rc != SQLITE_DONE)
+		ret = store__read_fail(st, rc, "read a session");
+	sqlite3_finalize(nodes);
+
+	memset(&tick, 0, sizeof(tick));
+	tick.nnodes = t.nnodes;
+	tick.ngpus = t.ngpus;
+	tick.nodes = t.nodes;
+	tick.gpus = t.gpus;
+	for (int64_t k = 1; !ret && s->start_ms + k * period_ms <= until; k++) {
+		tick.frame_id = k;
+		tick.ts_ms = s->start_ms + k * period_ms;
+		for (size_t i = 0; !ret && i < t.nnodes; i++) {
+			ret = tick_advance(st, &t.host[i], tick.ts_ms, apply_host, &t.nodes[i]);
+			if (!ret)
+				ret = tick_advance(st, &t.fs[i], tick.ts_ms, apply_fs, &t.nodes[i]);
+		}
+		for (size_t i = 0; !ret && i < t.ngpus; i++)
+			ret = tick_advance(st, &t.gpu[i], tick.ts_ms, apply_gpu, &t.gpus[i]);
+		if (!ret)
+			ret = fn(&tick, arg);
+	}
+
+	for (size_t i = 0; i < t.nnodes; i++) {
+		sqlite3_finalize(t.host[i].stmt);
+		sqlite3_finalize(t.fs[i].stmt);
+	}
+	for (size_t i = 0; i < t.ngpus; i++)
+		sqlite3_finalize(t.gpu[i].stmt);
+	free(t.nodes);
+	free(t.gpus);
+	free(t.host);
+	free(t.fs);
+	free(t.gpu);
+	return ret;
+}
+
+int store_for_each_request_arrived(struct store *st, int64_t from_ms, int64_t to_ms,
+				   int (*fn)(const struct request_record *r, void *arg), void *arg)
+{
+	struct request_record r;
+	sqlite3_stmt *stmt;
+	int rc = SQLITE_DONE, ret;
+
+	if (st->schema_version < 7)
+		return 0;
+	/* row order is arrival order: gswarm's dict of apps, each a list appended to */
+	ret = store__prepare(st,
+			     "SELECT id, ts_ms, app, queue_s, processing_s, other FROM requests"
+			     " WHERE ts_ms >= ?1 AND (?2 = 0 OR ts_ms <= ?2)"
+			     " ORDER BY min(id) OVER (PARTITION BY app), id",
+			     "read the requests", &stmt);
+	if (ret)
+		return ret;
+	sqlite3_bind_int64(stmt, 1, from_ms);
+	sqlite3_bind_int64(stmt, 2, to_ms);
+	while (!ret && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+		const unsigned char *app = sqlite3_column_text(stmt, 2);
+
+		memset(&r, 0, sizeof(r));
+		r.id = sqlite3_column_int64(stmt, 0);
+		r.ts_ms = sqlite3_column_int64(stmt, 1);
+		snprintf(r.app, sizeof(r.app), "%s", app ? (const char *)app : "");
+		r.queue_s = sqlite3_column_double(stmt, 3);
+		r.processing_s = sqlite3_column_double(stmt, 4);
+		r.other = (const char *)sqlite3_column_text(stmt, 5);
+		ret = fn(&r, arg);
+	}
+	if (!ret && rc != SQLITE_ROW && rc != SQLITE_DONE)
+		ret = store__read_fail(st, rc, "read the requests");
+	sqlite3_finalize(stmt);
 	return ret;
 }

@@ -404,6 +404,51 @@ int store_for_each_frame(struct store *st, const struct session_record *s, int64
 			 int (*fn)(const struct session_frame *f, void *arg), void *arg);
 
 /*
+ * A session on a frame clock, as gswarm-profiler's head sees its clients
+ * (frames.c): at start + k * period_ms for k = 1, 2... up to its end (now_ms
+ * while active), every node of the session and every GPU of those nodes,
+ * each with its latest row at or before that time and that row's time.
+ * The nodes are those with host or GPU rows from 3 of their intervals
+ * before the start on, by hostname; their GPUs those with rows, by index:
+ * the same lists in every tick.  Whether a row is too old to count is the
+ * reader's call (interval_ms is there for it).  NAN: missing.
+ */
+struct session_tick_node {
+	char hostname[256];
+	int64_t interval_ms; /* its agents' sampling interval, at least the session's; else 1000 */
+	int64_t host_ts_ms;  /* the latest host row's time; 0: none yet */
+	double mem_total_bytes, mem_available_bytes;
+	int64_t fs_ts_ms; /* the latest fs_samples row's (its root filesystem); 0: none yet */
+	double fs_used_bytes, fs_total_bytes;
+};
+struct session_tick_gpu {
+	size_t node; /* in nodes[] */
+	int index;
+	char name[GPU_NAME_MAX];
+	double mem_total_bytes;
+	int64_t ts_ms; /* the latest sample's time; 0: none yet */
+	double util_pct, mem_used_bytes, pcie_rx_bps, pcie_tx_bps;
+};
+struct session_tick {
+	int64_t frame_id; /* from 1 */
+	int64_t ts_ms;
+	size_t nnodes, ngpus;
+	const struct session_tick_node *nodes;
+	const struct session_tick_gpu *gpus;
+};
+int store_for_each_session_tick(struct store *st, const struct session_record *s, int64_t now_ms,
+				int64_t period_ms,
+				int (*fn)(const struct session_tick *t, void *arg), void *arg);
+/*
+ * The requests of [from_ms, to_ms] (to_ms 0: up to now) in the order they
+ * came (row order), an app's all together, the apps by their first request:
+ * the order gswarm's head lists them in (a dict of lists, filled as posted).
+ */
+int store_for_each_request_arrived(struct store *st, int64_t from_ms, int64_t to_ms,
+				   int (*fn)(const struct request_record *r, void *arg),
+				   void *arg);
+
+/*
  * Runs one read-only SELECT and writes its rows into w as JSON objects
  * keyed by column name (an array; or only the first row's object, or null,
  * with first_only); integer columns named "is_*" or "healthy" as booleans.

@@ -370,7 +370,7 @@ def test_export_head_failures(wd):
             raise AssertionError("format=xml answered 200")
         except urllib.error.HTTPError as e:
             eq(e.code, 400, "format=xml")
-            eq(json.loads(e.read())["error"], "format: json (default), csv or text", "why")
+            eq(json.loads(e.read())["error"], "format: json (default), csv, text or gswarm", "why")
         req = urllib.request.Request(head.url + "/api/v1/sessions/s1",
                                      headers={"Authorization": "Bearer reader-secret"})
         with urllib.request.urlopen(req, timeout=10) as r:
