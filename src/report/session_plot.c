@@ -516,11 +516,11 @@ int session_export_plots(struct store *st, const struct session_record *s, const
 enum ov_metric { OV_UTIL, OV_MEM, OV_PCIE, OV_NVLINK, OV_CPU, OV_HOST_MEM, OV__COUNT };
 
 struct ov_series {
-	char label[48];		       /* "host:index", or the host for a node */
-	bool gpu;		       /* a GPU's, else a node's */
+	char label[48]; /* "host:index", or the host for a node */
+	bool gpu;	/* a GPU's, else a node's */
 	int64_t frames, last_ms, min_gap_ms;
-	int last_bin;		       /* of the last frame; -1: none yet */
-	bool gap_before[OV_BINS];      /* a gap ended at a frame of this bin */
+	int last_bin;		  /* of the last frame; -1: none yet */
+	bool gap_before[OV_BINS]; /* a gap ended at a frame of this bin */
 	struct sp_mean v[OV_BINS][OV__COUNT];
 };
 
@@ -637,7 +637,8 @@ static void ov_values(const struct ov_series *s, int metric, double *v)
 			double a = v[2 * prev], z = v[2 * b];
 
 			for (int e = 2 * prev + 1; e < 2 * b; e++)
-				v[e] = a + (z - a) * (double)(e - 2 * prev) / (double)(2 * (b - prev));
+				v[e] =
+				    a + (z - a) * (double)(e - 2 * prev) / (double)(2 * (b - prev));
 		}
 		prev = b;
 	}
@@ -652,8 +653,8 @@ struct ov_panel {
 static const struct ov_panel ov_gpu_panels[] = {
     {CHART_GPU_UTIL, OV_UTIL, "gpu-util", "GPU utilization, % busy", "utilization",
      "no utilization measured"},
-    {CHART_GPU_MEMORY, OV_MEM, "gpu-memory", "GPU memory used, bytes (binary units)",
-     "GPU memory", "no memory use measured"},
+    {CHART_GPU_MEMORY, OV_MEM, "gpu-memory", "GPU memory used, bytes (binary units)", "GPU memory",
+     "no memory use measured"},
     {CHART_GPU_LINK, OV_PCIE, "gpu-pcie", "PCIe traffic, rx + tx, bytes/s", "PCIe",
      "no PCIe traffic measured (ROCm does not report it)"},
     {CHART_GPU_LINK, OV_NVLINK, "gpu-nvlink", "NVLink traffic, rx + tx, bytes/s", "NVLink",
@@ -661,8 +662,7 @@ static const struct ov_panel ov_gpu_panels[] = {
 };
 
 static const struct ov_panel ov_node_panels[] = {
-    {CHART_NODE_CPU, OV_CPU, "cpu", "CPU busy, % of the node's CPUs", "CPU",
-     "no CPU use measured"},
+    {CHART_NODE_CPU, OV_CPU, "cpu", "CPU busy, % of the node's CPUs", "CPU", "no CPU use measured"},
     {CHART_MEMORY, OV_HOST_MEM, "memory", "Memory used (total - available), bytes (binary units)",
      "memory", "no memory use measured"},
 };
@@ -710,18 +710,19 @@ static int ov_write(struct ov_ctx *c, const struct session_record *s, const char
 	if (ret)
 		goto out_free;
 	snprintf(title, sizeof(title), "session %s%s", s->name,
-		 !c->frames ? "" : c->any_gpu ? "  \xc2\xb7  every GPU"
-					      : "  \xc2\xb7  no GPU in this session: the nodes' CPU and memory");
+		 !c->frames   ? ""
+		 : c->any_gpu ? "  \xc2\xb7  every GPU"
+			      : "  \xc2\xb7  no GPU in this session: the nodes' CPU and memory");
 	format_duration_ms(c->end_ms - c->origin_ms, dur, sizeof(dur));
 	snprintf(tail, sizeof(tail), "  \xc2\xb7  %s%s", dur, s->end_ms ? "" : " (still active)");
 	format_rfc3339_ms(c->origin_ms, t0, sizeof(t0));
 	format_rfc3339_ms(c->end_ms, t1, sizeof(t1));
-	snprintf(subtitle, sizeof(subtitle),
-		 "%s to %s  \xc2\xb7  %" PRId64 " frames  \xc2\xb7  one line per %s, means over %.1f s"
-		 "%s",
-		 t0, t1, c->frames, c->any_gpu ? "GPU (node:index)" : "node", c->bin_ms / 1000.0,
-		 nkind > CHART_MAX_SERIES || c->left_out ? "  \xc2\xb7  some not drawn (too many)"
-							 : "");
+	snprintf(
+	    subtitle, sizeof(subtitle),
+	    "%s to %s  \xc2\xb7  %" PRId64 " frames  \xc2\xb7  one line per %s, means over %.1f s"
+	    "%s",
+	    t0, t1, c->frames, c->any_gpu ? "GPU (node:index)" : "node", c->bin_ms / 1000.0,
+	    nkind > CHART_MAX_SERIES || c->left_out ? "  \xc2\xb7  some not drawn (too many)" : "");
 	ret = plot_chart_write(path, cs, &t);
 out_free:
 	chart_set_free(cs);

@@ -475,9 +475,9 @@ static int cached_insert(struct ingest *in, const struct store_table *t, const c
  * older than schema 7) is simply not there.
  */
 static const char *const ingest_facts[] = {
-    "host_samples", "cpu_samples", "disk_samples", "net_samples",      "proc_samples",
-    "job_samples",  "events",	   "marks",	   "gpu_samples", "gpu_proc_samples",
-    "gaps",	    "fs_samples",
+    "host_samples", "cpu_samples",	"disk_samples", "net_samples",
+    "proc_samples", "job_samples",	"events",	"marks",
+    "gpu_samples",  "gpu_proc_samples", "gaps",		"fs_samples",
 };
 
 /* Every row of one fact table above the cursor, with the head's seq and ids. */

@@ -526,7 +526,7 @@ static void test_fs_from_statvfs(void **state)
 
 	(void)state;
 	assert_int_equal(host_fs_from_statvfs(26214400, 15000000, 13689280, 4096, &fs), 0);
-	assert_int_equal(fs.used_bytes, 45934182400ull);		    /* 11,214,400 blocks */
+	assert_int_equal(fs.used_bytes, 45934182400ull);		   /* 11,214,400 blocks */
 	assert_int_equal(fs.total_bytes, 45934182400ull + 56071290880ull); /* + 13,689,280 */
 	/* psutil's percent, 45.03 %, not used / f_blocks (42.78 %) */
 	assert_true(fabs(100.0 * (double)fs.used_bytes / (double)fs.total_bytes - 45.0317) < 1e-3);

@@ -55,8 +55,7 @@ static void test_percentile_nearest_rank(void **state)
 	assert_true(request_percentile(hundred, 100, 100) == 100);
 }
 
-static void add(struct session_requests *r, const char *app, double q, double p,
-		const char *other)
+static void add(struct session_requests *r, const char *app, double q, double p, const char *other)
 {
 	struct request_record req;
 
