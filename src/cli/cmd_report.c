@@ -37,9 +37,11 @@ static const char report_usage[] =
     "grouped by user (default), node, job, hour of day or day of week (local\n"
     "time), the most wasteful first.\n"
     "\n"
-    "A profiling session (--session NAME, alone): its nodes, GPUs and gaps in\n"
-    "words (text), or its frames as `jobscope export` writes them (json, csv);\n"
-    "--plot F.png draws one picture per device: F-NODE-host.png (CPU, memory,\n"
+    "A profiling session (--session NAME, alone): its nodes, GPUs, gaps and\n"
+    "requests' timings per app in words (text), or its frames as `jobscope\n"
+    "export` writes them (json, csv); --plot F.png draws F.png, every GPU of\n"
+    "the session in one picture (utilization, memory, PCIe, NVLink: a line per\n"
+    "GPU), and one picture per device beside it: F-NODE-host.png (CPU, memory,\n"
     "storage, network) and F-NODE-gpuI.png (each GPU), their names on stderr.\n"
     "\n"
     "Options:\n"
@@ -59,7 +61,8 @@ static const char report_usage[] =
     "                         self-contained page)\n"
     "  -o, --output FILE      write the report to FILE instead of stdout\n"
     "      --plot FILE        also draw the job's timelines to FILE (.png, .pdf, .svg);\n"
-    "                         a session's: one file per device, named from FILE\n"
+    "                         a session's: FILE, all its GPUs, and one file per\n"
+    "                         device, named from FILE\n"
     "  -h, --help             show this help\n";
 
 /* Appends "?name=value" or "&name=value" to a path, percent-encoding the value. */

@@ -364,7 +364,28 @@ int report_query_session(struct store *st, const char *name, const struct report
 	if (ret)
 		return fail(ret, err, errsize, "cannot render session '%s': %s", s.name,
 			    strerror(-ret));
-	if (q->plot_path)
-		ret = session_export_plots(st, &s, q->plot_path, plots); /* it says why it failed */
+	/*
+	 * One picture per device beside the path, then the overview at the
+	 * path itself (without a frame the former writes the path too: the
+	 * overview takes its place, listed once).  Both say why they failed.
+	 */
+	if (q->plot_path) {
+		struct strbuf devices;
+
+		strbuf_init(&devices, 0);
+		ret = session_export_plots(st, &s, q->plot_path, &devices);
+		if (!ret)
+			ret = session_export_plot(st, &s, q->plot_path);
+		if (!ret) {
+			strbuf_addstr(plots, q->plot_path);
+			strbuf_addch(plots, '\n');
+		}
+		for (char *line = devices.buf, *nl; !ret && line && (nl = strchr(line, '\n'));
+		     line = nl + 1)
+			if (strncmp(line, q->plot_path, (size_t)(nl - line)) != 0 ||
+			    q->plot_path[nl - line] != '\0')
+				strbuf_add(plots, line, (size_t)(nl - line + 1));
+		strbuf_release(&devices);
+	}
 	return ret;
 }

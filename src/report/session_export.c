@@ -4,7 +4,8 @@
  * strings; utilization 0-100; units named in the file) or CSV, with
  * summaries by device and by node, the gaps (frameless stretches, and the
  * agents' records of rows their size cap lost) and the jobs that ran
- * meanwhile (`jobscope export --session`); and the same in words and tables
+ * meanwhile, and its requests' timings per application (session_requests.c)
+ * (`jobscope export --session`); and the same in words and tables
  * (`jobscope report --session`).  Every tick of every node in the window is
  * a frame, and each frame also carries the node's host figures, so a node
  * without GPUs has frames too.
@@ -24,6 +25,7 @@
 #include "common/log.h"
 #include "common/timeutil.h"
 #include "report/report.h"
+#include "report/session_requests.h"
 
 #define EXPORT_MAX_SERIES 4096
 
@@ -480,6 +482,15 @@ int session_export_frames(struct store *st, const struct session_record *s, bool
 	jc.until = s->end_ms ? s->end_ms : time_now_ms();
 	ret = store_for_each_job(st, on_job, &jc);
 	jsonw_arr_end(&c.w);
+	if (!ret) {
+		struct session_requests reqs;
+
+		session_requests_init(&reqs);
+		ret = session_requests_load(st, s, &reqs);
+		if (!ret)
+			session_requests_json(&reqs, &c.w);
+		session_requests_release(&reqs);
+	}
 	jsonw_obj_end(&c.w);
 	strbuf_addch(out, '\n');
 	if (!ret)
@@ -494,6 +505,7 @@ out_free:
 
 int session_export_report(struct store *st, const char *name, struct strbuf *out)
 {
+	struct session_requests reqs;
 	struct session_record s;
 	struct export_ctx *c;
 	char t0[40], t1[40], dur[32];
@@ -575,6 +587,13 @@ int session_export_report(struct store *st, const char *name, struct strbuf *out
 					    g->node, t0, dur);
 		}
 	}
+	session_requests_init(&reqs);
+	ret = session_requests_load(st, &s, &reqs);
+	if (!ret)
+		session_requests_text(&reqs, out);
+	session_requests_release(&reqs);
+	if (ret)
+		goto out_free;
 	strbuf_addf(out, "\n  Frames, per device and per node: jobscope export --session %s\n",
 		    s.name);
 	ret = strbuf_error(out);

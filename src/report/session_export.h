@@ -51,5 +51,13 @@ int session_export_report(struct store *st, const char *name, struct strbuf *out
  */
 int session_export_plots(struct store *st, const struct session_record *s, const char *path,
 			 struct strbuf *written);
+/*
+ * Session s as one picture at path (.png, .pdf, .svg; session_plot.c):
+ * for every GPU of every node a line "host:index" in each panel (GPU
+ * utilization %, memory used in bytes, PCIe rx + tx and NVLink rx + tx in
+ * bytes/s); without any GPU, each node's CPU % and memory; without any
+ * frame, a picture saying so.  Lines break at gaps.  Logs why it failed.
+ */
+int session_export_plot(struct store *st, const struct session_record *s, const char *path);
 
 #endif

@@ -498,3 +498,258 @@ int session_export_plots(struct store *st, const struct session_record *s, const
 	free(c.node);
 	return ret;
 }
+
+/*
+ * The overview (session_export_plot): one picture of the whole session,
+ * every GPU of every node a line in each panel, labelled "host:index".
+ * Nodes tick at their own times, and a chart set has one time axis, so
+ * the session's window is cut into OV_BINS bins; a series' value in a bin
+ * is the mean of its frames there.  Between two bins sits a joint: the
+ * midpoint of its neighbours when the series ran on, NAN (the line breaks)
+ * when it had a gap there (the export's rule, node_add) or no value on one
+ * side; empty bins inside a stretch without a gap take the line through
+ * them, as a line drawn from frame to frame would.
+ */
+#define OV_BINS	      400
+#define OV_MAX_SERIES 256
+
+enum ov_metric { OV_UTIL, OV_MEM, OV_PCIE, OV_NVLINK, OV_CPU, OV_HOST_MEM, OV__COUNT };
+
+struct ov_series {
+	char label[48]; /* "host:index", or the host for a node */
+	bool gpu;	/* a GPU's, else a node's */
+	int64_t frames, last_ms, min_gap_ms;
+	int last_bin;		  /* of the last frame; -1: none yet */
+	bool gap_before[OV_BINS]; /* a gap ended at a frame of this bin */
+	struct sp_mean v[OV_BINS][OV__COUNT];
+};
+
+struct ov_ctx {
+	int64_t origin_ms, end_ms;
+	double bin_ms;
+	size_t nseries, left_out;
+	struct ov_series *series[OV_MAX_SERIES];
+	int64_t frames;
+	bool any_gpu;
+};
+
+static struct ov_series *ov_series_of(struct ov_ctx *c, const char *host, int index, bool gpu)
+{
+	char label[sizeof(((struct ov_series *)0)->label)];
+	struct ov_series *s;
+
+	if (gpu)
+		snprintf(label, sizeof(label), "%.40s:%d", host, index);
+	else
+		snprintf(label, sizeof(label), "%s", host);
+	for (size_t i = 0; i < c->nseries; i++)
+		if (c->series[i]->gpu == gpu && strcmp(c->series[i]->label, label) == 0)
+			return c->series[i];
+	if (c->nseries == OV_MAX_SERIES)
+		return NULL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	snprintf(s->label, sizeof(s->label), "%s", label);
+	s->gpu = gpu;
+	s->last_bin = -1;
+	c->series[c->nseries++] = s;
+	return s;
+}
+
+/* A frame of the series at ts_ms: its bin, and whether a gap came before it. */
+static int ov_bin(struct ov_ctx *c, struct ov_series *s, int64_t ts_ms)
+{
+	double b = floor((double)(ts_ms - c->origin_ms) / c->bin_ms);
+	int bin = b < 0 ? 0 : b >= OV_BINS ? OV_BINS - 1 : (int)b;
+
+	if (s->frames) {
+		int64_t d = ts_ms - s->last_ms;
+
+		if (s->min_gap_ms && d > 3 * s->min_gap_ms && d >= 3000)
+			s->gap_before[bin] = true;
+		if (d > 0 && (s->min_gap_ms == 0 || d < s->min_gap_ms))
+			s->min_gap_ms = d;
+	}
+	s->frames++;
+	s->last_ms = ts_ms;
+	s->last_bin = bin;
+	return bin;
+}
+
+static double sum_or_nan(double a, double b)
+{
+	return isnan(a) || isnan(b) ? NAN : a + b;
+}
+
+static int ov_on_frame(const struct session_frame *f, void *arg)
+{
+	struct ov_ctx *c = arg;
+	struct ov_series *s;
+	int bin;
+
+	c->frames++;
+	s = ov_series_of(c, f->hostname, 0, false);
+	if (!s)
+		goto out_full;
+	bin = ov_bin(c, s, f->ts_ms);
+	mean_add(&s->v[bin][OV_CPU], f->cpu_util_pct);
+	mean_add(&s->v[bin][OV_HOST_MEM], f->mem_used_bytes);
+	for (int i = 0; i < f->ngpus; i++) {
+		const struct session_frame_gpu *g = &f->gpu[i];
+
+		c->any_gpu = true;
+		s = ov_series_of(c, f->hostname, g->index, true);
+		if (!s)
+			goto out_full;
+		bin = ov_bin(c, s, f->ts_ms);
+		mean_add(&s->v[bin][OV_UTIL], g->util_pct);
+		mean_add(&s->v[bin][OV_MEM], g->mem_used_bytes);
+		mean_add(&s->v[bin][OV_PCIE], sum_or_nan(g->pcie_rx_bps, g->pcie_tx_bps));
+		mean_add(&s->v[bin][OV_NVLINK], sum_or_nan(g->nvlink_rx_bps, g->nvlink_tx_bps));
+	}
+	return 0;
+out_full:
+	c->left_out++; /* more series than a picture holds, or no memory: not drawn */
+	return 0;
+}
+
+/*
+ * One series' metric on the set's 2 * OV_BINS - 1 entries (bin b at 2b,
+ * the joint after it at 2b + 1).
+ */
+static void ov_values(const struct ov_series *s, int metric, double *v)
+{
+	int prev = -1; /* the last bin with a value */
+
+	for (int i = 0; i < 2 * OV_BINS - 1; i++)
+		v[i] = NAN;
+	for (int b = 0; b < OV_BINS; b++) {
+		bool gap = false;
+
+		if (!s->v[b][metric].n)
+			continue;
+		v[2 * b] = mean_of(&s->v[b][metric]);
+		for (int k = prev + 1; prev >= 0 && k <= b; k++)
+			gap |= s->gap_before[k];
+		if (prev >= 0 && !gap) {
+			/* the line from the last value to this one, through the bins between */
+			double a = v[2 * prev], z = v[2 * b];
+
+			for (int e = 2 * prev + 1; e < 2 * b; e++)
+				v[e] =
+				    a + (z - a) * (double)(e - 2 * prev) / (double)(2 * (b - prev));
+		}
+		prev = b;
+	}
+}
+
+struct ov_panel {
+	enum chart_kind kind;
+	int metric;
+	const char *id, *title, *quantity, *empty;
+};
+
+static const struct ov_panel ov_gpu_panels[] = {
+    {CHART_GPU_UTIL, OV_UTIL, "gpu-util", "GPU utilization, % busy", "utilization",
+     "no utilization measured"},
+    {CHART_GPU_MEMORY, OV_MEM, "gpu-memory", "GPU memory used, bytes (binary units)", "GPU memory",
+     "no memory use measured"},
+    {CHART_GPU_LINK, OV_PCIE, "gpu-pcie", "PCIe traffic, rx + tx, bytes/s", "PCIe",
+     "no PCIe traffic measured (ROCm does not report it)"},
+    {CHART_GPU_LINK, OV_NVLINK, "gpu-nvlink", "NVLink traffic, rx + tx, bytes/s", "NVLink",
+     "no NVLink traffic measured (no NVLink, or not reported)"},
+};
+
+static const struct ov_panel ov_node_panels[] = {
+    {CHART_NODE_CPU, OV_CPU, "cpu", "CPU busy, % of the node's CPUs", "CPU", "no CPU use measured"},
+    {CHART_MEMORY, OV_HOST_MEM, "memory", "Memory used (total - available), bytes (binary units)",
+     "memory", "no memory use measured"},
+};
+
+static int ov_write(struct ov_ctx *c, const struct session_record *s, const char *path)
+{
+	const struct ov_panel *spec = c->any_gpu ? ov_gpu_panels : ov_node_panels;
+	size_t nspec = c->any_gpu ? sizeof(ov_gpu_panels) / sizeof(ov_gpu_panels[0])
+				  : sizeof(ov_node_panels) / sizeof(ov_node_panels[0]);
+	char title[600], tail[128], subtitle[400], t0[40], t1[40], dur[32];
+	struct plot_titles t = {title, tail, subtitle, "elapsed time since the session started",
+				"no frames: no node was sampled in the session's window"};
+	double t_s[2 * OV_BINS - 1], *v = NULL;
+	struct chart_set *cs = NULL;
+	size_t nkind = 0, nentries = c->frames ? 2 * OV_BINS - 1 : 0;
+	int ret = 0;
+
+	for (size_t i = 0; i < nentries; i++)
+		t_s[i] = ((double)i + 1) * c->bin_ms / 2.0 / 1000.0; /* bin centres, joints */
+	v = malloc(sizeof(t_s));
+	if (!v)
+		return log_err(-ENOMEM, "cannot plot '%s'", path);
+	ret = chart_set_new(c->origin_ms, (double)(c->end_ms - c->origin_ms) / 1000.0,
+			    nentries ? t_s : NULL, nentries, &cs);
+	if (ret)
+		goto out_free;
+	for (size_t i = 0; c->frames && i < nspec && !ret; i++) {
+		struct chart_panel *p = chart_panel_begin(cs, spec[i].kind, spec[i].id,
+							  spec[i].title, spec[i].quantity);
+		int colour = 0;
+
+		if (!p)
+			break;
+		p->empty = spec[i].empty;
+		for (size_t k = 0; k < c->nseries && !ret; k++) {
+			if (c->series[k]->gpu != c->any_gpu)
+				continue;
+			nkind += i == 0;
+			ov_values(c->series[k], spec[i].metric, v);
+			/* a series' colour is the same in every panel: its place among the lines */
+			ret = chart_panel_add(cs, p, c->series[k]->label, colour++, false, v);
+		}
+		chart_panel_end(cs, p, false); /* nothing measured: left out */
+	}
+	if (ret)
+		goto out_free;
+	snprintf(title, sizeof(title), "session %s%s", s->name,
+		 !c->frames   ? ""
+		 : c->any_gpu ? "  \xc2\xb7  every GPU"
+			      : "  \xc2\xb7  no GPU in this session: the nodes' CPU and memory");
+	format_duration_ms(c->end_ms - c->origin_ms, dur, sizeof(dur));
+	snprintf(tail, sizeof(tail), "  \xc2\xb7  %s%s", dur, s->end_ms ? "" : " (still active)");
+	format_rfc3339_ms(c->origin_ms, t0, sizeof(t0));
+	format_rfc3339_ms(c->end_ms, t1, sizeof(t1));
+	snprintf(
+	    subtitle, sizeof(subtitle),
+	    "%s to %s  \xc2\xb7  %" PRId64 " frames  \xc2\xb7  one line per %s, means over %.1f s"
+	    "%s",
+	    t0, t1, c->frames, c->any_gpu ? "GPU (node:index)" : "node", c->bin_ms / 1000.0,
+	    nkind > CHART_MAX_SERIES || c->left_out ? "  \xc2\xb7  some not drawn (too many)" : "");
+	ret = plot_chart_write(path, cs, &t);
+out_free:
+	chart_set_free(cs);
+	free(v);
+	return ret;
+}
+
+int session_export_plot(struct store *st, const struct session_record *s, const char *path)
+{
+	struct ov_ctx *c;
+	int ret;
+
+	if (!plot_format_known(path))
+		return log_err(-EINVAL, "cannot plot to '%s': use .png, .pdf or .svg", path);
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return log_err(-ENOMEM, "cannot plot the session");
+	c->origin_ms = s->start_ms;
+	c->end_ms = s->end_ms ? s->end_ms : time_now_ms();
+	if (c->end_ms < c->origin_ms + 1)
+		c->end_ms = c->origin_ms + 1;
+	c->bin_ms = (double)(c->end_ms - c->origin_ms) / OV_BINS;
+	ret = store_for_each_frame(st, s, c->end_ms, ov_on_frame, c);
+	if (!ret)
+		ret = ov_write(c, s, path);
+	for (size_t i = 0; i < c->nseries; i++)
+		free(c->series[i]);
+	free(c);
+	return ret;
+}

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <time.h>
 
 #include "common/sysroot.h"
@@ -551,6 +552,39 @@ static bool sample_psi(struct host_sampler *hs, const char *path, struct host_ps
 	return false;
 }
 
+int host_fs_from_statvfs(uint64_t blocks, uint64_t bfree, uint64_t bavail, uint64_t frsize,
+			 struct host_fs *out)
+{
+	uint64_t used, avail;
+
+	memset(out, 0, sizeof(*out));
+	if (frsize == 0 || bfree > blocks || blocks == 0)
+		return -EINVAL;
+	if (__builtin_mul_overflow(blocks - bfree, frsize, &used) ||
+	    __builtin_mul_overflow(bavail, frsize, &avail) ||
+	    __builtin_add_overflow(used, avail, &out->total_bytes))
+		return -EOVERFLOW;
+	if (out->total_bytes == 0)
+		return -EINVAL;
+	out->used_bytes = used;
+	return 0;
+}
+
+/* The root file system under the sysroot: a container's --sysroot /host is the host's root. */
+static int sample_root_fs(struct host_fs *out)
+{
+	char path[4096];
+	struct statvfs sv;
+	int ret = sysroot_path(path, sizeof(path), "/");
+
+	memset(out, 0, sizeof(*out));
+	if (ret)
+		return ret;
+	if (statvfs(path, &sv) != 0)
+		return -errno;
+	return host_fs_from_statvfs(sv.f_blocks, sv.f_bfree, sv.f_bavail, sv.f_frsize, out);
+}
+
 int host_sample_read(struct host_sampler *hs, struct host_sample *out)
 {
 	int ret;
@@ -594,6 +628,9 @@ int host_sample_read(struct host_sampler *hs, struct host_sample *out)
 		out->valid |= HOST_HAS_NET;
 	else
 		clear_nets(out);
+
+	if (sample_root_fs(&out->root_fs) == 0)
+		out->valid |= HOST_HAS_ROOT_FS;
 	return 0;
 }
 

@@ -122,7 +122,28 @@ enum host_valid {
 	HOST_HAS_PSI_CPU = 1u << 5,
 	HOST_HAS_PSI_MEM = 1u << 6,
 	HOST_HAS_PSI_IO = 1u << 7,
+	HOST_HAS_ROOT_FS = 1u << 8,
 };
+
+/*
+ * A file system's use as psutil.disk_usage() counts it (gswarm's
+ * disk_util): used = (f_blocks - f_bfree) * f_frsize, and total the room an
+ * unprivileged user has, used + f_bavail * f_frsize, so that
+ * used / total * 100 is psutil's percent exactly (before it rounds to one
+ * decimal).  The blocks reserved for root are in neither.
+ */
+struct host_fs {
+	uint64_t used_bytes;
+	uint64_t total_bytes;
+};
+
+/*
+ * statvfs's counts to a host_fs: -EINVAL when they cannot be right (more
+ * free blocks than blocks, a zero fragment size, nothing at all), -EOVERFLOW
+ * past 2^64 bytes.  Does no I/O.
+ */
+int host_fs_from_statvfs(uint64_t blocks, uint64_t bfree, uint64_t bavail, uint64_t frsize,
+			 struct host_fs *out);
 
 /*
  * One reading of the machine.  disks[] holds whole disks only (those with a
@@ -149,6 +170,7 @@ struct host_sample {
 	uint64_t net_tx_bytes;
 	uint64_t net_rx_packets;
 	uint64_t net_tx_packets;
+	struct host_fs root_fs; /* the root file system (statvfs of the sysroot's "/") */
 };
 
 struct host_sampler {

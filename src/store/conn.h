@@ -30,7 +30,7 @@
  * Statements the writer prepares once and reuses (writer.c's enum
  * store_stmt, which checks at compile time that the two agree).
  */
-#define STORE_WRITER_NSTMTS 21
+#define STORE_WRITER_NSTMTS 22
 
 #define STORE_INGEST_CACHE 64
 

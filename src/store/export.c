@@ -39,6 +39,7 @@ static const struct {
     {"gpu_samples", "gpu_samples_all", 2},
     {"gpu_proc_samples", "gpu_proc_samples_all", 2},
     {"gaps", "gaps", 5},
+    {"fs_samples", "fs_samples", 7}, /* never packed */
 };
 
 /* The dimension rows a range references: ?1 < seq <= ?2 in every fact table. */

@@ -469,11 +469,15 @@ static int cached_insert(struct ingest *in, const struct store_table *t, const c
 	return 0;
 }
 
-/* gaps: the agent's records of rows its size cap deleted unsent (node_id mapped, seqs its own) */
+/*
+ * gaps: the agent's records of rows its size cap deleted unsent (node_id
+ * mapped, seqs its own).  A table a batch lacks (fs_samples from an agent
+ * older than schema 7) is simply not there.
+ */
 static const char *const ingest_facts[] = {
-    "host_samples", "cpu_samples", "disk_samples", "net_samples",      "proc_samples",
-    "job_samples",  "events",	   "marks",	   "gpu_samples", "gpu_proc_samples",
-    "gaps",
+    "host_samples", "cpu_samples",	"disk_samples", "net_samples",
+    "proc_samples", "job_samples",	"events",	"marks",
+    "gpu_samples",  "gpu_proc_samples", "gaps",		"fs_samples",
 };
 
 /* Every row of one fact table above the cursor, with the head's seq and ids. */

@@ -20,7 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STORE_ROWSET_MAX_TABLES	 16
+/* an export fills 16: 12 fact tables and 4 of dimensions; room for more */
+#define STORE_ROWSET_MAX_TABLES	 24
 #define STORE_ROWSET_MAX_COLUMNS 64
 #define STORE_TABLE_NAME_MAX	 32
 

@@ -10,7 +10,7 @@
  *   store__write_begin/_end        a write's own transaction outside a tick
  *   store_node, store_job_begin, store_job_update
  *   store_tick_begin/_commit/_abort
- *   store_put_host (and its cpu, disk, net rows), store_put_proc_info,
+ *   store_put_host (and its cpu, disk, net and fs rows), store_put_proc_info,
  *   store_update_proc_info, store_put_proc_sample, store_put_job_sample,
  *   store_put_event, store_put_device, store_put_gpu_sample,
  *   store_put_gpu_proc, store_put_job_summary, store_put_rollup
@@ -39,6 +39,7 @@ enum store_stmt {
 	STMT_CPU,
 	STMT_DISK,
 	STMT_NET,
+	STMT_FS,
 	STMT_PROC_INFO,
 	STMT_PROC_UPDATE,
 	STMT_PROC_SAMPLE,
@@ -85,6 +86,8 @@ static const char *const store_sql[STMT__COUNT] = {
 		  " writes, write_bytes, io_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
     [STMT_NET] = "INSERT INTO net_samples (seq, node_id, ts_ms, iface, rx_bytes, rx_packets,"
 		 " tx_bytes, tx_packets) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+    [STMT_FS] = "INSERT INTO fs_samples (seq, node_id, ts_ms, mount, used_bytes, total_bytes)"
+		" VALUES (?, ?, ?, ?, ?, ?)",
     [STMT_PROC_INFO] = "INSERT INTO procs (node_id, job_id, pid, ppid, start_ms, end_ms, uid,"
 		       " comm, cmdline) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 		       " ON CONFLICT (node_id, pid, start_ms) DO UPDATE SET"
@@ -314,6 +317,7 @@ int store__load_next_seq(struct store *st)
 	    " coalesce((SELECT max(seq) FROM gpu_samples), 0),"
 	    " coalesce((SELECT max(seq) FROM gpu_proc_samples), 0),"
 	    " coalesce((SELECT max(seq) FROM gaps), 0),"
+	    " coalesce((SELECT max(seq) FROM fs_samples), 0),"
 	    " coalesce((SELECT max(seq_hi) FROM packs), 0),"
 	    " coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'pack_seq'), 0))",
 	    &st->next_seq);
@@ -696,7 +700,26 @@ static int put_net_rows(struct store *st, int64_t node_id, int64_t ts_ms,
 	return ret;
 }
 
-/* The host row, then its per-CPU, disk and interface rows: the reader finds them by (node, ts). */
+/* The root file system's row (psutil's disk_usage("/"): see struct host_fs). */
+static int put_fs_row(struct store *st, int64_t node_id, int64_t ts_ms, const struct host_fs *fs)
+{
+	struct binder b;
+	int ret = fact_start(st, STMT_FS, &b);
+
+	if (ret)
+		return ret;
+	bind_i64(&b, node_id);
+	bind_i64(&b, ts_ms);
+	bind_keep(&b, sqlite3_bind_text(b.stmt, ++b.col, "/", 1, SQLITE_STATIC));
+	bind_u64(&b, fs->used_bytes);
+	bind_u64(&b, fs->total_bytes);
+	return fact_run(st, &b, "store a file system sample");
+}
+
+/*
+ * The host row, then its per-CPU, disk and interface rows and its root file
+ * system's: the reader finds them by (node, ts).
+ */
 int store_put_host(struct store *st, int64_t node_id, int64_t ts_ms, const struct host_sample *h)
 {
 	bool own;
@@ -712,6 +735,8 @@ int store_put_host(struct store *st, int64_t node_id, int64_t ts_ms, const struc
 		ret = put_disk_rows(st, node_id, ts_ms, h);
 	if (ret == 0 && (h->valid & HOST_HAS_NET))
 		ret = put_net_rows(st, node_id, ts_ms, h);
+	if (ret == 0 && (h->valid & HOST_HAS_ROOT_FS))
+		ret = put_fs_row(st, node_id, ts_ms, &h->root_fs);
 	return store__write_end(st, own, ret);
 }
 

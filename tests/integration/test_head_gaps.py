@@ -37,6 +37,7 @@ FACTS = {
     "marks": "job_id IN (SELECT id FROM jobs WHERE node_id = :n)",
     "gpu_samples": "device_id IN (SELECT id FROM devices WHERE node_id = :n)",
     "gpu_proc_samples": "device_id IN (SELECT id FROM devices WHERE node_id = :n)",
+    "fs_samples": "node_id = :n",
 }
 
 

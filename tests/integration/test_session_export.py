@@ -20,15 +20,14 @@ import json
 import os
 import re
 import socket
-import struct
 import subprocess
 import threading
 import time
-import zlib
 
 from harness import JOBSCOPE, jobscope, run_tests, check, eq, wait_for
 from agent_harness import sql
 from head_harness import start_agent, stop_agent, held
+from png_harness import png_size, line_row, colour_pixels
 
 FAKES = os.environ.get("FAKES", "")
 SCENARIO = """driver 535.104.05
@@ -37,7 +36,6 @@ device 1 uuid=GPU-11111111-1111-1111-1111-111111111111 name="NVIDIA A100" bus=00
 at 0 0 util=60 mem_used=12884901888 power=200000 pcie_rx_kbps=1000 pcie_tx_kbps=500
 at 0 1 util=10 mem_used=1073741824 power=80000
 """
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 # plot.c's layout: header, event band and time axis, then 180 px a panel drawn
 PLOT_WIDTH, PLOT_FIXED_H, PANEL_H, NO_DATA_H = 1200, 56 + 16 + 30, 180, 120
 
@@ -121,68 +119,6 @@ def run_bytes(wd, name, *args, env=None):
     r = jobscope(*args, "-o", out, env=env or env_without_token())
     data = open(out, "rb").read() if os.path.exists(out) else None
     return r.returncode, r.stderr, data
-
-
-def png_size(path):
-    with open(path, "rb") as f:
-        head = f.read(24)
-    eq(head[:8], PNG_SIGNATURE, "%s: the PNG signature" % path)
-    eq(head[12:16], b"IHDR", "%s: IHDR first" % path)
-    return struct.unpack(">II", head[16:24])
-
-
-def png_rows(path, first, last):
-    """Rows first..last (inclusive) of an 8-bit RGB or RGBA PNG as lists of (r, g, b)."""
-    with open(path, "rb") as f:
-        data = f.read()
-    pos, idat, width, channels = 8, b"", 0, 3
-    while pos < len(data):
-        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        chunk = data[pos + 8:pos + 8 + n]
-        if kind == b"IHDR":
-            width, _, depth, colour = struct.unpack(">IIBB", chunk[:10])
-            eq(depth, 8, "8-bit samples")
-            channels = {2: 3, 6: 4}[colour]
-        elif kind == b"IDAT":
-            idat += chunk
-        pos += 12 + n
-    raw, stride = zlib.decompress(idat), width * channels
-    prev, rows = bytearray(stride), []
-    for y in range(last + 1):
-        line = raw[y * (stride + 1):(y + 1) * (stride + 1)]
-        ftype, cur = line[0], bytearray(line[1:])
-        for i in range(stride):
-            a = cur[i - channels] if i >= channels else 0
-            b = prev[i]
-            c = prev[i - channels] if i >= channels else 0
-            if ftype == 1:
-                cur[i] = (cur[i] + a) & 255
-            elif ftype == 2:
-                cur[i] = (cur[i] + b) & 255
-            elif ftype == 3:
-                cur[i] = (cur[i] + (a + b) // 2) & 255
-            elif ftype == 4:
-                p = a + b - c
-                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-                cur[i] = (cur[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-        prev = cur
-        if y >= first:
-            rows.append([tuple(cur[x * channels:x * channels + 3]) for x in range(width)])
-    return rows
-
-
-def of_colour(pixel, colour):
-    """Whether a pixel is colour drawn over white, at least 40% covered (antialiasing)."""
-    a = (255 - pixel[0]) / (255 - colour[0])
-    return a >= 0.4 and all(abs(255 - a * (255 - colour[k]) - pixel[k]) <= 15 for k in range(3))
-
-
-def line_row(path, colour, first, last, x0, x1):
-    """The median row, in [first, last], of the pixels of that colour between x0 and x1."""
-    ys = [first + i for i, row in enumerate(png_rows(path, first, last))
-          for x in range(x0, x1) if of_colour(row[x], colour)]
-    check(ys, "%s: a line of colour %r" % (path, colour))
-    return sorted(ys)[len(ys) // 2]
 
 
 def free_port():
@@ -277,7 +213,7 @@ def test_export_and_report_over_http(wd):
         want_files = [wd.join("s1-%s.png" % d) for d in
                       ("node-a-host", "node-a-gpu0", "node-a-gpu1", "node-b-host", "node-b-gpu0",
                        "node-b-gpu1")]
-        eq(listed, want_files, "one picture per device")
+        eq(listed, [wd.join("s1.png")] + want_files, "the overview, one picture per device")
         eq(open(wd.join("s1.txt")).read(), text, "and the report itself")
         for node in ("node-a", "node-b"):
             frames = [f for f in exp["frames"] if f["node"] == node]
@@ -381,11 +317,6 @@ def test_export_head_failures(wd):
         eq(head.stop(), 0, "head exit")
 
 
-def colour_pixels(path, colour, first, last, x0, x1):
-    return sum(1 for row in png_rows(path, first, last) for x in range(x0, x1)
-               if of_colour(row[x], colour))
-
-
 def test_long_session_plot_keeps_gaps(wd):
     """4,400 frames of one node (4 times the points a series is drawn with) at
     50% CPU, and a minute without any in the middle: the line is at 50% on
@@ -421,12 +352,19 @@ def test_long_session_plot_keeps_gaps(wd):
                  "-o", "/dev/null", env=plot_env(wd))
     eq(r.returncode, 0, r.stderr)
     path = wd.join("l-big-host.png")
-    eq(re.findall(r"jobscope: plot (\S+)", r.stderr), [path], "the node's picture only")
+    eq(re.findall(r"jobscope: plot (\S+)", r.stderr), [wd.join("l.png"), path],
+       "the overview, the node's picture")
     # x of t: 86 + t / 559.9 s * 1090 px; the minute away is x 475-592
     for x0, x1 in ((100, 460), (610, 1160)):
         y = line_row(path, (31, 119, 180), 94, 236, x0, x1)
         check(abs(y - (94 + 142 - 0.5 * 142)) <= 2, "50%% at row %d (x %d-%d)" % (y, x0, x1))
     eq(colour_pixels(path, (31, 119, 180), 94, 236, 482, 586), 0, "nothing drawn over the gap")
+    # the overview (no GPU: the node's CPU first) breaks there too
+    for x0, x1 in ((100, 460), (610, 1160)):
+        y = line_row(wd.join("l.png"), (31, 119, 180), 94, 236, x0, x1)
+        check(abs(y - (94 + 142 - 0.5 * 142)) <= 2, "overview: 50%% at row %d" % y)
+    eq(colour_pixels(wd.join("l.png"), (31, 119, 180), 94, 236, 482, 586), 0,
+       "overview: nothing drawn over the gap")
 
 
 def test_session_option_combinations(wd):

@@ -7,6 +7,7 @@
  * so a parser that reads past len trips ASan in the sanitized build.
  */
 #include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 
 #include <cmocka.h>
 
@@ -443,7 +445,7 @@ static void assert_sysroot1_sample(const struct host_sample *s)
 {
 	assert_int_equal(s->valid, HOST_HAS_CPU | HOST_HAS_MEM | HOST_HAS_DISK | HOST_HAS_NET |
 				       HOST_HAS_LOAD | HOST_HAS_PSI_CPU | HOST_HAS_PSI_MEM |
-				       HOST_HAS_PSI_IO);
+				       HOST_HAS_PSI_IO | HOST_HAS_ROOT_FS);
 	assert_cpu_times(&s->cpu.total, 10000, 200, 3000, 400000, 500, 60, 700, 80);
 	assert_int_equal(s->cpu.ncpus, 3);
 	assert_int_equal(s->cpu.cpu_id[0], 0);
@@ -512,12 +514,73 @@ static bool known_whole(const struct host_sampler *hs, const char *name)
 	return false;
 }
 
+/*
+ * psutil.disk_usage: used = (f_blocks - f_bfree) * f_frsize, percent =
+ * used / (used + f_bavail * f_frsize) * 100.  Numbers of a 100 GiB root
+ * with 5 % reserved for root: 26,214,400 blocks of 4 KiB, 15,000,000 free,
+ * 13,689,280 free to users.
+ */
+static void test_fs_from_statvfs(void **state)
+{
+	struct host_fs fs;
+
+	(void)state;
+	assert_int_equal(host_fs_from_statvfs(26214400, 15000000, 13689280, 4096, &fs), 0);
+	assert_int_equal(fs.used_bytes, 45934182400ull);		   /* 11,214,400 blocks */
+	assert_int_equal(fs.total_bytes, 45934182400ull + 56071290880ull); /* + 13,689,280 */
+	/* psutil's percent, 45.03 %, not used / f_blocks (42.78 %) */
+	assert_true(fabs(100.0 * (double)fs.used_bytes / (double)fs.total_bytes - 45.0317) < 1e-3);
+
+	/* a full disk (users have nothing left), an empty one */
+	assert_int_equal(host_fs_from_statvfs(1000, 40, 0, 512, &fs), 0);
+	assert_int_equal(fs.used_bytes, 960 * 512);
+	assert_int_equal(fs.total_bytes, 960 * 512);
+	assert_int_equal(host_fs_from_statvfs(1000, 1000, 950, 1024, &fs), 0);
+	assert_int_equal(fs.used_bytes, 0);
+	assert_int_equal(fs.total_bytes, 950 * 1024);
+
+	/* counts that cannot be: nothing is made up */
+	assert_int_equal(host_fs_from_statvfs(1000, 1001, 10, 4096, &fs), -EINVAL);
+	assert_int_equal(host_fs_from_statvfs(1000, 10, 10, 0, &fs), -EINVAL);
+	assert_int_equal(host_fs_from_statvfs(0, 0, 0, 4096, &fs), -EINVAL);
+	assert_int_equal(host_fs_from_statvfs(1000, 1000, 0, 4096, &fs), -EINVAL);
+	assert_int_equal(host_fs_from_statvfs(UINT64_MAX, 0, 0, 4096, &fs), -EOVERFLOW);
+	assert_int_equal(host_fs_from_statvfs(1000, 10, UINT64_MAX / 2, 4, &fs), -EOVERFLOW);
+	assert_int_equal(host_fs_from_statvfs(UINT64_MAX / 2, 0, UINT64_MAX / 2 + 2, 1, &fs),
+			 -EOVERFLOW);
+	assert_int_equal(fs.used_bytes, 0);
+	assert_int_equal(fs.total_bytes, 0);
+}
+
+/* The sampler's root file system is the sysroot's: statvfs of that directory. */
+static void assert_root_fs(const struct host_sample *s, const char *root)
+{
+	struct statvfs before, after;
+	struct host_fs lo, hi;
+
+	/* the file system may change between the reads: the sample lies between them */
+	assert_int_equal(statvfs(root, &before), 0);
+	assert_true(s->valid & HOST_HAS_ROOT_FS);
+	assert_int_equal(statvfs(root, &after), 0);
+	assert_int_equal(host_fs_from_statvfs(before.f_blocks, before.f_bfree, before.f_bavail,
+					      before.f_frsize, &lo),
+			 0);
+	assert_int_equal(host_fs_from_statvfs(after.f_blocks, after.f_bfree, after.f_bavail,
+					      after.f_frsize, &hi),
+			 0);
+	assert_true(s->root_fs.total_bytes > 0);
+	assert_true(s->root_fs.used_bytes <= s->root_fs.total_bytes);
+	assert_true(llabs((long long)(s->root_fs.used_bytes - lo.used_bytes)) <=
+		    llabs((long long)(hi.used_bytes - lo.used_bytes)) + (1 << 20));
+}
+
 static void test_sample_sysroot1(void **state)
 {
 	struct sampler_fixture *f = *state;
 
 	assert_int_equal(host_sample_read(&f->hs, &f->sample), 0);
 	assert_sysroot1_sample(&f->sample);
+	assert_root_fs(&f->sample, SYSROOT1);
 	assert_int_equal(f->hs.nknown, 7);
 	assert_true(known_whole(&f->hs, "sda"));
 	assert_true(known_whole(&f->hs, "vda"));
@@ -546,7 +609,7 @@ static void test_sample_missing_files(void **state)
 	sysroot_set(SYSROOT2);
 	memset(s, 0x5a, sizeof(*s));
 	assert_int_equal(host_sample_read(&f->hs, s), 0);
-	assert_int_equal(s->valid, HOST_HAS_CPU | HOST_HAS_MEM | HOST_HAS_DISK);
+	assert_int_equal(s->valid, HOST_HAS_CPU | HOST_HAS_MEM | HOST_HAS_DISK | HOST_HAS_ROOT_FS);
 	assert_int_equal(s->cpu.ncpus, 2);
 	assert_int_equal(s->cpu.total.user_ms, 50000);
 	assert_int_equal(s->mem.valid, 0xff & ~MEMINFO_AVAILABLE);
@@ -599,6 +662,7 @@ int main(void)
 	    cmocka_unit_test(test_meminfo),	      cmocka_unit_test(test_diskstats),
 	    cmocka_unit_test(test_diskstats_rejects), cmocka_unit_test(test_netdev),
 	    cmocka_unit_test(test_loadavg),	      cmocka_unit_test(test_pressure),
+	    cmocka_unit_test(test_fs_from_statvfs),
 	};
 	const struct CMUnitTest sampler[] = {
 	    cmocka_unit_test_setup_teardown(test_sample_sysroot1, sampler_setup, sampler_teardown),
