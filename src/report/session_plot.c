@@ -672,7 +672,7 @@ static int ov_write(struct ov_ctx *c, const struct session_record *s, const char
 	const struct ov_panel *spec = c->any_gpu ? ov_gpu_panels : ov_node_panels;
 	size_t nspec = c->any_gpu ? sizeof(ov_gpu_panels) / sizeof(ov_gpu_panels[0])
 				  : sizeof(ov_node_panels) / sizeof(ov_node_panels[0]);
-	char title[600], tail[128], subtitle[400], t0[40], t1[40], dur[32];
+	char title[600], tail[128], subtitle[400], t0[40], t1[40], dur[32], bin[32];
 	struct plot_titles t = {title, tail, subtitle, "elapsed time since the session started",
 				"no frames: no node was sampled in the session's window"};
 	double t_s[2 * OV_BINS - 1], *v = NULL;
@@ -717,11 +717,14 @@ static int ov_write(struct ov_ctx *c, const struct session_record *s, const char
 	snprintf(tail, sizeof(tail), "  \xc2\xb7  %s%s", dur, s->end_ms ? "" : " (still active)");
 	format_rfc3339_ms(c->origin_ms, t0, sizeof(t0));
 	format_rfc3339_ms(c->end_ms, t1, sizeof(t1));
+	/* the bin: "12 ms" or "1.5 s" (a short session's bins are below a tenth of a second) */
+	snprintf(bin, sizeof(bin), c->bin_ms < 1000 ? "%.0f ms" : "%.1f s",
+		 c->bin_ms < 1000 ? (double)c->bin_ms : c->bin_ms / 1000.0);
 	snprintf(
 	    subtitle, sizeof(subtitle),
-	    "%s to %s  \xc2\xb7  %" PRId64 " frames  \xc2\xb7  one line per %s, means over %.1f s"
+	    "%s to %s  \xc2\xb7  %" PRId64 " frames  \xc2\xb7  one line per %s, means over %s"
 	    "%s",
-	    t0, t1, c->frames, c->any_gpu ? "GPU (node:index)" : "node", c->bin_ms / 1000.0,
+	    t0, t1, c->frames, c->any_gpu ? "GPU (node:index)" : "node", bin,
 	    nkind > CHART_MAX_SERIES || c->left_out ? "  \xc2\xb7  some not drawn (too many)" : "");
 	ret = plot_chart_write(path, cs, &t);
 out_free:

@@ -15,7 +15,7 @@ import time
 import urllib.error
 import urllib.request
 
-from harness import jobscope, run_tests, check, eq, wait_for
+from harness import JOBSCOPE, jobscope, run_tests, check, eq, wait_for
 from head_harness import Head, start_agent, stop_agent
 
 FAKES = os.environ.get("FAKES", "")
@@ -193,8 +193,27 @@ def test_gswarm_client_against_head(wd):
 
         # the files a gswarm user looks for, written at the stop
         with open(wd.join(FILE + ".json"), "rb") as f:
-            doc = json.loads(f.read())
+            raw = f.read()
+        doc = json.loads(raw)
         eq(len(doc["frames"]), listed[NAME][1], "one frame per period, as many as listed")
+        r = subprocess.run([JOBSCOPE, "export", "--session", NAME, "--db", head.db, "--format",
+                            "gswarm"], capture_output=True)
+        eq(r.stdout, raw, "the file at the stop is the export of the stopped session")
+        eq(doc["request_time_info"],
+           {"llm": [{"queue_time": 0.5, "processing_time": 1.25, "other_times": {"prefill": 0.125}},
+                    {"queue_time": 0.25, "processing_time": 2.0, "other_times": {"prefill": 0.125}},
+                    {"queue_time": 1.0, "processing_time": 3.0, "other_times": {}}]},
+           "the requests recorded during the session")
+        last = doc["frames"][-1]
+        eq(last["gpu_id"], ["node-a:0:NVIDIA A100", "node-a:1:NVIDIA A100"], "every GPU")
+        eq((last["gpu_util"], last["dram_bandwidth_rx"][1]), (["0.60", "0.00"], "0.00"),
+           "fractions in strings; NOT_SUPPORTED is 0.00")
+        eq(len(last["disk_util"]), 2, "both nodes' root filesystem use (fs_samples)")
+        st_fs = os.statvfs("/")
+        used = (st_fs.f_blocks - st_fs.f_bfree) * st_fs.f_frsize
+        pct = 100.0 * used / (used + st_fs.f_bavail * st_fs.f_frsize)
+        check(all(abs(float(v) - pct) < 1.0 for v in last["disk_util"]),
+              "disk_util is psutil's percent of / (%.2f): %r" % (pct, last["disk_util"]))
         with open(wd.join(FILE + ".png"), "rb") as f:
             eq(f.read(8), PNG_SIGNATURE, "the session's plot")
         # a name whose file would be too long: cut, and told apart by a hash
