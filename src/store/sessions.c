@@ -220,8 +220,9 @@ int store_request_add(struct store *st, struct request_record *r)
 	return 0;
 }
 
-int store_for_each_request(struct store *st, int64_t from_ms, int64_t to_ms,
-			   int (*fn)(const struct request_record *r, void *arg), void *arg)
+/* The requests in [from_ms, to_ms] (to_ms 0: up to now), in the order sql gives. */
+static int requests_each(struct store *st, int64_t from_ms, int64_t to_ms, const char *sql,
+			 int (*fn)(const struct request_record *r, void *arg), void *arg)
 {
 	struct request_record r;
 	sqlite3_stmt *stmt;
@@ -229,10 +230,7 @@ int store_for_each_request(struct store *st, int64_t from_ms, int64_t to_ms,
 
 	if (st->schema_version < 7)
 		return 0;
-	rc = sqlite3_prepare_v2(st->db,
-				"SELECT id, ts_ms, app, queue_s, processing_s, other FROM requests"
-				" WHERE ts_ms >= ?1 AND (?2 = 0 OR ts_ms <= ?2) ORDER BY app, ts_ms, id",
-				-1, &stmt, NULL);
+	rc = sqlite3_prepare_v2(st->db, sql, -1, &stmt, NULL);
 	if (rc != SQLITE_OK)
 		return store__read_fail(st, rc, "read the requests");
 	sqlite3_bind_int64(stmt, 1, from_ms);
@@ -253,4 +251,23 @@ int store_for_each_request(struct store *st, int64_t from_ms, int64_t to_ms,
 	if (!ret && rc != SQLITE_DONE)
 		return store__read_fail(st, rc, "read the requests");
 	return ret;
+}
+
+#define REQUEST_SELECT                                                                             \
+	"SELECT id, ts_ms, app, queue_s, processing_s, other FROM requests"                        \
+	" WHERE ts_ms >= ?1 AND (?2 = 0 OR ts_ms <= ?2)"
+
+int store_for_each_request(struct store *st, int64_t from_ms, int64_t to_ms,
+			   int (*fn)(const struct request_record *r, void *arg), void *arg)
+{
+	return requests_each(st, from_ms, to_ms, REQUEST_SELECT " ORDER BY app, ts_ms, id", fn,
+			     arg);
+}
+
+int store_for_each_request_arrived(struct store *st, int64_t from_ms, int64_t to_ms,
+				   int (*fn)(const struct request_record *r, void *arg), void *arg)
+{
+	/* row order is arrival order: gswarm's dict of apps, each a list appended to */
+	return requests_each(st, from_ms, to_ms,
+			     REQUEST_SELECT " ORDER BY min(id) OVER (PARTITION BY app), id", fn, arg);
 }
