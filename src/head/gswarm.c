@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
 #include "common/timeutil.h"
 #include "net/api.h"
 #include "store/queries.h"
@@ -74,15 +75,8 @@ static int gpu_row(const struct store_row *r, void *arg)
 	struct head_gpu_list *l = arg;
 	struct head_gpu *g;
 
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? 2 * l->cap : 64;
-		struct head_gpu *v = realloc(l->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		l->v = v;
-		l->cap = cap;
-	}
+	if (ARRAY_GROW(l->v, l->n, l->cap, 64))
+		return -ENOMEM;
 	g = &l->v[l->n++];
 	snprintf(g->agent_id, sizeof(g->agent_id), "%s", r->text[0]);
 	snprintf(g->hostname, sizeof(g->hostname), "%s", r->text[1]);

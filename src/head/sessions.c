@@ -16,8 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/array.h"
 #include "common/log.h"
-
 #include "common/timeutil.h"
 #include "net/api.h"
 #include "report/session_export.h"
@@ -103,15 +103,8 @@ static int stopping_one(const struct session_record *s, void *arg)
 
 	if (c->name && strcmp(s->name, c->name) != 0)
 		return 0;
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? 2 * c->cap : 4;
-		struct session_record *v = realloc(c->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		c->v = v;
-		c->cap = cap;
-	}
+	if (ARRAY_GROW(c->v, c->n, c->cap, 4))
+		return -ENOMEM;
 	c->v[c->n++] = *s;
 	return 0;
 }

@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "common/array.h"
 #include "common/log.h"
 #include "common/sysroot.h"
 
@@ -121,16 +122,9 @@ static void add_pid(int32_t pid, void *arg)
 {
 	struct procev *ev = arg;
 
-	if (ev->npids == ev->alloc) {
-		size_t n = ev->alloc ? ev->alloc * 2 : 64;
-		int32_t *p;
-
-		if (n > PROCEV_MAX_PIDS || !(p = realloc(ev->pids, n * sizeof(*p)))) {
-			ev->lost = true;
-			return;
-		}
-		ev->pids = p;
-		ev->alloc = n;
+	if (ev->npids >= PROCEV_MAX_PIDS || ARRAY_GROW(ev->pids, ev->npids, ev->alloc, 64)) {
+		ev->lost = true;
+		return;
 	}
 	ev->pids[ev->npids++] = pid;
 }
