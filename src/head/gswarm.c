@@ -88,10 +88,24 @@ static int gpu_row(const struct store_row *r, void *arg)
 	return 0;
 }
 
+/* by agent, then index: each agent's GPUs are one run, found by bisection */
+static int by_agent(const void *a, const void *b)
+{
+	const struct head_gpu *x = a, *y = b;
+	int c = strcmp(x->agent_id, y->agent_id);
+
+	return c ? c : (x->idx > y->idx) - (x->idx < y->idx);
+}
+
 int head_gpu_list_load(struct store *st, struct head_gpu_list *l)
 {
+	int ret;
+
 	memset(l, 0, sizeof(*l));
-	return store_query_device_rows(st, gpu_row, l);
+	ret = store_query_device_rows(st, gpu_row, l);
+	if (!ret && l->n > 1)
+		qsort(l->v, l->n, sizeof(*l->v), by_agent);
+	return ret;
 }
 
 void head_gpu_list_release(struct head_gpu_list *l)
@@ -118,14 +132,20 @@ static void gpu_json(struct jsonw *w, const struct head_gpu *g)
 
 int head_gpus_of_json(struct jsonw *w, const struct head_gpu_list *l, const char *agent_id)
 {
+	size_t lo = 0, hi = l->n;
 	int n = 0;
 
+	while (lo < hi) { /* the first GPU whose agent is not before agent_id */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (strcmp(l->v[mid].agent_id, agent_id) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
 	jsonw_arr_begin(w);
-	for (size_t i = 0; i < l->n; i++)
-		if (strcmp(l->v[i].agent_id, agent_id) == 0) {
-			gpu_json(w, &l->v[i]);
-			n++;
-		}
+	for (; lo < l->n && strcmp(l->v[lo].agent_id, agent_id) == 0; lo++, n++)
+		gpu_json(w, &l->v[lo]);
 	jsonw_arr_end(w);
 	return n;
 }

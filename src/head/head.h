@@ -159,7 +159,7 @@ struct head_gpu_list {
 	struct head_gpu *v;
 	size_t n, cap;
 };
-/* Every GPU of every node, by hostname and index. */
+/* Every GPU of every agent's node (and of nodes without one: agent ""), by agent and index. */
 int head_gpu_list_load(struct store *st, struct head_gpu_list *l);
 void head_gpu_list_release(struct head_gpu_list *l);
 /* The GPUs of one agent as gswarm lists them (an array); returns how many. */

@@ -7,30 +7,63 @@
  */
 #include "head/head.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
 #include "common/timeutil.h"
 #include "store/queries.h"
 
-struct clients_ctx {
-	struct jsonw *w;
+/*
+ * What /status and /clients tell of the agents, read once per request (the
+ * agents query counts each one's devices and gap records): every agent, by
+ * hostname, and every GPU, by agent.
+ */
+struct cluster {
+	struct agent_record *agents;
+	size_t nagents, alloc;
+	struct head_gpu_list gpus;
 	int64_t now_ms;
-	const struct head_gpu_list *gpus;
-	int n;
 };
 
-static int client_json(const struct agent_record *a, void *arg)
+static int cluster_agent(const struct agent_record *a, void *arg)
 {
-	struct clients_ctx *c = arg;
-	struct jsonw *w = c->w;
+	struct cluster *c = arg;
 
+	if (ARRAY_GROW(c->agents, c->nagents, c->alloc, 16))
+		return -ENOMEM;
+	c->agents[c->nagents++] = *a;
+	return 0;
+}
+
+static void cluster_release(struct cluster *c)
+{
+	free(c->agents);
+	head_gpu_list_release(&c->gpus);
+}
+
+static int cluster_load(struct store *st, struct cluster *c)
+{
+	int ret;
+
+	memset(c, 0, sizeof(*c));
+	c->now_ms = time_now_ms();
+	ret = head_gpu_list_load(st, &c->gpus);
+	if (!ret)
+		ret = store_for_each_agent(st, cluster_agent, c);
+	return ret;
+}
+
+static void client_json(struct jsonw *w, const struct cluster *c, const struct agent_record *a)
+{
 	jsonw_obj_begin(w);
 	jsonw_kv_str(w, "client_id", a->agent_id);
 	jsonw_kv_str(w, "hostname", a->hostname);
 	jsonw_kv_int(w, "gpu_count", a->gpus);
 	jsonw_key(w, "gpus");
-	head_gpus_of_json(w, c->gpus, a->agent_id);
+	head_gpus_of_json(w, &c->gpus, a->agent_id);
 	jsonw_kv_int(w, "acked_seq", a->acked_seq);
 	jsonw_kv_int(w, "first_seen_ms", a->first_seen_ms);
 	jsonw_kv_int(w, "last_seen_ms", a->last_seen_ms);
@@ -43,33 +76,25 @@ static int client_json(const struct agent_record *a, void *arg)
 	jsonw_kv_int_opt(w, "lost_rows", a->has_gaps, a->lost_rows);
 	jsonw_kv_int_opt(w, "gaps", a->has_gaps, a->gaps);
 	jsonw_obj_end(w);
-	c->n++;
-	return 0;
 }
 
 /* "clients": [...], "total_clients": N */
-static int clients_json(struct head *h, struct jsonw *w, const struct head_gpu_list *gpus)
+static void clients_json(struct jsonw *w, const struct cluster *c)
 {
-	struct clients_ctx c = {w, time_now_ms(), gpus, 0};
-	int ret;
-
 	jsonw_key(w, "clients");
 	jsonw_arr_begin(w);
-	ret = store_for_each_agent(h->st, client_json, &c);
+	for (size_t i = 0; i < c->nagents; i++)
+		client_json(w, c, &c->agents[i]);
 	jsonw_arr_end(w);
-	jsonw_kv_int(w, "total_clients", c.n);
-	return ret;
+	jsonw_kv_int(w, "total_clients", (int64_t)c->nagents);
 }
 
 struct status_ctx {
-	struct jsonw *w;
 	int64_t now_ms;
 	int64_t interval_ms; /* the smallest active session interval, else the agents' */
 	int active;
 	struct session_record latest; /* the session started last (an active one first) */
 	bool has_latest;
-	const struct head_gpu_list *gpus;
-	int total_gpus;
 };
 
 static int status_session(const struct session_record *s, void *arg)
@@ -94,50 +119,26 @@ static int status_active_session(const struct session_record *s, void *arg)
 	return 0;
 }
 
-static int status_agent_interval(const struct agent_record *a, void *arg)
-{
-	struct status_ctx *c = arg;
-
-	if (head_agent_connected(a, c->now_ms) && (c->interval_ms == 0 || a->interval_ms < c->interval_ms))
-		c->interval_ms = a->interval_ms;
-	return 0;
-}
-
-static int status_client(const struct agent_record *a, void *arg)
-{
-	struct status_ctx *c = arg;
-
-	if (head_agent_connected(a, c->now_ms))
-		jsonw_str(c->w, a->agent_id);
-	return 0;
-}
-
-static int status_gpu_info(const struct agent_record *a, void *arg)
-{
-	struct status_ctx *c = arg;
-
-	if (head_agent_connected(a, c->now_ms)) {
-		jsonw_key(c->w, a->agent_id);
-		c->total_gpus += head_gpus_of_json(c->w, c->gpus, a->agent_id);
-	}
-	return 0;
-}
-
 /*
  * gswarm's GET /status, its fields with its types (docs/gswarm.md), then
  * ours: the active sessions, the head's counters and every agent.
  */
-static int status_json(struct head *h, struct jsonw *w, const struct head_gpu_list *gpus)
+static int status_json(struct head *h, struct jsonw *w, const struct cluster *cl)
 {
-	struct status_ctx c = {.w = w, .now_ms = time_now_ms(), .gpus = gpus};
+	struct status_ctx c = {.now_ms = cl->now_ms};
 	char file[HEAD_SESSION_FILE_MAX];
-	int ret;
+	int64_t sessions_ms;
+	int ret, total_gpus = 0;
 
 	ret = store_for_each_session(h->st, false, status_session, &c);
-	if (!ret && c.interval_ms == 0)
-		ret = store_for_each_agent(h->st, status_agent_interval, &c);
 	if (ret)
 		return ret;
+	sessions_ms = c.interval_ms;
+	/* no active session asks an interval: the connected agents' smallest */
+	for (size_t i = 0; i < cl->nagents && !sessions_ms; i++)
+		if (head_agent_connected(&cl->agents[i], c.now_ms) &&
+		    (c.interval_ms == 0 || cl->agents[i].interval_ms < c.interval_ms))
+			c.interval_ms = cl->agents[i].interval_ms;
 	jsonw_obj_begin(w);
 	jsonw_kv_int(w, "freq", c.interval_ms > 0 ? c.interval_ms : HEAD_GSWARM_PERIOD_MS);
 	jsonw_kv_bool(w, "enable_bandwidth_profiling", true);
@@ -151,18 +152,22 @@ static int status_json(struct head *h, struct jsonw *w, const struct head_gpu_li
 		     c.has_latest ? head_session_frames(&c.latest, c.now_ms) : 0);
 	jsonw_key(w, "connected_clients");
 	jsonw_arr_begin(w);
-	ret = store_for_each_agent(h->st, status_client, &c);
+	for (size_t i = 0; i < cl->nagents; i++)
+		if (head_agent_connected(&cl->agents[i], c.now_ms))
+			jsonw_str(w, cl->agents[i].agent_id);
 	jsonw_arr_end(w);
 	jsonw_key(w, "gpu_info");
 	jsonw_obj_begin(w);
-	if (!ret)
-		ret = store_for_each_agent(h->st, status_gpu_info, &c);
+	for (size_t i = 0; i < cl->nagents; i++)
+		if (head_agent_connected(&cl->agents[i], c.now_ms)) {
+			jsonw_key(w, cl->agents[i].agent_id);
+			total_gpus += head_gpus_of_json(w, &cl->gpus, cl->agents[i].agent_id);
+		}
 	jsonw_obj_end(w);
-	jsonw_kv_int(w, "total_gpus", c.total_gpus);
+	jsonw_kv_int(w, "total_gpus", total_gpus);
 	jsonw_key(w, "active_sessions");
 	jsonw_arr_begin(w);
-	if (!ret)
-		ret = store_for_each_session(h->st, true, status_active_session, w);
+	ret = store_for_each_session(h->st, true, status_active_session, w);
 	jsonw_arr_end(w);
 	if (ret)
 		return ret;
@@ -172,9 +177,9 @@ static int status_json(struct head *h, struct jsonw *w, const struct head_gpu_li
 	jsonw_kv_str(w, "store", store_path(h->st));
 	jsonw_kv_int(w, "batches", (int64_t)h->batches);
 	jsonw_kv_int(w, "refused_batches", (int64_t)h->refused);
-	ret = clients_json(h, w, gpus);
+	clients_json(w, cl);
 	jsonw_obj_end(w);
-	return ret;
+	return 0;
 }
 
 void head_root(void *arg, const struct http_request *req, struct http_response *res)
@@ -194,37 +199,38 @@ void head_root(void *arg, const struct http_request *req, struct http_response *
 void head_clients(void *arg, const struct http_request *req, struct http_response *res)
 {
 	struct head *h = arg;
+	struct cluster cl;
 	struct jsonw w;
 
-	struct head_gpu_list gpus;
-
 	(void)req;
-	jsonw_init(&w, &res->body, true);
-	jsonw_obj_begin(&w);
-	if (head_gpu_list_load(h->st, &gpus) || clients_json(h, &w, &gpus)) {
-		head_gpu_list_release(&gpus);
+	if (cluster_load(h->st, &cl)) {
+		cluster_release(&cl);
 		http_error(res, 503, "the store cannot be read");
 		return;
 	}
-	head_gpu_list_release(&gpus);
+	jsonw_init(&w, &res->body, true);
+	jsonw_obj_begin(&w);
+	clients_json(&w, &cl);
 	jsonw_obj_end(&w);
 	strbuf_addch(&res->body, '\n');
+	cluster_release(&cl);
 }
 
 void head_status(void *arg, const struct http_request *req, struct http_response *res)
 {
 	struct head *h = arg;
+	struct cluster cl;
 	struct jsonw w;
-
-	struct head_gpu_list gpus;
+	int ret;
 
 	(void)req;
+	ret = cluster_load(h->st, &cl);
 	jsonw_init(&w, &res->body, true);
-	if (head_gpu_list_load(h->st, &gpus) || status_json(h, &w, &gpus)) {
-		head_gpu_list_release(&gpus);
+	if (ret || status_json(h, &w, &cl)) {
+		cluster_release(&cl);
 		http_error(res, 503, "the store cannot be read");
 		return;
 	}
-	head_gpu_list_release(&gpus);
+	cluster_release(&cl);
 	strbuf_addch(&res->body, '\n');
 }
