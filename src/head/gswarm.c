@@ -2,8 +2,7 @@
  * gswarm.c - gswarm-profiler's shapes of the head's answers, beside ours:
  * the GPUs of each client as gswarm's /status (`gpu_info`) and /clients
  * (`gpus`) give them, `client_data` of /metrics/latest in gswarm's units,
- * the frame count of a session (`frame_id_counter`, `frames`), and POST
- * /profiling/record (/record_time): per-request timings an application
+ * and POST /profiling/record (/record_time): per-request timings an application
  * posts.  docs/gswarm.md says what each field means and where our values
  * differ from gswarm's README (its code is what clients follow).
  *
@@ -28,14 +27,6 @@ bool head_agent_connected(const struct agent_record *a, int64_t now_ms)
 {
 	return a->interval_ms > 0 &&
 	       now_ms - a->last_seen_ms <= HEAD_UNHEALTHY_INTERVALS * a->interval_ms;
-}
-
-int64_t head_session_frames(const struct session_record *s, int64_t now_ms)
-{
-	int64_t period = s->interval_ms > 0 ? s->interval_ms : HEAD_GSWARM_PERIOD_MS;
-	int64_t end = s->end_ms > 0 ? s->end_ms : now_ms;
-
-	return end > s->start_ms ? (end - s->start_ms) / period : 0;
 }
 
 /*

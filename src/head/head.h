@@ -142,13 +142,10 @@ void head_session_files(struct head *h, const struct session_record *s, size_t n
 void head_session_json(struct jsonw *w, const struct session_record *s, int64_t now_ms);
 /* status.c */
 /* gswarm.c: gswarm-profiler's shapes */
-#define HEAD_GSWARM_PERIOD_MS 1000 /* gswarm's frame: a session without an interval of its own */
 bool head_agent_connected(const struct agent_record *a, int64_t now_ms);
 /* The file (in --session-dir) of a session's name, with ext (".json"): any name is one file. */
 #define HEAD_SESSION_FILE_MAX 256
 void head_session_file(const char *name, const char *ext, char *buf, size_t size);
-/* The frames of gswarm's file for session s so far: one per period from its start. */
-int64_t head_session_frames(const struct session_record *s, int64_t now_ms);
 struct head_gpu {
 	char agent_id[64], hostname[256], uuid[GPU_UUID_MAX], name[GPU_NAME_MAX];
 	int idx;

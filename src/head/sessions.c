@@ -215,7 +215,7 @@ void head_session_json(struct jsonw *w, const struct session_record *s, int64_t 
 	/* gswarm's session lister reads "active" and "frames" */
 	jsonw_kv_bool(w, "active", s->end_ms == 0);
 	jsonw_kv_bool(w, "is_active", s->end_ms == 0);
-	jsonw_kv_int(w, "frames", head_session_frames(s, now_ms));
+	jsonw_kv_int(w, "frames", session_gswarm_frames(s, now_ms));
 	format_rfc3339_ms(s->start_ms, t, sizeof(t));
 	jsonw_kv_str(w, "start_time", t);
 	jsonw_kv_int(w, "start_ms", s->start_ms);

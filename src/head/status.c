@@ -14,6 +14,7 @@
 
 #include "common/array.h"
 #include "common/timeutil.h"
+#include "report/session_export.h"
 #include "store/queries.h"
 
 /*
@@ -140,7 +141,7 @@ static int status_json(struct head *h, struct jsonw *w, const struct cluster *cl
 		    (c.interval_ms == 0 || cl->agents[i].interval_ms < c.interval_ms))
 			c.interval_ms = cl->agents[i].interval_ms;
 	jsonw_obj_begin(w);
-	jsonw_kv_int(w, "freq", c.interval_ms > 0 ? c.interval_ms : HEAD_GSWARM_PERIOD_MS);
+	jsonw_kv_int(w, "freq", c.interval_ms > 0 ? c.interval_ms : SESSION_GSWARM_PERIOD_MS);
 	jsonw_kv_bool(w, "enable_bandwidth_profiling", true);
 	jsonw_kv_bool(w, "enable_nvlink_profiling", true);
 	jsonw_kv_bool(w, "is_profiling", c.active > 0);
@@ -149,7 +150,7 @@ static int status_json(struct head *h, struct jsonw *w, const struct cluster *cl
 		head_session_file(c.latest.name, ".json", file, sizeof(file));
 	jsonw_kv_str(w, "output_filename", file);
 	jsonw_kv_int(w, "frame_id_counter",
-		     c.has_latest ? head_session_frames(&c.latest, c.now_ms) : 0);
+		     c.has_latest ? session_gswarm_frames(&c.latest, c.now_ms) : 0);
 	jsonw_key(w, "connected_clients");
 	jsonw_arr_begin(w);
 	for (size_t i = 0; i < cl->nagents; i++)

@@ -33,6 +33,10 @@ int session_export_frames(struct store *st, const struct session_record *s, bool
  * of memory.
  */
 int session_export_gswarm(struct store *st, const struct session_record *s, struct strbuf *out);
+/* That file's frame clock: the period (ms), and the frames it holds at now_ms. */
+#define SESSION_GSWARM_PERIOD_MS 1000 /* gswarm's head: a frame a second */
+int64_t session_gswarm_period_ms(const struct session_record *s);
+int64_t session_gswarm_frames(const struct session_record *s, int64_t now_ms);
 /*
  * A request's other_times as that file holds it, from the store's text
  * (NULL, or anything): an object of numbers as Python writes it at the

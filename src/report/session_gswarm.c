@@ -511,6 +511,19 @@ static int on_request(const struct request_record *r, void *arg)
 	return strbuf_error(out);
 }
 
+int64_t session_gswarm_period_ms(const struct session_record *s)
+{
+	return s->interval_ms > 0 ? s->interval_ms : SESSION_GSWARM_PERIOD_MS;
+}
+
+/* frame k (from 1) is at start + k periods, up to the end (now while active) */
+int64_t session_gswarm_frames(const struct session_record *s, int64_t now_ms)
+{
+	int64_t end = s->end_ms > 0 ? s->end_ms : now_ms;
+
+	return end > s->start_ms ? (end - s->start_ms) / session_gswarm_period_ms(s) : 0;
+}
+
 int session_export_gswarm(struct store *st, const struct session_record *s, struct strbuf *out)
 {
 	struct gswarm_ctx c;
@@ -520,8 +533,7 @@ int session_export_gswarm(struct store *st, const struct session_record *s, stru
 	memset(&c, 0, sizeof(c));
 	c.out = out;
 	strbuf_addstr(out, "{\n  \"frames\": [");
-	ret = store_for_each_session_tick(st, s, now, s->interval_ms > 0 ? s->interval_ms : 1000,
-					  on_tick, &c);
+	ret = store_for_each_session_tick(st, s, now, session_gswarm_period_ms(s), on_tick, &c);
 	if (ret)
 		goto out_free;
 	strbuf_addstr(out, c.frames ? "\n  ]" : "]");
