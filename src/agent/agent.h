@@ -54,7 +54,17 @@ struct agent_opts {
 	const char *ca_file;	/* CA to trust for an https head */
 	int64_t pack_after_ms;	/* --pack-after: 0 = never */
 	int64_t ckpt_lag_ms;	/* --report-checkpoint: a running job's checkpoint lag */
+	unsigned compat;	/* --compat: enum agent_compat bits */
 };
+
+/* --compat: other exporters' series on /metrics too (compat.c, docs/compat.md). */
+enum agent_compat {
+	AGENT_COMPAT_JOBSTATS = 1u << 0, /* cgroup_exporter + nvidia_gpu_prometheus_exporter */
+	AGENT_COMPAT_DCGM = 1u << 1,	 /* dcgm-exporter */
+};
+
+/* "jobstats", "dcgm" or both comma-separated into *out's bits: 0, or -1 for a bad list. */
+int agent_compat_parse(const char *list, unsigned *out);
 
 /* What made agent_main fail. */
 enum agent_failure {
@@ -160,6 +170,11 @@ struct agent {
 void agent_tick(struct agent *a);
 /* ... and on exit, every open rollup bucket written (in the caller's transaction). */
 void agent_rollups_flush_all(struct agent *a);
+
+/* compat.c: the --compat series, after ours. */
+void agent_render_compat(const struct agent *a, struct strbuf *o, struct strbuf *lab);
+/* Whether the job's scheduler reserved the device for it (its GPU list names it). */
+bool agent_compat_reserves(const struct job_record *r, const struct gpu_device_info *d);
 
 /* render.c: the endpoints' bodies for the state after a tick. */
 int agent_render(struct agent *a, struct agent_view *v);

@@ -627,6 +627,7 @@ int agent_render(struct agent *a, struct agent_view *v)
 	render_host_metrics(a, &v->metrics);
 	render_gpu_metrics(a, &v->metrics, &lab);
 	render_job_metrics(a, &v->metrics, &lab);
+	agent_render_compat(a, &v->metrics, &lab);
 	render_self_metrics(a, &v->metrics);
 	strbuf_release(&lab);
 	json_node(a, &v->node);

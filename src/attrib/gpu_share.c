@@ -78,16 +78,27 @@ static struct job_entry *job_of(struct jobs *t, const struct gpu_set_proc *gp)
 	return gp->proc ? jobs_of(t, gp->proc) : NULL;
 }
 
-/* A job's part of device dev: its processes there, summed. */
-static struct gpu_share_total job_part(struct jobs *t, const struct gpu_set_procs *procs, int dev,
-				       const struct job_entry *j)
+struct gpu_share_total gpu_share_job_part(const struct jobs *t, const struct gpu_set_procs *procs,
+					  int dev, const struct job_entry *j)
 {
 	struct gpu_share_total part = {0, 0, 0};
+	int32_t tag = (int32_t)(j - t->job) + 1;
 
 	for (size_t p = 0; p < procs->n; p++)
-		if (procs->proc[p].dev == dev && job_of(t, &procs->proc[p]) == j)
+		if (procs->proc[p].dev == dev && procs->proc[p].proc &&
+		    procs->proc[p].proc->tag == tag)
 			gpu_share_total_add(&part, &procs->proc[p].g);
 	return part;
+}
+
+struct gpu_share_total gpu_share_device_total(const struct gpu_set_procs *procs, int dev)
+{
+	struct gpu_share_total all = {0, 0, 0};
+
+	for (size_t p = 0; p < procs->n; p++)
+		if (procs->proc[p].dev == dev)
+			gpu_share_total_add(&all, &procs->proc[p].g);
+	return all;
 }
 
 /* Device i's energy of the interval, mj, to its jobs, and where it went into acct. */
@@ -104,7 +115,7 @@ static void split_device(struct jobs *t, const struct gpu_set_procs *procs, int 
 
 		if (!u->now)
 			continue;
-		part = job_part(t, procs, i, &t->job[k]);
+		part = gpu_share_job_part(t, procs, i, &t->job[k]);
 		alone = alone || part.nprocs == all->nprocs;
 		f = gpu_share_fraction(&part, all);
 		if (isnan(f))

@@ -73,6 +73,13 @@ void gpu_share_total_add(struct gpu_share_total *tot, const struct gpu_proc *g);
  */
 double gpu_share_fraction(const struct gpu_share_total *part, const struct gpu_share_total *all);
 /*
+ * What job j's processes on device dev add up to at this tick (j is an
+ * entry of t), and what all processes there do.
+ */
+struct gpu_share_total gpu_share_job_part(const struct jobs *t, const struct gpu_set_procs *procs,
+					  int dev, const struct job_entry *j);
+struct gpu_share_total gpu_share_device_total(const struct gpu_set_procs *procs, int dev);
+/*
  * Whether the interval's energy goes to the processes there, by some
  * basis (else it is idle or unattributed); alone: one part has them all.
  */

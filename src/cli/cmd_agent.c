@@ -52,6 +52,10 @@ static const char agent_usage[] =
     "                           --max-db-size may drop it, counted as a gap\n"
     "      --token-file F       the head's bearer token\n"
     "      --ca-file F          trust this PEM CA for an https:// head\n"
+    "      --compat LIST        also serve other exporters' series on /metrics, so\n"
+    "                           their readers work unchanged: jobstats (Princeton's\n"
+    "                           cgroup_* and nvidia_gpu_* series), dcgm\n"
+    "                           (dcgm-exporter's DCGM_FI_*); e.g. jobstats,dcgm\n"
     "  -h, --help               show this help\n"
     "\n"
     "Endpoints: GET /metrics (Prometheus text 0.0.4), /api/v1/node, /api/v1/gpus,\n"
@@ -104,6 +108,7 @@ static const struct option agent_longopts[] = {
     {"head", required_argument, NULL, 'U'},
     {"token-file", required_argument, NULL, 'T'},
     {"ca-file", required_argument, NULL, 'A'},
+    {"compat", required_argument, NULL, 'C'},
     {"exit-after", required_argument, NULL, 'E'}, /* hidden: tests, benchmarks */
     {"sysroot", required_argument, NULL, 'S'},	  /* hidden: tests */
     {"help", no_argument, NULL, 'h'},
@@ -139,6 +144,11 @@ static int apply_opt(struct agent_opts *o, int c, const char *arg, char **argv)
 	}
 	case 'L':
 		o->log_file = arg;
+		return 0;
+	case 'C':
+		if (agent_compat_parse(arg, &o->compat))
+			return cli_usage_error("agent", "bad --compat '%s' (jobstats, dcgm or both: "
+					       "jobstats,dcgm)", arg);
 		return 0;
 	case 'R':
 	case 'M':

@@ -14,6 +14,7 @@
 #include "cgroup.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -147,35 +148,64 @@ int cgroup_parse_cpuacct_stat(const char *text, size_t len, long hz, struct cgro
 }
 
 /*
- * v2 "anon"; v1 "total_rss" (the whole subtree, with use_hierarchy) over
- * "rss" (this cgroup's own pages only).  v2 has neither rss key.
+ * One memory.stat value and the keys that give it, best first: v2's key,
+ * v1's hierarchical "total_" key (the whole subtree, with use_hierarchy),
+ * v1's own-pages-only key.  v1 and v2 share "shmem", so v1's total wins
+ * there; a file has one version's keys, so the order matters only for v1.
  */
+struct memstat_key {
+	const char *names[3];
+	uint32_t bit;
+	size_t offset;
+};
+
+static const struct memstat_key memstat_keys[] = {
+    {{"anon", "total_rss", "rss"}, CG_MEM_ANON, offsetof(struct cgroup_sample, mem_anon_bytes)},
+    {{"total_shmem", "shmem", NULL}, CG_MEM_SHMEM,
+     offsetof(struct cgroup_sample, mem_shmem_bytes)},
+    {{"swapcached", NULL, NULL}, CG_MEM_SWAPCACHED,
+     offsetof(struct cgroup_sample, mem_swapcached_bytes)},
+    {{"file", "total_cache", "cache"}, CG_MEM_FILE,
+     offsetof(struct cgroup_sample, mem_file_bytes)},
+};
+
+#define MEMSTAT_KEYS (sizeof(memstat_keys) / sizeof(memstat_keys[0]))
+
+/* 3 for the best name of m, 2, 1; 0: not one of its names */
+static int memstat_rank(const struct memstat_key *m, const struct scan *key)
+{
+	for (int i = 0; i < 3 && m->names[i]; i++)
+		if (span_eq(key, m->names[i]))
+			return 3 - i;
+	return 0;
+}
+
 int cgroup_parse_memory_stat(const char *text, size_t len, struct cgroup_sample *out)
 {
 	struct scan s = {text, text + len};
 	struct scan key;
-	uint64_t v, anon = 0, total_rss = 0, rss = 0;
-	bool have_anon = false, have_total_rss = false, have_rss = false;
+	uint64_t v, got[MEMSTAT_KEYS] = {0};
+	int rank[MEMSTAT_KEYS] = {0}; /* memstat_rank of the name that gave got[k] */
 	int lines = 0, ret;
 
 	while ((ret = kv_next(&s, &key, &v)) > 0) {
 		lines++;
-		if (span_eq(&key, "anon")) {
-			anon = v;
-			have_anon = true;
-		} else if (span_eq(&key, "total_rss")) {
-			total_rss = v;
-			have_total_rss = true;
-		} else if (span_eq(&key, "rss")) {
-			rss = v;
-			have_rss = true;
+		for (size_t k = 0; k < MEMSTAT_KEYS; k++) {
+			int r = memstat_rank(&memstat_keys[k], &key);
+
+			if (r > rank[k]) {
+				rank[k] = r;
+				got[k] = v;
+			}
 		}
 	}
 	if (ret < 0 || lines == 0)
 		return -EINVAL;
-	if (have_anon || have_total_rss || have_rss) {
-		out->mem_anon_bytes = have_anon ? anon : have_total_rss ? total_rss : rss;
-		out->valid |= CG_MEM_ANON;
+	for (size_t k = 0; k < MEMSTAT_KEYS; k++) {
+		if (!rank[k])
+			continue;
+		memcpy((char *)out + memstat_keys[k].offset, &got[k], sizeof(got[k]));
+		out->valid |= memstat_keys[k].bit;
 	}
 	return 0;
 }

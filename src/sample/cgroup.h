@@ -58,6 +58,9 @@ enum cgroup_sample_valid {
 	CG_MEM_PEAK = 1u << 3,	  /* mem_peak_bytes */
 	CG_MEM_ANON = 1u << 4,	  /* mem_anon_bytes */
 	CG_IO = 1u << 5,	  /* io_read_bytes, io_write_bytes */
+	CG_MEM_SHMEM = 1u << 6,	  /* mem_shmem_bytes */
+	CG_MEM_SWAPCACHED = 1u << 7, /* mem_swapcached_bytes */
+	CG_MEM_FILE = 1u << 8,	  /* mem_file_bytes */
 };
 
 /* Cumulative counters since the cgroup was created, and gauges. */
@@ -69,6 +72,9 @@ struct cgroup_sample {
 	uint64_t mem_current_bytes; /* v2 memory.current; v1 memory.usage_in_bytes */
 	uint64_t mem_peak_bytes;    /* v2 memory.peak (Linux >= 5.19); v1 memory.max_usage_in_bytes */
 	uint64_t mem_anon_bytes;    /* memory.stat: v2 "anon", v1 "total_rss" (else "rss") */
+	uint64_t mem_shmem_bytes;   /* memory.stat: v2 "shmem", v1 "total_shmem" (else "shmem") */
+	uint64_t mem_swapcached_bytes; /* memory.stat: v2 "swapcached" (Linux >= 6.1); v1 none */
+	uint64_t mem_file_bytes;    /* memory.stat: v2 "file", v1 "total_cache" (else "cache") */
 	uint64_t io_read_bytes;	    /* v2 io.stat rbytes summed over devices; v1 */
 	uint64_t io_write_bytes;    /* blkio.throttle.io_service_bytes "Total Read/Write" */
 };
@@ -101,7 +107,11 @@ int cgroup_read_limits(const struct cgroup_layout *l, const char *cgroup_path,
 int cgroup_parse_cpu_stat(const char *text, size_t len, struct cgroup_sample *out);
 /* v1 cpuacct.stat: "user N\nsystem N\n" in USER_HZ ticks. */
 int cgroup_parse_cpuacct_stat(const char *text, size_t len, long hz, struct cgroup_sample *out);
-/* v2 memory.stat "anon N" or v1 memory.stat "total_rss N" (preferred) / "rss N". */
+/*
+ * v2 memory.stat "anon", "shmem", "swapcached", "file"; v1 memory.stat
+ * "total_rss", "total_shmem", "total_cache" (preferred: the subtree) or
+ * "rss", "shmem", "cache".
+ */
 int cgroup_parse_memory_stat(const char *text, size_t len, struct cgroup_sample *out);
 /* v2 io.stat: "MAJ:MIN rbytes=N wbytes=N rios=N ..." per line, summed. */
 int cgroup_parse_io_stat(const char *text, size_t len, struct cgroup_sample *out);

@@ -199,6 +199,7 @@ nvmlReturn_t nvmlDeviceGetHandleByIndex(unsigned int index, nvmlDevice_t *device
 nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int length);
 nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length);
 nvmlReturn_t nvmlDeviceGetPciInfo(nvmlDevice_t device, nvmlPciInfo_t *pci);
+nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t device, unsigned int *minor);
 nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t *utilization);
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory);
 nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t device, int counter, unsigned int *value);
@@ -459,6 +460,23 @@ nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int len
 	if (r)
 		return r;
 	return copy_string(uuid, length, scn.dev[d].uuid);
+}
+
+nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t device, unsigned int *minor)
+{
+	nvmlReturn_t r;
+	double t;
+	int d;
+
+	r = device_enter(device, 0, &d, &t);
+	if (r)
+		return r;
+	if (!minor)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (scn.dev[d].minor < 0)
+		return NVML_ERROR_NOT_SUPPORTED;
+	*minor = (unsigned int)scn.dev[d].minor;
+	return NVML_SUCCESS;
 }
 
 /* The old call knew only the 16-byte bus id and the numbers before busId[32]. */

@@ -154,6 +154,7 @@ static int parse_line(struct scenario *s, char **w, int n)
 		snprintf(dev->uuid, sizeof(dev->uuid), "GPU-fake-%04d", d);
 		snprintf(dev->name, sizeof(dev->name), "Fake GPU");
 		snprintf(dev->bus, sizeof(dev->bus), "00000000:%02X:00.0", d + 1);
+		dev->minor = d;
 		for (int i = 2; i < n; i++) {
 			if (kv(w[i], "uuid", &v))
 				snprintf(dev->uuid, sizeof(dev->uuid), "%s", v);
@@ -167,6 +168,8 @@ static int parse_line(struct scenario *s, char **w, int n)
 				dev->power_limit_mw = (uint32_t)strtoul(v, NULL, 10);
 			else if (kv(w[i], "nvlinks", &v))
 				dev->nvlinks = (uint32_t)strtoul(v, NULL, 10);
+			else if (kv(w[i], "minor", &v))
+				dev->minor = atoi(v);
 			else if (kv(w[i], "proc_sample_ms", &v) && strtoul(v, NULL, 10) > 0)
 				dev->proc_sample_us = strtoull(v, NULL, 10) * 1000;
 			else

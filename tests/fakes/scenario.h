@@ -9,7 +9,9 @@
  *   driver 535.104.05                 the driver / library version string
  *   init_error 9                      init returns this code
  *   device 0 uuid=GPU-aaaa name="NVIDIA A100-SXM4-80GB" bus=00000000:07:00.0
- *          mem_total=85899345920 power_limit=400000 nvlinks=12
+ *          mem_total=85899345920 power_limit=400000 nvlinks=12 minor=3
+ *                                     (minor: /dev/nvidiaN, nvmlDeviceGetMinorNumber;
+ *                                      the index when not given, as on most machines)
  *   unsupported 0 power               this metric returns NOT_SUPPORTED on device 0
  *                                     (util mem_util mem_used pcie nvlink power energy
  *                                      temp clocks throttle ecc procs proc_util events)
@@ -110,6 +112,7 @@ struct scn_device {
 	uint64_t mem_total;
 	uint32_t power_limit_mw;
 	uint32_t nvlinks;
+	int minor; /* nvmlDeviceGetMinorNumber (/dev/nvidiaN); default: the index */
 	uint32_t unsupported;	 /* enum scn_metric */
 	double lost_at;		 /* < 0: never */
 	uint64_t proc_sample_us; /* the driver's process utilization sample period */

@@ -14,7 +14,7 @@ import os
 import shutil
 
 from harness import jobscope, run_tests, check, eq, FIXTURES
-from agent_harness import sql
+from agent_harness import Agent, sql
 
 GiB = 1 << 30
 POD_UID = "1234abcd-5678-90ab-cdef-0123456789ab"
@@ -162,6 +162,83 @@ def test_cgroup_v1_variants(wd):
     eq(munge[5], None, "munge: an unlimited v1 cgroup reserves nothing")
     eq(procs_of(db, munge[9]), [650], "munged")
     check(("session", "0/660") in j, "a plain process: user and session: %r" % list(j))
+
+
+def compat_series(wd, root, name):
+    """{(family, jobid): value} of the cgroup_* series of --compat jobstats on root."""
+    agent = Agent(wd, interval="100ms", db=wd.join(name + ".db"), name=name,
+                  extra=("--sysroot", root, "--compat", "jobstats"))
+    try:
+        agent.wait_ticks(3)
+        out = {}
+        for (fam, labels), v in agent.metrics().items():
+            if fam.startswith("cgroup_"):
+                lab = dict(labels)
+                out[(fam, lab["jobid"])] = v
+                if fam == "cgroup_info":
+                    eq(lab["uid"], "1000" if lab["jobid"] in ("7", "8") else "0",
+                       "cgroup_info's uid label of job %s" % lab["jobid"])
+        return out
+    finally:
+        eq(agent.stop(), 0, "the agent's exit code")
+
+
+def near(a, b):
+    return a is not None and abs(a - b) <= 1e-9 * max(1.0, abs(b))
+
+
+def test_compat_jobstats_memory(wd):
+    """--compat jobstats: cgroup_exporter's series from the job cgroup's own
+    files (v2 memory.stat anon + swapcached as rss, shmem apart, file as
+    cache, memory.current as used; v1 total_rss, total_shmem, total_cache),
+    the reservation as cgroup_cpus and cgroup_memory_total_bytes, and a job
+    without a cgroup falling back to its processes' RSS, with no shmem."""
+    root = make_root(wd, "v2compat", "v2")
+    add_proc(root, 600, 1, "slurmstepd",
+             "0::/system.slice/vm_slurmstepd.scope/job_7/step_batch/slurm\n", uid=1000)
+    add_proc(root, 610, 600, "train.sh",
+             "0::/system.slice/vm_slurmstepd.scope/job_7/step_batch/user/task_0\n", uid=1000)
+    add_proc(root, 700, 1, "mpirun", "0::/user.slice/user-1000.slice/session-3.scope\n",
+             b"SLURM_JOB_ID=8\0SLURM_CPUS_ON_NODE=3\0SLURM_MEM_PER_CPU=1024\0", uid=1000,
+             rss_kb=10240)
+    add_proc(root, 950, 1, "nginx", "0::/system.slice/nginx.service\n", uid=33)
+    got = compat_series(wd, root, "v2compat")
+    want = {
+        ("cgroup_memory_rss_bytes", "7"): 2952790016 + 4096,   # anon + swapcached
+        ("cgroup_memory_shmem_bytes", "7"): 16777216,
+        ("cgroup_memory_cache_bytes", "7"): 251658240,
+        ("cgroup_memory_used_bytes", "7"): 3221225472,          # memory.current
+        ("cgroup_memory_total_bytes", "7"): 4 * GiB,            # memory.max
+        ("cgroup_cpus", "7"): 4,                                # cpuset 2-3,6-7
+        ("cgroup_cpu_total_seconds", "7"): 5312.345,            # cpu.stat usage_usec, ms
+        ("cgroup_cpu_user_seconds", "7"): 4987.654321,          # user_usec
+        ("cgroup_uid", "7"): 1000,
+        ("cgroup_info", "7"): 1,
+        ("cgroup_memory_rss_bytes", "8"): 10240 * 1024,         # no cgroup: its processes' RSS
+        ("cgroup_memory_total_bytes", "8"): 3 * GiB,
+        ("cgroup_cpus", "8"): 3,
+        ("cgroup_cpu_total_seconds", "8"): 1.5,                 # utime 100 + stime 50 ticks
+        ("cgroup_uid", "8"): 1000,
+        ("cgroup_info", "8"): 1,
+    }
+    for key, v in want.items():
+        check(near(got.get(key), v), "%s{jobid=%s}: %r, want %r" % (key[0], key[1],
+                                                                   got.get(key), v))
+    for fam in ("cgroup_memory_shmem_bytes", "cgroup_memory_cache_bytes",
+                "cgroup_memory_used_bytes"):
+        check((fam, "8") not in got, "%s of a job without a cgroup is missing, not 0" % fam)
+    eq(sorted(set(j for _f, j in got)), ["7", "8"], "only Slurm jobs have cgroup_* series")
+
+    root = make_root(wd, "v1compat", "v1")
+    v1 = ("4:memory:/slurm_vm/uid_0/job_5/step_0/task_0\n3:cpuset:/slurm_vm/uid_0/job_5/step_0\n"
+          "2:cpuacct:/slurm_vm/uid_0/job_5/step_0/task_0\n1:cpu:/\n")
+    add_proc(root, 610, 1, "a.out", v1)
+    got = compat_series(wd, root, "v1compat")
+    for key, v in {("cgroup_memory_rss_bytes", "5"): 1073741824,     # total_rss, no swapcached
+                   ("cgroup_memory_shmem_bytes", "5"): 0,            # total_shmem
+                   ("cgroup_memory_cache_bytes", "5"): 214749184,    # total_cache
+                   ("cgroup_memory_used_bytes", "5"): 1288491008}.items():
+        check(near(got.get(key), v), "v1 %s: %r, want %r" % (key[0], got.get(key), v))
 
 
 run_tests(globals())

@@ -41,6 +41,9 @@
 #define V2_SESSION "/user.slice/user-1000.slice/session-3.scope"
 
 #define ALL_SAMPLE_BITS (CG_CPU | CG_CPU_SPLIT | CG_MEM | CG_MEM_PEAK | CG_MEM_ANON | CG_IO)
+/* memory.stat's other values: v2 has all four, v1 no swapcached */
+#define V2_MEMSTAT_BITS (CG_MEM_SHMEM | CG_MEM_SWAPCACHED | CG_MEM_FILE)
+#define V1_MEMSTAT_BITS (CG_MEM_SHMEM | CG_MEM_FILE)
 
 /* ---- helpers ---- */
 
@@ -324,15 +327,20 @@ static void test_memory_stat(void **state)
 	/* v2: anon */
 	assert_int_equal(
 	    parse_file(P_MEMORY_STAT, CG_V2 "/sys/fs/cgroup" V2_JOB "/memory.stat", &s), 0);
-	assert_int_equal(s.valid, CG_MEM_ANON);
+	assert_int_equal(s.valid, CG_MEM_ANON | CG_MEM_SHMEM | CG_MEM_SWAPCACHED | CG_MEM_FILE);
 	assert_int_equal(s.mem_anon_bytes, 2952790016ull);
+	assert_int_equal(s.mem_file_bytes, 251658240ull);
+	assert_int_equal(s.mem_shmem_bytes, 16777216ull);
+	assert_int_equal(s.mem_swapcached_bytes, 4096);
 
 	/* v1: total_rss (the subtree) over rss (the job's own, here 0) */
 	memset(&s, 0, sizeof(s));
 	assert_int_equal(
 	    parse_file(P_MEMORY_STAT, CG_V1 "/sys/fs/cgroup/memory" V1_JOB "/memory.stat", &s), 0);
-	assert_int_equal(s.valid, CG_MEM_ANON);
+	assert_int_equal(s.valid, CG_MEM_ANON | CG_MEM_SHMEM | CG_MEM_FILE); /* v1: no swapcached */
 	assert_int_equal(s.mem_anon_bytes, 1073741824ull);
+	assert_int_equal(s.mem_file_bytes, 214749184ull); /* total_cache, not cache */
+	assert_int_equal(s.mem_shmem_bytes, 0);
 
 	assert_int_equal(parse(P_MEMORY_STAT, "total_rss 9\nrss 7\n", &s), 0);
 	assert_int_equal(s.mem_anon_bytes, 9);
@@ -347,6 +355,26 @@ static void test_memory_stat(void **state)
 	/* a prefix of a key is another key */
 	assert_int_equal(parse(P_MEMORY_STAT, "anon_thp 4\nrss_huge 6\ntotal_rss_huge 8\n", &s), 0);
 	assert_int_equal(s.mem_anon_bytes, 3);
+
+	/* shmem, swapcached and the page cache: v2 keys, else v1's totals, else v1's own */
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(parse(P_MEMORY_STAT,
+			       "anon 100\nfile 40\nshmem 30\nswapcached 7\nshmem_thp 9\nfile_dirty 2\n",
+			       &s),
+			 0);
+	assert_int_equal(s.mem_shmem_bytes, 30);
+	assert_int_equal(s.mem_swapcached_bytes, 7);
+	assert_int_equal(s.mem_file_bytes, 40);
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(parse(P_MEMORY_STAT, "shmem 1\ncache 2\ntotal_shmem 11\ntotal_cache 12\n", &s),
+			 0);
+	assert_int_equal(s.valid, CG_MEM_SHMEM | CG_MEM_FILE);
+	assert_int_equal(s.mem_shmem_bytes, 11);
+	assert_int_equal(s.mem_file_bytes, 12);
+	memset(&s, 0, sizeof(s));
+	assert_int_equal(parse(P_MEMORY_STAT, "shmem 1\ncache 2\n", &s), 0);
+	assert_int_equal(s.mem_shmem_bytes, 1);
+	assert_int_equal(s.mem_file_bytes, 2);
 }
 
 static void test_memory_stat_edges(void **state)
@@ -356,7 +384,7 @@ static void test_memory_stat_edges(void **state)
 	(void)state;
 	poison(&s);
 	s.valid = CG_IO;
-	assert_int_equal(parse(P_MEMORY_STAT, "file 5\nkernel 6\n", &s), 0);
+	assert_int_equal(parse(P_MEMORY_STAT, "kernel 6\nslab 5\n", &s), 0);
 	assert_int_equal(s.valid, CG_IO);
 	assert_int_equal(s.mem_anon_bytes, 0xa5a5a5a5a5a5a5a5ull);
 
@@ -612,7 +640,7 @@ static void test_v1_slurm_job(void **state)
 	struct cgroup_limits lim;
 
 	assert_int_equal(cgroup_read_sample(l, V1_JOB, &s), 0);
-	assert_int_equal(s.valid, ALL_SAMPLE_BITS);
+	assert_int_equal(s.valid, ALL_SAMPLE_BITS | V1_MEMSTAT_BITS);
 	assert_int_equal(s.cpu_usage_us, 7384512345ull);
 	assert_int_equal(s.cpu_user_us, ticks_us(612345));
 	assert_int_equal(s.cpu_system_us, ticks_us(98765));
@@ -649,7 +677,7 @@ static void test_v1_no_limits(void **state)
 
 	/* only the plain blkio file: it is read instead */
 	assert_int_equal(cgroup_read_sample(l, V1_MUNGE, &s), 0);
-	assert_int_equal(s.valid, ALL_SAMPLE_BITS);
+	assert_int_equal(s.valid, ALL_SAMPLE_BITS | V1_MEMSTAT_BITS);
 	assert_int_equal(s.cpu_usage_us, 48211234ull);
 	assert_int_equal(s.cpu_user_us, ticks_us(3120));
 	assert_int_equal(s.mem_current_bytes, 9437184);
@@ -680,7 +708,7 @@ static void test_v2_slurm_job(void **state)
 	struct cgroup_limits lim;
 
 	assert_int_equal(cgroup_read_sample(l, V2_JOB, &s), 0);
-	assert_int_equal(s.valid, ALL_SAMPLE_BITS);
+	assert_int_equal(s.valid, ALL_SAMPLE_BITS | V2_MEMSTAT_BITS);
 	assert_int_equal(s.cpu_usage_us, 5312345678ull);
 	assert_int_equal(s.cpu_user_us, 4987654321ull);
 	assert_int_equal(s.cpu_system_us, 324691357ull);
@@ -712,7 +740,7 @@ static void test_v2_k8s_pod(void **state)
 	assert_int_equal(lim.mem_limit_bytes, 536870912ull);
 
 	assert_int_equal(cgroup_read_sample(l, V2_POD, &s), 0);
-	assert_int_equal(s.valid, ALL_SAMPLE_BITS);
+	assert_int_equal(s.valid, ALL_SAMPLE_BITS | V2_MEMSTAT_BITS);
 	assert_int_equal(s.cpu_usage_us, 88123456789ull);
 	assert_int_equal(s.mem_current_bytes, 402653184ull);
 	assert_int_equal(s.mem_peak_bytes, 498073600ull);
@@ -732,7 +760,7 @@ static void test_v2_no_limits(void **state)
 
 	/* io.stat is there and empty: no I/O, which is a value */
 	assert_int_equal(cgroup_read_sample(l, V2_SESSION, &s), 0);
-	assert_int_equal(s.valid, ALL_SAMPLE_BITS);
+	assert_int_equal(s.valid, ALL_SAMPLE_BITS | V2_MEMSTAT_BITS);
 	assert_int_equal(s.cpu_usage_us, 45678901);
 	assert_int_equal(s.mem_current_bytes, 75497472);
 	assert_int_equal(s.io_read_bytes, 0);

@@ -74,6 +74,7 @@ enum gpu_info_valid {
 	GPU_INFO_MEM_TOTAL = 1u << 0,
 	GPU_INFO_POWER_LIMIT = 1u << 1,
 	GPU_INFO_NVLINKS = 1u << 2,
+	GPU_INFO_MINOR = 1u << 3,
 };
 
 struct gpu_device_info {
@@ -86,6 +87,7 @@ struct gpu_device_info {
 	uint32_t power_limit_mw;
 	uint32_t nvlink_count; /* active links */
 	uint32_t supported;    /* enum gpu_metric this driver gives for this device */
+	uint32_t minor_number; /* GPU_INFO_MINOR: NVIDIA's /dev/nvidiaN (nvmlDeviceGetMinorNumber) */
 };
 
 struct gpu_sample {

@@ -219,6 +219,7 @@ struct nvml_lib {
 	nvml_return_t (*device_get_name)(nvml_device_t, char *, unsigned int);
 	nvml_return_t (*device_get_uuid)(nvml_device_t, char *, unsigned int);
 	nvml_return_t (*device_get_pci_info)(nvml_device_t, struct nvml_pci_info *);
+	nvml_return_t (*device_get_minor_number)(nvml_device_t, unsigned int *);
 	bool pci_legacy; /* the unsuffixed call: no bus_id[32] */
 	nvml_return_t (*device_get_utilization_rates)(nvml_device_t, struct nvml_utilization *);
 	nvml_return_t (*device_get_memory_info_v2)(nvml_device_t, struct nvml_memory_v2 *);
@@ -358,6 +359,7 @@ static int lib_resolve(struct nvml_ctx *c)
 	v = RESOLVE(lib, device_get_pci_info, "nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2",
 		    "nvmlDeviceGetPciInfo");
 	lib->pci_legacy = v == 2;
+	RESOLVE(lib, device_get_minor_number, "nvmlDeviceGetMinorNumber");
 	RESOLVE(lib, device_get_utilization_rates, "nvmlDeviceGetUtilizationRates");
 	if (RESOLVE(lib, device_get_memory_info_v2, "nvmlDeviceGetMemoryInfo_v2") < 0)
 		RESOLVE(lib, device_get_memory_info, "nvmlDeviceGetMemoryInfo");
@@ -936,6 +938,15 @@ static void gpu_identity(struct nvml_ctx *c, struct nvml_gpu *g)
 		r = NVML(c, device_get_name, g->handle, buf, sizeof(buf));
 		if (answered(g, r, 0))
 			copy_driver_string(g->info.name, sizeof(g->info.name), buf, sizeof(buf));
+	}
+	if (c->lib.device_get_minor_number && !g->lost) {
+		unsigned int minor = 0;
+
+		r = NVML(c, device_get_minor_number, g->handle, &minor);
+		if (answered(g, r, 0)) {
+			g->info.minor_number = minor;
+			g->info.valid |= GPU_INFO_MINOR;
+		}
 	}
 	memset(&pci, 0, sizeof(pci));
 	if (c->lib.device_get_pci_info && !g->lost) {
