@@ -32,6 +32,13 @@ static void check_untouched(const struct cgroup_sample *before, const struct cgr
 		abort();
 	if (!(mine & CG_MEM_ANON) && after->mem_anon_bytes != before->mem_anon_bytes)
 		abort();
+	if (!(mine & CG_MEM_SHMEM) && after->mem_shmem_bytes != before->mem_shmem_bytes)
+		abort();
+	if (!(mine & CG_MEM_SWAPCACHED) &&
+	    after->mem_swapcached_bytes != before->mem_swapcached_bytes)
+		abort();
+	if (!(mine & CG_MEM_FILE) && after->mem_file_bytes != before->mem_file_bytes)
+		abort();
 	if (!(mine & CG_IO) && (after->io_read_bytes != before->io_read_bytes ||
 				after->io_write_bytes != before->io_write_bytes))
 		abort();
@@ -81,7 +88,7 @@ static void run_sample_parsers(const char *text, size_t size, uint32_t start_val
 
 	s = before;
 	ret = cgroup_parse_memory_stat(text, size, &s);
-	check_result(ret, &before, &s, CG_MEM_ANON);
+	check_result(ret, &before, &s, CG_MEM_ANON | CG_MEM_SHMEM | CG_MEM_SWAPCACHED | CG_MEM_FILE);
 
 	s = before;
 	ret = cgroup_parse_io_stat(text, size, &s);

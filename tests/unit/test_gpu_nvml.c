@@ -149,7 +149,9 @@ static void check_a100_info(const char *lib, const char *library_version)
 	assert_string_equal(info.uuid, "GPU-5f3c0e4e-0000");
 	assert_string_equal(info.name, "NVIDIA A100-SXM4-80GB");
 	assert_string_equal(info.pci_bus_id, "00000000:07:00.0");
-	assert_int_equal(info.valid, GPU_INFO_MEM_TOTAL | GPU_INFO_POWER_LIMIT | GPU_INFO_NVLINKS);
+	assert_int_equal(info.valid, GPU_INFO_MEM_TOTAL | GPU_INFO_POWER_LIMIT | GPU_INFO_NVLINKS |
+					 GPU_INFO_MINOR);
+	assert_int_equal(info.minor_number, 0); /* the scenario's default: the index */
 	assert_int_equal(info.mem_total_bytes, 85899345920ull);
 	assert_int_equal(info.power_limit_mw, 400000);
 	assert_int_equal(info.nvlink_count, 12);
@@ -164,6 +166,26 @@ static void test_info(void **state)
 {
 	(void)state;
 	check_a100_info(NEW_LIB, "12.535.104.05");
+}
+
+/* nvmlDeviceGetMinorNumber: /dev/nvidiaN, which need not be the index; NOT_SUPPORTED: unknown */
+static void test_minor_number(void **state)
+{
+	static const char two[] = "driver 580.65.06\n"
+				  "device 0 uuid=GPU-m0 mem_total=1024 minor=7\n"
+				  "device 1 uuid=GPU-m1 mem_total=1024 minor=-1\n";
+	struct gpu_device_info info;
+	void *ctx;
+
+	(void)state;
+	ctx = must_open(NEW_LIB, two);
+	assert_int_equal(nvml->info(ctx, 0, &info), 0);
+	assert_true(info.valid & GPU_INFO_MINOR);
+	assert_int_equal(info.minor_number, 7);
+	assert_int_equal(nvml->info(ctx, 1, &info), 0);
+	assert_false(info.valid & GPU_INFO_MINOR);
+	assert_string_equal(info.uuid, "GPU-m1"); /* the device stays */
+	nvml->close(ctx);
 }
 
 /* nvmlInit, GetCount, GetHandleByIndex, GetPciInfo (legacy id), PowerManagementLimit */
@@ -297,7 +319,8 @@ static void check_unsupported(const char *lib)
 		assert_int_equal(nvml->info(ctx, 0, &info), 0);
 		assert_int_equal(info.supported, ALL_METRICS & ~unsupported_cases[i].metrics);
 		assert_int_equal(info.valid,
-				 (GPU_INFO_MEM_TOTAL | GPU_INFO_POWER_LIMIT | GPU_INFO_NVLINKS) &
+				 (GPU_INFO_MEM_TOTAL | GPU_INFO_POWER_LIMIT | GPU_INFO_NVLINKS |
+				  GPU_INFO_MINOR) &
 				     ~unsupported_cases[i].info_valid_lost);
 		for (int tick = 0; tick < 2; tick++) {
 			assert_int_equal(sample_calls(ctx, 0, &s, 0),
@@ -835,6 +858,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_info),
+	    cmocka_unit_test(test_minor_number),
 	    cmocka_unit_test(test_info_old_driver),
 	    cmocka_unit_test(test_sample),
 	    cmocka_unit_test(test_sample_old_driver),
