@@ -27,7 +27,8 @@ void wallclock_init(struct wallclock *wc);
 int64_t wallclock_now_ms(const struct wallclock *wc);
 
 /*
- * "250ms", "2s", "1.5s", "1m", "2h", "1d", "100us"; a bare number is seconds.
+ * "250ms", "2s", "1.5s", "1m", "2h", "1d", "2w", "2y" (365 days), "100us"; a
+ * bare number is seconds.
  * Result in milliseconds (microsecond inputs are rounded up to 1 ms when
  * non-zero).  Negative, empty, overflowing or unknown-unit input: -EINVAL or
  * -ERANGE.

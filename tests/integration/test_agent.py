@@ -8,7 +8,7 @@ import signal
 import subprocess
 import time
 
-from harness import helper, jobscope, run_tests, near, check, eq, wait_for
+from harness import FIXTURES, helper, jobscope, run_tests, near, check, eq, wait_for
 from agent_harness import (Agent, sql, job_row, env_with, spawn, settle, wait_exit)
 
 MiB = 1 << 20
@@ -398,8 +398,21 @@ def test_config_file_and_bad_options(wd):
     eq(r.returncode, 2, "bad config: usage error")
     check("unknown setting 'no-such-thing'" in r.stderr and ":2:" in r.stderr,
           "names the line: %r" % r.stderr)
+    # the shipped deploy/agent.conf, its commented compat line in, works as it is
+    with open(os.path.join(FIXTURES, "..", "..", "deploy", "agent.conf")) as f:
+        shipped = f.read()
+    check("retention-1h = 2y" in shipped and "#compat = jobstats,dcgm" in shipped,
+          "the shipped config's lines")
+    with open(cfg, "w") as f:
+        for line in shipped.replace("#compat", "compat").splitlines():
+            if not line.startswith(("db ", "log-file ", "listen ")):
+                f.write(line + "\n")
+    r = jobscope("agent", "--config", cfg, "--db", wd.join("z.db"), "--listen", "none",
+                 "--exit-after", "300ms")
+    eq(r.returncode, 0, "deploy/agent.conf: %s" % r.stderr)
     for bad in (["--interval", "10ms"], ["--max-db-size", "lots"], ["--listen", "nowhere"],
-                ["--retention-raw", "x"]):
+                ["--retention-raw", "x"], ["--compat", "jobstat"], ["--compat", ""],
+                ["--compat", "dcgm,"]):
         r = jobscope("agent", "--db", wd.join("y.db"), *bad)
         eq(r.returncode, 2, "%s: exit 2 (%s)" % (bad, r.stderr))
     # a store that is not ours is refused, untouched

@@ -79,9 +79,11 @@ static void test_duration(void **state)
 	    {"250ms", 250},  {"2s", 2000},     {"1m", 60000}, {"1.5s", 1500},
 	    {"2h", 7200000}, {"1d", 86400000}, {"3", 3000},   {"0.05", 50},
 	    {"100us", 1},    {"1500us", 2},    {"0s", 0},
+	    {"2w", 1209600000}, {"2y", 63072000000LL}, /* a year is 365 days */
 	};
 	static const char *const bad[] = {
 	    "", "-1s", "s", "5x", "1.2.3s", "10 s", " 5s", "+5s", "1e400s", "nan", "inf", "5ms ",
+	    "1yr", "1Y", "y",
 	};
 	int64_t v;
 
@@ -97,6 +99,7 @@ static void test_duration(void **state)
 		assert_int_equal(v, 77);
 	}
 	assert_int_equal(parse_duration_ms("999999999999d", &v), -ERANGE);
+	assert_int_equal(parse_duration_ms("300000y", &v), -ERANGE);
 }
 
 static void test_time_format(void **state)
