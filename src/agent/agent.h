@@ -29,6 +29,7 @@
 #include "common/strbuf.h"
 #include "common/timeutil.h"
 #include "net/http.h"
+#include "net/remote_write.h"
 #include "net/sender.h"
 #include "sample/gpu/gpu_set.h"
 #include "sample/host.h"
@@ -54,6 +55,7 @@ struct agent_opts {
 	const char *ca_file;	/* CA to trust for an https head */
 	int64_t pack_after_ms;	/* --pack-after: 0 = never */
 	int64_t ckpt_lag_ms;	/* --report-checkpoint: a running job's checkpoint lag */
+	struct rw_opts rw;	/* --remote-write targets and their options */
 };
 
 /* What made agent_main fail. */
@@ -146,6 +148,7 @@ struct agent {
 	struct store_gap last_gap;
 
 	struct sender *sender; /* the stream to a head, or NULL */
+	struct rw *rw;	       /* remote write (--remote-write), or NULL */
 	char agent_id[64];
 
 	/* the HTTP side */

@@ -52,6 +52,7 @@ static const char agent_usage[] =
     "                           --max-db-size may drop it, counted as a gap\n"
     "      --token-file F       the head's bearer token\n"
     "      --ca-file F          trust this PEM CA for an https:// head\n"
+    CLI_RW_USAGE
     "  -h, --help               show this help\n"
     "\n"
     "Endpoints: GET /metrics (Prometheus text 0.0.4), /api/v1/node, /api/v1/gpus,\n"
@@ -104,6 +105,7 @@ static const struct option agent_longopts[] = {
     {"head", required_argument, NULL, 'U'},
     {"token-file", required_argument, NULL, 'T'},
     {"ca-file", required_argument, NULL, 'A'},
+    CLI_RW_LONGOPTS
     {"exit-after", required_argument, NULL, 'E'}, /* hidden: tests, benchmarks */
     {"sysroot", required_argument, NULL, 'S'},	  /* hidden: tests */
     {"help", no_argument, NULL, 'h'},
@@ -187,6 +189,8 @@ static int apply_opt(struct agent_opts *o, int c, const char *arg, char **argv)
 		sysroot_set(arg);
 		return 0;
 	default:
+		if (c >= CLI_RW_URL && c <= CLI_RW_MAX_SERIES)
+			return cli_rw_option("agent", &o->rw, c, arg);
 		return cli_option_error("agent", c, argv);
 	}
 }
