@@ -74,6 +74,7 @@ enum {
 	CLI_RW_CA,
 	CLI_RW_RELABEL,
 	CLI_RW_MAX_SERIES,
+	CLI_RW_BATCH,
 };
 #define CLI_RW_LONGOPTS                                                                            \
 	{"remote-write", required_argument, NULL, CLI_RW_URL},                                    \
@@ -81,7 +82,8 @@ enum {
 	    {"rw-basic-auth-file", required_argument, NULL, CLI_RW_BASIC},                        \
 	    {"rw-ca-file", required_argument, NULL, CLI_RW_CA},                                   \
 	    {"rw-relabel", required_argument, NULL, CLI_RW_RELABEL},                              \
-	    {"rw-max-series", required_argument, NULL, CLI_RW_MAX_SERIES},
+	    {"rw-max-series", required_argument, NULL, CLI_RW_MAX_SERIES},                       \
+	    {"rw-batch", required_argument, NULL, CLI_RW_BATCH},
 #define CLI_RW_USAGE                                                                               \
 	"      --remote-write URL   also send every stored sample to a Prometheus remote-\n"      \
 	"                           write receiver (repeatable, up to 8), e.g.\n"                 \
@@ -92,7 +94,9 @@ enum {
 	"      --rw-ca-file F       trust this PEM CA for https:// targets\n"                    \
 	"      --rw-relabel RULE    rename:OLD=NEW, drop:NAME, drop~:REGEX, label:NAME=VALUE\n" \
 	"                           (repeatable, applied in order)\n"                            \
-	"      --rw-max-series N    series per request at most (default 2000)\n"
+	"      --rw-max-series N    series per request at most (default 2000)\n"                \
+	"      --rw-batch DUR       when current, send at most this often (default 5s;\n"      \
+	"                           0: every tick); a backlog goes at once\n"
 struct rw_opts;
 int cli_rw_option(const char *cmd, struct rw_opts *o, int c, const char *arg);
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "common/timeutil.h"
 #include "net/remote_write.h"
 
 int cli_rw_option(const char *cmd, struct rw_opts *o, int c, const char *arg)
@@ -51,6 +52,12 @@ int cli_rw_option(const char *cmd, struct rw_opts *o, int c, const char *arg)
 		if (!*arg || *end || errno || n < 1 || n > 1000000)
 			return cli_usage_error(cmd, "bad --rw-max-series '%s' (1 to 1000000)", arg);
 		o->max_series = n;
+		return 0;
+	case CLI_RW_BATCH:
+		if (parse_duration_ms(arg, &o->batch_ms) || o->batch_ms > 3600000)
+			return cli_usage_error(cmd, "bad --rw-batch '%s' (0 to 1h, e.g. 5s)", arg);
+		if (o->batch_ms == 0)
+			o->batch_ms = -1; /* every tick (0 in rw_opts is the default) */
 		return 0;
 	default:
 		return -ENOENT;

@@ -189,7 +189,7 @@ static int apply_opt(struct agent_opts *o, int c, const char *arg, char **argv)
 		sysroot_set(arg);
 		return 0;
 	default:
-		if (c >= CLI_RW_URL && c <= CLI_RW_MAX_SERIES)
+		if (c >= CLI_RW_URL && c <= CLI_RW_BATCH)
 			return cli_rw_option("agent", &o->rw, c, arg);
 		return cli_option_error("agent", c, argv);
 	}

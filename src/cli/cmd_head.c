@@ -165,7 +165,7 @@ static int parse_opts(int argc, char **argv, struct head_opts *o)
 			fputs(head_usage, stdout);
 			return -1;
 		default:
-			if (c >= CLI_RW_URL && c <= CLI_RW_MAX_SERIES) {
+			if (c >= CLI_RW_URL && c <= CLI_RW_BATCH) {
 				int ret = cli_rw_option("head", &o->rw, c, optarg);
 
 				if (ret)

@@ -1,8 +1,8 @@
 /*
  * remote_write.c - remote write from a store (see remote_write.h).
  *
- * A batch (store_export_batch: fact rows by seq, with the jobs and devices
- * they reference) becomes points: a label set, kept as "name\0value\0..."
+ * A batch (store_export_metrics: host, GPU and job rows by seq, with the
+ * jobs and devices they reference) becomes points: a label set, kept as "name\0value\0..."
  * sorted by name in an arena, a timestamp and a value.  Points are sorted
  * by label set and then time, so each series' samples come out in
  * timestamp order, and cut into requests of at most max_series series.
@@ -27,8 +27,8 @@
 #include "store/rowset.h"
 #include "store/store.h"
 
-#define RW_FIRST_ROWS  2000
-#define RW_MAX_ROWS    50000
+#define RW_FIRST_ROWS  5000   /* seqs a batch covers when current */
+#define RW_MAX_ROWS    200000 /* ... and at most, catching up */
 #define RW_BACKOFF_MS  500
 #define RW_BACKOFF_MAX 5000 /* Prometheus' own max_backoff */
 #define RW_TIMEOUT_S   30
@@ -84,7 +84,9 @@ struct rw {
 	pthread_cond_t cond;
 	pthread_mutex_t reads;
 	bool stop;
+	bool flushing; /* rw_flush waits: no batching delay */
 	uint64_t kick;
+	int64_t batch_ms;
 	struct rw_target t[RW_MAX_TARGETS];
 	int ntargets;
 };
@@ -546,7 +548,11 @@ static int post(struct rw_target *t, int64_t from_seq, int64_t to_seq, size_t ns
 
 /* ---- the thread ---- */
 
-static bool wait_ms(struct rw_target *t, int64_t ms, bool kickable)
+/*
+ * Sleeps up to ms or until stopped; kickable: a tick's kick or a flush
+ * ends it too; batching: only a flush does.  False when stopping.
+ */
+static bool wait_ms(struct rw_target *t, int64_t ms, bool kickable, bool batching)
 {
 	struct rw *r = t->r;
 	struct timespec until;
@@ -560,10 +566,11 @@ static bool wait_ms(struct rw_target *t, int64_t ms, bool kickable)
 		until.tv_nsec -= 1000000000;
 	}
 	pthread_mutex_lock(&r->lock);
-	while (!r->stop && !(kickable && r->kick != t->seen_kick))
+	while (!r->stop && !(kickable && !batching && r->kick != t->seen_kick) &&
+	       !(kickable && r->flushing))
 		if (pthread_cond_timedwait(&r->cond, &r->lock, &until) == ETIMEDOUT)
 			break;
-	if (kickable)
+	if (kickable && !batching)
 		t->seen_kick = r->kick;
 	go_on = !r->stop;
 	pthread_mutex_unlock(&r->lock);
@@ -623,7 +630,7 @@ static int send_points(struct rw_target *t, int64_t from_seq, int64_t to_seq, si
 			backoff = backoff ? backoff * 2 : RW_BACKOFF_MS;
 			if (backoff > RW_BACKOFF_MAX)
 				backoff = RW_BACKOFF_MAX;
-			wait_ms(t, backoff, false);
+			wait_ms(t, backoff, false, false);
 		}
 		if (ret == -EAGAIN)
 			return ret;
@@ -649,6 +656,7 @@ static void *target_main(void *arg)
 	size_t done = 0;
 	bool persist_warned = false;
 
+	pthread_setname_np(pthread_self(), "js-rw"); /* its CPU apart in top -H, the benchmark */
 	while (!stopping(r)) {
 		int64_t to_seq = 0, max_seq = 0, nrows = 0;
 		int ret;
@@ -656,7 +664,7 @@ static void *target_main(void *arg)
 		/* its own connection, writable for the cursor */
 		if (!st && store_open(r->db_path, STORE_CREATE | STORE_CHECKED, &st)) {
 			st = NULL;
-			wait_ms(t, 1000, false);
+			wait_ms(t, 1000, false, false);
 			continue;
 		}
 		if (cursor < 0) {
@@ -669,7 +677,7 @@ static void *target_main(void *arg)
 				cursor = -1;
 				store_close(st);
 				st = NULL;
-				wait_ms(t, 1000, false);
+				wait_ms(t, 1000, false, false);
 				continue;
 			}
 			pthread_mutex_lock(&r->lock);
@@ -678,7 +686,7 @@ static void *target_main(void *arg)
 		}
 		/* rows are in doubt once read: retention holds our reads while it deletes */
 		pthread_mutex_lock(&r->reads);
-		ret = store_export_batch(st, cursor, rows, &t->rows, &to_seq, &max_seq, &nrows);
+		ret = store_export_metrics(st, cursor, rows, &t->rows, &to_seq, &max_seq, &nrows);
 		if (ret == 0) {
 			pthread_mutex_lock(&r->lock);
 			if (to_seq > t->sent_seq)
@@ -693,7 +701,7 @@ static void *target_main(void *arg)
 			store_rowset_release(&t->rows);
 			store_close(st);
 			st = NULL;
-			wait_ms(t, 1000, false);
+			wait_ms(t, 1000, false, false);
 			continue;
 		}
 		pthread_mutex_lock(&r->lock);
@@ -701,7 +709,7 @@ static void *target_main(void *arg)
 		pthread_mutex_unlock(&r->lock);
 		if (to_seq <= cursor) {
 			store_rowset_release(&t->rows);
-			wait_ms(t, r->interval_ms * 2, true);
+			wait_ms(t, r->interval_ms * 2, true, false);
 			continue;
 		}
 		ret = batch_points(t, st);
@@ -719,7 +727,7 @@ static void *target_main(void *arg)
 			set_error(t, "cannot encode rows %lld..%lld: %s", (long long)cursor + 1,
 				  (long long)to_seq, strerror(-ret));
 			rows = rows > 100 ? rows / 2 : rows;
-			wait_ms(t, 1000, false);
+			wait_ms(t, 1000, false, false);
 			continue;
 		}
 		retry_to = -1;
@@ -746,6 +754,13 @@ static void *target_main(void *arg)
 			continue;
 		}
 		rows = RW_FIRST_ROWS;
+		/*
+		 * Current: the next request waits for --rw-batch, so that it
+		 * carries several ticks of each series (a request repeats each
+		 * series' labels once).  A flush ends the wait.
+		 */
+		if (r->batch_ms > 0)
+			wait_ms(t, r->batch_ms, true, true);
 	}
 	store_rowset_release(&t->rows);
 	if (st)
@@ -839,7 +854,7 @@ int rw_start(const struct rw_opts *o, const char *db_path, int64_t interval_ms, 
 	*out = NULL;
 	if (o->nurls <= 0)
 		return 0;
-	if (curl_dl_load())
+	if (curl_dl_load() || rw_snappy_load())
 		return log_err(-ENOENT, "cannot remote-write to '%s'", o->urls[0]);
 	r = calloc(1, sizeof(*r));
 	if (!r)
@@ -849,6 +864,7 @@ int rw_start(const struct rw_opts *o, const char *db_path, int64_t interval_ms, 
 	pthread_mutex_init(&r->reads, NULL);
 	r->interval_ms = interval_ms > 0 ? interval_ms : 1000;
 	r->max_series = o->max_series > 0 ? (size_t)o->max_series : RW_DEFAULT_MAX_SERIES;
+	r->batch_ms = o->batch_ms > 0 ? o->batch_ms : o->batch_ms < 0 ? 0 : RW_DEFAULT_BATCH_MS;
 	snprintf(r->db_path, sizeof(r->db_path), "%s", db_path);
 	if (o->ca_file)
 		snprintf(r->ca_file, sizeof(r->ca_file), "%s", o->ca_file);
@@ -927,6 +943,9 @@ bool rw_flush(struct rw *r, int64_t timeout_ms)
 	}
 	if (want < 0)
 		return false;
+	pthread_mutex_lock(&r->lock);
+	r->flushing = true;
+	pthread_mutex_unlock(&r->lock);
 	while (!done && time_now_ms() < deadline) {
 		struct timespec pause = {0, 20 * 1000000};
 

@@ -26,6 +26,7 @@
 
 #define RW_MAX_TARGETS	      8
 #define RW_DEFAULT_MAX_SERIES 2000
+#define RW_DEFAULT_BATCH_MS   5000 /* Prometheus' batch_send_deadline */
 
 /* The options, shared by every target (cmd_agent.c, cmd_head.c). */
 struct rw_opts {
@@ -37,6 +38,7 @@ struct rw_opts {
 	const char *relabel[RW_RELABEL_MAX];
 	int nrelabel;
 	int64_t max_series; /* series per request; 0: RW_DEFAULT_MAX_SERIES */
+	int64_t batch_ms;   /* when current, a request at most this often; 0: the default, -1: none */
 };
 
 struct rw;

@@ -9,9 +9,64 @@
  */
 #include "net/rw_encode.h"
 
+#include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <snappy-c.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "common/log.h"
+
+/*
+ * libsnappy is loaded with dlopen on first use, as libcurl is (curl_dl.h):
+ * it is C++ and pulls libstdc++ and libgcc_s in, which an agent without
+ * --remote-write must not map.  The header gives the types.
+ */
+#define SNAPPY_FUNCTIONS(X)                                                                        \
+	X(snappy_compress)                                                                         \
+	X(snappy_uncompress)                                                                       \
+	X(snappy_max_compressed_length)                                                            \
+	X(snappy_uncompressed_length)                                                              \
+	X(snappy_validate_compressed_buffer)
+
+static struct {
+#define SNAPPY_POINTER(name) __typeof__(name) *name;
+	SNAPPY_FUNCTIONS(SNAPPY_POINTER)
+#undef SNAPPY_POINTER
+} sn;
+static pthread_once_t sn_once = PTHREAD_ONCE_INIT;
+static int sn_ret;
+
+static void sn_load(void)
+{
+	const char *name = getenv("JOBSCOPE_SNAPPY_LIBRARY"); /* tests: another path */
+	void *dl = dlopen(name && name[0] ? name : "libsnappy.so.1", RTLD_NOW | RTLD_LOCAL);
+
+	if (!dl) {
+		log_err(0, "remote write needs libsnappy1v5 (%s): apt-get install libsnappy1v5",
+			dlerror());
+		sn_ret = -ENOENT;
+		return;
+	}
+#define SNAPPY_RESOLVE(name)                                                                       \
+	sn.name = (__typeof__(sn.name))dlsym(dl, #name);                                           \
+	if (!sn.name)                                                                              \
+		goto out_missing;
+	SNAPPY_FUNCTIONS(SNAPPY_RESOLVE)
+#undef SNAPPY_RESOLVE
+	return;
+out_missing:
+	log_err(0, "libsnappy lacks its C API (%s)", dlerror());
+	dlclose(dl);
+	sn_ret = -ENOENT;
+}
+
+int rw_snappy_load(void)
+{
+	pthread_once(&sn_once, sn_load);
+	return sn_ret;
+}
 
 enum { WT_VARINT = 0, WT_FIXED64 = 1, WT_LEN = 2 };
 
@@ -123,14 +178,17 @@ int rw_encode_write_request(const struct rw_series *series, size_t n, struct str
 
 int rw_snappy_compress(const char *in, size_t len, struct strbuf *out)
 {
-	size_t room = snappy_max_compressed_length(len);
+	size_t room;
 	int ret;
 
+	if (rw_snappy_load())
+		return -ENOENT;
+	room = sn.snappy_max_compressed_length(len);
 	strbuf_reset(out);
 	ret = strbuf_grow(out, room + 1);
 	if (ret)
 		return ret;
-	if (snappy_compress(in, len, out->buf, &room) != SNAPPY_OK)
+	if (sn.snappy_compress(in, len, out->buf, &room) != SNAPPY_OK)
 		return -EINVAL;
 	out->len = room;
 	out->buf[room] = '\0';
@@ -142,14 +200,16 @@ int rw_snappy_uncompress(const char *in, size_t len, struct strbuf *out)
 	size_t n;
 	int ret;
 
+	if (rw_snappy_load())
+		return -ENOENT;
 	strbuf_reset(out);
-	if (snappy_uncompressed_length(in, len, &n) != SNAPPY_OK ||
-	    snappy_validate_compressed_buffer(in, len) != SNAPPY_OK)
+	if (sn.snappy_uncompressed_length(in, len, &n) != SNAPPY_OK ||
+	    sn.snappy_validate_compressed_buffer(in, len) != SNAPPY_OK)
 		return -EINVAL;
 	ret = strbuf_grow(out, n + 1);
 	if (ret)
 		return ret;
-	if (snappy_uncompress(in, len, out->buf, &n) != SNAPPY_OK)
+	if (sn.snappy_uncompress(in, len, out->buf, &n) != SNAPPY_OK)
 		return -EINVAL;
 	out->len = n;
 	out->buf[n] = '\0';

@@ -12,7 +12,9 @@
  * 60 lines, a generated encoder would need protoc-c at build time and an
  * allocation per message, and the bytes are checked byte for byte by a
  * unit test (tests/unit/test_rw_encode.c).  Snappy is Debian's libsnappy
- * (the block format, which the protocol requires; never the framed one).
+ * (the block format, which the protocol requires; never the framed one),
+ * loaded with dlopen on first use (rw_snappy_load: 0, or -ENOENT after
+ * logging which package to install).
  *
  * The caller passes labels already sorted by name, without empty values,
  * and each series' samples in timestamp order (remote_write.c does).
@@ -45,6 +47,7 @@ struct rw_series {
 
 /* Appends one WriteRequest of the n series to out. */
 int rw_encode_write_request(const struct rw_series *series, size_t n, struct strbuf *out);
+int rw_snappy_load(void);
 /* out = snappy block of in[0..len) (out reset first). */
 int rw_snappy_compress(const char *in, size_t len, struct strbuf *out);
 /* out = the bytes of a snappy block (out reset first): for tests and checks. */

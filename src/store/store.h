@@ -291,6 +291,14 @@ int store_export_batch(struct store *st, int64_t after_seq, int64_t max_rows,
 		       int64_t *nrows);
 /* The highest seq of any fact row (0 in an empty store). */
 int store_max_seq(struct store *st, int64_t *max_seq);
+/*
+ * As store_export_batch over the seqs (after_seq, after_seq + max_seqs],
+ * but only host_samples, gpu_samples and job_samples, with the devices and
+ * jobs they reference: what remote write sends (net/remote_write.c).
+ */
+int store_export_metrics(struct store *st, int64_t after_seq, int64_t max_seqs,
+			 struct store_rowset *out, int64_t *to_seq, int64_t *max_seq,
+			 int64_t *nrows);
 
 /*
  * Remote-write cursors (rwcursor.c, schema 8): the seq up to which a

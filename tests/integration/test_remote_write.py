@@ -310,19 +310,21 @@ def varint(b, i):
 
 
 def decode_write_request(body):
-    """[(labels [(name, value)], [(ts_ms, value)])]"""
+    """[(labels [(name, value)], [(ts_ms, value)])]; proto3 defaults (0, "") for fields
+    left out, and other fields (Prometheus' metadata, field 3) skipped."""
     series = []
     for f, ts in pb_fields(body):
-        eq(f, 1, "WriteRequest field")
+        if f != 1:
+            continue
         labels, samples = [], []
         for g, v in pb_fields(ts):
+            d = dict(pb_fields(v))
             if g == 1:
-                d = dict(pb_fields(v))
-                labels.append((d[1].decode(), d[2].decode()))
-            else:
-                d = dict(pb_fields(v))
-                t = d[2] - (1 << 64) if d[2] >= 1 << 63 else d[2]
-                samples.append((t, struct.unpack("<d", d[1])[0]))
+                labels.append((d.get(1, b"").decode(), d.get(2, b"").decode()))
+            elif g == 2:
+                t = d.get(2, 0)
+                t = t - (1 << 64) if t >= 1 << 63 else t
+                samples.append((t, struct.unpack("<d", d.get(1, bytes(8)))[0]))
         series.append((labels, samples))
     return series
 
@@ -358,7 +360,8 @@ def test_stub_400_503(wd):
     try:
         job = busy(4)
         agent, db, log = start_agent(wd, [url], extra=[
-            "--rw-relabel", "label:cluster=alpha", "--rw-relabel", "drop~:jobscope_node_.*"])
+            "--rw-relabel", "label:cluster=alpha", "--rw-relabel", "drop~:jobscope_node_.*",
+            "--rw-batch", "1s"])
         job.wait(timeout=30)
         wait_for(lambda: len(Stub.got) >= 8, timeout=30, what="8 requests")
         eq(stop(agent), 0, "the agent's exit code")
