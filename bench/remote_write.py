@@ -23,7 +23,7 @@ import argparse
 import http.server
 import json
 import os
-import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -182,6 +182,7 @@ def main():
                 p.kill()
         A.srv.shutdown()
         B.srv.shutdown()
+        shutil.rmtree(wd, ignore_errors=True)
 
 
 if __name__ == "__main__":
