@@ -845,6 +845,14 @@ static void rw_free(struct rw *r)
 	free(r);
 }
 
+static bool has_control(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return true;
+	return false;
+}
+
 int rw_start(const struct rw_opts *o, const char *db_path, int64_t interval_ms, struct rw **out)
 {
 	struct rw *r;
@@ -876,6 +884,12 @@ int rw_start(const struct rw_opts *o, const char *db_path, int64_t interval_ms, 
 			ret = log_err(-EINVAL, "--rw-basic-auth-file '%s': expected user:password",
 				      o->basic_auth_file);
 	}
+	if (!ret && o->bearer_token_file && o->basic_auth_file)
+		ret = log_err(-EINVAL, "--rw-bearer-token-file and --rw-basic-auth-file: one or "
+				       "the other");
+	if (!ret && (has_control(r->token) || has_control(r->basic)))
+		ret = log_err(-EINVAL, "a remote-write token or password holds a control "
+				       "character (a header cannot carry it)");
 	for (int i = 0; !ret && i < o->nrelabel && i < RW_RELABEL_MAX; i++) {
 		if (rw_relabel_parse(o->relabel[i], &r->rules[r->nrules], &why))
 			ret = log_err(-EINVAL, "bad --rw-relabel '%s': %s", o->relabel[i], why);

@@ -17,6 +17,7 @@
 
 Without a receiver's binary, its test prints "SKIP: ..." and passes.
 """
+import base64
 import http.server
 import json
 import os
@@ -215,13 +216,22 @@ def test_prometheus_and_vm(wd):
             eq(labels, {"__name__": CPU, "job_id": JOB_ID, "scheduler": "slurm", "user": user,
                         "node": host}, "%s: the job's labels" % r.kind)
             eq(got, want, "%s: the job's (ts_ms, CPU seconds)" % r.kind)
-            node = r.samples('jobscope_node_cpus{node="%s"}' % host)
-            eq(len(node), 1, "%s: node series" % r.kind)
-            eq([t for t, _v in next(iter(node.values()))], hosts,
-               "%s: a jobscope_node_cpus sample for every host tick" % r.kind)
+            def node_ts(r=r):
+                node = r.samples('jobscope_node_cpus{node="%s"}' % host)
+                eq(len(node), 1, "%s: node series" % r.kind)
+                return [t for t, _v in next(iter(node.values()))]
+            # VictoriaMetrics makes the newest rows searchable within a few seconds
+            deadline = time.monotonic() + 20
+            while node_ts() != hosts and time.monotonic() < deadline:
+                time.sleep(0.5)
+            eq(node_ts(), hosts, "%s: a jobscope_node_cpus sample for every host tick" % r.kind)
             print("%s: %d job samples and %d host ticks equal the store's" % (
                 r.kind, len(got), len(hosts)))
-        check("remote write" in tail(log, 200), "the agent logged its targets")
+        text = tail(log, 200)
+        check(re.search(r"remote write %s: .*retrying from the cursor" % re.escape(
+            down.write_url()), text), "the outage was seen (else this checks nothing):\n" + text)
+        check("remote write %s: sending again" % down.write_url() in text,
+              "the agent logged the return:\n" + text)
     finally:
         if job is not None and job.poll() is None:
             stop(job, signal.SIGKILL)
@@ -359,7 +369,11 @@ def test_stub_400_503(wd):
     agent = job = None
     try:
         job = busy(4)
+        token = wd.join("rw.token")
+        with open(token, "w") as f:
+            f.write("s3cret-token\n")
         agent, db, log = start_agent(wd, [url], extra=[
+            "--rw-bearer-token-file", token,
             "--rw-relabel", "label:cluster=alpha", "--rw-relabel", "drop~:jobscope_node_.*",
             "--rw-batch", "1s"])
         job.wait(timeout=30)
@@ -380,6 +394,7 @@ def test_stub_400_503(wd):
                      ("X-Prometheus-Remote-Write-Version", "0.1.0")):
             eq(h.get(k), v, "header %s" % k)
         check(h.get("User-Agent", "").startswith("jobscope/"), "User-Agent: %r" % h)
+        eq(h.get("Authorization"), "Bearer s3cret-token", "the bearer token")
         accepted = {}
         for status, series in Stub.got:
             for labels, samples in series:
@@ -398,6 +413,8 @@ def test_stub_400_503(wd):
                        " ON j.id = s.job_id WHERE j.job_id = ? AND s.user_ms IS NOT NULL"
                        " ORDER BY s.seq", JOB_ID)
         want = dict(job_rows(db, JOB_ID))
+        check(any(seq <= skipped_to for seq, _ts in rows),
+              "the skipped batch held rows of the job (else this checks nothing): %r" % rows)
         after = [ts for seq, ts in rows if seq > skipped_to]
         check(after, "rows after the skipped batch")
         for ts in after:
@@ -411,6 +428,84 @@ def test_stub_400_503(wd):
     finally:
         if job is not None and job.poll() is None:
             stop(job, signal.SIGKILL)
+        if agent is not None:
+            stop(agent)
+        srv.shutdown()
+
+
+def test_stub_basic_auth(wd):
+    """--rw-basic-auth-file: HTTP basic auth on every request; bad auth options refused."""
+    Stub.answers, Stub.got, Stub.headers_seen = [], [], []
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Stub)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    url = "http://127.0.0.1:%d/api/v1/write" % srv.server_address[1]
+    cred = wd.join("basic")
+    with open(cred, "w") as f:
+        f.write("alice:pa ss:word\n")
+    agent = None
+    try:
+        agent, _db, _log = start_agent(wd, [url], extra=["--rw-basic-auth-file", cred,
+                                                         "--rw-batch", "0"])
+        wait_for(lambda: len(Stub.got) >= 2, timeout=20, what="2 requests")
+        eq(stop(agent), 0, "the agent's exit code")
+        agent = None
+        eq(Stub.headers_seen[0].get("Authorization"),
+           "Basic " + base64.b64encode(b"alice:pa ss:word").decode(), "basic auth")
+        # usage errors: exit 2 and a reason, before anything runs
+        for extra, why in ((["--rw-relabel", "label:__bad=1"], "bad --rw-relabel"),
+                           (["--rw-relabel", "drop~:((("], "not a valid POSIX"),
+                           (["--rw-max-series", "0"], "bad --rw-max-series"),
+                           (["--rw-batch", "soon"], "bad --rw-batch")):
+            p = subprocess.run([JOBSCOPE, "agent", "--db", wd.join("x.db"), "--listen", "none",
+                                "--remote-write", url] + extra, capture_output=True, text=True,
+                               timeout=20)
+            eq(p.returncode, 2, "exit code of %r" % extra)
+            check(why in p.stderr, "%r: %s" % (extra, p.stderr))
+        p = subprocess.run([JOBSCOPE, "agent", "--db", wd.join("y.db"), "--listen", "none",
+                            "--remote-write", "ftp://x"], capture_output=True, text=True,
+                           timeout=20)
+        eq(p.returncode, 2, "an ftp:// target is a usage error")
+    finally:
+        if agent is not None:
+            stop(agent)
+        srv.shutdown()
+
+
+def test_restart_resumes(wd):
+    """A restarted agent resumes after its persisted cursor: nothing sent twice, no hole."""
+    Stub.answers, Stub.got, Stub.headers_seen = [], [], []
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Stub)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    url = "http://127.0.0.1:%d/api/v1/write" % srv.server_address[1]
+    agent = None
+    try:
+        agent, db, _log = start_agent(wd, [url], extra=["--rw-batch", "0"])
+        wait_for(lambda: len(Stub.got) >= 3, timeout=20, what="3 requests")
+        eq(stop(agent), 0, "the agent's exit code")
+        agent = None
+        first = len(Stub.got)
+        last = max_seq(db)
+        eq(cursor(db, url), last, "the cursor after a clean stop")
+        ts1 = host_ts(db)
+        agent, db, _log = start_agent(wd, [url], extra=["--rw-batch", "0"])
+        wait_for(lambda: len(Stub.got) >= first + 3, timeout=20, what="3 more requests")
+        eq(stop(agent), 0, "the agent's exit code")
+        agent = None
+        sent = {}
+        for i, (_status, series) in enumerate(Stub.got):
+            for labels, samples in series:
+                if dict(labels)["__name__"] == "jobscope_node_cpus":
+                    for t, _v in samples:
+                        check(t not in sent, "host tick %d sent twice (requests %d and %d)"
+                              % (t, sent.get(t, -1), i))
+                        sent[t] = i
+        eq(sorted(sent), host_ts(db), "every host tick of both runs, once")
+        check(all(sent[t] < first for t in ts1) and
+              all(sent[t] >= first for t in sent if t not in ts1),
+              "the second run sent only its own rows")
+        print("restart: %d host ticks, each once; the second run started after seq %d"
+              % (len(sent), last))
+    finally:
         if agent is not None:
             stop(agent)
         srv.shutdown()
