@@ -28,7 +28,7 @@
 #include "store/store.h"
 
 #define RW_FIRST_ROWS  5000   /* seqs a batch covers when current */
-#define RW_MAX_ROWS    200000 /* ... and at most, catching up */
+#define RW_MAX_ROWS    50000  /* ... and at most, catching up */
 #define RW_BACKOFF_MS  500
 #define RW_BACKOFF_MAX 5000 /* Prometheus' own max_backoff */
 #define RW_TIMEOUT_S   30
@@ -62,6 +62,7 @@ struct rw_target {
 	struct rw_series *series;
 	struct rw_sample *samples;
 	struct rw_label *labels;
+	size_t series_alloc, samples_alloc, labels_alloc;
 	struct rw_node_name *nodes;
 	size_t nnodes;
 	/* under r->lock */
@@ -433,6 +434,34 @@ static int encode_request(struct rw_target *t, size_t *from, size_t *nsamples)
 	size_t i = *from, ns = 0, nl = 0;
 	int ret;
 
+	/* first the room: this request's series and their labels */
+	for (size_t j = i; j < t->npts && ns < t->r->max_series; ns++) {
+		const char *k = t->arena.buf + t->pts[j].key_off;
+
+		for (size_t b = 0; b < t->pts[j].key_len; b++)
+			nl += k[b] == '\0';
+		do
+			j++;
+		while (j < t->npts && same_key(t, &t->pts[j - 1], &t->pts[j]));
+	}
+	nl /= 2; /* a label is two strings */
+	if (ns > t->series_alloc) {
+		void *p = realloc(t->series, ns * sizeof(*t->series));
+
+		if (!p)
+			return -ENOMEM;
+		t->series = p;
+		t->series_alloc = ns;
+	}
+	if (nl > t->labels_alloc) {
+		void *p = realloc(t->labels, nl * sizeof(*t->labels));
+
+		if (!p)
+			return -ENOMEM;
+		t->labels = p;
+		t->labels_alloc = nl;
+	}
+	ns = nl = 0;
 	while (i < t->npts && ns < t->r->max_series) {
 		struct rw_series *s = &t->series[ns++];
 		const char *k = t->arena.buf + t->pts[i].key_off, *end = k + t->pts[i].key_len;
@@ -440,7 +469,7 @@ static int encode_request(struct rw_target *t, size_t *from, size_t *nsamples)
 
 		s->labels = &t->labels[nl];
 		s->nlabels = 0;
-		while (k < end && s->nlabels < RW_MAX_LABELS) {
+		while (k < end && nl < t->labels_alloc) {
 			t->labels[nl].name = k;
 			k += strlen(k) + 1;
 			t->labels[nl].value = k;
@@ -587,21 +616,18 @@ static bool stopping(struct rw *r)
 	return stop;
 }
 
-/* Room for n points' series, labels and samples. */
+/* Room for every point's sample (the series and labels grow per request). */
 static int reserve(struct rw_target *t)
 {
 	size_t n = t->pts_alloc ? t->pts_alloc : 1;
 	void *p;
 
-	if (!(p = realloc(t->series, n * sizeof(*t->series))))
-		return -ENOMEM;
-	t->series = p;
+	if (n <= t->samples_alloc)
+		return 0;
 	if (!(p = realloc(t->samples, n * sizeof(*t->samples))))
 		return -ENOMEM;
 	t->samples = p;
-	if (!(p = realloc(t->labels, n * RW_MAX_LABELS * sizeof(*t->labels))))
-		return -ENOMEM;
-	t->labels = p;
+	t->samples_alloc = n;
 	return 0;
 }
 

@@ -479,20 +479,25 @@ def test_restart_resumes(wd):
     url = "http://127.0.0.1:%d/api/v1/write" % srv.server_address[1]
     agent = None
     try:
-        agent, db, _log = start_agent(wd, [url], extra=["--rw-batch", "0"])
+        # 3 series a request: a batch is several requests, each answered before the cursor moves
+        opts = ["--rw-batch", "0", "--rw-max-series", "3"]
+        agent, db, _log = start_agent(wd, [url], extra=opts)
         wait_for(lambda: len(Stub.got) >= 3, timeout=20, what="3 requests")
+        time.sleep(2.5)         # a few ticks, each its own batch
         eq(stop(agent), 0, "the agent's exit code")
         agent = None
         first = len(Stub.got)
         last = max_seq(db)
         eq(cursor(db, url), last, "the cursor after a clean stop")
         ts1 = host_ts(db)
-        agent, db, _log = start_agent(wd, [url], extra=["--rw-batch", "0"])
+        agent, db, _log = start_agent(wd, [url], extra=opts)
         wait_for(lambda: len(Stub.got) >= first + 3, timeout=20, what="3 more requests")
+        time.sleep(2.5)
         eq(stop(agent), 0, "the agent's exit code")
         agent = None
         sent = {}
         for i, (_status, series) in enumerate(Stub.got):
+            check(len(series) <= 3, "request %d: %d series" % (i, len(series)))
             for labels, samples in series:
                 if dict(labels)["__name__"] == "jobscope_node_cpus":
                     for t, _v in samples:
