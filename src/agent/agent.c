@@ -262,6 +262,7 @@ static int loop(struct agent *a, int sigfd, int tickfd, struct interval_state *i
 
 static void release(struct agent *a)
 {
+	rw_stop(a->rw);
 	sender_stop(a->sender);
 	if (a->http)
 		http_stop(a->http);
@@ -323,6 +324,8 @@ int agent_main(const struct agent_opts *o, enum agent_failure *failure)
 	ret = start_http(a);
 	if (!ret)
 		ret = start_sender(a);
+	if (!ret)
+		ret = rw_start(&o->rw, store_path(a->st), o->interval_ms, &a->rw);
 	if (ret) {
 		*failure = AGENT_FAIL_SETUP;
 		goto out_release;
@@ -341,6 +344,9 @@ int agent_main(const struct agent_opts *o, enum agent_failure *failure)
 	if (a->sender && !sender_flush(a->sender, 2000))
 		log_info("agent: the head does not hold the last rows yet: they go with the next "
 			 "start");
+	if (a->rw && !rw_flush(a->rw, 2000))
+		log_info("agent: a remote-write target does not hold the last rows yet: they go "
+			 "with the next start");
 out_release:
 	if (sigfd >= 0)
 		close(sigfd);

@@ -29,6 +29,7 @@
 #include "common/strbuf.h"
 #include "common/timeutil.h"
 #include "net/http.h"
+#include "net/remote_write.h"
 #include "net/sender.h"
 #include "sample/gpu/gpu_set.h"
 #include "sample/host.h"
@@ -55,6 +56,7 @@ struct agent_opts {
 	int64_t pack_after_ms;	/* --pack-after: 0 = never */
 	int64_t ckpt_lag_ms;	/* --report-checkpoint: a running job's checkpoint lag */
 	unsigned compat;	/* --compat: enum agent_compat bits */
+	struct rw_opts rw;	/* --remote-write targets and their options */
 };
 
 /* --compat: other exporters' series on /metrics too (compat.c, docs/compat.md). */
@@ -156,6 +158,7 @@ struct agent {
 	struct store_gap last_gap;
 
 	struct sender *sender; /* the stream to a head, or NULL */
+	struct rw *rw;	       /* remote write (--remote-write), or NULL */
 	char agent_id[64];
 
 	/* the HTTP side */

@@ -462,16 +462,29 @@ static const struct store_head_bound *retention_bound(struct agent *a,
 						      struct store_head_bound *b)
 {
 	struct sender_stats ss;
+	int64_t rw_acked, rw_sent;
 
-	if (!a->opt->head)
+	if (!a->opt->head && !a->rw)
 		return NULL;
-	*b = a->head_kept;
-	if (a->sender) {
-		sender_get_stats(a->sender, &ss);
-		if (ss.cursor_known) {
-			b->acked_seq = ss.acked_seq;
-			b->sent_seq = ss.sent_seq;
+	if (a->opt->head) {
+		*b = a->head_kept;
+		if (a->sender) {
+			sender_get_stats(a->sender, &ss);
+			if (ss.cursor_known) {
+				b->acked_seq = ss.acked_seq;
+				b->sent_seq = ss.sent_seq;
+			}
 		}
+	} else {
+		b->acked_seq = INT64_MAX;
+		b->sent_seq = -1;
+	}
+	/* remote-write targets bound it too: the least acknowledged, the furthest sent */
+	if (rw_get_bound(a->rw, &rw_acked, &rw_sent)) {
+		if (rw_acked < b->acked_seq)
+			b->acked_seq = rw_acked;
+		if (rw_sent > b->sent_seq)
+			b->sent_seq = rw_sent;
 	}
 	return b;
 }
@@ -496,12 +509,16 @@ static void retention(struct agent *a, int64_t ts)
 		bool hold = a->opt->retention.max_bytes > 0;
 		int ret;
 
-		if (hold)
+		if (hold) {
 			sender_hold_reads(a->sender);
+			rw_hold_reads(a->rw);
+		}
 		ret = store_retention_step(a->st, ts, &a->opt->retention,
 					   retention_bound(a, &head), AGENT_RETENTION_BUDGET, &res);
-		if (hold)
+		if (hold) {
+			rw_release_reads(a->rw);
 			sender_release_reads(a->sender);
+		}
 		if (ret == 0) {
 			a->retention_deleted += res.deleted;
 			if (res.lost > 0) {
@@ -602,6 +619,7 @@ void agent_tick(struct agent *a)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	a->last_tick_s = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
 	sender_kick(a->sender);
+	rw_kick(a->rw);
 	if (a->http)
 		agent_publish_view(a);
 }

@@ -62,4 +62,42 @@ int cli_write_file(const char *path, const char *data, size_t len);
 /* Whether the terminal/locale takes UTF-8 (for sparklines). */
 bool cli_utf8(void);
 
+/*
+ * The remote-write options of agent and head (cli_rw.c): their getopt
+ * values, long options and help lines.  cli_rw_option: 0, a usage error,
+ * or -ENOENT when c is not one of them.
+ */
+enum {
+	CLI_RW_URL = 0x200,
+	CLI_RW_BEARER,
+	CLI_RW_BASIC,
+	CLI_RW_CA,
+	CLI_RW_RELABEL,
+	CLI_RW_MAX_SERIES,
+	CLI_RW_BATCH,
+};
+#define CLI_RW_LONGOPTS                                                                            \
+	{"remote-write", required_argument, NULL, CLI_RW_URL},                                    \
+	    {"rw-bearer-token-file", required_argument, NULL, CLI_RW_BEARER},                     \
+	    {"rw-basic-auth-file", required_argument, NULL, CLI_RW_BASIC},                        \
+	    {"rw-ca-file", required_argument, NULL, CLI_RW_CA},                                   \
+	    {"rw-relabel", required_argument, NULL, CLI_RW_RELABEL},                              \
+	    {"rw-max-series", required_argument, NULL, CLI_RW_MAX_SERIES},                       \
+	    {"rw-batch", required_argument, NULL, CLI_RW_BATCH},
+#define CLI_RW_USAGE                                                                               \
+	"      --remote-write URL   also send every stored sample to a Prometheus remote-\n"      \
+	"                           write receiver (repeatable, up to 8), e.g.\n"                 \
+	"                           http://prom:9090/api/v1/write; resent from the last\n"       \
+	"                           acknowledged row after any failure (docs/remote-write.md)\n" \
+	"      --rw-bearer-token-file F   send 'Authorization: Bearer <F>'\n"                    \
+	"      --rw-basic-auth-file F     basic auth, F holds user:password\n"                   \
+	"      --rw-ca-file F       trust this PEM CA for https:// targets\n"                    \
+	"      --rw-relabel RULE    rename:OLD=NEW, drop:NAME, drop~:REGEX, label:NAME=VALUE\n" \
+	"                           (repeatable, applied in order)\n"                            \
+	"      --rw-max-series N    series per request at most (default 2000)\n"                \
+	"      --rw-batch DUR       when current, send at most this often (default 5s;\n"      \
+	"                           0: every tick); a backlog goes at once\n"
+struct rw_opts;
+int cli_rw_option(const char *cmd, struct rw_opts *o, int c, const char *arg);
+
 #endif

@@ -56,6 +56,7 @@ static const char agent_usage[] =
     "                           their readers work unchanged: jobstats (Princeton's\n"
     "                           cgroup_* and nvidia_gpu_* series), dcgm\n"
     "                           (dcgm-exporter's DCGM_FI_*); e.g. jobstats,dcgm\n"
+    CLI_RW_USAGE
     "  -h, --help               show this help\n"
     "\n"
     "Endpoints: GET /metrics (Prometheus text 0.0.4), /api/v1/node, /api/v1/gpus,\n"
@@ -109,6 +110,7 @@ static const struct option agent_longopts[] = {
     {"token-file", required_argument, NULL, 'T'},
     {"ca-file", required_argument, NULL, 'A'},
     {"compat", required_argument, NULL, 'C'},
+    CLI_RW_LONGOPTS
     {"exit-after", required_argument, NULL, 'E'}, /* hidden: tests, benchmarks */
     {"sysroot", required_argument, NULL, 'S'},	  /* hidden: tests */
     {"help", no_argument, NULL, 'h'},
@@ -197,6 +199,8 @@ static int apply_opt(struct agent_opts *o, int c, const char *arg, char **argv)
 		sysroot_set(arg);
 		return 0;
 	default:
+		if (c >= CLI_RW_URL && c <= CLI_RW_BATCH)
+			return cli_rw_option("agent", &o->rw, c, arg);
 		return cli_option_error("agent", c, argv);
 	}
 }

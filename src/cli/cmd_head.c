@@ -45,6 +45,7 @@ static const char head_usage[] =
     "                           profiler's file) and DIR/<name>.png (its plot)\n"
     "      --report-checkpoint DUR  bring a running job's report checkpoint up to\n"
     "                           date when it is DUR behind (default 1h)\n"
+    CLI_RW_USAGE
     "  -h, --help               show this help\n"
     "\n"
     "Endpoints: POST /api/v1/ingest (agents; docs/wire.md), GET /, GET /status,\n"
@@ -86,6 +87,7 @@ static int parse_opts(int argc, char **argv, struct head_opts *o)
 	    {"threads", required_argument, NULL, 'T'},
 	    {"report-checkpoint", required_argument, NULL, 'R'},
 	    {"session-dir", required_argument, NULL, 'S'},
+	    CLI_RW_LONGOPTS
 	    {"exit-after", required_argument, NULL, 'E'}, /* hidden: tests */
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
@@ -163,6 +165,13 @@ static int parse_opts(int argc, char **argv, struct head_opts *o)
 			fputs(head_usage, stdout);
 			return -1;
 		default:
+			if (c >= CLI_RW_URL && c <= CLI_RW_BATCH) {
+				int ret = cli_rw_option("head", &o->rw, c, optarg);
+
+				if (ret)
+					return ret;
+				break;
+			}
 			return cli_option_error("head", c, argv);
 		}
 	}

@@ -419,6 +419,7 @@ enum head_result head_main(const struct head_opts *o)
 	    .idle_timeout_s = HEAD_IDLE_TIMEOUT_S,
 	};
 	struct strbuf cert, key;
+	struct rw *rw = NULL;
 
 	/*
 	 * Every batch allocates and frees a few MiB (the body, the parsed
@@ -461,6 +462,11 @@ enum head_result head_main(const struct head_opts *o)
 		result = HEAD_FAIL_SETUP;
 		goto out;
 	}
+	/* remote write reads the store on its own connections, every 0.5 s */
+	if (rw_start(&o->rw, o->db, 500, &rw)) {
+		result = HEAD_FAIL_SETUP;
+		goto out;
+	}
 	colon = strrchr(o->listen, ':');
 	log_info("head: listening on %.*s:%u (%u threads, up to %u connections, %u per address)",
 		 (int)(colon - o->listen), o->listen, (unsigned)http_port(srv), threads,
@@ -474,6 +480,11 @@ out:
 	 */
 	head_ingest_stop(&h);
 	http_stop(srv);
+	/* what the agents sent until now reaches the targets that are up */
+	if (rw && !rw_flush(rw, 2000))
+		log_info("head: a remote-write target does not hold the last rows yet: they go "
+			 "with the next start");
+	rw_stop(rw);
 	head_ingest_free(&h);
 	worker_stop(&h.reports);
 	worker_stop(&h.ckpt);

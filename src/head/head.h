@@ -34,6 +34,7 @@
 
 #include "common/jsonw.h"
 #include "net/http.h"
+#include "net/remote_write.h"
 #include "store/store.h"
 
 #define HEAD_DEFAULT_DB		 "/var/lib/jobscope/head.db"
@@ -55,6 +56,7 @@ struct head_opts {
 	unsigned threads;	   /* HTTP threads; 0: one per CPU (at least 2, at most 16) */
 	int64_t ckpt_lag_ms;	   /* a running job's report checkpoint lag; 0: 1 h */
 	const char *session_dir;   /* a stopped session's files go there; NULL: none */
+	struct rw_opts rw;	   /* --remote-write targets and their options */
 };
 #define HEAD_DEFAULT_CONNS	  16384
 #define HEAD_DEFAULT_CONNS_PER_IP 512

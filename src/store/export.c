@@ -13,6 +13,7 @@
 #include "store/schema.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -165,9 +166,28 @@ int store_max_seq(struct store *st, int64_t *max_seq)
 	return rc == SQLITE_ROW ? 0 : store__read_fail(st, rc, "read the last seq");
 }
 
-int store_export_batch(struct store *st, int64_t after_seq, int64_t max_rows,
-		       struct store_rowset *out, int64_t *to_seq, int64_t *max_seq,
-		       int64_t *nrows)
+/*
+ * What remote write turns into series (net/remote_write.c): the host, GPU
+ * and job samples, and the devices and jobs they reference.
+ */
+static bool metric_table(const char *table)
+{
+	return strcmp(table, "host_samples") == 0 || strcmp(table, "gpu_samples") == 0 ||
+	       strcmp(table, "job_samples") == 0;
+}
+
+static const struct {
+	const char *table;
+	const char *where;
+	int since;
+} metric_dims[] = {
+    {"devices", "id IN (SELECT device_id FROM gpu_samples_all WHERE seq > ?1 AND seq <= ?2)", 2},
+    {"jobs", "id IN (SELECT job_id FROM job_samples_all WHERE seq > ?1 AND seq <= ?2)", 2},
+};
+
+static int export_range(struct store *st, int64_t after_seq, int64_t max_rows,
+			struct store_rowset *out, int64_t *to_seq, int64_t *max_seq,
+			int64_t *nrows, bool metrics)
 {
 	char sql[1024];
 	int ret;
@@ -187,14 +207,24 @@ int store_export_batch(struct store *st, int64_t after_seq, int64_t max_rows,
 	if (*to_seq < after_seq)
 		*to_seq = after_seq;
 	for (size_t i = 0; i < sizeof(export_facts) / sizeof(export_facts[0]) && !ret; i++) {
-		if (st->schema_version < export_facts[i].since)
+		if (st->schema_version < export_facts[i].since ||
+		    (metrics && !metric_table(export_facts[i].table)))
 			continue;
 		snprintf(sql, sizeof(sql),
 			 "SELECT * FROM %s WHERE seq > ?1 AND seq <= ?2 ORDER BY seq",
 			 export_facts[i].source);
 		ret = export_table(st, out, export_facts[i].table, sql, after_seq, *to_seq, nrows);
 	}
-	for (size_t i = 0; i < sizeof(export_dims) / sizeof(export_dims[0]) && !ret; i++) {
+	for (size_t i = 0; i < sizeof(metric_dims) / sizeof(metric_dims[0]) && metrics && !ret;
+	     i++) {
+		if (st->schema_version < metric_dims[i].since)
+			continue;
+		snprintf(sql, sizeof(sql), "SELECT * FROM %s WHERE %s", metric_dims[i].table,
+			 metric_dims[i].where);
+		ret = export_table(st, out, metric_dims[i].table, sql, after_seq, *to_seq, nrows);
+	}
+	for (size_t i = 0; i < sizeof(export_dims) / sizeof(export_dims[0]) && !metrics && !ret;
+	     i++) {
 		if (st->schema_version < export_dims[i].since)
 			continue;
 		snprintf(sql, sizeof(sql), "SELECT * FROM %s WHERE %s", export_dims[i].table,
@@ -204,4 +234,18 @@ int store_export_batch(struct store *st, int64_t after_seq, int64_t max_rows,
 out_end:
 	sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL);
 	return ret;
+}
+
+int store_export_batch(struct store *st, int64_t after_seq, int64_t max_rows,
+		       struct store_rowset *out, int64_t *to_seq, int64_t *max_seq,
+		       int64_t *nrows)
+{
+	return export_range(st, after_seq, max_rows, out, to_seq, max_seq, nrows, false);
+}
+
+int store_export_metrics(struct store *st, int64_t after_seq, int64_t max_seqs,
+			 struct store_rowset *out, int64_t *to_seq, int64_t *max_seq,
+			 int64_t *nrows)
+{
+	return export_range(st, after_seq, max_seqs, out, to_seq, max_seq, nrows, true);
 }

@@ -201,6 +201,14 @@ static const char store_schema_v7[] =
     "CREATE INDEX fs_samples_node_ts ON fs_samples (node_id, ts_ms);\n";
 
 /*
+ * Schema 8: remote write (net/remote_write.c).  Per target URL, the seq
+ * up to which every row was answered 2xx: the sender resumes after it.
+ */
+static const char store_schema_v8[] =
+    "CREATE TABLE rw_cursors (url TEXT PRIMARY KEY, acked_seq INTEGER NOT NULL,"
+    " updated_ms INTEGER NOT NULL) STRICT;\n";
+
+/*
  * store_migrations[v] brings a store from schema v to v + 1; [0] creates
  * schema 1 in an empty file.  A new version appends one entry here and
  * bumps STORE_SCHEMA_VERSION.
@@ -213,6 +221,7 @@ static const char *const store_migrations[STORE_SCHEMA_VERSION] = {
     store_schema_v5,
     store_schema_v6,
     store_schema_v7,
+    store_schema_v8,
 };
 
 /* Tables a store must have (checked at open), with the schema that added them. */
@@ -228,6 +237,7 @@ static const struct {
     {"job_summaries", 3}, {"rollups", 3},      {"agents", 4},
     {"sessions", 4},	  {"gaps", 5},	       {"packs", 6},
     {"report_ckpts", 6}, {"requests", 7},     {"fs_samples", 7},
+    {"rw_cursors", 8},
 };
 
 /*

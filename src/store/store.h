@@ -40,7 +40,7 @@
 #include "sample/host.h"
 #include "sample/sample.h"
 
-#define STORE_SCHEMA_VERSION 7
+#define STORE_SCHEMA_VERSION 8
 #define STORE_APPLICATION_ID 0x4A53434F
 /*
  * Stores up to this size get a full PRAGMA quick_check when opened: about
@@ -291,6 +291,24 @@ int store_export_batch(struct store *st, int64_t after_seq, int64_t max_rows,
 		       int64_t *nrows);
 /* The highest seq of any fact row (0 in an empty store). */
 int store_max_seq(struct store *st, int64_t *max_seq);
+/*
+ * As store_export_batch over the seqs (after_seq, after_seq + max_seqs],
+ * but only host_samples, gpu_samples and job_samples, with the devices and
+ * jobs they reference: what remote write sends (net/remote_write.c).
+ */
+int store_export_metrics(struct store *st, int64_t after_seq, int64_t max_seqs,
+			 struct store_rowset *out, int64_t *to_seq, int64_t *max_seq,
+			 int64_t *nrows);
+
+/*
+ * Remote-write cursors (rwcursor.c, schema 8): the seq up to which a
+ * target URL answered 2xx.  get: 0, -ENOENT (never written; also a store
+ * older than schema 8), or -errno.  set: one autocommit upsert.
+ */
+int store_rw_cursor_get(struct store *st, const char *url, int64_t *acked_seq);
+int store_rw_cursor_set(struct store *st, const char *url, int64_t acked_seq, int64_t now_ms);
+/* nodes.hostname of node_id into buf: 0, -ENOENT, or -errno. */
+int store_node_hostname(struct store *st, int64_t node_id, char *buf, size_t size);
 
 /*
  * The head side: commits a batch (net/wire.c decodes it) in one

@@ -1,0 +1,1031 @@
+/*
+ * remote_write.c - remote write from a store (see remote_write.h).
+ *
+ * A batch (store_export_metrics: host, GPU and job rows by seq, with the
+ * jobs and devices they reference) becomes points: a label set, kept as "name\0value\0..."
+ * sorted by name in an arena, a timestamp and a value.  Points are sorted
+ * by label set and then time, so each series' samples come out in
+ * timestamp order, and cut into requests of at most max_series series.
+ */
+#include "net/remote_write.h"
+
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/log.h"
+#include "common/strbuf.h"
+#include "common/timeutil.h"
+#include "common/token.h"
+#include "net/curl_dl.h"
+#include "net/rw_encode.h"
+#include "store/rowset.h"
+#include "store/store.h"
+
+#define RW_FIRST_ROWS  5000   /* seqs a batch covers when current */
+#define RW_MAX_ROWS    50000  /* ... and at most, catching up */
+#define RW_BACKOFF_MS  500
+#define RW_BACKOFF_MAX 5000 /* Prometheus' own max_backoff */
+#define RW_TIMEOUT_S   30
+#define RW_ANSWER_MAX  4096
+#define RW_BODY_MAX    ((size_t)256 << 20)
+#define RW_MAX_LABELS  (8 + RW_RELABEL_MAX)
+
+struct rw_point {
+	size_t key_off, key_len;
+	int64_t ts_ms;
+	double value;
+};
+
+struct rw_node_name {
+	int64_t id;
+	char name[256];
+};
+
+struct rw_target {
+	struct rw *r;
+	char url[1024];
+	pthread_t thread;
+	bool started;
+	uint64_t seen_kick;
+	CURL *curl;
+	struct curl_slist *headers;
+	struct strbuf body, zbody, answer, arena;
+	struct store_rowset rows;
+	struct rw_point *pts;
+	size_t npts, pts_alloc;
+	struct rw_series *series;
+	struct rw_sample *samples;
+	struct rw_label *labels;
+	size_t series_alloc, samples_alloc, labels_alloc;
+	struct rw_node_name *nodes;
+	size_t nnodes;
+	/* under r->lock */
+	int64_t acked_seq, sent_seq, max_seq;
+	bool connected;
+	int64_t failures;
+	char last_error[160];
+};
+
+struct rw {
+	struct rw_rule rules[RW_RELABEL_MAX];
+	size_t nrules;
+	size_t max_series;
+	char token[256];
+	char basic[512];
+	char ca_file[4096];
+	char db_path[4096];
+	int64_t interval_ms;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_mutex_t reads;
+	bool stop;
+	bool flushing; /* rw_flush waits: no batching delay */
+	uint64_t kick;
+	int64_t batch_ms;
+	struct rw_target t[RW_MAX_TARGETS];
+	int ntargets;
+};
+
+/* ---- rows to points ---- */
+
+static int col_of(const struct store_table *t, const char *name)
+{
+	for (int i = 0; i < t->ncols; i++)
+		if (strcmp(t->cols[i], name) == 0)
+			return i;
+	return -1;
+}
+
+static const struct store_value *cell(const struct store_table *t, size_t row, int col)
+{
+	return col < 0 ? NULL : &t->cells[row * (size_t)t->ncols + (size_t)col];
+}
+
+/* A number in the cell: false when it is null (missing is no sample, never 0). */
+static bool num(const struct store_table *t, size_t row, int col, double *out)
+{
+	const struct store_value *v = cell(t, row, col);
+
+	if (!v)
+		return false;
+	if (v->type == STORE_VALUE_INT)
+		*out = (double)v->i;
+	else if (v->type == STORE_VALUE_REAL)
+		*out = v->d;
+	else
+		return false;
+	return true;
+}
+
+static bool int_of(const struct store_table *t, size_t row, const char *name, int64_t *out)
+{
+	const struct store_value *v = cell(t, row, col_of(t, name));
+
+	if (!v || v->type != STORE_VALUE_INT)
+		return false;
+	*out = v->i;
+	return true;
+}
+
+static const char *text_of(const struct store_table *t, size_t row, const char *name)
+{
+	const struct store_value *v = cell(t, row, col_of(t, name));
+
+	return v && v->type == STORE_VALUE_TEXT ? v->s : "";
+}
+
+/* The row of a dimension table whose id is id, or -1. */
+static long find_id(const struct store_table *t, int64_t id)
+{
+	int c;
+
+	if (!t || (c = col_of(t, "id")) < 0)
+		return -1;
+	for (size_t i = 0; i < t->nrows; i++) {
+		const struct store_value *v = cell(t, i, c);
+
+		if (v->type == STORE_VALUE_INT && v->i == id)
+			return (long)i;
+	}
+	return -1;
+}
+
+/* The hostname of node_id (cached: the agent has one node, a head a few thousand). */
+static const char *node_name(struct rw_target *t, struct store *st, int64_t id)
+{
+	struct rw_node_name *n;
+
+	for (size_t i = 0; i < t->nnodes; i++)
+		if (t->nodes[i].id == id)
+			return t->nodes[i].name;
+	n = realloc(t->nodes, (t->nnodes + 1) * sizeof(*n));
+	if (!n)
+		return "";
+	t->nodes = n;
+	n = &t->nodes[t->nnodes];
+	n->id = id;
+	if (store_node_hostname(st, id, n->name, sizeof(n->name)))
+		return ""; /* not cached: asked again next time */
+	t->nnodes++;
+	return n->name;
+}
+
+static int label_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct rw_label *)a)->name, ((const struct rw_label *)b)->name);
+}
+
+/*
+ * One point of metric (after relabelling) with labels lab[0..n): the
+ * constant labels added, empty values dropped, sorted by name.
+ */
+static int add_point(struct rw_target *t, const char *metric, const struct rw_label *lab,
+		     size_t n, int64_t ts_ms, double value)
+{
+	struct rw *r = t->r;
+	struct rw_label all[RW_MAX_LABELS];
+	size_t na = 0;
+	struct rw_point *p;
+
+	metric = rw_relabel_name(r->rules, r->nrules, metric);
+	if (!metric || isnan(value))
+		return 0;
+	all[na++] = (struct rw_label){"__name__", metric};
+	for (size_t i = 0; i < n && na < RW_MAX_LABELS; i++)
+		all[na++] = lab[i];
+	for (size_t k = 0; k < r->nrules; k++) {
+		size_t i;
+
+		if (r->rules[k].kind != RW_LABEL)
+			continue;
+		for (i = 1; i < na; i++)
+			if (strcmp(all[i].name, r->rules[k].a) == 0)
+				break;
+		if (i == na && na == RW_MAX_LABELS)
+			continue;
+		all[i] = (struct rw_label){r->rules[k].a, r->rules[k].b};
+		if (i == na)
+			na++;
+	}
+	qsort(all, na, sizeof(all[0]), label_cmp);
+	if (t->npts == t->pts_alloc) {
+		size_t want = t->pts_alloc ? t->pts_alloc * 2 : 4096;
+
+		p = realloc(t->pts, want * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		t->pts = p;
+		t->pts_alloc = want;
+	}
+	p = &t->pts[t->npts];
+	p->key_off = t->arena.len;
+	for (size_t i = 0; i < na; i++) {
+		if (!all[i].value[0])
+			continue;
+		strbuf_add(&t->arena, all[i].name, strlen(all[i].name) + 1);
+		strbuf_add(&t->arena, all[i].value, strlen(all[i].value) + 1);
+	}
+	if (strbuf_error(&t->arena))
+		return strbuf_error(&t->arena);
+	p->key_len = t->arena.len - p->key_off;
+	p->ts_ms = ts_ms;
+	p->value = value;
+	t->npts++;
+	return 0;
+}
+
+/* host_samples: the node's series (docs/metrics.md "Node"). */
+static int host_points(struct rw_target *t, struct store *st, const struct store_table *h)
+{
+	static const char *const modes[] = {"user", "nice",    "system", "idle",
+					    "iowait", "irq", "softirq", "steal"};
+	static const struct {
+		const char *metric, *col;
+		double scale;
+	} plain[] = {
+	    {"jobscope_node_cpus", "ncpus", 1},
+	    {"jobscope_node_memory_total_bytes", "mem_total_bytes", 1},
+	    {"jobscope_node_memory_available_bytes", "mem_available_bytes", 1},
+	    {"jobscope_node_load1", "load1_milli", 1e-3},
+	    {"jobscope_node_disk_read_bytes_total", "disk_read_bytes", 1},
+	    {"jobscope_node_disk_written_bytes_total", "disk_write_bytes", 1},
+	    {"jobscope_node_network_receive_bytes_total", "net_rx_bytes", 1},
+	    {"jobscope_node_network_transmit_bytes_total", "net_tx_bytes", 1},
+	    {"jobscope_node_pressure_memory_waiting_seconds_total", "psi_mem_some_us", 1e-6},
+	};
+	int cmode[8], cplain[sizeof(plain) / sizeof(plain[0])];
+	int cts = col_of(h, "ts_ms"), cst = col_of(h, "swap_total_bytes"),
+	    csf = col_of(h, "swap_free_bytes");
+	char name[32];
+	int ret = 0;
+
+	for (int m = 0; m < 8; m++) {
+		snprintf(name, sizeof(name), "cpu_%s_ms", modes[m]);
+		cmode[m] = col_of(h, name);
+	}
+	for (size_t k = 0; k < sizeof(plain) / sizeof(plain[0]); k++)
+		cplain[k] = col_of(h, plain[k].col);
+	for (size_t i = 0; i < h->nrows && !ret; i++) {
+		int64_t node = 0, ts;
+		double v, v2;
+		struct rw_label lab[2] = {{"node", ""}, {"mode", ""}};
+
+		if (!int_of(h, i, "node_id", &node) || cts < 0)
+			continue;
+		ts = cell(h, i, cts)->i;
+		lab[0].value = node_name(t, st, node);
+		for (int m = 0; m < 8 && !ret; m++)
+			if (num(h, i, cmode[m], &v)) {
+				lab[1].value = modes[m];
+				ret = add_point(t, "jobscope_node_cpu_seconds_total", lab, 2, ts,
+						v / 1000.0);
+			}
+		for (size_t k = 0; k < sizeof(plain) / sizeof(plain[0]) && !ret; k++)
+			if (num(h, i, cplain[k], &v))
+				ret = add_point(t, plain[k].metric, lab, 1, ts, v * plain[k].scale);
+		if (!ret && num(h, i, cst, &v) && num(h, i, csf, &v2))
+			ret = add_point(t, "jobscope_node_swap_used_bytes", lab, 1, ts, v - v2);
+	}
+	return ret;
+}
+
+/* gpu_samples: the devices' series (docs/metrics.md "GPUs"). */
+static int gpu_points(struct rw_target *t, struct store *st, const struct store_table *g,
+		      const struct store_table *dev)
+{
+	static const struct {
+		const char *metric, *col;
+		double scale;
+	} fam[] = {
+	    {"jobscope_gpu_utilization_percent", "util_pct", 1},
+	    {"jobscope_gpu_memory_used_bytes", "mem_used_bytes", 1},
+	    {"jobscope_gpu_power_watts", "power_mw", 1e-3},
+	    {"jobscope_gpu_energy_joules_total", "energy_mj", 1e-3},
+	    {"jobscope_gpu_temperature_celsius", "temp_c", 1},
+	    {"jobscope_gpu_pcie_receive_bytes_per_second", "pcie_rx_bps", 1},
+	    {"jobscope_gpu_pcie_transmit_bytes_per_second", "pcie_tx_bps", 1},
+	};
+	int cts = col_of(g, "ts_ms");
+	int ret = 0;
+
+	for (size_t i = 0; i < g->nrows && !ret; i++) {
+		int64_t did = 0, node = 0, idx = 0;
+		long d;
+		char idxs[24];
+		double v;
+		struct rw_label lab[3];
+
+		if (!int_of(g, i, "device_id", &did) || (d = find_id(dev, did)) < 0 || cts < 0)
+			continue;
+		int_of(dev, (size_t)d, "node_id", &node);
+		int_of(dev, (size_t)d, "idx", &idx);
+		snprintf(idxs, sizeof(idxs), "%lld", (long long)idx);
+		lab[0] = (struct rw_label){"node", node_name(t, st, node)};
+		lab[1] = (struct rw_label){"gpu", idxs};
+		lab[2] = (struct rw_label){"uuid", text_of(dev, (size_t)d, "uuid")};
+		for (size_t k = 0; k < sizeof(fam) / sizeof(fam[0]) && !ret; k++)
+			if (num(g, i, col_of(g, fam[k].col), &v))
+				ret = add_point(t, fam[k].metric, lab, 3, cell(g, i, cts)->i,
+						v * fam[k].scale);
+	}
+	return ret;
+}
+
+/* job_samples: the jobs' series (docs/metrics.md "Jobs"). */
+static int job_points(struct rw_target *t, struct store *st, const struct store_table *js,
+		      const struct store_table *jobs)
+{
+	static const struct {
+		const char *metric, *col;
+	} fam[] = {
+	    {"jobscope_job_memory_rss_bytes", "rss_bytes"},
+	    {"jobscope_job_swap_bytes", "swap_bytes"},
+	    {"jobscope_job_read_bytes_total", "read_bytes"},
+	    {"jobscope_job_written_bytes_total", "write_bytes"},
+	    {"jobscope_job_processes", "nprocs"},
+	    {"jobscope_job_cgroup_memory_bytes", "cg_mem_bytes"},
+	};
+	int cts = col_of(js, "ts_ms"), cu = col_of(js, "user_ms"), cs = col_of(js, "system_ms"),
+	    ccg = col_of(js, "cg_cpu_ms");
+	int ret = 0;
+
+	for (size_t i = 0; i < js->nrows && !ret; i++) {
+		int64_t jid = 0, node = 0;
+		long j;
+		double u, s, cg, v;
+		struct rw_label lab[4];
+		int64_t ts;
+
+		if (!int_of(js, i, "job_id", &jid) || (j = find_id(jobs, jid)) < 0 || cts < 0)
+			continue;
+		ts = cell(js, i, cts)->i;
+		int_of(jobs, (size_t)j, "node_id", &node);
+		lab[0] = (struct rw_label){"node", node_name(t, st, node)};
+		lab[1] = (struct rw_label){"job_id", text_of(jobs, (size_t)j, "job_id")};
+		lab[2] = (struct rw_label){"scheduler", text_of(jobs, (size_t)j, "scheduler")};
+		lab[3] = (struct rw_label){"user", text_of(jobs, (size_t)j, "user")};
+		/* as the agent's /metrics: its processes' CPU, or the cgroup's when larger */
+		if (num(js, i, cu, &u) && num(js, i, cs, &s)) {
+			v = u + s;
+			if (num(js, i, ccg, &cg) && cg > v)
+				v = cg;
+			ret = add_point(t, "jobscope_job_cpu_seconds_total", lab, 4, ts, v / 1000.0);
+		}
+		for (size_t k = 0; k < sizeof(fam) / sizeof(fam[0]) && !ret; k++)
+			if (num(js, i, col_of(js, fam[k].col), &v))
+				ret = add_point(t, fam[k].metric, lab, 4, ts, v);
+	}
+	return ret;
+}
+
+static int point_cmp(const void *a, const void *b, void *arg)
+{
+	const struct rw_point *p = a, *q = b;
+	const char *base = arg;
+	size_t n = p->key_len < q->key_len ? p->key_len : q->key_len;
+	int c = memcmp(base + p->key_off, base + q->key_off, n);
+
+	if (c)
+		return c;
+	if (p->key_len != q->key_len)
+		return p->key_len < q->key_len ? -1 : 1;
+	return (p->ts_ms > q->ts_ms) - (p->ts_ms < q->ts_ms);
+}
+
+/* The batch's points, sorted: 0 or -ENOMEM. */
+static int batch_points(struct rw_target *t, struct store *st)
+{
+	const struct store_table *h = store_rowset_table(&t->rows, "host_samples");
+	const struct store_table *g = store_rowset_table(&t->rows, "gpu_samples");
+	const struct store_table *js = store_rowset_table(&t->rows, "job_samples");
+	int ret = 0;
+
+	t->npts = 0;
+	strbuf_reset(&t->arena);
+	if (h)
+		ret = host_points(t, st, h);
+	if (!ret && g)
+		ret = gpu_points(t, st, g, store_rowset_table(&t->rows, "devices"));
+	if (!ret && js)
+		ret = job_points(t, st, js, store_rowset_table(&t->rows, "jobs"));
+	if (!ret && t->npts > 1)
+		qsort_r(t->pts, t->npts, sizeof(*t->pts), point_cmp, t->arena.buf);
+	return ret;
+}
+
+static bool same_key(const struct rw_target *t, const struct rw_point *a, const struct rw_point *b)
+{
+	return a->key_len == b->key_len &&
+	       memcmp(t->arena.buf + a->key_off, t->arena.buf + b->key_off, a->key_len) == 0;
+}
+
+/*
+ * The request of the series starting at point *from, at most max_series
+ * of them, into t->zbody; *from moves past them, *nsamples counts them.
+ */
+static int encode_request(struct rw_target *t, size_t *from, size_t *nsamples)
+{
+	size_t i = *from, ns = 0, nl = 0;
+	int ret;
+
+	/* first the room: this request's series and their labels */
+	for (size_t j = i; j < t->npts && ns < t->r->max_series; ns++) {
+		const char *k = t->arena.buf + t->pts[j].key_off;
+
+		for (size_t b = 0; b < t->pts[j].key_len; b++)
+			nl += k[b] == '\0';
+		do
+			j++;
+		while (j < t->npts && same_key(t, &t->pts[j - 1], &t->pts[j]));
+	}
+	nl /= 2; /* a label is two strings */
+	if (ns > t->series_alloc) {
+		void *p = realloc(t->series, ns * sizeof(*t->series));
+
+		if (!p)
+			return -ENOMEM;
+		t->series = p;
+		t->series_alloc = ns;
+	}
+	if (nl > t->labels_alloc) {
+		void *p = realloc(t->labels, nl * sizeof(*t->labels));
+
+		if (!p)
+			return -ENOMEM;
+		t->labels = p;
+		t->labels_alloc = nl;
+	}
+	ns = nl = 0;
+	while (i < t->npts && ns < t->r->max_series) {
+		struct rw_series *s = &t->series[ns++];
+		const char *k = t->arena.buf + t->pts[i].key_off, *end = k + t->pts[i].key_len;
+		size_t first = i;
+
+		s->labels = &t->labels[nl];
+		s->nlabels = 0;
+		while (k < end && nl < t->labels_alloc) {
+			t->labels[nl].name = k;
+			k += strlen(k) + 1;
+			t->labels[nl].value = k;
+			k += strlen(k) + 1;
+			nl++;
+			s->nlabels++;
+		}
+		do {
+			t->samples[i] = (struct rw_sample){t->pts[i].value, t->pts[i].ts_ms};
+			i++;
+		} while (i < t->npts && same_key(t, &t->pts[i - 1], &t->pts[i]));
+		s->samples = &t->samples[first];
+		s->nsamples = i - first;
+	}
+	strbuf_reset(&t->body);
+	ret = rw_encode_write_request(t->series, ns, &t->body);
+	if (!ret)
+		ret = rw_snappy_compress(t->body.buf ? t->body.buf : "", t->body.len, &t->zbody);
+	*nsamples = i - *from;
+	*from = i;
+	return ret;
+}
+
+/* ---- HTTP ---- */
+
+static size_t on_answer(char *data, size_t size, size_t nmemb, void *arg)
+{
+	struct strbuf *sb = arg;
+	size_t n = size * nmemb;
+
+	/* keep the first RW_ANSWER_MAX bytes for the log; read the rest */
+	if (sb->len < RW_ANSWER_MAX)
+		strbuf_add(sb, data, n < RW_ANSWER_MAX - sb->len ? n : RW_ANSWER_MAX - sb->len);
+	return n;
+}
+
+static void set_error(struct rw_target *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void set_error(struct rw_target *t, const char *fmt, ...)
+{
+	char msg[160];
+	va_list ap;
+	bool first;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	pthread_mutex_lock(&t->r->lock);
+	first = t->connected || strcmp(t->last_error, msg) != 0;
+	t->connected = false;
+	t->failures++;
+	snprintf(t->last_error, sizeof(t->last_error), "%s", msg);
+	pthread_mutex_unlock(&t->r->lock);
+	if (first)
+		log_warn(0, "remote write %s: %s (retrying from the cursor; the store keeps what it "
+			    "lacks)",
+			 t->url, msg);
+}
+
+/* Printable for the log: the answer's first line, control characters as '?'. */
+static void answer_text(const struct strbuf *a, char *out, size_t size)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < a->len && n + 1 < size; i++) {
+		unsigned char c = (unsigned char)a->buf[i];
+
+		if (c == '\n')
+			break;
+		out[n++] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+	}
+	out[n] = '\0';
+}
+
+/* POSTs t->zbody: 0 (2xx), -EINVAL (refused: skip it) or -EAGAIN (retry). */
+static int post(struct rw_target *t, int64_t from_seq, int64_t to_seq, size_t nsamples)
+{
+	long status = 0;
+	CURLcode rc;
+	char text[200];
+
+	strbuf_reset(&t->answer);
+	curl_fn.easy_setopt(t->curl, CURLOPT_POSTFIELDS, t->zbody.buf);
+	curl_fn.easy_setopt(t->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)t->zbody.len);
+	rc = curl_fn.easy_perform(t->curl);
+	if (rc != CURLE_OK) {
+		set_error(t, "%s", curl_fn.easy_strerror(rc));
+		return -EAGAIN;
+	}
+	curl_fn.easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &status);
+	if (status >= 200 && status < 300)
+		return 0;
+	answer_text(&t->answer, text, sizeof(text));
+	if (status >= 400 && status < 500 && status != 429) {
+		/* the receiver refused these samples: sending them again cannot help */
+		log_err(0,
+			"remote write %s: HTTP %ld for rows %lld..%lld (%zu samples): '%s': those "
+			"samples are skipped",
+			t->url, status, (long long)from_seq + 1, (long long)to_seq, nsamples, text);
+		return -EINVAL;
+	}
+	set_error(t, "HTTP %ld: %.100s", status, text);
+	return -EAGAIN;
+}
+
+/* ---- the thread ---- */
+
+/*
+ * Sleeps up to ms or until stopped; kickable: a tick's kick or a flush
+ * ends it too; batching: only a flush does.  False when stopping.
+ */
+static bool wait_ms(struct rw_target *t, int64_t ms, bool kickable, bool batching)
+{
+	struct rw *r = t->r;
+	struct timespec until;
+	bool go_on;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += ms / 1000;
+	until.tv_nsec += (ms % 1000) * 1000000;
+	if (until.tv_nsec >= 1000000000) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000;
+	}
+	pthread_mutex_lock(&r->lock);
+	while (!r->stop && !(kickable && !batching && r->kick != t->seen_kick) &&
+	       !(kickable && r->flushing))
+		if (pthread_cond_timedwait(&r->cond, &r->lock, &until) == ETIMEDOUT)
+			break;
+	if (kickable && !batching)
+		t->seen_kick = r->kick;
+	go_on = !r->stop;
+	pthread_mutex_unlock(&r->lock);
+	return go_on;
+}
+
+static bool stopping(struct rw *r)
+{
+	bool stop;
+
+	pthread_mutex_lock(&r->lock);
+	stop = r->stop;
+	pthread_mutex_unlock(&r->lock);
+	return stop;
+}
+
+/* Room for every point's sample (the series and labels grow per request). */
+static int reserve(struct rw_target *t)
+{
+	size_t n = t->pts_alloc ? t->pts_alloc : 1;
+	void *p;
+
+	if (n <= t->samples_alloc)
+		return 0;
+	if (!(p = realloc(t->samples, n * sizeof(*t->samples))))
+		return -ENOMEM;
+	t->samples = p;
+	t->samples_alloc = n;
+	return 0;
+}
+
+/*
+ * Sends the batch's points: 0 when every request was answered (2xx, or
+ * refused and skipped), -EAGAIN to retry the batch.  *done: requests of
+ * this batch already answered, skipped when it is read again.
+ */
+static int send_points(struct rw_target *t, int64_t from_seq, int64_t to_seq, size_t *done)
+{
+	size_t at = 0, req = 0, nsamples;
+	int64_t backoff = 0;
+	int ret;
+
+	ret = reserve(t);
+	while (!ret && at < t->npts) {
+		ret = encode_request(t, &at, &nsamples);
+		if (ret)
+			break;
+		if (req++ < *done)
+			continue;
+		for (;;) {
+			ret = post(t, from_seq, to_seq, nsamples);
+			if (ret != -EAGAIN || stopping(t->r))
+				break;
+			backoff = backoff ? backoff * 2 : RW_BACKOFF_MS;
+			if (backoff > RW_BACKOFF_MAX)
+				backoff = RW_BACKOFF_MAX;
+			wait_ms(t, backoff, false, false);
+		}
+		if (ret == -EAGAIN)
+			return ret;
+		(*done)++;
+		ret = 0;
+		if (backoff) {
+			pthread_mutex_lock(&t->r->lock);
+			t->connected = true;
+			pthread_mutex_unlock(&t->r->lock);
+			log_info("remote write %s: sending again", t->url);
+			backoff = 0;
+		}
+	}
+	return ret;
+}
+
+static void *target_main(void *arg)
+{
+	struct rw_target *t = arg;
+	struct rw *r = t->r;
+	struct store *st = NULL;
+	int64_t cursor = -1, rows = RW_FIRST_ROWS, retry_to = -1;
+	size_t done = 0;
+	bool persist_warned = false;
+
+	pthread_setname_np(pthread_self(), "js-rw"); /* its CPU apart in top -H, the benchmark */
+	while (!stopping(r)) {
+		int64_t to_seq = 0, max_seq = 0, nrows = 0;
+		int ret;
+
+		/* its own connection, writable for the cursor */
+		if (!st && store_open(r->db_path, STORE_CREATE | STORE_CHECKED, &st)) {
+			st = NULL;
+			wait_ms(t, 1000, false, false);
+			continue;
+		}
+		if (cursor < 0) {
+			ret = store_rw_cursor_get(st, t->url, &cursor);
+			if (ret == -ENOENT) {
+				cursor = 0; /* a new target gets the whole store */
+				ret = 0;
+			}
+			if (ret) {
+				cursor = -1;
+				store_close(st);
+				st = NULL;
+				wait_ms(t, 1000, false, false);
+				continue;
+			}
+			pthread_mutex_lock(&r->lock);
+			t->acked_seq = t->sent_seq = cursor;
+			pthread_mutex_unlock(&r->lock);
+		}
+		/* rows are in doubt once read: retention holds our reads while it deletes */
+		pthread_mutex_lock(&r->reads);
+		ret = store_export_metrics(st, cursor, rows, &t->rows, &to_seq, &max_seq, &nrows);
+		if (ret == 0) {
+			pthread_mutex_lock(&r->lock);
+			if (to_seq > t->sent_seq)
+				t->sent_seq = to_seq;
+			pthread_mutex_unlock(&r->lock);
+		}
+		pthread_mutex_unlock(&r->reads);
+		if (ret == 0 && store_max_seq(st, &max_seq))
+			max_seq = to_seq;
+		if (ret) {
+			set_error(t, "cannot read the store: %s", strerror(-ret));
+			store_rowset_release(&t->rows);
+			store_close(st);
+			st = NULL;
+			wait_ms(t, 1000, false, false);
+			continue;
+		}
+		pthread_mutex_lock(&r->lock);
+		t->max_seq = max_seq;
+		pthread_mutex_unlock(&r->lock);
+		if (to_seq <= cursor) {
+			store_rowset_release(&t->rows);
+			wait_ms(t, r->interval_ms * 2, true, false);
+			continue;
+		}
+		ret = batch_points(t, st);
+		store_rowset_release(&t->rows);
+		if (retry_to != to_seq)
+			done = 0; /* another batch than the one that failed */
+		if (!ret)
+			ret = send_points(t, cursor, to_seq, &done);
+		if (ret == -EAGAIN) {
+			retry_to = to_seq;
+			continue; /* stopping, or read again from the cursor */
+		}
+		if (ret) {
+			/* out of memory: a smaller batch */
+			set_error(t, "cannot encode rows %lld..%lld: %s", (long long)cursor + 1,
+				  (long long)to_seq, strerror(-ret));
+			rows = rows > 100 ? rows / 2 : rows;
+			wait_ms(t, 1000, false, false);
+			continue;
+		}
+		retry_to = -1;
+		done = 0;
+		cursor = to_seq;
+		if (store_rw_cursor_set(st, t->url, cursor, time_now_ms())) {
+			if (!persist_warned)
+				log_warn(0, "remote write %s: cannot keep the cursor in the store: a "
+					    "restart sends again from the last one kept",
+					 t->url);
+			persist_warned = true;
+		} else {
+			persist_warned = false;
+		}
+		pthread_mutex_lock(&r->lock);
+		t->acked_seq = cursor;
+		if (t->sent_seq < cursor)
+			t->sent_seq = cursor;
+		t->connected = true;
+		pthread_mutex_unlock(&r->lock);
+		if (max_seq > cursor) {
+			if (rows < RW_MAX_ROWS)
+				rows *= 2;
+			continue;
+		}
+		rows = RW_FIRST_ROWS;
+		/*
+		 * Current: the next request waits for --rw-batch, so that it
+		 * carries several ticks of each series (a request repeats each
+		 * series' labels once).  A flush ends the wait.
+		 */
+		if (r->batch_ms > 0)
+			wait_ms(t, r->batch_ms, true, true);
+	}
+	store_rowset_release(&t->rows);
+	if (st)
+		store_close(st);
+	return NULL;
+}
+
+/* ---- lifecycle ---- */
+
+static int target_init(struct rw *r, struct rw_target *t, const char *url)
+{
+	char auth[300];
+
+	t->r = r;
+	t->acked_seq = t->sent_seq = -1;
+	if (snprintf(t->url, sizeof(t->url), "%s", url) >= (int)sizeof(t->url))
+		return log_err(-EINVAL, "--remote-write URL too long");
+	strbuf_init(&t->body, RW_BODY_MAX);
+	strbuf_init(&t->zbody, RW_BODY_MAX);
+	strbuf_init(&t->answer, RW_ANSWER_MAX + 1);
+	strbuf_init(&t->arena, RW_BODY_MAX);
+	store_rowset_init(&t->rows, 0);
+	t->curl = curl_fn.easy_init();
+	if (!t->curl)
+		return log_err(-ENOMEM, "cannot set up libcurl");
+	t->headers = curl_fn.slist_append(NULL, "Content-Type: application/x-protobuf");
+	t->headers = curl_fn.slist_append(t->headers, "Content-Encoding: snappy");
+	t->headers = curl_fn.slist_append(t->headers, "X-Prometheus-Remote-Write-Version: 0.1.0");
+	t->headers = curl_fn.slist_append(t->headers, "User-Agent: jobscope/" JOBSCOPE_VERSION);
+	if (r->token[0]) {
+		snprintf(auth, sizeof(auth), "Authorization: Bearer %s", r->token);
+		t->headers = curl_fn.slist_append(t->headers, auth);
+	}
+	t->headers = curl_fn.slist_append(t->headers, "Expect:");
+	if (!t->headers)
+		return log_err(-ENOMEM, "cannot set up libcurl");
+	curl_fn.easy_setopt(t->curl, CURLOPT_URL, t->url);
+	curl_fn.easy_setopt(t->curl, CURLOPT_HTTPHEADER, t->headers);
+	curl_fn.easy_setopt(t->curl, CURLOPT_WRITEFUNCTION, on_answer);
+	curl_fn.easy_setopt(t->curl, CURLOPT_WRITEDATA, &t->answer);
+	curl_fn.easy_setopt(t->curl, CURLOPT_TIMEOUT, (long)RW_TIMEOUT_S);
+	curl_fn.easy_setopt(t->curl, CURLOPT_CONNECTTIMEOUT, 5L);
+	curl_fn.easy_setopt(t->curl, CURLOPT_NOSIGNAL, 1L);
+	curl_fn.easy_setopt(t->curl, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_fn.easy_setopt(t->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	if (r->basic[0]) {
+		curl_fn.easy_setopt(t->curl, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+		curl_fn.easy_setopt(t->curl, CURLOPT_USERPWD, r->basic);
+	}
+	if (r->ca_file[0])
+		curl_fn.easy_setopt(t->curl, CURLOPT_CAINFO, r->ca_file);
+	return 0;
+}
+
+static void target_release(struct rw_target *t)
+{
+	if (t->curl)
+		curl_fn.easy_cleanup(t->curl);
+	if (t->headers)
+		curl_fn.slist_free_all(t->headers);
+	strbuf_release(&t->body);
+	strbuf_release(&t->zbody);
+	strbuf_release(&t->answer);
+	strbuf_release(&t->arena);
+	store_rowset_release(&t->rows);
+	free(t->pts);
+	free(t->series);
+	free(t->samples);
+	free(t->labels);
+	free(t->nodes);
+}
+
+static void rw_free(struct rw *r)
+{
+	for (int i = 0; i < r->ntargets; i++)
+		target_release(&r->t[i]);
+	for (size_t i = 0; i < r->nrules; i++)
+		rw_relabel_free(&r->rules[i]);
+	pthread_mutex_destroy(&r->lock);
+	pthread_cond_destroy(&r->cond);
+	pthread_mutex_destroy(&r->reads);
+	free(r);
+}
+
+static bool has_control(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return true;
+	return false;
+}
+
+int rw_start(const struct rw_opts *o, const char *db_path, int64_t interval_ms, struct rw **out)
+{
+	struct rw *r;
+	const char *why;
+	int ret = 0;
+
+	*out = NULL;
+	if (o->nurls <= 0)
+		return 0;
+	if (curl_dl_load() || rw_snappy_load())
+		return log_err(-ENOENT, "cannot remote-write to '%s'", o->urls[0]);
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return log_err(-ENOMEM, "out of memory");
+	pthread_mutex_init(&r->lock, NULL);
+	pthread_cond_init(&r->cond, NULL);
+	pthread_mutex_init(&r->reads, NULL);
+	r->interval_ms = interval_ms > 0 ? interval_ms : 1000;
+	r->max_series = o->max_series > 0 ? (size_t)o->max_series : RW_DEFAULT_MAX_SERIES;
+	r->batch_ms = o->batch_ms > 0 ? o->batch_ms : o->batch_ms < 0 ? 0 : RW_DEFAULT_BATCH_MS;
+	snprintf(r->db_path, sizeof(r->db_path), "%s", db_path);
+	if (o->ca_file)
+		snprintf(r->ca_file, sizeof(r->ca_file), "%s", o->ca_file);
+	if (o->bearer_token_file)
+		ret = token_read_file(o->bearer_token_file, r->token, sizeof(r->token));
+	if (!ret && o->basic_auth_file) {
+		ret = token_read_file(o->basic_auth_file, r->basic, sizeof(r->basic));
+		if (!ret && !strchr(r->basic, ':'))
+			ret = log_err(-EINVAL, "--rw-basic-auth-file '%s': expected user:password",
+				      o->basic_auth_file);
+	}
+	if (!ret && o->bearer_token_file && o->basic_auth_file)
+		ret = log_err(-EINVAL, "--rw-bearer-token-file and --rw-basic-auth-file: one or "
+				       "the other");
+	if (!ret && (has_control(r->token) || has_control(r->basic)))
+		ret = log_err(-EINVAL, "a remote-write token or password holds a control "
+				       "character (a header cannot carry it)");
+	for (int i = 0; !ret && i < o->nrelabel && i < RW_RELABEL_MAX; i++) {
+		if (rw_relabel_parse(o->relabel[i], &r->rules[r->nrules], &why))
+			ret = log_err(-EINVAL, "bad --rw-relabel '%s': %s", o->relabel[i], why);
+		else
+			r->nrules++;
+	}
+	curl_fn.global_init(CURL_GLOBAL_DEFAULT);
+	for (int i = 0; !ret && i < o->nurls && i < RW_MAX_TARGETS; i++) {
+		ret = target_init(r, &r->t[i], o->urls[i]);
+		r->ntargets++;
+	}
+	for (int i = 0; !ret && i < r->ntargets; i++) {
+		if (pthread_create(&r->t[i].thread, NULL, target_main, &r->t[i]) != 0)
+			ret = log_err(-EAGAIN, "cannot start a remote-write thread");
+		else
+			r->t[i].started = true;
+	}
+	if (ret) {
+		rw_stop(r);
+		return ret;
+	}
+	for (int i = 0; i < r->ntargets; i++)
+		log_info("remote write to %s (%zu series a request at most, %zu relabel rules)",
+			 r->t[i].url, r->max_series, r->nrules);
+	*out = r;
+	return 0;
+}
+
+void rw_kick(struct rw *r)
+{
+	if (!r)
+		return;
+	pthread_mutex_lock(&r->lock);
+	r->kick++;
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+}
+
+void rw_stop(struct rw *r)
+{
+	if (!r)
+		return;
+	pthread_mutex_lock(&r->lock);
+	r->stop = true;
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+	for (int i = 0; i < r->ntargets; i++)
+		if (r->t[i].started)
+			pthread_join(r->t[i].thread, NULL);
+	rw_free(r);
+	curl_fn.global_cleanup();
+}
+
+bool rw_flush(struct rw *r, int64_t timeout_ms)
+{
+	int64_t deadline = time_now_ms() + timeout_ms, want = -1;
+	struct store *st = NULL;
+	bool done = false;
+
+	if (!r)
+		return true;
+	if (store_open(r->db_path, STORE_READONLY | STORE_CHECKED, &st) == 0) {
+		store_max_seq(st, &want);
+		store_close(st);
+	}
+	if (want < 0)
+		return false;
+	pthread_mutex_lock(&r->lock);
+	r->flushing = true;
+	pthread_mutex_unlock(&r->lock);
+	while (!done && time_now_ms() < deadline) {
+		struct timespec pause = {0, 20 * 1000000};
+
+		rw_kick(r);
+		done = true;
+		pthread_mutex_lock(&r->lock);
+		for (int i = 0; i < r->ntargets; i++)
+			done = done && r->t[i].acked_seq >= want;
+		pthread_mutex_unlock(&r->lock);
+		if (!done)
+			nanosleep(&pause, NULL);
+	}
+	return done;
+}
+
+bool rw_get_bound(struct rw *r, int64_t *acked_seq, int64_t *sent_seq)
+{
+	if (!r)
+		return false;
+	*acked_seq = INT64_MAX;
+	*sent_seq = -1;
+	pthread_mutex_lock(&r->lock);
+	for (int i = 0; i < r->ntargets; i++) {
+		if (r->t[i].acked_seq < *acked_seq)
+			*acked_seq = r->t[i].acked_seq;
+		if (r->t[i].sent_seq > *sent_seq)
+			*sent_seq = r->t[i].sent_seq;
+	}
+	pthread_mutex_unlock(&r->lock);
+	return true;
+}
+
+void rw_hold_reads(struct rw *r)
+{
+	if (r)
+		pthread_mutex_lock(&r->reads);
+}
+
+void rw_release_reads(struct rw *r)
+{
+	if (r)
+		pthread_mutex_unlock(&r->reads);
+}

@@ -1,0 +1,83 @@
+/*
+ * rwcursor.c - remote-write cursors (schema 8's rw_cursors) and a node's
+ * hostname, for net/remote_write.c.
+ */
+#include "store/conn.h"
+#include "store/store.h"
+#include "store/writer.h"
+
+#include <errno.h>
+#include <stdio.h>
+
+int store_rw_cursor_get(struct store *st, const char *url, int64_t *acked_seq)
+{
+	sqlite3_stmt *stmt;
+	int rc, ret = -ENOENT;
+
+	if (st->schema_version < 8)
+		return -ENOENT;
+	rc = sqlite3_prepare_v2(st->db, "SELECT acked_seq FROM rw_cursors WHERE url = ?", -1,
+				&stmt, NULL);
+	if (rc != SQLITE_OK)
+		return store__errno(st->db, rc);
+	sqlite3_bind_text(stmt, 1, url, -1, SQLITE_STATIC);
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_ROW) {
+		*acked_seq = sqlite3_column_int64(stmt, 0);
+		ret = 0;
+	} else if (rc != SQLITE_DONE) {
+		ret = store__errno(st->db, rc);
+	}
+	sqlite3_finalize(stmt);
+	return ret;
+}
+
+int store_rw_cursor_set(struct store *st, const char *url, int64_t acked_seq, int64_t now_ms)
+{
+	sqlite3_stmt *stmt;
+	bool own;
+	int rc, ret;
+
+	ret = store__write_begin(st, &own);
+	if (ret)
+		return ret;
+	rc = sqlite3_prepare_v2(st->db,
+				"INSERT INTO rw_cursors (url, acked_seq, updated_ms) VALUES (?, ?, ?)"
+				" ON CONFLICT (url) DO UPDATE SET acked_seq = excluded.acked_seq,"
+				" updated_ms = excluded.updated_ms",
+				-1, &stmt, NULL);
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_text(stmt, 1, url, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(stmt, 2, acked_seq);
+		sqlite3_bind_int64(stmt, 3, now_ms);
+		rc = sqlite3_step(stmt);
+		sqlite3_finalize(stmt);
+	}
+	ret = rc == SQLITE_DONE || rc == SQLITE_OK
+		  ? 0
+		  : store__write_fail(st, rc, "keep a remote-write cursor");
+	return store__write_end(st, own, ret);
+}
+
+int store_node_hostname(struct store *st, int64_t node_id, char *buf, size_t size)
+{
+	sqlite3_stmt *stmt;
+	int rc, ret = -ENOENT;
+
+	rc = sqlite3_prepare_v2(st->db, "SELECT hostname FROM nodes WHERE id = ?", -1, &stmt,
+				NULL);
+	if (rc != SQLITE_OK)
+		return store__errno(st->db, rc);
+	sqlite3_bind_int64(stmt, 1, node_id);
+	rc = sqlite3_step(stmt);
+	if (rc == SQLITE_ROW) {
+		const unsigned char *v = sqlite3_column_text(stmt, 0);
+
+		snprintf(buf, size, "%s", v ? (const char *)v : "");
+		ret = 0;
+	} else if (rc != SQLITE_DONE) {
+		ret = store__errno(st->db, rc);
+	}
+	sqlite3_finalize(stmt);
+	return ret;
+}

@@ -1,0 +1,560 @@
+"""Remote write (docs/remote-write.md) to real receivers on loopback.
+
+* test_prometheus_and_vm: an agent remote-writes to a real Prometheus
+  (/usr/bin/prometheus --web.enable-remote-write-receiver) and a real
+  VictoriaMetrics (/usr/bin/victoria-metrics) while a busy job with a Slurm
+  environment runs; Prometheus is stopped for 10 s meanwhile and started
+  again on the same TSDB.  Every job_samples row of the job comes back from
+  both, at its exact timestamp, with its exact CPU seconds; every host tick
+  too; and the agent's persisted cursor (rw_cursors) reaches its last seq.
+* test_stub_400_503: a Python receiver answers 400 to the first request
+  (the agent logs it and skips that batch: its rows, and only they, never
+  arrive) and 503 to the next three (retried: every later row arrives).
+  The stub decodes snappy and protobuf itself, so the headers, label
+  order, and sample order are checked on the wire.
+* test_head_to_prometheus: agent -> head -> head --remote-write ->
+  Prometheus: the job's CPU equals the agent's store, with a `node` label.
+
+Without a receiver's binary, its test prints "SKIP: ..." and passes.
+"""
+import base64
+import http.server
+import json
+import os
+import pwd
+import re
+import signal
+import socket
+import struct
+import subprocess
+import threading
+import time
+import urllib.parse
+
+from harness import JOBSCOPE, helper, run_tests, check, eq, wait_for
+from test_agent_prometheus import http_get, free_port, slurm_env, stop, tail, sql
+
+PROMETHEUS = "/usr/bin/prometheus"
+VICTORIA = "/usr/bin/victoria-metrics"
+JOB_ID = "4343"
+CPU = "jobscope_job_cpu_seconds_total"
+
+
+class Receiver:
+    """A Prometheus or VictoriaMetrics process on a fixed port and data dir (restartable)."""
+
+    def __init__(self, wd, kind):
+        self.wd, self.kind = wd, kind
+        self.data = wd.join(kind + "-data")
+        self.log = wd.join(kind + ".log")
+        self.proc = None
+        for _attempt in range(3):
+            self.port = free_port()
+            self.url = "http://127.0.0.1:%d" % self.port
+            try:
+                self.start()
+                return
+            except AssertionError:
+                if "address already in use" not in tail(self.log):
+                    raise
+        raise AssertionError("%s could not bind a free port" % kind)
+
+    def write_url(self):
+        return self.url + "/api/v1/write"
+
+    def start(self):
+        errf = open(self.log, "a")
+        if self.kind == "prometheus":
+            config = self.wd.join("prometheus.yml")
+            with open(config, "w") as f:
+                f.write("global:\n  scrape_interval: 15s\n")
+            args = [PROMETHEUS, "--config.file=" + config, "--storage.tsdb.path=" + self.data,
+                    "--web.listen-address=127.0.0.1:%d" % self.port,
+                    "--web.enable-remote-write-receiver", "--log.level=warn"]
+        else:
+            args = [VICTORIA, "-httpListenAddr=127.0.0.1:%d" % self.port,
+                    "-storageDataPath=" + self.data, "-search.latencyOffset=0s",
+                    "-search.disableCache", "-loggerLevel=WARN"]
+        self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=errf, stderr=errf,
+                                     env=slurm_env())
+        errf.close()
+        path = "/-/ready" if self.kind == "prometheus" else "/health"
+        wait_for(lambda: self._ready(path), timeout=30, what="%s ready" % self.kind)
+
+    def _ready(self, path):
+        if self.proc.poll() is not None:
+            raise AssertionError("%s exited with %s:\n%s" % (self.kind, self.proc.returncode,
+                                                             tail(self.log)))
+        try:
+            return http_get(self.url + path, timeout=1)[0] == 200
+        except OSError:
+            return False
+
+    def stop(self):
+        return stop(self.proc, timeout=30)
+
+    def samples(self, selector):
+        """{labels frozenset: [(ts_ms, value)]} of every raw sample of selector."""
+        out = {}
+        if self.kind == "prometheus":
+            q = urllib.parse.urlencode({"query": "%s[1h]" % selector})
+            status, _h, body = http_get(self.url + "/api/v1/query?" + q)
+            reply = json.loads(body)
+            check(status == 200 and reply["status"] == "success", "query: %s" % body)
+            for r in reply["data"]["result"]:
+                out[frozenset(r["metric"].items())] = [
+                    (round(float(t) * 1000), float(v)) for t, v in r["values"]]
+            return out
+        q = urllib.parse.urlencode({"match[]": selector})
+        status, _h, body = http_get(self.url + "/api/v1/export?" + q)
+        check(status == 200, "export: %d %s" % (status, body))
+        for line in body.splitlines():
+            if not line.strip():
+                continue
+            r = json.loads(line)
+            pts = sorted(zip(r["timestamps"], r["values"]))
+            out[frozenset(r["metric"].items())] = [(t, float(v)) for t, v in pts]
+        return out
+
+
+def job_rows(db, job_id):
+    """[(ts_ms, cpu seconds)] of the store's job_samples, as /metrics computes them."""
+    rows = sql(db, "SELECT s.ts_ms, s.user_ms, s.system_ms, s.cg_cpu_ms FROM job_samples s"
+                   " JOIN jobs j ON j.id = s.job_id WHERE j.job_id = ? AND s.user_ms IS NOT NULL"
+                   " AND s.system_ms IS NOT NULL ORDER BY s.ts_ms", job_id)
+    out = []
+    for ts, u, s, cg in rows:
+        v = u + s
+        if cg is not None and cg > v:
+            v = cg
+        out.append((ts, v / 1000.0))
+    return out
+
+
+def host_ts(db):
+    return [r[0] for r in sql(db, "SELECT ts_ms FROM host_samples WHERE ncpus IS NOT NULL"
+                                  " ORDER BY ts_ms")]
+
+
+def start_agent(wd, urls, extra=(), name="agent", interval="500ms"):
+    db = wd.join(name + ".db")
+    log = wd.join(name + ".log")
+    errf = open(log, "a")
+    args = [JOBSCOPE, "agent", "--db", db, "--listen", "none", "--interval", interval,
+            "--exit-after", "300s"]
+    for u in urls:
+        args += ["--remote-write", u]
+    proc = subprocess.Popen(args + list(extra), stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=errf, env=slurm_env())
+    errf.close()
+    return proc, db, log
+
+
+def busy(seconds):
+    return subprocess.Popen([helper("busy"), "--seconds", str(seconds)],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL,
+                            env=slurm_env(SLURM_JOB_ID=JOB_ID, SLURM_CPUS_ON_NODE=1,
+                                          SLURM_MEM_PER_NODE=100))
+
+
+def cursor(db, url):
+    rows = sql(db, "SELECT acked_seq FROM rw_cursors WHERE url = ?", url)
+    return rows[0][0] if rows else None
+
+
+def max_seq(db):
+    tables = ("host_samples", "cpu_samples", "disk_samples", "net_samples", "proc_samples",
+              "job_samples", "events", "marks", "gpu_samples", "gpu_proc_samples", "gaps",
+              "fs_samples")
+    return max(sql(db, "SELECT max(seq) FROM %s" % t)[0][0] or 0 for t in tables)
+
+
+def job_series(rcv, what):
+    series = rcv.samples('%s{job_id="%s"}' % (CPU, JOB_ID))
+    eq(len(series), 1, "%s: series of job %s: %r" % (what, JOB_ID, list(series)))
+    labels, pts = next(iter(series.items()))
+    return dict(labels), pts
+
+
+def test_prometheus_and_vm(wd):
+    have = [k for k, b in (("prometheus", PROMETHEUS), ("victoria", VICTORIA))
+            if os.path.exists(b)]
+    if not have:
+        print("SKIP: neither %s nor %s is installed" % (PROMETHEUS, VICTORIA))
+        return
+    for k, b in (("prometheus", PROMETHEUS), ("victoria", VICTORIA)):
+        if k not in have:
+            print("SKIP: %s is not installed: %s not tested" % (b, k))
+    rcv = {k: Receiver(wd, k) for k in have}
+    agent = job = None
+    try:
+        agent, db, log = start_agent(wd, [r.write_url() for r in rcv.values()])
+        job = busy(9)
+        down = rcv.get("prometheus") or rcv["victoria"]
+        time.sleep(2)
+        t0 = time.monotonic()
+        eq(down.stop(), 0, "%s's exit code" % down.kind)
+        time.sleep(10)
+        down.start()
+        print("%s was down %.1f s" % (down.kind, time.monotonic() - t0))
+        job.wait(timeout=30)
+        time.sleep(1.5)        # the job's last ticks
+        eq(stop(agent), 0, "the agent's exit code")
+        agent = None
+        last = max_seq(db)
+        for r in rcv.values():
+            eq(cursor(db, r.write_url()), last, "%s's persisted cursor" % r.kind)
+        want = job_rows(db, JOB_ID)
+        check(len(want) >= 10, "job rows: %r" % want)
+        user = pwd.getpwuid(os.getuid()).pw_name
+        host = sql(db, "SELECT hostname FROM nodes")[0][0]
+        hosts = host_ts(db)
+        for r in rcv.values():
+            labels, got = wait_for(lambda r=r: (lambda s: s if len(s[1]) >= len(want) else None)(
+                job_series(r, r.kind)), timeout=20, what="%s has every sample" % r.kind)
+            eq(labels, {"__name__": CPU, "job_id": JOB_ID, "scheduler": "slurm", "user": user,
+                        "node": host}, "%s: the job's labels" % r.kind)
+            eq(got, want, "%s: the job's (ts_ms, CPU seconds)" % r.kind)
+            def node_ts(r=r):
+                node = r.samples('jobscope_node_cpus{node="%s"}' % host)
+                eq(len(node), 1, "%s: node series" % r.kind)
+                return [t for t, _v in next(iter(node.values()))]
+            # VictoriaMetrics makes the newest rows searchable within a few seconds
+            deadline = time.monotonic() + 20
+            while node_ts() != hosts and time.monotonic() < deadline:
+                time.sleep(0.5)
+            eq(node_ts(), hosts, "%s: a jobscope_node_cpus sample for every host tick" % r.kind)
+            print("%s: %d job samples and %d host ticks equal the store's" % (
+                r.kind, len(got), len(hosts)))
+        text = tail(log, 200)
+        check(re.search(r"remote write %s: .*retrying from the cursor" % re.escape(
+            down.write_url()), text), "the outage was seen (else this checks nothing):\n" + text)
+        check("remote write %s: sending again" % down.write_url() in text,
+              "the agent logged the return:\n" + text)
+    finally:
+        if job is not None and job.poll() is None:
+            stop(job, signal.SIGKILL)
+        if agent is not None:
+            stop(agent)
+        for r in rcv.values():
+            if r.proc.poll() is None:
+                r.stop()
+
+
+# ---- a stub receiver that decodes what it gets ----
+
+def snappy_block_decode(b):
+    """The snappy block format (the spec's 'format_description.txt')."""
+    n, shift, i = 0, 0, 0
+    while True:
+        c = b[i]
+        i += 1
+        n |= (c & 0x7f) << shift
+        shift += 7
+        if c < 0x80:
+            break
+    out = bytearray()
+    while i < len(b):
+        tag = b[i]
+        i += 1
+        kind = tag & 3
+        if kind == 0:
+            ln = tag >> 2
+            if ln >= 60:
+                k = ln - 59
+                ln = int.from_bytes(b[i:i + k], "little")
+                i += k
+            ln += 1
+            out += b[i:i + ln]
+            i += ln
+            continue
+        if kind == 1:
+            ln = ((tag >> 2) & 7) + 4
+            off = ((tag >> 5) << 8) | b[i]
+            i += 1
+        elif kind == 2:
+            ln = (tag >> 2) + 1
+            off = int.from_bytes(b[i:i + 2], "little")
+            i += 2
+        else:
+            ln = (tag >> 2) + 1
+            off = int.from_bytes(b[i:i + 4], "little")
+            i += 4
+        for _ in range(ln):
+            out.append(out[-off])
+    assert len(out) == n, "snappy: %d bytes, header said %d" % (len(out), n)
+    return bytes(out)
+
+
+def pb_fields(b):
+    """[(field, value)] of one protobuf message (varint, fixed64 and bytes only)."""
+    i, out = 0, []
+    while i < len(b):
+        key, i = varint(b, i)
+        f, wt = key >> 3, key & 7
+        if wt == 0:
+            v, i = varint(b, i)
+        elif wt == 1:
+            v = b[i:i + 8]
+            i += 8
+        elif wt == 2:
+            ln, i = varint(b, i)
+            v = b[i:i + ln]
+            i += ln
+        else:
+            raise AssertionError("wire type %d" % wt)
+        out.append((f, v))
+    return out
+
+
+def varint(b, i):
+    n = shift = 0
+    while True:
+        c = b[i]
+        i += 1
+        n |= (c & 0x7f) << shift
+        shift += 7
+        if c < 0x80:
+            return n, i
+
+
+def decode_write_request(body):
+    """[(labels [(name, value)], [(ts_ms, value)])]; proto3 defaults (0, "") for fields
+    left out, and other fields (Prometheus' metadata, field 3) skipped."""
+    series = []
+    for f, ts in pb_fields(body):
+        if f != 1:
+            continue
+        labels, samples = [], []
+        for g, v in pb_fields(ts):
+            d = dict(pb_fields(v))
+            if g == 1:
+                labels.append((d.get(1, b"").decode(), d.get(2, b"").decode()))
+            elif g == 2:
+                t = d.get(2, 0)
+                t = t - (1 << 64) if t >= 1 << 63 else t
+                samples.append((t, struct.unpack("<d", d.get(1, bytes(8)))[0]))
+        series.append((labels, samples))
+    return series
+
+
+class Stub(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    answers = []           # status codes to give, in order; then 204
+    got = []               # (status, decoded) of every request
+    headers_seen = []
+
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        status = Stub.answers.pop(0) if Stub.answers else 204
+        Stub.headers_seen.append(dict(self.headers))
+        Stub.got.append((status, decode_write_request(snappy_block_decode(body))))
+        text = b"out of order sample" if status == 400 else b""
+        self.send_response(status)
+        self.send_header("Content-Length", str(len(text)))
+        self.end_headers()
+        self.wfile.write(text)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_stub_400_503(wd):
+    Stub.answers, Stub.got, Stub.headers_seen = [400, 503, 503, 503], [], []
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Stub)
+    th = threading.Thread(target=srv.serve_forever, daemon=True)
+    th.start()
+    url = "http://127.0.0.1:%d/api/v1/write" % srv.server_address[1]
+    agent = job = None
+    try:
+        job = busy(4)
+        token = wd.join("rw.token")
+        with open(token, "w") as f:
+            f.write("s3cret-token\n")
+        agent, db, log = start_agent(wd, [url], extra=[
+            "--rw-bearer-token-file", token,
+            "--rw-relabel", "label:cluster=alpha", "--rw-relabel", "drop~:jobscope_node_.*",
+            "--rw-batch", "1s"])
+        job.wait(timeout=30)
+        wait_for(lambda: len(Stub.got) >= 8, timeout=30, what="8 requests")
+        eq(stop(agent), 0, "the agent's exit code")
+        agent = None
+        text = tail(log, 200)
+        m = re.search(r"remote write %s: HTTP 400 for rows (\d+)\.\.(\d+) \((\d+) samples\): "
+                      r"'out of order sample': those samples are skipped" % re.escape(url), text)
+        check(m, "the 400 is logged with the rows it skipped:\n" + text)
+        skipped_to = int(m.group(2))
+        check("HTTP 503" in text, "the 503s are logged:\n" + text)
+        eq([s for s, _b in Stub.got[:4]], [400, 503, 503, 503], "the first answers")
+        # the three 503'd requests are the same request, sent again
+        eq(Stub.got[1][1], Stub.got[2][1], "a 503'd request is sent again as it was")
+        h = Stub.headers_seen[0]
+        for k, v in (("Content-Encoding", "snappy"), ("Content-Type", "application/x-protobuf"),
+                     ("X-Prometheus-Remote-Write-Version", "0.1.0")):
+            eq(h.get(k), v, "header %s" % k)
+        check(h.get("User-Agent", "").startswith("jobscope/"), "User-Agent: %r" % h)
+        eq(h.get("Authorization"), "Bearer s3cret-token", "the bearer token")
+        accepted = {}
+        for status, series in Stub.got:
+            for labels, samples in series:
+                names = [n for n, _v in labels]
+                eq(names, sorted(names), "labels sorted by name")
+                check(all(v for _n, v in labels), "no empty label value: %r" % labels)
+                d = dict(labels)
+                check(not d["__name__"].startswith("jobscope_node_"), "node series dropped")
+                eq(d.get("cluster"), "alpha", "the constant label")
+                ts = [t for t, _v in samples]
+                eq(ts, sorted(ts), "samples in timestamp order")
+                if status == 204 and d["__name__"] == CPU and d.get("job_id") == JOB_ID:
+                    accepted.update(samples)
+        # every row after the skipped batch arrived; none of the skipped batch did
+        rows = sql(db, "SELECT s.seq, s.ts_ms FROM job_samples s JOIN jobs j"
+                       " ON j.id = s.job_id WHERE j.job_id = ? AND s.user_ms IS NOT NULL"
+                       " ORDER BY s.seq", JOB_ID)
+        want = dict(job_rows(db, JOB_ID))
+        check(any(seq <= skipped_to for seq, _ts in rows),
+              "the skipped batch held rows of the job (else this checks nothing): %r" % rows)
+        after = [ts for seq, ts in rows if seq > skipped_to]
+        check(after, "rows after the skipped batch")
+        for ts in after:
+            eq(accepted.get(ts), want[ts], "CPU at %d after the 400" % ts)
+        for seq, ts in rows:
+            if seq <= skipped_to:
+                check(ts not in accepted, "row seq %d was in the skipped batch" % seq)
+        eq(cursor(db, url), max_seq(db), "the persisted cursor")
+        print("400 skipped rows ..%d; 503 x3 retried; %d later job samples all arrived" % (
+            skipped_to, len(after)))
+    finally:
+        if job is not None and job.poll() is None:
+            stop(job, signal.SIGKILL)
+        if agent is not None:
+            stop(agent)
+        srv.shutdown()
+
+
+def test_stub_basic_auth(wd):
+    """--rw-basic-auth-file: HTTP basic auth on every request; bad auth options refused."""
+    Stub.answers, Stub.got, Stub.headers_seen = [], [], []
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Stub)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    url = "http://127.0.0.1:%d/api/v1/write" % srv.server_address[1]
+    cred = wd.join("basic")
+    with open(cred, "w") as f:
+        f.write("alice:pa ss:word\n")
+    agent = None
+    try:
+        agent, _db, _log = start_agent(wd, [url], extra=["--rw-basic-auth-file", cred,
+                                                         "--rw-batch", "0"])
+        wait_for(lambda: len(Stub.got) >= 2, timeout=20, what="2 requests")
+        eq(stop(agent), 0, "the agent's exit code")
+        agent = None
+        eq(Stub.headers_seen[0].get("Authorization"),
+           "Basic " + base64.b64encode(b"alice:pa ss:word").decode(), "basic auth")
+        # usage errors: exit 2 and a reason, before anything runs
+        for extra, why in ((["--rw-relabel", "label:__bad=1"], "bad --rw-relabel"),
+                           (["--rw-relabel", "drop~:((("], "not a valid POSIX"),
+                           (["--rw-max-series", "0"], "bad --rw-max-series"),
+                           (["--rw-batch", "soon"], "bad --rw-batch")):
+            p = subprocess.run([JOBSCOPE, "agent", "--db", wd.join("x.db"), "--listen", "none",
+                                "--remote-write", url] + extra, capture_output=True, text=True,
+                               timeout=20)
+            eq(p.returncode, 2, "exit code of %r" % extra)
+            check(why in p.stderr, "%r: %s" % (extra, p.stderr))
+        p = subprocess.run([JOBSCOPE, "agent", "--db", wd.join("y.db"), "--listen", "none",
+                            "--remote-write", "ftp://x"], capture_output=True, text=True,
+                           timeout=20)
+        eq(p.returncode, 2, "an ftp:// target is a usage error")
+    finally:
+        if agent is not None:
+            stop(agent)
+        srv.shutdown()
+
+
+def test_restart_resumes(wd):
+    """A restarted agent resumes after its persisted cursor: nothing sent twice, no hole."""
+    Stub.answers, Stub.got, Stub.headers_seen = [], [], []
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Stub)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    url = "http://127.0.0.1:%d/api/v1/write" % srv.server_address[1]
+    agent = None
+    try:
+        # 3 series a request: a batch is several requests, each answered before the cursor moves
+        opts = ["--rw-batch", "0", "--rw-max-series", "3"]
+        agent, db, _log = start_agent(wd, [url], extra=opts)
+        wait_for(lambda: len(Stub.got) >= 3, timeout=20, what="3 requests")
+        time.sleep(2.5)         # a few ticks, each its own batch
+        eq(stop(agent), 0, "the agent's exit code")
+        agent = None
+        first = len(Stub.got)
+        last = max_seq(db)
+        eq(cursor(db, url), last, "the cursor after a clean stop")
+        ts1 = host_ts(db)
+        agent, db, _log = start_agent(wd, [url], extra=opts)
+        wait_for(lambda: len(Stub.got) >= first + 3, timeout=20, what="3 more requests")
+        time.sleep(2.5)
+        eq(stop(agent), 0, "the agent's exit code")
+        agent = None
+        sent = {}
+        for i, (_status, series) in enumerate(Stub.got):
+            check(len(series) <= 3, "request %d: %d series" % (i, len(series)))
+            for labels, samples in series:
+                if dict(labels)["__name__"] == "jobscope_node_cpus":
+                    for t, _v in samples:
+                        check(t not in sent, "host tick %d sent twice (requests %d and %d)"
+                              % (t, sent.get(t, -1), i))
+                        sent[t] = i
+        eq(sorted(sent), host_ts(db), "every host tick of both runs, once")
+        check(all(sent[t] < first for t in ts1) and
+              all(sent[t] >= first for t in sent if t not in ts1),
+              "the second run sent only its own rows")
+        print("restart: %d host ticks, each once; the second run started after seq %d"
+              % (len(sent), last))
+    finally:
+        if agent is not None:
+            stop(agent)
+        srv.shutdown()
+
+
+def test_head_to_prometheus(wd):
+    if not os.path.exists(PROMETHEUS):
+        print("SKIP: %s is not installed (Debian package 'prometheus')" % PROMETHEUS)
+        return
+    prom = Receiver(wd, "prometheus")
+    head = agent = job = None
+    try:
+        hlog = wd.join("head.log")
+        herr = open(hlog, "a")
+        head = subprocess.Popen([JOBSCOPE, "head", "--db", wd.join("head.db"), "--listen",
+                                 "127.0.0.1:0", "--remote-write", prom.write_url()],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=herr)
+        herr.close()
+        port = wait_for(lambda: (re.findall(r"head: listening on [0-9.]+:(\d+)",
+                                            tail(hlog, 100)) or [None])[-1],
+                        timeout=15, what="the head's listening line")
+        job = busy(4)
+        agent, db, _log = start_agent(wd, [], extra=["--head", "http://127.0.0.1:%s" % port])
+        job.wait(timeout=30)
+        time.sleep(1.5)
+        eq(stop(agent), 0, "the agent's exit code")
+        agent = None
+        want = job_rows(db, JOB_ID)
+        host = sql(db, "SELECT hostname FROM nodes")[0][0]
+        labels, got = wait_for(lambda: (lambda s: s if len(s[1]) >= len(want) else None)(
+            job_series(prom, "prometheus")), timeout=20, what="Prometheus has every sample")
+        eq(labels.get("node"), host, "the node label")
+        eq(got, want, "the job's (ts_ms, CPU seconds) through the head")
+        eq(stop(head), 0, "the head's exit code")
+        head = None
+        print("head -> prometheus: %d job samples equal the agent's store" % len(got))
+    finally:
+        if job is not None and job.poll() is None:
+            stop(job, signal.SIGKILL)
+        for p in (agent, head):
+            if p is not None:
+                stop(p)
+        prom.stop()
+
+
+if __name__ == "__main__":
+    run_tests(globals())
