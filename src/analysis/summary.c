@@ -728,6 +728,22 @@ int summary_add_gpu(struct summary *s, const struct device_record *dev, int64_t 
 	return 0;
 }
 
+int summary_add_gpu_alone(struct summary *s, const struct device_record *dev)
+{
+	struct gpu_summary *g = gpu_lookup(s, dev);
+	const struct gpu_proc whole = {0};
+
+	if (!g)
+		return -ENOMEM;
+	s->gpu_procs_known = true;
+	g->used = true;
+	gpu_share_total_add(&g->all_part, &whole);
+	gpu_share_total_add(&g->job_part, &whole);
+	if (!g->job_proc_start_ms)
+		g->job_proc_start_ms = s->job.start_ms;
+	return 0;
+}
+
 int summary_add_gpu_proc(struct summary *s, const struct device_record *dev,
 			 const struct proc_info *p, int64_t ts_ms, const struct gpu_proc *x)
 {

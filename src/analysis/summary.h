@@ -209,6 +209,13 @@ int summary_add_gpu(struct summary *s, const struct device_record *dev, int64_t 
 int summary_add_gpu_proc(struct summary *s, const struct device_record *dev,
 			 const struct proc_info *p, int64_t ts_ms, const struct gpu_proc *g);
 /*
+ * After summary_add_gpu: the device was the job's alone at that reading,
+ * as an exporter that maps whole devices to a job or pod says
+ * (net/promsrc.h), without process lists: the job used it, and the
+ * interval's energy is the job's.
+ */
+int summary_add_gpu_alone(struct summary *s, const struct device_record *dev);
+/*
  * For a summary restored from a checkpoint (analysis/reportckpt.h):
  * summary_index_procs rebuilds the process index over procs[0..nprocs);
  * summary_refresh_proc sets what a process's samples take from its procs

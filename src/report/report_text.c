@@ -30,6 +30,9 @@ static void header(const struct summary *s, struct strbuf *out)
 
 	if (strcmp(j->scheduler, "run") == 0 || !j->scheduler[0])
 		strbuf_addf(out, "jobscope run %lld", (long long)j->id);
+	else if (j->id <= 0) /* not from a store: from Prometheus (net/promsrc.h) */
+		strbuf_addf(out, "jobscope job %s:%s (%s)", j->scheduler, j->job_id,
+			    j->user[0] ? j->user : "user unknown");
 	else
 		strbuf_addf(out, "jobscope job %s:%s (%s, stored as %lld)", j->scheduler, j->job_id,
 			    j->user, (long long)j->id);
