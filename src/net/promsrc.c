@@ -106,6 +106,8 @@ static int fetch(struct ctx *c, const struct grid *g, const char *promql, struct
 		log_err(0, "cannot read Prometheus' answer to `%s`: %s", promql, err);
 		ret = ret == -ENOMEM ? ret : -EPROTO;
 	}
+	if (ret)
+		prom_matrix_release(m); /* what a failed parse had built: callers hold nothing */
 out_release:
 	strbuf_release(&url);
 	return ret;
@@ -564,7 +566,7 @@ static int parse_key(const struct promsrc_query *q, struct key *k)
 	const char *s = q->key, *colon, *slash;
 
 	memset(k, 0, sizeof(*k));
-	if (!s || !*s || strlen(s) > 500)
+	if (!s || !*s || strlen(s) > 250)
 		return log_err(-EINVAL, "an empty or overlong key");
 	for (const char *p = s; *p; p++)
 		if ((unsigned char)*p < 0x20 || *p == 0x7f)
@@ -1159,6 +1161,19 @@ static int gather(struct ctx *c, const struct key *k, struct gathered *w, int64_
 		ret = -ENOENT;
 		goto out_release;
 	}
+	/*
+	 * The probe's first point is the last sample at or before the grid's
+	 * first instant after the job began: up to a step late.  The step
+	 * before it, a second apart, finds the first sample itself.
+	 */
+	if (step > 1000 && first - step >= q->since_ms) {
+		struct grid fine;
+		int64_t f2, l2;
+
+		if (grid_of(first - step, first, 1000, &fine) == 0 &&
+		    probe(c, &fine, gsel.buf, &f2, &l2, NULL, 0) > 0 && f2 < first)
+			first = f2;
+	}
 	if (first < q->since_ms)
 		first = q->since_ms;
 	if (last > q->until_ms)
@@ -1387,11 +1402,8 @@ int promsrc_report(const struct promsrc_query *q, const struct promsrc_transport
 			: q->kind == PROMSRC_POD
 			    ? "cAdvisor's, kubelet and standalone labels, and dcgm-exporter's"
 			    : "jobscope's, node_exporter's and dcgm-exporter's");
-	if (ret == -E2BIG || ret == -EINVAL) {
-		log_err(0, "the window is more than Prometheus' %d points at that --step",
-			PROMSRC_MAX_POINTS);
+	if (ret == -E2BIG) /* said by gather */
 		ret = -EINVAL;
-	}
 	if (ret)
 		goto out_release;
 	job_of(&c, &k, w, host, res_cpus, res_mem, res_gpus, job);

@@ -277,6 +277,7 @@ def test_pod_dcgm_cadvisor_node_exporter(wd):
         r, err = report(prom, "--pod", "ml/trainer-0")
         check("job cAdvisor; GPUs dcgm-exporter (1); node node_exporter" in err,
               "sources named: %s" % err)
+        eq(r["run"]["start_ms"], t0, "start: the first sample itself")
         eq(r["run"]["duration_s"], DURATION_S - DURATION_S % STEP_S, "duration")
         c = r["cpu"]
         close(c["cores_avg"], 2.0, 1e-9, "cores_avg (1.5 + 0.5)")
