@@ -340,6 +340,7 @@ struct gathered {
 	struct grid g;
 	double *job[JC__COUNT];
 	bool has_job;
+	int job_nseries; /* the job's CPU series: its containers for cAdvisor */
 	double *host[HC__COUNT];
 	int host_ncpus;
 	bool has_host;
@@ -810,7 +811,8 @@ static int cadvisor_limits(struct ctx *c, struct gathered *w, const char *sel, d
 	strbuf_addf(&q, "container_spec_memory_limit_bytes{%s}", sel);
 	ret = fetch(c, &w->g, q.buf, &m);
 	if (!ret) {
-		double sum = m.n ? 0 : NAN;
+		/* cAdvisor writes 0 for no limit */
+		double sum = m.n && (int)m.n >= w->job_nseries ? 0 : NAN;
 
 		for (size_t k = 0; k < m.n; k++) {
 			dense(&w->g, &m.series[k], v);
@@ -829,7 +831,8 @@ static int cadvisor_limits(struct ctx *c, struct gathered *w, const char *sel, d
 	if (!ret)
 		ret = fetch(c, &w->g, q.buf, &m);
 	if (!ret) {
-		double sum = m.n ? 0 : NAN;
+		/* no quota: no series for that container (cAdvisor leaves it out) */
+		double sum = m.n && (int)m.n >= w->job_nseries ? 0 : NAN;
 
 		for (size_t k = 0; k < m.n; k++) {
 			dense(&w->g, &m.series[k], v);
@@ -849,6 +852,8 @@ static int job_cols(struct ctx *c, struct gathered *w, const struct job_names *n
 		    const char *sel)
 {
 	int ret = job_col(c, w, nm->cpu, sel, COL_COUNTER, nm->cpu_scale, JC_CPU);
+
+	w->job_nseries = ret > 0 ? ret : 0;
 
 	if (ret >= 0)
 		ret = job_col(c, w, nm->rss, sel, COL_GAUGE, 1.0, JC_RSS);
@@ -1037,7 +1042,15 @@ struct attempt {
 	const char *main;  /* its main series' name */
 };
 
-static int gather(struct ctx *c, const struct key *k, struct gathered *w, int64_t step,
+/* A step that fits span in a third of Prometheus' points: at least want, whole seconds. */
+static int64_t step_for(int64_t span_ms, int64_t want_ms)
+{
+	if (span_ms / want_ms <= PROMSRC_MAX_POINTS / 3)
+		return want_ms;
+	return (span_ms / (PROMSRC_MAX_POINTS / 3) / 1000 + 1) * 1000;
+}
+
+static int gather(struct ctx *c, const struct key *k, struct gathered *w,
 		  double *res_cpus, double *res_mem, double *res_gpus, char *host, size_t hsize)
 {
 	const struct promsrc_query *q = c->q;
@@ -1045,6 +1058,7 @@ static int gather(struct ctx *c, const struct key *k, struct gathered *w, int64_
 	struct grid probe_g;
 	int64_t first = 0, last = 0;
 	const char *found = NULL;
+	int64_t step = q->step_ms > 0 ? q->step_ms : PROMSRC_DEFAULT_STEP_MS, pstep;
 	int ret = 0, n = 0;
 
 	*res_cpus = *res_mem = *res_gpus = NAN;
@@ -1053,11 +1067,19 @@ static int gather(struct ctx *c, const struct key *k, struct gathered *w, int64_
 	strbuf_init(&hsel, 0);
 	strbuf_init(&gsel, 0);
 	strbuf_init(&galt, 0);
-	ret = grid_of(q->since_ms, q->until_ms, step, &probe_g);
-	if (ret) {
-		log_err(0, "a window of %" PRId64 " s at a step of %" PRId64
-			   " ms is more than Prometheus' %d points: a longer --step",
-			(q->until_ms - q->since_ms) / 1000, step, PROMSRC_MAX_POINTS);
+	/*
+	 * The search for the job's span: as coarse as the window needs, but
+	 * no coarser than Prometheus' 5-minute lookback, so that no sample
+	 * falls between two points unseen.
+	 */
+	pstep = step;
+	if ((q->until_ms - q->since_ms) / pstep >= PROMSRC_MAX_POINTS)
+		pstep = ((q->until_ms - q->since_ms) / (PROMSRC_MAX_POINTS - 1) / 1000 + 1) * 1000;
+	if (pstep > PROMSRC_LOOKBACK_MS || grid_of(q->since_ms, q->until_ms, pstep, &probe_g)) {
+		log_err(0, "a window of %" PRId64 " days is too long to search: at most %d",
+			(q->until_ms - q->since_ms) / 86400000,
+			(int)(PROMSRC_LOOKBACK_MS / 1000 * (PROMSRC_MAX_POINTS - 1) / 86400));
+		ret = -E2BIG;
 		goto out_release;
 	}
 	/* 1. the job's main series: which source, and the span of its samples */
@@ -1166,11 +1188,11 @@ static int gather(struct ctx *c, const struct key *k, struct gathered *w, int64_
 	 * first instant after the job began: up to a step late.  The step
 	 * before it, a second apart, finds the first sample itself.
 	 */
-	if (step > 1000 && first - step >= q->since_ms) {
+	if (pstep > 1000 && first - pstep >= q->since_ms) {
 		struct grid fine;
 		int64_t f2, l2;
 
-		if (grid_of(first - step, first, 1000, &fine) == 0 &&
+		if (grid_of(first - pstep, first, 1000, &fine) == 0 &&
 		    probe(c, &fine, gsel.buf, &f2, &l2, NULL, 0) > 0 && f2 < first)
 			first = f2;
 	}
@@ -1182,9 +1204,16 @@ static int gather(struct ctx *c, const struct key *k, struct gathered *w, int64_
 		ret = -ENOENT;
 		goto out_release;
 	}
+	/* the report's own step: --step, else 15 s widened to fit the job */
+	if (q->step_ms <= 0)
+		step = step_for(last - first, step);
 	ret = grid_of(first, last, step, &w->g);
-	if (ret)
+	if (ret) {
+		log_err(0, "the job's %" PRId64 " s at a step of %" PRId64
+			   " s are more than Prometheus' %d points: a longer --step",
+			(last - first) / 1000, step / 1000, PROMSRC_MAX_POINTS);
 		goto out_release;
+	}
 	for (int i = 0; i < JC__COUNT && !ret; i++)
 		ret = (w->job[i] = nan_column(w->g.n)) ? 0 : -ENOMEM;
 	for (int i = 0; i < HC__COUNT && !ret; i++)
@@ -1366,7 +1395,6 @@ int promsrc_report(const struct promsrc_query *q, const struct promsrc_transport
 {
 	struct ctx c = {q, t, {0}, ""};
 	struct gathered *w = calloc(1, sizeof(*w));
-	int64_t step = q->step_ms > 0 ? q->step_ms : PROMSRC_DEFAULT_STEP_MS;
 	double res_cpus, res_mem, res_gpus;
 	char host[256];
 	struct key k;
@@ -1386,11 +1414,8 @@ int promsrc_report(const struct promsrc_query *q, const struct promsrc_transport
 		ret = -EINVAL;
 		goto out_free;
 	}
-	/* no step given: 15 s, or wider so the window fits a third of Prometheus' points */
-	if (q->step_ms <= 0 && (q->until_ms - q->since_ms) / step > PROMSRC_MAX_POINTS / 3)
-		step = ((q->until_ms - q->since_ms) / (PROMSRC_MAX_POINTS / 3) / 1000 + 1) * 1000;
 	strbuf_init(&c.answer, PROMSRC_ANSWER_MAX);
-	ret = gather(&c, &k, w, step, &res_cpus, &res_mem, &res_gpus, host, sizeof(host));
+	ret = gather(&c, &k, w, &res_cpus, &res_mem, &res_gpus, host, sizeof(host));
 	if (ret == -ENOENT)
 		log_err(0, "Prometheus at %s has no series of %s '%s' between --since and --until "
 			   "(tried %s)",

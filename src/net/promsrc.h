@@ -32,6 +32,8 @@
 #define PROMSRC_MAX_LABELS   64
 #define PROMSRC_ANSWER_MAX   ((size_t)256 << 20)
 #define PROMSRC_DEFAULT_STEP_MS 15000
+/* Prometheus' default lookback: a point takes the last sample this old at most. */
+#define PROMSRC_LOOKBACK_MS	(300 * 1000)
 
 struct prom_label {
 	char *name, *value;
@@ -78,7 +80,7 @@ struct promsrc_query {
 	enum promsrc_key kind;
 	const char *key;	 /* scheduler:id or id; NS/NAME; a node's name */
 	int64_t since_ms, until_ms;
-	int64_t step_ms;	 /* 0: PROMSRC_DEFAULT_STEP_MS, widened to fit the window */
+	int64_t step_ms;	 /* 0: PROMSRC_DEFAULT_STEP_MS, widened to fit the job's span */
 };
 
 int promsrc_report(const struct promsrc_query *q, const struct promsrc_transport *t,

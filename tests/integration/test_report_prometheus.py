@@ -216,9 +216,9 @@ def dcgm(t0, extra, uuid="GPU-0a1b2c3d", gpu="0"):
             one("DCGM_FI_DEV_GPU_TEMP", lambda s: 61)]
 
 
-def report(prom, *args, fmt="json"):
-    p = subprocess.run([JOBSCOPE, "report", "--prometheus", prom.url, "--since", "1h",
-                        "--step", "%ds" % STEP_S, "--format", fmt] + list(args),
+def report(prom, *args, fmt="json", since="1h", step="%ds" % STEP_S):
+    p = subprocess.run([JOBSCOPE, "report", "--prometheus", prom.url, "--since", since]
+                       + (["--step", step] if step else []) + ["--format", fmt] + list(args),
                        capture_output=True, text=True, timeout=120)
     eq(p.returncode, 0, "report exit (stderr: %s)" % p.stderr)
     return (json.loads(p.stdout) if fmt == "json" else p.stdout), p.stderr
@@ -269,6 +269,14 @@ def test_pod_dcgm_cadvisor_node_exporter(wd):
         s.append(series({"__name__": "container_cpu_usage_seconds_total", "namespace": "ml",
                          "pod": "other", "container": "main", "instance": "10.0.0.7:10250"},
                         t0, lambda t: 3 * t))
+        # a pod whose container has no CPU quota (cAdvisor writes no series) and
+        # no memory limit (0): nothing reserved to judge against
+        free = {"namespace": "ml", "pod": "free", "container": "c", "instance": "10.0.0.7:10250"}
+        s.append(series(dict(free, __name__="container_cpu_usage_seconds_total"), t0,
+                        lambda t: 0.25 * t))
+        s.append(series(dict(free, __name__="container_memory_rss"), t0, lambda t: 64 * MiB))
+        s.append(series(dict(free, __name__="container_spec_memory_limit_bytes"), t0,
+                        lambda t: 0))
         s += dcgm(t0, {"pod": "trainer-0", "namespace": "ml", "container": "main"})
         s += dcgm(t0, {"pod": "other", "namespace": "ml"}, uuid="GPU-ffff", gpu="1")
         s += node_exporter(t0, "10.0.0.7:9100")
@@ -295,6 +303,10 @@ def test_pod_dcgm_cadvisor_node_exporter(wd):
         eq(g["mem_total_bytes"], 40960 * MiB, "FB_USED + FB_FREE")
         close(g["device_energy_j"], 250.5 * last, 1e-9, "energy (mJ counter)")
         eq(g["temp_max_c"], 61, "temperature")
+        res = r["reservation"]
+        eq(res["cpus"], 3.0, "quota/period: 2 + 1")
+        eq(res["memory_bytes"] if "memory_bytes" in res else res.get("mem_bytes"),
+           8 * GiB + 512 * MiB, "memory limits summed")
         print("period %s s (confidence %s)" % (r["analysis"]["period_s"],
                                                r["analysis"].get("period_confidence")))
         check_shape(r, "pod")
@@ -302,6 +314,21 @@ def test_pod_dcgm_cadvisor_node_exporter(wd):
         close(trend["slope_bytes_per_s"], MiB, 1e-6, "memory slope (1 MiB/s)")
         eq(trend["growing"], True, "memory growing")
         eq(trend["limit_bytes"], 8 * GiB + 512 * MiB, "the pod's memory limits")
+
+        # without --step: 15 s; a month's window is searched coarsely, then the
+        # first sample found to the second
+        r, err = report(prom, "--pod", "ml/trainer-0", since="30d", step=None)
+        check("40 points, 15 s apart" in err, "default step: %s" % err)
+        eq(r["run"]["start_ms"], t0, "start found in a 30-day window")
+        eq(r["run"]["duration_s"], 585, "39 steps of 15 s")
+        close(r["cpu"]["cores_avg"], 2.0, 1e-9, "cores_avg at 15 s")
+
+        r, _ = report(prom, "--pod", "ml/free")
+        close(r["cpu"]["cores_avg"], 0.25, 1e-9, "cores of the pod without limits")
+        eq(r["cpu"]["efficiency_pct"], None, "no quota: no efficiency (null, not 0)")
+        eq(r["reservation"], None, "nothing reserved")
+        eq(r["gpus"], [], "no GPU")
+        eq(r["host"]["cpu_util_avg_pct"], 75.0, "its node's CPUs (node_exporter)")
 
         # the same report in the other formats, and a plot
         text, _ = report(prom, "--pod", "ml/trainer-0", fmt="text")
