@@ -23,7 +23,7 @@
 #define TS_MAX_S ((double)JOB_REPORT_MAX_MS / 1000.0)
 
 static int fail(char *err, size_t size, int ret, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 
 static int fail(char *err, size_t size, int ret, const char *fmt, ...)
 {
@@ -104,7 +104,8 @@ static int parse_labels(const cJSON *metric, struct prom_series *s, char *err, s
 		d->value = label_dup(l->valuestring);
 		s->nlabels++;
 		if (!d->name || !d->value)
-			return fail(err, errsize, -EPROTO, "a label longer than %d bytes", LABEL_MAX);
+			return fail(err, errsize, -EPROTO, "a label longer than %d bytes",
+				    LABEL_MAX);
 	}
 	return 0;
 }
@@ -223,8 +224,8 @@ int prom_matrix_parse(const char *body, size_t len, struct prom_matrix *m, char 
 	{
 		struct prom_series *s = &m->series[m->n++];
 
-		ret = parse_labels(cJSON_GetObjectItemCaseSensitive(item, "metric"), s, err,
-				   errsize);
+		ret =
+		    parse_labels(cJSON_GetObjectItemCaseSensitive(item, "metric"), s, err, errsize);
 		if (!ret)
 			ret = parse_values(cJSON_GetObjectItemCaseSensitive(item, "values"), s, err,
 					   errsize);
@@ -267,12 +268,14 @@ static int curl_get(void *ctx, const char *url, struct strbuf *answer, long *sta
 		curl_fn.easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
 	curl_fn.easy_cleanup(c);
 	if (rc == CURLE_WRITE_ERROR && strbuf_error(answer) == -E2BIG)
-		return log_err(-E2BIG, "Prometheus' answer is larger than %zu MiB: a shorter window "
-				       "or a longer --step",
+		return log_err(-E2BIG,
+			       "Prometheus' answer is larger than %zu MiB: a shorter window "
+			       "or a longer --step",
 			       answer->max_len >> 20);
 	if (rc != CURLE_OK)
 		return log_err(0, "cannot reach Prometheus at %s: %s", url,
-			       curl_fn.easy_strerror(rc)), -EIO;
+			       curl_fn.easy_strerror(rc)),
+		       -EIO;
 	return 0;
 }
 

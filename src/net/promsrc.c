@@ -240,9 +240,9 @@ static void promql_regex_literal(struct strbuf *b, const char *s)
 struct gpu_names {
 	const char *exporter;
 	const char *util, *mem_used, *mem_total, *power, *energy, *temp;
-	double mem_scale;		       /* to bytes */
-	double power_scale;		       /* to mW */
-	double energy_scale;		       /* to mJ */
+	double mem_scale;		      /* to bytes */
+	double power_scale;		      /* to mW */
+	double energy_scale;		      /* to mJ */
 	const char *uuid_label, *uuid_label2; /* the device's identity */
 	const char *index_label, *name_label;
 };
@@ -321,19 +321,10 @@ enum host_col {
 	HC__COUNT
 };
 
-static const char *const cpu_modes[] = {"user", "nice",	   "system",  "idle",
-					"iowait", "irq", "softirq", "steal"};
+static const char *const cpu_modes[] = {"user",	  "nice", "system",  "idle",
+					"iowait", "irq",  "softirq", "steal"};
 
-enum job_col {
-	JC_CPU,
-	JC_RSS,
-	JC_SWAP,
-	JC_READ,
-	JC_WRITE,
-	JC_CG_MEM,
-	JC_PROCS,
-	JC__COUNT
-};
+enum job_col { JC_CPU, JC_RSS, JC_SWAP, JC_READ, JC_WRITE, JC_CG_MEM, JC_PROCS, JC__COUNT };
 
 /* What one report gathered. */
 struct gathered {
@@ -371,7 +362,7 @@ static double *nan_column(size_t n)
 
 /* The device a series is about: found by its UUID (else its index), or a new one. */
 static struct prom_gpu *gpu_of(struct gathered *w, const struct gpu_names *nm,
-			      const struct prom_series *s)
+			       const struct prom_series *s)
 {
 	const char *uuid = prom_series_label(s, nm->uuid_label);
 	const char *index = nm->index_label ? prom_series_label(s, nm->index_label) : NULL;
@@ -446,11 +437,11 @@ static int gpu_metric(struct ctx *c, struct gathered *w, const struct gpu_names 
  * not NULL, is a second matcher list or'ed in (dcgm-exporter's Hostname
  * became hostname).  Returns the number of devices found.
  */
-static int gpus_from(struct ctx *c, struct gathered *w, const struct gpu_names *nm,
-		     const char *sel, const char *alt)
+static int gpus_from(struct ctx *c, struct gathered *w, const struct gpu_names *nm, const char *sel,
+		     const char *alt)
 {
-	static const enum gpu_col cols[] = {GC_UTIL, GC_MEM, GC_MEM_TOTAL, GC_POWER, GC_ENERGY,
-					    GC_TEMP};
+	static const enum gpu_col cols[] = {GC_UTIL,  GC_MEM,	 GC_MEM_TOTAL,
+					    GC_POWER, GC_ENERGY, GC_TEMP};
 	struct strbuf q;
 	int ret = 0;
 
@@ -458,16 +449,15 @@ static int gpus_from(struct ctx *c, struct gathered *w, const struct gpu_names *
 	for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]) && ret >= 0; i++) {
 		const char *names[] = {nm->util,  nm->mem_used, nm->mem_total,
 				       nm->power, nm->energy,	nm->temp};
-		const double scales[] = {1.0,		  nm->mem_scale, nm->mem_scale,
-					 nm->power_scale, nm->energy_scale, 1.0};
+		const double scales[] = {
+		    1.0, nm->mem_scale, nm->mem_scale, nm->power_scale, nm->energy_scale, 1.0};
 		const char *name = names[i];
 
 		strbuf_reset(&q);
 		if (!name && cols[i] == GC_MEM_TOTAL && nm == &gpu_dcgm) {
 			strbuf_addf(&q, "DCGM_FI_DEV_FB_USED%s + DCGM_FI_DEV_FB_FREE%s", sel, sel);
 			if (alt)
-				strbuf_addf(&q,
-					    " or DCGM_FI_DEV_FB_USED%s + DCGM_FI_DEV_FB_FREE%s",
+				strbuf_addf(&q, " or DCGM_FI_DEV_FB_USED%s + DCGM_FI_DEV_FB_FREE%s",
 					    alt, alt);
 		} else if (!name) {
 			continue;
@@ -515,15 +505,17 @@ static int host_from(struct ctx *c, struct gathered *w, bool jobscope, const cha
 	}
 	if (ret >= 0 && found) {
 		strbuf_reset(&q);
-		strbuf_addf(&q, "%s{%s}", jobscope ? "jobscope_node_memory_total_bytes"
-						   : "node_memory_MemTotal_bytes",
+		strbuf_addf(&q, "%s{%s}",
+			    jobscope ? "jobscope_node_memory_total_bytes"
+				     : "node_memory_MemTotal_bytes",
 			    sel);
 		ret = column(c, &w->g, q.buf, COL_GAUGE, 1.0, w->host[HC_MEM_TOTAL]);
 	}
 	if (ret >= 0 && found) {
 		strbuf_reset(&q);
-		strbuf_addf(&q, "%s{%s}", jobscope ? "jobscope_node_memory_available_bytes"
-						   : "node_memory_MemAvailable_bytes",
+		strbuf_addf(&q, "%s{%s}",
+			    jobscope ? "jobscope_node_memory_available_bytes"
+				     : "node_memory_MemAvailable_bytes",
 			    sel);
 		ret = column(c, &w->g, q.buf, COL_GAUGE, 1.0, w->host[HC_MEM_AVAIL]);
 	}
@@ -557,9 +549,9 @@ static int host_from(struct ctx *c, struct gathered *w, bool jobscope, const cha
 /* ---- the question --------------------------------------------------------------------------- */
 
 struct key {
-	char scheduler[16], id[64];  /* --job */
-	char ns[256], name[256];     /* --pod */
-	char node[256];		     /* --node */
+	char scheduler[16], id[64]; /* --job */
+	char ns[256], name[256];    /* --pod */
+	char node[256];		    /* --node */
 };
 
 static int parse_key(const struct promsrc_query *q, struct key *k)
@@ -848,8 +840,7 @@ static int cadvisor_limits(struct ctx *c, struct gathered *w, const char *sel, d
 	return ret;
 }
 
-static int job_cols(struct ctx *c, struct gathered *w, const struct job_names *nm,
-		    const char *sel)
+static int job_cols(struct ctx *c, struct gathered *w, const struct job_names *nm, const char *sel)
 {
 	int ret = job_col(c, w, nm->cpu, sel, COL_COUNTER, nm->cpu_scale, JC_CPU);
 
@@ -880,8 +871,8 @@ static int job_cols(struct ctx *c, struct gathered *w, const struct job_names *n
 
 static bool host_at(const struct gathered *w, size_t i, struct host_sample *h)
 {
-	uint64_t *f[] = {&h->cpu.total.user_ms,	  &h->cpu.total.nice_ms,   &h->cpu.total.system_ms,
-			 &h->cpu.total.idle_ms,	  &h->cpu.total.iowait_ms, &h->cpu.total.irq_ms,
+	uint64_t *f[] = {&h->cpu.total.user_ms,	   &h->cpu.total.nice_ms,   &h->cpu.total.system_ms,
+			 &h->cpu.total.idle_ms,	   &h->cpu.total.iowait_ms, &h->cpu.total.irq_ms,
 			 &h->cpu.total.softirq_ms, &h->cpu.total.steal_ms};
 
 	h->valid = 0;
@@ -891,7 +882,8 @@ static bool host_at(const struct gathered *w, size_t i, struct host_sample *h)
 		h->valid |= HOST_HAS_CPU;
 		h->cpu.ncpus = w->host_ncpus;
 		for (int m = 0; m < 8; m++)
-			*f[m] = u64_of(isnan(w->host[HC_USER + m][i]) ? 0 : w->host[HC_USER + m][i]);
+			*f[m] =
+			    u64_of(isnan(w->host[HC_USER + m][i]) ? 0 : w->host[HC_USER + m][i]);
 	}
 	h->mem.valid = 0;
 	if (!isnan(w->host[HC_MEM_TOTAL][i])) {
@@ -1050,8 +1042,8 @@ static int64_t step_for(int64_t span_ms, int64_t want_ms)
 	return (span_ms / (PROMSRC_MAX_POINTS / 3) / 1000 + 1) * 1000;
 }
 
-static int gather(struct ctx *c, const struct key *k, struct gathered *w,
-		  double *res_cpus, double *res_mem, double *res_gpus, char *host, size_t hsize)
+static int gather(struct ctx *c, const struct key *k, struct gathered *w, double *res_cpus,
+		  double *res_mem, double *res_gpus, char *host, size_t hsize)
 {
 	const struct promsrc_query *q = c->q;
 	struct strbuf sel, hsel, gsel, galt;
@@ -1124,18 +1116,22 @@ static int gather(struct ctx *c, const struct key *k, struct gathered *w,
 	case PROMSRC_POD:
 		for (int t = 0; t < 3 && !found; t++) {
 			strbuf_reset(&sel);
-			strbuf_addstr(&sel, t == 1 ? "container_label_io_kubernetes_pod_namespace=\""
-						   : "namespace=\"");
+			strbuf_addstr(&sel, t == 1
+						? "container_label_io_kubernetes_pod_namespace=\""
+						: "namespace=\"");
 			promql_str(&sel, k->ns);
 			strbuf_addstr(&sel, t == 1 ? "\",container_label_io_kubernetes_pod_name=\""
 						   : "\",pod=\"");
 			promql_str(&sel, k->name);
-			strbuf_addstr(&sel, t == 0   ? "\",container!=\"\",container!=\"POD\""
-					    : t == 1 ? "\",container_label_io_kubernetes_container_name!=\"POD\""
-						     : "\"");
+			strbuf_addstr(
+			    &sel, t == 0 ? "\",container!=\"\",container!=\"POD\""
+				  : t == 1
+				      ? "\",container_label_io_kubernetes_container_name!=\"POD\""
+				      : "\"");
 			strbuf_reset(&gsel);
 			strbuf_addf(&gsel, "%s{%s}",
-				    t < 2 ? "container_cpu_usage_seconds_total" : "DCGM_FI_DEV_GPU_UTIL",
+				    t < 2 ? "container_cpu_usage_seconds_total"
+					  : "DCGM_FI_DEV_GPU_UTIL",
 				    sel.buf);
 			n = probe(c, &probe_g, gsel.buf, &first, &last, host, hsize);
 			if (n < 0) {
@@ -1173,7 +1169,9 @@ static int gather(struct ctx *c, const struct key *k, struct gathered *w,
 				goto out_release;
 			}
 			if (n)
-				found = t == 0 ? "jobscope" : t == 1 ? "node_exporter" : "dcgm-exporter";
+				found = t == 0	 ? "jobscope"
+					: t == 1 ? "node_exporter"
+						 : "dcgm-exporter";
 		}
 		if (found)
 			snprintf(host, hsize, "%s", k->node);
@@ -1209,8 +1207,9 @@ static int gather(struct ctx *c, const struct key *k, struct gathered *w,
 		step = step_for(last - first, step);
 	ret = grid_of(first, last, step, &w->g);
 	if (ret) {
-		log_err(0, "the job's %" PRId64 " s at a step of %" PRId64
-			   " s are more than Prometheus' %d points: a longer --step",
+		log_err(0,
+			"the job's %" PRId64 " s at a step of %" PRId64
+			" s are more than Prometheus' %d points: a longer --step",
 			(last - first) / 1000, step / 1000, PROMSRC_MAX_POINTS);
 		goto out_release;
 	}
@@ -1356,13 +1355,12 @@ static void job_of(const struct ctx *c, const struct key *k, const struct gather
 	snprintf(job->user, sizeof(job->user), "%s", c->user);
 	job->id = 0; /* in no store */
 	snprintf(job->scheduler, sizeof(job->scheduler), "%s",
-		 q->kind == PROMSRC_POD		? "k8s"
-		 : q->kind == PROMSRC_NODE	? "node"
-		 : k->scheduler[0]		? k->scheduler
+		 q->kind == PROMSRC_POD		  ? "k8s"
+		 : q->kind == PROMSRC_NODE	  ? "node"
+		 : k->scheduler[0]		  ? k->scheduler
 		 : strcmp(w->job_src, "jobscope") ? "slurm"
 						  : "prometheus");
-	snprintf(job->job_id, sizeof(job->job_id), "%s",
-		 q->kind == PROMSRC_JOB ? k->id : q->key);
+	snprintf(job->job_id, sizeof(job->job_id), "%s", q->kind == PROMSRC_JOB ? k->id : q->key);
 	snprintf(job->hostname, sizeof(job->hostname), "%s", host);
 	snprintf(job->name, sizeof(job->name), "%s", q->key);
 	snprintf(job->command, sizeof(job->command), "(from Prometheus at %s)", q->url);
@@ -1417,9 +1415,13 @@ int promsrc_report(const struct promsrc_query *q, const struct promsrc_transport
 	strbuf_init(&c.answer, PROMSRC_ANSWER_MAX);
 	ret = gather(&c, &k, w, &res_cpus, &res_mem, &res_gpus, host, sizeof(host));
 	if (ret == -ENOENT)
-		log_err(0, "Prometheus at %s has no series of %s '%s' between --since and --until "
-			   "(tried %s)",
-			q->url, q->kind == PROMSRC_JOB ? "job" : q->kind == PROMSRC_POD ? "pod" : "node",
+		log_err(0,
+			"Prometheus at %s has no series of %s '%s' between --since and --until "
+			"(tried %s)",
+			q->url,
+			q->kind == PROMSRC_JOB	 ? "job"
+			: q->kind == PROMSRC_POD ? "pod"
+						 : "node",
 			q->key,
 			q->kind == PROMSRC_JOB
 			    ? "jobscope's, cgroup_exporter's, dcgm-exporter's (hpc_job) and "
@@ -1438,11 +1440,10 @@ int promsrc_report(const struct promsrc_query *q, const struct promsrc_transport
 	if (!ret)
 		job_report_finish(r, job);
 	if (size)
-		snprintf(sources, size, "job %s; GPUs %s (%d); node %s; %zu points, %" PRId64
-					" s apart",
-			 w->job_src[0] ? w->job_src : "none", w->gpu_src[0] ? w->gpu_src : "none",
-			 w->ngpus, w->host_src[0] ? w->host_src : "none", w->g.n,
-			 w->g.step_ms / 1000);
+		snprintf(
+		    sources, size, "job %s; GPUs %s (%d); node %s; %zu points, %" PRId64 " s apart",
+		    w->job_src[0] ? w->job_src : "none", w->gpu_src[0] ? w->gpu_src : "none",
+		    w->ngpus, w->host_src[0] ? w->host_src : "none", w->g.n, w->g.step_ms / 1000);
 out_release:
 	strbuf_release(&c.answer);
 out_free:

@@ -27,13 +27,13 @@
 #include "common/strbuf.h"
 
 /* Prometheus answers at most 11,000 points per series of a range query. */
-#define PROMSRC_MAX_POINTS   11000
-#define PROMSRC_MAX_SERIES   4096
-#define PROMSRC_MAX_LABELS   64
-#define PROMSRC_ANSWER_MAX   ((size_t)256 << 20)
+#define PROMSRC_MAX_POINTS	11000
+#define PROMSRC_MAX_SERIES	4096
+#define PROMSRC_MAX_LABELS	64
+#define PROMSRC_ANSWER_MAX	((size_t)256 << 20)
 #define PROMSRC_DEFAULT_STEP_MS 15000
 /* Prometheus' default lookback: a point takes the last sample this old at most. */
-#define PROMSRC_LOOKBACK_MS	(300 * 1000)
+#define PROMSRC_LOOKBACK_MS (300 * 1000)
 
 struct prom_label {
 	char *name, *value;
@@ -76,11 +76,11 @@ struct promsrc_transport {
 extern const struct promsrc_transport promsrc_curl;
 
 struct promsrc_query {
-	const char *url;	 /* http://prometheus:9090 */
+	const char *url; /* http://prometheus:9090 */
 	enum promsrc_key kind;
-	const char *key;	 /* scheduler:id or id; NS/NAME; a node's name */
+	const char *key; /* scheduler:id or id; NS/NAME; a node's name */
 	int64_t since_ms, until_ms;
-	int64_t step_ms;	 /* 0: PROMSRC_DEFAULT_STEP_MS, widened to fit the job's span */
+	int64_t step_ms; /* 0: PROMSRC_DEFAULT_STEP_MS, widened to fit the job's span */
 };
 
 int promsrc_report(const struct promsrc_query *q, const struct promsrc_transport *t,

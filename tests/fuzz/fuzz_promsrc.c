@@ -63,8 +63,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (int kind = 0; kind < 3; kind++)
 		for (int s = 0; s < 2; s++) {
 			/* the fixtures' time: 2023-11-14T22:13:20Z, an hour of it */
-			struct promsrc_query q = {"http://prom:9090", (enum promsrc_key)kind, keys[kind],
-						  1700000000000LL, 1700003600000LL, 5000};
+			struct promsrc_query q = {"http://prom:9090", (enum promsrc_key)kind,
+						  keys[kind],	      1700000000000LL,
+						  1700003600000LL,    5000};
 
 			c.status = s ? 400 : 200;
 			ret = promsrc_report(&q, &t, &job, r, sources, sizeof(sources));

@@ -89,20 +89,21 @@ static void test_parse_refused(void **state)
 	assert_int_equal(prom_matrix_parse(NULL, 0, &m, err, sizeof(err)), -EPROTO);
 	prom_matrix_release(&m);
 	/* a time before 1970 or past the store's range */
-	assert_int_equal(prom_matrix_parse("{\"status\":\"success\",\"data\":{\"resultType\":"
-					   "\"matrix\",\"result\":[{\"metric\":{},\"values\":"
-					   "[[-1,\"1\"]]}]}}",
-					   strlen("{\"status\":\"success\",\"data\":{\"resultType\":"
-						  "\"matrix\",\"result\":[{\"metric\":{},\"values\":"
-						  "[[-1,\"1\"]]}]}}"),
-					   &m, err, sizeof(err)),
-			 -EPROTO);
+	assert_int_equal(
+	    prom_matrix_parse("{\"status\":\"success\",\"data\":{\"resultType\":"
+			      "\"matrix\",\"result\":[{\"metric\":{},\"values\":"
+			      "[[-1,\"1\"]]}]}}",
+			      strlen("{\"status\":\"success\",\"data\":{\"resultType\":"
+				     "\"matrix\",\"result\":[{\"metric\":{},\"values\":"
+				     "[[-1,\"1\"]]}]}}"),
+			      &m, err, sizeof(err)),
+	    -EPROTO);
 	prom_matrix_release(&m);
 }
 
 /* ---- a fake Prometheus ---------------------------------------------------------------------- */
 
-#define T0_S 1700000000LL
+#define T0_S  1700000000LL
 #define JOB_S 600
 
 struct fake {
@@ -168,12 +169,14 @@ static int fake_get(void *ctx, const char *url, struct strbuf *answer, long *sta
 	}
 	/* 1: the probe; 2: CPU; 3: cgroup_cpus; 4: RSS; 0: no such series */
 	kind = f->mode == 1 ? 0
-	       : strncmp(query, "timestamp(cgroup_cpu_total_seconds{jobid=\"777\",step=\"\",task=\"\"}", 62) == 0
+	       : strncmp(query,
+			 "timestamp(cgroup_cpu_total_seconds{jobid=\"777\",step=\"\",task=\"\"}",
+			 62) == 0
 		   ? 1
 	       : strncmp(query, "cgroup_cpu_total_seconds{jobid=\"777\"", 36) == 0 ? 2
-	       : strncmp(query, "cgroup_cpus{", 12) == 0			    ? 3
-	       : strncmp(query, "cgroup_memory_rss_bytes{", 24) == 0		    ? 4
-										    : 0;
+	       : strncmp(query, "cgroup_cpus{", 12) == 0			   ? 3
+	       : strncmp(query, "cgroup_memory_rss_bytes{", 24) == 0		   ? 4
+										   : 0;
 	strbuf_addstr(answer, "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\","
 			      "\"result\":[");
 	if (kind) {
@@ -186,7 +189,10 @@ static int fake_get(void *ctx, const char *url, struct strbuf *answer, long *sta
 
 			if (s < 0 || s > JOB_S)
 				continue;
-			v = kind == 1 ? t : kind == 2 ? cpu_at(f, s) : kind == 3 ? 2 : 1e9 + 1e6 * s;
+			v = kind == 1	? t
+			    : kind == 2 ? cpu_at(f, s)
+			    : kind == 3 ? 2
+					: 1e9 + 1e6 * s;
 			strbuf_addf(answer, "%s[%.3f,\"%.17g\"]", first ? "" : ",", t, v);
 			first = false;
 		}
@@ -196,8 +202,8 @@ static int fake_get(void *ctx, const char *url, struct strbuf *answer, long *sta
 	return 0;
 }
 
-static int report_of(struct fake *f, const char *key, enum promsrc_key kind,
-		     struct job_record *job, struct job_report *r)
+static int report_of(struct fake *f, const char *key, enum promsrc_key kind, struct job_record *job,
+		     struct job_report *r)
 {
 	struct promsrc_transport t = {fake_get, f};
 	struct promsrc_query q = {
