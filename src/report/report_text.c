@@ -375,6 +375,11 @@ static void section_sampler(const struct summary *s, struct strbuf *out)
 	char iv[32];
 
 	format_duration_ms(j->interval_ms, B(iv));
+	if (j->id <= 0 && strcmp(j->scheduler, "run") != 0) { /* net/promsrc.h: no sampler */
+		strbuf_addf(out, "\n  Sampler   %lld points every %s, read from Prometheus\n",
+			    (long long)j->samples, iv);
+		return;
+	}
 	strbuf_addf(out, "\n  Sampler   %lld samples every %s; jobscope used %.3fs CPU",
 		    (long long)j->samples, iv, j->sampler_cpu_ms / 1000.0);
 	if (dur > 0)

@@ -286,6 +286,8 @@ def test_pod_dcgm_cadvisor_node_exporter(wd):
         check("job cAdvisor; GPUs dcgm-exporter (1); node node_exporter" in err,
               "sources named: %s" % err)
         eq(r["run"]["start_ms"], t0, "start: the first sample itself")
+        eq(r["sampler"]["cpu_seconds"], None, "jobscope sampled nothing: null, not 0")
+        eq(r["sampler"]["samples"], 120, "points read")
         eq(r["run"]["duration_s"], DURATION_S - DURATION_S % STEP_S, "duration")
         c = r["cpu"]
         close(c["cores_avg"], 2.0, 1e-9, "cores_avg (1.5 + 0.5)")
@@ -334,6 +336,7 @@ def test_pod_dcgm_cadvisor_node_exporter(wd):
         text, _ = report(prom, "--pod", "ml/trainer-0", fmt="text")
         print(text)
         check("ml/trainer-0" in text, "text names the pod:\n" + text)
+        check("120 points every 5.00s, read from Prometheus" in text, "sampler line:\n" + text)
         csv, _ = report(prom, "--pod", "ml/trainer-0", fmt="csv")
         eq(len(csv.strip().splitlines()), 121, "CSV: a header and one row per 5 s")
         html, _ = report(prom, "--pod", "ml/trainer-0", fmt="html")
