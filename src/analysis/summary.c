@@ -489,7 +489,8 @@ double summary_cores_avg(const struct summary *s)
 {
 	double d = summary_duration_s(s);
 
-	return d > 0 ? summary_cpu_seconds(s) / d : NAN;
+	/* no sample of the job (a GPU-only job from Prometheus): unknown, not 0 */
+	return d > 0 && s->samples ? summary_cpu_seconds(s) / d : NAN;
 }
 
 double summary_efficiency_pct(const struct summary *s)

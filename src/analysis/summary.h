@@ -234,7 +234,7 @@ void summary_finish(struct summary *s, const struct job_record *job);
 /* Derived figures, with the rules the report documents. */
 double summary_cpu_seconds(const struct summary *s);
 double summary_duration_s(const struct summary *s);
-/* cpu seconds / wall seconds; NAN when the run lasted 0 ms */
+/* cpu seconds / wall seconds; NAN when the run lasted 0 ms or has no job sample */
 double summary_cores_avg(const struct summary *s);
 /* cores_avg / cores_allowed * 100; NAN when unknown */
 double summary_efficiency_pct(const struct summary *s);

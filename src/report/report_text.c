@@ -70,6 +70,10 @@ static void section_cpu(const struct summary *s, struct strbuf *out)
 	double avg = summary_cores_avg(s), eff = summary_efficiency_pct(s);
 	double peak = s->cores_peak;
 
+	if (!s->samples) {
+		strbuf_addf(out, "  %-9s unknown: no sample of the job's processes\n", "CPU");
+		return;
+	}
 	if (!isnan(avg) && peak < avg)
 		peak = avg;
 	strbuf_addf(out, "  %-9s %.2fs CPU (user %.2fs, system %.2fs)\n", "CPU",
@@ -125,6 +129,10 @@ static void section_memory(const struct summary *s, struct strbuf *out)
 	uint64_t peak = summary_rss_peak(s, &at);
 	char a[16], b[16];
 
+	if (!s->samples && !s->hwm_peak_bytes) {
+		strbuf_addf(out, "  %-9s unknown: no sample of the job's processes\n", "Memory");
+		return;
+	}
 	strbuf_addf(out, "  %-9s RSS peak %s", "Memory", fmt_bytes(B(a), peak));
 	if (at > 0 && at >= s->job.start_ms) {
 		strbuf_addstr(out, " at +");

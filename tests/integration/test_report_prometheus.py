@@ -375,7 +375,24 @@ def test_slurm_job_cgroup_exporter(wd):
              series({"__name__": "nvidia_gpu_duty_cycle", "jobid": "777", "uuid": "GPU-77",
                      "minor_number": "2", "name": "Tesla V100"}, t0, square)]
         s += node_exporter(t0, "node3:9100")
+        # a job that only dcgm-exporter's HPC mapping knows (--hpc-job-mapping-dir)
+        s += dcgm(t0, {"hpc_job": "888", "Hostname": "node4"}, uuid="GPU-88", gpu="3")
         prom.write(s)
+
+        r, err = report(prom, "--job", "888")
+        check("job none; GPUs dcgm-exporter (1); node none" in err, "sources: %s" % err)
+        eq(r["cpu"]["cores_avg"], None, "no CPU series: null")
+        eq(r["memory"]["rss_peak_bytes"], None, "no memory series: null")
+        eq([g["uuid"] for g in r["gpus"]], ["GPU-88"], "the job's GPU")
+        eq(r["gpus"][0]["util_avg_pct"], 50, "its utilization")
+        eq(r["gpus"][0]["index"], 3, "its index (the gpu label)")
+        check_shape(r, "GPU only")
+        text, _ = report(prom, "--job", "888", fmt="text")
+        print(text)
+        check("GPU 3 NVIDIA A100: util 50.0% on average" in text, "GPU-only text:\n" + text)
+        check("CPU       unknown" in text and "0.00 cores" not in text and "RSS peak 0 B" not in text
+              and "0.0 cores of 0" not in text, "missing CPU and memory are not 0:\n" + text)
+
         r, err = report(prom, "--job", "777")
         check("job cgroup_exporter; GPUs nvidia_gpu_prometheus_exporter (1); node "
               "node_exporter" in err, "sources: %s" % err)
