@@ -92,6 +92,8 @@ static int fetch(struct ctx *c, const struct grid *g, const char *promql, struct
 		log_err(0, "cannot ask Prometheus at %s: libcurl is not there", c->q->url);
 		ret = -EIO;
 	}
+	if (ret == -E2BIG) /* an answer past the cap, said: not a usage error */
+		ret = -EIO;
 	if (ret)
 		goto out_release;
 	ret = prom_matrix_parse(c->answer.buf, c->answer.len, m, err, sizeof(err));
@@ -1064,7 +1066,7 @@ static int gather(struct ctx *c, const struct key *k, struct gathered *w, double
 	 * no coarser than Prometheus' 5-minute lookback, so that no sample
 	 * falls between two points unseen.
 	 */
-	pstep = step;
+	pstep = step < PROMSRC_LOOKBACK_MS ? step : PROMSRC_LOOKBACK_MS;
 	if ((q->until_ms - q->since_ms) / pstep >= PROMSRC_MAX_POINTS)
 		pstep = ((q->until_ms - q->since_ms) / (PROMSRC_MAX_POINTS - 1) / 1000 + 1) * 1000;
 	if (pstep > PROMSRC_LOOKBACK_MS || grid_of(q->since_ms, q->until_ms, pstep, &probe_g)) {
@@ -1186,11 +1188,12 @@ static int gather(struct ctx *c, const struct key *k, struct gathered *w, double
 	 * first instant after the job began: up to a step late.  The step
 	 * before it, a second apart, finds the first sample itself.
 	 */
-	if (pstep > 1000 && first - pstep >= q->since_ms) {
+	if (pstep > 1000 && first > q->since_ms) {
+		int64_t from = first - pstep > q->since_ms ? first - pstep : q->since_ms;
 		struct grid fine;
 		int64_t f2, l2;
 
-		if (grid_of(first - pstep, first, 1000, &fine) == 0 &&
+		if (grid_of(from, first, 1000, &fine) == 0 &&
 		    probe(c, &fine, gsel.buf, &f2, &l2, NULL, 0) > 0 && f2 < first)
 			first = f2;
 	}

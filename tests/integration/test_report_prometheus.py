@@ -455,6 +455,15 @@ def test_jobscope_series(wd):
         close(r["host"]["cpu_util_avg_pct"], 87.5, 1e-9, "node busy: 7 of 8 s/s")
         check_shape(r, "jobscope")
         close(r["analysis"]["trend"]["memory"]["slope_bytes_per_s"], 4 * MiB, 1e-6, "memory slope")
+
+        # the agent's node as a whole: all its CPUs, all its GPUs
+        r, err = report(prom, "--node", "127.0.0.1")
+        check("job jobscope (the whole node); GPUs jobscope (2); node jobscope" in err,
+              "node sources: %s" % err)
+        close(r["cpu"]["cores_avg"], 7.0, 1e-9, "busy: user 6 + system 1 s/s")
+        eq(r["cpu"]["efficiency_pct"], 87.5, "of its 8 CPUs")
+        eq(r["memory"]["rss_peak_bytes"], 12 * GiB, "MemTotal - MemAvailable")
+        eq(sorted(g["uuid"] for g in r["gpus"]), ["GPU-js0", "GPU-js1"], "every GPU")
     finally:
         prom.stop()
 
