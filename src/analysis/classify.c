@@ -122,8 +122,11 @@ enum bottleneck classify_bottleneck(const struct job_features *f, char *reason, 
 			 f->cores_avg, f->cores_allowed);
 		return BOTTLENECK_CPU;
 	}
-	snprintf(reason, size, "no single limit stands out (%.1f cores of %.0f%s)", f->cores_avg,
-		 f->cores_allowed, gpu ? ", GPU partly busy" : "");
+	if (f->cores_allowed <= 0 && gpu) /* cores unknown (a GPU exporter's job) */
+		snprintf(reason, size, "no single limit stands out (GPU partly busy)");
+	else
+		snprintf(reason, size, "no single limit stands out (%.1f cores of %.0f%s)",
+			 f->cores_avg, f->cores_allowed, gpu ? ", GPU partly busy" : "");
 	return BOTTLENECK_UNKNOWN;
 }
 

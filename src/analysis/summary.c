@@ -489,7 +489,8 @@ double summary_cores_avg(const struct summary *s)
 {
 	double d = summary_duration_s(s);
 
-	return d > 0 ? summary_cpu_seconds(s) / d : NAN;
+	/* no sample of the job (a GPU-only job from Prometheus): unknown, not 0 */
+	return d > 0 && s->samples ? summary_cpu_seconds(s) / d : NAN;
 }
 
 double summary_efficiency_pct(const struct summary *s)
@@ -725,6 +726,22 @@ int summary_add_gpu(struct summary *s, const struct device_record *dev, int64_t 
 	g->last = *x;
 	g->last_ms = ts_ms;
 	g->has_last = true;
+	return 0;
+}
+
+int summary_add_gpu_alone(struct summary *s, const struct device_record *dev)
+{
+	struct gpu_summary *g = gpu_lookup(s, dev);
+	const struct gpu_proc whole = {0};
+
+	if (!g)
+		return -ENOMEM;
+	s->gpu_procs_known = true;
+	g->used = true;
+	gpu_share_total_add(&g->all_part, &whole);
+	gpu_share_total_add(&g->job_part, &whole);
+	if (!g->job_proc_start_ms)
+		g->job_proc_start_ms = s->job.start_ms;
 	return 0;
 }
 

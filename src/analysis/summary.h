@@ -209,6 +209,13 @@ int summary_add_gpu(struct summary *s, const struct device_record *dev, int64_t 
 int summary_add_gpu_proc(struct summary *s, const struct device_record *dev,
 			 const struct proc_info *p, int64_t ts_ms, const struct gpu_proc *g);
 /*
+ * After summary_add_gpu: the device was the job's alone at that reading,
+ * as an exporter that maps whole devices to a job or pod says
+ * (net/promsrc.h), without process lists: the job used it, and the
+ * interval's energy is the job's.
+ */
+int summary_add_gpu_alone(struct summary *s, const struct device_record *dev);
+/*
  * For a summary restored from a checkpoint (analysis/reportckpt.h):
  * summary_index_procs rebuilds the process index over procs[0..nprocs);
  * summary_refresh_proc sets what a process's samples take from its procs
@@ -227,7 +234,7 @@ void summary_finish(struct summary *s, const struct job_record *job);
 /* Derived figures, with the rules the report documents. */
 double summary_cpu_seconds(const struct summary *s);
 double summary_duration_s(const struct summary *s);
-/* cpu seconds / wall seconds; NAN when the run lasted 0 ms */
+/* cpu seconds / wall seconds; NAN when the run lasted 0 ms or has no job sample */
 double summary_cores_avg(const struct summary *s);
 /* cores_avg / cores_allowed * 100; NAN when unknown */
 double summary_efficiency_pct(const struct summary *s);

@@ -16,6 +16,7 @@
 #include "common/timeutil.h"
 #include "common/token.h"
 #include "net/client.h"
+#include "net/promsrc.h"
 #include "report/report_query.h"
 #include "report/session_export.h"
 #include "store/store.h"
@@ -25,6 +26,8 @@ static const char report_usage[] =
     "                       [RUN_ID | --job KEY | --session NAME | --user U | --node N]\n"
     "                       [--since T] [--until T] [--by user|node|job|hour|weekday]\n"
     "                       [--format text|json|csv|html] [-o FILE] [--plot FILE.png|.pdf|.svg]\n"
+    "       jobscope report --prometheus URL (--job KEY | --pod NS/NAME | --node N)\n"
+    "                       [--since T] [--until T] [--step S] [--format ...] [--plot ...]\n"
     "\n"
     "One job: what it used against what it had, its bottleneck, period, memory\n"
     "trend and type, and verdicts with the numbers behind them and what to ask\n"
@@ -44,6 +47,11 @@ static const char report_usage[] =
     "GPU), and one picture per device beside it: F-NODE-host.png (CPU, memory,\n"
     "storage, network) and F-NODE-gpuI.png (each GPU), their names on stderr.\n"
     "\n"
+    "From Prometheus (--prometheus URL): the same job report from series\n"
+    "already there: jobscope's own, else cgroup_exporter (--job), cAdvisor\n"
+    "(--pod), node_exporter (--node), with dcgm-exporter's GPUs; the window\n"
+    "defaults to the last 24 hours (docs/report-prometheus.md).\n"
+    "\n"
     "Options:\n"
     "      --db PATH          the store (default ~/.local/share/jobscope/jobscope.db)\n"
     "      --head URL         ask a head (http://head:8091) instead of a store\n"
@@ -55,6 +63,10 @@ static const char report_usage[] =
     "      --since T          from T: RFC 3339 (2026-11-01T00:00:00Z), ms since the\n"
     "                         epoch, or an age (7d, 2h)\n"
     "      --until T          until T (default now)\n"
+    "      --prometheus URL   read the job's series from Prometheus (http://prom:9090)\n"
+    "      --pod NS/NAME      with --prometheus: a Kubernetes pod\n"
+    "      --step S           with --prometheus: the time between points (5s, 1m;\n"
+    "                         default 15s, wider for long windows)\n"
     "  -b, --by KEY           group by user, node, job, hour or weekday\n"
     "  -f, --format FORMAT    text (default), json, csv (a job: one row per time\n"
     "                         bucket; history: one row per group) or html (one\n"
@@ -127,6 +139,54 @@ static int report_from_head(const char *head, const char *token_file, const char
 	return ret ? EXIT_FAIL : 0;
 }
 
+/* --prometheus URL: the job's report built from the series Prometheus holds. */
+static int report_from_prometheus(const char *url, const char *pod, const char *step,
+				  const struct report_query *q, int64_t now_ms, const char *output)
+{
+	struct promsrc_query pq = {.url = url};
+	struct job_report *r;
+	struct job_record job;
+	struct strbuf out;
+	char sources[256], err[512];
+	int ret;
+
+	if (!!q->job_key + !!pod + !!q->node != 1 || q->user || q->run_id || q->has_by)
+		return cli_usage_error("report", "--prometheus asks about one --job, --pod or "
+						 "--node (not --user, --by or a run id)");
+	pq.kind = q->job_key ? PROMSRC_JOB : pod ? PROMSRC_POD : PROMSRC_NODE;
+	pq.key = q->job_key ? q->job_key : pod ? pod : q->node;
+	pq.until_ms = q->has_until ? q->until_ms : now_ms;
+	pq.since_ms = q->has_since ? q->since_ms : pq.until_ms - 24 * 3600 * 1000LL;
+	if (step && (parse_duration_ms(step, &pq.step_ms) || pq.step_ms < 1000))
+		return cli_usage_error("report", "bad --step '%s' (a duration of 1 s or more: 5s, 1m)",
+				       step);
+	if (pq.since_ms >= pq.until_ms)
+		return cli_usage_error("report", "--since must come before --until");
+	r = malloc(sizeof(*r));
+	if (!r)
+		return EXIT_FAIL;
+	ret = promsrc_report(&pq, &promsrc_curl, &job, r, sources, sizeof(sources));
+	if (ret == -EINVAL) {
+		job_report_release(r);
+		free(r);
+		return EXIT_USAGE;
+	}
+	if (!ret)
+		fprintf(stderr, "jobscope: from Prometheus at %s: %s\n", url, sources);
+	strbuf_init(&out, 0);
+	if (!ret) {
+		ret = report_query_render(r, q, &out, err, sizeof(err));
+		if (ret && err[0])
+			log_err(0, "%s", err);
+	}
+	if (!ret)
+		ret = cli_write_file(output, out.buf ? out.buf : "", out.len);
+	strbuf_release(&out);
+	job_report_release(r);
+	free(r);
+	return ret ? EXIT_FAIL : 0;
+}
+
 /* --session NAME from a head: the same bytes as from its store, but no plots. */
 static int session_from_head(const char *head, const char *token_file, const char *session,
 			     const struct report_query *q, const char *output)
@@ -169,7 +229,8 @@ static int session_from_store(struct store *st, const char *session, const struc
 
 static int cmd_report(int argc, char **argv)
 {
-	enum { OPT_DB = 256, OPT_HEAD, OPT_TOKEN, OPT_SINCE, OPT_UNTIL, OPT_PLOT };
+	enum { OPT_DB = 256, OPT_HEAD, OPT_TOKEN, OPT_SINCE, OPT_UNTIL, OPT_PLOT, OPT_PROM, OPT_POD,
+	       OPT_STEP };
 	static const struct option longopts[] = {
 	    {"db", required_argument, NULL, OPT_DB},
 	    {"head", required_argument, NULL, OPT_HEAD},
@@ -184,6 +245,9 @@ static int cmd_report(int argc, char **argv)
 	    {"until", required_argument, NULL, OPT_UNTIL},
 	    {"by", required_argument, NULL, 'b'},
 	    {"plot", required_argument, NULL, OPT_PLOT},
+	    {"prometheus", required_argument, NULL, OPT_PROM},
+	    {"pod", required_argument, NULL, OPT_POD},
+	    {"step", required_argument, NULL, OPT_STEP},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -191,6 +255,7 @@ static int cmd_report(int argc, char **argv)
 	const char *token_file = getenv("JOBSCOPE_TOKEN_FILE");
 	bool token_given = false; /* --token-file, not the environment's */
 	const char *since = NULL, *until = NULL, *by = NULL;
+	const char *prom = NULL, *pod = NULL, *step = NULL;
 	struct report_query q = {.utf8 = cli_utf8()};
 	int64_t now_ms = time_now_ms();
 	struct strbuf out;
@@ -264,6 +329,15 @@ static int cmd_report(int argc, char **argv)
 						       optarg);
 			q.plot_path = optarg;
 			break;
+		case OPT_PROM:
+			prom = optarg;
+			break;
+		case OPT_POD:
+			pod = optarg;
+			break;
+		case OPT_STEP:
+			step = optarg;
+			break;
 		case 'h':
 			fputs(report_usage, stdout);
 			return 0;
@@ -282,6 +356,13 @@ static int cmd_report(int argc, char **argv)
 			return cli_usage_error("report", "'%s' is not a run id (a number, or 'last')",
 					       q.run_id);
 	}
+	if (prom && (db || head || session))
+		return cli_usage_error("report", "--prometheus is the source: not with --db, --head "
+						 "or --session");
+	if (prom)
+		return report_from_prometheus(prom, pod, step, &q, now_ms, output);
+	if (pod || step)
+		return cli_usage_error("report", "--pod and --step are for --prometheus");
 	if ((q.run_id || q.job_key) && (q.user || q.node || since || until || by))
 		return cli_usage_error("report", "--user, --node, --since, --until and --by select "
 						 "many jobs: not with a run id or --job");

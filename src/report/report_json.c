@@ -420,8 +420,12 @@ static void write_sampler(struct jsonw *w, const struct summary *s)
 	jsonw_kv_int(w, "interval_ms", j->interval_ms);
 	jsonw_kv_int(w, "samples", j->samples);
 	jsonw_kv_int(w, "lost_samples", j->lost_samples);
-	jsonw_kv_double(w, "cpu_seconds", cpu_s, 3);
-	jsonw_kv_double_opt(w, "overhead_pct", dur > 0, dur > 0 ? cpu_s / dur * 100.0 : 0, 2);
+	/* a job not sampled by jobscope (read from Prometheus: net/promsrc.h): unknown */
+	bool ours = j->id > 0 || strcmp(j->scheduler, "run") == 0;
+
+	jsonw_kv_double_opt(w, "cpu_seconds", ours, cpu_s, 3);
+	jsonw_kv_double_opt(w, "overhead_pct", ours && dur > 0, dur > 0 ? cpu_s / dur * 100.0 : 0,
+			    2);
 	jsonw_obj_end(w);
 }
 

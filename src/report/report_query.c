@@ -269,10 +269,38 @@ static int report_from_summary(struct store *st, const struct report_query *q,
 	return ret;
 }
 
+int report_query_render(const struct job_report *r, const struct report_query *q,
+			struct strbuf *out, char *err, size_t errsize)
+{
+	struct report_options ro = {.utf8 = q->utf8, .max_procs = 10};
+	int ret;
+
+	switch (q->format) {
+	case REPORT_FMT_JSON:
+		ret = report_json(&r->sum, &r->an, out);
+		break;
+	case REPORT_FMT_CSV:
+		ret = report_csv(&r->sum, &r->js, out);
+		break;
+	case REPORT_FMT_HTML:
+		ret = report_html(&r->sum, &r->js, &r->an, out);
+		break;
+	default:
+		ret = report_text(&r->sum, &r->an, &ro, out);
+		break;
+	}
+	if (ret)
+		fail(ret, err, errsize, "cannot render the report: %s", strerror(-ret));
+	if (!ret && q->plot_path) {
+		/* plot_write has said why it failed */
+		ret = plot_write(q->plot_path, &r->sum, &r->js, &r->an);
+	}
+	return ret;
+}
+
 static int run_job(struct store *st, const struct report_query *q, struct strbuf *out, char *err,
 		   size_t errsize)
 {
-	struct report_options ro = {.utf8 = q->utf8, .max_procs = 10};
 	struct job_report *r;
 	struct job_record job;
 	int64_t id = 0;
@@ -306,26 +334,7 @@ static int run_job(struct store *st, const struct report_query *q, struct strbuf
 			goto out_release;
 		ret = 0;
 	}
-	switch (q->format) {
-	case REPORT_FMT_JSON:
-		ret = report_json(&r->sum, &r->an, out);
-		break;
-	case REPORT_FMT_CSV:
-		ret = report_csv(&r->sum, &r->js, out);
-		break;
-	case REPORT_FMT_HTML:
-		ret = report_html(&r->sum, &r->js, &r->an, out);
-		break;
-	default:
-		ret = report_text(&r->sum, &r->an, &ro, out);
-		break;
-	}
-	if (ret)
-		fail(ret, err, errsize, "cannot render the report: %s", strerror(-ret));
-	if (!ret && q->plot_path) {
-		/* plot_write has said why it failed */
-		ret = plot_write(q->plot_path, &r->sum, &r->js, &r->an);
-	}
+	ret = report_query_render(r, q, out, err, errsize);
 out_release:
 	job_report_release(r);
 	free(r);

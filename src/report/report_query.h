@@ -49,6 +49,14 @@ int report_query_run(struct store *st, const struct report_query *q, int64_t now
  */
 int report_query_session(struct store *st, const char *name, const struct report_query *q,
 			 struct strbuf *out, struct strbuf *plots, char *err, size_t errsize);
+/*
+ * A loaded job's report in q's format (and q->plot_path's plot), as for a
+ * job of a store: for reports built elsewhere (net/promsrc.h).  Errors as
+ * report_query_run's.
+ */
+struct job_report;
+int report_query_render(const struct job_report *r, const struct report_query *q,
+			struct strbuf *out, char *err, size_t errsize);
 /* A run id: decimal digits, above 0 (no sign, no blanks); 0 or -EINVAL. */
 int report_parse_run_id(const char *s, int64_t *id);
 

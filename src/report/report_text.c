@@ -30,6 +30,9 @@ static void header(const struct summary *s, struct strbuf *out)
 
 	if (strcmp(j->scheduler, "run") == 0 || !j->scheduler[0])
 		strbuf_addf(out, "jobscope run %lld", (long long)j->id);
+	else if (j->id <= 0) /* not from a store: from Prometheus (net/promsrc.h) */
+		strbuf_addf(out, "jobscope job %s:%s (%s)", j->scheduler, j->job_id,
+			    j->user[0] ? j->user : "user unknown");
 	else
 		strbuf_addf(out, "jobscope job %s:%s (%s, stored as %lld)", j->scheduler, j->job_id,
 			    j->user, (long long)j->id);
@@ -67,6 +70,10 @@ static void section_cpu(const struct summary *s, struct strbuf *out)
 	double avg = summary_cores_avg(s), eff = summary_efficiency_pct(s);
 	double peak = s->cores_peak;
 
+	if (!s->samples) {
+		strbuf_addf(out, "  %-9s unknown: no sample of the job's processes\n", "CPU");
+		return;
+	}
 	if (!isnan(avg) && peak < avg)
 		peak = avg;
 	strbuf_addf(out, "  %-9s %.2fs CPU (user %.2fs, system %.2fs)\n", "CPU",
@@ -122,6 +129,10 @@ static void section_memory(const struct summary *s, struct strbuf *out)
 	uint64_t peak = summary_rss_peak(s, &at);
 	char a[16], b[16];
 
+	if (!s->samples && !s->hwm_peak_bytes) {
+		strbuf_addf(out, "  %-9s unknown: no sample of the job's processes\n", "Memory");
+		return;
+	}
 	strbuf_addf(out, "  %-9s RSS peak %s", "Memory", fmt_bytes(B(a), peak));
 	if (at > 0 && at >= s->job.start_ms) {
 		strbuf_addstr(out, " at +");
@@ -372,6 +383,11 @@ static void section_sampler(const struct summary *s, struct strbuf *out)
 	char iv[32];
 
 	format_duration_ms(j->interval_ms, B(iv));
+	if (j->id <= 0 && strcmp(j->scheduler, "run") != 0) { /* net/promsrc.h: no sampler */
+		strbuf_addf(out, "\n  Sampler   %lld points every %s, read from Prometheus\n",
+			    (long long)j->samples, iv);
+		return;
+	}
 	strbuf_addf(out, "\n  Sampler   %lld samples every %s; jobscope used %.3fs CPU",
 		    (long long)j->samples, iv, j->sampler_cpu_ms / 1000.0);
 	if (dur > 0)

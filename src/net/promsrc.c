@@ -1,0 +1,1456 @@
+/*
+ * promsrc.c - a job's report from Prometheus: the sources tried in order
+ * for each kind of key,
+ * and the assembly of host, job and GPU samples on one time grid, fed to
+ * the summary and series as a store's replay feeds them.
+ *
+ * Why a grid: every range query of one report is asked with the same
+ * start, end and step, so that the points of all series meet at the same
+ * instants, as an agent's rows of one tick do.  The grid starts at the
+ * first sample of the job's main series and ends at its last (asked first,
+ * with timestamp()), so that Prometheus' lookback (5 minutes of the last
+ * value after a series ends) does not stretch the job.
+ */
+#include "net/promsrc.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+
+/* ---- queries on the grid ----------------------------------------------------------------- */
+
+struct grid {
+	int64_t start_ms, step_ms;
+	size_t n;
+};
+
+struct ctx {
+	const struct promsrc_query *q;
+	const struct promsrc_transport *t;
+	struct strbuf answer;
+	char user[64]; /* a `user` label of the job's main series (jobscope's) */
+};
+
+static void url_encode(struct strbuf *u, const char *s)
+{
+	static const char hex[] = "0123456789ABCDEF";
+
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || strchr("-._~", *p)) {
+			strbuf_addch(u, (char)*p);
+		} else {
+			strbuf_addch(u, '%');
+			strbuf_addch(u, hex[*p >> 4]);
+			strbuf_addch(u, hex[*p & 15]);
+		}
+	}
+}
+
+static void add_seconds(struct strbuf *u, int64_t ms)
+{
+	strbuf_addf(u, "%" PRId64 ".%03d", ms / 1000, (int)(ms % 1000));
+}
+
+/* One range query over the grid; its series (maybe none) in m. */
+static int fetch(struct ctx *c, const struct grid *g, const char *promql, struct prom_matrix *m)
+{
+	const char *base = c->q->url;
+	size_t n = strlen(base);
+	struct strbuf url;
+	char err[512];
+	long status = 0;
+	int ret;
+
+	m->series = NULL;
+	m->n = 0;
+	while (n > 0 && base[n - 1] == '/')
+		n--;
+	strbuf_init(&url, 0);
+	strbuf_addf(&url, "%.*s/api/v1/query_range?query=", (int)n, base);
+	url_encode(&url, promql);
+	strbuf_addstr(&url, "&start=");
+	add_seconds(&url, g->start_ms);
+	strbuf_addstr(&url, "&end=");
+	add_seconds(&url, g->start_ms + (int64_t)(g->n - 1) * g->step_ms);
+	strbuf_addstr(&url, "&step=");
+	add_seconds(&url, g->step_ms);
+	strbuf_reset(&c->answer);
+	ret = strbuf_error(&url);
+	if (ret) {
+		log_err(ret, "cannot build the query");
+		goto out_release;
+	}
+	ret = c->t->get(c->t->ctx, url.buf, &c->answer, &status);
+	if (ret == -ENOENT) {
+		log_err(0, "cannot ask Prometheus at %s: libcurl is not there", c->q->url);
+		ret = -EIO;
+	}
+	if (ret == -E2BIG) /* an answer past the cap, said: not a usage error */
+		ret = -EIO;
+	if (ret)
+		goto out_release;
+	ret = prom_matrix_parse(c->answer.buf, c->answer.len, m, err, sizeof(err));
+	if (ret == -EREMOTEIO) {
+		log_err(0, "Prometheus at %s refused `%s`: %s", c->q->url, promql, err);
+		ret = -EIO;
+	} else if (ret && status != 200) {
+		log_err(0, "Prometheus at %s answered %ld to `%s`: is it Prometheus?", c->q->url,
+			status, promql);
+		ret = -EIO;
+	} else if (ret) {
+		log_err(0, "cannot read Prometheus' answer to `%s`: %s", promql, err);
+		ret = ret == -ENOMEM ? ret : -EPROTO;
+	}
+	if (ret)
+		prom_matrix_release(m); /* what a failed parse had built: callers hold nothing */
+out_release:
+	strbuf_release(&url);
+	return ret;
+}
+
+/* A series' points on the grid: NAN where it has none (or one off the grid). */
+static void dense(const struct grid *g, const struct prom_series *s, double *out)
+{
+	for (size_t i = 0; i < g->n; i++)
+		out[i] = NAN;
+	for (size_t k = 0; k < s->n; k++) {
+		int64_t d = s->ts_ms[k] - g->start_ms;
+
+		if (d >= 0 && d % g->step_ms == 0 && (uint64_t)(d / g->step_ms) < g->n)
+			out[d / g->step_ms] = s->v[k];
+	}
+}
+
+/*
+ * A counter made monotonic, as rate() does: after a reset (a value below
+ * the one before) the run goes on from the value before.  Missing points
+ * take the value before them (0 before the first), so that a sum of
+ * counters never drops because one of them was not scraped.
+ */
+static void counter_fix(double *v, size_t n)
+{
+	double offset = 0, prev = NAN;
+
+	for (size_t i = 0; i < n; i++) {
+		if (isnan(v[i])) {
+			v[i] = isnan(prev) ? 0 : prev;
+			continue;
+		}
+		if (!isnan(prev) && v[i] + offset < prev)
+			offset = prev - v[i];
+		v[i] += offset;
+		prev = v[i];
+	}
+}
+
+enum col_kind { COL_GAUGE, COL_COUNTER };
+
+/*
+ * The sum of a query's series on the grid, times scale.  A counter sums
+ * from the first point any of its series has, NAN before; a gauge is NAN
+ * where none of its series has a point.  Returns the number of series,
+ * or -errno.
+ */
+static int column(struct ctx *c, const struct grid *g, const char *promql, enum col_kind kind,
+		  double scale, double *out)
+{
+	struct prom_matrix m;
+	double *one;
+	size_t first = g->n;
+	int ret;
+
+	for (size_t i = 0; i < g->n; i++)
+		out[i] = NAN;
+	ret = fetch(c, g, promql, &m);
+	if (ret)
+		return ret;
+	one = malloc(g->n * sizeof(*one));
+	if (!one) {
+		prom_matrix_release(&m);
+		return log_err(-ENOMEM, "out of memory");
+	}
+	for (size_t k = 0; k < m.n; k++) {
+		dense(g, &m.series[k], one);
+		for (size_t i = 0; i < g->n; i++)
+			if (!isnan(one[i])) {
+				if (i < first)
+					first = i;
+				break;
+			}
+		if (kind == COL_COUNTER)
+			counter_fix(one, g->n);
+		for (size_t i = 0; i < g->n; i++)
+			if (!isnan(one[i]))
+				out[i] = (isnan(out[i]) ? 0 : out[i]) + one[i] * scale;
+	}
+	for (size_t i = 0; kind == COL_COUNTER && i < first && i < g->n; i++)
+		out[i] = NAN;
+	ret = (int)m.n;
+	free(one);
+	prom_matrix_release(&m);
+	return ret;
+}
+
+static uint64_t u64_of(double v)
+{
+	return v > 0 ? (v < 0x1p63 ? (uint64_t)llround(v) : (uint64_t)1 << 63) : 0;
+}
+
+/* The last value a column has, NAN when none. */
+static double last_of(const double *v, size_t n)
+{
+	for (size_t i = n; i-- > 0;)
+		if (!isnan(v[i]))
+			return v[i];
+	return NAN;
+}
+
+/* ---- PromQL text ---------------------------------------------------------------------------- */
+
+/* s as the inside of a PromQL "..." string. */
+static void promql_str(struct strbuf *b, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			strbuf_addch(b, '\\');
+		strbuf_addch(b, *s);
+	}
+}
+
+/* s as a regular expression matching itself exactly, inside a PromQL "..." string. */
+static void promql_regex_literal(struct strbuf *b, const char *s)
+{
+	for (; *s; s++) {
+		if (strchr(".+*?()|[]{}^$\\", *s))
+			strbuf_addstr(b, "\\\\");
+		if (*s == '"')
+			strbuf_addch(b, '\\');
+		strbuf_addch(b, *s);
+	}
+}
+
+/* ---- sources ------------------------------------------------------------------------------- */
+
+/* The GPU series of one exporter; fields NULL where it has none. */
+struct gpu_names {
+	const char *exporter;
+	const char *util, *mem_used, *mem_total, *power, *energy, *temp;
+	double mem_scale;		      /* to bytes */
+	double power_scale;		      /* to mW */
+	double energy_scale;		      /* to mJ */
+	const char *uuid_label, *uuid_label2; /* the device's identity */
+	const char *index_label, *name_label;
+};
+
+static const struct gpu_names gpu_jobscope = {
+    "jobscope",
+    "jobscope_gpu_utilization_percent",
+    "jobscope_gpu_memory_used_bytes",
+    "jobscope_gpu_memory_total_bytes",
+    "jobscope_gpu_power_watts",
+    "jobscope_gpu_energy_joules_total",
+    "jobscope_gpu_temperature_celsius",
+    1.0,
+    1000.0,
+    1000.0,
+    "uuid",
+    NULL,
+    "gpu",
+    NULL,
+};
+
+/* FB_* are MiB; POWER_USAGE W; TOTAL_ENERGY_CONSUMPTION mJ (reference 2.1). */
+static const struct gpu_names gpu_dcgm = {
+    "dcgm-exporter",
+    "DCGM_FI_DEV_GPU_UTIL",
+    "DCGM_FI_DEV_FB_USED",
+    NULL, /* FB_USED + FB_FREE, below */
+    "DCGM_FI_DEV_POWER_USAGE",
+    "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
+    "DCGM_FI_DEV_GPU_TEMP",
+    1048576.0,
+    1000.0,
+    1.0,
+    "UUID",
+    "uuid",
+    "gpu",
+    "modelName",
+};
+
+static const struct gpu_names gpu_jobstats = {
+    "nvidia_gpu_prometheus_exporter",
+    "nvidia_gpu_duty_cycle",
+    "nvidia_gpu_memory_used_bytes",
+    "nvidia_gpu_memory_total_bytes",
+    "nvidia_gpu_power_usage_milliwatts",
+    NULL,
+    "nvidia_gpu_temperature_celsius",
+    1.0,
+    1.0,
+    1.0,
+    "uuid",
+    NULL,
+    "minor_number",
+    "name",
+};
+
+enum gpu_col { GC_UTIL, GC_MEM, GC_MEM_TOTAL, GC_POWER, GC_ENERGY, GC_TEMP, GC__COUNT };
+
+struct prom_gpu {
+	struct device_record dev;
+	double *col[GC__COUNT];
+};
+
+enum host_col {
+	HC_USER,
+	HC_NICE,
+	HC_SYSTEM,
+	HC_IDLE,
+	HC_IOWAIT,
+	HC_IRQ,
+	HC_SOFTIRQ,
+	HC_STEAL,
+	HC_MEM_TOTAL,
+	HC_MEM_AVAIL,
+	HC_LOAD1,
+	HC__COUNT
+};
+
+static const char *const cpu_modes[] = {"user",	  "nice", "system",  "idle",
+					"iowait", "irq",  "softirq", "steal"};
+
+enum job_col { JC_CPU, JC_RSS, JC_SWAP, JC_READ, JC_WRITE, JC_CG_MEM, JC_PROCS, JC__COUNT };
+
+/* What one report gathered. */
+struct gathered {
+	struct grid g;
+	double *job[JC__COUNT];
+	bool has_job;
+	int job_nseries; /* the job's CPU series: its containers for cAdvisor */
+	double *host[HC__COUNT];
+	int host_ncpus;
+	bool has_host;
+	struct prom_gpu gpus[JS_MAX_GPUS];
+	int ngpus;
+	char job_src[96], gpu_src[48], host_src[32], host_sel[600];
+};
+
+static void gathered_release(struct gathered *w)
+{
+	for (int i = 0; i < JC__COUNT; i++)
+		free(w->job[i]);
+	for (int i = 0; i < HC__COUNT; i++)
+		free(w->host[i]);
+	for (int d = 0; d < w->ngpus; d++)
+		for (int i = 0; i < GC__COUNT; i++)
+			free(w->gpus[d].col[i]);
+}
+
+static double *nan_column(size_t n)
+{
+	double *v = malloc((n ? n : 1) * sizeof(*v));
+
+	for (size_t i = 0; v && i < n; i++)
+		v[i] = NAN;
+	return v;
+}
+
+/* The device a series is about: found by its UUID (else its index), or a new one. */
+static struct prom_gpu *gpu_of(struct gathered *w, const struct gpu_names *nm,
+			       const struct prom_series *s)
+{
+	const char *uuid = prom_series_label(s, nm->uuid_label);
+	const char *index = nm->index_label ? prom_series_label(s, nm->index_label) : NULL;
+	const char *name = nm->name_label ? prom_series_label(s, nm->name_label) : NULL;
+	char key[GPU_UUID_MAX];
+	struct prom_gpu *d;
+
+	if (!uuid && nm->uuid_label2)
+		uuid = prom_series_label(s, nm->uuid_label2);
+	if (uuid && *uuid)
+		snprintf(key, sizeof(key), "%s", uuid);
+	else if (index && *index)
+		snprintf(key, sizeof(key), "gpu%s", index);
+	else
+		return NULL;
+	for (int i = 0; i < w->ngpus; i++)
+		if (strcmp(w->gpus[i].dev.info.uuid, key) == 0)
+			return &w->gpus[i];
+	if (w->ngpus >= JS_MAX_GPUS)
+		return NULL;
+	d = &w->gpus[w->ngpus];
+	memset(d, 0, sizeof(*d));
+	for (int i = 0; i < GC__COUNT; i++) {
+		d->col[i] = nan_column(w->g.n);
+		if (!d->col[i]) {
+			for (int k = 0; k < i; k++)
+				free(d->col[k]);
+			return NULL;
+		}
+	}
+	w->ngpus++;
+	snprintf(d->dev.info.uuid, sizeof(d->dev.info.uuid), "%s", key);
+	snprintf(d->dev.vendor, sizeof(d->dev.vendor), "NVIDIA");
+	snprintf(d->dev.info.name, sizeof(d->dev.info.name), "%s", name ? name : "");
+	d->dev.info.index = index ? atoi(index) : w->ngpus - 1;
+	d->dev.id = w->ngpus;
+	return d;
+}
+
+/* One GPU metric of every device that sel picks (sel: "{...}" or an expression's %s). */
+static int gpu_metric(struct ctx *c, struct gathered *w, const struct gpu_names *nm,
+		      const char *promql, enum gpu_col col, double scale, bool counter)
+{
+	struct prom_matrix m;
+	int ret = fetch(c, &w->g, promql, &m);
+
+	if (ret)
+		return ret;
+	for (size_t k = 0; k < m.n; k++) {
+		struct prom_gpu *d = gpu_of(w, nm, &m.series[k]);
+
+		if (!d)
+			continue;
+		dense(&w->g, &m.series[k], d->col[col]);
+		if (counter) {
+			size_t first = 0;
+
+			while (first < w->g.n && isnan(d->col[col][first]))
+				first++;
+			counter_fix(d->col[col] + first, w->g.n - first);
+		}
+		for (size_t i = 0; i < w->g.n; i++)
+			d->col[col][i] *= scale;
+	}
+	ret = (int)m.n;
+	prom_matrix_release(&m);
+	return ret;
+}
+
+/*
+ * Every GPU series of one exporter that the matcher list sel picks; alt, when
+ * not NULL, is a second matcher list or'ed in (dcgm-exporter's Hostname
+ * became hostname).  Returns the number of devices found.
+ */
+static int gpus_from(struct ctx *c, struct gathered *w, const struct gpu_names *nm, const char *sel,
+		     const char *alt)
+{
+	static const enum gpu_col cols[] = {GC_UTIL,  GC_MEM,	 GC_MEM_TOTAL,
+					    GC_POWER, GC_ENERGY, GC_TEMP};
+	struct strbuf q;
+	int ret = 0;
+
+	strbuf_init(&q, 0);
+	for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]) && ret >= 0; i++) {
+		const char *names[] = {nm->util,  nm->mem_used, nm->mem_total,
+				       nm->power, nm->energy,	nm->temp};
+		const double scales[] = {
+		    1.0, nm->mem_scale, nm->mem_scale, nm->power_scale, nm->energy_scale, 1.0};
+		const char *name = names[i];
+
+		strbuf_reset(&q);
+		if (!name && cols[i] == GC_MEM_TOTAL && nm == &gpu_dcgm) {
+			strbuf_addf(&q, "DCGM_FI_DEV_FB_USED%s + DCGM_FI_DEV_FB_FREE%s", sel, sel);
+			if (alt)
+				strbuf_addf(&q, " or DCGM_FI_DEV_FB_USED%s + DCGM_FI_DEV_FB_FREE%s",
+					    alt, alt);
+		} else if (!name) {
+			continue;
+		} else {
+			strbuf_addf(&q, "%s%s", name, sel);
+			if (alt)
+				strbuf_addf(&q, " or %s%s", name, alt);
+		}
+		ret = gpu_metric(c, w, nm, q.buf, cols[i], scales[i], cols[i] == GC_ENERGY);
+		if (i == 0 && ret == 0)
+			break; /* no utilization: not this exporter */
+	}
+	strbuf_release(&q);
+	if (ret < 0)
+		return ret;
+	for (int d = 0; d < w->ngpus; d++) {
+		double total = last_of(w->gpus[d].col[GC_MEM_TOTAL], w->g.n);
+
+		if (total > 0) {
+			w->gpus[d].dev.info.valid |= GPU_INFO_MEM_TOTAL;
+			w->gpus[d].dev.info.mem_total_bytes = u64_of(total);
+		}
+	}
+	if (w->ngpus)
+		snprintf(w->gpu_src, sizeof(w->gpu_src), "%s", nm->exporter);
+	return w->ngpus;
+}
+
+/* The node's CPU by mode, memory and load: jobscope's node series or node_exporter's. */
+static int host_from(struct ctx *c, struct gathered *w, bool jobscope, const char *sel)
+{
+	const char *cpu = jobscope ? "jobscope_node_cpu_seconds_total" : "node_cpu_seconds_total";
+	struct strbuf q;
+	int ret = 0, found = 0;
+
+	strbuf_init(&q, 0);
+	for (int m = 0; m < 8 && ret >= 0; m++) {
+		strbuf_reset(&q);
+		strbuf_addf(&q, "%s{mode=\"%s\",%s}", cpu, cpu_modes[m], sel);
+		ret = column(c, &w->g, q.buf, COL_COUNTER, 1000.0, w->host[HC_USER + m]);
+		if (ret > 0 && m == HC_IDLE)
+			found = ret; /* node_exporter: one series per CPU */
+		if (m == 0 && ret == 0)
+			break;
+	}
+	if (ret >= 0 && found) {
+		strbuf_reset(&q);
+		strbuf_addf(&q, "%s{%s}",
+			    jobscope ? "jobscope_node_memory_total_bytes"
+				     : "node_memory_MemTotal_bytes",
+			    sel);
+		ret = column(c, &w->g, q.buf, COL_GAUGE, 1.0, w->host[HC_MEM_TOTAL]);
+	}
+	if (ret >= 0 && found) {
+		strbuf_reset(&q);
+		strbuf_addf(&q, "%s{%s}",
+			    jobscope ? "jobscope_node_memory_available_bytes"
+				     : "node_memory_MemAvailable_bytes",
+			    sel);
+		ret = column(c, &w->g, q.buf, COL_GAUGE, 1.0, w->host[HC_MEM_AVAIL]);
+	}
+	if (ret >= 0 && found) {
+		strbuf_reset(&q);
+		strbuf_addf(&q, "%s{%s}", jobscope ? "jobscope_node_load1" : "node_load1", sel);
+		ret = column(c, &w->g, q.buf, COL_GAUGE, 1000.0, w->host[HC_LOAD1]);
+	}
+	if (ret >= 0 && found && jobscope) {
+		double *n = nan_column(w->g.n);
+
+		strbuf_reset(&q);
+		strbuf_addf(&q, "jobscope_node_cpus{%s}", sel);
+		ret = n ? column(c, &w->g, q.buf, COL_GAUGE, 1.0, n) : -ENOMEM;
+		if (ret >= 0 && !isnan(last_of(n, w->g.n)))
+			found = (int)last_of(n, w->g.n);
+		free(n);
+	}
+	strbuf_release(&q);
+	if (ret < 0)
+		return ret;
+	if (found) {
+		w->has_host = true;
+		w->host_ncpus = found;
+		snprintf(w->host_src, sizeof(w->host_src), "%s",
+			 jobscope ? "jobscope" : "node_exporter");
+	}
+	return found;
+}
+
+/* ---- the question --------------------------------------------------------------------------- */
+
+struct key {
+	char scheduler[16], id[64]; /* --job */
+	char ns[256], name[256];    /* --pod */
+	char node[256];		    /* --node */
+};
+
+static int parse_key(const struct promsrc_query *q, struct key *k)
+{
+	const char *s = q->key, *colon, *slash;
+
+	memset(k, 0, sizeof(*k));
+	if (!s || !*s || strlen(s) > 250)
+		return log_err(-EINVAL, "an empty or overlong key");
+	for (const char *p = s; *p; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			return log_err(0, "a key with a control character"), -EINVAL;
+	switch (q->kind) {
+	case PROMSRC_JOB:
+		colon = strchr(s, ':');
+		if (colon) {
+			/* scheduler:id, or scheduler:id:start_ms as `jobscope jobs` lists it */
+			const char *end = strchr(colon + 1, ':');
+			size_t n = end ? (size_t)(end - colon - 1) : strlen(colon + 1);
+
+			if ((size_t)(colon - s) >= sizeof(k->scheduler) || !n || n >= sizeof(k->id))
+				break;
+			memcpy(k->scheduler, s, (size_t)(colon - s));
+			memcpy(k->id, colon + 1, n);
+		} else if (strlen(s) < sizeof(k->id)) {
+			snprintf(k->id, sizeof(k->id), "%s", s);
+		}
+		return k->id[0] ? 0 : (log_err(0, "bad job '%s' (scheduler:id or id)", s), -EINVAL);
+	case PROMSRC_POD:
+		slash = strchr(s, '/');
+		if (!slash || slash == s || !slash[1] || strchr(slash + 1, '/') ||
+		    (size_t)(slash - s) >= sizeof(k->ns) || strlen(slash + 1) >= sizeof(k->name))
+			break;
+		memcpy(k->ns, s, (size_t)(slash - s));
+		snprintf(k->name, sizeof(k->name), "%s", slash + 1);
+		return 0;
+	case PROMSRC_NODE:
+		snprintf(k->node, sizeof(k->node), "%s", s);
+		return 0;
+	}
+	log_err(0, "bad %s '%s'", q->kind == PROMSRC_POD ? "pod (NAMESPACE/NAME)" : "job", s);
+	return -EINVAL;
+}
+
+/*
+ * When the main series has samples in the window: the first and the last
+ * sample's own times (timestamp(), not the grid's), so that the report's
+ * span is the data's.  Returns the number of series (0: none) or -errno;
+ * the first series' instance label (or node) goes to instance.
+ */
+static int probe(struct ctx *c, const struct grid *g, const char *sel, int64_t *first_ms,
+		 int64_t *last_ms, char *instance, size_t isize)
+{
+	struct strbuf q;
+	struct prom_matrix m;
+	int ret;
+
+	strbuf_init(&q, 0);
+	strbuf_addf(&q, "timestamp(%s)", sel);
+	ret = strbuf_error(&q) ?: fetch(c, g, q.buf, &m);
+	strbuf_release(&q);
+	if (ret)
+		return ret;
+	*first_ms = INT64_MAX;
+	*last_ms = INT64_MIN;
+	if (isize)
+		instance[0] = '\0';
+	for (size_t k = 0; k < m.n; k++) {
+		const char *inst = prom_series_label(&m.series[k], "node");
+
+		if (!inst)
+			inst = prom_series_label(&m.series[k], "instance");
+		if (!inst)
+			inst = prom_series_label(&m.series[k], "Hostname");
+		if (!inst)
+			inst = prom_series_label(&m.series[k], "hostname");
+		if (inst && isize && !instance[0])
+			snprintf(instance, isize, "%s", inst);
+		if (!c->user[0] && prom_series_label(&m.series[k], "user"))
+			snprintf(c->user, sizeof(c->user), "%s",
+				 prom_series_label(&m.series[k], "user"));
+		for (size_t i = 0; i < m.series[k].n; i++) {
+			double ts = m.series[k].v[i] * 1000.0;
+
+			if (!(ts >= 0 && ts <= (double)JOB_REPORT_MAX_MS))
+				continue;
+			if ((int64_t)llround(ts) < *first_ms)
+				*first_ms = (int64_t)llround(ts);
+			if ((int64_t)llround(ts) > *last_ms)
+				*last_ms = (int64_t)llround(ts);
+		}
+	}
+	ret = *first_ms <= *last_ms ? (int)m.n : 0;
+	prom_matrix_release(&m);
+	return ret;
+}
+
+/* The grid over [from, to], step wide; -EINVAL past Prometheus' points. */
+static int grid_of(int64_t from, int64_t to, int64_t step, struct grid *g)
+{
+	if (to < from || step <= 0)
+		return -EINVAL;
+	g->start_ms = from;
+	g->step_ms = step;
+	if ((to - from) / step + 1 > PROMSRC_MAX_POINTS)
+		return -E2BIG;
+	g->n = (size_t)((to - from) / step + 1);
+	return 0;
+}
+
+/* The host part of an instance ("10.0.0.5:9100" -> "10.0.0.5"; "[::1]:9100" -> "[::1]"). */
+static void instance_host(const char *inst, char *host, size_t size)
+{
+	const char *colon = strrchr(inst, ':');
+	size_t n = strlen(inst);
+
+	if (colon && (!strchr(inst, ']') || colon > strchr(inst, ']')) &&
+	    strspn(colon + 1, "0123456789") == strlen(colon + 1) && colon[1] &&
+	    (inst[0] == '[' || strchr(inst, ':') == colon))
+		n = (size_t)(colon - inst);
+	snprintf(host, size, "%.*s", (int)n, inst);
+}
+
+/* `instance=~"HOST(:PORT)?"` for a node named host. */
+static void host_matcher(struct strbuf *b, const char *host)
+{
+	strbuf_addstr(b, "instance=~\"");
+	promql_regex_literal(b, host);
+	strbuf_addstr(b, "(:[0-9]+)?\"");
+}
+
+/* One job source: the matchers of the job's series and the names of its metrics. */
+struct job_names {
+	const char *source;
+	const char *cpu, *rss, *rss2, *swap, *read, *write, *cg_mem, *procs;
+	double cpu_scale; /* to ms */
+	const char *res_cpus, *res_mem, *res_gpus;
+};
+
+static const struct job_names job_jobscope = {
+    "jobscope",
+    "jobscope_job_cpu_seconds_total",
+    "jobscope_job_memory_rss_bytes",
+    NULL,
+    "jobscope_job_swap_bytes",
+    "jobscope_job_read_bytes_total",
+    "jobscope_job_written_bytes_total",
+    "jobscope_job_cgroup_memory_bytes",
+    "jobscope_job_processes",
+    1000.0,
+    "jobscope_job_reserved_cpus",
+    "jobscope_job_reserved_memory_bytes",
+    "jobscope_job_reserved_gpus",
+};
+
+/* cgroup_exporter's CPU is a gauge of cumulative seconds; total_bytes is the limit. */
+static const struct job_names job_cgroup = {
+    "cgroup_exporter",
+    "cgroup_cpu_total_seconds",
+    "cgroup_memory_rss_bytes",
+    NULL,
+    NULL,
+    NULL,
+    NULL,
+    "cgroup_memory_used_bytes",
+    NULL,
+    1000.0,
+    "cgroup_cpus",
+    "cgroup_memory_total_bytes",
+    NULL,
+};
+
+/* cAdvisor: per container; the limits are summed in the code (0 or -1: none). */
+static const struct job_names job_cadvisor = {
+    "cAdvisor",
+    "container_cpu_usage_seconds_total",
+    "container_memory_rss",
+    "container_memory_working_set_bytes",
+    "container_memory_swap",
+    "container_fs_reads_bytes_total",
+    "container_fs_writes_bytes_total",
+    "container_memory_usage_bytes",
+    NULL,
+    1000.0,
+    NULL,
+    NULL,
+    NULL,
+};
+
+static int job_col(struct ctx *c, struct gathered *w, const char *name, const char *sel,
+		   enum col_kind kind, double scale, enum job_col col)
+{
+	struct strbuf q;
+	int ret;
+
+	if (!name)
+		return 0;
+	strbuf_init(&q, 0);
+	strbuf_addf(&q, "%s{%s}", name, sel);
+	ret = strbuf_error(&q) ?: column(c, &w->g, q.buf, kind, scale, w->job[col]);
+	strbuf_release(&q);
+	return ret;
+}
+
+/* The last value of one series (a reservation): NAN when none. */
+static int last_value(struct ctx *c, struct gathered *w, const char *name, const char *sel,
+		      double *out)
+{
+	double *v;
+	int ret;
+
+	*out = NAN;
+	if (!name)
+		return 0;
+	v = nan_column(w->g.n);
+	if (!v)
+		return -ENOMEM;
+	{
+		struct strbuf q;
+
+		strbuf_init(&q, 0);
+		strbuf_addf(&q, "%s{%s}", name, sel);
+		ret = column(c, &w->g, q.buf, COL_GAUGE, 1.0, v);
+		strbuf_release(&q);
+	}
+	if (ret > 0)
+		*out = last_of(v, w->g.n);
+	free(v);
+	return ret;
+}
+
+/*
+ * A pod's reservation from cAdvisor's container specs: the sum of its
+ * containers' memory limits and CPU quotas, NAN when one container has
+ * none (0 or -1: no reservation to judge against).
+ */
+static int cadvisor_limits(struct ctx *c, struct gathered *w, const char *sel, double *cpus,
+			   double *mem)
+{
+	struct strbuf q;
+	struct prom_matrix m;
+	double *v = nan_column(w->g.n);
+	int ret;
+
+	*cpus = *mem = NAN;
+	if (!v)
+		return -ENOMEM;
+	strbuf_init(&q, 0);
+	strbuf_addf(&q, "container_spec_memory_limit_bytes{%s}", sel);
+	ret = fetch(c, &w->g, q.buf, &m);
+	if (!ret) {
+		/* cAdvisor writes 0 for no limit */
+		double sum = m.n && (int)m.n >= w->job_nseries ? 0 : NAN;
+
+		for (size_t k = 0; k < m.n; k++) {
+			dense(&w->g, &m.series[k], v);
+			double x = last_of(v, w->g.n);
+
+			sum = x > 0 && x < 0x1p62 ? sum + x : NAN;
+		}
+		*mem = sum;
+		prom_matrix_release(&m);
+	}
+	strbuf_reset(&q);
+	strbuf_addf(&q,
+		    "container_spec_cpu_quota{%s} / on(namespace,pod,container,id,name) "
+		    "container_spec_cpu_period{%s}",
+		    sel, sel);
+	if (!ret)
+		ret = fetch(c, &w->g, q.buf, &m);
+	if (!ret) {
+		/* no quota: no series for that container (cAdvisor leaves it out) */
+		double sum = m.n && (int)m.n >= w->job_nseries ? 0 : NAN;
+
+		for (size_t k = 0; k < m.n; k++) {
+			dense(&w->g, &m.series[k], v);
+			double x = last_of(v, w->g.n);
+
+			sum = x > 0 ? sum + x : NAN;
+		}
+		*cpus = sum;
+		prom_matrix_release(&m);
+	}
+	strbuf_release(&q);
+	free(v);
+	return ret;
+}
+
+static int job_cols(struct ctx *c, struct gathered *w, const struct job_names *nm, const char *sel)
+{
+	int ret = job_col(c, w, nm->cpu, sel, COL_COUNTER, nm->cpu_scale, JC_CPU);
+
+	w->job_nseries = ret > 0 ? ret : 0;
+
+	if (ret >= 0)
+		ret = job_col(c, w, nm->rss, sel, COL_GAUGE, 1.0, JC_RSS);
+	if (ret == 0 && nm->rss2)
+		ret = job_col(c, w, nm->rss2, sel, COL_GAUGE, 1.0, JC_RSS);
+	if (ret >= 0)
+		ret = job_col(c, w, nm->swap, sel, COL_GAUGE, 1.0, JC_SWAP);
+	if (ret >= 0)
+		ret = job_col(c, w, nm->read, sel, COL_COUNTER, 1.0, JC_READ);
+	if (ret >= 0)
+		ret = job_col(c, w, nm->write, sel, COL_COUNTER, 1.0, JC_WRITE);
+	if (ret >= 0)
+		ret = job_col(c, w, nm->cg_mem, sel, COL_GAUGE, 1.0, JC_CG_MEM);
+	if (ret >= 0)
+		ret = job_col(c, w, nm->procs, sel, COL_GAUGE, 1.0, JC_PROCS);
+	if (ret >= 0) {
+		w->has_job = true;
+		snprintf(w->job_src, sizeof(w->job_src), "%s", nm->source);
+	}
+	return ret < 0 ? ret : 0;
+}
+
+/* ---- feeding the report --------------------------------------------------------------------- */
+
+static bool host_at(const struct gathered *w, size_t i, struct host_sample *h)
+{
+	uint64_t *f[] = {&h->cpu.total.user_ms,	   &h->cpu.total.nice_ms,   &h->cpu.total.system_ms,
+			 &h->cpu.total.idle_ms,	   &h->cpu.total.iowait_ms, &h->cpu.total.irq_ms,
+			 &h->cpu.total.softirq_ms, &h->cpu.total.steal_ms};
+
+	h->valid = 0;
+	if (!w->has_host)
+		return false;
+	if (!isnan(w->host[HC_IDLE][i])) {
+		h->valid |= HOST_HAS_CPU;
+		h->cpu.ncpus = w->host_ncpus;
+		for (int m = 0; m < 8; m++)
+			*f[m] =
+			    u64_of(isnan(w->host[HC_USER + m][i]) ? 0 : w->host[HC_USER + m][i]);
+	}
+	h->mem.valid = 0;
+	if (!isnan(w->host[HC_MEM_TOTAL][i])) {
+		h->mem.valid |= MEMINFO_TOTAL;
+		h->mem.total_bytes = u64_of(w->host[HC_MEM_TOTAL][i]);
+	}
+	if (!isnan(w->host[HC_MEM_AVAIL][i])) {
+		h->mem.valid |= MEMINFO_AVAILABLE;
+		h->mem.available_bytes = u64_of(w->host[HC_MEM_AVAIL][i]);
+	}
+	if (h->mem.valid)
+		h->valid |= HOST_HAS_MEM;
+	if (!isnan(w->host[HC_LOAD1][i])) {
+		h->valid |= HOST_HAS_LOAD;
+		h->load.load1_milli = (uint32_t)fmin(u64_of(w->host[HC_LOAD1][i]), 4e9);
+	}
+	return h->valid != 0;
+}
+
+static bool job_at(const struct gathered *w, size_t i, double cpu0, struct job_sample *j)
+{
+	memset(j, 0, sizeof(*j));
+	if (!w->has_job || isnan(w->job[JC_CPU][i]))
+		return false;
+	j->user_ms = u64_of(w->job[JC_CPU][i] - cpu0);
+	if (!isnan(w->job[JC_RSS][i])) {
+		j->rss_bytes = u64_of(w->job[JC_RSS][i]);
+		j->nprocs = 1;
+	}
+	if (!isnan(w->job[JC_PROCS][i]))
+		j->nprocs = (uint32_t)fmin(u64_of(w->job[JC_PROCS][i]), 1e9);
+	if (!isnan(w->job[JC_SWAP][i])) {
+		j->valid |= JS_SWAP;
+		j->swap_bytes = u64_of(w->job[JC_SWAP][i]);
+	}
+	if (!isnan(w->job[JC_READ][i]) && !isnan(w->job[JC_WRITE][i])) {
+		j->valid |= JS_IO;
+		j->read_bytes = u64_of(w->job[JC_READ][i]);
+		j->write_bytes = u64_of(w->job[JC_WRITE][i]);
+	}
+	if (!isnan(w->job[JC_CG_MEM][i])) {
+		j->valid |= JS_CG_MEM;
+		j->cg_mem_bytes = u64_of(w->job[JC_CG_MEM][i]);
+	}
+	return true;
+}
+
+static bool gpu_at(const struct prom_gpu *d, size_t i, struct gpu_sample *g)
+{
+	memset(g, 0, sizeof(*g));
+	if (!isnan(d->col[GC_UTIL][i])) {
+		g->valid |= GPU_UTIL;
+		g->util_pct = (uint32_t)fmin(u64_of(d->col[GC_UTIL][i]), 100);
+	}
+	if (!isnan(d->col[GC_MEM][i])) {
+		g->valid |= GPU_MEM_USED;
+		g->mem_used_bytes = u64_of(d->col[GC_MEM][i]);
+	}
+	if (!isnan(d->col[GC_POWER][i])) {
+		g->valid |= GPU_POWER;
+		g->power_mw = (uint32_t)fmin(u64_of(d->col[GC_POWER][i]), 4e9);
+	}
+	if (!isnan(d->col[GC_ENERGY][i])) {
+		g->valid |= GPU_ENERGY;
+		g->energy_mj = u64_of(d->col[GC_ENERGY][i]);
+	}
+	if (!isnan(d->col[GC_TEMP][i])) {
+		g->valid |= GPU_TEMP;
+		g->temp_c = (int32_t)fmax(-300, fmin(d->col[GC_TEMP][i], 1000));
+	}
+	return g->valid != 0;
+}
+
+/* The node as the job (--node): its CPUs' busy time, and its memory in use. */
+static int node_as_job(struct gathered *w)
+{
+	double *cpu = nan_column(w->g.n), *rss = nan_column(w->g.n);
+
+	if (!cpu || !rss) {
+		free(cpu);
+		free(rss);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < w->g.n; i++) {
+		if (!isnan(w->host[HC_IDLE][i])) {
+			double busy = 0;
+
+			for (int m = HC_USER; m <= HC_STEAL; m++)
+				if (m != HC_IDLE && m != HC_IOWAIT && !isnan(w->host[m][i]))
+					busy += w->host[m][i];
+			cpu[i] = busy;
+		}
+		if (!isnan(w->host[HC_MEM_TOTAL][i]) && !isnan(w->host[HC_MEM_AVAIL][i]))
+			rss[i] = w->host[HC_MEM_TOTAL][i] - w->host[HC_MEM_AVAIL][i];
+	}
+	free(w->job[JC_CPU]);
+	free(w->job[JC_RSS]);
+	w->job[JC_CPU] = cpu;
+	w->job[JC_RSS] = rss;
+	w->has_job = true;
+	snprintf(w->job_src, sizeof(w->job_src), "%s (the whole node)", w->host_src);
+	return 0;
+}
+
+/* The samples, tick by tick in time order, as a store's replay gives them. */
+static int feed(const struct gathered *w, struct job_report *r)
+{
+	struct host_sample *h = calloc(1, sizeof(*h));
+	double cpu0 = NAN;
+	int ret = 0;
+
+	if (!h)
+		return log_err(-ENOMEM, "out of memory");
+	for (size_t i = 0; w->has_job && i < w->g.n && isnan(cpu0); i++)
+		cpu0 = w->job[JC_CPU][i];
+	for (size_t i = 0; i < w->g.n && !ret; i++) {
+		int64_t ts = w->g.start_ms + (int64_t)i * w->g.step_ms;
+		struct job_sample j;
+
+		if (host_at(w, i, h)) {
+			summary_add_host(&r->sum, ts, h);
+			jobseries_add_host(&r->js, ts, h);
+		}
+		if (job_at(w, i, cpu0, &j)) {
+			ret = summary_add_job(&r->sum, ts, &j);
+			ret = ret ?: jobseries_add_job(&r->js, ts, &j);
+		}
+		for (int d = 0; d < w->ngpus && !ret; d++) {
+			struct gpu_sample g;
+
+			if (!gpu_at(&w->gpus[d], i, &g))
+				continue;
+			ret = summary_add_gpu(&r->sum, &w->gpus[d].dev, ts, &g);
+			ret = ret ?: jobseries_add_gpu(&r->js, &w->gpus[d].dev, ts, &g);
+			ret = ret ?: summary_add_gpu_alone(&r->sum, &w->gpus[d].dev);
+		}
+	}
+	free(h);
+	return ret ? log_err(ret, "cannot build the report") : 0;
+}
+
+/* ---- the whole question --------------------------------------------------------------------- */
+
+/* The job's main series, by key kind, in the order tried. */
+struct attempt {
+	const char *what;  /* "jobscope", "cgroup_exporter", ... */
+	struct strbuf sel; /* its matchers */
+	const char *main;  /* its main series' name */
+};
+
+/* A step that fits span in a third of Prometheus' points: at least want, whole seconds. */
+static int64_t step_for(int64_t span_ms, int64_t want_ms)
+{
+	if (span_ms / want_ms <= PROMSRC_MAX_POINTS / 3)
+		return want_ms;
+	return (span_ms / (PROMSRC_MAX_POINTS / 3) / 1000 + 1) * 1000;
+}
+
+static int gather(struct ctx *c, const struct key *k, struct gathered *w, double *res_cpus,
+		  double *res_mem, double *res_gpus, char *host, size_t hsize)
+{
+	const struct promsrc_query *q = c->q;
+	struct strbuf sel, hsel, gsel, galt;
+	struct grid probe_g;
+	int64_t first = 0, last = 0;
+	const char *found = NULL;
+	int64_t step = q->step_ms > 0 ? q->step_ms : PROMSRC_DEFAULT_STEP_MS, pstep;
+	int ret = 0, n = 0;
+
+	*res_cpus = *res_mem = *res_gpus = NAN;
+	host[0] = '\0';
+	strbuf_init(&sel, 0);
+	strbuf_init(&hsel, 0);
+	strbuf_init(&gsel, 0);
+	strbuf_init(&galt, 0);
+	/*
+	 * The search for the job's span: as coarse as the window needs, but
+	 * no coarser than Prometheus' 5-minute lookback, so that no sample
+	 * falls between two points unseen.
+	 */
+	pstep = step < PROMSRC_LOOKBACK_MS ? step : PROMSRC_LOOKBACK_MS;
+	if ((q->until_ms - q->since_ms) / pstep >= PROMSRC_MAX_POINTS)
+		pstep = ((q->until_ms - q->since_ms) / (PROMSRC_MAX_POINTS - 1) / 1000 + 1) * 1000;
+	if (pstep > PROMSRC_LOOKBACK_MS || grid_of(q->since_ms, q->until_ms, pstep, &probe_g)) {
+		log_err(0, "a window of %" PRId64 " days is too long to search: at most %d",
+			(q->until_ms - q->since_ms) / 86400000,
+			(int)(PROMSRC_LOOKBACK_MS / 1000 * (PROMSRC_MAX_POINTS - 1) / 86400));
+		ret = -E2BIG;
+		goto out_release;
+	}
+	/* 1. the job's main series: which source, and the span of its samples */
+	switch (q->kind) {
+	case PROMSRC_JOB: {
+		static const char *const tries[] = {"jobscope", "cgroup_exporter", "dcgm-exporter",
+						    "nvidia_gpu_prometheus_exporter"};
+
+		for (size_t t = 0; t < 4 && !found; t++) {
+			strbuf_reset(&sel);
+			if (t == 0) {
+				strbuf_addstr(&sel, "job_id=\"");
+				promql_str(&sel, k->id);
+				strbuf_addch(&sel, '"');
+				if (k->scheduler[0]) {
+					strbuf_addstr(&sel, ",scheduler=\"");
+					promql_str(&sel, k->scheduler);
+					strbuf_addch(&sel, '"');
+				}
+			} else {
+				strbuf_addstr(&sel, t == 2 ? "hpc_job=\"" : "jobid=\"");
+				promql_str(&sel, k->id);
+				strbuf_addstr(&sel, t == 1 ? "\",step=\"\",task=\"\"" : "\"");
+			}
+			strbuf_reset(&gsel);
+			strbuf_addf(&gsel, "%s{%s}",
+				    t == 0   ? "jobscope_job_cpu_seconds_total"
+				    : t == 1 ? "cgroup_cpu_total_seconds"
+				    : t == 2 ? "DCGM_FI_DEV_GPU_UTIL"
+					     : "nvidia_gpu_duty_cycle",
+				    sel.buf);
+			n = probe(c, &probe_g, gsel.buf, &first, &last, host, hsize);
+			if (n < 0) {
+				ret = n;
+				goto out_release;
+			}
+			if (n)
+				found = tries[t];
+		}
+		break;
+	}
+	case PROMSRC_POD:
+		for (int t = 0; t < 3 && !found; t++) {
+			strbuf_reset(&sel);
+			strbuf_addstr(&sel, t == 1
+						? "container_label_io_kubernetes_pod_namespace=\""
+						: "namespace=\"");
+			promql_str(&sel, k->ns);
+			strbuf_addstr(&sel, t == 1 ? "\",container_label_io_kubernetes_pod_name=\""
+						   : "\",pod=\"");
+			promql_str(&sel, k->name);
+			strbuf_addstr(
+			    &sel, t == 0 ? "\",container!=\"\",container!=\"POD\""
+				  : t == 1
+				      ? "\",container_label_io_kubernetes_container_name!=\"POD\""
+				      : "\"");
+			strbuf_reset(&gsel);
+			strbuf_addf(&gsel, "%s{%s}",
+				    t < 2 ? "container_cpu_usage_seconds_total"
+					  : "DCGM_FI_DEV_GPU_UTIL",
+				    sel.buf);
+			n = probe(c, &probe_g, gsel.buf, &first, &last, host, hsize);
+			if (n < 0) {
+				ret = n;
+				goto out_release;
+			}
+			if (n)
+				found = t < 2 ? "cAdvisor" : "dcgm-exporter";
+		}
+		break;
+	case PROMSRC_NODE:
+		for (int t = 0; t < 3 && !found; t++) {
+			strbuf_reset(&sel);
+			if (t < 2) {
+				host_matcher(&sel, k->node);
+			} else {
+				strbuf_addstr(&sel, "Hostname=\"");
+				promql_str(&sel, k->node);
+				strbuf_addch(&sel, '"');
+			}
+			strbuf_reset(&gsel);
+			strbuf_addf(&gsel, "%s{%s}",
+				    t == 0   ? "jobscope_node_cpu_seconds_total"
+				    : t == 1 ? "node_cpu_seconds_total"
+					     : "DCGM_FI_DEV_GPU_UTIL",
+				    sel.buf);
+			if (t == 2) {
+				strbuf_addstr(&gsel, " or DCGM_FI_DEV_GPU_UTIL{hostname=\"");
+				promql_str(&gsel, k->node);
+				strbuf_addstr(&gsel, "\"}");
+			}
+			n = probe(c, &probe_g, gsel.buf, &first, &last, host, hsize);
+			if (n < 0) {
+				ret = n;
+				goto out_release;
+			}
+			if (n)
+				found = t == 0	 ? "jobscope"
+					: t == 1 ? "node_exporter"
+						 : "dcgm-exporter";
+		}
+		if (found)
+			snprintf(host, hsize, "%s", k->node);
+		break;
+	}
+	if (!found) {
+		ret = -ENOENT;
+		goto out_release;
+	}
+	/*
+	 * The probe's first point is the last sample at or before the grid's
+	 * first instant after the job began: up to a step late.  The step
+	 * before it, a second apart, finds the first sample itself.
+	 */
+	if (pstep > 1000 && first > q->since_ms) {
+		int64_t from = first - pstep > q->since_ms ? first - pstep : q->since_ms;
+		struct grid fine;
+		int64_t f2, l2;
+
+		if (grid_of(from, first, 1000, &fine) == 0 &&
+		    probe(c, &fine, gsel.buf, &f2, &l2, NULL, 0) > 0 && f2 < first)
+			first = f2;
+	}
+	if (first < q->since_ms)
+		first = q->since_ms;
+	if (last > q->until_ms)
+		last = q->until_ms;
+	if (first > last) { /* samples only before the window (its lookback) */
+		ret = -ENOENT;
+		goto out_release;
+	}
+	/* the report's own step: --step, else 15 s widened to fit the job */
+	if (q->step_ms <= 0)
+		step = step_for(last - first, step);
+	ret = grid_of(first, last, step, &w->g);
+	if (ret) {
+		log_err(0,
+			"the job's %" PRId64 " s at a step of %" PRId64
+			" s are more than Prometheus' %d points: a longer --step",
+			(last - first) / 1000, step / 1000, PROMSRC_MAX_POINTS);
+		goto out_release;
+	}
+	for (int i = 0; i < JC__COUNT && !ret; i++)
+		ret = (w->job[i] = nan_column(w->g.n)) ? 0 : -ENOMEM;
+	for (int i = 0; i < HC__COUNT && !ret; i++)
+		ret = (w->host[i] = nan_column(w->g.n)) ? 0 : -ENOMEM;
+	if (ret) {
+		log_err(ret, "out of memory");
+		goto out_release;
+	}
+
+	/* 2. the job's CPU and memory, its reservation, the node it ran on */
+	if (strcmp(found, "cAdvisor") == 0) {
+		ret = job_cols(c, w, &job_cadvisor, sel.buf);
+		if (!ret)
+			ret = cadvisor_limits(c, w, sel.buf, res_cpus, res_mem);
+	} else if (q->kind == PROMSRC_JOB && strcmp(found, "jobscope") == 0) {
+		ret = job_cols(c, w, &job_jobscope, sel.buf);
+		ret = ret ?: last_value(c, w, job_jobscope.res_cpus, sel.buf, res_cpus);
+		ret = ret < 0 ? ret : last_value(c, w, job_jobscope.res_mem, sel.buf, res_mem);
+		ret = ret < 0 ? ret : last_value(c, w, job_jobscope.res_gpus, sel.buf, res_gpus);
+	} else if (strcmp(found, "cgroup_exporter") == 0) {
+		ret = job_cols(c, w, &job_cgroup, sel.buf);
+		ret = ret ?: last_value(c, w, job_cgroup.res_cpus, sel.buf, res_cpus);
+		ret = ret < 0 ? ret : last_value(c, w, job_cgroup.res_mem, sel.buf, res_mem);
+		if (*res_mem >= 0x1p62)
+			*res_mem = NAN; /* memory.max "max": no limit */
+	}
+	if (ret < 0)
+		goto out_release;
+	ret = 0;
+
+	/* 3. the node: jobscope's node series, else node_exporter's */
+	if (q->kind == PROMSRC_NODE) {
+		strbuf_addstr(&hsel, sel.buf);
+	} else if (host[0]) {
+		char h[256];
+
+		instance_host(host, h, sizeof(h));
+		snprintf(host, hsize, "%s", h);
+		host_matcher(&hsel, h);
+	}
+	if (hsel.len) {
+		ret = host_from(c, w, strcmp(found, "jobscope") == 0, hsel.buf);
+		if (ret == 0 && strcmp(found, "jobscope") == 0)
+			ret = host_from(c, w, false, hsel.buf);
+		if (ret < 0)
+			goto out_release;
+		ret = 0;
+		if (w->has_host)
+			snprintf(w->host_sel, sizeof(w->host_sel), "%s", hsel.buf);
+	}
+	if (q->kind == PROMSRC_NODE && w->has_host) {
+		ret = node_as_job(w);
+		if (ret)
+			goto out_release;
+	}
+
+	/* 4. the GPUs: the job's own, by UUID, as its exporter names them */
+	strbuf_reset(&gsel);
+	strbuf_reset(&galt);
+	if (strcmp(found, "jobscope") == 0 && q->kind == PROMSRC_JOB) {
+		struct prom_matrix m;
+		struct strbuf jq;
+
+		strbuf_init(&jq, 0);
+		strbuf_addf(&jq, "jobscope_job_gpu_memory_bytes{%s}", sel.buf);
+		ret = fetch(c, &w->g, jq.buf, &m);
+		strbuf_release(&jq);
+		if (ret)
+			goto out_release;
+		if (m.n) {
+			strbuf_addstr(&gsel, "{uuid=~\"");
+			for (size_t i = 0; i < m.n; i++) {
+				const char *u = prom_series_label(&m.series[i], "uuid");
+
+				if (u) {
+					promql_regex_literal(&gsel, u);
+					strbuf_addch(&gsel, '|');
+				}
+			}
+			gsel.buf[gsel.len - 1] = '"';
+			if (w->host_sel[0])
+				strbuf_addf(&gsel, ",%s", w->host_sel);
+			strbuf_addch(&gsel, '}');
+		}
+		prom_matrix_release(&m);
+		ret = gsel.len ? gpus_from(c, w, &gpu_jobscope, gsel.buf, NULL) : 0;
+	} else if (q->kind == PROMSRC_NODE && strcmp(found, "jobscope") == 0) {
+		strbuf_addf(&gsel, "{%s}", sel.buf);
+		ret = gpus_from(c, w, &gpu_jobscope, gsel.buf, NULL);
+	} else if (q->kind == PROMSRC_NODE) {
+		strbuf_addstr(&gsel, "{Hostname=\"");
+		promql_str(&gsel, k->node);
+		strbuf_addstr(&gsel, "\"}");
+		strbuf_addstr(&galt, "{hostname=\"");
+		promql_str(&galt, k->node);
+		strbuf_addstr(&galt, "\"}");
+		ret = gpus_from(c, w, &gpu_dcgm, gsel.buf, galt.buf);
+	} else if (q->kind == PROMSRC_POD) {
+		strbuf_addstr(&gsel, "{namespace=\"");
+		promql_str(&gsel, k->ns);
+		strbuf_addstr(&gsel, "\",pod=\"");
+		promql_str(&gsel, k->name);
+		strbuf_addstr(&gsel, "\"}");
+		ret = gpus_from(c, w, &gpu_dcgm, gsel.buf, NULL);
+	} else {
+		strbuf_addstr(&gsel, "{hpc_job=\"");
+		promql_str(&gsel, k->id);
+		strbuf_addstr(&gsel, "\"}");
+		ret = gpus_from(c, w, &gpu_dcgm, gsel.buf, NULL);
+		if (ret == 0) {
+			strbuf_reset(&gsel);
+			strbuf_addstr(&gsel, "{jobid=\"");
+			promql_str(&gsel, k->id);
+			strbuf_addstr(&gsel, "\"}");
+			ret = gpus_from(c, w, &gpu_jobstats, gsel.buf, NULL);
+		}
+	}
+	if (ret < 0)
+		goto out_release;
+	/* an exporter that maps GPUs to jobs or pods maps the reserved ones */
+	if (w->ngpus && isnan(*res_gpus) && q->kind != PROMSRC_NODE)
+		*res_gpus = w->ngpus;
+	ret = 0;
+out_release:
+	strbuf_release(&sel);
+	strbuf_release(&hsel);
+	strbuf_release(&gsel);
+	strbuf_release(&galt);
+	return ret;
+}
+
+/* The job as its record: what Prometheus told of it. */
+static void job_of(const struct ctx *c, const struct key *k, const struct gathered *w,
+		   const char *host, double res_cpus, double res_mem, double res_gpus,
+		   struct job_record *job)
+{
+	const struct promsrc_query *q = c->q;
+
+	memset(job, 0, sizeof(*job));
+	snprintf(job->user, sizeof(job->user), "%s", c->user);
+	job->id = 0; /* in no store */
+	snprintf(job->scheduler, sizeof(job->scheduler), "%s",
+		 q->kind == PROMSRC_POD		  ? "k8s"
+		 : q->kind == PROMSRC_NODE	  ? "node"
+		 : k->scheduler[0]		  ? k->scheduler
+		 : strcmp(w->job_src, "jobscope") ? "slurm"
+						  : "prometheus");
+	snprintf(job->job_id, sizeof(job->job_id), "%s", q->kind == PROMSRC_JOB ? k->id : q->key);
+	snprintf(job->hostname, sizeof(job->hostname), "%s", host);
+	snprintf(job->name, sizeof(job->name), "%s", q->key);
+	snprintf(job->command, sizeof(job->command), "(from Prometheus at %s)", q->url);
+	/* cgroup_exporter's and cAdvisor's limits are the cgroup's; jobscope's, the agent's */
+	snprintf(job->reservation_source, sizeof(job->reservation_source), "cgroup");
+	job->start_ms = w->g.start_ms;
+	job->end_ms = w->g.start_ms + (int64_t)(w->g.n - 1) * w->g.step_ms;
+	job->interval_ms = w->g.step_ms;
+	job->samples = (int64_t)w->g.n;
+	if (res_cpus > 0)
+		job->reserved_cpus = res_cpus;
+	if (res_mem > 0)
+		job->reserved_mem_bytes = u64_of(res_mem);
+	if (res_gpus >= 0 && res_gpus < 1e6) {
+		job->has_reserved_gpus = true;
+		job->reserved_gpus = (int32_t)res_gpus;
+	}
+	if (!job->reserved_cpus && !job->reserved_mem_bytes && !job->has_reserved_gpus)
+		job->reservation_source[0] = '\0';
+	if (w->has_host) {
+		job->host_cores = w->host_ncpus;
+		job->host_mem_bytes = u64_of(last_of(w->host[HC_MEM_TOTAL], w->g.n));
+	}
+	if (q->kind == PROMSRC_NODE)
+		job->cores_allowed = w->host_ncpus;
+}
+
+int promsrc_report(const struct promsrc_query *q, const struct promsrc_transport *t,
+		   struct job_record *job, struct job_report *r, char *sources, size_t size)
+{
+	struct ctx c = {q, t, {0}, ""};
+	struct gathered *w = calloc(1, sizeof(*w));
+	double res_cpus, res_mem, res_gpus;
+	char host[256];
+	struct key k;
+	int ret;
+
+	memset(job, 0, sizeof(*job));
+	job_report_init(r, job);
+	if (size)
+		sources[0] = '\0';
+	if (!w)
+		return log_err(-ENOMEM, "out of memory");
+	ret = parse_key(q, &k);
+	if (ret)
+		goto out_free;
+	if (q->until_ms <= q->since_ms || q->since_ms < 0 || q->until_ms > JOB_REPORT_MAX_MS) {
+		log_err(0, "--since must come before --until");
+		ret = -EINVAL;
+		goto out_free;
+	}
+	strbuf_init(&c.answer, PROMSRC_ANSWER_MAX);
+	ret = gather(&c, &k, w, &res_cpus, &res_mem, &res_gpus, host, sizeof(host));
+	if (ret == -ENOENT)
+		log_err(0,
+			"Prometheus at %s has no series of %s '%s' between --since and --until "
+			"(tried %s)",
+			q->url,
+			q->kind == PROMSRC_JOB	 ? "job"
+			: q->kind == PROMSRC_POD ? "pod"
+						 : "node",
+			q->key,
+			q->kind == PROMSRC_JOB
+			    ? "jobscope's, cgroup_exporter's, dcgm-exporter's (hpc_job) and "
+			      "nvidia_gpu_prometheus_exporter's"
+			: q->kind == PROMSRC_POD
+			    ? "cAdvisor's, kubelet and standalone labels, and dcgm-exporter's"
+			    : "jobscope's, node_exporter's and dcgm-exporter's");
+	if (ret == -E2BIG) /* said by gather */
+		ret = -EINVAL;
+	if (ret)
+		goto out_release;
+	job_of(&c, &k, w, host, res_cpus, res_mem, res_gpus, job);
+	job_report_release(r);
+	job_report_init(r, job);
+	ret = feed(w, r);
+	if (!ret)
+		job_report_finish(r, job);
+	if (size)
+		snprintf(
+		    sources, size, "job %s; GPUs %s (%d); node %s; %zu points, %" PRId64 " s apart",
+		    w->job_src[0] ? w->job_src : "none", w->gpu_src[0] ? w->gpu_src : "none",
+		    w->ngpus, w->host_src[0] ? w->host_src : "none", w->g.n, w->g.step_ms / 1000);
+out_release:
+	strbuf_release(&c.answer);
+out_free:
+	gathered_release(w);
+	free(w);
+	return ret;
+}

@@ -1,0 +1,529 @@
+"""`jobscope report --prometheus`: the job report built from series already in
+a real Prometheus, fed by remote write from this test.
+
+A real Prometheus (/usr/bin/prometheus, Debian package `prometheus`, with
+--web.enable-remote-write-receiver) runs on a free loopback port with a
+private TSDB.  The test writes series of a known shape, named as
+dcgm-exporter, cAdvisor, node_exporter, cgroup_exporter and jobscope's own
+agent name them, one sample a second over the last half hour (Prometheus'
+head block takes samples within its last hour), and asks `jobscope report`
+for their job's report: the period of a square wave, the slope of a linear
+memory growth, and the exact peaks, means, energy and CPU efficiency the
+series were built from.
+
+Why the values are exact: the report asks with a step of 5 s from the first
+sample's time, so every point of the grid is a sample written here (no
+interpolation; Prometheus takes the sample at the instant itself), and the
+values are sums of multiples of binary fractions.
+
+The remote-write body is a hand-encoded protobuf WriteRequest in a snappy
+block made of literal chunks only (python3-snappy may be absent): valid
+snappy, which Prometheus 2.42 accepts.  Without the prometheus binary the
+tests print "SKIP: ..." and pass, as the other integration tests do.
+"""
+import http.server
+import json
+import os
+import socket
+import struct
+import subprocess
+import threading
+import time
+import urllib.error
+import urllib.request
+
+from harness import JOBSCOPE, run_tests, check, eq, wait_for
+
+PROMETHEUS = "/usr/bin/prometheus"
+STEP_S = 5
+DURATION_S = 595          # 119 steps: 14.875 periods of 40 s, 120 grid points
+PERIOD_S = 40
+MiB = 1048576
+GiB = 1024 * MiB
+
+_opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def free_port():
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+    finally:
+        s.close()
+
+
+def tail(path, n=30):
+    try:
+        with open(path, errors="replace") as f:
+            return "".join(f.readlines()[-n:])
+    except OSError:
+        return ""
+
+
+# ---- remote write: protobuf by hand, snappy of literal chunks ----
+
+def varint(n):
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def pb_bytes(field, data):
+    return varint(field << 3 | 2) + varint(len(data)) + data
+
+
+def snappy_block(data):
+    """The uncompressed length, then literal chunks of at most 65536 bytes
+    (tag 62<<2: a 3-byte length minus one follows)."""
+    out = bytearray(varint(len(data)))
+    for i in range(0, len(data), 65536):
+        chunk = data[i:i + 65536]
+        out += bytes([62 << 2]) + struct.pack("<I", len(chunk) - 1)[:3] + chunk
+    return bytes(out)
+
+
+def timeseries(labels, samples):
+    """labels: dict with __name__; samples: [(ts_ms, value)] in time order."""
+    body = b""
+    for k in sorted(labels):
+        body += pb_bytes(1, pb_bytes(1, k.encode()) + pb_bytes(2, str(labels[k]).encode()))
+    for ts, v in samples:
+        body += pb_bytes(2, b"\x09" + struct.pack("<d", float(v)) + b"\x10" + varint(ts))
+    return pb_bytes(1, body)
+
+
+class Prometheus:
+    def __init__(self, wd):
+        self.log = wd.join("prometheus.log")
+        config = wd.join("prometheus.yml")
+        with open(config, "w") as f:
+            f.write("global:\n  scrape_interval: 1m\n  evaluation_interval: 1m\n")
+        self.proc = None
+        for _attempt in range(3):
+            self.port = free_port()
+            self.url = "http://127.0.0.1:%d" % self.port
+            self.errf = open(self.log, "w")
+            self.proc = subprocess.Popen(
+                [PROMETHEUS, "--config.file=" + config,
+                 "--storage.tsdb.path=" + wd.join("tsdb"),
+                 "--web.listen-address=127.0.0.1:%d" % self.port,
+                 "--web.enable-remote-write-receiver",
+                 "--log.level=warn"],
+                stdin=subprocess.DEVNULL, stdout=self.errf, stderr=self.errf)
+            try:
+                wait_for(self._ready, timeout=30, what="Prometheus /-/ready")
+                return
+            except AssertionError:
+                log = tail(self.log)
+                self.stop()
+                if "address already in use" not in log:
+                    raise AssertionError("Prometheus did not start:\n" + log)
+        raise AssertionError("Prometheus could not bind a free port:\n" + tail(self.log))
+
+    def _ready(self):
+        if self.proc.poll() is not None:
+            raise AssertionError("prometheus exited with %s" % self.proc.returncode)
+        try:
+            with _opener.open(self.url + "/-/ready", timeout=1) as r:
+                return r.status == 200
+        except OSError:
+            return False
+
+    def write(self, series):
+        """series: [(labels, [(ts_ms, value)])], one request."""
+        body = b"".join(timeseries(l, s) for l, s in series)
+        req = urllib.request.Request(
+            self.url + "/api/v1/write", data=snappy_block(body), method="POST",
+            headers={"Content-Type": "application/x-protobuf", "Content-Encoding": "snappy",
+                     "X-Prometheus-Remote-Write-Version": "0.1.0"})
+        try:
+            with _opener.open(req, timeout=30) as r:
+                eq(r.status // 100, 2, "remote write status")
+        except urllib.error.HTTPError as e:
+            raise AssertionError("remote write answered %d: %s" % (e.code, e.read()[:300]))
+
+    def stop(self):
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.errf.close()
+
+
+def prometheus_or_skip(wd):
+    if not os.path.exists(PROMETHEUS):
+        print("SKIP: %s is not installed (Debian package 'prometheus')" % PROMETHEUS)
+        return None
+    return Prometheus(wd)
+
+
+def start_ms():
+    """The job's first sample: 30 minutes ago, on a whole second."""
+    return (int(time.time()) - 1800) * 1000
+
+
+def ticks(t0):
+    return [(t0 + 1000 * s, s) for s in range(DURATION_S + 1)]
+
+
+def series(labels, t0, fn):
+    return (labels, [(ts, fn(s)) for ts, s in ticks(t0)])
+
+
+def square(s):
+    return 90 if s % PERIOD_S < PERIOD_S // 2 else 10
+
+
+def node_exporter(t0, instance, ncpus=4):
+    """4 CPUs each 0.5 s/s user, 0.25 system, 0.25 idle; 64 GiB, 40 GiB available."""
+    out = []
+    rates = {"user": 0.5, "system": 0.25, "idle": 0.25, "iowait": 0.0}
+    for cpu in range(ncpus):
+        for mode, r in rates.items():
+            out.append(series({"__name__": "node_cpu_seconds_total", "cpu": str(cpu),
+                               "mode": mode, "instance": instance, "job": "node"},
+                              t0, lambda s, r=r: 1000 + r * s))
+    out.append(series({"__name__": "node_memory_MemTotal_bytes", "instance": instance},
+                      t0, lambda s: 64 * GiB))
+    out.append(series({"__name__": "node_memory_MemAvailable_bytes", "instance": instance},
+                      t0, lambda s: 40 * GiB))
+    out.append(series({"__name__": "node_load1", "instance": instance}, t0, lambda s: 3.5))
+    return out
+
+
+def dcgm(t0, extra, uuid="GPU-0a1b2c3d", gpu="0"):
+    base = {"gpu": gpu, "UUID": uuid, "device": "nvidia" + gpu, "modelName": "NVIDIA A100",
+            "Hostname": "node7", "instance": "10.0.0.7:9400"}
+    base.update(extra)
+
+    def one(name, fn):
+        return series(dict(base, __name__=name), t0, fn)
+    return [one("DCGM_FI_DEV_GPU_UTIL", square),
+            one("DCGM_FI_DEV_FB_USED", lambda s: 20000),
+            one("DCGM_FI_DEV_FB_FREE", lambda s: 20960),
+            one("DCGM_FI_DEV_POWER_USAGE", lambda s: 250.5),
+            one("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", lambda s: 5000000 + 250500 * s),
+            one("DCGM_FI_DEV_GPU_TEMP", lambda s: 61)]
+
+
+def report(prom, *args, fmt="json", since="1h", step="%ds" % STEP_S):
+    p = subprocess.run([JOBSCOPE, "report", "--prometheus", prom.url, "--since", since]
+                       + (["--step", step] if step else []) + ["--format", fmt] + list(args),
+                       capture_output=True, text=True, timeout=120)
+    eq(p.returncode, 0, "report exit (stderr: %s)" % p.stderr)
+    return (json.loads(p.stdout) if fmt == "json" else p.stdout), p.stderr
+
+
+def close(actual, expected, rel, what):
+    check(actual is not None, "%s is null, expected %r" % (what, expected))
+    check(abs(actual - expected) <= rel * abs(expected),
+          "%s = %r, expected %r (within %g)" % (what, actual, expected, rel))
+
+
+def check_shape(r, what):
+    """The square wave's period and the memory's linear growth."""
+    a = r["analysis"]
+    # 120 points at 5 s: the autocorrelation peak is at a whole number of
+    # steps, so the period found is 40 s exactly, within one step either way
+    close(a["period_s"], PERIOD_S, STEP_S / PERIOD_S, what + ": period")
+    eq(a["cyclic"], True, what + ": cyclic")
+
+
+def test_pod_dcgm_cadvisor_node_exporter(wd):
+    prom = prometheus_or_skip(wd)
+    if not prom:
+        return
+    try:
+        t0 = start_ms()
+        pod = {"namespace": "ml", "pod": "trainer-0", "instance": "10.0.0.7:10250"}
+        s = []
+        # two containers: 1.5 and 0.5 cores; the pause container and the
+        # pod's own cgroup (container "") are not counted again
+        for name, rate, quota, rss in (("main", 1.5, 200000, lambda t: GiB + MiB * t),
+                                       ("sidecar", 0.5, 100000, lambda t: 100 * MiB)):
+            c = dict(pod, container=name)
+            s.append(series(dict(c, __name__="container_cpu_usage_seconds_total"),
+                            t0, lambda t, r=rate: 100 + r * t))
+            s.append(series(dict(c, __name__="container_memory_rss"), t0, rss))
+            s.append(series(dict(c, __name__="container_spec_cpu_quota"), t0,
+                            lambda t, q=quota: q))
+            s.append(series(dict(c, __name__="container_spec_cpu_period"), t0,
+                            lambda t: 100000))
+            s.append(series(dict(c, __name__="container_spec_memory_limit_bytes"), t0,
+                            lambda t, n=name: 8 * GiB if n == "main" else 512 * MiB))
+        for name in ("POD", ""):
+            s.append(series(dict(pod, container=name,
+                                 __name__="container_cpu_usage_seconds_total"),
+                            t0, lambda t: 7 * t))
+        # another pod on the node, another GPU
+        s.append(series({"__name__": "container_cpu_usage_seconds_total", "namespace": "ml",
+                         "pod": "other", "container": "main", "instance": "10.0.0.7:10250"},
+                        t0, lambda t: 3 * t))
+        # a pod whose container has no CPU quota (cAdvisor writes no series) and
+        # no memory limit (0): nothing reserved to judge against
+        free = {"namespace": "ml", "pod": "free", "container": "c", "instance": "10.0.0.7:10250"}
+        s.append(series(dict(free, __name__="container_cpu_usage_seconds_total"), t0,
+                        lambda t: 0.25 * t))
+        s.append(series(dict(free, __name__="container_memory_rss"), t0, lambda t: 64 * MiB))
+        s.append(series(dict(free, __name__="container_spec_memory_limit_bytes"), t0,
+                        lambda t: 0))
+        s += dcgm(t0, {"pod": "trainer-0", "namespace": "ml", "container": "main"})
+        s += dcgm(t0, {"pod": "other", "namespace": "ml"}, uuid="GPU-ffff", gpu="1")
+        s += node_exporter(t0, "10.0.0.7:9100")
+        prom.write(s)
+
+        r, err = report(prom, "--pod", "ml/trainer-0")
+        check("job cAdvisor; GPUs dcgm-exporter (1); node node_exporter" in err,
+              "sources named: %s" % err)
+        eq(r["run"]["start_ms"], t0, "start: the first sample itself")
+        eq(r["sampler"]["cpu_seconds"], None, "jobscope sampled nothing: null, not 0")
+        eq(r["sampler"]["samples"], 120, "points read")
+        eq(r["run"]["duration_s"], DURATION_S - DURATION_S % STEP_S, "duration")
+        c = r["cpu"]
+        close(c["cores_avg"], 2.0, 1e-9, "cores_avg (1.5 + 0.5)")
+        # the JSON writes percentages with one decimal
+        eq(c["efficiency_pct"], round(100 * 2.0 / 3.0, 1), "CPU efficiency (quota 2 + 1)")
+        eq(c["host_cores"], 4, "host cores (node_exporter CPUs)")
+        last = DURATION_S - DURATION_S % STEP_S
+        eq(r["memory"]["rss_peak_bytes"], GiB + MiB * last + 100 * MiB, "RSS peak")
+        eq(r["memory"]["host_total_bytes"], 64 * GiB, "node memory")
+        eq(len(r["gpus"]), 1, "the pod's GPU only")
+        g = r["gpus"][0]
+        eq(g["uuid"], "GPU-0a1b2c3d", "GPU uuid")
+        eq(g["util_avg_pct"], 50, "GPU utilization mean (90/10 square wave)")
+        eq(g["mem_used_peak_bytes"], 20000 * MiB, "FB_USED MiB to bytes")
+        eq(g["mem_total_bytes"], 40960 * MiB, "FB_USED + FB_FREE")
+        close(g["device_energy_j"], 250.5 * last, 1e-9, "energy (mJ counter)")
+        eq(g["temp_max_c"], 61, "temperature")
+        res = r["reservation"]
+        eq(res["cpus"], 3.0, "quota/period: 2 + 1")
+        eq(res["memory_bytes"] if "memory_bytes" in res else res.get("mem_bytes"),
+           8 * GiB + 512 * MiB, "memory limits summed")
+        print("period %s s (confidence %s)" % (r["analysis"]["period_s"],
+                                               r["analysis"].get("period_confidence")))
+        check_shape(r, "pod")
+        trend = r["analysis"]["trend"]["memory"]
+        close(trend["slope_bytes_per_s"], MiB, 1e-6, "memory slope (1 MiB/s)")
+        eq(trend["growing"], True, "memory growing")
+        eq(trend["limit_bytes"], 8 * GiB + 512 * MiB, "the pod's memory limits")
+
+        # without --step: 15 s; a month's window is searched coarsely, then the
+        # first sample found to the second
+        r, err = report(prom, "--pod", "ml/trainer-0", since="30d", step=None)
+        check("40 points, 15 s apart" in err, "default step: %s" % err)
+        eq(r["run"]["start_ms"], t0, "start found in a 30-day window")
+        eq(r["run"]["duration_s"], 585, "39 steps of 15 s")
+        close(r["cpu"]["cores_avg"], 2.0, 1e-9, "cores_avg at 15 s")
+
+        r, _ = report(prom, "--pod", "ml/free")
+        close(r["cpu"]["cores_avg"], 0.25, 1e-9, "cores of the pod without limits")
+        eq(r["cpu"]["efficiency_pct"], None, "no quota: no efficiency (null, not 0)")
+        eq(r["reservation"], None, "nothing reserved")
+        eq(r["gpus"], [], "no GPU")
+        eq(r["host"]["cpu_util_avg_pct"], 75.0, "its node's CPUs (node_exporter)")
+
+        # the same report in the other formats, and a plot
+        text, _ = report(prom, "--pod", "ml/trainer-0", fmt="text")
+        print(text)
+        check("ml/trainer-0" in text, "text names the pod:\n" + text)
+        check("120 points every 5.00s, read from Prometheus" in text, "sampler line:\n" + text)
+        csv, _ = report(prom, "--pod", "ml/trainer-0", fmt="csv")
+        eq(len(csv.strip().splitlines()), 121, "CSV: a header and one row per 5 s")
+        html, _ = report(prom, "--pod", "ml/trainer-0", fmt="html")
+        check(html.lstrip().startswith("<!DOCTYPE html>"), "HTML page")
+        png = wd.join("pod.png")
+        report(prom, "--pod", "ml/trainer-0", "--plot", png, fmt="text")
+        with open(png, "rb") as f:
+            eq(f.read(8), b"\x89PNG\r\n\x1a\n", "PNG plot")
+
+        # the whole node: node_exporter's busy CPUs, its GPUs by Hostname
+        r, err = report(prom, "--node", "10.0.0.7")
+        check("node_exporter" in err, "node source: %s" % err)
+        close(r["cpu"]["cores_avg"], 3.0, 1e-9, "node busy cores (4 x 0.75)")
+        eq(r["cpu"]["efficiency_pct"], 75.0, "node CPU efficiency")
+        eq(r["memory"]["rss_peak_bytes"], 24 * GiB, "node memory in use")
+    finally:
+        prom.stop()
+
+
+def test_slurm_job_cgroup_exporter(wd):
+    prom = prometheus_or_skip(wd)
+    if not prom:
+        return
+    try:
+        t0 = start_ms()
+        job = {"jobid": "777", "step": "", "task": "", "instance": "node3:9306"}
+        s = [series(dict(job, __name__="cgroup_cpu_total_seconds"), t0,
+                    lambda t: 40 + 1.25 * t),
+             series(dict(job, __name__="cgroup_cpus"), t0, lambda t: 2),
+             series(dict(job, __name__="cgroup_memory_rss_bytes"), t0,
+                    lambda t: 512 * MiB + 2 * MiB * t),
+             series(dict(job, __name__="cgroup_memory_total_bytes"), t0, lambda t: 4 * GiB),
+             # a step's own series: not the job's total
+             series(dict(job, step="batch", __name__="cgroup_cpu_total_seconds"), t0,
+                    lambda t: 9 * t),
+             series({"__name__": "nvidia_gpu_duty_cycle", "jobid": "777", "uuid": "GPU-77",
+                     "minor_number": "2", "name": "Tesla V100"}, t0, square)]
+        s += node_exporter(t0, "node3:9100")
+        # a job that only dcgm-exporter's HPC mapping knows (--hpc-job-mapping-dir)
+        s += dcgm(t0, {"hpc_job": "888", "Hostname": "node4"}, uuid="GPU-88", gpu="3")
+        prom.write(s)
+
+        r, err = report(prom, "--job", "888")
+        check("job none; GPUs dcgm-exporter (1); node none" in err, "sources: %s" % err)
+        eq(r["cpu"]["cores_avg"], None, "no CPU series: null")
+        eq(r["memory"]["rss_peak_bytes"], None, "no memory series: null")
+        eq([g["uuid"] for g in r["gpus"]], ["GPU-88"], "the job's GPU")
+        eq(r["gpus"][0]["util_avg_pct"], 50, "its utilization")
+        eq(r["gpus"][0]["index"], 3, "its index (the gpu label)")
+        check_shape(r, "GPU only")
+        text, _ = report(prom, "--job", "888", fmt="text")
+        print(text)
+        check("GPU 3 NVIDIA A100: util 50.0% on average" in text, "GPU-only text:\n" + text)
+        check("CPU       unknown" in text and "0.00 cores" not in text and "RSS peak 0 B" not in text
+              and "0.0 cores of 0" not in text, "missing CPU and memory are not 0:\n" + text)
+
+        r, err = report(prom, "--job", "777")
+        check("job cgroup_exporter; GPUs nvidia_gpu_prometheus_exporter (1); node "
+              "node_exporter" in err, "sources: %s" % err)
+        close(r["cpu"]["cores_avg"], 1.25, 1e-9, "cores_avg")
+        eq(r["cpu"]["efficiency_pct"], 62.5, "CPU efficiency: 1.25 of cgroup_cpus 2")
+        last = DURATION_S - DURATION_S % STEP_S
+        eq(r["memory"]["rss_peak_bytes"], 512 * MiB + 2 * MiB * last, "RSS peak")
+        eq(r["gpus"][0]["util_avg_pct"], 50, "duty cycle mean")
+        close(r["analysis"]["trend"]["memory"]["slope_bytes_per_s"], 2 * MiB, 1e-6, "memory slope")
+        check_shape(r, "slurm")
+    finally:
+        prom.stop()
+
+
+def test_jobscope_series(wd):
+    prom = prometheus_or_skip(wd)
+    if not prom:
+        return
+    try:
+        t0 = start_ms()
+        inst = "127.0.0.1:9101"
+        job = {"job_id": "4242", "scheduler": "slurm", "user": "alice", "instance": inst}
+        gpu = {"gpu": "0", "uuid": "GPU-js0", "instance": inst}
+        s = [series(dict(job, __name__="jobscope_job_cpu_seconds_total"), t0,
+                    lambda t: 3 * t),
+             series(dict(job, __name__="jobscope_job_memory_rss_bytes"), t0,
+                    lambda t: GiB + 4 * MiB * t),
+             series(dict(job, __name__="jobscope_job_reserved_cpus"), t0, lambda t: 4),
+             series(dict(job, __name__="jobscope_job_reserved_memory_bytes"), t0,
+                    lambda t: 16 * GiB),
+             series(dict(job, __name__="jobscope_job_processes"), t0, lambda t: 3),
+             series(dict(job, gpu="0", uuid="GPU-js0",
+                         __name__="jobscope_job_gpu_memory_bytes"), t0, lambda t: GiB),
+             series(dict(gpu, __name__="jobscope_gpu_utilization_percent"), t0, square),
+             series(dict(gpu, __name__="jobscope_gpu_memory_used_bytes"), t0,
+                    lambda t: 3 * GiB),
+             series(dict(gpu, __name__="jobscope_gpu_power_watts"), t0, lambda t: 100.25),
+             series(dict(gpu, __name__="jobscope_gpu_energy_joules_total"), t0,
+                    lambda t: 100.25 * t),
+             series({"__name__": "jobscope_gpu_utilization_percent", "gpu": "1",
+                     "uuid": "GPU-js1", "instance": inst}, t0, lambda t: 0)]
+        for mode, r in (("user", 6.0), ("system", 1.0), ("idle", 1.0), ("iowait", 0.0)):
+            s.append(series({"__name__": "jobscope_node_cpu_seconds_total", "mode": mode,
+                             "instance": inst}, t0, lambda t, r=r: r * t))
+        s.append(series({"__name__": "jobscope_node_cpus", "instance": inst}, t0, lambda t: 8))
+        s.append(series({"__name__": "jobscope_node_memory_total_bytes", "instance": inst},
+                        t0, lambda t: 32 * GiB))
+        s.append(series({"__name__": "jobscope_node_memory_available_bytes",
+                         "instance": inst}, t0, lambda t: 20 * GiB))
+        prom.write(s)
+        r, err = report(prom, "--job", "slurm:4242")
+        check("job jobscope; GPUs jobscope (1); node jobscope" in err, "sources: %s" % err)
+        eq(r["cpu"]["efficiency_pct"], 75.0, "CPU efficiency: 3 of 4 reserved")
+        eq(r["cpu"]["host_cores"], 8, "host cores")
+        eq(len(r["gpus"]), 1, "the job's GPU only")
+        g = r["gpus"][0]
+        eq(g["uuid"], "GPU-js0", "the job's GPU")
+        last = DURATION_S - DURATION_S % STEP_S
+        close(g["device_energy_j"], 100.25 * last, 1e-9, "energy (joules counter)")
+        close(r["host"]["cpu_util_avg_pct"], 87.5, 1e-9, "node busy: 7 of 8 s/s")
+        check_shape(r, "jobscope")
+        close(r["analysis"]["trend"]["memory"]["slope_bytes_per_s"], 4 * MiB, 1e-6, "memory slope")
+
+        # the agent's node as a whole: all its CPUs, all its GPUs
+        r, err = report(prom, "--node", "127.0.0.1")
+        check("job jobscope (the whole node); GPUs jobscope (2); node jobscope" in err,
+              "node sources: %s" % err)
+        close(r["cpu"]["cores_avg"], 7.0, 1e-9, "busy: user 6 + system 1 s/s")
+        eq(r["cpu"]["efficiency_pct"], 87.5, "of its 8 CPUs")
+        eq(r["memory"]["rss_peak_bytes"], 12 * GiB, "MemTotal - MemAvailable")
+        eq(sorted(g["uuid"] for g in r["gpus"]), ["GPU-js0", "GPU-js1"], "every GPU")
+    finally:
+        prom.stop()
+
+
+class FakeProm(http.server.BaseHTTPRequestHandler):
+    answer = (200, b"{}")
+
+    def do_GET(self):
+        code, body = self.answer
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_errors(wd):
+    def ask(url, *args):
+        return subprocess.run([JOBSCOPE, "report", "--prometheus", url, "--job", "1"]
+                              + list(args), capture_output=True, text=True, timeout=60)
+
+    # nobody listening
+    p = ask("http://127.0.0.1:%d" % free_port())
+    eq(p.returncode, 1, "exit when Prometheus is down")
+    check("cannot reach Prometheus" in p.stderr, "down: %s" % p.stderr)
+
+    srv = http.server.HTTPServer(("127.0.0.1", 0), FakeProm)
+    th = threading.Thread(target=srv.serve_forever, daemon=True)
+    th.start()
+    url = "http://127.0.0.1:%d" % srv.server_address[1]
+    try:
+        cases = [
+            ((400, b'{"status":"error","errorType":"bad_data","error":"parse error\\n x"}'),
+             "refused", "bad_data: parse error? x"),
+            ((503, b"<html>Service Unavailable</html>"), "answered 503", "is it Prometheus?"),
+            ((200, b'{"status":"success","data":{"resultType":"matrix","result":'
+                   b'[{"metric":{},"values":[[1,"1"],[0.5,"2"]]}]}}'),
+             "cannot read", "out of time order"),
+            ((200, b'{"status":"success","data":{"resultType":"matrix","result":[]}}'),
+             "has no series of job '1'", "cgroup_exporter"),
+        ]
+        for answer, want, want2 in cases:
+            FakeProm.answer = answer
+            p = ask(url)
+            eq(p.returncode, 1, "exit for %r (stderr %s)" % (answer, p.stderr))
+            check(want in p.stderr and want2 in p.stderr,
+                  "message for %r: %s" % (answer[1][:40], p.stderr))
+            check("Traceback" not in p.stderr and "Sanitizer" not in p.stderr, p.stderr)
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    # usage errors: exit 2
+    for args in (["--pod", "nonamespace"], ["--step", "0s"], ["--pod", "a/b", "--node", "n"]):
+        p = subprocess.run([JOBSCOPE, "report", "--prometheus", url] + args,
+                           capture_output=True, text=True, timeout=60)
+        eq(p.returncode, 2, "usage exit for %s (%s)" % (args, p.stderr))
+
+
+if __name__ == "__main__":
+    run_tests(globals())
