@@ -22,6 +22,7 @@
 #include "common/jsonw.h"
 #include "common/log.h"
 #include "common/prom.h"
+#include "net/remote_write.h"
 #include "store/queries.h"
 
 /* ---- Prometheus text ---- */
@@ -332,6 +333,40 @@ static void render_self_metrics(const struct agent *a, struct strbuf *o)
 			    "Gap records written for those rows (one per retention step).");
 		prom_sample(o, "jobscope_agent_gaps_total", "", (double)a->gaps);
 	}
+	if (rw_targets(a->rw) > 0) {
+		static const char *const names[] = {"jobscope_agent_remote_write_pending_rows",
+						    "jobscope_agent_remote_write_failures_total",
+						    "jobscope_agent_remote_write_up"};
+		static const char *const types[] = {"gauge", "counter", "gauge"};
+		static const char *const helps[] = {
+		    "Rows (seqs) of the store a remote-write target has not acknowledged.",
+		    "Remote-write requests that failed (network, 5xx, 429, 4xx).",
+		    "1 when the target's last request was answered 2xx."};
+		struct strbuf lab;
+
+		strbuf_init(&lab, 0);
+
+		for (int f = 0; f < 3; f++) {
+			prom_family(o, names[f], types[f], helps[f]);
+			for (int i = 0; i < rw_targets(a->rw); i++) {
+				struct rw_stats rs;
+				double v;
+
+				rw_get_stats(a->rw, i, &rs);
+				if (f == 0 && rs.acked_seq < 0)
+					continue; /* its cursor not read yet */
+				v = f == 0   ? (double)(rs.max_seq > rs.acked_seq ? rs.max_seq - rs.acked_seq : 0)
+				    : f == 1 ? (double)rs.failures
+					     : (double)rs.connected;
+				strbuf_reset(&lab);
+				strbuf_addstr(&lab, "url=\"");
+				prom_label_value(&lab, rs.url);
+				strbuf_addch(&lab, '"');
+				prom_sample(o, names[f], lab.buf, v);
+			}
+		}
+		strbuf_release(&lab);
+	}
 	prom_family(o, "jobscope_agent_live_jobs", "gauge", "Jobs with a live process.");
 	{
 		size_t n = 0;
@@ -540,6 +575,23 @@ static void json_node(const struct agent *a, struct strbuf *o)
 	} else {
 		jsonw_null(&w);
 	}
+	jsonw_key(&w, "remote_write");
+	jsonw_arr_begin(&w);
+	for (int i = 0; i < rw_targets(a->rw); i++) {
+		struct rw_stats rs;
+
+		rw_get_stats(a->rw, i, &rs);
+		jsonw_obj_begin(&w);
+		jsonw_kv_str(&w, "url", rs.url);
+		jsonw_kv_bool(&w, "connected", rs.connected);
+		jsonw_kv_int_opt(&w, "acked_seq", rs.acked_seq >= 0, rs.acked_seq);
+		jsonw_kv_int(&w, "max_seq", rs.max_seq);
+		jsonw_kv_int(&w, "failures", rs.failures);
+		jsonw_kv_int_opt(&w, "last_ok_ms", rs.last_ok_ms > 0, rs.last_ok_ms);
+		jsonw_kv_str_opt(&w, "last_error", rs.last_error[0] ? rs.last_error : NULL);
+		jsonw_obj_end(&w);
+	}
+	jsonw_arr_end(&w);
 	jsonw_key(&w, "host");
 	jsonw_obj_begin(&w);
 	jsonw_kv_int_opt(&w, "cpus", a->host_ok && (h->valid & HOST_HAS_CPU),

@@ -69,6 +69,7 @@ struct rw_target {
 	int64_t acked_seq, sent_seq, max_seq;
 	bool connected;
 	int64_t failures;
+	int64_t last_ok_ms;
 	char last_error[160];
 };
 
@@ -384,6 +385,186 @@ static int job_points(struct rw_target *t, struct store *st, const struct store_
 	return ret;
 }
 
+/*
+ * cpu_samples, disk_samples, net_samples, fs_samples: one series per CPU,
+ * disk, interface or mount of the node.  Their own names (not the node's
+ * totals' with one more label), so that sum() over a family never adds a
+ * node's total to its parts.
+ */
+struct dev_family {
+	const char *metric, *col;
+	const char *label_value; /* a constant second label (mode), or NULL */
+	double scale;
+};
+
+static int device_points(struct rw_target *t, struct store *st, const struct store_table *tb,
+			 const char *key_col, const char *key_label, const struct dev_family *fam,
+			 size_t nfam)
+{
+	int cts = col_of(tb, "ts_ms"), ckey = col_of(tb, key_col);
+	int ret = 0;
+
+	if (cts < 0 || ckey < 0)
+		return 0;
+	for (size_t i = 0; i < tb->nrows && !ret; i++) {
+		const struct store_value *k = cell(tb, i, ckey);
+		int64_t node = 0;
+		char num_key[24];
+		struct rw_label lab[3];
+		double v;
+
+		if (!int_of(tb, i, "node_id", &node) || k->type == STORE_VALUE_NULL)
+			continue;
+		if (k->type == STORE_VALUE_INT)
+			snprintf(num_key, sizeof(num_key), "%lld", (long long)k->i);
+		lab[0] = (struct rw_label){"node", node_name(t, st, node)};
+		lab[1] = (struct rw_label){key_label, k->type == STORE_VALUE_TEXT ? k->s : num_key};
+		for (size_t f = 0; f < nfam && !ret; f++) {
+			if (!num(tb, i, col_of(tb, fam[f].col), &v))
+				continue;
+			lab[2] = (struct rw_label){"mode", fam[f].label_value};
+			ret = add_point(t, fam[f].metric, lab, fam[f].label_value ? 3 : 2,
+					cell(tb, i, cts)->i, v * fam[f].scale);
+		}
+	}
+	return ret;
+}
+
+static int node_part_points(struct rw_target *t, struct store *st)
+{
+	static const struct dev_family cpu[] = {
+	    {"jobscope_node_cpu_core_seconds_total", "user_ms", "user", 1e-3},
+	    {"jobscope_node_cpu_core_seconds_total", "nice_ms", "nice", 1e-3},
+	    {"jobscope_node_cpu_core_seconds_total", "system_ms", "system", 1e-3},
+	    {"jobscope_node_cpu_core_seconds_total", "idle_ms", "idle", 1e-3},
+	    {"jobscope_node_cpu_core_seconds_total", "iowait_ms", "iowait", 1e-3},
+	    {"jobscope_node_cpu_core_seconds_total", "irq_ms", "irq", 1e-3},
+	    {"jobscope_node_cpu_core_seconds_total", "softirq_ms", "softirq", 1e-3},
+	    {"jobscope_node_cpu_core_seconds_total", "steal_ms", "steal", 1e-3},
+	};
+	static const struct dev_family disk[] = {
+	    {"jobscope_disk_reads_total", "reads", NULL, 1},
+	    {"jobscope_disk_read_bytes_total", "read_bytes", NULL, 1},
+	    {"jobscope_disk_writes_total", "writes", NULL, 1},
+	    {"jobscope_disk_written_bytes_total", "write_bytes", NULL, 1},
+	    {"jobscope_disk_io_seconds_total", "io_ms", NULL, 1e-3},
+	};
+	static const struct dev_family net[] = {
+	    {"jobscope_network_receive_bytes_total", "rx_bytes", NULL, 1},
+	    {"jobscope_network_receive_packets_total", "rx_packets", NULL, 1},
+	    {"jobscope_network_transmit_bytes_total", "tx_bytes", NULL, 1},
+	    {"jobscope_network_transmit_packets_total", "tx_packets", NULL, 1},
+	};
+	static const struct dev_family fs[] = {
+	    {"jobscope_filesystem_used_bytes", "used_bytes", NULL, 1},
+	    {"jobscope_filesystem_size_bytes", "total_bytes", NULL, 1},
+	};
+	const struct store_table *tb;
+	int ret = 0;
+
+	if ((tb = store_rowset_table(&t->rows, "cpu_samples")))
+		ret = device_points(t, st, tb, "cpu", "cpu", cpu, sizeof(cpu) / sizeof(cpu[0]));
+	if (!ret && (tb = store_rowset_table(&t->rows, "disk_samples")))
+		ret = device_points(t, st, tb, "disk", "disk", disk, sizeof(disk) / sizeof(disk[0]));
+	if (!ret && (tb = store_rowset_table(&t->rows, "net_samples")))
+		ret = device_points(t, st, tb, "iface", "interface", net,
+				    sizeof(net) / sizeof(net[0]));
+	if (!ret && (tb = store_rowset_table(&t->rows, "fs_samples")))
+		ret = device_points(t, st, tb, "mount", "mountpoint", fs, sizeof(fs) / sizeof(fs[0]));
+	return ret;
+}
+
+/* One (job, device, tick) of gpu_proc_samples: its processes summed. */
+struct job_gpu_row {
+	int64_t job, device, ts;
+	double mem, sm;
+	bool has_mem, has_sm;
+};
+
+static int job_gpu_cmp(const void *a, const void *b)
+{
+	const struct job_gpu_row *p = a, *q = b;
+
+	if (p->job != q->job)
+		return p->job < q->job ? -1 : 1;
+	if (p->device != q->device)
+		return p->device < q->device ? -1 : 1;
+	return (p->ts > q->ts) - (p->ts < q->ts);
+}
+
+/*
+ * gpu_proc_samples: each job's use of each GPU at each tick, its
+ * processes' memory and SM utilization summed, as the agent's /metrics
+ * jobscope_job_gpu_* series.  Processes of no job have no series.
+ */
+static int job_gpu_points(struct rw_target *t, struct store *st, const struct store_table *gp,
+			  const struct store_table *dev, const struct store_table *jobs)
+{
+	int cts = col_of(gp, "ts_ms"), cmem = col_of(gp, "mem_bytes"),
+	    csm = col_of(gp, "sm_util_pct");
+	struct job_gpu_row *rows;
+	size_t n = 0;
+	int ret = 0;
+
+	if (cts < 0 || !gp->nrows)
+		return 0;
+	rows = calloc(gp->nrows, sizeof(*rows));
+	if (!rows)
+		return -ENOMEM;
+	for (size_t i = 0; i < gp->nrows; i++) {
+		struct job_gpu_row *r = &rows[n];
+
+		if (!int_of(gp, i, "job_id", &r->job) || !int_of(gp, i, "device_id", &r->device))
+			continue;
+		r->ts = cell(gp, i, cts)->i;
+		r->has_mem = num(gp, i, cmem, &r->mem);
+		r->has_sm = num(gp, i, csm, &r->sm);
+		n++;
+	}
+	if (n > 1)
+		qsort(rows, n, sizeof(*rows), job_gpu_cmp);
+	for (size_t i = 0; i < n && !ret;) {
+		struct job_gpu_row sum = rows[i];
+		long d = find_id(dev, sum.device), j = find_id(jobs, sum.job);
+		size_t k = i + 1;
+
+		for (; k < n && job_gpu_cmp(&rows[k], &sum) == 0; k++) {
+			sum.mem += rows[k].has_mem ? rows[k].mem : 0;
+			sum.sm += rows[k].has_sm ? rows[k].sm : 0;
+			sum.has_mem |= rows[k].has_mem;
+			sum.has_sm |= rows[k].has_sm;
+		}
+		if (!sum.has_mem)
+			sum.mem = 0;
+		if (!sum.has_sm)
+			sum.sm = 0;
+		i = k;
+		if (d >= 0 && j >= 0) {
+			int64_t node = 0, idx = 0;
+			char idxs[24];
+			struct rw_label lab[6];
+
+			int_of(jobs, (size_t)j, "node_id", &node);
+			int_of(dev, (size_t)d, "idx", &idx);
+			snprintf(idxs, sizeof(idxs), "%lld", (long long)idx);
+			lab[0] = (struct rw_label){"node", node_name(t, st, node)};
+			lab[1] = (struct rw_label){"job_id", text_of(jobs, (size_t)j, "job_id")};
+			lab[2] = (struct rw_label){"scheduler", text_of(jobs, (size_t)j, "scheduler")};
+			lab[3] = (struct rw_label){"user", text_of(jobs, (size_t)j, "user")};
+			lab[4] = (struct rw_label){"gpu", idxs};
+			lab[5] = (struct rw_label){"uuid", text_of(dev, (size_t)d, "uuid")};
+			if (sum.has_mem)
+				ret = add_point(t, "jobscope_job_gpu_memory_bytes", lab, 6, sum.ts,
+						sum.mem);
+			if (!ret && sum.has_sm)
+				ret = add_point(t, "jobscope_job_gpu_sm_utilization_percent", lab, 6,
+						sum.ts, sum.sm > 100 ? 100 : sum.sm);
+		}
+	}
+	free(rows);
+	return ret;
+}
+
 static int point_cmp(const void *a, const void *b, void *arg)
 {
 	const struct rw_point *p = a, *q = b;
@@ -404,6 +585,7 @@ static int batch_points(struct rw_target *t, struct store *st)
 	const struct store_table *h = store_rowset_table(&t->rows, "host_samples");
 	const struct store_table *g = store_rowset_table(&t->rows, "gpu_samples");
 	const struct store_table *js = store_rowset_table(&t->rows, "job_samples");
+	const struct store_table *gp;
 	int ret = 0;
 
 	t->npts = 0;
@@ -414,6 +596,11 @@ static int batch_points(struct rw_target *t, struct store *st)
 		ret = gpu_points(t, st, g, store_rowset_table(&t->rows, "devices"));
 	if (!ret && js)
 		ret = job_points(t, st, js, store_rowset_table(&t->rows, "jobs"));
+	if (!ret)
+		ret = node_part_points(t, st);
+	if (!ret && (gp = store_rowset_table(&t->rows, "gpu_proc_samples")))
+		ret = job_gpu_points(t, st, gp, store_rowset_table(&t->rows, "devices"),
+				     store_rowset_table(&t->rows, "jobs"));
 	if (!ret && t->npts > 1)
 		qsort_r(t->pts, t->npts, sizeof(*t->pts), point_cmp, t->arena.buf);
 	return ret;
@@ -773,6 +960,7 @@ static void *target_main(void *arg)
 		if (t->sent_seq < cursor)
 			t->sent_seq = cursor;
 		t->connected = true;
+		t->last_ok_ms = time_now_ms();
 		pthread_mutex_unlock(&r->lock);
 		if (max_seq > cursor) {
 			if (rows < RW_MAX_ROWS)
@@ -999,6 +1187,26 @@ bool rw_flush(struct rw *r, int64_t timeout_ms)
 			nanosleep(&pause, NULL);
 	}
 	return done;
+}
+
+int rw_targets(struct rw *r)
+{
+	return r ? r->ntargets : 0;
+}
+
+void rw_get_stats(struct rw *r, int i, struct rw_stats *out)
+{
+	const struct rw_target *t = &r->t[i];
+
+	pthread_mutex_lock(&r->lock);
+	out->url = t->url;
+	out->connected = t->connected;
+	out->acked_seq = t->acked_seq;
+	out->max_seq = t->max_seq;
+	out->failures = t->failures;
+	out->last_ok_ms = t->last_ok_ms;
+	snprintf(out->last_error, sizeof(out->last_error), "%s", t->last_error);
+	pthread_mutex_unlock(&r->lock);
 }
 
 bool rw_get_bound(struct rw *r, int64_t *acked_seq, int64_t *sent_seq)

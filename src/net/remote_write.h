@@ -55,6 +55,18 @@ void rw_stop(struct rw *r);
  * be on their way.  False when r is NULL.
  */
 bool rw_get_bound(struct rw *r, int64_t *acked_seq, int64_t *sent_seq);
+/* Target i's state (0 <= i < rw_targets(r)), for /metrics and /api/v1/node. */
+struct rw_stats {
+	const char *url;
+	bool connected;	   /* the last request was answered 2xx */
+	int64_t acked_seq; /* the cursor: every row up to it was answered (-1: not read yet) */
+	int64_t max_seq;   /* the store's last seq, when last looked */
+	int64_t failures;  /* requests that failed (network, 5xx, 429, 4xx) */
+	int64_t last_ok_ms;
+	char last_error[160];
+};
+int rw_targets(struct rw *r);
+void rw_get_stats(struct rw *r, int i, struct rw_stats *out);
 void rw_hold_reads(struct rw *r);
 void rw_release_reads(struct rw *r);
 

@@ -167,13 +167,22 @@ int store_max_seq(struct store *st, int64_t *max_seq)
 }
 
 /*
- * What remote write turns into series (net/remote_write.c): the host, GPU
- * and job samples, and the devices and jobs they reference.
+ * What remote write turns into series (net/remote_write.c): the host, its
+ * CPUs, disks, interfaces and file systems, the GPUs, the jobs and their
+ * use of each GPU, and the devices and jobs they reference.  Not the
+ * processes (a series per process is too many for a time-series engine),
+ * events, marks or gaps.
  */
 static bool metric_table(const char *table)
 {
-	return strcmp(table, "host_samples") == 0 || strcmp(table, "gpu_samples") == 0 ||
-	       strcmp(table, "job_samples") == 0;
+	static const char *const tables[] = {"host_samples", "cpu_samples", "disk_samples",
+					     "net_samples",  "fs_samples",  "gpu_samples",
+					     "job_samples",  "gpu_proc_samples"};
+
+	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++)
+		if (strcmp(table, tables[i]) == 0)
+			return true;
+	return false;
 }
 
 static const struct {
@@ -181,8 +190,14 @@ static const struct {
 	const char *where;
 	int since;
 } metric_dims[] = {
-    {"devices", "id IN (SELECT device_id FROM gpu_samples_all WHERE seq > ?1 AND seq <= ?2)", 2},
-    {"jobs", "id IN (SELECT job_id FROM job_samples_all WHERE seq > ?1 AND seq <= ?2)", 2},
+    {"devices",
+     "id IN (SELECT device_id FROM gpu_samples_all WHERE seq > ?1 AND seq <= ?2"
+     " UNION SELECT device_id FROM gpu_proc_samples_all WHERE seq > ?1 AND seq <= ?2)",
+     2},
+    {"jobs",
+     "id IN (SELECT job_id FROM job_samples_all WHERE seq > ?1 AND seq <= ?2"
+     " UNION SELECT job_id FROM gpu_proc_samples_all WHERE seq > ?1 AND seq <= ?2)",
+     2},
 };
 
 static int export_range(struct store *st, int64_t after_seq, int64_t max_rows,

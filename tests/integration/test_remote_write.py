@@ -12,6 +12,10 @@
   arrive) and 503 to the next three (retried: every later row arrives).
   The stub decodes snappy and protobuf itself, so the headers, label
   order, and sample order are checked on the wire.
+* test_node_parts_and_job_gpus: the per-CPU, per-disk, per-interface and
+  per-mount series and each job's use of each GPU (the fake NVML library)
+  equal the store's cpu_samples, disk_samples, net_samples, fs_samples and
+  gpu_proc_samples rows (summed per job) in Prometheus, sample by sample.
 * test_head_to_prometheus: agent -> head -> head --remote-write ->
   Prometheus: the job's CPU equals the agent's store, with a `node` label.
 
@@ -240,6 +244,122 @@ def test_prometheus_and_vm(wd):
         for r in rcv.values():
             if r.proc.poll() is None:
                 r.stop()
+
+
+def test_node_parts_and_job_gpus(wd):
+    if not os.path.exists(PROMETHEUS):
+        print("SKIP: %s is not installed" % PROMETHEUS)
+        return
+    fakes = os.environ.get("FAKES", "")
+    pid_file = wd.join("gpu.pid")
+    scenario = wd.join("gpu.scn")
+    with open(scenario, "w") as f:
+        f.write("driver 580.65.06\n"
+                "device 0 uuid=GPU-rw-0000 mem_total=85899345920\n"
+                "at 0 0 util=50 mem_used=3221225472 power=200000\n"
+                "proc 0 pid=file:%s mem=1073741824 sm=35\n"
+                "proc 0 pid=file:%s.child mem=2147483648 sm=15\n" % (pid_file, pid_file))
+    rcv = Receiver(wd, "prometheus")
+    agent = job = None
+    try:
+        db = wd.join("agent.db")
+        log = wd.join("agent.log")
+        errf = open(log, "a")
+        agent = subprocess.Popen(
+            [JOBSCOPE, "agent", "--db", db, "--listen", "none", "--interval", "500ms",
+             "--exit-after", "300s", "--remote-write", rcv.write_url(), "--rw-batch", "1s"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errf,
+            env=slurm_env(JOBSCOPE_NVML_LIBRARY=os.path.join(fakes, "libnvidia-ml.so.1"),
+                          JOBSCOPE_ROCM_SMI_LIBRARY="/nonexistent",
+                          FAKE_GPU_SCENARIO=scenario))
+        errf.close()
+        # two processes of one Slurm job on the GPU: its series is their sum
+        cmd = ('echo $$ > "%s"; "%s" --sleep 5 & echo $! > "%s.child"; exec "%s" --sleep 5'
+               % (pid_file, helper("busy"), pid_file, helper("busy")))
+        job = subprocess.Popen(["sh", "-c", cmd], stdin=subprocess.DEVNULL,
+                               stdout=subprocess.DEVNULL,
+                               env=slurm_env(SLURM_JOB_ID=JOB_ID, SLURM_CPUS_ON_NODE=1,
+                                             SLURM_JOB_GPUS="0"))
+        job.wait(timeout=30)
+        time.sleep(1)
+        eq(stop(agent), 0, "the agent's exit code (it flushes what the receiver lacks)")
+        agent = None
+        eq(cursor(db, rcv.write_url()), max_seq(db), "the persisted cursor")
+        host = sql(db, "SELECT hostname FROM nodes")[0][0]
+        checked = 0
+        for table, key, label, col, metric, scale, extra in (
+                ("cpu_samples", "cpu", "cpu", "user_ms", "jobscope_node_cpu_core_seconds_total",
+                 1e-3, ',mode="user"'),
+                ("cpu_samples", "cpu", "cpu", "idle_ms", "jobscope_node_cpu_core_seconds_total",
+                 1e-3, ',mode="idle"'),
+                ("disk_samples", "disk", "disk", "read_bytes", "jobscope_disk_read_bytes_total",
+                 1, ""),
+                ("net_samples", "iface", "interface", "rx_bytes",
+                 "jobscope_network_receive_bytes_total", 1, ""),
+                ("fs_samples", "mount", "mountpoint", "used_bytes",
+                 "jobscope_filesystem_used_bytes", 1, "")):
+            keys = [r[0] for r in sql(db, "SELECT DISTINCT %s FROM %s" % (key, table))]
+            if not keys:
+                print("SKIP: no %s rows on this machine" % table)
+                continue
+            for k in keys:
+                want = [(ts, v * scale) for ts, v in sql(
+                    db, "SELECT ts_ms, %s FROM %s WHERE %s = ? AND %s IS NOT NULL ORDER BY ts_ms"
+                    % (col, table, key, col), k)]
+                got = rcv.samples('%s{node="%s",%s="%s"%s}' % (metric, host, label, k, extra))
+                eq(len(got), 1, "one %s series for %s=%s: %r" % (metric, label, k, list(got)))
+                pts = next(iter(got.values()))
+                eq([t for t, _v in pts], [t for t, _v in want],
+                   "%s{%s=%s}: a sample for every stored row" % (metric, label, k))
+                for (t, a), (_t, b) in zip(pts, want):
+                    check(abs(a - b) <= 1e-9 * max(1.0, abs(b)),
+                          "%s{%s=%s} at %d: %r, stored %r" % (metric, label, k, t, a, b))
+                checked += 1
+        check(checked >= 3, "per-CPU, disk, interface or mount series were compared")
+        rows = sql(db, "SELECT g.ts_ms, sum(g.mem_bytes), sum(g.sm_util_pct), count(*)"
+                       " FROM gpu_proc_samples g JOIN jobs j ON j.id = g.job_id"
+                       " WHERE j.job_id = ? GROUP BY g.ts_ms ORDER BY g.ts_ms", JOB_ID)
+        check(any(n == 2 for _t, _m, _s, n in rows), "ticks with both processes: %r" % rows)
+        for metric, idx in (("jobscope_job_gpu_memory_bytes", 1),
+                            ("jobscope_job_gpu_sm_utilization_percent", 2)):
+            got = rcv.samples('%s{job_id="%s",gpu="0",uuid="GPU-rw-0000"}' % (metric, JOB_ID))
+            eq(len(got), 1, "one %s series: %r" % (metric, list(got)))
+            eq(next(iter(got.values())),
+               [(r[0], float(min(r[idx], 100) if idx == 2 else r[idx])) for r in rows
+                if r[idx] is not None],
+               "%s: the job's processes summed at each stored tick" % metric)
+        print("%d part series and the job's GPU series equal the store's" % checked)
+    finally:
+        if job is not None and job.poll() is None:
+            stop(job, signal.SIGKILL)
+        if agent is not None:
+            stop(agent)
+        rcv.stop()
+
+
+def test_status_when_receiver_down(wd):
+    """A target that refuses connections: /api/v1/node and /metrics say so
+    (up 0, failures counted, rows pending); the agent keeps sampling."""
+    from agent_harness import Agent
+    dead = "http://127.0.0.1:%d/api/v1/write" % free_port()   # nothing listens there
+    a = Agent(wd, interval="200ms", extra=("--remote-write", dead))
+    try:
+        a.wait_ticks(5)
+        def failing():
+            st = a.json("/api/v1/node")["remote_write"]
+            return st if st and st[0]["failures"] >= 2 else None
+        st = wait_for(failing, timeout=20, what="failures counted")
+        eq(len(st), 1, "one target")
+        eq((st[0]["url"], st[0]["connected"], st[0]["last_ok_ms"]), (dead, False, None),
+           "the dead target's state")
+        check(st[0]["last_error"], "its last error: %r" % st[0])
+        m = a.metrics()
+        lab = frozenset({("url", dead)})
+        eq(m[("jobscope_agent_remote_write_up", lab)], 0.0, "up")
+        check(m[("jobscope_agent_remote_write_failures_total", lab)] >= 2, "failures")
+        check(m[("jobscope_agent_remote_write_pending_rows", lab)] > 0, "rows pending")
+    finally:
+        eq(a.stop(), 0, "the agent's exit code (its flush gives up after 2 s)")
 
 
 # ---- a stub receiver that decodes what it gets ----
