@@ -532,7 +532,8 @@ static int host_from(struct ctx *c, struct gathered *w, bool jobscope, const cha
 		strbuf_reset(&q);
 		strbuf_addf(&q, "jobscope_node_cpus{%s}", sel);
 		ret = n ? column(c, &w->g, q.buf, COL_GAUGE, 1.0, n) : -ENOMEM;
-		if (ret >= 0 && !isnan(last_of(n, w->g.n)))
+		/* a count of CPUs, or nothing (any number may come from outside) */
+		if (ret >= 0 && last_of(n, w->g.n) >= 1 && last_of(n, w->g.n) <= 1 << 20)
 			found = (int)last_of(n, w->g.n);
 		free(n);
 	}
