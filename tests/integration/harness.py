@@ -10,11 +10,14 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import time
 import traceback
+import urllib.error
+import urllib.request
 
 JOBSCOPE = os.environ.get("JOBSCOPE", "")
 HELPERS = os.environ.get("HELPERS", "")
@@ -110,6 +113,66 @@ def eq(actual, expected, what):
 def check(cond, what):
     if not cond:
         raise AssertionError(what)
+
+
+# loopback only, whatever proxy the environment names
+_opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+
+def http_get(url, timeout=5):
+    """(status, headers, body) of a GET; HTTP errors are answers too."""
+    try:
+        with _opener.open(url, timeout=timeout) as r:
+            return r.status, r.headers, r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.headers, e.read().decode()
+
+
+def http_open(req, timeout=30):
+    """urllib's open of a Request, through the proxy-less opener."""
+    return _opener.open(req, timeout=timeout)
+
+
+def free_port():
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+    finally:
+        s.close()
+
+
+def slurm_env(**kv):
+    """This environment without any SLURM_ variable of its own, plus kv."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("SLURM_") and k != "JOBSCOPE_RUN_ID"}
+    env.update({k: str(v) for k, v in kv.items()})
+    return env
+
+
+def stop(proc, sig=signal.SIGTERM, timeout=15):
+    """Stops one process we started, by its PID; returns its exit code."""
+    if proc is None:
+        return None
+    if proc.poll() is None:
+        try:
+            os.kill(proc.pid, sig)
+        except ProcessLookupError:
+            pass
+    try:
+        return proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        raise AssertionError("pid %d did not stop in %ss" % (proc.pid, timeout))
+
+
+def tail(path, n=30):
+    try:
+        with open(path, errors="replace") as f:
+            return "".join(f.readlines()[-n:])
+    except OSError:
+        return ""
 
 
 def run_tests(namespace):

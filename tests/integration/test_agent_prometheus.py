@@ -16,77 +16,21 @@ import os
 import pwd
 import re
 import signal
-import socket
-import sqlite3
 import subprocess
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 
-from harness import JOBSCOPE, helper, run_tests, check, eq, wait_for
+from agent_harness import sql
+from harness import (JOBSCOPE, check, eq, helper, http_get, run_tests, slurm_env, stop, tail,
+                     wait_for)
+from prom_harness import PROMETHEUS, PrometheusProcess
 
-PROMETHEUS = "/usr/bin/prometheus"
 PROMTOOL = "/usr/bin/promtool"
 PROM_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 INTERVAL_MS = 1000
 JOB_ID = "4242"
 RESERVED_MEM = 100 * 1048576
 BUSY_SECONDS = 4
-
-# loopback only, whatever proxy the environment names
-_opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-
-
-def http_get(url, timeout=5):
-    """(status, headers, body) of a GET; HTTP errors are answers too."""
-    try:
-        with _opener.open(url, timeout=timeout) as r:
-            return r.status, r.headers, r.read().decode()
-    except urllib.error.HTTPError as e:
-        return e.code, e.headers, e.read().decode()
-
-
-def free_port():
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-    finally:
-        s.close()
-
-
-def slurm_env(**kv):
-    """This environment without any SLURM_ variable of its own, plus kv."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("SLURM_") and k != "JOBSCOPE_RUN_ID"}
-    env.update({k: str(v) for k, v in kv.items()})
-    return env
-
-
-def stop(proc, sig=signal.SIGTERM, timeout=15):
-    """Stops one process we started, by its PID; returns its exit code."""
-    if proc is None:
-        return None
-    if proc.poll() is None:
-        try:
-            os.kill(proc.pid, sig)
-        except ProcessLookupError:
-            pass
-    try:
-        return proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
-        raise AssertionError("pid %d did not stop in %ss" % (proc.pid, timeout))
-
-
-def tail(path, n=30):
-    try:
-        with open(path, errors="replace") as f:
-            return "".join(f.readlines()[-n:])
-    except OSError:
-        return ""
 
 
 class Agent:
@@ -130,48 +74,16 @@ class Agent:
             self.errf.close()
 
 
-class Prometheus:
+class Prometheus(PrometheusProcess):
     def __init__(self, wd, target_port):
-        self.log = wd.join("prometheus.log")
-        config = wd.join("prometheus.yml")
-        with open(config, "w") as f:
-            f.write("global:\n"
-                    "  scrape_interval: 1s\n"
-                    "  scrape_timeout: 1s\n"
-                    "  evaluation_interval: 1m\n"
-                    "scrape_configs:\n"
-                    "  - job_name: jobscope\n"
-                    "    static_configs:\n"
-                    "      - targets: ['127.0.0.1:%d']\n" % target_port)
-        self.proc = None
-        for _attempt in range(3):       # the free port may be taken meanwhile
-            self.port = free_port()
-            self.url = "http://127.0.0.1:%d" % self.port
-            self.errf = open(self.log, "w")
-            self.proc = subprocess.Popen(
-                [PROMETHEUS, "--config.file=" + config,
-                 "--storage.tsdb.path=" + wd.join("tsdb"),
-                 "--web.listen-address=127.0.0.1:%d" % self.port,
-                 "--log.level=warn"],
-                stdin=subprocess.DEVNULL, stdout=self.errf, stderr=self.errf,
-                env=slurm_env())
-            try:
-                wait_for(self._ready, timeout=20, what="Prometheus /-/ready")
-                return
-            except AssertionError:
-                log = tail(self.log)
-                self.stop()
-                if "address already in use" not in log:
-                    raise AssertionError("Prometheus did not start:\n" + log)
-        raise AssertionError("Prometheus could not bind a free port:\n" + tail(self.log))
-
-    def _ready(self):
-        if self.proc.poll() is not None:
-            raise AssertionError("prometheus exited with %s" % self.proc.returncode)
-        try:
-            return http_get(self.url + "/-/ready", timeout=1)[0] == 200
-        except OSError:
-            return False
+        super().__init__(wd, "global:\n"
+                             "  scrape_interval: 1s\n"
+                             "  scrape_timeout: 1s\n"
+                             "  evaluation_interval: 1m\n"
+                             "scrape_configs:\n"
+                             "  - job_name: jobscope\n"
+                             "    static_configs:\n"
+                             "      - targets: ['127.0.0.1:%d']\n" % target_port)
 
     def query(self, expr, at_ms=None):
         """result of an instant query, at at_ms (epoch ms) or now."""
@@ -195,20 +107,6 @@ class Prometheus:
         eq(data["resultType"], "matrix", "result type of a range selector")
         eq(len(data["result"]), 1, "series for %s: %r" % (expr, data["result"]))
         return [(round(float(t) * 1000), float(v)) for t, v in data["result"][0]["values"]]
-
-    def stop(self):
-        try:
-            return stop(self.proc)
-        finally:
-            self.errf.close()
-
-
-def sql(db, query, *args):
-    con = sqlite3.connect("file:%s?mode=ro" % db, uri=True, timeout=10)
-    try:
-        return con.execute(query, args).fetchall()
-    finally:
-        con.close()
 
 
 def promtool_check(body):

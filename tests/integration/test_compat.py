@@ -19,12 +19,12 @@ import json
 import os
 import subprocess
 import time
+import urllib.parse
 
 from agent_harness import Agent, sql
-from harness import helper, run_tests, check, eq, wait_for
-from test_agent_prometheus import (PROMETHEUS, free_port, http_get, slurm_env, stop, tail,
-                                   match_rows)
-import urllib.parse
+from harness import check, eq, helper, http_get, run_tests, slurm_env, stop, tail, wait_for
+from prom_harness import PROMETHEUS, PrometheusProcess
+from test_agent_prometheus import match_rows
 
 FAKES = os.environ.get("FAKES", "")
 NVML = os.path.join(FAKES, "libnvidia-ml.so.1")
@@ -47,48 +47,19 @@ proc 2 pid=file:{c} mem=2147483648 sm=60
 """
 
 
-class Prometheus:
+class Prometheus(PrometheusProcess):
     """A private Prometheus scraping the agent each second, as jobstats' does."""
 
     def __init__(self, wd, target_port):
-        self.log = wd.join("prometheus.log")
-        config = wd.join("prometheus.yml")
-        with open(config, "w") as f:
-            f.write("global:\n"
-                    "  scrape_interval: 1s\n"
-                    "  scrape_timeout: 1s\n"
-                    "  evaluation_interval: 1s\n"
-                    "scrape_configs:\n"
-                    "  - job_name: jobscope\n"
-                    "    static_configs:\n"
-                    "      - targets: ['127.0.0.1:%d']\n"
-                    "        labels: {cluster: %s}\n" % (target_port, CLUSTER))
-        self.proc = None
-        for _attempt in range(3):
-            self.port = free_port()
-            self.url = "http://127.0.0.1:%d" % self.port
-            self.errf = open(self.log, "w")
-            self.proc = subprocess.Popen(
-                [PROMETHEUS, "--config.file=" + config, "--storage.tsdb.path=" + wd.join("tsdb"),
-                 "--web.listen-address=127.0.0.1:%d" % self.port, "--log.level=warn"],
-                stdin=subprocess.DEVNULL, stdout=self.errf, stderr=self.errf, env=slurm_env())
-            try:
-                wait_for(self._ready, timeout=20, what="Prometheus /-/ready")
-                return
-            except AssertionError:
-                log = tail(self.log)
-                self.stop()
-                if "address already in use" not in log:
-                    raise AssertionError("Prometheus did not start:\n" + log)
-        raise AssertionError("Prometheus could not bind a free port:\n" + tail(self.log))
-
-    def _ready(self):
-        if self.proc.poll() is not None:
-            raise AssertionError("prometheus exited with %s" % self.proc.returncode)
-        try:
-            return http_get(self.url + "/-/ready", timeout=1)[0] == 200
-        except OSError:
-            return False
+        super().__init__(wd, "global:\n"
+                             "  scrape_interval: 1s\n"
+                             "  scrape_timeout: 1s\n"
+                             "  evaluation_interval: 1s\n"
+                             "scrape_configs:\n"
+                             "  - job_name: jobscope\n"
+                             "    static_configs:\n"
+                             "      - targets: ['127.0.0.1:%d']\n"
+                             "        labels: {cluster: %s}\n" % (target_port, CLUSTER))
 
     def query(self, expr, at_s=None):
         """The result vector of an instant query (at at_s, epoch seconds)."""
@@ -111,12 +82,6 @@ class Prometheus:
         return {frozenset(r["metric"].items()):
                 [(round(float(t) * 1000), float(v)) for t, v in r["values"]]
                 for r in reply["data"]["result"]}
-
-    def stop(self):
-        try:
-            return stop(self.proc)
-        finally:
-            self.errf.close()
 
 
 def jobstats_queries(jobid, diff):

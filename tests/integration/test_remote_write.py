@@ -35,10 +35,11 @@ import threading
 import time
 import urllib.parse
 
-from harness import JOBSCOPE, helper, run_tests, check, eq, wait_for
-from test_agent_prometheus import http_get, free_port, slurm_env, stop, tail, sql
+from agent_harness import Agent, sql
+from harness import (JOBSCOPE, check, eq, free_port, helper, http_get, run_tests, slurm_env,
+                     stop, tail, wait_for)
+from prom_harness import PROMETHEUS
 
-PROMETHEUS = "/usr/bin/prometheus"
 VICTORIA = "/usr/bin/victoria-metrics"
 JOB_ID = "4343"
 CPU = "jobscope_job_cpu_seconds_total"
@@ -340,7 +341,6 @@ def test_node_parts_and_job_gpus(wd):
 def test_status_when_receiver_down(wd):
     """A target that refuses connections: /api/v1/node and /metrics say so
     (up 0, failures counted, rows pending); the agent keeps sampling."""
-    from agent_harness import Agent
     dead = "http://127.0.0.1:%d/api/v1/write" % free_port()   # nothing listens there
     a = Agent(wd, interval="200ms", extra=("--remote-write", dead))
     try:
@@ -480,12 +480,17 @@ class Stub(http.server.BaseHTTPRequestHandler):
         pass
 
 
-def test_stub_400_503(wd):
-    Stub.answers, Stub.got, Stub.headers_seen = [400, 503, 503, 503], [], []
+def start_stub(answers=()):
+    """(server, its write URL): a Stub on a free loopback port that gives these
+    status codes first, its record of requests emptied."""
+    Stub.answers, Stub.got, Stub.headers_seen = list(answers), [], []
     srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Stub)
-    th = threading.Thread(target=srv.serve_forever, daemon=True)
-    th.start()
-    url = "http://127.0.0.1:%d/api/v1/write" % srv.server_address[1]
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv, "http://127.0.0.1:%d/api/v1/write" % srv.server_address[1]
+
+
+def test_stub_400_503(wd):
+    srv, url = start_stub([400, 503, 503, 503])
     agent = job = None
     try:
         job = busy(4)
@@ -555,10 +560,7 @@ def test_stub_400_503(wd):
 
 def test_stub_basic_auth(wd):
     """--rw-basic-auth-file: HTTP basic auth on every request; bad auth options refused."""
-    Stub.answers, Stub.got, Stub.headers_seen = [], [], []
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Stub)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    url = "http://127.0.0.1:%d/api/v1/write" % srv.server_address[1]
+    srv, url = start_stub()
     cred = wd.join("basic")
     with open(cred, "w") as f:
         f.write("alice:pa ss:word\n")
@@ -593,10 +595,7 @@ def test_stub_basic_auth(wd):
 
 def test_restart_resumes(wd):
     """A restarted agent resumes after its persisted cursor: nothing sent twice, no hole."""
-    Stub.answers, Stub.got, Stub.headers_seen = [], [], []
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Stub)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    url = "http://127.0.0.1:%d/api/v1/write" % srv.server_address[1]
+    srv, url = start_stub()
     agent = None
     try:
         # 3 series a request: a batch is several requests, each answered before the cursor moves

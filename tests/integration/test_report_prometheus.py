@@ -24,7 +24,6 @@ tests print "SKIP: ..." and pass, as the other integration tests do.
 import http.server
 import json
 import os
-import socket
 import struct
 import subprocess
 import tempfile
@@ -33,34 +32,13 @@ import time
 import urllib.error
 import urllib.request
 
-from harness import JOBSCOPE, run_tests, check, eq, wait_for
-
-PROMETHEUS = "/usr/bin/prometheus"
+from harness import JOBSCOPE, check, eq, free_port, http_open, run_tests
+from prom_harness import PROMETHEUS, PrometheusProcess
 STEP_S = 5
 DURATION_S = 595          # 119 steps: 14.875 periods of 40 s, 120 grid points
 PERIOD_S = 40
 MiB = 1048576
 GiB = 1024 * MiB
-
-_opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-
-
-def free_port():
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-    finally:
-        s.close()
-
-
-def tail(path, n=30):
-    try:
-        with open(path, errors="replace") as f:
-            return "".join(f.readlines()[-n:])
-    except OSError:
-        return ""
-
 
 # ---- remote write: protobuf by hand, snappy of literal chunks ----
 
@@ -100,42 +78,10 @@ def timeseries(labels, samples):
     return pb_bytes(1, body)
 
 
-class Prometheus:
+class Prometheus(PrometheusProcess):
     def __init__(self, wd):
-        self.log = wd.join("prometheus.log")
-        config = wd.join("prometheus.yml")
-        with open(config, "w") as f:
-            f.write("global:\n  scrape_interval: 1m\n  evaluation_interval: 1m\n")
-        self.proc = None
-        for _attempt in range(3):
-            self.port = free_port()
-            self.url = "http://127.0.0.1:%d" % self.port
-            self.errf = open(self.log, "w")
-            self.proc = subprocess.Popen(
-                [PROMETHEUS, "--config.file=" + config,
-                 "--storage.tsdb.path=" + wd.join("tsdb"),
-                 "--web.listen-address=127.0.0.1:%d" % self.port,
-                 "--web.enable-remote-write-receiver",
-                 "--log.level=warn"],
-                stdin=subprocess.DEVNULL, stdout=self.errf, stderr=self.errf)
-            try:
-                wait_for(self._ready, timeout=30, what="Prometheus /-/ready")
-                return
-            except AssertionError:
-                log = tail(self.log)
-                self.stop()
-                if "address already in use" not in log:
-                    raise AssertionError("Prometheus did not start:\n" + log)
-        raise AssertionError("Prometheus could not bind a free port:\n" + tail(self.log))
-
-    def _ready(self):
-        if self.proc.poll() is not None:
-            raise AssertionError("prometheus exited with %s" % self.proc.returncode)
-        try:
-            with _opener.open(self.url + "/-/ready", timeout=1) as r:
-                return r.status == 200
-        except OSError:
-            return False
+        super().__init__(wd, "global:\n  scrape_interval: 1m\n  evaluation_interval: 1m\n",
+                         extra=["--web.enable-remote-write-receiver"], ready_timeout=30)
 
     def write(self, series):
         """series: [(labels, [(ts_ms, value)])], one request."""
@@ -145,20 +91,10 @@ class Prometheus:
             headers={"Content-Type": "application/x-protobuf", "Content-Encoding": "snappy",
                      "X-Prometheus-Remote-Write-Version": "0.1.0"})
         try:
-            with _opener.open(req, timeout=30) as r:
+            with http_open(req, timeout=30) as r:
                 eq(r.status // 100, 2, "remote write status")
         except urllib.error.HTTPError as e:
             raise AssertionError("remote write answered %d: %s" % (e.code, e.read()[:300]))
-
-    def stop(self):
-        if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.errf.close()
 
 
 def prometheus_or_skip(wd):

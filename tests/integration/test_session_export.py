@@ -19,12 +19,11 @@ import http.server
 import json
 import os
 import re
-import socket
 import subprocess
 import threading
 import time
 
-from harness import JOBSCOPE, jobscope, run_tests, check, eq, wait_for
+from harness import JOBSCOPE, free_port, jobscope, run_tests, check, eq, wait_for
 from agent_harness import sql
 from head_harness import start_agent, stop_agent, held
 from png_harness import png_size, line_row, colour_pixels
@@ -119,14 +118,6 @@ def run_bytes(wd, name, *args, env=None):
     r = jobscope(*args, "-o", out, env=env or env_without_token())
     data = open(out, "rb").read() if os.path.exists(out) else None
     return r.returncode, r.stderr, data
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def run_session(wd):
