@@ -130,6 +130,22 @@ int store__query_i64_opt(struct store *st, const char *sql, int64_t a, int64_t *
 	return 0;
 }
 
+int store__one_text(struct store *st, sqlite3_stmt *stmt, char *buf, size_t size)
+{
+	int rc = sqlite3_step(stmt), ret = -ENOENT;
+
+	if (rc == SQLITE_ROW) {
+		const unsigned char *v = sqlite3_column_text(stmt, 0);
+
+		snprintf(buf, size, "%s", v ? (const char *)v : "");
+		ret = 0;
+	} else if (rc != SQLITE_DONE) {
+		ret = store__errno(st->db, rc);
+	}
+	sqlite3_finalize(stmt);
+	return ret;
+}
+
 int store__prepare(struct store *st, const char *sql, const char *what, sqlite3_stmt **out)
 {
 	int rc = sqlite3_prepare_v2(st->db, sql, -1, out, NULL);

@@ -84,6 +84,12 @@ int store__cached_exec(struct store *st, const char *sql);
 /* Reports a failed read of what ("cannot WHAT in store ..."): -errno, never 0. */
 int store__read_fail(struct store *st, int rc, const char *what);
 int store__query_i64_opt(struct store *st, const char *sql, int64_t a, int64_t *out, bool *found);
+/*
+ * Steps a prepared, bound statement once and finalizes it: its first row's
+ * first column into buf as text (NULL as ""), 0; -ENOENT when there is no
+ * row; else -errno.
+ */
+int store__one_text(struct store *st, sqlite3_stmt *stmt, char *buf, size_t size);
 /* Prepares sql for a read; on failure *out is NULL and store__read_fail has reported. */
 int store__prepare(struct store *st, const char *sql, const char *what, sqlite3_stmt **out);
 

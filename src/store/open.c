@@ -371,23 +371,13 @@ const char *store_path(const struct store *st)
 int store_meta_get(struct store *st, const char *key, char *buf, size_t size)
 {
 	sqlite3_stmt *stmt;
-	int rc, ret = -ENOENT;
+	int rc;
 
 	rc = sqlite3_prepare_v2(st->db, "SELECT value FROM meta WHERE key = ?", -1, &stmt, NULL);
 	if (rc != SQLITE_OK)
 		return store__errno(st->db, rc);
 	sqlite3_bind_text(stmt, 1, key, -1, SQLITE_STATIC);
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_ROW) {
-		const unsigned char *v = sqlite3_column_text(stmt, 0);
-
-		snprintf(buf, size, "%s", v ? (const char *)v : "");
-		ret = 0;
-	} else if (rc != SQLITE_DONE) {
-		ret = store__errno(st->db, rc);
-	}
-	sqlite3_finalize(stmt);
-	return ret;
+	return store__one_text(st, stmt, buf, size);
 }
 
 int store_meta_set(struct store *st, const char *key, const char *value)

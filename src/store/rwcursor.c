@@ -62,22 +62,12 @@ int store_rw_cursor_set(struct store *st, const char *url, int64_t acked_seq, in
 int store_node_hostname(struct store *st, int64_t node_id, char *buf, size_t size)
 {
 	sqlite3_stmt *stmt;
-	int rc, ret = -ENOENT;
+	int rc;
 
 	rc = sqlite3_prepare_v2(st->db, "SELECT hostname FROM nodes WHERE id = ?", -1, &stmt,
 				NULL);
 	if (rc != SQLITE_OK)
 		return store__errno(st->db, rc);
 	sqlite3_bind_int64(stmt, 1, node_id);
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_ROW) {
-		const unsigned char *v = sqlite3_column_text(stmt, 0);
-
-		snprintf(buf, size, "%s", v ? (const char *)v : "");
-		ret = 0;
-	} else if (rc != SQLITE_DONE) {
-		ret = store__errno(st->db, rc);
-	}
-	sqlite3_finalize(stmt);
-	return ret;
+	return store__one_text(st, stmt, buf, size);
 }
