@@ -16,11 +16,6 @@
 #include "net/api.h"
 #include "net/curl_dl.h"
 
-static size_t on_data(char *data, size_t size, size_t nmemb, void *arg)
-{
-	return strbuf_add(arg, data, size * nmemb) ? 0 : size * nmemb;
-}
-
 /* One request; ctype (when not NULL) gets the answer's Content-Type, or "". */
 static int request(const char *base, const char *path, const char *token, const char *body,
 		   struct strbuf *answer, long *status, char *ctype, size_t ctype_size)
@@ -39,7 +34,7 @@ static int request(const char *base, const char *path, const char *token, const 
 		ctype[0] = '\0';
 	if (curl_dl_load())
 		return log_err(-ENOENT, "cannot ask '%s'", base);
-	c = curl_fn.easy_init();
+	c = curl_dl_handle(url, answer, NULL, 30L, false);
 	if (!c)
 		return log_err(-ENOMEM, "cannot set up libcurl");
 	headers = curl_fn.slist_append(headers, "Content-Type: application/json");
@@ -47,14 +42,7 @@ static int request(const char *base, const char *path, const char *token, const 
 		snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
 		headers = curl_fn.slist_append(headers, auth);
 	}
-	curl_fn.easy_setopt(c, CURLOPT_URL, url);
 	curl_fn.easy_setopt(c, CURLOPT_HTTPHEADER, headers);
-	curl_fn.easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
-	curl_fn.easy_setopt(c, CURLOPT_WRITEDATA, answer);
-	curl_fn.easy_setopt(c, CURLOPT_TIMEOUT, 30L);
-	curl_fn.easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 5L);
-	curl_fn.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_fn.easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 	if (body) {
 		curl_fn.easy_setopt(c, CURLOPT_POSTFIELDS, body);
 		curl_fn.easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));

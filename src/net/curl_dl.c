@@ -45,3 +45,27 @@ int curl_dl_load(void)
 	pthread_once(&load_once, load);
 	return load_ret;
 }
+
+static size_t append_answer(char *data, size_t size, size_t nmemb, void *arg)
+{
+	return strbuf_add(arg, data, size * nmemb) ? 0 : size * nmemb; /* full: fail */
+}
+
+CURL *curl_dl_handle(const char *url, struct strbuf *answer, curl_write_callback write,
+		     long timeout_s, bool keepalive)
+{
+	CURL *c = curl_fn.easy_init();
+
+	if (!c)
+		return NULL;
+	curl_fn.easy_setopt(c, CURLOPT_URL, url);
+	curl_fn.easy_setopt(c, CURLOPT_WRITEFUNCTION, write ? write : append_answer);
+	curl_fn.easy_setopt(c, CURLOPT_WRITEDATA, answer);
+	curl_fn.easy_setopt(c, CURLOPT_TIMEOUT, timeout_s);
+	curl_fn.easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 5L);
+	curl_fn.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	if (keepalive)
+		curl_fn.easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
+	curl_fn.easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+	return c;
+}

@@ -239,11 +239,6 @@ out_delete:
 
 /* ---- the transport --------------------------------------------------------------------- */
 
-static size_t on_data(char *data, size_t size, size_t nmemb, void *arg)
-{
-	return strbuf_add(arg, data, size * nmemb) ? 0 : size * nmemb;
-}
-
 static int curl_get(void *ctx, const char *url, struct strbuf *answer, long *status)
 {
 	CURLcode rc;
@@ -252,16 +247,9 @@ static int curl_get(void *ctx, const char *url, struct strbuf *answer, long *sta
 	(void)ctx;
 	if (curl_dl_load())
 		return -ENOENT;
-	c = curl_fn.easy_init();
+	c = curl_dl_handle(url, answer, NULL, 30L, false);
 	if (!c)
 		return log_err(-ENOMEM, "cannot set up libcurl");
-	curl_fn.easy_setopt(c, CURLOPT_URL, url);
-	curl_fn.easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
-	curl_fn.easy_setopt(c, CURLOPT_WRITEDATA, answer);
-	curl_fn.easy_setopt(c, CURLOPT_TIMEOUT, 30L);
-	curl_fn.easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 5L);
-	curl_fn.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_fn.easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_fn.easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");
 	rc = curl_fn.easy_perform(c);
 	if (rc == CURLE_OK)

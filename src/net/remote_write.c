@@ -997,7 +997,7 @@ static int target_init(struct rw *r, struct rw_target *t, const char *url)
 	strbuf_init(&t->answer, RW_ANSWER_MAX + 1);
 	strbuf_init(&t->arena, RW_BODY_MAX);
 	store_rowset_init(&t->rows, 0);
-	t->curl = curl_fn.easy_init();
+	t->curl = curl_dl_handle(t->url, &t->answer, on_answer, RW_TIMEOUT_S, true);
 	if (!t->curl)
 		return log_err(-ENOMEM, "cannot set up libcurl");
 	t->headers = curl_fn.slist_append(NULL, "Content-Type: application/x-protobuf");
@@ -1011,15 +1011,7 @@ static int target_init(struct rw *r, struct rw_target *t, const char *url)
 	t->headers = curl_fn.slist_append(t->headers, "Expect:");
 	if (!t->headers)
 		return log_err(-ENOMEM, "cannot set up libcurl");
-	curl_fn.easy_setopt(t->curl, CURLOPT_URL, t->url);
 	curl_fn.easy_setopt(t->curl, CURLOPT_HTTPHEADER, t->headers);
-	curl_fn.easy_setopt(t->curl, CURLOPT_WRITEFUNCTION, on_answer);
-	curl_fn.easy_setopt(t->curl, CURLOPT_WRITEDATA, &t->answer);
-	curl_fn.easy_setopt(t->curl, CURLOPT_TIMEOUT, (long)RW_TIMEOUT_S);
-	curl_fn.easy_setopt(t->curl, CURLOPT_CONNECTTIMEOUT, 5L);
-	curl_fn.easy_setopt(t->curl, CURLOPT_NOSIGNAL, 1L);
-	curl_fn.easy_setopt(t->curl, CURLOPT_TCP_KEEPALIVE, 1L);
-	curl_fn.easy_setopt(t->curl, CURLOPT_PROTOCOLS_STR, "http,https");
 	if (r->basic[0]) {
 		curl_fn.easy_setopt(t->curl, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
 		curl_fn.easy_setopt(t->curl, CURLOPT_USERPWD, r->basic);

@@ -43,16 +43,6 @@ struct sender {
 	struct wire_answer reply;
 };
 
-static size_t on_answer(char *data, size_t size, size_t nmemb, void *arg)
-{
-	struct strbuf *sb = arg;
-	size_t n = size * nmemb;
-
-	if (strbuf_add(sb, data, n))
-		return 0; /* too big: curl fails the transfer */
-	return n;
-}
-
 static void set_error(struct sender *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void set_error(struct sender *s, const char *fmt, ...)
@@ -310,7 +300,7 @@ int sender_start(const struct sender_opts *o, struct sender **out)
 	strbuf_init(&s->answer, SENDER_ANSWER_MAX);
 	strbuf_init(&s->zbody, WIRE_MAX_BODY);
 	curl_fn.global_init(CURL_GLOBAL_DEFAULT);
-	s->curl = curl_fn.easy_init();
+	s->curl = curl_dl_handle(s->url, &s->answer, NULL, SENDER_TIMEOUT_S, true);
 	if (!s->curl) {
 		free(s);
 		return log_err(-ENOMEM, "cannot set up libcurl");
@@ -326,15 +316,7 @@ int sender_start(const struct sender_opts *o, struct sender **out)
 	if (o->token)
 		s->zheaders = curl_fn.slist_append(s->zheaders, s->auth);
 	s->zheaders = curl_fn.slist_append(s->zheaders, "Expect:");
-	curl_fn.easy_setopt(s->curl, CURLOPT_URL, s->url);
 	curl_fn.easy_setopt(s->curl, CURLOPT_HTTPHEADER, s->headers);
-	curl_fn.easy_setopt(s->curl, CURLOPT_WRITEFUNCTION, on_answer);
-	curl_fn.easy_setopt(s->curl, CURLOPT_WRITEDATA, &s->answer);
-	curl_fn.easy_setopt(s->curl, CURLOPT_TIMEOUT, (long)SENDER_TIMEOUT_S);
-	curl_fn.easy_setopt(s->curl, CURLOPT_CONNECTTIMEOUT, 5L);
-	curl_fn.easy_setopt(s->curl, CURLOPT_NOSIGNAL, 1L);
-	curl_fn.easy_setopt(s->curl, CURLOPT_TCP_KEEPALIVE, 1L);
-	curl_fn.easy_setopt(s->curl, CURLOPT_PROTOCOLS_STR, "http,https");
 	if (o->ca_file) {
 		snprintf(s->ca_file, sizeof(s->ca_file), "%s", o->ca_file);
 		curl_fn.easy_setopt(s->curl, CURLOPT_CAINFO, s->ca_file);
