@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/varint.h"
 
 /*
  * libsnappy is loaded with dlopen on first use, as libcurl is (curl_dl.h):
@@ -70,33 +71,9 @@ int rw_snappy_load(void)
 
 enum { WT_VARINT = 0, WT_FIXED64 = 1, WT_LEN = 2 };
 
-static size_t varint_size(uint64_t v)
-{
-	size_t n = 1;
-
-	while (v >= 0x80) {
-		v >>= 7;
-		n++;
-	}
-	return n;
-}
-
-static void put_varint(struct strbuf *o, uint64_t v)
-{
-	unsigned char b[10];
-	size_t n = 0;
-
-	while (v >= 0x80) {
-		b[n++] = (unsigned char)(v | 0x80);
-		v >>= 7;
-	}
-	b[n++] = (unsigned char)v;
-	strbuf_add(o, b, n);
-}
-
 static void put_key(struct strbuf *o, unsigned field, unsigned type)
 {
-	put_varint(o, (uint64_t)field << 3 | type);
+	(void)varint_put(o, (uint64_t)field << 3 | type);
 }
 
 /* A string field: key, length, bytes. */
@@ -110,7 +87,7 @@ static void put_string(struct strbuf *o, unsigned field, const char *s)
 	size_t len = strlen(s);
 
 	put_key(o, field, WT_LEN);
-	put_varint(o, len);
+	(void)varint_put(o, len);
 	strbuf_add(o, s, len);
 }
 
@@ -151,7 +128,7 @@ static void put_sample(struct strbuf *o, const struct rw_sample *s)
 	put_key(o, 1, WT_FIXED64);
 	strbuf_add(o, b, sizeof(b));
 	put_key(o, 2, WT_VARINT);
-	put_varint(o, (uint64_t)s->ts_ms); /* int64: negative as ten bytes, as protobuf says */
+	(void)varint_put(o, (uint64_t)s->ts_ms); /* int64: negative as ten bytes, as protobuf says */
 }
 
 int rw_encode_write_request(const struct rw_series *series, size_t n, struct strbuf *out)
@@ -160,16 +137,16 @@ int rw_encode_write_request(const struct rw_series *series, size_t n, struct str
 		const struct rw_series *ts = &series[k];
 
 		put_key(out, 1, WT_LEN);
-		put_varint(out, series_size(ts));
+		(void)varint_put(out, series_size(ts));
 		for (size_t i = 0; i < ts->nlabels; i++) {
 			put_key(out, 1, WT_LEN);
-			put_varint(out, label_size(&ts->labels[i]));
+			(void)varint_put(out, label_size(&ts->labels[i]));
 			put_string(out, 1, ts->labels[i].name);
 			put_string(out, 2, ts->labels[i].value);
 		}
 		for (size_t i = 0; i < ts->nsamples; i++) {
 			put_key(out, 2, WT_LEN);
-			put_varint(out, sample_size(&ts->samples[i]));
+			(void)varint_put(out, sample_size(&ts->samples[i]));
 			put_sample(out, &ts->samples[i]);
 		}
 	}

@@ -3,7 +3,7 @@
  * and its zstd frame.
  *
  *   pack_rows_*, pack_set_*         rows in memory
- *   put_varint, get_varint          LEB128
+ *   varint_put (common/varint.h), get_varint   LEB128
  *   int_mode_size, encode_column    a column: types, then values
  *   pack_encode, decode_column, pack_decode
  *
@@ -23,6 +23,8 @@
 
 #include <sqlite3.h>
 #include <zstd.h>
+
+#include "common/varint.h"
 
 #define PACK_MAGIC	"JSP\001"
 #define PACK_ZSTD_LEVEL 9
@@ -156,30 +158,6 @@ const char *pack_text(const struct pack_rows *p, size_t row, int col, size_t *le
 
 /* Encoding. */
 
-static size_t varint_size(uint64_t v)
-{
-	size_t n = 1;
-
-	while (v >= 0x80) {
-		v >>= 7;
-		n++;
-	}
-	return n;
-}
-
-static int put_varint(struct strbuf *sb, uint64_t v)
-{
-	uint8_t b[10];
-	size_t n = 0;
-
-	while (v >= 0x80) {
-		b[n++] = (uint8_t)(v | 0x80);
-		v >>= 7;
-	}
-	b[n++] = (uint8_t)v;
-	return strbuf_add(sb, b, n);
-}
-
 static uint64_t zigzag(uint64_t v)
 {
 	return (v << 1) ^ (uint64_t) - (int64_t)(v >> 63);
@@ -255,7 +233,7 @@ static int encode_column(const struct pack_rows *p, const size_t *order, size_t 
 
 		switch (type) {
 		case SQLITE_INTEGER:
-			ret = put_varint(sb, int_code(mode, bits, &prev, &prev_delta));
+			ret = varint_put(sb, int_code(mode, bits, &prev, &prev_delta));
 			break;
 		case SQLITE_FLOAT:
 			for (int b = 0; b < 8; b++)
@@ -265,7 +243,7 @@ static int encode_column(const struct pack_rows *p, const size_t *order, size_t 
 		case SQLITE_TEXT:
 		case SQLITE_BLOB:
 			s = pack_text(p, r, col, &len);
-			ret = put_varint(sb, len);
+			ret = varint_put(sb, len);
 			if (!ret)
 				ret = len ? strbuf_add(sb, s, len) : 0;
 			break;
@@ -291,9 +269,9 @@ int pack_encode(const struct pack_rows *p, const size_t *order, size_t n, struct
 	strbuf_init(&raw, PACK_MAX_RAW_BYTES);
 	ret = strbuf_add(&raw, PACK_MAGIC, 4);
 	if (!ret)
-		ret = put_varint(&raw, (uint64_t)p->ncols);
+		ret = varint_put(&raw, (uint64_t)p->ncols);
 	if (!ret)
-		ret = put_varint(&raw, n);
+		ret = varint_put(&raw, n);
 	for (int c = 0; c < p->ncols && !ret; c++)
 		ret = encode_column(p, order, n, c, &raw);
 	if (ret)
