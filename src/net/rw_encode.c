@@ -128,7 +128,8 @@ static void put_sample(struct strbuf *o, const struct rw_sample *s)
 	put_key(o, 1, WT_FIXED64);
 	strbuf_add(o, b, sizeof(b));
 	put_key(o, 2, WT_VARINT);
-	(void)varint_put(o, (uint64_t)s->ts_ms); /* int64: negative as ten bytes, as protobuf says */
+	/* int64: negative as ten bytes, as protobuf says */
+	(void)varint_put(o, (uint64_t)s->ts_ms);
 }
 
 int rw_encode_write_request(const struct rw_series *series, size_t n, struct strbuf *out)
