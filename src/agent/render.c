@@ -299,6 +299,49 @@ static void render_job_metrics(const struct agent *a, struct strbuf *o, struct s
 	}
 }
 
+/* Each --remote-write target's state, read once (docs/remote-write.md "Status"). */
+static void render_rw_metrics(const struct agent *a, struct strbuf *o)
+{
+	static const char *const names[] = {"jobscope_agent_remote_write_pending_rows",
+					    "jobscope_agent_remote_write_failures_total",
+					    "jobscope_agent_remote_write_up"};
+	static const char *const types[] = {"gauge", "counter", "gauge"};
+	static const char *const helps[] = {
+	    "Rows (seqs) of the store a remote-write target has not acknowledged.",
+	    "Remote-write requests that failed (network, 5xx, 429, 4xx).",
+	    "1 when the target's last request was answered 2xx."};
+	struct rw_stats rs[RW_MAX_TARGETS];
+	int n = rw_targets(a->rw);
+	struct strbuf lab;
+
+	if (n == 0)
+		return;
+	for (int i = 0; i < n; i++)
+		rw_get_stats(a->rw, i, &rs[i]);
+	strbuf_init(&lab, 0);
+	for (int f = 0; f < 3; f++) {
+		prom_family(o, names[f], types[f], helps[f]);
+		for (int i = 0; i < n; i++) {
+			double v;
+
+			if (f == 0 && rs[i].acked_seq < 0)
+				continue; /* its cursor not read yet */
+			if (f == 0)
+				v = (double)(rs[i].max_seq > rs[i].acked_seq
+						 ? rs[i].max_seq - rs[i].acked_seq
+						 : 0);
+			else
+				v = f == 1 ? (double)rs[i].failures : (double)rs[i].connected;
+			strbuf_reset(&lab);
+			strbuf_addstr(&lab, "url=\"");
+			prom_label_value(&lab, rs[i].url);
+			strbuf_addch(&lab, '"');
+			prom_sample(o, names[f], lab.buf, v);
+		}
+	}
+	strbuf_release(&lab);
+}
+
 static void render_self_metrics(const struct agent *a, struct strbuf *o)
 {
 	prom_family(o, "jobscope_agent_cpu_seconds_total", "counter",
@@ -333,40 +376,7 @@ static void render_self_metrics(const struct agent *a, struct strbuf *o)
 			    "Gap records written for those rows (one per retention step).");
 		prom_sample(o, "jobscope_agent_gaps_total", "", (double)a->gaps);
 	}
-	if (rw_targets(a->rw) > 0) {
-		static const char *const names[] = {"jobscope_agent_remote_write_pending_rows",
-						    "jobscope_agent_remote_write_failures_total",
-						    "jobscope_agent_remote_write_up"};
-		static const char *const types[] = {"gauge", "counter", "gauge"};
-		static const char *const helps[] = {
-		    "Rows (seqs) of the store a remote-write target has not acknowledged.",
-		    "Remote-write requests that failed (network, 5xx, 429, 4xx).",
-		    "1 when the target's last request was answered 2xx."};
-		struct strbuf lab;
-
-		strbuf_init(&lab, 0);
-
-		for (int f = 0; f < 3; f++) {
-			prom_family(o, names[f], types[f], helps[f]);
-			for (int i = 0; i < rw_targets(a->rw); i++) {
-				struct rw_stats rs;
-				double v;
-
-				rw_get_stats(a->rw, i, &rs);
-				if (f == 0 && rs.acked_seq < 0)
-					continue; /* its cursor not read yet */
-				v = f == 0   ? (double)(rs.max_seq > rs.acked_seq ? rs.max_seq - rs.acked_seq : 0)
-				    : f == 1 ? (double)rs.failures
-					     : (double)rs.connected;
-				strbuf_reset(&lab);
-				strbuf_addstr(&lab, "url=\"");
-				prom_label_value(&lab, rs.url);
-				strbuf_addch(&lab, '"');
-				prom_sample(o, names[f], lab.buf, v);
-			}
-		}
-		strbuf_release(&lab);
-	}
+	render_rw_metrics(a, o);
 	prom_family(o, "jobscope_agent_live_jobs", "gauge", "Jobs with a live process.");
 	{
 		size_t n = 0;
