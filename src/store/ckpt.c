@@ -19,7 +19,7 @@
 
 int store_ckpt_get(struct store *st, int64_t job_id, struct store_ckpt *out)
 {
-	sqlite3_stmt *stmt;
+	struct db_stmt *stmt;
 	const void *blob;
 	int rc, ret, n;
 
@@ -32,16 +32,16 @@ int store_ckpt_get(struct store *st, int64_t job_id, struct store_ckpt *out)
 			     "read a report checkpoint", &stmt);
 	if (ret)
 		return ret;
-	sqlite3_bind_int64(stmt, 1, job_id);
-	rc = sqlite3_step(stmt);
+	db_bind_int64(stmt, 1, job_id);
+	rc = db_step(stmt);
 	if (rc == SQLITE_ROW) {
 		out->job_id = job_id;
-		out->seq = sqlite3_column_int64(stmt, 0);
-		out->ts_ms = sqlite3_column_int64(stmt, 1);
-		out->format = sqlite3_column_int64(stmt, 2);
-		out->made_ms = sqlite3_column_int64(stmt, 3);
-		blob = sqlite3_column_blob(stmt, 4);
-		n = sqlite3_column_bytes(stmt, 4);
+		out->seq = db_column_int64(stmt, 0);
+		out->ts_ms = db_column_int64(stmt, 1);
+		out->format = db_column_int64(stmt, 2);
+		out->made_ms = db_column_int64(stmt, 3);
+		blob = db_column_blob(stmt, 4);
+		n = db_column_bytes(stmt, 4);
 		if (n <= 0 || n > STORE_CKPT_MAX_BYTES || !blob) {
 			ret = -ENOENT; /* nothing a reader could use */
 		} else if (!(out->data = malloc((size_t)n))) {
@@ -55,13 +55,13 @@ int store_ckpt_get(struct store *st, int64_t job_id, struct store_ckpt *out)
 	} else {
 		ret = store__read_fail(st, rc, "read a report checkpoint");
 	}
-	sqlite3_finalize(stmt);
+	db_finalize(stmt);
 	return ret;
 }
 
 int store_ckpt_put(struct store *st, const struct store_ckpt *c)
 {
-	sqlite3_stmt *stmt;
+	struct db_stmt *stmt;
 	int rc, ret;
 
 	if (st->schema_version < 6)
@@ -69,19 +69,21 @@ int store_ckpt_put(struct store *st, const struct store_ckpt *c)
 	if (c->size > STORE_CKPT_MAX_BYTES)
 		return log_err(-E2BIG, "a report checkpoint of %zu bytes is too big", c->size);
 	ret = store__prepare(st,
-			     "INSERT OR REPLACE INTO report_ckpts (job_id, seq, ts_ms, format,"
-			     " made_ms, data) VALUES (?, ?, ?, ?, ?, ?)",
+			     "INSERT INTO report_ckpts (job_id, seq, ts_ms, format, made_ms, data)"
+			     " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (job_id) DO UPDATE SET"
+			     " seq = excluded.seq, ts_ms = excluded.ts_ms, format = excluded.format,"
+			     " made_ms = excluded.made_ms, data = excluded.data",
 			     "save a report checkpoint", &stmt);
 	if (ret)
 		return ret;
-	sqlite3_bind_int64(stmt, 1, c->job_id);
-	sqlite3_bind_int64(stmt, 2, c->seq);
-	sqlite3_bind_int64(stmt, 3, c->ts_ms);
-	sqlite3_bind_int64(stmt, 4, c->format);
-	sqlite3_bind_int64(stmt, 5, c->made_ms);
-	sqlite3_bind_blob(stmt, 6, c->data, (int)c->size, SQLITE_STATIC);
-	rc = sqlite3_step(stmt);
-	sqlite3_finalize(stmt);
+	db_bind_int64(stmt, 1, c->job_id);
+	db_bind_int64(stmt, 2, c->seq);
+	db_bind_int64(stmt, 3, c->ts_ms);
+	db_bind_int64(stmt, 4, c->format);
+	db_bind_int64(stmt, 5, c->made_ms);
+	db_bind_blob(stmt, 6, c->data, (int)c->size, SQLITE_STATIC);
+	rc = db_step(stmt);
+	db_finalize(stmt);
 	if (rc != SQLITE_DONE)
 		return store__read_fail(st, rc, "save a report checkpoint");
 	return 0;
@@ -99,11 +101,11 @@ static const char ckpt_due_sql[] =
     " SELECT j.id AS id, j.start_ms AS start_ms, j.end_ms AS end_ms,"
     " c.job_id IS NOT NULL AS has, c.seq AS seq, c.ts_ms AS ts_ms, c.format AS format,"
     /* the last job row: a plain one, else the newest of its packs' (packs.h) */
-    " max(coalesce((SELECT max(s.ts_ms) FROM job_samples s WHERE s.job_id = j.id),"
+    " greatest(coalesce((SELECT max(s.ts_ms) FROM job_samples s WHERE s.job_id = j.id),"
     " (SELECT max(p.ts_hi) FROM packs p WHERE p.tbl = 'job_samples' AND p.key = j.id)),"
     " coalesce((SELECT max(p.ts_hi) FROM packs p WHERE p.tbl = 'job_samples' AND p.key = j.id),"
     " (SELECT max(s.ts_ms) FROM job_samples s WHERE s.job_id = j.id))) AS last_ms"
-    " FROM jobs j LEFT JOIN report_ckpts c ON c.job_id = j.id)"
+    " FROM jobs j LEFT JOIN report_ckpts c ON c.job_id = j.id) AS d"
     " WHERE last_ms IS NOT NULL AND (CASE WHEN has THEN format != ?2 OR last_ms - ts_ms > ?1"
     " OR (end_ms IS NOT NULL AND ts_ms < last_ms) ELSE last_ms - start_ms > ?1 END)"
     " ORDER BY id";
@@ -112,7 +114,7 @@ int store_ckpt_for_each_due(struct store *st, int64_t lag_ms, int64_t format,
 			    int (*fn)(const struct store_ckpt_due *d, void *arg), void *arg)
 {
 	struct store_ckpt_due d;
-	sqlite3_stmt *stmt;
+	struct db_stmt *stmt;
 	int rc, ret;
 
 	if (st->schema_version < 6)
@@ -120,22 +122,22 @@ int store_ckpt_for_each_due(struct store *st, int64_t lag_ms, int64_t format,
 	ret = store__prepare(st, ckpt_due_sql, "list the jobs due a report checkpoint", &stmt);
 	if (ret)
 		return ret;
-	sqlite3_bind_int64(stmt, 1, lag_ms);
-	sqlite3_bind_int64(stmt, 2, format);
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+	db_bind_int64(stmt, 1, lag_ms);
+	db_bind_int64(stmt, 2, format);
+	while ((rc = db_step(stmt)) == SQLITE_ROW) {
 		memset(&d, 0, sizeof(d));
-		d.job_id = sqlite3_column_int64(stmt, 0);
-		d.has_ckpt = sqlite3_column_int64(stmt, 1) != 0;
-		d.seq = sqlite3_column_int64(stmt, 2);
-		d.ts_ms = sqlite3_column_int64(stmt, 3);
-		d.format = sqlite3_column_int64(stmt, 4);
-		d.last_ms = sqlite3_column_int64(stmt, 5);
+		d.job_id = db_column_int64(stmt, 0);
+		d.has_ckpt = db_column_int64(stmt, 1) != 0;
+		d.seq = db_column_int64(stmt, 2);
+		d.ts_ms = db_column_int64(stmt, 3);
+		d.format = db_column_int64(stmt, 4);
+		d.last_ms = db_column_int64(stmt, 5);
 		ret = fn(&d, arg);
 		if (ret)
 			break;
 	}
 	if (!ret && rc != SQLITE_DONE)
 		ret = store__read_fail(st, rc, "list the jobs due a report checkpoint");
-	sqlite3_finalize(stmt);
+	db_finalize(stmt);
 	return ret;
 }

@@ -18,13 +18,13 @@
 
 /* Reading a row's columns in order. */
 struct row {
-	sqlite3_stmt *stmt;
+	struct db_stmt *stmt;
 	int col;
 };
 
 static inline int64_t col_i64(struct row *r)
 {
-	return sqlite3_column_int64(r->stmt, r->col++);
+	return db_column_int64(r->stmt, r->col++);
 }
 
 /* false (and *out = 0) when the column is NULL. */
@@ -32,19 +32,19 @@ static inline bool col_opt(struct row *r, uint64_t *out)
 {
 	int col = r->col++;
 
-	if (sqlite3_column_type(r->stmt, col) == SQLITE_NULL) {
+	if (db_column_type(r->stmt, col) == SQLITE_NULL) {
 		*out = 0;
 		return false;
 	}
-	*out = (uint64_t)sqlite3_column_int64(r->stmt, col);
+	*out = (uint64_t)db_column_int64(r->stmt, col);
 	return true;
 }
 
 /* Text into buf, cut to fit (a replay copies millions: no printf machinery). */
 static inline void col_text(struct row *r, char *buf, size_t size)
 {
-	const char *s = (const char *)sqlite3_column_text(r->stmt, r->col);
-	size_t len = s ? (size_t)sqlite3_column_bytes(r->stmt, r->col) : 0;
+	const char *s = (const char *)db_column_text(r->stmt, r->col);
+	size_t len = s ? (size_t)db_column_bytes(r->stmt, r->col) : 0;
 
 	r->col++;
 	if (len >= size)

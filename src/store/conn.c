@@ -14,6 +14,7 @@
  * Calls nothing else of the store (conn.h).
  */
 #include "store/conn.h"
+#include "store/pg.h"
 #include "store/writer.h"
 
 #include <errno.h>
@@ -85,6 +86,8 @@ void store__printable(char *dst, size_t size, const char *src)
 
 const char *store__errmsg(struct store *st)
 {
+	if (st->pg)
+		return pg_errmsg(st->pg); /* one printable line already */
 	store__printable(st->errmsg, sizeof(st->errmsg), sqlite3_errmsg(st->db));
 	return st->errmsg;
 }
@@ -111,44 +114,44 @@ int store__read_fail(struct store *st, int rc, const char *what)
  */
 int store__query_i64_opt(struct store *st, const char *sql, int64_t a, int64_t *out, bool *found)
 {
-	sqlite3_stmt *stmt;
-	int rc = sqlite3_prepare_v2(st->db, sql, -1, &stmt, NULL);
+	struct db_stmt *stmt;
+	int rc = db_prepare(st, sql, &stmt);
 
 	*found = false;
 	if (rc != SQLITE_OK)
 		return store__write_fail(st, rc, "read");
-	if (sqlite3_bind_parameter_count(stmt) >= 1)
-		sqlite3_bind_int64(stmt, 1, a);
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_ROW && sqlite3_column_type(stmt, 0) != SQLITE_NULL) {
-		*out = sqlite3_column_int64(stmt, 0);
+	if (db_bind_parameter_count(stmt) >= 1)
+		db_bind_int64(stmt, 1, a);
+	rc = db_step(stmt);
+	if (rc == SQLITE_ROW && db_column_type(stmt, 0) != SQLITE_NULL) {
+		*out = db_column_int64(stmt, 0);
 		*found = true;
 	}
-	sqlite3_finalize(stmt);
+	db_finalize(stmt);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return store__write_fail(st, rc, "read");
 	return 0;
 }
 
-int store__one_text(struct store *st, sqlite3_stmt *stmt, char *buf, size_t size)
+int store__one_text(struct store *st, struct db_stmt *stmt, char *buf, size_t size)
 {
-	int rc = sqlite3_step(stmt), ret = -ENOENT;
+	int rc = db_step(stmt), ret = -ENOENT;
 
 	if (rc == SQLITE_ROW) {
-		const unsigned char *v = sqlite3_column_text(stmt, 0);
+		const unsigned char *v = db_column_text(stmt, 0);
 
 		snprintf(buf, size, "%s", v ? (const char *)v : "");
 		ret = 0;
 	} else if (rc != SQLITE_DONE) {
 		ret = store__errno(st->db, rc);
 	}
-	sqlite3_finalize(stmt);
+	db_finalize(stmt);
 	return ret;
 }
 
-int store__prepare(struct store *st, const char *sql, const char *what, sqlite3_stmt **out)
+int store__prepare(struct store *st, const char *sql, const char *what, struct db_stmt **out)
 {
-	int rc = sqlite3_prepare_v2(st->db, sql, -1, out, NULL);
+	int rc = db_prepare(st, sql, out);
 
 	if (rc != SQLITE_OK) {
 		*out = NULL;
@@ -191,18 +194,18 @@ int store__open_fail(struct store *st, int rc, const char *what)
 /* A one-integer query (PRAGMA user_version, counts). */
 int store__query_i64(struct store *st, const char *sql, int64_t *out)
 {
-	sqlite3_stmt *stmt;
+	struct db_stmt *stmt;
 	int rc;
 
-	rc = sqlite3_prepare_v2(st->db, sql, -1, &stmt, NULL);
+	rc = db_prepare(st, sql, &stmt);
 	if (rc != SQLITE_OK)
 		return store__open_fail(st, rc, "read");
-	rc = sqlite3_step(stmt);
+	rc = db_step(stmt);
 	if (rc == SQLITE_ROW) {
-		*out = sqlite3_column_int64(stmt, 0);
+		*out = db_column_int64(stmt, 0);
 		rc = SQLITE_OK;
 	}
-	sqlite3_finalize(stmt);
+	db_finalize(stmt);
 	if (rc != SQLITE_OK && rc != SQLITE_DONE)
 		return store__open_fail(st, rc, "read");
 	if (rc == SQLITE_DONE)
@@ -212,14 +215,14 @@ int store__query_i64(struct store *st, const char *sql, int64_t *out)
 
 int store__exec(struct store *st, const char *sql, const char *what)
 {
-	int rc = sqlite3_exec(st->db, sql, NULL, NULL, NULL);
+	int rc = db_exec(st, sql);
 
 	if (rc != SQLITE_OK)
 		return store__open_fail(st, rc, what);
 	return 0;
 }
 
-sqlite3_stmt *store__cached_find(struct store *st, const char *sql)
+struct db_stmt *store__cached_find(struct store *st, const char *sql)
 {
 	for (size_t k = 0; k < st->ningest_cache; k++)
 		if (strcmp(st->ingest_cache[k].sql, sql) == 0)
@@ -227,7 +230,7 @@ sqlite3_stmt *store__cached_find(struct store *st, const char *sql)
 	return NULL;
 }
 
-int store__cached_stmt(struct store *st, const char *sql, sqlite3_stmt **out)
+int store__cached_stmt(struct store *st, const char *sql, struct db_stmt **out)
 {
 	size_t slot;
 	int rc;
@@ -235,19 +238,19 @@ int store__cached_stmt(struct store *st, const char *sql, sqlite3_stmt **out)
 	*out = store__cached_find(st, sql);
 	if (*out)
 		return SQLITE_OK;
-	rc = sqlite3_prepare_v3(st->db, sql, -1, SQLITE_PREPARE_PERSISTENT, out, NULL);
+	rc = db_prepare_persistent(st, sql, out);
 	if (rc != SQLITE_OK)
 		return rc;
 	if (st->ningest_cache < STORE_INGEST_CACHE) {
 		slot = st->ningest_cache++;
 	} else {
 		slot = strlen(sql) % STORE_INGEST_CACHE; /* any: the cache is a convenience */
-		sqlite3_finalize(st->ingest_cache[slot].stmt);
+		db_finalize(st->ingest_cache[slot].stmt);
 		free(st->ingest_cache[slot].sql);
 	}
 	st->ingest_cache[slot].sql = strdup(sql);
 	if (!st->ingest_cache[slot].sql) {
-		sqlite3_finalize(*out);
+		db_finalize(*out);
 		*out = NULL;
 		st->ingest_cache[slot] = st->ingest_cache[--st->ningest_cache];
 		return SQLITE_NOMEM;
@@ -258,12 +261,12 @@ int store__cached_stmt(struct store *st, const char *sql, sqlite3_stmt **out)
 
 int store__cached_exec(struct store *st, const char *sql)
 {
-	sqlite3_stmt *stmt;
+	struct db_stmt *stmt;
 	int rc = store__cached_stmt(st, sql, &stmt);
 
 	if (rc == SQLITE_OK) {
-		rc = sqlite3_step(stmt);
-		sqlite3_reset(stmt);
+		rc = db_step(stmt);
+		db_reset(stmt);
 	}
 	if (rc == SQLITE_OK || rc == SQLITE_DONE || rc == SQLITE_ROW)
 		return 0;

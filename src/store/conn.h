@@ -24,6 +24,8 @@
 
 #include <sqlite3.h>
 
+#include "store/db.h"
+
 #include "store/store.h"
 
 /*
@@ -33,13 +35,17 @@
 #define STORE_WRITER_NSTMTS 22
 
 #define STORE_INGEST_CACHE 64
+#define STORE_PG_PARTS	   256
 
 /* The head's memo of dimension rows (ingest.c); store_close frees it. */
 struct ingest_memo;
 void store__memo_free(struct ingest_memo *m);
 
+struct pg_conn;
+
 struct store {
-	sqlite3 *db;
+	sqlite3 *db;	    /* SQLite; NULL for PostgreSQL */
+	struct pg_conn *pg; /* PostgreSQL (pg.h); NULL for SQLite */
 	bool writable;
 	bool checked; /* opened with STORE_CHECKED */
 	bool in_tick;
@@ -48,17 +54,32 @@ struct store {
 	int64_t tick_seq;	/* next_seq when the tick began: restored on rollback */
 	int64_t data_version;	/* PRAGMA data_version when next_seq was last right */
 	int64_t schema_version; /* of the file: older ones are read without GPU tables */
-	sqlite3_stmt *stmts[STORE_WRITER_NSTMTS]; /* writer.c's, by enum store_stmt */
+	struct db_stmt *stmts[STORE_WRITER_NSTMTS]; /* writer.c's, by enum store_stmt */
 	/* the head's INSERTs, by their SQL (a table and its batch's columns) */
 	struct {
 		char *sql;
-		sqlite3_stmt *stmt;
+		struct db_stmt *stmt;
 	} ingest_cache[STORE_INGEST_CACHE];
 	size_t ningest_cache;
 	struct ingest_memo *memo; /* the head's: dimension rows already upserted (ingest.c) */
+	/* PostgreSQL: day partitions known to exist (pgschema.c), by table and UTC day */
+	struct {
+		int table;
+		int64_t day;
+	} pg_parts[STORE_PG_PARTS];
+	size_t npg_parts;
 	char errmsg[256];	  /* store__errmsg's buffer */
 	char path[PATH_MAX];
 };
+
+/*
+ * A PostgreSQL store (pgschema.c): opened at a postgresql:// URL, with its
+ * schema created or checked; and the day partitions that rows of table at
+ * these times need, made before a batch's transaction (0; a failure only
+ * warns: the rows go to the default partition).
+ */
+int store__pg_open(const char *url, unsigned flags, struct store **out);
+int store__pg_partitions(struct store *st, const char *table, const int64_t *ts_ms, size_t n);
 
 /* SQLite result code (extended or primary) -> -errno; 0 for OK/ROW/DONE. */
 int store__errno(sqlite3 *db, int rc);
@@ -75,9 +96,9 @@ const char *store__errmsg(struct store *st);
  * the same few statements thousands of times a second), else prepared and
  * kept: 0, or the SQLite result code.  The caller resets it after use.
  */
-int store__cached_stmt(struct store *st, const char *sql, sqlite3_stmt **out);
+int store__cached_stmt(struct store *st, const char *sql, struct db_stmt **out);
 /* The cached statement for sql, or NULL (nothing prepared). */
-sqlite3_stmt *store__cached_find(struct store *st, const char *sql);
+struct db_stmt *store__cached_find(struct store *st, const char *sql);
 /* Runs a cached statement without parameters or rows (SAVEPOINT, RELEASE): 0 or -errno. */
 int store__cached_exec(struct store *st, const char *sql);
 
@@ -89,9 +110,9 @@ int store__query_i64_opt(struct store *st, const char *sql, int64_t a, int64_t *
  * first column into buf as text (NULL as ""), 0; -ENOENT when there is no
  * row; else -errno.
  */
-int store__one_text(struct store *st, sqlite3_stmt *stmt, char *buf, size_t size);
+int store__one_text(struct store *st, struct db_stmt *stmt, char *buf, size_t size);
 /* Prepares sql for a read; on failure *out is NULL and store__read_fail has reported. */
-int store__prepare(struct store *st, const char *sql, const char *what, sqlite3_stmt **out);
+int store__prepare(struct store *st, const char *sql, const char *what, struct db_stmt **out);
 
 /*
  * Refusing a file at open: not ours (ret as given), corrupt (-EPROTO), or

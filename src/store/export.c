@@ -75,24 +75,24 @@ static int export_table(struct store *st, struct store_rowset *out, const char *
 {
 	struct store_table *t = NULL;
 	struct store_value *row;
-	sqlite3_stmt *stmt;
-	int rc, ncols, ret = 0;
+	struct db_stmt *stmt;
+	int rc, ncols = 0, ret = 0;
 
-	rc = sqlite3_prepare_v2(st->db, sql, -1, &stmt, NULL);
+	rc = db_prepare(st, sql, &stmt);
 	if (rc != SQLITE_OK)
 		return store__read_fail(st, rc, "export rows");
-	sqlite3_bind_int64(stmt, 1, after);
-	sqlite3_bind_int64(stmt, 2, to);
-	ncols = sqlite3_column_count(stmt);
-	if (ncols > STORE_ROWSET_MAX_COLUMNS) {
-		sqlite3_finalize(stmt);
-		return log_err(-E2BIG, "cannot export %s: %d columns", name, ncols);
-	}
-	while (!ret && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+	db_bind_int64(stmt, 1, after);
+	db_bind_int64(stmt, 2, to);
+	while (!ret && (rc = db_step(stmt)) == SQLITE_ROW) {
 		if (!t) {
+			ncols = db_column_count(stmt); /* known once run, for PostgreSQL */
+			if (ncols > STORE_ROWSET_MAX_COLUMNS) {
+				db_finalize(stmt);
+				return log_err(-E2BIG, "cannot export %s: %d columns", name, ncols);
+			}
 			ret = store_rowset_add_table(out, name, &t);
 			for (int c = 0; c < ncols && !ret; c++) {
-				const char *col = sqlite3_column_name(stmt, c);
+				const char *col = db_column_name(stmt, c);
 
 				t->cols[c] = store_rowset_keep(out, col, strlen(col));
 				if (!t->cols[c])
@@ -106,19 +106,19 @@ static int export_table(struct store *st, struct store_rowset *out, const char *
 		for (int c = 0; c < ncols && !ret; c++) {
 			struct store_value *v = &row[c];
 
-			switch (sqlite3_column_type(stmt, c)) {
+			switch (db_column_type(stmt, c)) {
 			case SQLITE_INTEGER:
 				v->type = STORE_VALUE_INT;
-				v->i = sqlite3_column_int64(stmt, c);
+				v->i = db_column_int64(stmt, c);
 				break;
 			case SQLITE_FLOAT:
 				v->type = STORE_VALUE_REAL;
-				v->d = sqlite3_column_double(stmt, c);
+				v->d = db_column_double(stmt, c);
 				break;
 			case SQLITE_TEXT:
 				v->type = STORE_VALUE_TEXT;
-				v->len = (uint32_t)sqlite3_column_bytes(stmt, c);
-				v->s = store_rowset_keep(out, (const char *)sqlite3_column_text(stmt, c),
+				v->len = (uint32_t)db_column_bytes(stmt, c);
+				v->s = store_rowset_keep(out, (const char *)db_column_text(stmt, c),
 							 v->len);
 				if (!v->s)
 					ret = -ENOMEM;
@@ -130,7 +130,7 @@ static int export_table(struct store *st, struct store_rowset *out, const char *
 		if (!ret)
 			(*nrows)++;
 	}
-	sqlite3_finalize(stmt);
+	db_finalize(stmt);
 	if (ret)
 		return log_err(ret, "cannot export the rows of %s", name);
 	if (rc != SQLITE_DONE)
@@ -140,12 +140,12 @@ static int export_table(struct store *st, struct store_rowset *out, const char *
 
 int store_max_seq(struct store *st, int64_t *max_seq)
 {
-	sqlite3_stmt *stmt;
+	struct db_stmt *stmt;
 	char sql[1024];
 	size_t len = 0;
 	int rc;
 
-	len += (size_t)snprintf(sql + len, sizeof(sql) - len, "SELECT max(0");
+	len += (size_t)snprintf(sql + len, sizeof(sql) - len, "SELECT greatest(0");
 	for (size_t i = 0; i < sizeof(export_facts) / sizeof(export_facts[0]); i++) {
 		if (st->schema_version < export_facts[i].since)
 			continue;
@@ -157,12 +157,12 @@ int store_max_seq(struct store *st, int64_t *max_seq)
 		len += (size_t)snprintf(sql + len, sizeof(sql) - len,
 					", coalesce((SELECT max(seq_hi) FROM packs), 0)");
 	snprintf(sql + len, sizeof(sql) - len, ")");
-	rc = sqlite3_prepare_v2(st->db, sql, -1, &stmt, NULL);
+	rc = db_prepare(st, sql, &stmt);
 	if (rc != SQLITE_OK)
 		return store__read_fail(st, rc, "read the last seq");
-	rc = sqlite3_step(stmt);
-	*max_seq = rc == SQLITE_ROW ? sqlite3_column_int64(stmt, 0) : 0;
-	sqlite3_finalize(stmt);
+	rc = db_step(stmt);
+	*max_seq = rc == SQLITE_ROW ? db_column_int64(stmt, 0) : 0;
+	db_finalize(stmt);
 	return rc == SQLITE_ROW ? 0 : store__read_fail(st, rc, "read the last seq");
 }
 
@@ -210,8 +210,9 @@ static int export_range(struct store *st, int64_t after_seq, int64_t max_rows,
 	*nrows = 0;
 	store_rowset_release(out);
 	/* one read transaction: the range and its dimension rows agree */
-	if (sqlite3_exec(st->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
-		return store__read_fail(st, sqlite3_errcode(st->db), "export rows");
+	ret = db_exec(st, "BEGIN");
+	if (ret != SQLITE_OK)
+		return store__read_fail(st, ret, "export rows");
 	ret = store_max_seq(st, max_seq);
 	if (ret)
 		goto out_end;
@@ -247,7 +248,7 @@ static int export_range(struct store *st, int64_t after_seq, int64_t max_rows,
 		ret = export_table(st, out, export_dims[i].table, sql, after_seq, *to_seq, nrows);
 	}
 out_end:
-	sqlite3_exec(st->db, "COMMIT", NULL, NULL, NULL);
+	db_exec(st, "COMMIT");
 	return ret;
 }
 

@@ -37,14 +37,14 @@ static bool node_in(const struct session_record *s, const char *host)
 	return false;
 }
 
-static double rate_of(sqlite3_stmt *st, int col, const int64_t *prev, bool has_prev,
+static double rate_of(struct db_stmt *st, int col, const int64_t *prev, bool has_prev,
 		      int64_t dt_ms, int64_t *cur)
 {
-	if (sqlite3_column_type(st, col) == SQLITE_NULL) {
+	if (db_column_type(st, col) == SQLITE_NULL) {
 		*cur = -1;
 		return NAN;
 	}
-	*cur = sqlite3_column_int64(st, col);
+	*cur = db_column_int64(st, col);
 	if (!has_prev || *prev < 0 || dt_ms <= 0 || *cur < *prev)
 		return NAN;
 	return (double)(*cur - *prev) * 1000.0 / (double)dt_ms;
@@ -54,7 +54,7 @@ static int node_frames(struct store *st, const struct session_record *s, int64_t
 		       const char *hostname, int64_t until, int64_t *frame_id,
 		       int (*fn)(const struct session_frame *f, void *arg), void *arg)
 {
-	sqlite3_stmt *hs = NULL, *gs = NULL;
+	struct db_stmt *hs = NULL, *gs = NULL;
 	struct session_frame f;
 	int64_t prev[6] = {-1, -1, -1, -1, -1, -1}, prev_ts = 0;
 	int64_t nvprev_rx[GPU_MAX_DEVICES], nvprev_tx[GPU_MAX_DEVICES], nvprev_ts[GPU_MAX_DEVICES];
@@ -65,39 +65,34 @@ static int node_frames(struct store *st, const struct session_record *s, int64_t
 	for (int i = 0; i < GPU_MAX_DEVICES; i++)
 		nvprev_rx[i] = nvprev_tx[i] = -1, nvprev_ts[i] = 0;
 	/* one tick before the window too: the first frame's rates need it */
-	rc = sqlite3_prepare_v2(
-	    st->db,
-	    "SELECT ts_ms, cpu_user_ms + cpu_nice_ms + cpu_system_ms + cpu_irq_ms + cpu_softirq_ms"
+	rc = db_prepare(st, "SELECT ts_ms, cpu_user_ms + cpu_nice_ms + cpu_system_ms + cpu_irq_ms + cpu_softirq_ms"
 	    " + cpu_steal_ms, cpu_idle_ms + cpu_iowait_ms, mem_total_bytes - mem_available_bytes,"
 	    " load1_milli, disk_read_bytes, disk_write_bytes, net_rx_bytes, net_tx_bytes"
 	    " FROM host_samples WHERE node_id = ?1 AND ts_ms >= coalesce((SELECT max(ts_ms)"
 	    " FROM host_samples WHERE node_id = ?1 AND ts_ms < ?2), ?2) AND ts_ms <= ?3"
-	    " ORDER BY ts_ms, seq",
-	    -1, &hs, NULL);
+	    " ORDER BY ts_ms, seq", &hs);
 	if (rc != SQLITE_OK)
 		return store__read_fail(st, rc, "read a session");
-	sqlite3_bind_int64(hs, 1, node_id);
-	sqlite3_bind_int64(hs, 2, s->start_ms);
-	sqlite3_bind_int64(hs, 3, until);
-	rc = sqlite3_prepare_v2(st->db,
-				"SELECT g.ts_ms, d.idx, d.uuid, d.name, g.util_pct, g.mem_used_bytes,"
+	db_bind_int64(hs, 1, node_id);
+	db_bind_int64(hs, 2, s->start_ms);
+	db_bind_int64(hs, 3, until);
+	rc = db_prepare(st, "SELECT g.ts_ms, d.idx, d.uuid, d.name, g.util_pct, g.mem_used_bytes,"
 				" g.pcie_rx_bps, g.pcie_tx_bps, g.nvlink_rx_bytes, g.nvlink_tx_bytes,"
 				" g.power_mw, d.id FROM gpu_samples g JOIN devices d ON d.id = g.device_id"
 				" WHERE d.node_id = ?1 AND g.ts_ms >= ?2 AND g.ts_ms <= ?3"
-				" ORDER BY g.ts_ms, d.idx",
-				-1, &gs, NULL);
+				" ORDER BY g.ts_ms, d.idx", &gs);
 	if (rc != SQLITE_OK) {
-		sqlite3_finalize(hs);
+		db_finalize(hs);
 		return store__read_fail(st, rc, "read a session");
 	}
-	sqlite3_bind_int64(gs, 1, node_id);
-	sqlite3_bind_int64(gs, 2, s->start_ms);
-	sqlite3_bind_int64(gs, 3, until);
-	gpu_row = sqlite3_step(gs) == SQLITE_ROW;
+	db_bind_int64(gs, 1, node_id);
+	db_bind_int64(gs, 2, s->start_ms);
+	db_bind_int64(gs, 3, until);
+	gpu_row = db_step(gs) == SQLITE_ROW;
 
-	while (!ret && (rc = sqlite3_step(hs)) == SQLITE_ROW) {
-		int64_t ts = sqlite3_column_int64(hs, 0), dt = ts - prev_ts, cur[6];
-		int64_t busy = sqlite3_column_int64(hs, 1), idle = sqlite3_column_int64(hs, 2);
+	while (!ret && (rc = db_step(hs)) == SQLITE_ROW) {
+		int64_t ts = db_column_int64(hs, 0), dt = ts - prev_ts, cur[6];
+		int64_t busy = db_column_int64(hs, 1), idle = db_column_int64(hs, 2);
 
 		memset(&f, 0, sizeof(f));
 		f.hostname = hostname;
@@ -107,12 +102,12 @@ static int node_frames(struct store *st, const struct session_record *s, int64_t
 		    (busy - prev_busy) + (idle - prev_idle) > 0)
 			f.cpu_util_pct = 100.0 * (double)(busy - prev_busy) /
 					 (double)((busy - prev_busy) + (idle - prev_idle));
-		f.mem_used_bytes = sqlite3_column_type(hs, 3) == SQLITE_NULL
+		f.mem_used_bytes = db_column_type(hs, 3) == SQLITE_NULL
 				       ? NAN
-				       : (double)sqlite3_column_int64(hs, 3);
-		f.load1 = sqlite3_column_type(hs, 4) == SQLITE_NULL
+				       : (double)db_column_int64(hs, 3);
+		f.load1 = db_column_type(hs, 4) == SQLITE_NULL
 			      ? NAN
-			      : sqlite3_column_int64(hs, 4) / 1000.0;
+			      : db_column_int64(hs, 4) / 1000.0;
 		f.disk_read_bps = rate_of(hs, 5, &prev[0], has_prev, dt, &cur[0]);
 		f.disk_write_bps = rate_of(hs, 6, &prev[1], has_prev, dt, &cur[1]);
 		f.net_rx_bps = rate_of(hs, 7, &prev[2], has_prev, dt, &cur[2]);
@@ -122,29 +117,29 @@ static int node_frames(struct store *st, const struct session_record *s, int64_t
 		prev_idle = idle;
 		prev_ts = ts;
 		/* GPU rows of this tick (and any older stray ones, skipped) */
-		while (gpu_row && sqlite3_column_int64(gs, 0) <= ts) {
-			if (sqlite3_column_int64(gs, 0) == ts && f.ngpus < GPU_MAX_DEVICES) {
+		while (gpu_row && db_column_int64(gs, 0) <= ts) {
+			if (db_column_int64(gs, 0) == ts && f.ngpus < GPU_MAX_DEVICES) {
 				struct session_frame_gpu *g = &f.gpu[f.ngpus++];
-				int slot = (int)(sqlite3_column_int64(gs, 11) % GPU_MAX_DEVICES);
-				const unsigned char *uuid = sqlite3_column_text(gs, 2);
-				const unsigned char *name = sqlite3_column_text(gs, 3);
+				int slot = (int)(db_column_int64(gs, 11) % GPU_MAX_DEVICES);
+				const unsigned char *uuid = db_column_text(gs, 2);
+				const unsigned char *name = db_column_text(gs, 3);
 				int64_t rx, tx, gdt = ts - nvprev_ts[slot];
 
-				g->index = (int)sqlite3_column_int64(gs, 1);
+				g->index = (int)db_column_int64(gs, 1);
 				snprintf(g->uuid, sizeof(g->uuid), "%s", uuid ? (const char *)uuid : "");
 				snprintf(g->name, sizeof(g->name), "%s", name ? (const char *)name : "");
-				g->util_pct = sqlite3_column_type(gs, 4) == SQLITE_NULL
+				g->util_pct = db_column_type(gs, 4) == SQLITE_NULL
 						  ? NAN
-						  : (double)sqlite3_column_int64(gs, 4);
-				g->mem_used_bytes = sqlite3_column_type(gs, 5) == SQLITE_NULL
+						  : (double)db_column_int64(gs, 4);
+				g->mem_used_bytes = db_column_type(gs, 5) == SQLITE_NULL
 							? NAN
-							: (double)sqlite3_column_int64(gs, 5);
-				g->pcie_rx_bps = sqlite3_column_type(gs, 6) == SQLITE_NULL
+							: (double)db_column_int64(gs, 5);
+				g->pcie_rx_bps = db_column_type(gs, 6) == SQLITE_NULL
 						     ? NAN
-						     : (double)sqlite3_column_int64(gs, 6);
-				g->pcie_tx_bps = sqlite3_column_type(gs, 7) == SQLITE_NULL
+						     : (double)db_column_int64(gs, 6);
+				g->pcie_tx_bps = db_column_type(gs, 7) == SQLITE_NULL
 						     ? NAN
-						     : (double)sqlite3_column_int64(gs, 7);
+						     : (double)db_column_int64(gs, 7);
 				g->nvlink_rx_bps = rate_of(gs, 8, &nvprev_rx[slot], nvprev_ts[slot] > 0,
 							   gdt, &rx);
 				g->nvlink_tx_bps = rate_of(gs, 9, &nvprev_tx[slot], nvprev_ts[slot] > 0,
@@ -152,11 +147,11 @@ static int node_frames(struct store *st, const struct session_record *s, int64_t
 				nvprev_rx[slot] = rx;
 				nvprev_tx[slot] = tx;
 				nvprev_ts[slot] = ts;
-				g->power_w = sqlite3_column_type(gs, 10) == SQLITE_NULL
+				g->power_w = db_column_type(gs, 10) == SQLITE_NULL
 						 ? NAN
-						 : sqlite3_column_int64(gs, 10) / 1000.0;
+						 : db_column_int64(gs, 10) / 1000.0;
 			}
-			gpu_row = sqlite3_step(gs) == SQLITE_ROW;
+			gpu_row = db_step(gs) == SQLITE_ROW;
 		}
 		has_prev = true;
 		if (ts < s->start_ms)
@@ -166,33 +161,32 @@ static int node_frames(struct store *st, const struct session_record *s, int64_t
 	}
 	if (!ret && rc != SQLITE_ROW && rc != SQLITE_DONE)
 		ret = store__read_fail(st, rc, "read a session");
-	sqlite3_finalize(hs);
-	sqlite3_finalize(gs);
+	db_finalize(hs);
+	db_finalize(gs);
 	return ret;
 }
 
 int store_for_each_frame(struct store *st, const struct session_record *s, int64_t now_ms,
 			 int (*fn)(const struct session_frame *f, void *arg), void *arg)
 {
-	sqlite3_stmt *nodes;
+	struct db_stmt *nodes;
 	int64_t until = s->end_ms ? s->end_ms : now_ms, frame_id = 0;
 	int rc, ret = 0;
 
-	rc = sqlite3_prepare_v2(st->db, "SELECT id, hostname FROM nodes ORDER BY hostname", -1,
-				&nodes, NULL);
+	rc = db_prepare(st, "SELECT id, hostname FROM nodes ORDER BY hostname", &nodes);
 	if (rc != SQLITE_OK)
 		return store__read_fail(st, rc, "read a session");
-	while (!ret && sqlite3_step(nodes) == SQLITE_ROW) {
-		const char *host = (const char *)sqlite3_column_text(nodes, 1);
+	while (!ret && db_step(nodes) == SQLITE_ROW) {
+		const char *host = (const char *)db_column_text(nodes, 1);
 		char hostname[256];
 
 		snprintf(hostname, sizeof(hostname), "%s", host ? host : "");
 		if (!node_in(s, hostname))
 			continue;
-		ret = node_frames(st, s, sqlite3_column_int64(nodes, 0), hostname, until, &frame_id,
+		ret = node_frames(st, s, db_column_int64(nodes, 0), hostname, until, &frame_id,
 				  fn, arg);
 	}
-	sqlite3_finalize(nodes);
+	db_finalize(nodes);
 	return ret;
 }
 
@@ -203,7 +197,7 @@ int store_for_each_frame(struct store *st, const struct session_record *s, int64
  * per node and per GPU, whatever the session's length.
  */
 struct tick_cursor {
-	sqlite3_stmt *stmt;
+	struct db_stmt *stmt;
 	bool started; /* stepped at least once */
 	bool has_row; /* stmt holds a row not yet applied */
 };
@@ -215,9 +209,9 @@ struct tick_state {
 	struct tick_cursor *host, *fs, *gpu;
 };
 
-static double col_num(sqlite3_stmt *st, int col)
+static double col_num(struct db_stmt *st, int col)
 {
-	return sqlite3_column_type(st, col) == SQLITE_NULL ? NAN : sqlite3_column_double(st, col);
+	return db_column_type(st, col) == SQLITE_NULL ? NAN : db_column_double(st, col);
 }
 
 static int cursor_open(struct store *st, const char *sql, int64_t key, int64_t from_ms,
@@ -227,15 +221,15 @@ static int cursor_open(struct store *st, const char *sql, int64_t key, int64_t f
 
 	if (ret)
 		return ret;
-	sqlite3_bind_int64(c->stmt, 1, key);
-	sqlite3_bind_int64(c->stmt, 2, from_ms);
-	sqlite3_bind_int64(c->stmt, 3, to_ms);
+	db_bind_int64(c->stmt, 1, key);
+	db_bind_int64(c->stmt, 2, from_ms);
+	db_bind_int64(c->stmt, 3, to_ms);
 	return 0;
 }
 
 static int cursor_step(struct store *st, struct tick_cursor *c)
 {
-	int rc = sqlite3_step(c->stmt);
+	int rc = db_step(c->stmt);
 
 	c->has_row = rc == SQLITE_ROW;
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
@@ -247,17 +241,17 @@ static int cursor_step(struct store *st, struct tick_cursor *c)
 static int any_row(struct store *st, const char *sql, int64_t key, int64_t from_ms, int64_t to_ms,
 		   bool *found)
 {
-	sqlite3_stmt *stmt;
+	struct db_stmt *stmt;
 	int rc, ret = store__prepare(st, sql, "read a session", &stmt);
 
 	if (ret)
 		return ret;
-	sqlite3_bind_int64(stmt, 1, key);
-	sqlite3_bind_int64(stmt, 2, from_ms);
-	sqlite3_bind_int64(stmt, 3, to_ms);
-	rc = sqlite3_step(stmt);
+	db_bind_int64(stmt, 1, key);
+	db_bind_int64(stmt, 2, from_ms);
+	db_bind_int64(stmt, 3, to_ms);
+	rc = db_step(stmt);
 	*found = rc == SQLITE_ROW;
-	sqlite3_finalize(stmt);
+	db_finalize(stmt);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return store__read_fail(st, rc, "read a session");
 	return 0;
@@ -295,7 +289,7 @@ static int grow(void **p, size_t *cap, size_t need, size_t size)
 static int tick_gpus_of(struct store *st, struct tick_state *t, int64_t node_id, int64_t from_ms,
 			int64_t to_ms, bool *any)
 {
-	sqlite3_stmt *dev;
+	struct db_stmt *dev;
 	int rc = SQLITE_DONE, ret;
 
 	ret = store__prepare(st,
@@ -304,10 +298,10 @@ static int tick_gpus_of(struct store *st, struct tick_state *t, int64_t node_id,
 			     "read a session", &dev);
 	if (ret)
 		return ret;
-	sqlite3_bind_int64(dev, 1, node_id);
-	while (!ret && (rc = sqlite3_step(dev)) == SQLITE_ROW) {
-		int64_t device_id = sqlite3_column_int64(dev, 0);
-		const unsigned char *name = sqlite3_column_text(dev, 2);
+	db_bind_int64(dev, 1, node_id);
+	while (!ret && (rc = db_step(dev)) == SQLITE_ROW) {
+		int64_t device_id = db_column_int64(dev, 0);
+		const unsigned char *name = db_column_text(dev, 2);
 		struct session_tick_gpu *g;
 		bool found;
 
@@ -324,7 +318,7 @@ static int tick_gpus_of(struct store *st, struct tick_state *t, int64_t node_id,
 			break;
 		g = &t->gpus[t->ngpus];
 		g->node = t->nnodes;
-		g->index = (int)sqlite3_column_int64(dev, 1);
+		g->index = (int)db_column_int64(dev, 1);
 		snprintf(g->name, sizeof(g->name), "%s", name ? (const char *)name : "");
 		g->mem_total_bytes = col_num(dev, 3);
 		g->util_pct = g->mem_used_bytes = g->pcie_rx_bps = g->pcie_tx_bps = NAN;
@@ -335,7 +329,7 @@ static int tick_gpus_of(struct store *st, struct tick_state *t, int64_t node_id,
 	}
 	if (!ret && rc != SQLITE_ROW && rc != SQLITE_DONE)
 		ret = store__read_fail(st, rc, "read a session");
-	sqlite3_finalize(dev);
+	db_finalize(dev);
 	return ret;
 }
 
@@ -391,7 +385,7 @@ static int tick_node(struct store *st, const struct session_record *s, struct ti
 
 /* Applies every row of c at or before ts_ms (apply: what it is of). */
 static int tick_advance(struct store *st, struct tick_cursor *c, int64_t ts_ms,
-			void (*apply)(sqlite3_stmt *row, void *to), void *to)
+			void (*apply)(struct db_stmt *row, void *to), void *to)
 {
 	int ret = 0;
 
@@ -401,36 +395,36 @@ static int tick_advance(struct store *st, struct tick_cursor *c, int64_t ts_ms,
 		c->started = true;
 		ret = cursor_step(st, c);
 	}
-	while (!ret && c->has_row && sqlite3_column_int64(c->stmt, 0) <= ts_ms) {
+	while (!ret && c->has_row && db_column_int64(c->stmt, 0) <= ts_ms) {
 		apply(c->stmt, to);
 		ret = cursor_step(st, c);
 	}
 	return ret;
 }
 
-static void apply_host(sqlite3_stmt *row, void *to)
+static void apply_host(struct db_stmt *row, void *to)
 {
 	struct session_tick_node *n = to;
 
-	n->host_ts_ms = sqlite3_column_int64(row, 0);
+	n->host_ts_ms = db_column_int64(row, 0);
 	n->mem_total_bytes = col_num(row, 1);
 	n->mem_available_bytes = col_num(row, 2);
 }
 
-static void apply_fs(sqlite3_stmt *row, void *to)
+static void apply_fs(struct db_stmt *row, void *to)
 {
 	struct session_tick_node *n = to;
 
-	n->fs_ts_ms = sqlite3_column_int64(row, 0);
+	n->fs_ts_ms = db_column_int64(row, 0);
 	n->fs_used_bytes = col_num(row, 1);
 	n->fs_total_bytes = col_num(row, 2);
 }
 
-static void apply_gpu(sqlite3_stmt *row, void *to)
+static void apply_gpu(struct db_stmt *row, void *to)
 {
 	struct session_tick_gpu *g = to;
 
-	g->ts_ms = sqlite3_column_int64(row, 0);
+	g->ts_ms = db_column_int64(row, 0);
 	g->util_pct = col_num(row, 1);
 	g->mem_used_bytes = col_num(row, 2);
 	g->pcie_rx_bps = col_num(row, 3);
@@ -443,7 +437,7 @@ int store_for_each_session_tick(struct store *st, const struct session_record *s
 {
 	struct tick_state t;
 	struct session_tick tick;
-	sqlite3_stmt *nodes;
+	struct db_stmt *nodes;
 	int64_t until = s->end_ms ? s->end_ms : now_ms;
 	int rc = SQLITE_DONE, ret;
 
@@ -454,17 +448,17 @@ int store_for_each_session_tick(struct store *st, const struct session_record *s
 			     "read a session", &nodes);
 	if (ret)
 		return ret;
-	while (!ret && (rc = sqlite3_step(nodes)) == SQLITE_ROW) {
-		const char *host = (const char *)sqlite3_column_text(nodes, 1);
+	while (!ret && (rc = db_step(nodes)) == SQLITE_ROW) {
+		const char *host = (const char *)db_column_text(nodes, 1);
 		char hostname[256];
 
 		snprintf(hostname, sizeof(hostname), "%s", host ? host : "");
 		if (node_in(s, hostname))
-			ret = tick_node(st, s, &t, sqlite3_column_int64(nodes, 0), hostname, until);
+			ret = tick_node(st, s, &t, db_column_int64(nodes, 0), hostname, until);
 	}
 	if (!ret && rc != SQLITE_ROW && rc != SQLITE_DONE)
 		ret = store__read_fail(st, rc, "read a session");
-	sqlite3_finalize(nodes);
+	db_finalize(nodes);
 
 	memset(&tick, 0, sizeof(tick));
 	tick.nnodes = t.nnodes;
@@ -486,11 +480,11 @@ int store_for_each_session_tick(struct store *st, const struct session_record *s
 	}
 
 	for (size_t i = 0; i < t.nnodes; i++) {
-		sqlite3_finalize(t.host[i].stmt);
-		sqlite3_finalize(t.fs[i].stmt);
+		db_finalize(t.host[i].stmt);
+		db_finalize(t.fs[i].stmt);
 	}
 	for (size_t i = 0; i < t.ngpus; i++)
-		sqlite3_finalize(t.gpu[i].stmt);
+		db_finalize(t.gpu[i].stmt);
 	free(t.nodes);
 	free(t.gpus);
 	free(t.host);

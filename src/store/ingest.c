@@ -431,16 +431,19 @@ static const struct id_map *ref_map(struct ingest *in, const char *table_name, c
 
 static bool head_has_column(struct store *st, const char *tbl, const char *col)
 {
-	sqlite3_stmt *stmt;
+	struct db_stmt *stmt;
 	bool found = false;
 
-	if (sqlite3_prepare_v2(st->db, "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2", -1,
-			       &stmt, NULL) != SQLITE_OK)
+	if (db_prepare(st,
+		       st->pg ? "SELECT 1 FROM information_schema.columns WHERE table_name = ?1"
+				" AND column_name = ?2 AND table_schema = current_schema()"
+			      : "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2",
+		       &stmt) != SQLITE_OK)
 		return false;
-	sqlite3_bind_text(stmt, 1, tbl, -1, SQLITE_STATIC);
-	sqlite3_bind_text(stmt, 2, col, -1, SQLITE_STATIC);
-	found = sqlite3_step(stmt) == SQLITE_ROW;
-	sqlite3_finalize(stmt);
+	db_bind_text(stmt, 1, tbl, -1, SQLITE_STATIC);
+	db_bind_text(stmt, 2, col, -1, SQLITE_STATIC);
+	found = db_step(stmt) == SQLITE_ROW;
+	db_finalize(stmt);
 	return found;
 }
 
@@ -450,7 +453,7 @@ static bool head_has_column(struct store *st, const char *tbl, const char *col)
  * checked column by column against the head's schema and prepared.
  */
 static int cached_insert(struct ingest *in, const struct store_table *t, const char *sql,
-			 sqlite3_stmt **out)
+			 struct db_stmt **out)
 {
 	struct store *st = in->st;
 	int rc;
@@ -465,7 +468,7 @@ static int cached_insert(struct ingest *in, const struct store_table *t, const c
 	if (rc == SQLITE_NOMEM)
 		return -ENOMEM;
 	if (rc != SQLITE_OK)
-		return bad(in, "%s: %s", t->name, sqlite3_errmsg(st->db));
+		return bad(in, "%s: %s", t->name, store__errmsg(st));
 	return 0;
 }
 
@@ -486,20 +489,28 @@ static int ingest_facts_of(struct ingest *in, const struct store_table *t, bool 
 	char sql[4096];
 	size_t len = 0;
 	int seq_col = col_index(t, "seq");
-	sqlite3_stmt *stmt;
+	struct db_stmt *stmt;
 	int rc, ret = 0;
 
 	if (!summaries && seq_col < 0)
 		return bad(in, "%s: no seq column", t->name);
-	len += (size_t)snprintf(sql, sizeof(sql), "INSERT %sINTO %s (",
-				summaries ? "OR REPLACE " : "", t->name);
+	/* names quoted: "user" is a keyword of PostgreSQL */
+	len += (size_t)snprintf(sql, sizeof(sql), "INSERT INTO %s (", t->name);
 	for (int c = 0; c < t->ncols && len < sizeof(sql); c++)
-		len += (size_t)snprintf(sql + len, sizeof(sql) - len, "%s%s", c ? ", " : "",
+		len += (size_t)snprintf(sql + len, sizeof(sql) - len, "%s\"%s\"", c ? ", " : "",
 					t->cols[c]);
 	len += (size_t)snprintf(sql + len, sizeof(sql) - len, ") VALUES (");
 	for (int c = 0; c < t->ncols && len < sizeof(sql); c++)
 		len += (size_t)snprintf(sql + len, sizeof(sql) - len, "%s?", c ? ", " : "");
 	len += (size_t)snprintf(sql + len, sizeof(sql) - len, ")");
+	/* a summary replaces the job's earlier one (its key: job_id) */
+	for (int c = 0, n = 0; summaries && c < t->ncols && len < sizeof(sql); c++) {
+		if (strcmp(t->cols[c], "job_id") == 0)
+			continue;
+		len += (size_t)snprintf(sql + len, sizeof(sql) - len, "%s\"%s\" = excluded.\"%s\"",
+					n++ ? ", " : " ON CONFLICT (job_id) DO UPDATE SET ",
+					t->cols[c], t->cols[c]);
+	}
 	if (len >= sizeof(sql))
 		return bad(in, "%s: too many columns", t->name);
 	ret = cached_insert(in, t, sql, &stmt);
@@ -512,8 +523,8 @@ static int ingest_facts_of(struct ingest *in, const struct store_table *t, bool 
 		if (!summaries && (row[seq_col].type != STORE_VALUE_INT ||
 				   row[seq_col].i <= in->acked || row[seq_col].i > in->b->to_seq))
 			continue; /* held already, or outside the batch's range */
-		sqlite3_reset(stmt);
-		sqlite3_clear_bindings(stmt);
+		db_reset(stmt);
+		db_clear_bindings(stmt);
 		for (int c = 0; c < t->ncols && !ret; c++) {
 			const struct store_value *v = &row[c];
 			bool is_node;
@@ -521,11 +532,11 @@ static int ingest_facts_of(struct ingest *in, const struct store_table *t, bool 
 			int64_t to;
 
 			if (!summaries && c == seq_col) {
-				sqlite3_bind_int64(stmt, c + 1, in->st->next_seq);
+				db_bind_int64(stmt, c + 1, in->st->next_seq);
 				continue;
 			}
 			if (is_node && v->type != STORE_VALUE_NULL) {
-				sqlite3_bind_int64(stmt, c + 1, in->node_id);
+				db_bind_int64(stmt, c + 1, in->node_id);
 				continue;
 			}
 			if (m && v->type != STORE_VALUE_NULL) {
@@ -533,47 +544,47 @@ static int ingest_facts_of(struct ingest *in, const struct store_table *t, bool 
 					ret = bad(in, "%s: %s %lld is not in the batch", t->name,
 						  t->cols[c], (long long)v->i);
 				else
-					sqlite3_bind_int64(stmt, c + 1, to);
+					db_bind_int64(stmt, c + 1, to);
 				continue;
 			}
 			switch (v->type) {
 			case STORE_VALUE_INT:
-				sqlite3_bind_int64(stmt, c + 1, v->i);
+				db_bind_int64(stmt, c + 1, v->i);
 				break;
 			case STORE_VALUE_REAL:
-				sqlite3_bind_double(stmt, c + 1, v->d);
+				db_bind_double(stmt, c + 1, v->d);
 				break;
 			case STORE_VALUE_TEXT:
-				sqlite3_bind_text(stmt, c + 1, v->s, -1, SQLITE_STATIC);
+				db_bind_text(stmt, c + 1, v->s, -1, SQLITE_STATIC);
 				break;
 			default:
-				sqlite3_bind_null(stmt, c + 1);
+				db_bind_null(stmt, c + 1);
 				break;
 			}
 		}
 		if (ret)
 			break;
-		rc = sqlite3_step(stmt);
+		rc = db_step(stmt);
 		if (rc != SQLITE_DONE) {
 			int e = store__errno(in->st->db, rc);
 
 			ret = e == -ENOSPC || e == -EIO ? e
 							: bad(in, "%s: %s", t->name,
-							      sqlite3_errmsg(in->st->db));
+							      store__errmsg(in->st));
 			break;
 		}
 		if (!summaries)
 			in->st->next_seq++;
 		in->rows++;
 	}
-	sqlite3_reset(stmt);
-	sqlite3_clear_bindings(stmt);
+	db_reset(stmt);
+	db_clear_bindings(stmt);
 	return ret;
 }
 
 int store_agent_cursor(struct store *st, const char *agent_id, int64_t *acked_seq)
 {
-	sqlite3_stmt *stmt;
+	struct db_stmt *stmt;
 	int rc;
 
 	*acked_seq = 0;
@@ -582,19 +593,19 @@ int store_agent_cursor(struct store *st, const char *agent_id, int64_t *acked_se
 	rc = store__cached_stmt(st, "SELECT acked_seq FROM agents WHERE agent_id = ?", &stmt);
 	if (rc != SQLITE_OK)
 		return store__errno(st->db, rc) ? store__errno(st->db, rc) : -EIO;
-	sqlite3_bind_text(stmt, 1, agent_id, -1, SQLITE_STATIC);
-	rc = sqlite3_step(stmt);
+	db_bind_text(stmt, 1, agent_id, -1, SQLITE_STATIC);
+	rc = db_step(stmt);
 	if (rc == SQLITE_ROW)
-		*acked_seq = sqlite3_column_int64(stmt, 0);
-	sqlite3_reset(stmt);
-	sqlite3_clear_bindings(stmt);
+		*acked_seq = db_column_int64(stmt, 0);
+	db_reset(stmt);
+	db_clear_bindings(stmt);
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : store__errno(st->db, rc);
 }
 
 static int ingest_body(struct ingest *in, int64_t now_ms)
 {
 	const struct store_batch *b = in->b;
-	sqlite3_stmt *stmt;
+	struct db_stmt *stmt;
 	int rc, ret;
 
 	ret = store_node(in->st, b->who.hostname, b->who.cores, b->who.mem_total_bytes, b->who.boot_ms,
@@ -626,25 +637,51 @@ static int ingest_body(struct ingest *in, int64_t now_ms)
 	    "INSERT INTO agents (agent_id, node_id, acked_seq, first_seen_ms, last_seen_ms,"
 	    " interval_ms, batches, rows) VALUES (?1, ?2, ?3, ?4, ?4, ?5, 1, ?6)"
 	    " ON CONFLICT (agent_id) DO UPDATE SET node_id = ?2,"
-	    " acked_seq = max(acked_seq, ?3), last_seen_ms = ?4, interval_ms = ?5,"
-	    " batches = batches + 1, rows = rows + ?6",
+	    " acked_seq = greatest(agents.acked_seq, ?3), last_seen_ms = ?4, interval_ms = ?5,"
+	    " batches = agents.batches + 1, rows = agents.rows + ?6",
 	    &stmt);
 	if (rc != SQLITE_OK)
 		return store__errno(in->st->db, rc) ? store__errno(in->st->db, rc) : -EIO;
-	sqlite3_bind_text(stmt, 1, b->who.agent_id, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(stmt, 2, in->node_id);
-	sqlite3_bind_int64(stmt, 3, b->to_seq > in->acked ? b->to_seq : in->acked);
-	sqlite3_bind_int64(stmt, 4, now_ms);
-	sqlite3_bind_int64(stmt, 5, b->who.interval_ms);
-	sqlite3_bind_int64(stmt, 6, in->rows);
-	rc = sqlite3_step(stmt);
-	sqlite3_reset(stmt);
-	sqlite3_clear_bindings(stmt);
+	db_bind_text(stmt, 1, b->who.agent_id, -1, SQLITE_STATIC);
+	db_bind_int64(stmt, 2, in->node_id);
+	db_bind_int64(stmt, 3, b->to_seq > in->acked ? b->to_seq : in->acked);
+	db_bind_int64(stmt, 4, now_ms);
+	db_bind_int64(stmt, 5, b->who.interval_ms);
+	db_bind_int64(stmt, 6, in->rows);
+	rc = db_step(stmt);
+	db_reset(stmt);
+	db_clear_bindings(stmt);
 	if (rc != SQLITE_DONE)
 		return store__errno(in->st->db, rc);
 	if (b->to_seq > in->acked)
 		in->acked = b->to_seq;
 	return 0;
+}
+
+/* PostgreSQL: the day partitions a batch's fact rows need, made before its transaction. */
+static void pg_partitions_of(struct store *st, const struct store_batch *b)
+{
+	int64_t ts[64];
+
+	for (size_t i = 0; i < sizeof(ingest_facts) / sizeof(ingest_facts[0]); i++) {
+		const struct store_table *t = table(b, ingest_facts[i]);
+		int c = t ? col_index(t, "ts_ms") : -1;
+		size_t n = 0;
+
+		for (size_t r = 0; c >= 0 && r < t->nrows; r++) {
+			const struct store_value *v = &t->cells[r * (size_t)t->ncols + (size_t)c];
+
+			if (v->type != STORE_VALUE_INT || (n > 0 && v->i / 86400000 == ts[n - 1] / 86400000))
+				continue;
+			ts[n++] = v->i;
+			if (n == sizeof(ts) / sizeof(ts[0]) || r + 1 == t->nrows) {
+				store__pg_partitions(st, t->name, ts, n);
+				n = 0;
+			}
+		}
+		if (n)
+			store__pg_partitions(st, t->name, ts, n);
+	}
 }
 
 static void ingest_release(struct ingest *in)
@@ -712,6 +749,8 @@ int store_ingest_group(struct store *st, struct store_ingest_item *items, size_t
 		items[i].acked_seq = 0;
 		items[i].errmsg[0] = '\0';
 	}
+	for (size_t i = 0; i < n && st->pg; i++)
+		pg_partitions_of(st, items[i].b);
 	ret = store_tick_begin(st);
 	for (size_t i = 0; i < n && !ret; i++) {
 		int r = ingest_one(st, &items[i], &in[i], now_ms);
@@ -756,7 +795,7 @@ int store_for_each_agent(struct store *st, int (*fn)(const struct agent_record *
 			 void *arg)
 {
 	struct agent_record a;
-	sqlite3_stmt *stmt;
+	struct db_stmt *stmt;
 	char sql[640];
 	int rc, ret = 0;
 
@@ -773,29 +812,29 @@ int store_for_each_agent(struct store *st, int (*fn)(const struct agent_record *
 		     ? "NULL, NULL"
 		     : "(SELECT count(*) FROM gaps g WHERE g.node_id = a.node_id),"
 		       " (SELECT coalesce(sum(g.rows), 0) FROM gaps g WHERE g.node_id = a.node_id)");
-	rc = sqlite3_prepare_v2(st->db, sql, -1, &stmt, NULL);
+	rc = db_prepare(st, sql, &stmt);
 	if (rc != SQLITE_OK)
 		return log_err(store__errno(st->db, rc), "cannot list the agents of store '%s' (%s)",
 			       st->path, store__errmsg(st));
-	while (!ret && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		const unsigned char *id = sqlite3_column_text(stmt, 0);
-		const unsigned char *host = sqlite3_column_text(stmt, 1);
+	while (!ret && (rc = db_step(stmt)) == SQLITE_ROW) {
+		const unsigned char *id = db_column_text(stmt, 0);
+		const unsigned char *host = db_column_text(stmt, 1);
 
 		memset(&a, 0, sizeof(a));
 		snprintf(a.agent_id, sizeof(a.agent_id), "%s", id ? (const char *)id : "");
 		snprintf(a.hostname, sizeof(a.hostname), "%s", host ? (const char *)host : "");
-		a.acked_seq = sqlite3_column_int64(stmt, 2);
-		a.first_seen_ms = sqlite3_column_int64(stmt, 3);
-		a.last_seen_ms = sqlite3_column_int64(stmt, 4);
-		a.interval_ms = sqlite3_column_int64(stmt, 5);
-		a.batches = sqlite3_column_int64(stmt, 6);
-		a.rows = sqlite3_column_int64(stmt, 7);
-		a.gpus = sqlite3_column_int64(stmt, 8);
-		a.has_gaps = sqlite3_column_type(stmt, 9) != SQLITE_NULL;
-		a.gaps = sqlite3_column_int64(stmt, 9);
-		a.lost_rows = sqlite3_column_int64(stmt, 10);
+		a.acked_seq = db_column_int64(stmt, 2);
+		a.first_seen_ms = db_column_int64(stmt, 3);
+		a.last_seen_ms = db_column_int64(stmt, 4);
+		a.interval_ms = db_column_int64(stmt, 5);
+		a.batches = db_column_int64(stmt, 6);
+		a.rows = db_column_int64(stmt, 7);
+		a.gpus = db_column_int64(stmt, 8);
+		a.has_gaps = db_column_type(stmt, 9) != SQLITE_NULL;
+		a.gaps = db_column_int64(stmt, 9);
+		a.lost_rows = db_column_int64(stmt, 10);
 		ret = fn(&a, arg);
 	}
-	sqlite3_finalize(stmt);
+	db_finalize(stmt);
 	return ret;
 }

@@ -11,6 +11,7 @@
  *   store_meta_get, store_meta_set
  */
 #include "store/conn.h"
+#include "store/pg.h"
 #include "store/packs.h"
 
 #include <errno.h>
@@ -241,6 +242,56 @@ static void remove_created_siblings(const char *path, bool had_wal, bool had_shm
 		unlink(p);
 }
 
+/*
+ * greatest() and least() of PostgreSQL (NULLs ignored; NULL when all are),
+ * so that SQL written once runs on both engines; SQLite's own two-argument
+ * max() and min() answer NULL when one is.
+ */
+static void extreme(sqlite3_context *ctx, int argc, sqlite3_value **argv, int sign)
+{
+	sqlite3_value *best = NULL;
+
+	for (int i = 0; i < argc; i++) {
+		if (sqlite3_value_type(argv[i]) == SQLITE_NULL)
+			continue;
+		if (!best || (sqlite3_value_type(argv[i]) == SQLITE_FLOAT ||
+					      sqlite3_value_type(best) == SQLITE_FLOAT
+				      ? sign * (sqlite3_value_double(argv[i]) -
+						sqlite3_value_double(best)) > 0
+				      : (sign > 0 ? sqlite3_value_int64(argv[i]) >
+							sqlite3_value_int64(best)
+						  : sqlite3_value_int64(argv[i]) <
+							sqlite3_value_int64(best))))
+			best = argv[i];
+	}
+	if (best)
+		sqlite3_result_value(ctx, best);
+	else
+		sqlite3_result_null(ctx);
+}
+
+static void fn_greatest(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	extreme(ctx, argc, argv, 1);
+}
+
+static void fn_least(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	extreme(ctx, argc, argv, -1);
+}
+
+static int register_functions(struct store *st)
+{
+	int flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS;
+	int rc = sqlite3_create_function_v2(st->db, "greatest", -1, flags, NULL, fn_greatest, NULL,
+					    NULL, NULL);
+
+	if (rc == SQLITE_OK)
+		rc = sqlite3_create_function_v2(st->db, "least", -1, flags, NULL, fn_least, NULL,
+						NULL, NULL);
+	return rc == SQLITE_OK ? 0 : store__open_fail(st, rc, "set up");
+}
+
 int store_open(const char *path, unsigned flags, struct store **out)
 {
 	struct store *st;
@@ -250,6 +301,8 @@ int store_open(const char *path, unsigned flags, struct store **out)
 	*out = NULL;
 	if (!path || !*path)
 		return log_err(-EINVAL, "cannot open store: empty path");
+	if (pg_is_url(path))
+		return store__pg_open(path, flags, out);
 	if (strlen(path) >= PATH_MAX)
 		return log_err(-ENAMETOOLONG, "cannot open store '%s'", path);
 	ret = store_check_file(path, flags, &is_new);
@@ -275,6 +328,9 @@ int store_open(const char *path, unsigned flags, struct store **out)
 		goto out_close_db;
 	}
 	sqlite3_extended_result_codes(st->db, 1);
+	ret = register_functions(st);
+	if (ret)
+		goto out_close_db;
 	sqlite3_busy_timeout(st->db, STORE_BUSY_TIMEOUT_MS);
 	/* the file is data, not code: no functions with side effects in its schema */
 	sqlite3_db_config(st->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
@@ -325,30 +381,40 @@ void store_close(struct store *st)
 		store_tick_abort(st);
 	store__writer_release(st);
 	for (size_t k = 0; k < st->ningest_cache; k++) {
-		sqlite3_finalize(st->ingest_cache[k].stmt);
+		db_finalize(st->ingest_cache[k].stmt);
 		free(st->ingest_cache[k].sql);
 	}
 	store__memo_free(st->memo);
-	if (sqlite3_close(st->db) != SQLITE_OK)
+	if (st->pg)
+		pg_close(st->pg);
+	else if (sqlite3_close(st->db) != SQLITE_OK)
 		log_warn(0, "store '%s' not closed cleanly (%s)", st->path, store__errmsg(st));
 	free(st);
 }
 
+/* PostgreSQL: a commit is durable (synchronous_commit), checkpoints are the server's. */
 int store_set_durable(struct store *st)
 {
+	if (st->pg)
+		return 0;
 	return store__exec(st, "PRAGMA synchronous = FULL", "set up");
 }
 
 int store_set_autocheckpoint(struct store *st, bool on)
 {
+	if (st->pg)
+		return 0;
 	return store__exec(st, on ? "PRAGMA wal_autocheckpoint = 1000" : "PRAGMA wal_autocheckpoint = 0",
 			   "set up");
 }
 
 int store_checkpoint(struct store *st)
 {
-	int log = 0, done = 0;
-	int rc = sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log, &done);
+	int log = 0, done = 0, rc;
+
+	if (st->pg)
+		return 0;
+	rc = sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log, &done);
 
 	/*
 	 * Under a writer that never pauses, a passive checkpoint never finds
@@ -370,32 +436,34 @@ const char *store_path(const struct store *st)
 
 int store_meta_get(struct store *st, const char *key, char *buf, size_t size)
 {
-	sqlite3_stmt *stmt;
+	struct db_stmt *stmt;
 	int rc;
 
-	rc = sqlite3_prepare_v2(st->db, "SELECT value FROM meta WHERE key = ?", -1, &stmt, NULL);
+	rc = db_prepare(st, "SELECT value FROM meta WHERE key = ?", &stmt);
 	if (rc != SQLITE_OK)
 		return store__errno(st->db, rc);
-	sqlite3_bind_text(stmt, 1, key, -1, SQLITE_STATIC);
+	db_bind_text(stmt, 1, key, -1, SQLITE_STATIC);
 	return store__one_text(st, stmt, buf, size);
 }
 
 int store_meta_set(struct store *st, const char *key, const char *value)
 {
-	sqlite3_stmt *stmt;
+	struct db_stmt *stmt;
 	bool own;
 	int rc, ret;
 
 	ret = store__write_begin(st, &own);
 	if (ret)
 		return ret;
-	rc = sqlite3_prepare_v2(st->db, "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-				-1, &stmt, NULL);
+	rc = db_prepare(st,
+			"INSERT INTO meta (key, value) VALUES (?, ?)"
+			" ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+			&stmt);
 	if (rc == SQLITE_OK) {
-		sqlite3_bind_text(stmt, 1, key, -1, SQLITE_STATIC);
-		sqlite3_bind_text(stmt, 2, value, -1, SQLITE_STATIC);
-		rc = sqlite3_step(stmt);
-		sqlite3_finalize(stmt);
+		db_bind_text(stmt, 1, key, -1, SQLITE_STATIC);
+		db_bind_text(stmt, 2, value, -1, SQLITE_STATIC);
+		rc = db_step(stmt);
+		db_finalize(stmt);
 	}
 	ret = rc == SQLITE_DONE || rc == SQLITE_OK ? 0
 						   : store__write_fail(st, rc, "set a meta value");

@@ -70,7 +70,7 @@ struct packer {
 	struct pack_rows rows;
 	size_t *order;
 	struct strbuf blob;
-	sqlite3_stmt *insert;
+	struct db_stmt *insert;
 	struct store_pack_result *res;
 };
 
@@ -125,17 +125,17 @@ static int flush_pack(struct packer *pk, int64_t key)
 	ret = pack_encode(p, pk->order, p->nrows, &pk->blob, &raw_bytes);
 	if (ret)
 		return log_err(ret, "cannot pack rows of %s", pk->t->name);
-	sqlite3_reset(pk->insert);
-	sqlite3_bind_text(pk->insert, 1, pk->t->name, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(pk->insert, 2, key);
-	sqlite3_bind_int64(pk->insert, 3, seq_lo);
-	sqlite3_bind_int64(pk->insert, 4, seq_hi);
-	sqlite3_bind_int64(pk->insert, 5, ts_lo);
-	sqlite3_bind_int64(pk->insert, 6, ts_hi);
-	sqlite3_bind_int64(pk->insert, 7, (int64_t)p->nrows);
-	sqlite3_bind_int64(pk->insert, 8, (int64_t)raw_bytes);
-	sqlite3_bind_blob(pk->insert, 9, pk->blob.buf, (int)pk->blob.len, SQLITE_STATIC);
-	rc = sqlite3_step(pk->insert);
+	db_reset(pk->insert);
+	db_bind_text(pk->insert, 1, pk->t->name, -1, SQLITE_STATIC);
+	db_bind_int64(pk->insert, 2, key);
+	db_bind_int64(pk->insert, 3, seq_lo);
+	db_bind_int64(pk->insert, 4, seq_hi);
+	db_bind_int64(pk->insert, 5, ts_lo);
+	db_bind_int64(pk->insert, 6, ts_hi);
+	db_bind_int64(pk->insert, 7, (int64_t)p->nrows);
+	db_bind_int64(pk->insert, 8, (int64_t)raw_bytes);
+	db_bind_blob(pk->insert, 9, pk->blob.buf, (int)pk->blob.len, SQLITE_STATIC);
+	rc = db_step(pk->insert);
 	if (rc != SQLITE_DONE)
 		return store__write_fail(pk->st, rc, "store a pack");
 	pk->res->packs++;
@@ -148,45 +148,43 @@ static int flush_pack(struct packer *pk, int64_t key)
 
 static int column_index(struct store *st, const char *table, const char *col, int *out)
 {
-	sqlite3_stmt *stmt;
-	int rc = sqlite3_prepare_v2(st->db,
-				    "SELECT cid FROM pragma_table_info(?1, 'main') WHERE name = ?2",
-				    -1, &stmt, NULL);
+	struct db_stmt *stmt;
+	int rc = db_prepare(st, "SELECT cid FROM pragma_table_info(?1, 'main') WHERE name = ?2", &stmt);
 
 	if (rc != SQLITE_OK)
 		return store__write_fail(st, rc, "pack rows");
-	sqlite3_bind_text(stmt, 1, table, -1, SQLITE_STATIC);
-	sqlite3_bind_text(stmt, 2, col, -1, SQLITE_STATIC);
-	rc = sqlite3_step(stmt);
-	*out = rc == SQLITE_ROW ? sqlite3_column_int(stmt, 0) : -1;
-	sqlite3_finalize(stmt);
+	db_bind_text(stmt, 1, table, -1, SQLITE_STATIC);
+	db_bind_text(stmt, 2, col, -1, SQLITE_STATIC);
+	rc = db_step(stmt);
+	*out = rc == SQLITE_ROW ? (int)db_column_int64(stmt, 0) : -1;
+	db_finalize(stmt);
 	return *out >= 0 ? 0 : store__write_fail(st, SQLITE_CORRUPT, "find a column to pack by");
 }
 
 /* One row of the SELECT (key first, then the table's columns) into the buffer. */
-static int buffer_row(struct packer *pk, sqlite3_stmt *stmt)
+static int buffer_row(struct packer *pk, struct db_stmt *stmt)
 {
 	size_t row;
 	int ret = pack_rows_add(&pk->rows, &row);
 
 	for (int c = 0; c < pk->ncols && !ret; c++) {
-		int type = sqlite3_column_type(stmt, c + 1);
+		int type = db_column_type(stmt, c + 1);
 
 		switch (type) {
 		case SQLITE_INTEGER:
-			pack_set_int(&pk->rows, row, c, sqlite3_column_int64(stmt, c + 1));
+			pack_set_int(&pk->rows, row, c, db_column_int64(stmt, c + 1));
 			break;
 		case SQLITE_FLOAT:
-			pack_set_float(&pk->rows, row, c, sqlite3_column_double(stmt, c + 1));
+			pack_set_float(&pk->rows, row, c, db_column_double(stmt, c + 1));
 			break;
 		case SQLITE_TEXT:
 		case SQLITE_BLOB: {
 			const void *s = type == SQLITE_TEXT
-					    ? (const void *)sqlite3_column_text(stmt, c + 1)
-					    : sqlite3_column_blob(stmt, c + 1);
+					    ? (const void *)db_column_text(stmt, c + 1)
+					    : db_column_blob(stmt, c + 1);
 
 			ret = pack_set_text(&pk->rows, row, c, type, s,
-					    (size_t)sqlite3_column_bytes(stmt, c + 1));
+					    (size_t)db_column_bytes(stmt, c + 1));
 			break;
 		}
 		default:
@@ -200,7 +198,7 @@ static int buffer_row(struct packer *pk, sqlite3_stmt *stmt)
 static int pack_table_rows(struct packer *pk, int64_t cut)
 {
 	char sql[256];
-	sqlite3_stmt *stmt;
+	struct db_stmt *stmt;
 	int64_t key = 0;
 	bool have_key = false;
 	int rc, ret;
@@ -213,15 +211,15 @@ static int pack_table_rows(struct packer *pk, int64_t cut)
 	snprintf(sql, sizeof(sql),
 		 "SELECT coalesce(%s, 0), * FROM %s WHERE seq <= ?1 ORDER BY 1, seq",
 		 pk->t->key_col, pk->t->name);
-	rc = sqlite3_prepare_v2(pk->st->db, sql, -1, &stmt, NULL);
+	rc = db_prepare(pk->st, sql, &stmt);
 	if (rc != SQLITE_OK)
 		return store__write_fail(pk->st, rc, "pack rows");
-	pk->ncols = sqlite3_column_count(stmt) - 1;
+	pk->ncols = db_column_count(stmt) - 1;
 	pack_rows_release(&pk->rows);
 	pack_rows_init(&pk->rows, pk->ncols);
-	sqlite3_bind_int64(stmt, 1, cut);
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		int64_t k = sqlite3_column_int64(stmt, 0);
+	db_bind_int64(stmt, 1, cut);
+	while ((rc = db_step(stmt)) == SQLITE_ROW) {
+		int64_t k = db_column_int64(stmt, 0);
 
 		if (have_key && (k != key || pk->rows.nrows == PACK_MAX_ROWS)) {
 			ret = flush_pack(pk, key);
@@ -242,15 +240,15 @@ static int pack_table_rows(struct packer *pk, int64_t cut)
 	if (ret)
 		goto out_finalize;
 	snprintf(sql, sizeof(sql), "DELETE FROM %s WHERE seq <= ?1", pk->t->name);
-	sqlite3_finalize(stmt);
-	rc = sqlite3_prepare_v2(pk->st->db, sql, -1, &stmt, NULL);
+	db_finalize(stmt);
+	rc = db_prepare(pk->st, sql, &stmt);
 	if (rc != SQLITE_OK)
 		return store__write_fail(pk->st, rc, "pack rows");
-	sqlite3_bind_int64(stmt, 1, cut);
-	rc = sqlite3_step(stmt);
+	db_bind_int64(stmt, 1, cut);
+	rc = db_step(stmt);
 	ret = rc == SQLITE_DONE ? 0 : store__write_fail(pk->st, rc, "pack rows");
 out_finalize:
-	sqlite3_finalize(stmt);
+	db_finalize(stmt);
 	return ret;
 }
 
@@ -288,10 +286,8 @@ int store_pack_step(struct store *st, int64_t before_ms, int64_t max_seq, int64_
 	}
 	strbuf_init(&pk.blob, PACK_MAX_RAW_BYTES);
 	pack_rows_init(&pk.rows, 1);
-	rc = sqlite3_prepare_v2(st->db,
-				"INSERT INTO packs (tbl, key, seq_lo, seq_hi, ts_lo, ts_hi, nrows,"
-				" raw_bytes, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-				-1, &pk.insert, NULL);
+	rc = db_prepare(st, "INSERT INTO packs (tbl, key, seq_lo, seq_hi, ts_lo, ts_hi, nrows,"
+				" raw_bytes, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)", &pk.insert);
 	ret = rc == SQLITE_OK ? 0 : store__write_fail(st, rc, "pack rows");
 	for (int i = 0; i < store__npack_tables && !ret; i++) {
 		if (store__pack_tables[i].since > st->schema_version)
@@ -299,7 +295,7 @@ int store_pack_step(struct store *st, int64_t before_ms, int64_t max_seq, int64_
 		pk.t = &store__pack_tables[i];
 		ret = pack_table_rows(&pk, cut);
 	}
-	sqlite3_finalize(pk.insert);
+	db_finalize(pk.insert);
 	pack_rows_release(&pk.rows);
 	strbuf_release(&pk.blob);
 	free(pk.order);
@@ -313,7 +309,7 @@ int store_pack_step(struct store *st, int64_t before_ms, int64_t max_seq, int64_
 	res->more = limited;
 out_end:
 	if (ret) {
-		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+		db_exec(st, "ROLLBACK");
 		memset(res, 0, sizeof(*res));
 		return ret;
 	}
@@ -348,7 +344,7 @@ static int unpack_one(struct store *st, const struct pack_table *t, const void *
 {
 	struct pack_rows p;
 	struct strbuf sql;
-	sqlite3_stmt *insert = NULL;
+	struct db_stmt *insert = NULL;
 	int ncols, rc, ret;
 	char q[160];
 	int64_t n;
@@ -373,38 +369,38 @@ static int unpack_one(struct store *st, const struct pack_table *t, const void *
 		strbuf_addstr(&sql, ", ?");
 	strbuf_addch(&sql, ')');
 	rc = strbuf_error(&sql) ? SQLITE_NOMEM
-				: sqlite3_prepare_v2(st->db, strbuf_str(&sql), -1, &insert, NULL);
+				: db_prepare(st, strbuf_str(&sql), &insert);
 	for (size_t r = 0; r < p.nrows && rc == SQLITE_OK; r++) {
-		sqlite3_reset(insert);
+		db_reset(insert);
 		for (int c = 0; c < ncols; c++) {
 			size_t tlen;
 			const char *s;
 
 			switch (pack_type(&p, r, c)) {
 			case SQLITE_INTEGER:
-				sqlite3_bind_int64(insert, c + 1, pack_int(&p, r, c));
+				db_bind_int64(insert, c + 1, pack_int(&p, r, c));
 				break;
 			case SQLITE_FLOAT:
-				sqlite3_bind_double(insert, c + 1, pack_float(&p, r, c));
+				db_bind_double(insert, c + 1, pack_float(&p, r, c));
 				break;
 			case SQLITE_TEXT:
 				s = pack_text(&p, r, c, &tlen);
-				sqlite3_bind_text(insert, c + 1, s, (int)tlen, SQLITE_TRANSIENT);
+				db_bind_text(insert, c + 1, s, (int)tlen, SQLITE_TRANSIENT);
 				break;
 			case SQLITE_BLOB:
 				s = pack_text(&p, r, c, &tlen);
-				sqlite3_bind_blob(insert, c + 1, s, (int)tlen, SQLITE_TRANSIENT);
+				db_bind_blob(insert, c + 1, s, (int)tlen, SQLITE_TRANSIENT);
 				break;
 			default:
-				sqlite3_bind_null(insert, c + 1);
+				db_bind_null(insert, c + 1);
 				break;
 			}
 		}
-		rc = sqlite3_step(insert);
+		rc = db_step(insert);
 		rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
 		*rows += rc == SQLITE_OK;
 	}
-	sqlite3_finalize(insert);
+	db_finalize(insert);
 	strbuf_release(&sql);
 	pack_rows_release(&p);
 	return rc == SQLITE_OK ? 0 : store__write_fail(st, rc, "unpack rows");
@@ -412,7 +408,7 @@ static int unpack_one(struct store *st, const struct pack_table *t, const void *
 
 int store_unpack(struct store *st, int64_t *rows)
 {
-	sqlite3_stmt *stmt;
+	struct db_stmt *stmt;
 	int rc, ret;
 
 	*rows = 0;
@@ -423,11 +419,10 @@ int store_unpack(struct store *st, int64_t *rows)
 	ret = store__exec(st, "BEGIN IMMEDIATE", "lock");
 	if (ret)
 		return ret;
-	rc = sqlite3_prepare_v2(st->db, "SELECT tbl, data, nrows FROM packs ORDER BY seq_lo", -1,
-				&stmt, NULL);
+	rc = db_prepare(st, "SELECT tbl, data, nrows FROM packs ORDER BY seq_lo", &stmt);
 	ret = rc == SQLITE_OK ? 0 : store__write_fail(st, rc, "unpack rows");
-	while (!ret && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		const char *tbl = (const char *)sqlite3_column_text(stmt, 0);
+	while (!ret && (rc = db_step(stmt)) == SQLITE_ROW) {
+		const char *tbl = (const char *)db_column_text(stmt, 0);
 		const struct pack_table *t = NULL;
 
 		for (int i = 0; tbl && i < store__npack_tables; i++)
@@ -438,17 +433,17 @@ int store_unpack(struct store *st, int64_t *rows)
 				      st->path);
 			break;
 		}
-		ret = unpack_one(st, t, sqlite3_column_blob(stmt, 1), sqlite3_column_bytes(stmt, 1),
-				 sqlite3_column_int64(stmt, 2), rows);
+		ret = unpack_one(st, t, db_column_blob(stmt, 1), db_column_bytes(stmt, 1),
+				 db_column_int64(stmt, 2), rows);
 	}
 	if (!ret && rc != SQLITE_DONE)
 		ret = store__write_fail(st, rc, "unpack rows");
-	sqlite3_finalize(stmt);
+	db_finalize(stmt);
 	if (!ret)
 		ret = store__exec(st, "DELETE FROM packs; DELETE FROM meta WHERE key = 'pack_seq'",
 				  "unpack rows in");
 	if (ret) {
-		sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+		db_exec(st, "ROLLBACK");
 		*rows = 0;
 		return ret;
 	}

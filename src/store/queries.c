@@ -64,13 +64,13 @@ static const char sql_jobs_page[] =
     " s.mem_efficiency_pct, s.gpus_used, s.gpu_util_avg_pct, s.gpu_energy_mj"
     " FROM jobs j JOIN nodes n ON n.id = j.node_id"
     " LEFT JOIN job_summaries s ON s.job_id = j.id"
-    " WHERE (?5 = 1 OR j.scheduler <> 'session') AND (?1 IS NULL OR j.user = ?1)"
-    " AND (?2 IS NULL OR n.hostname = ?2)"
-    " AND (?3 IS NULL OR j.end_ms IS NULL OR j.end_ms >= ?3)"
-    " AND (?4 IS NULL OR j.start_ms <= ?4)%s"
-    " AND (?6 IS NULL OR j.id = ?6)"
-    " AND j.start_ms <= min(coalesce(?4, " JOBS_MAX_MS "), coalesce(?7, " JOBS_MAX_MS "))"
-    " AND (?7 IS NULL OR (j.start_ms, j.id) < (?7, ?8))"
+    " WHERE (?5 = 1 OR j.scheduler <> 'session') AND (j.user = ?1 OR ?1 IS NULL)"
+    " AND (n.hostname = ?2 OR ?2 IS NULL)"
+    " AND (j.end_ms IS NULL OR j.end_ms >= ?3 OR ?3 IS NULL)"
+    " AND (j.start_ms <= ?4 OR ?4 IS NULL)%s"
+    " AND (j.id = ?6 OR ?6 IS NULL)"
+    " AND j.start_ms <= least(coalesce(?4, " JOBS_MAX_MS "), coalesce(?7, " JOBS_MAX_MS "))"
+    " AND ((j.start_ms, j.id) < (?7, ?8) OR ?7 IS NULL)"
     " ORDER BY j.start_ms DESC, j.id DESC LIMIT ?9";
 /* by enum store_jobs_state */
 static const char *const jobs_state[] = {"", " AND j.end_ms IS NULL", " AND j.end_ms IS NOT NULL"};
@@ -85,19 +85,19 @@ static const char sql_session_nodes[] =
     "SELECT n.hostname AS node, count(h.seq) AS frames, min(h.ts_ms) AS first_ms,"
     " max(h.ts_ms) AS last_ms FROM nodes n JOIN host_samples h ON h.node_id = n.id"
     " WHERE h.ts_ms BETWEEN ?1 AND ?2"
-    " AND (?3 IS NULL OR ',' || ?3 || ',' LIKE '%,' || n.hostname || ',%')"
+    " AND (',' || ?3 || ',' LIKE '%,' || n.hostname || ',%' OR ?3 IS NULL)"
     " GROUP BY n.id ORDER BY n.hostname";
 
 /* series: ?1 node, ?2 since, ?3 until, ?4 the GPU's index; %s the metric */
 static const char sql_series_gpu[] =
     "SELECT g.ts_ms, g.%s AS value FROM gpu_samples g JOIN devices d ON"
     " d.id = g.device_id JOIN nodes n ON n.id = d.node_id WHERE n.hostname = ?1"
-    " AND d.idx = ?4 AND (?2 IS NULL OR g.ts_ms >= ?2) AND (?3 IS NULL OR"
-    " g.ts_ms <= ?3) ORDER BY g.ts_ms LIMIT " STR(STORE_SERIES_MAX_POINTS);
+    " AND d.idx = ?4 AND (g.ts_ms >= ?2 OR ?2 IS NULL) AND (g.ts_ms <= ?3"
+    " OR ?3 IS NULL) ORDER BY g.ts_ms LIMIT " STR(STORE_SERIES_MAX_POINTS);
 static const char sql_series_host[] =
     "SELECT h.ts_ms, h.%s AS value FROM host_samples h JOIN nodes n ON"
-    " n.id = h.node_id WHERE n.hostname = ?1 AND (?2 IS NULL OR h.ts_ms >= ?2)"
-    " AND (?3 IS NULL OR h.ts_ms <= ?3) ORDER BY h.ts_ms LIMIT " STR(STORE_SERIES_MAX_POINTS);
+    " n.id = h.node_id WHERE n.hostname = ?1 AND (h.ts_ms >= ?2 OR ?2 IS NULL)"
+    " AND (h.ts_ms <= ?3 OR ?3 IS NULL) ORDER BY h.ts_ms LIMIT " STR(STORE_SERIES_MAX_POINTS);
 
 /* The columns a series may be of (no other name reaches SQL). */
 static const char *const host_series[] = {
@@ -164,7 +164,7 @@ static const char sql_history_v3[] =
     " FROM jobs j JOIN nodes n ON n.id = j.node_id"
     " LEFT JOIN job_summaries s ON s.job_id = j.id"
     " WHERE j.start_ms < ?2 AND (j.end_ms IS NULL OR j.end_ms > ?1)"
-    " AND (?3 IS NULL OR j.user = ?3) AND (?4 IS NULL OR n.hostname = ?4)"
+    " AND (j.user = ?3 OR ?3 IS NULL) AND (n.hostname = ?4 OR ?4 IS NULL)"
     " ORDER BY j.start_ms, j.id";
 static const char sql_history_v1[] =
     "SELECT j.id, j.scheduler, j.job_id, COALESCE(j.user, ''), n.hostname, j.start_ms,"
@@ -172,7 +172,7 @@ static const char sql_history_v1[] =
     " NULL, j.cores_allowed, NULL, NULL, NULL, NULL, NULL, NULL, 0"
     " FROM jobs j JOIN nodes n ON n.id = j.node_id"
     " WHERE j.start_ms < ?2 AND (j.end_ms IS NULL OR j.end_ms > ?1)"
-    " AND (?3 IS NULL OR j.user = ?3) AND (?4 IS NULL OR n.hostname = ?4)"
+    " AND (j.user = ?3 OR ?3 IS NULL) AND (n.hostname = ?4 OR ?4 IS NULL)"
     " ORDER BY j.start_ms, j.id";
 
 /* A parameter: the number in decimal ("" when absent: bound as NULL). */

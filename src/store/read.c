@@ -31,7 +31,7 @@
 	" j.reserved_gpus, j.reserved_gpu_list"
 #define JOB_V3_NULLS "NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL"
 
-static void job_from_row(sqlite3_stmt *stmt, struct job_record *job)
+static void job_from_row(struct db_stmt *stmt, struct job_record *job)
 {
 	struct row r = {stmt, 0};
 	uint64_t exit_code, sig, gpus;
@@ -67,7 +67,7 @@ static void job_from_row(sqlite3_stmt *stmt, struct job_record *job)
 	col_text(&r, job->cgroup, sizeof(job->cgroup));
 	col_text(&r, job->qos, sizeof(job->qos));
 	col_text(&r, job->reservation_source, sizeof(job->reservation_source));
-	job->reserved_cpus = sqlite3_column_double(stmt, r.col++);
+	job->reserved_cpus = db_column_double(stmt, r.col++);
 	job->reserved_mem_bytes = (uint64_t)col_i64(&r);
 	job->has_reserved_gpus = col_opt(&r, &gpus);
 	job->reserved_gpus = (int32_t)gpus;
@@ -86,7 +86,7 @@ static void job_select(const struct store *st, char *buf, size_t size, const cha
 
 int store_get_job(struct store *st, int64_t id, struct job_record *out)
 {
-	sqlite3_stmt *stmt;
+	struct db_stmt *stmt;
 	int rc, ret;
 
 	char sql[2048];
@@ -95,37 +95,37 @@ int store_get_job(struct store *st, int64_t id, struct job_record *out)
 	ret = store__prepare(st, sql, "read a job", &stmt);
 	if (ret)
 		return ret;
-	sqlite3_bind_int64(stmt, 1, id);
-	rc = sqlite3_step(stmt);
+	db_bind_int64(stmt, 1, id);
+	rc = db_step(stmt);
 	if (rc == SQLITE_ROW)
 		job_from_row(stmt, out);
 	else if (rc == SQLITE_DONE)
 		ret = -ENOENT;
 	else
 		ret = store__read_fail(st, rc, "read a job");
-	sqlite3_finalize(stmt);
+	db_finalize(stmt);
 	return ret;
 }
 
-static int find_one(struct store *st, sqlite3_stmt *stmt, int64_t *id)
+static int find_one(struct store *st, struct db_stmt *stmt, int64_t *id)
 {
-	int rc = sqlite3_step(stmt);
+	int rc = db_step(stmt);
 	int ret = 0;
 
 	if (rc == SQLITE_ROW)
-		*id = sqlite3_column_int64(stmt, 0);
+		*id = db_column_int64(stmt, 0);
 	else if (rc == SQLITE_DONE)
 		ret = -ENOENT;
 	else
 		ret = store__read_fail(st, rc, "find a job");
-	sqlite3_finalize(stmt);
+	db_finalize(stmt);
 	return ret;
 }
 
 int store_find_job(struct store *st, int64_t node_id, const char *scheduler, const char *job_id,
 		   int64_t start_ms, int64_t *id, int64_t *stored_start_ms)
 {
-	sqlite3_stmt *stmt;
+	struct db_stmt *stmt;
 	int rc, ret;
 
 	ret = store__prepare(st,
@@ -135,19 +135,19 @@ int store_find_job(struct store *st, int64_t node_id, const char *scheduler, con
 			     "find a job", &stmt);
 	if (ret)
 		return ret;
-	sqlite3_bind_int64(stmt, 1, node_id);
-	sqlite3_bind_text(stmt, 2, scheduler, -1, SQLITE_STATIC);
-	sqlite3_bind_text(stmt, 3, job_id, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(stmt, 4, start_ms);
-	sqlite3_bind_int64(stmt, 5, STORE_JOB_START_SLACK_MS);
-	rc = sqlite3_step(stmt);
+	db_bind_int64(stmt, 1, node_id);
+	db_bind_text(stmt, 2, scheduler, -1, SQLITE_STATIC);
+	db_bind_text(stmt, 3, job_id, -1, SQLITE_STATIC);
+	db_bind_int64(stmt, 4, start_ms);
+	db_bind_int64(stmt, 5, STORE_JOB_START_SLACK_MS);
+	rc = db_step(stmt);
 	if (rc == SQLITE_ROW) {
-		*id = sqlite3_column_int64(stmt, 0);
-		*stored_start_ms = sqlite3_column_int64(stmt, 1);
+		*id = db_column_int64(stmt, 0);
+		*stored_start_ms = db_column_int64(stmt, 1);
 	} else {
 		ret = rc == SQLITE_DONE ? -ENOENT : store__read_fail(st, rc, "find a job");
 	}
-	sqlite3_finalize(stmt);
+	db_finalize(stmt);
 	return ret;
 }
 
@@ -156,7 +156,7 @@ int store_find_job_key(struct store *st, const char *key, int64_t *id)
 	char sched[64], jid[128];
 	const char *c1, *c2;
 	long long start = 0;
-	sqlite3_stmt *stmt;
+	struct db_stmt *stmt;
 	int ret;
 
 	if (!key || !*key || strlen(key) >= sizeof(jid))
@@ -171,7 +171,7 @@ int store_find_job_key(struct store *st, const char *key, int64_t *id)
 		    "find a job", &stmt);
 		if (ret)
 			return ret;
-		sqlite3_bind_text(stmt, 1, key, -1, SQLITE_TRANSIENT);
+		db_bind_text(stmt, 1, key, -1, SQLITE_TRANSIENT);
 		return find_one(st, stmt, id);
 	}
 	if ((size_t)(c1 - key) >= sizeof(sched))
@@ -194,16 +194,16 @@ int store_find_job_key(struct store *st, const char *key, int64_t *id)
 	    "find a job", &stmt);
 	if (ret)
 		return ret;
-	sqlite3_bind_text(stmt, 1, sched, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_text(stmt, 2, jid, -1, SQLITE_TRANSIENT);
+	db_bind_text(stmt, 1, sched, -1, SQLITE_TRANSIENT);
+	db_bind_text(stmt, 2, jid, -1, SQLITE_TRANSIENT);
 	if (c2)
-		sqlite3_bind_int64(stmt, 3, start);
+		db_bind_int64(stmt, 3, start);
 	return find_one(st, stmt, id);
 }
 
 int store_get_job_summary_json(struct store *st, int64_t id, struct strbuf *out)
 {
-	sqlite3_stmt *stmt;
+	struct db_stmt *stmt;
 	int rc, ret;
 
 	if (st->schema_version < 3)
@@ -212,16 +212,16 @@ int store_get_job_summary_json(struct store *st, int64_t id, struct strbuf *out)
 			     "read a job summary", &stmt);
 	if (ret)
 		return ret;
-	sqlite3_bind_int64(stmt, 1, id);
-	rc = sqlite3_step(stmt);
-	if (rc == SQLITE_ROW && sqlite3_column_type(stmt, 0) == SQLITE_TEXT)
-		ret = strbuf_add(out, sqlite3_column_text(stmt, 0),
-				 (size_t)sqlite3_column_bytes(stmt, 0));
+	db_bind_int64(stmt, 1, id);
+	rc = db_step(stmt);
+	if (rc == SQLITE_ROW && db_column_type(stmt, 0) == SQLITE_TEXT)
+		ret = strbuf_add(out, db_column_text(stmt, 0),
+				 (size_t)db_column_bytes(stmt, 0));
 	else if (rc == SQLITE_ROW || rc == SQLITE_DONE)
 		ret = -ENOENT;
 	else
 		ret = store__read_fail(st, rc, "read a job summary");
-	sqlite3_finalize(stmt);
+	db_finalize(stmt);
 	return ret;
 }
 
@@ -229,7 +229,7 @@ int store_for_each_job(struct store *st, int (*fn)(const struct job_record *job,
 		       void *arg)
 {
 	struct job_record *job;
-	sqlite3_stmt *stmt;
+	struct db_stmt *stmt;
 	char sql[2048];
 	int rc, ret;
 
@@ -241,7 +241,7 @@ int store_for_each_job(struct store *st, int (*fn)(const struct job_record *job,
 	ret = store__prepare(st, sql, "list the jobs", &stmt);
 	if (ret)
 		goto out_free_job;
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+	while ((rc = db_step(stmt)) == SQLITE_ROW) {
 		job_from_row(stmt, job);
 		ret = fn(job, arg);
 		if (ret)
@@ -249,68 +249,68 @@ int store_for_each_job(struct store *st, int (*fn)(const struct job_record *job,
 	}
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		ret = store__read_fail(st, rc, "list the jobs");
-	sqlite3_finalize(stmt);
+	db_finalize(stmt);
 out_free_job:
 	free(job);
 	return ret;
 }
 
-static void bind_param(sqlite3_stmt *stmt, int i, const char *p)
+static void bind_param(struct db_stmt *stmt, int i, const char *p)
 {
 	char *end;
 	long long v;
 
 	if (!p || !*p) {
-		sqlite3_bind_null(stmt, i);
+		db_bind_null(stmt, i);
 		return;
 	}
 	errno = 0;
 	v = strtoll(p, &end, 10);
 	if (*end == '\0' && errno == 0)
-		sqlite3_bind_int64(stmt, i, v);
+		db_bind_int64(stmt, i, v);
 	else
-		sqlite3_bind_text(stmt, i, p, -1, SQLITE_TRANSIENT);
+		db_bind_text(stmt, i, p, -1, SQLITE_TRANSIENT);
 }
 
 int store_query_json(struct store *st, const char *sql, const char *const *params, bool first_only,
 		     struct jsonw *w, int64_t *nrows)
 {
-	sqlite3_stmt *stmt;
+	struct db_stmt *stmt;
 	int rc, ret, ncols;
 
 	*nrows = 0;
 	ret = store__prepare(st, sql, "query", &stmt);
 	if (ret)
 		return ret;
-	if (!sqlite3_stmt_readonly(stmt)) {
-		sqlite3_finalize(stmt);
+	if (!db_stmt_readonly(stmt)) {
+		db_finalize(stmt);
 		return log_err(-EPERM, "store_query_json: not a read-only statement");
 	}
 	for (int i = 0; params && params[i]; i++)
 		bind_param(stmt, i + 1, params[i]);
-	ncols = sqlite3_column_count(stmt);
 	if (!first_only)
 		jsonw_arr_begin(w);
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+	while ((rc = db_step(stmt)) == SQLITE_ROW) {
+		ncols = db_column_count(stmt); /* known once run, for PostgreSQL */
 		jsonw_obj_begin(w);
 		for (int c = 0; c < ncols; c++) {
-			const char *name = sqlite3_column_name(stmt, c);
+			const char *name = db_column_name(stmt, c);
 
 			jsonw_key(w, name);
-			switch (sqlite3_column_type(stmt, c)) {
+			switch (db_column_type(stmt, c)) {
 			case SQLITE_INTEGER:
 				/* by convention, "is_*" and "healthy" columns are booleans */
 				if (strncmp(name, "is_", 3) == 0 || strcmp(name, "healthy") == 0)
-					jsonw_bool(w, sqlite3_column_int64(stmt, c) != 0);
+					jsonw_bool(w, db_column_int64(stmt, c) != 0);
 				else
-					jsonw_int(w, sqlite3_column_int64(stmt, c));
+					jsonw_int(w, db_column_int64(stmt, c));
 				break;
 			case SQLITE_FLOAT:
-				jsonw_double(w, sqlite3_column_double(stmt, c), 3);
+				jsonw_double(w, db_column_double(stmt, c), 3);
 				break;
 			case SQLITE_TEXT:
-				jsonw_strn(w, (const char *)sqlite3_column_text(stmt, c),
-					   (size_t)sqlite3_column_bytes(stmt, c));
+				jsonw_strn(w, (const char *)db_column_text(stmt, c),
+					   (size_t)db_column_bytes(stmt, c));
 				break;
 			default:
 				jsonw_null(w);
@@ -327,7 +327,7 @@ int store_query_json(struct store *st, const char *sql, const char *const *param
 		jsonw_arr_end(w);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		ret = store__read_fail(st, rc, "query");
-	sqlite3_finalize(stmt);
+	db_finalize(stmt);
 	return ret ? ret : jsonw_error(w);
 }
 
@@ -335,32 +335,36 @@ int store_query_rows(struct store *st, const char *sql, const char *const *param
 		     int (*fn)(const struct store_row *r, void *arg), void *arg)
 {
 	struct store_row row;
-	sqlite3_stmt *stmt;
+	struct db_stmt *stmt;
 	int rc, ret;
 
 	ret = store__prepare(st, sql, "query", &stmt);
 	if (ret)
 		return ret;
-	if (!sqlite3_stmt_readonly(stmt) || sqlite3_column_count(stmt) > STORE_ROW_MAX) {
-		sqlite3_finalize(stmt);
+	if (!db_stmt_readonly(stmt)) {
+		db_finalize(stmt);
 		return log_err(-EPERM,
 			       "store_query_rows: not a read-only statement of few columns");
 	}
 	for (int i = 0; params && params[i]; i++)
 		bind_param(stmt, i + 1, params[i]);
-	while (!ret && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		row.ncols = sqlite3_column_count(stmt);
+	while (!ret && (rc = db_step(stmt)) == SQLITE_ROW) {
+		row.ncols = db_column_count(stmt);
+		if (row.ncols > STORE_ROW_MAX) {
+			ret = log_err(-EPERM, "store_query_rows: more than %d columns", STORE_ROW_MAX);
+			break;
+		}
 		for (int c = 0; c < row.ncols; c++) {
-			const unsigned char *t = sqlite3_column_text(stmt, c);
+			const unsigned char *t = db_column_text(stmt, c);
 
-			row.null[c] = sqlite3_column_type(stmt, c) == SQLITE_NULL;
-			row.num[c] = sqlite3_column_double(stmt, c);
+			row.null[c] = db_column_type(stmt, c) == SQLITE_NULL;
+			row.num[c] = db_column_double(stmt, c);
 			row.text[c] = t ? (const char *)t : "";
 		}
 		ret = fn(&row, arg);
 	}
 	if (!ret && rc != SQLITE_ROW && rc != SQLITE_DONE)
 		ret = store__read_fail(st, rc, "query");
-	sqlite3_finalize(stmt);
+	db_finalize(stmt);
 	return ret;
 }

@@ -54,7 +54,7 @@ enum replay_kind {
 
 struct replay_cursor {
 	enum replay_kind kind;
-	sqlite3_stmt *stmt;
+	struct db_stmt *stmt;
 	bool live; /* stmt holds a row */
 	int64_t seq;
 };
@@ -74,9 +74,9 @@ struct replay {
 	struct store_replay_span *span; /* never NULL: an unbounded one for a whole replay */
 	struct replay_cursor cur[REPLAY_MAX_CURSORS];
 	int ncur;
-	sqlite3_stmt *cpu_stmt;
-	sqlite3_stmt *disk_stmt;
-	sqlite3_stmt *net_stmt;
+	struct db_stmt *cpu_stmt;
+	struct db_stmt *disk_stmt;
+	struct db_stmt *net_stmt;
 	struct host_sample *host; /* ~80 KiB: on the heap */
 	struct proc_info pinfo;
 	struct proc_sample psample;
@@ -169,11 +169,11 @@ static const char replay_event_v1[] = "SELECT seq, ts_ms, kind, pid, value, mess
 
 static int cursor_step(struct replay *rp, struct replay_cursor *c)
 {
-	int rc = sqlite3_step(c->stmt);
+	int rc = db_step(c->stmt);
 
 	c->live = rc == SQLITE_ROW;
 	if (rc == SQLITE_ROW) {
-		c->seq = sqlite3_column_int64(c->stmt, 0);
+		c->seq = db_column_int64(c->stmt, 0);
 		return 0;
 	}
 	if (rc == SQLITE_DONE)
@@ -182,12 +182,12 @@ static int cursor_step(struct replay *rp, struct replay_cursor *c)
 }
 
 /* Per-CPU, disk or interface rows of one host row: same node and ts, after its seq. */
-static void host_detail_start(struct replay *rp, sqlite3_stmt *stmt, int64_t ts_ms, int64_t seq)
+static void host_detail_start(struct replay *rp, struct db_stmt *stmt, int64_t ts_ms, int64_t seq)
 {
-	sqlite3_reset(stmt);
-	sqlite3_bind_int64(stmt, 1, rp->node_id);
-	sqlite3_bind_int64(stmt, 2, ts_ms);
-	sqlite3_bind_int64(stmt, 3, seq);
+	db_reset(stmt);
+	db_bind_int64(stmt, 1, rp->node_id);
+	db_bind_int64(stmt, 2, ts_ms);
+	db_bind_int64(stmt, 3, seq);
 }
 
 static int host_details(struct replay *rp, int64_t ts_ms, int64_t seq)
@@ -200,7 +200,7 @@ static int host_details(struct replay *rp, int64_t ts_ms, int64_t seq)
 	if (h->valid & HOST_HAS_CPU) {
 		host_detail_start(rp, rp->cpu_stmt, ts_ms, seq);
 		while (h->cpu.ncpus < HOST_MAX_CPUS &&
-		       (rc = sqlite3_step(rp->cpu_stmt)) == SQLITE_ROW) {
+		       (rc = db_step(rp->cpu_stmt)) == SQLITE_ROW) {
 			struct cpu_times *t = &h->cpu.cpu[h->cpu.ncpus];
 
 			r = (struct row){rp->cpu_stmt, 0};
@@ -217,14 +217,14 @@ static int host_details(struct replay *rp, int64_t ts_ms, int64_t seq)
 		}
 		if (h->cpu.ncpus < HOST_MAX_CPUS && rc != SQLITE_DONE)
 			return store__read_fail(rp->st, rc, "replay a job");
-		sqlite3_reset(rp->cpu_stmt);
+		db_reset(rp->cpu_stmt);
 	}
 
 	h->ndisks = 0;
 	if (h->valid & HOST_HAS_DISK) {
 		host_detail_start(rp, rp->disk_stmt, ts_ms, seq);
 		while (h->ndisks < HOST_MAX_DISKS &&
-		       (rc = sqlite3_step(rp->disk_stmt)) == SQLITE_ROW) {
+		       (rc = db_step(rp->disk_stmt)) == SQLITE_ROW) {
 			struct disk_stat *d = &h->disks[h->ndisks++];
 
 			r = (struct row){rp->disk_stmt, 0};
@@ -237,14 +237,14 @@ static int host_details(struct replay *rp, int64_t ts_ms, int64_t seq)
 		}
 		if (h->ndisks < HOST_MAX_DISKS && rc != SQLITE_DONE)
 			return store__read_fail(rp->st, rc, "replay a job");
-		sqlite3_reset(rp->disk_stmt);
+		db_reset(rp->disk_stmt);
 	}
 
 	h->nnets = 0;
 	if (h->valid & HOST_HAS_NET) {
 		host_detail_start(rp, rp->net_stmt, ts_ms, seq);
 		while (h->nnets < HOST_MAX_NETS &&
-		       (rc = sqlite3_step(rp->net_stmt)) == SQLITE_ROW) {
+		       (rc = db_step(rp->net_stmt)) == SQLITE_ROW) {
 			struct net_stat *ns = &h->nets[h->nnets++];
 
 			r = (struct row){rp->net_stmt, 0};
@@ -256,7 +256,7 @@ static int host_details(struct replay *rp, int64_t ts_ms, int64_t seq)
 		}
 		if (h->nnets < HOST_MAX_NETS && rc != SQLITE_DONE)
 			return store__read_fail(rp->st, rc, "replay a job");
-		sqlite3_reset(rp->net_stmt);
+		db_reset(rp->net_stmt);
 	}
 	return 0;
 }
@@ -333,7 +333,7 @@ static void host_from_row(struct row *r, struct host_sample *h)
 	h->valid |= any ? HOST_HAS_PSI_IO : 0;
 }
 
-static int replay_host(struct replay *rp, sqlite3_stmt *stmt)
+static int replay_host(struct replay *rp, struct db_stmt *stmt)
 {
 	struct row r = {stmt, 0};
 	int64_t seq = col_i64(&r);
@@ -348,7 +348,7 @@ static int replay_host(struct replay *rp, sqlite3_stmt *stmt)
 	return 0;
 }
 
-static void replay_job_sample(struct replay *rp, sqlite3_stmt *stmt)
+static void replay_job_sample(struct replay *rp, struct db_stmt *stmt)
 {
 	struct job_sample *s = &rp->jsample;
 	struct row r = {stmt, 1};
@@ -363,7 +363,7 @@ static void replay_job_sample(struct replay *rp, sqlite3_stmt *stmt)
 	s->valid |= col_opt(&r, &s->read_bytes) ? JS_IO : 0;
 	col_opt(&r, &s->write_bytes);
 	s->sampler_cpu_ms = (uint64_t)col_i64(&r);
-	if (sqlite3_column_count(stmt) > r.col) {
+	if (db_column_count(stmt) > r.col) {
 		s->valid |= col_opt(&r, &s->cg_cpu_ms) ? JS_CG_CPU : 0;
 		s->valid |= col_opt(&r, &s->cg_mem_bytes) ? JS_CG_MEM : 0;
 		s->valid |= col_opt(&r, &s->cg_mem_peak_bytes) ? JS_CG_MEM_PEAK : 0;
@@ -383,7 +383,7 @@ static void proc_from_row(struct row *r, struct proc_info *p)
 	col_text(r, p->cmdline, sizeof(p->cmdline));
 }
 
-static void replay_proc_sample(struct replay *rp, sqlite3_stmt *stmt)
+static void replay_proc_sample(struct replay *rp, struct db_stmt *stmt)
 {
 	struct proc_sample *s = &rp->psample;
 	struct proc_info *p = &rp->pinfo;
@@ -411,7 +411,7 @@ static void replay_proc_sample(struct replay *rp, sqlite3_stmt *stmt)
 	rp->ops->proc(rp->arg, p, ts_ms, s);
 }
 
-static void replay_event(struct replay *rp, sqlite3_stmt *stmt)
+static void replay_event(struct replay *rp, struct db_stmt *stmt)
 {
 	struct event_record *e = &rp->event;
 	struct row r = {stmt, 1};
@@ -458,7 +458,7 @@ static void device_from_row(struct row *r, struct device_record *d)
  */
 static const struct device_record *device_of_row(struct replay *rp, struct row *r)
 {
-	int64_t id = sqlite3_column_int64(r->stmt, r->col);
+	int64_t id = db_column_int64(r->stmt, r->col);
 
 	for (int i = 0; i < rp->ndevcache; i++)
 		if (rp->devcache[i].id == id) {
@@ -490,7 +490,7 @@ static void col_gpu(struct row *r, uint32_t *valid, uint32_t bit, void *field, s
 	}
 }
 
-static void replay_gpu(struct replay *rp, sqlite3_stmt *stmt)
+static void replay_gpu(struct replay *rp, struct db_stmt *stmt)
 {
 	struct gpu_sample *s = &rp->gsample;
 	struct row r = {stmt, 1};
@@ -517,7 +517,7 @@ static void replay_gpu(struct replay *rp, sqlite3_stmt *stmt)
 	rp->ops->gpu(rp->arg, device_of_row(rp, &r), ts_ms, s);
 }
 
-static void replay_gpu_proc(struct replay *rp, sqlite3_stmt *stmt)
+static void replay_gpu_proc(struct replay *rp, struct db_stmt *stmt)
 {
 	struct gpu_proc *g = &rp->gproc;
 	struct proc_info *p = &rp->pinfo;
@@ -548,27 +548,27 @@ static void replay_gpu_proc(struct replay *rp, sqlite3_stmt *stmt)
 static int replay_window(struct store *st, int64_t id, int64_t *node_id, int64_t *start_ms,
 			 int64_t *end_ms)
 {
-	sqlite3_stmt *stmt;
+	struct db_stmt *stmt;
 	int rc, ret;
 
 	ret = store__prepare(st, "SELECT node_id, start_ms, end_ms FROM jobs WHERE id = ?",
 			     "replay a job", &stmt);
 	if (ret)
 		return ret;
-	sqlite3_bind_int64(stmt, 1, id);
-	rc = sqlite3_step(stmt);
+	db_bind_int64(stmt, 1, id);
+	rc = db_step(stmt);
 	if (rc == SQLITE_ROW) {
-		*node_id = sqlite3_column_int64(stmt, 0);
-		*start_ms = sqlite3_column_int64(stmt, 1);
-		*end_ms = sqlite3_column_type(stmt, 2) == SQLITE_NULL
+		*node_id = db_column_int64(stmt, 0);
+		*start_ms = db_column_int64(stmt, 1);
+		*end_ms = db_column_type(stmt, 2) == SQLITE_NULL
 			      ? INT64_MAX
-			      : sqlite3_column_int64(stmt, 2);
+			      : db_column_int64(stmt, 2);
 	} else if (rc == SQLITE_DONE) {
 		ret = -ENOENT;
 	} else {
 		ret = store__read_fail(st, rc, "replay a job");
 	}
-	sqlite3_finalize(stmt);
+	db_finalize(stmt);
 	return ret;
 }
 
@@ -593,7 +593,7 @@ static int cursor_open(struct replay *rp, enum replay_kind kind, const char *sql
 		 * rowid) and, for rows written tick by tick, ts_ms >= ?8 bound
 		 * the index range instead of filtering every row of the job.
 		 */
-		char *tail = sqlite3_mprintf("SELECT * FROM (%s) WHERE seq > ?9%s", sql,
+		char *tail = sqlite3_mprintf("SELECT * FROM (%s) AS r WHERE seq > ?9%s", sql,
 					     kind == REPLAY_EVENT ? "" : " AND ts_ms >= ?8");
 
 		if (!tail)
@@ -601,9 +601,9 @@ static int cursor_open(struct replay *rp, enum replay_kind kind, const char *sql
 		ret = store__prepare(rp->st, tail, "replay a job", &c->stmt);
 		sqlite3_free(tail);
 		if (!ret) {
-			sqlite3_bind_int64(c->stmt, 9, rp->span->after_seq);
+			db_bind_int64(c->stmt, 9, rp->span->after_seq);
 			if (kind != REPLAY_EVENT)
-				sqlite3_bind_int64(c->stmt, 8, rp->span->from_ms);
+				db_bind_int64(c->stmt, 8, rp->span->from_ms);
 		}
 	} else {
 		ret = store__prepare(rp->st, sql, "replay a job", &c->stmt);
@@ -611,7 +611,7 @@ static int cursor_open(struct replay *rp, enum replay_kind kind, const char *sql
 	if (ret)
 		return ret;
 	for (int i = 0; i < n; i++)
-		sqlite3_bind_int64(c->stmt, i + 1, binds[i]);
+		db_bind_int64(c->stmt, i + 1, binds[i]);
 	return cursor_step(rp, c);
 }
 
@@ -622,7 +622,7 @@ static int cursor_open(struct replay *rp, enum replay_kind kind, const char *sql
 /* The devices of the job's node, by row id, into ids (room for GPU_MAX_DEVICES). */
 static int node_devices(struct replay *rp, int64_t *ids, int *n)
 {
-	sqlite3_stmt *stmt;
+	struct db_stmt *stmt;
 	int rc, ret;
 
 	*n = 0;
@@ -630,12 +630,12 @@ static int node_devices(struct replay *rp, int64_t *ids, int *n)
 			     "replay a job", &stmt);
 	if (ret)
 		return ret;
-	sqlite3_bind_int64(stmt, 1, rp->node_id);
-	while (*n < GPU_MAX_DEVICES && (rc = sqlite3_step(stmt)) == SQLITE_ROW)
-		ids[(*n)++] = sqlite3_column_int64(stmt, 0);
+	db_bind_int64(stmt, 1, rp->node_id);
+	while (*n < GPU_MAX_DEVICES && (rc = db_step(stmt)) == SQLITE_ROW)
+		ids[(*n)++] = db_column_int64(stmt, 0);
 	if (*n < GPU_MAX_DEVICES && rc != SQLITE_DONE)
 		ret = store__read_fail(rp->st, rc, "replay a job");
-	sqlite3_finalize(stmt);
+	db_finalize(stmt);
 	return ret;
 }
 
@@ -646,7 +646,7 @@ static int node_devices(struct replay *rp, int64_t *ids, int *n)
 static int packed_seq_range(struct replay *rp, const char *table, const int64_t *devs, int ndevs,
 			    int64_t start_ms, int64_t end_ms, int64_t *lo, int64_t *hi)
 {
-	sqlite3_stmt *stmt;
+	struct db_stmt *stmt;
 	int ret, rc = SQLITE_DONE;
 
 	ret = store__prepare(rp->st,
@@ -656,24 +656,24 @@ static int packed_seq_range(struct replay *rp, const char *table, const int64_t 
 	if (ret)
 		return ret;
 	for (int i = 0; i < ndevs; i++) {
-		sqlite3_reset(stmt);
-		sqlite3_bind_text(stmt, 1, table, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(stmt, 2, devs[i]);
-		sqlite3_bind_int64(stmt, 3, start_ms);
-		sqlite3_bind_int64(stmt, 4, end_ms);
-		rc = sqlite3_step(stmt);
+		db_reset(stmt);
+		db_bind_text(stmt, 1, table, -1, SQLITE_STATIC);
+		db_bind_int64(stmt, 2, devs[i]);
+		db_bind_int64(stmt, 3, start_ms);
+		db_bind_int64(stmt, 4, end_ms);
+		rc = db_step(stmt);
 		if (rc != SQLITE_ROW)
 			break;
-		if (sqlite3_column_type(stmt, 0) == SQLITE_NULL)
+		if (db_column_type(stmt, 0) == SQLITE_NULL)
 			continue;
-		if (sqlite3_column_int64(stmt, 0) < *lo)
-			*lo = sqlite3_column_int64(stmt, 0);
-		if (sqlite3_column_int64(stmt, 1) > *hi)
-			*hi = sqlite3_column_int64(stmt, 1);
+		if (db_column_int64(stmt, 0) < *lo)
+			*lo = db_column_int64(stmt, 0);
+		if (db_column_int64(stmt, 1) > *hi)
+			*hi = db_column_int64(stmt, 1);
 	}
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		ret = store__read_fail(rp->st, rc, "replay a job");
-	sqlite3_finalize(stmt);
+	db_finalize(stmt);
 	return ret;
 }
 
@@ -687,7 +687,7 @@ static int gpu_seq_range(struct replay *rp, const char *table, const int64_t *de
 			 int64_t start_ms, int64_t end_ms, int64_t *lo, int64_t *hi)
 {
 	char sql[2][192];
-	sqlite3_stmt *stmt[2] = {NULL, NULL};
+	struct db_stmt *stmt[2] = {NULL, NULL};
 	int ret = 0, rc;
 
 	snprintf(sql[0], sizeof(sql[0]),
@@ -704,13 +704,13 @@ static int gpu_seq_range(struct replay *rp, const char *table, const int64_t *de
 		ret = store__prepare(rp->st, sql[k], "replay a job", &stmt[k]);
 	for (int i = 0; i < ndevs && !ret; i++)
 		for (int k = 0; k < 2 && !ret; k++) {
-			sqlite3_reset(stmt[k]);
-			sqlite3_bind_int64(stmt[k], 1, devs[i]);
-			sqlite3_bind_int64(stmt[k], 2, start_ms);
-			sqlite3_bind_int64(stmt[k], 3, end_ms);
-			rc = sqlite3_step(stmt[k]);
+			db_reset(stmt[k]);
+			db_bind_int64(stmt[k], 1, devs[i]);
+			db_bind_int64(stmt[k], 2, start_ms);
+			db_bind_int64(stmt[k], 3, end_ms);
+			rc = db_step(stmt[k]);
 			if (rc == SQLITE_ROW) {
-				int64_t seq = sqlite3_column_int64(stmt[k], 0);
+				int64_t seq = db_column_int64(stmt[k], 0);
 
 				if (seq < *lo)
 					*lo = seq;
@@ -720,8 +720,8 @@ static int gpu_seq_range(struct replay *rp, const char *table, const int64_t *de
 				ret = store__read_fail(rp->st, rc, "replay a job");
 			}
 		}
-	sqlite3_finalize(stmt[0]);
-	sqlite3_finalize(stmt[1]);
+	db_finalize(stmt[0]);
+	db_finalize(stmt[1]);
 	if (!ret && rp->st->schema_version >= 6)
 		ret = packed_seq_range(rp, table, devs, ndevs, start_ms, end_ms, lo, hi);
 	return ret;
@@ -730,20 +730,20 @@ static int gpu_seq_range(struct replay *rp, const char *table, const int64_t *de
 /* Whether every device of the store is on the job's node (an agent's or a run's store). */
 static int devices_all_ours(struct replay *rp, bool *all)
 {
-	sqlite3_stmt *stmt;
+	struct db_stmt *stmt;
 	int rc, ret;
 
 	ret = store__prepare(rp->st, "SELECT EXISTS (SELECT 1 FROM devices WHERE node_id != ?)",
 			     "replay a job", &stmt);
 	if (ret)
 		return ret;
-	sqlite3_bind_int64(stmt, 1, rp->node_id);
-	rc = sqlite3_step(stmt);
+	db_bind_int64(stmt, 1, rp->node_id);
+	rc = db_step(stmt);
 	if (rc == SQLITE_ROW)
-		*all = sqlite3_column_int64(stmt, 0) == 0;
+		*all = db_column_int64(stmt, 0) == 0;
 	else
 		ret = store__read_fail(rp->st, rc, "replay a job");
-	sqlite3_finalize(stmt);
+	db_finalize(stmt);
 	return ret;
 }
 
@@ -869,7 +869,7 @@ static int replay_merge(struct replay *rp)
 		span->last_seq = next->seq;
 		/* rows written tick by tick (events may carry other times) */
 		if (next->kind != REPLAY_EVENT) {
-			int64_t ts_ms = sqlite3_column_int64(next->stmt, 1);
+			int64_t ts_ms = db_column_int64(next->stmt, 1);
 
 			if (ts_ms > span->last_ms)
 				span->last_ms = ts_ms;
@@ -948,10 +948,10 @@ int store_replay_job_span(struct store *st, int64_t id, const struct store_repla
 	ret = replay_merge(rp);
 out_finalize:
 	for (i = 0; i < rp->ncur; i++)
-		sqlite3_finalize(rp->cur[i].stmt);
-	sqlite3_finalize(rp->cpu_stmt);
-	sqlite3_finalize(rp->disk_stmt);
-	sqlite3_finalize(rp->net_stmt);
+		db_finalize(rp->cur[i].stmt);
+	db_finalize(rp->cpu_stmt);
+	db_finalize(rp->disk_stmt);
+	db_finalize(rp->net_stmt);
 	free(rp->host);
 out_free_replay:
 	free(rp->devcache);
@@ -986,8 +986,8 @@ int store_replay_job_dims(struct store *st, int64_t id, const struct store_repla
 		    " WHERE job_id = ? ORDER BY id",
 		    "replay a job", &c->stmt);
 		if (!ret)
-			sqlite3_bind_int64(c->stmt, 1, id);
-		while (!ret && (rc = sqlite3_step(c->stmt)) == SQLITE_ROW) {
+			db_bind_int64(c->stmt, 1, id);
+		while (!ret && (rc = db_step(c->stmt)) == SQLITE_ROW) {
 			struct row r = {c->stmt, 0};
 			struct proc_info *p = &rp->pinfo;
 
@@ -997,7 +997,7 @@ int store_replay_job_dims(struct store *st, int64_t id, const struct store_repla
 		}
 		if (!ret && rc != SQLITE_DONE)
 			ret = store__read_fail(st, rc, "replay a job");
-		sqlite3_finalize(c->stmt);
+		db_finalize(c->stmt);
 	}
 	if (!ret && dims->device && st->schema_version >= 2) {
 		c = &rp->cur[1];
@@ -1005,8 +1005,8 @@ int store_replay_job_dims(struct store *st, int64_t id, const struct store_repla
 				     "SELECT" DEVICE_COLUMNS " FROM devices d WHERE d.node_id = ?",
 				     "replay a job", &c->stmt);
 		if (!ret)
-			sqlite3_bind_int64(c->stmt, 1, rp->node_id);
-		while (!ret && (rc = sqlite3_step(c->stmt)) == SQLITE_ROW) {
+			db_bind_int64(c->stmt, 1, rp->node_id);
+		while (!ret && (rc = db_step(c->stmt)) == SQLITE_ROW) {
 			struct row r = {c->stmt, 0};
 
 			device_from_row(&r, &rp->dev);
@@ -1014,7 +1014,7 @@ int store_replay_job_dims(struct store *st, int64_t id, const struct store_repla
 		}
 		if (!ret && rc != SQLITE_DONE)
 			ret = store__read_fail(st, rc, "replay a job");
-		sqlite3_finalize(c->stmt);
+		db_finalize(c->stmt);
 	}
 	free(rp);
 	return ret;

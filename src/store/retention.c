@@ -49,23 +49,23 @@ static const struct {
 static int run3(struct store *st, const char *sql, int64_t a, int64_t b, int64_t c,
 		int64_t *changes)
 {
-	sqlite3_stmt *stmt;
-	int rc = sqlite3_prepare_v2(st->db, sql, -1, &stmt, NULL);
+	struct db_stmt *stmt;
+	int rc = db_prepare(st, sql, &stmt);
 
 	if (rc != SQLITE_OK)
 		return store__write_fail(st, rc, "age out data");
-	if (sqlite3_bind_parameter_count(stmt) >= 1)
-		sqlite3_bind_int64(stmt, 1, a);
-	if (sqlite3_bind_parameter_count(stmt) >= 2)
-		sqlite3_bind_int64(stmt, 2, b);
-	if (sqlite3_bind_parameter_count(stmt) >= 3)
-		sqlite3_bind_int64(stmt, 3, c);
-	rc = sqlite3_step(stmt);
-	sqlite3_finalize(stmt);
+	if (db_bind_parameter_count(stmt) >= 1)
+		db_bind_int64(stmt, 1, a);
+	if (db_bind_parameter_count(stmt) >= 2)
+		db_bind_int64(stmt, 2, b);
+	if (db_bind_parameter_count(stmt) >= 3)
+		db_bind_int64(stmt, 3, c);
+	rc = db_step(stmt);
+	db_finalize(stmt);
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
 		return store__write_fail(st, rc, "age out data");
 	if (changes)
-		*changes += sqlite3_changes(st->db);
+		*changes += db_changes(st);
 	return 0;
 }
 
@@ -99,19 +99,17 @@ int store_used_bytes(struct store *st, uint64_t *bytes)
  */
 static int delete_packs_before(struct store *st, int64_t cut, int budget, int64_t *deleted)
 {
-	sqlite3_stmt *stmt;
-	int rc = sqlite3_prepare_v2(st->db,
-				    "DELETE FROM packs WHERE id IN (SELECT id FROM packs WHERE"
-				    " seq_hi < ?1 ORDER BY seq_hi LIMIT ?2) RETURNING nrows",
-				    -1, &stmt, NULL);
+	struct db_stmt *stmt;
+	int rc = db_prepare(st, "DELETE FROM packs WHERE id IN (SELECT id FROM packs WHERE"
+				    " seq_hi < ?1 ORDER BY seq_hi LIMIT ?2) RETURNING nrows", &stmt);
 
 	if (rc != SQLITE_OK)
 		return store__write_fail(st, rc, "age out data");
-	sqlite3_bind_int64(stmt, 1, cut);
-	sqlite3_bind_int64(stmt, 2, budget);
-	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
-		*deleted += sqlite3_column_int64(stmt, 0);
-	sqlite3_finalize(stmt);
+	db_bind_int64(stmt, 1, cut);
+	db_bind_int64(stmt, 2, budget);
+	while ((rc = db_step(stmt)) == SQLITE_ROW)
+		*deleted += db_column_int64(stmt, 0);
+	db_finalize(stmt);
 	return rc == SQLITE_DONE ? 0 : store__write_fail(st, rc, "age out data");
 }
 
@@ -177,7 +175,7 @@ static int delete_unacked_before(struct store *st, int64_t acked, int64_t cut, i
 				 struct lost_span *l)
 {
 	char sql[256];
-	sqlite3_stmt *stmt;
+	struct db_stmt *stmt;
 	int rc;
 
 	for (size_t i = 0; i < NTABLES; i++) {
@@ -187,15 +185,15 @@ static int delete_unacked_before(struct store *st, int64_t acked, int64_t cut, i
 			 "DELETE FROM %s WHERE seq IN (SELECT seq FROM %s WHERE seq > ?1"
 			 " AND seq < ?2 ORDER BY seq LIMIT ?3) RETURNING seq, ts_ms",
 			 retention_tables[i].name, retention_tables[i].name);
-		rc = sqlite3_prepare_v2(st->db, sql, -1, &stmt, NULL);
+		rc = db_prepare(st, sql, &stmt);
 		if (rc != SQLITE_OK)
 			return store__write_fail(st, rc, "age out data");
-		sqlite3_bind_int64(stmt, 1, acked);
-		sqlite3_bind_int64(stmt, 2, cut);
-		sqlite3_bind_int64(stmt, 3, budget);
-		while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
-			lost_add(l, sqlite3_column_int64(stmt, 0), sqlite3_column_int64(stmt, 1));
-		sqlite3_finalize(stmt);
+		db_bind_int64(stmt, 1, acked);
+		db_bind_int64(stmt, 2, cut);
+		db_bind_int64(stmt, 3, budget);
+		while ((rc = db_step(stmt)) == SQLITE_ROW)
+			lost_add(l, db_column_int64(stmt, 0), db_column_int64(stmt, 1));
+		db_finalize(stmt);
 		if (rc != SQLITE_DONE)
 			return store__write_fail(st, rc, "age out data");
 	}
@@ -210,7 +208,7 @@ static int delete_unacked_before(struct store *st, int64_t acked, int64_t cut, i
 static int record_gap(struct store *st, int64_t now_ms, const struct lost_span *l,
 		      struct store_gap *g)
 {
-	sqlite3_stmt *stmt;
+	struct db_stmt *stmt;
 	int64_t node_id;
 	bool found;
 	int rc, ret;
@@ -233,23 +231,21 @@ static int record_gap(struct store *st, int64_t now_ms, const struct lost_span *
 	g->to_seq = l->to_seq;
 	g->rows = l->rows;
 	snprintf(g->reason, sizeof(g->reason), "size_cap");
-	rc = sqlite3_prepare_v2(st->db,
-				"INSERT INTO gaps (seq, node_id, ts_ms, from_ms, to_ms, from_seq, to_seq,"
-				" rows, reason) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-				-1, &stmt, NULL);
+	rc = db_prepare(st, "INSERT INTO gaps (seq, node_id, ts_ms, from_ms, to_ms, from_seq, to_seq,"
+				" rows, reason) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)", &stmt);
 	if (rc != SQLITE_OK)
 		return store__write_fail(st, rc, "record lost rows");
-	sqlite3_bind_int64(stmt, 1, g->seq);
-	sqlite3_bind_int64(stmt, 2, g->node_id);
-	sqlite3_bind_int64(stmt, 3, g->ts_ms);
-	sqlite3_bind_int64(stmt, 4, g->from_ms);
-	sqlite3_bind_int64(stmt, 5, g->to_ms);
-	sqlite3_bind_int64(stmt, 6, g->from_seq);
-	sqlite3_bind_int64(stmt, 7, g->to_seq);
-	sqlite3_bind_int64(stmt, 8, g->rows);
-	sqlite3_bind_text(stmt, 9, g->reason, -1, SQLITE_STATIC);
-	rc = sqlite3_step(stmt);
-	sqlite3_finalize(stmt);
+	db_bind_int64(stmt, 1, g->seq);
+	db_bind_int64(stmt, 2, g->node_id);
+	db_bind_int64(stmt, 3, g->ts_ms);
+	db_bind_int64(stmt, 4, g->from_ms);
+	db_bind_int64(stmt, 5, g->to_ms);
+	db_bind_int64(stmt, 6, g->from_seq);
+	db_bind_int64(stmt, 7, g->to_seq);
+	db_bind_int64(stmt, 8, g->rows);
+	db_bind_text(stmt, 9, g->reason, -1, SQLITE_STATIC);
+	rc = db_step(stmt);
+	db_finalize(stmt);
 	if (rc != SQLITE_DONE)
 		return store__write_fail(st, rc, "record lost rows");
 	st->next_seq++;
@@ -278,17 +274,17 @@ static int keep_head(struct store *st, const struct store_head_bound *head)
 	    " WHERE value <> excluded.value";
 	const char *keys[] = {"head_acked_seq", "head_sent_seq"};
 	int64_t vals[] = {head->acked_seq, head->sent_seq};
-	sqlite3_stmt *stmt;
+	struct db_stmt *stmt;
 	int rc = SQLITE_DONE;
 
 	for (int i = 0; i < 2 && rc == SQLITE_DONE; i++) {
-		rc = sqlite3_prepare_v2(st->db, sql, -1, &stmt, NULL);
+		rc = db_prepare(st, sql, &stmt);
 		if (rc != SQLITE_OK)
 			break;
-		sqlite3_bind_text(stmt, 1, keys[i], -1, SQLITE_STATIC);
-		sqlite3_bind_int64(stmt, 2, vals[i]);
-		rc = sqlite3_step(stmt);
-		sqlite3_finalize(stmt);
+		db_bind_text(stmt, 1, keys[i], -1, SQLITE_STATIC);
+		db_bind_int64(stmt, 2, vals[i]);
+		rc = db_step(stmt);
+		db_finalize(stmt);
 	}
 	return rc == SQLITE_DONE ? 0 : store__write_fail(st, rc, "keep the head's cursor");
 }
@@ -520,7 +516,7 @@ int store_retention_step(struct store *st, int64_t now_ms, const struct store_re
 	}
 	/* give freed pages back to the file system, a few at a time */
 	if (res->deleted > 0)
-		sqlite3_exec(st->db, "PRAGMA incremental_vacuum(256)", NULL, NULL, NULL);
+		db_exec(st, "PRAGMA incremental_vacuum(256)");
 	return 0;
 }
 
@@ -528,7 +524,7 @@ int store_for_each_gap(struct store *st, int64_t node_id, int64_t from_ms, int64
 		       int (*fn)(const struct store_gap *g, void *arg), void *arg)
 {
 	struct store_gap g;
-	sqlite3_stmt *stmt;
+	struct db_stmt *stmt;
 	int rc = SQLITE_DONE, ret;
 
 	if (st->schema_version < 5)
@@ -545,30 +541,30 @@ int store_for_each_gap(struct store *st, int64_t node_id, int64_t from_ms, int64
 			     "read the gap records", &stmt);
 	if (ret)
 		return ret;
-	sqlite3_bind_int64(stmt, 1, node_id);
-	sqlite3_bind_int64(stmt, 2, from_ms);
-	sqlite3_bind_int64(stmt, 3, to_ms);
-	while (!ret && (rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-		const unsigned char *host = sqlite3_column_text(stmt, 2);
-		const unsigned char *reason = sqlite3_column_text(stmt, 9);
+	db_bind_int64(stmt, 1, node_id);
+	db_bind_int64(stmt, 2, from_ms);
+	db_bind_int64(stmt, 3, to_ms);
+	while (!ret && (rc = db_step(stmt)) == SQLITE_ROW) {
+		const unsigned char *host = db_column_text(stmt, 2);
+		const unsigned char *reason = db_column_text(stmt, 9);
 
 		memset(&g, 0, sizeof(g));
-		g.seq = sqlite3_column_int64(stmt, 0);
-		g.node_id = sqlite3_column_int64(stmt, 1);
+		g.seq = db_column_int64(stmt, 0);
+		g.node_id = db_column_int64(stmt, 1);
 		snprintf(g.hostname, sizeof(g.hostname), "%s", host ? (const char *)host : "");
-		g.ts_ms = sqlite3_column_int64(stmt, 3);
-		g.has_span = sqlite3_column_type(stmt, 4) != SQLITE_NULL &&
-			     sqlite3_column_type(stmt, 5) != SQLITE_NULL;
-		g.from_ms = sqlite3_column_int64(stmt, 4);
-		g.to_ms = sqlite3_column_int64(stmt, 5);
-		g.from_seq = sqlite3_column_int64(stmt, 6);
-		g.to_seq = sqlite3_column_int64(stmt, 7);
-		g.rows = sqlite3_column_int64(stmt, 8);
+		g.ts_ms = db_column_int64(stmt, 3);
+		g.has_span = db_column_type(stmt, 4) != SQLITE_NULL &&
+			     db_column_type(stmt, 5) != SQLITE_NULL;
+		g.from_ms = db_column_int64(stmt, 4);
+		g.to_ms = db_column_int64(stmt, 5);
+		g.from_seq = db_column_int64(stmt, 6);
+		g.to_seq = db_column_int64(stmt, 7);
+		g.rows = db_column_int64(stmt, 8);
 		snprintf(g.reason, sizeof(g.reason), "%s", reason ? (const char *)reason : "");
 		ret = fn(&g, arg);
 	}
 	if (!ret && rc != SQLITE_DONE)
 		ret = store__read_fail(st, rc, "read the gap records");
-	sqlite3_finalize(stmt);
+	db_finalize(stmt);
 	return ret;
 }

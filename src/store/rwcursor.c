@@ -11,47 +11,44 @@
 
 int store_rw_cursor_get(struct store *st, const char *url, int64_t *acked_seq)
 {
-	sqlite3_stmt *stmt;
+	struct db_stmt *stmt;
 	int rc, ret = -ENOENT;
 
 	if (st->schema_version < 8)
 		return -ENOENT;
-	rc = sqlite3_prepare_v2(st->db, "SELECT acked_seq FROM rw_cursors WHERE url = ?", -1,
-				&stmt, NULL);
+	rc = db_prepare(st, "SELECT acked_seq FROM rw_cursors WHERE url = ?", &stmt);
 	if (rc != SQLITE_OK)
 		return store__errno(st->db, rc);
-	sqlite3_bind_text(stmt, 1, url, -1, SQLITE_STATIC);
-	rc = sqlite3_step(stmt);
+	db_bind_text(stmt, 1, url, -1, SQLITE_STATIC);
+	rc = db_step(stmt);
 	if (rc == SQLITE_ROW) {
-		*acked_seq = sqlite3_column_int64(stmt, 0);
+		*acked_seq = db_column_int64(stmt, 0);
 		ret = 0;
 	} else if (rc != SQLITE_DONE) {
 		ret = store__errno(st->db, rc);
 	}
-	sqlite3_finalize(stmt);
+	db_finalize(stmt);
 	return ret;
 }
 
 int store_rw_cursor_set(struct store *st, const char *url, int64_t acked_seq, int64_t now_ms)
 {
-	sqlite3_stmt *stmt;
+	struct db_stmt *stmt;
 	bool own;
 	int rc, ret;
 
 	ret = store__write_begin(st, &own);
 	if (ret)
 		return ret;
-	rc = sqlite3_prepare_v2(st->db,
-				"INSERT INTO rw_cursors (url, acked_seq, updated_ms) VALUES (?, ?, ?)"
+	rc = db_prepare(st, "INSERT INTO rw_cursors (url, acked_seq, updated_ms) VALUES (?, ?, ?)"
 				" ON CONFLICT (url) DO UPDATE SET acked_seq = excluded.acked_seq,"
-				" updated_ms = excluded.updated_ms",
-				-1, &stmt, NULL);
+				" updated_ms = excluded.updated_ms", &stmt);
 	if (rc == SQLITE_OK) {
-		sqlite3_bind_text(stmt, 1, url, -1, SQLITE_STATIC);
-		sqlite3_bind_int64(stmt, 2, acked_seq);
-		sqlite3_bind_int64(stmt, 3, now_ms);
-		rc = sqlite3_step(stmt);
-		sqlite3_finalize(stmt);
+		db_bind_text(stmt, 1, url, -1, SQLITE_STATIC);
+		db_bind_int64(stmt, 2, acked_seq);
+		db_bind_int64(stmt, 3, now_ms);
+		rc = db_step(stmt);
+		db_finalize(stmt);
 	}
 	ret = rc == SQLITE_DONE || rc == SQLITE_OK
 		  ? 0
@@ -61,13 +58,12 @@ int store_rw_cursor_set(struct store *st, const char *url, int64_t acked_seq, in
 
 int store_node_hostname(struct store *st, int64_t node_id, char *buf, size_t size)
 {
-	sqlite3_stmt *stmt;
+	struct db_stmt *stmt;
 	int rc;
 
-	rc = sqlite3_prepare_v2(st->db, "SELECT hostname FROM nodes WHERE id = ?", -1, &stmt,
-				NULL);
+	rc = db_prepare(st, "SELECT hostname FROM nodes WHERE id = ?", &stmt);
 	if (rc != SQLITE_OK)
 		return store__errno(st->db, rc);
-	sqlite3_bind_int64(stmt, 1, node_id);
+	db_bind_int64(stmt, 1, node_id);
 	return store__one_text(st, stmt, buf, size);
 }

@@ -17,7 +17,6 @@
 #include "common/log.h"
 #include "common/timeutil.h"
 
-#define STORE_CREATED_BY "jobscope " JOBSCOPE_VERSION
 
 /* Schema 1.  docs/store.md describes every column; keep the two in step. */
 static const char store_schema_v1[] =

@@ -29,6 +29,9 @@
 	"psi_io_some_us, psi_io_full_us"
 #define STORE_HOST_NCOLUMNS 36
 
+/* meta's created_by */
+#define STORE_CREATED_BY "jobscope " JOBSCOPE_VERSION
+
 /*
  * Brings the schema from its user_version to STORE_SCHEMA_VERSION in one
  * transaction; from 0 (an empty file) creates it.

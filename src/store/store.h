@@ -196,6 +196,15 @@ struct store_retention {
 	int64_t raw_ms, m1_ms, h1_ms;
 	uint64_t max_bytes;
 };
+/*
+ * A head's retention: every fact row older than cutoff_ms goes.  In a
+ * PostgreSQL store the day partitions that end by then are dropped whole
+ * (*dropped: how many) and older rows of the default partitions deleted;
+ * in a file, rows are deleted 10,000 at a time.  *deleted: rows deleted.
+ * Jobs, summaries, sessions and gap records stay.
+ */
+int store_drop_before(struct store *st, int64_t cutoff_ms, int64_t *dropped, int64_t *deleted);
+
 struct store_head_bound {
 	int64_t acked_seq; /* the head holds every row up to it */
 	int64_t sent_seq;  /* rows in (acked_seq, sent_seq] were sent and not answered */

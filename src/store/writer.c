@@ -63,14 +63,14 @@ static const char *const store_sql[STMT__COUNT] = {
 		  " cores = excluded.cores, mem_total_bytes = excluded.mem_total_bytes,"
 		  " boot_ms = excluded.boot_ms RETURNING id",
     [STMT_JOB_INSERT] = "INSERT INTO jobs (node_id, scheduler, job_id, start_ms, end_ms, name,"
-			" command, user, uid, pid, exit_code, signal, timed_out, interval_ms,"
+			" command, \"user\", uid, pid, exit_code, signal, timed_out, interval_ms,"
 			" cores_allowed, host_cores, host_mem_bytes, samples, lost_samples,"
 			" sampler_cpu_ms, step, cgroup, qos, reservation_source, reserved_cpus,"
 			" reserved_mem_bytes, reserved_gpus, reserved_gpu_list)"
 			" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
 			" ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
     [STMT_JOB_SET_RUN_ID] = "UPDATE jobs SET job_id = CAST(id AS TEXT) WHERE id = ?",
-    [STMT_JOB_UPDATE] = "UPDATE jobs SET end_ms = ?, name = ?, command = ?, user = ?, uid = ?,"
+    [STMT_JOB_UPDATE] = "UPDATE jobs SET end_ms = ?, name = ?, command = ?, \"user\" = ?, uid = ?,"
 			" pid = ?, exit_code = ?, signal = ?, timed_out = ?, interval_ms = ?,"
 			" cores_allowed = ?, host_cores = ?, host_mem_bytes = ?, samples = ?,"
 			" lost_samples = ?, sampler_cpu_ms = ?, step = ?, cgroup = ?, qos = ?,"
@@ -126,22 +126,33 @@ static const char *const store_sql[STMT__COUNT] = {
     [STMT_GPU_PROC] = "INSERT INTO gpu_proc_samples (seq, device_id, ts_ms, pid, proc_id, job_id,"
 		      " mem_bytes, sm_util_pct, mem_util_pct, graphics)"
 		      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-    [STMT_JOB_SUMMARY] = "INSERT OR REPLACE INTO job_summaries (job_id, wall_ms, cpu_ms,"
+    [STMT_JOB_SUMMARY] = "INSERT INTO job_summaries (job_id, wall_ms, cpu_ms,"
 			 " cpu_avg_cores, cpu_peak_cores, cpu_efficiency_pct, rss_peak_bytes,"
 			 " mem_efficiency_pct, read_bytes, write_bytes, gpus_used,"
 			 " gpu_util_avg_pct, gpu_util_p95_pct, gpu_mem_peak_bytes, gpu_energy_mj,"
-			 " report_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			 " report_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+			 " ON CONFLICT (job_id) DO UPDATE SET wall_ms = excluded.wall_ms,"
+			 " cpu_ms = excluded.cpu_ms, cpu_avg_cores = excluded.cpu_avg_cores,"
+			 " cpu_peak_cores = excluded.cpu_peak_cores,"
+			 " cpu_efficiency_pct = excluded.cpu_efficiency_pct,"
+			 " rss_peak_bytes = excluded.rss_peak_bytes,"
+			 " mem_efficiency_pct = excluded.mem_efficiency_pct,"
+			 " read_bytes = excluded.read_bytes, write_bytes = excluded.write_bytes,"
+			 " gpus_used = excluded.gpus_used, gpu_util_avg_pct = excluded.gpu_util_avg_pct,"
+			 " gpu_util_p95_pct = excluded.gpu_util_p95_pct,"
+			 " gpu_mem_peak_bytes = excluded.gpu_mem_peak_bytes,"
+			 " gpu_energy_mj = excluded.gpu_energy_mj, report_json = excluded.report_json",
     [STMT_ROLLUP] = "INSERT INTO rollups (tier_ms, node_id, entity, entity_id, metric, ts_ms,"
 		    " n, min, avg, max) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 		    " ON CONFLICT (tier_ms, node_id, entity, entity_id, metric, ts_ms) DO UPDATE"
-		    " SET min = min(min, excluded.min), max = max(max, excluded.max),"
-		    " avg = (avg * n + excluded.avg * excluded.n) / (n + excluded.n),"
-		    " n = n + excluded.n",
+		    " SET min = least(rollups.min, excluded.min), max = greatest(rollups.max, excluded.max),"
+		    " avg = (rollups.avg * rollups.n + excluded.avg * excluded.n)"
+		    " / (rollups.n + excluded.n), n = rollups.n + excluded.n",
 };
 
 /* Binding a row's values in column order; the first failure is kept. */
 struct binder {
-	sqlite3_stmt *stmt;
+	struct db_stmt *stmt;
 	int col;
 	int rc;
 };
@@ -154,7 +165,7 @@ static void bind_keep(struct binder *b, int rc)
 
 static void bind_i64(struct binder *b, int64_t v)
 {
-	bind_keep(b, sqlite3_bind_int64(b->stmt, ++b->col, v));
+	bind_keep(b, db_bind_int64(b->stmt, ++b->col, v));
 }
 
 static void bind_u64(struct binder *b, uint64_t v)
@@ -168,7 +179,7 @@ static void bind_opt(struct binder *b, bool valid, uint64_t v)
 	if (valid)
 		bind_i64(b, (int64_t)v);
 	else
-		bind_keep(b, sqlite3_bind_null(b->stmt, ++b->col));
+		bind_keep(b, db_bind_null(b->stmt, ++b->col));
 }
 
 /* NULL when zero: ids, end times and sizes for which 0 means "none". */
@@ -183,9 +194,9 @@ static void bind_text(struct binder *b, const char *s, size_t max)
 	size_t len = s ? strnlen(s, max) : 0;
 
 	if (len == 0)
-		bind_keep(b, sqlite3_bind_null(b->stmt, ++b->col));
+		bind_keep(b, db_bind_null(b->stmt, ++b->col));
 	else
-		bind_keep(b, sqlite3_bind_text(b->stmt, ++b->col, s, (int)len, SQLITE_STATIC));
+		bind_keep(b, db_bind_text(b->stmt, ++b->col, s, (int)len, SQLITE_STATIC));
 }
 
 /* Reports a failed write, except a full disk: the caller counts those. */
@@ -200,13 +211,12 @@ int store__write_fail(struct store *st, int rc, const char *what)
 	return log_err(ret, "cannot %s in store '%s' (%s)", what, st->path, store__errmsg(st));
 }
 
-static int stmt_get(struct store *st, enum store_stmt id, sqlite3_stmt **out)
+static int stmt_get(struct store *st, enum store_stmt id, struct db_stmt **out)
 {
 	int rc;
 
 	if (!st->stmts[id]) {
-		rc = sqlite3_prepare_v3(st->db, store_sql[id], -1, SQLITE_PREPARE_PERSISTENT,
-					&st->stmts[id], NULL);
+		rc = db_prepare_persistent(st, store_sql[id], &st->stmts[id]);
 		if (rc != SQLITE_OK)
 			return store__write_fail(st, rc, "prepare a statement");
 	}
@@ -226,19 +236,19 @@ static int stmt_run(struct store *st, struct binder *b, const char *what, int64_
 	int rc = b->rc;
 
 	while (rc == SQLITE_OK || rc == SQLITE_ROW) {
-		rc = sqlite3_step(b->stmt);
+		rc = db_step(b->stmt);
 		if (rc == SQLITE_ROW && !got_row) {
 			got_row = true;
 			if (row_id)
-				*row_id = sqlite3_column_int64(b->stmt, 0);
+				*row_id = db_column_int64(b->stmt, 0);
 		}
 	}
 	if (rc != SQLITE_DONE)
 		ret = store__write_fail(st, rc, what);
 	else if (row_id && !got_row)
 		ret = log_err(-EIO, "cannot %s in store '%s' (no row id returned)", what, st->path);
-	sqlite3_reset(b->stmt);
-	sqlite3_clear_bindings(b->stmt);
+	db_reset(b->stmt);
+	db_clear_bindings(b->stmt);
 	return ret;
 }
 
@@ -283,15 +293,15 @@ static int simple_stmt(struct store *st, enum store_stmt id, const char *what)
 /* Rolls back whatever transaction is open; SQLite may have done it already. */
 static void rollback_quietly(struct store *st)
 {
-	sqlite3_stmt *stmt = NULL;
+	struct db_stmt *stmt = NULL;
 
-	if (sqlite3_get_autocommit(st->db))
+	if (!db_in_transaction(st))
 		return;
 	if (stmt_get(st, STMT_ROLLBACK, &stmt) == 0 && stmt) {
-		sqlite3_step(stmt);
-		sqlite3_reset(stmt);
+		db_step(stmt);
+		db_reset(stmt);
 	}
-	if (!sqlite3_get_autocommit(st->db))
+	if (db_in_transaction(st))
 		log_warn(0, "cannot roll back a transaction in store '%s' (%s)", st->path,
 			 store__errmsg(st));
 }
@@ -299,14 +309,14 @@ static void rollback_quietly(struct store *st)
 /* The next seq after every fact row (and gap record) in the file, whoever wrote it. */
 int store__load_next_seq(struct store *st)
 {
-	int ret = store__query_i64(st, "PRAGMA data_version", &st->data_version);
+	int ret = st->pg ? 0 : store__query_i64(st, "PRAGMA data_version", &st->data_version);
 
 	if (ret)
 		return ret;
 	/* a writable store is always of the current schema (migrated at open) */
 	return store__query_i64(
 	    st,
-	    "SELECT 1 + max(coalesce((SELECT max(seq) FROM host_samples), 0),"
+	    "SELECT 1 + greatest(coalesce((SELECT max(seq) FROM host_samples), 0),"
 	    " coalesce((SELECT max(seq) FROM cpu_samples), 0),"
 	    " coalesce((SELECT max(seq) FROM disk_samples), 0),"
 	    " coalesce((SELECT max(seq) FROM net_samples), 0),"
@@ -319,7 +329,7 @@ int store__load_next_seq(struct store *st)
 	    " coalesce((SELECT max(seq) FROM gaps), 0),"
 	    " coalesce((SELECT max(seq) FROM fs_samples), 0),"
 	    " coalesce((SELECT max(seq_hi) FROM packs), 0),"
-	    " coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'pack_seq'), 0))",
+	    " coalesce((SELECT CAST(value AS BIGINT) FROM meta WHERE key = 'pack_seq'), 0))",
 	    &st->next_seq);
 }
 
@@ -332,8 +342,11 @@ int store__load_next_seq(struct store *st)
 static int sync_seq(struct store *st)
 {
 	int64_t version;
-	int ret = store__query_i64(st, "PRAGMA data_version", &version);
+	int ret;
 
+	if (st->pg)
+		return 0; /* one head writes a PostgreSQL store (docs/postgresql.md) */
+	ret = store__query_i64(st, "PRAGMA data_version", &version);
 	if (ret || version == st->data_version)
 		return ret;
 	return store__load_next_seq(st);
@@ -397,7 +410,7 @@ int store_node(struct store *st, const char *hostname, int32_t cores, uint64_t m
 		return ret;
 	ret = stmt_start(st, STMT_NODE, &b);
 	if (ret == 0) {
-		bind_keep(&b, sqlite3_bind_text(b.stmt, ++b.col, hostname, -1, SQLITE_STATIC));
+		bind_keep(&b, db_bind_text(b.stmt, ++b.col, hostname, -1, SQLITE_STATIC));
 		bind_nonzero(&b, cores);
 		bind_nonzero(&b, (int64_t)mem_total_bytes);
 		bind_nonzero(&b, boot_ms);
@@ -409,9 +422,9 @@ int store_node(struct store *st, const char *hostname, int32_t cores, uint64_t m
 static void bind_double_opt(struct binder *b, bool valid, double v)
 {
 	if (valid && !isnan(v))
-		bind_keep(b, sqlite3_bind_double(b->stmt, ++b->col, v));
+		bind_keep(b, db_bind_double(b->stmt, ++b->col, v));
 	else
-		bind_keep(b, sqlite3_bind_null(b->stmt, ++b->col));
+		bind_keep(b, db_bind_null(b->stmt, ++b->col));
 }
 
 /*
@@ -469,7 +482,7 @@ int store_job_begin(struct store *st, struct job_record *job)
 	bind_i64(&b, job->node_id);
 	bind_text(&b, job->scheduler, sizeof(job->scheduler));
 	/* "run" jobs get their row id as job_id, set below in this transaction */
-	bind_keep(&b, sqlite3_bind_text(b.stmt, ++b.col, is_run ? "" : job->job_id,
+	bind_keep(&b, db_bind_text(b.stmt, ++b.col, is_run ? "" : job->job_id,
 					is_run ? 0 : (int)strnlen(job->job_id, sizeof(job->job_id)),
 					SQLITE_STATIC));
 	bind_i64(&b, job->start_ms);
@@ -503,7 +516,7 @@ int store_job_update(struct store *st, const struct job_record *job)
 		bind_i64(&b, job->id);
 		ret = stmt_run(st, &b, "update a job", NULL);
 	}
-	if (ret == 0 && sqlite3_changes(st->db) != 1)
+	if (ret == 0 && db_changes(st) != 1)
 		ret = log_err(-ENOENT, "cannot update job %lld in store '%s'", (long long)job->id,
 			      st->path);
 	return store__write_end(st, own, ret);
@@ -661,7 +674,7 @@ static int put_disk_rows(struct store *st, int64_t node_id, int64_t ts_ms,
 		bind_i64(&b, node_id);
 		bind_i64(&b, ts_ms);
 		bind_keep(&b,
-			  sqlite3_bind_text(b.stmt, ++b.col, d->name,
+			  db_bind_text(b.stmt, ++b.col, d->name,
 					    (int)strnlen(d->name, sizeof(d->name)), SQLITE_STATIC));
 		bind_u64(&b, d->reads);
 		bind_u64(&b, d->read_bytes);
@@ -688,7 +701,7 @@ static int put_net_rows(struct store *st, int64_t node_id, int64_t ts_ms,
 			break;
 		bind_i64(&b, node_id);
 		bind_i64(&b, ts_ms);
-		bind_keep(&b, sqlite3_bind_text(b.stmt, ++b.col, ns->name,
+		bind_keep(&b, db_bind_text(b.stmt, ++b.col, ns->name,
 						(int)strnlen(ns->name, sizeof(ns->name)),
 						SQLITE_STATIC));
 		bind_u64(&b, ns->rx_bytes);
@@ -710,7 +723,7 @@ static int put_fs_row(struct store *st, int64_t node_id, int64_t ts_ms, const st
 		return ret;
 	bind_i64(&b, node_id);
 	bind_i64(&b, ts_ms);
-	bind_keep(&b, sqlite3_bind_text(b.stmt, ++b.col, "/", 1, SQLITE_STATIC));
+	bind_keep(&b, db_bind_text(b.stmt, ++b.col, "/", 1, SQLITE_STATIC));
 	bind_u64(&b, fs->used_bytes);
 	bind_u64(&b, fs->total_bytes);
 	return fact_run(st, &b, "store a file system sample");
@@ -990,10 +1003,10 @@ int store_put_job_summary(struct store *st, const struct job_summary_record *s)
 		bind_opt(&b, s->has_gpu_mem, s->gpu_mem_peak_bytes);
 		bind_opt(&b, s->has_gpu_energy, s->gpu_energy_mj);
 		if (s->report_json)
-			bind_keep(&b, sqlite3_bind_text(b.stmt, ++b.col, s->report_json, -1,
+			bind_keep(&b, db_bind_text(b.stmt, ++b.col, s->report_json, -1,
 							SQLITE_STATIC));
 		else
-			bind_keep(&b, sqlite3_bind_null(b.stmt, ++b.col));
+			bind_keep(&b, db_bind_null(b.stmt, ++b.col));
 		ret = stmt_run(st, &b, "store a job summary", NULL);
 	}
 	return store__write_end(st, own, ret);
@@ -1028,7 +1041,7 @@ int store_put_rollup(struct store *st, const struct rollup_record *r)
 void store__writer_release(struct store *st)
 {
 	for (int i = 0; i < STMT__COUNT; i++) {
-		sqlite3_finalize(st->stmts[i]);
+		db_finalize(st->stmts[i]);
 		st->stmts[i] = NULL;
 	}
 }

@@ -1,0 +1,82 @@
+/*
+ * db.h - one statement interface over the store's two engines: SQLite (a
+ * file: `jobscope run`, the agent, a head by default) and PostgreSQL (a
+ * head's store at a postgresql:// URL, through libpq loaded with dlopen).
+ *
+ * The calls mirror SQLite's own (prepare, bind, step, column, reset,
+ * finalize), with SQLite's result codes (SQLITE_ROW, SQLITE_DONE, and an
+ * error code that store__errno maps to -errno) whichever the engine, so
+ * that a store file reads the same for both.  SQL is written once in the
+ * subset both speak: parameters `?` or `?N` (turned into `$N` for
+ * PostgreSQL), upserts with ON CONFLICT, RETURNING, greatest() / least()
+ * for the two-argument max and min (defined on every SQLite connection),
+ * and "user" quoted.  What only one engine has (PRAGMA, packs, partitions)
+ * stays in files of its own.
+ *
+ * PostgreSQL results are read as text and converted as SQLite would give
+ * them: a boolean is the integer 1 or 0, a numeric without a fraction an
+ * integer, bytea a blob.  A statement is run when first stepped, with the
+ * parameters bound then; its rows are held until reset or finalize.
+ *
+ * Ownership: a statement belongs to its store's connection and must be
+ * finalized before store_close.  Bound text and blobs are copied for
+ * PostgreSQL and follow SQLite's destructor argument for SQLite.  Not
+ * thread-safe: a statement is its connection's thread's.
+ */
+#ifndef JOBSCOPE_STORE_DB_H
+#define JOBSCOPE_STORE_DB_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <sqlite3.h>
+
+struct store;
+struct pg_stmt;
+
+struct db_stmt {
+	sqlite3_stmt *sq;   /* SQLite; NULL for PostgreSQL */
+	struct pg_stmt *pg; /* PostgreSQL; NULL for SQLite */
+};
+
+/* Prepares sql on st's engine: SQLITE_OK, or an error code (the message: store__errmsg). */
+int db_prepare(struct store *st, const char *sql, struct db_stmt **out);
+/* A statement prepared to be kept (the writer's and the head's cache). */
+int db_prepare_persistent(struct store *st, const char *sql, struct db_stmt **out);
+void db_finalize(struct db_stmt *s);
+int db_reset(struct db_stmt *s);
+int db_clear_bindings(struct db_stmt *s);
+/* SQLITE_ROW, SQLITE_DONE or an error code. */
+int db_step(struct db_stmt *s);
+/* SQL without parameters or rows (BEGIN, COMMIT, ...): SQLITE_OK or an error code. */
+int db_exec(struct store *st, const char *sql);
+/* Rows changed by the last INSERT/UPDATE/DELETE stepped on st. */
+int64_t db_changes(struct store *st);
+/* True while st has a transaction open. */
+bool db_in_transaction(struct store *st);
+/* True when st is a PostgreSQL store. */
+bool db_is_pg(const struct store *st);
+
+int db_bind_int64(struct db_stmt *s, int i, int64_t v);
+int db_bind_double(struct db_stmt *s, int i, double v);
+int db_bind_null(struct db_stmt *s, int i);
+/* n < 0: up to the NUL.  dtor: SQLITE_STATIC or SQLITE_TRANSIENT (PostgreSQL always copies). */
+int db_bind_text(struct db_stmt *s, int i, const char *v, int n, sqlite3_destructor_type dtor);
+int db_bind_blob(struct db_stmt *s, int i, const void *v, int n, sqlite3_destructor_type dtor);
+int db_bind_parameter_count(struct db_stmt *s);
+/* Whether the statement only reads (SELECT / WITH). */
+bool db_stmt_readonly(struct db_stmt *s);
+
+/* Columns of the current row: valid after a step gave SQLITE_ROW. */
+int db_column_count(struct db_stmt *s);
+const char *db_column_name(struct db_stmt *s, int c);
+/* SQLITE_NULL, SQLITE_INTEGER, SQLITE_FLOAT, SQLITE_TEXT or SQLITE_BLOB. */
+int db_column_type(struct db_stmt *s, int c);
+int64_t db_column_int64(struct db_stmt *s, int c);
+double db_column_double(struct db_stmt *s, int c);
+/* NULL for NULL; valid until the next step, reset or finalize. */
+const unsigned char *db_column_text(struct db_stmt *s, int c);
+const void *db_column_blob(struct db_stmt *s, int c);
+int db_column_bytes(struct db_stmt *s, int c);
+
+#endif

@@ -1,0 +1,662 @@
+/*
+ * pg.c - the PostgreSQL engine of db.h over libpq (see pg.h).
+ *
+ *   loading        libpq.so.5 with dlopen, once
+ *   connections    pg_connect, pg_close, pg_exec, the error mapping
+ *   statements     parameters kept as text (or binary for blobs), run on
+ *                  the first step with PQexecParams, rows read as text
+ *                  and converted as SQLite would give them
+ *   pg_translate   `?` / `?N` to `$N`
+ *
+ * A failed call keeps libpq's message, made one printable line, for
+ * store__errmsg.  A connection found broken after a failure is reset, so
+ * that the next call (the agent's resend) finds the server again.
+ */
+#include "store/pg.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libpq-fe.h>
+#include <sqlite3.h>
+
+#include "common/log.h"
+
+/* Type OIDs of PostgreSQL's catalog (pg_type.dat): fixed since 7.x. */
+#define PG_BOOLOID    16
+#define PG_BYTEAOID   17
+#define PG_INT8OID    20
+#define PG_INT2OID    21
+#define PG_INT4OID    23
+#define PG_TEXTOID    25
+#define PG_OIDOID     26
+#define PG_FLOAT4OID  700
+#define PG_FLOAT8OID  701
+#define PG_NUMERICOID 1700
+
+#define PG_FUNCTIONS(X)                                                                            \
+	X(PQconnectdb)                                                                             \
+	X(PQstatus)                                                                                \
+	X(PQerrorMessage)                                                                          \
+	X(PQfinish)                                                                                \
+	X(PQreset)                                                                                 \
+	X(PQexec)                                                                                  \
+	X(PQexecParams)                                                                            \
+	X(PQresultStatus)                                                                          \
+	X(PQresultErrorField)                                                                      \
+	X(PQntuples)                                                                               \
+	X(PQnfields)                                                                               \
+	X(PQfname)                                                                                 \
+	X(PQftype)                                                                                 \
+	X(PQgetvalue)                                                                              \
+	X(PQgetlength)                                                                             \
+	X(PQgetisnull)                                                                             \
+	X(PQcmdTuples)                                                                             \
+	X(PQclear)                                                                                 \
+	X(PQtransactionStatus)                                                                     \
+	X(PQsetNoticeProcessor)
+
+static struct {
+#define PG_DECLARE(name) __typeof__(name) *name;
+	PG_FUNCTIONS(PG_DECLARE)
+#undef PG_DECLARE
+} pq;
+
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static char load_err[256];
+
+static void load(void)
+{
+	const char *name = getenv("JOBSCOPE_PQ_LIBRARY"); /* tests: another path */
+	void *dl = dlopen(name && name[0] ? name : "libpq.so.5", RTLD_NOW | RTLD_LOCAL);
+
+	if (!dl) {
+		snprintf(load_err, sizeof(load_err),
+			 "a PostgreSQL store needs libpq5 (%s): apt-get install libpq5", dlerror());
+		return;
+	}
+#define PG_RESOLVE(fn)                                                                             \
+	pq.fn = (__typeof__(pq.fn))dlsym(dl, #fn);                                                 \
+	if (!pq.fn)                                                                                \
+		goto out_missing;
+	PG_FUNCTIONS(PG_RESOLVE)
+#undef PG_RESOLVE
+	return;
+out_missing:
+	snprintf(load_err, sizeof(load_err), "libpq is older than 10 (%s): apt-get install libpq5",
+		 dlerror());
+	memset(&pq, 0, sizeof(pq));
+	dlclose(dl);
+}
+
+struct pg_conn {
+	PGconn *conn;
+	int64_t changes;
+	char err[512];
+};
+
+struct pg_param {
+	char *val; /* NULL: SQL NULL */
+	int len;
+	int fmt; /* 0 text, 1 binary */
+	Oid type;
+	bool owned;
+	char num[32];
+};
+
+struct pg_stmt {
+	struct pg_conn *c;
+	char *sql;
+	int nparams;
+	bool *used; /* by parameter: the SQL names it (PostgreSQL types no other) */
+	bool readonly;
+	struct pg_param *p;
+	const char **vals;
+	int *lens, *fmts;
+	Oid *types;
+	PGresult *res;
+	bool ran;
+	int row, nrows;
+	unsigned char *blob; /* the last bytea column decoded: row blob_row, column blob_col */
+	size_t blob_len;
+	int blob_row, blob_col;
+};
+
+bool pg_is_url(const char *s)
+{
+	return s && (strncmp(s, "postgresql://", 13) == 0 || strncmp(s, "postgres://", 11) == 0);
+}
+
+/* libpq's messages end in newlines and may span lines: one printable line. */
+static void keep_error(struct pg_conn *c, const char *msg)
+{
+	size_t n = 0;
+
+	for (const char *p = msg ? msg : ""; *p && n + 1 < sizeof(c->err); p++) {
+		if (*p == '\n' || *p == '\t' || *p == '\r')
+			c->err[n++] = ' ';
+		else
+			c->err[n++] = *p >= 0x20 && *p < 0x7f ? *p : '?';
+	}
+	while (n > 0 && c->err[n - 1] == ' ')
+		n--;
+	c->err[n] = '\0';
+}
+
+static void quiet_notice(void *arg, const char *message)
+{
+	(void)arg;
+	log_debug("postgresql: %s", message);
+}
+
+int pg_connect(const char *url, struct pg_conn **out, char *err, size_t size)
+{
+	struct pg_conn *c;
+
+	pthread_once(&load_once, load);
+	if (!pq.PQconnectdb) {
+		snprintf(err, size, "%s", load_err);
+		return -ENOENT;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		snprintf(err, size, "out of memory");
+		return -ENOMEM;
+	}
+	c->conn = pq.PQconnectdb(url);
+	if (!c->conn || pq.PQstatus(c->conn) != CONNECTION_OK) {
+		keep_error(c, c->conn ? pq.PQerrorMessage(c->conn) : "out of memory");
+		snprintf(err, size, "%s", c->err);
+		pg_close(c);
+		return -ECONNREFUSED;
+	}
+	pq.PQsetNoticeProcessor(c->conn, quiet_notice, NULL);
+	*out = c;
+	return 0;
+}
+
+void pg_close(struct pg_conn *c)
+{
+	if (!c)
+		return;
+	if (c->conn)
+		pq.PQfinish(c->conn);
+	free(c);
+}
+
+const char *pg_errmsg(struct pg_conn *c)
+{
+	return c->err;
+}
+
+/* A failed result as an SQLite code, by its SQLSTATE (PostgreSQL's appendix A). */
+static int result_code(struct pg_conn *c, PGresult *res)
+{
+	const char *state = res ? pq.PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+
+	keep_error(c, pq.PQerrorMessage(c->conn));
+	if (pq.PQstatus(c->conn) == CONNECTION_BAD) {
+		pq.PQreset(c->conn); /* for the next call; this one failed */
+		return SQLITE_IOERR;
+	}
+	if (!state)
+		return SQLITE_IOERR;
+	if (strcmp(state, "23505") == 0)
+		return SQLITE_CONSTRAINT_UNIQUE;
+	if (strncmp(state, "23", 2) == 0)
+		return SQLITE_CONSTRAINT;
+	if (strcmp(state, "53100") == 0)
+		return SQLITE_FULL;
+	if (strcmp(state, "53200") == 0)
+		return SQLITE_NOMEM;
+	if (strncmp(state, "08", 2) == 0 || strncmp(state, "57P", 3) == 0 ||
+	    strncmp(state, "58", 2) == 0)
+		return SQLITE_IOERR;
+	if (strcmp(state, "40001") == 0 || strcmp(state, "40P01") == 0 ||
+	    strcmp(state, "55P03") == 0)
+		return SQLITE_BUSY;
+	if (strcmp(state, "57014") == 0)
+		return SQLITE_INTERRUPT;
+	if (strcmp(state, "42501") == 0)
+		return SQLITE_PERM;
+	if (strcmp(state, "25006") == 0)
+		return SQLITE_READONLY;
+	if (strncmp(state, "22", 2) == 0)
+		return SQLITE_MISMATCH;
+	return SQLITE_ERROR;
+}
+
+/* SQLite's locking modes: PostgreSQL's writers lock rows, not the database. */
+static const char *plain_begin(const char *sql)
+{
+	if (strcmp(sql, "BEGIN IMMEDIATE") == 0 || strcmp(sql, "BEGIN DEFERRED") == 0)
+		return "BEGIN";
+	return sql;
+}
+
+int pg_exec(struct pg_conn *c, const char *sql)
+{
+	PGresult *res = pq.PQexec(c->conn, plain_begin(sql));
+	ExecStatusType status = res ? pq.PQresultStatus(res) : PGRES_FATAL_ERROR;
+	int rc = SQLITE_OK;
+
+	if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK)
+		rc = result_code(c, res);
+	pq.PQclear(res);
+	return rc;
+}
+
+int64_t pg_changes(struct pg_conn *c)
+{
+	return c->changes;
+}
+
+bool pg_in_transaction(struct pg_conn *c)
+{
+	return pq.PQtransactionStatus(c->conn) != PQTRANS_IDLE;
+}
+
+int pg_translate(const char *sql, char *out, size_t size, int *nparams)
+{
+	size_t n = 0;
+	char quote = 0;
+	int max = 0;
+
+	for (const char *p = sql; *p; p++) {
+		char num[16];
+		const char *add = NULL;
+		size_t len;
+
+		if (quote) {
+			if (*p == quote)
+				quote = 0; /* a doubled quote reopens at once */
+		} else if (*p == '\'' || *p == '"') {
+			quote = *p;
+		} else if (*p == '?') {
+			long k;
+
+			if (p[1] >= '0' && p[1] <= '9') {
+				char *end;
+
+				k = strtol(p + 1, &end, 10);
+				p = end - 1;
+			} else {
+				k = max + 1;
+			}
+			if (k < 1 || k > 32766)
+				return -EINVAL;
+			if (k > max)
+				max = (int)k;
+			snprintf(num, sizeof(num), "$%ld", k);
+			add = num;
+		}
+		if (!add) {
+			num[0] = *p;
+			num[1] = '\0';
+			add = num;
+		}
+		len = strlen(add);
+		if (n + len >= size)
+			return -ENAMETOOLONG;
+		memcpy(out + n, add, len);
+		n += len;
+	}
+	out[n] = '\0';
+	*nparams = max;
+	return 0;
+}
+
+int pg_prepare(struct pg_conn *c, const char *sql, struct pg_stmt **out)
+{
+	struct pg_stmt *s = calloc(1, sizeof(*s));
+	size_t size = strlen(sql) * 2 + 16; /* "?" -> "$32766" at worst doubles and more */
+	const char *p;
+	int ret;
+
+	*out = NULL;
+	if (!s || !(s->sql = malloc(size + 64)))
+		goto out_nomem;
+	ret = pg_translate(plain_begin(sql), s->sql, size + 64, &s->nparams);
+	if (ret) {
+		snprintf(c->err, sizeof(c->err), "cannot translate SQL for PostgreSQL: %s",
+			 strerror(-ret));
+		pg_finalize(s);
+		return SQLITE_ERROR;
+	}
+	s->c = c;
+	s->blob_row = -1;
+	if (s->nparams > 0) {
+		size_t np = (size_t)s->nparams;
+
+		s->p = calloc(np, sizeof(*s->p));
+		s->vals = calloc(np, sizeof(*s->vals));
+		s->lens = calloc(np, sizeof(*s->lens));
+		s->fmts = calloc(np, sizeof(*s->fmts));
+		s->types = calloc(np, sizeof(*s->types));
+		s->used = calloc(np, sizeof(*s->used));
+		if (!s->p || !s->vals || !s->lens || !s->fmts || !s->types || !s->used)
+			goto out_nomem;
+		for (p = strchr(s->sql, '$'); p; p = strchr(p + 1, '$')) {
+			long k = strtol(p + 1, NULL, 10);
+
+			if (k >= 1 && k <= s->nparams)
+				s->used[k - 1] = true;
+		}
+	}
+	for (p = sql; *p == ' ' || *p == '\n' || *p == '\t' || *p == '('; p++)
+		;
+	s->readonly = strncasecmp(p, "SELECT", 6) == 0 || strncasecmp(p, "WITH", 4) == 0;
+	*out = s;
+	return SQLITE_OK;
+out_nomem:
+	pg_finalize(s);
+	snprintf(c->err, sizeof(c->err), "out of memory");
+	return SQLITE_NOMEM;
+}
+
+void pg_reset(struct pg_stmt *s)
+{
+	if (s->res)
+		pq.PQclear(s->res);
+	s->res = NULL;
+	s->ran = false;
+	s->row = s->nrows = 0;
+	s->blob_row = -1;
+}
+
+static void param_clear(struct pg_param *p)
+{
+	if (p->owned)
+		free(p->val);
+	memset(p, 0, sizeof(*p));
+}
+
+void pg_clear_bindings(struct pg_stmt *s)
+{
+	for (int i = 0; i < s->nparams; i++)
+		param_clear(&s->p[i]);
+}
+
+void pg_finalize(struct pg_stmt *s)
+{
+	if (!s)
+		return;
+	pg_reset(s);
+	if (s->p)
+		pg_clear_bindings(s);
+	free(s->p);
+	free(s->vals);
+	free(s->lens);
+	free(s->fmts);
+	free(s->types);
+	free(s->used);
+	free(s->blob);
+	free(s->sql);
+	free(s);
+}
+
+static struct pg_param *param(struct pg_stmt *s, int i)
+{
+	if (i < 1 || i > s->nparams)
+		return NULL;
+	param_clear(&s->p[i - 1]);
+	return &s->p[i - 1];
+}
+
+int pg_bind_int64(struct pg_stmt *s, int i, int64_t v)
+{
+	struct pg_param *p = param(s, i);
+
+	if (!p)
+		return SQLITE_RANGE;
+	snprintf(p->num, sizeof(p->num), "%" PRId64, v);
+	p->val = p->num;
+	p->type = PG_INT8OID;
+	return SQLITE_OK;
+}
+
+int pg_bind_double(struct pg_stmt *s, int i, double v)
+{
+	struct pg_param *p = param(s, i);
+
+	if (!p)
+		return SQLITE_RANGE;
+	if (isnan(v))
+		snprintf(p->num, sizeof(p->num), "NaN");
+	else if (isinf(v))
+		snprintf(p->num, sizeof(p->num), "%sInfinity", v < 0 ? "-" : "");
+	else
+		snprintf(p->num, sizeof(p->num), "%.17g", v);
+	p->val = p->num;
+	p->type = PG_FLOAT8OID;
+	return SQLITE_OK;
+}
+
+int pg_bind_null(struct pg_stmt *s, int i)
+{
+	return param(s, i) ? SQLITE_OK : SQLITE_RANGE;
+}
+
+static int bind_copy(struct pg_stmt *s, int i, const void *v, size_t n, int fmt, Oid type)
+{
+	struct pg_param *p = param(s, i);
+
+	if (!p)
+		return SQLITE_RANGE;
+	if (!v)
+		return SQLITE_OK; /* NULL */
+	p->val = malloc(n + 1);
+	if (!p->val)
+		return SQLITE_NOMEM;
+	memcpy(p->val, v, n);
+	p->val[n] = '\0';
+	p->owned = true;
+	p->len = (int)n;
+	p->fmt = fmt;
+	p->type = type;
+	return SQLITE_OK;
+}
+
+int pg_bind_text(struct pg_stmt *s, int i, const char *v, int n)
+{
+	return bind_copy(s, i, v, v ? (n < 0 ? strlen(v) : (size_t)n) : 0, 0, PG_TEXTOID);
+}
+
+int pg_bind_blob(struct pg_stmt *s, int i, const void *v, int n)
+{
+	return bind_copy(s, i, v ? v : "", n > 0 ? (size_t)n : 0, 1, PG_BYTEAOID);
+}
+
+int pg_bind_parameter_count(struct pg_stmt *s)
+{
+	return s->nparams;
+}
+
+bool pg_stmt_readonly(struct pg_stmt *s)
+{
+	return s->readonly;
+}
+
+int pg_step(struct pg_stmt *s)
+{
+	if (!s->ran) {
+		ExecStatusType status;
+
+		for (int i = 0; i < s->nparams; i++) {
+			s->vals[i] = s->p[i].val;
+			s->lens[i] = s->p[i].len;
+			s->fmts[i] = s->p[i].fmt;
+			/* NULL: typed by where it is used; a number no SQL names must be typed */
+			s->types[i] = s->p[i].val ? s->p[i].type : s->used[i] ? 0 : PG_TEXTOID;
+		}
+		s->ran = true;
+		s->res = pq.PQexecParams(s->c->conn, s->sql, s->nparams, s->types, s->vals, s->lens,
+					 s->fmts, 0);
+		status = s->res ? pq.PQresultStatus(s->res) : PGRES_FATAL_ERROR;
+		if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {
+			int rc = result_code(s->c, s->res);
+
+			pq.PQclear(s->res);
+			s->res = NULL;
+			return rc;
+		}
+		s->c->changes = strtoll(pq.PQcmdTuples(s->res), NULL, 10);
+		s->nrows = status == PGRES_TUPLES_OK ? pq.PQntuples(s->res) : 0;
+		s->row = -1;
+	}
+	if (s->row < s->nrows)
+		s->row++;
+	return s->row < s->nrows ? SQLITE_ROW : SQLITE_DONE;
+}
+
+static bool has_value(struct pg_stmt *s, int c)
+{
+	return s->res && s->row >= 0 && s->row < s->nrows && c >= 0 && c < pq.PQnfields(s->res) &&
+	       !pq.PQgetisnull(s->res, s->row, c);
+}
+
+int pg_column_count(struct pg_stmt *s)
+{
+	return s->res ? pq.PQnfields(s->res) : 0;
+}
+
+const char *pg_column_name(struct pg_stmt *s, int c)
+{
+	return s->res && c >= 0 && c < pq.PQnfields(s->res) ? pq.PQfname(s->res, c) : NULL;
+}
+
+/* A number's text with a fraction or exponent (or NaN, Infinity): a float. */
+static bool text_is_float(const char *v)
+{
+	return strpbrk(v, ".eEIN") != NULL;
+}
+
+int pg_column_type(struct pg_stmt *s, int c)
+{
+	if (!has_value(s, c))
+		return SQLITE_NULL;
+	switch (pq.PQftype(s->res, c)) {
+	case PG_BOOLOID:
+	case PG_INT2OID:
+	case PG_INT4OID:
+	case PG_INT8OID:
+	case PG_OIDOID:
+		return SQLITE_INTEGER;
+	case PG_FLOAT4OID:
+	case PG_FLOAT8OID:
+		return SQLITE_FLOAT;
+	case PG_NUMERICOID:
+		return text_is_float(pq.PQgetvalue(s->res, s->row, c)) ? SQLITE_FLOAT
+								      : SQLITE_INTEGER;
+	case PG_BYTEAOID:
+		return SQLITE_BLOB;
+	default:
+		return SQLITE_TEXT;
+	}
+}
+
+int64_t pg_column_int64(struct pg_stmt *s, int c)
+{
+	const char *v;
+
+	if (!has_value(s, c))
+		return 0;
+	v = pq.PQgetvalue(s->res, s->row, c);
+	if (pq.PQftype(s->res, c) == PG_BOOLOID)
+		return v[0] == 't';
+	if (text_is_float(v)) {
+		double d = strtod(v, NULL);
+
+		return isfinite(d) && fabs(d) < 9.2e18 ? (int64_t)d : 0;
+	}
+	return strtoll(v, NULL, 10);
+}
+
+double pg_column_double(struct pg_stmt *s, int c)
+{
+	const char *v;
+
+	if (!has_value(s, c))
+		return 0.0;
+	v = pq.PQgetvalue(s->res, s->row, c);
+	if (pq.PQftype(s->res, c) == PG_BOOLOID)
+		return v[0] == 't';
+	return strtod(v, NULL);
+}
+
+const unsigned char *pg_column_text(struct pg_stmt *s, int c)
+{
+	const char *v;
+
+	if (!has_value(s, c))
+		return NULL;
+	v = pq.PQgetvalue(s->res, s->row, c);
+	if (pq.PQftype(s->res, c) == PG_BOOLOID)
+		return (const unsigned char *)(v[0] == 't' ? "1" : "0");
+	return (const unsigned char *)v;
+}
+
+static int hexval(char ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return ch - '0';
+	if (ch >= 'a' && ch <= 'f')
+		return ch - 'a' + 10;
+	if (ch >= 'A' && ch <= 'F')
+		return ch - 'A' + 10;
+	return -1;
+}
+
+/* bytea's text form is "\x" and two hex digits a byte (bytea_output = hex, the default). */
+const void *pg_column_blob(struct pg_stmt *s, int c)
+{
+	const char *v;
+	size_t len, n;
+
+	if (!has_value(s, c))
+		return NULL;
+	v = pq.PQgetvalue(s->res, s->row, c);
+	len = (size_t)pq.PQgetlength(s->res, s->row, c);
+	if (pq.PQftype(s->res, c) != PG_BYTEAOID || len < 2 || v[0] != '\\' || v[1] != 'x') {
+		s->blob_len = len;
+		return v;
+	}
+	if (s->blob && s->blob_row == s->row && s->blob_col == c)
+		return s->blob;
+	n = (len - 2) / 2;
+	free(s->blob);
+	s->blob = malloc(n ? n : 1);
+	s->blob_len = 0;
+	if (!s->blob)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		int hi = hexval(v[2 + 2 * i]), lo = hexval(v[3 + 2 * i]);
+
+		if (hi < 0 || lo < 0)
+			return NULL;
+		s->blob[i] = (unsigned char)(hi << 4 | lo);
+	}
+	s->blob_len = n;
+	s->blob_row = s->row;
+	s->blob_col = c;
+	return s->blob;
+}
+
+int pg_column_bytes(struct pg_stmt *s, int c)
+{
+	if (!has_value(s, c))
+		return 0;
+	if (pq.PQftype(s->res, c) == PG_BYTEAOID) {
+		pg_column_blob(s, c);
+		return (int)s->blob_len;
+	}
+	if (pq.PQftype(s->res, c) == PG_BOOLOID)
+		return 1;
+	return pq.PQgetlength(s->res, s->row, c);
+}

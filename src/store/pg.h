@@ -1,0 +1,63 @@
+/*
+ * pg.h - the PostgreSQL engine under db.h: a libpq connection (libpq.so.5
+ * loaded with dlopen on first use, so that nodes without it run the rest)
+ * and statements that behave as db.h describes.
+ *
+ * Not part of the API: db.c, open.c and pgschema.c use it.  Errors: the
+ * SQLite result code db.h promises; the message is pg_errmsg's.  Not
+ * thread-safe: a connection is one thread's.
+ */
+#ifndef JOBSCOPE_STORE_PG_H
+#define JOBSCOPE_STORE_PG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct pg_conn;
+struct pg_stmt;
+
+/* Whether a --db names a PostgreSQL database (postgresql:// or postgres://). */
+bool pg_is_url(const char *s);
+/*
+ * Connects: 0, or -errno with the reason in err (-ENOENT: no libpq,
+ * -ECONNREFUSED: the server refused or cannot be reached).
+ */
+int pg_connect(const char *url, struct pg_conn **out, char *err, size_t size);
+void pg_close(struct pg_conn *c);
+/* The connection's last error, one line; "" when none. */
+const char *pg_errmsg(struct pg_conn *c);
+
+int pg_prepare(struct pg_conn *c, const char *sql, struct pg_stmt **out);
+void pg_finalize(struct pg_stmt *s);
+void pg_reset(struct pg_stmt *s);
+void pg_clear_bindings(struct pg_stmt *s);
+int pg_step(struct pg_stmt *s);
+int pg_exec(struct pg_conn *c, const char *sql);
+int64_t pg_changes(struct pg_conn *c);
+bool pg_in_transaction(struct pg_conn *c);
+
+int pg_bind_int64(struct pg_stmt *s, int i, int64_t v);
+int pg_bind_double(struct pg_stmt *s, int i, double v);
+int pg_bind_null(struct pg_stmt *s, int i);
+int pg_bind_text(struct pg_stmt *s, int i, const char *v, int n);
+int pg_bind_blob(struct pg_stmt *s, int i, const void *v, int n);
+int pg_bind_parameter_count(struct pg_stmt *s);
+bool pg_stmt_readonly(struct pg_stmt *s);
+
+int pg_column_count(struct pg_stmt *s);
+const char *pg_column_name(struct pg_stmt *s, int c);
+int pg_column_type(struct pg_stmt *s, int c);
+int64_t pg_column_int64(struct pg_stmt *s, int c);
+double pg_column_double(struct pg_stmt *s, int c);
+const unsigned char *pg_column_text(struct pg_stmt *s, int c);
+const void *pg_column_blob(struct pg_stmt *s, int c);
+int pg_column_bytes(struct pg_stmt *s, int c);
+
+/*
+ * SQLite's `?` and `?N` parameters as PostgreSQL's `$N` (outside quotes):
+ * 0 and the highest parameter number in *nparams, or -ENAMETOOLONG.
+ */
+int pg_translate(const char *sql, char *out, size_t size, int *nparams);
+
+#endif
