@@ -30,7 +30,8 @@ static const char head_usage[] =
     "Options:\n"
     "      --listen ADDR:PORT   where agents and clients connect (default " HEAD_DEFAULT_LISTEN ");\n"
     "                           port 0 picks a free one\n"
-    "      --db PATH            the store (default " HEAD_DEFAULT_DB ")\n"
+    "      --db PATH|URL        the store (default " HEAD_DEFAULT_DB "), or a PostgreSQL\n"
+    "                           database: postgresql://USER@HOST:PORT/DB (docs/postgresql.md)\n"
     "      --token-file F       agents must send 'Authorization: Bearer <the token in F>';\n"
     "                           also the admin token unless --admin-token-file\n"
     "      --admin-token-file F starting and stopping sessions needs this token\n"
@@ -43,6 +44,8 @@ static const char head_usage[] =
     "      --threads N          HTTP threads (default: one per CPU, 2 to 16)\n"
     "      --session-dir DIR    when a session stops, write DIR/<name>.json (gswarm-\n"
     "                           profiler's file) and DIR/<name>.png (its plot)\n"
+    "      --retention DUR      samples older than DUR go (default: kept); with a\n"
+    "                           PostgreSQL --db whole day partitions are dropped\n"
     "      --report-checkpoint DUR  bring a running job's report checkpoint up to\n"
     "                           date when it is DUR behind (default 1h)\n"
     CLI_RW_USAGE
@@ -86,6 +89,7 @@ static int parse_opts(int argc, char **argv, struct head_opts *o)
 	    {"max-connections-per-ip", required_argument, NULL, 'P'},
 	    {"threads", required_argument, NULL, 'T'},
 	    {"report-checkpoint", required_argument, NULL, 'R'},
+	    {"retention", required_argument, NULL, 'D'},
 	    {"session-dir", required_argument, NULL, 'S'},
 	    CLI_RW_LONGOPTS
 	    {"exit-after", required_argument, NULL, 'E'}, /* hidden: tests */
@@ -150,6 +154,11 @@ static int parse_opts(int argc, char **argv, struct head_opts *o)
 				return cli_usage_error("head",
 						       "bad --report-checkpoint '%s' (1s or "
 						       "more, e.g. 1h)",
+						       optarg);
+			break;
+		case 'D':
+			if (parse_duration_ms(optarg, &o->retention_ms) || o->retention_ms < 60000)
+				return cli_usage_error("head", "bad --retention '%s' (1m or more, e.g. 30d)",
 						       optarg);
 			break;
 		case 'S':

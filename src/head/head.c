@@ -16,6 +16,7 @@
 #include "head/head.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <malloc.h>
 #include <poll.h>
@@ -134,12 +135,13 @@ struct head_worker {
 	struct head *h;
 	int every_s;
 	bool (*step)(struct head_worker *w); /* true: more due now */
+	bool at_start;			     /* a first step at once */
 };
 
 static void *worker_thread(void *arg)
 {
 	struct head_worker *w = arg;
-	bool again = false;
+	bool again = w->at_start; /* set before the thread started */
 
 	pthread_mutex_lock(&w->lock);
 	while (!w->stop) {
@@ -160,7 +162,7 @@ static void *worker_thread(void *arg)
 	return NULL;
 }
 
-static int worker_start(struct head *h, const char *db, int every_s,
+static int worker_start(struct head *h, const char *db, int every_s, bool at_start,
 			bool (*step)(struct head_worker *w), const char *what,
 			struct head_worker **out)
 {
@@ -177,6 +179,7 @@ static int worker_start(struct head *h, const char *db, int every_s,
 	w->h = h;
 	w->every_s = every_s;
 	w->step = step;
+	w->at_start = at_start;
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->wake, NULL);
 	if (pthread_create(&w->thread, NULL, worker_thread, w) != 0) {
@@ -221,13 +224,40 @@ static bool checkpointer_step(struct head_worker *w)
 
 static int checkpointer_start(struct head *h, const char *db)
 {
-	int ret = worker_start(h, db, 1, checkpointer_step, "checkpoint", &h->ckpt);
+	int ret = worker_start(h, db, 1, false, checkpointer_step, "checkpoint", &h->ckpt);
 
 	if (!ret)
 		ret = store_set_autocheckpoint(h->writer, false);
 	if (ret)
 		worker_stop(&h->ckpt);
 	return ret;
+}
+
+/*
+ * Retention (--retention): the samples older than the cutoff go, on a
+ * connection of its own.  In PostgreSQL whole day partitions are dropped,
+ * which costs nothing of the committer's time; in a file, rows are
+ * deleted a bounded number at a time between its commits.
+ */
+static bool retention_step(struct head_worker *w)
+{
+	int64_t dropped, deleted;
+
+	if (store_drop_before(w->st, time_now_ms() - w->h->opt->retention_ms, &dropped,
+			      &deleted) == 0 &&
+	    (dropped || deleted))
+		log_info("head: retention: %" PRId64 " day partitions dropped, %" PRId64
+			 " rows deleted",
+			 dropped, deleted);
+	return false;
+}
+
+/* How often retention looks: a tenth of the retention, 1 s to 60 s. */
+static int retention_every_s(int64_t retention_ms)
+{
+	int64_t s = retention_ms / 10000;
+
+	return s < 1 ? 1 : s > 60 ? 60 : (int)s;
 }
 
 /*
@@ -453,8 +483,11 @@ enum head_result head_main(const struct head_opts *o)
 		goto out;
 	}
 	if (sigfd < 0 || checkpointer_start(&h, o->db) || head_ingest_start(&h) ||
-	    worker_start(&h, o->db, HEAD_REPORTS_EVERY_S, reports_step, "report checkpoint",
-			 &h.reports)) {
+	    worker_start(&h, o->db, HEAD_REPORTS_EVERY_S, false, reports_step, "report checkpoint",
+			 &h.reports) ||
+	    (o->retention_ms > 0 &&
+	     worker_start(&h, o->db, retention_every_s(o->retention_ms), true, retention_step,
+			  "retention", &h.retention))) {
 		result = HEAD_FAIL_SYSTEM;
 		goto out;
 	}
@@ -487,6 +520,7 @@ out:
 	rw_stop(rw);
 	head_ingest_free(&h);
 	worker_stop(&h.reports);
+	worker_stop(&h.retention);
 	worker_stop(&h.ckpt);
 	if (sigfd >= 0)
 		close(sigfd);

@@ -55,6 +55,7 @@ struct head_opts {
 	unsigned max_conns_per_ip; /* 0: HEAD_DEFAULT_CONNS_PER_IP */
 	unsigned threads;	   /* HTTP threads; 0: one per CPU (at least 2, at most 16) */
 	int64_t ckpt_lag_ms;	   /* a running job's report checkpoint lag; 0: 1 h */
+	int64_t retention_ms;	   /* samples older than this go (store_drop_before); 0: kept */
 	const char *session_dir;   /* a stopped session's files go there; NULL: none */
 	struct rw_opts rw;	   /* --remote-write targets and their options */
 };
@@ -87,6 +88,7 @@ struct head {
 	struct head_ingest *ing;      /* ingest.c: the queue and the committer */
 	struct head_worker *ckpt;    /* head.c: WAL checkpoints beside the committer */
 	struct head_worker *reports; /* head.c: report checkpoints, on a thread of their own */
+	struct head_worker *retention; /* head.c: --retention, on a thread of its own */
 	unsigned max_conns;	      /* what the server was started with */
 	char token[HEAD_TOKEN_MAX];
 	bool has_token;
