@@ -202,7 +202,7 @@ static int pg_fail(struct store *st, int rc, const char *what)
 static int pg_schema(struct store *st)
 {
 	struct strbuf ddl;
-	int64_t version = 0, app = 0;
+	int64_t version = 0, app = 0, others = 0;
 	bool found;
 	int rc, ret;
 
@@ -215,6 +215,14 @@ static int pg_schema(struct store *st)
 		ret = store__query_i64_opt(st, "SELECT count(*) FROM pg_tables WHERE tablename = 'meta'"
 					       " AND schemaname = current_schema()",
 					   0, &version, &found);
+		if (!ret && version == 0)
+			ret = store__query_i64_opt(st, "SELECT count(*) FROM pg_tables"
+						       " WHERE schemaname = current_schema()",
+						   0, &others, &found);
+		if (!ret && version == 0 && others > 0)
+			ret = store__refuse(st->path, -EPROTO,
+					    "a database with tables of its own and no jobscope meta"
+					    " table: give jobscope an empty database or schema");
 		if (!ret && version == 0) {
 			strbuf_init(&ddl, (size_t)1 << 20);
 			ret = pg_schema_ddl(&ddl);
@@ -365,7 +373,7 @@ static int drop_partitions(struct store *st, const char *table, int64_t cutoff_m
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return pg_fail(st, rc, "list the partitions of");
 	for (int i = 0; i < n; i++) {
-		snprintf(sql, sizeof(sql), "DROP TABLE IF EXISTS \"%s\"", names[i]);
+		snprintf(sql, sizeof(sql), "DROP TABLE IF EXISTS \"%.63s\"", names[i]);
 		rc = db_exec(st, sql);
 		if (rc != SQLITE_OK)
 			return pg_fail(st, rc, "drop a partition of");

@@ -254,7 +254,10 @@ static int stmt_run(struct store *st, struct binder *b, const char *what, int64_
 
 static int stmt_start(struct store *st, enum store_stmt id, struct binder *b)
 {
-	int ret = stmt_get(st, id, &b->stmt);
+	int ret;
+
+	b->stmt = NULL;
+	ret = stmt_get(st, id, &b->stmt);
 
 	b->col = 0;
 	b->rc = SQLITE_OK;
