@@ -604,6 +604,7 @@ def run_phase(kind, pid, port, layout, args, t0_ms, pg=None):
         "total_cpu_s": both, "total_cores": both / el,
         "values_per_total_cpu_s": tot["values"] / both if both > 0 else float("inf"),
         "ticks_per_node": [min(n.tick for n in nodes), max(n.tick for n in nodes)],
+        "ticks_sent": [n.tick for n in nodes],
         "messages": [m for s in ph.stats for m in s["messages"]][:10],
     }
     if lat:
@@ -682,9 +683,10 @@ class PgCluster:
     so a commit the head waits for is on the disk.  Run as the `postgres` user
     when this script is root (initdb refuses root)."""
 
-    def __init__(self, log_min_duration_ms=None):
+    def __init__(self, log_min_duration_ms=None, stat_statements=False):
         self.dir = self.port = None
         self.log_min_duration_ms = log_min_duration_ms
+        self.stat_statements = stat_statements
         self.as_pg = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
 
     def _run(self, argv, timeout=120):
@@ -710,11 +712,16 @@ class PgCluster:
                 f"unix_socket_directories = '{self.dir}'"]
         if self.log_min_duration_ms is not None:
             conf.append(f"log_min_duration_statement = {self.log_min_duration_ms}")
+        if self.stat_statements:
+            conf += ["shared_preload_libraries = 'pg_stat_statements'",
+                     "pg_stat_statements.track = all"]
         with open(os.path.join(self.data, "postgresql.conf"), "a") as f:
             f.write("\n# head_ingest.py\n" + "\n".join(conf) + "\n")
         self._run([f"{PG_BIN}/pg_ctl", "-D", self.data, "-l", self.log, "-w", "-t", "60",
                    "start"])
         self.pm = int(read_text(os.path.join(self.data, "postmaster.pid")).split()[0])
+        if self.stat_statements:
+            self.query("postgres", "CREATE EXTENSION pg_stat_statements")
         return self
 
     def createdb(self, name):
@@ -946,7 +953,7 @@ def run(args, tmp):
     pg = None
     try:
         if "postgresql" in args.backends:
-            pg = PgCluster(args.pg_log_min_duration_ms).start()
+            pg = PgCluster(args.pg_log_min_duration_ms, args.pg_stat_statements).start()
             res["pg_version"] = pg.version()
         for backend in args.backends:
             res["heads"][backend] = head_phase(args, tmp, jobscope, layout, t0_ms, backend,
@@ -1037,6 +1044,22 @@ def head_phase(args, tmp, jobscope, layout, t0_ms, backend, pg):
     r["log"] = head_log_problems(os.path.join(tmp, f"{name}.err"))
     if backend == "postgresql":
         r["store_bytes"] = int(pg.query(dbname, f"SELECT pg_database_size('{dbname}')"))
+        # the head's backend has ended (its statistics flushed): warm-up included
+        x = pg.query(dbname, "SELECT xact_commit, xact_rollback, tup_inserted, tup_updated "
+                     f"FROM pg_stat_database WHERE datname = '{dbname}'").split("|")
+        r["pg_stat_database"] = dict(zip(("xact_commit", "xact_rollback", "tup_inserted",
+                                          "tup_updated"), map(int, x)))
+        r["node_ticks_sent"] = sum(n for n in r.pop("ticks_sent", []))
+        if args.pg_stat_statements:
+            q = pg.query("postgres", "SELECT calls, rows, round(total_exec_time), "
+                         "round(total_plan_time), regexp_replace(left(query, 110), "
+                         "'\\s+', ' ', 'g') FROM pg_stat_statements s JOIN pg_database d "
+                         f"ON d.oid = s.dbid WHERE d.datname = '{dbname}' "
+                         "ORDER BY total_exec_time DESC LIMIT 10")
+            r["pg_statements"] = [ln.split("|", 4) for ln in q.splitlines()]
+            r["pg_statement_calls"] = int(pg.query(
+                "postgres", "SELECT sum(calls) FROM pg_stat_statements s JOIN pg_database d "
+                f"ON d.oid = s.dbid WHERE d.datname = '{dbname}'") or 0)
     else:
         r["store_bytes"] = sum(os.path.getsize(db + s) for s in ("", "-wal")
                                if os.path.exists(db + s))
@@ -1257,6 +1280,26 @@ def backends_text(args, res):
                  f"cores of {os.cpu_count()}; the head's busiest thread "
                  + ", ".join(f"{k} {v * 100:.0f} %" for k, v in st.items())
                  + f"; {r['clients']} agents in /clients, head exit {r['exit']}.")
+    g = heads.get("postgresql")
+    if g and g.get("pg_stat_database"):
+        d, n = g["pg_stat_database"], max(1, g.get("node_ticks_sent", 0))
+        L.append("")
+        L.append(f"PostgreSQL's own count for the head's database (pg_stat_database, "
+                 f"warm-up included: {n} batches sent): {d['xact_commit']} transactions "
+                 f"committed ({d['xact_commit'] / n:.2f} per batch), {d['xact_rollback']} "
+                 f"rolled back, {d['tup_inserted']} rows inserted ({d['tup_inserted'] / n:.0f} "
+                 f"per batch; a batch holds {lay['fact_rows_per_node_tick']} fact rows and "
+                 f"{lay['dim_rows_per_batch']} dimension rows), {d['tup_updated']} updated.")
+        if g.get("pg_statements"):
+            L.append("")
+            L.append(f"pg_stat_statements (warm-up included): {g['pg_statement_calls']} "
+                     f"statements, {g['pg_statement_calls'] / n:.0f} per batch, each a round "
+                     "trip.  The ten that took longest:")
+            L.append("")
+            L.append("| calls | rows | exec ms | plan ms | statement |")
+            L.append("|---|---|---|---|---|")
+            for c, rws, ex, pl, q in g["pg_statements"]:
+                L.append(f"| {c} | {rws} | {ex} | {pl} | `{q.replace('|', '/')}` |")
     cs = res.get("catchups", {})
     if cs:
         L.append("")
@@ -1341,6 +1384,9 @@ def main():
     ap.add_argument("--pg-log-min-duration-ms", type=int, default=None, metavar="MS",
                     help="PostgreSQL's log_min_duration_statement (statements slower than MS "
                          "listed in the output; default off)")
+    ap.add_argument("--pg-stat-statements", action="store_true",
+                    help="load pg_stat_statements in the cluster and list the head's "
+                         "statements: calls and time (a diagnosis; it costs the server some CPU)")
     ap.add_argument("--json")
     ap.add_argument("--markdown")
     args = ap.parse_args()
