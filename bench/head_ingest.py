@@ -9,7 +9,9 @@ the other, each for the same duration (default 30 s, --quick 10 s):
   head        jobscope head --listen 127.0.0.1:0 --db TMP/head.db
               one batch per node-tick (docs/wire.md), as the node's agent
               would send it: the tick's fact rows and the dimension rows
-              they reference (devices, jobs, procs)
+              they reference (devices, jobs, procs); with --backends
+              sqlite,postgresql once per backend, each on a fresh store,
+              the second with --db postgresql://postgres@127.0.0.1:PORT/DB
   prometheus  /usr/bin/prometheus --web.enable-remote-write-receiver on a
               private port and a temporary TSDB: one remote-write request
               (protobuf, snappy) per node-tick, one series per value
@@ -21,18 +23,39 @@ seconds (utime+stime of /proc/PID/stat, all threads), its peak RSS (VmHWM),
 rows/s and values/s acknowledged, and values per CPU-second.  From the
 head's figure: how many such nodes one head on this machine takes.
 
+PostgreSQL (--backends with postgresql): the script starts a cluster of its
+own (PostgreSQL 15, /usr/lib/postgresql/15/bin: initdb in a temporary
+directory as the `postgres` user when run as root, trust authentication,
+127.0.0.1 on a free port, every other setting the default: fsync and
+synchronous_commit on, so a batch the head acknowledges is committed to
+disk, as with SQLite), createdb per phase, and stops it with
+`pg_ctl stop -m fast` at the end, failure or not.  The cluster's CPU over
+the window is counted with the head's: utime+stime of the postmaster, of its
+reaped children (cutime/cstime: backends and workers that ended) and of
+every live child, read at the start and the end of the window.  Printed per
+backend side by side: rows/s and values/s acknowledged, head and server CPU
+seconds, values per CPU-second (head + server), peak RSS (the head's; the
+largest postgres process's), request latency, store size, and the ratios
+PostgreSQL / SQLite; pg_stat_database's transactions and rows per batch;
+with --pg-stat-statements the head's statements (calls, time), with
+--pg-log-min-duration-ms the slow ones from the server's log.
+
 Then the catch-up: an agent store holding a 10-minute outage of a 1 s agent
 (`jobscope agent --interval 100ms --exit-after 60s --listen none` without a
 head: 600 ticks), then a head and `jobscope agent --head URL --interval 1s`
 on that store; the time until the head's acked_seq for the agent (GET
-/clients) reaches the store's max seq.
+/clients) reaches the store's max seq.  Per backend: one outage recorded, a
+copy of its store streamed to a fresh head on each.
 
 Usage: bench/head_ingest.py [--build build] [--duration 30 | --quick]
            [--nodes 50] [--cpus 32] [--procs 200] [--connections 4]
            [--warmup-ticks 2] [--outage-seconds 60] [--budget-cores 1.5]
-           [--json F] [--markdown F]
+           [--backends sqlite[,postgresql]] [--pg-stat-statements]
+           [--pg-log-min-duration-ms MS] [--json F] [--markdown F]
 Run from the repository root after `ninja -C BUILD` (jobscope and the fake
-NVML, tests/fakes/libnvidia-ml.so.1); needs the `prometheus` package.
+NVML, tests/fakes/libnvidia-ml.so.1); needs the `prometheus` package, and
+postgresql-15 for --backends postgresql.  The Prometheus phase and the
+"nodes one head takes" figures are those of the first backend listed.
 Exits 0 whether the targets are met or not; 1 if the benchmark cannot run.
 """
 import argparse
@@ -1268,8 +1291,11 @@ def backends_text(args, res):
         L.append(f"| rows/s (= values/s) acknowledged | {ratio('values_per_s'):.2f} |")
         L.append(f"| values per CPU-second, head + server | "
                  f"{ratio('values_per_total_cpu_s'):.2f} |")
-        L.append(f"| head CPU per value | {(g['cpu_s'] / g['values']) / (q['cpu_s'] / q['values']):.2f} |"
-                 if q["values"] and g["values"] else "| head CPU per value | - |")
+        if q["values"] and g["values"] and q["cpu_s"]:
+            per = (g["cpu_s"] / g["values"]) / (q["cpu_s"] / q["values"])
+            L.append(f"| head CPU per value | {per:.2f} |")
+        else:
+            L.append("| head CPU per value | - |")
         L.append(f"| request p50 latency | {ratio('lat_p50_ms'):.2f} |"
                  if q.get("lat_p50_ms") and g.get("lat_p50_ms") else "| request p50 | - |")
     L.append("")
@@ -1409,6 +1435,9 @@ def main():
     if not os.access(PROMETHEUS, os.X_OK):
         sys.exit(f"head_ingest: {PROMETHEUS} missing: apt-get install prometheus")
 
+    # SIGTERM unwinds like an error: the finally blocks stop the servers
+    # (PostgreSQL's cluster included) and remove the temporary directories
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("head_ingest: terminated"))
     with tempfile.TemporaryDirectory(prefix="jobscope-head-bench-") as tmp:
         try:
             res = run(args, tmp)
