@@ -9,7 +9,9 @@ the other, each for the same duration (default 30 s, --quick 10 s):
   head        jobscope head --listen 127.0.0.1:0 --db TMP/head.db
               one batch per node-tick (docs/wire.md), as the node's agent
               would send it: the tick's fact rows and the dimension rows
-              they reference (devices, jobs, procs)
+              they reference (devices, jobs, procs); with --backends
+              sqlite,postgresql once per backend, each on a fresh store,
+              the second with --db postgresql://postgres@127.0.0.1:PORT/DB
   prometheus  /usr/bin/prometheus --web.enable-remote-write-receiver on a
               private port and a temporary TSDB: one remote-write request
               (protobuf, snappy) per node-tick, one series per value
@@ -21,18 +23,39 @@ seconds (utime+stime of /proc/PID/stat, all threads), its peak RSS (VmHWM),
 rows/s and values/s acknowledged, and values per CPU-second.  From the
 head's figure: how many such nodes one head on this machine takes.
 
+PostgreSQL (--backends with postgresql): the script starts a cluster of its
+own (PostgreSQL 15, /usr/lib/postgresql/15/bin: initdb in a temporary
+directory as the `postgres` user when run as root, trust authentication,
+127.0.0.1 on a free port, every other setting the default: fsync and
+synchronous_commit on, so a batch the head acknowledges is committed to
+disk, as with SQLite), createdb per phase, and stops it with
+`pg_ctl stop -m fast` at the end, failure or not.  The cluster's CPU over
+the window is counted with the head's: utime+stime of the postmaster, of its
+reaped children (cutime/cstime: backends and workers that ended) and of
+every live child, read at the start and the end of the window.  Printed per
+backend side by side: rows/s and values/s acknowledged, head and server CPU
+seconds, values per CPU-second (head + server), peak RSS (the head's; the
+largest postgres process's), request latency, store size, and the ratios
+PostgreSQL / SQLite; pg_stat_database's transactions and rows per batch;
+with --pg-stat-statements the head's statements (calls, time), with
+--pg-log-min-duration-ms the slow ones from the server's log.
+
 Then the catch-up: an agent store holding a 10-minute outage of a 1 s agent
 (`jobscope agent --interval 100ms --exit-after 60s --listen none` without a
 head: 600 ticks), then a head and `jobscope agent --head URL --interval 1s`
 on that store; the time until the head's acked_seq for the agent (GET
-/clients) reaches the store's max seq.
+/clients) reaches the store's max seq.  Per backend: one outage recorded, a
+copy of its store streamed to a fresh head on each.
 
 Usage: bench/head_ingest.py [--build build] [--duration 30 | --quick]
            [--nodes 50] [--cpus 32] [--procs 200] [--connections 4]
            [--warmup-ticks 2] [--outage-seconds 60] [--budget-cores 1.5]
-           [--json F] [--markdown F]
+           [--backends sqlite[,postgresql]] [--pg-stat-statements]
+           [--pg-log-min-duration-ms MS] [--json F] [--markdown F]
 Run from the repository root after `ninja -C BUILD` (jobscope and the fake
-NVML, tests/fakes/libnvidia-ml.so.1); needs the `prometheus` package.
+NVML, tests/fakes/libnvidia-ml.so.1); needs the `prometheus` package, and
+postgresql-15 for --backends postgresql.  The Prometheus phase and the
+"nodes one head takes" figures are those of the first backend listed.
 Exits 0 whether the targets are met or not; 1 if the benchmark cannot run.
 """
 import argparse
@@ -530,9 +553,10 @@ class ThreadStates(threading.Thread):
         return {k: v / n for k, v in sorted(c.items())}
 
 
-def run_phase(kind, pid, port, layout, args, t0_ms):
+def run_phase(kind, pid, port, layout, args, t0_ms, pg=None):
     """Warm-up, then one window of args.duration seconds; the server's CPU,
-    RSS and what it acknowledged."""
+    RSS and what it acknowledged (and with pg, a PgCluster holding the head's
+    store, the cluster's CPU over the same window)."""
     nodes = [Node(layout, i, t0_ms) for i in range(args.nodes)]
     if kind == "prometheus":
         for n in nodes:
@@ -554,6 +578,7 @@ def run_phase(kind, pid, port, layout, args, t0_ms):
         raise RuntimeError("; ".join(ph.fatal) or f"{kind}: warm-up failed")
     warm_s = time.monotonic() - tw
     c0, f0 = cpu_of(pid), minflt(pid)
+    p0 = pg.cpu() if pg else (0, 0)
     h0, me0, t0 = host_cpu(), self_ticks(), time.monotonic()
     states = ThreadStates(pid) if kind == "head" else None
     if states:
@@ -568,6 +593,7 @@ def run_phase(kind, pid, port, layout, args, t0_ms):
         states.join(timeout=10)
     t1 = time.monotonic()
     c1, h1, me1, f1 = cpu_of(pid), host_cpu(), self_ticks(), minflt(pid)
+    p1 = pg.cpu() if pg else (0, 0)
     hwm = status_kib(pid, "VmHWM")
     rss = status_kib(pid, "VmRSS")
     nthreads = status_kib(pid, "Threads")
@@ -581,6 +607,8 @@ def run_phase(kind, pid, port, layout, args, t0_ms):
     lat = [x for s in ph.stats for x in s["lat"]]
     busy = (h1[0] - h0[0]) / CLK_TCK
     me = (me1 - me0) / CLK_TCK
+    pu, ps = (p1[0] - p0[0]) / CLK_TCK, (p1[1] - p0[1]) / CLK_TCK
+    both = cpu_s + pu + ps
     res = {
         "elapsed_s": el, "warmup_s": warm_s,
         "warmup_cpu_s": (c0[0] + c0[1] - c_w[0] - c_w[1]) / CLK_TCK,
@@ -594,14 +622,20 @@ def run_phase(kind, pid, port, layout, args, t0_ms):
         "values_per_cpu_s": tot["values"] / cpu_s if cpu_s > 0 else float("inf"),
         "minflt_per_request": (f1 - f0) / tot["requests"] if tot["requests"] else 0.0,
         "simulator_cores": me / el,
-        "other_load_cores": max(0.0, (busy - cpu_s - me) / el),
+        "other_load_cores": max(0.0, (busy - cpu_s - pu - ps - me) / el),
+        "server_cpu_s": pu + ps, "server_user_s": pu, "server_sys_s": ps,
+        "total_cpu_s": both, "total_cores": both / el,
+        "values_per_total_cpu_s": tot["values"] / both if both > 0 else float("inf"),
         "ticks_per_node": [min(n.tick for n in nodes), max(n.tick for n in nodes)],
+        "ticks_sent": [n.tick for n in nodes],
         "messages": [m for s in ph.stats for m in s["messages"]][:10],
     }
     if lat:
         res.update(lat_p50_ms=pct(lat, 50), lat_p99_ms=pct(lat, 99), lat_max_ms=max(lat))
     if states:
         res["ingest_thread_states"] = states.busiest()
+    if pg:
+        res["server_hwm_kib"], res["server_rss_kib"] = pg.memory()
     return res
 
 
@@ -660,6 +694,121 @@ def head_log_problems(errf):
             and "Terminated received: exiting" not in ln][:20]
 
 
+# ---- a PostgreSQL cluster of its own ----
+
+PG_BIN = "/usr/lib/postgresql/15/bin"
+
+
+class PgCluster:
+    """A throwaway PostgreSQL 15 cluster on 127.0.0.1 (a free port), trust
+    authentication for the superuser `postgres`, its sockets and data in a
+    private directory; default durability (fsync on, synchronous_commit on),
+    so a commit the head waits for is on the disk.  Run as the `postgres` user
+    when this script is root (initdb refuses root)."""
+
+    def __init__(self, log_min_duration_ms=None, stat_statements=False):
+        self.dir = self.port = None
+        self.log_min_duration_ms = log_min_duration_ms
+        self.stat_statements = stat_statements
+        self.as_pg = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+
+    def _run(self, argv, timeout=120):
+        r = subprocess.run(self.as_pg + argv, capture_output=True, text=True, timeout=timeout)
+        if r.returncode != 0:
+            raise RuntimeError(f"{os.path.basename(argv[0])} exited {r.returncode}: "
+                               + (r.stderr or r.stdout)[-800:])
+        return r.stdout
+
+    def start(self):
+        if not os.access(os.path.join(PG_BIN, "initdb"), os.X_OK):
+            raise RuntimeError(f"{PG_BIN}/initdb missing: apt-get install postgresql-15")
+        # its own directory: the benchmark's temporary one is root's, mode 0700
+        self.dir = tempfile.mkdtemp(prefix="jobscope-head-bench-pg-")
+        if self.as_pg:
+            shutil.chown(self.dir, "postgres", "postgres")
+        self.data = os.path.join(self.dir, "data")
+        self.log = os.path.join(self.dir, "server.log")
+        self._run([f"{PG_BIN}/initdb", "-D", self.data, "-U", "postgres", "-A", "trust",
+                   "-E", "UTF8", "--no-locale"])
+        self.port = free_port()
+        conf = [f"listen_addresses = '127.0.0.1'", f"port = {self.port}",
+                f"unix_socket_directories = '{self.dir}'"]
+        if self.log_min_duration_ms is not None:
+            conf.append(f"log_min_duration_statement = {self.log_min_duration_ms}")
+        if self.stat_statements:
+            conf += ["shared_preload_libraries = 'pg_stat_statements'",
+                     "pg_stat_statements.track = all"]
+        with open(os.path.join(self.data, "postgresql.conf"), "a") as f:
+            f.write("\n# head_ingest.py\n" + "\n".join(conf) + "\n")
+        self._run([f"{PG_BIN}/pg_ctl", "-D", self.data, "-l", self.log, "-w", "-t", "60",
+                   "start"])
+        self.pm = int(read_text(os.path.join(self.data, "postmaster.pid")).split()[0])
+        if self.stat_statements:
+            self.query("postgres", "CREATE EXTENSION pg_stat_statements")
+        return self
+
+    def createdb(self, name):
+        self._run([f"{PG_BIN}/createdb", "-h", "127.0.0.1", "-p", str(self.port),
+                   "-U", "postgres", name])
+        return f"postgresql://postgres@127.0.0.1:{self.port}/{name}"
+
+    def query(self, db, sql):
+        return self._run([f"{PG_BIN}/psql", "-h", "127.0.0.1", "-p", str(self.port), "-U",
+                          "postgres", "-d", db, "-XAtc", sql]).strip()
+
+    def cpu(self):
+        """(user, system) ticks of the whole cluster so far: the postmaster's
+        own, its reaped children's (cutime, cstime: backends and workers that
+        ended) and every live child's own."""
+        return cpu_ticks(self.pm, children_map())
+
+    def memory(self):
+        """(largest VmHWM of one process, sum of VmRSS of all) in KiB: RSS
+        counts the shared buffers each process touched, so the sum overstates."""
+        kids = children_map()
+        pids, todo = [], [self.pm]
+        while todo:
+            p = todo.pop()
+            pids.append(p)
+            todo.extend(kids.get(p, []))
+        hwm, rss = 0, 0
+        for p in pids:
+            try:
+                hwm = max(hwm, status_kib(p, "VmHWM") or 0)
+                rss += status_kib(p, "VmRSS") or 0
+            except OSError:
+                pass
+        return hwm, rss
+
+    def version(self):
+        try:
+            return self._run([f"{PG_BIN}/postgres", "--version"]).strip()
+        except (RuntimeError, OSError, subprocess.SubprocessError):
+            return "?"
+
+    def log_lines(self, pattern=r"ERROR|FATAL|PANIC|WARNING"):
+        try:
+            return [ln for ln in read_text(self.log).splitlines() if re.search(pattern, ln)]
+        except OSError:
+            return []
+
+    def stop(self):
+        if self.dir is None:
+            return
+        try:
+            if os.path.exists(os.path.join(self.data, "postmaster.pid")):
+                self._run([f"{PG_BIN}/pg_ctl", "-D", self.data, "-m", "fast", "-w", "stop"])
+        except (RuntimeError, OSError, subprocess.SubprocessError) as e:
+            print(f"head_ingest: stopping PostgreSQL: {e}", file=sys.stderr)
+        finally:
+            try:
+                self.log_text = read_text(self.log)
+            except OSError:
+                self.log_text = ""
+            shutil.rmtree(self.dir, ignore_errors=True)
+            self.dir = None
+
+
 # ---- the catch-up ----
 
 def store_max_seq(db_path):
@@ -698,7 +847,9 @@ def get_json(url):
         return json.loads(r.read())
 
 
-def catch_up(args, tmp, jobscope):
+def record_outage(args, tmp, jobscope):
+    """The agent store of an outage, recorded without a head; (its figures,
+    the environment with the fake NVML, the store's path)."""
     scn = os.path.join(tmp, "gpu.scn")
     gpu_scenario(scn, 8)
     env = dict(os.environ, JOBSCOPE_NVML_LIBRARY=os.path.abspath(args.nvml),
@@ -719,17 +870,28 @@ def catch_up(args, tmp, jobscope):
                span_s=(ticks[2] - ticks[1]) / 1000.0 if ticks[0] else 0.0, agent_id=agent_id,
                store_bytes=sum(os.path.getsize(db + s) for s in ("", "-wal")
                                if os.path.exists(db + s)))
+    return res, env, db
+
+
+def catch_up(args, tmp, jobscope, outage, env, db, head_db, name, pg=None):
+    """A fresh head on head_db, then an agent streaming the outage store db
+    (a copy of its own: streaming marks it); the time until acked_seq reaches
+    the store's max seq."""
+    res = dict(outage)
+    max_seq, agent_id = outage["max_seq"], outage["agent_id"]
     head = agent = None
+    aerrf = os.path.join(tmp, f"agent-{name}.err")
+    herr = os.path.join(tmp, f"{name}.err")
     try:
-        head, port, herr, hargv = start_head(jobscope, os.path.join(tmp, "head-catchup.db"),
-                                             tmp, "head-catchup")
+        head, port, herr, hargv = start_head(jobscope, head_db, tmp, name)
         url = f"http://127.0.0.1:{port}"
         ag_argv = [jobscope, "agent", "--db", db, "--head", url, "--interval", "1s",
                    "--listen", "none"]
         res["argv_head"] = cmdline(hargv).replace(tmp, "TMP")
         res["argv_agent"] = cmdline(ag_argv).replace(tmp, "TMP")
-        aerr = open(os.path.join(tmp, "agent-catchup.err"), "w")
+        aerr = open(aerrf, "w")
         hc0 = cpu_of(head.pid)
+        pc0 = pg.cpu() if pg else (0, 0)
         t0 = time.monotonic()
         agent = subprocess.Popen(ag_argv, env=env, stdout=subprocess.DEVNULL, stderr=aerr)
         aerr.close()
@@ -739,7 +901,7 @@ def catch_up(args, tmp, jobscope):
         while time.monotonic() < deadline:
             if agent.poll() is not None:
                 raise RuntimeError(f"the catching-up agent exited {agent.returncode}: "
-                                   + read_text(os.path.join(tmp, "agent-catchup.err"))[-500:])
+                                   + read_text(aerrf)[-500:])
             try:
                 cl = get_json(url + "/clients")
             except (OSError, ValueError):
@@ -762,10 +924,12 @@ def catch_up(args, tmp, jobscope):
                 break
             time.sleep(0.05)
         hc1 = cpu_of(head.pid)
+        pc1 = pg.cpu() if pg else (0, 0)
         res["agent_cpu_s"] = sum(cpu_of(agent.pid)) / CLK_TCK
         res.update(seconds=done, acked_seq=acked, first_contact_s=first_contact,
                    progress=polls[:40],
                    head_cpu_s=(hc1[0] + hc1[1] - hc0[0] - hc0[1]) / CLK_TCK,
+                   server_cpu_s=(pc1[0] + pc1[1] - pc0[0] - pc0[1]) / CLK_TCK,
                    head_hwm_kib=status_kib(head.pid, "VmHWM"))
         if done is None:
             res["error"] = (f"not done after {args.catchup_timeout:g} s: the head acked "
@@ -775,8 +939,8 @@ def catch_up(args, tmp, jobscope):
         res["agent_exit"] = agent.returncode if agent else None
         stop(head)
         res["head_exit"] = head.returncode if head else None
-    res["agent_stderr"] = read_text(os.path.join(tmp, "agent-catchup.err"))[-1500:]
-    res["head_log"] = head_log_problems(herr)
+    res["agent_stderr"] = read_text(aerrf)[-1500:] if os.path.exists(aerrf) else ""
+    res["head_log"] = head_log_problems(herr) if os.path.exists(herr) else []
     return res
 
 
@@ -806,25 +970,24 @@ def run(args, tmp):
     res["layout"]["prom_request_bytes"] = sum(len(b) for b, _ in reqs)
     res["layout"]["prom_requests_per_node_tick"] = len(reqs)
 
-    # 1. the head
-    head = None
+    # 1. the head, on each store backend in turn (the same load)
+    res["backends"] = args.backends
+    res["heads"] = {}
+    pg = None
     try:
-        extra = dict(kv.split("=", 1) for kv in args.head_env)
-        head, port, herr, hargv = start_head(jobscope, os.path.join(tmp, "head.db"), tmp, "head",
-                                             dict(os.environ, **extra) if extra else None)
-        res["argv_head"] = " ".join(args.head_env + [cmdline(hargv).replace(tmp, "TMP")])
-        res["head"] = run_phase("head", head.pid, port, layout, args, t0_ms)
-        cl = get_json(f"http://127.0.0.1:{port}/clients")
-        res["head"]["clients"] = cl.get("total_clients")
-        res["head"]["head_rows_total"] = sum(c.get("rows", 0) for c in cl.get("clients", []))
-        res["head"]["alive"] = head.poll() is None
+        if "postgresql" in args.backends:
+            pg = PgCluster(args.pg_log_min_duration_ms, args.pg_stat_statements).start()
+            res["pg_version"] = pg.version()
+        for backend in args.backends:
+            res["heads"][backend] = head_phase(args, tmp, jobscope, layout, t0_ms, backend,
+                                               pg if backend == "postgresql" else None)
     finally:
-        stop(head)
-    res["head"]["exit"] = head.returncode
-    res["head"]["log"] = head_log_problems(herr)
-    dbp = os.path.join(tmp, "head.db")
-    res["head"]["store_bytes"] = sum(os.path.getsize(dbp + s) for s in ("", "-wal")
-                                     if os.path.exists(dbp + s))
+        if pg:
+            res["pg_log"] = pg.log_lines()[:20]
+            if args.pg_log_min_duration_ms is not None:
+                res["pg_slow"] = pg.log_lines(r"duration: ")[:40]
+            pg.stop()
+    res["head"] = res["heads"][args.backends[0]]
 
     # 2. Prometheus, the same values
     prom = None
@@ -843,12 +1006,87 @@ def run(args, tmp):
         os.path.getsize(os.path.join(dp, f)) for dp, _, fs in os.walk(f"{tmp}/prom-data")
         for f in fs)
 
-    # 3. the catch-up (a failure there is a result, not the end of the benchmark)
+    # 3. the catch-up, on each backend (a failure there is a result, not the end
+    # of the benchmark): one outage recorded, a copy of it streamed to each
+    res["catchups"] = {}
     try:
-        res["catchup"] = catch_up(args, tmp, jobscope)
+        outage, env, odb = record_outage(args, tmp, jobscope)
     except (RuntimeError, subprocess.SubprocessError, OSError, sqlite3.Error) as e:
-        res["catchup"] = {"error": str(e), "seconds": None}
+        outage = {"error": str(e), "seconds": None}
+    pg = None
+    try:
+        for backend in args.backends:
+            if "error" in outage:
+                res["catchups"][backend] = outage
+                continue
+            try:
+                db = os.path.join(tmp, f"outage-{backend}.db")
+                for sfx in ("", "-wal", "-shm"):
+                    if os.path.exists(odb + sfx):
+                        shutil.copyfile(odb + sfx, db + sfx)
+                if backend == "postgresql":
+                    pg = PgCluster(args.pg_log_min_duration_ms).start()
+                    head_db = pg.createdb("jobscope_catchup")
+                else:
+                    head_db = os.path.join(tmp, "head-catchup.db")
+                res["catchups"][backend] = catch_up(args, tmp, jobscope, outage, env, db,
+                                                    head_db, f"head-catchup-{backend}", pg)
+            except (RuntimeError, subprocess.SubprocessError, OSError, sqlite3.Error) as e:
+                res["catchups"][backend] = dict(outage, error=str(e), seconds=None)
+    finally:
+        if pg:
+            pg.stop()
+    res["catchup"] = res["catchups"].get(args.backends[0], outage)
     return res
+
+
+def head_phase(args, tmp, jobscope, layout, t0_ms, backend, pg):
+    """The head phase on one backend: a SQLite file, or a fresh database of
+    the PostgreSQL cluster pg."""
+    if backend == "postgresql":
+        dbname = "jobscope_ingest"
+        db = pg.createdb(dbname)
+    else:
+        db = os.path.join(tmp, "head.db")
+    name = f"head-{backend}"
+    head = None
+    r = {}
+    try:
+        extra = dict(kv.split("=", 1) for kv in args.head_env)
+        head, port, herr, hargv = start_head(jobscope, db, tmp, name,
+                                             dict(os.environ, **extra) if extra else None)
+        r = run_phase("head", head.pid, port, layout, args, t0_ms, pg)
+        r["argv"] = " ".join(args.head_env + [cmdline(hargv).replace(tmp, "TMP")])
+        cl = get_json(f"http://127.0.0.1:{port}/clients")
+        r["clients"] = cl.get("total_clients")
+        r["head_rows_total"] = sum(c.get("rows", 0) for c in cl.get("clients", []))
+        r["alive"] = head.poll() is None
+    finally:
+        stop(head)
+    r["exit"] = head.returncode
+    r["log"] = head_log_problems(os.path.join(tmp, f"{name}.err"))
+    if backend == "postgresql":
+        r["store_bytes"] = int(pg.query(dbname, f"SELECT pg_database_size('{dbname}')"))
+        # the head's backend has ended (its statistics flushed): warm-up included
+        x = pg.query(dbname, "SELECT xact_commit, xact_rollback, tup_inserted, tup_updated "
+                     f"FROM pg_stat_database WHERE datname = '{dbname}'").split("|")
+        r["pg_stat_database"] = dict(zip(("xact_commit", "xact_rollback", "tup_inserted",
+                                          "tup_updated"), map(int, x)))
+        r["node_ticks_sent"] = sum(n for n in r.pop("ticks_sent", []))
+        if args.pg_stat_statements:
+            q = pg.query("postgres", "SELECT calls, rows, round(total_exec_time), "
+                         "round(total_plan_time), regexp_replace(left(query, 110), "
+                         "'\\s+', ' ', 'g') FROM pg_stat_statements s JOIN pg_database d "
+                         f"ON d.oid = s.dbid WHERE d.datname = '{dbname}' "
+                         "ORDER BY total_exec_time DESC LIMIT 10")
+            r["pg_statements"] = [ln.split("|", 4) for ln in q.splitlines()]
+            r["pg_statement_calls"] = int(pg.query(
+                "postgres", "SELECT sum(calls) FROM pg_stat_statements s JOIN pg_database d "
+                f"ON d.oid = s.dbid WHERE d.datname = '{dbname}'") or 0)
+    else:
+        r["store_bytes"] = sum(os.path.getsize(db + s) for s in ("", "-wal")
+                               if os.path.exists(db + s))
+    return r
 
 
 def summarize(args, res):
@@ -892,7 +1130,7 @@ def report(args, res):
              f"{lay['prom_request_bytes'] / 1024:.0f} KiB (protobuf, snappy: {res['snappy']}).")
     L.append("")
     L.append("```")
-    L.append(res["argv_head"])
+    L.append(h["argv"])
     L.append(res["argv_prometheus"])
     L.append("```")
     L.append("")
@@ -974,24 +1212,148 @@ def report(args, res):
                      "the head's time (an estimate, not measured: catch-up batches are larger, "
                      "so fewer transactions and dimension rows per row).")
     problems = []
-    for name, r in (("head", h), ("prometheus", p)):
+    heads = [(f"head ({b})", r) for b, r in res["heads"].items()]
+    for name, r in heads + [("prometheus", p)]:
         if r["errors"] or r["messages"]:
             problems.append(f"{name}: {r['errors']} errors: " + "; ".join(r["messages"]))
         if r.get("log"):
             problems.append(f"{name} log: " + " | ".join(r["log"][:5]))
         if r["exit"] not in (0, None):
             problems.append(f"{name}: exit status {r['exit']} after SIGTERM")
-    if c.get("head_log"):
-        problems.append("catch-up head log: " + " | ".join(c["head_log"][:5]))
-    if c.get("error"):
-        problems.append("catch-up: " + c["error"] + "; agent stderr: "
-                        + c.get("agent_stderr", "").strip().replace("\n", " | ")[-600:])
+    for b, cb in res["catchups"].items():
+        if cb.get("head_log"):
+            problems.append(f"catch-up ({b}) head log: " + " | ".join(cb["head_log"][:5]))
+        if cb.get("error"):
+            problems.append(f"catch-up ({b}): " + cb["error"] + "; agent stderr: "
+                            + cb.get("agent_stderr", "").strip().replace("\n", " | ")[-600:])
+    if res.get("pg_log"):
+        problems.append("PostgreSQL log: " + " | ".join(res["pg_log"][:5]))
     if problems:
         L.append("")
         L.append("Problems seen:")
         L.append("")
         L.extend(f"- {x}" for x in problems)
+    if len(res["heads"]) > 1 or "postgresql" in res["heads"]:
+        L.append("")
+        L.extend(backends_text(args, res))
     return "\n".join(L) + "\n"
+
+
+def backends_text(args, res):
+    """The head phase and the catch-up per store backend, side by side."""
+    L = []
+    lay = res["layout"]
+    heads = res["heads"]
+    L.append("**The head's store: " + " against ".join(
+        {"sqlite": "a SQLite file", "postgresql": "PostgreSQL"}[b] for b in heads) + ".**  "
+             "The same load, one phase after the other, each on a fresh store:")
+    L.append("")
+    L.append("```")
+    L.extend(r["argv"] for r in heads.values())
+    L.append("```")
+    L.append("")
+    if "postgresql" in heads:
+        L.append(f"PostgreSQL: {res.get('pg_version', '?')}, a cluster of the benchmark's own "
+                 "(initdb in a temporary directory as the `postgres` user, trust authentication, "
+                 "127.0.0.1 on a free port, every other setting the default: fsync on, "
+                 "synchronous_commit on, shared_buffers 128 MB), on the same 2-core machine "
+                 "as the head and the simulator.  The head acknowledges a batch only once "
+                 "its transaction is committed, so both backends pay one durable commit per "
+                 "batch.  Server CPU = the cluster's utime+stime over the window: the "
+                 "postmaster's own, its reaped children's (cutime/cstime: backends and "
+                 "workers that ended) and every live child's own, read at the start and the "
+                 "end of the window; server peak RSS = the largest VmHWM of one postgres "
+                 "process (RSS counts the shared buffers it touched).")
+        L.append("")
+    L.append("| backend | node-ticks | rows/s | values/s | head CPU s (user/sys) | server CPU s "
+             "(user/sys) | cores (head + server) | values per CPU-second (head + server) | "
+             "head peak RSS | server peak RSS | request p50 / p99 ms | store | errors |")
+    L.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for b, r in heads.items():
+        srv = (f"{r['server_cpu_s']:.2f} ({r['server_user_s']:.2f}/{r['server_sys_s']:.2f})"
+               if b == "postgresql" else "(in the head)")
+        shwm = (f"{r['server_hwm_kib'] / 1024:.1f} MiB" if r.get("server_hwm_kib") else "-")
+        L.append(f"| {b} | {r['node_ticks']} | {r['rows_per_s']:,.0f} | "
+                 f"{r['values_per_s']:,.0f} | {r['cpu_s']:.2f} ({r['user_s']:.2f}/"
+                 f"{r['sys_s']:.2f}) | {srv} | {r['total_cores']:.2f} | "
+                 f"**{r['values_per_total_cpu_s']:,.0f}** | {r['hwm_kib'] / 1024:.1f} MiB | "
+                 f"{shwm} | {r.get('lat_p50_ms', float('nan')):.1f} / "
+                 f"{r.get('lat_p99_ms', float('nan')):.1f} | "
+                 f"{r['store_bytes'] / 2**20:.0f} MiB | {r['errors']} |")
+    if "sqlite" in heads and "postgresql" in heads:
+        q, g = heads["sqlite"], heads["postgresql"]
+
+        def ratio(k):
+            return g[k] / q[k] if q[k] else float("nan")
+        L.append("")
+        L.append("| PostgreSQL / SQLite | ratio |")
+        L.append("|---|---|")
+        L.append(f"| rows/s (= values/s) acknowledged | {ratio('values_per_s'):.2f} |")
+        L.append(f"| values per CPU-second, head + server | "
+                 f"{ratio('values_per_total_cpu_s'):.2f} |")
+        if q["values"] and g["values"] and q["cpu_s"]:
+            per = (g["cpu_s"] / g["values"]) / (q["cpu_s"] / q["values"])
+            L.append(f"| head CPU per value | {per:.2f} |")
+        else:
+            L.append("| head CPU per value | - |")
+        L.append(f"| request p50 latency | {ratio('lat_p50_ms'):.2f} |"
+                 if q.get("lat_p50_ms") and g.get("lat_p50_ms") else "| request p50 | - |")
+    L.append("")
+    for b, r in heads.items():
+        st = r.get("ingest_thread_states", {})
+        L.append(f"- {b}: {r['requests_per_s']:.0f} batches/s, simulator "
+                 f"{r['simulator_cores']:.2f} cores, other load {r['other_load_cores']:.2f} "
+                 f"cores of {os.cpu_count()}; the head's busiest thread "
+                 + ", ".join(f"{k} {v * 100:.0f} %" for k, v in st.items())
+                 + f"; {r['clients']} agents in /clients, head exit {r['exit']}.")
+    g = heads.get("postgresql")
+    if g and g.get("pg_stat_database"):
+        d, n = g["pg_stat_database"], max(1, g.get("node_ticks_sent", 0))
+        L.append("")
+        L.append(f"PostgreSQL's own count for the head's database (pg_stat_database, "
+                 f"warm-up included: {n} batches sent): {d['xact_commit']} transactions "
+                 f"committed ({d['xact_commit'] / n:.2f} per batch), {d['xact_rollback']} "
+                 f"rolled back, {d['tup_inserted']} rows inserted ({d['tup_inserted'] / n:.0f} "
+                 f"per batch; a batch holds {lay['fact_rows_per_node_tick']} fact rows and "
+                 f"{lay['dim_rows_per_batch']} dimension rows), {d['tup_updated']} updated.")
+        if g.get("pg_statements"):
+            L.append("")
+            L.append(f"pg_stat_statements (warm-up included): {g['pg_statement_calls']} "
+                     f"statements, {g['pg_statement_calls'] / n:.0f} per batch, each a round "
+                     "trip.  The ten that took longest:")
+            L.append("")
+            L.append("| calls | rows | exec ms | plan ms | statement |")
+            L.append("|---|---|---|---|---|")
+            for c, rws, ex, pl, q in g["pg_statements"]:
+                L.append(f"| {c} | {rws} | {ex} | {pl} | `{q.replace('|', '/')}` |")
+    cs = res.get("catchups", {})
+    if cs:
+        L.append("")
+        c0 = next(iter(cs.values()))
+        n = c0.get("host_ticks")
+        L.append(f"Catch-up on each backend (one outage store recorded, a copy streamed to "
+                 f"each: {n} ticks, {c0.get('fact_rows')} fact rows, max seq "
+                 f"{c0.get('max_seq')}):")
+        L.append("")
+        L.append("| backend | time to acked_seq = max seq | batches | head CPU s | server CPU s "
+                 "| error |")
+        L.append("|---|---|---|---|---|---|")
+        for b, c in cs.items():
+            t = f"{c['seconds']:.2f} s" if c.get("seconds") is not None else "-"
+            L.append(f"| {b} | {t} | {c.get('head_batches', '-')} | "
+                     f"{c.get('head_cpu_s', float('nan')):.2f} | "
+                     + (f"{c.get('server_cpu_s', float('nan')):.2f}" if b == "postgresql"
+                        else "(in the head)")
+                     + f" | {c.get('error', '')} |")
+    if res.get("pg_slow"):
+        L.append("")
+        L.append(f"Statements slower than {args.pg_log_min_duration_ms} ms "
+                 "(log_min_duration_statement), first of them:")
+        L.append("")
+        L.append("```")
+        L.extend(x[:300] for x in res["pg_slow"][:20])
+        L.append("```")
+    return L
 
 
 def catchup_text(c):
@@ -1041,6 +1403,16 @@ def main():
     ap.add_argument("--head-env", action="append", default=[], metavar="VAR=VALUE",
                     help="set this in the environment of the measured head (phase 1 only), "
                          "e.g. GLIBC_TUNABLES=glibc.malloc.trim_threshold=268435456")
+    ap.add_argument("--backends", default="sqlite",
+                    help="the head's store in the head phase and the catch-up, one run each "
+                         "with the same load, comma-separated: sqlite (a file), postgresql "
+                         "(a cluster of its own on 127.0.0.1; default sqlite)")
+    ap.add_argument("--pg-log-min-duration-ms", type=int, default=None, metavar="MS",
+                    help="PostgreSQL's log_min_duration_statement (statements slower than MS "
+                         "listed in the output; default off)")
+    ap.add_argument("--pg-stat-statements", action="store_true",
+                    help="load pg_stat_statements in the cluster and list the head's "
+                         "statements: calls and time (a diagnosis; it costs the server some CPU)")
     ap.add_argument("--json")
     ap.add_argument("--markdown")
     args = ap.parse_args()
@@ -1048,6 +1420,10 @@ def main():
         args.duration = 10
     if any("=" not in kv for kv in args.head_env):
         ap.error("--head-env takes VAR=VALUE")
+    args.backends = [b.strip() for b in args.backends.split(",") if b.strip()]
+    if not args.backends or any(b not in ("sqlite", "postgresql") for b in args.backends) \
+            or len(set(args.backends)) != len(args.backends):
+        ap.error("--backends takes sqlite, postgresql or both, comma-separated")
     if args.outage_seconds is None:
         args.outage_seconds = 20 if args.quick else 60
     args.nvml = os.path.join(args.build, "tests", "fakes", "libnvidia-ml.so.1")
@@ -1059,6 +1435,9 @@ def main():
     if not os.access(PROMETHEUS, os.X_OK):
         sys.exit(f"head_ingest: {PROMETHEUS} missing: apt-get install prometheus")
 
+    # SIGTERM unwinds like an error: the finally blocks stop the servers
+    # (PostgreSQL's cluster included) and remove the temporary directories
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("head_ingest: terminated"))
     with tempfile.TemporaryDirectory(prefix="jobscope-head-bench-") as tmp:
         try:
             res = run(args, tmp)
