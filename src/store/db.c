@@ -19,7 +19,7 @@ static int prepare(struct store *st, const char *sql, unsigned flags, struct db_
 	if (!s)
 		return SQLITE_NOMEM;
 	if (st->pg)
-		rc = pg_prepare(st->pg, sql, &s->pg);
+		rc = pg_prepare(st->pg, sql, flags & SQLITE_PREPARE_PERSISTENT, &s->pg);
 	else
 		rc = sqlite3_prepare_v3(st->db, sql, -1, flags, &s->sq, NULL);
 	if (rc != SQLITE_OK || (!s->sq && !s->pg)) {
@@ -77,6 +77,11 @@ int db_step(struct db_stmt *s)
 int db_exec(struct store *st, const char *sql)
 {
 	return st->pg ? pg_exec(st->pg, sql) : sqlite3_exec(st->db, sql, NULL, NULL, NULL);
+}
+
+int db_flush(struct store *st)
+{
+	return st->pg ? pg_flush(st->pg) : SQLITE_OK;
 }
 
 int64_t db_changes(struct store *st)

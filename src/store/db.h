@@ -50,7 +50,13 @@ int db_clear_bindings(struct db_stmt *s);
 int db_step(struct db_stmt *s);
 /* SQL without parameters or rows (BEGIN, COMMIT, ...): SQLITE_OK or an error code. */
 int db_exec(struct store *st, const char *sql);
-/* Rows changed by the last INSERT/UPDATE/DELETE stepped on st. */
+/*
+ * PostgreSQL sends an INSERT without RETURNING stepped in a transaction
+ * ahead, without waiting: its failure is the answer of the next statement
+ * on st, or of db_flush, which waits for them all.  SQLite: SQLITE_OK.
+ */
+int db_flush(struct store *st);
+/* Rows changed by the last INSERT/UPDATE/DELETE stepped on st (an INSERT sent ahead: 1). */
 int64_t db_changes(struct store *st);
 /* True while st has a transaction open. */
 bool db_in_transaction(struct store *st);

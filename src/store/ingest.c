@@ -723,6 +723,21 @@ static int ingest_one(struct store *st, struct store_ingest_item *it, struct ing
 	if (ret)
 		return ret;
 	ret = ingest_body(in, now_ms);
+	if (ret == 0 && st->pg) {
+		/*
+		 * PostgreSQL: the batch's INSERTs went ahead (db_flush); a row
+		 * that does not fit a column or a key fails here, and is the
+		 * batch's fault as a refused row is in SQLite.
+		 */
+		int rc = db_flush(st);
+
+		if ((rc & 0xff) == SQLITE_MISMATCH || (rc & 0xff) == SQLITE_CONSTRAINT) {
+			snprintf(it->errmsg, sizeof(it->errmsg), "%s", store__errmsg(st));
+			ret = -EINVAL;
+		} else if (rc != SQLITE_OK) {
+			ret = store__errno(NULL, rc) ? store__errno(NULL, rc) : -EIO;
+		}
+	}
 	if (ret == -EINVAL) {
 		st->next_seq = seq;
 		st->tick_err = 0;

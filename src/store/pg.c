@@ -60,7 +60,16 @@
 	X(PQcmdTuples)                                                                             \
 	X(PQclear)                                                                                 \
 	X(PQtransactionStatus)                                                                     \
-	X(PQsetNoticeProcessor)
+	X(PQsetNoticeProcessor)                                                                    \
+	X(PQresultErrorMessage)                                                                    \
+	X(PQprepare)                                                                               \
+	X(PQexecPrepared)                                                                          \
+	X(PQsendQueryParams)                                                                       \
+	X(PQsendQueryPrepared)                                                                     \
+	X(PQgetResult)                                                                             \
+	X(PQenterPipelineMode)                                                                     \
+	X(PQexitPipelineMode)                                                                      \
+	X(PQpipelineSync)
 
 static struct {
 #define PG_DECLARE(name) __typeof__(name) *name;
@@ -89,15 +98,22 @@ static void load(void)
 #undef PG_RESOLVE
 	return;
 out_missing:
-	snprintf(load_err, sizeof(load_err), "libpq is older than 10 (%s): apt-get install libpq5",
+	snprintf(load_err, sizeof(load_err), "libpq is older than 14 (%s): apt-get install libpq5",
 		 dlerror());
 	memset(&pq, 0, sizeof(pq));
 	dlclose(dl);
 }
 
+/* INSERTs sent ahead before their results are read (pipeline mode): at most these. */
+#define PG_PIPELINE_MAX 256
+
 struct pg_conn {
 	PGconn *conn;
 	int64_t changes;
+	bool pipeline; /* in pipeline mode, with pending results not read yet */
+	int pending;
+	int gen;       /* connection resets: prepared statements are gone after one */
+	int nprepared; /* names js1, js2, ... */
 	char err[512];
 };
 
@@ -114,6 +130,11 @@ struct pg_stmt {
 	struct pg_conn *c;
 	char *sql;
 	int nparams;
+	bool persistent; /* prepared on the server once (PQprepare), run many times */
+	bool unpreparable;
+	int prepared_gen; /* c->gen when prepared; 0: not prepared */
+	char name[16];
+	bool deferrable; /* an INSERT without RETURNING: sent ahead in a transaction */
 	bool *used; /* by parameter: the SQL names it (PostgreSQL types no other) */
 	bool readonly;
 	struct pg_param *p;
@@ -199,10 +220,16 @@ const char *pg_errmsg(struct pg_conn *c)
 static int result_code(struct pg_conn *c, PGresult *res)
 {
 	const char *state = res ? pq.PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+	const char *msg = res ? pq.PQresultErrorMessage(res) : NULL;
 
-	keep_error(c, pq.PQerrorMessage(c->conn));
+	keep_error(c, msg && msg[0] ? msg : pq.PQerrorMessage(c->conn));
 	if (pq.PQstatus(c->conn) == CONNECTION_BAD) {
+		if (c->pipeline)
+			pq.PQexitPipelineMode(c->conn);
+		c->pipeline = false;
+		c->pending = 0;
 		pq.PQreset(c->conn); /* for the next call; this one failed */
+		c->gen++;
 		return SQLITE_IOERR;
 	}
 	if (!state)
@@ -240,12 +267,58 @@ static const char *plain_begin(const char *sql)
 	return sql;
 }
 
+/*
+ * Reads the results of the INSERTs sent ahead and leaves pipeline mode:
+ * SQLITE_OK, or the first one's failure (the later ones were skipped by
+ * the server, and the transaction is to be rolled back, as after any
+ * failed statement).
+ */
+int pg_flush(struct pg_conn *c)
+{
+	int rc = SQLITE_OK, empty = 0;
+
+	if (!c->pipeline)
+		return SQLITE_OK;
+	if (!pq.PQpipelineSync(c->conn))
+		return result_code(c, NULL);
+	for (;;) {
+		PGresult *res = pq.PQgetResult(c->conn);
+		ExecStatusType status;
+
+		if (!res) {
+			/* one NULL after each query's result; more: the connection is gone */
+			if (++empty > 2 || pq.PQstatus(c->conn) == CONNECTION_BAD)
+				return rc != SQLITE_OK ? rc : result_code(c, NULL);
+			continue;
+		}
+		empty = 0;
+		status = pq.PQresultStatus(res);
+		if (status == PGRES_PIPELINE_SYNC) {
+			pq.PQclear(res);
+			break;
+		}
+		if (status == PGRES_FATAL_ERROR && rc == SQLITE_OK)
+			rc = result_code(c, res);
+		pq.PQclear(res);
+		if (!c->pipeline)
+			return rc; /* result_code found the connection broken and reset it */
+	}
+	pq.PQexitPipelineMode(c->conn);
+	c->pipeline = false;
+	c->pending = 0;
+	return rc;
+}
+
 int pg_exec(struct pg_conn *c, const char *sql)
 {
-	PGresult *res = pq.PQexec(c->conn, plain_begin(sql));
-	ExecStatusType status = res ? pq.PQresultStatus(res) : PGRES_FATAL_ERROR;
-	int rc = SQLITE_OK;
+	PGresult *res;
+	ExecStatusType status;
+	int rc = pg_flush(c);
 
+	if (rc != SQLITE_OK)
+		return rc;
+	res = pq.PQexec(c->conn, plain_begin(sql));
+	status = res ? pq.PQresultStatus(res) : PGRES_FATAL_ERROR;
 	if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK)
 		rc = result_code(c, res);
 	pq.PQclear(res);
@@ -312,7 +385,7 @@ int pg_translate(const char *sql, char *out, size_t size, int *nparams)
 	return 0;
 }
 
-int pg_prepare(struct pg_conn *c, const char *sql, struct pg_stmt **out)
+int pg_prepare(struct pg_conn *c, const char *sql, bool persistent, struct pg_stmt **out)
 {
 	struct pg_stmt *s = calloc(1, sizeof(*s));
 	size_t size = strlen(sql) * 2 + 16; /* "?" -> "$32766" at worst doubles and more */
@@ -352,6 +425,8 @@ int pg_prepare(struct pg_conn *c, const char *sql, struct pg_stmt **out)
 	for (p = sql; *p == ' ' || *p == '\n' || *p == '\t' || *p == '('; p++)
 		;
 	s->readonly = strncasecmp(p, "SELECT", 6) == 0 || strncasecmp(p, "WITH", 4) == 0;
+	s->deferrable = strncasecmp(p, "INSERT", 6) == 0 && !strcasestr(p, "RETURNING");
+	s->persistent = persistent;
 	*out = s;
 	return SQLITE_OK;
 out_nomem:
@@ -483,10 +558,65 @@ bool pg_stmt_readonly(struct pg_stmt *s)
 	return s->readonly;
 }
 
+/*
+ * A persistent statement is prepared on the server the first time it runs
+ * (and again after a reset of the connection): parsed and planned once.
+ * One whose parameters the server cannot type from the SQL alone is run
+ * with PQexecParams, typed by what is bound, as the others are.
+ */
+static void prepare_on_server(struct pg_stmt *s)
+{
+	PGresult *res;
+
+	if (!s->persistent || s->unpreparable || s->prepared_gen == s->c->gen + 1)
+		return;
+	snprintf(s->name, sizeof(s->name), "js%d", ++s->c->nprepared);
+	res = pq.PQprepare(s->c->conn, s->name, s->sql, s->nparams, NULL);
+	if (res && pq.PQresultStatus(res) == PGRES_COMMAND_OK) {
+		s->prepared_gen = s->c->gen + 1;
+	} else {
+		const char *state = res ? pq.PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+
+		/* its SQL, not the moment (an aborted transaction): never again */
+		s->unpreparable = state && strncmp(state, "42", 2) == 0;
+	}
+	pq.PQclear(res);
+}
+
+/* An INSERT sent ahead in pipeline mode: its failure is read by pg_flush. */
+static int send_ahead(struct pg_stmt *s)
+{
+	struct pg_conn *c = s->c;
+	int sent;
+
+	if (!c->pipeline) {
+		if (!pq.PQenterPipelineMode(c->conn))
+			return result_code(c, NULL);
+		c->pipeline = true;
+	}
+	if (s->prepared_gen == c->gen + 1)
+		sent = pq.PQsendQueryPrepared(c->conn, s->name, s->nparams, s->vals, s->lens,
+					      s->fmts, 0);
+	else
+		sent = pq.PQsendQueryParams(c->conn, s->sql, s->nparams, s->types, s->vals,
+					    s->lens, s->fmts, 0);
+	if (!sent)
+		return result_code(c, NULL);
+	c->changes = 1;
+	s->nrows = 0;
+	s->row = -1;
+	/* the server's answers must not pile up unread: both sides would block */
+	if (++c->pending >= PG_PIPELINE_MAX)
+		return pg_flush(c);
+	return SQLITE_OK;
+}
+
 int pg_step(struct pg_stmt *s)
 {
 	if (!s->ran) {
 		ExecStatusType status;
+		bool ahead = s->deferrable && pq.PQtransactionStatus(s->c->conn) != PQTRANS_IDLE;
+		int rc;
 
 		for (int i = 0; i < s->nparams; i++) {
 			s->vals[i] = s->p[i].val;
@@ -496,12 +626,25 @@ int pg_step(struct pg_stmt *s)
 			s->types[i] = s->p[i].val ? s->p[i].type : s->used[i] ? 0 : PG_TEXTOID;
 		}
 		s->ran = true;
-		s->res = pq.PQexecParams(s->c->conn, s->sql, s->nparams, s->types, s->vals, s->lens,
-					 s->fmts, 0);
+		if (!ahead || s->prepared_gen != s->c->gen + 1) {
+			rc = pg_flush(s->c);
+			if (rc != SQLITE_OK)
+				return rc;
+			prepare_on_server(s);
+		}
+		if (ahead) {
+			rc = send_ahead(s);
+			return rc != SQLITE_OK ? rc : SQLITE_DONE;
+		}
+		if (s->prepared_gen == s->c->gen + 1)
+			s->res = pq.PQexecPrepared(s->c->conn, s->name, s->nparams, s->vals, s->lens,
+						   s->fmts, 0);
+		else
+			s->res = pq.PQexecParams(s->c->conn, s->sql, s->nparams, s->types, s->vals,
+						 s->lens, s->fmts, 0);
 		status = s->res ? pq.PQresultStatus(s->res) : PGRES_FATAL_ERROR;
 		if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {
-			int rc = result_code(s->c, s->res);
-
+			rc = result_code(s->c, s->res);
 			pq.PQclear(s->res);
 			s->res = NULL;
 			return rc;

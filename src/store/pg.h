@@ -28,12 +28,19 @@ void pg_close(struct pg_conn *c);
 /* The connection's last error, one line; "" when none. */
 const char *pg_errmsg(struct pg_conn *c);
 
-int pg_prepare(struct pg_conn *c, const char *sql, struct pg_stmt **out);
+/* persistent: prepared on the server when first run, for statements run many times. */
+int pg_prepare(struct pg_conn *c, const char *sql, bool persistent, struct pg_stmt **out);
 void pg_finalize(struct pg_stmt *s);
 void pg_reset(struct pg_stmt *s);
 void pg_clear_bindings(struct pg_stmt *s);
 int pg_step(struct pg_stmt *s);
 int pg_exec(struct pg_conn *c, const char *sql);
+/*
+ * An INSERT without RETURNING stepped inside a transaction is sent ahead
+ * (libpq's pipeline mode) and answers SQLITE_DONE at once; its failure is
+ * the answer of the next statement, exec or pg_flush.
+ */
+int pg_flush(struct pg_conn *c);
 int64_t pg_changes(struct pg_conn *c);
 bool pg_in_transaction(struct pg_conn *c);
 
