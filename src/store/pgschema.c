@@ -207,9 +207,12 @@ static int pg_schema(struct store *st)
 	int rc, ret;
 
 	if (st->writable) {
+		char lock[64];
+
+		snprintf(lock, sizeof(lock), "SELECT pg_advisory_xact_lock(%d)", STORE_APPLICATION_ID);
 		rc = db_exec(st, "BEGIN");
 		if (rc == SQLITE_OK)
-			rc = db_exec(st, "SELECT pg_advisory_xact_lock(1246973775)"); /* 'JSCO' */
+			rc = db_exec(st, lock);
 		if (rc != SQLITE_OK)
 			return pg_fail(st, rc, "lock");
 		ret = store__query_i64_opt(st, "SELECT count(*) FROM pg_tables WHERE tablename = 'meta'"
