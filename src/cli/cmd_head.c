@@ -28,7 +28,8 @@ static const char head_usage[] =
     "acknowledged.\n"
     "\n"
     "Options:\n"
-    "      --listen ADDR:PORT   where agents and clients connect (default " HEAD_DEFAULT_LISTEN ");\n"
+    "      --listen ADDR:PORT   where agents and clients connect (default " HEAD_DEFAULT_LISTEN
+    ");\n"
     "                           port 0 picks a free one\n"
     "      --db PATH|URL        the store (default " HEAD_DEFAULT_DB "), or a PostgreSQL\n"
     "                           database: postgresql://USER@HOST:PORT/DB (docs/postgresql.md)\n"
@@ -47,8 +48,7 @@ static const char head_usage[] =
     "      --retention DUR      samples older than DUR go (default: kept); with a\n"
     "                           PostgreSQL --db whole day partitions are dropped\n"
     "      --report-checkpoint DUR  bring a running job's report checkpoint up to\n"
-    "                           date when it is DUR behind (default 1h)\n"
-    CLI_RW_USAGE
+    "                           date when it is DUR behind (default 1h)\n" CLI_RW_USAGE
     "  -h, --help               show this help\n"
     "\n"
     "Endpoints: POST /api/v1/ingest (agents; docs/wire.md), GET /, GET /status,\n"
@@ -91,8 +91,7 @@ static int parse_opts(int argc, char **argv, struct head_opts *o)
 	    {"report-checkpoint", required_argument, NULL, 'R'},
 	    {"retention", required_argument, NULL, 'D'},
 	    {"session-dir", required_argument, NULL, 'S'},
-	    CLI_RW_LONGOPTS
-	    {"exit-after", required_argument, NULL, 'E'}, /* hidden: tests */
+	    CLI_RW_LONGOPTS{"exit-after", required_argument, NULL, 'E'}, /* hidden: tests */
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -158,8 +157,8 @@ static int parse_opts(int argc, char **argv, struct head_opts *o)
 			break;
 		case 'D':
 			if (parse_duration_ms(optarg, &o->retention_ms) || o->retention_ms < 60000)
-				return cli_usage_error("head", "bad --retention '%s' (1m or more, e.g. 30d)",
-						       optarg);
+				return cli_usage_error(
+				    "head", "bad --retention '%s' (1m or more, e.g. 30d)", optarg);
 			break;
 		case 'S':
 			if (!optarg[0])

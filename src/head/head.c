@@ -243,8 +243,8 @@ static bool retention_step(struct head_worker *w)
 {
 	int64_t dropped, deleted;
 
-	if (store_drop_before(w->st, time_now_ms() - w->h->opt->retention_ms, &dropped,
-			      &deleted) == 0 &&
+	if (store_drop_before(w->st, time_now_ms() - w->h->opt->retention_ms, &dropped, &deleted) ==
+		0 &&
 	    (dropped || deleted))
 		log_info("head: retention: %" PRId64 " day partitions dropped, %" PRId64
 			 " rows deleted",

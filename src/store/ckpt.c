@@ -68,12 +68,13 @@ int store_ckpt_put(struct store *st, const struct store_ckpt *c)
 		return -EPROTONOSUPPORT;
 	if (c->size > STORE_CKPT_MAX_BYTES)
 		return log_err(-E2BIG, "a report checkpoint of %zu bytes is too big", c->size);
-	ret = store__prepare(st,
-			     "INSERT INTO report_ckpts (job_id, seq, ts_ms, format, made_ms, data)"
-			     " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (job_id) DO UPDATE SET"
-			     " seq = excluded.seq, ts_ms = excluded.ts_ms, format = excluded.format,"
-			     " made_ms = excluded.made_ms, data = excluded.data",
-			     "save a report checkpoint", &stmt);
+	ret =
+	    store__prepare(st,
+			   "INSERT INTO report_ckpts (job_id, seq, ts_ms, format, made_ms, data)"
+			   " VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (job_id) DO UPDATE SET"
+			   " seq = excluded.seq, ts_ms = excluded.ts_ms, format = excluded.format,"
+			   " made_ms = excluded.made_ms, data = excluded.data",
+			   "save a report checkpoint", &stmt);
 	if (ret)
 		return ret;
 	db_bind_int64(stmt, 1, c->job_id);

@@ -65,22 +65,27 @@ static int node_frames(struct store *st, const struct session_record *s, int64_t
 	for (int i = 0; i < GPU_MAX_DEVICES; i++)
 		nvprev_rx[i] = nvprev_tx[i] = -1, nvprev_ts[i] = 0;
 	/* one tick before the window too: the first frame's rates need it */
-	rc = db_prepare(st, "SELECT ts_ms, cpu_user_ms + cpu_nice_ms + cpu_system_ms + cpu_irq_ms + cpu_softirq_ms"
+	rc = db_prepare(
+	    st,
+	    "SELECT ts_ms, cpu_user_ms + cpu_nice_ms + cpu_system_ms + cpu_irq_ms + cpu_softirq_ms"
 	    " + cpu_steal_ms, cpu_idle_ms + cpu_iowait_ms, mem_total_bytes - mem_available_bytes,"
 	    " load1_milli, disk_read_bytes, disk_write_bytes, net_rx_bytes, net_tx_bytes"
 	    " FROM host_samples WHERE node_id = ?1 AND ts_ms >= coalesce((SELECT max(ts_ms)"
 	    " FROM host_samples WHERE node_id = ?1 AND ts_ms < ?2), ?2) AND ts_ms <= ?3"
-	    " ORDER BY ts_ms, seq", &hs);
+	    " ORDER BY ts_ms, seq",
+	    &hs);
 	if (rc != SQLITE_OK)
 		return store__read_fail(st, rc, "read a session");
 	db_bind_int64(hs, 1, node_id);
 	db_bind_int64(hs, 2, s->start_ms);
 	db_bind_int64(hs, 3, until);
-	rc = db_prepare(st, "SELECT g.ts_ms, d.idx, d.uuid, d.name, g.util_pct, g.mem_used_bytes,"
-				" g.pcie_rx_bps, g.pcie_tx_bps, g.nvlink_rx_bytes, g.nvlink_tx_bytes,"
-				" g.power_mw, d.id FROM gpu_samples g JOIN devices d ON d.id = g.device_id"
-				" WHERE d.node_id = ?1 AND g.ts_ms >= ?2 AND g.ts_ms <= ?3"
-				" ORDER BY g.ts_ms, d.idx", &gs);
+	rc = db_prepare(st,
+			"SELECT g.ts_ms, d.idx, d.uuid, d.name, g.util_pct, g.mem_used_bytes,"
+			" g.pcie_rx_bps, g.pcie_tx_bps, g.nvlink_rx_bytes, g.nvlink_tx_bytes,"
+			" g.power_mw, d.id FROM gpu_samples g JOIN devices d ON d.id = g.device_id"
+			" WHERE d.node_id = ?1 AND g.ts_ms >= ?2 AND g.ts_ms <= ?3"
+			" ORDER BY g.ts_ms, d.idx",
+			&gs);
 	if (rc != SQLITE_OK) {
 		db_finalize(hs);
 		return store__read_fail(st, rc, "read a session");
@@ -102,12 +107,10 @@ static int node_frames(struct store *st, const struct session_record *s, int64_t
 		    (busy - prev_busy) + (idle - prev_idle) > 0)
 			f.cpu_util_pct = 100.0 * (double)(busy - prev_busy) /
 					 (double)((busy - prev_busy) + (idle - prev_idle));
-		f.mem_used_bytes = db_column_type(hs, 3) == SQLITE_NULL
-				       ? NAN
-				       : (double)db_column_int64(hs, 3);
-		f.load1 = db_column_type(hs, 4) == SQLITE_NULL
-			      ? NAN
-			      : db_column_int64(hs, 4) / 1000.0;
+		f.mem_used_bytes =
+		    db_column_type(hs, 3) == SQLITE_NULL ? NAN : (double)db_column_int64(hs, 3);
+		f.load1 =
+		    db_column_type(hs, 4) == SQLITE_NULL ? NAN : db_column_int64(hs, 4) / 1000.0;
 		f.disk_read_bps = rate_of(hs, 5, &prev[0], has_prev, dt, &cur[0]);
 		f.disk_write_bps = rate_of(hs, 6, &prev[1], has_prev, dt, &cur[1]);
 		f.net_rx_bps = rate_of(hs, 7, &prev[2], has_prev, dt, &cur[2]);
@@ -183,8 +186,8 @@ int store_for_each_frame(struct store *st, const struct session_record *s, int64
 		snprintf(hostname, sizeof(hostname), "%s", host ? host : "");
 		if (!node_in(s, hostname))
 			continue;
-		ret = node_frames(st, s, db_column_int64(nodes, 0), hostname, until, &frame_id,
-				  fn, arg);
+		ret = node_frames(st, s, db_column_int64(nodes, 0), hostname, until, &frame_id, fn,
+				  arg);
 	}
 	db_finalize(nodes);
 	return ret;

@@ -568,9 +568,9 @@ static int ingest_facts_of(struct ingest *in, const struct store_table *t, bool 
 		if (rc != SQLITE_DONE) {
 			int e = store__errno(in->st->db, rc);
 
-			ret = e == -ENOSPC || e == -EIO ? e
-							: bad(in, "%s: %s", t->name,
-							      store__errmsg(in->st));
+			ret = e == -ENOSPC || e == -EIO
+				  ? e
+				  : bad(in, "%s: %s", t->name, store__errmsg(in->st));
 			break;
 		}
 		if (!summaries)
@@ -671,7 +671,8 @@ static void pg_partitions_of(struct store *st, const struct store_batch *b)
 		for (size_t r = 0; c >= 0 && r < t->nrows; r++) {
 			const struct store_value *v = &t->cells[r * (size_t)t->ncols + (size_t)c];
 
-			if (v->type != STORE_VALUE_INT || (n > 0 && v->i / 86400000 == ts[n - 1] / 86400000))
+			if (v->type != STORE_VALUE_INT ||
+			    (n > 0 && v->i / 86400000 == ts[n - 1] / 86400000))
 				continue;
 			ts[n++] = v->i;
 			if (n == sizeof(ts) / sizeof(ts[0]) || r + 1 == t->nrows) {

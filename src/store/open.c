@@ -254,14 +254,12 @@ static void extreme(sqlite3_context *ctx, int argc, sqlite3_value **argv, int si
 	for (int i = 0; i < argc; i++) {
 		if (sqlite3_value_type(argv[i]) == SQLITE_NULL)
 			continue;
-		if (!best || (sqlite3_value_type(argv[i]) == SQLITE_FLOAT ||
-					      sqlite3_value_type(best) == SQLITE_FLOAT
-				      ? sign * (sqlite3_value_double(argv[i]) -
-						sqlite3_value_double(best)) > 0
-				      : (sign > 0 ? sqlite3_value_int64(argv[i]) >
-							sqlite3_value_int64(best)
-						  : sqlite3_value_int64(argv[i]) <
-							sqlite3_value_int64(best))))
+		if (!best ||
+		    (sqlite3_value_type(argv[i]) == SQLITE_FLOAT ||
+			     sqlite3_value_type(best) == SQLITE_FLOAT
+			 ? sign * (sqlite3_value_double(argv[i]) - sqlite3_value_double(best)) > 0
+			 : (sign > 0 ? sqlite3_value_int64(argv[i]) > sqlite3_value_int64(best)
+				     : sqlite3_value_int64(argv[i]) < sqlite3_value_int64(best))))
 			best = argv[i];
 	}
 	if (best)

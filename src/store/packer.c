@@ -149,7 +149,8 @@ static int flush_pack(struct packer *pk, int64_t key)
 static int column_index(struct store *st, const char *table, const char *col, int *out)
 {
 	struct db_stmt *stmt;
-	int rc = db_prepare(st, "SELECT cid FROM pragma_table_info(?1, 'main') WHERE name = ?2", &stmt);
+	int rc =
+	    db_prepare(st, "SELECT cid FROM pragma_table_info(?1, 'main') WHERE name = ?2", &stmt);
 
 	if (rc != SQLITE_OK)
 		return store__write_fail(st, rc, "pack rows");
@@ -286,8 +287,10 @@ int store_pack_step(struct store *st, int64_t before_ms, int64_t max_seq, int64_
 	}
 	strbuf_init(&pk.blob, PACK_MAX_RAW_BYTES);
 	pack_rows_init(&pk.rows, 1);
-	rc = db_prepare(st, "INSERT INTO packs (tbl, key, seq_lo, seq_hi, ts_lo, ts_hi, nrows,"
-				" raw_bytes, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)", &pk.insert);
+	rc = db_prepare(st,
+			"INSERT INTO packs (tbl, key, seq_lo, seq_hi, ts_lo, ts_hi, nrows,"
+			" raw_bytes, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+			&pk.insert);
 	ret = rc == SQLITE_OK ? 0 : store__write_fail(st, rc, "pack rows");
 	for (int i = 0; i < store__npack_tables && !ret; i++) {
 		if (store__pack_tables[i].since > st->schema_version)
@@ -368,8 +371,7 @@ static int unpack_one(struct store *st, const struct pack_table *t, const void *
 	for (int c = 1; c < ncols; c++)
 		strbuf_addstr(&sql, ", ?");
 	strbuf_addch(&sql, ')');
-	rc = strbuf_error(&sql) ? SQLITE_NOMEM
-				: db_prepare(st, strbuf_str(&sql), &insert);
+	rc = strbuf_error(&sql) ? SQLITE_NOMEM : db_prepare(st, strbuf_str(&sql), &insert);
 	for (size_t r = 0; r < p.nrows && rc == SQLITE_OK; r++) {
 		db_reset(insert);
 		for (int c = 0; c < ncols; c++) {

@@ -135,7 +135,7 @@ struct pg_stmt {
 	int prepared_gen; /* c->gen when prepared; 0: not prepared */
 	char name[16];
 	bool deferrable; /* an INSERT without RETURNING: sent ahead in a transaction */
-	bool *used; /* by parameter: the SQL names it (PostgreSQL types no other) */
+	bool *used;	 /* by parameter: the SQL names it (PostgreSQL types no other) */
 	bool readonly;
 	struct pg_param *p;
 	const char **vals;
@@ -598,8 +598,8 @@ static int send_ahead(struct pg_stmt *s)
 		sent = pq.PQsendQueryPrepared(c->conn, s->name, s->nparams, s->vals, s->lens,
 					      s->fmts, 0);
 	else
-		sent = pq.PQsendQueryParams(c->conn, s->sql, s->nparams, s->types, s->vals,
-					    s->lens, s->fmts, 0);
+		sent = pq.PQsendQueryParams(c->conn, s->sql, s->nparams, s->types, s->vals, s->lens,
+					    s->fmts, 0);
 	if (!sent)
 		return result_code(c, NULL);
 	c->changes = 1;
@@ -637,8 +637,8 @@ int pg_step(struct pg_stmt *s)
 			return rc != SQLITE_OK ? rc : SQLITE_DONE;
 		}
 		if (s->prepared_gen == s->c->gen + 1)
-			s->res = pq.PQexecPrepared(s->c->conn, s->name, s->nparams, s->vals, s->lens,
-						   s->fmts, 0);
+			s->res = pq.PQexecPrepared(s->c->conn, s->name, s->nparams, s->vals,
+						   s->lens, s->fmts, 0);
 		else
 			s->res = pq.PQexecParams(s->c->conn, s->sql, s->nparams, s->types, s->vals,
 						 s->lens, s->fmts, 0);
@@ -696,7 +696,7 @@ int pg_column_type(struct pg_stmt *s, int c)
 		return SQLITE_FLOAT;
 	case PG_NUMERICOID:
 		return text_is_float(pq.PQgetvalue(s->res, s->row, c)) ? SQLITE_FLOAT
-								      : SQLITE_INTEGER;
+								       : SQLITE_INTEGER;
 	case PG_BYTEAOID:
 		return SQLITE_BLOB;
 	default:

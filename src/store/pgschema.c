@@ -76,10 +76,11 @@ static int table_ddl(sqlite3 *mem, const char *table, struct strbuf *ddl)
 	int npk = 0, rc;
 
 	strbuf_addf(ddl, "CREATE TABLE \"%s\" (", table);
-	rc = sqlite3_prepare_v2(mem,
-				"SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_info(?1)"
-				" ORDER BY cid",
-				-1, &cols, NULL);
+	rc = sqlite3_prepare_v2(
+	    mem,
+	    "SELECT name, type, \"notnull\", dflt_value, pk FROM pragma_table_info(?1)"
+	    " ORDER BY cid",
+	    -1, &cols, NULL);
 	if (rc != SQLITE_OK)
 		return -EIO;
 	sqlite3_bind_text(cols, 1, table, -1, SQLITE_STATIC);
@@ -88,7 +89,8 @@ static int table_ddl(sqlite3 *mem, const char *table, struct strbuf *ddl)
 		const char *type = (const char *)sqlite3_column_text(cols, 1);
 		const char *dflt = (const char *)sqlite3_column_text(cols, 3);
 		bool notnull = sqlite3_column_int(cols, 2), is_pk = sqlite3_column_int(cols, 4) > 0;
-		bool identity = is_pk && strcmp(name, "id") == 0 && strcasecmp(type, "INTEGER") == 0;
+		bool identity =
+		    is_pk && strcmp(name, "id") == 0 && strcasecmp(type, "INTEGER") == 0;
 
 		strbuf_addf(ddl, "%s\"%s\" %s", n ? ", " : "", name, pg_type(type ? type : ""));
 		if (identity)
@@ -105,18 +107,20 @@ static int table_ddl(sqlite3 *mem, const char *table, struct strbuf *ddl)
 	}
 	sqlite3_finalize(cols);
 	if (facts)
-		strbuf_addf(ddl, ", PRIMARY KEY (%s, \"ts_ms\")) PARTITION BY RANGE (\"ts_ms\");\n", pk);
+		strbuf_addf(ddl, ", PRIMARY KEY (%s, \"ts_ms\")) PARTITION BY RANGE (\"ts_ms\");\n",
+			    pk);
 	else if (npk)
 		strbuf_addf(ddl, ", PRIMARY KEY (%s));\n", pk);
 	else
 		strbuf_addf(ddl, ");\n");
 
 	/* indexes: those of CREATE INDEX and UNIQUE constraints (the key is above) */
-	rc = sqlite3_prepare_v2(mem,
-				"SELECT l.name, l.\"unique\", group_concat('\"' || i.name || '\"', ', ')"
-				" FROM pragma_index_list(?1) l, pragma_index_info(l.name) i"
-				" WHERE l.origin <> 'pk' GROUP BY l.name ORDER BY l.name",
-				-1, &idx, NULL);
+	rc = sqlite3_prepare_v2(
+	    mem,
+	    "SELECT l.name, l.\"unique\", group_concat('\"' || i.name || '\"', ', ')"
+	    " FROM pragma_index_list(?1) l, pragma_index_info(l.name) i"
+	    " WHERE l.origin <> 'pk' GROUP BY l.name ORDER BY l.name",
+	    -1, &idx, NULL);
 	if (rc != SQLITE_OK)
 		return -EIO;
 	sqlite3_bind_text(idx, 1, table, -1, SQLITE_STATIC);
@@ -132,8 +136,8 @@ static int table_ddl(sqlite3 *mem, const char *table, struct strbuf *ddl)
 	}
 	sqlite3_finalize(idx);
 	if (facts)
-		strbuf_addf(ddl, "CREATE TABLE \"%s_default\" PARTITION OF \"%s\" DEFAULT;\n", table,
-			    table);
+		strbuf_addf(ddl, "CREATE TABLE \"%s_default\" PARTITION OF \"%s\" DEFAULT;\n",
+			    table, table);
 	return 0;
 }
 
@@ -209,18 +213,21 @@ static int pg_schema(struct store *st)
 	if (st->writable) {
 		char lock[64];
 
-		snprintf(lock, sizeof(lock), "SELECT pg_advisory_xact_lock(%d)", STORE_APPLICATION_ID);
+		snprintf(lock, sizeof(lock), "SELECT pg_advisory_xact_lock(%d)",
+			 STORE_APPLICATION_ID);
 		rc = db_exec(st, "BEGIN");
 		if (rc == SQLITE_OK)
 			rc = db_exec(st, lock);
 		if (rc != SQLITE_OK)
 			return pg_fail(st, rc, "lock");
-		ret = store__query_i64_opt(st, "SELECT count(*) FROM pg_tables WHERE tablename = 'meta'"
-					       " AND schemaname = current_schema()",
+		ret = store__query_i64_opt(st,
+					   "SELECT count(*) FROM pg_tables WHERE tablename = 'meta'"
+					   " AND schemaname = current_schema()",
 					   0, &version, &found);
 		if (!ret && version == 0)
-			ret = store__query_i64_opt(st, "SELECT count(*) FROM pg_tables"
-						       " WHERE schemaname = current_schema()",
+			ret = store__query_i64_opt(st,
+						   "SELECT count(*) FROM pg_tables"
+						   " WHERE schemaname = current_schema()",
 						   0, &others, &found);
 		if (!ret && version == 0 && others > 0)
 			ret = store__refuse(st->path, -EPROTO,
@@ -240,15 +247,17 @@ static int pg_schema(struct store *st)
 		if (ret)
 			return ret;
 	}
-	ret = store__query_i64_opt(st,
-				   "SELECT CAST(value AS bigint) FROM meta"
-				   " WHERE key = 'application_id' AND to_regclass('meta') IS NOT NULL",
-				   0, &app, &found);
+	ret = store__query_i64_opt(
+	    st,
+	    "SELECT CAST(value AS bigint) FROM meta"
+	    " WHERE key = 'application_id' AND to_regclass('meta') IS NOT NULL",
+	    0, &app, &found);
 	if (ret || !found || app != STORE_APPLICATION_ID)
 		return store__refuse(st->path, -EPROTO,
 				     "a PostgreSQL database without jobscope's meta table");
-	ret = store__query_i64_opt(st, "SELECT CAST(value AS bigint) FROM meta"
-				       " WHERE key = 'schema_version'",
+	ret = store__query_i64_opt(st,
+				   "SELECT CAST(value AS bigint) FROM meta"
+				   " WHERE key = 'schema_version'",
 				   0, &version, &found);
 	if (ret || !found)
 		return store__refuse_corrupt(st->path, "no schema version");
@@ -334,7 +343,8 @@ int store__pg_partitions(struct store *st, const char *table, const int64_t *ts_
 			 table, name, table, day * DAY_MS, (day + 1) * DAY_MS);
 		rc = db_exec(st, sql);
 		if (rc != SQLITE_OK)
-			log_warn(0, "store '%s': no partition %s_d%s (%s); its rows go to %s_default",
+			log_warn(0,
+				 "store '%s': no partition %s_d%s (%s); its rows go to %s_default",
 				 st->path, table, name, store__errmsg(st), table);
 		if (st->npg_parts == STORE_PG_PARTS)
 			st->npg_parts = 0; /* only a cache: start over */

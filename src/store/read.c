@@ -215,8 +215,7 @@ int store_get_job_summary_json(struct store *st, int64_t id, struct strbuf *out)
 	db_bind_int64(stmt, 1, id);
 	rc = db_step(stmt);
 	if (rc == SQLITE_ROW && db_column_type(stmt, 0) == SQLITE_TEXT)
-		ret = strbuf_add(out, db_column_text(stmt, 0),
-				 (size_t)db_column_bytes(stmt, 0));
+		ret = strbuf_add(out, db_column_text(stmt, 0), (size_t)db_column_bytes(stmt, 0));
 	else if (rc == SQLITE_ROW || rc == SQLITE_DONE)
 		ret = -ENOENT;
 	else
@@ -351,7 +350,8 @@ int store_query_rows(struct store *st, const char *sql, const char *const *param
 	while (!ret && (rc = db_step(stmt)) == SQLITE_ROW) {
 		row.ncols = db_column_count(stmt);
 		if (row.ncols > STORE_ROW_MAX) {
-			ret = log_err(-EPERM, "store_query_rows: more than %d columns", STORE_ROW_MAX);
+			ret = log_err(-EPERM, "store_query_rows: more than %d columns",
+				      STORE_ROW_MAX);
 			break;
 		}
 		for (int c = 0; c < row.ncols; c++) {

@@ -199,8 +199,7 @@ static int host_details(struct replay *rp, int64_t ts_ms, int64_t seq)
 	h->cpu.ncpus = 0;
 	if (h->valid & HOST_HAS_CPU) {
 		host_detail_start(rp, rp->cpu_stmt, ts_ms, seq);
-		while (h->cpu.ncpus < HOST_MAX_CPUS &&
-		       (rc = db_step(rp->cpu_stmt)) == SQLITE_ROW) {
+		while (h->cpu.ncpus < HOST_MAX_CPUS && (rc = db_step(rp->cpu_stmt)) == SQLITE_ROW) {
 			struct cpu_times *t = &h->cpu.cpu[h->cpu.ncpus];
 
 			r = (struct row){rp->cpu_stmt, 0};
@@ -223,8 +222,7 @@ static int host_details(struct replay *rp, int64_t ts_ms, int64_t seq)
 	h->ndisks = 0;
 	if (h->valid & HOST_HAS_DISK) {
 		host_detail_start(rp, rp->disk_stmt, ts_ms, seq);
-		while (h->ndisks < HOST_MAX_DISKS &&
-		       (rc = db_step(rp->disk_stmt)) == SQLITE_ROW) {
+		while (h->ndisks < HOST_MAX_DISKS && (rc = db_step(rp->disk_stmt)) == SQLITE_ROW) {
 			struct disk_stat *d = &h->disks[h->ndisks++];
 
 			r = (struct row){rp->disk_stmt, 0};
@@ -243,8 +241,7 @@ static int host_details(struct replay *rp, int64_t ts_ms, int64_t seq)
 	h->nnets = 0;
 	if (h->valid & HOST_HAS_NET) {
 		host_detail_start(rp, rp->net_stmt, ts_ms, seq);
-		while (h->nnets < HOST_MAX_NETS &&
-		       (rc = db_step(rp->net_stmt)) == SQLITE_ROW) {
+		while (h->nnets < HOST_MAX_NETS && (rc = db_step(rp->net_stmt)) == SQLITE_ROW) {
 			struct net_stat *ns = &h->nets[h->nnets++];
 
 			r = (struct row){rp->net_stmt, 0};
@@ -560,9 +557,8 @@ static int replay_window(struct store *st, int64_t id, int64_t *node_id, int64_t
 	if (rc == SQLITE_ROW) {
 		*node_id = db_column_int64(stmt, 0);
 		*start_ms = db_column_int64(stmt, 1);
-		*end_ms = db_column_type(stmt, 2) == SQLITE_NULL
-			      ? INT64_MAX
-			      : db_column_int64(stmt, 2);
+		*end_ms =
+		    db_column_type(stmt, 2) == SQLITE_NULL ? INT64_MAX : db_column_int64(stmt, 2);
 	} else if (rc == SQLITE_DONE) {
 		ret = -ENOENT;
 	} else {

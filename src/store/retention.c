@@ -100,8 +100,10 @@ int store_used_bytes(struct store *st, uint64_t *bytes)
 static int delete_packs_before(struct store *st, int64_t cut, int budget, int64_t *deleted)
 {
 	struct db_stmt *stmt;
-	int rc = db_prepare(st, "DELETE FROM packs WHERE id IN (SELECT id FROM packs WHERE"
-				    " seq_hi < ?1 ORDER BY seq_hi LIMIT ?2) RETURNING nrows", &stmt);
+	int rc = db_prepare(st,
+			    "DELETE FROM packs WHERE id IN (SELECT id FROM packs WHERE"
+			    " seq_hi < ?1 ORDER BY seq_hi LIMIT ?2) RETURNING nrows",
+			    &stmt);
 
 	if (rc != SQLITE_OK)
 		return store__write_fail(st, rc, "age out data");
@@ -231,8 +233,10 @@ static int record_gap(struct store *st, int64_t now_ms, const struct lost_span *
 	g->to_seq = l->to_seq;
 	g->rows = l->rows;
 	snprintf(g->reason, sizeof(g->reason), "size_cap");
-	rc = db_prepare(st, "INSERT INTO gaps (seq, node_id, ts_ms, from_ms, to_ms, from_seq, to_seq,"
-				" rows, reason) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)", &stmt);
+	rc = db_prepare(st,
+			"INSERT INTO gaps (seq, node_id, ts_ms, from_ms, to_ms, from_seq, to_seq,"
+			" rows, reason) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+			&stmt);
 	if (rc != SQLITE_OK)
 		return store__write_fail(st, rc, "record lost rows");
 	db_bind_int64(stmt, 1, g->seq);

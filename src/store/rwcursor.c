@@ -40,9 +40,11 @@ int store_rw_cursor_set(struct store *st, const char *url, int64_t acked_seq, in
 	ret = store__write_begin(st, &own);
 	if (ret)
 		return ret;
-	rc = db_prepare(st, "INSERT INTO rw_cursors (url, acked_seq, updated_ms) VALUES (?, ?, ?)"
-				" ON CONFLICT (url) DO UPDATE SET acked_seq = excluded.acked_seq,"
-				" updated_ms = excluded.updated_ms", &stmt);
+	rc = db_prepare(st,
+			"INSERT INTO rw_cursors (url, acked_seq, updated_ms) VALUES (?, ?, ?)"
+			" ON CONFLICT (url) DO UPDATE SET acked_seq = excluded.acked_seq,"
+			" updated_ms = excluded.updated_ms",
+			&stmt);
 	if (rc == SQLITE_OK) {
 		db_bind_text(stmt, 1, url, -1, SQLITE_STATIC);
 		db_bind_int64(stmt, 2, acked_seq);

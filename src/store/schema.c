@@ -17,7 +17,6 @@
 #include "common/log.h"
 #include "common/timeutil.h"
 
-
 /* Schema 1.  docs/store.md describes every column; keep the two in step. */
 static const char store_schema_v1[] =
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;\n"

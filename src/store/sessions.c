@@ -50,8 +50,10 @@ int store_session_start(struct store *st, struct session_record *s)
 		ret = -EEXIST;
 		goto out_rollback;
 	}
-	rc = db_prepare(st, "INSERT INTO sessions (name, start_ms, interval_ms, nodes)"
-				" VALUES (?, ?, ?, ?) RETURNING id", &stmt);
+	rc = db_prepare(st,
+			"INSERT INTO sessions (name, start_ms, interval_ms, nodes)"
+			" VALUES (?, ?, ?, ?) RETURNING id",
+			&stmt);
 	if (rc != SQLITE_OK) {
 		ret = store__read_fail(st, rc, "start a session");
 		goto out_rollback;
@@ -91,8 +93,10 @@ int store_session_stop(struct store *st, const char *name, int64_t end_ms, int *
 	*stopped = 0;
 	if (st->schema_version < 4)
 		return 0;
-	rc = db_prepare(st, name ? "UPDATE sessions SET end_ms = ?1 WHERE end_ms IS NULL AND name = ?2"
-				     : "UPDATE sessions SET end_ms = ?1 WHERE end_ms IS NULL", &stmt);
+	rc = db_prepare(st,
+			name ? "UPDATE sessions SET end_ms = ?1 WHERE end_ms IS NULL AND name = ?2"
+			     : "UPDATE sessions SET end_ms = ?1 WHERE end_ms IS NULL",
+			&stmt);
 	if (rc != SQLITE_OK)
 		return store__read_fail(st, rc, "stop a session");
 	db_bind_int64(stmt, 1, end_ms);
@@ -115,10 +119,12 @@ int store_for_each_session(struct store *st, bool active_only,
 
 	if (st->schema_version < 4)
 		return 0;
-	rc = db_prepare(st, active_only ? "SELECT " SESSION_COLUMNS " FROM sessions"
-					      " WHERE end_ms IS NULL ORDER BY start_ms, id"
-					    : "SELECT " SESSION_COLUMNS " FROM sessions"
-					      " ORDER BY start_ms, id", &stmt);
+	rc = db_prepare(st,
+			active_only ? "SELECT " SESSION_COLUMNS " FROM sessions"
+				      " WHERE end_ms IS NULL ORDER BY start_ms, id"
+				    : "SELECT " SESSION_COLUMNS " FROM sessions"
+				      " ORDER BY start_ms, id",
+			&stmt);
 	if (rc != SQLITE_OK)
 		return store__read_fail(st, rc, "list the sessions");
 	while (!ret && (rc = db_step(stmt)) == SQLITE_ROW) {
@@ -136,8 +142,10 @@ int store_session_get(struct store *st, const char *name, struct session_record 
 
 	if (st->schema_version < 4)
 		return -ENOENT;
-	rc = db_prepare(st, "SELECT " SESSION_COLUMNS " FROM sessions WHERE name = ?"
-				" ORDER BY start_ms DESC, id DESC LIMIT 1", &stmt);
+	rc = db_prepare(st,
+			"SELECT " SESSION_COLUMNS " FROM sessions WHERE name = ?"
+			" ORDER BY start_ms DESC, id DESC LIMIT 1",
+			&stmt);
 	if (rc != SQLITE_OK)
 		return store__read_fail(st, rc, "read a session");
 	db_bind_text(stmt, 1, name, -1, SQLITE_STATIC);
@@ -191,8 +199,10 @@ int store_request_add(struct store *st, struct request_record *r)
 
 	if (st->schema_version < 7)
 		return -EPROTONOSUPPORT;
-	rc = db_prepare(st, "INSERT INTO requests (ts_ms, app, queue_s, processing_s, other)"
-				" VALUES (?, ?, ?, ?, ?) RETURNING id", &stmt);
+	rc = db_prepare(st,
+			"INSERT INTO requests (ts_ms, app, queue_s, processing_s, other)"
+			" VALUES (?, ?, ?, ?, ?) RETURNING id",
+			&stmt);
 	if (rc != SQLITE_OK)
 		return store__read_fail(st, rc, "record a request");
 	db_bind_int64(stmt, 1, r->ts_ms);

@@ -126,28 +126,30 @@ static const char *const store_sql[STMT__COUNT] = {
     [STMT_GPU_PROC] = "INSERT INTO gpu_proc_samples (seq, device_id, ts_ms, pid, proc_id, job_id,"
 		      " mem_bytes, sm_util_pct, mem_util_pct, graphics)"
 		      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-    [STMT_JOB_SUMMARY] = "INSERT INTO job_summaries (job_id, wall_ms, cpu_ms,"
-			 " cpu_avg_cores, cpu_peak_cores, cpu_efficiency_pct, rss_peak_bytes,"
-			 " mem_efficiency_pct, read_bytes, write_bytes, gpus_used,"
-			 " gpu_util_avg_pct, gpu_util_p95_pct, gpu_mem_peak_bytes, gpu_energy_mj,"
-			 " report_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-			 " ON CONFLICT (job_id) DO UPDATE SET wall_ms = excluded.wall_ms,"
-			 " cpu_ms = excluded.cpu_ms, cpu_avg_cores = excluded.cpu_avg_cores,"
-			 " cpu_peak_cores = excluded.cpu_peak_cores,"
-			 " cpu_efficiency_pct = excluded.cpu_efficiency_pct,"
-			 " rss_peak_bytes = excluded.rss_peak_bytes,"
-			 " mem_efficiency_pct = excluded.mem_efficiency_pct,"
-			 " read_bytes = excluded.read_bytes, write_bytes = excluded.write_bytes,"
-			 " gpus_used = excluded.gpus_used, gpu_util_avg_pct = excluded.gpu_util_avg_pct,"
-			 " gpu_util_p95_pct = excluded.gpu_util_p95_pct,"
-			 " gpu_mem_peak_bytes = excluded.gpu_mem_peak_bytes,"
-			 " gpu_energy_mj = excluded.gpu_energy_mj, report_json = excluded.report_json",
-    [STMT_ROLLUP] = "INSERT INTO rollups (tier_ms, node_id, entity, entity_id, metric, ts_ms,"
-		    " n, min, avg, max) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-		    " ON CONFLICT (tier_ms, node_id, entity, entity_id, metric, ts_ms) DO UPDATE"
-		    " SET min = least(rollups.min, excluded.min), max = greatest(rollups.max, excluded.max),"
-		    " avg = (rollups.avg * rollups.n + excluded.avg * excluded.n)"
-		    " / (rollups.n + excluded.n), n = rollups.n + excluded.n",
+    [STMT_JOB_SUMMARY] =
+	"INSERT INTO job_summaries (job_id, wall_ms, cpu_ms,"
+	" cpu_avg_cores, cpu_peak_cores, cpu_efficiency_pct, rss_peak_bytes,"
+	" mem_efficiency_pct, read_bytes, write_bytes, gpus_used,"
+	" gpu_util_avg_pct, gpu_util_p95_pct, gpu_mem_peak_bytes, gpu_energy_mj,"
+	" report_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	" ON CONFLICT (job_id) DO UPDATE SET wall_ms = excluded.wall_ms,"
+	" cpu_ms = excluded.cpu_ms, cpu_avg_cores = excluded.cpu_avg_cores,"
+	" cpu_peak_cores = excluded.cpu_peak_cores,"
+	" cpu_efficiency_pct = excluded.cpu_efficiency_pct,"
+	" rss_peak_bytes = excluded.rss_peak_bytes,"
+	" mem_efficiency_pct = excluded.mem_efficiency_pct,"
+	" read_bytes = excluded.read_bytes, write_bytes = excluded.write_bytes,"
+	" gpus_used = excluded.gpus_used, gpu_util_avg_pct = excluded.gpu_util_avg_pct,"
+	" gpu_util_p95_pct = excluded.gpu_util_p95_pct,"
+	" gpu_mem_peak_bytes = excluded.gpu_mem_peak_bytes,"
+	" gpu_energy_mj = excluded.gpu_energy_mj, report_json = excluded.report_json",
+    [STMT_ROLLUP] =
+	"INSERT INTO rollups (tier_ms, node_id, entity, entity_id, metric, ts_ms,"
+	" n, min, avg, max) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	" ON CONFLICT (tier_ms, node_id, entity, entity_id, metric, ts_ms) DO UPDATE"
+	" SET min = least(rollups.min, excluded.min), max = greatest(rollups.max, excluded.max),"
+	" avg = (rollups.avg * rollups.n + excluded.avg * excluded.n)"
+	" / (rollups.n + excluded.n), n = rollups.n + excluded.n",
 };
 
 /* Binding a row's values in column order; the first failure is kept. */
@@ -486,8 +488,8 @@ int store_job_begin(struct store *st, struct job_record *job)
 	bind_text(&b, job->scheduler, sizeof(job->scheduler));
 	/* "run" jobs get their row id as job_id, set below in this transaction */
 	bind_keep(&b, db_bind_text(b.stmt, ++b.col, is_run ? "" : job->job_id,
-					is_run ? 0 : (int)strnlen(job->job_id, sizeof(job->job_id)),
-					SQLITE_STATIC));
+				   is_run ? 0 : (int)strnlen(job->job_id, sizeof(job->job_id)),
+				   SQLITE_STATIC));
 	bind_i64(&b, job->start_ms);
 	bind_job_state(&b, job);
 	ret = stmt_run(st, &b, "add a job", &job->id);
@@ -676,9 +678,8 @@ static int put_disk_rows(struct store *st, int64_t node_id, int64_t ts_ms,
 			break;
 		bind_i64(&b, node_id);
 		bind_i64(&b, ts_ms);
-		bind_keep(&b,
-			  db_bind_text(b.stmt, ++b.col, d->name,
-					    (int)strnlen(d->name, sizeof(d->name)), SQLITE_STATIC));
+		bind_keep(&b, db_bind_text(b.stmt, ++b.col, d->name,
+					   (int)strnlen(d->name, sizeof(d->name)), SQLITE_STATIC));
 		bind_u64(&b, d->reads);
 		bind_u64(&b, d->read_bytes);
 		bind_u64(&b, d->writes);
@@ -704,9 +705,9 @@ static int put_net_rows(struct store *st, int64_t node_id, int64_t ts_ms,
 			break;
 		bind_i64(&b, node_id);
 		bind_i64(&b, ts_ms);
-		bind_keep(&b, db_bind_text(b.stmt, ++b.col, ns->name,
-						(int)strnlen(ns->name, sizeof(ns->name)),
-						SQLITE_STATIC));
+		bind_keep(&b,
+			  db_bind_text(b.stmt, ++b.col, ns->name,
+				       (int)strnlen(ns->name, sizeof(ns->name)), SQLITE_STATIC));
 		bind_u64(&b, ns->rx_bytes);
 		bind_u64(&b, ns->rx_packets);
 		bind_u64(&b, ns->tx_bytes);
@@ -1006,8 +1007,8 @@ int store_put_job_summary(struct store *st, const struct job_summary_record *s)
 		bind_opt(&b, s->has_gpu_mem, s->gpu_mem_peak_bytes);
 		bind_opt(&b, s->has_gpu_energy, s->gpu_energy_mj);
 		if (s->report_json)
-			bind_keep(&b, db_bind_text(b.stmt, ++b.col, s->report_json, -1,
-							SQLITE_STATIC));
+			bind_keep(&b,
+				  db_bind_text(b.stmt, ++b.col, s->report_json, -1, SQLITE_STATIC));
 		else
 			bind_keep(&b, db_bind_null(b.stmt, ++b.col));
 		ret = stmt_run(st, &b, "store a job summary", NULL);

@@ -99,12 +99,13 @@ static void test_greatest_least(void **state)
 	strbuf_init(&out, 4096);
 	jsonw_init(&w, &out, false);
 	/* PostgreSQL's: NULLs ignored, NULL only when all are; integers stay integers */
-	assert_int_equal(store_query_json(st,
-					  "SELECT greatest(1, NULL, 3) AS g, least(2, NULL, -1) AS l,"
-					  " greatest(NULL, NULL) AS n, greatest(1, 2.5) AS f,"
-					  " least(7) AS one",
-					  none, true, &w, &rows),
-			 0);
+	assert_int_equal(
+	    store_query_json(st,
+			     "SELECT greatest(1, NULL, 3) AS g, least(2, NULL, -1) AS l,"
+			     " greatest(NULL, NULL) AS n, greatest(1, 2.5) AS f,"
+			     " least(7) AS one",
+			     none, true, &w, &rows),
+	    0);
 	assert_int_equal(rows, 1);
 	assert_string_equal(strbuf_str(&out),
 			    "{\"g\":3,\"l\":-1,\"n\":null,\"f\":2.500,\"one\":7}");
@@ -143,9 +144,9 @@ static void test_unreachable(void **state)
 
 	(void)state;
 	/* port 1 on loopback: nobody listens, the refusal is at once */
-	assert_int_equal(store_open("postgresql://nobody@127.0.0.1:1/none?connect_timeout=2",
-				    STORE_CREATE, &st),
-			 -ECONNREFUSED);
+	assert_int_equal(
+	    store_open("postgresql://nobody@127.0.0.1:1/none?connect_timeout=2", STORE_CREATE, &st),
+	    -ECONNREFUSED);
 	assert_null(st);
 }
 
