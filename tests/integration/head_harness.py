@@ -126,9 +126,25 @@ class Head:
         if token_file:
             args += ["--token-file", token_file]
         self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=self.errf)
+                                     stderr=self.errf, cwd=wd.path)
         self.port = wait_for(self._port, timeout=15, what="the head's listening line")
         self.url = "http://%s:%d" % (addr, self.port)
+        if is_pg(self.db):
+            self._check_pg()
+
+    def _check_pg(self):
+        """A head that took the URL for a file name (a jobscope without PostgreSQL) fails
+        the test here, said so, rather than later as rows that never arrive."""
+        try:
+            wait_for(lambda: store_exists(self.db), timeout=15,
+                     what="the head's tables in PostgreSQL")
+        except AssertionError:
+            self.proc.kill()
+            self.proc.wait(timeout=20)
+            self.errf.close()
+            raise AssertionError("the head does not keep its store in PostgreSQL: no tables in"
+                                 " %s 15 s after it listened (a jobscope without --db"
+                                 " postgresql://?); its log: %s" % (self.db, open(self.log).read()))
 
     def _port(self):
         if self.proc.poll() is not None:

@@ -57,7 +57,7 @@ def ticks_of(db, job_id):
     """The node's ticks (host rows) from the job's first row to its last."""
     rows = sql(db, "SELECT min(s.ts_ms), max(s.ts_ms), j.node_id FROM job_samples s"
                    " JOIN jobs j ON j.id = s.job_id WHERE j.scheduler = 'slurm'"
-                   " AND j.job_id = ?", job_id)
+                   " AND j.job_id = ? GROUP BY j.node_id", job_id)
     lo, hi, node = rows[0]
     return sql(db, "SELECT count(*) FROM host_samples WHERE node_id = ? AND ts_ms BETWEEN ? AND ?",
                node, lo, hi)[0][0]
