@@ -5,7 +5,8 @@ in the environment (the *_pg tests in tests/meson.build) every Head keeps its st
 PostgreSQL instead: one private server per test process (pg_cluster.PgCluster, started
 at the first Head, stopped at exit), one database per head db path: fresh the first
 time a path is used in the process, the same database when a head is started again on
-that path.  Head.db is then the database's postgresql:// URL, and sql(), store_exists()
+that path.  Head.db is then the database's postgresql:// URL (through the server's
+unix socket for a head in a network namespace of its own), and sql(), store_exists()
 and the digests below read it with psql through the same SQL (write "user" quoted).
 Tests that make no sense there (a corrupted or full SQLite file) call skip_on_pg().
 """
@@ -19,6 +20,7 @@ import sqlite3
 import subprocess
 import sys
 import urllib.error
+import urllib.parse
 import urllib.request
 
 from harness import JOBSCOPE, wait_for
@@ -53,13 +55,14 @@ def pg():
     return _cluster
 
 
-def pg_db_for(path):
-    """The URL of the database that stands for head db path (created when new)."""
+def pg_db_for(path, socket=False):
+    """The URL of the database that stands for head db path (created when new); with
+    socket, through the server's unix socket (a head in a network namespace)."""
     name = "h_" + hashlib.sha1(os.path.abspath(path).encode()).hexdigest()[:20]
     c = pg()
     url = c.create_db(name, fresh=name not in _made)
     _made.add(name)
-    return url
+    return c.socket_url_of(name) if socket else url
 
 
 def is_pg(db):
@@ -67,7 +70,7 @@ def is_pg(db):
 
 
 def _pg_name(url):
-    return url.rsplit("/", 1)[1].split("?")[0]
+    return urllib.parse.urlsplit(url).path.lstrip("/")
 
 
 def sql(db, query, *args):
@@ -105,11 +108,11 @@ COMPARE = {
 }
 
 
-def head_db(path, backend=None):
+def head_db(path, backend=None, socket=False):
     """What a head started on db path gets as --db: the path, or on PostgreSQL the URL
     of the database that stands for it."""
     if (backend or BACKEND) == "postgresql":
-        return pg_db_for(path)
+        return pg_db_for(path, socket)
     return path
 
 
@@ -117,7 +120,7 @@ class Head:
     def __init__(self, wd, db=None, port=0, token_file=None, name="head", netns=None,
                  addr="127.0.0.1", extra=(), wrap=(), backend=None):
         self.path = db or wd.join("head.db")
-        self.db = head_db(self.path, backend)
+        self.db = head_db(self.path, backend, socket=bool(netns))
         self.log = wd.join(name + ".log")
         self.errf = open(self.log, "a")
         self.addr = addr

@@ -2,7 +2,8 @@
 
     with PgCluster() as pg:                 # raises PgUnavailable(reason)
         url = pg.create_db("head1")         # postgresql://postgres@127.0.0.1:PORT/head1
-        rows = pg.query("SELECT 1, 'a'", db="head1")   # [("1", "a")]
+        rows = pg.query("SELECT 1, 'a'", db="head1")   # [(1, "a")]
+        pg.socket_url_of("head1")  # the same through the unix socket (for a netns)
 
 Everything lives in a temporary directory owned by the `postgres` user
 (initdb and postgres refuse to run as root; the tests run as root): the data
@@ -217,6 +218,11 @@ class PgCluster:
 
     def url_of(self, db):
         return "postgresql://postgres@127.0.0.1:%d/%s" % (self.port, db)
+
+    def socket_url_of(self, db):
+        """db's URL through the unix socket (libpq's host=DIRECTORY form), for a client
+        in a network namespace of its own, where 127.0.0.1 is not this server."""
+        return "postgresql://postgres@/%s?host=%s&port=%d" % (db, self.dir, self.port)
 
     def create_db(self, db, fresh=True):
         """Creates database db (dropping one of that name when fresh); its URL."""
