@@ -23,7 +23,8 @@ import urllib.request
 
 from harness import jobscope, run_tests, check, eq, wait_for
 from agent_harness import env_with, spawn
-from head_harness import COMPARE, Head, node_id, start_agent, stop_agent, sql, store_exists, StoreError
+from head_harness import (COMPARE, Head, node_id, start_agent, stop_agent, sql, store_exists,
+                          StoreError)
 
 # every table keyed by seq, and how a head finds a node's rows in it
 FACTS = {
