@@ -37,6 +37,20 @@ StoreError = (sqlite3.OperationalError, pg_cluster.PgError)
 
 _cluster = None
 _made = set()  # databases created in this process
+_heads = []  # every Head started, so none outlives the test process
+
+
+def _at_exit():
+    """Heads a failed test left running are killed; then the server is stopped."""
+    for h in _heads:
+        if h.proc.poll() is None:
+            h.proc.kill()
+            h.proc.wait()
+    if _cluster is not None:
+        _cluster.stop()
+
+
+atexit.register(_at_exit)
 
 
 def pg():
@@ -51,7 +65,6 @@ def pg():
             print("SKIP: PostgreSQL unavailable: %s" % e.reason, flush=True)
             sys.exit(77)
         _cluster = c
-        atexit.register(c.stop)
     return _cluster
 
 
@@ -130,6 +143,7 @@ class Head:
             args += ["--token-file", token_file]
         self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=self.errf, cwd=wd.path)
+        _heads.append(self)
         self.port = wait_for(self._port, timeout=15, what="the head's listening line")
         self.url = "http://%s:%d" % (addr, self.port)
         if is_pg(self.db):
