@@ -195,10 +195,19 @@ def node_id(db, hostname):
     return sql(db, "SELECT id FROM nodes WHERE hostname = ?", hostname)[0][0]
 
 
-def digest(db, table, where, args=()):
-    rows = sql(db, "SELECT %s FROM %s %s ORDER BY ts_ms, %s" % (COMPARE[table], table, where,
-                                                              COMPARE[table]), *args)
+def in_order(rows):
+    """rows sorted in Python, NULL (None) first in every column: SQLite puts NULLs first
+    in ORDER BY, PostgreSQL last, so the SQL order is not the same on both."""
+    return sorted(rows, key=lambda r: tuple((v is not None, v) for v in r))
+
+
+def rows_digest(rows):
+    rows = in_order(rows)
     return len(rows), hashlib.sha256(repr(rows).encode()).hexdigest()[:16]
+
+
+def digest(db, table, where, args=()):
+    return rows_digest(sql(db, "SELECT %s FROM %s %s" % (COMPARE[table], table, where), *args))
 
 
 def agent_side(db, table):

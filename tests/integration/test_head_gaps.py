@@ -12,7 +12,6 @@ never got: the loss is counted at both ends (the agent's /api/v1/node and
 the gap shows in the session export and in the report of a job that ran
 through it.
 """
-import hashlib
 import json
 import os
 import re
@@ -24,7 +23,7 @@ import urllib.request
 from harness import jobscope, run_tests, check, eq, wait_for
 from agent_harness import env_with, spawn
 from head_harness import (COMPARE, Head, node_id, start_agent, stop_agent, sql, store_exists,
-                          StoreError)
+                          StoreError, rows_digest)
 
 # every table keyed by seq, and how a head finds a node's rows in it
 FACTS = {
@@ -76,9 +75,8 @@ def held(head_db, agent_db):
 
 
 def digest(db, table, where, args):
-    rows = sql(db, "SELECT %s FROM %s WHERE %s ORDER BY ts_ms, %s"
-               % (COMPARE[table], table, where, COMPARE[table]), *args)
-    return len(rows), hashlib.sha256(repr(rows).encode()).hexdigest()[:16]
+    return rows_digest(sql(db, "SELECT %s FROM %s WHERE %s" % (COMPARE[table], table, where),
+                           *args))
 
 
 def agent_port(log):
