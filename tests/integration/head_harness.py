@@ -1,15 +1,113 @@
-"""Starting heads and agents that stream to them, and comparing their stores."""
+"""Starting heads and agents that stream to them, and comparing their stores.
+
+The head's store is a SQLite file by default.  With JOBSCOPE_TEST_HEAD_DB=postgresql
+in the environment (the *_pg tests in tests/meson.build) every Head keeps its store in
+PostgreSQL instead: one private server per test process (pg_cluster.PgCluster, started
+at the first Head, stopped at exit), one database per head db path: fresh the first
+time a path is used in the process, the same database when a head is started again on
+that path.  Head.db is then the database's postgresql:// URL (through the server's
+unix socket for a head in a network namespace of its own), and sql(), store_exists()
+and the digests below read it with psql through the same SQL (write "user" quoted).
+Tests that make no sense there (a corrupted or full SQLite file) call skip_on_pg().
+"""
+import atexit
 import hashlib
 import json
 import os
 import re
 import signal
+import sqlite3
 import subprocess
+import sys
 import urllib.error
+import urllib.parse
 import urllib.request
 
 from harness import JOBSCOPE, wait_for
-from agent_harness import sql
+import agent_harness
+import pg_cluster
+
+BACKEND = os.environ.get("JOBSCOPE_TEST_HEAD_DB", "sqlite") or "sqlite"
+if BACKEND not in ("sqlite", "postgresql"):
+    sys.exit("JOBSCOPE_TEST_HEAD_DB=%r: sqlite or postgresql" % BACKEND)
+PG = BACKEND == "postgresql"
+
+# what a read of a store still being created raises, on either backend
+StoreError = (sqlite3.OperationalError, pg_cluster.PgError)
+
+_cluster = None
+_made = set()  # databases created in this process
+_heads = []  # every Head started, so none outlives the test process
+
+
+def _at_exit():
+    """Heads a failed test left running are killed; then the server is stopped."""
+    for h in _heads:
+        if h.proc.poll() is None:
+            h.proc.kill()
+            h.proc.wait()
+    if _cluster is not None:
+        _cluster.stop()
+
+
+atexit.register(_at_exit)
+
+
+def pg():
+    """This process's PostgreSQL server, started at the first call."""
+    global _cluster
+    if _cluster is None:
+        c = pg_cluster.PgCluster("jobscope")
+        try:
+            c.start()
+        except pg_cluster.PgUnavailable as e:
+            # a *_pg test without PostgreSQL: meson's "skipped", with the reason
+            print("SKIP: PostgreSQL unavailable: %s" % e.reason, flush=True)
+            sys.exit(77)
+        _cluster = c
+    return _cluster
+
+
+def pg_db_for(path, socket=False):
+    """The URL of the database that stands for head db path (created when new); with
+    socket, through the server's unix socket (a head in a network namespace)."""
+    name = "h_" + hashlib.sha1(os.path.abspath(path).encode()).hexdigest()[:20]
+    c = pg()
+    url = c.create_db(name, fresh=name not in _made)
+    _made.add(name)
+    return c.socket_url_of(name) if socket else url
+
+
+def is_pg(db):
+    return isinstance(db, str) and db.startswith("postgresql://")
+
+
+def _pg_name(url):
+    return urllib.parse.urlsplit(url).path.lstrip("/")
+
+
+def sql(db, query, *args):
+    """The rows of query on a store: a SQLite file (an agent's, a head's) or a head's
+    PostgreSQL database (its URL), as the same Python values."""
+    if is_pg(db):
+        return pg().query(query, *args, db=_pg_name(db))
+    return agent_harness.sql(db, query, *args)
+
+
+def store_exists(db):
+    """Whether the head has created its store (its agents table, on PostgreSQL)."""
+    if is_pg(db):
+        return bool(pg().psql("SELECT to_regclass('agents') IS NOT NULL AND"
+                              " to_regclass('host_samples') IS NOT NULL", db=_pg_name(db))
+                    == [("t",)])
+    return os.path.exists(db)
+
+
+def skip_on_pg(why):
+    """True (and says why) when the head's store is PostgreSQL: the caller returns."""
+    if PG:
+        print("SKIP on postgresql: %s" % why, flush=True)
+    return PG
 
 # the values compared per table: every column but the store's own ids and seq
 COMPARE = {
@@ -23,10 +121,19 @@ COMPARE = {
 }
 
 
+def head_db(path, backend=None, socket=False):
+    """What a head started on db path gets as --db: the path, or on PostgreSQL the URL
+    of the database that stands for it."""
+    if (backend or BACKEND) == "postgresql":
+        return pg_db_for(path, socket)
+    return path
+
+
 class Head:
     def __init__(self, wd, db=None, port=0, token_file=None, name="head", netns=None,
-                 addr="127.0.0.1", extra=(), wrap=()):
-        self.db = db or wd.join("head.db")
+                 addr="127.0.0.1", extra=(), wrap=(), backend=None):
+        self.path = db or wd.join("head.db")
+        self.db = head_db(self.path, backend, socket=bool(netns))
         self.log = wd.join(name + ".log")
         self.errf = open(self.log, "a")
         self.addr = addr
@@ -35,9 +142,26 @@ class Head:
         if token_file:
             args += ["--token-file", token_file]
         self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=self.errf)
+                                     stderr=self.errf, cwd=wd.path)
+        _heads.append(self)
         self.port = wait_for(self._port, timeout=15, what="the head's listening line")
         self.url = "http://%s:%d" % (addr, self.port)
+        if is_pg(self.db):
+            self._check_pg()
+
+    def _check_pg(self):
+        """A head that took the URL for a file name (a jobscope without PostgreSQL) fails
+        the test here, said so, rather than later as rows that never arrive."""
+        try:
+            wait_for(lambda: store_exists(self.db), timeout=15,
+                     what="the head's tables in PostgreSQL")
+        except AssertionError:
+            self.proc.kill()
+            self.proc.wait(timeout=20)
+            self.errf.close()
+            raise AssertionError("the head does not keep its store in PostgreSQL: no tables in"
+                                 " %s 15 s after it listened (a jobscope without --db"
+                                 " postgresql://?); its log: %s" % (self.db, open(self.log).read()))
 
     def _port(self):
         if self.proc.poll() is not None:
@@ -71,10 +195,19 @@ def node_id(db, hostname):
     return sql(db, "SELECT id FROM nodes WHERE hostname = ?", hostname)[0][0]
 
 
-def digest(db, table, where, args=()):
-    rows = sql(db, "SELECT %s FROM %s %s ORDER BY ts_ms, %s" % (COMPARE[table], table, where,
-                                                              COMPARE[table]), *args)
+def in_order(rows):
+    """rows sorted in Python, NULL (None) first in every column: SQLite puts NULLs first
+    in ORDER BY, PostgreSQL last, so the SQL order is not the same on both."""
+    return sorted(rows, key=lambda r: tuple((v is not None, v) for v in r))
+
+
+def rows_digest(rows):
+    rows = in_order(rows)
     return len(rows), hashlib.sha256(repr(rows).encode()).hexdigest()[:16]
+
+
+def digest(db, table, where, args=()):
+    return rows_digest(sql(db, "SELECT %s FROM %s %s" % (COMPARE[table], table, where), *args))
 
 
 def agent_side(db, table):
@@ -117,15 +250,39 @@ def stop_agent(proc, errf):
 
 def held(head_db, agent_db):
     """Whether the head holds every row of the agent (by its cursor)."""
-    import sqlite3
     try:
         aid = sql(agent_db, "SELECT value FROM meta WHERE key = 'agent_id'")
         if not aid:
             return False
         cur = sql(head_db, "SELECT acked_seq FROM agents WHERE agent_id = ?", aid[0][0])
         top = sql(agent_db, "SELECT max(seq) FROM host_samples")[0][0] or 0
-    except sqlite3.OperationalError:
+    except StoreError:
         return False  # a store still being created
     return bool(cur) and cur[0][0] >= top
 
 
+
+
+def store_exec(db, query, *args):
+    """Runs one statement that writes (? bound to args) on a head's store, committed."""
+    if is_pg(db):
+        pg().psql(pg_cluster.bind(query, args), db=_pg_name(db))
+        return
+    con = sqlite3.connect(db, timeout=10)
+    try:
+        with con:
+            con.execute(query, args)
+    finally:
+        con.close()
+
+
+def integrity_ok(db):
+    """Whether the head's store reads whole: SQLite's integrity_check, or on PostgreSQL
+    every table and partition scanned without an error."""
+    if is_pg(db):
+        for (t,) in pg().psql("SELECT c.relname FROM pg_class c JOIN pg_namespace n"
+                              " ON n.oid = c.relnamespace WHERE n.nspname = 'public'"
+                              " AND c.relkind IN ('r', 'p')", db=_pg_name(db)):
+            pg().psql('SELECT count(*) FROM "%s"' % t, db=_pg_name(db))
+        return True
+    return sql(db, "PRAGMA integrity_check")[0][0] == "ok"

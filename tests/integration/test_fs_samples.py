@@ -8,13 +8,12 @@ be compared exactly with os.statvfs of the same directory, read through
 what statvfs says it moved.  An agent's rows stream to its head.
 """
 import os
-import sqlite3
 import subprocess
 import time
 
 from harness import JOBSCOPE, run_tests, check, eq, wait_for
-from agent_harness import sql
-from head_harness import Head, node_id, stop_agent, held
+
+from head_harness import Head, node_id, stop_agent, held, sql, StoreError
 
 ROOT = "/tmp/jobscope-fsroot"
 
@@ -42,7 +41,7 @@ def fs_rows(db, where=""):
     try:
         return sql(db, "SELECT ts_ms, mount, used_bytes, total_bytes FROM fs_samples %s ORDER BY seq"
                    % where)
-    except sqlite3.OperationalError:
+    except StoreError:
         return []  # a store still being created
 
 

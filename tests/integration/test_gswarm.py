@@ -16,7 +16,7 @@ import urllib.error
 import urllib.request
 
 from harness import JOBSCOPE, jobscope, run_tests, check, eq, wait_for
-from head_harness import Head, start_agent, stop_agent
+from head_harness import Head, head_db, start_agent, stop_agent
 
 FAKES = os.environ.get("FAKES", "")
 SCENARIO = """driver 535.104.05
@@ -238,7 +238,7 @@ def test_gswarm_client_against_head(wd):
 
 
 def test_session_dir_must_be_writable(wd):
-    r = jobscope("head", "--db", wd.join("h.db"), "--listen", "127.0.0.1:0",
+    r = jobscope("head", "--db", head_db(wd.join("h.db")), "--listen", "127.0.0.1:0",
                  "--session-dir", wd.join("nope"))
     eq(r.returncode, 2, "a setup error")
     check("--session-dir" in r.stderr, r.stderr)

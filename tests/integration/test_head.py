@@ -18,9 +18,9 @@ import urllib.error
 import urllib.request
 
 from harness import JOBSCOPE, helper, jobscope, run_tests, check, eq, wait_for
-from agent_harness import sql
+
 from head_harness import (COMPARE, Head, node_id, agent_side, head_side, start_agent,
-                          stop_agent, held)
+                          stop_agent, held, sql, store_exists, skip_on_pg, head_db)
 
 def test_nothing_lost_across_head_kill_and_agent_restart(wd):
     if subprocess.run(["unshare", "--uts", "true"]).returncode != 0:
@@ -30,7 +30,7 @@ def test_nothing_lost_across_head_kill_and_agent_restart(wd):
     a1, db1, _, e1 = start_agent(wd, head, "node-a")
     a2, db2, _, e2 = start_agent(wd, head, "node-b")
     try:
-        wait_for(lambda: os.path.exists(head.db) and
+        wait_for(lambda: store_exists(head.db) and
                  len(sql(head.db, "SELECT * FROM agents")) == 2, timeout=20,
                  what="both agents streaming")
         time.sleep(1.0)
@@ -102,7 +102,7 @@ def test_sessions_set_intervals_survive_restart_and_export(wd):
     head = Head(wd)
     agents = [start_agent(wd, head, n, extra=["--interval", "1s"]) for n in ("node-a", "node-b")]
     try:
-        wait_for(lambda: os.path.exists(head.db) and
+        wait_for(lambda: store_exists(head.db) and
                  len(sql(head.db, "SELECT * FROM agents")) == 2, timeout=20,
                  what="both agents streaming")
         rc, out = session(head, "start", "s1", "--interval", "200ms")
@@ -294,7 +294,7 @@ JOB_FIELDS = ["key", "node", "scheduler", "job_id", "user", "command", "start_ms
 def stored_jobs(db, where="", args=()):
     """The head's jobs (not sessions) as /api/v1/jobs lists them, from SQL, in its order."""
     rows = sql(db, "SELECT j.scheduler || ':' || j.job_id || ':' || j.start_ms, n.hostname,"
-               " j.scheduler, j.job_id, j.user, j.command, j.start_ms, j.end_ms,"
+               " j.scheduler, j.job_id, j.\"user\", j.command, j.start_ms, j.end_ms,"
                " CASE WHEN j.end_ms IS NULL THEN 'running' ELSE 'ended' END,"
                " j.reservation_source, round(j.reserved_cpus, 3), j.reserved_mem_bytes,"
                " j.reserved_gpus, s.cpu_ms, round(s.cpu_efficiency_pct, 3), s.rss_peak_bytes,"
@@ -312,6 +312,8 @@ def test_jobs_list_pages_and_filters(wd):
     job once in order (also while new jobs arrive), and 400 for a bad parameter."""
     if subprocess.run(["unshare", "--uts", "true"]).returncode != 0:
         print("SKIP: cannot make UTS namespaces here (needs root)")
+        return
+    if skip_on_pg("the head's store is made beforehand by js-mkstore, a SQLite file"):
         return
     db = wd.join("head.db")
     r = subprocess.run([helper("mkstore"), "--db", db, "--scenario", "golden",
@@ -447,7 +449,7 @@ def test_tls(wd):
     if r.returncode != 0:
         print("SKIP: no openssl to make a certificate")
         return
-    db = wd.join("tls-head.db")
+    db = head_db(wd.join("tls-head.db"))
     log = wd.join("tls-head.log")
     errf = open(log, "w")
     proc = subprocess.Popen([JOBSCOPE, "head", "--db", db, "--listen", "127.0.0.1:0",
@@ -466,7 +468,7 @@ def test_tls(wd):
                                 "--interval", "100ms", "--head", url],
                                stdout=subprocess.DEVNULL, stderr=open(wd.join("bad.log"), "w"))
         try:
-            wait_for(lambda: os.path.exists(db) and os.path.exists(wd.join("good.db")) and
+            wait_for(lambda: store_exists(db) and os.path.exists(wd.join("good.db")) and
                      held(db, wd.join("good.db")), timeout=20,
                      what="the agent that trusts the CA streams over HTTPS")
             time.sleep(1.0)

@@ -12,7 +12,6 @@ never got: the loss is counted at both ends (the agent's /api/v1/node and
 the gap shows in the session export and in the report of a job that ran
 through it.
 """
-import hashlib
 import json
 import os
 import re
@@ -22,8 +21,9 @@ import time
 import urllib.request
 
 from harness import jobscope, run_tests, check, eq, wait_for
-from agent_harness import sql, env_with, spawn
-from head_harness import COMPARE, Head, node_id, start_agent, stop_agent
+from agent_harness import env_with, spawn
+from head_harness import (COMPARE, Head, node_id, start_agent, stop_agent, sql, store_exists,
+                          StoreError, rows_digest)
 
 # every table keyed by seq, and how a head finds a node's rows in it
 FACTS = {
@@ -66,19 +66,17 @@ def max_seq(agent_db):
 
 def held(head_db, agent_db):
     """Whether the head holds every seq of the agent, gap records included."""
-    import sqlite3
     try:
         aid = sql(agent_db, "SELECT value FROM meta WHERE key = 'agent_id'")
         cur = aid and sql(head_db, "SELECT acked_seq FROM agents WHERE agent_id = ?", aid[0][0])
         return bool(cur) and cur[0][0] >= (max_seq(agent_db) or 0)
-    except sqlite3.OperationalError:
+    except StoreError:
         return False  # a store still being created
 
 
 def digest(db, table, where, args):
-    rows = sql(db, "SELECT %s FROM %s WHERE %s ORDER BY ts_ms, %s"
-               % (COMPARE[table], table, where, COMPARE[table]), *args)
-    return len(rows), hashlib.sha256(repr(rows).encode()).hexdigest()[:16]
+    return rows_digest(sql(db, "SELECT %s FROM %s WHERE %s" % (COMPARE[table], table, where),
+                           *args))
 
 
 def agent_port(log):
@@ -107,7 +105,7 @@ def test_head_away_longer_than_retention(wd):
     head = Head(wd)
     proc, adb, log, errf = start_agent(wd, head, "node-r", extra=["--retention-raw", "2s"])
     try:
-        wait_for(lambda: os.path.exists(head.db) and held(head.db, adb) and
+        wait_for(lambda: store_exists(head.db) and held(head.db, adb) and
                  sql(head.db, "SELECT count(*) FROM agents")[0][0] == 1, timeout=20,
                  what="the agent streaming")
         time.sleep(1.0)
@@ -160,7 +158,7 @@ def test_size_cap_loss_counted_at_both_ends(wd):
     try:
         url = "http://127.0.0.1:%d" % wait_for(lambda: agent_port(log), timeout=15,
                                                 what="the agent's port")
-        wait_for(lambda: os.path.exists(head.db) and held(head.db, adb) and
+        wait_for(lambda: store_exists(head.db) and held(head.db, adb) and
                  sql(head.db, "SELECT count(*) FROM jobs WHERE job_id = '4711'")[0][0],
                  timeout=20, what="the agent streaming, with job 4711")
         r = jobscope("session", "start", "cap", "--head", head.url)

@@ -29,8 +29,9 @@ import time
 import urllib.request
 
 from harness import JOBSCOPE, run_tests, check, eq, wait_for
-from agent_harness import sql
-from head_harness import COMPARE, Head, agent_side, head_side, start_agent, stop_agent, held
+
+from head_harness import (COMPARE, Head, agent_side, head_side, start_agent, stop_agent, held,
+                          sql, store_exists, integrity_ok, head_db)
 
 HEADER_TIMEOUT_S = 10  # HEAD_HEADER_TIMEOUT_S
 PER_IP = 512           # HEAD_DEFAULT_CONNS_PER_IP
@@ -222,7 +223,7 @@ def test_half_open_connections_beside_agents(wd):
     agents = [start_agent(wd, head, "node-%d" % i) for i in range(3)]
     socks = []
     try:
-        wait_for(lambda: os.path.exists(head.db) and
+        wait_for(lambda: store_exists(head.db) and
                  len(sql(head.db, "SELECT * FROM agents")) == 3, timeout=20,
                  what="three agents streaming")
         # 2,000 connections whose request headers never finish (500 per address)
@@ -298,7 +299,7 @@ def test_fd_limit(wd):
     nocap = ["prlimit", "--nofile=256:256", "--"]
     if has_cap_sys_resource():
         nocap += ["setpriv", "--inh-caps=-sys_resource", "--bounding-set=-sys_resource", "--"]
-    r = subprocess.run(nocap + [JOBSCOPE, "head", "--db", wd.join("h2.db"), "--listen",
+    r = subprocess.run(nocap + [JOBSCOPE, "head", "--db", head_db(wd.join("h2.db")), "--listen",
                                 "127.0.0.1:0", "--max-connections", "5000"],
                        capture_output=True, text=True, timeout=20)
     eq(r.returncode, 2, "exit code for a --max-connections the limit cannot hold")
@@ -322,7 +323,7 @@ def test_kill9_during_group_commit_50_times(wd):
     agents = [start_agent(wd, head, "kill-%d" % i) for i in range(4)]
     dbs = [db for _, db, _, _ in agents]
     try:
-        wait_for(lambda: os.path.exists(head.db) and
+        wait_for(lambda: store_exists(head.db) and
                  len(sql(head.db, "SELECT * FROM agents")) == 4, timeout=20,
                  what="four agents streaming")
         for i in range(50):
@@ -338,7 +339,7 @@ def test_kill9_during_group_commit_50_times(wd):
             eq(stop_agent(proc, errf), 0, "agent exit")
     wait_for(lambda: all(held(head.db, db) for db in dbs), timeout=30, what="the last ticks")
     eq(head.kill(signal.SIGTERM), 0, "head exit")
-    eq(sql(head.db, "PRAGMA integrity_check")[0][0], "ok", "the head's store after 50 kills")
+    check(integrity_ok(head.db), "the head's store after 50 kills")
     for adb in dbs:
         for table in COMPARE:
             a = agent_side(adb, table)

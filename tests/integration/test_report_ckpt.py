@@ -15,8 +15,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from harness import JOBSCOPE, check, eq, helper, jobscope, run, run_tests, wait_for  # noqa: E402
-from agent_harness import Agent, env_with, job_row, settle, spawn, sql  # noqa: E402
-from head_harness import Head, start_agent, stop_agent  # noqa: E402
+from agent_harness import Agent, env_with, job_row, settle, spawn  # noqa: E402
+from head_harness import Head, start_agent, stop_agent, sql, store_exists  # noqa: E402
 from test_run_gpu import gpu_cmd, gpu_env  # noqa: E402
 
 MKSTORE = os.path.join(os.path.dirname(JOBSCOPE), "tests", "js-mkstore")
@@ -182,7 +182,7 @@ def test_head_checkpoints_its_store(wd):
     proc, adb, _, errf = start_agent(wd, head, "node-h", extra=["--interval", "200ms"])
     try:
         row = wait_for(lambda: sql(head.db, "SELECT id FROM jobs WHERE scheduler = 'slurm'"
-                                   " AND job_id = '7302'") if os.path.exists(head.db) else None,
+                                   " AND job_id = '7302'") if store_exists(head.db) else None,
                        timeout=20, what="the job at the head")[0][0]
         first = wait_for(lambda: ckpts(head.db).get(row), timeout=30,
                          what="the head's checkpoint of the running job")

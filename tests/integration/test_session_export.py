@@ -24,8 +24,7 @@ import threading
 import time
 
 from harness import JOBSCOPE, free_port, jobscope, run_tests, check, eq, wait_for
-from agent_harness import sql
-from head_harness import start_agent, stop_agent, held
+from head_harness import head_db, start_agent, stop_agent, held, sql, store_exists
 from png_harness import png_size, line_row, colour_pixels
 
 FAKES = os.environ.get("FAKES", "")
@@ -43,7 +42,7 @@ class TokenHead:
     """A head that wants a read token for reads and an admin token for sessions."""
 
     def __init__(self, wd):
-        self.db = wd.join("head.db")
+        self.db = head_db(wd.join("head.db"))
         self.read, self.admin = wd.join("read-token"), wd.join("admin-token")
         with open(self.read, "w") as f:
             f.write("reader-secret\n")
@@ -132,7 +131,7 @@ def run_session(wd):
     head = TokenHead(wd)
     agents = [start_agent(wd, head, n) for n in ("node-a", "node-b")]
     try:
-        wait_for(lambda: os.path.exists(head.db) and
+        wait_for(lambda: store_exists(head.db) and
                  len(sql(head.db, "SELECT * FROM agents")) == 2, timeout=20,
                  what="both agents streaming")
         for args in (["start", "s1"], ["start", "empty", "--nodes", "no-such-node"]):

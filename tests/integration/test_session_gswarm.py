@@ -17,13 +17,12 @@ when a run stops, which gswarm's `gsprof stat` (stat.py) reads.
 import datetime
 import json
 import os
-import sqlite3
 import subprocess
 import time
 
 from harness import jobscope, run_tests, check, eq, wait_for
-from agent_harness import sql
-from head_harness import Head, start_agent, stop_agent, held
+
+from head_harness import Head, start_agent, stop_agent, held, sql, store_exists, store_exec
 
 FAKES = os.environ.get("FAKES", "")
 GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "gswarm")
@@ -225,7 +224,7 @@ def test_live_head(wd):
         os.environ.update(saved)  # the suite's: no GPU library that loads
         agents.append(start_agent(wd, head, "node-b"))
         agents.append(start_agent(wd, head, "node-c"))
-        wait_for(lambda: os.path.exists(head.db) and
+        wait_for(lambda: store_exists(head.db) and
                  len(sql(head.db, "SELECT * FROM agents")) == 3, timeout=20,
                  what="three agents streaming")
         r = jobscope("session", "start", "g1", "--interval", "200ms", "--nodes",
@@ -244,16 +243,13 @@ def test_live_head(wd):
     start_ms, end_ms = sql(head.db, "SELECT start_ms, end_ms FROM sessions WHERE name = 'g1'")[0]
     # requests as the head records them (gswarm's POST /profiling/record): one
     # before the window, three in it (two apps), one after
-    con = sqlite3.connect(head.db, timeout=10)
-    with con:
-        for ts, app, q, p, other in ((start_ms - 1, "before", 1.0, 1.0, None),
-                                     (start_ms + 10, "infer", 0.5, 2.0, '{"prefill": 0.25}'),
-                                     (start_ms + 20, "train", 0.125, 7.0, None),
-                                     (start_ms + 30, "infer", 0.75, 3.5, '{"prefill": "x"}'),
-                                     (end_ms + 1, "after", 1.0, 1.0, None)):
-            con.execute("INSERT INTO requests (ts_ms, app, queue_s, processing_s, other)"
-                        " VALUES (?, ?, ?, ?, ?)", (ts, app, q, p, other))
-    con.close()
+    for ts, app, q, p, other in ((start_ms - 1, "before", 1.0, 1.0, None),
+                                 (start_ms + 10, "infer", 0.5, 2.0, '{"prefill": 0.25}'),
+                                 (start_ms + 20, "train", 0.125, 7.0, None),
+                                 (start_ms + 30, "infer", 0.75, 3.5, '{"prefill": "x"}'),
+                                 (end_ms + 1, "after", 1.0, 1.0, None)):
+        store_exec(head.db, "INSERT INTO requests (ts_ms, app, queue_s, processing_s, other)"
+                   " VALUES (?, ?, ?, ?, ?)", ts, app, q, p, other)
 
     outs = {}
     for src in (["--db", head.db], ["--head", head.url]):

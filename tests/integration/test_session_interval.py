@@ -15,8 +15,8 @@ import subprocess
 import time
 
 from harness import helper, jobscope, run_tests, check, eq, near, wait_for
-from agent_harness import sql, env_with
-from head_harness import Head, node_id, start_agent, stop_agent, held
+from agent_harness import env_with
+from head_harness import Head, node_id, start_agent, stop_agent, held, sql, store_exists
 
 
 def session(head, *args):
@@ -57,7 +57,7 @@ def ticks_of(db, job_id):
     """The node's ticks (host rows) from the job's first row to its last."""
     rows = sql(db, "SELECT min(s.ts_ms), max(s.ts_ms), j.node_id FROM job_samples s"
                    " JOIN jobs j ON j.id = s.job_id WHERE j.scheduler = 'slurm'"
-                   " AND j.job_id = ?", job_id)
+                   " AND j.job_id = ? GROUP BY j.node_id", job_id)
     lo, hi, node = rows[0]
     return sql(db, "SELECT count(*) FROM host_samples WHERE node_id = ? AND ts_ms BETWEEN ? AND ?",
                node, lo, hi)[0][0]
@@ -70,7 +70,7 @@ def test_session_interval_in_job_reports(wd):
     head = Head(wd)
     agent, adb, _, errf = start_agent(wd, head, "node-a", extra=["--interval", "1s"])
     try:
-        wait_for(lambda: os.path.exists(head.db) and
+        wait_for(lambda: store_exists(head.db) and
                  len(sql(head.db, "SELECT * FROM agents")) == 1, timeout=20,
                  what="the agent streaming")
         a = start_job(961, [helper("pattern"), "--period", "2", "--seconds", "16"])
