@@ -157,6 +157,14 @@ class PgCluster:
             for k, v in conf.items():
                 f.write("%s = %s\n" % (k, v))
 
+        self._spawn()
+        self.url = self.create_db(self.dbname)
+        return self
+
+    def _spawn(self):
+        """postgres on the data directory, as the postgres user; waits until it answers."""
+        pw = pwd.getpwnam("postgres")
+
         def become_postgres():
             os.setgroups([])
             os.setgid(pw.pw_gid)
@@ -189,8 +197,15 @@ class PgCluster:
                 self.stop()
                 raise PgUnavailable("postgres did not answer in 30 s: %s" % log)
             time.sleep(0.1)
-        self.url = self.create_db(self.dbname)
-        return self
+
+    def kill9(self):
+        """SIGKILL to the server and all its backends at once: a crash, not a stop."""
+        os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait(timeout=10)
+
+    def restart(self):
+        """The server again on the same data directory (crash recovery after kill9)."""
+        self._spawn()
 
     def stop(self):
         """pg_ctl stop -m fast; SIGKILL if that fails; removes the directory."""
