@@ -80,6 +80,8 @@ struct store {
  */
 int store__pg_open(const char *url, unsigned flags, struct store **out);
 int store__pg_partitions(struct store *st, const char *table, const int64_t *ts_ms, size_t n);
+/* The one writer of a PostgreSQL store (store_set_durable): 0, or -EBUSY said why. */
+int store__pg_writer_lock(struct store *st);
 
 /* SQLite result code (extended or primary) -> -errno; 0 for OK/ROW/DONE. */
 int store__errno(sqlite3 *db, int rc);

@@ -394,7 +394,7 @@ void store_close(struct store *st)
 int store_set_durable(struct store *st)
 {
 	if (st->pg)
-		return 0;
+		return store__pg_writer_lock(st);
 	return store__exec(st, "PRAGMA synchronous = FULL", "set up");
 }
 

@@ -60,7 +60,12 @@ enum store_open_flags {
 
 int store_open(const char *path, unsigned flags, struct store **out);
 void store_close(struct store *st);
-/* Every commit fsynced (PRAGMA synchronous = FULL): for a head, which acknowledges commits. */
+/*
+ * Every commit fsynced (PRAGMA synchronous = FULL): for a head, which
+ * acknowledges commits.  In PostgreSQL (whose commits are durable) it
+ * makes st the database's one writer instead: a session advisory lock,
+ * -EBUSY when another head holds it (two would draw the same seqs).
+ */
 int store_set_durable(struct store *st);
 /*
  * WAL checkpoints: by default the commit that fills 1000 pages of WAL runs
