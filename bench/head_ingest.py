@@ -76,8 +76,11 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(1, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "integration"))
 from agent_cost import (CLK_TCK, cmdline, cpu_ticks, children_map, free_port,  # noqa: E402
                         host_cpu, pct, read_text, self_ticks, status_kib, stop, wait_for)
+import rw_proto  # noqa: E402
+from rw_proto import pb_bytes, varint  # noqa: E402
 
 try:  # real snappy if python3-snappy is there; otherwise literal-only blocks
     import snappy as _snappy
@@ -143,32 +146,12 @@ JITTER_POOL = 61   # delta vectors shared by the nodes (prime: nodes drift apart
 STATE = {82: "R", 83: "S"}
 
 
-def varint(n):
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def pb_bytes(field, data):
-    """A length-delimited protobuf field."""
-    return varint(field << 3 | 2) + varint(len(data)) + data
-
-
 def snappy_block(data):
-    """Snappy block format: the real compressor if importable, else one literal
-    (varint length, then a literal chunk with a 4-byte length): valid snappy."""
+    """Snappy block format: the real compressor if importable, else literal
+    chunks (rw_proto.snappy_block: valid snappy, not compressed)."""
     if _snappy is not None:
         return _snappy.compress(data)
-    n = len(data)
-    if n == 0:
-        return b"\x00"
-    return varint(n) + bytes([63 << 2]) + struct.pack("<I", n - 1) + data
+    return rw_proto.snappy_block(data)
 
 
 class Layout:

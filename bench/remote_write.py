@@ -25,7 +25,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -33,19 +32,12 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "tests", "integration"))
-os.environ.setdefault("JOBSCOPE", "")
-from test_remote_write import snappy_block_decode, decode_write_request  # noqa: E402
+sys.path.insert(0, HERE)
+sys.path.insert(1, os.path.join(HERE, "..", "tests", "integration"))
+from agent_cost import free_port  # noqa: E402
+from rw_proto import snappy_block_decode, decode_write_request  # noqa: E402
 
 TICK = os.sysconf("SC_CLK_TCK")
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    p = s.getsockname()[1]
-    s.close()
-    return p
 
 
 class Counter:

@@ -24,11 +24,12 @@ import pwd
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
+
+from harness import free_port, tail
 
 PG_BIN = os.environ.get("JOBSCOPE_TEST_PG_BIN", "/usr/lib/postgresql/15/bin")
 PSQL = shutil.which("psql") or os.path.join(PG_BIN, "psql")
@@ -41,19 +42,6 @@ class PgUnavailable(Exception):
         super().__init__(reason)
         self.reason = reason
 
-
-def _free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _tail(path, n=20):
-    try:
-        with open(path, errors="replace") as f:
-            return "".join(f.readlines()[-n:])
-    except OSError:
-        return ""
 
 
 def missing():
@@ -139,7 +127,7 @@ class PgCluster:
         # trust, but only on the socket and on 127.0.0.1
         with open(os.path.join(self.data, "pg_hba.conf"), "w") as f:
             f.write("local all all trust\nhost all all 127.0.0.1/32 trust\n")
-        self.port = _free_port()
+        self.port = free_port()
         conf = {
             "listen_addresses": "'127.0.0.1'",
             "port": str(self.port),
@@ -184,7 +172,7 @@ class PgCluster:
         deadline = time.monotonic() + 30
         while True:
             if self.proc.poll() is not None:
-                log = _tail(self.log)
+                log = tail(self.log, 20)
                 self.stop()
                 raise PgUnavailable("postgres exited (%s): %s" % (self.proc.returncode, log))
             r = subprocess.run([os.path.join(PG_BIN, "pg_isready"), "-h", "127.0.0.1", "-p",
@@ -193,7 +181,7 @@ class PgCluster:
             if r.returncode == 0:
                 break
             if time.monotonic() > deadline:
-                log = _tail(self.log)
+                log = tail(self.log, 20)
                 self.stop()
                 raise PgUnavailable("postgres did not answer in 30 s: %s" % log)
             time.sleep(0.1)

@@ -42,6 +42,8 @@ import sys
 import tempfile
 import time
 
+from harness import free_port, tail
+
 SBIN_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
 CGROUP_ROOT = "/sys/fs/cgroup"
 FINAL_STATES = {
@@ -57,19 +59,6 @@ class SlurmUnavailable(Exception):
         super().__init__(reason)
         self.reason = reason
 
-
-def _free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _tail(path, n=20):
-    try:
-        with open(path, errors="replace") as f:
-            return "".join(f.readlines()[-n:])
-    except OSError:
-        return ""
 
 
 def _mem_total_mb():
@@ -313,7 +302,7 @@ ConstrainRAMSpace=yes
                                os.path.join(self.log_dir, "slurmctld.out")],
                  "slurmd": [os.path.join(self.log_dir, "slurmd-%s.log" % self.nodename),
                             os.path.join(self.log_dir, "slurmd.out")]}[name]
-        return "".join("--- %s\n%s" % (p, _tail(p)) for p in files if os.path.exists(p))
+        return "".join("--- %s\n%s" % (p, tail(p, 20)) for p in files if os.path.exists(p))
 
     def _wait_until(self, what, pred, deadline, daemons):
         while True:
@@ -348,10 +337,10 @@ ConstrainRAMSpace=yes
         os.chmod(self.dir, 0o755)           # munge user must traverse it
         for sub in ("state", "spool", "spool/slurmd-" + self.nodename, "log", "jobs"):
             os.makedirs(os.path.join(self.dir, sub), exist_ok=True)
-        self.ctld_port = _free_port()
-        self.slurmd_port = _free_port()
+        self.ctld_port = free_port()
+        self.slurmd_port = free_port()
         while self.slurmd_port == self.ctld_port:
-            self.slurmd_port = _free_port()
+            self.slurmd_port = free_port()
         self._write_config()
         atexit.register(self.stop)          # in case a test forgets; stop() unregisters
         try:

@@ -28,8 +28,6 @@ import os
 import pwd
 import re
 import signal
-import socket
-import struct
 import subprocess
 import threading
 import time
@@ -39,6 +37,7 @@ from agent_harness import Agent, sql
 from harness import (JOBSCOPE, check, eq, free_port, helper, http_get, run_tests, slurm_env,
                      stop, tail, wait_for)
 from prom_harness import PROMETHEUS
+from rw_proto import decode_write_request, snappy_block_decode
 
 VICTORIA = "/usr/bin/victoria-metrics"
 JOB_ID = "4343"
@@ -363,101 +362,6 @@ def test_status_when_receiver_down(wd):
 
 
 # ---- a stub receiver that decodes what it gets ----
-
-def snappy_block_decode(b):
-    """The snappy block format (the spec's 'format_description.txt')."""
-    n, shift, i = 0, 0, 0
-    while True:
-        c = b[i]
-        i += 1
-        n |= (c & 0x7f) << shift
-        shift += 7
-        if c < 0x80:
-            break
-    out = bytearray()
-    while i < len(b):
-        tag = b[i]
-        i += 1
-        kind = tag & 3
-        if kind == 0:
-            ln = tag >> 2
-            if ln >= 60:
-                k = ln - 59
-                ln = int.from_bytes(b[i:i + k], "little")
-                i += k
-            ln += 1
-            out += b[i:i + ln]
-            i += ln
-            continue
-        if kind == 1:
-            ln = ((tag >> 2) & 7) + 4
-            off = ((tag >> 5) << 8) | b[i]
-            i += 1
-        elif kind == 2:
-            ln = (tag >> 2) + 1
-            off = int.from_bytes(b[i:i + 2], "little")
-            i += 2
-        else:
-            ln = (tag >> 2) + 1
-            off = int.from_bytes(b[i:i + 4], "little")
-            i += 4
-        for _ in range(ln):
-            out.append(out[-off])
-    assert len(out) == n, "snappy: %d bytes, header said %d" % (len(out), n)
-    return bytes(out)
-
-
-def pb_fields(b):
-    """[(field, value)] of one protobuf message (varint, fixed64 and bytes only)."""
-    i, out = 0, []
-    while i < len(b):
-        key, i = varint(b, i)
-        f, wt = key >> 3, key & 7
-        if wt == 0:
-            v, i = varint(b, i)
-        elif wt == 1:
-            v = b[i:i + 8]
-            i += 8
-        elif wt == 2:
-            ln, i = varint(b, i)
-            v = b[i:i + ln]
-            i += ln
-        else:
-            raise AssertionError("wire type %d" % wt)
-        out.append((f, v))
-    return out
-
-
-def varint(b, i):
-    n = shift = 0
-    while True:
-        c = b[i]
-        i += 1
-        n |= (c & 0x7f) << shift
-        shift += 7
-        if c < 0x80:
-            return n, i
-
-
-def decode_write_request(body):
-    """[(labels [(name, value)], [(ts_ms, value)])]; proto3 defaults (0, "") for fields
-    left out, and other fields (Prometheus' metadata, field 3) skipped."""
-    series = []
-    for f, ts in pb_fields(body):
-        if f != 1:
-            continue
-        labels, samples = [], []
-        for g, v in pb_fields(ts):
-            d = dict(pb_fields(v))
-            if g == 1:
-                labels.append((d.get(1, b"").decode(), d.get(2, b"").decode()))
-            elif g == 2:
-                t = d.get(2, 0)
-                t = t - (1 << 64) if t >= 1 << 63 else t
-                samples.append((t, struct.unpack("<d", d.get(1, bytes(8)))[0]))
-        series.append((labels, samples))
-    return series
-
 
 class Stub(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"

@@ -24,7 +24,6 @@ tests print "SKIP: ..." and pass, as the other integration tests do.
 import http.server
 import json
 import os
-import struct
 import subprocess
 import tempfile
 import threading
@@ -34,49 +33,12 @@ import urllib.request
 
 from harness import JOBSCOPE, check, eq, free_port, http_open, run_tests
 from prom_harness import PROMETHEUS, PrometheusProcess
+from rw_proto import snappy_block, timeseries
 STEP_S = 5
 DURATION_S = 595          # 119 steps: 14.875 periods of 40 s, 120 grid points
 PERIOD_S = 40
 MiB = 1048576
 GiB = 1024 * MiB
-
-# ---- remote write: protobuf by hand, snappy of literal chunks ----
-
-def varint(n):
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def pb_bytes(field, data):
-    return varint(field << 3 | 2) + varint(len(data)) + data
-
-
-def snappy_block(data):
-    """The uncompressed length, then literal chunks of at most 65536 bytes
-    (tag 62<<2: a 3-byte length minus one follows)."""
-    out = bytearray(varint(len(data)))
-    for i in range(0, len(data), 65536):
-        chunk = data[i:i + 65536]
-        out += bytes([62 << 2]) + struct.pack("<I", len(chunk) - 1)[:3] + chunk
-    return bytes(out)
-
-
-def timeseries(labels, samples):
-    """labels: dict with __name__; samples: [(ts_ms, value)] in time order."""
-    body = b""
-    for k in sorted(labels):
-        body += pb_bytes(1, pb_bytes(1, k.encode()) + pb_bytes(2, str(labels[k]).encode()))
-    for ts, v in samples:
-        body += pb_bytes(2, b"\x09" + struct.pack("<d", float(v)) + b"\x10" + varint(ts))
-    return pb_bytes(1, body)
-
 
 class Prometheus(PrometheusProcess):
     def __init__(self, wd):
