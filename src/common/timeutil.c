@@ -26,6 +26,17 @@ int64_t time_mono_ns(void)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+void time_deadline_ms(struct timespec *until, int64_t ms)
+{
+	clock_gettime(CLOCK_REALTIME, until);
+	until->tv_sec += ms / 1000;
+	until->tv_nsec += (ms % 1000) * 1000000;
+	if (until->tv_nsec >= 1000000000) {
+		until->tv_sec++;
+		until->tv_nsec -= 1000000000;
+	}
+}
+
 void wallclock_init(struct wallclock *wc)
 {
 	wc->anchor_ns = time_mono_ns();

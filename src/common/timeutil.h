@@ -10,9 +10,12 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 int64_t time_now_ms(void);
 int64_t time_mono_ns(void);
+/* The CLOCK_REALTIME instant ms (>= 0) from now: a pthread_cond_timedwait deadline. */
+void time_deadline_ms(struct timespec *until, int64_t ms);
 
 /*
  * A wall clock that cannot go backwards: anchored to the real time once,

@@ -774,13 +774,7 @@ static bool wait_ms(struct rw_target *t, int64_t ms, bool kickable, bool batchin
 	struct timespec until;
 	bool go_on;
 
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += ms / 1000;
-	until.tv_nsec += (ms % 1000) * 1000000;
-	if (until.tv_nsec >= 1000000000) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000;
-	}
+	time_deadline_ms(&until, ms);
 	pthread_mutex_lock(&r->lock);
 	while (!r->stop && !(kickable && !batching && r->kick != t->seen_kick) &&
 	       !(kickable && r->flushing))

@@ -140,13 +140,7 @@ static bool wait_ms(struct sender *s, int64_t ms, bool kickable)
 	struct timespec until;
 	bool go_on;
 
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += ms / 1000;
-	until.tv_nsec += (ms % 1000) * 1000000;
-	if (until.tv_nsec >= 1000000000) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000;
-	}
+	time_deadline_ms(&until, ms);
 	pthread_mutex_lock(&s->lock);
 	while (!s->stop && !(kickable && s->kicked))
 		if (pthread_cond_timedwait(&s->cond, &s->lock, &until) == ETIMEDOUT)

@@ -675,7 +675,7 @@ static void pg_partitions_of(struct store *st, const struct store_batch *b)
 			    (n > 0 && v->i / 86400000 == ts[n - 1] / 86400000))
 				continue;
 			ts[n++] = v->i;
-			if (n == sizeof(ts) / sizeof(ts[0]) || r + 1 == t->nrows) {
+			if (n == sizeof(ts) / sizeof(ts[0])) {
 				store__pg_partitions(st, t->name, ts, n);
 				n = 0;
 			}

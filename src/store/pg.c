@@ -13,6 +13,7 @@
  * that the next call (the agent's resend) finds the server again.
  */
 #include "store/pg.h"
+#include "store/conn.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -157,17 +158,11 @@ bool pg_is_url(const char *s)
 /* libpq's messages end in newlines and may span lines: one printable line. */
 static void keep_error(struct pg_conn *c, const char *msg)
 {
-	size_t n = 0;
+	size_t n;
 
-	for (const char *p = msg ? msg : ""; *p && n + 1 < sizeof(c->err); p++) {
-		if (*p == '\n' || *p == '\t' || *p == '\r')
-			c->err[n++] = ' ';
-		else
-			c->err[n++] = *p >= 0x20 && *p < 0x7f ? *p : '?';
-	}
-	while (n > 0 && c->err[n - 1] == ' ')
-		n--;
-	c->err[n] = '\0';
+	store__printable(c->err, sizeof(c->err), msg ? msg : "");
+	for (n = strlen(c->err); n > 0 && c->err[n - 1] == ' '; n--)
+		c->err[n - 1] = '\0';
 }
 
 static void quiet_notice(void *arg, const char *message)
