@@ -37,6 +37,7 @@
 #include "common/timeutil.h"
 #include "analysis/jobreport.h"
 #include "analysis/reportckpt.h"
+#include "cuda/collect.h"
 #include "report/report.h"
 #include "sample/gpu/gpu_set.h"
 #include "sample/host.h"
@@ -48,6 +49,9 @@
 #define RUN_MAX_GPU_PROCS   4096 /* processes on all GPUs at one tick */
 #define RUN_MAX_GPU_EVENTS  64	 /* GPU events taken per tick */
 #define RUN_PACK_AFTER_MS   3600000 /* --pack-after's default */
+#define RUN_CUDA_MIN_MS	    200	    /* the CUDA hook's interval: the run's, at least this */
+#define RUN_CUDA_FINISH_MS  2000    /* for the hooks' last frames after the tree is gone */
+#define RUN_POLL_FDS	    (3 + 1 + CUDA_COLLECT_MAX_PEERS)
 
 enum report_format { REPORT_TEXT, REPORT_JSON, REPORT_NONE };
 
@@ -62,6 +66,8 @@ struct run_opts {
 	const char *report_file;
 	bool no_wait;
 	int64_t pack_after_ms; /* 0: never */
+	bool cuda;
+	const char *cupti; /* --cupti: libcupti's path */
 	char **argv;
 };
 
@@ -98,6 +104,13 @@ struct run_state {
 	struct event_record gevents[RUN_MAX_GPU_EVENTS];
 	size_t ngevents;
 
+	/* --cuda: the hook's socket, and the run's own note (pid 0) */
+	struct cuda_collector cuda;
+	struct cuda_proc cuda_note;
+	char cuda_dir[256];
+	char cuda_hook[4096];
+	int cuda_err; /* the first CUDA snapshot that could not be stored */
+
 	int64_t tick_no;
 	int64_t lost, first_lost_ms, last_lost_ms;
 	int64_t last_tick_ms;
@@ -129,6 +142,12 @@ static const char run_usage[] =
     "      --pack-after DUR   pack the store's raw rows older than DUR into\n"
     "                         compressed column blobs as the run goes (default 1h;\n"
     "                         0 = never); reports read them as before\n"
+    "      --cuda             CUDA API, kernel and memory-operation tables (as Nsight\n"
+    "                         Systems prints them) for every CUDA process of the\n"
+    "                         tree, through libjobscope-cuda.so and CUPTI (no\n"
+    "                         Nsight needed; docs/cuda.md)\n"
+    "      --cupti PATH       the libcupti to use (default: the one next to the\n"
+    "                         program's CUDA runtime, then the usual places)\n"
     "  -h, --help             show this help\n"
     "\n"
     "Signals: SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to jobscope are passed to\n"
@@ -155,6 +174,8 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 	    {"report-file", required_argument, NULL, 'o'},
 	    {"no-wait", no_argument, NULL, 'W'},
 	    {"pack-after", required_argument, NULL, 'P'},
+	    {"cuda", no_argument, NULL, 'C'},
+	    {"cupti", required_argument, NULL, 'U'},
 	    {"sysroot", required_argument, NULL, 'S'}, /* hidden: for tests */
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
@@ -217,6 +238,15 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 			if (parse_duration_ms(optarg, &o->pack_after_ms))
 				return cli_usage_error("run", "bad --pack-after '%s' (e.g. 1h, 0)",
 						       optarg);
+			break;
+		case 'C':
+			o->cuda = true;
+			break;
+		case 'U':
+			if (!optarg[0])
+				return cli_usage_error("run", "--cupti needs a path");
+			o->cupti = optarg;
+			o->cuda = true;
 			break;
 		case 'S':
 			sysroot_set(optarg);
@@ -318,6 +348,141 @@ static void store_tick(struct run_state *r, int64_t ts_ms, bool host_ok)
  * others' folded into one entry: their sum is all the energy split needs)
  * and the events since the last tick.  What fails is left out, never 0.
  */
+/* ---- --cuda ---- */
+
+/* libjobscope-cuda.so: $JOBSCOPE_CUDA_HOOK, next to this binary, or where it is installed. */
+static int find_cuda_hook(char *out, size_t size, char *tried, size_t tsize)
+{
+	const char *given = getenv("JOBSCOPE_CUDA_HOOK");
+	char exe[4096], cand[3][4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	char *slash;
+	size_t ncand = 0, used = 0;
+
+	if (given && *given) {
+		snprintf(out, size, "%s", given);
+		snprintf(tried, tsize, "%s", given);
+		return access(given, R_OK) == 0 ? 0 : -ENOENT;
+	}
+	if (n > 0) {
+		exe[n] = '\0';
+		slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = '\0';
+			snprintf(cand[ncand++], sizeof(cand[0]), "%.4000s/libjobscope-cuda.so", exe);
+			snprintf(cand[ncand++], sizeof(cand[0]), "%.4000s/../lib/jobscope/libjobscope-cuda.so",
+				 exe);
+		}
+	}
+	snprintf(cand[ncand++], sizeof(cand[0]), "%s/libjobscope-cuda.so", JOBSCOPE_HOOK_DIR);
+	tried[0] = '\0';
+	for (size_t i = 0; i < ncand; i++) {
+		if (realpath(cand[i], out) && strlen(out) < size && access(out, R_OK) == 0)
+			return 0;
+		if (used < tsize) {
+			int w = snprintf(tried + used, tsize - used, "%s%s", i ? ", " : "", cand[i]);
+
+			if (w > 0)
+				used += (size_t)w;
+		}
+	}
+	return -ENOENT;
+}
+
+static void cuda_note(struct run_state *r, enum cuda_proc_state state, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void cuda_note(struct run_state *r, enum cuda_proc_state state, const char *fmt, ...)
+{
+	va_list ap;
+
+	r->cuda_note.state = state;
+	va_start(ap, fmt);
+	vsnprintf(r->cuda_note.message, sizeof(r->cuda_note.message), fmt, ap);
+	va_end(ap);
+	if (state != CUDA_PROC_OK)
+		log_warn(0, "--cuda: %s", r->cuda_note.message);
+}
+
+/*
+ * The hook's socket in a directory of our own, and the variables CMD gets
+ * (child_environ).  Failing here only costs the tables: the run goes on,
+ * and the note says why.
+ */
+static void setup_cuda(struct run_state *r)
+{
+	const char *other = getenv("CUDA_INJECTION64_PATH");
+	const char *tmp = getenv("TMPDIR");
+	char tried[1024], path[300];
+	int ret;
+
+	if (!r->opt->cuda)
+		return;
+	if (other && *other) {
+		cuda_note(r, CUDA_PROC_BUSY,
+			  "CUDA_INJECTION64_PATH is already set (%.150s): another profiler (nsys?) "
+			  "injects into CUDA, so --cuda backs off",
+			  other);
+		return;
+	}
+	if (find_cuda_hook(r->cuda_hook, sizeof(r->cuda_hook), tried, sizeof(tried))) {
+		cuda_note(r, CUDA_PROC_ERROR,
+			  "libjobscope-cuda.so not found (tried %.180s): set JOBSCOPE_CUDA_HOOK", tried);
+		return;
+	}
+	snprintf(r->cuda_dir, sizeof(r->cuda_dir), "%.200s/jobscope-cuda-XXXXXX",
+		 tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(r->cuda_dir)) {
+		cuda_note(r, CUDA_PROC_ERROR, "cannot make a directory for the CUDA socket in %.150s: %s",
+			  tmp && *tmp ? tmp : "/tmp", strerror(errno));
+		r->cuda_dir[0] = '\0';
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/sock", r->cuda_dir);
+	ret = cuda_collector_listen(&r->cuda, path,
+				    r->opt->interval_ms > RUN_CUDA_MIN_MS ? r->opt->interval_ms
+									  : RUN_CUDA_MIN_MS,
+				    false);
+	if (ret)
+		cuda_note(r, CUDA_PROC_ERROR, "cannot listen for the CUDA hook: %s", strerror(-ret));
+}
+
+static int store_cuda_proc(void *arg, const struct cuda_proc *p)
+{
+	struct run_state *r = arg;
+	int ret = store_put_cuda_proc(r->st, r->job.id, p, wallclock_now_ms(&r->wc));
+
+	if (ret && !r->cuda_err) {
+		r->cuda_err = ret;
+		log_warn(ret, "cannot store the CUDA tables of pid %d in '%s'", (int)p->pid,
+			 store_path(r->st));
+	}
+	return ret;
+}
+
+/* The hooks' last frames, every table stored, and the run's note. */
+static void finish_cuda(struct run_state *r)
+{
+	if (!r->opt->cuda)
+		return;
+	if (r->cuda.listen_fd >= 0) {
+		cuda_collector_finish(&r->cuda, RUN_CUDA_FINISH_MS);
+		cuda_collector_drain(&r->cuda, store_cuda_proc, r);
+		if (r->cuda.seen == 0)
+			cuda_note(r, CUDA_PROC_OFF,
+				  "no process of the run initialised CUDA (a CUDA program loads the "
+				  "hook in cuInit): no CUDA tables");
+	}
+	store_cuda_proc(r, &r->cuda_note);
+}
+
+static void release_cuda(struct run_state *r)
+{
+	cuda_collector_release(&r->cuda);
+	cuda_proc_release(&r->cuda_note);
+	if (r->cuda_dir[0])
+		rmdir(r->cuda_dir);
+}
+
 static void sample_gpus(struct run_state *r, int64_t ts)
 {
 	r->ngevents = 0;
@@ -373,6 +538,8 @@ static void tick(struct run_state *r)
 			summary_add_event(&r->sum, &r->gevents[k]);
 	}
 	store_tick(r, ts, host_ok);
+	if (r->cuda.listen_fd >= 0)
+		cuda_collector_drain(&r->cuda, store_cuda_proc, r);
 }
 
 static void record_status(struct run_state *r, int status)
@@ -479,30 +646,73 @@ static void on_signal(struct run_state *r)
 }
 
 /*
- * CMD's environment: ours plus JOBSCOPE_RUN_ID, built before fork() because
- * a GPU library may have started threads, and after fork() only
- * async-signal-safe calls are allowed (no setenv, no malloc).
+ * CMD's environment: ours plus JOBSCOPE_RUN_ID (and with --cuda the hook's
+ * variables), built before fork() because a GPU library may have started
+ * threads, and after fork() only async-signal-safe calls are allowed (no
+ * setenv, no malloc).  *nadded: the entries at the end that we allocated.
  */
-static char **child_environ(const struct run_state *r)
+static int env_add(char **envp, size_t at, size_t *added, const char *key, const char *value)
+{
+	char *entry;
+
+	if (asprintf(&entry, "%s%s", key, value) < 0)
+		return -ENOMEM;
+	envp[at + (*added)++] = entry;
+	return 0;
+}
+
+static char **child_environ(const struct run_state *r, size_t *nadded)
 {
 	extern char **environ;
-	static const char key[] = "JOBSCOPE_RUN_ID=";
-	size_t n = 0, out = 0;
+	static const char *const ours[] = {"JOBSCOPE_RUN_ID=", "CUDA_INJECTION64_PATH=",
+					   "JOBSCOPE_CUDA_SOCKET=", "JOBSCOPE_CUPTI_LIBRARY="};
+	size_t n = 0, out = 0, added = 0;
+	char id[32];
 	char **envp;
+	int ret;
 
 	while (environ[n])
 		n++;
-	envp = calloc(n + 2, sizeof(*envp));
+	envp = calloc(n + 5, sizeof(*envp));
 	if (!envp)
 		return NULL;
-	for (size_t i = 0; i < n; i++)
-		if (strncmp(environ[i], key, sizeof(key) - 1) != 0)
+	for (size_t i = 0; i < n; i++) {
+		bool replaced = false;
+
+		for (size_t k = 0; k < sizeof(ours) / sizeof(ours[0]); k++)
+			replaced |= strncmp(environ[i], ours[k], strlen(ours[k])) == 0 &&
+				    (k == 0 || r->cuda.listen_fd >= 0);
+		if (!replaced)
 			envp[out++] = environ[i];
-	if (asprintf(&envp[out], "%s%" PRId64, key, r->job.id) < 0) {
+	}
+	snprintf(id, sizeof(id), "%" PRId64, r->job.id);
+	ret = env_add(envp, out, &added, ours[0], id);
+	if (!ret && r->cuda.listen_fd >= 0) {
+		ret = env_add(envp, out, &added, ours[1], r->cuda_hook);
+		if (!ret)
+			ret = env_add(envp, out, &added, ours[2], r->cuda.path);
+		if (!ret && r->opt->cupti)
+			ret = env_add(envp, out, &added, ours[3], r->opt->cupti);
+	}
+	*nadded = added;
+	if (ret) {
+		for (size_t i = 0; i < added; i++)
+			free(envp[out + i]);
 		free(envp);
 		return NULL;
 	}
 	return envp;
+}
+
+static void free_environ(char **envp, size_t nadded)
+{
+	size_t n = 0;
+
+	while (envp[n])
+		n++;
+	for (size_t i = 0; i < nadded; i++)
+		free(envp[n - 1 - i]);
+	free(envp);
 }
 
 static int spawn(struct run_state *r)
@@ -510,18 +720,15 @@ static int spawn(struct run_state *r)
 	int pipefd[2];
 	int child_errno = 0;
 	ssize_t n;
-	char **envp = child_environ(r);
-	size_t nenv = 0;
+	size_t nadded = 0;
+	char **envp = child_environ(r, &nadded);
 
 	if (!envp)
 		return log_err(-ENOMEM, "out of memory");
-	while (envp[nenv])
-		nenv++;
 	if (pipe2(pipefd, O_CLOEXEC) < 0) {
 		int ret = -errno;
 
-		free(envp[nenv - 1]);
-		free(envp);
+		free_environ(envp, nadded);
 		return log_err(ret, "pipe");
 	}
 	r->child = fork();
@@ -530,8 +737,7 @@ static int spawn(struct run_state *r)
 
 		close(pipefd[0]);
 		close(pipefd[1]);
-		free(envp[nenv - 1]);
-		free(envp);
+		free_environ(envp, nadded);
 		return log_err(ret, "cannot start '%s'", r->opt->argv[0]);
 	}
 	if (r->child == 0) {
@@ -549,8 +755,7 @@ static int spawn(struct run_state *r)
 		_exit(e == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC);
 	}
 	close(pipefd[1]);
-	free(envp[nenv - 1]); /* the JOBSCOPE_RUN_ID entry; the rest are environ's */
-	free(envp);
+	free_environ(envp, nadded); /* ours; the rest are environ's */
 	do
 		n = read(pipefd[0], &child_errno, sizeof(child_errno));
 	while (n < 0 && errno == EINTR);
@@ -753,6 +958,7 @@ static int setup(struct run_state *r)
 	ret = setup_gpus(r);
 	if (ret)
 		return ret;
+	setup_cuda(r);
 	/* the sampler keeps /proc/PID/stat open: one descriptor per process */
 	if (getrlimit(RLIMIT_NOFILE, &r->orig_nofile) == 0 &&
 	    r->orig_nofile.rlim_cur < r->orig_nofile.rlim_max) {
@@ -777,18 +983,21 @@ static void loop(struct run_state *r)
 	bool told_waiting = false;
 
 	while (!run_over(r)) {
-		struct pollfd fds[3] = {
+		struct pollfd fds[RUN_POLL_FDS] = {
 		    {.fd = r->sigfd, .events = POLLIN},
 		    {.fd = r->tickfd, .events = POLLIN},
 		    {.fd = r->timeoutfd, .events = POLLIN},
 		};
+		size_t nfds = 3 + cuda_collector_fds(&r->cuda, fds + 3, RUN_POLL_FDS - 3);
 
-		if (poll(fds, 3, -1) < 0) {
+		if (poll(fds, nfds, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			log_err(-errno, "poll");
 			return;
 		}
+		if (nfds > 3)
+			cuda_collector_handle(&r->cuda, fds + 3, nfds - 3);
 		if (fds[0].revents & POLLIN)
 			on_signal(r);
 		if (fds[2].revents & POLLIN)
@@ -820,6 +1029,8 @@ static int run(const struct run_opts *o)
 	memset(&r, 0, sizeof(r));
 	r.opt = o;
 	r.sigfd = r.tickfd = r.timeoutfd = -1;
+	cuda_collector_init(&r.cuda);
+	cuda_proc_init(&r.cuda_note);
 	ret = setup(&r);
 	if (ret) {
 		exit_code = EXIT_USAGE;
@@ -871,6 +1082,7 @@ static int run(const struct run_opts *o)
 	loop(&r);
 	reap(&r);
 	tick(&r); /* the last sample: every process's final values */
+	finish_cuda(&r);
 
 	finish_job(&r, wallclock_now_ms(&r.wc));
 	if (print_report(&r))
@@ -886,6 +1098,7 @@ out_release:
 		close(r.tickfd);
 	if (r.timeoutfd >= 0)
 		close(r.timeoutfd);
+	release_cuda(&r);
 	summary_release(&r.sum);
 	jobseries_release(&r.js);
 	ptree_release(&r.pt);
