@@ -20,12 +20,14 @@ void job_report_init(struct job_report *r, const struct job_record *job)
 	summary_init(&r->sum, job);
 	jobseries_init(&r->js, job->interval_ms);
 	memset(&r->an, 0, sizeof(r->an));
+	cuda_tables_init(&r->cuda);
 }
 
 void job_report_release(struct job_report *r)
 {
 	summary_release(&r->sum);
 	jobseries_release(&r->js);
+	cuda_tables_release(&r->cuda);
 }
 
 /*
@@ -255,6 +257,10 @@ int job_report_load(struct job_report *r, struct store *st, const struct job_rec
 		job_report_finish(r, job);
 		ret = gaps_verdict(r, st, job);
 	}
+	if (ret == 0 &&
+	    cuda_tables_load(&r->cuda, st, job->id, job->end_ms ? job->end_ms - job->start_ms : 0))
+		log_warn(0, "the CUDA tables of job %lld in '%s' could not be read: left out",
+			 (long long)job->id, store_path(st));
 	return ret;
 }
 

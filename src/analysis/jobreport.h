@@ -5,7 +5,9 @@
  *
  * job_report_load: job_report_init + the job's report checkpoint when it
  * has a valid one + one replay of the rows after it (all of them without)
- * into summary and series + job_report_finish.  job_report_finish: both finished, the series' GPU
+ * into summary and series + job_report_finish + the job's CUDA tables (a
+ * failure to read them is warned about and leaves them empty).
+ * job_report_finish: both finished, the series' GPU
  * aggregates over the job's devices, the analysis run.  Errors: 0 or
  * -errno (store errors printed; -EPROTO for a job whose times are not
  * plausible; rows with such times are left out).  job_report_release
@@ -15,6 +17,7 @@
 #ifndef JOBSCOPE_JOBREPORT_H
 #define JOBSCOPE_JOBREPORT_H
 
+#include "analysis/cudatables.h"
 #include "analysis/verdicts.h"
 #include "analysis/jobseries.h"
 #include "store/store.h"
@@ -27,6 +30,7 @@ struct job_report {
 	struct summary sum;
 	struct jobseries js;
 	struct analysis an;
+	struct cuda_tables cuda; /* `jobscope run --cuda`'s tables (present: stored) */
 };
 
 void job_report_init(struct job_report *r, const struct job_record *job);

@@ -2,7 +2,7 @@
  * schema.c - the store's schema and its migrations, and the checks an
  * existing file passes before it is read or written.
  *
- *   store_schema_v1..v5    each version's SQL (docs/store.md: keep in step)
+ *   store_schema_v1..v9    each version's SQL (docs/store.md: keep in step)
  *   store_migrations[]     from version v to v + 1
  *   store_tables[]         the tables a store must have, by version
  *   store__migrate         create or upgrade, in one transaction
@@ -207,6 +207,24 @@ static const char store_schema_v8[] =
     " updated_ms INTEGER NOT NULL) STRICT;\n";
 
 /*
+ * Schema 9: CUDA tables (`jobscope run --cuda`).  Each process's newest
+ * snapshot of what the in-process hook counted (cuda/cudastat.h): its
+ * state, and per API call, kernel and memory operation the count and the
+ * spread of durations and sizes.  pid 0 is the job's own row (a note, no
+ * stats).  Kept with the job, like its summary: not fact rows, no seq.
+ */
+static const char store_schema_v9[] =
+    "CREATE TABLE cuda_procs (job_id INTEGER NOT NULL, pid INTEGER NOT NULL,"
+    " state TEXT NOT NULL, message TEXT, cupti_version INTEGER, contexts INTEGER,"
+    " dropped INTEGER, seq INTEGER, final INTEGER NOT NULL DEFAULT 0,"
+    " updated_ms INTEGER NOT NULL, PRIMARY KEY (job_id, pid)) STRICT;\n"
+    "CREATE TABLE cuda_stats (job_id INTEGER NOT NULL, pid INTEGER NOT NULL,"
+    " kind TEXT NOT NULL, name TEXT NOT NULL, count INTEGER NOT NULL,"
+    " total_ns INTEGER NOT NULL, min_ns INTEGER, max_ns INTEGER, m2_ns2 REAL,"
+    " bytes INTEGER, min_bytes INTEGER, max_bytes INTEGER, m2_bytes2 REAL,"
+    " PRIMARY KEY (job_id, pid, kind, name)) STRICT;\n";
+
+/*
  * store_migrations[v] brings a store from schema v to v + 1; [0] creates
  * schema 1 in an empty file.  A new version appends one entry here and
  * bumps STORE_SCHEMA_VERSION.
@@ -220,6 +238,7 @@ static const char *const store_migrations[STORE_SCHEMA_VERSION] = {
     store_schema_v6,
     store_schema_v7,
     store_schema_v8,
+    store_schema_v9,
 };
 
 /* Tables a store must have (checked at open), with the schema that added them. */
@@ -235,7 +254,7 @@ static const struct {
     {"job_summaries", 3}, {"rollups", 3},      {"agents", 4},
     {"sessions", 4},	  {"gaps", 5},	       {"packs", 6},
     {"report_ckpts", 6}, {"requests", 7},     {"fs_samples", 7},
-    {"rw_cursors", 8},
+    {"rw_cursors", 8},	  {"cuda_procs", 9},   {"cuda_stats", 9},
 };
 
 /*

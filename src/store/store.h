@@ -36,11 +36,12 @@
 #include "attrib/job.h"
 #include "common/jsonw.h"
 #include "common/strbuf.h"
+#include "cuda/cudastat.h"
 #include "sample/gpu/gpu.h"
 #include "sample/host.h"
 #include "sample/sample.h"
 
-#define STORE_SCHEMA_VERSION 8
+#define STORE_SCHEMA_VERSION 9
 #define STORE_APPLICATION_ID 0x4A53434F
 /*
  * Stores up to this size get a full PRAGMA quick_check when opened: about
@@ -614,5 +615,29 @@ struct store_ckpt_due {
 };
 int store_ckpt_for_each_due(struct store *st, int64_t lag_ms, int64_t format,
 			    int (*fn)(const struct store_ckpt_due *d, void *arg), void *arg);
+
+/*
+ * CUDA tables (cuda.c, schema 9: cuda_procs and cuda_stats): each process's
+ * newest snapshot of what the CUDA hook counted (cuda/cudastat.h), kept
+ * with the job for ever, like its summary.  pid 0 is the job's own row:
+ * its state and message are the job's note (no stats).
+ *
+ * put: replaces the (job, pid) row and all its stats with p's, at once:
+ * in the tick's transaction when one is open (store_tick_begin: committed
+ * or rolled back with the tick), else in a transaction of its own.  Stats
+ * of one kind and name given twice are merged (cuda_stat_merge).  Counts
+ * and sizes are kept bit for bit (an INTEGER column holds a uint64_t
+ * above 2^63 as negative; read back it is the same).  -EPROTONOSUPPORT
+ * on a store older than schema 9, -EINVAL for a pid below 0.
+ *
+ * get: every process of the job, by pid (NULL and 0 when none, also in a
+ * store older than schema 9); the caller frees each with
+ * cuda_proc_release and the array with free.  A row of a kind or state
+ * this version does not know is skipped (a stat) or read as "error".
+ */
+int store_put_cuda_proc(struct store *st, int64_t job_id, const struct cuda_proc *p,
+			int64_t now_ms);
+int store_get_cuda_procs(struct store *st, int64_t job_id, struct cuda_proc **procs,
+			 size_t *nprocs);
 
 #endif

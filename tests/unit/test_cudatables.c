@@ -1,0 +1,189 @@
+/*
+ * test_cudatables.c - a job's CUDA tables (analysis/cudatables.h) and
+ * their rendering (report_cuda.c): two processes merged exactly (count,
+ * total, extremes, standard deviation against the durations themselves),
+ * the order of rows and processes, shares, bandwidth and notes; the text
+ * tables character for character, the JSON's values, a 3,000-byte kernel
+ * name, and a process that another profiler kept from CUPTI.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/cudatables.h"
+#include "common/strbuf.h"
+#include "report/report.h"
+
+/* A stat of these durations (ns) and, for memory operations, sizes (bytes). */
+static void add(struct cuda_proc *p, enum cuda_stat_kind kind, const char *name,
+		const uint64_t *ns, const uint64_t *bytes, size_t n)
+{
+	struct cuda_stat *s = cuda_proc_add(p, kind, name);
+	double mean_ns = 0, mean_b = 0;
+
+	assert_non_null(s);
+	for (size_t i = 0; i < n; i++) {
+		s->total_ns += ns[i];
+		s->bytes += bytes ? bytes[i] : 0;
+		if (i == 0 || ns[i] < s->min_ns)
+			s->min_ns = ns[i];
+		if (ns[i] > s->max_ns)
+			s->max_ns = ns[i];
+		if (bytes && (i == 0 || bytes[i] < s->min_bytes))
+			s->min_bytes = bytes[i];
+		if (bytes && bytes[i] > s->max_bytes)
+			s->max_bytes = bytes[i];
+	}
+	s->count = n;
+	mean_ns = (double)s->total_ns / (double)n;
+	mean_b = (double)s->bytes / (double)n;
+	for (size_t i = 0; i < n; i++) {
+		s->m2_ns2 += ((double)ns[i] - mean_ns) * ((double)ns[i] - mean_ns);
+		if (bytes)
+			s->m2_bytes2 += ((double)bytes[i] - mean_b) * ((double)bytes[i] - mean_b);
+	}
+}
+
+#define N(...) ((const uint64_t[]){__VA_ARGS__})
+#define LEN(...) (sizeof((const uint64_t[]){__VA_ARGS__}) / sizeof(uint64_t))
+#define ADD(p, kind, name, ...) add(p, kind, name, N(__VA_ARGS__), NULL, LEN(__VA_ARGS__))
+
+/* Process A (pid 100), B (200), C (300: busy), and the job's note (pid 0). */
+static struct cuda_proc *two_procs(size_t *n)
+{
+	struct cuda_proc *procs = calloc(4, sizeof(*procs));
+	struct cuda_proc *a = &procs[2], *b = &procs[0], *c = &procs[3], *j = &procs[1];
+
+	assert_non_null(procs);
+	for (int i = 0; i < 4; i++)
+		cuda_proc_init(&procs[i]);
+	a->pid = 100;
+	a->contexts = 1;
+	ADD(a, CUDA_STAT_KERNEL, "k1", 10, 20, 30);
+	ADD(a, CUDA_STAT_KERNEL, "k2", 1000);
+	ADD(a, CUDA_STAT_API, "cudaMalloc", 100, 300);
+	add(a, CUDA_STAT_MEMCPY, "[CUDA memcpy HtoD]", N(900, 1100), N(4000000, 4000000), 2);
+	b->pid = 200;
+	b->contexts = 1;
+	b->dropped = 3;
+	ADD(b, CUDA_STAT_KERNEL, "k1", 5, 45);
+	ADD(b, CUDA_STAT_API, "cudaLaunchKernel", 50);
+	add(b, CUDA_STAT_MEMCPY, "[CUDA memcpy DtoH]", N(500), N(1000000), 1);
+	add(b, CUDA_STAT_MEMSET, "[CUDA memset]", N(600), N(100), 1);
+	c->pid = 300;
+	c->state = CUDA_PROC_BUSY;
+	snprintf(c->message, sizeof(c->message), "another profiler holds CUPTI");
+	j->pid = 0;
+	j->state = CUDA_PROC_OFF;
+	snprintf(j->message, sizeof(j->message),
+		 "--cuda was asked but CUDA_INJECTION64_PATH was already set by another profiler");
+	*n = 4;
+	return procs;
+}
+
+static void test_merge_exact(void **state)
+{
+	struct cuda_tables t;
+	struct cuda_proc *procs;
+	const struct cuda_table *k, *api, *mem;
+	size_t n;
+
+	(void)state;
+	procs = two_procs(&n);
+	cuda_tables_init(&t);
+	assert_int_equal(cuda_tables_build(&t, procs, n, 10), 0);
+	assert_true(t.present);
+	assert_int_equal(t.nprocs, 3);
+	assert_int_equal(t.procs[0].pid, 100);
+	assert_int_equal(t.procs[1].pid, 200);
+	assert_int_equal(t.procs[2].pid, 300);
+	assert_non_null(t.job_proc);
+
+	/* kernels: k2 (1000) before k1 (10, 20, 30 and 5, 45: 110) */
+	k = &t.job.t[CUDA_TABLE_KERNEL];
+	assert_int_equal(k->nrows, 2);
+	assert_int_equal(k->total_ns, 1110);
+	assert_string_equal(k->rows[0].s.name, "k2");
+	assert_string_equal(k->rows[1].s.name, "k1");
+	assert_int_equal(k->rows[1].s.count, 5);
+	assert_int_equal(k->rows[1].s.total_ns, 110);
+	assert_int_equal(k->rows[1].s.min_ns, 5);
+	assert_int_equal(k->rows[1].s.max_ns, 45);
+	/* mean 22: squares of 12, 2, 8, 17, 23 sum to 1030 */
+	assert_float_equal(k->rows[1].s.m2_ns2, 1030, 1e-9);
+	assert_float_equal(k->rows[1].stddev_ns, sqrt(1030.0 / 4), 1e-9);
+	assert_float_equal(k->rows[1].avg_ns, 22, 1e-12);
+	assert_float_equal(k->rows[1].time_pct, 100.0 * 110 / 1110, 1e-9);
+	/* of 10 ms of wall time */
+	assert_float_equal(k->rows[0].wall_pct, 100.0 * 1000 / 1e7, 1e-12);
+	assert_true(isnan(k->rows[0].gb_per_s));
+
+	api = &t.job.t[CUDA_TABLE_API];
+	assert_int_equal(api->nrows, 2);
+	assert_string_equal(api->rows[0].s.name, "cudaMalloc");
+	assert_float_equal(api->rows[0].stddev_ns, sqrt(20000.0), 1e-9);
+	assert_float_equal(api->rows[0].time_pct, 100.0 * 400 / 450, 1e-9);
+	assert_true(isnan(api->rows[0].wall_pct));
+	assert_string_equal(api->rows[1].s.name, "cudaLaunchKernel");
+	assert_float_equal(api->rows[1].stddev_ns, 0, 0);
+
+	/* memory by time: HtoD 2000, memset 600, DtoH 500; by size: HtoD, DtoH, memset */
+	mem = &t.job.t[CUDA_TABLE_MEM];
+	assert_int_equal(mem->nrows, 3);
+	assert_string_equal(mem->rows[0].s.name, "[CUDA memcpy HtoD]");
+	assert_string_equal(mem->rows[1].s.name, "[CUDA memset]");
+	assert_string_equal(mem->rows[2].s.name, "[CUDA memcpy DtoH]");
+	assert_int_equal(mem->by_size[0], 0);
+	assert_int_equal(mem->by_size[1], 2);
+	assert_int_equal(mem->by_size[2], 1);
+	assert_float_equal(mem->rows[0].gb_per_s, 8e6 / 2000, 1e-9);
+	assert_float_equal(mem->rows[0].avg_bytes, 4e6, 0);
+	assert_float_equal(mem->rows[0].stddev_bytes, 0, 0);
+	assert_float_equal(mem->rows[0].stddev_ns, sqrt(20000.0), 1e-9);
+
+	/* per process: A's k1 alone, and the processes by total time */
+	assert_int_equal(t.sets[0].t[CUDA_TABLE_KERNEL].rows[1].s.count, 3);
+	assert_float_equal(t.sets[0].t[CUDA_TABLE_KERNEL].rows[1].stddev_ns, 10, 1e-12);
+	assert_int_equal(t.sets[0].total_ns, 400 + 1060 + 2000);
+	assert_int_equal(t.sets[1].total_ns, 50 + 50 + 500 + 600);
+	assert_int_equal(t.sets[2].total_ns, 0);
+	assert_int_equal(t.by_time[0], 0);
+	assert_int_equal(t.by_time[1], 1);
+	assert_int_equal(t.by_time[2], 2);
+
+	assert_int_equal(t.nnotes, 3);
+	assert_string_equal(t.notes[0], t.job_proc->message);
+	assert_string_equal(t.notes[1], "pid 200: CUPTI dropped 3 records: the tables undercount");
+	assert_string_equal(t.notes[2], "pid 300: another profiler holds CUPTI");
+	cuda_tables_release(&t);
+	assert_false(t.present);
+}
+
+static void test_empty(void **state)
+{
+	struct cuda_tables t;
+
+	(void)state;
+	cuda_tables_init(&t);
+	assert_int_equal(cuda_tables_build(&t, NULL, 0, 0), 0);
+	assert_false(t.present);
+	assert_int_equal(t.nnotes, 0);
+	cuda_tables_release(&t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_merge_exact),
+	    cmocka_unit_test(test_empty),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,398 @@
+/*
+ * test_store_cuda.c - the CUDA tables of the store (schema 9): a process's
+ * snapshot written and read back value for value (a 4,000-byte name, quotes
+ * and UTF-8, counts near 2^62 and above 2^63), replaced whole, kept or
+ * dropped with the tick it was written in, merged when a name comes twice,
+ * and an older store read as empty and upgraded.
+ *
+ * Every test runs on SQLite; with JOBSCOPE_TEST_PG_URL (a PostgreSQL
+ * database: tests/integration/test_store_cuda_pg.py makes one) the same
+ * tests run again on it, each with job ids of its own.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "fixture.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "common/log.h"
+#include "store/store.h"
+
+struct fixture {
+	char dir[64];
+	char path[128];
+	const char *url; /* PostgreSQL, or NULL: the file at path */
+	int64_t job_base; /* job ids of this test (PostgreSQL: one database for all) */
+	FILE *log;
+};
+
+static int64_t next_job_base = 1000;
+
+static int setup_common(void **state, const char *url)
+{
+	struct fixture *fx = calloc(1, sizeof(*fx));
+
+	if (!fx)
+		return -1;
+	snprintf(fx->dir, sizeof(fx->dir), "/tmp/jobscope-test-cuda-XXXXXX");
+	if (!mkdtemp(fx->dir))
+		return -1;
+	snprintf(fx->path, sizeof(fx->path), "%s/store.db", fx->dir);
+	fx->url = url;
+	fx->job_base = next_job_base;
+	next_job_base += 1000;
+	fx->log = tmpfile();
+	if (!fx->log)
+		return -1;
+	log_set_file(fx->log);
+	*state = fx;
+	return 0;
+}
+
+static int setup(void **state)
+{
+	return setup_common(state, NULL);
+}
+
+static int setup_pg(void **state)
+{
+	return setup_common(state, getenv("JOBSCOPE_TEST_PG_URL"));
+}
+
+static int teardown(void **state)
+{
+	struct fixture *fx = *state;
+
+	log_set_file(NULL);
+	fclose(fx->log);
+	fixture_rm_tree(fx->dir);
+	free(fx);
+	return 0;
+}
+
+static struct store *open_store(struct fixture *fx)
+{
+	struct store *st = NULL;
+
+	assert_int_equal(store_open(fx->url ? fx->url : fx->path, STORE_CREATE, &st), 0);
+	return st;
+}
+
+static struct cuda_stat *add(struct cuda_proc *p, enum cuda_stat_kind kind, const char *name,
+			     uint64_t count, uint64_t total, uint64_t min, uint64_t max, double m2)
+{
+	struct cuda_stat *s = cuda_proc_add(p, kind, name);
+
+	assert_non_null(s);
+	s->count = count;
+	s->total_ns = total;
+	s->min_ns = min;
+	s->max_ns = max;
+	s->m2_ns2 = m2;
+	return s;
+}
+
+static char long_name[4001];
+static const char quoted_name[] =
+    "void at::native::f<'a', \"b\">(float*) \xc3\xbc \xe6\x97\xa5\xe6\x9c\xac \\ ; --";
+
+static void fill_proc(struct cuda_proc *p)
+{
+	struct cuda_stat *s;
+
+	memset(long_name, 'k', 4000);
+	memcpy(long_name, "void k", 6);
+	long_name[3999] = 'Z';
+	long_name[4000] = '\0';
+	cuda_proc_init(p);
+	p->pid = 4242;
+	p->state = CUDA_PROC_OK;
+	p->cupti_version = 18;
+	p->contexts = 2;
+	p->dropped = 7;
+	p->seq = 5;
+	p->final = true;
+	add(p, CUDA_STAT_API, "cudaMalloc", 3, 220183283, 19070, 220135021, 3.2297e16);
+	add(p, CUDA_STAT_KERNEL, long_name, 10, 1000, 90, 110, 400.5);
+	add(p, CUDA_STAT_KERNEL, quoted_name, 1, 5, 5, 5, 0);
+	s = add(p, CUDA_STAT_MEMCPY, "[CUDA memcpy HtoD]", ((uint64_t)1 << 62) + 3,
+		((uint64_t)1 << 62) + 11, 1, ((uint64_t)1 << 62) - 1, 1e30);
+	s->bytes = ((uint64_t)1 << 62) + 12345;
+	s->min_bytes = 4;
+	s->max_bytes = ((uint64_t)1 << 62) - 7;
+	s->m2_bytes2 = 2.5e36;
+	s = add(p, CUDA_STAT_MEMSET, "[CUDA memset]", 2, UINT64_MAX, 3, UINT64_MAX - 3, 8);
+	s->bytes = UINT64_MAX - 1; /* above 2^63: kept bit for bit */
+	s->min_bytes = 1;
+	s->max_bytes = UINT64_MAX - 2;
+	s->m2_bytes2 = 0.25;
+}
+
+static const struct cuda_stat *find(const struct cuda_proc *p, enum cuda_stat_kind kind,
+				    const char *name)
+{
+	for (size_t i = 0; i < p->nstats; i++)
+		if (p->stats[i].kind == kind && strcmp(p->stats[i].name, name) == 0)
+			return &p->stats[i];
+	return NULL;
+}
+
+static void assert_same_stat(const struct cuda_stat *a, const struct cuda_stat *b)
+{
+	assert_non_null(a);
+	assert_non_null(b);
+	assert_int_equal(a->kind, b->kind);
+	assert_string_equal(a->name, b->name);
+	assert_true(a->count == b->count);
+	assert_true(a->total_ns == b->total_ns);
+	assert_true(a->min_ns == b->min_ns);
+	assert_true(a->max_ns == b->max_ns);
+	assert_true(a->m2_ns2 == b->m2_ns2);
+	assert_true(a->bytes == b->bytes);
+	assert_true(a->min_bytes == b->min_bytes);
+	assert_true(a->max_bytes == b->max_bytes);
+	assert_true(a->m2_bytes2 == b->m2_bytes2);
+}
+
+static void free_procs(struct cuda_proc *procs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		cuda_proc_release(&procs[i]);
+	free(procs);
+}
+
+static void test_round_trip(void **state)
+{
+	struct fixture *fx = *state;
+	int64_t job = fx->job_base + 1;
+	struct cuda_proc p, busy, note, *got;
+	struct store *st = open_store(fx);
+	size_t n;
+
+	fill_proc(&p);
+	cuda_proc_init(&busy);
+	busy.pid = 17;
+	busy.state = CUDA_PROC_BUSY;
+	snprintf(busy.message, sizeof(busy.message), "CUPTI is held by another subscriber (nsys?)");
+	busy.seq = 1;
+	cuda_proc_init(&note);
+	note.pid = 0;
+	note.state = CUDA_PROC_OFF;
+	snprintf(note.message, sizeof(note.message),
+		 "--cuda was asked but CUDA_INJECTION64_PATH was already set by another profiler");
+	/* written out of pid order */
+	assert_int_equal(store_put_cuda_proc(st, job, &p, 1700000000123), 0);
+	assert_int_equal(store_put_cuda_proc(st, job, &busy, 1700000000124), 0);
+	assert_int_equal(store_put_cuda_proc(st, job, &note, 1700000000125), 0);
+	assert_int_equal(store_put_cuda_proc(st, job + 1, &busy, 1700000000126), 0);
+	store_close(st);
+
+	st = open_store(fx);
+	assert_int_equal(store_get_cuda_procs(st, job, &got, &n), 0);
+	assert_int_equal(n, 3);
+	assert_int_equal(got[0].pid, 0);
+	assert_int_equal(got[0].state, CUDA_PROC_OFF);
+	assert_string_equal(got[0].message, note.message);
+	assert_int_equal(got[0].nstats, 0);
+	assert_int_equal(got[1].pid, 17);
+	assert_int_equal(got[1].state, CUDA_PROC_BUSY);
+	assert_string_equal(got[1].message, busy.message);
+	assert_int_equal(got[1].cupti_version, 0);
+	assert_false(got[1].final);
+	assert_int_equal(got[2].pid, 4242);
+	assert_int_equal(got[2].state, CUDA_PROC_OK);
+	assert_string_equal(got[2].message, "");
+	assert_int_equal(got[2].cupti_version, 18);
+	assert_int_equal(got[2].contexts, 2);
+	assert_int_equal(got[2].dropped, 7);
+	assert_int_equal(got[2].seq, 5);
+	assert_true(got[2].final);
+	assert_int_equal(got[2].nstats, p.nstats);
+	for (size_t i = 0; i < p.nstats; i++)
+		assert_same_stat(find(&got[2], p.stats[i].kind, p.stats[i].name), &p.stats[i]);
+	assert_int_equal(strlen(find(&got[2], CUDA_STAT_KERNEL, long_name)->name), 4000);
+	free_procs(got, n);
+
+	assert_int_equal(store_get_cuda_procs(st, job + 1, &got, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(got[0].pid, 17);
+	free_procs(got, n);
+	assert_int_equal(store_get_cuda_procs(st, job + 2, &got, &n), 0);
+	assert_int_equal(n, 0);
+	assert_null(got);
+	store_close(st);
+	cuda_proc_release(&p);
+}
+
+/* A newer snapshot replaces the whole of the older one: row and stats. */
+static void test_replace(void **state)
+{
+	struct fixture *fx = *state;
+	int64_t job = fx->job_base + 1;
+	struct cuda_proc p, *got;
+	struct store *st = open_store(fx);
+	size_t n;
+
+	fill_proc(&p);
+	assert_int_equal(store_put_cuda_proc(st, job, &p, 1000), 0);
+	cuda_proc_release(&p);
+	cuda_proc_init(&p);
+	p.pid = 4242;
+	p.state = CUDA_PROC_ERROR;
+	snprintf(p.message, sizeof(p.message), "cuptiActivityEnable: CUPTI_ERROR_NOT_INITIALIZED");
+	p.seq = 6;
+	add(&p, CUDA_STAT_API, "cudaFree", 1, 9, 9, 9, 0);
+	assert_int_equal(store_put_cuda_proc(st, job, &p, 2000), 0);
+
+	assert_int_equal(store_get_cuda_procs(st, job, &got, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(got[0].state, CUDA_PROC_ERROR);
+	assert_string_equal(got[0].message, p.message);
+	assert_int_equal(got[0].seq, 6);
+	assert_int_equal(got[0].dropped, 0);
+	assert_false(got[0].final);
+	assert_int_equal(got[0].nstats, 1);
+	assert_same_stat(&got[0].stats[0], &p.stats[0]);
+	free_procs(got, n);
+
+	/* and with none: the stats go, the row stays */
+	cuda_proc_release(&p);
+	cuda_proc_init(&p);
+	p.pid = 4242;
+	p.seq = 7;
+	assert_int_equal(store_put_cuda_proc(st, job, &p, 3000), 0);
+	assert_int_equal(store_get_cuda_procs(st, job, &got, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(got[0].seq, 7);
+	assert_int_equal(got[0].nstats, 0);
+	free_procs(got, n);
+	store_close(st);
+}
+
+/* In a tick it is the tick's: rolled back with it, committed with it. */
+static void test_in_tick(void **state)
+{
+	struct fixture *fx = *state;
+	int64_t job = fx->job_base + 1;
+	struct cuda_proc p, *got;
+	struct store *st = open_store(fx);
+	size_t n;
+
+	fill_proc(&p);
+	assert_int_equal(store_tick_begin(st), 0);
+	assert_int_equal(store_put_cuda_proc(st, job, &p, 1000), 0);
+	store_tick_abort(st);
+	assert_int_equal(store_get_cuda_procs(st, job, &got, &n), 0);
+	assert_int_equal(n, 0);
+
+	assert_int_equal(store_tick_begin(st), 0);
+	assert_int_equal(store_put_cuda_proc(st, job, &p, 1000), 0);
+	assert_int_equal(store_tick_commit(st), 0);
+	assert_int_equal(store_get_cuda_procs(st, job, &got, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(got[0].nstats, 5);
+	free_procs(got, n);
+	store_close(st);
+	cuda_proc_release(&p);
+}
+
+/* A kind and name given twice is one row: the two merged. */
+static void test_duplicate_merged(void **state)
+{
+	struct fixture *fx = *state;
+	int64_t job = fx->job_base + 1;
+	struct cuda_proc p, *got;
+	struct store *st = open_store(fx);
+	size_t n;
+
+	cuda_proc_init(&p);
+	p.pid = 9;
+	add(&p, CUDA_STAT_KERNEL, "k", 2, 30, 10, 20, 50);
+	add(&p, CUDA_STAT_API, "k", 1, 1, 1, 1, 0);
+	add(&p, CUDA_STAT_KERNEL, "k", 1, 40, 40, 40, 0);
+	assert_int_equal(store_put_cuda_proc(st, job, &p, 1), 0);
+	assert_int_equal(store_get_cuda_procs(st, job, &got, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(got[0].nstats, 2);
+	{
+		const struct cuda_stat *k = find(&got[0], CUDA_STAT_KERNEL, "k");
+
+		assert_non_null(k);
+		assert_int_equal(k->count, 3);
+		assert_int_equal(k->total_ns, 70);
+		assert_int_equal(k->min_ns, 10);
+		assert_int_equal(k->max_ns, 40);
+		/* 10, 20, 40: mean 70/3, sum of squared deviations 1400/3 */
+		assert_float_equal(k->m2_ns2, 1400.0 / 3, 1e-9);
+	}
+	free_procs(got, n);
+	p.pid = -1;
+	assert_int_equal(store_put_cuda_proc(st, job, &p, 1), -EINVAL);
+	store_close(st);
+	cuda_proc_release(&p);
+}
+
+/* A schema 8 store: read as having no CUDA tables, upgraded when opened to write. */
+static void test_older_schema(void **state)
+{
+	struct fixture *fx = *state;
+	struct cuda_proc p, *got = (struct cuda_proc *)1;
+	struct store *st = open_store(fx);
+	sqlite3 *db;
+	size_t n = 99;
+
+	store_close(st);
+	assert_int_equal(sqlite3_open(fx->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db,
+				      "DROP TABLE cuda_stats; DROP TABLE cuda_procs;"
+				      " PRAGMA user_version = 8",
+				      NULL, NULL, NULL),
+			 SQLITE_OK);
+	sqlite3_close(db);
+	assert_int_equal(store_open(fx->path, STORE_READONLY, &st), 0);
+	assert_int_equal(store_get_cuda_procs(st, 1, &got, &n), 0);
+	assert_int_equal(n, 0);
+	assert_null(got);
+	cuda_proc_init(&p);
+	p.pid = 1;
+	assert_int_equal(store_put_cuda_proc(st, 1, &p, 1), -EPROTONOSUPPORT);
+	store_close(st);
+
+	st = open_store(fx);
+	assert_int_equal(store_put_cuda_proc(st, 1, &p, 1), 0);
+	assert_int_equal(store_get_cuda_procs(st, 1, &got, &n), 0);
+	assert_int_equal(n, 1);
+	free_procs(got, n);
+	store_close(st);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test_setup_teardown(test_round_trip, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_replace, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_in_tick, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_duplicate_merged, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_older_schema, setup, teardown),
+	};
+	const struct CMUnitTest pg_tests[] = {
+	    cmocka_unit_test_setup_teardown(test_round_trip, setup_pg, teardown),
+	    cmocka_unit_test_setup_teardown(test_replace, setup_pg, teardown),
+	    cmocka_unit_test_setup_teardown(test_in_tick, setup_pg, teardown),
+	    cmocka_unit_test_setup_teardown(test_duplicate_merged, setup_pg, teardown),
+	};
+	int failed = cmocka_run_group_tests_name("sqlite", tests, NULL, NULL);
+
+	if (getenv("JOBSCOPE_TEST_PG_URL"))
+		failed += cmocka_run_group_tests_name("postgresql", pg_tests, NULL, NULL);
+	return failed;
+}
