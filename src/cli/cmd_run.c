@@ -679,9 +679,10 @@ static char **child_environ(const struct run_state *r, size_t *nadded)
 	for (size_t i = 0; i < n; i++) {
 		bool replaced = false;
 
+		/* JOBSCOPE_RUN_ID always, the hook's with --cuda, the CUPTI path with --cupti */
 		for (size_t k = 0; k < sizeof(ours) / sizeof(ours[0]); k++)
 			replaced |= strncmp(environ[i], ours[k], strlen(ours[k])) == 0 &&
-				    (k == 0 || r->cuda.listen_fd >= 0);
+				    (k == 0 || (r->cuda.listen_fd >= 0 && (k < 3 || r->opt->cupti)));
 		if (!replaced)
 			envp[out++] = environ[i];
 	}

@@ -75,50 +75,54 @@ static void peer_close(struct cuda_peer *p)
 	strbuf_release(&p->in);
 }
 
-static void peer_send(struct cuda_peer *p, const struct strbuf *frame)
+/* false when the peer is gone (a few bytes into an empty socket buffer: all or nothing). */
+static bool peer_send(struct cuda_peer *p, const struct strbuf *frame)
 {
-	/* a few bytes into an empty socket buffer: a short write means a broken peer */
-	if (send(p->fd, frame->buf, frame->len, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)frame->len)
-		peer_close(p);
+	return send(p->fd, frame->buf, frame->len, MSG_NOSIGNAL | MSG_DONTWAIT) ==
+	       (ssize_t)frame->len;
 }
 
-static void answer_hello(struct cuda_collector *c, struct cuda_peer *p)
+/* false when the peer is gone. */
+static bool answer_hello(struct cuda_collector *c, struct cuda_peer *p)
 {
 	int64_t interval = c->interval_ms;
 	bool on = c->policy ? c->policy(c->policy_arg, p->proc.pid, &interval) : true;
 	struct strbuf frame;
+	bool sent = false;
 
 	if (p->proc.state != CUDA_PROC_OK)
-		return; /* it closes after its hello */
+		return true; /* it closes after its hello */
 	strbuf_init(&frame, 256);
 	if (!(on ? cuda_proto_on(&frame, interval) : cuda_proto_off(&frame)))
-		peer_send(p, &frame);
+		sent = peer_send(p, &frame);
 	strbuf_release(&frame);
 	if (!on)
 		p->proc.state = CUDA_PROC_OFF;
+	return sent;
 }
 
-/* One whole frame's payload; false when the peer broke the protocol. */
-static bool peer_frame(struct cuda_collector *c, struct cuda_peer *p, const char *payload,
-		       size_t len)
+/* One whole frame's payload: 0, -EPROTO (the peer broke the protocol), -EPIPE (it is gone). */
+static int peer_frame(struct cuda_collector *c, struct cuda_peer *p, const char *payload,
+		      size_t len)
 {
 	enum cuda_msg_type type;
 	int32_t pid = p->proc.pid;
 
 	if (cuda_proto_type(payload, len, &type))
-		return false;
+		return -EPROTO;
 	if ((type == CUDA_MSG_HELLO) == p->hello || type == CUDA_MSG_ON || type == CUDA_MSG_OFF)
-		return false; /* one hello, first */
+		return -EPROTO; /* one hello, first */
 	if (cuda_proto_parse(payload, len, &p->proc))
-		return false;
+		return -EPROTO;
 	p->proc.pid = pid; /* the kernel's word, not the peer's */
 	p->dirty = true;
 	if (type == CUDA_MSG_HELLO) {
 		p->hello = true;
 		c->seen++;
-		answer_hello(c, p);
+		if (!answer_hello(c, p))
+			return -EPIPE;
 	}
-	return true;
+	return 0;
 }
 
 /* Reads what is there; false when the peer is done (closed, or cut off). */
@@ -140,12 +144,16 @@ static bool peer_read(struct cuda_collector *c, struct cuda_peer *p)
 		p->in.len += (size_t)n;
 		while ((len = cuda_proto_frame_len(p->in.buf, p->in.len)) != 0) {
 			size_t whole = (size_t)len + CUDA_PROTO_HEADER;
+			int ret;
 
 			if (len < 0)
 				goto bad;
 			if (p->in.len < whole)
 				break;
-			if (!peer_frame(c, p, p->in.buf + CUDA_PROTO_HEADER, (size_t)len))
+			ret = peer_frame(c, p, p->in.buf + CUDA_PROTO_HEADER, (size_t)len);
+			if (ret == -EPIPE)
+				return false;
+			if (ret)
 				goto bad;
 			memmove(p->in.buf, p->in.buf + whole, p->in.len - whole);
 			p->in.len -= whole;

@@ -1,0 +1,314 @@
+"""`jobscope run --cuda`: program -> hook -> jobscope -> store -> report, exact.
+
+js-cuda-app "uses CUDA" through the fake libcuda.so.1 as a scenario says; the
+fake driver loads the real hook (build/libjobscope-cuda.so) through
+CUDA_INJECTION64_PATH as NVIDIA's does, and the fake libcupti.so delivers one
+activity record per scripted operation, through CUPTI's real buffer ABI, with
+the scripted durations and sizes.  Every count, total, minimum, maximum and
+standard deviation in the store and the reports is checked against the
+scenario; so are the kill -9 path, a missing CUPTI, another profiler holding
+CUPTI, a program that never initialises CUDA, and a garbage-speaking peer.
+"""
+import json
+import math
+import os
+import signal
+import socket
+import struct
+import subprocess
+import time
+
+from harness import run, helper, jobscope, run_tests, check, eq, wait_for, JOBSCOPE
+from agent_harness import sql
+
+FAKES = os.environ.get("FAKES", "")
+CUPTI = os.path.join(FAKES, "libcupti.so")
+HOOK = os.path.join(os.path.dirname(JOBSCOPE), "libjobscope-cuda.so")
+APP = helper("cuda-app")
+
+K_FILL = ("_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEENS_6detail5"
+          "ArrayIPcLi1EEEEEviT0_T1_")
+K_FILL_NAME = ("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
+               "at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, "
+               "at::detail::Array<char*, 1>)")
+K_SAXPY = "_Z5saxpyifPKfPf"
+K_SAXPY_NAME = "saxpy(int, float, float const*, float*)"
+# not a C++ name: kept as it is (a C kernel, extern "C")
+K_PLAIN = "relu_kernel"
+
+
+def cuda_env(**extra):
+    env = dict(os.environ)
+    env.pop("CUDA_INJECTION64_PATH", None)
+    env.update({"JOBSCOPE_CUPTI_LIBRARY": CUPTI, "JOBSCOPE_CUDA_HOOK": HOOK})
+    env.update(extra)
+    return env
+
+
+class Expect:
+    """The tables a scenario must give: {(kind, name): [durations], sizes}."""
+
+    def __init__(self):
+        self.dur = {}
+        self.size = {}
+
+    def add(self, kind, name, dur, size=None, times=1):
+        for _ in range(times):
+            self.dur.setdefault((kind, name), []).append(dur)
+            if size is not None:
+                self.size.setdefault((kind, name), []).append(size)
+
+
+def stddev(values):
+    if len(values) < 2:
+        return 0.0
+    mean = sum(values) / len(values)
+    return math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
+
+
+def scenario(wd, text, name="scn"):
+    path = wd.join(name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+# One process: 4 API names, 3 kernels (one demangled template, one plain C++
+# function, one C name), copies both ways, a memset.
+MAIN = """init
+ctx
+api runtime cudaMalloc_v3020 dur=1200
+api runtime cudaMalloc_v3020 dur=2400
+api driver cuMemAlloc_v2 dur=700
+x 3 kernel name=%s dur=5000 launch=3000
+kernel name=%s dur=7000 launch=1000
+kernel name=%s dur=100 launch=2000
+kernel name=%s dur=300
+memcpy kind=HtoD bytes=1048576 dur=100000
+memcpy kind=HtoD bytes=2097152 dur=150000
+memcpy kind=DtoH bytes=4096 dur=2500
+memset bytes=4096 dur=800
+exit code=0
+""" % (K_FILL, K_SAXPY, K_SAXPY, K_PLAIN)
+
+
+def main_expect(times=1):
+    e = Expect()
+    e.add("api", "cudaMalloc", 1200, times=times)
+    e.add("api", "cudaMalloc", 2400, times=times)
+    e.add("api", "cuMemAlloc_v2", 700, times=times)
+    e.add("api", "cudaLaunchKernel", 3000, times=3 * times)
+    e.add("api", "cudaLaunchKernel", 1000, times=times)
+    e.add("api", "cudaLaunchKernel", 2000, times=times)
+    e.add("kernel", K_FILL_NAME, 5000, times=3 * times)
+    e.add("kernel", K_SAXPY_NAME, 7000, times=times)
+    e.add("kernel", K_SAXPY_NAME, 100, times=times)
+    e.add("kernel", K_PLAIN, 300, times=times)
+    e.add("memcpy", "[CUDA memcpy HtoD]", 100000, 1048576, times=times)
+    e.add("memcpy", "[CUDA memcpy HtoD]", 150000, 2097152, times=times)
+    e.add("memcpy", "[CUDA memcpy DtoH]", 2500, 4096, times=times)
+    e.add("memset", "[CUDA memset]", 800, 4096, times=times)
+    return e
+
+
+def stored(db, pid=None):
+    """{(kind, name): row} of one process (pid) or of every process, from the store."""
+    rows = sql(db, "SELECT pid, kind, name, count, total_ns, min_ns, max_ns, m2_ns2, bytes, "
+                   "min_bytes, max_bytes, m2_bytes2 FROM cuda_stats WHERE pid > 0")
+    out = {}
+    for r in rows:
+        if pid is None or r[0] == pid:
+            out.setdefault(r[0], {})[(r[1], r[2])] = r[3:]
+    return out
+
+
+def check_rows(got, e, what):
+    eq(sorted(got), sorted(e.dur), "%s: the names" % what)
+    for key, durs in e.dur.items():
+        count, total, mn, mx, m2, nbytes, bmin, bmax, bm2 = got[key]
+        eq(count, len(durs), "%s %s count" % (what, key))
+        eq(total, sum(durs), "%s %s total_ns" % (what, key))
+        eq(mn, min(durs), "%s %s min_ns" % (what, key))
+        eq(mx, max(durs), "%s %s max_ns" % (what, key))
+        check(abs(m2 - stddev(durs) ** 2 * (len(durs) - 1)) < 1e-6 * max(1, m2),
+              "%s %s m2 %r" % (what, key, m2))
+        sizes = e.size.get(key)
+        if sizes:
+            eq(nbytes, sum(sizes), "%s %s bytes" % (what, key))
+            eq(bmin, min(sizes), "%s %s min_bytes" % (what, key))
+            eq(bmax, max(sizes), "%s %s max_bytes" % (what, key))
+            check(abs(bm2 - stddev(sizes) ** 2 * (len(sizes) - 1)) < 1e-6 * max(1, bm2),
+                  "%s %s m2_bytes %r" % (what, key, bm2))
+
+
+def procs(db):
+    return {r[0]: r[1:] for r in sql(db, "SELECT pid, state, message, contexts, dropped, final "
+                                         "FROM cuda_procs")}
+
+
+def test_tables_exact(wd):
+    db = wd.join("s.db")
+    r = run(wd, [APP, scenario(wd, MAIN)], db=db, opts=["--cuda"], env=cuda_env())
+    eq(r.rc, 0, "exit code: %s" % r.stderr)
+    rows = stored(db)
+    eq(len(rows), 1, "one CUDA process: %r" % list(rows))
+    pid = list(rows)[0]
+    check_rows(rows[pid], main_expect(), "pid %d" % pid)
+    p = procs(db)
+    eq(p[pid][0], "ok", "the process's state")
+    eq(p[pid][2], 1, "contexts created")
+    eq(p[pid][3], 0, "no record dropped")
+    eq(p[pid][4], 1, "the final snapshot (sent at exit) is the stored one")
+    eq(p[0][0], "ok", "the run's own note: %r" % (p[0],))
+
+
+def test_two_processes(wd):
+    """Two CUDA processes of one run: each its own tables, the job's their merge."""
+    db = wd.join("s.db")
+    scn = scenario(wd, MAIN)
+    cmd = ["sh", "-c", "%s %s & %s %s; wait" % (APP, scn, APP, scn)]
+    r = run(wd, cmd, db=db, opts=["--cuda"], env=cuda_env())
+    eq(r.rc, 0, "exit code: %s" % r.stderr)
+    rows = stored(db)
+    eq(len(rows), 2, "two CUDA processes: %r" % list(rows))
+    for pid, got in rows.items():
+        check_rows(got, main_expect(), "pid %d" % pid)
+
+
+def test_kill9_keeps_what_was_sent(wd):
+    """A process killed with SIGKILL: everything of its intervals before the kill is stored."""
+    db = wd.join("s.db")
+    scn = scenario(wd, """init
+ctx
+x 5 kernel name=%s dur=2000 launch=500
+memcpy kind=DtoD bytes=8192 dur=4000
+sleep ms=1500
+kill9
+""" % K_SAXPY)
+    r = run(wd, [APP, scn], db=db, opts=["--cuda", "--interval", "200ms"], env=cuda_env())
+    eq(r.rc, 128 + 9, "killed by SIGKILL: %s" % r.stderr)
+    e = Expect()
+    e.add("kernel", K_SAXPY_NAME, 2000, times=5)
+    e.add("api", "cudaLaunchKernel", 500, times=5)
+    e.add("memcpy", "[CUDA memcpy DtoD]", 4000, 8192)
+    rows = stored(db)
+    eq(len(rows), 1, "one process")
+    pid = list(rows)[0]
+    check_rows(rows[pid], e, "killed pid")
+    eq(procs(db)[pid][4], 0, "no final snapshot: it was killed")
+
+
+def test_no_cupti(wd):
+    db = wd.join("s.db")
+    r = run(wd, [APP, scenario(wd, MAIN)], db=db, opts=["--cuda"],
+            env=cuda_env(JOBSCOPE_CUPTI_LIBRARY="/nonexistent/libcupti.so"))
+    eq(r.rc, 0, "the program runs on: %s" % r.stderr)
+    p = procs(db)
+    pids = [pid for pid in p if pid]
+    eq(len(pids), 1, "the process said hello: %r" % p)
+    eq(p[pids[0]][0], "no_cupti", "state")
+    check("/nonexistent/libcupti.so" in p[pids[0]][1], "the note names what was tried: %r"
+          % p[pids[0]][1])
+    eq(stored(db), {}, "no tables")
+
+
+def test_other_profiler_holds_cupti(wd):
+    """A profiler subscribed first (as nsys or ncu would be): the hook backs off."""
+    db = wd.join("s.db")
+    scn = scenario(wd, "other_profiler\n" + MAIN)
+    r = run(wd, [APP, scn], db=db, opts=["--cuda"], env=cuda_env())
+    eq(r.rc, 0, "the program runs on: %s" % r.stderr)
+    p = procs(db)
+    pids = [pid for pid in p if pid]
+    eq(len(pids), 1, "one process")
+    eq(p[pids[0]][0], "busy", "state")
+    check("another profiler" in p[pids[0]][1], "note: %r" % p[pids[0]][1])
+    eq(stored(db), {}, "no tables")
+
+
+def test_injection_already_set(wd):
+    """CUDA_INJECTION64_PATH set by someone else (nsys sets it): --cuda backs off."""
+    db = wd.join("s.db")
+    r = run(wd, ["true"], db=db, opts=["--cuda"],
+            env=cuda_env(CUDA_INJECTION64_PATH="/opt/nsys/libToolsInjection64.so"))
+    eq(r.rc, 0, "exit code")
+    p = procs(db)
+    eq(list(p), [0], "only the run's note")
+    eq(p[0][0], "busy", "state")
+    check("/opt/nsys/libToolsInjection64.so" in p[0][1], "note: %r" % p[0][1])
+    check("--cuda: CUDA_INJECTION64_PATH is already set" in r.stderr, "said: %r" % r.stderr)
+
+
+def test_no_cuda_in_the_run(wd):
+    db = wd.join("s.db")
+    r = run(wd, ["sh", "-c", "exit 3"], db=db, opts=["--cuda"], env=cuda_env())
+    eq(r.rc, 3, "exit code")
+    p = procs(db)
+    eq(list(p), [0], "only the run's note")
+    eq(p[0][0], "off", "state")
+    check("no process of the run initialised CUDA" in p[0][1], "note: %r" % p[0][1])
+
+
+def test_dropped_records(wd):
+    db = wd.join("s.db")
+    run(wd, [APP, scenario(wd, MAIN)], db=db, opts=["--cuda"],
+        env=cuda_env(FAKE_CUPTI_DROPPED="5"))
+    p = procs(db)
+    pids = [pid for pid in p if pid]
+    eq(p[pids[0]][3], 5, "records CUPTI dropped")
+
+
+def frame(text):
+    data = text.encode()
+    return struct.pack("<I", len(data)) + data
+
+
+def test_garbage_peer(wd):
+    """A peer that breaks the protocol is cut off; the real process's tables are exact."""
+    db = wd.join("s.db")
+    script = wd.join("garbage.py")
+    with open(script, "w") as f:
+        f.write("""import os, socket, struct, sys
+def frame(t):
+    b = t.encode(); return struct.pack('<I', len(b)) + b
+for payload in [b'\\xff\\xff\\xff\\xff', frame('snap\\t1\\t0\\t0\\t0\\n'),
+                frame('hello\\t1\\t1\\tok\\t0\\t\\n') + frame('snap\\tx\\n'),
+                frame('hello\\t1\\t1\\tok\\t0\\t\\n') + b'\\x10\\x00\\x00\\x00half']:
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(os.environ['JOBSCOPE_CUDA_SOCKET'])
+    s.sendall(payload)
+    s.close()
+""")
+    cmd = ["sh", "-c", "python3 %s && exec %s %s" % (script, APP, scenario(wd, MAIN))]
+    r = run(wd, cmd, db=db, opts=["--cuda"], env=cuda_env())
+    eq(r.rc, 0, "exit code: %s" % r.stderr)
+    rows = stored(db)
+    eq(len(rows), 1, "only the real process has tables: %r" % list(rows))
+    check_rows(list(rows.values())[0], main_expect(), "the real process")
+    check("broke the protocol" in r.stderr, "the cut-off peers are reported: %r" % r.stderr)
+
+
+def test_receiver_killed(wd):
+    """jobscope killed with SIGKILL under the program: the program finishes, unharmed."""
+    db = wd.join("s.db")
+    marker = wd.join("done")
+    scn = scenario(wd, """init
+ctx
+x 3 kernel name=%s dur=2000 launch=500
+sleep ms=1500
+x 3 kernel name=%s dur=2000 launch=500
+exit code=0
+""" % (K_SAXPY, K_SAXPY))
+    proc = subprocess.Popen([JOBSCOPE, "run", "--db", db, "--cuda", "--report", "none", "--",
+                             "sh", "-c", "%s %s && touch %s" % (APP, scn, marker)],
+                            env=cuda_env(), stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_for(lambda: sql(db, "SELECT count(*) FROM cuda_stats")[0][0] > 0
+             if os.path.exists(db) else False, 10, "the first snapshot stored")
+    proc.kill()
+    proc.wait()
+    wait_for(lambda: os.path.exists(marker), 15, "the program to finish on its own")
+
+
+if __name__ == "__main__":
+    run_tests(globals())
