@@ -291,8 +291,11 @@ int report_cuda_text(const struct cuda_tables *t, size_t max_procs, struct strbu
 		return 0;
 	if (!max_procs)
 		max_procs = CUDA_PROCS_SHOWN;
-	strbuf_addf(out, "CUDA      %zu process%s with the CUDA hook", t->nprocs,
-		    t->nprocs == 1 ? "" : "es");
+	if (t->nprocs)
+		strbuf_addf(out, "CUDA      %zu process%s with the CUDA hook", t->nprocs,
+			    t->nprocs == 1 ? "" : "es");
+	else
+		strbuf_addstr(out, "CUDA      no process sent tables");
 	if (t->nprocs > 1)
 		strbuf_addstr(out, ": the job's tables first (every process's rows merged)");
 	strbuf_addch(out, '\n');

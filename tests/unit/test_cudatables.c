@@ -173,12 +173,35 @@ static void test_merge_exact(void **state)
 static void test_empty(void **state)
 {
 	struct cuda_tables t;
+	struct cuda_proc *note = calloc(1, sizeof(*note));
+	struct strbuf out;
 
 	(void)state;
 	cuda_tables_init(&t);
 	assert_int_equal(cuda_tables_build(&t, NULL, 0, 0), 0);
 	assert_false(t.present);
 	assert_int_equal(t.nnotes, 0);
+	strbuf_init(&out, 0);
+	assert_int_equal(report_cuda_text(&t, 0, &out), 0);
+	assert_int_equal(out.len, 0);
+
+	/* the job's note alone: present, no process, empty tables */
+	assert_non_null(note);
+	cuda_proc_init(note);
+	note->state = CUDA_PROC_OFF;
+	snprintf(note->message, sizeof(note->message), "--cuda: CUDA_INJECTION64_PATH was set");
+	assert_int_equal(cuda_tables_build(&t, note, 1, 0), 0);
+	assert_true(t.present);
+	assert_int_equal(t.nprocs, 0);
+	assert_int_equal(report_cuda_text(&t, 0, &out), 0);
+	assert_string_equal(strbuf_str(&out),
+			    "CUDA      no process sent tables\n"
+			    "  note: --cuda: CUDA_INJECTION64_PATH was set\n"
+			    "\n"
+			    "CUDA API Statistics:\n\n (none)\n\n"
+			    "CUDA Kernel Statistics:\n\n (none)\n\n"
+			    "CUDA Memory Operation Statistics (by time):\n\n (none)\n\n");
+	strbuf_release(&out);
 	cuda_tables_release(&t);
 }
 
@@ -430,6 +453,55 @@ static void test_busy_alone(void **state)
 	cuda_tables_release(&t);
 }
 
+/* Ten processes: text shows the 8 with the most CUDA time, JSON all ten. */
+static void test_process_cap(void **state)
+{
+	struct cuda_tables t;
+	struct cuda_proc *procs = calloc(10, sizeof(*procs));
+	struct strbuf out;
+	cJSON *root;
+	char title[64];
+
+	(void)state;
+	assert_non_null(procs);
+	for (int i = 0; i < 10; i++) {
+		cuda_proc_init(&procs[i]);
+		procs[i].pid = 1000 + i;
+		/* pid 1000 the least time, 1009 the most */
+		ADD(&procs[i], CUDA_STAT_KERNEL, "k", (uint64_t)(i + 1) * 100);
+	}
+	cuda_tables_init(&t);
+	assert_int_equal(cuda_tables_build(&t, procs, 10, 0), 0);
+	strbuf_init(&out, 0);
+	assert_int_equal(report_cuda_text(&t, 0, &out), 0);
+	assert_non_null(strstr(strbuf_str(&out), "Each process: the 8 of 10 with the most CUDA time\n"));
+	for (int i = 0; i < 10; i++) {
+		snprintf(title, sizeof(title), "Process %d (", 1000 + i);
+		if (i < 2)
+			assert_null(strstr(strbuf_str(&out), title));
+		else
+			assert_non_null(strstr(strbuf_str(&out), title));
+	}
+	/* the most first */
+	assert_true(strstr(strbuf_str(&out), "Process 1009 (") <
+		    strstr(strbuf_str(&out), "Process 1008 ("));
+	strbuf_reset(&out);
+	{
+		struct jsonw w;
+
+		jsonw_init(&w, &out, false);
+		report_cuda_json(&w, &t);
+	}
+	root = cJSON_Parse(strbuf_str(&out));
+	assert_non_null(root);
+	assert_int_equal(cJSON_GetArraySize(item(root, "processes")), 10);
+	assert_float_equal(num(cJSON_GetArrayItem(item(item(root, "job"), "kernels"), 0), "total_ns"),
+			   5500, 0);
+	cJSON_Delete(root);
+	strbuf_release(&out);
+	cuda_tables_release(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -439,6 +511,7 @@ int main(void)
 	    cmocka_unit_test(test_json),
 	    cmocka_unit_test(test_long_name),
 	    cmocka_unit_test(test_busy_alone),
+	    cmocka_unit_test(test_process_cap),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
