@@ -22,9 +22,9 @@
 #include "analysis/cudatables.h"
 #include "common/jsonw.h"
 
-#define CUDA_PROCS_SHOWN 8   /* processes whose tables text and HTML print */
-#define NAME_DASHES_MAX	 60  /* the dashes under "Name": a kernel's name may be 4 KiB */
-#define CELL_MAX	 48  /* a number with separators: 1.8e19 is 26 characters */
+#define CUDA_PROCS_SHOWN 8  /* processes whose tables text and HTML print */
+#define NAME_DASHES_MAX	 60 /* the dashes under "Name": a kernel's name may be 4 KiB */
+#define CELL_MAX	 48 /* a number with separators: 1.8e19 is 26 characters */
 #define COLS_MAX	 10
 
 /* "1,234,567.8": v with that many decimals and thousands separators; "-" for NAN. */
@@ -152,7 +152,7 @@ static void table_free(struct text_table *tt)
 static int text_time_table(const struct cuda_table *tab, bool kernels, struct strbuf *out)
 {
 	static const char *const heads[] = {"Time(%)", "Total Time (ns)", "Num Calls", "Average",
-					    "Minimum",	"Maximum",	   "StdDev",	"Wall(%)"};
+					    "Minimum", "Maximum",	  "StdDev",    "Wall(%)"};
 	struct text_table tt = {.name_head = "Name", .ncols = kernels ? 8 : 7};
 
 	memcpy(tt.head, heads, sizeof(heads));
@@ -184,7 +184,7 @@ out_free:
 
 static int text_mem_by_time(const struct cuda_table *tab, struct strbuf *out)
 {
-	static const char *const heads[] = {"Time(%)", "Total Time (ns)", "Count",  "Average",
+	static const char *const heads[] = {"Time(%)", "Total Time (ns)", "Count", "Average",
 					    "Minimum", "Maximum",	  "StdDev"};
 	struct text_table tt = {.name_head = "Operation", .ncols = 7};
 
@@ -256,12 +256,14 @@ static int text_set(const struct cuda_table_set *set, bool all, struct strbuf *o
 	}
 	if (!ret && (all || k->nrows)) {
 		strbuf_addstr(out, "CUDA Kernel Statistics:\n\n");
-		ret = k->nrows ? text_time_table(k, true, out) : (strbuf_addstr(out, " (none)\n"), 0);
+		ret =
+		    k->nrows ? text_time_table(k, true, out) : (strbuf_addstr(out, " (none)\n"), 0);
 		strbuf_addch(out, '\n');
 	}
 	if (!ret && (all || mem->nrows)) {
 		strbuf_addstr(out, "CUDA Memory Operation Statistics (by time):\n\n");
-		ret = mem->nrows ? text_mem_by_time(mem, out) : (strbuf_addstr(out, " (none)\n"), 0);
+		ret =
+		    mem->nrows ? text_mem_by_time(mem, out) : (strbuf_addstr(out, " (none)\n"), 0);
 		strbuf_addch(out, '\n');
 		if (!ret && mem->nrows) {
 			strbuf_addstr(out, "CUDA Memory Operation Statistics (by size in MB):\n\n");
@@ -457,11 +459,10 @@ static void html_name(struct strbuf *out, const char *name)
 	strbuf_addstr(out, "</code></td></tr>\n");
 }
 
-static void html_time_table(const struct cuda_table *tab, enum cuda_table_id id,
-			    struct strbuf *out)
+static void html_time_table(const struct cuda_table *tab, enum cuda_table_id id, struct strbuf *out)
 {
 	static const char *const heads[] = {"Time(%)", "Total Time (ns)", "Num Calls", "Average",
-					    "Minimum", "Maximum",	  "StdDev",	"Wall(%)"};
+					    "Minimum", "Maximum",	  "StdDev",    "Wall(%)"};
 	const char *h[8];
 	bool kernels = id == CUDA_TABLE_KERNEL, mem = id == CUDA_TABLE_MEM;
 
@@ -494,8 +495,9 @@ static void html_time_table(const struct cuda_table *tab, enum cuda_table_id id,
 
 static void html_mem_by_size(const struct cuda_table *tab, struct strbuf *out)
 {
-	static const char *const heads[] = {"Total (MB)", "Count",	"Average (MB)", "Minimum (MB)",
-					    "Maximum (MB)", "StdDev (MB)", "GB/s"};
+	static const char *const heads[] = {"Total (MB)",   "Count",	    "Average (MB)",
+					    "Minimum (MB)", "Maximum (MB)", "StdDev (MB)",
+					    "GB/s"};
 
 	if (!tab->nrows)
 		return;
@@ -550,8 +552,7 @@ void report_cuda_html(const struct cuda_tables *t, struct strbuf *out)
 		for (size_t i = 0; i < shown; i++) {
 			const struct cuda_table_set *set = &t->sets[t->by_time[i]];
 
-			strbuf_addf(out,
-				    "<details><summary>Process %d (CUDA %s)</summary>\n",
+			strbuf_addf(out, "<details><summary>Process %d (CUDA %s)</summary>\n",
 				    (int)set->proc->pid, cuda_proc_state_name(set->proc->state));
 			if (set->total_ns || set->t[CUDA_TABLE_API].nrows ||
 			    set->t[CUDA_TABLE_KERNEL].nrows || set->t[CUDA_TABLE_MEM].nrows)

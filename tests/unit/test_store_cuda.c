@@ -31,7 +31,7 @@
 struct fixture {
 	char dir[64];
 	char path[128];
-	const char *url; /* PostgreSQL, or NULL: the file at path */
+	const char *url;  /* PostgreSQL, or NULL: the file at path */
 	int64_t job_base; /* job ids of this test (PostgreSQL: one database for all) */
 	FILE *log;
 };
