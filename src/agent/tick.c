@@ -305,7 +305,7 @@ static void store_summary(struct agent *a, struct job_entry *j)
 	ret = job_report_load(r, a->st, &j->rec);
 	if (ret == 0) {
 		summary_to_record(&r->sum, &rec);
-		if (report_json(&r->sum, &r->an, &json) == 0)
+		if (report_json(&r->sum, &r->an, NULL, &json) == 0)
 			rec.report_json = strbuf_str(&json);
 		ret = store_put_job_summary(a->st, &rec);
 	}

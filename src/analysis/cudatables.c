@@ -216,7 +216,8 @@ static void notes_build(struct cuda_tables *t, size_t max)
 			add_note(t, max, "pid %d: made no CUDA context: nothing to count",
 				 (int)p->pid);
 		if (p->dropped)
-			add_note(t, max, "pid %d: CUPTI dropped %llu records: the tables undercount",
+			add_note(t, max,
+				 "pid %d: CUPTI dropped %llu records: the tables undercount",
 				 (int)p->pid, (unsigned long long)p->dropped);
 	}
 }

@@ -32,9 +32,9 @@ enum cuda_table_id {
 };
 
 struct cuda_table_row {
-	struct cuda_stat s;	 /* its name is the tables' processes' */
-	double time_pct;	 /* of its table's total time; NAN when that is 0 */
-	double wall_pct;	 /* kernels: total time over the job's wall time; NAN else */
+	struct cuda_stat s;	  /* its name is the tables' processes' */
+	double time_pct;	  /* of its table's total time; NAN when that is 0 */
+	double wall_pct;	  /* kernels: total time over the job's wall time; NAN else */
 	double avg_ns, stddev_ns; /* stddev: sample (n - 1), 0 for one */
 	/* memory operations (NAN for the others) */
 	double avg_bytes, stddev_bytes;

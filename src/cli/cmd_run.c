@@ -777,7 +777,7 @@ static void store_run_summary(struct run_state *r)
 
 	strbuf_init(&json, 0);
 	summary_to_record(&r->sum, &rec);
-	if (report_json(&r->sum, &r->an, &json) == 0)
+	if (report_json(&r->sum, &r->an, NULL, &json) == 0)
 		rec.report_json = strbuf_str(&json);
 	if (store_put_job_summary(r->st, &rec))
 		log_warn(0, "the summary of run %" PRId64 " is not recorded in '%s'", r->job.id,
@@ -877,7 +877,7 @@ static int print_report(struct run_state *r)
 		return 0;
 	strbuf_init(&out, 0);
 	if (r->opt->report == REPORT_JSON) {
-		ret = report_json(&r->sum, &r->an, &out);
+		ret = report_json(&r->sum, &r->an, NULL, &out);
 	} else {
 		ret = report_text(&r->sum, &r->an, &ro, &out);
 		strbuf_addf(&out,

@@ -22,14 +22,21 @@
 
 #define REPORT_JSON_SCHEMA 2
 
+struct cuda_tables;
+struct jsonw;
+
 struct report_options {
 	bool utf8;	  /* sparklines with block characters, else ASCII */
 	size_t max_procs; /* text: rows in the process table (0: 10) */
+	/* `jobscope run --cuda`'s tables (analysis/cudatables.h); NULL or not present: none */
+	const struct cuda_tables *cuda;
 };
 
 int report_text(const struct summary *s, const struct analysis *an,
 		const struct report_options *opt, struct strbuf *out);
-int report_json(const struct summary *s, const struct analysis *an, struct strbuf *out);
+/* cuda: the job's CUDA tables, or NULL ("cuda": null, as when none are stored). */
+int report_json(const struct summary *s, const struct analysis *an,
+		const struct cuda_tables *cuda, struct strbuf *out);
 /* One verdict as the text report prints it (first: with the "Verdicts" label). */
 void report_text_verdict(struct strbuf *out, bool first, enum verdict_severity severity,
 			 const char *message, const char *advice);
@@ -45,7 +52,18 @@ void report_csv_num(struct strbuf *out, double v, int decimals);
  * timelines, no script and nothing fetched.  js and an may not be NULL.
  */
 int report_html(const struct summary *s, const struct jobseries *js, const struct analysis *an,
-		struct strbuf *out);
+		const struct cuda_tables *cuda, struct strbuf *out);
+/*
+ * The CUDA tables (report_cuda.c; nothing, or null, when t is NULL or has
+ * nothing stored): as text in the layout of Nsight Systems' `nsys nvprof`
+ * (notes, the job's API, kernel and memory-operation tables, then with
+ * more than one process each process's, at most max_procs of them, those
+ * with the most CUDA time; 0: 8); the JSON report's "cuda" value; the HTML
+ * page's section.
+ */
+int report_cuda_text(const struct cuda_tables *t, size_t max_procs, struct strbuf *out);
+void report_cuda_json(struct jsonw *w, const struct cuda_tables *t);
+void report_cuda_html(const struct cuda_tables *t, struct strbuf *out);
 /* Text for HTML: markup escaped, control characters and bytes not UTF-8 as U+FFFD. */
 void report_html_text(struct strbuf *out, const char *str);
 

@@ -1030,7 +1030,7 @@ static void footer(const struct summary *s, struct strbuf *out)
 }
 
 int report_html(const struct summary *s, const struct jobseries *js, const struct analysis *an,
-		struct strbuf *out)
+		const struct cuda_tables *cuda, struct strbuf *out)
 {
 	int ret = 0;
 
@@ -1047,6 +1047,7 @@ int report_html(const struct summary *s, const struct jobseries *js, const struc
 		ret = section_procs(s, out);
 	if (ret)
 		return ret;
+	report_cuda_html(cuda, out);
 	section_events(s, out);
 	footer(s, out);
 	strbuf_addstr(out, "</main>\n</body>\n</html>\n");

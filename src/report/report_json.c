@@ -546,7 +546,8 @@ static void write_analysis(struct jsonw *w, const struct analysis *a)
 	jsonw_arr_end(w);
 }
 
-int report_json(const struct summary *s, const struct analysis *an, struct strbuf *out)
+int report_json(const struct summary *s, const struct analysis *an,
+		const struct cuda_tables *cuda, struct strbuf *out)
 {
 	struct jsonw w;
 
@@ -571,6 +572,8 @@ int report_json(const struct summary *s, const struct analysis *an, struct strbu
 		jsonw_key(&w, "verdicts");
 		jsonw_null(&w);
 	}
+	jsonw_key(&w, "cuda");
+	report_cuda_json(&w, cuda);
 	jsonw_obj_end(&w);
 	if (!jsonw_error(&w))
 		strbuf_addch(out, '\n');

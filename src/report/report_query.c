@@ -272,18 +272,18 @@ static int report_from_summary(struct store *st, const struct report_query *q,
 int report_query_render(const struct job_report *r, const struct report_query *q,
 			struct strbuf *out, char *err, size_t errsize)
 {
-	struct report_options ro = {.utf8 = q->utf8, .max_procs = 10};
+	struct report_options ro = {.utf8 = q->utf8, .max_procs = 10, .cuda = &r->cuda};
 	int ret;
 
 	switch (q->format) {
 	case REPORT_FMT_JSON:
-		ret = report_json(&r->sum, &r->an, out);
+		ret = report_json(&r->sum, &r->an, &r->cuda, out);
 		break;
 	case REPORT_FMT_CSV:
 		ret = report_csv(&r->sum, &r->js, out);
 		break;
 	case REPORT_FMT_HTML:
-		ret = report_html(&r->sum, &r->js, &r->an, out);
+		ret = report_html(&r->sum, &r->js, &r->an, &r->cuda, out);
 		break;
 	default:
 		ret = report_text(&r->sum, &r->an, &ro, out);

@@ -493,6 +493,12 @@ int report_text(const struct summary *s, const struct analysis *an,
 	section_timeline(s, opt, out);
 	section_procs(s, opt, out);
 	section_events(s, out);
+	if (opt->cuda) {
+		int ret = report_cuda_text(opt->cuda, 0, out);
+
+		if (ret)
+			return ret;
+	}
 	section_sampler(s, out);
 	return strbuf_error(out);
 }

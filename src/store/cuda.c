@@ -95,8 +95,7 @@ static int step_done(struct store *st, struct cuda_binder *b, const char *what)
 	return 0;
 }
 
-static int put_proc_row(struct store *st, int64_t job_id, const struct cuda_proc *p,
-			int64_t now_ms)
+static int put_proc_row(struct store *st, int64_t job_id, const struct cuda_proc *p, int64_t now_ms)
 {
 	struct cuda_binder b = {0};
 	int rc, ret;
@@ -187,8 +186,7 @@ static int delete_stats(struct store *st, int64_t job_id, int32_t pid)
 	return ret;
 }
 
-int store_put_cuda_proc(struct store *st, int64_t job_id, const struct cuda_proc *p,
-			int64_t now_ms)
+int store_put_cuda_proc(struct store *st, int64_t job_id, const struct cuda_proc *p, int64_t now_ms)
 {
 	const struct cuda_stat **sorted = NULL;
 	bool own;
@@ -196,14 +194,15 @@ int store_put_cuda_proc(struct store *st, int64_t job_id, const struct cuda_proc
 
 	if (st->schema_version < CUDA_SCHEMA)
 		return log_err(-EPROTONOSUPPORT,
-			       "store '%s' is older than schema %d: it has no CUDA tables", st->path,
-			       CUDA_SCHEMA);
+			       "store '%s' is older than schema %d: it has no CUDA tables",
+			       st->path, CUDA_SCHEMA);
 	if (p->pid < 0)
 		return log_err(-EINVAL, "store '%s': CUDA tables of pid %d", st->path, (int)p->pid);
 	if (p->nstats) {
 		sorted = malloc(p->nstats * sizeof(*sorted));
 		if (!sorted)
-			return log_err(-ENOMEM, "cannot keep the CUDA tables of pid %d", (int)p->pid);
+			return log_err(-ENOMEM, "cannot keep the CUDA tables of pid %d",
+				       (int)p->pid);
 		for (size_t i = 0; i < p->nstats; i++)
 			sorted[i] = &p->stats[i];
 		qsort(sorted, p->nstats, sizeof(*sorted), by_kind_name);
@@ -260,10 +259,11 @@ static int read_procs(struct store *st, int64_t job_id, struct cuda_proc **procs
 	size_t alloc = 0;
 	int rc, ret;
 
-	ret = store__prepare(st,
-			     "SELECT pid, state, message, cupti_version, contexts, dropped, seq, final"
-			     " FROM cuda_procs WHERE job_id = ? ORDER BY pid",
-			     "read the CUDA tables", &stmt);
+	ret = store__prepare(
+	    st,
+	    "SELECT pid, state, message, cupti_version, contexts, dropped, seq, final"
+	    " FROM cuda_procs WHERE job_id = ? ORDER BY pid",
+	    "read the CUDA tables", &stmt);
 	if (ret)
 		return ret;
 	db_bind_int64(stmt, 1, job_id);
@@ -312,11 +312,12 @@ static int read_stats(struct store *st, int64_t job_id, struct cuda_proc *procs,
 	struct db_stmt *stmt;
 	int rc, ret;
 
-	ret = store__prepare(st,
-			     "SELECT pid, kind, name, count, total_ns, min_ns, max_ns, m2_ns2, bytes,"
-			     " min_bytes, max_bytes, m2_bytes2 FROM cuda_stats WHERE job_id = ?"
-			     " ORDER BY pid, kind, name",
-			     "read the CUDA tables", &stmt);
+	ret =
+	    store__prepare(st,
+			   "SELECT pid, kind, name, count, total_ns, min_ns, max_ns, m2_ns2, bytes,"
+			   " min_bytes, max_bytes, m2_bytes2 FROM cuda_stats WHERE job_id = ?"
+			   " ORDER BY pid, kind, name",
+			   "read the CUDA tables", &stmt);
 	if (ret)
 		return ret;
 	db_bind_int64(stmt, 1, job_id);
@@ -348,8 +349,7 @@ static int read_stats(struct store *st, int64_t job_id, struct cuda_proc *procs,
 	return ret;
 }
 
-int store_get_cuda_procs(struct store *st, int64_t job_id, struct cuda_proc **procs,
-			 size_t *nprocs)
+int store_get_cuda_procs(struct store *st, int64_t job_id, struct cuda_proc **procs, size_t *nprocs)
 {
 	int ret;
 

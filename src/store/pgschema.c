@@ -142,8 +142,34 @@ static int table_ddl(sqlite3 *mem, const char *table, struct strbuf *ddl)
 	return 0;
 }
 
-/* The whole schema of STORE_SCHEMA_VERSION as PostgreSQL DDL. */
-static int pg_schema_ddl(struct strbuf *ddl)
+/*
+ * Tables added after schema 8 (the first a PostgreSQL store had), by the
+ * version that added them: a store of an older version gets them when a
+ * writer opens it.  A migration that changes an existing table cannot be
+ * made this way: it needs code of its own here.
+ */
+static const struct {
+	const char *name;
+	int64_t since;
+} pg_added_tables[] = {
+    {"cuda_procs", 9},
+    {"cuda_stats", 9},
+};
+#define PG_FIRST_SCHEMA 8
+
+static bool pg_added_since(const char *table, int64_t version)
+{
+	for (size_t i = 0; i < sizeof(pg_added_tables) / sizeof(pg_added_tables[0]); i++)
+		if (strcmp(pg_added_tables[i].name, table) == 0)
+			return pg_added_tables[i].since > version;
+	return false;
+}
+
+/*
+ * The whole schema of STORE_SCHEMA_VERSION as PostgreSQL DDL; with
+ * from_version (not 0), only what a store of that version lacks.
+ */
+static int pg_schema_ddl(struct strbuf *ddl, int64_t from_version)
 {
 	struct store *mem = calloc(1, sizeof(*mem));
 	sqlite3_stmt *tables;
@@ -164,9 +190,18 @@ static int pg_schema_ddl(struct strbuf *ddl)
 			       -1, &tables, NULL) != SQLITE_OK)
 		goto out_close;
 	ret = 0;
-	while (!ret && sqlite3_step(tables) == SQLITE_ROW)
-		ret = table_ddl(mem->db, (const char *)sqlite3_column_text(tables, 0), ddl);
+	while (!ret && sqlite3_step(tables) == SQLITE_ROW) {
+		const char *name = (const char *)sqlite3_column_text(tables, 0);
+
+		if (!from_version || pg_added_since(name, from_version))
+			ret = table_ddl(mem->db, name, ddl);
+	}
 	sqlite3_finalize(tables);
+	if (from_version) {
+		strbuf_addf(ddl, "UPDATE meta SET value = '%d' WHERE key = 'schema_version';\n",
+			    STORE_SCHEMA_VERSION);
+		goto out_close;
+	}
 	for (int i = 0; i < store__npack_tables; i++)
 		strbuf_addf(ddl, "CREATE VIEW \"%s_all\" AS SELECT * FROM \"%s\";\n",
 			    store__pack_tables[i].name, store__pack_tables[i].name);
@@ -203,7 +238,36 @@ static int pg_fail(struct store *st, int rc, const char *what)
 		       store__errmsg(st));
 }
 
-/* Creates the schema when the database has none; checks it is ours and not newer. */
+/*
+ * A store of an older schema (8 or later), in the writer's transaction
+ * under the schema lock: the tables added since, and its version.
+ */
+static int pg_upgrade(struct store *st)
+{
+	struct strbuf ddl;
+	int64_t version = 0;
+	bool found;
+	int rc, ret;
+
+	ret = store__query_i64_opt(st,
+				   "SELECT CAST(value AS bigint) FROM meta"
+				   " WHERE key = 'schema_version'",
+				   0, &version, &found);
+	if (ret || !found || version < PG_FIRST_SCHEMA || version >= STORE_SCHEMA_VERSION)
+		return ret; /* the checks below say what is wrong */
+	strbuf_init(&ddl, 0);
+	ret = pg_schema_ddl(&ddl, version);
+	rc = ret ? SQLITE_OK : db_exec(st, strbuf_str(&ddl));
+	strbuf_release(&ddl);
+	if (!ret && rc != SQLITE_OK)
+		ret = pg_fail(st, rc, "upgrade the schema of");
+	if (!ret)
+		log_info("store '%s': schema %" PRId64 " upgraded to %d", st->path, version,
+			 STORE_SCHEMA_VERSION);
+	return ret;
+}
+
+/* Creates the schema when the database has none, or upgrades it; checks it is ours and not newer. */
 static int pg_schema(struct store *st)
 {
 	struct strbuf ddl;
@@ -236,12 +300,14 @@ static int pg_schema(struct store *st)
 					    " table: give jobscope an empty database or schema");
 		if (!ret && version == 0) {
 			strbuf_init(&ddl, (size_t)1 << 20);
-			ret = pg_schema_ddl(&ddl);
+			ret = pg_schema_ddl(&ddl, 0);
 			rc = ret ? SQLITE_OK : db_exec(st, strbuf_str(&ddl));
 			strbuf_release(&ddl);
 			if (!ret && rc != SQLITE_OK)
 				ret = pg_fail(st, rc, "create the schema of");
 		}
+		if (!ret && version != 0)
+			ret = pg_upgrade(st);
 		rc = db_exec(st, ret ? "ROLLBACK" : "COMMIT");
 		if (!ret && rc != SQLITE_OK)
 			ret = pg_fail(st, rc, "create the schema of");
@@ -264,11 +330,12 @@ static int pg_schema(struct store *st)
 		return store__refuse_corrupt(st->path, "no schema version");
 	if (version > STORE_SCHEMA_VERSION)
 		return store__refuse_newer(st->path, version);
-	if (version < STORE_SCHEMA_VERSION)
+	/* from schema 8 on, an older store is read as it is (a writer has upgraded it above) */
+	if (version < PG_FIRST_SCHEMA || (version < STORE_SCHEMA_VERSION && st->writable))
 		return log_err(-EPROTONOSUPPORT,
 			       "store '%s' has schema %" PRId64 ", this jobscope writes %d: a"
-			       " PostgreSQL store is not migrated yet",
-			       st->path, version, STORE_SCHEMA_VERSION);
+			       " PostgreSQL store older than schema %d is not migrated",
+			       st->path, version, STORE_SCHEMA_VERSION, PG_FIRST_SCHEMA);
 	st->schema_version = version;
 	return 0;
 }

@@ -22,7 +22,8 @@
  * schema and its migrations; writer.c nodes, jobs, ticks and every put;
  * read.c jobs and queries; replay.c store_replay_job; retention.c;
  * sessions.c and frames.c (a head's sessions); export.c and ingest.c
- * (streaming to a head, as row sets: rowset.h).  Headers of their own:
+ * (streaming to a head, as row sets: rowset.h); cuda.c (the CUDA tables).
+ * Headers of their own:
  * tick.h (one tick's rows, for run and the agent), rollup.h, queries.h
  * (the named read queries), rowset.h.  Internal headers: conn.h (the
  * connection, error helpers), schema.h, writer.h, column.h.

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <sqlite3.h>
 
@@ -30,7 +31,7 @@
 struct fixture {
 	char dir[64];
 	char path[128];
-	const char *url; /* PostgreSQL, or NULL: the file at path */
+	const char *url;  /* PostgreSQL, or NULL: the file at path */
 	int64_t job_base; /* job ids of this test (PostgreSQL: one database for all) */
 	FILE *log;
 };
@@ -390,7 +391,11 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_in_tick, setup_pg, teardown),
 	    cmocka_unit_test_setup_teardown(test_duplicate_merged, setup_pg, teardown),
 	};
-	int failed = cmocka_run_group_tests_name("sqlite", tests, NULL, NULL);
+	int failed;
+
+	/* job ids of their own in a database that a run before may have written to */
+	next_job_base = (int64_t)time(NULL) * 100000;
+	failed = cmocka_run_group_tests_name("sqlite", tests, NULL, NULL);
 
 	if (getenv("JOBSCOPE_TEST_PG_URL"))
 		failed += cmocka_run_group_tests_name("postgresql", pg_tests, NULL, NULL);
