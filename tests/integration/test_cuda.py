@@ -303,8 +303,13 @@ exit code=0
                              "sh", "-c", "%s %s && touch %s" % (APP, scn, marker)],
                             env=cuda_env(), stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    wait_for(lambda: sql(db, "SELECT count(*) FROM cuda_stats")[0][0] > 0
-             if os.path.exists(db) else False, 10, "the first snapshot stored")
+    def first_snapshot():
+        try:
+            return sql(db, "SELECT count(*) FROM cuda_stats")[0][0] > 0
+        except Exception:  # the store is not made yet
+            return False
+
+    wait_for(first_snapshot, 10, "the first snapshot stored")
     proc.kill()
     proc.wait()
     wait_for(lambda: os.path.exists(marker), 15, "the program to finish on its own")
