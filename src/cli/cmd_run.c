@@ -36,6 +36,7 @@
 #include "common/sysroot.h"
 #include "common/timeutil.h"
 #include "analysis/jobreport.h"
+#include "analysis/cudatables.h"
 #include "analysis/reportckpt.h"
 #include "cuda/collect.h"
 #include "report/report.h"
@@ -107,6 +108,7 @@ struct run_state {
 	/* --cuda: the hook's socket, and the run's own note (pid 0) */
 	struct cuda_collector cuda;
 	struct cuda_proc cuda_note;
+	struct cuda_tables cuda_tables; /* read back from the store for the report */
 	char cuda_dir[256];
 	char cuda_hook[4096];
 	int cuda_err; /* the first CUDA snapshot that could not be stored */
@@ -462,6 +464,8 @@ static int store_cuda_proc(void *arg, const struct cuda_proc *p)
 /* The hooks' last frames, every table stored, and the run's note. */
 static void finish_cuda(struct run_state *r)
 {
+	int ret;
+
 	if (!r->opt->cuda)
 		return;
 	if (r->cuda.listen_fd >= 0) {
@@ -473,10 +477,21 @@ static void finish_cuda(struct run_state *r)
 				  "hook in cuInit): no CUDA tables");
 	}
 	store_cuda_proc(r, &r->cuda_note);
+	ret = cuda_tables_load(&r->cuda_tables, r->st, r->job.id,
+			       wallclock_now_ms(&r->wc) - r->job.start_ms);
+	if (ret)
+		log_warn(ret, "cannot read the CUDA tables of run %" PRId64 " back", r->job.id);
+}
+
+/* The run's CUDA tables as the store holds them (a replay shows the same), or NULL. */
+static const struct cuda_tables *cuda_of(struct run_state *r)
+{
+	return r->cuda_tables.present ? &r->cuda_tables : NULL;
 }
 
 static void release_cuda(struct run_state *r)
 {
+	cuda_tables_release(&r->cuda_tables);
 	cuda_collector_release(&r->cuda);
 	cuda_proc_release(&r->cuda_note);
 	if (r->cuda_dir[0])
@@ -777,7 +792,7 @@ static void store_run_summary(struct run_state *r)
 
 	strbuf_init(&json, 0);
 	summary_to_record(&r->sum, &rec);
-	if (report_json(&r->sum, &r->an, NULL, &json) == 0)
+	if (report_json(&r->sum, &r->an, cuda_of(r), &json) == 0)
 		rec.report_json = strbuf_str(&json);
 	if (store_put_job_summary(r->st, &rec))
 		log_warn(0, "the summary of run %" PRId64 " is not recorded in '%s'", r->job.id,
@@ -870,14 +885,14 @@ static void finish_job(struct run_state *r, int64_t end_ms)
 static int print_report(struct run_state *r)
 {
 	struct strbuf out;
-	struct report_options ro = {.utf8 = cli_utf8(), .max_procs = 10};
+	struct report_options ro = {.utf8 = cli_utf8(), .max_procs = 10, .cuda = cuda_of(r)};
 	int ret;
 
 	if (r->opt->report == REPORT_NONE)
 		return 0;
 	strbuf_init(&out, 0);
 	if (r->opt->report == REPORT_JSON) {
-		ret = report_json(&r->sum, &r->an, NULL, &out);
+		ret = report_json(&r->sum, &r->an, cuda_of(r), &out);
 	} else {
 		ret = report_text(&r->sum, &r->an, &ro, &out);
 		strbuf_addf(&out,
@@ -1032,6 +1047,7 @@ static int run(const struct run_opts *o)
 	r.sigfd = r.tickfd = r.timeoutfd = -1;
 	cuda_collector_init(&r.cuda);
 	cuda_proc_init(&r.cuda_note);
+	cuda_tables_init(&r.cuda_tables);
 	ret = setup(&r);
 	if (ret) {
 		exit_code = EXIT_USAGE;

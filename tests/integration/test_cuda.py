@@ -141,6 +141,51 @@ def check_rows(got, e, what):
                   "%s %s m2_bytes %r" % (what, key, bm2))
 
 
+KEYS = {"api": "api", "kernel": "kernels", "memcpy": "memory", "memset": "memory"}
+
+
+def check_json(table_set, e, what):
+    """A report's JSON tables (job or process) against the scenario's values."""
+    got = {}
+    for key in ("api", "kernels", "memory"):
+        for row in table_set[key]:
+            got[(row["kind"], row["name"])] = row
+    eq(sorted(got), sorted(e.dur), "%s: the names" % what)
+    totals = {}
+    for (kind, name), durs in e.dur.items():
+        totals[KEYS[kind]] = totals.get(KEYS[kind], 0) + sum(durs)
+    for (kind, name), durs in e.dur.items():
+        row = got[(kind, name)]
+        w = "%s %s %s" % (what, kind, name)
+        eq(row["count"], len(durs), w + " count")
+        eq(row["total_ns"], sum(durs), w + " total_ns")
+        eq(row["min_ns"], min(durs), w + " min_ns")
+        eq(row["max_ns"], max(durs), w + " max_ns")
+        check(abs(row["avg_ns"] - sum(durs) / len(durs)) < 1e-3, w + " avg_ns %r" % row["avg_ns"])
+        check(abs(row["stddev_ns"] - stddev(durs)) < 1e-3, w + " stddev_ns %r" % row["stddev_ns"])
+        check(abs(row["time_pct"] - 100.0 * sum(durs) / totals[KEYS[kind]]) < 1e-3,
+              w + " time_pct %r" % row["time_pct"])
+        sizes = e.size.get((kind, name))
+        if sizes:
+            eq(row["bytes"], sum(sizes), w + " bytes")
+            eq(row["min_bytes"], min(sizes), w + " min_bytes")
+            eq(row["max_bytes"], max(sizes), w + " max_bytes")
+            check(abs(row["stddev_bytes"] - stddev(sizes)) < 1e-1, w + " stddev_bytes")
+            check(abs(row["gb_per_s"] - sum(sizes) / sum(durs)) < 1e-3,
+                  w + " gb_per_s %r" % row["gb_per_s"])
+
+
+def without_wall(cuda):
+    """The tables without what depends on when the wall time was read."""
+    text = json.dumps(cuda, sort_keys=True)
+    cuda = json.loads(text)
+    cuda.pop("wall_ns", None)
+    for tables in [cuda["job"]] + cuda["processes"]:
+        for row in tables["kernels"]:
+            row.pop("wall_pct", None)
+    return cuda
+
+
 def procs(db):
     return {r[0]: r[1:] for r in sql(db, "SELECT pid, state, message, contexts, dropped, final "
                                          "FROM cuda_procs")}
@@ -160,6 +205,29 @@ def test_tables_exact(wd):
     eq(p[pid][3], 0, "no record dropped")
     eq(p[pid][4], 1, "the final snapshot (sent at exit) is the stored one")
     eq(p[0][0], "ok", "the run's own note: %r" % (p[0],))
+    # the run's own report, and the same tables replayed from the store
+    cuda = r.report["cuda"]
+    check_json(cuda["job"], main_expect(), "run report, job")
+    eq(len(cuda["processes"]), 1, "one process in the report")
+    check_json(cuda["processes"][0], main_expect(), "run report, pid")
+    eq(cuda["processes"][0]["pid"], pid, "the process's pid")
+    eq(cuda["notes"], [], "no notes")
+    rep = jobscope("report", "--db", db, "1", "--format", "json")
+    eq(rep.returncode, 0, "jobscope report: %s" % rep.stderr)
+    eq(without_wall(json.loads(rep.stdout)["cuda"]), without_wall(cuda),
+       "jobscope report gives the run's tables")
+    text = jobscope("report", "--db", db, "1").stdout
+    for line in ("CUDA API Statistics:", "CUDA Kernel Statistics:",
+                 "CUDA Memory Operation Statistics (by time):",
+                 "CUDA Memory Operation Statistics (by size in MB):",
+                 " Time(%)  Total Time (ns)  Num Calls  Average  Minimum  Maximum  StdDev  Name",
+                 "    73.6           12,000          5  2,400.0    1,000    3,000   894.4  "
+                 "cudaLaunchKernel",
+                 "     4.3              700          1    700.0      700      700     0.0  "
+                 "cuMemAlloc_v2",
+                 "    31.7            7,100          2  3,550.0      100    7,000  4,879.0  "):
+        check(line in text, "the text report has %r:\n%s" % (line, text))
+    check(K_FILL_NAME in text and K_SAXPY_NAME in text, "demangled names in the text")
 
 
 def test_two_processes(wd):
@@ -173,6 +241,11 @@ def test_two_processes(wd):
     eq(len(rows), 2, "two CUDA processes: %r" % list(rows))
     for pid, got in rows.items():
         check_rows(got, main_expect(), "pid %d" % pid)
+    cuda = r.report["cuda"]
+    check_json(cuda["job"], main_expect(times=2), "the job's tables (both processes merged)")
+    eq(sorted(p["pid"] for p in cuda["processes"]), sorted(rows), "both processes reported")
+    for p in cuda["processes"]:
+        check_json(p, main_expect(), "pid %d" % p["pid"])
 
 
 def test_kill9_keeps_what_was_sent(wd):
@@ -210,6 +283,9 @@ def test_no_cupti(wd):
     check("/nonexistent/libcupti.so" in p[pids[0]][1], "the note names what was tried: %r"
           % p[pids[0]][1])
     eq(stored(db), {}, "no tables")
+    notes = r.report["cuda"]["notes"]
+    check(any(n.startswith("pid %d: libcupti not found" % pids[0]) for n in notes),
+          "the report says why: %r" % notes)
 
 
 def test_other_profiler_holds_cupti(wd):
@@ -224,6 +300,24 @@ def test_other_profiler_holds_cupti(wd):
     eq(p[pids[0]][0], "busy", "state")
     check("another profiler" in p[pids[0]][1], "note: %r" % p[pids[0]][1])
     eq(stored(db), {}, "no tables")
+    notes = r.report["cuda"]["notes"]
+    check(any("pid %d: another profiler holds CUPTI" % pids[0] in n for n in notes),
+          "the report says why: %r" % notes)
+
+
+def test_no_context(wd):
+    """CUDA initialised but no context made: nothing to count, and the report says so."""
+    db = wd.join("s.db")
+    r = run(wd, [APP, scenario(wd, "init\nexit code=0\n")], db=db, opts=["--cuda"],
+            env=cuda_env())
+    eq(r.rc, 0, "exit code: %s" % r.stderr)
+    p = procs(db)
+    pids = [pid for pid in p if pid]
+    eq(p[pids[0]][0], "ok", "state")
+    eq(p[pids[0]][2], 0, "no context")
+    notes = r.report["cuda"]["notes"]
+    check(any("pid %d" % pids[0] in n and "no CUDA context" in n for n in notes),
+          "the report says so: %r" % notes)
 
 
 def test_injection_already_set(wd):
@@ -247,6 +341,8 @@ def test_no_cuda_in_the_run(wd):
     eq(list(p), [0], "only the run's note")
     eq(p[0][0], "off", "state")
     check("no process of the run initialised CUDA" in p[0][1], "note: %r" % p[0][1])
+    check(any("no process of the run initialised CUDA" in n for n in r.report["cuda"]["notes"]),
+          "the report says so: %r" % r.report["cuda"]["notes"])
 
 
 def test_dropped_records(wd):
