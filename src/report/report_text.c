@@ -170,14 +170,17 @@ static void section_host(const struct summary *s, struct strbuf *out)
 		strbuf_addf(out, "  %-9s host-wide, all interfaces but lo: received %s, sent %s\n",
 			    "Network", fmt_bytes(B(x), b->net_rx_bytes - a->net_rx_bytes),
 			    fmt_bytes(B(y), b->net_tx_bytes - a->net_tx_bytes));
+	if (isnan(util) && s->host_mem_available_min == UINT64_MAX)
+		return;
+	/* a run too short for a CPU figure (one host sample) may still have its memory */
+	strbuf_addf(out, "  %-9s ", "Host");
 	if (!isnan(util))
-		strbuf_addf(out, "  %-9s host CPU %.1f%% busy, load peak %.2f", "Host", util,
+		strbuf_addf(out, "host CPU %.1f%% busy, load peak %.2f", util,
 			    s->host_load1_max_milli / 1000.0);
 	if (s->host_mem_available_min != UINT64_MAX)
-		strbuf_addf(out, ", memory available at least %s",
+		strbuf_addf(out, "%smemory available at least %s", isnan(util) ? "" : ", ",
 			    fmt_bytes(B(x), s->host_mem_available_min));
-	if (!isnan(util) || s->host_mem_available_min != UINT64_MAX)
-		strbuf_addch(out, '\n');
+	strbuf_addch(out, '\n');
 }
 
 static void section_gpus(const struct summary *s, struct strbuf *out)
