@@ -304,6 +304,23 @@ static const struct fakecuda_tracer tracer = {
 	.memset = trace_memset,
 };
 
+/* A fork while another thread (the hook's flusher) holds the lock must not
+ * leave the child's copy held. */
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&lock);
+}
+
+static void fork_release(void)
+{
+	pthread_mutex_unlock(&lock);
+}
+
+__attribute__((constructor)) static void register_fork_handlers(void)
+{
+	pthread_atfork(fork_prepare, fork_release, fork_release);
+}
+
 /* The real CUPTI hooks into the driver behind the scenes; the fake finds
  * the fake libcuda in the process.  Called with the lock held. */
 static void attach_tracer(void)
