@@ -49,16 +49,22 @@
 #define CUPTI_API_VERSION_DEFAULT 130001u /* CUDA 13.0 Update 1 */
 #define CUPTI_API_VERSION_13_0	  130000u
 #define CUPTI_API_VERSION_12_0	  19u
+#define CUPTI_API_VERSION_11_8	  18u
+#define CUPTI_API_VERSION_11_5	  16u /* the CUDA 11.6 headers still say 16 */
 
 /* Real sizes of the records each version writes (docs/cuda-abi.md). */
-#define API_RECORD_SIZE	       40  /* CUpti_ActivityAPI */
-#define KERNEL10_RECORD_SIZE   216 /* CUpti_ActivityKernel10, CUDA 13 */
-#define KERNEL9_RECORD_SIZE    208 /* CUpti_ActivityKernel9, CUDA 12 */
-#define KERNEL8_RECORD_SIZE    200 /* CUpti_ActivityKernel8, CUDA 11.8 */
-#define MEMCPY6_RECORD_SIZE    96  /* CUpti_ActivityMemcpy6, CUDA 13 */
-#define MEMCPY5_RECORD_SIZE    88  /* CUpti_ActivityMemcpy5, CUDA 11.6 - 12.x */
-#define MEMSET4_RECORD_SIZE    88  /* CUpti_ActivityMemset4 */
-#define LARGEST_RECORD_SIZE    KERNEL10_RECORD_SIZE
+#define API_RECORD_SIZE	      40  /* CUpti_ActivityAPI, every version */
+#define KERNEL10_RECORD_SIZE  216 /* CUpti_ActivityKernel10: CUDA 13 */
+#define KERNEL9_RECORD_SIZE   208 /* CUpti_ActivityKernel9: CUDA 12 */
+#define KERNEL8_RECORD_SIZE   200 /* CUpti_ActivityKernel8: CUDA 11.8 */
+#define KERNEL7_RECORD_SIZE   176 /* CUpti_ActivityKernel7: CUDA 11.6 */
+#define KERNEL6_RECORD_SIZE   168 /* CUpti_ActivityKernel6: CUDA 11.2 - 11.4 */
+#define MEMCPY6_RECORD_SIZE   96  /* CUpti_ActivityMemcpy6: CUDA 13 */
+#define MEMCPY5_RECORD_SIZE   88  /* CUpti_ActivityMemcpy5: CUDA 11.6 - 12.x */
+#define MEMCPY4_RECORD_SIZE   80  /* CUpti_ActivityMemcpy4: older */
+#define MEMSET4_RECORD_SIZE   88  /* CUpti_ActivityMemset4: CUDA 11.6 on */
+#define MEMSET3_RECORD_SIZE   80  /* CUpti_ActivityMemset3: older */
+#define LARGEST_RECORD_SIZE   KERNEL10_RECORD_SIZE
 #define ACTIVITY_KIND_MAX      64
 
 struct CUpti_Subscriber_st {
@@ -107,22 +113,26 @@ static uint32_t api_version(void)
 
 static size_t record_size(uint32_t kind)
 {
-	uint32_t version = api_version();
+	uint32_t v = api_version();
 	switch (kind) {
 	case CUPTI_ACTIVITY_KIND_RUNTIME:
 	case CUPTI_ACTIVITY_KIND_DRIVER:
 		return API_RECORD_SIZE;
 	case CUPTI_ACTIVITY_KIND_KERNEL:
 	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-		if (version >= CUPTI_API_VERSION_13_0)
+		if (v >= CUPTI_API_VERSION_13_0)
 			return KERNEL10_RECORD_SIZE;
-		return version >= CUPTI_API_VERSION_12_0 ? KERNEL9_RECORD_SIZE
-							 : KERNEL8_RECORD_SIZE;
+		if (v >= CUPTI_API_VERSION_12_0)
+			return KERNEL9_RECORD_SIZE;
+		if (v >= CUPTI_API_VERSION_11_8)
+			return KERNEL8_RECORD_SIZE;
+		return v >= CUPTI_API_VERSION_11_5 ? KERNEL7_RECORD_SIZE : KERNEL6_RECORD_SIZE;
 	case CUPTI_ACTIVITY_KIND_MEMCPY:
-		return version >= CUPTI_API_VERSION_13_0 ? MEMCPY6_RECORD_SIZE
-							 : MEMCPY5_RECORD_SIZE;
+		if (v >= CUPTI_API_VERSION_13_0)
+			return MEMCPY6_RECORD_SIZE;
+		return v >= CUPTI_API_VERSION_11_5 ? MEMCPY5_RECORD_SIZE : MEMCPY4_RECORD_SIZE;
 	case CUPTI_ACTIVITY_KIND_MEMSET:
-		return MEMSET4_RECORD_SIZE;
+		return v >= CUPTI_API_VERSION_11_5 ? MEMSET4_RECORD_SIZE : MEMSET3_RECORD_SIZE;
 	default:
 		return 0;
 	}
@@ -293,7 +303,7 @@ static void trace_memset(uint64_t bytes, uint64_t start_ns, uint64_t end_ns)
 		.end = end_ns,
 	};
 	memcpy(record, &m, sizeof(m));
-	emit(m.kind, record, sizeof(record));
+	emit(m.kind, record, record_size(m.kind));
 }
 
 static const struct fakecuda_tracer tracer = {
