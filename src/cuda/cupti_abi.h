@@ -7,7 +7,7 @@
  * Facts, with their sources, are in docs/cuda-abi.md.  Only the leading
  * fields of each activity record are declared: CUPTI writes its newest
  * version of a record of each kind (kernels: CUpti_ActivityKernel6 in CUDA
- * 11.2-11.4, 7 in 11.6, 8 in 11.8, 9 in 12.x, 10 in 13.0; copies:
+ * 11 before 11.6, 7 in 11.6, 8 presumably in 11.8, 9 in 12.x, 10 in 13.0; copies:
  * CUpti_ActivityMemcpy4, 5 from 11.6, 6 in 13.0; CUpti_ActivityMemset3, 4
  * from 11.6; CUpti_ActivityAPI), and these leading fields keep their
  * offsets in every one of them (Kernel4 ... 10, Memcpy4 ... 6, Memset3/4).

@@ -58,7 +58,7 @@
 #define KERNEL9_RECORD_SIZE   208 /* CUpti_ActivityKernel9: CUDA 12 */
 #define KERNEL8_RECORD_SIZE   200 /* CUpti_ActivityKernel8: CUDA 11.8 */
 #define KERNEL7_RECORD_SIZE   176 /* CUpti_ActivityKernel7: CUDA 11.6 */
-#define KERNEL6_RECORD_SIZE   168 /* CUpti_ActivityKernel6: CUDA 11.2 - 11.4 */
+#define KERNEL6_RECORD_SIZE   168 /* CUpti_ActivityKernel6: CUDA 11 before 11.6 */
 #define MEMCPY6_RECORD_SIZE   96  /* CUpti_ActivityMemcpy6: CUDA 13 */
 #define MEMCPY5_RECORD_SIZE   88  /* CUpti_ActivityMemcpy5: CUDA 11.6 - 12.x */
 #define MEMCPY4_RECORD_SIZE   80  /* CUpti_ActivityMemcpy4: older */
