@@ -32,8 +32,7 @@
  * cuptiSubscribe return N (e.g. 35, INSUFFICIENT_PRIVILEGES).
  *
  * Thread-safety: one mutex over the state; the client's callbacks are
- * called with it released, except the request callback, which must not
- * call back into CUPTI (a hook's request callback only allocates).
+ * always called with it released, so they may call back into CUPTI.
  */
 #include "cuda/cupti_abi.h"
 #include "fake_cuda.h"
@@ -169,8 +168,8 @@ static void complete(uint8_t *buffer, size_t size, size_t valid_size, cupti_buff
  * to it) if its kind is enabled. */
 static void emit(uint32_t kind, const void *record, size_t size)
 {
-	uint8_t *full = NULL;
-	size_t full_size = 0, full_used = 0;
+	uint8_t *full = NULL, *unused = NULL;
+	size_t full_size = 0, full_used = 0, unused_size = 0;
 	cupti_buffer_complete_fn fn;
 
 	pthread_mutex_lock(&lock);
@@ -178,19 +177,25 @@ static void emit(uint32_t kind, const void *record, size_t size)
 	if (kind >= ACTIVITY_KIND_MAX || !kind_enabled[kind])
 		goto out_unlock;
 	if (buf == NULL && request_fn != NULL) {
+		/* the client's callback runs without the lock, as any other */
+		cupti_buffer_request_fn request = request_fn;
 		uint8_t *b = NULL;
 		size_t sz = 0, max = 0;
-		request_fn(&b, &sz, &max);
-		if (b != NULL && sz >= LARGEST_RECORD_SIZE && ((uintptr_t)b & 7) == 0) {
+		pthread_mutex_unlock(&lock);
+		request(&b, &sz, &max);
+		pthread_mutex_lock(&lock);
+		if (buf == NULL && b != NULL && sz >= LARGEST_RECORD_SIZE &&
+		    ((uintptr_t)b & 7) == 0) {
 			buf = b;
 			buf_size = sz;
 			buf_used = 0;
 			buf_max_records = max;
 			buf_records = 0;
 		} else if (b != NULL) {
-			/* unusable: CUPTI hands it straight back, empty */
-			full = b;
-			full_size = sz;
+			/* unusable, or another thread got one meanwhile: handed
+			 * straight back, empty */
+			unused = b;
+			unused_size = sz;
 		}
 	}
 	if (buf == NULL) {
@@ -209,6 +214,7 @@ static void emit(uint32_t kind, const void *record, size_t size)
 	}
 out_unlock:
 	pthread_mutex_unlock(&lock);
+	complete(unused, unused_size, 0, fn);
 	complete(full, full_size, full_used, fn);
 }
 
