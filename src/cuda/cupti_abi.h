@@ -5,10 +5,12 @@
  * process, and every symbol is resolved with dlsym.
  *
  * Facts, with their sources, are in docs/cuda-abi.md.  Only the leading
- * fields of each activity record are declared: CUPTI writes the newest
- * version of a record of each kind (CUpti_ActivityKernel4 ... 9,
- * CUpti_ActivityMemcpy5/6, CUpti_ActivityMemset4, CUpti_ActivityAPI), and
- * these leading fields keep their offsets in every version we support.
+ * fields of each activity record are declared: CUPTI writes its newest
+ * version of a record of each kind (kernels: CUpti_ActivityKernel6 in CUDA
+ * 11 before 11.6, 7 in 11.6, 8 presumably in 11.8, 9 in 12.x, 10 in 13.0; copies:
+ * CUpti_ActivityMemcpy4, 5 from 11.6, 6 in 13.0; CUpti_ActivityMemset3, 4
+ * from 11.6; CUpti_ActivityAPI), and these leading fields keep their
+ * offsets in every one of them (Kernel4 ... 10, Memcpy4 ... 6, Memset3/4).
  * The offsets are checked below at compile time.
  */
 #ifndef JOBSCOPE_CUPTI_ABI_H
@@ -78,7 +80,7 @@ struct cupti_activity_api {
 	uint32_t return_value;	 /* @36 */
 };
 
-/* CUpti_ActivityKernel4 ... 9: the leading fields up to the name. */
+/* CUpti_ActivityKernel4 ... 10: the leading fields up to the name. */
 struct cupti_activity_kernel {
 	uint32_t kind;		/* @0 */
 	uint8_t cache_config;	/* @4 */
@@ -103,7 +105,7 @@ struct cupti_activity_kernel {
 	const char *name;	   /* @104: mangled, owned by CUPTI */
 };
 
-/* CUpti_ActivityMemcpy5/6: the leading fields. */
+/* CUpti_ActivityMemcpy4 ... 6: the leading fields. */
 struct cupti_activity_memcpy {
 	uint32_t kind;	   /* @0 */
 	uint8_t copy_kind; /* @4: CUPTI_ACTIVITY_MEMCPY_KIND_* */
@@ -115,7 +117,7 @@ struct cupti_activity_memcpy {
 	uint64_t end;	   /* @24: ns */
 };
 
-/* CUpti_ActivityMemset4: the leading fields. */
+/* CUpti_ActivityMemset3/4: the leading fields. */
 struct cupti_activity_memset {
 	uint32_t kind;	/* @0 */
 	uint32_t value; /* @4 */

@@ -32,8 +32,7 @@
  * cuptiSubscribe return N (e.g. 35, INSUFFICIENT_PRIVILEGES).
  *
  * Thread-safety: one mutex over the state; the client's callbacks are
- * called with it released, except the request callback, which must not
- * call back into CUPTI (a hook's request callback only allocates).
+ * always called with it released, so they may call back into CUPTI.
  */
 #include "cuda/cupti_abi.h"
 #include "fake_cuda.h"
@@ -49,17 +48,23 @@
 #define CUPTI_API_VERSION_DEFAULT 130001u /* CUDA 13.0 Update 1 */
 #define CUPTI_API_VERSION_13_0	  130000u
 #define CUPTI_API_VERSION_12_0	  19u
+#define CUPTI_API_VERSION_11_8	  18u
+#define CUPTI_API_VERSION_11_5	  16u /* the CUDA 11.6 headers still say 16 */
 
 /* Real sizes of the records each version writes (docs/cuda-abi.md). */
-#define API_RECORD_SIZE	       40  /* CUpti_ActivityAPI */
-#define KERNEL10_RECORD_SIZE   216 /* CUpti_ActivityKernel10, CUDA 13 */
-#define KERNEL9_RECORD_SIZE    208 /* CUpti_ActivityKernel9, CUDA 12 */
-#define KERNEL8_RECORD_SIZE    200 /* CUpti_ActivityKernel8, CUDA 11.8 */
-#define MEMCPY6_RECORD_SIZE    96  /* CUpti_ActivityMemcpy6, CUDA 13 */
-#define MEMCPY5_RECORD_SIZE    88  /* CUpti_ActivityMemcpy5, CUDA 11.6 - 12.x */
-#define MEMSET4_RECORD_SIZE    88  /* CUpti_ActivityMemset4 */
-#define LARGEST_RECORD_SIZE    KERNEL10_RECORD_SIZE
-#define ACTIVITY_KIND_MAX      64
+#define API_RECORD_SIZE	     40	 /* CUpti_ActivityAPI, every version */
+#define KERNEL10_RECORD_SIZE 216 /* CUpti_ActivityKernel10: CUDA 13 */
+#define KERNEL9_RECORD_SIZE  208 /* CUpti_ActivityKernel9: CUDA 12 */
+#define KERNEL8_RECORD_SIZE  200 /* CUpti_ActivityKernel8: CUDA 11.8 */
+#define KERNEL7_RECORD_SIZE  176 /* CUpti_ActivityKernel7: CUDA 11.6 */
+#define KERNEL6_RECORD_SIZE  168 /* CUpti_ActivityKernel6: CUDA 11 before 11.6 */
+#define MEMCPY6_RECORD_SIZE  96	 /* CUpti_ActivityMemcpy6: CUDA 13 */
+#define MEMCPY5_RECORD_SIZE  88	 /* CUpti_ActivityMemcpy5: CUDA 11.6 - 12.x */
+#define MEMCPY4_RECORD_SIZE  80	 /* CUpti_ActivityMemcpy4: older */
+#define MEMSET4_RECORD_SIZE  88	 /* CUpti_ActivityMemset4: CUDA 11.6 on */
+#define MEMSET3_RECORD_SIZE  80	 /* CUpti_ActivityMemset3: older */
+#define LARGEST_RECORD_SIZE  KERNEL10_RECORD_SIZE
+#define ACTIVITY_KIND_MAX    64
 
 struct CUpti_Subscriber_st {
 	int unused;
@@ -107,22 +112,26 @@ static uint32_t api_version(void)
 
 static size_t record_size(uint32_t kind)
 {
-	uint32_t version = api_version();
+	uint32_t v = api_version();
 	switch (kind) {
 	case CUPTI_ACTIVITY_KIND_RUNTIME:
 	case CUPTI_ACTIVITY_KIND_DRIVER:
 		return API_RECORD_SIZE;
 	case CUPTI_ACTIVITY_KIND_KERNEL:
 	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-		if (version >= CUPTI_API_VERSION_13_0)
+		if (v >= CUPTI_API_VERSION_13_0)
 			return KERNEL10_RECORD_SIZE;
-		return version >= CUPTI_API_VERSION_12_0 ? KERNEL9_RECORD_SIZE
-							 : KERNEL8_RECORD_SIZE;
+		if (v >= CUPTI_API_VERSION_12_0)
+			return KERNEL9_RECORD_SIZE;
+		if (v >= CUPTI_API_VERSION_11_8)
+			return KERNEL8_RECORD_SIZE;
+		return v >= CUPTI_API_VERSION_11_5 ? KERNEL7_RECORD_SIZE : KERNEL6_RECORD_SIZE;
 	case CUPTI_ACTIVITY_KIND_MEMCPY:
-		return version >= CUPTI_API_VERSION_13_0 ? MEMCPY6_RECORD_SIZE
-							 : MEMCPY5_RECORD_SIZE;
+		if (v >= CUPTI_API_VERSION_13_0)
+			return MEMCPY6_RECORD_SIZE;
+		return v >= CUPTI_API_VERSION_11_5 ? MEMCPY5_RECORD_SIZE : MEMCPY4_RECORD_SIZE;
 	case CUPTI_ACTIVITY_KIND_MEMSET:
-		return MEMSET4_RECORD_SIZE;
+		return v >= CUPTI_API_VERSION_11_5 ? MEMSET4_RECORD_SIZE : MEMSET3_RECORD_SIZE;
 	default:
 		return 0;
 	}
@@ -149,8 +158,7 @@ static const char *intern(const char *name)
 }
 
 /* Gives the client its buffer back; called without the lock. */
-static void complete(uint8_t *buffer, size_t size, size_t valid_size,
-		     cupti_buffer_complete_fn fn)
+static void complete(uint8_t *buffer, size_t size, size_t valid_size, cupti_buffer_complete_fn fn)
 {
 	if (buffer != NULL && fn != NULL)
 		fn(NULL, 0, buffer, size, valid_size);
@@ -160,8 +168,8 @@ static void complete(uint8_t *buffer, size_t size, size_t valid_size,
  * to it) if its kind is enabled. */
 static void emit(uint32_t kind, const void *record, size_t size)
 {
-	uint8_t *full = NULL;
-	size_t full_size = 0, full_used = 0;
+	uint8_t *full = NULL, *unused = NULL;
+	size_t full_size = 0, full_used = 0, unused_size = 0;
 	cupti_buffer_complete_fn fn;
 
 	pthread_mutex_lock(&lock);
@@ -169,19 +177,25 @@ static void emit(uint32_t kind, const void *record, size_t size)
 	if (kind >= ACTIVITY_KIND_MAX || !kind_enabled[kind])
 		goto out_unlock;
 	if (buf == NULL && request_fn != NULL) {
+		/* the client's callback runs without the lock, as any other */
+		cupti_buffer_request_fn request = request_fn;
 		uint8_t *b = NULL;
 		size_t sz = 0, max = 0;
-		request_fn(&b, &sz, &max);
-		if (b != NULL && sz >= LARGEST_RECORD_SIZE && ((uintptr_t)b & 7) == 0) {
+		pthread_mutex_unlock(&lock);
+		request(&b, &sz, &max);
+		pthread_mutex_lock(&lock);
+		if (buf == NULL && b != NULL && sz >= LARGEST_RECORD_SIZE &&
+		    ((uintptr_t)b & 7) == 0) {
 			buf = b;
 			buf_size = sz;
 			buf_used = 0;
 			buf_max_records = max;
 			buf_records = 0;
 		} else if (b != NULL) {
-			/* unusable: CUPTI hands it straight back, empty */
-			full = b;
-			full_size = sz;
+			/* unusable, or another thread got one meanwhile: handed
+			 * straight back, empty */
+			unused = b;
+			unused_size = sz;
 		}
 	}
 	if (buf == NULL) {
@@ -200,6 +214,7 @@ static void emit(uint32_t kind, const void *record, size_t size)
 	}
 out_unlock:
 	pthread_mutex_unlock(&lock);
+	complete(unused, unused_size, 0, fn);
 	complete(full, full_size, full_used, fn);
 }
 
@@ -230,14 +245,14 @@ static void trace_api(int domain, uint32_t cbid, uint64_t start_ns, uint64_t end
 {
 	uint64_t record[API_RECORD_SIZE / 8] = {0};
 	struct cupti_activity_api api = {
-		.kind = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? CUPTI_ACTIVITY_KIND_RUNTIME
-							      : CUPTI_ACTIVITY_KIND_DRIVER,
-		.cbid = cbid,
-		.start = start_ns,
-		.end = end_ns,
-		.process_id = (uint32_t)getpid(),
-		.thread_id = (uint32_t)syscall(SYS_gettid),
-		.correlation_id = next_correlation(),
+	    .kind = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? CUPTI_ACTIVITY_KIND_RUNTIME
+							  : CUPTI_ACTIVITY_KIND_DRIVER,
+	    .cbid = cbid,
+	    .start = start_ns,
+	    .end = end_ns,
+	    .process_id = (uint32_t)getpid(),
+	    .thread_id = (uint32_t)syscall(SYS_gettid),
+	    .correlation_id = next_correlation(),
 	};
 	if (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid == FAKECUDA_CBID_LAUNCH_KERNEL)
 		launch_correlation = api.correlation_id;
@@ -250,19 +265,19 @@ static void trace_kernel(const char *name, uint64_t start_ns, uint64_t end_ns)
 	uint64_t record[LARGEST_RECORD_SIZE / 8] = {0};
 	pthread_mutex_lock(&lock);
 	uint32_t kind = kind_enabled[CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL]
-				? CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
-				: CUPTI_ACTIVITY_KIND_KERNEL;
+			    ? CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL
+			    : CUPTI_ACTIVITY_KIND_KERNEL;
 	pthread_mutex_unlock(&lock);
 	struct cupti_activity_kernel k = {
-		.kind = kind,
-		.start = start_ns,
-		.end = end_ns,
-		.completed = end_ns,
-		.stream_id = 7,
-		.grid = {1, 1, 1},
-		.block = {128, 1, 1},
-		.correlation_id = launch_correlation != 0 ? launch_correlation : next_correlation(),
-		.name = intern(name),
+	    .kind = kind,
+	    .start = start_ns,
+	    .end = end_ns,
+	    .completed = end_ns,
+	    .stream_id = 7,
+	    .grid = {1, 1, 1},
+	    .block = {128, 1, 1},
+	    .correlation_id = launch_correlation != 0 ? launch_correlation : next_correlation(),
+	    .name = intern(name),
 	};
 	launch_correlation = 0;
 	memcpy(record, &k, sizeof(k));
@@ -273,11 +288,11 @@ static void trace_memcpy(int copy_kind, uint64_t bytes, uint64_t start_ns, uint6
 {
 	uint64_t record[MEMCPY6_RECORD_SIZE / 8] = {0};
 	struct cupti_activity_memcpy m = {
-		.kind = CUPTI_ACTIVITY_KIND_MEMCPY,
-		.copy_kind = (uint8_t)copy_kind,
-		.bytes = bytes,
-		.start = start_ns,
-		.end = end_ns,
+	    .kind = CUPTI_ACTIVITY_KIND_MEMCPY,
+	    .copy_kind = (uint8_t)copy_kind,
+	    .bytes = bytes,
+	    .start = start_ns,
+	    .end = end_ns,
 	};
 	memcpy(record, &m, sizeof(m));
 	emit(m.kind, record, record_size(m.kind));
@@ -287,22 +302,39 @@ static void trace_memset(uint64_t bytes, uint64_t start_ns, uint64_t end_ns)
 {
 	uint64_t record[MEMSET4_RECORD_SIZE / 8] = {0};
 	struct cupti_activity_memset m = {
-		.kind = CUPTI_ACTIVITY_KIND_MEMSET,
-		.bytes = bytes,
-		.start = start_ns,
-		.end = end_ns,
+	    .kind = CUPTI_ACTIVITY_KIND_MEMSET,
+	    .bytes = bytes,
+	    .start = start_ns,
+	    .end = end_ns,
 	};
 	memcpy(record, &m, sizeof(m));
-	emit(m.kind, record, sizeof(record));
+	emit(m.kind, record, record_size(m.kind));
 }
 
 static const struct fakecuda_tracer tracer = {
-	.context_created = trace_context_created,
-	.api = trace_api,
-	.kernel = trace_kernel,
-	.memcpy = trace_memcpy,
-	.memset = trace_memset,
+    .context_created = trace_context_created,
+    .api = trace_api,
+    .kernel = trace_kernel,
+    .memcpy = trace_memcpy,
+    .memset = trace_memset,
 };
+
+/* A fork while another thread (the hook's flusher) holds the lock must not
+ * leave the child's copy held. */
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&lock);
+}
+
+static void fork_release(void)
+{
+	pthread_mutex_unlock(&lock);
+}
+
+__attribute__((constructor)) static void register_fork_handlers(void)
+{
+	pthread_atfork(fork_prepare, fork_release, fork_release);
+}
 
 /* The real CUPTI hooks into the driver behind the scenes; the fake finds
  * the fake libcuda in the process.  Called with the lock held. */
@@ -310,8 +342,8 @@ static void attach_tracer(void)
 {
 	if (tracer_attached)
 		return;
-	fakecuda_set_tracer_fn set = (fakecuda_set_tracer_fn)dlsym(RTLD_DEFAULT,
-								   "fakecuda_set_tracer");
+	fakecuda_set_tracer_fn set =
+	    (fakecuda_set_tracer_fn)dlsym(RTLD_DEFAULT, "fakecuda_set_tracer");
 	if (set == NULL)
 		return; /* no libcuda yet: try again at the next call */
 	set(&tracer);
@@ -352,15 +384,15 @@ CUptiResult cuptiGetResultString(CUptiResult result, const char **str)
 		CUptiResult code;
 		const char *name;
 	} strings[] = {
-		{CUPTI_SUCCESS, "CUPTI_SUCCESS"},
-		{CUPTI_ERROR_INVALID_PARAMETER, "CUPTI_ERROR_INVALID_PARAMETER"},
-		{CUPTI_ERROR_MAX_LIMIT_REACHED, "CUPTI_ERROR_MAX_LIMIT_REACHED"},
-		{CUPTI_ERROR_NOT_INITIALIZED, "CUPTI_ERROR_NOT_INITIALIZED"},
-		{CUPTI_ERROR_NOT_SUPPORTED, "CUPTI_ERROR_NOT_SUPPORTED"},
-		{CUPTI_ERROR_INSUFFICIENT_PRIVILEGES, "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"},
-		{CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED,
-		 "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED"},
-		{CUPTI_ERROR_UNKNOWN, "CUPTI_ERROR_UNKNOWN"},
+	    {CUPTI_SUCCESS, "CUPTI_SUCCESS"},
+	    {CUPTI_ERROR_INVALID_PARAMETER, "CUPTI_ERROR_INVALID_PARAMETER"},
+	    {CUPTI_ERROR_MAX_LIMIT_REACHED, "CUPTI_ERROR_MAX_LIMIT_REACHED"},
+	    {CUPTI_ERROR_NOT_INITIALIZED, "CUPTI_ERROR_NOT_INITIALIZED"},
+	    {CUPTI_ERROR_NOT_SUPPORTED, "CUPTI_ERROR_NOT_SUPPORTED"},
+	    {CUPTI_ERROR_INSUFFICIENT_PRIVILEGES, "CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"},
+	    {CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED,
+	     "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED"},
+	    {CUPTI_ERROR_UNKNOWN, "CUPTI_ERROR_UNKNOWN"},
 	};
 	if (str == NULL)
 		return CUPTI_ERROR_INVALID_PARAMETER;

@@ -18,14 +18,14 @@
 
 #include "fake_cuda.h"
 
-#define MAX_LINES     10000
-#define MAX_TOKENS    8
-#define MAX_REPEAT    100000000UL
-#define MAX_DUR_NS    1000000000000000ULL /* 11.6 days */
-#define MAX_BYTES     (1ULL << 50)
-#define MAX_SLEEP_MS  3600000UL
-#define MAX_CHILDREN  64
-#define BENCH_DUR_NS  1000
+#define MAX_LINES    10000
+#define MAX_TOKENS   8
+#define MAX_REPEAT   100000000UL
+#define MAX_DUR_NS   1000000000000000ULL /* 11.6 days */
+#define MAX_BYTES    (1ULL << 50)
+#define MAX_SLEEP_MS 3600000UL
+#define MAX_CHILDREN 64
+#define BENCH_DUR_NS 1000
 
 enum op {
 	OP_INIT,
@@ -47,11 +47,11 @@ enum op {
 struct directive {
 	enum op op;
 	unsigned long repeat;
-	int domain;	     /* api */
-	uint32_t cbid;	     /* api */
-	char *name;	     /* kernel */
-	uint64_t dur_ns;     /* api, kernel, memcpy, memset */
-	uint64_t launch_ns;  /* kernel: 0 = no cudaLaunchKernel record */
+	int domain;	    /* api */
+	uint32_t cbid;	    /* api */
+	char *name;	    /* kernel */
+	uint64_t dur_ns;    /* api, kernel, memcpy, memset */
+	uint64_t launch_ns; /* kernel: its cudaLaunchKernel, if has_launch */
 	bool has_launch;
 	int copy_kind;	     /* memcpy: CUPTI_ACTIVITY_MEMCPY_KIND_* */
 	uint64_t bytes;	     /* memcpy, memset */
@@ -83,8 +83,8 @@ static void usage(FILE *out, int status)
 		    "  bench kernels=N              N kernels, 8 names, timed\n");
 }
 
-static __attribute__((noreturn, format(printf, 2, 3))) void bad_line(int lineno,
-								      const char *fmt, ...)
+static __attribute__((noreturn, format(printf, 2, 3))) void bad_line(int lineno, const char *fmt,
+								     ...)
 {
 	va_list ap;
 
@@ -206,7 +206,8 @@ static void parse_directive(struct directive *d, char **tok, int n)
 		d->name = strdup(v);
 		if (d->name == NULL)
 			err(1, "strdup");
-		d->dur_ns = parse_u64(ln, "dur", need_arg(ln, tok, n, 1, "dur", kernel), MAX_DUR_NS);
+		d->dur_ns =
+		    parse_u64(ln, "dur", need_arg(ln, tok, n, 1, "dur", kernel), MAX_DUR_NS);
 		v = find_arg(ln, tok, n, 1, "launch", kernel);
 		d->has_launch = v != NULL;
 		if (v != NULL)
@@ -217,13 +218,13 @@ static void parse_directive(struct directive *d, char **tok, int n)
 		d->bytes = parse_u64(ln, "bytes", need_arg(ln, tok, n, 1, "bytes", memcpy_args),
 				     MAX_BYTES);
 		d->dur_ns =
-			parse_u64(ln, "dur", need_arg(ln, tok, n, 1, "dur", memcpy_args), MAX_DUR_NS);
+		    parse_u64(ln, "dur", need_arg(ln, tok, n, 1, "dur", memcpy_args), MAX_DUR_NS);
 	} else if (strcmp(tok[0], "memset") == 0) {
 		d->op = OP_MEMSET;
 		d->bytes = parse_u64(ln, "bytes", need_arg(ln, tok, n, 1, "bytes", memset_args),
 				     MAX_BYTES);
 		d->dur_ns =
-			parse_u64(ln, "dur", need_arg(ln, tok, n, 1, "dur", memset_args), MAX_DUR_NS);
+		    parse_u64(ln, "dur", need_arg(ln, tok, n, 1, "dur", memset_args), MAX_DUR_NS);
 	} else if (strcmp(tok[0], "sleep") == 0) {
 		d->op = OP_SLEEP;
 		d->count = parse_u64(ln, "ms", need_arg(ln, tok, n, 1, "ms", ms), MAX_SLEEP_MS);
@@ -327,14 +328,15 @@ static void other_profiler(int lineno)
 static void bench(unsigned long kernels)
 {
 	static const char *const names[8] = {
-		"_Z6vecAddPKfS0_Pfi",
-		"_Z4gemmIfEvPKT_S2_PS0_iii",
-		"_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEENS_6detail5ArrayIPcLi1EEEEEviT0_T1_",
-		"_Z9reduceSumPfS_i",
-		"_Z7softmaxPKfPfi",
-		"_Z9layerNormPKfPfS1_S1_i",
-		"_Z4reluPf",
-		"_Z8transposePfPKfii",
+	    "_Z6vecAddPKfS0_Pfi",
+	    "_Z4gemmIfEvPKT_S2_PS0_iii",
+	    "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEENS_"
+	    "6detail5ArrayIPcLi1EEEEEviT0_T1_",
+	    "_Z9reduceSumPfS_i",
+	    "_Z7softmaxPKfPfi",
+	    "_Z9layerNormPKfPfS1_S1_i",
+	    "_Z4reluPf",
+	    "_Z8transposePfPKfii",
 	};
 	double t0 = now_s();
 	for (unsigned long i = 0; i < kernels; i++)
