@@ -235,6 +235,15 @@ static int field_str(const struct field *f, char *buf, size_t size)
 	return 0;
 }
 
+/* Text as the encoder writes it: no control byte (a tab would have split it). */
+static bool field_clean(const struct field *f)
+{
+	for (size_t i = 0; i < f->len; i++)
+		if ((unsigned char)f->s[i] < 0x20 || f->s[i] == 0x7f)
+			return false;
+	return true;
+}
+
 static int field_state(const struct field *f, enum cuda_proc_state *state)
 {
 	char word[16];
@@ -286,7 +295,7 @@ static int parse_hello(const char *s, const char *end, struct cuda_proc *p)
 	if (split(s, end, f, 6) != 6 || !field_is(&f[0], "hello") || field_u32(&f[1], &version) ||
 	    version != CUDA_PROTO_VERSION || field_u32(&f[2], &pid) || pid == 0 ||
 	    pid > INT32_MAX || field_state(&f[3], &state) || field_u32(&f[4], &cupti) ||
-	    f[5].len >= sizeof(p->message) || memchr(f[5].s, '\0', f[5].len))
+	    f[5].len >= sizeof(p->message) || !field_clean(&f[5]))
 		return -EPROTO;
 	p->pid = (int32_t)pid;
 	p->state = state;
@@ -301,7 +310,7 @@ static int parse_status(const char *s, const char *end, struct cuda_proc *p)
 	enum cuda_proc_state state;
 
 	if (split(s, end, f, 3) != 3 || !field_is(&f[0], "status") || field_state(&f[1], &state) ||
-	    f[2].len >= sizeof(p->message) || memchr(f[2].s, '\0', f[2].len))
+	    f[2].len >= sizeof(p->message) || !field_clean(&f[2]))
 		return -EPROTO;
 	p->state = state;
 	field_str(&f[2], p->message, sizeof(p->message));
@@ -323,7 +332,7 @@ static int parse_stat(const char *s, const char *end, struct cuda_proc *into)
 	    field_u64(&f[4], &v.max_ns) || field_double(&f[5], &v.m2_ns2) ||
 	    field_u64(&f[6], &v.bytes) || field_u64(&f[7], &v.min_bytes) ||
 	    field_u64(&f[8], &v.max_bytes) || field_double(&f[9], &v.m2_bytes2) ||
-	    f[10].len == 0 || f[10].len >= CUDA_NAME_MAX || memchr(f[10].s, '\0', f[10].len))
+	    f[10].len == 0 || f[10].len >= CUDA_NAME_MAX || !field_clean(&f[10]))
 		return -EPROTO;
 	/* what one process's records can add up to */
 	if (v.min_ns > v.max_ns || v.max_ns > v.total_ns || v.min_bytes > v.max_bytes ||

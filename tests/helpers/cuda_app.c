@@ -330,8 +330,8 @@ static void bench(unsigned long kernels)
 	static const char *const names[8] = {
 	    "_Z6vecAddPKfS0_Pfi",
 	    "_Z4gemmIfEvPKT_S2_PS0_iii",
-	    "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEENS_"
-	    "6detail5ArrayIPcLi1EEEEEviT0_T1_",
+	    ("_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEENS_"
+	     "6detail5ArrayIPcLi1EEEEEviT0_T1_"),
 	    "_Z9reduceSumPfS_i",
 	    "_Z7softmaxPKfPfi",
 	    "_Z9layerNormPKfPfS1_S1_i",

@@ -186,6 +186,8 @@ static void test_bad_snaps(void **state)
 	    "snap\t1\t0\t0\t0\nkernel\t1\t5\t5\t5\t0\t0\t0\t0\t0\t\n",	/* no name */
 	    "snap\t1\t0\t0\t0\nkernel\t1\t18446744073709551616\t5\t5\t0\t0\t0\t0\t0\tk\n",
 	    "snap\t1\t0\t4294967296\t0\n", /* contexts above 32 bits */
+	    /* a tab in a name (the encoder never writes one) */
+	    "snap\t1\t0\t0\t0\nkernel\t1\t5\t5\t5\t0\t0\t0\t0\t0\tk\tx\n",
 	};
 	struct cuda_proc p;
 	struct strbuf sb;
