@@ -791,6 +791,26 @@ static void hook_exit(void)
 	pthread_mutex_unlock(&H.send_lock);
 }
 
+/* fork(): no lock may be held by a thread the child will not have. */
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&H.lock);
+	pthread_mutex_lock(&H.send_lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&H.send_lock);
+	pthread_mutex_unlock(&H.lock);
+}
+
+static void fork_child(void)
+{
+	/* sends check the pid: the child's records are counted and never sent */
+	pthread_mutex_unlock(&H.send_lock);
+	pthread_mutex_unlock(&H.lock);
+}
+
 static void find_demangler(void)
 {
 	void *lib;
@@ -843,6 +863,7 @@ int InitializeInjection(void)
 		H.wake[0] = H.wake[1] = -1;
 	if (pthread_create(&H.thread, NULL, hook_thread, NULL) == 0)
 		H.thread_started = true;
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
 	atexit(hook_exit);
 	return 1;
 }
