@@ -148,16 +148,27 @@ static void table_free(struct text_table *tt)
 
 #define CELL(tt, r, c) (tt)->cells[r][c], CELL_MAX
 
-/* The API or kernel table: Nsight's columns (kernels: their share of wall time too). */
-static int text_time_table(const struct cuda_table *tab, bool kernels, struct strbuf *out)
+enum time_table { TIME_API, TIME_KERNELS, TIME_MEMORY };
+
+/*
+ * A table by time in Nsight's columns: API calls, kernels (their share of
+ * wall time too, and Instances for calls) or memory operations (Count,
+ * Operation).
+ */
+static int text_time_table(const struct cuda_table *tab, enum time_table what,
+			   struct strbuf *out)
 {
 	static const char *const heads[] = {"Time(%)", "Total Time (ns)", "Num Calls", "Average",
 					    "Minimum", "Maximum",	  "StdDev",    "Wall(%)"};
-	struct text_table tt = {.name_head = "Name", .ncols = kernels ? 8 : 7};
+	bool kernels = what == TIME_KERNELS;
+	struct text_table tt = {.name_head = what == TIME_MEMORY ? "Operation" : "Name",
+				.ncols = kernels ? 8 : 7};
 
 	memcpy(tt.head, heads, sizeof(heads));
 	if (kernels)
 		tt.head[2] = "Instances";
+	else if (what == TIME_MEMORY)
+		tt.head[2] = "Count";
 	if (table_alloc(&tt, tab->nrows))
 		goto out_free;
 	for (size_t r = 0; r < tab->nrows; r++) {
@@ -172,35 +183,6 @@ static int text_time_table(const struct cuda_table *tab, bool kernels, struct st
 		fmt_group(CELL(&tt, r, 6), row->stddev_ns, 1);
 		if (kernels)
 			fmt_group(CELL(&tt, r, 7), row->wall_pct, 1);
-		tt.names[r] = row->s.name;
-	}
-	table_print(&tt, out);
-	table_free(&tt);
-	return 0;
-out_free:
-	table_free(&tt);
-	return -ENOMEM;
-}
-
-static int text_mem_by_time(const struct cuda_table *tab, struct strbuf *out)
-{
-	static const char *const heads[] = {"Time(%)", "Total Time (ns)", "Count", "Average",
-					    "Minimum", "Maximum",	  "StdDev"};
-	struct text_table tt = {.name_head = "Operation", .ncols = 7};
-
-	memcpy(tt.head, heads, sizeof(heads));
-	if (table_alloc(&tt, tab->nrows))
-		goto out_free;
-	for (size_t r = 0; r < tab->nrows; r++) {
-		const struct cuda_table_row *row = &tab->rows[r];
-
-		fmt_group(CELL(&tt, r, 0), row->time_pct, 1);
-		fmt_u64(CELL(&tt, r, 1), row->s.total_ns);
-		fmt_u64(CELL(&tt, r, 2), row->s.count);
-		fmt_group(CELL(&tt, r, 3), row->avg_ns, 1);
-		fmt_u64(CELL(&tt, r, 4), row->s.min_ns);
-		fmt_u64(CELL(&tt, r, 5), row->s.max_ns);
-		fmt_group(CELL(&tt, r, 6), row->stddev_ns, 1);
 		tt.names[r] = row->s.name;
 	}
 	table_print(&tt, out);
@@ -250,20 +232,20 @@ static int text_set(const struct cuda_table_set *set, bool all, struct strbuf *o
 
 	if (all || api->nrows) {
 		strbuf_addstr(out, "CUDA API Statistics:\n\n");
-		ret = api->nrows ? text_time_table(api, false, out)
+		ret = api->nrows ? text_time_table(api, TIME_API, out)
 				 : (strbuf_addstr(out, " (none)\n"), 0);
 		strbuf_addch(out, '\n');
 	}
 	if (!ret && (all || k->nrows)) {
 		strbuf_addstr(out, "CUDA Kernel Statistics:\n\n");
 		ret =
-		    k->nrows ? text_time_table(k, true, out) : (strbuf_addstr(out, " (none)\n"), 0);
+		    k->nrows ? text_time_table(k, TIME_KERNELS, out) : (strbuf_addstr(out, " (none)\n"), 0);
 		strbuf_addch(out, '\n');
 	}
 	if (!ret && (all || mem->nrows)) {
 		strbuf_addstr(out, "CUDA Memory Operation Statistics (by time):\n\n");
 		ret =
-		    mem->nrows ? text_mem_by_time(mem, out) : (strbuf_addstr(out, " (none)\n"), 0);
+		    mem->nrows ? text_time_table(mem, TIME_MEMORY, out) : (strbuf_addstr(out, " (none)\n"), 0);
 		strbuf_addch(out, '\n');
 		if (!ret && mem->nrows) {
 			strbuf_addstr(out, "CUDA Memory Operation Statistics (by size in MB):\n\n");
