@@ -10,25 +10,9 @@ import subprocess
 import sys
 
 from harness import run_tests, check, eq
-import pg_cluster
+from head_harness import pg  # one private server, stopped at exit
 
 UNIT = sys.argv[1] if len(sys.argv) > 1 else None
-_cluster = None
-
-
-def pg():
-    global _cluster
-    if _cluster is None:
-        c = pg_cluster.PgCluster("jobscope")
-        try:
-            c.start()
-        except pg_cluster.PgUnavailable as e:
-            print("SKIP: PostgreSQL unavailable: %s" % e.reason, flush=True)
-            sys.exit(77)
-        _cluster = c
-    return _cluster
-
-
 def unit(url):
     env = dict(os.environ, JOBSCOPE_TEST_PG_URL=url, CMOCKA_MESSAGE_OUTPUT="stdout")
     return subprocess.run([UNIT], env=env, capture_output=True, text=True, timeout=120)
@@ -65,8 +49,4 @@ def test_schema_8_upgraded(wd):
 
 
 if __name__ == "__main__":
-    try:
-        run_tests(globals())
-    finally:
-        if _cluster:
-            _cluster.stop()
+    run_tests(globals())
