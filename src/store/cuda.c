@@ -1,7 +1,8 @@
 /*
  * cuda.c - the CUDA tables of schema 9 (cuda_procs, cuda_stats): each
  * process's newest snapshot of what the CUDA hook counted, replaced whole,
- * and read back per job.  See store.h.
+ * and read back per job.  Each replacement takes the next fact seq (so the
+ * head's sender sends it: export.c).  See store.h.
  *
  *   store_put_cuda_proc    one process's snapshot (its row and its stats)
  *   store_get_cuda_procs   every process of a job, by pid
@@ -102,16 +103,17 @@ static int put_proc_row(struct store *st, int64_t job_id, const struct cuda_proc
 	int rc, ret;
 
 	rc = db_prepare(st,
-			"INSERT INTO cuda_procs (job_id, pid, state, message, cupti_version,"
-			" contexts, dropped, seq, final, updated_ms)"
-			" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (job_id, pid) DO UPDATE"
-			" SET state = excluded.state, message = excluded.message,"
+			"INSERT INTO cuda_procs (seq, job_id, pid, state, message, cupti_version,"
+			" contexts, dropped, snap_seq, final, updated_ms)"
+			" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (job_id, pid) DO UPDATE"
+			" SET seq = excluded.seq, state = excluded.state, message = excluded.message,"
 			" cupti_version = excluded.cupti_version, contexts = excluded.contexts,"
-			" dropped = excluded.dropped, seq = excluded.seq, final = excluded.final,"
-			" updated_ms = excluded.updated_ms",
+			" dropped = excluded.dropped, snap_seq = excluded.snap_seq,"
+			" final = excluded.final, updated_ms = excluded.updated_ms",
 			&b.stmt);
 	if (rc != SQLITE_OK)
 		return store__write_fail(st, rc, "keep a process's CUDA state");
+	bind_i64(&b, st->next_seq); /* the fact seq: a head is sent what changed */
 	bind_i64(&b, job_id);
 	bind_i64(&b, p->pid);
 	bind_text_opt(&b, cuda_proc_state_name(p->state));
@@ -124,6 +126,8 @@ static int put_proc_row(struct store *st, int64_t job_id, const struct cuda_proc
 	bind_i64(&b, now_ms);
 	ret = step_done(st, &b, "keep a process's CUDA state");
 	db_finalize(b.stmt);
+	if (!ret)
+		st->next_seq++;
 	return ret;
 }
 
@@ -261,7 +265,7 @@ static int read_procs(struct store *st, int64_t job_id, struct cuda_proc **procs
 	int rc, ret;
 
 	ret = store__prepare(st,
-			     "SELECT pid, state, message, cupti_version, contexts, dropped, seq, final"
+			     "SELECT pid, state, message, cupti_version, contexts, dropped, snap_seq, final"
 			     " FROM cuda_procs WHERE job_id = ? ORDER BY pid",
 			     "read the CUDA tables", &stmt);
 	if (ret)

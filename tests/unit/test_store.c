@@ -399,14 +399,14 @@ static void test_schema_version_and_application_id(void **state)
 	sql_text(fx->path, "PRAGMA journal_mode", buf, sizeof(buf));
 	assert_string_equal(buf, "wal");
 	sql_text(fx->path, "SELECT value FROM meta WHERE key = 'schema_version'", buf, sizeof(buf));
-	assert_string_equal(buf, "8");
+	assert_int_equal(strtoll(buf, NULL, 10), STORE_SCHEMA_VERSION);
 	sql_text(fx->path, "SELECT value FROM meta WHERE key = 'created_by'", buf, sizeof(buf));
 	assert_string_equal(buf, "jobscope " JOBSCOPE_VERSION);
 	assert_true(sql_i64(fx->path, "SELECT value FROM meta WHERE key = 'created_ms'") >
 		    1600000000000);
 	assert_int_equal(sql_i64(fx->path, "SELECT count(*) FROM pragma_table_list"
 					   " WHERE schema = 'main' AND strict = 1"),
-			 25);
+			 27); /* schema 9: cuda_procs, cuda_stats */
 }
 
 static void test_job_roundtrip(void **state)
@@ -1031,7 +1031,7 @@ static void test_newer_schema_refused(void **state)
 	make_store(fx, 1);
 	sql_exec(fx->path, "PRAGMA user_version = 99; PRAGMA journal_mode = DELETE");
 	assert_refused_unchanged(fx, fx->path, -EPROTONOSUPPORT,
-				 "written by a newer jobscope (schema 99, this one reads up to 8)");
+				 "written by a newer jobscope (schema 99, this one reads up to 9)");
 
 	/* the new version still in the WAL of a running writer, not yet in the file */
 	sql_exec(fx->path, "PRAGMA user_version = 2; PRAGMA journal_mode = WAL");
@@ -1041,7 +1041,7 @@ static void test_newer_schema_refused(void **state)
 			 SQLITE_OK);
 	assert_int_equal(store_open(fx->path, STORE_READONLY, &st), -EPROTONOSUPPORT);
 	assert_int_equal(store_open(fx->path, STORE_CREATE, &st), -EPROTONOSUPPORT);
-	assert_non_null(strstr(log_text(fx), "(schema 98, this one reads up to 8)"));
+	assert_non_null(strstr(log_text(fx), "(schema 98, this one reads up to 9)"));
 	assert_null(st);
 	sqlite3_close(db);
 }

@@ -354,6 +354,7 @@ static void test_older_schema(void **state)
 	assert_int_equal(sqlite3_open(fx->path, &db), SQLITE_OK);
 	assert_int_equal(sqlite3_exec(db,
 				      "DROP TABLE cuda_stats; DROP TABLE cuda_procs;"
+				      " ALTER TABLE sessions DROP COLUMN cuda;"
 				      " PRAGMA user_version = 8",
 				      NULL, NULL, NULL),
 			 SQLITE_OK);
