@@ -85,9 +85,10 @@ static int store_snapshot(void *arg, const struct cuda_proc *cp)
 		return ret;
 	if (ret == -ENOENT) {
 		if (!a->cuda_warned_nojob)
-			log_info("agent: the CUDA tables of pid %d are not stored: it belongs to no "
-				 "job the agent saw (said once)",
-				 (int)cp->pid);
+			log_info(
+			    "agent: the CUDA tables of pid %d are not stored: it belongs to no "
+			    "job the agent saw (said once)",
+			    (int)cp->pid);
 		a->cuda_warned_nojob = true;
 		return 0;
 	}
@@ -114,8 +115,8 @@ void agent_cuda_tick(struct agent *a, int64_t interval_ms)
 	}
 	if (want != a->cuda_on || (want && iv != a->cuda.interval_ms)) {
 		if (want != a->cuda_on)
-			log_info("agent: CUDA tables %s", want ? "on for a profiling session"
-							       : "off: no session asks");
+			log_info("agent: CUDA tables %s",
+				 want ? "on for a profiling session" : "off: no session asks");
 		a->cuda_on = want;
 		cuda_collector_set(&a->cuda, want, iv);
 	}
