@@ -17,7 +17,7 @@ import subprocess
 import time
 
 from harness import jobscope, run_tests, check, eq, wait_for
-from agent_harness import env_with
+from agent_harness import Agent, env_with
 from head_harness import Head, start_agent, stop_agent, held, sql, store_exists
 from test_cuda import MAIN, APP, CUPTI, HOOK, main_expect, check_rows, scenario
 
@@ -152,24 +152,31 @@ def test_cuda_tables_through_the_head(wd):
 def test_cuda_always(wd):
     """--cuda-always: recorded without a head or a session, in the agent's store."""
     sock = wd.join("cuda.sock")
-    db = wd.join("a.db")
-    log = wd.join("a.log")
-    with open(log, "a") as errf:
-        agent = subprocess.Popen([os.environ["JOBSCOPE"], "agent", "--db", db, "--interval",
-                                  "200ms", "--listen", "none", "--cuda-socket", sock,
-                                  "--cuda-always"], stdin=subprocess.DEVNULL,
-                                 stdout=subprocess.DEVNULL, stderr=errf)
-        try:
-            wait_for(lambda: os.path.exists(sock), timeout=15, what="the agent's socket")
-            p = app(wd, sock, 7200, OFF_APP, "always")
-            finish(p)
-            wait_for(lambda: (cuda_proc(db, 7200, p.pid) or (None, 0))[1] == 1, timeout=20,
-                     what="the final snapshot")
-            check_rows(cuda_stats(db, 7200, p.pid), main_expect(1), "--cuda-always")
-            eq(cuda_proc(db, 7200, p.pid), ("ok", 1, 1, 0), "state, final, contexts, dropped")
-        finally:
-            agent.terminate()
-            eq(agent.wait(timeout=30), 0, "agent exit")
+    a = Agent(wd, interval="200ms", extra=["--cuda-socket", sock, "--cuda-always"])
+    try:
+        eq(a.json("/api/v1/node")["cuda"],
+           {"socket": sock, "recording": True, "connected": 0, "seen": 0}, "node's cuda")
+        p = app(wd, sock, 7200, OFF_APP, "always")
+        wait_for(lambda: a.json("/api/v1/node")["cuda"]["connected"] == 1, timeout=10,
+                 what="the process connected")
+        finish(p)
+        wait_for(lambda: (cuda_proc(a.db, 7200, p.pid) or (None, 0))[1] == 1, timeout=20,
+                 what="the final snapshot")
+        check_rows(cuda_stats(a.db, 7200, p.pid), main_expect(1), "--cuda-always")
+        eq(cuda_proc(a.db, 7200, p.pid), ("ok", 1, 1, 0), "state, final, contexts, dropped")
+        wait_for(lambda: a.json("/api/v1/node")["cuda"]["connected"] == 0, timeout=10,
+                 what="the process gone")
+        eq(a.json("/api/v1/node")["cuda"]["seen"], 1, "one process said hello")
+    finally:
+        eq(a.stop(), 0, "agent exit")
+
+
+def test_bad_socket_path(wd):
+    """A --cuda-socket that cannot be made: the agent says so and exits 2 (setup)."""
+    r = jobscope("agent", "--db", wd.join("b.db"), "--listen", "none", "--exit-after", "1s",
+                 "--cuda-socket", wd.join("no/such/dir/cuda.sock"))
+    eq(r.returncode, 2, "exit status: %s" % r.stderr)
+    check("cannot listen on" in r.stderr, "the message: %r" % r.stderr)
 
 
 if __name__ == "__main__":
