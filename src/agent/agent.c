@@ -3,9 +3,11 @@
  * process tree and the job table), the loop, and the release.
  *
  * One sampling thread: a poll() loop over a signalfd (SIGTERM/SIGINT stop
- * after flushing the tick in flight, SIGHUP reopens the log file) and a
- * timerfd; each expiry is a tick (tick.c).  libmicrohttpd answers on its
- * own thread from the view each tick publishes (routes.c).
+ * after flushing the tick in flight, SIGHUP reopens the log file), a
+ * timerfd (each expiry is a tick: tick.c) and, with --cuda-socket, the
+ * CUDA hooks' connections (cuda.c), read as their frames come.
+ * libmicrohttpd answers on its own thread from the view each tick
+ * publishes (routes.c).
  */
 #include <errno.h>
 #include <signal.h>
@@ -224,18 +226,22 @@ static int loop(struct agent *a, int sigfd, int tickfd, struct interval_state *i
 	int64_t deadline = a->opt->exit_after_ms ? time_now_ms() + a->opt->exit_after_ms : 0;
 
 	for (;;) {
-		struct pollfd fds[2] = {
+		/* the signals, the timer, and the CUDA hooks' socket and connections */
+		struct pollfd fds[2 + 1 + CUDA_COLLECT_MAX_PEERS] = {
 		    {.fd = sigfd, .events = POLLIN},
 		    {.fd = tickfd, .events = POLLIN},
 		};
+		size_t nfds = 2 + cuda_collector_fds(&a->cuda, fds + 2, 1 + CUDA_COLLECT_MAX_PEERS);
 		struct signalfd_siginfo si;
 		uint64_t n;
 
-		if (poll(fds, 2, -1) < 0) {
+		if (poll(fds, nfds, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			return log_err(-errno, "poll");
 		}
+		if (nfds > 2)
+			cuda_collector_handle(&a->cuda, fds + 2, nfds - 2);
 		while (read(sigfd, &si, sizeof(si)) == sizeof(si)) {
 			if (si.ssi_signo == SIGHUP) {
 				if (log_open_file(a->opt->log_file) == 0)
@@ -262,6 +268,7 @@ static int loop(struct agent *a, int sigfd, int tickfd, struct interval_state *i
 
 static void release(struct agent *a)
 {
+	agent_cuda_release(a);
 	rw_stop(a->rw);
 	sender_stop(a->sender);
 	if (a->http)
@@ -295,6 +302,7 @@ int agent_main(const struct agent_opts *o, enum agent_failure *failure)
 		return -ENOMEM;
 	}
 	a->opt = o;
+	cuda_collector_init(&a->cuda);
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
@@ -303,6 +311,8 @@ int agent_main(const struct agent_opts *o, enum agent_failure *failure)
 	sigprocmask(SIG_BLOCK, &mask, &orig);
 	signal(SIGPIPE, SIG_IGN);
 	ret = setup(a);
+	if (!ret)
+		ret = agent_cuda_setup(a);
 	if (ret) {
 		*failure = AGENT_FAIL_SETUP;
 		goto out_release;

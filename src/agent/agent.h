@@ -28,6 +28,7 @@
 #include "common/jsonw.h"
 #include "common/strbuf.h"
 #include "common/timeutil.h"
+#include "cuda/collect.h"
 #include "net/http.h"
 #include "net/remote_write.h"
 #include "net/sender.h"
@@ -57,6 +58,8 @@ struct agent_opts {
 	int64_t ckpt_lag_ms;	/* --report-checkpoint: a running job's checkpoint lag */
 	unsigned compat;	/* --compat: enum agent_compat bits */
 	struct rw_opts rw;	/* --remote-write targets and their options */
+	const char *cuda_socket; /* --cuda-socket: the CUDA hook's receiver, or NULL */
+	bool cuda_always;	 /* --cuda-always: record without a session */
 };
 
 /* --compat: other exporters' series on /metrics too (compat.c, docs/compat.md). */
@@ -157,6 +160,15 @@ struct agent {
 	bool has_last_gap;
 	struct store_gap last_gap;
 
+	/*
+	 * --cuda-socket: the hooks of the node's CUDA processes; on while
+	 * --cuda-always or a head's session asks (cuda.c).
+	 */
+	struct cuda_collector cuda;
+	bool cuda_on;
+	int cuda_err;	     /* the last store failure said */
+	bool cuda_warned_nojob;
+
 	struct sender *sender; /* the stream to a head, or NULL */
 	struct rw *rw;	       /* remote write (--remote-write), or NULL */
 	char agent_id[64];
@@ -173,6 +185,12 @@ struct agent {
 void agent_tick(struct agent *a);
 /* ... and on exit, every open rollup bucket written (in the caller's transaction). */
 void agent_rollups_flush_all(struct agent *a);
+
+/* cuda.c: the CUDA hooks' receiver (--cuda-socket). */
+int agent_cuda_setup(struct agent *a);
+/* After a tick: on or off as the sessions say, and the snapshots that changed stored. */
+void agent_cuda_tick(struct agent *a, int64_t interval_ms);
+void agent_cuda_release(struct agent *a);
 
 /* compat.c: the --compat series, after ours. */
 void agent_render_compat(const struct agent *a, struct strbuf *o, struct strbuf *lab);

@@ -585,6 +585,22 @@ static void json_node(const struct agent *a, struct strbuf *o)
 	} else {
 		jsonw_null(&w);
 	}
+	/* --cuda-socket: whether the hooks record, and how many are connected */
+	jsonw_key(&w, "cuda");
+	if (a->cuda.listen_fd >= 0) {
+		int64_t connected = 0;
+
+		for (size_t i = 0; i < a->cuda.npeers; i++)
+			connected += a->cuda.peers[i].fd >= 0 && a->cuda.peers[i].hello;
+		jsonw_obj_begin(&w);
+		jsonw_kv_str(&w, "socket", a->cuda.path);
+		jsonw_kv_bool(&w, "recording", a->cuda_on);
+		jsonw_kv_int(&w, "connected", connected);
+		jsonw_kv_int(&w, "seen", (int64_t)a->cuda.seen);
+		jsonw_obj_end(&w);
+	} else {
+		jsonw_null(&w);
+	}
 	jsonw_key(&w, "remote_write");
 	jsonw_arr_begin(&w);
 	for (int i = 0; i < rw_targets(a->rw); i++) {

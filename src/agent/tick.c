@@ -2,7 +2,8 @@
  * tick.c - one tick of the agent, as a list of module calls: sample the
  * host, the processes, the jobs (attrib/jobs) and the GPUs with each
  * job's share of them (attrib/gpu_share); store the tick (store/tick) with
- * the rollups (store/rollup) and the summaries of jobs that ended; a step
+ * the rollups (store/rollup) and the summaries of jobs that ended; the
+ * CUDA hooks' snapshots that changed (cuda.c); a step
  * of retention; publish the view.
  */
 #include <errno.h>
@@ -608,6 +609,8 @@ void agent_tick(struct agent *a)
 	if (a->gpus.ndevices || a->gpus.nopened)
 		sample_gpus(a, ts);
 	store_tick(a, ts);
+	/* after the tick's jobs: a snapshot goes under its pid's job's row */
+	agent_cuda_tick(a, a->jobs.interval_ms);
 	for (size_t k = 0; k < a->jobs.njobs; k++)
 		if (!a->jobs.job[k].live)
 			a->jobs.job[k].stored_end = true;

@@ -56,6 +56,15 @@ static const char agent_usage[] =
     "                           their readers work unchanged: jobstats (Princeton's\n"
     "                           cgroup_* and nvidia_gpu_* series), dcgm\n"
     "                           (dcgm-exporter's DCGM_FI_*); e.g. jobstats,dcgm\n"
+    "      --cuda-socket PATH   listen there (mode 0666: jobs of any user connect)\n"
+    "                           for the CUDA hook of processes started with\n"
+    "                           CUDA_INJECTION64_PATH=libjobscope-cuda.so and\n"
+    "                           JOBSCOPE_CUDA_SOCKET=PATH; a process is known by\n"
+    "                           the kernel's word (SO_PEERCRED pid), its job as\n"
+    "                           the agent attributes that pid.  They record CUDA\n"
+    "                           tables while a head's session asks (session start\n"
+    "                           --cuda) or always with --cuda-always (docs/cuda.md)\n"
+    "      --cuda-always        record CUDA tables without a session\n"
     CLI_RW_USAGE
     "  -h, --help               show this help\n"
     "\n"
@@ -110,6 +119,8 @@ static const struct option agent_longopts[] = {
     {"token-file", required_argument, NULL, 'T'},
     {"ca-file", required_argument, NULL, 'A'},
     {"compat", required_argument, NULL, 'C'},
+    {"cuda-socket", required_argument, NULL, 'Q'},
+    {"cuda-always", no_argument, NULL, 'W'},
     CLI_RW_LONGOPTS
     {"exit-after", required_argument, NULL, 'E'}, /* hidden: tests, benchmarks */
     {"sysroot", required_argument, NULL, 'S'},	  /* hidden: tests */
@@ -188,6 +199,14 @@ static int apply_opt(struct agent_opts *o, int c, const char *arg, char **argv)
 	case 'T':
 		o->token_file = arg;
 		return 0;
+	case 'Q':
+		if (!arg[0])
+			return cli_usage_error("agent", "--cuda-socket needs a path");
+		o->cuda_socket = arg;
+		return 0;
+	case 'W':
+		o->cuda_always = true;
+		return 0;
 	case 'A':
 		o->ca_file = arg;
 		return 0;
@@ -247,13 +266,26 @@ static int read_config(struct agent_opts *o, char *config_buf, size_t config_siz
 			;
 		*e = '\0';
 		for (opt = agent_longopts; opt->name; opt++)
-			if (strcmp(opt->name, k) == 0 && opt->has_arg == required_argument &&
-			    opt->val != 'c')
+			if (strcmp(opt->name, k) == 0 && opt->val != 'c' && opt->val != 'h' &&
+			    (opt->has_arg == required_argument || opt->val == 'W'))
 				break;
 		if (!opt->name) {
 			fclose(f);
 			return cli_usage_error("agent", "%s:%d: unknown setting '%s'", path, lineno,
 					       k);
+		}
+		if (opt->has_arg == no_argument) {
+			/* a flag: "cuda-always = true" */
+			if (strcmp(v, "true") == 0 && (ret = apply_opt(o, opt->val, v, NULL)) != 0) {
+				fclose(f);
+				return ret;
+			}
+			if (strcmp(v, "true") && strcmp(v, "false")) {
+				fclose(f);
+				return cli_usage_error("agent", "%s:%d: %s = true or false", path,
+						       lineno, k);
+			}
+			continue;
 		}
 		if (used + strlen(v) + 1 > config_size) {
 			fclose(f);

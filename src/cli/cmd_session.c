@@ -20,14 +20,18 @@
 #include "net/client.h"
 
 static const char session_usage[] =
-    "usage: jobscope session start NAME [--interval DUR] [--nodes a,b] [HEAD OPTIONS]\n"
+    "usage: jobscope session start NAME [--interval DUR] [--nodes a,b] [--cuda]\n"
+    "                              [HEAD OPTIONS]\n"
     "       jobscope session stop [NAME] [HEAD OPTIONS]\n"
     "       jobscope session list [--json] [HEAD OPTIONS]\n"
     "\n"
     "Named profiling sessions on a head: while one is active, the agents of its\n"
     "nodes (all, or --nodes) sample at its interval (down to 100ms) and go back to\n"
     "their own after.  Sessions may overlap; a node samples at the smallest\n"
-    "interval asked.  `stop` without a name stops every active session.\n"
+    "interval asked.  --cuda: the agents also record CUDA API, kernel and\n"
+    "memory-operation tables of the processes started with their hook (see\n"
+    "`jobscope agent --cuda-socket`, docs/cuda.md).  `stop` without a name stops\n"
+    "every active session.\n"
     "\n"
     "Head options:\n"
     "      --head URL         the head (default $JOBSCOPE_HEAD), e.g. http://head:8091\n"
@@ -53,14 +57,15 @@ static int show(const char *verb, struct strbuf *answer, long status, bool json_
 	} else if (cJSON_IsArray(sessions)) {
 		const cJSON *s;
 
-		printf("%-24s %-7s %-24s %-24s %-9s %s\n", "NAME", "STATE", "START", "END",
-		       "INTERVAL", "NODES");
+		printf("%-24s %-7s %-24s %-24s %-9s %-4s %s\n", "NAME", "STATE", "START", "END",
+		       "INTERVAL", "CUDA", "NODES");
 		cJSON_ArrayForEach(s, sessions) {
 			const cJSON *name = cJSON_GetObjectItemCaseSensitive(s, "name");
 			const cJSON *start = cJSON_GetObjectItemCaseSensitive(s, "start_ms");
 			const cJSON *end = cJSON_GetObjectItemCaseSensitive(s, "end_ms");
 			const cJSON *iv = cJSON_GetObjectItemCaseSensitive(s, "interval_ms");
 			const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(s, "nodes");
+			const cJSON *cuda = cJSON_GetObjectItemCaseSensitive(s, "cuda");
 			char t0[40] = "-", t1[40] = "-", ivs[24] = "agents'", ns[256] = "all";
 
 			if (cJSON_IsNumber(start))
@@ -75,9 +80,10 @@ static int show(const char *verb, struct strbuf *answer, long status, bool json_
 				snprintf(ns, sizeof(ns), "%s", p ? p : "?");
 				free(p);
 			}
-			printf("%-24s %-7s %-24s %-24s %-9s %s\n",
+			printf("%-24s %-7s %-24s %-24s %-9s %-4s %s\n",
 			       cJSON_IsString(name) ? name->valuestring : "?",
-			       cJSON_IsNumber(end) ? "stopped" : "active", t0, t1, ivs, ns);
+			       cJSON_IsNumber(end) ? "stopped" : "active", t0, t1, ivs,
+			       cJSON_IsTrue(cuda) ? "yes" : "no", ns);
 		}
 	} else {
 		const cJSON *m = cJSON_IsString(err) ? err : msg;
@@ -100,6 +106,7 @@ static int cmd_session(int argc, char **argv)
 	    {"interval", required_argument, NULL, 'i'},
 	    {"nodes", required_argument, NULL, 'n'},
 	    {"json", no_argument, NULL, 'j'},
+	    {"cuda", no_argument, NULL, 'C'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -107,7 +114,7 @@ static int cmd_session(int argc, char **argv)
 	const char *verb, *name = NULL, *nodes = NULL;
 	int64_t interval_ms = 0;
 	char token[256];
-	bool json_out = false;
+	bool json_out = false, cuda = false;
 	struct strbuf body, answer;
 	struct jsonw w;
 	long status = 0;
@@ -158,6 +165,7 @@ static int cmd_session(int argc, char **argv)
 			break;
 		case 'n': nodes = optarg; break;
 		case 'j': json_out = true; break;
+		case 'C': cuda = true; break;
 		case 'h': fputs(session_usage, stdout); return 0;
 		default: return cli_option_error("session", c, argv);
 		}
@@ -168,6 +176,8 @@ static int cmd_session(int argc, char **argv)
 		return cli_usage_error("session", "which head? --head URL or $JOBSCOPE_HEAD");
 	if (strcmp(verb, "start") == 0 && !name)
 		return cli_usage_error("session", "start needs a NAME");
+	if (cuda && strcmp(verb, "start"))
+		return cli_usage_error("session", "--cuda is for start");
 	if (strcmp(verb, "list") == 0 && name)
 		return cli_usage_error("session", "list takes no NAME");
 	if (strcmp(verb, "start") && strcmp(verb, "stop") && strcmp(verb, "list"))
@@ -183,6 +193,8 @@ static int cmd_session(int argc, char **argv)
 		jsonw_kv_str(&w, "name", name);
 	if (interval_ms)
 		jsonw_kv_int(&w, "interval_ms", interval_ms);
+	if (cuda)
+		jsonw_kv_bool(&w, "cuda", true);
 	if (nodes) {
 		char copy[1024], *save = NULL;
 

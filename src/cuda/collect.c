@@ -236,6 +236,37 @@ void cuda_collector_handle(struct cuda_collector *c, const struct pollfd *fds, s
 		accept_peers(c);
 }
 
+void cuda_collector_set(struct cuda_collector *c, bool on, int64_t interval_ms)
+{
+	struct strbuf frame;
+
+	strbuf_init(&frame, 256);
+	if (on ? cuda_proto_on(&frame, interval_ms) : cuda_proto_off(&frame)) {
+		strbuf_release(&frame);
+		return;
+	}
+	if (on)
+		c->interval_ms = interval_ms;
+	for (size_t i = 0; i < c->npeers; i++) {
+		struct cuda_peer *p = &c->peers[i];
+		enum cuda_proc_state was = p->proc.state;
+
+		if (p->fd < 0 || !p->hello || (was != CUDA_PROC_OK && was != CUDA_PROC_OFF))
+			continue;
+		if (!peer_send(p, &frame)) {
+			peer_close(p);
+			continue;
+		}
+		if (on)
+			p->proc.state = CUDA_PROC_OK;
+		else if (p->proc.seq == 0)
+			p->proc.state = CUDA_PROC_OFF;
+		if (p->proc.state != was)
+			p->dirty = true;
+	}
+	strbuf_release(&frame);
+}
+
 void cuda_collector_finish(struct cuda_collector *c, int wait_ms)
 {
 	int64_t deadline = time_mono_ns() / 1000000 + wait_ms;

@@ -6,6 +6,8 @@
  * results to cuda_collector_handle; cuda_collector_drain then gives each
  * process whose snapshot or state changed since the last drain.  A peer's
  * identity is its socket's credentials (SO_PEERCRED), not what it says.
+ * Whether a process records is the policy's word at its hello, and
+ * cuda_collector_set's afterwards (an agent following its sessions).
  * A peer that breaks the protocol is cut off (what it sent before stays);
  * nothing a peer sends can make the collector fail.
  *
@@ -59,6 +61,15 @@ int cuda_collector_listen(struct cuda_collector *c, const char *path, int64_t in
 size_t cuda_collector_fds(const struct cuda_collector *c, struct pollfd *fds, size_t max);
 /* Accepts and reads what fds (as cuda_collector_fds filled them, polled) say is ready. */
 void cuda_collector_handle(struct cuda_collector *c, const struct pollfd *fds, size_t n);
+/*
+ * Tells every connected process that said hello (and records or waits:
+ * state ok or off) to record at interval_ms, or to stop; new ones are
+ * answered by the policy as before.  A process turned on is ok again; one
+ * turned off before it sent a snapshot is off (one that sent some keeps
+ * them, and its state).  Each whose state changed is dirty.  A peer gone
+ * is closed.
+ */
+void cuda_collector_set(struct cuda_collector *c, bool on, int64_t interval_ms);
 /*
  * Reads what the peers still have to say, until each has closed or
  * wait_ms have passed (the end of a run: the processes are gone and their

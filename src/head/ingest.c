@@ -79,8 +79,9 @@ static void answer(struct head_ingest *q, struct store_ingest_item *it,
 		count(&q->batches, 1);
 		/* the control channel: what the active sessions ask of this node */
 		if (store_session_control(q->h->writer, item->wb.b.who.hostname, &a.interval_ms,
-					  a.sessions, sizeof(a.sessions))) {
+					  &a.cuda, a.sessions, sizeof(a.sessions))) {
 			a.interval_ms = 0;
+			a.cuda = false;
 			a.sessions[0] = '\0';
 		}
 		wire_encode_answer(&a, &res->body);

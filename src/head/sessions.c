@@ -47,7 +47,7 @@ void head_session_not_post(void *arg, const struct http_request *req, struct htt
 }
 
 /*
- * POST /profiling/start {"name"?, "interval_ms"?, "nodes"?: [..] or "a,b"}.
+ * POST /profiling/start {"name"?, "interval_ms"?, "nodes"?: [..] or "a,b", "cuda"?: bool}.
  * As gswarm: a name already active is 200 {"success": false, "message":
  * "Profiling is already active.", "output_file": ""}.  Unlike gswarm,
  * sessions of other names run at the same time.
@@ -81,6 +81,7 @@ void head_session_start(void *arg, const struct http_request *req, struct http_r
 	if (!ret) {
 		jsonw_kv_int(&w, "start_ms", s.start_ms);
 		jsonw_kv_int_opt(&w, "interval_ms", s.interval_ms > 0, s.interval_ms);
+		jsonw_kv_bool(&w, "cuda", s.cuda);
 	} else {
 		snprintf(msg, sizeof(msg), "session '%s' is already active", s.name);
 		jsonw_kv_str(&w, "error", msg);
@@ -221,6 +222,7 @@ void head_session_json(struct jsonw *w, const struct session_record *s, int64_t 
 	jsonw_kv_int(w, "start_ms", s->start_ms);
 	jsonw_kv_int_opt(w, "end_ms", s->end_ms > 0, s->end_ms);
 	jsonw_kv_int_opt(w, "interval_ms", s->interval_ms > 0, s->interval_ms);
+	jsonw_kv_bool(w, "cuda", s->cuda);
 	jsonw_key(w, "nodes");
 	if (s->nodes[0]) {
 		char nodes[SESSION_NODES_MAX], *save = NULL;

@@ -85,7 +85,7 @@ static cJSON *object(const char *body, size_t len, char *err, size_t size)
 int api_parse_session_start(const char *body, size_t len, int64_t now_ms,
 			    struct session_record *s, char *err, size_t size)
 {
-	const cJSON *name, *iv, *nodes;
+	const cJSON *name, *iv, *nodes, *cuda;
 	cJSON *doc = object(body, len, err, size);
 	int ret = 0;
 
@@ -96,6 +96,12 @@ int api_parse_session_start(const char *body, size_t len, int64_t now_ms,
 	name = cJSON_GetObjectItemCaseSensitive(doc, "name");
 	iv = cJSON_GetObjectItemCaseSensitive(doc, "interval_ms");
 	nodes = cJSON_GetObjectItemCaseSensitive(doc, "nodes");
+	cuda = cJSON_GetObjectItemCaseSensitive(doc, "cuda");
+	if (cuda && !cJSON_IsNull(cuda) && !cJSON_IsBool(cuda)) {
+		ret = bad(err, size, "cuda: true or false");
+		goto out;
+	}
+	s->cuda = cJSON_IsTrue(cuda);
 	/* as gswarm: an empty name is no name */
 	if (name && !cJSON_IsNull(name) && !(cJSON_IsString(name) && !name->valuestring[0])) {
 		if (!cJSON_IsString(name) || !api_session_name_ok(name->valuestring)) {

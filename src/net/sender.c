@@ -242,6 +242,7 @@ static void *sender_main(void *arg)
 		s->stats.max_seq = max_seq > acked ? max_seq : acked;
 		s->stats.last_ok_ms = time_now_ms();
 		s->stats.head_interval_ms = iv;
+		s->stats.head_cuda = s->reply.cuda;
 		if (cursor >= 0) {
 			s->stats.batches++;
 			s->stats.rows += nrows;

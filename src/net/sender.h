@@ -46,6 +46,7 @@ struct sender_stats {
 	int64_t last_ok_ms;
 	char last_error[160];
 	int64_t head_interval_ms; /* what the head last asked for (0: nothing) */
+	bool head_cuda;		  /* ... whether it asked for CUDA tables */
 };
 
 struct sender;

@@ -125,6 +125,7 @@ int wire_encode_answer(const struct wire_answer *a, struct strbuf *out)
 	jsonw_kv_int(&w, "version", WIRE_VERSION);
 	jsonw_kv_int(&w, "acked_seq", a->acked_seq);
 	jsonw_kv_int_opt(&w, "interval_ms", a->interval_ms > 0, a->interval_ms);
+	jsonw_kv_bool(&w, "cuda", a->cuda);
 	jsonw_key(&w, "sessions");
 	jsonw_arr_begin(&w);
 	for (tok = strtok_r(names, "\x1f", &save); tok; tok = strtok_r(NULL, "\x1f", &save))
@@ -151,6 +152,7 @@ int wire_decode_answer(const char *body, size_t len, struct wire_answer *a)
 	item = cJSON_GetObjectItemCaseSensitive(doc, "interval_ms");
 	a->interval_ms =
 	    cJSON_IsNumber(item) && item->valuedouble > 0 ? (int64_t)item->valuedouble : 0;
+	a->cuda = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(doc, "cuda"));
 	item = cJSON_GetObjectItemCaseSensitive(doc, "sessions");
 	if (!cJSON_IsArray(item))
 		item = NULL;

@@ -17,6 +17,7 @@
 #ifndef JOBSCOPE_WIRE_H
 #define JOBSCOPE_WIRE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -59,13 +60,18 @@ void wire_batch_release(struct wire_batch *wb);
 struct wire_answer {
 	int64_t acked_seq;		  /* the highest seq of this agent the head holds */
 	int64_t interval_ms;		  /* what the active sessions ask of the node; 0: nothing */
+	bool cuda;			  /* ... whether CUDA tables (an active session's --cuda) */
 	char sessions[WIRE_SESSIONS_MAX]; /* their names, apart by 0x1f (names hold no control character) */
 };
-/* {"version", "acked_seq", "interval_ms" (null for 0), "sessions": [...]} and a newline. */
+/*
+ * {"version", "acked_seq", "interval_ms" (null for 0), "cuda": bool, "sessions": [...]}
+ * and a newline.
+ */
 int wire_encode_answer(const struct wire_answer *a, struct strbuf *out);
 /*
  * -EINVAL when the body has no acked_seq (a number >= 0); interval_ms is 0
- * unless a number > 0; sessions lists the names that fit.
+ * unless a number > 0; cuda is false unless true (a head older than it says
+ * nothing); sessions lists the names that fit.
  */
 int wire_decode_answer(const char *body, size_t len, struct wire_answer *a);
 

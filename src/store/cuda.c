@@ -1,7 +1,8 @@
 /*
  * cuda.c - the CUDA tables of schema 9 (cuda_procs, cuda_stats): each
  * process's newest snapshot of what the CUDA hook counted, replaced whole,
- * and read back per job.  See store.h.
+ * and read back per job.  Each replacement takes the next fact seq (so the
+ * head's sender sends it: export.c).  See store.h.
  *
  *   store_put_cuda_proc    one process's snapshot (its row and its stats)
  *   store_get_cuda_procs   every process of a job, by pid
@@ -95,22 +96,24 @@ static int step_done(struct store *st, struct cuda_binder *b, const char *what)
 	return 0;
 }
 
-static int put_proc_row(struct store *st, int64_t job_id, const struct cuda_proc *p, int64_t now_ms)
+static int put_proc_row(struct store *st, int64_t job_id, const struct cuda_proc *p,
+			int64_t now_ms)
 {
 	struct cuda_binder b = {0};
 	int rc, ret;
 
 	rc = db_prepare(st,
-			"INSERT INTO cuda_procs (job_id, pid, state, message, cupti_version,"
-			" contexts, dropped, seq, final, updated_ms)"
-			" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (job_id, pid) DO UPDATE"
-			" SET state = excluded.state, message = excluded.message,"
+			"INSERT INTO cuda_procs (seq, job_id, pid, state, message, cupti_version,"
+			" contexts, dropped, snap_seq, final, updated_ms)"
+			" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (job_id, pid) DO UPDATE"
+			" SET seq = excluded.seq, state = excluded.state, message = excluded.message,"
 			" cupti_version = excluded.cupti_version, contexts = excluded.contexts,"
-			" dropped = excluded.dropped, seq = excluded.seq, final = excluded.final,"
-			" updated_ms = excluded.updated_ms",
+			" dropped = excluded.dropped, snap_seq = excluded.snap_seq,"
+			" final = excluded.final, updated_ms = excluded.updated_ms",
 			&b.stmt);
 	if (rc != SQLITE_OK)
 		return store__write_fail(st, rc, "keep a process's CUDA state");
+	bind_i64(&b, st->next_seq); /* the fact seq: a head is sent what changed */
 	bind_i64(&b, job_id);
 	bind_i64(&b, p->pid);
 	bind_text_opt(&b, cuda_proc_state_name(p->state));
@@ -123,6 +126,8 @@ static int put_proc_row(struct store *st, int64_t job_id, const struct cuda_proc
 	bind_i64(&b, now_ms);
 	ret = step_done(st, &b, "keep a process's CUDA state");
 	db_finalize(b.stmt);
+	if (!ret)
+		st->next_seq++;
 	return ret;
 }
 
@@ -186,7 +191,8 @@ static int delete_stats(struct store *st, int64_t job_id, int32_t pid)
 	return ret;
 }
 
-int store_put_cuda_proc(struct store *st, int64_t job_id, const struct cuda_proc *p, int64_t now_ms)
+int store_put_cuda_proc(struct store *st, int64_t job_id, const struct cuda_proc *p,
+			int64_t now_ms)
 {
 	const struct cuda_stat **sorted = NULL;
 	bool own;
@@ -194,15 +200,14 @@ int store_put_cuda_proc(struct store *st, int64_t job_id, const struct cuda_proc
 
 	if (st->schema_version < CUDA_SCHEMA)
 		return log_err(-EPROTONOSUPPORT,
-			       "store '%s' is older than schema %d: it has no CUDA tables",
-			       st->path, CUDA_SCHEMA);
+			       "store '%s' is older than schema %d: it has no CUDA tables", st->path,
+			       CUDA_SCHEMA);
 	if (p->pid < 0)
 		return log_err(-EINVAL, "store '%s': CUDA tables of pid %d", st->path, (int)p->pid);
 	if (p->nstats) {
 		sorted = malloc(p->nstats * sizeof(*sorted));
 		if (!sorted)
-			return log_err(-ENOMEM, "cannot keep the CUDA tables of pid %d",
-				       (int)p->pid);
+			return log_err(-ENOMEM, "cannot keep the CUDA tables of pid %d", (int)p->pid);
 		for (size_t i = 0; i < p->nstats; i++)
 			sorted[i] = &p->stats[i];
 		qsort(sorted, p->nstats, sizeof(*sorted), by_kind_name);
@@ -259,11 +264,10 @@ static int read_procs(struct store *st, int64_t job_id, struct cuda_proc **procs
 	size_t alloc = 0;
 	int rc, ret;
 
-	ret = store__prepare(
-	    st,
-	    "SELECT pid, state, message, cupti_version, contexts, dropped, seq, final"
-	    " FROM cuda_procs WHERE job_id = ? ORDER BY pid",
-	    "read the CUDA tables", &stmt);
+	ret = store__prepare(st,
+			     "SELECT pid, state, message, cupti_version, contexts, dropped, snap_seq, final"
+			     " FROM cuda_procs WHERE job_id = ? ORDER BY pid",
+			     "read the CUDA tables", &stmt);
 	if (ret)
 		return ret;
 	db_bind_int64(stmt, 1, job_id);
@@ -312,12 +316,11 @@ static int read_stats(struct store *st, int64_t job_id, struct cuda_proc *procs,
 	struct db_stmt *stmt;
 	int rc, ret;
 
-	ret =
-	    store__prepare(st,
-			   "SELECT pid, kind, name, count, total_ns, min_ns, max_ns, m2_ns2, bytes,"
-			   " min_bytes, max_bytes, m2_bytes2 FROM cuda_stats WHERE job_id = ?"
-			   " ORDER BY pid, kind, name",
-			   "read the CUDA tables", &stmt);
+	ret = store__prepare(st,
+			     "SELECT pid, kind, name, count, total_ns, min_ns, max_ns, m2_ns2, bytes,"
+			     " min_bytes, max_bytes, m2_bytes2 FROM cuda_stats WHERE job_id = ?"
+			     " ORDER BY pid, kind, name",
+			     "read the CUDA tables", &stmt);
 	if (ret)
 		return ret;
 	db_bind_int64(stmt, 1, job_id);
@@ -349,7 +352,8 @@ static int read_stats(struct store *st, int64_t job_id, struct cuda_proc *procs,
 	return ret;
 }
 
-int store_get_cuda_procs(struct store *st, int64_t job_id, struct cuda_proc **procs, size_t *nprocs)
+int store_get_cuda_procs(struct store *st, int64_t job_id, struct cuda_proc **procs,
+			 size_t *nprocs)
 {
 	int ret;
 

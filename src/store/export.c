@@ -1,9 +1,11 @@
 /*
  * export.c - a store's rows by seq range, as one row set for the head
  * (net/wire.c sends it, docs/wire.md): every fact row with after < seq <=
- * to (gap records too: rows the size cap deleted unsent), and the
+ * to (gap records too: rows the size cap deleted unsent; CUDA snapshots:
+ * cuda_procs rows take a new seq each time they are replaced), and the
  * dimension rows they reference (jobs, procs, devices) with the summaries
- * of those jobs, each table with its columns and rows.
+ * of those jobs and the snapshots' stats, each table with its columns and
+ * rows.
  *
  * Columns are the file's own (SELECT *), so a batch describes itself and
  * the head checks every name against its schema.  Values keep SQLite's
@@ -41,9 +43,14 @@ static const struct {
     {"gpu_proc_samples", "gpu_proc_samples_all", 2},
     {"gaps", "gaps", 5},
     {"fs_samples", "fs_samples", 7}, /* never packed */
+    {"cuda_procs", "cuda_procs", 9}, /* a process's newest CUDA snapshot, re-seq'd when replaced */
 };
 
-/* The dimension rows a range references: ?1 < seq <= ?2 in every fact table. */
+/*
+ * The dimension rows a range references: ?1 < seq <= ?2 in every fact
+ * table (and, from schema 9, the jobs of its CUDA snapshots).
+ */
+#define JOBS_OF_CUDA " OR id IN (SELECT job_id FROM cuda_procs WHERE seq > ?1 AND seq <= ?2)"
 static const struct {
 	const char *table;
 	const char *where;
@@ -67,6 +74,9 @@ static const struct {
      2},
     {"job_summaries",
      "job_id IN (SELECT job_id FROM job_samples_all WHERE seq > ?1 AND seq <= ?2)", 3},
+    /* the stats of the snapshots in the range: each replaces its process's on the head */
+    {"cuda_stats",
+     "(job_id, pid) IN (SELECT job_id, pid FROM cuda_procs WHERE seq > ?1 AND seq <= ?2)", 9},
 };
 
 /* Appends a table of the query's rows to out when the query has rows. */
@@ -204,7 +214,7 @@ static int export_range(struct store *st, int64_t after_seq, int64_t max_rows,
 			struct store_rowset *out, int64_t *to_seq, int64_t *max_seq,
 			int64_t *nrows, bool metrics)
 {
-	char sql[1024];
+	char sql[2048];
 	int ret;
 
 	*nrows = 0;
@@ -243,8 +253,11 @@ static int export_range(struct store *st, int64_t after_seq, int64_t max_rows,
 	     i++) {
 		if (st->schema_version < export_dims[i].since)
 			continue;
-		snprintf(sql, sizeof(sql), "SELECT * FROM %s WHERE %s", export_dims[i].table,
-			 export_dims[i].where);
+		snprintf(sql, sizeof(sql), "SELECT * FROM %s WHERE %s%s", export_dims[i].table,
+			 export_dims[i].where,
+			 strcmp(export_dims[i].table, "jobs") == 0 && st->schema_version >= 9
+			     ? JOBS_OF_CUDA
+			     : "");
 		ret = export_table(st, out, export_dims[i].table, sql, after_seq, *to_seq, nrows);
 	}
 out_end:

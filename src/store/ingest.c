@@ -11,6 +11,8 @@
  * job id + start; node + pid + start; node + uuid) and every reference in
  * the fact rows is mapped to the head's ids.  Columns are checked against
  * the head's own tables; STRICT tables refuse a value of the wrong type.
+ * CUDA snapshots (cuda_procs and their cuda_stats) replace their
+ * process's tables (store_put_cuda_proc), as the agent's store did.
  */
 #include "store/conn.h"
 #include "store/schema.h"
@@ -582,6 +584,99 @@ static int ingest_facts_of(struct ingest *in, const struct store_table *t, bool 
 	return ret;
 }
 
+/* A cell as the uint64_t it was stored from (bit for bit), or a real's value. */
+static uint64_t cell_u64(const struct store_table *t, size_t row, const char *name)
+{
+	return (uint64_t)cell_i64(t, row, name);
+}
+
+static double cell_real(const struct store_table *t, size_t row, const char *name)
+{
+	const struct store_value *v = cell(t, row, name);
+
+	return v->type == STORE_VALUE_REAL ? v->d : v->type == STORE_VALUE_INT ? (double)v->i : 0;
+}
+
+/* The stats of (job, pid) in the batch's cuda_stats (agent ids) added to p. */
+static int cuda_stats_of(struct ingest *in, const struct store_table *t, int64_t job, int32_t pid,
+			 struct cuda_proc *p)
+{
+	for (size_t r = 0; t && r < t->nrows; r++) {
+		const struct store_value *name = cell(t, r, "name");
+		enum cuda_stat_kind kind;
+		char kname[32];
+		struct cuda_stat *s;
+
+		if (cell_i64(t, r, "job_id") != job || cell_i64(t, r, "pid") != pid)
+			continue;
+		cell_text(t, r, "kind", kname, sizeof(kname));
+		if (name->type != STORE_VALUE_TEXT || cuda_stat_kind_parse(kname, &kind))
+			continue; /* a kind of a newer version */
+		s = cuda_proc_add(p, kind, name->s);
+		if (!s)
+			return -ENOMEM;
+		s->count = cell_u64(t, r, "count");
+		s->total_ns = cell_u64(t, r, "total_ns");
+		s->min_ns = cell_u64(t, r, "min_ns");
+		s->max_ns = cell_u64(t, r, "max_ns");
+		s->m2_ns2 = cell_real(t, r, "m2_ns2");
+		s->bytes = cell_u64(t, r, "bytes");
+		s->min_bytes = cell_u64(t, r, "min_bytes");
+		s->max_bytes = cell_u64(t, r, "max_bytes");
+		s->m2_bytes2 = cell_real(t, r, "m2_bytes2");
+	}
+	(void)in;
+	return 0;
+}
+
+/*
+ * CUDA snapshots (cuda_procs above the cursor, with their cuda_stats):
+ * each replaces its (job, pid)'s tables, under the head's job id and seq.
+ * Rows come in seq order and only the newest of a process is in its
+ * agent's store, so the last put is the newest.
+ */
+static int ingest_cuda(struct ingest *in)
+{
+	const struct store_table *t = table(in->b, "cuda_procs");
+	const struct store_table *stats = table(in->b, "cuda_stats");
+	int ret = 0;
+
+	for (size_t r = 0; t && r < t->nrows && !ret; r++) {
+		int64_t seq = cell_i64(t, r, "seq"), job = cell_i64(t, r, "job_id"), head_job;
+		int64_t pid = cell_i64(t, r, "pid");
+		char state[32];
+		struct cuda_proc p;
+
+		if (!cell_has(t, r, "seq") || seq <= in->acked || seq > in->b->to_seq)
+			continue; /* held already, or outside the batch's range */
+		if (pid < 0 || pid > INT32_MAX)
+			return bad(in, "cuda_procs: pid %lld", (long long)pid);
+		if (!map_get(&in->jobs, job, &head_job))
+			return bad(in, "cuda_procs: job_id %lld is not in the batch", (long long)job);
+		cuda_proc_init(&p);
+		p.pid = (int32_t)pid;
+		cell_text(t, r, "message", p.message, sizeof(p.message));
+		cell_text(t, r, "state", state, sizeof(state));
+		if (cuda_proc_state_parse(state, &p.state)) {
+			p.state = CUDA_PROC_ERROR; /* a state of a newer version: its name says what */
+			if (!p.message[0])
+				snprintf(p.message, sizeof(p.message), "state %.64s", state);
+		}
+		p.cupti_version = (uint32_t)cell_i64(t, r, "cupti_version");
+		p.contexts = (uint32_t)cell_i64(t, r, "contexts");
+		p.dropped = cell_u64(t, r, "dropped");
+		p.seq = cell_u64(t, r, "snap_seq");
+		p.final = cell_i64(t, r, "final") != 0;
+		ret = cuda_stats_of(in, stats, job, p.pid, &p);
+		if (!ret)
+			ret = store_put_cuda_proc(in->st, head_job, &p, cell_i64(t, r, "updated_ms"));
+		if (!ret)
+			in->rows += 1 + (int64_t)p.nstats;
+		cuda_proc_release(&p);
+	}
+	return ret;
+}
+
 int store_agent_cursor(struct store *st, const char *agent_id, int64_t *acked_seq)
 {
 	struct db_stmt *stmt;
@@ -629,6 +724,8 @@ static int ingest_body(struct ingest *in, int64_t now_ms)
 		}
 		if (!ret && table(b, "job_summaries"))
 			ret = ingest_facts_of(in, table(b, "job_summaries"), true);
+		if (!ret && in->st->schema_version >= 9)
+			ret = ingest_cuda(in);
 		if (ret)
 			return ret;
 	}

@@ -207,22 +207,28 @@ static const char store_schema_v8[] =
     " updated_ms INTEGER NOT NULL) STRICT;\n";
 
 /*
- * Schema 9: CUDA tables (`jobscope run --cuda`).  Each process's newest
- * snapshot of what the in-process hook counted (cuda/cudastat.h): its
- * state, and per API call, kernel and memory operation the count and the
- * spread of durations and sizes.  pid 0 is the job's own row (a note, no
- * stats).  Kept with the job, like its summary: not fact rows, no seq.
+ * Schema 9: CUDA tables (`jobscope run --cuda`, the agent's --cuda-socket).
+ * Each process's newest snapshot of what the in-process hook counted
+ * (cuda/cudastat.h): its state, and per API call, kernel and memory
+ * operation the count and the spread of durations and sizes.  pid 0 is
+ * the job's own row (a note, no stats).  Kept with the job, replaced whole;
+ * a process's row takes the next fact seq each time it is replaced (seq;
+ * snap_seq is the hook's own snapshot number), so an agent streams the
+ * snapshots that changed with the rows of the same range (docs/wire.md).
+ * Sessions gain `cuda`: whether they ask the agents for CUDA tables.
  */
 static const char store_schema_v9[] =
-    "CREATE TABLE cuda_procs (job_id INTEGER NOT NULL, pid INTEGER NOT NULL,"
-    " state TEXT NOT NULL, message TEXT, cupti_version INTEGER, contexts INTEGER,"
-    " dropped INTEGER, seq INTEGER, final INTEGER NOT NULL DEFAULT 0,"
+    "CREATE TABLE cuda_procs (seq INTEGER NOT NULL, job_id INTEGER NOT NULL,"
+    " pid INTEGER NOT NULL, state TEXT NOT NULL, message TEXT, cupti_version INTEGER,"
+    " contexts INTEGER, dropped INTEGER, snap_seq INTEGER, final INTEGER NOT NULL DEFAULT 0,"
     " updated_ms INTEGER NOT NULL, PRIMARY KEY (job_id, pid)) STRICT;\n"
+    "CREATE UNIQUE INDEX cuda_procs_seq ON cuda_procs (seq);\n"
     "CREATE TABLE cuda_stats (job_id INTEGER NOT NULL, pid INTEGER NOT NULL,"
     " kind TEXT NOT NULL, name TEXT NOT NULL, count INTEGER NOT NULL,"
     " total_ns INTEGER NOT NULL, min_ns INTEGER, max_ns INTEGER, m2_ns2 REAL,"
     " bytes INTEGER, min_bytes INTEGER, max_bytes INTEGER, m2_bytes2 REAL,"
-    " PRIMARY KEY (job_id, pid, kind, name)) STRICT;\n";
+    " PRIMARY KEY (job_id, pid, kind, name)) STRICT;\n"
+    "ALTER TABLE sessions ADD COLUMN cuda INTEGER NOT NULL DEFAULT 0;\n";
 
 /*
  * store_migrations[v] brings a store from schema v to v + 1; [0] creates

@@ -24,9 +24,15 @@ static void session_from_row(struct db_stmt *stmt, struct session_record *s)
 	s->end_ms = db_column_int64(stmt, 3);
 	s->interval_ms = db_column_int64(stmt, 4);
 	snprintf(s->nodes, sizeof(s->nodes), "%s", nodes ? (const char *)nodes : "");
+	s->cuda = db_column_int64(stmt, 6) != 0;
 }
 
-#define SESSION_COLUMNS "id, name, start_ms, end_ms, interval_ms, nodes"
+/* A store older than schema 9 has no cuda column: false. */
+static const char *session_columns(const struct store *st)
+{
+	return st->schema_version >= 9 ? "id, name, start_ms, end_ms, interval_ms, nodes, cuda"
+				       : "id, name, start_ms, end_ms, interval_ms, nodes, 0";
+}
 
 int store_session_start(struct store *st, struct session_record *s)
 {
@@ -50,9 +56,16 @@ int store_session_start(struct store *st, struct session_record *s)
 		ret = -EEXIST;
 		goto out_rollback;
 	}
+	if (s->cuda && st->schema_version < 9) {
+		ret = -EPROTONOSUPPORT;
+		goto out_rollback;
+	}
 	rc = db_prepare(st,
-			"INSERT INTO sessions (name, start_ms, interval_ms, nodes)"
-			" VALUES (?, ?, ?, ?) RETURNING id",
+			st->schema_version >= 9
+			    ? "INSERT INTO sessions (name, start_ms, interval_ms, nodes, cuda)"
+			      " VALUES (?, ?, ?, ?, ?) RETURNING id"
+			    : "INSERT INTO sessions (name, start_ms, interval_ms, nodes)"
+			      " VALUES (?, ?, ?, ?) RETURNING id",
 			&stmt);
 	if (rc != SQLITE_OK) {
 		ret = store__read_fail(st, rc, "start a session");
@@ -64,6 +77,8 @@ int store_session_start(struct store *st, struct session_record *s)
 		db_bind_int64(stmt, 3, s->interval_ms);
 	if (s->nodes[0])
 		db_bind_text(stmt, 4, s->nodes, -1, SQLITE_STATIC);
+	if (st->schema_version >= 9)
+		db_bind_int64(stmt, 5, s->cuda);
 	rc = db_step(stmt);
 	if (rc == SQLITE_ROW)
 		s->id = db_column_int64(stmt, 0);
@@ -115,16 +130,14 @@ int store_for_each_session(struct store *st, bool active_only,
 {
 	struct session_record s;
 	struct db_stmt *stmt;
+	char sql[256];
 	int rc, ret = 0;
 
 	if (st->schema_version < 4)
 		return 0;
-	rc = db_prepare(st,
-			active_only ? "SELECT " SESSION_COLUMNS " FROM sessions"
-				      " WHERE end_ms IS NULL ORDER BY start_ms, id"
-				    : "SELECT " SESSION_COLUMNS " FROM sessions"
-				      " ORDER BY start_ms, id",
-			&stmt);
+	snprintf(sql, sizeof(sql), "SELECT %s FROM sessions%s ORDER BY start_ms, id",
+		 session_columns(st), active_only ? " WHERE end_ms IS NULL" : "");
+	rc = db_prepare(st, sql, &stmt);
 	if (rc != SQLITE_OK)
 		return store__read_fail(st, rc, "list the sessions");
 	while (!ret && (rc = db_step(stmt)) == SQLITE_ROW) {
@@ -138,14 +151,15 @@ int store_for_each_session(struct store *st, bool active_only,
 int store_session_get(struct store *st, const char *name, struct session_record *out)
 {
 	struct db_stmt *stmt;
+	char sql[256];
 	int rc, ret = -ENOENT;
 
 	if (st->schema_version < 4)
 		return -ENOENT;
-	rc = db_prepare(st,
-			"SELECT " SESSION_COLUMNS " FROM sessions WHERE name = ?"
-			" ORDER BY start_ms DESC, id DESC LIMIT 1",
-			&stmt);
+	snprintf(sql, sizeof(sql),
+		 "SELECT %s FROM sessions WHERE name = ? ORDER BY start_ms DESC, id DESC LIMIT 1",
+		 session_columns(st));
+	rc = db_prepare(st, sql, &stmt);
 	if (rc != SQLITE_OK)
 		return store__read_fail(st, rc, "read a session");
 	db_bind_text(stmt, 1, name, -1, SQLITE_STATIC);
@@ -158,21 +172,26 @@ int store_session_get(struct store *st, const char *name, struct session_record 
 }
 
 int store_session_control(struct store *st, const char *hostname, int64_t *interval_ms,
-			  char *names, size_t size)
+			  bool *cuda, char *names, size_t size)
 {
 	struct db_stmt *stmt;
 	size_t len = 0;
 	int rc;
 
 	*interval_ms = 0;
+	*cuda = false;
 	names[0] = '\0';
 	if (st->schema_version < 4)
 		return 0;
 	/* asked with every batch the head acknowledges: a cached statement */
 	rc = store__cached_stmt(st,
-				"SELECT name, interval_ms FROM sessions WHERE end_ms IS NULL AND"
-				" (nodes IS NULL OR ',' || nodes || ',' LIKE '%,' || ?1 || ',%')"
-				" ORDER BY start_ms, id",
+				st->schema_version >= 9
+				    ? "SELECT name, interval_ms, cuda FROM sessions WHERE end_ms IS NULL"
+				      " AND (nodes IS NULL OR ',' || nodes || ',' LIKE '%,' || ?1 || ',%')"
+				      " ORDER BY start_ms, id"
+				    : "SELECT name, interval_ms, 0 FROM sessions WHERE end_ms IS NULL"
+				      " AND (nodes IS NULL OR ',' || nodes || ',' LIKE '%,' || ?1 || ',%')"
+				      " ORDER BY start_ms, id",
 				&stmt);
 	if (rc != SQLITE_OK)
 		return store__read_fail(st, rc, "read the sessions");
@@ -183,6 +202,8 @@ int store_session_control(struct store *st, const char *hostname, int64_t *inter
 
 		if (iv > 0 && (*interval_ms == 0 || iv < *interval_ms))
 			*interval_ms = iv;
+		if (db_column_int64(stmt, 2))
+			*cuda = true;
 		if (n && len + strlen((const char *)n) + 2 < size)
 			len += (size_t)snprintf(names + len, size - len, "%s%s", len ? "\x1f" : "",
 						(const char *)n);

@@ -379,6 +379,7 @@ struct session_record {
 	int64_t end_ms;	     /* 0 while active */
 	int64_t interval_ms; /* 0: the agents' own */
 	char nodes[SESSION_NODES_MAX]; /* "a,b" or "" for every node */
+	bool cuda;		       /* asks its nodes' agents for CUDA tables (schema 9) */
 };
 /* -EEXIST when a session of that name is active. */
 int store_session_start(struct store *st, struct session_record *s);
@@ -391,10 +392,11 @@ int store_for_each_session(struct store *st, bool active_only,
 int store_session_get(struct store *st, const char *name, struct session_record *out);
 /*
  * What the active sessions ask of a node: the smallest interval among
- * those covering it (0: none asks) and their names, apart by 0x1f (a name holds no control character).
+ * those covering it (0: none asks), whether one asks for CUDA tables, and
+ * their names, apart by 0x1f (a name holds no control character).
  */
 int store_session_control(struct store *st, const char *hostname, int64_t *interval_ms,
-			  char *names, size_t size);
+			  bool *cuda, char *names, size_t size);
 
 /*
  * Per-request timings an application posts to a head (gswarm's POST
@@ -625,7 +627,10 @@ int store_ckpt_for_each_due(struct store *st, int64_t lag_ms, int64_t format,
  *
  * put: replaces the (job, pid) row and all its stats with p's, at once:
  * in the tick's transaction when one is open (store_tick_begin: committed
- * or rolled back with the tick), else in a transaction of its own.  Stats
+ * or rolled back with the tick), else in a transaction of its own.  The
+ * row takes the next fact seq, so the agent's batches to a head carry the
+ * snapshots that changed (export.c) and the head puts them in turn
+ * (ingest.c: the newest replaces the older).  Stats
  * of one kind and name given twice are merged (cuda_stat_merge).  Counts
  * and sizes are kept bit for bit (an INTEGER column holds a uint64_t
  * above 2^63 as negative; read back it is the same).  -EPROTONOSUPPORT

@@ -2,7 +2,8 @@
  * fuzz_wire.c - libFuzzer target for the head's ingest decoder: any bytes
  * a client may POST to /api/v1/ingest go through wire_decode_batch(), which must
  * give a batch or -EINVAL, never crash, and a batch that keeps its promises
- * (names, counts, types).
+ * (names, counts, types).  The same bytes go through the agent's decoder of
+ * the head's answer (acked_seq, interval_ms, cuda, sessions).
  */
 #include <errno.h>
 #include <stdint.h>
@@ -44,6 +45,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort(); /* a refusal says why */
 	}
 	wire_batch_release(&wb);
+	/* the same bytes as the head's answer: a cursor >= 0, a bounded, terminated list */
+	{
+		struct wire_answer a;
+
+		if (wire_decode_answer(buf, size, &a) == 0 &&
+		    (a.acked_seq < 0 || a.interval_ms < 0 ||
+		     memchr(a.sessions, '\0', sizeof(a.sessions)) == NULL))
+			abort();
+	}
 	/* the same bytes as a zstd body: output capped, never a crash */
 	{
 		struct strbuf out;

@@ -413,6 +413,21 @@ static void test_session_names_and_records(void **state)
 			 0);
 	assert_int_equal(strncmp(s.name, "gswarm_profiler_2023111", 23), 0);
 	assert_int_equal(strlen(s.name), strlen("gswarm_profiler_20231114_221320"));
+	assert_false(s.cuda);
+	/* "cuda": true asks the agents for CUDA tables; only a boolean (or null) */
+	assert_int_equal(api_parse_session_start("{\"cuda\": true}", 14, 1, &s, err, sizeof(err)), 0);
+	assert_true(s.cuda);
+	assert_int_equal(api_parse_session_start("{\"cuda\": false}", 15, 1, &s, err, sizeof(err)),
+			 0);
+	assert_false(s.cuda);
+	assert_int_equal(api_parse_session_start("{\"cuda\": null}", 14, 1, &s, err, sizeof(err)), 0);
+	assert_false(s.cuda);
+	assert_int_equal(api_parse_session_start("{\"cuda\": 1}", 11, 1, &s, err, sizeof(err)),
+			 -EINVAL);
+	assert_string_equal(err, "cuda: true or false");
+	assert_int_equal(api_parse_session_start("{\"cuda\": \"yes\"}", 15, 1, &s, err,
+						 sizeof(err)),
+			 -EINVAL);
 
 	const char *ok = "{\"app_name\": \"llm\", \"queue_time\": 0.5, \"processing_time\": 2,"
 			 " \"other_time\": {\"prefill\": 0.125, \"decode\": 1e-3}}";

@@ -399,14 +399,14 @@ static void test_schema_version_and_application_id(void **state)
 	sql_text(fx->path, "PRAGMA journal_mode", buf, sizeof(buf));
 	assert_string_equal(buf, "wal");
 	sql_text(fx->path, "SELECT value FROM meta WHERE key = 'schema_version'", buf, sizeof(buf));
-	assert_string_equal(buf, "9");
+	assert_int_equal(strtoll(buf, NULL, 10), STORE_SCHEMA_VERSION);
 	sql_text(fx->path, "SELECT value FROM meta WHERE key = 'created_by'", buf, sizeof(buf));
 	assert_string_equal(buf, "jobscope " JOBSCOPE_VERSION);
 	assert_true(sql_i64(fx->path, "SELECT value FROM meta WHERE key = 'created_ms'") >
 		    1600000000000);
 	assert_int_equal(sql_i64(fx->path, "SELECT count(*) FROM pragma_table_list"
 					   " WHERE schema = 'main' AND strict = 1"),
-			 27);
+			 27); /* schema 9: cuda_procs, cuda_stats */
 }
 
 static void test_job_roundtrip(void **state)

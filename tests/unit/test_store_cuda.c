@@ -3,7 +3,8 @@
  * snapshot written and read back value for value (a 4,000-byte name, quotes
  * and UTF-8, counts near 2^62 and above 2^63), replaced whole, kept or
  * dropped with the tick it was written in, merged when a name comes twice,
- * and an older store read as empty and upgraded.
+ * an older store read as empty and upgraded, and snapshots streamed from an
+ * agent's store to a head's (export, ingest: newest wins, nothing twice).
  *
  * Every test runs on SQLite; with JOBSCOPE_TEST_PG_URL (a PostgreSQL
  * database: tests/integration/test_store_cuda_pg.py makes one) the same
@@ -26,6 +27,7 @@
 #include <sqlite3.h>
 
 #include "common/log.h"
+#include "store/rowset.h"
 #include "store/store.h"
 
 struct fixture {
@@ -342,6 +344,117 @@ static void test_duplicate_merged(void **state)
 	cuda_proc_release(&p);
 }
 
+/* Every process of a job in two stores is the same, value for value. */
+static void assert_same_procs(struct store *a, int64_t job_a, struct store *b, int64_t job_b,
+			      size_t want)
+{
+	struct cuda_proc *pa, *pb;
+	size_t na, nb;
+
+	assert_int_equal(store_get_cuda_procs(a, job_a, &pa, &na), 0);
+	assert_int_equal(store_get_cuda_procs(b, job_b, &pb, &nb), 0);
+	assert_int_equal(na, want);
+	assert_int_equal(nb, want);
+	for (size_t i = 0; i < na; i++) {
+		assert_int_equal(pa[i].pid, pb[i].pid);
+		assert_int_equal(pa[i].state, pb[i].state);
+		assert_string_equal(pa[i].message, pb[i].message);
+		assert_int_equal(pa[i].cupti_version, pb[i].cupti_version);
+		assert_int_equal(pa[i].contexts, pb[i].contexts);
+		assert_true(pa[i].dropped == pb[i].dropped);
+		assert_true(pa[i].seq == pb[i].seq);
+		assert_int_equal(pa[i].final, pb[i].final);
+		assert_int_equal(pa[i].nstats, pb[i].nstats);
+		for (size_t k = 0; k < pa[i].nstats; k++)
+			assert_same_stat(&pa[i].stats[k], &pb[i].stats[k]);
+	}
+	free_procs(pa, na);
+	free_procs(pb, nb);
+}
+
+/* One batch of the agent's store after `after`, ingested by the head: the head's cursor. */
+static int64_t stream(struct store *agent, struct store *head, const char *host, int64_t after,
+		      int64_t *to_seq)
+{
+	struct store_batch b;
+	int64_t max_seq, nrows, acked = -1;
+	char err[256] = "";
+
+	memset(&b, 0, sizeof(b));
+	store_rowset_init(&b.rows, 0);
+	snprintf(b.who.agent_id, sizeof(b.who.agent_id), "agent-%s", host);
+	snprintf(b.who.hostname, sizeof(b.who.hostname), "%s", host);
+	b.who.interval_ms = 1000;
+	b.from_seq = after;
+	assert_int_equal(store_export_batch(agent, after, 0, &b.rows, &b.to_seq, &max_seq, &nrows),
+			 0);
+	*to_seq = b.to_seq;
+	if (store_ingest(head, &b, 1700000009000, &acked, err, sizeof(err)))
+		fail_msg("ingest: %s", err);
+	store_rowset_release(&b.rows);
+	return acked;
+}
+
+/*
+ * An agent's snapshots streamed to a head (export.c, ingest.c): each row
+ * of the batch's range replaces the process's tables under the head's job;
+ * a replaced snapshot takes a new seq, so the next batch carries it alone;
+ * a batch sent again changes nothing.
+ */
+static void test_streamed_to_a_head(void **state)
+{
+	struct fixture *fx = *state;
+	char agent_path[160], host[32];
+	struct store *agent, *head = open_store(fx);
+	struct job_record job;
+	struct cuda_proc p, busy;
+	int64_t node, head_node, head_job, start, first_to, to, acked;
+
+	snprintf(agent_path, sizeof(agent_path), "%s/agent.db", fx->dir);
+	snprintf(host, sizeof(host), "node-%lld", (long long)fx->job_base);
+	assert_int_equal(store_open(agent_path, STORE_CREATE, &agent), 0);
+	assert_int_equal(store_node(agent, host, 4, 1 << 30, 1, &node), 0);
+	memset(&job, 0, sizeof(job));
+	job.node_id = node;
+	snprintf(job.scheduler, sizeof(job.scheduler), "slurm");
+	snprintf(job.job_id, sizeof(job.job_id), "7101");
+	job.start_ms = 1700000000000;
+	assert_int_equal(store_job_begin(agent, &job), 0);
+	fill_proc(&p);
+	cuda_proc_init(&busy);
+	busy.pid = 17;
+	busy.state = CUDA_PROC_OFF;
+	assert_int_equal(store_put_cuda_proc(agent, job.id, &p, 1700000001000), 0);
+	assert_int_equal(store_put_cuda_proc(agent, job.id, &busy, 1700000001001), 0);
+
+	acked = stream(agent, head, host, 0, &first_to);
+	assert_int_equal(acked, first_to);
+	assert_int_equal(store_node(head, host, 4, 1 << 30, 1, &head_node), 0);
+	assert_int_equal(store_find_job(head, head_node, "slurm", "7101", job.start_ms, &head_job,
+					&start),
+			 0);
+	assert_same_procs(agent, job.id, head, head_job, 2);
+
+	/* a newer snapshot of one process: the next batch holds it and nothing else */
+	p.stats[0].count++;
+	p.stats[0].total_ns += 1000;
+	p.seq = 6;
+	p.nstats--; /* a name gone (a snapshot replaces the whole set) */
+	assert_int_equal(store_put_cuda_proc(agent, job.id, &p, 1700000002000), 0);
+	p.nstats++;
+	acked = stream(agent, head, host, acked, &to);
+	assert_int_equal(to, first_to + 1);
+	assert_int_equal(acked, to);
+	assert_same_procs(agent, job.id, head, head_job, 2);
+
+	/* the first batch again (its answer lost): the head keeps the newer snapshot */
+	assert_int_equal(stream(agent, head, host, 0, &to), acked);
+	assert_same_procs(agent, job.id, head, head_job, 2);
+	store_close(agent);
+	store_close(head);
+	cuda_proc_release(&p);
+}
+
 /* A schema 8 store: read as having no CUDA tables, upgraded when opened to write. */
 static void test_older_schema(void **state)
 {
@@ -355,6 +468,7 @@ static void test_older_schema(void **state)
 	assert_int_equal(sqlite3_open(fx->path, &db), SQLITE_OK);
 	assert_int_equal(sqlite3_exec(db,
 				      "DROP TABLE cuda_stats; DROP TABLE cuda_procs;"
+				      " ALTER TABLE sessions DROP COLUMN cuda;"
 				      " PRAGMA user_version = 8",
 				      NULL, NULL, NULL),
 			 SQLITE_OK);
@@ -384,12 +498,14 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_in_tick, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_duplicate_merged, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_older_schema, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_streamed_to_a_head, setup, teardown),
 	};
 	const struct CMUnitTest pg_tests[] = {
 	    cmocka_unit_test_setup_teardown(test_round_trip, setup_pg, teardown),
 	    cmocka_unit_test_setup_teardown(test_replace, setup_pg, teardown),
 	    cmocka_unit_test_setup_teardown(test_in_tick, setup_pg, teardown),
 	    cmocka_unit_test_setup_teardown(test_duplicate_merged, setup_pg, teardown),
+	    cmocka_unit_test_setup_teardown(test_streamed_to_a_head, setup_pg, teardown),
 	};
 	int failed;
 

@@ -209,21 +209,26 @@ static void test_answer_round_trip(void **state)
 	assert_int_equal(wire_encode_answer(&a, &out), 0);
 	assert_string_equal(
 	    strbuf_str(&out),
-	    "{\"version\":1,\"acked_seq\":3200,\"interval_ms\":null,\"sessions\":[]}\n");
+	    "{\"version\":1,\"acked_seq\":3200,\"interval_ms\":null,\"cuda\":false,\"sessions\":[]}\n");
 	assert_int_equal(wire_decode_answer(out.buf, out.len, &back), 0);
 	assert_int_equal(back.acked_seq, 3200);
 	assert_int_equal(back.interval_ms, 0);
 	assert_string_equal(back.sessions, "");
 
+	assert_false(back.cuda);
+
 	a.acked_seq = 0;
 	a.interval_ms = 100;
+	a.cuda = true;
 	snprintf(a.sessions, sizeof(a.sessions), "train-1\x1f" "warm\xc3\xa9");
 	assert_int_equal(wire_encode_answer(&a, &out), 0);
 	assert_string_equal(strbuf_str(&out), "{\"version\":1,\"acked_seq\":0,\"interval_ms\":100,"
+					      "\"cuda\":true,"
 					      "\"sessions\":[\"train-1\",\"warm\xc3\xa9\"]}\n");
 	assert_int_equal(wire_decode_answer(out.buf, out.len, &back), 0);
 	assert_int_equal(back.acked_seq, 0);
 	assert_int_equal(back.interval_ms, 100);
+	assert_true(back.cuda);
 	assert_string_equal(back.sessions, "train-1\x1f" "warm\xc3\xa9");
 
 	/* what the agent refuses, and what it reads leniently */
@@ -236,6 +241,14 @@ static void test_answer_round_trip(void **state)
 	assert_int_equal(back.acked_seq, 7);
 	assert_int_equal(back.interval_ms, 0);
 	assert_string_equal(back.sessions, "s");
+	assert_false(back.cuda); /* a head older than CUDA tables says nothing */
+	/* only true is true */
+	assert_int_equal(answer_of("{\"acked_seq\":7,\"cuda\":1}", &back), 0);
+	assert_false(back.cuda);
+	assert_int_equal(answer_of("{\"acked_seq\":7,\"cuda\":\"true\"}", &back), 0);
+	assert_false(back.cuda);
+	assert_int_equal(answer_of("{\"acked_seq\":7,\"cuda\":true}", &back), 0);
+	assert_true(back.cuda);
 	strbuf_release(&out);
 }
 
