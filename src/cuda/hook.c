@@ -8,8 +8,10 @@
  * What it does there: connects to $JOBSCOPE_CUDA_SOCKET (jobscope run's or
  * the agent's), finds libcupti (find_cupti: the path given, a copy already
  * loaded, the one next to the program's CUDA runtime, the usual names),
- * subscribes to CUPTI (a refusal means another profiler holds it: we back
- * off and say so), says hello, and waits for "on" or "off".  While on, the
+ * says hello, and waits for "on" or "off".  Only "on" takes CUPTI: it
+ * subscribes (a refusal means another profiler holds it: we back off and
+ * say so) and enables the records; "off" hands CUPTI back, so a process
+ * nobody profiles leaves it to its own tools.  While on, the
  * runtime, driver, kernel, memcpy and memset records are aggregated in
  * memory as they arrive in CUPTI's buffers (no I/O per record); every
  * interval a thread forces CUPTI to hand over its buffers and sends the
@@ -76,7 +78,8 @@ static struct hook {
 	pthread_mutex_t send_lock;
 	struct cupti_api cupti;
 	void *lib;
-	CUpti_SubscriberHandle sub;
+	CUpti_SubscriberHandle sub; /* while recording */
+	bool cupti_ok;		    /* libcupti loaded, with the activity API */
 	enum cuda_proc_state state;
 	char message[256];
 	uint32_t cupti_version;
@@ -591,11 +594,10 @@ static void set_state(enum cuda_proc_state state, const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Opens libcupti and subscribes; the state says how it went. */
+/* Opens libcupti; the state says how it went (ok: the activity API is there). */
 static void start_cupti(void)
 {
 	struct strbuf tried;
-	CUptiResult r;
 
 	strbuf_init(&tried, 2048);
 	H.lib = find_cupti(&tried);
@@ -618,23 +620,46 @@ static void start_cupti(void)
 	RESOLVE(activity_get_next_record, "cuptiActivityGetNextRecord");
 	RESOLVE(activity_flush_all, "cuptiActivityFlushAll");
 	RESOLVE(activity_get_num_dropped_records, "cuptiActivityGetNumDroppedRecords");
-	if (!H.cupti.subscribe || !H.cupti.activity_enable || !H.cupti.activity_disable ||
-	    !H.cupti.activity_register_callbacks || !H.cupti.activity_get_next_record ||
-	    !H.cupti.activity_flush_all) {
+	if (!H.cupti.subscribe || !H.cupti.unsubscribe || !H.cupti.activity_enable ||
+	    !H.cupti.activity_disable || !H.cupti.activity_register_callbacks ||
+	    !H.cupti.activity_get_next_record || !H.cupti.activity_flush_all) {
 		set_state(CUDA_PROC_NO_CUPTI, "libcupti lacks the activity API (too old)");
 		return;
 	}
 	if (H.cupti.get_version)
 		H.cupti.get_version(&H.cupti_version);
-	r = H.cupti.subscribe(&H.sub, on_callback, NULL);
+	H.cupti_ok = true;
+	set_state(CUDA_PROC_OK, "%s", "");
+}
+
+static void send_status(void)
+{
+	struct strbuf frame;
+
+	strbuf_init(&frame, 4096);
+	if (!cuda_proto_status(&frame, H.state, H.message))
+		send_frame(&frame);
+	strbuf_release(&frame);
+}
+
+/*
+ * Takes CUPTI (its one subscriber and its activity callbacks) for as long
+ * as we record, and only then: a process nobody profiles leaves CUPTI free
+ * for its own tools (torch.profiler, nsys attached later).  false: refused,
+ * the state says why.
+ */
+static bool take_cupti(void)
+{
+	CUptiResult r = H.cupti.subscribe(&H.sub, on_callback, NULL);
+
 	if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
 		set_state(CUDA_PROC_BUSY, "another profiler holds CUPTI (nsys, ncu or the "
 					  "framework's own): no CUDA tables for this process");
-		return;
+		return false;
 	}
 	if (r != CUPTI_SUCCESS) {
 		set_state(CUDA_PROC_ERROR, "cuptiSubscribe: %s", result_string(r));
-		return;
+		return false;
 	}
 	if (H.cupti.enable_callback)
 		H.cupti.enable_callback(1, H.sub, CUPTI_CB_DOMAIN_RESOURCE,
@@ -642,9 +667,10 @@ static void start_cupti(void)
 	r = H.cupti.activity_register_callbacks(on_buffer_request, on_buffer_complete);
 	if (r != CUPTI_SUCCESS) {
 		set_state(CUDA_PROC_ERROR, "cuptiActivityRegisterCallbacks: %s", result_string(r));
-		return;
+		H.cupti.unsubscribe(H.sub);
+		return false;
 	}
-	set_state(CUDA_PROC_OK, "%s", "");
+	return true;
 }
 
 static const uint32_t activity_kinds[] = {
@@ -652,12 +678,10 @@ static const uint32_t activity_kinds[] = {
     CUPTI_ACTIVITY_KIND_MEMCPY,	 CUPTI_ACTIVITY_KIND_MEMSET,
 };
 
-static void set_recording(bool on)
+static CUptiResult set_kinds(bool on)
 {
 	CUptiResult r = CUPTI_SUCCESS;
 
-	if (H.state != CUDA_PROC_OK || atomic_load(&H.on) == on)
-		return;
 	for (size_t i = 0; i < sizeof(activity_kinds) / sizeof(activity_kinds[0]); i++) {
 		CUptiResult ri = on ? H.cupti.activity_enable(activity_kinds[i])
 				    : H.cupti.activity_disable(activity_kinds[i]);
@@ -665,18 +689,45 @@ static void set_recording(bool on)
 		if (ri != CUPTI_SUCCESS && r == CUPTI_SUCCESS)
 			r = ri;
 	}
-	atomic_store(&H.on, on);
-	if (on && r != CUPTI_SUCCESS) {
-		struct strbuf frame;
+	return r;
+}
 
-		set_state(CUDA_PROC_ERROR, "cuptiActivityEnable: %s", result_string(r));
-		strbuf_init(&frame, 4096);
-		if (!cuda_proto_status(&frame, H.state, H.message))
-			send_frame(&frame);
-		strbuf_release(&frame);
-	}
-	if (!on)
+/* The receiver's on/off: CUPTI taken and records enabled, or all handed back. */
+static void set_recording(bool on)
+{
+	enum cuda_proc_state before = H.state;
+	CUptiResult r;
+
+	if (!H.cupti_ok || atomic_load(&H.on) == on)
+		return;
+	if (!on) {
+		set_kinds(false);
+		atomic_store(&H.on, false);
 		H.cupti.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+		H.cupti.unsubscribe(H.sub);
+		H.sub = NULL;
+		return;
+	}
+	if (!take_cupti()) {
+		if (H.state != before)
+			send_status();
+		return;
+	}
+	r = set_kinds(true);
+	if (r != CUPTI_SUCCESS) {
+		set_kinds(false);
+		H.cupti.unsubscribe(H.sub);
+		H.sub = NULL;
+		set_state(CUDA_PROC_ERROR, "cuptiActivityEnable: %s", result_string(r));
+		send_status();
+		return;
+	}
+	atomic_store(&H.on, true);
+	if (before != CUDA_PROC_OK) {
+		/* refused before, free now (the profiler that held CUPTI is gone) */
+		set_state(CUDA_PROC_OK, "%s", "");
+		send_status();
+	}
 }
 
 /* ---- the receiver ---- */

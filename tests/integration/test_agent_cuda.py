@@ -171,6 +171,23 @@ def test_cuda_always(wd):
         eq(a.stop(), 0, "agent exit")
 
 
+def test_off_leaves_cupti_free(wd):
+    """A process told "off" never took CUPTI: its own profiler subscribes after init."""
+    sock = wd.join("cuda.sock")
+    a = Agent(wd, interval="200ms", extra=["--cuda-socket", sock])
+    try:
+        # other_profiler after init: cuptiSubscribe in the program itself, as
+        # torch.profiler's Kineto does; js-cuda-app exits 1 if it is refused
+        p = app(wd, sock, 7300, "init\nctx\nsleep ms=800\nother_profiler\nexit code=0\n",
+                "free")
+        finish(p)
+        wait_for(lambda: cuda_proc(a.db, 7300, p.pid) is not None, timeout=20,
+                 what="the process's row")
+        eq(cuda_proc(a.db, 7300, p.pid)[0], "off", "state")
+    finally:
+        eq(a.stop(), 0, "agent exit")
+
+
 def test_bad_socket_path(wd):
     """A --cuda-socket that cannot be made: the agent says so and exits 2 (setup)."""
     r = jobscope("agent", "--db", wd.join("b.db"), "--listen", "none", "--exit-after", "1s",
