@@ -118,7 +118,8 @@ static void derive(struct cuda_table_row *r, uint64_t table_ns, double wall_ns)
 static int set_build(struct cuda_table_set *set, const struct cuda_stat **stats, size_t n,
 		     double wall_ns)
 {
-	qsort(stats, n, sizeof(*stats), by_kind_name);
+	if (n > 1) /* stats is NULL for none, which qsort may not be given */
+		qsort(stats, n, sizeof(*stats), by_kind_name);
 	for (int pass = 0; pass < 2; pass++) {
 		for (size_t i = 0; i < n;) {
 			struct cuda_table *tab = &set->t[cuda_table_of(stats[i]->kind)];
