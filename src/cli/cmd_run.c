@@ -352,6 +352,13 @@ static void store_tick(struct run_state *r, int64_t ts_ms, bool host_ok)
  */
 /* ---- --cuda ---- */
 
+static const char *basename_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
 /* libjobscope-cuda.so: $JOBSCOPE_CUDA_HOOK, next to this binary, or where it is installed. */
 static int find_cuda_hook(char *out, size_t size, char *tried, size_t tsize)
 {
@@ -419,7 +426,8 @@ static void setup_cuda(struct run_state *r)
 
 	if (!r->opt->cuda)
 		return;
-	if (other && *other) {
+	/* our own hook, set for every task by a site (docs/cuda.md): the run takes it over */
+	if (other && *other && strcmp(basename_of(other), "libjobscope-cuda.so") != 0) {
 		cuda_note(r, CUDA_PROC_BUSY,
 			  "CUDA_INJECTION64_PATH is already set (%.150s): another profiler (nsys?) "
 			  "injects into CUDA, so --cuda backs off",

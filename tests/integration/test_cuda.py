@@ -333,6 +333,19 @@ def test_injection_already_set(wd):
     check("--cuda: CUDA_INJECTION64_PATH is already set" in r.stderr, "said: %r" % r.stderr)
 
 
+def test_site_hook_taken_over(wd):
+    """CUDA_INJECTION64_PATH already naming our hook (a site's TaskProlog): the run takes over."""
+    db = wd.join("s.db")
+    r = run(wd, [APP, scenario(wd, MAIN)], db=db, opts=["--cuda"],
+            env=cuda_env(CUDA_INJECTION64_PATH="/usr/lib/jobscope/libjobscope-cuda.so",
+                         JOBSCOPE_CUDA_SOCKET="/run/jobscope/cuda.sock"))
+    eq(r.rc, 0, "exit code: %s" % r.stderr)
+    rows = stored(db)
+    eq(len(rows), 1, "the run's own socket got the process: %r" % list(rows))
+    check_rows(list(rows.values())[0], main_expect(), "the process")
+    eq(procs(db)[0][0], "ok", "the run's note")
+
+
 def test_no_cuda_in_the_run(wd):
     db = wd.join("s.db")
     r = run(wd, ["sh", "-c", "exit 3"], db=db, opts=["--cuda"], env=cuda_env())

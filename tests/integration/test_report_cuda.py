@@ -30,8 +30,11 @@ def stored_run(wd):
     eq(r.rc, 0, "jobscope run true: " + r.stderr)
     job = r.report["run"]["id"]
     con = sqlite3.connect(db)
-    for p in PROCS:
-        con.execute("INSERT INTO cuda_procs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1)", (job,) + p)
+    # seq: a fact seq of its own (unique), above every row the run wrote
+    for i, p in enumerate(PROCS):
+        con.execute("INSERT INTO cuda_procs (seq, job_id, pid, state, message, cupti_version,"
+                    " contexts, dropped, snap_seq, final, updated_ms)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)", (1000000 + i, job) + p)
     for s in STATS:
         con.execute("INSERT INTO cuda_stats VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (job,) + s)
