@@ -181,8 +181,10 @@ static void accept_peers(struct cuda_collector *c)
 		}
 		if (c->npeers >= CUDA_COLLECT_MAX_PEERS) {
 			if (!c->warned_full)
-				log_warn(0, "more than %d CUDA processes at once: pid %d is not profiled",
-					 CUDA_COLLECT_MAX_PEERS, (int)cred.pid);
+				log_warn(
+				    0,
+				    "more than %d CUDA processes at once: pid %d is not profiled",
+				    CUDA_COLLECT_MAX_PEERS, (int)cred.pid);
 			c->warned_full = true;
 			close(fd);
 			continue;
@@ -285,8 +287,8 @@ void cuda_collector_finish(struct cuda_collector *c, int wait_ms)
 	}
 }
 
-int cuda_collector_drain(struct cuda_collector *c,
-			 int (*fn)(void *arg, const struct cuda_proc *p), void *arg)
+int cuda_collector_drain(struct cuda_collector *c, int (*fn)(void *arg, const struct cuda_proc *p),
+			 void *arg)
 {
 	int first = 0;
 	size_t kept = 0;

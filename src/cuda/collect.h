@@ -81,8 +81,8 @@ void cuda_collector_finish(struct cuda_collector *c, int wait_ms);
  * last drain, and forgets the closed ones.  A process whose fn failed
  * stays dirty for the next drain; the first failure is returned.
  */
-int cuda_collector_drain(struct cuda_collector *c,
-			 int (*fn)(void *arg, const struct cuda_proc *p), void *arg);
+int cuda_collector_drain(struct cuda_collector *c, int (*fn)(void *arg, const struct cuda_proc *p),
+			 void *arg);
 /* Closes every connection and the socket, and removes its file. */
 void cuda_collector_release(struct cuda_collector *c);
 

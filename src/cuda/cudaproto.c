@@ -71,8 +71,9 @@ int cuda_proto_hello(struct strbuf *out, int32_t pid, enum cuda_proc_state state
 	int ret = frame_begin(out, &at);
 
 	if (!ret)
-		ret = strbuf_addf(out, "hello\t%d\t%" PRId32 "\t%s\t%" PRIu32 "\t", CUDA_PROTO_VERSION,
-				  pid, cuda_proc_state_name(state), cupti_version);
+		ret = strbuf_addf(out, "hello\t%d\t%" PRId32 "\t%s\t%" PRIu32 "\t",
+				  CUDA_PROTO_VERSION, pid, cuda_proc_state_name(state),
+				  cupti_version);
 	if (!ret)
 		ret = add_clean(out, message, 255);
 	if (!ret)
@@ -106,8 +107,8 @@ int cuda_proto_snap(struct strbuf *out, const struct cuda_proc *p)
 		const struct cuda_stat *s = &p->stats[i];
 
 		ret = strbuf_addf(out,
-				  "%s\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%.17g\t%" PRIu64
-				  "\t%" PRIu64 "\t%" PRIu64 "\t%.17g\t",
+				  "%s\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64
+				  "\t%.17g\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%.17g\t",
 				  cuda_stat_kind_name(s->kind), s->count, s->total_ns, s->min_ns,
 				  s->max_ns, s->m2_ns2, s->bytes, s->min_bytes, s->max_bytes,
 				  s->m2_bytes2);
@@ -331,8 +332,8 @@ static int parse_stat(const char *s, const char *end, struct cuda_proc *into)
 	    field_u64(&f[2], &v.total_ns) || field_u64(&f[3], &v.min_ns) ||
 	    field_u64(&f[4], &v.max_ns) || field_double(&f[5], &v.m2_ns2) ||
 	    field_u64(&f[6], &v.bytes) || field_u64(&f[7], &v.min_bytes) ||
-	    field_u64(&f[8], &v.max_bytes) || field_double(&f[9], &v.m2_bytes2) ||
-	    f[10].len == 0 || f[10].len >= CUDA_NAME_MAX || !field_clean(&f[10]))
+	    field_u64(&f[8], &v.max_bytes) || field_double(&f[9], &v.m2_bytes2) || f[10].len == 0 ||
+	    f[10].len >= CUDA_NAME_MAX || !field_clean(&f[10]))
 		return -EPROTO;
 	/* what one process's records can add up to */
 	if (v.min_ns > v.max_ns || v.max_ns > v.total_ns || v.min_bytes > v.max_bytes ||

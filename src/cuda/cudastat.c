@@ -10,8 +10,7 @@
 #include "cuda/cudastat.h"
 
 static const char *const kind_names[CUDA_STAT_KINDS] = {"api", "kernel", "memcpy", "memset"};
-static const char *const state_names[CUDA_PROC_STATES] = {"ok", "no_cupti", "busy", "error",
-							  "off"};
+static const char *const state_names[CUDA_PROC_STATES] = {"ok", "no_cupti", "busy", "error", "off"};
 
 const char *cuda_stat_kind_name(enum cuda_stat_kind kind)
 {

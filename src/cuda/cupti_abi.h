@@ -82,22 +82,22 @@ struct cupti_activity_api {
 
 /* CUpti_ActivityKernel4 ... 10: the leading fields up to the name. */
 struct cupti_activity_kernel {
-	uint32_t kind;		/* @0 */
-	uint8_t cache_config;	/* @4 */
-	uint8_t shared_config;	/* @5 */
-	uint16_t registers;	/* @6 */
-	uint32_t pgc_requested; /* @8 */
-	uint32_t pgc_executed;	/* @12 */
-	uint64_t start;		/* @16: ns */
-	uint64_t end;		/* @24: ns */
-	uint64_t completed;	/* @32 */
-	uint32_t device_id;	/* @40 */
-	uint32_t context_id;	/* @44 */
-	uint32_t stream_id;	/* @48 */
-	int32_t grid[3];	/* @52 */
-	int32_t block[3];	/* @64 */
-	int32_t static_shared;	/* @76 */
-	int32_t dynamic_shared; /* @80 */
+	uint32_t kind;		   /* @0 */
+	uint8_t cache_config;	   /* @4 */
+	uint8_t shared_config;	   /* @5 */
+	uint16_t registers;	   /* @6 */
+	uint32_t pgc_requested;	   /* @8 */
+	uint32_t pgc_executed;	   /* @12 */
+	uint64_t start;		   /* @16: ns */
+	uint64_t end;		   /* @24: ns */
+	uint64_t completed;	   /* @32 */
+	uint32_t device_id;	   /* @40 */
+	uint32_t context_id;	   /* @44 */
+	uint32_t stream_id;	   /* @48 */
+	int32_t grid[3];	   /* @52 */
+	int32_t block[3];	   /* @64 */
+	int32_t static_shared;	   /* @76 */
+	int32_t dynamic_shared;	   /* @80 */
 	uint32_t local_per_thread; /* @84 */
 	uint32_t local_total;	   /* @88 */
 	uint32_t correlation_id;   /* @92 */
@@ -131,7 +131,8 @@ _Static_assert(offsetof(struct cupti_activity_api, return_value) == 36, "CUpti_A
 _Static_assert(sizeof(struct cupti_activity_api) == 40, "CUpti_ActivityAPI size");
 _Static_assert(offsetof(struct cupti_activity_kernel, start) == 16, "CUpti_ActivityKernel.start");
 _Static_assert(offsetof(struct cupti_activity_kernel, end) == 24, "CUpti_ActivityKernel.end");
-_Static_assert(offsetof(struct cupti_activity_kernel, correlation_id) == 92, "Kernel.correlationId");
+_Static_assert(offsetof(struct cupti_activity_kernel, correlation_id) == 92,
+	       "Kernel.correlationId");
 _Static_assert(offsetof(struct cupti_activity_kernel, name) == 104, "CUpti_ActivityKernel.name");
 _Static_assert(offsetof(struct cupti_activity_memcpy, bytes) == 8, "CUpti_ActivityMemcpy.bytes");
 _Static_assert(offsetof(struct cupti_activity_memcpy, end) == 24, "CUpti_ActivityMemcpy.end");

@@ -50,12 +50,12 @@
 
 #define HOOK_EXPORT __attribute__((visibility("default")))
 
-#define BUFFER_BYTES	   ((size_t)4 << 20) /* one CUPTI activity buffer */
-#define MAX_CBID	   16384	     /* API callback ids kept per domain */
-#define NKERNEL_MIN	   256		     /* initial slots of the kernel tables */
-#define HELLO_WAIT_MS	   2000		     /* for the receiver's first command */
-#define IDLE_POLL_MS	   1000		     /* command checks while off */
-#define MEMCPY_KINDS	   11
+#define BUFFER_BYTES  ((size_t)4 << 20) /* one CUPTI activity buffer */
+#define MAX_CBID      16384		/* API callback ids kept per domain */
+#define NKERNEL_MIN   256		/* initial slots of the kernel tables */
+#define HELLO_WAIT_MS 2000		/* for the receiver's first command */
+#define IDLE_POLL_MS  1000		/* command checks while off */
+#define MEMCPY_KINDS  11
 
 /* Durations (and sizes) of one name: exact sums, so m2 is computed once, at a snapshot. */
 struct agg {
@@ -83,8 +83,8 @@ static struct hook {
 	enum cuda_proc_state state;
 	char message[256];
 	uint32_t cupti_version;
-	int fd;	     /* to the receiver; -1: gone */
-	pid_t pid;   /* the process that initialised us (fork detection) */
+	int fd;	   /* to the receiver; -1: gone */
+	pid_t pid; /* the process that initialised us (fork detection) */
 	atomic_bool on;
 	atomic_bool exiting;
 	int64_t interval_ms;
@@ -95,9 +95,9 @@ static struct hook {
 	atomic_uint contexts;
 	uint64_t dropped;
 	uint64_t seq;
-	bool changed; /* records since the last snapshot */
-	struct agg *api[2]; /* [0]: driver, [1]: runtime; MAX_CBID each */
-	struct kernel *kernels;	    /* by first sight */
+	bool changed;		/* records since the last snapshot */
+	struct agg *api[2];	/* [0]: driver, [1]: runtime; MAX_CBID each */
+	struct kernel *kernels; /* by first sight */
 	size_t nkernels, kernels_alloc;
 	uint32_t *by_ptr, *by_name; /* open addressing: index + 1, 0 empty */
 	const char **ptr_keys;
@@ -337,9 +337,12 @@ static int put_stat(struct cuda_proc *p, enum cuda_stat_kind kind, const char *n
 	/* two callback ids may share a name once their version tags are gone */
 	for (size_t i = 0; i < p->nstats; i++)
 		if (p->stats[i].kind == kind && strcmp(p->stats[i].name, name) == 0) {
-			struct cuda_stat add = {.kind = kind, .count = time->count,
-						.total_ns = time->total, .min_ns = time->min,
-						.max_ns = time->max, .m2_ns2 = agg_m2(time)};
+			struct cuda_stat add = {.kind = kind,
+						.count = time->count,
+						.total_ns = time->total,
+						.min_ns = time->min,
+						.max_ns = time->max,
+						.m2_ns2 = agg_m2(time)};
 
 			cuda_stat_merge(&p->stats[i], &add);
 			return 0;
@@ -383,12 +386,12 @@ static int snapshot_locked(struct strbuf *out, bool final)
 			ret = put_stat(&p, CUDA_STAT_API, name, &H.api[d][cbid], NULL);
 		}
 	for (size_t i = 0; i < H.nkernels && !ret; i++)
-		ret = put_stat(&p, CUDA_STAT_KERNEL, kernel_name(&H.kernels[i]),
-			       &H.kernels[i].time, NULL);
+		ret = put_stat(&p, CUDA_STAT_KERNEL, kernel_name(&H.kernels[i]), &H.kernels[i].time,
+			       NULL);
 	for (unsigned k = 0; k < MEMCPY_KINDS && !ret; k++)
 		if (H.memcpy_[k].time.count)
-			ret = put_stat(&p, CUDA_STAT_MEMCPY, cuda_memcpy_name(k), &H.memcpy_[k].time,
-				       &H.memcpy_[k].size);
+			ret = put_stat(&p, CUDA_STAT_MEMCPY, cuda_memcpy_name(k),
+				       &H.memcpy_[k].time, &H.memcpy_[k].size);
 	if (!ret && H.memset_.time.count)
 		ret = put_stat(&p, CUDA_STAT_MEMSET, "[CUDA memset]", &H.memset_.time,
 			       &H.memset_.size);
@@ -529,12 +532,13 @@ static void *try_open(const char *path, struct strbuf *tried)
 static void *find_cupti(struct strbuf *tried)
 {
 	static const char *const rel[] = {
-	    "libcupti.so",			     /* a wheel's, CUDA 13's: next to cudart */
-	    "../../cuda_cupti/lib/libcupti.so.12",  /* nvidia-cuda-runtime-cu12's sibling wheel */
+	    "libcupti.so",			   /* a wheel's, CUDA 13's: next to cudart */
+	    "../../cuda_cupti/lib/libcupti.so.12", /* nvidia-cuda-runtime-cu12's sibling wheel */
 	    "../../cuda_cupti/lib/libcupti.so.11.8",
 	    "../extras/CUPTI/lib64/libcupti.so",    /* the toolkit: lib64/libcudart.so */
 	    "../../extras/CUPTI/lib64/libcupti.so", /* targets/x86_64-linux/lib/ */
-	    "libcupti.so.13",			     "libcupti.so.12",
+	    "libcupti.so.13",
+	    "libcupti.so.12",
 	};
 	static const char *const names[] = {
 	    "libcupti.so",
@@ -602,7 +606,8 @@ static void start_cupti(void)
 	strbuf_init(&tried, 2048);
 	H.lib = find_cupti(&tried);
 	if (!H.lib) {
-		set_state(CUDA_PROC_NO_CUPTI, "libcupti not found (tried %s; set JOBSCOPE_CUPTI_LIBRARY)",
+		set_state(CUDA_PROC_NO_CUPTI,
+			  "libcupti not found (tried %s; set JOBSCOPE_CUPTI_LIBRARY)",
 			  strbuf_str(&tried));
 		strbuf_release(&tried);
 		return;
@@ -763,12 +768,14 @@ static bool read_commands(int wait_ms)
 {
 	static char buf[256];
 	static size_t have;
-	struct pollfd pfd[2] = {{.fd = H.fd, .events = POLLIN}, {.fd = H.wake[0], .events = POLLIN}};
+	struct pollfd pfd[2] = {{.fd = H.fd, .events = POLLIN},
+				{.fd = H.wake[0], .events = POLLIN}};
 	ssize_t n;
 
 	if (H.fd < 0)
 		return false;
-	if (poll(pfd, H.wake[0] >= 0 ? 2 : 1, wait_ms) <= 0 || !(pfd[0].revents & (POLLIN | POLLHUP)))
+	if (poll(pfd, H.wake[0] >= 0 ? 2 : 1, wait_ms) <= 0 ||
+	    !(pfd[0].revents & (POLLIN | POLLHUP)))
 		return true;
 	n = recv(H.fd, buf + have, sizeof(buf) - have, MSG_DONTWAIT);
 	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
