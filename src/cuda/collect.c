@@ -67,12 +67,20 @@ size_t cuda_collector_fds(const struct cuda_collector *c, struct pollfd *fds, si
 	return n;
 }
 
-static void peer_close(struct cuda_peer *p)
+/* Gives a peer's input buffer back (it is kept only while a frame is incomplete). */
+static void peer_drop_input(struct cuda_collector *c, struct cuda_peer *p)
+{
+	c->buffered -= p->in.alloc;
+	strbuf_release(&p->in);
+	strbuf_init(&p->in, CUDA_PROTO_MAX_FRAME + CUDA_PROTO_HEADER + READ_CHUNK);
+}
+
+static void peer_close(struct cuda_collector *c, struct cuda_peer *p)
 {
 	if (p->fd >= 0)
 		close(p->fd);
 	p->fd = -1;
-	strbuf_release(&p->in);
+	peer_drop_input(c, p);
 }
 
 /* false when the peer is gone (a few bytes into an empty socket buffer: all or nothing). */
@@ -129,11 +137,21 @@ static int peer_frame(struct cuda_collector *c, struct cuda_peer *p, const char 
 static bool peer_read(struct cuda_collector *c, struct cuda_peer *p)
 {
 	for (;;) {
+		size_t had = p->in.alloc;
 		ssize_t n;
 		int64_t len;
 
 		if (strbuf_grow(&p->in, READ_CHUNK))
 			return false;
+		c->buffered += p->in.alloc - had;
+		/* the socket may be every user's (an agent's): no peer may hold all memory */
+		if (c->buffered > CUDA_COLLECT_MAX_BUFFERED) {
+			log_warn(
+			    0,
+			    "CUDA hooks hold more than %u MiB of unread frames: pid %d is cut off",
+			    CUDA_COLLECT_MAX_BUFFERED >> 20, (int)p->proc.pid);
+			return false;
+		}
 		n = recv(p->fd, p->in.buf + p->in.len, READ_CHUNK, MSG_DONTWAIT);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -158,6 +176,8 @@ static bool peer_read(struct cuda_collector *c, struct cuda_peer *p)
 			memmove(p->in.buf, p->in.buf + whole, p->in.len - whole);
 			p->in.len -= whole;
 		}
+		if (p->in.len == 0)
+			peer_drop_input(c, p);
 	}
 bad:
 	log_warn(0, "CUDA hook of pid %d broke the protocol: its connection is closed",
@@ -232,7 +252,7 @@ void cuda_collector_handle(struct cuda_collector *c, const struct pollfd *fds, s
 		}
 		p = peer_by_fd(c, fds[i].fd);
 		if (p && !peer_read(c, p))
-			peer_close(p);
+			peer_close(c, p);
 	}
 	if (accept_now)
 		accept_peers(c);
@@ -256,7 +276,7 @@ void cuda_collector_set(struct cuda_collector *c, bool on, int64_t interval_ms)
 		if (p->fd < 0 || !p->hello || (was != CUDA_PROC_OK && was != CUDA_PROC_OFF))
 			continue;
 		if (!peer_send(p, &frame)) {
-			peer_close(p);
+			peer_close(c, p);
 			continue;
 		}
 		if (on)
@@ -316,7 +336,7 @@ int cuda_collector_drain(struct cuda_collector *c, int (*fn)(void *arg, const st
 void cuda_collector_release(struct cuda_collector *c)
 {
 	for (size_t i = 0; i < c->npeers; i++) {
-		peer_close(&c->peers[i]);
+		peer_close(c, &c->peers[i]);
 		cuda_proc_release(&c->peers[i].proc);
 	}
 	free(c->peers);

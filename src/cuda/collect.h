@@ -25,7 +25,8 @@
 #include "common/strbuf.h"
 #include "cuda/cudastat.h"
 
-#define CUDA_COLLECT_MAX_PEERS 1024 /* processes connected at once */
+#define CUDA_COLLECT_MAX_PEERS	  1024	      /* processes connected at once */
+#define CUDA_COLLECT_MAX_BUFFERED (64u << 20) /* bytes of incomplete frames, all peers */
 
 struct cuda_peer {
 	int fd; /* -1: closed (kept until drained) */
@@ -49,7 +50,8 @@ struct cuda_collector {
 	void *policy_arg;
 	struct cuda_peer *peers;
 	size_t npeers, alloc;
-	size_t seen; /* processes that said hello, ever */
+	size_t seen;	 /* processes that said hello, ever */
+	size_t buffered; /* bytes of the peers' input buffers */
 	bool warned_full;
 };
 

@@ -397,6 +397,36 @@ for payload in [b'\\xff\\xff\\xff\\xff', frame('snap\\t1\\t0\\t0\\t0\\n'),
     check("broke the protocol" in r.stderr, "the cut-off peers are reported: %r" % r.stderr)
 
 
+def test_memory_bound(wd):
+    """Peers that send frames and never finish them hold at most 64 MiB: the rest are cut off."""
+    db = wd.join("s.db")
+    script = wd.join("flood.py")
+    with open(script, "w") as f:
+        f.write("""import os, socket, struct, time
+def frame(t):
+    b = t.encode(); return struct.pack('<I', len(b)) + b
+socks = []
+for i in range(6):  # 6 x 15 MiB of frames of 16 MiB that never end
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(os.environ['JOBSCOPE_CUDA_SOCKET'])
+    s.sendall(frame('hello\\t1\\t%d\\tok\\t0\\t\\n' % os.getpid()))
+    s.sendall(struct.pack('<I', 16 << 20))
+    try:
+        s.sendall(b'x' * (15 << 20))
+    except OSError:
+        pass  # cut off
+    socks.append(s)
+time.sleep(1)
+""")
+    cmd = ["sh", "-c", "python3 %s & %s %s; wait" % (script, APP, scenario(wd, MAIN))]
+    r = run(wd, cmd, db=db, opts=["--cuda"], env=cuda_env())
+    eq(r.rc, 0, "exit code: %s" % r.stderr)
+    check("MiB of unread frames" in r.stderr, "the cut-off is reported: %r" % r.stderr)
+    rows = stored(db)
+    eq(len(rows), 1, "the real process's tables: %r" % list(rows))
+    check_rows(list(rows.values())[0], main_expect(), "the real process")
+
+
 def test_receiver_killed(wd):
     """jobscope killed with SIGKILL under the program: the program finishes, unharmed."""
     db = wd.join("s.db")
