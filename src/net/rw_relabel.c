@@ -60,6 +60,42 @@ static int split_pair(const char *s, struct rw_rule *r, bool metric_b, const cha
 	return 0;
 }
 
+
+/*
+ * Whether a repetition operator follows another ("a++", "a+*", "a{2}+"),
+ * escapes skipped; one '?' after an operator is RE2's non-greedy mark
+ * ("a+?"), which Prometheus takes.
+ */
+static bool stacked_repeats(const char *re)
+{
+	bool after_repeat = false, lazy = false;
+
+	for (const char *p = re; *p; p++) {
+		bool repeat = *p == '*' || *p == '+' || *p == '?' || *p == '{';
+
+		if (*p == '\\' && p[1]) {
+			p++;
+			after_repeat = lazy = false;
+			continue;
+		}
+		if (*p == '?' && after_repeat && !lazy) {
+			lazy = true;
+			continue;
+		}
+		if (repeat && after_repeat)
+			return true;
+		lazy = false;
+		if (*p == '{') {
+			const char *close = strchr(p, '}');
+
+			if (close)
+				p = close;
+		}
+		after_repeat = repeat;
+	}
+	return false;
+}
+
 int rw_relabel_parse(const char *text, struct rw_rule *out, const char **why)
 {
 	char pattern[RW_VALUE_MAX + 8];
@@ -89,6 +125,15 @@ int rw_relabel_parse(const char *text, struct rw_rule *out, const char **why)
 		out->kind = RW_DROP_RE;
 		if (len == 0 || len >= RW_VALUE_MAX) {
 			*why = "a regex of 1-255 bytes";
+			return -EINVAL;
+		}
+		/*
+		 * Stacked repetition operators ("a++", "a*{2}") are an error in
+		 * Prometheus' RE2 syntax, and glibc's regcomp copies its tree for
+		 * each one: a short pattern of them takes gigabytes (fuzz_rw_relabel).
+		 */
+		if (stacked_repeats(text + 6)) {
+			*why = "a regex without stacked repetition operators (a++, a*{2})";
 			return -EINVAL;
 		}
 		/* the whole name, as Prometheus anchors its relabel regexes */

@@ -12,6 +12,7 @@ the program's work, its exit and its final snapshot come while it is away)
 and started again: still exact, the same rows as the agent's.  After the
 session stops, a new process is told "off" again.
 """
+import json
 import os
 import subprocess
 import time
@@ -19,7 +20,7 @@ import time
 from harness import jobscope, run_tests, check, eq, wait_for
 from agent_harness import Agent, env_with
 from head_harness import Head, start_agent, stop_agent, held, sql, store_exists
-from test_cuda import MAIN, APP, CUPTI, HOOK, main_expect, check_rows, scenario
+from test_cuda import MAIN, APP, CUPTI, HOOK, main_expect, check_rows, check_json, scenario
 
 # MAIN's work without its init, ctx and exit lines
 BODY = "\n".join(line for line in MAIN.splitlines()
@@ -134,6 +135,14 @@ def test_cuda_tables_through_the_head(wd):
            "the head's rows are the agent's")
         eq(cuda_proc(head.db, 7101, p.pid), ("ok", 1, 1, 0), "state, final, contexts, dropped")
         eq(cuda_proc(head.db, 7100, off_pid)[0], "off", "the off process is still off")
+        # the job's report from the head, over HTTP: its tables exact
+        rep = jobscope("report", "--head", head.url, "--job", "slurm:7101", "--format", "json")
+        eq(rep.returncode, 0, "jobscope report --head: %s" % rep.stderr)
+        cuda = json.loads(rep.stdout)["cuda"]
+        check_json(cuda["job"], whole, "the head's report, job")
+        eq([q["pid"] for q in cuda["processes"]], [p.pid], "the head's report, processes")
+        text = jobscope("report", "--head", head.url, "--job", "slurm:7101").stdout
+        check("CUDA Kernel Statistics:" in text, "the text report has the tables:\n" + text)
 
         # the session stops: a new process is told off
         session(head, "stop", "gpu-prof")

@@ -121,6 +121,9 @@ static void test_relabel(void **state)
 	    "", "rename:", "rename:a", "rename:a=", "rename:1a=b", "rename:a=b c", "drop:",
 	    "drop:a-b", "drop~:", "drop~:(((", "label:__x=1", "label:x=", "label:x=a\nb",
 	    "label:=v", "keep:a", "label:9x=1",
+	    /* stacked repetition operators: an error in Prometheus' RE2, gigabytes in regcomp */
+	    "drop~:a++", "drop~:a*{2}", "drop~:g+++++++++++++++++++++++++++++++++seconds",
+	    "drop~:a+??",
 	};
 	struct rw_rule r[4];
 	const char *why;
@@ -137,6 +140,9 @@ static void test_relabel(void **state)
 					  &why),
 			 0);
 	assert_int_equal(rw_relabel_parse("drop:jobscope_node_load1", &r[1], &why), 0);
+	/* RE2's non-greedy mark and escaped operators are no stack */
+	assert_int_equal(rw_relabel_parse("drop~:a+?b\\++c{1,2}?", &r[2], &why), 0);
+	rw_relabel_free(&r[2]);
 	assert_int_equal(rw_relabel_parse("drop~:jobscope_gpu_.*", &r[2], &why), 0);
 	assert_int_equal(rw_relabel_parse("label:cluster=alpha one", &r[3], &why), 0);
 	assert_int_equal(r[3].kind, RW_LABEL);
