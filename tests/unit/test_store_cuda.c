@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <sqlite3.h>
 
@@ -509,8 +510,11 @@ int main(void)
 	};
 	int failed;
 
-	/* job ids of their own in a database that a run before may have written to */
-	next_job_base = (int64_t)time(NULL) * 100000;
+	/*
+	 * job ids (and the streaming case's node name) of their own in a
+	 * database that a run before may have written to, in the same second too
+	 */
+	next_job_base = ((int64_t)time(NULL) * 100000 + getpid() % 100000) * 1000;
 	failed = cmocka_run_group_tests_name("sqlite", tests, NULL, NULL);
 
 	if (getenv("JOBSCOPE_TEST_PG_URL"))
