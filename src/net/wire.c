@@ -144,14 +144,16 @@ int wire_decode_answer(const char *body, size_t len, struct wire_answer *a)
 	size_t used = 0;
 
 	memset(a, 0, sizeof(*a));
-	if (!cJSON_IsNumber(item) || item->valuedouble < 0) {
+	/* a double past int64's range may not be cast (a hostile or broken head) */
+	if (!cJSON_IsNumber(item) || !(item->valuedouble >= 0 && item->valuedouble < 0x1p62)) {
 		cJSON_Delete(doc);
 		return -EINVAL;
 	}
 	a->acked_seq = (int64_t)item->valuedouble;
 	item = cJSON_GetObjectItemCaseSensitive(doc, "interval_ms");
-	a->interval_ms =
-	    cJSON_IsNumber(item) && item->valuedouble > 0 ? (int64_t)item->valuedouble : 0;
+	a->interval_ms = cJSON_IsNumber(item) && item->valuedouble > 0 && item->valuedouble < 0x1p40
+			     ? (int64_t)item->valuedouble
+			     : 0;
 	a->cuda = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(doc, "cuda"));
 	item = cJSON_GetObjectItemCaseSensitive(doc, "sessions");
 	if (!cJSON_IsArray(item))

@@ -236,6 +236,10 @@ static void test_answer_round_trip(void **state)
 	assert_int_equal(answer_of("{\"error\":\"x\"}", &back), -EINVAL);
 	assert_int_equal(answer_of("{\"acked_seq\":-1}", &back), -EINVAL);
 	assert_int_equal(answer_of("{\"acked_seq\":\"5\"}", &back), -EINVAL);
+	/* numbers past int64 (fuzz_wire): refused, or an interval not taken */
+	assert_int_equal(answer_of("{\"acked_seq\":1e30}", &back), -EINVAL);
+	assert_int_equal(answer_of("{\"acked_seq\":5,\"interval_ms\":6.6e103}", &back), 0);
+	assert_int_equal(back.interval_ms, 0);
 	assert_int_equal(
 	    answer_of("{\"acked_seq\":7,\"interval_ms\":-5,\"sessions\":[1,\"s\"]}", &back), 0);
 	assert_int_equal(back.acked_seq, 7);
