@@ -125,7 +125,9 @@ def test_gswarm_client_against_head(wd):
         def latest():
             d = gs.ok("GET", "/metrics/latest")
             cd = d.get("client_data", {})
-            return d if a_id in cd and b_id in cd and len(cd[a_id]["gpus_metrics"]) == 2 else None
+            # node-b's first host row may come a batch after its hello: wait for it too
+            return d if a_id in cd and b_id in cd and len(cd[a_id]["gpus_metrics"]) == 2 \
+                and cd[b_id]["system_metrics"]["dram_util"] > 0 else None
         d = wait_for(latest, timeout=10, what="client_data of both nodes")
         ours = {(g["node"], g["index"]): g for g in d["gpus"]}
         g0, g1 = d["client_data"][a_id]["gpus_metrics"]
