@@ -15,14 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/scan.h"
 #include "cuda/cudaproto.h"
 
 #define MAX_FIELDS 12
-
-struct field {
-	const char *s;
-	size_t len;
-};
 
 static int frame_begin(struct strbuf *out, size_t *at)
 {
@@ -154,8 +150,8 @@ int64_t cuda_proto_frame_len(const void *buf, size_t len)
 	return n;
 }
 
-/* Splits [s, end) at tabs; the last field takes the rest.  The count, or -EPROTO. */
-static int split(const char *s, const char *end, struct field *f, int max)
+/* Splits [s, end) at tabs; the last field takes the rest.  The count. */
+static int split(const char *s, const char *end, struct scan *f, int max)
 {
 	int n = 0;
 
@@ -164,38 +160,20 @@ static int split(const char *s, const char *end, struct field *f, int max)
 
 		if (!tab)
 			break;
-		f[n].s = s;
-		f[n++].len = (size_t)(tab - s);
+		f[n++] = (struct scan){s, tab};
 		s = tab + 1;
 	}
-	f[n].s = s;
-	f[n++].len = (size_t)(end - s);
+	f[n++] = (struct scan){s, end};
 	return n;
 }
 
-static bool field_is(const struct field *f, const char *word)
+/* Decimal digits alone, 20 at most (a 64-bit value, no padding). */
+static int field_u64(const struct scan *f, uint64_t *out)
 {
-	return f->len == strlen(word) && memcmp(f->s, word, f->len) == 0;
+	return span_len(f) <= 20 && span_u64(f, out) ? 0 : -EPROTO;
 }
 
-static int field_u64(const struct field *f, uint64_t *out)
-{
-	uint64_t v = 0;
-
-	if (f->len == 0 || f->len > 20)
-		return -EPROTO;
-	for (size_t i = 0; i < f->len; i++) {
-		unsigned d = (unsigned char)f->s[i] - '0';
-
-		if (d > 9 || v > (UINT64_MAX - d) / 10)
-			return -EPROTO;
-		v = v * 10 + d;
-	}
-	*out = v;
-	return 0;
-}
-
-static int field_u32(const struct field *f, uint32_t *out)
+static int field_u32(const struct scan *f, uint32_t *out)
 {
 	uint64_t v;
 
@@ -205,20 +183,18 @@ static int field_u32(const struct field *f, uint32_t *out)
 	return 0;
 }
 
-/* A finite, non-negative double as %.17g writes it. */
-static int field_double(const struct field *f, double *out)
+static int field_double(const struct scan *f, double *out)
 {
 	char buf[64];
 	char *end;
 	double v;
 
-	if (f->len == 0 || f->len >= sizeof(buf))
+	if (span_len(f) == 0 || span_len(f) >= sizeof(buf))
 		return -EPROTO;
-	for (size_t i = 0; i < f->len; i++)
-		if (!strchr("0123456789.eE+-", f->s[i]))
+	for (size_t i = 0; i < span_len(f); i++)
+		if (!f->pos[i] || !strchr("0123456789.eE+-", f->pos[i]))
 			return -EPROTO;
-	memcpy(buf, f->s, f->len);
-	buf[f->len] = '\0';
+	span_copy(buf, sizeof(buf), f);
 	v = strtod(buf, &end);
 	if (*end || !isfinite(v) || v < 0)
 		return -EPROTO;
@@ -226,32 +202,34 @@ static int field_double(const struct field *f, double *out)
 	return 0;
 }
 
-/* The field as a NUL-terminated string in buf, or -EPROTO (too long, or a NUL inside). */
-static int field_str(const struct field *f, char *buf, size_t size)
-{
-	if (f->len >= size || memchr(f->s, '\0', f->len))
-		return -EPROTO;
-	memcpy(buf, f->s, f->len);
-	buf[f->len] = '\0';
-	return 0;
-}
-
 /* Text as the encoder writes it: no control byte (a tab would have split it). */
-static bool field_clean(const struct field *f)
+static bool field_clean(const struct scan *f)
 {
-	for (size_t i = 0; i < f->len; i++)
-		if ((unsigned char)f->s[i] < 0x20 || f->s[i] == 0x7f)
+	for (const char *c = f->pos; c < f->end; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
 			return false;
 	return true;
 }
 
-static int field_state(const struct field *f, enum cuda_proc_state *state)
+/* A short word (a kind, a state) as a string; -EPROTO if too long or holding a NUL. */
+static int field_word(const struct scan *f, char *buf, size_t size)
+{
+	return memchr(f->pos, '\0', span_len(f)) || !span_copy(buf, size, f) ? -EPROTO : 0;
+}
+
+static int field_state(const struct scan *f, enum cuda_proc_state *state)
 {
 	char word[16];
 
-	if (field_str(f, word, sizeof(word)) || cuda_proc_state_parse(word, state))
-		return -EPROTO;
-	return 0;
+	return field_word(f, word, sizeof(word)) || cuda_proc_state_parse(word, state) ? -EPROTO
+										       : 0;
+}
+
+static int field_kind(const struct scan *f, enum cuda_stat_kind *kind)
+{
+	char word[16];
+
+	return field_word(f, word, sizeof(word)) || cuda_stat_kind_parse(word, kind) ? -EPROTO : 0;
 }
 
 int cuda_proto_type(const char *payload, size_t len, enum cuda_msg_type *type)
@@ -289,61 +267,58 @@ static int first_line(const char *payload, size_t len, const char **end, const c
 
 static int parse_hello(const char *s, const char *end, struct cuda_proc *p)
 {
-	struct field f[MAX_FIELDS];
+	struct scan f[MAX_FIELDS];
 	uint32_t version, pid, cupti;
 	enum cuda_proc_state state;
 
-	if (split(s, end, f, 6) != 6 || !field_is(&f[0], "hello") || field_u32(&f[1], &version) ||
+	if (split(s, end, f, 6) != 6 || !span_eq(&f[0], "hello") || field_u32(&f[1], &version) ||
 	    version != CUDA_PROTO_VERSION || field_u32(&f[2], &pid) || pid == 0 ||
 	    pid > INT32_MAX || field_state(&f[3], &state) || field_u32(&f[4], &cupti) ||
-	    f[5].len >= sizeof(p->message) || !field_clean(&f[5]))
+	    span_len(&f[5]) >= sizeof(p->message) || !field_clean(&f[5]))
 		return -EPROTO;
 	p->pid = (int32_t)pid;
 	p->state = state;
 	p->cupti_version = cupti;
-	field_str(&f[5], p->message, sizeof(p->message));
+	span_copy(p->message, sizeof(p->message), &f[5]);
 	return 0;
 }
 
 static int parse_status(const char *s, const char *end, struct cuda_proc *p)
 {
-	struct field f[MAX_FIELDS];
+	struct scan f[MAX_FIELDS];
 	enum cuda_proc_state state;
 
-	if (split(s, end, f, 3) != 3 || !field_is(&f[0], "status") || field_state(&f[1], &state) ||
-	    f[2].len >= sizeof(p->message) || !field_clean(&f[2]))
+	if (split(s, end, f, 3) != 3 || !span_eq(&f[0], "status") || field_state(&f[1], &state) ||
+	    span_len(&f[2]) >= sizeof(p->message) || !field_clean(&f[2]))
 		return -EPROTO;
 	p->state = state;
-	field_str(&f[2], p->message, sizeof(p->message));
+	span_copy(p->message, sizeof(p->message), &f[2]);
 	return 0;
 }
 
 static int parse_stat(const char *s, const char *end, struct cuda_proc *into)
 {
-	struct field f[MAX_FIELDS];
+	struct scan f[MAX_FIELDS];
 	enum cuda_stat_kind kind;
 	struct cuda_stat v, *st;
-	char word[16];
 	char *name;
 
 	memset(&v, 0, sizeof(v));
-	if (split(s, end, f, 11) != 11 || field_str(&f[0], word, sizeof(word)) ||
-	    cuda_stat_kind_parse(word, &kind) || field_u64(&f[1], &v.count) || v.count == 0 ||
-	    field_u64(&f[2], &v.total_ns) || field_u64(&f[3], &v.min_ns) ||
+	if (split(s, end, f, 11) != 11 || field_kind(&f[0], &kind) || field_u64(&f[1], &v.count) ||
+	    v.count == 0 || field_u64(&f[2], &v.total_ns) || field_u64(&f[3], &v.min_ns) ||
 	    field_u64(&f[4], &v.max_ns) || field_double(&f[5], &v.m2_ns2) ||
 	    field_u64(&f[6], &v.bytes) || field_u64(&f[7], &v.min_bytes) ||
-	    field_u64(&f[8], &v.max_bytes) || field_double(&f[9], &v.m2_bytes2) || f[10].len == 0 ||
-	    f[10].len >= CUDA_NAME_MAX || !field_clean(&f[10]))
+	    field_u64(&f[8], &v.max_bytes) || field_double(&f[9], &v.m2_bytes2) ||
+	    span_len(&f[10]) == 0 || span_len(&f[10]) >= CUDA_NAME_MAX || !field_clean(&f[10]))
 		return -EPROTO;
 	/* what one process's records can add up to */
 	if (v.min_ns > v.max_ns || v.max_ns > v.total_ns || v.min_bytes > v.max_bytes ||
 	    v.max_bytes > v.bytes)
 		return -EPROTO;
-	name = malloc(f[10].len + 1);
+	name = malloc(span_len(&f[10]) + 1);
 	if (!name)
 		return -ENOMEM;
-	memcpy(name, f[10].s, f[10].len);
-	name[f[10].len] = '\0';
+	span_copy(name, span_len(&f[10]) + 1, &f[10]);
 	st = cuda_proc_add(into, kind, name);
 	free(name);
 	if (!st)
@@ -357,14 +332,14 @@ static int parse_stat(const char *s, const char *end, struct cuda_proc *into)
 static int parse_snap(const char *s, const char *end, const char *rest, const char *stop,
 		      struct cuda_proc *p)
 {
-	struct field f[MAX_FIELDS];
+	struct scan f[MAX_FIELDS];
 	struct cuda_proc fresh;
 	uint64_t seq, final;
 	uint32_t contexts;
 	uint64_t dropped;
 	int ret = 0;
 
-	if (split(s, end, f, 5) != 5 || !field_is(&f[0], "snap") || field_u64(&f[1], &seq) ||
+	if (split(s, end, f, 5) != 5 || !span_eq(&f[0], "snap") || field_u64(&f[1], &seq) ||
 	    field_u64(&f[2], &final) || final > 1 || field_u32(&f[3], &contexts) ||
 	    field_u64(&f[4], &dropped))
 		return -EPROTO;
@@ -419,7 +394,7 @@ int cuda_proto_parse(const char *payload, size_t len, struct cuda_proc *p)
 
 int cuda_proto_parse_command(const char *payload, size_t len, bool *on, int64_t *interval_ms)
 {
-	struct field f[MAX_FIELDS];
+	struct scan f[MAX_FIELDS];
 	enum cuda_msg_type type;
 	const char *end, *rest;
 	uint64_t ms;
