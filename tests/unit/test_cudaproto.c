@@ -243,33 +243,40 @@ static void test_long_name_cut(void **state)
 	free(name);
 }
 
+/* Count, total and extremes of n durations, computed directly. */
+static struct cuda_stat stat_of(const uint64_t *v, size_t n)
+{
+	struct cuda_stat s = {.count = n, .min_ns = v[0], .max_ns = v[0]};
+
+	for (size_t i = 0; i < n; i++) {
+		s.total_ns += v[i];
+		s.min_ns = v[i] < s.min_ns ? v[i] : s.min_ns;
+		s.max_ns = v[i] > s.max_ns ? v[i] : s.max_ns;
+	}
+	return s;
+}
+
+/* Their squared deviations from mean, summed. */
+static double m2_about(const uint64_t *v, size_t n, double mean)
+{
+	double m2 = 0;
+
+	for (size_t i = 0; i < n; i++)
+		m2 += (v[i] - mean) * (v[i] - mean);
+	return m2;
+}
+
 /* Merged stats equal those computed directly from all the values. */
 static void test_merge_exact(void **state)
 {
 	static const uint64_t a[] = {100, 250, 175, 90};
 	static const uint64_t b[] = {1000, 10, 333};
-	struct cuda_stat sa = {0}, sb_ = {0}, all = {0};
+	struct cuda_stat sa = stat_of(a, 4), sb_ = stat_of(b, 3), all = {0};
 	double mean, m2;
 
 	(void)state;
-	for (size_t i = 0; i < 4; i++) {
-		sa.count++;
-		sa.total_ns += a[i];
-	}
-	mean = (double)sa.total_ns / (double)sa.count;
-	for (size_t i = 0; i < 4; i++)
-		sa.m2_ns2 += (a[i] - mean) * (a[i] - mean);
-	sa.min_ns = 90;
-	sa.max_ns = 250;
-	for (size_t i = 0; i < 3; i++) {
-		sb_.count++;
-		sb_.total_ns += b[i];
-	}
-	mean = (double)sb_.total_ns / (double)sb_.count;
-	for (size_t i = 0; i < 3; i++)
-		sb_.m2_ns2 += (b[i] - mean) * (b[i] - mean);
-	sb_.min_ns = 10;
-	sb_.max_ns = 1000;
+	sa.m2_ns2 = m2_about(a, 4, (double)sa.total_ns / 4);
+	sb_.m2_ns2 = m2_about(b, 3, (double)sb_.total_ns / 3);
 	cuda_stat_merge(&all, &sa);
 	cuda_stat_merge(&all, &sb_);
 	assert_int_equal(all.count, 7);
@@ -277,11 +284,7 @@ static void test_merge_exact(void **state)
 	assert_int_equal(all.min_ns, 10);
 	assert_int_equal(all.max_ns, 1000);
 	mean = 1958.0 / 7;
-	m2 = 0;
-	for (size_t i = 0; i < 4; i++)
-		m2 += (a[i] - mean) * (a[i] - mean);
-	for (size_t i = 0; i < 3; i++)
-		m2 += (b[i] - mean) * (b[i] - mean);
+	m2 = m2_about(a, 4, mean) + m2_about(b, 3, mean);
 	assert_true(fabs(all.m2_ns2 - m2) < 1e-6);
 	assert_true(fabs(cuda_stat_stddev_ns(&all) - sqrt(m2 / 6)) < 1e-9);
 	sa.count = 1;
