@@ -12,11 +12,7 @@ CUPTI, a program that never initialises CUDA, and a garbage-speaking peer.
 import json
 import math
 import os
-import signal
-import socket
-import struct
 import subprocess
-import time
 
 from harness import run, helper, jobscope, run_tests, check, eq, wait_for, JOBSCOPE
 from agent_harness import sql
@@ -367,24 +363,31 @@ def test_dropped_records(wd):
     eq(p[pids[0]][3], 5, "records CUPTI dropped")
 
 
-def frame(text):
-    data = text.encode()
-    return struct.pack("<I", len(data)) + data
+PEER = """import os, socket, struct, sys, time
+def frame(t):
+    b = t.encode(); return struct.pack('<I', len(b)) + b
+def connect():
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(os.environ['JOBSCOPE_CUDA_SOCKET'])
+    return s
+"""
+
+
+def peer_script(wd, name, body):
+    """A Python peer of the run's socket (frame() and connect() given), run inside CMD."""
+    path = wd.join(name)
+    with open(path, "w") as f:
+        f.write(PEER + body)
+    return path
 
 
 def test_garbage_peer(wd):
     """A peer that breaks the protocol is cut off; the real process's tables are exact."""
     db = wd.join("s.db")
-    script = wd.join("garbage.py")
-    with open(script, "w") as f:
-        f.write("""import os, socket, struct, sys
-def frame(t):
-    b = t.encode(); return struct.pack('<I', len(b)) + b
-for payload in [b'\\xff\\xff\\xff\\xff', frame('snap\\t1\\t0\\t0\\t0\\n'),
+    script = peer_script(wd, "garbage.py", """for payload in [b'\\xff\\xff\\xff\\xff', frame('snap\\t1\\t0\\t0\\t0\\n'),
                 frame('hello\\t1\\t1\\tok\\t0\\t\\n') + frame('snap\\tx\\n'),
                 frame('hello\\t1\\t1\\tok\\t0\\t\\n') + b'\\x10\\x00\\x00\\x00half']:
-    s = socket.socket(socket.AF_UNIX)
-    s.connect(os.environ['JOBSCOPE_CUDA_SOCKET'])
+    s = connect()
     s.sendall(payload)
     s.close()
 """)
@@ -400,15 +403,9 @@ for payload in [b'\\xff\\xff\\xff\\xff', frame('snap\\t1\\t0\\t0\\t0\\n'),
 def test_memory_bound(wd):
     """Peers that send frames and never finish them hold at most 64 MiB: the rest are cut off."""
     db = wd.join("s.db")
-    script = wd.join("flood.py")
-    with open(script, "w") as f:
-        f.write("""import os, socket, struct, time
-def frame(t):
-    b = t.encode(); return struct.pack('<I', len(b)) + b
-socks = []
+    script = peer_script(wd, "flood.py", """socks = []
 for i in range(6):  # 6 x 15 MiB of frames of 16 MiB that never end
-    s = socket.socket(socket.AF_UNIX)
-    s.connect(os.environ['JOBSCOPE_CUDA_SOCKET'])
+    s = connect()
     s.sendall(frame('hello\\t1\\t%d\\tok\\t0\\t\\n' % os.getpid()))
     s.sendall(struct.pack('<I', 16 << 20))
     try:
