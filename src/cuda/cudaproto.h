@@ -16,6 +16,8 @@
  *   "on\t<interval_ms>\n" (record and send a snapshot every interval) or "off\n".
  *
  * A snapshot is cumulative: it replaces the process's previous one whole.
+ * It may give a kind and name twice (two API callback ids of one name):
+ * the store merges them.
  * Names never hold a tab or a newline (the encoder turns them into blanks).
  *
  * Parsers do no I/O and take untrusted input: every field is checked, and

@@ -329,24 +329,16 @@ static const char *kernel_name(struct kernel *k)
 	return k->name ? k->name : k->mangled;
 }
 
+/*
+ * One stat at the end of p.  Two callback ids may share a name once their
+ * version tags are gone: both go out, and the store merges a kind and name
+ * given twice (store_put_cuda_proc), as it must for any sender.
+ */
 static int put_stat(struct cuda_proc *p, enum cuda_stat_kind kind, const char *name,
 		    const struct agg *time, const struct agg *size)
 {
 	struct cuda_stat *s;
 
-	/* two callback ids may share a name once their version tags are gone */
-	for (size_t i = 0; i < p->nstats; i++)
-		if (p->stats[i].kind == kind && strcmp(p->stats[i].name, name) == 0) {
-			struct cuda_stat add = {.kind = kind,
-						.count = time->count,
-						.total_ns = time->total,
-						.min_ns = time->min,
-						.max_ns = time->max,
-						.m2_ns2 = agg_m2(time)};
-
-			cuda_stat_merge(&p->stats[i], &add);
-			return 0;
-		}
 	s = cuda_proc_add(p, kind, name);
 	if (!s)
 		return -ENOMEM;
