@@ -352,13 +352,6 @@ static void store_tick(struct run_state *r, int64_t ts_ms, bool host_ok)
  */
 /* ---- --cuda ---- */
 
-static const char *basename_of(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash ? slash + 1 : path;
-}
-
 /* libjobscope-cuda.so: $JOBSCOPE_CUDA_HOOK, next to this binary, or where it is installed. */
 static int find_cuda_hook(char *out, size_t size, char *tried, size_t tsize)
 {
@@ -427,7 +420,7 @@ static void setup_cuda(struct run_state *r)
 	if (!r->opt->cuda)
 		return;
 	/* our own hook, set for every task by a site (docs/cuda.md): the run takes it over */
-	if (other && *other && strcmp(basename_of(other), "libjobscope-cuda.so") != 0) {
+	if (other && *other && strcmp(basename(other), "libjobscope-cuda.so") != 0) {
 		cuda_note(r, CUDA_PROC_BUSY,
 			  "CUDA_INJECTION64_PATH is already set (%.150s): another profiler (nsys?) "
 			  "injects into CUDA, so --cuda backs off",
@@ -1007,12 +1000,13 @@ static void loop(struct run_state *r)
 	bool told_waiting = false;
 
 	while (!run_over(r)) {
-		struct pollfd fds[RUN_POLL_FDS] = {
-		    {.fd = r->sigfd, .events = POLLIN},
-		    {.fd = r->tickfd, .events = POLLIN},
-		    {.fd = r->timeoutfd, .events = POLLIN},
-		};
-		size_t nfds = 3 + cuda_collector_fds(&r->cuda, fds + 3, RUN_POLL_FDS - 3);
+		struct pollfd fds[RUN_POLL_FDS]; /* set as far as used: no 8 KiB to clear each wake */
+		size_t nfds;
+
+		fds[0] = (struct pollfd){.fd = r->sigfd, .events = POLLIN};
+		fds[1] = (struct pollfd){.fd = r->tickfd, .events = POLLIN};
+		fds[2] = (struct pollfd){.fd = r->timeoutfd, .events = POLLIN};
+		nfds = 3 + cuda_collector_fds(&r->cuda, fds + 3, RUN_POLL_FDS - 3);
 
 		if (poll(fds, nfds, -1) < 0) {
 			if (errno == EINTR)

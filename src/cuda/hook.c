@@ -488,14 +488,11 @@ struct loaded_search {
 static int find_loaded(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct loaded_search *s = arg;
-	const char *base;
 
 	(void)size;
 	if (!info->dlpi_name || !*info->dlpi_name)
 		return 0;
-	base = strrchr(info->dlpi_name, '/');
-	base = base ? base + 1 : info->dlpi_name;
-	if (strncmp(base, s->prefix, strlen(s->prefix)) != 0)
+	if (strncmp(basename(info->dlpi_name), s->prefix, strlen(s->prefix)) != 0)
 		return 0;
 	snprintf(s->path, sizeof(s->path), "%s", info->dlpi_name);
 	return 1;
