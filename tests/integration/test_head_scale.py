@@ -46,13 +46,16 @@ def raise_nofile(n):
         resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
-def open_conns(port, n, first_ip, per_ip, payload):
-    """n non-blocking connections, per_ip from each of 127.0.0.first_ip..,
-    each sent payload.  Returns (sockets, refused)."""
+def open_conns(port, n, first_ip, per_ip, payload, sources=None):
+    """n non-blocking connections, per_ip from each of 127.0.0.first_ip..
+    (or one from each address in sources), each sent payload.  Returns
+    (sockets, refused)."""
+    if sources is None:
+        sources = ["127.0.0.%d" % (first_ip + i // per_ip) for i in range(n)]
     socks, refused = [], 0
-    for i in range(n):
+    for src in sources:
         s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        s.bind(("127.0.0.%d" % (first_ip + i // per_ip), 0))
+        s.bind((src, 0))
         s.setblocking(False)
         try:
             s.connect(("127.0.0.1", port))
@@ -82,9 +85,12 @@ def open_conns(port, n, first_ip, per_ip, payload):
     return socks, refused
 
 
-def request_all(socks, payload, timeout=30):
+def request_all(socks, payload, timeout=30, other=None):
     """Sends payload on every socket (none if empty) and reads one whole
-    answer from each.  Returns (answered 200, closed without an answer)."""
+    answer from each.  Returns (answered 200, closed without an answer or
+    answered otherwise); those are closed here too, and other, a dict,
+    counts them by status line, "closed" or "reset (ERRNO)", so that a
+    failure says which they were."""
     sel = selectors.DefaultSelector()
     bufs = {}
     for s in socks:
@@ -102,11 +108,10 @@ def request_all(socks, payload, timeout=30):
             s = key.fileobj
             try:
                 data = s.recv(65536)
-            except OSError:
-                data = b""
-            if not data:
-                closed += 1
-            else:
+                why = "closed"
+            except OSError as e:
+                data, why = b"", "reset (%s)" % errno.errorcode.get(e.errno, e.errno)
+            if data:
                 bufs[s] += data
                 head, sep, body = bufs[s].partition(b"\r\n\r\n")
                 if not sep:
@@ -114,12 +119,17 @@ def request_all(socks, payload, timeout=30):
                 m = re.search(rb"Content-Length: (\d+)", head, re.I)
                 if m and len(body) < int(m.group(1)):
                     continue
-                if head.startswith(b"HTTP/1.1 200"):
-                    ok += 1
-                else:
-                    closed += 1
+                why = (None if head.startswith(b"HTTP/1.1 200")
+                       else head.split(b"\r\n", 1)[0].decode(errors="replace"))
             sel.unregister(s)
             del bufs[s]
+            if why is None:
+                ok += 1
+                continue
+            closed += 1
+            if other is not None:
+                other[why] = other.get(why, 0) + 1
+            s.close()
     sel.close()
     return ok, closed
 
@@ -190,15 +200,41 @@ def test_10000_keepalive_connections_held(wd):
         # connection whose request waits unread past the header timeout (10 s)
         # is closed, and 10,000 at once on a loaded 2-core machine under ASan
         # can take that long; the earlier ones wait as idle keep-alives (120 s)
-        refused = ok = closed = 0
+        #
+        # A thousand normally take 0.2 s.  When the machine stalls the head
+        # past the header timeout (a CI run once took 10 s over one thousand),
+        # the header timeout closes the requests it had not yet read: that is
+        # the timeout's job, so those connections are opened again, from the
+        # same address, and the stall is printed.  A connection closed in a
+        # thousand answered within the timeout is a failure.
+        refused = ok = 0
+        times = []
         for k in range(10):
-            chunk, r = open_conns(head.port, 1000, 2 + 2 * k, 500, GET)
-            refused += r
-            o, c = request_all(chunk, b"")
-            ok, closed = ok + o, closed + c
-            socks += chunk
+            sources, tries = None, 0
+            while sources is None or sources:
+                t = time.monotonic()
+                chunk, r = open_conns(head.port, 1000, 2 + 2 * k, 500, GET, sources)
+                refused += r
+                # a closed one is opened again from its own address: from
+                # another, it would count against that one's cap (PER_IP)
+                source = {s: s.getsockname()[0] for s in chunk}
+                other = {}
+                o, c = request_all(chunk, b"", other=other)
+                took = time.monotonic() - t
+                times.append(took)
+                ok += o
+                socks += [s for s in chunk if s.fileno() >= 0]
+                sources = [source[s] for s in chunk if s.fileno() < 0]
+                tries += 1
+                if c and (took < HEADER_TIMEOUT_S or tries == 3):
+                    eq((o, c), (len(chunk), 0), "answers to %d connections in %.1f s "
+                       "(200, closed: %r)" % (len(chunk), took, other))
+                if c:
+                    print("a stall: %d of %d connections closed after %.1f s (%r); "
+                          "opened again" % (c, len(chunk), took, other))
+        print("each thousand answered in %s s" % ", ".join("%.1f" % t for t in times))
         eq(refused, 0, "connections refused")
-        eq((ok, closed), (10000, 0), "first answers (200, closed)")
+        eq(ok, 10000, "first answers (200)")
         rss = pid_status(head.proc.pid, "VmRSS")
         print("head RSS: %d KiB idle, %d KiB with 10,000 connections (%.1f KiB each)"
               % (rss0, rss, (rss - rss0) / 10000.0))
@@ -206,8 +242,10 @@ def test_10000_keepalive_connections_held(wd):
         check(ms < 1000, "/status took %.0f ms beside 10,000 connections" % ms)
         # idle past the header timeout: a keep-alive connection is not cut by it
         time.sleep(HEADER_TIMEOUT_S + 2)
-        ok, closed = request_all(socks, GET)
-        eq((ok, closed), (10000, 0), "second answers after %d s idle" % (HEADER_TIMEOUT_S + 2))
+        other = {}
+        ok, closed = request_all(socks, GET, other=other)
+        eq((ok, closed), (10000, 0), "second answers after %d s idle (closed: %r)"
+           % (HEADER_TIMEOUT_S + 2, other))
         print("/status %.0f ms beside 10,000 keep-alive connections" % ms)
     finally:
         close_all(socks)
