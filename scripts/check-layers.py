@@ -11,7 +11,8 @@ import os
 import re
 import sys
 
-LAYERS = ["common", "cuda", "sample", "attrib", "store", "analysis", "report", "net", "agent", "head", "cli"]
+LAYERS = ["common", "app", "cuda", "sample", "attrib", "store", "analysis", "report", "net", "web", "agent",
+          "head", "top", "cli"]
 MAX_LINES = 1500
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 SQL = re.compile(r'"\s*(SELECT|INSERT INTO|UPDATE \w+ SET|DELETE FROM|CREATE TABLE)\b')

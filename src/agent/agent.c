@@ -144,6 +144,9 @@ static int start_sender(struct agent *a)
 	so.who.mem_total_bytes = a->jobs.host_mem_bytes;
 	so.who.boot_ms = host_boot_ms(a->host);
 	so.who.interval_ms = a->opt->interval_ms;
+	progress_meter_init(&a->catchup, 2, a->opt->progress, "jobscope agent: catching up",
+			    "rows");
+	so.progress = progress_meter_hook(&a->catchup);
 	ret = sender_start(&so, &a->sender);
 	if (!ret)
 		log_info("agent: streaming to %s as agent %s", a->opt->head, a->agent_id);
@@ -227,11 +230,14 @@ static int loop(struct agent *a, int sigfd, int tickfd, struct interval_state *i
 
 	for (;;) {
 		/* the signals, the timer, and the CUDA hooks' socket and connections */
-		struct pollfd fds[2 + 1 + CUDA_COLLECT_MAX_PEERS] = {
+		struct pollfd fds[2 + 2 + 1 + CUDA_COLLECT_MAX_PEERS] = {
 		    {.fd = sigfd, .events = POLLIN},
 		    {.fd = tickfd, .events = POLLIN},
 		};
-		size_t nfds = 2 + cuda_collector_fds(&a->cuda, fds + 2, 1 + CUDA_COLLECT_MAX_PEERS);
+		size_t napp = agent_app_fds(a, fds + 2, 2);
+		size_t nfds = 2 + napp;
+
+		nfds += cuda_collector_fds(&a->cuda, fds + nfds, 1 + CUDA_COLLECT_MAX_PEERS);
 		struct signalfd_siginfo si;
 		uint64_t n;
 
@@ -240,8 +246,10 @@ static int loop(struct agent *a, int sigfd, int tickfd, struct interval_state *i
 				continue;
 			return log_err(-errno, "poll");
 		}
-		if (nfds > 2)
-			cuda_collector_handle(&a->cuda, fds + 2, nfds - 2);
+		if (napp)
+			agent_app_handle(a, fds + 2, napp);
+		if (nfds > 2 + napp)
+			cuda_collector_handle(&a->cuda, fds + 2 + napp, nfds - 2 - napp);
 		while (read(sigfd, &si, sizeof(si)) == sizeof(si)) {
 			if (si.ssi_signo == SIGHUP) {
 				if (log_open_file(a->opt->log_file) == 0)
@@ -269,6 +277,7 @@ static int loop(struct agent *a, int sigfd, int tickfd, struct interval_state *i
 static void release(struct agent *a)
 {
 	agent_cuda_release(a);
+	agent_app_release(a);
 	rw_stop(a->rw);
 	sender_stop(a->sender);
 	if (a->http)
@@ -303,6 +312,7 @@ int agent_main(const struct agent_opts *o, enum agent_failure *failure)
 	}
 	a->opt = o;
 	cuda_collector_init(&a->cuda);
+	app_collector_init(&a->app);
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
@@ -313,6 +323,8 @@ int agent_main(const struct agent_opts *o, enum agent_failure *failure)
 	ret = setup(a);
 	if (!ret)
 		ret = agent_cuda_setup(a);
+	if (!ret)
+		ret = agent_app_setup(a);
 	if (ret) {
 		*failure = AGENT_FAIL_SETUP;
 		goto out_release;

@@ -26,8 +26,10 @@
 
 #include "attrib/jobs.h"
 #include "common/jsonw.h"
+#include "common/progress.h"
 #include "common/strbuf.h"
 #include "common/timeutil.h"
+#include "app/statsd.h"
 #include "cuda/collect.h"
 #include "net/http.h"
 #include "net/remote_write.h"
@@ -50,16 +52,20 @@ struct agent_opts {
 	const char *listen; /* NULL or "none": no HTTP */
 	const char *log_file;
 	struct store_retention retention;
-	int64_t exit_after_ms;	/* hidden, for tests and benchmarks: 0 = run until signalled */
-	const char *head;	/* --head URL: stream to a head */
-	const char *token_file; /* its bearer token */
-	const char *ca_file;	/* CA to trust for an https head */
-	int64_t pack_after_ms;	/* --pack-after: 0 = never */
-	int64_t ckpt_lag_ms;	/* --report-checkpoint: a running job's checkpoint lag */
-	unsigned compat;	/* --compat: enum agent_compat bits */
-	struct rw_opts rw;	/* --remote-write targets and their options */
-	const char *cuda_socket; /* --cuda-socket: the CUDA hook's receiver, or NULL */
-	bool cuda_always;	 /* --cuda-always: record without a session */
+	int64_t exit_after_ms;	   /* hidden, for tests and benchmarks: 0 = run until signalled */
+	const char *head;	   /* --head URL: stream to a head */
+	const char *token_file;	   /* its bearer token */
+	const char *ca_file;	   /* CA to trust for an https head */
+	int64_t pack_after_ms;	   /* --pack-after: 0 = never */
+	int64_t ckpt_lag_ms;	   /* --report-checkpoint: a running job's checkpoint lag */
+	unsigned compat;	   /* --compat: enum agent_compat bits */
+	struct rw_opts rw;	   /* --remote-write targets and their options */
+	const char *cuda_socket;   /* --cuda-socket: the CUDA hook's receiver, or NULL */
+	bool cuda_always;	   /* --cuda-always: record without a session */
+	const char *statsd_socket; /* --statsd-socket: app metrics over Unix datagrams, or NULL */
+	char statsd_udp_addr[64];  /* --statsd-udp ADDR:PORT ("" and 0: none) */
+	uint16_t statsd_udp_port;
+	bool progress; /* a catch-up's progress on stderr (run on a terminal, no --log-file) */
 };
 
 /* --compat: other exporters' series on /metrics too (compat.c, docs/compat.md). */
@@ -146,7 +152,7 @@ struct agent {
 	int64_t retention_next_ms;
 	int64_t retention_deleted;
 	struct store_packer packer; /* --pack-after */
-	int64_t ckpt_next_ms; /* report checkpoints: when to look next */
+	int64_t ckpt_next_ms;	    /* report checkpoints: when to look next */
 	int64_t ckpts_made;
 	/*
 	 * Rows the size cap deleted before the head held them (with a head
@@ -166,11 +172,32 @@ struct agent {
 	 */
 	struct cuda_collector cuda;
 	bool cuda_on;
-	int cuda_err;	     /* the last store failure said */
+	int cuda_err; /* the last store failure said */
 	bool cuda_warned_nojob;
 
-	struct sender *sender; /* the stream to a head, or NULL */
-	struct rw *rw;	       /* remote write (--remote-write), or NULL */
+	/*
+	 * --statsd-socket, --statsd-udp: app metrics and markers, one
+	 * aggregator per sender (a pid, or a UDP line's job tag), stored per
+	 * job after each tick; each job's totals for /metrics (app.c).
+	 */
+	struct app_collector app;
+	struct agent_app_src *app_src;
+	size_t app_nsrc, app_alloc;
+	uint32_t *app_src_slot;		      /* the senders' index (app.c) */
+	struct agent_app_series **app_by_job; /* the live series by job, for the JSON (app.c) */
+	size_t app_by_job_n, app_by_job_alloc;
+	struct agent_app_series **app_series; /* open-addressed by job and metric */
+	size_t app_nseries, app_series_cap;
+	uint64_t app_lines, app_bad, app_dropped, app_untagged; /* lines: all, not valid, over a
+								   cap, UDP without a job tag */
+	uint64_t app_unattributed, app_lost; /* points and markers: no job, not stored */
+	bool app_warned_nojob;
+	int app_err;
+	int64_t app_now_ms;
+
+	struct sender *sender;	       /* the stream to a head, or NULL */
+	struct progress_meter catchup; /* its catch-ups, on a terminal (opt->progress) */
+	struct rw *rw;		       /* remote write (--remote-write), or NULL */
 	char agent_id[64];
 
 	/* the HTTP side */
@@ -185,6 +212,29 @@ struct agent {
 void agent_tick(struct agent *a);
 /* ... and on exit, every open rollup bucket written (in the caller's transaction). */
 void agent_rollups_flush_all(struct agent *a);
+
+/*
+ * The store row of the job a pid is attributed to: 0 and *job_id;
+ * -EAGAIN (not known yet: next tick), -ENOENT (none).  With *je when not NULL.
+ */
+int agent_job_of_pid(struct agent *a, int32_t pid, int64_t *job_id, struct job_entry **je);
+
+/* app.c: the StatsD receiver (--statsd-socket, --statsd-udp). */
+int agent_app_setup(struct agent *a);
+size_t agent_app_fds(const struct agent *a, struct pollfd *fds, size_t max);
+void agent_app_handle(struct agent *a, const struct pollfd *fds, size_t n);
+/* After a tick: each sender's points and markers stored under its job. */
+void agent_app_tick(struct agent *a, int64_t ts_ms);
+/* The app series on /metrics: each live job's totals. */
+void agent_render_app(const struct agent *a, struct strbuf *o, struct strbuf *lab);
+/*
+ * A running job's app metrics in its JSON: "app", an array of its live
+ * series' totals since first seen (null without a StatsD receiver), from
+ * the list agent_app_json_begin sorts once a render.
+ */
+void agent_app_json_begin(struct agent *a);
+void agent_app_json(struct jsonw *w, const struct agent *a, int64_t job_id);
+void agent_app_release(struct agent *a);
 
 /* cuda.c: the CUDA hooks' receiver (--cuda-socket). */
 int agent_cuda_setup(struct agent *a);

@@ -14,7 +14,6 @@
  * or that belongs to no job, is not stored (a log line, once).
  */
 #include <errno.h>
-#include <signal.h>
 #include <string.h>
 
 #include "agent/agent.h"
@@ -52,34 +51,11 @@ int agent_cuda_setup(struct agent *a)
 	return 0;
 }
 
-/* The job row a pid's snapshot goes to: 0 and *job_id, -EAGAIN (later), -ENOENT (none). */
-static int job_of_pid(struct agent *a, int32_t pid, int64_t *job_id)
-{
-	struct ptree_proc *p = ptree_find(&a->pt, pid);
-	struct job_entry *j;
-
-	if (!p)
-		p = ptree_find_recent(&a->pt, pid);
-	if (!p) {
-		/* started since the scan: the next tick knows it */
-		if (kill(pid, 0) == 0 || errno == EPERM)
-			return -EAGAIN;
-		return -ENOENT;
-	}
-	j = jobs_of(&a->jobs, p);
-	if (!j)
-		return -ENOENT;
-	if (!j->rec.id)
-		return -EAGAIN; /* its job's row comes with a tick */
-	*job_id = j->rec.id;
-	return 0;
-}
-
 static int store_snapshot(void *arg, const struct cuda_proc *cp)
 {
 	struct agent *a = arg;
 	int64_t job_id = 0;
-	int ret = job_of_pid(a, cp->pid, &job_id);
+	int ret = agent_job_of_pid(a, cp->pid, &job_id, NULL);
 
 	if (ret == -EAGAIN)
 		return ret;

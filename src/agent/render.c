@@ -389,6 +389,35 @@ static void render_self_metrics(const struct agent *a, struct strbuf *o)
 
 /* ---- JSON ---- */
 
+/*
+ * The job's processes alive at this tick, for `jobscope top`'s tree: CPU
+ * as a cumulative count (a reader takes its rate between two ticks,
+ * "sampled_ms" says when this one was).
+ */
+static void json_job_procs(struct jsonw *w, const struct agent *a, const struct job_entry *j)
+{
+	int32_t tag = (int32_t)(j - a->jobs.job) + 1;
+
+	jsonw_kv_int(w, "sampled_ms", a->host_ts);
+	jsonw_key(w, "processes");
+	jsonw_arr_begin(w);
+	for (size_t k = 0; k < a->pt.nprocs; k++) {
+		const struct ptree_proc *p = &a->pt.procs[k];
+
+		if (p->tag != tag || !p->alive)
+			continue;
+		jsonw_obj_begin(w);
+		jsonw_kv_int(w, "pid", p->info.pid);
+		jsonw_kv_int(w, "ppid", p->info.ppid);
+		jsonw_kv_int(w, "uid", p->info.uid);
+		jsonw_kv_str(w, "comm", p->info.comm);
+		jsonw_kv_int(w, "cpu_ms", (int64_t)(p->cur.user_ms + p->cur.system_ms));
+		jsonw_kv_int_opt(w, "rss_bytes", p->cur.valid & PS_RSS, (int64_t)p->cur.rss_bytes);
+		jsonw_obj_end(w);
+	}
+	jsonw_arr_end(w);
+}
+
 static void json_job(struct jsonw *w, const struct agent *a, const struct job_entry *j)
 {
 	const struct job_record *r = &j->rec;
@@ -454,6 +483,8 @@ static void json_job(struct jsonw *w, const struct agent *a, const struct job_en
 		jsonw_obj_end(w);
 	}
 	jsonw_arr_end(w);
+	json_job_procs(w, a, j);
+	agent_app_json(w, a, r->id);
 	jsonw_kv_null(w, "totals"); /* a summary's, once it ended */
 	jsonw_obj_end(w);
 }
@@ -706,6 +737,7 @@ int agent_render(struct agent *a, struct agent_view *v)
 	render_gpu_metrics(a, &v->metrics, &lab);
 	render_job_metrics(a, &v->metrics, &lab);
 	agent_render_compat(a, &v->metrics, &lab);
+	agent_render_app(a, &v->metrics, &lab);
 	render_self_metrics(a, &v->metrics);
 	strbuf_release(&lab);
 	json_node(a, &v->node);
@@ -714,6 +746,7 @@ int agent_render(struct agent *a, struct agent_view *v)
 	v->job = calloc(a->jobs.njobs + 1, sizeof(*v->job));
 	if (!v->job)
 		return -ENOMEM;
+	agent_app_json_begin(a);
 	for (size_t k = 0; k < a->jobs.njobs; k++) {
 		const struct job_entry *j = &a->jobs.job[k];
 		struct agent_view_job *vj;

@@ -20,6 +20,7 @@
 #include "common/prom.h"
 #include "net/api.h"
 #include "store/queries.h"
+#include "web/web.h"
 
 /* What a route's handler gets: the agent, and the view it holds the lock on. */
 struct agent_request {
@@ -107,6 +108,10 @@ static const struct http_route agent_routes[] = {
     {"GET", "/api/v1/jobs", false, HTTP_ACCESS_PUBLIC, route_jobs},
     {"GET", JOBS_PREFIX, true, HTTP_ACCESS_PUBLIC, route_job},
     {"GET", "/", false, HTTP_ACCESS_PUBLIC, route_index},
+    /* the dashboard (web/), read-only */
+    {"GET", WEB_EVENTS, false, HTTP_ACCESS_PUBLIC, web_agent_events},
+    {"GET", WEB_PREFIX, false, HTTP_ACCESS_PUBLIC, web_agent_page},
+    {"GET", WEB_PREFIX, true, HTTP_ACCESS_PUBLIC, web_agent_page},
     {NULL, NULL, false, HTTP_ACCESS_PUBLIC, NULL},
 };
 

@@ -306,7 +306,7 @@ static void store_summary(struct agent *a, struct job_entry *j)
 	ret = job_report_load(r, a->st, &j->rec);
 	if (ret == 0) {
 		summary_to_record(&r->sum, &rec);
-		if (report_json(&r->sum, &r->an, NULL, &json) == 0)
+		if (report_json(&r->sum, &r->an, NULL, &r->app, &json) == 0)
 			rec.report_json = strbuf_str(&json);
 		ret = store_put_job_summary(a->st, &rec);
 	}
@@ -611,6 +611,7 @@ void agent_tick(struct agent *a)
 	store_tick(a, ts);
 	/* after the tick's jobs: a snapshot goes under its pid's job's row */
 	agent_cuda_tick(a, a->jobs.interval_ms);
+	agent_app_tick(a, ts);
 	for (size_t k = 0; k < a->jobs.njobs; k++)
 		if (!a->jobs.job[k].live)
 			a->jobs.job[k].stored_end = true;

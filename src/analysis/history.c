@@ -23,7 +23,16 @@
 #define GIB	(1024.0 * 1024 * 1024)
 #define HOUR_MS 3600000LL
 
-static const char *const by_names[] = {"job", "user", "node", "hour", "weekday"};
+static const char *const by_names[] = {"job", "user", "node", "hour", "weekday", "framework"};
+/*
+ * A job's framework, for --by framework: the first of these its processes
+ * loaded (proc_libs), so a PyTorch job that also loads the CUDA runtime,
+ * NCCL and Python counts as "pytorch".
+ */
+static const char *const history_frameworks[] = {
+    "pytorch", "tensorflow", "jax", "onnxruntime", "openmpi", "mpich", "mpi", "cuda-runtime",
+    "python",
+};
 static const char *const weekdays[] = {"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"};
 
 const char *history_by_name(enum history_by by)
@@ -152,6 +161,16 @@ static struct history_row *row_job(struct history *h, const struct history_job *
 	return row_get(h, key);
 }
 
+/* The row of a job grouped by user, node or framework. */
+static const char *group_key(const struct history *h, const struct history_job *j)
+{
+	if (h->by == HISTORY_BY_USER)
+		return j->user[0] ? j->user : "?";
+	if (h->by == HISTORY_BY_FRAMEWORK)
+		return j->framework[0] ? j->framework : "none";
+	return j->node;
+}
+
 static int calendar_key(enum history_by by, int64_t ms, char *key, size_t size)
 {
 	time_t t = (time_t)(ms / 1000);
@@ -195,8 +214,7 @@ int history_add(struct history *h, const struct history_job *j)
 		if (h->by == HISTORY_BY_JOB)
 			r = row_job(h, j);
 		else
-			r = row_get(h, h->by == HISTORY_BY_USER ? (j->user[0] ? j->user : "?")
-								: j->node);
+			r = row_get(h, group_key(h, j));
 		if (!r)
 			return -ENOMEM;
 		row_add(r, j, (double)(to - from) / span, (double)(to - from) / HOUR_MS);
@@ -247,6 +265,7 @@ void history_sort(struct history *h)
 /* --- loading from a store --- */
 
 struct load {
+	const struct progress_hook *progress;
 	struct history_job *jobs;
 	size_t n, alloc;
 	int64_t *missing; /* rows without a summary */
@@ -284,6 +303,7 @@ static int load_row(const struct store_row *r, void *arg)
 		l->alloc = alloc;
 	}
 	j = &l->jobs[l->n++];
+	progress_step(l->progress, (int64_t)l->n, -1);
 	memset(j, 0, sizeof(*j));
 	j->row = col_ms(r, 0);
 	snprintf(j->key, sizeof(j->key), "%s:%s", r->text[1], r->text[2]);
@@ -346,24 +366,53 @@ static int fill_from_samples(struct store *st, struct history_job *j)
 	return ret;
 }
 
+static int fill_framework(struct store *st, struct history_job *j)
+{
+	struct store_proc_lib *libs;
+	size_t n;
+	int ret = store_get_job_libs(st, j->row, &libs, &n);
+
+	if (ret)
+		return ret;
+	snprintf(j->framework, sizeof(j->framework), "none");
+	for (size_t k = 0; k < sizeof(history_frameworks) / sizeof(history_frameworks[0]); k++) {
+		bool found = false;
+
+		for (size_t i = 0; i < n && !found; i++)
+			found = strcmp(libs[i].name, history_frameworks[k]) == 0;
+		if (found) {
+			snprintf(j->framework, sizeof(j->framework), "%s", history_frameworks[k]);
+			break;
+		}
+	}
+	free(libs);
+	return 0;
+}
+
 int history_load(struct history *h, struct store *st, const struct history_filter *f)
 {
 	struct load l = {0};
 	int ret;
 
+	l.progress = f->progress;
 	ret = store_history_rows(st, f->since_ms, f->until_ms, f->user, f->node, load_row, &l);
 	if (!ret)
 		ret = l.ret;
+	/* the long part on a big store: jobs whose summary must come from their samples */
 	for (size_t i = 0; i < l.nmissing && !ret; i++) {
+		progress_step(f->progress, (int64_t)i, (double)i / (double)l.nmissing);
 		ret = fill_from_samples(st, &l.jobs[l.missing[i]]);
 		if (ret == -EPROTO)
 			ret = 0; /* said so; counted with what its row gives */
 		h->jobs_without_summary++;
 	}
+	for (size_t i = 0; i < l.n && !ret && h->by == HISTORY_BY_FRAMEWORK; i++)
+		ret = fill_framework(st, &l.jobs[i]);
 	for (size_t i = 0; i < l.n && !ret; i++)
 		ret = history_add(h, &l.jobs[i]);
 	if (ret == -ENOMEM)
 		log_err(ret, "cannot build the history of '%s'", store_path(st));
+	progress_finish(f->progress);
 	history_sort(h);
 	free(l.jobs);
 	free(l.missing);

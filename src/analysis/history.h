@@ -21,11 +21,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/progress.h"
 #include "common/strbuf.h"
 #include "store/store.h"
 
 enum history_by { HISTORY_BY_JOB, HISTORY_BY_USER, HISTORY_BY_NODE, HISTORY_BY_HOUR,
-		  HISTORY_BY_WEEKDAY };
+		  HISTORY_BY_WEEKDAY, HISTORY_BY_FRAMEWORK };
 
 /* One job, as history needs it.  NAN: unknown. */
 struct history_job {
@@ -33,6 +34,8 @@ struct history_job {
 	char key[128];	/* scheduler:job_id */
 	char user[64];
 	char node[256];
+	/* by framework: the first of history_frameworks its processes loaded, else "none" */
+	char framework[64];
 	int64_t start_ms, end_ms; /* end: its last sample for a job still running */
 	double cores;		  /* reserved, else the cores it could use */
 	double cpu_s;		  /* CPU seconds over the whole job */
@@ -69,6 +72,8 @@ struct history_filter {
 	const char *user; /* NULL: any */
 	const char *node;
 	int64_t since_ms, until_ms;
+	/* told the jobs read, then how many of those without a summary are replayed; NULL: none */
+	const struct progress_hook *progress;
 };
 
 void history_init(struct history *h, enum history_by by, int64_t since_ms, int64_t until_ms);

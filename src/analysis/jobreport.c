@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "common/progress.h"
 #include "common/timeutil.h"
 #include "analysis/reportckpt.h"
 #include "store/tick.h"
@@ -21,6 +22,9 @@ void job_report_init(struct job_report *r, const struct job_record *job)
 	jobseries_init(&r->js, job->interval_ms);
 	memset(&r->an, 0, sizeof(r->an));
 	cuda_tables_init(&r->cuda);
+	app_summary_init(&r->app);
+	r->progress = NULL;
+	r->progress_rows = 0;
 }
 
 void job_report_release(struct job_report *r)
@@ -28,6 +32,7 @@ void job_report_release(struct job_report *r)
 	summary_release(&r->sum);
 	jobseries_release(&r->js);
 	cuda_tables_release(&r->cuda);
+	app_summary_release(&r->app);
 }
 
 /*
@@ -40,10 +45,23 @@ static bool sane_ms(int64_t ms)
 	return ms >= 0 && ms <= JOB_REPORT_MAX_MS;
 }
 
+/* A row replayed: the rows come in time order, so how far is its time into the window. */
+static void step(struct job_report *r, int64_t ts_ms)
+{
+	int64_t span_ms = r->progress_until_ms - r->progress_from_ms;
+
+	if (!r->progress)
+		return;
+	r->progress_rows++;
+	progress_step(r->progress, r->progress_rows,
+		      span_ms > 0 ? (double)(ts_ms - r->progress_from_ms) / (double)span_ms : -1);
+}
+
 static void replay_host(void *arg, int64_t ts_ms, const struct host_sample *h)
 {
 	struct job_report *r = arg;
 
+	step(r, ts_ms);
 	if (!sane_ms(ts_ms))
 		return;
 	summary_add_host(&r->sum, ts_ms, h);
@@ -54,6 +72,7 @@ static void replay_job(void *arg, int64_t ts_ms, const struct job_sample *j)
 {
 	struct job_report *r = arg;
 
+	step(r, ts_ms);
 	if (!sane_ms(ts_ms))
 		return;
 	summary_add_job(&r->sum, ts_ms, j);
@@ -65,6 +84,7 @@ static void replay_proc(void *arg, const struct proc_info *p, int64_t ts_ms,
 {
 	struct job_report *r = arg;
 
+	step(r, ts_ms);
 	if (sane_ms(ts_ms) && sane_ms(p->start_ms) && sane_ms(p->end_ms))
 		summary_add_proc(&r->sum, p, ts_ms, ps);
 }
@@ -86,6 +106,7 @@ static void replay_gpu(void *arg, const struct device_record *dev, int64_t ts_ms
 {
 	struct job_report *r = arg;
 
+	step(r, ts_ms);
 	if (!sane_ms(ts_ms))
 		return;
 	summary_add_gpu(&r->sum, dev, ts_ms, g);
@@ -235,6 +256,12 @@ int job_report_refresh(struct job_report *r, struct store *st, const struct job_
 
 int job_report_load(struct job_report *r, struct store *st, const struct job_record *job)
 {
+	return job_report_load_progress(r, st, job, NULL);
+}
+
+int job_report_load_progress(struct job_report *r, struct store *st, const struct job_record *job,
+			     const struct progress_hook *progress)
+{
 	struct store_replay_span span = {0};
 	struct report_ckpt_mark mark;
 	bool restored = false;
@@ -250,7 +277,12 @@ int job_report_load(struct job_report *r, struct store *st, const struct job_rec
 		span.from_ms = mark.ts_ms;
 		restored = true;
 	}
+	r->progress = progress;
+	r->progress_from_ms = restored && mark.ts_ms > job->start_ms ? mark.ts_ms : job->start_ms;
+	r->progress_until_ms = job->end_ms ? job->end_ms : time_now_ms();
 	ret = job_report_replay(r, st, job, &span);
+	progress_finish(progress);
+	r->progress = NULL;
 	if (ret == 0 && restored)
 		ret = job_report_refresh(r, st, job);
 	if (ret == 0) {
@@ -261,6 +293,11 @@ int job_report_load(struct job_report *r, struct store *st, const struct job_rec
 	    cuda_tables_load(&r->cuda, st, job->id, job->end_ms ? job->end_ms - job->start_ms : 0))
 		log_warn(0, "the CUDA tables of job %lld in '%s' could not be read: left out",
 			 (long long)job->id, store_path(st));
+	if (ret == 0 && app_summary_load(&r->app, st, &r->sum))
+		log_warn(0, "the app metrics of job %lld in '%s' could not be read: left out",
+			 (long long)job->id, store_path(st));
+	if (ret == 0 && summary_load_libs(&r->sum, st))
+		log_warn(0, "the libraries of job %lld could not be read: left out", (long long)job->id);
 	return ret;
 }
 

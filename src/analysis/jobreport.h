@@ -17,6 +17,7 @@
 #ifndef JOBSCOPE_JOBREPORT_H
 #define JOBSCOPE_JOBREPORT_H
 
+#include "analysis/appsummary.h"
 #include "analysis/cudatables.h"
 #include "analysis/verdicts.h"
 #include "analysis/jobseries.h"
@@ -26,16 +27,28 @@
 /* Times after this (ms since the epoch, about the year 3084) are a corrupt store's. */
 #define JOB_REPORT_MAX_MS ((int64_t)1 << 45)
 
+struct progress_hook;
+
 struct job_report {
 	struct summary sum;
 	struct jobseries js;
 	struct analysis an;
 	struct cuda_tables cuda; /* `jobscope run --cuda`'s tables (present: stored) */
+	struct app_summary app;	 /* the program's own metrics and markers (present: stored) */
+	/* job_report_load_progress's listener (NULL: none), the rows replayed, their window */
+	const struct progress_hook *progress;
+	int64_t progress_rows, progress_from_ms, progress_until_ms;
 };
 
 void job_report_init(struct job_report *r, const struct job_record *job);
 void job_report_release(struct job_report *r);
 int job_report_load(struct job_report *r, struct store *st, const struct job_record *job);
+/*
+ * job_report_load telling progress (common/progress.h) the rows replayed
+ * and how far into the job's time they are, and finishing it at the end.
+ */
+int job_report_load_progress(struct job_report *r, struct store *st, const struct job_record *job,
+			     const struct progress_hook *progress);
 void job_report_finish(struct job_report *r, const struct job_record *job);
 /*
  * The steps of a load from a checkpoint (analysis/reportckpt.h):

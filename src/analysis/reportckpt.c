@@ -94,6 +94,8 @@ static int encode_summary(struct strbuf *b, const struct summary *s)
 	copy.events = NULL;
 	copy.events_alloc = 0;
 	copy.gpus = NULL;
+	copy.libs = NULL; /* read from the store with the report (summary_load_libs) */
+	copy.nlibs = 0;
 	ret = put(b, &copy, sizeof(copy));
 	for (size_t i = 0; i < s->nprocs && !ret; i++) {
 		struct proc_summary p = s->procs[i];
@@ -362,6 +364,8 @@ static int decode_summary(struct rbuf *r, const struct ckpt_head *h, struct summ
 	s->events = NULL;
 	s->nevents = s->events_alloc = 0;
 	s->gpus = NULL;
+	s->libs = NULL;
+	s->nlibs = 0;
 	s->ngpus = 0;
 	if (!summary_ok(s))
 		return -EPROTO;

@@ -33,7 +33,16 @@ void summary_release(struct summary *s)
 	free(s->proc_index);
 	free(s->events);
 	free(s->gpus);
+	free(s->libs);
 	memset(s, 0, sizeof(*s));
+}
+
+int summary_load_libs(struct summary *s, struct store *st)
+{
+	free(s->libs);
+	s->libs = NULL;
+	s->nlibs = 0;
+	return store_get_job_libs(st, s->job.id, &s->libs, &s->nlibs);
 }
 
 static uint64_t cpu_of(const struct job_sample *j)

@@ -182,6 +182,10 @@ struct summary {
 	int ngpus;
 	struct gpu_summary *gpus; /* GPU_MAX_DEVICES, allocated with the first GPU */
 	bool gpu_procs_known;	  /* some device gave process lists */
+
+	/* frameworks and libraries its processes loaded (summary_load_libs; not checkpointed) */
+	struct store_proc_lib *libs;
+	size_t nlibs;
 };
 
 void summary_init(struct summary *s, const struct job_record *job);
@@ -230,6 +234,11 @@ void summary_refresh_device(struct summary *s, const struct device_record *dev);
 int summary_gpu_util_pct(const struct gpu_summary *g, double pct);
 /* Takes the final job record (end, exit status, counts). */
 void summary_finish(struct summary *s, const struct job_record *job);
+/*
+ * The job's frameworks and libraries as the store holds them (proc_libs,
+ * store_get_job_libs), replacing those s had: 0 or the store's -errno.
+ */
+int summary_load_libs(struct summary *s, struct store *st);
 
 /* Derived figures, with the rules the report documents. */
 double summary_cpu_seconds(const struct summary *s);

@@ -45,6 +45,10 @@ extern const struct cli_command cmd_export_def;
 extern const struct cli_command cmd_compact_def;
 extern const struct cli_command cmd_status_def;
 extern const struct cli_command cmd_clients_def;
+extern const struct cli_command cmd_mark_def;
+extern const struct cli_command cmd_metric_def;
+extern const struct cli_command cmd_trial_def;
+extern const struct cli_command cmd_top_def;
 
 struct store;
 

@@ -12,10 +12,11 @@
 #include "agent/agent.h"
 #include "analysis/reportckpt.h"
 #include "cli.h"
+#include "common/progress.h"
 #include "common/sysroot.h"
 
-#define AGENT_DEFAULT_DB	"/var/lib/jobscope/agent.db"
-#define AGENT_DEFAULT_LISTEN	"127.0.0.1:9464"
+#define AGENT_DEFAULT_DB     "/var/lib/jobscope/agent.db"
+#define AGENT_DEFAULT_LISTEN "127.0.0.1:9464"
 
 static const char agent_usage[] =
     "usage: jobscope agent [--interval DUR] [--db PATH] [--listen ADDR:PORT]\n"
@@ -65,7 +66,16 @@ static const char agent_usage[] =
     "                           tables while a head's session asks (session start\n"
     "                           --cuda) or always with --cuda-always (docs/cuda.md)\n"
     "      --cuda-always        record CUDA tables without a session\n"
-    CLI_RW_USAGE
+    "      --statsd-socket PATH\n"
+    "                           a Unix datagram socket (mode 0666) for StatsD and\n"
+    "                           DogStatsD lines (app metrics; events are markers):\n"
+    "                           each line is the job of its sender's pid, as the\n"
+    "                           kernel says it (SO_PASSCRED); jobs find it through\n"
+    "                           $JOBSCOPE_STATSD_SOCKET (docs/app-metrics.md)\n"
+    "      --statsd-udp ADDR:PORT  also StatsD over UDP (e.g. 127.0.0.1:8125): a\n"
+    "                           line is the job its `job` tag names (#job:ID or\n"
+    "                           #job:SCHEDULER:ID); a line without one is counted\n"
+    "                           and dropped\n" CLI_RW_USAGE
     "  -h, --help               show this help\n"
     "\n"
     "Endpoints: GET /metrics (Prometheus text 0.0.4), /api/v1/node, /api/v1/gpus,\n"
@@ -87,11 +97,28 @@ static int parse_size(const char *s, uint64_t *out)
 	if (end == s || errno || v < 0)
 		return -EINVAL;
 	switch (*end) {
-	case 'k': case 'K': v *= 1024.0; end++; break;
-	case 'm': case 'M': v *= 1048576.0; end++; break;
-	case 'g': case 'G': v *= 1073741824.0; end++; break;
-	case 't': case 'T': v *= 1099511627776.0; end++; break;
-	default: break;
+	case 'k':
+	case 'K':
+		v *= 1024.0;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		v *= 1048576.0;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		v *= 1073741824.0;
+		end++;
+		break;
+	case 't':
+	case 'T':
+		v *= 1099511627776.0;
+		end++;
+		break;
+	default:
+		break;
 	}
 	if (*end == 'i' || *end == 'B')
 		end++;
@@ -121,9 +148,10 @@ static const struct option agent_longopts[] = {
     {"compat", required_argument, NULL, 'C'},
     {"cuda-socket", required_argument, NULL, 'Q'},
     {"cuda-always", no_argument, NULL, 'W'},
-    CLI_RW_LONGOPTS
-    {"exit-after", required_argument, NULL, 'E'}, /* hidden: tests, benchmarks */
-    {"sysroot", required_argument, NULL, 'S'},	  /* hidden: tests */
+    {"statsd-socket", required_argument, NULL, 'D'},
+    {"statsd-udp", required_argument, NULL, 'B'},
+    CLI_RW_LONGOPTS{"exit-after", required_argument, NULL, 'E'}, /* hidden: tests, benchmarks */
+    {"sysroot", required_argument, NULL, 'S'},			 /* hidden: tests */
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -135,7 +163,8 @@ static int apply_opt(struct agent_opts *o, int c, const char *arg, char **argv)
 	switch (c) {
 	case 'i':
 		if (parse_duration_ms(arg, &o->interval_ms))
-			return cli_usage_error("agent", "bad --interval '%s' (e.g. 1s, 500ms)", arg);
+			return cli_usage_error("agent", "bad --interval '%s' (e.g. 1s, 500ms)",
+					       arg);
 		if (o->interval_ms < AGENT_MIN_INTERVAL_MS)
 			return cli_usage_error("agent", "--interval %s is below the minimum, %dms",
 					       arg, AGENT_MIN_INTERVAL_MS);
@@ -151,8 +180,8 @@ static int apply_opt(struct agent_opts *o, int c, const char *arg, char **argv)
 
 		o->listen = strcmp(arg, "none") == 0 ? NULL : arg;
 		if (o->listen && http_parse_listen(o->listen, &sa, &salen))
-			return cli_usage_error("agent", "bad --listen '%s' (ADDR:PORT, e.g. %s)", arg,
-					       AGENT_DEFAULT_LISTEN);
+			return cli_usage_error("agent", "bad --listen '%s' (ADDR:PORT, e.g. %s)",
+					       arg, AGENT_DEFAULT_LISTEN);
 		return 0;
 	}
 	case 'L':
@@ -160,14 +189,17 @@ static int apply_opt(struct agent_opts *o, int c, const char *arg, char **argv)
 		return 0;
 	case 'C':
 		if (agent_compat_parse(arg, &o->compat))
-			return cli_usage_error("agent", "bad --compat '%s' (jobstats, dcgm or both: "
-					       "jobstats,dcgm)", arg);
+			return cli_usage_error("agent",
+					       "bad --compat '%s' (jobstats, dcgm or both: "
+					       "jobstats,dcgm)",
+					       arg);
 		return 0;
 	case 'R':
 	case 'M':
 	case 'H':
 		if (parse_duration_ms(arg, &ms))
-			return cli_usage_error("agent", "bad retention '%s' (e.g. 7d, 90d, 2y)", arg);
+			return cli_usage_error("agent", "bad retention '%s' (e.g. 7d, 90d, 2y)",
+					       arg);
 		if (c == 'R')
 			o->retention.raw_ms = ms;
 		else if (c == 'M')
@@ -207,6 +239,27 @@ static int apply_opt(struct agent_opts *o, int c, const char *arg, char **argv)
 	case 'W':
 		o->cuda_always = true;
 		return 0;
+	case 'D':
+		if (!arg[0])
+			return cli_usage_error("agent", "--statsd-socket needs a path");
+		o->statsd_socket = arg;
+		return 0;
+	case 'B': {
+		const char *colon = strrchr(arg, ':');
+		char *end;
+		long port = colon ? strtol(colon + 1, &end, 10) : -1;
+
+		if (!colon || colon == arg || colon - arg >= 64 || port <= 0 || port > 65535 ||
+		    *end)
+			return cli_usage_error("agent",
+					       "bad --statsd-udp '%s' (ADDR:PORT, e.g. "
+					       "127.0.0.1:8125)",
+					       arg);
+		snprintf(o->statsd_udp_addr, sizeof(o->statsd_udp_addr), "%.*s", (int)(colon - arg),
+			 arg);
+		o->statsd_udp_port = (uint16_t)port;
+		return 0;
+	}
 	case 'A':
 		o->ca_file = arg;
 		return 0;
@@ -260,8 +313,8 @@ static int read_config(struct agent_opts *o, char *config_buf, size_t config_siz
 		v = eq + 1;
 		while (*v == ' ' || *v == '\t')
 			v++;
-		for (e = v + strlen(v); e > v && (e[-1] == '\n' || e[-1] == ' ' || e[-1] == '\t' ||
-						  e[-1] == '\r');
+		for (e = v + strlen(v);
+		     e > v && (e[-1] == '\n' || e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r');
 		     e--)
 			;
 		*e = '\0';
@@ -276,7 +329,8 @@ static int read_config(struct agent_opts *o, char *config_buf, size_t config_siz
 		}
 		if (opt->has_arg == no_argument) {
 			/* a flag: "cuda-always = true" */
-			if (strcmp(v, "true") == 0 && (ret = apply_opt(o, opt->val, v, NULL)) != 0) {
+			if (strcmp(v, "true") == 0 &&
+			    (ret = apply_opt(o, opt->val, v, NULL)) != 0) {
 				fclose(f);
 				return ret;
 			}
@@ -360,6 +414,8 @@ static int cmd_agent(int argc, char **argv)
 		return 0;
 	if (ret)
 		return ret;
+	/* in the foreground on a terminal: a catch-up after an outage shows its progress */
+	o.progress = !o.log_file && progress_wanted(2, false);
 	if (agent_main(&o, &failure) == 0)
 		return 0;
 	/* what the options name cannot be used: a usage error, as for the others */

@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "common/log.h"
+#include "common/progress.h"
 #include "common/token.h"
 #include "net/client.h"
 #include "report/session_export.h"
@@ -45,6 +46,8 @@ static const char export_usage[] =
     "  -o, --output FILE      write there instead of stdout (only once it is all in)\n"
     "  -h, --help             show this help\n"
     "\n"
+    "On a terminal, the frames written so far show on stderr (NO_PROGRESS=1: never).\n"
+    "\n"
     "Exit status: 0 written; 1 no such session, the head cannot be reached,\n"
     "refused the token or answered something else; 2 usage error (a name that\n"
     "is not a session's), unusable store or unreadable token file.\n";
@@ -54,18 +57,22 @@ static int export_from_store(const char *db, const char *session, const char *fo
 			     struct strbuf *out)
 {
 	struct session_record s;
+	struct progress_meter meter;
 	struct store *st;
 	int ret;
 
+	/* frames written, on a terminal (progress.h) */
+	progress_meter_init(&meter, 2, progress_wanted(2, false), "jobscope export", "frames");
 	if (cli_open_store(db, STORE_READONLY, &st))
 		return EXIT_USAGE;
 	ret = store_session_get(st, session, &s);
 	if (ret == -ENOENT)
 		log_err(0, "no session '%s' in '%s'", session, store_path(st));
 	if (!ret && strcmp(format, "gswarm") == 0)
-		ret = session_export_gswarm(st, &s, out);
+		ret = session_export_gswarm_progress(st, &s, out, progress_meter_hook(&meter));
 	else if (!ret)
-		ret = session_export_frames(st, &s, strcmp(format, "csv") == 0, out);
+		ret = session_export_frames_progress(st, &s, strcmp(format, "csv") == 0, out,
+						     progress_meter_hook(&meter));
 	store_close(st);
 	return ret ? EXIT_FAIL : 0;
 }

@@ -9,19 +9,24 @@
 #include "cli.h"
 #include "common/fmt.h"
 #include "common/jsonw.h"
+#include "common/log.h"
 #include "sample/gpu/gpu_set.h"
 
 static const char gpus_usage[] =
-    "usage: jobscope gpus [--json]\n"
+    "usage: jobscope gpus [--json] [--verbose]\n"
     "\n"
     "List the GPUs jobscope can see: index, UUID, name, PCI bus id, memory,\n"
     "power limit, NVLink links, the driver and library versions, and which\n"
     "metrics this driver supports for each device.  NVIDIA GPUs are read through\n"
     "NVML (libnvidia-ml.so.1), AMD ones through ROCm SMI (librocm_smi64.so);\n"
     "$JOBSCOPE_NVML_LIBRARY and $JOBSCOPE_ROCM_SMI_LIBRARY name other files.\n"
+    "Each vendor's line says whether its library is there and, when it has no\n"
+    "GPU, why (\"no driver loaded: no NVIDIA GPU\").\n"
     "\n"
     "Options:\n"
     "      --json      one JSON object instead of text\n"
+    "  -v, --verbose   debug messages, with what the GPU libraries print while\n"
+    "                  they start (kept off the terminal otherwise)\n"
     "  -h, --help      show this help\n";
 
 static const struct {
@@ -72,6 +77,24 @@ static void print_json(const struct gpu_set *set, struct strbuf *out)
 		jsonw_obj_end(&w);
 	}
 	jsonw_arr_end(&w);
+	jsonw_key(&w, "vendors");
+	jsonw_arr_begin(&w);
+	for (int i = 0; i < set->nvendors; i++) {
+		const struct gpu_vendor *v = &set->vendor[i];
+		char line[512];
+
+		gpu_vendor_describe(v, line, sizeof(line));
+		jsonw_obj_begin(&w);
+		jsonw_kv_str(&w, "vendor", v->backend->vendor);
+		jsonw_kv_str(&w, "backend", v->backend->name);
+		jsonw_kv_str_opt(&w, "library", v->note.library[0] ? v->note.library : NULL);
+		jsonw_kv_str(&w, "state", gpu_lib_state_name(v->note.state));
+		jsonw_kv_int(&w, "gpu_count", v->ndevices);
+		jsonw_kv_str_opt(&w, "detail", v->note.detail[0] ? v->note.detail : NULL);
+		jsonw_kv_str(&w, "summary", line);
+		jsonw_obj_end(&w);
+	}
+	jsonw_arr_end(&w);
 	jsonw_key(&w, "gpus");
 	jsonw_arr_begin(&w);
 	for (int i = 0; i < set->ndevices; i++) {
@@ -107,14 +130,17 @@ static void print_text(const struct gpu_set *set, struct strbuf *out)
 {
 	char mem[16];
 
-	if (set->ndevices == 0) {
-		strbuf_addstr(out, "no GPUs found");
-		if (set->nopened == 0)
-			strbuf_addstr(
-			    out, " (no NVIDIA or AMD GPU library was found, or none could start)");
-		strbuf_addch(out, '\n');
-		return;
+	if (set->ndevices == 0)
+		strbuf_addstr(out, "no GPUs found\n");
+	/* each vendor: its library, and its GPUs or why there are none */
+	for (int i = 0; i < set->nvendors; i++) {
+		char line[512];
+
+		gpu_vendor_describe(&set->vendor[i], line, sizeof(line));
+		strbuf_addf(out, "%s: %s\n", set->vendor[i].backend->vendor, line);
 	}
+	if (set->ndevices == 0)
+		return;
 	for (int i = 0; i < set->nopened; i++)
 		strbuf_addf(out, "%s %s: driver %s, library %s\n", set->opened[i].backend->vendor,
 			    set->opened[i].backend->name,
@@ -148,6 +174,7 @@ static int cmd_gpus(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 	    {"json", no_argument, NULL, 'j'},
+	    {"verbose", no_argument, NULL, 'v'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -158,10 +185,13 @@ static int cmd_gpus(int argc, char **argv)
 
 	opterr = 0;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":hv", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'j':
 			json = true;
+			break;
+		case 'v':
+			log_set_level(LOG_DEBUG);
 			break;
 		case 'h':
 			fputs(gpus_usage, stdout);

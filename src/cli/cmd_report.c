@@ -13,6 +13,7 @@
 
 #include "cli.h"
 #include "common/log.h"
+#include "common/progress.h"
 #include "common/timeutil.h"
 #include "common/token.h"
 #include "net/client.h"
@@ -24,7 +25,7 @@
 static const char report_usage[] =
     "usage: jobscope report [--db PATH | --head URL]\n"
     "                       [RUN_ID | --job KEY | --session NAME | --user U | --node N]\n"
-    "                       [--since T] [--until T] [--by user|node|job|hour|weekday]\n"
+    "                       [--since T] [--until T] [--by user|node|job|hour|weekday|framework]\n"
     "                       [--format text|json|csv|html] [-o FILE] [--plot FILE.png|.pdf|.svg]\n"
     "       jobscope report --prometheus URL (--job KEY | --pod NS/NAME | --node N)\n"
     "                       [--since T] [--until T] [--step S] [--format ...] [--plot ...]\n"
@@ -67,7 +68,7 @@ static const char report_usage[] =
     "      --pod NS/NAME      with --prometheus: a Kubernetes pod\n"
     "      --step S           with --prometheus: the time between points (5s, 1m;\n"
     "                         default 15s, wider for long windows)\n"
-    "  -b, --by KEY           group by user, node, job, hour or weekday\n"
+    "  -b, --by KEY           group by user, node, job, hour, weekday or framework\n"
     "  -f, --format FORMAT    text (default), json, csv (a job: one row per time\n"
     "                         bucket; history: one row per group) or html (one\n"
     "                         self-contained page)\n"
@@ -75,7 +76,10 @@ static const char report_usage[] =
     "      --plot FILE        also draw the job's timelines to FILE (.png, .pdf, .svg);\n"
     "                         a session's: FILE, all its GPUs, and one file per\n"
     "                         device, named from FILE\n"
-    "  -h, --help             show this help\n";
+    "  -h, --help             show this help\n"
+    "\n"
+    "On a terminal, reading a large store shows its progress on stderr\n"
+    "(NO_PROGRESS=1: never).\n";
 
 /* Appends "?name=value" or "&name=value" to a path, percent-encoding the value. */
 static void query_param(struct strbuf *q, const char *name, const char *value)
@@ -318,7 +322,7 @@ static int cmd_report(int argc, char **argv)
 			by = optarg;
 			if (history_by_parse(optarg, &q.by))
 				return cli_usage_error(
-				    "report", "bad --by '%s' (user, node, job, hour or weekday)", optarg);
+				    "report", "bad --by '%s' (user, node, job, hour, weekday or framework)", optarg);
 			q.has_by = true;
 			break;
 		case OPT_PLOT:
@@ -389,7 +393,15 @@ static int cmd_report(int argc, char **argv)
 	if (session) {
 		ret = session_from_store(st, session, &q, &out);
 	} else {
+		struct progress_meter meter;
+
+		/* on a terminal: the rows (a job) or jobs (history) read so far (progress.h) */
+		progress_meter_init(&meter, 2, progress_wanted(2, false), "jobscope report",
+				    report_query_is_history(&q) ? "jobs" : "rows");
+		q.progress = progress_meter_hook(&meter);
 		ret = report_query_run(st, &q, now_ms, &out, err, sizeof(err));
+		progress_meter_finish(&meter);
+		q.progress = NULL;
 		if (ret && err[0])
 			log_err(0, "%s", err);
 	}

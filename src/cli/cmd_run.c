@@ -36,8 +36,10 @@
 #include "common/sysroot.h"
 #include "common/timeutil.h"
 #include "analysis/jobreport.h"
+#include "analysis/appsummary.h"
 #include "analysis/cudatables.h"
 #include "analysis/reportckpt.h"
+#include "cli/run_app.h"
 #include "cuda/collect.h"
 #include "report/report.h"
 #include "sample/gpu/gpu_set.h"
@@ -47,12 +49,12 @@
 #include "store/tick.h"
 
 #define RUN_MIN_INTERVAL_MS 50
-#define RUN_MAX_GPU_PROCS   4096 /* processes on all GPUs at one tick */
-#define RUN_MAX_GPU_EVENTS  64	 /* GPU events taken per tick */
+#define RUN_MAX_GPU_PROCS   4096    /* processes on all GPUs at one tick */
+#define RUN_MAX_GPU_EVENTS  64	    /* GPU events taken per tick */
 #define RUN_PACK_AFTER_MS   3600000 /* --pack-after's default */
 #define RUN_CUDA_MIN_MS	    200	    /* the CUDA hook's interval: the run's, at least this */
 #define RUN_CUDA_FINISH_MS  2000    /* for the hooks' last frames after the tree is gone */
-#define RUN_POLL_FDS	    (3 + 1 + CUDA_COLLECT_MAX_PEERS)
+#define RUN_POLL_FDS	    (3 + 2 + 1 + CUDA_COLLECT_MAX_PEERS)
 
 enum report_format { REPORT_TEXT, REPORT_JSON, REPORT_NONE };
 
@@ -69,6 +71,7 @@ struct run_opts {
 	int64_t pack_after_ms; /* 0: never */
 	bool cuda;
 	const char *cupti; /* --cupti: libcupti's path */
+	bool no_statsd;
 	char **argv;
 };
 
@@ -113,6 +116,9 @@ struct run_state {
 	char cuda_hook[4096];
 	int cuda_err; /* the first CUDA snapshot that could not be stored */
 
+	struct run_app app;	    /* StatsD lines and markers from the command */
+	struct app_summary app_sum; /* ...read back from the store for the report */
+
 	int64_t tick_no;
 	int64_t lost, first_lost_ms, last_lost_ms;
 	int64_t last_tick_ms;
@@ -138,7 +144,8 @@ static const char run_usage[] =
     "      --db PATH          the store (default $XDG_DATA_HOME/jobscope/jobscope.db,\n"
     "                         i.e. ~/.local/share/jobscope/jobscope.db)\n"
     "  -r, --report FORMAT    text (default), json or none\n"
-    "  -o, --report-file PATH write the report there instead of stderr\n"
+    "  -o, --report-file PATH\n"
+    "                         write the report there instead of stderr\n"
     "      --no-wait          end when CMD exits, even if processes it started\n"
     "                         in the background still run (default: wait for them)\n"
     "      --pack-after DUR   pack the store's raw rows older than DUR into\n"
@@ -150,7 +157,17 @@ static const char run_usage[] =
     "                         Nsight needed; docs/cuda.md)\n"
     "      --cupti PATH       the libcupti to use (default: the one next to the\n"
     "                         program's CUDA runtime, then the usual places)\n"
+    "      --no-statsd        no StatsD receiver: STATSD_HOST, STATSD_PORT and\n"
+    "                         JOBSCOPE_STATSD_SOCKET are left as they are\n"
     "  -h, --help             show this help\n"
+    "\n"
+    "App metrics: CMD's environment gets STATSD_HOST=127.0.0.1, STATSD_PORT (a\n"
+    "fresh UDP port) and JOBSCOPE_STATSD_SOCKET (a Unix datagram socket): StatsD\n"
+    "and DogStatsD lines sent there (counters, gauges, timers, histograms, sets,\n"
+    "events) are stored per tick and reported; `jobscope mark NAME` sets a\n"
+    "marker, and the report's phases run from marker to marker.  When\n"
+    "STATSD_HOST and STATSD_PORT were set, the lines are relayed there too\n"
+    "(docs/app-metrics.md).\n"
     "\n"
     "Signals: SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to jobscope are passed to\n"
     "CMD.  jobscope is a child subreaper: processes CMD double-forks stay in the\n"
@@ -178,6 +195,7 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 	    {"pack-after", required_argument, NULL, 'P'},
 	    {"cuda", no_argument, NULL, 'C'},
 	    {"cupti", required_argument, NULL, 'U'},
+	    {"no-statsd", no_argument, NULL, 'N'},
 	    {"sysroot", required_argument, NULL, 'S'}, /* hidden: for tests */
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
@@ -249,6 +267,9 @@ static int parse_opts(int argc, char **argv, struct run_opts *o)
 				return cli_usage_error("run", "--cupti needs a path");
 			o->cupti = optarg;
 			o->cuda = true;
+			break;
+		case 'N':
+			o->no_statsd = true;
 			break;
 		case 'S':
 			sysroot_set(optarg);
@@ -324,6 +345,8 @@ static void store_tick(struct run_state *r, int64_t ts_ms, bool host_ok)
 	if (!ret)
 		ret = store_tick_put_events(&t);
 	if (!ret)
+		ret = run_app_put(&r->app, st, r->job.id, ts_ms);
+	if (!ret)
 		ret = store_tick_commit(st);
 	if (!ret) {
 		store_tick_rows_kept(&t);
@@ -371,9 +394,10 @@ static int find_cuda_hook(char *out, size_t size, char *tried, size_t tsize)
 		slash = strrchr(exe, '/');
 		if (slash) {
 			*slash = '\0';
-			snprintf(cand[ncand++], sizeof(cand[0]), "%.4000s/libjobscope-cuda.so", exe);
-			snprintf(cand[ncand++], sizeof(cand[0]), "%.4000s/../lib/jobscope/libjobscope-cuda.so",
+			snprintf(cand[ncand++], sizeof(cand[0]), "%.4000s/libjobscope-cuda.so",
 				 exe);
+			snprintf(cand[ncand++], sizeof(cand[0]),
+				 "%.4000s/../lib/jobscope/libjobscope-cuda.so", exe);
 		}
 	}
 	snprintf(cand[ncand++], sizeof(cand[0]), "%s/libjobscope-cuda.so", JOBSCOPE_HOOK_DIR);
@@ -382,7 +406,8 @@ static int find_cuda_hook(char *out, size_t size, char *tried, size_t tsize)
 		if (realpath(cand[i], out) && strlen(out) < size && access(out, R_OK) == 0)
 			return 0;
 		if (used < tsize) {
-			int w = snprintf(tried + used, tsize - used, "%s%s", i ? ", " : "", cand[i]);
+			int w =
+			    snprintf(tried + used, tsize - used, "%s%s", i ? ", " : "", cand[i]);
 
 			if (w > 0)
 				used += (size_t)w;
@@ -429,24 +454,26 @@ static void setup_cuda(struct run_state *r)
 	}
 	if (find_cuda_hook(r->cuda_hook, sizeof(r->cuda_hook), tried, sizeof(tried))) {
 		cuda_note(r, CUDA_PROC_ERROR,
-			  "libjobscope-cuda.so not found (tried %.180s): set JOBSCOPE_CUDA_HOOK", tried);
+			  "libjobscope-cuda.so not found (tried %.180s): set JOBSCOPE_CUDA_HOOK",
+			  tried);
 		return;
 	}
 	snprintf(r->cuda_dir, sizeof(r->cuda_dir), "%.200s/jobscope-cuda-XXXXXX",
 		 tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(r->cuda_dir)) {
-		cuda_note(r, CUDA_PROC_ERROR, "cannot make a directory for the CUDA socket in %.150s: %s",
+		cuda_note(r, CUDA_PROC_ERROR,
+			  "cannot make a directory for the CUDA socket in %.150s: %s",
 			  tmp && *tmp ? tmp : "/tmp", strerror(errno));
 		r->cuda_dir[0] = '\0';
 		return;
 	}
 	snprintf(path, sizeof(path), "%s/sock", r->cuda_dir);
-	ret = cuda_collector_listen(&r->cuda, path,
-				    r->opt->interval_ms > RUN_CUDA_MIN_MS ? r->opt->interval_ms
-									  : RUN_CUDA_MIN_MS,
-				    false);
+	ret = cuda_collector_listen(
+	    &r->cuda, path,
+	    r->opt->interval_ms > RUN_CUDA_MIN_MS ? r->opt->interval_ms : RUN_CUDA_MIN_MS, false);
 	if (ret)
-		cuda_note(r, CUDA_PROC_ERROR, "cannot listen for the CUDA hook: %s", strerror(-ret));
+		cuda_note(r, CUDA_PROC_ERROR, "cannot listen for the CUDA hook: %s",
+			  strerror(-ret));
 }
 
 static int store_cuda_proc(void *arg, const struct cuda_proc *p)
@@ -473,9 +500,10 @@ static void finish_cuda(struct run_state *r)
 		cuda_collector_finish(&r->cuda, RUN_CUDA_FINISH_MS);
 		cuda_collector_drain(&r->cuda, store_cuda_proc, r);
 		if (r->cuda.seen == 0)
-			cuda_note(r, CUDA_PROC_OFF,
-				  "no process of the run initialised CUDA (a CUDA program loads the "
-				  "hook in cuInit): no CUDA tables");
+			cuda_note(
+			    r, CUDA_PROC_OFF,
+			    "no process of the run initialised CUDA (a CUDA program loads the "
+			    "hook in cuInit): no CUDA tables");
 	}
 	store_cuda_proc(r, &r->cuda_note);
 	ret = cuda_tables_load(&r->cuda_tables, r->st, r->job.id,
@@ -680,8 +708,10 @@ static int env_add(char **envp, size_t at, size_t *added, const char *key, const
 static char **child_environ(const struct run_state *r, size_t *nadded)
 {
 	extern char **environ;
-	static const char *const ours[] = {"JOBSCOPE_RUN_ID=", "CUDA_INJECTION64_PATH=",
-					   "JOBSCOPE_CUDA_SOCKET=", "JOBSCOPE_CUPTI_LIBRARY="};
+	static const char *const ours[] = {
+	    "JOBSCOPE_RUN_ID=",	       "CUDA_INJECTION64_PATH=", "JOBSCOPE_CUDA_SOCKET=",
+	    "JOBSCOPE_CUPTI_LIBRARY=", "STATSD_HOST=",		 "STATSD_PORT=",
+	    "JOBSCOPE_STATSD_SOCKET="};
 	size_t n = 0, out = 0, added = 0;
 	char id[32];
 	char **envp;
@@ -689,16 +719,23 @@ static char **child_environ(const struct run_state *r, size_t *nadded)
 
 	while (environ[n])
 		n++;
-	envp = calloc(n + 5, sizeof(*envp));
+	envp = calloc(n + 8, sizeof(*envp));
 	if (!envp)
 		return NULL;
 	for (size_t i = 0; i < n; i++) {
 		bool replaced = false;
 
-		/* JOBSCOPE_RUN_ID always, the hook's with --cuda, the CUPTI path with --cupti */
+		/*
+		 * JOBSCOPE_RUN_ID always, the hook's with --cuda, the CUPTI path
+		 * with --cupti, StatsD's when the receiver is on (the socket's
+		 * even when it has none: a parent run's would be wrong here)
+		 */
 		for (size_t k = 0; k < sizeof(ours) / sizeof(ours[0]); k++)
-			replaced |= strncmp(environ[i], ours[k], strlen(ours[k])) == 0 &&
-				    (k == 0 || (r->cuda.listen_fd >= 0 && (k < 3 || r->opt->cupti)));
+			replaced |=
+			    strncmp(environ[i], ours[k], strlen(ours[k])) == 0 &&
+			    (k == 0 ||
+			     (k < 4 && r->cuda.listen_fd >= 0 && (k < 3 || r->opt->cupti)) ||
+			     (k >= 4 && r->app.on));
 		if (!replaced)
 			envp[out++] = environ[i];
 	}
@@ -710,6 +747,13 @@ static char **child_environ(const struct run_state *r, size_t *nadded)
 			ret = env_add(envp, out, &added, ours[2], r->cuda.path);
 		if (!ret && r->opt->cupti)
 			ret = env_add(envp, out, &added, ours[3], r->opt->cupti);
+	}
+	if (!ret && r->app.on) {
+		ret = env_add(envp, out, &added, ours[4], "127.0.0.1");
+		if (!ret)
+			ret = env_add(envp, out, &added, ours[5], r->app.port);
+		if (!ret && r->app.col.unix_fd >= 0)
+			ret = env_add(envp, out, &added, ours[6], r->app.col.path);
 	}
 	*nadded = added;
 	if (ret) {
@@ -793,7 +837,7 @@ static void store_run_summary(struct run_state *r)
 
 	strbuf_init(&json, 0);
 	summary_to_record(&r->sum, &rec);
-	if (report_json(&r->sum, &r->an, cuda_of(r), &json) == 0)
+	if (report_json(&r->sum, &r->an, cuda_of(r), &r->app_sum, &json) == 0)
 		rec.report_json = strbuf_str(&json);
 	if (store_put_job_summary(r->st, &rec))
 		log_warn(0, "the summary of run %" PRId64 " is not recorded in '%s'", r->job.id,
@@ -851,6 +895,7 @@ static void finish_job(struct run_state *r, int64_t end_ms)
 {
 	struct job_record *j = &r->job;
 	char lost_from[32], lost_to[32];
+	int ret;
 
 	j->end_ms = end_ms;
 	j->timed_out = r->timed_out;
@@ -866,6 +911,14 @@ static void finish_job(struct run_state *r, int64_t end_ms)
 	else
 		add_event(r, end_ms, "exit", j->pid, j->exit_code, "%s exited with code %d",
 			  r->opt->argv[0], j->exit_code);
+	if (r->app.agg.bad_lines || r->app.agg.dropped)
+		add_event(r, end_ms, "statsd_dropped", 0,
+			  (int64_t)(r->app.agg.bad_lines + r->app.agg.dropped),
+			  "StatsD: %llu of %llu lines dropped (%llu not valid, %llu over the caps)",
+			  (unsigned long long)(r->app.agg.bad_lines + r->app.agg.dropped),
+			  (unsigned long long)r->app.agg.lines,
+			  (unsigned long long)r->app.agg.bad_lines,
+			  (unsigned long long)r->app.agg.dropped);
 	if (r->lost) {
 		format_duration_ms(r->first_lost_ms - j->start_ms, lost_from, sizeof(lost_from));
 		format_duration_ms(r->last_lost_ms - j->start_ms, lost_to, sizeof(lost_to));
@@ -878,22 +931,30 @@ static void finish_job(struct run_state *r, int64_t end_ms)
 			 store_path(r->st));
 	else if (!r->lost && !r->event_lost)
 		save_report_ckpt(r);
+	if (summary_load_libs(&r->sum, r->st))
+		log_warn(0, "the libraries of run %" PRId64 " cannot be read back from '%s'", j->id,
+			 store_path(r->st));
 	summary_finish(&r->sum, j);
 	job_report_analyse(&r->sum, &r->js, &r->an);
+	ret = app_summary_load(&r->app_sum, r->st, &r->sum);
+	if (ret)
+		log_warn(ret, "the app metrics of run %" PRId64 " cannot be read back from '%s'",
+			 j->id, store_path(r->st));
 	store_run_summary(r);
 }
 
 static int print_report(struct run_state *r)
 {
 	struct strbuf out;
-	struct report_options ro = {.utf8 = cli_utf8(), .max_procs = 10, .cuda = cuda_of(r)};
+	struct report_options ro = {
+	    .utf8 = cli_utf8(), .max_procs = 10, .cuda = cuda_of(r), .app = &r->app_sum};
 	int ret;
 
 	if (r->opt->report == REPORT_NONE)
 		return 0;
 	strbuf_init(&out, 0);
 	if (r->opt->report == REPORT_JSON) {
-		ret = report_json(&r->sum, &r->an, cuda_of(r), &out);
+		ret = report_json(&r->sum, &r->an, cuda_of(r), &r->app_sum, &out);
 	} else {
 		ret = report_text(&r->sum, &r->an, &ro, &out);
 		strbuf_addf(&out,
@@ -964,8 +1025,8 @@ static int setup(struct run_state *r)
 		r->job.cores_allowed = CPU_COUNT(&set);
 	r->job.start_ms = wallclock_now_ms(&r->wc);
 
-	ret = store_node(r->st, host, r->job.host_cores, r->job.host_mem_bytes, host_boot_ms(r->host),
-			 &r->node_id);
+	ret = store_node(r->st, host, r->job.host_cores, r->job.host_mem_bytes,
+			 host_boot_ms(r->host), &r->node_id);
 	if (!ret) {
 		r->job.node_id = r->node_id;
 		ret = store_job_begin(r->st, &r->job);
@@ -976,6 +1037,8 @@ static int setup(struct run_state *r)
 	if (ret)
 		return ret;
 	setup_cuda(r);
+	if (!o->no_statsd)
+		run_app_setup(&r->app);
 	/* the sampler keeps /proc/PID/stat open: one descriptor per process */
 	if (getrlimit(RLIMIT_NOFILE, &r->orig_nofile) == 0 &&
 	    r->orig_nofile.rlim_cur < r->orig_nofile.rlim_max) {
@@ -1000,13 +1063,16 @@ static void loop(struct run_state *r)
 	bool told_waiting = false;
 
 	while (!run_over(r)) {
-		struct pollfd fds[RUN_POLL_FDS]; /* set as far as used: no 8 KiB to clear each wake */
-		size_t nfds;
+		struct pollfd
+		    fds[RUN_POLL_FDS]; /* set as far as used: no 8 KiB to clear each wake */
+		size_t nfds, napp;
 
 		fds[0] = (struct pollfd){.fd = r->sigfd, .events = POLLIN};
 		fds[1] = (struct pollfd){.fd = r->tickfd, .events = POLLIN};
 		fds[2] = (struct pollfd){.fd = r->timeoutfd, .events = POLLIN};
-		nfds = 3 + cuda_collector_fds(&r->cuda, fds + 3, RUN_POLL_FDS - 3);
+		napp = run_app_fds(&r->app, fds + 3, 2);
+		nfds = 3 + napp;
+		nfds += cuda_collector_fds(&r->cuda, fds + nfds, RUN_POLL_FDS - nfds);
 
 		if (poll(fds, nfds, -1) < 0) {
 			if (errno == EINTR)
@@ -1014,8 +1080,11 @@ static void loop(struct run_state *r)
 			log_err(-errno, "poll");
 			return;
 		}
-		if (nfds > 3)
-			cuda_collector_handle(&r->cuda, fds + 3, nfds - 3);
+		if (napp)
+			run_app_handle(&r->app, fds + 3, napp, wallclock_now_ms(&r->wc), r->st,
+				       r->job.id);
+		if (nfds > 3 + napp)
+			cuda_collector_handle(&r->cuda, fds + 3 + napp, nfds - 3 - napp);
 		if (fds[0].revents & POLLIN)
 			on_signal(r);
 		if (fds[2].revents & POLLIN)
@@ -1048,6 +1117,8 @@ static int run(const struct run_opts *o)
 	r.opt = o;
 	r.sigfd = r.tickfd = r.timeoutfd = -1;
 	cuda_collector_init(&r.cuda);
+	run_app_init(&r.app);
+	app_summary_init(&r.app_sum);
 	cuda_proc_init(&r.cuda_note);
 	cuda_tables_init(&r.cuda_tables);
 	ret = setup(&r);
@@ -1100,6 +1171,7 @@ static int run(const struct run_opts *o)
 		time_arm_timer(r.timeoutfd, o->timeout_ms, 0);
 	loop(&r);
 	reap(&r);
+	run_app_drain(&r.app, wallclock_now_ms(&r.wc)); /* its last lines, still queued */
 	tick(&r); /* the last sample: every process's final values */
 	finish_cuda(&r);
 
@@ -1118,6 +1190,8 @@ out_release:
 	if (r.timeoutfd >= 0)
 		close(r.timeoutfd);
 	release_cuda(&r);
+	run_app_release(&r.app);
+	app_summary_release(&r.app_sum);
 	summary_release(&r.sum);
 	jobseries_release(&r.js);
 	ptree_release(&r.pt);

@@ -2,10 +2,12 @@
  * main.c - jobscope's entry point: the command table (like git's), global
  * --help and --version, and `jobscope help CMD`.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
+#include "common/log.h"
 
 static int cmd_help(int argc, char **argv);
 static int cmd_version(int argc, char **argv);
@@ -14,14 +16,26 @@ static const struct cli_command cmd_help_def = {
     "help",
     cmd_help,
     "show help for jobscope or one of its commands",
-    "usage: jobscope help [COMMAND]\n",
+    "usage: jobscope help [COMMAND]\n"
+    "\n"
+    "Without COMMAND: jobscope's commands and exit codes.  With it: COMMAND's\n"
+    "usage and options, as `jobscope COMMAND --help` prints them.\n"
+    "\n"
+    "Options:\n"
+    "  -h, --help   show this help\n",
 };
 
 static const struct cli_command cmd_version_def = {
     "version",
     cmd_version,
     "print jobscope's version",
-    "usage: jobscope version\n       jobscope --version\n",
+    "usage: jobscope version\n"
+    "       jobscope --version\n"
+    "\n"
+    "Print \"jobscope VERSION\" on stdout.\n"
+    "\n"
+    "Options:\n"
+    "  -h, --help   show this help\n",
 };
 
 /* clang-format off */
@@ -37,6 +51,10 @@ static const struct cli_command *const commands[] = {
 	&cmd_compact_def,
 	&cmd_status_def,
 	&cmd_clients_def,
+	&cmd_mark_def,
+	&cmd_metric_def,
+	&cmd_trial_def,
+	&cmd_top_def,
 	&cmd_help_def,
 	&cmd_version_def,
 	NULL,
@@ -44,7 +62,9 @@ static const struct cli_command *const commands[] = {
 /* clang-format on */
 
 static const char main_usage[] =
-    "usage: jobscope [--help] [--version] COMMAND [ARGS...]\n"
+    "usage: jobscope [--help] [--version] [--verbose] COMMAND [ARGS...]\n"
+    "\n"
+    "-v, --verbose before COMMAND shows debug messages too.\n"
     "\n"
     "jobscope profiles what jobs use: CPU, memory, I/O of every process of a\n"
     "command, and the host around it, kept in a SQLite store for later reports.\n"
@@ -76,10 +96,21 @@ static void print_main_usage(FILE *out)
 	fputs(exit_codes, out);
 }
 
+/* `jobscope help --help` and `jobscope version --help` answer like every
+ * other command (the man pages are made from these texts). */
+static bool asks_help(int argc, char **argv)
+{
+	return argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0);
+}
+
 static int cmd_help(int argc, char **argv)
 {
 	const struct cli_command *cmd;
 
+	if (asks_help(argc, argv)) {
+		fputs(cmd_help_def.usage, stdout);
+		return 0;
+	}
 	if (argc < 2) {
 		print_main_usage(stdout);
 		return 0;
@@ -93,8 +124,10 @@ static int cmd_help(int argc, char **argv)
 
 static int cmd_version(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
+	if (asks_help(argc, argv)) {
+		fputs(cmd_version_def.usage, stdout);
+		return 0;
+	}
 	printf("jobscope %s\n", JOBSCOPE_VERSION);
 	return 0;
 }
@@ -113,6 +146,11 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0)
 		return cmd_version(argc - 1, argv + 1);
+	while (argc > 2 && (strcmp(argv[1], "--verbose") == 0 || strcmp(argv[1], "-v") == 0)) {
+		log_set_level(LOG_DEBUG);
+		argc--;
+		argv++;
+	}
 	cmd = find_command(argv[1]);
 	if (!cmd) {
 		if (argv[1][0] == '-')

@@ -232,6 +232,21 @@ static inline bool span_ends(const struct scan *s, const char *lit)
 	return span_len(s) >= n && memcmp(s->end - n, lit, n) == 0;
 }
 
+/*
+ * Splits s at its first c: head gets what comes before it and s what
+ * follows.  false when there is no c: then head gets all of s, and s is
+ * left empty.
+ */
+static inline bool span_split(struct scan *s, char c, struct scan *head)
+{
+	const char *at = s->pos < s->end ? memchr(s->pos, c, span_len(s)) : NULL;
+
+	head->pos = s->pos;
+	head->end = at ? at : s->end;
+	s->pos = at ? at + 1 : s->end;
+	return at != NULL;
+}
+
 /* Copies the span as a string if it fits (with its NUL); false if not. */
 static inline bool span_copy(char *dst, size_t size, const struct scan *s)
 {

@@ -212,6 +212,10 @@ void head_api_job(void *arg, const struct http_request *req, struct http_respons
 		jsonw_null(&w);
 	}
 	strbuf_release(&sum);
+	/* jobscope top --head: the processes its node's agent last sent */
+	jsonw_key(&w, "processes");
+	if (!answered(store_query_job_procs(h->st, row, &w), res))
+		return;
 	jsonw_obj_end(&w);
 	json_done(res);
 }

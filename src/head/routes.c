@@ -13,6 +13,7 @@
  *     that a reader without it learns nothing of which paths exist.
  */
 #include "head/head.h"
+#include "web/web.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +75,10 @@ static const struct http_route head_routes[] = {
     {"GET", "/api/v1/jobs/", true, HTTP_ACCESS_READ, head_api_job},
     {"GET", "/api/v1/sessions/", true, HTTP_ACCESS_READ, head_session_paths}, /* and .../export */
     {"GET", "/api/v1/series", false, HTTP_ACCESS_READ, head_api_series},
+    /* the dashboard (web/): pages hold no data, the events are reads */
+    {"GET", WEB_EVENTS, false, HTTP_ACCESS_READ, web_head_events},
+    {"GET", WEB_PREFIX, false, HTTP_ACCESS_PUBLIC, web_head_page},
+    {"GET", WEB_PREFIX, true, HTTP_ACCESS_PUBLIC, web_head_page},
     {NULL, NULL, false, HTTP_ACCESS_PUBLIC, NULL},
 };
 

@@ -13,12 +13,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 
 #include <microhttpd.h>
 
 #include "common/jsonw.h"
 #include "common/log.h"
+#include "common/timeutil.h"
+#include "net/urlquery.h"
 
 #define HTTP_CONN_MEMORY (16 * 1024)
 
@@ -38,6 +41,46 @@ struct http_server {
 	 * answered and freed.
 	 */
 	pthread_mutex_t defer_lock;
+	/* event streams (http_watch): the list, its count and the watcher's state, under
+	 * stream_lock */
+	pthread_mutex_t stream_lock;
+	pthread_cond_t stream_wake;
+	pthread_t watcher;
+	bool watcher_started, stopping;
+	struct http_stream *streams;
+	unsigned nstreams, max_streams, watch_interval_ms;
+};
+
+/*
+ * An event stream.  Its paths are asked on libmicrohttpd's thread, in
+ * stream_read, as any request's handler runs: never on the watcher's, so a
+ * server's handlers keep their threading (the agent's are single-threaded).
+ * With nothing to send that thread suspends the connection; every watch
+ * interval the watcher marks each stream due and resumes the suspended
+ * ones.  Who sets suspended back to false resumes the connection, once.
+ * The list, due and suspended under the server's stream_lock; the rest is
+ * the connection's thread's.  Freed with its response (stream_free).
+ */
+struct http_stream {
+	struct http_server *s;
+	struct MHD_Connection *c;
+	struct http_stream *next;
+	bool suspended, due;
+	char auth[512]; /* the Authorization header, "" for none */
+	size_t npaths;
+	char path[HTTP_WATCH_PATHS][HTTP_WATCH_PATH_MAX];
+	char event[HTTP_WATCH_PATHS][32];
+	uint64_t last_hash[HTTP_WATCH_PATHS];
+	bool sent[HTTP_WATCH_PATHS];
+	int64_t last_write_ms;
+	struct strbuf out; /* events not yet written */
+	size_t out_off;
+};
+
+/* A request the server makes itself: its query and Authorization header. */
+struct http_synth {
+	struct url_query q;
+	const char *authorization;
 };
 
 int http_parse_listen(const char *listen, struct sockaddr_storage *sa, unsigned *salen)
@@ -90,7 +133,21 @@ int http_parse_listen(const char *listen, struct sockaddr_storage *sa, unsigned 
 
 const char *http_query_arg(const struct http_request *req, const char *name)
 {
+	if (!req->conn)
+		return url_query_get(&((const struct http_synth *)req->priv)->q, name);
 	return MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, name);
+}
+
+int http_add_header(struct http_response *res, const char *name, const char *value)
+{
+	for (size_t i = 0; i < HTTP_MAX_HEADERS; i++) {
+		if (!res->headers[i].name) {
+			res->headers[i].name = name;
+			res->headers[i].value = value;
+			return 0;
+		}
+	}
+	return -ENOSPC;
 }
 
 void http_error(struct http_response *res, int status, const char *msg)
@@ -119,6 +176,8 @@ static enum MHD_Result send_response(struct MHD_Connection *c, struct http_respo
 		return MHD_NO;
 	MHD_add_response_header(r, "Content-Type", res->content_type);
 	MHD_add_response_header(r, "Cache-Control", "no-store");
+	for (size_t i = 0; i < HTTP_MAX_HEADERS && res->headers[i].name; i++)
+		MHD_add_response_header(r, res->headers[i].name, res->headers[i].value);
 	ret = MHD_queue_response(c, (unsigned)res->status, r);
 	MHD_destroy_response(r);
 	return ret;
@@ -134,7 +193,8 @@ struct http_conn {
 	struct http_server *s;
 	struct MHD_Connection *c;
 	bool deferred, suspended, done;
-	struct http_response res; /* the deferred answer */
+	struct http_response res;  /* the deferred answer */
+	struct http_stream *watch; /* http_watch's, until its answer is queued */
 };
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
@@ -149,6 +209,9 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		return;
 	strbuf_release(&hc->body);
 	strbuf_release(&hc->res.body);
+	if (hc->watch)
+		strbuf_release(&hc->watch->out);
+	free(hc->watch);
 	free(hc);
 	*con_cls = NULL;
 }
@@ -215,10 +278,271 @@ static enum MHD_Result wait_deferred(struct http_conn *hc)
 	return done ? send_response(hc->c, &hc->res) : MHD_YES;
 }
 
+/* ---- event streams ---- */
+
+int http_watch(const struct http_request *req, const char *const *paths, const char *const *events,
+	       size_t n)
+{
+	struct http_conn *hc = req->priv;
+	const char *auth = http_header(req, "Authorization");
+	struct http_stream *st;
+
+	if (!req->conn || n == 0 || n > HTTP_WATCH_PATHS || hc->watch)
+		return -EINVAL;
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	if (auth && strlen(auth) >= sizeof(st->auth))
+		goto bad;
+	snprintf(st->auth, sizeof(st->auth), "%s", auth ? auth : "");
+	for (size_t i = 0; i < n; i++) {
+		if (strlen(paths[i]) >= sizeof(st->path[i]) || paths[i][0] != '/' ||
+		    strlen(events[i]) >= sizeof(st->event[i]) || strpbrk(events[i], "\r\n"))
+			goto bad;
+		strcpy(st->path[i], paths[i]);
+		strcpy(st->event[i], events[i]);
+	}
+	st->npaths = n;
+	st->s = hc->s;
+	st->c = hc->c;
+	st->due = true; /* its first events at once */
+	strbuf_init(&st->out, 64 << 20);
+	hc->watch = st;
+	return 0;
+bad:
+	free(st);
+	return -EINVAL;
+}
+
+static uint64_t fnv1a(uint64_t h, const void *p, size_t len)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ b[i]) * 1099511628211ULL;
+	return h;
+}
+
+/* One event: "event: NAME", a "data:" line for each line of body, a blank line. */
+static void add_event(struct strbuf *out, const char *name, const struct strbuf *body)
+{
+	const char *p = body->buf ? body->buf : "", *end = p + body->len;
+
+	while (end > p && (end[-1] == '\n' || end[-1] == '\r'))
+		end--;
+	strbuf_addf(out, "event: %s\n", name);
+	do {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *stop = nl ? nl : end;
+
+		strbuf_add(out, "data: ", 6);
+		strbuf_add(out, p, (size_t)(stop - p));
+		strbuf_addch(out, '\n');
+		p = nl ? nl + 1 : end;
+	} while (p < end);
+	strbuf_addch(out, '\n');
+}
+
+/* Asks st's paths through the server's own handler; the events for what changed into st->out. */
+static void stream_poll(struct http_server *s, struct http_stream *st, int64_t now_ms)
+{
+	size_t before = st->out.len;
+
+	for (size_t i = 0; i < st->npaths; i++) {
+		struct http_synth sy = {.authorization = st->auth[0] ? st->auth : NULL};
+		char path[HTTP_WATCH_PATH_MAX];
+		char *q;
+		struct http_request req = {"GET", path, NULL, NULL, 0, &sy};
+		struct http_response res = {200, "application/json; charset=utf-8", {0}, {{0}}};
+		uint64_t h;
+
+		strcpy(path, st->path[i]);
+		q = strchr(path, '?');
+		if (q)
+			*q++ = '\0';
+		strbuf_init(&res.body, 64 << 20);
+		if (url_query_parse(q, &sy.q))
+			http_error(&res, 400, "bad query");
+		else
+			s->fn(s->arg, &req, &res);
+		h = fnv1a(fnv1a(14695981039346656037ULL, &res.status, sizeof(res.status)),
+			  res.body.buf ? res.body.buf : "", res.body.len);
+		if (!st->sent[i] || h != st->last_hash[i]) {
+			add_event(&st->out, res.status == 200 ? st->event[i] : "error", &res.body);
+			st->sent[i] = true;
+			st->last_hash[i] = h;
+		}
+		strbuf_release(&res.body);
+	}
+	if (st->out.len == before && now_ms - st->last_write_ms >= HTTP_WATCH_PING_MS)
+		strbuf_addstr(&st->out, ": ping\n\n");
+	if (st->out.len != before)
+		st->last_write_ms = now_ms;
+}
+
+/* Copies what is queued to buf; 0 when nothing is. */
+static ssize_t stream_take(struct http_stream *st, char *buf, size_t max)
+{
+	size_t left = st->out.len - st->out_off, n = left < max ? left : max;
+
+	memcpy(buf, st->out.buf + st->out_off, n);
+	st->out_off += n;
+	if (st->out_off == st->out.len) {
+		strbuf_reset(&st->out);
+		st->out_off = 0;
+	}
+	return (ssize_t)n;
+}
+
+/*
+ * libmicrohttpd's thread: the events queued; else, when due, the paths
+ * asked again; else a suspension until the watcher's next round.
+ */
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+	struct http_stream *st = cls;
+	struct http_server *s = st->s;
+
+	(void)pos;
+	for (;;) {
+		bool due;
+
+		if (st->out.len > st->out_off)
+			return stream_take(st, buf, max);
+		pthread_mutex_lock(&s->stream_lock);
+		if (s->stopping) {
+			pthread_mutex_unlock(&s->stream_lock);
+			return MHD_CONTENT_READER_END_OF_STREAM;
+		}
+		due = st->due;
+		st->due = false;
+		if (!due) {
+			st->suspended = true;
+			MHD_suspend_connection(st->c);
+			pthread_mutex_unlock(&s->stream_lock);
+			return 0;
+		}
+		pthread_mutex_unlock(&s->stream_lock);
+		stream_poll(s, st, time_now_ms());
+	}
+}
+
+/* The response is gone (the client went away, a write failed, the server stops). */
+static void stream_free(void *cls)
+{
+	struct http_stream *st = cls;
+	struct http_server *s = st->s;
+	struct http_stream **pp;
+
+	pthread_mutex_lock(&s->stream_lock);
+	for (pp = &s->streams; *pp; pp = &(*pp)->next) {
+		if (*pp == st) {
+			*pp = st->next;
+			s->nstreams--;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&s->stream_lock);
+	strbuf_release(&st->out);
+	free(st);
+}
+
+/* The handler called http_watch: queue the stream's answer (or 503 when there are too many). */
+static enum MHD_Result send_stream(struct http_conn *hc)
+{
+	struct http_server *s = hc->s;
+	struct http_stream *st = hc->watch;
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	pthread_mutex_lock(&s->stream_lock);
+	if (s->nstreams >= s->max_streams || s->stopping) {
+		pthread_mutex_unlock(&s->stream_lock);
+		return answer_now(hc->c, 503, "too many event streams; try again later");
+	}
+	r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, stream_read, st, stream_free);
+	if (!r) {
+		pthread_mutex_unlock(&s->stream_lock);
+		return MHD_NO;
+	}
+	hc->watch = NULL; /* the response's now: stream_free */
+	st->next = s->streams;
+	s->streams = st;
+	s->nstreams++;
+	pthread_mutex_unlock(&s->stream_lock);
+	MHD_add_response_header(r, "Content-Type", "text/event-stream; charset=utf-8");
+	MHD_add_response_header(r, "Cache-Control", "no-store");
+	MHD_add_response_header(r, "X-Accel-Buffering", "no");
+	ret = MHD_queue_response(hc->c, 200, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/*
+ * Resumes the suspended streams (all due, or all ending when the server
+ * stops); resumed outside the lock, each by the one who took it off.
+ */
+static void streams_round(struct http_server *s, struct MHD_Connection **resume)
+{
+	size_t n = 0;
+
+	for (struct http_stream *st = s->streams; st; st = st->next) {
+		st->due = true;
+		if (st->suspended) {
+			st->suspended = false;
+			resume[n++] = st->c; /* suspended: alive until resumed */
+		}
+	}
+	pthread_mutex_unlock(&s->stream_lock);
+	for (size_t i = 0; i < n; i++)
+		MHD_resume_connection(resume[i]);
+	pthread_mutex_lock(&s->stream_lock);
+}
+
+static void *watcher_main(void *arg)
+{
+	struct http_server *s = arg;
+	struct MHD_Connection **resume = calloc(s->max_streams, sizeof(*resume));
+
+	pthread_mutex_lock(&s->stream_lock);
+	while (!s->stopping && resume) {
+		struct timespec until;
+
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += (long)(s->watch_interval_ms % 1000) * 1000000L;
+		until.tv_sec += s->watch_interval_ms / 1000 + until.tv_nsec / 1000000000L;
+		until.tv_nsec %= 1000000000L;
+		pthread_cond_timedwait(&s->stream_wake, &s->stream_lock, &until);
+		if (!s->stopping)
+			streams_round(s, resume);
+	}
+	pthread_mutex_unlock(&s->stream_lock);
+	free(resume);
+	return NULL;
+}
+
+/* Ends every stream: each suspended one is resumed to read its end. */
+static void streams_stop(struct http_server *s)
+{
+	struct MHD_Connection **resume;
+
+	pthread_mutex_lock(&s->stream_lock);
+	s->stopping = true;
+	pthread_cond_signal(&s->stream_wake);
+	pthread_mutex_unlock(&s->stream_lock);
+	if (s->watcher_started)
+		pthread_join(s->watcher, NULL);
+	pthread_mutex_lock(&s->stream_lock);
+	resume = calloc(s->max_streams, sizeof(*resume));
+	if (resume)
+		streams_round(s, resume);
+	pthread_mutex_unlock(&s->stream_lock);
+	free(resume);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
-				  const char *method, const char *version,
-				  const char *upload_data, size_t *upload_data_size,
-				  void **con_cls)
+				  const char *method, const char *version, const char *upload_data,
+				  size_t *upload_data_size, void **con_cls)
 {
 	struct http_server *s = cls;
 	struct http_conn *hc = *con_cls;
@@ -286,6 +610,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		strbuf_release(&res.body);
 		return wait_deferred(hc);
 	}
+	if (hc->watch) {
+		strbuf_release(&res.body);
+		return send_stream(hc);
+	}
 	ret = send_response(c, &res);
 	strbuf_release(&res.body);
 	return ret;
@@ -293,6 +621,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 
 const char *http_header(const struct http_request *req, const char *name)
 {
+	if (!req->conn) {
+		const struct http_synth *sy = req->priv;
+
+		return strcasecmp(name, "Authorization") == 0 ? sy->authorization : NULL;
+	}
 	return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
 }
 
@@ -303,13 +636,21 @@ int http_start(const char *listen, http_handler_fn fn, void *arg, struct http_se
 	return http_start_opts(listen, &none, fn, arg, out);
 }
 
+static void server_free(struct http_server *s)
+{
+	pthread_mutex_destroy(&s->defer_lock);
+	pthread_mutex_destroy(&s->stream_lock);
+	pthread_cond_destroy(&s->stream_wake);
+	free(s);
+}
+
 static unsigned or_default(unsigned v, unsigned def)
 {
 	return v ? v : def;
 }
 
-int http_start_opts(const char *listen, const struct http_options *o, http_handler_fn fn,
-		    void *arg, struct http_server **out)
+int http_start_opts(const char *listen, const struct http_options *o, http_handler_fn fn, void *arg,
+		    struct http_server **out)
 {
 	struct sockaddr_storage sa;
 	const union MHD_DaemonInfo *info;
@@ -331,6 +672,10 @@ int http_start_opts(const char *listen, const struct http_options *o, http_handl
 	s->arg = arg;
 	s->max_body = o->max_body;
 	pthread_mutex_init(&s->defer_lock, NULL);
+	pthread_mutex_init(&s->stream_lock, NULL);
+	pthread_cond_init(&s->stream_wake, NULL);
+	s->max_streams = or_default(o->max_streams, HTTP_DEFAULT_STREAMS);
+	s->watch_interval_ms = or_default(o->watch_interval_ms, HTTP_DEFAULT_WATCH_MS);
 	s->idle_timeout_s = or_default(o->idle_timeout_s, HTTP_DEFAULT_IDLE_TIMEOUT_S);
 	if (sa.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
@@ -342,11 +687,11 @@ int http_start_opts(const char *listen, const struct http_options *o, http_handl
 	    MHD_OPTION_CONNECTION_TIMEOUT,
 	    or_default(o->header_timeout_s, HTTP_DEFAULT_HEADER_TIMEOUT_S), NULL};
 	/* headers and the read buffer of a connection (bodies go to our own buffer) */
-	opts[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT, HTTP_CONN_MEMORY,
-					    NULL};
+	opts[n++] =
+	    (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT, HTTP_CONN_MEMORY, NULL};
 	opts[n++] = (struct MHD_OptionItem){MHD_OPTION_LISTEN_BACKLOG_SIZE, 4096, NULL};
-	opts[n++] = (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed,
-					    NULL};
+	opts[n++] =
+	    (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, NULL};
 	if (o->max_conns_per_ip)
 		opts[n++] = (struct MHD_OptionItem){MHD_OPTION_PER_IP_CONNECTION_LIMIT,
 						    o->max_conns_per_ip, NULL};
@@ -354,28 +699,31 @@ int http_start_opts(const char *listen, const struct http_options *o, http_handl
 		opts[n++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, threads, NULL};
 	if (o->tls_cert_pem && o->tls_key_pem) {
 		if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
-			pthread_mutex_destroy(&s->defer_lock);
-			free(s);
+			server_free(s);
 			return log_err(-ENOTSUP, "this libmicrohttpd has no TLS");
 		}
 		flags |= MHD_USE_TLS;
-		opts[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0,
-						    (void *)o->tls_key_pem};
-		opts[n++] = (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0,
-						    (void *)o->tls_cert_pem};
+		opts[n++] =
+		    (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)o->tls_key_pem};
+		opts[n++] =
+		    (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)o->tls_cert_pem};
 	}
 	opts[n++] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
 	s->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_ARRAY, opts,
 				MHD_OPTION_END);
 	if (!s->d) {
-		pthread_mutex_destroy(&s->defer_lock);
-		free(s);
-		return log_err(-EADDRINUSE, "cannot listen on %s (in use, not an address of this "
-					    "machine, or a bad TLS key or certificate?)",
+		server_free(s);
+		return log_err(-EADDRINUSE,
+			       "cannot listen on %s (in use, not an address of this "
+			       "machine, or a bad TLS key or certificate?)",
 			       listen);
 	}
 	info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
 	s->port = info ? info->port : 0;
+	if (pthread_create(&s->watcher, NULL, watcher_main, s) == 0)
+		s->watcher_started = true;
+	else
+		log_warn(0, "no thread for event streams: they send nothing");
 	*out = s;
 	return 0;
 }
@@ -389,9 +737,9 @@ void http_stop(struct http_server *s)
 {
 	if (!s)
 		return;
+	streams_stop(s);
 	MHD_stop_daemon(s->d);
-	pthread_mutex_destroy(&s->defer_lock);
-	free(s);
+	server_free(s);
 }
 
 static bool route_method_is(const struct http_route *r, const char *method)

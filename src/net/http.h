@@ -33,17 +33,25 @@
 struct http_request {
 	const char *method; /* "GET", "HEAD", "POST" */
 	const char *path;   /* "/api/v1/jobs/slurm:5:1732270000123", no query */
-	void *conn;	    /* for http_query_arg, http_header */
-	const char *body;   /* POST: the whole body (not NUL-terminated), at most the cap */
+	void *conn;	  /* for http_query_arg, http_header; NULL: the server's own (http_watch) */
+	const char *body; /* POST: the whole body (not NUL-terminated), at most the cap */
 	size_t body_len;
 	void *priv; /* http.c's, for http_defer */
 };
 
+#define HTTP_MAX_HEADERS 4
 struct http_response {
 	int status;
 	const char *content_type;
 	struct strbuf body;
+	/* more headers (static strings: sent as they are), see http_add_header */
+	struct {
+		const char *name, *value;
+	} headers[HTTP_MAX_HEADERS];
 };
+
+/* Adds a header to the answer (name and value must outlive it); -ENOSPC when full. */
+int http_add_header(struct http_response *res, const char *name, const char *value);
 
 /* A request header's value, or NULL. */
 const char *http_header(const struct http_request *req, const char *name);
@@ -73,10 +81,18 @@ struct http_options {
 	unsigned max_conns_per_ip; /* 0: no cap by address */
 	unsigned header_timeout_s; /* 0: HTTP_DEFAULT_HEADER_TIMEOUT_S */
 	unsigned idle_timeout_s;   /* 0: HTTP_DEFAULT_IDLE_TIMEOUT_S */
+	unsigned max_streams;	   /* event streams at once (http_watch); 0: HTTP_DEFAULT_STREAMS */
+	unsigned
+	    watch_interval_ms; /* how often a stream's paths are asked; 0: HTTP_DEFAULT_WATCH_MS */
 };
-#define HTTP_DEFAULT_CONNS		256
-#define HTTP_DEFAULT_HEADER_TIMEOUT_S	10
-#define HTTP_DEFAULT_IDLE_TIMEOUT_S	30
+#define HTTP_DEFAULT_STREAMS	      32
+#define HTTP_DEFAULT_WATCH_MS	      1000
+#define HTTP_WATCH_PING_MS	      15000
+#define HTTP_WATCH_PATHS	      4
+#define HTTP_WATCH_PATH_MAX	      512
+#define HTTP_DEFAULT_CONNS	      256
+#define HTTP_DEFAULT_HEADER_TIMEOUT_S 10
+#define HTTP_DEFAULT_IDLE_TIMEOUT_S   30
 
 /*
  * A deferred answer.  A handler calls http_defer(req) and returns without
@@ -86,11 +102,33 @@ struct http_options {
  * http_stop.
  */
 struct http_pending;
+
+/*
+ * Server-sent events (text/event-stream).  A GET handler calls
+ * http_watch(req, paths, events, n) instead of filling res: the answer
+ * becomes a stream, and every watch interval the server asks its own
+ * handler for GET paths[i] (a path with an optional "?query", re-asked with
+ * this request's Authorization header, so access is checked each time) and
+ * sends the body as an event named events[i] whenever it (or its status)
+ * changed since the last one sent; the first at once.  An answer with
+ * another status than 200 goes out as an event named "error" (its body as
+ * it is: the API's {"error", "status"}).  A comment
+ * line every HTTP_WATCH_PING_MS keeps proxies from closing it and finds a
+ * client that went away (the write fails, the stream is freed).
+ *
+ * The paths are asked on the server's own threads, as requests are (a
+ * handler so asked sees conn == NULL; it must not defer).  No thread waits
+ * on a stream: between events its connection is suspended.  At most max_streams at once: beyond,
+ * 503.  Streams end at http_stop.  Returns 0, or -EINVAL (a path too long, n out of range) /
+ * -ENOMEM; on an error res is untouched and the handler answers.
+ */
+int http_watch(const struct http_request *req, const char *const *paths, const char *const *events,
+	       size_t n);
 struct http_pending *http_defer(const struct http_request *req);
 struct http_response *http_pending_response(struct http_pending *p);
 void http_pending_done(struct http_pending *p);
-int http_start_opts(const char *listen, const struct http_options *o, http_handler_fn fn,
-		    void *arg, struct http_server **out);
+int http_start_opts(const char *listen, const struct http_options *o, http_handler_fn fn, void *arg,
+		    struct http_server **out);
 /* The port actually bound. */
 uint16_t http_port(const struct http_server *s);
 void http_stop(struct http_server *s);

@@ -176,6 +176,8 @@ static void *sender_main(void *arg)
 	struct sender *s = arg;
 	struct store *st = NULL;
 	int64_t cursor = -1, rows = SENDER_FIRST_ROWS, backoff = 0;
+	/* a catch-up in progress: the head held from_seq when it began; rows sent since */
+	int64_t catchup_from_seq = -1, catchup_rows = 0;
 
 	while (!stopping(s)) {
 		int64_t to_seq = 0, max_seq = 0, nrows = 0, acked = 0, iv = 0;
@@ -252,12 +254,25 @@ static void *sender_main(void *arg)
 		cursor = acked;
 		if (max_seq > cursor) {
 			/* a backlog: bigger batches until current */
+			if (catchup_from_seq < 0) {
+				catchup_from_seq = cursor;
+				catchup_rows = 0;
+			}
+			catchup_rows += nrows;
+			progress_step(s->opt.progress, catchup_rows,
+				      (double)(cursor - catchup_from_seq) /
+					  (double)(max_seq - catchup_from_seq));
 			if (rows < SENDER_MAX_ROWS)
 				rows *= 2;
 			continue;
 		}
+		if (catchup_from_seq >= 0)
+			progress_finish(s->opt.progress);
+		catchup_from_seq = -1;
 		rows = SENDER_FIRST_ROWS;
 	}
+	if (catchup_from_seq >= 0)
+		progress_finish(s->opt.progress);
 	if (st)
 		store_close(st);
 	return NULL;

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/progress.h"
 #include "net/wire.h"
 
 struct sender_opts {
@@ -28,6 +29,12 @@ struct sender_opts {
 	const char *ca_file; /* PEM CA bundle to trust for an https head, or NULL: the system's */
 	const char *db_path; /* the agent's store */
 	struct store_sender who;
+	/*
+	 * Told of a catch-up (a backlog after an outage: rows sent, the part of
+	 * it the head holds) from the sender's thread, finished once current;
+	 * NULL: nobody.  It must stay valid until sender_stop.
+	 */
+	const struct progress_hook *progress;
 };
 
 struct sender_stats {

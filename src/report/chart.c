@@ -42,7 +42,7 @@ void chart_axis_pick(struct chart_axis *ax, enum chart_unit unit, double vmax, d
 	static const char *const bytes[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
 	static const double floor_of[] = {
 	    [CHART_CORES] = 1, [CHART_BYTES] = 1024, [CHART_RATE] = 1024,
-	    [CHART_PCT] = 100, [CHART_WATTS] = 10,
+	    [CHART_PCT] = 100, [CHART_WATTS] = 10, [CHART_PLAIN] = 1,
 	};
 	size_t k = 0;
 
@@ -70,6 +70,7 @@ void chart_axis_pick(struct chart_axis *ax, enum chart_unit unit, double vmax, d
 		snprintf(ax->unit, sizeof(ax->unit), "%s",
 			 unit == CHART_PCT     ? "%"
 			 : unit == CHART_WATTS ? "W"
+			 : unit == CHART_PLAIN ? ""
 					       : "cores");
 	}
 	ax->step = chart_nice_step(vmax / ax->div / nticks);
@@ -121,6 +122,8 @@ static enum chart_unit panel_unit(const struct chart_panel *p)
 		return CHART_RATE;
 	case CHART_GPU_POWER:
 		return CHART_WATTS;
+	case CHART_APP:
+		return CHART_PLAIN;
 	default:
 		return CHART_PCT;
 	}

@@ -35,7 +35,7 @@
 #define CHART_MAX_SERIES (2 * JS_MAX_GPUS) /* PCIe and NVLink of every device */
 #define CHART_INK	 (-1)		   /* a series' colour: the text's */
 
-enum chart_unit { CHART_CORES, CHART_BYTES, CHART_RATE, CHART_PCT, CHART_WATTS };
+enum chart_unit { CHART_CORES, CHART_BYTES, CHART_RATE, CHART_PCT, CHART_WATTS, CHART_PLAIN };
 
 enum chart_kind {
 	CHART_CPU,
@@ -48,6 +48,7 @@ enum chart_kind {
 	CHART_GPU_DEVICE, /* one device: utilization, memory as a share */
 	CHART_NODE_CPU,	  /* a node's CPUs busy, 0-100% (a session's plots) */
 	CHART_NODE_NET,	  /* a node's network traffic, bytes/s */
+	CHART_APP,	  /* a program's own metric (report_app.c), in its own units */
 };
 
 /*

@@ -767,7 +767,7 @@ static void analysis_line(const struct analysis *an, char *buf, size_t size)
 }
 
 int plot_write(const char *path, const struct summary *s, const struct jobseries *js,
-	       const struct analysis *an)
+	       const struct analysis *an, const struct app_summary *app)
 {
 	const struct job_record *job = &s->job;
 	char title[1024], tail[352], subtitle[1024] = "", duration[40];
@@ -781,8 +781,12 @@ int plot_write(const char *path, const struct summary *s, const struct jobseries
 		return -EINVAL;
 	}
 	ret = chart_set_build(s, js, &cs);
-	if (ret)
+	if (!ret)
+		ret = report_app_panels(cs, app);
+	if (ret) {
+		chart_set_free(cs);
 		return log_err(ret, "cannot plot '%s'", path);
+	}
 	/* a scheduler's job is known by its id first; 900 bytes are more than a line */
 	if (job->scheduler[0] && strcmp(job->scheduler, "run") != 0 && job->job_id[0])
 		snprintf(title, sizeof(title), "%s %s  \xc2\xb7  %.900s", job->scheduler,

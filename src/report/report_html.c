@@ -1029,8 +1029,19 @@ static void footer(const struct summary *s, struct strbuf *out)
 	strbuf_addstr(out, "</footer>\n");
 }
 
+void report_html_charts(const struct chart_set *cs, size_t first, struct strbuf *out)
+{
+	struct chart_frame f = {.cs = cs};
+
+	time_axis_pick(&f.x, cs->span_s);
+	strbuf_addstr(out, "<div class=\"charts\">\n");
+	for (size_t i = first; i < cs->npanels; i++)
+		chart_render(&f, &cs->panels[i], out);
+	strbuf_addstr(out, "</div>\n");
+}
+
 int report_html(const struct summary *s, const struct jobseries *js, const struct analysis *an,
-		const struct cuda_tables *cuda, struct strbuf *out)
+		const struct cuda_tables *cuda, const struct app_summary *app, struct strbuf *out)
 {
 	int ret = 0;
 
@@ -1047,7 +1058,11 @@ int report_html(const struct summary *s, const struct jobseries *js, const struc
 		ret = section_procs(s, out);
 	if (ret)
 		return ret;
+	report_libs_html(s, out);
 	report_cuda_html(cuda, out);
+	ret = report_app_html(app, s, js, out);
+	if (ret)
+		return ret;
 	section_events(s, out);
 	footer(s, out);
 	strbuf_addstr(out, "</main>\n</body>\n</html>\n");

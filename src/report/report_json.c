@@ -547,7 +547,7 @@ static void write_analysis(struct jsonw *w, const struct analysis *a)
 }
 
 int report_json(const struct summary *s, const struct analysis *an,
-		const struct cuda_tables *cuda, struct strbuf *out)
+		const struct cuda_tables *cuda, const struct app_summary *app, struct strbuf *out)
 {
 	struct jsonw w;
 
@@ -565,6 +565,7 @@ int report_json(const struct summary *s, const struct analysis *an,
 	write_gpus(&w, s);
 	write_timeline(&w, s);
 	write_processes(&w, s);
+	report_libs_json(&w, s);
 	write_events(&w, s);
 	write_sampler(&w, s);
 	write_analysis(&w, an);
@@ -574,6 +575,8 @@ int report_json(const struct summary *s, const struct analysis *an,
 	}
 	jsonw_key(&w, "cuda");
 	report_cuda_json(&w, cuda);
+	jsonw_key(&w, "app");
+	report_app_json(&w, app);
 	jsonw_obj_end(&w);
 	if (!jsonw_error(&w))
 		strbuf_addch(out, '\n');

@@ -58,7 +58,7 @@ bool report_query_is_history(const struct report_query *q)
 static int run_history(struct store *st, const struct report_query *q, int64_t now_ms,
 		       struct strbuf *out, char *err, size_t errsize)
 {
-	struct history_filter f = {q->user, q->node, 0, 0};
+	struct history_filter f = {q->user, q->node, 0, 0, q->progress};
 	enum history_by by = q->has_by ? q->by : (q->user || q->node) ? HISTORY_BY_JOB
 								  : HISTORY_BY_USER;
 	struct history h;
@@ -272,18 +272,19 @@ static int report_from_summary(struct store *st, const struct report_query *q,
 int report_query_render(const struct job_report *r, const struct report_query *q,
 			struct strbuf *out, char *err, size_t errsize)
 {
-	struct report_options ro = {.utf8 = q->utf8, .max_procs = 10, .cuda = &r->cuda};
+	struct report_options ro = {.utf8 = q->utf8, .max_procs = 10, .cuda = &r->cuda,
+				  .app = &r->app};
 	int ret;
 
 	switch (q->format) {
 	case REPORT_FMT_JSON:
-		ret = report_json(&r->sum, &r->an, &r->cuda, out);
+		ret = report_json(&r->sum, &r->an, &r->cuda, &r->app, out);
 		break;
 	case REPORT_FMT_CSV:
 		ret = report_csv(&r->sum, &r->js, out);
 		break;
 	case REPORT_FMT_HTML:
-		ret = report_html(&r->sum, &r->js, &r->an, &r->cuda, out);
+		ret = report_html(&r->sum, &r->js, &r->an, &r->cuda, &r->app, out);
 		break;
 	default:
 		ret = report_text(&r->sum, &r->an, &ro, out);
@@ -293,7 +294,7 @@ int report_query_render(const struct job_report *r, const struct report_query *q
 		fail(ret, err, errsize, "cannot render the report: %s", strerror(-ret));
 	if (!ret && q->plot_path) {
 		/* plot_write has said why it failed */
-		ret = plot_write(q->plot_path, &r->sum, &r->js, &r->an);
+		ret = plot_write(q->plot_path, &r->sum, &r->js, &r->an, &r->app);
 	}
 	return ret;
 }
@@ -322,7 +323,7 @@ static int run_job(struct store *st, const struct report_query *q, struct strbuf
 	r = malloc(sizeof(*r));
 	if (!r)
 		return fail(-ENOMEM, err, errsize, "out of memory");
-	ret = job_report_load(r, st, &job);
+	ret = job_report_load_progress(r, st, &job, q->progress);
 	if (ret) {
 		fail(ret, err, errsize, "cannot read the samples of job %" PRId64, id);
 		goto out_release;

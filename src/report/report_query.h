@@ -31,7 +31,8 @@ struct report_query {
 	enum history_by by;
 	enum report_format format;
 	bool utf8;
-	const char *plot_path; /* a job's timeline plot to write too; NULL */
+	const char *plot_path;		      /* a job's timeline plot to write too; NULL */
+	const struct progress_hook *progress; /* told of the rows or jobs read; NULL: none */
 };
 
 int report_format_parse(const char *s, enum report_format *out);

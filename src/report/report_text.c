@@ -495,9 +495,16 @@ int report_text(const struct summary *s, const struct analysis *an,
 	section_gpus(s, out);
 	section_timeline(s, opt, out);
 	section_procs(s, opt, out);
+	report_libs_text(s, out);
 	section_events(s, out);
 	if (opt->cuda) {
 		int ret = report_cuda_text(opt->cuda, 0, out);
+
+		if (ret)
+			return ret;
+	}
+	if (opt->app) {
+		int ret = report_app_text(opt->app, s, out);
 
 		if (ret)
 			return ret;

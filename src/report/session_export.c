@@ -59,6 +59,8 @@ struct export_ctx {
 	struct series *dev, *node;
 	size_t ndev, nnode;
 	int64_t frames;
+	const struct progress_hook *progress;
+	int64_t from_ms, until_ms; /* the window, for progress: frames come in time order */
 };
 
 static struct series *series_of(struct series *s, size_t *n, const char *key)
@@ -97,6 +99,11 @@ static int on_frame(const struct session_frame *f, void *arg)
 	char t[40], id[400];
 
 	c->frames++;
+	if (c->progress)
+		progress_step(c->progress, c->frames,
+			      c->until_ms > c->from_ms ? (double)(f->ts_ms - c->from_ms) /
+							     (double)(c->until_ms - c->from_ms)
+						       : -1);
 	format_rfc3339_ms(f->ts_ms, t, sizeof(t));
 	if (ns && ns->last_ms) {
 		int64_t gap = f->ts_ms - ns->last_ms;
@@ -388,6 +395,12 @@ static void summaries(struct export_ctx *c, struct jsonw *w)
 int session_export_frames(struct store *st, const struct session_record *s, bool csv,
 			  struct strbuf *out)
 {
+	return session_export_frames_progress(st, s, csv, out, NULL);
+}
+
+int session_export_frames_progress(struct store *st, const struct session_record *s, bool csv,
+				   struct strbuf *out, const struct progress_hook *progress)
+{
 	struct export_ctx c;
 	struct jobs_ctx jc;
 	char t[40];
@@ -396,6 +409,9 @@ int session_export_frames(struct store *st, const struct session_record *s, bool
 	memset(&c, 0, sizeof(c));
 	c.out = out;
 	c.csv = csv;
+	c.progress = progress;
+	c.from_ms = s->start_ms;
+	c.until_ms = s->end_ms ? s->end_ms : time_now_ms();
 	c.dev = calloc(EXPORT_MAX_SERIES, sizeof(*c.dev));
 	c.node = calloc(EXPORT_MAX_SERIES, sizeof(*c.node));
 	if (!c.dev || !c.node) {
@@ -496,6 +512,7 @@ int session_export_frames(struct store *st, const struct session_record *s, bool
 	if (!ret)
 		ret = jsonw_error(&c.w);
 out_free:
+	progress_finish(progress);
 	if (!ret)
 		ret = strbuf_error(out); /* past its cap: cut short, not an export */
 	free(c.dev);

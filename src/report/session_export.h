@@ -15,6 +15,7 @@
 
 #include <stdbool.h>
 
+#include "common/progress.h"
 #include "common/strbuf.h"
 #include "store/store.h"
 
@@ -33,6 +34,15 @@ int session_export_frames(struct store *st, const struct session_record *s, bool
  * of memory.
  */
 int session_export_gswarm(struct store *st, const struct session_record *s, struct strbuf *out);
+/*
+ * The two above, telling progress (common/progress.h; NULL: nobody) how
+ * many frames are written and what part of the session's window they
+ * cover, and finishing it at the end.
+ */
+int session_export_frames_progress(struct store *st, const struct session_record *s, bool csv,
+				   struct strbuf *out, const struct progress_hook *progress);
+int session_export_gswarm_progress(struct store *st, const struct session_record *s,
+				   struct strbuf *out, const struct progress_hook *progress);
 /* That file's frame clock: the period (ms), and the frames it holds at now_ms. */
 #define SESSION_GSWARM_PERIOD_MS 1000 /* gswarm's head: a frame a second */
 int64_t session_gswarm_period_ms(const struct session_record *s);

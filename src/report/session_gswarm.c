@@ -27,6 +27,7 @@
 #include <cjson/cJSON.h>
 
 #include "common/log.h"
+#include "common/progress.h"
 #include "common/timeutil.h"
 #include "common/utf8.h"
 
@@ -57,7 +58,8 @@ struct gswarm_ctx {
 	size_t ngpus, nnodes;
 	char **host_json;		/* each node's hostname, quoted and escaped */
 	size_t *client_order, nclients; /* nodes by their first frame with figures */
-	int64_t frames;
+	int64_t frames, frames_total;
+	const struct progress_hook *progress;
 	char app[REQUEST_APP_MAX]; /* request_time_info: the app whose list is open */
 	int64_t requests;
 };
@@ -388,6 +390,9 @@ static int on_tick(const struct session_tick *t, void *arg)
 	}
 
 	strbuf_addstr(out, c->frames++ ? ",\n    {\n" : "\n    {\n");
+	if (c->progress)
+		progress_step(c->progress, c->frames,
+			      c->frames_total > 0 ? (double)c->frames / c->frames_total : -1);
 	py_time(t->ts_ms, when, sizeof(when));
 	strbuf_addf(out, "      \"frame_id\": %" PRId64 ",\n      \"time\": \"%s\",\n", t->frame_id,
 		    when);
@@ -526,12 +531,20 @@ int64_t session_gswarm_frames(const struct session_record *s, int64_t now_ms)
 
 int session_export_gswarm(struct store *st, const struct session_record *s, struct strbuf *out)
 {
+	return session_export_gswarm_progress(st, s, out, NULL);
+}
+
+int session_export_gswarm_progress(struct store *st, const struct session_record *s,
+				   struct strbuf *out, const struct progress_hook *progress)
+{
 	struct gswarm_ctx c;
 	int64_t now = time_now_ms();
 	int ret;
 
 	memset(&c, 0, sizeof(c));
 	c.out = out;
+	c.progress = progress;
+	c.frames_total = session_gswarm_frames(s, now);
 	strbuf_addstr(out, "{\n  \"frames\": [");
 	ret = store_for_each_session_tick(st, s, now, session_gswarm_period_ms(s), on_tick, &c);
 	if (ret)
@@ -546,6 +559,7 @@ int session_export_gswarm(struct store *st, const struct session_record *s, stru
 	strbuf_addstr(out, c.requests ? "\n    ]\n  }\n}" : "}\n}");
 	ret = strbuf_error(out);
 out_free:
+	progress_finish(progress);
 	if (!ret)
 		ret = strbuf_error(out); /* past its cap: cut short, not an export */
 	for (size_t i = 0; c.gpu && i < c.ngpus; i++)

@@ -426,11 +426,13 @@ void host_sampler_init(struct host_sampler *hs, long hz)
 	memset(hs, 0, sizeof(*hs));
 	strbuf_init(&hs->buf, HOST_READ_MAX);
 	hs->hz = hz > 0 ? hz : 100;
+	rapl_init(&hs->rapl);
 }
 
 void host_sampler_release(struct host_sampler *hs)
 {
 	strbuf_release(&hs->buf);
+	rapl_release(&hs->rapl);
 	hs->nknown = 0;
 }
 
@@ -590,6 +592,7 @@ int host_sample_read(struct host_sampler *hs, struct host_sample *out)
 	int ret;
 
 	out->valid = 0;
+	out->nenergy = 0;
 	ret = sysroot_read("/proc/stat", &hs->buf);
 	if (ret)
 		return ret;
@@ -631,6 +634,9 @@ int host_sample_read(struct host_sampler *hs, struct host_sample *out)
 
 	if (sample_root_fs(&out->root_fs) == 0)
 		out->valid |= HOST_HAS_ROOT_FS;
+	out->nenergy = rapl_read(&hs->rapl, out->energy, RAPL_MAX_ZONES);
+	if (out->nenergy > 0)
+		out->valid |= HOST_HAS_ENERGY;
 	return 0;
 }
 

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "common/strbuf.h"
+#include "rapl.h"
 
 #define HOST_MAX_CPUS 1024
 #define HOST_MAX_DISKS 64
@@ -123,6 +124,7 @@ enum host_valid {
 	HOST_HAS_PSI_MEM = 1u << 6,
 	HOST_HAS_PSI_IO = 1u << 7,
 	HOST_HAS_ROOT_FS = 1u << 8,
+	HOST_HAS_ENERGY = 1u << 9, /* at least one RAPL zone (rapl.h) */
 };
 
 /*
@@ -171,6 +173,8 @@ struct host_sample {
 	uint64_t net_rx_packets;
 	uint64_t net_tx_packets;
 	struct host_fs root_fs; /* the root file system (statvfs of the sysroot's "/") */
+	int nenergy;		/* RAPL zones read (rapl.h), 0: none */
+	struct rapl_reading energy[RAPL_MAX_ZONES];
 };
 
 struct host_sampler {
@@ -180,6 +184,7 @@ struct host_sampler {
 	int nknown;
 	char known_name[HOST_MAX_DISKS * 4][HOST_NAME_MAX_LEN];
 	bool known_whole[HOST_MAX_DISKS * 4];
+	struct rapl rapl;
 };
 
 void host_sampler_init(struct host_sampler *hs, long hz);

@@ -148,6 +148,15 @@ int proc_parse_status(const char *text, size_t len, struct proc_status *out)
 		} else if (scan_key(&line, "Threads")) {
 			if (!scan_u32(&line, &st.threads))
 				st.valid |= PROC_STATUS_THREADS;
+		} else if (scan_key(&line, "NSpid")) {
+			int32_t v;
+
+			/* one pid per namespace level, outermost first */
+			while (scan_i32(&line, &v) == 0 && v > 0) {
+				st.nspid = v;
+				st.valid |= PROC_STATUS_NSPID;
+				scan_blanks(&line);
+			}
 		}
 	}
 	/* Every process, kernel threads and zombies too, has Uid and Threads. */

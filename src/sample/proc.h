@@ -49,6 +49,7 @@ enum proc_status_valid {
 	PROC_STATUS_SWAP = 1u << 2,
 	PROC_STATUS_UID = 1u << 3,
 	PROC_STATUS_THREADS = 1u << 4,
+	PROC_STATUS_NSPID = 1u << 5,
 };
 
 /* /proc/PID/status; kernel threads and zombies have no Vm* lines. */
@@ -59,6 +60,11 @@ struct proc_status {
 	uint64_t swap_bytes; /* VmSwap */
 	uint32_t uid;        /* real uid, first field of Uid: */
 	uint32_t threads;
+	/*
+	 * NSpid's last field: the pid in the innermost pid namespace (a
+	 * container's), the same as the pid outside any.
+	 */
+	int32_t nspid;
 };
 
 /* /proc/PID/io; includes the I/O of reaped children (kernel accounting). */

@@ -88,6 +88,7 @@ void ptree_init(struct ptree *pt, pid_t ancestor, long hz, int64_t boot_ms)
 	pt->fd_cache = true;
 	fd_budget_update(pt);
 	proc_reader_init(&pt->reader, pt->hz);
+	libs_reader_init(&pt->libs_reader);
 	procev_init(&pt->ev);
 }
 
@@ -126,11 +127,14 @@ static void close_fds(struct ptree *pt, struct ptree_scan_entry *e, size_t n)
 void ptree_release(struct ptree *pt)
 {
 	proc_reader_release(&pt->reader);
+	libs_reader_release(&pt->libs_reader);
 	procev_close(&pt->ev);
 	close_fds(pt, pt->scan, pt->nscan);
 	close_fds(pt, pt->prev, pt->nprev);
-	for (size_t i = 0; i < pt->nprocs; i++)
+	for (size_t i = 0; i < pt->nprocs; i++) {
 		close_kept(pt, &pt->procs[i].owner_fd);
+		free(pt->procs[i].libs);
+	}
 	free(pt->procs);
 	free(pt->index);
 	free(pt->scan);
@@ -160,6 +164,38 @@ struct ptree_proc *ptree_find(struct ptree *pt, pid_t pid)
 	if (i < 0 || !pt->procs[i].alive || pt->procs[i].info.pid != pid)
 		return NULL;
 	return &pt->procs[i];
+}
+
+struct ptree_proc *ptree_find_nspid(struct ptree *pt, pid_t nspid)
+{
+	struct ptree_proc *found = NULL;
+
+	if (nspid <= 0)
+		return NULL;
+	for (size_t i = 0; i < pt->nprocs; i++) {
+		struct ptree_proc *p = &pt->procs[i];
+
+		if (!p->alive || p->nspid != nspid || p->nspid == p->info.pid)
+			continue;
+		if (found)
+			return NULL; /* two containers' pid 1, say: not ours to choose */
+		found = p;
+	}
+	return found;
+}
+
+struct ptree_proc *ptree_find_reported(struct ptree *pt, pid_t pid)
+{
+	struct ptree_proc *p = ptree_find(pt, pid);
+	char rel[32], path[4096];
+
+	if (p || pid <= 0)
+		return p;
+	snprintf(rel, sizeof(rel), "/proc/%d", (int)pid);
+	/* a pid of our namespace (another's process, or one not scanned yet) is not mapped */
+	if (sysroot_path(path, sizeof(path), rel) || access(path, F_OK) == 0 || errno != ENOENT)
+		return NULL;
+	return ptree_find_nspid(pt, pid);
 }
 
 struct ptree_proc *ptree_find_recent(struct ptree *pt, pid_t pid)
@@ -264,12 +300,51 @@ static void refresh(struct ptree *pt, struct ptree_proc *p, const struct proc_st
 			p->info.uid = status.uid;
 		if (status.valid & PROC_STATUS_THREADS)
 			s->threads = status.threads;
+		if (status.valid & PROC_STATUS_NSPID)
+			p->nspid = status.nspid;
 	}
 	if (proc_read_io(&pt->reader, pid, &io) == 0) {
 		s->read_bytes = io.read_bytes;
 		s->write_bytes = io.write_bytes;
 		s->valid |= PS_IO;
 	}
+}
+
+/* Reads p's maps when due (PTREE_LIBS_*); what it finds goes into p->libs. */
+static void scan_libs(struct ptree *pt, struct ptree_proc *p, int64_t now_ms)
+{
+	uint64_t cpu_ms = p->cur.user_ms + p->cur.system_ms;
+	struct lib_set found;
+	int ret;
+
+	if (p->cur.state == 'Z' || p->cur.state == 'X')
+		return;
+	if (p->info_changed)
+		p->libs_next_ms = 0; /* an exec: a new program, read at once */
+	if (p->libs_next_ms) {
+		if (now_ms < p->libs_next_ms || cpu_ms == p->libs_cpu_ms)
+			return;
+		p->libs_every_ms = p->libs_every_ms * 2 > PTREE_LIBS_MAX_WAIT_MS
+				       ? PTREE_LIBS_MAX_WAIT_MS
+				       : p->libs_every_ms * 2;
+	} else {
+		p->libs_every_ms = PTREE_LIBS_FIRST_WAIT_MS;
+	}
+	p->libs_next_ms = now_ms + p->libs_every_ms;
+	p->libs_cpu_ms = cpu_ms;
+	if (p->libs) {
+		ret = libs_read(&pt->libs_reader, p->info.pid, p->libs);
+	} else {
+		found.n = 0;
+		ret = libs_read(&pt->libs_reader, p->info.pid, &found);
+		if (ret > 0) {
+			p->libs = malloc(sizeof(*p->libs));
+			if (p->libs)
+				*p->libs = found;
+		}
+	}
+	if (ret == -EACCES)
+		p->libs_every_ms = PTREE_LIBS_MAX_WAIT_MS; /* another user's: not ours to read */
 }
 
 static struct ptree_proc *new_proc(struct ptree *pt, const struct proc_stat *st)
@@ -516,6 +591,7 @@ static void compact(struct ptree *pt)
 
 		if (p->done) {
 			close_kept(pt, &p->owner_fd);
+			free(p->libs);
 			continue;
 		}
 		if (p->alive)
@@ -776,6 +852,7 @@ int ptree_scan(struct ptree *pt, int64_t ts_ms)
 		}
 		p->seen = true;
 		refresh(pt, p, st, pt->scan[i].run_ns, ts_ms, true);
+		scan_libs(pt, p, ts_ms);
 		if (!p->has_emitted || p->info_changed || sample_moved(&p->cur, &p->last_emitted))
 			p->emit = true;
 	}

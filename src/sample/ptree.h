@@ -29,6 +29,7 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 
+#include "libs.h"
 #include "proc.h"
 #include "procev.h"
 #include "sample.h"
@@ -69,6 +70,21 @@ struct ptree_proc {
 	 * ptree when it drops the process.
 	 */
 	int owner_fd;
+	/*
+	 * Frameworks and libraries it mapped (libs.h; NULL until one is
+	 * found), read at its first scan and again as PTREE_LIBS_* say.  The
+	 * store's tick writer keeps which have rows: lib[0 .. libs_stored),
+	 * and libs_stored_undo to restore if the tick at libs_stored_tick is
+	 * lost.
+	 */
+	struct lib_set *libs;
+	size_t libs_stored, libs_stored_undo;
+	int64_t libs_stored_tick;
+	int64_t libs_next_ms;  /* the next read of its maps is due (0: never read) */
+	int64_t libs_every_ms; /* the wait before the one after */
+	uint64_t libs_cpu_ms;  /* its CPU time at the last read */
+	/* NSpid's last field: its pid in the innermost pid namespace (0: unknown) */
+	int32_t nspid;
 };
 
 struct ptree_scan_entry {
@@ -119,12 +135,23 @@ struct ptree_scan_entry {
  */
 #define PTREE_FD_MARGIN 256
 
+/*
+ * Libraries load lazily (Python imports torch seconds after it starts), so
+ * a process's maps are read at its first scan and after an exec, then again
+ * when it has used CPU since the last read and the wait is over: 1 s after
+ * the first read, then doubling up to 64 s.  Only the libraries not seen
+ * before are new.
+ */
+#define PTREE_LIBS_FIRST_WAIT_MS 1000
+#define PTREE_LIBS_MAX_WAIT_MS	 64000
+
 struct ptree {
 	pid_t ancestor; /* 0 with `all` */
 	bool all;	/* every user-space process (the agent), not a tree */
 	long hz;
 	int64_t boot_ms;
 	struct proc_reader reader;
+	struct libs_reader libs_reader;
 
 	struct ptree_proc *procs; /* every process ever seen, in order of discovery */
 	size_t nprocs, procs_alloc;
@@ -199,6 +226,21 @@ int ptree_keep_fd(struct ptree *pt, struct ptree_proc *p, const char *name);
 
 /* The process entry for pid that is alive, or NULL. */
 struct ptree_proc *ptree_find(struct ptree *pt, pid_t pid);
+/*
+ * The live process whose pid in its innermost pid namespace (a container's)
+ * is nspid, for a pid a process inside a container reported about itself:
+ * NULL if none, or if processes of several namespaces have it.  A process
+ * in no pid namespace of its own is not matched (ptree_find is for those).
+ */
+struct ptree_proc *ptree_find_nspid(struct ptree *pt, pid_t nspid);
+/*
+ * The live process a pid reported by someone else (a GPU driver's process
+ * list) stands for: the one with that pid; else, when no process of our
+ * namespace has it at all, the one whose innermost pid it is
+ * (ptree_find_nspid: a container's process, reported from inside its
+ * namespace).  NULL when neither.
+ */
+struct ptree_proc *ptree_find_reported(struct ptree *pt, pid_t pid);
 /* ... or that ended in the last scan (its final row not yet emitted), or NULL. */
 struct ptree_proc *ptree_find_recent(struct ptree *pt, pid_t pid);
 const struct job_sample *ptree_job(const struct ptree *pt);

@@ -96,21 +96,21 @@ static int step_done(struct store *st, struct cuda_binder *b, const char *what)
 	return 0;
 }
 
-static int put_proc_row(struct store *st, int64_t job_id, const struct cuda_proc *p,
-			int64_t now_ms)
+static int put_proc_row(struct store *st, int64_t job_id, const struct cuda_proc *p, int64_t now_ms)
 {
 	struct cuda_binder b = {0};
 	int rc, ret;
 
-	rc = db_prepare(st,
-			"INSERT INTO cuda_procs (seq, job_id, pid, state, message, cupti_version,"
-			" contexts, dropped, snap_seq, final, updated_ms)"
-			" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (job_id, pid) DO UPDATE"
-			" SET seq = excluded.seq, state = excluded.state, message = excluded.message,"
-			" cupti_version = excluded.cupti_version, contexts = excluded.contexts,"
-			" dropped = excluded.dropped, snap_seq = excluded.snap_seq,"
-			" final = excluded.final, updated_ms = excluded.updated_ms",
-			&b.stmt);
+	rc = db_prepare(
+	    st,
+	    "INSERT INTO cuda_procs (seq, job_id, pid, state, message, cupti_version,"
+	    " contexts, dropped, snap_seq, final, updated_ms)"
+	    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (job_id, pid) DO UPDATE"
+	    " SET seq = excluded.seq, state = excluded.state, message = excluded.message,"
+	    " cupti_version = excluded.cupti_version, contexts = excluded.contexts,"
+	    " dropped = excluded.dropped, snap_seq = excluded.snap_seq,"
+	    " final = excluded.final, updated_ms = excluded.updated_ms",
+	    &b.stmt);
 	if (rc != SQLITE_OK)
 		return store__write_fail(st, rc, "keep a process's CUDA state");
 	bind_i64(&b, st->next_seq); /* the fact seq: a head is sent what changed */
@@ -191,8 +191,7 @@ static int delete_stats(struct store *st, int64_t job_id, int32_t pid)
 	return ret;
 }
 
-int store_put_cuda_proc(struct store *st, int64_t job_id, const struct cuda_proc *p,
-			int64_t now_ms)
+int store_put_cuda_proc(struct store *st, int64_t job_id, const struct cuda_proc *p, int64_t now_ms)
 {
 	const struct cuda_stat **sorted = NULL;
 	bool own;
@@ -200,14 +199,15 @@ int store_put_cuda_proc(struct store *st, int64_t job_id, const struct cuda_proc
 
 	if (st->schema_version < CUDA_SCHEMA)
 		return log_err(-EPROTONOSUPPORT,
-			       "store '%s' is older than schema %d: it has no CUDA tables", st->path,
-			       CUDA_SCHEMA);
+			       "store '%s' is older than schema %d: it has no CUDA tables",
+			       st->path, CUDA_SCHEMA);
 	if (p->pid < 0)
 		return log_err(-EINVAL, "store '%s': CUDA tables of pid %d", st->path, (int)p->pid);
 	if (p->nstats) {
 		sorted = malloc(p->nstats * sizeof(*sorted));
 		if (!sorted)
-			return log_err(-ENOMEM, "cannot keep the CUDA tables of pid %d", (int)p->pid);
+			return log_err(-ENOMEM, "cannot keep the CUDA tables of pid %d",
+				       (int)p->pid);
 		for (size_t i = 0; i < p->nstats; i++)
 			sorted[i] = &p->stats[i];
 		qsort(sorted, p->nstats, sizeof(*sorted), by_kind_name);
@@ -251,30 +251,24 @@ static struct cuda_proc *proc_of(struct cuda_proc *procs, size_t n, int64_t pid)
 	return NULL;
 }
 
-static const char *text_or_empty(struct db_stmt *s, int c)
-{
-	const unsigned char *t = db_column_text(s, c);
-
-	return t ? (const char *)t : "";
-}
-
 static int read_procs(struct store *st, int64_t job_id, struct cuda_proc **procs, size_t *n)
 {
 	struct db_stmt *stmt;
 	size_t alloc = 0;
 	int rc, ret;
 
-	ret = store__prepare(st,
-			     "SELECT pid, state, message, cupti_version, contexts, dropped, snap_seq, final"
-			     " FROM cuda_procs WHERE job_id = ? ORDER BY pid",
-			     "read the CUDA tables", &stmt);
+	ret = store__prepare(
+	    st,
+	    "SELECT pid, state, message, cupti_version, contexts, dropped, snap_seq, final"
+	    " FROM cuda_procs WHERE job_id = ? ORDER BY pid",
+	    "read the CUDA tables", &stmt);
 	if (ret)
 		return ret;
 	db_bind_int64(stmt, 1, job_id);
 	while ((rc = db_step(stmt)) == SQLITE_ROW) {
 		struct cuda_proc *p;
 		int64_t pid = db_column_int64(stmt, 0);
-		const char *state = text_or_empty(stmt, 1);
+		const char *state = db_column_str(stmt, 1);
 
 		if (pid < 0 || pid > INT32_MAX)
 			continue;
@@ -292,7 +286,7 @@ static int read_procs(struct store *st, int64_t job_id, struct cuda_proc **procs
 		p = &(*procs)[(*n)++];
 		cuda_proc_init(p);
 		p->pid = (int32_t)pid;
-		snprintf(p->message, sizeof(p->message), "%s", text_or_empty(stmt, 2));
+		snprintf(p->message, sizeof(p->message), "%s", db_column_str(stmt, 2));
 		if (cuda_proc_state_parse(state, &p->state)) {
 			/* a state of a newer version: not ok, and its name says what */
 			p->state = CUDA_PROC_ERROR;
@@ -316,11 +310,12 @@ static int read_stats(struct store *st, int64_t job_id, struct cuda_proc *procs,
 	struct db_stmt *stmt;
 	int rc, ret;
 
-	ret = store__prepare(st,
-			     "SELECT pid, kind, name, count, total_ns, min_ns, max_ns, m2_ns2, bytes,"
-			     " min_bytes, max_bytes, m2_bytes2 FROM cuda_stats WHERE job_id = ?"
-			     " ORDER BY pid, kind, name",
-			     "read the CUDA tables", &stmt);
+	ret =
+	    store__prepare(st,
+			   "SELECT pid, kind, name, count, total_ns, min_ns, max_ns, m2_ns2, bytes,"
+			   " min_bytes, max_bytes, m2_bytes2 FROM cuda_stats WHERE job_id = ?"
+			   " ORDER BY pid, kind, name",
+			   "read the CUDA tables", &stmt);
 	if (ret)
 		return ret;
 	db_bind_int64(stmt, 1, job_id);
@@ -329,9 +324,9 @@ static int read_stats(struct store *st, int64_t job_id, struct cuda_proc *procs,
 		enum cuda_stat_kind kind;
 		struct cuda_stat *s;
 
-		if (!p || cuda_stat_kind_parse(text_or_empty(stmt, 1), &kind))
+		if (!p || cuda_stat_kind_parse(db_column_str(stmt, 1), &kind))
 			continue; /* no process row, or a kind of a newer version */
-		s = cuda_proc_add(p, kind, text_or_empty(stmt, 2));
+		s = cuda_proc_add(p, kind, db_column_str(stmt, 2));
 		if (!s) {
 			ret = log_err(-ENOMEM, "cannot read the CUDA tables");
 			break;
@@ -352,8 +347,7 @@ static int read_stats(struct store *st, int64_t job_id, struct cuda_proc *procs,
 	return ret;
 }
 
-int store_get_cuda_procs(struct store *st, int64_t job_id, struct cuda_proc **procs,
-			 size_t *nprocs)
+int store_get_cuda_procs(struct store *st, int64_t job_id, struct cuda_proc **procs, size_t *nprocs)
 {
 	int ret;
 

@@ -164,6 +164,13 @@ const unsigned char *db_column_text(struct db_stmt *s, int c)
 	return s->pg ? pg_column_text(s->pg, c) : sqlite3_column_text(s->sq, c);
 }
 
+const char *db_column_str(struct db_stmt *s, int c)
+{
+	const unsigned char *t = db_column_text(s, c);
+
+	return t ? (const char *)t : "";
+}
+
 const void *db_column_blob(struct db_stmt *s, int c)
 {
 	return s->pg ? pg_column_blob(s->pg, c) : sqlite3_column_blob(s->sq, c);

@@ -82,6 +82,8 @@ int64_t db_column_int64(struct db_stmt *s, int c);
 double db_column_double(struct db_stmt *s, int c);
 /* NULL for NULL; valid until the next step, reset or finalize. */
 const unsigned char *db_column_text(struct db_stmt *s, int c);
+/* The same as a string, "" for NULL. */
+const char *db_column_str(struct db_stmt *s, int c);
 const void *db_column_blob(struct db_stmt *s, int c);
 int db_column_bytes(struct db_stmt *s, int c);
 

@@ -44,6 +44,9 @@ static const struct {
     {"gaps", "gaps", 5},
     {"fs_samples", "fs_samples", 7}, /* never packed */
     {"cuda_procs", "cuda_procs", 9}, /* a process's newest CUDA snapshot, re-seq'd when replaced */
+    {"app_samples", "app_samples", 10},
+    {"energy_samples", "energy_samples", 10},
+    {"proc_libs", "proc_libs", 10},
 };
 
 /*
@@ -51,6 +54,13 @@ static const struct {
  * table (and, from schema 9, the jobs of its CUDA snapshots).
  */
 #define JOBS_OF_CUDA " OR id IN (SELECT job_id FROM cuda_procs WHERE seq > ?1 AND seq <= ?2)"
+/* from schema 10: the jobs of app metrics and markers, the processes of library rows */
+#define JOBS_OF_APP                                                                                \
+	" OR id IN (SELECT job_id FROM app_samples WHERE seq > ?1 AND seq <= ?2"                   \
+	" UNION SELECT job_id FROM marks WHERE seq > ?1 AND seq <= ?2"                             \
+	" UNION SELECT p.job_id FROM procs p JOIN proc_libs l ON l.proc_id = p.id"                 \
+	" WHERE l.seq > ?1 AND l.seq <= ?2)"
+#define PROCS_OF_LIBS " OR id IN (SELECT proc_id FROM proc_libs WHERE seq > ?1 AND seq <= ?2)"
 static const struct {
 	const char *table;
 	const char *where;
@@ -72,8 +82,8 @@ static const struct {
      " UNION SELECT p.job_id FROM procs p JOIN proc_samples_all s ON s.proc_id = p.id"
      " WHERE s.seq > ?1 AND s.seq <= ?2)",
      2},
-    {"job_summaries",
-     "job_id IN (SELECT job_id FROM job_samples_all WHERE seq > ?1 AND seq <= ?2)", 3},
+    {"job_summaries", "job_id IN (SELECT job_id FROM job_samples_all WHERE seq > ?1 AND seq <= ?2)",
+     3},
     /* the stats of the snapshots in the range: each replaces its process's on the head */
     {"cuda_stats",
      "(job_id, pid) IN (SELECT job_id, pid FROM cuda_procs WHERE seq > ?1 AND seq <= ?2)", 9},
@@ -185,8 +195,8 @@ int store_max_seq(struct store *st, int64_t *max_seq)
  */
 static bool metric_table(const char *table)
 {
-	static const char *const tables[] = {"host_samples", "cpu_samples", "disk_samples",
-					     "net_samples",  "fs_samples",  "gpu_samples",
+	static const char *const tables[] = {"host_samples", "cpu_samples",	"disk_samples",
+					     "net_samples",  "fs_samples",	"gpu_samples",
 					     "job_samples",  "gpu_proc_samples"};
 
 	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++)
@@ -211,8 +221,8 @@ static const struct {
 };
 
 static int export_range(struct store *st, int64_t after_seq, int64_t max_rows,
-			struct store_rowset *out, int64_t *to_seq, int64_t *max_seq,
-			int64_t *nrows, bool metrics)
+			struct store_rowset *out, int64_t *to_seq, int64_t *max_seq, int64_t *nrows,
+			bool metrics)
 {
 	char sql[2048];
 	int ret;
@@ -253,11 +263,15 @@ static int export_range(struct store *st, int64_t after_seq, int64_t max_rows,
 	     i++) {
 		if (st->schema_version < export_dims[i].since)
 			continue;
-		snprintf(sql, sizeof(sql), "SELECT * FROM %s WHERE %s%s", export_dims[i].table,
-			 export_dims[i].where,
-			 strcmp(export_dims[i].table, "jobs") == 0 && st->schema_version >= 9
-			     ? JOBS_OF_CUDA
-			     : "");
+		bool jobs = strcmp(export_dims[i].table, "jobs") == 0;
+		bool procs = strcmp(export_dims[i].table, "procs") == 0;
+
+		snprintf(sql, sizeof(sql), "SELECT * FROM %s WHERE %s%s%s", export_dims[i].table,
+			 export_dims[i].where, jobs && st->schema_version >= 9 ? JOBS_OF_CUDA : "",
+			 st->schema_version < 10 ? ""
+			 : jobs			 ? JOBS_OF_APP
+			 : procs		 ? PROCS_OF_LIBS
+						 : "");
 		ret = export_table(st, out, export_dims[i].table, sql, after_seq, *to_seq, nrows);
 	}
 out_end:
@@ -266,8 +280,7 @@ out_end:
 }
 
 int store_export_batch(struct store *st, int64_t after_seq, int64_t max_rows,
-		       struct store_rowset *out, int64_t *to_seq, int64_t *max_seq,
-		       int64_t *nrows)
+		       struct store_rowset *out, int64_t *to_seq, int64_t *max_seq, int64_t *nrows)
 {
 	return export_range(st, after_seq, max_rows, out, to_seq, max_seq, nrows, false);
 }

@@ -483,6 +483,7 @@ static const char *const ingest_facts[] = {
     "host_samples", "cpu_samples",	"disk_samples", "net_samples",
     "proc_samples", "job_samples",	"events",	"marks",
     "gpu_samples",  "gpu_proc_samples", "gaps",		"fs_samples",
+    "app_samples", "energy_samples", "proc_libs",
 };
 
 /* Every row of one fact table above the cursor, with the head's seq and ids. */

@@ -44,8 +44,9 @@
 
 /* The partitioned tables: a seq per row and a ts_ms that is never NULL. */
 static const char *const pg_fact_tables[] = {
-    "host_samples", "cpu_samples", "disk_samples",     "net_samples", "proc_samples", "job_samples",
-    "events",	    "marks",	   "gpu_proc_samples", "gpu_samples", "fs_samples",
+    "host_samples", "cpu_samples", "disk_samples",   "net_samples",	 "proc_samples",
+    "job_samples",  "events",	   "marks",	     "gpu_proc_samples", "gpu_samples",
+    "fs_samples",   "app_samples", "energy_samples", "proc_libs",
 };
 #define PG_NFACT_TABLES (int)(sizeof(pg_fact_tables) / sizeof(pg_fact_tables[0]))
 
@@ -152,8 +153,8 @@ static const struct {
 	const char *name;
 	int64_t since;
 } pg_added_tables[] = {
-    {"cuda_procs", 9},
-    {"cuda_stats", 9},
+    {"cuda_procs", 9},	    {"cuda_stats", 9}, {"app_samples", 10},
+    {"energy_samples", 10}, {"proc_libs", 10},
 };
 #define PG_FIRST_SCHEMA 8
 
@@ -198,6 +199,10 @@ static int pg_schema_ddl(struct strbuf *ddl, int64_t from_version)
 	}
 	sqlite3_finalize(tables);
 	if (from_version) {
+		/* schema 10's index on a table older than PostgreSQL stores */
+		if (from_version < 10)
+			strbuf_addstr(ddl, "CREATE INDEX IF NOT EXISTS \"marks_job_ts\""
+					   " ON \"marks\" (\"job_id\", \"ts_ms\");\n");
 		strbuf_addf(ddl, "UPDATE meta SET value = '%d' WHERE key = 'schema_version';\n",
 			    STORE_SCHEMA_VERSION);
 		goto out_close;
@@ -267,7 +272,8 @@ static int pg_upgrade(struct store *st)
 	return ret;
 }
 
-/* Creates the schema when the database has none, or upgrades it; checks it is ours and not newer. */
+/* Creates the schema when the database has none, or upgrades it; checks it is ours and not newer.
+ */
 static int pg_schema(struct store *st)
 {
 	struct strbuf ddl;

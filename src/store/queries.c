@@ -81,6 +81,26 @@ static const char sql_job[] =
     " j.qos, j.reservation_source, j.reserved_cpus, j.reserved_mem_bytes, j.reserved_gpus,"
     " j.reserved_gpu_list FROM jobs j JOIN nodes n ON n.id = j.node_id WHERE j.id = ?1";
 
+/*
+ * A job's processes alive at their last row, with that row (jobscope top
+ * --head): one pass over the job's samples (index proc_samples_job).
+ */
+/*
+ * The live processes of a job on every node it runs on: the rows that
+ * share its key (scheduler, id, start), each process with its node.
+ */
+static const char sql_job_procs[] =
+    "SELECT n.hostname AS node, p.pid, p.ppid, p.uid, p.comm, s.ts_ms AS sampled_ms,"
+    " s.user_ms + s.system_ms AS cpu_ms, s.rss_bytes FROM jobs k"
+    " JOIN jobs j ON j.scheduler = k.scheduler AND j.job_id = k.job_id"
+    " AND j.start_ms = k.start_ms JOIN nodes n ON n.id = j.node_id"
+    " JOIN procs p ON p.job_id = j.id AND p.end_ms IS NULL"
+    " JOIN (SELECT proc_id, max(seq) AS seq FROM proc_samples WHERE job_id IN"
+    " (SELECT j2.id FROM jobs k2 JOIN jobs j2 ON j2.scheduler = k2.scheduler"
+    " AND j2.job_id = k2.job_id AND j2.start_ms = k2.start_ms WHERE k2.id = ?1)"
+    " GROUP BY proc_id) l ON l.proc_id = p.id JOIN proc_samples s ON s.seq = l.seq"
+    " WHERE k.id = ?1 ORDER BY n.hostname, p.pid";
+
 static const char sql_session_nodes[] =
     "SELECT n.hostname AS node, count(h.seq) AS frames, min(h.ts_ms) AS first_ms,"
     " max(h.ts_ms) AS last_ms FROM nodes n JOIN host_samples h ON h.node_id = n.id"
@@ -281,8 +301,8 @@ static int jobs_page_row(const struct store_row *r, void *arg)
 int store_query_jobs(struct store *st, const struct store_jobs_filter *f, store_row_fn fn,
 		     void *arg, bool *has_next, struct store_jobs_cursor *next)
 {
-	struct jobs_page pg = {.fn = fn, .arg = arg,
-			       .limit = f->limit ? f->limit : STORE_JOBS_LIMIT_DEFAULT};
+	struct jobs_page pg = {
+	    .fn = fn, .arg = arg, .limit = f->limit ? f->limit : STORE_JOBS_LIMIT_DEFAULT};
 	char since[24], until[24], row[24], after_ms[24], after_id[24], limit[24], sql[2048];
 	const char *p[] = {f->user ? f->user : "",
 			   f->node ? f->node : "",
@@ -322,6 +342,15 @@ int store_query_job(struct store *st, int64_t job_row, struct jsonw *w)
 
 	snprintf(id, sizeof(id), "%" PRId64, job_row);
 	return query_json(st, sql_job, p, true, w);
+}
+
+int store_query_job_procs(struct store *st, int64_t job_row, struct jsonw *w)
+{
+	char id[32];
+	const char *p[] = {id, NULL};
+
+	snprintf(id, sizeof(id), "%" PRId64, job_row);
+	return query_json(st, sql_job_procs, p, false, w);
 }
 
 int store_query_session_nodes(struct store *st, int64_t from_ms, int64_t to_ms, const char *nodes,

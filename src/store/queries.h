@@ -124,6 +124,8 @@ int store_query_jobs(struct store *st, const struct store_jobs_filter *f, store_
 		     void *arg, bool *has_next, struct store_jobs_cursor *next);
 /* One job's row (its object, or null when there is no such row). */
 int store_query_job(struct store *st, int64_t job_row, struct jsonw *w);
+/* [{"pid", "ppid", "uid", "comm", "sampled_ms", "cpu_ms", "rss_bytes"}]: its live processes' last rows */
+int store_query_job_procs(struct store *st, int64_t job_row, struct jsonw *w);
 /*
  * What each node sent between from_ms and to_ms (nodes: "a,b", or NULL or
  * "" for every node): node, frames, first_ms, last_ms.

@@ -41,6 +41,7 @@ static const struct {
     {"host_samples", 1}, {"cpu_samples", 1}, {"disk_samples", 1},	{"net_samples", 1},
     {"proc_samples", 1}, {"job_samples", 1}, {"events", 1},		{"marks", 1},
     {"gpu_samples", 2},	 {"gpu_proc_samples", 2}, {"fs_samples", 7},
+    {"app_samples", 10}, {"energy_samples", 10}, {"proc_libs", 10},
 };
 #define NTABLES (sizeof(retention_tables) / sizeof(retention_tables[0]))
 #define NO_HEAD INT64_MAX

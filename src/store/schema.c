@@ -231,6 +231,39 @@ static const char store_schema_v9[] =
     "ALTER TABLE sessions ADD COLUMN cuda INTEGER NOT NULL DEFAULT 0;\n";
 
 /*
+ * Schema 10: what the application says and where it runs.
+ *
+ * app_samples: app metrics (StatsD / DogStatsD lines, app/appstat.h), one
+ * row per metric per tick in which it got lines: count (weighted by the
+ * sample rates), sum, min, max, last, and for timers, histograms and
+ * distributions the values' sketch as text (app_sketch_format).  Markers
+ * go to marks (schema 1): name, text.
+ *
+ * energy_samples: the host's RAPL zones (/sys/class/powercap), each
+ * zone's cumulative counter (uJ) and the value it wraps at.
+ *
+ * proc_libs: the frameworks and libraries a process was seen to load
+ * (/proc/PID/maps, the interpreter): name, version when the file names
+ * carry it, and the file.
+ *
+ * marks (schema 1, first written now) gets an index by job: every report
+ * reads a job's markers.
+ */
+static const char store_schema_v10[] =
+    "CREATE TABLE app_samples (seq INTEGER PRIMARY KEY, job_id INTEGER NOT NULL,"
+    " ts_ms INTEGER NOT NULL, name TEXT NOT NULL, type TEXT NOT NULL, tags TEXT NOT NULL,"
+    " count REAL NOT NULL, sum REAL, min REAL, max REAL, last REAL, sketch TEXT) STRICT;\n"
+    "CREATE INDEX app_samples_job_ts ON app_samples (job_id, ts_ms);\n"
+    "CREATE TABLE energy_samples (seq INTEGER PRIMARY KEY, node_id INTEGER NOT NULL,"
+    " ts_ms INTEGER NOT NULL, zone TEXT NOT NULL, energy_uj INTEGER NOT NULL,"
+    " max_uj INTEGER) STRICT;\n"
+    "CREATE INDEX energy_samples_node_ts ON energy_samples (node_id, ts_ms);\n"
+    "CREATE TABLE proc_libs (seq INTEGER PRIMARY KEY, proc_id INTEGER NOT NULL,"
+    " ts_ms INTEGER NOT NULL, name TEXT NOT NULL, version TEXT, path TEXT) STRICT;\n"
+    "CREATE INDEX proc_libs_proc ON proc_libs (proc_id);\n"
+    "CREATE INDEX marks_job_ts ON marks (job_id, ts_ms);\n";
+
+/*
  * store_migrations[v] brings a store from schema v to v + 1; [0] creates
  * schema 1 in an empty file.  A new version appends one entry here and
  * bumps STORE_SCHEMA_VERSION.
@@ -245,6 +278,7 @@ static const char *const store_migrations[STORE_SCHEMA_VERSION] = {
     store_schema_v7,
     store_schema_v8,
     store_schema_v9,
+    store_schema_v10,
 };
 
 /* Tables a store must have (checked at open), with the schema that added them. */
@@ -261,6 +295,7 @@ static const struct {
     {"sessions", 4},	  {"gaps", 5},	       {"packs", 6},
     {"report_ckpts", 6}, {"requests", 7},     {"fs_samples", 7},
     {"rw_cursors", 8},	  {"cuda_procs", 9},   {"cuda_stats", 9},
+    {"app_samples", 10}, {"energy_samples", 10}, {"proc_libs", 10},
 };
 
 /*

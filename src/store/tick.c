@@ -6,12 +6,65 @@
  */
 #include "store/tick.h"
 
+#include "store/conn.h"
+
 #include <stdio.h>
 #include <string.h>
 
+/* The host's RAPL zones (sample/rapl.h), when it has any readable. */
+static int put_energy(const struct store_tick_rows *t)
+{
+	struct store_energy_sample e[RAPL_MAX_ZONES];
+	int n = t->host->nenergy < RAPL_MAX_ZONES ? t->host->nenergy : RAPL_MAX_ZONES;
+
+	if (!(t->host->valid & HOST_HAS_ENERGY) || n <= 0 || t->st->schema_version < 10)
+		return 0;
+	memset(e, 0, sizeof(e));
+	for (int i = 0; i < n; i++) {
+		e[i].ts_ms = t->ts_ms;
+		snprintf(e[i].zone, sizeof(e[i].zone), "%s", t->host->energy[i].zone);
+		e[i].energy_uj = t->host->energy[i].energy_uj;
+		e[i].max_uj = t->host->energy[i].max_uj;
+	}
+	return store_put_energy_samples(t->st, t->node_id, e, (size_t)n);
+}
+
 int store_tick_put_host(const struct store_tick_rows *t)
 {
-	return t->host ? store_put_host(t->st, t->node_id, t->ts_ms, t->host) : 0;
+	int ret;
+
+	if (!t->host)
+		return 0;
+	ret = store_put_host(t->st, t->node_id, t->ts_ms, t->host);
+	return ret ? ret : put_energy(t);
+}
+
+/*
+ * The libraries the sampler found in p (sample/libs.h) since its last rows:
+ * one proc_libs row each, once p has its procs row.
+ */
+static int put_libs(const struct store_tick_rows *t, struct ptree_proc *p)
+{
+	struct store_proc_lib l[LIBS_MAX];
+	size_t n = 0;
+	int ret;
+
+	if (!p->libs || p->row <= 0 || p->libs_stored >= p->libs->n || t->st->schema_version < 10)
+		return 0;
+	for (size_t i = p->libs_stored; i < p->libs->n && n < LIBS_MAX; i++, n++) {
+		memset(&l[n], 0, sizeof(l[n]));
+		snprintf(l[n].name, sizeof(l[n].name), "%s", p->libs->lib[i].name);
+		snprintf(l[n].version, sizeof(l[n].version), "%s", p->libs->lib[i].version);
+		snprintf(l[n].path, sizeof(l[n].path), "%s", p->libs->lib[i].path);
+	}
+	ret = store_put_proc_libs(t->st, p->row, t->ts_ms, l, n);
+	if (!ret) {
+		if (p->libs_stored_tick != t->tick_no)
+			p->libs_stored_undo = p->libs_stored;
+		p->libs_stored_tick = t->tick_no;
+		p->libs_stored = p->libs->n;
+	}
+	return ret;
 }
 
 static int64_t job_row_of(const struct store_tick_rows *t, const struct ptree_proc *p)
@@ -31,8 +84,10 @@ int store_tick_put_procs(const struct store_tick_rows *t)
 	for (size_t i = 0; i < t->pt->nprocs && !ret; i++) {
 		struct ptree_proc *p = &t->pt->procs[i];
 
-		if (!p->emit)
+		if (!p->emit) {
+			ret = put_libs(t, p);
 			continue;
+		}
 		if (p->row == 0) {
 			ret = store_put_proc_info(t->st, t->node_id, job_row_of(t, p), &p->info,
 						  &p->row);
@@ -42,6 +97,8 @@ int store_tick_put_procs(const struct store_tick_rows *t)
 		}
 		if (!ret)
 			ret = store_put_proc_sample(t->st, p->row, t->ts_ms, &p->cur);
+		if (!ret)
+			ret = put_libs(t, p);
 	}
 	return ret;
 }
@@ -97,9 +154,16 @@ void store_tick_rows_kept(const struct store_tick_rows *t)
 
 void store_tick_rows_lost(const struct store_tick_rows *t)
 {
-	for (size_t i = 0; i < t->pt->nprocs; i++)
-		if (t->pt->procs[i].row_tick == t->tick_no)
-			t->pt->procs[i].row = 0;
+	for (size_t i = 0; i < t->pt->nprocs; i++) {
+		struct ptree_proc *p = &t->pt->procs[i];
+
+		if (p->row_tick == t->tick_no)
+			p->row = 0;
+		if (p->libs_stored_tick == t->tick_no) {
+			p->libs_stored = p->libs_stored_undo;
+			p->libs_stored_tick = 0;
+		}
+	}
 }
 
 void store_tick_put_devices(struct store *st, int64_t node_id, const struct gpu_set *set,

@@ -334,6 +334,9 @@ int store__load_next_seq(struct store *st)
 	    " coalesce((SELECT max(seq) FROM gaps), 0),"
 	    " coalesce((SELECT max(seq) FROM fs_samples), 0),"
 	    " coalesce((SELECT max(seq) FROM cuda_procs), 0),"
+	    " coalesce((SELECT max(seq) FROM app_samples), 0),"
+	    " coalesce((SELECT max(seq) FROM energy_samples), 0),"
+	    " coalesce((SELECT max(seq) FROM proc_libs), 0),"
 	    " coalesce((SELECT max(seq_hi) FROM packs), 0),"
 	    " coalesce((SELECT CAST(value AS BIGINT) FROM meta WHERE key = 'pack_seq'), 0))",
 	    &st->next_seq);

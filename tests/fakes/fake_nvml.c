@@ -19,6 +19,11 @@
  *   nvmlEventSetWait: no _v2
  *   nvmlDeviceGetFieldValues: refuses scopeId UINT_MAX, one entry per link
  *
+ * Scenario directives for init (scenario.h): `init_error N` answers N;
+ * `no_gpu` answers NVML_ERROR_DRIVER_NOT_LOADED (9) as the real library
+ * does, silently, where the nvidia kernel module is not loaded;
+ * `init_say` writes a line first.
+ *
  * State is the scenario, read again at each nvmlInit, and a few event sets
  * in a static array: the fake allocates nothing, never blocks and counts
  * nothing.  One thread only, like the scenario.
@@ -43,6 +48,7 @@ typedef enum {
 	NVML_ERROR_DRIVER_NOT_LOADED = 9,
 	NVML_ERROR_TIMEOUT = 10,
 	NVML_ERROR_GPU_IS_LOST = 15,
+	NVML_ERROR_LIB_RM_VERSION_MISMATCH = 18,
 	NVML_ERROR_INSUFFICIENT_RESOURCES = 23,
 	NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25,
 	NVML_ERROR_UNKNOWN = 999,
@@ -333,6 +339,13 @@ static nvmlReturn_t init(void)
 {
 	if (scenario_load(&scn))
 		return NVML_ERROR_UNKNOWN;
+	if (scn.init_say[0]) {
+		fprintf(scn.init_say_stdout ? stdout : stderr, "%s\n", scn.init_say);
+		fflush(stdout);
+	}
+	/* the real libnvidia-ml on a machine without the nvidia module: silent, 9 */
+	if (scn.no_gpu)
+		return NVML_ERROR_DRIVER_NOT_LOADED;
 	if (scn.init_error)
 		return (nvmlReturn_t)scn.init_error;
 	for (int i = 0; i < SCN_MAX_DEVICES; i++)
@@ -377,6 +390,8 @@ const char *nvmlErrorString(nvmlReturn_t result)
 		return "Timeout";
 	case NVML_ERROR_GPU_IS_LOST:
 		return "GPU is lost";
+	case NVML_ERROR_LIB_RM_VERSION_MISMATCH:
+		return "RM has detected an NVML/RM version mismatch.";
 	default:
 		return "Unknown Error";
 	}

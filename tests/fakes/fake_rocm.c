@@ -12,6 +12,12 @@
  *                         major >= 6 also switches rsmi_frequencies_t to the
  *                         ROCm 6 layout (leading bool), as the real library does
  *   init_error 8          rsmi_init's answer (8 is RSMI_STATUS_INIT_ERROR)
+ *   no_gpu                a machine without an AMD GPU: rsmi_init writes what the real
+ *                         library writes there on stderr (upstream rocm_smi_lib: the
+ *                         perror() of RocmSMI::DiscoverAmdgpuDevices, then
+ *                         handleException's debug_print; nothing on stdout) and
+ *                         answers RSMI_STATUS_INIT_ERROR, as Debian's 5.2.3 does
+ *   init_say              rsmi_init writes this line first (scenario.h)
  *   uuid=0x1234abcd       rsmi_dev_unique_id_get (hex; anything else: NOT_SUPPORTED)
  *   bus=0000:03:00.0      rsmi_dev_pci_id_get, (domain << 32) | (bus << 8) | (dev << 3) | fn
  *   util, mem_util        rsmi_dev_busy_percent_get, rsmi_dev_memory_busy_percent_get
@@ -284,6 +290,19 @@ rsmi_status_t rsmi_init(uint64_t init_flags)
 	if (!scn)
 		return RSMI_STATUS_INIT_ERROR;
 	ret = scenario_load(scn);
+	if (!ret && scn->init_say[0]) {
+		fprintf(scn->init_say_stdout ? stdout : stderr, "%s\n", scn->init_say);
+		fflush(stdout); /* a C++ library's std::cout, synced with stdio */
+	}
+	if (!ret && scn->no_gpu) {
+		/* the real messages, byte for byte (rocm_smi_main.cc, rocm_smi_utils.cc) */
+		errno = ENOENT;
+		perror("Failed to open drm root directory /sys/class/drm.");
+		fprintf(stderr, "Exception caught: %s.\n", "rsmi_init");
+		free(scn);
+		scn = NULL;
+		return RSMI_STATUS_INIT_ERROR;
+	}
 	if (ret || scn->init_error) {
 		rsmi_status_t st = ret ? RSMI_STATUS_INIT_ERROR : (rsmi_status_t)scn->init_error;
 

@@ -141,6 +141,17 @@ static int parse_line(struct scenario *s, char **w, int n)
 		s->init_error = atoi(w[1]);
 		return 0;
 	}
+	if (strcmp(w[0], "no_gpu") == 0 && n == 1) {
+		s->no_gpu = true;
+		return 0;
+	}
+	if (strcmp(w[0], "init_say") == 0 && n >= 2 && n <= 3) {
+		if (n == 3 && strcmp(w[1], "stdout") != 0 && strcmp(w[1], "stderr") != 0)
+			return -EINVAL;
+		s->init_say_stdout = n == 3 && strcmp(w[1], "stdout") == 0;
+		snprintf(s->init_say, sizeof(s->init_say), "%s", w[n - 1]);
+		return 0;
+	}
 	if (strcmp(w[0], "device") == 0 && n >= 2) {
 		struct scn_device *dev;
 

@@ -8,6 +8,13 @@
  *
  *   driver 535.104.05                 the driver / library version string
  *   init_error 9                      init returns this code
+ *   no_gpu                            the library on a machine without its vendor's
+ *                                     GPU, as the real one behaves there: NVML's init
+ *                                     returns 9 (DRIVER_NOT_LOADED); ROCm's rsmi_init
+ *                                     prints the real library's two lines on stderr
+ *                                     and returns 8 (INIT_ERROR); see the fakes
+ *   init_say [stdout|stderr] "text"   init writes text and a newline there first
+ *                                     (stderr when not said), whatever it returns
  *   device 0 uuid=GPU-aaaa name="NVIDIA A100-SXM4-80GB" bus=00000000:07:00.0
  *          mem_total=85899345920 power_limit=400000 nvlinks=12 minor=3
  *                                     (minor: /dev/nvidiaN, nvmlDeviceGetMinorNumber;
@@ -112,7 +119,7 @@ struct scn_device {
 	uint64_t mem_total;
 	uint32_t power_limit_mw;
 	uint32_t nvlinks;
-	int minor; /* nvmlDeviceGetMinorNumber (/dev/nvidiaN); default: the index */
+	int minor;		 /* nvmlDeviceGetMinorNumber (/dev/nvidiaN); default: the index */
 	uint32_t unsupported;	 /* enum scn_metric */
 	double lost_at;		 /* < 0: never */
 	uint64_t proc_sample_us; /* the driver's process utilization sample period */
@@ -152,6 +159,9 @@ struct scn_event {
 struct scenario {
 	char driver[80];
 	int init_error;
+	bool no_gpu;
+	char init_say[256];
+	bool init_say_stdout;
 	int ndevices;
 	struct scn_device dev[SCN_MAX_DEVICES];
 	int nsteps;

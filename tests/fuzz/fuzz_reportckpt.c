@@ -52,7 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		strbuf_init(&out, 0);
 		job_report_finish(r, &job);
 		report_text(&r->sum, &r->an, &ro, &out);
-		report_json(&r->sum, &r->an, NULL, &out);
+		report_json(&r->sum, &r->an, NULL, NULL, &out);
 		report_csv(&r->sum, &r->js, &out);
 		strbuf_release(&out);
 	}

@@ -4,6 +4,11 @@
  * phase 2 "train" runs two compute threads while the main thread grows a
  * buffer to 256 MiB (CPU and memory); phase 3 "eval" does CPU work in a
  * forked child (a second process).  Each phase looks different on a chart.
+ *
+ * Like an instrumented program, it says what it does over StatsD when
+ * $STATSD_HOST and $STATSD_PORT are set (jobscope run sets them): a marker
+ * (a DogStatsD event) at each phase, the bytes it loaded, and the matrix
+ * products it computed with the time each took (a counter and a timer).
  */
 #include <err.h>
 #include <errno.h>
@@ -13,7 +18,11 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <arpa/inet.h>
+#include <stdarg.h>
+#include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,7 +36,49 @@
 #define TRAIN_STEPS	32
 #define MAT_N		96
 
+#define STATSD_EVERY 64 /* products per counter line */
+
 static volatile double sink;
+static int statsd_fd = -1;
+static struct sockaddr_in statsd_to;
+
+/* $STATSD_HOST (a numeric IPv4 address) and $STATSD_PORT, when both are set. */
+static void statsd_open(void)
+{
+	const char *host = getenv("STATSD_HOST"), *port = getenv("STATSD_PORT");
+
+	if (!host || !port)
+		return;
+	statsd_to.sin_family = AF_INET;
+	statsd_to.sin_port = htons((uint16_t)atoi(port));
+	if (inet_pton(AF_INET, host, &statsd_to.sin_addr) != 1)
+		return;
+	statsd_fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+}
+
+/* One StatsD line; lost silently, as StatsD clients do. */
+static void statsd(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void statsd(const char *fmt, ...)
+{
+	char line[256];
+	va_list ap;
+	int n;
+
+	if (statsd_fd < 0)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n > 0 && (size_t)n < sizeof(line))
+		(void)sendto(statsd_fd, line, (size_t)n, 0, (struct sockaddr *)&statsd_to,
+			     sizeof(statsd_to));
+}
+
+/* A marker: the phase's name as a DogStatsD event. */
+static void statsd_mark(const char *name)
+{
+	statsd("_e{%zu,0}:%s|", strlen(name), name);
+}
 
 static void usage(FILE *out, int status)
 {
@@ -66,6 +117,7 @@ static void phase_load(void)
 	if (unlink(path))
 		err(1, "cannot remove '%s'", path);
 	fprintf(stderr, "demo: phase 1/3 load: 64 MiB through %s\n", path);
+	statsd_mark("load");
 
 	buf = malloc(IO_CHUNK);
 	if (!buf)
@@ -92,8 +144,10 @@ static void phase_load(void)
 	while ((n = read(fd, buf, IO_CHUNK)) != 0) {
 		if (n < 0 && errno != EINTR)
 			err(1, "cannot read '%s'", path);
-		if (n > 0)
+		if (n > 0) {
 			sink += buf[n - 1];
+			statsd("demo.bytes_loaded:%zd|c", n);
+		}
 	}
 	if (close(fd))
 		err(1, "cannot close '%s'", path);
@@ -103,8 +157,8 @@ static void phase_load(void)
 /* Repeated small matrix products until @deadline: the stand-in for real work. */
 static void compute_until(double deadline)
 {
-	double *a, *b, *c, acc;
-	int i, j, k, round = 0;
+	double *a, *b, *c, acc, batch_start = now_s();
+	int i, j, k, round = 0, batch = 0;
 
 	a = calloc(3 * MAT_N * MAT_N, sizeof(*a));
 	if (!a)
@@ -127,7 +181,17 @@ static void compute_until(double deadline)
 		/* Feed one product back so that no round repeats the previous one. */
 		round = (round + 1) % (MAT_N * MAT_N);
 		a[round] = c[round]; /* entries stay below 1/MAT_N */
+		if (++batch == STATSD_EVERY) {
+			double t = now_s();
+
+			statsd("demo.products:%d|c\ndemo.product:%.3f|ms", batch,
+			       (t - batch_start) * 1e3 / batch);
+			batch = 0;
+			batch_start = t;
+		}
 	}
+	if (batch)
+		statsd("demo.products:%d|c", batch);
 	sink += c[0];
 	free(a);
 }
@@ -150,6 +214,7 @@ static void phase_train(double seconds)
 
 	fprintf(stderr, "demo: phase 2/3 train: %d threads, buffer up to 256 MiB, %.1f s\n",
 		TRAIN_THREADS, seconds);
+	statsd_mark("train");
 	for (i = 0; i < TRAIN_THREADS && !ret; i++)
 		ret = pthread_create(&tids[i], NULL, train_thread, &deadline);
 	for (i = 0; i < TRAIN_STEPS && !ret; i++) {
@@ -184,6 +249,7 @@ static void phase_eval(double seconds)
 		_exit(0);
 	}
 	fprintf(stderr, "demo: phase 3/3 eval: child %d, %.1f s\n", (int)pid, seconds);
+	statsd_mark("eval");
 	status = wait_child(pid);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		errx(1, "eval child failed (status 0x%x)", status);
@@ -216,6 +282,7 @@ int main(int argc, char **argv)
 		usage(stderr, 2);
 
 	/* Load takes what the disk needs; eval gets 1/8, train the rest. */
+	statsd_open();
 	start = now_s();
 	phase_load();
 	eval_s = seconds / 8;

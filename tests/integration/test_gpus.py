@@ -34,8 +34,16 @@ def test_no_gpu_library(wd):
     p = jobscope("gpus", env=env_for(wd))
     eq(p.returncode, 0, "exit code")
     check("no GPUs found" in p.stdout, p.stdout)
+    eq(p.stdout.splitlines()[1:], ["NVIDIA: %s not found" % NOWHERE,
+                                   "AMD: %s not found" % NOWHERE], "each vendor's line")
+    eq(p.stderr, "", "nothing on stderr")
     p = jobscope("gpus", "--json", env=env_for(wd))
-    eq(json.loads(p.stdout), {"libraries": [], "gpus": []}, "empty JSON")
+    out = json.loads(p.stdout)
+    eq((out["libraries"], out["gpus"]), ([], []), "no library, no GPU")
+    eq([(v["vendor"], v["backend"], v["library"], v["state"], v["gpu_count"], v["detail"])
+        for v in out["vendors"]],
+       [("NVIDIA", "nvml", NOWHERE, "absent", 0, None), ("AMD", "rocm", NOWHERE, "absent", 0, None)],
+       "vendors")
 
 
 def test_nvidia_gpus(wd):
@@ -86,12 +94,22 @@ def test_missing_symbols(wd):
 
 
 def test_driver_not_loaded(wd):
+    # no NVIDIA GPU here: a fact, not a warning (tests/integration/test_gpu_quiet.py)
     p = jobscope("gpus", "--json", env=env_for(wd, nvml=NVML, scenario="init_error 9\n"))
+    eq(p.returncode, 0, "jobscope goes on without GPUs")
+    eq(json.loads(p.stdout)["gpus"], [], "no GPUs")
+    eq(json.loads(p.stdout)["vendors"][0]["state"], "no_gpu", "NVIDIA's state")
+    eq(p.stderr, "", "no warning")
+
+
+def test_driver_fails(wd):
+    p = jobscope("gpus", "--json", env=env_for(wd, nvml=NVML, scenario="init_error 18\n"))
     eq(p.returncode, 0, "jobscope goes on without GPUs")
     eq(json.loads(p.stdout)["gpus"], [], "no GPUs")
     warnings = [l for l in p.stderr.splitlines() if "warning" in l]
     eq(len(warnings), 1, "exactly one warning: %r" % p.stderr)
-    check("Driver Not Loaded" in warnings[0] or "(9)" in warnings[0], warnings[0])
+    check("NVML/RM version mismatch. (18)" in warnings[0], warnings[0])
+    eq(json.loads(p.stdout)["vendors"][0]["state"], "failed", "NVIDIA's state")
 
 
 def test_amd_gpus(wd):

@@ -38,6 +38,9 @@ FACTS = {
     "gpu_samples": "device_id IN (SELECT id FROM devices WHERE node_id = :n)",
     "gpu_proc_samples": "device_id IN (SELECT id FROM devices WHERE node_id = :n)",
     "fs_samples": "node_id = :n",
+    "app_samples": "job_id IN (SELECT id FROM jobs WHERE node_id = :n)",
+    "energy_samples": "node_id = :n",
+    "proc_libs": "proc_id IN (SELECT id FROM procs WHERE node_id = :n)",
 }
 
 

@@ -9,7 +9,7 @@ import struct
 import zlib
 import xml.etree.ElementTree as ET
 
-from harness import run, helper, jobscope, run_tests, check, eq
+from harness import run, helper, jobscope, plot_env, run_tests, check, eq
 
 FAKES = os.environ.get("FAKES", "")
 NVML = os.path.join(FAKES, "libnvidia-ml.so.1")
@@ -75,13 +75,7 @@ def report_plot(wd, db, run_id, path, extra_env=None):
     """jobscope report --plot; under ASan, fontconfig's process-wide caches
     (allocated once when cairo first picks a font, never freed) are not
     counted as leaks."""
-    supp = wd.join("lsan.supp")
-    with open(supp, "w") as f:
-        f.write("leak:libfontconfig.so\n")
-    env = dict(os.environ)
-    env["LSAN_OPTIONS"] = ":".join(o for o in (env.get("LSAN_OPTIONS"),
-                                               "suppressions=" + supp,
-                                               "print_suppressions=0") if o)
+    env = plot_env()
     env.update(extra_env or {})
     return jobscope("report", "--db", db, "--plot", path, run_id, env=env)
 

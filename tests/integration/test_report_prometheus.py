@@ -25,13 +25,12 @@ import http.server
 import json
 import os
 import subprocess
-import tempfile
 import threading
 import time
 import urllib.error
 import urllib.request
 
-from harness import JOBSCOPE, check, eq, free_port, http_open, run_tests
+from harness import JOBSCOPE, check, eq, free_port, http_open, plot_env, run_tests
 from prom_harness import PROMETHEUS, PrometheusProcess
 from rw_proto import snappy_block, timeseries
 STEP_S = 5
@@ -113,18 +112,6 @@ def dcgm(t0, extra, uuid="GPU-0a1b2c3d", gpu="0"):
             one("DCGM_FI_DEV_POWER_USAGE", lambda s: 250.5),
             one("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", lambda s: 5000000 + 250500 * s),
             one("DCGM_FI_DEV_GPU_TEMP", lambda s: 61)]
-
-
-def plot_env():
-    """Under ASan, fontconfig's process-wide caches (allocated once when cairo
-    first picks a font for --plot, never freed) are not counted as leaks."""
-    supp = os.path.join(tempfile.gettempdir(), "jobscope-lsan-fontconfig.supp")
-    with open(supp, "w") as f:
-        f.write("leak:libfontconfig.so\n")
-    env = dict(os.environ)
-    env["LSAN_OPTIONS"] = ":".join(o for o in (env.get("LSAN_OPTIONS"), "suppressions=" + supp,
-                                               "print_suppressions=0") if o)
-    return env
 
 
 def report(prom, *args, fmt="json", since="1h", step="%ds" % STEP_S):

@@ -107,7 +107,8 @@ def test_schema_1_store_is_read_then_upgraded(wd):
     v3_columns = {"jobs": ["step", "cgroup", "qos", "reservation_source", "reserved_cpus",
                            "reserved_mem_bytes", "reserved_gpus", "reserved_gpu_list"],
                   "job_samples": ["cg_cpu_ms", "cg_mem_bytes", "cg_mem_peak_bytes"]}
-    con.executescript("DROP TABLE cuda_stats; DROP TABLE cuda_procs; DROP TABLE rw_cursors; DROP TABLE requests; DROP TABLE fs_samples; DROP TABLE report_ckpts; DROP TABLE packs; DROP TABLE gaps; DROP INDEX jobs_start; DROP TABLE sessions; DROP TABLE agents; DROP TABLE rollups; DROP TABLE job_summaries; DROP INDEX jobs_end;" +
+    con.executescript("DROP TABLE app_samples; DROP TABLE energy_samples; DROP TABLE proc_libs; DROP INDEX marks_job_ts;"
+                      "DROP TABLE cuda_stats; DROP TABLE cuda_procs; DROP TABLE rw_cursors; DROP TABLE requests; DROP TABLE fs_samples; DROP TABLE report_ckpts; DROP TABLE packs; DROP TABLE gaps; DROP INDEX jobs_start; DROP TABLE sessions; DROP TABLE agents; DROP TABLE rollups; DROP TABLE job_summaries; DROP INDEX jobs_end;" +
                       "".join("ALTER TABLE %s DROP COLUMN %s;" % (t, c)
                               for t, cols in v3_columns.items() for c in cols) +
                       "DROP TABLE gpu_proc_samples; DROP TABLE gpu_samples; DROP TABLE devices;"
@@ -122,7 +123,7 @@ def test_schema_1_store_is_read_then_upgraded(wd):
     second = run(wd, ["true"], db=db)
     eq(second.rc, 0, "a run upgrades it")
     con = sqlite3.connect(db)
-    eq(con.execute("pragma user_version").fetchone()[0], 9, "upgraded to the current schema")
+    eq(con.execute("pragma user_version").fetchone()[0], 10, "upgraded to the current schema")
     con.close()
     p = jobscope("report", "--db", db, "--format", "json", "1")
     eq(json.loads(p.stdout)["events"], first.report["events"], "old run intact")

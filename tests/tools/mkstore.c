@@ -1425,7 +1425,7 @@ static int job_summary(struct sim *s, const struct job_record *rec)
 	ret = job_report_load(r, s->st, rec);
 	if (ret == 0) {
 		summary_to_record(&r->sum, &sum);
-		ret = report_json(&r->sum, &r->an, NULL, &json);
+		ret = report_json(&r->sum, &r->an, NULL, &r->app, &json);
 		if (ret)
 			log_err(ret, "cannot write the report of job %s as JSON", rec->job_id);
 	}

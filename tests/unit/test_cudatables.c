@@ -315,7 +315,7 @@ static void test_json(void **state)
 	cuda_tables_init(&t);
 	assert_int_equal(cuda_tables_build(&t, procs, n, 10), 0);
 	strbuf_init(&out, 0);
-	assert_int_equal(report_json(&s, NULL, &t, &out), 0);
+	assert_int_equal(report_json(&s, NULL, &t, NULL, &out), 0);
 	root = cJSON_Parse(strbuf_str(&out));
 	assert_non_null(root);
 	cuda = item(root, "cuda");
@@ -356,7 +356,7 @@ static void test_json(void **state)
 
 	/* without tables: null */
 	strbuf_reset(&out);
-	assert_int_equal(report_json(&s, NULL, NULL, &out), 0);
+	assert_int_equal(report_json(&s, NULL, NULL, NULL, &out), 0);
 	root = cJSON_Parse(strbuf_str(&out));
 	assert_true(cJSON_IsNull(item(root, "cuda")));
 	cJSON_Delete(root);

@@ -76,6 +76,8 @@ static int group_teardown(void **state)
 	return 0;
 }
 
+static struct gpu_open_note last_note; /* what the last open_with() was told */
+
 /* Opens the backend on lib with this scenario; the result of open(). */
 static int open_with(const char *lib, const char *scenario, void **ctx)
 {
@@ -86,7 +88,7 @@ static int open_with(const char *lib, const char *scenario, void **ctx)
 	assert_int_equal(fclose(f), 0);
 	setenv("FAKE_GPU_SCENARIO", scenario_path, 1);
 	setenv("JOBSCOPE_NVML_LIBRARY", lib, 1);
-	return nvml->open(ctx);
+	return nvml->open(ctx, &last_note);
 }
 
 static void *must_open(const char *lib, const char *scenario)
@@ -318,10 +320,9 @@ static void check_unsupported(const char *lib)
 		ctx = must_open(lib, scenario);
 		assert_int_equal(nvml->info(ctx, 0, &info), 0);
 		assert_int_equal(info.supported, ALL_METRICS & ~unsupported_cases[i].metrics);
-		assert_int_equal(info.valid,
-				 (GPU_INFO_MEM_TOTAL | GPU_INFO_POWER_LIMIT | GPU_INFO_NVLINKS |
-				  GPU_INFO_MINOR) &
-				     ~unsupported_cases[i].info_valid_lost);
+		assert_int_equal(info.valid, (GPU_INFO_MEM_TOTAL | GPU_INFO_POWER_LIMIT |
+					      GPU_INFO_NVLINKS | GPU_INFO_MINOR) &
+						 ~unsupported_cases[i].info_valid_lost);
 		for (int tick = 0; tick < 2; tick++) {
 			assert_int_equal(sample_calls(ctx, 0, &s, 0),
 					 CALLS_PER_SAMPLE - unsupported_cases[i].calls_saved);
@@ -345,7 +346,7 @@ static void test_unsupported_metrics_old_driver(void **state)
 
 /* ---- opening ---- */
 
-/* Driver not loaded: -ENODEV and one warning naming the library and NVML's error. */
+/* A real failure (library and kernel module of different versions): one warning. */
 static void test_init_error(void **state)
 {
 	const char *libs[] = {NEW_LIB, OLD_LIB};
@@ -358,22 +359,75 @@ static void test_init_error(void **state)
 
 		assert_non_null(log);
 		log_set_file(log);
-		assert_int_equal(open_with(libs[i], "init_error 9\ndevice 0\n", &ctx), -ENODEV);
+		assert_int_equal(
+		    open_with(libs[i], "init_say \"NVRM: API mismatch\"\ninit_error 18\n", &ctx),
+		    -ENODEV);
 		log_set_file(NULL);
 		assert_null(ctx);
 		rewind(log);
 		snprintf(expect, sizeof(expect),
-			 "jobscope: warning: NVIDIA library %s loaded but cannot start: Driver "
-			 "Not Loaded (9); going on without NVIDIA GPUs\n",
+			 "jobscope: warning: NVIDIA library %s loaded but cannot start: RM has "
+			 "detected an NVML/RM version mismatch. (18); going on without NVIDIA "
+			 "GPUs; it said: NVRM: API mismatch\n",
 			 libs[i]);
 		assert_non_null(fgets(line, sizeof(line), log));
 		assert_string_equal(line, expect);
 		assert_null(fgets(line, sizeof(line), log)); /* one line only */
+		assert_int_equal(last_note.state, GPU_LIB_FAILED);
+		assert_string_equal(last_note.detail,
+				    "RM has detected an NVML/RM version mismatch. (18)");
 		fclose(log);
 	}
 }
 
-/* No library: -ENOENT and not a word. */
+/*
+ * Driver not loaded (the library on a machine without an NVIDIA GPU):
+ * -ENXIO and nothing said at the default level; at debug level, the fact.
+ */
+static void test_driver_not_loaded(void **state)
+{
+	const char *libs[] = {NEW_LIB, OLD_LIB};
+
+	(void)state;
+	assert_true(gpu_nvml_means_no_gpu(9));
+	assert_false(gpu_nvml_means_no_gpu(0));
+	assert_false(gpu_nvml_means_no_gpu(4));	 /* NO_PERMISSION: a fault */
+	assert_false(gpu_nvml_means_no_gpu(18)); /* LIB_RM_VERSION_MISMATCH */
+	assert_false(gpu_nvml_means_no_gpu(999));
+	for (int i = 0; i < 2; i++) {
+		char expect[512], line[512];
+		FILE *log = tmpfile();
+		void *ctx = (void *)1;
+
+		assert_non_null(log);
+		log_set_file(log);
+		assert_int_equal(open_with(libs[i], "no_gpu\ndevice 0\n", &ctx), -ENXIO);
+		assert_null(ctx);
+		assert_int_equal(ftell(log), 0);
+		assert_int_equal(last_note.state, GPU_LIB_NO_GPU);
+		assert_string_equal(last_note.library, libs[i]);
+		assert_string_equal(last_note.detail, "no driver loaded: no NVIDIA GPU");
+		assert_string_equal(last_note.said, "");
+		/* the same as init_error 9 */
+		assert_int_equal(open_with(libs[i], "init_error 9\n", &ctx), -ENXIO);
+		assert_int_equal(ftell(log), 0);
+
+		log_set_level(LOG_DEBUG);
+		assert_int_equal(open_with(libs[i], "no_gpu\n", &ctx), -ENXIO);
+		log_set_level(LOG_INFO);
+		log_set_file(NULL);
+		rewind(log);
+		snprintf(expect, sizeof(expect),
+			 "jobscope: debug: NVIDIA: %s found, no driver loaded: no NVIDIA GPU "
+			 "(nvmlInit: Driver Not Loaded, 9)\n",
+			 libs[i]);
+		assert_non_null(fgets(line, sizeof(line), log));
+		assert_string_equal(line, expect);
+		assert_null(fgets(line, sizeof(line), log));
+		fclose(log);
+	}
+}
+
 static void test_missing_library(void **state)
 {
 	char path[512], line[256];
@@ -387,6 +441,8 @@ static void test_missing_library(void **state)
 	assert_int_equal(open_with(path, "device 0\n", &ctx), -ENOENT);
 	log_set_file(NULL);
 	assert_null(ctx);
+	assert_int_equal(last_note.state, GPU_LIB_ABSENT);
+	assert_string_equal(last_note.library, path);
 	rewind(log);
 	assert_null(fgets(line, sizeof(line), log));
 	fclose(log);
@@ -403,6 +459,8 @@ static void test_no_devices(void **state)
 	uint64_t calls;
 
 	(void)state;
+	assert_int_equal(last_note.state, GPU_LIB_NO_GPU);
+	assert_string_equal(last_note.detail, "no NVIDIA GPU");
 	assert_int_equal(nvml->count(ctx, &count), 0);
 	assert_int_equal(count, 0);
 	assert_int_equal(nvml->sample(ctx, 0, &s), -ENODEV);
@@ -867,6 +925,7 @@ int main(void)
 	    cmocka_unit_test(test_unsupported_metrics),
 	    cmocka_unit_test(test_unsupported_metrics_old_driver),
 	    cmocka_unit_test(test_init_error),
+	    cmocka_unit_test(test_driver_not_loaded),
 	    cmocka_unit_test(test_missing_library),
 	    cmocka_unit_test(test_no_devices),
 	    cmocka_unit_test(test_processes),

@@ -4,6 +4,8 @@
  *
  * Every decoded value and unit, device info and supported bits, one
  * unsupported metric at a time, init failure and a missing library, the
+ * library on a machine without an AMD GPU (its stderr chatter caught and
+ * said at debug level only, or in the warning where amdgpu is loaded), the
  * process count protocol and per-device attribution, events polled without
  * blocking, the rsmi_frequencies_t layout of ROCm 6, a device that goes
  * away, and the library calls one tick costs.
@@ -20,12 +22,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "common/log.h"
+#include "common/sysroot.h"
 #include "common/timeutil.h"
 #include "sample/gpu/gpu.h"
 
@@ -66,10 +70,11 @@ static void write_scenario(const char *text)
 
 static void *open_rocm(const char *scenario)
 {
+	struct gpu_open_note note;
 	void *ctx = NULL;
 
 	write_scenario(scenario);
-	assert_int_equal(be->open(&ctx), 0);
+	assert_int_equal(be->open(&ctx, &note), 0);
 	assert_non_null(ctx);
 	return ctx;
 }
@@ -116,6 +121,8 @@ static int test_teardown(void **state)
 	unsetenv("FAKE_ROCM_PROC_RACE");
 	setenv("JOBSCOPE_ROCM_SMI_LIBRARY", FAKE_ROCM, 1);
 	log_set_file(NULL);
+	log_set_level(LOG_INFO);
+	sysroot_set(NULL);
 	return 0;
 }
 
@@ -123,6 +130,7 @@ static int test_teardown(void **state)
 
 static void test_missing_library(void **state)
 {
+	struct gpu_open_note note;
 	FILE *log = tmpfile();
 	void *ctx = (void *)1;
 
@@ -130,45 +138,222 @@ static void test_missing_library(void **state)
 	assert_non_null(log);
 	log_set_file(log);
 	setenv("JOBSCOPE_ROCM_SMI_LIBRARY", FAKES_DIR "/no-such-librocm_smi64.so", 1);
-	assert_int_equal(be->open(&ctx), -ENOENT);
+	assert_int_equal(be->open(&ctx, &note), -ENOENT);
 	assert_null(ctx);
+	assert_int_equal(note.state, GPU_LIB_ABSENT);
+	assert_string_equal(note.library, FAKES_DIR "/no-such-librocm_smi64.so");
 	assert_int_equal(ftell(log), 0); /* says nothing */
 	fclose(log);
 }
 
+/* A machine with the amdgpu driver loaded (sysroot): no_gpu is then a failure. */
+static void sysroot_amdgpu(bool loaded)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/root/sys/module/amdgpu", dir);
+	if (loaded) {
+		snprintf(path, sizeof(path), "%s/root", dir);
+		assert_true(mkdir(path, 0755) == 0 || errno == EEXIST);
+		snprintf(path, sizeof(path), "%s/root/sys", dir);
+		assert_true(mkdir(path, 0755) == 0 || errno == EEXIST);
+		snprintf(path, sizeof(path), "%s/root/sys/module", dir);
+		assert_true(mkdir(path, 0755) == 0 || errno == EEXIST);
+		snprintf(path, sizeof(path), "%s/root/sys/module/amdgpu", dir);
+		assert_true(mkdir(path, 0755) == 0 || errno == EEXIST);
+	} else {
+		rmdir(path);
+		snprintf(path, sizeof(path), "%s/root/sys/module", dir);
+		rmdir(path);
+		snprintf(path, sizeof(path), "%s/root/sys", dir);
+		rmdir(path);
+		snprintf(path, sizeof(path), "%s/root", dir);
+		rmdir(path);
+	}
+	snprintf(path, sizeof(path), "%s/root", dir);
+	sysroot_set(path); /* without amdgpu: a root with no /sys at all */
+}
+
+/* The lines of log, from the start; "" past the end. */
+static void log_lines(FILE *log, char lines[][1024], int max)
+{
+	rewind(log);
+	for (int i = 0; i < max; i++)
+		if (!fgets(lines[i], sizeof(lines[i]), log))
+			lines[i][0] = '\0';
+}
+
+/*
+ * open() with fd 2 pointed at a file of its own, and what reached it: the
+ * library's chatter must not (libout.h), whatever the backend logs.
+ */
+static int open_stderr(void **ctx, struct gpu_open_note *note, char *leaked, size_t size)
+{
+	FILE *err = tmpfile();
+	int saved = dup(STDERR_FILENO), ret;
+	size_t n;
+
+	assert_non_null(err);
+	assert_true(saved >= 0);
+	fflush(stderr);
+	assert_true(dup2(fileno(err), STDERR_FILENO) >= 0);
+	ret = be->open(ctx, note);
+	fflush(stderr);
+	assert_true(dup2(saved, STDERR_FILENO) >= 0);
+	close(saved);
+	rewind(err);
+	n = fread(leaked, 1, size - 1, err);
+	leaked[n] = '\0';
+	fclose(err);
+	return ret;
+}
+
+/* INIT_ERROR with the amdgpu driver loaded: a failure, warned with what the library said. */
 static void test_init_error(void **state)
 {
 	uint64_t shut_downs = fake_calls("rsmi_shut_down");
+	struct gpu_open_note note;
+	char lines[2][1024], leaked[256];
 	FILE *log = tmpfile();
 	void *ctx = (void *)1;
-	char line[512], extra[512];
 
 	(void)state;
 	assert_non_null(log);
 	log_set_file(log);
-	write_scenario("driver 5.2.3\ninit_error 8\ndevice 0\n");
-	assert_int_equal(be->open(&ctx), -ENODEV);
+	sysroot_amdgpu(true);
+	write_scenario(
+	    "driver 5.2.3\ninit_say \"amdgpu: something broke\"\ninit_error 8\ndevice 0\n");
+	assert_int_equal(open_stderr(&ctx, &note, leaked, sizeof(leaked)), -ENODEV);
 	assert_null(ctx);
-	rewind(log);
-	assert_non_null(fgets(line, sizeof(line), log));
-	assert_null(fgets(extra, sizeof(extra), log)); /* one warning */
-	assert_non_null(strstr(line, "jobscope: warning: "));
-	assert_non_null(strstr(line, FAKE_ROCM));
-	assert_non_null(strstr(line, "RSMI_STATUS_INIT_ERROR"));
+	assert_string_equal(leaked, "");
+	log_lines(log, lines, 2);
+	assert_string_equal(lines[1], ""); /* one warning */
+	assert_non_null(strstr(lines[0], "jobscope: warning: "));
+	assert_non_null(strstr(lines[0], FAKE_ROCM));
+	assert_non_null(strstr(lines[0], "RSMI_STATUS_INIT_ERROR"));
+	assert_non_null(strstr(lines[0], "; it said: amdgpu: something broke\n"));
+	assert_int_equal(note.state, GPU_LIB_FAILED);
+	assert_string_equal(note.said, "amdgpu: something broke");
 	/* nothing to shut down after a failed init */
 	assert_int_equal(fake_calls("rsmi_shut_down"), shut_downs);
+	sysroot_amdgpu(false);
 	fclose(log);
+}
+
+#define ROCM_CHATTER                                                                               \
+	"Failed to open drm root directory /sys/class/drm.: No such file or directory | "          \
+	"Exception caught: rsmi_init."
+
+/* The library on a machine without an AMD GPU: a fact, said only at debug level. */
+static void test_no_gpu(void **state)
+{
+	struct gpu_open_note note;
+	char lines[3][1024], leaked[256], expect[1024];
+	FILE *log = tmpfile();
+	void *ctx = (void *)1;
+
+	(void)state;
+	assert_non_null(log);
+	log_set_file(log);
+	sysroot_amdgpu(false);
+	write_scenario("driver 5.2.3\nno_gpu\ndevice 0\n");
+	assert_int_equal(open_stderr(&ctx, &note, leaked, sizeof(leaked)), -ENXIO);
+	assert_null(ctx);
+	assert_string_equal(leaked, "");
+	assert_int_equal(ftell(log), 0); /* not a word at the default level */
+	assert_int_equal(note.state, GPU_LIB_NO_GPU);
+	assert_string_equal(note.library, FAKE_ROCM);
+	assert_string_equal(note.detail, "no amdgpu driver loaded: no AMD GPU");
+	assert_string_equal(note.said, ROCM_CHATTER);
+
+	/* --verbose: the chatter and the fact, at debug level */
+	log_set_level(LOG_DEBUG);
+	write_scenario("driver 5.2.3\ninit_say stdout \"on stdout\"\nno_gpu\n");
+	assert_int_equal(open_stderr(&ctx, &note, leaked, sizeof(leaked)), -ENXIO);
+	assert_string_equal(leaked, "");
+	log_lines(log, lines, 3);
+	assert_string_equal(
+	    lines[0], "jobscope: debug: rocm: the library said: on stdout | " ROCM_CHATTER "\n");
+	snprintf(expect, sizeof(expect),
+		 "jobscope: debug: AMD: %s found, no amdgpu driver loaded: no AMD GPU (rsmi_init: "
+		 "RSMI_STATUS_INIT_ERROR",
+		 FAKE_ROCM);
+	assert_memory_equal(lines[1], expect, strlen(expect));
+	assert_string_equal(lines[2], "");
+	fclose(log);
+}
+
+/* The same chatter where the amdgpu driver is loaded: a failure, and the warning says it. */
+static void test_no_gpu_with_driver_warns(void **state)
+{
+	struct gpu_open_note note;
+	char lines[2][1024], leaked[256];
+	FILE *log = tmpfile();
+	void *ctx = (void *)1;
+
+	(void)state;
+	assert_non_null(log);
+	log_set_file(log);
+	sysroot_amdgpu(true);
+	write_scenario("driver 5.2.3\nno_gpu\n");
+	assert_int_equal(open_stderr(&ctx, &note, leaked, sizeof(leaked)), -ENODEV);
+	assert_string_equal(leaked, "");
+	log_lines(log, lines, 2);
+	assert_non_null(strstr(lines[0], "jobscope: warning: cannot initialise ROCm SMI"));
+	assert_non_null(strstr(lines[0], "RSMI_STATUS_INIT_ERROR"));
+	assert_non_null(strstr(lines[0], "; it said: " ROCM_CHATTER "\n"));
+	assert_string_equal(lines[1], "");
+	assert_int_equal(note.state, GPU_LIB_FAILED);
+	sysroot_amdgpu(false);
+	fclose(log);
+}
+
+static void test_classify(void **state)
+{
+	char path[256];
+
+	(void)state;
+	assert_true(gpu_rocm_means_no_gpu(8, false));
+	assert_false(gpu_rocm_means_no_gpu(8, true));
+	assert_false(gpu_rocm_means_no_gpu(0, false));
+	assert_false(gpu_rocm_means_no_gpu(4, false)); /* PERMISSION: a fault */
+	assert_false(gpu_rocm_means_no_gpu(0xFFFFFFFFu, false));
+	sysroot_amdgpu(false);
+	assert_false(gpu_amdgpu_loaded());
+	sysroot_amdgpu(true);
+	assert_true(gpu_amdgpu_loaded());
+	sysroot_amdgpu(false);
+	/* KFD alone (amdgpu built in, no parameters under /sys/module) */
+	snprintf(path, sizeof(path), "%s/root", dir);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/root/sys", dir);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/root/sys/class", dir);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/root/sys/class/kfd", dir);
+	assert_int_equal(mkdir(path, 0755), 0);
+	assert_true(gpu_amdgpu_loaded());
+	rmdir(path);
+	snprintf(path, sizeof(path), "%s/root/sys/class", dir);
+	rmdir(path);
+	sysroot_amdgpu(false);
 }
 
 static void test_zero_devices(void **state)
 {
-	void *ctx = open_rocm("driver 5.2.3\n");
+	struct gpu_open_note note;
+	void *ctx = NULL;
 	struct gpu_event ev[4];
 	struct gpu_sample s;
 	size_t n = 99;
 	int count = -1;
 
 	(void)state;
+	write_scenario("driver 5.2.3\n");
+	assert_int_equal(be->open(&ctx, &note), 0); /* it answers, with nothing to read */
+	assert_non_null(ctx);
+	assert_int_equal(note.state, GPU_LIB_NO_GPU);
+	assert_string_equal(note.detail, "no AMD GPU");
 	assert_int_equal(be->count(ctx, &count), 0);
 	assert_int_equal(count, 0);
 	assert_int_equal(be->events(ctx, ev, 4, &n), 0);
@@ -694,6 +879,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_teardown(test_missing_library, test_teardown),
 	    cmocka_unit_test_teardown(test_init_error, test_teardown),
+	    cmocka_unit_test_teardown(test_no_gpu, test_teardown),
+	    cmocka_unit_test_teardown(test_no_gpu_with_driver_warns, test_teardown),
+	    cmocka_unit_test_teardown(test_classify, test_teardown),
 	    cmocka_unit_test_teardown(test_zero_devices, test_teardown),
 	    cmocka_unit_test_teardown(test_versions, test_teardown),
 	    cmocka_unit_test_teardown(test_reopen_rereads_scenario, test_teardown),

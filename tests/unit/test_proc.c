@@ -218,7 +218,8 @@ static void test_status_captured(void **state)
 	(void)state;
 	assert_int_equal(parse_status_file(PROC_FIXTURE("status_python"), &st), 0);
 	assert_int_equal(st.valid, PROC_STATUS_RSS | PROC_STATUS_HWM | PROC_STATUS_SWAP |
-				       PROC_STATUS_UID | PROC_STATUS_THREADS);
+				       PROC_STATUS_UID | PROC_STATUS_THREADS | PROC_STATUS_NSPID);
+	assert_int_equal(st.nspid, 4862);
 	assert_int_equal(st.rss_bytes, 21840ull * 1024);
 	assert_int_equal(st.hwm_bytes, 21840ull * 1024);
 	assert_int_equal(st.swap_bytes, 0);
@@ -233,12 +234,13 @@ static void test_status_no_vm(void **state)
 
 	(void)state;
 	assert_int_equal(parse_status_file(PROC_FIXTURE("status_kthread"), &st), 0);
-	assert_int_equal(st.valid, PROC_STATUS_UID | PROC_STATUS_THREADS);
+	assert_int_equal(st.valid, PROC_STATUS_UID | PROC_STATUS_THREADS | PROC_STATUS_NSPID);
+	assert_int_equal(st.nspid, 2);
 	assert_int_equal(st.threads, 1);
 	assert_int_equal(st.uid, 0);
 
 	assert_int_equal(parse_status_file(PROC_FIXTURE("status_zombie"), &st), 0);
-	assert_int_equal(st.valid, PROC_STATUS_UID | PROC_STATUS_THREADS);
+	assert_int_equal(st.valid, PROC_STATUS_UID | PROC_STATUS_THREADS | PROC_STATUS_NSPID);
 	assert_int_equal(st.threads, 1);
 }
 
@@ -250,7 +252,7 @@ static void test_status_partial(void **state)
 	(void)state;
 	/* cut inside VmRSS's number: that field is missing, the rest stays */
 	assert_int_equal(parse_status_file(PROC_FIXTURE("status_truncated"), &st), 0);
-	assert_int_equal(st.valid, PROC_STATUS_HWM | PROC_STATUS_UID);
+	assert_int_equal(st.valid, PROC_STATUS_HWM | PROC_STATUS_UID | PROC_STATUS_NSPID);
 	assert_int_equal(st.hwm_bytes, 21840ull * 1024);
 
 	/* no trailing newline; Uid is the real (first) one */
@@ -443,7 +445,7 @@ static void test_read_live(void **state)
 
 	assert_int_equal(proc_read_status(r, 1, &status), 0);
 	assert_int_equal(status.valid, PROC_STATUS_RSS | PROC_STATUS_HWM | PROC_STATUS_SWAP |
-					   PROC_STATUS_UID | PROC_STATUS_THREADS);
+					   PROC_STATUS_UID | PROC_STATUS_THREADS | PROC_STATUS_NSPID);
 	assert_int_equal(status.rss_bytes, 12800 * 1024);
 	assert_int_equal(status.hwm_bytes, 14000 * 1024);
 	assert_int_equal(status.swap_bytes, 16 * 1024);
@@ -494,7 +496,7 @@ static void test_read_kthread_zombie(void **state)
 	char cmd[PROC_CMDLINE_MAX];
 
 	assert_int_equal(proc_read_status(r, 2, &status), 0);
-	assert_int_equal(status.valid, PROC_STATUS_UID | PROC_STATUS_THREADS);
+	assert_int_equal(status.valid, PROC_STATUS_UID | PROC_STATUS_THREADS | PROC_STATUS_NSPID);
 	assert_int_equal(proc_read_io(r, 2, &io), 0);
 	assert_int_equal(io.read_bytes, 0);
 	strcpy(cmd, "junk");
@@ -505,7 +507,7 @@ static void test_read_kthread_zombie(void **state)
 	assert_int_equal(st.pid, 300);
 	assert_int_equal(st.state, 'Z');
 	assert_int_equal(proc_read_status(r, 300, &status), 0);
-	assert_int_equal(status.valid, PROC_STATUS_UID | PROC_STATUS_THREADS);
+	assert_int_equal(status.valid, PROC_STATUS_UID | PROC_STATUS_THREADS | PROC_STATUS_NSPID);
 	assert_int_equal(proc_read_cmdline(r, 300, cmd, sizeof(cmd)), 0);
 	assert_string_equal(cmd, "");
 

@@ -193,7 +193,7 @@ static void render(struct job_report *r, const struct job_record *job, struct st
 
 	job_report_finish(r, job);
 	assert_int_equal(report_text(&r->sum, &r->an, &ro, out), 0);
-	assert_int_equal(report_json(&r->sum, &r->an, NULL, out), 0);
+	assert_int_equal(report_json(&r->sum, &r->an, NULL, NULL, out), 0);
 	assert_int_equal(report_csv(&r->sum, &r->js, out), 0);
 }
 

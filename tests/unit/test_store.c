@@ -406,7 +406,7 @@ static void test_schema_version_and_application_id(void **state)
 		    1600000000000);
 	assert_int_equal(sql_i64(fx->path, "SELECT count(*) FROM pragma_table_list"
 					   " WHERE schema = 'main' AND strict = 1"),
-			 27); /* schema 9: cuda_procs, cuda_stats */
+			 30); /* schema 10: app_samples, energy_samples, proc_libs */
 }
 
 static void test_job_roundtrip(void **state)
@@ -1031,7 +1031,7 @@ static void test_newer_schema_refused(void **state)
 	make_store(fx, 1);
 	sql_exec(fx->path, "PRAGMA user_version = 99; PRAGMA journal_mode = DELETE");
 	assert_refused_unchanged(fx, fx->path, -EPROTONOSUPPORT,
-				 "written by a newer jobscope (schema 99, this one reads up to 9)");
+				 "written by a newer jobscope (schema 99, this one reads up to 10)");
 
 	/* the new version still in the WAL of a running writer, not yet in the file */
 	sql_exec(fx->path, "PRAGMA user_version = 2; PRAGMA journal_mode = WAL");
@@ -1041,7 +1041,7 @@ static void test_newer_schema_refused(void **state)
 			 SQLITE_OK);
 	assert_int_equal(store_open(fx->path, STORE_READONLY, &st), -EPROTONOSUPPORT);
 	assert_int_equal(store_open(fx->path, STORE_CREATE, &st), -EPROTONOSUPPORT);
-	assert_non_null(strstr(log_text(fx), "(schema 98, this one reads up to 9)"));
+	assert_non_null(strstr(log_text(fx), "(schema 98, this one reads up to 10)"));
 	assert_null(st);
 	sqlite3_close(db);
 }

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "fixture.h"
+#include "store_fixture.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -30,66 +31,6 @@
 #include "common/log.h"
 #include "store/rowset.h"
 #include "store/store.h"
-
-struct fixture {
-	char dir[64];
-	char path[128];
-	const char *url;  /* PostgreSQL, or NULL: the file at path */
-	int64_t job_base; /* job ids of this test (PostgreSQL: one database for all) */
-	FILE *log;
-};
-
-static int64_t next_job_base = 1000;
-
-static int setup_common(void **state, const char *url)
-{
-	struct fixture *fx = calloc(1, sizeof(*fx));
-
-	if (!fx)
-		return -1;
-	snprintf(fx->dir, sizeof(fx->dir), "/tmp/jobscope-test-cuda-XXXXXX");
-	if (!mkdtemp(fx->dir))
-		return -1;
-	snprintf(fx->path, sizeof(fx->path), "%s/store.db", fx->dir);
-	fx->url = url;
-	fx->job_base = next_job_base;
-	next_job_base += 1000;
-	fx->log = tmpfile();
-	if (!fx->log)
-		return -1;
-	log_set_file(fx->log);
-	*state = fx;
-	return 0;
-}
-
-static int setup(void **state)
-{
-	return setup_common(state, NULL);
-}
-
-static int setup_pg(void **state)
-{
-	return setup_common(state, getenv("JOBSCOPE_TEST_PG_URL"));
-}
-
-static int teardown(void **state)
-{
-	struct fixture *fx = *state;
-
-	log_set_file(NULL);
-	fclose(fx->log);
-	fixture_rm_tree(fx->dir);
-	free(fx);
-	return 0;
-}
-
-static struct store *open_store(struct fixture *fx)
-{
-	struct store *st = NULL;
-
-	assert_int_equal(store_open(fx->url ? fx->url : fx->path, STORE_CREATE, &st), 0);
-	return st;
-}
 
 static struct cuda_stat *add(struct cuda_proc *p, enum cuda_stat_kind kind, const char *name,
 			     uint64_t count, uint64_t total, uint64_t min, uint64_t max, double m2)
@@ -431,9 +372,8 @@ static void test_streamed_to_a_head(void **state)
 	acked = stream(agent, head, host, 0, &first_to);
 	assert_int_equal(acked, first_to);
 	assert_int_equal(store_node(head, host, 4, 1 << 30, 1, &head_node), 0);
-	assert_int_equal(store_find_job(head, head_node, "slurm", "7101", job.start_ms, &head_job,
-					&start),
-			 0);
+	assert_int_equal(
+	    store_find_job(head, head_node, "slurm", "7101", job.start_ms, &head_job, &start), 0);
 	assert_same_procs(agent, job.id, head, head_job, 2);
 
 	/* a newer snapshot of one process: the next batch holds it and nothing else */
@@ -468,7 +408,9 @@ static void test_older_schema(void **state)
 	store_close(st);
 	assert_int_equal(sqlite3_open(fx->path, &db), SQLITE_OK);
 	assert_int_equal(sqlite3_exec(db,
-				      "DROP TABLE cuda_stats; DROP TABLE cuda_procs;"
+				      "DROP TABLE cuda_stats; DROP TABLE cuda_procs; DROP TABLE "
+				      "app_samples; DROP INDEX marks_job_ts;"
+				      " DROP TABLE energy_samples; DROP TABLE proc_libs;"
 				      " ALTER TABLE sessions DROP COLUMN cuda;"
 				      " PRAGMA user_version = 8",
 				      NULL, NULL, NULL),

@@ -387,7 +387,7 @@ static void test_host_util_and_json(void **state)
 	job.exit_code = 3;
 	summary_finish(&s, &job);
 	strbuf_init(&out, 0);
-	assert_int_equal(report_json(&s, NULL, NULL, &out), 0);
+	assert_int_equal(report_json(&s, NULL, NULL, NULL, &out), 0);
 	/* no job samples: CPU and memory are unknown (null), not 0 */
 	assert_non_null(strstr(out.buf, "\"cpu_seconds\": null"));
 	assert_non_null(strstr(out.buf, "\"rss_peak_bytes\": null"));

@@ -17,8 +17,15 @@
  * callers derive rates from two readings.
  *
  * Errors: 0 or -errno.  open(): -ENOENT when the library is not there (say
- * nothing), -ENODEV when it loads but cannot initialise (the backend prints
- * one warning naming the library and the driver's error).  Per device:
+ * nothing), -ENXIO when it is there but the machine has no GPU of its
+ * vendor (a fact, not a fault: said at debug level only; NVML's
+ * DRIVER_NOT_LOADED, ROCm SMI's INIT_ERROR without the amdgpu driver),
+ * -ENODEV when it loads but cannot initialise (the backend prints one
+ * warning naming the library, the driver's error and what the library
+ * wrote meanwhile).  What the library writes on stdout and stderr while
+ * it loads and initialises is caught (libout.h) and logged at debug level.
+ * The gpu_open_note says which of these it was, for `jobscope gpus`.
+ * Per device:
  * -ENODEV when the device is lost (NVML GPU_IS_LOST); other failures clear
  * valid bits instead of failing.  Backends are not thread-safe: one thread
  * drives them.
@@ -87,7 +94,8 @@ struct gpu_device_info {
 	uint32_t power_limit_mw;
 	uint32_t nvlink_count; /* active links */
 	uint32_t supported;    /* enum gpu_metric this driver gives for this device */
-	uint32_t minor_number; /* GPU_INFO_MINOR: NVIDIA's /dev/nvidiaN (nvmlDeviceGetMinorNumber) */
+	uint32_t
+	    minor_number; /* GPU_INFO_MINOR: NVIDIA's /dev/nvidiaN (nvmlDeviceGetMinorNumber) */
 };
 
 struct gpu_sample {
@@ -144,11 +152,40 @@ struct gpu_event {
 	char message[96];
 };
 
+/* What open() found: the library, and the GPUs of its vendor or why there are none. */
+enum gpu_lib_state {
+	GPU_LIB_ABSENT = 0, /* no library (-ENOENT) */
+	GPU_LIB_NO_GPU = 1, /* the library, no GPU of its vendor (-ENXIO, or 0 devices) */
+	GPU_LIB_FAILED = 2, /* the library cannot start (-ENODEV, warned) */
+	GPU_LIB_OPEN = 3,   /* started, with devices */
+};
+
+#define GPU_LIB_NAME_MAX 256
+#define GPU_SAID_MAX	 1024
+
+struct gpu_open_note {
+	enum gpu_lib_state state;
+	char library[GPU_LIB_NAME_MAX]; /* the file loaded, or the first one tried */
+	char detail[160];	 /* NO_GPU: why ("no driver loaded"), FAILED: the error; else "" */
+	char said[GPU_SAID_MAX]; /* the library's own output while starting, one line; "" none */
+};
+
+/* "no driver loaded: no NVIDIA GPU" and the like: an init answer that means no GPU here. */
+bool gpu_nvml_means_no_gpu(int nvml_return);
+/* ROCm SMI: INIT_ERROR while the kernel has no amdgpu driver (gpu_amdgpu_loaded). */
+bool gpu_rocm_means_no_gpu(uint32_t rsmi_status, bool amdgpu_loaded);
+/* The amdgpu kernel driver is loaded: /sys/module/amdgpu or /sys/class/kfd (sysroot). */
+bool gpu_amdgpu_loaded(void);
+
 struct gpu_backend {
 	const char *name;   /* "nvml", "rocm", "none" */
 	const char *vendor; /* "NVIDIA", "AMD" */
-	/* Loads the library and initialises it; *ctx is the backend's state. */
-	int (*open)(void **ctx);
+	/*
+	 * Loads the library and initialises it; *ctx is the backend's state.
+	 * note (never NULL) is filled whatever the result: 0 (GPU_LIB_OPEN,
+	 * or GPU_LIB_NO_GPU with 0 devices), -ENOENT, -ENXIO or -ENODEV.
+	 */
+	int (*open)(void **ctx, struct gpu_open_note *note);
 	void (*close)(void *ctx);
 	/* Driver version and the library's own version ("" when unknown). */
 	void (*versions)(void *ctx, char *driver, size_t driver_size, char *library,

@@ -41,19 +41,74 @@ static void add_devices(struct gpu_set *set, const struct gpu_opened *o)
 
 int gpu_set_open(struct gpu_set *set)
 {
-	for (size_t i = 0; gpu_backends[i] && set->nopened < GPU_MAX_BACKENDS; i++) {
+	for (size_t i = 0; gpu_backends[i] && set->nvendors < GPU_MAX_BACKENDS; i++) {
+		struct gpu_vendor *v = &set->vendor[set->nvendors++];
 		struct gpu_opened *o = &set->opened[set->nopened];
+		int before = set->ndevices;
+		int ret;
 
+		memset(v, 0, sizeof(*v));
 		memset(o, 0, sizeof(*o));
-		if (gpu_backends[i]->open(&o->ctx))
+		v->backend = gpu_backends[i];
+		ret = gpu_backends[i]->open(&o->ctx, &v->note);
+		if (ret) {
+			/* -ENOMEM and the like: the backend did not get to say */
+			if (ret != -ENOENT && ret != -ENXIO && ret != -ENODEV)
+				v->note.state = GPU_LIB_FAILED;
 			continue;
+		}
 		o->backend = gpu_backends[i];
 		o->backend->versions(o->ctx, o->driver, sizeof(o->driver), o->library,
 				     sizeof(o->library));
 		set->nopened++;
 		add_devices(set, o);
+		v->ndevices = set->ndevices - before;
+		if (v->ndevices == 0 && v->note.state == GPU_LIB_OPEN) {
+			/* devices it counted but could not describe */
+			v->note.state = GPU_LIB_NO_GPU;
+			snprintf(v->note.detail, sizeof(v->note.detail), "no usable %s GPU",
+				 v->backend->vendor);
+		}
 	}
 	return 0;
+}
+
+void gpu_vendor_describe(const struct gpu_vendor *v, char *buf, size_t size)
+{
+	const struct gpu_open_note *n = &v->note;
+	const char *lib = n->library[0] ? n->library : v->backend->name;
+
+	switch (n->state) {
+	case GPU_LIB_ABSENT:
+		snprintf(buf, size, "%s not found", lib);
+		break;
+	case GPU_LIB_NO_GPU:
+		snprintf(buf, size, "%s found, %s", lib, n->detail[0] ? n->detail : "no GPU");
+		break;
+	case GPU_LIB_FAILED:
+		snprintf(buf, size, "%s found, cannot start: %s", lib,
+			 n->detail[0] ? n->detail : "unknown error");
+		break;
+	case GPU_LIB_OPEN:
+	default:
+		snprintf(buf, size, "%s: %d GPU%s", lib, v->ndevices, v->ndevices == 1 ? "" : "s");
+		break;
+	}
+}
+
+const char *gpu_lib_state_name(enum gpu_lib_state state)
+{
+	switch (state) {
+	case GPU_LIB_ABSENT:
+		return "absent";
+	case GPU_LIB_NO_GPU:
+		return "no_gpu";
+	case GPU_LIB_FAILED:
+		return "failed";
+	case GPU_LIB_OPEN:
+	default:
+		return "open";
+	}
 }
 
 void gpu_set_close(struct gpu_set *set)
@@ -95,7 +150,9 @@ static struct ptree_proc *tree_proc(struct ptree *pt, const struct gpu_proc *g)
 {
 	struct ptree_proc *p = ptree_find(pt, (pid_t)g->pid);
 
-	if (p || !g->gone)
+	if (!p && !g->gone)
+		return ptree_find_reported(pt, (pid_t)g->pid); /* a container's pid, maybe */
+	if (p)
 		return p;
 	p = ptree_find_recent(pt, (pid_t)g->pid);
 	if (p)

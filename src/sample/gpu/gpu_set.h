@@ -3,10 +3,17 @@
  *
  * gpu_set_open() tries each backend of gpu_backends[] (NVML, then ROCm
  * SMI); the devices of all that opened are numbered together in dev[], in
- * backend then vendor-index order.  No library, or one that fails to
- * initialise (after its one warning), leaves the set with fewer devices:
- * never an error.  Lifecycle: gpu_set_init (cannot fail), gpu_set_open,
- * gpu_set_close.  Not thread-safe.
+ * backend then vendor-index order.  No library, a library on a machine
+ * without its vendor's GPU (said at debug level only), or one that fails
+ * to initialise (after its one warning), leaves the set with fewer
+ * devices: never an error.  vendor[] says, for each backend, which of
+ * these it was (`jobscope gpus`).  Lifecycle: gpu_set_init (cannot fail),
+ * gpu_set_open, gpu_set_close.  Not thread-safe.
+ *
+ * gpu_set_open() must run while the process has one thread: it points
+ * fds 1 and 2 at a file for the moment the vendor libraries load and
+ * initialise, to keep their chatter off the terminal (libout.h).  The
+ * agent and `jobscope run` call it in their setup, before any thread.
  */
 #ifndef JOBSCOPE_GPU_SET_H
 #define JOBSCOPE_GPU_SET_H
@@ -31,7 +38,16 @@ struct gpu_opened {
 	char library[GPU_VERSION_MAX];
 };
 
+/* What one backend found at gpu_set_open(), opened or not. */
+struct gpu_vendor {
+	const struct gpu_backend *backend;
+	struct gpu_open_note note;
+	int ndevices; /* of this vendor in dev[] */
+};
+
 struct gpu_set {
+	int nvendors;
+	struct gpu_vendor vendor[GPU_MAX_BACKENDS];
 	int nopened;
 	struct gpu_opened opened[GPU_MAX_BACKENDS];
 	int ndevices;
@@ -89,6 +105,14 @@ int gpu_set_procs_alloc(struct gpu_set_procs *p, size_t max, bool fold_others);
 void gpu_set_procs_release(struct gpu_set_procs *p);
 /* "xid", "ecc_corrected", ... : an event's kind as stored and reported. */
 const char *gpu_event_kind_name(enum gpu_event_kind kind);
+/*
+ * One vendor's state in words, without the vendor: "libnvidia-ml.so.1
+ * found, no driver loaded: no NVIDIA GPU", "librocm_smi64.so not found",
+ * "libnvidia-ml.so.1: 2 GPUs".
+ */
+void gpu_vendor_describe(const struct gpu_vendor *v, char *buf, size_t size);
+/* "absent", "no_gpu", "failed", "open": enum gpu_lib_state as JSON says it. */
+const char *gpu_lib_state_name(enum gpu_lib_state state);
 /* Library calls made so far by every opened backend. */
 uint64_t gpu_set_calls(const struct gpu_set *set);
 

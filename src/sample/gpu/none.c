@@ -3,10 +3,13 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
-static int none_open(void **ctx)
+static int none_open(void **ctx, struct gpu_open_note *note)
 {
 	*ctx = NULL;
+	memset(note, 0, sizeof(*note));
+	note->state = GPU_LIB_NO_GPU;
 	return 0;
 }
 

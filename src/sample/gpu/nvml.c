@@ -12,6 +12,7 @@
  * costs one call per metric the device really has.
  */
 #include "gpu.h"
+#include "libout.h"
 
 #include "common/log.h"
 
@@ -35,6 +36,7 @@ typedef struct nvml_event_set_st *nvml_event_set_t;
 #define NVML_ERROR_NOT_SUPPORTED      3
 #define NVML_ERROR_NOT_FOUND	      6
 #define NVML_ERROR_INSUFFICIENT_SIZE  7
+#define NVML_ERROR_DRIVER_NOT_LOADED  9
 #define NVML_ERROR_TIMEOUT	      10
 #define NVML_ERROR_FUNCTION_NOT_FOUND 13
 #define NVML_ERROR_GPU_IS_LOST	      15
@@ -304,33 +306,41 @@ static int resolve(void *dl, void **fn, const char *const *names)
 #define RESOLVE(lib, field, ...)                                                                   \
 	resolve((lib)->dl, (void **)&(lib)->field, (const char *const[]){__VA_ARGS__, NULL})
 
-/* $JOBSCOPE_NVML_LIBRARY alone if set (the tests' fakes), else the usual sonames. */
-static int lib_load(struct nvml_lib *lib)
+/*
+ * $JOBSCOPE_NVML_LIBRARY alone if set (the tests' fakes), else the usual
+ * sonames.  Runs while the library's output is caught: it logs nothing; a
+ * failure's dlerror() text goes to why.
+ */
+static int lib_load(struct nvml_lib *lib, char *why, size_t why_size)
 {
 	static const char *const sonames[] = {"libnvidia-ml.so.1", "libnvidia-ml.so"};
 	const char *env = getenv("JOBSCOPE_NVML_LIBRARY");
 	const char *const *names = sonames;
 	size_t n = sizeof(sonames) / sizeof(sonames[0]);
+	const char *err;
 
 	if (env && *env) {
 		names = &env;
 		n = 1;
 	}
 	for (size_t i = 0; i < n && !lib->dl; i++) {
-		snprintf(lib->name, sizeof(lib->name), "%s", names[i]);
 		lib->dl = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+		if (lib->dl || i == 0)
+			snprintf(lib->name, sizeof(lib->name), "%s", names[i]);
 	}
 	if (!lib->dl) {
-		log_debug("no NVIDIA library: %s", dlerror());
+		err = dlerror();
+		snprintf(why, why_size, "%s", err ? err : "");
 		return -ENOENT;
 	}
 	return 0;
 }
 
 /*
- * Every function, newest name first.  Returns -ENODEV (after a warning)
- * when the few functions without which nothing works are missing; the rest
- * only turn metrics off (c->missing).
+ * Every function, newest name first.  Returns -ENODEV when the few
+ * functions without which nothing works are missing (the caller warns);
+ * the rest only turn metrics off (c->missing).  Logs nothing (it runs
+ * while the library's output is caught).
  */
 static int lib_resolve(struct nvml_ctx *c)
 {
@@ -343,13 +353,8 @@ static int lib_resolve(struct nvml_ctx *c)
 	RESOLVE(lib, device_get_handle_by_index, "nvmlDeviceGetHandleByIndex_v2",
 		"nvmlDeviceGetHandleByIndex");
 	if (!lib->init || !lib->shutdown || !lib->device_get_count ||
-	    !lib->device_get_handle_by_index) {
-		log_warn(0,
-			 "NVIDIA library %s lacks nvmlInit or nvmlDeviceGetCount; going on "
-			 "without NVIDIA GPUs",
-			 lib->name);
+	    !lib->device_get_handle_by_index)
 		return -ENODEV;
-	}
 	RESOLVE(lib, error_string, "nvmlErrorString");
 	RESOLVE(lib, system_get_driver_version, "nvmlSystemGetDriverVersion");
 	RESOLVE(lib, system_get_nvml_version, "nvmlSystemGetNVMLVersion");
@@ -1126,14 +1131,49 @@ static void nvml_close(void *ctx)
 	free(c);
 }
 
-static int nvml_open(void **ctx)
+bool gpu_nvml_means_no_gpu(int nvml_return)
 {
+	return nvml_return == NVML_ERROR_DRIVER_NOT_LOADED;
+}
+
+/* What happened while the library's output was caught: logged once it is not. */
+struct nvml_start {
+	int loaded;   /* lib_load's answer */
+	int resolved; /* lib_resolve's */
+	bool init_called;
+	nvml_return_t init;    /* nvmlInit_v2's answer */
+	nvml_return_t counted; /* nvmlDeviceGetCount_v2's */
+	unsigned int n;
+	char why[256]; /* dlerror() */
+};
+
+/* Loading, nvmlInit and the device count, with no logging (see nvml_open). */
+static void nvml_start(struct nvml_ctx *c, struct nvml_start *s)
+{
+	s->loaded = lib_load(&c->lib, s->why, sizeof(s->why));
+	if (s->loaded)
+		return;
+	s->resolved = lib_resolve(c);
+	if (s->resolved)
+		return;
+	s->init_called = true;
+	s->init = NVML(c, init);
+	if (s->init == NVML_SUCCESS)
+		s->counted = NVML(c, device_get_count, &s->n);
+}
+
+static int nvml_open(void **ctx, struct gpu_open_note *note)
+{
+	char said[GPU_SAID_MAX + 16];
+	struct nvml_start s;
 	struct nvml_ctx *c;
-	unsigned int n = 0;
-	nvml_return_t r;
+	struct libout cap;
+	unsigned int n;
 	int ret;
 
 	*ctx = NULL;
+	memset(note, 0, sizeof(*note));
+	memset(&s, 0, sizeof(s));
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
@@ -1142,33 +1182,62 @@ static int nvml_open(void **ctx)
 		ret = -ENOMEM;
 		goto out_free_ctx;
 	}
-	ret = lib_load(&c->lib);
-	if (ret)
+	libout_begin(&cap);
+	nvml_start(c, &s);
+	libout_end(&cap, note->said, sizeof(note->said));
+	snprintf(note->library, sizeof(note->library), "%s", c->lib.name);
+	if (note->said[0])
+		log_debug("nvml: the library said: %s", note->said);
+	if (s.loaded) {
+		log_debug("no NVIDIA library: %s", s.why);
+		ret = s.loaded;
 		goto out_free_ctx;
-	ret = lib_resolve(c);
-	if (ret)
-		goto out_dlclose;
-	r = NVML(c, init);
-	if (r != NVML_SUCCESS) {
+	}
+	note->state = GPU_LIB_FAILED;
+	if (s.resolved) {
+		snprintf(note->detail, sizeof(note->detail), "no nvmlInit or nvmlDeviceGetCount");
 		log_warn(0,
-			 "NVIDIA library %s loaded but cannot start: %s (%d); going on without "
-			 "NVIDIA GPUs",
-			 c->lib.name, nvml_strerror(c, r), r);
+			 "NVIDIA library %s lacks nvmlInit or nvmlDeviceGetCount; going on "
+			 "without NVIDIA GPUs%s",
+			 c->lib.name, libout_said(said, sizeof(said), note->said));
 		ret = -ENODEV;
 		goto out_dlclose;
 	}
-	r = NVML(c, device_get_count, &n);
-	if (r != NVML_SUCCESS) {
+	if (s.init != NVML_SUCCESS && gpu_nvml_means_no_gpu(s.init)) {
+		note->state = GPU_LIB_NO_GPU;
+		snprintf(note->detail, sizeof(note->detail), "no driver loaded: no NVIDIA GPU");
+		log_debug("NVIDIA: %s found, %s (nvmlInit: %s, %d)", c->lib.name, note->detail,
+			  nvml_strerror(c, s.init), s.init);
+		ret = -ENXIO;
+		goto out_dlclose;
+	}
+	if (s.init != NVML_SUCCESS) {
+		snprintf(note->detail, sizeof(note->detail), "%s (%d)", nvml_strerror(c, s.init),
+			 s.init);
 		log_warn(0,
-			 "NVIDIA library %s cannot count GPUs: %s (%d); going on without "
-			 "NVIDIA GPUs",
-			 c->lib.name, nvml_strerror(c, r), r);
+			 "NVIDIA library %s loaded but cannot start: %s; going on without "
+			 "NVIDIA GPUs%s",
+			 c->lib.name, note->detail, libout_said(said, sizeof(said), note->said));
+		ret = -ENODEV;
+		goto out_dlclose;
+	}
+	if (s.counted != NVML_SUCCESS) {
+		snprintf(note->detail, sizeof(note->detail), "cannot count GPUs: %s (%d)",
+			 nvml_strerror(c, s.counted), s.counted);
+		log_warn(0, "NVIDIA library %s %s; going on without NVIDIA GPUs%s", c->lib.name,
+			 note->detail, libout_said(said, sizeof(said), note->said));
 		ret = -ENODEV;
 		goto out_shutdown;
 	}
+	n = s.n;
 	read_versions(c);
 	if (n > GPU_MAX_DEVICES)
 		n = GPU_MAX_DEVICES;
+	note->state = n > 0 ? GPU_LIB_OPEN : GPU_LIB_NO_GPU;
+	if (n == 0) {
+		snprintf(note->detail, sizeof(note->detail), "no NVIDIA GPU");
+		log_debug("NVIDIA: %s found, no NVIDIA GPU (it counts 0 devices)", c->lib.name);
+	}
 	if (n > 0 && !(c->missing & GPU_EVENTS) &&
 	    NVML(c, event_set_create, &c->events) != NVML_SUCCESS)
 		c->events = NULL;

@@ -25,8 +25,10 @@
  * temperature m°C, clocks Hz, memory bytes.  Not thread-safe (gpu.h).
  */
 #include "gpu.h"
+#include "libout.h"
 
 #include "common/log.h"
+#include "common/sysroot.h"
 #include "common/timeutil.h"
 
 #include <dlfcn.h>
@@ -46,6 +48,7 @@ typedef uint32_t rsmi_status_t; /* an int-sized enum; UNKNOWN is 0xFFFFFFFF */
 
 #define RSMI_STATUS_SUCCESS	      0
 #define RSMI_STATUS_NOT_SUPPORTED     2
+#define RSMI_STATUS_INIT_ERROR	      8
 #define RSMI_STATUS_NOT_FOUND	      10
 #define RSMI_STATUS_INSUFFICIENT_SIZE 11
 
@@ -316,19 +319,26 @@ static bool wanted(const struct rocm *r, const struct rocm_dev *d, uint32_t metr
 
 /* ---- open and close ---- */
 
-static int load_library(struct rocm *r)
+/*
+ * Runs while the library's output is caught (libout.h): it logs nothing;
+ * a failure's dlerror() text goes to why.
+ */
+static int load_library(struct rocm *r, char *why, size_t why_size)
 {
 	const char *path = getenv("JOBSCOPE_ROCM_SMI_LIBRARY");
+	const char *err;
 
 	if (path && *path) {
+		snprintf(r->lib_name, sizeof(r->lib_name), "%s", path);
 		r->lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 		if (!r->lib) {
-			log_debug("rocm: cannot load '%s': %s", path, dlerror());
+			err = dlerror();
+			snprintf(why, why_size, "%s", err ? err : "");
 			return -ENOENT;
 		}
-		snprintf(r->lib_name, sizeof(r->lib_name), "%s", path);
 		return 0;
 	}
+	snprintf(r->lib_name, sizeof(r->lib_name), "%s", rocm_library_names[0]);
 	for (size_t i = 0; i < sizeof(rocm_library_names) / sizeof(rocm_library_names[0]); i++) {
 		r->lib = dlopen(rocm_library_names[i], RTLD_NOW | RTLD_LOCAL);
 		if (r->lib) {
@@ -336,6 +346,8 @@ static int load_library(struct rocm *r)
 			return 0;
 		}
 	}
+	err = dlerror();
+	snprintf(why, why_size, "%s", err ? err : "");
 	return -ENOENT;
 }
 
@@ -449,41 +461,110 @@ static void rocm_close(void *ctx)
 	free(r);
 }
 
-static int rocm_open(void **ctx)
+bool gpu_rocm_means_no_gpu(uint32_t rsmi_status, bool amdgpu_loaded)
 {
+	return rsmi_status == RSMI_STATUS_INIT_ERROR && !amdgpu_loaded;
+}
+
+bool gpu_amdgpu_loaded(void)
+{
+	return sysroot_exists("/sys/module/amdgpu") || sysroot_exists("/sys/class/kfd");
+}
+
+/* What happened while the library's output was caught: logged once it is not. */
+struct rocm_start {
+	int loaded;   /* load_library's answer */
+	bool symbols; /* rsmi_init, rsmi_shut_down, rsmi_num_monitor_devices */
+	bool init_called;
+	rsmi_status_t init;    /* rsmi_init's answer */
+	rsmi_status_t counted; /* rsmi_num_monitor_devices's answer */
+	uint32_t n;
+	char why[256]; /* dlerror() */
+};
+
+/*
+ * Loading, rsmi_init and the device count: the calls during which the
+ * real library prints to stderr (on a machine without an AMD GPU: "Failed
+ * to open drm root directory /sys/class/drm.: No such file or directory"
+ * and "Exception caught: rsmi_init.").  No logging here: see rocm_open.
+ */
+static void rocm_start(struct rocm *r, struct rocm_start *s)
+{
+	s->loaded = load_library(r, s->why, sizeof(s->why));
+	if (s->loaded)
+		return;
+	resolve_symbols(r);
+	s->symbols = r->api.init && r->api.shut_down && r->api.num_monitor_devices;
+	if (!s->symbols)
+		return;
+	s->init_called = true;
+	s->init = RSMI(r, init, 0);
+	if (s->init == RSMI_STATUS_SUCCESS)
+		s->counted = RSMI(r, num_monitor_devices, &s->n);
+}
+
+static int rocm_open(void **ctx, struct gpu_open_note *note)
+{
+	struct rocm_start s;
+	struct libout cap;
 	struct rocm *r;
-	rsmi_status_t st;
-	uint32_t n = 0;
-	char text[128];
+	char text[128], said[GPU_SAID_MAX + 16];
 	int ret;
 
 	*ctx = NULL;
+	memset(note, 0, sizeof(*note));
+	memset(&s, 0, sizeof(s));
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
-	ret = load_library(r);
-	if (ret)
+	libout_begin(&cap);
+	rocm_start(r, &s);
+	libout_end(&cap, note->said, sizeof(note->said));
+	snprintf(note->library, sizeof(note->library), "%s", r->lib_name);
+	if (note->said[0])
+		log_debug("rocm: the library said: %s", note->said);
+	if (s.loaded) {
+		log_debug("rocm: cannot load '%s': %s", r->lib_name, s.why);
+		ret = s.loaded;
 		goto out_free;
-	resolve_symbols(r);
-	if (!r->api.init || !r->api.shut_down || !r->api.num_monitor_devices) {
-		ret = log_warn(-ENODEV, "'%s' is not ROCm SMI: rsmi_init is missing", r->lib_name);
+	}
+	note->state = GPU_LIB_FAILED;
+	if (!s.symbols) {
+		snprintf(note->detail, sizeof(note->detail), "rsmi_init is missing");
+		ret = log_warn(-ENODEV, "'%s' is not ROCm SMI: rsmi_init is missing%s", r->lib_name,
+			       libout_said(said, sizeof(said), note->said));
 		goto out_dlclose;
 	}
-	st = RSMI(r, init, 0);
-	if (st != RSMI_STATUS_SUCCESS) {
-		log_warn(0, "cannot initialise ROCm SMI ('%s'): %s", r->lib_name,
-			 status_text(r, st, text, sizeof(text)));
+	if (s.init != RSMI_STATUS_SUCCESS && gpu_rocm_means_no_gpu(s.init, gpu_amdgpu_loaded())) {
+		note->state = GPU_LIB_NO_GPU;
+		snprintf(note->detail, sizeof(note->detail), "no amdgpu driver loaded: no AMD GPU");
+		log_debug("AMD: %s found, %s (rsmi_init: %s)", r->lib_name, note->detail,
+			  status_text(r, s.init, text, sizeof(text)));
+		ret = -ENXIO;
+		goto out_dlclose;
+	}
+	if (s.init != RSMI_STATUS_SUCCESS) {
+		snprintf(note->detail, sizeof(note->detail), "%s",
+			 status_text(r, s.init, text, sizeof(text)));
+		log_warn(0, "cannot initialise ROCm SMI ('%s'): %s%s", r->lib_name, note->detail,
+			 libout_said(said, sizeof(said), note->said));
 		ret = -ENODEV;
 		goto out_dlclose;
 	}
-	st = RSMI(r, num_monitor_devices, &n);
-	if (st != RSMI_STATUS_SUCCESS) {
-		log_warn(0, "ROCm SMI ('%s') cannot count devices: %s", r->lib_name,
-			 status_text(r, st, text, sizeof(text)));
+	if (s.counted != RSMI_STATUS_SUCCESS) {
+		snprintf(note->detail, sizeof(note->detail), "cannot count devices: %s",
+			 status_text(r, s.counted, text, sizeof(text)));
+		log_warn(0, "ROCm SMI ('%s') %s%s", r->lib_name, note->detail,
+			 libout_said(said, sizeof(said), note->said));
 		ret = -ENODEV;
 		goto out_shut_down;
 	}
-	r->ndevices = n > GPU_MAX_DEVICES ? GPU_MAX_DEVICES : (int)n;
+	r->ndevices = s.n > GPU_MAX_DEVICES ? GPU_MAX_DEVICES : (int)s.n;
+	note->state = r->ndevices > 0 ? GPU_LIB_OPEN : GPU_LIB_NO_GPU;
+	if (r->ndevices == 0) {
+		snprintf(note->detail, sizeof(note->detail), "no AMD GPU");
+		log_debug("AMD: %s found, no AMD GPU (it counts 0 devices)", r->lib_name);
+	}
 	for (int i = 0; i < r->ndevices; i++)
 		r->dev[i].temp_sensor = RSMI_TEMP_TYPE_EDGE;
 	read_version(r);

@@ -1,0 +1,368 @@
+"""App metrics through `jobscope run` and `jobscope agent`: real StatsD senders, exact rows.
+
+The sender is Debian's python3-statsd (`statsd.StatsClient`, which reads
+nothing itself: the script builds it from STATSD_HOST and STATSD_PORT as
+`statsd.defaults.env` does), a raw DogStatsD socket for tags, events and
+sample rates, and `jobscope mark` / `jobscope metric` from a shell.  What the
+store holds is summed over its ticks and compared with what was sent: every
+counter total, timer count, minimum and maximum, the last gauge, and each
+marker, in order.  The agent attributes Unix datagrams to the sender's job by
+the kernel's pid (SO_PASSCRED) and UDP lines by their job tag.
+"""
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+from harness import run, jobscope, run_tests, check, eq, wait_for, JOBSCOPE
+from agent_harness import Agent, env_with, sql
+
+PY = sys.executable
+# Debian's python3, where python3-statsd is installed (./dev deps)
+DEBIAN_PY = "/usr/bin/python3"
+
+# python3-statsd, its env defaults, and a DogStatsD socket of our own
+SENDER = r"""
+import os, socket, subprocess, sys, time
+from statsd.defaults.env import statsd as c   # STATSD_HOST / STATSD_PORT
+JS = sys.argv[1]
+
+for i in range(500):
+    c.incr("frames")                 # frames:1|c
+c.incr("frames", 20)                 # frames:20|c
+for ms in (4, 8, 15, 16, 23, 42):
+    c.timing("step", ms)             # step:N|ms
+c.gauge("loss", 2.5)
+c.gauge("loss", 0.75)
+c.gauge("queue", 10)
+c.gauge("queue", -3, delta=True)     # queue:-3|g
+c.set("users", "ann")
+c.set("users", "bob")
+c.set("users", "ann")
+subprocess.run([JS, "mark", "train", "--text", "epoch 1"], check=True)
+d = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+dst = (os.environ["STATSD_HOST"], int(os.environ["STATSD_PORT"]))
+d.sendto(b"tokens:10|c|@0.5|#model:big,gpu:0\ntokens:4|c|#gpu:0,model:big", dst)
+d.sendto(b"lat:1:2:3|h|#gpu:0", dst)
+d.sendto(b"garbage\nnope:|c\nx:1|zz\n:1|c\nok:1|c", dst)
+u = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+u.sendto(b"viaunix:7|c", os.environ["JOBSCOPE_STATSD_SOCKET"])
+time.sleep(0.6)                      # a tick passes: rows at two times
+subprocess.run([JS, "metric", "frames", "5"], check=True)
+subprocess.run([JS, "mark", "eval"], check=True)
+"""
+
+
+def app_totals(db, job=None):
+    """{(name, type, tags): [count, sum, min, max, last]} over every tick of the job."""
+    q = ("SELECT name, type, tags, count, sum, min, max, last FROM app_samples"
+         + (" WHERE job_id = ?" if job else "") + " ORDER BY ts_ms, seq")
+    out = {}
+    for name, typ, tags, count, total, mn, mx, last in sql(db, q, *([job] if job else [])):
+        t = out.setdefault((name, typ, tags), [0.0, 0.0, None, None, None])
+        t[0] += count
+        t[1] += total or 0.0
+        t[2] = mn if t[2] is None else min(t[2], mn if mn is not None else t[2])
+        t[3] = mx if t[3] is None else max(t[3], mx if mx is not None else t[3])
+        t[4] = last
+    return out
+
+
+def test_run_python_statsd_exact(wd):
+    script = wd.join("sender.py")
+    with open(script, "w") as f:
+        f.write(SENDER)
+    r = run(wd, [DEBIAN_PY, script, JOBSCOPE], opts=["--interval", "200ms"])
+    eq(r.rc, 0, "exit: %s" % r.stderr)
+    db = wd.join("store.db")
+    t = app_totals(db)
+    eq(t[("frames", "counter", "")][:2], [502.0, 525.0], "frames: increments and total")
+    step = t[("step", "timer", "")]
+    eq((step[0], step[1], step[2], step[3]), (6.0, 108.0, 4.0, 42.0), "step timer")
+    eq(t[("loss", "gauge", "")][4], 0.75, "loss gauge: the last value")
+    eq(t[("queue", "gauge", "")][4], 7.0, "queue gauge: 10 then -3")
+    eq(t[("users", "set", "")][4], 2.0, "users set: distinct members")
+    # @0.5 doubles the first line; tag order is canonical, so both lines are one series
+    eq(t[("tokens", "counter", "gpu:0,model:big")][:2], [3.0, 24.0], "tokens, sampled and tagged")
+    lat = t[("lat", "histogram", "gpu:0")]
+    eq((lat[0], lat[1], lat[2], lat[3]), (3.0, 6.0, 1.0, 3.0), "a multi-value histogram line")
+    eq(t[("viaunix", "counter", "")][:2], [1.0, 7.0], "through JOBSCOPE_STATSD_SOCKET")
+    eq(t[("ok", "counter", "")][:2], [1.0, 1.0], "the good line after bad ones")
+    check(not any(k[0] in ("garbage", "nope", "x", "") for k in t), "bad lines are not stored")
+    marks = sql(db, "SELECT name, text FROM marks ORDER BY ts_ms, seq")
+    eq(marks, [("train", "epoch 1"), ("eval", None)], "markers, in order")
+    times = sql(db, "SELECT count(DISTINCT ts_ms) FROM app_samples WHERE name = 'frames'")[0][0]
+    check(times >= 2, "frames rows at %d tick times (expected the 500 and the 5 apart)" % times)
+    ev = sql(db, "SELECT value, message FROM events WHERE kind = 'statsd_dropped'")
+    eq(len(ev), 1, "one statsd_dropped event")
+    eq(ev[0][0], 4, "four bad lines counted: %s" % ev[0][1])
+    # phases start at the markers; what was sent before a marker counts in the phase it ends
+    ph = r.report["app"]["phases"]
+    eq([p["name"] for p in ph], ["train", "eval"], "phases")
+
+    def phase_sum(p, name):
+        return sum(m["sum"] for m in p["metrics"] if m["name"] == name and m["count"])
+
+    eq(phase_sum(ph[0], "frames"), 5.0, "frames in the train phase: the 5 sent before eval")
+    eq(phase_sum(ph[0], "tokens"), 24.0, "tokens in the train phase")
+    eq(phase_sum(ph[1], "frames"), 0, "nothing after the eval marker")
+    # the rows belong to the run's job
+    jobs = sql(db, "SELECT DISTINCT job_id FROM app_samples")
+    eq(jobs, sql(db, "SELECT id FROM jobs WHERE scheduler = 'run'"), "the run's job")
+
+
+def test_run_env_and_no_statsd(wd):
+    show = [PY, "-c", "import os; print(os.environ.get('STATSD_HOST'), "
+            "os.environ.get('STATSD_PORT'), os.environ.get('JOBSCOPE_STATSD_SOCKET'))"]
+    env = dict(os.environ, STATSD_HOST="198.51.100.7", STATSD_PORT="9999")
+    env.pop("JOBSCOPE_STATSD_SOCKET", None)
+    r = run(wd, show, opts=["--no-statsd"], env=env)
+    eq(r.stdout.split(), ["198.51.100.7", "9999", "None"], "--no-statsd leaves them alone")
+    env["STATSD_HOST"] = "127.0.0.1"
+    env["STATSD_PORT"] = "9"  # discard: the relay's datagrams go nowhere
+    r = run(wd, show, env=env)
+    host, port, sock = r.stdout.split()
+    eq(host, "127.0.0.1", "STATSD_HOST")
+    check(port.isdigit() and port != "9", "STATSD_PORT is a fresh port: %s" % port)
+    check(sock.endswith("/statsd.sock") and not os.path.exists(sock),
+          "JOBSCOPE_STATSD_SOCKET %s, removed after the run" % sock)
+
+
+def test_run_relays_to_the_sites_statsd(wd):
+    """STATSD_HOST/PORT set before the run: the lines still reach that server."""
+    srv = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    srv.bind(("127.0.0.1", 0))
+    srv.settimeout(10)
+    got = []
+
+    def listen():
+        try:
+            while True:
+                got.append(srv.recv(65536))
+                if b"done:1|c" in got[-1]:
+                    return
+        except OSError:
+            pass
+
+    th = threading.Thread(target=listen)
+    th.start()
+    env = dict(os.environ, STATSD_HOST="127.0.0.1", STATSD_PORT=str(srv.getsockname()[1]))
+    send = ("import os, socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); "
+            "d = (os.environ['STATSD_HOST'], int(os.environ['STATSD_PORT'])); "
+            "s.sendto(b'relayed:3|c', d); s.sendto(b'done:1|c', d)")
+    r = run(wd, [PY, "-c", send], env=env)
+    th.join(15)
+    srv.close()
+    eq(r.rc, 0, "exit")
+    eq(got, [b"relayed:3|c", b"done:1|c"], "what the site's server received")
+    eq(app_totals(wd.join("store.db"))[("relayed", "counter", "")][:2], [1.0, 3.0],
+       "and the run stored it")
+
+
+def test_mark_and_metric_refuse_bad_input(wd):
+    env = dict(os.environ, JOBSCOPE_STATSD_SOCKET=wd.join("nobody.sock"))
+    r = jobscope("metric", "a|b", "1", env=env)
+    eq(r.returncode, 2, "a name with | is a usage error: %s" % r.stderr)
+    r = jobscope("metric", "frames", "nan", env=env)
+    eq(r.returncode, 2, "nan is not a value: %s" % r.stderr)
+    r = jobscope("metric", "--type", "bogus", "frames", "1", env=env)
+    eq(r.returncode, 2, "bad --type")
+    r = jobscope("mark", env=env)
+    eq(r.returncode, 2, "mark without a name")
+    r = jobscope("metric", "frames", "1", env=env)
+    eq(r.returncode, 1, "no socket there: exit 1 (%s)" % r.stderr)
+    check("nobody.sock" in r.stderr, "the error names the socket: %s" % r.stderr)
+
+
+def test_agent_attributes_by_pid_and_by_tag(wd):
+    sock = wd.join("statsd.sock")
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    a = Agent(wd, extra=["--statsd-socket", sock, "--statsd-udp", "127.0.0.1:%d" % port])
+    try:
+        wait_for(lambda: os.path.exists(sock), what="the agent's StatsD socket")
+        eq(oct(os.stat(sock).st_mode & 0o777), "0o666", "the socket is open to every job")
+        # a Slurm job whose shell sends with `jobscope metric` and `jobscope mark`
+        # (short-lived senders: attributed through their parent), and over UDP by tag
+        script = ("sleep 0.6; %s metric frames 40; %s mark phase2; %s metric --type timer "
+                  "step 12.5; sleep 0.6; echo 'tagged:2|c|#job:4711' > /dev/udp/127.0.0.1/%d;"
+                  " echo 'untagged:1|c' > /dev/udp/127.0.0.1/%d; sleep 1.2"
+                  % (JOBSCOPE, JOBSCOPE, JOBSCOPE, port, port))
+        env = env_with(SLURM_JOB_ID="4711", JOBSCOPE_STATSD_SOCKET=sock)
+        p = subprocess.Popen(["bash", "-c", script], env=env)
+        eq(p.wait(timeout=30), 0, "the job's script")
+
+        def job_rows():
+            rows = sql(a.db, "SELECT a.name, a.type, sum(a.count), sum(a.sum) FROM app_samples a"
+                       " JOIN jobs j ON j.id = a.job_id WHERE j.scheduler = 'slurm'"
+                       " AND j.job_id = '4711' GROUP BY a.name, a.type ORDER BY a.name")
+            return rows if len(rows) == 3 else None
+
+        rows = wait_for(job_rows, timeout=15, what="the job's app rows")
+        eq(rows, [("frames", "counter", 1.0, 40.0), ("step", "timer", 1.0, 12.5),
+                  ("tagged", "counter", 1.0, 2.0)], "the job's app rows")
+        marks = sql(a.db, "SELECT m.name FROM marks m JOIN jobs j ON j.id = m.job_id"
+                    " WHERE j.job_id = '4711'")
+        eq(marks, [("phase2",)], "the marker, under the job")
+        # frames was sent before the marker (by another process): stored no later than it
+        fts = sql(a.db, "SELECT max(ts_ms) FROM app_samples WHERE name = 'frames'")[0][0]
+        mts = sql(a.db, "SELECT ts_ms FROM marks WHERE name = 'phase2'")[0][0]
+        check(fts <= mts, "frames stored at %d, after the marker at %d" % (fts, mts))
+        sts = sql(a.db, "SELECT min(ts_ms) FROM app_samples WHERE name = 'step'")[0][0]
+        check(sts > mts, "step, sent after the marker, stored at %d > %d" % (sts, mts))
+        m = a.metrics()
+        eq(m.get(("jobscope_agent_app_lines_total", frozenset({("result", "untagged")}))), 1.0,
+           "the untagged UDP line is counted")
+        check(sql(a.db, "SELECT count(*) FROM app_samples WHERE name = 'untagged'")[0][0] == 0,
+              "and not stored")
+    finally:
+        a.stop()
+
+
+def test_agent_metrics_exposition(wd):
+    sock = wd.join("statsd.sock")
+    a = Agent(wd, extra=["--statsd-socket", sock])
+    try:
+        wait_for(lambda: os.path.exists(sock), what="the agent's StatsD socket")
+        script = ("import socket, time\n"
+                  "u = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\n"
+                  "for v in range(1, 101): u.sendto(b'step:%d|ms|#k:v' % v, '" + sock + "')\n"
+                  "u.sendto(b'frames:5|c\\nframes:6|c\\nqueue:9|g', '" + sock + "')\n"
+                  "time.sleep(3)\n")
+        p = subprocess.Popen([PY, "-c", script], env=env_with(SLURM_JOB_ID="99"))
+
+        def series():
+            m = a.metrics()
+            lab = {("job_id", "99"), ("scheduler", "slurm")}
+            got = {}
+            for (name, labels), v in m.items():
+                if name.startswith("jobscope_app_") and lab <= labels:
+                    d = dict(labels)
+                    got[(name, d.get("metric"), d.get("quantile"))] = v
+            return got if ("jobscope_app_summary_count", "step", None) in got else None
+
+        got = wait_for(series, timeout=15, what="the job's app series on /metrics")
+        eq(got[("jobscope_app_counter_total", "frames", None)], 11.0, "counter total")
+        eq(got[("jobscope_app_gauge", "queue", None)], 9.0, "gauge")
+        eq(got[("jobscope_app_summary_count", "step", None)], 100.0, "timer count")
+        eq(got[("jobscope_app_summary_sum", "step", None)], 5050.0, "timer sum")
+        p50 = got[("jobscope_app_summary", "step", "0.5")]
+        check(abs(p50 - 50) <= 1.01, "p50 of 1..100 within 1%% of a value near 50: %r" % p50)
+        p99 = got[("jobscope_app_summary", "step", "0.99")]
+        check(abs(p99 - 99) <= 1.99, "p99 of 1..100: %r" % p99)
+        p.wait(timeout=30)
+    finally:
+        a.stop()
+
+
+def test_agent_metrics_follow_the_jobs(wd):
+    """Two jobs' series on /metrics, 300 of one (the table grows); the other job
+    ends: its series leave /metrics, the 300 stay; the store keeps every row."""
+    sock = wd.join("statsd.sock")
+    a = Agent(wd, extra=["--statsd-socket", sock])
+    try:
+        wait_for(lambda: os.path.exists(sock), what="the agent's StatsD socket")
+        send = ("import socket, sys, time\n"
+                "u = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\n"
+                "time.sleep(0.5)\n"
+                "for i in range(int(sys.argv[1])):\n"
+                "    u.sendto(b'c%d:1|c' % i, '" + sock + "')\n"
+                "time.sleep(float(sys.argv[2]))\n")
+        short = subprocess.Popen([PY, "-c", send, "2", "1.5"], env=env_with(SLURM_JOB_ID="301"))
+        long_ = subprocess.Popen([PY, "-c", send, "300", "30"], env=env_with(SLURM_JOB_ID="302"))
+
+        def series(job):
+            return {dict(l).get("metric") for (n, l), v in a.metrics().items()
+                    if n == "jobscope_app_counter_total" and ("job_id", job) in l}
+
+        wait_for(lambda: len(series("301")) == 2 and len(series("302")) == 300, timeout=15,
+                 what="both jobs' series on /metrics")
+        eq(short.wait(timeout=30), 0, "the short job")
+        wait_for(lambda: not series("301"), timeout=15, what="the ended job's series gone")
+        eq(series("302"), {"c%d" % i for i in range(300)}, "the running job's series stay")
+        eq(sql(a.db, "SELECT count(DISTINCT a.name) FROM app_samples a JOIN jobs j"
+                     " ON j.id = a.job_id WHERE j.job_id = '301'")[0][0], 2, "stored")
+        long_.kill()
+        long_.wait()
+    finally:
+        a.stop()
+
+
+def test_agent_keeps_a_sender_while_others_are_forgotten(wd):
+    """One sender's relative gauge ("+1" forty times, 0.1 s apart) ends at
+    40 while forty short-lived senders of the same job come and are
+    forgotten beside it: the agent's index of senders, rebuilt as they go,
+    still finds the long one (a new sender would start its gauge at 0)."""
+    sock = wd.join("statsd.sock")
+    a = Agent(wd, extra=["--statsd-socket", sock])
+    try:
+        wait_for(lambda: os.path.exists(sock), what="the agent's StatsD socket")
+        long_ = ("import socket, time\n"
+                 "u = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\n"
+                 "time.sleep(0.5)\n"
+                 "for i in range(40):\n"
+                 "    u.sendto(b'g:+1|g', '" + sock + "')\n"
+                 "    time.sleep(0.1)\n"
+                 "time.sleep(1)\n")
+        short = ("import socket, time\n"
+                 "time.sleep(0.5)\n"
+                 "socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendto(b'x:1|c', '"
+                 + sock + "')\n")
+        env = env_with(SLURM_JOB_ID="303")
+        p = subprocess.Popen([PY, "-c", long_], env=env)
+        for _ in range(4):
+            shorts = [subprocess.Popen([PY, "-c", short], env=env) for _ in range(10)]
+            eq([q.wait(timeout=30) for q in shorts], [0] * 10, "short senders")
+            time.sleep(0.5)
+        eq(p.wait(timeout=30), 0, "the long sender")
+        q = ("SELECT a.name, a.last, a.sum FROM app_samples a JOIN jobs j ON j.id = a.job_id"
+             " WHERE j.job_id = '303' ORDER BY a.seq")
+        rows = wait_for(lambda: (lambda r: [x[1] for x in r if x[0] == "g"][-1:] == [40.0]
+                                 and r)(sql(a.db, q)), timeout=15, what="the gauge at 40")
+        eq(sum(x[2] for x in rows if x[0] == "x"), 40.0, "the short senders' counts")
+        gauges = [x[1] for x in rows if x[0] == "g"]
+        eq(gauges, sorted(gauges), "the gauge never went back")
+    finally:
+        a.stop()
+
+
+def test_agent_streams_app_rows_to_the_head(wd):
+    """The agent's app rows and markers reach the head, the same rows under the same job."""
+    from head_harness import Head, start_agent, stop_agent, held
+    from head_harness import sql as hsql
+
+    head = Head(wd)
+    sock = wd.join("statsd.sock")
+    agent, adb, _, errf = start_agent(wd, head, "node-app", extra=["--statsd-socket", sock])
+    try:
+        wait_for(lambda: os.path.exists(sock), what="the agent's StatsD socket")
+        script = ("sleep 0.4; for i in 1 2 3; do %s metric --type timer step $i; done;"
+                  " %s mark done --text 'all 3'; sleep 0.6" % (JOBSCOPE, JOBSCOPE))
+        p = subprocess.Popen(["bash", "-c", script],
+                             env=env_with(SLURM_JOB_ID="31337", JOBSCOPE_STATSD_SOCKET=sock))
+        eq(p.wait(timeout=30), 0, "the job's script")
+        q = ("SELECT a.name, a.type, sum(a.count), sum(a.sum), min(a.min), max(a.max)"
+             " FROM app_samples a JOIN jobs j ON j.id = a.job_id WHERE j.job_id = '31337'"
+             " GROUP BY a.name, a.type")
+        eq(wait_for(lambda: len(sql(adb, q)) == 1 and sql(adb, q)[0][2] == 3.0 and sql(adb, q),
+                    timeout=15, what="the agent's three timer lines"),
+           [("step", "timer", 3.0, 6.0, 1.0, 3.0)], "the agent's rows")
+        wait_for(lambda: held(head.db, adb) and hsql(head.db, q) == sql(adb, q), timeout=20,
+                 what="the head holding the agent's rows")
+        eq(hsql(head.db, q), sql(adb, q), "the same as the agent's")
+        mq = ("SELECT m.name, m.text FROM marks m JOIN jobs j ON j.id = m.job_id"
+              " WHERE j.job_id = '31337'")
+        eq(hsql(head.db, mq), [("done", "all 3")], "the marker on the head")
+        sk = "SELECT sketch FROM app_samples WHERE name = 'step' ORDER BY seq"
+        eq([r[0] for r in hsql(head.db, sk)], [r[0] for r in sql(adb, sk)], "sketches, as text")
+    finally:
+        stop_agent(agent, errf)
+        head.kill()
+
+
+if __name__ == "__main__":
+    run_tests(globals())

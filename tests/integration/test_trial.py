@@ -1,0 +1,344 @@
+"""jobscope trial on programs whose scaling is known (docs/trial.md).
+
+This machine has 2 CPUs shared with other sessions, so the bounds leave
+room for their load: a program that scales perfectly must show a speedup
+above 1.5 at 2 CPUs (2.0 ideal) and a serial one below 1.3 (1.0 ideal).
+Repeats go round the placements, so load that comes and goes falls on
+both alike.
+
+Load from elsewhere is measured too (the host's busy CPU from /proc/stat
+less what the trial's own processes used): a trial run while others used
+more than OTHERS_MAX CPUs on average is tried again, up to ATTEMPTS times;
+the last attempt is judged whatever the load, and a failure says how much
+there was.
+"""
+import json
+import os
+import signal
+import resource
+import socket
+import struct
+import subprocess
+import time
+
+from harness import helper, jobscope, plot_env, run_tests, near, check, eq, wait_for
+
+DURATION = "3s"
+OTHERS_MAX = 0.35  # CPUs used by other programs, on average, during a trial
+ATTEMPTS = 3
+
+
+def host_busy_s():
+    with open("/proc/stat") as f:
+        cpu = [int(x) for x in f.readline().split()[1:]]
+    idle = cpu[3] + cpu[4]  # idle + iowait
+    return (sum(cpu[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+def wait_quiet(timeout=30.0):
+    """Waits (up to timeout) for one second in which the host was nearly idle."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        busy0 = host_busy_s()
+        time.sleep(1.0)
+        if host_busy_s() - busy0 < OTHERS_MAX:
+            return
+
+
+def children_cpu_s():
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def trial(*args, timeout=180, env=None):
+    proc = jobscope("trial", *args, timeout=timeout, env=env)
+    return proc
+
+
+def trial_json(cmd, *opts, judge=None):
+    """A trial in JSON; with judge(doc, proc), tried again while others loaded the host."""
+    for attempt in range(1, ATTEMPTS + 1):
+        if judge is not None:
+            wait_quiet()
+        busy0, own0, t0 = host_busy_s(), children_cpu_s(), time.monotonic()
+        proc = trial("--format", "json", "--duration", DURATION, *opts, "--", *cmd)
+        others = ((host_busy_s() - busy0) - (children_cpu_s() - own0)) / \
+                 (time.monotonic() - t0)
+        eq(proc.returncode, 0, "exit code (stderr: %s)" % proc.stderr[-2000:])
+        doc = json.loads(proc.stdout)  # stdout holds the result alone: CMD's went to stderr
+        if judge is None:
+            return doc, proc
+        try:
+            judge(doc, proc)
+            return doc, proc
+        except AssertionError as e:
+            print("  attempt %d: other programs used %.2f CPUs: %s" % (attempt, others, e))
+            if others <= OTHERS_MAX or attempt == ATTEMPTS:
+                raise AssertionError("%s (other programs used %.2f CPUs meanwhile)" %
+                                     (e, others))
+    raise AssertionError("unreachable")
+
+
+def helper_lines(stderr):
+    """The helpers' own JSON lines, one per run, in the order the runs went."""
+    return [json.loads(l) for l in stderr.splitlines() if l.startswith('{"threads"')]
+
+
+def by_cpus(doc):
+    return {p["cpus"]: p for p in doc["placements"]}
+
+
+def consistent(doc):
+    """What every result must satisfy whatever the program: figures derived right."""
+    pl = doc["placements"]
+    base = min(pl, key=lambda p: p["n"])
+    for p in pl:
+        check(p["throughput"] is not None and p["throughput"] > 0,
+              "throughput at %r: %r" % (p["n"], p["throughput"]))
+        runs = [r["throughput"] for r in p["runs"]]
+        near(p["throughput"], sum(runs) / len(runs), 1e-4, "throughput = mean of runs")
+        near(p["speedup"], p["throughput"] / base["throughput"], 1e-3, "speedup")
+        near(p["efficiency"], p["speedup"] / (p["n"] / base["n"]), 1e-3, "efficiency")
+        for r in p["runs"]:
+            check(2.5 < r["wall_s"] < 6, "run wall_s %r for --duration 3s" % r["wall_s"])
+    fit = doc["fits"][0]
+    check(fit["verdict"] in ("fits", "does-not-fit", "falls"), "verdict %r" % fit["verdict"])
+    check(0 <= fit["p"] <= 1, "p %r in [0, 1]" % fit["p"])
+    check(fit["rms_rel_err"] is not None and fit["rms_rel_err"] >= 0, "rms_rel_err")
+    eq(fit["fits"], fit["verdict"] == "fits", "fits")
+    if fit["verdict"] == "fits":
+        check(fit["recommended"] is not None and fit["recommended"] >= 1, "recommended")
+    else:
+        eq(fit["recommended"], None, "no recommendation without a fit")
+    eq([q["n"] for q in fit["predicted"]], [4, 8], "predictions at 2x and 4x the largest tried")
+    return fit
+
+
+def judge_threads(doc, proc):
+    pl = by_cpus(doc)
+    # one CPU of affinity: at most one CPU-second per second
+    check(0.6 < pl[1]["throughput"] <= 1.05, "1 CPU: %r CPU-s/s" % pl[1]["throughput"])
+    check(pl[2]["speedup"] > 1.5, "2 CPUs: speedup %r > 1.5" % pl[2]["speedup"])
+    check(pl[2]["efficiency"] > 0.75, "efficiency %r" % pl[2]["efficiency"])
+    fit = consistent(doc)
+    eq(fit["verdict"], "fits", "verdict")
+    check(fit["p"] > 0.65, "p %r near 1" % fit["p"])
+
+
+def test_threads_scale_linearly(wd):
+    doc, proc = trial_json([helper("scale_threads")], "--vary", "cpus=1,2", "--repeat", "2",
+                           judge=judge_threads)
+    eq(doc["resource"], "cpus", "resource")
+    eq(doc["repeat"], 2, "repeat")
+    pl = by_cpus(doc)
+    eq(sorted(pl), [1, 2], "placements")
+    eq(pl[1]["source"], "cpu", "source without --metric")
+    # the helper's own count of work agrees with the CPU it was measured to get
+    lines = helper_lines(proc.stderr)
+    eq([l["threads"] for l in lines], [1, 2, 1, 2], "threads per run, runs interleaved")
+    own = (lines[1]["items_per_s"] + lines[3]["items_per_s"]) / \
+          (lines[0]["items_per_s"] + lines[2]["items_per_s"])
+    near(pl[2]["speedup"], own, 0.15, "speedup vs the helper's items/s ratio %r" % own)
+
+
+def judge_serial(doc, proc):
+    pl = by_cpus(doc)
+    check(pl[2]["speedup"] < 1.3, "serial: speedup %r < 1.3" % pl[2]["speedup"])
+    check(pl[2]["efficiency"] < 0.65, "efficiency %r" % pl[2]["efficiency"])
+    fit = consistent(doc)
+    eq(fit["verdict"], "fits", "verdict")  # load that comes and goes can make it "fall"
+    check(fit["p"] < 0.3, "p %r near 0" % fit["p"])
+    eq(fit["recommended"], 1, "recommended CPUs")
+
+
+def test_serial_recommends_one_cpu(wd):
+    doc, proc = trial_json([helper("scale_serial")], "--vary", "cpus=1,2", judge=judge_serial)
+    eq([l["threads"] for l in helper_lines(proc.stderr)], [1, 1], "one thread whatever it got")
+
+
+def test_membound_is_reported_as_measured(wd):
+    # whether two streams beat one depends on the memory system: only consistency
+    doc, proc = trial_json([helper("scale_membound"), "--mb", "128"], "--vary", "cpus=1,2")
+    consistent(doc)
+    lines = helper_lines(proc.stderr)
+    eq([l["threads"] for l in lines], [1, 2], "threads per run")
+    print("  membound: helper items/s %r, trial speedup %.2f, verdict %s" % (
+        [l["items_per_s"] for l in lines], by_cpus(doc)[2]["speedup"], doc["fits"][0]["verdict"]))
+
+
+def test_text_and_plot(wd):
+    png = wd.join("trial.png")
+    proc = trial("--duration", "1s", "--vary", "cpus=1,2", "--plot", png, "--",
+                 helper("scale_serial"), env=plot_env())
+    eq(proc.returncode, 0, "exit code: %s" % proc.stderr[-2000:])
+    out = proc.stdout
+    check(out.startswith("jobscope trial: "), "text header: %r" % out[:80])
+    check("throughput: CPU-seconds per second" in out, "unit line")
+    check("Amdahl's law: p = " in out, "fit line: %r" % out)
+    check("recommendation: " in out, "recommendation line")
+    with open(png, "rb") as f:
+        head = f.read(24)
+    eq(head[:8], b"\x89PNG\r\n\x1a\n", "PNG signature")
+    eq(struct.unpack(">II", head[16:24]), (960, 420), "PNG size")
+
+
+def test_one_placement_no_fit(wd):
+    proc = trial("--format", "json", "--duration", "1s", "--vary", "cpus=1", "--",
+                 helper("scale_serial"))
+    eq(proc.returncode, 0, "exit code")
+    doc = json.loads(proc.stdout)
+    fit = doc["fits"][0]
+    eq(fit["verdict"], "no-fit", "verdict")
+    eq((fit["p"], fit["rms_rel_err"], fit["recommended"]), (None, None, None), "nulls")
+    eq(doc["placements"][0]["speedup"], 1, "speedup of the only placement")
+    eq(fit["predicted"][0]["speedup"], None, "no prediction")
+
+
+def test_memory_limit_applied_or_said_not_to_be(wd):
+    proc = trial("--format", "json", "--duration", "1s", "--vary", "mem=64M", "--",
+                 helper("scale_serial"))
+    eq(proc.returncode, 0, "exit code: %s" % proc.stderr[-2000:])
+    p = json.loads(proc.stdout)["placements"][0]
+    eq(p["mem_bytes"], 64 << 20, "mem_bytes")
+    eq(p["cpus"], None, "cpus not placed")
+    try:
+        with open("/sys/fs/cgroup/cgroup.controllers") as f:
+            v2_memory = "memory" in f.read().split()
+    except OSError:
+        v2_memory = False
+    if v2_memory:
+        # where a cgroup can be made, it must have been; where not, the reason is given
+        check(p["mem_limit_applied"] or p["mem_limit_note"], "applied, or why not")
+    else:
+        eq(p["mem_limit_applied"], False, "no v2 memory controller here: not applied")
+        check("no cgroup v2 memory controller" in p["mem_limit_note"],
+              "note: %r" % p["mem_limit_note"])
+    eq(json.loads(proc.stdout)["fits"], [], "no fit: neither cpus nor gpus varied")
+
+
+# the fake NVML: GPU 0 at 60% SM utilization, the trial's command on it
+GPU_SCENARIO = """
+driver 535.104.05
+device 0 uuid=GPU-00000000-0000-0000-0000-000000000000 name="NVIDIA A100-SXM4-80GB" bus=00000000:07:00.0 mem_total=85899345920 power_limit=400000
+device 1 uuid=GPU-11111111-1111-1111-1111-111111111111 name="NVIDIA A100-SXM4-80GB" bus=00000000:0F:00.0 mem_total=85899345920 power_limit=400000
+at 0 0 util=60 mem_used=1073741824 power=200000
+at 0 1 util=0 mem_used=0 power=60000
+proc 0 pid=file:{pidfile} mem=1073741824 sm=60
+"""
+
+
+def test_gpus_placement_and_gpu_work(wd):
+    scenario = wd.join("scenario.scn")
+    with open(scenario, "w") as f:
+        f.write(GPU_SCENARIO.replace("{pidfile}", wd.join("pid")))
+    env = dict(os.environ, JOBSCOPE_NVML_LIBRARY=os.path.join(os.environ["FAKES"],
+                                                              "libnvidia-ml.so.1"),
+               JOBSCOPE_ROCM_SMI_LIBRARY="/nonexistent", FAKE_GPU_SCENARIO=scenario)
+    cmd = "echo $$ > %s; echo \"$CUDA_VISIBLE_DEVICES\" >> %s; exec %s --seconds 1.5" % (
+        wd.join("pid"), wd.join("cvd"), helper("busy"))
+    proc = trial("--format", "json", "--duration", "3s", "--interval", "100ms", "--vary",
+                 "gpus=1,2", "--", "sh", "-c", cmd, env=env)
+    eq(proc.returncode, 0, "exit code: %s" % proc.stderr[-2000:])
+    with open(wd.join("cvd")) as f:
+        eq(f.read().split(), ["0", "0,1"], "CUDA_VISIBLE_DEVICES of each run")
+    doc = json.loads(proc.stdout)
+    eq(doc["resource"], "gpus", "resource")
+    for p in doc["placements"]:
+        eq(p["source"], "gpu", "source: the job used a GPU")
+        # mean SM utilization x GPUs used: the fake shows one GPU at 60% whatever is asked
+        near(p["throughput"], 0.6, 1e-6, "GPU work at gpus=%d" % p["gpus"])
+        eq(p["cpus"], None, "cpus not placed")
+    fit = doc["fits"][0]
+    eq((fit["verdict"], fit["p"], fit["recommended"]), ("fits", 0, 1), "a GPU job that does not scale")
+
+
+def test_sigterm_reports_the_runs_done(wd):
+    env = dict(os.environ, TMPDIR=wd.path)
+    proc = subprocess.Popen([os.environ["JOBSCOPE"], "trial", "--format", "json", "--duration",
+                             "60s", "--vary", "cpus=1,2", "--", helper("scale_serial")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+    def first_store():
+        for d in os.listdir(wd.path):
+            if d.startswith("jobscope-trial-") and \
+                    os.path.exists(os.path.join(wd.path, d, "trial-1-1.sqlite")):
+                return True
+        return False
+
+    wait_for(first_store, timeout=20, what="the first run's store")
+    time.sleep(1.0)  # a second of samples in it
+    t0 = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=30)
+    check(time.monotonic() - t0 < 10, "stopped in %.1fs" % (time.monotonic() - t0))
+    eq(proc.returncode, 128 + signal.SIGTERM, "exit status: %s" % err[-2000:])
+    check("stopped by signal 15" in err, "said so: %r" % err[-500:])
+    doc = json.loads(out)
+    pl = by_cpus(doc)
+    eq(len(pl[1]["runs"]), 1, "the run under way was stopped and measured")
+    check(pl[1]["throughput"] is not None and 0.5 < pl[1]["throughput"] <= 1.05,
+          "its throughput %r" % pl[1]["throughput"])
+    check(pl[1]["runs"][0]["wall_s"] < 10, "it ran until the signal: %r" % pl[1]["runs"][0])
+    eq((pl[2]["runs"], pl[2]["throughput"]), ([], None), "the next placement never ran")
+    eq(doc["fits"][0]["verdict"], "no-fit", "one placement measured: no fit")
+    eq([d for d in os.listdir(wd.path) if d.startswith("jobscope-trial-")], [],
+       "the stores' directory removed")
+
+
+def test_usage_errors(wd):
+    ncpu = len(os.sched_getaffinity(0))
+    proc = trial("--vary", "cpus=%d" % (ncpu + 1), "--", "true")
+    eq(proc.returncode, 2, "more CPUs than allowed")
+    check("may use %d CPU" % ncpu in proc.stderr, "message: %r" % proc.stderr)
+    for bad in (["--vary", "disks=1"], ["--vary", "cpus=0"], ["--vary", "mem=lots"],
+                ["--vary", "cpus=1", "--vary", "cpus=2"], ["--repeat", "0", "--vary", "cpus=1"],
+                ["--min-efficiency", "1.5", "--vary", "cpus=1"], ["--plot", "x.gif", "--vary",
+                                                                  "cpus=1"], []):
+        proc = trial(*bad, "--", "true")
+        eq(proc.returncode, 2, "usage error for %r" % bad)
+        check(proc.stderr.startswith("jobscope: "), "message for %r: %r" % (bad, proc.stderr))
+    eq(trial("--vary", "cpus=1").returncode, 2, "no command")
+
+
+def test_helper_sends_its_count_by_statsd(wd):
+    """The helpers' counter reaches a StatsD server whole: what --metric reads."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.bind(("127.0.0.1", 0))
+    env = dict(os.environ, STATSD_HOST="127.0.0.1", STATSD_PORT=str(sock.getsockname()[1]))
+    proc = subprocess.run([helper("scale_serial"), "--seconds", "1"], env=env,
+                          capture_output=True, text=True, timeout=30)
+    eq(proc.returncode, 0, "exit code")
+    own = json.loads(proc.stdout)
+    sock.settimeout(0.5)
+    total = datagrams = 0
+    try:
+        while True:
+            line = sock.recv(512).decode()
+            check(line.startswith("work.items:") and line.endswith("|c"), "line %r" % line)
+            total += int(line[len("work.items:"):-2])
+            datagrams += 1
+    except socket.timeout:
+        pass
+    finally:
+        sock.close()
+    eq(total, own["items"], "counter sum vs the items it printed")
+    check(datagrams >= 4, "one datagram per 200 ms: %d" % datagrams)
+
+
+def test_metric_rate(wd):
+    """--metric: the StatsD counter the helper sends, through `jobscope run`."""
+    def judge(doc, proc):
+        lines = helper_lines(proc.stderr)
+        pl = by_cpus(doc)
+        for p, own in zip([pl[1], pl[2]], lines):
+            eq(p["source"], "metric", "source")
+            # counter sum / the run's wall time (which includes jobscope run's start)
+            near(p["throughput"], own["items"] / p["runs"][0]["wall_s"], 0.10,
+                 "work.items/s at %d CPUs" % p["cpus"])
+        check(pl[2]["speedup"] > 1.5, "speedup %r" % pl[2]["speedup"])
+
+    trial_json([helper("scale_threads")], "--vary", "cpus=1,2", "--metric", "work.items",
+               judge=judge)
+
+
+run_tests(globals())

@@ -1,0 +1,76 @@
+/*
+ * store_fixture.h - a store for each cmocka case of the store tests that
+ * run on SQLite and, with JOBSCOPE_TEST_PG_URL, on PostgreSQL
+ * (test_store_cuda.c, test_store_app.c): a temporary directory and its
+ * store file, or the database URL, the log captured in a temporary file,
+ * and job ids of the case's own (PostgreSQL: one database for all the
+ * cases; main sets next_job_base from the time and pid there).  Include
+ * after fixture.h.
+ */
+#ifndef JOBSCOPE_TEST_STORE_FIXTURE_H
+#define JOBSCOPE_TEST_STORE_FIXTURE_H
+
+#include "common/log.h"
+#include "store/store.h"
+
+struct fixture {
+	char dir[64];
+	char path[128];
+	const char *url;  /* PostgreSQL, or NULL: the file at path */
+	int64_t job_base; /* job ids of this test (PostgreSQL: one database for all) */
+	FILE *log;
+};
+
+static int64_t next_job_base = 1000;
+
+static inline int setup_common(void **state, const char *url)
+{
+	struct fixture *fx = calloc(1, sizeof(*fx));
+
+	if (!fx)
+		return -1;
+	snprintf(fx->dir, sizeof(fx->dir), "/tmp/jobscope-test-store-XXXXXX");
+	if (!mkdtemp(fx->dir))
+		return -1;
+	snprintf(fx->path, sizeof(fx->path), "%s/store.db", fx->dir);
+	fx->url = url;
+	fx->job_base = next_job_base;
+	next_job_base += 1000;
+	fx->log = tmpfile();
+	if (!fx->log)
+		return -1;
+	log_set_file(fx->log);
+	*state = fx;
+	return 0;
+}
+
+static inline int setup(void **state)
+{
+	return setup_common(state, NULL);
+}
+
+static inline int setup_pg(void **state)
+{
+	return setup_common(state, getenv("JOBSCOPE_TEST_PG_URL"));
+}
+
+static inline int teardown(void **state)
+{
+	struct fixture *fx = *state;
+
+	log_set_file(NULL);
+	fclose(fx->log);
+	fixture_rm_tree(fx->dir);
+	free(fx);
+	return 0;
+}
+
+static inline struct store *open_store(struct fixture *fx)
+{
+	struct store *st = NULL;
+
+	assert_int_equal(store_open(fx->url ? fx->url : fx->path, STORE_CREATE, &st), 0);
+	return st;
+}
+
+#endif
