@@ -64,4 +64,13 @@ extern struct cairo_dl cairo_fn;
 
 int cairo_dl_load(void);
 
+/*
+ * plot.c: a picture of w x h pixels (points in PDF and SVG), drawn by
+ * draw(cr, arg), written to path in the format its extension names (.png,
+ * .pdf or .svg, any case).  Loads cairo; 0 or -errno after logging why
+ * (-EINVAL for another extension), and then no file is left at path.
+ */
+typedef void plot_draw_fn(cairo_t *cr, const void *arg);
+int plot_draw_write(const char *path, int w, int h, plot_draw_fn *draw, const void *arg);
+
 #endif

@@ -2,7 +2,8 @@
  * plot.c - `jobscope report --plot`: the chart model's panels (chart.h)
  * over one time axis, drawn by cairo into PNG, PDF or SVG under a header:
  * a job's timelines (plot_write) or any chart set with its own words
- * (plot_chart_write: a session's, session_plot.c).  Panels without a
+ * (plot_chart_write: a session's, session_plot.c), or any drawing at all
+ * (plot_draw_write: jobscope trial's, trial_render.c).  Panels without a
  * series are left out.  cairo is loaded on the first plot (cairo_dl.h), so
  * nothing else maps it.
  */
@@ -688,18 +689,18 @@ static int cairo_error(const char *path, const struct plot_sink *sink, cairo_sta
 	return st == CAIRO_STATUS_NO_MEMORY ? -ENOMEM : -EIO;
 }
 
-/* Draws p onto a new surface and writes it through sink. */
-static int render(const char *path, enum plot_format format, const struct plot *p,
-		  struct plot_sink *sink)
+/* Draws onto a new w x h surface and writes it through sink. */
+static int render(const char *path, enum plot_format format, int w, int h, plot_draw_fn *draw,
+		  const void *arg, struct plot_sink *sink)
 {
-	cairo_surface_t *surface = surface_create(format, sink, p->width, p->height);
+	cairo_surface_t *surface = surface_create(format, sink, w, h);
 	cairo_status_t st = cairo_fn.surface_status(surface);
 	cairo_t *cr;
 
 	if (st != CAIRO_STATUS_SUCCESS)
 		goto out_destroy_surface;
 	cr = cairo_fn.create(surface);
-	draw_plot(cr, p);
+	draw(cr, arg);
 	if (format != PLOT_PNG)
 		cairo_fn.show_page(cr);
 	st = cairo_fn.status(cr);
@@ -716,11 +717,10 @@ out_destroy_surface:
 	return st == CAIRO_STATUS_SUCCESS ? 0 : cairo_error(path, sink, st);
 }
 
-int plot_chart_write(const char *path, const struct chart_set *cs, const struct plot_titles *t)
+int plot_draw_write(const char *path, int w, int h, plot_draw_fn *draw, const void *arg)
 {
 	enum plot_format format = plot_format_of(path);
 	struct plot_sink sink = {0};
-	struct plot p = {.cs = cs, .titles = t};
 	int ret;
 
 	if (format == PLOT_UNKNOWN) {
@@ -730,16 +730,28 @@ int plot_chart_write(const char *path, const struct chart_set *cs, const struct 
 	ret = cairo_dl_load();
 	if (ret)
 		return ret;
-	build_layout(&p);
 	sink.f = fopen(path, "wbe");
 	if (!sink.f)
 		return log_err(-errno, "cannot write plot '%s'", path);
-	ret = render(path, format, &p, &sink);
+	ret = render(path, format, w, h, draw, arg, &sink);
 	if (fclose(sink.f) && !ret)
 		ret = log_err(-errno, "cannot write plot '%s'", path);
 	if (ret)
 		unlink(path); /* no half-written picture left behind */
 	return ret;
+}
+
+static void draw_plot_cb(cairo_t *cr, const void *arg)
+{
+	draw_plot(cr, arg);
+}
+
+int plot_chart_write(const char *path, const struct chart_set *cs, const struct plot_titles *t)
+{
+	struct plot p = {.cs = cs, .titles = t};
+
+	build_layout(&p);
+	return plot_draw_write(path, p.width, p.height, draw_plot_cb, &p);
 }
 
 /* "bottleneck: gpu (...)  ·  type: training  ·  period 7.5 s" */

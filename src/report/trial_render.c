@@ -3,11 +3,9 @@
  * (trial_analyse), the text table, the JSON document and the plot of
  * throughput and efficiency against resources.
  */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
 
 #include "common/fmt.h"
 #include "common/jsonw.h"
@@ -496,80 +494,12 @@ static void draw_trial(cairo_t *cr, const struct trial *t)
 	}
 }
 
-struct trial_sink {
-	FILE *f;
-	int err;
-};
-
-static cairo_status_t trial_sink_write(void *closure, const unsigned char *data,
-				       unsigned int length)
+static void draw_trial_cb(cairo_t *cr, const void *arg)
 {
-	struct trial_sink *sink = closure;
-
-	if (sink->err)
-		return CAIRO_STATUS_WRITE_ERROR;
-	errno = 0;
-	if (fwrite(data, 1, length, sink->f) != length) {
-		sink->err = errno ? errno : EIO;
-		return CAIRO_STATUS_WRITE_ERROR;
-	}
-	return CAIRO_STATUS_SUCCESS;
-}
-
-static bool ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), m = strlen(suffix);
-
-	return n >= m && strcasecmp(s + n - m, suffix) == 0;
+	draw_trial(cr, arg);
 }
 
 int trial_plot(const struct trial *t, const char *path)
 {
-	struct trial_sink sink = {0};
-	cairo_surface_t *surface;
-	cairo_status_t st;
-	cairo_t *cr;
-	bool png = ends_with(path, ".png");
-	int ret;
-
-	if (!png && !ends_with(path, ".svg") && !ends_with(path, ".pdf"))
-		return log_err(-EINVAL, "cannot plot to '%s': use .png, .pdf or .svg", path);
-	ret = cairo_dl_load();
-	if (ret)
-		return ret;
-	sink.f = fopen(path, "wb");
-	if (!sink.f)
-		return log_err(-errno, "cannot write plot '%s'", path);
-	if (png)
-		surface = cairo_fn.image_surface_create(CAIRO_FORMAT_RGB24, PLOT_W, PLOT_H);
-	else if (ends_with(path, ".svg"))
-		surface =
-		    cairo_fn.svg_surface_create_for_stream(trial_sink_write, &sink, PLOT_W, PLOT_H);
-	else
-		surface =
-		    cairo_fn.pdf_surface_create_for_stream(trial_sink_write, &sink, PLOT_W, PLOT_H);
-	st = cairo_fn.surface_status(surface);
-	if (st != CAIRO_STATUS_SUCCESS)
-		goto out_destroy_surface;
-	cr = cairo_fn.create(surface);
-	draw_trial(cr, t);
-	if (!png)
-		cairo_fn.show_page(cr);
-	st = cairo_fn.status(cr);
-	cairo_fn.destroy(cr);
-	if (st == CAIRO_STATUS_SUCCESS && png)
-		st = cairo_fn.surface_write_to_png_stream(surface, trial_sink_write, &sink);
-	cairo_fn.surface_finish(surface);
-	if (st == CAIRO_STATUS_SUCCESS)
-		st = cairo_fn.surface_status(surface);
-out_destroy_surface:
-	cairo_fn.surface_destroy(surface);
-	if (fclose(sink.f) && !sink.err && st == CAIRO_STATUS_SUCCESS)
-		return log_err(-errno, "cannot write plot '%s'", path);
-	if (sink.err)
-		return log_err(-sink.err, "cannot write plot '%s'", path);
-	if (st != CAIRO_STATUS_SUCCESS)
-		return log_err(-EIO, "cannot write plot '%s': %s", path,
-			       cairo_fn.status_to_string(st));
-	return 0;
+	return plot_draw_write(path, PLOT_W, PLOT_H, draw_trial_cb, t);
 }
