@@ -29,6 +29,7 @@
 
 #include "agent/agent.h"
 #include "common/array.h"
+#include "common/hash.h"
 #include "common/log.h"
 #include "common/prom.h"
 
@@ -292,14 +293,10 @@ void agent_app_handle(struct agent *a, const struct pollfd *fds, size_t n)
 
 static uint64_t series_hash(int64_t job_id, const struct app_point *p)
 {
-	uint64_t h = 1469598103934665603ull ^ (uint64_t)job_id;
+	uint64_t h = fnv1a_str(1469598103934665603ull ^ (uint64_t)job_id, p->name);
 
-	for (const char *c = p->name; *c; c++)
-		h = (h ^ (unsigned char)*c) * 1099511628211ull;
-	h = (h ^ (unsigned)p->type) * 1099511628211ull;
-	for (const char *c = p->tags; *c; c++)
-		h = (h ^ (unsigned char)*c) * 1099511628211ull;
-	return h;
+	h = (h ^ (unsigned)p->type) * FNV1A_PRIME;
+	return fnv1a_str(h, p->tags);
 }
 
 /* The slot of (job, metric) in tab: its series, or the empty slot it would take. */

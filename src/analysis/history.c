@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "common/array.h"
+#include "common/hash.h"
 #include "common/jsonw.h"
 #include "common/log.h"
 #include "common/timeutil.h"
@@ -30,8 +31,8 @@ static const char *const by_names[] = {"job", "user", "node", "hour", "weekday",
  * NCCL and Python counts as "pytorch".
  */
 static const char *const history_frameworks[] = {
-    "pytorch", "tensorflow", "jax", "onnxruntime", "openmpi", "mpich", "mpi", "cuda-runtime",
-    "python",
+    "pytorch", "tensorflow", "jax",	     "onnxruntime", "openmpi",
+    "mpich",   "mpi",	     "cuda-runtime", "python",
 };
 static const char *const weekdays[] = {"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"};
 
@@ -75,11 +76,7 @@ void history_release(struct history *h)
 
 static uint64_t hash_key(const char *s)
 {
-	uint64_t x = 1469598103934665603ull; /* FNV-1a */
-
-	while (*s)
-		x = (x ^ (unsigned char)*s++) * 1099511628211ull;
-	return x;
+	return fnv1a_str(1469598103934665603ull, s);
 }
 
 static int index_rebuild(struct history *h, size_t size)
@@ -236,7 +233,8 @@ double history_idle_core_h(const struct history_row *r)
 static int by_waste(const void *a, const void *b)
 {
 	const struct history_row *x = a, *y = b;
-	double gx = history_idle_gpu_h(x), gy = history_idle_gpu_h(y), cx = history_idle_core_h(x), cy = history_idle_core_h(y);
+	double gx = history_idle_gpu_h(x), gy = history_idle_gpu_h(y), cx = history_idle_core_h(x),
+	       cy = history_idle_core_h(y);
 
 	if (gx != gy)
 		return gx < gy ? 1 : -1;

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "common/array.h"
+#include "common/hash.h"
 #include "common/scan.h"
 
 /* ---- the line parser ---------------------------------------------------- */
@@ -428,26 +429,12 @@ bool statsd_tag_get(const char *tags, const char *key, char *val, size_t size)
 
 /* ---- the aggregator ------------------------------------------------------ */
 
-/* FNV-1a, 64 bits: names and tags are short. */
-static uint64_t hash_bytes(uint64_t h, const void *data, size_t len)
-{
-	const unsigned char *p = data;
-
-	for (size_t i = 0; i < len; i++) {
-		h ^= p[i];
-		h *= 0x100000001b3ULL;
-	}
-	return h;
-}
-
-#define HASH_SEED 0xcbf29ce484222325ULL
-
 static uint64_t hash_series(const char *name, const char *tags, enum app_type type)
 {
-	uint64_t h = hash_bytes(HASH_SEED, name, strlen(name) + 1);
+	uint64_t h = fnv1a(FNV1A_SEED, name, strlen(name) + 1);
 
-	h = hash_bytes(h, tags, strlen(tags) + 1);
-	return hash_bytes(h, &type, sizeof(type));
+	h = fnv1a(h, tags, strlen(tags) + 1);
+	return fnv1a(h, &type, sizeof(type));
 }
 
 /*
@@ -774,7 +761,7 @@ static int agg_set(struct app_agg *a, struct app_point *p, const struct statsd_l
 	bool added;
 	int ret;
 
-	h = hash_bytes(h, l->member, l->member_len);
+	h = fnv1a(h, l->member, l->member_len);
 	ret = member_add(a->sets, h, &added);
 	if (ret)
 		return ret;

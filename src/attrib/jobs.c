@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "common/array.h"
+#include "common/hash.h"
 #include "common/log.h"
 #include "common/sysroot.h"
 
@@ -119,8 +120,7 @@ static bool env_names_job(const struct slurm_env *e, struct job_attribution *a)
 }
 
 void jobs_attribute(const char *cgroup_text, size_t cgroup_len, const char *environ,
-		    size_t environ_len, uint32_t uid, int32_t session,
-		    struct job_attribution *out)
+		    size_t environ_len, uint32_t uid, int32_t session, struct job_attribution *out)
 {
 	struct job_identity id;
 	bool have_id = cgroup_len > 0 && attrib_parse_cgroup(cgroup_text, cgroup_len, &id) == 0;
@@ -206,12 +206,8 @@ enum job_choice jobs_choose(const struct job_attribution *a, const struct job_re
 /* FNV-1a; never 0, which means "not read". */
 static uint64_t text_hash(const char *s, size_t len)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t h = fnv1a(FNV1A_SEED, s, len);
 
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= 0x100000001b3ull;
-	}
 	return h ? h : 1;
 }
 
@@ -303,7 +299,8 @@ static void set_reservation(struct jobs *t, struct job_entry *j, const struct jo
 			r->reserved_cpus = lim.cpu_quota_cores;
 		else if ((lim.valid & CG_LIM_CPUSET) &&
 			 (lim.cpuset_cpus < t->host_cores || strcmp(r->scheduler, "slurm") == 0))
-			r->reserved_cpus = lim.cpuset_cpus; /* Slurm's ConstrainCores: the allocation */
+			r->reserved_cpus =
+			    lim.cpuset_cpus; /* Slurm's ConstrainCores: the allocation */
 		if (r->reserved_cpus > 0 && !r->reservation_source[0])
 			snprintf(r->reservation_source, sizeof(r->reservation_source), "cgroup");
 	}
@@ -456,11 +453,11 @@ static void credit(struct job_entry *j, const struct proc_sample *s, int sign)
 
 static bool job_moved(const struct job_sample *a, const struct job_sample *b)
 {
-	return a->nprocs != b->nprocs || a->user_ms != b->user_ms ||
-	       a->system_ms != b->system_ms || a->rss_bytes != b->rss_bytes ||
-	       a->swap_bytes != b->swap_bytes || a->read_bytes != b->read_bytes ||
-	       a->write_bytes != b->write_bytes || a->valid != b->valid ||
-	       a->cg_cpu_ms != b->cg_cpu_ms || a->cg_mem_bytes != b->cg_mem_bytes;
+	return a->nprocs != b->nprocs || a->user_ms != b->user_ms || a->system_ms != b->system_ms ||
+	       a->rss_bytes != b->rss_bytes || a->swap_bytes != b->swap_bytes ||
+	       a->read_bytes != b->read_bytes || a->write_bytes != b->write_bytes ||
+	       a->valid != b->valid || a->cg_cpu_ms != b->cg_cpu_ms ||
+	       a->cg_mem_bytes != b->cg_mem_bytes;
 }
 
 static uint64_t clamp_add(uint64_t sum, int64_t credit)

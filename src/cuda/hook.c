@@ -43,6 +43,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/hash.h"
 #include "common/strbuf.h"
 #include "cuda/cudaproto.h"
 #include "cuda/cudastat.h"
@@ -143,11 +144,7 @@ static uint64_t duration(uint64_t start, uint64_t end)
 /* FNV-1a: kernel names are hashed once per new name pointer, not per record. */
 static size_t hash_str(const char *s)
 {
-	uint64_t h = 1469598103934665603ull;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return (size_t)h;
+	return (size_t)fnv1a_str(1469598103934665603ull, s);
 }
 
 static size_t hash_ptr(const void *p)

@@ -18,6 +18,7 @@
 
 #include <microhttpd.h>
 
+#include "common/hash.h"
 #include "common/jsonw.h"
 #include "common/log.h"
 #include "common/timeutil.h"
@@ -314,15 +315,6 @@ bad:
 	return -EINVAL;
 }
 
-static uint64_t fnv1a(uint64_t h, const void *p, size_t len)
-{
-	const unsigned char *b = p;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ b[i]) * 1099511628211ULL;
-	return h;
-}
-
 /* One event: "event: NAME", a "data:" line for each line of body, a blank line. */
 static void add_event(struct strbuf *out, const char *name, const struct strbuf *body)
 {
@@ -365,7 +357,7 @@ static void stream_poll(struct http_server *s, struct http_stream *st, int64_t n
 			http_error(&res, 400, "bad query");
 		else
 			s->fn(s->arg, &req, &res);
-		h = fnv1a(fnv1a(14695981039346656037ULL, &res.status, sizeof(res.status)),
+		h = fnv1a(fnv1a(FNV1A_SEED, &res.status, sizeof(res.status)),
 			  res.body.buf ? res.body.buf : "", res.body.len);
 		if (!st->sent[i] || h != st->last_hash[i]) {
 			add_event(&st->out, res.status == 200 ? st->event[i] : "error", &res.body);

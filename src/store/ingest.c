@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hash.h"
 #include "common/log.h"
 #include "store/rowset.h"
 
@@ -52,40 +53,29 @@ void store__memo_free(struct ingest_memo *m)
 	free(m);
 }
 
-static uint64_t fnv(uint64_t h, const void *data, size_t len)
-{
-	const unsigned char *p = data;
-
-	for (size_t i = 0; i < len; i++) {
-		h ^= p[i];
-		h *= 1099511628211ull;
-	}
-	return h;
-}
-
 static uint64_t memo_key(const char *agent_id, char kind, int64_t agent_row)
 {
-	uint64_t h = fnv(14695981039346656037ull, agent_id, strlen(agent_id));
+	uint64_t h = fnv1a(FNV1A_SEED, agent_id, strlen(agent_id));
 
-	h = fnv(h, &kind, 1);
-	h = fnv(h, &agent_row, sizeof(agent_row));
+	h = fnv1a(h, &kind, 1);
+	h = fnv1a(h, &agent_row, sizeof(agent_row));
 	return h ? h : 1;
 }
 
 static uint64_t row_hash(const struct store_table *t, size_t r)
 {
-	uint64_t h = 14695981039346656037ull;
+	uint64_t h = FNV1A_SEED;
 
 	for (int c = 0; c < t->ncols; c++) {
 		const struct store_value *v = &t->cells[r * (size_t)t->ncols + (size_t)c];
 
-		h = fnv(h, &v->type, sizeof(v->type));
+		h = fnv1a(h, &v->type, sizeof(v->type));
 		if (v->type == STORE_VALUE_INT)
-			h = fnv(h, &v->i, sizeof(v->i));
+			h = fnv1a(h, &v->i, sizeof(v->i));
 		else if (v->type == STORE_VALUE_REAL)
-			h = fnv(h, &v->d, sizeof(v->d));
+			h = fnv1a(h, &v->d, sizeof(v->d));
 		else if (v->type == STORE_VALUE_TEXT)
-			h = fnv(h, v->s, strlen(v->s) + 1);
+			h = fnv1a(h, v->s, strlen(v->s) + 1);
 	}
 	return h;
 }
@@ -355,8 +345,8 @@ static int ingest_jobs(struct ingest *in)
 			ret = bad(in, "jobs: a row without scheduler, job_id or start_ms");
 			break;
 		}
-		ret = store_find_job(in->st, in->node_id, j->scheduler, j->job_id, j->start_ms, &row,
-				     &start);
+		ret = store_find_job(in->st, in->node_id, j->scheduler, j->job_id, j->start_ms,
+				     &row, &start);
 		if (ret == 0) {
 			j->id = row;
 			j->start_ms = start;
@@ -480,10 +470,9 @@ static int cached_insert(struct ingest *in, const struct store_table *t, const c
  * older than schema 7) is simply not there.
  */
 static const char *const ingest_facts[] = {
-    "host_samples", "cpu_samples",	"disk_samples", "net_samples",
-    "proc_samples", "job_samples",	"events",	"marks",
-    "gpu_samples",  "gpu_proc_samples", "gaps",		"fs_samples",
-    "app_samples", "energy_samples", "proc_libs",
+    "host_samples", "cpu_samples", "disk_samples", "net_samples",    "proc_samples",
+    "job_samples",  "events",	   "marks",	   "gpu_samples",    "gpu_proc_samples",
+    "gaps",	    "fs_samples",  "app_samples",  "energy_samples", "proc_libs",
 };
 
 /* Every row of one fact table above the cursor, with the head's seq and ids. */
@@ -653,13 +642,15 @@ static int ingest_cuda(struct ingest *in)
 		if (pid < 0 || pid > INT32_MAX)
 			return bad(in, "cuda_procs: pid %lld", (long long)pid);
 		if (!map_get(&in->jobs, job, &head_job))
-			return bad(in, "cuda_procs: job_id %lld is not in the batch", (long long)job);
+			return bad(in, "cuda_procs: job_id %lld is not in the batch",
+				   (long long)job);
 		cuda_proc_init(&p);
 		p.pid = (int32_t)pid;
 		cell_text(t, r, "message", p.message, sizeof(p.message));
 		cell_text(t, r, "state", state, sizeof(state));
 		if (cuda_proc_state_parse(state, &p.state)) {
-			p.state = CUDA_PROC_ERROR; /* a state of a newer version: its name says what */
+			p.state =
+			    CUDA_PROC_ERROR; /* a state of a newer version: its name says what */
 			if (!p.message[0])
 				snprintf(p.message, sizeof(p.message), "state %.64s", state);
 		}
@@ -670,7 +661,8 @@ static int ingest_cuda(struct ingest *in)
 		p.final = cell_i64(t, r, "final") != 0;
 		ret = cuda_stats_of(in, stats, job, p.pid, &p);
 		if (!ret)
-			ret = store_put_cuda_proc(in->st, head_job, &p, cell_i64(t, r, "updated_ms"));
+			ret =
+			    store_put_cuda_proc(in->st, head_job, &p, cell_i64(t, r, "updated_ms"));
 		if (!ret)
 			in->rows += 1 + (int64_t)p.nstats;
 		cuda_proc_release(&p);
@@ -704,8 +696,8 @@ static int ingest_body(struct ingest *in, int64_t now_ms)
 	struct db_stmt *stmt;
 	int rc, ret;
 
-	ret = store_node(in->st, b->who.hostname, b->who.cores, b->who.mem_total_bytes, b->who.boot_ms,
-			 &in->node_id);
+	ret = store_node(in->st, b->who.hostname, b->who.cores, b->who.mem_total_bytes,
+			 b->who.boot_ms, &in->node_id);
 	if (ret)
 		return ret;
 	ret = store_agent_cursor(in->st, b->who.agent_id, &in->acked);
@@ -717,7 +709,8 @@ static int ingest_body(struct ingest *in, int64_t now_ms)
 			ret = ingest_jobs(in);
 		if (!ret)
 			ret = ingest_procs(in);
-		for (size_t i = 0; i < sizeof(ingest_facts) / sizeof(ingest_facts[0]) && !ret; i++) {
+		for (size_t i = 0; i < sizeof(ingest_facts) / sizeof(ingest_facts[0]) && !ret;
+		     i++) {
 			const struct store_table *t = table(b, ingest_facts[i]);
 
 			if (t)
@@ -813,8 +806,8 @@ static int ingest_one(struct store *st, struct store_ingest_item *it, struct ing
 	int64_t seq = st->next_seq;
 	int ret;
 
-	*in = (struct ingest){.st = st, .b = it->b, .errmsg = it->errmsg,
-			      .errmsg_size = sizeof(it->errmsg)};
+	*in = (struct ingest){
+	    .st = st, .b = it->b, .errmsg = it->errmsg, .errmsg_size = sizeof(it->errmsg)};
 	ret = ingest_check(it->b, it->errmsg, sizeof(it->errmsg));
 	if (ret)
 		return ret;
@@ -850,8 +843,7 @@ static int ingest_one(struct store *st, struct store_ingest_item *it, struct ing
 	return store__cached_exec(st, "RELEASE batch");
 }
 
-int store_ingest_group(struct store *st, struct store_ingest_item *items, size_t n,
-		       int64_t now_ms)
+int store_ingest_group(struct store *st, struct store_ingest_item *items, size_t n, int64_t now_ms)
 {
 	struct ingest *in = calloc(n ? n : 1, sizeof(*in));
 	int ret;
@@ -891,8 +883,8 @@ int store_ingest_group(struct store *st, struct store_ingest_item *items, size_t
 	return ret;
 }
 
-int store_ingest(struct store *st, const struct store_batch *b, int64_t now_ms,
-		 int64_t *acked_seq, char *errmsg, size_t errmsg_size)
+int store_ingest(struct store *st, const struct store_batch *b, int64_t now_ms, int64_t *acked_seq,
+		 char *errmsg, size_t errmsg_size)
 {
 	struct store_ingest_item it = {.b = b};
 	int ret = store_ingest_group(st, &it, 1, now_ms);
@@ -916,20 +908,22 @@ int store_for_each_agent(struct store *st, int (*fn)(const struct agent_record *
 	if (st->schema_version < 4)
 		return 0;
 	/* a schema 4 store (read as it is) has no gap records: unknown, not 0 */
-	snprintf(sql, sizeof(sql),
-		 "SELECT a.agent_id, n.hostname, a.acked_seq, a.first_seen_ms,"
-		 " a.last_seen_ms, a.interval_ms, a.batches, a.rows,"
-		 " (SELECT count(*) FROM devices d WHERE d.node_id = a.node_id), %s"
-		 " FROM agents a JOIN nodes n ON n.id = a.node_id"
-		 " ORDER BY n.hostname, a.agent_id",
-		 st->schema_version < 5
-		     ? "NULL, NULL"
-		     : "(SELECT count(*) FROM gaps g WHERE g.node_id = a.node_id),"
-		       " (SELECT coalesce(sum(g.rows), 0) FROM gaps g WHERE g.node_id = a.node_id)");
+	snprintf(
+	    sql, sizeof(sql),
+	    "SELECT a.agent_id, n.hostname, a.acked_seq, a.first_seen_ms,"
+	    " a.last_seen_ms, a.interval_ms, a.batches, a.rows,"
+	    " (SELECT count(*) FROM devices d WHERE d.node_id = a.node_id), %s"
+	    " FROM agents a JOIN nodes n ON n.id = a.node_id"
+	    " ORDER BY n.hostname, a.agent_id",
+	    st->schema_version < 5
+		? "NULL, NULL"
+		: "(SELECT count(*) FROM gaps g WHERE g.node_id = a.node_id),"
+		  " (SELECT coalesce(sum(g.rows), 0) FROM gaps g WHERE g.node_id = a.node_id)");
 	rc = db_prepare(st, sql, &stmt);
 	if (rc != SQLITE_OK)
-		return log_err(store__errno(st->db, rc), "cannot list the agents of store '%s' (%s)",
-			       st->path, store__errmsg(st));
+		return log_err(store__errno(st->db, rc),
+			       "cannot list the agents of store '%s' (%s)", st->path,
+			       store__errmsg(st));
 	while (!ret && (rc = db_step(stmt)) == SQLITE_ROW) {
 		const unsigned char *id = db_column_text(stmt, 0);
 		const unsigned char *host = db_column_text(stmt, 1);
