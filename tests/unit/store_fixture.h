@@ -5,12 +5,15 @@
  * store file, or the database URL, the log captured in a temporary file,
  * and job ids of the case's own (PostgreSQL: one database for all the
  * cases; main sets next_job_base from the time and pid there).  Include
- * after fixture.h.
+ * after fixture.h.  stream() carries an agent store's batch to a head store.
  */
 #ifndef JOBSCOPE_TEST_STORE_FIXTURE_H
 #define JOBSCOPE_TEST_STORE_FIXTURE_H
 
+#include <string.h>
+
 #include "common/log.h"
+#include "store/rowset.h"
 #include "store/store.h"
 
 struct fixture {
@@ -71,6 +74,34 @@ static inline struct store *open_store(struct fixture *fx)
 
 	assert_int_equal(store_open(fx->url ? fx->url : fx->path, STORE_CREATE, &st), 0);
 	return st;
+}
+
+/*
+ * One batch of the agent's store after `after`, ingested by the head as
+ * agent-HOST: the head's cursor (acked seq); the batch's to_seq in *to_seq
+ * when it is not NULL.
+ */
+static inline int64_t stream(struct store *agent, struct store *head, const char *host,
+			     int64_t after, int64_t *to_seq)
+{
+	struct store_batch b;
+	int64_t max_seq, nrows, acked = -1;
+	char err[256] = "";
+
+	memset(&b, 0, sizeof(b));
+	store_rowset_init(&b.rows, 0);
+	snprintf(b.who.agent_id, sizeof(b.who.agent_id), "agent-%s", host);
+	snprintf(b.who.hostname, sizeof(b.who.hostname), "%s", host);
+	b.who.interval_ms = 1000;
+	b.from_seq = after;
+	assert_int_equal(store_export_batch(agent, after, 0, &b.rows, &b.to_seq, &max_seq, &nrows),
+			 0);
+	if (to_seq)
+		*to_seq = b.to_seq;
+	if (store_ingest(head, &b, 1700000009000, &acked, err, sizeof(err)))
+		fail_msg("ingest: %s", err);
+	store_rowset_release(&b.rows);
+	return acked;
 }
 
 #endif

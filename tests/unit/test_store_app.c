@@ -242,27 +242,6 @@ static void test_in_tick(void **state)
 	store_close(st);
 }
 
-/* One batch of the agent's store after `after`, ingested by the head: the head's cursor. */
-static int64_t stream(struct store *agent, struct store *head, const char *host, int64_t after)
-{
-	struct store_batch b;
-	int64_t max_seq, nrows, acked = -1;
-	char err[256] = "";
-
-	memset(&b, 0, sizeof(b));
-	store_rowset_init(&b.rows, 0);
-	snprintf(b.who.agent_id, sizeof(b.who.agent_id), "agent-%s", host);
-	snprintf(b.who.hostname, sizeof(b.who.hostname), "%s", host);
-	b.who.interval_ms = 1000;
-	b.from_seq = after;
-	assert_int_equal(store_export_batch(agent, after, 0, &b.rows, &b.to_seq, &max_seq, &nrows),
-			 0);
-	if (store_ingest(head, &b, 1700000009000, &acked, err, sizeof(err)))
-		fail_msg("ingest: %s", err);
-	store_rowset_release(&b.rows);
-	return acked;
-}
-
 /* An agent's points and markers streamed to a head: the same under the head's job, once. */
 static void test_streamed_to_a_head(void **state)
 {
@@ -290,7 +269,7 @@ static void test_streamed_to_a_head(void **state)
 	assert_int_equal(store_put_app_points(agent, job.id, 1700000001000, pts, NPTS), 0);
 	assert_int_equal(store_put_app_marks(agent, job.id, &m, 1), 0);
 
-	acked = stream(agent, head, host, 0);
+	acked = stream(agent, head, host, 0, NULL);
 	assert_true(acked > 0);
 	assert_int_equal(store_node(head, host, 4, 1 << 30, 1, &head_node), 0);
 	assert_int_equal(
@@ -312,7 +291,7 @@ static void test_streamed_to_a_head(void **state)
 	free(marks);
 
 	/* the batch again (its answer lost): nothing twice */
-	assert_int_equal(stream(agent, head, host, 0), acked);
+	assert_int_equal(stream(agent, head, host, 0, NULL), acked);
 	memset(&h, 0, sizeof(h));
 	assert_int_equal(store_for_each_app_point(head, head_job, 0, INT64_MAX, collect, &h), 0);
 	assert_int_equal(h.n, 4);

@@ -314,29 +314,6 @@ static void assert_same_procs(struct store *a, int64_t job_a, struct store *b, i
 	free_procs(pb, nb);
 }
 
-/* One batch of the agent's store after `after`, ingested by the head: the head's cursor. */
-static int64_t stream(struct store *agent, struct store *head, const char *host, int64_t after,
-		      int64_t *to_seq)
-{
-	struct store_batch b;
-	int64_t max_seq, nrows, acked = -1;
-	char err[256] = "";
-
-	memset(&b, 0, sizeof(b));
-	store_rowset_init(&b.rows, 0);
-	snprintf(b.who.agent_id, sizeof(b.who.agent_id), "agent-%s", host);
-	snprintf(b.who.hostname, sizeof(b.who.hostname), "%s", host);
-	b.who.interval_ms = 1000;
-	b.from_seq = after;
-	assert_int_equal(store_export_batch(agent, after, 0, &b.rows, &b.to_seq, &max_seq, &nrows),
-			 0);
-	*to_seq = b.to_seq;
-	if (store_ingest(head, &b, 1700000009000, &acked, err, sizeof(err)))
-		fail_msg("ingest: %s", err);
-	store_rowset_release(&b.rows);
-	return acked;
-}
-
 /*
  * An agent's snapshots streamed to a head (export.c, ingest.c): each row
  * of the batch's range replaces the process's tables under the head's job;
