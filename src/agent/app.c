@@ -4,9 +4,11 @@
  *
  * A Unix datagram comes with its sender's pid from the kernel
  * (SO_PASSCRED: in the agent's pid namespace, whatever the sender's), and
- * every line in it is that pid's job's (a pid that is gone before the
- * process table saw it: its nearest known ancestor's, found when its
- * first datagram came: known_ancestor).  A UDP datagram has no trustworthy
+ * every line in it is that pid's job's: the job the process names itself
+ * (its job cgroup or environment, read when its first datagram came:
+ * jobs_claim), else the process table's (a pid that is gone before the
+ * process table saw it: its nearest known ancestor's, also found then:
+ * known_ancestor).  A UDP datagram has no trustworthy
  * sender, so each line names its job with a `job` tag: the scheduler's id
  * ("#job:4242") or the scheduler and id ("#job:slurm:4242") of a job
  * running here; a line without one, or naming no running job, is counted
@@ -41,9 +43,14 @@
 
 /* One sender: a pid (Unix socket) or a job tag (UDP). */
 struct agent_app_src {
-	int32_t pid;   /* 0: a UDP job tag */
-	char tag[128]; /* the job tag's value */
+	int32_t pid; /* 0: a UDP job tag */
+	/*
+	 * UDP: the job tag's value.  A pid: the job the process named itself
+	 * when it first sent ("scheduler:id", jobs_claim; "" if none).
+	 */
+	char tag[128];
 	struct app_agg agg;
+	bool asked;	  /* ancestor and tag read (its first datagram) */
 	int32_t ancestor; /* its nearest ancestor known when it first sent (0: none) */
 	int waited;	  /* ticks its pid's job has not been known */
 	bool used;	  /* got a line since the last tick */
@@ -252,8 +259,11 @@ static void on_datagram(void *arg, const char *data, size_t len, int32_t pid)
 		a->app_dropped++;
 		return;
 	}
-	if (!s->ancestor)
+	if (!s->asked) {
 		s->ancestor = known_ancestor(a, pid);
+		jobs_claim(pid, s->tag, sizeof(s->tag));
+		s->asked = true;
+	}
 	marks = s->agg.nmarks;
 	app_agg_feed(&s->agg, data, len, pid, a->app_now_ms);
 	s->used = true;
@@ -427,8 +437,14 @@ static struct job_entry *job_of_tag(struct agent *a, const char *tag)
 
 /*
  * The sender's job: 0, -EAGAIN (not known yet) or -ENOENT (none).  A pid
- * no scan saw is its nearest known ancestor's when it is gone, and (eager:
- * a marker cuts the job's tick now) when it is alive or a zombie too.
+ * sender's is the job it named itself when it first sent, once that job
+ * is live: a scan may have seen it only between its fork and its exec,
+ * in its parent's job, and it may be gone before the next.  While that
+ * job is not live yet and the process is, it waits (but for the last of
+ * its AGENT_APP_MAX_WAIT ticks).  Else, the process
+ * table's word; a pid no scan saw is its nearest known ancestor's when it
+ * is gone, and (eager: a marker cuts the job's tick now) when it is alive
+ * or a zombie too.
  */
 static int job_of_src(struct agent *a, const struct agent_app_src *s, bool eager,
 		      struct job_entry **j)
@@ -436,8 +452,18 @@ static int job_of_src(struct agent *a, const struct agent_app_src *s, bool eager
 	int64_t job_id;
 
 	if (s->pid) {
-		int ret = agent_job_of_pid(a, s->pid, &job_id, j);
-		bool unseen = !ptree_find(&a->pt, s->pid) && !ptree_find_recent(&a->pt, s->pid);
+		int ret;
+		bool unseen;
+
+		if (s->tag[0]) {
+			*j = job_of_tag(a, s->tag);
+			if (*j)
+				return 0;
+			if (!eager && s->waited + 1 < AGENT_APP_MAX_WAIT && kill(s->pid, 0) == 0)
+				return -EAGAIN;
+		}
+		ret = agent_job_of_pid(a, s->pid, &job_id, j);
+		unseen = !ptree_find(&a->pt, s->pid) && !ptree_find_recent(&a->pt, s->pid);
 
 		if ((ret == -ENOENT || (eager && ret == -EAGAIN)) && s->ancestor && unseen)
 			ret = agent_job_of_pid(a, s->ancestor, &job_id, j);

@@ -251,6 +251,32 @@ static void attribute_proc(struct jobs *t, struct ptree *pt, struct ptree_proc *
 	t->attributions++;
 }
 
+bool jobs_claim(int32_t pid, char *out, size_t size)
+{
+	struct strbuf cg, env;
+	struct job_attribution a;
+	char path[64];
+	bool named;
+
+	strbuf_init(&cg, JOBS_CGROUP_FILE_MAX);
+	strbuf_init(&env, JOBS_ENVIRON_MAX);
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	if (sysroot_read(path, &cg))
+		strbuf_reset(&cg);
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	if (sysroot_read(path, &env))
+		strbuf_reset(&env);
+	jobs_attribute(cg.buf, cg.len, env.buf, env.len, 0, 0, &a);
+	named = a.basis >= JOB_BASIS_ENV && size > 0;
+	if (named && snprintf(out, size, "%s:%s", a.scheduler, a.job_id) >= (int)size)
+		named = false;
+	if (!named && size > 0)
+		out[0] = '\0';
+	strbuf_release(&cg);
+	strbuf_release(&env);
+	return named;
+}
+
 static struct job_entry *find_live(struct jobs *t, const char *scheduler, const char *job_id)
 {
 	for (size_t i = 0; i < t->njobs; i++) {

@@ -177,6 +177,16 @@ enum job_choice jobs_choose(const struct job_attribution *a, const struct job_re
 			    bool cgroup_moved, const char *parent_scheduler,
 			    bool same_cgroup_as_parent);
 
+/*
+ * What process pid says of its job at this moment, read from its
+ * /proc/PID/cgroup and environ: a job cgroup or an environment, the words
+ * attribution decides by (jobs_choose).  True, with "<scheduler>:<job_id>"
+ * in out, when it names one; false (out "") when it names none, is gone
+ * or is not ours to read.  For a process that may be gone before any scan
+ * sees it after its exec (a sender of one StatsD line).
+ */
+bool jobs_claim(int32_t pid, char *out, size_t size);
+
 /* Writes "<scheduler>:<job_id>:<start_ms>". */
 void jobs_format_key(char *buf, size_t size, const char *scheduler, const char *job_id,
 		     int64_t start_ms);

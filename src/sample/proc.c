@@ -17,11 +17,39 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "common/sysroot.h"
+#include "common/hash.h"
 #include "common/scan.h"
+#include "common/sysroot.h"
 
 /* stat, status and io are a few kB at most; cmdline is read with its own bound. */
 #define PROC_READ_MAX ((size_t)1 << 20)
+
+/*
+ * Fields 25 on of stat: the layout's addresses folded into one digest
+ * (proc_stat.layout), 0 when any is missing or not a number (older
+ * kernels stop before 51) or when they are hidden: a process we may not
+ * trace shows 1 for the code's start and end and 0 for all the rest.
+ */
+static uint64_t scan_layout(struct scan *s)
+{
+	uint64_t h = FNV1A_SEED, v, shown = 0;
+
+	for (int field = 25; field <= 51; field++) {
+		bool kept = (field >= 26 && field <= 28) || field >= 45;
+
+		if (!kept) {
+			if (scan_skip_field(s))
+				return 0;
+			continue;
+		}
+		if (scan_u64(s, &v))
+			return 0;
+		h = fnv1a(h, &v, sizeof(v));
+		if (field >= 28)
+			shown |= v;
+	}
+	return shown ? (h ? h : 1) : 0;
+}
 
 /*
  * The comm field is whatever the process named itself, so it may hold
@@ -117,6 +145,7 @@ int proc_parse_stat(const char *text, size_t len, struct proc_stat *out)
 		if (ret)
 			return ret;
 	}
+	st.layout = scan_layout(&s);
 	*out = st;
 	return 0;
 }

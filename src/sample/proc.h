@@ -41,6 +41,15 @@ struct proc_stat {
 	uint64_t start_ticks; /* since boot */
 	uint64_t vsize_bytes;
 	uint64_t rss_pages;
+	/*
+	 * A digest of where the memory's parts start and end (code, stack,
+	 * data, arguments, environment: fields 26-28 and 45-51), which every
+	 * exec lays out anew while a fork keeps its parent's: an exec is seen
+	 * even when the new program has the old one's comm (python starting
+	 * python).  0: the kernel hides them (not ours to trace) or has none
+	 * (a zombie, a kernel thread, a text without them).
+	 */
+	uint64_t layout;
 };
 
 enum proc_status_valid {

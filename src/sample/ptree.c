@@ -226,7 +226,7 @@ static bool stat_moved(const struct proc_stat *a, const struct proc_stat *b)
 	       a->cutime_ticks != b->cutime_ticks || a->cstime_ticks != b->cstime_ticks ||
 	       a->rss_pages != b->rss_pages || a->num_threads != b->num_threads ||
 	       a->state != b->state || a->state == 'R' || a->state == 'D' ||
-	       strcmp(a->comm, b->comm) != 0;
+	       strcmp(a->comm, b->comm) != 0 || a->layout != b->layout;
 }
 
 /*
@@ -268,7 +268,8 @@ static void refresh(struct ptree *pt, struct ptree_proc *p, const struct proc_st
 	s->valid = PS_THREADS;
 	p->info.ppid = st->ppid;
 
-	if (strcmp(p->info.comm, st->comm) != 0) {
+	if (strcmp(p->info.comm, st->comm) != 0 ||
+	    (p->layout && st->layout && p->layout != st->layout)) {
 		/* exec changed the program: refresh the command line too */
 		snprintf(p->info.comm, sizeof(p->info.comm), "%s", st->comm);
 		if (proc_read_cmdline(&pt->reader, pid, p->info.cmdline, sizeof(p->info.cmdline)))
@@ -276,6 +277,8 @@ static void refresh(struct ptree *pt, struct ptree_proc *p, const struct proc_st
 		p->info_dirty = true;
 		p->info_changed = true;
 	}
+	if (st->layout)
+		p->layout = st->layout;
 
 	if (proc_read_status(&pt->reader, pid, &status) == 0) {
 		if (status.valid & PROC_STATUS_RSS) {

@@ -11,12 +11,14 @@ the process was its own.
 """
 import os
 import shutil
+import sys
 import time
 
 from harness import helper, run_tests, near, check, eq, wait_for
 from agent_harness import Agent, sql, job_row, env_with, spawn, settle
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
+PY = sys.executable
 
 
 def helper_json(out):
@@ -95,6 +97,53 @@ def test_worker_retitled_before_first_sight(wd):
 def test_worker_retitled_after_first_sight(wd):
     """The agent sees the worker's environ, then the rename: the first sight is kept."""
     retitled_worker(wd, 932, 1.0)
+
+
+# A python that forks a python: the child waits under its parent's name and
+# environment (the agent's scans see it in the parent's job), then execs
+# python with SLURM_JOB_ID, burns ~1.5 s of CPU and prints its own CPU ms.
+EXEC_SAME_NAME = r"""
+import os, resource, sys, time
+burn = ("import resource, time\n"
+        "t = time.process_time()\n"
+        "while time.process_time() - t < 1.5: pass\n"
+        "r = resource.getrusage(resource.RUSAGE_SELF)\n"
+        "print(int((r.ru_utime + r.ru_stime) * 1000))\n")
+pid = os.fork()
+if pid == 0:
+    time.sleep(1.0)
+    env = dict(os.environ, SLURM_JOB_ID=sys.argv[1])
+    os.execve(sys.executable, [sys.executable, "-c", burn], env)
+print(pid, flush=True)
+os.waitpid(pid, 0)
+"""
+
+
+def test_exec_under_the_same_name(wd):
+    """A child seen before its exec, in its parent's job, that execs a program of the same
+    name (python starting python): the exec is seen all the same (the memory's layout
+    changed), and the process and its CPU go to the job its new environment names.  (Its
+    process row stays with the job it was first seen in, as after a cgroup move.)"""
+    job_id = 935
+    a = Agent(wd, interval="200ms")
+    try:
+        a.wait_ticks(2)
+        p = spawn([PY, "-c", EXEC_SAME_NAME, str(job_id)], env=env_with())
+        rc, out, err = settle(p)
+        eq(rc, 0, "the forking python: %s" % err)
+        child, cpu_ms = (int(x) for x in out.split())
+        row = wait_job_end(a.db, "slurm", str(job_id))
+    finally:
+        eq(a.stop(), 0, "agent exit status")
+    job = row[0]
+    check(sql(a.db, "SELECT 1 FROM procs WHERE pid = ?", child), "the child has a process row")
+    eq(sql(a.db, "SELECT max(nprocs) FROM job_samples WHERE job_id = ?", job), [(1,)],
+       "job slurm:%d has one process, the child" % job_id)
+    # what it used between its exec and the scan that saw it is its parent's job's, as
+    # after a cgroup move: up to an interval of one busy core (two, for a late tick)
+    cpu = job_cpu_ms(a.db, job)
+    check(cpu_ms - (2 * 200 + 50) - 0.05 * cpu_ms <= cpu <= cpu_ms * 1.05,
+          "job slurm:%d has %d ms, the child used %d ms" % (job_id, cpu, cpu_ms))
 
 
 def cgroup2_mount():

@@ -330,6 +330,60 @@ def test_agent_keeps_a_sender_while_others_are_forgotten(wd):
         a.stop()
 
 
+# A python that forks a python: the child waits for a file under its parent's name and
+# environment, then execs python with SLURM_JOB_ID to send one line and exit.
+FORK_EXEC_SEND = r"""
+import os, sys, time
+sock, go, job = sys.argv[1:4]
+send = ("import socket\n"
+        "socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendto(b'x:1|c', %r)\n" % sock)
+pid = os.fork()
+if pid == 0:
+    while not os.path.exists(go):
+        time.sleep(0.01)
+    os.execve(sys.executable, [sys.executable, "-c", send], dict(os.environ, SLURM_JOB_ID=job))
+print(pid, flush=True)
+_, status = os.waitpid(pid, 0)
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+def test_agent_sender_seen_only_before_its_exec(wd):
+    """A sender the agent's scans saw only before its exec, in its parent's job, that
+    execs into job 304, sends and is gone before the next scan: its line is job 304's,
+    the job the process named itself when its datagram came."""
+    sock, go = wd.join("statsd.sock"), wd.join("go")
+    a = Agent(wd, interval="2s", extra=["--statsd-socket", sock])
+    holder = subprocess.Popen([PY, "-c", "import time; time.sleep(60)"],
+                              env=env_with(SLURM_JOB_ID="304"))
+    forker = None
+    try:
+        wait_for(lambda: os.path.exists(sock), what="the agent's StatsD socket")
+        forker = subprocess.Popen([PY, "-c", FORK_EXEC_SEND, sock, go, "304"],
+                                  env=env_with(), stdout=subprocess.PIPE, text=True)
+        child = int(forker.stdout.readline())
+        wait_for(lambda: sql(a.db, "SELECT 1 FROM procs WHERE pid = ?", child)
+                 and sql(a.db, "SELECT 1 FROM jobs WHERE job_id = '304'"),
+                 timeout=20, what="a scan that saw the child before its exec, and job 304")
+        eq(sql(a.db, "SELECT j.scheduler FROM procs p JOIN jobs j ON j.id = p.job_id"
+                     " WHERE p.pid = ?", child), [("session",)],
+           "the child, before its exec, is in its parent's job")
+        ticks = a.ticks()
+        wait_for(lambda: a.ticks() > ticks, timeout=20, what="a tick")
+        open(go, "w").close()  # a tick just went: the next is about 2 s away
+        eq(forker.wait(timeout=30), 0, "the forking python and its child")
+        q = ("SELECT j.scheduler, j.job_id, sum(a.sum) FROM app_samples a JOIN jobs j"
+             " ON j.id = a.job_id WHERE a.name = 'x' GROUP BY j.id")
+        eq(wait_for(lambda: sql(a.db, q), timeout=20, what="the line stored"),
+           [("slurm", "304", 1.0)], "the line's job")
+    finally:
+        holder.kill()
+        holder.wait()
+        if forker and forker.poll() is None:
+            forker.kill()
+        a.stop()
+
+
 def test_agent_streams_app_rows_to_the_head(wd):
     """The agent's app rows and markers reach the head, the same rows under the same job."""
     from head_harness import Head, start_agent, stop_agent, held

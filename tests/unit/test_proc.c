@@ -159,6 +159,84 @@ static void test_stat_minimal(void **state)
 	assert_int_equal(st.vsize_bytes, 1048576);
 }
 
+/* A stat line with fields 26-28 and 45-51 (proc_stat.layout's) as given. */
+static int parse_layout(const char *code_stack, const char *tail, uint64_t *layout)
+{
+	char line[512];
+	struct proc_stat st;
+	char *text;
+	int n, ret;
+
+	n = snprintf(line, sizeof(line),
+		     "3800 (python3) R 3796 3796 31092 0 -1 4194304 98 0 0 0 0 0 0 0 20 0 1 0"
+		     " 1132163 3133440 357 18446744073709551615 %s 0 0 0 0 0 0 0 0 0 17 0 0 0"
+		     " 0 0 0%s\n",
+		     code_stack, tail);
+	text = malloc((size_t)n);
+	assert_non_null(text);
+	memcpy(text, line, (size_t)n); /* no NUL: ASan sees a read past len */
+	ret = proc_parse_stat(text, (size_t)n, &st);
+	free(text);
+	*layout = st.layout;
+	return ret;
+}
+
+/*
+ * The layout digest: the same for the same addresses (a fork keeps its
+ * parent's), another when one moves (an exec), 0 when the kernel hides
+ * them or the line stops before field 51.
+ */
+static void test_stat_layout(void **state)
+{
+	static const char *const cs = "94296575258624 94296575278505 140723874139760";
+	static const char *const tail = " 94296575294512 94296575296128 94296968978432"
+					" 140723874142652 140723874142672 140723874142672"
+					" 140723874144235 0";
+	uint64_t a, b, c;
+
+	(void)state;
+	assert_int_equal(parse_layout(cs, tail, &a), 0);
+	assert_true(a != 0);
+	assert_int_equal(parse_layout(cs, tail, &b), 0);
+	assert_true(a == b);
+	/* a new stack, the rest alike */
+	assert_int_equal(parse_layout("94296575258624 94296575278505 140723874139761", tail, &b),
+			 0);
+	assert_true(b != 0 && b != a);
+	/* the environment one byte longer */
+	assert_int_equal(parse_layout(cs,
+				      " 94296575294512 94296575296128 94296968978432"
+				      " 140723874142652 140723874142672 140723874142672"
+				      " 140723874144236 0",
+				      &c),
+			 0);
+	assert_true(c != 0 && c != a && c != b);
+	/* not ours to trace: 1 1 0, then zeros */
+	assert_int_equal(parse_layout("1 1 0", " 0 0 0 0 0 0 0 0", &b), 0);
+	assert_true(b == 0);
+	/* a kernel before 3.5 stops at field 44; a field that is not a number */
+	assert_int_equal(parse_layout(cs, "", &b), 0);
+	assert_true(b == 0);
+	assert_int_equal(parse_layout(cs, " 94296575294512 x 1 2 3 4 5 0", &b), 0);
+	assert_true(b == 0);
+}
+
+/* This kernel's line for this process (ours to trace) has a layout. */
+static void test_stat_layout_live(void **state)
+{
+	char buf[1024];
+	struct proc_stat st;
+	FILE *f = fopen("/proc/self/stat", "r");
+	size_t n;
+
+	(void)state;
+	assert_non_null(f);
+	n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	assert_int_equal(proc_parse_stat(buf, n, &st), 0);
+	assert_true(st.layout != 0);
+}
+
 static void test_stat_rejects(void **state)
 {
 	static const char *const bad[] = {
@@ -445,7 +523,8 @@ static void test_read_live(void **state)
 
 	assert_int_equal(proc_read_status(r, 1, &status), 0);
 	assert_int_equal(status.valid, PROC_STATUS_RSS | PROC_STATUS_HWM | PROC_STATUS_SWAP |
-					   PROC_STATUS_UID | PROC_STATUS_THREADS | PROC_STATUS_NSPID);
+					   PROC_STATUS_UID | PROC_STATUS_THREADS |
+					   PROC_STATUS_NSPID);
 	assert_int_equal(status.rss_bytes, 12800 * 1024);
 	assert_int_equal(status.hwm_bytes, 14000 * 1024);
 	assert_int_equal(status.swap_bytes, 16 * 1024);
@@ -640,6 +719,8 @@ int main(void)
 	    cmocka_unit_test(test_stat_kthread_and_zombie),
 	    cmocka_unit_test(test_stat_odd_comm),
 	    cmocka_unit_test(test_stat_minimal),
+	    cmocka_unit_test(test_stat_layout),
+	    cmocka_unit_test(test_stat_layout_live),
 	    cmocka_unit_test(test_stat_rejects),
 	    cmocka_unit_test(test_stat_stops_at_len),
 	    cmocka_unit_test(test_status_captured),
