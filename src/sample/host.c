@@ -647,11 +647,39 @@ int host_online_cpus(const struct host_sample *s)
 	return s->cpu.ncpus;
 }
 
+static int64_t ts_ns(const struct timespec *ts)
+{
+	return (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
+}
+
+/*
+ * The wall clock minus the boot clock, taken in ns and only then cut to
+ * ms: two clocks each cut to ms first differ by one ms or the other
+ * depending on the instant they were read, and two processes (two agents,
+ * an agent before and after a restart) would date one process's start,
+ * and key its job, 1 ms apart.  The wall clock is read between two reads
+ * of the boot clock, and of a few such triples the tightest is kept (a
+ * preemption inside one moves it): processes agree unless the offset lies
+ * within about a microsecond of a ms boundary.
+ */
 int64_t host_boot_ms(const struct host_sample *h)
 {
-	struct timespec ts;
+	int64_t best_span = -1, offset_ns = 0;
 
-	if (sysroot_get()[0] == '\0' && clock_gettime(CLOCK_BOOTTIME, &ts) == 0)
-		return time_now_ms() - ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+	for (int i = 0; i < 5 && sysroot_get()[0] == '\0'; i++) {
+		struct timespec b1, wall, b2;
+		int64_t span;
+
+		if (clock_gettime(CLOCK_BOOTTIME, &b1) || clock_gettime(CLOCK_REALTIME, &wall) ||
+		    clock_gettime(CLOCK_BOOTTIME, &b2))
+			break;
+		span = ts_ns(&b2) - ts_ns(&b1);
+		if (best_span < 0 || span < best_span) {
+			best_span = span;
+			offset_ns = ts_ns(&wall) - ts_ns(&b1) - span / 2;
+		}
+	}
+	if (best_span >= 0)
+		return offset_ns / 1000000; /* booted after 1970: positive */
 	return h->cpu.btime_s * 1000;
 }

@@ -196,7 +196,9 @@ int host_online_cpus(const struct host_sample *s);
 
 /*
  * When the kernel booted, ms since the epoch (process start times count
- * from it): CLOCK_BOOTTIME on the real root, else the sample's btime.
+ * from it): CLOCK_REALTIME minus CLOCK_BOOTTIME on the real root, the
+ * same in every process of the node (but within about a microsecond of a
+ * ms boundary), else the sample's btime.
  */
 int64_t host_boot_ms(const struct host_sample *h);
 

@@ -654,6 +654,41 @@ static void test_sample_no_stat(void **state)
 	assert_int_equal(host_online_cpus(&f->sample), 1);
 }
 
+/*
+ * The real root: the same boot time at every call (two clocks cut to ms
+ * each, as before, gave one ms or the other from call to call), within a
+ * second of the kernel's btime (whole seconds, cut); a sysroot: its btime.
+ */
+static void test_boot_ms(void **state)
+{
+	struct host_sample h;
+	int64_t first, differ = 0;
+	unsigned long long btime = 0;
+	char line[256];
+	FILE *f;
+
+	(void)state;
+	memset(&h, 0, sizeof(h));
+	h.cpu.btime_s = 1700000000;
+	sysroot_set("");
+	first = host_boot_ms(&h);
+	for (int i = 0; i < 20000; i++)
+		differ += host_boot_ms(&h) != first;
+	assert_int_equal(differ, 0);
+	f = fopen("/proc/stat", "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "btime %llu", &btime) == 1)
+			break;
+	fclose(f);
+	assert_true(btime > 0);
+	assert_true(first >= (int64_t)btime * 1000 - 1000 && first < (int64_t)btime * 1000 + 2000);
+
+	sysroot_set(SYSROOT1);
+	assert_int_equal(host_boot_ms(&h), 1700000000000);
+	sysroot_set("");
+}
+
 int main(void)
 {
 	const struct CMUnitTest parsers[] = {
@@ -662,7 +697,7 @@ int main(void)
 	    cmocka_unit_test(test_meminfo),	      cmocka_unit_test(test_diskstats),
 	    cmocka_unit_test(test_diskstats_rejects), cmocka_unit_test(test_netdev),
 	    cmocka_unit_test(test_loadavg),	      cmocka_unit_test(test_pressure),
-	    cmocka_unit_test(test_fs_from_statvfs),
+	    cmocka_unit_test(test_fs_from_statvfs),   cmocka_unit_test(test_boot_ms),
 	};
 	const struct CMUnitTest sampler[] = {
 	    cmocka_unit_test_setup_teardown(test_sample_sysroot1, sampler_setup, sampler_teardown),
