@@ -261,7 +261,7 @@ static void on_datagram(void *arg, const char *data, size_t len, int32_t pid)
 	}
 	if (!s->asked) {
 		s->ancestor = known_ancestor(a, pid);
-		jobs_claim(pid, s->tag, sizeof(s->tag));
+		jobs_claim(&a->jobs, pid, s->tag, sizeof(s->tag));
 		s->asked = true;
 	}
 	marks = s->agg.nmarks;

@@ -228,53 +228,56 @@ static int read_cgroup(struct jobs *t, struct ptree *pt, struct ptree_proc *p)
 }
 
 /*
+ * Attributes process pid from its cgroup file's text (NULL: not read) and
+ * its environment, read now into t->buf (empty when it cannot be read).
+ */
+static void attribute_pid(struct jobs *t, int32_t pid, const char *cg, size_t cg_len, uint32_t uid,
+			  int32_t session, struct job_attribution *out)
+{
+	char path[64];
+	bool env;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+	env = sysroot_read(path, &t->buf) == 0;
+	jobs_attribute(cg, cg_len, env ? t->buf.buf : NULL, env ? t->buf.len : 0, uid, session,
+		       out);
+}
+
+/*
  * Reads what attribution needs of one process; a file we cannot read is
  * empty.  Notes the cgroup file's hash, to see it change later.
  */
 static void attribute_proc(struct jobs *t, struct ptree *pt, struct ptree_proc *p,
 			   struct job_attribution *out)
 {
-	char path[64], *cg = NULL, *env = NULL;
-	size_t cg_len = 0, env_len = 0;
+	char *cg = NULL;
+	size_t cg_len = 0;
 
 	if (read_cgroup(t, pt, p) == 0) {
 		cg = t->cgbuf.buf;
 		cg_len = t->cgbuf.len;
 		p->cgroup_hash = text_hash(cg, cg_len);
 	}
-	snprintf(path, sizeof(path), "/proc/%d/environ", p->info.pid);
-	if (sysroot_read(path, &t->buf) == 0) {
-		env = t->buf.buf;
-		env_len = t->buf.len;
-	}
-	jobs_attribute(cg, cg_len, env, env_len, p->info.uid, p->last_stat.session, out);
+	attribute_pid(t, p->info.pid, cg, cg_len, p->info.uid, p->last_stat.session, out);
 	t->attributions++;
 }
 
-bool jobs_claim(int32_t pid, char *out, size_t size)
+bool jobs_claim(struct jobs *t, int32_t pid, char *out, size_t size)
 {
-	struct strbuf cg, env;
 	struct job_attribution a;
 	char path[64];
-	bool named;
+	bool cg;
 
-	strbuf_init(&cg, JOBS_CGROUP_FILE_MAX);
-	strbuf_init(&env, JOBS_ENVIRON_MAX);
+	if (size == 0)
+		return false;
 	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	if (sysroot_read(path, &cg))
-		strbuf_reset(&cg);
-	snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
-	if (sysroot_read(path, &env))
-		strbuf_reset(&env);
-	jobs_attribute(cg.buf, cg.len, env.buf, env.len, 0, 0, &a);
-	named = a.basis >= JOB_BASIS_ENV && size > 0;
-	if (named && snprintf(out, size, "%s:%s", a.scheduler, a.job_id) >= (int)size)
-		named = false;
-	if (!named && size > 0)
-		out[0] = '\0';
-	strbuf_release(&cg);
-	strbuf_release(&env);
-	return named;
+	cg = sysroot_read(path, &t->cgbuf) == 0;
+	attribute_pid(t, pid, cg ? t->cgbuf.buf : NULL, cg ? t->cgbuf.len : 0, 0, 0, &a);
+	if (a.basis >= JOB_BASIS_ENV &&
+	    snprintf(out, size, "%s:%s", a.scheduler, a.job_id) < (int)size)
+		return true;
+	out[0] = '\0';
+	return false;
 }
 
 static struct job_entry *find_live(struct jobs *t, const char *scheduler, const char *job_id)

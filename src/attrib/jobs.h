@@ -183,9 +183,10 @@ enum job_choice jobs_choose(const struct job_attribution *a, const struct job_re
  * attribution decides by (jobs_choose).  True, with "<scheduler>:<job_id>"
  * in out, when it names one; false (out "") when it names none, is gone
  * or is not ours to read.  For a process that may be gone before any scan
- * sees it after its exec (a sender of one StatsD line).
+ * sees it after its exec (a sender of one StatsD line).  Uses t's scratch
+ * buffers: not while jobs_update() runs.
  */
-bool jobs_claim(int32_t pid, char *out, size_t size);
+bool jobs_claim(struct jobs *t, int32_t pid, char *out, size_t size);
 
 /* Writes "<scheduler>:<job_id>:<start_ms>". */
 void jobs_format_key(char *buf, size_t size, const char *scheduler, const char *job_id,
