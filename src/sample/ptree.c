@@ -240,6 +240,7 @@ static void refresh(struct ptree *pt, struct ptree_proc *p, const struct proc_st
 	struct proc_io io;
 	struct proc_sample *s = &p->cur;
 	int pid = st->pid;
+	bool exec;
 
 	p->info.ppid = st->ppid; /* orphans move to the subreaper without moving */
 	if (lazy && p->refreshed_ms && !stat_moved(st, &p->last_stat)) {
@@ -256,6 +257,8 @@ static void refresh(struct ptree *pt, struct ptree_proc *p, const struct proc_st
 			return;
 		}
 	}
+	/* a new layout under the same comm is an exec too (proc_stat.layout) */
+	exec = p->last_stat.layout && st->layout && p->last_stat.layout != st->layout;
 	p->last_stat = *st;
 	p->refreshed_ms = now_ms;
 	p->refreshed_run_ns = run_ns;
@@ -268,8 +271,7 @@ static void refresh(struct ptree *pt, struct ptree_proc *p, const struct proc_st
 	s->valid = PS_THREADS;
 	p->info.ppid = st->ppid;
 
-	if (strcmp(p->info.comm, st->comm) != 0 ||
-	    (p->layout && st->layout && p->layout != st->layout)) {
+	if (exec || strcmp(p->info.comm, st->comm) != 0) {
 		/* exec changed the program: refresh the command line too */
 		snprintf(p->info.comm, sizeof(p->info.comm), "%s", st->comm);
 		if (proc_read_cmdline(&pt->reader, pid, p->info.cmdline, sizeof(p->info.cmdline)))
@@ -277,8 +279,6 @@ static void refresh(struct ptree *pt, struct ptree_proc *p, const struct proc_st
 		p->info_dirty = true;
 		p->info_changed = true;
 	}
-	if (st->layout)
-		p->layout = st->layout;
 
 	if (proc_read_status(&pt->reader, pid, &status) == 0) {
 		if (status.valid & PROC_STATUS_RSS) {

@@ -50,7 +50,6 @@ struct ptree_proc {
 	bool seen;		    /* scratch: found in this scan */
 	bool done;		    /* ended and its last row emitted: dropped next scan */
 	struct proc_stat last_stat; /* stat at the last full refresh */
-	uint64_t layout;	    /* proc_stat.layout as last read, 0: unknown */
 	int64_t refreshed_ms;	    /* when status and io were last read (0: never) */
 	uint64_t refreshed_run_ns;  /* schedstat's run time then (0: unknown) */
 	uint64_t prev_child_user_ms, prev_child_system_ms; /* at the previous scan */
