@@ -23,7 +23,7 @@ int64_t time_mono_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	return timespec_ns(&ts);
 }
 
 void time_deadline_ms(struct timespec *until, int64_t ms)

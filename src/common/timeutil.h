@@ -14,6 +14,12 @@
 
 int64_t time_now_ms(void);
 int64_t time_mono_ns(void);
+
+/* A clock_gettime() reading in ns. */
+static inline int64_t timespec_ns(const struct timespec *ts)
+{
+	return (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
+}
 /* The CLOCK_REALTIME instant ms (>= 0) from now: a pthread_cond_timedwait deadline. */
 void time_deadline_ms(struct timespec *until, int64_t ms);
 
