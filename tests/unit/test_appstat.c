@@ -19,6 +19,8 @@
 
 #include "app/appstat.h"
 
+#include "sketch_fixture.h"
+
 static void test_types(void **state)
 {
 	enum app_type t;
@@ -112,21 +114,6 @@ static void test_sketch_negative_zero(void **state)
 	assert_int_equal(app_sketch_add(&s, 1e-310, 1), 0);
 	assert_true(s.zero == 1);
 	app_sketch_release(&s);
-}
-
-static void assert_sketch_equal(const struct app_sketch *a, const struct app_sketch *b)
-{
-	assert_true(a->zero == b->zero);
-	assert_int_equal(a->pos.n, b->pos.n);
-	assert_int_equal(a->neg.n, b->neg.n);
-	for (size_t i = 0; i < a->pos.n; i++) {
-		assert_int_equal(a->pos.b[i].key, b->pos.b[i].key);
-		assert_true(a->pos.b[i].n == b->pos.b[i].n);
-	}
-	for (size_t i = 0; i < a->neg.n; i++) {
-		assert_int_equal(a->neg.b[i].key, b->neg.b[i].key);
-		assert_true(a->neg.b[i].n == b->neg.b[i].n);
-	}
 }
 
 static void test_sketch_merge(void **state)

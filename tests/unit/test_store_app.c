@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "fixture.h"
+#include "sketch_fixture.h"
 #include "store_fixture.h"
 
 #include <errno.h>
@@ -87,21 +88,6 @@ static int collect(void *arg, int64_t ts_ms, const struct app_point *p)
 	return g->stop_after && g->n == g->stop_after ? 7 : 0;
 }
 
-static void assert_same_sketch(const struct app_sketch *a, const struct app_sketch *b)
-{
-	assert_true(a->zero == b->zero);
-	assert_int_equal(a->pos.n, b->pos.n);
-	assert_int_equal(a->neg.n, b->neg.n);
-	for (size_t i = 0; i < a->pos.n; i++) {
-		assert_int_equal(a->pos.b[i].key, b->pos.b[i].key);
-		assert_true(a->pos.b[i].n == b->pos.b[i].n);
-	}
-	for (size_t i = 0; i < a->neg.n; i++) {
-		assert_int_equal(a->neg.b[i].key, b->neg.b[i].key);
-		assert_true(a->neg.b[i].n == b->neg.b[i].n);
-	}
-}
-
 static void assert_same_point(const struct app_point *a, const struct app_point *b)
 {
 	assert_string_equal(a->name, b->name);
@@ -112,7 +98,7 @@ static void assert_same_point(const struct app_point *a, const struct app_point 
 	assert_true(a->min == b->min);
 	assert_true(a->max == b->max);
 	assert_true(a->last == b->last);
-	assert_same_sketch(&a->sk, &b->sk);
+	assert_sketch_equal(&a->sk, &b->sk);
 }
 
 /* Written and read back value for value, by time then name; a window; fn's stop. */
