@@ -5,12 +5,16 @@
  * store file, or the database URL, the log captured in a temporary file,
  * and job ids of the case's own (PostgreSQL: one database for all the
  * cases; main sets next_job_base from the time and pid there).  Include
- * after fixture.h.  stream() carries an agent store's batch to a head store.
+ * after fixture.h.  write_sql() runs SQL on the SQLite file behind the
+ * store's back (an older schema, rows a later version wrote); stream()
+ * carries an agent store's batch to a head store.
  */
 #ifndef JOBSCOPE_TEST_STORE_FIXTURE_H
 #define JOBSCOPE_TEST_STORE_FIXTURE_H
 
 #include <string.h>
+
+#include <sqlite3.h>
 
 #include "common/log.h"
 #include "store/rowset.h"
@@ -74,6 +78,16 @@ static inline struct store *open_store(struct fixture *fx)
 
 	assert_int_equal(store_open(fx->url ? fx->url : fx->path, STORE_CREATE, &st), 0);
 	return st;
+}
+
+/* Runs text on the store file at fx->path, with no store open on it. */
+static inline void write_sql(const struct fixture *fx, const char *text)
+{
+	sqlite3 *db;
+
+	assert_int_equal(sqlite3_open(fx->path, &db), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(db, text, NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(db);
 }
 
 /*

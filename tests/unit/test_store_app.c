@@ -27,8 +27,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <sqlite3.h>
-
 #include "common/log.h"
 #include "store/rowset.h"
 #include "store/store.h"
@@ -295,18 +293,10 @@ static void test_older_schema(void **state)
 	struct app_point pts[NPTS];
 	struct store *st = open_store(fx);
 	struct got g = {0};
-	sqlite3 *db;
 
 	store_close(st);
-	assert_int_equal(sqlite3_open(fx->path, &db), SQLITE_OK);
-	assert_int_equal(
-	    sqlite3_exec(
-		db,
-		"DROP TABLE app_samples; DROP TABLE energy_samples; DROP INDEX marks_job_ts;"
-		" DROP TABLE proc_libs; PRAGMA user_version = 9",
-		NULL, NULL, NULL),
-	    SQLITE_OK);
-	sqlite3_close(db);
+	write_sql(fx, "DROP TABLE app_samples; DROP TABLE energy_samples; DROP INDEX marks_job_ts;"
+		      " DROP TABLE proc_libs; PRAGMA user_version = 9");
 	fill(pts);
 	assert_int_equal(store_open(fx->path, STORE_READONLY, &st), 0);
 	assert_int_equal(store_for_each_app_point(st, 1, 0, INT64_MAX, collect, &g), 0);
@@ -329,22 +319,14 @@ static void test_unknown_rows_skipped(void **state)
 	struct fixture *fx = *state;
 	struct store *st = open_store(fx);
 	struct got g = {0};
-	sqlite3 *db;
 
 	store_close(st);
-	assert_int_equal(sqlite3_open(fx->path, &db), SQLITE_OK);
-	assert_int_equal(
-	    sqlite3_exec(
-		db,
-		"INSERT INTO app_samples (seq, job_id, ts_ms, name, type, tags, count, sum,"
-		" min, max, last, sketch) VALUES"
-		" (100, 1, 1000, 'a', 'quantum', '', 1, 1, 1, 1, 1, NULL),"
-		" (101, 1, 1000, 'b', 'timer', '', 1, 1, 1, 1, 1, 'p=1:x'),"
-		" (102, 1, 1000, 'c', 'timer', '', 1, 2, 2, 2, 2, 'p=35:1'),"
-		" (103, 1, 1000, 'd', 'counter', '', 0, 0, NULL, NULL, NULL, NULL)",
-		NULL, NULL, NULL),
-	    SQLITE_OK);
-	sqlite3_close(db);
+	write_sql(fx, "INSERT INTO app_samples (seq, job_id, ts_ms, name, type, tags, count, sum,"
+		      " min, max, last, sketch) VALUES"
+		      " (100, 1, 1000, 'a', 'quantum', '', 1, 1, 1, 1, 1, NULL),"
+		      " (101, 1, 1000, 'b', 'timer', '', 1, 1, 1, 1, 1, 'p=1:x'),"
+		      " (102, 1, 1000, 'c', 'timer', '', 1, 2, 2, 2, 2, 'p=35:1'),"
+		      " (103, 1, 1000, 'd', 'counter', '', 0, 0, NULL, NULL, NULL, NULL)");
 	st = open_store(fx);
 	assert_int_equal(store_for_each_app_point(st, 1, 0, INT64_MAX, collect, &g), 0);
 	assert_int_equal(g.n, 1);

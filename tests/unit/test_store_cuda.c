@@ -26,8 +26,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <sqlite3.h>
-
 #include "common/log.h"
 #include "store/rowset.h"
 #include "store/store.h"
@@ -379,20 +377,12 @@ static void test_older_schema(void **state)
 	struct fixture *fx = *state;
 	struct cuda_proc p, *got = (struct cuda_proc *)1;
 	struct store *st = open_store(fx);
-	sqlite3 *db;
 	size_t n = 99;
 
 	store_close(st);
-	assert_int_equal(sqlite3_open(fx->path, &db), SQLITE_OK);
-	assert_int_equal(sqlite3_exec(db,
-				      "DROP TABLE cuda_stats; DROP TABLE cuda_procs; DROP TABLE "
-				      "app_samples; DROP INDEX marks_job_ts;"
-				      " DROP TABLE energy_samples; DROP TABLE proc_libs;"
-				      " ALTER TABLE sessions DROP COLUMN cuda;"
-				      " PRAGMA user_version = 8",
-				      NULL, NULL, NULL),
-			 SQLITE_OK);
-	sqlite3_close(db);
+	write_sql(fx, "DROP TABLE cuda_stats; DROP TABLE cuda_procs; DROP TABLE app_samples;"
+		      " DROP INDEX marks_job_ts; DROP TABLE energy_samples; DROP TABLE proc_libs;"
+		      " ALTER TABLE sessions DROP COLUMN cuda; PRAGMA user_version = 8");
 	assert_int_equal(store_open(fx->path, STORE_READONLY, &st), 0);
 	assert_int_equal(store_get_cuda_procs(st, 1, &got, &n), 0);
 	assert_int_equal(n, 0);
