@@ -110,6 +110,9 @@ int proc_parse_stat(const char *text, size_t len, struct proc_stat *out)
 		case 6:
 			ret = scan_i32(&s, &st.session);
 			break;
+		case 9:
+			ret = scan_u32(&s, &st.flags);
+			break;
 		case 14:
 			ret = scan_u64(&s, &st.utime_ticks);
 			break;

@@ -33,6 +33,7 @@ struct proc_stat {
 	int32_t ppid;
 	int32_t pgrp;
 	int32_t session;
+	uint32_t flags; /* the kernel's PF_* flags (field 9): PROC_PF_KTHREAD */
 	uint64_t utime_ticks;
 	uint64_t stime_ticks;
 	uint64_t cutime_ticks; /* waited-for children */
@@ -51,6 +52,13 @@ struct proc_stat {
 	 */
 	uint64_t layout;
 };
+
+/*
+ * A kernel thread, whatever its pid: kthreadd is pid 2 only in the first pid
+ * namespace (in a container pid 2 is a user process, and no kernel thread is
+ * seen at all).
+ */
+#define PROC_PF_KTHREAD 0x00200000u
 
 enum proc_status_valid {
 	PROC_STATUS_RSS = 1u << 0,

@@ -534,10 +534,12 @@ static int8_t resolve_in_tree(struct ptree *pt, size_t i)
 	long cur = (long)i;
 
 	if (pt->all) {
-		/* kernel threads: kthreadd (2) and its children */
-		const struct ptree_scan_entry *e = &pt->scan[i];
-
-		pt->scan[i].in_tree = e->pid != 2 && e->ppid != 2;
+		/*
+		 * every process but kernel threads, told by their flag: pid 2
+		 * is kthreadd only outside a pid namespace (in a container it
+		 * is whatever user process came second)
+		 */
+		pt->scan[i].in_tree = !(pt->scan[i].stat.flags & PROC_PF_KTHREAD);
 		return pt->scan[i].in_tree;
 	}
 

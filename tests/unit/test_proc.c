@@ -95,6 +95,7 @@ static void test_stat_kthread_and_zombie(void **state)
 	assert_int_equal(parse_stat_file(PROC_FIXTURE("stat_kthread"), &st), 0);
 	assert_int_equal(st.pid, 2);
 	assert_string_equal(st.comm, "kthreadd");
+	assert_true(st.flags & PROC_PF_KTHREAD);
 	assert_int_equal(st.ppid, 0);
 	assert_int_equal(st.pgrp, 0);
 	assert_int_equal(st.start_ticks, 19);
@@ -104,6 +105,7 @@ static void test_stat_kthread_and_zombie(void **state)
 	assert_int_equal(parse_stat_file(PROC_FIXTURE("stat_zombie"), &st), 0);
 	assert_int_equal(st.pid, 4828);
 	assert_int_equal(st.state, 'Z');
+	assert_false(st.flags & PROC_PF_KTHREAD);
 	assert_int_equal(st.ppid, 4826);
 	assert_int_equal(st.num_threads, 1);
 	assert_int_equal(st.start_ticks, 42735);

@@ -71,6 +71,26 @@ static void put_proc(int pid, int ppid, const char *comm, char state, int utime,
 	put_file(dir, comm);
 }
 
+/* A kernel thread: PF_KTHREAD (0x200000) among its flags, no memory, no io. */
+static void put_kthread(int pid, int ppid, const char *comm)
+{
+	char dir[256], text[512];
+
+	snprintf(dir, sizeof(dir), "%s/proc/%d", root, pid);
+	mkdir(dir, 0755);
+	snprintf(dir, sizeof(dir), "/proc/%d/stat", pid);
+	snprintf(text, sizeof(text),
+		 "%d (%s) S %d 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 19 0 0 "
+		 "18446744073709551615 0 0 0 0 0 0 0 2147483647 0 1 0 0 0 1 0 0 0 0 0 0 0 0 0 0 0 0 0\n",
+		 pid, comm, ppid);
+	put_file(dir, text);
+	snprintf(dir, sizeof(dir), "/proc/%d/status", pid);
+	snprintf(text, sizeof(text), "Name:\t%s\nState:\tS\nUid:\t0\t0\t0\t0\nThreads:\t1\n", comm);
+	put_file(dir, text);
+	snprintf(dir, sizeof(dir), "/proc/%d/cmdline", pid);
+	put_file(dir, "");
+}
+
 static void remove_proc(int pid)
 {
 	char dir[256];
@@ -174,6 +194,35 @@ static void test_tree_and_totals(void **state)
 	/* its last row went out: it is dropped at the next scan */
 	assert_int_equal(ptree_scan(&pt, BOOT_MS + 6500), 0);
 	assert_null(find(&pt, 22));
+	ptree_release(&pt);
+}
+
+/*
+ * Every process but kernel threads (the agent), told by the kernel's flag and
+ * not by kthreadd's pid: in a pid namespace (a container, a test of its own)
+ * pid 2 is a user process and kernel threads are not seen; outside, pid 2 is
+ * kthreadd and its children are kernel threads.
+ */
+static void test_all_but_kernel_threads(void **state)
+{
+	struct ptree pt;
+
+	(void)state;
+	put_proc(1, 0, "init", 'S', 1, 0, 1000, 10, 0);
+	put_proc(2, 1, "sh", 'S', 2, 0, 1000, 20, 0);	    /* a container's second process */
+	put_proc(3, 2, "worker", 'R', 30, 0, 4000, 30, 0);
+	put_kthread(4, 0, "kthreadd");			    /* a kernel thread at any pid */
+	put_kthread(5, 4, "kworker/0:1");
+	ptree_init_all(&pt, 100, BOOT_MS);
+	assert_int_equal(ptree_scan(&pt, BOOT_MS + 5000), 0);
+	/* with setup's 10 and 99 */
+	assert_int_equal(pt.nprocs, 5);
+	assert_non_null(find(&pt, 1));
+	assert_non_null(find(&pt, 2));
+	assert_non_null(find(&pt, 3));
+	assert_null(find(&pt, 4));
+	assert_null(find(&pt, 5));
+	assert_int_equal(ptree_job(&pt)->user_ms, 10 + 20 + 300 + 10 + 5000);
 	ptree_release(&pt);
 }
 
@@ -516,6 +565,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_tree_and_totals, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_all_but_kernel_threads, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_lazy_refresh, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_pid_reuse_and_vanishing, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_reaped_by_ancestor, setup, teardown),
