@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/array.h"
@@ -21,6 +22,8 @@
 #include "common/sysroot.h"
 
 #define PROCEV_RCVBUF (4 << 20) /* some 5,000 events between two ticks */
+/* the first pid namespace's inode number (the kernel's PROC_PID_INIT_INO, since 3.8) */
+#define PROCEV_PID_INIT_INO 0xEFFFFFFCu
 
 /* Where a fork's fields are in a datagram: netlink header, cn_msg, proc_event. */
 #define OFF_EVENT      (NLMSG_HDRLEN + sizeof(struct cn_msg))
@@ -58,6 +61,13 @@ static void attach_filter(int fd)
 			  strerror(errno));
 }
 
+bool procev_pid_ns_is_first(void)
+{
+	struct stat st;
+
+	return stat("/proc/self/ns/pid", &st) == 0 && st.st_ino == PROCEV_PID_INIT_INO;
+}
+
 int procev_open(struct procev *ev)
 {
 	struct sockaddr_nl addr = {.nl_family = AF_NETLINK, .nl_groups = CN_IDX_PROC};
@@ -78,6 +88,15 @@ int procev_open(struct procev *ev)
 
 	if (sysroot_get()[0])
 		return -ENOTSUP; /* a fixture tree's pids are not the kernel's */
+	/*
+	 * The events carry pids as the first pid namespace numbers them: in a
+	 * namespace of its own (a container, a pod without hostPID) they name
+	 * other processes than /proc does, or none, and new processes would go
+	 * unseen until the next listing.  /proc/self resolves only when /proc
+	 * is a mount of our own namespace.
+	 */
+	if (!procev_pid_ns_is_first())
+		return -ENOTSUP;
 	fd = socket(PF_NETLINK, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, NETLINK_CONNECTOR);
 	if (fd < 0)
 		return -errno;

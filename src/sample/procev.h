@@ -9,8 +9,9 @@
  * other event in the kernel.  When the kernel drops events (the socket's
  * buffer overran) `lost` is set: the caller lists /proc again.
  *
- * procev_open() needs CAP_NET_ADMIN (root) and the real /proc (no sysroot):
- * 0 or -errno, and the caller goes on listing /proc.  The parser does no
+ * procev_open() needs CAP_NET_ADMIN (root), the real /proc (no sysroot) and
+ * the first pid namespace (the events' pids are that namespace's): 0 or
+ * -errno, and the caller goes on listing /proc.  The parser does no
  * I/O.  Not thread-safe.
  */
 #ifndef JOBSCOPE_PROCEV_H
@@ -30,6 +31,8 @@ struct procev {
 };
 
 void procev_init(struct procev *ev);
+/* Whether this process, and /proc, are in the first pid namespace. */
+bool procev_pid_ns_is_first(void);
 int procev_open(struct procev *ev);
 void procev_close(struct procev *ev);
 /* Reads every pending event; 0 or -errno (the socket failed: closed). */

@@ -17,15 +17,16 @@ class Agent:
     """`jobscope agent` on 127.0.0.1, a free port, a private store."""
 
     def __init__(self, wd, interval="200ms", db=None, extra=(), env=None, name="agent",
-                 log_file=None):
+                 log_file=None, wrap=()):
         self.db = db or wd.join("agent.db")
         self.log = wd.join(name + ".log")
         self.log_file = log_file  # --log-file: where the agent's messages go instead
         if log_file:
             extra = list(extra) + ["--log-file", log_file]
         self.errf = open(self.log, "w")
-        args = [JOBSCOPE, "agent", "--db", self.db, "--interval", interval,
-                "--listen", "127.0.0.1:0"] + list(extra)
+        # wrap: a command the agent runs under (unshare ...)
+        args = list(wrap) + [JOBSCOPE, "agent", "--db", self.db, "--interval", interval,
+                             "--listen", "127.0.0.1:0"] + list(extra)
         self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                      stderr=self.errf, env=env)
         self.port = wait_for(self._port, timeout=15, what="the agent's listening line")

@@ -95,6 +95,39 @@ def test_slurm_env_job_reservation_and_usage(wd):
     near(summ[0][0] / 1000.0, truth_cpu, 0.10, "summary cpu")
 
 
+def test_new_processes_in_a_pid_namespace(wd):
+    """An agent in a pid namespace of its own (a container, a pod without hostPID) sees
+    a process that starts after its first ticks, with its CPU: the kernel's process
+    events name pids as the first namespace numbers them, so there the agent lists
+    /proc each tick instead (it used to wait for events that named other processes)."""
+    if os.geteuid() != 0 or not shutil.which("nsenter"):
+        print("SKIP: a pid namespace needs root and nsenter")
+        return
+    a = Agent(wd, interval="100ms",
+              wrap=["unshare", "--pid", "--fork", "--mount-proc", "--kill-child"])
+    inner = None
+    try:
+        a.wait_ticks(3)
+        # the agent is the unshare's child, PID 1 of the namespace to enter
+        with open("/proc/%d/task/%d/children" % (a.proc.pid, a.proc.pid)) as f:
+            inner = int(f.read().split()[0])
+        p = spawn(["nsenter", "-t", str(inner), "-p", "-m", "--", "env", "SLURM_JOB_ID=977",
+                   helper("busy"), "--seconds", "1"], env=env_with())
+        rc, out, err = settle(p)
+        eq(rc, 0, "the job in the agent's namespace: %s" % err)
+        truth = helper_json(out)["cpu_seconds"]
+        wait_job_end(a.db, "slurm", "977")
+    finally:
+        if inner:
+            os.kill(inner, signal.SIGTERM)  # unshare passes no signal on
+        eq(a.stop(), 0, "agent exit status")
+    got = report_json(a.db, "slurm:977")["cpu"]["cpu_seconds"]
+    print("job 977: %.3f CPU-s stored, %.3f by the helper's getrusage" % (got, truth))
+    # the agent samples each 100 ms: at most the last 100 ms may be missing
+    check(truth - 0.12 <= got <= truth + 0.02,
+          "job 977's CPU %.3f s against the helper's own %.3f s" % (got, truth))
+
+
 def test_run_id_attribution(wd):
     """Processes of a `jobscope run` are the run's job in the agent."""
     a = Agent(wd, interval="200ms")
