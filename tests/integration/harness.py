@@ -6,8 +6,11 @@ and exits non-zero if any failed.  Tests start the real binary (from
 $JOBSCOPE) and the helper workloads (from $HELPERS), each in a private
 temporary directory, with deadlines instead of bare sleeps.
 """
+import contextlib
+import fcntl
 import json
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -22,6 +25,29 @@ import urllib.request
 JOBSCOPE = os.environ.get("JOBSCOPE", "")
 HELPERS = os.environ.get("HELPERS", "")
 FIXTURES = os.environ.get("FIXTURES", "")
+
+
+def _time_scale():
+    text = os.environ.get("JOBSCOPE_TEST_TIME_SCALE") or "1"
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not 0.1 <= value <= 100:
+        sys.exit("JOBSCOPE_TEST_TIME_SCALE=%r: a factor from 0.1 to 100" % text)
+    return value
+
+
+# One factor for every deadline a test waits on (JOBSCOPE_TEST_TIME_SCALE, 1 by
+# default; a slow or loaded machine raises it): the time a condition may take to
+# come true, never a time slept before asserting.  wait_for, run, jobscope and
+# stop scale their own timeouts; a test's other deadlines go through scaled().
+TIME_SCALE = _time_scale()
+
+
+def scaled(seconds):
+    """seconds of deadline, scaled by JOBSCOPE_TEST_TIME_SCALE."""
+    return seconds * TIME_SCALE
 
 
 class Workdir:
@@ -72,6 +98,7 @@ def run(wd, cmd, *, opts=(), db=None, timeout=120, stdin=subprocess.DEVNULL, env
     args += list(opts) + ["--"] + list(cmd)
     proc = subprocess.Popen(args, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=env)
+    timeout = scaled(timeout)
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -96,11 +123,13 @@ def plot_env(env=None):
 
 def jobscope(*args, timeout=60, input=None, env=None):
     proc = subprocess.run([JOBSCOPE] + list(args), capture_output=True, text=True,
-                          timeout=timeout, input=input, env=env)
+                          timeout=scaled(timeout), input=input, env=env)
     return proc
 
 
 def wait_for(predicate, timeout=10.0, what="condition"):
+    """predicate's first true value, polled until timeout (scaled) seconds have passed."""
+    timeout = scaled(timeout)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()
@@ -172,6 +201,7 @@ def stop(proc, sig=signal.SIGTERM, timeout=15):
             os.kill(proc.pid, sig)
         except ProcessLookupError:
             pass
+    timeout = scaled(timeout)
     try:
         return proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -186,6 +216,125 @@ def tail(path, n=30):
             return "".join(f.readlines()[-n:])
     except OSError:
         return ""
+
+
+# -- the machine's CPUs for a test that needs them ---------------------------
+
+CPU_LOCK = os.path.join(tempfile.gettempdir(), "jobscope-test-cpus.lock")
+CGROUP_V1_CPU = "/sys/fs/cgroup/cpu"
+CGROUP_V2 = "/sys/fs/cgroup"
+CGROUP_DIR = "jobscope-test"
+V1_SHARES = 262144   # cpu.shares' maximum: 256 times a task of nice 0
+V2_WEIGHT = 10000    # cpu.weight's maximum: 100 times the default
+
+
+def _cgroup_roots():
+    """(hierarchy, root directory, weight file, weight) of a CPU controller we can use."""
+    if os.path.exists(os.path.join(CGROUP_V1_CPU, "cpu.shares")):
+        return "v1", CGROUP_V1_CPU, "cpu.shares", V1_SHARES
+    try:
+        with open(os.path.join(CGROUP_V2, "cgroup.controllers")) as f:
+            if "cpu" in f.read().split():
+                return "v2", CGROUP_V2, "cpu.weight", V2_WEIGHT
+    except OSError:
+        pass
+    return None
+
+
+def _own_cgroup(hierarchy):
+    """This process's cgroup in that hierarchy, as a path below its root."""
+    with open("/proc/self/cgroup") as f:
+        for line in f:
+            _id, controllers, path = line.rstrip("\n").split(":", 2)
+            if (hierarchy == "v1" and "cpu" in controllers.split(",")) or \
+                    (hierarchy == "v2" and _id == "0"):
+                return path
+    return "/"
+
+
+def _write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def _favoured_cgroup():
+    """A new cgroup with the highest CPU weight, or (None, why)."""
+    roots = _cgroup_roots()
+    if roots is None:
+        return None, "no cgroup CPU controller"
+    hierarchy, root, weight_file, weight = roots
+    parent = os.path.join(root, CGROUP_DIR)
+    try:
+        os.makedirs(parent, exist_ok=True)
+        if hierarchy == "v2":
+            _write(os.path.join(root, "cgroup.subtree_control"), "+cpu")
+            _write(os.path.join(parent, "cgroup.subtree_control"), "+cpu")
+            _write(os.path.join(parent, weight_file), str(weight))
+        else:
+            _write(os.path.join(parent, weight_file), str(weight))
+        # what earlier tests left (empty ones only: rmdir refuses the others)
+        for name in os.listdir(parent):
+            if os.path.isdir(os.path.join(parent, name)):
+                try:
+                    os.rmdir(os.path.join(parent, name))
+                except OSError:
+                    pass
+        cg = os.path.join(parent, secrets.token_hex(6))
+        os.mkdir(cg)
+        _write(os.path.join(cg, weight_file), str(weight))
+        return (hierarchy, root, cg), None
+    except OSError as e:
+        return None, "cannot make a cgroup under %s: %s" % (parent, e.strerror)
+
+
+@contextlib.contextmanager
+def machine_cpus(what, timeout=900):
+    """The block runs with the machine's CPUs as far as a test can make that certain.
+
+    For a test whose point is an ideal (a verdict that must fire for a CPU-bound job,
+    a speedup of two threads on two CPUs) and that an independent measurement of the
+    same run cannot replace.  Two things:
+    - a lock (flock on CPU_LOCK) that every such block of every test takes: no two of
+      them run at once, whatever runs side by side;
+    - this process, and so every process it starts inside the block, is moved into a
+      cgroup with the highest CPU weight (cgroup v1 cpu.shares 262144, v2 cpu.weight
+      10000), so that other work on the machine (other tests, busy loops beside the
+      suite) gets less than 1 % of a CPU the block's processes want.
+    Processes started before the block (an agent) stay where they were: start inside
+    it what must keep up.  Yields what was granted: {"cgroup": path or None, "why": ...}.
+    Without a usable cgroup (not root, no CPU controller) only the lock is taken and
+    the block says so on stdout."""
+    fd = os.open(CPU_LOCK, os.O_CREAT | os.O_RDWR, 0o666)
+    deadline = time.monotonic() + scaled(timeout)
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise AssertionError("another test held the machine's CPUs for %.0f s"
+                                         % scaled(timeout))
+                time.sleep(0.05)
+        cg, why = _favoured_cgroup() if os.geteuid() == 0 else (None, "not root")
+        if cg is None:
+            print("%s: the machine's CPUs are not made certain (%s): other load counts"
+                  % (what, why), flush=True)
+            yield {"cgroup": None, "why": why}
+            return
+        hierarchy, root, path = cg
+        back = os.path.join(root, _own_cgroup(hierarchy).lstrip("/"), "cgroup.procs")
+        _write(os.path.join(path, "cgroup.procs"), str(os.getpid()))
+        try:
+            yield {"cgroup": path, "why": None}
+        finally:
+            _write(back, str(os.getpid()))
+            try:
+                os.rmdir(path)  # refused while a process started inside still runs
+            except OSError:
+                pass
+    finally:
+        os.close(fd)  # the lock goes with the descriptor
 
 
 def run_tests(namespace):

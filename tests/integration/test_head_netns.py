@@ -7,6 +7,7 @@ filled, then freed.  Afterwards the head holds exactly the rows each agent
 sampled (per table: count and checksum), nothing lost, nothing twice.
 """
 import os
+import secrets
 import signal
 import subprocess
 import time
@@ -17,7 +18,10 @@ from head_harness import (COMPARE, Head, agent_side, head_side, start_agent, sto
                           sql, PG)
 
 CUT_S = float(os.environ.get("JOBSCOPE_TEST_CUT_S", "60"))
-NET = "10.77.%d" % (os.getpid() % 200 + 20)
+# the namespaces' names are the machine's (/run/netns), whatever pid namespace the
+# test runs in: a random tag keeps two runs side by side (sqlite and _pg) apart
+TAG = "js" + secrets.token_hex(4)
+NET = "10.77.%d" % (secrets.randbelow(200) + 20)
 
 
 def ip(*args, check_rc=True):
@@ -61,7 +65,7 @@ def test_three_hosts_cut_link_restart_full_disk(wd):
     if os.getuid() != 0 or ip("netns", "list", check_rc=False).returncode != 0:
         print("SKIP: network namespaces need root")
         return
-    net = Net("js%d" % os.getpid(), 3)
+    net = Net(TAG, 3)
     mnt = wd.join("headfs")
     os.mkdir(mnt)
     # the full disk is the SQLite file's: on PostgreSQL the rest of the case runs without it

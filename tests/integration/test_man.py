@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 import sys
 
 from harness import JOBSCOPE, jobscope, run_tests, check, eq
@@ -29,7 +30,7 @@ def commands():
 def man1():
     """The installed man1 directory, installed once into a private DESTDIR."""
     if "dir" not in _installed:
-        dest = os.path.join(os.environ.get("TMPDIR", "/tmp"), "jobscope-man-%d" % os.getpid())
+        dest = tempfile.mkdtemp(prefix="jobscope-man-")
         shutil.rmtree(dest, ignore_errors=True)
         p = subprocess.run(["meson", "install", "-C", BUILD, "--no-rebuild", "--tags", "man",
                             "--destdir", dest], capture_output=True, text=True, timeout=120)
