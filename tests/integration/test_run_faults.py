@@ -99,8 +99,10 @@ def test_full_disk_during_run(wd):
     try:
         db = os.path.join(mnt, "store.db")
         fill = os.path.join(mnt, "fill")
-        script = ("sleep 0.6; dd if=/dev/zero of=%s bs=64k 2>/dev/null; %s --seconds 1; "
-                  "rm %s; sleep 0.6; echo done" % (fill, helper("busy"), fill))
+        # the sleeps are not waits: samples are stored for 0.6 s, lost while the
+        # disk is full (a fixed amount of work, then 0.5 s), stored again for 0.6 s
+        script = ("sleep 0.6; dd if=/dev/zero of=%s bs=64k 2>/dev/null; %s --work 100; "
+                  "sleep 0.5; rm %s; sleep 0.6; echo done" % (fill, helper("busy"), fill))
         r = run(wd, ["sh", "-c", script], db=db, opts=["--interval", "50ms"])
         eq(r.rc, 0, "the command ran to its end")
         check("done" in r.stdout, "the command finished")
@@ -110,8 +112,8 @@ def test_full_disk_during_run(wd):
         ev = [e for e in r.report["events"] if e["kind"] == "lost_samples"]
         eq(len(ev), 1, "one lost_samples event")
         check("No space left" in ev[0]["message"], ev[0]["message"])
-        # the burner's own CPU (its getrusage, in its JSON line) is in the live report,
-        # whatever share of a loaded machine it got
+        # the burner's own CPU (its getrusage, in its JSON line) is in the live report;
+        # a count of steps, not a time, so a loaded machine does not make it less
         burned = [json.loads(l)["cpu_seconds"] for l in r.stdout.splitlines()
                   if l.startswith("{")]
         eq(len(burned), 1, "js-busy's line: %r" % r.stdout)
