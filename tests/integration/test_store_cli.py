@@ -2,13 +2,13 @@
 import json
 import subprocess
 
-from harness import JOBSCOPE, run, helper, jobscope, run_tests, check, eq
+from harness import JOBSCOPE, run, helper, jobscope, run_tests, check, eq, scaled
 
 
 
 def test_report_replays_the_live_report(wd):
     db = wd.join("store.db")
-    r = run(wd, [helper("busy"), "--threads", "2", "--seconds", "1"], db=db,
+    r = run(wd, [helper("busy"), "--threads", "2", "--seconds", "0.5"], db=db,
             opts=["--name", "replay", "--interval", "100ms"])
     eq(r.rc, 0, "exit code")
     p = jobscope("report", "--db", db, "--format", "json", str(r.report["run"]["id"]))
@@ -88,7 +88,7 @@ def test_concurrent_runs_share_a_store(wd):
              "--report-file", out, "--", helper("spawnstorm"), "--count", "200"],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)))
     for out, p in procs:
-        _, err = p.communicate(timeout=120)
+        _, err = p.communicate(timeout=scaled(120))
         eq(p.returncode, 0, "exit code (%s)" % err)
         eq(err, "", "no warnings")
         with open(out) as f:
