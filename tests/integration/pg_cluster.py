@@ -6,19 +6,24 @@
         pg.socket_url_of("head1")  # the same through the unix socket (for a netns)
 
 Everything lives in a temporary directory owned by the `postgres` user
-(initdb and postgres refuse to run as root; the tests run as root): the data
-directory, the log and the unix socket.  The server listens on 127.0.0.1 at
-a free port and on that socket only, trusts local and 127.0.0.1 connections
-and nothing else, and runs with fsync off (a test's data need not survive a
-crash of the machine).  postgres runs in the foreground as a child of this
-process with PR_SET_PDEATHSIG, so it goes when the test process dies, even
-by SIGKILL; stop() is pg_ctl stop -m fast.  psql (not a Python driver: the
-tests' python has none) runs the queries.
+(initdb and postgres refuse to run as root; the tests run as root), on
+/dev/shm when it has room: the data directory (a copy of what initdb made
+once for this boot: see "the template" below), the log and the unix socket.
+The server listens on 127.0.0.1 at a free port and on that socket only,
+trusts local and 127.0.0.1 connections and nothing else, and runs with fsync
+off (a test's data need not survive a crash of the machine).  postgres runs
+in the foreground as a child of this process with PR_SET_PDEATHSIG, so it
+goes when the test process dies, even by SIGKILL; stop() is an immediate
+shutdown and removes the directory.  psql (not a Python driver: the tests'
+python has none) runs the queries.
 
 Stdlib only; needs root and Debian's postgresql-15 (server) and
 postgresql-client-15 (psql).  Run this file directly for a self-check.
 """
 import ctypes
+import fcntl
+import hashlib
+import json
 import os
 import pwd
 import re
@@ -29,7 +34,7 @@ import sys
 import tempfile
 import time
 
-from harness import free_port, tail
+from harness import free_port, scaled, tail
 
 PG_BIN = os.environ.get("JOBSCOPE_TEST_PG_BIN", "/usr/lib/postgresql/15/bin")
 PSQL = shutil.which("psql") or os.path.join(PG_BIN, "psql")
@@ -92,6 +97,182 @@ def bind(query, args):
     return "".join(out)
 
 
+# -- the template: initdb once per boot, a copy per server --------------------
+#
+# initdb is most of a server's start (about a CPU second and, on a busy machine,
+# several seconds of wall time), and every *_pg test starts a server of its own.
+# Its output is the same every time for one PostgreSQL build and these settings, so
+# it is made once per boot into a template directory in the temporary directory
+# (under a lock) and each server starts on a copy of its own: no server ever runs on
+# the template, nothing one test writes reaches another.  The template also
+# holds an empty database TEMPLATE_DB, the one PgCluster() makes by default.
+
+INITDB_ARGS = ["-U", "postgres", "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync"]
+# every server's settings but its port and socket (written into each copy)
+SETTINGS = {
+    "listen_addresses": "'127.0.0.1'",
+    "fsync": "off",
+    "synchronous_commit": "off",
+    "full_page_writes": "off",
+    "max_connections": "200",
+    "shared_buffers": "64MB",
+    "logging_collector": "off",
+    "log_min_messages": "warning",
+    "timezone": "'UTC'",
+}
+# trust, but only on the socket and on 127.0.0.1
+HBA = "local all all trust\nhost all all 127.0.0.1/32 trust\n"
+TEMPLATE_DB = "jobscope"
+TEMPLATE_PREFIX = "jobscope-pg-template-"
+TEMPLATE_LOCK = os.path.join(tempfile.gettempdir(), "jobscope-pg-template.lock")
+
+
+def _boot_id():
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            return f.read().strip()
+    except OSError:
+        return "unknown"
+
+
+def _template_dir():
+    """This boot's template for this PostgreSQL build and these settings: a directory
+    named by their digest (another build or other settings get another one)."""
+    key = [_boot_id(), INITDB_ARGS, sorted(SETTINGS.items()), HBA, TEMPLATE_DB]
+    for b in ("initdb", "postgres"):
+        path = os.path.realpath(os.path.join(PG_BIN, b))
+        st = os.stat(path)
+        key.append((path, st.st_size, st.st_mtime_ns))
+    digest = hashlib.sha256(repr(key).encode()).hexdigest()[:16]
+    return os.path.join(tempfile.gettempdir(), TEMPLATE_PREFIX + digest)
+
+
+def _listing(data):
+    """Every file below data with its size, as the manifest holds them."""
+    out = []
+    for root, _dirs, files in os.walk(data):
+        for name in files:
+            path = os.path.join(root, name)
+            out.append([os.path.relpath(path, data), os.lstat(path).st_size])
+    return sorted(out)
+
+
+def _template_ok(top):
+    """Whether top holds a whole template: its manifest (written last) names this boot
+    and every file as it is now (a cleaner of /tmp may have taken some)."""
+    try:
+        with open(os.path.join(top, "manifest.json")) as f:
+            m = json.load(f)
+        return m["boot_id"] == _boot_id() and m["files"] == _listing(os.path.join(top, "data"))
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+
+
+def _make_template(top):
+    """initdb, the settings, TEMPLATE_DB made by a server started once and stopped cleanly;
+    built beside top and renamed into place, its manifest last.  Other boots' templates and
+    half-built ones are removed (the caller holds the lock exclusively: no one copies)."""
+    parent = os.path.dirname(top)
+    for name in os.listdir(parent):
+        path = os.path.join(parent, name)
+        if name.startswith(TEMPLATE_PREFIX) and path != top and not _template_ok(path):
+            shutil.rmtree(path, ignore_errors=True)
+    shutil.rmtree(top, ignore_errors=True)
+    pw = pwd.getpwnam("postgres")
+    c = PgCluster()
+    c.dir = tempfile.mkdtemp(prefix=os.path.basename(top) + ".building-", dir=parent)
+    os.chown(c.dir, pw.pw_uid, pw.pw_gid)
+    os.chmod(c.dir, 0o700)
+    c.data = os.path.join(c.dir, "data")
+    c.log = os.path.join(c.dir, "postgres.log")
+    try:
+        r = c._as_postgres([os.path.join(PG_BIN, "initdb"), "-D", c.data] + INITDB_ARGS,
+                           timeout=scaled(120))
+        if r.returncode:
+            raise PgUnavailable("initdb failed: %s" % (r.stderr.strip() or r.stdout.strip()))
+        with open(os.path.join(c.data, "pg_hba.conf"), "w") as f:
+            f.write(HBA)
+        with open(os.path.join(c.data, "postgresql.auto.conf"), "a") as f:
+            for k, v in SETTINGS.items():
+                f.write("%s = %s\n" % (k, v))
+        c.port = free_port()
+        c._spawn(["-p", str(c.port), "-k", c.dir])
+        c.psql("CREATE DATABASE %s" % TEMPLATE_DB, db="postgres")
+        r = c._as_postgres([os.path.join(PG_BIN, "pg_ctl"), "stop", "-D", c.data, "-m", "fast",
+                            "-w", "-t", "60"], timeout=scaled(90))
+        if r.returncode:
+            raise PgUnavailable("the template's server did not stop: %s" % r.stderr.strip())
+        c.proc.wait(timeout=scaled(30))
+        c.proc = None
+        manifest = {"boot_id": _boot_id(), "files": _listing(c.data)}
+        os.remove(c.log)
+        os.rename(c.dir, top)
+        c.dir = None
+        with open(os.path.join(top, "manifest.json.tmp"), "w") as f:
+            json.dump(manifest, f)
+        os.rename(os.path.join(top, "manifest.json.tmp"), os.path.join(top, "manifest.json"))
+    finally:
+        if c.proc is not None and c.proc.poll() is None:
+            os.killpg(c.proc.pid, signal.SIGKILL)
+            c.proc.wait()
+        if c.dir:
+            shutil.rmtree(c.dir, ignore_errors=True)
+
+
+SHM = "/dev/shm"
+SHM_ROOM = 2 << 30  # what 8 servers side by side may write, with room to spare
+
+
+def _server_parent():
+    """Where a server's directory goes: SHM, a tmpfs, when it has room; else the
+    temporary directory.  A server's files are written and deleted within one test:
+    on a disk file system (ext4 here) the copy of the template alone cost about a CPU
+    second and two seconds on a busy machine, on tmpfs a tenth of that."""
+    try:
+        st = os.statvfs(SHM)
+        if st.f_bavail * st.f_frsize >= SHM_ROOM and os.access(SHM, os.W_OK):
+            return SHM
+    except OSError:
+        pass
+    return tempfile.gettempdir()
+
+
+def _copy_template(data):
+    """A copy of this boot's template (made first when there is none) at data: a shared
+    lock while copying, an exclusive one to make it, so no copy is of half a template."""
+    top = _template_dir()
+    fd = os.open(TEMPLATE_LOCK, os.O_CREAT | os.O_RDWR, 0o666)
+    deadline = time.monotonic() + scaled(180)
+
+    def lock(how):
+        while True:
+            try:
+                fcntl.flock(fd, how | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise PgUnavailable("the template's lock %s was held for %.0f s"
+                                        % (TEMPLATE_LOCK, scaled(180)))
+                time.sleep(0.05)
+    try:
+        while True:
+            lock(fcntl.LOCK_SH)
+            if _template_ok(top):
+                break
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            lock(fcntl.LOCK_EX)
+            if not _template_ok(top):
+                _make_template(top)
+            fcntl.flock(fd, fcntl.LOCK_UN)
+        # the WAL segment is mostly zeros: holes in the copy, the same bytes to read
+        r = subprocess.run(["cp", "-a", "--sparse=always", os.path.join(top, "data"), data],
+                           stdin=subprocess.DEVNULL, capture_output=True, text=True)
+        if r.returncode:
+            raise PgUnavailable("cannot copy the template %s: %s" % (top, r.stderr.strip()))
+    finally:
+        os.close(fd)  # the lock goes with the descriptor
+
+
 class PgCluster:
     """initdb + postgres in a temporary directory; see the module's docstring."""
 
@@ -113,44 +294,26 @@ class PgCluster:
         if why:
             raise PgUnavailable(why)
         pw = pwd.getpwnam("postgres")
-        self.dir = tempfile.mkdtemp(prefix="jobscope-pg-")
+        self.dir = tempfile.mkdtemp(prefix="jobscope-pg-", dir=_server_parent())
         os.chown(self.dir, pw.pw_uid, pw.pw_gid)
         os.chmod(self.dir, 0o700)
         self.data = os.path.join(self.dir, "data")
         self.log = os.path.join(self.dir, "postgres.log")
-        r = self._as_postgres([os.path.join(PG_BIN, "initdb"), "-D", self.data, "-U", "postgres",
-                               "--auth=trust", "--encoding=UTF8", "--locale=C",
-                               "--no-sync"], timeout=120)
-        if r.returncode:
+        try:
+            _copy_template(self.data)
+        except PgUnavailable:
             self.stop()
-            raise PgUnavailable("initdb failed: %s" % (r.stderr.strip() or r.stdout.strip()))
-        # trust, but only on the socket and on 127.0.0.1
-        with open(os.path.join(self.data, "pg_hba.conf"), "w") as f:
-            f.write("local all all trust\nhost all all 127.0.0.1/32 trust\n")
+            raise
         self.port = free_port()
-        conf = {
-            "listen_addresses": "'127.0.0.1'",
-            "port": str(self.port),
-            "unix_socket_directories": "'%s'" % self.dir,
-            "fsync": "off",
-            "synchronous_commit": "off",
-            "full_page_writes": "off",
-            "max_connections": "200",
-            "shared_buffers": "64MB",
-            "logging_collector": "off",
-            "log_min_messages": "warning",
-            "timezone": "'UTC'",
-        }
         with open(os.path.join(self.data, "postgresql.auto.conf"), "a") as f:
-            for k, v in conf.items():
-                f.write("%s = %s\n" % (k, v))
-
+            f.write("port = %d\nunix_socket_directories = '%s'\n" % (self.port, self.dir))
         self._spawn()
-        self.url = self.create_db(self.dbname)
+        self.url = self.create_db(self.dbname, fresh=self.dbname != TEMPLATE_DB)
         return self
 
-    def _spawn(self):
-        """postgres on the data directory, as the postgres user; waits until it answers."""
+    def _spawn(self, args=()):
+        """postgres on the data directory (with args), as the postgres user; waits until it
+        answers."""
         pw = pwd.getpwnam("postgres")
 
         def become_postgres():
@@ -163,13 +326,13 @@ class PgCluster:
 
         logf = open(self.log, "a")
         try:
-            self.proc = subprocess.Popen([os.path.join(PG_BIN, "postgres"), "-D", self.data],
-                                         cwd=self.dir, stdin=subprocess.DEVNULL, stdout=logf,
-                                         stderr=logf, preexec_fn=become_postgres,
+            self.proc = subprocess.Popen([os.path.join(PG_BIN, "postgres"), "-D", self.data]
+                                         + list(args), cwd=self.dir, stdin=subprocess.DEVNULL,
+                                         stdout=logf, stderr=logf, preexec_fn=become_postgres,
                                          env={"PATH": "/usr/bin:/bin", "LC_ALL": "C.UTF-8"})
         finally:
             logf.close()
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + scaled(30)
         while True:
             if self.proc.poll() is not None:
                 log = tail(self.log, 20)
@@ -183,28 +346,29 @@ class PgCluster:
             if time.monotonic() > deadline:
                 log = tail(self.log, 20)
                 self.stop()
-                raise PgUnavailable("postgres did not answer in 30 s: %s" % log)
+                raise PgUnavailable("postgres did not answer in %.0f s: %s" % (scaled(30), log))
             time.sleep(0.1)
 
     def kill9(self):
         """SIGKILL to the server and all its backends at once: a crash, not a stop."""
         os.killpg(self.proc.pid, signal.SIGKILL)
-        self.proc.wait(timeout=10)
+        self.proc.wait(timeout=scaled(10))
 
     def restart(self):
         """The server again on the same data directory (crash recovery after kill9)."""
         self._spawn()
 
     def stop(self):
-        """pg_ctl stop -m fast; SIGKILL if that fails; removes the directory."""
+        """An immediate shutdown (SIGQUIT: no checkpoint, the directory is removed
+        anyway; the server still removes its shared memory); SIGKILL if that fails;
+        removes the directory."""
         if self.proc and self.proc.poll() is None:
-            r = self._as_postgres([os.path.join(PG_BIN, "pg_ctl"), "stop", "-D", self.data,
-                                   "-m", "fast", "-w", "-t", "20"], timeout=40)
+            self.proc.send_signal(signal.SIGQUIT)
             try:
-                self.proc.wait(timeout=5 if r.returncode == 0 else 0.1)
+                self.proc.wait(timeout=scaled(20))
             except subprocess.TimeoutExpired:
                 os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(timeout=10)
+                self.proc.wait(timeout=scaled(10))
         self.proc = None
         if self.dir:
             shutil.rmtree(self.dir, ignore_errors=True)
@@ -259,7 +423,6 @@ class PgCluster:
     def query(self, sql, *args, db=None):
         """The rows of sql (? bound to args) as sqlite3 would give them: ints, floats,
         text and None, from row_to_json of each row."""
-        import json
         wrapped = "SELECT row_to_json(q) FROM (%s) q" % bind(sql, args).rstrip().rstrip(";")
         rows = []
         for (text,) in self.psql(wrapped, db=db):
