@@ -10,7 +10,10 @@ does) changes job at the next tick, and each job keeps the CPU used while
 the process was its own.
 """
 import os
+import select
 import shutil
+import signal
+import subprocess
 import sys
 import time
 
@@ -58,12 +61,47 @@ def stat_cpu_ms(pid):
     return (int(fields[11]) + int(fields[12])) * 1000 // CLK_TCK
 
 
+def proc_state(pid):
+    """The state letter of /proc/PID/stat, or None once the process is reaped."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return None
+
+
+def near_ms(got, truth, what):
+    """A job's CPU ms as the agent stored them against the workload's getrusage: each
+    process's CPU in /proc is cut to clock ticks (10 ms) twice (user, system)."""
+    check(got is not None and abs(got - truth) <= 0.05 * truth + 40,
+          "%s: %r ms, the workload's getrusage %r ms" % (what, got, truth))
+
+
+def reaped_after_ticks(a, parent, worker):
+    """Keeps js-retitle (parent) from reaping its worker until the agent has read the
+    worker's zombie, whose stat holds its final CPU.  Reaped between two ticks, the
+    worker would be last seen up to an interval (more, for a late tick) before it
+    ended, and with its parent gone at once the rest of its CPU is its parent's."""
+    os.kill(parent.pid, signal.SIGSTOP)
+    try:
+        wait_for(lambda: proc_state(worker) in ("Z", None), timeout=30,
+                 what="the worker's end")
+        check(proc_state(worker) == "Z", "the worker is a zombie until its parent goes on")
+        a.wait_ticks(2)
+    finally:
+        os.kill(parent.pid, signal.SIGCONT)
+
+
 def retitled_worker(wd, job_id, rename_after):
-    a = Agent(wd, interval="200ms")
+    pid_file = wd.join("worker.pid")
+    a = Agent(wd, interval="100ms")
     try:
         a.wait_ticks(2)
-        p = spawn([helper("retitle"), "--seconds", "3", "--rename-after", str(rename_after)],
-                  env=env_with(SLURM_JOB_ID=job_id))
+        p = spawn([helper("retitle"), "--seconds", "2", "--rename-after", str(rename_after),
+                   "--pid-file", pid_file], env=env_with(SLURM_JOB_ID=job_id))
+        wait_for(lambda: os.path.exists(pid_file), what="the worker's pid file")
+        with open(pid_file) as f:
+            reaped_after_ticks(a, p, int(f.read()))
         rc, out, err = settle(p)
         eq(rc, 0, "js-retitle: %s" % err)
         w = helper_json(out)
@@ -74,7 +112,8 @@ def retitled_worker(wd, job_id, rename_after):
     job = row[0]
     cpu = job_cpu_ms(a.db, job)
     # the job is the parent (a few ms) and the worker
-    near(cpu, w["cpu_ms"], 0.10, "job slurm:%s CPU ms vs the worker's rusage" % job_id)
+    print("job slurm:%s: %d CPU-ms stored, the worker's getrusage %d" % (job_id, cpu, w["cpu_ms"]))
+    near_ms(cpu, w["cpu_ms"], "job slurm:%s CPU ms vs the worker's rusage" % job_id)
     rows = sql(a.db, "SELECT job_id, comm FROM procs WHERE pid = ?", w["worker_pid"])
     eq(len(rows), 1, "one process row for the worker")
     eq(rows[0][0], job, "the worker's process row is job slurm:%s's" % job_id)
@@ -100,23 +139,49 @@ def test_worker_retitled_after_first_sight(wd):
 
 
 # A python that forks a python: the child waits under its parent's name and
-# environment (the agent's scans see it in the parent's job), then execs
-# python with SLURM_JOB_ID, burns ~1.5 s of CPU and prints its own CPU ms.
+# environment (the agent's scans see it in the parent's job) until GO.1 exists,
+# then execs python with SLURM_JOB_ID, which waits for GO.2, burns ~1 s of CPU and
+# prints its CPU when GO.2 came and at the end.  The parent prints the child's pid,
+# "reaped" once it reaped it, and stays until GO.3 (the agent makes an ended
+# process's CPU exact from its parent's children's CPU, read at its next tick).
 EXEC_SAME_NAME = r"""
-import os, resource, sys, time
-burn = ("import resource, time\n"
-        "t = time.process_time()\n"
-        "while time.process_time() - t < 1.5: pass\n"
+import os, sys, time
+go, job = sys.argv[1], sys.argv[2]
+burn = ("import os, resource, sys, time\n"
+        "while not os.path.exists(sys.argv[1] + '.2'): time.sleep(0.01)\n"
         "r = resource.getrusage(resource.RUSAGE_SELF)\n"
-        "print(int((r.ru_utime + r.ru_stime) * 1000))\n")
+        "before = int((r.ru_utime + r.ru_stime) * 1000)\n"
+        "t = time.process_time()\n"
+        "while time.process_time() - t < 1.0: pass\n"
+        "r = resource.getrusage(resource.RUSAGE_SELF)\n"
+        "print(before, int((r.ru_utime + r.ru_stime) * 1000), flush=True)\n")
 pid = os.fork()
 if pid == 0:
-    time.sleep(1.0)
-    env = dict(os.environ, SLURM_JOB_ID=sys.argv[1])
-    os.execve(sys.executable, [sys.executable, "-c", burn], env)
+    while not os.path.exists(go + ".1"):
+        time.sleep(0.01)
+    env = dict(os.environ, SLURM_JOB_ID=job)
+    os.execve(sys.executable, [sys.executable, "-c", burn, go], env)
 print(pid, flush=True)
 os.waitpid(pid, 0)
+print("reaped", flush=True)
+while not os.path.exists(go + ".3"):
+    time.sleep(0.01)
 """
+
+
+def read_line(proc, what, timeout=30):
+    """One line of proc's unbuffered stdout, within timeout (scaled) seconds."""
+    line = b""
+
+    def more():
+        nonlocal line
+        if select.select([proc.stdout], [], [], 0.05)[0]:
+            c = os.read(proc.stdout.fileno(), 1)
+            check(c, "%s: the output ended" % what)
+            line += c
+        return line.endswith(b"\n")
+    wait_for(more, timeout=timeout, what=what)
+    return line.decode()
 
 
 def test_exec_under_the_same_name(wd):
@@ -125,25 +190,44 @@ def test_exec_under_the_same_name(wd):
     changed), and the process and its CPU go to the job its new environment names.  (Its
     process row stays with the job it was first seen in, as after a cgroup move.)"""
     job_id = 935
-    a = Agent(wd, interval="200ms")
+    go = wd.join("go")
+    a = Agent(wd, interval="100ms")
+    p = None
     try:
         a.wait_ticks(2)
-        p = spawn([PY, "-c", EXEC_SAME_NAME, str(job_id)], env=env_with())
-        rc, out, err = settle(p)
-        eq(rc, 0, "the forking python: %s" % err)
-        child, cpu_ms = (int(x) for x in out.split())
+        p = subprocess.Popen([PY, "-c", EXEC_SAME_NAME, go, str(job_id)], env=env_with(),
+                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, bufsize=0)
+        child = int(read_line(p, "the child's pid"))
+        wait_for(lambda: sql(a.db, "SELECT 1 FROM procs WHERE pid = ?", child), timeout=20,
+                 what="a scan that saw the child before its exec")
+        open(go + ".1", "w").close()
+        # the exec seen: the job its new environment names
+        wait_for(lambda: job_row(a.db, "slurm", str(job_id)), timeout=20,
+                 what="job slurm:%d, seen at the exec" % job_id)
+        open(go + ".2", "w").close()
+        before_ms, cpu_ms = (int(x) for x in read_line(p, "the child's CPU").split())
+        eq(read_line(p, "the parent's reap"), "reaped\n", "the parent reaped the child")
+        a.wait_ticks(2)  # a tick that saw the parent after it reaped the child
+        open(go + ".3", "w").close()
+        eq(p.wait(timeout=30), 0, "the forking python")
         row = wait_job_end(a.db, "slurm", str(job_id))
     finally:
+        if p and p.poll() is None:
+            p.kill()
+            p.wait()
         eq(a.stop(), 0, "agent exit status")
     job = row[0]
     check(sql(a.db, "SELECT 1 FROM procs WHERE pid = ?", child), "the child has a process row")
     eq(sql(a.db, "SELECT max(nprocs) FROM job_samples WHERE job_id = ?", job), [(1,)],
        "job slurm:%d has one process, the child" % job_id)
     # what it used between its exec and the scan that saw it is its parent's job's, as
-    # after a cgroup move: up to an interval of one busy core (two, for a late tick)
+    # after a cgroup move: at most what it used before GO.2 (that scan came first)
     cpu = job_cpu_ms(a.db, job)
-    check(cpu_ms - (2 * 200 + 50) - 0.05 * cpu_ms <= cpu <= cpu_ms * 1.05,
-          "job slurm:%d has %d ms, the child used %d ms" % (job_id, cpu, cpu_ms))
+    print("job slurm:%d: %d CPU-ms stored; the child used %d ms, %d of them before GO.2"
+          % (job_id, cpu, cpu_ms, before_ms))
+    check(cpu_ms - before_ms - (0.05 * cpu_ms + 40) <= cpu <= cpu_ms + 0.05 * cpu_ms + 40,
+          "job slurm:%d has %d ms, the child used %d ms (%d before the scan that saw its"
+          " exec)" % (job_id, cpu, cpu_ms, before_ms))
 
 
 def cgroup2_mount():
@@ -180,46 +264,67 @@ def remove_cgroup_tree(top):
 
 
 def test_cgroup_move_without_exec(wd):
-    """A busy process moved into job B's cgroup: job A keeps what it used before, B the rest."""
+    """A busy process moved into job B's cgroup: job A keeps what it used before, B the
+    rest, and the move is seen at the first tick after it."""
     job_a, job_b = 933, 934
     top, leaf = make_job_cgroup(wd, job_b)
     if not top:
         return
     pid_file = wd.join("worker.pid")
-    a = Agent(wd, interval="200ms")
+    a = Agent(wd, interval="100ms")
+    p = pid = None
     try:
         a.wait_ticks(2)
-        p = spawn([helper("retitle"), "--seconds", "4", "--pid-file", pid_file],
+        p = spawn([helper("retitle"), "--seconds", "3", "--pid-file", pid_file],
                   env=env_with(SLURM_JOB_ID=job_a))
         wait_for(lambda: os.path.exists(pid_file), what="the worker's pid file")
         with open(pid_file) as f:
             pid = int(f.read())
         a.wait_ticks(5)
+        # moved while it runs, then stopped until the agent saw the move: what it used
+        # until the agent saw it (job A's, as the agent credits a move) is what it had
+        # used when it stopped, read here; the stop (a new state) or its running since
+        # the last tick has the next tick read its cgroup again
         before = stat_cpu_ms(pid)
         with open(os.path.join(leaf, "cgroup.procs"), "w") as f:
             f.write("%d\n" % pid)
+        os.kill(pid, signal.SIGSTOP)
         after = stat_cpu_ms(pid)
+        stopped_ms = int(time.time() * 1000)
         with open("/proc/%d/cgroup" % pid) as f:
             check("job_%d/step_0" % job_b in f.read(), "the worker is in job B's cgroup")
+        row_b = wait_for(lambda: job_row(a.db, "slurm", str(job_b)), timeout=20,
+                         what="job B, seen at the move")
+        os.kill(pid, signal.SIGCONT)
+        reaped_after_ticks(a, p, pid)
         rc, out, err = settle(p)
         eq(rc, 0, "js-retitle: %s" % err)
         w = helper_json(out)
         row_a = wait_job_end(a.db, "slurm", str(job_a))
         row_b = wait_job_end(a.db, "slurm", str(job_b))
     finally:
+        if pid:
+            try:
+                os.kill(pid, signal.SIGCONT)
+            except ProcessLookupError:
+                pass
+        if p and p.poll() is None:
+            os.kill(p.pid, signal.SIGCONT)
         eq(a.stop(), 0, "agent exit status")
         remove_cgroup_tree(top)
+    # seen at the first tick that started after the move and the stop, or earlier
+    first_b = sql(a.db, "SELECT min(ts_ms) FROM job_samples WHERE job_id = ?", row_b[0])[0][0]
+    next_tick = sql(a.db, "SELECT min(ts_ms) FROM host_samples WHERE ts_ms > ?",
+                    stopped_ms + 1)[0][0]
+    check(first_b <= next_tick, "job B's first sample at %d, the first tick after the move"
+          " at %d" % (first_b, next_tick))
     cpu_a, cpu_b = job_cpu_ms(a.db, row_a[0]), job_cpu_ms(a.db, row_b[0])
     moved_at = (before + after) / 2
-    # the move is seen at the next tick: up to one interval of one busy core (two, for a
-    # late tick on a loaded machine)
-    tick_ms = 2 * 200 + 50
-    check(abs(cpu_a - moved_at) <= tick_ms + 0.05 * moved_at,
-          "job A has %d ms, the worker had used %d ms when it moved" % (cpu_a, moved_at))
-    check(abs(cpu_b - (w["cpu_ms"] - moved_at)) <= tick_ms + 0.05 * w["cpu_ms"],
-          "job B has %d ms, the worker used %d ms after it moved"
-          % (cpu_b, w["cpu_ms"] - moved_at))
-    near(cpu_a + cpu_b, w["cpu_ms"], 0.10, "jobs A + B vs the worker's rusage")
+    print("job A %d CPU-ms (the worker had used %d..%d at the move), job B %d (of %d in all)"
+          % (cpu_a, before, after, cpu_b, w["cpu_ms"]))
+    near_ms(cpu_a, moved_at, "job A against what the worker had used when it moved")
+    near_ms(cpu_b, w["cpu_ms"] - moved_at, "job B against what the worker used after it moved")
+    near_ms(cpu_a + cpu_b, w["cpu_ms"], "jobs A + B vs the worker's rusage")
     cg = sql(a.db, "SELECT cgroup FROM jobs WHERE id = ?", row_b[0])[0][0]
     check(cg.endswith("/slurmstepd.scope/job_%d" % job_b), "job B's cgroup %r" % cg)
 
