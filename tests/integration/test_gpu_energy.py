@@ -16,7 +16,7 @@ import json
 import os
 import time
 
-from harness import run, helper, jobscope, run_tests, near, check, eq, wait_for
+from harness import run, helper, jobscope, run_tests, near, check, eq, wait_for, scaled
 from agent_harness import Agent, sql, job_row, env_with, spawn, settle
 
 FAKES = os.environ.get("FAKES", "")
@@ -37,10 +37,33 @@ proc 0 pid=file:%s mem=8589934592 sm=90 from=+%s until=+%s power=350000
             "FAKE_GPU_SCENARIO": path}
 
 
-def busy(wd, seconds):
-    # the command writes its pid where the fake reads the process from
-    return ["sh", "-c", "echo $$ > %s; exec %s --seconds %s" % (wd.join("pid"), helper("busy"),
-                                                               seconds)]
+def sleeper(wd, seconds):
+    # the command writes its pid where the fake reads the process from; it sleeps
+    # (the fake's GPU needs no CPU), at least that long however loaded the machine
+    return ["sh", "-c", "echo $$ > %s; exec %s --sleep %s" % (wd.join("pid"), helper("busy"),
+                                                             seconds)]
+
+
+def until_told(wd):
+    """A command that writes its pid like sleeper() and lives until the test writes
+    a line to the FIFO it returns; then it exits 0."""
+    fifo = wd.join("go")
+    os.mkfifo(fifo)
+    return ["sh", "-c", "echo $$ > %s; read line < %s" % (wd.join("pid"), fifo)], fifo
+
+
+def tell(fifo):
+    """The line until_told()'s command waits for (it must be reading the FIFO)."""
+    def opened():
+        try:
+            return [os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)]  # a list: fd 0 is true
+        except OSError:  # ENXIO: no reader yet
+            return None
+    fd = wait_for(opened, timeout=10, what="the job to read its FIFO")[0]
+    try:
+        os.write(fd, b"go\n")
+    finally:
+        os.close(fd)
 
 
 def test_run_job_alone_whole_life(wd):
@@ -48,7 +71,7 @@ def test_run_job_alone_whole_life(wd):
     env = dict(os.environ)
     env.update(scenario(wd, "0.5", "2.5"))
     db = wd.join("store.db")
-    r = run(wd, busy(wd, "3"), db=db, opts=["--interval", "200ms"], env=env)
+    r = run(wd, sleeper(wd, "3"), db=db, opts=["--interval", "200ms"], env=env)
     eq(r.rc, 0, "exit code: %s" % r.stderr)
     g = r.report["gpus"][0]
     near(g["device_energy_j"], JOULES, 0.001, "the device's energy over the run")
@@ -67,10 +90,14 @@ def test_agent_job_alone_whole_life(wd):
     """The agent: a Slurm job's process on the GPU from its start for 2 s, 200 ms ticks."""
     env = env_with(**scenario(wd, "0", "2"))
     a = Agent(wd, interval="200ms", env=env)
+    job = None
     try:
         a.wait_ticks(2)
         time.sleep(0.1)  # not a wait: it puts the job's start half way between two ticks
-        job = spawn(busy(wd, "3"), env=env_with(SLURM_JOB_ID=905, SLURM_CPUS_ON_NODE=1))
+        # the job lives until told: past its GPU use and the ticks that split it,
+        # however long a loaded machine makes them
+        cmd, go = until_told(wd)
+        job = spawn(cmd, env=env_with(SLURM_JOB_ID=905, SLURM_CPUS_ON_NODE=1))
         lab = ("job_id", "905")
 
         def energies():
@@ -88,7 +115,8 @@ def test_agent_job_alone_whole_life(wd):
         dev, mine = energies()
         eq(len(mine), 1, "the job's energy on its GPU: %r" % mine)
         near(mine[0], JOULES, 0.01, "the job's live energy (/metrics)")
-        rc, out, err = settle(job)
+        tell(go)
+        rc, out, err = settle(job, timeout=scaled(60))
         eq(rc, 0, "the job: %s" % err)
 
         def ended():
@@ -98,6 +126,9 @@ def test_agent_job_alone_whole_life(wd):
         wait_for(lambda: sql(a.db, "SELECT gpu_energy_mj FROM job_summaries WHERE job_id = ?",
                              row[0]), timeout=20, what="the job's summary")
     finally:
+        if job is not None and job.poll() is None:
+            job.kill()
+            job.wait()
         a.stop()
     # the device's energy over the job's life, from the store's readings
     before = sql(a.db, "SELECT max(energy_mj) FROM gpu_samples WHERE ts_ms <= ?", row[1])[0][0]
