@@ -14,7 +14,7 @@ import os
 import subprocess
 import sys
 
-from harness import jobscope, run, run_tests, check, eq, wait_for
+from harness import jobscope, run, run_tests, check, eq, wait_for, scaled
 from agent_harness import Agent
 
 FAKES = os.environ.get("FAKES", "")
@@ -118,13 +118,13 @@ def test_gpus_zero_devices(wd):
 
 
 def test_agent_is_quiet(wd):
-    agent = Agent(wd, env=gpu_env(wd))
+    agent = Agent(wd, interval="100ms", env=gpu_env(wd))
     try:
         wait_for(lambda: agent.ticks() >= 2, timeout=15, what="two ticks")
         eq(agent.json("/api/v1/node").get("gpus", []), [], "no GPUs")
     finally:
         agent.proc.terminate()
-        agent.proc.wait(timeout=15)
+        agent.proc.wait(timeout=scaled(15))
     text = agent.stderr()
     check("listening on 127.0.0.1:" in text, text)
     no_gpu_chatter(text, "the agent's stderr")
