@@ -11,11 +11,13 @@ import os
 import pty
 import re
 import select
+import sqlite3
 import subprocess
 import time
 
-from harness import (JOBSCOPE, free_port, helper, jobscope, run_tests, check, eq, stop,
+from harness import (JOBSCOPE, free_port, helper, jobscope, run_tests, check, eq, scaled, stop,
                      wait_for)
+from agent_harness import sql as agent_sql
 from head_harness import head_db, sql, start_agent, stop_agent, store_exists
 
 ERASE = "\r\x1b[K"
@@ -59,6 +61,7 @@ class Pty:
         return self.data.decode(errors="replace")
 
     def wait(self, timeout=120):
+        timeout = scaled(timeout)
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if not self.read() and self.proc.poll() is not None:
@@ -79,9 +82,10 @@ def under_pty(wd, args, env):
 
 def job_store(wd):
     db = wd.join("store.db")
+    # a second of rows at 50 ms; the job sleeps (its rows are what counts, not its CPU)
     r = subprocess.run([JOBSCOPE, "run", "--db", db, "-i", "50ms", "--report-file",
-                        wd.join("run-report.txt"), "--", helper("busy"), "--seconds", "1.5"],
-                       capture_output=True, text=True, timeout=60)
+                        wd.join("run-report.txt"), "--", helper("busy"), "--sleep", "1"],
+                       capture_output=True, text=True, timeout=scaled(60))
     eq(r.returncode, 0, "jobscope run: %s" % r.stderr)
     return db
 
@@ -172,7 +176,12 @@ def test_export_on_a_terminal(wd):
                      timeout=20, what="the agent streaming")
             r = jobscope("session", "start", "s1", "--head", head.url, "--token-file", head.admin)
             eq(r.returncode, 0, "session start: %s" % r.stderr)
-            time.sleep(1.5)
+            start_ms = sql(head.db, "SELECT start_ms FROM sessions WHERE name = 's1'")[0][0]
+            # frames for the session: the head holds the agent's ticks past the first
+            # second of its window (gswarm's frame clock ticks once a second)
+            wait_for(lambda: sql(head.db, "SELECT count(*) FROM host_samples WHERE ts_ms > ?",
+                                 start_ms + 1000)[0][0] > 0, timeout=20,
+                     what="the head to hold a tick of the session's second second")
             r = jobscope("session", "stop", "s1", "--head", head.url, "--token-file", head.admin)
             eq(r.returncode, 0, "session stop: %s" % r.stderr)
         finally:
@@ -190,12 +199,20 @@ def test_export_on_a_terminal(wd):
               "%s: %r" % (fmt, lines[0]))
         check(err.endswith(ERASE), "%s: not erased: %r" % (fmt, err[-80:]))
         eq(LINE.sub("", err), "", "%s: stderr besides the progress" % fmt)
-        p = subprocess.run(args, capture_output=True, env=no_delay(), timeout=60)
+        p = subprocess.run(args, capture_output=True, env=no_delay(), timeout=scaled(60))
         eq((p.returncode, p.stderr), (0, b""), "%s through a pipe" % fmt)
         if fmt != "json":  # json's frames hold no time of the export: equal bytes
             eq(p.stdout, out, "%s: the export on stdout" % fmt)
         else:
             eq(len(p.stdout), len(out), "json: the export's length")
+
+
+def stored_ticks(db):
+    """The host rows in an agent's store (0 while it is being made)."""
+    try:
+        return agent_sql(db, "SELECT count(*) FROM host_samples")[0][0]
+    except sqlite3.Error:
+        return 0
 
 
 def test_agent_catch_up_on_a_terminal(wd):
@@ -207,10 +224,11 @@ def test_agent_catch_up_on_a_terminal(wd):
                  "--head", "http://127.0.0.1:%d" % port], no_delay(), subprocess.DEVNULL)
     head = None
     try:
-        deadline = time.monotonic() + 20
-        while "retrying" not in agent.text() and time.monotonic() < deadline:
-            agent.read()
-        time.sleep(1.5)
+        wait_for(lambda: agent.read() and "retrying" in agent.text(), timeout=20,
+                 what="the agent retrying its head")
+        # a backlog to catch up on: rows of ten ticks that the head has not had
+        wait_for(lambda: agent.read() and stored_ticks(db) >= 10, timeout=20,
+                 what="ten ticks stored by the agent")
         head = Head(wd, port)
         wait_for(lambda: agent.read() and FINISHED.search(agent.text()), timeout=30,
                  what="a catch-up drawn and erased")
