@@ -14,10 +14,10 @@ session stops, a new process is told "off" again.
 """
 import json
 import os
+import signal
 import subprocess
-import time
 
-from harness import jobscope, run_tests, check, eq, wait_for
+from harness import jobscope, run_tests, check, eq, scaled, wait_for
 from agent_harness import Agent, env_with
 from head_harness import Head, start_agent, stop_agent, held, sql, store_exists
 from test_cuda import MAIN, APP, CUPTI, HOOK, main_expect, check_rows, check_json, scenario
@@ -26,11 +26,14 @@ from test_cuda import MAIN, APP, CUPTI, HOOK, main_expect, check_rows, check_jso
 BODY = "\n".join(line for line in MAIN.splitlines()
                  if line and line not in ("init", "ctx") and not line.startswith("exit"))
 
-# the agent sees a process at a tick (every 200 ms): each lives a while
-OFF_APP = "init\nctx\nsleep ms=1500\n%s\nexit code=0\n" % BODY
-# the head is killed during the long sleep: the second half comes while it is away
-SPLIT_APP = "init\nctx\nsleep ms=1000\n%s\nsleep ms=6000\n%s\nsleep ms=600\nexit code=0\n" % (
-    BODY, BODY)
+# A process's rows are stored under the job the agent's scans saw its pid in: each
+# lives a while (a scan each 100 ms; its life scaled as a deadline is, for a slower
+# machine), and before its first tables (the hook sends every 200 ms)
+OFF_APP = "init\nctx\nsleep ms=%d\n%s\nexit code=0\n" % (scaled(1500), BODY)
+# the test stops the process during the long sleep, once the agent holds the first
+# half, and kills the head: the second half comes while it is away
+SPLIT_APP = "init\nctx\nsleep ms=%d\n%s\nsleep ms=%d\n%s\nsleep ms=600\nexit code=0\n" % (
+    scaled(1000), BODY, scaled(3000), BODY)
 
 
 def session(head, *args):
@@ -83,8 +86,7 @@ def test_cuda_tables_through_the_head(wd):
     sock = wd.join("cuda.sock")
     head = Head(wd)
     port = head.port
-    agent, adb, alog, errf = start_agent(wd, head, "node-c",
-                                         extra=["--interval", "200ms", "--cuda-socket", sock])
+    agent, adb, alog, errf = start_agent(wd, head, "node-c", extra=["--cuda-socket", sock])
     try:
         wait_for(lambda: store_exists(head.db) and
                  len(sql(head.db, "SELECT * FROM agents")) == 1, timeout=20,
@@ -113,17 +115,31 @@ def test_cuda_tables_through_the_head(wd):
                  what="the agent told")
         p = app(wd, sock, 7101, SPLIT_APP, "split")
         half = main_expect(1)
-        wait_for(lambda: sorted(cuda_stats(head.db, 7101, p.pid)) == sorted(half.dur) and
-                 cuda_stats(head.db, 7101, p.pid)[("api", "cuMemAlloc_v2")][0] == 1,
-                 timeout=20, what="the first half at the head")
-        check_rows(cuda_stats(head.db, 7101, p.pid), half, "the first half at the head")
 
-        # the head away while the program does the rest, exits and sends its last snapshot
-        eq(head.kill(), -9, "head killed")
+        def first_half(db):
+            got = cuda_stats(db, 7101, p.pid)
+            return sorted(got) == sorted(half.dur) and got[("api", "cuMemAlloc_v2")][0] == 1
+        # stopped in its long sleep once the agent holds the first half: nothing more
+        # comes until the head is away, however slowly the first half reaches it
+        wait_for(lambda: first_half(adb), timeout=20, what="the first half at the agent")
+        os.kill(p.pid, signal.SIGSTOP)
+        try:
+            wait_for(lambda: first_half(head.db), timeout=20, what="the first half at the head")
+            check_rows(cuda_stats(head.db, 7101, p.pid), half, "the first half at the head")
+            check_rows(cuda_stats(adb, 7101, p.pid), half,
+                       "only the first half (the process stopped in its long sleep)")
+            # the head away while the program does the rest, exits and sends its last
+            # snapshot
+            eq(head.kill(), -9, "head killed")
+        finally:
+            os.kill(p.pid, signal.SIGCONT)
         finish(p)
         wait_for(lambda: (cuda_proc(adb, 7101, p.pid) or (None, 0))[1] == 1, timeout=20,
                  what="the final snapshot in the agent's store")
-        time.sleep(1.0)  # a few ticks more while the head is away
+        # a few ticks more while the head is away
+        ticks = sql(adb, "SELECT count(*) FROM host_samples")[0][0]
+        wait_for(lambda: sql(adb, "SELECT count(*) FROM host_samples")[0][0] >= ticks + 5,
+                 what="five more ticks in the agent's store")
         head = Head(wd, port=port, name="head2")
         wait_for(lambda: held(head.db, adb) and
                  (cuda_proc(head.db, 7101, p.pid) or (None, 0))[1] == 1,
@@ -161,7 +177,7 @@ def test_cuda_tables_through_the_head(wd):
 def test_cuda_always(wd):
     """--cuda-always: recorded without a head or a session, in the agent's store."""
     sock = wd.join("cuda.sock")
-    a = Agent(wd, interval="200ms", extra=["--cuda-socket", sock, "--cuda-always"])
+    a = Agent(wd, interval="100ms", extra=["--cuda-socket", sock, "--cuda-always"])
     try:
         eq(a.json("/api/v1/node")["cuda"],
            {"socket": sock, "recording": True, "connected": 0, "seen": 0}, "node's cuda")
@@ -183,12 +199,12 @@ def test_cuda_always(wd):
 def test_off_leaves_cupti_free(wd):
     """A process told "off" never took CUPTI: its own profiler subscribes after init."""
     sock = wd.join("cuda.sock")
-    a = Agent(wd, interval="200ms", extra=["--cuda-socket", sock])
+    a = Agent(wd, interval="100ms", extra=["--cuda-socket", sock])
     try:
         # other_profiler after init: cuptiSubscribe in the program itself, as
         # torch.profiler's Kineto does; js-cuda-app exits 1 if it is refused
-        p = app(wd, sock, 7300, "init\nctx\nsleep ms=800\nother_profiler\nexit code=0\n",
-                "free")
+        p = app(wd, sock, 7300, "init\nctx\nsleep ms=%d\nother_profiler\nexit code=0\n"
+                % scaled(800), "free")
         finish(p)
         wait_for(lambda: cuda_proc(a.db, 7300, p.pid) is not None, timeout=20,
                  what="the process's row")
