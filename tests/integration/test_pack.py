@@ -44,9 +44,9 @@ def report(db, fmt, extra=None):
 
 
 def plain_store(wd):
-    """A run with a few processes, kept plain (--pack-after 0)."""
+    """A run with a few processes, kept plain (--pack-after 0): 2 s of rows, some CPU."""
     db = wd.join("plain.db")
-    r = run(wd, ["sh", "-c", "%s --threads 2 --seconds 2 & %s --count 5 --seconds 2; wait"
+    r = run(wd, ["sh", "-c", "%s --threads 2 --seconds 0.5 & %s --count 5 --seconds 2; wait"
                  % (helper("busy"), helper("sleepers"))],
             db=db, opts=["--interval", "50ms", "--pack-after", "0"])
     eq(r.rc, 0, "run exit: %s" % r.stderr)
@@ -80,8 +80,9 @@ def test_compact_packs_and_reads_the_same(wd):
 
 def test_run_packs_as_it_goes(wd):
     db = wd.join("store.db")
-    r = run(wd, [helper("busy"), "--threads", "1", "--seconds", "3"], db=db,
-            opts=["--interval", "50ms", "--pack-after", "1s"])
+    # 3 s of rows, a fixed amount of CPU in them
+    r = run(wd, ["sh", "-c", "%s --work 100 & %s --sleep 3; wait" % (helper("busy"), helper("busy"))],
+            db=db, opts=["--interval", "50ms", "--pack-after", "1s"])
     eq(r.rc, 0, "run exit: %s" % r.stderr)
     check(count(db, "SELECT count(*) FROM packs WHERE tbl = 'host_samples'") > 0,
           "host rows packed during the run")
@@ -98,15 +99,21 @@ def test_run_packs_as_it_goes(wd):
 
 
 def test_agent_packs_what_ages(wd):
-    a = Agent(wd, interval="200ms", extra=["--pack-after", "1s"])
+    a = Agent(wd, interval="100ms", extra=["--pack-after", "1s"])
+    rows_key = ("jobscope_agent_packed_rows_total", frozenset())
     try:
-        wait_for(lambda: a.metrics()[("jobscope_agent_packed_rows_total", frozenset())] > 0,
-                 timeout=20, what="rows packed by the agent")
-        m = a.metrics()
+        wait_for(lambda: a.metrics()[rows_key] > 0, timeout=20, what="rows packed by the agent")
+
+        def between_packs():
+            # the agent packs as it ticks: the node view is compared with /metrics
+            # read before and after it, when both reads say the same
+            before = a.metrics()
+            node = a.json("/api/v1/node")["agent"]
+            after = a.metrics()
+            return (before, node) if before[rows_key] == after[rows_key] else None
+        m, node = wait_for(between_packs, timeout=20, what="two reads of /metrics between packs")
         check(m[("jobscope_agent_packed_bytes_total", frozenset())] > 0, "pack bytes counted")
-        node = a.json("/api/v1/node")["agent"]
-        eq(node["packed_rows"], int(m[("jobscope_agent_packed_rows_total", frozenset())]),
-           "the node view and /metrics agree")
+        eq(node["packed_rows"], int(m[rows_key]), "the node view and /metrics agree")
     finally:
         a.stop()
     packed = count(a.db, "SELECT sum(nrows) FROM packs")
