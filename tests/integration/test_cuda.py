@@ -431,11 +431,13 @@ def test_receiver_killed(wd):
     scn = scenario(wd, """init
 ctx
 x 3 kernel name=%s dur=2000 launch=500
-sleep ms=1500
+sleep ms=2500
 x 3 kernel name=%s dur=2000 launch=500
 exit code=0
 """ % (K_SAXPY, K_SAXPY))
-    proc = subprocess.Popen([JOBSCOPE, "run", "--db", db, "--cuda", "--report", "none", "--",
+    # snapshots every 100 ms: the first is stored well inside the program's sleep
+    proc = subprocess.Popen([JOBSCOPE, "run", "--db", db, "--cuda", "--interval", "100ms",
+                             "--report", "none", "--",
                              "sh", "-c", "%s %s && touch %s" % (APP, scn, marker)],
                             env=cuda_env(), stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -448,6 +450,7 @@ exit code=0
     wait_for(first_snapshot, 10, "the first snapshot stored")
     proc.kill()
     proc.wait()
+    check(not os.path.exists(marker), "jobscope was killed under the program, not after it")
     wait_for(lambda: os.path.exists(marker), 15, "the program to finish on its own")
 
 
