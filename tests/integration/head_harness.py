@@ -23,7 +23,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-from harness import JOBSCOPE, wait_for
+from harness import JOBSCOPE, scaled, wait_for
 import agent_harness
 import pg_cluster
 
@@ -157,10 +157,10 @@ class Head:
                      what="the head's tables in PostgreSQL")
         except AssertionError:
             self.proc.kill()
-            self.proc.wait(timeout=20)
+            self.proc.wait(timeout=scaled(20))
             self.errf.close()
             raise AssertionError("the head does not keep its store in PostgreSQL: no tables in"
-                                 " %s 15 s after it listened (a jobscope without --db"
+                                 " %s 15 s (scaled) after it listened (a jobscope without --db"
                                  " postgresql://?); its log: %s" % (self.db, open(self.log).read()))
 
     def _port(self):
@@ -170,7 +170,7 @@ class Head:
         return int(m[-1]) if m else None
 
     def get(self, path):
-        with urllib.request.urlopen(self.url + path, timeout=5) as r:
+        with urllib.request.urlopen(self.url + path, timeout=scaled(5)) as r:
             return json.loads(r.read())
 
     def post(self, path, body, token=None):
@@ -179,14 +179,14 @@ class Head:
         if token:
             req.add_header("Authorization", "Bearer " + token)
         try:
-            with urllib.request.urlopen(req, timeout=10) as r:
+            with urllib.request.urlopen(req, timeout=scaled(10)) as r:
                 return r.status, json.loads(r.read())
         except urllib.error.HTTPError as e:
             return e.code, json.loads(e.read() or b"{}")
 
     def kill(self, sig=signal.SIGKILL):
         self.proc.send_signal(sig)
-        rc = self.proc.wait(timeout=20)
+        rc = self.proc.wait(timeout=scaled(20))
         self.errf.close()
         return rc
 
@@ -243,13 +243,16 @@ def start_agent(wd, head, name, extra=(), netns=None, url=None):
 
 def stop_agent(proc, errf):
     proc.send_signal(signal.SIGTERM)
-    rc = proc.wait(timeout=30)
+    rc = proc.wait(timeout=scaled(30))
     errf.close()
     return rc
 
 
 def held(head_db, agent_db):
-    """Whether the head holds every row of the agent (by its cursor)."""
+    """Whether the head holds every row of the agent (by its cursor) now.  For an agent
+    that has stopped: while one runs, each tick (100 ms) adds rows the head gets a
+    moment later, and on a busy machine that moment may never come when the test
+    looks; wait_for(caught_up(...)) then."""
     try:
         aid = sql(agent_db, "SELECT value FROM meta WHERE key = 'agent_id'")
         if not aid:
@@ -261,6 +264,30 @@ def held(head_db, agent_db):
     return bool(cur) and cur[0][0] >= top
 
 
+
+def caught_up(head_db, *agent_dbs):
+    """A predicate for wait_for: whether the head holds every row each agent had stored
+    when the predicate first read that agent's store (its last host row then), so that
+    agents still sampling do not move the mark while the head catches up to it."""
+    marks = {}
+
+    def pred():
+        try:
+            for db in agent_dbs:
+                if db not in marks:
+                    aid = sql(db, "SELECT value FROM meta WHERE key = 'agent_id'")
+                    if not aid:
+                        return False
+                    marks[db] = (aid[0][0],
+                                 sql(db, "SELECT max(seq) FROM host_samples")[0][0] or 0)
+                aid, top = marks[db]
+                cur = sql(head_db, "SELECT acked_seq FROM agents WHERE agent_id = ?", aid)
+                if not cur or cur[0][0] < top:
+                    return False
+        except StoreError:
+            return False  # a store still being created
+        return True
+    return pred
 
 
 def store_exec(db, query, *args):

@@ -20,7 +20,29 @@ import urllib.request
 from harness import JOBSCOPE, helper, jobscope, run_tests, check, eq, wait_for
 
 from head_harness import (COMPARE, Head, node_id, agent_side, head_side, start_agent,
-                          stop_agent, held, sql, store_exists, skip_on_pg, head_db)
+                          stop_agent, held, caught_up, sql, store_exists, skip_on_pg, head_db,
+                          StoreError)
+
+def host_rows(db, host=None, after_seq=0):
+    """Host rows of a store: an agent's (after seq after_seq), or a head's of node host."""
+    if host is None:
+        return sql(db, "SELECT count(*) FROM host_samples WHERE seq > ?", after_seq)[0][0]
+    return sql(db, "SELECT count(*) FROM host_samples h JOIN nodes n ON n.id = h.node_id"
+                   " WHERE n.hostname = ?", host)[0][0]
+
+
+def top_seq(db):
+    return sql(db, "SELECT coalesce(max(seq), 0) FROM host_samples")[0][0]
+
+
+def job_seen(agent_db, job_id):
+    """Whether the agent has seen Slurm job job_id (a row in its store's jobs)."""
+    try:
+        return bool(sql(agent_db, "SELECT 1 FROM jobs WHERE scheduler = 'slurm' AND job_id = ?",
+                        job_id))
+    except StoreError:
+        return False  # a store still being created
+
 
 def test_nothing_lost_across_head_kill_and_agent_restart(wd):
     if subprocess.run(["unshare", "--uts", "true"]).returncode != 0:
@@ -33,15 +55,24 @@ def test_nothing_lost_across_head_kill_and_agent_restart(wd):
         wait_for(lambda: store_exists(head.db) and
                  len(sql(head.db, "SELECT * FROM agents")) == 2, timeout=20,
                  what="both agents streaming")
-        time.sleep(1.0)
+        # the head killed in the middle of a stream: each node's rows are arriving
+        wait_for(lambda: all(host_rows(head.db, h) >= 5 for h in ("node-a", "node-b")),
+                 timeout=20, what="5 ticks of each node at the head")
         port = head.port
         eq(head.kill(signal.SIGKILL), -signal.SIGKILL, "head killed")
-        time.sleep(1.5)  # the agents keep sampling into their stores meanwhile
+        # the agents keep sampling into their stores meanwhile: the head lacks 5 ticks
+        # of each (a tick is 100 ms) before node-b is stopped
+        tops = [top_seq(db1), top_seq(db2)]
+        wait_for(lambda: all(host_rows(db, after_seq=t) >= 5 for db, t in zip((db1, db2), tops)),
+                 timeout=20, what="5 ticks in each agent's store while the head is down")
         eq(stop_agent(a2, e2), 0, "node-b stopped while the head is down")
+        top2 = top_seq(db2)
         a2, db2, _, e2 = start_agent(wd, head, "node-b")
-        time.sleep(1.0)
+        # the restarted agent samples into the same store before the head is back
+        wait_for(lambda: host_rows(db2, after_seq=top2) >= 5, timeout=20,
+                 what="5 ticks of the restarted node-b while the head is down")
         head = Head(wd, port=port, name="head2")
-        wait_for(lambda: held(head.db, db1) and held(head.db, db2), timeout=30,
+        wait_for(caught_up(head.db, db1, db2), timeout=30,
                  what="the head to catch up after its restart")
     finally:
         eq(stop_agent(a1, e1), 0, "node-a exit")
@@ -112,21 +143,40 @@ def test_sessions_set_intervals_survive_restart_and_export(wd):
         check("already active" in out, out)
         rc, out = session(head, "start", "s2", "--interval", "100ms", "--nodes", "node-a")
         eq(rc, 0, "start s2: " + out)
-        time.sleep(2.5)
+        s2_start = sql(head.db, "SELECT start_ms FROM sessions WHERE name = 's2'")[0][0]
+
+        def rows_since(host, ms):
+            return sql(head.db, "SELECT count(*) FROM host_samples h JOIN nodes n"
+                       " ON n.id = h.node_id WHERE n.hostname = ? AND ts_ms >= ?", host, ms)[0][0]
+        # ticks in the window checked below (from a tick or so after s2 began, when
+        # the agents have heard of the sessions): node-a at 100 ms, node-b at 200 ms
+        wait_for(lambda: rows_since("node-a", s2_start + 1500) >= 10 and
+                 rows_since("node-b", s2_start + 1500) >= 5, timeout=30,
+                 what="node-a's and node-b's ticks at the sessions' intervals")
         port = head.port
         eq(head.kill(signal.SIGKILL), -signal.SIGKILL, "head killed in the middle")
         head = Head(wd, port=port, name="head2")
+        t_restart = int(time.time() * 1000)
         rc, out = session(head, "list", "--json")
         listed = json.loads(out)
         eq(listed["active_sessions"], 2, "both sessions survived the restart: %r" % listed)
-        time.sleep(1.5)
+        # the sessions' intervals go on after the restart (the window spans it)
+        wait_for(lambda: rows_since("node-a", t_restart) >= 10 and
+                 rows_since("node-b", t_restart) >= 5, timeout=30,
+                 what="node-a's and node-b's ticks after the head's restart")
         rc, out = session(head, "stop", "s2")
         eq(rc, 0, "stop s2 by name: " + out)
-        time.sleep(2.0)
+        s2_end = sql(head.db, "SELECT end_ms FROM sessions WHERE name = 's2'")[0][0]
+        # s1 alone a while: node-a's ticks go on after s2's end
+        wait_for(lambda: rows_since("node-a", s2_end + 500) >= 3, timeout=30,
+                 what="node-a's ticks after s2 stopped")
         rc, out = session(head, "stop")
         eq(rc, 0, "stop the rest: " + out)
-        time.sleep(5.0)
-        t_stop = int(time.time() * 1000) - 200
+        s1_end = sql(head.db, "SELECT end_ms FROM sessions WHERE name = 's1'")[0][0]
+        # back to 1 s: three ticks (two gaps) in the window checked below
+        wait_for(lambda: rows_since("node-a", s1_end + 2000) >= 3, timeout=30,
+                 what="three ticks of node-a from 2 s after the sessions' end")
+        t_stop = int(time.time() * 1000)
     finally:
         for proc, _, _, errf in agents:
             eq(stop_agent(proc, errf), 0, "agent exit")
@@ -201,10 +251,16 @@ def test_read_endpoints(wd):
     head.url = "http://127.0.0.1:%d" % head.port
     agent, adb, _, aerr = start_agent(wd, head, "node-q")
     try:
-        env = dict(os.environ)
-        subprocess.run(["sh", "-c", "sleep 1.5"],
-                       env=dict(env, SLURM_JOB_ID="4242", SLURM_CPUS_ON_NODE="1"))
-        wait_for(lambda: held(head.db, adb), timeout=20, what="rows at the head")
+        job = subprocess.Popen(["sleep", "60"], env=dict(os.environ, SLURM_JOB_ID="4242",
+                                                         SLURM_CPUS_ON_NODE="1"))
+        # the job ends once the agent has seen it
+        try:
+            wait_for(lambda: os.path.exists(adb) and job_seen(adb, "4242"), timeout=20,
+                     what="job 4242 seen by the agent")
+        finally:
+            job.kill()
+            job.wait()
+        wait_for(caught_up(head.db, adb), timeout=20, what="rows at the head")
 
         def get(path, token="reader"):
             req = urllib.request.Request(head.url + path)
@@ -427,7 +483,14 @@ def test_jobs_list_pages_and_filters(wd):
         def add_job():
             n[0] += 1
             jid = "97%02d" % (n[0] + 1)
-            subprocess.run(["sleep", "0.3"], env=dict(os.environ, SLURM_JOB_ID=jid))
+            job = subprocess.Popen(["sleep", "60"], env=dict(os.environ, SLURM_JOB_ID=jid))
+            # it ends once the agent has seen it (a job it never sampled is no job)
+            try:
+                wait_for(lambda: job_seen(adb, jid), timeout=20,
+                         what="job %s seen by the agent" % jid)
+            finally:
+                job.kill()
+                job.wait()
             wait_for(lambda: sql(db, "SELECT 1 FROM jobs WHERE job_id = ? AND end_ms IS NOT NULL",
                                  jid), timeout=20, what="job %s at the head" % jid)
         got = keys(page_through("", 100, between=add_job))
@@ -471,12 +534,11 @@ def test_tls(wd):
                                 "--interval", "100ms", "--head", url],
                                stdout=subprocess.DEVNULL, stderr=open(wd.join("bad.log"), "w"))
         try:
-            wait_for(lambda: store_exists(db) and os.path.exists(wd.join("good.db")) and
-                     held(db, wd.join("good.db")), timeout=20,
+            up = caught_up(db, wd.join("good.db"))
+            wait_for(lambda: store_exists(db) and up(), timeout=20,
                      what="the agent that trusts the CA streams over HTTPS")
-            time.sleep(1.0)
-            check("certificate" in open(wd.join("bad.log")).read().lower(),
-                  "the other says why: %r" % open(wd.join("bad.log")).read())
+            wait_for(lambda: "certificate" in open(wd.join("bad.log")).read().lower(),
+                     timeout=20, what="the other to say why it cannot stream (the certificate)")
             eq(len(sql(db, "SELECT * FROM agents")), 1, "only the trusting agent got in")
         finally:
             for a in (good, bad):
