@@ -2,7 +2,7 @@
 import json
 import os
 
-from harness import run, helper, jobscope, run_tests, near, check, eq
+from harness import run, helper, jobscope, run_tests, near, check, eq, scaled
 from agent_harness import sql
 
 FAKES = os.environ.get("FAKES", "")
@@ -81,7 +81,9 @@ def test_gpu_values_end_to_end(wd):
     xids = [e for e in g["events"] if e["kind"] == "xid"]
     eq(len(xids), 1, "one XID event: %r" % g["events"])
     eq(xids[0]["value"], 79, "XID code")
-    near(xids[0]["t_s"], 0.5, 0.5, "XID time")
+    # due 0.5 s after the library's start, which comes after the run's; read at the
+    # next tick, later when a loaded machine slows the run's start or its ticks
+    check(0.5 - 0.01 <= xids[0]["t_s"] <= 0.5 + scaled(0.5), "XID time %r" % xids[0]["t_s"])
     top = [e for e in r.report["events"] if e["kind"] == "xid"]
     eq(top[0]["gpu"], 0, "the XID on the run's timeline names its GPU")
     eq([x["index"] for x in r.report["gpus_not_used"]], [1], "GPU 1 noted as not used")
