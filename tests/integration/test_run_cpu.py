@@ -50,7 +50,9 @@ def test_one_busy_child(wd):
 
 
 def test_two_busy_threads(wd):
-    r, wall = timed_run(wd, [helper("busy"), "--threads", "2", "--seconds", "1"])
+    # samples every 100 ms: several see the workers, which live 1 s
+    r, wall = timed_run(wd, [helper("busy"), "--threads", "2", "--seconds", "1"],
+                        opts=["--interval", "100ms"])
     eq(r.rc, 0, "exit code")
     # the CPU of both workers is the process's (getrusage RUSAGE_SELF counts every thread)
     check_cpu_of_busy(r, wall)
