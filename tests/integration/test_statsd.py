@@ -17,17 +17,25 @@ import threading
 import time
 
 from harness import run, jobscope, run_tests, check, eq, wait_for, JOBSCOPE
-from agent_harness import Agent, env_with, sql
+from agent_harness import Agent, env_with, job_row, sql
+
+# a shell's wait, without a deadline of its own, for a file the test makes
+UNTIL = 'until [ -e "%s" ]; do sleep 0.02; done'
+# the same in python
+PY_UNTIL = "while not os.path.exists(%r): time.sleep(0.02)\n"
 
 PY = sys.executable
 # Debian's python3, where python3-statsd is installed (./dev deps)
 DEBIAN_PY = "/usr/bin/python3"
+# the senders that need nothing but the standard library: Debian's python without
+# site (some 15 ms of CPU to start, where the test's own python may take 100)
+LIGHT_PY = [DEBIAN_PY, "-S"] if os.path.exists(DEBIAN_PY) else [PY]
 
 # python3-statsd, its env defaults, and a DogStatsD socket of our own
 SENDER = r"""
-import os, socket, subprocess, sys, time
+import os, socket, sqlite3, subprocess, sys, time
 from statsd.defaults.env import statsd as c   # STATSD_HOST / STATSD_PORT
-JS = sys.argv[1]
+JS, DB = sys.argv[1], sys.argv[2]
 
 for i in range(500):
     c.incr("frames")                 # frames:1|c
@@ -49,7 +57,18 @@ d.sendto(b"lat:1:2:3|h|#gpu:0", dst)
 d.sendto(b"garbage\nnope:|c\nx:1|zz\n:1|c\nok:1|c", dst)
 u = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
 u.sendto(b"viaunix:7|c", os.environ["JOBSCOPE_STATSD_SOCKET"])
-time.sleep(0.6)                      # a tick passes: rows at two times
+# a tick stored the frames so far: the 5 below are stored at a later time
+def stored():
+    try:
+        con = sqlite3.connect("file:%s?mode=ro" % DB, uri=True, timeout=10)
+        try:
+            return con.execute("SELECT 1 FROM app_samples WHERE name = 'frames'").fetchall()
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return []
+while not stored():
+    time.sleep(0.02)
 subprocess.run([JS, "metric", "frames", "5"], check=True)
 subprocess.run([JS, "mark", "eval"], check=True)
 """
@@ -74,7 +93,7 @@ def test_run_python_statsd_exact(wd):
     script = wd.join("sender.py")
     with open(script, "w") as f:
         f.write(SENDER)
-    r = run(wd, [DEBIAN_PY, script, JOBSCOPE], opts=["--interval", "200ms"])
+    r = run(wd, [DEBIAN_PY, script, JOBSCOPE, wd.join("store.db")], opts=["--interval", "100ms"])
     eq(r.rc, 0, "exit: %s" % r.stderr)
     db = wd.join("store.db")
     t = app_totals(db)
@@ -114,7 +133,7 @@ def test_run_python_statsd_exact(wd):
 
 
 def test_run_env_and_no_statsd(wd):
-    show = [PY, "-c", "import os; print(os.environ.get('STATSD_HOST'), "
+    show = LIGHT_PY + ["-c", "import os; print(os.environ.get('STATSD_HOST'), "
             "os.environ.get('STATSD_PORT'), os.environ.get('JOBSCOPE_STATSD_SOCKET'))"]
     env = dict(os.environ, STATSD_HOST="198.51.100.7", STATSD_PORT="9999")
     env.pop("JOBSCOPE_STATSD_SOCKET", None)
@@ -152,7 +171,7 @@ def test_run_relays_to_the_sites_statsd(wd):
     send = ("import os, socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); "
             "d = (os.environ['STATSD_HOST'], int(os.environ['STATSD_PORT'])); "
             "s.sendto(b'relayed:3|c', d); s.sendto(b'done:1|c', d)")
-    r = run(wd, [PY, "-c", send], env=env)
+    r = run(wd, LIGHT_PY + ["-c", send], env=env)
     th.join(15)
     srv.close()
     eq(r.rc, 0, "exit")
@@ -182,19 +201,26 @@ def test_agent_attributes_by_pid_and_by_tag(wd):
     s.bind(("127.0.0.1", 0))
     port = s.getsockname()[1]
     s.close()
-    a = Agent(wd, extra=["--statsd-socket", sock, "--statsd-udp", "127.0.0.1:%d" % port])
+    a = Agent(wd, interval="100ms",
+              extra=["--statsd-socket", sock, "--statsd-udp", "127.0.0.1:%d" % port])
+    p = None
     try:
         wait_for(lambda: os.path.exists(sock), what="the agent's StatsD socket")
         eq(oct(os.stat(sock).st_mode & 0o777), "0o666", "the socket is open to every job")
         # a Slurm job whose shell sends with `jobscope metric` and `jobscope mark`
-        # (short-lived senders: attributed through their parent), and over UDP by tag
-        script = ("sleep 0.6; %s metric frames 40; %s mark phase2; %s metric --type timer "
-                  "step 12.5; sleep 0.6; echo 'tagged:2|c|#job:4711' > /dev/udp/127.0.0.1/%d;"
-                  " echo 'untagged:1|c' > /dev/udp/127.0.0.1/%d; sleep 1.2"
-                  % (JOBSCOPE, JOBSCOPE, JOBSCOPE, port, port))
+        # (short-lived senders: attributed through their parent), and over UDP by tag;
+        # it sends once the agent saw it (go.1), and stays until its rows are stored
+        # (go.2)
+        go = wd.join("go")
+        script = ("%s; %s metric frames 40; %s mark phase2; %s metric --type timer step 12.5;"
+                  " echo 'tagged:2|c|#job:4711' > /dev/udp/127.0.0.1/%d;"
+                  " echo 'untagged:1|c' > /dev/udp/127.0.0.1/%d; %s"
+                  % (UNTIL % (go + ".1"), JOBSCOPE, JOBSCOPE, JOBSCOPE, port, port,
+                     UNTIL % (go + ".2")))
         env = env_with(SLURM_JOB_ID="4711", JOBSCOPE_STATSD_SOCKET=sock)
         p = subprocess.Popen(["bash", "-c", script], env=env)
-        eq(p.wait(timeout=30), 0, "the job's script")
+        wait_for(lambda: job_row(a.db, "slurm", "4711"), what="the agent to see job 4711")
+        open(go + ".1", "w").close()
 
         def job_rows():
             rows = sql(a.db, "SELECT a.name, a.type, sum(a.count), sum(a.sum) FROM app_samples a"
@@ -203,6 +229,11 @@ def test_agent_attributes_by_pid_and_by_tag(wd):
             return rows if len(rows) == 3 else None
 
         rows = wait_for(job_rows, timeout=15, what="the job's app rows")
+        wait_for(lambda: a.metrics().get(("jobscope_agent_app_lines_total",
+                                          frozenset({("result", "untagged")}))),
+                 what="the untagged UDP line counted")
+        open(go + ".2", "w").close()
+        eq(p.wait(timeout=30), 0, "the job's script")
         eq(rows, [("frames", "counter", 1.0, 40.0), ("step", "timer", 1.0, 12.5),
                   ("tagged", "counter", 1.0, 2.0)], "the job's app rows")
         marks = sql(a.db, "SELECT m.name FROM marks m JOIN jobs j ON j.id = m.job_id"
@@ -220,20 +251,26 @@ def test_agent_attributes_by_pid_and_by_tag(wd):
         check(sql(a.db, "SELECT count(*) FROM app_samples WHERE name = 'untagged'")[0][0] == 0,
               "and not stored")
     finally:
+        if p and p.poll() is None:
+            p.kill()
+            p.wait()
         a.stop()
 
 
 def test_agent_metrics_exposition(wd):
     sock = wd.join("statsd.sock")
-    a = Agent(wd, extra=["--statsd-socket", sock])
+    a = Agent(wd, interval="100ms", extra=["--statsd-socket", sock])
+    p = None
     try:
         wait_for(lambda: os.path.exists(sock), what="the agent's StatsD socket")
-        script = ("import socket, time\n"
+        go = wd.join("go")
+        # the job stays until its series are read
+        script = ("import os, socket, time\n"
                   "u = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\n"
                   "for v in range(1, 101): u.sendto(b'step:%d|ms|#k:v' % v, '" + sock + "')\n"
                   "u.sendto(b'frames:5|c\\nframes:6|c\\nqueue:9|g', '" + sock + "')\n"
-                  "time.sleep(3)\n")
-        p = subprocess.Popen([PY, "-c", script], env=env_with(SLURM_JOB_ID="99"))
+                  + PY_UNTIL % go)
+        p = subprocess.Popen(LIGHT_PY + ["-c", script], env=env_with(SLURM_JOB_ID="99"))
 
         def series():
             m = a.metrics()
@@ -254,8 +291,12 @@ def test_agent_metrics_exposition(wd):
         check(abs(p50 - 50) <= 1.01, "p50 of 1..100 within 1%% of a value near 50: %r" % p50)
         p99 = got[("jobscope_app_summary", "step", "0.99")]
         check(abs(p99 - 99) <= 1.99, "p99 of 1..100: %r" % p99)
-        p.wait(timeout=30)
+        open(go, "w").close()
+        eq(p.wait(timeout=30), 0, "the sender")
     finally:
+        if p and p.poll() is None:
+            p.kill()
+            p.wait()
         a.stop()
 
 
@@ -263,17 +304,22 @@ def test_agent_metrics_follow_the_jobs(wd):
     """Two jobs' series on /metrics, 300 of one (the table grows); the other job
     ends: its series leave /metrics, the 300 stay; the store keeps every row."""
     sock = wd.join("statsd.sock")
-    a = Agent(wd, extra=["--statsd-socket", sock])
+    a = Agent(wd, interval="100ms", extra=["--statsd-socket", sock])
+    short = long_ = None
     try:
         wait_for(lambda: os.path.exists(sock), what="the agent's StatsD socket")
-        send = ("import socket, sys, time\n"
+        # each sends, then stays until its file is made (the long one is killed)
+        send = ("import os, socket, sys, time\n"
                 "u = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\n"
-                "time.sleep(0.5)\n"
+                "time.sleep(0.5)  # not a wait: the agent's scans see it before it sends\n"
                 "for i in range(int(sys.argv[1])):\n"
                 "    u.sendto(b'c%d:1|c' % i, '" + sock + "')\n"
-                "time.sleep(float(sys.argv[2]))\n")
-        short = subprocess.Popen([PY, "-c", send, "2", "1.5"], env=env_with(SLURM_JOB_ID="301"))
-        long_ = subprocess.Popen([PY, "-c", send, "300", "30"], env=env_with(SLURM_JOB_ID="302"))
+                "while not os.path.exists(sys.argv[2]): time.sleep(0.02)\n")
+        go = wd.join("go")
+        short = subprocess.Popen(LIGHT_PY + ["-c", send, "2", go],
+                                 env=env_with(SLURM_JOB_ID="301"))
+        long_ = subprocess.Popen(LIGHT_PY + ["-c", send, "300", go + ".never"],
+                                 env=env_with(SLURM_JOB_ID="302"))
 
         def series(job):
             return {dict(l).get("metric") for (n, l), v in a.metrics().items()
@@ -281,14 +327,17 @@ def test_agent_metrics_follow_the_jobs(wd):
 
         wait_for(lambda: len(series("301")) == 2 and len(series("302")) == 300, timeout=15,
                  what="both jobs' series on /metrics")
+        open(go, "w").close()
         eq(short.wait(timeout=30), 0, "the short job")
         wait_for(lambda: not series("301"), timeout=15, what="the ended job's series gone")
         eq(series("302"), {"c%d" % i for i in range(300)}, "the running job's series stay")
         eq(sql(a.db, "SELECT count(DISTINCT a.name) FROM app_samples a JOIN jobs j"
                      " ON j.id = a.job_id WHERE j.job_id = '301'")[0][0], 2, "stored")
-        long_.kill()
-        long_.wait()
     finally:
+        for q in (short, long_):
+            if q and q.poll() is None:
+                q.kill()
+                q.wait()
         a.stop()
 
 
@@ -298,35 +347,42 @@ def test_agent_keeps_a_sender_while_others_are_forgotten(wd):
     forgotten beside it: the agent's index of senders, rebuilt as they go,
     still finds the long one (a new sender would start its gauge at 0)."""
     sock = wd.join("statsd.sock")
-    a = Agent(wd, extra=["--statsd-socket", sock])
+    a = Agent(wd, interval="100ms", extra=["--statsd-socket", sock])
+    p = None
     try:
         wait_for(lambda: os.path.exists(sock), what="the agent's StatsD socket")
-        long_ = ("import socket, time\n"
+        go = wd.join("go")
+        # it stays until its gauge at 40 is stored
+        long_ = ("import os, socket, time\n"
                  "u = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)\n"
-                 "time.sleep(0.5)\n"
+                 "time.sleep(0.5)  # not a wait: the agent's scans see it before it sends\n"
                  "for i in range(40):\n"
                  "    u.sendto(b'g:+1|g', '" + sock + "')\n"
-                 "    time.sleep(0.1)\n"
-                 "time.sleep(1)\n")
+                 "    time.sleep(0.1)  # not a wait: the short senders come meanwhile\n"
+                 + PY_UNTIL % go)
         short = ("import socket, time\n"
-                 "time.sleep(0.5)\n"
+                 "time.sleep(0.5)  # not a wait: the agent's scans see it before it sends\n"
                  "socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendto(b'x:1|c', '"
                  + sock + "')\n")
         env = env_with(SLURM_JOB_ID="303")
-        p = subprocess.Popen([PY, "-c", long_], env=env)
+        p = subprocess.Popen(LIGHT_PY + ["-c", long_], env=env)
         for _ in range(4):
-            shorts = [subprocess.Popen([PY, "-c", short], env=env) for _ in range(10)]
+            shorts = [subprocess.Popen(LIGHT_PY + ["-c", short], env=env) for _ in range(10)]
             eq([q.wait(timeout=30) for q in shorts], [0] * 10, "short senders")
-            time.sleep(0.5)
-        eq(p.wait(timeout=30), 0, "the long sender")
+            time.sleep(0.5)  # not a wait: the ended senders are forgotten meanwhile
         q = ("SELECT a.name, a.last, a.sum FROM app_samples a JOIN jobs j ON j.id = a.job_id"
              " WHERE j.job_id = '303' ORDER BY a.seq")
         rows = wait_for(lambda: (lambda r: [x[1] for x in r if x[0] == "g"][-1:] == [40.0]
                                  and r)(sql(a.db, q)), timeout=15, what="the gauge at 40")
+        open(go, "w").close()
+        eq(p.wait(timeout=30), 0, "the long sender")
         eq(sum(x[2] for x in rows if x[0] == "x"), 40.0, "the short senders' counts")
         gauges = [x[1] for x in rows if x[0] == "g"]
         eq(gauges, sorted(gauges), "the gauge never went back")
     finally:
+        if p and p.poll() is None:
+            p.kill()
+            p.wait()
         a.stop()
 
 
@@ -341,7 +397,8 @@ pid = os.fork()
 if pid == 0:
     while not os.path.exists(go):
         time.sleep(0.01)
-    os.execve(sys.executable, [sys.executable, "-c", send], dict(os.environ, SLURM_JOB_ID=job))
+    os.execve(sys.executable, [sys.executable] + sys.flags.no_site * ["-S"] + ["-c", send],
+              dict(os.environ, SLURM_JOB_ID=job))
 print(pid, flush=True)
 _, status = os.waitpid(pid, 0)
 sys.exit(os.waitstatus_to_exitcode(status))
@@ -354,12 +411,12 @@ def test_agent_sender_seen_only_before_its_exec(wd):
     the job the process named itself when its datagram came."""
     sock, go = wd.join("statsd.sock"), wd.join("go")
     a = Agent(wd, interval="2s", extra=["--statsd-socket", sock])
-    holder = subprocess.Popen([PY, "-c", "import time; time.sleep(60)"],
+    holder = subprocess.Popen(LIGHT_PY + ["-c", "import time; time.sleep(60)"],
                               env=env_with(SLURM_JOB_ID="304"))
     forker = None
     try:
         wait_for(lambda: os.path.exists(sock), what="the agent's StatsD socket")
-        forker = subprocess.Popen([PY, "-c", FORK_EXEC_SEND, sock, go, "304"],
+        forker = subprocess.Popen(LIGHT_PY + ["-c", FORK_EXEC_SEND, sock, go, "304"],
                                   env=env_with(), stdout=subprocess.PIPE, text=True)
         child = int(forker.stdout.readline())
         wait_for(lambda: sql(a.db, "SELECT 1 FROM procs WHERE pid = ?", child)
@@ -386,25 +443,36 @@ def test_agent_sender_seen_only_before_its_exec(wd):
 
 def test_agent_streams_app_rows_to_the_head(wd):
     """The agent's app rows and markers reach the head, the same rows under the same job."""
-    from head_harness import Head, start_agent, stop_agent, held
+    from head_harness import Head, start_agent, stop_agent, held, store_exists
     from head_harness import sql as hsql
 
     head = Head(wd)
     sock = wd.join("statsd.sock")
     agent, adb, _, errf = start_agent(wd, head, "node-app", extra=["--statsd-socket", sock])
+    p = None
     try:
         wait_for(lambda: os.path.exists(sock), what="the agent's StatsD socket")
-        script = ("sleep 0.4; for i in 1 2 3; do %s metric --type timer step $i; done;"
-                  " %s mark done --text 'all 3'; sleep 0.6" % (JOBSCOPE, JOBSCOPE))
+        # the job sends once the agent saw it (go.1) and stays until its rows are
+        # stored (go.2)
+        go = wd.join("go")
+        script = ("%s; for i in 1 2 3; do %s metric --type timer step $i; done;"
+                  " %s mark done --text 'all 3'; %s"
+                  % (UNTIL % (go + ".1"), JOBSCOPE, JOBSCOPE, UNTIL % (go + ".2")))
         p = subprocess.Popen(["bash", "-c", script],
                              env=env_with(SLURM_JOB_ID="31337", JOBSCOPE_STATSD_SOCKET=sock))
-        eq(p.wait(timeout=30), 0, "the job's script")
+        wait_for(lambda: store_exists(adb) and job_row(adb, "slurm", "31337"),
+                 what="the agent to see job 31337")
+        open(go + ".1", "w").close()
         q = ("SELECT a.name, a.type, sum(a.count), sum(a.sum), min(a.min), max(a.max)"
              " FROM app_samples a JOIN jobs j ON j.id = a.job_id WHERE j.job_id = '31337'"
              " GROUP BY a.name, a.type")
         eq(wait_for(lambda: len(sql(adb, q)) == 1 and sql(adb, q)[0][2] == 3.0 and sql(adb, q),
                     timeout=15, what="the agent's three timer lines"),
            [("step", "timer", 3.0, 6.0, 1.0, 3.0)], "the agent's rows")
+        wait_for(lambda: sql(adb, "SELECT 1 FROM marks WHERE name = 'done'"),
+                 what="the agent's marker")
+        open(go + ".2", "w").close()
+        eq(p.wait(timeout=30), 0, "the job's script")
         wait_for(lambda: held(head.db, adb) and hsql(head.db, q) == sql(adb, q), timeout=20,
                  what="the head holding the agent's rows")
         eq(hsql(head.db, q), sql(adb, q), "the same as the agent's")
@@ -414,6 +482,9 @@ def test_agent_streams_app_rows_to_the_head(wd):
         sk = "SELECT sketch FROM app_samples WHERE name = 'step' ORDER BY seq"
         eq([r[0] for r in hsql(head.db, sk)], [r[0] for r in sql(adb, sk)], "sketches, as text")
     finally:
+        if p and p.poll() is None:
+            p.kill()
+            p.wait()
         stop_agent(agent, errf)
         head.kill()
 
