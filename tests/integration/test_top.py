@@ -9,7 +9,7 @@ import sqlite3
 import subprocess
 import time
 
-from harness import helper, jobscope, run_tests, eq, check, wait_for, free_port
+from harness import helper, jobscope, run_tests, eq, check, wait_for
 from agent_harness import Agent, env_with, spawn, job_row
 
 MiB = 1 << 20
@@ -81,10 +81,10 @@ def line_with(screen, text):
 
 
 def record(wd):
-    """A store of `jobscope run` on js-memtouch: 64 MiB held 3 s, sampled every 200 ms."""
+    """A store of `jobscope run` on js-memtouch: 64 MiB held 2 s, sampled every 200 ms."""
     db = wd.join("run.db")
     r = subprocess.run([os.environ["JOBSCOPE"], "run", "--db", db, "-i", "200ms", "-r", "none",
-                        "--", helper("memtouch"), "--mib", "64", "--hold", "3"],
+                        "--", helper("memtouch"), "--mib", "64", "--hold", "2"],
                        capture_output=True, text=True, timeout=60)
     eq(r.returncode, 0, "jobscope run: %s" % r.stderr)
     return db
@@ -180,15 +180,15 @@ def test_live_agent_job_ends_and_agent_restarts(wd):
     """--agent: a Slurm job's reservation and processes, opened and followed while it
     ends; the agent killed (a clear message, top keeps running) and started again on the
     same port (top picks it up)."""
-    port = free_port()
     sock = wd.join("statsd.sock")
-    a = Agent(wd, interval="200ms", extra=["--listen", "127.0.0.1:%d" % port,
-                                           "--statsd-socket", sock])
+    a = Agent(wd, interval="100ms", extra=["--statsd-socket", sock])
+    port = a.port  # the kernel's choice; the agent started again takes it again
     t = None
-    app = None
+    app = mem = None
     try:
         env = env_with(SLURM_JOB_ID=4242, SLURM_CPUS_ON_NODE=2, SLURM_MEM_PER_NODE=512)
-        mem = spawn([helper("memtouch"), "--mib", "96", "--hold", "6"], env=env)
+        # the job runs until the test ends it (killed), however long the steps take
+        mem = spawn([helper("memtouch"), "--mib", "96", "--hold", "120"], env=env)
         wait_for(lambda: any(j["job_id"] == "4242" and j.get("live")
                              for j in a.json("/api/v1/jobs?state=running")["jobs"]),
                  what="job 4242 live")
@@ -233,6 +233,7 @@ def test_live_agent_job_ends_and_agent_restarts(wd):
         eq(app.wait(timeout=30), 0, "the job's sender")  # reaped: no zombie left in the job
         t.keys("f")
         t.wait_text("[follow]")
+        mem.kill()
         mem.wait(timeout=30)
         # it ended while shown: the store's row says so
         t.wait(lambda s: "ended" in s.splitlines()[1], "the job shown as ended", timeout=20)
@@ -240,7 +241,7 @@ def test_live_agent_job_ends_and_agent_restarts(wd):
         t.wait_text("no job matches the filter")
         a.kill()
         scr = t.wait_text("cannot reach %s: retrying" % a.url)
-        a = Agent(wd, interval="200ms", name="agent2", db=wd.join("agent2.db"),
+        a = Agent(wd, interval="100ms", name="agent2", db=wd.join("agent2.db"),
                   extra=["--listen", "127.0.0.1:%d" % port])
         t.wait(lambda s: "cannot reach" not in s and "no job matches" in s, "the agent back")
         t.keys("q")
@@ -248,9 +249,10 @@ def test_live_agent_job_ends_and_agent_restarts(wd):
     finally:
         if t:
             t.close()
-        if app:
-            app.kill()
-            app.wait()
+        for p in (app, mem):
+            if p:
+                p.kill()
+                p.wait()
         a.kill()
 
 
@@ -299,7 +301,8 @@ def test_head_job_across_two_nodes(wd):
         check(re.search(r"MEM %s of 2\.0G" % re.escape(fmt_bytes(sum(p["rss_bytes"] for p in ps))),
                         scr), "the job's memory, its processes' on both nodes:\n" + scr)
         busy = spawn([helper("busy"), "--seconds", "60"], env=env)
-        scr = t.wait(lambda s: (lambda m: m and float(m.group(1)) > 0.2)(
+        # how much of a core it gets is the machine's to say: some, from its samples
+        scr = t.wait(lambda s: (lambda m: m and float(m.group(1)) > 0)(
             re.search(r"CPU (\d+\.\d+) of 6\.0 cores", s)), "the job's CPU from its processes")
         check(re.search(r"CPU \d+\.\d+ of 6\.0 cores \(\d+%\)", scr), scr)
         t.keys("Escape")  # --head --job: the job's screen stays
