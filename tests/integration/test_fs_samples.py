@@ -11,7 +11,7 @@ import os
 import subprocess
 import time
 
-from harness import JOBSCOPE, run_tests, check, eq, wait_for
+from harness import JOBSCOPE, run_tests, check, eq, scaled, wait_for
 
 from head_harness import Head, node_id, stop_agent, held, sql, StoreError
 
@@ -70,9 +70,12 @@ def test_run_writes_fs_rows(wd):
         print("SKIP: cannot make mount namespaces here (needs root)")
         return
     db = wd.join("run.db")
+    go = wd.join("go")
     env = dict(os.environ, JOBSCOPE_SYSROOT=ROOT)
+    # the run's command lasts until the test is done with it
     proc = subprocess.Popen(in_private_root([JOBSCOPE, "run", "--interval", "100ms", "--db",
-                                             db, "--", "sleep", "4"]),
+                                             db, "--", "sh", "-c",
+                                             'until [ -e "$0" ]; do sleep 0.05; done', go]),
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         wait_for(lambda: os.path.exists(db) and fs_rows(db), timeout=20, what="a first fs row")
@@ -80,7 +83,8 @@ def test_run_writes_fs_rows(wd):
         # the run's process is `jobscope run` itself once unshare and sh exec'd it
         before, after = check_moves_with_writes(db, root, lambda: fs_rows(db))
     finally:
-        _, err = proc.communicate(timeout=60)
+        open(go, "w").close()
+        _, err = proc.communicate(timeout=scaled(60))
     eq(proc.returncode, 0, "run: " + err.decode())
     hosts = sql(db, "SELECT count(*) FROM host_samples")[0][0]
     eq(len(fs_rows(db)), hosts, "one fs row per host sample")
