@@ -77,6 +77,31 @@ def held(head_db, agent_db):
         return False  # a store still being created
 
 
+def caught_up(head_db, agent_db):
+    """A predicate for wait_for: whether the head holds every seq the agent had used when
+    the predicate first read its store (gap records included), so that an agent still
+    sampling (a tick every 100 ms) does not move the mark while the head catches up."""
+    mark = []
+
+    def pred():
+        try:
+            if not mark:
+                aid = sql(agent_db, "SELECT value FROM meta WHERE key = 'agent_id'")
+                if not aid:
+                    return False
+                mark.append((aid[0][0], max_seq(agent_db) or 0))
+            aid, top = mark[0]
+            cur = sql(head_db, "SELECT acked_seq FROM agents WHERE agent_id = ?", aid)
+            return bool(cur) and cur[0][0] >= top
+        except StoreError:
+            return False  # a store still being created
+    return pred
+
+
+def host_rows(db, where="", *args):
+    return sql(db, "SELECT count(*) FROM host_samples %s" % where, *args)[0][0]
+
+
 def digest(db, table, where, args):
     return rows_digest(sql(db, "SELECT %s FROM %s WHERE %s" % (COMPARE[table], table, where),
                            *args))
@@ -108,28 +133,42 @@ def test_head_away_longer_than_retention(wd):
     head = Head(wd)
     proc, adb, log, errf = start_agent(wd, head, "node-r", extra=["--retention-raw", "2s"])
     try:
-        wait_for(lambda: store_exists(head.db) and held(head.db, adb) and
+        up = caught_up(head.db, adb)
+        wait_for(lambda: store_exists(head.db) and up() and
                  sql(head.db, "SELECT count(*) FROM agents")[0][0] == 1, timeout=20,
                  what="the agent streaming")
-        time.sleep(1.0)
+        # the head killed in the middle of a stream: its rows are arriving
+        nid = node_id(head.db, "node-r")
+        wait_for(lambda: host_rows(head.db, "WHERE node_id = ?", nid) >= 5, timeout=20,
+                 what="5 ticks at the head")
         port = head.port
         t_kill = int(time.time() * 1000)
         eq(head.kill(signal.SIGKILL), -signal.SIGKILL, "head killed")
-        # away 3x the raw retention; the agent runs a retention step every 500 ms
-        time.sleep(6.0)
-        t_snap = int(time.time() * 1000)
+
+        # away twice the raw retention and more (the agent runs a retention step every
+        # 500 ms): until the agent's oldest row is 4 s old, and it holds 25 ticks or
+        # more sampled while the head was surely away (a tick in flight at either end
+        # aside: 1 s off each end).  A retention that took rows the head lacks keeps
+        # the oldest at 2 s: this times out.
+        def away_long_enough():
+            now = int(time.time() * 1000)
+            oldest = sql(adb, "SELECT min(ts_ms) FROM host_samples")[0][0]
+            return (now - oldest > 4000 and
+                    host_rows(adb, "WHERE ts_ms BETWEEN ? AND ?", t_kill + 1000, now - 1000)
+                    >= 25 and now)
+        t_snap = wait_for(away_long_enough, timeout=30,
+                          what="the agent to keep 4 s of rows the head lacks, with 25 ticks")
         oldest = sql(adb, "SELECT min(ts_ms) FROM host_samples")[0][0]
-        check(oldest <= t_kill + 1000 and t_snap - oldest > 4000,
+        check(oldest <= t_kill + 1000,
               "the agent kept what the head lacks: oldest row %.1fs old, the head left "
               "%.1fs ago" % ((t_snap - oldest) / 1000, (t_snap - t_kill) / 1000))
-        # the rows sampled while the head was surely away (a tick in flight at
-        # either end aside), as the agent holds them now
+        # the rows sampled while the head was surely away, as the agent holds them now
         win = (t_kill + 1000, t_snap - 1000)
         want = {t: digest(adb, t, "ts_ms BETWEEN ? AND ?", win) for t in COMPARE}
-        check(want["host_samples"][0] >= 25, "about 40 ticks in the window: %r"
+        check(want["host_samples"][0] >= 25, "25 ticks or more in the window: %r"
               % (want["host_samples"],))
         head = Head(wd, port=port, name="head2")
-        wait_for(lambda: held(head.db, adb), timeout=30, what="the head to catch up")
+        wait_for(caught_up(head.db, adb), timeout=30, what="the head to catch up")
         # once the head holds them, age takes the old rows as before
         wait_for(lambda: sql(adb, "SELECT min(ts_ms) FROM host_samples")[0][0] >
                  int(time.time() * 1000) - 4000, timeout=20,

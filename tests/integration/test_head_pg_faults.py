@@ -18,9 +18,9 @@ import os
 import subprocess
 import time
 
-from harness import JOBSCOPE, run_tests, check, eq, wait_for
+from harness import JOBSCOPE, run_tests, check, eq, scaled, wait_for
 import head_harness as hh
-from head_harness import Head, start_agent, stop_agent, held, agent_side, head_side
+from head_harness import Head, start_agent, stop_agent, held, caught_up, agent_side, head_side
 
 TABLES = ("host_samples", "cpu_samples", "proc_samples", "job_samples")
 
@@ -45,23 +45,27 @@ def _outage(wd, down_s, how):
     pg = hh.pg()
     head = _pg_head(wd)
     agents = [start_agent(wd, head, "pgnode%d" % i) for i in range(2)]
-    wait_for(lambda: all(held(head.db, a[1]) for a in agents), timeout=30,
+    wait_for(caught_up(head.db, *[a[1] for a in agents]), timeout=30,
              what="the head holding the agents' first rows")
+    t_down = time.monotonic()
+    seen = os.path.getsize(head.log)
     if how == "kill":
         pg.kill9()
     else:
         subprocess.run(["runuser", "-u", "postgres", "--",
                         os.path.join(hh.pg_cluster.PG_BIN, "pg_ctl"), "stop", "-D", pg.data,
                         "-m", "fast", "-w"], check=True, capture_output=True)
-        pg.proc.wait(timeout=20)
-    time.sleep(down_s)
+        pg.proc.wait(timeout=scaled(20))
+    # the agents' next batches find the database away
+    wait_for(lambda: "cannot" in open(head.log).read()[seen:], timeout=30,
+             what="the head to say it cannot write")
+    # not a wait: the database stays away down_s in all
+    time.sleep(max(0.0, down_s - (time.monotonic() - t_down)))
     check(head.proc.poll() is None, "the head stays up while its database is down")
-    log = open(head.log).read()
-    check("cannot" in log, "the head says it cannot write: %s" % log[-2000:])
     pg.restart()
     # the agents resend from what was acknowledged (after their back-off)
     try:
-        wait_for(lambda: all(held(head.db, a[1]) for a in agents), timeout=90,
+        wait_for(caught_up(head.db, *[a[1] for a in agents]), timeout=90,
                  what="the head holding every row after the outage")
     except AssertionError:
         raise AssertionError("the head's log: %s\nan agent's: %s"
