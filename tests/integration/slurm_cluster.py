@@ -42,7 +42,7 @@ import sys
 import tempfile
 import time
 
-from harness import free_port, tail
+from harness import free_port, scaled, tail
 
 SBIN_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
 CGROUP_ROOT = "/sys/fs/cgroup"
@@ -332,7 +332,7 @@ ConstrainRAMSpace=yes
 
     def start(self, timeout=20):
         t0 = time.monotonic()
-        deadline = t0 + timeout
+        deadline = t0 + scaled(timeout)
         self._check_prerequisites()
         os.chmod(self.dir, 0o755)           # munge user must traverse it
         for sub in ("state", "spool", "spool/slurmd-" + self.nodename, "log", "jobs"):
@@ -407,8 +407,9 @@ ConstrainRAMSpace=yes
         return state
 
     def wait_job(self, jobid, timeout=60, states=FINAL_STATES):
-        """Polls until the job reaches one of states; returns it (raises on timeout)."""
-        deadline = time.monotonic() + timeout
+        """Polls until the job reaches one of states; returns it (raises on timeout,
+        scaled)."""
+        deadline = time.monotonic() + scaled(timeout)
         while True:
             state = self.job_state(jobid)
             if state in states:
@@ -474,7 +475,7 @@ ConstrainRAMSpace=yes
         slurmd runs under the reaper, which on SIGTERM stops slurmd, then
         SIGKILLs and reaps any slurmstepd still alive, so nothing is left.
         """
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + scaled(timeout)
         ctld = self.procs.get("slurmctld")
         slurmd = self.procs.get("slurmd")
         if ctld is not None and ctld.poll() is None:

@@ -10,7 +10,7 @@ import time
 
 from harness import (FIXTURES, helper, jobscope, machine_cpus, run_tests, near, check, eq,
                      wait_for)
-from agent_harness import (Agent, sql, job_row, env_with, spawn, settle, wait_exit)
+from agent_harness import Agent, sql, job_row, env_with, spawn, settle
 
 MiB = 1 << 20
 GiB = 1 << 30

@@ -27,8 +27,8 @@ import subprocess
 import urllib.parse
 
 from agent_harness import sql
-from harness import (JOBSCOPE, check, eq, helper, http_get, run_tests, scaled, slurm_env, stop,
-                     tail, wait_for)
+from harness import (JOBSCOPE, check, eq, helper, http_get, run_tests, slurm_env, stop, tail,
+                     wait_for)
 from prom_harness import PROMETHEUS, PrometheusProcess
 
 PROMTOOL = "/usr/bin/promtool"

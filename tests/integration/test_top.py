@@ -4,13 +4,12 @@ again on its port), a head with two agents for --head --job, resize, and --batch
 import os
 import re
 import shutil
-import signal
 import sqlite3
 import subprocess
 import time
 
 from harness import helper, jobscope, run_tests, eq, check, wait_for
-from agent_harness import Agent, env_with, spawn, job_row
+from agent_harness import Agent, env_with, spawn
 
 MiB = 1 << 20
 
@@ -262,7 +261,7 @@ def test_head_job_across_two_nodes(wd):
     if subprocess.run(["unshare", "--uts", "true"]).returncode != 0:
         print("SKIP: cannot make UTS namespaces here (needs root)")
         return
-    from head_harness import Head, start_agent, stop_agent
+    from head_harness import Head, start_agent
     head = Head(wd)
     env = env_with(SLURM_JOB_ID=777, SLURM_CPUS_ON_NODE=3, SLURM_MEM_PER_NODE=1024)
     job = spawn([helper("memtouch"), "--mib", "32", "--hold", "30"], env=env)
