@@ -10,13 +10,14 @@ import time
 import urllib.error
 import urllib.request
 
-from harness import JOBSCOPE, wait_for
+from harness import JOBSCOPE, scaled, wait_for
 
 
 class Agent:
-    """`jobscope agent` on 127.0.0.1, a free port, a private store."""
+    """`jobscope agent` on 127.0.0.1, a port of the kernel's choice, a private store,
+    sampling each 100 ms unless told otherwise (docs/testing.md)."""
 
-    def __init__(self, wd, interval="200ms", db=None, extra=(), env=None, name="agent",
+    def __init__(self, wd, interval="100ms", db=None, extra=(), env=None, name="agent",
                  log_file=None, wrap=()):
         self.db = db or wd.join("agent.db")
         self.log = wd.join(name + ".log")
@@ -84,8 +85,10 @@ class Agent:
         wait_for(lambda: self.ticks() >= start + n, timeout=timeout, what="%d ticks" % n)
 
     def stop(self, sig=signal.SIGTERM, timeout=20):
+        """Its exit code, once it stopped within timeout (scaled) seconds."""
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
+        timeout = scaled(timeout)
         try:
             rc = self.proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -137,12 +140,14 @@ def spawn(cmd, env=None):
 
 
 def settle(proc, timeout=60):
-    out, err = proc.communicate(timeout=timeout)
+    """(exit code, stdout, stderr) of proc, once it ended within timeout (scaled) seconds."""
+    out, err = proc.communicate(timeout=scaled(timeout))
     return proc.returncode, out, err
 
 
 def wait_exit(proc, timeout):
-    deadline = time.monotonic() + timeout
+    """proc's exit code once it ended, or None after timeout (scaled) seconds."""
+    deadline = time.monotonic() + scaled(timeout)
     while proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
     return proc.poll()
