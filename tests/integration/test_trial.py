@@ -1,53 +1,28 @@
 """jobscope trial on programs whose scaling is known (docs/trial.md).
 
-This machine has 2 CPUs shared with other sessions, so the bounds leave
-room for their load: a program that scales perfectly must show a speedup
-above 1.5 at 2 CPUs (2.0 ideal) and a serial one below 1.3 (1.0 ideal).
-Repeats go round the placements, so load that comes and goes falls on
-both alike.
-
-Load from elsewhere is measured too (the host's busy CPU from /proc/stat
-less what the trial's own processes used): a trial run while others used
-more than OTHERS_MAX CPUs on average is tried again, up to ATTEMPTS times;
-the last attempt is judged whatever the load, and a failure says how much
-there was.
+A program that scales perfectly must show a speedup above 1.5 at 2 CPUs
+(2.0 ideal) and a serial one below 1.3 (1.0 ideal): that ideal is the point,
+so each such trial runs in harness.machine_cpus(), where the trial's
+programs get the CPUs they are placed on whatever else the machine runs.
+Where the helpers measure the same thing themselves (their items of work per
+second, their counter, their CPU time read from /proc), the trial's figures
+are compared with that as well.
 """
 import json
 import os
 import signal
-import resource
 import socket
 import struct
 import subprocess
 import time
 
-from harness import helper, jobscope, plot_env, run_tests, near, check, eq, wait_for
+from harness import (helper, jobscope, machine_cpus, plot_env, run_tests, near, check, eq,
+                     scaled, wait_for)
 
-DURATION = "3s"
-OTHERS_MAX = 0.35  # CPUs used by other programs, on average, during a trial
-ATTEMPTS = 3
-
-
-def host_busy_s():
-    with open("/proc/stat") as f:
-        cpu = [int(x) for x in f.readline().split()[1:]]
-    idle = cpu[3] + cpu[4]  # idle + iowait
-    return (sum(cpu[:8]) - idle) / os.sysconf("SC_CLK_TCK")
-
-
-def wait_quiet(timeout=30.0):
-    """Waits (up to timeout) for one second in which the host was nearly idle."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        busy0 = host_busy_s()
-        time.sleep(1.0)
-        if host_busy_s() - busy0 < OTHERS_MAX:
-            return
-
-
-def children_cpu_s():
-    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return ru.ru_utime + ru.ru_stime
+# Each run's length: long enough that jobscope run's start (under ASan, a tenth
+# of a second on one CPU) is a small part of the CPU-seconds per second measured.
+DURATION_S = 2
+DURATION = "%ds" % DURATION_S
 
 
 def trial(*args, timeout=180, env=None):
@@ -55,28 +30,17 @@ def trial(*args, timeout=180, env=None):
     return proc
 
 
-def trial_json(cmd, *opts, judge=None):
-    """A trial in JSON; with judge(doc, proc), tried again while others loaded the host."""
-    for attempt in range(1, ATTEMPTS + 1):
-        if judge is not None:
-            wait_quiet()
-        busy0, own0, t0 = host_busy_s(), children_cpu_s(), time.monotonic()
-        proc = trial("--format", "json", "--duration", DURATION, *opts, "--", *cmd)
-        others = ((host_busy_s() - busy0) - (children_cpu_s() - own0)) / \
-                 (time.monotonic() - t0)
-        eq(proc.returncode, 0, "exit code (stderr: %s)" % proc.stderr[-2000:])
-        doc = json.loads(proc.stdout)  # stdout holds the result alone: CMD's went to stderr
-        if judge is None:
-            return doc, proc
-        try:
-            judge(doc, proc)
-            return doc, proc
-        except AssertionError as e:
-            print("  attempt %d: other programs used %.2f CPUs: %s" % (attempt, others, e))
-            if others <= OTHERS_MAX or attempt == ATTEMPTS:
-                raise AssertionError("%s (other programs used %.2f CPUs meanwhile)" %
-                                     (e, others))
-    raise AssertionError("unreachable")
+def trial_json(cmd, *opts, cpus_made_certain=None):
+    """A trial in JSON; with cpus_made_certain (what for), in machine_cpus()."""
+    args = ("--format", "json", "--duration", DURATION) + opts + ("--",) + tuple(cmd)
+    if cpus_made_certain:
+        with machine_cpus(cpus_made_certain):
+            proc = trial(*args)
+    else:
+        proc = trial(*args)
+    eq(proc.returncode, 0, "exit code (stderr: %s)" % proc.stderr[-2000:])
+    doc = json.loads(proc.stdout)  # stdout holds the result alone: CMD's went to stderr
+    return doc, proc
 
 
 def helper_lines(stderr):
@@ -100,7 +64,12 @@ def consistent(doc):
         near(p["speedup"], p["throughput"] / base["throughput"], 1e-3, "speedup")
         near(p["efficiency"], p["speedup"] / (p["n"] / base["n"]), 1e-3, "efficiency")
         for r in p["runs"]:
-            check(2.5 < r["wall_s"] < 6, "run wall_s %r for --duration 3s" % r["wall_s"])
+            # ended by --duration: SIGTERM then, the helper gone within its 0.2 s report step
+            check(DURATION_S - 0.5 < r["wall_s"] < DURATION_S + scaled(3),
+                  "run wall_s %r for --duration %s" % (r["wall_s"], DURATION))
+            # one CPU-second per second and CPU of its affinity at most
+            check(r["throughput"] <= 1.05 * p["cpus"], "run throughput %r on %d CPUs"
+                  % (r["throughput"], p["cpus"]))
     fit = doc["fits"][0]
     check(fit["verdict"] in ("fits", "does-not-fit", "falls"), "verdict %r" % fit["verdict"])
     check(0 <= fit["p"] <= 1, "p %r in [0, 1]" % fit["p"])
@@ -114,46 +83,49 @@ def consistent(doc):
     return fit
 
 
-def judge_threads(doc, proc):
+def own_speedup(lines):
+    """The helper's own items/s at 2 CPUs over that at 1, from its lines of runs that
+    went round the placements 1, 2, 1, 2, ..."""
+    rates = [l["items_per_s"] for l in lines]
+    return sum(rates[1::2]) / sum(rates[0::2])
+
+
+def test_threads_scale_linearly(wd):
+    doc, proc = trial_json([helper("scale_threads")], "--vary", "cpus=1,2", "--repeat", "2",
+                           cpus_made_certain="a trial of a program that scales")
+    eq(doc["resource"], "cpus", "resource")
+    eq(doc["repeat"], 2, "repeat")
     pl = by_cpus(doc)
-    # one CPU of affinity: at most one CPU-second per second
+    eq(sorted(pl), [1, 2], "placements")
+    eq(pl[1]["source"], "cpu", "source without --metric")
+    # one CPU of affinity, and all of it: about one CPU-second per second
     check(0.6 < pl[1]["throughput"] <= 1.05, "1 CPU: %r CPU-s/s" % pl[1]["throughput"])
     check(pl[2]["speedup"] > 1.5, "2 CPUs: speedup %r > 1.5" % pl[2]["speedup"])
     check(pl[2]["efficiency"] > 0.75, "efficiency %r" % pl[2]["efficiency"])
     fit = consistent(doc)
     eq(fit["verdict"], "fits", "verdict")
     check(fit["p"] > 0.65, "p %r near 1" % fit["p"])
-
-
-def test_threads_scale_linearly(wd):
-    doc, proc = trial_json([helper("scale_threads")], "--vary", "cpus=1,2", "--repeat", "2",
-                           judge=judge_threads)
-    eq(doc["resource"], "cpus", "resource")
-    eq(doc["repeat"], 2, "repeat")
-    pl = by_cpus(doc)
-    eq(sorted(pl), [1, 2], "placements")
-    eq(pl[1]["source"], "cpu", "source without --metric")
     # the helper's own count of work agrees with the CPU it was measured to get
     lines = helper_lines(proc.stderr)
     eq([l["threads"] for l in lines], [1, 2, 1, 2], "threads per run, runs interleaved")
-    own = (lines[1]["items_per_s"] + lines[3]["items_per_s"]) / \
-          (lines[0]["items_per_s"] + lines[2]["items_per_s"])
+    own = own_speedup(lines)
     near(pl[2]["speedup"], own, 0.15, "speedup vs the helper's items/s ratio %r" % own)
 
 
-def judge_serial(doc, proc):
+def test_serial_recommends_one_cpu(wd):
+    doc, proc = trial_json([helper("scale_serial")], "--vary", "cpus=1,2",
+                           cpus_made_certain="a trial of a serial program")
+    lines = helper_lines(proc.stderr)
+    eq([l["threads"] for l in lines], [1, 1], "one thread whatever it got")
     pl = by_cpus(doc)
     check(pl[2]["speedup"] < 1.3, "serial: speedup %r < 1.3" % pl[2]["speedup"])
     check(pl[2]["efficiency"] < 0.65, "efficiency %r" % pl[2]["efficiency"])
+    own = own_speedup(lines)
+    near(pl[2]["speedup"], own, 0.15, "speedup vs the helper's items/s ratio %r" % own)
     fit = consistent(doc)
-    eq(fit["verdict"], "fits", "verdict")  # load that comes and goes can make it "fall"
+    eq(fit["verdict"], "fits", "verdict")
     check(fit["p"] < 0.3, "p %r near 0" % fit["p"])
     eq(fit["recommended"], 1, "recommended CPUs")
-
-
-def test_serial_recommends_one_cpu(wd):
-    doc, proc = trial_json([helper("scale_serial")], "--vary", "cpus=1,2", judge=judge_serial)
-    eq([l["threads"] for l in helper_lines(proc.stderr)], [1, 1], "one thread whatever it got")
 
 
 def test_membound_is_reported_as_measured(wd):
@@ -252,33 +224,77 @@ def test_gpus_placement_and_gpu_work(wd):
     eq((fit["verdict"], fit["p"], fit["recommended"]), ("fits", 0, 1), "a GPU job that does not scale")
 
 
+def descendant_named(root, comm):
+    """The pid of a process named comm below pid root, or None."""
+    for pid in os.listdir("/proc"):
+        try:
+            with open("/proc/%s/stat" % pid) as f:
+                stat = f.read()
+        except OSError:
+            continue
+        if stat[stat.index("(") + 1:stat.rindex(")")] != comm:
+            continue
+        p = int(pid)
+        while p > 1:
+            try:
+                with open("/proc/%d/stat" % p) as f:
+                    p = int(f.read().rsplit(")", 1)[1].split()[1])  # its parent
+            except OSError:
+                break
+            if p == root:
+                return int(pid)
+    return None
+
+
+def cpu_seconds_of(pid):
+    """utime + stime of a live process, as the kernel counts them in /proc/PID/stat."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def test_sigterm_reports_the_runs_done(wd):
     env = dict(os.environ, TMPDIR=wd.path)
+    start = time.monotonic()
     proc = subprocess.Popen([os.environ["JOBSCOPE"], "trial", "--format", "json", "--duration",
                              "60s", "--vary", "cpus=1,2", "--", helper("scale_serial")],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-
-    def first_store():
-        for d in os.listdir(wd.path):
-            if d.startswith("jobscope-trial-") and \
-                    os.path.exists(os.path.join(wd.path, d, "trial-1-1.sqlite")):
-                return True
-        return False
-
-    wait_for(first_store, timeout=20, what="the first run's store")
-    time.sleep(1.0)  # a second of samples in it
+    try:
+        pid = wait_for(lambda: descendant_named(proc.pid, "js-scale_serial"), timeout=20,
+                       what="the first run's helper")
+        seen = time.monotonic()
+        # half a CPU-second of work in the run, and so ticks of jobscope run's samples
+        wait_for(lambda: cpu_seconds_of(pid) >= 0.5, timeout=30, what="the helper's work")
+        read = time.monotonic()
+        before = cpu_seconds_of(pid)
+    except BaseException:
+        proc.kill()
+        proc.communicate()
+        raise
     t0 = time.monotonic()
     proc.send_signal(signal.SIGTERM)
-    out, err = proc.communicate(timeout=30)
-    check(time.monotonic() - t0 < 10, "stopped in %.1fs" % (time.monotonic() - t0))
+    out, err = proc.communicate(timeout=scaled(30))
+    t1 = time.monotonic()
+    check(t1 - t0 < scaled(10), "stopped in %.1fs" % (t1 - t0))
     eq(proc.returncode, 128 + signal.SIGTERM, "exit status: %s" % err[-2000:])
     check("stopped by signal 15" in err, "said so: %r" % err[-500:])
     doc = json.loads(out)
     pl = by_cpus(doc)
     eq(len(pl[1]["runs"]), 1, "the run under way was stopped and measured")
-    check(pl[1]["throughput"] is not None and 0.5 < pl[1]["throughput"] <= 1.05,
-          "its throughput %r" % pl[1]["throughput"])
-    check(pl[1]["runs"][0]["wall_s"] < 10, "it ran until the signal: %r" % pl[1]["runs"][0])
+    run = pl[1]["runs"][0]
+    # it ran from before the helper was seen until the signal, within the trial's life
+    check(t0 - seen - 0.01 < run["wall_s"] < t1 - start + 0.01,
+          "it ran until the signal: %r, the helper seen %.2f s before it, the trial lived"
+          " %.2f s" % (run, t0 - seen, t1 - start))
+    # its CPU-seconds: what /proc showed before the signal, and at most one CPU's
+    # worth (its affinity) from then until the trial ended
+    cpu = pl[1]["throughput"] * run["wall_s"]
+    check(before - 0.02 <= cpu <= before + (t1 - read) + 0.02,
+          "its throughput %r over %r s: %.3f CPU-s, /proc showed %.3f before the signal"
+          " and %.2f s passed until the trial ended" % (pl[1]["throughput"], run["wall_s"], cpu,
+                                                        before, t1 - read))
+    check(pl[1]["throughput"] <= 1.05, "one CPU-second per second at most: %r"
+          % pl[1]["throughput"])
     eq((pl[2]["runs"], pl[2]["throughput"]), ([], None), "the next placement never ran")
     eq(doc["fits"][0]["verdict"], "no-fit", "one placement measured: no fit")
     eq([d for d in os.listdir(wd.path) if d.startswith("jobscope-trial-")], [],
@@ -309,7 +325,8 @@ def test_helper_sends_its_count_by_statsd(wd):
                           capture_output=True, text=True, timeout=30)
     eq(proc.returncode, 0, "exit code")
     own = json.loads(proc.stdout)
-    sock.settimeout(0.5)
+    # the helper has ended: every datagram it sent is in the socket's queue (loopback)
+    sock.setblocking(False)
     total = datagrams = 0
     try:
         while True:
@@ -317,7 +334,7 @@ def test_helper_sends_its_count_by_statsd(wd):
             check(line.startswith("work.items:") and line.endswith("|c"), "line %r" % line)
             total += int(line[len("work.items:"):-2])
             datagrams += 1
-    except socket.timeout:
+    except BlockingIOError:
         pass
     finally:
         sock.close()
@@ -327,18 +344,16 @@ def test_helper_sends_its_count_by_statsd(wd):
 
 def test_metric_rate(wd):
     """--metric: the StatsD counter the helper sends, through `jobscope run`."""
-    def judge(doc, proc):
-        lines = helper_lines(proc.stderr)
-        pl = by_cpus(doc)
-        for p, own in zip([pl[1], pl[2]], lines):
-            eq(p["source"], "metric", "source")
-            # counter sum / the run's wall time (which includes jobscope run's start)
-            near(p["throughput"], own["items"] / p["runs"][0]["wall_s"], 0.10,
-                 "work.items/s at %d CPUs" % p["cpus"])
-        check(pl[2]["speedup"] > 1.5, "speedup %r" % pl[2]["speedup"])
-
-    trial_json([helper("scale_threads")], "--vary", "cpus=1,2", "--metric", "work.items",
-               judge=judge)
+    doc, proc = trial_json([helper("scale_threads")], "--vary", "cpus=1,2", "--metric",
+                           "work.items", cpus_made_certain="a trial by a program's counter")
+    lines = helper_lines(proc.stderr)
+    pl = by_cpus(doc)
+    for p, own in zip([pl[1], pl[2]], lines):
+        eq(p["source"], "metric", "source")
+        # counter sum / the run's wall time (which includes jobscope run's start)
+        near(p["throughput"], own["items"] / p["runs"][0]["wall_s"], 0.10,
+             "work.items/s at %d CPUs" % p["cpus"])
+    check(pl[2]["speedup"] > 1.5, "speedup %r" % pl[2]["speedup"])
 
 
 run_tests(globals())
