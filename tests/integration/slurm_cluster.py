@@ -32,6 +32,7 @@ self-check that prints what a batch job sees.
 import atexit
 import os
 import pwd
+import random
 import re
 import shutil
 import signal
@@ -42,7 +43,7 @@ import sys
 import tempfile
 import time
 
-from harness import free_port, scaled, tail
+from harness import scaled, tail
 
 SBIN_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"
 CGROUP_ROOT = "/sys/fs/cgroup"
@@ -77,6 +78,33 @@ def _parse_scontrol(text):
         if sep:
             out[key] = value
     return out
+
+
+def _ephemeral_range():
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            lo, hi = (int(x) for x in f.read().split())
+            return lo, hi
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
+def _server_port(taken=()):
+    """A free loopback port below the kernel's ephemeral range.  slurmctld and slurmd
+    take their ports from slurm.conf, not port 0; a port the kernel handed out once
+    (free_port) may be any client's next one, on a machine where tests run side by
+    side, where no client is given a port below that range."""
+    lo = _ephemeral_range()[0]
+    while True:
+        port = random.randrange(10000, lo if lo > 11000 else 30000)
+        if port in taken:
+            continue
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind(("127.0.0.1", port))
+                return port
+            except OSError:
+                continue
 
 
 def _processes():
@@ -326,21 +354,40 @@ ConstrainRAMSpace=yes
             except OSError:
                 return False
 
+    def _ctld_up(self):
+        try:
+            return "UP" in self.run("scontrol", "ping", timeout=5, check=False).stdout
+        except subprocess.TimeoutExpired:  # another server holds the port: slurmctld exits
+            return False
+
     def _node_state(self):
-        r = self.run("sinfo", "-h", "-n", self.nodename, "-o", "%T", timeout=5, check=False)
+        try:
+            r = self.run("sinfo", "-h", "-n", self.nodename, "-o", "%T", timeout=5, check=False)
+        except subprocess.TimeoutExpired:
+            return ""
         return r.stdout.strip() if r.returncode == 0 else ""
 
-    def start(self, timeout=20):
+    def start(self, timeout=20, attempts=3):
+        """Starts the daemons; again on other ports when a port was taken meanwhile."""
+        for attempt in range(attempts):
+            try:
+                return self._start(timeout)
+            except SlurmUnavailable as e:
+                if "Address already in use" not in e.reason or attempt == attempts - 1:
+                    raise
+                for sub in ("state", "log", "munge", "spool"):  # what the failed start left
+                    shutil.rmtree(os.path.join(self.dir, sub), ignore_errors=True)
+        return self
+
+    def _start(self, timeout):
         t0 = time.monotonic()
         deadline = t0 + scaled(timeout)
         self._check_prerequisites()
         os.chmod(self.dir, 0o755)           # munge user must traverse it
         for sub in ("state", "spool", "spool/slurmd-" + self.nodename, "log", "jobs"):
             os.makedirs(os.path.join(self.dir, sub), exist_ok=True)
-        self.ctld_port = free_port()
-        self.slurmd_port = free_port()
-        while self.slurmd_port == self.ctld_port:
-            self.slurmd_port = free_port()
+        self.ctld_port = _server_port()
+        self.slurmd_port = _server_port(taken=(self.ctld_port,))
         self._write_config()
         atexit.register(self.stop)          # in case a test forgets; stop() unregisters
         try:
@@ -348,9 +395,7 @@ ConstrainRAMSpace=yes
             self._wait_until("munged socket", self._munge_ready, deadline, ["munged"])
             self._start_daemon("slurmctld", [shutil.which("slurmctld", path=SBIN_PATH),
                                              "-D", "-f", self.conf])
-            self._wait_until("slurmctld", lambda: self.run(
-                "scontrol", "ping", timeout=5, check=False).stdout.find("UP") >= 0,
-                deadline, ["munged", "slurmctld"])
+            self._wait_until("slurmctld", self._ctld_up, deadline, ["munged", "slurmctld"])
             self._start_daemon("slurmd", [shutil.which("slurmd", path=SBIN_PATH),
                                           "-D", "-f", self.conf, "-N", self.nodename],
                                reaper=self.reap)
