@@ -280,7 +280,10 @@ def test_agent_metrics_exposition(wd):
                 if name.startswith("jobscope_app_") and lab <= labels:
                     d = dict(labels)
                     got[(name, d.get("metric"), d.get("quantile"))] = v
-            return got if ("jobscope_app_summary_count", "step", None) in got else None
+            # every line sent: the steps and, in a datagram after them, frames and queue
+            return got if got.get(("jobscope_app_summary_count", "step", None)) == 100 and \
+                ("jobscope_app_counter_total", "frames", None) in got and \
+                ("jobscope_app_gauge", "queue", None) in got else None
 
         got = wait_for(series, timeout=15, what="the job's app series on /metrics")
         eq(got[("jobscope_app_counter_total", "frames", None)], 11.0, "counter total")
