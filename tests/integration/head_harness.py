@@ -241,9 +241,9 @@ def start_agent(wd, head, name, extra=(), netns=None, url=None):
     return proc, db, log, errf
 
 
-def stop_agent(proc, errf):
+def stop_agent(proc, errf, timeout=30):
     proc.send_signal(signal.SIGTERM)
-    rc = proc.wait(timeout=scaled(30))
+    rc = proc.wait(timeout=scaled(timeout))
     errf.close()
     return rc
 

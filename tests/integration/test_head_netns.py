@@ -1,8 +1,10 @@
 """Several hosts on one machine: a head and three agents, each in a network
 namespace of its own, joined by veth links to a bridge in the head's.
 
-Faults on purpose: one agent's link is cut for a while (JOBSCOPE_TEST_CUT_S,
-60 s by default) and that agent is restarted while cut; the head's disk is
+Faults on purpose: one agent's link is cut while it streams, and that agent is
+restarted while cut; the link comes back once the restarted agent has found
+the head away (or after JOBSCOPE_TEST_CUT_S, when that is longer: 60 for a cut
+long enough for the agents' back-off to reach its 30 s cap); the head's disk is
 filled, then freed.  Afterwards the head holds exactly the rows each agent
 sampled (per table: count and checksum), nothing lost, nothing twice.
 """
@@ -15,13 +17,18 @@ import time
 from harness import run_tests, check, eq, wait_for
 
 from head_harness import (COMPARE, Head, agent_side, head_side, start_agent, stop_agent, held,
-                          sql, PG)
+                          caught_up, sql, PG)
 
-CUT_S = float(os.environ.get("JOBSCOPE_TEST_CUT_S", "60"))
+# the cut lasts until the restarted agent has found the head away, and at least CUT_S
+CUT_S = float(os.environ.get("JOBSCOPE_TEST_CUT_S", "0"))
 # the namespaces' names are the machine's (/run/netns), whatever pid namespace the
 # test runs in: a random tag keeps two runs side by side (sqlite and _pg) apart
 TAG = "js" + secrets.token_hex(4)
 NET = "10.77.%d" % (secrets.randbelow(200) + 20)
+
+
+def top_seq(db):
+    return sql(db, "SELECT coalesce(max(seq), 0) FROM host_samples")[0][0]
 
 
 def ip(*args, check_rc=True):
@@ -84,26 +91,44 @@ def test_three_hosts_cut_link_restart_full_disk(wd):
         wait_for(lambda: len(sql(head.db, "SELECT * FROM agents")) == 3, timeout=30,
                  what="three agents streaming")
 
-        # cut host0 off; restart it while cut; keep it cut CUT_S in all
+        # cut host0 off while it streams: it goes on sampling, and sends each tick's
+        # rows into the cut
         net.cut(0)
         t_cut = time.monotonic()
-        time.sleep(min(5.0, CUT_S / 2))
-        eq(stop_agent(agents[0][0], agents[0][3]), 0, "host0 stopped while cut")
+        top0 = top_seq(dbs[0])
+        wait_for(lambda: sql(dbs[0], "SELECT count(*) FROM host_samples WHERE seq > ?",
+                             top0)[0][0] >= 5, timeout=20, what="5 ticks of host0 in the cut")
+        # restart it while cut: the new one finds the head away (its first try, a
+        # connection that times out, fails and it says so).  The stop waits for the
+        # batch host0 sent into the cut: the sender's transfer is not cut short by a
+        # stop, it ends at its own timeout (SENDER_TIMEOUT_S, 30 s), then the exit's
+        # flush of 2 s
+        t = time.monotonic()
+        eq(stop_agent(agents[0][0], agents[0][3], timeout=45), 0, "host0 stopped while cut")
+        print("host0 took %.1f s to stop while cut" % (time.monotonic() - t))
+        log0 = agents[0][2]
+        seen = os.path.getsize(log0)
         agents[0] = list(start_agent(wd, head, "host0", netns=net.agents[0]))
+        wait_for(lambda: "retrying" in open(log0).read()[seen:], timeout=30,
+                 what="the restarted host0 to find the head away")
+        # and keep it cut CUT_S in all (not a wait: a longer cut on request)
         time.sleep(max(0.0, CUT_S - (time.monotonic() - t_cut)))
         behind = not held(head.db, dbs[0])
         check(behind, "while cut the head is behind host0")
         net.cut(0, down=False)
-        wait_for(lambda: held(head.db, dbs[0]), timeout=60, what="host0 caught up")
+        wait_for(caught_up(head.db, dbs[0]), timeout=60, what="host0 caught up")
 
         if mounted:
             # the head's disk fills: batches are refused (507), nothing acknowledged
             fill = os.path.join(mnt, "fill")
             subprocess.run(["dd", "if=/dev/zero", "of=" + fill, "bs=64k"],
                            stderr=subprocess.DEVNULL)
-            time.sleep(3.0)
+            host1_log = os.path.join(wd.path, "host1.log")
+            wait_for(lambda: "disk is full" in open(host1_log).read() or
+                     "507" in open(host1_log).read(), timeout=30,
+                     what="host1 told by the head that its disk is full")
             os.unlink(fill)
-            wait_for(lambda: all(held(head.db, d) for d in dbs), timeout=60,
+            wait_for(caught_up(head.db, *dbs), timeout=60,
                      what="catching up after the full disk")
     finally:
         for a in agents:
