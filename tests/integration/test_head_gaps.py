@@ -44,6 +44,12 @@ FACTS = {
 }
 
 
+# An agent's store starts at about 300K (its tables and indexes) and grows by about
+# 8K a second here (a tick every 100 ms, the few processes of the test's own pid
+# namespace): the cap is passed some 10 s after the head leaves, not 40 s as at 600K.
+SIZE_CAP = "400K"
+
+
 def can_unshare():
     if subprocess.run(["unshare", "--uts", "true"]).returncode != 0:
         print("SKIP: cannot make UTS namespaces here (needs root)")
@@ -96,6 +102,13 @@ def caught_up(head_db, agent_db):
         except StoreError:
             return False  # a store still being created
     return pred
+
+
+def store_bytes(agent_db):
+    """The pages in use in an agent's store, in bytes (what its size cap counts)."""
+    return sql(agent_db, "SELECT (p.page_count - f.freelist_count) * s.page_size FROM"
+                         " pragma_page_count() p, pragma_freelist_count() f,"
+                         " pragma_page_size() s")[0][0]
 
 
 def host_rows(db, where="", *args):
@@ -195,12 +208,13 @@ def test_size_cap_loss_counted_at_both_ends(wd):
     head = Head(wd)
     job = spawn(["sleep", "120"], env=env_with(SLURM_JOB_ID=4711))
     proc, adb, log, errf = start_agent(wd, head, "node-c",
-                                       extra=["--max-db-size", "600K",
+                                       extra=["--max-db-size", SIZE_CAP,
                                               "--listen", "127.0.0.1:0"])
     try:
         url = "http://127.0.0.1:%d" % wait_for(lambda: agent_port(log), timeout=15,
                                                 what="the agent's port")
-        wait_for(lambda: store_exists(head.db) and held(head.db, adb) and
+        up = caught_up(head.db, adb)
+        wait_for(lambda: store_exists(head.db) and up() and
                  sql(head.db, "SELECT count(*) FROM jobs WHERE job_id = '4711'")[0][0],
                  timeout=20, what="the agent streaming, with job 4711")
         r = jobscope("session", "start", "cap", "--head", head.url)
@@ -213,11 +227,17 @@ def test_size_cap_loss_counted_at_both_ends(wd):
         eq(get_metrics(url)["jobscope_agent_lost_rows_total"], 0, "metric: 0 lost")
         port = head.port
         eq(head.kill(signal.SIGKILL), -signal.SIGKILL, "head killed")
-        # the store passes 600K while the head is away: the cap takes unsent rows
+        t = time.monotonic()
+        print("the agent's store held %.0fK when the head left (the cap: %s)"
+              % (store_bytes(adb) / 1024, SIZE_CAP))
+        # the store passes the cap while the head is away: the cap takes unsent rows
         wait_for(lambda: get_json(url + "/api/v1/node")["head"]["gaps"] >= 3, timeout=90,
                  what="the size cap to delete rows the head lacks")
+        print("three gap records %.1f s after the head left" % (time.monotonic() - t))
         head = Head(wd, port=port, name="head2")
-        wait_for(lambda: held(head.db, adb), timeout=60, what="the head to catch up")
+        t = time.monotonic()
+        wait_for(caught_up(head.db, adb), timeout=60, what="the head to catch up")
+        print("the head caught up in %.1f s" % (time.monotonic() - t))
         r = jobscope("session", "stop", "cap", "--head", head.url)
         eq(r.returncode, 0, "session stop: " + r.stdout + r.stderr)
         job.kill()
