@@ -24,7 +24,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-from harness import helper, jobscope, run_tests, check, eq, tail, wait_for
+from harness import helper, jobscope, run_tests, check, eq, scaled, tail, wait_for
 from agent_harness import env_with, spawn
 from head_harness import Head, start_agent, stop_agent, held, sql, store_exists
 
@@ -81,7 +81,7 @@ class Tee:
     def _send(head, method, path, body, hdrs):
         req = urllib.request.Request(head.url + path, data=body, method=method, headers=hdrs)
         try:
-            with urllib.request.urlopen(req, timeout=30) as r:
+            with urllib.request.urlopen(req, timeout=scaled(30)) as r:
                 return r.status, r.getheaders(), r.read()
         except urllib.error.HTTPError as e:
             return e.code, e.headers.items(), e.read()
@@ -127,7 +127,7 @@ def cli(*args):
 
 def api(h, path):
     try:
-        with urllib.request.urlopen(h.url + path, timeout=10) as r:
+        with urllib.request.urlopen(h.url + path, timeout=scaled(10)) as r:
             return "%d %s" % (r.status, r.read().decode())
     except urllib.error.HTTPError as e:
         return "%d %s" % (e.code, e.read().decode())
@@ -149,11 +149,15 @@ def test_reports_byte_identical_between_backends(wd):
         tee = Tee(heads)
         proc, adb, log, errf = start_agent(wd, None, "node-a", url=tee.url)
         wait_for(lambda: tee.requests >= 2, timeout=20, what="the agent streaming to the tee")
-        # two Slurm jobs: one spinning 2 threads for 2 s, one asleep
+        # two Slurm jobs: one spinning 2 threads for 2 s, one asleep for 1 s.  Each is
+        # reaped (by this process) a second apart, the sleeper first: a process that
+        # ended between two of the agent's ticks gets its final CPU time from its
+        # parent's cutime only when it is the only child the parent reaped meanwhile
+        # (ptree.c's settle_ended), and then the spinning job's CPU time is exact
         jobs = [spawn([helper("busy"), "--seconds", "2", "--threads", "2"],
                       env=env_with(SLURM_JOB_ID=5101)),
-                spawn([helper("busy"), "--sleep", "2"], env=env_with(SLURM_JOB_ID=5102))]
-        outs = [j.communicate(timeout=30)[0] for j in jobs]
+                spawn([helper("busy"), "--sleep", "1"], env=env_with(SLURM_JOB_ID=5102))]
+        outs = [j.communicate(timeout=scaled(30))[0] for j in reversed(jobs)][::-1]
         eq([j.returncode for j in jobs], [0, 0], "the jobs' exit")
         # what the spinning job measured of itself (getrusage)
         own_ms = json.loads(outs[0].strip().splitlines()[-1])["cpu_seconds"] * 1000
@@ -161,7 +165,6 @@ def test_reports_byte_identical_between_backends(wd):
                                   " ON j.id = s.job_id WHERE j.scheduler = 'slurm'"
                                   " AND j.job_id IN ('5101', '5102')")[0][0] == 2,
                  timeout=30, what="both jobs ended at the agent")
-        time.sleep(1.0)
         eq(stop_agent(proc, errf), 0, "agent exit")
         proc = None
         for h in heads:
