@@ -21,7 +21,6 @@ import os
 import re
 import subprocess
 import threading
-import time
 
 from harness import JOBSCOPE, free_port, jobscope, run_tests, check, eq, wait_for
 from head_harness import head_db, start_agent, stop_agent, held, sql, store_exists
@@ -119,8 +118,15 @@ def run_bytes(wd, name, *args, env=None):
     return r.returncode, r.stderr, data
 
 
+def ticks_since(adb, start_ms):
+    """An agent's ticks since start_ms that hold a row of each of its GPUs."""
+    return sql(adb, "SELECT count(*) FROM host_samples h WHERE h.ts_ms >= ? AND"
+                    " (SELECT count(*) FROM gpu_samples g WHERE g.ts_ms = h.ts_ms) = 2",
+               start_ms)[0][0]
+
+
 def run_session(wd):
-    """A head, two agents with two GPUs each, session s1 run ~2 s and stopped,
+    """A head, two agents with two GPUs each, session s1 run ten ticks and stopped,
     and session empty (a node that does not exist); the agents stopped and
     every row at the head.  Returns the head, still running."""
     scn = wd.join("gpu.scn")
@@ -137,10 +143,12 @@ def run_session(wd):
         for args in (["start", "s1"], ["start", "empty", "--nodes", "no-such-node"]):
             r = jobscope("session", *args, "--head", head.url, "--token-file", head.admin)
             eq(r.returncode, 0, "session %s: %s" % (args, r.stderr))
-        time.sleep(2.0)
+        # a line's worth in every picture: ten ticks of each node, and of its GPUs, in s1
+        start = sql(head.db, "SELECT start_ms FROM sessions WHERE name = 's1'")[0][0]
+        wait_for(lambda: all(ticks_since(adb, start) >= 10 for _, adb, _, _ in agents),
+                 timeout=20, what="ten ticks of each node in the session")
         r = jobscope("session", "stop", "--head", head.url, "--token-file", head.admin)
         eq(r.returncode, 0, "session stop: " + r.stderr)
-        time.sleep(0.5)
     finally:
         for proc, _, _, errf in agents:
             eq(stop_agent(proc, errf), 0, "agent exit")

@@ -18,7 +18,6 @@ import datetime
 import json
 import os
 import subprocess
-import time
 
 from harness import jobscope, run_tests, check, eq, wait_for
 
@@ -178,18 +177,21 @@ def test_golden_files(wd):
 
 def expected_frames(db, start_ms, end_ms, period_ms, iv_ms, node):
     """gswarm's frames for node's GPUs, from the head's store: each GPU's
-    latest row at or before the frame time, 0.00 when none is 3 intervals fresh."""
+    latest row at or before the frame time, 0.00 when none is 3 intervals fresh.
+    And for each frame, whether every GPU had a fresh row."""
     devs = sql(db, "SELECT d.id, d.idx, d.name, d.mem_total_bytes FROM devices d"
                " JOIN nodes n ON n.id = d.node_id WHERE n.hostname = ? ORDER BY d.idx", node)
-    out = []
+    out, all_fresh = [], []
     t = start_ms + period_ms
     while t <= end_ms:
         f = {k: [] for k in ("gpu_id",) + GPU_KEYS}
+        frame_fresh = True
         for dev_id, idx, name, total in devs:
             row = sql(db, "SELECT ts_ms, util_pct, mem_used_bytes, pcie_rx_bps, pcie_tx_bps"
                       " FROM gpu_samples WHERE device_id = ? AND ts_ms <= ?"
                       " ORDER BY ts_ms DESC, seq DESC LIMIT 1", dev_id, t)
             fresh = row and t - row[0][0] <= 3 * iv_ms
+            frame_fresh = frame_fresh and fresh
             _, util, used, rx, tx = row[0] if fresh else (0, None, None, None, None)
             f["gpu_id"].append("%s:%d:%s" % (node, idx, name))
             f["gpu_util"].append("%.2f" % (util / 100 if util is not None else 0))
@@ -202,8 +204,9 @@ def expected_frames(db, start_ms, end_ms, period_ms, iv_ms, node):
         f["time"] = datetime.datetime.fromtimestamp(t // 1000).replace(
             microsecond=t % 1000 * 1000).isoformat()
         out.append(f)
+        all_fresh.append(bool(frame_fresh))
         t += period_ms
-    return out
+    return out, all_fresh
 
 
 def test_live_head(wd):
@@ -230,7 +233,13 @@ def test_live_head(wd):
         r = jobscope("session", "start", "g1", "--interval", "200ms", "--nodes",
                      "node-a,node-b", "--head", head.url)
         eq(r.returncode, 0, "session start: " + r.stderr)
-        time.sleep(2.2)
+        # ten of node-a's ticks at 200 ms in the window, each with both GPUs' rows
+        start = sql(head.db, "SELECT start_ms FROM sessions WHERE name = 'g1'")[0][0]
+        adb = agents[0][1]
+        wait_for(lambda: sql(adb, "SELECT count(*) FROM host_samples h WHERE h.ts_ms > ? AND"
+                                  " (SELECT count(*) FROM gpu_samples g"
+                                  " WHERE g.ts_ms = h.ts_ms) = 2", start)[0][0] >= 10,
+                 timeout=20, what="ten ticks of node-a in the session")
         r = jobscope("session", "stop", "g1", "--head", head.url)
         eq(r.returncode, 0, "session stop: " + r.stderr)
     finally:
@@ -261,15 +270,19 @@ def test_live_head(wd):
     doc = check_shape(outs["--db"], "g1")
     frames = doc["frames"]
     eq(len(frames), (end_ms - start_ms) // 200, "g1: a frame every 200 ms of the window")
-    want = expected_frames(head.db, start_ms, end_ms, 200, 200, "node-a")
+    want, fresh = expected_frames(head.db, start_ms, end_ms, 200, 200, "node-a")
     for n, (got, exp) in enumerate(zip(frames, want), 1):
         for k in exp:
             eq(got[k], exp[k], "g1 frame %d: %s" % (n, k))
-    eq(frames[-1]["gpu_id"], ["node-a:0:NVIDIA A100", "node-a:1:NVIDIA A100"],
+    # the scenario's values in the last frame that had fresh rows of both GPUs (an
+    # agent that a busy machine held up for 3 intervals leaves a frame without)
+    check(any(fresh), "a frame with fresh rows of both GPUs: %r" % fresh)
+    last = [f for f, ok in zip(frames, fresh) if ok][-1]
+    eq(last["gpu_id"], ["node-a:0:NVIDIA A100", "node-a:1:NVIDIA A100"],
        "g1: node-a's GPUs; node-b has none, node-c is not in the session")
-    eq(frames[-1]["gpu_util"], ["0.60", "0.00"], "g1: GPU 1's utilization is NOT_SUPPORTED")
-    eq(frames[-1]["dram_bandwidth_rx"], ["500.00", "0.00"], "g1: nvitop's tx as rx, KiB/s")
-    eq(frames[-1]["dram_bandwidth"], ["1500.0", "0.0"], "g1: rx + tx")
+    eq(last["gpu_util"], ["0.60", "0.00"], "g1: GPU 1's utilization is NOT_SUPPORTED")
+    eq(last["dram_bandwidth_rx"], ["500.00", "0.00"], "g1: nvitop's tx as rx, KiB/s")
+    eq(last["dram_bandwidth"], ["1500.0", "0.0"], "g1: rx + tx")
     eq(doc["summary_by_device"]["node-a:0:NVIDIA A100"],
        {"avg_gpu_util": "0.60", "avg_gpu_memory": "0.15"}, "g1: GPU 0's averages")
     fs = sql(head.db, "SELECT count(*) FROM fs_samples")[0][0]
