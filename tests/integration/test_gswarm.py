@@ -16,7 +16,7 @@ import urllib.error
 import urllib.request
 
 from harness import JOBSCOPE, jobscope, run_tests, check, eq, wait_for
-from head_harness import Head, head_db, start_agent, stop_agent
+from head_harness import Head, head_db, sql, start_agent, stop_agent
 
 FAKES = os.environ.get("FAKES", "")
 SCENARIO = """driver 535.104.05
@@ -80,6 +80,38 @@ class GswarmClient:
                 for s in d.get("sessions", [])]
 
 
+def settled_frame(db, start_ms, period_ms, gs):
+    """The number k (from 1) of the session's latest frame, once it is past its second
+    (k >= 2) and the head holds every figure it takes: rows of each node (host, root
+    filesystem) and of each GPU after its time, so none can come later, and a row of
+    each at most 3 intervals (300 ms) before it, as gswarm's frame wants them fresh.
+    None until then (a frame whose rows a busy machine held up is passed over for
+    the next), or when half the period to the next frame has passed: the stop
+    follows at once, before the next frame's time, so the file written at the stop
+    and every later export are the same."""
+    listed = dict((n, f) for n, _state, f in gs.sessions())
+    k = listed.get(NAME, 0)
+    t = start_ms + k * period_ms
+    if k < 2 or time.time() * 1000 > t + period_ms / 2:
+        return None  # too close to the next frame's time: that one, then
+    series = []
+    for host in ("node-a", "node-b"):
+        for table in ("host_samples", "fs_samples"):
+            series.append("SELECT %%s(s.ts_ms) FROM %s s JOIN nodes n ON n.id = s.node_id"
+                          " WHERE n.hostname = '%s' AND s.ts_ms %%s ?" % (table, host))
+    for idx in (0, 1):
+        series.append("SELECT %%s(s.ts_ms) FROM gpu_samples s JOIN devices d"
+                      " ON d.id = s.device_id JOIN nodes n ON n.id = d.node_id"
+                      " WHERE n.hostname = 'node-a' AND d.idx = %d AND s.ts_ms %%s ?" % idx)
+    for q in series:
+        if sql(db, q % ("min", ">"), t)[0][0] is None:
+            return None  # not yet past the frame at the head
+        before = sql(db, q % ("max", "<="), t)[0][0]
+        if before is None or t - before > 300:
+            return None  # not fresh: the next frame, then
+    return k
+
+
 def start_cluster(wd, extra=()):
     scn = wd.join("gpu.scn")
     with open(scn, "w") as f:
@@ -87,9 +119,9 @@ def start_cluster(wd, extra=()):
     head = Head(wd, extra=["--session-dir", wd.path] + list(extra))
     os.environ.update({"JOBSCOPE_NVML_LIBRARY": os.path.join(FAKES, "libnvidia-ml.so.1"),
                        "FAKE_GPU_SCENARIO": scn})
-    a = start_agent(wd, head, "node-a", extra=["--interval", "200ms"])
+    a = start_agent(wd, head, "node-a")  # at 100 ms
     os.environ["JOBSCOPE_NVML_LIBRARY"] = "/nonexistent/libnvidia-ml.so.1"
-    b = start_agent(wd, head, "node-b", extra=["--interval", "200ms"])
+    b = start_agent(wd, head, "node-b")
     del os.environ["FAKE_GPU_SCENARIO"]
     return head, [a, b]
 
@@ -106,7 +138,7 @@ def test_gswarm_client_against_head(wd):
                              timeout=20, what="both agents connected")
         eq((st["is_profiling"], st["output_filename"], st["frame_id_counter"]), (False, "", 0),
            "nothing profiled yet")
-        eq(st["freq"], 200, "freq: the agents' interval in ms")
+        eq(st["freq"], 100, "freq: the agents' interval in ms")
         by_host = {v[0]["hostname"] if v else None: (k, v) for k, v in st["gpu_info"].items()}
         eq(sorted(st["gpu_info"]), sorted(st["connected_clients"]), "gpu_info by client id")
         a_id, a_gpus = by_host["node-a"]
@@ -177,7 +209,12 @@ def test_gswarm_client_against_head(wd):
             eq((status, doc.get("success")), (want, False), "record %r -> %r" % (body, doc))
             check(doc.get("detail"), "it says why: %r" % doc)
 
-        time.sleep(2.5)
+        # two frames or more, the last with every figure (see settled_frame), then the stop
+        period = sql(head.db, "SELECT interval_ms FROM sessions WHERE name = ?", NAME)[0][0] \
+            or 1000
+        start = sql(head.db, "SELECT start_ms FROM sessions WHERE name = ?", NAME)[0][0]
+        k = wait_for(lambda: settled_frame(head.db, start, period, gs), timeout=20,
+                     what="a frame with every figure at the head")
         listed = dict((n, (state, frames)) for n, state, frames in gs.sessions())
         check(listed[NAME][0] == "Active" and listed[NAME][1] >= 2,
               "gswarm's lister: active, with frames: %r" % listed)
@@ -206,7 +243,7 @@ def test_gswarm_client_against_head(wd):
                     {"queue_time": 0.25, "processing_time": 2.0, "other_times": {"prefill": 0.125}},
                     {"queue_time": 1.0, "processing_time": 3.0, "other_times": {}}]},
            "the requests recorded during the session")
-        last = doc["frames"][-1]
+        last = doc["frames"][k - 1]
         eq(last["gpu_id"], ["node-a:0:NVIDIA A100", "node-a:1:NVIDIA A100"], "every GPU")
         eq((last["gpu_util"], last["dram_bandwidth_rx"][1]), (["0.60", "0.00"], "0.00"),
            "fractions in strings; NOT_SUPPORTED is 0.00")
