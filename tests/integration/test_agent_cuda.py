@@ -19,7 +19,7 @@ import subprocess
 
 from harness import jobscope, run_tests, check, eq, scaled, wait_for
 from agent_harness import Agent, env_with
-from head_harness import Head, start_agent, stop_agent, held, sql, store_exists
+from head_harness import Head, start_agent, stop_agent, caught_up, sql, store_exists
 from test_cuda import MAIN, APP, CUPTI, HOOK, main_expect, check_rows, check_json, scenario
 
 # MAIN's work without its init, ctx and exit lines
@@ -141,8 +141,9 @@ def test_cuda_tables_through_the_head(wd):
         wait_for(lambda: sql(adb, "SELECT count(*) FROM host_samples")[0][0] >= ticks + 5,
                  what="five more ticks in the agent's store")
         head = Head(wd, port=port, name="head2")
-        wait_for(lambda: held(head.db, adb) and
-                 (cuda_proc(head.db, 7101, p.pid) or (None, 0))[1] == 1,
+        # the agent samples on: the head holds what it had once the final snapshot was in
+        current = caught_up(head.db, adb)
+        wait_for(lambda: current() and (cuda_proc(head.db, 7101, p.pid) or (None, 0))[1] == 1,
                  timeout=30, what="the head current again")
         whole = main_expect(2)
         check_rows(cuda_stats(head.db, 7101, p.pid), whole, "at the head after its restart")

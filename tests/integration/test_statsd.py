@@ -446,7 +446,7 @@ def test_agent_sender_seen_only_before_its_exec(wd):
 
 def test_agent_streams_app_rows_to_the_head(wd):
     """The agent's app rows and markers reach the head, the same rows under the same job."""
-    from head_harness import Head, start_agent, stop_agent, held, store_exists
+    from head_harness import Head, start_agent, stop_agent, caught_up, store_exists
     from head_harness import sql as hsql
 
     head = Head(wd)
@@ -476,7 +476,8 @@ def test_agent_streams_app_rows_to_the_head(wd):
                  what="the agent's marker")
         open(go + ".2", "w").close()
         eq(p.wait(timeout=30), 0, "the job's script")
-        wait_for(lambda: held(head.db, adb) and hsql(head.db, q) == sql(adb, q), timeout=20,
+        current = caught_up(head.db, adb)  # what the agent, sampling on, had by now
+        wait_for(lambda: current() and hsql(head.db, q) == sql(adb, q), timeout=20,
                  what="the head holding the agent's rows")
         eq(hsql(head.db, q), sql(adb, q), "the same as the agent's")
         mq = ("SELECT m.name, m.text FROM marks m JOIN jobs j ON j.id = m.job_id"
