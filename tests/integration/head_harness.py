@@ -307,9 +307,10 @@ def integrity_ok(db):
     """Whether the head's store reads whole: SQLite's integrity_check, or on PostgreSQL
     every table and partition scanned without an error."""
     if is_pg(db):
-        for (t,) in pg().psql("SELECT c.relname FROM pg_class c JOIN pg_namespace n"
-                              " ON n.oid = c.relnamespace WHERE n.nspname = 'public'"
-                              " AND c.relkind IN ('r', 'p')", db=_pg_name(db)):
-            pg().psql('SELECT count(*) FROM "%s"' % t, db=_pg_name(db))
+        tables = pg().psql("SELECT c.relname FROM pg_class c JOIN pg_namespace n"
+                           " ON n.oid = c.relnamespace WHERE n.nspname = 'public'"
+                           " AND c.relkind IN ('r', 'p')", db=_pg_name(db))
+        pg().script("".join('SELECT count(*) FROM "%s";\n' % t for (t,) in tables),
+                    db=_pg_name(db))
         return True
     return sql(db, "PRAGMA integrity_check")[0][0] == "ok"

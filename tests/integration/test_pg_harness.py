@@ -24,18 +24,20 @@ def copy_to_pg(src, url):
     name = url.rsplit("/", 1)[1]
     tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'"
                                         " AND name NOT LIKE 'sqlite_%'")]
+    script = []
     for t in tables:
         cols = con.execute("PRAGMA table_info(%s)" % t).fetchall()
         ddl = ", ".join('"%s" %s' % (c[1], PG_TYPES.get((c[2] or "TEXT").upper(), "text"))
                         for c in cols)
-        hh.pg().psql('CREATE TABLE "%s" (%s)' % (t, ddl), db=name)
+        script.append('CREATE TABLE "%s" (%s);' % (t, ddl))
         rows = con.execute("SELECT * FROM %s" % t).fetchall()
         for i in range(0, len(rows), 500):
-            hh.pg().psql('INSERT INTO "%s" VALUES %s' % (t, ",".join(
+            script.append('INSERT INTO "%s" VALUES %s;' % (t, ",".join(
                 "(%s)" % ",".join("'\\x%s'::bytea" % v.hex() if isinstance(v, bytes)
                                   else pg_cluster.quote(v) for v in r)
-                for r in rows[i:i + 500])), db=name)
+                for r in rows[i:i + 500])))
     con.close()
+    hh.pg().script("\n".join(script), db=name)  # one psql for all of it
     return tables
 
 
