@@ -188,37 +188,41 @@ def test_metrics_endpoint(wd):
         eq(agent.stop(), 0, "the agent's exit code on SIGTERM")
 
 
-def scrape_slack(durations):
-    """{T: ms} for match_rows' slack_after_ms: how long each scrape stamped T took
-    (Prometheus's own scrape_duration_seconds, [(T, s)]), and 100 ms more."""
+def answer_ms(durations):
+    """{T: ms}: how long after its stamp T each scrape's answer came at the latest
+    (Prometheus's own scrape_duration_seconds, [(T, s)], and 100 ms more)."""
     return {t: v * 1000 + 100 for t, v in durations}
 
 
-def match_rows(samples, rows, what, slack_before_ms, slack_after_ms):
-    """Every scraped (T, v) must be exactly the value of the store's tick at or
-    before T.  A tick's ts_ms is taken when it starts and its /metrics body is
-    published when it ends, and Prometheus stamps a scrape when it starts,
-    before the agent answers; so when a tick's ts_ms is within slack_before_ms
-    before T or slack_after_ms after it (a number, or {T: ms}: each scrape's
-    own time to answer, scrape_slack()), either side of it is accepted.
-    rows: [(ts_ms, value)] sorted by ts_ms.  Returns how many samples needed
-    that leeway."""
+def match_ticks(samples, rows, ticks, answered, what):
+    """Every scraped (T, v) must be the value as of a tick the agent's answer can
+    have come from.  The agent's ticks run one after another, each taking its ts_ms
+    as it starts and publishing its /metrics body as it ends: so by T (Prometheus
+    stamps a scrape as it starts it) the tick before the last one started by T has
+    published, and the answer, by T + answered[T], comes from no tick started after
+    that.  However late ticks are on a busy machine, the value is one of those
+    ticks'.  rows: [(ts_ms, value)] of the series, sorted, a row where it changed
+    (job_samples) or at every tick; ticks: every tick's ts_ms (host_samples),
+    sorted; answered: answer_ms().  Returns how many samples were not the value as
+    of the last tick started by T (a later tick's, or an earlier one's)."""
     check(rows, "no stored rows for %s" % what)
-    leeway = 0
+
+    def value_at(ts):
+        vals = [val for rts, val in rows if rts <= ts]
+        return vals[-1] if vals else None
+    other = 0
     for t, v in samples:
-        at_or_before = [val for ts, val in rows if ts <= t]
-        exact = at_or_before[-1] if at_or_before else None
-        if v == exact:
-            continue
-        after = slack_after_ms[t] if isinstance(slack_after_ms, dict) else slack_after_ms
-        ok = set(val for ts, val in rows if t - slack_before_ms <= ts <= t + after)
-        earlier = [val for ts, val in rows if ts < t - slack_before_ms]
-        if earlier:
-            ok.add(earlier[-1])
-        check(v in ok, "%s scraped at %d = %r: not the stored value of the tick at or before"
-              " it (%r; near ticks: %r)\nrows: %r" % (what, t, v, exact, sorted(ok), rows))
-        leeway += 1
-    return leeway
+        started = [ts for ts in ticks if ts <= t]
+        check(started, "%s scraped at %d, before the agent's first tick" % (what, t))
+        latest = [ts for ts in ticks if ts <= t + answered.get(t, 100)]
+        window = [ts for ts in ticks if started[max(len(started) - 2, 0)] <= ts <= latest[-1]]
+        ok = [value_at(ts) for ts in window]
+        check(v in ok, "%s scraped at %d = %r: not the stored value as of a tick that"
+              " started from %d to %d (%r)\nrows: %r"
+              % (what, t, v, window[0], window[-1], ok, rows))
+        if v != value_at(started[-1]):
+            other += 1
+    return other
 
 
 def test_prometheus_matches_store(wd):
@@ -268,7 +272,7 @@ def test_prometheus_matches_store(wd):
         reserved_cpus = prom.raw("jobscope_job_reserved_cpus" + sel)
         tick_max = max(v for _t, v in prom.raw("jobscope_agent_tick_duration_seconds"))
         up = prom.raw('up{job="jobscope"}')
-        answered = scrape_slack(prom.raw('scrape_duration_seconds{job="jobscope"}'))
+        answered = answer_ms(prom.raw('scrape_duration_seconds{job="jobscope"}'))
         # instant queries at the scrape times give back those very samples
         for t, v in cpu:
             got = prom.vector("jobscope_job_cpu_seconds_total" + sel, at_ms=t)
@@ -313,8 +317,7 @@ def test_prometheus_matches_store(wd):
     hosts = sql(agent.db, "SELECT ts_ms, mem_total_bytes, cpu_user_ms FROM host_samples"
                 " ORDER BY ts_ms, seq")
 
-    slack_before = round(tick_max * 1000) + 100  # publish follows the tick's ts
-    slack_after = answered                       # the answer follows the scrape stamp
+    ticks = [ts for ts, _m, _u in hosts]
     print("stored job rows: %s" % ", ".join("%d:%r" % r for r in rows))
     print("scraped job samples: %s" % ", ".join("%d:%r" % s for s in cpu))
 
@@ -325,31 +328,32 @@ def test_prometheus_matches_store(wd):
     stored_values = set(v for _t, v in rows)
     for t, v in cpu:
         check(v in stored_values, "scraped %r at %d is no stored value %r" % (v, t, rows))
-    lee_job = match_rows(cpu, rows, "jobscope_job_cpu_seconds_total", slack_before, slack_after)
-    lee_host = match_rows(node_user, [(ts, u / 1000.0) for ts, _m, u in hosts],
-                          'jobscope_node_cpu_seconds_total{mode="user"}', slack_before,
-                          slack_after)
-    match_rows(mem_total, [(ts, float(m)) for ts, m, _u in hosts],
-               "jobscope_node_memory_total_bytes", slack_before, slack_after)
+    lee_job = match_ticks(cpu, rows, ticks, answered, "jobscope_job_cpu_seconds_total")
+    lee_host = match_ticks(node_user, [(ts, u / 1000.0) for ts, _m, u in hosts], ticks,
+                           answered, 'jobscope_node_cpu_seconds_total{mode="user"}')
+    match_ticks(mem_total, [(ts, float(m)) for ts, m, _u in hosts], ticks, answered,
+                "jobscope_node_memory_total_bytes")
     for t, vals in mem_at.items():
         before = [float(m) for ts, m, _u in hosts if ts <= t]
         eq(vals, before[-1:], "jobscope_node_memory_total_bytes at %d vs host_samples" % t)
     # every scrape the agent answered while the job was live has the job, the last
-    # one too: from the first tick's body (published within a tick's time of its ts)
+    # one too: from the first tick's body (published before the next tick started)
     # to the end row's tick (the job is gone from the body it publishes), as the
     # scrape's answer came (Prometheus's own up and scrape_duration_seconds: a busy
     # machine makes scrapes fail, and late, and then there is none to compare)
     first_ts = rows[0][0]
     final_ts, final_v = rows[-1]
-    live_scrapes = [t for t, v in up if v == 1 and t >= first_ts + slack_before and
+    published = min(ts for ts in ticks if ts > first_ts)
+    live_scrapes = [t for t, v in up if v == 1 and t >= published and
                     t + answered[t] < final_ts]
     missing = sorted(set(live_scrapes) - set(t for t, _v in cpu))
     eq(missing, [], "scrapes answered while the job was live, without the job's series"
        " (the job's from %d to %d)" % (first_ts, final_ts))
     last_t, last_v = cpu[-1]
     last_row_ts = max(ts for ts, v in rows if v == last_v)
-    # one thread cannot use more CPU than the wall time between the two rows
-    check(0 <= final_v - last_v <= (final_ts - last_row_ts + slack_before) / 1000.0 + 0.02,
+    # one thread cannot use more CPU than the wall time between the two rows (the
+    # last row holds its CPU until it ended, the earlier one from its tick's read on)
+    check(0 <= final_v - last_v <= (final_ts - last_row_ts) / 1000.0 + 0.02,
           "final stored %r at %d vs last scraped %r (row at %d): more CPU than one thread"
           " can use" % (final_v, final_ts, last_v, last_row_ts))
     for t, v in reserved:
@@ -357,8 +361,9 @@ def test_prometheus_matches_store(wd):
     for t, v in reserved_cpus:
         eq(v, 1.0, "scraped reserved cpus at %d" % t)
     eq(len(reserved), len(cpu), "reserved memory scraped with every CPU sample")
-    print("%d scrapes of the job, %d of the node; leeway used %d+%d times (ticks take <= "
-          "%.1f ms); final stored CPU %.3f s, js-busy's getrusage %.3f s"
+    print("%d scrapes of the job, %d of the node; %d+%d of them an earlier or later tick's"
+          " than the last one started (ticks take <= %.1f ms); final stored CPU %.3f s,"
+          " js-busy's getrusage %.3f s"
           % (len(cpu), len(node_user), lee_job, lee_host, tick_max * 1000, final_v, busy_cpu))
 
 

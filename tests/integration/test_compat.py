@@ -24,7 +24,7 @@ import urllib.parse
 from agent_harness import Agent, sql
 from harness import check, eq, helper, http_get, run_tests, slurm_env, stop, tail, wait_for
 from prom_harness import PROMETHEUS, PrometheusProcess
-from test_agent_prometheus import match_rows, scrape_slack
+from test_agent_prometheus import answer_ms, match_ticks
 
 FAKES = os.environ.get("FAKES", "")
 NVML = os.path.join(FAKES, "libnvidia-ml.so.1")
@@ -228,10 +228,9 @@ def test_jobstats_and_dcgm_through_prometheus(wd):
     (labels, cpu), = raw["cgroup_cpu_total_seconds"].items()
     (_l, rss), = raw["cgroup_memory_rss_bytes"].items()
     check(len(cpu) >= BUSY_SECONDS + 2, "scrapes of the job: %r" % cpu)
-    # a tick's row is published up to a tick's time after its ts; a scrape's answer
-    # comes as long after its stamp as it took
-    match_rows(cpu, cpu_rows, "cgroup_cpu_total_seconds", 1100, scrape_slack(durations))
-    match_rows(rss, rss_rows, "cgroup_memory_rss_bytes", 1100, scrape_slack(durations))
+    ticks = [ts for (ts,) in sql(db, "SELECT ts_ms FROM host_samples ORDER BY ts_ms, seq")]
+    match_ticks(cpu, cpu_rows, ticks, answer_ms(durations), "cgroup_cpu_total_seconds")
+    match_ticks(rss, rss_rows, ticks, answer_ms(durations), "cgroup_memory_rss_bytes")
     final_cpu = cpu_rows[-1][1]
     check(final_cpu > 0.05, "the job burned CPU: %r" % cpu_rows)  # less under load
     eq(res["total_time"], {node: final_cpu},
