@@ -14,8 +14,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import (JOBSCOPE, check, eq, helper, jobscope, run, run_tests, stop,  # noqa: E402
-                     wait_for)
+from harness import (JOBSCOPE, check, eq, helper, jobscope, run, run_tests, scaled,  # noqa: E402
+                     stop, wait_for)
 from agent_harness import Agent, env_with, job_row, spawn  # noqa: E402
 from head_harness import (Head, skip_on_pg, start_agent, stop_agent, sql,  # noqa: E402
                           store_exists)
@@ -108,7 +108,7 @@ def test_compact_mid_job_golden_store(wd):
         return
     db = wd.join("golden.db")
     r = subprocess.run([MKSTORE, "--db", db, "--quiet"], capture_output=True, text=True,
-                       timeout=120)
+                       timeout=scaled(120))
     eq(r.returncode, 0, "js-mkstore: %s" % r.stderr)
     want = {j: reports(db, "--job", "slurm:" + j, full=True) for j in GOLDEN_JOBS}
     eq(ckpts(db), {}, "no checkpoints before compact")

@@ -23,7 +23,7 @@ import signal
 import subprocess
 import tempfile
 
-from harness import run, helper, jobscope, run_tests, check, eq
+from harness import run, helper, jobscope, run_tests, check, eq, scaled
 
 FAKES = os.environ.get("FAKES", "")
 NVML = os.path.join(FAKES, "libnvidia-ml.so.1")
@@ -211,11 +211,12 @@ def chromium_load(wd, page, size, tag):
                             stderr=subprocess.PIPE, text=True, errors="replace",
                             start_new_session=True, cwd=wd.path)
     try:
-        out, err = proc.communicate(timeout=CHROMIUM_TIMEOUT_S)
+        out, err = proc.communicate(timeout=scaled(CHROMIUM_TIMEOUT_S))
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.communicate()
-        raise AssertionError("chromium did not finish in %d s on %s" % (CHROMIUM_TIMEOUT_S, page))
+        raise AssertionError("chromium did not finish in %d s on %s" % (scaled(CHROMIUM_TIMEOUT_S),
+                                                                     page))
     finally:
         try:  # its helpers (zygote, crashpad) share the session: none outlives the test
             os.killpg(proc.pid, signal.SIGKILL)

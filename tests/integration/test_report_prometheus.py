@@ -24,13 +24,14 @@ tests print "SKIP: ..." and pass, as the other integration tests do.
 import http.server
 import json
 import os
+import socket
 import subprocess
 import threading
 import time
 import urllib.error
 import urllib.request
 
-from harness import JOBSCOPE, check, eq, free_port, http_open, plot_env, run_tests
+from harness import JOBSCOPE, check, eq, http_open, plot_env, run_tests, scaled
 from prom_harness import PROMETHEUS, PrometheusProcess
 from rw_proto import snappy_block, timeseries
 STEP_S = 5
@@ -52,7 +53,7 @@ class Prometheus(PrometheusProcess):
             headers={"Content-Type": "application/x-protobuf", "Content-Encoding": "snappy",
                      "X-Prometheus-Remote-Write-Version": "0.1.0"})
         try:
-            with http_open(req, timeout=30) as r:
+            with http_open(req, timeout=scaled(30)) as r:
                 eq(r.status // 100, 2, "remote write status")
         except urllib.error.HTTPError as e:
             raise AssertionError("remote write answered %d: %s" % (e.code, e.read()[:300]))
@@ -117,7 +118,7 @@ def dcgm(t0, extra, uuid="GPU-0a1b2c3d", gpu="0"):
 def report(prom, *args, fmt="json", since="1h", step="%ds" % STEP_S):
     p = subprocess.run([JOBSCOPE, "report", "--prometheus", prom.url, "--since", since]
                        + (["--step", step] if step else []) + ["--format", fmt] + list(args),
-                       capture_output=True, text=True, timeout=120,
+                       capture_output=True, text=True, timeout=scaled(120),
                        env=plot_env() if "--plot" in args else None)
     eq(p.returncode, 0, "report exit (stderr: %s)" % p.stderr)
     return (json.loads(p.stdout) if fmt == "json" else p.stdout), p.stderr
@@ -385,10 +386,13 @@ class FakeProm(http.server.BaseHTTPRequestHandler):
 def test_errors(wd):
     def ask(url, *args):
         return subprocess.run([JOBSCOPE, "report", "--prometheus", url, "--job", "1"]
-                              + list(args), capture_output=True, text=True, timeout=60)
+                              + list(args), capture_output=True, text=True, timeout=scaled(60))
 
-    # nobody listening
-    p = ask("http://127.0.0.1:%d" % free_port())
+    # nobody listening: a port bound here and not listened on, so no other test's
+    # server can take it meanwhile (a connection to it is refused)
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as closed:
+        closed.bind(("127.0.0.1", 0))
+        p = ask("http://127.0.0.1:%d" % closed.getsockname()[1])
     eq(p.returncode, 1, "exit when Prometheus is down")
     check("cannot reach Prometheus" in p.stderr, "down: %s" % p.stderr)
 
@@ -420,7 +424,7 @@ def test_errors(wd):
     # usage errors: exit 2
     for args in (["--pod", "nonamespace"], ["--step", "0s"], ["--pod", "a/b", "--node", "n"]):
         p = subprocess.run([JOBSCOPE, "report", "--prometheus", url] + args,
-                           capture_output=True, text=True, timeout=60)
+                           capture_output=True, text=True, timeout=scaled(60))
         eq(p.returncode, 2, "usage exit for %s (%s)" % (args, p.stderr))
 
 
