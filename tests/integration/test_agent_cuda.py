@@ -26,14 +26,13 @@ from test_cuda import MAIN, APP, CUPTI, HOOK, main_expect, check_rows, check_jso
 BODY = "\n".join(line for line in MAIN.splitlines()
                  if line and line not in ("init", "ctx") and not line.startswith("exit"))
 
-# A process's rows are stored under the job the agent's scans saw its pid in: each
-# lives a while (a scan each 100 ms; its life scaled as a deadline is, for a slower
-# machine), and before its first tables (the hook sends every 200 ms)
+# app() holds each process until the agent saw it; it lives a while after (its life
+# scaled as a deadline is): test_cuda_always sees it connected meanwhile
 OFF_APP = "init\nctx\nsleep ms=%d\n%s\nexit code=0\n" % (scaled(1500), BODY)
 # the test stops the process during the long sleep, once the agent holds the first
 # half, and kills the head: the second half comes while it is away
-SPLIT_APP = "init\nctx\nsleep ms=%d\n%s\nsleep ms=%d\n%s\nsleep ms=600\nexit code=0\n" % (
-    scaled(1000), BODY, scaled(3000), BODY)
+SPLIT_APP = "init\nctx\n%s\nsleep ms=%d\n%s\nsleep ms=600\nexit code=0\n" % (
+    BODY, scaled(3000), BODY)
 
 
 def session(head, *args):
@@ -42,11 +41,37 @@ def session(head, *args):
     return r.stdout
 
 
-def app(wd, sock, job_id, text, name):
+def proc_state(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return None
+
+
+def app(wd, sock, job_id, text, name, db):
+    """js-cuda-app as job job_id, once the agent (its store db) saw its pid in the job:
+    a shell that stops itself until the agent's scans saw it, then execs the program
+    under the same pid.  (The agent stores a process's tables under the job it saw
+    its pid in; one that ended before any scan saw it has none, and on a busy
+    machine a scan may come late.)"""
     env = env_with(SLURM_JOB_ID=job_id, CUDA_INJECTION64_PATH=HOOK,
                    JOBSCOPE_CUDA_SOCKET=sock, JOBSCOPE_CUPTI_LIBRARY=CUPTI)
-    return subprocess.Popen([APP, scenario(wd, text, name)], stdin=subprocess.DEVNULL,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    p = subprocess.Popen(["sh", "-c", 'kill -STOP $$; exec "$0" "$@"', APP,
+                          scenario(wd, text, name)], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    def seen():
+        try:
+            return sql(db, "SELECT 1 FROM jobs WHERE scheduler = 'slurm' AND job_id = ?",
+                       str(job_id))
+        except Exception:  # noqa: BLE001 - a store still being created
+            return None
+    try:
+        wait_for(lambda: proc_state(p.pid) == "T", what="the job's shell stopped")
+        wait_for(seen, timeout=20, what="the agent to see job %s" % job_id)
+    finally:
+        os.kill(p.pid, signal.SIGCONT)
+    return p
 
 
 def finish(p):
@@ -95,7 +120,7 @@ def test_cuda_tables_through_the_head(wd):
         check(log_has(alog, "recording while a session asks"), "the agent's CUDA line")
 
         # no session: told off, a row that says so, no tables
-        p = app(wd, sock, 7100, OFF_APP, "off")
+        p = app(wd, sock, 7100, OFF_APP, "off", adb)
         finish(p)
         wait_for(lambda: cuda_proc(head.db, 7100, p.pid) is not None, timeout=20,
                  what="the off process's row at the head")
@@ -113,7 +138,7 @@ def test_cuda_tables_through_the_head(wd):
               "the listing says CUDA: %r" % listing)
         wait_for(lambda: log_has(alog, "CUDA tables on for a profiling session"), timeout=15,
                  what="the agent told")
-        p = app(wd, sock, 7101, SPLIT_APP, "split")
+        p = app(wd, sock, 7101, SPLIT_APP, "split", adb)
         half = main_expect(1)
 
         def first_half(db):
@@ -164,7 +189,7 @@ def test_cuda_tables_through_the_head(wd):
         # the session stops: a new process is told off
         session(head, "stop", "gpu-prof")
         wait_for(lambda: log_has(alog, "CUDA tables off"), timeout=15, what="the agent told off")
-        p = app(wd, sock, 7102, OFF_APP, "after")
+        p = app(wd, sock, 7102, OFF_APP, "after", adb)
         finish(p)
         wait_for(lambda: cuda_proc(head.db, 7102, p.pid) is not None, timeout=20,
                  what="the process after the session at the head")
@@ -182,7 +207,7 @@ def test_cuda_always(wd):
     try:
         eq(a.json("/api/v1/node")["cuda"],
            {"socket": sock, "recording": True, "connected": 0, "seen": 0}, "node's cuda")
-        p = app(wd, sock, 7200, OFF_APP, "always")
+        p = app(wd, sock, 7200, OFF_APP, "always", a.db)
         wait_for(lambda: a.json("/api/v1/node")["cuda"]["connected"] == 1, timeout=10,
                  what="the process connected")
         finish(p)
@@ -205,7 +230,7 @@ def test_off_leaves_cupti_free(wd):
         # other_profiler after init: cuptiSubscribe in the program itself, as
         # torch.profiler's Kineto does; js-cuda-app exits 1 if it is refused
         p = app(wd, sock, 7300, "init\nctx\nsleep ms=%d\nother_profiler\nexit code=0\n"
-                % scaled(800), "free")
+                % scaled(800), "free", a.db)
         finish(p)
         wait_for(lambda: cuda_proc(a.db, 7300, p.pid) is not None, timeout=20,
                  what="the process's row")
