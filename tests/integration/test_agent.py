@@ -80,6 +80,28 @@ def release(fifo):
         os.close(fd)
 
 
+def proc_state(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return None
+
+
+def seen_then(db, job_id, cmd, env, prefix=()):
+    """prefix + cmd as job slurm:job_id, let go once the agent's scans saw it: a shell
+    that stops itself until the job is stored, then execs cmd under its pid.  (A job
+    that ends before any scan saw it is no job; on a busy machine a scan comes late.)"""
+    p = spawn(list(prefix) + ["sh", "-c", 'kill -STOP $$; exec "$@"', "sh"] + list(cmd),
+              env=env)
+    try:
+        wait_for(lambda: proc_state(p.pid) == "T", what="the job's shell stopped")
+        wait_for(lambda: job_row(db, "slurm", job_id), what="job %s seen" % job_id)
+    finally:
+        os.kill(p.pid, signal.SIGCONT)
+    return p
+
+
 def near_cpu(got, truth, what):
     """A job's CPU seconds as the agent stored them against the workload's getrusage:
     each process's CPU in /proc is cut to clock ticks (10 ms) twice (user, system),
@@ -94,7 +116,7 @@ def test_slurm_env_job_reservation_and_usage(wd):
     try:
         env = env_with(SLURM_JOB_ID=901, SLURM_CPUS_ON_NODE=2, SLURM_MEM_PER_NODE=512)
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        busy = spawn([helper("busy"), "--seconds", "1", "--threads", "1"], env=env)
+        busy = seen_then(a.db, "901", [helper("busy"), "--seconds", "1", "--threads", "1"], env)
         mem = spawn([helper("memtouch"), "--mib", "96", "--hold", "2"], env=env)
         wait_for(lambda: job_series(a.metrics(), "jobscope_job_processes", "901"),
                  what="job 901 in /metrics")
@@ -276,7 +298,8 @@ def test_jobs_list_states_filters_and_paging(wd):
     running = None
     try:
         for n, jid in enumerate(["9611", "9612", "9613", "9614"]):
-            rc, _, err = settle(spawn(["sleep", "0.3"], env=env_with(SLURM_JOB_ID=jid)))
+            rc, _, err = settle(seen_then(a.db, jid, ["sleep", "0.3"],
+                                          env_with(SLURM_JOB_ID=jid)))
             eq(rc, 0, err)
             mine[jid] = wait_job_end(a.db, "slurm", jid)
             if n == 1:
@@ -284,9 +307,9 @@ def test_jobs_list_states_filters_and_paging(wd):
                 between_ms = int(time.time() * 1000) + 150
                 time.sleep(0.3)  # not a wait: puts between_ms between two jobs' times
         # a job of another user: it is slurm:9615 only once it runs as nobody
-        rc, _, err = settle(spawn(["setpriv", "--reuid=nobody", "--regid=nogroup",
-                                   "--clear-groups", "env", "SLURM_JOB_ID=9615", "sleep", "0.3"],
-                                  env=env_with()))
+        rc, _, err = settle(seen_then(a.db, "9615", ["sleep", "0.3"], env_with(), prefix=[
+            "setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "env",
+            "SLURM_JOB_ID=9615"]))
         eq(rc, 0, err)
         mine["9615"] = wait_job_end(a.db, "slurm", "9615")
         running = spawn(["sleep", "60"], env=env_with(SLURM_JOB_ID=9616))
