@@ -28,6 +28,7 @@ import os
 import pwd
 import re
 import signal
+import sqlite3
 import subprocess
 import threading
 import time
@@ -121,6 +122,14 @@ class Receiver:
         return out
 
 
+def stored(query):
+    """query()'s answer, or None while the agent's store is still being made."""
+    try:
+        return query()
+    except sqlite3.OperationalError:
+        return None
+
+
 def job_rows(db, job_id):
     """[(ts_ms, cpu seconds)] of the store's job_samples, as /metrics computes them."""
     rows = sql(db, "SELECT s.ts_ms, s.user_ms, s.system_ms, s.cg_cpu_ms FROM job_samples s"
@@ -140,7 +149,7 @@ def host_ts(db):
                                   " ORDER BY ts_ms")]
 
 
-def start_agent(wd, urls, extra=(), name="agent", interval="500ms"):
+def start_agent(wd, urls, extra=(), name="agent", interval="100ms"):
     db = wd.join(name + ".db")
     log = wd.join(name + ".log")
     errf = open(log, "a")
@@ -194,16 +203,27 @@ def test_prometheus_and_vm(wd):
     agent = job = None
     try:
         agent, db, log = start_agent(wd, [r.write_url() for r in rcv.values()])
-        job = busy(9)
+        job = busy(120)  # until the test ends it, after the outage
         down = rcv.get("prometheus") or rcv["victoria"]
-        time.sleep(2)
+        # the outage comes after the job's first rows were sent, lasts until the agent
+        # failed to send (its send from the cursor again is the point), and the job's
+        # rows go on after it
+        wait_for(lambda: down.samples('%s{job_id="%s"}' % (CPU, JOB_ID)), timeout=30,
+                 what="the job's first samples at %s" % down.kind)
         t0 = time.monotonic()
         eq(down.stop(), 0, "%s's exit code" % down.kind)
-        time.sleep(10)
+        wait_for(lambda: re.search(r"remote write %s: .*retrying from the cursor" % re.escape(
+            down.write_url()), tail(log, 200)), timeout=30, what="the agent failing to send")
         down.start()
         print("%s was down %.1f s" % (down.kind, time.monotonic() - t0))
-        job.wait(timeout=30)
-        time.sleep(1.5)        # the job's last ticks
+        wait_for(lambda: "remote write %s: sending again" % down.write_url() in tail(log, 200),
+                 timeout=30, what="the agent sending again")
+        back = len(job_rows(db, JOB_ID))
+        wait_for(lambda: len(job_rows(db, JOB_ID)) >= max(back + 5, 10), timeout=30,
+                 what="five more rows of the job, ten in all")
+        stop(job)
+        wait_for(lambda: sql(db, "SELECT end_ms FROM jobs WHERE job_id = ?", JOB_ID)[0][0],
+                 timeout=30, what="the job's end seen")
         eq(stop(agent), 0, "the agent's exit code")
         agent = None
         last = max_seq(db)
@@ -225,9 +245,10 @@ def test_prometheus_and_vm(wd):
                 eq(len(node), 1, "%s: node series" % r.kind)
                 return [t for t, _v in next(iter(node.values()))]
             # VictoriaMetrics makes the newest rows searchable within a few seconds
-            deadline = time.monotonic() + 20
-            while node_ts() != hosts and time.monotonic() < deadline:
-                time.sleep(0.5)
+            try:
+                wait_for(lambda: node_ts() == hosts, timeout=20, what="every host tick")
+            except AssertionError:
+                pass  # said below, with the difference
             eq(node_ts(), hosts, "%s: a jobscope_node_cpus sample for every host tick" % r.kind)
             print("%s: %d job samples and %d host ticks equal the store's" % (
                 r.kind, len(got), len(hosts)))
@@ -244,6 +265,13 @@ def test_prometheus_and_vm(wd):
         for r in rcv.values():
             if r.proc.poll() is None:
                 r.stop()
+
+
+def gpu_proc_ticks(db):
+    """The ticks at which both of the job's processes had a GPU row."""
+    return stored(lambda: sql(db, "SELECT g.ts_ms FROM gpu_proc_samples g JOIN jobs j"
+                                  " ON j.id = g.job_id WHERE j.job_id = ? GROUP BY g.ts_ms"
+                                  " HAVING count(*) = 2", JOB_ID)) or []
 
 
 def test_node_parts_and_job_gpus(wd):
@@ -266,22 +294,27 @@ def test_node_parts_and_job_gpus(wd):
         log = wd.join("agent.log")
         errf = open(log, "a")
         agent = subprocess.Popen(
-            [JOBSCOPE, "agent", "--db", db, "--listen", "none", "--interval", "500ms",
+            [JOBSCOPE, "agent", "--db", db, "--listen", "none", "--interval", "100ms",
              "--exit-after", "300s", "--remote-write", rcv.write_url(), "--rw-batch", "1s"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errf,
             env=slurm_env(JOBSCOPE_NVML_LIBRARY=os.path.join(fakes, "libnvidia-ml.so.1"),
                           JOBSCOPE_ROCM_SMI_LIBRARY="/nonexistent",
                           FAKE_GPU_SCENARIO=scenario))
         errf.close()
-        # two processes of one Slurm job on the GPU: its series is their sum
-        cmd = ('echo $$ > "%s"; "%s" --sleep 5 & echo $! > "%s.child"; exec "%s" --sleep 5'
+        # two processes of one Slurm job on the GPU: its series is their sum; they sleep
+        # until the agent stored five ticks with both, and the test ends them
+        cmd = ('echo $$ > "%s"; "%s" --sleep 120 & echo $! > "%s.child"; exec "%s" --sleep 120'
                % (pid_file, helper("busy"), pid_file, helper("busy")))
         job = subprocess.Popen(["sh", "-c", cmd], stdin=subprocess.DEVNULL,
-                               stdout=subprocess.DEVNULL,
+                               stdout=subprocess.DEVNULL, start_new_session=True,
                                env=slurm_env(SLURM_JOB_ID=JOB_ID, SLURM_CPUS_ON_NODE=1,
                                              SLURM_JOB_GPUS="0"))
+        wait_for(lambda: len(gpu_proc_ticks(db)) >= 5, timeout=30,
+                 what="five ticks with both of the job's processes on the GPU")
+        os.killpg(job.pid, signal.SIGTERM)
         job.wait(timeout=30)
-        time.sleep(1)
+        wait_for(lambda: sql(db, "SELECT end_ms FROM jobs WHERE job_id = ?", JOB_ID)[0][0],
+                 timeout=30, what="the job's end seen")
         eq(stop(agent), 0, "the agent's exit code (it flushes what the receiver lacks)")
         agent = None
         eq(cursor(db, rcv.write_url()), max_seq(db), "the persisted cursor")
@@ -341,7 +374,7 @@ def test_status_when_receiver_down(wd):
     """A target that refuses connections: /api/v1/node and /metrics say so
     (up 0, failures counted, rows pending); the agent keeps sampling."""
     dead = "http://127.0.0.1:%d/api/v1/write" % free_port()   # nothing listens there
-    a = Agent(wd, interval="200ms", extra=("--remote-write", dead))
+    a = Agent(wd, interval="100ms", extra=("--remote-write", dead))
     try:
         a.wait_ticks(5)
         def failing():
@@ -397,7 +430,7 @@ def test_stub_400_503(wd):
     srv, url = start_stub([400, 503, 503, 503])
     agent = job = None
     try:
-        job = busy(4)
+        job = busy(120)  # until the test ends it, once it has rows after the skipped batch
         token = wd.join("rw.token")
         with open(token, "w") as f:
             f.write("s3cret-token\n")
@@ -405,15 +438,21 @@ def test_stub_400_503(wd):
             "--rw-bearer-token-file", token,
             "--rw-relabel", "label:cluster=alpha", "--rw-relabel", "drop~:jobscope_node_.*",
             "--rw-batch", "1s"])
-        job.wait(timeout=30)
-        wait_for(lambda: len(Stub.got) >= 8, timeout=30, what="8 requests")
+        skipped = r"remote write %s: HTTP 400 for rows (\d+)\.\.(\d+) \((\d+) samples\): " \
+                  r"'out of order sample': those samples are skipped" % re.escape(url)
+        m = wait_for(lambda: re.search(skipped, tail(log, 200)), timeout=30,
+                     what="the 400 logged with the rows it skipped")
+        skipped_to = int(m.group(2))
+        wait_for(lambda: sql(db, "SELECT count(*) FROM job_samples s JOIN jobs j"
+                                 " ON j.id = s.job_id WHERE j.job_id = ? AND s.seq > ?",
+                             JOB_ID, skipped_to)[0][0] >= 3,
+                 timeout=30, what="three rows of the job after the skipped batch")
+        stop(job)
+        # the 400, the three 503s and answers after them; the stop sends the rest
+        wait_for(lambda: len(Stub.got) >= 6, timeout=30, what="6 requests")
         eq(stop(agent), 0, "the agent's exit code")
         agent = None
         text = tail(log, 200)
-        m = re.search(r"remote write %s: HTTP 400 for rows (\d+)\.\.(\d+) \((\d+) samples\): "
-                      r"'out of order sample': those samples are skipped" % re.escape(url), text)
-        check(m, "the 400 is logged with the rows it skipped:\n" + text)
-        skipped_to = int(m.group(2))
         check("HTTP 503" in text, "the 503s are logged:\n" + text)
         eq([s for s, _b in Stub.got[:4]], [400, 503, 503, 503], "the first answers")
         # the three 503'd requests are the same request, sent again
@@ -505,8 +544,9 @@ def test_restart_resumes(wd):
         # 3 series a request: a batch is several requests, each answered before the cursor moves
         opts = ["--rw-batch", "0", "--rw-max-series", "3"]
         agent, db, _log = start_agent(wd, [url], extra=opts)
-        wait_for(lambda: len(Stub.got) >= 3, timeout=20, what="3 requests")
-        time.sleep(2.5)         # a few ticks, each its own batch
+        # a few ticks, each its own batch
+        wait_for(lambda: len(Stub.got) >= 3 and len(host_ts(db)) >= 5, timeout=20,
+                 what="3 requests and 5 ticks")
         eq(stop(agent), 0, "the agent's exit code")
         agent = None
         first = len(Stub.got)
@@ -514,8 +554,8 @@ def test_restart_resumes(wd):
         eq(cursor(db, url), last, "the cursor after a clean stop")
         ts1 = host_ts(db)
         agent, db, _log = start_agent(wd, [url], extra=opts)
-        wait_for(lambda: len(Stub.got) >= first + 3, timeout=20, what="3 more requests")
-        time.sleep(2.5)
+        wait_for(lambda: len(Stub.got) >= first + 3 and len(host_ts(db)) >= len(ts1) + 5,
+                 timeout=20, what="3 more requests and 5 more ticks")
         eq(stop(agent), 0, "the agent's exit code")
         agent = None
         sent = {}
@@ -555,10 +595,13 @@ def test_head_to_prometheus(wd):
         port = wait_for(lambda: (re.findall(r"head: listening on [0-9.]+:(\d+)",
                                             tail(hlog, 100)) or [None])[-1],
                         timeout=15, what="the head's listening line")
-        job = busy(4)
+        job = busy(120)  # until the test ends it, once it has ten rows
         agent, db, _log = start_agent(wd, [], extra=["--head", "http://127.0.0.1:%s" % port])
-        job.wait(timeout=30)
-        time.sleep(1.5)
+        wait_for(lambda: len(stored(lambda: job_rows(db, JOB_ID)) or ()) >= 10, timeout=30,
+                 what="ten rows of the job")
+        stop(job)
+        wait_for(lambda: sql(db, "SELECT end_ms FROM jobs WHERE job_id = ?", JOB_ID)[0][0],
+                 timeout=30, what="the job's end seen")
         eq(stop(agent), 0, "the agent's exit code")
         agent = None
         want = job_rows(db, JOB_ID)
