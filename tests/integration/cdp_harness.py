@@ -5,7 +5,9 @@ events on fd 4, each a JSON message ended by a NUL byte.  One page (a
 target attached with flatten), its console watched: uncaught exceptions
 (Runtime.exceptionThrown), console.error/warn/assert (Runtime.consoleAPICalled)
 and the browser's own errors and warnings (Log.entryAdded: failed loads, CSP
-violations) land in Browser.console.
+violations) land in Browser.console.  Its requests are followed too
+(Network.*), so that settle() can tell when every message a load may still
+give has come.  Every deadline is scaled (harness.scaled).
 
 Chromium runs with every background service off and the resolver mapping
 every name to NOTFOUND (as test_report_html.py), so nothing but loopback can
@@ -20,6 +22,8 @@ import tempfile
 import threading
 import time
 
+from harness import scaled
+
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
 
 
@@ -29,7 +33,7 @@ def have_chromium():
 
 class Browser:
     def __init__(self, workdir, timeout=30):
-        self.timeout = timeout
+        self.timeout = scaled(timeout)
         self.user_dir = tempfile.mkdtemp(prefix="chromium-", dir=workdir)
         self.log = open(os.path.join(workdir, "chromium.log"), "w")
         to_chrome_r, self._to_chrome = os.pipe()
@@ -61,13 +65,14 @@ class Browser:
         self._cond = threading.Condition()
         self.events = []
         self.console = []
+        self.requests = {}  # the page's requests not yet finished or failed: id -> url
         self._closed = False
         threading.Thread(target=self._reader, daemon=True).start()
         target = self.call("Target.createTarget", {"url": "about:blank"}, session=False)
         self.session = self.call("Target.attachToTarget",
                                  {"targetId": target["targetId"], "flatten": True},
                                  session=False)["sessionId"]
-        for domain in ("Page", "Runtime", "Log"):
+        for domain in ("Page", "Runtime", "Log", "Network"):
             self.call(domain + ".enable")
 
     def _reader(self):
@@ -96,7 +101,14 @@ class Browser:
 
     def _console(self, msg):
         m, p = msg.get("method"), msg.get("params", {})
-        if m == "Runtime.exceptionThrown":
+        if m == "Network.requestWillBeSent" and p.get("type") != "EventSource" and \
+                p["request"]["url"].startswith("http"):  # a blob: download never "finishes"
+            self.requests[p["requestId"]] = p["request"]["url"]
+        elif m in ("Network.loadingFinished", "Network.loadingFailed") or (
+                m == "Network.responseReceived" and
+                p.get("response", {}).get("mimeType") == "text/event-stream"):
+            self.requests.pop(p["requestId"], None)  # an event stream never finishes
+        elif m == "Runtime.exceptionThrown":
             d = p.get("exceptionDetails", {})
             self.console.append("exception: %s %s" % (d.get("text"), d.get("exception", {}).get(
                 "description", "")))
@@ -136,6 +148,7 @@ class Browser:
         """Loads url and waits for its load event."""
         with self._cond:
             seen = len(self.events)
+            self.requests.clear()  # the page left behind is no more
         self.call("Page.navigate", {"url": url})
         deadline = time.monotonic() + self.timeout
         with self._cond:
@@ -156,6 +169,7 @@ class Browser:
 
     def wait(self, expression, timeout=20, what=None):
         """Polls a JavaScript expression until it is truthy (in JavaScript)."""
+        timeout = scaled(timeout)
         deadline = time.monotonic() + timeout
         while True:
             v = self.eval("!!(%s)" % expression)
@@ -166,6 +180,27 @@ class Browser:
                     what or expression, timeout, self.console,
                     self.eval("document.body ? document.body.innerText.slice(0, 600) : ''")))
             time.sleep(0.2)
+
+    def settle(self, timeout=20):
+        """Returns once every message the page's loads so far may give has come: no
+        request of the page is in flight (a failed image, a refused fetch: each logs
+        when it ends), then the page has run what it queued (a timer, a frame: a CSP
+        violation's report), and still no request is in flight.  The answer to that
+        last evaluation comes after every event the page sent before it."""
+        deadline = time.monotonic() + scaled(timeout)
+        while True:
+            with self._cond:
+                idle = not self.requests
+            if idle:
+                self.eval("new Promise(r => setTimeout(() => requestAnimationFrame("
+                          "() => setTimeout(r, 0)), 0))")
+                with self._cond:
+                    if not self.requests:
+                        return
+            if time.monotonic() > deadline:
+                raise AssertionError("page: requests still in flight after %d s: %r"
+                                     % (scaled(timeout), sorted(self.requests.values())))
+            time.sleep(0.05)
 
     def screenshot(self, path):
         r = self.call("Page.captureScreenshot", {"format": "png"})

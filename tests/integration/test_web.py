@@ -20,11 +20,12 @@ import pwd
 import shutil
 import socket
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
 
-from harness import helper, run_tests, check, eq, wait_for, slurm_env, stop
+from harness import run_tests, check, eq, wait_for, scaled, slurm_env
 from head_harness import Head, start_agent, stop_agent
 from cdp_harness import Browser, have_chromium
 
@@ -40,6 +41,16 @@ device 0 uuid=GPU-00000000-0000-0000-0000-000000000000 name="NVIDIA A100" bus=00
 device 1 uuid=GPU-11111111-1111-1111-1111-111111111111 name="NVIDIA A100" bus=00000000:0F:00.0 mem_total=85899345920 power_limit=400000 nvlinks=0
 at 0 0 util=60 mem_used=12884901888 power=200000 temp=61
 at 0 1 util=3 mem_used=1073741824 power=80000 temp=40
+"""
+# The running job: a fifth of a core (20 ms busy in every 100), so that its CPU
+# seconds grow while the test runs, and not a whole core for the test's minute
+JOB = """
+import time
+while True:
+    t = time.monotonic()
+    while time.monotonic() - t < 0.02:
+        pass
+    time.sleep(0.08)
 """
 EXPORT_TYPES = {"json": "application/json", "csv": "text/csv", "text": "text/plain",
                 "gswarm": "application/json"}
@@ -61,7 +72,7 @@ def get(url, token=None, timeout=10):
     if token:
         req.add_header("Authorization", "Bearer " + token)
     try:
-        with urllib.request.urlopen(req, timeout=timeout) as r:
+        with urllib.request.urlopen(req, timeout=scaled(timeout)) as r:
             return r.status, r.headers.get("Content-Type"), r.read(), dict(r.headers)
     except urllib.error.HTTPError as e:
         return e.code, e.headers.get("Content-Type"), e.read(), dict(e.headers)
@@ -84,13 +95,12 @@ class Cluster:
                 f.write(READ + "\n")
             extra += ["--read-token-file", wd.join("read.token")]
         self.head = Head(wd, extra=extra)
-        self.job = subprocess.Popen([helper("busy"), "--seconds", "120"],
+        self.job = subprocess.Popen([sys.executable, "-S", "-c", JOB],
                                     env=slurm_env(SLURM_JOB_ID=JOB_ID, SLURM_CPUS_ON_NODE=1,
                                                   SLURM_JOB_GPUS="1"),
                                     stdout=subprocess.DEVNULL)
-        self.agents = [start_agent(wd, self.head, n, extra=["--interval", "500ms",
-                                                            "--listen", "127.0.0.1:0"])
-                       for n in ("web-a", "web-b")]
+        self.agents = [start_agent(wd, self.head, n, extra=["--listen", "127.0.0.1:0"])
+                       for n in ("web-a", "web-b")]  # at 100 ms
         self.token = READ if read_token else None
 
     def jobs(self):
@@ -131,7 +141,7 @@ def load(b, url, ready, what):
     b.console.clear()
     b.navigate(url)
     b.wait(ready, what=what + " rendered")
-    time.sleep(0.3)  # late messages (a failed image, a CSP report) come after the load
+    b.settle()  # late messages (a failed image, a CSP report) come after the load
 
 
 def text(b, selector):
@@ -274,6 +284,7 @@ def sessions_with_token(b, c, wd):
     b.eval("document.querySelector('#session-name').value = 'web1'")
     click("#start")
     action("start:401")
+    b.settle()
     check("401" in text(b, "#status"), "the page says the token is needed: %r" % text(b, "#status"))
     eq([s["name"] for s in json.loads(get(head + "/profiling/sessions")[2])["sessions"]], [],
        "no session started without the token")
@@ -311,12 +322,13 @@ def sessions_with_token(b, c, wd):
     click("[data-export=\"csv\"]")
     b.wait("document.querySelector('#status').textContent.startsWith('downloaded web1.csv (text/csv')",
            what="the CSV download")
+    b.settle()
     clean(b, "sessions with the token")
 
 
 def raw_stream(port, path, token=None):
     """An event stream opened on a plain socket: (socket, status line, head bytes)."""
-    s = socket.create_connection(("127.0.0.1", port), timeout=10)
+    s = socket.create_connection(("127.0.0.1", port), timeout=scaled(10))
     req = "GET %s HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n" % path
     if token:
         req += "Authorization: Bearer %s\r\n" % token
@@ -332,6 +344,7 @@ def raw_stream(port, path, token=None):
 
 def read_event(s, name, timeout=10):
     """Reads the stream until an event of that name; returns its data."""
+    timeout = scaled(timeout)
     deadline = time.monotonic() + timeout
     buf = b""
     s.settimeout(1)
@@ -390,6 +403,7 @@ def test_event_stream_access_and_limits(wd):
                 b.navigate(head + "/ui/")
                 b.wait("document.querySelector('#status').textContent.startsWith('401')",
                        what="the page asking for the token")
+                b.settle()
                 check(all("401" in m for m in b.console) and len(b.console) == 1,
                       "console: only the refused stream: %r" % b.console)
                 b.console.clear()
@@ -397,6 +411,7 @@ def test_event_stream_access_and_limits(wd):
                        "document.querySelector('#token-form').requestSubmit()" % json.dumps(READ))
                 b.wait("document.querySelectorAll('#nodes-table tbody tr').length == 2",
                        what="the nodes once the token is given")
+                b.settle()
                 eq(b.eval("window.__same_page"), 1, "no reload")
                 eq(b.console, [], "console with the read token")
             finally:
