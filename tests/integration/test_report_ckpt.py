@@ -15,7 +15,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from harness import (JOBSCOPE, check, eq, helper, jobscope, run, run_tests, scaled,  # noqa: E402
-                     stop, wait_for)
+                     stop, tail, wait_for)
 from agent_harness import Agent, env_with, job_row, spawn  # noqa: E402
 from head_harness import (Head, skip_on_pg, start_agent, stop_agent, sql,  # noqa: E402
                           store_exists)
@@ -203,8 +203,16 @@ def test_head_checkpoints_its_store(wd):
         row = wait_for(lambda: sql(head.db, "SELECT id FROM jobs WHERE scheduler = 'slurm'"
                                    " AND job_id = '7302'") if store_exists(head.db) else None,
                        timeout=20, what="the job at the head")[0][0]
-        first = wait_for(lambda: ckpts(head.db).get(row), timeout=30,
-                         what="the head's checkpoint of the running job")
+        # the head looks for jobs due every 10 s (head.c's HEAD_REPORTS_EVERY_S), and a
+        # job is due once its rows span the 1 s lag: two looks, and the replay, at most
+        try:
+            first = wait_for(lambda: ckpts(head.db).get(row), timeout=45,
+                             what="the head's checkpoint of the running job")
+        except AssertionError as e:
+            span = sql(head.db, "SELECT count(*), min(ts_ms), max(ts_ms) FROM job_samples"
+                       " WHERE job_id = ?", row)
+            raise AssertionError("%s; the job's rows at the head (count, first, last): %r;"
+                                 " the head's log:\n%s" % (e, span, tail(head.log)))
         check(first[0] > 0 and first[2] > 500, "a checkpoint: %r" % (first,))
     finally:
         eq(stop_agent(proc, errf), 0, "agent exit")
