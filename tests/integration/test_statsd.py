@@ -10,6 +10,7 @@ marker, in order.  The agent attributes Unix datagrams to the sender's job by
 the kernel's pid (SO_PASSCRED) and UDP lines by their job tag.
 """
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -72,6 +73,14 @@ while not stored():
 subprocess.run([JS, "metric", "frames", "5"], check=True)
 subprocess.run([JS, "mark", "eval"], check=True)
 """
+
+
+def proc_state(pid):
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return None
 
 
 def app_totals(db, job=None):
@@ -363,14 +372,24 @@ def test_agent_keeps_a_sender_while_others_are_forgotten(wd):
                  "    u.sendto(b'g:+1|g', '" + sock + "')\n"
                  "    time.sleep(0.1)  # not a wait: the short senders come meanwhile\n"
                  + PY_UNTIL % go)
-        short = ("import socket, time\n"
-                 "time.sleep(0.5)  # not a wait: the agent's scans see it before it sends\n"
+        short = ("import socket\n"
                  "socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendto(b'x:1|c', '"
                  + sock + "')\n")
         env = env_with(SLURM_JOB_ID="303")
         p = subprocess.Popen(LIGHT_PY + ["-c", long_], env=env)
         for _ in range(4):
-            shorts = [subprocess.Popen(LIGHT_PY + ["-c", short], env=env) for _ in range(10)]
+            # each short sender, gone at once after its datagram, is attributed by the
+            # process table when the agent reads its datagram after it was reaped: it
+            # starts as a shell that stops itself until a scan saw it (as the job's)
+            shorts = [subprocess.Popen(["sh", "-c", 'kill -STOP $$; exec "$@"', "sh"]
+                                       + LIGHT_PY + ["-c", short], env=env)
+                      for _ in range(10)]
+            for q in shorts:
+                wait_for(lambda: proc_state(q.pid) == "T", what="a short sender stopped")
+            for q in shorts:
+                wait_for(lambda: sql(a.db, "SELECT 1 FROM procs WHERE pid = ?", q.pid),
+                         what="a scan that saw short sender %d" % q.pid)
+                os.kill(q.pid, signal.SIGCONT)
             eq([q.wait(timeout=30) for q in shorts], [0] * 10, "short senders")
             time.sleep(0.5)  # not a wait: the ended senders are forgotten meanwhile
         q = ("SELECT a.name, a.last, a.sum FROM app_samples a JOIN jobs j ON j.id = a.job_id"
@@ -394,8 +413,12 @@ def test_agent_keeps_a_sender_while_others_are_forgotten(wd):
 FORK_EXEC_SEND = r"""
 import os, sys, time
 sock, go, job = sys.argv[1:4]
-send = ("import socket\n"
-        "socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendto(b'x:1|c', %r)\n" % sock)
+# it stays a moment after its datagram (not a wait): the agent reads a sender's job
+# from its environment when the datagram comes, and a sender already reaped then has
+# only the job the scans saw, its parent's; the next scan is still 2 s away
+send = ("import socket, time\n"
+        "socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendto(b'x:1|c', %r)\n"
+        "time.sleep(0.5)\n" % sock)
 pid = os.fork()
 if pid == 0:
     while not os.path.exists(go):
