@@ -9,7 +9,7 @@ import subprocess
 import time
 
 from harness import helper, jobscope, run_tests, eq, check, wait_for
-from agent_harness import Agent, env_with, spawn
+from agent_harness import Agent, env_with, spawn, sql
 
 MiB = 1 << 20
 
@@ -215,11 +215,19 @@ def test_live_agent_job_ends_and_agent_restarts(wd):
         live = a.json("/api/v1/jobs/slurm:4242")
         eq(live["usage"]["rss_bytes"] >= 96 * MiB, True, "the job's RSS")
         # app metrics the job sends to the agent's StatsD socket: its totals on the screen
+        # (the shell sends once the agent saw it: a `jobscope metric` gone before the
+        # agent read its datagram is its nearest known ancestor's; it stays until the
+        # screen showed them)
         js = os.environ["JOBSCOPE"]
-        app = spawn(["bash", "-c", "sleep 0.3; %s metric steps 5; %s metric steps 5;"
-                     " %s metric --type gauge loss 0.25; %s metric --type timer step_ms 10;"
-                     " %s metric --type timer step_ms 30; sleep 1" % ((js,) * 5)],
-                    env=dict(env, JOBSCOPE_STATSD_SOCKET=sock))
+        go = wd.join("go")
+        app = spawn(["bash", "-c", 'until [ -e "$0.1" ]; do sleep 0.02; done;'
+                     ' "$1" metric steps 5; "$1" metric steps 5;'
+                     ' "$1" metric --type gauge loss 0.25; "$1" metric --type timer step_ms 10;'
+                     ' "$1" metric --type timer step_ms 30; until [ -e "$0.2" ]; do sleep 0.02;'
+                     ' done', go, js], env=dict(env, JOBSCOPE_STATSD_SOCKET=sock))
+        wait_for(lambda: sql(a.db, "SELECT 1 FROM procs WHERE pid = ?", app.pid),
+                 what="a scan that saw the job's sender")
+        open(go + ".1", "w").close()
         want = [("steps", "counter", 2.0, None, None), ("loss", "gauge", 1.0, None, 0.25),
                 ("step_ms", "timer", 2.0, 40.0, None)]
         got = wait_for(lambda: (lambda g: sorted(g) == sorted(want) and g)(
@@ -232,6 +240,7 @@ def test_live_agent_job_ends_and_agent_restarts(wd):
         t.wait(lambda s: any(l.startswith("app:") and "steps=10.00" in l and "loss=0.25" in l
                              and "step_ms=20.00" in l for l in s.splitlines()),
                "the job's app metrics on its screen")
+        open(go + ".2", "w").close()
         eq(app.wait(timeout=30), 0, "the job's sender")  # reaped: no zombie left in the job
         t.keys("f")
         t.wait_text("[follow]")
