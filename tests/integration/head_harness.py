@@ -37,6 +37,7 @@ StoreError = (sqlite3.OperationalError, pg_cluster.PgError)
 
 _cluster = None
 _made = set()  # databases created in this process
+_checked = set()  # their URLs where a head was seen to make its tables (Head._check_pg)
 _heads = []  # every Head started, so none outlives the test process
 
 
@@ -73,9 +74,10 @@ def pg_db_for(path, socket=False):
     socket, through the server's unix socket (a head in a network namespace)."""
     name = "h_" + hashlib.sha1(os.path.abspath(path).encode()).hexdigest()[:20]
     c = pg()
-    url = c.create_db(name, fresh=name not in _made)
-    _made.add(name)
-    return c.socket_url_of(name) if socket else url
+    if name not in _made:  # made once; a head started again on path finds it as it was
+        c.create_db(name, fresh=True)
+        _made.add(name)
+    return c.socket_url_of(name) if socket else c.url_of(name)
 
 
 def is_pg(db):
@@ -146,8 +148,9 @@ class Head:
         _heads.append(self)
         self.port = wait_for(self._port, timeout=15, what="the head's listening line")
         self.url = "http://%s:%d" % (addr, self.port)
-        if is_pg(self.db):
+        if is_pg(self.db) and self.db not in _checked:
             self._check_pg()
+            _checked.add(self.db)
 
     def _check_pg(self):
         """A head that took the URL for a file name (a jobscope without PostgreSQL) fails

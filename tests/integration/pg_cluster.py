@@ -27,11 +27,13 @@ import json
 import os
 import pwd
 import re
+import select
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 from harness import free_port, scaled, tail
@@ -198,6 +200,7 @@ def _make_template(top):
         c.port = free_port()
         c._spawn(["-p", str(c.port), "-k", c.dir])
         c.psql("CREATE DATABASE %s" % TEMPLATE_DB, db="postgres")
+        c.close_sessions()
         r = c._as_postgres([os.path.join(PG_BIN, "pg_ctl"), "stop", "-D", c.data, "-m", "fast",
                             "-w", "-t", "60"], timeout=scaled(90))
         if r.returncode:
@@ -212,6 +215,7 @@ def _make_template(top):
             json.dump(manifest, f)
         os.rename(os.path.join(top, "manifest.json.tmp"), os.path.join(top, "manifest.json"))
     finally:
+        c.close_sessions()
         if c.proc is not None and c.proc.poll() is None:
             os.killpg(c.proc.pid, signal.SIGKILL)
             c.proc.wait()
@@ -282,6 +286,8 @@ class PgCluster:
         self.proc = None
         self.port = None
         self.url = None
+        self._sessions = {}  # database: _Session
+        self._lock = threading.Lock()
 
     # -- life ---------------------------------------------------------------
 
@@ -353,6 +359,7 @@ class PgCluster:
         """SIGKILL to the server and all its backends at once: a crash, not a stop."""
         os.killpg(self.proc.pid, signal.SIGKILL)
         self.proc.wait(timeout=scaled(10))
+        self.close_sessions()
 
     def restart(self):
         """The server again on the same data directory (crash recovery after kill9)."""
@@ -362,6 +369,7 @@ class PgCluster:
         """An immediate shutdown (SIGQUIT: no checkpoint, the directory is removed
         anyway; the server still removes its shared memory); SIGKILL if that fails;
         removes the directory."""
+        self.close_sessions()
         if self.proc and self.proc.poll() is None:
             self.proc.send_signal(signal.SIGQUIT)
             try:
@@ -405,22 +413,32 @@ class PgCluster:
     # -- queries ------------------------------------------------------------
 
     def psql(self, sql, db=None):
-        """psql -At: the rows as tuples of text (NULL as None)."""
-        null = "\\N-jobscope-null"
-        r = subprocess.run([PSQL, "-X", "-At", "-v", "ON_ERROR_STOP=1", "-h", self.dir, "-p",
-                            str(self.port), "-U", "postgres", "-d", db or self.dbname,
-                            "-F", "\x1f", "-R", "\x1e", "-P", "null=" + null, "-c", sql],
-                           stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                           timeout=scaled(60))
-        if r.returncode:
-            raise PgError(r.stderr.strip(), sql)
-        out = r.stdout
-        if out.endswith("\n"):
-            out = out[:-1]
-        if not out:
-            return []
-        return [tuple(None if v == null else v for v in row.split("\x1f"))
-                for row in out.split("\x1e")]
+        """One statement's rows as tuples of text (NULL as None), as psql -At prints them.
+
+        Through a psql kept running per database (see _Session): a psql started per
+        statement cost 30 ms of CPU (the process, a connection, a backend), and a test
+        that polls the head's store every 20 ms spent most of its CPU there."""
+        db = db or self.dbname
+        with self._lock:
+            for attempt in (1, 2):
+                s = self._sessions.get(db)
+                if s is None:
+                    s = self._sessions[db] = _Session(self, db)
+                try:
+                    return s.run(sql)
+                except _SessionLost as e:
+                    # its connection went (a server killed or restarted, a database
+                    # dropped WITH (FORCE)) before the statement ran: a new one
+                    s.close()
+                    del self._sessions[db]
+                    if attempt == 2:
+                        raise PgError(str(e), sql)
+
+    def close_sessions(self):
+        with self._lock:
+            for s in self._sessions.values():
+                s.close()
+            self._sessions.clear()
 
     def script(self, sql, db=None):
         """Runs statements (any number, any length: on psql's stdin, not its command line)
@@ -443,6 +461,85 @@ class PgCluster:
             pairs = json.loads(text, object_pairs_hook=lambda kv: kv)
             rows.append(tuple(int(v) if isinstance(v, bool) else v for _, v in pairs))
         return rows
+
+
+class _SessionLost(Exception):
+    """A session's psql ended (its connection lost, or none made): nothing ran."""
+
+
+class _Session:
+    """psql -At reading statements from a pipe, on one database: each statement is
+    followed by an \\echo of a marker and psql's ERROR variable, so that its rows (on
+    stdout) and its error (on stderr) are read back to the marker."""
+
+    NULL = "\\N-jobscope-null"
+
+    def __init__(self, cluster, db):
+        self.marker = "--jobscope-end-%d-%x--" % (os.getpid(), id(self))
+        self.proc = subprocess.Popen(
+            [PSQL, "-X", "-At", "-q", "-h", cluster.dir, "-p", str(cluster.port), "-U",
+             "postgres", "-d", db, "-F", "\x1f", "-R", "\x1e", "-P", "null=" + self.NULL,
+             "-f", "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        os.set_blocking(self.proc.stderr.fileno(), False)
+
+    def close(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        for f in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            try:
+                f.close()
+            except OSError:
+                pass
+
+    def _stderr(self):
+        try:
+            return (self.proc.stderr.read() or b"").decode(errors="replace")
+        except (OSError, ValueError):
+            return ""
+
+    def run(self, sql):
+        if self.proc.poll() is not None:
+            raise _SessionLost("psql ended: %s" % self._stderr().strip())
+        try:
+            self.proc.stdin.write(("%s\n;\n\\echo %s :ERROR\n" % (sql, self.marker)).encode())
+            self.proc.stdin.flush()
+        except OSError:
+            raise _SessionLost("psql ended: %s" % self._stderr().strip())
+        out, fd = b"", self.proc.stdout.fileno()
+        end = ("%s " % self.marker).encode()
+        deadline = time.monotonic() + scaled(60)
+        while True:
+            at = out.find(end)
+            if at >= 0 and (at == 0 or out[at - 1:at] == b"\n") and out.endswith(b"\n"):
+                break
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.close()
+                raise PgError("no answer from psql in %.0f s" % scaled(60), sql)
+            if not select.select([fd], [], [], left)[0]:
+                continue
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                err = self._stderr().strip()
+                if out or "lost" not in err and "closed the connection" not in err \
+                        and "could not connect" not in err and "terminating" not in err:
+                    # it ran, or failed otherwise, and psql ended: not to be run again
+                    self.close()
+                    raise PgError("psql ended: %s" % err, sql)
+                raise _SessionLost(err)
+            out += chunk
+        failed = out[at + len(end):].strip() == b"true"
+        err = self._stderr().strip()
+        if failed:
+            raise PgError(err or "failed", sql)
+        text = out[:at].decode()
+        if text.endswith("\n"):
+            text = text[:-1]
+        if not text:
+            return []
+        return [tuple(None if v == self.NULL else v for v in row.split("\x1f"))
+                for row in text.split("\x1e")]
 
 
 class PgError(Exception):
@@ -489,6 +586,22 @@ def _self_check():
             # only loopback and the socket: the server's own view
             assert pg.psql("SHOW listen_addresses") == [("127.0.0.1",)]
             assert pg.psql("SHOW fsync") == [("off",)]
+            # the sessions psql keeps: a crash and a restart of the server, a database
+            # dropped under its session, an error, then answers again
+            assert pg.psql("SELECT 1 WHERE false") == []
+            pg.kill9()
+            pg.restart()
+            assert pg.query("SELECT count(*) FROM t") == [(2,)]
+            pg.create_db("other")
+            assert pg.query("SELECT current_database()", db="other") == [("other",)]
+            try:
+                pg.psql("SELECT 1/0")
+            except PgError as e:
+                assert "division by zero" in e.message, e.message
+            else:
+                raise AssertionError("1/0 raised nothing")
+            assert pg.psql("SELECT 'a:b', '::x', 'c;d'") == [("a:b", "::x", "c;d")]
+            assert pg.psql("SELECT 1 -- a comment") == [("1",)]
             pid, d = pg.proc.pid, pg.dir
         assert not os.path.exists("/proc/%d" % pid) or \
             open("/proc/%d/stat" % pid).read().split()[2] == "Z", "postgres still running"
