@@ -17,7 +17,7 @@ import time
 import urllib.error
 import urllib.request
 
-from harness import JOBSCOPE, helper, jobscope, run_tests, check, eq, wait_for
+from harness import JOBSCOPE, helper, jobscope, run_tests, check, eq, scaled, wait_for
 
 from head_harness import (COMPARE, Head, node_id, agent_side, head_side, start_agent,
                           stop_agent, held, caught_up, sql, store_exists, skip_on_pg, head_db,
@@ -212,7 +212,20 @@ def test_sessions_set_intervals_survive_restart_and_export(wd):
     eq(r.returncode, 0, "report --session: " + r.stderr)
     check("jobscope session s1" in r.stdout and "node-a" in r.stdout and "node-b" in r.stdout
           and "NVIDIA A100" in r.stdout, r.stdout)
-    check(exp["gaps"] == [], "no gaps: %r" % exp["gaps"])
+    # every tick each agent sampled in the window is a frame (the head's restart lost
+    # none), and a gap is only where an agent itself sampled nothing: a busy machine
+    # can stall an agent for seconds (its store's fsync on a loaded disk), and the
+    # export says so truthfully
+    eq(sum(sql(d, "SELECT count(*) FROM host_samples WHERE ts_ms BETWEEN ? AND ?", *s1)[0][0]
+           for d in dbs), exp["frame_count"], "the agents' own ticks in s1's window")
+    agent_db = dict(zip(("node-a", "node-b"), dbs))
+    for g in exp["gaps"]:
+        eq((g["cause"], sql(agent_db[g["node"]], "SELECT count(*) FROM host_samples WHERE"
+                                                  " ts_ms > ? AND ts_ms < ?",
+                            g["from_ms"], g["to_ms"])[0][0]), ("no_samples", 0),
+           "a gap of the export where the agent sampled (cause, its rows): %r" % g)
+    if exp["gaps"]:
+        print("the agents stalled (no tick) in s1: %r" % exp["gaps"])
     r = jobscope("export", "--session", "s2", "--db", head.db, "--format", "csv")
     eq(r.returncode, 0, "csv: " + r.stderr)
     rows = r.stdout.strip().splitlines()
@@ -267,22 +280,27 @@ def test_read_endpoints(wd):
             if token:
                 req.add_header("Authorization", "Bearer " + token)
             try:
-                with urllib.request.urlopen(req, timeout=5) as r:
+                with urllib.request.urlopen(req, timeout=scaled(5)) as r:
                     return r.status, r.headers.get("Content-Type"), r.read().decode()
             except urllib.error.HTTPError as e:
                 return e.code, e.headers.get("Content-Type"), e.read().decode()
         eq(get("/api/v1/nodes", token=None)[0], 401, "reads need the read token")
         eq(get("/api/v1/nodes", token="nope")[0], 403, "a wrong one is refused")
-        st, _, body = get("/api/v1/nodes")
-        eq(st, 200, body)
-        nodes = json.loads(body)["nodes"]
+        # healthy, connected: the head heard from the agent within 3 of its intervals
+        # (300 ms), which a busy machine stretches at times; asked until it says so
+        def nodes_healthy():
+            st, _, body = get("/api/v1/nodes")
+            eq(st, 200, body)
+            nodes = json.loads(body)["nodes"]
+            return nodes if nodes and all(n["healthy"] for n in nodes) else None
+        nodes = wait_for(nodes_healthy, timeout=20, what="the node healthy at the head")
         eq([n["node"] for n in nodes], ["node-q"], "nodes")
-        eq(nodes[0]["healthy"], True, "healthy")
         eq(nodes[0]["gpus"], 2, "two GPUs")
         gpus = json.loads(get("/api/v1/gpus")[2])["gpus"]
         eq([(g["index"], g["util_pct"]) for g in gpus], [(0, 60), (1, 10)], "GPUs now")
-        st, _, body = get("/status")
-        status = json.loads(body)
+        status = wait_for(lambda: [st for st in [json.loads(get("/status")[2])]
+                                   if st["connected_clients"]], timeout=20,
+                          what="a connected client in /status")[0]
         eq(status["is_profiling"], False, "not profiling")
         eq(len(status["connected_clients"]), 1, "one connected client")
         # gswarm's shapes (docs/gswarm.md): gpu_info by client, total_gpus
@@ -327,9 +345,11 @@ def test_read_endpoints(wd):
         check(one["summary"] is not None and "cpu" in one["summary"], "with its summary")
         eq(get("/api/v1/jobs/slurm:999999")[0], 404, "no such job")
         eq(get("/api/v1/sessions/none")[0], 404, "no such session")
-        r = jobscope("clients", "--head", head.url, "--token-file", read)
-        eq(r.returncode, 0, r.stderr)
-        check("node-q" in r.stdout and "yes" in r.stdout, r.stdout)
+        def clients():
+            r = jobscope("clients", "--head", head.url, "--token-file", read)
+            eq(r.returncode, 0, r.stderr)
+            return r if "node-q" in r.stdout and "yes" in r.stdout else None
+        wait_for(clients, timeout=20, what="`jobscope clients` to list node-q healthy")
         r = jobscope("status", "--head", head.url, "--token-file", read)
         eq(r.returncode, 0, r.stderr)
         check("not profiling" in r.stdout and "node-q" in r.stdout, r.stdout)

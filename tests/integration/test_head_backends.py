@@ -26,7 +26,7 @@ import urllib.request
 
 from harness import helper, jobscope, run_tests, check, eq, scaled, tail, wait_for
 from agent_harness import env_with, spawn
-from head_harness import Head, start_agent, stop_agent, held, sql, store_exists
+from head_harness import Head, start_agent, stop_agent, held, caught_up, sql, store_exists
 
 BACKENDS = os.environ.get("JOBSCOPE_TEST_BACKENDS", "sqlite,postgresql").split(",")
 HOP = {"host", "content-length", "connection", "keep-alive", "transfer-encoding", "expect"}
@@ -41,6 +41,9 @@ class Tee:
         self.heads = heads
         self.diffs = []
         self.requests = 0
+        self.log = []  # each request: when, what, each head's answer and how long it took
+        self.t0 = time.monotonic()
+        self.slowest = 0.0
         tee = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -53,8 +56,24 @@ class Tee:
                 n = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(n) if n else None
                 hdrs = {k: v for k, v in self.headers.items() if k.lower() not in HOP}
-                answers = [tee._send(h, self.command, self.path, body, hdrs) for h in tee.heads]
+                t0 = time.monotonic()
+                # to every head at once: the agent waits for the slowest, not the sum
+                answers = [None] * len(tee.heads)
+
+                def send(i):
+                    t = time.monotonic()
+                    answers[i] = tee._send(tee.heads[i], self.command, self.path, body, hdrs) \
+                        + (time.monotonic() - t,)
+                sends = [threading.Thread(target=send, args=(i,)) for i in range(len(tee.heads))]
+                for th in sends:
+                    th.start()
+                for th in sends:
+                    th.join()
                 tee.requests += 1
+                tee.slowest = max([tee.slowest] + [a[3] for a in answers])
+                tee.log.append("%.1f s: %s %s (%d bytes): %s" % (
+                    t0 - tee.t0, self.command, self.path, len(body or b""),
+                    ", ".join("%d in %.2f s" % (a[0], a[3]) for a in answers)))
                 first = answers[0]
                 status = first[0]
                 for other in answers[1:]:
@@ -165,14 +184,27 @@ def test_reports_byte_identical_between_backends(wd):
                                   " ON j.id = s.job_id WHERE j.scheduler = 'slurm'"
                                   " AND j.job_id IN ('5101', '5102')")[0][0] == 2,
                  timeout=30, what="both jobs ended at the agent")
+        # the heads current before the agent stops: its exit sends what is left within
+        # 2 s, the last tick then, not a backlog
+        for h in heads:
+            wait_for(caught_up(h.db, adb), timeout=30,
+                     what="the %s head to catch up with the agent" % h.backend)
         eq(stop_agent(proc, errf), 0, "agent exit")
         proc = None
         for h in heads:
-            wait_for(lambda: store_exists(h.db) and held(h.db, adb), timeout=30,
-                     what="every row at the %s head (%d requests through the tee; the"
-                     " agent's log: %s)" % (h.backend, tee.requests, tail(log)))
+            try:
+                wait_for(lambda: store_exists(h.db) and held(h.db, adb), timeout=30,
+                         what="every row at the %s head" % h.backend)
+            except AssertionError as e:
+                raise AssertionError("%s: %d requests through the tee, the last: %s\nthe"
+                                     " agent's log: %s\nthe heads' logs: %s" % (
+                                         e, tee.requests, "\n".join(tee.log[-10:]), tail(log),
+                                         "\n".join(tail(x.log) for x in heads)))
         eq(tee.diffs, [], "the heads answered every batch the same")
-        check(tee.requests > 5, "batches went through the tee: %d" % tee.requests)
+        # the hello and batches: as many as the agent's ticks found the heads free for
+        # (a busy machine makes fewer, larger ones)
+        check(tee.requests >= 3, "batches went through the tee: %d" % tee.requests)
+        print("%d requests through the tee, the slowest %.2f s" % (tee.requests, tee.slowest))
 
         # the jobs' lists, then every job's report and API answer
         listed = json.loads(both(heads, lambda h: api(h, "/api/v1/jobs?limit=100"),
