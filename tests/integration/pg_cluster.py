@@ -30,6 +30,7 @@ import re
 import select
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -242,6 +243,56 @@ def _server_parent():
     return tempfile.gettempdir()
 
 
+SERVER_PREFIX = "jobscope-pg-"
+OWNER = "owner.lock"  # in a server's directory: flock'ed by the test process that owns it
+
+
+def _remove_orphans(parent):
+    """Server directories whose test process died without removing them (a test killed
+    by its timeout): on tmpfs they hold memory until the next boot.  A directory whose
+    owner lock can be taken has no owner left.  One without a lock file is one being
+    made this moment, or of an older version of this file: taken when a minute old and
+    no server answers on its socket."""
+    for name in os.listdir(parent):
+        path = os.path.join(parent, name)
+        if not name.startswith(SERVER_PREFIX) or name.startswith(TEMPLATE_PREFIX) or \
+                not os.path.isdir(path):
+            continue
+        try:
+            fd = os.open(os.path.join(path, OWNER), os.O_RDWR)
+        except FileNotFoundError:
+            try:
+                if time.time() - os.stat(path).st_mtime > 60 and not _answers(path):
+                    shutil.rmtree(path, ignore_errors=True)
+            except OSError:
+                pass
+            continue
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            shutil.rmtree(path, ignore_errors=True)
+        except BlockingIOError:
+            pass  # its test is running
+        finally:
+            os.close(fd)
+
+
+def _answers(path):
+    """Whether a server listens on a unix socket in directory path."""
+    for name in os.listdir(path):
+        if name.startswith(".s.PGSQL.") and not name.endswith(".lock"):
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                sock.connect(os.path.join(path, name))
+                return True
+            except OSError:
+                pass
+            finally:
+                sock.close()
+    return False
+
+
 def _copy_template(data):
     """A copy of this boot's template (made first when there is none) at data: a shared
     lock while copying, an exclusive one to make it, so no copy is of half a template."""
@@ -288,6 +339,7 @@ class PgCluster:
         self.port = None
         self.url = None
         self._sessions = {}  # database: _Session
+        self._owner = None  # the descriptor of the directory's owner lock
         self._lock = threading.Lock()
 
     # -- life ---------------------------------------------------------------
@@ -301,7 +353,12 @@ class PgCluster:
         if why:
             raise PgUnavailable(why)
         pw = pwd.getpwnam("postgres")
-        self.dir = tempfile.mkdtemp(prefix="jobscope-pg-", dir=_server_parent())
+        parent = _server_parent()
+        _remove_orphans(parent)
+        self.dir = tempfile.mkdtemp(prefix=SERVER_PREFIX, dir=parent)
+        # held until stop(): the directory is this process's while it lives
+        self._owner = os.open(os.path.join(self.dir, OWNER), os.O_CREAT | os.O_RDWR, 0o600)
+        fcntl.flock(self._owner, fcntl.LOCK_EX)
         os.chown(self.dir, pw.pw_uid, pw.pw_gid)
         os.chmod(self.dir, 0o700)
         self.data = os.path.join(self.dir, "data")
@@ -382,6 +439,9 @@ class PgCluster:
         if self.dir:
             shutil.rmtree(self.dir, ignore_errors=True)
             self.dir = None
+        if self._owner is not None:
+            os.close(self._owner)
+            self._owner = None
 
     def __enter__(self):
         return self.start()
