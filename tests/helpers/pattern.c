@@ -30,9 +30,17 @@ static void periodic(double period, double seconds, size_t mib)
 
 		if (mib && !p)
 			err(1, "malloc");
-		if (p)
+		if (p) {
 			memset(p, 1, mib << 20);
-		sink = spin_until(t + 0.6 * period, 4096);
+			/*
+			 * read back, a byte a page: a store only freed after is
+			 * dead to the compiler, which dropped the memset (the
+			 * job's memory never rose)
+			 */
+			for (size_t i = 0; i < mib << 20; i += 4096)
+				sink += (uint64_t)p[i];
+		}
+		sink += spin_until(t + 0.6 * period, 4096);
 		free(p);
 		sleep_until(t + period);
 	}

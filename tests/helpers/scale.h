@@ -99,19 +99,30 @@ static inline void scale_statsd_send(int fd, unsigned long long items)
 }
 
 /* Runs nthreads workers for seconds (0: until a signal), reporting as above. */
+/*
+ * SIGTERM and SIGINT end the run with its line written; a helper that
+ * prepares before scale_main (a large array to fault in) calls this first,
+ * so that a signal during its preparation still gets the line.
+ */
+static inline void scale_catch_signals(void)
+{
+	struct sigaction sa = {.sa_handler = scale_on_signal};
+
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGTERM, &sa, NULL) || sigaction(SIGINT, &sa, NULL))
+		err(1, "sigaction");
+}
+
 static inline int scale_main(unsigned nthreads, double seconds)
 {
 	static struct scale_worker w[SCALE_MAX_THREADS];
-	struct sigaction sa = {.sa_handler = scale_on_signal};
 	unsigned long long sent = 0, now_items;
 	double start, end, deadline;
 	int fd = scale_statsd_open();
 
 	if (nthreads < 1 || nthreads > SCALE_MAX_THREADS)
 		errx(1, "%u threads: 1 to %d", nthreads, SCALE_MAX_THREADS);
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGTERM, &sa, NULL) || sigaction(SIGINT, &sa, NULL))
-		err(1, "sigaction");
+	scale_catch_signals();
 	start = now_s();
 	deadline = seconds > 0 ? start + seconds : INFINITY;
 	for (unsigned i = 0; i < nthreads; i++) {

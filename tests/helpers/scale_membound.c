@@ -48,6 +48,7 @@ int main(int argc, char **argv)
 	double seconds = scale_parse_seconds(argc, argv, &mb);
 	unsigned n = scale_cpus();
 
+	scale_catch_signals(); /* a run stopped while the array fills still writes its line */
 	array_words = mb * (1UL << 20) / sizeof(uint64_t);
 	if (array_words / n < ITEM_BYTES / sizeof(uint64_t))
 		errx(1, "--mb %lu is too small for %u threads", mb, n);
