@@ -797,6 +797,22 @@ static bool stopping(struct rw *r)
 	return stop;
 }
 
+/*
+ * libcurl asks this during a transfer (about once a second while it waits):
+ * a request in flight when the agent stops (a receiver that never answers)
+ * ends at once rather than after RW_TIMEOUT_S; its rows are sent from the
+ * cursor next time, as after any failed request.
+ */
+static int abort_when_stopping(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+			       curl_off_t ulnow)
+{
+	(void)dltotal;
+	(void)dlnow;
+	(void)ultotal;
+	(void)ulnow;
+	return stopping(arg) ? 1 : 0;
+}
+
 /* Room for every point's sample (the series and labels grow per request). */
 static int reserve(struct rw_target *t)
 {
@@ -1006,6 +1022,9 @@ static int target_init(struct rw *r, struct rw_target *t, const char *url)
 	if (!t->headers)
 		return log_err(-ENOMEM, "cannot set up libcurl");
 	curl_fn.easy_setopt(t->curl, CURLOPT_HTTPHEADER, t->headers);
+	curl_fn.easy_setopt(t->curl, CURLOPT_XFERINFOFUNCTION, abort_when_stopping);
+	curl_fn.easy_setopt(t->curl, CURLOPT_XFERINFODATA, r);
+	curl_fn.easy_setopt(t->curl, CURLOPT_NOPROGRESS, 0L);
 	if (r->basic[0]) {
 		curl_fn.easy_setopt(t->curl, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
 		curl_fn.easy_setopt(t->curl, CURLOPT_USERPWD, r->basic);

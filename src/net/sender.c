@@ -162,6 +162,22 @@ static bool stopping(struct sender *s)
 	return stop;
 }
 
+/*
+ * libcurl asks this during a transfer (about once a second while it waits):
+ * a transfer in flight when the agent stops (a head that takes its request
+ * and never answers) ends at once rather than after SENDER_TIMEOUT_S; its
+ * rows stay in the store, as after any failed send.
+ */
+static int abort_when_stopping(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+			       curl_off_t ulnow)
+{
+	(void)dltotal;
+	(void)dlnow;
+	(void)ultotal;
+	(void)ulnow;
+	return stopping(arg) ? 1 : 0;
+}
+
 /* Rows up to seq are in doubt until the head answers (stats.sent_seq). */
 static void mark_sent(struct sender *s, int64_t seq)
 {
@@ -327,6 +343,9 @@ int sender_start(const struct sender_opts *o, struct sender **out)
 		s->zheaders = curl_fn.slist_append(s->zheaders, s->auth);
 	s->zheaders = curl_fn.slist_append(s->zheaders, "Expect:");
 	curl_fn.easy_setopt(s->curl, CURLOPT_HTTPHEADER, s->headers);
+	curl_fn.easy_setopt(s->curl, CURLOPT_XFERINFOFUNCTION, abort_when_stopping);
+	curl_fn.easy_setopt(s->curl, CURLOPT_XFERINFODATA, s);
+	curl_fn.easy_setopt(s->curl, CURLOPT_NOPROGRESS, 0L);
 	if (o->ca_file) {
 		snprintf(s->ca_file, sizeof(s->ca_file), "%s", o->ca_file);
 		curl_fn.easy_setopt(s->curl, CURLOPT_CAINFO, s->ca_file);

@@ -28,6 +28,7 @@ import os
 import pwd
 import re
 import signal
+import socket
 import sqlite3
 import subprocess
 import threading
@@ -36,7 +37,7 @@ import urllib.parse
 
 from agent_harness import Agent, sql
 from harness import (JOBSCOPE, check, eq, free_port, helper, http_get, run_tests, slurm_env,
-                     stop, tail, wait_for)
+                     scaled, stop, tail, wait_for)
 from prom_harness import PROMETHEUS
 from rw_proto import decode_write_request, snappy_block_decode
 
@@ -499,6 +500,38 @@ def test_stub_400_503(wd):
         if agent is not None:
             stop(agent)
         srv.shutdown()
+
+
+def test_stop_while_the_receiver_never_answers(wd):
+    """SIGTERM while a write is in flight to a receiver that took the request and never
+    answers: the agent gives up its 2 s flush and the request at once and exits (it
+    waited out the request's 30 s timeout); the cursor stays where it was."""
+    srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(16)
+    srv.settimeout(scaled(20))
+    url = "http://127.0.0.1:%d/api/v1/write" % srv.getsockname()[1]
+    proc, db, log = start_agent(wd, [url])
+    conn = None
+    try:
+        conn, _ = srv.accept()
+        conn.settimeout(scaled(20))
+        check(conn.recv(65536).startswith(b"POST /api/v1/write"), "the agent's first write")
+        start = time.monotonic()
+        rc = stop(proc, timeout=60)
+        took = time.monotonic() - start
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if conn:
+            conn.close()
+        srv.close()
+    eq(rc, 0, "the agent's exit status: %s" % open(log).read()[-2000:])
+    # not scaled: the bound is what the fix promises (the flush's 2 s and libcurl's
+    # next look at the request, about a second), far under the 30 s it took before
+    check(took < 12, "the agent took %.1f s to stop" % took)
+    eq(cursor(db, url), None, "no write acknowledged")
 
 
 def test_stub_basic_auth(wd):
