@@ -20,7 +20,7 @@ import subprocess
 import time
 import urllib.request
 
-from harness import jobscope, run_tests, check, eq, wait_for
+from harness import jobscope, run_tests, check, eq, scaled, wait_for
 from agent_harness import env_with, spawn
 from head_harness import (COMPARE, Head, node_id, start_agent, stop_agent, sql, store_exists,
                           StoreError, rows_digest)
@@ -126,13 +126,13 @@ def agent_port(log):
 
 
 def get_json(url):
-    with urllib.request.urlopen(url, timeout=5) as r:
+    with urllib.request.urlopen(url, timeout=scaled(5)) as r:
         return json.loads(r.read())
 
 
 def get_metrics(url):
     out = {}
-    with urllib.request.urlopen(url + "/metrics", timeout=5) as r:
+    with urllib.request.urlopen(url + "/metrics", timeout=scaled(5)) as r:
         for line in r.read().decode().splitlines():
             if line and not line.startswith("#"):
                 name, value = line.rsplit(" ", 1)

@@ -118,7 +118,7 @@ def test_retention_drops_partitions(wd):
 def test_one_head_per_database(wd):
     head = _pg_head(wd, "one")
     r = subprocess.run([JOBSCOPE, "head", "--db", head.db, "--listen", "127.0.0.1:0"],
-                       stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
+                       stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=scaled(30))
     eq(r.returncode, 2, "exit code of a second head on the same database")
     check("one head per database" in r.stderr, r.stderr)
     check(head.proc.poll() is None, "the first head goes on")
@@ -130,7 +130,7 @@ def test_foreign_database_refused(wd):
     url = pg.create_db("foreign_app")
     pg.psql("CREATE TABLE jobs (a int)", db="foreign_app")
     r = subprocess.run([JOBSCOPE, "head", "--db", url, "--listen", "127.0.0.1:0"],
-                       stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
+                       stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=scaled(30))
     eq(r.returncode, 2, "exit code")
     check("is not a jobscope store" in r.stderr, r.stderr)
     eq(pg.psql("SELECT count(*) FROM pg_tables WHERE schemaname = 'public'",

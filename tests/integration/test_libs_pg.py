@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 
-from harness import run_tests, eq
+from harness import run_tests, eq, scaled
 from head_harness import pg  # one private server, stopped at exit
 
 UNITS = sys.argv[1:]
@@ -18,7 +18,7 @@ def test_unit_cases_on_postgresql(wd):
     for i, exe in enumerate(UNITS):
         url = pg().create_db("libs%d" % i)
         env = dict(os.environ, JOBSCOPE_TEST_PG_URL=url, CMOCKA_MESSAGE_OUTPUT="stdout")
-        r = subprocess.run([exe], env=env, capture_output=True, text=True, timeout=120)
+        r = subprocess.run([exe], env=env, capture_output=True, text=True, timeout=scaled(120))
         eq(r.returncode, 0, "%s on PostgreSQL:\n%s%s" % (os.path.basename(exe), r.stdout,
                                                           r.stderr))
 

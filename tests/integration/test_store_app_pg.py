@@ -10,7 +10,7 @@ import re
 import subprocess
 import sys
 
-from harness import run_tests, check, eq
+from harness import run_tests, check, eq, scaled
 from head_harness import pg  # one private server, stopped at exit
 
 UNIT = sys.argv[1] if len(sys.argv) > 1 else None
@@ -19,7 +19,7 @@ UNIT = sys.argv[1] if len(sys.argv) > 1 else None
 def test_unit_cases_on_postgresql(wd):
     url = pg().create_db("app1")
     env = dict(os.environ, JOBSCOPE_TEST_PG_URL=url, CMOCKA_MESSAGE_OUTPUT="stdout")
-    r = subprocess.run([UNIT], env=env, capture_output=True, text=True, timeout=120)
+    r = subprocess.run([UNIT], env=env, capture_output=True, text=True, timeout=scaled(120))
     eq(r.returncode, 0, "test_store_app on PostgreSQL:\n" + r.stdout + r.stderr)
     ran = [int(n) for n in re.findall(r"Running (\d+) test\(s\)", r.stdout)]
     eq(len(ran), 2, "the SQLite and the PostgreSQL groups ran:\n" + r.stdout)

@@ -10,13 +10,14 @@ import re
 import subprocess
 import sys
 
-from harness import run_tests, check, eq
+from harness import run_tests, check, eq, scaled
 from head_harness import pg  # one private server, stopped at exit
 
 UNIT = sys.argv[1] if len(sys.argv) > 1 else None
 def unit(url):
     env = dict(os.environ, JOBSCOPE_TEST_PG_URL=url, CMOCKA_MESSAGE_OUTPUT="stdout")
-    return subprocess.run([UNIT], env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run([UNIT], env=env, capture_output=True, text=True,
+                          timeout=scaled(120))
 
 
 def test_unit_cases_on_postgresql(wd):
