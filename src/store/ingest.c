@@ -25,6 +25,7 @@
 
 #include "common/hash.h"
 #include "common/log.h"
+#include "store/pg.h"
 #include "store/rowset.h"
 
 /*
@@ -46,6 +47,7 @@ struct memo_entry {
 struct ingest_memo {
 	struct memo_entry slot[MEMO_SLOTS];
 	size_t used;
+	int pg_generation; /* PostgreSQL: the connection the rows were read on */
 };
 
 void store__memo_free(struct ingest_memo *m)
@@ -203,6 +205,19 @@ static void cell_text(const struct store_table *t, size_t row, const char *name,
 	snprintf(buf, size, "%s", v->type == STORE_VALUE_TEXT ? v->s : "");
 }
 
+/*
+ * The memo holds for one connection to PostgreSQL: after it was made anew
+ * (the server restarted, or failed over to a standby that lagged), what it
+ * names may not be in the database; rows are looked up afresh.
+ */
+static void memo_check_connection(struct store *st)
+{
+	if (st->memo && st->pg && st->memo->pg_generation != pg_generation(st->pg))
+		memset(st->memo, 0, sizeof(*st->memo));
+	if (st->memo && st->pg)
+		st->memo->pg_generation = pg_generation(st->pg);
+}
+
 /* true (and *head_row) when this exact row was upserted before */
 static bool memo_hit(struct ingest *in, char kind, const struct store_table *t, size_t r,
 		     uint64_t *key, uint64_t *hash, int64_t *head_row)
@@ -211,6 +226,7 @@ static bool memo_hit(struct ingest *in, char kind, const struct store_table *t, 
 
 	*key = memo_key(in->b->who.agent_id, kind, cell_i64(t, r, "id"));
 	*hash = row_hash(t, r);
+	memo_check_connection(in->st);
 	if (!in->st->memo)
 		return false;
 	e = memo_find(in->st->memo, *key);
@@ -243,6 +259,7 @@ static void memo_commit(struct ingest *in)
 		st->memo = calloc(1, sizeof(*st->memo));
 	if (!st->memo)
 		return;
+	memo_check_connection(st);
 	for (size_t i = 0; i < in->npending; i++) {
 		struct memo_entry *e;
 

@@ -390,11 +390,27 @@ void store_close(struct store *st)
 	free(st);
 }
 
-/* PostgreSQL: a commit is durable (synchronous_commit), checkpoints are the server's. */
+/*
+ * A head acknowledges what it committed: a commit must outlive a crash.
+ * PostgreSQL: synchronous_commit on for the writer's session whatever the
+ * server's default (with it off, a server that crashed lost the commits of
+ * its last moments after the head had acknowledged them: agents never sent
+ * them again), set again whenever the connection is made anew;
+ * checkpoints are the server's.
+ */
 int store_set_durable(struct store *st)
 {
-	if (st->pg)
-		return store__pg_writer_lock(st);
+	int ret;
+
+	if (st->pg) {
+		ret = store__pg_writer_lock(st);
+		if (ret)
+			return ret;
+		if (pg_on_connect(st->pg, "SET synchronous_commit = on") != SQLITE_OK)
+			return log_err(-EIO, "store '%s': cannot set synchronous_commit: %s",
+				       st->path, pg_errmsg(st->pg));
+		return 0;
+	}
 	return store__exec(st, "PRAGMA synchronous = FULL", "set up");
 }
 

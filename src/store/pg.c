@@ -115,6 +115,7 @@ struct pg_conn {
 	int pending;
 	int gen;       /* connection resets: prepared statements are gone after one */
 	int nprepared; /* names js1, js2, ... */
+	char on_connect[128]; /* a session's settings, set again after each reset */
 	char err[512];
 };
 
@@ -211,6 +212,24 @@ const char *pg_errmsg(struct pg_conn *c)
 	return c->err;
 }
 
+/*
+ * The session's settings on a connection just made again: a new session has
+ * the server's defaults.  A failure is said: the setting is the writer's
+ * durability (pg_on_connect), not a detail.
+ */
+static void apply_on_connect(struct pg_conn *c)
+{
+	PGresult *res;
+
+	if (!c->on_connect[0] || pq.PQstatus(c->conn) != CONNECTION_OK)
+		return;
+	res = pq.PQexec(c->conn, c->on_connect);
+	if (!res || pq.PQresultStatus(res) != PGRES_COMMAND_OK)
+		log_warn(0, "postgresql: '%s' failed on the new connection: %s", c->on_connect,
+			 pq.PQerrorMessage(c->conn));
+	pq.PQclear(res);
+}
+
 /* A failed result as an SQLite code, by its SQLSTATE (PostgreSQL's appendix A). */
 static int result_code(struct pg_conn *c, PGresult *res)
 {
@@ -225,6 +244,7 @@ static int result_code(struct pg_conn *c, PGresult *res)
 		c->pending = 0;
 		pq.PQreset(c->conn); /* for the next call; this one failed */
 		c->gen++;
+		apply_on_connect(c);
 		return SQLITE_IOERR;
 	}
 	if (!state)
@@ -318,6 +338,21 @@ int pg_exec(struct pg_conn *c, const char *sql)
 		rc = result_code(c, res);
 	pq.PQclear(res);
 	return rc;
+}
+
+int pg_on_connect(struct pg_conn *c, const char *sql)
+{
+	if (snprintf(c->on_connect, sizeof(c->on_connect), "%s", sql) >=
+	    (int)sizeof(c->on_connect)) {
+		c->on_connect[0] = '\0';
+		return SQLITE_TOOBIG;
+	}
+	return pg_exec(c, sql);
+}
+
+int pg_generation(const struct pg_conn *c)
+{
+	return c->gen;
 }
 
 int64_t pg_changes(struct pg_conn *c)

@@ -36,6 +36,14 @@ void pg_clear_bindings(struct pg_stmt *s);
 int pg_step(struct pg_stmt *s);
 int pg_exec(struct pg_conn *c, const char *sql);
 /*
+ * Runs sql (a SET) now and again on every connection libpq makes anew after
+ * this one failed: a session setting that must hold for the connection's
+ * whole life.  SQLITE_OK or the failure's code.
+ */
+int pg_on_connect(struct pg_conn *c, const char *sql);
+/* How many times the connection was made anew: what was read before may be gone. */
+int pg_generation(const struct pg_conn *c);
+/*
  * An INSERT without RETURNING stepped inside a transaction is sent ahead
  * (libpq's pipeline mode) and answers SQLITE_DONE at once; its failure is
  * the answer of the next statement, exec or pg_flush.

@@ -116,10 +116,9 @@ SETTINGS = {
     "listen_addresses": "'127.0.0.1'",
     # no fsync: a test's data need not outlive the machine's crash; a commit is still
     # written (to the kernel) before it returns, so a crash of the server (kill -9,
-    # test_head_pg_faults) keeps every commit, as the head assumes.  With
-    # synchronous_commit off, commits of the last moments were lost in that crash after
-    # the head had acknowledged them: rows lost at the head, and rows of processes the
-    # head's memo of committed rows took for stored (a server run so loses data)
+    # test_head_pg_faults) keeps every commit, as the head needs (its writer sets
+    # synchronous_commit on for its session whatever the server's default, which
+    # test_head_pg_faults sets off in one case)
     "fsync": "off",
     "full_page_writes": "off",
     "max_connections": "200",

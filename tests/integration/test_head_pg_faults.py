@@ -4,7 +4,8 @@
   stream: the head answers no batch it could not commit, stays up, finds the
   server again once it is back (crash recovery), and in the end holds every
   row of every agent exactly once: the agents' stores and the head's
-  database hold the same rows, compared row by row.
+  database hold the same rows, compared row by row.  The same on a server
+  whose default is synchronous_commit off.
 - The server stopped for longer (a restart of the database): the same.
 - --retention: the head drops the day partitions that ended before the
   cutoff and deletes older rows of the default partitions, and keeps the
@@ -41,12 +42,19 @@ def _same_rows(head, agents):
         eq(n_head, n_agent, "host_samples rows of %s at the head" % host)
 
 
-def _outage(wd, down_s, how):
+def _outage(wd, down_s, how, early=False):
+    """early: the server goes as soon as the head stored its first processes (rows
+    for processes new to the head are being committed when it goes)."""
     pg = hh.pg()
     head = _pg_head(wd)
     agents = [start_agent(wd, head, "pgnode%d" % i) for i in range(2)]
-    wait_for(caught_up(head.db, *[a[1] for a in agents]), timeout=30,
-             what="the head holding the agents' first rows")
+    if early:
+        wait_for(lambda: hh.store_exists(head.db) and
+                 hh.sql(head.db, "SELECT count(*) FROM procs")[0][0] > 0, timeout=30,
+                 what="the head's first processes")
+    else:
+        wait_for(caught_up(head.db, *[a[1] for a in agents]), timeout=30,
+                 what="the head holding the agents' first rows")
     t_down = time.monotonic()
     seen = os.path.getsize(head.log)
     if how == "kill":
@@ -80,6 +88,25 @@ def _outage(wd, down_s, how):
 
 def test_server_killed_mid_stream(wd):
     _outage(wd, 2.0, "kill")
+
+
+def test_server_killed_with_commits_not_synchronous(wd):
+    """A site's server whose default is synchronous_commit off: the head's own session
+    commits synchronously all the same (it acknowledges what it committed), so the
+    server's crash loses nothing the agents were told was stored.  (With the server's
+    default, a kill while the first processes were stored lost 150 to 190 of some 250
+    process rows of an agent in 3 runs of 4: the head had acknowledged them.)"""
+    pg = hh.pg()
+    pg.psql("ALTER SYSTEM SET synchronous_commit = off")
+    pg.psql("SELECT pg_reload_conf()")
+    try:
+        # a reload reaches the sessions when they next look (a signal)
+        wait_for(lambda: pg.psql("SHOW synchronous_commit") == [("off",)], timeout=10,
+                 what="the server's default to be off")
+        _outage(wd, 2.0, "kill", early=True)
+    finally:
+        pg.psql("ALTER SYSTEM RESET synchronous_commit")
+        pg.psql("SELECT pg_reload_conf()")
 
 
 def test_server_restarted(wd):
