@@ -217,6 +217,8 @@ static struct {
     {"rsmi_event_notification_mask_set", 0},
     {"rsmi_event_notification_get", 0},
     {"rsmi_event_notification_stop", 0},
+    /* not a call: rsmi_event_notification_get calls that waited (timeout_ms != 0) */
+    {"event_wait", 0},
 };
 
 #define NCALLS (sizeof(call_counts) / sizeof(call_counts[0]))
@@ -833,6 +835,7 @@ rsmi_status_t rsmi_event_notification_get(int timeout_ms, uint32_t *num_elem,
 			timeout_ms = 2000;
 		ts.tv_sec = timeout_ms / 1000;
 		ts.tv_nsec = (long)(timeout_ms % 1000) * 1000000;
+		counted("event_wait");
 		nanosleep(&ts, NULL);
 		n = events_take(*num_elem, data);
 	}

@@ -141,13 +141,13 @@ static void burn_cpu_ms(long ms)
 	while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
 }
 
-/* Until process pid sleeps (state S in its stat), 5 s at most. */
+/* Until process pid sleeps (state S in its stat), 30 s at most (a deadline: a loaded machine). */
 static void wait_asleep(pid_t pid)
 {
 	char path[64], buf[512];
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	for (int i = 0; i < 500; i++) {
+	for (int i = 0; i < 3000; i++) {
 		FILE *f = fopen(path, "r");
 		size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
 		const char *paren;
