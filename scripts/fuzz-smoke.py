@@ -5,8 +5,9 @@
                   [--only NAME...]
 
 Each target (BUILD_DIR/tests/fuzz_NAME, one per tests/fuzz/fuzz_NAME.c) runs from
-its checked-in corpus (CORPUS_DIR/fuzz_NAME, read, never written: new inputs go to
-a scratch directory) under ASan+UBSan.  Its edge coverage ("cov:" in libFuzzer's
+its checked-in corpus (CORPUS_DIR/fuzz_NAME, read, not written: new inputs go to a
+scratch directory, unless --grow-corpus merges those that add coverage into it)
+under ASan+UBSan.  Its edge coverage ("cov:" in libFuzzer's
 status lines) is followed as it runs: once it has not grown for --plateau seconds
 (and at least --min seconds have passed), the target has reached the plateau a
 smoke run can reach and is stopped with SIGINT; --max caps it.  A fixed time per
@@ -102,6 +103,10 @@ class Target:
                 time.sleep(0.1)
             reader.join(timeout=10)
             rc = proc.returncode
+            if a.grow_corpus and rc in (0, 72) and os.listdir(work):
+                # what this run found that adds coverage goes into the corpus
+                subprocess.run([exe, "-merge=1", corpus, work], stdin=subprocess.DEVNULL,
+                               stdout=log, stderr=log)
         self.wall = time.monotonic() - start
         text = "".join(lines)
         crashed = re.search(r"ERROR: (AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|"
@@ -130,9 +135,12 @@ def main():
     p.add_argument("--plateau", type=float, default=3.0,
                    help="stop after this many CPU seconds with no new coverage")
     p.add_argument("--min", type=float, default=2.0, help="CPU seconds at least")
-    p.add_argument("--max", type=float, default=30.0, help="CPU seconds at most")
+    p.add_argument("--max", type=float, default=15.0, help="CPU seconds at most")
     p.add_argument("--wall", type=int, default=0,
                    help="wall seconds at most (libFuzzer's -max_total_time; default 20 * max)")
+    p.add_argument("--grow-corpus", action="store_true",
+                   help="merge the inputs that found new coverage into CORPUS_DIR (libFuzzer's"
+                        " -merge=1): a longer run grows the corpus the smoke runs start from")
     p.add_argument("--only", nargs="*", default=None, help="these targets (fuzz_NAME) only")
     a = p.parse_args()
     src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fuzz")
