@@ -9,7 +9,7 @@ its checked-in corpus (CORPUS_DIR/fuzz_NAME, read, not written: new inputs go to
 scratch directory, unless --grow-corpus merges those that add coverage into it)
 under ASan+UBSan.  Its edge coverage ("cov:" in libFuzzer's
 status lines) is followed as it runs: once it has not grown for --plateau seconds
-(and at least --min seconds have passed), the target has reached the plateau a
+since the seed corpus was replayed (and at least --min seconds have passed), the target has reached the plateau a
 smoke run can reach and is stopped with SIGINT; --max caps it.  A fixed time per
 target spent most of it on plateaus: the targets reach theirs in 1 to 10 s from
 the corpus (docs/testing.md has the measurement).  Time is CPU time of the fuzzer
@@ -96,7 +96,9 @@ class Target:
                 cpu = cpu_seconds(proc.pid)
                 if cpu is not None:
                     self.cpu = cpu
-                    plateau = cpu - grew_at >= a.plateau and cpu >= a.min
+                    # the plateau is counted from the first coverage line: replaying
+                    # the seed corpus (libFuzzer's INITED) can take seconds of its own
+                    plateau = self.cov and cpu - grew_at >= a.plateau and cpu >= a.min
                     if (plateau or cpu >= a.max) and not stopped:
                         proc.send_signal(signal.SIGINT)
                         stopped = True

@@ -52,12 +52,20 @@ class Tmux:
         self.tm("send-keys", "-t", "t", *keys)
 
     def wait(self, pred, what, timeout=15, exits=False):
+        """The screen once pred holds for it and a second capture a moment later is the
+        same: tmux can be caught halfway through a frame (on a loaded machine a new
+        screen's header was seen above the old screen's footer and rows)."""
         last = [""]
 
         def ok():
+            first = self.screen()
+            check(exits or "EXITED" not in first, "jobscope top exited:\n" + first)
+            last[0] = first
+            if not pred(first):
+                return False
+            time.sleep(0.05)  # not a wait: the gap between the two captures compared
             last[0] = self.screen()
-            check(exits or "EXITED" not in last[0], "jobscope top exited:\n" + last[0])
-            return pred(last[0])
+            return last[0] == first
         try:
             wait_for(ok, timeout=timeout, what=what)
             return last[0]
@@ -128,11 +136,11 @@ def test_store_replay_steps_keys_resize(wd):
         t.wait(lambda s: time.strftime("%H:%M:%S", time.localtime(t1 / 1000.0))
                in s.splitlines()[0], "one tick forward")
         # the job: its process with its RSS of that tick
-        t.keys("Enter")
-        scr = t.wait_text("PID USER")
         pid, prss = rows(db, "SELECT p.pid, s.rss_bytes FROM procs p JOIN proc_samples s"
                          " ON s.proc_id = p.id WHERE p.job_id = ? AND s.ts_ms <= ?"
                          " ORDER BY s.ts_ms DESC LIMIT 1", job, t1)[0]
+        t.keys("Enter")
+        scr = t.wait(lambda s: "PID USER" in s and "Esc back" in s, "the job's screen")
         prow = line_with(scr, " %d " % pid)
         check("js-memtouch" in prow and fmt_bytes(prss) in prow, "process row: " + prow)
         check(("MEM %s of -" % fmt_bytes(rss1)) in scr, "job figures:\n" + scr)
@@ -148,7 +156,7 @@ def test_store_replay_steps_keys_resize(wd):
         t.keys("/")
         t.keys("m", "e", "m", "t", "o", "u", "c", "h", "Enter")
         t.wait_text("/memtouch")
-        check(key in t.screen(), "the search finds it by its command")
+        check(key in t.wait_text("/memtouch"), "the search finds it by its command")
         t.keys("h")
         t.wait_text("jobscope top: keys")
         t.keys("x")
@@ -313,8 +321,15 @@ def test_head_job_across_two_nodes(wd):
                         scr), "the job's memory, its processes' on both nodes:\n" + scr)
         busy = spawn([helper("busy"), "--seconds", "60"], env=env)
         # how much of a core it gets is the machine's to say: some, from its samples
-        scr = t.wait(lambda s: (lambda m: m and float(m.group(1)) > 0)(
-            re.search(r"CPU (\d+\.\d+) of 6\.0 cores", s)), "the job's CPU from its processes")
+        try:
+            scr = t.wait(lambda s: (lambda m: m and float(m.group(1)) > 0)(
+                re.search(r"CPU (\d+\.\d+) of 6\.0 cores", s)),
+                "the job's CPU from its processes", timeout=30)
+        except AssertionError as e:
+            # what the head had of the job, and what the agents said
+            logs = "".join("\n%s:\n%s" % (a[2], open(a[2]).read()[-2000:]) for a in agents)
+            raise AssertionError("%s\nbusy: pid %d, alive %s\nthe head's processes: %r%s" % (
+                e, busy.pid, busy.poll() is None, procs(), logs))
         check(re.search(r"CPU \d+\.\d+ of 6\.0 cores \(\d+%\)", scr), scr)
         t.keys("Escape")  # --head --job: the job's screen stays
         t.keys("h")
