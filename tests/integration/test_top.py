@@ -179,6 +179,11 @@ def test_store_replay_steps_keys_resize(wd):
                  "--height", "8")
     eq(r.returncode, 0, r.stderr)
     eq(line_with(r.stdout, key).split()[2], cpu, "--batch: " + r.stdout)
+    # --job in each of its forms opens the job: its process at that tick
+    for form in (key, "run:%d" % job, str(job)):
+        r = jobscope("top", "--db", db, "--at", str(t1), "--job", form, "--batch")
+        eq(r.returncode, 0, r.stderr)
+        check("js-memtouch" in line_with(r.stdout, " %d " % pid), "--job %s: %s" % (form, r.stdout))
     r = jobscope("top", "--db", wd.join("none.db"))
     eq(r.returncode, 2, "a store that is not there: %s" % r.stderr)
 
