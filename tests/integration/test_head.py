@@ -311,7 +311,11 @@ def test_read_endpoints(wd):
            "gpu_info[client]")
         eq((status["freq"], status["output_filename"], status["frame_id_counter"]),
            (100, "", 0), "freq (the agent's interval), no session file, no frame")
-        latest = json.loads(get("/metrics/latest")[2])
+        # client_data holds the clients connected when it is asked (heard from within 3
+        # of their intervals), as /status: asked until it holds this one again
+        latest = wait_for(lambda: [l for l in [json.loads(get("/metrics/latest")[2])]
+                                   if client in l["client_data"]], timeout=20,
+                          what="the client in /metrics/latest's client_data")[0]
         check("timestamp" in latest and latest["nodes"][0]["node"] == "node-q", "latest")
         mine = latest["client_data"][client]
         eq([(m["physical_idx"], m["gpu_util"]) for m in mine["gpus_metrics"]],
