@@ -4,6 +4,7 @@ again on its port), a head with two agents for --head --job, resize, and --batch
 import os
 import re
 import shutil
+import signal
 import sqlite3
 import subprocess
 import time
@@ -78,6 +79,15 @@ class Tmux:
 
     def close(self):
         subprocess.run(["tmux", "-L", self.sock, "kill-server"], capture_output=True)
+
+
+def proc_state(pid):
+    """The state letter of /proc/PID/stat ('T': stopped), or None once it is gone."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
 
 
 def line_with(screen, text):
@@ -290,7 +300,14 @@ def test_head_job_across_two_nodes(wd):
     head = Head(wd)
     env = env_with(SLURM_JOB_ID=777, SLURM_CPUS_ON_NODE=3, SLURM_MEM_PER_NODE=1024)
     job = spawn([helper("memtouch"), "--mib", "32", "--hold", "30"], env=env)
-    busy = None
+    # the busy process is the job's from the start: a shell with the job's environment,
+    # started before the agents and stopped until the test wants its CPU, then exec'd.
+    # (Started later by Popen, an agent's scan could catch it between fork and exec,
+    # with the test's environment: its process row would stay with that job, as the
+    # agent keeps a process row with the job it was first seen in.)
+    busy = spawn(["sh", "-c", 'kill -STOP $$; exec "$0" --seconds 60', helper("busy")],
+                 env=env)
+    wait_for(lambda: proc_state(busy.pid) == "T", timeout=10, what="the busy shell stopped")
     agents = [start_agent(wd, head, n) for n in ("topn1", "topn2")]
     t = None
     try:
@@ -302,19 +319,23 @@ def test_head_job_across_two_nodes(wd):
         scr = t.wait(lambda s: "topn1,topn2" in s or "topn2,topn1" in s, "both nodes")
         check("of 6.0 cores" in scr and "of 2.0G" in scr,
               "3 cores and 1 GiB on each of two nodes:\n" + scr)
-        # its process, as the head's store has it from each agent (both agents see the
-        # same process here: one row per node, each with its node)
+        # its processes, as the head's store has them from each agent (both agents see
+        # the same processes here: rows per node, each with its node): memtouch and the
+        # stopped shell that becomes the busy one
         key = [j["key"] for j in head.get("/api/v1/jobs?state=running")["jobs"]
                if j["job_id"] == "777"][0]
 
         def procs():
             return head.get("/api/v1/jobs/" + key)["processes"]
-        wait_for(lambda: [(p["node"], p["rss_bytes"] >= 32 * MiB) for p in procs()]
-                 == [("topn1", True), ("topn2", True)], timeout=15,
-                 what="memtouch's 32 MiB at the head from both nodes")
+        wait_for(lambda: [(p["node"], p["rss_bytes"] >= 32 * MiB) for p in procs()
+                          if p["pid"] == job.pid] == [("topn1", True), ("topn2", True)],
+                 timeout=15, what="memtouch's 32 MiB at the head from both nodes")
         ps = procs()
-        eq([(p["node"], p["pid"]) for p in ps], [("topn1", job.pid), ("topn2", job.pid)],
+        eq(sorted((p["node"], p["pid"]) for p in ps),
+           sorted((n, pid) for n in ("topn1", "topn2") for pid in (job.pid, busy.pid)),
            "the head's processes of the job, by node")
+        every = ps
+        ps = [p for p in ps if p["pid"] == job.pid]
         scr = t.wait(lambda s: all(any(fmt_bytes(p["rss_bytes"]) in l and p["node"] in l
                                        for l in s.splitlines() if (" %d " % job.pid) in l)
                                    for p in ps), "the job's process on each node, with its RSS")
@@ -322,9 +343,9 @@ def test_head_job_across_two_nodes(wd):
         # running: the head's jobs list has no usage yet, so the job's line sums its
         # processes on each node: memory at once, CPU from two refreshes of a process
         # that uses some (a sleeping one sends no new sample: its CPU stays "-")
-        check(re.search(r"MEM %s of 2\.0G" % re.escape(fmt_bytes(sum(p["rss_bytes"] for p in ps))),
+        check(re.search(r"MEM %s of 2\.0G" % re.escape(fmt_bytes(sum(p["rss_bytes"] for p in every))),
                         scr), "the job's memory, its processes' on both nodes:\n" + scr)
-        busy = spawn([helper("busy"), "--seconds", "60"], env=env)
+        busy.send_signal(signal.SIGCONT)
         # how much of a core it gets is the machine's to say: some, from its samples
         try:
             scr = t.wait(lambda s: (lambda m: m and float(m.group(1)) > 0)(
@@ -332,7 +353,11 @@ def test_head_job_across_two_nodes(wd):
                 "the job's CPU from its processes", timeout=30)
         except AssertionError as e:
             # what the head had of the job, and what the agents said
-            logs = "".join("\n%s:\n%s" % (a[2], open(a[2]).read()[-2000:]) for a in agents)
+            logs = "".join("\n%s:\n%s\nits processes of pid %d: %r" % (
+                a[2], open(a[2]).read()[-2000:], busy.pid,
+                sql(a[1], "SELECT p.comm, p.start_ms, p.end_ms, j.scheduler, j.job_id,"
+                    " j.start_ms, j.end_ms FROM procs p LEFT JOIN jobs j ON j.id = p.job_id"
+                    " WHERE p.pid = ?", busy.pid)) for a in agents)
             raise AssertionError("%s\nbusy: pid %d, alive %s\nthe head's processes: %r%s" % (
                 e, busy.pid, busy.poll() is None, procs(), logs))
         check(re.search(r"CPU \d+\.\d+ of 6\.0 cores \(\d+%\)", scr), scr)
