@@ -139,6 +139,16 @@ def spawn(cmd, env=None):
                             stderr=subprocess.PIPE, text=True, env=env)
 
 
+def proc_state(pid):
+    """The state letter of /proc/PID/stat ('T': stopped, 'Z': a zombie), or None once
+    the process is reaped."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
+
+
 def settle(proc, timeout=60):
     """(exit code, stdout, stderr) of proc, once it ended within timeout (scaled) seconds."""
     out, err = proc.communicate(timeout=scaled(timeout))

@@ -11,7 +11,7 @@ import time
 
 from harness import (FIXTURES, helper, jobscope, machine_cpus, run_tests, near, check, eq, scaled,
                      wait_for)
-from agent_harness import Agent, sql, job_row, env_with, spawn, settle
+from agent_harness import Agent, sql, job_row, env_with, spawn, settle, proc_state
 
 MiB = 1 << 20
 GiB = 1 << 30
@@ -79,14 +79,6 @@ def release(fifo):
         os.write(fd, b"go\n")
     finally:
         os.close(fd)
-
-
-def proc_state(pid):
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return None
 
 
 def seen_then(db, job_id, cmd, env, prefix=()):

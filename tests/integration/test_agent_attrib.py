@@ -18,7 +18,7 @@ import sys
 import time
 
 from harness import helper, run_tests, near, check, eq, wait_for
-from agent_harness import Agent, sql, job_row, env_with, spawn, settle
+from agent_harness import Agent, sql, job_row, env_with, spawn, settle, proc_state
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 PY = sys.executable
@@ -59,15 +59,6 @@ def stat_cpu_ms(pid):
     with open("/proc/%d/stat" % pid) as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) * 1000 // CLK_TCK
-
-
-def proc_state(pid):
-    """The state letter of /proc/PID/stat, or None once the process is reaped."""
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return None
 
 
 def near_ms(got, truth, what):

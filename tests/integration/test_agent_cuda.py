@@ -18,7 +18,7 @@ import signal
 import subprocess
 
 from harness import jobscope, run_tests, check, eq, scaled, wait_for
-from agent_harness import Agent, env_with
+from agent_harness import Agent, env_with, proc_state
 from head_harness import Head, start_agent, stop_agent, caught_up, sql, store_exists
 from test_cuda import MAIN, APP, CUPTI, HOOK, main_expect, check_rows, check_json, scenario
 
@@ -39,14 +39,6 @@ def session(head, *args):
     r = jobscope("session", *args, "--head", head.url)
     eq(r.returncode, 0, "jobscope session %s: %s" % (" ".join(args), r.stdout + r.stderr))
     return r.stdout
-
-
-def proc_state(pid):
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return None
 
 
 def app(wd, sock, job_id, text, name, db):

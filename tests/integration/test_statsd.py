@@ -18,7 +18,7 @@ import threading
 import time
 
 from harness import run, jobscope, run_tests, check, eq, wait_for, JOBSCOPE
-from agent_harness import Agent, env_with, job_row, sql
+from agent_harness import Agent, env_with, job_row, sql, proc_state
 
 # a shell's wait, without a deadline of its own, for a file the test makes
 UNTIL = 'until [ -e "%s" ]; do sleep 0.02; done'
@@ -73,14 +73,6 @@ while not stored():
 subprocess.run([JS, "metric", "frames", "5"], check=True)
 subprocess.run([JS, "mark", "eval"], check=True)
 """
-
-
-def proc_state(pid):
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return None
 
 
 def app_totals(db, job=None):

@@ -10,7 +10,7 @@ import subprocess
 import time
 
 from harness import helper, jobscope, run_tests, eq, check, wait_for
-from agent_harness import Agent, env_with, spawn, sql
+from agent_harness import Agent, env_with, spawn, sql, proc_state
 
 MiB = 1 << 20
 
@@ -79,15 +79,6 @@ class Tmux:
 
     def close(self):
         subprocess.run(["tmux", "-L", self.sock, "kill-server"], capture_output=True)
-
-
-def proc_state(pid):
-    """The state letter of /proc/PID/stat ('T': stopped), or None once it is gone."""
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            return f.read().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return None
 
 
 def line_with(screen, text):
