@@ -185,7 +185,11 @@ def max_seq(db):
 
 
 def job_series(rcv, what):
+    """(labels, points) of the job's one series; ({}, []) while the receiver has none
+    searchable yet (VictoriaMetrics makes new series searchable within seconds)."""
     series = rcv.samples('%s{job_id="%s"}' % (CPU, JOB_ID))
+    if not series:
+        return {}, []
     eq(len(series), 1, "%s: series of job %s: %r" % (what, JOB_ID, list(series)))
     labels, pts = next(iter(series.items()))
     return dict(labels), pts
@@ -243,6 +247,8 @@ def test_prometheus_and_vm(wd):
             eq(got, want, "%s: the job's (ts_ms, CPU seconds)" % r.kind)
             def node_ts(r=r):
                 node = r.samples('jobscope_node_cpus{node="%s"}' % host)
+                if not node:
+                    return []  # not searchable yet
                 eq(len(node), 1, "%s: node series" % r.kind)
                 return [t for t, _v in next(iter(node.values()))]
             # VictoriaMetrics makes the newest rows searchable within a few seconds
