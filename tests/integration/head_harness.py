@@ -268,10 +268,24 @@ def held(head_db, agent_db):
 
 
 
+# the agent's tables whose rows go to the head by seq (src/store/ingest.c's ingest_facts)
+FACT_TABLES = ("host_samples", "cpu_samples", "disk_samples", "net_samples", "proc_samples",
+               "job_samples", "events", "marks", "gpu_samples", "gpu_proc_samples", "gaps",
+               "fs_samples", "app_samples", "energy_samples", "proc_libs")
+
+
+def top_seq(agent_db):
+    """The highest seq of any row the agent's store holds for the head."""
+    have = {r[0] for r in sql(agent_db, "SELECT name FROM sqlite_master WHERE type = 'table'")}
+    return max([sql(agent_db, "SELECT max(seq) FROM %s" % t)[0][0] or 0
+                for t in FACT_TABLES if t in have] or [0])
+
+
 def caught_up(head_db, *agent_dbs):
     """A predicate for wait_for: whether the head holds every row each agent had stored
-    when the predicate first read that agent's store (its last host row then), so that
-    agents still sampling do not move the mark while the head catches up to it."""
+    when the predicate first read that agent's store (its highest seq then, of every
+    table: a marker or an app row can come after a tick's host row), so that agents
+    still sampling do not move the mark while the head catches up to it."""
     marks = {}
 
     def pred():
@@ -281,8 +295,7 @@ def caught_up(head_db, *agent_dbs):
                     aid = sql(db, "SELECT value FROM meta WHERE key = 'agent_id'")
                     if not aid:
                         return False
-                    marks[db] = (aid[0][0],
-                                 sql(db, "SELECT max(seq) FROM host_samples")[0][0] or 0)
+                    marks[db] = (aid[0][0], top_seq(db))
                 aid, top = marks[db]
                 cur = sql(head_db, "SELECT acked_seq FROM agents WHERE agent_id = ?", aid)
                 if not cur or cur[0][0] < top:
