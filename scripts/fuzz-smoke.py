@@ -92,6 +92,7 @@ class Target:
 
             reader = threading.Thread(target=watch, daemon=True)
             reader.start()
+            stopped_at = 0.0
             while proc.poll() is None:
                 cpu = cpu_seconds(proc.pid)
                 if cpu is not None:
@@ -102,10 +103,17 @@ class Target:
                     if (plateau or cpu >= a.max) and not stopped:
                         proc.send_signal(signal.SIGINT)
                         stopped = True
+                        stopped_at = time.monotonic()
+                if stopped and time.monotonic() - stopped_at > 10:
+                    # libFuzzer's SIGINT handler allocates: a signal that lands inside
+                    # ASan's allocator deadlocks it (seen: fuzz_jobs_query asleep on the
+                    # allocator's futex for 12 minutes).  What it found is in the
+                    # scratch directory already; the run is over.
+                    proc.kill()
                 time.sleep(0.1)
             reader.join(timeout=10)
             rc = proc.returncode
-            if a.grow_corpus and rc in (0, 72) and os.listdir(work):
+            if a.grow_corpus and (rc in (0, 72) or stopped) and os.listdir(work):
                 # what this run found that adds coverage goes into the corpus
                 subprocess.run([exe, "-merge=1", corpus, work], stdin=subprocess.DEVNULL,
                                stdout=log, stderr=log)
@@ -120,7 +128,7 @@ class Target:
         elif not stopped and self.cpu < a.min:
             self.why = "starved: %.1f s of CPU in %.0f s, not the %.1f s asked" % (
                 self.cpu, self.wall, a.min)
-        elif rc not in (0, 72) and not (stopped and rc == -signal.SIGINT):
+        elif rc not in (0, 72) and not (stopped and rc in (-signal.SIGINT, -signal.SIGKILL)):
             self.why = "exit status %s" % rc
         elif not any(COV.match(line) for line in lines):
             self.why = "no coverage line: not a libFuzzer run"
