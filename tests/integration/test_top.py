@@ -156,7 +156,6 @@ def test_store_replay_steps_keys_resize(wd):
         t.wait_text(key)
         t.keys("/")
         t.keys("m", "e", "m", "t", "o", "u", "c", "h", "Enter")
-        t.wait_text("/memtouch")
         check(key in t.wait_text("/memtouch"), "the search finds it by its command")
         t.keys("h")
         t.wait_text("jobscope top: keys")
