@@ -65,12 +65,7 @@ static void route_jobs(void *arg, const struct http_request *req, struct http_re
 
 static bool key_matches(const struct agent_view_job *j, const char *key)
 {
-	char sj[JOB_KEY_MAX];
-
-	if (strcmp(j->key, key) == 0 || strcmp(j->job_id, key) == 0)
-		return true;
-	snprintf(sj, sizeof(sj), "%s:%s", j->scheduler, j->job_id);
-	return strcmp(sj, key) == 0;
+	return jobs_key_matches(key, j->key, j->scheduler, j->job_id);
 }
 
 #define JOBS_PREFIX "/api/v1/jobs/"

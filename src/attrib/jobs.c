@@ -49,6 +49,16 @@ void jobs_format_key(char *buf, size_t size, const char *scheduler, const char *
 	snprintf(buf, size, "%s:%s:%" PRId64, scheduler, job_id, start_ms);
 }
 
+bool jobs_key_matches(const char *wanted, const char *key, const char *scheduler,
+		      const char *job_id)
+{
+	size_t n = strlen(scheduler);
+
+	return strcmp(key, wanted) == 0 || strcmp(job_id, wanted) == 0 ||
+	       (strncmp(wanted, scheduler, n) == 0 && wanted[n] == ':' &&
+		strcmp(wanted + n + 1, job_id) == 0);
+}
+
 /*
  * The job-level directory of a cgroup path: the path cut right after the
  * component that names the job (job_<id>, the pod's slice or directory,

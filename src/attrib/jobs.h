@@ -191,5 +191,11 @@ bool jobs_claim(struct jobs *t, int32_t pid, char *out, size_t size);
 /* Writes "<scheduler>:<job_id>:<start_ms>". */
 void jobs_format_key(char *buf, size_t size, const char *scheduler, const char *job_id,
 		     int64_t start_ms);
+/*
+ * Whether `wanted` names the job of that key, scheduler and id, in any of
+ * the forms a user gives: scheduler:job_id:start_ms, scheduler:job_id, job_id.
+ */
+bool jobs_key_matches(const char *wanted, const char *key, const char *scheduler,
+		      const char *job_id);
 
 #endif

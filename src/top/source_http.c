@@ -17,6 +17,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "attrib/jobs.h"
 #include "common/strbuf.h"
 #include "net/client.h"
 #include "top/source.h"
@@ -210,12 +211,11 @@ static void job_from_json(const cJSON *o, struct top_job *j)
 
 static bool key_matches(const struct top_job *j, const cJSON *o, const char *key)
 {
-	char sched[32], id[64], sj[128];
+	char sched[32], id[64];
 
 	str(o, "scheduler", sched, sizeof(sched));
 	str(o, "job_id", id, sizeof(id));
-	snprintf(sj, sizeof(sj), "%s:%s", sched, id);
-	return strcmp(j->key, key) == 0 || strcmp(id, key) == 0 || strcmp(sj, key) == 0;
+	return jobs_key_matches(key, j->key, sched, id);
 }
 
 /* GET base+path as JSON: 0 with *doc, or -errno after m->status says why. */

@@ -294,16 +294,6 @@ static void fill_detail(struct top_model *m, const struct replay_at *r)
 	}
 }
 
-/* --job's three forms: scheduler:id:start_ms, scheduler:id, id */
-static bool key_matches(const struct job_record *rec, const char *key, const char *wanted)
-{
-	size_t n = strlen(rec->scheduler);
-
-	return strcmp(key, wanted) == 0 || strcmp(rec->job_id, wanted) == 0 ||
-	       (strncmp(wanted, rec->scheduler, n) == 0 && wanted[n] == ':' &&
-		strcmp(wanted + n + 1, rec->job_id) == 0);
-}
-
 static int store_refresh(struct top_source *s, struct top_model *m, const char *open_key)
 {
 	struct jobs_at c = {0};
@@ -339,7 +329,7 @@ static int store_refresh(struct top_source *s, struct top_model *m, const char *
 		if (rec->start_ms > s->at_ms || (rec->end_ms && rec->end_ms < s->at_ms))
 			continue;
 		jobs_format_key(key, sizeof(key), rec->scheduler, rec->job_id, rec->start_ms);
-		open = open_key && key_matches(rec, key, open_key);
+		open = open_key && jobs_key_matches(open_key, key, rec->scheduler, rec->job_id);
 		memset(r->dev, 0, sizeof(r->dev));
 		r->at_ms = s->at_ms;
 		r->fresh_ms = s->at_ms - 2 * (rec->interval_ms > 0 ? rec->interval_ms : s->step_ms);
