@@ -76,14 +76,13 @@ static void timeline_halve(struct summary *s)
 		struct gpu_summary *gs = &s->gpus[g];
 
 		for (int i = 0; i < SUMMARY_BUCKETS / 2; i++) {
-			gs->bucket_util_sum[i] =
-			    gs->bucket_util_sum[2 * i] + gs->bucket_util_sum[2 * i + 1];
-			gs->bucket_util_n[i] =
-			    gs->bucket_util_n[2 * i] + gs->bucket_util_n[2 * i + 1];
+			gs->bucket_util_pct_ms[i] =
+			    gs->bucket_util_pct_ms[2 * i] + gs->bucket_util_pct_ms[2 * i + 1];
+			gs->bucket_util_ms[i] = gs->bucket_util_ms[2 * i] + gs->bucket_util_ms[2 * i + 1];
 		}
 		for (int i = SUMMARY_BUCKETS / 2; i < SUMMARY_BUCKETS; i++) {
-			gs->bucket_util_sum[i] = 0;
-			gs->bucket_util_n[i] = 0;
+			gs->bucket_util_pct_ms[i] = 0;
+			gs->bucket_util_ms[i] = 0;
 		}
 	}
 	s->bucket_ms *= 2;
@@ -642,6 +641,42 @@ static uint64_t counter_delta(uint64_t before, uint64_t now)
 	return now >= before ? now - before : now;
 }
 
+/*
+ * A utilization reading is the GPU's over the interval that ended at it: it
+ * goes to the buckets that interval covers, by the milliseconds it has in
+ * each.  The first reading, and one after a gap (no readings for three
+ * intervals: the GPU was lost, the agent stopped), count for one interval
+ * in their own bucket: a gap in the readings stays a gap in the chart.
+ * Three intervals, and 2 s at least: a loaded machine's late ticks are
+ * not gaps.
+ */
+static void gpu_timeline_add(struct summary *s, struct gpu_summary *g, int64_t ts_ms, uint32_t u)
+{
+	int64_t from = g->util_last_ms, interval = s->interval_ms > 0 ? s->interval_ms : 1;
+	int64_t gap = 3 * interval > 2000 ? 3 * interval : 2000;
+
+	if (from <= 0 || ts_ms <= from || ts_ms - from > gap) {
+		struct summary_bucket *b = timeline_bucket(s, ts_ms);
+
+		g->bucket_util_pct_ms[b - s->buckets] += (double)u * (double)interval;
+		g->bucket_util_ms[b - s->buckets] += interval;
+	} else {
+		for (int64_t t = from; t < ts_ms;) {
+			struct summary_bucket *b = timeline_bucket(s, t);
+			int64_t end = b->start_ms + s->bucket_ms;
+			int64_t part = (end < ts_ms ? end : ts_ms) - t;
+
+			if (part <= 0)
+				break;
+			g->bucket_util_pct_ms[b - s->buckets] += (double)u * (double)part;
+			g->bucket_util_ms[b - s->buckets] += part;
+			t += part;
+		}
+	}
+	if (ts_ms > g->util_last_ms)
+		g->util_last_ms = ts_ms;
+}
+
 int summary_add_gpu(struct summary *s, const struct device_record *dev, int64_t ts_ms,
 		    const struct gpu_sample *x)
 {
@@ -659,13 +694,8 @@ int summary_add_gpu(struct summary *s, const struct device_record *dev, int64_t 
 		g->util_hist[u]++;
 		g->util_sum += u;
 		g->util_n++;
-		if (s->samples > 0) { /* the timeline starts with the first job sample */
-			struct summary_bucket *b = timeline_bucket(s, ts_ms);
-			long idx = b - s->buckets;
-
-			g->bucket_util_sum[idx] += u;
-			g->bucket_util_n[idx]++;
-		}
+		if (s->samples > 0) /* the timeline starts with the first job sample */
+			gpu_timeline_add(s, g, ts_ms, u);
 	}
 	if ((x->valid & GPU_MEM_USED) &&
 	    (!g->has_mem || x->mem_used_bytes > g->mem_used_peak_bytes)) {

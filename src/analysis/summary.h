@@ -69,9 +69,15 @@ struct gpu_summary {
 	bool has_ecc;
 	int64_t temp_max_c;
 	bool has_temp;
-	/* utilization per timeline bucket (the summary's buckets, halved with them) */
-	uint64_t bucket_util_sum[SUMMARY_BUCKETS];
-	uint32_t bucket_util_n[SUMMARY_BUCKETS];
+	/*
+	 * utilization per timeline bucket (the summary's buckets, halved with
+	 * them), weighted by time: a reading holds for the interval that ended
+	 * at it, spread over the buckets that interval covers, so a tick that
+	 * came late leaves no bucket without a value the GPU had
+	 */
+	double bucket_util_pct_ms[SUMMARY_BUCKETS];
+	int64_t bucket_util_ms[SUMMARY_BUCKETS];
+	int64_t util_last_ms; /* the last reading with a utilization; 0: none */
 	/* the last sample, and the interval that ended there waiting for its shares */
 	bool has_last;
 	int64_t last_ms;

@@ -230,10 +230,10 @@ static void write_timeline(struct jsonw *w, const struct summary *s)
 
 				if (!gs->used)
 					continue;
-				if (gs->bucket_util_n[i])
+				if (gs->bucket_util_ms[i])
 					jsonw_double(w,
-						     (double)gs->bucket_util_sum[i] /
-							 gs->bucket_util_n[i],
+						     gs->bucket_util_pct_ms[i] /
+							 (double)gs->bucket_util_ms[i],
 						     1);
 				else
 					jsonw_null(w);

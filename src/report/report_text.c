@@ -310,8 +310,8 @@ static void section_timeline(const struct summary *s, const struct report_option
 		strbuf_addf(out, "    gpu%-2d |", gs->dev.info.index);
 		for (int i = 0; i <= last; i++)
 			spark(out,
-			      gs->bucket_util_n[i]
-				  ? (double)gs->bucket_util_sum[i] / gs->bucket_util_n[i]
+			      gs->bucket_util_ms[i]
+				  ? gs->bucket_util_pct_ms[i] / (double)gs->bucket_util_ms[i]
 				  : 0,
 			      100, opt->utf8);
 		strbuf_addstr(out, "| 0-100% util\n");

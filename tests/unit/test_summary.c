@@ -605,6 +605,64 @@ static void test_gpu_first_interval(void **state)
 	summary_release(&s);
 }
 
+/*
+ * The GPU's timeline: a reading holds for the interval that ended at it.
+ * Ticks at 100 ms, one of them late (250 -> 400 ms, past the bucket of
+ * 300 ms): every bucket has the GPU's value, none is empty; an interval
+ * across two buckets is split by its milliseconds in each.  After a gap
+ * of more than three intervals (the GPU lost) the buckets between stay
+ * empty (2 s at least: late ticks are not gaps): a gap in the readings is
+ * a gap in the chart.
+ */
+static void gpu_util_at(struct summary *s, const struct device_record *dev, int64_t t_ms,
+			uint32_t pct)
+{
+	struct gpu_sample g;
+
+	memset(&g, 0, sizeof(g));
+	g.valid = GPU_UTIL;
+	g.util_pct = pct;
+	summary_add_gpu(s, dev, T0 + t_ms, &g);
+}
+
+static double bucket_util(const struct gpu_summary *g, int i)
+{
+	return g->bucket_util_ms[i] ? g->bucket_util_pct_ms[i] / (double)g->bucket_util_ms[i]
+				    : NAN;
+}
+
+static void test_gpu_timeline_late_tick_and_gap(void **state)
+{
+	struct job_record job = make_job(100, 1);
+	struct device_record dev;
+	struct summary s;
+	const struct gpu_summary *g;
+	static const int64_t at[] = {0, 100, 200, 250, 400, 500, 600, 2700};
+	static const uint32_t pct[] = {60, 60, 60, 60, 20, 60, 60, 60};
+
+	(void)state;
+	memset(&dev, 0, sizeof(dev));
+	snprintf(dev.info.uuid, sizeof(dev.info.uuid), "GPU-x");
+	summary_init(&s, &job);
+	feed_constant(&s, 1.0, 2700, 100);
+	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++)
+		gpu_util_at(&s, &dev, at[i], pct[i]);
+	g = &s.gpus[0];
+	assert_int_equal(s.bucket_ms, 100); /* 28 buckets of SUMMARY_BUCKETS */
+	assert_float_equal(bucket_util(g, 0), 60, 1e-9); /* (0,100] and the first reading */
+	assert_float_equal(bucket_util(g, 1), 60, 1e-9);
+	/* (250, 400] at 20%: half of bucket 2 was 60%, half 20% ... */
+	assert_float_equal(bucket_util(g, 2), 40, 1e-9);
+	/* ... and bucket 3 is all of it: 20%, not empty */
+	assert_float_equal(bucket_util(g, 3), 20, 1e-9);
+	assert_float_equal(bucket_util(g, 4), 60, 1e-9);
+	assert_float_equal(bucket_util(g, 5), 60, 1e-9);
+	for (int i = 6; i < 27; i++)
+		assert_true(isnan(bucket_util(g, i))); /* 600 -> 2700: lost, no value */
+	assert_float_equal(bucket_util(g, 27), 60, 1e-9);
+	summary_release(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -621,6 +679,7 @@ int main(void)
 	    cmocka_unit_test(test_events_capped),
 	    cmocka_unit_test(test_gpu_energy_split),
 	    cmocka_unit_test(test_gpu_first_interval),
+	    cmocka_unit_test(test_gpu_timeline_late_tick_and_gap),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
