@@ -106,7 +106,7 @@ def test_cuda_tables_through_the_head(wd):
     agent, adb, alog, errf = start_agent(wd, head, "node-c", extra=["--cuda-socket", sock])
     try:
         wait_for(lambda: store_exists(head.db) and
-                 len(sql(head.db, "SELECT * FROM agents")) == 1, timeout=20,
+                 len(sql(head.db, "SELECT * FROM agents")) == 1, timeout=60,
                  what="the agent streaming")
         eq(oct(os.stat(sock).st_mode & 0o777), "0o666", "the socket: any user's jobs connect")
         check(log_has(alog, "recording while a session asks"), "the agent's CUDA line")

@@ -171,6 +171,9 @@ def test_jobstats_and_dcgm_through_prometheus(wd):
         energy_from = wait_for(lambda: (lambda e: "4243" in e and "4244" in e and e)(
             energy_by_job(prom.query(energy))), timeout=15,
             what="both jobs on GPU 2 in Prometheus")
+        # each job's own split of GPU 2 is asked of the scrapes from now on: before, one
+        # of them may have been there alone, with the whole device's duty cycle
+        both_at = time.time()
         # the busy phase over, and Prometheus holding a scrape of a tick after it: the
         # job's final CPU (it sleeps on), and at least a scrape each second it burned
         wait_for(lambda: all(busy_phase_over(p) for p in pids), timeout=BUSY_SECONDS + 30,
@@ -194,7 +197,8 @@ def test_jobstats_and_dcgm_through_prometheus(wd):
                 ("DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED", "DCGM_FI_DEV_POWER_USAGE",
                  "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "DCGM_FI_DEV_MEM_COPY_UTIL")}
         shared = {(fam, j): get_data_out(prom.query(
-            "max_over_time(%s{cluster='%s',jobid='%s'}[%ds:])" % (fam, CLUSTER, j, diff),
+            "max_over_time(%s{cluster='%s',jobid='%s'}[%ds:])" % (fam, CLUSTER, j,
+                                                                 int(end - both_at)),
             at_s=end)) for fam in ("nvidia_gpu_duty_cycle", "nvidia_gpu_memory_used_bytes")
             for j in ("4243", "4244")}
     except BaseException:

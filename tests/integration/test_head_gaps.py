@@ -148,7 +148,7 @@ def test_head_away_longer_than_retention(wd):
     try:
         up = caught_up(head.db, adb)
         wait_for(lambda: store_exists(head.db) and up() and
-                 sql(head.db, "SELECT count(*) FROM agents")[0][0] == 1, timeout=20,
+                 sql(head.db, "SELECT count(*) FROM agents")[0][0] == 1, timeout=60,
                  what="the agent streaming")
         # the head killed in the middle of a stream: its rows are arriving
         nid = node_id(head.db, "node-r")
@@ -216,7 +216,7 @@ def test_size_cap_loss_counted_at_both_ends(wd):
         up = caught_up(head.db, adb)
         wait_for(lambda: store_exists(head.db) and up() and
                  sql(head.db, "SELECT count(*) FROM jobs WHERE job_id = '4711'")[0][0],
-                 timeout=20, what="the agent streaming, with job 4711")
+                 timeout=60, what="the agent streaming, with job 4711")
         r = jobscope("session", "start", "cap", "--head", head.url)
         eq(r.returncode, 0, "session start: " + r.stdout + r.stderr)
         # (the view of the first tick is rendered before the sender starts)

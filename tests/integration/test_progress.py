@@ -173,7 +173,7 @@ def test_export_on_a_terminal(wd):
         proc, agent_db, _, errf = start_agent(wd, head, "node-p")
         try:
             wait_for(lambda: store_exists(head.db) and sql(head.db, "SELECT * FROM agents"),
-                     timeout=20, what="the agent streaming")
+                     timeout=60, what="the agent streaming")
             r = jobscope("session", "start", "s1", "--head", head.url, "--token-file", head.admin)
             eq(r.returncode, 0, "session start: %s" % r.stderr)
             start_ms = sql(head.db, "SELECT start_ms FROM sessions WHERE name = 's1'")[0][0]

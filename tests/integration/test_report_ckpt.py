@@ -202,7 +202,7 @@ def test_head_checkpoints_its_store(wd):
     try:
         row = wait_for(lambda: sql(head.db, "SELECT id FROM jobs WHERE scheduler = 'slurm'"
                                    " AND job_id = '7302'") if store_exists(head.db) else None,
-                       timeout=20, what="the job at the head")[0][0]
+                       timeout=60, what="the job at the head")[0][0]
         # the head looks for jobs due every 10 s (head.c's HEAD_REPORTS_EVERY_S), and a
         # job is due once its rows span the 1 s lag: two looks, and the replay, at most
         try:
