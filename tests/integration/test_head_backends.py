@@ -127,8 +127,9 @@ def masked(text, head, others):
 
 
 def ages(text):
-    """The text table's ages ("723ms", "2s": since the head last heard) as T."""
-    return re.sub(r"(?<= )\d+(?:\.\d+)?(?:ms|s|m|h|d)(?= )", "T", text)
+    """The text table's ages ("723ms", "2s": since the head last heard) as T, with the
+    spaces before them that right-align them in their column ("  723ms", "    2s")."""
+    return re.sub(r" +\d+(?:\.\d+)?(?:ms|s|m|h|d)(?= )", " T", text)
 
 
 def both(heads, fn, what, mask=lambda t: t):

@@ -575,6 +575,15 @@ def test_stub_basic_auth(wd):
         srv.shutdown()
 
 
+def caught_up(db, url):
+    """Waits for the target to hold every row stored so far, so that the clean stop
+    after it has only the last ticks to send in its flush (2 s): a tick at 100 ms is
+    several requests of 3 series, more than a loaded machine sends in 2 s for five."""
+    target = max_seq(db)
+    wait_for(lambda: (cursor(db, url) or 0) >= target, timeout=30,
+             what="the target holding rows up to seq %d" % target)
+
+
 def test_restart_resumes(wd):
     """A restarted agent resumes after its persisted cursor: nothing sent twice, no hole."""
     srv, url = start_stub()
@@ -586,6 +595,7 @@ def test_restart_resumes(wd):
         # a few ticks, each its own batch
         wait_for(lambda: len(Stub.got) >= 3 and len(host_ts(db)) >= 5, timeout=20,
                  what="3 requests and 5 ticks")
+        caught_up(db, url)
         eq(stop(agent), 0, "the agent's exit code")
         agent = None
         first = len(Stub.got)
@@ -595,6 +605,7 @@ def test_restart_resumes(wd):
         agent, db, _log = start_agent(wd, [url], extra=opts)
         wait_for(lambda: len(Stub.got) >= first + 3 and len(host_ts(db)) >= len(ts1) + 5,
                  timeout=20, what="3 more requests and 5 more ticks")
+        caught_up(db, url)
         eq(stop(agent), 0, "the agent's exit code")
         agent = None
         sent = {}
