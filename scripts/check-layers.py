@@ -2,9 +2,11 @@
 """check-layers.py - the module layering of docs/architecture.md, enforced.
 
 Every folder under src/ is a module; a module may include only its own
-headers and those of the modules above it in LAYERS.  Also: no source file
-over MAX_LINES lines, and SQL (SELECT/INSERT/UPDATE/DELETE statements) only
-in src/store/.  Prints each breach and ends with "N passed, N failed"-style
+headers and those of the modules above it in LAYERS.  Also: no include
+circle between files (a file is its .c and .h: x depends on y when x.c or
+x.h includes y.h; a circle inside a folder is one the module order cannot
+see), no source file over MAX_LINES lines, and SQL (SELECT/INSERT/UPDATE/
+DELETE statements) only in src/store/.  Prints each breach and ends with "N passed, N failed"-style
 counts on one line; exits 1 on any breach.
 """
 import os
@@ -23,10 +25,51 @@ def module_of(path):
     return parts[1] if len(parts) > 2 and parts[0] == "src" else None
 
 
+def circles(deps):
+    """The include circles of deps ({file: set of files}): strongly connected
+    components of more than one file (Tarjan's, without recursion), sorted."""
+    index, low, on, stack, found = {}, {}, set(), [], []
+    for root in sorted(deps):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(deps[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on.add(root)
+        while work:
+            v, it = work[-1]
+            w = next(it, None)
+            if w is not None:
+                if w not in deps:
+                    continue
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(sorted(deps[w]))))
+                elif w in on:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    x = stack.pop()
+                    on.discard(x)
+                    comp.append(x)
+                    if x == v:
+                        break
+                if len(comp) > 1:
+                    found.append(sorted(comp))
+    return sorted(found)
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..")
     os.chdir(root)
-    breaches, files = [], 0
+    breaches, files, deps = [], 0, {}
     for dirpath, _, names in os.walk("src"):
         for name in sorted(names):
             if not name.endswith((".c", ".h")):
@@ -42,7 +85,14 @@ def main():
             if mod not in LAYERS:
                 breaches.append(f"{path}: module '{mod}' is not in the layer list")
                 continue
+            unit = path[:-2]
+            deps.setdefault(unit, set())
             for inc in INCLUDE.findall(text):
+                if inc.endswith(".h"):
+                    dep_unit = os.path.join("src", inc[:-2]) if "/" in inc else \
+                        os.path.join(dirpath, inc[:-2])
+                    if dep_unit != unit:
+                        deps[unit].add(dep_unit)
                 if "/" not in inc:
                     continue  # a header of its own folder
                 dep = inc.split("/")[0]
@@ -52,6 +102,8 @@ def main():
                     breaches.append(f"{path}: includes \"{inc}\": {mod} may not use {dep}")
             if mod != "store" and SQL.search(text):
                 breaches.append(f"{path}: SQL outside src/store/")
+    for comp in circles(deps):
+        breaches.append("an include circle: %s" % " <-> ".join(comp))
     for b in breaches:
         print("check-layers: " + b)
     print(f"check-layers: {files} files, {len(breaches)} breaches")

@@ -16,7 +16,7 @@
 
 #include "agent/agent.h"
 #include "analysis/jobreport.h"
-#include "analysis/reportckpt.h"
+#include "analysis/ckptmaint.h"
 #include "analysis/summary.h"
 #include "attrib/gpu_share.h"
 #include "common/array.h"
@@ -563,7 +563,7 @@ static void pack(struct agent *a, int64_t ts)
 }
 
 /*
- * Report checkpoints (analysis/reportckpt.h), after the tick's commit: a
+ * Report checkpoints (analysis/ckptmaint.h), after the tick's commit: a
  * job at most and AGENT_CKPT_ROWS rows per tick (a few ms), each running
  * job's brought up to date when --report-checkpoint behind, an ended
  * job's to its end.  The job-end summary of store_summary then replays

@@ -24,9 +24,6 @@
 #include "store/store.h"
 #include "analysis/summary.h"
 
-/* Times after this (ms since the epoch, about the year 3084) are a corrupt store's. */
-#define JOB_REPORT_MAX_MS ((int64_t)1 << 45)
-
 struct progress_hook;
 
 struct job_report {

@@ -11,6 +11,8 @@
  * time is checked, every string terminated, every flag made 0 or 1; a
  * blob in any doubt is refused (-EPROTO) and the caller replays in full.
  *
+ * Kept up to date by analysis/ckptmaint.h.
+ *
  * Errors: 0 or -errno (-EPROTO: not a usable checkpoint, -ESTALE: of
  * another format or another job, -ENOMEM).  Not thread-safe.
  */
@@ -24,11 +26,6 @@
 #include "analysis/jobseries.h"
 #include "analysis/summary.h"
 #include "store/store.h"
-
-/* A running job's checkpoint is brought up to date when this far behind its last row. */
-#define REPORT_CKPT_LAG_MS (3600 * 1000)
-/* Rows replayed per job per maintenance call (about 1 s of work). */
-#define REPORT_CKPT_MAX_ROWS 200000
 
 /*
  * What a checkpoint covers: the job's rows up to seq; the last tick's
@@ -56,23 +53,6 @@ int report_ckpt_save(struct store *st, const struct summary *s, const struct job
 		     const struct job_record *job, const struct report_ckpt_mark *mark,
 		     int64_t now_ms);
 
-/*
- * Maintenance: brings due checkpoints up to date (store_ckpt_for_each_due):
- * at most max_jobs jobs, each by at most max_rows rows (0: the defaults
- * above), lag_ms behind at most (0: up to the last row).  save: how a
- * checkpoint is written (NULL: store_ckpt_put on st; the head saves
- * through its writer).  *done: checkpoints saved.  Returns 0 or the first
- * error (a job that fails is logged and skipped).
- */
-struct report_ckpt_opts {
-	int64_t lag_ms;
-	int max_jobs;
-	int64_t max_rows;
-	int (*save)(void *arg, const struct store_ckpt *c);
-	void *save_arg;
-};
-int report_ckpt_maintain(struct store *st, int64_t now_ms, const struct report_ckpt_opts *o,
-			 int *done);
 /* Whether JOBSCOPE_NO_CKPT=1 asks every report for a whole replay. */
 bool report_ckpt_disabled(void);
 

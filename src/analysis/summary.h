@@ -24,6 +24,9 @@
 #include "sample/sample.h"
 #include "store/store.h"
 
+/* Times after this (ms since the epoch, about the year 3084) are a corrupt store's. */
+#define JOB_REPORT_MAX_MS ((int64_t)1 << 45)
+
 #define SUMMARY_BUCKETS 60
 /* Peaks are averages over windows at least this long (or one interval). */
 #define SUMMARY_PEAK_WINDOW_MS 500

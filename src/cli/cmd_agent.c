@@ -10,7 +10,7 @@
 #include <sys/socket.h>
 
 #include "agent/agent.h"
-#include "analysis/reportckpt.h"
+#include "analysis/ckptmaint.h"
 #include "cli.h"
 #include "common/progress.h"
 #include "common/sysroot.h"

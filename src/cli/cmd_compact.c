@@ -2,7 +2,7 @@
  * cmd_compact.c - `jobscope compact`: the store's upkeep that readers
  * profit from, run now and to the end, as a list of steps over one write
  * connection: every job's report checkpoint brought up to date
- * (analysis/reportckpt.h), so that a report replays only the rows after
+ * (analysis/ckptmaint.h), so that a report replays only the rows after
  * it; the rows older than --older-than packed (store.h, packs); the free
  * pages given back.  --unpack instead turns packs back into rows.
  */
@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analysis/reportckpt.h"
+#include "analysis/ckptmaint.h"
 #include "cli.h"
 #include "common/log.h"
 #include "common/timeutil.h"

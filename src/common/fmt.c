@@ -52,3 +52,17 @@ char *fmt_count(char *buf, size_t size, uint64_t n)
 		buf[out < size ? out : size - 1] = '\0';
 	return buf;
 }
+
+char *fmt_printable(char *dst, size_t size, const char *src)
+{
+	size_t i;
+
+	for (i = 0; src && src[i] && i + 1 < size; i++) {
+		if (src[i] == '\n' || src[i] == '\t')
+			dst[i] = ' ';
+		else
+			dst[i] = src[i] >= 0x20 && src[i] < 0x7f ? src[i] : '?';
+	}
+	dst[i] = '\0';
+	return dst;
+}

@@ -2,7 +2,8 @@
  * fmt.h - numbers for people: "1.5 GiB", "12.3 MiB/s", "2.50 cores".
  *
  * Every function writes into a caller buffer (at least 16 bytes) and
- * returns it, so calls can sit inside printf arguments.
+ * returns it, so calls can sit inside printf arguments; fmt_printable
+ * makes a foreign message one printable line.
  */
 #ifndef JOBSCOPE_FMT_H
 #define JOBSCOPE_FMT_H
@@ -16,5 +17,11 @@ char *fmt_bytes(char *buf, size_t size, uint64_t bytes);
 char *fmt_rate(char *buf, size_t size, double bytes_per_s);
 /* "1,234,567" */
 char *fmt_count(char *buf, size_t size, uint64_t n);
+/*
+ * src copied into dst (size > 0), newlines and tabs made spaces and every
+ * other byte outside printable ASCII '?': a message quoting names and
+ * tokens from a file or a server, made one printable line.  Returns dst.
+ */
+char *fmt_printable(char *dst, size_t size, const char *src);
 
 #endif

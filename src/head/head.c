@@ -30,7 +30,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
-#include "analysis/reportckpt.h"
+#include "analysis/ckptmaint.h"
 #include "common/log.h"
 #include "common/timeutil.h"
 #include "net/wire.h"
@@ -261,7 +261,7 @@ static int retention_every_s(int64_t retention_ms)
 }
 
 /*
- * Report checkpoints (analysis/reportckpt.h): a thread with a connection
+ * Report checkpoints (analysis/ckptmaint.h): a thread with a connection
  * of its own reads and replays; only saving takes the writer, under its
  * lock, for one small INSERT, so ingest never waits for a replay.  Looks
  * every HEAD_REPORTS_EVERY_S seconds, at once again while some are due.

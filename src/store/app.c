@@ -78,7 +78,7 @@ static int step_seq(struct store *st, struct app_binder *b, const char *what)
 static int write_end(struct store *st, bool own, int ret, const char *what)
 {
 	if (!ret) {
-		int rc = db_flush(st);
+		int rc = db_flush(&st->conn);
 
 		if (rc != SQLITE_OK)
 			ret = store__write_fail(st, rc, what);
@@ -93,7 +93,7 @@ static int put_points(struct store *st, int64_t job_id, int64_t ts_ms, const str
 	struct app_binder b = {0};
 	int rc, ret = 0;
 
-	rc = db_prepare(st,
+	rc = db_prepare(&st->conn,
 			"INSERT INTO app_samples (seq, job_id, ts_ms, name, type, tags, count, sum,"
 			" min, max, last, sketch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 			&b.stmt);
@@ -168,7 +168,7 @@ int store_put_app_marks(struct store *st, int64_t job_id, const struct app_mark 
 	ret = store__write_begin(st, &own);
 	if (ret)
 		return ret;
-	rc = db_prepare(st,
+	rc = db_prepare(&st->conn,
 			"INSERT INTO marks (seq, job_id, ts_ms, name, value, text)"
 			" VALUES (?, ?, ?, ?, NULL, ?)",
 			&b.stmt);

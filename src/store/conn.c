@@ -2,9 +2,9 @@
  * conn.c - the connection's error helpers, under every other store file.
  *
  *   store__errno           an SQLite result code as -errno
- *   store__printable       a message from the file made printable
  *   store__errmsg          the connection's last message, printable
  *   store__read_fail       reporting a failed read
+ *   store__write_fail      reporting a failed write (a full disk: silent)
  *   store__prepare         a reader's prepare, reported on failure
  *   store__refuse*         refusing a file at open: not ours, corrupt, newer
  *   store__open_fail       reporting a failure while opening
@@ -15,13 +15,13 @@
  */
 #include "store/conn.h"
 #include "store/pg.h"
-#include "store/writer.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/fmt.h"
 #include "common/log.h"
 
 int store__errno(sqlite3 *db, int rc)
@@ -71,31 +71,18 @@ int store__errno(sqlite3 *db, int rc)
 	}
 }
 
-void store__printable(char *dst, size_t size, const char *src)
-{
-	size_t i;
-
-	for (i = 0; src && src[i] && i + 1 < size; i++) {
-		if (src[i] == '\n' || src[i] == '\t')
-			dst[i] = ' ';
-		else
-			dst[i] = src[i] >= 0x20 && src[i] < 0x7f ? src[i] : '?';
-	}
-	dst[i] = '\0';
-}
-
 const char *store__errmsg(struct store *st)
 {
-	if (st->pg)
-		return pg_errmsg(st->pg); /* one printable line already */
-	store__printable(st->errmsg, sizeof(st->errmsg), sqlite3_errmsg(st->db));
+	if (st->conn.pg)
+		return pg_errmsg(st->conn.pg); /* one printable line already */
+	fmt_printable(st->errmsg, sizeof(st->errmsg), sqlite3_errmsg(st->conn.sq));
 	return st->errmsg;
 }
 
 /* Reports a failed read: corruption says so, the rest names the errno. */
 int store__read_fail(struct store *st, int rc, const char *what)
 {
-	int ret = store__errno(st->db, rc);
+	int ret = store__errno(st->conn.sq, rc);
 
 	if (ret == 0)
 		ret = -EIO;
@@ -107,15 +94,26 @@ int store__read_fail(struct store *st, int rc, const char *what)
 	return log_err(ret, "cannot %s in store '%s' (%s)", what, st->path, store__errmsg(st));
 }
 
+/* Reports a failed write, except a full disk: the caller counts those. */
+int store__write_fail(struct store *st, int rc, const char *what)
+{
+	int ret = store__errno(st->conn.sq, rc);
+
+	if (ret == -ENOSPC)
+		return ret;
+	if (ret == 0)
+		ret = -EIO;
+	return log_err(ret, "cannot %s in store '%s' (%s)", what, st->path, store__errmsg(st));
+}
+
 /*
  * An int64 from a query with at most one parameter, a; *found false when
- * it is NULL or there is no row.  Failures as store__write_fail's
- * (writer.h).
+ * it is NULL or there is no row.  Failures as store__write_fail's.
  */
 int store__query_i64_opt(struct store *st, const char *sql, int64_t a, int64_t *out, bool *found)
 {
 	struct db_stmt *stmt;
-	int rc = db_prepare(st, sql, &stmt);
+	int rc = db_prepare(&st->conn, sql, &stmt);
 
 	*found = false;
 	if (rc != SQLITE_OK)
@@ -143,7 +141,7 @@ int store__one_text(struct store *st, struct db_stmt *stmt, char *buf, size_t si
 		snprintf(buf, size, "%s", v ? (const char *)v : "");
 		ret = 0;
 	} else if (rc != SQLITE_DONE) {
-		ret = store__errno(st->db, rc);
+		ret = store__errno(st->conn.sq, rc);
 	}
 	db_finalize(stmt);
 	return ret;
@@ -151,7 +149,7 @@ int store__one_text(struct store *st, struct db_stmt *stmt, char *buf, size_t si
 
 int store__prepare(struct store *st, const char *sql, const char *what, struct db_stmt **out)
 {
-	int rc = db_prepare(st, sql, out);
+	int rc = db_prepare(&st->conn, sql, out);
 
 	if (rc != SQLITE_OK) {
 		*out = NULL;
@@ -182,7 +180,7 @@ int store__refuse_corrupt(const char *path, const char *why)
 /* Fails the open: corruption is -EPROTO and says so, the rest names the errno. */
 int store__open_fail(struct store *st, int rc, const char *what)
 {
-	int ret = store__errno(st->db, rc);
+	int ret = store__errno(st->conn.sq, rc);
 
 	if ((rc & 0xff) == SQLITE_CORRUPT || (rc & 0xff) == SQLITE_NOTADB)
 		return store__refuse_corrupt(st->path, store__errmsg(st));
@@ -197,7 +195,7 @@ int store__query_i64(struct store *st, const char *sql, int64_t *out)
 	struct db_stmt *stmt;
 	int rc;
 
-	rc = db_prepare(st, sql, &stmt);
+	rc = db_prepare(&st->conn, sql, &stmt);
 	if (rc != SQLITE_OK)
 		return store__open_fail(st, rc, "read");
 	rc = db_step(stmt);
@@ -215,7 +213,7 @@ int store__query_i64(struct store *st, const char *sql, int64_t *out)
 
 int store__exec(struct store *st, const char *sql, const char *what)
 {
-	int rc = db_exec(st, sql);
+	int rc = db_exec(&st->conn, sql);
 
 	if (rc != SQLITE_OK)
 		return store__open_fail(st, rc, what);
@@ -238,7 +236,7 @@ int store__cached_stmt(struct store *st, const char *sql, struct db_stmt **out)
 	*out = store__cached_find(st, sql);
 	if (*out)
 		return SQLITE_OK;
-	rc = db_prepare_persistent(st, sql, out);
+	rc = db_prepare_persistent(&st->conn, sql, out);
 	if (rc != SQLITE_OK)
 		return rc;
 	if (st->ningest_cache < STORE_INGEST_CACHE) {
@@ -270,5 +268,5 @@ int store__cached_exec(struct store *st, const char *sql)
 	}
 	if (rc == SQLITE_OK || rc == SQLITE_DONE || rc == SQLITE_ROW)
 		return 0;
-	return store__errno(st->db, rc) ? store__errno(st->db, rc) : -EIO;
+	return store__errno(st->conn.sq, rc) ? store__errno(st->conn.sq, rc) : -EIO;
 }

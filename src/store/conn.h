@@ -5,7 +5,7 @@
  * open and the writer run.
  *
  * Not part of the API: only src/store/ includes it (and unit tests, to
- * reach st->db for fault injection, as git's test-tool does).  It includes
+ * reach st->conn.sq for fault injection, as git's test-tool does).  It includes
  * no other store header, so any store file may include it and nothing
  * includes back: the writer's statement cache lives in writer.c, the
  * schema's column lists in schema.h.
@@ -41,11 +41,8 @@
 struct ingest_memo;
 void store__memo_free(struct ingest_memo *m);
 
-struct pg_conn;
-
 struct store {
-	sqlite3 *db;	    /* SQLite; NULL for PostgreSQL */
-	struct pg_conn *pg; /* PostgreSQL (pg.h); NULL for SQLite */
+	struct db_conn conn; /* conn.sq: SQLite, conn.pg: PostgreSQL (pg.h) */
 	bool writable;
 	bool checked; /* opened with STORE_CHECKED */
 	bool in_tick;
@@ -85,11 +82,6 @@ int store__pg_writer_lock(struct store *st);
 
 /* SQLite result code (extended or primary) -> -errno; 0 for OK/ROW/DONE. */
 int store__errno(sqlite3 *db, int rc);
-/*
- * Copies src into dst (size > 0) with every byte outside printable ASCII
- * made '?': SQLite's messages quote names and tokens from the file.
- */
-void store__printable(char *dst, size_t size, const char *src);
 /* The connection's last error message, printable; valid until the next call. */
 const char *store__errmsg(struct store *st);
 
@@ -106,6 +98,8 @@ int store__cached_exec(struct store *st, const char *sql);
 
 /* Reports a failed read of what ("cannot WHAT in store ..."): -errno, never 0. */
 int store__read_fail(struct store *st, int rc, const char *what);
+/* Reports a failed write, except a full disk (-ENOSPC, silent): -errno, never 0. */
+int store__write_fail(struct store *st, int rc, const char *what);
 int store__query_i64_opt(struct store *st, const char *sql, int64_t a, int64_t *out, bool *found);
 /*
  * Steps a prepared, bound statement once and finalizes it: its first row's

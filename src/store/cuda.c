@@ -102,7 +102,7 @@ static int put_proc_row(struct store *st, int64_t job_id, const struct cuda_proc
 	int rc, ret;
 
 	rc = db_prepare(
-	    st,
+	    &st->conn,
 	    "INSERT INTO cuda_procs (seq, job_id, pid, state, message, cupti_version,"
 	    " contexts, dropped, snap_seq, final, updated_ms)"
 	    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (job_id, pid) DO UPDATE"
@@ -137,7 +137,7 @@ static int put_stat_rows(struct store *st, int64_t job_id, int32_t pid,
 	struct cuda_binder b = {0};
 	int rc, ret = 0;
 
-	rc = db_prepare(st,
+	rc = db_prepare(&st->conn,
 			"INSERT INTO cuda_stats (job_id, pid, kind, name, count, total_ns, min_ns,"
 			" max_ns, m2_ns2, bytes, min_bytes, max_bytes, m2_bytes2)"
 			" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -181,7 +181,7 @@ static int delete_stats(struct store *st, int64_t job_id, int32_t pid)
 	struct cuda_binder b = {0};
 	int rc, ret;
 
-	rc = db_prepare(st, "DELETE FROM cuda_stats WHERE job_id = ? AND pid = ?", &b.stmt);
+	rc = db_prepare(&st->conn, "DELETE FROM cuda_stats WHERE job_id = ? AND pid = ?", &b.stmt);
 	if (rc != SQLITE_OK)
 		return store__write_fail(st, rc, "replace a process's CUDA tables");
 	bind_i64(&b, job_id);
@@ -222,7 +222,7 @@ int store_put_cuda_proc(struct store *st, int64_t job_id, const struct cuda_proc
 		ret = put_stat_rows(st, job_id, p->pid, sorted, p->nstats);
 	/* PostgreSQL sends INSERTs ahead: their failure is known here, not at the tick's commit */
 	if (!ret) {
-		int rc = db_flush(st);
+		int rc = db_flush(&st->conn);
 
 		if (rc != SQLITE_OK)
 			ret = store__write_fail(st, rc, "keep a process's CUDA tables");

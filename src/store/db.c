@@ -1,16 +1,15 @@
 /*
  * db.c - db.h's calls, each sent to the statement's engine: SQLite's own
  * function, or pg.c's.  A statement is a small wrapper holding one of the
- * two; the connection is the store's (st->db or st->pg).
+ * two; the connection is a struct db_conn (the store's st->conn).
  */
 #include "store/db.h"
 
 #include <stdlib.h>
 
-#include "store/conn.h"
 #include "store/pg.h"
 
-static int prepare(struct store *st, const char *sql, unsigned flags, struct db_stmt **out)
+static int prepare(struct db_conn *c, const char *sql, unsigned flags, struct db_stmt **out)
 {
 	struct db_stmt *s = calloc(1, sizeof(*s));
 	int rc;
@@ -18,10 +17,10 @@ static int prepare(struct store *st, const char *sql, unsigned flags, struct db_
 	*out = NULL;
 	if (!s)
 		return SQLITE_NOMEM;
-	if (st->pg)
-		rc = pg_prepare(st->pg, sql, flags & SQLITE_PREPARE_PERSISTENT, &s->pg);
+	if (c->pg)
+		rc = pg_prepare(c->pg, sql, flags & SQLITE_PREPARE_PERSISTENT, &s->pg);
 	else
-		rc = sqlite3_prepare_v3(st->db, sql, -1, flags, &s->sq, NULL);
+		rc = sqlite3_prepare_v3(c->sq, sql, -1, flags, &s->sq, NULL);
 	if (rc != SQLITE_OK || (!s->sq && !s->pg)) {
 		free(s);
 		return rc != SQLITE_OK ? rc : SQLITE_MISUSE; /* empty SQL */
@@ -30,14 +29,14 @@ static int prepare(struct store *st, const char *sql, unsigned flags, struct db_
 	return SQLITE_OK;
 }
 
-int db_prepare(struct store *st, const char *sql, struct db_stmt **out)
+int db_prepare(struct db_conn *c, const char *sql, struct db_stmt **out)
 {
-	return prepare(st, sql, 0, out);
+	return prepare(c, sql, 0, out);
 }
 
-int db_prepare_persistent(struct store *st, const char *sql, struct db_stmt **out)
+int db_prepare_persistent(struct db_conn *c, const char *sql, struct db_stmt **out)
 {
-	return prepare(st, sql, SQLITE_PREPARE_PERSISTENT, out);
+	return prepare(c, sql, SQLITE_PREPARE_PERSISTENT, out);
 }
 
 void db_finalize(struct db_stmt *s)
@@ -74,29 +73,29 @@ int db_step(struct db_stmt *s)
 	return s->pg ? pg_step(s->pg) : sqlite3_step(s->sq);
 }
 
-int db_exec(struct store *st, const char *sql)
+int db_exec(struct db_conn *c, const char *sql)
 {
-	return st->pg ? pg_exec(st->pg, sql) : sqlite3_exec(st->db, sql, NULL, NULL, NULL);
+	return c->pg ? pg_exec(c->pg, sql) : sqlite3_exec(c->sq, sql, NULL, NULL, NULL);
 }
 
-int db_flush(struct store *st)
+int db_flush(struct db_conn *c)
 {
-	return st->pg ? pg_flush(st->pg) : SQLITE_OK;
+	return c->pg ? pg_flush(c->pg) : SQLITE_OK;
 }
 
-int64_t db_changes(struct store *st)
+int64_t db_changes(struct db_conn *c)
 {
-	return st->pg ? pg_changes(st->pg) : sqlite3_changes64(st->db);
+	return c->pg ? pg_changes(c->pg) : sqlite3_changes64(c->sq);
 }
 
-bool db_in_transaction(struct store *st)
+bool db_in_transaction(struct db_conn *c)
 {
-	return st->pg ? pg_in_transaction(st->pg) : !sqlite3_get_autocommit(st->db);
+	return c->pg ? pg_in_transaction(c->pg) : !sqlite3_get_autocommit(c->sq);
 }
 
-bool db_is_pg(const struct store *st)
+bool db_is_pg(const struct db_conn *c)
 {
-	return st->pg != NULL;
+	return c->pg != NULL;
 }
 
 int db_bind_int64(struct db_stmt *s, int i, int64_t v)

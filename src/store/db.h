@@ -18,8 +18,8 @@
  * integer, bytea a blob.  A statement is run when first stepped, with the
  * parameters bound then; its rows are held until reset or finalize.
  *
- * Ownership: a statement belongs to its store's connection and must be
- * finalized before store_close.  Bound text and blobs are copied for
+ * Ownership: a statement belongs to its connection and must be finalized
+ * before the connection is closed (store_close).  Bound text and blobs are copied for
  * PostgreSQL and follow SQLite's destructor argument for SQLite.  Not
  * thread-safe: a statement is its connection's thread's.
  */
@@ -31,37 +31,43 @@
 
 #include <sqlite3.h>
 
-struct store;
+struct pg_conn;
 struct pg_stmt;
+
+/* A connection to one of the two engines (the store's st->conn): one of the two is set. */
+struct db_conn {
+	sqlite3 *sq;	    /* SQLite; NULL for PostgreSQL */
+	struct pg_conn *pg; /* PostgreSQL (pg.h); NULL for SQLite */
+};
 
 struct db_stmt {
 	sqlite3_stmt *sq;   /* SQLite; NULL for PostgreSQL */
 	struct pg_stmt *pg; /* PostgreSQL; NULL for SQLite */
 };
 
-/* Prepares sql on st's engine: SQLITE_OK, or an error code (the message: store__errmsg). */
-int db_prepare(struct store *st, const char *sql, struct db_stmt **out);
+/* Prepares sql on c's engine: SQLITE_OK, or an error code (its message: store__errmsg). */
+int db_prepare(struct db_conn *c, const char *sql, struct db_stmt **out);
 /* A statement prepared to be kept (the writer's and the head's cache). */
-int db_prepare_persistent(struct store *st, const char *sql, struct db_stmt **out);
+int db_prepare_persistent(struct db_conn *c, const char *sql, struct db_stmt **out);
 void db_finalize(struct db_stmt *s);
 int db_reset(struct db_stmt *s);
 int db_clear_bindings(struct db_stmt *s);
 /* SQLITE_ROW, SQLITE_DONE or an error code. */
 int db_step(struct db_stmt *s);
 /* SQL without parameters or rows (BEGIN, COMMIT, ...): SQLITE_OK or an error code. */
-int db_exec(struct store *st, const char *sql);
+int db_exec(struct db_conn *c, const char *sql);
 /*
  * PostgreSQL sends an INSERT without RETURNING stepped in a transaction
  * ahead, without waiting: its failure is the answer of the next statement
- * on st, or of db_flush, which waits for them all.  SQLite: SQLITE_OK.
+ * on c, or of db_flush, which waits for them all.  SQLite: SQLITE_OK.
  */
-int db_flush(struct store *st);
-/* Rows changed by the last INSERT/UPDATE/DELETE stepped on st (an INSERT sent ahead: 1). */
-int64_t db_changes(struct store *st);
-/* True while st has a transaction open. */
-bool db_in_transaction(struct store *st);
-/* True when st is a PostgreSQL store. */
-bool db_is_pg(const struct store *st);
+int db_flush(struct db_conn *c);
+/* Rows changed by the last INSERT/UPDATE/DELETE stepped on c (an INSERT sent ahead: 1). */
+int64_t db_changes(struct db_conn *c);
+/* True while c has a transaction open. */
+bool db_in_transaction(struct db_conn *c);
+/* True when c is a PostgreSQL connection. */
+bool db_is_pg(const struct db_conn *c);
 
 int db_bind_int64(struct db_stmt *s, int i, int64_t v);
 int db_bind_double(struct db_stmt *s, int i, double v);

@@ -98,7 +98,7 @@ static int export_table(struct store *st, struct store_rowset *out, const char *
 	struct db_stmt *stmt;
 	int rc, ncols = 0, ret = 0;
 
-	rc = db_prepare(st, sql, &stmt);
+	rc = db_prepare(&st->conn, sql, &stmt);
 	if (rc != SQLITE_OK)
 		return store__read_fail(st, rc, "export rows");
 	db_bind_int64(stmt, 1, after);
@@ -177,7 +177,7 @@ int store_max_seq(struct store *st, int64_t *max_seq)
 		len += (size_t)snprintf(sql + len, sizeof(sql) - len,
 					", coalesce((SELECT max(seq_hi) FROM packs), 0)");
 	snprintf(sql + len, sizeof(sql) - len, ")");
-	rc = db_prepare(st, sql, &stmt);
+	rc = db_prepare(&st->conn, sql, &stmt);
 	if (rc != SQLITE_OK)
 		return store__read_fail(st, rc, "read the last seq");
 	rc = db_step(stmt);
@@ -230,7 +230,7 @@ static int export_range(struct store *st, int64_t after_seq, int64_t max_rows,
 	*nrows = 0;
 	store_rowset_release(out);
 	/* one read transaction: the range and its dimension rows agree */
-	ret = db_exec(st, "BEGIN");
+	ret = db_exec(&st->conn, "BEGIN");
 	if (ret != SQLITE_OK)
 		return store__read_fail(st, ret, "export rows");
 	ret = store_max_seq(st, max_seq);
@@ -275,7 +275,7 @@ static int export_range(struct store *st, int64_t after_seq, int64_t max_rows,
 		ret = export_table(st, out, export_dims[i].table, sql, after_seq, *to_seq, nrows);
 	}
 out_end:
-	db_exec(st, "COMMIT");
+	db_exec(&st->conn, "COMMIT");
 	return ret;
 }
 

@@ -66,7 +66,7 @@ static int node_frames(struct store *st, const struct session_record *s, int64_t
 		nvprev_rx[i] = nvprev_tx[i] = -1, nvprev_ts[i] = 0;
 	/* one tick before the window too: the first frame's rates need it */
 	rc = db_prepare(
-	    st,
+	    &st->conn,
 	    "SELECT ts_ms, cpu_user_ms + cpu_nice_ms + cpu_system_ms + cpu_irq_ms + cpu_softirq_ms"
 	    " + cpu_steal_ms, cpu_idle_ms + cpu_iowait_ms, mem_total_bytes - mem_available_bytes,"
 	    " load1_milli, disk_read_bytes, disk_write_bytes, net_rx_bytes, net_tx_bytes"
@@ -79,7 +79,7 @@ static int node_frames(struct store *st, const struct session_record *s, int64_t
 	db_bind_int64(hs, 1, node_id);
 	db_bind_int64(hs, 2, s->start_ms);
 	db_bind_int64(hs, 3, until);
-	rc = db_prepare(st,
+	rc = db_prepare(&st->conn,
 			"SELECT g.ts_ms, d.idx, d.uuid, d.name, g.util_pct, g.mem_used_bytes,"
 			" g.pcie_rx_bps, g.pcie_tx_bps, g.nvlink_rx_bytes, g.nvlink_tx_bytes,"
 			" g.power_mw, d.id FROM gpu_samples g JOIN devices d ON d.id = g.device_id"
@@ -176,7 +176,7 @@ int store_for_each_frame(struct store *st, const struct session_record *s, int64
 	int64_t until = s->end_ms ? s->end_ms : now_ms, frame_id = 0;
 	int rc, ret = 0;
 
-	rc = db_prepare(st, "SELECT id, hostname FROM nodes ORDER BY hostname", &nodes);
+	rc = db_prepare(&st->conn, "SELECT id, hostname FROM nodes ORDER BY hostname", &nodes);
 	if (rc != SQLITE_OK)
 		return store__read_fail(st, rc, "read a session");
 	while (!ret && db_step(nodes) == SQLITE_ROW) {

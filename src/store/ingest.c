@@ -212,10 +212,10 @@ static void cell_text(const struct store_table *t, size_t row, const char *name,
  */
 static void memo_check_connection(struct store *st)
 {
-	if (st->memo && st->pg && st->memo->pg_generation != pg_generation(st->pg))
+	if (st->memo && st->conn.pg && st->memo->pg_generation != pg_generation(st->conn.pg))
 		memset(st->memo, 0, sizeof(*st->memo));
-	if (st->memo && st->pg)
-		st->memo->pg_generation = pg_generation(st->pg);
+	if (st->memo && st->conn.pg)
+		st->memo->pg_generation = pg_generation(st->conn.pg);
 }
 
 /* true (and *head_row) when this exact row was upserted before */
@@ -443,8 +443,8 @@ static bool head_has_column(struct store *st, const char *tbl, const char *col)
 	struct db_stmt *stmt;
 	bool found = false;
 
-	if (db_prepare(st,
-		       st->pg ? "SELECT 1 FROM information_schema.columns WHERE table_name = ?1"
+	if (db_prepare(&st->conn,
+		       st->conn.pg ? "SELECT 1 FROM information_schema.columns WHERE table_name = ?1"
 				" AND column_name = ?2 AND table_schema = current_schema()"
 			      : "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2",
 		       &stmt) != SQLITE_OK)
@@ -575,7 +575,7 @@ static int ingest_facts_of(struct ingest *in, const struct store_table *t, bool 
 			break;
 		rc = db_step(stmt);
 		if (rc != SQLITE_DONE) {
-			int e = store__errno(in->st->db, rc);
+			int e = store__errno(in->st->conn.sq, rc);
 
 			ret = e == -ENOSPC || e == -EIO
 				  ? e
@@ -697,14 +697,14 @@ int store_agent_cursor(struct store *st, const char *agent_id, int64_t *acked_se
 		return 0;
 	rc = store__cached_stmt(st, "SELECT acked_seq FROM agents WHERE agent_id = ?", &stmt);
 	if (rc != SQLITE_OK)
-		return store__errno(st->db, rc) ? store__errno(st->db, rc) : -EIO;
+		return store__errno(st->conn.sq, rc) ? store__errno(st->conn.sq, rc) : -EIO;
 	db_bind_text(stmt, 1, agent_id, -1, SQLITE_STATIC);
 	rc = db_step(stmt);
 	if (rc == SQLITE_ROW)
 		*acked_seq = db_column_int64(stmt, 0);
 	db_reset(stmt);
 	db_clear_bindings(stmt);
-	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : store__errno(st->db, rc);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : store__errno(st->conn.sq, rc);
 }
 
 static int ingest_body(struct ingest *in, int64_t now_ms)
@@ -749,7 +749,7 @@ static int ingest_body(struct ingest *in, int64_t now_ms)
 	    " batches = agents.batches + 1, rows = agents.rows + ?6",
 	    &stmt);
 	if (rc != SQLITE_OK)
-		return store__errno(in->st->db, rc) ? store__errno(in->st->db, rc) : -EIO;
+		return store__errno(in->st->conn.sq, rc) ? store__errno(in->st->conn.sq, rc) : -EIO;
 	db_bind_text(stmt, 1, b->who.agent_id, -1, SQLITE_STATIC);
 	db_bind_int64(stmt, 2, in->node_id);
 	db_bind_int64(stmt, 3, b->to_seq > in->acked ? b->to_seq : in->acked);
@@ -760,7 +760,7 @@ static int ingest_body(struct ingest *in, int64_t now_ms)
 	db_reset(stmt);
 	db_clear_bindings(stmt);
 	if (rc != SQLITE_DONE)
-		return store__errno(in->st->db, rc);
+		return store__errno(in->st->conn.sq, rc);
 	if (b->to_seq > in->acked)
 		in->acked = b->to_seq;
 	return 0;
@@ -832,13 +832,13 @@ static int ingest_one(struct store *st, struct store_ingest_item *it, struct ing
 	if (ret)
 		return ret;
 	ret = ingest_body(in, now_ms);
-	if (ret == 0 && st->pg) {
+	if (ret == 0 && st->conn.pg) {
 		/*
 		 * PostgreSQL: the batch's INSERTs went ahead (db_flush); a row
 		 * that does not fit a column or a key fails here, and is the
 		 * batch's fault as a refused row is in SQLite.
 		 */
-		int rc = db_flush(st);
+		int rc = db_flush(&st->conn);
 
 		if ((rc & 0xff) == SQLITE_MISMATCH || (rc & 0xff) == SQLITE_CONSTRAINT) {
 			snprintf(it->errmsg, sizeof(it->errmsg), "%s", store__errmsg(st));
@@ -872,7 +872,7 @@ int store_ingest_group(struct store *st, struct store_ingest_item *items, size_t
 		items[i].acked_seq = 0;
 		items[i].errmsg[0] = '\0';
 	}
-	for (size_t i = 0; i < n && st->pg; i++)
+	for (size_t i = 0; i < n && st->conn.pg; i++)
 		pg_partitions_of(st, items[i].b);
 	ret = store_tick_begin(st);
 	for (size_t i = 0; i < n && !ret; i++) {
@@ -936,9 +936,9 @@ int store_for_each_agent(struct store *st, int (*fn)(const struct agent_record *
 		? "NULL, NULL"
 		: "(SELECT count(*) FROM gaps g WHERE g.node_id = a.node_id),"
 		  " (SELECT coalesce(sum(g.rows), 0) FROM gaps g WHERE g.node_id = a.node_id)");
-	rc = db_prepare(st, sql, &stmt);
+	rc = db_prepare(&st->conn, sql, &stmt);
 	if (rc != SQLITE_OK)
-		return log_err(store__errno(st->db, rc),
+		return log_err(store__errno(st->conn.sq, rc),
 			       "cannot list the agents of store '%s' (%s)", st->path,
 			       store__errmsg(st));
 	while (!ret && (rc = db_step(stmt)) == SQLITE_ROW) {

@@ -178,7 +178,7 @@ static int store_setup_writer(struct store *st)
 	const char *mode;
 	int rc, ret;
 
-	rc = sqlite3_prepare_v2(st->db, "PRAGMA journal_mode = WAL", -1, &stmt, NULL);
+	rc = sqlite3_prepare_v2(st->conn.sq, "PRAGMA journal_mode = WAL", -1, &stmt, NULL);
 	if (rc != SQLITE_OK)
 		return store__open_fail(st, rc, "set up");
 	/*
@@ -281,11 +281,11 @@ static void fn_least(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 static int register_functions(struct store *st)
 {
 	int flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS;
-	int rc = sqlite3_create_function_v2(st->db, "greatest", -1, flags, NULL, fn_greatest, NULL,
+	int rc = sqlite3_create_function_v2(st->conn.sq, "greatest", -1, flags, NULL, fn_greatest, NULL,
 					    NULL, NULL);
 
 	if (rc == SQLITE_OK)
-		rc = sqlite3_create_function_v2(st->db, "least", -1, flags, NULL, fn_least, NULL,
+		rc = sqlite3_create_function_v2(st->conn.sq, "least", -1, flags, NULL, fn_least, NULL,
 						NULL, NULL);
 	return rc == SQLITE_OK ? 0 : store__open_fail(st, rc, "set up");
 }
@@ -317,7 +317,7 @@ int store_open(const char *path, unsigned flags, struct store **out)
 
 	had_wal = sibling_exists(path, "-wal");
 	had_shm = sibling_exists(path, "-shm");
-	rc = sqlite3_open_v2(path, &st->db,
+	rc = sqlite3_open_v2(path, &st->conn.sq,
 			     (st->writable ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY) |
 				 SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_EXRESCODE,
 			     NULL);
@@ -325,15 +325,15 @@ int store_open(const char *path, unsigned flags, struct store **out)
 		ret = store__open_fail(st, rc, "open");
 		goto out_close_db;
 	}
-	sqlite3_extended_result_codes(st->db, 1);
+	sqlite3_extended_result_codes(st->conn.sq, 1);
 	ret = register_functions(st);
 	if (ret)
 		goto out_close_db;
-	sqlite3_busy_timeout(st->db, STORE_BUSY_TIMEOUT_MS);
+	sqlite3_busy_timeout(st->conn.sq, STORE_BUSY_TIMEOUT_MS);
 	/* the file is data, not code: no functions with side effects in its schema */
-	sqlite3_db_config(st->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
-	sqlite3_db_config(st->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
-	if (st->writable && sqlite3_db_readonly(st->db, "main") == 1) {
+	sqlite3_db_config(st->conn.sq, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+	sqlite3_db_config(st->conn.sq, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+	if (st->writable && sqlite3_db_readonly(st->conn.sq, "main") == 1) {
 		ret = log_err(-EACCES, "cannot write to store '%s'", path);
 		goto out_close_db;
 	}
@@ -365,7 +365,7 @@ int store_open(const char *path, unsigned flags, struct store **out)
 	return 0;
 
 out_close_db:
-	sqlite3_close(st->db);
+	sqlite3_close(st->conn.sq);
 	remove_created_siblings(path, had_wal, had_shm);
 	free(st);
 	return ret;
@@ -383,9 +383,9 @@ void store_close(struct store *st)
 		free(st->ingest_cache[k].sql);
 	}
 	store__memo_free(st->memo);
-	if (st->pg)
-		pg_close(st->pg);
-	else if (sqlite3_close(st->db) != SQLITE_OK)
+	if (st->conn.pg)
+		pg_close(st->conn.pg);
+	else if (sqlite3_close(st->conn.sq) != SQLITE_OK)
 		log_warn(0, "store '%s' not closed cleanly (%s)", st->path, store__errmsg(st));
 	free(st);
 }
@@ -402,13 +402,13 @@ int store_set_durable(struct store *st)
 {
 	int ret;
 
-	if (st->pg) {
+	if (st->conn.pg) {
 		ret = store__pg_writer_lock(st);
 		if (ret)
 			return ret;
-		if (pg_on_connect(st->pg, "SET synchronous_commit = on") != SQLITE_OK)
+		if (pg_on_connect(st->conn.pg, "SET synchronous_commit = on") != SQLITE_OK)
 			return log_err(-EIO, "store '%s': cannot set synchronous_commit: %s",
-				       st->path, pg_errmsg(st->pg));
+				       st->path, pg_errmsg(st->conn.pg));
 		return 0;
 	}
 	return store__exec(st, "PRAGMA synchronous = FULL", "set up");
@@ -416,7 +416,7 @@ int store_set_durable(struct store *st)
 
 int store_set_autocheckpoint(struct store *st, bool on)
 {
-	if (st->pg)
+	if (st->conn.pg)
 		return 0;
 	return store__exec(st, on ? "PRAGMA wal_autocheckpoint = 1000" : "PRAGMA wal_autocheckpoint = 0",
 			   "set up");
@@ -426,9 +426,9 @@ int store_checkpoint(struct store *st)
 {
 	int log = 0, done = 0, rc;
 
-	if (st->pg)
+	if (st->conn.pg)
 		return 0;
-	rc = sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log, &done);
+	rc = sqlite3_wal_checkpoint_v2(st->conn.sq, NULL, SQLITE_CHECKPOINT_PASSIVE, &log, &done);
 
 	/*
 	 * Under a writer that never pauses, a passive checkpoint never finds
@@ -439,8 +439,8 @@ int store_checkpoint(struct store *st)
 	 * its beginning.
 	 */
 	if (rc == SQLITE_OK && log > STORE_WAL_RESTART_FRAMES && log - done < log / 8)
-		rc = sqlite3_wal_checkpoint_v2(st->db, NULL, SQLITE_CHECKPOINT_RESTART, NULL, NULL);
-	return rc == SQLITE_OK || rc == SQLITE_BUSY ? 0 : store__errno(st->db, rc);
+		rc = sqlite3_wal_checkpoint_v2(st->conn.sq, NULL, SQLITE_CHECKPOINT_RESTART, NULL, NULL);
+	return rc == SQLITE_OK || rc == SQLITE_BUSY ? 0 : store__errno(st->conn.sq, rc);
 }
 
 const char *store_path(const struct store *st)
@@ -453,9 +453,9 @@ int store_meta_get(struct store *st, const char *key, char *buf, size_t size)
 	struct db_stmt *stmt;
 	int rc;
 
-	rc = db_prepare(st, "SELECT value FROM meta WHERE key = ?", &stmt);
+	rc = db_prepare(&st->conn, "SELECT value FROM meta WHERE key = ?", &stmt);
 	if (rc != SQLITE_OK)
-		return store__errno(st->db, rc);
+		return store__errno(st->conn.sq, rc);
 	db_bind_text(stmt, 1, key, -1, SQLITE_STATIC);
 	return store__one_text(st, stmt, buf, size);
 }
@@ -469,7 +469,7 @@ int store_meta_set(struct store *st, const char *key, const char *value)
 	ret = store__write_begin(st, &own);
 	if (ret)
 		return ret;
-	rc = db_prepare(st,
+	rc = db_prepare(&st->conn,
 			"INSERT INTO meta (key, value) VALUES (?, ?)"
 			" ON CONFLICT (key) DO UPDATE SET value = excluded.value",
 			&stmt);

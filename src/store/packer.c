@@ -150,7 +150,7 @@ static int column_index(struct store *st, const char *table, const char *col, in
 {
 	struct db_stmt *stmt;
 	int rc =
-	    db_prepare(st, "SELECT cid FROM pragma_table_info(?1, 'main') WHERE name = ?2", &stmt);
+	    db_prepare(&st->conn, "SELECT cid FROM pragma_table_info(?1, 'main') WHERE name = ?2", &stmt);
 
 	if (rc != SQLITE_OK)
 		return store__write_fail(st, rc, "pack rows");
@@ -212,7 +212,7 @@ static int pack_table_rows(struct packer *pk, int64_t cut)
 	snprintf(sql, sizeof(sql),
 		 "SELECT coalesce(%s, 0), * FROM %s WHERE seq <= ?1 ORDER BY 1, seq",
 		 pk->t->key_col, pk->t->name);
-	rc = db_prepare(pk->st, sql, &stmt);
+	rc = db_prepare(&pk->st->conn, sql, &stmt);
 	if (rc != SQLITE_OK)
 		return store__write_fail(pk->st, rc, "pack rows");
 	pk->ncols = db_column_count(stmt) - 1;
@@ -242,7 +242,7 @@ static int pack_table_rows(struct packer *pk, int64_t cut)
 		goto out_finalize;
 	snprintf(sql, sizeof(sql), "DELETE FROM %s WHERE seq <= ?1", pk->t->name);
 	db_finalize(stmt);
-	rc = db_prepare(pk->st, sql, &stmt);
+	rc = db_prepare(&pk->st->conn, sql, &stmt);
 	if (rc != SQLITE_OK)
 		return store__write_fail(pk->st, rc, "pack rows");
 	db_bind_int64(stmt, 1, cut);
@@ -287,7 +287,7 @@ int store_pack_step(struct store *st, int64_t before_ms, int64_t max_seq, int64_
 	}
 	strbuf_init(&pk.blob, PACK_MAX_RAW_BYTES);
 	pack_rows_init(&pk.rows, 1);
-	rc = db_prepare(st,
+	rc = db_prepare(&st->conn,
 			"INSERT INTO packs (tbl, key, seq_lo, seq_hi, ts_lo, ts_hi, nrows,"
 			" raw_bytes, data) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
 			&pk.insert);
@@ -312,7 +312,7 @@ int store_pack_step(struct store *st, int64_t before_ms, int64_t max_seq, int64_
 	res->more = limited;
 out_end:
 	if (ret) {
-		db_exec(st, "ROLLBACK");
+		db_exec(&st->conn, "ROLLBACK");
 		memset(res, 0, sizeof(*res));
 		return ret;
 	}
@@ -371,7 +371,7 @@ static int unpack_one(struct store *st, const struct pack_table *t, const void *
 	for (int c = 1; c < ncols; c++)
 		strbuf_addstr(&sql, ", ?");
 	strbuf_addch(&sql, ')');
-	rc = strbuf_error(&sql) ? SQLITE_NOMEM : db_prepare(st, strbuf_str(&sql), &insert);
+	rc = strbuf_error(&sql) ? SQLITE_NOMEM : db_prepare(&st->conn, strbuf_str(&sql), &insert);
 	for (size_t r = 0; r < p.nrows && rc == SQLITE_OK; r++) {
 		db_reset(insert);
 		for (int c = 0; c < ncols; c++) {
@@ -421,7 +421,7 @@ int store_unpack(struct store *st, int64_t *rows)
 	ret = store__exec(st, "BEGIN IMMEDIATE", "lock");
 	if (ret)
 		return ret;
-	rc = db_prepare(st, "SELECT tbl, data, nrows FROM packs ORDER BY seq_lo", &stmt);
+	rc = db_prepare(&st->conn, "SELECT tbl, data, nrows FROM packs ORDER BY seq_lo", &stmt);
 	ret = rc == SQLITE_OK ? 0 : store__write_fail(st, rc, "unpack rows");
 	while (!ret && (rc = db_step(stmt)) == SQLITE_ROW) {
 		const char *tbl = (const char *)db_column_text(stmt, 0);
@@ -445,7 +445,7 @@ int store_unpack(struct store *st, int64_t *rows)
 		ret = store__exec(st, "DELETE FROM packs; DELETE FROM meta WHERE key = 'pack_seq'",
 				  "unpack rows in");
 	if (ret) {
-		db_exec(st, "ROLLBACK");
+		db_exec(&st->conn, "ROLLBACK");
 		*rows = 0;
 		return ret;
 	}

@@ -678,7 +678,7 @@ static const sqlite3_module pack_module = {
 int store__packs_register(struct store *st)
 {
 	char sql[160];
-	int rc = sqlite3_create_module_v2(st->db, "jobscope_pack", &pack_module, NULL, NULL);
+	int rc = sqlite3_create_module_v2(st->conn.sq, "jobscope_pack", &pack_module, NULL, NULL);
 
 	if (rc != SQLITE_OK)
 		return store__open_fail(st, rc, "read");
@@ -688,7 +688,7 @@ int store__packs_register(struct store *st)
 		snprintf(sql, sizeof(sql),
 			 "CREATE VIRTUAL TABLE temp.%s_all USING jobscope_pack(%s)",
 			 store__pack_tables[i].name, store__pack_tables[i].name);
-		rc = sqlite3_exec(st->db, sql, NULL, NULL, NULL);
+		rc = sqlite3_exec(st->conn.sq, sql, NULL, NULL, NULL);
 		if (rc != SQLITE_OK)
 			return store__open_fail(st, rc, "read");
 	}

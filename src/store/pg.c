@@ -13,7 +13,6 @@
  * that the next call (the agent's resend) finds the server again.
  */
 #include "store/pg.h"
-#include "store/conn.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -27,6 +26,7 @@
 #include <libpq-fe.h>
 #include <sqlite3.h>
 
+#include "common/fmt.h"
 #include "common/log.h"
 
 /* Type OIDs of PostgreSQL's catalog (pg_type.dat): fixed since 7.x. */
@@ -161,7 +161,7 @@ static void keep_error(struct pg_conn *c, const char *msg)
 {
 	size_t n;
 
-	store__printable(c->err, sizeof(c->err), msg ? msg : "");
+	fmt_printable(c->err, sizeof(c->err), msg ? msg : "");
 	for (n = strlen(c->err); n > 0 && c->err[n - 1] == ' '; n--)
 		c->err[n - 1] = '\0';
 }

@@ -179,13 +179,13 @@ static int pg_schema_ddl(struct strbuf *ddl, int64_t from_version)
 	if (!mem)
 		return -ENOMEM;
 	snprintf(mem->path, sizeof(mem->path), ":memory:");
-	if (sqlite3_open(":memory:", &mem->db) != SQLITE_OK)
+	if (sqlite3_open(":memory:", &mem->conn.sq) != SQLITE_OK)
 		goto out_close;
 	ret = store__migrate(mem);
 	if (ret)
 		goto out_close;
 	ret = -EIO;
-	if (sqlite3_prepare_v2(mem->db,
+	if (sqlite3_prepare_v2(mem->conn.sq,
 			       "SELECT name FROM sqlite_schema WHERE type = 'table'"
 			       " AND name NOT LIKE 'sqlite_%' ORDER BY rowid",
 			       -1, &tables, NULL) != SQLITE_OK)
@@ -195,7 +195,7 @@ static int pg_schema_ddl(struct strbuf *ddl, int64_t from_version)
 		const char *name = (const char *)sqlite3_column_text(tables, 0);
 
 		if (!from_version || pg_added_since(name, from_version))
-			ret = table_ddl(mem->db, name, ddl);
+			ret = table_ddl(mem->conn.sq, name, ddl);
 	}
 	sqlite3_finalize(tables);
 	if (from_version) {
@@ -218,7 +218,7 @@ static int pg_schema_ddl(struct strbuf *ddl, int64_t from_version)
 	if (!ret && strbuf_error(ddl))
 		ret = -ENOMEM;
 out_close:
-	sqlite3_close(mem->db);
+	sqlite3_close(mem->conn.sq);
 	free(mem);
 	return ret;
 }
@@ -262,7 +262,7 @@ static int pg_upgrade(struct store *st)
 		return ret; /* the checks below say what is wrong */
 	strbuf_init(&ddl, 0);
 	ret = pg_schema_ddl(&ddl, version);
-	rc = ret ? SQLITE_OK : db_exec(st, strbuf_str(&ddl));
+	rc = ret ? SQLITE_OK : db_exec(&st->conn, strbuf_str(&ddl));
 	strbuf_release(&ddl);
 	if (!ret && rc != SQLITE_OK)
 		ret = pg_fail(st, rc, "upgrade the schema of");
@@ -286,9 +286,9 @@ static int pg_schema(struct store *st)
 
 		snprintf(lock, sizeof(lock), "SELECT pg_advisory_xact_lock(%d)",
 			 STORE_APPLICATION_ID);
-		rc = db_exec(st, "BEGIN");
+		rc = db_exec(&st->conn, "BEGIN");
 		if (rc == SQLITE_OK)
-			rc = db_exec(st, lock);
+			rc = db_exec(&st->conn, lock);
 		if (rc != SQLITE_OK)
 			return pg_fail(st, rc, "lock");
 		ret = store__query_i64_opt(st,
@@ -307,14 +307,14 @@ static int pg_schema(struct store *st)
 		if (!ret && version == 0) {
 			strbuf_init(&ddl, (size_t)1 << 20);
 			ret = pg_schema_ddl(&ddl, 0);
-			rc = ret ? SQLITE_OK : db_exec(st, strbuf_str(&ddl));
+			rc = ret ? SQLITE_OK : db_exec(&st->conn, strbuf_str(&ddl));
 			strbuf_release(&ddl);
 			if (!ret && rc != SQLITE_OK)
 				ret = pg_fail(st, rc, "create the schema of");
 		}
 		if (!ret && version != 0)
 			ret = pg_upgrade(st);
-		rc = db_exec(st, ret ? "ROLLBACK" : "COMMIT");
+		rc = db_exec(&st->conn, ret ? "ROLLBACK" : "COMMIT");
 		if (!ret && rc != SQLITE_OK)
 			ret = pg_fail(st, rc, "create the schema of");
 		if (ret)
@@ -359,7 +359,7 @@ int store__pg_open(const char *url, unsigned flags, struct store **out)
 	st->writable = flags & STORE_CREATE;
 	st->checked = flags & STORE_CHECKED;
 	st->next_seq = 1;
-	ret = pg_connect(url, &st->pg, err, sizeof(err));
+	ret = pg_connect(url, &st->conn.pg, err, sizeof(err));
 	if (ret) {
 		log_err(ret, "cannot open store '%s' (%s)", st->path, err);
 		free(st);
@@ -369,7 +369,7 @@ int store__pg_open(const char *url, unsigned flags, struct store **out)
 	if (!ret && st->writable)
 		ret = store__load_next_seq(st);
 	if (ret) {
-		pg_close(st->pg);
+		pg_close(st->conn.pg);
 		free(st);
 		return ret;
 	}
@@ -421,7 +421,7 @@ int store__pg_partitions(struct store *st, const char *table, const int64_t *ts_
 {
 	int fi = fact_index(table);
 
-	if (!st->pg || fi < 0)
+	if (!st->conn.pg || fi < 0)
 		return 0;
 	for (size_t r = 0; r < n; r++) {
 		int64_t day = ts_ms[r] >= 0 ? ts_ms[r] / DAY_MS : (ts_ms[r] - DAY_MS + 1) / DAY_MS;
@@ -445,7 +445,7 @@ int store__pg_partitions(struct store *st, const char *table, const int64_t *ts_
 			 "CREATE TABLE IF NOT EXISTS \"%s_d%s\" PARTITION OF \"%s\""
 			 " FOR VALUES FROM (%" PRId64 ") TO (%" PRId64 ")",
 			 table, name, table, day * DAY_MS, (day + 1) * DAY_MS);
-		rc = db_exec(st, sql);
+		rc = db_exec(&st->conn, sql);
 		if (rc != SQLITE_OK)
 			log_warn(0,
 				 "store '%s': no partition %s_d%s (%s); its rows go to %s_default",
@@ -466,7 +466,7 @@ static int drop_partitions(struct store *st, const char *table, int64_t cutoff_m
 	char names[64][64], sql[256];
 	int n = 0, rc;
 
-	rc = db_prepare(st,
+	rc = db_prepare(&st->conn,
 			"SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid"
 			" JOIN pg_class p ON p.oid = i.inhparent WHERE p.relname = ?1"
 			" AND c.relname LIKE ?1 || '\\_d%' ORDER BY c.relname",
@@ -491,7 +491,7 @@ static int drop_partitions(struct store *st, const char *table, int64_t cutoff_m
 		return pg_fail(st, rc, "list the partitions of");
 	for (int i = 0; i < n; i++) {
 		snprintf(sql, sizeof(sql), "DROP TABLE IF EXISTS \"%.63s\"", names[i]);
-		rc = db_exec(st, sql);
+		rc = db_exec(&st->conn, sql);
 		if (rc != SQLITE_OK)
 			return pg_fail(st, rc, "drop a partition of");
 		(*dropped)++;
@@ -508,7 +508,7 @@ int store_drop_before(struct store *st, int64_t cutoff_ms, int64_t *dropped, int
 	for (int i = 0; i < PG_NFACT_TABLES; i++) {
 		const char *t = pg_fact_tables[i];
 
-		if (st->pg) {
+		if (st->conn.pg) {
 			ret = drop_partitions(st, t, cutoff_ms, dropped);
 			if (ret)
 				return ret;
@@ -523,7 +523,7 @@ int store_drop_before(struct store *st, int64_t cutoff_ms, int64_t *dropped, int
 		for (;;) {
 			struct db_stmt *stmt;
 
-			rc = db_prepare(st, sql, &stmt);
+			rc = db_prepare(&st->conn, sql, &stmt);
 			if (rc != SQLITE_OK)
 				return pg_fail(st, rc, "apply retention to");
 			db_bind_int64(stmt, 1, cutoff_ms);
@@ -531,8 +531,8 @@ int store_drop_before(struct store *st, int64_t cutoff_ms, int64_t *dropped, int
 			db_finalize(stmt);
 			if (rc != SQLITE_DONE)
 				return pg_fail(st, rc, "apply retention to");
-			*deleted += db_changes(st);
-			if (st->pg || db_changes(st) < 10000)
+			*deleted += db_changes(&st->conn);
+			if (st->conn.pg || db_changes(&st->conn) < 10000)
 				break;
 		}
 	}

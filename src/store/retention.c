@@ -51,7 +51,7 @@ static int run3(struct store *st, const char *sql, int64_t a, int64_t b, int64_t
 		int64_t *changes)
 {
 	struct db_stmt *stmt;
-	int rc = db_prepare(st, sql, &stmt);
+	int rc = db_prepare(&st->conn, sql, &stmt);
 
 	if (rc != SQLITE_OK)
 		return store__write_fail(st, rc, "age out data");
@@ -66,7 +66,7 @@ static int run3(struct store *st, const char *sql, int64_t a, int64_t b, int64_t
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW)
 		return store__write_fail(st, rc, "age out data");
 	if (changes)
-		*changes += db_changes(st);
+		*changes += db_changes(&st->conn);
 	return 0;
 }
 
@@ -101,7 +101,7 @@ int store_used_bytes(struct store *st, uint64_t *bytes)
 static int delete_packs_before(struct store *st, int64_t cut, int budget, int64_t *deleted)
 {
 	struct db_stmt *stmt;
-	int rc = db_prepare(st,
+	int rc = db_prepare(&st->conn,
 			    "DELETE FROM packs WHERE id IN (SELECT id FROM packs WHERE"
 			    " seq_hi < ?1 ORDER BY seq_hi LIMIT ?2) RETURNING nrows",
 			    &stmt);
@@ -188,7 +188,7 @@ static int delete_unacked_before(struct store *st, int64_t acked, int64_t cut, i
 			 "DELETE FROM %s WHERE seq IN (SELECT seq FROM %s WHERE seq > ?1"
 			 " AND seq < ?2 ORDER BY seq LIMIT ?3) RETURNING seq, ts_ms",
 			 retention_tables[i].name, retention_tables[i].name);
-		rc = db_prepare(st, sql, &stmt);
+		rc = db_prepare(&st->conn, sql, &stmt);
 		if (rc != SQLITE_OK)
 			return store__write_fail(st, rc, "age out data");
 		db_bind_int64(stmt, 1, acked);
@@ -234,7 +234,7 @@ static int record_gap(struct store *st, int64_t now_ms, const struct lost_span *
 	g->to_seq = l->to_seq;
 	g->rows = l->rows;
 	snprintf(g->reason, sizeof(g->reason), "size_cap");
-	rc = db_prepare(st,
+	rc = db_prepare(&st->conn,
 			"INSERT INTO gaps (seq, node_id, ts_ms, from_ms, to_ms, from_seq, to_seq,"
 			" rows, reason) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
 			&stmt);
@@ -283,7 +283,7 @@ static int keep_head(struct store *st, const struct store_head_bound *head)
 	int rc = SQLITE_DONE;
 
 	for (int i = 0; i < 2 && rc == SQLITE_DONE; i++) {
-		rc = db_prepare(st, sql, &stmt);
+		rc = db_prepare(&st->conn, sql, &stmt);
 		if (rc != SQLITE_OK)
 			break;
 		db_bind_text(stmt, 1, keys[i], -1, SQLITE_STATIC);
@@ -521,7 +521,7 @@ int store_retention_step(struct store *st, int64_t now_ms, const struct store_re
 	}
 	/* give freed pages back to the file system, a few at a time */
 	if (res->deleted > 0)
-		db_exec(st, "PRAGMA incremental_vacuum(256)");
+		db_exec(&st->conn, "PRAGMA incremental_vacuum(256)");
 	return 0;
 }
 

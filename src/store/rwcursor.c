@@ -16,16 +16,16 @@ int store_rw_cursor_get(struct store *st, const char *url, int64_t *acked_seq)
 
 	if (st->schema_version < 8)
 		return -ENOENT;
-	rc = db_prepare(st, "SELECT acked_seq FROM rw_cursors WHERE url = ?", &stmt);
+	rc = db_prepare(&st->conn, "SELECT acked_seq FROM rw_cursors WHERE url = ?", &stmt);
 	if (rc != SQLITE_OK)
-		return store__errno(st->db, rc);
+		return store__errno(st->conn.sq, rc);
 	db_bind_text(stmt, 1, url, -1, SQLITE_STATIC);
 	rc = db_step(stmt);
 	if (rc == SQLITE_ROW) {
 		*acked_seq = db_column_int64(stmt, 0);
 		ret = 0;
 	} else if (rc != SQLITE_DONE) {
-		ret = store__errno(st->db, rc);
+		ret = store__errno(st->conn.sq, rc);
 	}
 	db_finalize(stmt);
 	return ret;
@@ -40,7 +40,7 @@ int store_rw_cursor_set(struct store *st, const char *url, int64_t acked_seq, in
 	ret = store__write_begin(st, &own);
 	if (ret)
 		return ret;
-	rc = db_prepare(st,
+	rc = db_prepare(&st->conn,
 			"INSERT INTO rw_cursors (url, acked_seq, updated_ms) VALUES (?, ?, ?)"
 			" ON CONFLICT (url) DO UPDATE SET acked_seq = excluded.acked_seq,"
 			" updated_ms = excluded.updated_ms",
@@ -63,9 +63,9 @@ int store_node_hostname(struct store *st, int64_t node_id, char *buf, size_t siz
 	struct db_stmt *stmt;
 	int rc;
 
-	rc = db_prepare(st, "SELECT hostname FROM nodes WHERE id = ?", &stmt);
+	rc = db_prepare(&st->conn, "SELECT hostname FROM nodes WHERE id = ?", &stmt);
 	if (rc != SQLITE_OK)
-		return store__errno(st->db, rc);
+		return store__errno(st->conn.sq, rc);
 	db_bind_int64(stmt, 1, node_id);
 	return store__one_text(st, stmt, buf, size);
 }

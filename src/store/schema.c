@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/fmt.h"
 #include "common/log.h"
 #include "common/timeutil.h"
 
@@ -353,7 +354,7 @@ int store__migrate(struct store *st)
 	return store__exec(st, "COMMIT", "create the schema of");
 
 out_rollback:
-	sqlite3_exec(st->db, "ROLLBACK", NULL, NULL, NULL);
+	sqlite3_exec(st->conn.sq, "ROLLBACK", NULL, NULL, NULL);
 	return ret;
 }
 
@@ -398,7 +399,7 @@ int store__check_schema(struct store *st)
 		return ret;
 	if (st->checked || pages * page_size > STORE_QUICK_CHECK_MAX_BYTES)
 		goto checked;
-	rc = sqlite3_prepare_v2(st->db, "PRAGMA quick_check", -1, &stmt, NULL);
+	rc = sqlite3_prepare_v2(st->conn.sq, "PRAGMA quick_check", -1, &stmt, NULL);
 	if (rc != SQLITE_OK)
 		return store__open_fail(st, rc, "check");
 	rc = sqlite3_step(stmt);
@@ -408,7 +409,7 @@ int store__check_schema(struct store *st)
 		if (!res || strcmp(res, "ok") != 0) {
 			char printable[sizeof(msg) - 16];
 
-			store__printable(printable, sizeof(printable), res ? res : "?");
+			fmt_printable(printable, sizeof(printable), res ? res : "?");
 			snprintf(msg, sizeof(msg), "quick_check: %s", printable);
 			sqlite3_finalize(stmt);
 			return store__refuse_corrupt(st->path, msg);

@@ -41,10 +41,10 @@ int store_session_start(struct store *st, struct session_record *s)
 
 	if (st->schema_version < 4)
 		return -EPROTONOSUPPORT;
-	rc = db_exec(st, "BEGIN IMMEDIATE");
+	rc = db_exec(&st->conn, "BEGIN IMMEDIATE");
 	if (rc != SQLITE_OK)
 		return store__read_fail(st, rc, "start a session");
-	rc = db_prepare(st, "SELECT 1 FROM sessions WHERE name = ? AND end_ms IS NULL", &stmt);
+	rc = db_prepare(&st->conn, "SELECT 1 FROM sessions WHERE name = ? AND end_ms IS NULL", &stmt);
 	if (rc != SQLITE_OK) {
 		ret = store__read_fail(st, rc, "start a session");
 		goto out_rollback;
@@ -60,7 +60,7 @@ int store_session_start(struct store *st, struct session_record *s)
 		ret = -EPROTONOSUPPORT;
 		goto out_rollback;
 	}
-	rc = db_prepare(st,
+	rc = db_prepare(&st->conn,
 			st->schema_version >= 9
 			    ? "INSERT INTO sessions (name, start_ms, interval_ms, nodes, cuda)"
 			      " VALUES (?, ?, ?, ?, ?) RETURNING id"
@@ -88,7 +88,7 @@ int store_session_start(struct store *st, struct session_record *s)
 		ret = store__read_fail(st, rc, "start a session");
 		goto out_rollback;
 	}
-	rc = db_exec(st, "COMMIT");
+	rc = db_exec(&st->conn, "COMMIT");
 	if (rc != SQLITE_OK) {
 		ret = store__read_fail(st, rc, "start a session");
 		goto out_rollback;
@@ -96,7 +96,7 @@ int store_session_start(struct store *st, struct session_record *s)
 	return 0;
 
 out_rollback:
-	db_exec(st, "ROLLBACK");
+	db_exec(&st->conn, "ROLLBACK");
 	return ret;
 }
 
@@ -108,7 +108,7 @@ int store_session_stop(struct store *st, const char *name, int64_t end_ms, int *
 	*stopped = 0;
 	if (st->schema_version < 4)
 		return 0;
-	rc = db_prepare(st,
+	rc = db_prepare(&st->conn,
 			name ? "UPDATE sessions SET end_ms = ?1 WHERE end_ms IS NULL AND name = ?2"
 			     : "UPDATE sessions SET end_ms = ?1 WHERE end_ms IS NULL",
 			&stmt);
@@ -121,7 +121,7 @@ int store_session_stop(struct store *st, const char *name, int64_t end_ms, int *
 	db_finalize(stmt);
 	if (rc != SQLITE_DONE)
 		return store__read_fail(st, rc, "stop a session");
-	*stopped = db_changes(st);
+	*stopped = db_changes(&st->conn);
 	return 0;
 }
 
@@ -137,7 +137,7 @@ int store_for_each_session(struct store *st, bool active_only,
 		return 0;
 	snprintf(sql, sizeof(sql), "SELECT %s FROM sessions%s ORDER BY start_ms, id",
 		 session_columns(st), active_only ? " WHERE end_ms IS NULL" : "");
-	rc = db_prepare(st, sql, &stmt);
+	rc = db_prepare(&st->conn, sql, &stmt);
 	if (rc != SQLITE_OK)
 		return store__read_fail(st, rc, "list the sessions");
 	while (!ret && (rc = db_step(stmt)) == SQLITE_ROW) {
@@ -159,7 +159,7 @@ int store_session_get(struct store *st, const char *name, struct session_record 
 	snprintf(sql, sizeof(sql),
 		 "SELECT %s FROM sessions WHERE name = ? ORDER BY start_ms DESC, id DESC LIMIT 1",
 		 session_columns(st));
-	rc = db_prepare(st, sql, &stmt);
+	rc = db_prepare(&st->conn, sql, &stmt);
 	if (rc != SQLITE_OK)
 		return store__read_fail(st, rc, "read a session");
 	db_bind_text(stmt, 1, name, -1, SQLITE_STATIC);
@@ -220,7 +220,7 @@ int store_request_add(struct store *st, struct request_record *r)
 
 	if (st->schema_version < 7)
 		return -EPROTONOSUPPORT;
-	rc = db_prepare(st,
+	rc = db_prepare(&st->conn,
 			"INSERT INTO requests (ts_ms, app, queue_s, processing_s, other)"
 			" VALUES (?, ?, ?, ?, ?) RETURNING id",
 			&stmt);
@@ -252,7 +252,7 @@ static int requests_each(struct store *st, int64_t from_ms, int64_t to_ms, const
 
 	if (st->schema_version < 7)
 		return 0;
-	rc = db_prepare(st, sql, &stmt);
+	rc = db_prepare(&st->conn, sql, &stmt);
 	if (rc != SQLITE_OK)
 		return store__read_fail(st, rc, "read the requests");
 	db_bind_int64(stmt, 1, from_ms);

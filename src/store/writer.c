@@ -201,24 +201,12 @@ static void bind_text(struct binder *b, const char *s, size_t max)
 		bind_keep(b, db_bind_text(b->stmt, ++b->col, s, (int)len, SQLITE_STATIC));
 }
 
-/* Reports a failed write, except a full disk: the caller counts those. */
-int store__write_fail(struct store *st, int rc, const char *what)
-{
-	int ret = store__errno(st->db, rc);
-
-	if (ret == -ENOSPC)
-		return ret;
-	if (ret == 0)
-		ret = -EIO;
-	return log_err(ret, "cannot %s in store '%s' (%s)", what, st->path, store__errmsg(st));
-}
-
 static int stmt_get(struct store *st, enum store_stmt id, struct db_stmt **out)
 {
 	int rc;
 
 	if (!st->stmts[id]) {
-		rc = db_prepare_persistent(st, store_sql[id], &st->stmts[id]);
+		rc = db_prepare_persistent(&st->conn, store_sql[id], &st->stmts[id]);
 		if (rc != SQLITE_OK)
 			return store__write_fail(st, rc, "prepare a statement");
 	}
@@ -300,13 +288,13 @@ static void rollback_quietly(struct store *st)
 {
 	struct db_stmt *stmt = NULL;
 
-	if (!db_in_transaction(st))
+	if (!db_in_transaction(&st->conn))
 		return;
 	if (stmt_get(st, STMT_ROLLBACK, &stmt) == 0 && stmt) {
 		db_step(stmt);
 		db_reset(stmt);
 	}
-	if (db_in_transaction(st))
+	if (db_in_transaction(&st->conn))
 		log_warn(0, "cannot roll back a transaction in store '%s' (%s)", st->path,
 			 store__errmsg(st));
 }
@@ -314,7 +302,7 @@ static void rollback_quietly(struct store *st)
 /* The next seq after every fact row (and gap record) in the file, whoever wrote it. */
 int store__load_next_seq(struct store *st)
 {
-	int ret = st->pg ? 0 : store__query_i64(st, "PRAGMA data_version", &st->data_version);
+	int ret = st->conn.pg ? 0 : store__query_i64(st, "PRAGMA data_version", &st->data_version);
 
 	if (ret)
 		return ret;
@@ -353,7 +341,7 @@ static int sync_seq(struct store *st)
 	int64_t version;
 	int ret;
 
-	if (st->pg)
+	if (st->conn.pg)
 		return 0; /* one head writes a PostgreSQL store (docs/postgresql.md) */
 	ret = store__query_i64(st, "PRAGMA data_version", &version);
 	if (ret || version == st->data_version)
@@ -525,7 +513,7 @@ int store_job_update(struct store *st, const struct job_record *job)
 		bind_i64(&b, job->id);
 		ret = stmt_run(st, &b, "update a job", NULL);
 	}
-	if (ret == 0 && db_changes(st) != 1)
+	if (ret == 0 && db_changes(&st->conn) != 1)
 		ret = log_err(-ENOENT, "cannot update job %lld in store '%s'", (long long)job->id,
 			      st->path);
 	return store__write_end(st, own, ret);

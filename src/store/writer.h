@@ -23,8 +23,6 @@
  */
 int store__write_begin(struct store *st, bool *own);
 int store__write_end(struct store *st, bool own, int ret);
-/* Reports a failed write, except a full disk (-ENOSPC, silent): -errno, never 0. */
-int store__write_fail(struct store *st, int rc, const char *what);
 /* Sets st->next_seq after every fact row in the file, whoever wrote it. */
 int store__load_next_seq(struct store *st);
 /* Finalizes the writer's prepared statements (store_close). */

@@ -34,7 +34,7 @@
 #include "common/log.h"
 #include "common/strbuf.h"
 #include "report/session_export.h"
-#include "store/conn.h" /* st->db: fs_samples rows, which no put function writes here */
+#include "store/conn.h" /* st->conn.sq: fs_samples rows, which no put function writes here */
 #include "store/store.h"
 
 #define T0	   1700000000000LL /* 2023-11-14T22:13:20 UTC */
@@ -67,7 +67,7 @@ static void fs_row(struct store *st, int64_t node, int64_t ts, int64_t used, int
 		 "INSERT INTO fs_samples (node_id, ts_ms, mount, used_bytes, total_bytes)"
 		 " VALUES (%lld, %lld, '/', %lld, %lld)",
 		 (long long)node, (long long)ts, (long long)used, (long long)total);
-	assert_int_equal(sqlite3_exec(st->db, sql, NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(st->conn.sq, sql, NULL, NULL, NULL), SQLITE_OK);
 }
 
 static int64_t device(struct store *st, int64_t node, int index, const char *uuid, const char *name,

@@ -30,7 +30,7 @@
 #include "analysis/jobreport.h"
 #include "store/store.h"
 #include "store/tick.h"
-#include "store/conn.h" /* st->db, for fault injection only */
+#include "store/conn.h" /* st->conn.sq, for fault injection only */
 
 struct fixture {
 	char dir[64];
@@ -1114,12 +1114,12 @@ static void test_full_disk(void **state)
 	snprintf(sql, sizeof(sql), "SELECT max(seq) FROM (%s)", all_seqs);
 	max_seq = sql_i64(fx->path, sql);
 
-	assert_int_equal(sqlite3_prepare_v2(st->db, "PRAGMA page_count", -1, &stmt, NULL), 0);
+	assert_int_equal(sqlite3_prepare_v2(st->conn.sq, "PRAGMA page_count", -1, &stmt, NULL), 0);
 	assert_int_equal(sqlite3_step(stmt), SQLITE_ROW);
 	pages = sqlite3_column_int64(stmt, 0);
 	sqlite3_finalize(stmt);
 	snprintf(sql, sizeof(sql), "PRAGMA max_page_count = %lld", (long long)pages);
-	assert_int_equal(sqlite3_exec(st->db, sql, NULL, NULL, NULL), SQLITE_OK);
+	assert_int_equal(sqlite3_exec(st->conn.sq, sql, NULL, NULL, NULL), SQLITE_OK);
 
 	/* a tick too large for the room left fails whole, quietly */
 	for (j = 0; j < 3; j++) {
@@ -1144,7 +1144,7 @@ static void test_full_disk(void **state)
 	assert_int_equal(count_rows(fx->path), rows);
 
 	/* room again: the next tick goes in and seq carries on without a gap */
-	assert_int_equal(sqlite3_exec(st->db, "PRAGMA max_page_count = 1000000", NULL, NULL, NULL),
+	assert_int_equal(sqlite3_exec(st->conn.sq, "PRAGMA max_page_count = 1000000", NULL, NULL, NULL),
 			 SQLITE_OK);
 	assert_int_equal(store_tick_begin(st), 0);
 	assert_int_equal(store_put_host(st, node, 4000, h), 0);
