@@ -33,7 +33,7 @@
 #include "common/array.h"
 #include "common/hash.h"
 #include "common/log.h"
-#include "common/prom.h"
+#include "prom/expo.h"
 
 #define AGENT_APP_MAX_SRC 4096 /* senders aggregated at once */
 #define AGENT_APP_MAX_SERIES                                                                       \

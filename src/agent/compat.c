@@ -31,7 +31,7 @@
 
 #include "agent/agent.h"
 #include "attrib/gpu_share.h"
-#include "common/prom.h"
+#include "prom/expo.h"
 
 #define MIB 1048576.0
 

@@ -21,8 +21,8 @@
 #include "agent/agent.h"
 #include "common/jsonw.h"
 #include "common/log.h"
-#include "common/prom.h"
-#include "net/remote_write.h"
+#include "prom/expo.h"
+#include "prom/remote_write.h"
 #include "store/queries.h"
 
 /* ---- Prometheus text ---- */

@@ -1,5 +1,5 @@
 /*
- * routes.c - the agent's endpoints: a route table (net/http.h), every route
+ * routes.c - the agent's endpoints: a route table (http/http.h), every route
  * public, served from the view the last tick published; a job that is not
  * live is looked up in the store, through the HTTP thread's own read-only
  * connection.  /api/v1/jobs is a page of the store's jobs (the head's
@@ -17,7 +17,7 @@
 
 #include "agent/agent.h"
 #include "common/jsonw.h"
-#include "common/prom.h"
+#include "prom/expo.h"
 #include "net/api.h"
 #include "store/queries.h"
 #include "web/web.h"

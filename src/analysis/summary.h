@@ -224,7 +224,7 @@ int summary_add_gpu_proc(struct summary *s, const struct device_record *dev,
 /*
  * After summary_add_gpu: the device was the job's alone at that reading,
  * as an exporter that maps whole devices to a job or pod says
- * (net/promsrc.h), without process lists: the job used it, and the
+ * (prom/promsrc.h), without process lists: the job used it, and the
  * interval's energy is the job's.
  */
 int summary_add_gpu_alone(struct summary *s, const struct device_record *dev);

@@ -767,7 +767,7 @@ void analysis_run(const struct summary *s, const struct jobseries *js, struct an
 	memset(a, 0, sizeof(*a));
 	a->duration_s = summary_duration_s(s);
 	a->samples = s->samples > 0 ? (size_t)s->samples : 0;
-	/* a job known only by its GPUs (an exporter's, net/promsrc.h): their readings */
+	/* a job known only by its GPUs (an exporter's, prom/promsrc.h): their readings */
 	for (int i = 0; !s->samples && i < s->ngpus; i++)
 		if (s->gpus[i].samples > 0 && (size_t)s->gpus[i].samples > a->samples)
 			a->samples = (size_t)s->gpus[i].samples;

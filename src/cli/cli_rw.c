@@ -8,7 +8,7 @@
 
 #include "cli.h"
 #include "common/timeutil.h"
-#include "net/remote_write.h"
+#include "prom/remote_write.h"
 
 int cli_rw_option(const char *cmd, struct rw_opts *o, int c, const char *arg)
 {

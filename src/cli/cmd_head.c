@@ -17,7 +17,7 @@
 #include "cli.h"
 #include "common/timeutil.h"
 #include "head/head.h"
-#include "net/http.h"
+#include "http/http.h"
 
 static const char head_usage[] =
     "usage: jobscope head [--listen ADDR:PORT] [--db PATH] [--token-file F]\n"

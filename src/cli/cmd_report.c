@@ -17,7 +17,7 @@
 #include "common/timeutil.h"
 #include "common/token.h"
 #include "net/client.h"
-#include "net/promsrc.h"
+#include "prom/promsrc.h"
 #include "report/report_query.h"
 #include "report/session_export.h"
 #include "store/store.h"

@@ -1,7 +1,7 @@
 /*
  * varint.h - unsigned LEB128 ("varint"): seven bits a byte, low bits
  * first, the high bit set on every byte but the last, so a 64-bit value
- * takes 1 to 10 bytes.  Protobuf's varint (net/rw_encode.c) and the packs'
+ * takes 1 to 10 bytes.  Protobuf's varint (prom/rw_encode.c) and the packs'
  * column encoding (store/pack.c) are this one format.
  */
 #ifndef JOBSCOPE_VARINT_H

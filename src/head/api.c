@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "common/jsonw.h"
-#include "common/prom.h"
+#include "prom/expo.h"
 #include "common/timeutil.h"
 #include "net/api.h"
 #include "report/report_query.h"

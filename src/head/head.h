@@ -33,8 +33,8 @@
 #include <stdint.h>
 
 #include "common/jsonw.h"
-#include "net/http.h"
-#include "net/remote_write.h"
+#include "http/http.h"
+#include "prom/remote_write.h"
 #include "store/store.h"
 
 #define HEAD_DEFAULT_DB		 "/var/lib/jobscope/head.db"

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "net/http.h"
+#include "http/http.h"
 #include "store/queries.h"
 #include "store/store.h"
 

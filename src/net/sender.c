@@ -13,7 +13,7 @@
 
 #include "common/log.h"
 #include "common/timeutil.h"
-#include "net/curl_dl.h"
+#include "http/curl_dl.h"
 #include "store/store.h"
 
 #define SENDER_FIRST_ROWS   2000    /* rows in a batch when current */

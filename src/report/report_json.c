@@ -420,7 +420,7 @@ static void write_sampler(struct jsonw *w, const struct summary *s)
 	jsonw_kv_int(w, "interval_ms", j->interval_ms);
 	jsonw_kv_int(w, "samples", j->samples);
 	jsonw_kv_int(w, "lost_samples", j->lost_samples);
-	/* a job not sampled by jobscope (read from Prometheus: net/promsrc.h): unknown */
+	/* a job not sampled by jobscope (read from Prometheus: prom/promsrc.h): unknown */
 	bool ours = j->id > 0 || strcmp(j->scheduler, "run") == 0;
 
 	jsonw_kv_double_opt(w, "cpu_seconds", ours, cpu_s, 3);

@@ -52,7 +52,7 @@ int report_query_session(struct store *st, const char *name, const struct report
 			 struct strbuf *out, struct strbuf *plots, char *err, size_t errsize);
 /*
  * A loaded job's report in q's format (and q->plot_path's plot), as for a
- * job of a store: for reports built elsewhere (net/promsrc.h).  Errors as
+ * job of a store: for reports built elsewhere (prom/promsrc.h).  Errors as
  * report_query_run's.
  */
 struct job_report;

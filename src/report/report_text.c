@@ -30,7 +30,7 @@ static void header(const struct summary *s, struct strbuf *out)
 
 	if (strcmp(j->scheduler, "run") == 0 || !j->scheduler[0])
 		strbuf_addf(out, "jobscope run %lld", (long long)j->id);
-	else if (j->id <= 0) /* not from a store: from Prometheus (net/promsrc.h) */
+	else if (j->id <= 0) /* not from a store: from Prometheus (prom/promsrc.h) */
 		strbuf_addf(out, "jobscope job %s:%s (%s)", j->scheduler, j->job_id,
 			    j->user[0] ? j->user : "user unknown");
 	else
@@ -386,7 +386,7 @@ static void section_sampler(const struct summary *s, struct strbuf *out)
 	char iv[32];
 
 	format_duration_ms(j->interval_ms, B(iv));
-	if (j->id <= 0 && strcmp(j->scheduler, "run") != 0) { /* net/promsrc.h: no sampler */
+	if (j->id <= 0 && strcmp(j->scheduler, "run") != 0) { /* prom/promsrc.h: no sampler */
 		strbuf_addf(out, "\n  Sampler   %lld points every %s, read from Prometheus\n",
 			    (long long)j->samples, iv);
 		return;

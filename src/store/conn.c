@@ -14,7 +14,7 @@
  * Calls nothing else of the store (conn.h).
  */
 #include "store/conn.h"
-#include "store/pg.h"
+#include "db/pg.h"
 
 #include <errno.h>
 #include <stdio.h>

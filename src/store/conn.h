@@ -24,7 +24,7 @@
 
 #include <sqlite3.h>
 
-#include "store/db.h"
+#include "db/db.h"
 
 #include "store/store.h"
 

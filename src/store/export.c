@@ -187,7 +187,7 @@ int store_max_seq(struct store *st, int64_t *max_seq)
 }
 
 /*
- * What remote write turns into series (net/remote_write.c): the host, its
+ * What remote write turns into series (prom/remote_write.c): the host, its
  * CPUs, disks, interfaces and file systems, the GPUs, the jobs and their
  * use of each GPU, and the devices and jobs they reference.  Not the
  * processes (a series per process is too many for a time-series engine),

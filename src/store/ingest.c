@@ -25,7 +25,7 @@
 
 #include "common/hash.h"
 #include "common/log.h"
-#include "store/pg.h"
+#include "db/pg.h"
 #include "store/rowset.h"
 
 /*

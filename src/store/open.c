@@ -11,7 +11,7 @@
  *   store_meta_get, store_meta_set
  */
 #include "store/conn.h"
-#include "store/pg.h"
+#include "db/pg.h"
 #include "store/packs.h"
 
 #include <errno.h>

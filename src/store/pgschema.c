@@ -24,7 +24,7 @@
  */
 #include "store/conn.h"
 #include "store/packs.h"
-#include "store/pg.h"
+#include "db/pg.h"
 #include "store/schema.h"
 #include "store/writer.h"
 

@@ -1,6 +1,6 @@
 /*
  * rwcursor.c - remote-write cursors (schema 8's rw_cursors) and a node's
- * hostname, for net/remote_write.c.
+ * hostname, for prom/remote_write.c.
  */
 #include "store/conn.h"
 #include "store/store.h"

@@ -200,7 +200,7 @@ static const char store_schema_v7[] =
     "CREATE INDEX fs_samples_node_ts ON fs_samples (node_id, ts_ms);\n";
 
 /*
- * Schema 8: remote write (net/remote_write.c).  Per target URL, the seq
+ * Schema 8: remote write (prom/remote_write.c).  Per target URL, the seq
  * up to which every row was answered 2xx: the sender resumes after it.
  */
 static const char store_schema_v8[] =

@@ -311,7 +311,7 @@ int store_max_seq(struct store *st, int64_t *max_seq);
 /*
  * As store_export_batch over the seqs (after_seq, after_seq + max_seqs],
  * but only host_samples, gpu_samples and job_samples, with the devices and
- * jobs they reference: what remote write sends (net/remote_write.c).
+ * jobs they reference: what remote write sends (prom/remote_write.c).
  */
 int store_export_metrics(struct store *st, int64_t after_seq, int64_t max_seqs,
 			 struct store_rowset *out, int64_t *to_seq, int64_t *max_seq,

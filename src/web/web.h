@@ -2,7 +2,7 @@
  * web.h - the dashboard: HTML pages under /ui/ that draw the server's own
  * JSON API in the browser, their CSS and JavaScript (compiled into the
  * binary: nothing is fetched from anywhere else), and /ui/events, a
- * server-sent event stream of API answers (net/http.h's http_watch).
+ * server-sent event stream of API answers (http/http.h's http_watch).
  *
  * The head registers web_head_* in its route table, the agent web_agent_*
  * (read-only pages: the node now and a job).  Pages and assets hold no data
@@ -10,7 +10,7 @@
  * rules, the browser sending the token the user typed.  Every page answer
  * carries a Content-Security-Policy (default-src 'self').  docs/web.md.
  *
- * Handlers: the route table's (net/http.h), arg unused.  Thread-safe.
+ * Handlers: the route table's (http/http.h), arg unused.  Thread-safe.
  */
 #ifndef JOBSCOPE_WEB_H
 #define JOBSCOPE_WEB_H
@@ -18,7 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "net/http.h"
+#include "http/http.h"
 
 #define WEB_PREFIX  "/ui/"
 #define WEB_EVENTS  "/ui/events"

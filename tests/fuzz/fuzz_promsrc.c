@@ -1,6 +1,6 @@
 /*
  * fuzz_promsrc.c - libFuzzer target for what jobscope reads of Prometheus
- * (net/promsrc.h): any bytes as a range query's answer give series or an
+ * (prom/promsrc.h): any bytes as a range query's answer give series or an
  * error with its message terminated; then a whole report of each kind of
  * key, every query answered with the same bytes (status 200, then 400),
  * builds a report or fails with -errno: never a crash, a leak or a hang.
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "common/log.h"
-#include "net/promsrc.h"
+#include "prom/promsrc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

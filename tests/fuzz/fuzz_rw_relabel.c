@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "net/rw_relabel.h"
+#include "prom/rw_relabel.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -97,7 +97,7 @@ static void on_job(void *arg, int64_t ts_ms, const struct job_sample *s)
 {
 	(void)arg;
 	(void)ts_ms;
-	if (s->valid & ~(uint32_t)(JS_IO | JS_SWAP))
+	if (s->valid & ~(uint32_t)(JS_IO | JS_SWAP | JS_CG_CPU | JS_CG_MEM | JS_CG_MEM_PEAK))
 		abort();
 }
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "net/urlquery.h"
+#include "http/urlquery.h"
 #include "web/web.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

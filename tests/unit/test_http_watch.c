@@ -1,5 +1,5 @@
 /*
- * test_http_watch.c - the HTTP server's event streams (net/http.h,
+ * test_http_watch.c - the HTTP server's event streams (http/http.h,
  * http_watch) on a real server on 127.0.0.1: the first event at once, an
  * unchanged answer not sent again, a changed one sent, a status other than
  * 200 as an "error" event, the query and Authorization header replayed, the
@@ -21,7 +21,7 @@
 
 #include <cmocka.h>
 
-#include "net/http.h"
+#include "http/http.h"
 
 /* What /value answers: its version and status, changed by the test. */
 static pthread_mutex_t value_lock = PTHREAD_MUTEX_INITIALIZER;

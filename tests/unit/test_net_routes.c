@@ -1,4 +1,4 @@
-/* test_net_routes.c - route tables (net/http.h): path and prefix matching, 404 against 405, HEAD as GET. */
+/* test_net_routes.c - route tables (http/http.h): path and prefix matching, 404 against 405, HEAD as GET. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "net/http.h"
+#include "http/http.h"
 
 static void handler_a(void *arg, const struct http_request *req, struct http_response *res)
 {

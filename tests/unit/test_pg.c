@@ -21,7 +21,7 @@
 
 #include "common/jsonw.h"
 #include "common/strbuf.h"
-#include "store/pg.h"
+#include "db/pg.h"
 #include "store/store.h"
 
 static void translate_ok(const char *sql, const char *want, int want_n)

@@ -1,5 +1,5 @@
 /*
- * test_promsrc.c - reports from Prometheus (net/promsrc.h) on fixture
+ * test_promsrc.c - reports from Prometheus (prom/promsrc.h) on fixture
  * answers: the range-query parser on captured JSON (values, NaN and
  * infinities as missing, labels cleaned, Prometheus' own error, answers
  * that are not a matrix), then whole reports through a fake transport that
@@ -22,7 +22,7 @@
 
 #include "fixture.h"
 #include "common/log.h"
-#include "net/promsrc.h"
+#include "prom/promsrc.h"
 
 #define FIX(name) FIXTURES_DIR "/prometheus/" name
 

@@ -1,7 +1,7 @@
 /*
- * test_rw_encode.c - the remote-write body (net/rw_encode.c) byte for byte
+ * test_rw_encode.c - the remote-write body (prom/rw_encode.c) byte for byte
  * against a WriteRequest encoded by hand, snappy round trips, and the
- * relabelling rules (net/rw_relabel.c).
+ * relabelling rules (prom/rw_relabel.c).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -13,8 +13,8 @@
 
 #include <cmocka.h>
 
-#include "net/rw_encode.h"
-#include "net/rw_relabel.h"
+#include "prom/rw_encode.h"
+#include "prom/rw_relabel.h"
 
 /*
  * WriteRequest{timeseries: [{labels: [{__name__, up}, {job, a}],

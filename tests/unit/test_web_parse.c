@@ -1,5 +1,5 @@
 /*
- * test_web_parse.c - the dashboard's parsers: a query string (net/urlquery.h, the
+ * test_web_parse.c - the dashboard's parsers: a query string (http/urlquery.h, the
  * event streams' own requests) and /ui/events' topic list (web/web.h).
  */
 #include <errno.h>
@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "net/urlquery.h"
+#include "http/urlquery.h"
 #include "web/web.h"
 
 static void query_pairs_decoded(void **state)

@@ -7,7 +7,7 @@
  * varint length and that many bytes.  A nested message is type 2, so its
  * size is computed before it is written (the *_size functions).
  */
-#include "net/rw_encode.h"
+#include "prom/rw_encode.h"
 
 #include <dlfcn.h>
 #include <errno.h>

@@ -3,11 +3,11 @@
  * function, or pg.c's.  A statement is a small wrapper holding one of the
  * two; the connection is a struct db_conn (the store's st->conn).
  */
-#include "store/db.h"
+#include "db/db.h"
 
 #include <stdlib.h>
 
-#include "store/pg.h"
+#include "db/pg.h"
 
 static int prepare(struct db_conn *c, const char *sql, unsigned flags, struct db_stmt **out)
 {

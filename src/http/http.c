@@ -3,7 +3,7 @@
  * one handler for every request, bodies refused or capped, answers
  * deferred by suspending the connection.
  */
-#include "net/http.h"
+#include "http/http.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -22,7 +22,7 @@
 #include "common/jsonw.h"
 #include "common/log.h"
 #include "common/timeutil.h"
-#include "net/urlquery.h"
+#include "http/urlquery.h"
 
 #define HTTP_CONN_MEMORY (16 * 1024)
 

@@ -2,7 +2,7 @@
  * curl_dl.c - resolves the libcurl functions of curl_dl.h with dlopen(),
  * once (pthread_once: the sender's thread and the CLI may both ask).
  */
-#include "net/curl_dl.h"
+#include "http/curl_dl.h"
 
 #include <dlfcn.h>
 #include <errno.h>

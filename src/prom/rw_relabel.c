@@ -1,7 +1,7 @@
 /*
  * rw_relabel.c - parsing and applying --rw-relabel rules (rw_relabel.h).
  */
-#include "net/rw_relabel.h"
+#include "prom/rw_relabel.h"
 
 #include <errno.h>
 #include <stdio.h>

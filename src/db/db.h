@@ -23,8 +23,8 @@
  * PostgreSQL and follow SQLite's destructor argument for SQLite.  Not
  * thread-safe: a statement is its connection's thread's.
  */
-#ifndef JOBSCOPE_STORE_DB_H
-#define JOBSCOPE_STORE_DB_H
+#ifndef JOBSCOPE_DB_H
+#define JOBSCOPE_DB_H
 
 #include <stdbool.h>
 #include <stdint.h>

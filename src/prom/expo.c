@@ -1,7 +1,7 @@
 /*
- * prom.c - the Prometheus text format's pieces (see prom.h).
+ * expo.c - the Prometheus text format's pieces (see expo.h).
  */
-#include "prom.h"
+#include "prom/expo.h"
 
 #include <math.h>
 

@@ -11,7 +11,7 @@
  * with timestamp()), so that Prometheus' lookback (5 minutes of the last
  * value after a series ends) does not stretch the job.
  */
-#include "net/promsrc.h"
+#include "prom/promsrc.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -7,7 +7,7 @@
  * by label set and then time, so each series' samples come out in
  * timestamp order, and cut into requests of at most max_series series.
  */
-#include "net/remote_write.h"
+#include "prom/remote_write.h"
 
 #include <errno.h>
 #include <math.h>
@@ -22,8 +22,8 @@
 #include "common/strbuf.h"
 #include "common/timeutil.h"
 #include "common/token.h"
-#include "net/curl_dl.h"
-#include "net/rw_encode.h"
+#include "http/curl_dl.h"
+#include "prom/rw_encode.h"
 #include "store/rowset.h"
 #include "store/store.h"
 

@@ -7,8 +7,8 @@
  * SQLite result code db.h promises; the message is pg_errmsg's.  Not
  * thread-safe: a connection is one thread's.
  */
-#ifndef JOBSCOPE_STORE_PG_H
-#define JOBSCOPE_STORE_PG_H
+#ifndef JOBSCOPE_DB_PG_H
+#define JOBSCOPE_DB_PG_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,9 +1,9 @@
 /*
  * prommatrix.c - Prometheus' range query answers, parsed (prom_matrix_parse:
  * no I/O, every length and number checked), and the libcurl transport that
- * asks for them (net/promsrc.h).
+ * asks for them (prom/promsrc.h).
  */
-#include "net/promsrc.h"
+#include "prom/promsrc.h"
 
 #include <errno.h>
 #include <math.h>
@@ -15,7 +15,7 @@
 #include <cjson/cJSON.h>
 
 #include "common/log.h"
-#include "net/curl_dl.h"
+#include "http/curl_dl.h"
 /* ---- the answer ---------------------------------------------------------------------- */
 
 #define LABEL_MAX 1024

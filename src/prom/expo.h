@@ -1,11 +1,11 @@
 /*
- * prom.h - writing the Prometheus text exposition format (0.0.4), for the
+ * expo.h - writing the Prometheus text exposition format (0.0.4), for the
  * agent's and the head's /metrics.  Appends to a strbuf; no state.
  */
-#ifndef JOBSCOPE_PROM_H
-#define JOBSCOPE_PROM_H
+#ifndef JOBSCOPE_PROM_EXPO_H
+#define JOBSCOPE_PROM_EXPO_H
 
-#include "strbuf.h"
+#include "common/strbuf.h"
 
 #define PROM_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 

@@ -12,7 +12,7 @@
  * store__errmsg.  A connection found broken after a failure is reset, so
  * that the next call (the agent's resend) finds the server again.
  */
-#include "store/pg.h"
+#include "db/pg.h"
 
 #include <dlfcn.h>
 #include <errno.h>

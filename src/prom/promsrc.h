@@ -72,7 +72,7 @@ struct promsrc_transport {
 	void *ctx;
 };
 
-/* libcurl (net/curl_dl.h), 30 s per request, answers capped at PROMSRC_ANSWER_MAX. */
+/* libcurl (http/curl_dl.h), 30 s per request, answers capped at PROMSRC_ANSWER_MAX. */
 extern const struct promsrc_transport promsrc_curl;
 
 struct promsrc_query {

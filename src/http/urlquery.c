@@ -2,7 +2,7 @@
  * urlquery.c - a query string split at '&' and '=', each part
  * percent-decoded into the struct's own buffer.
  */
-#include "net/urlquery.h"
+#include "http/urlquery.h"
 
 #include <errno.h>
 #include <string.h>

@@ -22,7 +22,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "net/rw_relabel.h"
+#include "prom/rw_relabel.h"
 
 #define RW_MAX_TARGETS	      8
 #define RW_DEFAULT_MAX_SERIES 2000
