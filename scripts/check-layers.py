@@ -15,7 +15,7 @@ import re
 import sys
 
 LAYERS = ["common", "app", "cuda", "sample", "attrib", "db", "store", "analysis", "report", "http", "prom",
-          "net", "web", "agent", "head", "top", "cli"]
+          "net", "web", "agent", "head", "top", "run", "cli"]
 MAX_LINES = 1500
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 SQL = re.compile(r'"\s*(SELECT|INSERT INTO|UPDATE \w+ SET|DELETE FROM|CREATE TABLE)\b')

@@ -1,18 +1,6 @@
 /*
- * cli.h - what the subcommands share: exit codes, the command table entry,
- * option helpers and the default store path.
- *
- * Exit codes (documented in docs/cli.md and `jobscope help`):
- *   0    success
- *   1    failure while working (e.g. no such run, cannot write the report)
- *   2    usage error or unusable store (bad option or value, store not
- *        creatable, not a jobscope store, corrupt, or from a newer jobscope);
- *        `jobscope run` reports these before it starts the command
- *   125  `jobscope run` failed after starting (e.g. fork failed)
- *   126  the command was found but could not be executed
- *   127  the command was not found
- *   otherwise `jobscope run` exits with the command's status, as a shell
- *   would: its exit code, or 128+N when a signal N killed it.
+ * cli.h - what the subcommands share: the command table entry, option
+ * helpers and the default store path.  Exit codes: common/exitcode.h.
  */
 #ifndef JOBSCOPE_CLI_H
 #define JOBSCOPE_CLI_H
@@ -21,11 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define EXIT_FAIL	 1
-#define EXIT_USAGE	 2
-#define EXIT_RUN_FAILED	 125
-#define EXIT_CANNOT_EXEC 126
-#define EXIT_NOT_FOUND	 127
+#include "common/exitcode.h"
 
 struct cli_command {
 	const char *name;

@@ -1,5 +1,5 @@
 /*
- * run_app.h - `jobscope run`'s StatsD receiver (app/statsd.h): a UDP
+ * app.h - `jobscope run`'s StatsD receiver (app/statsd.h): a UDP
  * port on 127.0.0.1 the kernel picks and a Unix datagram socket in a
  * private directory, named to the command through STATSD_HOST,
  * STATSD_PORT and JOBSCOPE_STATSD_SOCKET.  Every line is the run's job's;

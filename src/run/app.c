@@ -1,7 +1,7 @@
 /*
- * run_app.c - `jobscope run`'s StatsD receiver (run_app.h).
+ * app.c - `jobscope run`'s StatsD receiver (app.h).
  */
-#include "cli/run_app.h"
+#include "run/app.h"
 
 #include <errno.h>
 #include <netdb.h>
