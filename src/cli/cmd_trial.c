@@ -1,47 +1,31 @@
 /*
- * cmd_trial.c - `jobscope trial --vary cpus=1,2,4 ... -- CMD [ARGS...]`.
- *
- * Runs CMD once per placement (the cross product of the --vary lists) and
- * repeat, each under `jobscope run` (this very binary, /proc/self/exe) with
- * its own store in a temporary directory, for --duration at most (then
- * `run --timeout` stops the tree: SIGTERM, SIGKILL after --kill-after).
- * The placement is made in the child before it executes `run`, and
- * `run` and CMD inherit it: the affinity mask (the first k CPUs this
- * process may use), CUDA_VISIBLE_DEVICES=0..g-1, and a cgroup v2 with
- * memory.max when one can be made here (else the run goes on unlimited,
- * flagged in the output: never pretended).  Then each store is read:
- * throughput is the --metric's rate, else CPU or GPU work per second.
- * report/trial.h fits and renders (docs/trial.md).
+ * cmd_trial.c - `jobscope trial --vary cpus=1,2,4 ... -- CMD [ARGS...]`:
+ * its options, the placements (the cross product of the --vary lists), the
+ * runs (run/trial.h: each under `jobscope run`, placed and measured), the
+ * fit and the output (report/trial.h, docs/trial.md), and the exit status.
  */
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli.h"
-#include "analysis/jobreport.h"
 #include "common/log.h"
 #include "common/timeutil.h"
 #include "report/report.h"
 #include "report/trial.h"
-#include "store/store.h"
+#include "run/trial.h"
 
 #define TRIAL_MAX_VALUES    16
 #define TRIAL_DEFAULT_MS    60000
 #define TRIAL_GRACE_MS	    5000
 #define TRIAL_INTERVAL_MS   250
-#define TRIAL_CGROUP2_MOUNT "/sys/fs/cgroup"
 
 struct trial_opts {
 	int cpus[TRIAL_MAX_VALUES], ncpus;
@@ -288,386 +272,34 @@ static int parse_opts(int argc, char **argv, struct trial_opts *o)
 	return 0;
 }
 
-/* ---- placement ---- */
-
-/* The first k CPUs of this process's mask into set; -ERANGE when it has fewer. */
-static int first_cpus(int k, cpu_set_t *set, int *avail)
-{
-	cpu_set_t mine;
-	int got = 0;
-
-	CPU_ZERO(set);
-	if (sched_getaffinity(0, sizeof(mine), &mine))
-		return -errno;
-	*avail = CPU_COUNT(&mine);
-	for (int cpu = 0; cpu < CPU_SETSIZE && got < k; cpu++)
-		if (CPU_ISSET(cpu, &mine)) {
-			CPU_SET(cpu, set);
-			got++;
-		}
-	return got == k ? 0 : -ERANGE;
-}
-
-/* The reason a memory limit was not applied, truncated to fit. */
-static void __attribute__((format(printf, 3, 4)))
-say_why(char *why, size_t size, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, size, fmt, ap);
-	va_end(ap);
-}
-
-/* This process's cgroup v2 directory, from /proc/self/cgroup's "0::" line. */
-static int own_cgroup2(char *buf, size_t size, char *why, size_t whysize)
-{
-	char line[4096];
-	FILE *f = fopen("/proc/self/cgroup", "re");
-	int ret = -ENOENT;
-
-	if (!f) {
-		say_why(why, whysize, "cannot read /proc/self/cgroup: %s", strerror(errno));
-		return -errno;
-	}
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, "0::", 3) != 0)
-			continue;
-		line[strcspn(line, "\n")] = '\0';
-		ret = snprintf(buf, size, "%s%s", TRIAL_CGROUP2_MOUNT, line + 3) < (int)size
-			  ? 0
-			  : -ENAMETOOLONG;
-		break;
-	}
-	fclose(f);
-	if (ret == -ENOENT)
-		say_why(why, whysize, "this process is in no cgroup v2 (/proc/self/cgroup)");
-	return ret;
-}
-
-static bool file_has_word(const char *path, const char *word)
-{
-	char text[1024], *save = NULL;
-	FILE *f = fopen(path, "re");
-	bool found = false;
-
-	if (!f)
-		return false;
-	if (fgets(text, sizeof(text), f))
-		for (char *w = strtok_r(text, " \n", &save); w; w = strtok_r(NULL, " \n", &save))
-			found |= strcmp(w, word) == 0;
-	fclose(f);
-	return found;
-}
-
-static int write_text(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC), ret = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, text, strlen(text)) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
-/*
- * A cgroup v2 child of our own cgroup with memory.max = bytes, at path:
- * 0, or -errno with why filled.  The memory controller must be on in our
- * cgroup's subtree_control (a cgroup with processes cannot turn it on: the
- * "no internal processes" rule), or be turned on there by us.
- */
-static int make_mem_cgroup(uint64_t bytes, int index, char *path, size_t size, char *why,
-			   size_t whysize)
-{
-	char base[4096], file[4200], val[32];
-	int ret;
-
-	/* hybrid hierarchies mount v2 at /sys/fs/cgroup/unified: the memory controller is v1's
-	 * there */
-	if (!file_has_word(TRIAL_CGROUP2_MOUNT "/cgroup.controllers", "memory")) {
-		say_why(why, whysize,
-			"no cgroup v2 memory controller at %s (a v1 or hybrid hierarchy)",
-			TRIAL_CGROUP2_MOUNT);
-		return -ENOTSUP;
-	}
-	ret = own_cgroup2(base, sizeof(base), why, whysize);
-	if (ret)
-		return ret;
-	snprintf(file, sizeof(file), "%s/cgroup.subtree_control", base);
-	if (!file_has_word(file, "memory")) {
-		ret = write_text(file, "+memory");
-		if (ret) {
-			say_why(why, whysize, "cannot enable the memory controller in %s: %s", file,
-				strerror(-ret));
-			return ret;
-		}
-	}
-	if (snprintf(path, size, "%s/jobscope-trial-%d-%d", base, (int)getpid(), index) >=
-	    (int)size)
-		return -ENAMETOOLONG;
-	if (mkdir(path, 0755) && errno != EEXIST) {
-		ret = -errno;
-		say_why(why, whysize, "cannot create cgroup %s: %s", path, strerror(errno));
-		return ret;
-	}
-	snprintf(file, sizeof(file), "%s/memory.max", path);
-	snprintf(val, sizeof(val), "%" PRIu64, bytes);
-	ret = write_text(file, val);
-	if (ret) {
-		say_why(why, whysize, "cannot write %s: %s", file, strerror(-ret));
-		rmdir(path);
-		return ret;
-	}
-	return 0;
-}
-
-/* ---- one run ---- */
-
-/*
- * SIGINT, SIGTERM or SIGHUP to the trial: passed to the `jobscope run`
- * under way (which passes it to CMD), then no more runs; what was measured
- * is printed and the trial exits 128+N.
- */
-static volatile sig_atomic_t trial_signal;
-static volatile pid_t trial_child;
-
-static void on_signal(int sig)
-{
-	trial_signal = sig;
-	if (trial_child > 0)
-		kill(trial_child, sig);
-}
-
-static void catch_signals(void)
-{
-	struct sigaction sa = {.sa_handler = on_signal};
-
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
-}
-
-struct app_rate {
-	const char *name;
-	double sum, gauge_sum;
-	int64_t gauge_n;
-	bool counter, seen;
-};
-
-static int on_app_point(void *arg, int64_t ts_ms, const struct app_point *p)
-{
-	struct app_rate *a = arg;
-
-	(void)ts_ms;
-	if (strcmp(p->name, a->name) != 0 || p->count <= 0)
-		return 0;
-	if (p->type == APP_COUNTER) {
-		a->sum += p->sum;
-		a->counter = a->seen = true;
-	} else if (p->type == APP_GAUGE) {
-		a->gauge_sum += p->last;
-		a->gauge_n++;
-		a->seen = true;
-	}
-	return 0;
-}
-
-static int find_first_job(const struct job_record *job, void *arg)
-{
-	*(struct job_record *)arg = *job;
-	return 1;
-}
-
-/*
- * Reads the run's store: its one job's summary, and the app metric when
- * asked.  The throughput is NAN when nothing says it.
- */
-static int measure(const struct trial_opts *o, const char *db, struct trial_placement *p, int run)
-{
-	struct job_summary_record rec;
-	struct job_record job = {0};
-	struct job_report *r;
-	struct store *st;
-	double wall_s;
-	int ret;
-
-	p->throughput_run[run] = NAN;
-	p->wall_s[run] = NAN;
-	ret = store_open(db, STORE_READONLY, &st);
-	if (ret)
-		return log_err(ret, "cannot open the run's store '%s'", db);
-	ret = store_for_each_job(st, find_first_job, &job);
-	if (ret != 1) {
-		ret = log_err(ret < 0 ? ret : -ENOENT, "no run in '%s'", db);
-		goto out_close;
-	}
-	r = malloc(sizeof(*r));
-	if (!r) {
-		ret = -ENOMEM;
-		goto out_close;
-	}
-	ret = job_report_load(r, st, &job);
-	if (ret) {
-		log_err(ret, "cannot read the run in '%s'", db);
-		goto out_free;
-	}
-	summary_to_record(&r->sum, &rec);
-	wall_s = summary_duration_s(&r->sum);
-	p->wall_s[run] = wall_s;
-	if (o->metric) {
-		struct app_rate a = {.name = o->metric};
-
-		p->source = TRIAL_SOURCE_METRIC;
-		ret = store_for_each_app_point(st, job.id, 0, INT64_MAX, on_app_point, &a);
-		if (ret) {
-			log_err(ret, "cannot read the app metrics in '%s'", db);
-			goto out_release;
-		}
-		if (!a.seen)
-			log_warn(0, "run %d: no metric '%s' was received", run + 1, o->metric);
-		else if (a.counter && wall_s > 0)
-			p->throughput_run[run] = a.sum / wall_s;
-		else if (!a.counter)
-			p->throughput_run[run] = a.gauge_sum / (double)a.gauge_n;
-	} else if (rec.gpus_used > 0 && isfinite(rec.gpu_util_avg_pct)) {
-		p->source = TRIAL_SOURCE_GPU;
-		p->throughput_run[run] = rec.gpu_util_avg_pct / 100.0 * rec.gpus_used;
-	} else {
-		p->source = TRIAL_SOURCE_CPU;
-		if (r->sum.samples > 0 && wall_s > 0)
-			p->throughput_run[run] = summary_cpu_seconds(&r->sum) / wall_s;
-	}
-out_release:
-	job_report_release(r);
-out_free:
-	free(r);
-out_close:
-	store_close(st);
-	return ret;
-}
-
-static void remove_store(const char *db)
-{
-	static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
-	char path[4200];
-
-	for (size_t i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
-		snprintf(path, sizeof(path), "%s%s", db, suffixes[i]);
-		unlink(path);
-	}
-}
-
-/* Runs `jobscope run` at placement p (run number `run`) into db: 0 or -errno. */
-static int run_once(const struct trial_opts *o, struct trial_placement *p, int run, int index,
-		    const char *db)
-{
-	char timeout[32], grace[32], interval[32], name[64], cg[4096] = "", file[4200];
-	const char *head[] = {"jobscope", "run",	  "--db",   db,		  "--timeout",
-			      timeout,	  "--kill-after", grace,    "--interval", interval,
-			      "--report", "none",	  "--name", name,	  "--"};
-	size_t nhead = sizeof(head) / sizeof(head[0]), nargs = 0;
-	char **argv;
-	cpu_set_t set;
-	pid_t pid;
-	int status, avail;
-
-	while (o->argv[nargs])
-		nargs++;
-	argv = calloc(nhead + nargs + 1, sizeof(*argv));
-	if (!argv)
-		return -ENOMEM;
-	snprintf(timeout, sizeof(timeout), "%" PRId64 "ms", o->duration_ms);
-	snprintf(grace, sizeof(grace), "%" PRId64 "ms", o->grace_ms);
-	snprintf(interval, sizeof(interval), "%" PRId64 "ms", o->interval_ms);
-	snprintf(name, sizeof(name), "trial-%d-%d", index + 1, run + 1);
-	memcpy(argv, head, sizeof(head));
-	memcpy(argv + nhead, o->argv, nargs * sizeof(*argv));
-	if (p->cpus > 0 && first_cpus(p->cpus, &set, &avail)) {
-		free(argv);
-		return -ERANGE;
-	}
-	if (p->mem_bytes) {
-		p->mem_applied = make_mem_cgroup(p->mem_bytes, index, cg, sizeof(cg), p->mem_note,
-						 sizeof(p->mem_note)) == 0;
-		if (!p->mem_applied)
-			cg[0] = '\0';
-	}
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		free(argv);
-		return log_err(-errno, "fork");
-	}
-	if (pid == 0) {
-		char devs[TRIAL_MAX_VALUES * 8 + 4096];
-
-		if (p->cpus > 0 && sched_setaffinity(0, sizeof(set), &set))
-			_exit(EXIT_RUN_FAILED);
-		if (p->gpus >= 0) {
-			size_t len = 0;
-
-			devs[0] = '\0';
-			for (int g = 0; g < p->gpus && len < sizeof(devs) - 8; g++)
-				len += (size_t)snprintf(devs + len, sizeof(devs) - len, "%s%d",
-							g ? "," : "", g);
-			setenv("CUDA_VISIBLE_DEVICES", devs, 1);
-		}
-		if (cg[0]) {
-			snprintf(file, sizeof(file), "%s/cgroup.procs", cg);
-			if (write_text(file, "0"))
-				_exit(EXIT_RUN_FAILED);
-		}
-		if (dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
-			_exit(EXIT_RUN_FAILED);
-		execv("/proc/self/exe", argv);
-		fprintf(stderr, "jobscope: cannot run /proc/self/exe: %s\n", strerror(errno));
-		_exit(EXIT_CANNOT_EXEC);
-	}
-	free(argv);
-	trial_child = pid;
-	if (trial_signal)
-		kill(pid, trial_signal);
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR) {
-			trial_child = 0;
-			return log_err(-errno, "waitpid");
-		}
-	trial_child = 0;
-	if (cg[0] && rmdir(cg))
-		log_warn(0, "cannot remove cgroup %s: %s", cg, strerror(errno));
-	p->exit_status[run] = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-	/* run's own failures: the command's status is CMD's, anything else is measured */
-	if (p->exit_status[run] == EXIT_USAGE || p->exit_status[run] == EXIT_RUN_FAILED ||
-	    p->exit_status[run] == EXIT_CANNOT_EXEC || p->exit_status[run] == EXIT_NOT_FOUND)
-		log_warn(0, "run %d of placement %d: `jobscope run` exited %d", run + 1, index + 1,
-			 p->exit_status[run]);
-	return 0;
-}
-
 static int cmd_trial(int argc, char **argv)
 {
 	struct trial_opts o;
 	struct trial *t;
 	struct strbuf out;
-	char dir[4096], db[4200];
-	const char *tmp = getenv("TMPDIR");
+	struct trial_runner runner;
+	char dir[4096];
 	cpu_set_t set;
-	int ret, avail, failed = 0;
+	int ret, avail, failed = 0, stopped_by = 0;
 
 	ret = parse_opts(argc, argv, &o);
 	if (ret)
 		return ret;
 	for (int i = 0; i < o.ncpus; i++)
-		if (first_cpus(o.cpus[i], &set, &avail) == -ERANGE)
+		if (trial_first_cpus(o.cpus[i], &set, &avail) == -ERANGE)
 			return cli_usage_error("trial",
 					       "--vary cpus=%d: this process may use %d CPU%s only",
 					       o.cpus[i], avail, avail == 1 ? "" : "s");
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return log_err(EXIT_FAIL, "out of memory");
+	runner = (struct trial_runner){.duration_ms = o.duration_ms,
+				       .grace_ms = o.grace_ms,
+				       .interval_ms = o.interval_ms,
+				       .repeat = o.repeat,
+				       .metric = o.metric,
+				       .keep = o.keep,
+				       .argv = o.argv};
 	t->argv = o.argv;
 	t->duration_ms = o.duration_ms;
 	t->repeat = o.repeat;
@@ -689,41 +321,12 @@ static int cmd_trial(int argc, char **argv)
 				p->gpus = o.ngpus ? o.gpus[g] : -1;
 				p->mem_bytes = o.nmem ? o.mem[m] : 0;
 			}
-	snprintf(dir, sizeof(dir), "%s/jobscope-trial-XXXXXX", tmp && tmp[0] == '/' ? tmp : "/tmp");
-	if (!mkdtemp(dir)) {
-		log_err(0, "cannot create a directory for the runs' stores: %s", strerror(errno));
+	if (trial_run_all(&runner, t, dir, sizeof(dir), &failed, &stopped_by)) {
 		free(t);
 		return EXIT_FAIL;
 	}
-	/*
-	 * Repeats go round the placements (1, 2, 4, 1, 2, 4, ...), so that a
-	 * load from elsewhere that comes and goes falls on all of them alike.
-	 */
-	catch_signals();
-	for (int r = 0; r < o.repeat && !trial_signal; r++)
-		for (size_t i = 0; i < t->nplace && !trial_signal; i++) {
-			struct trial_placement *p = &t->place[i];
-
-			if (p->runs < r)
-				continue; /* it could not be run before */
-			snprintf(db, sizeof(db), "%s/trial-%zu-%d.sqlite", dir, i + 1, r + 1);
-			ret = run_once(&o, p, r, (int)i, db);
-			if (ret) {
-				failed++;
-				continue;
-			}
-			p->runs = r + 1;
-			if (measure(&o, db, p, r))
-				failed++;
-			if (!o.keep)
-				remove_store(db);
-		}
-	if (trial_signal)
-		log_warn(0, "trial: stopped by signal %d: the runs done so far", (int)trial_signal);
-	if (!o.keep)
-		rmdir(dir);
-	else
-		t->store_dir = dir;
+	if (stopped_by)
+		log_warn(0, "trial: stopped by signal %d: the runs done so far", stopped_by);
 	trial_analyse(t);
 	strbuf_init(&out, 1 << 22);
 	ret = o.json ? trial_json(t, &out) : trial_text(t, &out);
@@ -733,8 +336,8 @@ static int cmd_trial(int argc, char **argv)
 	if (ret == 0 && o.plot && trial_plot(t, o.plot))
 		ret = -EIO;
 	free(t);
-	if (trial_signal)
-		return 128 + trial_signal;
+	if (stopped_by)
+		return 128 + stopped_by;
 	if (fflush(stdout) || ret)
 		return EXIT_FAIL;
 	return failed ? EXIT_FAIL : 0;
