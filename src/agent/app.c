@@ -34,6 +34,7 @@
 #include "common/hash.h"
 #include "common/log.h"
 #include "prom/expo.h"
+#include "prom/families.h"
 
 #define AGENT_APP_MAX_SRC 4096 /* senders aggregated at once */
 #define AGENT_APP_MAX_SERIES                                                                       \
@@ -597,48 +598,33 @@ static void sample(struct strbuf *o, const char *name, const char *lab, const ch
 
 void agent_render_app(const struct agent *a, struct strbuf *o, struct strbuf *lab)
 {
-	static const struct {
-		const char *name, *type, *help;
-	} fam[] = {
-	    {"jobscope_app_counter_total", "counter",
-	     "A job's StatsD counter: the sum of its increments (weighted by sample rates) since "
-	     "it was first seen."},
-	    {"jobscope_app_gauge", "gauge", "A job's StatsD gauge: its last value."},
-	    {"jobscope_app_set_distinct", "gauge",
-	     "A job's StatsD set: members distinct within the last tick it got lines."},
-	    {"jobscope_app_summary", "summary",
-	     "A job's StatsD timer (ms), histogram or distribution: quantiles within 1% of a "
-	     "value received, count and sum since it was first seen."},
-	};
+	static const enum prom_fam fam[] = {PF_APP_COUNTER, PF_APP_GAUGE, PF_APP_SET_DISTINCT,
+					    PF_APP_SUMMARY};
 	static const double qs[] = {0.5, 0.9, 0.95, 0.99};
 
 	if (a->app.udp_fd < 0 && a->app.unix_fd < 0)
 		return;
-	prom_family(o, "jobscope_agent_app_lines_total", "counter",
-		    "StatsD lines received, and those dropped: not valid, over a cap, or (UDP) "
-		    "without a job tag.");
-	strbuf_addf(o, "jobscope_agent_app_lines_total{result=\"received\"} %llu\n",
+	prom_family_head(o, PF_AGENT_APP_LINES);
+	strbuf_addf(o, "%s{result=\"received\"} %llu\n", prom_fam_name(PF_AGENT_APP_LINES),
 		    (unsigned long long)a->app_lines);
-	strbuf_addf(o, "jobscope_agent_app_lines_total{result=\"invalid\"} %llu\n",
+	strbuf_addf(o, "%s{result=\"invalid\"} %llu\n", prom_fam_name(PF_AGENT_APP_LINES),
 		    (unsigned long long)a->app_bad);
-	strbuf_addf(o, "jobscope_agent_app_lines_total{result=\"over_cap\"} %llu\n",
+	strbuf_addf(o, "%s{result=\"over_cap\"} %llu\n", prom_fam_name(PF_AGENT_APP_LINES),
 		    (unsigned long long)a->app_dropped);
-	strbuf_addf(o, "jobscope_agent_app_lines_total{result=\"untagged\"} %llu\n",
+	strbuf_addf(o, "%s{result=\"untagged\"} %llu\n", prom_fam_name(PF_AGENT_APP_LINES),
 		    (unsigned long long)a->app_untagged);
-	prom_family(o, "jobscope_agent_app_points_dropped_total", "counter",
-		    "App metric points and markers not stored: their sender is in no job, or the "
-		    "store failed.");
-	strbuf_addf(o, "jobscope_agent_app_points_dropped_total{reason=\"no_job\"} %llu\n",
-		    (unsigned long long)a->app_unattributed);
-	strbuf_addf(o, "jobscope_agent_app_points_dropped_total{reason=\"store\"} %llu\n",
-		    (unsigned long long)a->app_lost);
+	prom_family_head(o, PF_AGENT_APP_POINTS_DROPPED);
+	strbuf_addf(o, "%s{reason=\"no_job\"} %llu\n",
+		    prom_fam_name(PF_AGENT_APP_POINTS_DROPPED), (unsigned long long)a->app_unattributed);
+	strbuf_addf(o, "%s{reason=\"store\"} %llu\n",
+		    prom_fam_name(PF_AGENT_APP_POINTS_DROPPED), (unsigned long long)a->app_lost);
 	for (size_t f = 0; f < sizeof(fam) / sizeof(fam[0]); f++) {
 		bool head = false;
 
 		for (size_t i = 0; i < a->app_series_cap; i++) {
 			const struct agent_app_series *s = a->app_series[i];
 			enum app_type t;
-			char q[32];
+			char q[32], part[64];
 			double v;
 
 			if (!s || !s->live)
@@ -648,25 +634,27 @@ void agent_render_app(const struct agent *a, struct strbuf *o, struct strbuf *la
 			    (f == 2) != (t == APP_SET))
 				continue;
 			if (!head)
-				prom_family(o, fam[f].name, fam[f].type, fam[f].help);
+				prom_family_head(o, fam[f]);
 			head = true;
 			app_labels(lab, a, s);
 			if (f == 0)
-				sample(o, fam[f].name, lab->buf, "", s->p.sum);
+				sample(o, prom_fam_name(fam[f]), lab->buf, "", s->p.sum);
 			else if (f == 1)
-				sample(o, fam[f].name, lab->buf, "", s->p.last);
+				sample(o, prom_fam_name(fam[f]), lab->buf, "", s->p.last);
 			else if (f == 2)
-				sample(o, fam[f].name, lab->buf, "", s->last_tick_distinct);
+				sample(o, prom_fam_name(fam[f]), lab->buf, "", s->last_tick_distinct);
 			else {
 				strbuf_addf(lab, ",type=\"%s\"", app_type_name(t));
 				for (size_t k = 0; k < sizeof(qs) / sizeof(qs[0]); k++) {
 					if (!app_sketch_quantile(&s->p.sk, qs[k], &v))
 						continue;
 					snprintf(q, sizeof(q), ",quantile=\"%g\"", qs[k]);
-					sample(o, fam[f].name, lab->buf, q, v);
+					sample(o, prom_fam_name(fam[f]), lab->buf, q, v);
 				}
-				sample(o, "jobscope_app_summary_sum", lab->buf, "", s->p.sum);
-				sample(o, "jobscope_app_summary_count", lab->buf, "", s->p.count);
+				snprintf(part, sizeof(part), "%s_sum", prom_fam_name(fam[f]));
+				sample(o, part, lab->buf, "", s->p.sum);
+				snprintf(part, sizeof(part), "%s_count", prom_fam_name(fam[f]));
+				sample(o, part, lab->buf, "", s->p.count);
 			}
 		}
 	}

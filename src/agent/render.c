@@ -22,6 +22,7 @@
 #include "common/jsonw.h"
 #include "common/log.h"
 #include "prom/expo.h"
+#include "prom/families.h"
 #include "prom/remote_write.h"
 #include "store/queries.h"
 
@@ -81,83 +82,67 @@ static void render_host_metrics(const struct agent *a, struct strbuf *o)
 	if (!a->host_ok)
 		return;
 	if (h->valid & HOST_HAS_CPU) {
-		prom_family(o, "jobscope_node_cpu_seconds_total", "counter",
-			    "CPU time of the whole node by mode, seconds (all CPUs summed).");
+		prom_family_head(o, PF_NODE_CPU_SECONDS);
 		for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
 			snprintf(lab, sizeof(lab), "mode=\"%s\"", modes[i]);
-			prom_sample(o, "jobscope_node_cpu_seconds_total", lab, cpu_s(vals[i]));
+			prom_sample(o, prom_fam_name(PF_NODE_CPU_SECONDS), lab, cpu_s(vals[i]));
 		}
-		prom_family(o, "jobscope_node_cpus", "gauge", "Online CPUs.");
-		prom_sample(o, "jobscope_node_cpus", "", host_online_cpus(h));
+		prom_family_head(o, PF_NODE_CPUS);
+		prom_sample(o, prom_fam_name(PF_NODE_CPUS), "", host_online_cpus(h));
 	}
 	if (h->mem.valid & MEMINFO_TOTAL) {
-		prom_family(o, "jobscope_node_memory_total_bytes", "gauge", "Memory, bytes.");
-		prom_sample(o, "jobscope_node_memory_total_bytes", "", (double)h->mem.total_bytes);
+		prom_family_head(o, PF_NODE_MEMORY_TOTAL);
+		prom_sample(o, prom_fam_name(PF_NODE_MEMORY_TOTAL), "", (double)h->mem.total_bytes);
 	}
 	if (h->mem.valid & MEMINFO_AVAILABLE) {
-		prom_family(o, "jobscope_node_memory_available_bytes", "gauge",
-			    "Memory available for new work without swapping (MemAvailable), bytes.");
-		prom_sample(o, "jobscope_node_memory_available_bytes", "",
+		prom_family_head(o, PF_NODE_MEMORY_AVAILABLE);
+		prom_sample(o, prom_fam_name(PF_NODE_MEMORY_AVAILABLE), "",
 			    (double)h->mem.available_bytes);
 	}
 	if ((h->mem.valid & MEMINFO_SWAP_TOTAL) && (h->mem.valid & MEMINFO_SWAP_FREE)) {
-		prom_family(o, "jobscope_node_swap_used_bytes", "gauge", "Swap in use, bytes.");
-		prom_sample(o, "jobscope_node_swap_used_bytes", "",
+		prom_family_head(o, PF_NODE_SWAP_USED);
+		prom_sample(o, prom_fam_name(PF_NODE_SWAP_USED), "",
 			    (double)(h->mem.swap_total_bytes - h->mem.swap_free_bytes));
 	}
 	if (h->valid & HOST_HAS_LOAD) {
-		prom_family(o, "jobscope_node_load1", "gauge", "1-minute load average.");
-		prom_sample(o, "jobscope_node_load1", "", h->load.load1_milli / 1000.0);
+		prom_family_head(o, PF_NODE_LOAD1);
+		prom_sample(o, prom_fam_name(PF_NODE_LOAD1), "", h->load.load1_milli / 1000.0);
 	}
 	if (h->valid & HOST_HAS_DISK) {
-		prom_family(o, "jobscope_node_disk_read_bytes_total", "counter",
-			    "Bytes read from whole disks.");
-		prom_sample(o, "jobscope_node_disk_read_bytes_total", "",
+		prom_family_head(o, PF_NODE_DISK_READ);
+		prom_sample(o, prom_fam_name(PF_NODE_DISK_READ), "",
 			    (double)h->disk_read_bytes);
-		prom_family(o, "jobscope_node_disk_written_bytes_total", "counter",
-			    "Bytes written to whole disks.");
-		prom_sample(o, "jobscope_node_disk_written_bytes_total", "",
+		prom_family_head(o, PF_NODE_DISK_WRITTEN);
+		prom_sample(o, prom_fam_name(PF_NODE_DISK_WRITTEN), "",
 			    (double)h->disk_write_bytes);
 	}
 	if (h->valid & HOST_HAS_NET) {
-		prom_family(o, "jobscope_node_network_receive_bytes_total", "counter",
-			    "Bytes received on every interface but lo.");
-		prom_sample(o, "jobscope_node_network_receive_bytes_total", "",
+		prom_family_head(o, PF_NODE_NET_RX);
+		prom_sample(o, prom_fam_name(PF_NODE_NET_RX), "",
 			    (double)h->net_rx_bytes);
-		prom_family(o, "jobscope_node_network_transmit_bytes_total", "counter",
-			    "Bytes sent on every interface but lo.");
-		prom_sample(o, "jobscope_node_network_transmit_bytes_total", "",
+		prom_family_head(o, PF_NODE_NET_TX);
+		prom_sample(o, prom_fam_name(PF_NODE_NET_TX), "",
 			    (double)h->net_tx_bytes);
 	}
 	if (h->valid & HOST_HAS_PSI_MEM && h->psi_mem.some_valid) {
-		prom_family(o, "jobscope_node_pressure_memory_waiting_seconds_total", "counter",
-			    "Time some task waited for memory (PSI some), seconds.");
-		prom_sample(o, "jobscope_node_pressure_memory_waiting_seconds_total", "",
+		prom_family_head(o, PF_NODE_PSI_MEMORY);
+		prom_sample(o, prom_fam_name(PF_NODE_PSI_MEMORY), "",
 			    (double)h->psi_mem.some_total_us / 1e6);
 	}
-	prom_family(o, "jobscope_node_processes", "gauge", "User-space processes sampled.");
-	prom_sample(o, "jobscope_node_processes", "", (double)a->pt.system_processes);
+	prom_family_head(o, PF_NODE_PROCESSES);
+	prom_sample(o, prom_fam_name(PF_NODE_PROCESSES), "", (double)a->pt.system_processes);
 }
 
 static void render_gpu_metrics(const struct agent *a, struct strbuf *o, struct strbuf *lab)
 {
 	static const struct {
-		const char *name, *type, *help;
+		enum prom_fam id;
 		uint32_t bit;
 	} fam[] = {
-	    {"jobscope_gpu_utilization_percent", "gauge",
-	     "Time a kernel ran on the GPU over the driver's last period, 0-100.", GPU_UTIL},
-	    {"jobscope_gpu_memory_used_bytes", "gauge", "GPU memory in use, bytes.", GPU_MEM_USED},
-	    {"jobscope_gpu_memory_total_bytes", "gauge", "GPU memory, bytes.", 0},
-	    {"jobscope_gpu_power_watts", "gauge", "Power draw, watts.", GPU_POWER},
-	    {"jobscope_gpu_energy_joules_total", "counter",
-	     "Energy since the driver loaded, joules.", GPU_ENERGY},
-	    {"jobscope_gpu_temperature_celsius", "gauge", "GPU temperature, degrees Celsius.",
-	     GPU_TEMP},
-	    {"jobscope_gpu_pcie_receive_bytes_per_second", "gauge",
-	     "PCIe traffic into the GPU, bytes/s (driver's sampling window).", GPU_PCIE},
-	    {"jobscope_gpu_pcie_transmit_bytes_per_second", "gauge",
-	     "PCIe traffic out of the GPU, bytes/s.", GPU_PCIE},
+	    {PF_GPU_UTIL, GPU_UTIL},	     {PF_GPU_MEMORY_USED, GPU_MEM_USED},
+	    {PF_GPU_MEMORY_TOTAL, 0},	     {PF_GPU_POWER, GPU_POWER},
+	    {PF_GPU_ENERGY, GPU_ENERGY},     {PF_GPU_TEMPERATURE, GPU_TEMP},
+	    {PF_GPU_PCIE_RX, GPU_PCIE},      {PF_GPU_PCIE_TX, GPU_PCIE},
 	};
 
 	if (a->gpus.ndevices == 0)
@@ -186,42 +171,22 @@ static void render_gpu_metrics(const struct agent *a, struct strbuf *o, struct s
 			if (isnan(v))
 				continue;
 			if (!any)
-				prom_family(o, fam[f].name, fam[f].type, fam[f].help);
+				prom_family_head(o, fam[f].id);
 			any = true;
 			gpu_labels(lab, d, false);
-			prom_sample(o, fam[f].name, lab->buf, v);
+			prom_sample(o, prom_fam_name(fam[f].id), lab->buf, v);
 		}
 	}
 }
 
 static void render_job_metrics(const struct agent *a, struct strbuf *o, struct strbuf *lab)
 {
-	static const char *const names[] = {
-	    "jobscope_job_cpu_seconds_total",	 "jobscope_job_cpu_cores",
-	    "jobscope_job_memory_rss_bytes",	 "jobscope_job_swap_bytes",
-	    "jobscope_job_read_bytes_total",	 "jobscope_job_written_bytes_total",
-	    "jobscope_job_processes",		 "jobscope_job_reserved_cpus",
-	    "jobscope_job_reserved_memory_bytes", "jobscope_job_reserved_gpus",
-	    "jobscope_job_cgroup_memory_bytes",	 "jobscope_job_start_time_seconds",
+	static const enum prom_fam fams[] = {
+	    PF_JOB_CPU_SECONDS,	   PF_JOB_CPU_CORES,	   PF_JOB_MEMORY_RSS,	  PF_JOB_SWAP,
+	    PF_JOB_READ,	   PF_JOB_WRITTEN,	   PF_JOB_PROCESSES,	  PF_JOB_RESERVED_CPUS,
+	    PF_JOB_RESERVED_MEMORY, PF_JOB_RESERVED_GPUS, PF_JOB_CGROUP_MEMORY, PF_JOB_START_TIME,
 	};
-	static const char *const types[] = {"counter", "gauge", "gauge", "gauge",
-					    "counter", "counter", "gauge", "gauge",
-					    "gauge",   "gauge",	  "gauge", "gauge"};
-	static const char *const helps[] = {
-	    "CPU time of the job's processes (exited ones included), seconds.",
-	    "CPU cores the job used over the last interval.",
-	    "Resident memory of the job's processes (shared pages counted in each), bytes.",
-	    "Swap used by the job's processes, bytes.",
-	    "Bytes the job's processes read from storage.",
-	    "Bytes the job's processes wrote to storage.",
-	    "Live processes of the job.",
-	    "CPUs the scheduler reserved for the job.",
-	    "Memory the scheduler reserved for the job, bytes.",
-	    "GPUs the scheduler reserved for the job.",
-	    "Memory charged to the job's cgroup (page cache included), bytes.",
-	    "When the job's first process started, seconds since the epoch.",
-	};
-	size_t nf = sizeof(names) / sizeof(names[0]);
+	size_t nf = sizeof(fams) / sizeof(fams[0]);
 
 	for (size_t f = 0; f < nf; f++) {
 		bool any = false;
@@ -253,21 +218,16 @@ static void render_job_metrics(const struct agent *a, struct strbuf *o, struct s
 			if (isnan(v))
 				continue;
 			if (!any)
-				prom_family(o, names[f], types[f], helps[f]);
+				prom_family_head(o, fams[f]);
 			any = true;
 			job_labels(lab, j);
-			prom_sample(o, names[f], lab->buf, v);
+			prom_sample(o, prom_fam_name(fams[f]), lab->buf, v);
 		}
 	}
 	/* each live job on each GPU it is on now (its energy: on every GPU it used) */
 	for (int f = 0; f < 3; f++) {
-		static const char *const gnames[] = {"jobscope_job_gpu_memory_bytes",
-						     "jobscope_job_gpu_sm_utilization_percent",
-						     "jobscope_job_gpu_energy_joules_total"};
-		static const char *const ghelps[] = {
-		    "GPU memory of the job's processes on the device, bytes.",
-		    "SM utilization of the job's processes on the device, 0-100.",
-		    "The job's share of the device's energy (by SM share, else memory), joules."};
+		static const enum prom_fam gfams[] = {PF_JOB_GPU_MEMORY, PF_JOB_GPU_SM_UTIL,
+						      PF_JOB_GPU_ENERGY};
 		bool any = false;
 
 		for (size_t k = 0; k < a->jobs.njobs; k++) {
@@ -288,12 +248,11 @@ static void render_job_metrics(const struct agent *a, struct strbuf *o, struct s
 				if (isnan(v))
 					continue;
 				if (!any)
-					prom_family(o, gnames[f], f == 2 ? "counter" : "gauge",
-						    ghelps[f]);
+					prom_family_head(o, gfams[f]);
 				any = true;
 				job_labels(lab, j);
 				gpu_labels(lab, &a->devs[i], true);
-				prom_sample(o, gnames[f], lab->buf, v);
+				prom_sample(o, prom_fam_name(gfams[f]), lab->buf, v);
 			}
 		}
 	}
@@ -302,14 +261,8 @@ static void render_job_metrics(const struct agent *a, struct strbuf *o, struct s
 /* Each --remote-write target's state, read once (docs/remote-write.md "Status"). */
 static void render_rw_metrics(const struct agent *a, struct strbuf *o)
 {
-	static const char *const names[] = {"jobscope_agent_remote_write_pending_rows",
-					    "jobscope_agent_remote_write_failures_total",
-					    "jobscope_agent_remote_write_up"};
-	static const char *const types[] = {"gauge", "counter", "gauge"};
-	static const char *const helps[] = {
-	    "Rows (seqs) of the store a remote-write target has not acknowledged.",
-	    "Remote-write requests that failed (network, 5xx, 429, 4xx).",
-	    "1 when the target's last request was answered 2xx."};
+	static const enum prom_fam fams[] = {PF_AGENT_RW_PENDING, PF_AGENT_RW_FAILURES,
+					     PF_AGENT_RW_UP};
 	struct rw_stats rs[RW_MAX_TARGETS];
 	int n = rw_targets(a->rw);
 	struct strbuf lab;
@@ -320,7 +273,7 @@ static void render_rw_metrics(const struct agent *a, struct strbuf *o)
 		rw_get_stats(a->rw, i, &rs[i]);
 	strbuf_init(&lab, 0);
 	for (int f = 0; f < 3; f++) {
-		prom_family(o, names[f], types[f], helps[f]);
+		prom_family_head(o, fams[f]);
 		for (int i = 0; i < n; i++) {
 			double v;
 
@@ -336,7 +289,7 @@ static void render_rw_metrics(const struct agent *a, struct strbuf *o)
 			strbuf_addstr(&lab, "url=\"");
 			prom_label_value(&lab, rs[i].url);
 			strbuf_addch(&lab, '"');
-			prom_sample(o, names[f], lab.buf, v);
+			prom_sample(o, prom_fam_name(fams[f]), lab.buf, v);
 		}
 	}
 	strbuf_release(&lab);
@@ -344,46 +297,38 @@ static void render_rw_metrics(const struct agent *a, struct strbuf *o)
 
 static void render_self_metrics(const struct agent *a, struct strbuf *o)
 {
-	prom_family(o, "jobscope_agent_cpu_seconds_total", "counter",
-		    "CPU time the agent itself used, seconds.");
-	prom_sample(o, "jobscope_agent_cpu_seconds_total", "", cpu_s(a->self_cpu_ms));
-	prom_family(o, "jobscope_agent_resident_memory_bytes", "gauge", "The agent's RSS, bytes.");
-	prom_sample(o, "jobscope_agent_resident_memory_bytes", "", (double)a->self_rss_bytes);
-	prom_family(o, "jobscope_agent_ticks_total", "counter", "Ticks sampled.");
-	prom_sample(o, "jobscope_agent_ticks_total", "", (double)a->ticks);
-	prom_family(o, "jobscope_agent_lost_ticks_total", "counter",
-		    "Ticks that could not be stored.");
-	prom_sample(o, "jobscope_agent_lost_ticks_total", "", (double)a->lost_ticks);
-	prom_family(o, "jobscope_agent_tick_duration_seconds", "gauge",
-		    "How long the last tick took, seconds.");
-	prom_sample(o, "jobscope_agent_tick_duration_seconds", "", a->last_tick_s);
+	prom_family_head(o, PF_AGENT_CPU_SECONDS);
+	prom_sample(o, prom_fam_name(PF_AGENT_CPU_SECONDS), "", cpu_s(a->self_cpu_ms));
+	prom_family_head(o, PF_AGENT_RSS);
+	prom_sample(o, prom_fam_name(PF_AGENT_RSS), "", (double)a->self_rss_bytes);
+	prom_family_head(o, PF_AGENT_TICKS);
+	prom_sample(o, prom_fam_name(PF_AGENT_TICKS), "", (double)a->ticks);
+	prom_family_head(o, PF_AGENT_LOST_TICKS);
+	prom_sample(o, prom_fam_name(PF_AGENT_LOST_TICKS), "", (double)a->lost_ticks);
+	prom_family_head(o, PF_AGENT_TICK_DURATION);
+	prom_sample(o, prom_fam_name(PF_AGENT_TICK_DURATION), "", a->last_tick_s);
 	if (a->store_bytes) {
-		prom_family(o, "jobscope_agent_store_bytes", "gauge",
-			    "Bytes the store's pages hold.");
-		prom_sample(o, "jobscope_agent_store_bytes", "", (double)a->store_bytes);
+		prom_family_head(o, PF_AGENT_STORE_BYTES);
+		prom_sample(o, prom_fam_name(PF_AGENT_STORE_BYTES), "", (double)a->store_bytes);
 	}
-	prom_family(o, "jobscope_agent_packed_rows_total", "counter",
-		    "Raw rows packed into compressed column blobs since the agent started.");
-	prom_sample(o, "jobscope_agent_packed_rows_total", "", (double)a->packer.total.rows);
-	prom_family(o, "jobscope_agent_packed_bytes_total", "counter",
-		    "Bytes of the packs written since the agent started (after zstd).");
-	prom_sample(o, "jobscope_agent_packed_bytes_total", "", (double)a->packer.total.bytes);
+	prom_family_head(o, PF_AGENT_PACKED_ROWS);
+	prom_sample(o, prom_fam_name(PF_AGENT_PACKED_ROWS), "", (double)a->packer.total.rows);
+	prom_family_head(o, PF_AGENT_PACKED_BYTES);
+	prom_sample(o, prom_fam_name(PF_AGENT_PACKED_BYTES), "", (double)a->packer.total.bytes);
 	if (a->opt->head) {
-		prom_family(o, "jobscope_agent_lost_rows_total", "counter",
-			    "Rows the size cap deleted before the head held them.");
-		prom_sample(o, "jobscope_agent_lost_rows_total", "", (double)a->lost_rows);
-		prom_family(o, "jobscope_agent_gaps_total", "counter",
-			    "Gap records written for those rows (one per retention step).");
-		prom_sample(o, "jobscope_agent_gaps_total", "", (double)a->gaps);
+		prom_family_head(o, PF_AGENT_LOST_ROWS);
+		prom_sample(o, prom_fam_name(PF_AGENT_LOST_ROWS), "", (double)a->lost_rows);
+		prom_family_head(o, PF_AGENT_GAPS);
+		prom_sample(o, prom_fam_name(PF_AGENT_GAPS), "", (double)a->gaps);
 	}
 	render_rw_metrics(a, o);
-	prom_family(o, "jobscope_agent_live_jobs", "gauge", "Jobs with a live process.");
+	prom_family_head(o, PF_AGENT_LIVE_JOBS);
 	{
 		size_t n = 0;
 
 		for (size_t k = 0; k < a->jobs.njobs; k++)
 			n += a->jobs.job[k].live;
-		prom_sample(o, "jobscope_agent_live_jobs", "", (double)n);
+		prom_sample(o, prom_fam_name(PF_AGENT_LIVE_JOBS), "", (double)n);
 	}
 }
 

@@ -19,6 +19,7 @@
 
 #include "common/jsonw.h"
 #include "prom/expo.h"
+#include "prom/families.h"
 #include "common/timeutil.h"
 #include "net/api.h"
 #include "report/report_query.h"
@@ -349,7 +350,7 @@ static int prom_each(const struct store_row *r, void *arg)
 		    !r->null[9] && !r->null[10] && r->num[10] > 0 &&
 		    (double)c->now_ms - r->num[9] <= HEAD_UNHEALTHY_INTERVALS * r->num[10];
 
-		strbuf_addstr(c->o, "jobscope_head_agent_healthy{node=\"");
+		strbuf_addf(c->o, "%s{node=\"", prom_fam_name(PF_HEAD_AGENT_HEALTHY));
 		prom_label_value(c->o, r->text[0]);
 		strbuf_addf(c->o, "\"} %d\n", healthy);
 		c->n++;
@@ -363,29 +364,23 @@ static int prom_each(const struct store_row *r, void *arg)
 void head_metrics(void *arg, const struct http_request *req, struct http_response *res)
 {
 	struct head *h = arg;
+	/* the store columns of the latest rows' queries (store_query_latest_*_rows) */
 	static const struct {
-		const char *name, *type, *help;
+		enum prom_fam id;
 		bool gpu;
 		int col;
-		double scale;
 	} fam[] = {
-	    {"jobscope_node_memory_total_bytes", "gauge", "Memory of each node, bytes.", false, 2,
-	     1},
-	    {"jobscope_node_memory_available_bytes", "gauge", "MemAvailable, bytes.", false, 3, 1},
-	    {"jobscope_node_load1", "gauge", "1-minute load average.", false, 4, 0.001},
-	    {"jobscope_node_cpu_user_seconds_total", "counter", "CPU time in user mode, seconds.",
-	     false, 5, 0.001},
-	    {"jobscope_node_cpu_system_seconds_total", "counter",
-	     "CPU time in the kernel, seconds.", false, 6, 0.001},
-	    {"jobscope_node_cpu_idle_seconds_total", "counter", "Idle CPU time, seconds.", false, 7,
-	     0.001},
-	    {"jobscope_node_last_sample_timestamp_seconds", "gauge",
-	     "When the node's latest sample was taken.", false, 1, 0.001},
-	    {"jobscope_head_agent_healthy", "gauge",
-	     "1 when the node's agent sent within 3 of its intervals.", false, -1, 1},
-	    {"jobscope_gpu_utilization_percent", "gauge", "GPU utilization, 0-100.", true, 3, 1},
-	    {"jobscope_gpu_memory_used_bytes", "gauge", "GPU memory in use, bytes.", true, 4, 1},
-	    {"jobscope_gpu_power_watts", "gauge", "GPU power draw, watts.", true, 5, 0.001},
+	    {PF_NODE_MEMORY_TOTAL, false, 2},
+	    {PF_NODE_MEMORY_AVAILABLE, false, 3},
+	    {PF_NODE_LOAD1, false, 4},
+	    {PF_NODE_CPU_USER_SECONDS, false, 5},
+	    {PF_NODE_CPU_SYSTEM_SECONDS, false, 6},
+	    {PF_NODE_CPU_IDLE_SECONDS, false, 7},
+	    {PF_NODE_LAST_SAMPLE, false, 1},
+	    {PF_HEAD_AGENT_HEALTHY, false, -1},
+	    {PF_GPU_UTIL, true, 3},
+	    {PF_GPU_MEMORY_USED, true, 4},
+	    {PF_GPU_POWER, true, 5},
 	};
 	struct prom_ctx c = {&res->body, NULL, 0, 1, -1, time_now_ms(), 0};
 
@@ -394,10 +389,10 @@ void head_metrics(void *arg, const struct http_request *req, struct http_respons
 	for (size_t f = 0; f < sizeof(fam) / sizeof(fam[0]); f++) {
 		size_t mark = res->body.len;
 
-		prom_family(&res->body, fam[f].name, fam[f].type, fam[f].help);
-		c.name = fam[f].name;
+		prom_family_head(&res->body, fam[f].id);
+		c.name = prom_fam_name(fam[f].id);
 		c.col = fam[f].col;
-		c.scale = fam[f].scale;
+		c.scale = prom_families[fam[f].id].scale;
 		c.gpu_col = fam[f].gpu ? 1 : -1;
 		c.n = 0;
 		if ((fam[f].gpu ? store_query_latest_gpu_rows
@@ -408,16 +403,13 @@ void head_metrics(void *arg, const struct http_request *req, struct http_respons
 		if (c.n == 0)
 			res->body.len = mark; /* no series: no family */
 	}
-	prom_family(&res->body, "jobscope_head_batches_total", "counter",
-		    "Batches taken from agents since the head started.");
-	strbuf_addf(&res->body, "jobscope_head_batches_total %" PRIu64 "\n", h->batches);
-	prom_family(&res->body, "jobscope_head_refused_batches_total", "counter",
-		    "Batches refused (400) since the head started.");
-	strbuf_addf(&res->body, "jobscope_head_refused_batches_total %" PRIu64 "\n", h->refused);
-	prom_family(&res->body, "jobscope_head_commit_groups_total", "counter",
-		    "Transactions the batches were committed in (group commit): batches / groups "
-		    "is the mean group size.");
-	strbuf_addf(&res->body, "jobscope_head_commit_groups_total %" PRIu64 "\n", h->groups);
+	prom_family_head(&res->body, PF_HEAD_BATCHES);
+	strbuf_addf(&res->body, "%s %" PRIu64 "\n", prom_fam_name(PF_HEAD_BATCHES), h->batches);
+	prom_family_head(&res->body, PF_HEAD_REFUSED_BATCHES);
+	strbuf_addf(&res->body, "%s %" PRIu64 "\n", prom_fam_name(PF_HEAD_REFUSED_BATCHES),
+		    h->refused);
+	prom_family_head(&res->body, PF_HEAD_COMMIT_GROUPS);
+	strbuf_addf(&res->body, "%s %" PRIu64 "\n", prom_fam_name(PF_HEAD_COMMIT_GROUPS), h->groups);
 }
 
 /*

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "prom/families.h"
 
 /* ---- queries on the grid ----------------------------------------------------------------- */
 
@@ -249,22 +250,26 @@ struct gpu_names {
 	const char *index_label, *name_label;
 };
 
-static const struct gpu_names gpu_jobscope = {
-    "jobscope",
-    "jobscope_gpu_utilization_percent",
-    "jobscope_gpu_memory_used_bytes",
-    "jobscope_gpu_memory_total_bytes",
-    "jobscope_gpu_power_watts",
-    "jobscope_gpu_energy_joules_total",
-    "jobscope_gpu_temperature_celsius",
-    1.0,
-    1000.0,
-    1000.0,
-    "uuid",
-    NULL,
-    "gpu",
-    NULL,
-};
+/* jobscope's own: its family table's names (built at run time, prom/families.h) */
+static struct gpu_names gpu_jobscope(void)
+{
+	return (struct gpu_names){
+	    "jobscope",
+	    prom_fam_name(PF_GPU_UTIL),
+	    prom_fam_name(PF_GPU_MEMORY_USED),
+	    prom_fam_name(PF_GPU_MEMORY_TOTAL),
+	    prom_fam_name(PF_GPU_POWER),
+	    prom_fam_name(PF_GPU_ENERGY),
+	    prom_fam_name(PF_GPU_TEMPERATURE),
+	    1.0,
+	    1000.0,
+	    1000.0,
+	    "uuid",
+	    NULL,
+	    "gpu",
+	    NULL,
+	};
+}
 
 /* FB_* are MiB; POWER_USAGE W; TOTAL_ENERGY_CONSUMPTION mJ (reference 2.1). */
 static const struct gpu_names gpu_dcgm = {
@@ -491,7 +496,7 @@ static int gpus_from(struct ctx *c, struct gathered *w, const struct gpu_names *
 /* The node's CPU by mode, memory and load: jobscope's node series or node_exporter's. */
 static int host_from(struct ctx *c, struct gathered *w, bool jobscope, const char *sel)
 {
-	const char *cpu = jobscope ? "jobscope_node_cpu_seconds_total" : "node_cpu_seconds_total";
+	const char *cpu = jobscope ? prom_fam_name(PF_NODE_CPU_SECONDS) : "node_cpu_seconds_total";
 	struct strbuf q;
 	int ret = 0, found = 0;
 
@@ -508,29 +513,28 @@ static int host_from(struct ctx *c, struct gathered *w, bool jobscope, const cha
 	if (ret >= 0 && found) {
 		strbuf_reset(&q);
 		strbuf_addf(&q, "%s{%s}",
-			    jobscope ? "jobscope_node_memory_total_bytes"
-				     : "node_memory_MemTotal_bytes",
+			    jobscope ? prom_fam_name(PF_NODE_MEMORY_TOTAL) : "node_memory_MemTotal_bytes",
 			    sel);
 		ret = column(c, &w->g, q.buf, COL_GAUGE, 1.0, w->host[HC_MEM_TOTAL]);
 	}
 	if (ret >= 0 && found) {
 		strbuf_reset(&q);
 		strbuf_addf(&q, "%s{%s}",
-			    jobscope ? "jobscope_node_memory_available_bytes"
+			    jobscope ? prom_fam_name(PF_NODE_MEMORY_AVAILABLE)
 				     : "node_memory_MemAvailable_bytes",
 			    sel);
 		ret = column(c, &w->g, q.buf, COL_GAUGE, 1.0, w->host[HC_MEM_AVAIL]);
 	}
 	if (ret >= 0 && found) {
 		strbuf_reset(&q);
-		strbuf_addf(&q, "%s{%s}", jobscope ? "jobscope_node_load1" : "node_load1", sel);
+		strbuf_addf(&q, "%s{%s}", jobscope ? prom_fam_name(PF_NODE_LOAD1) : "node_load1", sel);
 		ret = column(c, &w->g, q.buf, COL_GAUGE, 1000.0, w->host[HC_LOAD1]);
 	}
 	if (ret >= 0 && found && jobscope) {
 		double *n = nan_column(w->g.n);
 
 		strbuf_reset(&q);
-		strbuf_addf(&q, "jobscope_node_cpus{%s}", sel);
+		strbuf_addf(&q, "%s{%s}", prom_fam_name(PF_NODE_CPUS), sel);
 		ret = n ? column(c, &w->g, q.buf, COL_GAUGE, 1.0, n) : -ENOMEM;
 		/* a count of CPUs, or nothing (any number may come from outside) */
 		if (ret >= 0 && last_of(n, w->g.n) >= 1 && last_of(n, w->g.n) <= 1 << 20)
@@ -694,21 +698,24 @@ struct job_names {
 	const char *res_cpus, *res_mem, *res_gpus;
 };
 
-static const struct job_names job_jobscope = {
-    "jobscope",
-    "jobscope_job_cpu_seconds_total",
-    "jobscope_job_memory_rss_bytes",
-    NULL,
-    "jobscope_job_swap_bytes",
-    "jobscope_job_read_bytes_total",
-    "jobscope_job_written_bytes_total",
-    "jobscope_job_cgroup_memory_bytes",
-    "jobscope_job_processes",
-    1000.0,
-    "jobscope_job_reserved_cpus",
-    "jobscope_job_reserved_memory_bytes",
-    "jobscope_job_reserved_gpus",
-};
+static struct job_names job_jobscope(void)
+{
+	return (struct job_names){
+	    "jobscope",
+	    prom_fam_name(PF_JOB_CPU_SECONDS),
+	    prom_fam_name(PF_JOB_MEMORY_RSS),
+	    NULL,
+	    prom_fam_name(PF_JOB_SWAP),
+	    prom_fam_name(PF_JOB_READ),
+	    prom_fam_name(PF_JOB_WRITTEN),
+	    prom_fam_name(PF_JOB_CGROUP_MEMORY),
+	    prom_fam_name(PF_JOB_PROCESSES),
+	    1000.0,
+	    prom_fam_name(PF_JOB_RESERVED_CPUS),
+	    prom_fam_name(PF_JOB_RESERVED_MEMORY),
+	    prom_fam_name(PF_JOB_RESERVED_GPUS),
+	};
+}
 
 /* cgroup_exporter's CPU is a gauge of cumulative seconds; total_bytes is the limit. */
 static const struct job_names job_cgroup = {
@@ -1101,7 +1108,7 @@ static int gather(struct ctx *c, const struct key *k, struct gathered *w, double
 			}
 			strbuf_reset(&gsel);
 			strbuf_addf(&gsel, "%s{%s}",
-				    t == 0   ? "jobscope_job_cpu_seconds_total"
+				    t == 0   ? prom_fam_name(PF_JOB_CPU_SECONDS)
 				    : t == 1 ? "cgroup_cpu_total_seconds"
 				    : t == 2 ? "DCGM_FI_DEV_GPU_UTIL"
 					     : "nvidia_gpu_duty_cycle",
@@ -1157,7 +1164,7 @@ static int gather(struct ctx *c, const struct key *k, struct gathered *w, double
 			}
 			strbuf_reset(&gsel);
 			strbuf_addf(&gsel, "%s{%s}",
-				    t == 0   ? "jobscope_node_cpu_seconds_total"
+				    t == 0   ? prom_fam_name(PF_NODE_CPU_SECONDS)
 				    : t == 1 ? "node_cpu_seconds_total"
 					     : "DCGM_FI_DEV_GPU_UTIL",
 				    sel.buf);
@@ -1232,10 +1239,12 @@ static int gather(struct ctx *c, const struct key *k, struct gathered *w, double
 		if (!ret)
 			ret = cadvisor_limits(c, w, sel.buf, res_cpus, res_mem);
 	} else if (q->kind == PROMSRC_JOB && strcmp(found, "jobscope") == 0) {
-		ret = job_cols(c, w, &job_jobscope, sel.buf);
-		ret = ret ?: last_value(c, w, job_jobscope.res_cpus, sel.buf, res_cpus);
-		ret = ret < 0 ? ret : last_value(c, w, job_jobscope.res_mem, sel.buf, res_mem);
-		ret = ret < 0 ? ret : last_value(c, w, job_jobscope.res_gpus, sel.buf, res_gpus);
+		struct job_names jn = job_jobscope();
+
+		ret = job_cols(c, w, &jn, sel.buf);
+		ret = ret ?: last_value(c, w, jn.res_cpus, sel.buf, res_cpus);
+		ret = ret < 0 ? ret : last_value(c, w, jn.res_mem, sel.buf, res_mem);
+		ret = ret < 0 ? ret : last_value(c, w, jn.res_gpus, sel.buf, res_gpus);
 	} else if (strcmp(found, "cgroup_exporter") == 0) {
 		ret = job_cols(c, w, &job_cgroup, sel.buf);
 		ret = ret ?: last_value(c, w, job_cgroup.res_cpus, sel.buf, res_cpus);
@@ -1281,7 +1290,7 @@ static int gather(struct ctx *c, const struct key *k, struct gathered *w, double
 		struct strbuf jq;
 
 		strbuf_init(&jq, 0);
-		strbuf_addf(&jq, "jobscope_job_gpu_memory_bytes{%s}", sel.buf);
+		strbuf_addf(&jq, "%s{%s}", prom_fam_name(PF_JOB_GPU_MEMORY), sel.buf);
 		ret = fetch(c, &w->g, jq.buf, &m);
 		strbuf_release(&jq);
 		if (ret)
@@ -1302,10 +1311,14 @@ static int gather(struct ctx *c, const struct key *k, struct gathered *w, double
 			strbuf_addch(&gsel, '}');
 		}
 		prom_matrix_release(&m);
-		ret = gsel.len ? gpus_from(c, w, &gpu_jobscope, gsel.buf, NULL) : 0;
+		struct gpu_names gn = gpu_jobscope();
+
+		ret = gsel.len ? gpus_from(c, w, &gn, gsel.buf, NULL) : 0;
 	} else if (q->kind == PROMSRC_NODE && strcmp(found, "jobscope") == 0) {
+		struct gpu_names gn = gpu_jobscope();
+
 		strbuf_addf(&gsel, "{%s}", sel.buf);
-		ret = gpus_from(c, w, &gpu_jobscope, gsel.buf, NULL);
+		ret = gpus_from(c, w, &gn, gsel.buf, NULL);
 	} else if (q->kind == PROMSRC_NODE) {
 		strbuf_addstr(&gsel, "{Hostname=\"");
 		promql_str(&gsel, k->node);

@@ -23,6 +23,7 @@
 #include "common/timeutil.h"
 #include "common/token.h"
 #include "http/curl_dl.h"
+#include "prom/families.h"
 #include "prom/rw_encode.h"
 #include "store/rowset.h"
 #include "store/store.h"
@@ -246,19 +247,10 @@ static int host_points(struct rw_target *t, struct store *st, const struct store
 {
 	static const char *const modes[] = {"user", "nice",    "system", "idle",
 					    "iowait", "irq", "softirq", "steal"};
-	static const struct {
-		const char *metric, *col;
-		double scale;
-	} plain[] = {
-	    {"jobscope_node_cpus", "ncpus", 1},
-	    {"jobscope_node_memory_total_bytes", "mem_total_bytes", 1},
-	    {"jobscope_node_memory_available_bytes", "mem_available_bytes", 1},
-	    {"jobscope_node_load1", "load1_milli", 1e-3},
-	    {"jobscope_node_disk_read_bytes_total", "disk_read_bytes", 1},
-	    {"jobscope_node_disk_written_bytes_total", "disk_write_bytes", 1},
-	    {"jobscope_node_network_receive_bytes_total", "net_rx_bytes", 1},
-	    {"jobscope_node_network_transmit_bytes_total", "net_tx_bytes", 1},
-	    {"jobscope_node_pressure_memory_waiting_seconds_total", "psi_mem_some_us", 1e-6},
+	static const enum prom_fam plain[] = {
+	    PF_NODE_CPUS,	     PF_NODE_MEMORY_TOTAL, PF_NODE_MEMORY_AVAILABLE,
+	    PF_NODE_LOAD1,	     PF_NODE_DISK_READ,	   PF_NODE_DISK_WRITTEN,
+	    PF_NODE_NET_RX,	     PF_NODE_NET_TX,	   PF_NODE_PSI_MEMORY,
 	};
 	int cmode[8], cplain[sizeof(plain) / sizeof(plain[0])];
 	int cts = col_of(h, "ts_ms"), cst = col_of(h, "swap_total_bytes"),
@@ -271,7 +263,7 @@ static int host_points(struct rw_target *t, struct store *st, const struct store
 		cmode[m] = col_of(h, name);
 	}
 	for (size_t k = 0; k < sizeof(plain) / sizeof(plain[0]); k++)
-		cplain[k] = col_of(h, plain[k].col);
+		cplain[k] = col_of(h, prom_families[plain[k]].column);
 	for (size_t i = 0; i < h->nrows && !ret; i++) {
 		int64_t node = 0, ts;
 		double v, v2;
@@ -284,14 +276,15 @@ static int host_points(struct rw_target *t, struct store *st, const struct store
 		for (int m = 0; m < 8 && !ret; m++)
 			if (num(h, i, cmode[m], &v)) {
 				lab[1].value = modes[m];
-				ret = add_point(t, "jobscope_node_cpu_seconds_total", lab, 2, ts,
+				ret = add_point(t, prom_fam_name(PF_NODE_CPU_SECONDS), lab, 2, ts,
 						v / 1000.0);
 			}
 		for (size_t k = 0; k < sizeof(plain) / sizeof(plain[0]) && !ret; k++)
 			if (num(h, i, cplain[k], &v))
-				ret = add_point(t, plain[k].metric, lab, 1, ts, v * plain[k].scale);
+				ret = add_point(t, prom_fam_name(plain[k]), lab, 1, ts,
+						v * prom_families[plain[k]].scale);
 		if (!ret && num(h, i, cst, &v) && num(h, i, csf, &v2))
-			ret = add_point(t, "jobscope_node_swap_used_bytes", lab, 1, ts, v - v2);
+			ret = add_point(t, prom_fam_name(PF_NODE_SWAP_USED), lab, 1, ts, v - v2);
 	}
 	return ret;
 }
@@ -300,17 +293,9 @@ static int host_points(struct rw_target *t, struct store *st, const struct store
 static int gpu_points(struct rw_target *t, struct store *st, const struct store_table *g,
 		      const struct store_table *dev)
 {
-	static const struct {
-		const char *metric, *col;
-		double scale;
-	} fam[] = {
-	    {"jobscope_gpu_utilization_percent", "util_pct", 1},
-	    {"jobscope_gpu_memory_used_bytes", "mem_used_bytes", 1},
-	    {"jobscope_gpu_power_watts", "power_mw", 1e-3},
-	    {"jobscope_gpu_energy_joules_total", "energy_mj", 1e-3},
-	    {"jobscope_gpu_temperature_celsius", "temp_c", 1},
-	    {"jobscope_gpu_pcie_receive_bytes_per_second", "pcie_rx_bps", 1},
-	    {"jobscope_gpu_pcie_transmit_bytes_per_second", "pcie_tx_bps", 1},
+	static const enum prom_fam fam[] = {
+	    PF_GPU_UTIL,     PF_GPU_MEMORY_USED, PF_GPU_POWER, PF_GPU_ENERGY,
+	    PF_GPU_TEMPERATURE, PF_GPU_PCIE_RX,   PF_GPU_PCIE_TX,
 	};
 	int cts = col_of(g, "ts_ms");
 	int ret = 0;
@@ -331,9 +316,9 @@ static int gpu_points(struct rw_target *t, struct store *st, const struct store_
 		lab[1] = (struct rw_label){"gpu", idxs};
 		lab[2] = (struct rw_label){"uuid", text_of(dev, (size_t)d, "uuid")};
 		for (size_t k = 0; k < sizeof(fam) / sizeof(fam[0]) && !ret; k++)
-			if (num(g, i, col_of(g, fam[k].col), &v))
-				ret = add_point(t, fam[k].metric, lab, 3, cell(g, i, cts)->i,
-						v * fam[k].scale);
+			if (num(g, i, col_of(g, prom_families[fam[k]].column), &v))
+				ret = add_point(t, prom_fam_name(fam[k]), lab, 3, cell(g, i, cts)->i,
+						v * prom_families[fam[k]].scale);
 	}
 	return ret;
 }
@@ -342,15 +327,9 @@ static int gpu_points(struct rw_target *t, struct store *st, const struct store_
 static int job_points(struct rw_target *t, struct store *st, const struct store_table *js,
 		      const struct store_table *jobs)
 {
-	static const struct {
-		const char *metric, *col;
-	} fam[] = {
-	    {"jobscope_job_memory_rss_bytes", "rss_bytes"},
-	    {"jobscope_job_swap_bytes", "swap_bytes"},
-	    {"jobscope_job_read_bytes_total", "read_bytes"},
-	    {"jobscope_job_written_bytes_total", "write_bytes"},
-	    {"jobscope_job_processes", "nprocs"},
-	    {"jobscope_job_cgroup_memory_bytes", "cg_mem_bytes"},
+	static const enum prom_fam fam[] = {
+	    PF_JOB_MEMORY_RSS, PF_JOB_SWAP,	    PF_JOB_READ,
+	    PF_JOB_WRITTEN,    PF_JOB_PROCESSES, PF_JOB_CGROUP_MEMORY,
 	};
 	int cts = col_of(js, "ts_ms"), cu = col_of(js, "user_ms"), cs = col_of(js, "system_ms"),
 	    ccg = col_of(js, "cg_cpu_ms");
@@ -376,11 +355,11 @@ static int job_points(struct rw_target *t, struct store *st, const struct store_
 			v = u + s;
 			if (num(js, i, ccg, &cg) && cg > v)
 				v = cg;
-			ret = add_point(t, "jobscope_job_cpu_seconds_total", lab, 4, ts, v / 1000.0);
+			ret = add_point(t, prom_fam_name(PF_JOB_CPU_SECONDS), lab, 4, ts, v / 1000.0);
 		}
 		for (size_t k = 0; k < sizeof(fam) / sizeof(fam[0]) && !ret; k++)
-			if (num(js, i, col_of(js, fam[k].col), &v))
-				ret = add_point(t, fam[k].metric, lab, 4, ts, v);
+			if (num(js, i, col_of(js, prom_families[fam[k]].column), &v))
+				ret = add_point(t, prom_fam_name(fam[k]), lab, 4, ts, v);
 	}
 	return ret;
 }
@@ -392,9 +371,9 @@ static int job_points(struct rw_target *t, struct store *st, const struct store_
  * node's total to its parts.
  */
 struct dev_family {
-	const char *metric, *col;
+	enum prom_fam id;
+	const char *col;	 /* NULL: the family's own column */
 	const char *label_value; /* a constant second label (mode), or NULL */
-	double scale;
 };
 
 static int device_points(struct rw_target *t, struct store *st, const struct store_table *tb,
@@ -420,11 +399,13 @@ static int device_points(struct rw_target *t, struct store *st, const struct sto
 		lab[0] = (struct rw_label){"node", node_name(t, st, node)};
 		lab[1] = (struct rw_label){key_label, k->type == STORE_VALUE_TEXT ? k->s : num_key};
 		for (size_t f = 0; f < nfam && !ret; f++) {
-			if (!num(tb, i, col_of(tb, fam[f].col), &v))
+			const struct prom_family_def *d = &prom_families[fam[f].id];
+
+			if (!num(tb, i, col_of(tb, fam[f].col ? fam[f].col : d->column), &v))
 				continue;
 			lab[2] = (struct rw_label){"mode", fam[f].label_value};
-			ret = add_point(t, fam[f].metric, lab, fam[f].label_value ? 3 : 2,
-					cell(tb, i, cts)->i, v * fam[f].scale);
+			ret = add_point(t, d->name, lab, fam[f].label_value ? 3 : 2,
+					cell(tb, i, cts)->i, v * d->scale);
 		}
 	}
 	return ret;
@@ -433,31 +414,29 @@ static int device_points(struct rw_target *t, struct store *st, const struct sto
 static int node_part_points(struct rw_target *t, struct store *st)
 {
 	static const struct dev_family cpu[] = {
-	    {"jobscope_node_cpu_core_seconds_total", "user_ms", "user", 1e-3},
-	    {"jobscope_node_cpu_core_seconds_total", "nice_ms", "nice", 1e-3},
-	    {"jobscope_node_cpu_core_seconds_total", "system_ms", "system", 1e-3},
-	    {"jobscope_node_cpu_core_seconds_total", "idle_ms", "idle", 1e-3},
-	    {"jobscope_node_cpu_core_seconds_total", "iowait_ms", "iowait", 1e-3},
-	    {"jobscope_node_cpu_core_seconds_total", "irq_ms", "irq", 1e-3},
-	    {"jobscope_node_cpu_core_seconds_total", "softirq_ms", "softirq", 1e-3},
-	    {"jobscope_node_cpu_core_seconds_total", "steal_ms", "steal", 1e-3},
+	    {PF_NODE_CPU_CORE_SECONDS, "user_ms", "user"},
+	    {PF_NODE_CPU_CORE_SECONDS, "nice_ms", "nice"},
+	    {PF_NODE_CPU_CORE_SECONDS, "system_ms", "system"},
+	    {PF_NODE_CPU_CORE_SECONDS, "idle_ms", "idle"},
+	    {PF_NODE_CPU_CORE_SECONDS, "iowait_ms", "iowait"},
+	    {PF_NODE_CPU_CORE_SECONDS, "irq_ms", "irq"},
+	    {PF_NODE_CPU_CORE_SECONDS, "softirq_ms", "softirq"},
+	    {PF_NODE_CPU_CORE_SECONDS, "steal_ms", "steal"},
 	};
 	static const struct dev_family disk[] = {
-	    {"jobscope_disk_reads_total", "reads", NULL, 1},
-	    {"jobscope_disk_read_bytes_total", "read_bytes", NULL, 1},
-	    {"jobscope_disk_writes_total", "writes", NULL, 1},
-	    {"jobscope_disk_written_bytes_total", "write_bytes", NULL, 1},
-	    {"jobscope_disk_io_seconds_total", "io_ms", NULL, 1e-3},
+	    {PF_DISK_READS, NULL, NULL},	 {PF_DISK_READ_BYTES, NULL, NULL},
+	    {PF_DISK_WRITES, NULL, NULL},	 {PF_DISK_WRITTEN_BYTES, NULL, NULL},
+	    {PF_DISK_IO_SECONDS, NULL, NULL},
 	};
 	static const struct dev_family net[] = {
-	    {"jobscope_network_receive_bytes_total", "rx_bytes", NULL, 1},
-	    {"jobscope_network_receive_packets_total", "rx_packets", NULL, 1},
-	    {"jobscope_network_transmit_bytes_total", "tx_bytes", NULL, 1},
-	    {"jobscope_network_transmit_packets_total", "tx_packets", NULL, 1},
+	    {PF_NET_RX_BYTES, NULL, NULL},
+	    {PF_NET_RX_PACKETS, NULL, NULL},
+	    {PF_NET_TX_BYTES, NULL, NULL},
+	    {PF_NET_TX_PACKETS, NULL, NULL},
 	};
 	static const struct dev_family fs[] = {
-	    {"jobscope_filesystem_used_bytes", "used_bytes", NULL, 1},
-	    {"jobscope_filesystem_size_bytes", "total_bytes", NULL, 1},
+	    {PF_FS_USED, NULL, NULL},
+	    {PF_FS_SIZE, NULL, NULL},
 	};
 	const struct store_table *tb;
 	int ret = 0;
@@ -554,10 +533,10 @@ static int job_gpu_points(struct rw_target *t, struct store *st, const struct st
 			lab[4] = (struct rw_label){"gpu", idxs};
 			lab[5] = (struct rw_label){"uuid", text_of(dev, (size_t)d, "uuid")};
 			if (sum.has_mem)
-				ret = add_point(t, "jobscope_job_gpu_memory_bytes", lab, 6, sum.ts,
+				ret = add_point(t, prom_fam_name(PF_JOB_GPU_MEMORY), lab, 6, sum.ts,
 						sum.mem);
 			if (!ret && sum.has_sm)
-				ret = add_point(t, "jobscope_job_gpu_sm_utilization_percent", lab, 6,
+				ret = add_point(t, prom_fam_name(PF_JOB_GPU_SM_UTIL), lab, 6,
 						sum.ts, sum.sm > 100 ? 100 : sum.sm);
 		}
 	}
