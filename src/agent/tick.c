@@ -105,20 +105,10 @@ static double host_value(const struct agent *a, enum rollup_host_metric m)
 	int64_t dt = a->host_ts - a->host_prev_ts;
 
 	switch (m) {
-	case ROLLUP_HOST_CPU_BUSY_PCT: {
-		const struct cpu_times *c = &h->cpu.total, *q = &p->cpu.total;
-		double busy, all;
-
+	case ROLLUP_HOST_CPU_BUSY_PCT:
 		if (!a->has_host_prev || !(h->valid & HOST_HAS_CPU))
 			return NAN;
-		busy = (double)(c->user_ms + c->nice_ms + c->system_ms + c->irq_ms + c->softirq_ms +
-				c->steal_ms) -
-		       (double)(q->user_ms + q->nice_ms + q->system_ms + q->irq_ms + q->softirq_ms +
-				q->steal_ms);
-		all = busy + (double)(c->idle_ms + c->iowait_ms) -
-		      (double)(q->idle_ms + q->iowait_ms);
-		return all > 0 ? 100.0 * busy / all : NAN;
-	}
+		return cpu_busy_pct(&p->cpu.total, &h->cpu.total);
 	case ROLLUP_HOST_MEM_USED_BYTES:
 		if (!(h->mem.valid & MEMINFO_AVAILABLE) || !(h->mem.valid & MEMINFO_TOTAL))
 			return NAN;

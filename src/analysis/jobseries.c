@@ -234,21 +234,16 @@ int jobseries_add_host(struct jobseries *js, int64_t ts_ms, const struct host_sa
 		uint32_t both = js->prev_host_valid & h->valid;
 
 		if (both & HOST_HAS_CPU) {
-			uint64_t t0 = cpu_total(&js->prev_cpu), t1 = cpu_total(&h->cpu.total);
+			const struct cpu_times *c0 = &js->prev_cpu, *c1 = &h->cpu.total;
+			uint64_t t0 = cpu_total(c0), t1 = cpu_total(c1);
+			double busy = cpu_busy_pct(c0, c1);
 
-			if (t1 > t0) {
-				double dt = (double)(t1 - t0);
-				double idle = (double)(h->cpu.total.idle_ms - js->prev_cpu.idle_ms);
-				double iow = (double)(h->cpu.total.iowait_ms - js->prev_cpu.iowait_ms);
-
-				if (h->cpu.total.idle_ms >= js->prev_cpu.idle_ms &&
-				    h->cpu.total.iowait_ms >= js->prev_cpu.iowait_ms) {
-					ret = ret ?: put(js, JSM_HOST_CPU_PCT, bucket, slot,
-							 fmax(0, 100.0 * (dt - idle - iow) / dt));
-					ret = ret ?: put(js, JSM_HOST_IOWAIT_PCT, bucket, slot,
-							 100.0 * iow / dt);
-				}
-			}
+			if (!isnan(busy))
+				ret = ret ?: put(js, JSM_HOST_CPU_PCT, bucket, slot, busy);
+			if (t1 > t0 && c1->idle_ms >= c0->idle_ms && c1->iowait_ms >= c0->iowait_ms)
+				ret = ret ?: put(js, JSM_HOST_IOWAIT_PCT, bucket, slot,
+						 100.0 * (double)(c1->iowait_ms - c0->iowait_ms) /
+						     (double)(t1 - t0));
 		}
 		if (both & HOST_HAS_NET)
 			ret = ret ?: put(js, JSM_HOST_NET_BPS, bucket, slot,

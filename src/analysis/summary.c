@@ -527,18 +527,9 @@ uint64_t summary_rss_peak(const struct summary *s, int64_t *at_ms)
 
 double summary_host_cpu_util_pct(const struct summary *s)
 {
-	const struct cpu_times *a = &s->host_first.cpu, *b = &s->host_last.cpu;
-	uint64_t busy, idle;
-
 	if (s->host_samples < 2 || !(s->host_first.valid & HOST_HAS_CPU))
 		return NAN;
-	busy =
-	    sub0(b->user_ms + b->nice_ms + b->system_ms + b->irq_ms + b->softirq_ms + b->steal_ms,
-		 a->user_ms + a->nice_ms + a->system_ms + a->irq_ms + a->softirq_ms + a->steal_ms);
-	idle = sub0(b->idle_ms + b->iowait_ms, a->idle_ms + a->iowait_ms);
-	if (busy + idle == 0)
-		return NAN;
-	return (double)busy * 100.0 / (double)(busy + idle);
+	return cpu_busy_pct(&s->host_first.cpu, &s->host_last.cpu);
 }
 
 static int by_cpu(const void *pa, const void *pb)

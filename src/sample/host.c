@@ -11,6 +11,7 @@
 #include "host.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/statvfs.h>
@@ -679,4 +680,24 @@ int64_t host_boot_ms(const struct host_sample *h)
 	if (best_span >= 0)
 		return offset_ns / 1000000; /* booted after 1970: positive */
 	return h->cpu.btime_s * 1000;
+}
+
+uint64_t cpu_busy_ms(const struct cpu_times *t)
+{
+	return t->user_ms + t->nice_ms + t->system_ms + t->irq_ms + t->softirq_ms + t->steal_ms;
+}
+
+uint64_t cpu_idle_ms(const struct cpu_times *t)
+{
+	return t->idle_ms + t->iowait_ms;
+}
+
+double cpu_busy_pct(const struct cpu_times *before, const struct cpu_times *after)
+{
+	uint64_t b0 = cpu_busy_ms(before), b1 = cpu_busy_ms(after);
+	uint64_t i0 = cpu_idle_ms(before), i1 = cpu_idle_ms(after);
+
+	if (b1 < b0 || i1 < i0 || (b1 - b0) + (i1 - i0) == 0)
+		return NAN;
+	return (double)(b1 - b0) * 100.0 / (double)((b1 - b0) + (i1 - i0));
 }

@@ -38,6 +38,18 @@ struct cpu_times {
 	uint64_t steal_ms;
 };
 
+/*
+ * "CPU busy", defined once: busy is user + nice + system + irq + softirq +
+ * steal, idle is idle + iowait (a CPU waiting on I/O could run something
+ * else).  cpu_busy_pct is the busy share of the time between two readings,
+ * 0-100; NAN when it cannot be known: no time passed, or either sum went
+ * back (the readings are of two boots, or a counter was reset), whose
+ * difference would be a made-up figure.
+ */
+uint64_t cpu_busy_ms(const struct cpu_times *t);
+uint64_t cpu_idle_ms(const struct cpu_times *t);
+double cpu_busy_pct(const struct cpu_times *before, const struct cpu_times *after);
+
 struct host_cpu_stat {
 	struct cpu_times total;
 	int ncpus;                     /* cpuN lines seen (online CPUs) */

@@ -58,7 +58,7 @@ static int node_frames(struct store *st, const struct session_record *s, int64_t
 	struct session_frame f;
 	int64_t prev[6] = {-1, -1, -1, -1, -1, -1}, prev_ts = 0;
 	int64_t nvprev_rx[GPU_MAX_DEVICES], nvprev_tx[GPU_MAX_DEVICES], nvprev_ts[GPU_MAX_DEVICES];
-	int64_t prev_busy = 0, prev_idle = 0;
+	struct cpu_times prev_cpu = {0};
 	bool has_prev = false, gpu_row;
 	int rc, ret = 0;
 
@@ -67,8 +67,8 @@ static int node_frames(struct store *st, const struct session_record *s, int64_t
 	/* one tick before the window too: the first frame's rates need it */
 	rc = db_prepare(
 	    &st->conn,
-	    "SELECT ts_ms, cpu_user_ms + cpu_nice_ms + cpu_system_ms + cpu_irq_ms + cpu_softirq_ms"
-	    " + cpu_steal_ms, cpu_idle_ms + cpu_iowait_ms, mem_total_bytes - mem_available_bytes,"
+	    "SELECT ts_ms, cpu_user_ms, cpu_nice_ms, cpu_system_ms, cpu_idle_ms, cpu_iowait_ms,"
+	    " cpu_irq_ms, cpu_softirq_ms, cpu_steal_ms, mem_total_bytes - mem_available_bytes,"
 	    " load1_milli, disk_read_bytes, disk_write_bytes, net_rx_bytes, net_tx_bytes"
 	    " FROM host_samples WHERE node_id = ?1 AND ts_ms >= coalesce((SELECT max(ts_ms)"
 	    " FROM host_samples WHERE node_id = ?1 AND ts_ms < ?2), ?2) AND ts_ms <= ?3"
@@ -97,27 +97,32 @@ static int node_frames(struct store *st, const struct session_record *s, int64_t
 
 	while (!ret && (rc = db_step(hs)) == SQLITE_ROW) {
 		int64_t ts = db_column_int64(hs, 0), dt = ts - prev_ts, cur[6];
-		int64_t busy = db_column_int64(hs, 1), idle = db_column_int64(hs, 2);
+		/* the node's raw CPU counters: "CPU busy" is sample/host.h's */
+		struct cpu_times cpu = {
+		    .user_ms = (uint64_t)db_column_int64(hs, 1),
+		    .nice_ms = (uint64_t)db_column_int64(hs, 2),
+		    .system_ms = (uint64_t)db_column_int64(hs, 3),
+		    .idle_ms = (uint64_t)db_column_int64(hs, 4),
+		    .iowait_ms = (uint64_t)db_column_int64(hs, 5),
+		    .irq_ms = (uint64_t)db_column_int64(hs, 6),
+		    .softirq_ms = (uint64_t)db_column_int64(hs, 7),
+		    .steal_ms = (uint64_t)db_column_int64(hs, 8),
+		};
 
 		memset(&f, 0, sizeof(f));
 		f.hostname = hostname;
 		f.ts_ms = ts;
-		f.cpu_util_pct = NAN;
-		if (has_prev && busy >= prev_busy && idle >= prev_idle &&
-		    (busy - prev_busy) + (idle - prev_idle) > 0)
-			f.cpu_util_pct = 100.0 * (double)(busy - prev_busy) /
-					 (double)((busy - prev_busy) + (idle - prev_idle));
+		f.cpu_util_pct = has_prev ? cpu_busy_pct(&prev_cpu, &cpu) : NAN;
 		f.mem_used_bytes =
-		    db_column_type(hs, 3) == SQLITE_NULL ? NAN : (double)db_column_int64(hs, 3);
+		    db_column_type(hs, 9) == SQLITE_NULL ? NAN : (double)db_column_int64(hs, 9);
 		f.load1 =
-		    db_column_type(hs, 4) == SQLITE_NULL ? NAN : db_column_int64(hs, 4) / 1000.0;
-		f.disk_read_bps = rate_of(hs, 5, &prev[0], has_prev, dt, &cur[0]);
-		f.disk_write_bps = rate_of(hs, 6, &prev[1], has_prev, dt, &cur[1]);
-		f.net_rx_bps = rate_of(hs, 7, &prev[2], has_prev, dt, &cur[2]);
-		f.net_tx_bps = rate_of(hs, 8, &prev[3], has_prev, dt, &cur[3]);
+		    db_column_type(hs, 10) == SQLITE_NULL ? NAN : db_column_int64(hs, 10) / 1000.0;
+		f.disk_read_bps = rate_of(hs, 11, &prev[0], has_prev, dt, &cur[0]);
+		f.disk_write_bps = rate_of(hs, 12, &prev[1], has_prev, dt, &cur[1]);
+		f.net_rx_bps = rate_of(hs, 13, &prev[2], has_prev, dt, &cur[2]);
+		f.net_tx_bps = rate_of(hs, 14, &prev[3], has_prev, dt, &cur[3]);
 		memcpy(prev, cur, sizeof(cur));
-		prev_busy = busy;
-		prev_idle = idle;
+		prev_cpu = cpu;
 		prev_ts = ts;
 		/* GPU rows of this tick (and any older stray ones, skipped) */
 		while (gpu_row && db_column_int64(gs, 0) <= ts) {

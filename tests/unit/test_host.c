@@ -689,6 +689,35 @@ static void test_boot_ms(void **state)
 	sysroot_set("");
 }
 
+/*
+ * "CPU busy" (sample/host.h): user + nice + system + irq + softirq + steal
+ * over that plus idle + iowait, between two readings; NAN when a sum went
+ * back (two boots, a reset counter) or no time passed.
+ */
+static void test_cpu_busy_pct(void **state)
+{
+	struct cpu_times a = {.user_ms = 1000, .nice_ms = 10, .system_ms = 200, .idle_ms = 5000,
+			      .iowait_ms = 50, .irq_ms = 5, .softirq_ms = 5, .steal_ms = 0};
+	struct cpu_times b = a;
+
+	(void)state;
+	assert_int_equal(cpu_busy_ms(&a), 1220);
+	assert_int_equal(cpu_idle_ms(&a), 5050);
+	/* 300 ms busy (iowait is idle), 700 ms idle */
+	b.user_ms += 200;
+	b.system_ms += 60;
+	b.steal_ms += 40;
+	b.idle_ms += 600;
+	b.iowait_ms += 100;
+	assert_float_equal(cpu_busy_pct(&a, &b), 30.0, 1e-12);
+	assert_true(isnan(cpu_busy_pct(&a, &a))); /* no time */
+	assert_true(isnan(cpu_busy_pct(&b, &a))); /* back: not a figure */
+	b = a;
+	b.user_ms += 100;
+	b.idle_ms -= 1; /* idle went back, busy on: still two boots' */
+	assert_true(isnan(cpu_busy_pct(&a, &b)));
+}
+
 int main(void)
 {
 	const struct CMUnitTest parsers[] = {
@@ -706,6 +735,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_sample_disk_cache, sampler_setup,
 					    sampler_teardown),
 	    cmocka_unit_test_setup_teardown(test_sample_no_stat, sampler_setup, sampler_teardown),
+	    cmocka_unit_test(test_cpu_busy_pct),
 	};
 	int failed;
 
