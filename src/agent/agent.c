@@ -26,6 +26,7 @@
 #include "common/sysroot.h"
 #include "common/token.h"
 #include "store/tick.h"
+#include "store/write.h"
 
 /*
  * SQLite's page caches (the tick's connection, the API's, the head

@@ -39,6 +39,8 @@
 #include "sample/ptree.h"
 #include "store/rollup.h"
 #include "store/store.h"
+#include "store/reader.h"
+#include "store/upkeep.h"
 
 #define AGENT_MIN_INTERVAL_MS 100
 #define AGENT_MAX_GPU_PROCS   4096

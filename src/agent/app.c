@@ -35,6 +35,7 @@
 #include "common/log.h"
 #include "prom/expo.h"
 #include "prom/families.h"
+#include "store/jobdata.h"
 
 #define AGENT_APP_MAX_SRC 4096 /* senders aggregated at once */
 #define AGENT_APP_MAX_SERIES                                                                       \

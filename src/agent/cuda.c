@@ -18,6 +18,7 @@
 
 #include "agent/agent.h"
 #include "common/log.h"
+#include "store/jobdata.h"
 
 #define AGENT_CUDA_MIN_MS 200 /* the hook's interval: the agent's, at least this */
 

@@ -25,6 +25,8 @@
 #include "prom/families.h"
 #include "prom/remote_write.h"
 #include "store/queries.h"
+#include "store/reader.h"
+#include "store/upkeep.h"
 
 /* ---- Prometheus text ---- */
 

@@ -21,6 +21,7 @@
 #include "net/api.h"
 #include "store/queries.h"
 #include "web/web.h"
+#include "store/reader.h"
 
 /* What a route's handler gets: the agent, and the view it holds the lock on. */
 struct agent_request {

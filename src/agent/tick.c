@@ -24,6 +24,9 @@
 #include "common/sysroot.h"
 #include "report/report.h"
 #include "store/tick.h"
+#include "store/reader.h"
+#include "store/upkeep.h"
+#include "store/write.h"
 
 #define AGENT_RETENTION_BUDGET	 2000 /* rows per table per step */
 #define AGENT_RETENTION_EVERY_MS 60000

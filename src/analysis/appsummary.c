@@ -16,6 +16,8 @@
 
 #include "common/array.h"
 #include "common/log.h"
+#include "store/jobdata.h"
+#include "store/reader.h"
 
 void app_summary_init(struct app_summary *a)
 {

@@ -15,6 +15,8 @@
 #include "analysis/reportckpt.h"
 #include "common/log.h"
 #include "store/tick.h"
+#include "store/reader.h"
+#include "store/sync.h"
 
 #define CKPT_DUE_MAX 64
 

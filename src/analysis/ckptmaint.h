@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "store/store.h"
+#include "store/reader.h"
 
 /* A running job's checkpoint is brought up to date when this far behind its last row. */
 #define REPORT_CKPT_LAG_MS (3600 * 1000)

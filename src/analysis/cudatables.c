@@ -4,6 +4,7 @@
  * sorts it, the shares and rates derived, and the notes a reader needs.
  */
 #include "analysis/cudatables.h"
+#include "store/jobdata.h"
 
 #include <errno.h>
 #include <math.h>

@@ -22,6 +22,7 @@
 
 #include "cuda/cudastat.h"
 #include "store/store.h"
+#include "store/jobdata.h"
 
 /* Nsight's three tables; memcpy and memset rows share the memory one. */
 enum cuda_table_id {

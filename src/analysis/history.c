@@ -20,6 +20,9 @@
 #include "common/timeutil.h"
 #include "analysis/jobreport.h"
 #include "store/queries.h"
+#include "store/jobdata.h"
+#include "store/reader.h"
+#include "store/write.h"
 
 #define GIB	(1024.0 * 1024 * 1024)
 #define HOUR_MS 3600000LL

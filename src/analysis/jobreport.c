@@ -15,6 +15,8 @@
 #include "common/timeutil.h"
 #include "analysis/reportckpt.h"
 #include "store/tick.h"
+#include "store/reader.h"
+#include "store/upkeep.h"
 
 void job_report_init(struct job_report *r, const struct job_record *job)
 {

@@ -23,6 +23,7 @@
 #include "analysis/jobseries.h"
 #include "store/store.h"
 #include "analysis/summary.h"
+#include "store/reader.h"
 
 struct progress_hook;
 

@@ -19,6 +19,7 @@
 #include "common/log.h"
 #include "common/strbuf.h"
 #include "store/tick.h"
+#include "store/reader.h"
 
 /* Bump when the meaning of a field changes without its size changing. */
 #define CKPT_VERSION 1

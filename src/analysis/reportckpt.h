@@ -26,6 +26,7 @@
 #include "analysis/jobseries.h"
 #include "analysis/summary.h"
 #include "store/store.h"
+#include "store/reader.h"
 
 /*
  * What a checkpoint covers: the job's rows up to seq; the last tick's

@@ -12,6 +12,8 @@
 
 #include "common/array.h"
 #include "store/tick.h"
+#include "store/jobdata.h"
+#include "store/write.h"
 
 #define SUMMARY_MAX_EVENTS 10000
 

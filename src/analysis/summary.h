@@ -23,6 +23,8 @@
 #include "sample/host.h"
 #include "sample/sample.h"
 #include "store/store.h"
+#include "store/jobdata.h"
+#include "store/write.h"
 
 /* Times after this (ms since the epoch, about the year 3084) are a corrupt store's. */
 #define JOB_REPORT_MAX_MS ((int64_t)1 << 45)

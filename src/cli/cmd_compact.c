@@ -19,6 +19,7 @@
 #include "common/log.h"
 #include "common/timeutil.h"
 #include "store/store.h"
+#include "store/upkeep.h"
 
 static const char compact_usage[] =
     "usage: jobscope compact [--db PATH] [--older-than DUR] [--no-pack]\n"

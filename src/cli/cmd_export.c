@@ -21,6 +21,7 @@
 #include "net/client.h"
 #include "report/session_export.h"
 #include "store/store.h"
+#include "store/profiling.h"
 
 #define EXPORT_DEFAULT_DB "/var/lib/jobscope/head.db"
 #define EXPORT_MAX_BYTES  ((size_t)1 << 32)

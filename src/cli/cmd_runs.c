@@ -8,6 +8,7 @@
 #include "common/jsonw.h"
 #include "common/timeutil.h"
 #include "store/store.h"
+#include "store/reader.h"
 
 static const char runs_usage[] =
     "usage: jobscope runs [--db PATH] [--json]\n"

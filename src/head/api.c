@@ -24,6 +24,8 @@
 #include "net/api.h"
 #include "report/report_query.h"
 #include "store/queries.h"
+#include "store/profiling.h"
+#include "store/reader.h"
 
 /* A time parameter (parse_time_ms's forms); absent or "": none. */
 static bool time_param(const char *s, bool *has, int64_t *out)

@@ -22,6 +22,9 @@
 #include "common/timeutil.h"
 #include "net/api.h"
 #include "store/queries.h"
+#include "store/profiling.h"
+#include "store/reader.h"
+#include "store/sync.h"
 
 bool head_agent_connected(const struct agent_record *a, int64_t now_ms)
 {

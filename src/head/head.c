@@ -34,6 +34,8 @@
 #include "common/log.h"
 #include "common/timeutil.h"
 #include "net/wire.h"
+#include "store/reader.h"
+#include "store/upkeep.h"
 
 static int read_pem(const char *path, struct strbuf *sb)
 {

@@ -36,6 +36,9 @@
 #include "http/http.h"
 #include "prom/remote_write.h"
 #include "store/store.h"
+#include "store/profiling.h"
+#include "store/sync.h"
+#include "store/upkeep.h"
 
 #define HEAD_DEFAULT_DB		 "/var/lib/jobscope/head.db"
 #define HEAD_DEFAULT_LISTEN	 "0.0.0.0:8091"

@@ -21,6 +21,8 @@
 #include "common/log.h"
 #include "common/timeutil.h"
 #include "net/wire.h"
+#include "store/profiling.h"
+#include "store/sync.h"
 
 #define INGEST_QUEUE_MAX 4096 /* batches waiting for a group */
 #define INGEST_GROUP_MAX 512  /* batches in one transaction */

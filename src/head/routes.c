@@ -14,6 +14,7 @@
  */
 #include "head/head.h"
 #include "web/web.h"
+#include "store/profiling.h"
 
 #include <stdlib.h>
 #include <string.h>

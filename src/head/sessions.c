@@ -21,6 +21,7 @@
 #include "common/timeutil.h"
 #include "net/api.h"
 #include "report/session_export.h"
+#include "store/profiling.h"
 
 /* {"success", "message"[, "error"]} with that status: the /profiling calls' answers */
 static void json_answer(struct http_response *res, int status, bool success, const char *msg)

@@ -16,6 +16,8 @@
 #include "common/timeutil.h"
 #include "report/session_export.h"
 #include "store/queries.h"
+#include "store/profiling.h"
+#include "store/sync.h"
 
 /*
  * What /status and /clients tell of the agents, read once per request (the

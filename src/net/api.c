@@ -13,6 +13,7 @@
 
 #include "common/timeutil.h"
 #include "common/utf8.h"
+#include "store/profiling.h"
 
 static int bad(char *err, size_t size, const char *msg)
 {

@@ -15,6 +15,7 @@
 #include "http/http.h"
 #include "store/queries.h"
 #include "store/store.h"
+#include "store/profiling.h"
 
 /*
  * {"name"?: str, "interval_ms"?: 100..3600000, "nodes"?: [str] | "a,b",

@@ -15,6 +15,7 @@
 #include "common/log.h"
 #include "net/api.h"
 #include "http/curl_dl.h"
+#include "store/profiling.h"
 
 /* One request; ctype (when not NULL) gets the answer's Content-Type, or "". */
 static int request(const char *base, const char *path, const char *token, const char *body,

@@ -15,6 +15,7 @@
 #include "common/timeutil.h"
 #include "http/curl_dl.h"
 #include "store/store.h"
+#include "store/sync.h"
 
 #define SENDER_FIRST_ROWS   2000    /* rows in a batch when current */
 #define SENDER_MAX_ROWS	    50000   /* ... and at most, catching up */

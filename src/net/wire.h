@@ -23,6 +23,7 @@
 
 #include "common/strbuf.h"
 #include "store/rowset.h"
+#include "store/sync.h"
 
 #define WIRE_VERSION	 1
 #define WIRE_MAX_BODY	 (64u << 20) /* bytes of JSON a head takes in one request */

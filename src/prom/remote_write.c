@@ -27,6 +27,7 @@
 #include "prom/rw_encode.h"
 #include "store/rowset.h"
 #include "store/store.h"
+#include "store/sync.h"
 
 #define RW_FIRST_ROWS  5000   /* seqs a batch covers when current */
 #define RW_MAX_ROWS    50000  /* ... and at most, catching up */

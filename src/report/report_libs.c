@@ -7,6 +7,7 @@
 #include "report/report.h"
 
 #include "common/jsonw.h"
+#include "store/jobdata.h"
 
 void report_libs_text(const struct summary *s, struct strbuf *out)
 {

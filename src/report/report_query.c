@@ -18,6 +18,8 @@
 #include "common/timeutil.h"
 #include "analysis/jobreport.h"
 #include "report/session_export.h"
+#include "store/profiling.h"
+#include "store/reader.h"
 
 #define DAY_MS (24 * 3600000LL)
 /* History slices jobs by hour: a bound on the work one question can ask for. */

@@ -26,6 +26,9 @@
 #include "common/timeutil.h"
 #include "report/report.h"
 #include "report/session_requests.h"
+#include "store/profiling.h"
+#include "store/reader.h"
+#include "store/upkeep.h"
 
 #define EXPORT_MAX_SERIES 4096
 

@@ -18,6 +18,7 @@
 #include "common/progress.h"
 #include "common/strbuf.h"
 #include "store/store.h"
+#include "store/profiling.h"
 
 /*
  * Every frame of session s up to now (JSON: with the units, summaries by

@@ -30,6 +30,7 @@
 #include "common/progress.h"
 #include "common/timeutil.h"
 #include "common/utf8.h"
+#include "store/profiling.h"
 
 /* A figure older than this many of its node's intervals is not the node's now. */
 #define GSWARM_STALE_INTERVALS 3

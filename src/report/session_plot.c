@@ -32,6 +32,7 @@
 #include "common/timeutil.h"
 #include "report/chart.h"
 #include "report/report.h"
+#include "store/profiling.h"
 
 #define SP_POINTS 1024
 

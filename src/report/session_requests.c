@@ -18,6 +18,7 @@
 
 #include "common/array.h"
 #include "common/timeutil.h"
+#include "store/profiling.h"
 
 /* A request's `other` longer than this is not parsed (the head caps bodies anyway). */
 #define OTHER_MAX_BYTES ((size_t)64 << 10)

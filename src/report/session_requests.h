@@ -23,6 +23,7 @@
 #include "common/jsonw.h"
 #include "common/strbuf.h"
 #include "store/store.h"
+#include "store/profiling.h"
 
 #define SESSION_REQUESTS_MAX_APPS 256
 #define SESSION_REQUESTS_MAX_KEYS 16 /* named times of `other` per app */

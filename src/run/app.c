@@ -13,6 +13,7 @@
 
 #include "common/log.h"
 #include "store/store.h"
+#include "store/jobdata.h"
 
 void run_app_init(struct run_app *a)
 {

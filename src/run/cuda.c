@@ -20,6 +20,7 @@
 #include "common/timeutil.h"
 #include "run/run.h"
 #include "run/state.h"
+#include "store/jobdata.h"
 
 /* libjobscope-cuda.so: $JOBSCOPE_CUDA_HOOK, next to this binary, or where it is installed. */
 static int find_cuda_hook(char *out, size_t size, char *tried, size_t tsize)

@@ -37,6 +37,9 @@
 #include "run/run.h"
 #include "run/state.h"
 #include "store/tick.h"
+#include "store/sync.h"
+#include "store/upkeep.h"
+#include "store/write.h"
 
 static void join_argv(char **argv, char *out, size_t size)
 {

@@ -27,6 +27,7 @@
 #include "sample/host.h"
 #include "sample/ptree.h"
 #include "store/store.h"
+#include "store/upkeep.h"
 
 struct run_opts; /* run.h */
 

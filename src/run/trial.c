@@ -26,6 +26,9 @@
 #include "common/log.h"
 #include "run/trial.h"
 #include "store/store.h"
+#include "store/jobdata.h"
+#include "store/reader.h"
+#include "store/write.h"
 
 #define TRIAL_CGROUP2_MOUNT "/sys/fs/cgroup"
 

@@ -20,6 +20,7 @@
 
 #include "common/array.h"
 #include "common/log.h"
+#include "store/jobdata.h"
 
 #define APP_SCHEMA 10
 

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "store/reader.h"
 
 /* The blob of a checkpoint is the size of a report's state: a few MiB at most. */
 #define STORE_CKPT_MAX_BYTES (256 << 20)

@@ -27,6 +27,12 @@
 #include "db/db.h"
 
 #include "store/store.h"
+#include "store/jobdata.h"
+#include "store/profiling.h"
+#include "store/reader.h"
+#include "store/sync.h"
+#include "store/upkeep.h"
+#include "store/write.h"
 
 /*
  * Statements the writer prepares once and reuses (writer.c's enum

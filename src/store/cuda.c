@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "store/jobdata.h"
 
 #define CUDA_SCHEMA 9
 

@@ -15,6 +15,7 @@
 
 #include "common/array.h"
 #include "common/log.h"
+#include "store/jobdata.h"
 
 #define ENERGY_SCHEMA 10
 

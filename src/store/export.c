@@ -21,6 +21,7 @@
 
 #include "common/log.h"
 #include "store/rowset.h"
+#include "store/sync.h"
 
 /*
  * The tables keyed by seq, with the schema that added them, and where

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "store/profiling.h"
 
 static bool node_in(const struct session_record *s, const char *host)
 {

@@ -27,6 +27,10 @@
 #include "common/log.h"
 #include "db/pg.h"
 #include "store/rowset.h"
+#include "store/jobdata.h"
+#include "store/reader.h"
+#include "store/sync.h"
+#include "store/write.h"
 
 /*
  * What the head already upserted of an agent's dimension rows (procs, jobs,

@@ -16,6 +16,7 @@
 
 #include "common/array.h"
 #include "common/log.h"
+#include "store/jobdata.h"
 
 #define LIBS_SCHEMA 10
 

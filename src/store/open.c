@@ -26,6 +26,7 @@
 #include "common/timeutil.h"
 #include "store/schema.h"
 #include "store/writer.h"
+#include "store/write.h"
 
 #define SQLITE_HEADER_SIZE	     100
 #define SQLITE_MAGIC		     "SQLite format 3" /* 16 bytes with its NUL */

@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "store/upkeep.h"
 
 static int pack_cut(struct store *st, int64_t before_ms, int64_t max_seq, int64_t max_seqs,
 		    int64_t *prev, int64_t *cut, bool *limited)

@@ -39,6 +39,7 @@
 #include "common/log.h"
 #include "common/strbuf.h"
 #include "common/timeutil.h"
+#include "store/upkeep.h"
 
 #define DAY_MS ((int64_t)86400000)
 

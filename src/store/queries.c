@@ -18,6 +18,7 @@
 
 #include "common/log.h"
 #include "store/conn.h"
+#include "store/reader.h"
 
 #define STR_(x) #x
 #define STR(x)	STR_(x)

@@ -23,6 +23,7 @@
 
 #include "common/jsonw.h"
 #include "store/store.h"
+#include "store/reader.h"
 
 /* Points a series answers at most. */
 #define STORE_SERIES_MAX_POINTS 100000

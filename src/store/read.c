@@ -20,6 +20,7 @@
 
 #include "common/log.h"
 #include "store/column.h"
+#include "store/reader.h"
 
 #define JOB_SELECT                                                                                 \
 	"SELECT j.id, j.node_id, n.hostname, j.scheduler, j.job_id, j.name, j.command, j.user,"    \

@@ -29,6 +29,7 @@
 #include "store/column.h"
 #include "store/schema.h"
 #include "store/tick.h"
+#include "store/reader.h"
 
 /*
  * Replay.  One cursor per kind of row (per device for the GPU tables),

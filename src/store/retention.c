@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "store/upkeep.h"
 
 /*
  * Fact tables, every one keyed by seq, with the schema that added them.

@@ -3,6 +3,7 @@
  * and the rows they write (store_put_rollup).  See rollup.h.
  */
 #include "store/rollup.h"
+#include "store/write.h"
 
 #include <math.h>
 

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "store/store.h"
+#include "store/write.h"
 
 #define ROLLUP_TIERS 2
 

@@ -19,6 +19,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "store/sync.h"
 
 /* an export fills 16: 12 fact tables and 4 of dimensions; room for more */
 #define STORE_ROWSET_MAX_TABLES	 24

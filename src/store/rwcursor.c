@@ -5,6 +5,7 @@
 #include "store/conn.h"
 #include "store/store.h"
 #include "store/writer.h"
+#include "store/sync.h"
 
 #include <errno.h>
 #include <stdio.h>

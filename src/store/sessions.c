@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "store/profiling.h"
 
 static void session_from_row(struct db_stmt *stmt, struct session_record *s)
 {

@@ -7,6 +7,8 @@
 #include "store/tick.h"
 
 #include "store/conn.h"
+#include "store/jobdata.h"
+#include "store/write.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -30,6 +30,7 @@
 #include "sample/gpu/gpu_set.h"
 #include "sample/ptree.h"
 #include "store/store.h"
+#include "store/write.h"
 
 struct store_tick_rows {
 	struct store *st;

@@ -25,6 +25,7 @@
 
 #include "common/log.h"
 #include "store/schema.h"
+#include "store/write.h"
 
 /* Statements the writer prepares once and reuses (st->stmts). */
 enum store_stmt {

@@ -17,6 +17,8 @@
 #include "attrib/jobs.h"
 #include "store/store.h"
 #include "top/source.h"
+#include "store/jobdata.h"
+#include "store/reader.h"
 
 struct jobs_at {
 	struct job_record *rec;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "net/api.h"
+#include "store/profiling.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

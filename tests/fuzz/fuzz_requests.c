@@ -10,6 +10,7 @@
 #include "common/jsonw.h"
 #include "common/strbuf.h"
 #include "report/session_requests.h"
+#include "store/profiling.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

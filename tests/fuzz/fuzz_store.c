@@ -28,6 +28,7 @@
 #include "common/log.h"
 #include "report/report_query.h"
 #include "store/store.h"
+#include "store/reader.h"
 
 #define FUZZ_MAX_JOBS	 32 /* replays per input: keeps one input fast */
 #define FUZZ_MAX_REPORTS 3  /* full reports per input */

@@ -46,6 +46,8 @@
 #include "analysis/summary.h"
 #include "store/rollup.h"
 #include "store/store.h"
+#include "store/reader.h"
+#include "store/write.h"
 
 #define GIB		       (1024.0 * 1024.0 * 1024.0)
 #define MIB		       (1024.0 * 1024.0)

@@ -19,6 +19,7 @@
 #include "common/log.h"
 #include "store/rowset.h"
 #include "store/store.h"
+#include "store/sync.h"
 
 struct fixture {
 	char dir[64];

@@ -33,6 +33,8 @@
 #include "common/log.h"
 #include "report/report.h"
 #include "store/store.h"
+#include "store/jobdata.h"
+#include "store/write.h"
 
 #define T0 1700000000000LL
 #define MB 1000000ull

@@ -20,6 +20,8 @@
 
 #include "net/wire.h"
 #include "store/store.h"
+#include "store/reader.h"
+#include "store/sync.h"
 
 /* A batch of agent `agent`: host rows seq from..to, one per ms at ts 1000 + seq. */
 static void batch(struct wire_batch *wb, const char *agent, int from, int to, bool bad)

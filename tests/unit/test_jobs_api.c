@@ -26,6 +26,9 @@
 #include "net/api.h"
 #include "store/queries.h"
 #include "store/store.h"
+#include "store/profiling.h"
+#include "store/reader.h"
+#include "store/write.h"
 
 #define NOW_MS 1795340895123LL /* 2026-11-22T09:48:15.123Z */
 

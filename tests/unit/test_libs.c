@@ -29,6 +29,8 @@
 #include "sample/ptree.h"
 #include "store/store.h"
 #include "store/tick.h"
+#include "store/jobdata.h"
+#include "store/write.h"
 
 #define ROOT	FIXTURES_DIR "/sysroot_libs"
 #define BOOT_MS 1000000

@@ -25,6 +25,10 @@
 #include "store/pack.h"
 #include "store/rowset.h"
 #include "store/store.h"
+#include "store/reader.h"
+#include "store/sync.h"
+#include "store/upkeep.h"
+#include "store/write.h"
 
 static uint64_t rng = 88172645463325252ull;
 

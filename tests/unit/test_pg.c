@@ -23,6 +23,9 @@
 #include "common/strbuf.h"
 #include "db/pg.h"
 #include "store/store.h"
+#include "store/reader.h"
+#include "store/upkeep.h"
+#include "store/write.h"
 
 static void translate_ok(const char *sql, const char *want, int want_n)
 {

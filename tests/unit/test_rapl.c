@@ -26,6 +26,8 @@
 #include "sample/rapl.h"
 #include "store/store.h"
 #include "store/tick.h"
+#include "store/jobdata.h"
+#include "store/write.h"
 
 #define ROOT FIXTURES_DIR "/sysroot_libs"
 

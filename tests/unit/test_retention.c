@@ -30,6 +30,9 @@
 #include "common/log.h"
 #include "store/rowset.h"
 #include "store/store.h"
+#include "store/sync.h"
+#include "store/upkeep.h"
+#include "store/write.h"
 
 #define T0 1700000000000LL
 

@@ -18,6 +18,7 @@
 
 #include "common/log.h"
 #include "store/rollup.h"
+#include "store/write.h"
 
 static void test_bucket_min_avg_max(void **state)
 {

@@ -36,6 +36,8 @@
 #include "report/session_export.h"
 #include "store/conn.h" /* st->conn.sq: fs_samples rows, which no put function writes here */
 #include "store/store.h"
+#include "store/profiling.h"
+#include "store/write.h"
 
 #define T0	   1700000000000LL /* 2023-11-14T22:13:20 UTC */
 #define GOLDEN_DIR FIXTURES_DIR "/gswarm"

@@ -17,6 +17,7 @@
 #include "common/jsonw.h"
 #include "common/strbuf.h"
 #include "report/session_requests.h"
+#include "store/profiling.h"
 
 static void test_percentile_nearest_rank(void **state)
 {

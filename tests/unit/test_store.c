@@ -31,6 +31,8 @@
 #include "store/store.h"
 #include "store/tick.h"
 #include "store/conn.h" /* st->conn.sq, for fault injection only */
+#include "store/reader.h"
+#include "store/write.h"
 
 struct fixture {
 	char dir[64];

@@ -30,6 +30,9 @@
 #include "common/log.h"
 #include "store/rowset.h"
 #include "store/store.h"
+#include "store/jobdata.h"
+#include "store/reader.h"
+#include "store/write.h"
 
 static void point(struct app_point *p, const char *name, const char *tags, enum app_type t,
 		  double count, double sum, double min, double max, double last)

@@ -29,6 +29,9 @@
 #include "common/log.h"
 #include "store/rowset.h"
 #include "store/store.h"
+#include "store/jobdata.h"
+#include "store/reader.h"
+#include "store/write.h"
 
 static struct cuda_stat *add(struct cuda_proc *p, enum cuda_stat_kind kind, const char *name,
 			     uint64_t count, uint64_t total, uint64_t min, uint64_t max, double m2)

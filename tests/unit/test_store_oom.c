@@ -34,6 +34,8 @@
 #include "common/log.h"
 #include "common/strbuf.h"
 #include "store/store.h"
+#include "store/reader.h"
+#include "store/write.h"
 
 /*
  * Which allocations fail: every one of the first OOM_EVERY, then about
