@@ -260,8 +260,12 @@ static bool gpu_summary_ok(struct gpu_summary *g)
 	device_ok(&g->dev);
 	if (g->samples < 0 || g->util_n < 0 || g->throttle_n < 0 || g->throttled < 0 ||
 	    !ms_ok(g->energy_span_ms) || !ms_ok(g->last_ms) || !ms_ok(g->first_max_ms) ||
-	    !ms_ok(g->job_proc_start_ms))
+	    !ms_ok(g->job_proc_start_ms) || !ms_ok(g->util_last_ms))
 		return false;
+	for (int i = 0; i < SUMMARY_BUCKETS; i++)
+		if (!num_ok(g->bucket_util_pct_ms[i]) || g->bucket_util_pct_ms[i] < 0 ||
+		    g->bucket_util_ms[i] < 0)
+			return false;
 	if (!num_ok(g->pcie_rx_bytes) || !num_ok(g->pcie_tx_bytes) || !num_ok(g->energy_mj) ||
 	    !num_ok(g->job_energy_mj) || !num_ok(g->unattributed_mj) || !num_ok(g->others_mj) ||
 	    !num_ok(g->idle_mj) || !num_ok(g->pending_mj) || !num_ok(g->first_power_mw) ||
