@@ -6,7 +6,8 @@
 #include "prom/expo.h"
 
 const struct prom_family_def prom_families[PF__COUNT] = {
-#define PROM_FAM_DEF(id, n, t, c, s, h) [PF_##id] = {.name = n, .type = t, .column = c, .scale = s, .help = h},
+#define PROM_FAM_DEF(id, n, t, c, s, h) \
+	[PF_##id] = {.name = n, .type = t, .column = c, .scale = s, .help = h},
     PROM_FAMILIES(PROM_FAM_DEF)
 #undef PROM_FAM_DEF
 };
