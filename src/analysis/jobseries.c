@@ -197,10 +197,10 @@ static int put(struct jobseries *js, int metric, size_t bucket, ssize_t slot, do
 	return 0;
 }
 
+/* All of the CPU time: "busy" and "idle" as sample/host.h defines them. */
 static uint64_t cpu_total(const struct cpu_times *c)
 {
-	return c->user_ms + c->nice_ms + c->system_ms + c->idle_ms + c->iowait_ms + c->irq_ms +
-	       c->softirq_ms + c->steal_ms;
+	return cpu_busy_ms(c) + cpu_idle_ms(c);
 }
 
 /* The share (0-100) of a counter delta over a time delta; NAN when unknowable. */

@@ -112,6 +112,25 @@ static struct summary_bucket *timeline_bucket(struct summary *s, int64_t ts_ms)
 	return &s->buckets[idx];
 }
 
+/*
+ * [t, to) walked bucket by bucket: the bucket holding t (the resolution
+ * halved first when it must be), with the milliseconds of [t, to) it holds
+ * in *part; NULL when none are left.
+ */
+static struct summary_bucket *timeline_part(struct summary *s, int64_t t, int64_t to,
+					    int64_t *part)
+{
+	struct summary_bucket *b;
+	int64_t end;
+
+	if (t >= to)
+		return NULL;
+	b = timeline_bucket(s, t);
+	end = b->start_ms + s->bucket_ms;
+	*part = (end < to ? end : to) - t;
+	return *part > 0 ? b : NULL;
+}
+
 static int64_t peak_window_ms(const struct summary *s)
 {
 	return s->interval_ms > SUMMARY_PEAK_WINDOW_MS ? s->interval_ms : SUMMARY_PEAK_WINDOW_MS;
@@ -198,20 +217,14 @@ int summary_add_job(struct summary *s, int64_t ts_ms, const struct job_sample *j
 		 * of them saw the last RSS.
 		 */
 		uint64_t cpu = sub0(cpu_of(j), cpu_of(&s->last));
-		int64_t total = ts_ms - s->last_ms, t = s->last_ms;
+		int64_t total = ts_ms - s->last_ms, part;
+		struct summary_bucket *gb;
 
-		while (t < ts_ms) {
-			struct summary_bucket *gb = timeline_bucket(s, t);
-			int64_t end = gb->start_ms + s->bucket_ms;
-			int64_t part = (end < ts_ms ? end : ts_ms) - t;
-
-			if (part <= 0)
-				break;
+		for (int64_t t = s->last_ms; (gb = timeline_part(s, t, ts_ms, &part)); t += part) {
 			gb->span_ms += part;
 			gb->cpu_ms += (uint64_t)((double)cpu * (double)part / (double)total);
 			if (t > s->last_ms && s->last.rss_bytes > gb->rss_max)
 				gb->rss_max = s->last.rss_bytes;
-			t += part;
 		}
 	} else if (ts_ms > s->last_ms) {
 		int64_t from = s->last_ms;
@@ -654,16 +667,12 @@ static void gpu_timeline_add(struct summary *s, struct gpu_summary *g, int64_t t
 		g->bucket_util_pct_ms[b - s->buckets] += (double)u * (double)interval;
 		g->bucket_util_ms[b - s->buckets] += interval;
 	} else {
-		for (int64_t t = from; t < ts_ms;) {
-			struct summary_bucket *b = timeline_bucket(s, t);
-			int64_t end = b->start_ms + s->bucket_ms;
-			int64_t part = (end < ts_ms ? end : ts_ms) - t;
+		struct summary_bucket *b;
+		int64_t part;
 
-			if (part <= 0)
-				break;
+		for (int64_t t = from; (b = timeline_part(s, t, ts_ms, &part)); t += part) {
 			g->bucket_util_pct_ms[b - s->buckets] += (double)u * (double)part;
 			g->bucket_util_ms[b - s->buckets] += part;
-			t += part;
 		}
 	}
 	if (ts_ms > g->util_last_ms)
