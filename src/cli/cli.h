@@ -10,12 +10,12 @@
 #include <stdint.h>
 
 #include "common/exitcode.h"
+#include "common/options.h"
 
 struct cli_command {
 	const char *name;
 	int (*fn)(int argc, char **argv);
-	const char *summary;
-	const char *usage; /* the full --help text */
+	const char *summary; /* its line in `jobscope --help`; its own --help is fn's */
 };
 
 extern const struct cli_command cmd_run_def;
@@ -36,10 +36,6 @@ extern const struct cli_command cmd_top_def;
 
 struct store;
 
-/* Prints "jobscope: <msg>\nTry 'jobscope CMD --help'." and returns EXIT_USAGE. */
-int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* getopt_long's ':' (value missing) or '?' (unknown option) as a usage error. */
-int cli_option_error(const char *cmd, int opt, char **argv);
 /* Opens --db PATH, or the default store when db is NULL: 0, or EXIT_USAGE
  * after a message saying why. */
 int cli_open_store(const char *db, unsigned flags, struct store **st);
@@ -51,41 +47,34 @@ int cli_write_file(const char *path, const char *data, size_t len);
 bool cli_utf8(void);
 
 /*
- * The remote-write options of agent and head (cli_rw.c): their getopt
- * values, long options and help lines.  cli_rw_option: 0, a usage error,
- * or -ENOENT when c is not one of them.
+ * The remote-write options of agent and head (cli_rw.c): rows of their
+ * option tables, rw a struct rw_opts *.
  */
-enum {
-	CLI_RW_URL = 0x200,
-	CLI_RW_BEARER,
-	CLI_RW_BASIC,
-	CLI_RW_CA,
-	CLI_RW_RELABEL,
-	CLI_RW_MAX_SERIES,
-	CLI_RW_BATCH,
-};
-#define CLI_RW_LONGOPTS                                                                            \
-	{"remote-write", required_argument, NULL, CLI_RW_URL},                                    \
-	    {"rw-bearer-token-file", required_argument, NULL, CLI_RW_BEARER},                     \
-	    {"rw-basic-auth-file", required_argument, NULL, CLI_RW_BASIC},                        \
-	    {"rw-ca-file", required_argument, NULL, CLI_RW_CA},                                   \
-	    {"rw-relabel", required_argument, NULL, CLI_RW_RELABEL},                              \
-	    {"rw-max-series", required_argument, NULL, CLI_RW_MAX_SERIES},                       \
-	    {"rw-batch", required_argument, NULL, CLI_RW_BATCH},
-#define CLI_RW_USAGE                                                                               \
-	"      --remote-write URL   also send every stored sample to a Prometheus remote-\n"      \
-	"                           write receiver (repeatable, up to 8), e.g.\n"                 \
-	"                           http://prom:9090/api/v1/write; resent from the last\n"       \
-	"                           acknowledged row after any failure (docs/remote-write.md)\n" \
-	"      --rw-bearer-token-file F   send 'Authorization: Bearer <F>'\n"                    \
-	"      --rw-basic-auth-file F     basic auth, F holds user:password\n"                   \
-	"      --rw-ca-file F       trust this PEM CA for https:// targets\n"                    \
-	"      --rw-relabel RULE    rename:OLD=NEW, drop:NAME, drop~:REGEX, label:NAME=VALUE\n" \
-	"                           (repeatable, applied in order)\n"                            \
-	"      --rw-max-series N    series per request at most (default 2000)\n"                \
-	"      --rw-batch DUR       when current, send at most this often (default 5s;\n"      \
-	"                           0: every tick); a backlog goes at once\n"
-struct rw_opts;
-int cli_rw_option(const char *cmd, struct rw_opts *o, int c, const char *arg);
+#define CLI_RW_OPTIONS(rw)                                                                         \
+	OPT_CALLBACK(0, "remote-write", (rw), "URL",                                               \
+		     "also send every stored sample to a Prometheus remote-\n"                     \
+		     "write receiver (repeatable, up to 8), e.g.\n"                                \
+		     "http://prom:9090/api/v1/write; resent from the last\n"                       \
+		     "acknowledged row after any failure (docs/remote-write.md)",                  \
+		     cli_rw_url),                                                                  \
+	    OPT_STRING(0, "rw-bearer-token-file", &(rw)->bearer_token_file, "F",                   \
+		       "send 'Authorization: Bearer <F>'"),                                        \
+	    OPT_STRING(0, "rw-basic-auth-file", &(rw)->basic_auth_file, "F",                       \
+		       "basic auth, F holds user:password"),                                       \
+	    OPT_STRING(0, "rw-ca-file", &(rw)->ca_file, "F",                                       \
+		       "trust this PEM CA for https:// targets"),                                  \
+	    OPT_CALLBACK(0, "rw-relabel", (rw), "RULE",                                            \
+			 "rename:OLD=NEW, drop:NAME, drop~:REGEX, label:NAME=VALUE\n"              \
+			 "(repeatable, applied in order)",                                         \
+			 cli_rw_relabel),                                                          \
+	    OPT_INT(0, "rw-max-series", &(rw)->max_series, "N", 1, 1000000,                        \
+		    "series per request at most (default 2000)"),                                  \
+	    OPT_CALLBACK(0, "rw-batch", (rw), "DUR",                                               \
+			 "when current, send at most this often (default 5s;\n"                    \
+			 "0: every tick); a backlog goes at once",                                 \
+			 cli_rw_batch)
+int cli_rw_url(const struct opt *opt, const char *arg);
+int cli_rw_relabel(const struct opt *opt, const char *arg);
+int cli_rw_batch(const struct opt *opt, const char *arg);
 
 #endif

@@ -3,11 +3,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <langinfo.h>
 #include <locale.h>
 #include <pwd.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,25 +17,6 @@
 #include "common/timeutil.h"
 #include "sample/host.h"
 #include "store/store.h"
-
-int cli_usage_error(const char *cmd, const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("jobscope: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry 'jobscope %s%s--help'.\n", cmd ? cmd : "", cmd ? " " : "");
-	return EXIT_USAGE;
-}
-
-int cli_option_error(const char *cmd, int opt, char **argv)
-{
-	if (opt == ':')
-		return cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
-	return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
-}
 
 int cli_open_store(const char *db, unsigned flags, struct store **st)
 {
@@ -113,4 +92,3 @@ bool cli_utf8(void)
 	cs = nl_langinfo(CODESET);
 	return cs && (strcmp(cs, "UTF-8") == 0 || strcmp(cs, "utf8") == 0);
 }
-

@@ -9,7 +9,6 @@
  * report/session_export.c renders the frames (here or on the head).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +25,7 @@
 #define EXPORT_DEFAULT_DB "/var/lib/jobscope/head.db"
 #define EXPORT_MAX_BYTES  ((size_t)1 << 32)
 
-static const char export_usage[] =
+static const char export_head[] =
     "usage: jobscope export --session NAME [--db PATH | --head URL [--token-file F]]\n"
     "                       [--format json|csv|gswarm] [-o FILE]\n"
     "\n"
@@ -35,17 +34,9 @@ static const char export_usage[] =
     "numbers and named units, plus each node's CPU, memory, disk and network),\n"
     "with summaries by device and by node, and the jobs that ran meanwhile.\n"
     "--head asks a running head for the same bytes over HTTP, from anywhere.\n"
-    "\n"
-    "Options:\n"
-    "  -s, --session NAME     the session (its latest run, if the name was reused)\n"
-    "      --db PATH          the head's store (default " EXPORT_DEFAULT_DB ")\n"
-    "      --head URL         ask the head at URL (http://head:8091) instead\n"
-    "      --token-file F     its read token (default $JOBSCOPE_TOKEN_FILE)\n"
-    "  -f, --format FORMAT    json (default), csv (one row per frame and GPU) or\n"
-    "                         gswarm: the file gswarm-profiler's head writes at\n"
-    "                         stop, which `gsprof stat` reads (docs/gswarm.md)\n"
-    "  -o, --output FILE      write there instead of stdout (only once it is all in)\n"
-    "  -h, --help             show this help\n"
+    "\n";
+
+static const char export_tail[] =
     "\n"
     "On a terminal, the frames written so far show on stderr (NO_PROGRESS=1: never).\n"
     "\n"
@@ -93,71 +84,45 @@ static int export_from_head(const char *head, const char *token_file, const char
 
 static int cmd_export(int argc, char **argv)
 {
-	enum { OPT_HEAD = 256, OPT_TOKEN };
-	static const struct option longopts[] = {
-	    {"session", required_argument, NULL, 's'},
-	    {"db", required_argument, NULL, 'd'},
-	    {"head", required_argument, NULL, OPT_HEAD},
-	    {"token-file", required_argument, NULL, OPT_TOKEN},
-	    {"format", required_argument, NULL, 'f'},
-	    {"output", required_argument, NULL, 'o'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
+	static const struct opt_cmd cmd = {"export", export_head, export_tail, 25, 0, 0};
+	static const char *const formats[] = {"json", "csv", "gswarm", NULL};
+	const char *session = NULL, *db = NULL, *head = NULL, *output = "-", *token_opt = NULL;
+	int format = 0;
+	const struct opt opts[] = {
+	    OPT_STRING('s', "session", &session, "NAME",
+		       "the session (its latest run, if the name was reused)"),
+	    OPT_STRING(0, "db", &db, "PATH", "the head's store (default " EXPORT_DEFAULT_DB ")"),
+	    OPT_STRING(0, "head", &head, "URL", "ask the head at URL (http://head:8091) instead"),
+	    OPT_STRING(0, "token-file", &token_opt, "F",
+		       "its read token (default $JOBSCOPE_TOKEN_FILE)"),
+	    OPT_CHOICE('f', "format", &format, "FORMAT", formats,
+		       "json (default), csv (one row per frame and GPU) or\n"
+		       "gswarm: the file gswarm-profiler's head writes at\n"
+		       "stop, which `gsprof stat` reads (docs/gswarm.md)"),
+	    OPT_STRING('o', "output", &output, "FILE",
+		       "write there instead of stdout (only once it is all in)"),
+	    OPT_END(),
 	};
-	const char *session = NULL, *db = NULL, *head = NULL, *output = "-";
-	const char *token_file = getenv("JOBSCOPE_TOKEN_FILE");
-	bool token_given = false; /* --token-file, not the environment's */
+	const char *token_file;
 	struct strbuf out;
-	const char *format = "json";
-	int c, exit_code;
+	int first, exit_code = opt_parse(&cmd, opts, argc, argv, &first);
 
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":s:f:o:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 's':
-			session = optarg;
-			break;
-		case 'd':
-			db = optarg;
-			break;
-		case OPT_HEAD:
-			head = optarg;
-			break;
-		case OPT_TOKEN:
-			token_file = optarg;
-			token_given = true;
-			break;
-		case 'f':
-			if (strcmp(optarg, "json") && strcmp(optarg, "csv") && strcmp(optarg, "gswarm"))
-				return cli_usage_error("export",
-						       "bad --format '%s' (json, csv or gswarm)", optarg);
-			format = optarg;
-			break;
-		case 'o':
-			output = optarg;
-			break;
-		case 'h':
-			fputs(export_usage, stdout);
-			return 0;
-		default:
-			return cli_option_error("export", c, argv);
-		}
-	}
-	if (optind < argc)
-		return cli_usage_error("export", "unexpected argument '%s'", argv[optind]);
+	if (exit_code)
+		return exit_code == OPT_DONE ? 0 : exit_code;
+	token_file = token_opt ? token_opt : getenv("JOBSCOPE_TOKEN_FILE");
 	if (!session)
-		return cli_usage_error("export", "which session? --session NAME");
+		return usage_error("export", "which session? --session NAME");
 	if (db && head)
-		return cli_usage_error("export", "--db or --head, not both");
-	if (token_given && !head)
-		return cli_usage_error("export", "--token-file is a head's token: with --head");
+		return usage_error("export", "--db or --head, not both");
+	if (token_opt && !head)
+		return usage_error("export", "--token-file is a head's token: with --head");
 	if (head && !*head)
-		return cli_usage_error("export", "--head: a URL (http://head:8091)");
+		return usage_error("export", "--head: a URL (http://head:8091)");
 	/* all of it in memory first: a failure never leaves half a file at -o */
 	strbuf_init(&out, EXPORT_MAX_BYTES);
-	exit_code = head ? export_from_head(head, token_file, session, format, &out)
-			 : export_from_store(db ? db : EXPORT_DEFAULT_DB, session, format, &out);
+	exit_code =
+	    head ? export_from_head(head, token_file, session, formats[format], &out)
+		 : export_from_store(db ? db : EXPORT_DEFAULT_DB, session, formats[format], &out);
 	if (!exit_code && cli_write_file(output, out.buf ? out.buf : "", out.len))
 		exit_code = EXIT_FAIL;
 	strbuf_release(&out);
@@ -168,5 +133,4 @@ const struct cli_command cmd_export_def = {
     "export",
     cmd_export,
     "write a profiling session's frames (JSON, CSV, gswarm's file) from a head's store or a head",
-    export_usage,
 };

@@ -2,17 +2,15 @@
  * cmd_gpus.c - `jobscope gpus`: the GPUs this machine has, who drives them,
  * and which metrics their driver gives.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
-#include "common/fmt.h"
-#include "common/jsonw.h"
 #include "common/log.h"
+#include "report/gpu_list.h"
 #include "sample/gpu/gpu_set.h"
 
-static const char gpus_usage[] =
+static const char gpus_head[] =
     "usage: jobscope gpus [--json] [--verbose]\n"
     "\n"
     "List the GPUs jobscope can see: index, UUID, name, PCI bus id, memory,\n"
@@ -22,193 +20,41 @@ static const char gpus_usage[] =
     "$JOBSCOPE_NVML_LIBRARY and $JOBSCOPE_ROCM_SMI_LIBRARY name other files.\n"
     "Each vendor's line says whether its library is there and, when it has no\n"
     "GPU, why (\"no driver loaded: no NVIDIA GPU\").\n"
-    "\n"
-    "Options:\n"
-    "      --json      one JSON object instead of text\n"
-    "  -v, --verbose   debug messages, with what the GPU libraries print while\n"
-    "                  they start (kept off the terminal otherwise)\n"
-    "  -h, --help      show this help\n";
+    "\n";
 
-static const struct {
-	unsigned bit;
-	const char *name;
-} metric_names[] = {
-    {GPU_UTIL, "util"},
-    {GPU_MEM_UTIL, "mem_util"},
-    {GPU_MEM_USED, "mem_used"},
-    {GPU_PCIE, "pcie"},
-    {GPU_NVLINK, "nvlink"},
-    {GPU_POWER, "power"},
-    {GPU_ENERGY, "energy"},
-    {GPU_TEMP, "temperature"},
-    {GPU_SM_CLOCK, "sm_clock"},
-    {GPU_MEM_CLOCK, "mem_clock"},
-    {GPU_THROTTLE, "throttle_reasons"},
-    {GPU_ECC, "ecc"},
-    {GPU_PROC_MEM, "process_memory"},
-    {GPU_PROC_UTIL, "process_util"},
-    {GPU_EVENTS, "events"},
-};
-
-static const char *driver_of(const struct gpu_set *set, const struct gpu_dev *d)
+static int set_verbose(const struct opt *opt, const char *arg)
 {
-	for (int i = 0; i < set->nopened; i++)
-		if (set->opened[i].backend == d->backend)
-			return set->opened[i].driver;
-	return "";
-}
-
-static void print_json(const struct gpu_set *set, struct strbuf *out)
-{
-	struct jsonw w;
-
-	jsonw_init(&w, out, true);
-	jsonw_obj_begin(&w);
-	jsonw_key(&w, "libraries");
-	jsonw_arr_begin(&w);
-	for (int i = 0; i < set->nopened; i++) {
-		const struct gpu_opened *o = &set->opened[i];
-
-		jsonw_obj_begin(&w);
-		jsonw_kv_str(&w, "backend", o->backend->name);
-		jsonw_kv_str(&w, "vendor", o->backend->vendor);
-		jsonw_kv_str_opt(&w, "driver_version", o->driver[0] ? o->driver : NULL);
-		jsonw_kv_str_opt(&w, "library_version", o->library[0] ? o->library : NULL);
-		jsonw_obj_end(&w);
-	}
-	jsonw_arr_end(&w);
-	jsonw_key(&w, "vendors");
-	jsonw_arr_begin(&w);
-	for (int i = 0; i < set->nvendors; i++) {
-		const struct gpu_vendor *v = &set->vendor[i];
-		char line[512];
-
-		gpu_vendor_describe(v, line, sizeof(line));
-		jsonw_obj_begin(&w);
-		jsonw_kv_str(&w, "vendor", v->backend->vendor);
-		jsonw_kv_str(&w, "backend", v->backend->name);
-		jsonw_kv_str_opt(&w, "library", v->note.library[0] ? v->note.library : NULL);
-		jsonw_kv_str(&w, "state", gpu_lib_state_name(v->note.state));
-		jsonw_kv_int(&w, "gpu_count", v->ndevices);
-		jsonw_kv_str_opt(&w, "detail", v->note.detail[0] ? v->note.detail : NULL);
-		jsonw_kv_str(&w, "summary", line);
-		jsonw_obj_end(&w);
-	}
-	jsonw_arr_end(&w);
-	jsonw_key(&w, "gpus");
-	jsonw_arr_begin(&w);
-	for (int i = 0; i < set->ndevices; i++) {
-		const struct gpu_dev *d = &set->dev[i];
-		const struct gpu_device_info *g = &d->info;
-
-		jsonw_obj_begin(&w);
-		jsonw_kv_int(&w, "index", g->index);
-		jsonw_kv_str(&w, "vendor", d->backend->vendor);
-		jsonw_kv_str(&w, "uuid", g->uuid);
-		jsonw_kv_str(&w, "name", g->name);
-		jsonw_kv_str(&w, "pci_bus_id", g->pci_bus_id);
-		jsonw_kv_int_opt(&w, "mem_total_bytes", g->valid & GPU_INFO_MEM_TOTAL,
-				 (int64_t)g->mem_total_bytes);
-		jsonw_kv_int_opt(&w, "power_limit_mw", g->valid & GPU_INFO_POWER_LIMIT,
-				 g->power_limit_mw);
-		jsonw_kv_int_opt(&w, "nvlink_count", g->valid & GPU_INFO_NVLINKS, g->nvlink_count);
-		jsonw_kv_str(&w, "driver_version", driver_of(set, d));
-		jsonw_key(&w, "supported");
-		jsonw_arr_begin(&w);
-		for (size_t k = 0; k < sizeof(metric_names) / sizeof(metric_names[0]); k++)
-			if (g->supported & metric_names[k].bit)
-				jsonw_str(&w, metric_names[k].name);
-		jsonw_arr_end(&w);
-		jsonw_obj_end(&w);
-	}
-	jsonw_arr_end(&w);
-	jsonw_obj_end(&w);
-	strbuf_addch(out, '\n');
-}
-
-static void print_text(const struct gpu_set *set, struct strbuf *out)
-{
-	char mem[16];
-
-	if (set->ndevices == 0)
-		strbuf_addstr(out, "no GPUs found\n");
-	/* each vendor: its library, and its GPUs or why there are none */
-	for (int i = 0; i < set->nvendors; i++) {
-		char line[512];
-
-		gpu_vendor_describe(&set->vendor[i], line, sizeof(line));
-		strbuf_addf(out, "%s: %s\n", set->vendor[i].backend->vendor, line);
-	}
-	if (set->ndevices == 0)
-		return;
-	for (int i = 0; i < set->nopened; i++)
-		strbuf_addf(out, "%s %s: driver %s, library %s\n", set->opened[i].backend->vendor,
-			    set->opened[i].backend->name,
-			    set->opened[i].driver[0] ? set->opened[i].driver : "unknown",
-			    set->opened[i].library[0] ? set->opened[i].library : "unknown");
-	for (int i = 0; i < set->ndevices; i++) {
-		const struct gpu_device_info *g = &set->dev[i].info;
-
-		strbuf_addf(out, "\nGPU %d  %s  %s\n", g->index, g->name, g->uuid);
-		strbuf_addf(out, "  bus %s", g->pci_bus_id);
-		if (g->valid & GPU_INFO_MEM_TOTAL)
-			strbuf_addf(out, ", memory %s",
-				    fmt_bytes(mem, sizeof(mem), g->mem_total_bytes));
-		if (g->valid & GPU_INFO_POWER_LIMIT)
-			strbuf_addf(out, ", power limit %.0f W", g->power_limit_mw / 1000.0);
-		if (g->valid & GPU_INFO_NVLINKS)
-			strbuf_addf(out, ", %u NVLink links", g->nvlink_count);
-		strbuf_addstr(out, "\n  metrics:");
-		for (size_t k = 0; k < sizeof(metric_names) / sizeof(metric_names[0]); k++)
-			if (g->supported & metric_names[k].bit)
-				strbuf_addf(out, " %s", metric_names[k].name);
-		strbuf_addstr(out, "\n  missing:");
-		for (size_t k = 0; k < sizeof(metric_names) / sizeof(metric_names[0]); k++)
-			if (!(g->supported & metric_names[k].bit))
-				strbuf_addf(out, " %s", metric_names[k].name);
-		strbuf_addch(out, '\n');
-	}
+	(void)opt;
+	(void)arg;
+	log_set_level(LOG_DEBUG);
+	return 0;
 }
 
 static int cmd_gpus(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	    {"json", no_argument, NULL, 'j'},
-	    {"verbose", no_argument, NULL, 'v'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
+	static const struct opt_cmd cmd = {"gpus", gpus_head, NULL, 18, 0, 0};
+	bool json = false;
+	const struct opt opts[] = {
+	    OPT_FLAG(0, "json", &json, "one JSON object instead of text"),
+	    OPT_ACTION('v', "verbose",
+		       "debug messages, with what the GPU libraries print while\n"
+		       "they start (kept off the terminal otherwise)",
+		       set_verbose),
+	    OPT_END(),
 	};
 	struct gpu_set set;
 	struct strbuf out;
-	bool json = false;
-	int opt;
+	int first, ret = opt_parse(&cmd, opts, argc, argv, &first);
 
-	opterr = 0;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, ":hv", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'j':
-			json = true;
-			break;
-		case 'v':
-			log_set_level(LOG_DEBUG);
-			break;
-		case 'h':
-			fputs(gpus_usage, stdout);
-			return 0;
-		default:
-			return cli_option_error("gpus", opt, argv);
-		}
-	}
-	if (optind < argc)
-		return cli_usage_error("gpus", "unexpected argument '%s'", argv[optind]);
+	if (ret)
+		return ret == OPT_DONE ? 0 : ret;
 	gpu_set_init(&set);
 	gpu_set_open(&set);
 	strbuf_init(&out, 0);
 	if (json)
-		print_json(&set, &out);
+		gpu_list_json(&set, &out);
 	else
-		print_text(&set, &out);
+		gpu_list_text(&set, &out);
 	fwrite(out.buf, 1, out.len, stdout);
 	strbuf_release(&out);
 	gpu_set_close(&set);
@@ -219,5 +65,4 @@ const struct cli_command cmd_gpus_def = {
     "gpus",
     cmd_gpus,
     "list the GPUs and what their driver reports",
-    gpus_usage,
 };

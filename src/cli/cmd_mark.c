@@ -12,7 +12,6 @@
  * sent, not received.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,207 +21,156 @@
 #include "common/log.h"
 #include "common/strbuf.h"
 
-static const char mark_usage[] =
+static const char mark_head[] =
     "usage: jobscope mark [--text TEXT] [--tag K:V]... [-v] NAME\n"
     "\n"
     "Sets a marker in the running job: its report splits the job into phases\n"
     "at its markers (CPU, memory, GPU and app figures per phase).  Sent as a\n"
     "DogStatsD event to $JOBSCOPE_STATSD_SOCKET (set by `jobscope run`), else\n"
-    "$STATSD_HOST:$STATSD_PORT, else 127.0.0.1:8125.  -v says where it went.\n";
+    "$STATSD_HOST:$STATSD_PORT, else 127.0.0.1:8125.\n"
+    "\n";
 
-static const char metric_usage[] =
+static const char metric_head[] =
     "usage: jobscope metric [--type counter|gauge|timer|histogram|distribution|set]\n"
     "                       [--rate R] [--tag K:V]... [-v] NAME VALUE\n"
     "\n"
     "Sends one application metric to the running job, as a StatsD line\n"
     "(NAME:VALUE|c by default; a gauge VALUE of +N or -N moves it; a timer's\n"
-    "VALUE is in ms).  Where it goes: as `jobscope mark`.\n";
+    "VALUE is in ms).  Where it goes: as `jobscope mark`.\n"
+    "\n";
 
 static const char *const type_codes[APP_TYPES] = {
     [APP_COUNTER] = "c",   [APP_GAUGE] = "g",	     [APP_TIMER] = "ms",
     [APP_HISTOGRAM] = "h", [APP_DISTRIBUTION] = "d", [APP_SET] = "s",
 };
 
-/* --tag K:V... as DogStatsD's "|#k:v,k2:v2"; a ',' or '|' or newline in one is refused. */
-static int add_tags(const char *cmd, struct strbuf *line, char **tags, size_t ntags)
+#define MAX_TAGS 32
+
+/* What mark and metric share: DogStatsD tags and -v. */
+struct send_opts {
+	const char *tag[MAX_TAGS];
+	size_t ntags;
+	bool verbose;
+};
+
+/* --tag K:V, as DogStatsD's "|#k:v,k2:v2": no ',' '|' '#' or newline in one. */
+static int add_tag(const struct opt *opt, const char *arg)
 {
-	for (size_t i = 0; i < ntags; i++) {
-		if (!tags[i][0] || strpbrk(tags[i], ",|#\n\r"))
-			return cli_usage_error(cmd, "bad --tag '%s': K:V without , | # or newlines",
-					       tags[i]);
-		strbuf_addf(line, "%s%s", i ? "," : "|#", tags[i]);
-	}
+	struct send_opts *o = opt->value;
+
+	if (o->ntags == MAX_TAGS)
+		return usage_error(opt_command(), "more than %d --tag", MAX_TAGS);
+	if (!arg[0] || strpbrk(arg, ",|#\n\r"))
+		return usage_error(opt_command(), "bad --tag '%s': K:V without , | # or newlines",
+				   arg);
+	o->tag[o->ntags++] = arg;
 	return 0;
 }
 
-/* Checks line with the receivers' parser and sends it. */
-static int send_line(const char *cmd, const struct strbuf *line, bool verbose)
+#define SEND_OPTIONS(o)                                                                            \
+	OPT_CALLBACK(0, "tag", (o), "K:V", "a DogStatsD tag (repeatable)", add_tag),               \
+	    OPT_FLAG('v', "verbose", &(o)->verbose, "say where the line went")
+
+/* Adds the tags, checks line with the receivers' parser and sends it. */
+static int send_line(const char *cmd, struct strbuf *line, const struct send_opts *o)
 {
 	struct statsd_line *parsed = malloc(sizeof(*parsed));
 	char where[256];
 	int ret;
 
+	for (size_t i = 0; i < o->ntags; i++)
+		strbuf_addf(line, "%s%s", i ? "," : "|#", o->tag[i]);
 	if (!parsed)
 		return log_err(-ENOMEM, "out of memory"), EXIT_FAIL;
 	ret = statsd_parse_line(line->buf, line->len, parsed);
 	free(parsed);
 	if (ret)
-		return cli_usage_error(cmd,
-				       "'%s' is not a line a StatsD receiver takes (a name "
-				       "without control characters, | or :, under %d bytes; a "
-				       "finite number)",
-				       line->buf, APP_NAME_MAX - 1);
+		return usage_error(cmd,
+				   "'%s' is not a line a StatsD receiver takes (a name "
+				   "without control characters, | or :, under %d bytes; a "
+				   "finite number)",
+				   line->buf, APP_NAME_MAX - 1);
 	ret = statsd_send(line->buf, line->len, where, sizeof(where));
 	if (ret) {
 		log_err(ret, "cannot send to %s", where);
 		return EXIT_FAIL;
 	}
-	if (verbose)
+	if (o->verbose)
 		fprintf(stderr, "jobscope: sent '%s' to %s\n", line->buf, where);
-	return 0;
-}
-
-#define MAX_TAGS 32
-
-static int parse_common(const char *cmd, const char *usage, int argc, char **argv,
-			const char *shortopts, const struct option *longopts,
-			int (*own)(int c, const char *arg, void *ctx), void *ctx, char **tags,
-			size_t *ntags, bool *verbose)
-{
-	int c;
-
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
-		switch (c) {
-		case 'g':
-			if (*ntags == MAX_TAGS)
-				return cli_usage_error(cmd, "more than %d --tag", MAX_TAGS);
-			tags[(*ntags)++] = optarg;
-			break;
-		case 'v':
-			*verbose = true;
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			return -1;
-		default: {
-			int ret = own ? own(c, optarg, ctx) : -ENOENT;
-
-			if (ret == -ENOENT)
-				return cli_option_error(cmd, c, argv);
-			if (ret)
-				return ret;
-		}
-		}
-	}
-	return 0;
-}
-
-static int mark_option(int c, const char *arg, void *ctx)
-{
-	if (c != 'x')
-		return -ENOENT;
-	*(const char **)ctx = arg;
 	return 0;
 }
 
 static int cmd_mark(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	    {"text", required_argument, NULL, 'x'},
-	    {"tag", required_argument, NULL, 'g'},
-	    {"verbose", no_argument, NULL, 'v'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
+	static const struct opt_cmd cmd = {"mark", mark_head, NULL, 20, 0, -1};
+	struct send_opts so = {0};
 	const char *text = "";
-	char *tags[MAX_TAGS];
-	size_t ntags = 0;
-	bool verbose = false;
-	struct strbuf line;
-	int ret = parse_common("mark", mark_usage, argc, argv, ":vh", longopts, mark_option, &text,
-			       tags, &ntags, &verbose);
+	const struct opt opts[] = {
+	    OPT_STRING(0, "text", &text, "TEXT", "the marker's text (the event's body)"),
+	    SEND_OPTIONS(&so),
+	    OPT_END(),
+	};
+	struct strbuf line, esc;
+	int first, ret = opt_parse(&cmd, opts, argc, argv, &first);
 
 	if (ret)
-		return ret < 0 ? 0 : ret;
-	if (optind + 1 != argc)
-		return cli_usage_error("mark", optind == argc
-						   ? "which marker? a NAME"
-						   : "one NAME (quote it if it has spaces)");
-	strbuf_init(&line, 0);
+		return ret == OPT_DONE ? 0 : ret;
+	if (first + 1 != argc)
+		return usage_error("mark", first == argc ? "which marker? a NAME"
+							 : "one NAME (quote it if it has spaces)");
 	/* DogStatsD's event: _e{title length,text length}:title|text; newlines in text as \n */
-	{
-		struct strbuf esc;
-
-		strbuf_init(&esc, 0);
-		for (const char *p = text; *p; p++)
-			if (*p == '\n')
-				strbuf_add(&esc, "\\n", 2);
-			else
-				strbuf_add(&esc, p, 1);
-		strbuf_addf(&line, "_e{%zu,%zu}:%s|%s", strlen(argv[optind]), esc.len, argv[optind],
-			    esc.len ? esc.buf : "");
-		strbuf_release(&esc);
-	}
-	ret = add_tags("mark", &line, tags, ntags);
-	if (!ret)
-		ret = send_line("mark", &line, verbose);
+	strbuf_init(&esc, 0);
+	for (const char *p = text; *p; p++)
+		if (*p == '\n')
+			strbuf_add(&esc, "\\n", 2);
+		else
+			strbuf_add(&esc, p, 1);
+	strbuf_init(&line, 0);
+	strbuf_addf(&line, "_e{%zu,%zu}:%s|%s", strlen(argv[first]), esc.len, argv[first],
+		    esc.len ? esc.buf : "");
+	strbuf_release(&esc);
+	ret = send_line("mark", &line, &so);
 	strbuf_release(&line);
 	return ret;
 }
 
-struct metric_opts {
-	enum app_type type;
-	const char *rate;
-};
-
-static int metric_option(int c, const char *arg, void *ctx)
+static int set_type(const struct opt *opt, const char *arg)
 {
-	struct metric_opts *m = ctx;
-
-	switch (c) {
-	case 't':
-		if (app_type_parse(arg, &m->type))
-			return cli_usage_error("metric",
-					       "bad --type '%s': counter, gauge, timer, "
-					       "histogram, distribution or set",
-					       arg);
-		return 0;
-	case 'r':
-		m->rate = arg;
-		return 0;
-	default:
-		return -ENOENT;
-	}
+	if (app_type_parse(arg, opt->value))
+		return usage_error("metric",
+				   "bad --type '%s': counter, gauge, timer, histogram, "
+				   "distribution or set",
+				   arg);
+	return 0;
 }
 
 static int cmd_metric(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	    {"type", required_argument, NULL, 't'}, {"rate", required_argument, NULL, 'r'},
-	    {"tag", required_argument, NULL, 'g'},  {"verbose", no_argument, NULL, 'v'},
-	    {"help", no_argument, NULL, 'h'},	    {NULL, 0, NULL, 0},
+	static const struct opt_cmd cmd = {"metric", metric_head, NULL, 20, 0, -1};
+	struct send_opts so = {0};
+	enum app_type type = APP_COUNTER;
+	const char *rate = NULL;
+	const struct opt opts[] = {
+	    OPT_CALLBACK(0, "type", &type, "TYPE",
+			 "counter (default), gauge, timer, histogram,\n"
+			 "distribution or set",
+			 set_type),
+	    OPT_STRING(0, "rate", &rate, "R", "the sample rate the value was taken at (|@R)"),
+	    SEND_OPTIONS(&so),
+	    OPT_END(),
 	};
-	struct metric_opts m = {APP_COUNTER, NULL};
-	char *tags[MAX_TAGS];
-	size_t ntags = 0;
-	bool verbose = false;
 	struct strbuf line;
-	int ret = parse_common("metric", metric_usage, argc, argv, ":vh", longopts, metric_option,
-			       &m, tags, &ntags, &verbose);
+	int first, ret = opt_parse(&cmd, opts, argc, argv, &first);
 
 	if (ret)
-		return ret < 0 ? 0 : ret;
-	if (optind + 2 != argc)
-		return cli_usage_error("metric", "a NAME and a VALUE");
+		return ret == OPT_DONE ? 0 : ret;
+	if (first + 2 != argc)
+		return usage_error("metric", "a NAME and a VALUE");
 	strbuf_init(&line, 0);
-	strbuf_addf(&line, "%s:%s|%s", argv[optind], argv[optind + 1], type_codes[m.type]);
-	if (m.rate)
-		strbuf_addf(&line, "|@%s", m.rate);
-	ret = add_tags("metric", &line, tags, ntags);
-	if (!ret)
-		ret = send_line("metric", &line, verbose);
+	strbuf_addf(&line, "%s:%s|%s", argv[first], argv[first + 1], type_codes[type]);
+	if (rate)
+		strbuf_addf(&line, "|@%s", rate);
+	ret = send_line("metric", &line, &so);
 	strbuf_release(&line);
 	return ret;
 }
@@ -231,12 +179,10 @@ const struct cli_command cmd_mark_def = {
     "mark",
     cmd_mark,
     "set a marker (a phase boundary) in the running job",
-    mark_usage,
 };
 
 const struct cli_command cmd_metric_def = {
     "metric",
     cmd_metric,
     "send one application metric (a StatsD line) to the running job",
-    metric_usage,
 };

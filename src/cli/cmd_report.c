@@ -5,7 +5,6 @@
  * export, plots per device), from a store or from a head.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +21,7 @@
 #include "report/session_export.h"
 #include "store/store.h"
 
-static const char report_usage[] =
+static const char report_head[] =
     "usage: jobscope report [--db PATH | --head URL]\n"
     "                       [RUN_ID | --job KEY | --session NAME | --user U | --node N]\n"
     "                       [--since T] [--until T] [--by user|node|job|hour|weekday|framework]\n"
@@ -52,55 +51,12 @@ static const char report_usage[] =
     "already there: jobscope's own, else cgroup_exporter (--job), cAdvisor\n"
     "(--pod), node_exporter (--node), with dcgm-exporter's GPUs; the window\n"
     "defaults to the last 24 hours (docs/report-prometheus.md).\n"
-    "\n"
-    "Options:\n"
-    "      --db PATH          the store (default ~/.local/share/jobscope/jobscope.db)\n"
-    "      --head URL         ask a head (http://head:8091) instead of a store\n"
-    "      --token-file F     the head's token (default $JOBSCOPE_TOKEN_FILE)\n"
-    "  -j, --job KEY          the job with that key\n"
-    "  -s, --session NAME     a profiling session (a head's store or a head)\n"
-    "  -u, --user U           jobs of user U\n"
-    "  -n, --node N           jobs on node N\n"
-    "      --since T          from T: RFC 3339 (2026-11-01T00:00:00Z), ms since the\n"
-    "                         epoch, or an age (7d, 2h)\n"
-    "      --until T          until T (default now)\n"
-    "      --prometheus URL   read the job's series from Prometheus (http://prom:9090)\n"
-    "      --pod NS/NAME      with --prometheus: a Kubernetes pod\n"
-    "      --step S           with --prometheus: the time between points (5s, 1m;\n"
-    "                         default 15s, wider for long windows)\n"
-    "  -b, --by KEY           group by user, node, job, hour, weekday or framework\n"
-    "  -f, --format FORMAT    text (default), json, csv (a job: one row per time\n"
-    "                         bucket; history: one row per group) or html (one\n"
-    "                         self-contained page)\n"
-    "  -o, --output FILE      write the report to FILE instead of stdout\n"
-    "      --plot FILE        also draw the job's timelines to FILE (.png, .pdf, .svg);\n"
-    "                         a session's: FILE, all its GPUs, and one file per\n"
-    "                         device, named from FILE\n"
-    "  -h, --help             show this help\n"
+    "\n";
+
+static const char report_tail[] =
     "\n"
     "On a terminal, reading a large store shows its progress on stderr\n"
     "(NO_PROGRESS=1: never).\n";
-
-/* Appends "?name=value" or "&name=value" to a path, percent-encoding the value. */
-static void query_param(struct strbuf *q, const char *name, const char *value)
-{
-	static const char hex[] = "0123456789ABCDEF";
-
-	if (!value)
-		return;
-	strbuf_addch(q, strchr(q->buf, '?') ? '&' : '?');
-	strbuf_addf(q, "%s=", name);
-	for (const unsigned char *p = (const unsigned char *)value; *p; p++) {
-		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-		    (*p >= '0' && *p <= '9') || strchr("-._~:", *p)) {
-			strbuf_addch(q, (char)*p);
-		} else {
-			strbuf_addch(q, '%');
-			strbuf_addch(q, hex[*p >> 4]);
-			strbuf_addch(q, hex[*p & 15]);
-		}
-	}
-}
 
 static const char *const format_names[] = {"text", "json", "csv", "html"};
 
@@ -109,36 +65,23 @@ static int report_from_head(const char *head, const char *token_file, const char
 			    const char *since, const char *until, const char *by,
 			    const struct report_query *q, const char *output)
 {
-	struct strbuf path, answer;
+	static const char *const names[] = {"run",   "job",   "user", "node",
+					    "since", "until", "by",   "format"};
+	const char *values[] = {run_id, q->job_key, q->user, q->node,
+				since,	until,	    by,	     format_names[q->format]};
+	struct strbuf answer;
 	char token[256];
-	long status = 0;
 	int ret;
 
 	if (q->plot_path)
-		return cli_usage_error("report", "--plot needs a store (--db): a head sends text");
+		return usage_error("report", "--plot needs a store (--db): a head sends text");
 	if (token_file && token_read_file(token_file, token, sizeof(token)))
 		return EXIT_USAGE;
-	strbuf_init(&path, 4096);
 	strbuf_init(&answer, 0);
-	strbuf_addstr(&path, "/api/v1/report");
-	query_param(&path, "run", run_id);
-	query_param(&path, "job", q->job_key);
-	query_param(&path, "user", q->user);
-	query_param(&path, "node", q->node);
-	query_param(&path, "since", since);
-	query_param(&path, "until", until);
-	query_param(&path, "by", by);
-	query_param(&path, "format", format_names[q->format]);
-	ret = http_client_request(head, path.buf, token_file ? token : NULL, NULL, &answer,
-				  &status);
-	if (!ret && status != 200) {
-		log_err(0, "the head answered %ld: %.*s", status, (int)answer.len,
-			answer.buf ? answer.buf : "");
-		ret = status == 404 || status == 400 ? -ENOENT : -EIO;
-	} else if (!ret) {
+	ret = http_client_get_query(head, "/api/v1/report", token_file ? token : NULL, names,
+				    values, 8, &answer);
+	if (!ret)
 		ret = cli_write_file(output, answer.buf ? answer.buf : "", answer.len);
-	}
-	strbuf_release(&path);
 	strbuf_release(&answer);
 	return ret ? EXIT_FAIL : 0;
 }
@@ -155,17 +98,17 @@ static int report_from_prometheus(const char *url, const char *pod, const char *
 	int ret;
 
 	if (!!q->job_key + !!pod + !!q->node != 1 || q->user || q->run_id || q->has_by)
-		return cli_usage_error("report", "--prometheus asks about one --job, --pod or "
-						 "--node (not --user, --by or a run id)");
+		return usage_error("report", "--prometheus asks about one --job, --pod or "
+					     "--node (not --user, --by or a run id)");
 	pq.kind = q->job_key ? PROMSRC_JOB : pod ? PROMSRC_POD : PROMSRC_NODE;
 	pq.key = q->job_key ? q->job_key : pod ? pod : q->node;
 	pq.until_ms = q->has_until ? q->until_ms : now_ms;
 	pq.since_ms = q->has_since ? q->since_ms : pq.until_ms - 24 * 3600 * 1000LL;
 	if (step && (parse_duration_ms(step, &pq.step_ms) || pq.step_ms < 1000))
-		return cli_usage_error("report", "bad --step '%s' (a duration of 1 s or more: 5s, 1m)",
-				       step);
+		return usage_error("report", "bad --step '%s' (a duration of 1 s or more: 5s, 1m)",
+				   step);
 	if (pq.since_ms >= pq.until_ms)
-		return cli_usage_error("report", "--since must come before --until");
+		return usage_error("report", "--since must come before --until");
 	r = malloc(sizeof(*r));
 	if (!r)
 		return EXIT_FAIL;
@@ -200,8 +143,8 @@ static int session_from_head(const char *head, const char *token_file, const cha
 	int ret;
 
 	if (q->plot_path)
-		return cli_usage_error("report", "--plot needs a store (--db): a head sends the "
-						 "report, not pictures");
+		return usage_error("report", "--plot needs a store (--db): a head sends the "
+					     "report, not pictures");
 	if (token_file && token_read_file(token_file, token, sizeof(token)))
 		return EXIT_USAGE;
 	strbuf_init(&out, (size_t)1 << 32);
@@ -233,154 +176,107 @@ static int session_from_store(struct store *st, const char *session, const struc
 
 static int cmd_report(int argc, char **argv)
 {
-	enum { OPT_DB = 256, OPT_HEAD, OPT_TOKEN, OPT_SINCE, OPT_UNTIL, OPT_PLOT, OPT_PROM, OPT_POD,
-	       OPT_STEP };
-	static const struct option longopts[] = {
-	    {"db", required_argument, NULL, OPT_DB},
-	    {"head", required_argument, NULL, OPT_HEAD},
-	    {"token-file", required_argument, NULL, OPT_TOKEN},
-	    {"format", required_argument, NULL, 'f'},
-	    {"output", required_argument, NULL, 'o'},
-	    {"job", required_argument, NULL, 'j'},
-	    {"session", required_argument, NULL, 's'},
-	    {"user", required_argument, NULL, 'u'},
-	    {"node", required_argument, NULL, 'n'},
-	    {"since", required_argument, NULL, OPT_SINCE},
-	    {"until", required_argument, NULL, OPT_UNTIL},
-	    {"by", required_argument, NULL, 'b'},
-	    {"plot", required_argument, NULL, OPT_PLOT},
-	    {"prometheus", required_argument, NULL, OPT_PROM},
-	    {"pod", required_argument, NULL, OPT_POD},
-	    {"step", required_argument, NULL, OPT_STEP},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
-	const char *db = NULL, *head = NULL, *output = "-", *session = NULL;
-	const char *token_file = getenv("JOBSCOPE_TOKEN_FILE");
-	bool token_given = false; /* --token-file, not the environment's */
-	const char *since = NULL, *until = NULL, *by = NULL;
+	static const struct opt_cmd cmd = {"report", report_head, report_tail, 25, 0, 1};
+	const char *db = NULL, *head = NULL, *output = "-", *session = NULL, *token_opt = NULL;
+	const char *since = NULL, *until = NULL, *by = NULL, *format = NULL;
 	const char *prom = NULL, *pod = NULL, *step = NULL;
 	struct report_query q = {.utf8 = cli_utf8()};
+	const struct opt opts[] = {
+	    OPT_STRING(0, "db", &db, "PATH",
+		       "the store (default ~/.local/share/jobscope/jobscope.db)"),
+	    OPT_STRING(0, "head", &head, "URL", "ask a head (http://head:8091) instead of a store"),
+	    OPT_STRING(0, "token-file", &token_opt, "F",
+		       "the head's token (default $JOBSCOPE_TOKEN_FILE)"),
+	    OPT_STRING('j', "job", &q.job_key, "KEY", "the job with that key"),
+	    OPT_STRING('s', "session", &session, "NAME",
+		       "a profiling session (a head's store or a head)"),
+	    OPT_STRING('u', "user", &q.user, "U", "jobs of user U"),
+	    OPT_STRING('n', "node", &q.node, "N", "jobs on node N"),
+	    OPT_STRING(0, "since", &since, "T",
+		       "from T: RFC 3339 (2026-11-01T00:00:00Z), ms since the\n"
+		       "epoch, or an age (7d, 2h)"),
+	    OPT_STRING(0, "until", &until, "T", "until T (default now)"),
+	    OPT_STRING(0, "prometheus", &prom, "URL",
+		       "read the job's series from Prometheus (http://prom:9090)"),
+	    OPT_STRING(0, "pod", &pod, "NS/NAME", "with --prometheus: a Kubernetes pod"),
+	    OPT_STRING(0, "step", &step, "S",
+		       "with --prometheus: the time between points (5s, 1m;\n"
+		       "default 15s, wider for long windows)"),
+	    OPT_STRING('b', "by", &by, "KEY",
+		       "group by user, node, job, hour, weekday or framework"),
+	    OPT_STRING('f', "format", &format, "FORMAT",
+		       "text (default), json, csv (a job: one row per time\n"
+		       "bucket; history: one row per group) or html (one\n"
+		       "self-contained page)"),
+	    OPT_STRING('o', "output", &output, "FILE",
+		       "write the report to FILE instead of stdout"),
+	    OPT_STRING(0, "plot", &q.plot_path, "FILE",
+		       "also draw the job's timelines to FILE (.png, .pdf, .svg);\n"
+		       "a session's: FILE, all its GPUs, and one file per\n"
+		       "device, named from FILE"),
+	    OPT_END(),
+	};
+	const char *token_file;
 	int64_t now_ms = time_now_ms();
 	struct strbuf out;
 	struct store *st;
 	char err[512];
-	int opt, ret;
+	int first, ret = opt_parse(&cmd, opts, argc, argv, &first);
 
-	opterr = 0;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, ":f:o:j:s:u:n:b:h", longopts, NULL)) != -1) {
-		switch (opt) {
-		case OPT_DB:
-			db = optarg;
-			break;
-		case OPT_HEAD:
-			head = optarg;
-			break;
-		case OPT_TOKEN:
-			token_file = optarg;
-			token_given = true;
-			break;
-		case 'f':
-			if (report_format_parse(optarg, &q.format))
-				return cli_usage_error("report",
-						       "bad --format '%s' (text, json, csv or html)",
-						       optarg);
-			break;
-		case 'o':
-			output = optarg;
-			break;
-		case 'j':
-			q.job_key = optarg;
-			break;
-		case 's':
-			session = optarg;
-			break;
-		case 'u':
-			q.user = optarg;
-			break;
-		case 'n':
-			q.node = optarg;
-			break;
-		case OPT_SINCE:
-			since = optarg;
-			if (parse_time_ms(optarg, now_ms, &q.since_ms))
-				return cli_usage_error("report",
-						       "bad --since '%s' (RFC 3339, ms since the epoch, or an age: 7d, 2h)",
-						       optarg);
-			q.has_since = true;
-			break;
-		case OPT_UNTIL:
-			until = optarg;
-			if (parse_time_ms(optarg, now_ms, &q.until_ms))
-				return cli_usage_error("report",
-						       "bad --until '%s' (RFC 3339, ms since the epoch, or an age: 7d, 2h)",
-						       optarg);
-			q.has_until = true;
-			break;
-		case 'b':
-			by = optarg;
-			if (history_by_parse(optarg, &q.by))
-				return cli_usage_error(
-				    "report", "bad --by '%s' (user, node, job, hour, weekday or framework)", optarg);
-			q.has_by = true;
-			break;
-		case OPT_PLOT:
-			if (!plot_format_known(optarg))
-				return cli_usage_error("report",
-						       "--plot '%s': the file must end in .png, .pdf "
-						       "or .svg",
-						       optarg);
-			q.plot_path = optarg;
-			break;
-		case OPT_PROM:
-			prom = optarg;
-			break;
-		case OPT_POD:
-			pod = optarg;
-			break;
-		case OPT_STEP:
-			step = optarg;
-			break;
-		case 'h':
-			fputs(report_usage, stdout);
-			return 0;
-		default:
-			return cli_option_error("report", opt, argv);
-		}
-	}
-	if (optind < argc && !q.job_key)
-		q.run_id = argv[optind++];
-	if (optind < argc)
-		return cli_usage_error("report", "unexpected argument '%s'", argv[optind]);
+	if (ret)
+		return ret == OPT_DONE ? 0 : ret;
+	token_file = token_opt ? token_opt : getenv("JOBSCOPE_TOKEN_FILE");
+	if (format && report_format_parse(format, &q.format))
+		return usage_error("report", "bad --format '%s' (text, json, csv or html)", format);
+	if (since && parse_time_ms(since, now_ms, &q.since_ms))
+		return usage_error(
+		    "report", "bad --since '%s' (RFC 3339, ms since the epoch, or an age: 7d, 2h)",
+		    since);
+	if (until && parse_time_ms(until, now_ms, &q.until_ms))
+		return usage_error(
+		    "report", "bad --until '%s' (RFC 3339, ms since the epoch, or an age: 7d, 2h)",
+		    until);
+	if (by && history_by_parse(by, &q.by))
+		return usage_error(
+		    "report", "bad --by '%s' (user, node, job, hour, weekday or framework)", by);
+	if (q.plot_path && !plot_format_known(q.plot_path))
+		return usage_error("report", "--plot '%s': the file must end in .png, .pdf or .svg",
+				   q.plot_path);
+	q.has_since = since != NULL;
+	q.has_until = until != NULL;
+	q.has_by = by != NULL;
+	if (first < argc && !q.job_key)
+		q.run_id = argv[first++];
+	if (first < argc)
+		return usage_error("report", "unexpected argument '%s'", argv[first]);
 	if (q.run_id && strcmp(q.run_id, "last") != 0) {
 		int64_t id;
 
 		if (report_parse_run_id(q.run_id, &id))
-			return cli_usage_error("report", "'%s' is not a run id (a number, or 'last')",
-					       q.run_id);
+			return usage_error("report", "'%s' is not a run id (a number, or 'last')",
+					   q.run_id);
 	}
 	if (prom && (db || head || session))
-		return cli_usage_error("report", "--prometheus is the source: not with --db, --head "
-						 "or --session");
+		return usage_error("report", "--prometheus is the source: not with --db, --head "
+					     "or --session");
 	if (prom)
 		return report_from_prometheus(prom, pod, step, &q, now_ms, output);
 	if (pod || step)
-		return cli_usage_error("report", "--pod and --step are for --prometheus");
+		return usage_error("report", "--pod and --step are for --prometheus");
 	if ((q.run_id || q.job_key) && (q.user || q.node || since || until || by))
-		return cli_usage_error("report", "--user, --node, --since, --until and --by select "
-						 "many jobs: not with a run id or --job");
+		return usage_error("report", "--user, --node, --since, --until and --by select "
+					     "many jobs: not with a run id or --job");
 	if (db && head)
-		return cli_usage_error("report", "--db or --head, not both");
-	if (token_given && !head)
-		return cli_usage_error("report", "--token-file is a head's token: with --head");
+		return usage_error("report", "--db or --head, not both");
+	if (token_opt && !head)
+		return usage_error("report", "--token-file is a head's token: with --head");
 	if (session && (q.run_id || q.job_key || q.user || q.node || since || until || by))
-		return cli_usage_error("report", "--session NAME is the whole question: not with a "
-						 "run id, --job, --user, --node, --since, --until "
-						 "or --by");
+		return usage_error("report", "--session NAME is the whole question: not with a "
+					     "run id, --job, --user, --node, --since, --until "
+					     "or --by");
 	if (session && q.format == REPORT_FMT_HTML)
-		return cli_usage_error("report", "--format html is for a job or history; a "
-						 "session's report: text, json or csv");
+		return usage_error("report", "--format html is for a job or history; a "
+					     "session's report: text, json or csv");
 	if (head && session)
 		return session_from_head(head, token_file, session, &q, output);
 	if (head)
@@ -418,5 +314,4 @@ const struct cli_command cmd_report_def = {
     "report",
     cmd_report,
     "a job's report, or reserved vs used history",
-    report_usage,
 };

@@ -1,5 +1,4 @@
 /* cmd_runs.c - `jobscope runs`: list the runs kept in a store. */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -10,16 +9,12 @@
 #include "store/store.h"
 #include "store/reader.h"
 
-static const char runs_usage[] =
+static const char runs_head[] =
     "usage: jobscope runs [--db PATH] [--json]\n"
     "\n"
     "List the runs in a store, oldest first: id, start (UTC), duration, exit\n"
     "status, name and command.  `jobscope report ID` prints one.\n"
-    "\n"
-    "Options:\n"
-    "      --db PATH   the store (default ~/.local/share/jobscope/jobscope.db)\n"
-    "      --json      one JSON array instead of a table\n"
-    "  -h, --help      show this help\n";
+    "\n";
 
 struct runs_ctx {
 	bool json;
@@ -85,37 +80,20 @@ static int print_run(const struct job_record *j, void *arg)
 
 static int cmd_runs(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	    {"db", required_argument, NULL, 'd'},
-	    {"json", no_argument, NULL, 'j'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
-	struct runs_ctx c;
+	static const struct opt_cmd cmd = {"runs", runs_head, NULL, 18, 0, 0};
+	struct runs_ctx c = {0};
 	const char *db = NULL;
+	const struct opt opts[] = {
+	    OPT_STRING(0, "db", &db, "PATH",
+		       "the store (default ~/.local/share/jobscope/jobscope.db)"),
+	    OPT_FLAG(0, "json", &c.json, "one JSON array instead of a table"),
+	    OPT_END(),
+	};
 	struct store *st;
-	int opt, ret;
+	int first, ret = opt_parse(&cmd, opts, argc, argv, &first);
 
-	memset(&c, 0, sizeof(c));
-	opterr = 0;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'd':
-			db = optarg;
-			break;
-		case 'j':
-			c.json = true;
-			break;
-		case 'h':
-			fputs(runs_usage, stdout);
-			return 0;
-		default:
-			return cli_option_error("runs", opt, argv);
-		}
-	}
-	if (optind < argc)
-		return cli_usage_error("runs", "unexpected argument '%s'", argv[optind]);
+	if (ret)
+		return ret == OPT_DONE ? 0 : ret;
 	if (cli_open_store(db, STORE_READONLY, &st))
 		return EXIT_USAGE;
 	db = store_path(st);
@@ -141,5 +119,4 @@ const struct cli_command cmd_runs_def = {
     "runs",
     cmd_runs,
     "list the runs in a store",
-    runs_usage,
 };

@@ -5,7 +5,6 @@
  * admin token --token-file F or $JOBSCOPE_TOKEN_FILE.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,8 +17,9 @@
 #include "common/timeutil.h"
 #include "common/token.h"
 #include "net/client.h"
+#include "net/headview.h"
 
-static const char session_usage[] =
+static const char session_head[] =
     "usage: jobscope session start NAME [--interval DUR] [--nodes a,b] [--cuda]\n"
     "                              [HEAD OPTIONS]\n"
     "       jobscope session stop [NAME] [HEAD OPTIONS]\n"
@@ -32,11 +32,9 @@ static const char session_usage[] =
     "memory-operation tables of the processes started with their hook (see\n"
     "`jobscope agent --cuda-socket`, docs/cuda.md).  `stop` without a name stops\n"
     "every active session.\n"
-    "\n"
-    "Head options:\n"
-    "      --head URL         the head (default $JOBSCOPE_HEAD), e.g. http://head:8091\n"
-    "      --token-file F     its admin token (default $JOBSCOPE_TOKEN_FILE)\n"
-    "  -h, --help             show this help\n"
+    "\n";
+
+static const char session_tail[] =
     "\n"
     "Exit status: 0 done; 1 the head refused (e.g. a session of that name is\n"
     "already active, or none is) or cannot be reached; 2 usage error.\n";
@@ -55,36 +53,7 @@ static int show(const char *verb, struct strbuf *answer, long status, bool json_
 	if (json_out || (!msg && !err && !cJSON_IsArray(sessions))) {
 		fwrite(answer->buf ? answer->buf : "", 1, answer->len, stdout);
 	} else if (cJSON_IsArray(sessions)) {
-		const cJSON *s;
-
-		printf("%-24s %-7s %-24s %-24s %-9s %-4s %s\n", "NAME", "STATE", "START", "END",
-		       "INTERVAL", "CUDA", "NODES");
-		cJSON_ArrayForEach(s, sessions) {
-			const cJSON *name = cJSON_GetObjectItemCaseSensitive(s, "name");
-			const cJSON *start = cJSON_GetObjectItemCaseSensitive(s, "start_ms");
-			const cJSON *end = cJSON_GetObjectItemCaseSensitive(s, "end_ms");
-			const cJSON *iv = cJSON_GetObjectItemCaseSensitive(s, "interval_ms");
-			const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(s, "nodes");
-			const cJSON *cuda = cJSON_GetObjectItemCaseSensitive(s, "cuda");
-			char t0[40] = "-", t1[40] = "-", ivs[24] = "agents'", ns[256] = "all";
-
-			if (cJSON_IsNumber(start))
-				format_rfc3339_ms((int64_t)start->valuedouble, t0, sizeof(t0));
-			if (cJSON_IsNumber(end))
-				format_rfc3339_ms((int64_t)end->valuedouble, t1, sizeof(t1));
-			if (cJSON_IsNumber(iv))
-				snprintf(ivs, sizeof(ivs), "%.0fms", iv->valuedouble);
-			if (cJSON_IsArray(nodes)) {
-				char *p = cJSON_PrintUnformatted(nodes);
-
-				snprintf(ns, sizeof(ns), "%s", p ? p : "?");
-				free(p);
-			}
-			printf("%-24s %-7s %-24s %-24s %-9s %-4s %s\n",
-			       cJSON_IsString(name) ? name->valuestring : "?",
-			       cJSON_IsNumber(end) ? "stopped" : "active", t0, t1, ivs,
-			       cJSON_IsTrue(cuda) ? "yes" : "no", ns);
-		}
+		headview_sessions(sessions);
 	} else {
 		const cJSON *m = cJSON_IsString(err) ? err : msg;
 
@@ -100,88 +69,46 @@ static int show(const char *verb, struct strbuf *answer, long status, bool json_
 
 static int cmd_session(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	    {"head", required_argument, NULL, 'H'},
-	    {"token-file", required_argument, NULL, 't'},
-	    {"interval", required_argument, NULL, 'i'},
-	    {"nodes", required_argument, NULL, 'n'},
-	    {"json", no_argument, NULL, 'j'},
-	    {"cuda", no_argument, NULL, 'C'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
+	static const struct opt_cmd cmd = {"session", session_head, session_tail, 25, 0, 2};
 	const char *head = getenv("JOBSCOPE_HEAD"), *token_file = getenv("JOBSCOPE_TOKEN_FILE");
 	const char *verb, *name = NULL, *nodes = NULL;
 	int64_t interval_ms = 0;
-	char token[256];
 	bool json_out = false, cuda = false;
+	const struct opt opts[] = {
+	    OPT_DURATION('i', "interval", &interval_ms, 100, 0, "at least 100ms",
+			 "start: the agents' interval meanwhile (down to 100ms)"),
+	    OPT_STRING('n', "nodes", &nodes, "a,b", "start: only these nodes (default all)"),
+	    OPT_FLAG(0, "cuda", &cuda, "start: CUDA tables too (docs/cuda.md)"),
+	    OPT_FLAG(0, "json", &json_out, "print the head's answer (JSON) as it is"),
+	    OPT_STRING(0, "head", &head, "URL",
+		       "the head (default $JOBSCOPE_HEAD), e.g. http://head:8091"),
+	    OPT_STRING(0, "token-file", &token_file, "F",
+		       "its admin token (default $JOBSCOPE_TOKEN_FILE)"),
+	    OPT_END(),
+	};
+	char token[256];
 	struct strbuf body, answer;
 	struct jsonw w;
 	long status = 0;
-	int c, ret;
+	int first, ret = opt_parse(&cmd, opts, argc, argv, &first);
 
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "+:i:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'H':
-			head = optarg;
-			break;
-		case 't':
-			token_file = optarg;
-			break;
-		case 'i':
-			if (parse_duration_ms(optarg, &interval_ms) || interval_ms < 100)
-				return cli_usage_error("session",
-						       "bad --interval '%s' (at least 100ms)", optarg);
-			break;
-		case 'n':
-			nodes = optarg;
-			break;
-		case 'j':
-			json_out = true;
-			break;
-		case 'h':
-			fputs(session_usage, stdout);
-			return 0;
-		default:
-			return cli_option_error("session", c, argv);
-		}
-	}
-	if (optind >= argc)
-		return cli_usage_error("session", "say start, stop or list");
-	verb = argv[optind++];
-	/* options may also follow the verb and name */
-	if (optind < argc && argv[optind][0] != '-')
-		name = argv[optind++];
-	while ((c = getopt_long(argc, argv, ":i:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'H': head = optarg; break;
-		case 't': token_file = optarg; break;
-		case 'i':
-			if (parse_duration_ms(optarg, &interval_ms) || interval_ms < 100)
-				return cli_usage_error("session",
-						       "bad --interval '%s' (at least 100ms)", optarg);
-			break;
-		case 'n': nodes = optarg; break;
-		case 'j': json_out = true; break;
-		case 'C': cuda = true; break;
-		case 'h': fputs(session_usage, stdout); return 0;
-		default: return cli_option_error("session", c, argv);
-		}
-	}
-	if (optind < argc)
-		return cli_usage_error("session", "unexpected argument '%s'", argv[optind]);
+	if (ret)
+		return ret == OPT_DONE ? 0 : ret;
+	if (first >= argc)
+		return usage_error("session", "say start, stop or list");
+	/* options may come before or after the verb and the name */
+	verb = argv[first];
+	name = first + 1 < argc ? argv[first + 1] : NULL;
 	if (!head || !*head)
-		return cli_usage_error("session", "which head? --head URL or $JOBSCOPE_HEAD");
+		return usage_error("session", "which head? --head URL or $JOBSCOPE_HEAD");
 	if (strcmp(verb, "start") == 0 && !name)
-		return cli_usage_error("session", "start needs a NAME");
+		return usage_error("session", "start needs a NAME");
 	if (cuda && strcmp(verb, "start"))
-		return cli_usage_error("session", "--cuda is for start");
+		return usage_error("session", "--cuda is for start");
 	if (strcmp(verb, "list") == 0 && name)
-		return cli_usage_error("session", "list takes no NAME");
+		return usage_error("session", "list takes no NAME");
 	if (strcmp(verb, "start") && strcmp(verb, "stop") && strcmp(verb, "list"))
-		return cli_usage_error("session", "unknown '%s': start, stop or list", verb);
+		return usage_error("session", "unknown '%s': start, stop or list", verb);
 	if (token_file && token_read_file(token_file, token, sizeof(token)))
 		return EXIT_USAGE;
 
@@ -226,5 +153,4 @@ const struct cli_command cmd_session_def = {
     "session",
     cmd_session,
     "start, stop and list profiling sessions on a head",
-    session_usage,
 };

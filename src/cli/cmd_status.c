@@ -18,97 +18,54 @@
 #include "common/timeutil.h"
 #include "common/token.h"
 #include "net/client.h"
+#include "net/headview.h"
 
-static const char status_usage[] =
+static const char status_head[] =
     "usage: jobscope status [--json] [--head URL] [--token-file F]\n"
     "\n"
     "What a head is doing: whether a profiling session is active (and which),\n"
     "its agents and how current each is.  --json prints the head's answer.\n"
-    "The head: --head URL or $JOBSCOPE_HEAD; a token: --token-file or\n"
-    "$JOBSCOPE_TOKEN_FILE.\n";
+    "\n";
 
-static const char clients_usage[] =
+static const char clients_head[] =
     "usage: jobscope clients [--json] [--head URL] [--token-file F]\n"
     "\n"
     "The agents streaming to a head: node, agent id, GPUs, when last heard of,\n"
     "how far the head holds its rows, and whether it is healthy (heard of within\n"
-    "3 of its intervals).\n";
+    "3 of its intervals).\n"
+    "\n";
 
-static int fetch(const char *cmd, int argc, char **argv, const char *path, const char *usage,
+static int fetch(const char *name, const char *usage_head, int argc, char **argv, const char *path,
 		 struct strbuf *answer, bool *json_out)
 {
-	static const struct option longopts[] = {
-	    {"head", required_argument, NULL, 'H'},
-	    {"token-file", required_argument, NULL, 't'},
-	    {"json", no_argument, NULL, 'j'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
+	const struct opt_cmd cmd = {name, usage_head, NULL, 22, 0, 0};
 	const char *head = getenv("JOBSCOPE_HEAD"), *token_file = getenv("JOBSCOPE_TOKEN_FILE");
+	const struct opt opts[] = {
+	    OPT_FLAG(0, "json", json_out, "print the head's answer (JSON) as it is"),
+	    OPT_STRING(0, "head", &head, "URL",
+		       "the head (http://head:8091; default $JOBSCOPE_HEAD)"),
+	    OPT_STRING(0, "token-file", &token_file, "F",
+		       "its read token (default $JOBSCOPE_TOKEN_FILE)"),
+	    OPT_END(),
+	};
 	char token[256];
 	long status = 0;
-	int c;
+	int first, ret = opt_parse(&cmd, opts, argc, argv, &first);
 
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'H':
-			head = optarg;
-			break;
-		case 't':
-			token_file = optarg;
-			break;
-		case 'j':
-			*json_out = true;
-			break;
-		case 'h':
-			fputs(usage, stdout);
-			return -1;
-		default:
-			return cli_option_error(cmd, c, argv);
-		}
-	}
-	if (optind < argc)
-		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind]);
+	if (ret)
+		return ret;
 	if (!head || !*head)
-		return cli_usage_error(cmd, "which head? --head URL or $JOBSCOPE_HEAD");
+		return usage_error(name, "which head? --head URL or $JOBSCOPE_HEAD");
 	if (token_file && token_read_file(token_file, token, sizeof(token)))
 		return EXIT_USAGE;
 	if (http_client_request(head, path, token_file ? token : NULL, NULL, answer, &status))
 		return EXIT_FAIL;
 	if (status != 200) {
-		log_err(0, "%s: the head answered HTTP %ld: %.200s", cmd, status, strbuf_str(answer));
+		log_err(0, "%s: the head answered HTTP %ld: %.200s", name, status,
+			strbuf_str(answer));
 		return EXIT_FAIL;
 	}
 	return 0;
-}
-
-static void print_clients(const cJSON *clients)
-{
-	const cJSON *c;
-	int64_t now = time_now_ms();
-
-	printf("%-20s %-26s %5s %10s %12s %8s\n", "NODE", "AGENT", "GPUS", "LAST SEEN", "ACKED SEQ",
-	       "HEALTHY");
-	cJSON_ArrayForEach(c, clients) {
-		const cJSON *host = cJSON_GetObjectItemCaseSensitive(c, "hostname");
-		const cJSON *id = cJSON_GetObjectItemCaseSensitive(c, "client_id");
-		const cJSON *gpus = cJSON_GetObjectItemCaseSensitive(c, "gpu_count");
-		const cJSON *seen = cJSON_GetObjectItemCaseSensitive(c, "last_seen_ms");
-		const cJSON *acked = cJSON_GetObjectItemCaseSensitive(c, "acked_seq");
-		const cJSON *ok = cJSON_GetObjectItemCaseSensitive(c, "healthy");
-		char ago[32] = "-";
-
-		if (cJSON_IsNumber(seen))
-			format_duration_ms(now - (int64_t)seen->valuedouble, ago, sizeof(ago));
-		printf("%-20s %-26s %5.0f %10s %12.0f %8s\n",
-		       cJSON_IsString(host) ? host->valuestring : "?",
-		       cJSON_IsString(id) ? id->valuestring : "?",
-		       cJSON_IsNumber(gpus) ? gpus->valuedouble : 0, ago,
-		       cJSON_IsNumber(acked) ? acked->valuedouble : 0,
-		       cJSON_IsTrue(ok) ? "yes" : "NO");
-	}
 }
 
 static int cmd_clients(int argc, char **argv)
@@ -119,16 +76,16 @@ static int cmd_clients(int argc, char **argv)
 	int ret;
 
 	strbuf_init(&answer, 16 << 20);
-	ret = fetch("clients", argc, argv, "/clients", clients_usage, &answer, &json_out);
+	ret = fetch("clients", clients_head, argc, argv, "/clients", &answer, &json_out);
 	if (ret) {
 		strbuf_release(&answer);
-		return ret < 0 ? 0 : ret;
+		return ret == OPT_DONE ? 0 : ret;
 	}
 	doc = cJSON_ParseWithLength(answer.buf ? answer.buf : "", answer.len);
 	if (json_out || !doc)
 		fwrite(answer.buf ? answer.buf : "", 1, answer.len, stdout);
 	else
-		print_clients(cJSON_GetObjectItemCaseSensitive(doc, "clients"));
+		headview_clients(cJSON_GetObjectItemCaseSensitive(doc, "clients"), time_now_ms());
 	cJSON_Delete(doc);
 	strbuf_release(&answer);
 	return 0;
@@ -138,42 +95,20 @@ static int cmd_status(int argc, char **argv)
 {
 	struct strbuf answer;
 	bool json_out = false;
-	const cJSON *active, *s;
 	cJSON *doc;
 	int ret;
 
 	strbuf_init(&answer, 16 << 20);
-	ret = fetch("status", argc, argv, "/status", status_usage, &answer, &json_out);
+	ret = fetch("status", status_head, argc, argv, "/status", &answer, &json_out);
 	if (ret) {
 		strbuf_release(&answer);
-		return ret < 0 ? 0 : ret;
+		return ret == OPT_DONE ? 0 : ret;
 	}
 	doc = cJSON_ParseWithLength(answer.buf ? answer.buf : "", answer.len);
 	if (json_out || !doc) {
 		fwrite(answer.buf ? answer.buf : "", 1, answer.len, stdout);
 	} else {
-		const cJSON *v = cJSON_GetObjectItemCaseSensitive(doc, "version");
-		const cJSON *b = cJSON_GetObjectItemCaseSensitive(doc, "batches");
-
-		printf("head %s, %s; %.0f batches since it started\n",
-		       cJSON_IsString(v) ? v->valuestring : "?",
-		       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(doc, "is_profiling"))
-			   ? "profiling"
-			   : "not profiling",
-		       cJSON_IsNumber(b) ? b->valuedouble : 0);
-		active = cJSON_GetObjectItemCaseSensitive(doc, "active_sessions");
-		cJSON_ArrayForEach(s, active) {
-			const cJSON *n = cJSON_GetObjectItemCaseSensitive(s, "name");
-			const cJSON *t = cJSON_GetObjectItemCaseSensitive(s, "start_time");
-			const cJSON *iv = cJSON_GetObjectItemCaseSensitive(s, "interval_ms");
-
-			printf("  session %s since %s", cJSON_IsString(n) ? n->valuestring : "?",
-			       cJSON_IsString(t) ? t->valuestring : "?");
-			if (cJSON_IsNumber(iv))
-				printf(", every %.0fms", iv->valuedouble);
-			printf("\n");
-		}
-		print_clients(cJSON_GetObjectItemCaseSensitive(doc, "clients"));
+		headview_status(doc, time_now_ms());
 	}
 	cJSON_Delete(doc);
 	strbuf_release(&answer);
@@ -184,12 +119,10 @@ const struct cli_command cmd_status_def = {
     "status",
     cmd_status,
     "what a head is doing: sessions and agents",
-    status_usage,
 };
 
 const struct cli_command cmd_clients_def = {
     "clients",
     cmd_clients,
     "the agents streaming to a head, and their health",
-    clients_usage,
 };

@@ -3,7 +3,6 @@
  * interactive or --batch loop (src/top/).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +17,7 @@
 
 #define TOP_DEFAULT_AGENT "http://127.0.0.1:9464"
 
-static const char top_usage[] =
+static const char top_head[] =
     "usage: jobscope top [--agent URL | --db PATH [--at TIME] | --head URL --job KEY]\n"
     "                    [--job KEY] [--user NAME] [--sort KEY] [--interval DUR]\n"
     "                    [--batch [-n N] [--width W] [--height H]] [--token-file F]\n"
@@ -27,141 +26,87 @@ static const char top_usage[] =
     "CPU and memory, its GPUs, CPU efficiency and verdicts; Enter opens a job: its\n"
     "processes as a tree, its GPUs (utilization, memory, power, the job's share),\n"
     "its app metrics.  h shows the keys; q quits.\n"
-    "\n"
-    "Sources (one):\n"
-    "      --agent URL      a node's agent (default " TOP_DEFAULT_AGENT ",\n"
-    "                       the agent's default --listen)\n"
-    "      --db PATH        a store, replayed: [ and ] step one tick back and forward\n"
-    "      --at TIME        the time to show from the store (ms since the epoch,\n"
-    "                       RFC 3339 or an age like 2h; default: its last sample)\n"
-    "      --head URL       a head: with --job, one job on every node it ran on\n"
-    "\n"
-    "Options:\n"
-    "      --job KEY        open that job (scheduler:id:start_ms, scheduler:id or id)\n"
-    "                       and follow it\n"
-    "      --user NAME      only that user's jobs\n"
-    "      --sort KEY       cpu (default), mem, eff, gpu, key or user\n"
-    "      --interval DUR   refresh period of a live source (default 1s)\n"
-    "      --token-file F   a head's read token (or $JOBSCOPE_TOKEN_FILE)\n"
-    "  -b, --batch          print the screen as text instead (for scripts)\n"
-    "  -n, --iterations N   --batch: screens to print (default 1)\n"
-    "      --width W, --height H  --batch: the screen's size (default 100x30)\n"
-    "  -h, --help           show this help\n"
+    "\n";
+
+static const char top_tail[] =
     "\n"
     "Colour only on a terminal that has it, and never with $NO_COLOR set.\n"
     "Exit: 0, 1 (the source cannot be used), 2 (usage).\n";
 
-static int parse_sort(const char *s, enum top_sort *out)
+static int set_user(const struct opt *opt, const char *arg)
 {
+	struct top_view *v = opt->value;
+
+	snprintf(v->user, sizeof(v->user), "%s", arg);
+	return 0;
+}
+
+static int set_sort(const struct opt *opt, const char *arg)
+{
+	struct top_view *v = opt->value;
+
 	for (int k = 0; k < TOP_SORT__COUNT; k++)
-		if (strcmp(s, top_sort_name(k)) == 0) {
-			*out = k;
+		if (strcmp(arg, top_sort_name(k)) == 0) {
+			v->sort = k;
 			return 0;
 		}
-	return -EINVAL;
+	return usage_error("top", "bad --sort '%s' (cpu, mem, eff, gpu, key or user)", arg);
 }
 
 static int cmd_top(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-	    {"agent", required_argument, NULL, 'A'},
-	    {"db", required_argument, NULL, 'd'},
-	    {"at", required_argument, NULL, 'a'},
-	    {"head", required_argument, NULL, 'H'},
-	    {"job", required_argument, NULL, 'J'},
-	    {"user", required_argument, NULL, 'u'},
-	    {"sort", required_argument, NULL, 's'},
-	    {"interval", required_argument, NULL, 'i'},
-	    {"token-file", required_argument, NULL, 't'},
-	    {"batch", no_argument, NULL, 'b'},
-	    {"iterations", required_argument, NULL, 'n'},
-	    {"width", required_argument, NULL, 'W'},
-	    {"height", required_argument, NULL, 'E'},
-	    {"help", no_argument, NULL, 'h'},
-	    {NULL, 0, NULL, 0},
-	};
+	static const struct opt_cmd cmd = {"top", top_head, top_tail, 23, 0, 0};
 	const char *agent = NULL, *db = NULL, *at = NULL, *head = NULL, *job = NULL;
 	const char *token_file = getenv("JOBSCOPE_TOKEN_FILE");
 	struct top_source src = {0};
 	struct top_view v;
 	int64_t at_ms = 0, interval_ms = 1000;
-	int c, iterations = 1, width = 100, height = 30, ret;
+	int first, iterations = 1, width = 100, height = 30, ret;
 	bool batch = false;
+	const struct opt opts[] = {
+	    OPT_GROUP("Sources (one):"),
+	    OPT_STRING(0, "agent", &agent, "URL",
+		       "a node's agent (default " TOP_DEFAULT_AGENT ",\n"
+		       "the agent's default --listen)"),
+	    OPT_STRING(0, "db", &db, "PATH",
+		       "a store, replayed: [ and ] step one tick back and forward"),
+	    OPT_STRING(0, "at", &at, "TIME",
+		       "the time to show from the store (ms since the epoch,\n"
+		       "RFC 3339 or an age like 2h; default: its last sample)"),
+	    OPT_STRING(0, "head", &head, "URL",
+		       "a head: with --job, one job on every node it ran on"),
+	    OPT_GROUP("Options:"),
+	    OPT_STRING(0, "job", &job, "KEY",
+		       "open that job (scheduler:id:start_ms, scheduler:id or id)\n"
+		       "and follow it"),
+	    OPT_CALLBACK(0, "user", &v, "NAME", "only that user's jobs", set_user),
+	    OPT_CALLBACK(0, "sort", &v, "KEY", "cpu (default), mem, eff, gpu, key or user",
+			 set_sort),
+	    OPT_DURATION(0, "interval", &interval_ms, 100, 0, "100ms at least",
+			 "refresh period of a live source (default 1s)"),
+	    OPT_STRING(0, "token-file", &token_file, "F",
+		       "a head's read token (or $JOBSCOPE_TOKEN_FILE)"),
+	    OPT_FLAG('b', "batch", &batch, "print the screen as text instead (for scripts)"),
+	    OPT_INT('n', "iterations", &iterations, "N", 1, 1000000,
+		    "--batch: screens to print (default 1)"),
+	    OPT_INT(0, "width", &width, "W", 1, 1000, "--batch: the screen's width (default 100)"),
+	    OPT_INT(0, "height", &height, "H", 1, 1000, "--batch: its height (default 30)"),
+	    OPT_END(),
+	};
 	char token[256];
 
 	top_view_init(&v);
-	opterr = 0;
-	optind = 1;
-	while ((c = getopt_long(argc, argv, ":hbn:", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'A':
-			agent = optarg;
-			break;
-		case 'd':
-			db = optarg;
-			break;
-		case 'a':
-			at = optarg;
-			break;
-		case 'H':
-			head = optarg;
-			break;
-		case 'J':
-			job = optarg;
-			break;
-		case 'u':
-			snprintf(v.user, sizeof(v.user), "%s", optarg);
-			break;
-		case 's':
-			if (parse_sort(optarg, &v.sort))
-				return cli_usage_error("top",
-						       "bad --sort '%s' (cpu, mem, eff, gpu, "
-						       "key or user)",
-						       optarg);
-			break;
-		case 'i':
-			if (parse_duration_ms(optarg, &interval_ms) || interval_ms < 100)
-				return cli_usage_error(
-				    "top", "bad --interval '%s' (100ms at least)", optarg);
-			break;
-		case 't':
-			token_file = optarg;
-			break;
-		case 'b':
-			batch = true;
-			break;
-		case 'n':
-			iterations = atoi(optarg);
-			if (iterations < 1)
-				return cli_usage_error("top", "bad --iterations '%s'", optarg);
-			break;
-		case 'W':
-			width = atoi(optarg);
-			if (width < 1 || width > 1000)
-				return cli_usage_error("top", "bad --width '%s'", optarg);
-			break;
-		case 'E':
-			height = atoi(optarg);
-			if (height < 1 || height > 1000)
-				return cli_usage_error("top", "bad --height '%s'", optarg);
-			break;
-		case 'h':
-			fputs(top_usage, stdout);
-			return 0;
-		default:
-			return cli_option_error("top", c, argv);
-		}
-	}
-	if (optind < argc)
-		return cli_usage_error("top", "unexpected argument '%s'", argv[optind]);
+	ret = opt_parse(&cmd, opts, argc, argv, &first);
+	if (ret)
+		return ret == OPT_DONE ? 0 : ret;
 	if (!!agent + !!db + !!head > 1)
-		return cli_usage_error("top", "one source: --agent, --db or --head");
+		return usage_error("top", "one source: --agent, --db or --head");
 	if (head && !job)
-		return cli_usage_error("top", "--head shows one job: add --job KEY");
+		return usage_error("top", "--head shows one job: add --job KEY");
 	if (at && !db)
-		return cli_usage_error("top", "--at replays a store: add --db PATH");
+		return usage_error("top", "--at replays a store: add --db PATH");
 	if (at && parse_time_ms(at, time_now_ms(), &at_ms))
-		return cli_usage_error("top", "bad --at '%s' (ms, RFC 3339 or an age like 2h)", at);
+		return usage_error("top", "bad --at '%s' (ms, RFC 3339 or an age like 2h)", at);
 	if (token_file && token_read_file(token_file, token, sizeof(token)))
 		return EXIT_USAGE;
 	src.token = token_file ? token : NULL;
@@ -196,5 +141,4 @@ const struct cli_command cmd_top_def = {
     "top",
     cmd_top,
     "a live terminal view of a node's jobs, a store replayed or a job on a head",
-    top_usage,
 };

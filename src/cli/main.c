@@ -16,26 +16,12 @@ static const struct cli_command cmd_help_def = {
     "help",
     cmd_help,
     "show help for jobscope or one of its commands",
-    "usage: jobscope help [COMMAND]\n"
-    "\n"
-    "Without COMMAND: jobscope's commands and exit codes.  With it: COMMAND's\n"
-    "usage and options, as `jobscope COMMAND --help` prints them.\n"
-    "\n"
-    "Options:\n"
-    "  -h, --help   show this help\n",
 };
 
 static const struct cli_command cmd_version_def = {
     "version",
     cmd_version,
     "print jobscope's version",
-    "usage: jobscope version\n"
-    "       jobscope --version\n"
-    "\n"
-    "Print \"jobscope VERSION\" on stdout.\n"
-    "\n"
-    "Options:\n"
-    "  -h, --help   show this help\n",
 };
 
 /* clang-format off */
@@ -96,38 +82,54 @@ static void print_main_usage(FILE *out)
 	fputs(exit_codes, out);
 }
 
-/* `jobscope help --help` and `jobscope version --help` answer like every
- * other command (the man pages are made from these texts). */
-static bool asks_help(int argc, char **argv)
-{
-	return argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0);
-}
-
 static int cmd_help(int argc, char **argv)
 {
-	const struct cli_command *cmd;
+	static const struct opt_cmd cmd = {
+	    "help",
+	    "usage: jobscope help [COMMAND]\n"
+	    "\n"
+	    "Without COMMAND: jobscope's commands and exit codes.  With it: COMMAND's\n"
+	    "usage and options, as `jobscope COMMAND --help` prints them.\n"
+	    "\n",
+	    NULL,
+	    15,
+	    OPT_STOP_AT_OPERAND,
+	    1};
+	static const struct opt opts[] = {OPT_END()};
+	const struct cli_command *c;
+	char *help_argv[] = {NULL, "--help", NULL};
+	int first, ret = opt_parse(&cmd, opts, argc, argv, &first);
 
-	if (asks_help(argc, argv)) {
-		fputs(cmd_help_def.usage, stdout);
-		return 0;
-	}
-	if (argc < 2) {
+	if (ret)
+		return ret == OPT_DONE ? 0 : ret;
+	if (first == argc) {
 		print_main_usage(stdout);
 		return 0;
 	}
-	cmd = find_command(argv[1]);
-	if (!cmd)
-		return cli_usage_error(NULL, "no such command '%s'", argv[1]);
-	fputs(cmd->usage, stdout);
-	return 0;
+	c = find_command(argv[first]);
+	if (!c)
+		return usage_error(NULL, "no such command '%s'", argv[first]);
+	help_argv[0] = argv[first];
+	return c->fn(2, help_argv);
 }
 
 static int cmd_version(int argc, char **argv)
 {
-	if (asks_help(argc, argv)) {
-		fputs(cmd_version_def.usage, stdout);
-		return 0;
-	}
+	static const struct opt_cmd cmd = {"version",
+					   "usage: jobscope version\n"
+					   "       jobscope --version\n"
+					   "\n"
+					   "Print \"jobscope VERSION\" on stdout.\n"
+					   "\n",
+					   NULL,
+					   15,
+					   0,
+					   0};
+	static const struct opt opts[] = {OPT_END()};
+	int first, ret = opt_parse(&cmd, opts, argc, argv, &first);
+
+	if (ret)
+		return ret == OPT_DONE ? 0 : ret;
 	printf("jobscope %s\n", JOBSCOPE_VERSION);
 	return 0;
 }
@@ -154,8 +156,8 @@ int main(int argc, char **argv)
 	cmd = find_command(argv[1]);
 	if (!cmd) {
 		if (argv[1][0] == '-')
-			return cli_usage_error(NULL, "unknown option '%s'", argv[1]);
-		return cli_usage_error(NULL, "'%s' is not a jobscope command", argv[1]);
+			return usage_error(NULL, "unknown option '%s'", argv[1]);
+		return usage_error(NULL, "'%s' is not a jobscope command", argv[1]);
 	}
 	return cmd->fn(argc - 1, argv + 1);
 }

@@ -1,7 +1,9 @@
-/* fmt.c - human-readable sizes and counts (see fmt.h). */
+/* fmt.c - human-readable sizes and counts, and sizes read back (see fmt.h). */
 #include "fmt.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
@@ -65,4 +67,30 @@ char *fmt_printable(char *dst, size_t size, const char *src)
 	}
 	dst[i] = '\0';
 	return dst;
+}
+
+int parse_size_bytes(const char *s, uint64_t *out)
+{
+	static const char prefixes[] = "kmgt";
+	const char *u;
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || errno || !(v >= 0))
+		return -EINVAL;
+	if (*end && (u = strchr(prefixes, *end | 0x20)) != NULL) {
+		for (const char *p = prefixes; p <= u; p++)
+			v *= 1024.0;
+		end++;
+		if (*end == 'i')
+			end++;
+	}
+	if (*end == 'B')
+		end++;
+	if (*end || v > 9.0e18)
+		return -EINVAL;
+	*out = (uint64_t)v;
+	return 0;
 }

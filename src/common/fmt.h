@@ -3,7 +3,8 @@
  *
  * Every function writes into a caller buffer (at least 16 bytes) and
  * returns it, so calls can sit inside printf arguments; fmt_printable
- * makes a foreign message one printable line.
+ * makes a foreign message one printable line; parse_size_bytes reads a
+ * size as people write it.
  */
 #ifndef JOBSCOPE_FMT_H
 #define JOBSCOPE_FMT_H
@@ -23,5 +24,8 @@ char *fmt_count(char *buf, size_t size, uint64_t n);
  * tokens from a file or a server, made one printable line.  Returns dst.
  */
 char *fmt_printable(char *dst, size_t size, const char *src);
+/* "500M", "20G", "1.5GiB", "4096" (bytes): binary units, a B after them
+ * optional.  0 or -EINVAL. */
+int parse_size_bytes(const char *s, uint64_t *out);
 
 #endif

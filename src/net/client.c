@@ -120,6 +120,43 @@ static bool export_shape_ok(const char *format, const char *ctype, const struct 
 	return false;
 }
 
+int http_client_get_query(const char *base, const char *path, const char *token,
+			  const char *const *names, const char *const *values, size_t n,
+			  struct strbuf *answer)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	struct strbuf url;
+	long status = 0;
+	int ret;
+
+	strbuf_init(&url, 4096);
+	strbuf_addstr(&url, path);
+	for (size_t i = 0; i < n; i++) {
+		if (!values[i])
+			continue;
+		strbuf_addch(&url, strchr(url.buf, '?') ? '&' : '?');
+		strbuf_addf(&url, "%s=", names[i]);
+		for (const unsigned char *p = (const unsigned char *)values[i]; *p; p++) {
+			if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+			    (*p >= '0' && *p <= '9') || strchr("-._~:", *p)) {
+				strbuf_addch(&url, (char)*p);
+			} else {
+				strbuf_addch(&url, '%');
+				strbuf_addch(&url, hex[*p >> 4]);
+				strbuf_addch(&url, hex[*p & 15]);
+			}
+		}
+	}
+	ret = http_client_request(base, url.buf, token, NULL, answer, &status);
+	strbuf_release(&url);
+	if (!ret && status != 200) {
+		log_err(0, "the head answered %ld: %.*s", status, (int)answer->len,
+			answer->buf ? answer->buf : "");
+		ret = status == 404 || status == 400 ? -ENOENT : -EIO;
+	}
+	return ret;
+}
+
 int http_client_session_export(const char *base, const char *token, const char *name,
 			       const char *format, struct strbuf *out)
 {

@@ -36,6 +36,16 @@ int http_client_session_export(const char *base, const char *token, const char *
 			       const char *format, struct strbuf *out);
 
 /*
+ * GET path with the query "?name=value&..." of the pairs whose value is
+ * not NULL (names[i], values[i]; values percent-encoded), into answer: a
+ * head's /api/v1/report.  0 for a 200; -ENOENT (404, 400) or -EIO after a
+ * message with the head's answer; or http_client_request's errors.
+ */
+int http_client_get_query(const char *base, const char *path, const char *token,
+			  const char *const *names, const char *const *values, size_t n,
+			  struct strbuf *answer);
+
+/*
  * The "error" of a head's JSON error body ({"error": "...", "status": N})
  * into msg, control characters as spaces; false (msg "") when body is not
  * one.  Any bytes are safe (fuzzed: tests/fuzz/fuzz_client.c).

@@ -37,7 +37,7 @@ struct rw_opts {
 	const char *ca_file;	       /* PEM CA bundle for https targets */
 	const char *relabel[RW_RELABEL_MAX];
 	int nrelabel;
-	int64_t max_series; /* series per request; 0: RW_DEFAULT_MAX_SERIES */
+	int max_series;	    /* series per request; 0: RW_DEFAULT_MAX_SERIES */
 	int64_t batch_ms;   /* when current, a request at most this often; 0: the default, -1: none */
 };
 

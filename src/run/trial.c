@@ -24,6 +24,7 @@
 #include "analysis/jobreport.h"
 #include "common/exitcode.h"
 #include "common/log.h"
+#include "common/fmt.h"
 #include "run/trial.h"
 #include "store/store.h"
 #include "store/jobdata.h"
@@ -426,5 +427,77 @@ int trial_run_all(const struct trial_runner *o, struct trial *t, char *dir, size
 		rmdir(dir);
 	else
 		t->store_dir = dir;
+	return 0;
+}
+
+int trial_vary_parse(struct trial_vary *v, const char *arg, char *why, size_t whysize)
+{
+	char buf[512], *save = NULL, *tok, *list;
+	const char *key;
+	int *count;
+
+	if (snprintf(buf, sizeof(buf), "%s", arg) >= (int)sizeof(buf))
+		return snprintf(why, whysize, "--vary '%.40s...' is too long", arg), -EINVAL;
+	list = strchr(buf, '=');
+	if (!list)
+		return snprintf(why, whysize, "--vary wants RES=LIST, not '%s'", arg), -EINVAL;
+	*list++ = '\0';
+	key = buf;
+	if (strcmp(key, "cpus") == 0)
+		count = &v->ncpus;
+	else if (strcmp(key, "gpus") == 0)
+		count = &v->ngpus;
+	else if (strcmp(key, "mem") == 0)
+		count = &v->nmem;
+	else
+		return snprintf(why, whysize, "--vary: '%s' is not cpus, gpus or mem", key),
+		       -EINVAL;
+	if (*count)
+		return snprintf(why, whysize, "--vary %s given twice", key), -EINVAL;
+	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (*count == TRIAL_MAX_VALUES)
+			return snprintf(why, whysize, "--vary %s: at most %d values", key,
+					TRIAL_MAX_VALUES),
+			       -EINVAL;
+		if (count == &v->nmem) {
+			uint64_t *b = &v->mem_bytes[*count];
+
+			if (parse_size_bytes(tok, b) || *b < 4096 || *b >= (1ULL << 62))
+				return snprintf(why, whysize, "--vary mem: bad size '%s'", tok),
+				       -EINVAL;
+		} else {
+			char *end;
+			long n;
+
+			errno = 0;
+			n = strtol(tok, &end, 10);
+			if (errno || end == tok || *end || n < (count == &v->ngpus ? 0 : 1) ||
+			    n > 4096)
+				return snprintf(why, whysize, "--vary %s: bad count '%s'", key,
+						tok),
+				       -EINVAL;
+			(count == &v->ncpus ? v->cpus : v->gpus)[*count] = (int)n;
+		}
+		(*count)++;
+	}
+	if (!*count)
+		return snprintf(why, whysize, "--vary %s: no values", key), -EINVAL;
+	return 0;
+}
+
+int trial_place(struct trial *t, const struct trial_vary *v)
+{
+	for (int c = 0; c < (v->ncpus ? v->ncpus : 1); c++)
+		for (int g = 0; g < (v->ngpus ? v->ngpus : 1); g++)
+			for (int m = 0; m < (v->nmem ? v->nmem : 1); m++) {
+				struct trial_placement *p;
+
+				if (t->nplace == TRIAL_MAX_PLACEMENTS)
+					return -E2BIG;
+				p = &t->place[t->nplace++];
+				p->cpus = v->ncpus ? v->cpus[c] : 0;
+				p->gpus = v->ngpus ? v->gpus[g] : -1;
+				p->mem_bytes = v->nmem ? v->mem_bytes[m] : 0;
+			}
 	return 0;
 }

@@ -1,6 +1,6 @@
 /*
- * trial.h - `jobscope trial`'s runs; cli/cmd_trial.c parses its options and
- * makes the placements, report/trial.h fits and renders (docs/trial.md).
+ * trial.h - `jobscope trial`'s placements and runs; cli/cmd_trial.c parses
+ * its options, report/trial.h fits and renders (docs/trial.md).
  *
  * trial_run_all runs CMD once per placement of t and repeat, each under
  * `jobscope run` (this very binary, /proc/self/exe) with its own store in a
@@ -34,6 +34,22 @@ struct trial_runner {
 	bool keep;	    /* the stores kept in dir (t->store_dir) */
 	char **argv;
 };
+
+#define TRIAL_MAX_VALUES 16 /* values of one --vary */
+
+/* --vary RES=LIST, each resource's values to try. */
+struct trial_vary {
+	int cpus[TRIAL_MAX_VALUES], ncpus;
+	int gpus[TRIAL_MAX_VALUES], ngpus;
+	uint64_t mem_bytes[TRIAL_MAX_VALUES];
+	int nmem;
+};
+
+/* One --vary "cpus=1,2,4" (gpus=0,1; mem=512M,2G: binary units) into v: 0,
+ * or -EINVAL with why ("--vary ...: ..."). */
+int trial_vary_parse(struct trial_vary *v, const char *arg, char *why, size_t whysize);
+/* t's placements: the cross product of v's lists; -E2BIG past TRIAL_MAX_PLACEMENTS. */
+int trial_place(struct trial *t, const struct trial_vary *v);
 
 /* The first k CPUs of this process's mask into set; -ERANGE when it has fewer (*avail). */
 int trial_first_cpus(int k, cpu_set_t *set, int *avail);
