@@ -20,35 +20,9 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "store/facts.h"
 #include "store/rowset.h"
 #include "store/sync.h"
-
-/*
- * The tables keyed by seq, with the schema that added them, and where
- * their rows are read: the packed ones through T_all (packs.h).
- */
-static const struct {
-	const char *table;
-	const char *source;
-	int since;
-} export_facts[] = {
-    {"host_samples", "host_samples_all", 1},
-    {"cpu_samples", "cpu_samples_all", 1},
-    {"disk_samples", "disk_samples_all", 1},
-    {"net_samples", "net_samples_all", 1},
-    {"proc_samples", "proc_samples_all", 1},
-    {"job_samples", "job_samples_all", 1},
-    {"events", "events", 1},
-    {"marks", "marks", 1},
-    {"gpu_samples", "gpu_samples_all", 2},
-    {"gpu_proc_samples", "gpu_proc_samples_all", 2},
-    {"gaps", "gaps", 5},
-    {"fs_samples", "fs_samples", 7}, /* never packed */
-    {"cuda_procs", "cuda_procs", 9}, /* a process's newest CUDA snapshot, re-seq'd when replaced */
-    {"app_samples", "app_samples", 10},
-    {"energy_samples", "energy_samples", 10},
-    {"proc_libs", "proc_libs", 10},
-};
 
 /*
  * The dimension rows a range references: ?1 < seq <= ?2 in every fact
@@ -167,12 +141,12 @@ int store_max_seq(struct store *st, int64_t *max_seq)
 	int rc;
 
 	len += (size_t)snprintf(sql + len, sizeof(sql) - len, "SELECT greatest(0");
-	for (size_t i = 0; i < sizeof(export_facts) / sizeof(export_facts[0]); i++) {
-		if (st->schema_version < export_facts[i].since)
+	for (int i = 0; i < store_nfacts; i++) {
+		if (st->schema_version < store_facts[i].since)
 			continue;
 		len += (size_t)snprintf(sql + len, sizeof(sql) - len,
 					", coalesce((SELECT max(seq) FROM %s), 0)",
-					export_facts[i].table);
+					store_facts[i].name);
 	}
 	if (st->schema_version >= 6)
 		len += (size_t)snprintf(sql + len, sizeof(sql) - len,
@@ -196,14 +170,9 @@ int store_max_seq(struct store *st, int64_t *max_seq)
  */
 static bool metric_table(const char *table)
 {
-	static const char *const tables[] = {"host_samples", "cpu_samples",	"disk_samples",
-					     "net_samples",  "fs_samples",	"gpu_samples",
-					     "job_samples",  "gpu_proc_samples"};
+	const struct store_fact *f = store_fact(table);
 
-	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++)
-		if (strcmp(table, tables[i]) == 0)
-			return true;
-	return false;
+	return f && (f->flags & FACT_METRIC);
 }
 
 static const struct {
@@ -243,14 +212,14 @@ static int export_range(struct store *st, int64_t after_seq, int64_t max_rows,
 		*to_seq = after_seq + max_rows;
 	if (*to_seq < after_seq)
 		*to_seq = after_seq;
-	for (size_t i = 0; i < sizeof(export_facts) / sizeof(export_facts[0]) && !ret; i++) {
-		if (st->schema_version < export_facts[i].since ||
-		    (metrics && !metric_table(export_facts[i].table)))
+	for (int i = 0; i < store_nfacts && !ret; i++) {
+		if (st->schema_version < store_facts[i].since ||
+		    (metrics && !metric_table(store_facts[i].name)))
 			continue;
 		snprintf(sql, sizeof(sql),
 			 "SELECT * FROM %s WHERE seq > ?1 AND seq <= ?2 ORDER BY seq",
-			 export_facts[i].source);
-		ret = export_table(st, out, export_facts[i].table, sql, after_seq, *to_seq, nrows);
+			 store_facts[i].source);
+		ret = export_table(st, out, store_facts[i].name, sql, after_seq, *to_seq, nrows);
 	}
 	for (size_t i = 0; i < sizeof(metric_dims) / sizeof(metric_dims[0]) && metrics && !ret;
 	     i++) {

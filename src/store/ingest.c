@@ -15,6 +15,7 @@
  * process's tables (store_put_cuda_proc), as the agent's store did.
  */
 #include "store/conn.h"
+#include "store/facts.h"
 #include "store/schema.h"
 
 #include <errno.h>
@@ -448,9 +449,10 @@ static bool head_has_column(struct store *st, const char *tbl, const char *col)
 	bool found = false;
 
 	if (db_prepare(&st->conn,
-		       st->conn.pg ? "SELECT 1 FROM information_schema.columns WHERE table_name = ?1"
-				" AND column_name = ?2 AND table_schema = current_schema()"
-			      : "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2",
+		       st->conn.pg
+			   ? "SELECT 1 FROM information_schema.columns WHERE table_name = ?1"
+			     " AND column_name = ?2 AND table_schema = current_schema()"
+			   : "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2",
 		       &stmt) != SQLITE_OK)
 		return false;
 	db_bind_text(stmt, 1, tbl, -1, SQLITE_STATIC);
@@ -486,17 +488,12 @@ static int cached_insert(struct ingest *in, const struct store_table *t, const c
 }
 
 /*
+ * Every row of one fact table above the cursor, with the head's seq and
+ * ids.  The tables a batch carries are facts.h's FACT_INGESTED, among them
  * gaps: the agent's records of rows its size cap deleted unsent (node_id
  * mapped, seqs its own).  A table a batch lacks (fs_samples from an agent
  * older than schema 7) is simply not there.
  */
-static const char *const ingest_facts[] = {
-    "host_samples", "cpu_samples", "disk_samples", "net_samples",    "proc_samples",
-    "job_samples",  "events",	   "marks",	   "gpu_samples",    "gpu_proc_samples",
-    "gaps",	    "fs_samples",  "app_samples",  "energy_samples", "proc_libs",
-};
-
-/* Every row of one fact table above the cursor, with the head's seq and ids. */
 static int ingest_facts_of(struct ingest *in, const struct store_table *t, bool summaries)
 {
 	char sql[4096];
@@ -730,11 +727,10 @@ static int ingest_body(struct ingest *in, int64_t now_ms)
 			ret = ingest_jobs(in);
 		if (!ret)
 			ret = ingest_procs(in);
-		for (size_t i = 0; i < sizeof(ingest_facts) / sizeof(ingest_facts[0]) && !ret;
-		     i++) {
-			const struct store_table *t = table(b, ingest_facts[i]);
+		for (int i = 0; i < store_nfacts && !ret; i++) {
+			const struct store_table *t = table(b, store_facts[i].name);
 
-			if (t)
+			if (t && (store_facts[i].flags & FACT_INGESTED))
 				ret = ingest_facts_of(in, t, false);
 		}
 		if (!ret && table(b, "job_summaries"))
@@ -775,8 +771,9 @@ static void pg_partitions_of(struct store *st, const struct store_batch *b)
 {
 	int64_t ts[64];
 
-	for (size_t i = 0; i < sizeof(ingest_facts) / sizeof(ingest_facts[0]); i++) {
-		const struct store_table *t = table(b, ingest_facts[i]);
+	for (int i = 0; i < store_nfacts; i++) {
+		const struct store_table *t =
+		    store_facts[i].flags & FACT_INGESTED ? table(b, store_facts[i].name) : NULL;
 		int c = t ? col_index(t, "ts_ms") : -1;
 		size_t n = 0;
 

@@ -2,7 +2,6 @@
  * packvtab.c - temp.T_all: a fact table's packed rows and its own, read
  * as one table (packs.h).
  *
- *   store__pack_tables[]            the packed tables
  *   vt_create ... vt_disconnect     the table: T's columns
  *   vt_best_index                   which constraints and orders it takes
  *   cur_filter, load_group          the packs that may hold wanted rows,
@@ -30,14 +29,6 @@
 
 #include "store/conn.h"
 #include "store/pack.h"
-
-const struct pack_table store__pack_tables[] = {
-    {"host_samples", "node_id", "node_id", 1},	  {"cpu_samples", "node_id", "cpu", 1},
-    {"disk_samples", "node_id", "disk", 1},	  {"net_samples", "node_id", "iface", 1},
-    {"proc_samples", "job_id", "proc_id", 1},	  {"job_samples", "job_id", "job_id", 1},
-    {"gpu_samples", "device_id", "device_id", 2}, {"gpu_proc_samples", "device_id", "pid", 2},
-};
-const int store__npack_tables = sizeof(store__pack_tables) / sizeof(store__pack_tables[0]);
 
 #define VT_MAX_CONSTRAINTS 8
 #define VT_ORDER_TS	   1 /* idxNum: rows in (ts_ms, seq) order */

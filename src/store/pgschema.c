@@ -23,6 +23,7 @@
  * it creates, so that a head's connections opening at once agree.
  */
 #include "store/conn.h"
+#include "store/facts.h"
 #include "store/packs.h"
 #include "db/pg.h"
 #include "store/schema.h"
@@ -43,18 +44,11 @@
 
 #define DAY_MS ((int64_t)86400000)
 
-/* The partitioned tables: a seq per row and a ts_ms that is never NULL. */
-static const char *const pg_fact_tables[] = {
-    "host_samples", "cpu_samples", "disk_samples",   "net_samples",	 "proc_samples",
-    "job_samples",  "events",	   "marks",	     "gpu_proc_samples", "gpu_samples",
-    "fs_samples",   "app_samples", "energy_samples", "proc_libs",
-};
-#define PG_NFACT_TABLES (int)(sizeof(pg_fact_tables) / sizeof(pg_fact_tables[0]))
-
+/* The partitioned tables (facts.h: FACT_TIMED): a seq per row and a ts_ms that is never NULL. */
 static int fact_index(const char *table)
 {
-	for (int i = 0; i < PG_NFACT_TABLES; i++)
-		if (strcmp(pg_fact_tables[i], table) == 0)
+	for (int i = 0; i < store_nfacts; i++)
+		if ((store_facts[i].flags & FACT_TIMED) && strcmp(store_facts[i].name, table) == 0)
 			return i;
 	return -1;
 }
@@ -506,8 +500,11 @@ int store_drop_before(struct store *st, int64_t cutoff_ms, int64_t *dropped, int
 	int rc, ret;
 
 	*dropped = *deleted = 0;
-	for (int i = 0; i < PG_NFACT_TABLES; i++) {
-		const char *t = pg_fact_tables[i];
+	for (int i = 0; i < store_nfacts; i++) {
+		const char *t = store_facts[i].name;
+
+		if (!(store_facts[i].flags & FACT_TIMED))
+			continue;
 
 		if (st->conn.pg) {
 			ret = drop_partitions(st, t, cutoff_ms, dropped);

@@ -27,6 +27,7 @@
 
 #include "common/log.h"
 #include "store/column.h"
+#include "store/facts.h"
 #include "store/schema.h"
 #include "store/tick.h"
 #include "store/reader.h"
@@ -90,7 +91,7 @@ struct replay {
 	struct gpu_proc gproc;
 };
 
- /* the devices columns, after the fact table's own */
+/* the devices columns, after the fact table's own */
 #define DEVICE_COLUMNS                                                                             \
 	" d.id, d.vendor, d.idx, d.uuid, d.name, d.pci_bus_id, d.mem_total_bytes,"                 \
 	" d.power_limit_mw, d.nvlink_count, d.driver_version, d.supported"
@@ -114,10 +115,7 @@ static const char *const replay_sql[REPLAY__COUNT] = {
 		     " WHERE s.job_id = ?1 ORDER BY s.seq"),
     [REPLAY_EVENT] = ("SELECT seq, ts_ms, kind, pid, value, message, gpu_index FROM events"
 		      " WHERE job_id = ?1 ORDER BY seq"),
-    [REPLAY_GPU] = ("SELECT s.seq, s.ts_ms, s.util_pct, s.mem_util_pct, s.mem_used_bytes,"
-		    " s.pcie_rx_bps, s.pcie_tx_bps, s.nvlink_rx_bytes, s.nvlink_tx_bytes,"
-		    " s.power_mw, s.energy_mj, s.temp_c, s.sm_clock_mhz, s.mem_clock_mhz,"
-		    " s.throttle_reasons, s.ecc_corrected, s.ecc_uncorrected," DEVICE_COLUMNS
+    [REPLAY_GPU] = ("SELECT s.seq, s.ts_ms" GPU_SAMPLE_S_NAMES "," DEVICE_COLUMNS
 		    " FROM gpu_samples_all s JOIN devices d ON d.id = s.device_id"
 		    " WHERE s.device_id = ?1 AND s.ts_ms >= ?2 AND s.ts_ms <= ?3"
 		    " ORDER BY s.ts_ms, s.seq"),
@@ -137,10 +135,7 @@ static const char *const replay_sql[REPLAY__COUNT] = {
  * row.  ?1, ?2: the seq range; ?3, ?4: the window.
  */
 static const char replay_gpu_range[] =
-    "SELECT s.seq, s.ts_ms, s.util_pct, s.mem_util_pct, s.mem_used_bytes,"
-    " s.pcie_rx_bps, s.pcie_tx_bps, s.nvlink_rx_bytes, s.nvlink_tx_bytes,"
-    " s.power_mw, s.energy_mj, s.temp_c, s.sm_clock_mhz, s.mem_clock_mhz,"
-    " s.throttle_reasons, s.ecc_corrected, s.ecc_uncorrected," DEVICE_COLUMNS
+    "SELECT s.seq, s.ts_ms" GPU_SAMPLE_S_NAMES "," DEVICE_COLUMNS
     " FROM gpu_samples_all s JOIN devices d ON d.id = s.device_id"
     " WHERE s.seq >= ?1 AND s.seq <= ?2 AND s.ts_ms >= ?3 AND s.ts_ms <= ?4 ORDER BY s.seq";
 static const char replay_gpu_proc_range[] =
@@ -496,21 +491,9 @@ static void replay_gpu(struct replay *rp, struct db_stmt *stmt)
 	uint32_t valid = 0;
 
 	memset(s, 0, sizeof(*s));
-	col_gpu(&r, &valid, GPU_UTIL, &s->util_pct, 4);
-	col_gpu(&r, &valid, GPU_MEM_UTIL, &s->mem_util_pct, 4);
-	col_gpu(&r, &valid, GPU_MEM_USED, &s->mem_used_bytes, 8);
-	col_gpu(&r, &valid, GPU_PCIE, &s->pcie_rx_bps, 8);
-	col_gpu(&r, &valid, GPU_PCIE, &s->pcie_tx_bps, 8);
-	col_gpu(&r, &valid, GPU_NVLINK, &s->nvlink_rx_bytes, 8);
-	col_gpu(&r, &valid, GPU_NVLINK, &s->nvlink_tx_bytes, 8);
-	col_gpu(&r, &valid, GPU_POWER, &s->power_mw, 4);
-	col_gpu(&r, &valid, GPU_ENERGY, &s->energy_mj, 8);
-	col_gpu(&r, &valid, GPU_TEMP, &s->temp_c, 4);
-	col_gpu(&r, &valid, GPU_SM_CLOCK, &s->sm_clock_mhz, 4);
-	col_gpu(&r, &valid, GPU_MEM_CLOCK, &s->mem_clock_mhz, 4);
-	col_gpu(&r, &valid, GPU_THROTTLE, &s->throttle_reasons, 8);
-	col_gpu(&r, &valid, GPU_ECC, &s->ecc_corrected, 8);
-	col_gpu(&r, &valid, GPU_ECC, &s->ecc_uncorrected, 8);
+#define READ_GPU_COLUMN(c, bit) col_gpu(&r, &valid, bit, &s->c, sizeof(s->c));
+	GPU_SAMPLE_COLUMNS(READ_GPU_COLUMN)
+#undef READ_GPU_COLUMN
 	s->valid = valid;
 	rp->ops->gpu(rp->arg, device_of_row(rp, &r), ts_ms, s);
 }
@@ -612,7 +595,7 @@ static int cursor_open(struct replay *rp, enum replay_kind kind, const char *sql
 	return cursor_step(rp, c);
 }
 
- /* cursor_open's binds from a list of values */
+/* cursor_open's binds from a list of values */
 #define BINDS(...)                                                                                 \
 	(const int64_t[]){__VA_ARGS__}, (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t))
 
@@ -646,10 +629,11 @@ static int packed_seq_range(struct replay *rp, const char *table, const int64_t 
 	struct db_stmt *stmt;
 	int ret, rc = SQLITE_DONE;
 
-	ret = store__prepare(rp->st,
-			     "SELECT min(seq_lo), max(seq_hi) FROM packs WHERE tbl = ?1 AND key = ?2"
-			     " AND ts_hi >= ?3 AND ts_lo <= ?4",
-			     "replay a job", &stmt);
+	ret =
+	    store__prepare(rp->st,
+			   "SELECT min(seq_lo), max(seq_hi) FROM packs WHERE tbl = ?1 AND key = ?2"
+			   " AND ts_hi >= ?3 AND ts_lo <= ?4",
+			   "replay a job", &stmt);
 	if (ret)
 		return ret;
 	for (int i = 0; i < ndevs; i++) {

@@ -20,6 +20,7 @@
  *   store_for_each_gap     the gap records, for the agent, the head, reports
  */
 #include "store/conn.h"
+#include "store/facts.h"
 #include "store/writer.h"
 
 #include <errno.h>
@@ -30,21 +31,11 @@
 #include "store/upkeep.h"
 
 /*
- * Fact tables, every one keyed by seq, with the schema that added them.
- * Not the gap records: a record's seq is younger than the rows it is
+ * What ages out: the fact tables of facts.h marked FACT_TIMED.  Not the
+ * gap records: a record's seq is younger than the rows it is
  * about, and the size cap may have taken every host row of its time, so
  * it ages by its own time (delete_old_gaps) and the size cap leaves it.
  */
-static const struct {
-	const char *name;
-	int since;
-} retention_tables[] = {
-    {"host_samples", 1}, {"cpu_samples", 1}, {"disk_samples", 1},	{"net_samples", 1},
-    {"proc_samples", 1}, {"job_samples", 1}, {"events", 1},		{"marks", 1},
-    {"gpu_samples", 2},	 {"gpu_proc_samples", 2}, {"fs_samples", 7},
-    {"app_samples", 10}, {"energy_samples", 10}, {"proc_libs", 10},
-};
-#define NTABLES (sizeof(retention_tables) / sizeof(retention_tables[0]))
 #define NO_HEAD INT64_MAX
 
 /* Runs sql with up to three int64 parameters; *changes receives the rows changed. */
@@ -123,13 +114,14 @@ static int delete_raw_before(struct store *st, int64_t cut, int budget, int64_t 
 	char sql[256];
 	int ret;
 
-	for (size_t i = 0; i < NTABLES; i++) {
-		if (st->schema_version < retention_tables[i].since)
+	for (int i = 0; i < store_nfacts; i++) {
+		if (st->schema_version < store_facts[i].since ||
+		    !(store_facts[i].flags & FACT_TIMED))
 			continue;
 		snprintf(sql, sizeof(sql),
 			 "DELETE FROM %s WHERE seq IN (SELECT seq FROM %s WHERE seq < ?1"
 			 " ORDER BY seq LIMIT ?2)",
-			 retention_tables[i].name, retention_tables[i].name);
+			 store_facts[i].name, store_facts[i].name);
 		ret = run2(st, sql, cut, budget, deleted);
 		if (ret)
 			return ret;
@@ -182,13 +174,14 @@ static int delete_unacked_before(struct store *st, int64_t acked, int64_t cut, i
 	struct db_stmt *stmt;
 	int rc;
 
-	for (size_t i = 0; i < NTABLES; i++) {
-		if (st->schema_version < retention_tables[i].since)
+	for (int i = 0; i < store_nfacts; i++) {
+		if (st->schema_version < store_facts[i].since ||
+		    !(store_facts[i].flags & FACT_TIMED))
 			continue;
 		snprintf(sql, sizeof(sql),
 			 "DELETE FROM %s WHERE seq IN (SELECT seq FROM %s WHERE seq > ?1"
 			 " AND seq < ?2 ORDER BY seq LIMIT ?3) RETURNING seq, ts_ms",
-			 retention_tables[i].name, retention_tables[i].name);
+			 store_facts[i].name, store_facts[i].name);
 		rc = db_prepare(&st->conn, sql, &stmt);
 		if (rc != SQLITE_OK)
 			return store__write_fail(st, rc, "age out data");
@@ -255,16 +248,18 @@ static int record_gap(struct store *st, int64_t now_ms, const struct lost_span *
 	if (rc != SQLITE_DONE)
 		return store__write_fail(st, rc, "record lost rows");
 	st->next_seq++;
-	ret = run2(st,
-		   "INSERT INTO meta (key, value) VALUES ('lost_rows_total', CAST(?1 AS TEXT))"
-		   " ON CONFLICT (key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + ?1 AS TEXT)",
-		   l->rows, 0, NULL);
+	ret = run2(
+	    st,
+	    "INSERT INTO meta (key, value) VALUES ('lost_rows_total', CAST(?1 AS TEXT))"
+	    " ON CONFLICT (key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + ?1 AS TEXT)",
+	    l->rows, 0, NULL);
 	if (!ret)
-		ret = run2(st,
-			   "INSERT INTO meta (key, value) VALUES ('gaps_total', '1')"
-			   " ON CONFLICT (key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1"
-			   " AS TEXT)",
-			   0, 0, NULL);
+		ret =
+		    run2(st,
+			 "INSERT INTO meta (key, value) VALUES ('gaps_total', '1')"
+			 " ON CONFLICT (key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1"
+			 " AS TEXT)",
+			 0, 0, NULL);
 	return ret;
 }
 
@@ -274,10 +269,9 @@ static int record_gap(struct store *st, int64_t now_ms, const struct lost_span *
  */
 static int keep_head(struct store *st, const struct store_head_bound *head)
 {
-	static const char sql[] =
-	    "INSERT INTO meta (key, value) VALUES (?1, CAST(?2 AS TEXT))"
-	    " ON CONFLICT (key) DO UPDATE SET value = excluded.value"
-	    " WHERE value <> excluded.value";
+	static const char sql[] = "INSERT INTO meta (key, value) VALUES (?1, CAST(?2 AS TEXT))"
+				  " ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+				  " WHERE value <> excluded.value";
 	const char *keys[] = {"head_acked_seq", "head_sent_seq"};
 	int64_t vals[] = {head->acked_seq, head->sent_seq};
 	struct db_stmt *stmt;
@@ -387,8 +381,8 @@ static int procs_cut_ms(struct store *st, int64_t raw_cut_ms, int64_t acked, int
  * lost when they are not; the rows lost are the oldest after them, a
  * tenth of what is left.
  */
-static int retention_cap(struct store *st, int64_t now_ms, int64_t acked, int64_t doubt,
-			 int budget, struct store_retention_result *res)
+static int retention_cap(struct store *st, int64_t now_ms, int64_t acked, int64_t doubt, int budget,
+			 struct store_retention_result *res)
 {
 	int64_t oldest, before = res->deleted;
 	bool found;
@@ -412,8 +406,7 @@ static int retention_cap(struct store *st, int64_t now_ms, int64_t acked, int64_
 		int64_t cut = oldest + (span > 0 ? span : 1);
 		struct lost_span l = {0};
 
-		ret = delete_raw_before(st, acked < cut ? acked + 1 : cut, budget,
-					&res->deleted);
+		ret = delete_raw_before(st, acked < cut ? acked + 1 : cut, budget, &res->deleted);
 		if (ret || res->deleted > before)
 			return ret;
 		if (doubt != NO_HEAD) {

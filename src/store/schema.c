@@ -8,6 +8,7 @@
  *   store__migrate         create or upgrade, in one transaction
  *   store__check_schema    ours, not newer, intact, migrated, complete
  */
+#include "store/facts.h"
 #include "store/schema.h"
 
 #include <errno.h>
@@ -97,11 +98,7 @@ static const char store_schema_v2[] =
     " nvlink_count INTEGER, driver_version TEXT, supported INTEGER NOT NULL DEFAULT 0,"
     " UNIQUE (node_id, uuid)) STRICT;\n"
     "CREATE TABLE gpu_samples (seq INTEGER PRIMARY KEY, device_id INTEGER NOT NULL,"
-    " ts_ms INTEGER NOT NULL, util_pct INTEGER, mem_util_pct INTEGER,"
-    " mem_used_bytes INTEGER, pcie_rx_bps INTEGER, pcie_tx_bps INTEGER,"
-    " nvlink_rx_bytes INTEGER, nvlink_tx_bytes INTEGER, power_mw INTEGER,"
-    " energy_mj INTEGER, temp_c INTEGER, sm_clock_mhz INTEGER, mem_clock_mhz INTEGER,"
-    " throttle_reasons INTEGER, ecc_corrected INTEGER, ecc_uncorrected INTEGER) STRICT;\n"
+    " ts_ms INTEGER NOT NULL" GPU_SAMPLE_DDL ") STRICT;\n"
     "CREATE INDEX gpu_samples_device_ts ON gpu_samples (device_id, ts_ms);\n"
     "CREATE TABLE gpu_proc_samples (seq INTEGER PRIMARY KEY, device_id INTEGER NOT NULL,"
     " ts_ms INTEGER NOT NULL, pid INTEGER NOT NULL, proc_id INTEGER, job_id INTEGER,"
@@ -270,34 +267,23 @@ static const char store_schema_v10[] =
  * bumps STORE_SCHEMA_VERSION.
  */
 static const char *const store_migrations[STORE_SCHEMA_VERSION] = {
-    store_schema_v1,
-    store_schema_v2,
-    store_schema_v3,
-    store_schema_v4,
-    store_schema_v5,
-    store_schema_v6,
-    store_schema_v7,
-    store_schema_v8,
-    store_schema_v9,
-    store_schema_v10,
+    store_schema_v1, store_schema_v2, store_schema_v3, store_schema_v4, store_schema_v5,
+    store_schema_v6, store_schema_v7, store_schema_v8, store_schema_v9, store_schema_v10,
 };
 
-/* Tables a store must have (checked at open), with the schema that added them. */
+/*
+ * Tables a store must have (checked at open), with the schema that added
+ * them: these and the fact tables (facts.h).
+ */
 static const struct {
 	const char *name;
 	int64_t since;
 } store_tables[] = {
-    {"meta", 1},	  {"nodes", 1},	       {"jobs", 1},
-    {"procs", 1},	  {"host_samples", 1}, {"cpu_samples", 1},
-    {"disk_samples", 1},  {"net_samples", 1},  {"proc_samples", 1},
-    {"job_samples", 1},	  {"events", 1},       {"marks", 1},
-    {"devices", 2},	  {"gpu_samples", 2},  {"gpu_proc_samples", 2},
-    {"job_summaries", 3}, {"rollups", 3},      {"agents", 4},
-    {"sessions", 4},	  {"gaps", 5},	       {"packs", 6},
-    {"report_ckpts", 6}, {"requests", 7},     {"fs_samples", 7},
-    {"rw_cursors", 8},	  {"cuda_procs", 9},   {"cuda_stats", 9},
-    {"app_samples", 10}, {"energy_samples", 10}, {"proc_libs", 10},
+    {"meta", 1},	  {"nodes", 1},	   {"jobs", 1},	      {"procs", 1},	 {"devices", 2},
+    {"job_summaries", 3}, {"rollups", 3},  {"agents", 4},     {"sessions", 4},	 {"packs", 6},
+    {"report_ckpts", 6},  {"requests", 7}, {"rw_cursors", 8}, {"cuda_stats", 9},
 };
+#define NDIM_TABLES (int)(sizeof(store_tables) / sizeof(store_tables[0]))
 
 /*
  * Brings the schema from its user_version to STORE_SCHEMA_VERSION in one
@@ -368,7 +354,7 @@ int store__check_schema(struct store *st)
 	char msg[160];
 	sqlite3_stmt *stmt;
 	int64_t app_id, version, ntables, pages, page_size;
-	size_t i;
+	int i;
 	int rc, ret;
 
 	ret = store__query_i64(st, "PRAGMA application_id", &app_id);
@@ -429,17 +415,21 @@ checked:
 	}
 	st->schema_version = version;
 
-	for (i = 0; i < sizeof(store_tables) / sizeof(store_tables[0]); i++) {
-		if (store_tables[i].since > version)
+	for (i = 0; i < NDIM_TABLES + store_nfacts; i++) {
+		const char *name =
+		    i < NDIM_TABLES ? store_tables[i].name : store_facts[i - NDIM_TABLES].name;
+
+		if ((i < NDIM_TABLES ? store_tables[i].since : store_facts[i - NDIM_TABLES].since) >
+		    version)
 			continue;
 		snprintf(msg, sizeof(msg),
 			 "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = '%s'",
-			 store_tables[i].name);
+			 name);
 		ret = store__query_i64(st, msg, &ntables);
 		if (ret)
 			return ret;
 		if (ntables != 1) {
-			snprintf(msg, sizeof(msg), "no table %s", store_tables[i].name);
+			snprintf(msg, sizeof(msg), "no table %s", name);
 			return store__refuse_corrupt(st->path, msg);
 		}
 	}

@@ -29,7 +29,34 @@ int store_job_begin(struct store *st, struct job_record *job);
  */
 int store_job_update(struct store *st, const struct job_record *job);
 
-/* A tick: begin, puts, commit.  On a failed put, call store_tick_abort. */
+/*
+ * A tick: begin, puts, commit.  On a failed put, call store_tick_abort.
+ *
+ * A writable connection is always in one of these states (writer.c; the
+ * way SQLite's pager lists its own):
+ *
+ *   IDLE         no transaction open (in_tick false).  A put outside a tick
+ *                runs in a transaction of its own: BEGIN, next_seq brought
+ *                up to the file's (another writer may have added rows),
+ *                the rows, COMMIT; back to IDLE either way, and after a
+ *                failure rolled back with next_seq as it was.
+ *   TICK         store_tick_begin: BEGIN, next_seq brought up to the file's
+ *                and kept as tick_seq, in_tick set, tick_err 0.  Each put
+ *                joins the transaction; each fact row takes next_seq++.
+ *   TICK_FAILED  a put failed inside the tick: tick_err holds its -errno.
+ *                SQLite may already have rolled the transaction back, so
+ *                every later put returns tick_err and writes nothing (rows
+ *                must never go out one by one in autocommit).
+ *
+ *   commit  TICK: COMMIT, IDLE; if COMMIT fails, as TICK_FAILED.
+ *           TICK_FAILED: ROLLBACK, next_seq = tick_seq, tick_err returned;
+ *           IDLE.
+ *   abort   ROLLBACK, next_seq = tick_seq; IDLE.  IDLE: nothing.
+ *
+ * store_tick_begin in TICK or TICK_FAILED is refused (-EINVAL): a tick
+ * never nests.  So a seq is never used twice and a tick is all or nothing;
+ * the caller's process-row cache follows (tick.h: rows kept or lost).
+ */
 int store_tick_begin(struct store *st);
 int store_tick_commit(struct store *st);
 void store_tick_abort(struct store *st);

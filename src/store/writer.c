@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "store/facts.h"
 #include "store/schema.h"
 #include "store/write.h"
 
@@ -119,11 +120,8 @@ static const char *const store_sql[STMT__COUNT] = {
 		    " nvlink_count = excluded.nvlink_count,"
 		    " driver_version = excluded.driver_version, supported = excluded.supported"
 		    " RETURNING id",
-    [STMT_GPU_SAMPLE] = "INSERT INTO gpu_samples (seq, device_id, ts_ms, util_pct, mem_util_pct,"
-			" mem_used_bytes, pcie_rx_bps, pcie_tx_bps, nvlink_rx_bytes,"
-			" nvlink_tx_bytes, power_mw, energy_mj, temp_c, sm_clock_mhz,"
-			" mem_clock_mhz, throttle_reasons, ecc_corrected, ecc_uncorrected)"
-			" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    [STMT_GPU_SAMPLE] = "INSERT INTO gpu_samples (seq, device_id, ts_ms" GPU_SAMPLE_NAMES
+			") VALUES (?, ?, ?" GPU_SAMPLE_PARAMS ")",
     [STMT_GPU_PROC] = "INSERT INTO gpu_proc_samples (seq, device_id, ts_ms, pid, proc_id, job_id,"
 		      " mem_bytes, sm_util_pct, mem_util_pct, graphics)"
 		      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -927,21 +925,10 @@ int store_put_gpu_sample(struct store *st, int64_t device_row, int64_t ts_ms,
 	if (ret == 0) {
 		bind_i64(&b, device_row);
 		bind_i64(&b, ts_ms);
-		bind_opt(&b, s->valid & GPU_UTIL, s->util_pct);
-		bind_opt(&b, s->valid & GPU_MEM_UTIL, s->mem_util_pct);
-		bind_opt(&b, s->valid & GPU_MEM_USED, s->mem_used_bytes);
-		bind_opt(&b, s->valid & GPU_PCIE, s->pcie_rx_bps);
-		bind_opt(&b, s->valid & GPU_PCIE, s->pcie_tx_bps);
-		bind_opt(&b, s->valid & GPU_NVLINK, s->nvlink_rx_bytes);
-		bind_opt(&b, s->valid & GPU_NVLINK, s->nvlink_tx_bytes);
-		bind_opt(&b, s->valid & GPU_POWER, s->power_mw);
-		bind_opt(&b, s->valid & GPU_ENERGY, s->energy_mj);
-		bind_opt(&b, s->valid & GPU_TEMP, (uint64_t)(int64_t)s->temp_c);
-		bind_opt(&b, s->valid & GPU_SM_CLOCK, s->sm_clock_mhz);
-		bind_opt(&b, s->valid & GPU_MEM_CLOCK, s->mem_clock_mhz);
-		bind_opt(&b, s->valid & GPU_THROTTLE, s->throttle_reasons);
-		bind_opt(&b, s->valid & GPU_ECC, s->ecc_corrected);
-		bind_opt(&b, s->valid & GPU_ECC, s->ecc_uncorrected);
+		/* temp_c is signed: through int64_t, every field keeps its value */
+#define BIND_GPU_COLUMN(c, bit) bind_opt(&b, s->valid &(bit), (uint64_t)(int64_t)s->c);
+		GPU_SAMPLE_COLUMNS(BIND_GPU_COLUMN)
+#undef BIND_GPU_COLUMN
 		ret = fact_run(st, &b, "store a GPU sample");
 	}
 	return store__write_end(st, own, ret);

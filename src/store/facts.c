@@ -1,0 +1,29 @@
+/* facts.c - the fact tables' rows (facts.h), and the packed ones' (packs.h). */
+#include "store/facts.h"
+
+#include <stddef.h>
+#include <string.h>
+
+#include "store/packs.h"
+
+#define FACT_SOURCE_P(n)	   #n "_all"
+#define FACT_SOURCE_N(n)	   #n
+#define FACT_ROW(n, v, f, p, k, s) {#n, FACT_SOURCE_##p(n), v, f},
+
+const struct store_fact store_facts[] = {STORE_FACTS(FACT_ROW)};
+const int store_nfacts = sizeof(store_facts) / sizeof(store_facts[0]);
+
+#define PACK_ROW_P(n, v, k, s)	   {#n, #k, #s, v},
+#define PACK_ROW_N(n, v, k, s)	   /* never packed */
+#define PACK_ROW(n, v, f, p, k, s) PACK_ROW_##p(n, v, k, s)
+
+const struct pack_table store__pack_tables[] = {STORE_FACTS(PACK_ROW)};
+const int store__npack_tables = sizeof(store__pack_tables) / sizeof(store__pack_tables[0]);
+
+const struct store_fact *store_fact(const char *name)
+{
+	for (int i = 0; i < store_nfacts; i++)
+		if (strcmp(store_facts[i].name, name) == 0)
+			return &store_facts[i];
+	return NULL;
+}
