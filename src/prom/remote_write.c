@@ -23,14 +23,15 @@
 #include "common/timeutil.h"
 #include "common/token.h"
 #include "http/curl_dl.h"
+#include "http/shipper.h"
 #include "prom/families.h"
 #include "prom/rw_encode.h"
 #include "store/rowset.h"
 #include "store/store.h"
 #include "store/sync.h"
 
-#define RW_FIRST_ROWS  5000   /* seqs a batch covers when current */
-#define RW_MAX_ROWS    50000  /* ... and at most, catching up */
+#define RW_FIRST_ROWS  5000  /* seqs a batch covers when current */
+#define RW_MAX_ROWS    50000 /* ... and at most, catching up */
 #define RW_BACKOFF_MS  500
 #define RW_BACKOFF_MAX 5000 /* Prometheus' own max_backoff */
 #define RW_TIMEOUT_S   30
@@ -51,10 +52,11 @@ struct rw_node_name {
 
 struct rw_target {
 	struct rw *r;
-	char url[1024];
-	pthread_t thread;
-	bool started;
-	uint64_t seen_kick;
+	struct shipper *sh; /* its loop: cursor, retries, waits, figures */
+	char url[1024], what[1100];
+	int64_t retry_to; /* the batch whose requests up to done were answered (-1: none) */
+	size_t done;
+	bool persist_warned;
 	CURL *curl;
 	struct curl_slist *headers;
 	struct strbuf body, zbody, answer, arena;
@@ -67,12 +69,6 @@ struct rw_target {
 	size_t series_alloc, samples_alloc, labels_alloc;
 	struct rw_node_name *nodes;
 	size_t nnodes;
-	/* under r->lock */
-	int64_t acked_seq, sent_seq, max_seq;
-	bool connected;
-	int64_t failures;
-	int64_t last_ok_ms;
-	char last_error[160];
 };
 
 struct rw {
@@ -84,14 +80,10 @@ struct rw {
 	char ca_file[4096];
 	char db_path[4096];
 	int64_t interval_ms;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	pthread_mutex_t reads;
-	bool stop;
-	bool flushing; /* rw_flush waits: no batching delay */
-	uint64_t kick;
+	pthread_mutex_t reads; /* every target's: retention holds them all at once */
 	int64_t batch_ms;
 	struct rw_target t[RW_MAX_TARGETS];
+	struct shipper *sh[RW_MAX_TARGETS];
 	int ntargets;
 };
 
@@ -188,8 +180,8 @@ static int label_cmp(const void *a, const void *b)
  * One point of metric (after relabelling) with labels lab[0..n): the
  * constant labels added, empty values dropped, sorted by name.
  */
-static int add_point(struct rw_target *t, const char *metric, const struct rw_label *lab,
-		     size_t n, int64_t ts_ms, double value)
+static int add_point(struct rw_target *t, const char *metric, const struct rw_label *lab, size_t n,
+		     int64_t ts_ms, double value)
 {
 	struct rw *r = t->r;
 	struct rw_label all[RW_MAX_LABELS];
@@ -246,12 +238,12 @@ static int add_point(struct rw_target *t, const char *metric, const struct rw_la
 /* host_samples: the node's series (docs/metrics.md "Node"). */
 static int host_points(struct rw_target *t, struct store *st, const struct store_table *h)
 {
-	static const char *const modes[] = {"user", "nice",    "system", "idle",
-					    "iowait", "irq", "softirq", "steal"};
+	static const char *const modes[] = {"user",   "nice", "system",	 "idle",
+					    "iowait", "irq",  "softirq", "steal"};
 	static const enum prom_fam plain[] = {
-	    PF_NODE_CPUS,	     PF_NODE_MEMORY_TOTAL, PF_NODE_MEMORY_AVAILABLE,
-	    PF_NODE_LOAD1,	     PF_NODE_DISK_READ,	   PF_NODE_DISK_WRITTEN,
-	    PF_NODE_NET_RX,	     PF_NODE_NET_TX,	   PF_NODE_PSI_MEMORY,
+	    PF_NODE_CPUS,   PF_NODE_MEMORY_TOTAL, PF_NODE_MEMORY_AVAILABLE,
+	    PF_NODE_LOAD1,  PF_NODE_DISK_READ,	  PF_NODE_DISK_WRITTEN,
+	    PF_NODE_NET_RX, PF_NODE_NET_TX,	  PF_NODE_PSI_MEMORY,
 	};
 	int cmode[8], cplain[sizeof(plain) / sizeof(plain[0])];
 	int cts = col_of(h, "ts_ms"), cst = col_of(h, "swap_total_bytes"),
@@ -295,8 +287,8 @@ static int gpu_points(struct rw_target *t, struct store *st, const struct store_
 		      const struct store_table *dev)
 {
 	static const enum prom_fam fam[] = {
-	    PF_GPU_UTIL,     PF_GPU_MEMORY_USED, PF_GPU_POWER, PF_GPU_ENERGY,
-	    PF_GPU_TEMPERATURE, PF_GPU_PCIE_RX,   PF_GPU_PCIE_TX,
+	    PF_GPU_UTIL,	PF_GPU_MEMORY_USED, PF_GPU_POWER,   PF_GPU_ENERGY,
+	    PF_GPU_TEMPERATURE, PF_GPU_PCIE_RX,	    PF_GPU_PCIE_TX,
 	};
 	int cts = col_of(g, "ts_ms");
 	int ret = 0;
@@ -318,8 +310,9 @@ static int gpu_points(struct rw_target *t, struct store *st, const struct store_
 		lab[2] = (struct rw_label){"uuid", text_of(dev, (size_t)d, "uuid")};
 		for (size_t k = 0; k < sizeof(fam) / sizeof(fam[0]) && !ret; k++)
 			if (num(g, i, col_of(g, prom_families[fam[k]].column), &v))
-				ret = add_point(t, prom_fam_name(fam[k]), lab, 3, cell(g, i, cts)->i,
-						v * prom_families[fam[k]].scale);
+				ret =
+				    add_point(t, prom_fam_name(fam[k]), lab, 3, cell(g, i, cts)->i,
+					      v * prom_families[fam[k]].scale);
 	}
 	return ret;
 }
@@ -329,7 +322,7 @@ static int job_points(struct rw_target *t, struct store *st, const struct store_
 		      const struct store_table *jobs)
 {
 	static const enum prom_fam fam[] = {
-	    PF_JOB_MEMORY_RSS, PF_JOB_SWAP,	    PF_JOB_READ,
+	    PF_JOB_MEMORY_RSS, PF_JOB_SWAP,	 PF_JOB_READ,
 	    PF_JOB_WRITTEN,    PF_JOB_PROCESSES, PF_JOB_CGROUP_MEMORY,
 	};
 	int cts = col_of(js, "ts_ms"), cu = col_of(js, "user_ms"), cs = col_of(js, "system_ms"),
@@ -356,7 +349,8 @@ static int job_points(struct rw_target *t, struct store *st, const struct store_
 			v = u + s;
 			if (num(js, i, ccg, &cg) && cg > v)
 				v = cg;
-			ret = add_point(t, prom_fam_name(PF_JOB_CPU_SECONDS), lab, 4, ts, v / 1000.0);
+			ret =
+			    add_point(t, prom_fam_name(PF_JOB_CPU_SECONDS), lab, 4, ts, v / 1000.0);
 		}
 		for (size_t k = 0; k < sizeof(fam) / sizeof(fam[0]) && !ret; k++)
 			if (num(js, i, col_of(js, prom_families[fam[k]].column), &v))
@@ -425,8 +419,8 @@ static int node_part_points(struct rw_target *t, struct store *st)
 	    {PF_NODE_CPU_CORE_SECONDS, "steal_ms", "steal"},
 	};
 	static const struct dev_family disk[] = {
-	    {PF_DISK_READS, NULL, NULL},	 {PF_DISK_READ_BYTES, NULL, NULL},
-	    {PF_DISK_WRITES, NULL, NULL},	 {PF_DISK_WRITTEN_BYTES, NULL, NULL},
+	    {PF_DISK_READS, NULL, NULL},      {PF_DISK_READ_BYTES, NULL, NULL},
+	    {PF_DISK_WRITES, NULL, NULL},     {PF_DISK_WRITTEN_BYTES, NULL, NULL},
 	    {PF_DISK_IO_SECONDS, NULL, NULL},
 	};
 	static const struct dev_family net[] = {
@@ -445,12 +439,14 @@ static int node_part_points(struct rw_target *t, struct store *st)
 	if ((tb = store_rowset_table(&t->rows, "cpu_samples")))
 		ret = device_points(t, st, tb, "cpu", "cpu", cpu, sizeof(cpu) / sizeof(cpu[0]));
 	if (!ret && (tb = store_rowset_table(&t->rows, "disk_samples")))
-		ret = device_points(t, st, tb, "disk", "disk", disk, sizeof(disk) / sizeof(disk[0]));
+		ret =
+		    device_points(t, st, tb, "disk", "disk", disk, sizeof(disk) / sizeof(disk[0]));
 	if (!ret && (tb = store_rowset_table(&t->rows, "net_samples")))
 		ret = device_points(t, st, tb, "iface", "interface", net,
 				    sizeof(net) / sizeof(net[0]));
 	if (!ret && (tb = store_rowset_table(&t->rows, "fs_samples")))
-		ret = device_points(t, st, tb, "mount", "mountpoint", fs, sizeof(fs) / sizeof(fs[0]));
+		ret =
+		    device_points(t, st, tb, "mount", "mountpoint", fs, sizeof(fs) / sizeof(fs[0]));
 	return ret;
 }
 
@@ -529,7 +525,8 @@ static int job_gpu_points(struct rw_target *t, struct store *st, const struct st
 			snprintf(idxs, sizeof(idxs), "%lld", (long long)idx);
 			lab[0] = (struct rw_label){"node", node_name(t, st, node)};
 			lab[1] = (struct rw_label){"job_id", text_of(jobs, (size_t)j, "job_id")};
-			lab[2] = (struct rw_label){"scheduler", text_of(jobs, (size_t)j, "scheduler")};
+			lab[2] =
+			    (struct rw_label){"scheduler", text_of(jobs, (size_t)j, "scheduler")};
 			lab[3] = (struct rw_label){"user", text_of(jobs, (size_t)j, "user")};
 			lab[4] = (struct rw_label){"gpu", idxs};
 			lab[5] = (struct rw_label){"uuid", text_of(dev, (size_t)d, "uuid")};
@@ -673,29 +670,6 @@ static size_t on_answer(char *data, size_t size, size_t nmemb, void *arg)
 	return n;
 }
 
-static void set_error(struct rw_target *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void set_error(struct rw_target *t, const char *fmt, ...)
-{
-	char msg[160];
-	va_list ap;
-	bool first;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	pthread_mutex_lock(&t->r->lock);
-	first = t->connected || strcmp(t->last_error, msg) != 0;
-	t->connected = false;
-	t->failures++;
-	snprintf(t->last_error, sizeof(t->last_error), "%s", msg);
-	pthread_mutex_unlock(&t->r->lock);
-	if (first)
-		log_warn(0, "remote write %s: %s (retrying from the cursor; the store keeps what it "
-			    "lacks)",
-			 t->url, msg);
-}
-
 /* Printable for the log: the answer's first line, control characters as '?'. */
 static void answer_text(const struct strbuf *a, char *out, size_t size)
 {
@@ -723,7 +697,7 @@ static int post(struct rw_target *t, int64_t from_seq, int64_t to_seq, size_t ns
 	curl_fn.easy_setopt(t->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)t->zbody.len);
 	rc = curl_fn.easy_perform(t->curl);
 	if (rc != CURLE_OK) {
-		set_error(t, "%s", curl_fn.easy_strerror(rc));
+		shipper_error(t->sh, "%s", curl_fn.easy_strerror(rc));
 		return -EAGAIN;
 	}
 	curl_fn.easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &status);
@@ -738,60 +712,11 @@ static int post(struct rw_target *t, int64_t from_seq, int64_t to_seq, size_t ns
 			t->url, status, (long long)from_seq + 1, (long long)to_seq, nsamples, text);
 		return -EINVAL;
 	}
-	set_error(t, "HTTP %ld: %.100s", status, text);
+	shipper_error(t->sh, "HTTP %ld: %.100s", status, text);
 	return -EAGAIN;
 }
 
-/* ---- the thread ---- */
-
-/*
- * Sleeps up to ms or until stopped; kickable: a tick's kick or a flush
- * ends it too; batching: only a flush does.  False when stopping.
- */
-static bool wait_ms(struct rw_target *t, int64_t ms, bool kickable, bool batching)
-{
-	struct rw *r = t->r;
-	struct timespec until;
-	bool go_on;
-
-	time_deadline_ms(&until, ms);
-	pthread_mutex_lock(&r->lock);
-	while (!r->stop && !(kickable && !batching && r->kick != t->seen_kick) &&
-	       !(kickable && r->flushing))
-		if (pthread_cond_timedwait(&r->cond, &r->lock, &until) == ETIMEDOUT)
-			break;
-	if (kickable && !batching)
-		t->seen_kick = r->kick;
-	go_on = !r->stop;
-	pthread_mutex_unlock(&r->lock);
-	return go_on;
-}
-
-static bool stopping(struct rw *r)
-{
-	bool stop;
-
-	pthread_mutex_lock(&r->lock);
-	stop = r->stop;
-	pthread_mutex_unlock(&r->lock);
-	return stop;
-}
-
-/*
- * libcurl asks this during a transfer (about once a second while it waits):
- * a request in flight when the agent stops (a receiver that never answers)
- * ends at once rather than after RW_TIMEOUT_S; its rows are sent from the
- * cursor next time, as after any failed request.
- */
-static int abort_when_stopping(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
-			       curl_off_t ulnow)
-{
-	(void)dltotal;
-	(void)dlnow;
-	(void)ultotal;
-	(void)ulnow;
-	return stopping(arg) ? 1 : 0;
-}
+/* ---- the encoder under the shipper (http/shipper.h) ---- */
 
 /* Room for every point's sample (the series and labels grow per request). */
 static int reserve(struct rw_target *t)
@@ -810,8 +735,8 @@ static int reserve(struct rw_target *t)
 
 /*
  * Sends the batch's points: 0 when every request was answered (2xx, or
- * refused and skipped), -EAGAIN to retry the batch.  *done: requests of
- * this batch already answered, skipped when it is read again.
+ * refused and skipped), -EAGAIN to retry the batch (stopping).  *done:
+ * requests of this batch already answered, skipped when it is read again.
  */
 static int send_points(struct rw_target *t, int64_t from_seq, int64_t to_seq, size_t *done)
 {
@@ -828,149 +753,89 @@ static int send_points(struct rw_target *t, int64_t from_seq, int64_t to_seq, si
 			continue;
 		for (;;) {
 			ret = post(t, from_seq, to_seq, nsamples);
-			if (ret != -EAGAIN || stopping(t->r))
+			if (ret != -EAGAIN || shipper_stopping(t->sh))
 				break;
 			backoff = backoff ? backoff * 2 : RW_BACKOFF_MS;
 			if (backoff > RW_BACKOFF_MAX)
 				backoff = RW_BACKOFF_MAX;
-			wait_ms(t, backoff, false, false);
+			shipper_pause(t->sh, backoff);
 		}
 		if (ret == -EAGAIN)
 			return ret;
 		(*done)++;
 		ret = 0;
 		if (backoff) {
-			pthread_mutex_lock(&t->r->lock);
-			t->connected = true;
-			pthread_mutex_unlock(&t->r->lock);
-			log_info("remote write %s: sending again", t->url);
+			shipper_answered(t->sh); /* "sending again" */
 			backoff = 0;
 		}
 	}
 	return ret;
 }
 
-static void *target_main(void *arg)
+/* The target's cursor, kept in the store (rw_cursors): a new target gets the whole store. */
+static int ship_start(void *enc, struct shipper *sh, struct store *st, int64_t *cursor)
 {
-	struct rw_target *t = arg;
-	struct rw *r = t->r;
-	struct store *st = NULL;
-	int64_t cursor = -1, rows = RW_FIRST_ROWS, retry_to = -1;
-	size_t done = 0;
-	bool persist_warned = false;
+	struct rw_target *t = enc;
+	int ret = store_rw_cursor_get(st, t->url, cursor);
 
-	pthread_setname_np(pthread_self(), "js-rw"); /* its CPU apart in top -H, the benchmark */
-	while (!stopping(r)) {
-		int64_t to_seq = 0, max_seq = 0, nrows = 0;
-		int ret;
-
-		/* its own connection, writable for the cursor */
-		if (!st && store_open(r->db_path, STORE_CREATE | STORE_CHECKED, &st)) {
-			st = NULL;
-			wait_ms(t, 1000, false, false);
-			continue;
-		}
-		if (cursor < 0) {
-			ret = store_rw_cursor_get(st, t->url, &cursor);
-			if (ret == -ENOENT) {
-				cursor = 0; /* a new target gets the whole store */
-				ret = 0;
-			}
-			if (ret) {
-				cursor = -1;
-				store_close(st);
-				st = NULL;
-				wait_ms(t, 1000, false, false);
-				continue;
-			}
-			pthread_mutex_lock(&r->lock);
-			t->acked_seq = t->sent_seq = cursor;
-			pthread_mutex_unlock(&r->lock);
-		}
-		/* rows are in doubt once read: retention holds our reads while it deletes */
-		pthread_mutex_lock(&r->reads);
-		ret = store_export_metrics(st, cursor, rows, &t->rows, &to_seq, &max_seq, &nrows);
-		if (ret == 0) {
-			pthread_mutex_lock(&r->lock);
-			if (to_seq > t->sent_seq)
-				t->sent_seq = to_seq;
-			pthread_mutex_unlock(&r->lock);
-		}
-		pthread_mutex_unlock(&r->reads);
-		if (ret == 0 && store_max_seq(st, &max_seq))
-			max_seq = to_seq;
-		if (ret) {
-			set_error(t, "cannot read the store: %s", strerror(-ret));
-			store_rowset_release(&t->rows);
-			store_close(st);
-			st = NULL;
-			wait_ms(t, 1000, false, false);
-			continue;
-		}
-		pthread_mutex_lock(&r->lock);
-		t->max_seq = max_seq;
-		pthread_mutex_unlock(&r->lock);
-		if (to_seq <= cursor) {
-			store_rowset_release(&t->rows);
-			wait_ms(t, r->interval_ms * 2, true, false);
-			continue;
-		}
-		ret = batch_points(t, st);
-		store_rowset_release(&t->rows);
-		if (retry_to != to_seq)
-			done = 0; /* another batch than the one that failed */
-		if (!ret)
-			ret = send_points(t, cursor, to_seq, &done);
-		if (ret == -EAGAIN) {
-			retry_to = to_seq;
-			continue; /* stopping, or read again from the cursor */
-		}
-		if (ret) {
-			/* out of memory: a smaller batch */
-			set_error(t, "cannot encode rows %lld..%lld: %s", (long long)cursor + 1,
-				  (long long)to_seq, strerror(-ret));
-			rows = rows > 100 ? rows / 2 : rows;
-			wait_ms(t, 1000, false, false);
-			continue;
-		}
-		retry_to = -1;
-		done = 0;
-		cursor = to_seq;
-		if (store_rw_cursor_set(st, t->url, cursor, time_now_ms())) {
-			if (!persist_warned)
-				log_warn(0, "remote write %s: cannot keep the cursor in the store: a "
-					    "restart sends again from the last one kept",
-					 t->url);
-			persist_warned = true;
-		} else {
-			persist_warned = false;
-		}
-		pthread_mutex_lock(&r->lock);
-		t->acked_seq = cursor;
-		if (t->sent_seq < cursor)
-			t->sent_seq = cursor;
-		t->connected = true;
-		t->last_ok_ms = time_now_ms();
-		pthread_mutex_unlock(&r->lock);
-		if (max_seq > cursor) {
-			if (rows < RW_MAX_ROWS)
-				rows *= 2;
-			continue;
-		}
-		rows = RW_FIRST_ROWS;
-		/*
-		 * Current: the next request waits for --rw-batch, so that it
-		 * carries several ticks of each series (a request repeats each
-		 * series' labels once).  A flush ends the wait.
-		 */
-		if (r->batch_ms > 0)
-			wait_ms(t, r->batch_ms, true, true);
+	if (ret == -ENOENT) {
+		*cursor = 0;
+		ret = 0;
 	}
-	store_rowset_release(&t->rows);
-	if (st)
-		store_close(st);
-	return NULL;
+	if (ret)
+		shipper_error(sh, "cannot read its cursor from the store: %s", strerror(-ret));
+	return ret;
 }
+
+static int ship_read(void *enc, struct store *st, int64_t cursor, int64_t max_rows, int64_t *to_seq,
+		     int64_t *nrows)
+{
+	struct rw_target *t = enc;
+	int64_t max_seq;
+	int ret = store_export_metrics(st, cursor, max_rows, &t->rows, to_seq, &max_seq, nrows);
+
+	if (ret || *to_seq <= cursor)
+		store_rowset_release(&t->rows);
+	return ret;
+}
+
+static int ship_send(void *enc, struct shipper *sh, struct store *st, int64_t cursor,
+		     int64_t to_seq, int64_t *acked)
+{
+	struct rw_target *t = enc;
+	int ret = batch_points(t, st);
+
+	store_rowset_release(&t->rows);
+	if (t->retry_to != to_seq)
+		t->done = 0; /* another batch than the one that failed */
+	if (!ret)
+		ret = send_points(t, cursor, to_seq, &t->done);
+	if (ret == -EAGAIN) {
+		t->retry_to = to_seq;
+		return ret; /* stopping: read again from the cursor */
+	}
+	if (ret) {
+		shipper_error(sh, "cannot encode rows %lld..%lld: %s", (long long)cursor + 1,
+			      (long long)to_seq, strerror(-ret));
+		return ret;
+	}
+	t->retry_to = -1;
+	t->done = 0;
+	if (store_rw_cursor_set(st, t->url, to_seq, time_now_ms())) {
+		if (!t->persist_warned)
+			log_warn(0,
+				 "remote write %s: cannot keep the cursor in the store: a "
+				 "restart sends again from the last one kept",
+				 t->url);
+		t->persist_warned = true;
+	} else {
+		t->persist_warned = false;
+	}
+	*acked = to_seq;
+	return 0;
+}
+
+static const struct shipper_ops rw_ship_ops = {ship_start, ship_read, ship_send};
 
 /* ---- lifecycle ---- */
 
@@ -978,10 +843,29 @@ static int target_init(struct rw *r, struct rw_target *t, const char *url)
 {
 	char auth[300];
 
+	struct shipper_opts so = {
+	    .thread_name = "js-rw", /* its CPU apart in top -H, the benchmark */
+	    .retry_note = "retrying from the cursor; the store keeps what it lacks",
+	    .again = "sending again",
+	    .db_path = r->db_path,
+	    .store_flags = STORE_CREATE | STORE_CHECKED, /* writable: the cursor is kept there */
+	    .interval_ms = r->interval_ms,
+	    .first_rows = RW_FIRST_ROWS,
+	    .max_rows = RW_MAX_ROWS,
+	    .batch_ms = r->batch_ms,
+	    .reads = &r->reads,
+	};
+	int ret;
+
 	t->r = r;
-	t->acked_seq = t->sent_seq = -1;
+	t->retry_to = -1;
 	if (snprintf(t->url, sizeof(t->url), "%s", url) >= (int)sizeof(t->url))
 		return log_err(-EINVAL, "--remote-write URL too long");
+	snprintf(t->what, sizeof(t->what), "remote write %s", t->url);
+	so.what = t->what;
+	ret = shipper_new(&so, &rw_ship_ops, t, &t->sh);
+	if (ret)
+		return ret;
 	strbuf_init(&t->body, RW_BODY_MAX);
 	strbuf_init(&t->zbody, RW_BODY_MAX);
 	strbuf_init(&t->answer, RW_ANSWER_MAX + 1);
@@ -1002,9 +886,7 @@ static int target_init(struct rw *r, struct rw_target *t, const char *url)
 	if (!t->headers)
 		return log_err(-ENOMEM, "cannot set up libcurl");
 	curl_fn.easy_setopt(t->curl, CURLOPT_HTTPHEADER, t->headers);
-	curl_fn.easy_setopt(t->curl, CURLOPT_XFERINFOFUNCTION, abort_when_stopping);
-	curl_fn.easy_setopt(t->curl, CURLOPT_XFERINFODATA, r);
-	curl_fn.easy_setopt(t->curl, CURLOPT_NOPROGRESS, 0L);
+	shipper_watch_curl(t->sh, t->curl);
 	if (r->basic[0]) {
 		curl_fn.easy_setopt(t->curl, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
 		curl_fn.easy_setopt(t->curl, CURLOPT_USERPWD, r->basic);
@@ -1038,8 +920,6 @@ static void rw_free(struct rw *r)
 		target_release(&r->t[i]);
 	for (size_t i = 0; i < r->nrules; i++)
 		rw_relabel_free(&r->rules[i]);
-	pthread_mutex_destroy(&r->lock);
-	pthread_cond_destroy(&r->cond);
 	pthread_mutex_destroy(&r->reads);
 	free(r);
 }
@@ -1066,8 +946,6 @@ int rw_start(const struct rw_opts *o, const char *db_path, int64_t interval_ms, 
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return log_err(-ENOMEM, "out of memory");
-	pthread_mutex_init(&r->lock, NULL);
-	pthread_cond_init(&r->cond, NULL);
 	pthread_mutex_init(&r->reads, NULL);
 	r->interval_ms = interval_ms > 0 ? interval_ms : 1000;
 	r->max_series = o->max_series > 0 ? (size_t)o->max_series : RW_DEFAULT_MAX_SERIES;
@@ -1098,14 +976,11 @@ int rw_start(const struct rw_opts *o, const char *db_path, int64_t interval_ms, 
 	curl_fn.global_init(CURL_GLOBAL_DEFAULT);
 	for (int i = 0; !ret && i < o->nurls && i < RW_MAX_TARGETS; i++) {
 		ret = target_init(r, &r->t[i], o->urls[i]);
+		r->sh[i] = r->t[i].sh;
 		r->ntargets++;
 	}
-	for (int i = 0; !ret && i < r->ntargets; i++) {
-		if (pthread_create(&r->t[i].thread, NULL, target_main, &r->t[i]) != 0)
-			ret = log_err(-EAGAIN, "cannot start a remote-write thread");
-		else
-			r->t[i].started = true;
-	}
+	for (int i = 0; !ret && i < r->ntargets; i++)
+		ret = shipper_run(r->sh[i]);
 	if (ret) {
 		rw_stop(r);
 		return ret;
@@ -1119,59 +994,22 @@ int rw_start(const struct rw_opts *o, const char *db_path, int64_t interval_ms, 
 
 void rw_kick(struct rw *r)
 {
-	if (!r)
-		return;
-	pthread_mutex_lock(&r->lock);
-	r->kick++;
-	pthread_cond_broadcast(&r->cond);
-	pthread_mutex_unlock(&r->lock);
+	for (int i = 0; r && i < r->ntargets; i++)
+		shipper_kick(r->sh[i]);
 }
 
 void rw_stop(struct rw *r)
 {
 	if (!r)
 		return;
-	pthread_mutex_lock(&r->lock);
-	r->stop = true;
-	pthread_cond_broadcast(&r->cond);
-	pthread_mutex_unlock(&r->lock);
-	for (int i = 0; i < r->ntargets; i++)
-		if (r->t[i].started)
-			pthread_join(r->t[i].thread, NULL);
+	shipper_stop_all(r->sh, r->ntargets);
 	rw_free(r);
 	curl_fn.global_cleanup();
 }
 
 bool rw_flush(struct rw *r, int64_t timeout_ms)
 {
-	int64_t deadline = time_now_ms() + timeout_ms, want = -1;
-	struct store *st = NULL;
-	bool done = false;
-
-	if (!r)
-		return true;
-	if (store_open(r->db_path, STORE_READONLY | STORE_CHECKED, &st) == 0) {
-		store_max_seq(st, &want);
-		store_close(st);
-	}
-	if (want < 0)
-		return false;
-	pthread_mutex_lock(&r->lock);
-	r->flushing = true;
-	pthread_mutex_unlock(&r->lock);
-	while (!done && time_now_ms() < deadline) {
-		struct timespec pause = {0, 20 * 1000000};
-
-		rw_kick(r);
-		done = true;
-		pthread_mutex_lock(&r->lock);
-		for (int i = 0; i < r->ntargets; i++)
-			done = done && r->t[i].acked_seq >= want;
-		pthread_mutex_unlock(&r->lock);
-		if (!done)
-			nanosleep(&pause, NULL);
-	}
-	return done;
+	return !r || shipper_flush(r->sh, r->ntargets, timeout_ms);
 }
 
 int rw_targets(struct rw *r)
@@ -1181,17 +1019,16 @@ int rw_targets(struct rw *r)
 
 void rw_get_stats(struct rw *r, int i, struct rw_stats *out)
 {
-	const struct rw_target *t = &r->t[i];
+	struct shipper_stats ss;
 
-	pthread_mutex_lock(&r->lock);
-	out->url = t->url;
-	out->connected = t->connected;
-	out->acked_seq = t->acked_seq;
-	out->max_seq = t->max_seq;
-	out->failures = t->failures;
-	out->last_ok_ms = t->last_ok_ms;
-	snprintf(out->last_error, sizeof(out->last_error), "%s", t->last_error);
-	pthread_mutex_unlock(&r->lock);
+	shipper_get_stats(r->sh[i], &ss);
+	out->url = r->t[i].url;
+	out->connected = ss.connected;
+	out->acked_seq = ss.acked_seq;
+	out->max_seq = ss.max_seq;
+	out->failures = ss.failures;
+	out->last_ok_ms = ss.last_ok_ms;
+	snprintf(out->last_error, sizeof(out->last_error), "%s", ss.last_error);
 }
 
 bool rw_get_bound(struct rw *r, int64_t *acked_seq, int64_t *sent_seq)
@@ -1200,14 +1037,15 @@ bool rw_get_bound(struct rw *r, int64_t *acked_seq, int64_t *sent_seq)
 		return false;
 	*acked_seq = INT64_MAX;
 	*sent_seq = -1;
-	pthread_mutex_lock(&r->lock);
 	for (int i = 0; i < r->ntargets; i++) {
-		if (r->t[i].acked_seq < *acked_seq)
-			*acked_seq = r->t[i].acked_seq;
-		if (r->t[i].sent_seq > *sent_seq)
-			*sent_seq = r->t[i].sent_seq;
+		struct shipper_stats ss;
+
+		shipper_get_stats(r->sh[i], &ss);
+		if (ss.acked_seq < *acked_seq)
+			*acked_seq = ss.acked_seq;
+		if (ss.sent_seq > *sent_seq)
+			*sent_seq = ss.sent_seq;
 	}
-	pthread_mutex_unlock(&r->lock);
 	return true;
 }
 
