@@ -20,6 +20,7 @@
 #include "analysis/summary.h"
 #include "attrib/gpu_share.h"
 #include "common/array.h"
+#include "common/counter.h"
 #include "common/log.h"
 #include "common/sysroot.h"
 #include "report/report.h"
@@ -95,11 +96,10 @@ static void sample_gpus(struct agent *a, int64_t ts)
 
 /* ---- rollups ---- */
 
+/* A host or job byte counter's rate (common/counter.h: summed over devices or processes). */
 static double rate(uint64_t cur, uint64_t prev, int64_t dt_ms)
 {
-	if (dt_ms <= 0 || cur < prev)
-		return NAN;
-	return (double)(cur - prev) * 1000.0 / (double)dt_ms;
+	return counter_rate(prev, cur, (double)dt_ms / 1000.0, COUNTER_RULE_HOST_IO);
 }
 
 static double host_value(const struct agent *a, enum rollup_host_metric m)
@@ -452,8 +452,7 @@ static void retention_load(struct agent *a)
  * sender's, once the head said; before that, what the store kept of it.
  * With no head, NULL: no bound.
  */
-static const struct store_head_bound *retention_bound(struct agent *a,
-						      struct store_head_bound *b)
+static const struct store_head_bound *retention_bound(struct agent *a, struct store_head_bound *b)
 {
 	struct sender_stats ss;
 	int64_t rw_acked, rw_sent;
@@ -507,8 +506,8 @@ static void retention(struct agent *a, int64_t ts)
 			sender_hold_reads(a->sender);
 			rw_hold_reads(a->rw);
 		}
-		ret = store_retention_step(a->st, ts, &a->opt->retention,
-					   retention_bound(a, &head), AGENT_RETENTION_BUDGET, &res);
+		ret = store_retention_step(a->st, ts, &a->opt->retention, retention_bound(a, &head),
+					   AGENT_RETENTION_BUDGET, &res);
 		if (hold) {
 			rw_release_reads(a->rw);
 			sender_release_reads(a->sender);

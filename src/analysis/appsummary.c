@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/counter.h"
 #include "common/array.h"
 #include "common/log.h"
 #include "store/jobdata.h"
@@ -479,12 +480,11 @@ static int energy_host(struct app_energy *e, struct store *st, const struct summ
 		double uj = 0;
 
 		for (; j < n && strcmp(rows[j].zone, rows[i].zone) == 0; j++) {
-			uint64_t prev = rows[j - 1].energy_uj, cur = rows[j].energy_uj;
+			uint64_t d;
 
-			if (cur >= prev)
-				uj += (double)(cur - prev);
-			else if (rows[j].max_uj > prev)
-				uj += (double)(rows[j].max_uj - prev) + (double)cur;
+			if (counter_growth(rows[j - 1].energy_uj, rows[j].energy_uj,
+					   COUNTER_RULE_RAPL, rows[j].max_uj, &d))
+				uj += (double)d;
 		}
 		if (j - i >= 2 && e->nzones < APP_ENERGY_ZONES_MAX) {
 			struct app_energy_zone *z = &e->zones[e->nzones++];

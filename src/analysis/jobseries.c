@@ -4,6 +4,8 @@
  */
 #include "analysis/jobseries.h"
 
+#include "common/counter.h"
+
 /* 100 years: the longest a job's series may span. */
 #define JS_MAX_SPAN_MS (100LL * 366 * 86400 * 1000)
 
@@ -37,9 +39,8 @@ static const char *const metric_names[JSM__COUNT] = {
 };
 
 static const char *const gpu_metric_names[JSG__COUNT] = {
-    [JSG_UTIL_PCT] = "util_pct",     [JSG_MEM_BYTES] = "mem_bytes",
-    [JSG_POWER_W] = "power_w",	     [JSG_PCIE_BPS] = "pcie_bps",
-    [JSG_NVLINK_BPS] = "nvlink_bps", [JSG_THROTTLED] = "throttled",
+    [JSG_UTIL_PCT] = "util_pct", [JSG_MEM_BYTES] = "mem_bytes",	  [JSG_POWER_W] = "power_w",
+    [JSG_PCIE_BPS] = "pcie_bps", [JSG_NVLINK_BPS] = "nvlink_bps", [JSG_THROTTLED] = "throttled",
 };
 
 /* GPU busy threshold for JSM_GPUS_BUSY and the analysis' "GPUs busy". */
@@ -203,18 +204,12 @@ static uint64_t cpu_total(const struct cpu_times *c)
 	return cpu_busy_ms(c) + cpu_idle_ms(c);
 }
 
-/* The share (0-100) of a counter delta over a time delta; NAN when unknowable. */
-static double share_pct(uint64_t a, uint64_t b, double span)
+/* The share (0-100) of a counter's growth over a time span in its unit; NAN when unknowable. */
+static double share_pct(uint64_t a, uint64_t b, double span, enum counter_rule rule)
 {
-	if (b < a || span <= 0)
-		return NAN;
-	return fmin(100.0, (double)(b - a) / span * 100.0);
-}
+	double r = counter_rate(a, b, span, rule);
 
-/* A rate from two readings of a counter; NAN when the counter went back. */
-static double rate(uint64_t a, uint64_t b, double span_s)
-{
-	return b >= a && span_s > 0 ? (double)(b - a) / span_s : NAN;
+	return isnan(r) ? NAN : fmin(100.0, r * 100.0);
 }
 
 int jobseries_add_host(struct jobseries *js, int64_t ts_ms, const struct host_sample *h)
@@ -241,22 +236,27 @@ int jobseries_add_host(struct jobseries *js, int64_t ts_ms, const struct host_sa
 			if (!isnan(busy))
 				ret = ret ?: put(js, JSM_HOST_CPU_PCT, bucket, slot, busy);
 			if (t1 > t0 && c1->idle_ms >= c0->idle_ms && c1->iowait_ms >= c0->iowait_ms)
-				ret = ret ?: put(js, JSM_HOST_IOWAIT_PCT, bucket, slot,
+				ret = ret
+					  ?: put(js, JSM_HOST_IOWAIT_PCT, bucket, slot,
 						 100.0 * (double)(c1->iowait_ms - c0->iowait_ms) /
 						     (double)(t1 - t0));
 		}
 		if (both & HOST_HAS_NET)
-			ret = ret ?: put(js, JSM_HOST_NET_BPS, bucket, slot,
-					 rate(js->prev_net_bytes, h->net_rx_bytes + h->net_tx_bytes,
-					      span_us / 1e6));
+			ret = ret
+				  ?: put(js, JSM_HOST_NET_BPS, bucket, slot,
+					 counter_rate(js->prev_net_bytes,
+						      h->net_rx_bytes + h->net_tx_bytes,
+						      span_us / 1e6, COUNTER_RULE_HOST_IO));
 		if (both & HOST_HAS_PSI_MEM && h->psi_mem.some_valid)
-			ret = ret ?: put(js, JSM_PSI_MEM_PCT, bucket, slot,
+			ret = ret
+				  ?: put(js, JSM_PSI_MEM_PCT, bucket, slot,
 					 share_pct(js->prev_psi_mem_us, h->psi_mem.some_total_us,
-						   span_us));
+						   span_us, COUNTER_RULE_PSI));
 		if (both & HOST_HAS_PSI_IO && h->psi_io.some_valid)
-			ret = ret ?: put(js, JSM_PSI_IO_PCT, bucket, slot,
+			ret = ret
+				  ?: put(js, JSM_PSI_IO_PCT, bucket, slot,
 					 share_pct(js->prev_psi_io_us, h->psi_io.some_total_us,
-						   span_us));
+						   span_us, COUNTER_RULE_PSI));
 	}
 	js->has_prev_host = true;
 	js->prev_host_ms = ts_ms;
@@ -288,14 +288,20 @@ int jobseries_add_job(struct jobseries *js, int64_t ts_ms, const struct job_samp
 		double span_s = (double)(ts_ms - js->prev_job_ms) / 1000.0;
 		const struct job_sample *p = &js->prev_job;
 
-		ret = ret ?: put(js, JSM_CORES, bucket, slot,
-				 rate(p->user_ms + p->system_ms, j->user_ms + j->system_ms,
-				      span_s) / 1000.0);
+		ret = ret
+			  ?: put(js, JSM_CORES, bucket, slot,
+				 counter_rate(p->user_ms + p->system_ms, j->user_ms + j->system_ms,
+					      span_s, COUNTER_RULE_JOB) /
+				     1000.0);
 		if (j->valid & p->valid & JS_IO) {
-			ret = ret ?: put(js, JSM_READ_BPS, bucket, slot,
-					 rate(p->read_bytes, j->read_bytes, span_s));
-			ret = ret ?: put(js, JSM_WRITE_BPS, bucket, slot,
-					 rate(p->write_bytes, j->write_bytes, span_s));
+			ret = ret
+				  ?: put(js, JSM_READ_BPS, bucket, slot,
+					 counter_rate(p->read_bytes, j->read_bytes, span_s,
+						      COUNTER_RULE_JOB));
+			ret = ret
+				  ?: put(js, JSM_WRITE_BPS, bucket, slot,
+					 counter_rate(p->write_bytes, j->write_bytes, span_s,
+						      COUNTER_RULE_JOB));
 		}
 	}
 	js->has_prev_job = true;
@@ -369,8 +375,9 @@ int jobseries_add_gpu(struct jobseries *js, const struct device_record *dev, int
 
 		if (g->has_last_nvlink && ts_ms > g->last_nvlink_ms)
 			track_put(&g->t[JSG_NVLINK_BPS], bucket, slot,
-				  rate(g->last_nvlink_bytes, total,
-				       (double)(ts_ms - g->last_nvlink_ms) / 1000.0));
+				  counter_rate(g->last_nvlink_bytes, total,
+					       (double)(ts_ms - g->last_nvlink_ms) / 1000.0,
+					       COUNTER_RULE_GPU_NVLINK));
 		g->has_last_nvlink = true;
 		g->last_nvlink_ms = ts_ms;
 		g->last_nvlink_bytes = total;

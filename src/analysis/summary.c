@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "common/array.h"
+#include "common/counter.h"
 #include "store/tick.h"
 #include "store/jobdata.h"
 #include "store/write.h"
@@ -80,7 +81,8 @@ static void timeline_halve(struct summary *s)
 		for (int i = 0; i < SUMMARY_BUCKETS / 2; i++) {
 			gs->bucket_util_pct_ms[i] =
 			    gs->bucket_util_pct_ms[2 * i] + gs->bucket_util_pct_ms[2 * i + 1];
-			gs->bucket_util_ms[i] = gs->bucket_util_ms[2 * i] + gs->bucket_util_ms[2 * i + 1];
+			gs->bucket_util_ms[i] =
+			    gs->bucket_util_ms[2 * i] + gs->bucket_util_ms[2 * i + 1];
 		}
 		for (int i = SUMMARY_BUCKETS / 2; i < SUMMARY_BUCKETS; i++) {
 			gs->bucket_util_pct_ms[i] = 0;
@@ -117,8 +119,7 @@ static struct summary_bucket *timeline_bucket(struct summary *s, int64_t ts_ms)
  * halved first when it must be), with the milliseconds of [t, to) it holds
  * in *part; NULL when none are left.
  */
-static struct summary_bucket *timeline_part(struct summary *s, int64_t t, int64_t to,
-					    int64_t *part)
+static struct summary_bucket *timeline_part(struct summary *s, int64_t t, int64_t to, int64_t *part)
 {
 	struct summary_bucket *b;
 	int64_t end;
@@ -641,10 +642,13 @@ static void gpu_settle(struct gpu_summary *g)
 	}
 }
 
-/* a counter's growth; a counter that went back was reset: count from 0 */
-static uint64_t counter_delta(uint64_t before, uint64_t now)
+/* a counter's growth by its rule (common/counter.h); 0 when the rule cannot say */
+static uint64_t counter_delta(uint64_t before, uint64_t now, enum counter_rule rule)
 {
-	return now >= before ? now - before : now;
+	uint64_t d = 0;
+
+	counter_growth(before, now, rule, 0, &d);
+	return d;
 }
 
 /*
@@ -734,12 +738,15 @@ int summary_add_gpu(struct summary *s, const struct device_record *dev, int64_t 
 			g->has_pcie = true;
 		}
 		if (x->valid & l->valid & GPU_NVLINK) {
-			g->nvlink_rx_bytes += counter_delta(l->nvlink_rx_bytes, x->nvlink_rx_bytes);
-			g->nvlink_tx_bytes += counter_delta(l->nvlink_tx_bytes, x->nvlink_tx_bytes);
+			g->nvlink_rx_bytes += counter_delta(l->nvlink_rx_bytes, x->nvlink_rx_bytes,
+							    COUNTER_RULE_GPU_NVLINK);
+			g->nvlink_tx_bytes += counter_delta(l->nvlink_tx_bytes, x->nvlink_tx_bytes,
+							    COUNTER_RULE_GPU_NVLINK);
 			g->has_nvlink = true;
 		}
 		if (x->valid & l->valid & GPU_ENERGY)
-			mj = (double)counter_delta(l->energy_mj, x->energy_mj);
+			mj = (double)counter_delta(l->energy_mj, x->energy_mj,
+						   COUNTER_RULE_GPU_ENERGY);
 		else if (x->valid & l->valid & GPU_POWER)
 			mj = (double)(l->power_mw + x->power_mw) / 2 * dt_s;
 		if (mj >= 0) {

@@ -65,6 +65,8 @@ double top_source_cpu_pct(struct top_source *s, const char *node, int32_t pid, d
 
 		if (p->pid != pid || strcmp(p->node, node) != 0)
 			continue;
+		/* numbers from JSON, maybe missing (NAN): common/counter.h's
+		 * COUNTER_RULE_PROC_CPU by hand, a CPU time that went back unknown */
 		if (sampled_ms > p->sampled_ms && cpu_ms >= p->cpu_ms)
 			pct = 100.0 * (cpu_ms - p->cpu_ms) / (sampled_ms - p->sampled_ms);
 		else if (sampled_ms == p->sampled_ms)

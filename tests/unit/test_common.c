@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "common/array.h"
+#include "common/counter.h"
 #include "common/fmt.h"
 #include "common/jsonw.h"
 #include "common/strbuf.h"
@@ -301,9 +302,37 @@ static void test_array_grow(void **state)
 	free(items);
 }
 
+/* Each rule for a counter that went back (common/counter.h). */
+static void test_counter_rules(void **state)
+{
+	uint64_t d = 99;
+
+	(void)state;
+	/* forward: the difference, whatever the rule */
+	for (int r = COUNTER_UNKNOWN; r <= COUNTER_WRAP; r++) {
+		assert_true(counter_growth(100, 250, (enum counter_rule)r, 1000, &d));
+		assert_int_equal(d, 150);
+	}
+	/* back: unknown, from 0, or around the maximum */
+	assert_false(counter_growth(250, 100, COUNTER_UNKNOWN, 1000, &d));
+	assert_true(counter_growth(250, 100, COUNTER_RESET, 0, &d));
+	assert_int_equal(d, 100);
+	assert_true(counter_growth(900, 100, COUNTER_WRAP, 1000, &d));
+	assert_int_equal(d, 200);
+	assert_false(counter_growth(900, 100, COUNTER_WRAP, 0, &d)); /* no maximum known */
+	assert_false(counter_growth(900, 100, COUNTER_WRAP, 900, &d));
+	/* rates: per second; NAN when unknown or over no time */
+	assert_true(counter_rate(1000, 3000, 2.0, COUNTER_RULE_HOST_IO) == 1000.0);
+	assert_true(isnan(counter_rate(3000, 1000, 2.0, COUNTER_RULE_HOST_IO)));
+	assert_true(counter_rate(3000, 1000, 2.0, COUNTER_RULE_GPU_NVLINK) == 500.0);
+	assert_true(isnan(counter_rate(1000, 3000, 0.0, COUNTER_RULE_HOST_IO)));
+	assert_true(isnan(counter_rate(1000, 3000, NAN, COUNTER_RULE_HOST_IO)));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+	    cmocka_unit_test(test_counter_rules),
 	    cmocka_unit_test(test_strbuf_cap),
 	    cmocka_unit_test(test_array_grow),
 	    cmocka_unit_test(test_strbuf_read_fd),
