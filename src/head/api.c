@@ -23,6 +23,7 @@
 #include "common/timeutil.h"
 #include "net/api.h"
 #include "report/report_query.h"
+#include "sample/host.h"
 #include "store/queries.h"
 #include "store/profiling.h"
 #include "store/reader.h"
@@ -314,12 +315,10 @@ void head_metrics_latest(void *arg, const struct http_request *req, struct http_
 	json_done(res);
 }
 
-/* name{node="..."[,gpu="i",uuid="..."]} value, when the column is not NULL */
-static bool prom_row(struct strbuf *o, const char *name, const struct store_row *r, int col,
-		     double scale, int gpu_col)
+/* name{node="..."[,gpu="i",uuid="..."]} value */
+static bool prom_row_value(struct strbuf *o, const char *name, const struct store_row *r,
+			   double value, int gpu_col)
 {
-	if (r->null[col])
-		return false;
 	strbuf_addf(o, "%s{node=\"", name);
 	prom_label_value(o, r->text[0]);
 	if (gpu_col >= 0) {
@@ -327,10 +326,21 @@ static bool prom_row(struct strbuf *o, const char *name, const struct store_row 
 		prom_label_value(o, r->text[gpu_col + 1]);
 	}
 	strbuf_addstr(o, "\"} ");
-	prom_value(o, r->num[col] * scale);
+	prom_value(o, value);
 	strbuf_addch(o, '\n');
 	return true;
 }
+
+/* The same for a column's value, when it is not NULL. */
+static bool prom_row(struct strbuf *o, const char *name, const struct store_row *r, int col,
+		     double scale, int gpu_col)
+{
+	return !r->null[col] && prom_row_value(o, name, r, r->num[col] * scale, gpu_col);
+}
+
+/* The CPU modes' families: made from the raw counters, not a column */
+#define PROM_COL_CPU_USER   (-2)
+#define PROM_COL_CPU_SYSTEM (-3)
 
 struct prom_ctx {
 	struct strbuf *o;
@@ -346,11 +356,31 @@ static int prom_each(const struct store_row *r, void *arg)
 {
 	struct prom_ctx *c = arg;
 
+	if (c->col == PROM_COL_CPU_USER || c->col == PROM_COL_CPU_SYSTEM) {
+		/* the raw counters (columns 5-9) made modes as the agent makes them */
+		struct cpu_times t = {0};
+
+		for (int k = 5; k <= 9; k++)
+			if (r->null[k])
+				return 0;
+		t.user_ms = (uint64_t)r->num[5];
+		t.nice_ms = (uint64_t)r->num[6];
+		t.system_ms = (uint64_t)r->num[7];
+		t.irq_ms = (uint64_t)r->num[8];
+		t.softirq_ms = (uint64_t)r->num[9];
+		c->n +=
+		    prom_row_value(c->o, c->name, r,
+				   (double)(c->col == PROM_COL_CPU_USER ? cpu_user_mode_ms(&t)
+									: cpu_system_mode_ms(&t)) *
+				       c->scale,
+				   c->gpu_col);
+		return 0;
+	}
 	if (c->col < 0) {
 		/* agent health: 1 when it sent within 3 of its intervals */
 		bool healthy =
-		    !r->null[9] && !r->null[10] && r->num[10] > 0 &&
-		    (double)c->now_ms - r->num[9] <= HEAD_UNHEALTHY_INTERVALS * r->num[10];
+		    !r->null[12] && !r->null[13] && r->num[13] > 0 &&
+		    (double)c->now_ms - r->num[12] <= HEAD_UNHEALTHY_INTERVALS * r->num[13];
 
 		strbuf_addf(c->o, "%s{node=\"", prom_fam_name(PF_HEAD_AGENT_HEALTHY));
 		prom_label_value(c->o, r->text[0]);
@@ -375,9 +405,9 @@ void head_metrics(void *arg, const struct http_request *req, struct http_respons
 	    {PF_NODE_MEMORY_TOTAL, false, 2},
 	    {PF_NODE_MEMORY_AVAILABLE, false, 3},
 	    {PF_NODE_LOAD1, false, 4},
-	    {PF_NODE_CPU_USER_SECONDS, false, 5},
-	    {PF_NODE_CPU_SYSTEM_SECONDS, false, 6},
-	    {PF_NODE_CPU_IDLE_SECONDS, false, 7},
+	    {PF_NODE_CPU_USER_SECONDS, false, PROM_COL_CPU_USER},
+	    {PF_NODE_CPU_SYSTEM_SECONDS, false, PROM_COL_CPU_SYSTEM},
+	    {PF_NODE_CPU_IDLE_SECONDS, false, 10},
 	    {PF_NODE_LAST_SAMPLE, false, 1},
 	    {PF_HEAD_AGENT_HEALTHY, false, -1},
 	    {PF_GPU_UTIL, true, 3},
@@ -411,7 +441,8 @@ void head_metrics(void *arg, const struct http_request *req, struct http_respons
 	strbuf_addf(&res->body, "%s %" PRIu64 "\n", prom_fam_name(PF_HEAD_REFUSED_BATCHES),
 		    h->refused);
 	prom_family_head(&res->body, PF_HEAD_COMMIT_GROUPS);
-	strbuf_addf(&res->body, "%s %" PRIu64 "\n", prom_fam_name(PF_HEAD_COMMIT_GROUPS), h->groups);
+	strbuf_addf(&res->body, "%s %" PRIu64 "\n", prom_fam_name(PF_HEAD_COMMIT_GROUPS),
+		    h->groups);
 }
 
 /*

@@ -687,6 +687,16 @@ uint64_t cpu_busy_ms(const struct cpu_times *t)
 	return t->user_ms + t->nice_ms + t->system_ms + t->irq_ms + t->softirq_ms + t->steal_ms;
 }
 
+uint64_t cpu_user_mode_ms(const struct cpu_times *t)
+{
+	return t->user_ms + t->nice_ms;
+}
+
+uint64_t cpu_system_mode_ms(const struct cpu_times *t)
+{
+	return t->system_ms + t->irq_ms + t->softirq_ms;
+}
+
 uint64_t cpu_idle_ms(const struct cpu_times *t)
 {
 	return t->idle_ms + t->iowait_ms;

@@ -21,9 +21,9 @@
 #include "common/strbuf.h"
 #include "rapl.h"
 
-#define HOST_MAX_CPUS 1024
-#define HOST_MAX_DISKS 64
-#define HOST_MAX_NETS 64
+#define HOST_MAX_CPUS	  1024
+#define HOST_MAX_DISKS	  64
+#define HOST_MAX_NETS	  64
 #define HOST_NAME_MAX_LEN 32
 
 /* One "cpu" or "cpuN" line, converted to milliseconds. */
@@ -47,15 +47,19 @@ struct cpu_times {
  * difference would be a made-up figure.
  */
 uint64_t cpu_busy_ms(const struct cpu_times *t);
+/* The busy time's parts as node_exporter-style modes: user (user + nice)
+ * and system (system + irq + softirq); steal is neither. */
+uint64_t cpu_user_mode_ms(const struct cpu_times *t);
+uint64_t cpu_system_mode_ms(const struct cpu_times *t);
 uint64_t cpu_idle_ms(const struct cpu_times *t);
 double cpu_busy_pct(const struct cpu_times *before, const struct cpu_times *after);
 
 struct host_cpu_stat {
 	struct cpu_times total;
-	int ncpus;                     /* cpuN lines seen (online CPUs) */
+	int ncpus;			/* cpuN lines seen (online CPUs) */
 	uint16_t cpu_id[HOST_MAX_CPUS]; /* N of each cpuN line */
 	struct cpu_times cpu[HOST_MAX_CPUS];
-	int64_t btime_s;               /* boot time, seconds since the epoch */
+	int64_t btime_s; /* boot time, seconds since the epoch */
 	uint64_t ctxt;
 	uint64_t procs_running;
 	uint64_t procs_blocked;
@@ -86,11 +90,11 @@ struct host_meminfo {
 
 struct disk_stat {
 	char name[HOST_NAME_MAX_LEN];
-	uint64_t reads;  /* completed */
+	uint64_t reads; /* completed */
 	uint64_t read_bytes;
 	uint64_t writes; /* completed */
 	uint64_t write_bytes;
-	uint64_t io_ms;  /* time spent doing I/O */
+	uint64_t io_ms; /* time spent doing I/O */
 };
 
 struct net_stat {

@@ -140,7 +140,7 @@ static const char sql_devices[] =
 /* Prometheus: the cluster's latest values. */
 static const char sql_latest_host[] =
     "SELECT n.hostname, h.ts_ms, h.mem_total_bytes, h.mem_available_bytes, h.load1_milli,"
-    " h.cpu_user_ms + h.cpu_nice_ms, h.cpu_system_ms + h.cpu_irq_ms + h.cpu_softirq_ms,"
+    " h.cpu_user_ms, h.cpu_nice_ms, h.cpu_system_ms, h.cpu_irq_ms, h.cpu_softirq_ms,"
     " h.cpu_idle_ms, h.cpu_iowait_ms, a.last_seen_ms, a.interval_ms"
     " FROM nodes n JOIN host_samples h ON h.seq = (SELECT seq FROM host_samples"
     " WHERE node_id = n.id ORDER BY ts_ms DESC LIMIT 1)"

@@ -323,6 +323,23 @@ def test_read_endpoints(wd):
         st, ctype, text = get("/metrics")
         eq(ctype, "text/plain; version=0.0.4; charset=utf-8", "Prometheus content type")
         check('jobscope_gpu_utilization_percent{node="node-q",gpu="0"' in text, text[:300])
+        # the CPU modes, made from a host row's raw counters: user + nice and
+        # system + irq + softirq of one of node-q's rows at the head, in seconds
+        def series_value(name):
+            m = re.search(r'^%s\{node="node-q"\} (\S+)$' % re.escape(name), text, re.M)
+            check(m, "%s for node-q in /metrics" % name)
+            return float(m.group(1))
+        rows = sql(head.db, "SELECT cpu_user_ms + cpu_nice_ms,"
+                   " cpu_system_ms + cpu_irq_ms + cpu_softirq_ms, cpu_idle_ms"
+                   " FROM host_samples h JOIN nodes n ON n.id = h.node_id"
+                   " WHERE n.hostname = 'node-q'")
+        got = (series_value("jobscope_node_cpu_user_seconds_total"),
+               series_value("jobscope_node_cpu_system_seconds_total"),
+               series_value("jobscope_node_cpu_idle_seconds_total"))
+        check(any(abs(got[0] - u / 1000.0) < 1e-9 and abs(got[1] - s_ / 1000.0) < 1e-9 and
+                  abs(got[2] - i / 1000.0) < 1e-9 for u, s_, i in rows),
+              "CPU seconds %r: one host row's, in seconds" % (got,))
+        eq(series_value("jobscope_head_agent_healthy"), 1.0, "node-q healthy in /metrics")
         if os.path.exists("/usr/bin/promtool"):
             p = subprocess.run(["promtool", "check", "metrics"], input=text, text=True,
                                capture_output=True)
