@@ -194,6 +194,9 @@ static void *shipper_main(void *arg)
 			sh->stats.cursor_known = true;
 			sh->stats.acked_seq = sh->stats.sent_seq = cursor;
 			pthread_mutex_unlock(&sh->lock);
+			/* a backlog the receiver lacks: its catch-up starts now, at 0 rows */
+			if (store_max_seq(st, &max_seq) == 0)
+				catchup_step(sh, &cu, cursor, max_seq, 0);
 		}
 		ret = read_batch(sh, st, cursor, rows, &to_seq, &nrows);
 		if (ret == 0 && store_max_seq(st, &max_seq))
