@@ -83,12 +83,10 @@ static const char sql_job[] =
     " j.reserved_gpu_list FROM jobs j JOIN nodes n ON n.id = j.node_id WHERE j.id = ?1";
 
 /*
- * A job's processes alive at their last row, with that row (jobscope top
- * --head): one pass over the job's samples (index proc_samples_job).
- */
-/*
- * The live processes of a job on every node it runs on: the rows that
- * share its key (scheduler, id, start), each process with its node.
+ * The live processes of a job on every node it runs on (jobscope top
+ * --head): the rows that share its key (scheduler, id, start), each
+ * process with its node and its last row, found in one pass over the
+ * job's samples (index proc_samples_job).
  */
 static const char sql_job_procs[] =
     "SELECT n.hostname AS node, p.pid, p.ppid, p.uid, p.comm, s.ts_ms AS sampled_ms,"
