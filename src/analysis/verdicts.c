@@ -15,30 +15,30 @@
 #include "analysis/series.h"
 #include "common/fmt.h"
 
-#define GPU_BUSY_PCT	    5.0	 /* a GPU above this on average is "busy" */
-#define GPU_LOW_UTIL_PCT    50.0 /* mean utilization under this: "low" */
-#define CPU_LOW_EFF_PCT	    50.0 /* CPU efficiency under this: cores idle */
-#define MEM_OVER_PCT	    50.0 /* peak under this share of the reservation: over-requested */
-#define MEM_NEAR_LIMIT_PCT  90.0
-#define MEM_HEADROOM	    1.25 /* advice: the peak plus a quarter */
-#define THROTTLED_FRAC	    0.10
-#define HOG_NODE_BUSY_PCT   50.0 /* others kept the node this busy: idle reservations hurt */
-#define HOG_MIN_EQUIV	    1.0	 /* idle core- or GPU-equivalents that make a hog */
-#define CYCLIC_CONFIDENCE   0.5	 /* Alnair's cyclic-pattern flag */
-#define PERIOD_MIN_CV	    0.1	 /* a cycle counts in a series swinging this much */
-#define TREND_MIN_R2	    0.6
-#define TREND_MIN_RISE	    0.05 /* of the level over the window fitted */
-#define HOLT_ALPHA	    0.5
-#define HOLT_BETA	    0.2
+#define GPU_BUSY_PCT	   5.0	/* a GPU above this on average is "busy" */
+#define GPU_LOW_UTIL_PCT   50.0 /* mean utilization under this: "low" */
+#define CPU_LOW_EFF_PCT	   50.0 /* CPU efficiency under this: cores idle */
+#define MEM_OVER_PCT	   50.0 /* peak under this share of the reservation: over-requested */
+#define MEM_NEAR_LIMIT_PCT 90.0
+#define MEM_HEADROOM	   1.25 /* advice: the peak plus a quarter */
+#define THROTTLED_FRAC	   0.10
+#define HOG_NODE_BUSY_PCT  50.0 /* others kept the node this busy: idle reservations hurt */
+#define HOG_MIN_EQUIV	   1.0	/* idle core- or GPU-equivalents that make a hog */
+#define CYCLIC_CONFIDENCE  0.5	/* Alnair's cyclic-pattern flag */
+#define PERIOD_MIN_CV	   0.1	/* a cycle counts in a series swinging this much */
+#define TREND_MIN_R2	   0.6
+#define TREND_MIN_RISE	   0.05 /* of the level over the window fitted */
+#define HOLT_ALPHA	   0.5
+#define HOLT_BETA	   0.2
 /* PCIe traffic is judged against a gen3 x16 link both ways, 32 GB/s. */
-#define PCIE_LINK_BPS	    32e9
+#define PCIE_LINK_BPS 32e9
 
 static const char *const severity_names[] = {"info", "warning", "critical"};
 
 const char *verdict_severity_name(enum verdict_severity s)
 {
 	return (size_t)s < sizeof(severity_names) / sizeof(severity_names[0]) ? severity_names[s]
-									       : "info";
+									      : "info";
 }
 
 enum verdict_severity verdict_severity_parse(const char *name)
@@ -49,12 +49,11 @@ enum verdict_severity verdict_severity_parse(const char *name)
 	return VERDICT_INFO;
 }
 
-static struct verdict *verdict_add(struct analysis *a, const char *kind,
-				   enum verdict_severity sev, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+static struct verdict *verdict_add(struct analysis *a, const char *kind, enum verdict_severity sev,
+				   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
-static struct verdict *verdict_add(struct analysis *a, const char *kind,
-				   enum verdict_severity sev, const char *fmt, ...)
+static struct verdict *verdict_add(struct analysis *a, const char *kind, enum verdict_severity sev,
+				   const char *fmt, ...)
 {
 	static struct verdict sink; /* the overflow: never read */
 	struct verdict *v;
@@ -146,22 +145,22 @@ struct work {
 	double tmp[JS_RING];
 };
 
-static void figures_cpu_mem(struct analysis *a, const struct summary *s,
-			    const struct jobseries *js, struct work *w)
+static void figures_cpu_mem(struct analysis *a, const struct summary *s, const struct jobseries *js,
+			    struct work *w)
 {
 	const struct job_record *j = &s->job;
 	size_t n;
 
 	a->cores_avg = summary_cores_avg(s);
 	a->cores_from_reservation = j->reserved_cpus > 0;
-	a->cores_reserved = j->reserved_cpus > 0	 ? j->reserved_cpus
+	a->cores_reserved = j->reserved_cpus > 0   ? j->reserved_cpus
 			    : j->cores_allowed > 0 ? (double)j->cores_allowed
 						   : NAN;
 	a->cpu_eff_pct = a->cores_reserved > 0 ? 100.0 * a->cores_avg / a->cores_reserved : NAN;
 	n = jobseries_overview(js, -1, JSM_CORES, w->ov);
 	a->cores_p95 = percentile(w->ov, n, 95, w->tmp);
-	a->cores_busy_frac = a->cores_reserved > 0 ? share(w->ov, n, 0.9 * a->cores_reserved, true)
-						   : NAN;
+	a->cores_busy_frac =
+	    a->cores_reserved > 0 ? share(w->ov, n, 0.9 * a->cores_reserved, true) : NAN;
 	a->features.busy_frac = share(w->ov, n, 0.05, true);
 	a->features.cores_saturated_frac = a->cores_busy_frac;
 
@@ -169,8 +168,8 @@ static void figures_cpu_mem(struct analysis *a, const struct summary *s,
 	if (s->has_cg_mem_peak && (double)s->cg_mem_peak_bytes > a->mem_peak_bytes)
 		a->mem_peak_bytes = (double)s->cg_mem_peak_bytes;
 	a->mem_reserved_bytes = j->reserved_mem_bytes ? (double)j->reserved_mem_bytes : NAN;
-	a->mem_eff_pct = a->mem_reserved_bytes > 0 ? 100.0 * a->mem_peak_bytes / a->mem_reserved_bytes
-						   : NAN;
+	a->mem_eff_pct =
+	    a->mem_reserved_bytes > 0 ? 100.0 * a->mem_peak_bytes / a->mem_reserved_bytes : NAN;
 }
 
 static bool gpu_is_jobs(const struct summary *s, const struct gpu_summary *g)
@@ -236,8 +235,8 @@ static int job_gpu_count(const struct analysis *a)
 	return a->gpus_touched >= 0 ? a->gpus_touched : a->gpus_on_node;
 }
 
-static void figures_hogging(struct analysis *a, const struct summary *s,
-			    const struct jobseries *js, struct work *w)
+static void figures_hogging(struct analysis *a, const struct summary *s, const struct jobseries *js,
+			    struct work *w)
 {
 	int host_cores = s->job.host_cores > 0 ? s->job.host_cores : s->host_last.ncpus;
 	double others_cpu = NAN, others_gpu = NAN, reserved_gpus;
@@ -281,8 +280,8 @@ static void figures_hogging(struct analysis *a, const struct summary *s,
 		if (others)
 			others_gpu = sum / (double)others;
 	}
-	a->node_busy_pct = others ? (isnan(others_cpu) ? others_gpu : fmax(others_cpu, others_gpu))
-				  : others_cpu;
+	a->node_busy_pct =
+	    others ? (isnan(others_cpu) ? others_gpu : fmax(others_cpu, others_gpu)) : others_cpu;
 	if (a->cores_from_reservation && !isnan(a->cores_avg))
 		a->idle_cores_avg = fmax(0.0, a->cores_reserved - a->cores_avg);
 	reserved_gpus = a->gpus_reserved >= 0 ? a->gpus_reserved : NAN;
@@ -333,8 +332,9 @@ static void figures_scaling(struct analysis *a)
 			 "scales across them",
 			 a->gpu_util_mean);
 	else if (a->bottleneck == BOTTLENECK_CPU_FEEDING)
-		snprintf(a->scaling_gpu, sizeof(a->scaling_gpu),
-			 "more GPUs would not help: they wait on the CPU; more cores per GPU would");
+		snprintf(
+		    a->scaling_gpu, sizeof(a->scaling_gpu),
+		    "more GPUs would not help: they wait on the CPU; more cores per GPU would");
 	else
 		snprintf(a->scaling_gpu, sizeof(a->scaling_gpu),
 			 "more GPUs would not help: they were %.0f%% busy on average",
@@ -511,10 +511,29 @@ static void gib(char *buf, size_t size, double bytes)
 	fmt_bytes(buf, size, bytes > 0 ? (uint64_t)bytes : 0);
 }
 
-/* The value to ask for next time: the peak with headroom, rounded up to a whole GiB. */
-static double mem_request(double peak)
+/*
+ * The --mem value to ask for next time: the peak with headroom, rounded up
+ * in the job's own scale, as Slurm takes it (a whole number and a unit):
+ * whole GiB from 16 GiB, 256 MiB steps from 1 GiB, else whole MiB ("262M").
+ * Rounding never reaches the request itself when the advice is to ask for
+ * less (below: the finer unit is used instead).
+ */
+static void mem_request(char *buf, size_t size, double peak, double reserved)
 {
-	return ceil(peak * MEM_HEADROOM / (1024.0 * 1024 * 1024));
+	const double mib = 1024.0 * 1024, want = peak * MEM_HEADROOM;
+	double g = ceil(want / (1024 * mib)), q = ceil(want / (256 * mib)) * 256, m = ceil(want / mib);
+	bool less = reserved > 0 && want < reserved;
+
+	if (want >= 16 * 1024 * mib && (!less || g * 1024 * mib < reserved))
+		m = g * 1024;
+	else if (want >= 1024 * mib && (!less || q * mib < reserved))
+		m = q;
+	if (m < 1)
+		m = 1;
+	if (fmod(m, 1024) == 0)
+		snprintf(buf, size, "%.0fG", m / 1024);
+	else
+		snprintf(buf, size, "%.0fM", m);
 }
 
 static void verdicts_gpu(struct analysis *a)
@@ -552,8 +571,9 @@ static void verdicts_gpu(struct analysis *a)
 		advise(v, "request %d GPU%s, not %d", a->gpus_busy > 0 ? a->gpus_busy : 1,
 		       a->gpus_busy > 1 ? "s" : "", a->gpus_reserved);
 	} else if (a->gpus_touched > 0 && a->gpus_busy < a->gpus_touched) {
-		v = verdict_add(a, "gpus_unused", VERDICT_WARNING, "kept %d of the %d GPUs it used busy",
-				a->gpus_busy, a->gpus_touched);
+		v = verdict_add(a, "gpus_unused", VERDICT_WARNING,
+				"kept %d of the %d GPUs it used busy", a->gpus_busy,
+				a->gpus_touched);
 		evidence(v, "gpus_touched", a->gpus_touched);
 		evidence(v, "gpus_busy", a->gpus_busy);
 		advise(v, "request %d GPU%s", a->gpus_busy > 0 ? a->gpus_busy : 1,
@@ -561,16 +581,18 @@ static void verdicts_gpu(struct analysis *a)
 	}
 	if (a->gpu_util_mean < GPU_LOW_UTIL_PCT) {
 		v = verdict_add(a, "gpu_low_util", VERDICT_WARNING,
-				"its GPUs were %.0f%% busy on average (p95 %.0f%%)", a->gpu_util_mean,
-				a->gpu_util_p95);
+				"its GPUs were %.0f%% busy on average (p95 %.0f%%)",
+				a->gpu_util_mean, a->gpu_util_p95);
 		evidence(v, "gpu_util_mean_pct", a->gpu_util_mean);
 		evidence(v, "gpu_util_p95_pct", a->gpu_util_p95);
 		evidence(v, "cpu_cores_avg", a->cores_avg);
 		if (a->bottleneck == BOTTLENECK_CPU_FEEDING)
-			advise(v, "the CPU cannot feed the GPU: ask for more cores per GPU and more "
-				  "data-loader workers");
+			advise(v,
+			       "the CPU cannot feed the GPU: ask for more cores per GPU and more "
+			       "data-loader workers");
 		else
-			advise(v, "common causes: data loading on too few cores, small batches, I/O");
+			advise(v,
+			       "common causes: data loading on too few cores, small batches, I/O");
 		if (a->gpu_util_mean < 20 && !isnan(a->gpu_mem_peak_bytes) &&
 		    a->gpu_mem_peak_bytes < 10e9 && a->gpu_mem_total_bytes >= 40e9) {
 			gib(b1, sizeof(b1), a->gpu_mem_peak_bytes);
@@ -619,34 +641,37 @@ static void verdicts_cpu_mem(struct analysis *a, const struct summary *s)
 			advise(v, "the code runs on one core: make it parallel, or use one core");
 	}
 	if (!isnan(a->mem_eff_pct) && a->mem_eff_pct < MEM_OVER_PCT) {
-		double want = mem_request(a->mem_peak_bytes);
+		char want[32];
+
+		mem_request(want, sizeof(want), a->mem_peak_bytes, a->mem_reserved_bytes);
 
 		gib(b1, sizeof(b1), a->mem_reserved_bytes);
 		gib(b2, sizeof(b2), a->mem_peak_bytes);
-		v = verdict_add(a, "mem_over_requested",
-				a->mem_eff_pct < 20 ? VERDICT_WARNING : VERDICT_INFO,
-				"asked for %s of memory, peaked at %s (%.0f%%)", b1, b2, a->mem_eff_pct);
+		v = verdict_add(
+		    a, "mem_over_requested", a->mem_eff_pct < 20 ? VERDICT_WARNING : VERDICT_INFO,
+		    "asked for %s of memory, peaked at %s (%.0f%%)", b1, b2, a->mem_eff_pct);
 		evidence(v, "mem_reserved_bytes", a->mem_reserved_bytes);
 		evidence(v, "mem_peak_bytes", a->mem_peak_bytes);
 		evidence(v, "mem_efficiency_pct", a->mem_eff_pct);
-		advise(v, "request --mem=%.0fG (the peak plus 25%%)", want);
+		advise(v, "request --mem=%s (the peak plus 25%%)", want);
 	} else if (!isnan(a->mem_eff_pct) && a->mem_eff_pct >= MEM_NEAR_LIMIT_PCT) {
 		gib(b1, sizeof(b1), a->mem_reserved_bytes);
 		gib(b2, sizeof(b2), a->mem_peak_bytes);
 		v = verdict_add(a, "mem_near_limit", VERDICT_WARNING,
-				"memory peaked at %s, %.0f%% of the %s it asked for", b2, a->mem_eff_pct,
-				b1);
+				"memory peaked at %s, %.0f%% of the %s it asked for", b2,
+				a->mem_eff_pct, b1);
 		evidence(v, "mem_peak_bytes", a->mem_peak_bytes);
 		evidence(v, "mem_reserved_bytes", a->mem_reserved_bytes);
-		advise(v, "request --mem=%.0fG, or reduce its memory use",
-		       mem_request(a->mem_peak_bytes));
+		mem_request(b1, sizeof(b1), a->mem_peak_bytes, a->mem_reserved_bytes);
+		advise(v, "request --mem=%s, or reduce its memory use", b1);
 	}
 	if (s->has_swap && s->swap_peak_bytes > 0 && !isnan(a->features.psi_mem_some_pct) &&
 	    a->features.psi_mem_some_pct >= 10) {
 		gib(b1, sizeof(b1), (double)s->swap_peak_bytes);
-		v = verdict_add(a, "mem_swapping", VERDICT_WARNING,
-				"it swapped (up to %s) and tasks stalled on memory %.0f%% of the time",
-				b1, a->features.psi_mem_some_pct);
+		v = verdict_add(
+		    a, "mem_swapping", VERDICT_WARNING,
+		    "it swapped (up to %s) and tasks stalled on memory %.0f%% of the time", b1,
+		    a->features.psi_mem_some_pct);
 		evidence(v, "swap_peak_bytes", (double)s->swap_peak_bytes);
 		evidence(v, "psi_mem_some_pct", a->features.psi_mem_some_pct);
 		advise(v, "request more memory");
@@ -677,7 +702,8 @@ static void verdict_trend(struct analysis *a, const struct memory_trend *t, cons
 	if (!isnan(t->time_to_limit_s)) {
 		human_duration(when, sizeof(when), t->time_to_limit_s);
 		gib(lim, sizeof(lim), t->limit_bytes);
-		v = verdict_add(a, kind, t->time_to_limit_s < 3600 ? VERDICT_CRITICAL : VERDICT_WARNING,
+		v = verdict_add(a, kind,
+				t->time_to_limit_s < 3600 ? VERDICT_CRITICAL : VERDICT_WARNING,
 				"%s grows by %s/h: out of %s (%s) in ~%s at this rate", what, rate,
 				what, lim, when);
 	} else {
@@ -734,8 +760,8 @@ static void verdicts_other(struct analysis *a)
 	verdict_trend(a, &a->gpu_mem, "gpu_mem_growing", "GPU memory");
 	if (a->bottleneck != BOTTLENECK_UNKNOWN && a->bottleneck != BOTTLENECK_GPU &&
 	    a->bottleneck != BOTTLENECK_GPU_THROTTLED) {
-		v = verdict_add(a, "bottleneck", a->bottleneck == BOTTLENECK_IDLE ? VERDICT_WARNING
-										  : VERDICT_INFO,
+		v = verdict_add(a, "bottleneck",
+				a->bottleneck == BOTTLENECK_IDLE ? VERDICT_WARNING : VERDICT_INFO,
 				"%s: %s", limit_words(a->bottleneck), a->bottleneck_reason);
 		evidence(v, "cpu_cores_avg", a->cores_avg);
 		evidence(v, "gpu_util_mean_pct", a->features.gpu_util_avg);
@@ -749,8 +775,8 @@ static void verdicts_other(struct analysis *a)
 		v = verdict_add(a, "period", VERDICT_INFO,
 				"%s repeats every %.2f s (confidence %.2f)%s",
 				strcmp(a->period_metric, "gpu_util_pct") == 0 ? "GPU utilization"
-				: strcmp(a->period_metric, "cores") == 0	  ? "CPU use"
-										  : "memory",
+				: strcmp(a->period_metric, "cores") == 0      ? "CPU use"
+									      : "memory",
 				a->period_s, a->period_confidence,
 				a->cyclic ? ": a cyclic pattern, like a training loop" : "");
 		evidence(v, "period_s", a->period_s);
@@ -791,7 +817,8 @@ void analysis_run(const struct summary *s, const struct jobseries *js, struct an
 		snprintf(a->bottleneck_reason, sizeof(a->bottleneck_reason),
 			 "too short to judge: %zu samples (at least %d)", a->samples,
 			 ANALYSIS_MIN_SAMPLES);
-		snprintf(a->job_type_reason, sizeof(a->job_type_reason), "%s", a->bottleneck_reason);
+		snprintf(a->job_type_reason, sizeof(a->job_type_reason), "%s",
+			 a->bottleneck_reason);
 		a->features.period_confidence = NAN;
 		v = verdict_add(a, "too_short", VERDICT_INFO,
 				"too short to judge its bottleneck, period or trends: %zu samples "
@@ -807,8 +834,8 @@ void analysis_run(const struct summary *s, const struct jobseries *js, struct an
 	figures_period(a, js, w);
 	figures_trend(a, s, js, w);
 	features_fill(a, s, js, w);
-	a->bottleneck = classify_bottleneck(&a->features, a->bottleneck_reason,
-					    sizeof(a->bottleneck_reason));
+	a->bottleneck =
+	    classify_bottleneck(&a->features, a->bottleneck_reason, sizeof(a->bottleneck_reason));
 	a->job_type =
 	    classify_job_type(&a->features, a->job_type_reason, sizeof(a->job_type_reason));
 	figures_scaling(a);

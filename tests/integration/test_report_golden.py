@@ -109,7 +109,12 @@ def test_classes_period_and_forecast(wd):
     # 1003: 64 GiB and a GPU reserved, 1 GiB and no GPU used
     v = {x["kind"]: x for x in reps["1003"]["verdicts"]}
     check("gpu_unused" in v and v["gpu_unused"]["severity"] == "critical", "1003: %s" % v)
-    check("--mem=2G" in v["mem_over_requested"]["advice"], v["mem_over_requested"]["advice"])
+    # the peak plus 25 %, up to a 256 MiB step (1 to 16 GiB), from the verdict's own evidence
+    peak = v["mem_over_requested"]["evidence"]["mem_peak_bytes"]
+    mib = -(-peak * 1.25 // (256 << 20)) * 256
+    want = "--mem=%dG " % (mib // 1024) if mib % 1024 == 0 else "--mem=%dM " % mib
+    check(want in v["mem_over_requested"]["advice"],
+          "%s: %s" % (want, v["mem_over_requested"]["advice"]))
     eq(reps["1003"]["verdicts"][0]["severity"], "critical", "the most severe first")
     # 1004: a slow leak against its 8 GiB: the forecast follows the line
     t = reps["1004"]["analysis"]["trend"]["memory"]

@@ -18,6 +18,7 @@
 
 #include "analysis/jobreport.h"
 
+#define MIB (1024ULL * 1024)
 #define GIB   (1024ull * 1024 * 1024)
 #define T0_MS 1767571200000LL
 
@@ -158,8 +159,8 @@ static void test_over_requested(void **state)
 	v = find(&m->r.an, "mem_over_requested");
 	assert_non_null(v);
 	assert_true(contains(v->message, "asked for 64.0 GiB of memory, peaked at 3.00 GiB"));
-	/* 3 GiB + 25% = 3.75 -> 4G */
-	assert_true(contains(v->advice, "--mem=4G"));
+	/* 3 GiB + 25% = 3.75 GiB: 3840 MiB, a whole number of 256 MiB steps */
+	assert_true(contains(v->advice, "--mem=3840M"));
 	assert_float_equal(evidence_of(v, "mem_peak_bytes"), 3.0 * GIB, 1);
 	v = find(&m->r.an, "cpu_idle");
 	assert_non_null(v);
@@ -169,6 +170,35 @@ static void test_over_requested(void **state)
 	assert_true(m->r.an.cores_from_reservation);
 	assert_true(contains(m->r.an.scaling_cpu, "more cores would not help"));
 	sim_free(m);
+}
+
+/* The memory advice in the job's own scale: MiB under 1 GiB, 256 MiB steps, whole GiB from 16 GiB. */
+static void test_mem_advice_scale(void **state)
+{
+	static const struct {
+		uint64_t reserved, peak;
+		const char *want;
+	} cases[] = {
+	    {1 * GIB, 209 * MIB, "--mem=262M (the peak"}, /* 261.25 MiB up: never "1G", the request */
+	    {4 * GIB, 900 * MIB, "--mem=1280M "},	       /* 1125 MiB: five 256 MiB steps */
+	    {128 * GIB, 40 * GIB, "--mem=50G "},
+	    {20 * GIB, 2 * GIB, "--mem=2560M "},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct sim *m = sim_new(1, cases[i].reserved, -1, 0);
+		const struct verdict *v;
+
+		for (int t = 0; t < 60; t++)
+			sim_tick(m, t, 1.0, cases[i].peak, 1.0, NULL, NULL);
+		sim_finish(m, 60);
+		v = find(&m->r.an, "mem_over_requested");
+		assert_non_null(v);
+		if (!contains(v->advice, cases[i].want))
+			fail_msg("case %zu: '%s', not '%s'", i, v->advice, cases[i].want);
+		sim_free(m);
+	}
 }
 
 /* 4 GPUs reserved, one used at 90%: "used 1 of 4 GPUs", ask for 1. */
@@ -409,6 +439,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_over_requested),
+	    cmocka_unit_test(test_mem_advice_scale),
 	    cmocka_unit_test(test_gpus_unused),
 	    cmocka_unit_test(test_gpu_reserved_never_used),
 	    cmocka_unit_test(test_hogging_weighted_by_node),
