@@ -124,24 +124,39 @@ static struct history_row *row_get(struct history *h, const char *key)
 	return &h->rows[h->nrows++];
 }
 
+/* Whether a job used more than it reserved: memory past its request, or 1 % more CPU. */
+static bool job_over(const struct history_job *j)
+{
+	double wall_s = (double)(j->end_ms - j->start_ms) / 1000.0;
+
+	return (!isnan(j->mem_reserved_bytes) && j->mem_peak_bytes > j->mem_reserved_bytes) ||
+	       (!isnan(j->cores) && wall_s > 0 && j->cpu_s / wall_s > j->cores * 1.01);
+}
+
 /* A part of a job's run (frac of it, lasting hours) counted into r. */
 static void row_add(struct history_row *r, const struct history_job *j, double frac, double hours)
 {
 	if (r->last_job_row != j->row) {
 		r->jobs++;
+		r->jobs_over += job_over(j);
 		r->last_job_row = j->row;
 	}
 	r->wall_h += hours;
-	if (!isnan(j->cores))
-		r->core_h_reserved += j->cores * hours;
 	if (!isnan(j->cpu_s))
 		r->core_h_used += j->cpu_s * frac / 3600.0;
-	if (!isnan(j->mem_reserved_bytes)) {
-		r->mem_gib_h_reserved += j->mem_reserved_bytes / GIB * hours;
-		r->has_mem_reserved = true;
+	if (!isnan(j->cores)) {
+		r->core_h_reserved += j->cores * hours;
+		if (!isnan(j->cpu_s))
+			r->core_h_used_of_reserved += j->cpu_s * frac / 3600.0;
 	}
 	if (!isnan(j->mem_peak_bytes))
 		r->mem_gib_h_peak += j->mem_peak_bytes / GIB * hours;
+	if (!isnan(j->mem_reserved_bytes)) {
+		r->mem_gib_h_reserved += j->mem_reserved_bytes / GIB * hours;
+		r->has_mem_reserved = true;
+		if (!isnan(j->mem_peak_bytes))
+			r->mem_gib_h_peak_of_reserved += j->mem_peak_bytes / GIB * hours;
+	}
 	if (j->gpus > 0)
 		r->gpu_h_reserved += j->gpus * hours;
 	if (j->gpus_used > 0 && !isnan(j->gpu_util_pct)) {
@@ -223,6 +238,27 @@ int history_add(struct history *h, const struct history_job *j)
 	return 0;
 }
 
+static double eff_pct(double used, double reserved)
+{
+	return reserved > 0 ? 100.0 * used / reserved : NAN;
+}
+
+double history_cpu_eff_pct(const struct history_row *r)
+{
+	return eff_pct(r->core_h_used_of_reserved, r->core_h_reserved);
+}
+
+double history_mem_eff_pct(const struct history_row *r)
+{
+	return r->has_mem_reserved ? eff_pct(r->mem_gib_h_peak_of_reserved, r->mem_gib_h_reserved)
+				   : NAN;
+}
+
+double history_gpu_eff_pct(const struct history_row *r)
+{
+	return r->has_gpu_util ? eff_pct(r->gpu_h_used, r->gpu_h_reserved) : NAN;
+}
+
 double history_idle_gpu_h(const struct history_row *r)
 {
 	return fmax(0.0, r->gpu_h_reserved - r->gpu_h_used);
@@ -230,7 +266,7 @@ double history_idle_gpu_h(const struct history_row *r)
 
 double history_idle_core_h(const struct history_row *r)
 {
-	return fmax(0.0, r->core_h_reserved - r->core_h_used);
+	return fmax(0.0, r->core_h_reserved - r->core_h_used_of_reserved);
 }
 
 static int by_waste(const void *a, const void *b)
@@ -312,7 +348,9 @@ static int load_row(const struct store_row *r, void *arg)
 	snprintf(j->node, sizeof(j->node), "%s", r->text[4]);
 	j->start_ms = col_ms(r, 5);
 	j->end_ms = r->null[6] ? col_ms(r, 7) : col_ms(r, 6);
-	j->cores = col(r, 8) > 0 ? col(r, 8) : col(r, 9) > 0 ? col(r, 9) : NAN;
+	/* what its scheduler reserved: the cores a login session or a daemon could
+	 * use (col 9, cores_allowed: the whole node) are not a reservation */
+	j->cores = col(r, 8) > 0 ? col(r, 8) : NAN;
 	j->cpu_s = col(r, 10) / 1000.0;
 	j->mem_reserved_bytes = col(r, 11) > 0 ? col(r, 11) : NAN;
 	j->mem_peak_bytes = col(r, 12);

@@ -25,25 +25,32 @@
 #include "common/strbuf.h"
 #include "store/store.h"
 
-enum history_by { HISTORY_BY_JOB, HISTORY_BY_USER, HISTORY_BY_NODE, HISTORY_BY_HOUR,
-		  HISTORY_BY_WEEKDAY, HISTORY_BY_FRAMEWORK };
+enum history_by {
+	HISTORY_BY_JOB,
+	HISTORY_BY_USER,
+	HISTORY_BY_NODE,
+	HISTORY_BY_HOUR,
+	HISTORY_BY_WEEKDAY,
+	HISTORY_BY_FRAMEWORK
+};
 
 /* One job, as history needs it.  NAN: unknown. */
 struct history_job {
 	int64_t row;
-	char key[128];	/* scheduler:job_id */
+	char key[128]; /* scheduler:job_id */
 	char user[64];
 	char node[256];
 	/* by framework: the first of history_frameworks its processes loaded, else "none" */
 	char framework[64];
 	int64_t start_ms, end_ms; /* end: its last sample for a job still running */
-	double cores;		  /* reserved, else the cores it could use */
+	double cores;		  /* reserved by its scheduler; NAN: none (a login, a daemon) */
 	double cpu_s;		  /* CPU seconds over the whole job */
 	double mem_reserved_bytes;
 	double mem_peak_bytes;
-	double gpus;		  /* reserved, else those it used; 0: none */
+	double gpus; /* reserved, else those it used; 0: none */
 	double gpus_used;
-	double gpu_util_pct;	  /* mean over the GPUs it used */
+	double gpu_util_pct; /* mean over the GPUs it used */
+	bool over;	     /* it used more CPU or memory than it reserved */
 };
 
 struct history_row {
@@ -51,11 +58,22 @@ struct history_row {
 	int64_t jobs;
 	int64_t last_job_row; /* counts each job once per row */
 	double wall_h;
-	double core_h_reserved, core_h_used;
+	/*
+	 * Reserved, and used by every job; efficiencies are over the jobs that
+	 * reserved (the _of_reserved sums): work without a reservation
+	 * reserves nothing and leaves them alone.
+	 */
+	double core_h_reserved, core_h_used, core_h_used_of_reserved;
 	double gpu_h_reserved, gpu_h_used;
-	double mem_gib_h_reserved, mem_gib_h_peak;
+	double mem_gib_h_reserved, mem_gib_h_peak, mem_gib_h_peak_of_reserved;
 	bool has_mem_reserved, has_gpu_util;
+	int64_t jobs_over; /* jobs that used more than they reserved (efficiency may pass 100) */
 };
+
+/* Efficiency 0-100 (above 100 only when jobs_over says why); NAN: nothing reserved. */
+double history_cpu_eff_pct(const struct history_row *r);
+double history_mem_eff_pct(const struct history_row *r);
+double history_gpu_eff_pct(const struct history_row *r);
 
 struct history {
 	enum history_by by;

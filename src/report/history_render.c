@@ -13,11 +13,6 @@
 #include "common/jsonw.h"
 #include "common/timeutil.h"
 
-static double pct(double part, double whole)
-{
-	return whole > 0 ? 100.0 * part / whole : NAN;
-}
-
 static const char *key_label(const struct history *h, const struct history_row *r)
 {
 	/* weekday keys sort by a leading digit ("0 Mon"): show the name */
@@ -38,14 +33,15 @@ static void text_row(struct strbuf *out, const char *label, int kw, const struct
 	text_num(out, 8, r->wall_h, 1);
 	text_num(out, 9, r->core_h_reserved, 1);
 	text_num(out, 9, r->core_h_used, 1);
-	text_num(out, 5, pct(r->core_h_used, r->core_h_reserved), 0);
+	text_num(out, 5, history_cpu_eff_pct(r), 0);
 	text_num(out, 9, history_idle_core_h(r), 1);
 	text_num(out, 8, r->gpu_h_reserved, 1);
 	text_num(out, 8, r->has_gpu_util ? r->gpu_h_used : NAN, 1);
-	text_num(out, 5, r->has_gpu_util ? pct(r->gpu_h_used, r->gpu_h_reserved) : NAN, 0);
+	text_num(out, 5, history_gpu_eff_pct(r), 0);
 	text_num(out, 8, r->gpu_h_reserved > 0 ? history_idle_gpu_h(r) : NAN, 1);
 	text_num(out, 9, r->has_mem_reserved ? r->mem_gib_h_reserved : NAN, 1);
 	text_num(out, 9, r->mem_gib_h_peak, 1);
+	text_num(out, 5, history_mem_eff_pct(r), 0);
 	strbuf_addch(out, '\n');
 }
 
@@ -71,18 +67,27 @@ int history_text(const struct history *h, struct strbuf *out)
 	else
 		strbuf_addstr(out, "; most idle GPU-hours, then core-hours, first");
 	strbuf_addstr(out, "\n\n");
-	strbuf_addf(out, "  %-*s %6s %8s %9s %9s %5s %9s %8s %8s %5s %8s %9s %9s\n", kw,
+	strbuf_addf(out, "  %-*s %6s %8s %9s %9s %5s %9s %8s %8s %5s %8s %9s %9s %5s\n", kw,
 		    history_by_name(h->by), "jobs", "wall h", "core-h", "core-h", "CPU", "idle",
-		    "GPU-h", "GPU-h", "GPU", "idle", "mem", "mem peak");
-	strbuf_addf(out, "  %-*s %6s %8s %9s %9s %5s %9s %8s %8s %5s %8s %9s %9s\n", kw, "", "",
+		    "GPU-h", "GPU-h", "GPU", "idle", "mem", "mem peak", "mem");
+	strbuf_addf(out, "  %-*s %6s %8s %9s %9s %5s %9s %8s %8s %5s %8s %9s %9s %5s\n", kw, "", "",
 		    "", "reserved", "used", "eff%", "core-h", "reserved", "used", "eff%", "GPU-h",
-		    "GiB-h", "GiB-h");
+		    "GiB-h", "GiB-h", "eff%");
 	for (size_t i = 0; i < h->nrows; i++)
 		text_row(out, key_label(h, &h->rows[i]), kw, &h->rows[i]);
 	text_row(out, "total", kw, &h->total);
+	strbuf_addstr(out, "\n  efficiencies are over the jobs that reserved: work without a "
+			   "reservation (a login, a daemon) reserves nothing\n");
+	if (h->total.jobs_over)
+		strbuf_addf(out,
+			    "  %" PRId64 " job%s used more than %s reserved: an efficiency above "
+			    "100%% is theirs\n",
+			    h->total.jobs_over, h->total.jobs_over == 1 ? "" : "s",
+			    h->total.jobs_over == 1 ? "it" : "they");
 	if (h->jobs_without_summary)
 		strbuf_addf(out,
-			    "\n  %" PRId64 " job%s without a stored summary (still running) counted "
+			    "\n  %" PRId64
+			    " job%s without a stored summary (still running) counted "
 			    "from their samples\n",
 			    h->jobs_without_summary, h->jobs_without_summary == 1 ? "" : "s");
 	return strbuf_error(out);
@@ -97,16 +102,19 @@ static void json_row(struct jsonw *w, const struct history *h, const struct hist
 	jsonw_kv_double(w, "core_hours_reserved", r->core_h_reserved, 6);
 	jsonw_kv_double(w, "core_hours_used", r->core_h_used, 6);
 	jsonw_kv_double(w, "core_hours_idle", history_idle_core_h(r), 6);
-	jsonw_kv_double(w, "cpu_efficiency_pct", pct(r->core_h_used, r->core_h_reserved), 1);
+	jsonw_kv_double(w, "core_hours_used_of_reserved", r->core_h_used_of_reserved, 6);
+	jsonw_kv_double(w, "cpu_efficiency_pct", history_cpu_eff_pct(r), 1);
 	jsonw_kv_double(w, "gpu_hours_reserved", r->gpu_h_reserved, 6);
 	jsonw_kv_double(w, "gpu_hours_used", r->has_gpu_util ? r->gpu_h_used : NAN, 6);
-	jsonw_kv_double(w, "gpu_hours_idle", r->gpu_h_reserved > 0 ? history_idle_gpu_h(r) : NAN, 6);
-	jsonw_kv_double(w, "gpu_efficiency_pct", r->has_gpu_util ? pct(r->gpu_h_used, r->gpu_h_reserved) : NAN,
-	       1);
-	jsonw_kv_double(w, "mem_gib_hours_reserved", r->has_mem_reserved ? r->mem_gib_h_reserved : NAN, 6);
+	jsonw_kv_double(w, "gpu_hours_idle", r->gpu_h_reserved > 0 ? history_idle_gpu_h(r) : NAN,
+			6);
+	jsonw_kv_double(w, "gpu_efficiency_pct", history_gpu_eff_pct(r), 1);
+	jsonw_kv_double(w, "mem_gib_hours_reserved",
+			r->has_mem_reserved ? r->mem_gib_h_reserved : NAN, 6);
 	jsonw_kv_double(w, "mem_gib_hours_peak", r->mem_gib_h_peak, 6);
-	jsonw_kv_double(w, "mem_efficiency_pct",
-	       r->has_mem_reserved ? pct(r->mem_gib_h_peak, r->mem_gib_h_reserved) : NAN, 1);
+	jsonw_kv_double(w, "mem_gib_hours_peak_of_reserved", r->mem_gib_h_peak_of_reserved, 6);
+	jsonw_kv_double(w, "mem_efficiency_pct", history_mem_eff_pct(r), 1);
+	jsonw_kv_int(w, "jobs_over_reservation", r->jobs_over);
 	jsonw_obj_end(w);
 }
 
@@ -169,14 +177,19 @@ static void csv_row(struct strbuf *out, const struct history *h, const struct hi
 	report_csv_num(out, r->gpu_h_reserved > 0 ? history_idle_gpu_h(r) : NAN, 3);
 	report_csv_num(out, r->has_mem_reserved ? r->mem_gib_h_reserved : NAN, 3);
 	report_csv_num(out, r->mem_gib_h_peak, 3);
-	strbuf_addch(out, '\n');
+	report_csv_num(out, history_cpu_eff_pct(r), 1);
+	report_csv_num(out, history_gpu_eff_pct(r), 1);
+	report_csv_num(out, history_mem_eff_pct(r), 1);
+	strbuf_addf(out, ",%" PRId64 "\n", r->jobs_over);
 }
 
 int history_csv(const struct history *h, struct strbuf *out)
 {
-	strbuf_addf(out, "%s,jobs,wall_hours,core_hours_reserved,core_hours_used,core_hours_idle,"
-			 "gpu_hours_reserved,gpu_hours_used,gpu_hours_idle,mem_gib_hours_reserved,"
-			 "mem_gib_hours_peak\n",
+	strbuf_addf(out,
+		    "%s,jobs,wall_hours,core_hours_reserved,core_hours_used,core_hours_idle,"
+		    "gpu_hours_reserved,gpu_hours_used,gpu_hours_idle,mem_gib_hours_reserved,"
+		    "mem_gib_hours_peak,cpu_efficiency_pct,gpu_efficiency_pct,"
+		    "mem_efficiency_pct,jobs_over_reservation\n",
 		    history_by_name(h->by));
 	for (size_t i = 0; i < h->nrows; i++)
 		csv_row(out, h, &h->rows[i]);
@@ -200,13 +213,15 @@ static void html_row(struct strbuf *out, const struct history *h, const struct h
 	html_num(out, r->wall_h, 1);
 	html_num(out, r->core_h_reserved, 1);
 	html_num(out, r->core_h_used, 1);
-	html_num(out, pct(r->core_h_used, r->core_h_reserved), 0);
+	html_num(out, history_cpu_eff_pct(r), 0);
 	html_num(out, history_idle_core_h(r), 1);
 	html_num(out, r->gpu_h_reserved, 1);
 	html_num(out, r->has_gpu_util ? r->gpu_h_used : NAN, 1);
+	html_num(out, history_gpu_eff_pct(r), 0);
 	html_num(out, r->gpu_h_reserved > 0 ? history_idle_gpu_h(r) : NAN, 1);
 	html_num(out, r->has_mem_reserved ? r->mem_gib_h_reserved : NAN, 1);
 	html_num(out, r->mem_gib_h_peak, 1);
+	html_num(out, history_mem_eff_pct(r), 0);
 	strbuf_addstr(out, "</tr>\n");
 }
 
@@ -216,27 +231,40 @@ int history_html(const struct history *h, struct strbuf *out)
 
 	format_rfc3339_ms(h->since_ms, since, sizeof(since));
 	format_rfc3339_ms(h->until_ms, until, sizeof(until));
-	strbuf_addstr(out, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-			   "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-			   "<title>jobscope history</title><style>"
-			   "body{font-family:system-ui,sans-serif;margin:1rem;color:#222}"
-			   ".wrap{overflow-x:auto}table{border-collapse:collapse;font-size:.9rem}"
-			   "th,td{padding:.25rem .5rem;border-bottom:1px solid #ddd;text-align:right}"
-			   "th:first-child{text-align:left}tr.total{font-weight:bold}"
-			   "</style></head><body>\n");
-	strbuf_addf(out, "<h1>History by %s</h1>\n<p>%s .. %s: %" PRId64 " jobs. Idle = reserved "
-			 "&minus; used; GPU-hours used are weighted by utilization.</p>\n",
+	strbuf_addstr(out,
+		      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+		      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+		      "<title>jobscope history</title><style>"
+		      "body{font-family:system-ui,sans-serif;margin:1rem;color:#222}"
+		      ".wrap{overflow-x:auto}table{border-collapse:collapse;font-size:.9rem}"
+		      "th,td{padding:.25rem .5rem;border-bottom:1px solid #ddd;text-align:right}"
+		      "th:first-child{text-align:left}tr.total{font-weight:bold}"
+		      "</style></head><body>\n");
+	strbuf_addf(out,
+		    "<h1>History by %s</h1>\n<p>%s .. %s: %" PRId64 " jobs. Idle = reserved "
+		    "&minus; used; GPU-hours used are weighted by utilization.</p>\n",
 		    history_by_name(h->by), since, until, h->total.jobs);
-	strbuf_addf(out, "<div class=\"wrap\"><table><thead><tr><th>%s</th><th>jobs</th>"
-			 "<th>wall h</th><th>core-h reserved</th><th>core-h used</th>"
-			 "<th>CPU eff %%</th><th>idle core-h</th><th>GPU-h reserved</th>"
-			 "<th>GPU-h used</th><th>idle GPU-h</th><th>mem GiB-h reserved</th>"
-			 "<th>mem peak GiB-h</th></tr></thead><tbody>\n",
+	strbuf_addf(out,
+		    "<div class=\"wrap\"><table><thead><tr><th>%s</th><th>jobs</th>"
+		    "<th>wall h</th><th>core-h reserved</th><th>core-h used</th>"
+		    "<th>CPU eff %%</th><th>idle core-h</th><th>GPU-h reserved</th>"
+		    "<th>GPU-h used</th><th>GPU eff %%</th><th>idle GPU-h</th>"
+		    "<th>mem GiB-h reserved</th><th>mem peak GiB-h</th><th>mem eff %%</th>"
+		    "</tr></thead><tbody>\n",
 		    history_by_name(h->by));
 	for (size_t i = 0; i < h->nrows; i++)
 		html_row(out, h, &h->rows[i]);
 	strbuf_addstr(out, "</tbody><tfoot class=\"total\">");
 	html_row(out, h, &h->total);
-	strbuf_addstr(out, "</tfoot></table></div></body></html>\n");
+	strbuf_addstr(out, "</tfoot></table></div>\n<p>Efficiencies are over the jobs that "
+			   "reserved: work without a reservation (a login, a daemon) reserves "
+			   "nothing.");
+	if (h->total.jobs_over)
+		strbuf_addf(out,
+			    " %" PRId64 " job%s used more than %s reserved: an efficiency above "
+			    "100%% is theirs.",
+			    h->total.jobs_over, h->total.jobs_over == 1 ? "" : "s",
+			    h->total.jobs_over == 1 ? "it" : "they");
+	strbuf_addstr(out, "</p></body></html>\n");
 	return strbuf_error(out);
 }

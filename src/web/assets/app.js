@@ -589,7 +589,11 @@
           {label: "GPU-h idle", num: true, get: x => num(x.gpu_hours_idle)},
           {label: "GPU eff.", num: true, get: x => pct(x.gpu_efficiency_pct)},
           {label: "Mem eff.", num: true, get: x => pct(x.mem_efficiency_pct)},
-        ], rows.concat([Object.assign({}, h.total, {key: "total"})]), "history-table"));
+          {label: "Jobs over", num: true, get: x => num(x.jobs_over_reservation, 0)},
+        ], rows.concat([Object.assign({}, h.total, {key: "total"})]), "history-table"),
+        el("p", {class: "note", text: "Efficiencies are over the jobs that reserved: work " +
+          "without a reservation (a login, a daemon) reserves nothing. Above 100 %: jobs " +
+          "that used more than they reserved (Jobs over)."}));
       body.dataset.loaded = "history";
     }
     form.addEventListener("submit", ev => { ev.preventDefault(); show(); });
