@@ -109,6 +109,15 @@ static void overview_halve(struct jobseries *js)
 	for (int i = 0; i < js->ngpus; i++)
 		for (int m = 0; m < JSG__COUNT; m++)
 			track_halve(&js->gpu[i]->t[m]);
+	for (size_t i = 0; i < JS_POINTS / 2; i++) {
+		int64_t f0 = js->tick_first[2 * i], f1 = js->tick_first[2 * i + 1];
+		int64_t l0 = js->tick_last[2 * i], l1 = js->tick_last[2 * i + 1];
+
+		js->tick_first[i] = f0 ? f0 : f1;
+		js->tick_last[i] = l1 ? l1 : l0;
+	}
+	memset(js->tick_first + JS_POINTS / 2, 0, sizeof(js->tick_first) / 2);
+	memset(js->tick_last + JS_POINTS / 2, 0, sizeof(js->tick_last) / 2);
 	js->bucket_ms *= 2;
 	js->npoints = (js->npoints + 1) / 2;
 }
@@ -152,6 +161,10 @@ static int locate(struct jobseries *js, int64_t ts_ms, size_t *bucket, ssize_t *
 	*bucket = (size_t)idx;
 	if (*bucket + 1 > js->npoints)
 		js->npoints = *bucket + 1;
+	if (!js->tick_first[*bucket] || ts_ms - js->t0_ms + 1 < js->tick_first[*bucket])
+		js->tick_first[*bucket] = ts_ms - js->t0_ms + 1;
+	if (ts_ms - js->t0_ms + 1 > js->tick_last[*bucket])
+		js->tick_last[*bucket] = ts_ms - js->t0_ms + 1;
 
 	*slot = -1;
 	if (js->ring_len && ts_ms == js->ring_last_ms) {
@@ -504,6 +517,12 @@ size_t jobseries_overview(const struct jobseries *js, int gpu, int metric, doubl
 
 	for (size_t i = 0; i < js->npoints; i++)
 		out[i] = t && t->n[i] ? t->sum[i] / t->n[i] : NAN;
+	/* a bucket no tick fell into, between two that got ticks about an interval apart */
+	for (size_t i = 1; i + 1 < js->npoints; i++)
+		if (t && isnan(out[i]) && !js->tick_first[i] && js->tick_last[i - 1] &&
+		    js->tick_first[i + 1] && !isnan(out[i - 1]) && t->n[i + 1] &&
+		    2 * (js->tick_first[i + 1] - js->tick_last[i - 1]) < 3 * js->interval_ms)
+			out[i] = (out[i - 1] + t->sum[i + 1] / t->n[i + 1]) / 2;
 	return js->npoints;
 }
 

@@ -104,6 +104,12 @@ struct jobseries {
 	size_t ring_head;    /* next slot to write */
 	int64_t ring_last_ms; /* time of the newest slot */
 	int64_t ring_ts[JS_RING];
+	/*
+	 * Each overview bucket's first and last tick, as ms after t0_ms plus 1
+	 * (0: no tick in it): a bucket a late tick left empty between two that
+	 * got two is told from one a lost tick left empty (jobseries_overview).
+	 */
+	int64_t tick_first[JS_POINTS], tick_last[JS_POINTS];
 	struct js_track *m[JSM__COUNT]; /* allocated by init's first add */
 	int ngpus;
 	struct js_gpu *gpu[JS_MAX_GPUS];
@@ -143,7 +149,12 @@ void jobseries_finish(struct jobseries *js, const char *const *job_gpus, size_t 
  * The overview of a metric: npoints values (NAN for an empty bucket) into
  * out, which has room for JS_POINTS; returns the count.  Bucket i covers
  * [t0_ms + i * bucket_ms, + bucket_ms).  gpu: -1 for a JSM_* metric, else
- * the device's slot and a JSG_* metric.
+ * the device's slot and a JSG_* metric.  A bucket is NAN only when the
+ * data has a gap there: one that no tick fell into because its neighbours
+ * got two (ticks ~1 interval apart, jittered: 925 and 1068 ms) takes the
+ * mean of its neighbours; one left by a lost tick (1.5 intervals or more
+ * between the ticks around it), a stopped agent or a missing value stays
+ * NAN.
  */
 size_t jobseries_overview(const struct jobseries *js, int gpu, int metric, double *out);
 /*

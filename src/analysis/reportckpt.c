@@ -430,6 +430,11 @@ static bool series_ok(struct jobseries *js)
 	for (size_t i = 0; i < JS_RING; i++)
 		if (!ms_ok(js->ring_ts[i]))
 			return false;
+	/* each bucket's ticks: none (0, 0), or 1 <= first <= last, within the span kept */
+	for (size_t i = 0; i < JS_POINTS; i++)
+		if (js->tick_first[i] < 0 || js->tick_last[i] < js->tick_first[i] ||
+		    js->tick_last[i] > CKPT_MAX_MS || (!js->tick_first[i] && js->tick_last[i]))
+			return false;
 	return true;
 }
 

@@ -24,6 +24,28 @@ def report_json(db, key):
     return json.loads(r.stdout)
 
 
+def check_gaps_are_real(db, key, interval_ms):
+    """The job's CSV timeline (what every chart draws) has an empty row only where
+    the agent's ticks, read from its store here, have a gap of 1.5 intervals or more:
+    ticks ~1 interval apart but late or early by what the machine makes them put two
+    in one bucket and none in the next, and that bucket is no gap."""
+    r = jobscope("report", "--db", db, "--job", key, "--format", "csv")
+    eq(r.returncode, 0, "jobscope report --job %s --format csv: %s" % (key, r.stderr))
+    lines = r.stdout.splitlines()
+    col = lines[0].split(",").index("host_mem_used_bytes")
+    ticks = [t for (t,) in sql(db, "SELECT ts_ms FROM host_samples ORDER BY ts_ms")]
+    for row in (l.split(",") for l in lines[1:]):
+        if row[col] != "":
+            continue
+        start, span = int(row[1]), int(row[2])
+        before = [t for t in ticks if t < start]
+        after = [t for t in ticks if t >= start + span]
+        check(before and after and after[0] - before[-1] >= 1.5 * interval_ms,
+              "%s: an empty row at %d, ticks around it %s ms apart: no gap in the data" %
+              (key, start, after[0] - before[-1] if before and after else "?"))
+    return len(lines) - 1
+
+
 def helper_json(out):
     for line in reversed(out.strip().splitlines()):
         if line.strip().startswith("{"):
@@ -159,6 +181,7 @@ def test_slurm_env_job_reservation_and_usage(wd):
                " ON j.id = s.job_id WHERE j.scheduler = 'slurm' AND j.job_id = '901'")
     eq(len(summ), 1, "one summary row")
     near_cpu(summ[0][0] / 1000.0, truth_cpu, "summary cpu")
+    check(check_gaps_are_real(a.db, "slurm:901", 100) >= 10, "rows in job 901's timeline")
 
 
 def test_new_processes_in_a_pid_namespace(wd):

@@ -342,6 +342,37 @@ def test_job_csv_rows_per_bucket(wd):
     check(len(ts) >= 5, "a 1 s run in rows of 100 ms: %d" % len(ts))
 
 
+def test_chart_gaps_are_gaps_in_the_data(wd):
+    """A CSV (and so every chart) row is empty only where the store's ticks have a
+    gap: ticks ~1 interval apart but jittered put two in one bucket and none in the
+    next, and that bucket is filled; under load the jitter is large."""
+    if no_head_here():
+        return
+    db = wd.join("jitter.db")
+    # 2 s at 50 ms: many ticks, each late or early by what the machine makes them
+    r = run(wd, [helper("busy"), "--seconds", "2"], opts=("--interval", "50ms"), db=db)
+    eq(r.rc, 0, "run exit")
+    lines = report(db, "1", "--format", "csv").splitlines()
+    head = lines[0].split(",")
+    col = head.index("host_mem_used_bytes")
+    ticks = [t for (t,) in sqlite3.connect(db).execute(
+        "SELECT ts_ms FROM host_samples ORDER BY ts_ms")]
+    rows = [l.split(",") for l in lines[1:]]
+    empty = 0
+    for row in rows:
+        if row[col] != "":
+            continue
+        empty += 1
+        start, span = int(row[1]), int(row[2])
+        before = [t for t in ticks if t < start]
+        after = [t for t in ticks if t >= start + span]
+        check(before and after, "an empty first or last row at %d" % start)
+        check(after[0] - before[-1] >= 1.5 * 50,
+              "an empty bucket at %d with ticks %d ms apart around it (%d, %d): no gap in "
+              "the data" % (start, after[0] - before[-1], before[-1], after[0]))
+    check(len(rows) >= 20, "rows of 50 ms over 2 s: %d" % len(rows))
+
+
 def test_bad_questions_are_usage_errors(wd):
     if no_head_here():
         return

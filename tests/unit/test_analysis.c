@@ -18,7 +18,7 @@
 
 #include "analysis/jobreport.h"
 
-#define MIB (1024ULL * 1024)
+#define MIB   (1024ULL * 1024)
 #define GIB   (1024ull * 1024 * 1024)
 #define T0_MS 1767571200000LL
 
@@ -172,15 +172,17 @@ static void test_over_requested(void **state)
 	sim_free(m);
 }
 
-/* The memory advice in the job's own scale: MiB under 1 GiB, 256 MiB steps, whole GiB from 16 GiB. */
+/* The memory advice in the job's own scale: MiB under 1 GiB, 256 MiB steps, whole GiB from 16 GiB.
+ */
 static void test_mem_advice_scale(void **state)
 {
 	static const struct {
 		uint64_t reserved, peak;
 		const char *want;
 	} cases[] = {
-	    {1 * GIB, 209 * MIB, "--mem=262M (the peak"}, /* 261.25 MiB up: never "1G", the request */
-	    {4 * GIB, 900 * MIB, "--mem=1280M "},	       /* 1125 MiB: five 256 MiB steps */
+	    {1 * GIB, 209 * MIB,
+	     "--mem=262M (the peak"},		  /* 261.25 MiB up: never "1G", the request */
+	    {4 * GIB, 900 * MIB, "--mem=1280M "}, /* 1125 MiB: five 256 MiB steps */
 	    {128 * GIB, 40 * GIB, "--mem=50G "},
 	    {20 * GIB, 2 * GIB, "--mem=2560M "},
 	};
@@ -199,6 +201,47 @@ static void test_mem_advice_scale(void **state)
 			fail_msg("case %zu: '%s', not '%s'", i, v->advice, cases[i].want);
 		sim_free(m);
 	}
+}
+
+/*
+ * Ticks about a second apart but jittered (900-1100 ms): two fall into one
+ * 1 s bucket and none into the next.  That bucket is no gap in the data:
+ * the overview gives it its neighbours' mean.  A lost tick (2 s between
+ * the ticks around a bucket) stays a gap.
+ */
+static void test_jitter_is_no_gap(void **state)
+{
+	static const int64_t at[] = {0, 900, 1950, 3050, 4000, 6000, 7000};
+	static const double mem_gib[] = {1, 2, 3, 5, 6, 7, 8};
+	struct jobseries *js = calloc(1, sizeof(*js));
+	struct host_sample *h = calloc(1, sizeof(*h));
+	double out[JS_POINTS];
+	size_t n;
+
+	(void)state;
+	assert_non_null(js);
+	assert_non_null(h);
+	jobseries_init(js, 1000);
+	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+		h->valid = HOST_HAS_MEM;
+		h->mem.valid = MEMINFO_TOTAL | MEMINFO_AVAILABLE;
+		h->mem.total_bytes = 64 * GIB;
+		h->mem.available_bytes = 64 * GIB - (uint64_t)(mem_gib[i] * GIB);
+		assert_int_equal(jobseries_add_host(js, T0_MS + at[i], h), 0);
+	}
+	n = jobseries_overview(js, -1, JSM_HOST_MEM_USED_BYTES, out);
+	assert_int_equal(n, 8);
+	assert_float_equal(out[0], 1.5 * GIB, 1); /* the two ticks of bucket 0 */
+	assert_float_equal(out[1], 3 * GIB, 1);
+	/* bucket 2: no tick, 1.1 s between the ticks around it: their mean */
+	assert_float_equal(out[2], (3 + 5) / 2.0 * GIB, 1);
+	assert_float_equal(out[3], 5 * GIB, 1);
+	/* bucket 5: the tick at 5 s was lost (2 s between its neighbours) */
+	assert_true(isnan(out[5]));
+	assert_float_equal(out[6], 7 * GIB, 1);
+	jobseries_release(js);
+	free(js);
+	free(h);
 }
 
 /* 4 GPUs reserved, one used at 90%: "used 1 of 4 GPUs", ask for 1. */
@@ -281,8 +324,7 @@ static void test_leak_forecast(void **state)
 	sim_finish(m, 600);
 	assert_true(m->r.an.host_mem.growing);
 	assert_float_equal(m->r.an.host_mem.slope_bps, 1024 * 1024, 1024);
-	assert_float_equal(m->r.an.host_mem.time_to_limit_s, (8 * GIB - level) / (1024 * 1024),
-			   60);
+	assert_float_equal(m->r.an.host_mem.time_to_limit_s, (8 * GIB - level) / (1024 * 1024), 60);
 	v = find(&m->r.an, "mem_growing");
 	assert_non_null(v);
 	assert_true(contains(v->message, "out of memory"));
@@ -440,6 +482,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_over_requested),
 	    cmocka_unit_test(test_mem_advice_scale),
+	    cmocka_unit_test(test_jitter_is_no_gap),
 	    cmocka_unit_test(test_gpus_unused),
 	    cmocka_unit_test(test_gpu_reserved_never_used),
 	    cmocka_unit_test(test_hogging_weighted_by_node),
