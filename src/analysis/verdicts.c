@@ -298,6 +298,50 @@ static void figures_hogging(struct analysis *a, const struct summary *s, const s
 	}
 }
 
+/*
+ * Contention: the node's CPUs near all busy, with half a core or more of it
+ * other work's, and (when the kernel says) runnable tasks waiting for a CPU a
+ * fifth of the time or more, while the job used less than it could: what it
+ * did not use was not free to use.
+ */
+#define CONTENDED_HOST_BUSY_PCT 90.0
+#define CONTENDED_OTHER_CORES	0.5
+#define CONTENDED_PSI_CPU_PCT	20.0
+#define CONTENDED_UNDER_SHARE	0.9
+
+static void figures_contention(struct analysis *a, const struct summary *s,
+			       const struct jobseries *js, struct work *w)
+{
+	int host_cores = s->job.host_cores > 0 ? s->job.host_cores : s->host_last.ncpus;
+	const struct host_point *h0 = &s->host_first, *h1 = &s->host_last;
+	size_t n = jobseries_overview(js, -1, JSM_HOST_CPU_PCT, w->ov);
+
+	a->host_cpu_busy_pct = mean(w->ov, n);
+	a->other_cores_avg = a->psi_cpu_some_pct = NAN;
+	if (host_cores > 0 && n) {
+		double cores[JS_POINTS];
+
+		jobseries_overview(js, -1, JSM_CORES, cores);
+		for (size_t i = 0; i < n; i++)
+			w->ov[i] = isnan(w->ov[i])
+				       ? NAN
+				       : fmax(0.0, w->ov[i] * host_cores / 100.0 -
+						       (isnan(cores[i]) ? 0 : cores[i]));
+		a->other_cores_avg = mean(w->ov, n);
+	}
+	if ((h0->valid & h1->valid & HOST_HAS_PSI_CPU) && h1->ts_ms > h0->ts_ms &&
+	    h1->psi_cpu_some_us >= h0->psi_cpu_some_us)
+		a->psi_cpu_some_pct =
+		    fmin(100.0, (double)(h1->psi_cpu_some_us - h0->psi_cpu_some_us) /
+				    (double)(h1->ts_ms - h0->ts_ms) / 10.0);
+	a->cpu_contended =
+	    !isnan(a->host_cpu_busy_pct) && a->host_cpu_busy_pct >= CONTENDED_HOST_BUSY_PCT &&
+	    !isnan(a->other_cores_avg) && a->other_cores_avg >= CONTENDED_OTHER_CORES &&
+	    (isnan(a->psi_cpu_some_pct) || a->psi_cpu_some_pct >= CONTENDED_PSI_CPU_PCT) &&
+	    !isnan(a->cores_avg) && a->cores_reserved > 0 &&
+	    a->cores_avg < CONTENDED_UNDER_SHARE * a->cores_reserved;
+}
+
 /* The scaling hints: would more cores, more GPUs, help? */
 static void figures_scaling(struct analysis *a)
 {
@@ -306,6 +350,11 @@ static void figures_scaling(struct analysis *a)
 	if (!(a->cores_reserved > 0) || isnan(a->cores_avg))
 		snprintf(a->scaling_cpu, sizeof(a->scaling_cpu),
 			 "cannot be judged: the cores it had are unknown");
+	else if (a->cpu_contended)
+		snprintf(a->scaling_cpu, sizeof(a->scaling_cpu),
+			 "cannot be judged: other work held the node's CPUs (%.1f cores of it on "
+			 "average)",
+			 a->other_cores_avg);
 	else if (!isnan(a->cores_busy_frac) && a->cores_busy_frac >= 0.5)
 		snprintf(a->scaling_cpu, sizeof(a->scaling_cpu),
 			 "more cores may help: all %.0f were busy %.0f%% of the time (if the code "
@@ -521,7 +570,8 @@ static void gib(char *buf, size_t size, double bytes)
 static void mem_request(char *buf, size_t size, double peak, double reserved)
 {
 	const double mib = 1024.0 * 1024, want = peak * MEM_HEADROOM;
-	double g = ceil(want / (1024 * mib)), q = ceil(want / (256 * mib)) * 256, m = ceil(want / mib);
+	double g = ceil(want / (1024 * mib)), q = ceil(want / (256 * mib)) * 256,
+	       m = ceil(want / mib);
 	bool less = reserved > 0 && want < reserved;
 
 	if (want >= 16 * 1024 * mib && (!less || g * 1024 * mib < reserved))
@@ -621,6 +671,27 @@ static void verdicts_cpu_mem(struct analysis *a, const struct summary *s)
 	struct verdict *v;
 	char b1[32], b2[32];
 
+	if (a->cpu_contended) {
+		char waited[96] = "";
+
+		if (!isnan(a->psi_cpu_some_pct))
+			snprintf(waited, sizeof(waited),
+				 ", and runnable tasks waited for a CPU %.0f%% of the time",
+				 a->psi_cpu_some_pct);
+		v = verdict_add(
+		    a, "cpu_contended", VERDICT_WARNING,
+		    "other work held the node's CPUs: %.0f%% busy, %.1f cores of it not "
+		    "this job's%s; it used %.1f of the %.0f cores it could",
+		    a->host_cpu_busy_pct, a->other_cores_avg, waited, a->cores_avg,
+		    a->cores_reserved);
+		evidence(v, "host_cpu_busy_pct", a->host_cpu_busy_pct);
+		evidence(v, "other_cores_avg", a->other_cores_avg);
+		evidence(v, "psi_cpu_some_pct", a->psi_cpu_some_pct);
+		evidence(v, "cpu_cores_avg", a->cores_avg);
+		advise(v, "profile it again with its cores to itself (an idle node, or cores "
+			  "reserved for it) before changing the request: its CPU figures are the "
+			  "machine's, not its own");
+	}
 	if (!isnan(a->cpu_eff_pct) && a->cpu_eff_pct < CPU_LOW_EFF_PCT &&
 	    (a->cores_from_reservation || a->cores_reserved > 1)) {
 		double want = ceil(fmax(1.0, isnan(a->cores_p95) ? a->cores_avg : a->cores_p95));
@@ -634,7 +705,9 @@ static void verdicts_cpu_mem(struct analysis *a, const struct summary *s)
 		evidence(v, "cpu_cores_p95", a->cores_p95);
 		evidence(v, "cores_reserved", a->cores_reserved);
 		evidence(v, "cpu_efficiency_pct", a->cpu_eff_pct);
-		if (a->cores_from_reservation && want < a->cores_reserved)
+		if (a->cpu_contended)
+			advise(v, "none from this run: the CPUs were contended (cpu_contended)");
+		else if (a->cores_from_reservation && want < a->cores_reserved)
 			advise(v, "request %.0f core%s (--cpus-per-task=%.0f)", want,
 			       want == 1 ? "" : "s", want);
 		else if (want <= 1)
@@ -806,6 +879,7 @@ void analysis_run(const struct summary *s, const struct jobseries *js, struct an
 		figures_cpu_mem(a, s, js, w);
 		figures_gpu(a, s, js, w);
 		figures_hogging(a, s, js, w);
+		figures_contention(a, s, js, w);
 	} else {
 		a->too_short = true; /* cannot even judge: everything stays unknown */
 	}
@@ -838,6 +912,14 @@ void analysis_run(const struct summary *s, const struct jobseries *js, struct an
 	    classify_bottleneck(&a->features, a->bottleneck_reason, sizeof(a->bottleneck_reason));
 	a->job_type =
 	    classify_job_type(&a->features, a->job_type_reason, sizeof(a->job_type_reason));
+	if (a->cpu_contended && a->bottleneck != BOTTLENECK_GPU) {
+		/* what it did not use was not free: the limit was the machine's */
+		a->bottleneck = BOTTLENECK_CPU;
+		snprintf(a->bottleneck_reason, sizeof(a->bottleneck_reason),
+			 "CPU contention: the node's CPUs were %.0f%% busy, %.1f cores of it other "
+			 "work's; it got %.1f cores",
+			 a->host_cpu_busy_pct, a->other_cores_avg, a->cores_avg);
+	}
 	figures_scaling(a);
 	verdicts_gpu(a);
 	verdicts_cpu_mem(a, s);

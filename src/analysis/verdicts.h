@@ -43,12 +43,12 @@ struct verdict {
 /* A memory trend: host (the job's RSS) or one GPU's memory. */
 struct memory_trend {
 	bool valid;
-	double slope_bps;   /* bytes per second, robust (Theil-Sen) */
-	double r2;	    /* of the line, 0..1 */
-	double level_bytes; /* Holt's level at the end */
-	double limit_bytes; /* what it runs out of; NAN: no known limit */
+	double slope_bps;	/* bytes per second, robust (Theil-Sen) */
+	double r2;		/* of the line, 0..1 */
+	double level_bytes;	/* Holt's level at the end */
+	double limit_bytes;	/* what it runs out of; NAN: no known limit */
 	double time_to_limit_s; /* NAN: not heading there */
-	bool growing;	    /* a steady rise: slope clearly above noise */
+	bool growing;		/* a steady rise: slope clearly above noise */
 };
 
 #define ANALYSIS_VERDICTS_MAX 24
@@ -69,24 +69,34 @@ struct analysis {
 	double mem_eff_pct;
 	/* GPUs */
 	int gpus_on_node;
-	int gpus_reserved; /* -1: unknown */
-	int gpus_touched;  /* a process of the job was on it */
-	int gpus_busy;	   /* touched and more than 5% busy on average */
+	int gpus_reserved;		    /* -1: unknown */
+	int gpus_touched;		    /* a process of the job was on it */
+	int gpus_busy;			    /* touched and more than 5% busy on average */
 	double gpu_util_mean, gpu_util_p95; /* over the job's GPUs */
 	double gpu_mem_peak_bytes, gpu_mem_total_bytes;
 	double gpu_throttled_frac;
 
 	/* scaling: how much of what it had it kept busy */
-	double cores_busy_frac;	 /* share of the time it used >= 90% of its cores */
-	double gpus_busy_avg;	 /* GPUs > 5% busy, mean over time */
-	char scaling_cpu[256];	 /* "more cores would not help: ..." */
+	double cores_busy_frac; /* share of the time it used >= 90% of its cores */
+	double gpus_busy_avg;	/* GPUs > 5% busy, mean over time */
+	char scaling_cpu[256];	/* "more cores would not help: ..." */
 	char scaling_gpu[256];
 
 	/* hogging: reserved but idle, weighted by how busy the node was */
-	double idle_cores_avg;	 /* reserved - used */
+	double idle_cores_avg; /* reserved - used */
 	double idle_gpus_avg;
-	double node_busy_pct;	 /* the node's CPU busy share, the job's own use excluded */
-	double hog_score;	 /* idle core- and GPU-equivalents x node busy share */
+	double node_busy_pct; /* the node's CPU busy share, the job's own use excluded */
+	double hog_score;     /* idle core- and GPU-equivalents x node busy share */
+
+	/*
+	 * contention: the node's CPUs held by other work while the job could
+	 * have used more (then its CPU figures are the machine's, not its own,
+	 * and no advice is drawn from them)
+	 */
+	double host_cpu_busy_pct; /* the node's CPUs busy, 0-100, the job's own use included */
+	double other_cores_avg;	  /* cores busy with other work than the job's */
+	double psi_cpu_some_pct;  /* share of the time a runnable task waited for a CPU; NAN */
+	bool cpu_contended;
 
 	/* period and trend */
 	bool has_period;

@@ -468,7 +468,7 @@ static void write_analysis(struct jsonw *w, const struct analysis *a)
 	jsonw_kv_double(w, "cores_p95", a->cores_p95, 3);
 	jsonw_kv_double(w, "cores_reserved", a->cores_reserved, 2);
 	jsonw_kv_str_opt(w, "cores_from",
-			 isnan(a->cores_reserved)	? NULL
+			 isnan(a->cores_reserved)    ? NULL
 			 : a->cores_from_reservation ? "reservation"
 						     : "affinity");
 	jsonw_kv_double(w, "efficiency_pct", a->cpu_eff_pct, 1);
@@ -509,6 +509,14 @@ static void write_analysis(struct jsonw *w, const struct analysis *a)
 	jsonw_kv_double(w, "score", a->hog_score, 2);
 	jsonw_obj_end(w);
 
+	jsonw_key(w, "contention");
+	jsonw_obj_begin(w);
+	jsonw_kv_bool(w, "cpu_contended", a->cpu_contended);
+	jsonw_kv_double(w, "host_cpu_busy_pct", a->host_cpu_busy_pct, 1);
+	jsonw_kv_double(w, "other_cores_avg", a->other_cores_avg, 2);
+	jsonw_kv_double(w, "psi_cpu_some_pct", a->psi_cpu_some_pct, 1);
+	jsonw_obj_end(w);
+
 	jsonw_kv_double(w, "period_s", a->has_period ? a->period_s : NAN, 3);
 	jsonw_kv_double(w, "period_confidence", a->has_period ? a->period_confidence : NAN, 3);
 	jsonw_kv_str_opt(w, "period_metric", a->has_period ? a->period_metric : NULL);
@@ -517,7 +525,8 @@ static void write_analysis(struct jsonw *w, const struct analysis *a)
 			 a->job_type == JOB_TYPE_UNKNOWN ? NULL : job_type_name(a->job_type));
 	jsonw_kv_str(w, "job_type_reason", a->job_type_reason);
 	jsonw_kv_str_opt(w, "bottleneck",
-			 a->bottleneck == BOTTLENECK_UNKNOWN ? NULL : bottleneck_name(a->bottleneck));
+			 a->bottleneck == BOTTLENECK_UNKNOWN ? NULL
+							     : bottleneck_name(a->bottleneck));
 	jsonw_kv_str(w, "bottleneck_reason", a->bottleneck_reason);
 	jsonw_key(w, "trend");
 	jsonw_obj_begin(w);
@@ -546,8 +555,8 @@ static void write_analysis(struct jsonw *w, const struct analysis *a)
 	jsonw_arr_end(w);
 }
 
-int report_json(const struct summary *s, const struct analysis *an,
-		const struct cuda_tables *cuda, const struct app_summary *app, struct strbuf *out)
+int report_json(const struct summary *s, const struct analysis *an, const struct cuda_tables *cuda,
+		const struct app_summary *app, struct strbuf *out)
 {
 	struct jsonw w;
 

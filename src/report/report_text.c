@@ -104,7 +104,8 @@ static void section_reservation(const struct summary *s, struct strbuf *out)
 		    strcmp(j->reservation_source, "slurm_env") == 0 ? "the Slurm environment"
 								    : "cgroup limits");
 	if (j->reserved_cpus > 0)
-		strbuf_addf(out, ": %.4g CPU%s", j->reserved_cpus, j->reserved_cpus == 1 ? "" : "s");
+		strbuf_addf(out, ": %.4g CPU%s", j->reserved_cpus,
+			    j->reserved_cpus == 1 ? "" : "s");
 	if (j->reserved_mem_bytes) {
 		fmt_bytes(a, sizeof(a), j->reserved_mem_bytes);
 		strbuf_addf(out, ", %s memory", a);
@@ -437,8 +438,8 @@ static void trend_line(const char *what, const struct memory_trend *t, struct st
 		return;
 	}
 	fmt_bytes(B(rate), (uint64_t)fabs(t->slope_bps * 3600));
-	strbuf_addf(out, "  %-9s %s %s%s/h (r2 %.2f)", "", what, t->slope_bps < 0 ? "-" : "+",
-		    rate, t->r2);
+	strbuf_addf(out, "  %-9s %s %s%s/h (r2 %.2f)", "", what, t->slope_bps < 0 ? "-" : "+", rate,
+		    t->r2);
 	if (t->growing && !isnan(t->time_to_limit_s))
 		strbuf_addf(out, ", reaches its limit in ~%.1f h", t->time_to_limit_s / 3600);
 	strbuf_addch(out, '\n');
@@ -447,10 +448,12 @@ static void trend_line(const char *what, const struct memory_trend *t, struct st
 static void section_analysis(const struct analysis *a, struct strbuf *out)
 {
 	strbuf_addf(out, "  %-9s %s", "Job type",
-		    a->job_type == JOB_TYPE_UNKNOWN ? "cannot be judged" : job_type_name(a->job_type));
+		    a->job_type == JOB_TYPE_UNKNOWN ? "cannot be judged"
+						    : job_type_name(a->job_type));
 	strbuf_addf(out, " (%s)\n", a->job_type_reason);
 	strbuf_addf(out, "  %-9s %s (%s)\n", "Limit",
-		    a->bottleneck == BOTTLENECK_UNKNOWN ? "none clear" : bottleneck_name(a->bottleneck),
+		    a->bottleneck == BOTTLENECK_UNKNOWN ? "none clear"
+							: bottleneck_name(a->bottleneck),
 		    a->bottleneck_reason);
 	strbuf_addf(out, "  %-9s %s\n", "Scaling", a->scaling_cpu);
 	if (a->scaling_gpu[0])
@@ -465,6 +468,10 @@ static void section_analysis(const struct analysis *a, struct strbuf *out)
 		trend_line("memory", &a->host_mem, out);
 		trend_line("GPU memory", &a->gpu_mem, out);
 	}
+	if (a->cpu_contended)
+		strbuf_addf(out,
+			    "  %-9s the node's CPUs %.0f%% busy, %.1f cores of it other work's\n",
+			    "Contended", a->host_cpu_busy_pct, a->other_cores_avg);
 	if (!isnan(a->hog_score))
 		strbuf_addf(out,
 			    "  %-9s %.1f idle cores, %.1f idle GPUs reserved; the rest of the node "

@@ -10,6 +10,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from harness import (JOBSCOPE, V2_WEIGHT, check, eq, helper, jobscope,  # noqa: E402
@@ -340,6 +341,48 @@ def test_job_csv_rows_per_bucket(wd):
     eq(ts, list(range(first, last + 1, 100)), "a row per bucket from the first sample (%d)"
        " to the last (%d)" % (first, last))
     check(len(ts) >= 5, "a 1 s run in rows of 100 ms: %d" % len(ts))
+
+
+def proc_cpu_ticks(pid):
+    """utime + stime of a process, in clock ticks, from /proc/PID/stat."""
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def test_contended_cpus_are_not_the_jobs_fault(wd):
+    """A parallel job beside as many busy loops as the machine has CPUs: other work
+    held the CPUs, so the report says cpu_contended, with the others' cores measured
+    here from the loops' own CPU time, and gives no "make it parallel" or "request
+    fewer cores" advice from figures that are the machine's."""
+    if no_head_here():
+        return
+    ncpu = len(os.sched_getaffinity(0))
+    with machine_cpus("CPU contention"):
+        loops = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(ncpu)]
+        try:
+            t0, c0 = time.monotonic(), sum(proc_cpu_ticks(p.pid) for p in loops)
+            db, rep = profile(wd, [helper("busy"), "--seconds", str(JUDGED_S), "--threads",
+                                   str(ncpu)])
+            t1, c1 = time.monotonic(), sum(proc_cpu_ticks(p.pid) for p in loops)
+        finally:
+            for p in loops:
+                p.kill()
+                p.wait()
+    loops_cores = (c1 - c0) / os.sysconf("SC_CLK_TCK") / (t1 - t0)
+    c = rep["analysis"]["contention"]
+    print("contention: %r; the loops' own %.2f cores" % (c, loops_cores))
+    eq(c["cpu_contended"], True, "cpu_contended (%r)" % c)
+    check("cpu_contended" in kinds(rep), "a cpu_contended verdict: %s" % kinds(rep))
+    check(c["host_cpu_busy_pct"] >= 90, "the node's CPUs busy: %r" % c)
+    check(c["other_cores_avg"] >= 0.8 * loops_cores,
+          "other work's cores %.2f, the loops' own %.2f" % (c["other_cores_avg"], loops_cores))
+    for v in rep["verdicts"]:
+        advice = v["advice"] or ""
+        check("parallel" not in advice and not advice.startswith("request"),
+              "%s: advice drawn from contended figures: %r" % (v["kind"], advice))
+    check(rep["analysis"]["scaling"]["cpu"].startswith("cannot be judged"),
+          rep["analysis"]["scaling"]["cpu"])
 
 
 def test_chart_gaps_are_gaps_in_the_data(wd):

@@ -172,6 +172,39 @@ static void test_over_requested(void **state)
 	sim_free(m);
 }
 
+/*
+ * 8 cores reserved, 1 used, on a 16-core node that other work kept 15.5
+ * cores busy: contended, and no advice drawn from its CPU figures.  The same
+ * job on a quiet node: "request 1 core".
+ */
+static void test_contended_gives_no_cpu_advice(void **state)
+{
+	for (int busy = 0; busy < 2; busy++) {
+		struct sim *m = sim_new(8, 64 * GIB, -1, 0);
+		const struct verdict *v;
+
+		(void)state;
+		for (int t = 0; t < 120; t++)
+			sim_tick(m, t, 1.0, 3 * GIB, busy ? 16.0 : 1.0, NULL, NULL);
+		sim_finish(m, 120);
+		assert_int_equal(m->r.an.cpu_contended, busy);
+		v = find(&m->r.an, "cpu_idle");
+		assert_non_null(v);
+		if (busy) {
+			assert_float_equal(m->r.an.other_cores_avg, 15.0, 0.01);
+			assert_float_equal(m->r.an.host_cpu_busy_pct, 100.0, 0.01);
+			assert_non_null(find(&m->r.an, "cpu_contended"));
+			assert_false(contains(v->advice, "request"));
+			assert_true(contains(m->r.an.scaling_cpu, "cannot be judged"));
+			assert_true(contains(m->r.an.bottleneck_reason, "CPU contention"));
+		} else {
+			assert_null(find(&m->r.an, "cpu_contended"));
+			assert_true(contains(v->advice, "request 1 core"));
+		}
+		sim_free(m);
+	}
+}
+
 /* The memory advice in the job's own scale: MiB under 1 GiB, 256 MiB steps, whole GiB from 16 GiB.
  */
 static void test_mem_advice_scale(void **state)
@@ -482,6 +515,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_over_requested),
 	    cmocka_unit_test(test_mem_advice_scale),
+	    cmocka_unit_test(test_contended_gives_no_cpu_advice),
 	    cmocka_unit_test(test_jitter_is_no_gap),
 	    cmocka_unit_test(test_gpus_unused),
 	    cmocka_unit_test(test_gpu_reserved_never_used),
