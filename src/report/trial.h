@@ -41,6 +41,9 @@ struct trial_placement {
 	double throughput_run[TRIAL_MAX_REPEAT];
 	int exit_status[TRIAL_MAX_REPEAT]; /* `jobscope run`'s: the command's */
 	double wall_s[TRIAL_MAX_REPEAT];
+	/* the run's report said cpu_contended: other work held the CPUs (its figure is the
+	 * machine's) */
+	bool contended[TRIAL_MAX_REPEAT];
 	enum trial_source source; /* of the last run */
 	/* trial_analyse: */
 	double throughput;	    /* mean of the runs' (NAN when any is missing) */
@@ -52,7 +55,8 @@ struct trial_placement {
 struct trial_group {
 	char label[64]; /* the other dimensions: "gpus=1 mem=2.0 GiB", "" */
 	struct scaling_fit fit;
-	double recommend; /* NAN: none */
+	int contended_runs; /* runs measured under CPU contention: no law is fitted on them */
+	double recommend;   /* NAN: none */
 	bool recommend_capped;
 	double nmax;					/* the largest n tried */
 	double pred_n[2], pred_speedup[2], pred_eff[2]; /* at 2x and 4x nmax */

@@ -80,18 +80,27 @@ void trial_analyse(struct trial *t)
 		double t0 = NAN;
 
 		grp->nmax = 0;
+		grp->contended_runs = 0;
 		for (size_t i = 0; i < t->nplace; i++) {
 			const struct trial_placement *p = &t->place[i];
 
 			if (p->group != (int)g)
 				continue;
 			/* each repeat is a point: the fit weighs the spread */
-			for (int r = 0; r < p->runs && n < TRIAL_MAX_PLACEMENTS; r++)
+			for (int r = 0; r < p->runs && n < TRIAL_MAX_PLACEMENTS; r++) {
 				pts[n++] = (struct scaling_point){p->n, p->throughput_run[r]};
+				grp->contended_runs += p->contended[r];
+			}
 			if (p->n > grp->nmax)
 				grp->nmax = p->n;
 		}
 		scaling_fit(pts, n, &grp->fit);
+		if (grp->contended_runs) {
+			/* a contended run's throughput is the machine's: no law from it (the
+			 * speedups against the base count stay: they are what was measured) */
+			grp->fit.verdict = SCALING_NO_FIT;
+			grp->fit.p = grp->fit.rms_rel_err = NAN;
+		}
 		for (size_t i = 0; i < t->nplace; i++)
 			if (t->place[i].group == (int)g && t->place[i].n == grp->fit.n0)
 				t0 = t->place[i].throughput;
@@ -169,10 +178,26 @@ static const char *res_noun(const struct trial *t, double n)
 	return gpus ? "GPUs" : "CPUs";
 }
 
+static bool placement_contended(const struct trial_placement *p)
+{
+	for (int r = 0; r < p->runs; r++)
+		if (p->contended[r])
+			return true;
+	return false;
+}
+
 static void text_group(const struct trial *t, const struct trial_group *g, struct strbuf *out)
 {
 
 	strbuf_addf(out, "\nAmdahl's law%s%s: ", g->label[0] ? " at " : "", g->label);
+	if (g->contended_runs) {
+		strbuf_addf(out,
+			    "not fitted: %d run%s measured under CPU contention (other work held "
+			    "the CPUs), so the throughputs are the machine's, not the program's; "
+			    "run the trial again with the CPUs to itself\n",
+			    g->contended_runs, g->contended_runs == 1 ? " was" : "s were");
+		return;
+	}
 	if (g->fit.verdict == SCALING_NO_FIT) {
 		strbuf_addf(out, "%s\n", verdict_text(g->fit.verdict));
 		return;
@@ -225,7 +250,8 @@ int trial_text(const struct trial *t, struct strbuf *out)
 		text_num(out, 12, p->throughput, 4);
 		text_num(out, 8, p->speedup, 2);
 		text_num(out, 10, p->efficiency, 2);
-		strbuf_addf(out, " %6d\n", p->runs ? p->exit_status[p->runs - 1] : -1);
+		strbuf_addf(out, " %6d%s\n", p->runs ? p->exit_status[p->runs - 1] : -1,
+			    placement_contended(p) ? "  contended" : "");
 		if (p->mem_bytes && !p->mem_applied)
 			any_mem_note = true;
 	}
@@ -288,6 +314,7 @@ int trial_json(const struct trial *t, struct strbuf *out)
 			jsonw_kv_double(&w, "throughput", p->throughput_run[r], 6);
 			jsonw_kv_double(&w, "wall_s", p->wall_s[r], 3);
 			jsonw_kv_int(&w, "exit_status", p->exit_status[r]);
+			jsonw_kv_bool(&w, "cpu_contended", p->contended[r]);
 			jsonw_obj_end(&w);
 		}
 		jsonw_arr_end(&w);
@@ -309,7 +336,11 @@ int trial_json(const struct trial *t, struct strbuf *out)
 		jsonw_kv_int(&w, "points", (int64_t)grp->fit.npoints);
 		jsonw_kv_str(&w, "verdict", scaling_verdict_name(grp->fit.verdict));
 		jsonw_kv_bool(&w, "fits", grp->fit.verdict == SCALING_FITS);
-		jsonw_kv_str(&w, "note", verdict_text(grp->fit.verdict));
+		jsonw_kv_int(&w, "contended_runs", grp->contended_runs);
+		jsonw_kv_str(&w, "note",
+			     grp->contended_runs ? "not fitted: runs measured under CPU "
+						   "contention"
+						 : verdict_text(grp->fit.verdict));
 		jsonw_kv_double(&w, "p", grp->fit.p, 4);
 		jsonw_kv_double(&w, "rms_rel_err", grp->fit.rms_rel_err, 4);
 		jsonw_kv_double(&w, "recommended", grp->recommend, 0);

@@ -257,6 +257,13 @@ static int measure(const struct trial_runner *o, const char *db, struct trial_pl
 	summary_to_record(&r->sum, &rec);
 	wall_s = summary_duration_s(&r->sum);
 	p->wall_s[run] = wall_s;
+	p->contended[run] = r->an.cpu_contended;
+	if (r->an.cpu_contended)
+		log_warn(
+		    0,
+		    "run %d: measured under CPU contention (the node %.0f%% busy, %.1f cores of "
+		    "it other work's): its throughput is the machine's",
+		    run + 1, r->an.host_cpu_busy_pct, r->an.other_cores_avg);
 	if (o->metric) {
 		struct app_rate a = {.name = o->metric};
 
