@@ -92,7 +92,9 @@ static int cmd_export(int argc, char **argv)
 	    OPT_STRING('s', "session", &session, "NAME",
 		       "the session (its latest run, if the name was reused)"),
 	    OPT_STRING(0, "db", &db, "PATH", "the head's store (default " EXPORT_DEFAULT_DB ")"),
-	    OPT_STRING(0, "head", &head, "URL", "ask the head at URL (http://head:8091) instead"),
+	    OPT_STRING(0, "head", &head, "URL",
+		       "ask the head at URL (http://head:8091) instead; without\n"
+		       "--db or --head: $JOBSCOPE_HEAD when set"),
 	    OPT_STRING(0, "token-file", &token_opt, "F",
 		       "its read token (default $JOBSCOPE_TOKEN_FILE)"),
 	    OPT_CHOICE('f', "format", &format, "FORMAT", formats,
@@ -110,6 +112,9 @@ static int cmd_export(int argc, char **argv)
 	if (exit_code)
 		return exit_code == OPT_DONE ? 0 : exit_code;
 	token_file = token_opt ? token_opt : getenv("JOBSCOPE_TOKEN_FILE");
+	/* no source named: the head of $JOBSCOPE_HEAD, as `session` and `status` take it */
+	if (!db && !head && getenv("JOBSCOPE_HEAD") && *getenv("JOBSCOPE_HEAD"))
+		head = getenv("JOBSCOPE_HEAD");
 	if (!session)
 		return usage_error("export", "which session? --session NAME");
 	if (db && head)

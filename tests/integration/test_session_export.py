@@ -187,6 +187,12 @@ def test_export_and_report_over_http(wd):
                      env=dict(env_without_token(), JOBSCOPE_TOKEN_FILE=head.read))
         eq(r.returncode, 0, r.stderr)
         eq(r.stdout.encode(), open(wd.join("db.json"), "rb").read(), "stdout, token from env")
+        # the head from $JOBSCOPE_HEAD, as `session` and `status` take it
+        r = jobscope("export", "--session", "s1",
+                     env=dict(env_without_token(), JOBSCOPE_TOKEN_FILE=head.read,
+                              JOBSCOPE_HEAD=head.url))
+        eq(r.returncode, 0, r.stderr)
+        eq(r.stdout.encode(), open(wd.join("db.json"), "rb").read(), "the head from env")
 
         # report --session: text, json, csv the same from the head as from the store
         for fmt in ("text", "json", "csv"):
