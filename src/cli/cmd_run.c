@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "common/log.h"
@@ -127,9 +128,25 @@ static int parse_opts(int argc, char **argv, struct run_cli *rc)
 		return usage_error("run", "no command to run");
 	o->argv = argv + first;
 	if (!o->db) {
+		/* the default store's directory is made when missing; a --db's is not */
 		if (cli_default_db(rc->db_buf, sizeof(rc->db_buf)))
 			return EXIT_USAGE;
 		o->db = rc->db_buf;
+	} else {
+		struct stat sb;
+		const char *slash = strrchr(o->db, '/');
+		char dir[4096];
+
+		snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - o->db) : 1,
+			 slash ? o->db : ".");
+		if (slash == o->db)
+			snprintf(dir, sizeof(dir), "/");
+		if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+			return usage_error(
+			    "run",
+			    "--db '%s': no directory '%s' (a typo? make it first, or "
+			    "leave --db out for the default store)",
+			    o->db, dir);
 	}
 	return 0;
 }

@@ -51,6 +51,17 @@ def test_usage_errors(wd):
     eq(jobscope().returncode, 2, "no arguments")
 
 
+def test_run_db_in_a_missing_directory(wd):
+    # a --db whose directory is not there (a typo) is refused: no tree is made for it
+    missing = wd.join("no", "such", "dir")
+    marker = wd.join("started")
+    p = jobscope("run", "--db", missing + "/x.db", "--", "touch", marker)
+    eq(p.returncode, 2, "exit code (%s)" % p.stderr)
+    check("no directory '%s'" % missing in p.stderr, p.stderr)
+    check(not __import__("os").path.exists(wd.join("no")), "no directory made")
+    check(not __import__("os").path.exists(marker), "the command must not start")
+
+
 def test_run_bad_option_starts_nothing(wd):
     marker = wd.join("started")
     p = jobscope("run", "--db", wd.join("s.db"), "--interval", "1x", "--", "touch", marker)
