@@ -615,10 +615,10 @@ void agent_render_app(const struct agent *a, struct strbuf *o, struct strbuf *la
 	strbuf_addf(o, "%s{result=\"untagged\"} %llu\n", prom_fam_name(PF_AGENT_APP_LINES),
 		    (unsigned long long)a->app_untagged);
 	prom_family_head(o, PF_AGENT_APP_POINTS_DROPPED);
-	strbuf_addf(o, "%s{reason=\"no_job\"} %llu\n",
-		    prom_fam_name(PF_AGENT_APP_POINTS_DROPPED), (unsigned long long)a->app_unattributed);
-	strbuf_addf(o, "%s{reason=\"store\"} %llu\n",
-		    prom_fam_name(PF_AGENT_APP_POINTS_DROPPED), (unsigned long long)a->app_lost);
+	strbuf_addf(o, "%s{reason=\"no_job\"} %llu\n", prom_fam_name(PF_AGENT_APP_POINTS_DROPPED),
+		    (unsigned long long)a->app_unattributed);
+	strbuf_addf(o, "%s{reason=\"store\"} %llu\n", prom_fam_name(PF_AGENT_APP_POINTS_DROPPED),
+		    (unsigned long long)a->app_lost);
 	for (size_t f = 0; f < sizeof(fam) / sizeof(fam[0]); f++) {
 		bool head = false;
 
@@ -643,11 +643,12 @@ void agent_render_app(const struct agent *a, struct strbuf *o, struct strbuf *la
 			else if (f == 1)
 				sample(o, prom_fam_name(fam[f]), lab->buf, "", s->p.last);
 			else if (f == 2)
-				sample(o, prom_fam_name(fam[f]), lab->buf, "", s->last_tick_distinct);
+				sample(o, prom_fam_name(fam[f]), lab->buf, "",
+				       s->last_tick_distinct);
 			else {
 				strbuf_addf(lab, ",type=\"%s\"", app_type_name(t));
 				for (size_t k = 0; k < sizeof(qs) / sizeof(qs[0]); k++) {
-					if (!app_sketch_quantile(&s->p.sk, qs[k], &v))
+					if (!app_quantile(&s->p.sk, s->p.min, s->p.max, qs[k], &v))
 						continue;
 					snprintf(q, sizeof(q), ",quantile=\"%g\"", qs[k]);
 					sample(o, prom_fam_name(fam[f]), lab->buf, q, v);
@@ -732,7 +733,7 @@ void agent_app_json(struct jsonw *w, const struct agent *a, int64_t job_id)
 		jsonw_kv_double_opt(w, "max", sk && s->p.count > 0, s->p.max, 3);
 		for (size_t k = 0; k < sizeof(qs) / sizeof(qs[0]); k++) {
 			double v = 0;
-			bool has = sk && app_sketch_quantile(&s->p.sk, qs[k].q, &v);
+			bool has = sk && app_quantile(&s->p.sk, s->p.min, s->p.max, qs[k].q, &v);
 
 			jsonw_kv_double_opt(w, qs[k].key, has, v, 3);
 		}

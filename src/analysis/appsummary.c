@@ -199,7 +199,7 @@ static double tick_value(const struct app_point *p, int64_t interval_ms)
 	case APP_SET:
 		return p->last;
 	default:
-		return app_sketch_quantile(&p->sk, 0.5, &q) ? q : NAN;
+		return app_quantile(&p->sk, p->min, p->max, 0.5, &q) ? q : NAN;
 	}
 }
 
@@ -235,9 +235,9 @@ static void metric_finish(struct app_metric *m, double wall_s)
 	m->mean = t->count > 0 ? t->sum / t->count : NAN;
 	m->p50 = m->p95 = m->p99 = NAN;
 	if (sk) {
-		app_sketch_quantile(&t->sk, 0.50, &m->p50);
-		app_sketch_quantile(&t->sk, 0.95, &m->p95);
-		app_sketch_quantile(&t->sk, 0.99, &m->p99);
+		app_quantile(&t->sk, t->min, t->max, 0.50, &m->p50);
+		app_quantile(&t->sk, t->min, t->max, 0.95, &m->p95);
+		app_quantile(&t->sk, t->min, t->max, 0.99, &m->p99);
 	}
 	m->rate_per_s = t->type == APP_COUNTER && wall_s > 0 ? t->sum / wall_s : NAN;
 	m->last = t->type == APP_GAUGE ? t->last : NAN;
@@ -390,6 +390,10 @@ static int phase_point(void *arg, int64_t ts_ms, const struct app_point *p)
 	if (!m)
 		return 0;
 	pm = &ph->m[m - a->metrics];
+	if (pm->count == 0 || p->min < pm->min)
+		pm->min = p->min;
+	if (pm->count == 0 || p->max > pm->max)
+		pm->max = p->max;
 	pm->count += p->count;
 	pm->sum += p->sum;
 	return app_type_has_sketch(p->type) ? app_sketch_merge(&pm->sk, &p->sk) : 0;

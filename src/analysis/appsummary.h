@@ -64,6 +64,7 @@ struct app_metric {
 /* A metric between two markers (counters and sketch types). */
 struct app_phase_metric {
 	double count, sum;
+	double min, max; /* of the values seen (min > max: none yet) */
 	struct app_sketch sk;
 };
 

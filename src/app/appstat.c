@@ -294,6 +294,19 @@ bool app_sketch_quantile(const struct app_sketch *s, double q, double *out)
 	return true;
 }
 
+bool app_quantile(const struct app_sketch *s, double min, double max, double q, double *out)
+{
+	if (!app_sketch_quantile(s, q, out))
+		return false;
+	if (min <= max) {
+		if (*out < min)
+			*out = min;
+		if (*out > max)
+			*out = max;
+	}
+	return true;
+}
+
 static int format_bins(const struct app_bins *bs, char tag, bool first, struct strbuf *out)
 {
 	if (!bs->n)

@@ -43,10 +43,10 @@
 
 #include "common/strbuf.h"
 
-#define APP_NAME_MAX	 256   /* bytes of a metric or marker name, NUL included */
-#define APP_TAGS_MAX	 1024  /* bytes of the canonical tags, NUL included */
-#define APP_SKETCH_ALPHA 0.01  /* the sketch's relative accuracy */
-#define APP_SKETCH_MAX	 4096  /* buckets per sign at most (lowest ones merged beyond) */
+#define APP_NAME_MAX	 256  /* bytes of a metric or marker name, NUL included */
+#define APP_TAGS_MAX	 1024 /* bytes of the canonical tags, NUL included */
+#define APP_SKETCH_ALPHA 0.01 /* the sketch's relative accuracy */
+#define APP_SKETCH_MAX	 4096 /* buckets per sign at most (lowest ones merged beyond) */
 
 enum app_type {
 	APP_COUNTER,
@@ -90,7 +90,7 @@ struct app_mark {
 	int32_t pid;		 /* the sender (agent: SO_PASSCRED), 0: unknown */
 };
 
-const char *app_type_name(enum app_type t); /* "counter", "gauge", "timer", ... */
+const char *app_type_name(enum app_type t);	       /* "counter", "gauge", "timer", ... */
 int app_type_parse(const char *s, enum app_type *out); /* 0 or -EINVAL */
 bool app_type_has_sketch(enum app_type t);
 
@@ -103,6 +103,12 @@ int app_sketch_merge(struct app_sketch *into, const struct app_sketch *from);
 double app_sketch_count(const struct app_sketch *s);
 /* The q-quantile (0 <= q <= 1) of what was added; false when empty. */
 bool app_sketch_quantile(const struct app_sketch *s, double q, double *out);
+/*
+ * The same, never outside [min, max], the values actually seen: one 12.5 ms
+ * timing's p50 is 12.5, not its bucket's 12.55.  (A sketch's answer is
+ * within alpha of the truth; the range the values came in is exact.)
+ */
+bool app_quantile(const struct app_sketch *s, double min, double max, double q, double *out);
 /*
  * Text form: "z=N;p=K:N,K:N;n=K:N" (counts %.17g; empty parts left out;
  * "" for an empty sketch).  parse replaces what the (initialised) s

@@ -158,8 +158,9 @@ static int text_metrics(const struct app_summary *a, struct strbuf *out)
 		strbuf_addf(out, "    (%llu more metrics left out)\n",
 			    (unsigned long long)a->dropped_metrics);
 	if (!ret && a->nmetrics)
-		strbuf_addstr(out, "    Timers are in ms; last: a gauge's newest value, a set's most "
-				   "distinct members in one tick.\n");
+		strbuf_addstr(out,
+			      "    Timers are in ms; last: a gauge's newest value, a set's most "
+			      "distinct members in one tick.\n");
 	free(t.cells);
 	return ret;
 }
@@ -186,10 +187,11 @@ static void phase_app_line(const struct app_summary *a, const struct app_phase *
 			strbuf_addf(out, "%s %s (%s/s)", label, fmt_num(b1, sizeof(b1), pm->sum),
 				    fmt_num(b2, sizeof(b2), secs > 0 ? pm->sum / secs : NAN));
 		else
-			strbuf_addf(out, "%s p50 %s%s", label,
-				    fmt_num(b1, sizeof(b1),
-					    app_sketch_quantile(&pm->sk, 0.5, &q) ? q : NAN),
-				    p->type == APP_TIMER ? " ms" : "");
+			strbuf_addf(
+			    out, "%s p50 %s%s", label,
+			    fmt_num(b1, sizeof(b1),
+				    app_quantile(&pm->sk, pm->min, pm->max, 0.5, &q) ? q : NAN),
+			    p->type == APP_TIMER ? " ms" : "");
 	}
 	if (any)
 		strbuf_addch(out, '\n');
@@ -383,8 +385,10 @@ static void json_phase(struct jsonw *w, const struct app_summary *a, const struc
 		kv_num(w, "sum", pm->sum);
 		kv_num(w, "rate_per_s", p->type == APP_COUNTER && secs > 0 ? pm->sum / secs : NAN);
 		kv_num(w, "p50",
-		       app_type_has_sketch(p->type) && app_sketch_quantile(&pm->sk, 0.5, &q) ? q
-											     : NAN);
+		       app_type_has_sketch(p->type) &&
+			       app_quantile(&pm->sk, pm->min, pm->max, 0.5, &q)
+			   ? q
+			   : NAN);
 		jsonw_obj_end(w);
 	}
 	jsonw_arr_end(w);

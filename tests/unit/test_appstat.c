@@ -80,6 +80,29 @@ static void test_sketch_quantiles(void **state)
 	app_sketch_release(&s);
 }
 
+/* One 12.5 ms timing: its p50 is 12.5, not its bucket's value; the seen range bounds every quantile. */
+static void test_quantile_within_seen_range(void **state)
+{
+	struct app_sketch s;
+	double v;
+
+	(void)state;
+	app_sketch_init(&s);
+	assert_int_equal(app_sketch_add(&s, 12.5, 1), 0);
+	assert_true(app_sketch_quantile(&s, 0.5, &v));
+	assert_true(v != 12.5); /* the sketch alone: its bucket's value */
+	assert_true(app_quantile(&s, 12.5, 12.5, 0.5, &v));
+	assert_true(v == 12.5);
+	assert_true(app_quantile(&s, 12.5, 12.5, 0.99, &v));
+	assert_true(v == 12.5);
+	assert_int_equal(app_sketch_add(&s, 80.0, 1), 0);
+	assert_true(app_quantile(&s, 12.5, 80.0, 1.0, &v));
+	assert_true(v <= 80.0 && v > 79.0);
+	assert_true(app_quantile(&s, 12.5, 80.0, 0.0, &v));
+	assert_true(v >= 12.5 && v < 12.6);
+	app_sketch_release(&s);
+}
+
 static void test_sketch_negative_zero(void **state)
 {
 	struct app_sketch s;
@@ -332,6 +355,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_types),
 		cmocka_unit_test(test_sketch_quantiles),
+		cmocka_unit_test(test_quantile_within_seen_range),
 		cmocka_unit_test(test_sketch_negative_zero),
 		cmocka_unit_test(test_sketch_merge),
 		cmocka_unit_test(test_sketch_cap),
