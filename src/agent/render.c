@@ -376,6 +376,7 @@ static void json_job(struct jsonw *w, const struct agent *a, const struct job_en
 	jsonw_kv_str(w, "scheduler", r->scheduler);
 	jsonw_kv_str(w, "job_id", r->job_id);
 	jsonw_kv_str_opt(w, "step", r->step[0] ? r->step : NULL);
+	jsonw_kv_str_opt(w, "name", r->name[0] ? r->name : NULL);
 	jsonw_kv_str(w, "node", r->hostname);
 	jsonw_kv_str(w, "user", r->user);
 	jsonw_kv_int(w, "uid", r->uid);

@@ -552,6 +552,10 @@ static void env_apply(struct slurm_env *env, uint32_t bit, const struct scan *v)
 		ok = env_is_printable(v) &&
 		     span_copy(env->script_context, sizeof(env->script_context), v);
 		break;
+	case SLURM_ENV_JOB_NAME:
+		ok = span_len(v) > 0 && env_is_printable(v) &&
+		     span_copy(env->job_name, sizeof(env->job_name), v);
+		break;
 	}
 	if (ok)
 		env->valid |= bit;
@@ -572,6 +576,7 @@ int attrib_parse_environ(const char *raw, size_t len, struct slurm_env *out)
 	    {"CUDA_VISIBLE_DEVICES", SLURM_ENV_CUDA_VISIBLE},
 	    {"JOBSCOPE_RUN_ID", SLURM_ENV_RUN_ID},
 	    {"SLURM_SCRIPT_CONTEXT", SLURM_ENV_SCRIPT_CONTEXT},
+	    {"SLURM_JOB_NAME", SLURM_ENV_JOB_NAME},
 	};
 	struct slurm_env env;
 	const char *p = raw, *end = raw + len;
@@ -604,5 +609,3 @@ int attrib_parse_environ(const char *raw, size_t len, struct slurm_env *out)
 	*out = env;
 	return 0;
 }
-
-

@@ -68,6 +68,7 @@ enum slurm_env_valid {
 	SLURM_ENV_CUDA_VISIBLE_CUT = 1u << 9,
 	/* SLURM_SCRIPT_CONTEXT: a prolog or epilog Slurm runs, not the job's work */
 	SLURM_ENV_SCRIPT_CONTEXT = 1u << 10,
+	SLURM_ENV_JOB_NAME = 1u << 11, /* SLURM_JOB_NAME: sbatch --job-name, else the script's */
 };
 
 #define SLURM_ENV_GPUS_MAX 256
@@ -84,8 +85,9 @@ struct slurm_env {
 	uint32_t job_gpus_count;	       /* entries in the list; 0 for "" */
 	char cuda_visible[SLURM_ENV_GPUS_MAX]; /* CUDA_VISIBLE_DEVICES */
 	uint32_t cuda_visible_count;
-	char run_id[JOB_ID_MAX]; /* JOBSCOPE_RUN_ID */
+	char run_id[JOB_ID_MAX];	   /* JOBSCOPE_RUN_ID */
 	char script_context[JOB_STEP_MAX]; /* SLURM_SCRIPT_CONTEXT: "epilog_slurmd", ... */
+	char job_name[64];		   /* SLURM_JOB_NAME, printable */
 };
 
 /*

@@ -377,15 +377,33 @@ static void learn_reservation(struct jobs *t, struct job_entry *j, const struct 
 	j->rec_dirty = true;
 }
 
-/* A Slurm job is named after its first task, not after slurmstepd. */
-static void learn_command(struct job_entry *j, const struct ptree_proc *p)
+/* A Slurm job is named by SLURM_JOB_NAME when its processes carry it. */
+static void learn_name(struct job_entry *j, const struct job_attribution *a)
 {
 	struct job_record *r = &j->rec;
 
-	if (strcmp(r->name, "slurmstepd") != 0 || strcmp(p->info.comm, "slurmstepd") == 0 ||
-	    !p->info.comm[0])
+	if (j->name_from_env || strcmp(r->scheduler, "slurm") != 0 ||
+	    !(a->env.valid & SLURM_ENV_JOB_NAME))
 		return;
-	snprintf(r->name, sizeof(r->name), "%s", p->info.comm);
+	snprintf(r->name, sizeof(r->name), "%s", a->env.job_name);
+	j->name_from_env = true;
+	j->rec_dirty = true;
+}
+
+/*
+ * A Slurm job's command is its first task's, not slurmstepd's; so is its
+ * name when SLURM_JOB_NAME did not give one.
+ */
+static void learn_command(struct job_entry *j, const struct ptree_proc *p)
+{
+	struct job_record *r = &j->rec;
+	bool stepd = strcmp(r->name, "slurmstepd") == 0 ||
+		     (j->name_from_env && strncmp(r->command, "slurmstepd", 10) == 0);
+
+	if (!stepd || strcmp(p->info.comm, "slurmstepd") == 0 || !p->info.comm[0])
+		return;
+	if (!j->name_from_env)
+		snprintf(r->name, sizeof(r->name), "%s", p->info.comm);
 	snprintf(r->command, sizeof(r->command), "%s",
 		 p->info.cmdline[0] ? p->info.cmdline : p->info.comm);
 	r->pid = p->info.pid;
@@ -679,6 +697,7 @@ static int attribute_one(struct jobs *t, struct ptree *pt, size_t i)
 	}
 	if (!created && same_job(j, &a))
 		learn_reservation(t, j, &a);
+	learn_name(j, &a);
 	learn_command(j, p);
 	if (old && old != j) {
 		/* it moved to another job: each keeps what it used while it was its */

@@ -44,13 +44,13 @@
 #define JOB_KEY_MAX 128
 
 struct job_gpu_use {
-	uint64_t mem_bytes;    /* GPU memory of the job's processes on the device now */
+	uint64_t mem_bytes; /* GPU memory of the job's processes on the device now */
 	bool has_mem;
-	uint32_t sm_util_pct;  /* sum of its processes' SM utilization */
+	uint32_t sm_util_pct; /* sum of its processes' SM utilization */
 	bool has_util;
-	double energy_mj;      /* its share of the device's energy so far */
-	bool used;	       /* a process of the job was on it at some tick */
-	bool now;	       /* ... at this tick */
+	double energy_mj; /* its share of the device's energy so far */
+	bool used;	  /* a process of the job was on it at some tick */
+	bool now;	  /* ... at this tick */
 };
 
 struct job_entry {
@@ -59,7 +59,8 @@ struct job_entry {
 	bool live;
 	bool ended_now; /* its last process went in this update */
 	bool stored_end;
-	bool rec_dirty; /* rec learned something (a reservation) since it was stored */
+	bool rec_dirty;	    /* rec learned something (a reservation) since it was stored */
+	bool name_from_env; /* rec.name is SLURM_JOB_NAME's */
 
 	struct job_sample js;	    /* this tick */
 	struct job_sample last_row; /* the last one stored */
@@ -92,9 +93,9 @@ struct jobs {
 	int32_t host_cores;
 	uint64_t host_mem_bytes;
 	int64_t interval_ms;
-	struct strbuf buf;     /* scratch for /proc/PID/environ */
-	struct strbuf cgbuf;   /* ... and /proc/PID/cgroup */
-	uint64_t attributions; /* processes attributed so far (cost accounting) */
+	struct strbuf buf;	/* scratch for /proc/PID/environ */
+	struct strbuf cgbuf;	/* ... and /proc/PID/cgroup */
+	uint64_t attributions;	/* processes attributed so far (cost accounting) */
 	struct jobs_note *note; /* scratch, per position in ptree.procs (jobs.c) */
 	size_t note_alloc;
 };
@@ -143,8 +144,7 @@ struct job_attribution {
 	struct slurm_env env;
 };
 void jobs_attribute(const char *cgroup_text, size_t cgroup_len, const char *environ,
-		    size_t environ_len, uint32_t uid, int32_t session,
-		    struct job_attribution *out);
+		    size_t environ_len, uint32_t uid, int32_t session, struct job_attribution *out);
 
 /*
  * The environment's word outlives the environment.  When `a` (from

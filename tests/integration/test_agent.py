@@ -129,7 +129,8 @@ def test_slurm_env_job_reservation_and_usage(wd):
     """A job known only by SLURM_* variables: identity, reservation, exact CPU, memory peak."""
     a = Agent(wd, interval="100ms")
     try:
-        env = env_with(SLURM_JOB_ID=901, SLURM_CPUS_ON_NODE=2, SLURM_MEM_PER_NODE=512)
+        env = env_with(SLURM_JOB_ID=901, SLURM_CPUS_ON_NODE=2, SLURM_MEM_PER_NODE=512,
+                       SLURM_JOB_NAME="train-42")
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         busy = seen_then(a.db, "901", [helper("busy"), "--seconds", "1", "--threads", "1"], env)
         mem = spawn([helper("memtouch"), "--mib", "96", "--hold", "2"], env=env)
@@ -144,6 +145,7 @@ def test_slurm_env_job_reservation_and_usage(wd):
         eq(live["scheduler"], "slurm", "scheduler")
         eq(live["live"], True, "live")
         eq(live["reservation"]["source"], "slurm_env", "reservation source")
+        eq(live["name"], "train-42", "the job's name: SLURM_JOB_NAME")
         check(live["key"].startswith("slurm:901:"), "key %r" % live["key"])
         check(any(j["job_id"] == "901" for j in a.json("/api/v1/jobs")["jobs"]),
               "/api/v1/jobs lists job 901")
@@ -167,6 +169,7 @@ def test_slurm_env_job_reservation_and_usage(wd):
         eq(a.stop(), 0, "agent exit status")
     rep = report_json(a.db, "slurm:901")
     eq(rep["run"]["scheduler"], "slurm", "report scheduler")
+    eq(rep["run"]["name"], "train-42", "report name: SLURM_JOB_NAME")
     res = rep["reservation"]
     eq(res["cpus"], 2.0, "reservation cpus")
     eq(res["memory_bytes"], 512 * MiB, "reservation memory")

@@ -527,7 +527,8 @@ static void test_environ_full(void **state)
 				  "SLURM_MEM_PER_CPU=512\0"
 				  "SLURM_JOB_GPUS=0,1\0"
 				  "CUDA_VISIBLE_DEVICES=0,1\0"
-				  "JOBSCOPE_RUN_ID=r-20261122-abc\0";
+				  "JOBSCOPE_RUN_ID=r-20261122-abc\0"
+				  "SLURM_JOB_NAME=train resnet\0";
 	struct slurm_env env;
 
 	(void)state;
@@ -535,7 +536,8 @@ static void test_environ_full(void **state)
 	assert_int_equal(env.valid, SLURM_ENV_JOB_ID | SLURM_ENV_STEP_ID | SLURM_ENV_CPUS_ON_NODE |
 					SLURM_ENV_MEM_PER_NODE | SLURM_ENV_MEM_PER_CPU |
 					SLURM_ENV_JOB_GPUS | SLURM_ENV_CUDA_VISIBLE |
-					SLURM_ENV_RUN_ID);
+					SLURM_ENV_RUN_ID | SLURM_ENV_JOB_NAME);
+	assert_string_equal(env.job_name, "train resnet");
 	assert_string_equal(env.job_id, "4242");
 	assert_string_equal(env.step_id, "0");
 	assert_int_equal(env.cpus_on_node, 8);
