@@ -912,14 +912,6 @@ void analysis_run(const struct summary *s, const struct jobseries *js, struct an
 	    classify_bottleneck(&a->features, a->bottleneck_reason, sizeof(a->bottleneck_reason));
 	a->job_type =
 	    classify_job_type(&a->features, a->job_type_reason, sizeof(a->job_type_reason));
-	if (a->cpu_contended && a->bottleneck != BOTTLENECK_GPU) {
-		/* what it did not use was not free: the limit was the machine's */
-		a->bottleneck = BOTTLENECK_CPU;
-		snprintf(a->bottleneck_reason, sizeof(a->bottleneck_reason),
-			 "CPU contention: the node's CPUs were %.0f%% busy, %.1f cores of it other "
-			 "work's; it got %.1f cores",
-			 a->host_cpu_busy_pct, a->other_cores_avg, a->cores_avg);
-	}
 	figures_scaling(a);
 	verdicts_gpu(a);
 	verdicts_cpu_mem(a, s);

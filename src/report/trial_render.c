@@ -95,12 +95,6 @@ void trial_analyse(struct trial *t)
 				grp->nmax = p->n;
 		}
 		scaling_fit(pts, n, &grp->fit);
-		if (grp->contended_runs) {
-			/* a contended run's throughput is the machine's: no law from it (the
-			 * speedups against the base count stay: they are what was measured) */
-			grp->fit.verdict = SCALING_NO_FIT;
-			grp->fit.p = grp->fit.rms_rel_err = NAN;
-		}
 		for (size_t i = 0; i < t->nplace; i++)
 			if (t->place[i].group == (int)g && t->place[i].n == grp->fit.n0)
 				t0 = t->place[i].throughput;
@@ -190,20 +184,18 @@ static void text_group(const struct trial *t, const struct trial_group *g, struc
 {
 
 	strbuf_addf(out, "\nAmdahl's law%s%s: ", g->label[0] ? " at " : "", g->label);
-	if (g->contended_runs) {
-		strbuf_addf(out,
-			    "not fitted: %d run%s measured under CPU contention (other work held "
-			    "the CPUs), so the throughputs are the machine's, not the program's; "
-			    "run the trial again with the CPUs to itself\n",
-			    g->contended_runs, g->contended_runs == 1 ? " was" : "s were");
-		return;
-	}
 	if (g->fit.verdict == SCALING_NO_FIT) {
 		strbuf_addf(out, "%s\n", verdict_text(g->fit.verdict));
 		return;
 	}
 	strbuf_addf(out, "p = %.3f (parallel fraction), RMS relative error %.1f%%: %s\n", g->fit.p,
 		    100 * g->fit.rms_rel_err, verdict_text(g->fit.verdict));
+	if (g->contended_runs)
+		strbuf_addf(out,
+			    "  %d run%s measured beside other work that held the node's CPUs: the "
+			    "law may be the machine's, not the program's (run the trial again with "
+			    "the CPUs to itself)\n",
+			    g->contended_runs, g->contended_runs == 1 ? " was" : "s were");
 	for (int k = 0; k < 2; k++)
 		strbuf_addf(
 		    out, "  predicted at %g %s: speedup %.2fx, efficiency %.2f%s\n", g->pred_n[k],
@@ -337,10 +329,7 @@ int trial_json(const struct trial *t, struct strbuf *out)
 		jsonw_kv_str(&w, "verdict", scaling_verdict_name(grp->fit.verdict));
 		jsonw_kv_bool(&w, "fits", grp->fit.verdict == SCALING_FITS);
 		jsonw_kv_int(&w, "contended_runs", grp->contended_runs);
-		jsonw_kv_str(&w, "note",
-			     grp->contended_runs ? "not fitted: runs measured under CPU "
-						   "contention"
-						 : verdict_text(grp->fit.verdict));
+		jsonw_kv_str(&w, "note", verdict_text(grp->fit.verdict));
 		jsonw_kv_double(&w, "p", grp->fit.p, 4);
 		jsonw_kv_double(&w, "rms_rel_err", grp->fit.rms_rel_err, 4);
 		jsonw_kv_double(&w, "recommended", grp->recommend, 0);

@@ -159,27 +159,24 @@ def test_text_and_plot(wd):
     eq(struct.unpack(">II", head[16:24]), (960, 420), "PNG size")
 
 
-def test_contended_runs_fit_no_law(wd):
+def test_contended_runs_are_marked(wd):
     """Beside as many busy loops as the machine has CPUs, a program that scales gets
-    less than its CPUs: each run says cpu_contended and no law is fitted on them
-    (no "p = 0, recommendation: 1 CPU" drawn from the machine's figures)."""
+    less than its CPUs: each run says cpu_contended, its group counts them, stderr
+    and the text say the law may be the machine's."""
     ncpu = len(os.sched_getaffinity(0))
-    with machine_cpus("a trial beside busy loops"):
-        loops = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(ncpu)]
-        try:
-            proc = trial("--format", "json", "--duration", DURATION, "--vary", "cpus=1,2",
-                         "--", helper("scale_threads"))
-        finally:
-            for p in loops:
-                p.kill()
-                p.wait()
+    loops = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(ncpu)]
+    try:
+        proc = trial("--format", "json", "--duration", DURATION, "--vary", "cpus=1,2", "--",
+                     helper("scale_threads"))
+    finally:
+        for p in loops:
+            p.kill()
+            p.wait()
     eq(proc.returncode, 0, "exit code (stderr: %s)" % proc.stderr[-2000:])
     doc = json.loads(proc.stdout)
     runs = [r for p in doc["placements"] for r in p["runs"]]
     eq([r["cpu_contended"] for r in runs], [True] * len(runs), "every run contended")
-    fit = doc["fits"][0]
-    eq(fit["contended_runs"], len(runs), "contended runs")
-    eq((fit["verdict"], fit["p"], fit["recommended"]), ("no-fit", None, None), "no law")
+    eq(doc["fits"][0]["contended_runs"], len(runs), "contended runs")
     check("measured under CPU contention" in proc.stderr, proc.stderr[-1000:])
 
 

@@ -196,7 +196,6 @@ static void test_contended_gives_no_cpu_advice(void **state)
 			assert_non_null(find(&m->r.an, "cpu_contended"));
 			assert_false(contains(v->advice, "request"));
 			assert_true(contains(m->r.an.scaling_cpu, "cannot be judged"));
-			assert_true(contains(m->r.an.bottleneck_reason, "CPU contention"));
 		} else {
 			assert_null(find(&m->r.an, "cpu_contended"));
 			assert_true(contains(v->advice, "request 1 core"));
