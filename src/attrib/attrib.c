@@ -459,6 +459,17 @@ int attrib_parse_cgroup(const char *text, size_t len, struct job_identity *out)
 
 /* ---- /proc/PID/environ ---- */
 
+/* A name: any bytes but control characters (spaces and UTF-8 are names' own). */
+static bool env_is_text(const struct scan *v)
+{
+	if (span_len(v) == 0)
+		return false;
+	for (const char *p = v->pos; p < v->end; p++)
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			return false;
+	return true;
+}
+
 static bool env_is_printable(const struct scan *v)
 {
 	const char *p;
@@ -553,8 +564,7 @@ static void env_apply(struct slurm_env *env, uint32_t bit, const struct scan *v)
 		     span_copy(env->script_context, sizeof(env->script_context), v);
 		break;
 	case SLURM_ENV_JOB_NAME:
-		ok = span_len(v) > 0 && env_is_printable(v) &&
-		     span_copy(env->job_name, sizeof(env->job_name), v);
+		ok = env_is_text(v) && span_copy(env->job_name, sizeof(env->job_name), v);
 		break;
 	}
 	if (ok)
