@@ -41,6 +41,8 @@ struct trial_placement {
 	double throughput_run[TRIAL_MAX_REPEAT];
 	int exit_status[TRIAL_MAX_REPEAT]; /* `jobscope run`'s: the command's */
 	double wall_s[TRIAL_MAX_REPEAT];
+	/* the trial's --duration ended the run (its exit status is then the SIGTERM's, 143) */
+	bool stopped[TRIAL_MAX_REPEAT];
 	/* the run's report said cpu_contended: other work held the CPUs (its figure is the
 	 * machine's) */
 	bool contended[TRIAL_MAX_REPEAT];

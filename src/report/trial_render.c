@@ -242,8 +242,12 @@ int trial_text(const struct trial *t, struct strbuf *out)
 		text_num(out, 12, p->throughput, 4);
 		text_num(out, 8, p->speedup, 2);
 		text_num(out, 10, p->efficiency, 2);
-		strbuf_addf(out, " %6d%s\n", p->runs ? p->exit_status[p->runs - 1] : -1,
-			    placement_contended(p) ? "  contended" : "");
+		if (p->runs && p->stopped[p->runs - 1])
+			strbuf_addf(out, " %6s",
+				    "stop"); /* the trial's --duration, not the program */
+		else
+			strbuf_addf(out, " %6d", p->runs ? p->exit_status[p->runs - 1] : -1);
+		strbuf_addf(out, "%s\n", placement_contended(p) ? "  contended" : "");
 		if (p->mem_bytes && !p->mem_applied)
 			any_mem_note = true;
 	}
@@ -307,6 +311,7 @@ int trial_json(const struct trial *t, struct strbuf *out)
 			jsonw_kv_double(&w, "wall_s", p->wall_s[r], 3);
 			jsonw_kv_int(&w, "exit_status", p->exit_status[r]);
 			jsonw_kv_bool(&w, "cpu_contended", p->contended[r]);
+			jsonw_kv_bool(&w, "stopped_at_duration", p->stopped[r]);
 			jsonw_obj_end(&w);
 		}
 		jsonw_arr_end(&w);

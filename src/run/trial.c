@@ -258,6 +258,7 @@ static int measure(const struct trial_runner *o, const char *db, struct trial_pl
 	wall_s = summary_duration_s(&r->sum);
 	p->wall_s[run] = wall_s;
 	p->contended[run] = r->an.cpu_contended;
+	p->stopped[run] = job.timed_out;
 	if (r->an.cpu_contended)
 		log_warn(
 		    0,

@@ -153,6 +153,11 @@ def test_text_and_plot(wd):
     check("throughput: CPU-seconds per second" in out, "unit line")
     check("Amdahl's law: p = " in out, "fit line: %r" % out)
     check("recommendation: " in out, "recommendation line")
+    # the helper runs until stopped: its runs were ended by the trial's --duration,
+    # which the exit column says ("stop"), not the SIGTERM's 143
+    table = out.split("  cpus ", 1)[1].split("\n\n", 1)[0].splitlines()[1:]
+    rows = [l.split() for l in table]
+    eq([r[6] for r in rows], ["stop", "stop"], "exit column: %r" % rows)
     with open(png, "rb") as f:
         head = f.read(24)
     eq(head[:8], b"\x89PNG\r\n\x1a\n", "PNG signature")
