@@ -454,7 +454,8 @@ void head_api_report(void *arg, const struct http_request *req, struct http_resp
 	struct head *h = arg;
 	static const char *const types[] = {"text/plain; charset=utf-8", "application/json",
 					    "text/csv; charset=utf-8", "text/html; charset=utf-8"};
-	struct report_query q = {.utf8 = true};
+	/* errors name the store so, not by its path on the head's machine */
+	struct report_query q = {.utf8 = true, .store_label = "the head's store"};
 	const char *since = http_query_arg(req, "since"), *until = http_query_arg(req, "until");
 	const char *by = http_query_arg(req, "by"), *format = http_query_arg(req, "format");
 	int64_t now_ms = time_now_ms();

@@ -12,6 +12,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "common/fmt.h"
 #include "common/log.h"
 #include "net/api.h"
 #include "http/curl_dl.h"
@@ -150,8 +151,13 @@ int http_client_get_query(const char *base, const char *path, const char *token,
 	ret = http_client_request(base, url.buf, token, NULL, answer, &status);
 	strbuf_release(&url);
 	if (!ret && status != 200) {
-		log_err(0, "the head answered %ld: %.*s", status, (int)answer->len,
-			answer->buf ? answer->buf : "");
+		char msg[512];
+
+		/* its {"error": ...} said as words; anything else (a proxy's page) cut and
+		 * printable */
+		if (!http_client_error_text(answer->buf, answer->len, msg, sizeof(msg)))
+			fmt_printable(msg, sizeof(msg), strbuf_str(answer));
+		log_err(0, "the head answered %ld: %s", status, msg);
 		ret = status == 404 || status == 400 ? -ENOENT : -EIO;
 	}
 	return ret;

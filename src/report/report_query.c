@@ -26,7 +26,7 @@
 #define HISTORY_MAX_DAYS 3660
 
 static int fail(int ret, char *err, size_t size, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+    __attribute__((format(printf, 4, 5)));
 
 static int fail(int ret, char *err, size_t size, const char *fmt, ...)
 {
@@ -36,6 +36,12 @@ static int fail(int ret, char *err, size_t size, const char *fmt, ...)
 	vsnprintf(err, size, fmt, ap);
 	va_end(ap);
 	return ret;
+}
+
+/* The store as the query's errors name it. */
+static const char *store_name(struct store *st, const struct report_query *q)
+{
+	return q->store_label ? q->store_label : store_path(st);
 }
 
 int report_format_parse(const char *s, enum report_format *out)
@@ -61,8 +67,9 @@ static int run_history(struct store *st, const struct report_query *q, int64_t n
 		       struct strbuf *out, char *err, size_t errsize)
 {
 	struct history_filter f = {q->user, q->node, 0, 0, q->progress};
-	enum history_by by = q->has_by ? q->by : (q->user || q->node) ? HISTORY_BY_JOB
-								  : HISTORY_BY_USER;
+	enum history_by by = q->has_by		    ? q->by
+			     : (q->user || q->node) ? HISTORY_BY_JOB
+						    : HISTORY_BY_USER;
 	struct history h;
 	int ret;
 
@@ -79,7 +86,7 @@ static int run_history(struct store *st, const struct report_query *q, int64_t n
 	ret = history_load(&h, st, &f);
 	if (ret) {
 		history_release(&h);
-		return fail(ret, err, errsize, "cannot read the jobs of '%s'", store_path(st));
+		return fail(ret, err, errsize, "cannot read the jobs of '%s'", store_name(st, q));
 	}
 	switch (q->format) {
 	case REPORT_FMT_JSON:
@@ -145,25 +152,25 @@ static int pick_job(struct store *st, const struct report_query *q, int64_t *id,
 				    q->job_key);
 		if (ret == -ENOENT)
 			return fail(ret, err, errsize, "no job '%s' in '%s'", q->job_key,
-				    store_path(st));
+				    store_name(st, q));
 		return ret ? fail(ret, err, errsize, "cannot look up job '%s'", q->job_key) : 0;
 	}
 	if (q->run_id && strcmp(q->run_id, "last") != 0) {
 		if (report_parse_run_id(q->run_id, id))
-			return fail(-EINVAL, err, errsize, "'%s' is not a run id (a number, or 'last')",
-				    q->run_id);
+			return fail(-EINVAL, err, errsize,
+				    "'%s' is not a run id (a number, or 'last')", q->run_id);
 		return 0;
 	}
 	ret = store_for_each_job(st, pick_run, &p);
 	if (ret)
-		return fail(ret, err, errsize, "cannot list the runs of '%s'", store_path(st));
+		return fail(ret, err, errsize, "cannot list the runs of '%s'", store_name(st, q));
 	if (p.count == 0)
-		return fail(-ENOENT, err, errsize, "no runs in '%s'", store_path(st));
+		return fail(-ENOENT, err, errsize, "no runs in '%s'", store_name(st, q));
 	if (p.count > 1 && !q->run_id)
 		return fail(-EINVAL, err, errsize,
 			    "%" PRId64 " runs in '%s': say which (an id from `jobscope runs`, or "
 			    "'last')",
-			    p.count, store_path(st));
+			    p.count, store_name(st, q));
 	*id = p.last_id;
 	return 0;
 }
@@ -231,9 +238,10 @@ static int text_from_summary(const struct job_record *job, const char *json, str
 		eff = cJSON_GetObjectItemCaseSensitive(
 		    cJSON_GetObjectItemCaseSensitive(an, "efficiency"), "cpu");
 		if (!isnan(json_num(eff, "cores_avg")))
-			strbuf_addf(out, "  %-9s %.2f cores on average of %.4g (efficiency %.1f%%)\n",
-				    "CPU", json_num(eff, "cores_avg"), json_num(eff, "cores_reserved"),
-				    json_num(eff, "efficiency_pct"));
+			strbuf_addf(
+			    out, "  %-9s %.2f cores on average of %.4g (efficiency %.1f%%)\n",
+			    "CPU", json_num(eff, "cores_avg"), json_num(eff, "cores_reserved"),
+			    json_num(eff, "efficiency_pct"));
 	}
 	if (!cJSON_IsObject(an))
 		strbuf_addstr(out, "  (kept by a version without analysis: see --format json)\n");
@@ -274,8 +282,8 @@ static int report_from_summary(struct store *st, const struct report_query *q,
 int report_query_render(const struct job_report *r, const struct report_query *q,
 			struct strbuf *out, char *err, size_t errsize)
 {
-	struct report_options ro = {.utf8 = q->utf8, .max_procs = 10, .cuda = &r->cuda,
-				  .app = &r->app};
+	struct report_options ro = {
+	    .utf8 = q->utf8, .max_procs = 10, .cuda = &r->cuda, .app = &r->app};
 	int ret;
 
 	switch (q->format) {
@@ -318,8 +326,8 @@ static int run_job(struct store *st, const struct report_query *q, struct strbuf
 		return ret;
 	ret = store_get_job(st, id, &job);
 	if (ret == -ENOENT)
-		return fail(ret, err, errsize, "no run %" PRId64 " in '%s' (see `jobscope runs`)", id,
-			    store_path(st));
+		return fail(ret, err, errsize, "no run %" PRId64 " in '%s' (see `jobscope runs`)",
+			    id, store_name(st, q));
 	if (ret)
 		return fail(ret, err, errsize, "cannot read job %" PRId64, id);
 	r = malloc(sizeof(*r));
@@ -366,9 +374,10 @@ int report_query_session(struct store *st, const char *name, const struct report
 			    "text, json or csv");
 	ret = store_session_get(st, name, &s);
 	if (ret == -ENOENT)
-		return fail(ret, err, errsize, "no session '%s' in '%s'", name, store_path(st));
+		return fail(ret, err, errsize, "no session '%s' in '%s'", name, store_name(st, q));
 	if (ret)
-		return fail(ret, err, errsize, "cannot read the sessions of '%s'", store_path(st));
+		return fail(ret, err, errsize, "cannot read the sessions of '%s'",
+			    store_name(st, q));
 	if (q->format == REPORT_FMT_TEXT)
 		ret = session_export_report(st, s.name, out);
 	else

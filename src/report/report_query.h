@@ -33,6 +33,8 @@ struct report_query {
 	bool utf8;
 	const char *plot_path;		      /* a job's timeline plot to write too; NULL */
 	const struct progress_hook *progress; /* told of the rows or jobs read; NULL: none */
+	/* the store as errors name it: NULL, its path (the CLI); a head says "the head's store" */
+	const char *store_label;
 };
 
 int report_format_parse(const char *s, enum report_format *out);

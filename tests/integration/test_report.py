@@ -459,6 +459,9 @@ def test_report_from_a_head(wd):
         r = jobscope("report", "--head", head.url, "--job", "slurm:424242")
         eq(r.returncode, 1, "unknown job from a head")
         check("no job" in r.stderr, r.stderr)
+        # said in words, and without the path of the head's store on its machine
+        check("no job 'slurm:424242' in 'the head's store'" in r.stderr, r.stderr)
+        check(head_db not in r.stderr and '{"error"' not in r.stderr, r.stderr)
     finally:
         head.kill()
 
