@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "common/fmt.h"
 #include "common/jsonw.h"
 #include "common/timeutil.h"
 #include "store/store.h"
@@ -38,7 +39,7 @@ static void status_text(const struct job_record *j, char *buf, size_t size)
 static int print_run(const struct job_record *j, void *arg)
 {
 	struct runs_ctx *c = arg;
-	char start[40], dur[32], status[48];
+	char start[40], dur[32], status[48], name[sizeof(j->name)], cmd[sizeof(j->command)];
 
 	if (strcmp(j->scheduler, "run") != 0)
 		return 0;
@@ -73,8 +74,10 @@ static int print_run(const struct job_record *j, void *arg)
 	else
 		snprintf(dur, sizeof(dur), "-");
 	status_text(j, status, sizeof(status));
+	/* a row is one line whatever the name and command hold (newlines, tabs) */
 	strbuf_addf(&c->out, "%6" PRId64 "  %-20s  %10s  %-16s  %-16.16s  %.80s\n", j->id, start,
-		    dur, status, j->name[0] ? j->name : "-", j->command);
+		    dur, status, j->name[0] ? fmt_printable(name, sizeof(name), j->name) : "-",
+		    fmt_printable(cmd, sizeof(cmd), j->command));
 	return 0;
 }
 

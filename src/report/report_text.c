@@ -26,7 +26,7 @@ static void add_duration(struct strbuf *out, int64_t ms)
 static void header(const struct summary *s, struct strbuf *out)
 {
 	const struct job_record *j = &s->job;
-	char start[40], mem[16];
+	char start[40], mem[16], line[sizeof(j->command)];
 
 	if (strcmp(j->scheduler, "run") == 0 || !j->scheduler[0])
 		strbuf_addf(out, "jobscope run %lld", (long long)j->id);
@@ -36,9 +36,10 @@ static void header(const struct summary *s, struct strbuf *out)
 	else
 		strbuf_addf(out, "jobscope job %s:%s (%s, stored as %lld)", j->scheduler, j->job_id,
 			    j->user, (long long)j->id);
+	/* one line whatever the command holds (an argument with a newline, a tab) */
 	if (j->name[0])
-		strbuf_addf(out, " \"%s\"", j->name);
-	strbuf_addf(out, ": %s\n", j->command);
+		strbuf_addf(out, " \"%s\"", fmt_printable(line, sizeof(line), j->name));
+	strbuf_addf(out, ": %s\n", fmt_printable(line, sizeof(line), j->command));
 	format_rfc3339_ms(j->start_ms, B(start));
 	strbuf_addf(out, "  host %s", j->hostname);
 	if (j->host_cores > 0)

@@ -62,6 +62,19 @@ def test_run_db_in_a_missing_directory(wd):
     check(not __import__("os").path.exists(marker), "the command must not start")
 
 
+def test_command_with_newlines_stays_one_line(wd):
+    # an argument holding a newline and a tab: `runs` keeps one row, the report's
+    # header one line
+    db = wd.join("nl.db")
+    p = jobscope("run", "--db", db, "--report", "none", "--", "sh", "-c", "true\n\ttrue")
+    eq(p.returncode, 0, p.stderr)
+    rows = jobscope("runs", "--db", db).stdout.splitlines()
+    eq(len(rows), 2, "a header and one row: %r" % rows)
+    check(rows[1].endswith("sh -c true  true"), rows[1])
+    head = jobscope("report", "--db", db).stdout.splitlines()[0]
+    check(head.startswith("jobscope run 1") and head.endswith(": sh -c true  true"), head)
+
+
 def test_run_bad_option_starts_nothing(wd):
     marker = wd.join("started")
     p = jobscope("run", "--db", wd.join("s.db"), "--interval", "1x", "--", "touch", marker)
