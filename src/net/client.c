@@ -64,8 +64,7 @@ static int request(const char *base, const char *path, const char *token, const 
 		return log_err(-E2BIG, "the answer from %s is larger than %zu MiB", base,
 			       answer->max_len >> 20);
 	if (rc != CURLE_OK)
-		return log_err(-EIO, "cannot reach the head at %s: %s", base,
-			       curl_fn.easy_strerror(rc));
+		return log_err(-EIO, "cannot reach %s: %s", base, curl_fn.easy_strerror(rc));
 	return 0;
 }
 

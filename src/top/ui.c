@@ -219,7 +219,7 @@ int top_batch(struct top_source *src, struct top_view *v, int width, int height,
 {
 	struct top_model m;
 	struct top_grid g;
-	int ret;
+	int ret = 0;
 
 	if (top_grid_init(&g, width, height))
 		return -ENOMEM;
@@ -230,7 +230,6 @@ int top_batch(struct top_source *src, struct top_view *v, int width, int height,
 		if (i)
 			nanosleep(&ts, NULL);
 		ret = src->be->load(src, &m, v->screen == TOP_SCREEN_JOB ? v->open_key : NULL);
-		(void)ret;
 		top_render(&m, v, &g);
 		top_grid_print(&g, out);
 		if (i + 1 < iterations)
@@ -239,7 +238,8 @@ int top_batch(struct top_source *src, struct top_view *v, int width, int height,
 	}
 	top_model_release(&m);
 	top_grid_release(&g);
-	return 0;
+	/* the screen says what is wrong; the exit status says the source could not be used */
+	return ret;
 }
 
 int top_interactive(struct top_source *src, struct top_view *v, int interval_ms)

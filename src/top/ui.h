@@ -11,6 +11,8 @@
 #include "top/top.h"
 
 int top_interactive(struct top_source *src, struct top_view *v, int interval_ms);
+/* The screens printed all the same; 0, or the last read's -errno when the source could not be read.
+ */
 int top_batch(struct top_source *src, struct top_view *v, int width, int height, int iterations,
 	      int interval_ms, FILE *out);
 /* a key on the view (exposed for the tests): 1 quit, 2 read the source again, else 0 */

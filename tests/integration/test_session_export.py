@@ -269,7 +269,7 @@ def test_export_head_failures(wd):
         cases = [
             # (what, args, exit code, words in the message)
             ("no head there", ["--head", "http://127.0.0.1:%d" % free_port(), "--session", "s1",
-                               "--token-file", head.read], 1, "cannot reach the head at"),
+                               "--token-file", head.read], 1, "cannot reach http://127.0.0.1:"),
             ("no token", ["--head", head.url, "--session", "s1"], 1,
              "wants its read token (401"),
             ("a wrong token", ["--head", head.url, "--session", "s1", "--token-file", wrong], 1,

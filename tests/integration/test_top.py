@@ -5,6 +5,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import sqlite3
 import subprocess
 import time
@@ -186,6 +187,19 @@ def test_store_replay_steps_keys_resize(wd):
         check("js-memtouch" in line_with(r.stdout, " %d " % pid), "--job %s: %s" % (form, r.stdout))
     r = jobscope("top", "--db", wd.join("none.db"))
     eq(r.returncode, 2, "a store that is not there: %s" % r.stderr)
+
+
+def test_batch_on_a_source_that_is_not_there(wd):
+    # the screen says so, the exit status says the source could not be used (1), and
+    # the message names the address, not "the head" for an agent
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    url = "http://127.0.0.1:%d" % s.getsockname()[1]
+    s.close()
+    r = jobscope("top", "--batch", "--agent", url)
+    eq(r.returncode, 1, "exit status (stderr: %s)" % r.stderr)
+    check("cannot reach %s" % url in r.stdout, r.stdout)
+    check("cannot reach %s:" % url in r.stderr and "the head" not in r.stderr, r.stderr)
 
 
 def test_live_agent_job_ends_and_agent_restarts(wd):
