@@ -57,11 +57,15 @@ static int show(const char *verb, struct strbuf *answer, long status, bool json_
 	} else {
 		const cJSON *m = cJSON_IsString(err) ? err : msg;
 
+		const cJSON *warn = doc ? cJSON_GetObjectItemCaseSensitive(doc, "warning") : NULL;
+
 		if (ret)
 			log_err(0, "session %s: %s (HTTP %ld)", verb,
 				cJSON_IsString(m) ? m->valuestring : "refused", status);
 		else
 			printf("%s\n", cJSON_IsString(m) ? m->valuestring : "done");
+		if (cJSON_IsString(warn))
+			log_warn(0, "session %s: %s", verb, warn->valuestring);
 	}
 	cJSON_Delete(doc);
 	return ret;

@@ -22,6 +22,8 @@
 #include "net/api.h"
 #include "report/session_export.h"
 #include "store/profiling.h"
+#include "store/queries.h"
+#include "store/reader.h"
 
 /* {"success", "message"[, "error"]} with that status: the /profiling calls' answers */
 static void json_answer(struct http_response *res, int status, bool success, const char *msg)
@@ -47,6 +49,47 @@ void head_session_not_post(void *arg, const struct http_request *req, struct htt
 	json_answer(res, 405, false, "POST a JSON object");
 }
 
+/* The node names of the agents that stream to this head, ",a,b," (to find ",a,"). */
+struct known_nodes {
+	struct strbuf names;
+};
+
+static int known_node(const struct store_row *r, void *arg)
+{
+	struct known_nodes *k = arg;
+
+	strbuf_addf(&k->names, "%s,", r->text[1]);
+	return 0;
+}
+
+/*
+ * The nodes a session names that no agent of this head is on, into out
+ * (",a,b" joined by ", "): they will send nothing.  "" when all are known
+ * (or the session names none, or the agents cannot be read).
+ */
+static void unknown_nodes(struct head *h, const struct session_record *s, char *out, size_t size)
+{
+	struct known_nodes k;
+	char nodes[SESSION_NODES_MAX], want[300], *save = NULL;
+	size_t len = 0;
+
+	out[0] = '\0';
+	if (!s->nodes[0])
+		return;
+	strbuf_init(&k.names, 1 << 20);
+	strbuf_addch(&k.names, ',');
+	if (store_query_gswarm_nodes(h->st, known_node, &k) == 0) {
+		snprintf(nodes, sizeof(nodes), "%s", s->nodes);
+		for (char *n = strtok_r(nodes, ",", &save); n; n = strtok_r(NULL, ",", &save)) {
+			snprintf(want, sizeof(want), ",%s,", n);
+			if (!strstr(strbuf_str(&k.names), want) && len < size)
+				len += (size_t)snprintf(out + len, size - len, "%s%s",
+							len ? ", " : "", n);
+		}
+	}
+	strbuf_release(&k.names);
+}
+
 /*
  * POST /profiling/start {"name"?, "interval_ms"?, "nodes"?: [..] or "a,b", "cuda"?: bool}.
  * As gswarm: a name already active is 200 {"success": false, "message":
@@ -57,7 +100,7 @@ void head_session_start(void *arg, const struct http_request *req, struct http_r
 {
 	struct head *h = arg;
 	struct session_record s;
-	char msg[300], file[HEAD_SESSION_FILE_MAX];
+	char msg[300], file[HEAD_SESSION_FILE_MAX], unknown[512];
 	struct jsonw w;
 	int ret;
 
@@ -83,6 +126,17 @@ void head_session_start(void *arg, const struct http_request *req, struct http_r
 		jsonw_kv_int(&w, "start_ms", s.start_ms);
 		jsonw_kv_int_opt(&w, "interval_ms", s.interval_ms > 0, s.interval_ms);
 		jsonw_kv_bool(&w, "cuda", s.cuda);
+		/* a node no agent of this head is on sends nothing: said now, not at the export */
+		unknown_nodes(h, &s, unknown, sizeof(unknown));
+		if (unknown[0]) {
+			snprintf(msg, sizeof(msg),
+				 "no agent of node%s %.200s streams to this head: %s will send "
+				 "nothing",
+				 strchr(unknown, ',') ? "s" : "", unknown,
+				 strchr(unknown, ',') ? "they" : "it");
+			jsonw_kv_str(&w, "warning", msg);
+			log_warn(0, "head: session '%s': %s", s.name, msg);
+		}
 	} else {
 		snprintf(msg, sizeof(msg), "session '%s' is already active", s.name);
 		jsonw_kv_str(&w, "error", msg);
@@ -164,8 +218,8 @@ void head_session_stop(void *arg, const struct http_request *req, struct http_re
 		json_answer(res, 503, false, "the store cannot be written");
 	} else if (n == 0) {
 		if (has_name)
-			snprintf(msg, sizeof(msg), "Profiling is not active. (no active session '%.200s')",
-				 name);
+			snprintf(msg, sizeof(msg),
+				 "Profiling is not active. (no active session '%.200s')", name);
 		json_answer(res, 200, false, has_name ? msg : "Profiling is not active.");
 	} else {
 		struct strbuf files;

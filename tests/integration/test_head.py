@@ -143,6 +143,14 @@ def test_sessions_set_intervals_survive_restart_and_export(wd):
         check("already active" in out, out)
         rc, out = session(head, "start", "s2", "--interval", "100ms", "--nodes", "node-a")
         eq(rc, 0, "start s2: " + out)
+        check("no agent" not in out, "node-a streams here: no warning: " + out)
+        # a node no agent of the head is on: started, and said at once
+        rc, out = session(head, "start", "s9", "--nodes", "node-a,nosuchnode")
+        eq(rc, 0, "start s9: " + out)
+        check("no agent of node nosuchnode streams to this head: it will send nothing" in out,
+              out)
+        rc, out = session(head, "stop", "s9")
+        eq(rc, 0, "stop s9: " + out)
         s2_start = sql(head.db, "SELECT start_ms FROM sessions WHERE name = 's2'")[0][0]
 
         def rows_since(host, ms):
