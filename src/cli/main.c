@@ -148,6 +148,13 @@ int main(int argc, char **argv)
 	}
 	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0)
 		return cmd_version(argc - 1, argv + 1);
+	if (strcmp(argv[1], "--list-commands") == 0) {
+		/* for the shell completions (deploy/completion/) */
+		for (size_t i = 0; commands[i]; i++)
+			printf("%s%s", i ? " " : "", commands[i]->name);
+		printf("\n");
+		return 0;
+	}
 	while (argc > 2 && (strcmp(argv[1], "--verbose") == 0 || strcmp(argv[1], "-v") == 0)) {
 		log_set_level(LOG_DEBUG);
 		argc--;

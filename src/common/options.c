@@ -283,6 +283,20 @@ static const struct opt *find(const struct opt *opts, int c)
 	return NULL;
 }
 
+/*
+ * `jobscope CMD --list-options`: every option a user may type, one line,
+ * "--name=" for those that take a value (git's --git-completion-helper),
+ * for the shell completions (deploy/completion/).
+ */
+static void list_options(const struct opt *opts)
+{
+	for (const struct opt *o = opts; o->type != OPTION_END; o++)
+		if (o->type != OPTION_GROUP && !(o->flags & OPT_HIDDEN) && o->long_name)
+			printf("--%s%s ", o->long_name,
+			       o->type == OPTION_FLAG || (o->flags & OPT_NOARG) ? "" : "=");
+	printf("--help\n");
+}
+
 int opt_parse(const struct opt_cmd *cmd, const struct opt *opts, int argc, char **argv, int *first)
 {
 	struct option longopts[OPT_MAX + 1];
@@ -290,6 +304,10 @@ int opt_parse(const struct opt_cmd *cmd, const struct opt *opts, int argc, char 
 	int c, ret;
 
 	current_cmd = cmd->name;
+	if (argc == 2 && strcmp(argv[1], "--list-options") == 0) {
+		list_options(opts);
+		return OPT_DONE;
+	}
 	ret = build(cmd, opts, longopts, shortopts, sizeof(shortopts));
 	if (ret)
 		return ret;

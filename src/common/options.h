@@ -147,12 +147,13 @@ struct opt_cmd {
 };
 #define OPT_STOP_AT_OPERAND 0x1 /* the first operand ends the options (run -- CMD) */
 
-#define OPT_DONE (-1) /* opt_parse printed --help: the command exits 0 */
+#define OPT_DONE (-1) /* opt_parse printed --help (or --list-options): the command exits 0 */
 
 /*
  * Applies the options of argv[1..] in the order given (a --config file's
  * before all of them).  *first: the index of the first operand.  0,
- * OPT_DONE or EXIT_USAGE.
+ * OPT_DONE or EXIT_USAGE.  `CMD --list-options` alone prints the options a
+ * shell completion offers ("--db= --json --help") and is OPT_DONE.
  */
 int opt_parse(const struct opt_cmd *cmd, const struct opt *opts, int argc, char **argv, int *first);
 /* Writes cmd's whole --help text to stdout. */
