@@ -13,14 +13,24 @@
 # slurm.conf:  TaskProlog=/etc/slurm/taskprolog.d/jobscope.sh
 # A TaskProlog's "export NAME=VALUE" lines on stdout go into the task's
 # environment.  Settings (environment or /etc/default/jobscope):
-#   JOBSCOPE_CUDA_HOOK    the hook (default /usr/local/lib/jobscope/libjobscope-cuda.so)
+#   JOBSCOPE_CUDA_HOOK    the hook (default: where `meson install` put it,
+#                         <libdir>/jobscope/libjobscope-cuda.so, libdir being
+#                         /usr/local/lib/x86_64-linux-gnu on Debian; the first
+#                         of /usr/local/lib/*/jobscope, /usr/local/lib/jobscope,
+#                         /usr/lib/*/jobscope, /usr/lib/jobscope that holds it)
 #   JOBSCOPE_CUDA_SOCKET  the agent's --cuda-socket (default /run/jobscope/cuda.sock)
 #   JOBSCOPE_STATSD_SOCKET  the agent's --statsd-socket (default /run/jobscope/statsd.sock)
 # A job that sets CUDA_INJECTION64_PATH itself (nsys, ncu) keeps its own.
 # Nothing is exported when the hook or the socket is missing: jobs run as
 # they would without jobscope.
 [ -r /etc/default/jobscope ] && . /etc/default/jobscope
-HOOK=${JOBSCOPE_CUDA_HOOK:-/usr/local/lib/jobscope/libjobscope-cuda.so}
+if [ -z "$JOBSCOPE_CUDA_HOOK" ]; then
+	for h in /usr/local/lib/*/jobscope/libjobscope-cuda.so /usr/local/lib/jobscope/libjobscope-cuda.so \
+		/usr/lib/*/jobscope/libjobscope-cuda.so /usr/lib/jobscope/libjobscope-cuda.so; do
+		[ -r "$h" ] && JOBSCOPE_CUDA_HOOK=$h && break
+	done
+fi
+HOOK=$JOBSCOPE_CUDA_HOOK
 SOCK=${JOBSCOPE_CUDA_SOCKET:-/run/jobscope/cuda.sock}
 STATSD=${JOBSCOPE_STATSD_SOCKET:-/run/jobscope/statsd.sock}
 [ -S "$STATSD" ] && echo "export JOBSCOPE_STATSD_SOCKET=$STATSD"
