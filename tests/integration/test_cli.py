@@ -75,6 +75,31 @@ def test_command_with_newlines_stays_one_line(wd):
     check(head.startswith("jobscope run 1") and head.endswith(": sh -c true  true"), head)
 
 
+def test_deploy_files_name_real_options(wd):
+    # the systemd units' command lines and agent.conf's settings are options the
+    # binary takes (jobscope CMD --list-options: the commands' option tables)
+    import glob
+    import os
+    import re
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "deploy")
+    units = glob.glob(os.path.join(root, "systemd", "*.service"))
+    check(len(units) >= 2, "the agent's and the head's units: %s" % units)
+    for unit in units:
+        text = open(unit).read().replace("\\\n", " ")
+        m = re.search(r"^ExecStart=\S*jobscope (\w+)(.*)$", text, re.M)
+        check(m, "%s: an ExecStart running jobscope" % unit)
+        known = jobscope(m.group(1), "--list-options").stdout.split()
+        for opt in re.findall(r"(--[a-z][\w-]*)", m.group(2)):
+            check(opt + "=" in known or opt in known, "%s: %s is not an option of %s" %
+                  (unit, opt, m.group(1)))
+    known = jobscope("agent", "--list-options").stdout.split()
+    for line in open(os.path.join(root, "agent.conf")):
+        m = re.match(r"^\s*#?\s*([a-z][\w-]*)\s*=", line)
+        if m and not line.lstrip().startswith("# "):
+            check("--%s=" % m.group(1) in known or "--%s" % m.group(1) in known,
+                  "agent.conf: %r is not an agent setting" % m.group(1))
+
+
 def test_run_bad_option_starts_nothing(wd):
     marker = wd.join("started")
     p = jobscope("run", "--db", wd.join("s.db"), "--interval", "1x", "--", "touch", marker)
