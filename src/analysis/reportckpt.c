@@ -284,7 +284,9 @@ static bool host_point_ok(const struct host_point *h)
 static bool summary_ok(struct summary *s)
 {
 	FIX_BOOLS(&s->has_swap, &s->has_cg_mem_peak, &s->has_cg_cpu, &s->has_io,
-		  &s->gpu_procs_known);
+		  &s->gpu_procs_known, &s->has_cpu_wait);
+	if (!ms_ok(s->cpu_wait_first_ts) || !ms_ok(s->cpu_wait_last_ts))
+		return false;
 	if (s->interval_ms < 0 || s->interval_ms > STORE_INTERVAL_MAX_MS || s->bucket_ms < 1 ||
 	    s->bucket_ms > CKPT_MAX_MS || s->samples < 0 || s->host_samples < 0)
 		return false;

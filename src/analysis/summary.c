@@ -203,6 +203,15 @@ int summary_add_job(struct summary *s, int64_t ts_ms, const struct job_sample *j
 		s->cg_cpu_ms = j->cg_cpu_ms;
 		s->has_cg_cpu = true;
 	}
+	if (j->valid & JS_CPU_WAIT) {
+		if (!s->has_cpu_wait) {
+			s->cpu_wait_first_ms = j->cpu_wait_ms;
+			s->cpu_wait_first_ts = ts_ms;
+			s->has_cpu_wait = true;
+		}
+		s->cpu_wait_last_ms = j->cpu_wait_ms;
+		s->cpu_wait_last_ts = ts_ms;
+	}
 	/*
 	 * An interval's CPU goes to the bucket it started in; a short one (the
 	 * last sample, taken at exit) joins the interval before it, so a few

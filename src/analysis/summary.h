@@ -163,6 +163,10 @@ struct summary {
 	bool has_cg_mem_peak;
 	uint64_t cg_cpu_ms;
 	bool has_cg_cpu;
+	/* its threads' run-queue wait (cumulative), at the first and last rows that had it */
+	uint64_t cpu_wait_first_ms, cpu_wait_last_ms;
+	int64_t cpu_wait_first_ts, cpu_wait_last_ts;
+	bool has_cpu_wait;
 	double read_peak_bps, write_peak_bps;
 	bool has_io;
 	/* the open peak window */

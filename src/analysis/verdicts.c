@@ -308,6 +308,8 @@ static void figures_hogging(struct analysis *a, const struct summary *s, const s
 #define CONTENDED_OTHER_CORES	0.5
 #define CONTENDED_PSI_CPU_PCT	20.0
 #define CONTENDED_UNDER_SHARE	0.9
+#define CONTENDED_WAIT_CORES	0.1 /* its threads waiting, on average (schedstat) */
+#define CONTENDED_WAIT_SHARE	0.1 /* ... and against the cores it ran */
 
 static void figures_contention(struct analysis *a, const struct summary *s,
 			       const struct jobseries *js, struct work *w)
@@ -317,7 +319,12 @@ static void figures_contention(struct analysis *a, const struct summary *s,
 	size_t n = jobseries_overview(js, -1, JSM_HOST_CPU_PCT, w->ov);
 
 	a->host_cpu_busy_pct = mean(w->ov, n);
-	a->other_cores_avg = a->psi_cpu_some_pct = NAN;
+	a->other_cores_avg = a->psi_cpu_some_pct = a->wait_cores_avg = NAN;
+	/* the job's own threads waiting for a CPU (schedstat): starved, or not */
+	if (s->has_cpu_wait && s->cpu_wait_last_ts > s->cpu_wait_first_ts &&
+	    s->cpu_wait_last_ms >= s->cpu_wait_first_ms)
+		a->wait_cores_avg = (double)(s->cpu_wait_last_ms - s->cpu_wait_first_ms) /
+				    (double)(s->cpu_wait_last_ts - s->cpu_wait_first_ts);
 	if (host_cores > 0 && n) {
 		double cores[JS_POINTS];
 
@@ -338,6 +345,10 @@ static void figures_contention(struct analysis *a, const struct summary *s,
 	    !isnan(a->host_cpu_busy_pct) && a->host_cpu_busy_pct >= CONTENDED_HOST_BUSY_PCT &&
 	    !isnan(a->other_cores_avg) && a->other_cores_avg >= CONTENDED_OTHER_CORES &&
 	    (isnan(a->psi_cpu_some_pct) || a->psi_cpu_some_pct >= CONTENDED_PSI_CPU_PCT) &&
+	    /* its own threads waited (known: a serial or I/O-bound job on a busy node did not) */
+	    (isnan(a->wait_cores_avg) ||
+	     (a->wait_cores_avg >= CONTENDED_WAIT_CORES &&
+	      a->wait_cores_avg >= CONTENDED_WAIT_SHARE * a->cores_avg)) &&
 	    !isnan(a->cores_avg) && a->cores_reserved > 0 &&
 	    a->cores_avg < CONTENDED_UNDER_SHARE * a->cores_reserved;
 }
@@ -672,9 +683,13 @@ static void verdicts_cpu_mem(struct analysis *a, const struct summary *s)
 	char b1[32], b2[32];
 
 	if (a->cpu_contended) {
-		char waited[96] = "";
+		char waited[128] = "";
 
-		if (!isnan(a->psi_cpu_some_pct))
+		if (!isnan(a->wait_cores_avg))
+			snprintf(waited, sizeof(waited),
+				 ", and its threads waited for a CPU: %.1f of them on average",
+				 a->wait_cores_avg);
+		else if (!isnan(a->psi_cpu_some_pct))
 			snprintf(waited, sizeof(waited),
 				 ", and runnable tasks waited for a CPU %.0f%% of the time",
 				 a->psi_cpu_some_pct);
@@ -685,6 +700,7 @@ static void verdicts_cpu_mem(struct analysis *a, const struct summary *s)
 		    a->host_cpu_busy_pct, a->other_cores_avg, waited, a->cores_avg,
 		    a->cores_reserved);
 		evidence(v, "host_cpu_busy_pct", a->host_cpu_busy_pct);
+		evidence(v, "wait_cores_avg", a->wait_cores_avg);
 		evidence(v, "other_cores_avg", a->other_cores_avg);
 		evidence(v, "psi_cpu_some_pct", a->psi_cpu_some_pct);
 		evidence(v, "cpu_cores_avg", a->cores_avg);

@@ -96,6 +96,7 @@ struct analysis {
 	double host_cpu_busy_pct; /* the node's CPUs busy, 0-100, the job's own use included */
 	double other_cores_avg;	  /* cores busy with other work than the job's */
 	double psi_cpu_some_pct;  /* share of the time a runnable task waited for a CPU; NAN */
+	double wait_cores_avg;	  /* the job's own threads waiting for a CPU, on average; NAN */
 	bool cpu_contended;
 
 	/* period and trend */

@@ -501,6 +501,8 @@ static void credit(struct job_entry *j, const struct proc_sample *s, int sign)
 {
 	j->credit_user_ms += sign * (int64_t)cpu_of(s, true);
 	j->credit_system_ms += sign * (int64_t)cpu_of(s, false);
+	if (s->valid & PS_CPU_WAIT)
+		j->credit_wait_ms += sign * (int64_t)s->cpu_wait_ms;
 	if (s->valid & PS_IO) {
 		j->credit_read += sign * (int64_t)s->read_bytes;
 		j->credit_write += sign * (int64_t)s->write_bytes;
@@ -514,7 +516,7 @@ static bool job_moved(const struct job_sample *a, const struct job_sample *b)
 	       a->rss_bytes != b->rss_bytes || a->swap_bytes != b->swap_bytes ||
 	       a->read_bytes != b->read_bytes || a->write_bytes != b->write_bytes ||
 	       a->valid != b->valid || a->cg_cpu_ms != b->cg_cpu_ms ||
-	       a->cg_mem_bytes != b->cg_mem_bytes;
+	       a->cg_mem_bytes != b->cg_mem_bytes || a->cpu_wait_ms != b->cpu_wait_ms;
 }
 
 static uint64_t clamp_add(uint64_t sum, int64_t credit)
@@ -532,6 +534,9 @@ static void finish_sample(struct jobs *t, struct job_entry *j, int64_t ts_ms)
 	s->system_ms = clamp_add(s->system_ms, j->credit_system_ms);
 	s->read_bytes = clamp_add(s->read_bytes, j->credit_read);
 	s->write_bytes = clamp_add(s->write_bytes, j->credit_write);
+	s->cpu_wait_ms = clamp_add(s->cpu_wait_ms, j->credit_wait_ms);
+	if (j->credit_wait_ms)
+		s->valid |= JS_CPU_WAIT;
 	if (j->credit_io)
 		s->valid |= JS_IO;
 	if (j->has_row) {
@@ -546,6 +551,8 @@ static void finish_sample(struct jobs *t, struct job_entry *j, int64_t ts_ms)
 			s->read_bytes = p->read_bytes;
 		if (s->write_bytes < p->write_bytes)
 			s->write_bytes = p->write_bytes;
+		if (s->cpu_wait_ms < p->cpu_wait_ms)
+			s->cpu_wait_ms = p->cpu_wait_ms;
 	}
 	if (j->rec.cgroup[0] && cgroup_read_sample(&t->cg, j->rec.cgroup, &cg) == 0) {
 		j->cg = cg;
@@ -816,6 +823,10 @@ int jobs_update(struct jobs *t, struct ptree *pt, int64_t ts_ms)
 			s->read_bytes += p->cur.read_bytes;
 			s->write_bytes += p->cur.write_bytes;
 			s->valid |= JS_IO;
+		}
+		if (p->cur.valid & PS_CPU_WAIT) {
+			s->cpu_wait_ms += p->cur.cpu_wait_ms;
+			s->valid |= JS_CPU_WAIT;
 		}
 	}
 	for (size_t i = 0; i < t->njobs; i++) {

@@ -66,7 +66,7 @@ struct job_entry {
 	struct job_sample last_row; /* the last one stored */
 	bool has_row;
 	bool emit; /* the sample moved: store a row */
-	int64_t credit_user_ms, credit_system_ms, credit_read, credit_write;
+	int64_t credit_user_ms, credit_system_ms, credit_read, credit_write, credit_wait_ms;
 	bool credit_io;
 
 	/* rates over the last interval, for /metrics and the API */

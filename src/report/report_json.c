@@ -515,6 +515,7 @@ static void write_analysis(struct jsonw *w, const struct analysis *a)
 	jsonw_kv_double(w, "host_cpu_busy_pct", a->host_cpu_busy_pct, 1);
 	jsonw_kv_double(w, "other_cores_avg", a->other_cores_avg, 2);
 	jsonw_kv_double(w, "psi_cpu_some_pct", a->psi_cpu_some_pct, 1);
+	jsonw_kv_double(w, "wait_cores_avg", a->wait_cores_avg, 2);
 	jsonw_obj_end(w);
 
 	jsonw_kv_double(w, "period_s", a->has_period ? a->period_s : NAN, 3);

@@ -264,6 +264,36 @@ int proc_parse_schedstat(const char *text, size_t len, uint64_t *run_ns)
 	return 0;
 }
 
+int proc_parse_schedstat_wait(const char *text, size_t len, uint64_t *run_ns, uint64_t *wait_ns,
+			      bool *has_wait)
+{
+	uint64_t v = 0;
+	size_t i = 0, start;
+	int ret = proc_parse_schedstat(text, len, run_ns);
+
+	*has_wait = false;
+	if (ret)
+		return ret;
+	while (i < len && text[i] >= '0' && text[i] <= '9')
+		i++;
+	if (i >= len || text[i] != ' ')
+		return 0;
+	start = ++i;
+	while (i < len && text[i] >= '0' && text[i] <= '9') {
+		unsigned d = (unsigned)(text[i] - '0');
+
+		if (v > (UINT64_MAX - d) / 10)
+			return 0; /* run_ns stands; a wait that does not fit is unknown */
+		v = v * 10 + d;
+		i++;
+	}
+	if (i == start || (i < len && text[i] != ' ' && text[i] != '\n'))
+		return 0;
+	*wait_ns = v;
+	*has_wait = true;
+	return 0;
+}
+
 static size_t format_cmdline(const char *raw, size_t len, bool more, char *out, size_t size)
 {
 	size_t cap, n, i;
@@ -357,6 +387,20 @@ int proc_read_schedstat_fd(struct proc_reader *r, int fd, uint64_t *run_ns)
 	if (r->buf.len == 0)
 		return -ENOENT;
 	return proc_parse_schedstat(strbuf_str(&r->buf), r->buf.len, run_ns);
+}
+
+int proc_read_schedstat_wait_fd(struct proc_reader *r, int fd, uint64_t *run_ns, uint64_t *wait_ns,
+				bool *has_wait)
+{
+	int ret = sysroot_read_fd(fd, &r->buf);
+
+	*has_wait = false;
+	if (ret)
+		return ret;
+	if (r->buf.len == 0)
+		return -ENOENT;
+	return proc_parse_schedstat_wait(strbuf_str(&r->buf), r->buf.len, run_ns, wait_ns,
+					 has_wait);
 }
 
 int proc_read_status(struct proc_reader *r, int pid, struct proc_status *out)

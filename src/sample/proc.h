@@ -22,7 +22,7 @@
 
 #include "common/strbuf.h"
 
-#define PROC_COMM_MAX 64     /* TASK_COMM_LEN is 16; leave room for odd kernels */
+#define PROC_COMM_MAX	 64   /* TASK_COMM_LEN is 16; leave room for odd kernels */
 #define PROC_CMDLINE_MAX 1024 /* longer command lines are cut (marked with "...") */
 
 /* /proc/PID/stat (see proc(5)); comm may hold spaces and parentheses. */
@@ -71,11 +71,11 @@ enum proc_status_valid {
 
 /* /proc/PID/status; kernel threads and zombies have no Vm* lines. */
 struct proc_status {
-	uint32_t valid; /* enum proc_status_valid */
+	uint32_t valid;	     /* enum proc_status_valid */
 	uint64_t rss_bytes;  /* VmRSS */
 	uint64_t hwm_bytes;  /* VmHWM: peak RSS */
 	uint64_t swap_bytes; /* VmSwap */
-	uint32_t uid;        /* real uid, first field of Uid: */
+	uint32_t uid;	     /* real uid, first field of Uid: */
 	uint32_t threads;
 	/*
 	 * NSpid's last field: the pid in the innermost pid namespace (a
@@ -105,6 +105,13 @@ int proc_parse_io(const char *text, size_t len, struct proc_io *out);
  */
 int proc_parse_schedstat(const char *text, size_t len, uint64_t *run_ns);
 /*
+ * The same, and wait_ns: the time the thread spent runnable on a run queue,
+ * waiting for a CPU (field 2): what other work, or its own other threads,
+ * held.  *has_wait false when the field is not there (run_ns still read).
+ */
+int proc_parse_schedstat_wait(const char *text, size_t len, uint64_t *run_ns, uint64_t *wait_ns,
+			      bool *has_wait);
+/*
  * NUL-separated argv -> one printable line: NULs become spaces, control
  * characters '?', trailing NULs dropped, cut to size-1 bytes with "..." at
  * the end when cut.  Returns the length written.  out is always terminated.
@@ -124,6 +131,9 @@ int proc_read_stat(struct proc_reader *r, int pid, struct proc_stat *out);
 int proc_read_stat_fd(struct proc_reader *r, int fd, struct proc_stat *out);
 /* From /proc/PID/schedstat kept open: one small read. */
 int proc_read_schedstat_fd(struct proc_reader *r, int fd, uint64_t *run_ns);
+/* The same with its run-queue wait (proc_parse_schedstat_wait). */
+int proc_read_schedstat_wait_fd(struct proc_reader *r, int fd, uint64_t *run_ns, uint64_t *wait_ns,
+				bool *has_wait);
 int proc_read_status(struct proc_reader *r, int pid, struct proc_status *out);
 int proc_read_io(struct proc_reader *r, int pid, struct proc_io *out);
 /* Empty string (return 0) for kernel threads and zombies. */

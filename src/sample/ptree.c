@@ -6,6 +6,7 @@
  */
 #include "ptree.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/resource.h>
@@ -229,12 +230,15 @@ static bool stat_moved(const struct proc_stat *a, const struct proc_stat *b)
 	       strcmp(a->comm, b->comm) != 0 || a->layout != b->layout;
 }
 
+static void update_wait(struct ptree *pt, struct ptree_proc *p, const struct proc_stat *st,
+			uint64_t main_wait_ns, bool has_main_wait, bool moved);
+
 /*
  * Fills cur from a stat reading, then status and io (when readable), unless
  * `lazy` and the process has not moved since they were last read.
  */
 static void refresh(struct ptree *pt, struct ptree_proc *p, const struct proc_stat *st,
-		    uint64_t run_ns, int64_t now_ms, bool lazy)
+		    uint64_t run_ns, const struct ptree_scan_entry *e, int64_t now_ms, bool lazy)
 {
 	struct proc_status status;
 	struct proc_io io;
@@ -243,6 +247,8 @@ static void refresh(struct ptree *pt, struct ptree_proc *p, const struct proc_st
 	bool exec;
 
 	p->info.ppid = st->ppid; /* orphans move to the subreaper without moving */
+	if (e)
+		update_wait(pt, p, st, e->wait_ns, e->has_wait, stat_moved(st, &p->last_stat));
 	if (lazy && p->refreshed_ms && !stat_moved(st, &p->last_stat)) {
 		if (now_ms - p->refreshed_ms < PTREE_FULL_REFRESH_MS)
 			return;
@@ -268,7 +274,7 @@ static void refresh(struct ptree *pt, struct ptree_proc *p, const struct proc_st
 	s->child_user_ms = proc_ticks_to_ms(&pt->reader, st->cutime_ticks);
 	s->child_system_ms = proc_ticks_to_ms(&pt->reader, st->cstime_ticks);
 	s->threads = st->num_threads > 0 ? (uint32_t)st->num_threads : 0;
-	s->valid = PS_THREADS;
+	s->valid = PS_THREADS | (s->valid & PS_CPU_WAIT);
 	p->info.ppid = st->ppid;
 
 	if (exec || strcmp(p->info.comm, st->comm) != 0) {
@@ -414,14 +420,77 @@ int ptree_keep_fd(struct ptree *pt, struct ptree_proc *p, const char *name)
 	return p->owner_fd;
 }
 
-/* schedstat's run time, or 0 when unknown (a process has always run a little). */
-static uint64_t read_run_ns(struct ptree *pt, int fd)
+/*
+ * schedstat's run time, or 0 when unknown (a process has always run a
+ * little), and its main thread's run-queue wait into e.
+ */
+static uint64_t read_run_ns(struct ptree *pt, int fd, struct ptree_scan_entry *e)
 {
 	uint64_t run_ns;
 
-	if (fd < 0 || proc_read_schedstat_fd(&pt->reader, fd, &run_ns) != 0)
+	e->has_wait = false;
+	if (fd < 0 ||
+	    proc_read_schedstat_wait_fd(&pt->reader, fd, &run_ns, &e->wait_ns, &e->has_wait) != 0)
 		return 0;
 	return run_ns;
+}
+
+/*
+ * The run-queue wait of every thread of a many-threaded process, summed
+ * (/proc/PID/task/TID/schedstat: the process's own file is its main
+ * thread's); false when the task directory cannot be read.
+ */
+static bool threads_wait_ns(struct ptree *pt, int pid, uint64_t *sum)
+{
+	char rel[64], path[4200];
+	struct dirent *d;
+	DIR *dir;
+	bool any = false;
+
+	snprintf(rel, sizeof(rel), "/proc/%d/task", pid);
+	if (sysroot_path(path, sizeof(path), rel) < 0 || !(dir = opendir(path)))
+		return false;
+	*sum = 0;
+	while ((d = readdir(dir)) != NULL) {
+		char file[160];
+		uint64_t run_ns, wait_ns;
+		bool has;
+
+		if (d->d_name[0] < '0' || d->d_name[0] > '9')
+			continue;
+		snprintf(file, sizeof(file), "/proc/%d/task/%.20s/schedstat", pid, d->d_name);
+		if (sysroot_read(file, &pt->reader.buf) == 0 &&
+		    proc_parse_schedstat_wait(strbuf_str(&pt->reader.buf), pt->reader.buf.len,
+					      &run_ns, &wait_ns, &has) == 0 &&
+		    has) {
+			*sum += wait_ns;
+			any = true;
+		}
+	}
+	closedir(dir);
+	return any;
+}
+
+/*
+ * Its threads' run-queue wait now: the main thread's from the scan, every
+ * thread's when it has more than one and moved (ran, or is runnable: a
+ * sleeping process waits for no CPU, and its tasks are not read).
+ */
+static void update_wait(struct ptree *pt, struct ptree_proc *p, const struct proc_stat *st,
+			uint64_t main_wait_ns, bool has_main_wait, bool moved)
+{
+	uint64_t ns = main_wait_ns;
+
+	if (st->num_threads > 1) {
+		if (!moved && st->state != 'R')
+			return; /* keeps the last figure */
+		if (!threads_wait_ns(pt, st->pid, &ns))
+			return;
+	} else if (!has_main_wait) {
+		return;
+	}
+	p->cur.cpu_wait_ms = ns / 1000000;
+	p->cur.valid |= PS_CPU_WAIT;
 }
 
 /* Whether prev's stat still stands for a process whose run time is run_ns. */
@@ -468,7 +537,7 @@ static int collect_pid(int pid, void *arg)
 	ret = -ENOENT;
 	if (e->fd >= 0) {
 		/* descriptors stay with the process: a reused pid reads ESRCH */
-		e->run_ns = read_run_ns(pt, e->sched_fd);
+		e->run_ns = read_run_ns(pt, e->sched_fd, e);
 		if (prev && stat_stands(pt, prev, e->run_ns)) {
 			e->stat = prev->stat;
 			e->stat_ms = prev->stat_ms;
@@ -485,7 +554,7 @@ static int collect_pid(int pid, void *arg)
 		e->fd = open_proc_file(pt, pid, "stat");
 		e->sched_fd = open_proc_file(pt, pid, "schedstat");
 		/* schedstat before stat: a run in between shows at the next scan */
-		e->run_ns = read_run_ns(pt, e->sched_fd);
+		e->run_ns = read_run_ns(pt, e->sched_fd, e);
 		ret = read_stat(pt, e, pid);
 	}
 	if (ret == 0 && e->stat.pid != pid)
@@ -617,7 +686,7 @@ static void compute_job(struct ptree *pt)
 	struct job_sample j;
 	const struct job_sample *prev = &pt->job_prev;
 	bool io_valid = pt->reaped_io_valid;
-	bool swap_valid = false;
+	bool swap_valid = false, wait_valid = false;
 
 	memset(&j, 0, sizeof(j));
 	j.user_ms = pt->reaped_user_ms;
@@ -628,9 +697,17 @@ static void compute_job(struct ptree *pt)
 		const struct ptree_proc *p = &pt->procs[i];
 		const struct proc_sample *s = &p->cur;
 
-		if (!p->alive)
+		if (!p->alive) {
+			/* its threads' wait as last read, counted once, the tick it ended */
+			if (p->ended_now && (s->valid & PS_CPU_WAIT))
+				pt->ended_wait_ms += s->cpu_wait_ms;
 			continue;
+		}
 		j.nprocs++;
+		if (s->valid & PS_CPU_WAIT) {
+			j.cpu_wait_ms += s->cpu_wait_ms;
+			wait_valid = true;
+		}
 		j.user_ms += s->user_ms + s->child_user_ms;
 		j.system_ms += s->system_ms + s->child_system_ms;
 		if (s->valid & PS_RSS)
@@ -645,7 +722,9 @@ static void compute_job(struct ptree *pt)
 			io_valid = true;
 		}
 	}
-	j.valid = (io_valid ? JS_IO : 0) | (swap_valid ? JS_SWAP : 0);
+	j.cpu_wait_ms += pt->ended_wait_ms;
+	j.valid = (io_valid ? JS_IO : 0) | (swap_valid ? JS_SWAP : 0) |
+		  (wait_valid || pt->ended_wait_ms ? JS_CPU_WAIT : 0);
 	if (pt->has_job) {
 		/*
 		 * A child reaped by its parent between our reads of the two
@@ -659,8 +738,12 @@ static void compute_job(struct ptree *pt)
 			j.read_bytes = prev->read_bytes;
 		if (j.write_bytes < prev->write_bytes)
 			j.write_bytes = prev->write_bytes;
+		if (j.cpu_wait_ms < prev->cpu_wait_ms)
+			j.cpu_wait_ms = prev->cpu_wait_ms;
 		if (prev->valid & JS_IO)
 			j.valid |= JS_IO;
+		if (prev->valid & JS_CPU_WAIT)
+			j.valid |= JS_CPU_WAIT;
 	}
 	j.sampler_cpu_ms = pt->job.sampler_cpu_ms;
 	pt->job = j;
@@ -856,7 +939,7 @@ int ptree_scan(struct ptree *pt, int64_t ts_ms)
 			pidmap_put(pt->index, pt->index_size, st->pid, (size_t)(p - pt->procs));
 		}
 		p->seen = true;
-		refresh(pt, p, st, pt->scan[i].run_ns, ts_ms, true);
+		refresh(pt, p, st, pt->scan[i].run_ns, &pt->scan[i], ts_ms, true);
 		scan_libs(pt, p, ts_ms);
 		if (!p->has_emitted || p->info_changed || sample_moved(&p->cur, &p->last_emitted))
 			p->emit = true;
@@ -908,7 +991,7 @@ void ptree_child_exiting(struct ptree *pt, pid_t pid)
 		if (!p)
 			return;
 	}
-	refresh(pt, p, &st, 0, 0, false);
+	refresh(pt, p, &st, 0, NULL, 0, false);
 }
 
 void ptree_child_reaped(struct ptree *pt, pid_t pid, const struct rusage *ru, int64_t ts_ms)

@@ -94,6 +94,8 @@ struct ptree_scan_entry {
 	int fd;		  /* /proc/PID/stat, kept open across ticks; -1 if none */
 	int sched_fd;	  /* /proc/PID/schedstat, the same; -1 if none */
 	uint64_t run_ns;  /* schedstat's run time, read before stat (0: unknown) */
+	uint64_t wait_ns; /* ... and its main thread's run-queue wait (has_wait) */
+	bool has_wait;
 	int64_t stat_ms;  /* when `stat` was read from /proc (it may be a copy) */
 	bool stat_copied; /* this scan: `stat` is the previous scan's */
 	struct proc_stat stat;
@@ -180,6 +182,7 @@ struct ptree {
 	uint64_t reaped_user_ms, reaped_system_ms;
 	uint64_t reaped_read_bytes, reaped_write_bytes;
 	bool reaped_io_valid;
+	uint64_t ended_wait_ms; /* run-queue wait of the tree's processes that ended */
 
 	struct job_sample job;	    /* this tick */
 	struct job_sample job_prev; /* previous tick, for monotonic counters */

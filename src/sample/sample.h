@@ -32,6 +32,7 @@ enum proc_sample_valid {
 	PS_SWAP = 1u << 2,
 	PS_IO = 1u << 3,
 	PS_THREADS = 1u << 4,
+	PS_CPU_WAIT = 1u << 5, /* cpu_wait_ms: schedstat's run-queue wait of its threads */
 };
 
 /* One process at one tick. */
@@ -48,6 +49,8 @@ struct proc_sample {
 	uint64_t swap_bytes;
 	uint64_t read_bytes; /* storage bytes, from io */
 	uint64_t write_bytes;
+	/* time its threads (those alive now) spent runnable, waiting for a CPU */
+	uint64_t cpu_wait_ms;
 };
 
 enum job_sample_valid {
@@ -56,6 +59,7 @@ enum job_sample_valid {
 	JS_CG_CPU = 1u << 2,	  /* cg_cpu_ms: the job's cgroup (agent) */
 	JS_CG_MEM = 1u << 3,	  /* cg_mem_bytes */
 	JS_CG_MEM_PEAK = 1u << 4, /* cg_mem_peak_bytes */
+	JS_CPU_WAIT = 1u << 5,	  /* cpu_wait_ms: at least one process's threads' wait was read */
 };
 
 /*
@@ -77,6 +81,11 @@ struct job_sample {
 	uint64_t cg_cpu_ms;	    /* cumulative */
 	uint64_t cg_mem_bytes;	    /* memory charged now (page cache included) */
 	uint64_t cg_mem_peak_bytes; /* its peak so far */
+	/*
+	 * cumulative: time its processes' threads spent runnable, waiting for a
+	 * CPU (schedstat), the ended ones' included as far as they were seen
+	 */
+	uint64_t cpu_wait_ms;
 };
 
 /* Something that happened at a point in time. */

@@ -198,6 +198,11 @@ static int pg_schema_ddl(struct strbuf *ddl, int64_t from_version)
 		if (from_version < 10)
 			strbuf_addstr(ddl, "CREATE INDEX IF NOT EXISTS \"marks_job_ts\""
 					   " ON \"marks\" (\"job_id\", \"ts_ms\");\n");
+		/* schema 11's column on a table older than PostgreSQL stores (its partitions
+		 * follow) */
+		if (from_version < 11)
+			strbuf_addstr(ddl, "ALTER TABLE \"job_samples\" ADD COLUMN IF NOT EXISTS"
+					   " \"cpu_wait_ms\" bigint;\n");
 		strbuf_addf(ddl, "UPDATE meta SET value = '%d' WHERE key = 'schema_version';\n",
 			    STORE_SCHEMA_VERSION);
 		goto out_close;

@@ -101,12 +101,19 @@ static const char replay_job_v2[] =
     "SELECT seq, ts_ms, nprocs, user_ms, system_ms, rss_bytes, swap_bytes,"
     " read_bytes, write_bytes, sampler_cpu_ms FROM job_samples_all WHERE job_id = ?1 ORDER BY seq";
 
+/* schema 3 to 10: no run-queue wait */
+static const char replay_job_v10[] =
+    "SELECT seq, ts_ms, nprocs, user_ms, system_ms, rss_bytes, swap_bytes,"
+    " read_bytes, write_bytes, sampler_cpu_ms, cg_cpu_ms, cg_mem_bytes,"
+    " cg_mem_peak_bytes FROM job_samples_all WHERE job_id = ?1 ORDER BY seq";
+
 static const char *const replay_sql[REPLAY__COUNT] = {
     [REPLAY_HOST] = ("SELECT seq, ts_ms, " STORE_HOST_COLUMNS " FROM host_samples_all"
 		     " WHERE node_id = ?1 AND ts_ms >= ?2 AND ts_ms <= ?3 ORDER BY ts_ms, seq"),
     [REPLAY_JOB] = ("SELECT seq, ts_ms, nprocs, user_ms, system_ms, rss_bytes, swap_bytes,"
 		    " read_bytes, write_bytes, sampler_cpu_ms, cg_cpu_ms, cg_mem_bytes,"
-		    " cg_mem_peak_bytes FROM job_samples_all WHERE job_id = ?1 ORDER BY seq"),
+		    " cg_mem_peak_bytes, cpu_wait_ms FROM job_samples_all WHERE job_id = ?1"
+		    " ORDER BY seq"),
     [REPLAY_PROC] = ("SELECT s.seq, s.ts_ms, s.state, s.threads, s.user_ms, s.system_ms,"
 		     " s.child_user_ms, s.child_system_ms, s.rss_bytes, s.hwm_bytes,"
 		     " s.swap_bytes, s.read_bytes, s.write_bytes,"
@@ -361,6 +368,8 @@ static void replay_job_sample(struct replay *rp, struct db_stmt *stmt)
 		s->valid |= col_opt(&r, &s->cg_mem_bytes) ? JS_CG_MEM : 0;
 		s->valid |= col_opt(&r, &s->cg_mem_peak_bytes) ? JS_CG_MEM_PEAK : 0;
 	}
+	if (db_column_count(stmt) > r.col)
+		s->valid |= col_opt(&r, &s->cpu_wait_ms) ? JS_CPU_WAIT : 0;
 	rp->ops->job(rp->arg, ts_ms, s);
 }
 
@@ -784,9 +793,11 @@ static int replay_prepare(struct replay *rp, int64_t id, int64_t start_ms, int64
 		ret = cursor_open(rp, REPLAY_HOST, replay_sql[REPLAY_HOST],
 				  BINDS(rp->node_id, from_ms, end_ms));
 	if (!ret && ops->job)
-		ret = cursor_open(
-		    rp, REPLAY_JOB,
-		    rp->st->schema_version < 3 ? replay_job_v2 : replay_sql[REPLAY_JOB], BINDS(id));
+		ret = cursor_open(rp, REPLAY_JOB,
+				  rp->st->schema_version < 3	? replay_job_v2
+				  : rp->st->schema_version < 11 ? replay_job_v10
+								: replay_sql[REPLAY_JOB],
+				  BINDS(id));
 	if (!ret && ops->proc)
 		ret = cursor_open(rp, REPLAY_PROC, replay_sql[REPLAY_PROC], BINDS(id));
 	if (!ret && ops->event)

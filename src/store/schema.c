@@ -2,7 +2,7 @@
  * schema.c - the store's schema and its migrations, and the checks an
  * existing file passes before it is read or written.
  *
- *   store_schema_v1..v9    each version's SQL (docs/store.md: keep in step)
+ *   store_schema_v1..v11   each version's SQL (docs/store.md: keep in step)
  *   store_migrations[]     from version v to v + 1
  *   store_tables[]         the tables a store must have, by version
  *   store__migrate         create or upgrade, in one transaction
@@ -261,14 +261,18 @@ static const char store_schema_v10[] =
     "CREATE INDEX proc_libs_proc ON proc_libs (proc_id);\n"
     "CREATE INDEX marks_job_ts ON marks (job_id, ts_ms);\n";
 
+/* Schema 11: each job's run-queue wait, what its threads waited for a CPU (contention). */
+static const char store_schema_v11[] = "ALTER TABLE job_samples ADD COLUMN cpu_wait_ms INTEGER;\n";
+
 /*
  * store_migrations[v] brings a store from schema v to v + 1; [0] creates
  * schema 1 in an empty file.  A new version appends one entry here and
  * bumps STORE_SCHEMA_VERSION.
  */
 static const char *const store_migrations[STORE_SCHEMA_VERSION] = {
-    store_schema_v1, store_schema_v2, store_schema_v3, store_schema_v4, store_schema_v5,
-    store_schema_v6, store_schema_v7, store_schema_v8, store_schema_v9, store_schema_v10,
+    store_schema_v1, store_schema_v2,  store_schema_v3,	 store_schema_v4,
+    store_schema_v5, store_schema_v6,  store_schema_v7,	 store_schema_v8,
+    store_schema_v9, store_schema_v10, store_schema_v11,
 };
 
 /*

@@ -106,8 +106,8 @@ static const char *const store_sql[STMT__COUNT] = {
 			 " ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
     [STMT_JOB_SAMPLE] = "INSERT INTO job_samples (seq, job_id, ts_ms, nprocs, user_ms,"
 			" system_ms, rss_bytes, swap_bytes, read_bytes, write_bytes,"
-			" sampler_cpu_ms, cg_cpu_ms, cg_mem_bytes, cg_mem_peak_bytes)"
-			" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			" sampler_cpu_ms, cg_cpu_ms, cg_mem_bytes, cg_mem_peak_bytes, cpu_wait_ms)"
+			" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
     [STMT_EVENT] = "INSERT INTO events (seq, node_id, job_id, ts_ms, kind, pid, value, message,"
 		   " gpu_index) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
     [STMT_DEVICE] = "INSERT INTO devices (node_id, vendor, idx, uuid, name, pci_bus_id,"
@@ -851,6 +851,7 @@ int store_put_job_sample(struct store *st, int64_t job_row, int64_t ts_ms,
 		bind_opt(&b, s->valid & JS_CG_CPU, s->cg_cpu_ms);
 		bind_opt(&b, s->valid & JS_CG_MEM, s->cg_mem_bytes);
 		bind_opt(&b, s->valid & JS_CG_MEM_PEAK, s->cg_mem_peak_bytes);
+		bind_opt(&b, s->valid & JS_CPU_WAIT, s->cpu_wait_ms);
 		ret = fact_run(st, &b, "store a job sample");
 	}
 	return store__write_end(st, own, ret);

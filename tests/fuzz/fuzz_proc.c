@@ -59,9 +59,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (proc_parse_status(text, size, &status) == 0 && status.valid == 0)
 		abort();
 	proc_parse_io(text, size, &io);
-	if (proc_parse_schedstat(text, size, &run_ns) == 0 && (size == 0 || text[0] < '0' ||
-								text[0] > '9'))
+	if (proc_parse_schedstat(text, size, &run_ns) == 0 &&
+	    (size == 0 || text[0] < '0' || text[0] > '9'))
 		abort(); /* a reading starts with a digit */
+	{
+		uint64_t run2 = 0, wait_ns = 0;
+		bool has_wait = false;
+
+		/* the same run time as the plain parser, a wait only after it */
+		if (proc_parse_schedstat_wait(text, size, &run2, &wait_ns, &has_wait) !=
+			proc_parse_schedstat(text, size, &run_ns) ||
+		    (has_wait && run2 != run_ns))
+			abort();
+	}
 
 	procev_parse(text, size, on_new_pid, NULL);
 

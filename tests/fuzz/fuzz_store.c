@@ -98,7 +98,8 @@ static void on_job(void *arg, int64_t ts_ms, const struct job_sample *s)
 {
 	(void)arg;
 	(void)ts_ms;
-	if (s->valid & ~(uint32_t)(JS_IO | JS_SWAP | JS_CG_CPU | JS_CG_MEM | JS_CG_MEM_PEAK))
+	if (s->valid &
+	    ~(uint32_t)(JS_IO | JS_SWAP | JS_CG_CPU | JS_CG_MEM | JS_CG_MEM_PEAK | JS_CPU_WAIT))
 		abort();
 }
 
@@ -148,8 +149,11 @@ static void report_all_formats(struct store *st, int64_t id)
 /* The history of 2025-2026, by each grouping. */
 static void history_all(struct store *st)
 {
-	struct report_query q = {.has_since = true, .has_until = true, .has_by = true,
-				 .since_ms = 1735689600000LL, .until_ms = 1798761600000LL};
+	struct report_query q = {.has_since = true,
+				 .has_until = true,
+				 .has_by = true,
+				 .since_ms = 1735689600000LL,
+				 .until_ms = 1798761600000LL};
 	char err[256];
 	struct strbuf out;
 

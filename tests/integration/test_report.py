@@ -378,6 +378,14 @@ def test_contended_cpus_are_not_the_jobs_fault(wd):
     check(c["host_cpu_busy_pct"] >= 90, "the node's CPUs busy: %r" % c)
     check(c["other_cores_avg"] >= 0.8 * loops_cores,
           "other work's cores %.2f, the loops' own %.2f" % (c["other_cores_avg"], loops_cores))
+    # its own threads' run-queue wait (schedstat): busy threads are always runnable, so
+    # what they did not run they waited: run + wait = its threads, within 20 %
+    ran = rep["cpu"]["cores_avg"]
+    check(c["wait_cores_avg"] is not None and c["wait_cores_avg"] > 0.2,
+          "its threads waited: %r" % c)
+    near(ran + c["wait_cores_avg"], ncpu, 0.2,
+         "cores it ran (%.2f) + cores' worth it waited (%.2f) = its %d threads" %
+         (ran, c["wait_cores_avg"], ncpu))
     for v in rep["verdicts"]:
         advice = v["advice"] or ""
         check("parallel" not in advice and not advice.startswith("request"),

@@ -179,18 +179,25 @@ static void test_over_requested(void **state)
  */
 static void test_contended_gives_no_cpu_advice(void **state)
 {
-	for (int busy = 0; busy < 2; busy++) {
+	/* 0: a quiet node; 1: a busy one, wait unknown; 2: busy, its threads waited a
+	 * core's worth; 3: busy, its threads hardly waited (serial, its CPU its own) */
+	for (int k = 0; k < 4; k++) {
 		struct sim *m = sim_new(8, 64 * GIB, -1, 0);
 		const struct verdict *v;
 
 		(void)state;
-		for (int t = 0; t < 120; t++)
-			sim_tick(m, t, 1.0, 3 * GIB, busy ? 16.0 : 1.0, NULL, NULL);
+		for (int t = 0; t < 120; t++) {
+			if (k >= 2) {
+				m->js.valid |= JS_CPU_WAIT;
+				m->js.cpu_wait_ms += k == 2 ? 1000 : 10;
+			}
+			sim_tick(m, t, 1.0, 3 * GIB, k ? 16.0 : 1.0, NULL, NULL);
+		}
 		sim_finish(m, 120);
-		assert_int_equal(m->r.an.cpu_contended, busy);
+		assert_int_equal(m->r.an.cpu_contended, k == 1 || k == 2);
 		v = find(&m->r.an, "cpu_idle");
 		assert_non_null(v);
-		if (busy) {
+		if (k == 1 || k == 2) {
 			assert_float_equal(m->r.an.other_cores_avg, 15.0, 0.01);
 			assert_float_equal(m->r.an.host_cpu_busy_pct, 100.0, 0.01);
 			assert_non_null(find(&m->r.an, "cpu_contended"));
@@ -200,6 +207,10 @@ static void test_contended_gives_no_cpu_advice(void **state)
 			assert_null(find(&m->r.an, "cpu_contended"));
 			assert_true(contains(v->advice, "request 1 core"));
 		}
+		if (k >= 2)
+			assert_float_equal(m->r.an.wait_cores_avg, k == 2 ? 1.0 : 0.01, 1e-9);
+		else
+			assert_true(isnan(m->r.an.wait_cores_avg));
 		sim_free(m);
 	}
 }

@@ -378,6 +378,29 @@ static void test_schedstat(void **state)
 	assert_int_equal(proc_parse_schedstat("-5 0 0", 6, &run_ns), -EINVAL);
 	assert_int_equal(proc_parse_schedstat("12x 0 0", 7, &run_ns), -EINVAL);
 	assert_int_equal(run_ns, 7);
+	{
+		uint64_t wait_ns = 9;
+		bool has = true;
+
+		/* field 2: the run-queue wait */
+		assert_int_equal(
+		    proc_parse_schedstat_wait("123456789 4242 17\n", 18, &run_ns, &wait_ns, &has),
+		    0);
+		assert_true(has && run_ns == 123456789 && wait_ns == 4242);
+		/* no second field, or a bad one: run_ns alone */
+		assert_int_equal(proc_parse_schedstat_wait("55\n", 3, &run_ns, &wait_ns, &has), 0);
+		assert_true(!has && run_ns == 55);
+		assert_int_equal(proc_parse_schedstat_wait("56 7x 1", 7, &run_ns, &wait_ns, &has),
+				 0);
+		assert_true(!has && run_ns == 56);
+		assert_int_equal(proc_parse_schedstat_wait("57 99999999999999999999 1", 25, &run_ns,
+							   &wait_ns, &has),
+				 0);
+		assert_true(!has && run_ns == 57);
+		assert_int_equal(proc_parse_schedstat_wait("x 1 2", 5, &run_ns, &wait_ns, &has),
+				 -EINVAL);
+		assert_false(has);
+	}
 }
 
 static void test_io(void **state)
