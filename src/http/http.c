@@ -7,6 +7,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -28,7 +29,8 @@
 
 struct http_server {
 	struct MHD_Daemon *d;
-	size_t max_body; /* 0: GET only */
+	char mhd_msg[256]; /* libmicrohttpd's last message, said in ours */
+	size_t max_body;   /* 0: GET only */
 	http_handler_fn fn;
 	void *arg;
 	uint16_t port;
@@ -621,6 +623,22 @@ const char *http_header(const struct http_request *req, const char *name)
 	return MHD_lookup_connection_value(req->conn, MHD_HEADER_KIND, name);
 }
 
+/*
+ * libmicrohttpd's own messages (a bind that failed, a TLS key refused): kept
+ * for the failure's message and logged at debug level, never printed raw.
+ */
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	struct http_server *s = cls;
+	size_t n;
+
+	vsnprintf(s->mhd_msg, sizeof(s->mhd_msg), fmt, ap);
+	n = strlen(s->mhd_msg);
+	while (n && (s->mhd_msg[n - 1] == '\n' || s->mhd_msg[n - 1] == '\r'))
+		s->mhd_msg[--n] = '\0';
+	log_debug("libmicrohttpd: %s", s->mhd_msg);
+}
+
 int http_start(const char *listen, http_handler_fn fn, void *arg, struct http_server **out)
 {
 	static const struct http_options none;
@@ -700,11 +718,26 @@ int http_start_opts(const char *listen, const struct http_options *o, http_handl
 		opts[n++] =
 		    (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)o->tls_cert_pem};
 	}
+	/* its own messages through ours: a failure's detail in our message, not a raw line before
+	 * it */
+	opts[n++] = (struct MHD_OptionItem){MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, s};
 	opts[n++] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
 	s->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, s, MHD_OPTION_ARRAY, opts,
 				MHD_OPTION_END);
 	if (!s->d) {
+		char why[300];
+		const char *colon = strrchr(s->mhd_msg, ':');
+
+		/* "Failed to bind to port 0: Address already in use": the port is ours
+		 * (MHD was given the whole address), the reason is what to say */
+		snprintf(why, sizeof(why), "%s",
+			 strncmp(s->mhd_msg, "Failed to bind", 14) == 0 && colon ? colon + 2
+										 : s->mhd_msg);
 		server_free(s);
+		if (why[0]) {
+			log_err(0, "cannot listen on %s: %s", listen, why);
+			return -EADDRINUSE;
+		}
 		return log_err(-EADDRINUSE,
 			       "cannot listen on %s (in use, not an address of this "
 			       "machine, or a bad TLS key or certificate?)",

@@ -100,6 +100,24 @@ def test_deploy_files_name_real_options(wd):
                   "agent.conf: %r is not an agent setting" % m.group(1))
 
 
+def test_listen_on_a_port_in_use(wd):
+    # one message of ours with the reason, not libmicrohttpd's raw line before it
+    import socket
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    addr = "127.0.0.1:%d" % taken.getsockname()[1]
+    try:
+        for cmd in ("agent", "head"):
+            p = jobscope(cmd, "--db", wd.join(cmd + ".db"), "--listen", addr, "--exit-after",
+                         "1s")
+            eq(p.returncode, 2, "%s exit (%s)" % (cmd, p.stderr))
+            eq(p.stderr, "jobscope: cannot listen on %s: Address already in use\n" % addr,
+               "%s's message" % cmd)
+    finally:
+        taken.close()
+
+
 def test_run_bad_option_starts_nothing(wd):
     marker = wd.join("started")
     p = jobscope("run", "--db", wd.join("s.db"), "--interval", "1x", "--", "touch", marker)
