@@ -627,6 +627,8 @@ const char *http_header(const struct http_request *req, const char *name)
  * libmicrohttpd's own messages (a bind that failed, a TLS key refused): kept
  * for the failure's message and logged at debug level, never printed raw.
  */
+static void mhd_log(void *cls, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	struct http_server *s = cls;
