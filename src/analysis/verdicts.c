@@ -726,6 +726,11 @@ static void verdicts_cpu_mem(struct analysis *a, const struct summary *s)
 		else if (a->cores_from_reservation && want < a->cores_reserved)
 			advise(v, "request %.0f core%s (--cpus-per-task=%.0f)", want,
 			       want == 1 ? "" : "s", want);
+		else if ((isnan(a->cores_p95) ? a->cores_avg : a->cores_p95) < 0.5)
+			/* not a matter of cores: even one was mostly left idle */
+			advise(v,
+			       "it was off the CPU most of the time (waiting for I/O, the network, "
+			       "a sleep or a lock): fewer or more cores would not change that");
 		else if (want <= 1)
 			advise(v, "the code runs on one core: make it parallel, or use one core");
 	}

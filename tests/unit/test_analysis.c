@@ -173,6 +173,35 @@ static void test_over_requested(void **state)
 }
 
 /*
+ * CPU advice that fits what the job did: one core reserved and hardly used
+ * (it slept or waited) is not told to "make it parallel"; a program that
+ * kept one of the 16 cores it could use busy, with nothing reserved, is.
+ */
+static void test_cpu_idle_advice(void **state)
+{
+	for (int k = 0; k < 2; k++) {
+		struct sim *m = sim_new(k == 0 ? 1 : 0, 0, -1, 0);
+		const struct verdict *v;
+
+		(void)state;
+		if (k == 1)
+			m->job.reservation_source[0] = '\0';
+		for (int t = 0; t < 120; t++)
+			sim_tick(m, t, k == 0 ? 0.05 : 1.0, GIB, k == 0 ? 0.05 : 1.0, NULL, NULL);
+		sim_finish(m, 120);
+		v = find(&m->r.an, "cpu_idle");
+		assert_non_null(v);
+		if (k == 0) {
+			assert_true(contains(v->advice, "off the CPU most of the time"));
+			assert_false(contains(v->advice, "parallel"));
+		} else {
+			assert_true(contains(v->advice, "make it parallel"));
+		}
+		sim_free(m);
+	}
+}
+
+/*
  * 8 cores reserved, 1 used, on a 16-core node that other work kept 15.5
  * cores busy: contended, and no advice drawn from its CPU figures.  The same
  * job on a quiet node: "request 1 core".
@@ -524,6 +553,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_over_requested),
+	    cmocka_unit_test(test_cpu_idle_advice),
 	    cmocka_unit_test(test_mem_advice_scale),
 	    cmocka_unit_test(test_contended_gives_no_cpu_advice),
 	    cmocka_unit_test(test_jitter_is_no_gap),
