@@ -302,14 +302,13 @@ static struct job_entry *find_live(struct jobs *t, const char *scheduler, const 
 	return NULL;
 }
 
-/* Reservation: the scheduler's word first, then the cgroup's limits. */
-static void set_reservation(struct jobs *t, struct job_entry *j, const struct job_attribution *a)
+void jobs_reservation(const struct job_attribution *a, const struct cgroup_layout *cg,
+		      int32_t host_cores, uint64_t host_mem_bytes, struct job_record *r)
 {
-	struct job_record *r = &j->rec;
 	const struct slurm_env *e = &a->env;
 	struct cgroup_limits lim;
 
-	if (strcmp(r->scheduler, "slurm") == 0 && (e->valid & SLURM_ENV_CPUS_ON_NODE)) {
+	if (strcmp(a->scheduler, "slurm") == 0 && (e->valid & SLURM_ENV_CPUS_ON_NODE)) {
 		snprintf(r->reservation_source, sizeof(r->reservation_source), "slurm_env");
 		r->reserved_cpus = e->cpus_on_node;
 		if (e->valid & SLURM_ENV_MEM_PER_NODE)
@@ -331,20 +330,20 @@ static void set_reservation(struct jobs *t, struct job_entry *j, const struct jo
 			r->reserved_gpus = 0;
 		}
 	}
-	if (!a->cgroup[0] || cgroup_read_limits(&t->cg, a->cgroup, &lim) != 0)
+	if (!a->cgroup[0] || cgroup_read_limits(cg, a->cgroup, &lim) != 0)
 		return;
 	if (r->reserved_cpus <= 0) {
 		if (lim.valid & CG_LIM_CPU_QUOTA)
 			r->reserved_cpus = lim.cpu_quota_cores;
 		else if ((lim.valid & CG_LIM_CPUSET) &&
-			 (lim.cpuset_cpus < t->host_cores || strcmp(r->scheduler, "slurm") == 0))
+			 (lim.cpuset_cpus < host_cores || strcmp(a->scheduler, "slurm") == 0))
 			r->reserved_cpus =
 			    lim.cpuset_cpus; /* Slurm's ConstrainCores: the allocation */
 		if (r->reserved_cpus > 0 && !r->reservation_source[0])
 			snprintf(r->reservation_source, sizeof(r->reservation_source), "cgroup");
 	}
 	if (r->reserved_mem_bytes == 0 && (lim.valid & CG_LIM_MEM) &&
-	    lim.mem_limit_bytes < t->host_mem_bytes) {
+	    lim.mem_limit_bytes < host_mem_bytes) {
 		r->reserved_mem_bytes = lim.mem_limit_bytes;
 		if (!r->reservation_source[0])
 			snprintf(r->reservation_source, sizeof(r->reservation_source), "cgroup");
@@ -371,7 +370,7 @@ static void learn_reservation(struct jobs *t, struct job_entry *j, const struct 
 	r->reserved_gpu_list[0] = '\0';
 	if (!r->cgroup[0])
 		snprintf(r->cgroup, sizeof(r->cgroup), "%s", a->cgroup);
-	set_reservation(t, j, a);
+	jobs_reservation(a, &t->cg, t->host_cores, t->host_mem_bytes, r);
 	r->cores_allowed =
 	    r->reserved_cpus > 0 ? (int32_t)(r->reserved_cpus + 0.999) : t->host_cores;
 	j->rec_dirty = true;
@@ -443,7 +442,7 @@ static struct job_entry *new_job(struct jobs *t, const struct job_attribution *a
 	r->interval_ms = t->interval_ms;
 	r->host_cores = t->host_cores;
 	r->host_mem_bytes = t->host_mem_bytes;
-	set_reservation(t, j, a);
+	jobs_reservation(a, &t->cg, t->host_cores, t->host_mem_bytes, r);
 	r->cores_allowed =
 	    r->reserved_cpus > 0 ? (int32_t)(r->reserved_cpus + 0.999) : t->host_cores;
 	jobs_format_key(j->key, sizeof(j->key), r->scheduler, r->job_id, r->start_ms);

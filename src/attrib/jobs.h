@@ -147,6 +147,17 @@ void jobs_attribute(const char *cgroup_text, size_t cgroup_len, const char *envi
 		    size_t environ_len, uint32_t uid, int32_t session, struct job_attribution *out);
 
 /*
+ * A job's reservation into r (reservation_source, reserved_cpus,
+ * reserved_mem_bytes, the GPUs): a Slurm job's environment first
+ * (SLURM_CPUS_ON_NODE, SLURM_MEM_PER_NODE or _PER_CPU, SLURM_JOB_GPUS or
+ * CUDA_VISIBLE_DEVICES), then the limits of a's job cgroup for what it left
+ * unset (a CPU quota; a cpuset smaller than the host's, or any for Slurm; a
+ * memory limit below the host's memory).
+ */
+void jobs_reservation(const struct job_attribution *a, const struct cgroup_layout *cg,
+		      int32_t host_cores, uint64_t host_mem_bytes, struct job_record *r);
+
+/*
  * The environment's word outlives the environment.  When `a` (from
  * jobs_attribute) found a job in the environment, it is written to `kept`
  * (the process's ptree_proc.env_job); when the environment names none now

@@ -101,7 +101,11 @@ static void section_reservation(const struct summary *s, struct strbuf *out)
 		return;
 	for (int i = 0; i < s->ngpus; i++)
 		used += s->gpus[i].used;
-	strbuf_addf(out, "  %-9s %s job %s (from %s)", "Reserved", j->scheduler, j->job_id,
+	if (strcmp(j->scheduler, "run") == 0) /* the job `jobscope run` ran inside */
+		strbuf_addf(out, "  %-9s the job it ran in", "Reserved");
+	else
+		strbuf_addf(out, "  %-9s %s job %s", "Reserved", j->scheduler, j->job_id);
+	strbuf_addf(out, " (from %s)",
 		    strcmp(j->reservation_source, "slurm_env") == 0 ? "the Slurm environment"
 								    : "cgroup limits");
 	if (j->reserved_cpus > 0)

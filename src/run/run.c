@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "analysis/reportckpt.h"
+#include "attrib/jobs.h"
 #include "common/exitcode.h"
 #include "common/log.h"
 #include "common/sysroot.h"
@@ -335,6 +336,42 @@ static int setup_gpus(struct run_state *r)
 	return 0;
 }
 
+/*
+ * The reservation of the job jobscope runs in, as the agent reads it: inside
+ * a Slurm job its SLURM_* variables, then the limits of the job's cgroup
+ * (or of the unit or container it runs in) for what they leave unset.  Its
+ * name too, when --name gave none: SLURM_JOB_NAME.
+ */
+static void run_reservation(struct run_state *r)
+{
+	extern char **environ;
+	struct job_attribution a;
+	struct cgroup_layout cg;
+	struct strbuf cgtext, env;
+	char path[64];
+	bool have_cg;
+
+	strbuf_init(&cgtext, 1 << 20);
+	strbuf_init(&env, 1 << 20);
+	for (char **e = environ; e && *e; e++)
+		strbuf_add(&env, *e, strlen(*e) + 1);
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)getpid());
+	have_cg = sysroot_read(path, &cgtext) == 0;
+	jobs_attribute(have_cg ? cgtext.buf : NULL, have_cg ? cgtext.len : 0, env.buf, env.len,
+		       r->job.uid, 0, &a);
+	if (cgroup_detect(&cg) != 0)
+		a.cgroup[0] = '\0';
+	jobs_reservation(&a, &cg, r->job.host_cores, r->job.host_mem_bytes, &r->job);
+	if (!r->job.name[0] && (a.env.valid & SLURM_ENV_JOB_NAME))
+		snprintf(r->job.name, sizeof(r->job.name), "%s", a.env.job_name);
+	if (r->job.reservation_source[0])
+		log_debug("run: the reservation from %s: %.4g CPUs, %" PRIu64 " bytes",
+			  r->job.reservation_source, r->job.reserved_cpus,
+			  r->job.reserved_mem_bytes);
+	strbuf_release(&cgtext);
+	strbuf_release(&env);
+}
+
 static int setup(struct run_state *r)
 {
 	const struct run_opts *o = r->opt;
@@ -373,6 +410,7 @@ static int setup(struct run_state *r)
 	if (sched_getaffinity(0, sizeof(set), &set) == 0)
 		r->job.cores_allowed = CPU_COUNT(&set);
 	r->job.start_ms = wallclock_now_ms(&r->wc);
+	run_reservation(r);
 
 	ret = store_node(r->st, host, r->job.host_cores, r->job.host_mem_bytes,
 			 host_boot_ms(r->host), &r->node_id);

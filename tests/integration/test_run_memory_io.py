@@ -1,4 +1,8 @@
 """Memory and I/O accounting on real workloads."""
+import math
+import os
+import re
+
 from harness import run, helper, run_tests, near, check, eq
 
 MiB = 1 << 20
@@ -21,6 +25,30 @@ def test_rss_peak_of_a_short_spike(wd):
     r = run(wd, [helper("memtouch"), "--mib", "200", "--hold", "0"], opts=["--interval", "2s"])
     truth = r.helper_json()["maxrss_bytes"]
     near(r.report["memory"]["rss_peak_bytes"], truth, 0.05, "rss_peak_bytes")
+
+
+def test_reservation_of_the_slurm_job_it_runs_in(wd):
+    # `jobscope run` inside a Slurm job: the reservation is the job's (its SLURM_*
+    # variables, as the agent reads them), and the memory advice is in the job's
+    # own scale (MiB), drawn from the peak measured, never rounded up to the request
+    env = dict(os.environ, SLURM_JOB_ID="4711", SLURM_JOB_NAME="train", SLURM_CPUS_ON_NODE="1",
+               SLURM_MEM_PER_NODE="1024")
+    r = run(wd, [helper("memtouch"), "--mib", "200", "--hold", "11"], env=env)
+    eq(r.rc, 0, "exit code")
+    truth = r.helper_json()["maxrss_bytes"]
+    res = r.report["reservation"]
+    eq((res["source"], res["cpus"], res["memory_bytes"], res["gpus"]),
+       ("slurm_env", 1.0, 1 << 30, 0), "the reservation")
+    eq(r.report["run"]["name"], "train", "the name (SLURM_JOB_NAME)")
+    peak = r.report["memory"]["rss_peak_bytes"]
+    near(peak, truth, 0.05, "rss_peak_bytes vs getrusage")
+    v = [v for v in r.report["verdicts"] if v["kind"] == "mem_over_requested"]
+    eq(len(v), 1, "mem_over_requested verdicts")
+    want = int(re.search(r"--mem=(\d+)M ", v[0]["advice"]).group(1))
+    eq(want, math.ceil(peak * 1.25 / MiB), "--mem advised for a %d MiB peak" % (peak // MiB))
+    # one core reserved and hardly used: not "make it parallel"
+    for v in r.report["verdicts"]:
+        check("parallel" not in (v["advice"] or ""), "advice %r" % v["advice"])
 
 
 def test_write_200mib_fsync(wd):
