@@ -141,6 +141,11 @@ static double share(const double *x, size_t n, double threshold, bool above)
 /* Series scratch space, on the heap: the overview and the detail of one metric. */
 struct work {
 	double ov[JS_POINTS];
+	/* the node's busy cores that were not the job's, per overview point
+	 * (figures_others; NAN where unknown), and the node's busy share */
+	double others[JS_POINTS];
+	size_t nothers;
+	double host_busy_pct;
 	double det[JS_RING];
 	double tmp[JS_RING];
 };
@@ -235,10 +240,36 @@ static int job_gpu_count(const struct analysis *a)
 	return a->gpus_touched >= 0 ? a->gpus_touched : a->gpus_on_node;
 }
 
+static int host_cores_of(const struct summary *s)
+{
+	return s->job.host_cores > 0 ? s->job.host_cores : s->host_last.ncpus;
+}
+
+/* The node's busy share, and the cores of it that were not the job's: read once for
+ * hogging and contention. */
+static void figures_others(const struct summary *s, const struct jobseries *js, struct work *w)
+{
+	int host_cores = host_cores_of(s);
+	size_t n = jobseries_overview(js, -1, JSM_HOST_CPU_PCT, w->others);
+	double cores[JS_POINTS];
+
+	w->host_busy_pct = mean(w->others, n);
+	w->nothers = 0;
+	if (host_cores <= 0 || !n)
+		return;
+	jobseries_overview(js, -1, JSM_CORES, cores);
+	for (size_t i = 0; i < n; i++)
+		w->others[i] = isnan(w->others[i])
+				   ? NAN
+				   : fmax(0.0, w->others[i] * host_cores / 100.0 -
+						   (isnan(cores[i]) ? 0 : cores[i]));
+	w->nothers = n;
+}
+
 static void figures_hogging(struct analysis *a, const struct summary *s, const struct jobseries *js,
 			    struct work *w)
 {
-	int host_cores = s->job.host_cores > 0 ? s->job.host_cores : s->host_last.ncpus;
+	int host_cores = host_cores_of(s);
 	double others_cpu = NAN, others_gpu = NAN, reserved_gpus;
 	size_t n, others = 0;
 
@@ -247,22 +278,15 @@ static void figures_hogging(struct analysis *a, const struct summary *s, const s
 	 * The node's busy share, the job's own use taken out, relative to the
 	 * room the job left: what others could have used.
 	 */
-	n = jobseries_overview(js, -1, JSM_HOST_CPU_PCT, w->ov);
-	if (host_cores > 0 && n) {
-		double cores[JS_POINTS];
+	if (w->nothers) {
 		double room = host_cores - (a->cores_reserved > 0 ? a->cores_reserved : 0);
 
-		jobseries_overview(js, -1, JSM_CORES, cores);
-		for (size_t i = 0; i < n; i++) {
-			double c = isnan(cores[i]) ? 0 : cores[i];
-
-			/* a job holding the whole node leaves no room to judge by */
-			w->ov[i] = isnan(w->ov[i]) || room <= 0
+		/* a job holding the whole node leaves no room to judge by */
+		for (size_t i = 0; i < w->nothers; i++)
+			w->ov[i] = isnan(w->others[i]) || room <= 0
 				       ? NAN
-				       : fmin(100.0, fmax(0.0, (w->ov[i] * host_cores / 100.0 - c) /
-								   room * 100.0));
-		}
-		others_cpu = mean(w->ov, n);
+				       : fmin(100.0, w->others[i] / room * 100.0);
+		others_cpu = mean(w->ov, w->nothers);
 	}
 	/* the node's other GPUs: how busy they were */
 	if (js->ngpus) {
@@ -311,31 +335,18 @@ static void figures_hogging(struct analysis *a, const struct summary *s, const s
 #define CONTENDED_WAIT_CORES	0.1 /* its threads waiting, on average (schedstat) */
 #define CONTENDED_WAIT_SHARE	0.1 /* ... and against the cores it ran */
 
-static void figures_contention(struct analysis *a, const struct summary *s,
-			       const struct jobseries *js, struct work *w)
+static void figures_contention(struct analysis *a, const struct summary *s, const struct work *w)
 {
-	int host_cores = s->job.host_cores > 0 ? s->job.host_cores : s->host_last.ncpus;
 	const struct host_point *h0 = &s->host_first, *h1 = &s->host_last;
-	size_t n = jobseries_overview(js, -1, JSM_HOST_CPU_PCT, w->ov);
 
-	a->host_cpu_busy_pct = mean(w->ov, n);
-	a->other_cores_avg = a->psi_cpu_some_pct = a->wait_cores_avg = NAN;
+	a->host_cpu_busy_pct = w->host_busy_pct;
+	a->other_cores_avg = w->nothers ? mean(w->others, w->nothers) : NAN;
+	a->psi_cpu_some_pct = a->wait_cores_avg = NAN;
 	/* the job's own threads waiting for a CPU (schedstat): starved, or not */
 	if (s->has_cpu_wait && s->cpu_wait_last_ts > s->cpu_wait_first_ts &&
 	    s->cpu_wait_last_ms >= s->cpu_wait_first_ms)
 		a->wait_cores_avg = (double)(s->cpu_wait_last_ms - s->cpu_wait_first_ms) /
 				    (double)(s->cpu_wait_last_ts - s->cpu_wait_first_ts);
-	if (host_cores > 0 && n) {
-		double cores[JS_POINTS];
-
-		jobseries_overview(js, -1, JSM_CORES, cores);
-		for (size_t i = 0; i < n; i++)
-			w->ov[i] = isnan(w->ov[i])
-				       ? NAN
-				       : fmax(0.0, w->ov[i] * host_cores / 100.0 -
-						       (isnan(cores[i]) ? 0 : cores[i]));
-		a->other_cores_avg = mean(w->ov, n);
-	}
 	if ((h0->valid & h1->valid & HOST_HAS_PSI_CPU) && h1->ts_ms > h0->ts_ms &&
 	    h1->psi_cpu_some_us >= h0->psi_cpu_some_us)
 		a->psi_cpu_some_pct =
@@ -899,8 +910,9 @@ void analysis_run(const struct summary *s, const struct jobseries *js, struct an
 	if (w) {
 		figures_cpu_mem(a, s, js, w);
 		figures_gpu(a, s, js, w);
+		figures_others(s, js, w);
 		figures_hogging(a, s, js, w);
-		figures_contention(a, s, js, w);
+		figures_contention(a, s, w);
 	} else {
 		a->too_short = true; /* cannot even judge: everything stays unknown */
 	}

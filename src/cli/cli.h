@@ -45,6 +45,9 @@ int cli_default_db(char *buf, size_t size);
 int cli_write_file(const char *path, const char *data, size_t len);
 /* Whether the terminal/locale takes UTF-8 (for sparklines). */
 bool cli_utf8(void);
+/* --sysroot DIR (hidden; agent and run): /proc and /sys read under DIR (common/sysroot.h). */
+struct opt;
+int cli_set_sysroot(const struct opt *opt, const char *arg);
 
 /*
  * The remote-write options of agent and head (cli_rw.c): rows of their

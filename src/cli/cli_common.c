@@ -92,3 +92,10 @@ bool cli_utf8(void)
 	cs = nl_langinfo(CODESET);
 	return cs && (strcmp(cs, "UTF-8") == 0 || strcmp(cs, "utf8") == 0);
 }
+
+int cli_set_sysroot(const struct opt *opt, const char *arg)
+{
+	(void)opt;
+	sysroot_set(arg);
+	return 0;
+}

@@ -90,13 +90,6 @@ static int set_statsd_udp(const struct opt *opt, const char *arg)
 	return 0;
 }
 
-static int set_sysroot(const struct opt *opt, const char *arg)
-{
-	(void)opt;
-	sysroot_set(arg);
-	return 0;
-}
-
 static int cmd_agent(int argc, char **argv)
 {
 	static const struct opt_cmd cmd = {"agent", agent_head, agent_tail, 27, 0, 0};
@@ -180,7 +173,7 @@ static int cmd_agent(int argc, char **argv)
 	    CLI_RW_OPTIONS(&o.rw),
 	    /* hidden: tests, benchmarks */
 	    OPT_HIDDEN_DURATION("exit-after", &o.exit_after_ms),
-	    OPT_HIDDEN_CALLBACK("sysroot", "DIR", set_sysroot),
+	    OPT_HIDDEN_CALLBACK("sysroot", "DIR", cli_set_sysroot),
 	    OPT_END(),
 	};
 	const char *root = getenv("JOBSCOPE_SYSROOT");

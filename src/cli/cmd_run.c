@@ -63,13 +63,6 @@ static int set_cupti(const struct opt *opt, const char *arg)
 	return 0;
 }
 
-static int set_sysroot(const struct opt *opt, const char *arg)
-{
-	(void)opt;
-	sysroot_set(arg);
-	return 0;
-}
-
 static int parse_opts(int argc, char **argv, struct run_cli *rc)
 {
 	static const struct opt_cmd cmd = {"run", run_head, run_tail, 25, OPT_STOP_AT_OPERAND, -1};
@@ -112,7 +105,7 @@ static int parse_opts(int argc, char **argv, struct run_cli *rc)
 		     "no StatsD receiver: STATSD_HOST, STATSD_PORT and\n"
 		     "JOBSCOPE_STATSD_SOCKET are left as they are"),
 	    /* hidden: for tests */
-	    OPT_HIDDEN_CALLBACK("sysroot", "DIR", set_sysroot),
+	    OPT_HIDDEN_CALLBACK("sysroot", "DIR", cli_set_sysroot),
 	    OPT_END(),
 	};
 	int first, ret;

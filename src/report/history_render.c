@@ -13,6 +13,15 @@
 #include "common/jsonw.h"
 #include "common/timeutil.h"
 
+/* "N jobs used more than they reserved: an efficiency above 100% is theirs" */
+static void jobs_over_sentence(struct strbuf *out, int64_t n)
+{
+	strbuf_addf(out,
+		    "%" PRId64
+		    " job%s used more than %s reserved: an efficiency above 100%% is theirs",
+		    n, n == 1 ? "" : "s", n == 1 ? "it" : "they");
+}
+
 static const char *key_label(const struct history *h, const struct history_row *r)
 {
 	/* weekday keys sort by a leading digit ("0 Mon"): show the name */
@@ -78,12 +87,11 @@ int history_text(const struct history *h, struct strbuf *out)
 	text_row(out, "total", kw, &h->total);
 	strbuf_addstr(out, "\n  efficiencies are over the jobs that reserved: work without a "
 			   "reservation (a login, a daemon) reserves nothing\n");
-	if (h->total.jobs_over)
-		strbuf_addf(out,
-			    "  %" PRId64 " job%s used more than %s reserved: an efficiency above "
-			    "100%% is theirs\n",
-			    h->total.jobs_over, h->total.jobs_over == 1 ? "" : "s",
-			    h->total.jobs_over == 1 ? "it" : "they");
+	if (h->total.jobs_over) {
+		strbuf_addstr(out, "  ");
+		jobs_over_sentence(out, h->total.jobs_over);
+		strbuf_addch(out, '\n');
+	}
 	if (h->jobs_without_summary)
 		strbuf_addf(out,
 			    "\n  %" PRId64
@@ -259,12 +267,11 @@ int history_html(const struct history *h, struct strbuf *out)
 	strbuf_addstr(out, "</tfoot></table></div>\n<p>Efficiencies are over the jobs that "
 			   "reserved: work without a reservation (a login, a daemon) reserves "
 			   "nothing.");
-	if (h->total.jobs_over)
-		strbuf_addf(out,
-			    " %" PRId64 " job%s used more than %s reserved: an efficiency above "
-			    "100%% is theirs.",
-			    h->total.jobs_over, h->total.jobs_over == 1 ? "" : "s",
-			    h->total.jobs_over == 1 ? "it" : "they");
+	if (h->total.jobs_over) {
+		strbuf_addch(out, ' ');
+		jobs_over_sentence(out, h->total.jobs_over);
+		strbuf_addch(out, '.');
+	}
 	strbuf_addstr(out, "</p></body></html>\n");
 	return strbuf_error(out);
 }
