@@ -77,7 +77,7 @@ void trial_analyse(struct trial *t)
 	for (size_t g = 0; g < t->ngroups; g++) {
 		struct trial_group *grp = &t->group[g];
 		size_t n = 0;
-		double t0 = NAN;
+		double t0 = NAN, n0 = NAN;
 
 		grp->nmax = 0;
 		grp->contended_runs = 0;
@@ -86,25 +86,39 @@ void trial_analyse(struct trial *t)
 
 			if (p->group != (int)g)
 				continue;
-			/* each repeat is a point: the fit weighs the spread */
+			/* each repeat is a point: the fit weighs the spread; a run measured
+			 * under contention measured the machine, not the program: left out */
 			for (int r = 0; r < p->runs && n < TRIAL_MAX_PLACEMENTS; r++) {
-				pts[n++] = (struct scaling_point){p->n, p->throughput_run[r]};
-				grp->contended_runs += p->contended[r];
+				if (p->contended[r])
+					grp->contended_runs++;
+				else
+					pts[n++] =
+					    (struct scaling_point){p->n, p->throughput_run[r]};
 			}
 			if (p->n > grp->nmax)
 				grp->nmax = p->n;
 		}
 		scaling_fit(pts, n, &grp->fit);
-		for (size_t i = 0; i < t->nplace; i++)
-			if (t->place[i].group == (int)g && t->place[i].n == grp->fit.n0)
-				t0 = t->place[i].throughput;
+		/* speedups from the fit's baseline; without one (every run left out), from the
+		 * smallest placement measured */
+		for (size_t i = 0; i < t->nplace; i++) {
+			const struct trial_placement *p = &t->place[i];
+
+			if (p->group != (int)g)
+				continue;
+			if (isnan(grp->fit.n0) ? isfinite(p->throughput) && (isnan(n0) || p->n < n0)
+					       : p->n == grp->fit.n0) {
+				t0 = p->throughput;
+				n0 = p->n;
+			}
+		}
 		for (size_t i = 0; i < t->nplace; i++) {
 			struct trial_placement *p = &t->place[i];
 
 			if (p->group != (int)g)
 				continue;
 			p->speedup = t0 > 0 ? p->throughput / t0 : NAN;
-			p->efficiency = scaling_efficiency(p->speedup, grp->fit.n0, p->n);
+			p->efficiency = scaling_efficiency(p->speedup, n0, p->n);
 		}
 		grp->recommend =
 		    scaling_recommend(&grp->fit, t->min_eff, grp->nmax * SCALING_RECOMMEND_FACTOR,
@@ -184,18 +198,19 @@ static void text_group(const struct trial *t, const struct trial_group *g, struc
 {
 
 	strbuf_addf(out, "\nAmdahl's law%s%s: ", g->label[0] ? " at " : "", g->label);
-	if (g->fit.verdict == SCALING_NO_FIT) {
+	if (g->fit.verdict == SCALING_NO_FIT)
 		strbuf_addf(out, "%s\n", verdict_text(g->fit.verdict));
-		return;
-	}
-	strbuf_addf(out, "p = %.3f (parallel fraction), RMS relative error %.1f%%: %s\n", g->fit.p,
-		    100 * g->fit.rms_rel_err, verdict_text(g->fit.verdict));
+	else
+		strbuf_addf(out, "p = %.3f (parallel fraction), RMS relative error %.1f%%: %s\n",
+			    g->fit.p, 100 * g->fit.rms_rel_err, verdict_text(g->fit.verdict));
 	if (g->contended_runs)
 		strbuf_addf(out,
-			    "  %d run%s measured beside other work that held the node's CPUs: the "
-			    "law may be the machine's, not the program's (run the trial again with "
-			    "the CPUs to itself)\n",
+			    "  %d run%s measured beside other work that held the node's CPUs: left "
+			    "out of the fit, its throughput is the machine's, not the program's "
+			    "(run the trial again with the CPUs to itself)\n",
 			    g->contended_runs, g->contended_runs == 1 ? " was" : "s were");
+	if (g->fit.verdict == SCALING_NO_FIT)
+		return;
 	for (int k = 0; k < 2; k++)
 		strbuf_addf(
 		    out, "  predicted at %g %s: speedup %.2fx, efficiency %.2f%s\n", g->pred_n[k],

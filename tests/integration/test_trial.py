@@ -145,8 +145,10 @@ def test_membound_is_reported_as_measured(wd):
 
 def test_text_and_plot(wd):
     png = wd.join("trial.png")
-    proc = trial("--duration", "1s", "--vary", "cpus=1,2", "--plot", png, "--",
-                 helper("scale_serial"), env=plot_env())
+    # a law is fitted on runs that had their CPUs (contended ones are left out)
+    with machine_cpus("a trial whose law is printed"):
+        proc = trial("--duration", "1s", "--vary", "cpus=1,2", "--plot", png, "--",
+                     helper("scale_serial"), env=plot_env())
     eq(proc.returncode, 0, "exit code: %s" % proc.stderr[-2000:])
     out = proc.stdout
     check(out.startswith("jobscope trial: "), "text header: %r" % out[:80])
@@ -166,8 +168,8 @@ def test_text_and_plot(wd):
 
 def test_contended_runs_are_marked(wd):
     """Beside as many busy loops as the machine has CPUs, a program that scales gets
-    less than its CPUs: each run says cpu_contended, its group counts them, stderr
-    and the text say the law may be the machine's."""
+    less than its CPUs: each run says cpu_contended, its group counts them and
+    leaves them out of the fit (so no law), stderr says so."""
     ncpu = len(os.sched_getaffinity(0))
     loops = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(ncpu)]
     try:
@@ -182,6 +184,9 @@ def test_contended_runs_are_marked(wd):
     runs = [r for p in doc["placements"] for r in p["runs"]]
     eq([r["cpu_contended"] for r in runs], [True] * len(runs), "every run contended")
     eq(doc["fits"][0]["contended_runs"], len(runs), "contended runs")
+    # runs that measured the machine are left out of the fit: no law from them
+    eq((doc["fits"][0]["verdict"], doc["fits"][0]["p"], doc["fits"][0]["recommended"]),
+       ("no-fit", None, None), "the fit over contended runs only")
     check("measured under CPU contention" in proc.stderr, proc.stderr[-1000:])
 
 
@@ -239,8 +244,11 @@ def test_gpus_placement_and_gpu_work(wd):
                JOBSCOPE_ROCM_SMI_LIBRARY="/nonexistent", FAKE_GPU_SCENARIO=scenario)
     cmd = "echo $$ > %s; echo \"$CUDA_VISIBLE_DEVICES\" >> %s; exec %s --seconds 1.5" % (
         wd.join("pid"), wd.join("cvd"), helper("busy"))
-    proc = trial("--format", "json", "--duration", "3s", "--interval", "100ms", "--vary",
-                 "gpus=1,2", "--", "sh", "-c", cmd, env=env)
+    # the helper spins a CPU: beside other work its runs would be contended, and left
+    # out of the fit
+    with machine_cpus("a trial of a GPU job whose law is checked"):
+        proc = trial("--format", "json", "--duration", "3s", "--interval", "100ms", "--vary",
+                     "gpus=1,2", "--", "sh", "-c", cmd, env=env)
     eq(proc.returncode, 0, "exit code: %s" % proc.stderr[-2000:])
     with open(wd.join("cvd")) as f:
         eq(f.read().split(), ["0", "0,1"], "CUDA_VISIBLE_DEVICES of each run")
