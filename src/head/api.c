@@ -23,6 +23,7 @@
 #include "common/timeutil.h"
 #include "net/api.h"
 #include "report/report_query.h"
+#include "report/session_export.h"
 #include "sample/host.h"
 #include "store/queries.h"
 #include "store/profiling.h"
@@ -247,6 +248,8 @@ void head_api_session(void *arg, const char *name, const struct http_request *re
 	jsonw_kv_int(&w, "start_ms", s.start_ms);
 	jsonw_kv_int_opt(&w, "end_ms", s.end_ms > 0, s.end_ms);
 	jsonw_kv_int_opt(&w, "interval_ms", s.interval_ms > 0, s.interval_ms);
+	/* the session's frames, as /profiling/sessions and its gswarm file count them */
+	jsonw_kv_int(&w, "frames", session_gswarm_frames(&s, time_now_ms()));
 	jsonw_kv_str_opt(&w, "nodes", s.nodes[0] ? s.nodes : NULL);
 	jsonw_key(&w, "by_node");
 	if (!answered(store_query_session_nodes(h->st, s.start_ms,

@@ -49,16 +49,17 @@ void head_session_not_post(void *arg, const struct http_request *req, struct htt
 	json_answer(res, 405, false, "POST a JSON object");
 }
 
-/* The node names of the agents that stream to this head, ",a,b," (to find ",a,"). */
+/* Node names from a query's column col, ",a,b," (to find ",a,"). */
 struct known_nodes {
 	struct strbuf names;
+	int col;
 };
 
 static int known_node(const struct store_row *r, void *arg)
 {
 	struct known_nodes *k = arg;
 
-	strbuf_addf(&k->names, "%s,", r->text[1]);
+	strbuf_addf(&k->names, "%s,", r->text[k->col]);
 	return 0;
 }
 
@@ -78,6 +79,7 @@ static void unknown_nodes(struct head *h, const struct session_record *s, char *
 		return;
 	strbuf_init(&k.names, 1 << 20);
 	strbuf_addch(&k.names, ',');
+	k.col = 1;
 	if (store_query_gswarm_nodes(h->st, known_node, &k) == 0) {
 		snprintf(nodes, sizeof(nodes), "%s", s->nodes);
 		for (char *n = strtok_r(nodes, ",", &save); n; n = strtok_r(NULL, ",", &save)) {
@@ -88,6 +90,46 @@ static void unknown_nodes(struct head *h, const struct session_record *s, char *
 		}
 	}
 	strbuf_release(&k.names);
+}
+
+/*
+ * The nodes of a stopped session that sent nothing in its window, into out
+ * (joined by ", "): those it names, or (naming none) those of every agent
+ * of this head, without a host row from start to end.  "" when every one
+ * sent (or the store cannot be read: a stop is not failed for a warning).
+ */
+static void silent_nodes(struct head *h, const struct session_record *s, char *out, size_t size)
+{
+	struct known_nodes sent = {.col = 0}, want = {.col = 1};
+	char *save = NULL, *list;
+	size_t len = 0;
+
+	out[0] = '\0';
+	strbuf_init(&sent.names, 1 << 20);
+	strbuf_init(&want.names, 1 << 20);
+	strbuf_addch(&sent.names, ',');
+	if (s->nodes[0])
+		strbuf_addstr(&want.names, s->nodes);
+	if (store_query_nodes_sent(h->st, s->start_ms, s->end_ms, known_node, &sent) ||
+	    (!s->nodes[0] && store_query_gswarm_nodes(h->st, known_node, &want)) ||
+	    strbuf_error(&sent.names) || strbuf_error(&want.names))
+		goto out_release;
+	list = want.names.buf;
+	for (char *n = list ? strtok_r(list, ",", &save) : NULL; n;
+	     n = strtok_r(NULL, ",", &save)) {
+		char key[300];
+
+		snprintf(key, sizeof(key), ",%s,", n);
+		if (strstr(strbuf_str(&sent.names), key))
+			continue;
+		/* said once (an all-node session lists a node once per agent) */
+		strbuf_addstr(&sent.names, key + 1);
+		if (len < size)
+			len += (size_t)snprintf(out + len, size - len, "%s%s", len ? ", " : "", n);
+	}
+out_release:
+	strbuf_release(&sent.names);
+	strbuf_release(&want.names);
 }
 
 /*
@@ -202,7 +244,7 @@ static int sessions_stop(struct store *st, const char *name, int64_t end_ms,
 void head_session_stop(void *arg, const struct http_request *req, struct http_response *res)
 {
 	struct head *h = arg;
-	char name[SESSION_NAME_MAX], msg[600];
+	char name[SESSION_NAME_MAX], msg[600], silent[512];
 	struct session_record *stopped = NULL;
 	size_t n = 0;
 	bool has_name;
@@ -249,6 +291,19 @@ void head_session_stop(void *arg, const struct http_request *req, struct http_re
 		jsonw_kv_str(&w, "message", msg);
 		jsonw_kv_null(&w, "output_file");
 		jsonw_kv_int(&w, "stopped", (int64_t)n);
+		/* a node that sent nothing is said at the stop, not found in the file */
+		strbuf_reset(&files);
+		for (size_t i = 0; i < n; i++) {
+			silent_nodes(h, &stopped[i], silent, sizeof(silent));
+			if (!silent[0])
+				continue;
+			snprintf(msg, sizeof(msg), "session '%.200s': node%s %.300s sent nothing",
+				 stopped[i].name, strchr(silent, ',') ? "s" : "", silent);
+			log_warn(0, "head: %s", msg);
+			strbuf_addf(&files, "%s%s", files.len ? "; " : "", msg);
+		}
+		if (files.len)
+			jsonw_kv_str(&w, "warning", strbuf_str(&files));
 		jsonw_obj_end(&w);
 		strbuf_addch(&res->body, '\n');
 		strbuf_release(&files);

@@ -56,11 +56,14 @@ void headview_status(const cJSON *doc, int64_t now)
 		const cJSON *n = cJSON_GetObjectItemCaseSensitive(s, "name");
 		const cJSON *t = cJSON_GetObjectItemCaseSensitive(s, "start_time");
 		const cJSON *iv = cJSON_GetObjectItemCaseSensitive(s, "interval_ms");
+		const cJSON *fr = cJSON_GetObjectItemCaseSensitive(s, "frames");
 
 		printf("  session %s since %s", cJSON_IsString(n) ? n->valuestring : "?",
 		       cJSON_IsString(t) ? t->valuestring : "?");
 		if (cJSON_IsNumber(iv))
 			printf(", every %.0fms", iv->valuedouble);
+		if (cJSON_IsNumber(fr))
+			printf(", %.0f frame%s", fr->valuedouble, fr->valuedouble == 1 ? "" : "s");
 		printf("\n");
 	}
 	headview_clients(cJSON_GetObjectItemCaseSensitive(doc, "clients"), now);
@@ -70,8 +73,8 @@ void headview_sessions(const cJSON *sessions)
 {
 	const cJSON *s;
 
-	printf("%-24s %-7s %-24s %-24s %-9s %-4s %s\n", "NAME", "STATE", "START", "END", "INTERVAL",
-	       "CUDA", "NODES");
+	printf("%-24s %-7s %-24s %-24s %-9s %7s %-4s %s\n", "NAME", "STATE", "START", "END",
+	       "INTERVAL", "FRAMES", "CUDA", "NODES");
 	cJSON_ArrayForEach(s, sessions)
 	{
 		const cJSON *name = cJSON_GetObjectItemCaseSensitive(s, "name");
@@ -80,7 +83,8 @@ void headview_sessions(const cJSON *sessions)
 		const cJSON *iv = cJSON_GetObjectItemCaseSensitive(s, "interval_ms");
 		const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(s, "nodes");
 		const cJSON *cuda = cJSON_GetObjectItemCaseSensitive(s, "cuda");
-		char t0[40] = "-", t1[40] = "-", ivs[24] = "agents'", ns[256] = "all";
+		const cJSON *frames = cJSON_GetObjectItemCaseSensitive(s, "frames");
+		char t0[40] = "-", t1[40] = "-", ivs[24] = "agents'", ns[256] = "all", fs[24] = "-";
 
 		if (cJSON_IsNumber(start))
 			format_rfc3339_ms((int64_t)start->valuedouble, t0, sizeof(t0));
@@ -88,15 +92,17 @@ void headview_sessions(const cJSON *sessions)
 			format_rfc3339_ms((int64_t)end->valuedouble, t1, sizeof(t1));
 		if (cJSON_IsNumber(iv))
 			snprintf(ivs, sizeof(ivs), "%.0fms", iv->valuedouble);
+		if (cJSON_IsNumber(frames))
+			snprintf(fs, sizeof(fs), "%.0f", frames->valuedouble);
 		if (cJSON_IsArray(nodes)) {
 			char *p = cJSON_PrintUnformatted(nodes);
 
 			snprintf(ns, sizeof(ns), "%s", p ? p : "?");
 			free(p);
 		}
-		printf("%-24s %-7s %-24s %-24s %-9s %-4s %s\n",
+		printf("%-24s %-7s %-24s %-24s %-9s %7s %-4s %s\n",
 		       cJSON_IsString(name) ? name->valuestring : "?",
-		       cJSON_IsNumber(end) ? "stopped" : "active", t0, t1, ivs,
+		       cJSON_IsNumber(end) ? "stopped" : "active", t0, t1, ivs, fs,
 		       cJSON_IsTrue(cuda) ? "yes" : "no", ns);
 	}
 }

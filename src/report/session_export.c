@@ -33,7 +33,7 @@
 #define EXPORT_MAX_SERIES 4096
 
 struct series {
-	char key[400]; /* "host:index:name" or the host name */
+	char key[400];		     /* "host:index:name" or the host name */
 	int64_t last_ms, min_gap_ms; /* nodes: for gaps */
 	int64_t n, n_util;
 	double util_sum, util_max, mem_max, power_sum;
@@ -160,8 +160,8 @@ static int on_frame(const struct session_frame *f, void *arg)
 		for (int i = 0; i < (f->ngpus ? f->ngpus : 1); i++) {
 			const struct session_frame_gpu *g = f->ngpus ? &f->gpu[i] : NULL;
 
-			strbuf_addf(c->out, "%" PRId64 ",%s,%" PRId64 ",%s", f->frame_id, t, f->ts_ms,
-				    f->hostname);
+			strbuf_addf(c->out, "%" PRId64 ",%s,%" PRId64 ",%s", f->frame_id, t,
+				    f->ts_ms, f->hostname);
 			if (g) {
 				strbuf_addf(c->out, ",%s:%d:%s", f->hostname, g->index, g->name);
 				report_csv_num(c->out, g->util_pct, 0);
@@ -423,10 +423,11 @@ int session_export_frames_progress(struct store *st, const struct session_record
 		return log_err(-ENOMEM, "out of memory");
 	}
 	if (csv) {
-		strbuf_addstr(out, "frame_id,time,time_ms,node,gpu_id,gpu_util_pct,gpu_memory_bytes,"
-				   "pcie_rx_bps,pcie_tx_bps,nvlink_rx_bps,nvlink_tx_bps,gpu_power_w,"
-				   "cpu_util_pct,mem_used_bytes,load1,disk_read_bps,disk_write_bps,"
-				   "net_rx_bps,net_tx_bps\n");
+		strbuf_addstr(out,
+			      "frame_id,time,time_ms,node,gpu_id,gpu_util_pct,gpu_memory_bytes,"
+			      "pcie_rx_bps,pcie_tx_bps,nvlink_rx_bps,nvlink_tx_bps,gpu_power_w,"
+			      "cpu_util_pct,mem_used_bytes,load1,disk_read_bps,disk_write_bps,"
+			      "net_rx_bps,net_tx_bps\n");
 		ret = store_for_each_frame(st, s, time_now_ms(), on_frame, &c);
 		goto out_free;
 	}
@@ -469,6 +470,11 @@ int session_export_frames_progress(struct store *st, const struct session_record
 	if (ret)
 		goto out_free;
 	jsonw_kv_int(&c.w, "frame_count", c.frames);
+	/*
+	 * frames above are each node's samples; the session's frames, one a
+	 * period from its start, are what list, status and its gswarm file count
+	 */
+	jsonw_kv_int(&c.w, "session_frames", session_gswarm_frames(s, c.until_ms));
 	summaries(&c, &c.w);
 	ret = merge_gap_records(st, s, s->end_ms ? s->end_ms : time_now_ms(), &c);
 	if (ret)
@@ -557,12 +563,17 @@ int session_export_report(struct store *st, const char *name, struct strbuf *out
 	format_duration_ms((s.end_ms ? s.end_ms : time_now_ms()) - s.start_ms, dur, sizeof(dur));
 	strbuf_addf(out, "jobscope session %s: %s to %s (%s%s)\n", s.name, t0,
 		    s.end_ms ? t1 : "now", dur, s.end_ms ? "" : ", still active");
-	strbuf_addf(out, "  nodes %s, sampling %s; %" PRId64 " frames\n",
-		    s.nodes[0] ? s.nodes : "all", s.interval_ms ? "at the session's interval" : "as the agents do",
-		    c->frames);
+	strbuf_addf(out,
+		    "  nodes %s, sampling %s; %" PRId64 " frames (one a %" PRId64 "ms), %" PRId64
+		    " samples from its nodes\n",
+		    s.nodes[0] ? s.nodes : "all",
+		    s.interval_ms ? "at the session's interval" : "as the agents do",
+		    session_gswarm_frames(&s, s.end_ms ? s.end_ms : time_now_ms()),
+		    session_gswarm_period_ms(&s), c->frames);
 	if (s.interval_ms)
 		strbuf_addf(out, "  interval %" PRId64 "ms\n", s.interval_ms);
-	strbuf_addstr(out, "\n  Nodes                      frames   CPU avg   CPU max   memory max\n");
+	strbuf_addstr(out,
+		      "\n  Nodes                     samples   CPU avg   CPU max   memory max\n");
 	for (size_t i = 0; i < c->nnode; i++) {
 		const struct series *n = &c->node[i];
 		char mem[32] = "-";
@@ -573,18 +584,19 @@ int session_export_report(struct store *st, const char *name, struct strbuf *out
 			    n->n_util ? n->util_sum / (double)n->n_util : NAN, n->util_max, mem);
 	}
 	if (c->ndev) {
-		strbuf_addstr(out, "\n  GPUs                                  frames  util avg  util max  "
-				   "memory max  power avg\n");
+		strbuf_addstr(
+		    out, "\n  GPUs                                 samples  util avg  util max  "
+			 "memory max  power avg\n");
 		for (size_t i = 0; i < c->ndev; i++) {
 			const struct series *d = &c->dev[i];
 			char mem[32] = "-";
 
 			if (!isnan(d->mem_max))
 				fmt_bytes(mem, sizeof(mem), (uint64_t)d->mem_max);
-			strbuf_addf(out, "  %-36s %8" PRId64 "   %6.1f%%   %6.0f%%  %10s  %8.1f W\n",
-				    d->key, d->n, d->n_util ? d->util_sum / (double)d->n_util : NAN,
-				    d->util_max, mem,
-				    d->n_power ? d->power_sum / (double)d->n_power : NAN);
+			strbuf_addf(
+			    out, "  %-36s %8" PRId64 "   %6.1f%%   %6.0f%%  %10s  %8.1f W\n",
+			    d->key, d->n, d->n_util ? d->util_sum / (double)d->n_util : NAN,
+			    d->util_max, mem, d->n_power ? d->power_sum / (double)d->n_power : NAN);
 		}
 	}
 	if (c->ngaps) {
@@ -614,7 +626,8 @@ int session_export_report(struct store *st, const char *name, struct strbuf *out
 	session_requests_release(&reqs);
 	if (ret)
 		goto out_free;
-	strbuf_addf(out, "\n  Frames, per device and per node: jobscope export --session %s\n",
+	strbuf_addf(out,
+		    "\n  Every sample, per device and per node: jobscope export --session %s\n",
 		    s.name);
 	ret = strbuf_error(out);
 out_free:

@@ -107,6 +107,11 @@ static const char sql_session_nodes[] =
     " AND (',' || ?3 || ',' LIKE '%,' || n.hostname || ',%' OR ?3 IS NULL)"
     " GROUP BY n.id ORDER BY n.hostname";
 
+/* the nodes with a host row in [?1, ?2] (a session's stop: which sent nothing) */
+static const char sql_nodes_sent[] =
+    "SELECT n.hostname FROM nodes n WHERE EXISTS (SELECT 1 FROM host_samples_all h"
+    " WHERE h.node_id = n.id AND h.ts_ms >= ?1 AND h.ts_ms <= ?2) ORDER BY n.hostname";
+
 /* series: ?1 node, ?2 since, ?3 until, ?4 the GPU's index; %s the metric */
 static const char sql_series_gpu[] =
     "SELECT g.ts_ms, g.%s AS value FROM gpu_samples g JOIN devices d ON"
@@ -361,6 +366,17 @@ int store_query_session_nodes(struct store *st, int64_t from_ms, int64_t to_ms, 
 	snprintf(from, sizeof(from), "%" PRId64, from_ms);
 	snprintf(to, sizeof(to), "%" PRId64, to_ms);
 	return query_json(st, sql_session_nodes, p, false, w);
+}
+
+int store_query_nodes_sent(struct store *st, int64_t from_ms, int64_t to_ms, store_row_fn fn,
+			   void *arg)
+{
+	char from[32], to[32];
+	const char *p[] = {from, to, NULL};
+
+	snprintf(from, sizeof(from), "%" PRId64, from_ms);
+	snprintf(to, sizeof(to), "%" PRId64, to_ms);
+	return store_query_rows(st, sql_nodes_sent, p, fn, arg);
 }
 
 bool store_series_metric_ok(bool gpu, const char *metric)

@@ -125,7 +125,8 @@ int store_query_jobs(struct store *st, const struct store_jobs_filter *f, store_
 		     void *arg, bool *has_next, struct store_jobs_cursor *next);
 /* One job's row (its object, or null when there is no such row). */
 int store_query_job(struct store *st, int64_t job_row, struct jsonw *w);
-/* [{"pid", "ppid", "uid", "comm", "sampled_ms", "cpu_ms", "rss_bytes"}]: its live processes' last rows */
+/* [{"pid", "ppid", "uid", "comm", "sampled_ms", "cpu_ms", "rss_bytes"}]: its live processes' last
+ * rows */
 int store_query_job_procs(struct store *st, int64_t job_row, struct jsonw *w);
 /*
  * What each node sent between from_ms and to_ms (nodes: "a,b", or NULL or
@@ -133,6 +134,10 @@ int store_query_job_procs(struct store *st, int64_t job_row, struct jsonw *w);
  */
 int store_query_session_nodes(struct store *st, int64_t from_ms, int64_t to_ms, const char *nodes,
 			      struct jsonw *w);
+
+/* The nodes with a host row in [from_ms, to_ms]: hostname, by name. */
+int store_query_nodes_sent(struct store *st, int64_t from_ms, int64_t to_ms, store_row_fn fn,
+			   void *arg);
 
 /* Whether metric is a column a series may be of (gpu: of gpu_samples, else host_samples). */
 bool store_series_metric_ok(bool gpu, const char *metric);
@@ -166,8 +171,8 @@ int store_query_latest_gpu_rows(struct store *st, store_row_fn fn, void *arg);
  * gswarm's /metrics/latest.  Each agent's node, by hostname: agent_id,
  * hostname, last_seen_ms, interval_ms, and the latest mem_total_bytes,
  * mem_available_bytes, root filesystem used_bytes and total_bytes (NULL
- * when none).  Each GPU of that agent's node, by index: agent_id, idx, name, mem_total_bytes, then of its latest sample util_pct,
- * mem_used_bytes, pcie_rx_bps, pcie_tx_bps, ts_ms, nvlink_rx_bytes,
+ * when none).  Each GPU of that agent's node, by index: agent_id, idx, name, mem_total_bytes, then
+ * of its latest sample util_pct, mem_used_bytes, pcie_rx_bps, pcie_tx_bps, ts_ms, nvlink_rx_bytes,
  * nvlink_tx_bytes, then of the sample before ts_ms, nvlink_rx_bytes,
  * nvlink_tx_bytes.
  */
