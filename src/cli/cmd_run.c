@@ -106,6 +106,11 @@ static int parse_opts(int argc, char **argv, struct run_cli *rc)
 		     "JOBSCOPE_STATSD_SOCKET are left as they are"),
 	    /* hidden: for tests */
 	    OPT_HIDDEN_CALLBACK("sysroot", "DIR", cli_set_sysroot),
+	    /* hidden: `jobscope trial`'s runs, whose messages name trial's options */
+	    {.type = OPTION_FLAG,
+	     .long_name = "trial-run",
+	     .value = &o->for_trial,
+	     .flags = OPT_HIDDEN},
 	    OPT_END(),
 	};
 	int first, ret;

@@ -101,9 +101,12 @@ static int parse_opts(int argc, char **argv, struct trial_opts *o)
 	    OPT_DURATION('d', "duration", &o->run.duration_ms, 100, 0, "at least 100ms",
 			 "each run's length at most (default 60s): then its tree\n"
 			 "gets SIGTERM, and SIGKILL after --kill-after"),
-	    OPT_DURATION(0, "kill-after", &o->run.grace_ms, 0, 0, NULL, "(default 5s)"),
+	    OPT_DURATION(0, "kill-after", &o->run.grace_ms, 0, 0, NULL,
+			 "SIGKILL this long after --duration's SIGTERM\n"
+			 "(default 5s)"),
 	    OPT_DURATION('i', "interval", &o->run.interval_ms, 50, 0, "at least 50ms",
-			 "`jobscope run`'s sampling interval (default 250ms)"),
+			 "time between each run's samples (default 250ms,\n"
+			 "at least 50ms)"),
 	    OPT_INT(0, "repeat", &o->run.repeat, "N", 1, TRIAL_MAX_REPEAT,
 		    "runs per placement (default 1, at most 16)"),
 	    OPT_CALLBACK(0, "min-efficiency", &o->min_eff, "X",

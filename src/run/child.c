@@ -95,7 +95,8 @@ void run__on_timeout(struct run_state *r)
 		ptree_scan(&r->pt, wallclock_now_ms(&r->wc));
 		r->timed_out = true;
 		r->timeout_at_ms = wallclock_now_ms(&r->wc);
-		log_info("--timeout reached: sending SIGTERM to the command's processes");
+		log_info("%s reached: sending SIGTERM to the command's processes",
+			 r->opt->for_trial ? "--duration" : "--timeout");
 		signal_tree(r, SIGTERM, true);
 		if (r->opt->kill_after_ms > 0) {
 			time_arm_timer(r->timeoutfd, r->opt->kill_after_ms, 0);
@@ -105,8 +106,12 @@ void run__on_timeout(struct run_state *r)
 	if (!r->killed) {
 		r->killed = true;
 		ptree_scan(&r->pt, wallclock_now_ms(&r->wc));
-		log_info("still running %s after SIGTERM: sending SIGKILL",
-			 r->opt->kill_after_ms ? "--kill-after" : "");
+		if (r->opt->kill_after_ms)
+			log_info(
+			    "still running %.3gs (--kill-after) after SIGTERM: sending SIGKILL",
+			    r->opt->kill_after_ms / 1000.0);
+		else
+			log_info("sending SIGKILL");
 		signal_tree(r, SIGKILL, true);
 	}
 }

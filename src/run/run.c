@@ -259,8 +259,9 @@ static void finish_job(struct run_state *r, int64_t end_ms)
 	j->sampler_cpu_ms = (int64_t)proc_self_cpu_ms();
 	if (r->timed_out)
 		add_event(r, r->timeout_at_ms, "timeout", j->pid, r->opt->timeout_ms,
-			  "--timeout of %.3gs reached: SIGTERM sent%s", r->opt->timeout_ms / 1000.0,
-			  r->killed ? ", then SIGKILL" : "");
+			  "%s of %.3gs reached: SIGTERM sent%s",
+			  r->opt->for_trial ? "--duration" : "--timeout",
+			  r->opt->timeout_ms / 1000.0, r->killed ? ", then SIGKILL" : "");
 	if (j->signal)
 		add_event(r, end_ms, "signal", j->pid, j->signal, "%s killed by signal %d (%s)",
 			  r->opt->argv[0], j->signal, strsignal(j->signal));
@@ -486,9 +487,11 @@ static void loop(struct run_state *r)
 			tick(r);
 			if (ptree_job(&r->pt)->nprocs > 0)
 				log_info("%s exited; waiting for the %u process%s it left running "
-					 "(--no-wait to stop now)",
+					 "(%s)",
 					 r->opt->argv[0], ptree_job(&r->pt)->nprocs,
-					 ptree_job(&r->pt)->nprocs == 1 ? "" : "es");
+					 ptree_job(&r->pt)->nprocs == 1 ? "" : "es",
+					 r->opt->for_trial ? "at most --duration"
+							   : "--no-wait to stop now");
 			told_waiting = true;
 		}
 	}

@@ -34,12 +34,13 @@ struct run_opts {
 	const char *name;
 	const char *db;
 	enum run_report report;
-	bool utf8;	       /* the text report's sparklines in UTF-8 */
+	bool utf8; /* the text report's sparklines in UTF-8 */
 	bool no_wait;
 	int64_t pack_after_ms; /* 0: never */
 	bool cuda;
 	const char *cupti; /* --cupti: libcupti's path */
 	bool no_statsd;
+	bool for_trial; /* run by `jobscope trial`: messages name its options, not run's */
 	char **argv;
 };
 

@@ -313,9 +313,9 @@ static int run_once(const struct trial_runner *o, struct trial_placement *p, int
 		    const char *db)
 {
 	char timeout[32], grace[32], interval[32], name[64], cg[4096] = "", file[4200];
-	const char *head[] = {"jobscope", "run",	  "--db",   db,		  "--timeout",
-			      timeout,	  "--kill-after", grace,    "--interval", interval,
-			      "--report", "none",	  "--name", name,	  "--"};
+	const char *head[] = {"jobscope",     "run", "--db",	    db,	      "--timeout", timeout,
+			      "--kill-after", grace, "--interval",  interval, "--report",  "none",
+			      "--name",	      name,  "--trial-run", "--"};
 	size_t nhead = sizeof(head) / sizeof(head[0]), nargs = 0;
 	char **argv;
 	cpu_set_t set;

@@ -10,6 +10,7 @@ are compared with that as well.
 """
 import json
 import os
+import re
 import signal
 import socket
 import struct
@@ -353,6 +354,19 @@ def test_usage_errors(wd):
         eq(proc.returncode, 2, "usage error for %r" % bad)
         check(proc.stderr.startswith("jobscope: "), "message for %r: %r" % (bad, proc.stderr))
     eq(trial("--vary", "cpus=1").returncode, 2, "no command")
+
+
+def test_messages_name_trials_options(wd):
+    """What a trial's runs say names trial's options, never `run`'s: a run its
+    --duration ends, and a command that leaves a process running behind it."""
+    own = {o.rstrip("=") for o in jobscope("trial", "--list-options").stdout.split()}
+    proc = trial("--vary", "cpus=1", "--duration", "600ms", "--kill-after", "1s", "--",
+                 "sh", "-c", "sleep 30 & exit 0")
+    eq(proc.returncode, 0, "exit code (stderr: %s)" % proc.stderr[-2000:])
+    check("--duration reached" in proc.stderr, proc.stderr)
+    check("at most --duration" in proc.stderr, proc.stderr)
+    named = set(re.findall(r"--[a-z][a-z-]*", proc.stderr))
+    eq(named - own, set(), "options trial's messages name that trial lacks: " + proc.stderr)
 
 
 def test_helper_sends_its_count_by_statsd(wd):
