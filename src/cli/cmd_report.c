@@ -34,6 +34,8 @@ static const char report_head[] =
     "for next time.  Without a selector: the store's only run ('last': the\n"
     "latest; `jobscope runs` lists them).  --job KEY on an agent's or head's\n"
     "store: scheduler:id:start_ms, scheduler:id or a bare id (the latest match).\n"
+    "RUN_ID is a row of the store (--db); a head numbers its rows on its own\n"
+    "machine, so with --head give --job KEY or 'last'.\n"
     "\n"
     "Many jobs (--user, --node, --since, --until or --by): reserved against used\n"
     "core-hours, GPU-hours and memory over a window (default the last 30 days),\n"
@@ -277,6 +279,19 @@ static int cmd_report(int argc, char **argv)
 	if (session && q.format == REPORT_FMT_HTML)
 		return usage_error("report", "--format html is for a job or history; a "
 					     "session's report: text, json or csv");
+	/*
+	 * RUN_ID is a row of the store asked; a head's rows are numbered on its
+	 * machine, so the id `jobscope runs` shows on this one names another
+	 * job there: a head is asked by job key (or 'last', its latest run)
+	 */
+	if (head && q.run_id && strcmp(q.run_id, "last") != 0)
+		return usage_error(
+		    "report",
+		    "'%s' is a run id of a store (`jobscope runs --db PATH`), not of a "
+		    "head: ask the head by --job KEY (scheduler:id[:start_ms], "
+		    "scheduler:id or a job id, as its /api/v1/jobs lists them) or "
+		    "'last'",
+		    q.run_id);
 	if (head && session)
 		return session_from_head(head, token_file, session, &q, output);
 	if (head)

@@ -168,8 +168,10 @@ static int pick_job(struct store *st, const struct report_query *q, int64_t *id,
 		return fail(-ENOENT, err, errsize, "no runs in '%s'", store_name(st, q));
 	if (p.count > 1 && !q->run_id)
 		return fail(-EINVAL, err, errsize,
-			    "%" PRId64 " runs in '%s': say which (an id from `jobscope runs`, or "
-			    "'last')",
+			    q->store_label
+				? "%" PRId64 " runs in %s: say which (--job KEY, or 'last')"
+				: "%" PRId64 " runs in '%s': say which (an id from `jobscope "
+				  "runs`, or 'last')",
 			    p.count, store_name(st, q));
 	*id = p.last_id;
 	return 0;

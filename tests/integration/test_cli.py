@@ -1,5 +1,7 @@
 """The command line: help, version, usage errors and their exit codes."""
-from harness import jobscope, run_tests, check, eq
+import re
+
+from harness import free_port, jobscope, run_tests, check, eq
 
 
 def test_help_and_version(wd):
@@ -123,6 +125,40 @@ def test_run_bad_option_starts_nothing(wd):
     p = jobscope("run", "--db", wd.join("s.db"), "--interval", "1x", "--", "touch", marker)
     eq(p.returncode, 2, "exit code")
     check(not __import__("os").path.exists(marker), "the command must not start")
+
+
+def test_report_run_id_is_a_stores(wd):
+    """RUN_ID is a row of the store asked (`jobscope runs`); a head numbers its rows on
+    its own machine, so `report --head URL 2` is a usage error naming what to give,
+    said before the head is asked (nothing listens at the URL)."""
+    db = wd.join("runs.db")
+    eq(jobscope("run", "--db", db, "--", "true").returncode, 0, "a run")
+    eq(jobscope("run", "--db", db, "--", "true").returncode, 0, "another")
+    ids = [ln.split()[0] for ln in jobscope("runs", "--db", db).stdout.splitlines()[1:]]
+    eq(len(ids), 2, "two runs listed")
+    p = jobscope("report", "--db", db, ids[0], "--format", "json")
+    eq(p.returncode, 0, "report --db with a run id: " + p.stderr)
+    url = "http://127.0.0.1:%d" % free_port()
+    for args in ((ids[0],), ("2", "--format", "json")):
+        p = jobscope("report", "--head", url, *args)
+        eq(p.returncode, 2, "report --head %s: a usage error (%s)" % (args, p.stderr))
+        check(p.stderr.startswith("jobscope: "), p.stderr)
+        check("is a run id of a store" in p.stderr and "--job KEY" in p.stderr
+              and "'last'" in p.stderr, p.stderr)
+        check("cannot reach" not in p.stderr, "the head is not asked: " + p.stderr)
+    # 'last' and --job KEY are a head's questions: asked (and here, unreachable)
+    for args in (("last",), ("--job", "slurm:1")):
+        p = jobscope("report", "--head", url, *args)
+        eq(p.returncode, 1, "report --head %s asks the head: %s" % (args, p.stderr))
+
+
+def test_trial_help_names_its_own_options(wd):
+    """trial's --help names only trial's options, and says no option as `run`'s."""
+    text = jobscope("trial", "--help").stdout
+    own = {o.rstrip("=") for o in jobscope("trial", "--list-options").stdout.split()}
+    named = set(re.findall(r"--[a-z][a-z-]*", text))
+    eq(named - own, set(), "options trial's --help names that trial lacks")
+    check("`jobscope run`'s" not in text, text)
 
 
 if __name__ == "__main__":
