@@ -453,10 +453,12 @@ def test_report_from_a_head(wd):
     shutil.copy(db, head_db)
     head = Head(wd, db=head_db)
     try:
-        for args in ((["last"]), (["2", "--format", "json"]),
-                     (["--by", "user", "--since", "1d", "--format", "csv"])):
+        # a run id is a row of the store asked: a head is asked by job key
+        for args, remote_args in ((["last"], ["last"]),
+                                  (["2", "--format", "json"], ["--job", "run:2", "--format", "json"]),
+                                  (["--by", "user", "--since", "1d", "--format", "csv"], None)):
             local = report(head_db, *args)
-            remote = jobscope("report", "--head", head.url, *args)
+            remote = jobscope("report", "--head", head.url, *(remote_args or args))
             eq(remote.returncode, 0, "head report exit: %s" % remote.stderr)
             if "--by" in args:
                 # the window ends at "now", a few ms apart: compare the shape
@@ -464,6 +466,9 @@ def test_report_from_a_head(wd):
                 eq(len(remote.stdout.splitlines()), len(local.splitlines()), "rows")
             else:
                 eq(remote.stdout, local, "the head's report is the store's")
+        r = jobscope("report", "--head", head.url, "2")
+        eq(r.returncode, 2, "a run id given to a head (stderr %s)" % r.stderr)
+        check("--job KEY" in r.stderr, r.stderr)
         r = jobscope("report", "--head", head.url, "--job", "slurm:424242")
         eq(r.returncode, 1, "unknown job from a head")
         check("no job" in r.stderr, r.stderr)
