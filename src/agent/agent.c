@@ -138,6 +138,7 @@ static int start_sender(struct agent *a)
 		if (ret)
 			return ret;
 		so.token = token;
+		so.token_file = a->opt->token_file;
 	}
 	snprintf(so.who.agent_id, sizeof(so.who.agent_id), "%s", a->agent_id);
 	snprintf(so.who.hostname, sizeof(so.who.hostname), "%s", a->hostname);

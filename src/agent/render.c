@@ -264,7 +264,7 @@ static void render_job_metrics(const struct agent *a, struct strbuf *o, struct s
 static void render_rw_metrics(const struct agent *a, struct strbuf *o)
 {
 	static const enum prom_fam fams[] = {PF_AGENT_RW_PENDING, PF_AGENT_RW_FAILURES,
-					     PF_AGENT_RW_UP};
+					     PF_AGENT_RW_UP, PF_AGENT_RW_REFUSED};
 	struct rw_stats rs[RW_MAX_TARGETS];
 	int n = rw_targets(a->rw);
 	struct strbuf lab;
@@ -274,7 +274,7 @@ static void render_rw_metrics(const struct agent *a, struct strbuf *o)
 	for (int i = 0; i < n; i++)
 		rw_get_stats(a->rw, i, &rs[i]);
 	strbuf_init(&lab, 0);
-	for (int f = 0; f < 3; f++) {
+	for (int f = 0; f < 4; f++) {
 		prom_family_head(o, fams[f]);
 		for (int i = 0; i < n; i++) {
 			double v;
@@ -285,6 +285,8 @@ static void render_rw_metrics(const struct agent *a, struct strbuf *o)
 				v = (double)(rs[i].max_seq > rs[i].acked_seq
 						 ? rs[i].max_seq - rs[i].acked_seq
 						 : 0);
+			else if (f == 3)
+				v = rs[i].refused;
 			else
 				v = f == 1 ? (double)rs[i].failures : (double)rs[i].connected;
 			strbuf_reset(&lab);
@@ -317,6 +319,17 @@ static void render_self_metrics(const struct agent *a, struct strbuf *o)
 	prom_sample(o, prom_fam_name(PF_AGENT_PACKED_ROWS), "", (double)a->packer.total.rows);
 	prom_family_head(o, PF_AGENT_PACKED_BYTES);
 	prom_sample(o, prom_fam_name(PF_AGENT_PACKED_BYTES), "", (double)a->packer.total.bytes);
+	if (a->sender) {
+		struct sender_stats ss;
+
+		sender_get_stats(a->sender, &ss);
+		prom_family_head(o, PF_AGENT_HEAD_UP);
+		prom_sample(o, prom_fam_name(PF_AGENT_HEAD_UP), "", ss.connected);
+		prom_family_head(o, PF_AGENT_HEAD_REFUSED);
+		prom_sample(o, prom_fam_name(PF_AGENT_HEAD_REFUSED), "", ss.refused);
+		prom_family_head(o, PF_AGENT_HEAD_FAILURES);
+		prom_sample(o, prom_fam_name(PF_AGENT_HEAD_FAILURES), "", (double)ss.failures);
+	}
 	if (a->opt->head) {
 		prom_family_head(o, PF_AGENT_LOST_ROWS);
 		prom_sample(o, prom_fam_name(PF_AGENT_LOST_ROWS), "", (double)a->lost_rows);
@@ -540,6 +553,7 @@ static void json_node(const struct agent *a, struct strbuf *o)
 		jsonw_kv_int(&w, "batches", ss.batches);
 		jsonw_kv_int(&w, "rows", ss.rows);
 		jsonw_kv_int(&w, "failures", ss.failures);
+		jsonw_kv_bool(&w, "refused", ss.refused);
 		jsonw_kv_str_opt(&w, "last_error", ss.last_error[0] ? ss.last_error : NULL);
 		/* what the size cap deleted before the head held it */
 		jsonw_kv_int(&w, "lost_rows", a->lost_rows);
@@ -592,6 +606,7 @@ static void json_node(const struct agent *a, struct strbuf *o)
 		jsonw_kv_int_opt(&w, "acked_seq", rs.acked_seq >= 0, rs.acked_seq);
 		jsonw_kv_int(&w, "max_seq", rs.max_seq);
 		jsonw_kv_int(&w, "failures", rs.failures);
+		jsonw_kv_bool(&w, "refused", rs.refused);
 		jsonw_kv_int_opt(&w, "last_ok_ms", rs.last_ok_ms > 0, rs.last_ok_ms);
 		jsonw_kv_str_opt(&w, "last_error", rs.last_error[0] ? rs.last_error : NULL);
 		jsonw_obj_end(&w);

@@ -6,19 +6,28 @@
 
 #include "common/log.h"
 
-int token_read_file(const char *path, char *buf, size_t size)
+int token_load(const char *path, char *buf, size_t size)
 {
 	FILE *f = fopen(path, "r");
 	size_t n;
 
 	if (!f)
-		return log_err(-errno, "cannot read the token file '%s'", path);
+		return -errno;
 	n = fread(buf, 1, size - 1, f);
 	fclose(f);
 	buf[n] = '\0';
 	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
 		buf[--n] = '\0';
-	if (n == 0)
-		return log_err(-EINVAL, "the token file '%s' is empty", path);
+	return n == 0 ? -EINVAL : 0;
+}
+
+int token_read_file(const char *path, char *buf, size_t size)
+{
+	int ret = token_load(path, buf, size);
+
+	if (ret == -EINVAL)
+		return log_err(ret, "the token file '%s' is empty", path);
+	if (ret)
+		return log_err(ret, "cannot read the token file '%s'", path);
 	return 0;
 }

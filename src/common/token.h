@@ -10,5 +10,7 @@
 
 /* The token in path into buf (trailing newline and blanks dropped); -EINVAL if empty. */
 int token_read_file(const char *path, char *buf, size_t size);
+/* The same, said nowhere (read again while running: a missing file is no news). */
+int token_load(const char *path, char *buf, size_t size);
 
 #endif

@@ -47,11 +47,35 @@ void shipper_error(struct shipper *sh, const char *fmt, ...)
 	pthread_mutex_lock(&sh->lock);
 	first = sh->stats.connected || strcmp(sh->stats.last_error, msg) != 0;
 	sh->stats.connected = false;
+	sh->stats.refused = false;
 	sh->stats.failures++;
 	snprintf(sh->stats.last_error, sizeof(sh->stats.last_error), "%s", msg);
 	pthread_mutex_unlock(&sh->lock);
 	if (first) /* once per kind of failure, not once per retry */
 		log_warn(0, "%s: %s (%s)", sh->what, msg, sh->retry_note);
+}
+
+void shipper_refused(struct shipper *sh, const char *fmt, ...)
+{
+	char msg[160];
+	va_list ap;
+	bool first;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	pthread_mutex_lock(&sh->lock);
+	first = !sh->stats.refused || strcmp(sh->stats.last_error, msg) != 0;
+	sh->stats.connected = false;
+	sh->stats.refused = true;
+	sh->stats.failures++;
+	snprintf(sh->stats.last_error, sizeof(sh->stats.last_error), "%s", msg);
+	pthread_mutex_unlock(&sh->lock);
+	if (first)
+		log_err(0,
+			"%s: %s: the store keeps the rows; asking again every %d s, or as soon "
+			"as the token file changes",
+			sh->what, msg, SHIPPER_REFUSED_MS / 1000);
 }
 
 void shipper_answered(struct shipper *sh)
@@ -61,6 +85,7 @@ void shipper_answered(struct shipper *sh)
 	pthread_mutex_lock(&sh->lock);
 	again = !sh->stats.connected && sh->stats.failures;
 	sh->stats.connected = true;
+	sh->stats.refused = false;
 	sh->stats.last_ok_ms = time_now_ms();
 	pthread_mutex_unlock(&sh->lock);
 	if (again)
@@ -102,6 +127,25 @@ static bool wait_ms(struct shipper *sh, int64_t ms, bool kickable, bool batching
 bool shipper_pause(struct shipper *sh, int64_t ms)
 {
 	return wait_ms(sh, ms, false, false);
+}
+
+/*
+ * After a refusal: SHIPPER_REFUSED_MS, or less when the encoder's
+ * credentials change meanwhile.  False when stopping.
+ */
+static bool pause_refused(struct shipper *sh)
+{
+	int64_t until = time_now_ms() + SHIPPER_REFUSED_MS;
+
+	while (time_now_ms() < until) {
+		if (!shipper_pause(sh, 1000))
+			return false;
+		if (sh->ops->reauth && sh->ops->reauth(sh->enc)) {
+			log_info("%s: the token changed: trying again", sh->what);
+			break;
+		}
+	}
+	return true;
 }
 
 static int abort_when_stopping(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
@@ -182,6 +226,12 @@ static void *shipper_main(void *arg)
 		}
 		if (cursor < 0) {
 			ret = sh->ops->start(sh->enc, sh, st, &cursor);
+			if (ret == -EACCES) {
+				cursor = -1;
+				backoff = SHIPPER_BACKOFF_MAX;
+				pause_refused(sh);
+				continue;
+			}
 			if (ret) {
 				cursor = -1;
 				backoff = backoff ? backoff * 2 : SHIPPER_BACKOFF_MS;
@@ -219,6 +269,12 @@ static void *shipper_main(void *arg)
 		ret = sh->ops->send(sh->enc, sh, st, cursor, to_seq, &acked);
 		if (ret == -E2BIG && rows > SHIPPER_MIN_ROWS) {
 			rows /= 2;
+			continue;
+		}
+		if (ret == -EACCES) {
+			backoff = SHIPPER_BACKOFF_MAX;
+			cursor = -1;
+			pause_refused(sh);
 			continue;
 		}
 		if (ret == -EAGAIN || ret == -E2BIG) {

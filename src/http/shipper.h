@@ -18,7 +18,13 @@
  *
  * A failure (said through shipper_error) backs off, 500 ms doubling up to
  * 30 s, and starts again from start: the store holds whatever the
- * receiver lacks, so nothing is buffered and nothing overflows.  While a
+ * receiver lacks, so nothing is buffered and nothing overflows.  A
+ * refusal of our credentials (a 401 or 403, said through shipper_refused)
+ * is no passing failure: trying again soon cannot help and fills the
+ * receiver's log, so the loop waits SHIPPER_REFUSED_MS at once (the rows
+ * stay in the store), and asks the encoder each second whether its
+ * credentials changed (a token file rewritten): then it tries at once, so
+ * a fixed token heals without a restart.  While a
  * backlog lasts the batch doubles up to max_rows, and a progress hook is
  * told of the catch-up; once current the batch goes back to first_rows
  * and, with batch_ms, the next read waits that long (a flush ends it) so
@@ -63,7 +69,16 @@ struct shipper_ops {
 	 */
 	int (*send)(void *enc, struct shipper *sh, struct store *st, int64_t cursor, int64_t to_seq,
 		    int64_t *acked);
+	/*
+	 * start and send return -EACCES after shipper_refused: the receiver
+	 * refused the credentials.  Asked each second while refused: true when
+	 * they changed (read again from their file), to try at once.  NULL:
+	 * nothing to read again.
+	 */
+	bool (*reauth)(void *enc);
 };
+
+#define SHIPPER_REFUSED_MS 60000 /* a refused receiver is asked again this often */
 
 struct shipper_opts {
 	const char *thread_name; /* "js-rw": its CPU apart in top -H */
@@ -94,6 +109,7 @@ struct shipper_stats {
 	int64_t batches, rows; /* sent and acknowledged */
 	int64_t failures;
 	int64_t last_ok_ms;
+	bool refused; /* the receiver refused our credentials, last time it answered */
 	char last_error[160];
 };
 
@@ -120,6 +136,13 @@ void shipper_release_reads(struct shipper *sh);
 /* For the encoders, on the shipper's thread: */
 /* A failure: counted, kept for the stats, logged once per kind of failure. */
 void shipper_error(struct shipper *sh, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/*
+ * The receiver refused our credentials (401, 403): counted and kept like
+ * a failure, marked refused, said once as an error (fmt should name the
+ * option that holds them).  The encoder then returns -EACCES.
+ */
+void shipper_refused(struct shipper *sh, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 /* The receiver answered: connected again (said once after failures). */
 void shipper_answered(struct shipper *sh);
 /* Whether shipper_stop was called. */

@@ -11,6 +11,7 @@
 
 #include "common/log.h"
 #include "common/timeutil.h"
+#include "common/token.h"
 #include "http/curl_dl.h"
 #include "http/shipper.h"
 #include "store/store.h"
@@ -25,6 +26,8 @@ struct sender {
 	struct sender_opts opt;
 	struct shipper *sh;
 	char url[1024];
+	char token[256];       /* what the Authorization header carries ("": none) */
+	char token_file[4096]; /* --token-file, read again after a refusal ("": none) */
 	char auth[300];
 	char db_path[4096];
 	char ca_file[4096];
@@ -69,6 +72,26 @@ static int post(struct sender *s, int64_t *acked)
 	curl_fn.easy_getinfo(s->curl, CURLINFO_RESPONSE_CODE, &status);
 	if (status == 413)
 		return -E2BIG;
+	if (status == 401 || status == 403) {
+		char text[64];
+		size_t n = 0;
+
+		/* the answer's first line, printable, for one line of log */
+		for (const char *p = strbuf_str(&s->answer);
+		     *p && *p != '\n' && n + 1 < sizeof(text); p++)
+			text[n++] = (unsigned char)*p < 0x20 || *p == 0x7f ? '?' : *p;
+		text[n] = '\0';
+		/* a wrong token stays wrong: not a failure to retry soon */
+		if (s->token_file[0])
+			shipper_refused(
+			    s->sh,
+			    "HTTP %ld %s: the head refuses the token of --token-file '%.200s'",
+			    status, text, s->token_file);
+		else
+			shipper_refused(s->sh, "HTTP %ld %s: the head wants a token: --token-file",
+					status, text);
+		return -EACCES;
+	}
 	if (status != 200) {
 		shipper_error(s->sh, "HTTP %ld: %.100s", status, strbuf_str(&s->answer));
 		return status >= 400 && status < 500 && status != 408 && status != 429 ? -EINVAL
@@ -96,7 +119,7 @@ static int ship_start(void *enc, struct shipper *sh, struct store *st, int64_t *
 	wire_encode_hello(&s->opt.who, &s->body);
 	ret = post(s, cursor);
 	if (ret)
-		return -EAGAIN;
+		return ret == -EACCES ? ret : -EAGAIN;
 	shipper_answered(sh);
 	return 0;
 }
@@ -132,7 +155,42 @@ static int ship_send(void *enc, struct shipper *sh, struct store *st, int64_t cu
 	return ret == -EINVAL ? -EAGAIN : ret; /* refused: ask the head again, later */
 }
 
-static const struct shipper_ops sender_ops = {ship_start, ship_read, ship_send};
+/* The headers of each request: the token's among them when there is one. */
+static int set_headers(struct sender *s)
+{
+	curl_fn.slist_free_all(s->headers);
+	curl_fn.slist_free_all(s->zheaders);
+	s->headers = curl_fn.slist_append(NULL, "Content-Type: application/json");
+	if (s->token[0]) {
+		snprintf(s->auth, sizeof(s->auth), "Authorization: Bearer %s", s->token);
+		s->headers = curl_fn.slist_append(s->headers, s->auth);
+	}
+	s->headers = curl_fn.slist_append(s->headers, "Expect:"); /* no 100-continue round trip */
+	s->zheaders = curl_fn.slist_append(NULL, "Content-Type: application/json");
+	s->zheaders = curl_fn.slist_append(s->zheaders, "Content-Encoding: zstd");
+	if (s->token[0])
+		s->zheaders = curl_fn.slist_append(s->zheaders, s->auth);
+	s->zheaders = curl_fn.slist_append(s->zheaders, "Expect:");
+	if (!s->headers || !s->zheaders)
+		return -ENOMEM;
+	curl_fn.easy_setopt(s->curl, CURLOPT_HTTPHEADER, s->headers);
+	return 0;
+}
+
+/* Refused: whether --token-file now holds another token (then sent from now on). */
+static bool ship_reauth(void *enc)
+{
+	struct sender *s = enc;
+	char token[sizeof(s->token)];
+
+	if (!s->token_file[0] || token_load(s->token_file, token, sizeof(token)) ||
+	    strcmp(token, s->token) == 0)
+		return false;
+	snprintf(s->token, sizeof(s->token), "%s", token);
+	return set_headers(s) == 0;
+}
+
+static const struct shipper_ops sender_ops = {ship_start, ship_read, ship_send, ship_reauth};
 
 static void sender_free(struct sender *s)
 {
@@ -197,18 +255,15 @@ int sender_start(const struct sender_opts *o, struct sender **out)
 		curl_fn.global_cleanup();
 		return log_err(-ENOMEM, "cannot set up libcurl");
 	}
-	s->headers = curl_fn.slist_append(NULL, "Content-Type: application/json");
-	if (o->token) {
-		snprintf(s->auth, sizeof(s->auth), "Authorization: Bearer %s", o->token);
-		s->headers = curl_fn.slist_append(s->headers, s->auth);
-	}
-	s->headers = curl_fn.slist_append(s->headers, "Expect:"); /* no 100-continue round trip */
-	s->zheaders = curl_fn.slist_append(NULL, "Content-Type: application/json");
-	s->zheaders = curl_fn.slist_append(s->zheaders, "Content-Encoding: zstd");
 	if (o->token)
-		s->zheaders = curl_fn.slist_append(s->zheaders, s->auth);
-	s->zheaders = curl_fn.slist_append(s->zheaders, "Expect:");
-	curl_fn.easy_setopt(s->curl, CURLOPT_HTTPHEADER, s->headers);
+		snprintf(s->token, sizeof(s->token), "%s", o->token);
+	if (o->token_file)
+		snprintf(s->token_file, sizeof(s->token_file), "%s", o->token_file);
+	if (set_headers(s)) {
+		sender_free(s);
+		curl_fn.global_cleanup();
+		return log_err(-ENOMEM, "cannot set up libcurl");
+	}
 	if (o->ca_file) {
 		snprintf(s->ca_file, sizeof(s->ca_file), "%s", o->ca_file);
 		curl_fn.easy_setopt(s->curl, CURLOPT_CAINFO, s->ca_file);
@@ -255,6 +310,7 @@ void sender_get_stats(struct sender *s, struct sender_stats *out)
 	out->rows = ss.rows;
 	out->failures = ss.failures;
 	out->last_ok_ms = ss.last_ok_ms;
+	out->refused = ss.refused;
 	snprintf(out->last_error, sizeof(out->last_error), "%s", ss.last_error);
 	pthread_mutex_lock(&s->lock);
 	out->head_interval_ms = s->head_interval_ms;

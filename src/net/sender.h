@@ -7,7 +7,9 @@
  * (libcurl), and moves the cursor to what the head answers it holds.  Any
  * failure (head down, network cut, a 5xx, a restart of either side) is
  * retried from the cursor with capped exponential backoff: the store holds
- * everything not yet acknowledged, so there is no buffer to overflow.  The
+ * everything not yet acknowledged, so there is no buffer to overflow.  A
+ * 401 or 403 (a wrong or missing token) is said once as an error and asked
+ * again every minute, or as soon as --token-file holds another token.  The
  * batch grows while there is a backlog, so it catches up after an outage.
  *
  * Lifecycle: sender_start (after the store exists), sender_kick after each
@@ -24,8 +26,9 @@
 #include "net/wire.h"
 
 struct sender_opts {
-	const char *url;     /* the head: "http://10.0.0.1:8091" */
-	const char *token;   /* bearer token, or NULL */
+	const char *url;	/* the head: "http://10.0.0.1:8091" */
+	const char *token;	/* bearer token, or NULL */
+	const char *token_file; /* where token was read: read again after a refusal; or NULL */
 	const char *ca_file; /* PEM CA bundle to trust for an https head, or NULL: the system's */
 	const char *db_path; /* the agent's store */
 	struct store_sender who;
@@ -51,6 +54,7 @@ struct sender_stats {
 	int64_t batches, rows; /* sent and acknowledged */
 	int64_t failures;
 	int64_t last_ok_ms;
+	bool refused; /* the head refused our token (401, 403) when it last answered */
 	char last_error[160];
 	int64_t head_interval_ms; /* what the head last asked for (0: nothing) */
 	bool head_cuda;		  /* ... whether it asked for CUDA tables */

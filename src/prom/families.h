@@ -152,12 +152,20 @@
 	  "Rows the size cap deleted before the head held them.")                                  \
 	X(AGENT_GAPS, "jobscope_agent_gaps_total", "counter", NULL, 1,                             \
 	  "Gap records written for those rows (one per retention step).")                          \
+	X(AGENT_HEAD_UP, "jobscope_agent_head_up", "gauge", NULL, 1,                               \
+	  "1 when the head answered the agent's last request.")                                    \
+	X(AGENT_HEAD_REFUSED, "jobscope_agent_head_refused", "gauge", NULL, 1,                     \
+	  "1 when the head refused the agent's token (401, 403) when it last answered.")           \
+	X(AGENT_HEAD_FAILURES, "jobscope_agent_head_failures_total", "counter", NULL, 1,           \
+	  "Requests to the head that failed (network, 4xx, 5xx).")                                 \
 	X(AGENT_RW_PENDING, "jobscope_agent_remote_write_pending_rows", "gauge", NULL, 1,          \
 	  "Rows (seqs) of the store a remote-write target has not acknowledged.")                  \
 	X(AGENT_RW_FAILURES, "jobscope_agent_remote_write_failures_total", "counter", NULL, 1,     \
 	  "Remote-write requests that failed (network, 5xx, 429, 4xx).")                           \
 	X(AGENT_RW_UP, "jobscope_agent_remote_write_up", "gauge", NULL, 1,                         \
 	  "1 when the target's last request was answered 2xx.")                                    \
+	X(AGENT_RW_REFUSED, "jobscope_agent_remote_write_refused", "gauge", NULL, 1,               \
+	  "1 when the target refused the credentials (401, 403) when it last answered.")           \
 	X(AGENT_LIVE_JOBS, "jobscope_agent_live_jobs", "gauge", NULL, 1, "Jobs with a live process.") \
 	X(AGENT_APP_LINES, "jobscope_agent_app_lines_total", "counter", NULL, 1,                   \
 	  "StatsD lines received, and those dropped: not valid, over a cap, or (UDP) without a "   \

@@ -57,6 +57,8 @@ struct rw_target {
 	int64_t retry_to; /* the batch whose requests up to done were answered (-1: none) */
 	size_t done;
 	bool persist_warned;
+	/* its own copies: read again from their file after a refusal, on its thread */
+	char token[256], basic[512];
 	CURL *curl;
 	struct curl_slist *headers;
 	struct strbuf body, zbody, answer, arena;
@@ -77,6 +79,7 @@ struct rw {
 	size_t max_series;
 	char token[256];
 	char basic[512];
+	char token_file[4096], basic_file[4096]; /* where they were read ("": none) */
 	char ca_file[4096];
 	char db_path[4096];
 	int64_t interval_ms;
@@ -704,6 +707,22 @@ static int post(struct rw_target *t, int64_t from_seq, int64_t to_seq, size_t ns
 	if (status >= 200 && status < 300)
 		return 0;
 	answer_text(&t->answer, text, sizeof(text));
+	if (status == 401 || status == 403) {
+		/* wrong credentials: no sample's fault, so none is skipped; asked again rarely */
+		if (t->r->token_file[0] || t->r->basic_file[0])
+			shipper_refused(
+			    t->sh,
+			    "HTTP %ld (%.60s): the target refuses the credentials of %s '%.200s'",
+			    status, text,
+			    t->r->token_file[0] ? "--rw-bearer-token-file" : "--rw-basic-auth-file",
+			    t->r->token_file[0] ? t->r->token_file : t->r->basic_file);
+		else
+			shipper_refused(t->sh,
+					"HTTP %ld (%.60s): the target wants credentials: "
+					"--rw-bearer-token-file or --rw-basic-auth-file",
+					status, text);
+		return -EACCES;
+	}
 	if (status >= 400 && status < 500 && status != 429) {
 		/* the receiver refused these samples: sending them again cannot help */
 		log_err(0,
@@ -760,7 +779,7 @@ static int send_points(struct rw_target *t, int64_t from_seq, int64_t to_seq, si
 				backoff = RW_BACKOFF_MAX;
 			shipper_pause(t->sh, backoff);
 		}
-		if (ret == -EAGAIN)
+		if (ret == -EAGAIN || ret == -EACCES)
 			return ret;
 		(*done)++;
 		ret = 0;
@@ -810,9 +829,9 @@ static int ship_send(void *enc, struct shipper *sh, struct store *st, int64_t cu
 		t->done = 0; /* another batch than the one that failed */
 	if (!ret)
 		ret = send_points(t, cursor, to_seq, &t->done);
-	if (ret == -EAGAIN) {
+	if (ret == -EAGAIN || ret == -EACCES) {
 		t->retry_to = to_seq;
-		return ret; /* stopping: read again from the cursor */
+		return ret; /* stopping or refused: read again from the cursor */
 	}
 	if (ret) {
 		shipper_error(sh, "cannot encode rows %lld..%lld: %s", (long long)cursor + 1,
@@ -835,14 +854,56 @@ static int ship_send(void *enc, struct shipper *sh, struct store *st, int64_t cu
 	return 0;
 }
 
-static const struct shipper_ops rw_ship_ops = {ship_start, ship_read, ship_send};
+/* The request's headers, with the bearer token when there is one, and basic auth. */
+static int set_headers(struct rw_target *t)
+{
+	char auth[300];
+
+	curl_fn.slist_free_all(t->headers);
+	t->headers = curl_fn.slist_append(NULL, "Content-Type: application/x-protobuf");
+	t->headers = curl_fn.slist_append(t->headers, "Content-Encoding: snappy");
+	t->headers = curl_fn.slist_append(t->headers, "X-Prometheus-Remote-Write-Version: 0.1.0");
+	t->headers = curl_fn.slist_append(t->headers, "User-Agent: jobscope/" JOBSCOPE_VERSION);
+	if (t->token[0]) {
+		snprintf(auth, sizeof(auth), "Authorization: Bearer %s", t->token);
+		t->headers = curl_fn.slist_append(t->headers, auth);
+	}
+	t->headers = curl_fn.slist_append(t->headers, "Expect:");
+	if (!t->headers)
+		return -ENOMEM;
+	curl_fn.easy_setopt(t->curl, CURLOPT_HTTPHEADER, t->headers);
+	if (t->basic[0]) {
+		curl_fn.easy_setopt(t->curl, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+		curl_fn.easy_setopt(t->curl, CURLOPT_USERPWD, t->basic);
+	}
+	return 0;
+}
+
+static bool has_control(const char *s);
+
+/* Refused: whether the token (or user:password) file now holds others (then sent). */
+static bool ship_reauth(void *enc)
+{
+	struct rw_target *t = enc;
+	bool bearer = t->r->token_file[0] != '\0';
+	const char *path = bearer ? t->r->token_file : t->r->basic_file;
+	char *have = bearer ? t->token : t->basic;
+	size_t size = bearer ? sizeof(t->token) : sizeof(t->basic);
+	char now[sizeof(t->basic)];
+
+	if (!path[0] || token_load(path, now, size) || strcmp(now, have) == 0 || has_control(now) ||
+	    (!bearer && !strchr(now, ':')))
+		return false;
+	snprintf(have, size, "%s", now);
+	return set_headers(t) == 0;
+}
+
+static const struct shipper_ops rw_ship_ops = {ship_start, ship_read, ship_send, ship_reauth};
 
 /* ---- lifecycle ---- */
 
 static int target_init(struct rw *r, struct rw_target *t, const char *url)
 {
-	char auth[300];
-
 	struct shipper_opts so = {
 	    .thread_name = "js-rw", /* its CPU apart in top -H, the benchmark */
 	    .retry_note = "retrying from the cursor; the store keeps what it lacks",
@@ -874,23 +935,11 @@ static int target_init(struct rw *r, struct rw_target *t, const char *url)
 	t->curl = curl_dl_handle(t->url, &t->answer, on_answer, RW_TIMEOUT_S, true);
 	if (!t->curl)
 		return log_err(-ENOMEM, "cannot set up libcurl");
-	t->headers = curl_fn.slist_append(NULL, "Content-Type: application/x-protobuf");
-	t->headers = curl_fn.slist_append(t->headers, "Content-Encoding: snappy");
-	t->headers = curl_fn.slist_append(t->headers, "X-Prometheus-Remote-Write-Version: 0.1.0");
-	t->headers = curl_fn.slist_append(t->headers, "User-Agent: jobscope/" JOBSCOPE_VERSION);
-	if (r->token[0]) {
-		snprintf(auth, sizeof(auth), "Authorization: Bearer %s", r->token);
-		t->headers = curl_fn.slist_append(t->headers, auth);
-	}
-	t->headers = curl_fn.slist_append(t->headers, "Expect:");
-	if (!t->headers)
+	snprintf(t->token, sizeof(t->token), "%s", r->token);
+	snprintf(t->basic, sizeof(t->basic), "%s", r->basic);
+	if (set_headers(t))
 		return log_err(-ENOMEM, "cannot set up libcurl");
-	curl_fn.easy_setopt(t->curl, CURLOPT_HTTPHEADER, t->headers);
 	shipper_watch_curl(t->sh, t->curl);
-	if (r->basic[0]) {
-		curl_fn.easy_setopt(t->curl, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
-		curl_fn.easy_setopt(t->curl, CURLOPT_USERPWD, r->basic);
-	}
 	if (r->ca_file[0])
 		curl_fn.easy_setopt(t->curl, CURLOPT_CAINFO, r->ca_file);
 	return 0;
@@ -953,8 +1002,12 @@ int rw_start(const struct rw_opts *o, const char *db_path, int64_t interval_ms, 
 	snprintf(r->db_path, sizeof(r->db_path), "%s", db_path);
 	if (o->ca_file)
 		snprintf(r->ca_file, sizeof(r->ca_file), "%s", o->ca_file);
-	if (o->bearer_token_file)
+	if (o->bearer_token_file) {
 		ret = token_read_file(o->bearer_token_file, r->token, sizeof(r->token));
+		snprintf(r->token_file, sizeof(r->token_file), "%s", o->bearer_token_file);
+	}
+	if (o->basic_auth_file)
+		snprintf(r->basic_file, sizeof(r->basic_file), "%s", o->basic_auth_file);
 	if (!ret && o->basic_auth_file) {
 		ret = token_read_file(o->basic_auth_file, r->basic, sizeof(r->basic));
 		if (!ret && !strchr(r->basic, ':'))
@@ -1028,6 +1081,7 @@ void rw_get_stats(struct rw *r, int i, struct rw_stats *out)
 	out->max_seq = ss.max_seq;
 	out->failures = ss.failures;
 	out->last_ok_ms = ss.last_ok_ms;
+	out->refused = ss.refused;
 	snprintf(out->last_error, sizeof(out->last_error), "%s", ss.last_error);
 }
 

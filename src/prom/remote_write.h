@@ -63,6 +63,7 @@ struct rw_stats {
 	int64_t max_seq;   /* the store's last seq, when last looked */
 	int64_t failures;  /* requests that failed (network, 5xx, 429, 4xx) */
 	int64_t last_ok_ms;
+	bool refused;	   /* the target refused the credentials (401, 403), last time */
 	char last_error[160];
 };
 int rw_targets(struct rw *r);

@@ -612,6 +612,58 @@ def test_tls(wd):
         errf.close()
 
 
+def test_wrong_token_refused_then_healed(wd):
+    """An agent whose token the head refuses (403) says so once, naming --token-file and
+    the head, does not ask again for a minute (the old loop asked at 0.5, 1, 2, 4 s...),
+    keeps its rows, shows it in /api/v1/node and /metrics; a right token written to its
+    file heals it without a restart, and the head then holds every row."""
+    import agent_harness
+    head_tok, agent_tok = wd.join("head-token"), wd.join("agent-token")
+    with open(head_tok, "w") as f:
+        f.write("right\n")
+    with open(agent_tok, "w") as f:
+        f.write("wrong\n")
+    head = Head(wd, token_file=head_tok)
+    agent = agent_harness.Agent(wd, extra=["--head", head.url, "--token-file", agent_tok])
+    try:
+        def refused():
+            h = agent.json("/api/v1/node")["head"]
+            return h if h and h.get("refused") else None
+        h = wait_for(refused, timeout=20, what="the head's refusal in /api/v1/node")
+        eq(h["connected"], False, "connected while refused")
+        check("--token-file" in h["last_error"] and agent_tok in h["last_error"]
+              and "403" in h["last_error"], "last_error names the option: %r" % h["last_error"])
+        failures = h["failures"]
+        # 3 s (30 ticks) on: no request more (a retry loop would have made 3 or 4)
+        agent.wait_ticks(30, timeout=60)
+        h = agent.json("/api/v1/node")["head"]
+        eq((h["failures"], h["refused"]), (failures, True), "requests while refused")
+        m = agent.metrics()
+        eq(m[("jobscope_agent_head_refused", frozenset())], 1.0, "head_refused")
+        eq(m[("jobscope_agent_head_up", frozenset())], 0.0, "head_up")
+        eq(m[("jobscope_agent_head_failures_total", frozenset())], float(failures), "failures")
+        said = [l for l in agent.stderr().splitlines() if "refuses the token" in l]
+        eq(len(said), 1, "refusal lines in the agent's log: %r" % said)
+        check(head.url in said[0] and "warning" not in said[0],
+              "the line names the head, as an error: %r" % said[0])
+        check(top_seq(agent.db) > 0, "the agent keeps its rows meanwhile")
+        # the operator fixes the file: the agent sends again well before its minute
+        with open(agent_tok, "w") as f:
+            f.write("right\n")
+        wait_for(lambda: agent.json("/api/v1/node")["head"]["connected"], timeout=20,
+                 what="the agent connected with the new token")
+        wait_for(caught_up(head.db, agent.db), timeout=30, what="the head holding every row")
+        h = agent.json("/api/v1/node")["head"]
+        eq(h["refused"], False, "refused once healed")
+        eq(agent.metrics()[("jobscope_agent_head_refused", frozenset())], 0.0, "healed metric")
+        check("the token changed: trying again" in agent.stderr(), agent.stderr()[-2000:])
+    finally:
+        rc = agent.stop()
+        head.kill(signal.SIGTERM)
+    eq(rc, 0, "agent exit")
+    check(held(head.db, agent.db), "the head holds every row after the agent stopped")
+
+
 def test_tokens_and_bad_batches(wd):
     tok = wd.join("token")
     with open(tok, "w") as f:
