@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <sqlite3.h>
 
@@ -49,6 +50,9 @@ void store__memo_free(struct ingest_memo *m);
 
 struct store {
 	struct db_conn conn; /* conn.sq: SQLite, conn.pg: PostgreSQL (pg.h) */
+	dev_t dev;	     /* the SQLite file's, in open.c's table of files open */
+	ino_t ino;
+	bool registered;
 	bool writable;
 	bool checked; /* opened with STORE_CHECKED */
 	bool in_tick;

@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +81,76 @@ static bool empty_database(int fd, const unsigned char *hdr, const struct stat *
 	if (pread(fd, btree, sizeof(btree), SQLITE_HEADER_SIZE) != (ssize_t)sizeof(btree))
 		return false;
 	return btree[0] == 0x0d && btree[3] == 0 && btree[4] == 0; /* leaf table, 0 cells */
+}
+
+/*
+ * The files this process holds open through SQLite.  POSIX record locks
+ * belong to the process, and closing any descriptor of a file drops every
+ * lock the process holds on it (fcntl(2)).  SQLite keeps its own
+ * descriptors for that reason, but store_check_file opens and closes one
+ * of its own: done while an agent's writer held the file, it dropped the
+ * writer's shared lock, so that another process (`jobscope compact`)
+ * closing last took itself for the last connection, checkpointed and
+ * deleted the -wal and -shm under the agent, whose shutdown then failed
+ * with "disk I/O error" and whose later commits went to a deleted WAL.  So
+ * a file open here already (judged when first opened) is not opened raw
+ * again; the table's lock is held from the judgment to the registration,
+ * so that no raw descriptor is ever closed while SQLite holds a lock.
+ */
+static pthread_mutex_t open_files_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct open_file {
+	dev_t dev;
+	ino_t ino;
+	int refs;
+} * open_files;
+static size_t nopen_files, open_files_alloc;
+
+static struct open_file *open_file_find(dev_t dev, ino_t ino)
+{
+	for (size_t i = 0; i < nopen_files; i++)
+		if (open_files[i].dev == dev && open_files[i].ino == ino)
+			return &open_files[i];
+	return NULL;
+}
+
+/* Under open_files_lock. */
+static int open_file_add(struct store *st, const struct stat *sb)
+{
+	struct open_file *f = open_file_find(sb->st_dev, sb->st_ino);
+
+	if (!f) {
+		if (nopen_files == open_files_alloc) {
+			size_t n = open_files_alloc ? open_files_alloc * 2 : 8;
+			void *p = realloc(open_files, n * sizeof(*open_files));
+
+			if (!p)
+				return -ENOMEM;
+			open_files = p;
+			open_files_alloc = n;
+		}
+		f = &open_files[nopen_files++];
+		*f = (struct open_file){sb->st_dev, sb->st_ino, 0};
+	}
+	f->refs++;
+	st->dev = sb->st_dev;
+	st->ino = sb->st_ino;
+	st->registered = true;
+	return 0;
+}
+
+/* After its SQLite connection closed. */
+static void open_file_drop(struct store *st)
+{
+	struct open_file *f;
+
+	if (!st->registered)
+		return;
+	pthread_mutex_lock(&open_files_lock);
+	f = open_file_find(st->dev, st->ino);
+	if (f && --f->refs == 0)
+		*f = open_files[--nopen_files];
+	pthread_mutex_unlock(&open_files_lock);
+	st->registered = false;
 }
 
 /*
@@ -282,19 +353,20 @@ static void fn_least(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 static int register_functions(struct store *st)
 {
 	int flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS;
-	int rc = sqlite3_create_function_v2(st->conn.sq, "greatest", -1, flags, NULL, fn_greatest, NULL,
-					    NULL, NULL);
+	int rc = sqlite3_create_function_v2(st->conn.sq, "greatest", -1, flags, NULL, fn_greatest,
+					    NULL, NULL, NULL);
 
 	if (rc == SQLITE_OK)
-		rc = sqlite3_create_function_v2(st->conn.sq, "least", -1, flags, NULL, fn_least, NULL,
-						NULL, NULL);
+		rc = sqlite3_create_function_v2(st->conn.sq, "least", -1, flags, NULL, fn_least,
+						NULL, NULL, NULL);
 	return rc == SQLITE_OK ? 0 : store__open_fail(st, rc, "set up");
 }
 
 int store_open(const char *path, unsigned flags, struct store **out)
 {
 	struct store *st;
-	bool is_new, had_wal, had_shm;
+	struct stat sb;
+	bool is_new, had_wal, had_shm, open_here;
 	int rc, ret;
 
 	*out = NULL;
@@ -304,13 +376,26 @@ int store_open(const char *path, unsigned flags, struct store **out)
 		return store__pg_open(path, flags, out);
 	if (strlen(path) >= PATH_MAX)
 		return log_err(-ENAMETOOLONG, "cannot open store '%s'", path);
-	ret = store_check_file(path, flags, &is_new);
-	if (ret)
-		return ret;
-
 	st = calloc(1, sizeof(*st));
 	if (!st)
 		return log_err(-ENOMEM, "cannot open store '%s'", path);
+	/* judged once per file open here: see open_files */
+	pthread_mutex_lock(&open_files_lock);
+	is_new = false;
+	open_here = stat(path, &sb) == 0 && open_file_find(sb.st_dev, sb.st_ino);
+	if (open_here)
+		ret = 0;
+	else
+		ret = store_check_file(path, flags, &is_new);
+	if (!ret && stat(path, &sb) < 0)
+		ret = log_err(-errno, "cannot open store '%s'", path);
+	if (!ret && open_file_add(st, &sb))
+		ret = log_err(-ENOMEM, "cannot open store '%s'", path);
+	pthread_mutex_unlock(&open_files_lock);
+	if (ret) {
+		free(st);
+		return ret;
+	}
 	snprintf(st->path, sizeof(st->path), "%s", path);
 	st->writable = flags & STORE_CREATE;
 	st->checked = flags & STORE_CHECKED;
@@ -367,7 +452,9 @@ int store_open(const char *path, unsigned flags, struct store **out)
 
 out_close_db:
 	sqlite3_close(st->conn.sq);
-	remove_created_siblings(path, had_wal, had_shm);
+	if (!open_here) /* else they are another connection's */
+		remove_created_siblings(path, had_wal, had_shm);
+	open_file_drop(st);
 	free(st);
 	return ret;
 }
@@ -388,6 +475,7 @@ void store_close(struct store *st)
 		pg_close(st->conn.pg);
 	else if (sqlite3_close(st->conn.sq) != SQLITE_OK)
 		log_warn(0, "store '%s' not closed cleanly (%s)", st->path, store__errmsg(st));
+	open_file_drop(st);
 	free(st);
 }
 
@@ -419,8 +507,9 @@ int store_set_autocheckpoint(struct store *st, bool on)
 {
 	if (st->conn.pg)
 		return 0;
-	return store__exec(st, on ? "PRAGMA wal_autocheckpoint = 1000" : "PRAGMA wal_autocheckpoint = 0",
-			   "set up");
+	return store__exec(
+	    st, on ? "PRAGMA wal_autocheckpoint = 1000" : "PRAGMA wal_autocheckpoint = 0",
+	    "set up");
 }
 
 int store_checkpoint(struct store *st)
@@ -440,7 +529,8 @@ int store_checkpoint(struct store *st)
 	 * its beginning.
 	 */
 	if (rc == SQLITE_OK && log > STORE_WAL_RESTART_FRAMES && log - done < log / 8)
-		rc = sqlite3_wal_checkpoint_v2(st->conn.sq, NULL, SQLITE_CHECKPOINT_RESTART, NULL, NULL);
+		rc = sqlite3_wal_checkpoint_v2(st->conn.sq, NULL, SQLITE_CHECKPOINT_RESTART, NULL,
+					       NULL);
 	return rc == SQLITE_OK || rc == SQLITE_BUSY ? 0 : store__errno(st->conn.sq, rc);
 }
 

@@ -612,6 +612,51 @@ def test_tls(wd):
         errf.close()
 
 
+def test_compact_under_a_live_agent(wd):
+    """`jobscope compact` on the store of an agent that writes it and streams it to a
+    head.  It used to delete the agent's -wal and -shm (the agent's own header check had
+    dropped its lock on the file, so compact took itself for the last connection): the
+    agent's shutdown then said "disk I/O error".  Now the agent keeps writing, stops
+    clean, and its store holds every row: whole, as many host rows as ticks it counted,
+    and the same rows as the head got."""
+    import sqlite3
+    import agent_harness
+    head = Head(wd)
+    agent = agent_harness.Agent(wd, extra=["--head", head.url])
+    try:
+        agent.wait_ticks(30, timeout=60)
+        r = jobscope("compact", "--db", agent.db, timeout=120)
+        eq(r.returncode, 0, "compact exit: %s" % r.stderr)
+        check(re.search(r"compact: [1-9]\d* rows packed", r.stderr),
+              "compact packed rows the head holds: %s" % r.stderr)
+        for side in ("-wal", "-shm"):
+            check(os.path.exists(agent.db + side), "the agent's %s is still there" % side)
+        agent.wait_ticks(20, timeout=60)  # it keeps writing
+        ticks = agent.ticks()
+    finally:
+        rc = agent.stop()
+    eq(rc, 0, "agent exit")
+    bad = [l for l in agent.stderr().splitlines()
+           if re.search(r"I/O error|not closed cleanly|cannot", l)]
+    eq(bad, [], "the agent's complaints")
+    try:
+        wait_for(lambda: held(head.db, agent.db), timeout=30, what="the head holding every row")
+    finally:
+        head.kill(signal.SIGTERM)
+    r = jobscope("compact", "--db", agent.db, "--unpack", timeout=120)
+    eq(r.returncode, 0, "unpack exit: %s" % r.stderr)
+    con = sqlite3.connect(agent.db)
+    try:
+        eq(con.execute("PRAGMA integrity_check").fetchall(), [("ok",)], "integrity_check")
+        rows = con.execute("SELECT count(*) FROM host_samples").fetchone()[0]
+    finally:
+        con.close()
+    # the last tick at SIGTERM, and those between the last look and the signal, come on top
+    check(ticks <= rows <= ticks + scaled(50), "host rows %d for %d ticks seen" % (rows, ticks))
+    eq(head_side(head.db, agent.db, "host_samples"), agent_side(agent.db, "host_samples"),
+       "the head's rows and the agent's")
+
+
 def test_wrong_token_refused_then_healed(wd):
     """An agent whose token the head refuses (403) says so once, naming --token-file and
     the head, does not ask again for a minute (the old loop asked at 0.5, 1, 2, 4 s...),
