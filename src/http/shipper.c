@@ -124,6 +124,13 @@ static bool wait_ms(struct shipper *sh, int64_t ms, bool kickable, bool batching
 	return go_on;
 }
 
+int64_t shipper_backoff_next(int64_t prev, int64_t first, int64_t max)
+{
+	int64_t next = prev ? prev * 2 : first;
+
+	return next > max ? max : next;
+}
+
 bool shipper_pause(struct shipper *sh, int64_t ms)
 {
 	return wait_ms(sh, ms, false, false);
@@ -234,9 +241,8 @@ static void *shipper_main(void *arg)
 			}
 			if (ret) {
 				cursor = -1;
-				backoff = backoff ? backoff * 2 : SHIPPER_BACKOFF_MS;
-				if (backoff > SHIPPER_BACKOFF_MAX)
-					backoff = SHIPPER_BACKOFF_MAX;
+				backoff = shipper_backoff_next(backoff, SHIPPER_BACKOFF_MS,
+							       SHIPPER_BACKOFF_MAX);
 				shipper_pause(sh, backoff);
 				continue;
 			}
@@ -278,9 +284,8 @@ static void *shipper_main(void *arg)
 			continue;
 		}
 		if (ret == -EAGAIN || ret == -E2BIG) {
-			backoff = backoff ? backoff * 2 : SHIPPER_BACKOFF_MS;
-			if (backoff > SHIPPER_BACKOFF_MAX)
-				backoff = SHIPPER_BACKOFF_MAX;
+			backoff =
+			    shipper_backoff_next(backoff, SHIPPER_BACKOFF_MS, SHIPPER_BACKOFF_MAX);
 			cursor = -1; /* the receiver may have lost or got more: ask again */
 			shipper_pause(sh, backoff);
 			continue;

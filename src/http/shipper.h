@@ -147,6 +147,8 @@ void shipper_refused(struct shipper *sh, const char *fmt, ...)
 void shipper_answered(struct shipper *sh);
 /* Whether shipper_stop was called. */
 bool shipper_stopping(struct shipper *sh);
+/* The next backoff after prev ms (0: none yet): first, then doubling, at most max. */
+int64_t shipper_backoff_next(int64_t prev, int64_t first, int64_t max);
 /* Sleeps up to ms, or until stopped (a backoff: no kick ends it).  False when stopping. */
 bool shipper_pause(struct shipper *sh, int64_t ms);
 /* Sets curl's progress callback so that a transfer in flight when the

@@ -774,9 +774,7 @@ static int send_points(struct rw_target *t, int64_t from_seq, int64_t to_seq, si
 			ret = post(t, from_seq, to_seq, nsamples);
 			if (ret != -EAGAIN || shipper_stopping(t->sh))
 				break;
-			backoff = backoff ? backoff * 2 : RW_BACKOFF_MS;
-			if (backoff > RW_BACKOFF_MAX)
-				backoff = RW_BACKOFF_MAX;
+			backoff = shipper_backoff_next(backoff, RW_BACKOFF_MS, RW_BACKOFF_MAX);
 			shipper_pause(t->sh, backoff);
 		}
 		if (ret == -EAGAIN || ret == -EACCES)
