@@ -131,6 +131,16 @@ struct dev_jobs {
 	struct gpu_share_total all; /* every process on the device now */
 };
 
+/*
+ * cgroup_exporter's jobid: the job's number, but for a Slurm 26.05 job whose
+ * cgroup is named by its SLUID, the SLUID, as 0.3.1 (commit 4275afd, "start
+ * collecting that as the jobid") reads it off the directory's name.
+ */
+static const char *cg_jobid(const struct job_entry *j)
+{
+	return j->rec.sluid[0] ? j->rec.sluid : j->rec.job_id;
+}
+
 static bool is_slurm(const struct job_entry *j)
 {
 	return strcmp(j->rec.scheduler, "slurm") == 0;
@@ -274,7 +284,7 @@ static void render_cgroup_exporter(const struct agent *a, struct strbuf *o, stru
 				prom_family(o, cg_fam[f].name, "gauge", cg_fam[f].help);
 			any = true;
 			strbuf_reset(lab);
-			label(lab, "jobid", j->rec.job_id);
+			label(lab, "jobid", cg_jobid(j));
 			sample_line(o, cg_fam[f].name, lab, v);
 		}
 	}
@@ -287,7 +297,7 @@ static void render_cgroup_exporter(const struct agent *a, struct strbuf *o, stru
 		if (!j->live || !is_slurm(j))
 			continue;
 		strbuf_reset(lab);
-		label(lab, "jobid", j->rec.job_id);
+		label(lab, "jobid", cg_jobid(j));
 		label_int(lab, "uid", j->rec.uid);
 		label(lab, "username", j->rec.user);
 		sample_line(o, "cgroup_info", lab, 1);

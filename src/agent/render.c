@@ -388,6 +388,7 @@ static void json_job(struct jsonw *w, const struct agent *a, const struct job_en
 	jsonw_kv_str(w, "key", j->key);
 	jsonw_kv_str(w, "scheduler", r->scheduler);
 	jsonw_kv_str(w, "job_id", r->job_id);
+	jsonw_kv_str_opt(w, "sluid", r->sluid[0] ? r->sluid : NULL);
 	jsonw_kv_str_opt(w, "step", r->step[0] ? r->step : NULL);
 	jsonw_kv_str_opt(w, "name", r->name[0] ? r->name : NULL);
 	jsonw_kv_str(w, "node", r->hostname);
@@ -473,6 +474,7 @@ void agent_json_stored_job(struct jsonw *w, const struct store_row *r)
 	kv_col_str(w, "key", r, STORE_JOBS_COL_KEY);
 	kv_col_str(w, "scheduler", r, STORE_JOBS_COL_SCHEDULER);
 	kv_col_str(w, "job_id", r, STORE_JOBS_COL_JOB_ID);
+	kv_col_str(w, "sluid", r, STORE_JOBS_COL_SLUID);
 	kv_col_str(w, "step", r, STORE_JOBS_COL_STEP);
 	kv_col_str(w, "node", r, STORE_JOBS_COL_NODE);
 	kv_col_str(w, "user", r, STORE_JOBS_COL_USER);

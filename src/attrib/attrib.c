@@ -1,7 +1,8 @@
 /*
  * attrib.c - parsers for job attribution: /proc/PID/cgroup paths (Slurm,
- * Kubernetes, systemd), /proc/PID/environ (Slurm's variables), and the
- * cgroup limit files cpuset.cpus, cpu.max and memory.max.
+ * Kubernetes, systemd; Slurm 26.05's SLUID-named job cgroups),
+ * /proc/PID/environ (Slurm's variables), a slurmstepd's process title, and
+ * the cgroup limit files cpuset.cpus, cpu.max and memory.max.
  *
  * Everything walks a bounded cursor (struct scan) or a span inside the
  * caller's text; nothing is copied until it is known to fit its field.
@@ -174,7 +175,22 @@ static struct scan after_prefix(const struct scan *c, const char *prefix)
 	return v;
 }
 
-/* <root>/[uid_<uid>/]job_<id>[/step_<s>[/...]] */
+/*
+ * Slurm 26.05's SLUID, the job's cgroup name when CgroupJobIdPaths is off
+ * (its default): 's' and 13 characters of [0-9A-Z] (Crockford base 32), the
+ * form cgroup_exporter 0.3.1 matches too.
+ */
+static bool span_is_sluid(const struct scan *c)
+{
+	if (span_len(c) != JOB_SLUID_LEN || *c->pos != 's')
+		return false;
+	for (const char *p = c->pos + 1; p < c->end; p++)
+		if (!((*p >= '0' && *p <= '9') || (*p >= 'A' && *p <= 'Z')))
+			return false;
+	return true;
+}
+
+/* <root>/[uid_<uid>/](job_<id>|<sluid>)[/step_<s>[/...]] */
 static bool match_slurm(const struct cgroup_path *cp, struct job_identity *id)
 {
 	size_t i, j;
@@ -197,8 +213,14 @@ static bool match_slurm(const struct cgroup_path *cp, struct job_identity *id)
 		if (j >= cp->n)
 			continue;
 		job = after_prefix(&cp->comp[j], "job_");
-		if (!span_u64(&job, &n) || span_len(&job) >= sizeof(id->job_id))
+		id->sluid[0] = '\0';
+		if (span_is_sluid(&cp->comp[j])) {
+			/* the number is not in the path: the SLUID stands for it */
+			job = cp->comp[j];
+			span_copy(id->sluid, sizeof(id->sluid), &job);
+		} else if (!span_u64(&job, &n) || span_len(&job) >= sizeof(id->job_id)) {
 			continue;
+		}
 		span_copy(id->job_id, sizeof(id->job_id), &job);
 		id->step[0] = '\0';
 		if (++j < cp->n) {
@@ -454,6 +476,37 @@ int attrib_parse_cgroup(const char *text, size_t len, struct job_identity *out)
 	    !match_by_rank(text, len, JOB_RANKS, job_rank, match_none, &id))
 		identity_clear(&id); /* every path too long: none, and no path */
 	*out = id;
+	return 0;
+}
+
+/* ---- a slurmstepd's title ---- */
+
+int attrib_parse_stepd_title(const char *text, size_t len, struct stepd_title *out)
+{
+	static const char prefix[] = "slurmstepd: [";
+	struct scan s = {text, text + len}, job, step;
+	const char *dot, *close;
+	uint64_t n;
+
+	while (s.end > s.pos && (s.end[-1] == ' ' || s.end[-1] == '\0'))
+		s.end--;
+	if (!span_starts(&s, prefix) || s.end[-1] != ']')
+		return -EINVAL;
+	s.pos += strlen(prefix);
+	s.end--;
+	dot = memchr(s.pos, '.', span_len(&s));
+	close = memchr(s.pos, ']', span_len(&s));
+	if (!dot || close)
+		return -EINVAL;
+	job.pos = s.pos;
+	job.end = dot;
+	step.pos = dot + 1;
+	step.end = s.end;
+	if (!span_u64(&job, &n) || span_len(&job) >= sizeof(out->job_id) || !span_is_step(&step) ||
+	    span_len(&step) >= sizeof(out->step))
+		return -EINVAL;
+	span_copy(out->job_id, sizeof(out->job_id), &job);
+	span_copy(out->step, sizeof(out->step), &step);
 	return 0;
 }
 

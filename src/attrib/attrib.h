@@ -31,6 +31,9 @@ enum job_scheduler {
 #define JOB_QOS_MAX	  16
 #define JOB_CONTAINER_MAX 65 /* 64 hex digits */
 #define JOB_CGROUP_MAX	  512
+/* Slurm 26.05's job cgroup name: 's' and 13 characters of [0-9A-Z] */
+#define JOB_SLUID_LEN 14
+#define JOB_SLUID_MAX 16
 
 struct job_identity {
 	enum job_scheduler scheduler;
@@ -41,6 +44,13 @@ struct job_identity {
 	char qos[JOB_QOS_MAX];
 	char container_id[JOB_CONTAINER_MAX]; /* K8s only, "" for pod-level */
 	char cgroup_path[JOB_CGROUP_MAX];     /* the path the answer came from */
+	/*
+	 * Slurm 26.05 names a job's cgroup by its SLUID ("sEKNKTV3WPV500")
+	 * instead of job_<id>: the path does not give the job's number, so
+	 * job_id holds the SLUID too, until someone (jobs.c: the stepd's title,
+	 * SLURM_JOB_ID) tells the number.  "" for a job_<id> path.
+	 */
+	char sluid[JOB_SLUID_MAX];
 };
 
 /*
@@ -52,6 +62,20 @@ struct job_identity {
  * JOB_CGROUP_MAX - 1 are not used.
  */
 int attrib_parse_cgroup(const char *text, size_t len, struct job_identity *out);
+
+/* What a slurmstepd's process title says: "slurmstepd: [4711.0]". */
+struct stepd_title {
+	char job_id[JOB_ID_MAX]; /* digits */
+	char step[JOB_STEP_MAX]; /* "0", "batch", "extern", "interactive", ... */
+};
+
+/*
+ * A process's command line as proc_format_cmdline() gives it (argv joined by
+ * spaces): slurmstepd sets it to "slurmstepd: [<job>.<step>]" (trailing
+ * blanks allowed).  0, or -EINVAL when it is no stepd's title (a step that is
+ * not [0-9a-z_]+, a job id that is not digits, anything after the ']').
+ */
+int attrib_parse_stepd_title(const char *text, size_t len, struct stepd_title *out);
 
 enum slurm_env_valid {
 	SLURM_ENV_JOB_ID = 1u << 0,

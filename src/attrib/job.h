@@ -38,15 +38,17 @@ struct job_record {
 	int64_t lost_samples; /* ticks that could not be stored */
 	int64_t sampler_cpu_ms;
 	/* schema 3: what the agent learns of a scheduler's job */
-	char step[32];	     /* Slurm step of the first process seen */
-	char cgroup[512];    /* the job's cgroup (job level), "" if none */
-	char qos[16];	     /* Kubernetes QoS class */
+	char step[32];		     /* Slurm step of the first process seen */
+	char cgroup[512];	     /* the job's cgroup (job level), "" if none */
+	char qos[16];		     /* Kubernetes QoS class */
 	char reservation_source[16]; /* "slurm_env", "cgroup" or "" (nothing reserved) */
 	double reserved_cpus;	     /* cores; 0 when unknown */
 	uint64_t reserved_mem_bytes; /* 0 when unknown */
 	bool has_reserved_gpus;
 	int32_t reserved_gpus;
 	char reserved_gpu_list[256]; /* as the scheduler wrote it, e.g. "0,1" */
+	/* schema 12: Slurm 26.05's name of the job's cgroup, "sEKNKTV3WPV500"; "" if none */
+	char sluid[16];
 };
 
 #endif

@@ -40,6 +40,7 @@ void jobs_release(struct jobs *t)
 	strbuf_release(&t->buf);
 	strbuf_release(&t->cgbuf);
 	free(t->note);
+	free(t->sluid);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -70,7 +71,9 @@ static void job_cgroup(const struct job_identity *id, char *out, size_t size)
 	char want[JOB_ID_MAX + 8];
 
 	out[0] = '\0';
-	if (id->scheduler == JOB_SLURM)
+	if (id->scheduler == JOB_SLURM && id->sluid[0])
+		snprintf(want, sizeof(want), "%s", id->sluid);
+	else if (id->scheduler == JOB_SLURM)
 		snprintf(want, sizeof(want), "job_%s", id->job_id);
 	else
 		snprintf(want, sizeof(want), "%s", id->job_id);
@@ -145,6 +148,10 @@ void jobs_attribute(const char *cgroup_text, size_t cgroup_len, const char *envi
 		snprintf(out->step, sizeof(out->step), "%s", id.step);
 		snprintf(out->qos, sizeof(out->qos), "%s", id.qos);
 		job_cgroup(&id, out->cgroup, sizeof(out->cgroup));
+		snprintf(out->sluid, sizeof(out->sluid), "%s", id.sluid);
+		/* the cgroup says which job, the environment its number */
+		if (id.sluid[0] && (out->env.valid & SLURM_ENV_JOB_ID))
+			snprintf(out->job_id, sizeof(out->job_id), "%s", out->env.job_id);
 		return;
 	}
 	if (env_names_job(&out->env, out)) {
@@ -272,6 +279,8 @@ static void attribute_proc(struct jobs *t, struct ptree *pt, struct ptree_proc *
 	t->attributions++;
 }
 
+static void resolve_sluid(struct jobs *t, const char *cmdline, struct job_attribution *a);
+
 bool jobs_claim(struct jobs *t, int32_t pid, char *out, size_t size)
 {
 	struct job_attribution a;
@@ -283,6 +292,7 @@ bool jobs_claim(struct jobs *t, int32_t pid, char *out, size_t size)
 	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
 	cg = sysroot_read(path, &t->cgbuf) == 0;
 	attribute_pid(t, pid, cg ? t->cgbuf.buf : NULL, cg ? t->cgbuf.len : 0, 0, 0, &a);
+	resolve_sluid(t, NULL, &a);
 	if (a.basis >= JOB_BASIS_ENV &&
 	    snprintf(out, size, "%s:%s", a.scheduler, a.job_id) < (int)size)
 		return true;
@@ -290,16 +300,122 @@ bool jobs_claim(struct jobs *t, int32_t pid, char *out, size_t size)
 	return false;
 }
 
-static struct job_entry *find_live(struct jobs *t, const char *scheduler, const char *job_id)
+/* A job a names: by its SLUID when both have one, else by scheduler and id. */
+static bool same_job(const struct job_entry *j, const struct job_attribution *a)
+{
+	if (a->sluid[0] && j->rec.sluid[0])
+		return strcmp(j->rec.sluid, a->sluid) == 0;
+	return strcmp(j->rec.scheduler, a->scheduler) == 0 && strcmp(j->rec.job_id, a->job_id) == 0;
+}
+
+static struct job_entry *find_live(struct jobs *t, const struct job_attribution *a)
 {
 	for (size_t i = 0; i < t->njobs; i++) {
 		struct job_entry *j = &t->job[i];
 
-		if (j->live && strcmp(j->rec.scheduler, scheduler) == 0 &&
-		    strcmp(j->rec.job_id, job_id) == 0)
+		if (j->live && same_job(j, a))
 			return j;
 	}
 	return NULL;
+}
+
+static struct jobs_sluid *sluid_find(struct jobs *t, const char *sluid)
+{
+	for (size_t i = 0; i < t->nsluids; i++)
+		if (strcmp(t->sluid[i].sluid, sluid) == 0)
+			return &t->sluid[i];
+	return NULL;
+}
+
+static struct jobs_sluid *sluid_add(struct jobs *t, const char *sluid)
+{
+	struct jobs_sluid *m = sluid_find(t, sluid), add;
+
+	if (m)
+		return m;
+	if (ARRAY_GROW(t->sluid, t->nsluids, t->sluid_alloc, 8))
+		return NULL;
+	memset(&add, 0, sizeof(add));
+	snprintf(add.sluid, sizeof(add.sluid), "%s", sluid);
+	t->sluid[t->nsluids] = add;
+	return &t->sluid[t->nsluids++];
+}
+
+/*
+ * The number of a job whose cgroup is named by its SLUID: the process's own
+ * SLURM_JOB_ID (jobs_attribute put it in a->job_id), else its title when it
+ * is the job's slurmstepd, else what another process of the SLUID said
+ * before.  None: a->job_id stays the SLUID, and the log says so once.
+ * cmdline: the process's (proc_format_cmdline), NULL if not known.
+ */
+static void resolve_sluid(struct jobs *t, const char *cmdline, struct job_attribution *a)
+{
+	struct stepd_title title;
+	struct jobs_sluid *m;
+	bool known = strcmp(a->job_id, a->sluid) != 0;
+
+	if (!a->sluid[0] || a->basis != JOB_BASIS_CGROUP)
+		return;
+	if (!known && cmdline && attrib_parse_stepd_title(cmdline, strlen(cmdline), &title) == 0) {
+		snprintf(a->job_id, sizeof(a->job_id), "%s", title.job_id);
+		known = true;
+	}
+	m = sluid_add(t, a->sluid);
+	if (!m)
+		return; /* out of memory: this process alone is keyed by what it said */
+	if (known) {
+		if (!m->job_id[0])
+			snprintf(m->job_id, sizeof(m->job_id), "%s", a->job_id);
+		return;
+	}
+	if (m->job_id[0]) {
+		snprintf(a->job_id, sizeof(a->job_id), "%s", m->job_id);
+		return;
+	}
+	if (!m->logged)
+		log_warn(0,
+			 "Slurm job cgroup '%s': no slurmstepd title nor SLURM_JOB_ID gives its job"
+			 " id; the job is keyed by its SLUID %s",
+			 a->cgroup, a->sluid);
+	m->logged = true;
+}
+
+/*
+ * A job first keyed by its SLUID whose number is learned before it was
+ * stored takes its number; once stored, it keeps its key.  A job first
+ * known by an environment learns its SLUID from its cgroup.
+ */
+static void learn_job_id(struct job_entry *j, const struct job_attribution *a)
+{
+	struct job_record *r = &j->rec;
+
+	if (!a->sluid[0])
+		return;
+	if (!r->sluid[0]) {
+		snprintf(r->sluid, sizeof(r->sluid), "%s", a->sluid);
+		j->rec_dirty = true;
+		return;
+	}
+	if (r->id || strcmp(r->job_id, r->sluid) != 0 || strcmp(a->job_id, a->sluid) == 0)
+		return;
+	snprintf(r->job_id, sizeof(r->job_id), "%s", a->job_id);
+	jobs_format_key(j->key, sizeof(j->key), r->scheduler, r->job_id, r->start_ms);
+}
+
+/* Forgets the SLUIDs no job of the table has any more. */
+static void sluid_prune(struct jobs *t)
+{
+	size_t out = 0;
+
+	for (size_t i = 0; i < t->nsluids; i++) {
+		bool used = false;
+
+		for (size_t k = 0; k < t->njobs && !used; k++)
+			used = strcmp(t->job[k].rec.sluid, t->sluid[i].sluid) == 0;
+		if (used)
+			t->sluid[out++] = t->sluid[i];
+	}
+	t->nsluids = out;
 }
 
 void jobs_reservation(const struct job_attribution *a, const struct cgroup_layout *cg,
@@ -429,6 +545,7 @@ static struct job_entry *new_job(struct jobs *t, const struct job_attribution *a
 	snprintf(r->step, sizeof(r->step), "%s", a->step);
 	snprintf(r->qos, sizeof(r->qos), "%s", a->qos);
 	snprintf(r->cgroup, sizeof(r->cgroup), "%s", a->cgroup);
+	snprintf(r->sluid, sizeof(r->sluid), "%s", a->sluid);
 	snprintf(r->command, sizeof(r->command), "%s",
 		 p->info.cmdline[0] ? p->info.cmdline : p->info.comm);
 	snprintf(r->name, sizeof(r->name), "%s", p->info.comm);
@@ -475,6 +592,7 @@ static void compact(struct jobs *t, struct ptree *pt)
 		out++;
 	}
 	t->njobs = out;
+	sluid_prune(t);
 	for (size_t i = 0; i < pt->nprocs; i++) {
 		struct ptree_proc *p = &pt->procs[i];
 
@@ -615,11 +733,6 @@ static bool mark_pending(uint8_t m)
 	return m == MARK_NEW || m == MARK_RENAMED || m == MARK_MOVED;
 }
 
-static bool same_job(const struct job_entry *j, const struct job_attribution *a)
-{
-	return strcmp(j->rec.scheduler, a->scheduler) == 0 && strcmp(j->rec.job_id, a->job_id) == 0;
-}
-
 /*
  * Was a process that has a job moved to another cgroup?  Its cgroup file is
  * read again whenever ptree read its status in this tick (ptree_scan with
@@ -678,6 +791,7 @@ static int attribute_one(struct jobs *t, struct ptree *pt, size_t i)
 	if (parent == p)
 		parent = NULL;
 	attribute_proc(t, pt, p, &a);
+	resolve_sluid(t, p->info.cmdline, &a);
 	jobs_keep_env(&a, p->env_job, sizeof(p->env_job));
 	old = jobs_of(t, p);
 	pj = parent ? jobs_of(t, parent) : NULL;
@@ -692,7 +806,7 @@ static int attribute_one(struct jobs *t, struct ptree *pt, size_t i)
 		j = pj;
 	else if (old && same_job(old, &a))
 		j = old;
-	else if ((j = find_live(t, a.scheduler, a.job_id)) == NULL) {
+	else if ((j = find_live(t, &a)) == NULL) {
 		size_t pos_old = old ? (size_t)(old - t->job) : 0;
 
 		j = new_job(t, &a, p);
@@ -701,8 +815,10 @@ static int attribute_one(struct jobs *t, struct ptree *pt, size_t i)
 		old = old ? &t->job[pos_old] : NULL; /* realloc moved it */
 		created = true;
 	}
-	if (!created && same_job(j, &a))
+	if (!created && same_job(j, &a)) {
+		learn_job_id(j, &a);
 		learn_reservation(t, j, &a);
+	}
 	learn_name(j, &a);
 	learn_command(j, p);
 	if (old && old != j) {

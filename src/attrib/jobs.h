@@ -17,6 +17,13 @@
  * again whenever ptree reads the process's status) decides afresh, unless
  * the job is one with no cgroup (known by an environment).
  *
+ * Slurm 26.05 names a job's cgroup by its SLUID, not job_<id>: the job's
+ * number then comes from the process's SLURM_JOB_ID, from the title of a
+ * slurmstepd in the job's cgroup ("slurmstepd: [4711.0]"), or from what
+ * another process of that SLUID said before; a job is found by its SLUID.
+ * With none of them, the job is keyed by its SLUID (said once in the log),
+ * never by a guess.
+ *
  * Accounting.  A job's cumulative CPU and I/O are the sum over its live
  * processes of own + reaped-children values, plus a credit for processes
  * that left it: one reaped by a parent outside the job (Slurm's stepd,
@@ -84,6 +91,13 @@ struct job_entry {
 
 struct jobs_note;
 
+/* What the agent learned of a SLUID: the job's number ("" none yet). */
+struct jobs_sluid {
+	char sluid[JOB_SLUID_MAX];
+	char job_id[JOB_ID_MAX];
+	bool logged; /* "keyed by its SLUID" was said */
+};
+
 struct jobs {
 	struct job_entry *job;
 	size_t njobs, alloc;
@@ -98,6 +112,8 @@ struct jobs {
 	uint64_t attributions;	/* processes attributed so far (cost accounting) */
 	struct jobs_note *note; /* scratch, per position in ptree.procs (jobs.c) */
 	size_t note_alloc;
+	struct jobs_sluid *sluid; /* one per SLUID of a job in the table */
+	size_t nsluids, sluid_alloc;
 };
 
 void jobs_init(struct jobs *t, const char *hostname, int64_t node_id, int32_t host_cores,
@@ -141,6 +157,12 @@ struct job_attribution {
 	char step[JOB_STEP_MAX];
 	char qos[JOB_QOS_MAX];
 	char cgroup[JOB_CGROUP_MAX]; /* job-level cgroup, "" if none */
+	/*
+	 * A Slurm 26.05 job cgroup named by SLUID (attrib.h): job_id is the
+	 * environment's SLURM_JOB_ID, else the SLUID itself (the agent then
+	 * asks the stepd's title and the job's other processes, jobs.c).
+	 */
+	char sluid[JOB_SLUID_MAX];
 	struct slurm_env env;
 };
 void jobs_attribute(const char *cgroup_text, size_t cgroup_len, const char *environ,

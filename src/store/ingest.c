@@ -342,6 +342,7 @@ static int ingest_jobs(struct ingest *in)
 			  sizeof(j->reservation_source));
 		cell_text(t, r, "reserved_gpu_list", j->reserved_gpu_list,
 			  sizeof(j->reserved_gpu_list));
+		cell_text(t, r, "sluid", j->sluid, sizeof(j->sluid)); /* schema 12 */
 		j->start_ms = cell_i64(t, r, "start_ms");
 		j->end_ms = cell_i64(t, r, "end_ms");
 		j->uid = (uint32_t)cell_i64(t, r, "uid");

@@ -203,6 +203,10 @@ static int pg_schema_ddl(struct strbuf *ddl, int64_t from_version)
 		if (from_version < 11)
 			strbuf_addstr(ddl, "ALTER TABLE \"job_samples\" ADD COLUMN IF NOT EXISTS"
 					   " \"cpu_wait_ms\" bigint;\n");
+		/* schema 12's column, the same way */
+		if (from_version < 12)
+			strbuf_addstr(ddl, "ALTER TABLE \"jobs\" ADD COLUMN IF NOT EXISTS"
+					   " \"sluid\" text;\n");
 		strbuf_addf(ddl, "UPDATE meta SET value = '%d' WHERE key = 'schema_version';\n",
 			    STORE_SCHEMA_VERSION);
 		goto out_close;

@@ -47,8 +47,9 @@ static const char sql_gpus[] =
 /*
  * The jobs list, a page: ?1 user, ?2 node, ?3 since, ?4 until ("" = any),
  * ?5 with sessions (1/0), ?6 one row ("" = any), ?7 and ?8 the cursor's
- * start_ms and id ("" = the first page), ?9 how many rows; %s the state's
- * clause (jobs_state[]).  The columns: enum store_jobs_col.
+ * start_ms and id ("" = the first page), ?9 how many rows; the first %s
+ * the sluid column (NULL before schema 12), the second the state's clause
+ * (jobs_state[]).  The columns: enum store_jobs_col.
  *
  * "start_ms <= the smaller of until and the cursor" repeats what the other
  * terms say in a form an index on start_ms can seek to, so that a deep
@@ -60,7 +61,7 @@ static const char sql_jobs_page[] =
     "SELECT j.id, j.scheduler || ':' || j.job_id || ':' || j.start_ms AS key, n.hostname,"
     " j.scheduler, j.job_id, j.step, j.user, j.uid, j.command, j.start_ms, j.end_ms, j.cgroup,"
     " j.qos, j.reservation_source, j.reserved_cpus, j.reserved_mem_bytes, j.reserved_gpus,"
-    " j.reserved_gpu_list, s.job_id IS NOT NULL,"
+    " j.reserved_gpu_list, %s, s.job_id IS NOT NULL,"
     " s.cpu_ms, s.cpu_efficiency_pct, s.rss_peak_bytes,"
     " s.mem_efficiency_pct, s.gpus_used, s.gpu_util_avg_pct, s.gpu_energy_mj"
     " FROM jobs j JOIN nodes n ON n.id = j.node_id"
@@ -80,7 +81,14 @@ static const char sql_job[] =
     "SELECT j.scheduler || ':' || j.job_id || ':' || j.start_ms AS key, n.hostname AS node,"
     " j.scheduler, j.job_id, j.step, j.user, j.uid, j.command, j.start_ms, j.end_ms, j.cgroup,"
     " j.qos, j.reservation_source, j.reserved_cpus, j.reserved_mem_bytes, j.reserved_gpus,"
-    " j.reserved_gpu_list FROM jobs j JOIN nodes n ON n.id = j.node_id WHERE j.id = ?1";
+    " j.reserved_gpu_list, %s AS sluid FROM jobs j JOIN nodes n ON n.id = j.node_id"
+    " WHERE j.id = ?1";
+
+/* The jobs' sluid column: schema 12 added it. */
+static const char *sluid_column(const struct store *st)
+{
+	return st->schema_version >= 12 ? "j.sluid" : "NULL";
+}
 
 /*
  * The live processes of a job on every node it runs on (jobscope top
@@ -325,7 +333,7 @@ int store_query_jobs(struct store *st, const struct store_jobs_filter *f, store_
 	    f->state > STORE_JOBS_ENDED)
 		return log_err(-EINVAL, "jobs: a limit of 1 to %d and a known state, please",
 			       STORE_JOBS_LIMIT_MAX);
-	snprintf(sql, sizeof(sql), sql_jobs_page, jobs_state[f->state]);
+	snprintf(sql, sizeof(sql), sql_jobs_page, sluid_column(st), jobs_state[f->state]);
 	/* one more row than the page: is there a next page? */
 	snprintf(limit, sizeof(limit), "%" PRId64, pg.limit + 1);
 	ret = store_query_rows(st, sql, p, jobs_page_row, &pg);
@@ -341,11 +349,12 @@ int store_query_jobs(struct store *st, const struct store_jobs_filter *f, store_
 
 int store_query_job(struct store *st, int64_t job_row, struct jsonw *w)
 {
-	char id[32];
+	char id[32], sql[1024];
 	const char *p[] = {id, NULL};
 
 	snprintf(id, sizeof(id), "%" PRId64, job_row);
-	return query_json(st, sql_job, p, true, w);
+	snprintf(sql, sizeof(sql), sql_job, sluid_column(st));
+	return query_json(st, sql, p, true, w);
 }
 
 int store_query_job_procs(struct store *st, int64_t job_row, struct jsonw *w)

@@ -102,6 +102,7 @@ enum store_jobs_col {
 	STORE_JOBS_COL_RESERVED_MEM_BYTES,
 	STORE_JOBS_COL_RESERVED_GPUS,
 	STORE_JOBS_COL_RESERVED_GPU_LIST,
+	STORE_JOBS_COL_SLUID,	    /* Slurm 26.05's name of the job's cgroup; NULL if none */
 	STORE_JOBS_COL_HAS_SUMMARY, /* 1 when it has a summary, else 0 */
 	/* the summary's figures: NULL while it runs (or when none was stored) */
 	STORE_JOBS_COL_CPU_MS,

@@ -26,7 +26,8 @@
 	"SELECT j.id, j.node_id, n.hostname, j.scheduler, j.job_id, j.name, j.command, j.user,"    \
 	" j.uid, j.pid, j.start_ms, j.end_ms, j.exit_code, j.signal, j.timed_out,"                 \
 	" j.interval_ms, j.cores_allowed, j.host_cores, j.host_mem_bytes, j.samples,"              \
-	" j.lost_samples, j.sampler_cpu_ms, %s FROM jobs j LEFT JOIN nodes n ON n.id = j.node_id"
+	" j.lost_samples, j.sampler_cpu_ms, %s, %s"                                                \
+	" FROM jobs j LEFT JOIN nodes n ON n.id = j.node_id"
 #define JOB_V3_COLUMNS                                                                             \
 	"j.step, j.cgroup, j.qos, j.reservation_source, j.reserved_cpus, j.reserved_mem_bytes,"    \
 	" j.reserved_gpus, j.reserved_gpu_list"
@@ -73,15 +74,17 @@ static void job_from_row(struct db_stmt *stmt, struct job_record *job)
 	job->has_reserved_gpus = col_opt(&r, &gpus);
 	job->reserved_gpus = (int32_t)gpus;
 	col_text(&r, job->reserved_gpu_list, sizeof(job->reserved_gpu_list));
+	col_text(&r, job->sluid, sizeof(job->sluid));
 }
 
-/* The job query for this store's schema: older ones lack the v3 columns. */
+/* The job query for this store's schema: older ones lack the v3 columns, the v12 one. */
 static void job_select(const struct store *st, char *buf, size_t size, const char *tail)
 {
 	char head[1024];
 
 	snprintf(head, sizeof(head), JOB_SELECT,
-		 st->schema_version >= 3 ? JOB_V3_COLUMNS : JOB_V3_NULLS);
+		 st->schema_version >= 3 ? JOB_V3_COLUMNS : JOB_V3_NULLS,
+		 st->schema_version >= 12 ? "j.sluid" : "NULL");
 	snprintf(buf, size, "%s %s", head, tail);
 }
 

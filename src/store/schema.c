@@ -2,7 +2,7 @@
  * schema.c - the store's schema and its migrations, and the checks an
  * existing file passes before it is read or written.
  *
- *   store_schema_v1..v11   each version's SQL (docs/store.md: keep in step)
+ *   store_schema_v1..v12   each version's SQL (docs/store.md: keep in step)
  *   store_migrations[]     from version v to v + 1
  *   store_tables[]         the tables a store must have, by version
  *   store__migrate         create or upgrade, in one transaction
@@ -264,6 +264,9 @@ static const char store_schema_v10[] =
 /* Schema 11: each job's run-queue wait, what its threads waited for a CPU (contention). */
 static const char store_schema_v11[] = "ALTER TABLE job_samples ADD COLUMN cpu_wait_ms INTEGER;\n";
 
+/* Schema 12: Slurm 26.05 names a job's cgroup by its SLUID; the job keeps it. */
+static const char store_schema_v12[] = "ALTER TABLE jobs ADD COLUMN sluid TEXT;\n";
+
 /*
  * store_migrations[v] brings a store from schema v to v + 1; [0] creates
  * schema 1 in an empty file.  A new version appends one entry here and
@@ -272,7 +275,7 @@ static const char store_schema_v11[] = "ALTER TABLE job_samples ADD COLUMN cpu_w
 static const char *const store_migrations[STORE_SCHEMA_VERSION] = {
     store_schema_v1, store_schema_v2,  store_schema_v3,	 store_schema_v4,
     store_schema_v5, store_schema_v6,  store_schema_v7,	 store_schema_v8,
-    store_schema_v9, store_schema_v10, store_schema_v11,
+    store_schema_v9, store_schema_v10, store_schema_v11, store_schema_v12,
 };
 
 /*

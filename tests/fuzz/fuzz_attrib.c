@@ -1,6 +1,7 @@
 /*
- * fuzz_attrib.c - libFuzzer target for the attribution parsers: the same
- * input goes to every one of them.  It is copied into a buffer of exactly
+ * fuzz_attrib.c - libFuzzer target for the attribution parsers (cgroup
+ * paths, SLUID ones included; a slurmstepd's title; environ; cgroup limit
+ * files): the same input goes to every one of them.  It is copied into a buffer of exactly
  * its size, not NUL-terminated, so ASan catches any read past len.
  */
 #include <errno.h>
@@ -34,9 +35,37 @@ static void check_cgroup(const char *text, size_t size)
 	check_str(id.qos, sizeof(id.qos));
 	check_str(id.container_id, sizeof(id.container_id));
 	check_str(id.cgroup_path, sizeof(id.cgroup_path));
+	check_str(id.sluid, sizeof(id.sluid));
 	if ((id.scheduler == JOB_NONE) != (id.job_id[0] == '\0'))
 		abort();
+	/* a SLUID: a Slurm job's, 's' and 13 of [0-9A-Z], standing for its number */
+	if (id.sluid[0] &&
+	    (id.scheduler != JOB_SLURM || strlen(id.sluid) != JOB_SLUID_LEN || id.sluid[0] != 's' ||
+	     strcmp(id.job_id, id.sluid) != 0 ||
+	     strspn(id.sluid + 1, "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ") != JOB_SLUID_LEN - 1))
+		abort();
 	if (id.scheduler == JOB_K8S && strlen(id.job_id) != 36)
+		abort();
+}
+
+static void check_stepd_title(const char *text, size_t size)
+{
+	struct stepd_title t, before;
+	int ret;
+
+	memset(&t, 0x5a, sizeof(t));
+	before = t;
+	ret = attrib_parse_stepd_title(text, size, &t);
+	if (ret == -EINVAL) {
+		if (memcmp(&t, &before, sizeof(t)) != 0)
+			abort(); /* untouched on error */
+		return;
+	}
+	if (ret != 0)
+		abort();
+	check_str(t.job_id, sizeof(t.job_id));
+	check_str(t.step, sizeof(t.step));
+	if (!t.job_id[0] || strspn(t.job_id, "0123456789") != strlen(t.job_id) || !t.step[0])
 		abort();
 }
 
@@ -85,6 +114,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(text, data, size);
 	check_cgroup(text, size);
+	check_stepd_title(text, size);
 	check_environ(text, size);
 	check_limits(text, size);
 	free(text);

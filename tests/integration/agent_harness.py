@@ -163,6 +163,26 @@ def wait_exit(proc, timeout):
     return proc.poll()
 
 
+def cgroup2_mount():
+    """Where the cgroup2 hierarchy is mounted (a hybrid machine's unified one), or None."""
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            left, right = line.split(" - ", 1)
+            if right.split()[0] == "cgroup2":
+                return left.split()[4]
+    return None
+
+
+def remove_cgroup_tree(top):
+    """Removes a test's cgroup directories, deepest first (each must be empty of
+    processes by then)."""
+    for dirpath, _, _ in sorted(os.walk(top), key=lambda w: -len(w[0])):
+        try:
+            os.rmdir(dirpath)
+        except OSError:
+            pass
+
+
 def kill_pg(proc):
     try:
         os.killpg(proc.pid, signal.SIGKILL)

@@ -18,7 +18,8 @@ import sys
 import time
 
 from harness import helper, run_tests, near, check, eq, wait_for
-from agent_harness import Agent, sql, job_row, env_with, spawn, settle, proc_state
+from agent_harness import (Agent, sql, job_row, env_with, spawn, settle, proc_state,
+                           cgroup2_mount, remove_cgroup_tree)
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 PY = sys.executable
@@ -223,15 +224,6 @@ def test_exec_under_the_same_name(wd):
           " exec)" % (job_id, cpu, cpu_ms, before_ms))
 
 
-def cgroup2_mount():
-    with open("/proc/self/mountinfo") as f:
-        for line in f:
-            left, right = line.split(" - ", 1)
-            if right.split()[0] == "cgroup2":
-                return left.split()[4]
-    return None
-
-
 def make_job_cgroup(wd, job_id):
     """A Slurm-shaped v2 cgroup .../slurmstepd.scope/job_<id>/step_0, or None."""
     mnt = cgroup2_mount()
@@ -246,14 +238,6 @@ def make_job_cgroup(wd, job_id):
         shutil.rmtree(top, ignore_errors=True)
         return None, None
     return top, leaf
-
-
-def remove_cgroup_tree(top):
-    for dirpath, _, _ in sorted(os.walk(top), key=lambda w: -len(w[0])):
-        try:
-            os.rmdir(dirpath)
-        except OSError:
-            pass
 
 
 def test_cgroup_move_without_exec(wd):

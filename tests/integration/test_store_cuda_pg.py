@@ -44,13 +44,13 @@ def test_schema_8_upgraded(wd):
     eq(r.returncode, 0, "first run:\n" + r.stdout)
     pg().psql("DROP TABLE cuda_stats; DROP TABLE cuda_procs; DROP TABLE app_samples; DROP INDEX marks_job_ts;"
               " DROP TABLE energy_samples; DROP TABLE proc_libs;"
-              " ALTER TABLE job_samples DROP COLUMN cpu_wait_ms;"
+              " ALTER TABLE job_samples DROP COLUMN cpu_wait_ms; ALTER TABLE jobs DROP COLUMN sluid;"
               " UPDATE meta SET value = '8' WHERE key = 'schema_version'", db="cuda2")
     eq(pg().query("SELECT to_regclass('cuda_procs') IS NULL", db="cuda2")[0][0], 1,
        "tables dropped")
     r = unit(url)
     eq(r.returncode, 0, "a writer upgrades schema 8:\n" + r.stdout + r.stderr)
-    eq(pg().query("SELECT value FROM meta WHERE key = 'schema_version'", db="cuda2")[0][0], "11",
+    eq(pg().query("SELECT value FROM meta WHERE key = 'schema_version'", db="cuda2")[0][0], "12",
        "schema_version")
     eq(int(pg().query("SELECT count(*) FROM cuda_procs", db="cuda2")[0][0]) > 0, True,
        "rows written after the upgrade")

@@ -20,6 +20,8 @@
 #include <cmocka.h>
 
 #include "attrib/attrib.h"
+#include "fixture.h"
+#include "sample/proc.h"
 #include "sample/cgroup.h"
 
 #define CID	  "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
@@ -218,6 +220,122 @@ static void test_slurm_v2(void **state)
 	expect_v2("/system.slice/slurmstepd.scope/system", JOB_SYSTEMD, "slurmstepd.scope", "", -1);
 	/* slurmd itself */
 	expect_v2("/system.slice/slurmd.service", JOB_SYSTEMD, "slurmd.service", "", -1);
+}
+
+/* Slurm 26.05: the job's cgroup is named by its SLUID, not job_<id> */
+static void test_slurm_v2_sluid(void **state)
+{
+	static const char *const not_sluids[] = {
+	    "sEKNKTV3WPV50",   /* 12 after the 's' */
+	    "sEKNKTV3WPV5000", /* 14 */
+	    "SEKNKTV3WPV500",  /* 'S' */
+	    "sekNKTV3WPV500",  /* lower case */
+	    "sEKNKTV3-PV500",
+	};
+	struct job_identity id;
+	char path[256];
+	char *text;
+	size_t len;
+
+	(void)state;
+	text = fixture_load(FIXTURES_DIR "/proc/cgroup_slurm_sluid", &len);
+	assert_int_equal(attrib_parse_cgroup(text, len, &id), 0);
+	free(text);
+	assert_int_equal(id.scheduler, JOB_SLURM);
+	/* the number is not in the path: the SLUID stands for it */
+	assert_string_equal(id.job_id, "sEKNKTV3WPV500");
+	assert_string_equal(id.sluid, "sEKNKTV3WPV500");
+	assert_string_equal(id.step, "0");
+	assert_int_equal(id.uid, -1);
+	assert_string_equal(id.cgroup_path,
+			    "/system.slice/slurmstepd.scope/sEKNKTV3WPV500/step_0/user/task_0");
+
+	expect_v2("/system.slice/slurmstepd.scope/sEKNKTV3WPV500/step_batch/user/task_0", JOB_SLURM,
+		  "sEKNKTV3WPV500", "batch", -1);
+	expect_v2("/system.slice/slurmstepd.scope/s0123456789ABC/step_extern/user/task_special",
+		  JOB_SLURM, "s0123456789ABC", "extern", -1);
+	/* the stepd itself, and the job level */
+	expect_v2("/system.slice/slurmstepd.scope/sEKNKTV3WPV500/step_0/slurm", JOB_SLURM,
+		  "sEKNKTV3WPV500", "0", -1);
+	expect_v2("/system.slice/slurmstepd.scope/sEKNKTV3WPV500", JOB_SLURM, "sEKNKTV3WPV500", "",
+		  -1);
+	/* Debian's MULTIPLE_SLURMD build, and a v1 layout named the same way */
+	expect_v2("/system.slice/vm_slurmstepd.scope/sEKNKTV3WPV500/step_2/user/task_1", JOB_SLURM,
+		  "sEKNKTV3WPV500", "2", -1);
+	assert_int_equal(
+	    parse_cgroup("4:memory:/slurm/uid_1000/sEKNKTV3WPV500/step_0/task_0\n", &id), 0);
+	assert_int_equal(id.scheduler, JOB_SLURM);
+	assert_string_equal(id.sluid, "sEKNKTV3WPV500");
+	assert_int_equal(id.uid, 1000);
+
+	/* job_<id> keeps its number and has no SLUID */
+	assert_int_equal(
+	    parse_cgroup("0::/system.slice/slurmstepd.scope/job_123/step_0/user/task_0\n", &id), 0);
+	assert_string_equal(id.job_id, "123");
+	assert_string_equal(id.sluid, "");
+
+	/* a name that is not a SLUID is no job: the scope is a unit */
+	for (size_t i = 0; i < sizeof(not_sluids) / sizeof(not_sluids[0]); i++) {
+		snprintf(path, sizeof(path), "/system.slice/slurmstepd.scope/%s/step_0/user/task_0",
+			 not_sluids[i]);
+		expect_v2(path, JOB_SYSTEMD, "slurmstepd.scope", "", -1);
+	}
+}
+
+static int parse_title(const char *text, struct stepd_title *t)
+{
+	char *buf = exact_copy(text, strlen(text));
+	int ret = attrib_parse_stepd_title(buf, strlen(text), t);
+
+	free(buf);
+	return ret;
+}
+
+static void test_stepd_title(void **state)
+{
+	static const char *const not_titles[] = {
+	    "slurmstepd: [4711]",     "slurmstepd: [4711.]",	     "slurmstepd: [.0]",
+	    "slurmstepd: [x4711.0]",  "slurmstepd: [4711.0] x",	     "slurmstepd: [4711.0",
+	    "slurmstepd: [4711.TBD]", "slurmstepd:[4711.0]",	     "/usr/sbin/slurmstepd",
+	    "slurmstepd: [4711.0]]",  "slurmstepd: [4711.0.1]",	     "",
+	    "slurmstepd: [4711.0+1]", "python slurmstepd: [4711.0]",
+	};
+	struct stepd_title t;
+	char line[PROC_CMDLINE_MAX];
+	char *raw;
+	size_t len;
+
+	(void)state;
+	/* /proc/PID/cmdline of a stepd: its title, then the rest of argv's space as NULs */
+	raw = fixture_load(FIXTURES_DIR "/proc/cmdline_slurmstepd", &len);
+	proc_format_cmdline(raw, len, line, sizeof(line));
+	free(raw);
+	assert_int_equal(parse_title(line, &t), 0);
+	assert_string_equal(t.job_id, "4711");
+	assert_string_equal(t.step, "0");
+
+	assert_int_equal(parse_title("slurmstepd: [4711.batch]", &t), 0);
+	assert_string_equal(t.job_id, "4711");
+	assert_string_equal(t.step, "batch");
+	assert_int_equal(parse_title("slurmstepd: [12.extern]   ", &t), 0);
+	assert_string_equal(t.job_id, "12");
+	assert_string_equal(t.step, "extern");
+	assert_int_equal(parse_title("slurmstepd: [99.interactive]", &t), 0);
+	assert_string_equal(t.step, "interactive");
+
+	memset(&t, 0x5a, sizeof(t));
+	for (size_t i = 0; i < sizeof(not_titles) / sizeof(not_titles[0]); i++) {
+		struct stepd_title before = t;
+
+		assert_int_equal(parse_title(not_titles[i], &t), -EINVAL);
+		assert_memory_equal(&t, &before, sizeof(t)); /* untouched */
+	}
+	/* a job id too long for its field */
+	assert_int_equal(
+	    parse_title("slurmstepd: [1234567890123456789012345678901234567890123456789"
+			"01234567890123.0]",
+			&t),
+	    -EINVAL);
 }
 
 /* ---- Kubernetes ---- */
@@ -803,6 +921,8 @@ int main(void)
 	    cmocka_unit_test(test_slurm_v1_debian),
 	    cmocka_unit_test(test_slurm_v1_steps),
 	    cmocka_unit_test(test_slurm_v2),
+	    cmocka_unit_test(test_slurm_v2_sluid),
+	    cmocka_unit_test(test_stepd_title),
 	    cmocka_unit_test(test_k8s_systemd_driver),
 	    cmocka_unit_test(test_k8s_cgroupfs_driver),
 	    cmocka_unit_test(test_k8s_prefixes),

@@ -69,6 +69,40 @@ static void test_slurm_by_cgroup(void **state)
 		check_variant(&v[i]);
 }
 
+/* Slurm 26.05: the cgroup names the job by SLUID, the environment gives its number */
+static void test_slurm_by_sluid(void **state)
+{
+	static const struct variant v[] = {
+	    {"0::/system.slice/slurmstepd.scope/sEKNKTV3WPV500/step_0/user/task_0\n",
+	     "SLURM_JOB_ID=4711|SLURM_STEP_ID=0|", "slurm", "4711", "0",
+	     "/system.slice/slurmstepd.scope/sEKNKTV3WPV500"},
+	    /* a prolog's SLURM_JOB_ID is still the job's number */
+	    {"0::/system.slice/slurmstepd.scope/sEKNKTV3WPV500/step_extern/slurm\n",
+	     "SLURM_JOB_ID=4711|SLURM_SCRIPT_CONTEXT=prolog_slurmd|", "slurm", "4711", "extern",
+	     "/system.slice/slurmstepd.scope/sEKNKTV3WPV500"},
+	    /* no number here: the SLUID stands for it (the table asks the stepd, jobs.c) */
+	    {"0::/system.slice/vm_slurmstepd.scope/sEKNKTV3WPV500/step_batch/user/task_0\n", "",
+	     "slurm", "sEKNKTV3WPV500", "batch",
+	     "/system.slice/vm_slurmstepd.scope/sEKNKTV3WPV500"},
+	    {"0::/system.slice/slurmstepd.scope/sEKNKTV3WPV500/step_0/user/task_0\n",
+	     "SLURM_JOB_ID=x47|", "slurm", "sEKNKTV3WPV500", "0",
+	     "/system.slice/slurmstepd.scope/sEKNKTV3WPV500"},
+	};
+	struct job_attribution a;
+	static const char job_path[] =
+	    "0::/system.slice/slurmstepd.scope/job_42/step_3/user/task_0\n";
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		check_variant(&v[i]);
+		jobs_attribute(v[i].cgroup, strlen(v[i].cgroup), NULL, 0, 1000, 4242, &a);
+		assert_string_equal(a.sluid, "sEKNKTV3WPV500");
+		assert_int_equal(a.basis, JOB_BASIS_CGROUP);
+	}
+	jobs_attribute(job_path, strlen(job_path), NULL, 0, 1000, 4242, &a);
+	assert_string_equal(a.sluid, "");
+}
+
 static void test_slurm_by_environment(void **state)
 {
 	/* any proctrack plugin: no Slurm cgroup, but SLURM_JOB_ID */
@@ -281,6 +315,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_slurm_by_cgroup),
+	    cmocka_unit_test(test_slurm_by_sluid),
 	    cmocka_unit_test(test_slurm_by_environment),
 	    cmocka_unit_test(test_kubernetes),
 	    cmocka_unit_test(test_run_systemd_and_session),

@@ -1033,7 +1033,7 @@ static void test_newer_schema_refused(void **state)
 	make_store(fx, 1);
 	sql_exec(fx->path, "PRAGMA user_version = 99; PRAGMA journal_mode = DELETE");
 	assert_refused_unchanged(fx, fx->path, -EPROTONOSUPPORT,
-				 "written by a newer jobscope (schema 99, this one reads up to 11)");
+				 "written by a newer jobscope (schema 99, this one reads up to 12)");
 
 	/* the new version still in the WAL of a running writer, not yet in the file */
 	sql_exec(fx->path, "PRAGMA user_version = 2; PRAGMA journal_mode = WAL");
@@ -1043,7 +1043,7 @@ static void test_newer_schema_refused(void **state)
 			 SQLITE_OK);
 	assert_int_equal(store_open(fx->path, STORE_READONLY, &st), -EPROTONOSUPPORT);
 	assert_int_equal(store_open(fx->path, STORE_CREATE, &st), -EPROTONOSUPPORT);
-	assert_non_null(strstr(log_text(fx), "(schema 98, this one reads up to 11)"));
+	assert_non_null(strstr(log_text(fx), "(schema 98, this one reads up to 12)"));
 	assert_null(st);
 	sqlite3_close(db);
 }
