@@ -506,6 +506,43 @@ static void test_job_roundtrip(void **state)
 	store_close(st);
 }
 
+/* Schema 12: a Slurm 26.05 job's SLUID, kept; a schema-11 store reads as none, then upgrades */
+static void test_job_sluid(void **state)
+{
+	struct fixture *fx = *state;
+	struct job_record job, got;
+	struct store *st = open_new(fx);
+	int64_t node;
+
+	assert_int_equal(store_node(st, "vm", 4, 1 << 30, 0, &node), 0);
+	job_fill(&job, node, "slurm", "sEKNKTV3WPV500", 1700000000000);
+	snprintf(job.sluid, sizeof(job.sluid), "sEKNKTV3WPV500");
+	assert_int_equal(store_job_begin(st, &job), 0);
+	assert_int_equal(store_get_job(st, job.id, &got), 0);
+	assert_string_equal(got.sluid, "sEKNKTV3WPV500");
+	job_fill(&got, node, "slurm", "4712", 1700000001000);
+	assert_int_equal(store_job_begin(st, &got), 0);
+	assert_int_equal(sql_i64(fx->path, "SELECT count(*) FROM jobs WHERE sluid IS NULL"), 1);
+	store_close(st);
+
+	/* a store of schema 11 */
+	sql_exec(fx->path, "ALTER TABLE jobs DROP COLUMN sluid; PRAGMA user_version = 11");
+	assert_int_equal(store_open(fx->path, STORE_READONLY, &st), 0);
+	assert_int_equal(store_get_job(st, job.id, &got), 0);
+	assert_string_equal(got.job_id, "sEKNKTV3WPV500");
+	assert_string_equal(got.sluid, "");
+	store_close(st);
+	assert_int_equal(sql_i64(fx->path, "PRAGMA user_version"), 11);
+	st = open_new(fx);
+	assert_int_equal(sql_i64(fx->path, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
+	snprintf(job.sluid, sizeof(job.sluid), "sEKNKTV3WPV500");
+	assert_int_equal(store_job_update(st, &job), 0);
+	assert_int_equal(store_get_job(st, job.id, &got), 0);
+	assert_string_equal(got.sluid, "sEKNKTV3WPV500");
+	store_close(st);
+	log_text(fx);
+}
+
 /* Everything replay hands out, in order. */
 struct replay_log {
 	int n;
@@ -1514,6 +1551,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_create_and_reopen, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_job_sluid, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_schema_version_and_application_id, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_job_roundtrip, setup, teardown),
