@@ -21,6 +21,7 @@ import time
 from harness import helper, run_tests, check, eq, wait_for
 from agent_harness import (Agent, sql, job_row, env_with, spawn, settle, cgroup2_mount,
                            remove_cgroup_tree)
+from head_harness import Head, sql as head_sql
 
 PY = sys.executable
 SLUID = "sEKNKTV3WPV500"
@@ -151,11 +152,13 @@ def test_stepd_title_gives_the_number(wd):
 
 
 def test_slurm_job_id_gives_the_number(wd):
-    """No stepd: the task's own SLURM_JOB_ID=4711 gives the number."""
+    """No stepd: the task's own SLURM_JOB_ID=4711 gives the number.  The agent's head
+    gets the job with its SLUID."""
     top, _, task_cg = make_sluid_cgroups(wd)
     if not top:
         return
-    a = Agent(wd, interval="100ms", extra=["--compat", "jobstats"])
+    head = Head(wd)
+    a = Agent(wd, interval="100ms", extra=["--compat", "jobstats", "--head", head.url])
     task = None
     try:
         a.wait_ticks(2)
@@ -163,6 +166,10 @@ def test_slurm_job_id_gives_the_number(wd):
         check_stored(a, task.pid, "4711")
         check_api(a, "4711")
         check_compat(a)
+        wait_for(lambda: head_sql(head.db, "SELECT job_id, sluid FROM jobs WHERE sluid = ?",
+                                  SLUID), timeout=30, what="the job in the head's store")
+        listed = [j for j in head.get("/api/v1/jobs")["jobs"] if j.get("sluid") == SLUID]
+        eq([j["job_id"] for j in listed], ["4711"], "the head's jobs list: the job, its sluid")
         rc, _, err = settle(task)
         eq(rc, 0, "the task: %s" % err)
     finally:
@@ -170,6 +177,7 @@ def test_slurm_job_id_gives_the_number(wd):
             task.kill()
             task.wait()
         eq(a.stop(), 0, "agent exit status")
+        head.kill(signal.SIGTERM)
         remove_cgroup_tree(top)
     eq(sql(a.db, "SELECT step FROM jobs WHERE sluid = ?", SLUID), [("0",)], "the step")
 
