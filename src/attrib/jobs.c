@@ -279,7 +279,7 @@ static void attribute_proc(struct jobs *t, struct ptree *pt, struct ptree_proc *
 	t->attributions++;
 }
 
-static void resolve_sluid(struct jobs *t, const char *cmdline, struct job_attribution *a);
+static void sluid_lookup(struct jobs *t, struct job_attribution *a);
 
 bool jobs_claim(struct jobs *t, int32_t pid, char *out, size_t size)
 {
@@ -292,7 +292,7 @@ bool jobs_claim(struct jobs *t, int32_t pid, char *out, size_t size)
 	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
 	cg = sysroot_read(path, &t->cgbuf) == 0;
 	attribute_pid(t, pid, cg ? t->cgbuf.buf : NULL, cg ? t->cgbuf.len : 0, 0, 0, &a);
-	resolve_sluid(t, NULL, &a);
+	sluid_lookup(t, &a);
 	if (a.basis >= JOB_BASIS_ENV &&
 	    snprintf(out, size, "%s:%s", a.scheduler, a.job_id) < (int)size)
 		return true;
@@ -341,6 +341,18 @@ static struct jobs_sluid *sluid_add(struct jobs *t, const char *sluid)
 	return &t->sluid[t->nsluids++];
 }
 
+/* The number the table learned for a's SLUID, if a has none of its own; nothing learned. */
+static void sluid_lookup(struct jobs *t, struct job_attribution *a)
+{
+	struct jobs_sluid *m;
+
+	if (!a->sluid[0] || a->basis != JOB_BASIS_CGROUP || strcmp(a->job_id, a->sluid) != 0)
+		return;
+	m = sluid_find(t, a->sluid);
+	if (m && m->job_id[0])
+		snprintf(a->job_id, sizeof(a->job_id), "%s", m->job_id);
+}
+
 /*
  * The number of a job whose cgroup is named by its SLUID: the process's own
  * SLURM_JOB_ID (jobs_attribute put it in a->job_id), else its title when it
@@ -352,10 +364,11 @@ static void resolve_sluid(struct jobs *t, const char *cmdline, struct job_attrib
 {
 	struct stepd_title title;
 	struct jobs_sluid *m;
-	bool known = strcmp(a->job_id, a->sluid) != 0;
+	bool known;
 
 	if (!a->sluid[0] || a->basis != JOB_BASIS_CGROUP)
 		return;
+	known = strcmp(a->job_id, a->sluid) != 0;
 	if (!known && cmdline && attrib_parse_stepd_title(cmdline, strlen(cmdline), &title) == 0) {
 		snprintf(a->job_id, sizeof(a->job_id), "%s", title.job_id);
 		known = true;
