@@ -10,6 +10,7 @@ task with neither stays keyed by its SLUID, and the agent says so once.
 Each job keeps its SLUID: in the store, the API's job and `--compat
 jobstats`'s cgroup_exporter label (0.3.1 labels such jobs by their SLUID).
 """
+import atexit
 import os
 import re
 import shutil
@@ -41,6 +42,8 @@ def make_sluid_cgroups(wd, sluid=SLUID):
         if r.returncode != 0:
             print("SKIP: no cgroup2 hierarchy, and cannot mount one: %s" % r.stderr.strip())
             return None, None, None
+        # after the test's own cleanup has emptied and removed its cgroups
+        atexit.register(subprocess.run, ["umount", mounted], capture_output=True)
         mnt = mounted
     top = os.path.join(mnt, "jobscope-it-%d-%d" % (os.getpid(), time.monotonic_ns()))
     job = os.path.join(top, "system.slice", "slurmstepd.scope", sluid)
