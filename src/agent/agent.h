@@ -94,6 +94,7 @@ struct agent_view_job {
 	char job_id[64];
 	int64_t store_id;	   /* its row in the store, 0 until stored */
 	size_t json_off, json_len; /* its object in view->job_json */
+	size_t fields_len;	   /* its start up to its processes: the job's own fields */
 };
 
 /* The bodies of a tick; /api/v1/jobs is a page of the store, its live jobs from here. */

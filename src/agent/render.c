@@ -378,11 +378,18 @@ static void json_job_procs(struct jsonw *w, const struct agent *a, const struct 
 	jsonw_arr_end(w);
 }
 
-static void json_job(struct jsonw *w, const struct agent *a, const struct job_entry *j)
+/*
+ * A live job's object; *fields_len: the length of its start that holds
+ * the job's own fields (up to its processes and app metrics), from the
+ * object's first byte.
+ */
+static void json_job(struct jsonw *w, const struct agent *a, const struct job_entry *j,
+		     size_t *fields_len)
 {
 	const struct job_record *r = &j->rec;
 	const struct job_sample *s = &j->js;
 	uint64_t cpu = jobs_cpu_ms(s);
+	size_t off = w->out->len;
 
 	jsonw_obj_begin(w);
 	jsonw_kv_str(w, "key", j->key);
@@ -445,9 +452,11 @@ static void json_job(struct jsonw *w, const struct agent *a, const struct job_en
 		jsonw_obj_end(w);
 	}
 	jsonw_arr_end(w);
+	jsonw_kv_null(w, "totals"); /* a summary's, once it ended */
+	/* the job's own fields end here: /api/v1/jobs/KEY's "job" (routes.c) */
+	*fields_len = w->out->len - off;
 	json_job_procs(w, a, j);
 	agent_app_json(w, a, r->id);
-	jsonw_kv_null(w, "totals"); /* a summary's, once it ended */
 	jsonw_obj_end(w);
 }
 
@@ -476,6 +485,7 @@ void agent_json_stored_job(struct jsonw *w, const struct store_row *r)
 	kv_col_str(w, "job_id", r, STORE_JOBS_COL_JOB_ID);
 	kv_col_str(w, "sluid", r, STORE_JOBS_COL_SLUID);
 	kv_col_str(w, "step", r, STORE_JOBS_COL_STEP);
+	kv_col_str(w, "name", r, STORE_JOBS_COL_NAME);
 	kv_col_str(w, "node", r, STORE_JOBS_COL_NODE);
 	kv_col_str(w, "user", r, STORE_JOBS_COL_USER);
 	kv_col_int(w, "uid", r, STORE_JOBS_COL_UID);
@@ -726,7 +736,7 @@ int agent_render(struct agent *a, struct agent_view *v)
 		vj->store_id = j->rec.id;
 		vj->json_off = v->job_json.len;
 		jsonw_init(&jw, &v->job_json, false);
-		json_job(&jw, a, j);
+		json_job(&jw, a, j, &vj->fields_len);
 		vj->json_len = v->job_json.len - vj->json_off;
 	}
 	v->njobs = n;

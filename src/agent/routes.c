@@ -71,6 +71,25 @@ static bool key_matches(const struct agent_view_job *j, const char *key)
 
 #define JOBS_PREFIX "/api/v1/jobs/"
 
+/*
+ * One job's answer: the head's shape ({"job": its fields, "summary",
+ * "processes"}, which the dashboard and `jobscope top` read), then the
+ * rest of the object as the list has it, each field at the top as this
+ * endpoint answered before the head's shape was taken (for the readers
+ * of that one).  obj is the job's object, its first fields_len bytes its
+ * own fields; more: what the object lacks of the head's shape.
+ */
+static void job_answer(struct strbuf *o, const char *obj, size_t len, size_t fields_len,
+		       const char *more)
+{
+	strbuf_addstr(o, "{\"job\":");
+	strbuf_add(o, obj, fields_len);
+	strbuf_addstr(o, "},");
+	strbuf_addstr(o, more);
+	strbuf_add(o, obj + 1, len - 1);
+	strbuf_addch(o, '\n');
+}
+
 /* A live job from the view; else the key is left for the store. */
 static void route_job(void *arg, const struct http_request *req, struct http_response *res)
 {
@@ -79,10 +98,13 @@ static void route_job(void *arg, const struct http_request *req, struct http_res
 	const char *key = req->path + strlen(JOBS_PREFIX);
 
 	for (size_t k = 0; k < v->njobs; k++) {
-		if (!key_matches(&v->job[k], key))
+		const struct agent_view_job *vj = &v->job[k];
+
+		if (!key_matches(vj, key))
 			continue;
-		strbuf_add(&res->body, v->job_json.buf + v->job[k].json_off, v->job[k].json_len);
-		strbuf_addch(&res->body, '\n');
+		/* running: no summary yet; its processes are in the object */
+		job_answer(&res->body, v->job_json.buf + vj->json_off, vj->json_len, vj->fields_len,
+			   "\"summary\":null,");
 		return;
 	}
 	ar->store_key = key;
@@ -126,6 +148,7 @@ struct page_job {
 	int64_t store_id;
 	bool running;
 	size_t json_off, json_len; /* in page.json */
+	size_t fields_len;	   /* its start before the summary: the job's own fields */
 };
 
 struct page {
@@ -158,6 +181,7 @@ static int page_row(const struct store_row *r, void *arg)
 	jsonw_init(&w, &pg->json, false);
 	jsonw_obj_begin(&w);
 	agent_json_stored_job(&w, r);
+	pj->fields_len = pg->json.len - pj->json_off;
 	if (pg->summary_json) {
 		jsonw_key(&w, "summary");
 		jsonw_raw(&w, pg->summary_json, pg->summary_len);
@@ -247,7 +271,7 @@ out_release_page:
 	page_release(&pg);
 }
 
-/* A job from the store that is not live: its object, as in the list, and its stored report. */
+/* A job from the store that is not live: its object and its stored report (job_answer). */
 static void job_from_store(struct agent *a, const char *key, struct http_response *res)
 {
 	struct store_jobs_filter f = {.with_sessions = true, .limit = 1};
@@ -284,8 +308,9 @@ static void job_from_store(struct agent *a, const char *key, struct http_respons
 	if (ret || pg.n != 1) {
 		http_error(res, 500, "cannot read the job");
 	} else {
-		strbuf_add(&res->body, pg.json.buf, pg.json.len);
-		strbuf_addch(&res->body, '\n');
+		/* not live: no process of it is alive (the head's "processes" is [] too) */
+		job_answer(&res->body, pg.json.buf, pg.json.len, pg.job[0].fields_len,
+			   "\"processes\":[],");
 	}
 	page_release(&pg);
 	strbuf_release(&sum);

@@ -112,6 +112,7 @@ static int job_json(const struct store_row *r, void *arg)
 	    {"node", STORE_JOBS_COL_NODE, 's'},
 	    {"scheduler", STORE_JOBS_COL_SCHEDULER, 's'},
 	    {"job_id", STORE_JOBS_COL_JOB_ID, 's'},
+	    {"name", STORE_JOBS_COL_NAME, 's'},
 	    {"sluid", STORE_JOBS_COL_SLUID, 's'},
 	    {"user", STORE_JOBS_COL_USER, 's'},
 	    {"command", STORE_JOBS_COL_COMMAND, 's'},

@@ -63,7 +63,7 @@ static const char sql_jobs_page[] =
     " j.qos, j.reservation_source, j.reserved_cpus, j.reserved_mem_bytes, j.reserved_gpus,"
     " j.reserved_gpu_list, %s, s.job_id IS NOT NULL,"
     " s.cpu_ms, s.cpu_efficiency_pct, s.rss_peak_bytes,"
-    " s.mem_efficiency_pct, s.gpus_used, s.gpu_util_avg_pct, s.gpu_energy_mj"
+    " s.mem_efficiency_pct, s.gpus_used, s.gpu_util_avg_pct, s.gpu_energy_mj, j.name"
     " FROM jobs j JOIN nodes n ON n.id = j.node_id"
     " LEFT JOIN job_summaries s ON s.job_id = j.id"
     " WHERE (?5 = 1 OR j.scheduler <> 'session') AND (j.user = ?1 OR ?1 IS NULL)"
@@ -81,7 +81,7 @@ static const char sql_job[] =
     "SELECT j.scheduler || ':' || j.job_id || ':' || j.start_ms AS key, n.hostname AS node,"
     " j.scheduler, j.job_id, j.step, j.user, j.uid, j.command, j.start_ms, j.end_ms, j.cgroup,"
     " j.qos, j.reservation_source, j.reserved_cpus, j.reserved_mem_bytes, j.reserved_gpus,"
-    " j.reserved_gpu_list, %s AS sluid FROM jobs j JOIN nodes n ON n.id = j.node_id"
+    " j.reserved_gpu_list, %s AS sluid, j.name FROM jobs j JOIN nodes n ON n.id = j.node_id"
     " WHERE j.id = ?1";
 
 /* The jobs' sluid column: schema 12 added it. */

@@ -112,6 +112,7 @@ enum store_jobs_col {
 	STORE_JOBS_COL_GPUS_USED,
 	STORE_JOBS_COL_GPU_UTIL_AVG_PCT,
 	STORE_JOBS_COL_GPU_ENERGY_MJ,
+	STORE_JOBS_COL_NAME, /* its name (jobscope run --name, SLURM_JOB_NAME), or NULL */
 	STORE_JOBS_COL__COUNT
 };
 
