@@ -456,8 +456,13 @@
     let lastState = null;
     const reportBox = el("div", {id: "report-box"});
     function draw(data) {
-      const j = data.job || {};
-      /* the head: {job, summary}; the agent: the job with usage (live) and summary inside */
+      /*
+       * Both servers answer {job, summary, processes}: the head's job is its
+       * stored row, the agent's also has usage (live) and totals; summary is
+       * the report (null while it runs).  An agent from before answered the
+       * job's object alone, the summary inside.
+       */
+      const j = data.job || (data.key ? data : {});
       const sum = data.summary || j.summary || null;
       const use = j.usage || {};
       const pick = (...vs) => { for (const v of vs) if (v !== null && v !== undefined) return v; return undefined; };
@@ -492,8 +497,9 @@
           card("Node", j.node || "—", "card-node"),
           card("CPU seconds", num(cpu), "card-cpu"),
           card("Memory", bytes(rss), "card-rss"),
-          card("Running for", j.start_ms ? duration(((j.end_ms || Date.now()) - j.start_ms) / 1000) : "—", "card-duration")),
+          card(state === "ended" ? "Ran for" : "Running for", j.start_ms ? duration(((j.end_ms || Date.now()) - j.start_ms) / 1000) : "—", "card-duration")),
         el("dl", {class: "kv"},
+          el("dt", {text: "Name"}), el("dd", {id: "job-name", text: j.name || "—"}),
           el("dt", {text: "Command"}), el("dd", {id: "job-command", text: j.command || "—"}),
           el("dt", {text: "Started"}), el("dd", {text: when(j.start_ms)}),
           el("dt", {text: "Ended"}), el("dd", {id: "job-end", text: j.end_ms ? when(j.end_ms) : "still running"}),
