@@ -22,10 +22,11 @@ static const char top_head[] =
     "                    [--job KEY] [--user NAME] [--sort KEY] [--interval DUR]\n"
     "                    [--batch [-n N] [--width W] [--height H]] [--token-file F]\n"
     "\n"
-    "A live terminal view of the jobs on a node: each job's reserved against used\n"
-    "CPU and memory, its GPUs, CPU efficiency and verdicts; Enter opens a job: its\n"
-    "processes as a tree, its GPUs (utilization, memory, power, the job's share),\n"
-    "its app metrics.  h shows the keys; q quits.\n"
+    "A live terminal view of the jobs on a node: each job by its name (else its\n"
+    "command), its reserved against used CPU and memory, its GPUs, CPU efficiency\n"
+    "and verdicts, and its key where the width allows; Enter opens a job: its key,\n"
+    "its processes as a tree, its GPUs (utilization, memory, power, the job's\n"
+    "share), its app metrics.  h shows the keys; q quits.\n"
     "\n";
 
 static const char top_tail[] =

@@ -137,36 +137,59 @@ static void fmt_time(char *buf, size_t size, double ms)
 
 /* ---- the jobs screen ---- */
 
-enum job_col { COL_USER, COL_CPU, COL_MEM, COL_GPU, COL_EFF, COL_BADGES, COL__COUNT };
+/*
+ * A job is shown by its name, else its command (as htop shows a process's
+ * command), in the first column; its key comes last, where the width has
+ * room for it (the job's screen shows it always).  NODE is there when the
+ * jobs are on more than one node (a head's rows of one job).
+ */
+enum job_col {
+	COL_USER,
+	COL_NODE,
+	COL_CPU,
+	COL_MEM,
+	COL_GPU,
+	COL_EFF,
+	COL_BADGES,
+	COL_KEY,
+	COL__COUNT
+};
 
 static const struct {
 	const char *title;
 	int width, prio; /* higher prio goes first when the width is short */
 	bool right;
 } job_cols[COL__COUNT] = {
-    [COL_USER] = {"USER", 8, 2, false},	       [COL_CPU] = {"CPU used/res", 12, 1, true},
-    [COL_MEM] = {"MEM used/res", 13, 1, true}, [COL_GPU] = {"GPU", 5, 4, true},
-    [COL_EFF] = {"EFF%", 5, 3, true},	       [COL_BADGES] = {"VERDICT", 16, 5, false},
+    [COL_USER] = {"USER", 8, 2, false},	       [COL_NODE] = {"NODE", 12, 2, false},
+    [COL_CPU] = {"CPU used/res", 12, 1, true}, [COL_MEM] = {"MEM used/res", 13, 1, true},
+    [COL_GPU] = {"GPU", 5, 4, true},	       [COL_EFF] = {"EFF%", 5, 3, true},
+    [COL_BADGES] = {"VERDICT", 16, 5, false},  [COL_KEY] = {"KEY", 24, 6, false},
 };
 
-#define KEY_MIN 12
-#define KEY_MAX 34
+#define NAME_MIN 12
+#define NAME_MAX 34
 
-/* which columns fit in width, and the key's width */
-static int job_columns(int width, bool on[COL__COUNT], int *badges_w)
+/*
+ * Which columns fit in width and the width of each (w[], the first
+ * column's returned).  The key only comes once the name has its widest
+ * (a screen wide enough for both); what is left widens the last column.
+ */
+static int job_columns(int width, bool nodes, bool on[COL__COUNT], int w[COL__COUNT])
 {
-	int used = KEY_MIN, key;
+	int used, name;
 
-	for (int c = 0; c < COL__COUNT; c++)
-		on[c] = true;
+	for (int c = 0; c < COL__COUNT; c++) {
+		on[c] = c != COL_NODE || nodes;
+		w[c] = job_cols[c].width;
+	}
 	for (;;) {
 		int worst = -1;
 
-		used = KEY_MIN;
+		used = NAME_MIN;
 		for (int c = 0; c < COL__COUNT; c++)
 			if (on[c])
 				used += job_cols[c].width + 1;
-		if (used <= width)
+		if (used + (on[COL_KEY] ? NAME_MAX - NAME_MIN : 0) <= width)
 			break;
 		for (int c = 0; c < COL__COUNT; c++)
 			if (on[c] && (worst < 0 || job_cols[c].prio > job_cols[worst].prio))
@@ -175,14 +198,15 @@ static int job_columns(int width, bool on[COL__COUNT], int *badges_w)
 			break;
 		on[worst] = false;
 	}
-	key = KEY_MIN + (width - used);
-	*badges_w = job_cols[COL_BADGES].width;
-	if (key > KEY_MAX) {
-		if (on[COL_BADGES])
-			*badges_w += key - KEY_MAX;
-		key = KEY_MAX;
+	name = NAME_MIN + (width - used);
+	if (name > NAME_MAX) {
+		if (on[COL_KEY])
+			w[COL_KEY] += name - NAME_MAX;
+		else if (on[COL_BADGES])
+			w[COL_BADGES] += name - NAME_MAX;
+		name = NAME_MAX;
 	}
-	return key;
+	return name;
 }
 
 static void job_cells(const struct top_job *j, enum job_col c, char *buf, size_t size)
@@ -192,6 +216,12 @@ static void job_cells(const struct top_job *j, enum job_col c, char *buf, size_t
 	switch (c) {
 	case COL_USER:
 		snprintf(buf, size, "%s", j->user[0] ? j->user : "-");
+		break;
+	case COL_NODE:
+		snprintf(buf, size, "%s", j->node[0] ? j->node : "-");
+		break;
+	case COL_KEY:
+		snprintf(buf, size, "%s", j->key);
 		break;
 	case COL_CPU:
 		top_fmt_num(a, sizeof(a), j->cpu_cores, 2);
@@ -213,6 +243,7 @@ static void job_cells(const struct top_job *j, enum job_col c, char *buf, size_t
 	case COL_EFF:
 		top_fmt_num(buf, size, j->cpu_eff_pct, 0);
 		break;
+	case COL_BADGES:
 	default:
 		snprintf(buf, size, "%s", j->badges[0] ? j->badges : (j->live ? "" : "ended"));
 		break;
@@ -228,15 +259,24 @@ static enum top_attr badge_attr(const struct top_job *j, const struct top_view *
 	return TOP_A_WARN;
 }
 
+/* the name, else the command, else the key (a job with neither) */
+static const char *job_title(const struct top_job *j)
+{
+	return j->name[0] ? j->name : j->command[0] ? j->command : j->key;
+}
+
 static void draw_jobs(const struct top_model *m, const struct top_view *v, struct top_grid *g)
 {
-	bool on[COL__COUNT];
-	int bw, kw = job_columns(g->width, on, &bw);
+	bool on[COL__COUNT], nodes = false;
+	int w[COL__COUNT], nw;
 	int rows = g->height - 4, x, y = 2;
 	size_t *idx = malloc((m->njobs + 1) * sizeof(*idx));
 	size_t n = idx ? top_view_jobs(m, v, idx) : 0, first, sel = v->sel;
 	char buf[160];
 
+	for (size_t k = 1; k < m->njobs; k++)
+		nodes |= strcmp(m->jobs[k].node, m->jobs[0].node) != 0;
+	nw = job_columns(g->width, nodes, on, w);
 	snprintf(buf, sizeof(buf), "%zu job%s", n, n == 1 ? "" : "s");
 	if (n != m->njobs)
 		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), " of %zu", m->njobs);
@@ -253,17 +293,16 @@ static void draw_jobs(const struct top_model *m, const struct top_view *v, struc
 		put(g, 0, 1, g->width, TOP_A_NORMAL, buf);
 
 	fill_line(g, y, TOP_A_HEADER);
-	x = put(g, 0, y, kw, TOP_A_HEADER, "JOB") ? kw + 1 : kw + 1;
+	put(g, 0, y, nw, TOP_A_HEADER, "NAME/COMMAND");
+	x = nw + 1;
 	for (int c = 0; c < COL__COUNT; c++) {
-		int w = c == COL_BADGES ? bw : job_cols[c].width;
-
 		if (!on[c])
 			continue;
 		if (job_cols[c].right)
-			put_right(g, x, y, w, TOP_A_HEADER, job_cols[c].title);
+			put_right(g, x, y, w[c], TOP_A_HEADER, job_cols[c].title);
 		else
-			put(g, x, y, w, TOP_A_HEADER, job_cols[c].title);
-		x += w + 1;
+			put(g, x, y, w[c], TOP_A_HEADER, job_cols[c].title);
+		x += w[c] + 1;
 	}
 	if (n == 0) {
 		put(g, 0, y + 1, g->width, TOP_A_DIM,
@@ -279,10 +318,9 @@ static void draw_jobs(const struct top_model *m, const struct top_view *v, struc
 
 		y = 3 + (int)(r - first);
 		fill_line(g, y, base);
-		put(g, 0, y, kw, base, j->key);
-		x = kw + 1;
+		put(g, 0, y, nw, base, job_title(j));
+		x = nw + 1;
 		for (int c = 0; c < COL__COUNT; c++) {
-			int w = c == COL_BADGES ? bw : job_cols[c].width;
 			enum top_attr a = base;
 
 			if (!on[c])
@@ -291,10 +329,10 @@ static void draw_jobs(const struct top_model *m, const struct top_view *v, struc
 			if (c == COL_BADGES && base == TOP_A_NORMAL)
 				a = badge_attr(j, v);
 			if (job_cols[c].right)
-				put_right(g, x, y, w, a, buf);
+				put_right(g, x, y, w[c], a, buf);
 			else
-				put(g, x, y, w, a, buf);
-			x += w + 1;
+				put(g, x, y, w[c], a, buf);
+			x += w[c] + 1;
 		}
 	}
 out_free:
@@ -317,9 +355,10 @@ static void draw_job(const struct top_model *m, const struct top_view *v, struct
 		return;
 	}
 	if (!m->status[0]) {
-		snprintf(buf, sizeof(buf), "%s  user %s  node %s  %s%s", j->key,
-			 j->user[0] ? j->user : "-", j->node[0] ? j->node : "-",
-			 j->live ? "running" : "ended", v->follow ? "  [follow]" : "");
+		snprintf(buf, sizeof(buf), "%.*s%s%s  user %s  node %s  %s%s", 100, j->name,
+			 j->name[0] ? "  " : "", j->key, j->user[0] ? j->user : "-",
+			 j->node[0] ? j->node : "-", j->live ? "running" : "ended",
+			 v->follow ? "  [follow]" : "");
 		put(g, 0, y, g->width, TOP_A_NORMAL, buf);
 	}
 	y++;
@@ -421,12 +460,13 @@ static const char *const help_lines[] = {
     "  Up/Down, j/k   move              PgUp/PgDn  a page",
     "  Enter          open the job      Esc, Backspace  back",
     "  s / S          next sort (cpu mem eff gpu key user) / reverse it",
-    "  /              search key, user, command (empty: clear)",
+    "  /              search name, key, user, command (empty: clear)",
     "  u              only one user's jobs (empty: all)",
     "  f              follow the selected job (its row stays selected)",
     "  [ / ]          replay (--db): one tick back / forward",
     "  h, ?           this help         q  quit",
     "",
+    "Jobs: by name, else command; the key last when there is room.",
     "Figures: CPU in cores used/reserved, memory RSS used/reserved, GPUs",
     "used/reserved, EFF% CPU efficiency; \"-\" is a value the source lacks.",
     "Verdicts: CPU-LOW (<50% of reserved cores), CPU-OVER (>110%),",

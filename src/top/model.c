@@ -270,8 +270,8 @@ static bool shown(const struct top_job *j, const struct top_view *v)
 {
 	if (v->user[0] && strcmp(j->user, v->user) != 0)
 		return false;
-	if (v->search[0] && !contains(j->key, v->search) && !contains(j->user, v->search) &&
-	    !contains(j->command, v->search))
+	if (v->search[0] && !contains(j->key, v->search) && !contains(j->name, v->search) &&
+	    !contains(j->user, v->search) && !contains(j->command, v->search))
 		return false;
 	return true;
 }

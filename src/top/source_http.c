@@ -159,6 +159,7 @@ static void job_from_json(const cJSON *o, struct top_job *j)
 
 	top_job_init(j);
 	str(o, "key", j->key, sizeof(j->key));
+	str(o, "name", j->name, sizeof(j->name));
 	str(o, "user", j->user, sizeof(j->user));
 	str(o, "node", j->node, sizeof(j->node));
 	str(o, "command", j->command, sizeof(j->command));

@@ -201,6 +201,7 @@ static void fill_job(const struct job_record *rec, const struct replay_at *r, st
 {
 	top_job_init(j);
 	jobs_format_key(j->key, sizeof(j->key), rec->scheduler, rec->job_id, rec->start_ms);
+	top_strcpy(j->name, sizeof(j->name), rec->name);
 	top_strcpy(j->user, sizeof(j->user), rec->user);
 	top_strcpy(j->node, sizeof(j->node), rec->hostname);
 	top_strcpy(j->command, sizeof(j->command), rec->command);

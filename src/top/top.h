@@ -25,6 +25,7 @@
 
 struct top_job {
 	char key[TOP_KEY_MAX];
+	char name[TOP_CMD_MAX]; /* `jobscope run --name`, SLURM_JOB_NAME; "" when none */
 	char user[TOP_NAME_MAX];
 	char node[TOP_NAME_MAX];
 	char command[TOP_CMD_MAX];
@@ -112,7 +113,7 @@ struct top_view {
 	bool ascending;
 	size_t sel;		    /* selected row of the list shown */
 	size_t scroll;		    /* first row shown */
-	char search[64];	    /* jobs whose key, user or command holds it */
+	char search[64];	    /* jobs whose key, name, user or command holds it */
 	char user[64];		    /* only this user's jobs */
 	char open_key[TOP_KEY_MAX]; /* the job screen's job */
 	bool follow;		    /* stay on open_key: opened by --job or f */

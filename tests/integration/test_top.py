@@ -89,11 +89,15 @@ def line_with(screen, text):
     raise AssertionError("no line with %r in:\n%s" % (text, screen))
 
 
+NAME = "memtouch-64"  # the run's name: the jobs list shows a job by it, first
+
+
 def record(wd):
-    """A store of `jobscope run` on js-memtouch: 64 MiB held 2 s, sampled every 200 ms."""
+    """A store of `jobscope run --name memtouch-64` on js-memtouch: 64 MiB held 2 s, sampled
+    every 200 ms."""
     db = wd.join("run.db")
     r = subprocess.run([os.environ["JOBSCOPE"], "run", "--db", db, "-i", "200ms", "-r", "none",
-                        "--", helper("memtouch"), "--mib", "64", "--hold", "2"],
+                        "--name", NAME, "--", helper("memtouch"), "--mib", "64", "--hold", "2"],
                        capture_output=True, text=True, timeout=60)
     eq(r.returncode, 0, "jobscope run: %s" % r.stderr)
     return db
@@ -122,8 +126,8 @@ def test_store_replay_steps_keys_resize(wd):
     key = "run:%d:%d" % (job, start)
     t = Tmux(wd, "%s top --db %s --at %d" % (os.environ["JOBSCOPE"], db, t1))
     try:
-        scr = t.wait_text(key)
-        row = line_with(scr, key)
+        scr = t.wait_text(NAME)
+        row = line_with(scr, NAME)
         cpu = "%.2f/%d" % ((c1 - c0) / float(t1 - t0), cores)
         eq(row.split()[2:4], [cpu, "%s/-" % fmt_bytes(rss1)], "the job's row: " + row)
         check(rss1 >= 64 * MiB, "RSS %d while the 64 MiB are held" % rss1)
@@ -154,10 +158,10 @@ def test_store_replay_steps_keys_resize(wd):
         t.keys("n", "o", "b", "o", "d", "y", "Enter")
         t.wait_text("no job matches the filter")
         t.keys("u", "Enter")
-        t.wait_text(key)
+        t.wait_text(NAME)
         t.keys("/")
-        t.keys("m", "e", "m", "t", "o", "u", "c", "h", "Enter")
-        check(key in t.wait_text("/memtouch"), "the search finds it by its command")
+        t.keys("j", "s", "-", "m", "e", "m", "Enter")
+        check(NAME in t.wait_text("/js-mem"), "the search finds it by its command")
         t.keys("h")
         t.wait_text("jobscope top: keys")
         t.keys("x")
@@ -166,7 +170,7 @@ def test_store_replay_steps_keys_resize(wd):
         t.tm("resize-window", "-t", "t", "-x", "60", "-y", "20")
         scr = t.wait(lambda s: "VERDICT" not in s and "MEM used/res" in s, "60 columns")
         check(all(len(ln.rstrip()) <= 60 for ln in scr.splitlines()), scr)
-        eq(line_with(scr, "run:").split()[3], "%s/-" % fmt_bytes(rss1), "memory at 60")
+        eq(line_with(scr, NAME).split()[3], "%s/-" % fmt_bytes(rss1), "memory at 60")
         t.tm("resize-window", "-t", "t", "-x", "30", "-y", "20")
         t.wait_text("too small: 30x20, need 40x5")
         t.tm("resize-window", "-t", "t", "-x", "100", "-y", "30")
@@ -179,7 +183,7 @@ def test_store_replay_steps_keys_resize(wd):
     r = jobscope("top", "--db", db, "--at", str(t1), "--batch", "--width", "100",
                  "--height", "8")
     eq(r.returncode, 0, r.stderr)
-    eq(line_with(r.stdout, key).split()[2], cpu, "--batch: " + r.stdout)
+    eq(line_with(r.stdout, NAME).split()[2], cpu, "--batch: " + r.stdout)
     # --job in each of its forms opens the job: its process at that tick
     for form in (key, "run:%d" % job, str(job)):
         r = jobscope("top", "--db", db, "--at", str(t1), "--job", form, "--batch")
@@ -212,15 +216,16 @@ def test_live_agent_job_ends_and_agent_restarts(wd):
     t = None
     app = mem = None
     try:
-        env = env_with(SLURM_JOB_ID=4242, SLURM_CPUS_ON_NODE=2, SLURM_MEM_PER_NODE=512)
+        env = env_with(SLURM_JOB_ID=4242, SLURM_CPUS_ON_NODE=2, SLURM_MEM_PER_NODE=512,
+                       SLURM_JOB_NAME="train-4242")
         # the job runs until the test ends it (killed), however long the steps take
         mem = spawn([helper("memtouch"), "--mib", "96", "--hold", "120"], env=env)
         wait_for(lambda: any(j["job_id"] == "4242" and j.get("live")
                              for j in a.json("/api/v1/jobs?state=running")["jobs"]),
                  what="job 4242 live")
         t = Tmux(wd, "%s top --agent %s" % (os.environ["JOBSCOPE"], a.url))
-        scr = t.wait_text("slurm:4242")
-        row = line_with(scr, "slurm:4242")
+        scr = t.wait_text("train-4242")  # the job's name, first
+        row = line_with(scr, "train-4242")
         check(row.split()[2].endswith("/2") and row.split()[3].endswith("/512M"),
               "reserved 2 cores and 512 MiB: " + row)
         # the node's login sessions are listed too: find the job

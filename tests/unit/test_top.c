@@ -103,17 +103,18 @@ static void test_jobs_100(void **state)
 	render(&m, &v, &g, 100, 10);
 	assert_string_equal(line(&g, 1), "3 jobs  sort cpu");
 	assert_string_equal(line(&g, 2),
-			    "JOB                                USER     CPU used/res  MEM "
+			    "NAME/COMMAND                       USER     CPU used/res  MEM "
 			    "used/res   GPU  EFF% VERDICT");
-	/* sorted by CPU, the job with no figures last; "-" for each missing one */
+	/* sorted by CPU, the job with no figures last; "-" for each missing one; no
+	 * name: the command; no room for the key */
 	assert_string_equal(line(&g, 3),
-			    "slurm:101:1700000000000            alice          3.50/4     "
+			    "train.py --slurm:101:1700000000000 alice          3.50/4     "
 			    "2.0G/8.0G   -/-    88");
 	assert_string_equal(line(&g, 4),
-			    "slurm:102:1700000000001            bob            0.25/2     "
+			    "train.py --slurm:102:1700000000001 bob            0.25/2     "
 			    "900M/1.0G   -/-    12 CPU-LOW");
 	assert_string_equal(line(&g, 5),
-			    "slurm:103:1700000000002            alice             -/-    "
+			    "train.py --slurm:103:1700000000002 alice             -/-    "
 			    "       -/-   -/-     -");
 	assert_int_equal(g.attr[3 * g.width], TOP_A_SELECTED);
 	assert_string_equal(line(&g, 9),
@@ -134,18 +135,72 @@ static void test_jobs_narrow(void **state)
 	/* 80: everything but the verdict's extra width */
 	render(&m, &v, &g, 80, 8);
 	assert_string_equal(line(&g, 2),
-			    "JOB             USER     CPU used/res  MEM used/res   GPU  "
+			    "NAME/COMMAND    USER     CPU used/res  MEM used/res   GPU  "
 			    "EFF% VERDICT");
 	top_grid_release(&g);
-	/* 50: the verdict, GPUs and EFF% go; user, CPU and memory stay, the key cut */
+	/* 50: the verdict, GPUs and EFF% go; user, CPU and memory stay, the command cut */
 	render(&m, &v, &g, 50, 8);
-	assert_string_equal(line(&g, 2), "JOB            USER     CPU used/res  MEM used/res");
-	assert_string_equal(line(&g, 3), "slurm:101:1700 alice          3.50/4     2.0G/8.0G");
+	assert_string_equal(line(&g, 2), "NAME/COMMAND   USER     CPU used/res  MEM used/res");
+	assert_string_equal(line(&g, 3), "train.py --slu alice          3.50/4     2.0G/8.0G");
 	top_grid_release(&g);
 	/* too small: one line that says so, nothing else */
 	render(&m, &v, &g, 30, 8);
 	assert_string_equal(line(&g, 0), "too small: 30x8, need 40x5");
 	assert_string_equal(line(&g, 1), "");
+	top_grid_release(&g);
+	top_model_release(&m);
+}
+
+/* the name before the command; the key last once the name has its width; NODE for several */
+static void test_jobs_name_key_node(void **state)
+{
+	struct top_model m;
+	struct top_view v;
+	struct top_grid g;
+
+	(void)state;
+	fixture(&m);
+	snprintf(m.jobs[1].name, sizeof(m.jobs[1].name), "resnet-50");
+	m.jobs[2].command[0] = '\0'; /* neither: the key */
+	top_view_init(&v);
+	render(&m, &v, &g, 130, 8);
+	assert_string_equal(line(&g, 2),
+			    "NAME/COMMAND                       USER     CPU used/res  MEM "
+			    "used/res   GPU  EFF% VERDICT          KEY");
+	assert_string_equal(line(&g, 3),
+			    "train.py --slurm:101:1700000000000 alice          3.50/4     "
+			    "2.0G/8.0G   -/-    88                  slurm:101:1700000000000");
+	assert_string_equal(line(&g, 4),
+			    "resnet-50                          bob            0.25/2     "
+			    "900M/1.0G   -/-    12 CPU-LOW          slurm:102:1700000000001");
+	assert_string_equal(line(&g, 5),
+			    "slurm:103:1700000000002            alice             -/-    "
+			    "       -/-   -/-     -                  slurm:103:1700000000002");
+	top_grid_release(&g);
+	/* a search finds a job by its name */
+	snprintf(v.search, sizeof(v.search), "RESNET");
+	render(&m, &v, &g, 100, 8);
+	assert_string_equal(line(&g, 1), "1 job of 3  sort cpu  /RESNET");
+	top_grid_release(&g);
+	v.search[0] = '\0';
+	/* jobs on two nodes: NODE, before the figures */
+	snprintf(m.jobs[0].node, sizeof(m.jobs[0].node), "n1");
+	snprintf(m.jobs[1].node, sizeof(m.jobs[1].node), "n2");
+	render(&m, &v, &g, 100, 8);
+	assert_string_equal(line(&g, 2),
+			    "NAME/COMMAND           USER     NODE         CPU used/res  MEM "
+			    "used/res   GPU  EFF% VERDICT");
+	assert_string_equal(line(&g, 4),
+			    "resnet-50              bob      n2                 0.25/2     "
+			    "900M/1.0G   -/-    12 CPU-LOW");
+	top_grid_release(&g);
+	/* the job's screen: the name, then the key */
+	m.has_job = true;
+	m.job = m.jobs[1];
+	v.screen = TOP_SCREEN_JOB;
+	render(&m, &v, &g, 80, 8);
+	assert_string_equal(line(&g, 1),
+			    "resnet-50  slurm:102:1700000000001  user bob  node n2  running");
 	top_grid_release(&g);
 	top_model_release(&m);
 }
@@ -327,9 +382,10 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_formats),	cmocka_unit_test(test_jobs_100),
-	    cmocka_unit_test(test_jobs_narrow), cmocka_unit_test(test_sort_filter),
-	    cmocka_unit_test(test_badges),	cmocka_unit_test(test_job_screen),
-	    cmocka_unit_test(test_keys),	cmocka_unit_test(test_cpu_rate),
+	    cmocka_unit_test(test_jobs_narrow), cmocka_unit_test(test_jobs_name_key_node),
+	    cmocka_unit_test(test_sort_filter), cmocka_unit_test(test_badges),
+	    cmocka_unit_test(test_job_screen),	cmocka_unit_test(test_keys),
+	    cmocka_unit_test(test_cpu_rate),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
