@@ -35,7 +35,7 @@ struct run_opts; /* run.h */
 #define RUN_MAX_GPU_EVENTS 64	/* GPU events taken per tick */
 #define RUN_CUDA_MIN_MS	   200	/* the CUDA hook's interval: the run's, at least this */
 #define RUN_CUDA_FINISH_MS 2000 /* for the hooks' last frames after the tree is gone */
-#define RUN_POLL_FDS	   (3 + 2 + 1 + CUDA_COLLECT_MAX_PEERS)
+#define RUN_POLL_FDS	   (4 + 2 + 1 + CUDA_COLLECT_MAX_PEERS)
 
 struct run_state {
 	const struct run_opts *opt;

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,6 +92,7 @@ void ptree_init(struct ptree *pt, pid_t ancestor, long hz, int64_t boot_ms)
 	proc_reader_init(&pt->reader, pt->hz);
 	libs_reader_init(&pt->libs_reader);
 	procev_init(&pt->ev);
+	taskstats_listener_init(&pt->ts);
 }
 
 int ptree_watch_events(struct ptree *pt)
@@ -130,6 +132,8 @@ void ptree_release(struct ptree *pt)
 	proc_reader_release(&pt->reader);
 	libs_reader_release(&pt->libs_reader);
 	procev_close(&pt->ev);
+	taskstats_listener_close(&pt->ts);
+	free(pt->exits);
 	close_fds(pt, pt->scan, pt->nscan);
 	close_fds(pt, pt->prev, pt->nprev);
 	for (size_t i = 0; i < pt->nprocs; i++) {
@@ -247,6 +251,8 @@ static void refresh(struct ptree *pt, struct ptree_proc *p, const struct proc_st
 	bool exec;
 
 	p->info.ppid = st->ppid; /* orphans move to the subreaper without moving */
+	if (p->exit_known)
+		return; /* a zombie: the kernel's figures at its exit are final */
 	if (e)
 		update_wait(pt, p, st, e->wait_ns, e->has_wait, stat_moved(st, &p->last_stat));
 	if (lazy && p->refreshed_ms && !stat_moved(st, &p->last_stat)) {
@@ -890,6 +896,288 @@ static int collect(struct ptree *pt, int64_t ts_ms)
 	return proc_for_each_pid(collect_pid, pt);
 }
 
+int ptree_watch_exits(struct ptree *pt)
+{
+	return taskstats_listener_open(&pt->ts);
+}
+
+int ptree_exits_fd(const struct ptree *pt)
+{
+	return pt->ts.fd;
+}
+
+static int64_t boottime_ms(void)
+{
+	struct timespec t;
+
+	if (clock_gettime(CLOCK_BOOTTIME, &t) < 0)
+		return 0;
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+struct exit_batch {
+	struct ptree *pt;
+	int64_t boot_ms;
+};
+
+static void keep_exit(const struct taskstats_exit *e, void *arg)
+{
+	struct exit_batch *b = arg;
+	struct ptree *pt = b->pt;
+	struct ptree_exit *x;
+
+	if (pt->nexits >= PTREE_MAX_EXITS ||
+	    ARRAY_GROW(pt->exits, pt->nexits, pt->exits_alloc, 256)) {
+		pt->exits_dropped++;
+		return;
+	}
+	x = &pt->exits[pt->nexits++];
+	x->e = *e;
+	x->boot_ms = b->boot_ms;
+	x->seq = pt->exit_seq++;
+}
+
+void ptree_drain_exits(struct ptree *pt)
+{
+	struct exit_batch b = {.pt = pt, .boot_ms = boottime_ms()};
+
+	if (pt->ts.fd < 0)
+		return;
+	taskstats_listener_drain(&pt->ts, keep_exit, &b);
+	if (pt->ts.lost) {
+		pt->exits_dropped++;
+		pt->ts.lost = false;
+	}
+}
+
+static int cmp_exit(const void *a, const void *b)
+{
+	const struct ptree_exit *x = a, *y = b;
+
+	if (x->e.tgid != y->e.tgid)
+		return (x->e.tgid > y->e.tgid) - (x->e.tgid < y->e.tgid);
+	return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* One process's exits (its threads'), summed: exits[first .. first+n). */
+struct exit_group {
+	size_t first, n;
+	size_t leader; /* the record of its main thread, else its last */
+	bool ended;
+	int8_t in_tree; /* -1 unknown */
+	uint64_t user_us, system_us, read_bytes, write_bytes, hwm_bytes;
+	bool has_hwm, has_io;
+};
+
+/* The process of the tree p (not yet dropped) with that pid, preferring one that ended. */
+static struct ptree_proc *find_ended(struct ptree *pt, int32_t pid, bool *running)
+{
+	*running = false;
+	for (size_t i = pt->nprocs; i-- > 0;) {
+		struct ptree_proc *p = &pt->procs[i];
+
+		if (p->done || p->info.pid != pid)
+			continue;
+		if (!p->alive || p->cur.state == 'Z')
+			return p;
+		*running = true; /* its exit is still under way, or the pid is another's */
+	}
+	return NULL;
+}
+
+static bool tree_has_pid(const struct ptree *pt, int32_t pid)
+{
+	for (size_t i = pt->nprocs; i-- > 0;)
+		if (!pt->procs[i].done && pt->procs[i].info.pid == pid)
+			return true;
+	return false;
+}
+
+/* The group's figures as the process's own; its lifetime kept consistent with /proc's. */
+static void settle_exit(struct ptree *pt, struct ptree_proc *p, const struct exit_group *g,
+			bool new)
+{
+	const struct ptree_exit *lead = &pt->exits[g->leader];
+	int64_t elapsed_ms = (int64_t)(lead->e.elapsed_us / 1000);
+	struct proc_sample *s = &p->cur;
+
+	s->user_ms = g->user_us / 1000;
+	s->system_ms = g->system_us / 1000;
+	if (g->has_hwm) {
+		if (g->hwm_bytes > s->hwm_bytes || !(s->valid & PS_HWM))
+			s->hwm_bytes = g->hwm_bytes;
+		s->valid |= PS_HWM;
+	}
+	if (g->has_io) {
+		s->read_bytes = g->read_bytes;
+		s->write_bytes = g->write_bytes;
+		s->valid |= PS_IO;
+	}
+	s->rss_bytes = 0; /* its memory is gone */
+	s->valid |= PS_RSS;
+	if (new) {
+		p->info.end_ms = pt->boot_ms + lead->boot_ms;
+		p->info.start_ms = p->info.end_ms - elapsed_ms;
+	} else if (lead->e.pid == lead->e.tgid && elapsed_ms >= 0) {
+		p->info.end_ms = p->info.start_ms + elapsed_ms;
+	}
+	if (lead->e.pid == lead->e.tgid && lead->e.comm[0] &&
+	    strncmp(p->info.comm, lead->e.comm, sizeof(p->info.comm) - 1) != 0) {
+		/* an exec since it was last read: the new program's name, its arguments unknown */
+		snprintf(p->info.comm, sizeof(p->info.comm), "%s", lead->e.comm);
+		snprintf(p->info.cmdline, sizeof(p->info.cmdline), "%s", lead->e.comm);
+		p->info_dirty = true;
+		p->info_changed = true;
+	}
+	p->exit_known = true;
+	p->emit = true;
+}
+
+static int cmp_group_tgid(const void *key, const void *elem, void *arg)
+{
+	const struct ptree *pt = arg;
+	int32_t tgid = *(const int32_t *)key;
+	int32_t other = pt->exits[((const struct exit_group *)elem)->leader].e.tgid;
+
+	return (tgid > other) - (tgid < other);
+}
+
+/* The group of the process tgid (groups are in tgid order), or NULL. */
+static struct exit_group *find_group(struct ptree *pt, struct exit_group *gs, size_t ng,
+				     int32_t tgid)
+{
+	size_t lo = 0, hi = ng;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = cmp_group_tgid(&tgid, &gs[mid], pt);
+
+		if (c == 0)
+			return &gs[mid];
+		if (c < 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return NULL;
+}
+
+/*
+ * Which groups' processes are of the tree: known to it, or their parent is
+ * the ancestor, a process of the tree, or another process of it that ended
+ * (a subshell and its child, both gone between two scans).
+ */
+static void exits_in_tree(struct ptree *pt, struct exit_group *gs, size_t ng)
+{
+	bool changed = true;
+
+	for (size_t k = 0; k < ng; k++) {
+		const struct taskstats_exit *e = &pt->exits[gs[k].leader].e;
+
+		gs[k].in_tree = tree_has_pid(pt, e->tgid) || e->ppid == pt->ancestor ||
+					tree_has_pid(pt, e->ppid)
+				    ? 1
+				    : -1;
+	}
+	while (changed) {
+		changed = false;
+		for (size_t k = 0; k < ng; k++) {
+			const struct exit_group *parent;
+
+			if (gs[k].in_tree == 1)
+				continue;
+			parent = find_group(pt, gs, ng, pt->exits[gs[k].leader].e.ppid);
+			if (parent && parent != &gs[k] && parent->in_tree == 1) {
+				gs[k].in_tree = 1;
+				changed = true;
+			}
+		}
+	}
+}
+
+/*
+ * The exits received since the last scan (and those kept from before):
+ * each ended process of the tree gets its own figures, a new row when it
+ * was never seen; a process still running keeps its threads' exits until
+ * it ends; the others' are dropped.
+ */
+static int settle_exits(struct ptree *pt)
+{
+	struct exit_group *gs;
+	size_t ng = 0, out = 0;
+
+	ptree_drain_exits(pt);
+	if (pt->nexits == 0)
+		return 0;
+	qsort(pt->exits, pt->nexits, sizeof(*pt->exits), cmp_exit);
+	gs = calloc(pt->nexits, sizeof(*gs));
+	if (!gs)
+		return -ENOMEM;
+	for (size_t i = 0; i < pt->nexits; i++) {
+		const struct taskstats_exit *e = &pt->exits[i].e;
+		struct exit_group *g = &gs[ng];
+
+		if (i == 0 || e->tgid != pt->exits[i - 1].e.tgid) {
+			g = &gs[ng++];
+			g->first = i;
+			g->leader = i;
+			g->in_tree = -1;
+		} else {
+			g = &gs[ng - 1];
+		}
+		g->n++;
+		if (e->pid == e->tgid || pt->exits[g->leader].e.pid != e->tgid)
+			g->leader = i;
+		g->ended |= e->group_dead;
+		g->user_us += e->user_us;
+		g->system_us += e->system_us;
+		if (e->has_hiwater && e->hiwater_rss_bytes > g->hwm_bytes)
+			g->hwm_bytes = e->hiwater_rss_bytes;
+		g->has_hwm |= e->has_hiwater;
+		if (e->has_io) {
+			g->read_bytes += e->read_bytes;
+			g->write_bytes += e->write_bytes;
+			g->has_io = true;
+		}
+	}
+	exits_in_tree(pt, gs, ng);
+	for (size_t k = 0; k < ng; k++) {
+		struct exit_group *g = &gs[k];
+		const struct taskstats_exit *lead = &pt->exits[g->leader].e;
+		struct ptree_proc *p;
+		bool running, keep = false;
+
+		if (g->in_tree == 1 && g->ended) {
+			p = find_ended(pt, lead->tgid, &running);
+			if (p) {
+				settle_exit(pt, p, g, false);
+			} else if (running) {
+				keep = true; /* its exit is under way: next scan */
+			} else if ((p = add_proc(pt)) != NULL) {
+				p->info.pid = lead->tgid;
+				p->info.ppid = lead->ppid;
+				p->info_dirty = true;
+				p->ended_now = true;
+				p->cur.state = 'X';
+				p->cur.threads = 1;
+				p->cur.valid = PS_THREADS;
+				settle_exit(pt, p, g, true);
+				snprintf(p->info.comm, sizeof(p->info.comm), "%s", lead->comm);
+			} else {
+				free(gs);
+				return -ENOMEM;
+			}
+		} else if (g->in_tree == 1) {
+			keep = true; /* threads of a process still running */
+		}
+		for (size_t i = 0; keep && i < g->n; i++)
+			pt->exits[out++] = pt->exits[g->first + i];
+	}
+	pt->nexits = out;
+	free(gs);
+	return 0;
+}
+
 int ptree_scan(struct ptree *pt, int64_t ts_ms)
 {
 	int ret;
@@ -957,6 +1245,9 @@ int ptree_scan(struct ptree *pt, int64_t ts_ms)
 		}
 	}
 	settle_ended(pt);
+	ret = settle_exits(pt);
+	if (ret)
+		return ret;
 	for (size_t i = 0; i < pt->nprocs; i++) {
 		struct ptree_proc *p = &pt->procs[i];
 
@@ -1011,10 +1302,12 @@ void ptree_child_reaped(struct ptree *pt, pid_t pid, const struct rusage *ru, in
 		pt->reaped_write_bytes += p->cur.write_bytes;
 		pt->reaped_io_valid = true;
 	}
-	if ((uint64_t)ru->ru_maxrss * 1024 > p->cur.hwm_bytes) {
-		p->cur.hwm_bytes = (uint64_t)ru->ru_maxrss * 1024;
-		p->cur.valid |= PS_HWM;
-	}
+	/*
+	 * Not ru_maxrss: wait4's rusage is RUSAGE_BOTH, the largest of its own
+	 * peak and of every descendant it waited for (a wrapper's, `time` or a
+	 * job script, would show its child's).  Its own is the last VmHWM read,
+	 * or the kernel's at its exit (ptree_watch_exits).
+	 */
 	p->cur.rss_bytes = 0;
 	p->cur.state = 'X';
 	p->alive = false;

@@ -33,6 +33,7 @@
 #include "proc.h"
 #include "procev.h"
 #include "sample.h"
+#include "taskstats.h"
 
 #define PTREE_ENV_JOB_MAX 104
 
@@ -85,6 +86,18 @@ struct ptree_proc {
 	uint64_t libs_cpu_ms;  /* its CPU time at the last read */
 	/* NSpid's last field: its pid in the innermost pid namespace (0: unknown) */
 	int32_t nspid;
+	/*
+	 * Its own CPU, memory peak and I/O are the kernel's at its exit
+	 * (ptree_watch_exits): /proc, a zombie's, has nothing to add.
+	 */
+	bool exit_known;
+};
+
+/* A thread's exit as received (ptree_watch_exits), kept until its process is settled. */
+struct ptree_exit {
+	struct taskstats_exit e;
+	int64_t boot_ms; /* received at this CLOCK_BOOTTIME */
+	uint32_t seq;	 /* order of arrival */
 };
 
 struct ptree_scan_entry {
@@ -169,12 +182,17 @@ struct ptree {
 	size_t nprev, prev_alloc;
 	int32_t *prev_index;
 	size_t prev_index_size;
-	bool fd_cache;		    /* false once open() failed with EMFILE */
-	size_t kept_fds, fd_budget; /* descriptors kept open, and how many may be */
-	int64_t scan_ms;	    /* the scan in progress */
-	struct procev ev;	    /* closed unless ptree_watch_events() */
-	int64_t listed_ms;	    /* the last listing of /proc */
-	uint64_t listings;	    /* listings of /proc, since init */
+	bool fd_cache;		      /* false once open() failed with EMFILE */
+	size_t kept_fds, fd_budget;   /* descriptors kept open, and how many may be */
+	int64_t scan_ms;	      /* the scan in progress */
+	struct procev ev;	      /* closed unless ptree_watch_events() */
+	struct taskstats_listener ts; /* closed unless ptree_watch_exits() */
+	struct ptree_exit *exits;     /* received, not yet settled */
+	size_t nexits, exits_alloc;
+	uint32_t exit_seq;
+	uint64_t exits_dropped; /* over PTREE_MAX_EXITS, or dropped by the kernel */
+	int64_t listed_ms;	/* the last listing of /proc */
+	uint64_t listings;	/* listings of /proc, since init */
 	/* stat reads made and saved (schedstat showed no run), since init */
 	uint64_t stat_reads, stat_skips;
 
@@ -204,6 +222,23 @@ void ptree_release(struct ptree *pt);
  * and the scans go on listing /proc.
  */
 int ptree_watch_events(struct ptree *pt);
+
+/*
+ * Every process of the tree that ends gets its own figures from the kernel
+ * as it exits (taskstats.h), even one that lived between two scans and was
+ * never seen in /proc: its own CPU, memory high-water mark and I/O (never
+ * what it reaped of its children), its comm after any exec, and its
+ * lifetime (start from /proc when it was seen, else its exit less its
+ * elapsed time; end: its start plus its elapsed time).  Without it (not
+ * root, another network namespace) a process that ended between two scans
+ * is not seen at all: its CPU lives on in its parent's children's time,
+ * and a process's last memory peak is the last one read.  0 or -errno.
+ */
+int ptree_watch_exits(struct ptree *pt);
+/* The listener's descriptor to poll (-1: none); ptree_drain_exits() reads it. */
+int ptree_exits_fd(const struct ptree *pt);
+void ptree_drain_exits(struct ptree *pt);
+#define PTREE_MAX_EXITS 200000 /* thread exits kept between two scans (machine-wide) */
 
 /*
  * Reads /proc, refreshes every process of the tree, marks which ones emit a
