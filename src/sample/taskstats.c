@@ -160,6 +160,21 @@ void taskstats_listener_close(struct taskstats_listener *l)
 	taskstats_listener_init(l);
 }
 
+void taskstats_split_cpu(uint64_t total_us, uint64_t *user_us, uint64_t *system_us)
+{
+	uint64_t u = *user_us, s = *system_us;
+
+	if (s == 0) {
+		*user_us = total_us;
+	} else if (u == 0) {
+		*system_us = total_us;
+	} else {
+		/* in long double: u * total can pass 2^64 after some 50 CPU-days */
+		*user_us = (uint64_t)((long double)total_us * u / (long double)(u + s));
+		*system_us = total_us - *user_us;
+	}
+}
+
 /* struct taskstats, as long as the kernel's is, into e. */
 static void fill_exit(struct taskstats_exit *e, const unsigned char *p, size_t len)
 {
@@ -181,6 +196,13 @@ static void fill_exit(struct taskstats_exit *e, const unsigned char *p, size_t l
 		e->user_us = ts.ac_utime;
 		e->system_us = ts.ac_stime;
 	}
+	/*
+	 * ac_utime and ac_stime are the tick-sampled split (a tick each, 4 ms
+	 * at HZ=250); the scheduler's exact run time is cpu_run_virtual_total:
+	 * split it as the kernel's cputime_adjust() does for getrusage.
+	 */
+	if (HAS_FIELD(len, cpu_run_virtual_total) && ts.cpu_run_virtual_total)
+		taskstats_split_cpu(ts.cpu_run_virtual_total / 1000, &e->user_us, &e->system_us);
 	if (HAS_FIELD(len, hiwater_rss) && ts.hiwater_rss) {
 		e->hiwater_rss_bytes = ts.hiwater_rss * 1024;
 		e->has_hiwater = true;

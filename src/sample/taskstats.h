@@ -35,8 +35,8 @@ struct taskstats_exit {
 	int32_t ppid;	 /* its process's parent at the exit */
 	bool group_dead; /* the process's last thread: it carried the group's record */
 	char comm[TASKSTATS_COMM_MAX];
-	uint64_t user_us, system_us;
-	uint64_t hiwater_rss_bytes; /* of the address space, when it had one */
+	uint64_t user_us, system_us; /* exact in sum, split as getrusage's */
+	uint64_t hiwater_rss_bytes;  /* of the address space, when it had one */
 	bool has_hiwater;
 	uint64_t read_bytes, write_bytes; /* storage I/O of this thread */
 	bool has_io;
@@ -58,6 +58,13 @@ void taskstats_listener_close(struct taskstats_listener *l);
 /* Reads every pending message, calling fn for each exit; 0 or -errno. */
 int taskstats_listener_drain(struct taskstats_listener *l,
 			     void (*fn)(const struct taskstats_exit *e, void *arg), void *arg);
+
+/*
+ * The exact run time total_us split between user and system in the
+ * proportion of the sampled *user_us and *system_us (which it replaces), as
+ * getrusage() does: all to one of them when the other sampled none.
+ */
+void taskstats_split_cpu(uint64_t total_us, uint64_t *user_us, uint64_t *system_us);
 
 /*
  * One netlink datagram as received from the family `family`: calls fn for
