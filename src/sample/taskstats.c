@@ -19,6 +19,7 @@
 
 #include "common/log.h"
 #include "common/sysroot.h"
+#include "procev.h"
 
 #define TASKSTATS_RCVBUF (8 << 20) /* some 20,000 exits between two drains */
 
@@ -115,6 +116,9 @@ int taskstats_listener_open(struct taskstats_listener *l)
 
 	if (sysroot_get()[0])
 		return -ENOTSUP; /* a fixture tree's pids are not the kernel's */
+	/* the exits' pids are the first pid namespace's: in another they name other processes */
+	if (!procev_pid_ns_is_first())
+		return -ENOTSUP;
 	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
 	if (fd < 0)
 		return -errno;

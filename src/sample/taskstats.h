@@ -1,8 +1,8 @@
 /*
  * taskstats.h - every task's own figures at its exit, as the kernel sends
  * them to a taskstats listener (generic netlink family "TASKSTATS", a
- * listener registered for every CPU; needs CAP_NET_ADMIN and the first
- * network namespace).
+ * listener registered for every CPU; needs CAP_NET_ADMIN, the first network
+ * namespace and the first pid namespace, whose pids the messages carry).
  *
  * Why: a process that starts and ends between two reads of /proc leaves
  * nothing there, and what its parent's wait4() or cutime hold is its total

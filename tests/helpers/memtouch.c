@@ -18,12 +18,14 @@
 
 static void usage(FILE *out, int status)
 {
-	print_usage(out, status, "usage: js-memtouch --mib M [--hold S]\n",
-		    "\n"
-		    "  --mib M    allocate M MiB and write to every page (0 gives the baseline)\n"
-		    "  --hold S   keep it resident for S seconds before freeing (default 1.0)\n"
-		    "\n"
-		    "Prints {\"mib\":M,\"maxrss_bytes\":B} with B from getrusage RUSAGE_SELF.\n");
+	print_usage(
+	    out, status, "usage: js-memtouch --mib M [--hold S]\n",
+	    "\n"
+	    "  --mib M    allocate M MiB and write to every page (0 gives the baseline)\n"
+	    "  --hold S   keep it resident for S seconds before freeing (default 1.0)\n"
+	    "\n"
+	    "Prints {\"mib\":M,\"maxrss_bytes\":B,\"pid\":P,\"cpu_seconds\":C} with B and C\n"
+	    "(user + system) from getrusage RUSAGE_SELF, C after the memory is freed.\n");
 }
 
 int main(int argc, char **argv)
@@ -76,11 +78,15 @@ int main(int argc, char **argv)
 	for (off = 0; off < bytes; off += (size_t)page)
 		buf[off] = (unsigned char)(1 + off / (size_t)page % 255);
 	sleep_s(hold_s);
+	free((void *)buf);
+	/* after the free: its CPU then is all but its exit's */
 	if (getrusage(RUSAGE_SELF, &ru))
 		err(1, "getrusage");
-	free((void *)buf);
 
-	printf("{\"mib\":%lu,\"maxrss_bytes\":%lld}\n", mib, (long long)ru.ru_maxrss * 1024);
+	printf("{\"mib\":%lu,\"maxrss_bytes\":%lld,\"pid\":%d,\"cpu_seconds\":%.6f}\n", mib,
+	       (long long)ru.ru_maxrss * 1024, (int)getpid(),
+	       (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+		   (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
 	if (fflush(stdout))
 		err(1, "stdout");
 	return 0;
