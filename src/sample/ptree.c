@@ -1208,7 +1208,7 @@ int ptree_scan(struct ptree *pt, int64_t ts_ms)
 
 	for (size_t i = 0; i < pt->nscan; i++) {
 		const struct proc_stat *st = &pt->scan[i].stat;
-		struct ptree_proc *p;
+		struct ptree_proc *p, *parent;
 
 		if (!resolve_in_tree(pt, i))
 			continue;
@@ -1228,6 +1228,8 @@ int ptree_scan(struct ptree *pt, int64_t ts_ms)
 		}
 		p->seen = true;
 		refresh(pt, p, st, pt->scan[i].run_ns, &pt->scan[i], ts_ms, true);
+		if ((parent = ptree_find(pt, p->info.ppid)) != NULL)
+			parent->had_children = true;
 		scan_libs(pt, p, ts_ms);
 		if (!p->has_emitted || p->info_changed || sample_moved(&p->cur, &p->last_emitted))
 			p->emit = true;
@@ -1303,11 +1305,19 @@ void ptree_child_reaped(struct ptree *pt, pid_t pid, const struct rusage *ru, in
 		pt->reaped_io_valid = true;
 	}
 	/*
-	 * Not ru_maxrss: wait4's rusage is RUSAGE_BOTH, the largest of its own
+	 * wait4's rusage is RUSAGE_BOTH: ru_maxrss is the largest of its own
 	 * peak and of every descendant it waited for (a wrapper's, `time` or a
-	 * job script, would show its child's).  Its own is the last VmHWM read,
-	 * or the kernel's at its exit (ptree_watch_exits).
+	 * job script, would be its child's).  It is its own only for a process
+	 * that reaped no child: none seen, and no children's time in its last
+	 * stat (a child too short for both, and larger than it, is the case
+	 * left).  Else its own is the last VmHWM read, or the kernel's at its
+	 * exit (ptree_watch_exits).
 	 */
+	if (!p->had_children && !p->cur.child_user_ms && !p->cur.child_system_ms &&
+	    (uint64_t)ru->ru_maxrss * 1024 > p->cur.hwm_bytes) {
+		p->cur.hwm_bytes = (uint64_t)ru->ru_maxrss * 1024;
+		p->cur.valid |= PS_HWM;
+	}
 	p->cur.rss_bytes = 0;
 	p->cur.state = 'X';
 	p->alive = false;

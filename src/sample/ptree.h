@@ -91,6 +91,7 @@ struct ptree_proc {
 	 * (ptree_watch_exits): /proc, a zombie's, has nothing to add.
 	 */
 	bool exit_known;
+	bool had_children; /* a child of it was seen in a scan */
 };
 
 /* A thread's exit as received (ptree_watch_exits), kept until its process is settled. */

@@ -79,10 +79,11 @@ static void put_kthread(int pid, int ppid, const char *comm)
 	snprintf(dir, sizeof(dir), "%s/proc/%d", root, pid);
 	mkdir(dir, 0755);
 	snprintf(dir, sizeof(dir), "/proc/%d/stat", pid);
-	snprintf(text, sizeof(text),
-		 "%d (%s) S %d 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 19 0 0 "
-		 "18446744073709551615 0 0 0 0 0 0 0 2147483647 0 1 0 0 0 1 0 0 0 0 0 0 0 0 0 0 0 0 0\n",
-		 pid, comm, ppid);
+	snprintf(
+	    text, sizeof(text),
+	    "%d (%s) S %d 0 0 0 -1 2129984 0 0 0 0 0 0 0 0 20 0 1 0 19 0 0 "
+	    "18446744073709551615 0 0 0 0 0 0 0 2147483647 0 1 0 0 0 1 0 0 0 0 0 0 0 0 0 0 0 0 0\n",
+	    pid, comm, ppid);
 	put_file(dir, text);
 	snprintf(dir, sizeof(dir), "/proc/%d/status", pid);
 	snprintf(text, sizeof(text), "Name:\t%s\nState:\tS\nUid:\t0\t0\t0\t0\nThreads:\t1\n", comm);
@@ -209,9 +210,9 @@ static void test_all_but_kernel_threads(void **state)
 
 	(void)state;
 	put_proc(1, 0, "init", 'S', 1, 0, 1000, 10, 0);
-	put_proc(2, 1, "sh", 'S', 2, 0, 1000, 20, 0);	    /* a container's second process */
+	put_proc(2, 1, "sh", 'S', 2, 0, 1000, 20, 0); /* a container's second process */
 	put_proc(3, 2, "worker", 'R', 30, 0, 4000, 30, 0);
-	put_kthread(4, 0, "kthreadd");			    /* a kernel thread at any pid */
+	put_kthread(4, 0, "kthreadd"); /* a kernel thread at any pid */
 	put_kthread(5, 4, "kworker/0:1");
 	ptree_init_all(&pt, 100, BOOT_MS);
 	assert_int_equal(ptree_scan(&pt, BOOT_MS + 5000), 0);
@@ -352,8 +353,21 @@ static void test_reaped_by_ancestor(void **state)
 	assert_int_equal(j->user_ms, 1505);
 	assert_int_equal(j->read_bytes, 5000);
 	assert_true(find(&pt, 50)->emit);
-	assert_int_equal(find(&pt, 50)->cur.hwm_bytes, 300ull << 20);
+	/* it reaped children (0.3 s of theirs): ru_maxrss may be theirs, not its own */
+	assert_int_not_equal(find(&pt, 50)->cur.hwm_bytes, 300ull << 20);
 	assert_int_equal(find(&pt, 50)->info.end_ms, BOOT_MS + 800);
+	ptree_release(&pt);
+
+	/* a process that reaped none: ru_maxrss is its own peak, even one between two scans */
+	put_proc(51, ANCESTOR, "leaf", 'S', 100, 0, 0, 400, 1000);
+	ptree_init(&pt, ANCESTOR, 100, BOOT_MS);
+	assert_int_equal(ptree_scan(&pt, BOOT_MS), 0);
+	put_proc(51, ANCESTOR, "leaf", 'Z', 120, 0, 0, 400, 1000);
+	ptree_child_exiting(&pt, 51);
+	remove_proc(51);
+	ptree_child_reaped(&pt, 51, &ru, BOOT_MS + 800);
+	assert_int_equal(ptree_scan(&pt, BOOT_MS + 1000), 0);
+	assert_int_equal(find(&pt, 51)->cur.hwm_bytes, 300ull << 20);
 	ptree_release(&pt);
 }
 
