@@ -1,7 +1,7 @@
 /*
- * fuzz_proc.c - libFuzzer target for the /proc/PID parsers and the cmdline
- * formatter.  The input is copied into a buffer of exactly its size, not
- * NUL-terminated, so ASan catches any read past len.
+ * fuzz_proc.c - libFuzzer target for the /proc/PID parsers, the cmdline
+ * formatter, the proc connector's and taskstats' netlink datagrams.  The input is copied into a
+ * buffer of exactly its size, not NUL-terminated, so ASan catches any read past len.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -9,8 +9,17 @@
 
 #include "sample/proc.h"
 #include "sample/procev.h"
+#include "sample/taskstats.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* taskstats_parse's promise: a terminated comm. */
+static void on_exit_msg(const struct taskstats_exit *e, void *arg)
+{
+	(void)arg;
+	if (strnlen(e->comm, sizeof(e->comm)) >= sizeof(e->comm))
+		abort();
+}
 
 static void on_new_pid(int32_t pid, void *arg)
 {
@@ -74,6 +83,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 
 	procev_parse(text, size, on_new_pid, NULL);
+	/* the family id the kernel gave is any number: taken from the input */
+	taskstats_parse(text, size, size >= 2 ? (uint16_t)(data[0] | data[1] << 8) : 0, on_exit_msg,
+			NULL);
 
 	check_cmdline(text, size, PROC_CMDLINE_MAX);
 	check_cmdline(text, size, size ? (size_t)(unsigned char)text[0] % 16 : 0);

@@ -78,15 +78,19 @@ def busy_task(seconds):
 
 
 def task_job(db, pid):
-    """(scheduler, job_id, sluid, cgroup) of the job the task's process row is in."""
+    """(scheduler, job_id, sluid, cgroup) of the job the task's latest process row is in."""
     rows = sql(db, "SELECT j.scheduler, j.job_id, j.sluid, j.cgroup FROM procs p"
-               " JOIN jobs j ON j.id = p.job_id WHERE p.pid = ?", pid)
+               " JOIN jobs j ON j.id = p.job_id WHERE p.pid = ? ORDER BY p.rowid", pid)
     return rows[-1] if rows else None
 
 
 def check_stored(a, task_pid, job_id, sluid=SLUID):
-    row = wait_for(lambda: task_job(a.db, task_pid), timeout=20,
-                   what="the task's process row")
+    # a tick may see the task between its fork and its move into the job's cgroup
+    # (spawn_in moves it before its exec, as slurmstepd does): that row is its
+    # parent's session's; the rows after it are the job's
+    wait_for(lambda: (task_job(a.db, task_pid) or ("",))[0] == "slurm", timeout=20,
+             what="the task's latest process row in a Slurm job")
+    row = task_job(a.db, task_pid)
     eq(row[:3], ("slurm", job_id, sluid), "the task's job: scheduler, job id, sluid")
     check(row[3].endswith("/system.slice/slurmstepd.scope/" + sluid),
           "the job's cgroup %r is the SLUID's directory" % row[3])
