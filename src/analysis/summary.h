@@ -137,8 +137,24 @@ struct host_point {
 	uint64_t psi_cpu_some_us, psi_mem_some_us, psi_mem_full_us, psi_io_some_us, psi_io_full_us;
 };
 
+/*
+ * Where the samples came from, so that a report speaks its source's terms
+ * (its options, its metrics' names) and never another's: jobscope's own
+ * sampler (a store, a run; all zero), or series read from Prometheus
+ * (prom/promsrc.h), which also says how it chose the step between points
+ * and where the I/O figures came from (or why there are none).
+ */
+enum sample_source { SAMPLE_SOURCE_JOBSCOPE, SAMPLE_SOURCE_PROMETHEUS };
+
+struct summary_origin {
+	enum sample_source kind;
+	char step_why[160]; /* "the scrape interval, from the samples' timestamps" */
+	char io_from[320];  /* "node_exporter's node_disk_..._bytes_total of vda", or why none */
+};
+
 struct summary {
 	struct job_record job;
+	struct summary_origin origin; /* set by the source after summary_init */
 	/*
 	 * The sampling interval in effect (0: unknown): the job's, then what
 	 * each `interval` event said (an agent under a head's profiling

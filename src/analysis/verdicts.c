@@ -928,12 +928,19 @@ void analysis_run(const struct summary *s, const struct jobseries *js, struct an
 			 a->bottleneck_reason);
 		a->features.period_confidence = NAN;
 		v = verdict_add(a, "too_short", VERDICT_INFO,
-				"too short to judge its bottleneck, period or trends: %zu samples "
+				"too short to judge its bottleneck, period or trends: %zu %s "
 				"over %.1f s (at least %d)",
-				a->samples, a->duration_s, ANALYSIS_MIN_SAMPLES);
+				a->samples,
+				s->origin.kind == SAMPLE_SOURCE_PROMETHEUS ? "points" : "samples",
+				a->duration_s, ANALYSIS_MIN_SAMPLES);
 		evidence(v, "samples", (double)a->samples);
 		evidence(v, "duration_s", a->duration_s);
-		advise(v, "sample more often (--interval) or profile a longer run");
+		/* in the source's own terms: run's option, or report --prometheus's */
+		if (s->origin.kind == SAMPLE_SOURCE_PROMETHEUS)
+			advise(v, "ask for points closer together (a shorter --step, down to the "
+				  "scrape interval) or a longer window (an earlier --since)");
+		else
+			advise(v, "sample more often (--interval) or profile a longer run");
 		figures_scaling(a);
 		free(w);
 		return;

@@ -96,7 +96,7 @@ static int report_from_prometheus(const char *url, const char *pod, const char *
 	struct job_report *r;
 	struct job_record job;
 	struct strbuf out;
-	char sources[256], err[512];
+	char sources[512], err[512];
 	int ret;
 
 	if (!!q->job_key + !!pod + !!q->node != 1 || q->user || q->run_id || q->has_by)
@@ -203,7 +203,8 @@ static int cmd_report(int argc, char **argv)
 	    OPT_STRING(0, "pod", &pod, "NS/NAME", "with --prometheus: a Kubernetes pod"),
 	    OPT_STRING(0, "step", &step, "S",
 		       "with --prometheus: the time between points (5s, 1m;\n"
-		       "default 15s, wider for long windows)"),
+		       "default the data's scrape interval, measured from\n"
+		       "its timestamps, else 15s; wider for long windows)"),
 	    OPT_STRING('b', "by", &by, "KEY",
 		       "group by user, node, job, hour, weekday or framework"),
 	    OPT_STRING('f', "format", &format, "FORMAT",

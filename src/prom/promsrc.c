@@ -331,7 +331,8 @@ enum host_col {
 static const char *const cpu_modes[] = {"user",	  "nice", "system",  "idle",
 					"iowait", "irq",  "softirq", "steal"};
 
-enum job_col { JC_CPU, JC_RSS, JC_SWAP, JC_READ, JC_WRITE, JC_CG_MEM, JC_PROCS, JC__COUNT };
+/* JC_SYS: the system part of JC_CPU, where the source splits it (--node's modes) */
+enum job_col { JC_CPU, JC_SYS, JC_RSS, JC_SWAP, JC_READ, JC_WRITE, JC_CG_MEM, JC_PROCS, JC__COUNT };
 
 /* What one report gathered. */
 struct gathered {
@@ -345,6 +346,9 @@ struct gathered {
 	struct prom_gpu gpus[JS_MAX_GPUS];
 	int ngpus;
 	char job_src[96], gpu_src[48], host_src[32], host_sel[600];
+	char step_why[160];   /* how the grid's step was chosen (summary_origin) */
+	bool io_since_window; /* JC_READ, JC_WRITE count from before the job (a node's boot) */
+	char io_from[320];    /* where JC_READ and JC_WRITE came from, or why they did not */
 };
 
 static void gathered_release(struct gathered *w)
@@ -513,7 +517,8 @@ static int host_from(struct ctx *c, struct gathered *w, bool jobscope, const cha
 	if (ret >= 0 && found) {
 		strbuf_reset(&q);
 		strbuf_addf(&q, "%s{%s}",
-			    jobscope ? prom_fam_name(PF_NODE_MEMORY_TOTAL) : "node_memory_MemTotal_bytes",
+			    jobscope ? prom_fam_name(PF_NODE_MEMORY_TOTAL)
+				     : "node_memory_MemTotal_bytes",
 			    sel);
 		ret = column(c, &w->g, q.buf, COL_GAUGE, 1.0, w->host[HC_MEM_TOTAL]);
 	}
@@ -527,7 +532,8 @@ static int host_from(struct ctx *c, struct gathered *w, bool jobscope, const cha
 	}
 	if (ret >= 0 && found) {
 		strbuf_reset(&q);
-		strbuf_addf(&q, "%s{%s}", jobscope ? prom_fam_name(PF_NODE_LOAD1) : "node_load1", sel);
+		strbuf_addf(&q, "%s{%s}", jobscope ? prom_fam_name(PF_NODE_LOAD1) : "node_load1",
+			    sel);
 		ret = column(c, &w->g, q.buf, COL_GAUGE, 1000.0, w->host[HC_LOAD1]);
 	}
 	if (ret >= 0 && found && jobscope) {
@@ -873,8 +879,103 @@ static int job_cols(struct ctx *c, struct gathered *w, const struct job_names *n
 	if (ret >= 0) {
 		w->has_job = true;
 		snprintf(w->job_src, sizeof(w->job_src), "%s", nm->source);
+		if (!nm->read)
+			snprintf(w->io_from, sizeof(w->io_from), "%s has no storage I/O series",
+				 nm->source);
+		else if (isnan(last_of(w->job[JC_READ], w->g.n)) ||
+			 isnan(last_of(w->job[JC_WRITE], w->g.n)))
+			snprintf(w->io_from, sizeof(w->io_from),
+				 "Prometheus has no %s or %s of the job", nm->read, nm->write);
+		else
+			snprintf(w->io_from, sizeof(w->io_from), "%s's %s and %s", nm->source,
+				 nm->read, nm->write);
 	}
 	return ret < 0 ? ret : 0;
+}
+
+/*
+ * One of node_exporter's disk byte counters summed over the node's real
+ * disks (promsrc_real_disk): NAN before the first point of any, each made
+ * monotonic.  Their names, comma-separated, in devs.  Returns the number
+ * of disks summed, or -errno.
+ */
+static int disk_column(struct ctx *c, const struct grid *g, const char *name, const char *sel,
+		       double *out, char *devs, size_t dsize)
+{
+	struct prom_matrix m;
+	struct strbuf q;
+	double *one = malloc((g->n ? g->n : 1) * sizeof(*one));
+	size_t first = g->n, dlen = 0;
+	int ret, ndisks = 0;
+
+	for (size_t i = 0; i < g->n; i++)
+		out[i] = NAN;
+	if (dsize)
+		devs[0] = '\0';
+	if (!one)
+		return log_err(-ENOMEM, "out of memory");
+	strbuf_init(&q, 0);
+	strbuf_addf(&q, "%s{%s}", name, sel);
+	ret = strbuf_error(&q) ?: fetch(c, g, q.buf, &m);
+	strbuf_release(&q);
+	if (ret) {
+		free(one);
+		return ret;
+	}
+	for (size_t k = 0; k < m.n; k++) {
+		const char *dev = prom_series_label(&m.series[k], "device");
+
+		if (!dev || !promsrc_real_disk(dev))
+			continue;
+		ndisks++;
+		if (dlen < dsize) {
+			int w = snprintf(devs + dlen, dsize - dlen, "%s%s", dlen ? ", " : "", dev);
+
+			dlen += w > 0 ? (size_t)w : 0;
+		}
+		dense(g, &m.series[k], one);
+		for (size_t i = 0; i < first; i++)
+			if (!isnan(one[i])) {
+				first = i;
+				break;
+			}
+		counter_fix(one, g->n);
+		for (size_t i = 0; i < g->n; i++)
+			out[i] = (isnan(out[i]) ? 0 : out[i]) + one[i];
+	}
+	for (size_t i = 0; i < first && i < g->n; i++)
+		out[i] = NAN;
+	prom_matrix_release(&m);
+	free(one);
+	return ndisks;
+}
+
+/* The node's storage I/O as the job's (--node): node_exporter's disks' bytes. */
+static int node_disks(struct ctx *c, struct gathered *w, const char *sel, const char *node)
+{
+	static const char rd[] = "node_disk_read_bytes_total",
+			  wr[] = "node_disk_written_bytes_total";
+	char devs[200], devs2[200];
+	int n = disk_column(c, &w->g, rd, sel, w->job[JC_READ], devs, sizeof(devs)), n2;
+
+	if (n < 0)
+		return n;
+	n2 = disk_column(c, &w->g, wr, sel, w->job[JC_WRITE], devs2, sizeof(devs2));
+	if (n2 < 0)
+		return n2;
+	if (n > 0 && n2 > 0) {
+		w->io_since_window = true;
+		snprintf(w->io_from, sizeof(w->io_from),
+			 "node_exporter's %s and %s, summed over %s%s", rd, wr,
+			 n == 1 ? "its disk " : "its disks ", devs);
+	} else {
+		snprintf(
+		    w->io_from, sizeof(w->io_from),
+		    "Prometheus has no %s or %s of node '%.64s' for a real disk (node_exporter's "
+		    "diskstats collector)",
+		    rd, wr, node);
+	}
+	return 0;
 }
 
 /* ---- feeding the report --------------------------------------------------------------------- */
@@ -913,12 +1014,32 @@ static bool host_at(const struct gathered *w, size_t i, struct host_sample *h)
 	return h->valid != 0;
 }
 
-static bool job_at(const struct gathered *w, size_t i, double cpu0, struct job_sample *j)
+/* The first values of the job's counters that count from the job's start (NAN: none). */
+struct job_origin {
+	double cpu, sys, read, write;
+};
+
+static double first_of(const double *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!isnan(v[i]))
+			return v[i];
+	return NAN;
+}
+
+static bool job_at(const struct gathered *w, size_t i, const struct job_origin *o,
+		   struct job_sample *j)
 {
 	memset(j, 0, sizeof(*j));
 	if (!w->has_job || isnan(w->job[JC_CPU][i]))
 		return false;
-	j->user_ms = u64_of(w->job[JC_CPU][i] - cpu0);
+	j->user_ms = u64_of(w->job[JC_CPU][i] - o->cpu);
+	if (!isnan(w->job[JC_SYS][i]) && !isnan(o->sys)) {
+		uint64_t sys_ms = u64_of(w->job[JC_SYS][i] - o->sys);
+
+		j->system_ms = sys_ms < j->user_ms ? sys_ms : j->user_ms;
+		j->user_ms -= j->system_ms;
+	}
 	if (!isnan(w->job[JC_RSS][i])) {
 		j->rss_bytes = u64_of(w->job[JC_RSS][i]);
 		j->nprocs = 1;
@@ -931,8 +1052,8 @@ static bool job_at(const struct gathered *w, size_t i, double cpu0, struct job_s
 	}
 	if (!isnan(w->job[JC_READ][i]) && !isnan(w->job[JC_WRITE][i])) {
 		j->valid |= JS_IO;
-		j->read_bytes = u64_of(w->job[JC_READ][i]);
-		j->write_bytes = u64_of(w->job[JC_WRITE][i]);
+		j->read_bytes = u64_of(w->job[JC_READ][i] - (isnan(o->read) ? 0 : o->read));
+		j->write_bytes = u64_of(w->job[JC_WRITE][i] - (isnan(o->write) ? 0 : o->write));
 	}
 	if (!isnan(w->job[JC_CG_MEM][i])) {
 		j->valid |= JS_CG_MEM;
@@ -967,31 +1088,43 @@ static bool gpu_at(const struct prom_gpu *d, size_t i, struct gpu_sample *g)
 	return g->valid != 0;
 }
 
-/* The node as the job (--node): its CPUs' busy time, and its memory in use. */
+/*
+ * The node as the job (--node): its CPUs' busy time (every mode but idle
+ * and iowait), of which system is the kernel's modes (system, irq,
+ * softirq) and steal, user the rest (user, nice); its memory in use.
+ */
 static int node_as_job(struct gathered *w)
 {
-	double *cpu = nan_column(w->g.n), *rss = nan_column(w->g.n);
+	double *cpu = nan_column(w->g.n), *sys = nan_column(w->g.n), *rss = nan_column(w->g.n);
 
-	if (!cpu || !rss) {
+	if (!cpu || !sys || !rss) {
 		free(cpu);
+		free(sys);
 		free(rss);
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < w->g.n; i++) {
 		if (!isnan(w->host[HC_IDLE][i])) {
-			double busy = 0;
+			double busy = 0, kernel = 0;
 
-			for (int m = HC_USER; m <= HC_STEAL; m++)
-				if (m != HC_IDLE && m != HC_IOWAIT && !isnan(w->host[m][i]))
-					busy += w->host[m][i];
+			for (int m = HC_USER; m <= HC_STEAL; m++) {
+				if (m == HC_IDLE || m == HC_IOWAIT || isnan(w->host[m][i]))
+					continue;
+				busy += w->host[m][i];
+				if (m != HC_USER && m != HC_NICE)
+					kernel += w->host[m][i];
+			}
 			cpu[i] = busy;
+			sys[i] = kernel;
 		}
 		if (!isnan(w->host[HC_MEM_TOTAL][i]) && !isnan(w->host[HC_MEM_AVAIL][i]))
 			rss[i] = w->host[HC_MEM_TOTAL][i] - w->host[HC_MEM_AVAIL][i];
 	}
 	free(w->job[JC_CPU]);
+	free(w->job[JC_SYS]);
 	free(w->job[JC_RSS]);
 	w->job[JC_CPU] = cpu;
+	w->job[JC_SYS] = sys;
 	w->job[JC_RSS] = rss;
 	w->has_job = true;
 	snprintf(w->job_src, sizeof(w->job_src), "%s (the whole node)", w->host_src);
@@ -1002,13 +1135,20 @@ static int node_as_job(struct gathered *w)
 static int feed(const struct gathered *w, struct job_report *r)
 {
 	struct host_sample *h = calloc(1, sizeof(*h));
-	double cpu0 = NAN;
+	struct job_origin o = {NAN, NAN, NAN, NAN};
 	int ret = 0;
 
 	if (!h)
 		return log_err(-ENOMEM, "out of memory");
-	for (size_t i = 0; w->has_job && i < w->g.n && isnan(cpu0); i++)
-		cpu0 = w->job[JC_CPU][i];
+	if (w->has_job) {
+		o.cpu = first_of(w->job[JC_CPU], w->g.n);
+		o.sys = first_of(w->job[JC_SYS], w->g.n);
+		/* a node's disks count from its boot: the report's, from the window's start */
+		if (w->io_since_window) {
+			o.read = first_of(w->job[JC_READ], w->g.n);
+			o.write = first_of(w->job[JC_WRITE], w->g.n);
+		}
+	}
 	for (size_t i = 0; i < w->g.n && !ret; i++) {
 		int64_t ts = w->g.start_ms + (int64_t)i * w->g.step_ms;
 		struct job_sample j;
@@ -1017,7 +1157,7 @@ static int feed(const struct gathered *w, struct job_report *r)
 			summary_add_host(&r->sum, ts, h);
 			jobseries_add_host(&r->js, ts, h);
 		}
-		if (job_at(w, i, cpu0, &j)) {
+		if (job_at(w, i, &o, &j)) {
 			ret = summary_add_job(&r->sum, ts, &j);
 			ret = ret ?: jobseries_add_job(&r->js, ts, &j);
 		}
@@ -1050,6 +1190,139 @@ static int64_t step_for(int64_t span_ms, int64_t want_ms)
 	if (span_ms / want_ms <= PROMSRC_MAX_POINTS / 3)
 		return want_ms;
 	return (span_ms / (PROMSRC_MAX_POINTS / 3) / 1000 + 1) * 1000;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+int64_t promsrc_sample_interval_ms(const struct prom_matrix *m)
+{
+	size_t n = 0, cap = 0;
+	int64_t *gaps = NULL, med = 0;
+
+	for (size_t k = 0; k < m->n; k++)
+		cap += m->series[k].n;
+	if (cap < 3)
+		return 0;
+	gaps = malloc(cap * sizeof(*gaps));
+	if (!gaps)
+		return 0; /* unknown: the caller takes the default */
+	for (size_t k = 0; k < m->n; k++) {
+		const struct prom_series *s = &m->series[k];
+		int64_t prev = INT64_MIN;
+
+		for (size_t i = 0; i < s->n; i++) {
+			double t = s->v[i] * 1000.0;
+			int64_t ts;
+
+			if (!(t >= 0 && t <= (double)JOB_REPORT_MAX_MS))
+				continue; /* NAN, or not a time */
+			ts = (int64_t)llround(t);
+			if (prev != INT64_MIN && ts > prev)
+				gaps[n++] = ts - prev;
+			if (prev == INT64_MIN || ts > prev)
+				prev = ts;
+		}
+	}
+	if (n >= 2) {
+		qsort(gaps, n, sizeof(*gaps), cmp_i64);
+		med = gaps[n / 2];
+	}
+	free(gaps);
+	return med;
+}
+
+int64_t promsrc_auto_step_ms(int64_t span_ms, int64_t scrape_ms, char *why, size_t size)
+{
+	int64_t want, step;
+	char base[96];
+
+	if (scrape_ms > 0) {
+		/* whole seconds, as --step takes them; 1 s at least (Prometheus' floor here) */
+		want = (scrape_ms + 500) / 1000 * 1000;
+		if (want < 1000)
+			want = 1000;
+		if (scrape_ms < 1000)
+			snprintf(base, sizeof(base),
+				 "the finest step (the samples are %" PRId64 " ms apart)",
+				 scrape_ms);
+		else if (scrape_ms % 1000)
+			snprintf(
+			    base, sizeof(base),
+			    "the scrape interval (%.3g s), measured from the samples' timestamps",
+			    scrape_ms / 1000.0);
+		else
+			snprintf(base, sizeof(base),
+				 "the scrape interval, measured from the samples' timestamps");
+	} else {
+		want = PROMSRC_DEFAULT_STEP_MS;
+		snprintf(base, sizeof(base),
+			 "the default: the samples' timestamps gave no scrape interval");
+	}
+	step = step_for(span_ms > 0 ? span_ms : 0, want);
+	if (step == want)
+		snprintf(why, size, "%s", base);
+	else
+		snprintf(why, size,
+			 "%s, widened from %" PRId64 " s so that the %.1f h fit in %d points", base,
+			 want / 1000, span_ms / 3600e3, PROMSRC_MAX_POINTS / 3);
+	return step;
+}
+
+bool promsrc_real_disk(const char *dev)
+{
+	static const char *const virt[] = {"loop", "ram", "zram", "fd", "sr", "nbd",
+					   "dm-",  "md",  "drbd", "zd", NULL};
+	size_t n = strlen(dev), d = n;
+
+	if (!n)
+		return false;
+	for (int i = 0; virt[i]; i++)
+		if (strncmp(dev, virt[i], strlen(virt[i])) == 0 &&
+		    (n == strlen(virt[i]) || strchr("0123456789", dev[strlen(virt[i])])))
+			return false;
+	while (d > 0 && dev[d - 1] >= '0' && dev[d - 1] <= '9')
+		d--;
+	if (d == n || d == 0)
+		return true; /* no number at the end: a whole disk (or a name unknown) */
+	/* nvme0n1p2, mmcblk0p1: a disk's name ends in a number, its partition's in pN */
+	if (dev[d - 1] == 'p' && d >= 2 && dev[d - 2] >= '0' && dev[d - 2] <= '9')
+		return false;
+	/* sda1, vdb2, hda1, xvda1: letters then a number */
+	if ((strncmp(dev, "sd", 2) == 0 || strncmp(dev, "vd", 2) == 0 ||
+	     strncmp(dev, "hd", 2) == 0 || strncmp(dev, "xvd", 3) == 0) &&
+	    dev[d - 1] >= 'a' && dev[d - 1] <= 'z')
+		return false;
+	return true;
+}
+
+/*
+ * The main series' scrape interval: its samples' own times (timestamp(),
+ * the latest per scrape target) at 1 s over the last 10 minutes of the
+ * job's span at most.  0 when it cannot be told.
+ */
+static int64_t scrape_interval(struct ctx *c, const char *sel, int64_t first, int64_t last)
+{
+	int64_t from = last - 600 * 1000 > first ? last - 600 * 1000 : first;
+	struct prom_matrix m;
+	struct strbuf q;
+	struct grid g;
+	int64_t ms = 0;
+
+	if (grid_of(from, last, 1000, &g) || g.n < 3)
+		return 0;
+	strbuf_init(&q, 0);
+	strbuf_addf(&q, "max by (job, instance) (timestamp(%s))", sel);
+	if (!strbuf_error(&q) && fetch(c, &g, q.buf, &m) == 0) {
+		ms = promsrc_sample_interval_ms(&m);
+		prom_matrix_release(&m);
+	}
+	strbuf_release(&q);
+	return ms;
 }
 
 static int gather(struct ctx *c, const struct key *k, struct gathered *w, double *res_cpus,
@@ -1213,9 +1486,16 @@ static int gather(struct ctx *c, const struct key *k, struct gathered *w, double
 		ret = -ENOENT;
 		goto out_release;
 	}
-	/* the report's own step: --step, else 15 s widened to fit the job */
+	/*
+	 * The report's own step: --step, else the data's own scrape interval
+	 * (a coarser step drops samples, a finer one repeats them), widened to
+	 * fit the job; 15 s when the samples do not tell it.
+	 */
 	if (q->step_ms <= 0)
-		step = step_for(last - first, step);
+		step = promsrc_auto_step_ms(last - first, scrape_interval(c, gsel.buf, first, last),
+					    w->step_why, sizeof(w->step_why));
+	else
+		snprintf(w->step_why, sizeof(w->step_why), "as --step gave it");
 	ret = grid_of(first, last, step, &w->g);
 	if (ret) {
 		log_err(0,
@@ -1278,6 +1558,7 @@ static int gather(struct ctx *c, const struct key *k, struct gathered *w, double
 	}
 	if (q->kind == PROMSRC_NODE && w->has_host) {
 		ret = node_as_job(w);
+		ret = ret ?: node_disks(c, w, hsel.buf, k->node);
 		if (ret)
 			goto out_release;
 	}
@@ -1349,6 +1630,8 @@ static int gather(struct ctx *c, const struct key *k, struct gathered *w, double
 	}
 	if (ret < 0)
 		goto out_release;
+	if (!w->io_from[0])
+		snprintf(w->io_from, sizeof(w->io_from), "%s has no storage I/O series", found);
 	/* an exporter that maps GPUs to jobs or pods maps the reserved ones */
 	if (w->ngpus && isnan(*res_gpus) && q->kind != PROMSRC_NODE)
 		*res_gpus = w->ngpus;
@@ -1453,14 +1736,19 @@ int promsrc_report(const struct promsrc_query *q, const struct promsrc_transport
 	job_of(&c, &k, w, host, res_cpus, res_mem, res_gpus, job);
 	job_report_release(r);
 	job_report_init(r, job);
+	/* the report speaks Prometheus' terms: its options, its series' names */
+	r->sum.origin.kind = SAMPLE_SOURCE_PROMETHEUS;
+	snprintf(r->sum.origin.step_why, sizeof(r->sum.origin.step_why), "%s", w->step_why);
+	snprintf(r->sum.origin.io_from, sizeof(r->sum.origin.io_from), "%s", w->io_from);
 	ret = feed(w, r);
 	if (!ret)
 		job_report_finish(r, job);
 	if (size)
-		snprintf(
-		    sources, size, "job %s; GPUs %s (%d); node %s; %zu points, %" PRId64 " s apart",
-		    w->job_src[0] ? w->job_src : "none", w->gpu_src[0] ? w->gpu_src : "none",
-		    w->ngpus, w->host_src[0] ? w->host_src : "none", w->g.n, w->g.step_ms / 1000);
+		snprintf(sources, size,
+			 "job %s; GPUs %s (%d); node %s; %zu points, %" PRId64 " s apart (%s)",
+			 w->job_src[0] ? w->job_src : "none", w->gpu_src[0] ? w->gpu_src : "none",
+			 w->ngpus, w->host_src[0] ? w->host_src : "none", w->g.n,
+			 w->g.step_ms / 1000, w->step_why);
 out_release:
 	strbuf_release(&c.answer);
 out_free:

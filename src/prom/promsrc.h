@@ -20,6 +20,7 @@
 #ifndef JOBSCOPE_PROMSRC_H
 #define JOBSCOPE_PROMSRC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -80,8 +81,33 @@ struct promsrc_query {
 	enum promsrc_key kind;
 	const char *key; /* scheduler:id or id; NS/NAME; a node's name */
 	int64_t since_ms, until_ms;
-	int64_t step_ms; /* 0: PROMSRC_DEFAULT_STEP_MS, widened to fit the job's span */
+	int64_t step_ms; /* 0: the scrape interval measured (else 15 s), widened to fit the span */
 };
+
+/*
+ * The time between an exporter's samples (its scrape interval), in ms,
+ * from the answer to `timestamp(...)` asked at a step finer than it: each
+ * point is the time (s) of the last sample at or before it, so the
+ * distinct values of a series are its samples' times.  The median of the
+ * gaps between them over all series; 0 when there are fewer than two.
+ */
+int64_t promsrc_sample_interval_ms(const struct prom_matrix *m);
+
+/*
+ * The step when --step is not given: the scrape interval (scrape_ms, 0
+ * when unknown: PROMSRC_DEFAULT_STEP_MS) in whole seconds, at least 1 s,
+ * widened so that span_ms takes at most a third of Prometheus' points.
+ * Why, in words, in why.
+ */
+int64_t promsrc_auto_step_ms(int64_t span_ms, int64_t scrape_ms, char *why, size_t size);
+
+/*
+ * node_exporter's disk device that is a whole physical (or virtual) disk,
+ * whose bytes no other counted device also counts: not a partition
+ * (sda1, nvme0n1p2, mmcblk0p1), not a loop, RAM, optical or network
+ * block device, not device-mapper or software RAID over other disks.
+ */
+bool promsrc_real_disk(const char *device);
 
 int promsrc_report(const struct promsrc_query *q, const struct promsrc_transport *t,
 		   struct job_record *job, struct job_report *r, char *sources, size_t size);

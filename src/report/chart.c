@@ -42,7 +42,7 @@ void chart_axis_pick(struct chart_axis *ax, enum chart_unit unit, double vmax, d
 	static const char *const bytes[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
 	static const double floor_of[] = {
 	    [CHART_CORES] = 1, [CHART_BYTES] = 1024, [CHART_RATE] = 1024,
-	    [CHART_PCT] = 100, [CHART_WATTS] = 10, [CHART_PLAIN] = 1,
+	    [CHART_PCT] = 100, [CHART_WATTS] = 10,   [CHART_PLAIN] = 1,
 	};
 	size_t k = 0;
 
@@ -293,7 +293,9 @@ static void add_io(struct builder *b, int *err)
 {
 	struct chart_panel *p = panel_begin(b, CHART_IO, "io", "Storage I/O rate", "I/O");
 
-	p->empty = "no I/O figures (/proc/PID/io not readable)";
+	p->empty = b->s && b->s->origin.kind == SAMPLE_SOURCE_PROMETHEUS
+		       ? "no I/O figures (none in Prometheus)"
+		       : "no I/O figures (/proc/PID/io not readable)";
 	panel_add(b, p, -1, JSM_READ_BPS, 1.0, 0, false, "read", err);
 	panel_add(b, p, -1, JSM_WRITE_BPS, 1.0, 1, false, "written", err);
 	panel_end(b, p, true);

@@ -500,8 +500,13 @@ static void fig_io(const struct summary *s, struct strbuf *out)
 	if (have)
 		strbuf_addf(out, "peak %s read, %s written", fmt_rate(B(a), s->read_peak_bps),
 			    fmt_rate(B(b), s->write_peak_bps));
-	else
-		strbuf_addstr(out, "/proc/PID/io not readable");
+	if (have && s->origin.kind == SAMPLE_SOURCE_PROMETHEUS && s->origin.io_from[0]) {
+		strbuf_addstr(out, "; from ");
+		html_text(out, s->origin.io_from);
+	} else if (!have)
+		html_text(out, s->origin.kind == SAMPLE_SOURCE_PROMETHEUS
+				   ? s->origin.io_from
+				   : "/proc/PID/io not readable");
 	fig_end(out);
 }
 
@@ -1014,6 +1019,19 @@ static void footer(const struct summary *s, struct strbuf *out)
 	const struct job_record *j = &s->job;
 	double dur = summary_duration_s(s);
 
+	if (s->origin.kind == SAMPLE_SOURCE_PROMETHEUS) { /* prom/promsrc.h: no sampler */
+		strbuf_addf(out, "<footer>\n<p>jobscope " JOBSCOPE_VERSION ": %lld points every ",
+			    (long long)j->samples);
+		html_duration(out, j->interval_ms);
+		strbuf_addstr(out, ", read from Prometheus");
+		if (s->origin.step_why[0]) {
+			strbuf_addstr(out, " (that step: ");
+			html_text(out, s->origin.step_why);
+			strbuf_addch(out, ')');
+		}
+		strbuf_addstr(out, ".</p>\n</footer>\n");
+		return;
+	}
 	strbuf_addf(out, "<footer>\n<p>jobscope " JOBSCOPE_VERSION ": %lld samples every ",
 		    (long long)j->samples);
 	html_duration(out, j->interval_ms);

@@ -426,6 +426,12 @@ static void write_sampler(struct jsonw *w, const struct summary *s)
 	jsonw_kv_double_opt(w, "cpu_seconds", ours, cpu_s, 3);
 	jsonw_kv_double_opt(w, "overhead_pct", ours && dur > 0, dur > 0 ? cpu_s / dur * 100.0 : 0,
 			    2);
+	/* only a report of another source says which and how (a store's JSON is as it was) */
+	if (s->origin.kind == SAMPLE_SOURCE_PROMETHEUS) {
+		jsonw_kv_str(w, "source", "prometheus");
+		jsonw_kv_str(w, "step_reason", s->origin.step_why);
+		jsonw_kv_str(w, "io_source", s->origin.io_from);
+	}
 	jsonw_obj_end(w);
 }
 

@@ -157,13 +157,18 @@ static void section_io(const struct summary *s, struct strbuf *out)
 {
 	char a[16], b[16], c[24], d[24];
 
+	bool prom = s->origin.kind == SAMPLE_SOURCE_PROMETHEUS;
+
 	if (!(s->has_io && (s->last.valid & JS_IO))) {
-		strbuf_addf(out, "  %-9s unknown (/proc/PID/io not readable)\n", "I/O");
+		strbuf_addf(out, "  %-9s unknown (%s)\n", "I/O",
+			    prom ? s->origin.io_from : "/proc/PID/io not readable");
 		return;
 	}
 	strbuf_addf(out, "  %-9s read %s, wrote %s (storage); peak read %s, write %s\n", "I/O",
 		    fmt_bytes(B(a), s->last.read_bytes), fmt_bytes(B(b), s->last.write_bytes),
 		    fmt_rate(B(c), s->read_peak_bps), fmt_rate(B(d), s->write_peak_bps));
+	if (prom && s->origin.io_from[0])
+		strbuf_addf(out, "  %-9s from %s\n", "", s->origin.io_from);
 }
 
 static void section_host(const struct summary *s, struct strbuf *out)
@@ -392,9 +397,12 @@ static void section_sampler(const struct summary *s, struct strbuf *out)
 	char iv[32];
 
 	format_duration_ms(j->interval_ms, B(iv));
-	if (j->id <= 0 && strcmp(j->scheduler, "run") != 0) { /* prom/promsrc.h: no sampler */
-		strbuf_addf(out, "\n  Sampler   %lld points every %s, read from Prometheus\n",
+	if (s->origin.kind == SAMPLE_SOURCE_PROMETHEUS) { /* prom/promsrc.h: no sampler */
+		strbuf_addf(out, "\n  Sampler   %lld points every %s, read from Prometheus",
 			    (long long)j->samples, iv);
+		if (s->origin.step_why[0])
+			strbuf_addf(out, "\n  %-9s step %s: %s", "", iv, s->origin.step_why);
+		strbuf_addch(out, '\n');
 		return;
 	}
 	strbuf_addf(out, "\n  Sampler   %lld samples every %s; jobscope used %.3fs CPU",

@@ -296,6 +296,248 @@ static void test_report_failures(void **state)
 	free(r);
 }
 
+/* ---- the step, the disks ----------------------------------------------------------------------
+ */
+
+/* timestamp()'s answer at 1 s from t0: the last sample at or before each point, every iv s from ph
+ */
+static void stamps(struct strbuf *b, const char *labels, double t0, int n, double iv, double ph)
+{
+	strbuf_addf(b, "{\"metric\":{%s},\"values\":[", labels);
+	for (int i = 0; i < n; i++) {
+		double t = t0 + i, last = ph + floor((t - ph) / iv) * iv;
+
+		strbuf_addf(b, "%s[%.3f,\"%.3f\"]", i ? "," : "", t, last);
+	}
+	strbuf_addstr(b, "]}");
+}
+
+static int64_t interval_of(const char *series)
+{
+	struct strbuf b;
+	struct prom_matrix m;
+	char err[256];
+	int64_t ms;
+
+	strbuf_init(&b, 0);
+	strbuf_addf(&b,
+		    "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\",\"result\":[%s]}}",
+		    series);
+	assert_int_equal(prom_matrix_parse(b.buf, b.len, &m, err, sizeof(err)), 0);
+	ms = promsrc_sample_interval_ms(&m);
+	prom_matrix_release(&m);
+	strbuf_release(&b);
+	return ms;
+}
+
+static void test_sample_interval(void **state)
+{
+	struct strbuf s;
+
+	(void)state;
+	strbuf_init(&s, 0);
+	/* scraped every second at .437: each point a new sample */
+	stamps(&s, "\"instance\":\"a\"", 1700000000, 120, 1, 0.437);
+	assert_int_equal(interval_of(s.buf), 1000);
+	/* every 15 s: the same time repeated 15 points, then the next */
+	strbuf_reset(&s);
+	stamps(&s, "\"instance\":\"a\"", 1700000000, 120, 15, 0.2);
+	assert_int_equal(interval_of(s.buf), 15000);
+	/* two targets at 5 s, their phases apart: each counted on its own */
+	strbuf_reset(&s);
+	stamps(&s, "\"instance\":\"a\"", 1700000000, 60, 5, 0.1);
+	strbuf_addch(&s, ',');
+	stamps(&s, "\"instance\":\"b\"", 1700000000, 60, 5, 2.6);
+	assert_int_equal(interval_of(s.buf), 5000);
+	/* a gap of missed scrapes does not move the median */
+	strbuf_reset(&s);
+	strbuf_addstr(&s, "{\"metric\":{},\"values\":[[1,\"1\"],[2,\"2\"],[3,\"3\"],[4,\"4\"],"
+			  "[5,\"4\"],[6,\"4\"],[7,\"7\"],[8,\"8\"]]}");
+	assert_int_equal(interval_of(s.buf), 1000);
+	/* one sample, or none: unknown */
+	assert_int_equal(interval_of("{\"metric\":{},\"values\":[[1,\"1\"],[2,\"1\"]]}"), 0);
+	assert_int_equal(interval_of(""), 0);
+	strbuf_release(&s);
+}
+
+static void test_auto_step(void **state)
+{
+	char why[160];
+
+	(void)state;
+	assert_int_equal(promsrc_auto_step_ms(120000, 1000, why, sizeof(why)), 1000);
+	assert_string_equal(why, "the scrape interval, measured from the samples' timestamps");
+	assert_int_equal(promsrc_auto_step_ms(120000, 1004, why, sizeof(why)), 1000);
+	assert_int_equal(promsrc_auto_step_ms(120000, 30000, why, sizeof(why)), 30000);
+	/* finer than Prometheus' floor here: 1 s */
+	assert_int_equal(promsrc_auto_step_ms(120000, 250, why, sizeof(why)), 1000);
+	assert_non_null(strstr(why, "250 ms apart"));
+	/* unknown: 15 s, said */
+	assert_int_equal(promsrc_auto_step_ms(120000, 0, why, sizeof(why)), 15000);
+	assert_non_null(strstr(why, "default"));
+	/* 10 h at 1 s are 36,001 points: widened to fit 3,666 */
+	assert_int_equal(promsrc_auto_step_ms(36000000, 1000, why, sizeof(why)), 10000);
+	assert_non_null(strstr(why, "widened from 1 s"));
+	assert_true(36000000 / 10000 <= PROMSRC_MAX_POINTS / 3);
+}
+
+static void test_real_disk(void **state)
+{
+	static const char *const real[] = {"sda",      "vda",	  "xvdb", "hdc", "nvme0n1",
+					   "nvme12n3", "mmcblk0", "sdaa", NULL};
+	static const char *const not [] = {"sda1",  "vda2", "xvdb1", "nvme0n1p1", "mmcblk0p2",
+					   "loop0", "ram1", "zram0", "dm-0",	  "md127",
+					   "sr0",   "fd0",  "nbd3",  "",	  NULL};
+
+	(void)state;
+	for (int i = 0; real[i]; i++)
+		assert_true(promsrc_real_disk(real[i]));
+	for (int i = 0; not [i]; i++) {
+		if (promsrc_real_disk(not [i]))
+			fail_msg("'%s' counted as a real disk", not [i]);
+	}
+}
+
+/*
+ * node_exporter scraped every second (samples on whole seconds): 2 CPUs
+ * each 0.5 s/s user, 0.125 nice, 0.25 system, 0.0625 softirq, the rest
+ * idle; disks vda (1,000 B/s read, 4,096 written), its partition vda1,
+ * loop0 and dm-0 over vda (all 1e6 B/s: not counted), nvme0n1 (500 read).
+ */
+#define NODE_S 90
+
+static double node_at(const char *q, double s, int series)
+{
+	double t = floor(s); /* the last sample at or before */
+
+	if (strstr(q, "mode=\"user\""))
+		return 1000 + 0.5 * t;
+	if (strstr(q, "mode=\"nice\""))
+		return 10 + 0.125 * t;
+	if (strstr(q, "mode=\"system\""))
+		return 500 + 0.25 * t;
+	if (strstr(q, "mode=\"softirq\""))
+		return 20 + 0.0625 * t;
+	if (strstr(q, "mode=\"idle\""))
+		return 9000 + 0.0625 * t;
+	if (strncmp(q, "node_memory_MemTotal", 20) == 0)
+		return 8e9;
+	if (strncmp(q, "node_memory_MemAvailable", 24) == 0)
+		return 5e9;
+	if (strncmp(q, "node_load1", 10) == 0)
+		return 1.5;
+	if (strncmp(q, "node_disk_read", 14) == 0)
+		return series == 0 ? 7e9 + 1000 * t : series == 4 ? 3e9 + 500 * t : 1e12 + 1e6 * t;
+	if (strncmp(q, "node_disk_written", 17) == 0)
+		return series == 0 ? 5e9 + 4096 * t : series == 4 ? 100 : 1e12 + 1e6 * t;
+	return (double)T0_S + t; /* timestamp() */
+}
+
+static int node_get(void *ctx, const char *url, struct strbuf *answer, long *status)
+{
+	static const char *const devs[] = {"vda", "vda1", "loop0", "dm-0", "nvme0n1"};
+	struct fake *f = ctx;
+	const char *q = strstr(url, "query=");
+	char query[1024];
+	double start, end, step;
+	int nseries;
+
+	f->asked++;
+	assert_non_null(q);
+	url_decode(q + 6, strcspn(q + 6, "&"), query, sizeof(query));
+	start = param(url, "&start=");
+	end = param(url, "&end=");
+	step = param(url, "&step=");
+	*status = 200;
+	nseries = strstr(query, "node_disk_")				? 5
+		  : strstr(query, "jobscope_") || strstr(query, "DCGM") ? 0
+		  : strstr(query, "mode=\"user\"") || strstr(query, "mode=\"nice\"") ||
+			  strstr(query, "mode=\"system\"") || strstr(query, "mode=\"softirq\"") ||
+			  strstr(query, "mode=\"idle\"")
+		      ? 2
+		  : strstr(query, "mode=") ? 0
+					   : 1;
+	strbuf_addstr(answer, "{\"status\":\"success\",\"data\":{\"resultType\":\"matrix\","
+			      "\"result\":[");
+	for (int k = 0; k < nseries; k++) {
+		bool first = true;
+
+		strbuf_addf(
+		    answer,
+		    "%s{\"metric\":{\"instance\":\"n1:9100\",\"cpu\":\"%d\",\"device\":\"%s\"},"
+		    "\"values\":[",
+		    k ? "," : "", k, strstr(query, "node_disk_") ? devs[k] : "");
+		for (double t = start; t <= end + 1e-9; t += step) {
+			double s = t - (double)T0_S;
+
+			if (s < 0 || s > NODE_S + 0.999)
+				continue;
+			strbuf_addf(answer, "%s[%.3f,\"%.17g\"]", first ? "" : ",", t,
+				    node_at(query, s, k));
+			first = false;
+		}
+		strbuf_addstr(answer, "]}");
+	}
+	strbuf_addstr(answer, "]}}");
+	return 0;
+}
+
+static void test_report_node_exporter(void **state)
+{
+	struct fake f = {0, 0};
+	struct promsrc_transport t = {node_get, &f};
+	struct promsrc_query q = {
+	    .url = "http://prom:9090",
+	    .kind = PROMSRC_NODE,
+	    .key = "n1",
+	    .since_ms = (T0_S - 60) * 1000,
+	    .until_ms = (T0_S + NODE_S) * 1000,
+	    .step_ms = 0, /* the scrape interval */
+	};
+	struct job_report *r = malloc(sizeof(*r));
+	struct job_record job;
+	char sources[512];
+
+	(void)state;
+	assert_non_null(r);
+	assert_int_equal(promsrc_report(&q, &t, &job, r, sources, sizeof(sources)), 0);
+	/* the samples' own interval, said; a point per sample */
+	assert_int_equal(job.interval_ms, 1000);
+	assert_int_equal(job.start_ms, T0_S * 1000);
+	assert_int_equal(r->sum.samples, NODE_S + 1);
+	assert_int_equal(r->sum.origin.kind, SAMPLE_SOURCE_PROMETHEUS);
+	assert_string_equal(r->sum.origin.step_why,
+			    "the scrape interval, measured from the samples' timestamps");
+	assert_non_null(strstr(sources, "91 points, 1 s apart (the scrape interval"));
+	/* user + nice, system + softirq, over 2 CPUs */
+	assert_int_equal(r->sum.last.user_ms, 2 * 625 * NODE_S);
+	assert_int_equal(r->sum.last.system_ms, 2 * 3125 * NODE_S / 10);
+	/* the real disks' bytes over the window */
+	assert_true(r->sum.has_io);
+	assert_int_equal(r->sum.last.read_bytes, 1500 * NODE_S);
+	assert_int_equal(r->sum.last.write_bytes, 4096 * NODE_S);
+	assert_string_equal(r->sum.origin.io_from,
+			    "node_exporter's node_disk_read_bytes_total and "
+			    "node_disk_written_bytes_total, summed over its disks vda, nvme0n1");
+	job_report_release(r);
+	/* a window too short for the analysis says so in --step's and --since's words */
+	q.since_ms = (T0_S + NODE_S - 5) * 1000;
+	assert_int_equal(promsrc_report(&q, &t, &job, r, sources, sizeof(sources)), 0);
+	assert_true(r->an.too_short);
+	f.asked = 0;
+	for (size_t i = 0; i < r->an.nverdicts; i++)
+		if (strcmp(r->an.verdicts[i].kind, "too_short") == 0) {
+			f.asked = -1;
+			assert_non_null(strstr(r->an.verdicts[i].advice, "--step"));
+			assert_non_null(strstr(r->an.verdicts[i].advice, "--since"));
+			assert_null(strstr(r->an.verdicts[i].advice, "--interval"));
+			assert_non_null(strstr(r->an.verdicts[i].message, "points"));
+		}
+	assert_int_equal(f.asked, -1); /* the verdict was there */
+	job_report_release(r);
+	free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -304,6 +546,10 @@ int main(void)
 	    cmocka_unit_test(test_report_cgroup_exporter),
 	    cmocka_unit_test(test_report_counter_reset),
 	    cmocka_unit_test(test_report_failures),
+	    cmocka_unit_test(test_sample_interval),
+	    cmocka_unit_test(test_auto_step),
+	    cmocka_unit_test(test_real_disk),
+	    cmocka_unit_test(test_report_node_exporter),
 	};
 
 	log_set_level(LOG_ERROR);
