@@ -23,13 +23,9 @@
 
 #include "common/log.h"
 #include "prom/families.h"
+#include "prom/promgrid.h"
 
 /* ---- queries on the grid ----------------------------------------------------------------- */
-
-struct grid {
-	int64_t start_ms, step_ms;
-	size_t n;
-};
 
 struct ctx {
 	const struct promsrc_query *q;
@@ -37,27 +33,6 @@ struct ctx {
 	struct strbuf answer;
 	char user[64]; /* a `user` label of the job's main series (jobscope's) */
 };
-
-static void url_encode(struct strbuf *u, const char *s)
-{
-	static const char hex[] = "0123456789ABCDEF";
-
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-		    (*p >= '0' && *p <= '9') || strchr("-._~", *p)) {
-			strbuf_addch(u, (char)*p);
-		} else {
-			strbuf_addch(u, '%');
-			strbuf_addch(u, hex[*p >> 4]);
-			strbuf_addch(u, hex[*p & 15]);
-		}
-	}
-}
-
-static void add_seconds(struct strbuf *u, int64_t ms)
-{
-	strbuf_addf(u, "%" PRId64 ".%03d", ms / 1000, (int)(ms % 1000));
-}
 
 /* One range query over the grid; its series (maybe none) in m. */
 static int fetch(struct ctx *c, const struct grid *g, const char *promql, struct prom_matrix *m)
@@ -75,13 +50,13 @@ static int fetch(struct ctx *c, const struct grid *g, const char *promql, struct
 		n--;
 	strbuf_init(&url, 0);
 	strbuf_addf(&url, "%.*s/api/v1/query_range?query=", (int)n, base);
-	url_encode(&url, promql);
+	promql_url_encode(&url, promql);
 	strbuf_addstr(&url, "&start=");
-	add_seconds(&url, g->start_ms);
+	promql_add_seconds(&url, g->start_ms);
 	strbuf_addstr(&url, "&end=");
-	add_seconds(&url, g->start_ms + (int64_t)(g->n - 1) * g->step_ms);
+	promql_add_seconds(&url, g->start_ms + (int64_t)(g->n - 1) * g->step_ms);
 	strbuf_addstr(&url, "&step=");
-	add_seconds(&url, g->step_ms);
+	promql_add_seconds(&url, g->step_ms);
 	strbuf_reset(&c->answer);
 	ret = strbuf_error(&url);
 	if (ret) {
@@ -116,41 +91,6 @@ out_release:
 	return ret;
 }
 
-/* A series' points on the grid: NAN where it has none (or one off the grid). */
-static void dense(const struct grid *g, const struct prom_series *s, double *out)
-{
-	for (size_t i = 0; i < g->n; i++)
-		out[i] = NAN;
-	for (size_t k = 0; k < s->n; k++) {
-		int64_t d = s->ts_ms[k] - g->start_ms;
-
-		if (d >= 0 && d % g->step_ms == 0 && (uint64_t)(d / g->step_ms) < g->n)
-			out[d / g->step_ms] = s->v[k];
-	}
-}
-
-/*
- * A counter made monotonic, as rate() does: after a reset (a value below
- * the one before) the run goes on from the value before.  Missing points
- * take the value before them (0 before the first), so that a sum of
- * counters never drops because one of them was not scraped.
- */
-static void counter_fix(double *v, size_t n)
-{
-	double offset = 0, prev = NAN;
-
-	for (size_t i = 0; i < n; i++) {
-		if (isnan(v[i])) {
-			v[i] = isnan(prev) ? 0 : prev;
-			continue;
-		}
-		if (!isnan(prev) && v[i] + offset < prev)
-			offset = prev - v[i];
-		v[i] += offset;
-		prev = v[i];
-	}
-}
-
 enum col_kind { COL_GAUGE, COL_COUNTER };
 
 /*
@@ -178,7 +118,7 @@ static int column(struct ctx *c, const struct grid *g, const char *promql, enum 
 		return log_err(-ENOMEM, "out of memory");
 	}
 	for (size_t k = 0; k < m.n; k++) {
-		dense(g, &m.series[k], one);
+		grid_dense(g, &m.series[k], one);
 		for (size_t i = 0; i < g->n; i++)
 			if (!isnan(one[i])) {
 				if (i < first)
@@ -186,7 +126,7 @@ static int column(struct ctx *c, const struct grid *g, const char *promql, enum 
 				break;
 			}
 		if (kind == COL_COUNTER)
-			counter_fix(one, g->n);
+			grid_counter_fix(one, g->n);
 		for (size_t i = 0; i < g->n; i++)
 			if (!isnan(one[i]))
 				out[i] = (isnan(out[i]) ? 0 : out[i]) + one[i] * scale;
@@ -197,44 +137,6 @@ static int column(struct ctx *c, const struct grid *g, const char *promql, enum 
 	free(one);
 	prom_matrix_release(&m);
 	return ret;
-}
-
-static uint64_t u64_of(double v)
-{
-	return v > 0 ? (v < 0x1p63 ? (uint64_t)llround(v) : (uint64_t)1 << 63) : 0;
-}
-
-/* The last value a column has, NAN when none. */
-static double last_of(const double *v, size_t n)
-{
-	for (size_t i = n; i-- > 0;)
-		if (!isnan(v[i]))
-			return v[i];
-	return NAN;
-}
-
-/* ---- PromQL text ---------------------------------------------------------------------------- */
-
-/* s as the inside of a PromQL "..." string. */
-static void promql_str(struct strbuf *b, const char *s)
-{
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			strbuf_addch(b, '\\');
-		strbuf_addch(b, *s);
-	}
-}
-
-/* s as a regular expression matching itself exactly, inside a PromQL "..." string. */
-static void promql_regex_literal(struct strbuf *b, const char *s)
-{
-	for (; *s; s++) {
-		if (strchr(".+*?()|[]{}^$\\", *s))
-			strbuf_addstr(b, "\\\\");
-		if (*s == '"')
-			strbuf_addch(b, '\\');
-		strbuf_addch(b, *s);
-	}
 }
 
 /* ---- sources ------------------------------------------------------------------------------- */
@@ -427,13 +329,13 @@ static int gpu_metric(struct ctx *c, struct gathered *w, const struct gpu_names 
 
 		if (!d)
 			continue;
-		dense(&w->g, &m.series[k], d->col[col]);
+		grid_dense(&w->g, &m.series[k], d->col[col]);
 		if (counter) {
 			size_t first = 0;
 
 			while (first < w->g.n && isnan(d->col[col][first]))
 				first++;
-			counter_fix(d->col[col] + first, w->g.n - first);
+			grid_counter_fix(d->col[col] + first, w->g.n - first);
 		}
 		for (size_t i = 0; i < w->g.n; i++)
 			d->col[col][i] *= scale;
@@ -485,11 +387,11 @@ static int gpus_from(struct ctx *c, struct gathered *w, const struct gpu_names *
 	if (ret < 0)
 		return ret;
 	for (int d = 0; d < w->ngpus; d++) {
-		double total = last_of(w->gpus[d].col[GC_MEM_TOTAL], w->g.n);
+		double total = grid_last_of(w->gpus[d].col[GC_MEM_TOTAL], w->g.n);
 
 		if (total > 0) {
 			w->gpus[d].dev.info.valid |= GPU_INFO_MEM_TOTAL;
-			w->gpus[d].dev.info.mem_total_bytes = u64_of(total);
+			w->gpus[d].dev.info.mem_total_bytes = grid_u64(total);
 		}
 	}
 	if (w->ngpus)
@@ -543,8 +445,8 @@ static int host_from(struct ctx *c, struct gathered *w, bool jobscope, const cha
 		strbuf_addf(&q, "%s{%s}", prom_fam_name(PF_NODE_CPUS), sel);
 		ret = n ? column(c, &w->g, q.buf, COL_GAUGE, 1.0, n) : -ENOMEM;
 		/* a count of CPUs, or nothing (any number may come from outside) */
-		if (ret >= 0 && last_of(n, w->g.n) >= 1 && last_of(n, w->g.n) <= 1 << 20)
-			found = (int)last_of(n, w->g.n);
+		if (ret >= 0 && grid_last_of(n, w->g.n) >= 1 && grid_last_of(n, w->g.n) <= 1 << 20)
+			found = (int)grid_last_of(n, w->g.n);
 		free(n);
 	}
 	strbuf_release(&q);
@@ -560,54 +462,6 @@ static int host_from(struct ctx *c, struct gathered *w, bool jobscope, const cha
 }
 
 /* ---- the question --------------------------------------------------------------------------- */
-
-struct key {
-	char scheduler[16], id[64]; /* --job */
-	char ns[256], name[256];    /* --pod */
-	char node[256];		    /* --node */
-};
-
-static int parse_key(const struct promsrc_query *q, struct key *k)
-{
-	const char *s = q->key, *colon, *slash;
-
-	memset(k, 0, sizeof(*k));
-	if (!s || !*s || strlen(s) > 250)
-		return log_err(-EINVAL, "an empty or overlong key");
-	for (const char *p = s; *p; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			return log_err(0, "a key with a control character"), -EINVAL;
-	switch (q->kind) {
-	case PROMSRC_JOB:
-		colon = strchr(s, ':');
-		if (colon) {
-			/* scheduler:id, or scheduler:id:start_ms as `jobscope jobs` lists it */
-			const char *end = strchr(colon + 1, ':');
-			size_t n = end ? (size_t)(end - colon - 1) : strlen(colon + 1);
-
-			if ((size_t)(colon - s) >= sizeof(k->scheduler) || !n || n >= sizeof(k->id))
-				break;
-			memcpy(k->scheduler, s, (size_t)(colon - s));
-			memcpy(k->id, colon + 1, n);
-		} else if (strlen(s) < sizeof(k->id)) {
-			memcpy(k->id, s, strlen(s) + 1); /* (snprintf: gcc -O2 warns of the cut) */
-		}
-		return k->id[0] ? 0 : (log_err(0, "bad job '%s' (scheduler:id or id)", s), -EINVAL);
-	case PROMSRC_POD:
-		slash = strchr(s, '/');
-		if (!slash || slash == s || !slash[1] || strchr(slash + 1, '/') ||
-		    (size_t)(slash - s) >= sizeof(k->ns) || strlen(slash + 1) >= sizeof(k->name))
-			break;
-		memcpy(k->ns, s, (size_t)(slash - s));
-		snprintf(k->name, sizeof(k->name), "%s", slash + 1);
-		return 0;
-	case PROMSRC_NODE:
-		snprintf(k->node, sizeof(k->node), "%s", s);
-		return 0;
-	}
-	log_err(0, "bad %s '%s'", q->kind == PROMSRC_POD ? "pod (NAMESPACE/NAME)" : "job", s);
-	return -EINVAL;
-}
 
 /*
  * When the main series has samples in the window: the first and the last
@@ -660,40 +514,6 @@ static int probe(struct ctx *c, const struct grid *g, const char *sel, int64_t *
 	ret = *first_ms <= *last_ms ? (int)m.n : 0;
 	prom_matrix_release(&m);
 	return ret;
-}
-
-/* The grid over [from, to], step wide; -EINVAL past Prometheus' points. */
-static int grid_of(int64_t from, int64_t to, int64_t step, struct grid *g)
-{
-	if (to < from || step <= 0)
-		return -EINVAL;
-	g->start_ms = from;
-	g->step_ms = step;
-	if ((to - from) / step + 1 > PROMSRC_MAX_POINTS)
-		return -E2BIG;
-	g->n = (size_t)((to - from) / step + 1);
-	return 0;
-}
-
-/* The host part of an instance ("10.0.0.5:9100" -> "10.0.0.5"; "[::1]:9100" -> "[::1]"). */
-static void instance_host(const char *inst, char *host, size_t size)
-{
-	const char *colon = strrchr(inst, ':');
-	size_t n = strlen(inst);
-
-	if (colon && (!strchr(inst, ']') || colon > strchr(inst, ']')) &&
-	    strspn(colon + 1, "0123456789") == strlen(colon + 1) && colon[1] &&
-	    (inst[0] == '[' || strchr(inst, ':') == colon))
-		n = (size_t)(colon - inst);
-	snprintf(host, size, "%.*s", (int)n, inst);
-}
-
-/* `instance=~"HOST(:PORT)?"` for a node named host. */
-static void host_matcher(struct strbuf *b, const char *host)
-{
-	strbuf_addstr(b, "instance=~\"");
-	promql_regex_literal(b, host);
-	strbuf_addstr(b, "(:[0-9]+)?\"");
 }
 
 /* One job source: the matchers of the job's series and the names of its metrics. */
@@ -794,7 +614,7 @@ static int last_value(struct ctx *c, struct gathered *w, const char *name, const
 		strbuf_release(&q);
 	}
 	if (ret > 0)
-		*out = last_of(v, w->g.n);
+		*out = grid_last_of(v, w->g.n);
 	free(v);
 	return ret;
 }
@@ -823,8 +643,8 @@ static int cadvisor_limits(struct ctx *c, struct gathered *w, const char *sel, d
 		double sum = m.n && (int)m.n >= w->job_nseries ? 0 : NAN;
 
 		for (size_t k = 0; k < m.n; k++) {
-			dense(&w->g, &m.series[k], v);
-			double x = last_of(v, w->g.n);
+			grid_dense(&w->g, &m.series[k], v);
+			double x = grid_last_of(v, w->g.n);
 
 			sum = x > 0 && x < 0x1p62 ? sum + x : NAN;
 		}
@@ -843,8 +663,8 @@ static int cadvisor_limits(struct ctx *c, struct gathered *w, const char *sel, d
 		double sum = m.n && (int)m.n >= w->job_nseries ? 0 : NAN;
 
 		for (size_t k = 0; k < m.n; k++) {
-			dense(&w->g, &m.series[k], v);
-			double x = last_of(v, w->g.n);
+			grid_dense(&w->g, &m.series[k], v);
+			double x = grid_last_of(v, w->g.n);
 
 			sum = x > 0 ? sum + x : NAN;
 		}
@@ -882,8 +702,8 @@ static int job_cols(struct ctx *c, struct gathered *w, const struct job_names *n
 		if (!nm->read)
 			snprintf(w->io_from, sizeof(w->io_from), "%s has no storage I/O series",
 				 nm->source);
-		else if (isnan(last_of(w->job[JC_READ], w->g.n)) ||
-			 isnan(last_of(w->job[JC_WRITE], w->g.n)))
+		else if (isnan(grid_last_of(w->job[JC_READ], w->g.n)) ||
+			 isnan(grid_last_of(w->job[JC_WRITE], w->g.n)))
 			snprintf(w->io_from, sizeof(w->io_from),
 				 "Prometheus has no %s or %s of the job", nm->read, nm->write);
 		else
@@ -933,13 +753,13 @@ static int disk_column(struct ctx *c, const struct grid *g, const char *name, co
 
 			dlen += w > 0 ? (size_t)w : 0;
 		}
-		dense(g, &m.series[k], one);
+		grid_dense(g, &m.series[k], one);
 		for (size_t i = 0; i < first; i++)
 			if (!isnan(one[i])) {
 				first = i;
 				break;
 			}
-		counter_fix(one, g->n);
+		grid_counter_fix(one, g->n);
 		for (size_t i = 0; i < g->n; i++)
 			out[i] = (isnan(out[i]) ? 0 : out[i]) + one[i];
 	}
@@ -994,22 +814,22 @@ static bool host_at(const struct gathered *w, size_t i, struct host_sample *h)
 		h->cpu.ncpus = w->host_ncpus;
 		for (int m = 0; m < 8; m++)
 			*f[m] =
-			    u64_of(isnan(w->host[HC_USER + m][i]) ? 0 : w->host[HC_USER + m][i]);
+			    grid_u64(isnan(w->host[HC_USER + m][i]) ? 0 : w->host[HC_USER + m][i]);
 	}
 	h->mem.valid = 0;
 	if (!isnan(w->host[HC_MEM_TOTAL][i])) {
 		h->mem.valid |= MEMINFO_TOTAL;
-		h->mem.total_bytes = u64_of(w->host[HC_MEM_TOTAL][i]);
+		h->mem.total_bytes = grid_u64(w->host[HC_MEM_TOTAL][i]);
 	}
 	if (!isnan(w->host[HC_MEM_AVAIL][i])) {
 		h->mem.valid |= MEMINFO_AVAILABLE;
-		h->mem.available_bytes = u64_of(w->host[HC_MEM_AVAIL][i]);
+		h->mem.available_bytes = grid_u64(w->host[HC_MEM_AVAIL][i]);
 	}
 	if (h->mem.valid)
 		h->valid |= HOST_HAS_MEM;
 	if (!isnan(w->host[HC_LOAD1][i])) {
 		h->valid |= HOST_HAS_LOAD;
-		h->load.load1_milli = (uint32_t)fmin(u64_of(w->host[HC_LOAD1][i]), 4e9);
+		h->load.load1_milli = (uint32_t)fmin(grid_u64(w->host[HC_LOAD1][i]), 4e9);
 	}
 	return h->valid != 0;
 }
@@ -1019,45 +839,37 @@ struct job_origin {
 	double cpu, sys, read, write;
 };
 
-static double first_of(const double *v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!isnan(v[i]))
-			return v[i];
-	return NAN;
-}
-
 static bool job_at(const struct gathered *w, size_t i, const struct job_origin *o,
 		   struct job_sample *j)
 {
 	memset(j, 0, sizeof(*j));
 	if (!w->has_job || isnan(w->job[JC_CPU][i]))
 		return false;
-	j->user_ms = u64_of(w->job[JC_CPU][i] - o->cpu);
+	j->user_ms = grid_u64(w->job[JC_CPU][i] - o->cpu);
 	if (!isnan(w->job[JC_SYS][i]) && !isnan(o->sys)) {
-		uint64_t sys_ms = u64_of(w->job[JC_SYS][i] - o->sys);
+		uint64_t sys_ms = grid_u64(w->job[JC_SYS][i] - o->sys);
 
 		j->system_ms = sys_ms < j->user_ms ? sys_ms : j->user_ms;
 		j->user_ms -= j->system_ms;
 	}
 	if (!isnan(w->job[JC_RSS][i])) {
-		j->rss_bytes = u64_of(w->job[JC_RSS][i]);
+		j->rss_bytes = grid_u64(w->job[JC_RSS][i]);
 		j->nprocs = 1;
 	}
 	if (!isnan(w->job[JC_PROCS][i]))
-		j->nprocs = (uint32_t)fmin(u64_of(w->job[JC_PROCS][i]), 1e9);
+		j->nprocs = (uint32_t)fmin(grid_u64(w->job[JC_PROCS][i]), 1e9);
 	if (!isnan(w->job[JC_SWAP][i])) {
 		j->valid |= JS_SWAP;
-		j->swap_bytes = u64_of(w->job[JC_SWAP][i]);
+		j->swap_bytes = grid_u64(w->job[JC_SWAP][i]);
 	}
 	if (!isnan(w->job[JC_READ][i]) && !isnan(w->job[JC_WRITE][i])) {
 		j->valid |= JS_IO;
-		j->read_bytes = u64_of(w->job[JC_READ][i] - (isnan(o->read) ? 0 : o->read));
-		j->write_bytes = u64_of(w->job[JC_WRITE][i] - (isnan(o->write) ? 0 : o->write));
+		j->read_bytes = grid_u64(w->job[JC_READ][i] - (isnan(o->read) ? 0 : o->read));
+		j->write_bytes = grid_u64(w->job[JC_WRITE][i] - (isnan(o->write) ? 0 : o->write));
 	}
 	if (!isnan(w->job[JC_CG_MEM][i])) {
 		j->valid |= JS_CG_MEM;
-		j->cg_mem_bytes = u64_of(w->job[JC_CG_MEM][i]);
+		j->cg_mem_bytes = grid_u64(w->job[JC_CG_MEM][i]);
 	}
 	return true;
 }
@@ -1067,19 +879,19 @@ static bool gpu_at(const struct prom_gpu *d, size_t i, struct gpu_sample *g)
 	memset(g, 0, sizeof(*g));
 	if (!isnan(d->col[GC_UTIL][i])) {
 		g->valid |= GPU_UTIL;
-		g->util_pct = (uint32_t)fmin(u64_of(d->col[GC_UTIL][i]), 100);
+		g->util_pct = (uint32_t)fmin(grid_u64(d->col[GC_UTIL][i]), 100);
 	}
 	if (!isnan(d->col[GC_MEM][i])) {
 		g->valid |= GPU_MEM_USED;
-		g->mem_used_bytes = u64_of(d->col[GC_MEM][i]);
+		g->mem_used_bytes = grid_u64(d->col[GC_MEM][i]);
 	}
 	if (!isnan(d->col[GC_POWER][i])) {
 		g->valid |= GPU_POWER;
-		g->power_mw = (uint32_t)fmin(u64_of(d->col[GC_POWER][i]), 4e9);
+		g->power_mw = (uint32_t)fmin(grid_u64(d->col[GC_POWER][i]), 4e9);
 	}
 	if (!isnan(d->col[GC_ENERGY][i])) {
 		g->valid |= GPU_ENERGY;
-		g->energy_mj = u64_of(d->col[GC_ENERGY][i]);
+		g->energy_mj = grid_u64(d->col[GC_ENERGY][i]);
 	}
 	if (!isnan(d->col[GC_TEMP][i])) {
 		g->valid |= GPU_TEMP;
@@ -1141,12 +953,12 @@ static int feed(const struct gathered *w, struct job_report *r)
 	if (!h)
 		return log_err(-ENOMEM, "out of memory");
 	if (w->has_job) {
-		o.cpu = first_of(w->job[JC_CPU], w->g.n);
-		o.sys = first_of(w->job[JC_SYS], w->g.n);
+		o.cpu = grid_first_of(w->job[JC_CPU], w->g.n);
+		o.sys = grid_first_of(w->job[JC_SYS], w->g.n);
 		/* a node's disks count from its boot: the report's, from the window's start */
 		if (w->io_since_window) {
-			o.read = first_of(w->job[JC_READ], w->g.n);
-			o.write = first_of(w->job[JC_WRITE], w->g.n);
+			o.read = grid_first_of(w->job[JC_READ], w->g.n);
+			o.write = grid_first_of(w->job[JC_WRITE], w->g.n);
 		}
 	}
 	for (size_t i = 0; i < w->g.n && !ret; i++) {
@@ -1184,122 +996,6 @@ struct attempt {
 	const char *main;  /* its main series' name */
 };
 
-/* A step that fits span in a third of Prometheus' points: at least want, whole seconds. */
-static int64_t step_for(int64_t span_ms, int64_t want_ms)
-{
-	if (span_ms / want_ms <= PROMSRC_MAX_POINTS / 3)
-		return want_ms;
-	return (span_ms / (PROMSRC_MAX_POINTS / 3) / 1000 + 1) * 1000;
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-int64_t promsrc_sample_interval_ms(const struct prom_matrix *m)
-{
-	size_t n = 0, cap = 0;
-	int64_t *gaps = NULL, med = 0;
-
-	for (size_t k = 0; k < m->n; k++)
-		cap += m->series[k].n;
-	if (cap < 3)
-		return 0;
-	gaps = malloc(cap * sizeof(*gaps));
-	if (!gaps)
-		return 0; /* unknown: the caller takes the default */
-	for (size_t k = 0; k < m->n; k++) {
-		const struct prom_series *s = &m->series[k];
-		int64_t prev = INT64_MIN;
-
-		for (size_t i = 0; i < s->n; i++) {
-			double t = s->v[i] * 1000.0;
-			int64_t ts;
-
-			if (!(t >= 0 && t <= (double)JOB_REPORT_MAX_MS))
-				continue; /* NAN, or not a time */
-			ts = (int64_t)llround(t);
-			if (prev != INT64_MIN && ts > prev)
-				gaps[n++] = ts - prev;
-			if (prev == INT64_MIN || ts > prev)
-				prev = ts;
-		}
-	}
-	if (n >= 2) {
-		qsort(gaps, n, sizeof(*gaps), cmp_i64);
-		med = gaps[n / 2];
-	}
-	free(gaps);
-	return med;
-}
-
-int64_t promsrc_auto_step_ms(int64_t span_ms, int64_t scrape_ms, char *why, size_t size)
-{
-	int64_t want, step;
-	char base[96];
-
-	if (scrape_ms > 0) {
-		/* whole seconds, as --step takes them; 1 s at least (Prometheus' floor here) */
-		want = (scrape_ms + 500) / 1000 * 1000;
-		if (want < 1000)
-			want = 1000;
-		if (scrape_ms < 1000)
-			snprintf(base, sizeof(base),
-				 "the finest step (the samples are %" PRId64 " ms apart)",
-				 scrape_ms);
-		else if (scrape_ms % 1000)
-			snprintf(
-			    base, sizeof(base),
-			    "the scrape interval (%.3g s), measured from the samples' timestamps",
-			    scrape_ms / 1000.0);
-		else
-			snprintf(base, sizeof(base),
-				 "the scrape interval, measured from the samples' timestamps");
-	} else {
-		want = PROMSRC_DEFAULT_STEP_MS;
-		snprintf(base, sizeof(base),
-			 "the default: the samples' timestamps gave no scrape interval");
-	}
-	step = step_for(span_ms > 0 ? span_ms : 0, want);
-	if (step == want)
-		snprintf(why, size, "%s", base);
-	else
-		snprintf(why, size,
-			 "%s, widened from %" PRId64 " s so that the %.1f h fit in %d points", base,
-			 want / 1000, span_ms / 3600e3, PROMSRC_MAX_POINTS / 3);
-	return step;
-}
-
-bool promsrc_real_disk(const char *dev)
-{
-	static const char *const virt[] = {"loop", "ram", "zram", "fd", "sr", "nbd",
-					   "dm-",  "md",  "drbd", "zd", NULL};
-	size_t n = strlen(dev), d = n;
-
-	if (!n)
-		return false;
-	for (int i = 0; virt[i]; i++)
-		if (strncmp(dev, virt[i], strlen(virt[i])) == 0 &&
-		    (n == strlen(virt[i]) || strchr("0123456789", dev[strlen(virt[i])])))
-			return false;
-	while (d > 0 && dev[d - 1] >= '0' && dev[d - 1] <= '9')
-		d--;
-	if (d == n || d == 0)
-		return true; /* no number at the end: a whole disk (or a name unknown) */
-	/* nvme0n1p2, mmcblk0p1: a disk's name ends in a number, its partition's in pN */
-	if (dev[d - 1] == 'p' && d >= 2 && dev[d - 2] >= '0' && dev[d - 2] <= '9')
-		return false;
-	/* sda1, vdb2, hda1, xvda1: letters then a number */
-	if ((strncmp(dev, "sd", 2) == 0 || strncmp(dev, "vd", 2) == 0 ||
-	     strncmp(dev, "hd", 2) == 0 || strncmp(dev, "xvd", 3) == 0) &&
-	    dev[d - 1] >= 'a' && dev[d - 1] <= 'z')
-		return false;
-	return true;
-}
-
 /*
  * The main series' scrape interval: its samples' own times (timestamp(),
  * the latest per scrape target) at 1 s over the last 10 minutes of the
@@ -1325,8 +1021,8 @@ static int64_t scrape_interval(struct ctx *c, const char *sel, int64_t first, in
 	return ms;
 }
 
-static int gather(struct ctx *c, const struct key *k, struct gathered *w, double *res_cpus,
-		  double *res_mem, double *res_gpus, char *host, size_t hsize)
+static int gather(struct ctx *c, const struct promsrc_key_parts *k, struct gathered *w,
+		  double *res_cpus, double *res_mem, double *res_gpus, char *host, size_t hsize)
 {
 	const struct promsrc_query *q = c->q;
 	struct strbuf sel, hsel, gsel, galt;
@@ -1429,7 +1125,7 @@ static int gather(struct ctx *c, const struct key *k, struct gathered *w, double
 		for (int t = 0; t < 3 && !found; t++) {
 			strbuf_reset(&sel);
 			if (t < 2) {
-				host_matcher(&sel, k->node);
+				promql_host_matcher(&sel, k->node);
 			} else {
 				strbuf_addstr(&sel, "Hostname=\"");
 				promql_str(&sel, k->node);
@@ -1542,9 +1238,9 @@ static int gather(struct ctx *c, const struct key *k, struct gathered *w, double
 	} else if (host[0]) {
 		char h[256];
 
-		instance_host(host, h, sizeof(h));
+		promql_instance_host(host, h, sizeof(h));
 		snprintf(host, hsize, "%s", h);
-		host_matcher(&hsel, h);
+		promql_host_matcher(&hsel, h);
 	}
 	if (hsel.len) {
 		ret = host_from(c, w, strcmp(found, "jobscope") == 0, hsel.buf);
@@ -1645,7 +1341,7 @@ out_release:
 }
 
 /* The job as its record: what Prometheus told of it. */
-static void job_of(const struct ctx *c, const struct key *k, const struct gathered *w,
+static void job_of(const struct ctx *c, const struct promsrc_key_parts *k, const struct gathered *w,
 		   const char *host, double res_cpus, double res_mem, double res_gpus,
 		   struct job_record *job)
 {
@@ -1673,7 +1369,7 @@ static void job_of(const struct ctx *c, const struct key *k, const struct gather
 	if (res_cpus > 0)
 		job->reserved_cpus = res_cpus;
 	if (res_mem > 0)
-		job->reserved_mem_bytes = u64_of(res_mem);
+		job->reserved_mem_bytes = grid_u64(res_mem);
 	if (res_gpus >= 0 && res_gpus < 1e6) {
 		job->has_reserved_gpus = true;
 		job->reserved_gpus = (int32_t)res_gpus;
@@ -1682,7 +1378,7 @@ static void job_of(const struct ctx *c, const struct key *k, const struct gather
 		job->reservation_source[0] = '\0';
 	if (w->has_host) {
 		job->host_cores = w->host_ncpus;
-		job->host_mem_bytes = u64_of(last_of(w->host[HC_MEM_TOTAL], w->g.n));
+		job->host_mem_bytes = grid_u64(grid_last_of(w->host[HC_MEM_TOTAL], w->g.n));
 	}
 	if (q->kind == PROMSRC_NODE)
 		job->cores_allowed = w->host_ncpus;
@@ -1695,7 +1391,7 @@ int promsrc_report(const struct promsrc_query *q, const struct promsrc_transport
 	struct gathered *w = calloc(1, sizeof(*w));
 	double res_cpus, res_mem, res_gpus;
 	char host[256];
-	struct key k;
+	struct promsrc_key_parts k;
 	int ret;
 
 	memset(job, 0, sizeof(*job));
@@ -1704,7 +1400,7 @@ int promsrc_report(const struct promsrc_query *q, const struct promsrc_transport
 		sources[0] = '\0';
 	if (!w)
 		return log_err(-ENOMEM, "out of memory");
-	ret = parse_key(q, &k);
+	ret = promsrc_parse_key(q, &k);
 	if (ret)
 		goto out_free;
 	if (q->until_ms <= q->since_ms || q->since_ms < 0 || q->until_ms > JOB_REPORT_MAX_MS) {

@@ -22,6 +22,7 @@
 
 #include "fixture.h"
 #include "common/log.h"
+#include "prom/promgrid.h"
 #include "prom/promsrc.h"
 
 #define FIX(name) FIXTURES_DIR "/prometheus/" name
