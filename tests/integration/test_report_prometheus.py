@@ -24,14 +24,17 @@ tests print "SKIP: ..." and pass, as the other integration tests do.
 import http.server
 import json
 import os
+import re
 import socket
 import subprocess
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
-from harness import JOBSCOPE, check, eq, http_open, plot_env, run_tests, scaled
+from harness import (JOBSCOPE, check, eq, free_port, http_get, http_open, plot_env, run_tests,
+                     scaled, stop, wait_for)
 from prom_harness import PROMETHEUS, PrometheusProcess
 from rw_proto import snappy_block, timeseries
 STEP_S = 5
@@ -426,6 +429,129 @@ def test_errors(wd):
         p = subprocess.run([JOBSCOPE, "report", "--prometheus", url] + args,
                            capture_output=True, text=True, timeout=scaled(60))
         eq(p.returncode, 2, "usage exit for %s (%s)" % (args, p.stderr))
+
+
+NODE_EXPORTER = "/usr/bin/prometheus-node-exporter"
+# node_exporter's devices that are no disk of their own: partitions, loop, RAM,
+# optical, network and device-mapper/RAID devices (over disks counted already)
+NOT_A_DISK = re.compile(r"^((loop|ram|zram|fd|sr|nbd|dm-|md|drbd|zd)\d+|.*\dp\d+|"
+                        r"(sd|vd|hd|xvd)[a-z]+\d+)$")
+
+
+def prom_api(prom, path, **params):
+    status, _, body = http_get(prom.url + path + "?" + urllib.parse.urlencode(params),
+                               timeout=scaled(10))
+    eq(status, 200, "Prometheus %s %s" % (path, params))
+    return json.loads(body)["data"]
+
+
+def instant(prom, query, t_ms):
+    """The value of each series of query at t_ms (the last sample at or before)."""
+    return {json.dumps(r["metric"], sort_keys=True): float(r["value"][1])
+            for r in prom_api(prom, "/api/v1/query", query=query,
+                              time="%.3f" % (t_ms / 1000))["result"]}
+
+
+def test_node_exporter_scraped(wd):
+    """A real node_exporter scraped every second by a real Prometheus: with
+    no --step the report's step is the scrape interval, its I/O is the real
+    disks' bytes and its system CPU the kernel's modes, equal to what this
+    test reads from Prometheus' API over the same span; a window too short
+    for the analysis says so in --step's and --since's words."""
+    for exe in (PROMETHEUS, NODE_EXPORTER):
+        if not os.path.exists(exe):
+            print("SKIP: %s is not installed" % exe)
+            return
+    port = free_port()
+    nelog = open(wd.join("node_exporter.log"), "w")
+    ne = subprocess.Popen([NODE_EXPORTER, "--web.listen-address=127.0.0.1:%d" % port,
+                           "--collector.disable-defaults", "--collector.cpu",
+                           "--collector.meminfo", "--collector.diskstats",
+                           "--collector.loadavg"],
+                          stdin=subprocess.DEVNULL, stdout=nelog, stderr=nelog)
+    prom = None
+    try:
+        def ne_up():
+            try:
+                return http_get("http://127.0.0.1:%d/metrics" % port, timeout=1)[0] == 200
+            except OSError:
+                return False
+        wait_for(ne_up, timeout=20, what="node_exporter /metrics")
+        prom = PrometheusProcess(
+            wd, "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+            "scrape_configs:\n  - job_name: node\n    static_configs:\n"
+            "      - targets: ['127.0.0.1:%d']\n" % port, ready_timeout=30)
+        inst = "127.0.0.1:%d" % port
+        # 30 s of scrapes, with 1 MiB written a second meanwhile (fsynced: it reaches a disk)
+        data, wrote = os.urandom(1 << 20), [0.0]
+
+        def scraped():
+            if time.monotonic() - wrote[0] >= 1:
+                wrote[0] = time.monotonic()
+                with open(wd.join("io.bin"), "wb") as f:
+                    f.write(data)
+                    f.flush()
+                    os.fsync(f.fileno())
+            r = prom_api(prom, "/api/v1/query", query='count_over_time(node_cpu_seconds_total'
+                         '{instance="%s",cpu="0",mode="idle"}[5m])' % inst)["result"]
+            return r and float(r[0]["value"][1]) >= 30
+        wait_for(scraped, timeout=120, what="30 s of 1 s scrapes")
+
+        r, err = report(prom, "--node", "127.0.0.1", since="2m", step=None)
+        s = r["sampler"]
+        eq(s["interval_ms"], 1000, "step: the scrape interval (stderr %s)" % err)
+        eq(s["source"], "prometheus", "sampler.source")
+        check("scrape interval, measured from the samples' timestamps" in s["step_reason"],
+              "step reason: %r" % s["step_reason"])
+        check("1 s apart (the scrape interval" in err, "stderr says the step: %s" % err)
+        start, end = r["run"]["start_ms"], r["run"]["end_ms"]
+        check(end - start >= 29000, "span %d ms" % (end - start))
+        eq(s["samples"], (end - start) // 1000 + 1, "a point a second")
+
+        # the I/O: this test's own sum over the real disks, from the API
+        def disks(name):
+            a = instant(prom, '%s{instance="%s"}' % (name, inst), start)
+            b = instant(prom, '%s{instance="%s"}' % (name, inst), end)
+            real = sorted(k for k in b if not NOT_A_DISK.match(json.loads(k)["device"]))
+            check(real, "no real disk in %s: %s" % (name, sorted(b)))
+            return int(round(sum(b[k] - a[k] for k in real))), \
+                [json.loads(k)["device"] for k in real]
+        rd, devs = disks("node_disk_read_bytes_total")
+        wr, _ = disks("node_disk_written_bytes_total")
+        eq(r["io"]["read_bytes"], rd, "bytes read by the node's disks %s" % devs)
+        eq(r["io"]["write_bytes"], wr, "bytes written by the node's disks %s" % devs)
+        for d in devs:
+            check(d in s["io_source"], "device %s named: %r" % (d, s["io_source"]))
+
+        # CPU: user (user, nice) and system (system, irq, softirq, steal), all CPUs
+        def cpu(modes):
+            q = 'sum(node_cpu_seconds_total{instance="%s",mode=~"%s"})' % (inst, modes)
+            return sum(instant(prom, q, end).values()) - sum(instant(prom, q, start).values())
+        sys_s, user_s = cpu("system|irq|softirq|steal"), cpu("user|nice")
+        check(abs(r["cpu"]["system_seconds"] - sys_s) <= 0.002,
+              "system CPU %r, Prometheus says %r" % (r["cpu"]["system_seconds"], sys_s))
+        check(abs(r["cpu"]["user_seconds"] - user_s) <= 0.002,
+              "user CPU %r, Prometheus says %r" % (r["cpu"]["user_seconds"], user_s))
+        check(sys_s > 0, "the node's kernel used no CPU?")
+
+        # the text and the HTML speak Prometheus' terms, not run's nor /proc's
+        for fmt in ("text", "html"):
+            out, _ = report(prom, "--node", "127.0.0.1", since="2m", step=None, fmt=fmt)
+            for bad in ("--interval", "/proc/PID/io"):
+                check(bad not in out, "%s report says %r:\n%s" % (fmt, bad, out[:3000]))
+            check("node_disk_written_bytes_total" in out, "%s names the series" % fmt)
+        out, _ = report(prom, "--node", "127.0.0.1", since="2m", step=None, fmt="text")
+        check("step 1.00s: the scrape interval, measured" in out, "text says the step:\n" + out)
+
+        # too short for the analysis at 15 s: advice in --step's and --since's words
+        out, _ = report(prom, "--node", "127.0.0.1", since="2m", step="15s", fmt="text")
+        check("too short" in out and "--step" in out and "--since" in out
+              and "--interval" not in out, "too-short advice:\n" + out)
+    finally:
+        if prom:
+            prom.stop()
+        stop(ne)
+        nelog.close()
 
 
 if __name__ == "__main__":
