@@ -220,13 +220,14 @@ def test_pod_dcgm_cadvisor_node_exporter(wd):
         eq(trend["growing"], True, "memory growing")
         eq(trend["limit_bytes"], 8 * GiB + 512 * MiB, "the pod's memory limits")
 
-        # without --step: 15 s; a month's window is searched coarsely, then the
-        # first sample found to the second
+        # without --step: the samples' own interval (1 s here); a month's window
+        # is searched coarsely, then the first sample found to the second
         r, err = report(prom, "--pod", "ml/trainer-0", since="30d", step=None)
-        check("40 points, 15 s apart" in err, "default step: %s" % err)
+        check("596 points, 1 s apart (the scrape interval, measured" in err,
+              "default step: %s" % err)
         eq(r["run"]["start_ms"], t0, "start found in a 30-day window")
-        eq(r["run"]["duration_s"], 585, "39 steps of 15 s")
-        close(r["cpu"]["cores_avg"], 2.0, 1e-9, "cores_avg at 15 s")
+        eq(r["run"]["duration_s"], DURATION_S, "595 steps of 1 s")
+        close(r["cpu"]["cores_avg"], 2.0, 1e-9, "cores_avg at 1 s")
 
         r, _ = report(prom, "--pod", "ml/free")
         close(r["cpu"]["cores_avg"], 0.25, 1e-9, "cores of the pod without limits")
