@@ -463,24 +463,37 @@ static void loop(struct run_state *r)
 		struct pollfd
 		    fds[RUN_POLL_FDS]; /* set as far as used: no 8 KiB to clear each wake */
 		size_t nfds, napp;
+		int64_t since_ms = (time_mono_ns() - r->exits_read_ns) / 1000000;
+		int64_t batch_ms =
+		    ptree_exits_dated(&r->pt) ? RUN_EXITS_DATED_BATCH_MS : RUN_EXITS_BATCH_MS;
+		int timeout = -1;
 
 		fds[0] = (struct pollfd){.fd = r->sigfd, .events = POLLIN};
 		fds[1] = (struct pollfd){.fd = r->tickfd, .events = POLLIN};
 		fds[2] = (struct pollfd){.fd = r->timeoutfd, .events = POLLIN};
-		/* exits read as they come: their time of arrival is their end's */
+		/*
+		 * exits read as they come, in batches (state.h): a negative fd is left
+		 * out by poll
+		 */
 		fds[3] = (struct pollfd){.fd = ptree_exits_fd(&r->pt), .events = POLLIN};
+		if (fds[3].fd >= 0 && since_ms < batch_ms) {
+			fds[3].fd = -1;
+			timeout = (int)(batch_ms - since_ms);
+		}
 		napp = run_app_fds(&r->app, fds + 4, 2);
 		nfds = 4 + napp;
 		nfds += cuda_collector_fds(&r->cuda, fds + nfds, RUN_POLL_FDS - nfds);
 
-		if (poll(fds, nfds, -1) < 0) {
+		if (poll(fds, nfds, timeout) < 0) {
 			if (errno == EINTR)
 				continue;
 			log_err(-errno, "poll");
 			return;
 		}
-		if (fds[3].revents & POLLIN)
+		if (fds[3].revents & POLLIN) {
 			ptree_drain_exits(&r->pt);
+			r->exits_read_ns = time_mono_ns();
+		}
 		if (napp)
 			run_app_handle(&r->app, fds + 4, napp, wallclock_now_ms(&r->wc), r->st,
 				       r->job.id);

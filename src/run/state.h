@@ -36,9 +36,18 @@ struct run_opts; /* run.h */
 #define RUN_CUDA_MIN_MS	   200	/* the CUDA hook's interval: the run's, at least this */
 #define RUN_CUDA_FINISH_MS 2000 /* for the hooks' last frames after the tree is gone */
 #define RUN_POLL_FDS	   (4 + 2 + 1 + CUDA_COLLECT_MAX_PEERS)
+/*
+ * taskstats exits read at most this often: a machine's every exit is one message, and
+ * waking for each cost 11 times the sampler's CPU at 844 exits/s (bench/exit_cost.py).
+ * Dated by the kernel, a second apart (the sockets' buffers hold some 10,000); else
+ * dated when read, 20 ms apart.
+ */
+#define RUN_EXITS_BATCH_MS	 20
+#define RUN_EXITS_DATED_BATCH_MS 1000
 
 struct run_state {
 	const struct run_opts *opt;
+	int64_t exits_read_ns; /* when the taskstats exits were last read (monotonic) */
 	struct store *st;
 	int64_t node_id;
 	struct job_record job;

@@ -30,6 +30,8 @@
 #define OFF_WHAT       (OFF_EVENT + offsetof(struct proc_event, what))
 #define OFF_CHILD_PID  (OFF_EVENT + offsetof(struct proc_event, event_data.fork.child_pid))
 #define OFF_CHILD_TGID (OFF_EVENT + offsetof(struct proc_event, event_data.fork.child_tgid))
+#define OFF_EXIT_PID   (OFF_EVENT + offsetof(struct proc_event, event_data.exit.process_pid))
+#define OFF_EXIT_TGID  (OFF_EVENT + offsetof(struct proc_event, event_data.exit.process_tgid))
 
 void procev_init(struct procev *ev)
 {
@@ -38,18 +40,19 @@ void procev_init(struct procev *ev)
 }
 
 /*
- * Keeps forks of processes (child pid == child tgid) and drops the rest in
- * the kernel.  Classic BPF loads words big-endian: the event's `what`, in
- * host order, is compared byte-swapped.
+ * Keeps forks of processes (child pid == child tgid), or the exits of
+ * thread group leaders, and drops the rest in the kernel.  Classic BPF loads words big-endian: the
+ * event's `what`, in host order, is compared byte-swapped.
  */
-static void attach_filter(int fd)
+static void attach_filter(int fd, bool exits)
 {
 	struct sock_filter code[] = {
 	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, OFF_WHAT),
-	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htobe32(PROC_EVENT_FORK), 0, 4),
-	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, OFF_CHILD_PID),
+	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, htobe32(exits ? PROC_EVENT_EXIT : PROC_EVENT_FORK),
+		     0, 4),
+	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, exits ? OFF_EXIT_PID : OFF_CHILD_PID),
 	    BPF_STMT(BPF_MISC | BPF_TAX, 0),
-	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, OFF_CHILD_TGID),
+	    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, exits ? OFF_EXIT_TGID : OFF_CHILD_TGID),
 	    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_X, 0, 1, 0),
 	    BPF_STMT(BPF_RET | BPF_K, 0),
 	    BPF_STMT(BPF_RET | BPF_K, 0xffffffff),
@@ -68,7 +71,7 @@ bool procev_pid_ns_is_first(void)
 	return stat("/proc/self/ns/pid", &st) == 0 && st.st_ino == PROCEV_PID_INIT_INO;
 }
 
-int procev_open(struct procev *ev)
+static int open_socket(struct procev *ev, bool exits)
 {
 	struct sockaddr_nl addr = {.nl_family = AF_NETLINK, .nl_groups = CN_IDX_PROC};
 	/*
@@ -102,7 +105,7 @@ int procev_open(struct procev *ev)
 		return -errno;
 	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) < 0)
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
-	attach_filter(fd);
+	attach_filter(fd, exits);
 	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0)
 		goto out_close;
 	memset(&req, 0, sizeof(req));
@@ -115,6 +118,7 @@ int procev_open(struct procev *ev)
 	if (send(fd, req.bytes, sizeof(req.bytes), 0) < 0)
 		goto out_close;
 	ev->fd = fd;
+	ev->exits_only = exits;
 	ev->lost = true; /* nothing gathered yet: the first scan lists /proc */
 	return 0;
 out_close:
@@ -123,11 +127,22 @@ out_close:
 	return ret;
 }
 
+int procev_open(struct procev *ev)
+{
+	return open_socket(ev, false);
+}
+
+int procev_open_exits(struct procev *ev)
+{
+	return open_socket(ev, true);
+}
+
 void procev_close(struct procev *ev)
 {
 	if (ev->fd >= 0)
 		close(ev->fd);
 	free(ev->pids);
+	free(ev->exits);
 	procev_init(ev);
 }
 
@@ -148,7 +163,25 @@ static void add_pid(int32_t pid, void *arg)
 	ev->pids[ev->npids++] = pid;
 }
 
+static void add_exit(int32_t pid, int64_t mono_ns, void *arg)
+{
+	struct procev *ev = arg;
+
+	if (ev->nexits >= PROCEV_MAX_PIDS ||
+	    ARRAY_GROW(ev->exits, ev->nexits, ev->exits_alloc, 64)) {
+		ev->lost = true;
+		return;
+	}
+	ev->exits[ev->nexits++] = (struct procev_exit){pid, mono_ns};
+}
+
 int procev_parse(const void *buf, size_t len, void (*fn)(int32_t pid, void *arg), void *arg)
+{
+	return procev_parse_events(buf, len, fn, NULL, arg);
+}
+
+int procev_parse_events(const void *buf, size_t len, void (*fork_fn)(int32_t pid, void *arg),
+			void (*exit_fn)(int32_t pid, int64_t mono_ns, void *arg), void *arg)
 {
 	const unsigned char *p = buf;
 	int odd = 0;
@@ -173,12 +206,21 @@ int procev_parse(const void *buf, size_t len, void (*fn)(int32_t pid, void *arg)
 								      : sizeof(pe));
 			if (msg.id.idx != CN_IDX_PROC || msg.id.val != CN_VAL_PROC)
 				odd++;
-			else if (pe.what == PROC_EVENT_FORK &&
+			else if (fork_fn && pe.what == PROC_EVENT_FORK &&
 				 hdr.nlmsg_len >=
 				     OFF_CHILD_TGID + sizeof(pe.event_data.fork.child_tgid) &&
 				 pe.event_data.fork.child_pid == pe.event_data.fork.child_tgid &&
 				 pe.event_data.fork.child_pid > 0)
-				fn(pe.event_data.fork.child_pid, arg);
+				fork_fn(pe.event_data.fork.child_pid, arg);
+			else if (exit_fn && pe.what == PROC_EVENT_EXIT &&
+				 hdr.nlmsg_len >=
+				     OFF_EXIT_TGID + sizeof(pe.event_data.exit.process_tgid) &&
+				 pe.event_data.exit.process_pid ==
+				     pe.event_data.exit.process_tgid &&
+				 pe.event_data.exit.process_pid > 0 &&
+				 pe.timestamp_ns <= (uint64_t)INT64_MAX)
+				exit_fn(pe.event_data.exit.process_pid, (int64_t)pe.timestamp_ns,
+					arg);
 		} else {
 			odd++;
 		}
@@ -214,6 +256,9 @@ int procev_drain(struct procev *ev)
 			procev_close(ev);
 			return -EIO;
 		}
-		procev_parse(u.buf, (size_t)n, add_pid, ev);
+		if (ev->exits_only)
+			procev_parse_events(u.buf, (size_t)n, NULL, add_exit, ev);
+		else
+			procev_parse(u.buf, (size_t)n, add_pid, ev);
 	}
 }

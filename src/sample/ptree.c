@@ -92,6 +92,7 @@ void ptree_init(struct ptree *pt, pid_t ancestor, long hz, int64_t boot_ms)
 	proc_reader_init(&pt->reader, pt->hz);
 	libs_reader_init(&pt->libs_reader);
 	procev_init(&pt->ev);
+	procev_init(&pt->exit_ev);
 	taskstats_listener_init(&pt->ts);
 }
 
@@ -132,6 +133,7 @@ void ptree_release(struct ptree *pt)
 	proc_reader_release(&pt->reader);
 	libs_reader_release(&pt->libs_reader);
 	procev_close(&pt->ev);
+	procev_close(&pt->exit_ev);
 	taskstats_listener_close(&pt->ts);
 	free(pt->exits);
 	close_fds(pt, pt->scan, pt->nscan);
@@ -898,12 +900,24 @@ static int collect(struct ptree *pt, int64_t ts_ms)
 
 int ptree_watch_exits(struct ptree *pt)
 {
-	return taskstats_listener_open(&pt->ts);
+	int ret = taskstats_listener_open(&pt->ts);
+
+	if (!ret && (ret = procev_open_exits(&pt->exit_ev)) != 0) {
+		log_debug("no process events for the exits' times (%s): each is dated when read",
+			  strerror(-ret));
+		ret = 0;
+	}
+	return ret;
 }
 
 int ptree_exits_fd(const struct ptree *pt)
 {
 	return pt->ts.fd;
+}
+
+bool ptree_exits_dated(const struct ptree *pt)
+{
+	return pt->exit_ev.fd >= 0;
 }
 
 static int64_t boottime_ms(void)
@@ -943,6 +957,8 @@ void ptree_drain_exits(struct ptree *pt)
 
 	if (pt->ts.fd < 0)
 		return;
+	if (pt->exit_ev.fd >= 0)
+		procev_drain(&pt->exit_ev);
 	taskstats_listener_drain(&pt->ts, keep_exit, &b);
 	if (pt->ts.lost) {
 		pt->exits_dropped++;
@@ -964,7 +980,8 @@ struct exit_group {
 	size_t first, n;
 	size_t leader; /* the record of its main thread, else its last */
 	bool ended;
-	int8_t in_tree; /* -1 unknown */
+	int8_t in_tree;	     /* -1 unknown */
+	int64_t end_boot_ms; /* the kernel's time of its end (CLOCK_BOOTTIME), -1 unknown */
 	uint64_t user_us, system_us, read_bytes, write_bytes, hwm_bytes;
 	bool has_hwm, has_io;
 };
@@ -993,6 +1010,49 @@ static bool tree_has_pid(const struct ptree *pt, int32_t pid)
 	return false;
 }
 
+static int64_t monotonic_ms(void)
+{
+	struct timespec t;
+
+	if (clock_gettime(CLOCK_MONOTONIC, &t) < 0)
+		return 0;
+	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/*
+ * The kernel's time of the end of process pid (CLOCK_BOOTTIME ms, off: that
+ * clock less CLOCK_MONOTONIC), taken off the gathered exits; -1 if none.
+ */
+static int64_t take_exit_time(struct ptree *pt, int32_t pid, int64_t off)
+{
+	struct procev *ev = &pt->exit_ev;
+
+	for (size_t i = 0; i < ev->nexits; i++) {
+		if (ev->exits[i].pid != pid)
+			continue;
+		int64_t ms = ev->exits[i].mono_ns / 1000000 + off;
+
+		ev->exits[i] = ev->exits[--ev->nexits];
+		return ms;
+	}
+	return -1;
+}
+
+/* Forgets the exits' times no exit of the tree took within a while (others' processes). */
+#define PTREE_EXIT_TIME_KEEP_MS 10000
+static void prune_exit_times(struct ptree *pt)
+{
+	struct procev *ev = &pt->exit_ev;
+	int64_t now = monotonic_ms();
+	size_t out = 0;
+
+	for (size_t i = 0; i < ev->nexits; i++)
+		if (now - ev->exits[i].mono_ns / 1000000 < PTREE_EXIT_TIME_KEEP_MS)
+			ev->exits[out++] = ev->exits[i];
+	ev->nexits = out;
+	ev->lost = false;
+}
+
 /* The group's figures as the process's own; its lifetime kept consistent with /proc's. */
 static void settle_exit(struct ptree *pt, struct ptree_proc *p, const struct exit_group *g,
 			bool new)
@@ -1016,8 +1076,11 @@ static void settle_exit(struct ptree *pt, struct ptree_proc *p, const struct exi
 	s->rss_bytes = 0; /* its memory is gone */
 	s->valid |= PS_RSS;
 	if (new) {
-		p->info.end_ms = pt->boot_ms + lead->boot_ms;
+		p->info.end_ms =
+		    pt->boot_ms + (g->end_boot_ms >= 0 ? g->end_boot_ms : lead->boot_ms);
 		p->info.start_ms = p->info.end_ms - elapsed_ms;
+	} else if (g->end_boot_ms >= 0) {
+		p->info.end_ms = pt->boot_ms + g->end_boot_ms;
 	} else if (lead->e.pid == lead->e.tgid && elapsed_ms >= 0) {
 		p->info.end_ms = p->info.start_ms + elapsed_ms;
 	}
@@ -1105,10 +1168,13 @@ static int settle_exits(struct ptree *pt)
 {
 	struct exit_group *gs;
 	size_t ng = 0, out = 0;
+	int64_t boot_off = boottime_ms() - monotonic_ms();
 
 	ptree_drain_exits(pt);
-	if (pt->nexits == 0)
+	if (pt->nexits == 0) {
+		prune_exit_times(pt);
 		return 0;
+	}
 	qsort(pt->exits, pt->nexits, sizeof(*pt->exits), cmp_exit);
 	gs = calloc(pt->nexits, sizeof(*gs));
 	if (!gs)
@@ -1147,6 +1213,9 @@ static int settle_exits(struct ptree *pt)
 		struct ptree_proc *p;
 		bool running, keep = false;
 
+		g->end_boot_ms = -1;
+		if (g->in_tree == 1 && g->ended)
+			g->end_boot_ms = take_exit_time(pt, lead->tgid, boot_off);
 		if (g->in_tree == 1 && g->ended) {
 			p = find_ended(pt, lead->tgid, &running);
 			if (p) {
@@ -1175,6 +1244,7 @@ static int settle_exits(struct ptree *pt)
 	}
 	pt->nexits = out;
 	free(gs);
+	prune_exit_times(pt);
 	return 0;
 }
 

@@ -97,7 +97,7 @@ struct ptree_proc {
 /* A thread's exit as received (ptree_watch_exits), kept until its process is settled. */
 struct ptree_exit {
 	struct taskstats_exit e;
-	int64_t boot_ms; /* received at this CLOCK_BOOTTIME */
+	int64_t boot_ms; /* read at this CLOCK_BOOTTIME */
 	uint32_t seq;	 /* order of arrival */
 };
 
@@ -188,6 +188,7 @@ struct ptree {
 	int64_t scan_ms;	      /* the scan in progress */
 	struct procev ev;	      /* closed unless ptree_watch_events() */
 	struct taskstats_listener ts; /* closed unless ptree_watch_exits() */
+	struct procev exit_ev;	      /* the exits' times: opened with ts when it can be */
 	struct ptree_exit *exits;     /* received, not yet settled */
 	size_t nexits, exits_alloc;
 	uint32_t exit_seq;
@@ -229,15 +230,22 @@ int ptree_watch_events(struct ptree *pt);
  * as it exits (taskstats.h), even one that lived between two scans and was
  * never seen in /proc: its own CPU, memory high-water mark and I/O (never
  * what it reaped of its children), its comm after any exec, and its
- * lifetime (start from /proc when it was seen, else its exit less its
- * elapsed time; end: its start plus its elapsed time).  Without it (not
- * root, another network namespace) a process that ended between two scans
- * is not seen at all: its CPU lives on in its parent's children's time,
- * and a process's last memory peak is the last one read.  0 or -errno.
+ * lifetime: its end the kernel's time of it (the process events
+ * connector's exit, procev_open_exits), else the time its message was
+ * read; its start from /proc when it was seen, else its end less its
+ * elapsed time.  Without it (not root, another network namespace) a
+ * process that ended between two scans is not seen at all: its CPU lives
+ * on in its parent's children's time, and a process's last memory peak is
+ * the last one read.  0 or -errno.
  */
 int ptree_watch_exits(struct ptree *pt);
 /* The listener's descriptor to poll (-1: none); ptree_drain_exits() reads it. */
 int ptree_exits_fd(const struct ptree *pt);
+/*
+ * Whether the kernel dates the exits itself (procev_open_exits): then they
+ * may be read in large batches; else an exit is dated when it is read.
+ */
+bool ptree_exits_dated(const struct ptree *pt);
 void ptree_drain_exits(struct ptree *pt);
 #define PTREE_MAX_EXITS 200000 /* thread exits kept between two scans (machine-wide) */
 

@@ -21,6 +21,13 @@ static void on_exit_msg(const struct taskstats_exit *e, void *arg)
 		abort();
 }
 
+static void on_end(int32_t pid, int64_t mono_ns, void *arg)
+{
+	(void)arg;
+	if (pid <= 0 || mono_ns < 0)
+		abort();
+}
+
 static void on_new_pid(int32_t pid, void *arg)
 {
 	(void)arg;
@@ -83,6 +90,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 
 	procev_parse(text, size, on_new_pid, NULL);
+	procev_parse_events(text, size, on_new_pid, on_end, NULL);
 	/* the family id the kernel gave is any number: taken from the input */
 	taskstats_parse(text, size, size >= 2 ? (uint16_t)(data[0] | data[1] << 8) : 0, on_exit_msg,
 			NULL);

@@ -1,6 +1,7 @@
 /*
  * test_procev.c - the process events connector: the parser on datagrams
- * built here (a process's fork, a thread's, other events, a cut message),
+ * built here (a process's fork, a thread's, other events, a cut message;
+ * the ends of processes with their times), a child's end dated live,
  * and, as root, a scan of every process on the real kernel that learns of a
  * new process from its events without listing /proc and accounts it to its
  * end with the exact CPU its parent reaped.
@@ -60,6 +61,21 @@ static size_t put_event(unsigned char *buf, unsigned what, int32_t pid, int32_t 
 	return NLMSG_ALIGN(DG_LEN);
 }
 
+/* A process's (pid == tgid) or a thread's end, stamped ns. */
+static size_t put_exit(unsigned char *buf, int32_t pid, int32_t tgid, uint64_t ns)
+{
+	struct proc_event ev;
+	size_t len = put_event(buf, PROC_EVENT_EXIT, 0, 0);
+
+	memcpy(&ev, buf + DG_EV, sizeof(ev));
+	memset(&ev.event_data, 0, sizeof(ev.event_data));
+	ev.timestamp_ns = ns;
+	ev.event_data.exit.process_pid = pid;
+	ev.event_data.exit.process_tgid = tgid;
+	memcpy(buf + DG_EV, &ev, sizeof(ev));
+	return len;
+}
+
 static void set_u32(unsigned char *at, uint32_t v)
 {
 	memcpy(at, &v, sizeof(v));
@@ -107,6 +123,84 @@ static void test_parse(void **state)
 	set_u32(buf + offsetof(struct nlmsghdr, nlmsg_len), 4000);
 	assert_int_equal(procev_parse(buf, len, on_pid, NULL), 1);
 	assert_int_equal(nseen, 0);
+}
+
+static int32_t exit_pid[8];
+static int64_t exit_ns[8];
+static size_t nexit;
+
+static void on_exit_event(int32_t pid, int64_t ns, void *arg)
+{
+	(void)arg;
+	if (nexit < 8) {
+		exit_pid[nexit] = pid;
+		exit_ns[nexit++] = ns;
+	}
+}
+
+/* The ends of processes with the kernel's time; threads' ends and forks are not ends. */
+static void test_parse_exits(void **state)
+{
+	unsigned char buf[1024];
+	size_t len = 0;
+
+	(void)state;
+	nseen = nexit = 0;
+	len += put_exit(buf + len, 4242, 4242, 123456789);
+	len += put_exit(buf + len, 4243, 4242, 5); /* a thread */
+	len += put_event(buf + len, PROC_EVENT_FORK, 77, 77);
+	len += put_exit(buf + len, 88, 88, 987654321012);
+	assert_int_equal(procev_parse_events(buf, len, NULL, on_exit_event, NULL), 0);
+	assert_int_equal(nexit, 2);
+	assert_int_equal(exit_pid[0], 4242);
+	assert_int_equal(exit_ns[0], 123456789);
+	assert_int_equal(exit_pid[1], 88);
+	assert_int_equal(exit_ns[1], 987654321012);
+	assert_int_equal(nseen, 0);
+	/* both at once */
+	nexit = 0;
+	assert_int_equal(procev_parse_events(buf, len, on_pid, on_exit_event, NULL), 0);
+	assert_int_equal(nseen, 1);
+	assert_int_equal(nexit, 2);
+	for (size_t cut = 0; cut < DG_LEN; cut++) {
+		nexit = 0;
+		procev_parse_events(buf, cut, NULL, on_exit_event, NULL);
+		assert_int_equal(nexit, 0);
+	}
+}
+
+/* As root: a child's end, gathered by procev_open_exits, within the parent's watch of it. */
+static void test_live_exit_time(void **state)
+{
+	struct procev ev;
+	struct timespec t0, t1;
+	int64_t ns = -1;
+	pid_t child;
+	int status;
+
+	(void)state;
+	procev_init(&ev);
+	if (procev_open_exits(&ev) != 0)
+		skip(); /* not root */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0)
+		_exit(0);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	/* the event may be queued a moment after the wait returns: a deadline, not a sleep */
+	for (int i = 0; i < 500 && ns < 0; i++) {
+		assert_int_equal(procev_drain(&ev), 0);
+		for (size_t k = 0; k < ev.nexits; k++)
+			if (ev.exits[k].pid == child)
+				ns = ev.exits[k].mono_ns;
+		if (ns < 0)
+			usleep(10000);
+	}
+	assert_true(ns >= (int64_t)t0.tv_sec * 1000000000 + t0.tv_nsec);
+	assert_true(ns <= (int64_t)t1.tv_sec * 1000000000 + t1.tv_nsec);
+	procev_close(&ev);
 }
 
 static uint64_t self_cutime_ticks(void)
@@ -234,6 +328,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_parse),
+	    cmocka_unit_test(test_parse_exits),
+	    cmocka_unit_test(test_live_exit_time),
 	    cmocka_unit_test(test_live_events),
 	};
 
