@@ -245,52 +245,46 @@ int proc_parse_io(const char *text, size_t len, struct proc_io *out)
  * more: raw is only the start of a cmdline that goes on with more text, so
  * it is cut whatever its length and its trailing NULs separate arguments.
  */
-int proc_parse_schedstat(const char *text, size_t len, uint64_t *run_ns)
+/* A decimal u64 from text[*i]: its digits, then a blank, a newline or the end; false if not. */
+static bool schedstat_field(const char *text, size_t len, size_t *i, uint64_t *out)
 {
+	size_t start = *i;
 	uint64_t v = 0;
-	size_t i = 0;
 
-	while (i < len && text[i] >= '0' && text[i] <= '9') {
-		unsigned d = (unsigned)(text[i] - '0');
+	while (*i < len && text[*i] >= '0' && text[*i] <= '9') {
+		unsigned d = (unsigned)(text[*i] - '0');
 
 		if (v > (UINT64_MAX - d) / 10)
-			return -EINVAL;
+			return false;
 		v = v * 10 + d;
-		i++;
+		(*i)++;
 	}
-	if (i == 0 || (i < len && text[i] != ' ' && text[i] != '\n'))
-		return -EINVAL;
-	*run_ns = v;
-	return 0;
+	if (*i == start || (*i < len && text[*i] != ' ' && text[*i] != '\n'))
+		return false;
+	*out = v;
+	return true;
+}
+
+int proc_parse_schedstat(const char *text, size_t len, uint64_t *run_ns)
+{
+	size_t i = 0;
+
+	return schedstat_field(text, len, &i, run_ns) ? 0 : -EINVAL;
 }
 
 int proc_parse_schedstat_wait(const char *text, size_t len, uint64_t *run_ns, uint64_t *wait_ns,
 			      bool *has_wait)
 {
-	uint64_t v = 0;
-	size_t i = 0, start;
-	int ret = proc_parse_schedstat(text, len, run_ns);
+	size_t i = 0;
 
 	*has_wait = false;
-	if (ret)
-		return ret;
-	while (i < len && text[i] >= '0' && text[i] <= '9')
-		i++;
+	if (!schedstat_field(text, len, &i, run_ns))
+		return -EINVAL;
 	if (i >= len || text[i] != ' ')
 		return 0;
-	start = ++i;
-	while (i < len && text[i] >= '0' && text[i] <= '9') {
-		unsigned d = (unsigned)(text[i] - '0');
-
-		if (v > (UINT64_MAX - d) / 10)
-			return 0; /* run_ns stands; a wait that does not fit is unknown */
-		v = v * 10 + d;
-		i++;
-	}
-	if (i == start || (i < len && text[i] != ' ' && text[i] != '\n'))
-		return 0;
-	*wait_ns = v;
-	*has_wait = true;
+	i++;
+	/* run_ns stands; a wait that does not parse or fit is unknown */
+	*has_wait = schedstat_field(text, len, &i, wait_ns);
 	return 0;
 }
 
