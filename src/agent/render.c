@@ -425,6 +425,8 @@ static void json_job(struct jsonw *w, const struct agent *a, const struct job_en
 	jsonw_kv_double_opt(w, "cpu_cores", j->has_rate, j->cpu_cores, 3);
 	jsonw_kv_double_opt(w, "cpu_efficiency_pct", j->has_rate && r->reserved_cpus > 0,
 			    100.0 * j->cpu_cores / r->reserved_cpus, 1);
+	/* its threads runnable but not running: CPUs other work held */
+	jsonw_kv_double_opt(w, "cpu_wait_cores", j->has_wait_rate, j->wait_cores, 3);
 	jsonw_kv_int(w, "rss_bytes", (int64_t)s->rss_bytes);
 	jsonw_kv_int_opt(w, "swap_bytes", s->valid & JS_SWAP, (int64_t)s->swap_bytes);
 	jsonw_kv_int_opt(w, "read_bytes", s->valid & JS_IO, (int64_t)s->read_bytes);

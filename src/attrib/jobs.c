@@ -712,6 +712,13 @@ static void finish_sample(struct jobs *t, struct job_entry *j, int64_t ts_ms)
 	j->has_rate = j->prev_ts_ms > 0 && ts_ms > j->prev_ts_ms && cpu >= j->prev_cpu_ms;
 	if (j->has_rate)
 		j->cpu_cores = (double)(cpu - j->prev_cpu_ms) / (double)(ts_ms - j->prev_ts_ms);
+	j->has_wait_rate = j->has_rate && j->prev_has_wait && (s->valid & JS_CPU_WAIT) &&
+			   s->cpu_wait_ms >= j->prev_wait_ms;
+	if (j->has_wait_rate)
+		j->wait_cores =
+		    (double)(s->cpu_wait_ms - j->prev_wait_ms) / (double)(ts_ms - j->prev_ts_ms);
+	j->prev_has_wait = s->valid & JS_CPU_WAIT;
+	j->prev_wait_ms = s->cpu_wait_ms;
 	j->prev_ts_ms = ts_ms;
 	j->prev_cpu_ms = cpu;
 	j->emit = !j->has_row || j->ended_now || job_moved(s, &j->last_row);

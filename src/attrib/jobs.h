@@ -81,6 +81,12 @@ struct job_entry {
 	bool has_rate;
 	int64_t prev_ts_ms;
 	uint64_t prev_cpu_ms;
+	/* its threads' wait for a CPU (schedstat), in cores' worth: how many of them
+	 * were runnable and not running, on average over the last interval */
+	double wait_cores;
+	bool has_wait_rate;
+	uint64_t prev_wait_ms;
+	bool prev_has_wait;
 
 	struct cgroup_sample cg;
 	bool has_cg;

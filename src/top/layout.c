@@ -366,6 +366,10 @@ static void draw_job(const struct top_model *m, const struct top_view *v, struct
 	top_fmt_num(b, sizeof(b), j->reserved_cpus, 1);
 	top_fmt_num(c, sizeof(c), j->cpu_eff_pct, 0);
 	snprintf(buf, sizeof(buf), "CPU %s of %s cores (%s%%)", a, b, c);
+	if (!isnan(j->cpu_wait_cores)) {
+		top_fmt_num(a, sizeof(a), j->cpu_wait_cores, 2);
+		snprintf(buf + strlen(buf), sizeof(buf) - strlen(buf), ", waited %s", a);
+	}
 	top_fmt_bytes(a, sizeof(a), j->rss_bytes);
 	top_fmt_bytes(b, sizeof(b), j->reserved_mem_bytes);
 	top_fmt_num(c, sizeof(c), j->mem_eff_pct, 0);
@@ -469,7 +473,8 @@ static const char *const help_lines[] = {
     "Jobs: by name, else command; the key last when there is room.",
     "Figures: CPU in cores used/reserved, memory RSS used/reserved, GPUs",
     "used/reserved, EFF% CPU efficiency; \"-\" is a value the source lacks.",
-    "Verdicts: CPU-LOW (<50% of reserved cores), CPU-OVER (>110%),",
+    "Verdicts: CPU-WAIT (its threads waited for CPUs others held),",
+    "CPU-LOW (<50% of reserved cores), CPU-OVER (>110%),",
     "MEM-NEAR (>=90% of reserved memory), MEM-LOW (<25%), GPU-UNUSED,",
     "GPU-IDLE (reserved GPUs under 5% busy).",
     "",

@@ -65,7 +65,7 @@ void top_job_init(struct top_job *j)
 {
 	memset(j, 0, sizeof(*j));
 	j->start_ms = j->end_ms = NAN;
-	j->reserved_cpus = j->cpu_cores = j->cpu_eff_pct = NAN;
+	j->reserved_cpus = j->cpu_cores = j->cpu_eff_pct = j->cpu_wait_cores = NAN;
 	j->reserved_mem_bytes = j->rss_bytes = j->mem_eff_pct = NAN;
 	j->reserved_gpus = j->gpus_used = j->gpu_util_pct = NAN;
 	j->processes = NAN;
@@ -117,15 +117,23 @@ static void badge(struct top_job *j, const char *b)
 }
 
 /*
- * Live verdicts, the report's (analysis/verdicts.h) in short: a job using
- * under half of its cores, more than it reserved, memory within 10% of
- * its reservation, reserved GPUs it does not use or keeps idle.
+ * Live verdicts, the report's (analysis/verdicts.h) in short: a job whose
+ * threads waited for CPUs other work held (a tenth of a core or more, and a
+ * tenth of what it ran: the report's cpu_contended rule for its own wait),
+ * using under half of its cores (not said when it waited: the CPUs were
+ * not free), more than it reserved, memory within 10% of its reservation,
+ * reserved GPUs it does not use or keeps idle.
  */
 void top_job_badges(struct top_job *j)
 {
+	bool waits = !isnan(j->cpu_wait_cores) && j->cpu_wait_cores >= 0.1 &&
+		     j->cpu_wait_cores >= 0.1 * (isnan(j->cpu_cores) ? 0 : j->cpu_cores);
+
 	j->badges[0] = '\0';
+	if (waits)
+		badge(j, "CPU-WAIT");
 	if (!isnan(j->cpu_eff_pct)) {
-		if (j->cpu_eff_pct < 50)
+		if (j->cpu_eff_pct < 50 && !waits)
 			badge(j, "CPU-LOW");
 		else if (j->cpu_eff_pct > 110)
 			badge(j, "CPU-OVER");

@@ -179,6 +179,7 @@ static void job_from_json(const cJSON *o, struct top_job *j)
 	if (use) {
 		j->cpu_cores = num(use, "cpu_cores");
 		j->cpu_eff_pct = num(use, "cpu_efficiency_pct");
+		j->cpu_wait_cores = num(use, "cpu_wait_cores");
 		j->rss_bytes = num(use, "rss_bytes");
 		j->processes = num(use, "processes");
 		j->mem_eff_pct = ratio_pct(j->rss_bytes, j->reserved_mem_bytes);

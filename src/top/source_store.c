@@ -227,6 +227,10 @@ static void fill_job(const struct job_record *rec, const struct replay_at *r, st
 		double d = (double)jobs_cpu_ms(&r->js[1]) - (double)jobs_cpu_ms(&r->js[0]);
 
 		j->cpu_cores = d > 0 ? d / (double)(r->ts[1] - r->ts[0]) : 0;
+		if ((r->js[0].valid & r->js[1].valid & JS_CPU_WAIT) &&
+		    r->js[1].cpu_wait_ms >= r->js[0].cpu_wait_ms)
+			j->cpu_wait_cores = (double)(r->js[1].cpu_wait_ms - r->js[0].cpu_wait_ms) /
+					    (double)(r->ts[1] - r->ts[0]);
 	}
 	if (!isnan(j->cpu_cores) && !isnan(j->reserved_cpus) && j->reserved_cpus > 0)
 		j->cpu_eff_pct = 100 * j->cpu_cores / j->reserved_cpus;

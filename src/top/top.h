@@ -32,6 +32,7 @@ struct top_job {
 	bool live;
 	double start_ms, end_ms;
 	double reserved_cpus, cpu_cores, cpu_eff_pct;
+	double cpu_wait_cores; /* its threads runnable, not running: cores' worth (schedstat) */
 	double reserved_mem_bytes, rss_bytes, mem_eff_pct;
 	double reserved_gpus, gpus_used, gpu_util_pct;
 	double processes;

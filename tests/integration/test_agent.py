@@ -377,6 +377,10 @@ def test_jobs_list_states_filters_and_paging(wd):
         eq(live["start_ms"], row[1], "its start, as stored")
         check(isinstance(live["usage"], dict) and live["usage"]["processes"] == 1,
               "its live usage: %r" % live["usage"])
+        # its threads' wait for a CPU over the last tick (schedstat): a process asleep
+        # waits for none, however busy the machine (its start may have, a tick before)
+        wait_for(lambda: (live_9616() or {}).get("usage", {}).get("cpu_wait_cores") == 0,
+                 timeout=15, what="job 9616's cpu_wait_cores 0 (asleep)")
 
         # ended jobs: from the store, with their summary's totals
         def summaries():

@@ -75,7 +75,16 @@ def shown(b):
     return {k: text(b, sel) for k, sel in (
         ("state", "#card-state .value"), ("user", "#card-user .value"),
         ("node", "#card-node .value"), ("cpu", "#card-cpu .value"),
-        ("rss", "#card-rss .value"), ("name", "#job-name"), ("command", "#job-command"))}
+        ("rss", "#card-rss .value"), ("wait", "#card-wait .value"), ("name", "#job-name"),
+        ("command", "#job-command"))}
+
+
+def wait_text(report):
+    """The wait card of an ended job: the report's mean wait for a CPU (app.js)."""
+    c = report["analysis"]["contention"]
+    if c["wait_cores_avg"] is None:
+        return "—"
+    return num(c["wait_cores_avg"]) + " cores" + (" (contended)" if c["cpu_contended"] else "")
 
 
 def test_job_page_of_an_ended_job_agent_and_head(wd):
@@ -119,10 +128,12 @@ def test_job_page_of_an_ended_job_agent_and_head(wd):
             "agent": {"state": "ended", "user": ajob["job"]["user"], "node": NODE,
                       "cpu": num(ajob["summary"]["cpu"]["cpu_seconds"]),
                       "rss": nbytes(ajob["summary"]["memory"]["rss_peak_bytes"]),
+                      "wait": wait_text(ajob["summary"]),
                       "name": JOB_NAME, "command": ajob["job"]["command"]},
             "head": {"state": "ended", "user": hjob["job"]["user"], "node": NODE,
                      "cpu": num(hrep["cpu"]["cpu_seconds"]),
                      "rss": nbytes(hrep["memory"]["rss_peak_bytes"]),
+                     "wait": wait_text(hrep),
                      "name": JOB_NAME, "command": hjob["job"]["command"]},
         }
         check(ajob["summary"]["cpu"]["cpu_seconds"] >= 0.9, "about a second of CPU: %r"

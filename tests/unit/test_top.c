@@ -255,6 +255,21 @@ static void test_badges(void **state)
 	j.gpu_util_pct = 3;
 	top_job_badges(&j);
 	assert_string_equal(j.badges, "CPU-OVER GPU-IDLE");
+	/* its threads waited for CPUs others held: CPU-WAIT, and no CPU-LOW (not free) */
+	top_job_init(&j);
+	j.cpu_eff_pct = 30;
+	j.cpu_cores = 0.6;
+	j.cpu_wait_cores = 0.9;
+	top_job_badges(&j);
+	assert_string_equal(j.badges, "CPU-WAIT");
+	/* a wait under a tenth of a core, or of what it ran, is no contention */
+	j.cpu_wait_cores = 0.05;
+	top_job_badges(&j);
+	assert_string_equal(j.badges, "CPU-LOW");
+	j.cpu_cores = 4;
+	j.cpu_wait_cores = 0.3;
+	top_job_badges(&j);
+	assert_string_equal(j.badges, "CPU-LOW");
 }
 
 static struct top_proc *proc(struct top_model *m, int pid, int ppid, const char *cmd, double cpu)
@@ -310,6 +325,13 @@ static void test_job_screen(void **state)
 	assert_string_equal(line(&g, 9), "    200 alice      99.5    1.5G    `- python train.py");
 	assert_string_equal(line(&g, 10), "    300 alice      50.0       -      `- worker 2");
 	assert_string_equal(line(&g, 11), "    250 alice       0.0       -    `- bash [2J");
+	top_grid_release(&g);
+	/* what its threads waited for a CPU, when the source knows it */
+	m.job.cpu_wait_cores = 0.5;
+	render(&m, &v, &g, 80, 14);
+	assert_string_equal(line(&g, 2),
+			    "CPU 3.50 of 4.0 cores (88%), waited 0.50  MEM 2.0G of 8.0G "
+			    "(25%)  GPUs - of -");
 	top_grid_release(&g);
 	top_model_release(&m);
 }

@@ -490,6 +490,10 @@
         charts.push(lineChart("Resident memory (since this page opened)", [{label: "RSS", cls: "b", points: live.map(p => [p[0], p[2]])}], bytes, "chart-rss"));
       }
       const state = j.state || (j.end_ms ? "ended" : "running");
+      /* its threads' wait for a CPU others held: live over the last tick, else the report's mean */
+      const cont = sum && sum.analysis && sum.analysis.contention;
+      const wait = pick(use.cpu_wait_cores, cont && cont.wait_cores_avg);
+      const waitText = wait === undefined ? "—" : num(wait) + " cores" + (cont && cont.cpu_contended ? " (contended)" : "");
       content.replaceChildren(
         el("div", {class: "cards"},
           card("State", state, "card-state"),
@@ -497,6 +501,7 @@
           card("Node", j.node || "—", "card-node"),
           card("CPU seconds", num(cpu), "card-cpu"),
           card("Memory", bytes(rss), "card-rss"),
+          card("Waited for a CPU", waitText, "card-wait"),
           card(state === "ended" ? "Ran for" : "Running for", j.start_ms ? duration(((j.end_ms || Date.now()) - j.start_ms) / 1000) : "—", "card-duration")),
         el("dl", {class: "kv"},
           el("dt", {text: "Name"}), el("dd", {id: "job-name", text: j.name || "—"}),
