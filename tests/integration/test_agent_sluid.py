@@ -24,7 +24,6 @@ from agent_harness import (Agent, sql, job_row, env_with, spawn, settle, cgroup2
                            remove_cgroup_tree)
 from head_harness import Head, sql as head_sql
 
-PY = sys.executable
 SLUID = "sEKNKTV3WPV500"
 
 
@@ -73,8 +72,10 @@ def spawn_in(cgroup, cmd, env):
 
 
 def busy_task(seconds):
-    return [PY, "-c", "import time\nt = time.time()\nwhile time.time() - t < %g: pass\n"
-            % seconds]
+    """A task as slurmstepd starts one: forked (here by python), moved into the step's
+    cgroup, then an exec of another program (js-busy), whose new name makes the agent
+    read the process's cgroup again if it saw the fork before the move."""
+    return [helper("busy"), "--seconds", "%g" % seconds]
 
 
 def task_job(db, pid):
@@ -87,7 +88,7 @@ def task_job(db, pid):
 def check_stored(a, task_pid, job_id, sluid=SLUID):
     # a tick may see the task between its fork and its move into the job's cgroup
     # (spawn_in moves it before its exec, as slurmstepd does): that row is its
-    # parent's session's; the rows after it are the job's
+    # parent's session's; the rows after its exec are the job's
     wait_for(lambda: (task_job(a.db, task_pid) or ("",))[0] == "slurm", timeout=20,
              what="the task's latest process row in a Slurm job")
     row = task_job(a.db, task_pid)
