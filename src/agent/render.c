@@ -279,16 +279,17 @@ static void render_rw_metrics(const struct agent *a, struct strbuf *o)
 		for (int i = 0; i < n; i++) {
 			double v;
 
-			if (f == 0 && rs[i].acked_seq < 0)
+			if (f == 0 && rs[i].ship.acked_seq < 0)
 				continue; /* its cursor not read yet */
 			if (f == 0)
-				v = (double)(rs[i].max_seq > rs[i].acked_seq
-						 ? rs[i].max_seq - rs[i].acked_seq
+				v = (double)(rs[i].ship.max_seq > rs[i].ship.acked_seq
+						 ? rs[i].ship.max_seq - rs[i].ship.acked_seq
 						 : 0);
 			else if (f == 3)
-				v = rs[i].refused;
+				v = rs[i].ship.refused;
 			else
-				v = f == 1 ? (double)rs[i].failures : (double)rs[i].connected;
+				v = f == 1 ? (double)rs[i].ship.failures
+					   : (double)rs[i].ship.connected;
 			strbuf_reset(&lab);
 			strbuf_addstr(&lab, "url=\"");
 			prom_label_value(&lab, rs[i].url);
@@ -324,11 +325,11 @@ static void render_self_metrics(const struct agent *a, struct strbuf *o)
 
 		sender_get_stats(a->sender, &ss);
 		prom_family_head(o, PF_AGENT_HEAD_UP);
-		prom_sample(o, prom_fam_name(PF_AGENT_HEAD_UP), "", ss.connected);
+		prom_sample(o, prom_fam_name(PF_AGENT_HEAD_UP), "", ss.ship.connected);
 		prom_family_head(o, PF_AGENT_HEAD_REFUSED);
-		prom_sample(o, prom_fam_name(PF_AGENT_HEAD_REFUSED), "", ss.refused);
+		prom_sample(o, prom_fam_name(PF_AGENT_HEAD_REFUSED), "", ss.ship.refused);
 		prom_family_head(o, PF_AGENT_HEAD_FAILURES);
-		prom_sample(o, prom_fam_name(PF_AGENT_HEAD_FAILURES), "", (double)ss.failures);
+		prom_sample(o, prom_fam_name(PF_AGENT_HEAD_FAILURES), "", (double)ss.ship.failures);
 	}
 	if (a->opt->head) {
 		prom_family_head(o, PF_AGENT_LOST_ROWS);
@@ -561,14 +562,15 @@ static void json_node(const struct agent *a, struct strbuf *o)
 		jsonw_obj_begin(&w);
 		jsonw_kv_str(&w, "url", a->opt->head);
 		jsonw_kv_str(&w, "agent_id", a->agent_id);
-		jsonw_kv_bool(&w, "connected", ss.connected);
-		jsonw_kv_int_opt(&w, "acked_seq", ss.cursor_known, ss.acked_seq);
-		jsonw_kv_int(&w, "max_seq", ss.max_seq);
-		jsonw_kv_int(&w, "batches", ss.batches);
-		jsonw_kv_int(&w, "rows", ss.rows);
-		jsonw_kv_int(&w, "failures", ss.failures);
-		jsonw_kv_bool(&w, "refused", ss.refused);
-		jsonw_kv_str_opt(&w, "last_error", ss.last_error[0] ? ss.last_error : NULL);
+		jsonw_kv_bool(&w, "connected", ss.ship.connected);
+		jsonw_kv_int_opt(&w, "acked_seq", ss.ship.cursor_known, ss.ship.acked_seq);
+		jsonw_kv_int(&w, "max_seq", ss.ship.max_seq);
+		jsonw_kv_int(&w, "batches", ss.ship.batches);
+		jsonw_kv_int(&w, "rows", ss.ship.rows);
+		jsonw_kv_int(&w, "failures", ss.ship.failures);
+		jsonw_kv_bool(&w, "refused", ss.ship.refused);
+		jsonw_kv_str_opt(&w, "last_error",
+				 ss.ship.last_error[0] ? ss.ship.last_error : NULL);
 		/* what the size cap deleted before the head held it */
 		jsonw_kv_int(&w, "lost_rows", a->lost_rows);
 		jsonw_kv_int(&w, "gaps", a->gaps);
@@ -616,13 +618,14 @@ static void json_node(const struct agent *a, struct strbuf *o)
 		rw_get_stats(a->rw, i, &rs);
 		jsonw_obj_begin(&w);
 		jsonw_kv_str(&w, "url", rs.url);
-		jsonw_kv_bool(&w, "connected", rs.connected);
-		jsonw_kv_int_opt(&w, "acked_seq", rs.acked_seq >= 0, rs.acked_seq);
-		jsonw_kv_int(&w, "max_seq", rs.max_seq);
-		jsonw_kv_int(&w, "failures", rs.failures);
-		jsonw_kv_bool(&w, "refused", rs.refused);
-		jsonw_kv_int_opt(&w, "last_ok_ms", rs.last_ok_ms > 0, rs.last_ok_ms);
-		jsonw_kv_str_opt(&w, "last_error", rs.last_error[0] ? rs.last_error : NULL);
+		jsonw_kv_bool(&w, "connected", rs.ship.connected);
+		jsonw_kv_int_opt(&w, "acked_seq", rs.ship.acked_seq >= 0, rs.ship.acked_seq);
+		jsonw_kv_int(&w, "max_seq", rs.ship.max_seq);
+		jsonw_kv_int(&w, "failures", rs.ship.failures);
+		jsonw_kv_bool(&w, "refused", rs.ship.refused);
+		jsonw_kv_int_opt(&w, "last_ok_ms", rs.ship.last_ok_ms > 0, rs.ship.last_ok_ms);
+		jsonw_kv_str_opt(&w, "last_error",
+				 rs.ship.last_error[0] ? rs.ship.last_error : NULL);
 		jsonw_obj_end(&w);
 	}
 	jsonw_arr_end(&w);

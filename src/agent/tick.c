@@ -463,9 +463,9 @@ static const struct store_head_bound *retention_bound(struct agent *a, struct st
 		*b = a->head_kept;
 		if (a->sender) {
 			sender_get_stats(a->sender, &ss);
-			if (ss.cursor_known) {
-				b->acked_seq = ss.acked_seq;
-				b->sent_seq = ss.sent_seq;
+			if (ss.ship.cursor_known) {
+				b->acked_seq = ss.ship.acked_seq;
+				b->sent_seq = ss.ship.sent_seq;
 			}
 		}
 	} else {

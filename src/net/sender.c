@@ -297,21 +297,8 @@ void sender_stop(struct sender *s)
 
 void sender_get_stats(struct sender *s, struct sender_stats *out)
 {
-	struct shipper_stats ss;
-
-	shipper_get_stats(s->sh, &ss);
 	memset(out, 0, sizeof(*out));
-	out->connected = ss.connected;
-	out->cursor_known = ss.cursor_known;
-	out->acked_seq = ss.cursor_known ? ss.acked_seq : 0;
-	out->sent_seq = ss.cursor_known ? ss.sent_seq : 0;
-	out->max_seq = ss.max_seq;
-	out->batches = ss.batches;
-	out->rows = ss.rows;
-	out->failures = ss.failures;
-	out->last_ok_ms = ss.last_ok_ms;
-	out->refused = ss.refused;
-	snprintf(out->last_error, sizeof(out->last_error), "%s", ss.last_error);
+	shipper_get_stats(s->sh, &out->ship);
 	pthread_mutex_lock(&s->lock);
 	out->head_interval_ms = s->head_interval_ms;
 	out->head_cuda = s->head_cuda;

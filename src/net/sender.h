@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "common/progress.h"
+#include "http/shipper.h"
 #include "net/wire.h"
 
 struct sender_opts {
@@ -41,21 +42,10 @@ struct sender_opts {
 };
 
 struct sender_stats {
-	bool connected;	       /* the last exchange succeeded */
-	bool cursor_known;     /* the head said what it holds */
-	int64_t acked_seq;     /* what the head holds of us */
-	/*
-	 * The highest seq posted since the head last answered (else acked_seq):
-	 * rows in (acked_seq, sent_seq] may be held by a head that committed
-	 * them and died before answering.  Retention's size cap leaves them.
-	 */
-	int64_t sent_seq;
-	int64_t max_seq;       /* the last seq in our store, when last looked */
-	int64_t batches, rows; /* sent and acknowledged */
-	int64_t failures;
-	int64_t last_ok_ms;
-	bool refused; /* the head refused our token (401, 403) when it last answered */
-	char last_error[160];
+	/* the stream's own state (http/shipper.h): connected, cursor_known, acked_seq (what
+	 * the head holds of us, when cursor_known), sent_seq, max_seq, batches, rows,
+	 * failures, last_ok_ms, refused (the head refused our token), last_error */
+	struct shipper_stats ship;
 	int64_t head_interval_ms; /* what the head last asked for (0: nothing) */
 	bool head_cuda;		  /* ... whether it asked for CUDA tables */
 };

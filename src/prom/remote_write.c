@@ -1070,17 +1070,8 @@ int rw_targets(struct rw *r)
 
 void rw_get_stats(struct rw *r, int i, struct rw_stats *out)
 {
-	struct shipper_stats ss;
-
-	shipper_get_stats(r->sh[i], &ss);
 	out->url = r->t[i].url;
-	out->connected = ss.connected;
-	out->acked_seq = ss.acked_seq;
-	out->max_seq = ss.max_seq;
-	out->failures = ss.failures;
-	out->last_ok_ms = ss.last_ok_ms;
-	out->refused = ss.refused;
-	snprintf(out->last_error, sizeof(out->last_error), "%s", ss.last_error);
+	shipper_get_stats(r->sh[i], &out->ship);
 }
 
 bool rw_get_bound(struct rw *r, int64_t *acked_seq, int64_t *sent_seq)

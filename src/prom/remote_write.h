@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "http/shipper.h"
 #include "prom/rw_relabel.h"
 
 #define RW_MAX_TARGETS	      8
@@ -37,8 +38,8 @@ struct rw_opts {
 	const char *ca_file;	       /* PEM CA bundle for https targets */
 	const char *relabel[RW_RELABEL_MAX];
 	int nrelabel;
-	int max_series;	    /* series per request; 0: RW_DEFAULT_MAX_SERIES */
-	int64_t batch_ms;   /* when current, a request at most this often; 0: the default, -1: none */
+	int max_series;	  /* series per request; 0: RW_DEFAULT_MAX_SERIES */
+	int64_t batch_ms; /* when current, a request at most this often; 0: the default, -1: none */
 };
 
 struct rw;
@@ -58,13 +59,10 @@ bool rw_get_bound(struct rw *r, int64_t *acked_seq, int64_t *sent_seq);
 /* Target i's state (0 <= i < rw_targets(r)), for /metrics and /api/v1/node. */
 struct rw_stats {
 	const char *url;
-	bool connected;	   /* the last request was answered 2xx */
-	int64_t acked_seq; /* the cursor: every row up to it was answered (-1: not read yet) */
-	int64_t max_seq;   /* the store's last seq, when last looked */
-	int64_t failures;  /* requests that failed (network, 5xx, 429, 4xx) */
-	int64_t last_ok_ms;
-	bool refused;	   /* the target refused the credentials (401, 403), last time */
-	char last_error[160];
+	/* its shipper's state (http/shipper.h): connected (the last request was answered
+	 * 2xx), acked_seq (every row up to it answered; -1: not read yet), max_seq,
+	 * failures (network, 5xx, 429, 4xx), last_ok_ms, refused (401, 403), last_error */
+	struct shipper_stats ship;
 };
 int rw_targets(struct rw *r);
 void rw_get_stats(struct rw *r, int i, struct rw_stats *out);
