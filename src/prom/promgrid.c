@@ -218,10 +218,10 @@ int64_t promsrc_auto_step_ms(int64_t span_ms, int64_t scrape_ms, char *why, size
 				 "the finest step (the samples are %" PRId64 " ms apart)",
 				 scrape_ms);
 		else if (scrape_ms % 1000)
-			snprintf(
-			    base, sizeof(base),
-			    "the scrape interval (%.3g s), measured from the samples' timestamps",
-			    scrape_ms / 1000.0);
+			snprintf(base, sizeof(base),
+				 "the scrape interval (%" PRId64
+				 " ms), measured from the samples' timestamps",
+				 scrape_ms);
 		else
 			snprintf(base, sizeof(base),
 				 "the scrape interval, measured from the samples' timestamps");
