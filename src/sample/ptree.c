@@ -957,9 +957,17 @@ void ptree_drain_exits(struct ptree *pt)
 
 	if (pt->ts.fd < 0)
 		return;
+	/*
+	 * the kernel sends a process's taskstats message, then (after freeing its
+	 * memory) its exit event: the events are read again after the messages, so
+	 * that only a process in the middle of its exit right now lacks its time
+	 * (and is dated when read, which is then its exit's)
+	 */
 	if (pt->exit_ev.fd >= 0)
 		procev_drain(&pt->exit_ev);
 	taskstats_listener_drain(&pt->ts, keep_exit, &b);
+	if (pt->exit_ev.fd >= 0)
+		procev_drain(&pt->exit_ev);
 	if (pt->ts.lost) {
 		pt->exits_dropped++;
 		pt->ts.lost = false;
