@@ -16,7 +16,6 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 import time
 
 from harness import helper, run_tests, check, eq, wait_for
@@ -71,11 +70,40 @@ def spawn_in(cgroup, cmd, env):
                             stderr=subprocess.PIPE, text=True, env=env, preexec_fn=enter)
 
 
-def busy_task(seconds):
-    """A task as slurmstepd starts one: forked (here by python), moved into the step's
-    cgroup, then an exec of another program (js-busy), whose new name makes the agent
-    read the process's cgroup again if it saw the fork before the move."""
-    return [helper("busy"), "--seconds", "%g" % seconds]
+class Task:
+    """A task as slurmstepd starts one: a new process born inside the step's cgroup.
+    A launcher (sh) moves itself there before its exec and forks the task, js-busy,
+    whose pid is `pid` (an agent's tick may see the launcher before its move, in its
+    parent's session: the task itself is the job's from its first sight)."""
+
+    def __init__(self, wd, cgroup, seconds, env):
+        self.pid_file = wd.join("task-%d.pid" % time.monotonic_ns())
+        self.launcher = spawn_in(cgroup, ["sh", "-c", '"$0" --seconds "$1" & echo $! > "$2"; '
+                                          'wait $!', helper("busy"), "%g" % seconds,
+                                          self.pid_file], env)
+        self.pid = int(wait_for(lambda: os.path.exists(self.pid_file) and
+                                open(self.pid_file).read().strip(), what="the task's pid"))
+
+    # as a Popen of the task: the launcher waits for it and exits with its status
+    def communicate(self, timeout=None):
+        return self.launcher.communicate(timeout=timeout)
+
+    @property
+    def returncode(self):
+        return self.launcher.returncode
+
+    def poll(self):
+        return self.launcher.poll()
+
+    def kill(self):
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.launcher.kill()
+
+    def wait(self):
+        return self.launcher.wait()
 
 
 def task_job(db, pid):
@@ -89,8 +117,17 @@ def check_stored(a, task_pid, job_id, sluid=SLUID):
     # a tick may see the task between its fork and its move into the job's cgroup
     # (spawn_in moves it before its exec, as slurmstepd does): that row is its
     # parent's session's; the rows after its exec are the job's
-    wait_for(lambda: (task_job(a.db, task_pid) or ("",))[0] == "slurm", timeout=20,
-             what="the task's latest process row in a Slurm job")
+    try:
+        wait_for(lambda: (task_job(a.db, task_pid) or ("",))[0] == "slurm", timeout=20,
+                 what="the task's latest process row in a Slurm job")
+    except AssertionError:
+        # what the agent did with the task: its rows, and the agent's log
+        print("the task's rows (scheduler, job id, sluid, cgroup, comm, ts):\n  %s" % "\n  ".join(
+            repr(r) for r in sql(a.db, "SELECT j.scheduler, j.job_id, j.sluid, j.cgroup, p.comm,"
+                                 " p.ts_ms FROM procs p JOIN jobs j ON j.id = p.job_id"
+                                 " WHERE p.pid = ? ORDER BY p.rowid", task_pid)))
+        print("the agent's log:\n%s" % a.stderr()[-3000:])
+        raise
     row = task_job(a.db, task_pid)
     eq(row[:3], ("slurm", job_id, sluid), "the task's job: scheduler, job id, sluid")
     check(row[3].endswith("/system.slice/slurmstepd.scope/" + sluid),
@@ -137,7 +174,7 @@ def test_stepd_title_gives_the_number(wd):
         move_to(stepd_cg, stepd_pid)
         wait_for(lambda: job_row(a.db, "slurm", "4711"), timeout=20,
                  what="job 4711, from the stepd's title")
-        task = spawn_in(task_cg, busy_task(1.5), env_with())
+        task = Task(wd, task_cg, 1.5, env_with())
         check_stored(a, task.pid, "4711")
         check_api(a, "4711")
         check_compat(a)
@@ -170,7 +207,7 @@ def test_slurm_job_id_gives_the_number(wd):
     task = None
     try:
         a.wait_ticks(2)
-        task = spawn_in(task_cg, busy_task(3), env_with(SLURM_JOB_ID=4711, SLURM_STEP_ID=0))
+        task = Task(wd, task_cg, 3, env_with(SLURM_JOB_ID=4711, SLURM_STEP_ID=0))
         check_stored(a, task.pid, "4711")
         check_api(a, "4711")
         check_compat(a)
@@ -200,7 +237,7 @@ def test_no_number_keeps_the_sluid(wd):
     tasks = []
     try:
         a.wait_ticks(2)
-        tasks = [spawn_in(task_cg, busy_task(2), env_with()) for _ in range(2)]
+        tasks = [Task(wd, task_cg, 2, env_with()) for _ in range(2)]
         for t in tasks:
             check_stored(a, t.pid, sluid, sluid)
         check_api(a, sluid, sluid)
