@@ -415,6 +415,21 @@ static void learn_job_id(struct job_entry *j, const struct job_attribution *a)
 	jobs_format_key(j->key, sizeof(j->key), r->scheduler, r->job_id, r->start_ms);
 }
 
+/*
+ * A job first known by its processes' environment (SLURM_JOB_ID outside
+ * its cgroup, a launcher before its move) learns its cgroup from the first
+ * process found in it: its cgroup's figures from then on.
+ */
+static void learn_cgroup(struct job_entry *j, const struct job_attribution *a)
+{
+	struct job_record *r = &j->rec;
+
+	if (r->cgroup[0] || !a->cgroup[0] || a->basis != JOB_BASIS_CGROUP)
+		return;
+	snprintf(r->cgroup, sizeof(r->cgroup), "%s", a->cgroup);
+	j->rec_dirty = true;
+}
+
 /* Forgets the SLUIDs no job of the table has any more. */
 static void sluid_prune(struct jobs *t)
 {
@@ -837,6 +852,7 @@ static int attribute_one(struct jobs *t, struct ptree *pt, size_t i)
 	}
 	if (!created && same_job(j, &a)) {
 		learn_job_id(j, &a);
+		learn_cgroup(j, &a);
 		learn_reservation(t, j, &a);
 	}
 	learn_name(j, &a);

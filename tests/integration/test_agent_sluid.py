@@ -62,25 +62,18 @@ def move_to(cgroup, pid):
         f.write("%d\n" % pid)
 
 
-def spawn_in(cgroup, cmd, env):
-    """cmd started inside cgroup (it moves itself there before its exec)."""
-    def enter():
-        move_to(cgroup, os.getpid())
-    return subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env, preexec_fn=enter)
-
-
 class Task:
-    """A task as slurmstepd starts one: a new process born inside the step's cgroup.
-    A launcher (sh) moves itself there before its exec and forks the task, js-busy,
-    whose pid is `pid` (an agent's tick may see the launcher before its move, in its
-    parent's session: the task itself is the job's from its first sight)."""
+    """A task as slurmstepd starts one: a new process born inside the step's cgroup,
+    with the job's environment.  A launcher (sh, started with that environment) moves
+    itself into the cgroup and forks the task, js-busy, whose pid is `pid`.  (A
+    Popen child moved before its exec was seen there by a busy agent still holding
+    its parent's environment: a job keyed by the SLUID, stored before the number.)"""
 
     def __init__(self, wd, cgroup, seconds, env):
         self.pid_file = wd.join("task-%d.pid" % time.monotonic_ns())
-        self.launcher = spawn_in(cgroup, ["sh", "-c", '"$0" --seconds "$1" & echo $! > "$2"; '
-                                          'wait $!', helper("busy"), "%g" % seconds,
-                                          self.pid_file], env)
+        self.launcher = spawn(["sh", "-c", 'echo $$ > "$3/cgroup.procs" || exit 1; '
+                               '"$0" --seconds "$1" & echo $! > "$2"; wait $!',
+                               helper("busy"), "%g" % seconds, self.pid_file, cgroup], env)
         self.pid = int(wait_for(lambda: os.path.exists(self.pid_file) and
                                 open(self.pid_file).read().strip(), what="the task's pid"))
 
@@ -114,9 +107,7 @@ def task_job(db, pid):
 
 
 def check_stored(a, task_pid, job_id, sluid=SLUID):
-    # a tick may see the task between its fork and its move into the job's cgroup
-    # (spawn_in moves it before its exec, as slurmstepd does): that row is its
-    # parent's session's; the rows after its exec are the job's
+    # the task is born in the job's cgroup (Task): its row is the job's from the first
     try:
         wait_for(lambda: (task_job(a.db, task_pid) or ("",))[0] == "slurm", timeout=20,
                  what="the task's latest process row in a Slurm job")
