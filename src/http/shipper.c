@@ -35,23 +35,34 @@ struct shipper {
 	struct shipper_stats stats;  /* under lock */
 };
 
+/*
+ * A failed exchange into the figures (refused: the receiver refused our
+ * credentials); true when it is news: another kind than the last one.
+ */
+static bool note_failure(struct shipper *sh, const char *msg, bool refused)
+{
+	bool first;
+
+	pthread_mutex_lock(&sh->lock);
+	first = (refused ? !sh->stats.refused : sh->stats.connected) ||
+		strcmp(sh->stats.last_error, msg) != 0;
+	sh->stats.connected = false;
+	sh->stats.refused = refused;
+	sh->stats.failures++;
+	snprintf(sh->stats.last_error, sizeof(sh->stats.last_error), "%s", msg);
+	pthread_mutex_unlock(&sh->lock);
+	return first;
+}
+
 void shipper_error(struct shipper *sh, const char *fmt, ...)
 {
 	char msg[160];
 	va_list ap;
-	bool first;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	pthread_mutex_lock(&sh->lock);
-	first = sh->stats.connected || strcmp(sh->stats.last_error, msg) != 0;
-	sh->stats.connected = false;
-	sh->stats.refused = false;
-	sh->stats.failures++;
-	snprintf(sh->stats.last_error, sizeof(sh->stats.last_error), "%s", msg);
-	pthread_mutex_unlock(&sh->lock);
-	if (first) /* once per kind of failure, not once per retry */
+	if (note_failure(sh, msg, false)) /* once per kind of failure, not once per retry */
 		log_warn(0, "%s: %s (%s)", sh->what, msg, sh->retry_note);
 }
 
@@ -59,19 +70,11 @@ void shipper_refused(struct shipper *sh, const char *fmt, ...)
 {
 	char msg[160];
 	va_list ap;
-	bool first;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	pthread_mutex_lock(&sh->lock);
-	first = !sh->stats.refused || strcmp(sh->stats.last_error, msg) != 0;
-	sh->stats.connected = false;
-	sh->stats.refused = true;
-	sh->stats.failures++;
-	snprintf(sh->stats.last_error, sizeof(sh->stats.last_error), "%s", msg);
-	pthread_mutex_unlock(&sh->lock);
-	if (first)
+	if (note_failure(sh, msg, true))
 		log_err(0,
 			"%s: %s: the store keeps the rows; asking again every %d s, or as soon "
 			"as the token file changes",
