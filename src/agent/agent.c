@@ -163,6 +163,25 @@ static int start_http(struct agent *a)
 
 	if (!listen)
 		return 0;
+	memset(&a->acc, 0, sizeof(a->acc));
+	if (a->opt->read_token_file) {
+		ret = access_load_token(a->opt->read_token_file, a->acc.read_token,
+					sizeof(a->acc.read_token));
+		if (ret)
+			return ret;
+		a->acc.has_read_token = true;
+	}
+	a->acc.insecure = a->opt->insecure;
+	access_settle(&a->acc, listen);
+	if (a->acc.insecure)
+		log_warn(0,
+			 "agent: --insecure: anyone who can reach %s reads every job of this "
+			 "node (command lines too)",
+			 listen);
+	else if (!a->acc.open && !a->acc.has_read_token)
+		log_info("agent: %s serves /metrics to anyone; its API and dashboard (every "
+			 "user's command lines) need --read-token-file or --insecure",
+			 listen);
 	ret = http_start(listen, agent_http, a, &a->http);
 	if (ret)
 		return ret;

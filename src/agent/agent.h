@@ -31,6 +31,7 @@
 #include "common/timeutil.h"
 #include "app/statsd.h"
 #include "cuda/collect.h"
+#include "http/access.h"
 #include "http/http.h"
 #include "prom/remote_write.h"
 #include "net/sender.h"
@@ -54,18 +55,20 @@ struct agent_opts {
 	const char *listen; /* NULL or "none": no HTTP */
 	const char *log_file;
 	struct store_retention retention;
-	int64_t exit_after_ms;	   /* hidden, for tests and benchmarks: 0 = run until signalled */
-	const char *head;	   /* --head URL: stream to a head */
-	const char *token_file;	   /* its bearer token */
-	const char *ca_file;	   /* CA to trust for an https head */
-	int64_t pack_after_ms;	   /* --pack-after: 0 = never */
-	int64_t ckpt_lag_ms;	   /* --report-checkpoint: a running job's checkpoint lag */
-	unsigned compat;	   /* --compat: enum agent_compat bits */
-	struct rw_opts rw;	   /* --remote-write targets and their options */
-	const char *cuda_socket;   /* --cuda-socket: the CUDA hook's receiver, or NULL */
-	bool cuda_always;	   /* --cuda-always: record without a session */
-	const char *statsd_socket; /* --statsd-socket: app metrics over Unix datagrams, or NULL */
-	char statsd_udp_addr[64];  /* --statsd-udp ADDR:PORT ("" and 0: none) */
+	int64_t exit_after_ms;	     /* hidden, for tests and benchmarks: 0 = run until signalled */
+	const char *head;	     /* --head URL: stream to a head */
+	const char *token_file;	     /* its bearer token */
+	const char *read_token_file; /* --read-token-file: its API's readers' token */
+	bool insecure;		     /* --insecure: its API open on any address */
+	const char *ca_file;	     /* CA to trust for an https head */
+	int64_t pack_after_ms;	     /* --pack-after: 0 = never */
+	int64_t ckpt_lag_ms;	     /* --report-checkpoint: a running job's checkpoint lag */
+	unsigned compat;	     /* --compat: enum agent_compat bits */
+	struct rw_opts rw;	     /* --remote-write targets and their options */
+	const char *cuda_socket;     /* --cuda-socket: the CUDA hook's receiver, or NULL */
+	bool cuda_always;	     /* --cuda-always: record without a session */
+	const char *statsd_socket;   /* --statsd-socket: app metrics over Unix datagrams, or NULL */
+	char statsd_udp_addr[64];    /* --statsd-udp ADDR:PORT ("" and 0: none) */
 	uint16_t statsd_udp_port;
 	bool progress; /* a catch-up's progress on stderr (run on a terminal, no --log-file) */
 };
@@ -118,6 +121,7 @@ struct agent_job_rollup {
 
 struct agent {
 	const struct agent_opts *opt;
+	struct access_policy acc; /* who reads its API (routes.c): open on loopback */
 	struct store *st;
 	int64_t node_id;
 	char hostname[256];

@@ -119,15 +119,20 @@ static void route_index(void *arg, const struct http_request *req, struct http_r
 				  "/api/v1/jobs/{key}\n");
 }
 
+/*
+ * /metrics is open, as every exporter's is; what shows every user's
+ * command lines (the API, its event streams) is open on loopback or with
+ * --insecure, else it needs --read-token-file's token (http/access.h).
+ */
 static const struct http_route agent_routes[] = {
     {"GET", "/metrics", false, HTTP_ACCESS_PUBLIC, route_metrics},
-    {"GET", "/api/v1/node", false, HTTP_ACCESS_PUBLIC, route_node},
-    {"GET", "/api/v1/gpus", false, HTTP_ACCESS_PUBLIC, route_gpus},
-    {"GET", "/api/v1/jobs", false, HTTP_ACCESS_PUBLIC, route_jobs},
-    {"GET", JOBS_PREFIX, true, HTTP_ACCESS_PUBLIC, route_job},
+    {"GET", "/api/v1/node", false, HTTP_ACCESS_READER, route_node},
+    {"GET", "/api/v1/gpus", false, HTTP_ACCESS_READER, route_gpus},
+    {"GET", "/api/v1/jobs", false, HTTP_ACCESS_READER, route_jobs},
+    {"GET", JOBS_PREFIX, true, HTTP_ACCESS_READER, route_job},
     {"GET", "/", false, HTTP_ACCESS_PUBLIC, route_index},
-    /* the dashboard (web/), read-only */
-    {"GET", WEB_EVENTS, false, HTTP_ACCESS_PUBLIC, web_agent_events},
+    /* the dashboard (web/), read-only: its pages hold no data */
+    {"GET", WEB_EVENTS, false, HTTP_ACCESS_READER, web_agent_events},
     {"GET", WEB_PREFIX, false, HTTP_ACCESS_PUBLIC, web_agent_page},
     {"GET", WEB_PREFIX, true, HTTP_ACCESS_PUBLIC, web_agent_page},
     {NULL, NULL, false, HTTP_ACCESS_PUBLIC, NULL},
@@ -320,8 +325,14 @@ void agent_http(void *arg, const struct http_request *req, struct http_response 
 {
 	struct agent_request ar = {.a = arg};
 	const struct http_route *r;
+	struct caller who;
 	int status = 404;
 
+	r = http_route_find(agent_routes, req, &status);
+	if (r && r->access != HTTP_ACCESS_PUBLIC &&
+	    (!access_identify(&ar.a->acc, req, &who, res) ||
+	     !access_permits(&ar.a->acc, &who, r->access, res)))
+		return;
 	pthread_mutex_lock(&ar.a->view_lock);
 	ar.a->scrapes++;
 	ar.v = ar.a->view;
@@ -330,7 +341,6 @@ void agent_http(void *arg, const struct http_request *req, struct http_response 
 		http_error(res, 503, "no sample yet");
 		return;
 	}
-	r = http_route_find(agent_routes, req, &status);
 	if (r)
 		r->fn(&ar, req, res);
 	else

@@ -141,6 +141,12 @@ static int cmd_agent(int argc, char **argv)
 			 "--max-db-size may drop it, counted as a gap",
 			 set_head),
 	    OPT_STRING(0, "token-file", &o.token_file, "F", "the head's bearer token"),
+	    OPT_STRING(0, "read-token-file", &o.read_token_file, "F",
+		       "its API and dashboard need this bearer token (on\n"
+		       "loopback they are open; /metrics is always open)"),
+	    OPT_FLAG(0, "insecure", &o.insecure,
+		     "serve its API and dashboard (every user's command\n"
+		     "lines) to anyone on a non-loopback --listen"),
 	    OPT_STRING(0, "ca-file", &o.ca_file, "F", "trust this PEM CA for an https:// head"),
 	    OPT_CALLBACK(0, "compat", &o.compat, "LIST",
 			 "also serve other exporters' series on /metrics, so\n"

@@ -19,11 +19,16 @@
 
 static const char head_head[] =
     "usage: jobscope head [--listen ADDR:PORT] [--db PATH] [--token-file F]\n"
+    "                     [--auth munge --admins USER,@GROUP] [--insecure]\n"
     "\n"
     "Collect what the agents of a cluster stream (jobscope agent --head URL)\n"
     "into one store, with nothing lost or duplicated across outages: a batch is\n"
     "acknowledged only once it is committed, and an agent resends from what was\n"
     "acknowledged.\n"
+    "\n"
+    "Closed by default: on an address other than loopback the head needs\n"
+    "--token-file (agents; reads then need a token, a MUNGE credential or a\n"
+    "trusted proxy's user) or --insecure (docs/http-api.md, Access).\n"
     "\n";
 
 static const char head_tail[] =
@@ -66,7 +71,27 @@ static int cmd_head(int argc, char **argv)
 	    OPT_STRING(0, "admin-token-file", &o.admin_token_file, "F",
 		       "starting and stopping sessions needs this token"),
 	    OPT_STRING(0, "read-token-file", &o.read_token_file, "F",
-		       "reads need this token (or the admin one) too"),
+		       "a token that reads every user's data (Prometheus,\n"
+		       "scripts); the admin token reads too"),
+	    OPT_STRING(0, "auth", &o.auth, "munge",
+		       "people prove who they are with a MUNGE credential\n"
+		       "(the CLI sends one when asked): a user reads their\n"
+		       "own jobs, an admin (--admins) every job"),
+	    OPT_PATH(0, "munge-socket", &o.munge_socket, "PATH", "a path",
+		     "munged's socket (default $JOBSCOPE_MUNGE_SOCKET, else\n"
+		     "munged's own)"),
+	    OPT_STRING(0, "trusted-proxy", &o.trusted_proxy, "ADDR[/BITS],...",
+		       "requests from there name their user in --user-header\n"
+		       "(a login proxy: Open OnDemand, oauth2-proxy, Apache)"),
+	    OPT_STRING(0, "user-header", &o.user_header, "NAME",
+		       "the proxy's header that names the user (default\n" HEAD_DEFAULT_USER_HEADER
+		       "); from elsewhere it is ignored"),
+	    OPT_STRING(0, "admins", &o.admins, "USER,@GROUP,...",
+		       "people who see every job and start sessions (root\n"
+		       "always does)"),
+	    OPT_FLAG(0, "insecure", &o.insecure,
+		     "serve a non-loopback --listen without --token-file:\n"
+		     "anyone who reaches it reads every user's jobs"),
 	    OPT_STRING(0, "tls-cert", &o.tls_cert_file, "F",
 		       "serve HTTPS with this PEM certificate (and --tls-key)"),
 	    OPT_STRING(0, "tls-key", &o.tls_key_file, "F", "the certificate's PEM private key"),

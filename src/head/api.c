@@ -70,6 +70,67 @@ static void json_done(struct http_response *res)
 		strbuf_addch(&res->body, '\n');
 }
 
+/*
+ * Whose jobs a caller's answer may hold: NULL for everyone's (an admin, a
+ * reader, an open head), else the caller's own user name.  false (a 403
+ * in res) for a caller who sees no one's: a token that is not a person's.
+ */
+static bool own_user(const struct head *h, const char **user, struct http_response *res)
+{
+	*user = NULL;
+	if (head_sees_all(h))
+		return true;
+	if (!h->who.user[0]) {
+		http_error(res, 403, "this token reads no user's jobs");
+		return false;
+	}
+	*user = h->who.user;
+	return true;
+}
+
+/* A user's filter: theirs when they name none, 403 when they name another's. */
+static bool user_filter(const struct head *h, const char **user, struct http_response *res)
+{
+	const char *own;
+
+	if (!own_user(h, &own, res))
+		return false;
+	if (own && *user && (*user)[0] && strcmp(*user, own) != 0) {
+		http_error(res, 403, "a user sees their own jobs alone");
+		return false;
+	}
+	if (own)
+		*user = own;
+	return true;
+}
+
+/* GET /api/v1/whoami: the caller as this head sees it */
+void head_api_whoami(void *arg, const struct http_request *req, struct http_response *res)
+{
+	struct head *h = arg;
+	struct jsonw w;
+
+	if (!access_identify(&h->acc, req, &h->who, res))
+		return;
+	jsonw_init(&w, &res->body, true);
+	jsonw_obj_begin(&w);
+	jsonw_kv_str_opt(&w, "user", h->who.user[0] ? h->who.user : NULL);
+	jsonw_kv_int_opt(&w, "uid", h->who.uid >= 0, h->who.uid);
+	jsonw_kv_str(&w, "role", caller_role_name(h->who.role));
+	jsonw_kv_str(&w, "auth",
+		     h->who.role == CALLER_ANONYMOUS	? (h->acc.open ? "open" : "none")
+		     : strcmp(h->who.via, "munge") == 0 ? "munge"
+		     : strcmp(h->who.via, "proxy") == 0 ? "proxy"
+							: "token");
+	jsonw_kv_str(&w, "sees",
+		     head_sees_all(h)					 ? "all"
+		     : h->who.role != CALLER_ANONYMOUS && h->who.user[0] ? "own"
+									 : "nothing");
+	jsonw_kv_bool(&w, "insecure", h->acc.insecure);
+	jsonw_obj_end(&w);
+	json_done(res);
+}
+
 void head_api_nodes(void *arg, const struct http_request *req, struct http_response *res)
 {
 	struct head *h = arg;
@@ -166,6 +227,8 @@ void head_api_jobs(void *arg, const struct http_request *req, struct http_respon
 		http_error(res, 400, err);
 		return;
 	}
+	if (!user_filter(h, &f.user, res))
+		return;
 	jsonw_init(&w, &res->body, true);
 	jsonw_obj_begin(&w);
 	jsonw_key(&w, "jobs");
@@ -190,16 +253,24 @@ void head_api_job(void *arg, const struct http_request *req, struct http_respons
 	struct head *h = arg;
 	const char *key = req->path + strlen("/api/v1/jobs/");
 	struct strbuf sum;
+	struct job_record job;
+	const char *own;
 	struct jsonw w;
 	int64_t row;
-	int ret = store_find_job_key(h->st, key, &row);
+	int ret;
 
+	if (!own_user(h, &own, res))
+		return;
+	ret = store_find_job_key(h->st, key, &row);
 	jsonw_init(&w, &res->body, true);
 	if (ret == -EINVAL) {
 		http_error(res, 400,
 			   "malformed job key: scheduler:id:start_ms, scheduler:id or id");
 		return;
 	}
+	/* another user's job is not there for this caller */
+	if (!ret && own && !(ret = store_get_job(h->st, row, &job)) && strcmp(job.user, own) != 0)
+		ret = -ENOENT;
 	if (ret) {
 		http_error(res, ret == -ENOENT ? 404 : 503,
 			   ret == -ENOENT ? "no such job" : "the store cannot be read");
@@ -237,7 +308,7 @@ void head_api_session(void *arg, const char *name, const struct http_request *re
 	char t[40];
 
 	jsonw_init(&w, &res->body, true);
-	if (store_session_get(h->st, name, &s)) {
+	if (store_session_get(h->st, name, &s) || !head_session_visible(h, &s)) {
 		http_error(res, 404, "no such session");
 		return;
 	}
@@ -471,6 +542,8 @@ void head_api_report(void *arg, const struct http_request *req, struct http_resp
 	q.run_id = http_query_arg(req, "run");
 	q.user = http_query_arg(req, "user");
 	q.node = http_query_arg(req, "node");
+	if (!own_user(h, &q.owner, res))
+		return;
 	if ((format && report_format_parse(format, &q.format)) ||
 	    (by && history_by_parse(by, &q.by)) ||
 	    (since && parse_time_ms(since, now_ms, &q.since_ms)) ||
@@ -484,7 +557,12 @@ void head_api_report(void *arg, const struct http_request *req, struct http_resp
 	ret = report_query_run(h->st, &q, now_ms, &res->body, err, sizeof(err));
 	if (ret) {
 		strbuf_reset(&res->body);
-		http_error(res, ret == -ENOENT ? 404 : ret == -EINVAL ? 400 : 503, err);
+		http_error(res,
+			   ret == -ENOENT   ? 404
+			   : ret == -EINVAL ? 400
+			   : ret == -EACCES ? 403
+					    : 503,
+			   err);
 		return;
 	}
 	res->content_type = types[q.format];

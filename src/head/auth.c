@@ -1,113 +1,90 @@
 /*
- * auth.c - the head's bearer tokens: read from their files, and checked
- * against a route's access before its handler runs.
- *
- *   public  anyone
- *   read    anyone, unless --read-token-file: then it, or the admin token
- *   ingest  the agents' token (--token-file), when one is set
- *   admin   the admin token (--admin-token-file), else the agents' token
- *
- * A request without "Authorization: Bearer ..." where one is needed gets
- * 401, one with another token 403.
+ * auth.c - the head's access policy from its options (http/access.h holds
+ * the rules): tokens, --auth munge, --trusted-proxy and --user-header,
+ * --admins, --insecure; and the refusal to serve a non-loopback address
+ * to anyone.  A route's check is access.c's, called by routes.c.
  */
 #include "head/head.h"
 
+#include <errno.h>
 #include <string.h>
 
-#include "common/token.h"
+#include "common/log.h"
+#include "http/munge.h"
 
-int head_auth_load(struct head *h, const struct head_opts *o)
+/* "ADDR[/BITS],..." (a list in one option, or the option given again) */
+static int add_proxies(struct access_policy *p, const char *list)
 {
-	int ret;
+	char one[128];
 
-	if (o->token_file) {
-		ret = token_read_file(o->token_file, h->token, sizeof(h->token));
-		if (ret)
-			return ret;
-		h->has_token = true;
-	}
-	if (o->admin_token_file) {
-		ret = token_read_file(o->admin_token_file, h->admin_token, sizeof(h->admin_token));
-		if (ret)
-			return ret;
-		h->has_admin_token = true;
-	}
-	if (o->read_token_file) {
-		ret = token_read_file(o->read_token_file, h->read_token, sizeof(h->read_token));
-		if (ret)
-			return ret;
-		h->has_read_token = true;
+	while (list && *list) {
+		const char *comma = strchr(list, ',');
+		size_t len = comma ? (size_t)(comma - list) : strlen(list);
+
+		if (len == 0 || len >= sizeof(one))
+			return log_err(-EINVAL, "bad --trusted-proxy '%s' (ADDR[/BITS],...)", list);
+		memcpy(one, list, len);
+		one[len] = '\0';
+		if (access_add_proxy(p, one))
+			return -EINVAL;
+		list += len + (comma ? 1 : 0);
 	}
 	return 0;
 }
 
-/* Compares in time that does not depend on where they differ. */
-static bool token_equal(const char *a, const char *b)
+int head_auth_load(struct head *h, const struct head_opts *o)
 {
-	size_t la = strlen(a), lb = strlen(b);
-	unsigned char diff = la != lb;
+	struct access_policy *p = &h->acc;
+	int ret = 0;
 
-	for (size_t i = 0; i < la && i < lb; i++)
-		diff |= (unsigned char)(a[i] ^ b[i]);
-	return diff == 0;
-}
-
-static bool authorized_by(bool has, const char *token, const struct http_request *req,
-			  struct http_response *res)
-{
-	const char *auth = http_header(req, "Authorization");
-
-	if (!has)
-		return true;
-	if (!auth || strncmp(auth, "Bearer ", 7) != 0) {
-		http_error(res, 401, "a bearer token is required (Authorization: Bearer ...)");
-		return false;
+	memset(p, 0, sizeof(*p));
+	if (o->token_file) {
+		ret = access_load_token(o->token_file, p->token, sizeof(p->token));
+		p->has_token = !ret;
 	}
-	if (!token_equal(auth + 7, token)) {
-		http_error(res, 403, "wrong token");
-		return false;
+	if (!ret && o->admin_token_file) {
+		ret =
+		    access_load_token(o->admin_token_file, p->admin_token, sizeof(p->admin_token));
+		p->has_admin_token = !ret;
 	}
-	return true;
-}
-
-static bool bearer_is(const struct http_request *req, const char *token)
-{
-	const char *auth = http_header(req, "Authorization");
-
-	return auth && strncmp(auth, "Bearer ", 7) == 0 && token_equal(auth + 7, token);
-}
-
-/* Reads: free, unless --read-token-file (then it, or the admin token). */
-static bool reader(const struct head *h, const struct http_request *req, struct http_response *res)
-{
-	const char *admin_token = h->has_admin_token ? h->admin_token : h->token;
-	bool has_admin = h->has_admin_token || h->has_token;
-
-	if (!h->has_read_token || bearer_is(req, h->read_token) ||
-	    (has_admin && bearer_is(req, admin_token)))
-		return true;
-	if (!http_header(req, "Authorization"))
-		http_error(res, 401, "a bearer token is required (Authorization: Bearer ...)");
-	else
-		http_error(res, 403, "wrong token");
-	return false;
-}
-
-bool head_auth_check(const struct head *h, enum http_access access, const struct http_request *req,
-		     struct http_response *res)
-{
-	switch (access) {
-	case HTTP_ACCESS_PUBLIC:
-		return true;
-	case HTTP_ACCESS_READ:
-		return reader(h, req, res);
-	case HTTP_ACCESS_INGEST:
-		return authorized_by(h->has_token, h->token, req, res);
-	case HTTP_ACCESS_ADMIN:
-		/* the agents' token unless --admin-token-file */
-		return h->has_admin_token ? authorized_by(true, h->admin_token, req, res)
-					  : authorized_by(h->has_token, h->token, req, res);
+	if (!ret && o->read_token_file) {
+		ret = access_load_token(o->read_token_file, p->read_token, sizeof(p->read_token));
+		p->has_read_token = !ret;
 	}
-	http_error(res, 403, "wrong token");
-	return false;
+	if (ret)
+		return ret;
+	if (o->auth && strcmp(o->auth, "munge") != 0)
+		return log_err(-EINVAL, "--auth '%s': the one scheme is munge", o->auth);
+	p->munge = o->auth != NULL;
+	if (o->munge_socket)
+		munge_set_socket(o->munge_socket);
+	if (add_proxies(p, o->trusted_proxy))
+		return -EINVAL;
+	if (o->user_header && !p->nproxies)
+		return log_err(-EINVAL, "--user-header goes with --trusted-proxy ADDR");
+	if (p->nproxies)
+		snprintf(p->user_header, sizeof(p->user_header), "%s",
+			 o->user_header ? o->user_header : HEAD_DEFAULT_USER_HEADER);
+	if (o->admins && access_add_admins(p, o->admins))
+		return -EINVAL;
+	p->insecure = o->insecure;
+	access_settle(p, o->listen);
+	if (!p->has_token && !p->insecure && !access_listen_is_loopback(o->listen)) {
+		log_err(0,
+			"refusing to serve %s to anyone who can reach it (every user's "
+			"command lines, ingest, sessions): give --token-file F (the agents' "
+			"token; reads then need a token, --auth munge or --trusted-proxy), "
+			"or --insecure on a private network, or --listen 127.0.0.1:PORT",
+			o->listen);
+		return -EPERM;
+	}
+	if (p->insecure)
+		log_warn(0, "head: --insecure: anyone who can reach %s reads every user's jobs%s",
+			 o->listen, p->has_token ? "" : ", sends rows and starts sessions");
+	return 0;
+}
+
+bool head_sees_all(const struct head *h)
+{
+	return access_sees_all(&h->acc, &h->who);
 }

@@ -33,6 +33,7 @@
 #include <stdint.h>
 
 #include "common/jsonw.h"
+#include "http/access.h"
 #include "http/http.h"
 #include "prom/remote_write.h"
 #include "store/store.h"
@@ -42,7 +43,7 @@
 
 #define HEAD_DEFAULT_DB		 "/var/lib/jobscope/head.db"
 #define HEAD_DEFAULT_LISTEN	 "0.0.0.0:8091"
-#define HEAD_TOKEN_MAX		 256
+#define HEAD_DEFAULT_USER_HEADER "X-Remote-User"
 #define HEAD_UNHEALTHY_INTERVALS 3
 
 struct head_opts {
@@ -51,9 +52,15 @@ struct head_opts {
 	const char *token_file;
 	const char *admin_token_file;
 	const char *read_token_file;
+	const char *auth;	   /* "munge" or NULL */
+	const char *munge_socket;  /* NULL: $JOBSCOPE_MUNGE_SOCKET, else munged's default */
+	const char *trusted_proxy; /* "ADDR[/BITS],..." or NULL */
+	const char *user_header;   /* NULL: HEAD_DEFAULT_USER_HEADER */
+	const char *admins;	   /* "USER,@GROUP,..." or NULL */
+	bool insecure;		   /* serve any address without a token */
 	const char *tls_cert_file, *tls_key_file;
 	const char *log_file;
-	int64_t exit_after_ms; /* 0: until a signal (tests set it) */
+	int64_t exit_after_ms;	   /* 0: until a signal (tests set it) */
 	unsigned max_conns;	   /* 0: HEAD_DEFAULT_CONNS, lowered to what the fd limit allows */
 	unsigned max_conns_per_ip; /* 0: HEAD_DEFAULT_CONNS_PER_IP */
 	unsigned threads;	   /* HTTP threads; 0: one per CPU (at least 2, at most 16) */
@@ -87,18 +94,14 @@ struct head {
 	struct store *st;     /* in a handler's view: the request's connection (see above) */
 	struct store *writer; /* the one write connection, under wlock */
 	pthread_mutex_t wlock;
-	struct head_readers *readers; /* head.c: the read connections */
-	struct head_ingest *ing;      /* ingest.c: the queue and the committer */
-	struct head_worker *ckpt;    /* head.c: WAL checkpoints beside the committer */
-	struct head_worker *reports; /* head.c: report checkpoints, on a thread of their own */
+	struct head_readers *readers;  /* head.c: the read connections */
+	struct head_ingest *ing;       /* ingest.c: the queue and the committer */
+	struct head_worker *ckpt;      /* head.c: WAL checkpoints beside the committer */
+	struct head_worker *reports;   /* head.c: report checkpoints, on a thread of their own */
 	struct head_worker *retention; /* head.c: --retention, on a thread of its own */
-	unsigned max_conns;	      /* what the server was started with */
-	char token[HEAD_TOKEN_MAX];
-	bool has_token;
-	char admin_token[HEAD_TOKEN_MAX];
-	bool has_admin_token;
-	char read_token[HEAD_TOKEN_MAX];
-	bool has_read_token;
+	unsigned max_conns;	       /* what the server was started with */
+	struct access_policy acc;      /* auth.c: tokens, MUNGE, the proxy, admins */
+	struct caller who;	       /* in a view: who asked (routes.c) */
 	int64_t started_ms;
 	uint64_t batches, refused, groups; /* in a view: the counters when the request came */
 	/* in a view: the sessions its request stopped, whose files are then written */
@@ -122,11 +125,13 @@ void head_ingest_free(struct head *h);
 void head_ingest_counters(const struct head *h, uint64_t *batches, uint64_t *refused,
 			  uint64_t *groups);
 
-/* auth.c: the token files into h: 0 or -errno (said why). */
+/*
+ * auth.c: the options' access policy into h->acc: 0 or -errno (said why);
+ * -EPERM for a non-loopback --listen with neither --token-file nor --insecure.
+ */
 int head_auth_load(struct head *h, const struct head_opts *o);
-/* auth.c: whether req may use a route of that access; if not, res holds the 401 or 403. */
-bool head_auth_check(const struct head *h, enum http_access access, const struct http_request *req,
-		     struct http_response *res);
+/* A view's caller: whether it sees every user's jobs, else those of h->who.user. */
+bool head_sees_all(const struct head *h);
 
 /* routes.c: the HTTP server's handler (arg: the struct head). */
 void head_http(void *arg, const struct http_request *req, struct http_response *res);
@@ -136,6 +141,7 @@ void head_http(void *arg, const struct http_request *req, struct http_response *
 void head_ingest(void *arg, const struct http_request *req, struct http_response *res);
 void head_ingest_not_post(void *arg, const struct http_request *req, struct http_response *res);
 /* sessions.c */
+bool head_session_visible(const struct head *h, const struct session_record *s);
 void head_session_start(void *arg, const struct http_request *req, struct http_response *res);
 void head_session_stop(void *arg, const struct http_request *req, struct http_response *res);
 void head_session_not_post(void *arg, const struct http_request *req, struct http_response *res);
@@ -176,6 +182,7 @@ void head_root(void *arg, const struct http_request *req, struct http_response *
 void head_status(void *arg, const struct http_request *req, struct http_response *res);
 void head_clients(void *arg, const struct http_request *req, struct http_response *res);
 /* api.c: the read API */
+void head_api_whoami(void *arg, const struct http_request *req, struct http_response *res);
 void head_api_nodes(void *arg, const struct http_request *req, struct http_response *res);
 void head_api_gpus(void *arg, const struct http_request *req, struct http_response *res);
 void head_api_jobs(void *arg, const struct http_request *req, struct http_response *res);

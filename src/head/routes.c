@@ -56,28 +56,29 @@ static const struct http_route head_routes[] = {
     {"GET", "/profiling/start", false, HTTP_ACCESS_PUBLIC, head_session_not_post},
     {"POST", "/profiling/stop", false, HTTP_ACCESS_ADMIN, head_session_stop},
     {"GET", "/profiling/stop", false, HTTP_ACCESS_PUBLIC, head_session_not_post},
-    {"GET", "/profiling/sessions", false, HTTP_ACCESS_READ, head_sessions},
+    {"GET", "/profiling/sessions", false, HTTP_ACCESS_USER, head_sessions},
     /* per-request timings (later gswarm: /profiling/record, earlier /record_time) */
     {"POST", "/profiling/record", false, HTTP_ACCESS_ADMIN, head_request_record},
     {"GET", "/profiling/record", false, HTTP_ACCESS_PUBLIC, head_session_not_post},
     {"POST", "/record_time", false, HTTP_ACCESS_ADMIN, head_request_record},
     {"GET", "/record_time", false, HTTP_ACCESS_PUBLIC, head_session_not_post},
     /* the head and its agents */
-    {"GET", "/", false, HTTP_ACCESS_READ, head_root},
-    {"GET", "/status", false, HTTP_ACCESS_READ, head_status},
-    {"GET", "/clients", false, HTTP_ACCESS_READ, head_clients},
-    /* the read API */
-    {"GET", "/metrics", false, HTTP_ACCESS_READ, head_metrics},
-    {"GET", "/metrics/latest", false, HTTP_ACCESS_READ, head_metrics_latest},
-    {"GET", "/api/v1/report", false, HTTP_ACCESS_READ, head_api_report},
-    {"GET", "/api/v1/nodes", false, HTTP_ACCESS_READ, head_api_nodes},
-    {"GET", "/api/v1/gpus", false, HTTP_ACCESS_READ, head_api_gpus},
-    {"GET", "/api/v1/jobs", false, HTTP_ACCESS_READ, head_api_jobs},
-    {"GET", "/api/v1/jobs/", true, HTTP_ACCESS_READ, head_api_job},
-    {"GET", "/api/v1/sessions/", true, HTTP_ACCESS_READ, head_session_paths}, /* and .../export */
-    {"GET", "/api/v1/series", false, HTTP_ACCESS_READ, head_api_series},
+    {"GET", "/", false, HTTP_ACCESS_USER, head_root},
+    {"GET", "/status", false, HTTP_ACCESS_USER, head_status},
+    {"GET", "/clients", false, HTTP_ACCESS_USER, head_clients},
+    /* the read API: a user's answers hold their own jobs alone (api.c) */
+    {"GET", "/api/v1/whoami", false, HTTP_ACCESS_PUBLIC, head_api_whoami},
+    {"GET", "/metrics", false, HTTP_ACCESS_READER, head_metrics},
+    {"GET", "/metrics/latest", false, HTTP_ACCESS_USER, head_metrics_latest},
+    {"GET", "/api/v1/report", false, HTTP_ACCESS_USER, head_api_report},
+    {"GET", "/api/v1/nodes", false, HTTP_ACCESS_USER, head_api_nodes},
+    {"GET", "/api/v1/gpus", false, HTTP_ACCESS_USER, head_api_gpus},
+    {"GET", "/api/v1/jobs", false, HTTP_ACCESS_USER, head_api_jobs},
+    {"GET", "/api/v1/jobs/", true, HTTP_ACCESS_USER, head_api_job},
+    {"GET", "/api/v1/sessions/", true, HTTP_ACCESS_USER, head_session_paths}, /* and .../export */
+    {"GET", "/api/v1/series", false, HTTP_ACCESS_USER, head_api_series},
     /* the dashboard (web/): pages hold no data, the events are reads */
-    {"GET", WEB_EVENTS, false, HTTP_ACCESS_READ, web_head_events},
+    {"GET", WEB_EVENTS, false, HTTP_ACCESS_USER, web_head_events},
     {"GET", WEB_PREFIX, false, HTTP_ACCESS_PUBLIC, web_head_page},
     {"GET", WEB_PREFIX, true, HTTP_ACCESS_PUBLIC, web_head_page},
     {NULL, NULL, false, HTTP_ACCESS_PUBLIC, NULL},
@@ -92,22 +93,30 @@ void head_http(void *arg, const struct http_request *req, struct http_response *
 {
 	struct head *h = arg, view;
 	const struct http_route *r;
+	struct caller who;
 	int status;
 
 	r = http_route_find(head_routes, req, &status);
 	if (!r) {
 		if (strcmp(req->method, "POST") == 0 ||
-		    head_auth_check(h, HTTP_ACCESS_READ, req, res))
+		    (access_identify(&h->acc, req, &who, res) &&
+		     access_permits(&h->acc, &who, HTTP_ACCESS_USER, res)))
 			http_error(res, 404, "no such endpoint");
 		return;
 	}
-	if (!head_auth_check(h, r->access, req, res))
+	/* a public route's caller is anonymous (/api/v1/whoami finds its own) */
+	memset(&who, 0, sizeof(who));
+	who.via = "none";
+	who.uid = -1;
+	if (r->access != HTTP_ACCESS_PUBLIC && (!access_identify(&h->acc, req, &who, res) ||
+						!access_permits(&h->acc, &who, r->access, res)))
 		return;
 	if (r->access == HTTP_ACCESS_INGEST) {
 		r->fn(h, req, res);
 		return;
 	}
 	view = *h;
+	view.who = who;
 	head_ingest_counters(h, &view.batches, &view.refused, &view.groups);
 	if (r->access == HTTP_ACCESS_ADMIN) {
 		view.stopped = NULL;

@@ -350,7 +350,18 @@ void head_session_json(struct jsonw *w, const struct session_record *s, int64_t 
 	jsonw_obj_end(w);
 }
 
+/*
+ * Whether the view's caller may see session s: everyone's data, or (to
+ * come with a session's owner) a session they started; a user sees none.
+ */
+bool head_session_visible(const struct head *h, const struct session_record *s)
+{
+	(void)s;
+	return head_sees_all(h);
+}
+
 struct sessions_ctx {
+	const struct head *h;
 	struct jsonw *w;
 	int64_t now_ms;
 	int total, active;
@@ -360,6 +371,8 @@ static int session_each(const struct session_record *s, void *arg)
 {
 	struct sessions_ctx *c = arg;
 
+	if (!head_session_visible(c->h, s))
+		return 0;
 	head_session_json(c->w, s, c->now_ms);
 	c->total++;
 	c->active += s->end_ms == 0;
@@ -370,7 +383,7 @@ static int session_each(const struct session_record *s, void *arg)
 void head_sessions(void *arg, const struct http_request *req, struct http_response *res)
 {
 	struct head *h = arg;
-	struct sessions_ctx c = {NULL, time_now_ms(), 0, 0};
+	struct sessions_ctx c = {h, NULL, time_now_ms(), 0, 0};
 	struct jsonw w;
 
 	(void)req;
@@ -421,6 +434,8 @@ void head_session_export(void *arg, const char *want, const struct http_request 
 		return;
 	}
 	ret = store_session_get(h->st, want, &s);
+	if (!ret && !head_session_visible(h, &s))
+		ret = -ENOENT;
 	if (ret) {
 		snprintf(msg, sizeof(msg), "no session '%s'", want);
 		http_error(res, ret == -ENOENT ? 404 : 503,

@@ -106,7 +106,8 @@ static int status_session(const struct session_record *s, void *arg)
 	bool active = s->end_ms == 0;
 
 	c->active += active;
-	if (active && s->interval_ms > 0 && (c->interval_ms == 0 || s->interval_ms < c->interval_ms))
+	if (active && s->interval_ms > 0 &&
+	    (c->interval_ms == 0 || s->interval_ms < c->interval_ms))
 		c->interval_ms = s->interval_ms;
 	/* sessions come by start: the last active one, else the last one */
 	if (active || !c->has_latest || c->latest.end_ms != 0) {
@@ -178,6 +179,17 @@ static int status_json(struct head *h, struct jsonw *w, const struct cluster *cl
 	jsonw_kv_str(w, "version", JOBSCOPE_VERSION);
 	jsonw_kv_int(w, "started_ms", h->started_ms);
 	jsonw_kv_str(w, "store", store_path(h->st));
+	/* --insecure said where an operator looks, not only in the log at start */
+	jsonw_kv_bool(w, "insecure", h->acc.insecure);
+	jsonw_key(w, "warnings");
+	jsonw_arr_begin(w);
+	if (h->acc.insecure)
+		jsonw_str(w,
+			  h->acc.has_token
+			      ? "--insecure: anyone who can reach this head reads every user's jobs"
+			      : "--insecure: anyone who can reach this head reads every user's "
+				"jobs, sends rows and starts sessions");
+	jsonw_arr_end(w);
 	jsonw_kv_int(w, "batches", (int64_t)h->batches);
 	jsonw_kv_int(w, "refused_batches", (int64_t)h->refused);
 	clients_json(w, cl);

@@ -69,7 +69,8 @@ struct http_stream {
 	struct MHD_Connection *c;
 	struct http_stream *next;
 	bool suspended, due;
-	char auth[512]; /* the Authorization header, "" for none */
+	char auth[512];			    /* the Authorization header, "" for none */
+	char principal[HTTP_PRINCIPAL_MAX]; /* the opening request's caller, "" for none */
 	size_t npaths;
 	char path[HTTP_WATCH_PATHS][HTTP_WATCH_PATH_MAX];
 	char event[HTTP_WATCH_PATHS][32];
@@ -84,6 +85,7 @@ struct http_stream {
 struct http_synth {
 	struct url_query q;
 	const char *authorization;
+	const char *principal; /* the stream's caller, NULL for none */
 };
 
 int http_parse_listen(const char *listen, struct sockaddr_storage *sa, unsigned *salen)
@@ -196,8 +198,9 @@ struct http_conn {
 	struct http_server *s;
 	struct MHD_Connection *c;
 	bool deferred, suspended, done;
-	struct http_response res;  /* the deferred answer */
-	struct http_stream *watch; /* http_watch's, until its answer is queued */
+	struct http_response res;	    /* the deferred answer */
+	struct http_stream *watch;	    /* http_watch's, until its answer is queued */
+	char principal[HTTP_PRINCIPAL_MAX]; /* http_set_principal's, "" until then */
 };
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
@@ -298,6 +301,7 @@ int http_watch(const struct http_request *req, const char *const *paths, const c
 	if (auth && strlen(auth) >= sizeof(st->auth))
 		goto bad;
 	snprintf(st->auth, sizeof(st->auth), "%s", auth ? auth : "");
+	snprintf(st->principal, sizeof(st->principal), "%s", hc->principal);
 	for (size_t i = 0; i < n; i++) {
 		if (strlen(paths[i]) >= sizeof(st->path[i]) || paths[i][0] != '/' ||
 		    strlen(events[i]) >= sizeof(st->event[i]) || strpbrk(events[i], "\r\n"))
@@ -343,7 +347,8 @@ static void stream_poll(struct http_server *s, struct http_stream *st, int64_t n
 	size_t before = st->out.len;
 
 	for (size_t i = 0; i < st->npaths; i++) {
-		struct http_synth sy = {.authorization = st->auth[0] ? st->auth : NULL};
+		struct http_synth sy = {.authorization = st->auth[0] ? st->auth : NULL,
+					.principal = st->principal[0] ? st->principal : NULL};
 		char path[HTTP_WATCH_PATH_MAX];
 		char *q;
 		struct http_request req = {"GET", path, NULL, NULL, 0, &sy};
@@ -805,7 +810,43 @@ const struct http_route *http_route_find(const struct http_route *table,
 
 const char *http_access_name(enum http_access a)
 {
-	static const char *const names[] = {"public", "read", "ingest", "admin"};
+	static const char *const names[] = {"anonymous", "user", "reader", "agent", "admin"};
 
 	return (size_t)a < sizeof(names) / sizeof(names[0]) ? names[a] : "?";
+}
+
+const char *http_principal(const struct http_request *req)
+{
+	if (!req->conn)
+		return ((const struct http_synth *)req->priv)->principal;
+	return ((const struct http_conn *)req->priv)->principal[0]
+		   ? ((const struct http_conn *)req->priv)->principal
+		   : NULL;
+}
+
+int http_set_principal(const struct http_request *req, const char *principal)
+{
+	struct http_conn *hc = req->priv;
+
+	if (!req->conn || strlen(principal) >= sizeof(hc->principal))
+		return -EINVAL;
+	strcpy(hc->principal, principal);
+	return 0;
+}
+
+int http_peer(const struct http_request *req, struct sockaddr_storage *sa)
+{
+	const union MHD_ConnectionInfo *ci;
+	socklen_t len;
+
+	if (!req->conn)
+		return -ENOENT;
+	ci = MHD_get_connection_info(req->conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	if (!ci || !ci->client_addr)
+		return -ENOENT;
+	len = ci->client_addr->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+						     : sizeof(struct sockaddr_in);
+	memset(sa, 0, sizeof(*sa));
+	memcpy(sa, ci->client_addr, len);
+	return 0;
 }

@@ -144,10 +144,11 @@ int http_parse_listen(const char *listen, struct sockaddr_storage *sa, unsigned 
  * table ends with a row whose path is NULL.
  */
 enum http_access {
-	HTTP_ACCESS_PUBLIC, /* anyone */
-	HTTP_ACCESS_READ,   /* the read token, when one is set (else anyone) */
-	HTTP_ACCESS_INGEST, /* an agent's token */
-	HTTP_ACCESS_ADMIN,  /* the admin token (else the agents' token) */
+	HTTP_ACCESS_PUBLIC, /* anyone ("anonymous") */
+	HTTP_ACCESS_USER,   /* any known caller; a user sees their own jobs */
+	HTTP_ACCESS_READER, /* every user's data: the read or admin token, an admin */
+	HTTP_ACCESS_INGEST, /* an agent's token ("agent") */
+	HTTP_ACCESS_ADMIN,  /* an admin: the admin token (else the agents'), --admins */
 };
 struct http_route {
 	const char *method; /* "GET" (also answers HEAD) or "POST" */
@@ -162,7 +163,20 @@ struct http_route {
  */
 const struct http_route *http_route_find(const struct http_route *table,
 					 const struct http_request *req, int *status);
+/* The access's name in docs/http-api.md: anonymous, user, reader, agent, admin. */
 const char *http_access_name(enum http_access a);
+
+/*
+ * The caller of a request, as its server's owner established it (an
+ * opaque text of at most HTTP_PRINCIPAL_MAX - 1 bytes, http/access.h's):
+ * set once per request, and carried by an event stream to each of its
+ * re-asks, whose requests have it from the start.  NULL: not set.
+ */
+#define HTTP_PRINCIPAL_MAX 128
+const char *http_principal(const struct http_request *req);
+int http_set_principal(const struct http_request *req, const char *principal);
+/* The address a request came from; -ENOENT for the server's own requests. */
+int http_peer(const struct http_request *req, struct sockaddr_storage *sa);
 
 /* A JSON error body {"error": msg} with that status. */
 void http_error(struct http_response *res, int status, const char *msg);

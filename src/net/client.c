@@ -16,14 +16,37 @@
 #include "common/log.h"
 #include "net/api.h"
 #include "http/curl_dl.h"
+#include "http/munge.h"
 #include "store/profiling.h"
 
+/*
+ * Whether a head asked this process for a MUNGE credential ("WWW-Authenticate:
+ * Munge" on a 401): from then on each request carries a fresh one (a
+ * credential decodes once).  The CLI asks one request at a time.
+ */
+static bool munge_wanted;
+
+static size_t see_header(char *data, size_t size, size_t nmemb, void *arg)
+{
+	static const char name[] = "WWW-Authenticate:";
+	size_t n = size * nmemb, k = sizeof(name) - 1;
+
+	if (n > k && strncasecmp(data, name, k) == 0) {
+		while (k < n && data[k] == ' ')
+			k++;
+		if (n - k >= 5 && strncasecmp(data + k, "Munge", 5) == 0)
+			*(bool *)arg = true;
+	}
+	return n;
+}
+
 /* One request; ctype (when not NULL) gets the answer's Content-Type, or "". */
-static int request(const char *base, const char *path, const char *token, const char *body,
-		   struct strbuf *answer, long *status, char *ctype, size_t ctype_size)
+static int request_once(const char *base, const char *path, const char *token, const char *body,
+			struct strbuf *answer, long *status, char *ctype, size_t ctype_size,
+			bool *asks_munge)
 {
 	struct curl_slist *headers = NULL;
-	char url[2048], auth[300];
+	char url[2048], auth[MUNGE_CRED_MAX + 32];
 	size_t n = strlen(base);
 	CURLcode rc;
 	CURL *c;
@@ -43,7 +66,22 @@ static int request(const char *base, const char *path, const char *token, const 
 	if (token) {
 		snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
 		headers = curl_fn.slist_append(headers, auth);
+	} else if (munge_wanted) {
+		char msg[256];
+		int ret;
+
+		strcpy(auth, "Authorization: Munge ");
+		ret = munge_cred_encode(auth + strlen(auth), sizeof(auth) - strlen(auth), msg,
+					sizeof(msg));
+		if (ret) {
+			curl_fn.easy_cleanup(c);
+			return log_err(-EACCES, "the head at %s asks who you are: %s", base, msg);
+		}
+		headers = curl_fn.slist_append(headers, auth);
 	}
+	*asks_munge = false;
+	curl_fn.easy_setopt(c, CURLOPT_HEADERFUNCTION, see_header);
+	curl_fn.easy_setopt(c, CURLOPT_HEADERDATA, asks_munge);
 	curl_fn.easy_setopt(c, CURLOPT_HTTPHEADER, headers);
 	if (body) {
 		curl_fn.easy_setopt(c, CURLOPT_POSTFIELDS, body);
@@ -66,6 +104,25 @@ static int request(const char *base, const char *path, const char *token, const 
 	if (rc != CURLE_OK)
 		return log_err(-EIO, "cannot reach %s: %s", base, curl_fn.easy_strerror(rc));
 	return 0;
+}
+
+/* One request; again with a MUNGE credential when the head's 401 asks for one. */
+static int request(const char *base, const char *path, const char *token, const char *body,
+		   struct strbuf *answer, long *status, char *ctype, size_t ctype_size)
+{
+	bool asks_munge = false;
+	size_t len = answer->len;
+	int ret =
+	    request_once(base, path, token, body, answer, status, ctype, ctype_size, &asks_munge);
+
+	if (ret || *status != 401 || !asks_munge || token || munge_wanted)
+		return ret;
+	munge_wanted = true;
+	answer->len = len; /* the 401's body is not the answer */
+	if (answer->buf)
+		answer->buf[len] = '\0';
+	return request_once(base, path, token, body, answer, status, ctype, ctype_size,
+			    &asks_munge);
 }
 
 int http_client_request(const char *base, const char *path, const char *token, const char *body,

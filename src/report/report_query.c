@@ -66,7 +66,7 @@ bool report_query_is_history(const struct report_query *q)
 static int run_history(struct store *st, const struct report_query *q, int64_t now_ms,
 		       struct strbuf *out, char *err, size_t errsize)
 {
-	struct history_filter f = {q->user, q->node, 0, 0, q->progress};
+	struct history_filter f = {q->owner ? q->owner : q->user, q->node, 0, 0, q->progress};
 	enum history_by by = q->has_by		    ? q->by
 			     : (q->user || q->node) ? HISTORY_BY_JOB
 						    : HISTORY_BY_USER;
@@ -75,6 +75,9 @@ static int run_history(struct store *st, const struct report_query *q, int64_t n
 
 	if (q->plot_path)
 		return fail(-EINVAL, err, errsize, "--plot draws one job's timeline: pick a job");
+	if (q->owner && q->user && q->user[0] && strcmp(q->user, q->owner) != 0)
+		return fail(-EACCES, err, errsize, "a user sees their own jobs alone (%s)",
+			    q->owner);
 	f.until_ms = q->has_until ? q->until_ms : now_ms;
 	f.since_ms = q->has_since ? q->since_ms : f.until_ms - 30 * DAY_MS;
 	if (f.since_ms >= f.until_ms)
@@ -327,6 +330,8 @@ static int run_job(struct store *st, const struct report_query *q, struct strbuf
 	if (ret)
 		return ret;
 	ret = store_get_job(st, id, &job);
+	if (!ret && q->owner && strcmp(job.user, q->owner) != 0)
+		ret = -ENOENT; /* another user's: not there for this caller */
 	if (ret == -ENOENT)
 		return fail(ret, err, errsize, "no run %" PRId64 " in '%s' (see `jobscope runs`)",
 			    id, store_name(st, q));

@@ -25,6 +25,12 @@ struct report_query {
 	const char *run_id;  /* a row id or "last"; NULL */
 	const char *job_key; /* scheduler:id[:start_ms] or id; NULL */
 	const char *user, *node;
+	/*
+	 * NULL: any job; else that user's alone (a head's user caller): the
+	 * history is theirs (-EACCES when user names another), another's job
+	 * or run is -ENOENT as if it were not there.
+	 */
+	const char *owner;
 	bool has_since, has_until;
 	int64_t since_ms, until_ms;
 	bool has_by;

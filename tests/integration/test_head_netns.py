@@ -84,7 +84,8 @@ def test_three_hosts_cut_link_restart_full_disk(wd):
     head = None
     try:
         head = Head(wd, db=os.path.join(mnt if mounted else wd.path, "head.db"),
-                    netns=net.head, addr=NET + ".1")
+                    netns=net.head, addr=NET + ".1",
+                    extra=["--insecure"])  # a private namespace: no token to pass around
         for i, ns in enumerate(net.agents):
             agents.append(list(start_agent(wd, head, "host%d" % i, netns=ns)))
         dbs = [a[1] for a in agents]

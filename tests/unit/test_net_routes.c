@@ -1,4 +1,5 @@
-/* test_net_routes.c - route tables (http/http.h): path and prefix matching, 404 against 405, HEAD as GET. */
+/* test_net_routes.c - route tables (http/http.h): path and prefix matching, 404 against 405, HEAD
+ * as GET. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,11 +21,11 @@ static void handler_b(void *arg, const struct http_request *req, struct http_res
 }
 
 static const struct http_route table[] = {
-	{"GET", "/api/v1/jobs", false, HTTP_ACCESS_READ, handler_a},
-	{"GET", "/api/v1/jobs/", true, HTTP_ACCESS_READ, handler_b},
-	{"POST", "/api/v1/ingest", false, HTTP_ACCESS_INGEST, handler_a},
-	{"POST", "/profiling/start", false, HTTP_ACCESS_ADMIN, handler_b},
-	{NULL, NULL, false, HTTP_ACCESS_PUBLIC, NULL},
+    {"GET", "/api/v1/jobs", false, HTTP_ACCESS_USER, handler_a},
+    {"GET", "/api/v1/jobs/", true, HTTP_ACCESS_USER, handler_b},
+    {"POST", "/api/v1/ingest", false, HTTP_ACCESS_INGEST, handler_a},
+    {"POST", "/profiling/start", false, HTTP_ACCESS_ADMIN, handler_b},
+    {NULL, NULL, false, HTTP_ACCESS_PUBLIC, NULL},
 };
 
 static const struct http_route *find(const char *method, const char *path, int *status)
@@ -47,7 +48,7 @@ static void test_exact_and_prefix(void **state)
 	r = find("GET", "/api/v1/jobs/slurm:5", &status);
 	assert_non_null(r);
 	assert_ptr_equal(r->fn, handler_b);
-	assert_int_equal(r->access, HTTP_ACCESS_READ);
+	assert_int_equal(r->access, HTTP_ACCESS_USER);
 	/* a prefix route needs at least one byte past its prefix */
 	r = find("GET", "/api/v1/jobs/", &status);
 	assert_null(r);
@@ -86,9 +87,10 @@ static void test_methods(void **state)
 static void test_access_names(void **state)
 {
 	(void)state;
-	assert_string_equal(http_access_name(HTTP_ACCESS_PUBLIC), "public");
-	assert_string_equal(http_access_name(HTTP_ACCESS_READ), "read");
-	assert_string_equal(http_access_name(HTTP_ACCESS_INGEST), "ingest");
+	assert_string_equal(http_access_name(HTTP_ACCESS_PUBLIC), "anonymous");
+	assert_string_equal(http_access_name(HTTP_ACCESS_USER), "user");
+	assert_string_equal(http_access_name(HTTP_ACCESS_READER), "reader");
+	assert_string_equal(http_access_name(HTTP_ACCESS_INGEST), "agent");
 	assert_string_equal(http_access_name(HTTP_ACCESS_ADMIN), "admin");
 	assert_string_equal(http_access_name((enum http_access)42), "?");
 }
@@ -96,9 +98,9 @@ static void test_access_names(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_exact_and_prefix),
-		cmocka_unit_test(test_methods),
-		cmocka_unit_test(test_access_names),
+	    cmocka_unit_test(test_exact_and_prefix),
+	    cmocka_unit_test(test_methods),
+	    cmocka_unit_test(test_access_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
