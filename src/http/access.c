@@ -380,8 +380,12 @@ bool access_permits(const struct access_policy *p, const struct caller *c, enum 
 	case HTTP_ACCESS_PUBLIC:
 		return true;
 	case HTTP_ACCESS_USER:
-		if (c->role != CALLER_ANONYMOUS || p->open)
+		if (c->role == CALLER_USER || access_sees_all(p, c))
 			return true;
+		if (c->role != CALLER_ANONYMOUS) {
+			http_error(res, 403, "wrong token: it reads nothing");
+			return false;
+		}
 		break;
 	case HTTP_ACCESS_READER:
 		if (access_sees_all(p, c))

@@ -16,8 +16,8 @@
  *
  * Who may use a route:
  *   public   anyone
- *   user     any caller but anonymous: users see their own jobs (the
- *            handlers filter by caller_sees_all); anonymous too when open
+ *   user     a user (their own jobs: the handlers filter by
+ *            access_sees_all), and whoever may use a reader's route
  *   reader   a reader, an admin, the agents (without --admin-token-file),
  *            anyone when open: every user's data, unfiltered
  *   ingest   the agents (anyone when there is no agents' token)

@@ -122,7 +122,7 @@ static void test_table_closed(void **state)
 	    {CALLER_ANONYMOUS, "", {200, 401, 401, 401, 401}, false},
 	    {CALLER_USER, "nobody", {200, 200, 403, 403, 403}, false},
 	    {CALLER_READER, "", {200, 200, 200, 403, 403}, true},
-	    {CALLER_AGENT, "", {200, 200, 403, 200, 403}, false},
+	    {CALLER_AGENT, "", {200, 403, 403, 200, 403}, false},
 	    {CALLER_ADMIN, "root", {200, 200, 200, 403, 200}, true},
 	};
 
