@@ -88,7 +88,7 @@ static int cmd_head(int argc, char **argv)
 		       "); from elsewhere it is ignored"),
 	    OPT_STRING(0, "admins", &o.admins, "USER,@GROUP,...",
 		       "people who see every job and start sessions (root\n"
-		       "always does)"),
+		       "by MUNGE always does)"),
 	    OPT_FLAG(0, "insecure", &o.insecure,
 		     "serve a non-loopback --listen without --token-file:\n"
 		     "anyone who reaches it reads every user's jobs"),
