@@ -22,7 +22,8 @@ static int add_proxies(struct access_policy *p, const char *list)
 		size_t len = comma ? (size_t)(comma - list) : strlen(list);
 
 		if (len == 0 || len >= sizeof(one))
-			return log_err(-EINVAL, "bad --trusted-proxy '%s' (ADDR[/BITS],...)", list);
+			return log_err(0, "bad --trusted-proxy '%s' (ADDR[/BITS],...)", list),
+			       -EINVAL;
 		memcpy(one, list, len);
 		one[len] = '\0';
 		if (access_add_proxy(p, one))
@@ -54,14 +55,14 @@ int head_auth_load(struct head *h, const struct head_opts *o)
 	if (ret)
 		return ret;
 	if (o->auth && strcmp(o->auth, "munge") != 0)
-		return log_err(-EINVAL, "--auth '%s': the one scheme is munge", o->auth);
+		return log_err(0, "--auth '%s': the one scheme is munge", o->auth), -EINVAL;
 	p->munge = o->auth != NULL;
 	if (o->munge_socket)
 		munge_set_socket(o->munge_socket);
 	if (add_proxies(p, o->trusted_proxy))
 		return -EINVAL;
 	if (o->user_header && !p->nproxies)
-		return log_err(-EINVAL, "--user-header goes with --trusted-proxy ADDR");
+		return log_err(0, "--user-header goes with --trusted-proxy ADDR"), -EINVAL;
 	if (p->nproxies)
 		snprintf(p->user_header, sizeof(p->user_header), "%s",
 			 o->user_header ? o->user_header : HEAD_DEFAULT_USER_HEADER);

@@ -52,9 +52,9 @@ static const struct http_route head_routes[] = {
     {"POST", "/api/v1/ingest", false, HTTP_ACCESS_INGEST, head_ingest},
     {"GET", "/api/v1/ingest", false, HTTP_ACCESS_PUBLIC, head_ingest_not_post},
     /* profiling sessions (gswarm's calls) */
-    {"POST", "/profiling/start", false, HTTP_ACCESS_ADMIN, head_session_start},
+    {"POST", "/profiling/start", false, HTTP_ACCESS_OWNER, head_session_start},
     {"GET", "/profiling/start", false, HTTP_ACCESS_PUBLIC, head_session_not_post},
-    {"POST", "/profiling/stop", false, HTTP_ACCESS_ADMIN, head_session_stop},
+    {"POST", "/profiling/stop", false, HTTP_ACCESS_OWNER, head_session_stop},
     {"GET", "/profiling/stop", false, HTTP_ACCESS_PUBLIC, head_session_not_post},
     {"GET", "/profiling/sessions", false, HTTP_ACCESS_USER, head_sessions},
     /* per-request timings (later gswarm: /profiling/record, earlier /record_time) */
@@ -118,7 +118,7 @@ void head_http(void *arg, const struct http_request *req, struct http_response *
 	view = *h;
 	view.who = who;
 	head_ingest_counters(h, &view.batches, &view.refused, &view.groups);
-	if (r->access == HTTP_ACCESS_ADMIN) {
+	if (r->access == HTTP_ACCESS_ADMIN || r->access == HTTP_ACCESS_OWNER) {
 		view.stopped = NULL;
 		view.nstopped = 0;
 		pthread_mutex_lock(&h->wlock);

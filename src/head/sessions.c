@@ -133,6 +133,21 @@ out_release:
 }
 
 /*
+ * Whether the view's caller may see session s: everyone's data, or a
+ * session they started.
+ */
+bool head_session_visible(const struct head *h, const struct session_record *s)
+{
+	return head_sees_all(h) || (s->owner[0] && strcmp(s->owner, h->who.user) == 0);
+}
+
+/* The user a view's caller starts and stops sessions as: a person's name, or NULL (a token). */
+static const char *session_owner(const struct head *h)
+{
+	return h->who.user[0] ? h->who.user : NULL;
+}
+
+/*
  * POST /profiling/start {"name"?, "interval_ms"?, "nodes"?: [..] or "a,b", "cuda"?: bool}.
  * As gswarm: a name already active is 200 {"success": false, "message":
  * "Profiling is already active.", "output_file": ""}.  Unlike gswarm,
@@ -151,6 +166,9 @@ void head_session_start(void *arg, const struct http_request *req, struct http_r
 		json_answer(res, 400, false, msg);
 		return;
 	}
+	/* a person's session is theirs: they see it, stop it, and its export lists their jobs */
+	if (session_owner(h))
+		snprintf(s.owner, sizeof(s.owner), "%s", session_owner(h));
 	ret = store_session_start(h->st, &s);
 	if (ret && ret != -EEXIST) {
 		json_answer(res, 503, false, "the store cannot be written");
@@ -190,9 +208,11 @@ void head_session_start(void *arg, const struct http_request *req, struct http_r
 }
 
 struct stopping {
-	const char *name; /* NULL: every active session */
+	const char *name;  /* NULL: every active session */
+	const char *owner; /* NULL: anyone's */
 	struct session_record *v;
 	size_t n, cap;
+	bool others; /* name is active, another user's */
 };
 
 static int stopping_one(const struct session_record *s, void *arg)
@@ -201,6 +221,10 @@ static int stopping_one(const struct session_record *s, void *arg)
 
 	if (c->name && strcmp(s->name, c->name) != 0)
 		return 0;
+	if (c->owner && strcmp(s->owner, c->owner) != 0) {
+		c->others = true;
+		return 0;
+	}
 	if (ARRAY_GROW(c->v, c->n, c->cap, 4))
 		return -ENOMEM;
 	c->v[c->n++] = *s;
@@ -211,10 +235,10 @@ static int stopping_one(const struct session_record *s, void *arg)
  * Stops the active session called name (NULL: every one) at end_ms; the
  * sessions stopped, as they now are, into *out (the caller frees it).
  */
-static int sessions_stop(struct store *st, const char *name, int64_t end_ms,
-			 struct session_record **out, size_t *n)
+static int sessions_stop(struct store *st, const char *name, const char *owner, int64_t end_ms,
+			 struct session_record **out, size_t *n, bool *others)
 {
-	struct stopping c = {name, NULL, 0, 0};
+	struct stopping c = {name, owner, NULL, 0, 0, false};
 	int stopped = 0, ret;
 
 	*out = NULL;
@@ -222,7 +246,8 @@ static int sessions_stop(struct store *st, const char *name, int64_t end_ms,
 	/* the writer is ours alone (under wlock): nothing starts or stops between the two */
 	ret = store_for_each_session(st, true, stopping_one, &c);
 	if (!ret && c.n)
-		ret = store_session_stop(st, name, end_ms, &stopped);
+		ret = store_session_stop(st, name, owner, end_ms, &stopped);
+	*others = c.others;
 	if (ret) {
 		free(c.v);
 		return ret;
@@ -247,7 +272,7 @@ void head_session_stop(void *arg, const struct http_request *req, struct http_re
 	char name[SESSION_NAME_MAX], msg[600], silent[512];
 	struct session_record *stopped = NULL;
 	size_t n = 0;
-	bool has_name;
+	bool has_name, others = false;
 	int ret;
 
 	if (api_parse_session_stop(req->body, req->body_len, name, sizeof(name), &has_name, msg,
@@ -255,9 +280,15 @@ void head_session_stop(void *arg, const struct http_request *req, struct http_re
 		json_answer(res, 400, false, msg);
 		return;
 	}
-	ret = sessions_stop(h->st, has_name ? name : NULL, time_now_ms(), &stopped, &n);
+	/* a user stops their own sessions; an admin anyone's */
+	ret =
+	    sessions_stop(h->st, has_name ? name : NULL, head_sees_all(h) ? NULL : session_owner(h),
+			  time_now_ms(), &stopped, &n, &others);
 	if (ret) {
 		json_answer(res, 503, false, "the store cannot be written");
+	} else if (n == 0 && has_name && others) {
+		snprintf(msg, sizeof(msg), "session '%.200s' is another user's", name);
+		json_answer(res, 403, false, msg);
 	} else if (n == 0) {
 		if (has_name)
 			snprintf(msg, sizeof(msg),
@@ -333,6 +364,7 @@ void head_session_json(struct jsonw *w, const struct session_record *s, int64_t 
 	jsonw_kv_int_opt(w, "end_ms", s->end_ms > 0, s->end_ms);
 	jsonw_kv_int_opt(w, "interval_ms", s->interval_ms > 0, s->interval_ms);
 	jsonw_kv_bool(w, "cuda", s->cuda);
+	jsonw_kv_str_opt(w, "owner", s->owner[0] ? s->owner : NULL);
 	jsonw_key(w, "nodes");
 	if (s->nodes[0]) {
 		char nodes[SESSION_NODES_MAX], *save = NULL;
@@ -348,16 +380,6 @@ void head_session_json(struct jsonw *w, const struct session_record *s, int64_t 
 	head_session_file(s->name, ".json", file, sizeof(file));
 	jsonw_kv_str(w, "output_file", file);
 	jsonw_obj_end(w);
-}
-
-/*
- * Whether the view's caller may see session s: everyone's data, or (to
- * come with a session's owner) a session they started; a user sees none.
- */
-bool head_session_visible(const struct head *h, const struct session_record *s)
-{
-	(void)s;
-	return head_sees_all(h);
 }
 
 struct sessions_ctx {

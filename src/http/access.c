@@ -13,6 +13,7 @@
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <pwd.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,21 @@
 #include "common/log.h"
 #include "common/token.h"
 #include "http/munge.h"
+
+/* A usage error said once, without errno's words: -EINVAL. */
+static int bad(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int bad(const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_err(0, "%s", msg);
+	return -EINVAL;
+}
 
 static const char *const role_names[] = {"anonymous", "user", "reader", "agent", "admin"};
 
@@ -45,9 +61,9 @@ int access_add_proxy(struct access_policy *p, const char *spec)
 	char *end;
 
 	if (p->nproxies >= ACCESS_PROXIES_MAX)
-		return log_err(-EINVAL, "at most %d --trusted-proxy", ACCESS_PROXIES_MAX);
+		return bad("at most %d --trusted-proxy", ACCESS_PROXIES_MAX);
 	if (len == 0 || len >= sizeof(addr))
-		return log_err(-EINVAL, "bad --trusted-proxy '%s' (ADDR[/BITS])", spec);
+		return bad("bad --trusted-proxy '%s' (ADDR[/BITS])", spec);
 	memcpy(addr, spec, len);
 	addr[len] = '\0';
 	n = &p->proxy[p->nproxies];
@@ -59,16 +75,14 @@ int access_add_proxy(struct access_policy *p, const char *spec)
 		n->family = AF_INET6;
 		max = 128;
 	} else {
-		return log_err(-EINVAL, "bad --trusted-proxy '%s': not an IPv4 or IPv6 address",
-			       spec);
+		return bad("bad --trusted-proxy '%s': not an IPv4 or IPv6 address", spec);
 	}
 	n->bits = max;
 	if (slash) {
 		unsigned long bits = strtoul(slash + 1, &end, 10);
 
 		if (!slash[1] || *end || bits > max)
-			return log_err(-EINVAL, "bad --trusted-proxy '%s': /BITS from 0 to %u",
-				       spec, max);
+			return bad("bad --trusted-proxy '%s': /BITS from 0 to %u", spec, max);
 		n->bits = (unsigned)bits;
 	}
 	p->nproxies++;
@@ -98,7 +112,7 @@ int access_add_admins(struct access_policy *p, const char *list)
 		char name[ACCESS_USER_MAX];
 
 		if (len == 0 || len >= sizeof(name) - 1)
-			return log_err(-EINVAL, "bad --admins '%s' (USER,@GROUP,...)", list);
+			return bad("bad --admins '%s' (USER,@GROUP,...)", list);
 		memcpy(name, s, len);
 		name[len] = '\0';
 		if (name[0] == '@') {
@@ -106,18 +120,15 @@ int access_add_admins(struct access_policy *p, const char *list)
 			char buf[16384];
 
 			if (getgrnam_r(name + 1, &gr, buf, sizeof(buf), &res) || !res)
-				return log_err(-EINVAL, "--admins: no group '%s' on this machine",
-					       name + 1);
+				return bad("--admins: no group '%s' on this machine", name + 1);
 			if (p->nadmin_groups >= ACCESS_ADMINS_MAX)
-				return log_err(-EINVAL, "--admins: at most %d groups",
-					       ACCESS_ADMINS_MAX);
+				return bad("--admins: at most %d groups", ACCESS_ADMINS_MAX);
 			p->admin_gid[p->nadmin_groups++] = res->gr_gid;
 		} else {
 			if (!user_name_ok(name))
-				return log_err(-EINVAL, "--admins: '%s' is not a user name", name);
+				return bad("--admins: '%s' is not a user name", name);
 			if (p->nadmin_users >= ACCESS_ADMINS_MAX)
-				return log_err(-EINVAL, "--admins: at most %d users",
-					       ACCESS_ADMINS_MAX);
+				return bad("--admins: at most %d users", ACCESS_ADMINS_MAX);
 			strcpy(p->admin_user[p->nadmin_users++], name);
 		}
 		s += len + (comma ? 1 : 0);
@@ -405,6 +416,11 @@ bool access_permits(const struct access_policy *p, const struct caller *c, enum 
 		}
 		http_error(res, 403, "wrong token: ingest takes the agents' token");
 		return false;
+	case HTTP_ACCESS_OWNER:
+		if (c->role == CALLER_USER)
+			return true;
+		/* the rest as for an admin's */
+		__attribute__((fallthrough));
 	case HTTP_ACCESS_ADMIN:
 		if (c->role == CALLER_ADMIN || (c->role == CALLER_AGENT && !p->has_admin_token) ||
 		    (!tokens && p->open && !p->munge && !p->nproxies))

@@ -23,6 +23,8 @@
  *   ingest   the agents (anyone when there is no agents' token)
  *   admin    an admin; the agents' token without --admin-token-file;
  *            anyone when open and no token is set
+ *   owner    a user, on what they own (their sessions: the handlers
+ *            check), and whoever may use an admin's route
  * "Open": --insecure, or a loopback address with no read protection (no
  * read token, no --auth munge, no --trusted-proxy).  A server that is not
  * open answers an anonymous read 401, with a WWW-Authenticate header for

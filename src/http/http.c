@@ -810,7 +810,8 @@ const struct http_route *http_route_find(const struct http_route *table,
 
 const char *http_access_name(enum http_access a)
 {
-	static const char *const names[] = {"anonymous", "user", "reader", "agent", "admin"};
+	static const char *const names[] = {"anonymous", "user",  "reader",
+					    "agent",	 "admin", "owner"};
 
 	return (size_t)a < sizeof(names) / sizeof(names[0]) ? names[a] : "?";
 }

@@ -149,6 +149,7 @@ enum http_access {
 	HTTP_ACCESS_READER, /* every user's data: the read or admin token, an admin */
 	HTTP_ACCESS_INGEST, /* an agent's token ("agent") */
 	HTTP_ACCESS_ADMIN,  /* an admin: the admin token (else the agents'), --admins */
+	HTTP_ACCESS_OWNER,  /* a user, on what they own (their sessions); an admin */
 };
 struct http_route {
 	const char *method; /* "GET" (also answers HEAD) or "POST" */
@@ -163,7 +164,7 @@ struct http_route {
  */
 const struct http_route *http_route_find(const struct http_route *table,
 					 const struct http_request *req, int *status);
-/* The access's name in docs/http-api.md: anonymous, user, reader, agent, admin. */
+/* The access's name in docs/http-api.md: anonymous, user, reader, agent, admin, owner. */
 const char *http_access_name(enum http_access a);
 
 /*

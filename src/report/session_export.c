@@ -337,6 +337,9 @@ static int on_job(const struct job_record *j, void *arg)
 		return 0;
 	if (!node_in(c->s, j->hostname))
 		return 0;
+	/* a user's session is about their work: other users' jobs (command lines) stay out */
+	if (c->s->owner[0] && strcmp(j->user, c->s->owner) != 0)
+		return 0;
 	snprintf(key, sizeof(key), "%s:%s:%" PRId64, j->scheduler, j->job_id, j->start_ms);
 	jsonw_obj_begin(w);
 	jsonw_kv_str(w, "key", key);

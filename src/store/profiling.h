@@ -27,11 +27,16 @@ struct session_record {
 	int64_t interval_ms; /* 0: the agents' own */
 	char nodes[SESSION_NODES_MAX]; /* "a,b" or "" for every node */
 	bool cuda;		       /* asks its nodes' agents for CUDA tables (schema 9) */
+	char owner[64]; /* the head's user who started it (schema 13); "": a token, the CLI */
 };
 /* -EEXIST when a session of that name is active. */
 int store_session_start(struct store *st, struct session_record *s);
-/* Stops the active session `name` (NULL: every active one); *stopped: how many. */
-int store_session_stop(struct store *st, const char *name, int64_t end_ms, int *stopped);
+/*
+ * Stops the active session `name` (NULL: every active one) of owner (NULL:
+ * anyone's); *stopped: how many.
+ */
+int store_session_stop(struct store *st, const char *name, const char *owner, int64_t end_ms,
+		       int *stopped);
 /* Sessions by start (active_only: those still running). */
 int store_for_each_session(struct store *st, bool active_only,
 			   int (*fn)(const struct session_record *s, void *arg), void *arg);

@@ -267,6 +267,9 @@ static const char store_schema_v11[] = "ALTER TABLE job_samples ADD COLUMN cpu_w
 /* Schema 12: Slurm 26.05 names a job's cgroup by its SLUID; the job keeps it. */
 static const char store_schema_v12[] = "ALTER TABLE jobs ADD COLUMN sluid TEXT;\n";
 
+/* Schema 13: who started a session (a head's user; NULL: a token, gswarm, the CLI). */
+static const char store_schema_v13[] = "ALTER TABLE sessions ADD COLUMN owner TEXT;\n";
+
 /*
  * store_migrations[v] brings a store from schema v to v + 1; [0] creates
  * schema 1 in an empty file.  A new version appends one entry here and
@@ -275,7 +278,7 @@ static const char store_schema_v12[] = "ALTER TABLE jobs ADD COLUMN sluid TEXT;\
 static const char *const store_migrations[STORE_SCHEMA_VERSION] = {
     store_schema_v1, store_schema_v2,  store_schema_v3,	 store_schema_v4,
     store_schema_v5, store_schema_v6,  store_schema_v7,	 store_schema_v8,
-    store_schema_v9, store_schema_v10, store_schema_v11, store_schema_v12,
+    store_schema_v9, store_schema_v10, store_schema_v11, store_schema_v12, store_schema_v13,
 };
 
 /*

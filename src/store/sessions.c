@@ -16,7 +16,7 @@
 static void session_from_row(struct db_stmt *stmt, struct session_record *s)
 {
 	const unsigned char *name = db_column_text(stmt, 1);
-	const unsigned char *nodes = db_column_text(stmt, 5);
+	const unsigned char *nodes = db_column_text(stmt, 5), *owner;
 
 	memset(s, 0, sizeof(*s));
 	s->id = db_column_int64(stmt, 0);
@@ -26,13 +26,18 @@ static void session_from_row(struct db_stmt *stmt, struct session_record *s)
 	s->interval_ms = db_column_int64(stmt, 4);
 	snprintf(s->nodes, sizeof(s->nodes), "%s", nodes ? (const char *)nodes : "");
 	s->cuda = db_column_int64(stmt, 6) != 0;
+	owner = db_column_text(stmt, 7);
+	snprintf(s->owner, sizeof(s->owner), "%s", owner ? (const char *)owner : "");
 }
 
-/* A store older than schema 9 has no cuda column: false. */
+/* A store older than schema 9 has no cuda column: false; older than 13 no owner: none. */
 static const char *session_columns(const struct store *st)
 {
-	return st->schema_version >= 9 ? "id, name, start_ms, end_ms, interval_ms, nodes, cuda"
-				       : "id, name, start_ms, end_ms, interval_ms, nodes, 0";
+	return st->schema_version >= 13
+		   ? "id, name, start_ms, end_ms, interval_ms, nodes, cuda, owner"
+	       : st->schema_version >= 9
+		   ? "id, name, start_ms, end_ms, interval_ms, nodes, cuda, NULL"
+		   : "id, name, start_ms, end_ms, interval_ms, nodes, 0, NULL";
 }
 
 int store_session_start(struct store *st, struct session_record *s)
@@ -45,7 +50,8 @@ int store_session_start(struct store *st, struct session_record *s)
 	rc = db_exec(&st->conn, "BEGIN IMMEDIATE");
 	if (rc != SQLITE_OK)
 		return store__read_fail(st, rc, "start a session");
-	rc = db_prepare(&st->conn, "SELECT 1 FROM sessions WHERE name = ? AND end_ms IS NULL", &stmt);
+	rc = db_prepare(&st->conn, "SELECT 1 FROM sessions WHERE name = ? AND end_ms IS NULL",
+			&stmt);
 	if (rc != SQLITE_OK) {
 		ret = store__read_fail(st, rc, "start a session");
 		goto out_rollback;
@@ -61,13 +67,21 @@ int store_session_start(struct store *st, struct session_record *s)
 		ret = -EPROTONOSUPPORT;
 		goto out_rollback;
 	}
-	rc = db_prepare(&st->conn,
-			st->schema_version >= 9
-			    ? "INSERT INTO sessions (name, start_ms, interval_ms, nodes, cuda)"
-			      " VALUES (?, ?, ?, ?, ?) RETURNING id"
-			    : "INSERT INTO sessions (name, start_ms, interval_ms, nodes)"
-			      " VALUES (?, ?, ?, ?) RETURNING id",
-			&stmt);
+	if (s->owner[0] && st->schema_version < 13) {
+		ret = -EPROTONOSUPPORT;
+		goto out_rollback;
+	}
+	rc = db_prepare(
+	    &st->conn,
+	    st->schema_version >= 13
+		? "INSERT INTO sessions (name, start_ms, interval_ms, nodes, cuda, owner)"
+		  " VALUES (?, ?, ?, ?, ?, ?) RETURNING id"
+	    : st->schema_version >= 9
+		? "INSERT INTO sessions (name, start_ms, interval_ms, nodes, cuda)"
+		  " VALUES (?, ?, ?, ?, ?) RETURNING id"
+		: "INSERT INTO sessions (name, start_ms, interval_ms, nodes)"
+		  " VALUES (?, ?, ?, ?) RETURNING id",
+	    &stmt);
 	if (rc != SQLITE_OK) {
 		ret = store__read_fail(st, rc, "start a session");
 		goto out_rollback;
@@ -80,6 +94,8 @@ int store_session_start(struct store *st, struct session_record *s)
 		db_bind_text(stmt, 4, s->nodes, -1, SQLITE_STATIC);
 	if (st->schema_version >= 9)
 		db_bind_int64(stmt, 5, s->cuda);
+	if (s->owner[0])
+		db_bind_text(stmt, 6, s->owner, -1, SQLITE_STATIC);
 	rc = db_step(stmt);
 	if (rc == SQLITE_ROW)
 		s->id = db_column_int64(stmt, 0);
@@ -101,23 +117,26 @@ out_rollback:
 	return ret;
 }
 
-int store_session_stop(struct store *st, const char *name, int64_t end_ms, int *stopped)
+int store_session_stop(struct store *st, const char *name, const char *owner, int64_t end_ms,
+		       int *stopped)
 {
 	struct db_stmt *stmt;
+	char sql[160];
 	int rc;
 
 	*stopped = 0;
-	if (st->schema_version < 4)
-		return 0;
-	rc = db_prepare(&st->conn,
-			name ? "UPDATE sessions SET end_ms = ?1 WHERE end_ms IS NULL AND name = ?2"
-			     : "UPDATE sessions SET end_ms = ?1 WHERE end_ms IS NULL",
-			&stmt);
+	if (st->schema_version < 4 || (owner && st->schema_version < 13))
+		return 0; /* an owner's sessions: none before schema 13 */
+	snprintf(sql, sizeof(sql), "UPDATE sessions SET end_ms = ?1 WHERE end_ms IS NULL%s%s",
+		 name ? " AND name = ?2" : "", owner ? " AND owner = ?3" : "");
+	rc = db_prepare(&st->conn, sql, &stmt);
 	if (rc != SQLITE_OK)
 		return store__read_fail(st, rc, "stop a session");
 	db_bind_int64(stmt, 1, end_ms);
 	if (name)
 		db_bind_text(stmt, 2, name, -1, SQLITE_STATIC);
+	if (owner)
+		db_bind_text(stmt, 3, owner, -1, SQLITE_STATIC);
 	rc = db_step(stmt);
 	db_finalize(stmt);
 	if (rc != SQLITE_DONE)
@@ -172,8 +191,8 @@ int store_session_get(struct store *st, const char *name, struct session_record 
 	return ret;
 }
 
-int store_session_control(struct store *st, const char *hostname, int64_t *interval_ms,
-			  bool *cuda, char *names, size_t size)
+int store_session_control(struct store *st, const char *hostname, int64_t *interval_ms, bool *cuda,
+			  char *names, size_t size)
 {
 	struct db_stmt *stmt;
 	size_t len = 0;
@@ -185,15 +204,16 @@ int store_session_control(struct store *st, const char *hostname, int64_t *inter
 	if (st->schema_version < 4)
 		return 0;
 	/* asked with every batch the head acknowledges: a cached statement */
-	rc = store__cached_stmt(st,
-				st->schema_version >= 9
-				    ? "SELECT name, interval_ms, cuda FROM sessions WHERE end_ms IS NULL"
-				      " AND (nodes IS NULL OR ',' || nodes || ',' LIKE '%,' || ?1 || ',%')"
-				      " ORDER BY start_ms, id"
-				    : "SELECT name, interval_ms, 0 FROM sessions WHERE end_ms IS NULL"
-				      " AND (nodes IS NULL OR ',' || nodes || ',' LIKE '%,' || ?1 || ',%')"
-				      " ORDER BY start_ms, id",
-				&stmt);
+	rc = store__cached_stmt(
+	    st,
+	    st->schema_version >= 9
+		? "SELECT name, interval_ms, cuda FROM sessions WHERE end_ms IS NULL"
+		  " AND (nodes IS NULL OR ',' || nodes || ',' LIKE '%,' || ?1 || ',%')"
+		  " ORDER BY start_ms, id"
+		: "SELECT name, interval_ms, 0 FROM sessions WHERE end_ms IS NULL"
+		  " AND (nodes IS NULL OR ',' || nodes || ',' LIKE '%,' || ?1 || ',%')"
+		  " ORDER BY start_ms, id",
+	    &stmt);
 	if (rc != SQLITE_OK)
 		return store__read_fail(st, rc, "read the sessions");
 	db_bind_text(stmt, 1, hostname, -1, SQLITE_STATIC);
@@ -292,5 +312,6 @@ int store_for_each_request_arrived(struct store *st, int64_t from_ms, int64_t to
 {
 	/* row order is arrival order: gswarm's dict of apps, each a list appended to */
 	return requests_each(st, from_ms, to_ms,
-			     REQUEST_SELECT " ORDER BY min(id) OVER (PARTITION BY app), id", fn, arg);
+			     REQUEST_SELECT " ORDER BY min(id) OVER (PARTITION BY app), id", fn,
+			     arg);
 }

@@ -223,6 +223,32 @@ def test_users_see_their_own(wd):
         eq(proxied("/api/v1/jobs", "nobody", source="127.0.0.2")[0], 401,
            "the header from an address that is not the proxy's")
         eq(proxied("/api/v1/jobs", "no body")[0], 403, "a header that is no user name")
+        # a session a user starts is theirs: listed for them and admins, its export their jobs
+        def post(path, user, body):
+            return request(port, path, "POST", {"X-Remote-User": user,
+                                                "Content-Type": "application/json"},
+                           json.dumps(body).encode())
+
+        status, _, body = post("/profiling/start", "nobody", {"name": "nobodys", "nodes": "n1"})
+        eq((status, json.loads(body)["success"]), (200, True), "nobody starts a session")
+        names = lambda user: [x["name"] for x in  # noqa: E731
+                              as_json(proxied("/profiling/sessions", user))["sessions"]]
+        eq(names("nobody"), ["nobodys"], "nobody's sessions")
+        eq(names("daemon"), [], "daemon's sessions")
+        check("nobodys" in names("root"), "an admin sees every session")
+        eq([x["owner"] for x in as_json(proxied("/profiling/sessions", "root"))["sessions"]
+            if x["name"] == "nobodys"], ["nobody"], "the session's owner")
+        eq(proxied("/api/v1/sessions/nobodys", "daemon")[0], 404, "nobody's session, to daemon")
+        eq(proxied("/api/v1/sessions/nobodys/export", "daemon")[0], 404, "its export, to daemon")
+        export = as_json(proxied("/api/v1/sessions/nobodys/export?format=json", "root"))
+        eq(sorted({(j["job_id"], j["user"]) for j in export["jobs"]
+                   if j["scheduler"] == "slurm"}), [(NOBODY_JOB, "nobody")],
+           "a user's session lists their jobs alone, whoever reads it")
+        status, _, body = post("/profiling/stop", "daemon", {"name": "nobodys"})
+        eq(status, 403, "daemon stops nobody's session (%r)" % body)
+        status, _, body = post("/profiling/stop", "nobody", {})
+        eq((status, json.loads(body).get("stopped")), (200, 1), "nobody stops theirs")
+
         # a stream's re-asks are the caller of the request that opened it
         c = http.client.HTTPConnection("127.0.0.1", port, timeout=scaled(10))
         c.request("GET", "/ui/events?topics=jobs", headers={"X-Remote-User": "nobody"})
@@ -240,7 +266,7 @@ def test_users_see_their_own(wd):
 
 
 ACCESS = {"PUBLIC": "anonymous", "USER": "user", "READER": "reader", "INGEST": "agent",
-          "ADMIN": "admin"}
+          "ADMIN": "admin", "OWNER": "owner"}
 MACROS = {"WEB_EVENTS": "/ui/events", "WEB_PREFIX": "/ui/"}
 
 
@@ -270,7 +296,7 @@ def route_of(code, method, path):
 def doc_routes():
     """(method, path, access) of each row of docs/http-api.md's access table."""
     text = open(os.path.join(ROOT, "docs", "http-api.md")).read()
-    rows = re.findall(r"^\| `(GET|POST) (/\S*)` \| (anonymous|user|reader|agent|admin) \|",
+    rows = re.findall(r"^\| `(GET|POST) (/\S*)` \| (anonymous|user|reader|agent|admin|owner) \|",
                       text, re.M)
     check(len(rows) >= 20, "docs/http-api.md's access table: %d rows" % len(rows))
     return set(rows)
@@ -299,12 +325,13 @@ def test_access_table(wd):
     t = cl.tokens
     callers = {
         "anonymous": ({}, {"anonymous"}),
-        "user": ({"X-Remote-User": "nobody"}, {"anonymous", "user"}),
+        "user": ({"X-Remote-User": "nobody"}, {"anonymous", "user", "owner"}),
         "reader": ({"Authorization": "Bearer " + t["reader"]}, {"anonymous", "user", "reader"}),
         "agent": ({"Authorization": "Bearer " + t["agent"]}, {"anonymous", "agent"}),
         "admin": ({"Authorization": "Bearer " + t["admin"]},
-                  {"anonymous", "user", "reader", "admin"}),
-        "admin user": ({"X-Remote-User": "root"}, {"anonymous", "user", "reader", "admin"}),
+                  {"anonymous", "user", "reader", "admin", "owner"}),
+        "admin user": ({"X-Remote-User": "root"},
+                       {"anonymous", "user", "reader", "admin", "owner"}),
     }
     bodies = {"/profiling/start": b'{"name": "walk"}', "/profiling/stop": b'{"name": "walk"}',
               "/api/v1/ingest": b"not a batch",

@@ -112,18 +112,18 @@ static void test_table_closed(void **state)
 	struct access_policy p = {0};
 	static const enum http_access acc[] = {HTTP_ACCESS_PUBLIC, HTTP_ACCESS_USER,
 					       HTTP_ACCESS_READER, HTTP_ACCESS_INGEST,
-					       HTTP_ACCESS_ADMIN};
+					       HTTP_ACCESS_ADMIN,  HTTP_ACCESS_OWNER};
 	static const struct {
 		enum caller_role role;
 		const char *user;
-		int want[5]; /* public, user, reader, ingest, admin */
+		int want[6]; /* public, user, reader, ingest, admin, owner */
 		bool all;
 	} rows[] = {
-	    {CALLER_ANONYMOUS, "", {200, 401, 401, 401, 401}, false},
-	    {CALLER_USER, "nobody", {200, 200, 403, 403, 403}, false},
-	    {CALLER_READER, "", {200, 200, 200, 403, 403}, true},
-	    {CALLER_AGENT, "", {200, 403, 403, 200, 403}, false},
-	    {CALLER_ADMIN, "root", {200, 200, 200, 403, 200}, true},
+	    {CALLER_ANONYMOUS, "", {200, 401, 401, 401, 401, 401}, false},
+	    {CALLER_USER, "nobody", {200, 200, 403, 403, 403, 200}, false},
+	    {CALLER_READER, "", {200, 200, 200, 403, 403, 403}, true},
+	    {CALLER_AGENT, "", {200, 403, 403, 200, 403, 403}, false},
+	    {CALLER_ADMIN, "root", {200, 200, 200, 403, 200, 200}, true},
 	};
 
 	(void)state;
@@ -132,7 +132,7 @@ static void test_table_closed(void **state)
 	for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
 		struct caller c = who(rows[r].role, rows[r].user);
 
-		for (size_t a = 0; a < 5; a++) {
+		for (size_t a = 0; a < 6; a++) {
 			int got = permits(&p, &c, acc[a]);
 
 			if (got != rows[r].want[a])

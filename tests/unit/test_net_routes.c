@@ -92,6 +92,7 @@ static void test_access_names(void **state)
 	assert_string_equal(http_access_name(HTTP_ACCESS_READER), "reader");
 	assert_string_equal(http_access_name(HTTP_ACCESS_INGEST), "agent");
 	assert_string_equal(http_access_name(HTTP_ACCESS_ADMIN), "admin");
+	assert_string_equal(http_access_name(HTTP_ACCESS_OWNER), "owner");
 	assert_string_equal(http_access_name((enum http_access)42), "?");
 }
 

@@ -127,7 +127,7 @@ static void session(struct store *st, const char *name, int64_t start, int64_t e
 	s.start_ms = start;
 	s.interval_ms = interval;
 	assert_int_equal(store_session_start(st, &s), 0);
-	assert_int_equal(store_session_stop(st, name, end, &stopped), 0);
+	assert_int_equal(store_session_stop(st, name, NULL, end, &stopped), 0);
 	assert_int_equal(stopped, 1);
 }
 
