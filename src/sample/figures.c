@@ -1,0 +1,165 @@
+/*
+ * figures.c - host, job and GPU figures from a reading, the one before it
+ * and the interval (figures.h): each counter's rule for going back is the
+ * one common/counter.h names for it.
+ */
+#include "figures.h"
+
+#include <math.h>
+
+#include "common/counter.h"
+
+void host_reading_of(const struct host_sample *h, struct host_reading *out)
+{
+	*out = (struct host_reading){
+	    .valid = h->valid,
+	    .mem_valid = h->mem.valid,
+	    .cpu = h->cpu.total,
+	    .mem_total_bytes = h->mem.total_bytes,
+	    .mem_available_bytes = h->mem.available_bytes,
+	    .load1_milli = h->load.load1_milli,
+	    .disk_read_bytes = h->disk_read_bytes,
+	    .disk_write_bytes = h->disk_write_bytes,
+	    .net_rx_bytes = h->net_rx_bytes,
+	    .net_tx_bytes = h->net_tx_bytes,
+	    .psi_mem_some_valid = h->psi_mem.some_valid,
+	    .psi_io_some_valid = h->psi_io.some_valid,
+	    .psi_mem_some_us = h->psi_mem.some_total_us,
+	    .psi_io_some_us = h->psi_io.some_total_us,
+	};
+}
+
+/* A share (0-100) of a counter's growth over span in its unit; NAN when unknowable. */
+static double share_pct(uint64_t a, uint64_t b, double span, enum counter_rule rule)
+{
+	double r = counter_rate(a, b, span, rule);
+
+	return isnan(r) ? NAN : fmin(100.0, r * 100.0);
+}
+
+/* iowait's share of all of the CPU time ("busy" and "idle" as host.h defines them) */
+static double iowait_pct(const struct cpu_times *c0, const struct cpu_times *c1)
+{
+	uint64_t t0 = cpu_busy_ms(c0) + cpu_idle_ms(c0), t1 = cpu_busy_ms(c1) + cpu_idle_ms(c1);
+
+	if (t1 <= t0 || c1->idle_ms < c0->idle_ms || c1->iowait_ms < c0->iowait_ms)
+		return NAN;
+	return 100.0 * (double)(c1->iowait_ms - c0->iowait_ms) / (double)(t1 - t0);
+}
+
+void host_figures(const struct host_reading *cur, const struct host_reading *prev,
+		  int64_t interval_ms, struct host_figures *out)
+{
+	uint32_t both = prev ? prev->valid & cur->valid : 0;
+	double span_s = (double)interval_ms / 1000.0;
+	bool rates = prev && interval_ms > 0;
+
+	out->cpu_busy_pct = both & HOST_HAS_CPU ? cpu_busy_pct(&prev->cpu, &cur->cpu) : NAN;
+	out->cpu_iowait_pct =
+	    rates && (both & HOST_HAS_CPU) ? iowait_pct(&prev->cpu, &cur->cpu) : NAN;
+	out->mem_used_bytes = (cur->valid & HOST_HAS_MEM) && (cur->mem_valid & MEMINFO_TOTAL) &&
+				      (cur->mem_valid & MEMINFO_AVAILABLE) &&
+				      cur->mem_total_bytes >= cur->mem_available_bytes
+				  ? (double)(cur->mem_total_bytes - cur->mem_available_bytes)
+				  : NAN;
+	out->load1 = cur->valid & HOST_HAS_LOAD ? cur->load1_milli / 1000.0 : NAN;
+	out->disk_read_bps = out->disk_write_bps = NAN;
+	out->net_rx_bps = out->net_tx_bps = out->net_bps = NAN;
+	out->psi_mem_pct = out->psi_io_pct = NAN;
+	if (!rates)
+		return;
+	if (both & HOST_HAS_DISK) {
+		out->disk_read_bps = counter_rate(prev->disk_read_bytes, cur->disk_read_bytes,
+						  span_s, COUNTER_RULE_HOST_IO);
+		out->disk_write_bps = counter_rate(prev->disk_write_bytes, cur->disk_write_bytes,
+						   span_s, COUNTER_RULE_HOST_IO);
+	}
+	if (both & HOST_HAS_NET) {
+		out->net_rx_bps = counter_rate(prev->net_rx_bytes, cur->net_rx_bytes, span_s,
+					       COUNTER_RULE_HOST_IO);
+		out->net_tx_bps = counter_rate(prev->net_tx_bytes, cur->net_tx_bytes, span_s,
+					       COUNTER_RULE_HOST_IO);
+		out->net_bps = counter_rate(prev->net_rx_bytes + prev->net_tx_bytes,
+					    cur->net_rx_bytes + cur->net_tx_bytes, span_s,
+					    COUNTER_RULE_HOST_IO);
+	}
+	/* pressure totals are in µs: the share of the interval's µs */
+	if ((both & HOST_HAS_PSI_MEM) && cur->psi_mem_some_valid)
+		out->psi_mem_pct = share_pct(prev->psi_mem_some_us, cur->psi_mem_some_us,
+					     span_s * 1e6, COUNTER_RULE_PSI);
+	if ((both & HOST_HAS_PSI_IO) && cur->psi_io_some_valid)
+		out->psi_io_pct = share_pct(prev->psi_io_some_us, cur->psi_io_some_us, span_s * 1e6,
+					    COUNTER_RULE_PSI);
+}
+
+uint64_t job_cpu_ms(const struct job_sample *s)
+{
+	uint64_t cpu = s->user_ms + s->system_ms;
+
+	return (s->valid & JS_CG_CPU) && s->cg_cpu_ms > cpu ? s->cg_cpu_ms : cpu;
+}
+
+/* A ms counter's growth per ms (cores), by COUNTER_RULE_JOB. */
+static double per_ms(uint64_t before, uint64_t now, double span_s)
+{
+	return counter_rate(before, now, span_s, COUNTER_RULE_JOB) / 1000.0;
+}
+
+void job_figures(const struct job_sample *cur, const struct job_sample *prev, int64_t interval_ms,
+		 struct job_figures *out)
+{
+	double span_s = (double)interval_ms / 1000.0;
+
+	*out = (struct job_figures){NAN, NAN, NAN, NAN, NAN};
+	if (!prev || interval_ms <= 0)
+		return;
+	out->cores = per_ms(job_cpu_ms(prev), job_cpu_ms(cur), span_s);
+	out->proc_cores =
+	    per_ms(prev->user_ms + prev->system_ms, cur->user_ms + cur->system_ms, span_s);
+	if (prev->valid & cur->valid & JS_CPU_WAIT)
+		out->wait_cores = per_ms(prev->cpu_wait_ms, cur->cpu_wait_ms, span_s);
+	if (prev->valid & cur->valid & JS_IO) {
+		out->read_bps =
+		    counter_rate(prev->read_bytes, cur->read_bytes, span_s, COUNTER_RULE_JOB);
+		out->write_bps =
+		    counter_rate(prev->write_bytes, cur->write_bytes, span_s, COUNTER_RULE_JOB);
+	}
+}
+
+/* A counter's growth by its rule, as a double; NAN when the rule cannot say. */
+static double growth(uint64_t before, uint64_t now, enum counter_rule rule)
+{
+	uint64_t d;
+
+	return counter_growth(before, now, rule, 0, &d) ? (double)d : NAN;
+}
+
+void gpu_figures(const struct gpu_sample *cur, const struct gpu_sample *prev, int64_t interval_ms,
+		 struct gpu_figures *out)
+{
+	uint32_t both = prev ? prev->valid & cur->valid : 0;
+	double span_s = (double)interval_ms / 1000.0;
+
+	*out = (struct gpu_figures){NAN, NAN, NAN, NAN, NAN, NAN, NAN};
+	if (both & GPU_NVLINK) {
+		out->nvlink_rx_bytes =
+		    growth(prev->nvlink_rx_bytes, cur->nvlink_rx_bytes, COUNTER_RULE_GPU_NVLINK);
+		out->nvlink_tx_bytes =
+		    growth(prev->nvlink_tx_bytes, cur->nvlink_tx_bytes, COUNTER_RULE_GPU_NVLINK);
+		out->nvlink_rx_bps = counter_rate(prev->nvlink_rx_bytes, cur->nvlink_rx_bytes,
+						  span_s, COUNTER_RULE_GPU_NVLINK);
+		out->nvlink_tx_bps = counter_rate(prev->nvlink_tx_bytes, cur->nvlink_tx_bytes,
+						  span_s, COUNTER_RULE_GPU_NVLINK);
+		out->nvlink_bps = counter_rate(prev->nvlink_rx_bytes + prev->nvlink_tx_bytes,
+					       cur->nvlink_rx_bytes + cur->nvlink_tx_bytes, span_s,
+					       COUNTER_RULE_GPU_NVLINK);
+	}
+	if (both & GPU_ENERGY)
+		out->energy_mj = growth(prev->energy_mj, cur->energy_mj, COUNTER_RULE_GPU_ENERGY);
+	if (!prev)
+		return;
+	if ((both & GPU_ENERGY) && cur->energy_mj >= prev->energy_mj)
+		out->interval_energy_mj = (double)(cur->energy_mj - prev->energy_mj);
+	else if (cur->valid & GPU_POWER)
+		out->interval_energy_mj = cur->power_mw * (double)interval_ms / 1000.0;
+}

@@ -1,0 +1,113 @@
+/*
+ * figures.h - every figure made from two readings, defined once (below's
+ * Model::new(sample, last)): a host's, a job's and a GPU's figures from a
+ * reading, the one before it (NULL: none) and the interval between them
+ * in milliseconds.  Each counter grows by its named rule when it goes back
+ * (common/counter.h); a figure that cannot be known is NAN, never 0.
+ *
+ * The rollups (agent/tick.c), the report's summary and job series
+ * (analysis/), the session frames (store/frames.c), gswarm's view
+ * (head/gswarm.c), `top` replaying a store, the job table's live rates
+ * (attrib/jobs.c) and each GPU's energy share (attrib/gpu_share.c) all
+ * call these functions; SQL returns the raw counters.
+ *
+ * Pure functions on caller-owned structs; no state, no I/O, thread-safe.
+ */
+#ifndef JOBSCOPE_FIGURES_H
+#define JOBSCOPE_FIGURES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "gpu/gpu.h"
+#include "host.h"
+#include "sample.h"
+
+/*
+ * The counters and gauges of one host reading that figures are made of:
+ * small enough to keep as "the reading before", and to fill from a
+ * store's row (store/frames.c) as well as from a host_sample.
+ */
+struct host_reading {
+	uint32_t valid;	    /* enum host_valid: HOST_HAS_CPU, _MEM, _LOAD, _DISK, _NET, _PSI_* */
+	uint32_t mem_valid; /* enum meminfo_valid: MEMINFO_TOTAL, MEMINFO_AVAILABLE */
+	struct cpu_times cpu;
+	uint64_t mem_total_bytes;
+	uint64_t mem_available_bytes;
+	uint32_t load1_milli;
+	uint64_t disk_read_bytes;
+	uint64_t disk_write_bytes;
+	uint64_t net_rx_bytes;
+	uint64_t net_tx_bytes;
+	bool psi_mem_some_valid;
+	bool psi_io_some_valid;
+	uint64_t psi_mem_some_us;
+	uint64_t psi_io_some_us;
+};
+
+void host_reading_of(const struct host_sample *h, struct host_reading *out);
+
+/*
+ * A host's figures; NAN where unknown.  The rates need the reading before
+ * and interval_ms > 0; the gauges (memory used, load) only the reading.
+ */
+struct host_figures {
+	double cpu_busy_pct;   /* sample/host.h's "CPU busy", 0-100 */
+	double cpu_iowait_pct; /* iowait's share of all CPU time, 0-100 */
+	double mem_used_bytes; /* total - available */
+	double load1;
+	double disk_read_bps; /* COUNTER_RULE_HOST_IO */
+	double disk_write_bps;
+	double net_rx_bps;
+	double net_tx_bps;
+	double net_bps;	    /* received and sent: the rate of their sum */
+	double psi_mem_pct; /* "some" stall's share of the time, 0-100 (COUNTER_RULE_PSI) */
+	double psi_io_pct;
+};
+
+void host_figures(const struct host_reading *cur, const struct host_reading *prev,
+		  int64_t interval_ms, struct host_figures *out);
+
+/*
+ * A job's CPU time: its processes' user + system, or its cgroup's when
+ * that counts more (exited processes the sampler never saw included).
+ */
+uint64_t job_cpu_ms(const struct job_sample *s);
+
+/* A job's figures between two of its samples (COUNTER_RULE_JOB); NAN where unknown. */
+struct job_figures {
+	double cores;	   /* job_cpu_ms's growth per ms: cores in use */
+	double proc_cores; /* its processes' user + system alone, per ms */
+	double wait_cores; /* threads runnable but waiting for a CPU, in cores (JS_CPU_WAIT) */
+	double read_bps;   /* JS_IO */
+	double write_bps;
+};
+
+void job_figures(const struct job_sample *cur, const struct job_sample *prev, int64_t interval_ms,
+		 struct job_figures *out);
+
+/*
+ * A GPU's figures between two of its samples; NAN where unknown.  NVLink
+ * and energy are counters (COUNTER_RULE_GPU_NVLINK, COUNTER_RULE_GPU_ENERGY);
+ * the growths need no interval, the rates interval_ms > 0.
+ */
+struct gpu_figures {
+	double nvlink_rx_bytes; /* growth over the interval */
+	double nvlink_tx_bytes;
+	double nvlink_rx_bps;
+	double nvlink_tx_bps;
+	double nvlink_bps; /* both ways: the rate of their sum */
+	double energy_mj;  /* the energy counter's growth */
+	/*
+	 * The device's energy over the interval as each job's share splits it
+	 * (attrib/gpu_share.h): the counter's growth where it grew, else power
+	 * now x interval.  Unlike energy_mj, a counter that went back (a driver
+	 * reload) is not taken as reset; the summary's total uses energy_mj.
+	 */
+	double interval_energy_mj;
+};
+
+void gpu_figures(const struct gpu_sample *cur, const struct gpu_sample *prev, int64_t interval_ms,
+		 struct gpu_figures *out);
+
+#endif
