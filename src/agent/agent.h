@@ -115,7 +115,7 @@ struct agent_job_rollup {
 	int64_t job_row;
 	bool live;
 	struct rollup_acc acc[ROLLUP_JOB__COUNT][ROLLUP_TIERS];
-	uint64_t prev_read, prev_write;
+	struct job_sample prev; /* the job's sample at prev_ts: its rates' reading before */
 	int64_t prev_ts;
 };
 

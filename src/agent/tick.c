@@ -20,10 +20,10 @@
 #include "analysis/summary.h"
 #include "attrib/gpu_share.h"
 #include "common/array.h"
-#include "common/counter.h"
 #include "common/log.h"
 #include "common/sysroot.h"
 #include "report/report.h"
+#include "sample/figures.h"
 #include "store/tick.h"
 #include "store/reader.h"
 #include "store/upkeep.h"
@@ -96,47 +96,23 @@ static void sample_gpus(struct agent *a, int64_t ts)
 
 /* ---- rollups ---- */
 
-/* A host or job byte counter's rate (common/counter.h: summed over devices or processes). */
-static double rate(uint64_t cur, uint64_t prev, int64_t dt_ms)
+/* The host's rollup figures (sample/figures.h), by enum rollup_host_metric. */
+static void host_values(const struct agent *a, double v[ROLLUP_HOST__COUNT])
 {
-	return counter_rate(prev, cur, (double)dt_ms / 1000.0, COUNTER_RULE_HOST_IO);
-}
+	struct host_reading cur, prev;
+	struct host_figures f;
 
-static double host_value(const struct agent *a, enum rollup_host_metric m)
-{
-	const struct host_sample *h = a->host, *p = a->host_prev;
-	int64_t dt = a->host_ts - a->host_prev_ts;
-
-	switch (m) {
-	case ROLLUP_HOST_CPU_BUSY_PCT:
-		if (!a->has_host_prev || !(h->valid & HOST_HAS_CPU))
-			return NAN;
-		return cpu_busy_pct(&p->cpu.total, &h->cpu.total);
-	case ROLLUP_HOST_MEM_USED_BYTES:
-		if (!(h->mem.valid & MEMINFO_AVAILABLE) || !(h->mem.valid & MEMINFO_TOTAL))
-			return NAN;
-		return (double)(h->mem.total_bytes - h->mem.available_bytes);
-	case ROLLUP_HOST_LOAD1:
-		return h->valid & HOST_HAS_LOAD ? h->load.load1_milli / 1000.0 : NAN;
-	case ROLLUP_HOST_DISK_READ_BPS:
-		return a->has_host_prev && (h->valid & HOST_HAS_DISK)
-			   ? rate(h->disk_read_bytes, p->disk_read_bytes, dt)
-			   : NAN;
-	case ROLLUP_HOST_DISK_WRITE_BPS:
-		return a->has_host_prev && (h->valid & HOST_HAS_DISK)
-			   ? rate(h->disk_write_bytes, p->disk_write_bytes, dt)
-			   : NAN;
-	case ROLLUP_HOST_NET_RX_BPS:
-		return a->has_host_prev && (h->valid & HOST_HAS_NET)
-			   ? rate(h->net_rx_bytes, p->net_rx_bytes, dt)
-			   : NAN;
-	case ROLLUP_HOST_NET_TX_BPS:
-		return a->has_host_prev && (h->valid & HOST_HAS_NET)
-			   ? rate(h->net_tx_bytes, p->net_tx_bytes, dt)
-			   : NAN;
-	default:
-		return NAN;
-	}
+	host_reading_of(a->host, &cur);
+	if (a->has_host_prev)
+		host_reading_of(a->host_prev, &prev);
+	host_figures(&cur, a->has_host_prev ? &prev : NULL, a->host_ts - a->host_prev_ts, &f);
+	v[ROLLUP_HOST_CPU_BUSY_PCT] = f.cpu_busy_pct;
+	v[ROLLUP_HOST_MEM_USED_BYTES] = f.mem_used_bytes;
+	v[ROLLUP_HOST_LOAD1] = f.load1;
+	v[ROLLUP_HOST_DISK_READ_BPS] = f.disk_read_bps;
+	v[ROLLUP_HOST_DISK_WRITE_BPS] = f.disk_write_bps;
+	v[ROLLUP_HOST_NET_RX_BPS] = f.net_rx_bps;
+	v[ROLLUP_HOST_NET_TX_BPS] = f.net_tx_bps;
 }
 
 static struct agent_job_rollup *job_rollup(struct agent *a, int64_t row)
@@ -173,10 +149,13 @@ static void flush(struct agent *a, const char *entity, int64_t entity_id, const 
 
 static void rollups_tick(struct agent *a, int64_t ts)
 {
-	if (a->host_ok)
+	if (a->host_ok) {
+		double hv[ROLLUP_HOST__COUNT];
+
+		host_values(a, hv);
 		for (int m = 0; m < ROLLUP_HOST__COUNT; m++)
-			roll(a, "host", 0, rollup_host_metric_names[m], a->host_acc[m], ts,
-			     host_value(a, m));
+			roll(a, "host", 0, rollup_host_metric_names[m], a->host_acc[m], ts, hv[m]);
+	}
 	for (int i = 0; i < a->gpus.ndevices; i++) {
 		const struct gpu_sample *g = &a->gsample[i];
 		double v[ROLLUP_GPU__COUNT] = {
@@ -196,6 +175,7 @@ static void rollups_tick(struct agent *a, int64_t ts)
 	for (size_t k = 0; k < a->jobs.njobs; k++) {
 		const struct job_entry *j = &a->jobs.job[k];
 		struct agent_job_rollup *r;
+		struct job_figures f;
 		double v[ROLLUP_JOB__COUNT];
 
 		if (!j->rec.id)
@@ -206,15 +186,10 @@ static void rollups_tick(struct agent *a, int64_t ts)
 		r->live = j->live;
 		v[ROLLUP_JOB_CPU_CORES] = j->has_rate ? j->cpu_cores : NAN;
 		v[ROLLUP_JOB_RSS_BYTES] = (double)j->js.rss_bytes;
-		v[ROLLUP_JOB_READ_BPS] = r->prev_ts && (j->js.valid & JS_IO)
-					     ? rate(j->js.read_bytes, r->prev_read, ts - r->prev_ts)
-					     : NAN;
-		v[ROLLUP_JOB_WRITE_BPS] =
-		    r->prev_ts && (j->js.valid & JS_IO)
-			? rate(j->js.write_bytes, r->prev_write, ts - r->prev_ts)
-			: NAN;
-		r->prev_read = j->js.read_bytes;
-		r->prev_write = j->js.write_bytes;
+		job_figures(&j->js, r->prev_ts ? &r->prev : NULL, ts - r->prev_ts, &f);
+		v[ROLLUP_JOB_READ_BPS] = f.read_bps;
+		v[ROLLUP_JOB_WRITE_BPS] = f.write_bps;
+		r->prev = j->js;
 		r->prev_ts = ts;
 		for (int m = 0; m < ROLLUP_JOB__COUNT; m++)
 			roll(a, "job", j->rec.id, rollup_job_metric_names[m], r->acc[m], ts, v[m]);

@@ -4,8 +4,6 @@
  */
 #include "analysis/jobseries.h"
 
-#include "common/counter.h"
-
 /* 100 years: the longest a job's series may span. */
 #define JS_MAX_SPAN_MS (100LL * 366 * 86400 * 1000)
 
@@ -15,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sample/figures.h"
 #include "store/tick.h"
 
 static const char *const metric_names[JSM__COUNT] = {
@@ -211,66 +210,36 @@ static int put(struct jobseries *js, int metric, size_t bucket, ssize_t slot, do
 	return 0;
 }
 
-/* All of the CPU time: "busy" and "idle" as sample/host.h defines them. */
-static uint64_t cpu_total(const struct cpu_times *c)
-{
-	return cpu_busy_ms(c) + cpu_idle_ms(c);
-}
-
-/* The share (0-100) of a counter's growth over a time span in its unit; NAN when unknowable. */
-static double share_pct(uint64_t a, uint64_t b, double span, enum counter_rule rule)
-{
-	double r = counter_rate(a, b, span, rule);
-
-	return isnan(r) ? NAN : fmin(100.0, r * 100.0);
-}
-
 int jobseries_add_host(struct jobseries *js, int64_t ts_ms, const struct host_sample *h)
 {
+	struct host_reading cur, prev;
+	struct host_figures f;
 	size_t bucket;
 	ssize_t slot;
-	int ret = 0;
+	int ret;
 
 	if (locate(js, ts_ms, &bucket, &slot))
 		return 0;
-	if (h->valid & HOST_HAS_MEM && h->mem.valid & MEMINFO_AVAILABLE &&
-	    h->mem.total_bytes >= h->mem.available_bytes)
-		ret = put(js, JSM_HOST_MEM_USED_BYTES, bucket, slot,
-			  (double)(h->mem.total_bytes - h->mem.available_bytes));
-	if (js->has_prev_host && ts_ms > js->prev_host_ms) {
-		double span_us = (double)(ts_ms - js->prev_host_ms) * 1000.0;
-		uint32_t both = js->prev_host_valid & h->valid;
-
-		if (both & HOST_HAS_CPU) {
-			const struct cpu_times *c0 = &js->prev_cpu, *c1 = &h->cpu.total;
-			uint64_t t0 = cpu_total(c0), t1 = cpu_total(c1);
-			double busy = cpu_busy_pct(c0, c1);
-
-			if (!isnan(busy))
-				ret = ret ?: put(js, JSM_HOST_CPU_PCT, bucket, slot, busy);
-			if (t1 > t0 && c1->idle_ms >= c0->idle_ms && c1->iowait_ms >= c0->iowait_ms)
-				ret = ret
-					  ?: put(js, JSM_HOST_IOWAIT_PCT, bucket, slot,
-						 100.0 * (double)(c1->iowait_ms - c0->iowait_ms) /
-						     (double)(t1 - t0));
-		}
-		if (both & HOST_HAS_NET)
-			ret = ret
-				  ?: put(js, JSM_HOST_NET_BPS, bucket, slot,
-					 counter_rate(js->prev_net_bytes,
-						      h->net_rx_bytes + h->net_tx_bytes,
-						      span_us / 1e6, COUNTER_RULE_HOST_IO));
-		if (both & HOST_HAS_PSI_MEM && h->psi_mem.some_valid)
-			ret = ret
-				  ?: put(js, JSM_PSI_MEM_PCT, bucket, slot,
-					 share_pct(js->prev_psi_mem_us, h->psi_mem.some_total_us,
-						   span_us, COUNTER_RULE_PSI));
-		if (both & HOST_HAS_PSI_IO && h->psi_io.some_valid)
-			ret = ret
-				  ?: put(js, JSM_PSI_IO_PCT, bucket, slot,
-					 share_pct(js->prev_psi_io_us, h->psi_io.some_total_us,
-						   span_us, COUNTER_RULE_PSI));
-	}
+	/*
+	 * The reading before, as the series keeps it (its checkpoint's layout):
+	 * the network's two counters as their sum, which is all net_bps needs.
+	 */
+	prev = (struct host_reading){
+	    .valid = js->prev_host_valid,
+	    .cpu = js->prev_cpu,
+	    .net_rx_bytes = js->prev_net_bytes,
+	    .psi_mem_some_us = js->prev_psi_mem_us,
+	    .psi_io_some_us = js->prev_psi_io_us,
+	};
+	host_reading_of(h, &cur);
+	host_figures(&cur, js->has_prev_host && ts_ms > js->prev_host_ms ? &prev : NULL,
+		     ts_ms - js->prev_host_ms, &f);
+	ret = put(js, JSM_HOST_MEM_USED_BYTES, bucket, slot, f.mem_used_bytes);
+	ret = ret ?: put(js, JSM_HOST_CPU_PCT, bucket, slot, f.cpu_busy_pct);
+	ret = ret ?: put(js, JSM_HOST_IOWAIT_PCT, bucket, slot, f.cpu_iowait_pct);
+	ret = ret ?: put(js, JSM_HOST_NET_BPS, bucket, slot, f.net_bps);
+	ret = ret ?: put(js, JSM_PSI_MEM_PCT, bucket, slot, f.psi_mem_pct);
+	ret = ret ?: put(js, JSM_PSI_IO_PCT, bucket, slot, f.psi_io_pct);
 	js->has_prev_host = true;
 	js->prev_host_ms = ts_ms;
 	js->prev_host_valid = h->valid;
@@ -283,6 +252,7 @@ int jobseries_add_host(struct jobseries *js, int64_t ts_ms, const struct host_sa
 
 int jobseries_add_job(struct jobseries *js, int64_t ts_ms, const struct job_sample *j)
 {
+	struct job_figures f;
 	size_t bucket;
 	ssize_t slot;
 	int ret;
@@ -297,26 +267,11 @@ int jobseries_add_job(struct jobseries *js, int64_t ts_ms, const struct job_samp
 					: 0;
 	if (j->nprocs && j->valid & JS_SWAP)
 		ret = ret ?: put(js, JSM_SWAP_BYTES, bucket, slot, (double)j->swap_bytes);
-	if (js->has_prev_job && ts_ms > js->prev_job_ms) {
-		double span_s = (double)(ts_ms - js->prev_job_ms) / 1000.0;
-		const struct job_sample *p = &js->prev_job;
-
-		ret = ret
-			  ?: put(js, JSM_CORES, bucket, slot,
-				 counter_rate(p->user_ms + p->system_ms, j->user_ms + j->system_ms,
-					      span_s, COUNTER_RULE_JOB) /
-				     1000.0);
-		if (j->valid & p->valid & JS_IO) {
-			ret = ret
-				  ?: put(js, JSM_READ_BPS, bucket, slot,
-					 counter_rate(p->read_bytes, j->read_bytes, span_s,
-						      COUNTER_RULE_JOB));
-			ret = ret
-				  ?: put(js, JSM_WRITE_BPS, bucket, slot,
-					 counter_rate(p->write_bytes, j->write_bytes, span_s,
-						      COUNTER_RULE_JOB));
-		}
-	}
+	job_figures(j, js->has_prev_job && ts_ms > js->prev_job_ms ? &js->prev_job : NULL,
+		    ts_ms - js->prev_job_ms, &f);
+	ret = ret ?: put(js, JSM_CORES, bucket, slot, f.proc_cores);
+	ret = ret ?: put(js, JSM_READ_BPS, bucket, slot, f.read_bps);
+	ret = ret ?: put(js, JSM_WRITE_BPS, bucket, slot, f.write_bps);
 	js->has_prev_job = true;
 	js->prev_job_ms = ts_ms;
 	js->prev_job = *j;
@@ -384,16 +339,18 @@ int jobseries_add_gpu(struct jobseries *js, const struct device_record *dev, int
 		track_put(&g->t[JSG_THROTTLED], bucket, slot,
 			  (s->throttle_reasons & GPU_THROTTLE_SLOWDOWN) ? 1.0 : 0.0);
 	if (s->valid & GPU_NVLINK) {
-		uint64_t total = s->nvlink_rx_bytes + s->nvlink_tx_bytes;
+		/* the reading before as the series keeps it: both ways' sum */
+		struct gpu_sample last = {.valid = GPU_NVLINK,
+					  .nvlink_rx_bytes = g->last_nvlink_bytes};
+		struct gpu_figures f;
 
-		if (g->has_last_nvlink && ts_ms > g->last_nvlink_ms)
-			track_put(&g->t[JSG_NVLINK_BPS], bucket, slot,
-				  counter_rate(g->last_nvlink_bytes, total,
-					       (double)(ts_ms - g->last_nvlink_ms) / 1000.0,
-					       COUNTER_RULE_GPU_NVLINK));
+		if (g->has_last_nvlink && ts_ms > g->last_nvlink_ms) {
+			gpu_figures(s, &last, ts_ms - g->last_nvlink_ms, &f);
+			track_put(&g->t[JSG_NVLINK_BPS], bucket, slot, f.nvlink_bps);
+		}
 		g->has_last_nvlink = true;
 		g->last_nvlink_ms = ts_ms;
-		g->last_nvlink_bytes = total;
+		g->last_nvlink_bytes = s->nvlink_rx_bytes + s->nvlink_tx_bytes;
 	}
 	return 0;
 }

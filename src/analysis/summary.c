@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "common/array.h"
-#include "common/counter.h"
+#include "sample/figures.h"
 #include "store/tick.h"
 #include "store/jobdata.h"
 #include "store/write.h"
@@ -651,15 +651,6 @@ static void gpu_settle(struct gpu_summary *g)
 	}
 }
 
-/* a counter's growth by its rule (common/counter.h); 0 when the rule cannot say */
-static uint64_t counter_delta(uint64_t before, uint64_t now, enum counter_rule rule)
-{
-	uint64_t d = 0;
-
-	counter_growth(before, now, rule, 0, &d);
-	return d;
-}
-
 /*
  * A utilization reading is the GPU's over the interval that ended at it: it
  * goes to the buckets that interval covers, by the milliseconds it has in
@@ -746,16 +737,16 @@ int summary_add_gpu(struct summary *s, const struct device_record *dev, int64_t 
 			g->pcie_tx_bytes += (double)(l->pcie_tx_bps + x->pcie_tx_bps) / 2 * dt_s;
 			g->has_pcie = true;
 		}
-		if (x->valid & l->valid & GPU_NVLINK) {
-			g->nvlink_rx_bytes += counter_delta(l->nvlink_rx_bytes, x->nvlink_rx_bytes,
-							    COUNTER_RULE_GPU_NVLINK);
-			g->nvlink_tx_bytes += counter_delta(l->nvlink_tx_bytes, x->nvlink_tx_bytes,
-							    COUNTER_RULE_GPU_NVLINK);
+		struct gpu_figures gf;
+
+		gpu_figures(x, l, ts_ms - g->last_ms, &gf);
+		if (!isnan(gf.nvlink_rx_bytes) && !isnan(gf.nvlink_tx_bytes)) {
+			g->nvlink_rx_bytes += (uint64_t)gf.nvlink_rx_bytes;
+			g->nvlink_tx_bytes += (uint64_t)gf.nvlink_tx_bytes;
 			g->has_nvlink = true;
 		}
-		if (x->valid & l->valid & GPU_ENERGY)
-			mj = (double)counter_delta(l->energy_mj, x->energy_mj,
-						   COUNTER_RULE_GPU_ENERGY);
+		if (!isnan(gf.energy_mj))
+			mj = gf.energy_mj;
 		else if (x->valid & l->valid & GPU_POWER)
 			mj = (double)(l->power_mw + x->power_mw) / 2 * dt_s;
 		if (mj >= 0) {

@@ -8,17 +8,15 @@
 
 #include <math.h>
 
+#include "sample/figures.h"
+
 double gpu_share_energy_delta_mj(const struct gpu_sample *cur, const struct gpu_sample *prev,
 				 int64_t dt_ms)
 {
-	if (!prev)
-		return NAN;
-	if ((cur->valid & GPU_ENERGY) && (prev->valid & GPU_ENERGY) &&
-	    cur->energy_mj >= prev->energy_mj)
-		return (double)(cur->energy_mj - prev->energy_mj);
-	if (cur->valid & GPU_POWER)
-		return cur->power_mw * (double)dt_ms / 1000.0;
-	return NAN;
+	struct gpu_figures f;
+
+	gpu_figures(cur, prev, dt_ms, &f);
+	return f.interval_energy_mj;
 }
 
 void gpu_share_total_add(struct gpu_share_total *tot, const struct gpu_proc *g)

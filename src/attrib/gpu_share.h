@@ -59,6 +59,7 @@ struct gpu_share_device {
 /*
  * The device's energy between two readings dt_ms apart, mJ; prev NULL when
  * there is no earlier reading.  NAN when it cannot be known.
+ * sample/figures.h's interval_energy_mj.
  */
 double gpu_share_energy_delta_mj(const struct gpu_sample *cur, const struct gpu_sample *prev,
 				 int64_t dt_ms);

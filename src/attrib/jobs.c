@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <pwd.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include "common/hash.h"
 #include "common/log.h"
 #include "common/sysroot.h"
+#include "sample/figures.h"
 
 #define JOBS_ENVIRON_MAX     (256 * 1024) /* the kernel's ARG_MAX-ish bound on environ */
 #define JOBS_CGROUP_FILE_MAX (64 * 1024)
@@ -631,9 +633,7 @@ static void compact(struct jobs *t, struct ptree *pt)
 
 uint64_t jobs_cpu_ms(const struct job_sample *s)
 {
-	uint64_t cpu = s->user_ms + s->system_ms;
-
-	return (s->valid & JS_CG_CPU) && s->cg_cpu_ms > cpu ? s->cg_cpu_ms : cpu;
+	return job_cpu_ms(s);
 }
 
 static uint64_t cpu_of(const struct proc_sample *s, bool user)
@@ -673,7 +673,7 @@ static void finish_sample(struct jobs *t, struct job_entry *j, int64_t ts_ms)
 {
 	struct job_sample *s = &j->js;
 	struct cgroup_sample cg;
-	uint64_t cpu;
+	struct job_figures f;
 
 	s->user_ms = clamp_add(s->user_ms, j->credit_user_ms);
 	s->system_ms = clamp_add(s->system_ms, j->credit_system_ms);
@@ -723,19 +723,15 @@ static void finish_sample(struct jobs *t, struct job_entry *j, int64_t ts_ms)
 			s->valid |= JS_CG_MEM_PEAK;
 		}
 	}
-	cpu = jobs_cpu_ms(s);
-	j->has_rate = j->prev_ts_ms > 0 && ts_ms > j->prev_ts_ms && cpu >= j->prev_cpu_ms;
+	job_figures(s, j->prev_ts_ms > 0 ? &j->prev_js : NULL, ts_ms - j->prev_ts_ms, &f);
+	j->has_rate = !isnan(f.cores);
 	if (j->has_rate)
-		j->cpu_cores = (double)(cpu - j->prev_cpu_ms) / (double)(ts_ms - j->prev_ts_ms);
-	j->has_wait_rate = j->has_rate && j->prev_has_wait && (s->valid & JS_CPU_WAIT) &&
-			   s->cpu_wait_ms >= j->prev_wait_ms;
+		j->cpu_cores = f.cores;
+	j->has_wait_rate = j->has_rate && !isnan(f.wait_cores);
 	if (j->has_wait_rate)
-		j->wait_cores =
-		    (double)(s->cpu_wait_ms - j->prev_wait_ms) / (double)(ts_ms - j->prev_ts_ms);
-	j->prev_has_wait = s->valid & JS_CPU_WAIT;
-	j->prev_wait_ms = s->cpu_wait_ms;
+		j->wait_cores = f.wait_cores;
 	j->prev_ts_ms = ts_ms;
-	j->prev_cpu_ms = cpu;
+	j->prev_js = *s;
 	j->emit = !j->has_row || j->ended_now || job_moved(s, &j->last_row);
 	if (j->emit) {
 		j->last_row = *s;

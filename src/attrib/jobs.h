@@ -76,17 +76,15 @@ struct job_entry {
 	int64_t credit_user_ms, credit_system_ms, credit_read, credit_write, credit_wait_ms;
 	bool credit_io;
 
-	/* rates over the last interval, for /metrics and the API */
+	/* rates over the last interval (sample/figures.h), for /metrics and the API */
 	double cpu_cores;
 	bool has_rate;
-	int64_t prev_ts_ms;
-	uint64_t prev_cpu_ms;
+	int64_t prev_ts_ms;	   /* the update before this one (0: none) */
+	struct job_sample prev_js; /* its sample then */
 	/* its threads' wait for a CPU (schedstat), in cores' worth: how many of them
 	 * were runnable and not running, on average over the last interval */
 	double wait_cores;
 	bool has_wait_rate;
-	uint64_t prev_wait_ms;
-	bool prev_has_wait;
 
 	struct cgroup_sample cg;
 	bool has_cg;
@@ -136,7 +134,8 @@ int jobs_update(struct jobs *t, struct ptree *pt, int64_t ts_ms);
 
 /*
  * A job's CPU so far, ms: its processes' sum, or its cgroup's count when
- * that is larger (it also has what exited between two readings).
+ * that is larger (it also has what exited between two readings);
+ * sample/figures.h's job_cpu_ms.
  */
 uint64_t jobs_cpu_ms(const struct job_sample *s);
 

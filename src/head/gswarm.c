@@ -21,6 +21,7 @@
 #include "common/array.h"
 #include "common/timeutil.h"
 #include "net/api.h"
+#include "sample/figures.h"
 #include "store/queries.h"
 #include "store/profiling.h"
 #include "store/reader.h"
@@ -47,7 +48,8 @@ void head_session_file(const char *name, const char *ext, char *buf, size_t size
 	for (const unsigned char *p = (const unsigned char *)name; *p; p++)
 		hash = (hash ^ *p) * 16777619u;
 	for (const unsigned char *p = (const unsigned char *)name; *p && o + 16 < size; p++) {
-		bool esc = *p == '/' || *p == '\\' || *p == '%' || (*p == '.' && p == (const unsigned char *)name);
+		bool esc = *p == '/' || *p == '\\' || *p == '%' ||
+			   (*p == '.' && p == (const unsigned char *)name);
 
 		if (o >= 200 && (*p & 0xc0) != 0x80) {
 			o += (size_t)snprintf(buf + o, size - o, "~%08x", hash);
@@ -153,27 +155,38 @@ struct latest_ctx {
 	int ret;
 };
 
-/* a value in gswarm's payload: always a number (gswarm's client sends 0.0 for what it cannot read) */
+/* a value in gswarm's payload: always a number (gswarm's client sends 0.0 for what it cannot read)
+ */
 static void gs_num(struct jsonw *w, const char *key, bool valid, double v)
 {
 	jsonw_kv_double(w, key, valid && isfinite(v) ? v : 0.0, 6);
 }
 
-static double rate_of(const struct store_row *r, int cur, int prev)
+/* columns cur (ts_ms, NVLink rx, tx) of a store_query_gswarm_gpus row as a sample */
+static int64_t nvlink_of(const struct store_row *r, int ts, struct gpu_sample *out)
 {
-	double dt = r->num[8] - r->num[11];
-
-	if (r->null[cur] || r->null[prev] || r->null[8] || r->null[11] || dt <= 0 ||
-	    r->num[cur] < r->num[prev])
-		return NAN;
-	return (r->num[cur] - r->num[prev]) * 1000.0 / dt;
+	*out = (struct gpu_sample){0};
+	if (!r->null[ts + 1] && !r->null[ts + 2]) {
+		out->valid = GPU_NVLINK;
+		out->nvlink_rx_bytes = (uint64_t)r->num[ts + 1];
+		out->nvlink_tx_bytes = (uint64_t)r->num[ts + 2];
+	}
+	return r->null[ts] ? -1 : (int64_t)r->num[ts];
 }
 
 /* a row of store_query_gswarm_gpus */
 static int latest_gpu(const struct store_row *r, void *arg)
 {
 	struct jsonw *w = arg;
-	double nv_rx = rate_of(r, 9, 12), nv_tx = rate_of(r, 10, 13);
+	struct gpu_sample cur, prev;
+	int64_t ts = nvlink_of(r, 8, &cur), prev_ts = nvlink_of(r, 11, &prev);
+	struct gpu_figures f;
+	double nv_rx, nv_tx;
+
+	/* the rates from the latest sample and the one before (sample/figures.h) */
+	gpu_figures(&cur, ts >= 0 && prev_ts >= 0 ? &prev : NULL, ts - prev_ts, &f);
+	nv_rx = f.nvlink_rx_bps;
+	nv_tx = f.nvlink_tx_bps;
 
 	jsonw_obj_begin(w);
 	jsonw_kv_int(w, "physical_idx", (int64_t)r->num[1]);

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "sample/figures.h"
 #include "store/profiling.h"
 
 static bool node_in(const struct session_record *s, const char *host)
@@ -38,17 +39,40 @@ static bool node_in(const struct session_record *s, const char *host)
 	return false;
 }
 
-static double rate_of(struct db_stmt *st, int col, const int64_t *prev, bool has_prev,
-		      int64_t dt_ms, int64_t *cur)
+/* a nullable integer column: *v and true, or false for NULL */
+static bool col_u64(struct db_stmt *st, int col, uint64_t *v)
 {
-	if (db_column_type(st, col) == SQLITE_NULL) {
-		*cur = -1;
-		return NAN;
+	if (db_column_type(st, col) == SQLITE_NULL)
+		return false;
+	*v = (uint64_t)db_column_int64(st, col);
+	return true;
+}
+
+/* a host row's counters and gauges (columns 1-15 of node_frames' query) */
+static void host_row(struct db_stmt *hs, struct host_reading *r)
+{
+	uint64_t *cpu[] = {&r->cpu.user_ms,    &r->cpu.nice_ms,	  &r->cpu.system_ms,
+			   &r->cpu.idle_ms,    &r->cpu.iowait_ms, &r->cpu.irq_ms,
+			   &r->cpu.softirq_ms, &r->cpu.steal_ms};
+	uint64_t load1;
+
+	memset(r, 0, sizeof(*r));
+	/* the node's raw CPU counters: "CPU busy" is sample/host.h's */
+	for (int i = 0; i < 8; i++)
+		*cpu[i] = (uint64_t)db_column_int64(hs, 1 + i);
+	r->valid |= HOST_HAS_CPU;
+	r->mem_valid |= col_u64(hs, 9, &r->mem_total_bytes) ? MEMINFO_TOTAL : 0;
+	r->mem_valid |= col_u64(hs, 10, &r->mem_available_bytes) ? MEMINFO_AVAILABLE : 0;
+	if (r->mem_valid)
+		r->valid |= HOST_HAS_MEM;
+	if (col_u64(hs, 11, &load1)) {
+		r->load1_milli = (uint32_t)load1;
+		r->valid |= HOST_HAS_LOAD;
 	}
-	*cur = db_column_int64(st, col);
-	if (!has_prev || *prev < 0 || dt_ms <= 0 || *cur < *prev)
-		return NAN;
-	return (double)(*cur - *prev) * 1000.0 / (double)dt_ms;
+	if (col_u64(hs, 12, &r->disk_read_bytes) & col_u64(hs, 13, &r->disk_write_bytes))
+		r->valid |= HOST_HAS_DISK;
+	if (col_u64(hs, 14, &r->net_rx_bytes) & col_u64(hs, 15, &r->net_tx_bytes))
+		r->valid |= HOST_HAS_NET;
 }
 
 static int node_frames(struct store *st, const struct session_record *s, int64_t node_id,
@@ -57,19 +81,19 @@ static int node_frames(struct store *st, const struct session_record *s, int64_t
 {
 	struct db_stmt *hs = NULL, *gs = NULL;
 	struct session_frame f;
-	int64_t prev[6] = {-1, -1, -1, -1, -1, -1}, prev_ts = 0;
-	int64_t nvprev_rx[GPU_MAX_DEVICES], nvprev_tx[GPU_MAX_DEVICES], nvprev_ts[GPU_MAX_DEVICES];
-	struct cpu_times prev_cpu = {0};
+	struct host_reading cur, prev;
+	struct gpu_sample nvprev[GPU_MAX_DEVICES];
+	int64_t prev_ts = 0, nvprev_ts[GPU_MAX_DEVICES];
 	bool has_prev = false, gpu_row;
 	int rc, ret = 0;
 
 	for (int i = 0; i < GPU_MAX_DEVICES; i++)
-		nvprev_rx[i] = nvprev_tx[i] = -1, nvprev_ts[i] = 0;
+		nvprev_ts[i] = 0;
 	/* one tick before the window too: the first frame's rates need it */
 	rc = db_prepare(
 	    &st->conn,
 	    "SELECT ts_ms, cpu_user_ms, cpu_nice_ms, cpu_system_ms, cpu_idle_ms, cpu_iowait_ms,"
-	    " cpu_irq_ms, cpu_softirq_ms, cpu_steal_ms, mem_total_bytes - mem_available_bytes,"
+	    " cpu_irq_ms, cpu_softirq_ms, cpu_steal_ms, mem_total_bytes, mem_available_bytes,"
 	    " load1_milli, disk_read_bytes, disk_write_bytes, net_rx_bytes, net_tx_bytes"
 	    " FROM host_samples WHERE node_id = ?1 AND ts_ms >= coalesce((SELECT max(ts_ms)"
 	    " FROM host_samples WHERE node_id = ?1 AND ts_ms < ?2), ?2) AND ts_ms <= ?3"
@@ -97,33 +121,22 @@ static int node_frames(struct store *st, const struct session_record *s, int64_t
 	gpu_row = db_step(gs) == SQLITE_ROW;
 
 	while (!ret && (rc = db_step(hs)) == SQLITE_ROW) {
-		int64_t ts = db_column_int64(hs, 0), dt = ts - prev_ts, cur[6];
-		/* the node's raw CPU counters: "CPU busy" is sample/host.h's */
-		struct cpu_times cpu = {
-		    .user_ms = (uint64_t)db_column_int64(hs, 1),
-		    .nice_ms = (uint64_t)db_column_int64(hs, 2),
-		    .system_ms = (uint64_t)db_column_int64(hs, 3),
-		    .idle_ms = (uint64_t)db_column_int64(hs, 4),
-		    .iowait_ms = (uint64_t)db_column_int64(hs, 5),
-		    .irq_ms = (uint64_t)db_column_int64(hs, 6),
-		    .softirq_ms = (uint64_t)db_column_int64(hs, 7),
-		    .steal_ms = (uint64_t)db_column_int64(hs, 8),
-		};
+		int64_t ts = db_column_int64(hs, 0);
+		struct host_figures hf;
 
+		host_row(hs, &cur);
+		host_figures(&cur, has_prev ? &prev : NULL, ts - prev_ts, &hf);
 		memset(&f, 0, sizeof(f));
 		f.hostname = hostname;
 		f.ts_ms = ts;
-		f.cpu_util_pct = has_prev ? cpu_busy_pct(&prev_cpu, &cpu) : NAN;
-		f.mem_used_bytes =
-		    db_column_type(hs, 9) == SQLITE_NULL ? NAN : (double)db_column_int64(hs, 9);
-		f.load1 =
-		    db_column_type(hs, 10) == SQLITE_NULL ? NAN : db_column_int64(hs, 10) / 1000.0;
-		f.disk_read_bps = rate_of(hs, 11, &prev[0], has_prev, dt, &cur[0]);
-		f.disk_write_bps = rate_of(hs, 12, &prev[1], has_prev, dt, &cur[1]);
-		f.net_rx_bps = rate_of(hs, 13, &prev[2], has_prev, dt, &cur[2]);
-		f.net_tx_bps = rate_of(hs, 14, &prev[3], has_prev, dt, &cur[3]);
-		memcpy(prev, cur, sizeof(cur));
-		prev_cpu = cpu;
+		f.cpu_util_pct = hf.cpu_busy_pct;
+		f.mem_used_bytes = hf.mem_used_bytes;
+		f.load1 = hf.load1;
+		f.disk_read_bps = hf.disk_read_bps;
+		f.disk_write_bps = hf.disk_write_bps;
+		f.net_rx_bps = hf.net_rx_bps;
+		f.net_tx_bps = hf.net_tx_bps;
+		prev = cur;
 		prev_ts = ts;
 		/* GPU rows of this tick (and any older stray ones, skipped) */
 		while (gpu_row && db_column_int64(gs, 0) <= ts) {
@@ -132,11 +145,13 @@ static int node_frames(struct store *st, const struct session_record *s, int64_t
 				int slot = (int)(db_column_int64(gs, 11) % GPU_MAX_DEVICES);
 				const unsigned char *uuid = db_column_text(gs, 2);
 				const unsigned char *name = db_column_text(gs, 3);
-				int64_t rx, tx, gdt = ts - nvprev_ts[slot];
+				int64_t gdt = ts - nvprev_ts[slot];
 
 				g->index = (int)db_column_int64(gs, 1);
-				snprintf(g->uuid, sizeof(g->uuid), "%s", uuid ? (const char *)uuid : "");
-				snprintf(g->name, sizeof(g->name), "%s", name ? (const char *)name : "");
+				snprintf(g->uuid, sizeof(g->uuid), "%s",
+					 uuid ? (const char *)uuid : "");
+				snprintf(g->name, sizeof(g->name), "%s",
+					 name ? (const char *)name : "");
 				g->util_pct = db_column_type(gs, 4) == SQLITE_NULL
 						  ? NAN
 						  : (double)db_column_int64(gs, 4);
@@ -149,12 +164,17 @@ static int node_frames(struct store *st, const struct session_record *s, int64_t
 				g->pcie_tx_bps = db_column_type(gs, 7) == SQLITE_NULL
 						     ? NAN
 						     : (double)db_column_int64(gs, 7);
-				g->nvlink_rx_bps = rate_of(gs, 8, &nvprev_rx[slot], nvprev_ts[slot] > 0,
-							   gdt, &rx);
-				g->nvlink_tx_bps = rate_of(gs, 9, &nvprev_tx[slot], nvprev_ts[slot] > 0,
-							   gdt, &tx);
-				nvprev_rx[slot] = rx;
-				nvprev_tx[slot] = tx;
+				struct gpu_sample nv = {0};
+				struct gpu_figures gf;
+
+				if (col_u64(gs, 8, &nv.nvlink_rx_bytes) &
+				    col_u64(gs, 9, &nv.nvlink_tx_bytes))
+					nv.valid = GPU_NVLINK;
+				gpu_figures(&nv, nvprev_ts[slot] > 0 ? &nvprev[slot] : NULL, gdt,
+					    &gf);
+				g->nvlink_rx_bps = gf.nvlink_rx_bps;
+				g->nvlink_tx_bps = gf.nvlink_tx_bps;
+				nvprev[slot] = nv;
 				nvprev_ts[slot] = ts;
 				g->power_w = db_column_type(gs, 10) == SQLITE_NULL
 						 ? NAN

@@ -15,6 +15,7 @@
 
 #include "common/log.h"
 #include "attrib/jobs.h"
+#include "sample/figures.h"
 #include "store/store.h"
 #include "top/source.h"
 #include "store/jobdata.h"
@@ -224,13 +225,11 @@ static void fill_job(const struct job_record *rec, const struct replay_at *r, st
 			j->cpu_cores = 0;
 	}
 	if (r->njs >= 2 && j->live && r->ts[1] > r->ts[0] && r->ts[1] >= r->fresh_ms) {
-		double d = (double)jobs_cpu_ms(&r->js[1]) - (double)jobs_cpu_ms(&r->js[0]);
+		struct job_figures f;
 
-		j->cpu_cores = d > 0 ? d / (double)(r->ts[1] - r->ts[0]) : 0;
-		if ((r->js[0].valid & r->js[1].valid & JS_CPU_WAIT) &&
-		    r->js[1].cpu_wait_ms >= r->js[0].cpu_wait_ms)
-			j->cpu_wait_cores = (double)(r->js[1].cpu_wait_ms - r->js[0].cpu_wait_ms) /
-					    (double)(r->ts[1] - r->ts[0]);
+		job_figures(&r->js[1], &r->js[0], r->ts[1] - r->ts[0], &f);
+		j->cpu_cores = f.cores;
+		j->cpu_wait_cores = f.wait_cores;
 	}
 	if (!isnan(j->cpu_cores) && !isnan(j->reserved_cpus) && j->reserved_cpus > 0)
 		j->cpu_eff_pct = 100 * j->cpu_cores / j->reserved_cpus;
