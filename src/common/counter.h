@@ -2,8 +2,8 @@
  * counter.h - a cumulative counter's growth between two readings, by the
  * rule its kind of counter follows when the second reading is below the
  * first.  Every figure made from two readings of a counter (rates, shares,
- * totals: the summary, the time series, the agent's rollups, app energy,
- * top) goes through here, and each counter is given its rule by name:
+ * totals: sample/figures.h for the host's, jobs' and GPUs' figures, and
+ * app energy) goes through here, and each counter is given its rule by name:
  *
  *   COUNTER_UNKNOWN  a sum over things that come and go (a host's disks and
  *                    interfaces, a job's processes, pressure stall time of

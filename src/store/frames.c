@@ -1,7 +1,7 @@
 /*
  * frames.c - a profiling session's data as frames: one per node per
  * tick in the session's window, with the node's host figures (rates from
- * the counters of consecutive ticks) and every GPU's sample of that tick.
+ * the counters of consecutive ticks, by sample/figures.h) and every GPU's sample of that tick.
  * Every sample is a frame: nothing is thinned to one per second.
  *
  * Two cursors per node, host rows and GPU rows, both in time order, merged
