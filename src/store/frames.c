@@ -1,8 +1,9 @@
 /*
  * frames.c - a profiling session's data as frames: one per node per
  * tick in the session's window, with the node's host figures (rates from
- * the counters of consecutive ticks, by sample/figures.h) and every GPU's sample of that tick.
- * Every sample is a frame: nothing is thinned to one per second.
+ * the counters of consecutive ticks, by sample/figures.h) and every GPU's
+ * sample of that tick.  Every sample is a frame: nothing is thinned to one
+ * per second.
  *
  * Two cursors per node, host rows and GPU rows, both in time order, merged
  * on the tick's timestamp (one tick writes its host and GPU rows with the
