@@ -1,7 +1,8 @@
 /*
  * http.c - the HTTP server: libmicrohttpd with internal epoll threads,
  * one handler for every request, bodies refused or capped, answers
- * deferred by suspending the connection.
+ * deferred by suspending the connection; connections accepted by the
+ * front door (front.h), which answers a first request MHD would answer in HTML.
  */
 #include "http/http.h"
 
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <microhttpd.h>
 
@@ -23,14 +25,16 @@
 #include "common/jsonw.h"
 #include "common/log.h"
 #include "common/timeutil.h"
+#include "http/front.h"
 #include "http/urlquery.h"
 
 #define HTTP_CONN_MEMORY (16 * 1024)
 
 struct http_server {
 	struct MHD_Daemon *d;
-	char mhd_msg[256]; /* libmicrohttpd's last message, said in ours */
-	size_t max_body;   /* 0: GET only */
+	struct http_front *front; /* our accepting thread (front.h); NULL over TLS */
+	char mhd_msg[256];	  /* libmicrohttpd's last message, said in ours */
+	size_t max_body;	  /* 0: GET only */
 	http_handler_fn fn;
 	void *arg;
 	uint16_t port;
@@ -666,6 +670,37 @@ static unsigned or_default(unsigned v, unsigned def)
 	return v ? v : def;
 }
 
+/* The listening socket the front door accepts on: its fd, or -errno. */
+static int listen_on(const struct sockaddr_storage *sa, unsigned salen)
+{
+	int one = 1, fd = socket(sa->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (sa->ss_family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(fd, (const struct sockaddr *)sa, salen) || listen(fd, 4096)) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+/* The port a listening socket was given (port 0: the kernel's choice). */
+static uint16_t bound_port(int fd)
+{
+	struct sockaddr_storage sa;
+	socklen_t len = sizeof(sa);
+
+	if (getsockname(fd, (struct sockaddr *)&sa, &len))
+		return 0;
+	return ntohs(sa.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&sa)->sin6_port
+					      : ((struct sockaddr_in *)&sa)->sin_port);
+}
+
 int http_start_opts(const char *listen, const struct http_options *o, http_handler_fn fn, void *arg,
 		    struct http_server **out)
 {
@@ -677,6 +712,8 @@ int http_start_opts(const char *listen, const struct http_options *o, http_handl
 			 MHD_ALLOW_SUSPEND_RESUME;
 	struct MHD_OptionItem opts[16];
 	size_t n = 0;
+	bool tls = o->tls_cert_pem && o->tls_key_pem;
+	int lfd = -1;
 
 	*out = NULL;
 	if (http_parse_listen(listen, &sa, &salen))
@@ -696,7 +733,20 @@ int http_start_opts(const char *listen, const struct http_options *o, http_handl
 	s->idle_timeout_s = or_default(o->idle_timeout_s, HTTP_DEFAULT_IDLE_TIMEOUT_S);
 	if (sa.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
-	opts[n++] = (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, &sa};
+	if (tls) {
+		/* TLS bytes cannot be judged before the handshake: libmicrohttpd accepts itself */
+		opts[n++] = (struct MHD_OptionItem){MHD_OPTION_SOCK_ADDR, 0, &sa};
+		opts[n++] = (struct MHD_OptionItem){MHD_OPTION_LISTEN_BACKLOG_SIZE, 4096, NULL};
+	} else {
+		/* the front door (front.h) accepts, judges first requests, hands over the rest */
+		lfd = listen_on(&sa, salen);
+		if (lfd < 0) {
+			server_free(s);
+			log_err(0, "cannot listen on %s: %s", listen, strerror(-lfd));
+			return lfd;
+		}
+		flags |= MHD_USE_NO_LISTEN_SOCKET | MHD_USE_ITC;
+	}
 	opts[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT,
 					    or_default(o->max_conns, HTTP_DEFAULT_CONNS), NULL};
 	/* until its headers are in; on_request then gives it the idle timeout */
@@ -706,7 +756,6 @@ int http_start_opts(const char *listen, const struct http_options *o, http_handl
 	/* headers and the read buffer of a connection (bodies go to our own buffer) */
 	opts[n++] =
 	    (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT, HTTP_CONN_MEMORY, NULL};
-	opts[n++] = (struct MHD_OptionItem){MHD_OPTION_LISTEN_BACKLOG_SIZE, 4096, NULL};
 	opts[n++] =
 	    (struct MHD_OptionItem){MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)on_completed, NULL};
 	if (o->max_conns_per_ip)
@@ -714,7 +763,7 @@ int http_start_opts(const char *listen, const struct http_options *o, http_handl
 						    o->max_conns_per_ip, NULL};
 	if (threads > 1)
 		opts[n++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, threads, NULL};
-	if (o->tls_cert_pem && o->tls_key_pem) {
+	if (tls) {
 		if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
 			server_free(s);
 			return log_err(-ENOTSUP, "this libmicrohttpd has no TLS");
@@ -733,6 +782,9 @@ int http_start_opts(const char *listen, const struct http_options *o, http_handl
 				MHD_OPTION_END);
 	if (!s->d) {
 		char why[300];
+
+		if (lfd >= 0)
+			close(lfd);
 		const char *colon = strrchr(s->mhd_msg, ':');
 
 		/* "Failed to bind to port 0: Address already in use": the port is ours
@@ -750,8 +802,26 @@ int http_start_opts(const char *listen, const struct http_options *o, http_handl
 			       "machine, or a bad TLS key or certificate?)",
 			       listen);
 	}
-	info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
-	s->port = info ? info->port : 0;
+	if (lfd >= 0) {
+		struct http_front_opts fo = {
+		    .max_conns = or_default(o->max_conns, HTTP_DEFAULT_CONNS),
+		    .max_conns_per_ip = o->max_conns_per_ip,
+		    .timeout_ms =
+			or_default(o->header_timeout_s, HTTP_DEFAULT_HEADER_TIMEOUT_S) * 1000u,
+		};
+		int ret;
+
+		s->port = bound_port(lfd);
+		ret = http_front_start(lfd, s->d, &fo, &s->front); /* lfd is its now */
+		if (ret) {
+			MHD_stop_daemon(s->d);
+			server_free(s);
+			return log_err(ret, "cannot start the HTTP server's accepting thread");
+		}
+	} else {
+		info = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
+		s->port = info ? info->port : 0;
+	}
 	if (pthread_create(&s->watcher, NULL, watcher_main, s) == 0)
 		s->watcher_started = true;
 	else
@@ -770,6 +840,7 @@ void http_stop(struct http_server *s)
 	if (!s)
 		return;
 	streams_stop(s);
+	http_front_stop(s->front); /* nothing handed over while libmicrohttpd stops */
 	MHD_stop_daemon(s->d);
 	server_free(s);
 }
