@@ -75,7 +75,8 @@ static int request_once(const char *base, const char *path, const char *token, c
 					sizeof(msg));
 		if (ret) {
 			curl_fn.easy_cleanup(c);
-			return log_err(-EACCES, "the head at %s asks who you are: %s", base, msg);
+			log_err(0, "the head at %s asks who you are: %s", base, msg);
+			return -EACCES;
 		}
 		headers = curl_fn.slist_append(headers, auth);
 	}
