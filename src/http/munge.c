@@ -97,8 +97,9 @@ static int failed(int err, const char *what, char *msg, size_t msg_size)
 
 	if (err == MUNGE_SOCKET_ERR) {
 		snprintf(msg, msg_size,
-			 "cannot %s a MUNGE credential: munged not reached at %s (%s)", what,
-			 path && path[0] ? path : "its default socket", fn.strerror(err));
+			 "cannot %s a MUNGE credential: munged not reached at %s (%s; is munged "
+			 "running? $JOBSCOPE_MUNGE_SOCKET names another socket)",
+			 what, path && path[0] ? path : "its default socket", fn.strerror(err));
 		return -ECONNREFUSED;
 	}
 	snprintf(msg, msg_size, "cannot %s a MUNGE credential: %s", what, fn.strerror(err));
