@@ -56,6 +56,7 @@ static void host_row(struct db_stmt *hs, struct host_reading *r)
 			   &r->cpu.idle_ms,    &r->cpu.iowait_ms, &r->cpu.irq_ms,
 			   &r->cpu.softirq_ms, &r->cpu.steal_ms};
 	uint64_t load1;
+	bool has_a, has_b;
 
 	memset(r, 0, sizeof(*r));
 	/* the node's raw CPU counters: "CPU busy" is sample/host.h's */
@@ -70,9 +71,14 @@ static void host_row(struct db_stmt *hs, struct host_reading *r)
 		r->load1_milli = (uint32_t)load1;
 		r->valid |= HOST_HAS_LOAD;
 	}
-	if (col_u64(hs, 12, &r->disk_read_bytes) & col_u64(hs, 13, &r->disk_write_bytes))
+	/* both columns read either way: each is set or left 0 */
+	has_a = col_u64(hs, 12, &r->disk_read_bytes);
+	has_b = col_u64(hs, 13, &r->disk_write_bytes);
+	if (has_a && has_b)
 		r->valid |= HOST_HAS_DISK;
-	if (col_u64(hs, 14, &r->net_rx_bytes) & col_u64(hs, 15, &r->net_tx_bytes))
+	has_a = col_u64(hs, 14, &r->net_rx_bytes);
+	has_b = col_u64(hs, 15, &r->net_tx_bytes);
+	if (has_a && has_b)
 		r->valid |= HOST_HAS_NET;
 }
 
@@ -168,8 +174,10 @@ static int node_frames(struct store *st, const struct session_record *s, int64_t
 				struct gpu_sample nv = {0};
 				struct gpu_figures gf;
 
-				if (col_u64(gs, 8, &nv.nvlink_rx_bytes) &
-				    col_u64(gs, 9, &nv.nvlink_tx_bytes))
+				bool rx = col_u64(gs, 8, &nv.nvlink_rx_bytes);
+				bool tx = col_u64(gs, 9, &nv.nvlink_tx_bytes);
+
+				if (rx && tx)
 					nv.valid = GPU_NVLINK;
 				gpu_figures(&nv, nvprev_ts[slot] > 0 ? &nvprev[slot] : NULL, gdt,
 					    &gf);
