@@ -27,3 +27,14 @@ const struct store_fact *store_fact(const char *name)
 			return &store_facts[i];
 	return NULL;
 }
+
+/* Each described table's columns (facts.h), for the migrations. */
+#define FACT_COLUMN_ROW(c, type, since, bit) {#c, type, since},
+#define FACT_COLUMNS_ARRAY(table, COLUMNS)                                                         \
+	static const struct fact_column table##_columns[] = {COLUMNS(FACT_COLUMN_ROW)};
+STORE_FACT_COLUMNS(FACT_COLUMNS_ARRAY)
+
+#define FACT_COLUMNS_ROW(table, COLUMNS)                                                           \
+	{#table, table##_columns, sizeof(table##_columns) / sizeof(table##_columns[0])},
+const struct fact_columns store_fact_columns[] = {STORE_FACT_COLUMNS(FACT_COLUMNS_ROW)};
+const int store_nfact_columns = sizeof(store_fact_columns) / sizeof(store_fact_columns[0]);

@@ -12,9 +12,12 @@
  * name_all (its rows and its packs' rows), a pack never mixing two key
  * values, its rows in sort, then seq order; N: never packed (_, _).
  *
- * The columns of gpu_samples are described once too (GPU_SAMPLE_COLUMNS):
- * its DDL, its insert, the replay's select and the reading of a row into
- * a struct gpu_sample are made from them.
+ * The measured columns of host_samples, proc_samples, job_samples,
+ * gpu_samples and gpu_proc_samples are described once too (below): their
+ * DDL, the migrations that add columns, their inserts and the replay's
+ * selects are made from them, and for gpu_samples and job_samples the
+ * binding and reading of a row.  The other fact tables' columns are still
+ * written out in schema.c, writer.c and their readers.
  */
 #ifndef JOBSCOPE_STORE_FACTS_H
 #define JOBSCOPE_STORE_FACTS_H
@@ -59,36 +62,175 @@ extern const int store_nfacts;
 const struct store_fact *store_fact(const char *name);
 
 /*
- * gpu_samples' measured columns after (seq, device_id, ts_ms), each an
- * INTEGER that is NULL when its bit of enum gpu_metric is not valid, and
- * a field of struct gpu_sample of the same name.
+ * The measured columns of the fact tables, described once: each table's
+ * columns after its key (seq, its entity, ts_ms), in table order.
+ *
+ *   X(column, SQL type, since, valid bit)
+ *
+ * since: the schema that added the column.  A table is created with all
+ * its columns as they are now (FACT_CREATE); a store made before a column
+ * existed gets it by ALTER TABLE ... ADD COLUMN when it is migrated
+ * (schema.c), a PostgreSQL one likewise (pgschema.c), and the replay of a
+ * store too old to have it, read as it is, does not select it (replay.c).
+ * The valid bit is the struct's bit that says the value is there (the
+ * column NULL when not), 0 for a value always there; it is used where the
+ * writer binds and the replay reads a row from the list (gpu_samples,
+ * job_samples), and is 0 in the tables whose rows are bound and read by
+ * hand (host_samples, proc_samples, gpu_proc_samples: flags and nested
+ * structs).  The field of the struct has the column's name where the list
+ * is bound and read (struct gpu_sample, struct job_sample).
+ *
+ * A new column is a row at the end of its list with the new schema
+ * version as since; nothing else spells it.  Where a list is bound and
+ * read by hand, a _Static_assert on its count there (writer.c, replay.c)
+ * says that the binding must follow.
+ */
+
+/* clang-format off */
+/* host_samples (node_id): struct host_sample's totals, bound and read by hand in this order */
+#define HOST_SAMPLE_COLUMNS(X)                                                                     \
+	X(cpu_user_ms,         "INTEGER", 1, 0)                                                    \
+	X(cpu_nice_ms,         "INTEGER", 1, 0)                                                    \
+	X(cpu_system_ms,       "INTEGER", 1, 0)                                                    \
+	X(cpu_idle_ms,         "INTEGER", 1, 0)                                                    \
+	X(cpu_iowait_ms,       "INTEGER", 1, 0)                                                    \
+	X(cpu_irq_ms,          "INTEGER", 1, 0)                                                    \
+	X(cpu_softirq_ms,      "INTEGER", 1, 0)                                                    \
+	X(cpu_steal_ms,        "INTEGER", 1, 0)                                                    \
+	X(ncpus,               "INTEGER", 1, 0)                                                    \
+	X(mem_total_bytes,     "INTEGER", 1, 0)                                                    \
+	X(mem_free_bytes,      "INTEGER", 1, 0)                                                    \
+	X(mem_available_bytes, "INTEGER", 1, 0)                                                    \
+	X(mem_buffers_bytes,   "INTEGER", 1, 0)                                                    \
+	X(mem_cached_bytes,    "INTEGER", 1, 0)                                                    \
+	X(mem_shmem_bytes,     "INTEGER", 1, 0)                                                    \
+	X(swap_total_bytes,    "INTEGER", 1, 0)                                                    \
+	X(swap_free_bytes,     "INTEGER", 1, 0)                                                    \
+	X(load1_milli,         "INTEGER", 1, 0)                                                    \
+	X(load5_milli,         "INTEGER", 1, 0)                                                    \
+	X(load15_milli,        "INTEGER", 1, 0)                                                    \
+	X(procs_running,       "INTEGER", 1, 0)                                                    \
+	X(procs_blocked,       "INTEGER", 1, 0)                                                    \
+	X(disk_read_bytes,     "INTEGER", 1, 0)                                                    \
+	X(disk_write_bytes,    "INTEGER", 1, 0)                                                    \
+	X(disk_reads,          "INTEGER", 1, 0)                                                    \
+	X(disk_writes,         "INTEGER", 1, 0)                                                    \
+	X(net_rx_bytes,        "INTEGER", 1, 0)                                                    \
+	X(net_tx_bytes,        "INTEGER", 1, 0)                                                    \
+	X(net_rx_packets,      "INTEGER", 1, 0)                                                    \
+	X(net_tx_packets,      "INTEGER", 1, 0)                                                    \
+	X(psi_cpu_some_us,     "INTEGER", 1, 0)                                                    \
+	X(psi_cpu_full_us,     "INTEGER", 1, 0)                                                    \
+	X(psi_mem_some_us,     "INTEGER", 1, 0)                                                    \
+	X(psi_mem_full_us,     "INTEGER", 1, 0)                                                    \
+	X(psi_io_some_us,      "INTEGER", 1, 0)                                                    \
+	X(psi_io_full_us,      "INTEGER", 1, 0)
+
+/* proc_samples (proc_id, job_id): struct proc_sample, bound and read by hand in this order */
+#define PROC_SAMPLE_COLUMNS(X)                                                                     \
+	X(state,           "TEXT",    1, 0)                                                        \
+	X(threads,         "INTEGER", 1, 0)                                                        \
+	X(user_ms,         "INTEGER", 1, 0)                                                        \
+	X(system_ms,       "INTEGER", 1, 0)                                                        \
+	X(child_user_ms,   "INTEGER", 1, 0)                                                        \
+	X(child_system_ms, "INTEGER", 1, 0)                                                        \
+	X(rss_bytes,       "INTEGER", 1, 0)                                                        \
+	X(hwm_bytes,       "INTEGER", 1, 0)                                                        \
+	X(swap_bytes,      "INTEGER", 1, 0)                                                        \
+	X(read_bytes,      "INTEGER", 1, 0)                                                        \
+	X(write_bytes,     "INTEGER", 1, 0)
+
+/* job_samples (job_id): struct job_sample's fields, bound and read from this list */
+#define JOB_SAMPLE_COLUMNS(X)                                                                      \
+	X(nprocs,            "INTEGER", 1,  0)                                                     \
+	X(user_ms,           "INTEGER", 1,  0)                                                     \
+	X(system_ms,         "INTEGER", 1,  0)                                                     \
+	X(rss_bytes,         "INTEGER", 1,  0)                                                     \
+	X(swap_bytes,        "INTEGER", 1,  JS_SWAP)                                               \
+	X(read_bytes,        "INTEGER", 1,  JS_IO)                                                 \
+	X(write_bytes,       "INTEGER", 1,  JS_IO)                                                 \
+	X(sampler_cpu_ms,    "INTEGER", 1,  0)                                                     \
+	X(cg_cpu_ms,         "INTEGER", 3,  JS_CG_CPU)                                             \
+	X(cg_mem_bytes,      "INTEGER", 3,  JS_CG_MEM)                                             \
+	X(cg_mem_peak_bytes, "INTEGER", 3,  JS_CG_MEM_PEAK)                                        \
+	X(cpu_wait_ms,       "INTEGER", 11, JS_CPU_WAIT)
+
+/*
+ * gpu_samples (device_id): struct gpu_sample's fields, each NULL when its
+ * bit of enum gpu_metric is not valid, bound and read from this list
  */
 #define GPU_SAMPLE_COLUMNS(X)                                                                      \
-	X(util_pct, GPU_UTIL)                                                                      \
-	X(mem_util_pct, GPU_MEM_UTIL)                                                              \
-	X(mem_used_bytes, GPU_MEM_USED)                                                            \
-	X(pcie_rx_bps, GPU_PCIE)                                                                   \
-	X(pcie_tx_bps, GPU_PCIE)                                                                   \
-	X(nvlink_rx_bytes, GPU_NVLINK)                                                             \
-	X(nvlink_tx_bytes, GPU_NVLINK)                                                             \
-	X(power_mw, GPU_POWER)                                                                     \
-	X(energy_mj, GPU_ENERGY)                                                                   \
-	X(temp_c, GPU_TEMP)                                                                        \
-	X(sm_clock_mhz, GPU_SM_CLOCK)                                                              \
-	X(mem_clock_mhz, GPU_MEM_CLOCK)                                                            \
-	X(throttle_reasons, GPU_THROTTLE)                                                          \
-	X(ecc_corrected, GPU_ECC)                                                                  \
-	X(ecc_uncorrected, GPU_ECC)
+	X(util_pct,         "INTEGER", 2, GPU_UTIL)                                                \
+	X(mem_util_pct,     "INTEGER", 2, GPU_MEM_UTIL)                                            \
+	X(mem_used_bytes,   "INTEGER", 2, GPU_MEM_USED)                                            \
+	X(pcie_rx_bps,      "INTEGER", 2, GPU_PCIE)                                                \
+	X(pcie_tx_bps,      "INTEGER", 2, GPU_PCIE)                                                \
+	X(nvlink_rx_bytes,  "INTEGER", 2, GPU_NVLINK)                                              \
+	X(nvlink_tx_bytes,  "INTEGER", 2, GPU_NVLINK)                                              \
+	X(power_mw,         "INTEGER", 2, GPU_POWER)                                               \
+	X(energy_mj,        "INTEGER", 2, GPU_ENERGY)                                              \
+	X(temp_c,           "INTEGER", 2, GPU_TEMP)                                                \
+	X(sm_clock_mhz,     "INTEGER", 2, GPU_SM_CLOCK)                                            \
+	X(mem_clock_mhz,    "INTEGER", 2, GPU_MEM_CLOCK)                                           \
+	X(throttle_reasons, "INTEGER", 2, GPU_THROTTLE)                                            \
+	X(ecc_corrected,    "INTEGER", 2, GPU_ECC)                                                 \
+	X(ecc_uncorrected,  "INTEGER", 2, GPU_ECC)
 
-/* SQL pieces made from the columns: ", util_pct INTEGER, ...", ", util_pct, ...",
- * ", s.util_pct, ..." and ", ?, ..." */
-#define GPU_COL_DDL_(c, bit)   ", " #c " INTEGER"
-#define GPU_COL_NAME_(c, bit)  ", " #c
-#define GPU_COL_S_NAME_(c, bit) ", s." #c
-#define GPU_COL_PARAM_(c, bit) ", ?"
-#define GPU_SAMPLE_DDL	       GPU_SAMPLE_COLUMNS(GPU_COL_DDL_)
-#define GPU_SAMPLE_NAMES       GPU_SAMPLE_COLUMNS(GPU_COL_NAME_)
-#define GPU_SAMPLE_S_NAMES     GPU_SAMPLE_COLUMNS(GPU_COL_S_NAME_)
-#define GPU_SAMPLE_PARAMS      GPU_SAMPLE_COLUMNS(GPU_COL_PARAM_)
+/*
+ * gpu_proc_samples (device_id): a process on a GPU; pid, proc_id and
+ * job_id come from the caller, the rest from struct gpu_proc, bound and
+ * read by hand in this order
+ */
+#define GPU_PROC_SAMPLE_COLUMNS(X)                                                                 \
+	X(pid,          "INTEGER NOT NULL",           2, 0)                                        \
+	X(proc_id,      "INTEGER",                    2, 0)                                        \
+	X(job_id,       "INTEGER",                    2, 0)                                        \
+	X(mem_bytes,    "INTEGER",                    2, 0)                                        \
+	X(sm_util_pct,  "INTEGER",                    2, 0)                                        \
+	X(mem_util_pct, "INTEGER",                    2, 0)                                        \
+	X(graphics,     "INTEGER NOT NULL DEFAULT 0", 2, 0)
+
+/* The tables described above, for the code that walks them all (migrations). */
+#define STORE_FACT_COLUMNS(X)                                                                      \
+	X(host_samples,     HOST_SAMPLE_COLUMNS)                                                   \
+	X(proc_samples,     PROC_SAMPLE_COLUMNS)                                                   \
+	X(job_samples,      JOB_SAMPLE_COLUMNS)                                                    \
+	X(gpu_samples,      GPU_SAMPLE_COLUMNS)                                                    \
+	X(gpu_proc_samples, GPU_PROC_SAMPLE_COLUMNS)
+/* clang-format on */
+
+/*
+ * SQL made from a list: FACT_DDL ", util_pct INTEGER, ...", FACT_NAMES
+ * ", util_pct, ...", FACT_S_NAMES ", s.util_pct, ...", FACT_PARAMS ", ?, ...",
+ * FACT_NCOLUMNS the count; FACT_CREATE the table as it is now.
+ */
+#define FACT_COL_DDL_(c, type, ...) ", " #c " " type
+#define FACT_COL_NAME_(c, ...)	    ", " #c
+#define FACT_COL_S_NAME_(c, ...)    ", s." #c
+#define FACT_COL_PARAM_(c, ...)	    ", ?"
+#define FACT_COL_COUNT_(c, ...)	    +1
+#define FACT_DDL(COLUMNS)	    COLUMNS(FACT_COL_DDL_)
+#define FACT_NAMES(COLUMNS)	    COLUMNS(FACT_COL_NAME_)
+#define FACT_S_NAMES(COLUMNS)	    COLUMNS(FACT_COL_S_NAME_)
+#define FACT_PARAMS(COLUMNS)	    COLUMNS(FACT_COL_PARAM_)
+#define FACT_NCOLUMNS(COLUMNS)	    (0 COLUMNS(FACT_COL_COUNT_))
+#define FACT_CREATE(table, key, COLUMNS)                                                           \
+	"CREATE TABLE " #table " (" key FACT_DDL(COLUMNS) ") STRICT;\n"
+
+/* A described column, and a described table's columns (store_fact_columns). */
+struct fact_column {
+	const char *name;
+	const char *type; /* its SQL, as in CREATE TABLE */
+	int64_t since;
+};
+
+struct fact_columns {
+	const char *table;
+	const struct fact_column *col;
+	int ncol;
+};
+
+extern const struct fact_columns store_fact_columns[];
+extern const int store_nfact_columns;
 
 #endif

@@ -162,6 +162,32 @@ static bool pg_added_since(const char *table, int64_t version)
 }
 
 /*
+ * The columns facts.h adds, after from_version, to the fact tables a store
+ * of that version has: schema 11's job_samples.cpu_wait_ms.  A column's
+ * type is its SQL's first word (a column added later has no constraint).
+ */
+static void pg_added_columns(struct strbuf *ddl, int64_t from_version)
+{
+	for (int i = 0; i < store_nfact_columns; i++) {
+		const struct fact_columns *t = &store_fact_columns[i];
+		const struct store_fact *fact = store_fact(t->table);
+
+		if (!fact || fact->since > from_version || pg_added_since(t->table, from_version))
+			continue;
+		for (int c = 0; c < t->ncol; c++) {
+			char type[16];
+
+			if (t->col[c].since <= from_version)
+				continue;
+			snprintf(type, sizeof(type), "%.*s", (int)strcspn(t->col[c].type, " "),
+				 t->col[c].type);
+			strbuf_addf(ddl, "ALTER TABLE \"%s\" ADD COLUMN IF NOT EXISTS \"%s\" %s;\n",
+				    t->table, t->col[c].name, pg_type(type));
+		}
+	}
+}
+
+/*
  * The whole schema of STORE_SCHEMA_VERSION as PostgreSQL DDL; with
  * from_version (not 0), only what a store of that version lacks.
  */
@@ -198,11 +224,8 @@ static int pg_schema_ddl(struct strbuf *ddl, int64_t from_version)
 		if (from_version < 10)
 			strbuf_addstr(ddl, "CREATE INDEX IF NOT EXISTS \"marks_job_ts\""
 					   " ON \"marks\" (\"job_id\", \"ts_ms\");\n");
-		/* schema 11's column on a table older than PostgreSQL stores (its partitions
-		 * follow) */
-		if (from_version < 11)
-			strbuf_addstr(ddl, "ALTER TABLE \"job_samples\" ADD COLUMN IF NOT EXISTS"
-					   " \"cpu_wait_ms\" bigint;\n");
+		/* the fact tables' columns added since (facts.h; their partitions follow) */
+		pg_added_columns(ddl, from_version);
 		/* schema 12's column, the same way */
 		if (from_version < 12)
 			strbuf_addstr(ddl, "ALTER TABLE \"jobs\" ADD COLUMN IF NOT EXISTS"

@@ -3,7 +3,8 @@
  * streamed: one cursor per kind of row merged one row at a time, never a
  * whole table in memory.
  *
- *   replay_sql[] and the _v1/_v2/_range variants   the cursors' queries
+ *   replay_sql[], replay_job_sql and the _v1/_range variants
+ *                                                  the cursors' queries
  *   cursor_step, cursor_open                       one cursor
  *   host_details, host_from_row, replay_host       a host row and its
  *                                                  per-CPU, disk, net rows
@@ -28,7 +29,6 @@
 #include "common/log.h"
 #include "store/column.h"
 #include "store/facts.h"
-#include "store/schema.h"
 #include "store/tick.h"
 #include "store/reader.h"
 
@@ -96,43 +96,30 @@ struct replay {
 	" d.id, d.vendor, d.idx, d.uuid, d.name, d.pci_bus_id, d.mem_total_bytes,"                 \
 	" d.power_limit_mw, d.nvlink_count, d.driver_version, d.supported"
 
-/* job_samples before schema 3: no cgroup columns */
-static const char replay_job_v2[] =
-    "SELECT seq, ts_ms, nprocs, user_ms, system_ms, rss_bytes, swap_bytes,"
-    " read_bytes, write_bytes, sampler_cpu_ms FROM job_samples_all WHERE job_id = ?1 ORDER BY seq";
-
-/* schema 3 to 10: no run-queue wait */
-static const char replay_job_v10[] =
-    "SELECT seq, ts_ms, nprocs, user_ms, system_ms, rss_bytes, swap_bytes,"
-    " read_bytes, write_bytes, sampler_cpu_ms, cg_cpu_ms, cg_mem_bytes,"
-    " cg_mem_peak_bytes FROM job_samples_all WHERE job_id = ?1 ORDER BY seq";
-
 static const char *const replay_sql[REPLAY__COUNT] = {
-    [REPLAY_HOST] = ("SELECT seq, ts_ms, " STORE_HOST_COLUMNS " FROM host_samples_all"
-		     " WHERE node_id = ?1 AND ts_ms >= ?2 AND ts_ms <= ?3 ORDER BY ts_ms, seq"),
-    [REPLAY_JOB] = ("SELECT seq, ts_ms, nprocs, user_ms, system_ms, rss_bytes, swap_bytes,"
-		    " read_bytes, write_bytes, sampler_cpu_ms, cg_cpu_ms, cg_mem_bytes,"
-		    " cg_mem_peak_bytes, cpu_wait_ms FROM job_samples_all WHERE job_id = ?1"
-		    " ORDER BY seq"),
-    [REPLAY_PROC] = ("SELECT s.seq, s.ts_ms, s.state, s.threads, s.user_ms, s.system_ms,"
-		     " s.child_user_ms, s.child_system_ms, s.rss_bytes, s.hwm_bytes,"
-		     " s.swap_bytes, s.read_bytes, s.write_bytes,"
-		     " p.pid, p.ppid, p.start_ms, p.end_ms, p.uid, p.comm, p.cmdline"
-		     " FROM proc_samples_all s JOIN procs p ON p.id = s.proc_id"
-		     " WHERE s.job_id = ?1 ORDER BY s.seq"),
+    [REPLAY_HOST] =
+	("SELECT seq, ts_ms" FACT_NAMES(HOST_SAMPLE_COLUMNS) " FROM host_samples_all"
+							     " WHERE node_id = ?1 AND ts_ms >= ?2 "
+							     "AND ts_ms <= ?3 ORDER BY ts_ms, seq"),
+    /* REPLAY_JOB: replay_job_sql, the columns the store's version has */
+    [REPLAY_PROC] = ("SELECT s.seq, s.ts_ms" FACT_S_NAMES(
+	PROC_SAMPLE_COLUMNS) ", p.pid, p.ppid, p.start_ms, p.end_ms, p.uid, p.comm, p.cmdline"
+			     " FROM proc_samples_all s JOIN procs p ON p.id = s.proc_id"
+			     " WHERE s.job_id = ?1 ORDER BY s.seq"),
     [REPLAY_EVENT] = ("SELECT seq, ts_ms, kind, pid, value, message, gpu_index FROM events"
 		      " WHERE job_id = ?1 ORDER BY seq"),
-    [REPLAY_GPU] = ("SELECT s.seq, s.ts_ms" GPU_SAMPLE_S_NAMES "," DEVICE_COLUMNS
-		    " FROM gpu_samples_all s JOIN devices d ON d.id = s.device_id"
-		    " WHERE s.device_id = ?1 AND s.ts_ms >= ?2 AND s.ts_ms <= ?3"
-		    " ORDER BY s.ts_ms, s.seq"),
-    [REPLAY_GPU_PROC] = ("SELECT s.seq, s.ts_ms, s.pid, s.mem_bytes, s.sm_util_pct,"
-			 " s.mem_util_pct, s.graphics, s.proc_id, s.job_id," DEVICE_COLUMNS
-			 ", p.pid, p.ppid, p.start_ms, p.end_ms, p.uid, p.comm, p.cmdline"
-			 " FROM gpu_proc_samples_all s JOIN devices d ON d.id = s.device_id"
-			 " LEFT JOIN procs p ON p.id = s.proc_id"
-			 " WHERE s.device_id = ?1 AND s.ts_ms >= ?2 AND s.ts_ms <= ?3"
-			 " ORDER BY s.ts_ms, s.seq"),
+    [REPLAY_GPU] = ("SELECT s.seq, s.ts_ms" FACT_S_NAMES(
+	GPU_SAMPLE_COLUMNS) "," DEVICE_COLUMNS
+			    " FROM gpu_samples_all s JOIN devices d ON d.id = s.device_id"
+			    " WHERE s.device_id = ?1 AND s.ts_ms >= ?2 AND s.ts_ms <= ?3"
+			    " ORDER BY s.ts_ms, s.seq"),
+    [REPLAY_GPU_PROC] = ("SELECT s.seq, s.ts_ms" FACT_S_NAMES(
+	GPU_PROC_SAMPLE_COLUMNS) "," DEVICE_COLUMNS
+				 ", p.pid, p.ppid, p.start_ms, p.end_ms, p.uid, p.comm, p.cmdline"
+				 " FROM gpu_proc_samples_all s JOIN devices d ON d.id = s.device_id"
+				 " LEFT JOIN procs p ON p.id = s.proc_id"
+				 " WHERE s.device_id = ?1 AND s.ts_ms >= ?2 AND s.ts_ms <= ?3"
+				 " ORDER BY s.ts_ms, s.seq"),
 };
 
 /*
@@ -141,17 +128,18 @@ static const char *const replay_sql[REPLAY__COUNT] = {
  * device index, read in rowid order: no index step and no table seek per
  * row.  ?1, ?2: the seq range; ?3, ?4: the window.
  */
-static const char replay_gpu_range[] =
-    "SELECT s.seq, s.ts_ms" GPU_SAMPLE_S_NAMES "," DEVICE_COLUMNS
-    " FROM gpu_samples_all s JOIN devices d ON d.id = s.device_id"
-    " WHERE s.seq >= ?1 AND s.seq <= ?2 AND s.ts_ms >= ?3 AND s.ts_ms <= ?4 ORDER BY s.seq";
-static const char replay_gpu_proc_range[] =
-    "SELECT s.seq, s.ts_ms, s.pid, s.mem_bytes, s.sm_util_pct,"
-    " s.mem_util_pct, s.graphics, s.proc_id, s.job_id," DEVICE_COLUMNS
-    ", p.pid, p.ppid, p.start_ms, p.end_ms, p.uid, p.comm, p.cmdline"
-    " FROM gpu_proc_samples_all s JOIN devices d ON d.id = s.device_id"
-    " LEFT JOIN procs p ON p.id = s.proc_id"
-    " WHERE s.seq >= ?1 AND s.seq <= ?2 AND s.ts_ms >= ?3 AND s.ts_ms <= ?4 ORDER BY s.seq";
+static const char replay_gpu_range[] = "SELECT s.seq, s.ts_ms" FACT_S_NAMES(
+    GPU_SAMPLE_COLUMNS) "," DEVICE_COLUMNS
+			" FROM gpu_samples_all s JOIN devices d ON d.id = s.device_id"
+			" WHERE s.seq >= ?1 AND s.seq <= ?2 AND s.ts_ms >= ?3 AND s.ts_ms <= ?4 "
+			"ORDER BY s.seq";
+static const char replay_gpu_proc_range[] = "SELECT s.seq, s.ts_ms" FACT_S_NAMES(
+    GPU_PROC_SAMPLE_COLUMNS) "," DEVICE_COLUMNS
+			     ", p.pid, p.ppid, p.start_ms, p.end_ms, p.uid, p.comm, p.cmdline"
+			     " FROM gpu_proc_samples_all s JOIN devices d ON d.id = s.device_id"
+			     " LEFT JOIN procs p ON p.id = s.proc_id"
+			     " WHERE s.seq >= ?1 AND s.seq <= ?2 AND s.ts_ms >= ?3 AND s.ts_ms <= "
+			     "?4 ORDER BY s.seq";
 
 /*
  * The node's `interval` events (tick.h: they have no job): the one in
@@ -268,6 +256,9 @@ static void psi_from_row(struct row *r, struct host_psi *p, bool *any)
 	*any = p->some_valid || p->full_valid;
 }
 
+/* reads facts.h's HOST_SAMPLE_COLUMNS by hand, in their order */
+_Static_assert(FACT_NCOLUMNS(HOST_SAMPLE_COLUMNS) == 36, "host_from_row reads 36 columns");
+
 /* Scalars only: the arrays are filled by host_details up to their counts. */
 static void host_from_row(struct row *r, struct host_sample *h)
 {
@@ -348,28 +339,37 @@ static int replay_host(struct replay *rp, struct db_stmt *stmt)
 	return 0;
 }
 
+/* The job cursor's query: the columns of facts.h that a store of this version has. */
+static void replay_job_sql(char *sql, size_t size, int64_t version)
+{
+	size_t n = (size_t)snprintf(sql, size, "SELECT seq, ts_ms");
+
+#define SELECT_JOB_COLUMN(c, type, since, bit)                                                     \
+	if ((since) <= version && n < size)                                                        \
+		n += (size_t)snprintf(sql + n, size - n, ", " #c);
+	JOB_SAMPLE_COLUMNS(SELECT_JOB_COLUMN)
+#undef SELECT_JOB_COLUMN
+	if (n < size)
+		snprintf(sql + n, size - n, " FROM job_samples_all WHERE job_id = ?1 ORDER BY seq");
+}
+
 static void replay_job_sample(struct replay *rp, struct db_stmt *stmt)
 {
 	struct job_sample *s = &rp->jsample;
 	struct row r = {stmt, 1};
 	int64_t ts_ms = col_i64(&r);
+	int64_t version = rp->st->schema_version;
+	uint64_t v;
 
 	memset(s, 0, sizeof(*s));
-	s->nprocs = (uint32_t)col_i64(&r);
-	s->user_ms = (uint64_t)col_i64(&r);
-	s->system_ms = (uint64_t)col_i64(&r);
-	s->rss_bytes = (uint64_t)col_i64(&r);
-	s->valid |= col_opt(&r, &s->swap_bytes) ? JS_SWAP : 0;
-	s->valid |= col_opt(&r, &s->read_bytes) ? JS_IO : 0;
-	col_opt(&r, &s->write_bytes);
-	s->sampler_cpu_ms = (uint64_t)col_i64(&r);
-	if (db_column_count(stmt) > r.col) {
-		s->valid |= col_opt(&r, &s->cg_cpu_ms) ? JS_CG_CPU : 0;
-		s->valid |= col_opt(&r, &s->cg_mem_bytes) ? JS_CG_MEM : 0;
-		s->valid |= col_opt(&r, &s->cg_mem_peak_bytes) ? JS_CG_MEM_PEAK : 0;
+	/* a NULL is 0; it clears the valid bit the column has (read_bytes' JS_IO: either) */
+#define READ_JOB_COLUMN(c, type, since, bit)                                                       \
+	if ((since) <= version) {                                                                  \
+		s->valid |= col_opt(&r, &v) ? (bit) : 0;                                           \
+		s->c = v;                                                                          \
 	}
-	if (db_column_count(stmt) > r.col)
-		s->valid |= col_opt(&r, &s->cpu_wait_ms) ? JS_CPU_WAIT : 0;
+	JOB_SAMPLE_COLUMNS(READ_JOB_COLUMN)
+#undef READ_JOB_COLUMN
 	rp->ops->job(rp->arg, ts_ms, s);
 }
 
@@ -384,6 +384,9 @@ static void proc_from_row(struct row *r, struct proc_info *p)
 	col_text(r, p->comm, sizeof(p->comm));
 	col_text(r, p->cmdline, sizeof(p->cmdline));
 }
+
+/* reads facts.h's PROC_SAMPLE_COLUMNS by hand, in their order */
+_Static_assert(FACT_NCOLUMNS(PROC_SAMPLE_COLUMNS) == 11, "replay_proc_sample reads 11 columns");
 
 static void replay_proc_sample(struct replay *rp, struct db_stmt *stmt)
 {
@@ -500,12 +503,15 @@ static void replay_gpu(struct replay *rp, struct db_stmt *stmt)
 	uint32_t valid = 0;
 
 	memset(s, 0, sizeof(*s));
-#define READ_GPU_COLUMN(c, bit) col_gpu(&r, &valid, bit, &s->c, sizeof(s->c));
+#define READ_GPU_COLUMN(c, type, since, bit) col_gpu(&r, &valid, bit, &s->c, sizeof(s->c));
 	GPU_SAMPLE_COLUMNS(READ_GPU_COLUMN)
 #undef READ_GPU_COLUMN
 	s->valid = valid;
 	rp->ops->gpu(rp->arg, device_of_row(rp, &r), ts_ms, s);
 }
+
+/* reads facts.h's GPU_PROC_SAMPLE_COLUMNS by hand, in their order */
+_Static_assert(FACT_NCOLUMNS(GPU_PROC_SAMPLE_COLUMNS) == 7, "replay_gpu_proc reads 7 columns");
 
 static void replay_gpu_proc(struct replay *rp, struct db_stmt *stmt)
 {
@@ -520,13 +526,13 @@ static void replay_gpu_proc(struct replay *rp, struct db_stmt *stmt)
 
 	memset(g, 0, sizeof(*g));
 	g->pid = (uint32_t)col_i64(&r);
+	ours = col_opt(&r, &proc_id);
+	ours = col_opt(&r, &job_id) && ours && (int64_t)job_id == rp->job_id;
 	col_gpu(&r, &valid, GPU_PROC_MEM, &g->mem_bytes, 8);
 	col_gpu(&r, &valid, GPU_PROC_UTIL, &g->sm_util_pct, 4);
 	col_gpu(&r, &valid, GPU_PROC_MEM_UTIL, &g->mem_util_pct, 4);
 	g->valid = valid;
 	g->graphics = col_i64(&r) != 0;
-	ours = col_opt(&r, &proc_id);
-	ours = col_opt(&r, &job_id) && ours && (int64_t)job_id == rp->job_id;
 	dev = device_of_row(rp, &r);
 	memset(p, 0, sizeof(*p));
 	if (ours)
@@ -792,12 +798,12 @@ static int replay_prepare(struct replay *rp, int64_t id, int64_t start_ms, int64
 	if (ops->host)
 		ret = cursor_open(rp, REPLAY_HOST, replay_sql[REPLAY_HOST],
 				  BINDS(rp->node_id, from_ms, end_ms));
-	if (!ret && ops->job)
-		ret = cursor_open(rp, REPLAY_JOB,
-				  rp->st->schema_version < 3	? replay_job_v2
-				  : rp->st->schema_version < 11 ? replay_job_v10
-								: replay_sql[REPLAY_JOB],
-				  BINDS(id));
+	if (!ret && ops->job) {
+		char sql[512];
+
+		replay_job_sql(sql, sizeof(sql), rp->st->schema_version);
+		ret = cursor_open(rp, REPLAY_JOB, sql, BINDS(id));
+	}
 	if (!ret && ops->proc)
 		ret = cursor_open(rp, REPLAY_PROC, replay_sql[REPLAY_PROC], BINDS(id));
 	if (!ret && ops->event)

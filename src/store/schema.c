@@ -4,6 +4,7 @@
  *
  *   store_schema_v1..v12   each version's SQL (docs/store.md: keep in step)
  *   store_migrations[]     from version v to v + 1
+ *   add_fact_columns       the columns facts.h adds to a table at a version
  *   store_tables[]         the tables a store must have, by version
  *   store__migrate         create or upgrade, in one transaction
  *   store__check_schema    ours, not newer, intact, migrated, complete
@@ -19,7 +20,15 @@
 #include "common/log.h"
 #include "common/timeutil.h"
 
-/* Schema 1.  docs/store.md describes every column; keep the two in step. */
+/*
+ * Schema 1.  docs/store.md describes every column; keep the two in step.
+ *
+ * The fact tables whose columns facts.h describes are created as they are
+ * now, whatever version the step is (FACT_CREATE); a store made before one
+ * of their columns existed gets it from add_fact_columns, at the step of
+ * the column's version.  Schema 3's cgroup columns of job_samples and
+ * schema 11's cpu_wait_ms come that way.
+ */
 static const char store_schema_v1[] =
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;\n"
     "CREATE TABLE nodes (id INTEGER PRIMARY KEY, hostname TEXT NOT NULL UNIQUE,"
@@ -37,58 +46,51 @@ static const char store_schema_v1[] =
     " job_id INTEGER REFERENCES jobs(id), pid INTEGER NOT NULL, ppid INTEGER,"
     " start_ms INTEGER NOT NULL, end_ms INTEGER, uid INTEGER, comm TEXT, cmdline TEXT,"
     " UNIQUE (node_id, pid, start_ms)) STRICT;\n"
-    "CREATE INDEX procs_job ON procs (job_id);\n"
-    "CREATE TABLE host_samples (seq INTEGER PRIMARY KEY, node_id INTEGER NOT NULL,"
-    " ts_ms INTEGER NOT NULL,"
-    " cpu_user_ms INTEGER, cpu_nice_ms INTEGER, cpu_system_ms INTEGER,"
-    " cpu_idle_ms INTEGER, cpu_iowait_ms INTEGER, cpu_irq_ms INTEGER,"
-    " cpu_softirq_ms INTEGER, cpu_steal_ms INTEGER, ncpus INTEGER,"
-    " mem_total_bytes INTEGER, mem_free_bytes INTEGER, mem_available_bytes INTEGER,"
-    " mem_buffers_bytes INTEGER, mem_cached_bytes INTEGER, mem_shmem_bytes INTEGER,"
-    " swap_total_bytes INTEGER, swap_free_bytes INTEGER,"
-    " load1_milli INTEGER, load5_milli INTEGER, load15_milli INTEGER,"
-    " procs_running INTEGER, procs_blocked INTEGER,"
-    " disk_read_bytes INTEGER, disk_write_bytes INTEGER, disk_reads INTEGER,"
-    " disk_writes INTEGER, net_rx_bytes INTEGER, net_tx_bytes INTEGER,"
-    " net_rx_packets INTEGER, net_tx_packets INTEGER,"
-    " psi_cpu_some_us INTEGER, psi_cpu_full_us INTEGER, psi_mem_some_us INTEGER,"
-    " psi_mem_full_us INTEGER, psi_io_some_us INTEGER, psi_io_full_us INTEGER) STRICT;\n"
-    "CREATE INDEX host_samples_node_ts ON host_samples (node_id, ts_ms);\n"
-    "CREATE TABLE cpu_samples (seq INTEGER PRIMARY KEY, node_id INTEGER NOT NULL,"
-    " ts_ms INTEGER NOT NULL, cpu INTEGER NOT NULL, user_ms INTEGER, nice_ms INTEGER,"
-    " system_ms INTEGER, idle_ms INTEGER, iowait_ms INTEGER, irq_ms INTEGER,"
-    " softirq_ms INTEGER, steal_ms INTEGER) STRICT;\n"
-    "CREATE INDEX cpu_samples_node_ts ON cpu_samples (node_id, ts_ms);\n"
-    "CREATE TABLE disk_samples (seq INTEGER PRIMARY KEY, node_id INTEGER NOT NULL,"
-    " ts_ms INTEGER NOT NULL, disk TEXT NOT NULL, reads INTEGER, read_bytes INTEGER,"
-    " writes INTEGER, write_bytes INTEGER, io_ms INTEGER) STRICT;\n"
-    "CREATE INDEX disk_samples_node_ts ON disk_samples (node_id, ts_ms);\n"
-    "CREATE TABLE net_samples (seq INTEGER PRIMARY KEY, node_id INTEGER NOT NULL,"
-    " ts_ms INTEGER NOT NULL, iface TEXT NOT NULL, rx_bytes INTEGER, rx_packets INTEGER,"
-    " tx_bytes INTEGER, tx_packets INTEGER) STRICT;\n"
-    "CREATE INDEX net_samples_node_ts ON net_samples (node_id, ts_ms);\n"
-    "CREATE TABLE proc_samples (seq INTEGER PRIMARY KEY, proc_id INTEGER NOT NULL,"
-    " job_id INTEGER, ts_ms INTEGER NOT NULL, state TEXT, threads INTEGER, user_ms INTEGER,"
-    " system_ms INTEGER, child_user_ms INTEGER, child_system_ms INTEGER,"
-    " rss_bytes INTEGER, hwm_bytes INTEGER, swap_bytes INTEGER, read_bytes INTEGER,"
-    " write_bytes INTEGER) STRICT;\n"
+    "CREATE INDEX procs_job ON procs (job_id);\n" FACT_CREATE(
+	host_samples, "seq INTEGER PRIMARY KEY, node_id INTEGER NOT NULL, ts_ms INTEGER NOT NULL",
+	HOST_SAMPLE_COLUMNS) "CREATE INDEX host_samples_node_ts ON host_samples (node_id, ts_ms);\n"
+			     "CREATE TABLE cpu_samples (seq INTEGER PRIMARY KEY, node_id INTEGER "
+			     "NOT NULL,"
+			     " ts_ms INTEGER NOT NULL, cpu INTEGER NOT NULL, user_ms INTEGER, "
+			     "nice_ms INTEGER,"
+			     " system_ms INTEGER, idle_ms INTEGER, iowait_ms INTEGER, irq_ms "
+			     "INTEGER,"
+			     " softirq_ms INTEGER, steal_ms INTEGER) STRICT;\n"
+			     "CREATE INDEX cpu_samples_node_ts ON cpu_samples (node_id, ts_ms);\n"
+			     "CREATE TABLE disk_samples (seq INTEGER PRIMARY KEY, node_id INTEGER "
+			     "NOT NULL,"
+			     " ts_ms INTEGER NOT NULL, disk TEXT NOT NULL, reads INTEGER, "
+			     "read_bytes INTEGER,"
+			     " writes INTEGER, write_bytes INTEGER, io_ms INTEGER) STRICT;\n"
+			     "CREATE INDEX disk_samples_node_ts ON disk_samples (node_id, ts_ms);\n"
+			     "CREATE TABLE net_samples (seq INTEGER PRIMARY KEY, node_id INTEGER "
+			     "NOT NULL,"
+			     " ts_ms INTEGER NOT NULL, iface TEXT NOT NULL, rx_bytes INTEGER, "
+			     "rx_packets INTEGER,"
+			     " tx_bytes INTEGER, tx_packets INTEGER) STRICT;\n"
+			     "CREATE INDEX net_samples_node_ts ON net_samples (node_id, "
+			     "ts_ms);\n" FACT_CREATE(proc_samples,
+						     "seq INTEGER PRIMARY KEY, proc_id INTEGER NOT "
+						     "NULL, job_id INTEGER,"
+						     " ts_ms INTEGER NOT NULL",
+						     PROC_SAMPLE_COLUMNS)
     /*
      * Not (proc_id, ts_ms): a tick's rows would land on as many index pages
      * as there are processes (44 ms per tick at 1000 processes).  By job, a
      * tick appends to one place, and a job's rows come out in seq order.
      */
-    "CREATE INDEX proc_samples_job ON proc_samples (job_id);\n"
-    "CREATE TABLE job_samples (seq INTEGER PRIMARY KEY, job_id INTEGER NOT NULL,"
-    " ts_ms INTEGER NOT NULL, nprocs INTEGER, user_ms INTEGER, system_ms INTEGER,"
-    " rss_bytes INTEGER, swap_bytes INTEGER, read_bytes INTEGER, write_bytes INTEGER,"
-    " sampler_cpu_ms INTEGER) STRICT;\n"
-    "CREATE INDEX job_samples_job_ts ON job_samples (job_id, ts_ms);\n"
-    "CREATE TABLE events (seq INTEGER PRIMARY KEY, node_id INTEGER, job_id INTEGER,"
-    " ts_ms INTEGER NOT NULL, kind TEXT NOT NULL, pid INTEGER, value INTEGER,"
-    " message TEXT) STRICT;\n"
-    "CREATE INDEX events_job_ts ON events (job_id, ts_ms);\n"
-    "CREATE TABLE marks (seq INTEGER PRIMARY KEY, job_id INTEGER, ts_ms INTEGER NOT NULL,"
-    " name TEXT NOT NULL, value REAL, text TEXT) STRICT;\n";
+    "CREATE INDEX proc_samples_job ON proc_samples (job_id);\n" FACT_CREATE(
+	job_samples, "seq INTEGER PRIMARY KEY, job_id INTEGER NOT NULL, ts_ms INTEGER NOT NULL",
+	JOB_SAMPLE_COLUMNS) "CREATE INDEX job_samples_job_ts ON job_samples (job_id, ts_ms);\n"
+			    "CREATE TABLE events (seq INTEGER PRIMARY KEY, node_id INTEGER, job_id "
+			    "INTEGER,"
+			    " ts_ms INTEGER NOT NULL, kind TEXT NOT NULL, pid INTEGER, value "
+			    "INTEGER,"
+			    " message TEXT) STRICT;\n"
+			    "CREATE INDEX events_job_ts ON events (job_id, ts_ms);\n"
+			    "CREATE TABLE marks (seq INTEGER PRIMARY KEY, job_id INTEGER, ts_ms "
+			    "INTEGER NOT NULL,"
+			    " name TEXT NOT NULL, value REAL, text TEXT) STRICT;\n";
 
 /* Schema 2: GPUs.  Devices, their samples, and the processes on them. */
 static const char store_schema_v2[] =
@@ -96,20 +98,25 @@ static const char store_schema_v2[] =
     " vendor TEXT NOT NULL, idx INTEGER NOT NULL, uuid TEXT NOT NULL, name TEXT,"
     " pci_bus_id TEXT, mem_total_bytes INTEGER, power_limit_mw INTEGER,"
     " nvlink_count INTEGER, driver_version TEXT, supported INTEGER NOT NULL DEFAULT 0,"
-    " UNIQUE (node_id, uuid)) STRICT;\n"
-    "CREATE TABLE gpu_samples (seq INTEGER PRIMARY KEY, device_id INTEGER NOT NULL,"
-    " ts_ms INTEGER NOT NULL" GPU_SAMPLE_DDL ") STRICT;\n"
-    "CREATE INDEX gpu_samples_device_ts ON gpu_samples (device_id, ts_ms);\n"
-    "CREATE TABLE gpu_proc_samples (seq INTEGER PRIMARY KEY, device_id INTEGER NOT NULL,"
-    " ts_ms INTEGER NOT NULL, pid INTEGER NOT NULL, proc_id INTEGER, job_id INTEGER,"
-    " mem_bytes INTEGER, sm_util_pct INTEGER, mem_util_pct INTEGER,"
-    " graphics INTEGER NOT NULL DEFAULT 0) STRICT;\n"
-    "CREATE INDEX gpu_proc_samples_device_ts ON gpu_proc_samples (device_id, ts_ms);\n"
-    "ALTER TABLE events ADD COLUMN gpu_index INTEGER;\n";
+    " UNIQUE (node_id, uuid)) STRICT;\n" FACT_CREATE(
+	gpu_samples, "seq INTEGER PRIMARY KEY, device_id INTEGER NOT NULL, ts_ms INTEGER NOT NULL",
+	GPU_SAMPLE_COLUMNS) "CREATE INDEX gpu_samples_device_ts ON gpu_samples (device_id, "
+			    "ts_ms);\n" FACT_CREATE(gpu_proc_samples,
+						    "seq INTEGER PRIMARY KEY, device_id INTEGER "
+						    "NOT NULL, ts_ms INTEGER NOT NULL",
+						    GPU_PROC_SAMPLE_COLUMNS) "CREATE INDEX "
+									     "gpu_proc_samples_"
+									     "device_ts ON "
+									     "gpu_proc_samples "
+									     "(device_id, ts_ms);\n"
+									     "ALTER TABLE events "
+									     "ADD COLUMN gpu_index "
+									     "INTEGER;\n";
 
 /*
  * Schema 3: the agent.  What a scheduler reserved for a job, its cgroup's
- * counters, job summaries kept for ever, and the rollup tiers.
+ * counters (job_samples' cg_* columns, facts.h), job summaries kept for
+ * ever, and the rollup tiers.
  */
 static const char store_schema_v3[] =
     "ALTER TABLE jobs ADD COLUMN step TEXT;\n"
@@ -121,9 +128,6 @@ static const char store_schema_v3[] =
     "ALTER TABLE jobs ADD COLUMN reserved_gpus INTEGER;\n"
     "ALTER TABLE jobs ADD COLUMN reserved_gpu_list TEXT;\n"
     "CREATE INDEX jobs_end ON jobs (end_ms);\n"
-    "ALTER TABLE job_samples ADD COLUMN cg_cpu_ms INTEGER;\n"
-    "ALTER TABLE job_samples ADD COLUMN cg_mem_bytes INTEGER;\n"
-    "ALTER TABLE job_samples ADD COLUMN cg_mem_peak_bytes INTEGER;\n"
     "CREATE TABLE job_summaries (job_id INTEGER PRIMARY KEY REFERENCES jobs(id),"
     " wall_ms INTEGER, cpu_ms INTEGER, cpu_avg_cores REAL, cpu_peak_cores REAL,"
     " cpu_efficiency_pct REAL, rss_peak_bytes INTEGER, mem_efficiency_pct REAL,"
@@ -261,8 +265,11 @@ static const char store_schema_v10[] =
     "CREATE INDEX proc_libs_proc ON proc_libs (proc_id);\n"
     "CREATE INDEX marks_job_ts ON marks (job_id, ts_ms);\n";
 
-/* Schema 11: each job's run-queue wait, what its threads waited for a CPU (contention). */
-static const char store_schema_v11[] = "ALTER TABLE job_samples ADD COLUMN cpu_wait_ms INTEGER;\n";
+/*
+ * Schema 11: each job's run-queue wait, what its threads waited for a CPU
+ * (contention): job_samples.cpu_wait_ms, added by add_fact_columns.
+ */
+static const char store_schema_v11[] = "";
 
 /* Schema 12: Slurm 26.05 names a job's cgroup by its SLUID; the job keeps it. */
 static const char store_schema_v12[] = "ALTER TABLE jobs ADD COLUMN sluid TEXT;\n";
@@ -296,6 +303,33 @@ static const struct {
 #define NDIM_TABLES (int)(sizeof(store_tables) / sizeof(store_tables[0]))
 
 /*
+ * The columns of version `to` (facts.h) that a store of version `from`
+ * lacks: those of the tables it already had.  A table created by this
+ * migration was created with all its columns (FACT_CREATE).
+ */
+static int add_fact_columns(struct store *st, int64_t from, int64_t to)
+{
+	char sql[256];
+	int ret = 0;
+
+	for (int i = 0; i < store_nfact_columns && !ret; i++) {
+		const struct fact_columns *t = &store_fact_columns[i];
+		const struct store_fact *fact = store_fact(t->table);
+
+		if (!fact || fact->since > from)
+			continue;
+		for (int c = 0; c < t->ncol && !ret; c++) {
+			if (t->col[c].since != to)
+				continue;
+			snprintf(sql, sizeof(sql), "ALTER TABLE %s ADD COLUMN %s %s", t->table,
+				 t->col[c].name, t->col[c].type);
+			ret = store__exec(st, sql, "create the schema of");
+		}
+	}
+	return ret;
+}
+
+/*
  * Brings the schema from its user_version to STORE_SCHEMA_VERSION in one
  * transaction; from 0 (an empty file) creates it.  The version is read
  * under the write lock: another jobscope may have created the file since
@@ -304,7 +338,7 @@ static const struct {
 int store__migrate(struct store *st)
 {
 	char sql[512];
-	int64_t version, app_id, nobjects;
+	int64_t version, from, app_id, nobjects;
 	int ret;
 
 	ret = store__exec(st, "BEGIN IMMEDIATE", "lock");
@@ -331,8 +365,10 @@ int store__migrate(struct store *st)
 	if (version >= STORE_SCHEMA_VERSION)
 		return store__exec(st, "COMMIT", "unlock");
 
-	for (; version < STORE_SCHEMA_VERSION; version++) {
+	for (from = version; version < STORE_SCHEMA_VERSION; version++) {
 		ret = store__exec(st, store_migrations[version], "create the schema of");
+		if (ret == 0)
+			ret = add_fact_columns(st, from, version + 1);
 		if (ret)
 			goto out_rollback;
 	}

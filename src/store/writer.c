@@ -25,7 +25,6 @@
 
 #include "common/log.h"
 #include "store/facts.h"
-#include "store/schema.h"
 #include "store/write.h"
 
 /* Statements the writer prepares once and reuses (st->stmts). */
@@ -78,9 +77,8 @@ static const char *const store_sql[STMT__COUNT] = {
 			" lost_samples = ?, sampler_cpu_ms = ?, step = ?, cgroup = ?, qos = ?,"
 			" reservation_source = ?, reserved_cpus = ?, reserved_mem_bytes = ?,"
 			" reserved_gpus = ?, reserved_gpu_list = ?, sluid = ? WHERE id = ?",
-    [STMT_HOST] = "INSERT INTO host_samples (seq, node_id, ts_ms, " STORE_HOST_COLUMNS ")"
-		  " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
-		  " ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    [STMT_HOST] = "INSERT INTO host_samples (seq, node_id, ts_ms" FACT_NAMES(
+	HOST_SAMPLE_COLUMNS) ") VALUES (?, ?, ?" FACT_PARAMS(HOST_SAMPLE_COLUMNS) ")",
     [STMT_CPU] = "INSERT INTO cpu_samples (seq, node_id, ts_ms, cpu, user_ms, nice_ms,"
 		 " system_ms, idle_ms, iowait_ms, irq_ms, softirq_ms, steal_ms)"
 		 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -99,15 +97,12 @@ static const char *const store_sql[STMT__COUNT] = {
     [STMT_PROC_UPDATE] = "UPDATE procs SET end_ms = coalesce(?, end_ms),"
 			 " ppid = coalesce(?, ppid), comm = coalesce(?, comm),"
 			 " cmdline = coalesce(?, cmdline) WHERE id = ?",
-    [STMT_PROC_SAMPLE] = "INSERT INTO proc_samples (seq, proc_id, job_id, ts_ms, state,"
-			 " threads, user_ms, system_ms, child_user_ms, child_system_ms,"
-			 " rss_bytes, hwm_bytes, swap_bytes, read_bytes, write_bytes)"
-			 " VALUES (?1, ?2, (SELECT job_id FROM procs WHERE id = ?2), ?3, ?4,"
-			 " ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
-    [STMT_JOB_SAMPLE] = "INSERT INTO job_samples (seq, job_id, ts_ms, nprocs, user_ms,"
-			" system_ms, rss_bytes, swap_bytes, read_bytes, write_bytes,"
-			" sampler_cpu_ms, cg_cpu_ms, cg_mem_bytes, cg_mem_peak_bytes, cpu_wait_ms)"
-			" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    /* the process's job, from procs; ? after ?3 is ?4, ... */
+    [STMT_PROC_SAMPLE] = "INSERT INTO proc_samples (seq, proc_id, job_id, ts_ms" FACT_NAMES(
+	PROC_SAMPLE_COLUMNS) ") VALUES (?1, ?2, (SELECT job_id FROM procs WHERE id = ?2), "
+			     "?3" FACT_PARAMS(PROC_SAMPLE_COLUMNS) ")",
+    [STMT_JOB_SAMPLE] = "INSERT INTO job_samples (seq, job_id, ts_ms" FACT_NAMES(
+	JOB_SAMPLE_COLUMNS) ") VALUES (?, ?, ?" FACT_PARAMS(JOB_SAMPLE_COLUMNS) ")",
     [STMT_EVENT] = "INSERT INTO events (seq, node_id, job_id, ts_ms, kind, pid, value, message,"
 		   " gpu_index) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
     [STMT_DEVICE] = "INSERT INTO devices (node_id, vendor, idx, uuid, name, pci_bus_id,"
@@ -120,11 +115,10 @@ static const char *const store_sql[STMT__COUNT] = {
 		    " nvlink_count = excluded.nvlink_count,"
 		    " driver_version = excluded.driver_version, supported = excluded.supported"
 		    " RETURNING id",
-    [STMT_GPU_SAMPLE] = "INSERT INTO gpu_samples (seq, device_id, ts_ms" GPU_SAMPLE_NAMES
-			") VALUES (?, ?, ?" GPU_SAMPLE_PARAMS ")",
-    [STMT_GPU_PROC] = "INSERT INTO gpu_proc_samples (seq, device_id, ts_ms, pid, proc_id, job_id,"
-		      " mem_bytes, sm_util_pct, mem_util_pct, graphics)"
-		      " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    [STMT_GPU_SAMPLE] = "INSERT INTO gpu_samples (seq, device_id, ts_ms" FACT_NAMES(
+	GPU_SAMPLE_COLUMNS) ") VALUES (?, ?, ?" FACT_PARAMS(GPU_SAMPLE_COLUMNS) ")",
+    [STMT_GPU_PROC] = "INSERT INTO gpu_proc_samples (seq, device_id, ts_ms" FACT_NAMES(
+	GPU_PROC_SAMPLE_COLUMNS) ") VALUES (?, ?, ?" FACT_PARAMS(GPU_PROC_SAMPLE_COLUMNS) ")",
     [STMT_JOB_SUMMARY] =
 	"INSERT INTO job_summaries (job_id, wall_ms, cpu_ms,"
 	" cpu_avg_cores, cpu_peak_cores, cpu_efficiency_pct, rss_peak_bytes,"
@@ -569,6 +563,9 @@ void store_tick_abort(struct store *st)
 	st->tick_err = 0;
 }
 
+/* binds facts.h's HOST_SAMPLE_COLUMNS by hand, in their order */
+_Static_assert(FACT_NCOLUMNS(HOST_SAMPLE_COLUMNS) == 36, "put_host_row binds 36 columns");
+
 static int put_host_row(struct store *st, int64_t node_id, int64_t ts_ms,
 			const struct host_sample *h)
 {
@@ -796,6 +793,9 @@ int store_update_proc_info(struct store *st, int64_t proc_row, const struct proc
 	return store__write_end(st, own, ret);
 }
 
+/* binds facts.h's PROC_SAMPLE_COLUMNS by hand, in their order */
+_Static_assert(FACT_NCOLUMNS(PROC_SAMPLE_COLUMNS) == 11, "store_put_proc_sample binds 11");
+
 int store_put_proc_sample(struct store *st, int64_t proc_row, int64_t ts_ms,
 			  const struct proc_sample *s)
 {
@@ -841,18 +841,10 @@ int store_put_job_sample(struct store *st, int64_t job_row, int64_t ts_ms,
 	if (ret == 0) {
 		bind_i64(&b, job_row);
 		bind_i64(&b, ts_ms);
-		bind_u64(&b, s->nprocs);
-		bind_u64(&b, s->user_ms);
-		bind_u64(&b, s->system_ms);
-		bind_u64(&b, s->rss_bytes);
-		bind_opt(&b, s->valid & JS_SWAP, s->swap_bytes);
-		bind_opt(&b, s->valid & JS_IO, s->read_bytes);
-		bind_opt(&b, s->valid & JS_IO, s->write_bytes);
-		bind_u64(&b, s->sampler_cpu_ms);
-		bind_opt(&b, s->valid & JS_CG_CPU, s->cg_cpu_ms);
-		bind_opt(&b, s->valid & JS_CG_MEM, s->cg_mem_bytes);
-		bind_opt(&b, s->valid & JS_CG_MEM_PEAK, s->cg_mem_peak_bytes);
-		bind_opt(&b, s->valid & JS_CPU_WAIT, s->cpu_wait_ms);
+		/* a column without a valid bit is always there */
+#define BIND_JOB_COLUMN(c, type, since, bit) bind_opt(&b, !(bit) || (s->valid & (bit)), s->c);
+		JOB_SAMPLE_COLUMNS(BIND_JOB_COLUMN)
+#undef BIND_JOB_COLUMN
 		ret = fact_run(st, &b, "store a job sample");
 	}
 	return store__write_end(st, own, ret);
@@ -928,13 +920,16 @@ int store_put_gpu_sample(struct store *st, int64_t device_row, int64_t ts_ms,
 		bind_i64(&b, device_row);
 		bind_i64(&b, ts_ms);
 		/* temp_c is signed: through int64_t, every field keeps its value */
-#define BIND_GPU_COLUMN(c, bit) bind_opt(&b, s->valid &(bit), (uint64_t)(int64_t)s->c);
+#define BIND_GPU_COLUMN(c, type, since, bit) bind_opt(&b, s->valid &(bit), (uint64_t)(int64_t)s->c);
 		GPU_SAMPLE_COLUMNS(BIND_GPU_COLUMN)
 #undef BIND_GPU_COLUMN
 		ret = fact_run(st, &b, "store a GPU sample");
 	}
 	return store__write_end(st, own, ret);
 }
+
+/* binds facts.h's GPU_PROC_SAMPLE_COLUMNS by hand, in their order */
+_Static_assert(FACT_NCOLUMNS(GPU_PROC_SAMPLE_COLUMNS) == 7, "store_put_gpu_proc binds 7");
 
 int store_put_gpu_proc(struct store *st, int64_t device_row, int64_t proc_row, int64_t job_row,
 		       int64_t ts_ms, const struct gpu_proc *p)
