@@ -32,8 +32,9 @@ int store_job_update(struct store *st, const struct job_record *job);
 /*
  * A tick: begin, puts, commit.  On a failed put, call store_tick_abort.
  *
- * A writable connection is always in one of these states (writer.c; the
- * way SQLite's pager lists its own):
+ * A writable connection is always in one of these states (writer.c's
+ * header lists them in full, the way SQLite's pager lists its own, with
+ * what holds in each):
  *
  *   IDLE         no transaction open (in_tick false).  A put outside a tick
  *                runs in a transaction of its own: BEGIN, next_seq brought

@@ -15,6 +15,76 @@
  *   store_put_event, store_put_device, store_put_gpu_sample,
  *   store_put_gpu_proc, store_put_job_summary, store_put_rollup
  *   store__writer_release          the cache's end (store_close)
+ *
+ * The tick transaction's states.  A connection is always in one of them
+ * (there is no field for it: in_tick, tick_err and whether SQLite has a
+ * transaction open say which); write.h gives callers the short version.
+ *
+ *   READ_ONLY    opened without STORE_WRITE (!writable).  Every write is
+ *                refused with -EROFS and leaves it there; nothing else
+ *                moves it.
+ *
+ *   IDLE         no transaction open, !in_tick, tick_err == 0.  No lock
+ *                is held.  next_seq may be stale: another process may have
+ *                committed rows since (two `jobscope run`s on one store);
+ *                it is made right under the write lock before it is used
+ *                (sync_seq, PRAGMA data_version).  Only here do the packer
+ *                and retention run, each in a transaction of its own
+ *                (they refuse to run in a tick).
+ *
+ *   WRITE        a put outside a tick, between store__write_begin (own
+ *                true) and store__write_end.  BEGIN IMMEDIATE holds the
+ *                write lock, next_seq is the file's next seq, tick_seq
+ *                holds it as it was at BEGIN; each fact row takes
+ *                next_seq++.
+ *
+ *   TICK         between store_tick_begin and its commit or abort, with
+ *                no failure yet: in_tick, tick_err == 0, the transaction
+ *                open with the write lock held, tick_seq = next_seq at
+ *                BEGIN; every row written since is in the transaction,
+ *                the fact rows with seq tick_seq .. next_seq - 1.
+ *
+ *   TICK_FAILED  in_tick, tick_err < 0: a put failed in the tick.  SQLite
+ *                may already have rolled the transaction back (a full disk,
+ *                an I/O error), so the rows so far may be gone and next_seq
+ *                counts seqs that will not be committed.  Every put returns
+ *                tick_err at once and writes nothing: rows must never go
+ *                out one by one in autocommit.
+ *
+ * What moves between them:
+ *
+ *   IDLE -> WRITE         store__write_begin, called by every put, by
+ *                         store_node and store_job_begin/_update, by the
+ *                         app, CUDA, energy and library puts and by
+ *                         retention's gap record.  If BEGIN or sync_seq
+ *                         fails: IDLE, the error returned.
+ *   WRITE -> IDLE         store__write_end: COMMIT when the put succeeded;
+ *                         else (or if COMMIT fails) ROLLBACK and next_seq =
+ *                         tick_seq, the error returned.
+ *   IDLE -> TICK          store_tick_begin: BEGIN IMMEDIATE, sync_seq,
+ *                         tick_seq = next_seq.  If either fails: IDLE.
+ *   TICK -> TICK          a put that succeeds (store__write_begin gives
+ *                         own false: it joins the tick's transaction).
+ *   TICK -> TICK_FAILED   a put that fails: store__write_end keeps its
+ *                         error as tick_err.
+ *   TICK_FAILED -> TICK   only the head's ingest (ingest.c), whose batches
+ *                         each run in a savepoint: a batch refused
+ *                         (-EINVAL) is rolled back to its savepoint,
+ *                         next_seq put back to the batch's first seq and
+ *                         tick_err cleared, and the group goes on.
+ *   TICK -> IDLE          store_tick_commit: COMMIT.  If COMMIT fails:
+ *                         ROLLBACK, next_seq = tick_seq, the error returned.
+ *   TICK_FAILED -> IDLE   store_tick_commit (ROLLBACK, next_seq = tick_seq,
+ *                         tick_err returned) or store_tick_abort (the same,
+ *                         returning nothing).
+ *   TICK, TICK_FAILED -> IDLE   store_tick_abort; store_close aborts an
+ *                         open tick.  In IDLE and WRITE, abort does nothing.
+ *
+ * store_tick_begin in TICK or TICK_FAILED is refused (-EINVAL) and changes
+ * nothing: ticks never nest.  So a seq is never committed twice (next_seq
+ * goes back exactly when the rows that took seqs are rolled back), and a
+ * tick is all or nothing.  On PostgreSQL (a head) sync_seq does nothing:
+ * one head writes its store.
  */
 #include "store/writer.h"
 
