@@ -12,12 +12,14 @@
  * name_all (its rows and its packs' rows), a pack never mixing two key
  * values, its rows in sort, then seq order; N: never packed (_, _).
  *
- * The measured columns of host_samples, proc_samples, job_samples,
- * gpu_samples and gpu_proc_samples are described once too (below): their
- * DDL, the migrations that add columns, their inserts and the replay's
- * selects are made from them, and for gpu_samples and job_samples the
- * binding and reading of a row.  The other fact tables' columns are still
- * written out in schema.c, writer.c and their readers.
+ * The measured columns of host_samples, cpu_samples, disk_samples,
+ * net_samples, proc_samples, job_samples, gpu_samples, gpu_proc_samples
+ * and fs_samples are described once too (below): their DDL, the
+ * migrations that add columns, their inserts and the replay's selects are
+ * made from them, and for gpu_samples and job_samples the binding and
+ * reading of a row.  The other fact tables' columns (events,
+ * marks, gaps, cuda_procs, app_samples, energy_samples, proc_libs) are
+ * still written out in schema.c and in their writers and readers.
  */
 #ifndef JOBSCOPE_STORE_FACTS_H
 #define JOBSCOPE_STORE_FACTS_H
@@ -76,8 +78,8 @@ const struct store_fact *store_fact(const char *name);
  * column NULL when not), 0 for a value always there; it is used where the
  * writer binds and the replay reads a row from the list (gpu_samples,
  * job_samples), and is 0 in the tables whose rows are bound and read by
- * hand (host_samples, proc_samples, gpu_proc_samples: flags and nested
- * structs).  The field of the struct has the column's name where the list
+ * hand (the others: flags shared by columns, nested structs, values the
+ * caller passes).  The field of the struct has the column's name where the list
  * is bound and read (struct gpu_sample, struct job_sample).
  *
  * A new column is a row at the end of its list with the new schema
@@ -190,13 +192,52 @@ const struct store_fact *store_fact(const char *name);
 	X(mem_util_pct, "INTEGER",                    2, 0)                                        \
 	X(graphics,     "INTEGER NOT NULL DEFAULT 0", 2, 0)
 
+/* cpu_samples (node_id): one CPU's struct cpu_times, bound and read by hand in this order */
+#define CPU_SAMPLE_COLUMNS(X)                                                                      \
+	X(cpu,        "INTEGER NOT NULL", 1, 0)                                                    \
+	X(user_ms,    "INTEGER",          1, 0)                                                    \
+	X(nice_ms,    "INTEGER",          1, 0)                                                    \
+	X(system_ms,  "INTEGER",          1, 0)                                                    \
+	X(idle_ms,    "INTEGER",          1, 0)                                                    \
+	X(iowait_ms,  "INTEGER",          1, 0)                                                    \
+	X(irq_ms,     "INTEGER",          1, 0)                                                    \
+	X(softirq_ms, "INTEGER",          1, 0)                                                    \
+	X(steal_ms,   "INTEGER",          1, 0)
+
+/* disk_samples (node_id): struct disk_stat, bound and read by hand in this order */
+#define DISK_SAMPLE_COLUMNS(X)                                                                     \
+	X(disk,        "TEXT NOT NULL", 1, 0)                                                      \
+	X(reads,       "INTEGER",       1, 0)                                                      \
+	X(read_bytes,  "INTEGER",       1, 0)                                                      \
+	X(writes,      "INTEGER",       1, 0)                                                      \
+	X(write_bytes, "INTEGER",       1, 0)                                                      \
+	X(io_ms,       "INTEGER",       1, 0)
+
+/* net_samples (node_id): struct net_stat, bound and read by hand in this order */
+#define NET_SAMPLE_COLUMNS(X)                                                                      \
+	X(iface,      "TEXT NOT NULL", 1, 0)                                                       \
+	X(rx_bytes,   "INTEGER",       1, 0)                                                       \
+	X(rx_packets, "INTEGER",       1, 0)                                                       \
+	X(tx_bytes,   "INTEGER",       1, 0)                                                       \
+	X(tx_packets, "INTEGER",       1, 0)
+
+/* fs_samples (node_id): the root file system's struct host_fs, bound by hand */
+#define FS_SAMPLE_COLUMNS(X)                                                                       \
+	X(mount,       "TEXT NOT NULL", 7, 0)                                                      \
+	X(used_bytes,  "INTEGER",       7, 0)                                                      \
+	X(total_bytes, "INTEGER",       7, 0)
+
 /* The tables described above, for the code that walks them all (migrations). */
 #define STORE_FACT_COLUMNS(X)                                                                      \
 	X(host_samples,     HOST_SAMPLE_COLUMNS)                                                   \
+	X(cpu_samples,      CPU_SAMPLE_COLUMNS)                                                    \
+	X(disk_samples,     DISK_SAMPLE_COLUMNS)                                                   \
+	X(net_samples,      NET_SAMPLE_COLUMNS)                                                    \
 	X(proc_samples,     PROC_SAMPLE_COLUMNS)                                                   \
 	X(job_samples,      JOB_SAMPLE_COLUMNS)                                                    \
 	X(gpu_samples,      GPU_SAMPLE_COLUMNS)                                                    \
-	X(gpu_proc_samples, GPU_PROC_SAMPLE_COLUMNS)
+	X(gpu_proc_samples, GPU_PROC_SAMPLE_COLUMNS)                                               \
+	X(fs_samples,       FS_SAMPLE_COLUMNS)
 /* clang-format on */
 
 /*

@@ -181,6 +181,11 @@ static void host_detail_start(struct replay *rp, struct db_stmt *stmt, int64_t t
 	db_bind_int64(stmt, 3, seq);
 }
 
+/* reads facts.h's CPU, DISK and NET_SAMPLE_COLUMNS by hand, in their order */
+_Static_assert(FACT_NCOLUMNS(CPU_SAMPLE_COLUMNS) == 9, "host_details reads 9 CPU columns");
+_Static_assert(FACT_NCOLUMNS(DISK_SAMPLE_COLUMNS) == 6, "host_details reads 6 disk columns");
+_Static_assert(FACT_NCOLUMNS(NET_SAMPLE_COLUMNS) == 5, "host_details reads 5 net columns");
+
 static int host_details(struct replay *rp, int64_t ts_ms, int64_t seq)
 {
 	struct host_sample *h = rp->host;
@@ -193,7 +198,7 @@ static int host_details(struct replay *rp, int64_t ts_ms, int64_t seq)
 		while (h->cpu.ncpus < HOST_MAX_CPUS && (rc = db_step(rp->cpu_stmt)) == SQLITE_ROW) {
 			struct cpu_times *t = &h->cpu.cpu[h->cpu.ncpus];
 
-			r = (struct row){rp->cpu_stmt, 0};
+			r = (struct row){rp->cpu_stmt, 1};
 			h->cpu.cpu_id[h->cpu.ncpus] = (uint16_t)col_i64(&r);
 			t->user_ms = (uint64_t)col_i64(&r);
 			t->nice_ms = (uint64_t)col_i64(&r);
@@ -216,7 +221,7 @@ static int host_details(struct replay *rp, int64_t ts_ms, int64_t seq)
 		while (h->ndisks < HOST_MAX_DISKS && (rc = db_step(rp->disk_stmt)) == SQLITE_ROW) {
 			struct disk_stat *d = &h->disks[h->ndisks++];
 
-			r = (struct row){rp->disk_stmt, 0};
+			r = (struct row){rp->disk_stmt, 1};
 			col_text(&r, d->name, sizeof(d->name));
 			d->reads = (uint64_t)col_i64(&r);
 			d->read_bytes = (uint64_t)col_i64(&r);
@@ -235,7 +240,7 @@ static int host_details(struct replay *rp, int64_t ts_ms, int64_t seq)
 		while (h->nnets < HOST_MAX_NETS && (rc = db_step(rp->net_stmt)) == SQLITE_ROW) {
 			struct net_stat *ns = &h->nets[h->nnets++];
 
-			r = (struct row){rp->net_stmt, 0};
+			r = (struct row){rp->net_stmt, 1};
 			col_text(&r, ns->name, sizeof(ns->name));
 			ns->rx_bytes = (uint64_t)col_i64(&r);
 			ns->rx_packets = (uint64_t)col_i64(&r);
@@ -824,24 +829,28 @@ static int replay_prepare(struct replay *rp, int64_t id, int64_t start_ms, int64
 	rp->host = malloc(sizeof(*rp->host));
 	if (!rp->host)
 		return log_err(-ENOMEM, "cannot replay a job of store '%s'", rp->st->path);
-	ret = store__prepare(rp->st,
-			     "SELECT cpu, user_ms, nice_ms, system_ms, idle_ms, iowait_ms, irq_ms,"
-			     " softirq_ms, steal_ms FROM cpu_samples_all"
-			     " WHERE node_id = ?1 AND ts_ms = ?2 AND seq > ?3 ORDER BY seq",
-			     "replay a job", &rp->cpu_stmt);
+	/* host_details reads them from column 1 on */
+	ret = store__prepare(
+	    rp->st,
+	    "SELECT seq" FACT_NAMES(
+		CPU_SAMPLE_COLUMNS) " FROM cpu_samples_all"
+				    " WHERE node_id = ?1 AND ts_ms = ?2 AND seq > ?3 ORDER BY seq",
+	    "replay a job", &rp->cpu_stmt);
 	if (ret)
 		return ret;
 	ret = store__prepare(
 	    rp->st,
-	    "SELECT disk, reads, read_bytes, writes, write_bytes, io_ms FROM disk_samples_all"
-	    " WHERE node_id = ?1 AND ts_ms = ?2 AND seq > ?3 ORDER BY seq",
+	    "SELECT seq" FACT_NAMES(
+		DISK_SAMPLE_COLUMNS) " FROM disk_samples_all"
+				     " WHERE node_id = ?1 AND ts_ms = ?2 AND seq > ?3 ORDER BY seq",
 	    "replay a job", &rp->disk_stmt);
 	if (ret)
 		return ret;
 	return store__prepare(
 	    rp->st,
-	    "SELECT iface, rx_bytes, rx_packets, tx_bytes, tx_packets FROM net_samples_all"
-	    " WHERE node_id = ?1 AND ts_ms = ?2 AND seq > ?3 ORDER BY seq",
+	    "SELECT seq" FACT_NAMES(
+		NET_SAMPLE_COLUMNS) " FROM net_samples_all"
+				    " WHERE node_id = ?1 AND ts_ms = ?2 AND seq > ?3 ORDER BY seq",
 	    "replay a job", &rp->net_stmt);
 }
 

@@ -20,6 +20,11 @@
 #include "common/log.h"
 #include "common/timeutil.h"
 
+/* The keys of the fact tables by entity (the columns after them: facts.h). */
+#define NODE_FACT_KEY "seq INTEGER PRIMARY KEY, node_id INTEGER NOT NULL, ts_ms INTEGER NOT NULL"
+#define DEVICE_FACT_KEY                                                                            \
+	"seq INTEGER PRIMARY KEY, device_id INTEGER NOT NULL, ts_ms INTEGER NOT NULL"
+
 /*
  * Schema 1.  docs/store.md describes every column; keep the two in step.
  *
@@ -29,6 +34,7 @@
  * the column's version.  Schema 3's cgroup columns of job_samples and
  * schema 11's cpu_wait_ms come that way.
  */
+/* clang-format off */
 static const char store_schema_v1[] =
     "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) STRICT;\n"
     "CREATE TABLE nodes (id INTEGER PRIMARY KEY, hostname TEXT NOT NULL UNIQUE,"
@@ -46,51 +52,34 @@ static const char store_schema_v1[] =
     " job_id INTEGER REFERENCES jobs(id), pid INTEGER NOT NULL, ppid INTEGER,"
     " start_ms INTEGER NOT NULL, end_ms INTEGER, uid INTEGER, comm TEXT, cmdline TEXT,"
     " UNIQUE (node_id, pid, start_ms)) STRICT;\n"
-    "CREATE INDEX procs_job ON procs (job_id);\n" FACT_CREATE(
-	host_samples, "seq INTEGER PRIMARY KEY, node_id INTEGER NOT NULL, ts_ms INTEGER NOT NULL",
-	HOST_SAMPLE_COLUMNS) "CREATE INDEX host_samples_node_ts ON host_samples (node_id, ts_ms);\n"
-			     "CREATE TABLE cpu_samples (seq INTEGER PRIMARY KEY, node_id INTEGER "
-			     "NOT NULL,"
-			     " ts_ms INTEGER NOT NULL, cpu INTEGER NOT NULL, user_ms INTEGER, "
-			     "nice_ms INTEGER,"
-			     " system_ms INTEGER, idle_ms INTEGER, iowait_ms INTEGER, irq_ms "
-			     "INTEGER,"
-			     " softirq_ms INTEGER, steal_ms INTEGER) STRICT;\n"
-			     "CREATE INDEX cpu_samples_node_ts ON cpu_samples (node_id, ts_ms);\n"
-			     "CREATE TABLE disk_samples (seq INTEGER PRIMARY KEY, node_id INTEGER "
-			     "NOT NULL,"
-			     " ts_ms INTEGER NOT NULL, disk TEXT NOT NULL, reads INTEGER, "
-			     "read_bytes INTEGER,"
-			     " writes INTEGER, write_bytes INTEGER, io_ms INTEGER) STRICT;\n"
-			     "CREATE INDEX disk_samples_node_ts ON disk_samples (node_id, ts_ms);\n"
-			     "CREATE TABLE net_samples (seq INTEGER PRIMARY KEY, node_id INTEGER "
-			     "NOT NULL,"
-			     " ts_ms INTEGER NOT NULL, iface TEXT NOT NULL, rx_bytes INTEGER, "
-			     "rx_packets INTEGER,"
-			     " tx_bytes INTEGER, tx_packets INTEGER) STRICT;\n"
-			     "CREATE INDEX net_samples_node_ts ON net_samples (node_id, "
-			     "ts_ms);\n" FACT_CREATE(proc_samples,
-						     "seq INTEGER PRIMARY KEY, proc_id INTEGER NOT "
-						     "NULL, job_id INTEGER,"
-						     " ts_ms INTEGER NOT NULL",
-						     PROC_SAMPLE_COLUMNS)
+    "CREATE INDEX procs_job ON procs (job_id);\n"
+    FACT_CREATE(host_samples, NODE_FACT_KEY, HOST_SAMPLE_COLUMNS)
+    "CREATE INDEX host_samples_node_ts ON host_samples (node_id, ts_ms);\n"
+    FACT_CREATE(cpu_samples, NODE_FACT_KEY, CPU_SAMPLE_COLUMNS)
+    "CREATE INDEX cpu_samples_node_ts ON cpu_samples (node_id, ts_ms);\n"
+    FACT_CREATE(disk_samples, NODE_FACT_KEY, DISK_SAMPLE_COLUMNS)
+    "CREATE INDEX disk_samples_node_ts ON disk_samples (node_id, ts_ms);\n"
+    FACT_CREATE(net_samples, NODE_FACT_KEY, NET_SAMPLE_COLUMNS)
+    "CREATE INDEX net_samples_node_ts ON net_samples (node_id, ts_ms);\n"
+    FACT_CREATE(proc_samples,
+		"seq INTEGER PRIMARY KEY, proc_id INTEGER NOT NULL, job_id INTEGER,"
+		" ts_ms INTEGER NOT NULL", PROC_SAMPLE_COLUMNS)
     /*
      * Not (proc_id, ts_ms): a tick's rows would land on as many index pages
      * as there are processes (44 ms per tick at 1000 processes).  By job, a
      * tick appends to one place, and a job's rows come out in seq order.
      */
-    "CREATE INDEX proc_samples_job ON proc_samples (job_id);\n" FACT_CREATE(
-	job_samples, "seq INTEGER PRIMARY KEY, job_id INTEGER NOT NULL, ts_ms INTEGER NOT NULL",
-	JOB_SAMPLE_COLUMNS) "CREATE INDEX job_samples_job_ts ON job_samples (job_id, ts_ms);\n"
-			    "CREATE TABLE events (seq INTEGER PRIMARY KEY, node_id INTEGER, job_id "
-			    "INTEGER,"
-			    " ts_ms INTEGER NOT NULL, kind TEXT NOT NULL, pid INTEGER, value "
-			    "INTEGER,"
-			    " message TEXT) STRICT;\n"
-			    "CREATE INDEX events_job_ts ON events (job_id, ts_ms);\n"
-			    "CREATE TABLE marks (seq INTEGER PRIMARY KEY, job_id INTEGER, ts_ms "
-			    "INTEGER NOT NULL,"
-			    " name TEXT NOT NULL, value REAL, text TEXT) STRICT;\n";
+    "CREATE INDEX proc_samples_job ON proc_samples (job_id);\n"
+    FACT_CREATE(job_samples,
+		"seq INTEGER PRIMARY KEY, job_id INTEGER NOT NULL, ts_ms INTEGER NOT NULL",
+		JOB_SAMPLE_COLUMNS)
+    "CREATE INDEX job_samples_job_ts ON job_samples (job_id, ts_ms);\n"
+    "CREATE TABLE events (seq INTEGER PRIMARY KEY, node_id INTEGER, job_id INTEGER,"
+    " ts_ms INTEGER NOT NULL, kind TEXT NOT NULL, pid INTEGER, value INTEGER,"
+    " message TEXT) STRICT;\n"
+    "CREATE INDEX events_job_ts ON events (job_id, ts_ms);\n"
+    "CREATE TABLE marks (seq INTEGER PRIMARY KEY, job_id INTEGER, ts_ms INTEGER NOT NULL,"
+    " name TEXT NOT NULL, value REAL, text TEXT) STRICT;\n";
 
 /* Schema 2: GPUs.  Devices, their samples, and the processes on them. */
 static const char store_schema_v2[] =
@@ -98,20 +87,13 @@ static const char store_schema_v2[] =
     " vendor TEXT NOT NULL, idx INTEGER NOT NULL, uuid TEXT NOT NULL, name TEXT,"
     " pci_bus_id TEXT, mem_total_bytes INTEGER, power_limit_mw INTEGER,"
     " nvlink_count INTEGER, driver_version TEXT, supported INTEGER NOT NULL DEFAULT 0,"
-    " UNIQUE (node_id, uuid)) STRICT;\n" FACT_CREATE(
-	gpu_samples, "seq INTEGER PRIMARY KEY, device_id INTEGER NOT NULL, ts_ms INTEGER NOT NULL",
-	GPU_SAMPLE_COLUMNS) "CREATE INDEX gpu_samples_device_ts ON gpu_samples (device_id, "
-			    "ts_ms);\n" FACT_CREATE(gpu_proc_samples,
-						    "seq INTEGER PRIMARY KEY, device_id INTEGER "
-						    "NOT NULL, ts_ms INTEGER NOT NULL",
-						    GPU_PROC_SAMPLE_COLUMNS) "CREATE INDEX "
-									     "gpu_proc_samples_"
-									     "device_ts ON "
-									     "gpu_proc_samples "
-									     "(device_id, ts_ms);\n"
-									     "ALTER TABLE events "
-									     "ADD COLUMN gpu_index "
-									     "INTEGER;\n";
+    " UNIQUE (node_id, uuid)) STRICT;\n"
+    FACT_CREATE(gpu_samples, DEVICE_FACT_KEY, GPU_SAMPLE_COLUMNS)
+    "CREATE INDEX gpu_samples_device_ts ON gpu_samples (device_id, ts_ms);\n"
+    FACT_CREATE(gpu_proc_samples, DEVICE_FACT_KEY, GPU_PROC_SAMPLE_COLUMNS)
+    "CREATE INDEX gpu_proc_samples_device_ts ON gpu_proc_samples (device_id, ts_ms);\n"
+    "ALTER TABLE events ADD COLUMN gpu_index INTEGER;\n";
+/* clang-format on */
 
 /*
  * Schema 3: the agent.  What a scheduler reserved for a job, its cgroup's
@@ -194,11 +176,9 @@ static const char store_schema_v7[] =
     "CREATE TABLE requests (id INTEGER PRIMARY KEY, ts_ms INTEGER NOT NULL,"
     " app TEXT NOT NULL, queue_s REAL NOT NULL, processing_s REAL NOT NULL,"
     " other TEXT) STRICT;\n"
-    "CREATE INDEX requests_ts ON requests (ts_ms);\n"
-    "CREATE TABLE fs_samples (seq INTEGER PRIMARY KEY, node_id INTEGER NOT NULL,"
-    " ts_ms INTEGER NOT NULL, mount TEXT NOT NULL, used_bytes INTEGER,"
-    " total_bytes INTEGER) STRICT;\n"
-    "CREATE INDEX fs_samples_node_ts ON fs_samples (node_id, ts_ms);\n";
+    "CREATE INDEX requests_ts ON requests (ts_ms);\n" FACT_CREATE(
+	fs_samples, NODE_FACT_KEY,
+	FS_SAMPLE_COLUMNS) "CREATE INDEX fs_samples_node_ts ON fs_samples (node_id, ts_ms);\n";
 
 /*
  * Schema 8: remote write (prom/remote_write.c).  Per target URL, the seq

@@ -149,15 +149,14 @@ static const char *const store_sql[STMT__COUNT] = {
 			" reserved_gpus = ?, reserved_gpu_list = ?, sluid = ? WHERE id = ?",
     [STMT_HOST] = "INSERT INTO host_samples (seq, node_id, ts_ms" FACT_NAMES(
 	HOST_SAMPLE_COLUMNS) ") VALUES (?, ?, ?" FACT_PARAMS(HOST_SAMPLE_COLUMNS) ")",
-    [STMT_CPU] = "INSERT INTO cpu_samples (seq, node_id, ts_ms, cpu, user_ms, nice_ms,"
-		 " system_ms, idle_ms, iowait_ms, irq_ms, softirq_ms, steal_ms)"
-		 " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-    [STMT_DISK] = "INSERT INTO disk_samples (seq, node_id, ts_ms, disk, reads, read_bytes,"
-		  " writes, write_bytes, io_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-    [STMT_NET] = "INSERT INTO net_samples (seq, node_id, ts_ms, iface, rx_bytes, rx_packets,"
-		 " tx_bytes, tx_packets) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-    [STMT_FS] = "INSERT INTO fs_samples (seq, node_id, ts_ms, mount, used_bytes, total_bytes)"
-		" VALUES (?, ?, ?, ?, ?, ?)",
+    [STMT_CPU] = "INSERT INTO cpu_samples (seq, node_id, ts_ms" FACT_NAMES(
+	CPU_SAMPLE_COLUMNS) ") VALUES (?, ?, ?" FACT_PARAMS(CPU_SAMPLE_COLUMNS) ")",
+    [STMT_DISK] = "INSERT INTO disk_samples (seq, node_id, ts_ms" FACT_NAMES(
+	DISK_SAMPLE_COLUMNS) ") VALUES (?, ?, ?" FACT_PARAMS(DISK_SAMPLE_COLUMNS) ")",
+    [STMT_NET] = "INSERT INTO net_samples (seq, node_id, ts_ms" FACT_NAMES(
+	NET_SAMPLE_COLUMNS) ") VALUES (?, ?, ?" FACT_PARAMS(NET_SAMPLE_COLUMNS) ")",
+    [STMT_FS] = "INSERT INTO fs_samples (seq, node_id, ts_ms" FACT_NAMES(
+	FS_SAMPLE_COLUMNS) ") VALUES (?, ?, ?" FACT_PARAMS(FS_SAMPLE_COLUMNS) ")",
     [STMT_PROC_INFO] = "INSERT INTO procs (node_id, job_id, pid, ppid, start_ms, end_ms, uid,"
 		       " comm, cmdline) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 		       " ON CONFLICT (node_id, pid, start_ms) DO UPDATE SET"
@@ -693,6 +692,8 @@ static int put_host_row(struct store *st, int64_t node_id, int64_t ts_ms,
 	return fact_run(st, &b, "store a host sample");
 }
 
+_Static_assert(FACT_NCOLUMNS(CPU_SAMPLE_COLUMNS) == 9, "bound by hand below");
+
 static int put_cpu_rows(struct store *st, int64_t node_id, int64_t ts_ms,
 			const struct host_cpu_stat *c)
 {
@@ -722,6 +723,8 @@ static int put_cpu_rows(struct store *st, int64_t node_id, int64_t ts_ms,
 	return ret;
 }
 
+_Static_assert(FACT_NCOLUMNS(DISK_SAMPLE_COLUMNS) == 6, "bound by hand below");
+
 static int put_disk_rows(struct store *st, int64_t node_id, int64_t ts_ms,
 			 const struct host_sample *h)
 {
@@ -749,6 +752,8 @@ static int put_disk_rows(struct store *st, int64_t node_id, int64_t ts_ms,
 	return ret;
 }
 
+_Static_assert(FACT_NCOLUMNS(NET_SAMPLE_COLUMNS) == 5, "bound by hand below");
+
 static int put_net_rows(struct store *st, int64_t node_id, int64_t ts_ms,
 			const struct host_sample *h)
 {
@@ -775,6 +780,8 @@ static int put_net_rows(struct store *st, int64_t node_id, int64_t ts_ms,
 	}
 	return ret;
 }
+
+_Static_assert(FACT_NCOLUMNS(FS_SAMPLE_COLUMNS) == 3, "bound by hand below");
 
 /* The root file system's row (psutil's disk_usage("/"): see struct host_fs). */
 static int put_fs_row(struct store *st, int64_t node_id, int64_t ts_ms, const struct host_fs *fs)
