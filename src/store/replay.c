@@ -96,30 +96,35 @@ struct replay {
 	" d.id, d.vendor, d.idx, d.uuid, d.name, d.pci_bus_id, d.mem_total_bytes,"                 \
 	" d.power_limit_mw, d.nvlink_count, d.driver_version, d.supported"
 
+/* facts.h's columns of the tables replayed */
+#define HOST_NAMES	 FACT_NAMES(HOST_SAMPLE_COLUMNS)
+#define CPU_NAMES	 FACT_NAMES(CPU_SAMPLE_COLUMNS)
+#define DISK_NAMES	 FACT_NAMES(DISK_SAMPLE_COLUMNS)
+#define NET_NAMES	 FACT_NAMES(NET_SAMPLE_COLUMNS)
+#define PROC_S_NAMES	 FACT_S_NAMES(PROC_SAMPLE_COLUMNS)
+#define GPU_S_NAMES	 FACT_S_NAMES(GPU_SAMPLE_COLUMNS)
+#define GPU_PROC_S_NAMES FACT_S_NAMES(GPU_PROC_SAMPLE_COLUMNS)
+
 static const char *const replay_sql[REPLAY__COUNT] = {
-    [REPLAY_HOST] =
-	("SELECT seq, ts_ms" FACT_NAMES(HOST_SAMPLE_COLUMNS) " FROM host_samples_all"
-							     " WHERE node_id = ?1 AND ts_ms >= ?2 "
-							     "AND ts_ms <= ?3 ORDER BY ts_ms, seq"),
+    [REPLAY_HOST] = ("SELECT seq, ts_ms" HOST_NAMES " FROM host_samples_all"
+		     " WHERE node_id = ?1 AND ts_ms >= ?2 AND ts_ms <= ?3 ORDER BY ts_ms, seq"),
     /* REPLAY_JOB: replay_job_sql, the columns the store's version has */
-    [REPLAY_PROC] = ("SELECT s.seq, s.ts_ms" FACT_S_NAMES(
-	PROC_SAMPLE_COLUMNS) ", p.pid, p.ppid, p.start_ms, p.end_ms, p.uid, p.comm, p.cmdline"
-			     " FROM proc_samples_all s JOIN procs p ON p.id = s.proc_id"
-			     " WHERE s.job_id = ?1 ORDER BY s.seq"),
+    [REPLAY_PROC] = ("SELECT s.seq, s.ts_ms" PROC_S_NAMES
+		     ", p.pid, p.ppid, p.start_ms, p.end_ms, p.uid, p.comm, p.cmdline"
+		     " FROM proc_samples_all s JOIN procs p ON p.id = s.proc_id"
+		     " WHERE s.job_id = ?1 ORDER BY s.seq"),
     [REPLAY_EVENT] = ("SELECT seq, ts_ms, kind, pid, value, message, gpu_index FROM events"
 		      " WHERE job_id = ?1 ORDER BY seq"),
-    [REPLAY_GPU] = ("SELECT s.seq, s.ts_ms" FACT_S_NAMES(
-	GPU_SAMPLE_COLUMNS) "," DEVICE_COLUMNS
-			    " FROM gpu_samples_all s JOIN devices d ON d.id = s.device_id"
-			    " WHERE s.device_id = ?1 AND s.ts_ms >= ?2 AND s.ts_ms <= ?3"
-			    " ORDER BY s.ts_ms, s.seq"),
-    [REPLAY_GPU_PROC] = ("SELECT s.seq, s.ts_ms" FACT_S_NAMES(
-	GPU_PROC_SAMPLE_COLUMNS) "," DEVICE_COLUMNS
-				 ", p.pid, p.ppid, p.start_ms, p.end_ms, p.uid, p.comm, p.cmdline"
-				 " FROM gpu_proc_samples_all s JOIN devices d ON d.id = s.device_id"
-				 " LEFT JOIN procs p ON p.id = s.proc_id"
-				 " WHERE s.device_id = ?1 AND s.ts_ms >= ?2 AND s.ts_ms <= ?3"
-				 " ORDER BY s.ts_ms, s.seq"),
+    [REPLAY_GPU] = ("SELECT s.seq, s.ts_ms" GPU_S_NAMES "," DEVICE_COLUMNS
+		    " FROM gpu_samples_all s JOIN devices d ON d.id = s.device_id"
+		    " WHERE s.device_id = ?1 AND s.ts_ms >= ?2 AND s.ts_ms <= ?3"
+		    " ORDER BY s.ts_ms, s.seq"),
+    [REPLAY_GPU_PROC] = ("SELECT s.seq, s.ts_ms" GPU_PROC_S_NAMES "," DEVICE_COLUMNS
+			 ", p.pid, p.ppid, p.start_ms, p.end_ms, p.uid, p.comm, p.cmdline"
+			 " FROM gpu_proc_samples_all s JOIN devices d ON d.id = s.device_id"
+			 " LEFT JOIN procs p ON p.id = s.proc_id"
+			 " WHERE s.device_id = ?1 AND s.ts_ms >= ?2 AND s.ts_ms <= ?3"
+			 " ORDER BY s.ts_ms, s.seq"),
 };
 
 /*
@@ -128,18 +133,16 @@ static const char *const replay_sql[REPLAY__COUNT] = {
  * device index, read in rowid order: no index step and no table seek per
  * row.  ?1, ?2: the seq range; ?3, ?4: the window.
  */
-static const char replay_gpu_range[] = "SELECT s.seq, s.ts_ms" FACT_S_NAMES(
-    GPU_SAMPLE_COLUMNS) "," DEVICE_COLUMNS
-			" FROM gpu_samples_all s JOIN devices d ON d.id = s.device_id"
-			" WHERE s.seq >= ?1 AND s.seq <= ?2 AND s.ts_ms >= ?3 AND s.ts_ms <= ?4 "
-			"ORDER BY s.seq";
-static const char replay_gpu_proc_range[] = "SELECT s.seq, s.ts_ms" FACT_S_NAMES(
-    GPU_PROC_SAMPLE_COLUMNS) "," DEVICE_COLUMNS
-			     ", p.pid, p.ppid, p.start_ms, p.end_ms, p.uid, p.comm, p.cmdline"
-			     " FROM gpu_proc_samples_all s JOIN devices d ON d.id = s.device_id"
-			     " LEFT JOIN procs p ON p.id = s.proc_id"
-			     " WHERE s.seq >= ?1 AND s.seq <= ?2 AND s.ts_ms >= ?3 AND s.ts_ms <= "
-			     "?4 ORDER BY s.seq";
+static const char replay_gpu_range[] =
+    "SELECT s.seq, s.ts_ms" GPU_S_NAMES "," DEVICE_COLUMNS
+    " FROM gpu_samples_all s JOIN devices d ON d.id = s.device_id"
+    " WHERE s.seq >= ?1 AND s.seq <= ?2 AND s.ts_ms >= ?3 AND s.ts_ms <= ?4 ORDER BY s.seq";
+static const char replay_gpu_proc_range[] =
+    "SELECT s.seq, s.ts_ms" GPU_PROC_S_NAMES "," DEVICE_COLUMNS
+    ", p.pid, p.ppid, p.start_ms, p.end_ms, p.uid, p.comm, p.cmdline"
+    " FROM gpu_proc_samples_all s JOIN devices d ON d.id = s.device_id"
+    " LEFT JOIN procs p ON p.id = s.proc_id"
+    " WHERE s.seq >= ?1 AND s.seq <= ?2 AND s.ts_ms >= ?3 AND s.ts_ms <= ?4 ORDER BY s.seq";
 
 /*
  * The node's `interval` events (tick.h: they have no job): the one in

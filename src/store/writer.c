@@ -125,6 +125,11 @@ enum store_stmt {
 };
 _Static_assert(STMT__COUNT == STORE_WRITER_NSTMTS, "conn.h's STORE_WRITER_NSTMTS is stale");
 
+/* A fact table's insert: its key's columns and values, then facts.h's columns, a ? each. */
+#define FACT_INSERT(table, key, key_values, COLUMNS)                                               \
+	"INSERT INTO " #table " (" key FACT_NAMES(COLUMNS) ") VALUES (" key_values FACT_PARAMS(    \
+	    COLUMNS) ")"
+
 static const char *const store_sql[STMT__COUNT] = {
     [STMT_BEGIN] = "BEGIN IMMEDIATE",
     [STMT_COMMIT] = "COMMIT",
@@ -147,16 +152,11 @@ static const char *const store_sql[STMT__COUNT] = {
 			" lost_samples = ?, sampler_cpu_ms = ?, step = ?, cgroup = ?, qos = ?,"
 			" reservation_source = ?, reserved_cpus = ?, reserved_mem_bytes = ?,"
 			" reserved_gpus = ?, reserved_gpu_list = ?, sluid = ? WHERE id = ?",
-    [STMT_HOST] = "INSERT INTO host_samples (seq, node_id, ts_ms" FACT_NAMES(
-	HOST_SAMPLE_COLUMNS) ") VALUES (?, ?, ?" FACT_PARAMS(HOST_SAMPLE_COLUMNS) ")",
-    [STMT_CPU] = "INSERT INTO cpu_samples (seq, node_id, ts_ms" FACT_NAMES(
-	CPU_SAMPLE_COLUMNS) ") VALUES (?, ?, ?" FACT_PARAMS(CPU_SAMPLE_COLUMNS) ")",
-    [STMT_DISK] = "INSERT INTO disk_samples (seq, node_id, ts_ms" FACT_NAMES(
-	DISK_SAMPLE_COLUMNS) ") VALUES (?, ?, ?" FACT_PARAMS(DISK_SAMPLE_COLUMNS) ")",
-    [STMT_NET] = "INSERT INTO net_samples (seq, node_id, ts_ms" FACT_NAMES(
-	NET_SAMPLE_COLUMNS) ") VALUES (?, ?, ?" FACT_PARAMS(NET_SAMPLE_COLUMNS) ")",
-    [STMT_FS] = "INSERT INTO fs_samples (seq, node_id, ts_ms" FACT_NAMES(
-	FS_SAMPLE_COLUMNS) ") VALUES (?, ?, ?" FACT_PARAMS(FS_SAMPLE_COLUMNS) ")",
+    [STMT_HOST] = FACT_INSERT(host_samples, "seq, node_id, ts_ms", "?, ?, ?", HOST_SAMPLE_COLUMNS),
+    [STMT_CPU] = FACT_INSERT(cpu_samples, "seq, node_id, ts_ms", "?, ?, ?", CPU_SAMPLE_COLUMNS),
+    [STMT_DISK] = FACT_INSERT(disk_samples, "seq, node_id, ts_ms", "?, ?, ?", DISK_SAMPLE_COLUMNS),
+    [STMT_NET] = FACT_INSERT(net_samples, "seq, node_id, ts_ms", "?, ?, ?", NET_SAMPLE_COLUMNS),
+    [STMT_FS] = FACT_INSERT(fs_samples, "seq, node_id, ts_ms", "?, ?, ?", FS_SAMPLE_COLUMNS),
     [STMT_PROC_INFO] = "INSERT INTO procs (node_id, job_id, pid, ppid, start_ms, end_ms, uid,"
 		       " comm, cmdline) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 		       " ON CONFLICT (node_id, pid, start_ms) DO UPDATE SET"
@@ -167,11 +167,11 @@ static const char *const store_sql[STMT__COUNT] = {
 			 " ppid = coalesce(?, ppid), comm = coalesce(?, comm),"
 			 " cmdline = coalesce(?, cmdline) WHERE id = ?",
     /* the process's job, from procs; ? after ?3 is ?4, ... */
-    [STMT_PROC_SAMPLE] = "INSERT INTO proc_samples (seq, proc_id, job_id, ts_ms" FACT_NAMES(
-	PROC_SAMPLE_COLUMNS) ") VALUES (?1, ?2, (SELECT job_id FROM procs WHERE id = ?2), "
-			     "?3" FACT_PARAMS(PROC_SAMPLE_COLUMNS) ")",
-    [STMT_JOB_SAMPLE] = "INSERT INTO job_samples (seq, job_id, ts_ms" FACT_NAMES(
-	JOB_SAMPLE_COLUMNS) ") VALUES (?, ?, ?" FACT_PARAMS(JOB_SAMPLE_COLUMNS) ")",
+    [STMT_PROC_SAMPLE] =
+	FACT_INSERT(proc_samples, "seq, proc_id, job_id, ts_ms",
+		    "?1, ?2, (SELECT job_id FROM procs WHERE id = ?2), ?3", PROC_SAMPLE_COLUMNS),
+    [STMT_JOB_SAMPLE] =
+	FACT_INSERT(job_samples, "seq, job_id, ts_ms", "?, ?, ?", JOB_SAMPLE_COLUMNS),
     [STMT_EVENT] = "INSERT INTO events (seq, node_id, job_id, ts_ms, kind, pid, value, message,"
 		   " gpu_index) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
     [STMT_DEVICE] = "INSERT INTO devices (node_id, vendor, idx, uuid, name, pci_bus_id,"
@@ -184,10 +184,10 @@ static const char *const store_sql[STMT__COUNT] = {
 		    " nvlink_count = excluded.nvlink_count,"
 		    " driver_version = excluded.driver_version, supported = excluded.supported"
 		    " RETURNING id",
-    [STMT_GPU_SAMPLE] = "INSERT INTO gpu_samples (seq, device_id, ts_ms" FACT_NAMES(
-	GPU_SAMPLE_COLUMNS) ") VALUES (?, ?, ?" FACT_PARAMS(GPU_SAMPLE_COLUMNS) ")",
-    [STMT_GPU_PROC] = "INSERT INTO gpu_proc_samples (seq, device_id, ts_ms" FACT_NAMES(
-	GPU_PROC_SAMPLE_COLUMNS) ") VALUES (?, ?, ?" FACT_PARAMS(GPU_PROC_SAMPLE_COLUMNS) ")",
+    [STMT_GPU_SAMPLE] =
+	FACT_INSERT(gpu_samples, "seq, device_id, ts_ms", "?, ?, ?", GPU_SAMPLE_COLUMNS),
+    [STMT_GPU_PROC] =
+	FACT_INSERT(gpu_proc_samples, "seq, device_id, ts_ms", "?, ?, ?", GPU_PROC_SAMPLE_COLUMNS),
     [STMT_JOB_SUMMARY] =
 	"INSERT INTO job_summaries (job_id, wall_ms, cpu_ms,"
 	" cpu_avg_cores, cpu_peak_cores, cpu_efficiency_pct, rss_peak_bytes,"
