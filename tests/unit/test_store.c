@@ -543,6 +543,35 @@ static void test_job_sluid(void **state)
 	log_text(fx);
 }
 
+/*
+ * A fact table's columns (facts.h) are the same in a store created now and
+ * in one that got them by migration: a schema-10 store's job_samples, made
+ * before cpu_wait_ms, gets it in the same place, type and constraints.
+ */
+static void test_fact_columns_migrated(void **state)
+{
+	static const char cols[] =
+	    "SELECT group_concat(name || ' ' || type || ' ' || \"notnull\" || ' ' ||"
+	    " coalesce(dflt_value, '-'), ', ') FROM pragma_table_info('job_samples')";
+	struct fixture *fx = *state;
+	char fresh[1024], migrated[1024];
+	struct store *st = open_new(fx);
+
+	store_close(st);
+	sql_text(fx->path, cols, fresh, sizeof(fresh));
+	assert_non_null(strstr(fresh, "cg_mem_peak_bytes INTEGER 0 -, cpu_wait_ms INTEGER 0 -"));
+	sql_exec(fx->path, "ALTER TABLE job_samples DROP COLUMN cpu_wait_ms;"
+			   " ALTER TABLE jobs DROP COLUMN sluid; PRAGMA user_version = 10");
+	sql_text(fx->path, cols, migrated, sizeof(migrated));
+	assert_null(strstr(migrated, "cpu_wait_ms"));
+	st = open_new(fx);
+	store_close(st);
+	assert_int_equal(sql_i64(fx->path, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
+	sql_text(fx->path, cols, migrated, sizeof(migrated));
+	assert_string_equal(migrated, fresh);
+	log_text(fx);
+}
+
 /* Everything replay hands out, in order. */
 struct replay_log {
 	int n;
@@ -1552,6 +1581,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_create_and_reopen, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_job_sluid, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_fact_columns_migrated, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_schema_version_and_application_id, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_job_roundtrip, setup, teardown),
