@@ -161,6 +161,46 @@ void head_api_gpus(void *arg, const struct http_request *req, struct http_respon
 	json_done(res);
 }
 
+/*
+ * "use": a running job's use now, from its last sample rows (queries.c says
+ * how each is made); null for an ended job or one without a row yet.  A
+ * figure that is not known is null.
+ */
+static void job_use_json(const struct store_row *r, struct jsonw *w)
+{
+	static const struct {
+		const char *name;
+		int col;
+		bool real;
+	} fields[] = {
+	    {"ts_ms", STORE_JOBS_COL_USE_TS_MS, false},
+	    {"cpu_ms", STORE_JOBS_COL_USE_CPU_MS, false},
+	    {"cores", STORE_JOBS_COL_USE_CORES, true},
+	    {"cpu_efficiency_pct", STORE_JOBS_COL_USE_CPU_EFFICIENCY_PCT, true},
+	    {"rss_bytes", STORE_JOBS_COL_USE_RSS_BYTES, false},
+	    {"gpu_util_pct", STORE_JOBS_COL_USE_GPU_UTIL_PCT, true},
+	};
+
+	jsonw_key(w, "use");
+	if (r->null[STORE_JOBS_COL_USE_TS_MS]) {
+		jsonw_null(w);
+		return;
+	}
+	jsonw_obj_begin(w);
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
+		int c = fields[i].col;
+
+		jsonw_key(w, fields[i].name);
+		if (r->null[c])
+			jsonw_null(w);
+		else if (fields[i].real)
+			jsonw_double(w, r->num[c], 3);
+		else
+			jsonw_int(w, (int64_t)r->num[c]);
+	}
+	jsonw_obj_end(w);
+}
+
 /* A job of the list: its stored row, flat, each figure as the store holds it. */
 static int job_json(const struct store_row *r, void *arg)
 {
@@ -209,6 +249,7 @@ static int job_json(const struct store_row *r, void *arg)
 		if (c == STORE_JOBS_COL_END_MS)
 			jsonw_kv_str(w, "state", r->null[c] ? "running" : "ended");
 	}
+	job_use_json(r, w);
 	jsonw_obj_end(w);
 	return jsonw_error(w);
 }

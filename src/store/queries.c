@@ -47,9 +47,9 @@ static const char sql_gpus[] =
 /*
  * The jobs list, a page: ?1 user, ?2 node, ?3 since, ?4 until ("" = any),
  * ?5 with sessions (1/0), ?6 one row ("" = any), ?7 and ?8 the cursor's
- * start_ms and id ("" = the first page), ?9 how many rows; the first %s
- * the sluid column (NULL before schema 12), the second the state's clause
- * (jobs_state[]).  The columns: enum store_jobs_col.
+ * start_ms and id ("" = the first page), ?9 how many rows; the %s: the
+ * sluid column (NULL before schema 12), jobs_use_columns, jobs_use_joins
+ * and the state's clause (jobs_state[]).  The columns: enum store_jobs_col.
  *
  * "start_ms <= the smaller of until and the cursor" repeats what the other
  * terms say in a form an index on start_ms can seek to, so that a deep
@@ -57,15 +57,41 @@ static const char sql_gpus[] =
  * out (not bound) so that jobs_end finds the running jobs.
  */
 #define JOBS_MAX_MS "9223372036854775807"
+/*
+ * A running job's use now (STORE_JOBS_COL_USE_*), from its last job_samples
+ * row u and the one before, v.  The agent writes a row only when a value
+ * moved: the cores are its CPU from v to u over the time from v to the
+ * node's last host row (a quiet job's cores fall towards 0, not stay at its
+ * last burst); the CPU efficiency is over its life so far, as the summary's
+ * (reserved cores, else the cores it may use); the GPU utilization is its
+ * processes' SM % at each GPU's last process row, summed per GPU, over the
+ * GPUs they are on.  Ended jobs: NULL (their summary has the figures).
+ */
+static const char jobs_use_columns[] =
+    ", u.ts_ms, u.user_ms + u.system_ms, u.rss_bytes,"
+    " (u.user_ms + u.system_ms - v.user_ms - v.system_ms) * 1.0 / nullif(greatest(u.ts_ms,"
+    " (SELECT max(h.ts_ms) FROM host_samples h WHERE h.node_id = j.node_id)) - v.ts_ms, 0),"
+    " CASE WHEN u.ts_ms > j.start_ms AND coalesce(nullif(j.reserved_cpus, 0), j.cores_allowed)"
+    " > 0 THEN (u.user_ms + u.system_ms) * 100.0 / (coalesce(nullif(j.reserved_cpus, 0),"
+    " j.cores_allowed) * (u.ts_ms - j.start_ms)) END,"
+    " CASE WHEN u.seq IS NOT NULL THEN (SELECT sum(gp.sm_util_pct) * 1.0 /"
+    " count(DISTINCT gp.device_id) FROM gpu_proc_samples gp JOIN devices d ON"
+    " d.id = gp.device_id WHERE d.node_id = j.node_id AND gp.job_id = j.id AND gp.ts_ms ="
+    " (SELECT max(g2.ts_ms) FROM gpu_proc_samples g2 WHERE g2.device_id = d.id)) END";
+static const char jobs_use_joins[] =
+    " LEFT JOIN job_samples u ON j.end_ms IS NULL AND u.seq = (SELECT u2.seq FROM job_samples"
+    " u2 WHERE u2.job_id = j.id ORDER BY u2.ts_ms DESC LIMIT 1)"
+    " LEFT JOIN job_samples v ON v.seq = (SELECT v2.seq FROM job_samples v2"
+    " WHERE v2.job_id = j.id AND v2.ts_ms < u.ts_ms ORDER BY v2.ts_ms DESC LIMIT 1)";
 static const char sql_jobs_page[] =
     "SELECT j.id, j.scheduler || ':' || j.job_id || ':' || j.start_ms AS key, n.hostname,"
     " j.scheduler, j.job_id, j.step, j.user, j.uid, j.command, j.start_ms, j.end_ms, j.cgroup,"
     " j.qos, j.reservation_source, j.reserved_cpus, j.reserved_mem_bytes, j.reserved_gpus,"
     " j.reserved_gpu_list, %s, s.job_id IS NOT NULL,"
     " s.cpu_ms, s.cpu_efficiency_pct, s.rss_peak_bytes,"
-    " s.mem_efficiency_pct, s.gpus_used, s.gpu_util_avg_pct, s.gpu_energy_mj, j.name"
+    " s.mem_efficiency_pct, s.gpus_used, s.gpu_util_avg_pct, s.gpu_energy_mj, j.name%s"
     " FROM jobs j JOIN nodes n ON n.id = j.node_id"
-    " LEFT JOIN job_summaries s ON s.job_id = j.id"
+    " LEFT JOIN job_summaries s ON s.job_id = j.id%s"
     " WHERE (?5 = 1 OR j.scheduler <> 'session') AND (j.user = ?1 OR ?1 IS NULL)"
     " AND (n.hostname = ?2 OR ?2 IS NULL)"
     " AND (j.end_ms IS NULL OR j.end_ms >= ?3 OR ?3 IS NULL)"
@@ -315,7 +341,7 @@ int store_query_jobs(struct store *st, const struct store_jobs_filter *f, store_
 {
 	struct jobs_page pg = {
 	    .fn = fn, .arg = arg, .limit = f->limit ? f->limit : STORE_JOBS_LIMIT_DEFAULT};
-	char since[24], until[24], row[24], after_ms[24], after_id[24], limit[24], sql[2048];
+	char since[24], until[24], row[24], after_ms[24], after_id[24], limit[24], sql[4096];
 	const char *p[] = {f->user ? f->user : "",
 			   f->node ? f->node : "",
 			   param_ms(since, sizeof(since), f->when.has_since, f->when.since_ms),
@@ -333,7 +359,8 @@ int store_query_jobs(struct store *st, const struct store_jobs_filter *f, store_
 	    f->state > STORE_JOBS_ENDED)
 		return log_err(-EINVAL, "jobs: a limit of 1 to %d and a known state, please",
 			       STORE_JOBS_LIMIT_MAX);
-	snprintf(sql, sizeof(sql), sql_jobs_page, sluid_column(st), jobs_state[f->state]);
+	snprintf(sql, sizeof(sql), sql_jobs_page, sluid_column(st), jobs_use_columns,
+		 jobs_use_joins, jobs_state[f->state]);
 	/* one more row than the page: is there a next page? */
 	snprintf(limit, sizeof(limit), "%" PRId64, pg.limit + 1);
 	ret = store_query_rows(st, sql, p, jobs_page_row, &pg);

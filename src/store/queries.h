@@ -113,6 +113,13 @@ enum store_jobs_col {
 	STORE_JOBS_COL_GPU_UTIL_AVG_PCT,
 	STORE_JOBS_COL_GPU_ENERGY_MJ,
 	STORE_JOBS_COL_NAME, /* its name (jobscope run --name, SLURM_JOB_NAME), or NULL */
+	/* a running job's use now (NULL when it ended, or for what is not known) */
+	STORE_JOBS_COL_USE_TS_MS,	       /* its last job_samples row */
+	STORE_JOBS_COL_USE_CPU_MS,	       /* its CPU so far, at that row */
+	STORE_JOBS_COL_USE_RSS_BYTES,	       /* resident memory at that row */
+	STORE_JOBS_COL_USE_CORES,	       /* cores busy over its last rows */
+	STORE_JOBS_COL_USE_CPU_EFFICIENCY_PCT, /* over its life so far */
+	STORE_JOBS_COL_USE_GPU_UTIL_PCT,       /* its processes' SM %, per GPU they are on */
 	STORE_JOBS_COL__COUNT
 };
 

@@ -22,11 +22,11 @@
  * as integers when they are integers, NULL for "".  For query endpoints
  * whose SQL is the caller's own (never built from input).  *nrows: rows.
  */
-int store_query_json(struct store *st, const char *sql, const char *const *params,
-		     bool first_only, struct jsonw *w, int64_t *nrows);
+int store_query_json(struct store *st, const char *sql, const char *const *params, bool first_only,
+		     struct jsonw *w, int64_t *nrows);
 
 /* The same, a row at a time: each column as text, as a number, and whether NULL. */
-#define STORE_ROW_MAX 32
+#define STORE_ROW_MAX 40 /* the jobs list has 34 */
 struct store_row {
 	int ncols;
 	const char *text[STORE_ROW_MAX]; /* "" for NULL */

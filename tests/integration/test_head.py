@@ -403,7 +403,8 @@ def test_read_endpoints(wd):
 JOB_FIELDS = ["key", "node", "scheduler", "job_id", "name", "sluid", "user", "command", "start_ms",
               "end_ms", "state", "reservation_source", "reserved_cpus", "reserved_mem_bytes",
               "reserved_gpus", "cpu_ms", "cpu_efficiency_pct", "rss_peak_bytes",
-              "mem_efficiency_pct", "gpus_used", "gpu_util_avg_pct", "gpu_energy_mj"]
+              "mem_efficiency_pct", "gpus_used", "gpu_util_avg_pct", "gpu_energy_mj", "use"]
+USE_FIELDS = ["ts_ms", "cpu_ms", "cores", "cpu_efficiency_pct", "rss_bytes", "gpu_util_pct"]
 
 
 def stored_jobs(db, where="", args=()):
@@ -418,7 +419,8 @@ def stored_jobs(db, where="", args=()):
                " LEFT JOIN job_summaries s ON s.job_id = j.id"
                " WHERE j.scheduler <> 'session' %s ORDER BY j.start_ms DESC, j.id DESC" % where,
                *args)
-    return [dict(zip(JOB_FIELDS, r)) for r in rows]
+    # "use" is a running job's (null once it ended: its summary has the figures)
+    return [dict(zip(JOB_FIELDS, tuple(r) + (None,))) for r in rows]
 
 
 def test_jobs_list_pages_and_filters(wd):
@@ -525,6 +527,15 @@ def test_jobs_list_pages_and_filters(wd):
         j = wait_for(lambda: at_head("running"), timeout=20, what="9701 running at the head")[0]
         eq((j["state"], j["end_ms"], j["cpu_ms"], j["node"]), ("running", None, None, "node-j"),
            "the running job at the head")
+        j = wait_for(lambda: [x for x in at_head("running") if x["use"]], timeout=20,
+                     what="9701's use at the head")[0]
+        eq(list(j["use"]), USE_FIELDS, "a running job's use: its fields")
+        last = sql(db, "SELECT s.ts_ms, s.user_ms + s.system_ms, s.rss_bytes FROM job_samples s"
+                   " JOIN jobs j ON j.id = s.job_id WHERE j.job_id = '9701'"
+                   " ORDER BY s.ts_ms DESC LIMIT 1")[0]
+        check(j["use"]["ts_ms"] <= last[0], "use: a stored row's time")
+        check(j["use"]["rss_bytes"] > 0 and j["use"]["cpu_ms"] >= 0, "use: %r" % j["use"])
+        eq(j["use"]["gpu_util_pct"], None, "use: no GPU process, no GPU utilization")
         eq(at_head("ended"), [], "not ended yet")
         running.kill()
         running.wait()
