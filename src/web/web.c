@@ -32,6 +32,8 @@ static const struct web_page web_pages[] = {
     {"", "cluster", "Cluster", true, false},
     {"", "node", "This node", false, true},
     {"job", "job", "Job", true, true},
+    {"jobs", "jobs", "Jobs", true, false},
+    {"node", "host", "Node", true, false},
     {"history", "history", "History", true, false},
     {"sessions", "sessions", "Sessions", true, false},
 };
@@ -69,6 +71,9 @@ static void render_page(const struct web_page *p, bool head, struct http_respons
 	    p->title, p->name, head ? "head" : "agent");
 	if (head) {
 		nav_link(out, "/ui/", "Cluster", strcmp(p->name, "cluster") == 0);
+		/* app.js calls it "My jobs" when the head shows the caller their own alone */
+		strbuf_addf(out, "<li><a id=\"nav-jobs\" href=\"/ui/jobs\"%s>Jobs</a></li>",
+			    strcmp(p->name, "jobs") == 0 ? " aria-current=\"page\"" : "");
 		nav_link(out, "/ui/history", "History", strcmp(p->name, "history") == 0);
 		nav_link(out, "/ui/sessions", "Sessions", strcmp(p->name, "sessions") == 0);
 	} else {
@@ -78,6 +83,7 @@ static void render_page(const struct web_page *p, bool head, struct http_respons
 	if (head)
 		strbuf_addstr(
 		    out, "<form id=\"token-form\" class=\"token\">"
+			 "<span id=\"whoami\" class=\"whoami\"></span>"
 			 "<label for=\"token\">Token</label>"
 			 "<input id=\"token\" type=\"password\" autocomplete=\"off\" "
 			 "placeholder=\"read or admin token\">"

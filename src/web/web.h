@@ -24,7 +24,8 @@
 #define WEB_EVENTS  "/ui/events"
 #define WEB_KEY_MAX 200 /* a job key in /ui/events?job= */
 
-/* GET /ui/ (cluster), /ui/job?key=, /ui/history, /ui/sessions, /ui/static/... */
+/* GET /ui/ (cluster), /ui/job?key=, /ui/jobs, /ui/node?name=, /ui/history, /ui/sessions,
+ * /ui/static/... */
 void web_head_page(void *arg, const struct http_request *req, struct http_response *res);
 /* GET /ui/ (this node), /ui/job?key=, /ui/static/... */
 void web_agent_page(void *arg, const struct http_request *req, struct http_response *res);
