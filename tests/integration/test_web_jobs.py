@@ -14,8 +14,11 @@ the head's own JSON API:
 - /ui/node?name=: a chart each of CPU, memory, load, network, disk and the GPUs
   (a legend entry per GPU), its sample count the API's, and no chart text cut
   at the chart's edge;
-as an anonymous caller of an open head, and with a read token typed in.  No
-console message but the head's 404 for /api/v1/whoami while it has none.
+as an anonymous caller of an open head, and with a read token typed in.  And
+behind a login proxy (--trusted-proxy, the user in X-Remote-User, set in the
+browser as the proxy would): a user's page is "My jobs" with their jobs alone
+(nobody's and root's jobs, each seen only by its user), an admin's all of
+them.  No console message.
 """
 import decimal
 import json
@@ -67,7 +70,7 @@ def nbytes(v):
 
 
 def api(c, path):
-    st, _, body, _ = get(c.head.url + path, c.token)
+    st, _, body, _ = get(c.head.url + path, c.token, headers=c.headers)
     eq(st, 200, path)
     return json.loads(body)
 
@@ -375,6 +378,64 @@ def test_jobs_and_node_with_read_token(wd):
     finally:
         if ended:
             ended.wait()
+        if b:
+            b.close()
+        c.close()
+
+
+def test_my_jobs_through_proxy(wd):
+    if not can_unshare():
+        print("SKIP: cannot make UTS namespaces here (needs root)")
+        return
+    if not have_chromium():
+        skip_browser("my jobs through a proxy")
+        return
+    admin = {"X-Remote-User": "daemon"}  # in --admins
+    c = Cluster(wd, head_extra=["--trusted-proxy", "127.0.0.1", "--admins", "daemon"],
+                headers=admin)
+    nobody_id = "97%d" % (os.getpid() % 100000)
+    mine = subprocess.Popen(["runuser", "-u", "nobody", "--", "env", "SLURM_JOB_ID=" + nobody_id,
+                             "SLURM_CPUS_ON_NODE=1", "sleep", "600"], stdin=subprocess.DEVNULL)
+    b = None
+    try:
+        wait_for(lambda: len(c.jobs()) == 2, timeout=30, what="root's job on both nodes")
+        wait_for(lambda: len([j for j in api(c, "/api/v1/jobs?limit=1000")["jobs"]
+                              if j["job_id"] == nobody_id]) == 2,
+                 timeout=30, what="nobody's job on both nodes")
+        b = Browser(wd.path)
+        b.size(*WINDOWS[0])
+        for user, title, sees in (("nobody", "My jobs", "own"), ("root", "My jobs", "own"),
+                                  ("daemon", "Jobs", "all")):
+            hdr = {"X-Remote-User": user}
+            b.call("Network.setExtraHTTPHeaders", {"headers": hdr})
+            load(b, c.head.url + "/ui/jobs?since=1h",
+                 "document.body.dataset.loaded == 'jobs'", "jobs as %s" % user)
+            eq(text(b, "#title"), title, "the jobs page's title for %s" % user)
+            check(user in (text(b, "#whoami") or ""), "the header names %s: %r" %
+                  (user, text(b, "#whoami")))
+            st, _, body, _ = get(c.head.url + "/api/v1/jobs?since=1h&limit=1000", headers=hdr)
+            eq(st, 200, "the API as %s" % user)
+            jobs = json.loads(body)["jobs"]
+            eq(sorted((r["key"], r["node"]) for r in rows(b)),
+               sorted((j["key"], j["node"]) for j in jobs), "%s's rows: the API's" % user)
+            users = {j["user"] for j in jobs}
+            if sees == "own":
+                eq(users, {user}, "%s's jobs are theirs alone" % user)
+                eq(b.eval("!!document.querySelector('button[data-sort=user]')"), False,
+                   "no user column on my jobs")
+            else:
+                check({"nobody", "root"} <= users, "an admin sees every user's: %r" % users)
+            shoot(b, wd, "jobs-proxy-%s" % user)
+            clean(b, "jobs as %s through the proxy" % user)
+        # without the proxy's header the head asks who is there
+        b.call("Network.setExtraHTTPHeaders", {"headers": {}})
+        b.navigate(c.head.url + "/ui/jobs?since=1h")
+        b.wait("document.querySelector('#status').textContent.startsWith('401')",
+               what="the jobs page without a user: 401")
+        b.console.clear()
+    finally:
+        mine.kill()
+        mine.wait()
         if b:
             b.close()
         c.close()

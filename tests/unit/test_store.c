@@ -58,7 +58,6 @@ static int setup(void **state)
 	return 0;
 }
 
-
 static int teardown(void **state)
 {
 	struct fixture *fx = *state;
@@ -526,7 +525,9 @@ static void test_job_sluid(void **state)
 	store_close(st);
 
 	/* a store of schema 11 */
-	sql_exec(fx->path, "ALTER TABLE jobs DROP COLUMN sluid; PRAGMA user_version = 11");
+	sql_exec(fx->path,
+		 "ALTER TABLE jobs DROP COLUMN sluid; ALTER TABLE sessions DROP COLUMN owner;"
+		 " PRAGMA user_version = 11");
 	assert_int_equal(store_open(fx->path, STORE_READONLY, &st), 0);
 	assert_int_equal(store_get_job(st, job.id, &got), 0);
 	assert_string_equal(got.job_id, "sEKNKTV3WPV500");
@@ -560,8 +561,10 @@ static void test_fact_columns_migrated(void **state)
 	store_close(st);
 	sql_text(fx->path, cols, fresh, sizeof(fresh));
 	assert_non_null(strstr(fresh, "cg_mem_peak_bytes INTEGER 0 -, cpu_wait_ms INTEGER 0 -"));
-	sql_exec(fx->path, "ALTER TABLE job_samples DROP COLUMN cpu_wait_ms;"
-			   " ALTER TABLE jobs DROP COLUMN sluid; PRAGMA user_version = 10");
+	sql_exec(fx->path,
+		 "ALTER TABLE job_samples DROP COLUMN cpu_wait_ms;"
+		 " ALTER TABLE jobs DROP COLUMN sluid; ALTER TABLE sessions DROP COLUMN owner;"
+		 " PRAGMA user_version = 10");
 	sql_text(fx->path, cols, migrated, sizeof(migrated));
 	assert_null(strstr(migrated, "cpu_wait_ms"));
 	st = open_new(fx);
@@ -1098,8 +1101,9 @@ static void test_newer_schema_refused(void **state)
 
 	make_store(fx, 1);
 	sql_exec(fx->path, "PRAGMA user_version = 99; PRAGMA journal_mode = DELETE");
-	assert_refused_unchanged(fx, fx->path, -EPROTONOSUPPORT,
-				 "written by a newer jobscope (schema 99, this one reads up to 12)");
+	assert_refused_unchanged(
+	    fx, fx->path, -EPROTONOSUPPORT,
+	    "written by a newer jobscope (schema 99, this one reads up to 13)");
 
 	/* the new version still in the WAL of a running writer, not yet in the file */
 	sql_exec(fx->path, "PRAGMA user_version = 2; PRAGMA journal_mode = WAL");
@@ -1109,7 +1113,7 @@ static void test_newer_schema_refused(void **state)
 			 SQLITE_OK);
 	assert_int_equal(store_open(fx->path, STORE_READONLY, &st), -EPROTONOSUPPORT);
 	assert_int_equal(store_open(fx->path, STORE_CREATE, &st), -EPROTONOSUPPORT);
-	assert_non_null(strstr(log_text(fx), "(schema 98, this one reads up to 12)"));
+	assert_non_null(strstr(log_text(fx), "(schema 98, this one reads up to 13)"));
 	assert_null(st);
 	sqlite3_close(db);
 }
@@ -1212,8 +1216,9 @@ static void test_full_disk(void **state)
 	assert_int_equal(count_rows(fx->path), rows);
 
 	/* room again: the next tick goes in and seq carries on without a gap */
-	assert_int_equal(sqlite3_exec(st->conn.sq, "PRAGMA max_page_count = 1000000", NULL, NULL, NULL),
-			 SQLITE_OK);
+	assert_int_equal(
+	    sqlite3_exec(st->conn.sq, "PRAGMA max_page_count = 1000000", NULL, NULL, NULL),
+	    SQLITE_OK);
 	assert_int_equal(store_tick_begin(st), 0);
 	assert_int_equal(store_put_host(st, node, 4000, h), 0);
 	for (i = 0; i < 64; i++)
