@@ -62,6 +62,9 @@ void host_figures(const struct host_reading *cur, const struct host_reading *pre
 				      cur->mem_total_bytes >= cur->mem_available_bytes
 				  ? (double)(cur->mem_total_bytes - cur->mem_available_bytes)
 				  : NAN;
+	out->mem_used_pct = isnan(out->mem_used_bytes) || cur->mem_total_bytes == 0
+				? NAN
+				: 100.0 * out->mem_used_bytes / (double)cur->mem_total_bytes;
 	out->load1 = cur->valid & HOST_HAS_LOAD ? cur->load1_milli / 1000.0 : NAN;
 	out->disk_read_bps = out->disk_write_bps = NAN;
 	out->net_rx_bps = out->net_tx_bps = out->net_bps = NAN;
@@ -92,11 +95,33 @@ void host_figures(const struct host_reading *cur, const struct host_reading *pre
 					    COUNTER_RULE_PSI);
 }
 
+uint64_t proc_cpu_ms(const struct proc_sample *s)
+{
+	return s->user_ms + s->system_ms;
+}
+
+double proc_cpu_pct(uint64_t prev_cpu_ms, uint64_t cpu_ms, int64_t interval_ms)
+{
+	uint64_t d;
+
+	if (interval_ms <= 0 || !counter_growth(prev_cpu_ms, cpu_ms, COUNTER_RULE_PROC_CPU, 0, &d))
+		return NAN;
+	return 100.0 * (double)d / (double)interval_ms;
+}
+
 uint64_t job_cpu_ms(const struct job_sample *s)
 {
 	uint64_t cpu = s->user_ms + s->system_ms;
 
 	return (s->valid & JS_CG_CPU) && s->cg_cpu_ms > cpu ? s->cg_cpu_ms : cpu;
+}
+
+/* A counter's growth by its rule, as a double; NAN when the rule cannot say. */
+static double growth(uint64_t before, uint64_t now, enum counter_rule rule)
+{
+	uint64_t d;
+
+	return counter_growth(before, now, rule, 0, &d) ? (double)d : NAN;
 }
 
 /* A ms counter's growth per ms (cores), by COUNTER_RULE_JOB. */
@@ -110,8 +135,12 @@ void job_figures(const struct job_sample *cur, const struct job_sample *prev, in
 {
 	double span_s = (double)interval_ms / 1000.0;
 
-	*out = (struct job_figures){NAN, NAN, NAN, NAN, NAN};
-	if (!prev || interval_ms <= 0)
+	*out = (struct job_figures){NAN, NAN, NAN, NAN, NAN, NAN};
+	if (!prev)
+		return;
+	out->proc_cpu_ms = growth(prev->user_ms + prev->system_ms, cur->user_ms + cur->system_ms,
+				  COUNTER_RULE_JOB);
+	if (interval_ms <= 0)
 		return;
 	out->cores = per_ms(job_cpu_ms(prev), job_cpu_ms(cur), span_s);
 	out->proc_cores =
@@ -126,21 +155,13 @@ void job_figures(const struct job_sample *cur, const struct job_sample *prev, in
 	}
 }
 
-/* A counter's growth by its rule, as a double; NAN when the rule cannot say. */
-static double growth(uint64_t before, uint64_t now, enum counter_rule rule)
-{
-	uint64_t d;
-
-	return counter_growth(before, now, rule, 0, &d) ? (double)d : NAN;
-}
-
 void gpu_figures(const struct gpu_sample *cur, const struct gpu_sample *prev, int64_t interval_ms,
 		 struct gpu_figures *out)
 {
 	uint32_t both = prev ? prev->valid & cur->valid : 0;
 	double span_s = (double)interval_ms / 1000.0;
 
-	*out = (struct gpu_figures){NAN, NAN, NAN, NAN, NAN, NAN, NAN};
+	*out = (struct gpu_figures){NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN};
 	if (both & GPU_NVLINK) {
 		out->nvlink_rx_bytes =
 		    growth(prev->nvlink_rx_bytes, cur->nvlink_rx_bytes, COUNTER_RULE_GPU_NVLINK);
@@ -158,6 +179,13 @@ void gpu_figures(const struct gpu_sample *cur, const struct gpu_sample *prev, in
 		out->energy_mj = growth(prev->energy_mj, cur->energy_mj, COUNTER_RULE_GPU_ENERGY);
 	if (!prev)
 		return;
+	if (interval_ms > 0 && (both & GPU_PCIE)) {
+		/* the same expressions the summary had: the same doubles */
+		out->pcie_rx_bytes = (double)(prev->pcie_rx_bps + cur->pcie_rx_bps) / 2 * span_s;
+		out->pcie_tx_bytes = (double)(prev->pcie_tx_bps + cur->pcie_tx_bps) / 2 * span_s;
+	}
+	if (interval_ms > 0 && (both & GPU_POWER))
+		out->power_energy_mj = (double)(prev->power_mw + cur->power_mw) / 2 * span_s;
 	if ((both & GPU_ENERGY) && cur->energy_mj >= prev->energy_mj)
 		out->interval_energy_mj = (double)(cur->energy_mj - prev->energy_mj);
 	else if (cur->valid & GPU_POWER)

@@ -5,11 +5,13 @@
  * in milliseconds.  Each counter grows by its named rule when it goes back
  * (common/counter.h); a figure that cannot be known is NAN, never 0.
  *
- * The rollups (agent/tick.c), the report's summary and job series
- * (analysis/), the session frames (store/frames.c), gswarm's view
- * (head/gswarm.c), `top` replaying a store, the job table's live rates
+ * The rollups (agent/tick.c), the report's summary, job series and app
+ * phases (analysis/), the session frames (store/frames.c), gswarm's view
+ * (head/gswarm.c) and session export (report/session_gswarm.c), `top`'s
+ * job and process CPU (top/source_*.c), the job table's live rates
  * (attrib/jobs.c) and each GPU's energy share (attrib/gpu_share.c) all
- * call these functions; SQL returns the raw counters.
+ * call these functions; SQL returns the raw counters (a job's processes
+ * for `top --head`: store/queries.c).
  *
  * Pure functions on caller-owned structs; no state, no I/O, thread-safe.
  */
@@ -55,6 +57,7 @@ struct host_figures {
 	double cpu_busy_pct;   /* sample/host.h's "CPU busy", 0-100 */
 	double cpu_iowait_pct; /* iowait's share of all CPU time, 0-100 */
 	double mem_used_bytes; /* total - available */
+	double mem_used_pct;   /* mem_used_bytes' share of the total, 0-100 */
 	double load1;
 	double disk_read_bps; /* COUNTER_RULE_HOST_IO */
 	double disk_write_bps;
@@ -68,18 +71,32 @@ struct host_figures {
 void host_figures(const struct host_reading *cur, const struct host_reading *prev,
 		  int64_t interval_ms, struct host_figures *out);
 
+/* A process's CPU time: its user + system (its reaped children's not). */
+uint64_t proc_cpu_ms(const struct proc_sample *s);
+
+/*
+ * A process's CPU in % of one core between two readings of its
+ * proc_cpu_ms interval_ms apart (COUNTER_RULE_PROC_CPU: a pid reused, a
+ * time that went back, is unknown); NAN where unknown or interval_ms <= 0.
+ */
+double proc_cpu_pct(uint64_t prev_cpu_ms, uint64_t cpu_ms, int64_t interval_ms);
+
 /*
  * A job's CPU time: its processes' user + system, or its cgroup's when
  * that counts more (exited processes the sampler never saw included).
  */
 uint64_t job_cpu_ms(const struct job_sample *s);
 
-/* A job's figures between two of its samples (COUNTER_RULE_JOB); NAN where unknown. */
+/*
+ * A job's figures between two of its samples (COUNTER_RULE_JOB); NAN where
+ * unknown.  The growth needs the sample before, the rates interval_ms > 0.
+ */
 struct job_figures {
-	double cores;	   /* job_cpu_ms's growth per ms: cores in use */
-	double proc_cores; /* its processes' user + system alone, per ms */
-	double wait_cores; /* threads runnable but waiting for a CPU, in cores (JS_CPU_WAIT) */
-	double read_bps;   /* JS_IO */
+	double proc_cpu_ms; /* its processes' user + system: the growth */
+	double cores;	    /* job_cpu_ms's growth per ms: cores in use */
+	double proc_cores;  /* its processes' user + system alone, per ms */
+	double wait_cores;  /* threads runnable but waiting for a CPU, in cores (JS_CPU_WAIT) */
+	double read_bps;    /* JS_IO */
 	double write_bps;
 };
 
@@ -98,6 +115,14 @@ struct gpu_figures {
 	double nvlink_tx_bps;
 	double nvlink_bps; /* both ways: the rate of their sum */
 	double energy_mj;  /* the energy counter's growth */
+	/*
+	 * Trapezoids between two gauges over interval_ms > 0, each where
+	 * both readings have it: PCIe bytes from the two rates, and energy
+	 * from the two powers (the summary's energy where no counter says).
+	 */
+	double pcie_rx_bytes;
+	double pcie_tx_bytes;
+	double power_energy_mj;
 	/*
 	 * The device's energy over the interval as each job's share splits it
 	 * (attrib/gpu_share.h): the counter's growth where it grew, else power

@@ -1,9 +1,10 @@
 /*
  * test_figures.c - each figure of sample/figures.h from fixture readings:
  * a host's (CPU busy and iowait, memory used, load, disk and network
- * rates, pressure), a job's (cores, its processes' cores, CPU wait, I/O
- * rates) and a GPU's (NVLink growth and rates, energy), each with a
- * counter that goes back and the rule it is named for.
+ * rates, pressure), a process's (CPU %), a job's (its processes' CPU
+ * growth, cores, CPU wait, I/O rates) and a GPU's (NVLink growth and
+ * rates, energy, PCIe and power trapezoids), each with a counter that
+ * goes back and the rule it is named for.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -62,6 +63,7 @@ static void test_host(void **state)
 	assert_float_equal(f.cpu_busy_pct, 30.0, 1e-12);
 	assert_float_equal(f.cpu_iowait_pct, 10.0, 1e-12);
 	assert_true(f.mem_used_bytes == 3000.0);
+	assert_true(f.mem_used_pct == 37.5);
 	assert_true(f.load1 == 1.25);
 	assert_true(f.disk_read_bps == 2000.0);
 	assert_true(f.disk_write_bps == 4000.0);
@@ -73,7 +75,7 @@ static void test_host(void **state)
 
 	/* no reading before: the gauges only */
 	host_figures(&b, NULL, 2000, &f);
-	assert_true(f.mem_used_bytes == 3000.0 && f.load1 == 1.25);
+	assert_true(f.mem_used_bytes == 3000.0 && f.mem_used_pct == 37.5 && f.load1 == 1.25);
 	assert_true(isnan(f.cpu_busy_pct) && isnan(f.cpu_iowait_pct) && isnan(f.disk_read_bps) &&
 		    isnan(f.net_bps) && isnan(f.psi_mem_pct));
 	/* no time between them: no rate */
@@ -85,7 +87,7 @@ static void test_host(void **state)
 	b.valid &= ~HOST_HAS_LOAD;
 	host_figures(&b, &a, 2000, &f);
 	assert_true(isnan(f.disk_read_bps) && isnan(f.disk_write_bps));
-	assert_true(isnan(f.mem_used_bytes) && isnan(f.load1));
+	assert_true(isnan(f.mem_used_bytes) && isnan(f.mem_used_pct) && isnan(f.load1));
 	assert_true(f.net_rx_bps == 300.0);
 }
 
@@ -112,7 +114,25 @@ static void test_host_back(void **state)
 	assert_true(isnan(f.cpu_busy_pct) && isnan(f.cpu_iowait_pct));
 	assert_true(f.psi_mem_pct == 0.0);
 	assert_true(isnan(f.psi_io_pct));
-	assert_true(isnan(f.mem_used_bytes));
+	assert_true(isnan(f.mem_used_bytes) && isnan(f.mem_used_pct));
+	/* no total: no share */
+	b.mem_total_bytes = b.mem_available_bytes = 0;
+	host_figures(&b, &a, 2000, &f);
+	assert_true(f.mem_used_bytes == 0.0 && isnan(f.mem_used_pct));
+}
+
+/* A process's CPU % of one core; a time that went back is unknown (COUNTER_RULE_PROC_CPU). */
+static void test_proc(void **state)
+{
+	struct proc_sample s = {.user_ms = 700, .system_ms = 300, .child_user_ms = 5000};
+
+	(void)state;
+	assert_true(proc_cpu_ms(&s) == 1000); /* its reaped children's not */
+	assert_true(proc_cpu_pct(1000, 1500, 1000) == 50.0);
+	assert_true(proc_cpu_pct(1000, 3000, 1000) == 200.0); /* two cores */
+	assert_true(proc_cpu_pct(1000, 1000, 1000) == 0.0);
+	assert_true(isnan(proc_cpu_pct(1000, 900, 1000))); /* a pid reused */
+	assert_true(isnan(proc_cpu_pct(1000, 1500, 0)) && isnan(proc_cpu_pct(1000, 1500, -5)));
 }
 
 static void test_host_reading_of(void **state)
@@ -159,6 +179,7 @@ static void test_job(void **state)
 	b.cpu_wait_ms += 1000;
 	assert_true(job_cpu_ms(&a) == 2000 && job_cpu_ms(&b) == 6000);
 	job_figures(&b, &a, 2000, &f);
+	assert_true(f.proc_cpu_ms == 3000.0);
 	assert_true(f.cores == 2.0);
 	assert_true(f.proc_cores == 1.5);
 	assert_true(f.wait_cores == 0.5);
@@ -166,8 +187,11 @@ static void test_job(void **state)
 
 	/* nothing before, or no time: nothing known */
 	job_figures(&b, NULL, 2000, &f);
-	assert_true(isnan(f.cores) && isnan(f.proc_cores) && isnan(f.read_bps));
+	assert_true(isnan(f.proc_cpu_ms) && isnan(f.cores) && isnan(f.proc_cores) &&
+		    isnan(f.read_bps));
+	/* no time: the growth, no rate */
 	job_figures(&b, &a, 0, &f);
+	assert_true(f.proc_cpu_ms == 3000.0);
 	assert_true(isnan(f.cores) && isnan(f.wait_cores));
 
 	/* no I/O or wait readable in one of them: unknown, not 0 */
@@ -185,7 +209,7 @@ static void test_job(void **state)
 	job_figures(&b, &a, 2000, &f);
 	assert_true(isnan(f.read_bps));
 	assert_true(f.write_bps == 1500.0);
-	assert_true(isnan(f.proc_cores));
+	assert_true(isnan(f.proc_cores) && isnan(f.proc_cpu_ms));
 	assert_true(isnan(f.cores)); /* 200 below the 2000 before */
 }
 
@@ -237,14 +261,50 @@ static void test_gpu(void **state)
 	assert_true(isnan(f.interval_energy_mj));
 }
 
+/* Trapezoids between two gauges: PCIe rates and power over the interval. */
+static void test_gpu_trapezoid(void **state)
+{
+	struct gpu_sample a = {.valid = GPU_PCIE | GPU_POWER,
+			       .pcie_rx_bps = 1000,
+			       .pcie_tx_bps = 3000,
+			       .power_mw = 100000};
+	struct gpu_sample b = a;
+	struct gpu_figures f;
+
+	(void)state;
+	b.pcie_rx_bps = 2000;
+	b.pcie_tx_bps = 1000;
+	b.power_mw = 200000;
+	gpu_figures(&b, &a, 500, &f);
+	assert_true(f.pcie_rx_bytes == 750.0 && f.pcie_tx_bytes == 1000.0);
+	assert_true(f.power_energy_mj == 75000.0); /* 150 W over 0.5 s */
+	/* the energy counter rules where there is one: not this figure's business */
+	assert_true(isnan(f.energy_mj) && f.interval_energy_mj == 100000.0);
+
+	/* no time, nothing before, or one reading without: unknown, not 0 */
+	gpu_figures(&b, &a, 0, &f);
+	assert_true(isnan(f.pcie_rx_bytes) && isnan(f.power_energy_mj));
+	gpu_figures(&b, NULL, 500, &f);
+	assert_true(isnan(f.pcie_tx_bytes) && isnan(f.power_energy_mj));
+	a.valid = GPU_POWER;
+	gpu_figures(&b, &a, 500, &f);
+	assert_true(isnan(f.pcie_rx_bytes) && isnan(f.pcie_tx_bytes));
+	assert_true(f.power_energy_mj == 75000.0);
+	b.valid = GPU_PCIE;
+	gpu_figures(&b, &a, 500, &f);
+	assert_true(isnan(f.power_energy_mj));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_host),
 	    cmocka_unit_test(test_host_back),
 	    cmocka_unit_test(test_host_reading_of),
+	    cmocka_unit_test(test_proc),
 	    cmocka_unit_test(test_job),
 	    cmocka_unit_test(test_gpu),
+	    cmocka_unit_test(test_gpu_trapezoid),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
