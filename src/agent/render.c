@@ -24,6 +24,7 @@
 #include "prom/expo.h"
 #include "prom/families.h"
 #include "prom/remote_write.h"
+#include "sample/figures.h"
 #include "store/queries.h"
 #include "store/reader.h"
 #include "store/upkeep.h"
@@ -372,7 +373,7 @@ static void json_job_procs(struct jsonw *w, const struct agent *a, const struct 
 		jsonw_kv_int(w, "ppid", p->info.ppid);
 		jsonw_kv_int(w, "uid", p->info.uid);
 		jsonw_kv_str(w, "comm", p->info.comm);
-		jsonw_kv_int(w, "cpu_ms", (int64_t)(p->cur.user_ms + p->cur.system_ms));
+		jsonw_kv_int(w, "cpu_ms", (int64_t)proc_cpu_ms(&p->cur));
 		jsonw_kv_int_opt(w, "rss_bytes", p->cur.valid & PS_RSS, (int64_t)p->cur.rss_bytes);
 		jsonw_obj_end(w);
 	}

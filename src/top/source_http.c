@@ -20,6 +20,7 @@
 #include "attrib/jobs.h"
 #include "common/strbuf.h"
 #include "net/client.h"
+#include "sample/figures.h"
 #include "top/source.h"
 
 #define ANSWER_MAX ((size_t)32 << 20)
@@ -52,10 +53,20 @@ void top_user_name(uint32_t uid, char *buf, size_t size)
 	top_strcpy(buf, size, cache[k].name);
 }
 
+/* A count from JSON as an integer: false for NAN, negative or past 2^63. */
+static bool json_count(double x, uint64_t *out)
+{
+	if (!(x >= 0 && x < 9223372036854775808.0))
+		return false;
+	*out = (uint64_t)x;
+	return true;
+}
+
 double top_source_cpu_pct(struct top_source *s, const char *node, int32_t pid, double cpu_ms,
 			  double sampled_ms)
 {
 	struct top_prev_cpu *c;
+	uint64_t c0, c1, t0, t1;
 	double pct = NAN;
 
 	/* the processes come in the same order each time: look where it was first */
@@ -65,10 +76,12 @@ double top_source_cpu_pct(struct top_source *s, const char *node, int32_t pid, d
 
 		if (p->pid != pid || strcmp(p->node, node) != 0)
 			continue;
-		/* numbers from JSON, maybe missing (NAN): common/counter.h's
-		 * COUNTER_RULE_PROC_CPU by hand, a CPU time that went back unknown */
-		if (sampled_ms > p->sampled_ms && cpu_ms >= p->cpu_ms)
-			pct = 100.0 * (cpu_ms - p->cpu_ms) / (sampled_ms - p->sampled_ms);
+		/* numbers from JSON (whole ms, as the agent and the head write
+		 * them): the model's figure (sample/figures.h) */
+		if (sampled_ms > p->sampled_ms && json_count(p->cpu_ms, &c0) &&
+		    json_count(cpu_ms, &c1) && json_count(p->sampled_ms, &t0) &&
+		    json_count(sampled_ms, &t1))
+			pct = proc_cpu_pct(c0, c1, (int64_t)(t1 - t0));
 		else if (sampled_ms == p->sampled_ms)
 			pct = p->pct; /* the same tick read again */
 		break;

@@ -114,7 +114,7 @@ static void on_proc(void *arg, const struct proc_info *p, int64_t ts_ms,
 	r->proc[k].ts[0] = r->proc[k].ts[1];
 	r->proc[k].cpu_ms[0] = r->proc[k].cpu_ms[1];
 	r->proc[k].ts[1] = ts_ms;
-	r->proc[k].cpu_ms[1] = s->user_ms + s->system_ms;
+	r->proc[k].cpu_ms[1] = proc_cpu_ms(s);
 	r->proc[k].n++;
 }
 
@@ -260,9 +260,8 @@ static void fill_detail(struct top_model *m, const struct replay_at *r)
 			tp->rss_bytes = (double)p->s.rss_bytes;
 		if (p->ts[1] < r->fresh_ms) /* no row: it did not move */
 			tp->cpu_pct = 0;
-		else if (p->n >= 2 && p->ts[1] > p->ts[0])
-			tp->cpu_pct = 100.0 * ((double)p->cpu_ms[1] - (double)p->cpu_ms[0]) /
-				      (double)(p->ts[1] - p->ts[0]);
+		else if (p->n >= 2)
+			tp->cpu_pct = proc_cpu_pct(p->cpu_ms[0], p->cpu_ms[1], p->ts[1] - p->ts[0]);
 	}
 	top_model_tree(m);
 	for (size_t k = 0; k < r->ndev; k++) {
