@@ -30,6 +30,7 @@
 #include "common/progress.h"
 #include "common/timeutil.h"
 #include "common/utf8.h"
+#include "sample/figures.h"
 #include "store/profiling.h"
 
 /* A figure older than this many of its node's intervals is not the node's now. */
@@ -328,6 +329,29 @@ static void fixed2(char *buf, size_t size, double x)
 	snprintf(buf, size, "\"%.2f\"", x);
 }
 
+/* A byte count from a row as an integer: false for NULL (NAN), negative or past 2^64. */
+static bool row_bytes(double x, uint64_t *out)
+{
+	if (!(x >= 0 && x < 18446744073709551616.0))
+		return false;
+	*out = (uint64_t)x;
+	return true;
+}
+
+/* The node's memory in use, in % of its total, by the model (sample/figures.h); NAN: unknown. */
+static double node_mem_pct(const struct session_tick_node *n)
+{
+	struct host_reading r = {.valid = HOST_HAS_MEM};
+	struct host_figures f;
+
+	if (row_bytes(n->mem_total_bytes, &r.mem_total_bytes))
+		r.mem_valid |= MEMINFO_TOTAL;
+	if (row_bytes(n->mem_available_bytes, &r.mem_available_bytes))
+		r.mem_valid |= MEMINFO_AVAILABLE;
+	host_figures(&r, NULL, 0, &f);
+	return f.mem_used_pct;
+}
+
 static int on_tick(const struct session_tick *t, void *arg)
 {
 	struct gswarm_ctx *c = arg;
@@ -374,13 +398,12 @@ static int on_tick(const struct session_tick *t, void *arg)
 		double dram, disk;
 
 		/* psutil's percents, rounded to 0.1 as psutil does; both or neither */
+		dram = node_mem_pct(n);
 		o->has = fresh(n->host_ts_ms, t->ts_ms, n) && fresh(n->fs_ts_ms, t->ts_ms, n) &&
-			 n->mem_total_bytes > 0 && !isnan(n->mem_available_bytes) &&
-			 n->fs_total_bytes > 0 && !isnan(n->fs_used_bytes);
+			 !isnan(dram) && n->fs_total_bytes > 0 && !isnan(n->fs_used_bytes);
 		if (!o->has)
 			continue;
-		dram = round1(100.0 * (n->mem_total_bytes - n->mem_available_bytes) /
-			      n->mem_total_bytes);
+		dram = round1(dram);
 		disk = round1(100.0 * n->fs_used_bytes / n->fs_total_bytes);
 		fixed2(o->dram, sizeof(o->dram), dram);
 		fixed2(o->disk, sizeof(o->disk), disk);
