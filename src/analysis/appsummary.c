@@ -17,6 +17,7 @@
 #include "common/counter.h"
 #include "common/array.h"
 #include "common/log.h"
+#include "sample/figures.h"
 #include "store/jobdata.h"
 #include "store/reader.h"
 
@@ -251,10 +252,11 @@ struct phase_pass {
 	struct app_summary *a;
 	const struct summary *s;
 	int64_t prev_job_ms;
-	uint64_t prev_cpu_ms;
-	/* each GPU's previous energy reading */
+	struct job_sample prev_job; /* zero at the job's start: its CPU counters start at 0 */
+	/* each GPU's previous reading with an energy counter */
 	char uuids[GPU_MAX_DEVICES][GPU_UUID_MAX];
-	uint64_t prev_mj[GPU_MAX_DEVICES];
+	struct gpu_sample prev[GPU_MAX_DEVICES];
+	int64_t prev_ms[GPU_MAX_DEVICES];
 	bool has_prev[GPU_MAX_DEVICES];
 	int ngpus;
 	int err;
@@ -283,10 +285,13 @@ static void phase_job(void *arg, int64_t ts_ms, const struct job_sample *j)
 {
 	struct phase_pass *pp = arg;
 	struct app_phase *ph = phase_at(pp->a, ts_ms);
-	uint64_t cpu = j->user_ms + j->system_ms;
 
 	if (ph && ts_ms > pp->prev_job_ms) {
-		ph->cpu_ms += cpu >= pp->prev_cpu_ms ? (double)(cpu - pp->prev_cpu_ms) : 0;
+		struct job_figures f;
+
+		/* a process that left takes its CPU time along: none counted */
+		job_figures(j, &pp->prev_job, ts_ms - pp->prev_job_ms, &f);
+		ph->cpu_ms += isnan(f.proc_cpu_ms) ? 0 : f.proc_cpu_ms;
 		ph->cpu_span_ms += (double)(ts_ms - pp->prev_job_ms);
 		if (!ph->has_rss || j->rss_bytes > ph->rss_peak_bytes)
 			ph->rss_peak_bytes = j->rss_bytes;
@@ -294,7 +299,7 @@ static void phase_job(void *arg, int64_t ts_ms, const struct job_sample *j)
 	}
 	if (ts_ms >= pp->prev_job_ms) {
 		pp->prev_job_ms = ts_ms;
-		pp->prev_cpu_ms = cpu;
+		pp->prev_job = *j;
 	}
 }
 
@@ -333,11 +338,18 @@ static void phase_gpu(void *arg, const struct device_record *dev, int64_t ts_ms,
 	}
 	if (!(g->valid & GPU_ENERGY))
 		return;
-	if (ph && pp->has_prev[d] && g->energy_mj >= pp->prev_mj[d]) {
-		ph->energy_mj += (double)(g->energy_mj - pp->prev_mj[d]);
-		ph->has_energy = true;
+	if (ph && pp->has_prev[d]) {
+		struct gpu_figures f;
+
+		/* the counter's growth, a driver reload counted from 0, as the summary's */
+		gpu_figures(g, &pp->prev[d], ts_ms - pp->prev_ms[d], &f);
+		if (!isnan(f.energy_mj)) {
+			ph->energy_mj += f.energy_mj;
+			ph->has_energy = true;
+		}
 	}
-	pp->prev_mj[d] = g->energy_mj;
+	pp->prev[d] = *g;
+	pp->prev_ms[d] = ts_ms;
 	pp->has_prev[d] = true;
 }
 
