@@ -688,7 +688,6 @@ int summary_add_gpu(struct summary *s, const struct device_record *dev, int64_t 
 {
 	struct gpu_summary *g = gpu_lookup(s, dev);
 	const struct gpu_sample *l;
-	double dt_s;
 
 	if (!g)
 		return -ENOMEM;
@@ -727,29 +726,24 @@ int summary_add_gpu(struct summary *s, const struct device_record *dev, int64_t 
 		g->has_ecc = true;
 	}
 	l = &g->last;
-	dt_s = g->has_last ? (double)(ts_ms - g->last_ms) / 1000.0 : 0;
-	if (g->has_last && dt_s > 0) {
-		double mj = -1;
-
-		if ((x->valid & l->valid & GPU_PCIE)) {
-			/* trapezoids between two instantaneous rates */
-			g->pcie_rx_bytes += (double)(l->pcie_rx_bps + x->pcie_rx_bps) / 2 * dt_s;
-			g->pcie_tx_bytes += (double)(l->pcie_tx_bps + x->pcie_tx_bps) / 2 * dt_s;
-			g->has_pcie = true;
-		}
+	if (g->has_last && ts_ms > g->last_ms) {
 		struct gpu_figures gf;
+		double mj;
 
 		gpu_figures(x, l, ts_ms - g->last_ms, &gf);
+		if (!isnan(gf.pcie_rx_bytes)) { /* trapezoids between two instantaneous rates */
+			g->pcie_rx_bytes += gf.pcie_rx_bytes;
+			g->pcie_tx_bytes += gf.pcie_tx_bytes;
+			g->has_pcie = true;
+		}
 		if (!isnan(gf.nvlink_rx_bytes) && !isnan(gf.nvlink_tx_bytes)) {
 			g->nvlink_rx_bytes += (uint64_t)gf.nvlink_rx_bytes;
 			g->nvlink_tx_bytes += (uint64_t)gf.nvlink_tx_bytes;
 			g->has_nvlink = true;
 		}
-		if (!isnan(gf.energy_mj))
-			mj = gf.energy_mj;
-		else if (x->valid & l->valid & GPU_POWER)
-			mj = (double)(l->power_mw + x->power_mw) / 2 * dt_s;
-		if (mj >= 0) {
+		/* the energy counter's growth (a reset counted from 0), else power's trapezoid */
+		mj = !isnan(gf.energy_mj) ? gf.energy_mj : gf.power_energy_mj;
+		if (!isnan(mj)) {
 			g->energy_mj += mj;
 			g->energy_span_ms += ts_ms - g->last_ms;
 			g->has_energy = true;
