@@ -75,7 +75,7 @@ struct store {
 		int64_t day;
 	} pg_parts[STORE_PG_PARTS];
 	size_t npg_parts;
-	char errmsg[256];	  /* store__errmsg's buffer */
+	char errmsg[256]; /* store__errmsg's buffer */
 	char path[PATH_MAX];
 };
 
@@ -119,6 +119,10 @@ int store__query_i64_opt(struct store *st, const char *sql, int64_t a, int64_t *
 int store__one_text(struct store *st, struct db_stmt *stmt, char *buf, size_t size);
 /* Prepares sql for a read; on failure *out is NULL and store__read_fail has reported. */
 int store__prepare(struct store *st, const char *sql, const char *what, struct db_stmt **out);
+/* Binds NULL-terminated params to ?1, ?2... as store_query_json does (read.c). */
+void store__bind_params(struct db_stmt *stmt, const char *const *params);
+/* Writes a row's column c as store_query_json writes it (read.c). */
+void store__json_column(struct jsonw *w, struct db_stmt *stmt, int c);
 
 /*
  * Refusing a file at open: not ours (ret as given), corrupt (-EPROTO), or

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "sample/figures.h"
 #include "store/conn.h"
 #include "store/reader.h"
 
@@ -120,11 +121,13 @@ static const char *sluid_column(const struct store *st)
  * The live processes of a job on every node it runs on (jobscope top
  * --head): the rows that share its key (scheduler, id, start), each
  * process with its node and its last row, found in one pass over the
- * job's samples (index proc_samples_job).
+ * job's samples (index proc_samples_job).  The raw CPU counters:
+ * store_query_job_procs makes cpu_ms of them (sample/figures.h).
  */
+enum { JOB_PROCS_USER_MS = 6, JOB_PROCS_SYSTEM_MS = 7 };
 static const char sql_job_procs[] =
     "SELECT n.hostname AS node, p.pid, p.ppid, p.uid, p.comm, s.ts_ms AS sampled_ms,"
-    " s.user_ms + s.system_ms AS cpu_ms, s.rss_bytes FROM jobs k"
+    " s.user_ms, s.system_ms, s.rss_bytes FROM jobs k"
     " JOIN jobs j ON j.scheduler = k.scheduler AND j.job_id = k.job_id"
     " AND j.start_ms = k.start_ms JOIN nodes n ON n.id = j.node_id"
     " JOIN procs p ON p.job_id = j.id AND p.end_ms IS NULL"
@@ -384,13 +387,60 @@ int store_query_job(struct store *st, int64_t job_row, struct jsonw *w)
 	return query_json(st, sql, p, true, w);
 }
 
+/* A process row's CPU time as the model makes it; false when a count is NULL. */
+static bool job_procs_cpu_ms(struct db_stmt *stmt, int64_t *out)
+{
+	struct proc_sample s = {0};
+
+	if (db_column_type(stmt, JOB_PROCS_USER_MS) == SQLITE_NULL ||
+	    db_column_type(stmt, JOB_PROCS_SYSTEM_MS) == SQLITE_NULL)
+		return false;
+	s.user_ms = (uint64_t)db_column_int64(stmt, JOB_PROCS_USER_MS);
+	s.system_ms = (uint64_t)db_column_int64(stmt, JOB_PROCS_SYSTEM_MS);
+	*out = (int64_t)proc_cpu_ms(&s);
+	return true;
+}
+
+/* As store_query_json writes rows, with cpu_ms in the place of the two counters. */
 int store_query_job_procs(struct store *st, int64_t job_row, struct jsonw *w)
 {
 	char id[32];
 	const char *p[] = {id, NULL};
+	struct db_stmt *stmt;
+	int64_t cpu_ms;
+	int rc, ret;
 
 	snprintf(id, sizeof(id), "%" PRId64, job_row);
-	return query_json(st, sql_job_procs, p, false, w);
+	ret = store__prepare(st, sql_job_procs, "query", &stmt);
+	if (ret)
+		return ret;
+	store__bind_params(stmt, p);
+	jsonw_arr_begin(w);
+	while ((rc = db_step(stmt)) == SQLITE_ROW) {
+		int ncols = db_column_count(stmt); /* known once run, for PostgreSQL */
+
+		jsonw_obj_begin(w);
+		for (int c = 0; c < ncols; c++) {
+			if (c == JOB_PROCS_SYSTEM_MS)
+				continue;
+			if (c == JOB_PROCS_USER_MS) {
+				jsonw_key(w, "cpu_ms");
+				if (job_procs_cpu_ms(stmt, &cpu_ms))
+					jsonw_int(w, cpu_ms);
+				else
+					jsonw_null(w);
+				continue;
+			}
+			jsonw_key(w, db_column_name(stmt, c));
+			store__json_column(w, stmt, c);
+		}
+		jsonw_obj_end(w);
+	}
+	jsonw_arr_end(w);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		ret = store__read_fail(st, rc, "query");
+	db_finalize(stmt);
+	return ret ? ret : jsonw_error(w);
 }
 
 int store_query_session_nodes(struct store *st, int64_t from_ms, int64_t to_ms, const char *nodes,

@@ -275,6 +275,36 @@ static void bind_param(struct db_stmt *stmt, int i, const char *p)
 		db_bind_text(stmt, i, p, -1, SQLITE_TRANSIENT);
 }
 
+void store__json_column(struct jsonw *w, struct db_stmt *stmt, int c)
+{
+	const char *name = db_column_name(stmt, c);
+
+	switch (db_column_type(stmt, c)) {
+	case SQLITE_INTEGER:
+		/* by convention, "is_*" and "healthy" columns are booleans */
+		if (strncmp(name, "is_", 3) == 0 || strcmp(name, "healthy") == 0)
+			jsonw_bool(w, db_column_int64(stmt, c) != 0);
+		else
+			jsonw_int(w, db_column_int64(stmt, c));
+		break;
+	case SQLITE_FLOAT:
+		jsonw_double(w, db_column_double(stmt, c), 3);
+		break;
+	case SQLITE_TEXT:
+		jsonw_strn(w, (const char *)db_column_text(stmt, c),
+			   (size_t)db_column_bytes(stmt, c));
+		break;
+	default:
+		jsonw_null(w);
+	}
+}
+
+void store__bind_params(struct db_stmt *stmt, const char *const *params)
+{
+	for (int i = 0; params && params[i]; i++)
+		bind_param(stmt, i + 1, params[i]);
+}
+
 int store_query_json(struct store *st, const char *sql, const char *const *params, bool first_only,
 		     struct jsonw *w, int64_t *nrows)
 {
@@ -289,8 +319,7 @@ int store_query_json(struct store *st, const char *sql, const char *const *param
 		db_finalize(stmt);
 		return log_err(-EPERM, "store_query_json: not a read-only statement");
 	}
-	for (int i = 0; params && params[i]; i++)
-		bind_param(stmt, i + 1, params[i]);
+	store__bind_params(stmt, params);
 	if (!first_only)
 		jsonw_arr_begin(w);
 	while ((rc = db_step(stmt)) == SQLITE_ROW) {
@@ -300,24 +329,7 @@ int store_query_json(struct store *st, const char *sql, const char *const *param
 			const char *name = db_column_name(stmt, c);
 
 			jsonw_key(w, name);
-			switch (db_column_type(stmt, c)) {
-			case SQLITE_INTEGER:
-				/* by convention, "is_*" and "healthy" columns are booleans */
-				if (strncmp(name, "is_", 3) == 0 || strcmp(name, "healthy") == 0)
-					jsonw_bool(w, db_column_int64(stmt, c) != 0);
-				else
-					jsonw_int(w, db_column_int64(stmt, c));
-				break;
-			case SQLITE_FLOAT:
-				jsonw_double(w, db_column_double(stmt, c), 3);
-				break;
-			case SQLITE_TEXT:
-				jsonw_strn(w, (const char *)db_column_text(stmt, c),
-					   (size_t)db_column_bytes(stmt, c));
-				break;
-			default:
-				jsonw_null(w);
-			}
+			store__json_column(w, stmt, c);
 		}
 		jsonw_obj_end(w);
 		(*nrows)++;
@@ -349,8 +361,7 @@ int store_query_rows(struct store *st, const char *sql, const char *const *param
 		return log_err(-EPERM,
 			       "store_query_rows: not a read-only statement of few columns");
 	}
-	for (int i = 0; params && params[i]; i++)
-		bind_param(stmt, i + 1, params[i]);
+	store__bind_params(stmt, params);
 	while (!ret && (rc = db_step(stmt)) == SQLITE_ROW) {
 		row.ncols = db_column_count(stmt);
 		if (row.ncols > STORE_ROW_MAX) {
