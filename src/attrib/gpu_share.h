@@ -5,9 +5,11 @@
  *
  * The rule (one for the agent's live figures and for job summaries,
  * analysis/summary.c).  The device's energy of the interval (t_prev, t_now]
- * is its energy counter's delta when both readings have one, else power x
- * time.  It is split among the processes that gpu_set_processes() gives at
- * t_now, by:
+ * is, live, its energy counter's growth when it grew, else power now x
+ * time (sample/figures.h's interval_energy_mj); a summary takes the
+ * counter's growth (a reset counted from 0), else the two powers'
+ * trapezoid (energy_mj, power_energy_mj; docs/metrics.md says why).  It
+ * is split among the processes that gpu_set_processes() gives at t_now, by:
  *   1. SM utilization, when any is above 0.  On NVML it is each process's
  *      share of the driver's utilization samples of that very window
  *      (returned at the t_now call): a process that started, or ended,
