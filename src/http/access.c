@@ -94,7 +94,7 @@ static bool user_name_ok(const char *s)
 {
 	size_t n = strlen(s);
 
-	if (n == 0 || n >= ACCESS_USER_MAX)
+	if (n == 0 || n >= ACCESS_USER_MAX || strcmp(s, "-") == 0) /* "-": none, in a principal */
 		return false;
 	for (; *s; s++)
 		if ((unsigned char)*s <= ' ' || *s == 0x7f || *s == ',' || *s == '"' || *s == '\\')
