@@ -18,6 +18,7 @@
 #include <sqlite3.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
@@ -43,6 +44,26 @@ static void setup_gpus(struct agent *a)
 	gpu_set_init(set);
 	gpu_set_open(set);
 	store_tick_put_devices(a->st, a->node_id, set, a->devs);
+}
+
+/*
+ * The kubelet's pod-resources, asked on a thread of its own: at the path
+ * given, or at the kubelet's default when this node has a kubelet (its
+ * pod-resources directory is there; the socket itself may come later, a
+ * kubelet restart makes it anew).
+ */
+static int setup_podres(struct agent *a)
+{
+	const char *path = a->opt->pod_resources_socket;
+	struct stat st;
+
+	podres_table_init(&a->podres_table);
+	if (path && strcmp(path, "none") == 0)
+		return 0;
+	if (!path && stat("/var/lib/kubelet/pod-resources", &st) != 0)
+		return 0;
+	return kubelet_poller_start(path ? path : KUBELET_PODRES_SOCKET, path != NULL,
+				    KUBELET_REFRESH_MS, &a->podres);
 }
 
 static int setup(struct agent *a)
@@ -299,6 +320,8 @@ static void release(struct agent *a)
 {
 	agent_cuda_release(a);
 	agent_app_release(a);
+	kubelet_poller_stop(a->podres);
+	podres_table_release(&a->podres_table);
 	rw_stop(a->rw);
 	sender_stop(a->sender);
 	if (a->http)
@@ -344,6 +367,8 @@ int agent_main(const struct agent_opts *o, enum agent_failure *failure)
 	ret = setup(a);
 	if (!ret)
 		ret = agent_cuda_setup(a);
+	if (!ret)
+		ret = setup_podres(a);
 	if (!ret)
 		ret = agent_app_setup(a);
 	if (ret) {

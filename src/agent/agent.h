@@ -34,6 +34,7 @@
 #include "http/access.h"
 #include "http/http.h"
 #include "prom/remote_write.h"
+#include "net/kubelet.h"
 #include "net/sender.h"
 #include "sample/gpu/gpu_set.h"
 #include "sample/host.h"
@@ -71,6 +72,9 @@ struct agent_opts {
 	char statsd_udp_addr[64];    /* --statsd-udp ADDR:PORT ("" and 0: none) */
 	uint16_t statsd_udp_port;
 	bool progress; /* a catch-up's progress on stderr (run on a terminal, no --log-file) */
+	/* --pod-resources-socket: the kubelet's; NULL = its default path, "none" = not asked */
+	const char *pod_resources_socket;
+	const char *test_pod_name; /* hidden, tests: "UID=NS/POD" names that pod's job */
 };
 
 /* --compat: other exporters' series on /metrics too (compat.c, docs/compat.md). */
@@ -201,6 +205,15 @@ struct agent {
 	bool app_warned_nojob;
 	int app_err;
 	int64_t app_now_ms;
+
+	/*
+	 * The kubelet's pod-resources (--pod-resources-socket): asked on the
+	 * poller's thread, the latest answer taken at each tick and the
+	 * devices of each pod made its job's GPU reservation (tick.c).
+	 */
+	struct kubelet_poller *podres;
+	struct podres_table podres_table;
+	uint64_t podres_gen;
 
 	struct sender *sender;	       /* the stream to a head, or NULL */
 	struct progress_meter catchup; /* its catch-ups, on a terminal (opt->progress) */

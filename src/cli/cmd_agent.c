@@ -176,8 +176,18 @@ static int cmd_agent(int argc, char **argv)
 			 "#job:SCHEDULER:ID); a line without one is counted\n"
 			 "and dropped",
 			 set_statsd_udp),
+	    OPT_PATH(0, "pod-resources-socket", &o.pod_resources_socket, "PATH", "a path",
+		     "the kubelet's pod-resources socket, asked every 5s\n"
+		     "for the GPUs each pod was given: its job's GPU\n"
+		     "reservation (default\n" KUBELET_PODRES_SOCKET ",\n"
+		     "when that directory exists; 'none': never)"),
 	    CLI_RW_OPTIONS(&o.rw),
 	    /* hidden: tests, benchmarks */
+	    {.type = OPTION_STRING,
+	     .long_name = "test-pod-name",
+	     .value = &o.test_pod_name,
+	     .argh = "UID=NS/POD",
+	     .flags = OPT_HIDDEN},
 	    OPT_HIDDEN_DURATION("exit-after", &o.exit_after_ms),
 	    OPT_HIDDEN_CALLBACK("sysroot", "DIR", cli_set_sysroot),
 	    OPT_END(),
