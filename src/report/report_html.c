@@ -288,6 +288,16 @@ static void header_exit(const struct job_record *j, struct strbuf *out)
 	strbuf_addstr(out, "</dd>\n");
 }
 
+/* Where a reservation came from, in words (job.h's reservation_source). */
+static const char *reservation_words(const char *source)
+{
+	if (strcmp(source, "slurm_env") == 0)
+		return "the Slurm environment";
+	if (strcmp(source, "pod_resources") == 0)
+		return "the kubelet's pod resources, cgroup limits";
+	return "cgroup limits";
+}
+
 /* What a scheduler reserved (agent jobs). */
 static void header_reservation(const struct job_record *j, struct strbuf *out)
 {
@@ -304,9 +314,7 @@ static void header_reservation(const struct job_record *j, struct strbuf *out)
 		strbuf_addf(out, ", %s memory", fmt_bytes(B(mem), j->reserved_mem_bytes));
 	if (j->has_reserved_gpus)
 		strbuf_addf(out, ", %d GPU%s", j->reserved_gpus, j->reserved_gpus == 1 ? "" : "s");
-	strbuf_addf(out, " (from %s)</dd>\n",
-		    strcmp(j->reservation_source, "slurm_env") == 0 ? "the Slurm environment"
-								    : "cgroup limits");
+	strbuf_addf(out, " (from %s)</dd>\n", reservation_words(j->reservation_source));
 }
 
 static void header(const struct summary *s, struct strbuf *out)

@@ -89,6 +89,16 @@ static void section_cpu(const struct summary *s, struct strbuf *out)
 			    eff, s->job.cores_allowed, s->job.cores_allowed == 1 ? "" : "s");
 }
 
+/* Where a reservation came from, in words (job.h's reservation_source). */
+static const char *reservation_words(const char *source)
+{
+	if (strcmp(source, "slurm_env") == 0)
+		return "the Slurm environment";
+	if (strcmp(source, "pod_resources") == 0)
+		return "the kubelet's pod resources, cgroup limits";
+	return "cgroup limits";
+}
+
 /* Agent jobs: what the scheduler reserved, against what was used. */
 static void section_reservation(const struct summary *s, struct strbuf *out)
 {
@@ -105,9 +115,7 @@ static void section_reservation(const struct summary *s, struct strbuf *out)
 		strbuf_addf(out, "  %-9s the job it ran in", "Reserved");
 	else
 		strbuf_addf(out, "  %-9s %s job %s", "Reserved", j->scheduler, j->job_id);
-	strbuf_addf(out, " (from %s)",
-		    strcmp(j->reservation_source, "slurm_env") == 0 ? "the Slurm environment"
-								    : "cgroup limits");
+	strbuf_addf(out, " (from %s)", reservation_words(j->reservation_source));
 	if (j->reserved_cpus > 0)
 		strbuf_addf(out, ": %.4g CPU%s", j->reserved_cpus,
 			    j->reserved_cpus == 1 ? "" : "s");
