@@ -180,7 +180,7 @@ static int decode_devices(struct podres_table *t, const struct podres_where *w, 
 	char resource[PODRES_RESOURCE_MAX] = "";
 	bool is_gpu = false, fits = true;
 	struct pb b = msg;
-	struct pb_field f;
+	struct pb_field f = {0};
 	int ret;
 
 	/* resource_name may come after the ids: read it first */
@@ -215,7 +215,7 @@ static int decode_container(struct podres_table *t, const char *ns, const char *
 	char name[PODRES_CONTAINER_MAX] = "";
 	struct podres_where w = {ns, pod, name};
 	struct pb b = msg;
-	struct pb_field f;
+	struct pb_field f = {0};
 	int ret;
 
 	while ((ret = pb_next(&b, &f)) > 0)
@@ -238,7 +238,7 @@ static int decode_pod(struct podres_table *t, struct pb msg)
 {
 	char ns[PODRES_NAMESPACE_MAX] = "", pod[PODRES_POD_MAX] = "";
 	struct pb b = msg;
-	struct pb_field f;
+	struct pb_field f = {0};
 	int ret;
 
 	/* a name we cannot keep is left empty: its devices are skipped, counted */
@@ -264,7 +264,7 @@ static int decode_pod(struct podres_table *t, struct pb msg)
 int podres_decode_list(const uint8_t *msg, size_t len, struct podres_table *t)
 {
 	struct pb b = {msg, msg + len};
-	struct pb_field f;
+	struct pb_field f = {0};
 	int ret;
 
 	t->n = 0;
