@@ -423,6 +423,8 @@ def test_my_jobs_through_proxy(wd):
                 eq(users, {user}, "%s's jobs are theirs alone" % user)
                 eq(b.eval("!!document.querySelector('button[data-sort=user]')"), False,
                    "no user column on my jobs")
+                eq(b.eval("document.querySelector('#user-filter').getBoundingClientRect().width"),
+                   0, "no user filter on my jobs")
             else:
                 check({"nobody", "root"} <= users, "an admin sees every user's: %r" % users)
             shoot(b, wd, "jobs-proxy-%s" % user)
