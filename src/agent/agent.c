@@ -323,6 +323,7 @@ static void release(struct agent *a)
 	kubelet_poller_stop(a->podres);
 	podres_table_release(&a->podres_table);
 	rw_stop(a->rw);
+	k8s_annotate_stop(a->k8s);
 	sender_stop(a->sender);
 	if (a->http)
 		http_stop(a->http);
@@ -394,6 +395,12 @@ int agent_main(const struct agent_opts *o, enum agent_failure *failure)
 		ret = start_sender(a);
 	if (!ret)
 		ret = rw_start(&o->rw, store_path(a->st), o->interval_ms, &a->rw);
+	if (!ret && o->k8s.enabled) {
+		struct k8s_annotate_opts ko = o->k8s;
+
+		ko.local_node = a->hostname; /* its own node only */
+		ret = k8s_annotate_start(&ko, store_path(a->st), &a->k8s);
+	}
 	if (ret) {
 		*failure = AGENT_FAIL_SETUP;
 		goto out_release;

@@ -35,6 +35,7 @@
 #include "http/http.h"
 #include "prom/remote_write.h"
 #include "net/kubelet.h"
+#include "net/k8s_annotate.h"
 #include "net/sender.h"
 #include "sample/gpu/gpu_set.h"
 #include "sample/host.h"
@@ -66,10 +67,11 @@ struct agent_opts {
 	int64_t ckpt_lag_ms;	     /* --report-checkpoint: a running job's checkpoint lag */
 	unsigned compat;	     /* --compat: enum agent_compat bits */
 	struct rw_opts rw;	     /* --remote-write targets and their options */
-	const char *cuda_socket;     /* --cuda-socket: the CUDA hook's receiver, or NULL */
-	bool cuda_always;	     /* --cuda-always: record without a session */
-	const char *statsd_socket;   /* --statsd-socket: app metrics over Unix datagrams, or NULL */
-	char statsd_udp_addr[64];    /* --statsd-udp ADDR:PORT ("" and 0: none) */
+	struct k8s_annotate_opts k8s; /* --k8s-annotate and its options */
+	const char *cuda_socket;      /* --cuda-socket: the CUDA hook's receiver, or NULL */
+	bool cuda_always;	      /* --cuda-always: record without a session */
+	const char *statsd_socket; /* --statsd-socket: app metrics over Unix datagrams, or NULL */
+	char statsd_udp_addr[64];  /* --statsd-udp ADDR:PORT ("" and 0: none) */
 	uint16_t statsd_udp_port;
 	bool progress; /* a catch-up's progress on stderr (run on a terminal, no --log-file) */
 	/* --pod-resources-socket: the kubelet's; NULL = its default path, "none" = not asked */
@@ -218,6 +220,7 @@ struct agent {
 	struct sender *sender;	       /* the stream to a head, or NULL */
 	struct progress_meter catchup; /* its catch-ups, on a terminal (opt->progress) */
 	struct rw *rw;		       /* remote write (--remote-write), or NULL */
+	struct k8s_annotate *k8s;      /* the annotation writer (--k8s-annotate), or NULL */
 	char agent_id[64];
 
 	/* the HTTP side */

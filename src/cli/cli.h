@@ -76,6 +76,32 @@ int cli_set_sysroot(const struct opt *opt, const char *arg);
 			 "when current, send at most this often (default 5s;\n"                    \
 			 "0: every tick); a backlog goes at once",                                 \
 			 cli_rw_batch)
+/*
+ * The annotation options of agent and head (net/k8s_annotate.h,
+ * docs/kubernetes-annotations.md): rows of their option tables, k a
+ * struct k8s_annotate_opts *.
+ */
+#define CLI_K8S_OPTIONS(k)                                                                         \
+	OPT_FLAG(0, "k8s-annotate", &(k)->enabled,                                                 \
+		 "write each pod's figures and verdicts, and each node's\n"                        \
+		 "GPUs and use, back to Kubernetes as annotations"),                               \
+	    OPT_STRING(0, "k8s-api", &(k)->api, "URL",                                             \
+		       "the API server (default https://$KUBERNETES_SERVICE_HOST:\n"               \
+		       "$KUBERNETES_SERVICE_PORT)"),                                               \
+	    OPT_STRING(0, "k8s-token-file", &(k)->token_file, "F",                                 \
+		       "bearer token, read again when it changes (default\n"                       \
+		       "the ServiceAccount's token)"),                                             \
+	    OPT_STRING(0, "k8s-ca-file", &(k)->ca_file, "F",                                       \
+		       "the API server's PEM CA (default the ServiceAccount's)"),                  \
+	    OPT_DURATION(0, "k8s-annotate-interval", &(k)->interval_ms, 1000, 0, "1s or more",     \
+			 "patch a pod or node at most this often, and only\n"                      \
+			 "when a figure moved (default 5m)"),                                      \
+	    OPT_STRING(0, "k8s-annotation-prefix", &(k)->prefix, "P",                              \
+		       "annotation names' prefix (default jobscope.io)"),                          \
+	{                                                                                          \
+		.type = OPTION_STRING, .long_name = "k8s-test-pod-names",                          \
+		.value = &(k)->test_pod_names, .argh = "LIST", .flags = OPT_HIDDEN                 \
+	}
 int cli_rw_url(const struct opt *opt, const char *arg);
 int cli_rw_relabel(const struct opt *opt, const char *arg);
 int cli_rw_batch(const struct opt *opt, const char *arg);

@@ -182,6 +182,7 @@ static int cmd_agent(int argc, char **argv)
 		     "reservation (default\n" KUBELET_PODRES_SOCKET ",\n"
 		     "when that directory exists; 'none': never)"),
 	    CLI_RW_OPTIONS(&o.rw),
+	    CLI_K8S_OPTIONS(&o.k8s),
 	    /* hidden: tests, benchmarks */
 	    {.type = OPTION_STRING,
 	     .long_name = "test-pod-name",

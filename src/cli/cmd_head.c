@@ -114,6 +114,7 @@ static int cmd_head(int argc, char **argv)
 			 "bring a running job's report checkpoint up to\n"
 			 "date when it is DUR behind (default 1h)"),
 	    CLI_RW_OPTIONS(&o.rw),
+	    CLI_K8S_OPTIONS(&o.k8s),
 	    /* hidden: tests */
 	    OPT_HIDDEN_DURATION("exit-after", &o.exit_after_ms),
 	    OPT_END(),

@@ -452,6 +452,7 @@ enum head_result head_main(const struct head_opts *o)
 	};
 	struct strbuf cert, key;
 	struct rw *rw = NULL;
+	struct k8s_annotate *k8s = NULL;
 
 	/*
 	 * Every batch allocates and frees a few MiB (the body, the parsed
@@ -502,6 +503,11 @@ enum head_result head_main(const struct head_opts *o)
 		result = HEAD_FAIL_SETUP;
 		goto out;
 	}
+	/* annotations read the store on a connection and thread of their own */
+	if (k8s_annotate_start(&o->k8s, o->db, &k8s)) {
+		result = HEAD_FAIL_SETUP;
+		goto out;
+	}
 	colon = strrchr(o->listen, ':');
 	log_info("head: listening on %.*s:%u (%u threads, up to %u connections, %u per address)",
 		 (int)(colon - o->listen), o->listen, (unsigned)http_port(srv), threads,
@@ -520,6 +526,7 @@ out:
 		log_info("head: a remote-write target does not hold the last rows yet: they go "
 			 "with the next start");
 	rw_stop(rw);
+	k8s_annotate_stop(k8s);
 	head_ingest_free(&h);
 	worker_stop(&h.reports);
 	worker_stop(&h.retention);

@@ -35,6 +35,7 @@
 #include "common/jsonw.h"
 #include "http/access.h"
 #include "http/http.h"
+#include "net/k8s_annotate.h"
 #include "prom/remote_write.h"
 #include "store/store.h"
 #include "store/profiling.h"
@@ -68,6 +69,7 @@ struct head_opts {
 	int64_t retention_ms;	   /* samples older than this go (store_drop_before); 0: kept */
 	const char *session_dir;   /* a stopped session's files go there; NULL: none */
 	struct rw_opts rw;	   /* --remote-write targets and their options */
+	struct k8s_annotate_opts k8s; /* --k8s-annotate and its options */
 };
 #define HEAD_DEFAULT_CONNS	  16384
 #define HEAD_DEFAULT_CONNS_PER_IP 512
