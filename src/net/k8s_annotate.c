@@ -373,12 +373,10 @@ static int pod_row(const struct store_row *r, void *arg)
 	}
 	row = &pr->rows[pr->n];
 	snprintf(row->key, sizeof(row->key), "%s", r->text[STORE_JOBS_COL_KEY]);
-	row->name[0] = '\0';
-	if (name[0])
+	/* the hidden test names first: without them a pod job is named by what attributed it */
+	if (!test_name(pr->k->o.test_pod_names, r->text[STORE_JOBS_COL_JOB_ID], row->name,
+		       sizeof(row->name)))
 		snprintf(row->name, sizeof(row->name), "%s", name);
-	else
-		test_name(pr->k->o.test_pod_names, r->text[STORE_JOBS_COL_JOB_ID], row->name,
-			  sizeof(row->name));
 	pr->n++;
 	return 0;
 }
@@ -419,9 +417,10 @@ static enum sent pod_turn(struct k8s_annotate *k, const struct pod_row *row, int
 	if (!row->name[0] || k8s_split_pod(row->name, ns, sizeof(ns), pod, sizeof(pod))) {
 		if (!k->warned_no_name)
 			log_warn(0,
-				 "k8s: pod job %s has no name 'NAMESPACE/POD'%s%s: pods without "
+				 "k8s: pod job %s has no name 'NAMESPACE/POD'%s%s%s: pods without "
 				 "one are not annotated",
-				 row->key, row->name[0] ? ": " : "", row->name);
+				 row->key, row->name[0] ? " (its name is '" : "", row->name,
+				 row->name[0] ? "')" : "");
 		k->warned_no_name = true;
 		return SENT_SKIPPED;
 	}
