@@ -45,6 +45,7 @@ def test_schema_8_upgraded(wd):
     pg().psql("DROP TABLE cuda_stats; DROP TABLE cuda_procs; DROP TABLE app_samples; DROP INDEX marks_job_ts;"
               " DROP TABLE energy_samples; DROP TABLE proc_libs;"
               " ALTER TABLE job_samples DROP COLUMN cpu_wait_ms; ALTER TABLE jobs DROP COLUMN sluid;"
+              " ALTER TABLE sessions DROP COLUMN owner;"
               " UPDATE meta SET value = '8' WHERE key = 'schema_version'", db="cuda2")
     eq(pg().query("SELECT to_regclass('cuda_procs') IS NULL", db="cuda2")[0][0], 1,
        "tables dropped")
