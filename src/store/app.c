@@ -10,6 +10,7 @@
  *   store_get_app_marks       a job's markers, by time
  */
 #include "store/conn.h"
+#include "store/facts.h"
 #include "store/writer.h"
 
 #include <errno.h>
@@ -23,6 +24,10 @@
 #include "store/jobdata.h"
 
 #define APP_SCHEMA 10
+
+/* Each table's columns after its key (facts.h), in its order. */
+#define APP_NAMES  FACT_NAMES(APP_SAMPLE_COLUMNS)
+#define MARK_NAMES FACT_NAMES(MARK_COLUMNS)
 
 /* The first bind failure of a row, or SQLITE_OK. */
 struct app_binder {
@@ -87,6 +92,8 @@ static int write_end(struct store *st, bool own, int ret, const char *what)
 	return store__write_end(st, own, ret);
 }
 
+_Static_assert(FACT_NCOLUMNS(APP_SAMPLE_COLUMNS) == 9, "put_points binds 9, read back in order");
+
 static int put_points(struct store *st, int64_t job_id, int64_t ts_ms, const struct app_point *pts,
 		      size_t n, struct strbuf *sk)
 {
@@ -94,10 +101,9 @@ static int put_points(struct store *st, int64_t job_id, int64_t ts_ms, const str
 	struct app_binder b = {0};
 	int rc, ret = 0;
 
-	rc = db_prepare(&st->conn,
-			"INSERT INTO app_samples (seq, job_id, ts_ms, name, type, tags, count, sum,"
-			" min, max, last, sketch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-			&b.stmt);
+	rc = db_prepare(
+	    &st->conn,
+	    FACT_INSERT(app_samples, "seq, job_id, ts_ms", "?, ?, ?", APP_SAMPLE_COLUMNS), &b.stmt);
 	if (rc != SQLITE_OK)
 		return store__write_fail(st, rc, what);
 	for (size_t i = 0; i < n && !ret; i++) {
@@ -157,6 +163,8 @@ int store_put_app_points(struct store *st, int64_t job_id, int64_t ts_ms,
 	return ret;
 }
 
+_Static_assert(FACT_NCOLUMNS(MARK_COLUMNS) == 3, "store_put_app_marks binds 3, read back in order");
+
 int store_put_app_marks(struct store *st, int64_t job_id, const struct app_mark *marks, size_t n)
 {
 	static const char what[] = "keep a job's markers";
@@ -170,9 +178,7 @@ int store_put_app_marks(struct store *st, int64_t job_id, const struct app_mark 
 	if (ret)
 		return ret;
 	rc = db_prepare(&st->conn,
-			"INSERT INTO marks (seq, job_id, ts_ms, name, value, text)"
-			" VALUES (?, ?, ?, ?, NULL, ?)",
-			&b.stmt);
+			FACT_INSERT(marks, "seq, job_id, ts_ms", "?, ?, ?", MARK_COLUMNS), &b.stmt);
 	if (rc != SQLITE_OK)
 		return store__write_end(st, own, store__write_fail(st, rc, what));
 	for (size_t i = 0; i < n && !ret; i++) {
@@ -184,6 +190,7 @@ int store_put_app_marks(struct store *st, int64_t job_id, const struct app_mark 
 		bind_i64(&b, job_id);
 		bind_i64(&b, m->ts_ms);
 		bind_text(&b, m->name, (int)strnlen(m->name, sizeof(m->name)));
+		bind_real(&b, false, 0); /* value: never written */
 		bind_text(&b, tl ? m->text : NULL, (int)tl);
 		ret = step_seq(st, &b, what);
 	}
@@ -211,8 +218,8 @@ int store_for_each_app_point(struct store *st, int64_t job_id, int64_t from_ms, 
 	if (!p)
 		return log_err(-ENOMEM, "cannot read the app metrics");
 	ret = store__prepare(st,
-			     "SELECT ts_ms, name, type, tags, count, sum, min, max, last, sketch"
-			     " FROM app_samples WHERE job_id = ? AND ts_ms >= ? AND ts_ms < ?"
+			     "SELECT ts_ms" APP_NAMES " FROM app_samples"
+			     " WHERE job_id = ? AND ts_ms >= ? AND ts_ms < ?"
 			     " ORDER BY ts_ms, name, type, tags, seq",
 			     "read the app metrics", &stmt);
 	if (ret)
@@ -262,10 +269,9 @@ int store_get_app_marks(struct store *st, int64_t job_id, struct app_mark **mark
 
 	*marks = NULL;
 	*n = 0;
-	ret = store__prepare(st,
-			     "SELECT ts_ms, name, text FROM marks WHERE job_id = ?"
-			     " ORDER BY ts_ms, seq",
-			     "read the job's markers", &stmt);
+	ret = store__prepare(
+	    st, "SELECT ts_ms" MARK_NAMES " FROM marks WHERE job_id = ? ORDER BY ts_ms, seq",
+	    "read the job's markers", &stmt);
 	if (ret)
 		return ret;
 	db_bind_int64(stmt, 1, job_id);
@@ -280,7 +286,7 @@ int store_get_app_marks(struct store *st, int64_t job_id, struct app_mark **mark
 		memset(m, 0, sizeof(*m));
 		m->ts_ms = db_column_int64(stmt, 0);
 		snprintf(m->name, sizeof(m->name), "%s", db_column_str(stmt, 1));
-		snprintf(m->text, sizeof(m->text), "%s", db_column_str(stmt, 2));
+		snprintf(m->text, sizeof(m->text), "%s", db_column_str(stmt, 3));
 	}
 	if (!ret && rc != SQLITE_DONE)
 		ret = store__read_fail(st, rc, "read the job's markers");

@@ -8,6 +8,7 @@
  *   store_get_cuda_procs   every process of a job, by pid
  */
 #include "store/conn.h"
+#include "store/facts.h"
 #include "store/writer.h"
 
 #include <errno.h>
@@ -18,6 +19,9 @@
 
 #include "common/log.h"
 #include "store/jobdata.h"
+
+#define CUDA_PROC_NAMES	   FACT_NAMES(CUDA_PROC_COLUMNS)
+#define CUDA_PROC_EXCLUDED FACT_EXCLUDED(CUDA_PROC_COLUMNS)
 
 #define CUDA_SCHEMA 9
 
@@ -97,21 +101,21 @@ static int step_done(struct store *st, struct cuda_binder *b, const char *what)
 	return 0;
 }
 
+_Static_assert(FACT_NCOLUMNS(CUDA_PROC_COLUMNS) == 8, "put_proc_row binds 8, read_procs reads 7");
+
+/* A process's row replaced whole: its new seq and every column (facts.h). */
+/* clang-format off */
+static const char cuda_proc_upsert[] =
+    FACT_INSERT(cuda_procs, "seq, job_id, pid", "?, ?, ?", CUDA_PROC_COLUMNS)
+    " ON CONFLICT (job_id, pid) DO UPDATE SET seq = excluded.seq" CUDA_PROC_EXCLUDED;
+/* clang-format on */
+
 static int put_proc_row(struct store *st, int64_t job_id, const struct cuda_proc *p, int64_t now_ms)
 {
 	struct cuda_binder b = {0};
 	int rc, ret;
 
-	rc = db_prepare(
-	    &st->conn,
-	    "INSERT INTO cuda_procs (seq, job_id, pid, state, message, cupti_version,"
-	    " contexts, dropped, snap_seq, final, updated_ms)"
-	    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (job_id, pid) DO UPDATE"
-	    " SET seq = excluded.seq, state = excluded.state, message = excluded.message,"
-	    " cupti_version = excluded.cupti_version, contexts = excluded.contexts,"
-	    " dropped = excluded.dropped, snap_seq = excluded.snap_seq,"
-	    " final = excluded.final, updated_ms = excluded.updated_ms",
-	    &b.stmt);
+	rc = db_prepare(&st->conn, cuda_proc_upsert, &b.stmt);
 	if (rc != SQLITE_OK)
 		return store__write_fail(st, rc, "keep a process's CUDA state");
 	bind_i64(&b, st->next_seq); /* the fact seq: a head is sent what changed */
@@ -259,9 +263,7 @@ static int read_procs(struct store *st, int64_t job_id, struct cuda_proc **procs
 	int rc, ret;
 
 	ret = store__prepare(
-	    st,
-	    "SELECT pid, state, message, cupti_version, contexts, dropped, snap_seq, final"
-	    " FROM cuda_procs WHERE job_id = ? ORDER BY pid",
+	    st, "SELECT pid" CUDA_PROC_NAMES " FROM cuda_procs WHERE job_id = ? ORDER BY pid",
 	    "read the CUDA tables", &stmt);
 	if (ret)
 		return ret;

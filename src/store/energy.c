@@ -6,6 +6,7 @@
  *   store_get_energy_samples   a node's, by zone then time
  */
 #include "store/conn.h"
+#include "store/facts.h"
 #include "store/writer.h"
 
 #include <errno.h>
@@ -18,6 +19,9 @@
 #include "store/jobdata.h"
 
 #define ENERGY_SCHEMA 10
+#define ENERGY_NAMES  FACT_NAMES(ENERGY_SAMPLE_COLUMNS) /* after the key, in order */
+
+_Static_assert(FACT_NCOLUMNS(ENERGY_SAMPLE_COLUMNS) == 3, "put_row binds 3, read back in order");
 
 static int put_row(struct store *st, int64_t node_id, const struct store_energy_sample *s)
 {
@@ -26,8 +30,7 @@ static int put_row(struct store *st, int64_t node_id, const struct store_energy_
 
 	rc = store__cached_stmt(
 	    st,
-	    "INSERT INTO energy_samples (seq, node_id, ts_ms, zone, energy_uj, max_uj)"
-	    " VALUES (?, ?, ?, ?, ?, ?)",
+	    FACT_INSERT(energy_samples, "seq, node_id, ts_ms", "?, ?, ?", ENERGY_SAMPLE_COLUMNS),
 	    &stmt);
 	if (rc != SQLITE_OK)
 		return store__write_fail(st, rc, "keep the host's energy");
@@ -82,7 +85,7 @@ int store_get_energy_samples(struct store *st, int64_t node_id, int64_t from_ms,
 	if (st->schema_version < ENERGY_SCHEMA)
 		return 0;
 	ret = store__prepare(st,
-			     "SELECT ts_ms, zone, energy_uj, max_uj FROM energy_samples"
+			     "SELECT ts_ms" ENERGY_NAMES " FROM energy_samples"
 			     " WHERE node_id = ? AND ts_ms >= ? AND ts_ms < ? ORDER BY zone, ts_ms",
 			     "read the host's energy", &stmt);
 	if (ret)

@@ -28,7 +28,7 @@ const struct store_fact *store_fact(const char *name)
 	return NULL;
 }
 
-/* Each described table's columns (facts.h), for the migrations. */
+/* Each fact table's columns (facts.h), for the migrations. */
 #define FACT_COLUMN_ROW(c, type, since, bit) {#c, type, since},
 #define FACT_COLUMNS_ARRAY(table, COLUMNS)                                                         \
 	static const struct fact_column table##_columns[] = {COLUMNS(FACT_COLUMN_ROW)};
@@ -38,3 +38,6 @@ STORE_FACT_COLUMNS(FACT_COLUMNS_ARRAY)
 	{#table, table##_columns, sizeof(table##_columns) / sizeof(table##_columns[0])},
 const struct fact_columns store_fact_columns[] = {STORE_FACT_COLUMNS(FACT_COLUMNS_ROW)};
 const int store_nfact_columns = sizeof(store_fact_columns) / sizeof(store_fact_columns[0]);
+_Static_assert(sizeof(store_fact_columns) / sizeof(store_fact_columns[0]) ==
+		   sizeof(store_facts) / sizeof(store_facts[0]),
+	       "every fact table's columns are described (STORE_FACT_COLUMNS)");

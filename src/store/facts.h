@@ -12,14 +12,12 @@
  * name_all (its rows and its packs' rows), a pack never mixing two key
  * values, its rows in sort, then seq order; N: never packed (_, _).
  *
- * The measured columns of host_samples, cpu_samples, disk_samples,
- * net_samples, proc_samples, job_samples, gpu_samples, gpu_proc_samples
- * and fs_samples are described once too (below): their DDL, the
- * migrations that add columns, their inserts and the replay's selects are
- * made from them, and for gpu_samples and job_samples the binding and
- * reading of a row.  The other fact tables' columns (events,
- * marks, gaps, cuda_procs, app_samples, energy_samples, proc_libs) are
- * still written out in schema.c and in their writers and readers.
+ * The columns of every fact table after its key are described once too
+ * (below): their DDL, the migrations that add columns, their inserts and
+ * the selects that read their rows back (the replay, gaps, markers, app
+ * metrics, energy, CUDA states) are made from them, and for gpu_samples
+ * and job_samples the binding and reading of a row.  Export and ingest
+ * take a table's columns as the file has them (SELECT *, checked by name).
  */
 #ifndef JOBSCOPE_STORE_FACTS_H
 #define JOBSCOPE_STORE_FACTS_H
@@ -65,7 +63,7 @@ const struct store_fact *store_fact(const char *name);
 
 /*
  * The measured columns of the fact tables, described once: each table's
- * columns after its key (seq, its entity, ts_ms), in table order.
+ * columns after its key (seq, its entities, ts_ms), in table order.
  *
  *   X(column, SQL type, since, valid bit)
  *
@@ -73,7 +71,8 @@ const struct store_fact *store_fact(const char *name);
  * its columns as they are now (FACT_CREATE); a store made before a column
  * existed gets it by ALTER TABLE ... ADD COLUMN when it is migrated
  * (schema.c), a PostgreSQL one likewise (pgschema.c), and the replay of a
- * store too old to have it, read as it is, does not select it (replay.c).
+ * store too old to have it, read as it is, does not select it (replay.c:
+ * the job's samples leave it out, the events read NULL in its place).
  * The valid bit is the struct's bit that says the value is there (the
  * column NULL when not), 0 for a value always there; it is used where the
  * writer binds and the replay reads a row from the list (gpu_samples,
@@ -84,8 +83,8 @@ const struct store_fact *store_fact(const char *name);
  *
  * A new column is a row at the end of its list with the new schema
  * version as since; nothing else spells it.  Where a list is bound and
- * read by hand, a _Static_assert on its count there (writer.c, replay.c)
- * says that the binding must follow.
+ * read by hand, a _Static_assert on its count there (the writer and the
+ * reader of the table) says that the binding must follow.
  */
 
 /* clang-format off */
@@ -227,6 +226,67 @@ const struct store_fact *store_fact(const char *name);
 	X(used_bytes,  "INTEGER",       7, 0)                                                      \
 	X(total_bytes, "INTEGER",       7, 0)
 
+/* events (node_id, job_id): struct event_record, bound and read by hand in this order */
+#define EVENT_COLUMNS(X)                                                                           \
+	X(kind,      "TEXT NOT NULL", 1, 0)                                                        \
+	X(pid,       "INTEGER",       1, 0)                                                        \
+	X(value,     "INTEGER",       1, 0)                                                        \
+	X(message,   "TEXT",          1, 0)                                                        \
+	X(gpu_index, "INTEGER",       2, 0)
+
+/* marks (job_id): a marker (struct app_mark: name, text; value is never written) */
+#define MARK_COLUMNS(X)                                                                            \
+	X(name,  "TEXT NOT NULL", 1, 0)                                                            \
+	X(value, "REAL",          1, 0)                                                            \
+	X(text,  "TEXT",          1, 0)
+
+/* gaps (node_id): struct store_gap, bound and read by hand in this order */
+#define GAP_COLUMNS(X)                                                                             \
+	X(from_ms,  "INTEGER",          5, 0)                                                      \
+	X(to_ms,    "INTEGER",          5, 0)                                                      \
+	X(from_seq, "INTEGER NOT NULL", 5, 0)                                                      \
+	X(to_seq,   "INTEGER NOT NULL", 5, 0)                                                      \
+	X(rows,     "INTEGER NOT NULL", 5, 0)                                                      \
+	X(reason,   "TEXT NOT NULL",    5, 0)
+
+/*
+ * cuda_procs (seq, job_id, pid; its key (job_id, pid) after the columns):
+ * struct cuda_proc's state, bound and read by hand in this order
+ */
+#define CUDA_PROC_COLUMNS(X)                                                                       \
+	X(state,         "TEXT NOT NULL",              9, 0)                                       \
+	X(message,       "TEXT",                       9, 0)                                       \
+	X(cupti_version, "INTEGER",                    9, 0)                                       \
+	X(contexts,      "INTEGER",                    9, 0)                                       \
+	X(dropped,       "INTEGER",                    9, 0)                                       \
+	X(snap_seq,      "INTEGER",                    9, 0)                                       \
+	X(final,         "INTEGER NOT NULL DEFAULT 0", 9, 0)                                       \
+	X(updated_ms,    "INTEGER NOT NULL",           9, 0)
+
+/* app_samples (job_id): struct app_point, bound and read by hand in this order */
+#define APP_SAMPLE_COLUMNS(X)                                                                      \
+	X(name,   "TEXT NOT NULL", 10, 0)                                                          \
+	X(type,   "TEXT NOT NULL", 10, 0)                                                          \
+	X(tags,   "TEXT NOT NULL", 10, 0)                                                          \
+	X(count,  "REAL NOT NULL", 10, 0)                                                          \
+	X(sum,    "REAL",          10, 0)                                                          \
+	X(min,    "REAL",          10, 0)                                                          \
+	X(max,    "REAL",          10, 0)                                                          \
+	X(last,   "REAL",          10, 0)                                                          \
+	X(sketch, "TEXT",          10, 0)
+
+/* energy_samples (node_id): struct store_energy_sample, bound and read by hand in this order */
+#define ENERGY_SAMPLE_COLUMNS(X)                                                                   \
+	X(zone,      "TEXT NOT NULL",    10, 0)                                                    \
+	X(energy_uj, "INTEGER NOT NULL", 10, 0)                                                    \
+	X(max_uj,    "INTEGER",          10, 0)
+
+/* proc_libs (proc_id): struct store_proc_lib, bound by hand in this order */
+#define PROC_LIB_COLUMNS(X)                                                                        \
+	X(name,    "TEXT NOT NULL", 10, 0)                                                         \
+	X(version, "TEXT",          10, 0)                                                         \
+	X(path,    "TEXT",          10, 0)
+
 /* The tables described above, for the code that walks them all (migrations). */
 #define STORE_FACT_COLUMNS(X)                                                                      \
 	X(host_samples,     HOST_SAMPLE_COLUMNS)                                                   \
@@ -237,26 +297,42 @@ const struct store_fact *store_fact(const char *name);
 	X(job_samples,      JOB_SAMPLE_COLUMNS)                                                    \
 	X(gpu_samples,      GPU_SAMPLE_COLUMNS)                                                    \
 	X(gpu_proc_samples, GPU_PROC_SAMPLE_COLUMNS)                                               \
-	X(fs_samples,       FS_SAMPLE_COLUMNS)
+	X(fs_samples,       FS_SAMPLE_COLUMNS)                                                     \
+	X(events,           EVENT_COLUMNS)                                                         \
+	X(marks,            MARK_COLUMNS)                                                          \
+	X(gaps,             GAP_COLUMNS)                                                           \
+	X(cuda_procs,       CUDA_PROC_COLUMNS)                                                     \
+	X(app_samples,      APP_SAMPLE_COLUMNS)                                                    \
+	X(energy_samples,   ENERGY_SAMPLE_COLUMNS)                                                 \
+	X(proc_libs,        PROC_LIB_COLUMNS)
 /* clang-format on */
 
 /*
  * SQL made from a list: FACT_DDL ", util_pct INTEGER, ...", FACT_NAMES
  * ", util_pct, ...", FACT_S_NAMES ", s.util_pct, ...", FACT_PARAMS ", ?, ...",
- * FACT_NCOLUMNS the count; FACT_CREATE the table as it is now.
+ * FACT_EXCLUDED ", util_pct = excluded.util_pct, ..." (an upsert's SET),
+ * FACT_NCOLUMNS the count; FACT_CREATE the table as it is now (_WITH: a
+ * table constraint after the columns, ", PRIMARY KEY (...)"); FACT_INSERT
+ * a row's insert: the key's columns and their values, then a ? a column.
  */
-#define FACT_COL_DDL_(c, type, ...) ", " #c " " type
-#define FACT_COL_NAME_(c, ...)	    ", " #c
-#define FACT_COL_S_NAME_(c, ...)    ", s." #c
-#define FACT_COL_PARAM_(c, ...)	    ", ?"
-#define FACT_COL_COUNT_(c, ...)	    +1
-#define FACT_DDL(COLUMNS)	    COLUMNS(FACT_COL_DDL_)
-#define FACT_NAMES(COLUMNS)	    COLUMNS(FACT_COL_NAME_)
-#define FACT_S_NAMES(COLUMNS)	    COLUMNS(FACT_COL_S_NAME_)
-#define FACT_PARAMS(COLUMNS)	    COLUMNS(FACT_COL_PARAM_)
-#define FACT_NCOLUMNS(COLUMNS)	    (0 COLUMNS(FACT_COL_COUNT_))
-#define FACT_CREATE(table, key, COLUMNS)                                                           \
-	"CREATE TABLE " #table " (" key FACT_DDL(COLUMNS) ") STRICT;\n"
+#define FACT_COL_DDL_(c, type, ...)	 ", " #c " " type
+#define FACT_COL_NAME_(c, ...)		 ", " #c
+#define FACT_COL_S_NAME_(c, ...)	 ", s." #c
+#define FACT_COL_PARAM_(c, ...)		 ", ?"
+#define FACT_COL_EXCLUDED_(c, ...)	 ", " #c " = excluded." #c
+#define FACT_COL_COUNT_(c, ...)		 +1
+#define FACT_DDL(COLUMNS)		 COLUMNS(FACT_COL_DDL_)
+#define FACT_NAMES(COLUMNS)		 COLUMNS(FACT_COL_NAME_)
+#define FACT_S_NAMES(COLUMNS)		 COLUMNS(FACT_COL_S_NAME_)
+#define FACT_PARAMS(COLUMNS)		 COLUMNS(FACT_COL_PARAM_)
+#define FACT_EXCLUDED(COLUMNS)		 COLUMNS(FACT_COL_EXCLUDED_)
+#define FACT_NCOLUMNS(COLUMNS)		 (0 COLUMNS(FACT_COL_COUNT_))
+#define FACT_CREATE(table, key, COLUMNS) FACT_CREATE_WITH(table, key, COLUMNS, "")
+#define FACT_CREATE_WITH(table, key, COLUMNS, constraint)                                          \
+	"CREATE TABLE " #table " (" key FACT_DDL(COLUMNS) constraint ") STRICT;\n"
+#define FACT_INSERT(table, key, key_values, COLUMNS)                                               \
+	"INSERT INTO " #table " (" key FACT_NAMES(COLUMNS) ") VALUES (" key_values FACT_PARAMS(    \
+	    COLUMNS) ")"
 
 /* A described column, and a described table's columns (store_fact_columns). */
 struct fact_column {

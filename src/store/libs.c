@@ -7,6 +7,7 @@
  *   store_get_job_libs    a job's, with how many of its processes loaded each
  */
 #include "store/conn.h"
+#include "store/facts.h"
 #include "store/writer.h"
 
 #include <errno.h>
@@ -30,15 +31,15 @@ static void bind_text_opt(struct db_stmt *stmt, int col, const char *s, size_t s
 		db_bind_null(stmt, col);
 }
 
+_Static_assert(FACT_NCOLUMNS(PROC_LIB_COLUMNS) == 3, "put_row binds 3");
+
 static int put_row(struct store *st, int64_t proc_id, int64_t ts_ms, const struct store_proc_lib *l)
 {
 	struct db_stmt *stmt;
 	int rc;
 
-	rc = store__cached_stmt(st,
-				"INSERT INTO proc_libs (seq, proc_id, ts_ms, name, version, path)"
-				" VALUES (?, ?, ?, ?, ?, ?)",
-				&stmt);
+	rc = store__cached_stmt(
+	    st, FACT_INSERT(proc_libs, "seq, proc_id, ts_ms", "?, ?, ?", PROC_LIB_COLUMNS), &stmt);
 	if (rc != SQLITE_OK)
 		return store__write_fail(st, rc, "keep a process's libraries");
 	db_bind_int64(stmt, 1, st->next_seq);

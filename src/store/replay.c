@@ -3,7 +3,7 @@
  * streamed: one cursor per kind of row merged one row at a time, never a
  * whole table in memory.
  *
- *   replay_sql[], replay_job_sql and the _v1/_range variants
+ *   replay_sql[], replay_job_sql, replay_event_sql and the _range variants
  *                                                  the cursors' queries
  *   cursor_step, cursor_open                       one cursor
  *   host_details, host_from_row, replay_host       a host row and its
@@ -104,6 +104,7 @@ struct replay {
 #define PROC_S_NAMES	 FACT_S_NAMES(PROC_SAMPLE_COLUMNS)
 #define GPU_S_NAMES	 FACT_S_NAMES(GPU_SAMPLE_COLUMNS)
 #define GPU_PROC_S_NAMES FACT_S_NAMES(GPU_PROC_SAMPLE_COLUMNS)
+#define EVENT_NAMES	 FACT_NAMES(EVENT_COLUMNS)
 
 static const char *const replay_sql[REPLAY__COUNT] = {
     [REPLAY_HOST] = ("SELECT seq, ts_ms" HOST_NAMES " FROM host_samples_all"
@@ -113,8 +114,7 @@ static const char *const replay_sql[REPLAY__COUNT] = {
 		     ", p.pid, p.ppid, p.start_ms, p.end_ms, p.uid, p.comm, p.cmdline"
 		     " FROM proc_samples_all s JOIN procs p ON p.id = s.proc_id"
 		     " WHERE s.job_id = ?1 ORDER BY s.seq"),
-    [REPLAY_EVENT] = ("SELECT seq, ts_ms, kind, pid, value, message, gpu_index FROM events"
-		      " WHERE job_id = ?1 ORDER BY seq"),
+    /* REPLAY_EVENT: replay_event_sql, NULL for a column the store's version lacks */
     [REPLAY_GPU] = ("SELECT s.seq, s.ts_ms" GPU_S_NAMES "," DEVICE_COLUMNS
 		    " FROM gpu_samples_all s JOIN devices d ON d.id = s.device_id"
 		    " WHERE s.device_id = ?1 AND s.ts_ms >= ?2 AND s.ts_ms <= ?3"
@@ -151,15 +151,11 @@ static const char replay_gpu_proc_range[] =
  * agents write them (schema 3 and later).  ?1 node, ?2 start, ?3 end.
  */
 static const char replay_node_intervals[] =
-    "SELECT seq, ts_ms, kind, pid, value, message, gpu_index FROM events"
+    "SELECT seq, ts_ms" EVENT_NAMES " FROM events"
     " WHERE job_id IS NULL AND node_id = ?1 AND kind = '" STORE_EVENT_INTERVAL "'"
     " AND ts_ms <= ?3 AND ts_ms >= coalesce((SELECT max(ts_ms) FROM events"
     " WHERE job_id IS NULL AND node_id = ?1 AND kind = '" STORE_EVENT_INTERVAL "'"
     " AND ts_ms <= ?2), ?2) ORDER BY seq";
-
-/* A schema 1 store has no GPU tables and no events.gpu_index. */
-static const char replay_event_v1[] = "SELECT seq, ts_ms, kind, pid, value, message, NULL"
-				      " FROM events WHERE job_id = ?1 ORDER BY seq";
 
 static int cursor_step(struct replay *rp, struct replay_cursor *c)
 {
@@ -361,6 +357,23 @@ static void replay_job_sql(char *sql, size_t size, int64_t version)
 		snprintf(sql + n, size - n, " FROM job_samples_all WHERE job_id = ?1 ORDER BY seq");
 }
 
+/*
+ * The job's events: facts.h's columns, each in its place, NULL for one a
+ * store of this version lacks (a schema 1 store has no events.gpu_index).
+ */
+static void replay_event_sql(char *sql, size_t size, int64_t version)
+{
+	size_t n = (size_t)snprintf(sql, size, "SELECT seq, ts_ms");
+
+#define SELECT_EVENT_COLUMN(c, type, since, bit)                                                   \
+	if (n < size)                                                                              \
+		n += (size_t)snprintf(sql + n, size - n, ", %s", (since) <= version ? #c : "NULL");
+	EVENT_COLUMNS(SELECT_EVENT_COLUMN)
+#undef SELECT_EVENT_COLUMN
+	if (n < size)
+		snprintf(sql + n, size - n, " FROM events WHERE job_id = ?1 ORDER BY seq");
+}
+
 static void replay_job_sample(struct replay *rp, struct db_stmt *stmt)
 {
 	struct job_sample *s = &rp->jsample;
@@ -423,6 +436,8 @@ static void replay_proc_sample(struct replay *rp, struct db_stmt *stmt)
 	proc_from_row(&r, p);
 	rp->ops->proc(rp->arg, p, ts_ms, s);
 }
+
+_Static_assert(FACT_NCOLUMNS(EVENT_COLUMNS) == 5, "replay_event reads 5 columns");
 
 static void replay_event(struct replay *rp, struct db_stmt *stmt)
 {
@@ -814,11 +829,12 @@ static int replay_prepare(struct replay *rp, int64_t id, int64_t start_ms, int64
 	}
 	if (!ret && ops->proc)
 		ret = cursor_open(rp, REPLAY_PROC, replay_sql[REPLAY_PROC], BINDS(id));
-	if (!ret && ops->event)
-		ret = cursor_open(rp, REPLAY_EVENT,
-				  rp->st->schema_version < 2 ? replay_event_v1
-							     : replay_sql[REPLAY_EVENT],
-				  BINDS(id));
+	if (!ret && ops->event) {
+		char sql[256];
+
+		replay_event_sql(sql, sizeof(sql), rp->st->schema_version);
+		ret = cursor_open(rp, REPLAY_EVENT, sql, BINDS(id));
+	}
 	if (!ret && ops->event && rp->st->schema_version >= 3)
 		ret = cursor_open(rp, REPLAY_EVENT, replay_node_intervals,
 				  BINDS(rp->node_id, start_ms, end_ms));

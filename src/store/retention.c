@@ -197,6 +197,8 @@ static int delete_unacked_before(struct store *st, int64_t acked, int64_t cut, i
 	return 0;
 }
 
+_Static_assert(FACT_NCOLUMNS(GAP_COLUMNS) == 6, "record_gap binds, store_for_each_gap reads 6");
+
 /*
  * The gap record of what delete_unacked_before took, with the next seq (it
  * streams like a fact row), and the meta counters, in the step's
@@ -228,9 +230,7 @@ static int record_gap(struct store *st, int64_t now_ms, const struct lost_span *
 	g->to_seq = l->to_seq;
 	g->rows = l->rows;
 	snprintf(g->reason, sizeof(g->reason), "size_cap");
-	rc = db_prepare(&st->conn,
-			"INSERT INTO gaps (seq, node_id, ts_ms, from_ms, to_ms, from_seq, to_seq,"
-			" rows, reason) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+	rc = db_prepare(&st->conn, FACT_INSERT(gaps, "seq, node_id, ts_ms", "?, ?, ?", GAP_COLUMNS),
 			&stmt);
 	if (rc != SQLITE_OK)
 		return store__write_fail(st, rc, "record lost rows");
@@ -530,13 +530,12 @@ int store_for_each_gap(struct store *st, int64_t node_id, int64_t from_ms, int64
 		return 0;
 	/* a record without times (none are written so) meets every window */
 	ret = store__prepare(st,
-			     "SELECT g.seq, g.node_id, n.hostname, g.ts_ms, g.from_ms, g.to_ms,"
-			     " g.from_seq, g.to_seq, g.rows, g.reason"
-			     " FROM gaps g LEFT JOIN nodes n ON n.id = g.node_id"
-			     " WHERE (?1 = 0 OR g.node_id = ?1)"
-			     " AND (g.to_ms IS NULL OR g.to_ms >= ?2)"
-			     " AND (g.from_ms IS NULL OR g.from_ms <= ?3)"
-			     " ORDER BY g.node_id, g.from_seq, g.seq",
+			     "SELECT s.seq, s.node_id, n.hostname, s.ts_ms" FACT_S_NAMES(
+				 GAP_COLUMNS) " FROM gaps s LEFT JOIN nodes n ON n.id = s.node_id"
+					      " WHERE (?1 = 0 OR s.node_id = ?1)"
+					      " AND (s.to_ms IS NULL OR s.to_ms >= ?2)"
+					      " AND (s.from_ms IS NULL OR s.from_ms <= ?3)"
+					      " ORDER BY s.node_id, s.from_seq, s.seq",
 			     "read the gap records", &stmt);
 	if (ret)
 		return ret;

@@ -2,7 +2,7 @@
  * schema.c - the store's schema and its migrations, and the checks an
  * existing file passes before it is read or written.
  *
- *   store_schema_v1..v12   each version's SQL (docs/store.md: keep in step)
+ *   store_schema_v1..v13   each version's SQL (docs/store.md: keep in step)
  *   store_migrations[]     from version v to v + 1
  *   add_fact_columns       the columns facts.h adds to a table at a version
  *   store_tables[]         the tables a store must have, by version
@@ -24,6 +24,7 @@
 #define NODE_FACT_KEY "seq INTEGER PRIMARY KEY, node_id INTEGER NOT NULL, ts_ms INTEGER NOT NULL"
 #define DEVICE_FACT_KEY                                                                            \
 	"seq INTEGER PRIMARY KEY, device_id INTEGER NOT NULL, ts_ms INTEGER NOT NULL"
+#define JOB_FACT_KEY "seq INTEGER PRIMARY KEY, job_id INTEGER NOT NULL, ts_ms INTEGER NOT NULL"
 
 /*
  * Schema 1.  docs/store.md describes every column; keep the two in step.
@@ -31,8 +32,8 @@
  * The fact tables whose columns facts.h describes are created as they are
  * now, whatever version the step is (FACT_CREATE); a store made before one
  * of their columns existed gets it from add_fact_columns, at the step of
- * the column's version.  Schema 3's cgroup columns of job_samples and
- * schema 11's cpu_wait_ms come that way.
+ * the column's version.  Schema 2's events.gpu_index, schema 3's cgroup
+ * columns of job_samples and schema 11's cpu_wait_ms come that way.
  */
 /* clang-format off */
 static const char store_schema_v1[] =
@@ -70,18 +71,16 @@ static const char store_schema_v1[] =
      * tick appends to one place, and a job's rows come out in seq order.
      */
     "CREATE INDEX proc_samples_job ON proc_samples (job_id);\n"
-    FACT_CREATE(job_samples,
-		"seq INTEGER PRIMARY KEY, job_id INTEGER NOT NULL, ts_ms INTEGER NOT NULL",
-		JOB_SAMPLE_COLUMNS)
+    FACT_CREATE(job_samples, JOB_FACT_KEY, JOB_SAMPLE_COLUMNS)
     "CREATE INDEX job_samples_job_ts ON job_samples (job_id, ts_ms);\n"
-    "CREATE TABLE events (seq INTEGER PRIMARY KEY, node_id INTEGER, job_id INTEGER,"
-    " ts_ms INTEGER NOT NULL, kind TEXT NOT NULL, pid INTEGER, value INTEGER,"
-    " message TEXT) STRICT;\n"
+    FACT_CREATE(events,
+		"seq INTEGER PRIMARY KEY, node_id INTEGER, job_id INTEGER, ts_ms INTEGER NOT NULL",
+		EVENT_COLUMNS)
     "CREATE INDEX events_job_ts ON events (job_id, ts_ms);\n"
-    "CREATE TABLE marks (seq INTEGER PRIMARY KEY, job_id INTEGER, ts_ms INTEGER NOT NULL,"
-    " name TEXT NOT NULL, value REAL, text TEXT) STRICT;\n";
+    FACT_CREATE(marks, "seq INTEGER PRIMARY KEY, job_id INTEGER, ts_ms INTEGER NOT NULL",
+		MARK_COLUMNS);
 
-/* Schema 2: GPUs.  Devices, their samples, and the processes on them. */
+/* Schema 2: GPUs.  Devices, their samples, the processes on them, and an event's GPU. */
 static const char store_schema_v2[] =
     "CREATE TABLE devices (id INTEGER PRIMARY KEY, node_id INTEGER NOT NULL,"
     " vendor TEXT NOT NULL, idx INTEGER NOT NULL, uuid TEXT NOT NULL, name TEXT,"
@@ -91,8 +90,7 @@ static const char store_schema_v2[] =
     FACT_CREATE(gpu_samples, DEVICE_FACT_KEY, GPU_SAMPLE_COLUMNS)
     "CREATE INDEX gpu_samples_device_ts ON gpu_samples (device_id, ts_ms);\n"
     FACT_CREATE(gpu_proc_samples, DEVICE_FACT_KEY, GPU_PROC_SAMPLE_COLUMNS)
-    "CREATE INDEX gpu_proc_samples_device_ts ON gpu_proc_samples (device_id, ts_ms);\n"
-    "ALTER TABLE events ADD COLUMN gpu_index INTEGER;\n";
+    "CREATE INDEX gpu_proc_samples_device_ts ON gpu_proc_samples (device_id, ts_ms);\n";
 /* clang-format on */
 
 /*
@@ -138,13 +136,13 @@ static const char store_schema_v4[] =
  * head held them (only its size cap may); it takes a seq like a fact row,
  * so it streams to the head with the rest.
  */
+/* clang-format off */
 static const char store_schema_v5[] =
-    "CREATE TABLE gaps (seq INTEGER PRIMARY KEY, node_id INTEGER NOT NULL,"
-    " ts_ms INTEGER NOT NULL, from_ms INTEGER, to_ms INTEGER, from_seq INTEGER NOT NULL,"
-    " to_seq INTEGER NOT NULL, rows INTEGER NOT NULL, reason TEXT NOT NULL) STRICT;\n"
+    FACT_CREATE(gaps, NODE_FACT_KEY, GAP_COLUMNS)
     "CREATE INDEX gaps_node_to ON gaps (node_id, to_ms);\n"
     /* GET /api/v1/jobs pages newest first: 580 ms a page at 100,000 jobs without it, 3 ms */
     "CREATE INDEX jobs_start ON jobs (start_ms, id);\n";
+/* clang-format on */
 
 /*
  * Schema 6: the store at the cost the physics allows.  Closed hours of the
@@ -172,13 +170,15 @@ static const char store_schema_v6[] =
  * filesystem use per tick (gswarm's disk_util), which streams to the head
  * with the rest (a fact table with a seq, never packed).
  */
+/* clang-format off */
 static const char store_schema_v7[] =
     "CREATE TABLE requests (id INTEGER PRIMARY KEY, ts_ms INTEGER NOT NULL,"
     " app TEXT NOT NULL, queue_s REAL NOT NULL, processing_s REAL NOT NULL,"
     " other TEXT) STRICT;\n"
-    "CREATE INDEX requests_ts ON requests (ts_ms);\n" FACT_CREATE(
-	fs_samples, NODE_FACT_KEY,
-	FS_SAMPLE_COLUMNS) "CREATE INDEX fs_samples_node_ts ON fs_samples (node_id, ts_ms);\n";
+    "CREATE INDEX requests_ts ON requests (ts_ms);\n"
+    FACT_CREATE(fs_samples, NODE_FACT_KEY, FS_SAMPLE_COLUMNS)
+    "CREATE INDEX fs_samples_node_ts ON fs_samples (node_id, ts_ms);\n";
+/* clang-format on */
 
 /*
  * Schema 8: remote write (prom/remote_write.c).  Per target URL, the seq
@@ -199,11 +199,11 @@ static const char store_schema_v8[] =
  * snapshots that changed with the rows of the same range (docs/wire.md).
  * Sessions gain `cuda`: whether they ask the agents for CUDA tables.
  */
+/* clang-format off */
 static const char store_schema_v9[] =
-    "CREATE TABLE cuda_procs (seq INTEGER NOT NULL, job_id INTEGER NOT NULL,"
-    " pid INTEGER NOT NULL, state TEXT NOT NULL, message TEXT, cupti_version INTEGER,"
-    " contexts INTEGER, dropped INTEGER, snap_seq INTEGER, final INTEGER NOT NULL DEFAULT 0,"
-    " updated_ms INTEGER NOT NULL, PRIMARY KEY (job_id, pid)) STRICT;\n"
+    FACT_CREATE_WITH(cuda_procs,
+		     "seq INTEGER NOT NULL, job_id INTEGER NOT NULL, pid INTEGER NOT NULL",
+		     CUDA_PROC_COLUMNS, ", PRIMARY KEY (job_id, pid)")
     "CREATE UNIQUE INDEX cuda_procs_seq ON cuda_procs (seq);\n"
     "CREATE TABLE cuda_stats (job_id INTEGER NOT NULL, pid INTEGER NOT NULL,"
     " kind TEXT NOT NULL, name TEXT NOT NULL, count INTEGER NOT NULL,"
@@ -211,6 +211,7 @@ static const char store_schema_v9[] =
     " bytes INTEGER, min_bytes INTEGER, max_bytes INTEGER, m2_bytes2 REAL,"
     " PRIMARY KEY (job_id, pid, kind, name)) STRICT;\n"
     "ALTER TABLE sessions ADD COLUMN cuda INTEGER NOT NULL DEFAULT 0;\n";
+/* clang-format on */
 
 /*
  * Schema 10: what the application says and where it runs.
@@ -231,19 +232,17 @@ static const char store_schema_v9[] =
  * marks (schema 1, first written now) gets an index by job: every report
  * reads a job's markers.
  */
+/* clang-format off */
 static const char store_schema_v10[] =
-    "CREATE TABLE app_samples (seq INTEGER PRIMARY KEY, job_id INTEGER NOT NULL,"
-    " ts_ms INTEGER NOT NULL, name TEXT NOT NULL, type TEXT NOT NULL, tags TEXT NOT NULL,"
-    " count REAL NOT NULL, sum REAL, min REAL, max REAL, last REAL, sketch TEXT) STRICT;\n"
+    FACT_CREATE(app_samples, JOB_FACT_KEY, APP_SAMPLE_COLUMNS)
     "CREATE INDEX app_samples_job_ts ON app_samples (job_id, ts_ms);\n"
-    "CREATE TABLE energy_samples (seq INTEGER PRIMARY KEY, node_id INTEGER NOT NULL,"
-    " ts_ms INTEGER NOT NULL, zone TEXT NOT NULL, energy_uj INTEGER NOT NULL,"
-    " max_uj INTEGER) STRICT;\n"
+    FACT_CREATE(energy_samples, NODE_FACT_KEY, ENERGY_SAMPLE_COLUMNS)
     "CREATE INDEX energy_samples_node_ts ON energy_samples (node_id, ts_ms);\n"
-    "CREATE TABLE proc_libs (seq INTEGER PRIMARY KEY, proc_id INTEGER NOT NULL,"
-    " ts_ms INTEGER NOT NULL, name TEXT NOT NULL, version TEXT, path TEXT) STRICT;\n"
+    FACT_CREATE(proc_libs, "seq INTEGER PRIMARY KEY, proc_id INTEGER NOT NULL, ts_ms INTEGER NOT NULL",
+		PROC_LIB_COLUMNS)
     "CREATE INDEX proc_libs_proc ON proc_libs (proc_id);\n"
     "CREATE INDEX marks_job_ts ON marks (job_id, ts_ms);\n";
+/* clang-format on */
 
 /*
  * Schema 11: each job's run-queue wait, what its threads waited for a CPU
@@ -263,9 +262,9 @@ static const char store_schema_v13[] = "ALTER TABLE sessions ADD COLUMN owner TE
  * bumps STORE_SCHEMA_VERSION.
  */
 static const char *const store_migrations[STORE_SCHEMA_VERSION] = {
-    store_schema_v1, store_schema_v2,  store_schema_v3,	 store_schema_v4,
-    store_schema_v5, store_schema_v6,  store_schema_v7,	 store_schema_v8,
-    store_schema_v9, store_schema_v10, store_schema_v11, store_schema_v12, store_schema_v13,
+    store_schema_v1,  store_schema_v2,	store_schema_v3,  store_schema_v4, store_schema_v5,
+    store_schema_v6,  store_schema_v7,	store_schema_v8,  store_schema_v9, store_schema_v10,
+    store_schema_v11, store_schema_v12, store_schema_v13,
 };
 
 /*

@@ -125,11 +125,6 @@ enum store_stmt {
 };
 _Static_assert(STMT__COUNT == STORE_WRITER_NSTMTS, "conn.h's STORE_WRITER_NSTMTS is stale");
 
-/* A fact table's insert: its key's columns and values, then facts.h's columns, a ? each. */
-#define FACT_INSERT(table, key, key_values, COLUMNS)                                               \
-	"INSERT INTO " #table " (" key FACT_NAMES(COLUMNS) ") VALUES (" key_values FACT_PARAMS(    \
-	    COLUMNS) ")"
-
 static const char *const store_sql[STMT__COUNT] = {
     [STMT_BEGIN] = "BEGIN IMMEDIATE",
     [STMT_COMMIT] = "COMMIT",
@@ -172,8 +167,7 @@ static const char *const store_sql[STMT__COUNT] = {
 		    "?1, ?2, (SELECT job_id FROM procs WHERE id = ?2), ?3", PROC_SAMPLE_COLUMNS),
     [STMT_JOB_SAMPLE] =
 	FACT_INSERT(job_samples, "seq, job_id, ts_ms", "?, ?, ?", JOB_SAMPLE_COLUMNS),
-    [STMT_EVENT] = "INSERT INTO events (seq, node_id, job_id, ts_ms, kind, pid, value, message,"
-		   " gpu_index) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    [STMT_EVENT] = FACT_INSERT(events, "seq, node_id, job_id, ts_ms", "?, ?, ?, ?", EVENT_COLUMNS),
     [STMT_DEVICE] = "INSERT INTO devices (node_id, vendor, idx, uuid, name, pci_bus_id,"
 		    " mem_total_bytes, power_limit_mw, nvlink_count, driver_version, supported)"
 		    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -926,6 +920,8 @@ int store_put_job_sample(struct store *st, int64_t job_row, int64_t ts_ms,
 	}
 	return store__write_end(st, own, ret);
 }
+
+_Static_assert(FACT_NCOLUMNS(EVENT_COLUMNS) == 5, "store_put_event binds 5");
 
 int store_put_event(struct store *st, int64_t node_id, int64_t job_row,
 		    const struct event_record *e)
