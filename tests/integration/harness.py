@@ -139,6 +139,31 @@ def wait_for(predicate, timeout=10.0, what="condition"):
     raise AssertionError("timed out after %.1fs waiting for %s" % (timeout, what))
 
 
+def wait_progress(predicate, progress, stall=60.0, cap=600.0, what="condition"):
+    """predicate's first true value, polled for as long as progress() (any comparable
+    value: rows held, a cursor) keeps moving: it fails after stall (scaled) seconds
+    without a change, or cap (scaled) seconds in all.  For a catch-up whose speed is
+    the machine's: on a busy one it is slower, never stuck."""
+    stall, cap = scaled(stall), scaled(cap)
+    start = last_move = time.monotonic()
+    last = progress()
+    while True:
+        value = predicate()
+        if value:
+            return value
+        now = time.monotonic()
+        seen = progress()
+        if seen != last:
+            last, last_move = seen, now
+        if now - last_move > stall:
+            raise AssertionError("no progress for %.1fs waiting for %s (at %r)" %
+                                 (stall, what, last))
+        if now - start > cap:
+            raise AssertionError("timed out after %.1fs waiting for %s (still moving, at %r)"
+                                 % (cap, what, last))
+        time.sleep(0.05)
+
+
 def near(actual, expected, rel, what):
     if actual is None:
         raise AssertionError("%s is null, expected ~%r" % (what, expected))

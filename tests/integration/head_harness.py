@@ -306,6 +306,14 @@ def caught_up(head_db, *agent_dbs):
     return pred
 
 
+def acked_total(head_db):
+    """Every agent's acknowledged seq at the head, added up: how far a catch-up is."""
+    try:
+        return sql(head_db, "SELECT coalesce(sum(acked_seq), 0) FROM agents")[0][0]
+    except StoreError:
+        return None
+
+
 def store_exec(db, query, *args):
     """Runs one statement that writes (? bound to args) on a head's store, committed."""
     if is_pg(db):
