@@ -34,6 +34,7 @@ void jobs_init(struct jobs *t, const char *hostname, int64_t node_id, int32_t ho
 	strbuf_init(&t->buf, JOBS_ENVIRON_MAX);
 	strbuf_init(&t->cgbuf, JOBS_CGROUP_FILE_MAX);
 	cgroup_detect(&t->cg);
+	k8s_names_init(&t->k8s, NULL);
 }
 
 void jobs_release(struct jobs *t)
@@ -43,6 +44,7 @@ void jobs_release(struct jobs *t)
 	strbuf_release(&t->cgbuf);
 	free(t->note);
 	free(t->sluid);
+	k8s_names_release(&t->k8s);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -111,6 +113,26 @@ static void job_cgroup(const struct job_identity *id, char *out, size_t size)
 }
 
 /*
+ * In a cgroup namespace of its own the agent sees other cgroups relative
+ * to its namespace's root: "/../kubepods/besteffort/pod<uid>".  Its
+ * /sys/fs/cgroup, mounted from the host (a DaemonSet's hostPath), shows the
+ * hierarchy from its real root, where kubepods is: the leading ".." are
+ * dropped ("/kubepods/...").  Right when the agent's namespace root is
+ * outside kubepods (a system cgroup); from inside another pod the path
+ * climbs only to a common ancestor, the stripped path names no directory
+ * and the job has no cgroup figures (docs/kubernetes.md).
+ */
+static void cgroup_from_root(char *path)
+{
+	size_t skip = 0;
+
+	while (strncmp(path + skip, "/..", 3) == 0 && (path[skip + 3] == '/' || !path[skip + 3]))
+		skip += 3;
+	if (skip)
+		memmove(path, path + skip, strlen(path + skip) + 1);
+}
+
+/*
  * The job an environment names into a's scheduler, job_id and step;
  * false if none.  A prolog or epilog carries the job's SLURM_JOB_ID but is
  * Slurm's work, not the job's.
@@ -150,7 +172,9 @@ void jobs_attribute(const char *cgroup_text, size_t cgroup_len, const char *envi
 		snprintf(out->step, sizeof(out->step), "%s", id.step);
 		snprintf(out->qos, sizeof(out->qos), "%s", id.qos);
 		job_cgroup(&id, out->cgroup, sizeof(out->cgroup));
+		cgroup_from_root(out->cgroup);
 		snprintf(out->sluid, sizeof(out->sluid), "%s", id.sluid);
+		snprintf(out->container_id, sizeof(out->container_id), "%s", id.container_id);
 		/* the cgroup says which job, the environment its number */
 		if (id.sluid[0] && (out->env.valid & SLURM_ENV_JOB_ID))
 			snprintf(out->job_id, sizeof(out->job_id), "%s", out->env.job_id);
@@ -555,6 +579,105 @@ static void learn_command(struct job_entry *j, const struct ptree_proc *p)
 	j->rec_dirty = true;
 }
 
+/*
+ * The process that started p's container: its first ancestor outside p's
+ * cgroup (containerd's shim, CRI-O's conmon), or NULL.
+ */
+static const struct ptree_proc *starter_of(struct ptree *pt, const struct ptree_proc *p)
+{
+	const struct ptree_proc *q = p;
+
+	for (int n = 0; n < 64; n++) {
+		const struct ptree_proc *parent = ptree_find(pt, q->info.ppid);
+
+		if (!parent || parent == q)
+			return NULL;
+		if (parent->cgroup_hash != p->cgroup_hash)
+			return parent;
+		q = parent;
+	}
+	return NULL;
+}
+
+/*
+ * A pod's command is its first real container's first process (the
+ * sandbox's pause never names it; runc's init is not the container's
+ * program yet: the exec that follows gives the command).
+ */
+static void learn_pod_command(struct job_entry *j, const struct ptree_proc *p)
+{
+	struct job_record *r = &j->rec;
+
+	if (j->k8s.command_pid && j->k8s.command_pid != p->info.pid)
+		return;
+	if (!p->info.comm[0] || strncmp(p->info.comm, "runc", 4) == 0 ||
+	    strncmp(p->info.cmdline, "runc init", 9) == 0)
+		return;
+	snprintf(r->command, sizeof(r->command), "%s",
+		 p->info.cmdline[0] ? p->info.cmdline : p->info.comm);
+	r->pid = p->info.pid;
+	j->k8s.command_pid = p->info.pid;
+	j->rec_dirty = true;
+}
+
+/*
+ * A pod's names from its containers' bundles (k8s.h): the job's name
+ * "NAMESPACE/POD", its real containers, p's container, the command.
+ */
+static void learn_pod(struct jobs *t, struct ptree *pt, struct job_entry *j, struct ptree_proc *p,
+		      const struct job_attribution *a)
+{
+	struct job_k8s *k = &j->k8s;
+	const struct ptree_proc *starter;
+	const struct k8s_bundle *b;
+	size_t i;
+
+	p->container = 0;
+	if (strcmp(j->rec.scheduler, "k8s") != 0 || strcmp(a->scheduler, "k8s") != 0 ||
+	    strcmp(a->job_id, j->rec.job_id) != 0 || !a->container_id[0])
+		return;
+	/* runc's init, runc's child until its exec: the shim is not its parent yet */
+	if (strncmp(p->info.comm, "runc", 4) == 0 || strncmp(p->info.cmdline, "runc init", 9) == 0)
+		return;
+	starter = starter_of(pt, p);
+	b = k8s_names_lookup(&t->k8s, a->container_id, j->rec.job_id,
+			     starter ? starter->info.pid : 0);
+	if (!b)
+		return;
+	if (!k->pod[0]) {
+		snprintf(k->namespace_, sizeof(k->namespace_), "%s", b->namespace_);
+		snprintf(k->pod, sizeof(k->pod), "%s", b->pod);
+		/* a namespace is at most 63 characters, a pod's name 253: it fits */
+		snprintf(j->rec.name, sizeof(j->rec.name), "%.63s/%.190s", b->namespace_, b->pod);
+		j->rec_dirty = true;
+	}
+	if (b->sandbox)
+		return;
+	for (i = 0; i < k->ncontainers && strcmp(k->container[i].name, b->container) != 0; i++)
+		;
+	if (i == k->ncontainers) {
+		if (i == JOB_K8S_CONTAINERS_MAX)
+			return;
+		k->ncontainers++;
+		snprintf(k->container[i].name, sizeof(k->container[i].name), "%s", b->container);
+	}
+	/* a restarted container: same name, a new ID */
+	snprintf(k->container[i].id, sizeof(k->container[i].id), "%s", a->container_id);
+	p->container = (uint8_t)(i + 1);
+	learn_pod_command(j, p);
+}
+
+static bool pod_in_table(const char *uid, void *arg)
+{
+	const struct jobs *t = arg;
+
+	for (size_t i = 0; i < t->njobs; i++)
+		if (strcmp(t->job[i].rec.scheduler, "k8s") == 0 &&
+		    strcmp(t->job[i].rec.job_id, uid) == 0)
+			return true;
+	return false;
+}
+
 static struct job_entry *new_job(struct jobs *t, const struct job_attribution *a,
 				 const struct ptree_proc *p)
 {
@@ -578,7 +701,9 @@ static struct job_entry *new_job(struct jobs *t, const struct job_attribution *a
 	snprintf(r->sluid, sizeof(r->sluid), "%s", a->sluid);
 	snprintf(r->command, sizeof(r->command), "%s",
 		 p->info.cmdline[0] ? p->info.cmdline : p->info.comm);
-	snprintf(r->name, sizeof(r->name), "%s", p->info.comm);
+	/* a pod is named by its bundles (learn_pod), never by its first process */
+	if (strcmp(r->scheduler, "k8s") != 0)
+		snprintf(r->name, sizeof(r->name), "%s", p->info.comm);
 	r->uid = p->info.uid;
 	pw = getpwuid(r->uid);
 	snprintf(r->user, sizeof(r->user), "%s", pw ? pw->pw_name : "");
@@ -623,6 +748,8 @@ static void compact(struct jobs *t, struct ptree *pt)
 	}
 	t->njobs = out;
 	sluid_prune(t);
+	if (out < before)
+		k8s_names_prune(&t->k8s, pod_in_table, t);
 	for (size_t i = 0; i < pt->nprocs; i++) {
 		struct ptree_proc *p = &pt->procs[i];
 
@@ -853,6 +980,7 @@ static int attribute_one(struct jobs *t, struct ptree *pt, size_t i)
 	}
 	learn_name(j, &a);
 	learn_command(j, p);
+	learn_pod(t, pt, j, p, &a);
 	if (old && old != j) {
 		/* it moved to another job: each keeps what it used while it was its */
 		credit(old, &p->cur, +1);

@@ -43,6 +43,7 @@
 #include <stdint.h>
 
 #include "attrib/attrib.h"
+#include "attrib/k8s.h"
 #include "sample/cgroup.h"
 #include "sample/gpu/gpu.h"
 #include "sample/ptree.h"
@@ -58,6 +59,22 @@ struct job_gpu_use {
 	double energy_mj; /* its share of the device's energy so far */
 	bool used;	  /* a process of the job was on it at some tick */
 	bool now;	  /* ... at this tick */
+};
+
+/* A pod's real containers (not its sandbox), by name: a restart keeps the slot, new ID. */
+#define JOB_K8S_CONTAINERS_MAX 32
+struct job_k8s_container {
+	char name[K8S_CONTAINER_MAX];
+	char id[JOB_CONTAINER_MAX];
+};
+
+/* What a pod's bundles said (k8s.h); all "" and 0 when none resolved. */
+struct job_k8s {
+	char namespace_[K8S_NAMESPACE_MAX];
+	char pod[K8S_POD_MAX];
+	struct job_k8s_container container[JOB_K8S_CONTAINERS_MAX];
+	size_t ncontainers;
+	int32_t command_pid; /* the container process the job's command is (0: none yet) */
 };
 
 struct job_entry {
@@ -91,6 +108,7 @@ struct job_entry {
 	uint64_t cg_mem_peak_bytes; /* the most seen (v1 has no peak before...) */
 
 	struct job_gpu_use gpu[GPU_MAX_DEVICES]; /* by device position in the agent's gpu_set */
+	struct job_k8s k8s;			 /* a pod's names (k8s.h) */
 };
 
 struct jobs_note;
@@ -118,6 +136,7 @@ struct jobs {
 	size_t note_alloc;
 	struct jobs_sluid *sluid; /* one per SLUID of a job in the table */
 	size_t nsluids, sluid_alloc;
+	struct k8s_names k8s; /* pods' names by container ID; k8s.bundle_dir the caller's */
 };
 
 void jobs_init(struct jobs *t, const char *hostname, int64_t node_id, int32_t host_cores,
@@ -168,6 +187,7 @@ struct job_attribution {
 	 * asks the stepd's title and the job's other processes, jobs.c).
 	 */
 	char sluid[JOB_SLUID_MAX];
+	char container_id[JOB_CONTAINER_MAX]; /* a pod's container, "" for none or pod-level */
 	struct slurm_env env;
 };
 void jobs_attribute(const char *cgroup_text, size_t cgroup_len, const char *environ,

@@ -65,6 +65,8 @@ struct ptree_proc {
 	 */
 	char env_job[PTREE_ENV_JOB_MAX];
 	uint64_t cgroup_hash;
+	/* the owner's too: its Kubernetes container, slot + 1 in its job's list (0: none) */
+	uint8_t container;
 	/*
 	 * A descriptor the owner keeps open with the process (the agent's
 	 * /proc/PID/cgroup), -1 if none: opened by ptree_keep_fd(), closed by
