@@ -390,6 +390,7 @@ static int ingest_procs(struct ingest *in)
 {
 	const struct store_table *t = table(in->b, "procs");
 	struct proc_info p;
+	char container[256];
 	int64_t job = 0, row;
 	int ret;
 
@@ -415,10 +416,11 @@ static int ingest_procs(struct ingest *in)
 		if (cell_has(t, r, "job_id") && !map_get(&in->jobs, cell_i64(t, r, "job_id"), &job))
 			return bad(in, "procs: job %lld is not in the batch",
 				   (long long)cell_i64(t, r, "job_id"));
+		cell_text(t, r, "container", container, sizeof(container));
 		ret = store_put_proc_info(in->st, in->node_id, cell_has(t, r, "job_id") ? job : 0,
-					  &p, &row);
+					  &p, container[0] ? container : NULL, &row);
 		if (!ret && p.end_ms)
-			ret = store_update_proc_info(in->st, row, &p);
+			ret = store_update_proc_info(in->st, row, &p, NULL);
 		if (!ret)
 			ret = map_put(&in->procs, cell_i64(t, r, "id"), row);
 		if (!ret)

@@ -233,6 +233,9 @@ static int pg_schema_ddl(struct strbuf *ddl, int64_t from_version)
 		if (from_version < 13)
 			strbuf_addstr(ddl, "ALTER TABLE \"sessions\" ADD COLUMN IF NOT EXISTS"
 					   " \"owner\" text;\n");
+		if (from_version < 14)
+			strbuf_addstr(ddl, "ALTER TABLE \"procs\" ADD COLUMN IF NOT EXISTS"
+					   " \"container\" text;\n");
 		strbuf_addf(ddl, "UPDATE meta SET value = '%d' WHERE key = 'schema_version';\n",
 			    STORE_SCHEMA_VERSION);
 		goto out_close;

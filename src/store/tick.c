@@ -79,6 +79,18 @@ static int64_t job_row_of(const struct store_tick_rows *t, const struct ptree_pr
 	return j ? j->rec.id : 0;
 }
 
+/* A pod's process's container name (attrib/jobs.h), or NULL. */
+static const char *container_of(const struct store_tick_rows *t, const struct ptree_proc *p)
+{
+	const struct job_entry *j;
+
+	if (!t->jobs || !p->container)
+		return NULL;
+	j = jobs_of(t->jobs, p);
+	return j && p->container <= j->k8s.ncontainers ? j->k8s.container[p->container - 1].name
+						       : NULL;
+}
+
 int store_tick_put_procs(const struct store_tick_rows *t)
 {
 	int ret = 0;
@@ -92,10 +104,10 @@ int store_tick_put_procs(const struct store_tick_rows *t)
 		}
 		if (p->row == 0) {
 			ret = store_put_proc_info(t->st, t->node_id, job_row_of(t, p), &p->info,
-						  &p->row);
+						  container_of(t, p), &p->row);
 			p->row_tick = t->tick_no;
 		} else if (p->info_dirty || !p->alive) {
-			ret = store_update_proc_info(t->st, p->row, &p->info);
+			ret = store_update_proc_info(t->st, p->row, &p->info, container_of(t, p));
 		}
 		if (!ret)
 			ret = store_put_proc_sample(t->st, p->row, t->ts_ms, &p->cur);

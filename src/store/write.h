@@ -63,11 +63,18 @@ int store_tick_commit(struct store *st);
 void store_tick_abort(struct store *st);
 
 int store_put_host(struct store *st, int64_t node_id, int64_t ts_ms, const struct host_sample *h);
-/* procs dimension row; *proc_row receives its id.  Upsert on (node,pid,start). */
+/*
+ * procs dimension row; *proc_row receives its id.  Upsert on (node,pid,start).
+ * container: a pod's process's container name (schema 14), or NULL.
+ */
 int store_put_proc_info(struct store *st, int64_t node_id, int64_t job_row,
-			const struct proc_info *p, int64_t *proc_row);
-/* Marks a process ended (end_ms) or renamed after exec (comm, cmdline). */
-int store_update_proc_info(struct store *st, int64_t proc_row, const struct proc_info *p);
+			const struct proc_info *p, const char *container, int64_t *proc_row);
+/*
+ * Marks a process ended (end_ms) or renamed after exec (comm, cmdline; its
+ * container, learned at its exec, or NULL: unchanged).
+ */
+int store_update_proc_info(struct store *st, int64_t proc_row, const struct proc_info *p,
+			   const char *container);
 int store_put_proc_sample(struct store *st, int64_t proc_row, int64_t ts_ms,
 			  const struct proc_sample *s);
 int store_put_job_sample(struct store *st, int64_t job_row, int64_t ts_ms,

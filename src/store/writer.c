@@ -153,14 +153,16 @@ static const char *const store_sql[STMT__COUNT] = {
     [STMT_NET] = FACT_INSERT(net_samples, "seq, node_id, ts_ms", "?, ?, ?", NET_SAMPLE_COLUMNS),
     [STMT_FS] = FACT_INSERT(fs_samples, "seq, node_id, ts_ms", "?, ?, ?", FS_SAMPLE_COLUMNS),
     [STMT_PROC_INFO] = "INSERT INTO procs (node_id, job_id, pid, ppid, start_ms, end_ms, uid,"
-		       " comm, cmdline) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+		       " comm, cmdline, container) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 		       " ON CONFLICT (node_id, pid, start_ms) DO UPDATE SET"
 		       " ppid = excluded.ppid, comm = excluded.comm,"
 		       " cmdline = excluded.cmdline,"
+		       " container = coalesce(excluded.container, procs.container),"
 		       " job_id = coalesce(procs.job_id, excluded.job_id) RETURNING id",
     [STMT_PROC_UPDATE] = "UPDATE procs SET end_ms = coalesce(?, end_ms),"
 			 " ppid = coalesce(?, ppid), comm = coalesce(?, comm),"
-			 " cmdline = coalesce(?, cmdline) WHERE id = ?",
+			 " cmdline = coalesce(?, cmdline), container = coalesce(?, container)"
+			 " WHERE id = ?",
     /* the process's job, from procs; ? after ?3 is ?4, ... */
     [STMT_PROC_SAMPLE] =
 	FACT_INSERT(proc_samples, "seq, proc_id, job_id, ts_ms",
@@ -818,7 +820,7 @@ int store_put_host(struct store *st, int64_t node_id, int64_t ts_ms, const struc
 }
 
 int store_put_proc_info(struct store *st, int64_t node_id, int64_t job_row,
-			const struct proc_info *p, int64_t *proc_row)
+			const struct proc_info *p, const char *container, int64_t *proc_row)
 {
 	struct binder b;
 	bool own;
@@ -838,12 +840,14 @@ int store_put_proc_info(struct store *st, int64_t node_id, int64_t job_row,
 		bind_i64(&b, p->uid);
 		bind_text(&b, p->comm, sizeof(p->comm));
 		bind_text(&b, p->cmdline, sizeof(p->cmdline));
+		bind_text(&b, container, 256);
 		ret = stmt_run(st, &b, "store a process", proc_row);
 	}
 	return store__write_end(st, own, ret);
 }
 
-int store_update_proc_info(struct store *st, int64_t proc_row, const struct proc_info *p)
+int store_update_proc_info(struct store *st, int64_t proc_row, const struct proc_info *p,
+			   const char *container)
 {
 	struct binder b;
 	bool own;
@@ -858,6 +862,7 @@ int store_update_proc_info(struct store *st, int64_t proc_row, const struct proc
 		bind_nonzero(&b, p->ppid);
 		bind_text(&b, p->comm, sizeof(p->comm));
 		bind_text(&b, p->cmdline, sizeof(p->cmdline));
+		bind_text(&b, container, 256);
 		bind_i64(&b, proc_row);
 		ret = stmt_run(st, &b, "update a process", NULL);
 	}

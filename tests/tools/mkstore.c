@@ -1091,7 +1091,7 @@ static int job_begin(struct sim *s, struct sim_job *j)
 	int ret = store_job_begin(s->st, &j->rec);
 
 	for (int i = 0; i < j->nprocs && !ret; i++)
-		ret = store_put_proc_info(s->st, s->node_id, j->rec.id, &j->proc[i].info,
+		ret = store_put_proc_info(s->st, s->node_id, j->rec.id, &j->proc[i].info, NULL,
 					  &j->proc[i].row);
 	j->state = JOB_RUNNING;
 	j->last_ms = j->rec.start_ms;
@@ -1451,7 +1451,7 @@ static int job_end(struct sim *s, struct sim_job *j)
 
 	for (int i = 0; i < j->nprocs && !ret; i++) {
 		j->proc[i].info.end_ms = j->rec.end_ms - 5 * (j->nprocs - 1 - i);
-		ret = store_update_proc_info(s->st, j->proc[i].row, &j->proc[i].info);
+		ret = store_update_proc_info(s->st, j->proc[i].row, &j->proc[i].info, NULL);
 	}
 	j->rec.has_exit = true;
 	j->rec.exit_code = 0;

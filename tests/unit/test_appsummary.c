@@ -130,7 +130,7 @@ static void build(struct fixture *fx, bool gpu, bool marks)
 	p.ppid = 1;
 	p.start_ms = T0;
 	snprintf(p.comm, sizeof(p.comm), "train");
-	assert_int_equal(store_put_proc_info(st, fx->node, fx->job.id, &p, &prow), 0);
+	assert_int_equal(store_put_proc_info(st, fx->node, fx->job.id, &p, NULL, &prow), 0);
 	memset(&dev, 0, sizeof(dev));
 	snprintf(dev.vendor, sizeof(dev.vendor), "NVIDIA");
 	dev.info.index = 0;

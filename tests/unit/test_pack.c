@@ -317,7 +317,7 @@ static struct store *make_world(struct fixture *fx, struct world *w)
 		snprintf(pi.comm, sizeof(pi.comm), "worker%d", p);
 		snprintf(pi.cmdline, sizeof(pi.cmdline), "worker --rank %d", p);
 		assert_int_equal(store_put_proc_info(st, w->node, p < 4 ? w->job.id : w->other.id,
-						     &pi, &w->procs[p]),
+						     &pi, NULL, &w->procs[p]),
 				 0);
 	}
 	return st;

@@ -64,7 +64,6 @@ static int setup(void **state)
 	return 0;
 }
 
-
 static int teardown(void **state)
 {
 	struct fixture *fx = *state;
@@ -125,7 +124,7 @@ static void fill(struct fixture *fx, int n)
 		p.pid = 100 + k;
 		p.start_ms = T0 - 1000;
 		snprintf(p.comm, sizeof(p.comm), "p%d", k + 1);
-		assert_int_equal(store_put_proc_info(fx->st, fx->node, 0, &p, rows[k]), 0);
+		assert_int_equal(store_put_proc_info(fx->st, fx->node, 0, &p, NULL, rows[k]), 0);
 	}
 	memset(&ps, 0, sizeof(ps));
 	for (int i = 0; i < n; i++) {
@@ -144,7 +143,7 @@ static void fill(struct fixture *fx, int n)
 				p.start_ms = T0 - 1000;
 				p.end_ms = ts;
 				snprintf(p.comm, sizeof(p.comm), "p%d", k + 1);
-				assert_int_equal(store_update_proc_info(fx->st, *rows[k], &p), 0);
+				assert_int_equal(store_update_proc_info(fx->st, *rows[k], &p, NULL), 0);
 			}
 		}
 		assert_int_equal(store_tick_commit(fx->st), 0);

@@ -527,7 +527,7 @@ static void test_job_sluid(void **state)
 	/* a store of schema 11 */
 	sql_exec(fx->path,
 		 "ALTER TABLE jobs DROP COLUMN sluid; ALTER TABLE sessions DROP COLUMN owner;"
-		 " PRAGMA user_version = 11");
+		 " ALTER TABLE procs DROP COLUMN container; PRAGMA user_version = 11");
 	assert_int_equal(store_open(fx->path, STORE_READONLY, &st), 0);
 	assert_int_equal(store_get_job(st, job.id, &got), 0);
 	assert_string_equal(got.job_id, "sEKNKTV3WPV500");
@@ -564,7 +564,7 @@ static void test_fact_columns_migrated(void **state)
 	sql_exec(fx->path,
 		 "ALTER TABLE job_samples DROP COLUMN cpu_wait_ms;"
 		 " ALTER TABLE jobs DROP COLUMN sluid; ALTER TABLE sessions DROP COLUMN owner;"
-		 " PRAGMA user_version = 10");
+		 " ALTER TABLE procs DROP COLUMN container; PRAGMA user_version = 10");
 	sql_text(fx->path, cols, migrated, sizeof(migrated));
 	assert_null(strstr(migrated, "cpu_wait_ms"));
 	st = open_new(fx);
@@ -683,9 +683,9 @@ static void test_ticks_and_replay(void **state)
 	proc_fill(&p1, 100, t0 + 990, "python");
 	proc_fill(&p2, 101, t0 + 995, "sh");
 	proc_fill(&p_other, 200, t0 + 995, "other");
-	assert_int_equal(store_put_proc_info(st, node, job.id, &p1, &prow1), 0);
-	assert_int_equal(store_put_proc_info(st, node, job.id, &p2, &prow2), 0);
-	assert_int_equal(store_put_proc_info(st, node, other.id, &p_other, &prow_other), 0);
+	assert_int_equal(store_put_proc_info(st, node, job.id, &p1, NULL, &prow1), 0);
+	assert_int_equal(store_put_proc_info(st, node, job.id, &p2, NULL, &prow2), 0);
+	assert_int_equal(store_put_proc_info(st, node, other.id, &p_other, NULL, &prow_other), 0);
 	assert_int_not_equal(prow1, prow2);
 	ps1 = (struct proc_sample){PS_RSS | PS_HWM | PS_SWAP | PS_IO | PS_THREADS,
 				   'R',
@@ -721,7 +721,7 @@ static void test_ticks_and_replay(void **state)
 	assert_int_equal(store_put_job_sample(st, job.id, t0 + 2000, &js2), 0);
 	assert_int_equal(store_tick_commit(st), 0);
 	p2.end_ms = t0 + 2000;
-	assert_int_equal(store_update_proc_info(st, prow2, &p2), 0);
+	assert_int_equal(store_update_proc_info(st, prow2, &p2, NULL), 0);
 
 	/* after the job ends: not part of it once end_ms is set */
 	assert_int_equal(store_put_host(st, node, t0 + 9000, h_out), 0);
@@ -1038,7 +1038,7 @@ static size_t make_store(struct fixture *fx, int ticks)
 	job_fill(&job, node, "run", "", 1000);
 	assert_int_equal(store_job_begin(st, &job), 0);
 	proc_fill(&p, 10, 900, "proc");
-	assert_int_equal(store_put_proc_info(st, node, job.id, &p, &prow), 0);
+	assert_int_equal(store_put_proc_info(st, node, job.id, &p, NULL, &prow), 0);
 	for (i = 0; i < ticks; i++) {
 		assert_int_equal(store_tick_begin(st), 0);
 		assert_int_equal(store_put_host(st, node, 1000 + i, h), 0);
@@ -1103,7 +1103,7 @@ static void test_newer_schema_refused(void **state)
 	sql_exec(fx->path, "PRAGMA user_version = 99; PRAGMA journal_mode = DELETE");
 	assert_refused_unchanged(
 	    fx, fx->path, -EPROTONOSUPPORT,
-	    "written by a newer jobscope (schema 99, this one reads up to 13)");
+	    "written by a newer jobscope (schema 99, this one reads up to 14)");
 
 	/* the new version still in the WAL of a running writer, not yet in the file */
 	sql_exec(fx->path, "PRAGMA user_version = 2; PRAGMA journal_mode = WAL");
@@ -1113,7 +1113,7 @@ static void test_newer_schema_refused(void **state)
 			 SQLITE_OK);
 	assert_int_equal(store_open(fx->path, STORE_READONLY, &st), -EPROTONOSUPPORT);
 	assert_int_equal(store_open(fx->path, STORE_CREATE, &st), -EPROTONOSUPPORT);
-	assert_non_null(strstr(log_text(fx), "(schema 98, this one reads up to 13)"));
+	assert_non_null(strstr(log_text(fx), "(schema 98, this one reads up to 14)"));
 	assert_null(st);
 	sqlite3_close(db);
 }
@@ -1175,7 +1175,7 @@ static void test_full_disk(void **state)
 	assert_int_equal(store_job_begin(st, &job), 0);
 	for (i = 0; i < 64; i++) {
 		proc_fill(&p, 100 + i, 900, "proc");
-		assert_int_equal(store_put_proc_info(st, node, job.id, &p, &prow[i]), 0);
+		assert_int_equal(store_put_proc_info(st, node, job.id, &p, NULL, &prow[i]), 0);
 	}
 	for (i = 0; i < 3; i++) {
 		assert_int_equal(store_tick_begin(st), 0);
@@ -1261,7 +1261,7 @@ static void test_seq_rule(void **state)
 	job_fill(&job, node, "run", "", 1000);
 	assert_int_equal(store_job_begin(st, &job), 0);
 	proc_fill(&p, 10, 900, "proc");
-	assert_int_equal(store_put_proc_info(st, node, job.id, &p, &prow), 0);
+	assert_int_equal(store_put_proc_info(st, node, job.id, &p, NULL, &prow), 0);
 	for (i = 0; i < 5; i++)
 		one_tick(st, node, job.id, prow, 1000 + i, h);
 	/* an aborted tick gives its numbers back */
@@ -1317,21 +1317,21 @@ static void test_proc_upsert(void **state)
 	job_fill(&job, node, "run", "", 1000);
 	assert_int_equal(store_job_begin(st, &job), 0);
 	proc_fill(&p, 10, 900, "bash");
-	assert_int_equal(store_put_proc_info(st, node, job.id, &p, &row1), 0);
+	assert_int_equal(store_put_proc_info(st, node, job.id, &p, NULL, &row1), 0);
 	proc_fill(&p, 10, 900, "python3");
 	p.ppid = 7;
-	assert_int_equal(store_put_proc_info(st, node, job.id, &p, &row2), 0);
+	assert_int_equal(store_put_proc_info(st, node, job.id, &p, NULL, &row2), 0);
 	assert_int_equal(row1, row2);
 	sql_text(fx->path, "SELECT comm || ' ' || ppid FROM procs", buf, sizeof(buf));
 	assert_string_equal(buf, "python3 7");
 	/* same pid, another start: another process */
 	proc_fill(&p, 10, 901, "bash");
-	assert_int_equal(store_put_proc_info(st, node, job.id, &p, &row2), 0);
+	assert_int_equal(store_put_proc_info(st, node, job.id, &p, NULL, &row2), 0);
 	assert_int_not_equal(row1, row2);
 
 	memset(&p, 0, sizeof(p));
 	p.end_ms = 5000;
-	assert_int_equal(store_update_proc_info(st, row1, &p), 0);
+	assert_int_equal(store_update_proc_info(st, row1, &p, NULL), 0);
 	sql_text(fx->path, "SELECT comm || ' ' || end_ms || ' ' || cmdline FROM procs WHERE id = 1",
 		 buf, sizeof(buf));
 	assert_string_equal(buf, "python3 5000 python3 --flag arg");
@@ -1409,7 +1409,7 @@ static void test_tick_cost(void **state)
 	assert_int_equal(store_job_begin(st, &job), 0);
 	for (i = 0; i < 50; i++) {
 		proc_fill(&p, 1000 + i, 900, "worker");
-		assert_int_equal(store_put_proc_info(st, node, job.id, &p, &prow[i]), 0);
+		assert_int_equal(store_put_proc_info(st, node, job.id, &p, NULL, &prow[i]), 0);
 	}
 	t0 = time_mono_ns();
 	for (k = 0; k < 1000; k++) {
@@ -1535,7 +1535,7 @@ static void test_gpu_rows(void **state)
 	snprintf(e.message, sizeof(e.message), "XID 79 on GPU 3");
 
 	assert_int_equal(store_tick_begin(st), 0);
-	assert_int_equal(store_put_proc_info(st, node, job.id, &p, &prow), 0);
+	assert_int_equal(store_put_proc_info(st, node, job.id, &p, NULL, &prow), 0);
 	assert_int_equal(store_put_gpu_sample(st, dev.id, 1500, &s), 0);
 	assert_int_equal(store_put_gpu_proc(st, dev.id, prow, job.id, 1500, &mine), 0);
 	assert_int_equal(store_put_gpu_proc(st, dev.id, 0, job.id, 1500, &others), 0);

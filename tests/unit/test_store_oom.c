@@ -294,7 +294,7 @@ static void make_pristine(struct fixture *fx)
 	job.start_ms = JOB_START_MS;
 	assert_int_equal(store_job_begin(st, &job), 0);
 	proc_fill(&p);
-	assert_int_equal(store_put_proc_info(st, node, job.id, &p, &prow), 0);
+	assert_int_equal(store_put_proc_info(st, node, job.id, &p, NULL, &prow), 0);
 	/* the operations name them by these ids */
 	assert_int_equal(node, NODE_ROW);
 	assert_int_equal(job.id, JOB_ROW);
