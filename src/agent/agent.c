@@ -114,6 +114,7 @@ static int setup(struct agent *a)
 			  strerror(-ret));
 	jobs_init(&a->jobs, a->hostname, a->node_id, cores, a->host->mem.total_bytes,
 		  o->interval_ms);
+	k8s_names_init(&a->jobs.k8s, o->k8s_bundle_dir);
 	pthread_mutex_init(&a->view_lock, NULL);
 	return 0;
 }

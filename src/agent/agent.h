@@ -70,6 +70,7 @@ struct agent_opts {
 	struct k8s_annotate_opts k8s; /* --k8s-annotate and its options */
 	const char *cuda_socket;      /* --cuda-socket: the CUDA hook's receiver, or NULL */
 	bool cuda_always;	      /* --cuda-always: record without a session */
+	const char *k8s_bundle_dir;   /* --k8s-bundle-dir: pods' bundles, or NULL */
 	const char *statsd_socket; /* --statsd-socket: app metrics over Unix datagrams, or NULL */
 	char statsd_udp_addr[64];  /* --statsd-udp ADDR:PORT ("" and 0: none) */
 	uint16_t statsd_udp_port;

@@ -479,6 +479,25 @@ static bool dcgm_job(const struct job_entry *j)
 	return is_slurm(j) || is_k8s(j);
 }
 
+/*
+ * dcgm-exporter's `container` of a pod's device: the container of the
+ * pod's first process on it, else the pod's one container; NULL when
+ * neither says.
+ */
+static const char *dc_container(const struct agent *a, int i, const struct job_entry *j)
+{
+	for (size_t k = 0; a->gprocs.proc && k < a->gprocs.n; k++) {
+		const struct gpu_set_proc *gp = &a->gprocs.proc[k];
+		const struct ptree_proc *p = gp->proc;
+
+		if (gp->dev != i || !p || !p->container || p->container > j->k8s.ncontainers ||
+		    p->tag != (int32_t)(j - a->jobs.job) + 1)
+			continue;
+		return j->k8s.container[p->container - 1].name;
+	}
+	return j->k8s.ncontainers == 1 ? j->k8s.container[0].name : NULL;
+}
+
 static void dc_labels(const struct agent *a, struct strbuf *lab, int i, const struct job_entry *j)
 {
 	const struct device_record *d = &a->devs[i];
@@ -498,6 +517,14 @@ static void dc_labels(const struct agent *a, struct strbuf *lab, int i, const st
 		label(lab, "DCGM_FI_DRIVER_VERSION", d->driver_version);
 	if (j)
 		label(lab, is_k8s(j) ? "pod_uid" : "hpc_job", j->rec.job_id);
+	if (j && is_k8s(j) && j->k8s.pod[0]) {
+		const char *container = dc_container(a, i, j);
+
+		label(lab, "pod", j->k8s.pod);
+		label(lab, "namespace", j->k8s.namespace_);
+		if (container)
+			label(lab, "container", container);
+	}
 }
 
 static void render_dcgm(const struct agent *a, struct strbuf *o, struct strbuf *lab)

@@ -54,6 +54,14 @@ static void job_labels(struct strbuf *o, const struct job_entry *j)
 	strbuf_addstr(o, "\",user=\"");
 	prom_label_value(o, j->rec.user);
 	strbuf_addch(o, '"');
+	/* a pod its bundles named (attrib/k8s.h): Kubernetes' own label names */
+	if (j->k8s.pod[0]) {
+		strbuf_addstr(o, ",namespace=\"");
+		prom_label_value(o, j->k8s.namespace_);
+		strbuf_addstr(o, "\",pod=\"");
+		prom_label_value(o, j->k8s.pod);
+		strbuf_addch(o, '"');
+	}
 }
 
 static void gpu_labels(struct strbuf *o, const struct device_record *d, bool append)
@@ -373,11 +381,39 @@ static void json_job_procs(struct jsonw *w, const struct agent *a, const struct 
 		jsonw_kv_int(w, "ppid", p->info.ppid);
 		jsonw_kv_int(w, "uid", p->info.uid);
 		jsonw_kv_str(w, "comm", p->info.comm);
+		if (p->container && p->container <= j->k8s.ncontainers)
+			jsonw_kv_str(w, "container", j->k8s.container[p->container - 1].name);
 		jsonw_kv_int(w, "cpu_ms", (int64_t)proc_cpu_ms(&p->cur));
 		jsonw_kv_int_opt(w, "rss_bytes", p->cur.valid & PS_RSS, (int64_t)p->cur.rss_bytes);
 		jsonw_obj_end(w);
 	}
 	jsonw_arr_end(w);
+}
+
+/*
+ * A pod's "k8s": its namespace and name (null when no bundle named them),
+ * UID, QoS class and real containers (the sandbox is none of them).
+ */
+static void json_job_k8s(struct jsonw *w, const struct job_entry *j)
+{
+	const struct job_k8s *k = &j->k8s;
+
+	jsonw_key(w, "k8s");
+	jsonw_obj_begin(w);
+	jsonw_kv_str_opt(w, "namespace", k->pod[0] ? k->namespace_ : NULL);
+	jsonw_kv_str_opt(w, "pod", k->pod[0] ? k->pod : NULL);
+	jsonw_kv_str(w, "uid", j->rec.job_id);
+	jsonw_kv_str_opt(w, "qos", j->rec.qos[0] ? j->rec.qos : NULL);
+	jsonw_key(w, "containers");
+	jsonw_arr_begin(w);
+	for (size_t i = 0; i < k->ncontainers; i++) {
+		jsonw_obj_begin(w);
+		jsonw_kv_str(w, "name", k->container[i].name);
+		jsonw_kv_str(w, "id", k->container[i].id);
+		jsonw_obj_end(w);
+	}
+	jsonw_arr_end(w);
+	jsonw_obj_end(w);
 }
 
 /*
@@ -411,6 +447,8 @@ static void json_job(struct jsonw *w, const struct agent *a, const struct job_en
 	jsonw_kv_int_opt(w, "store_id", r->id > 0, r->id);
 	jsonw_kv_str_opt(w, "cgroup", r->cgroup[0] ? r->cgroup : NULL);
 	jsonw_kv_str_opt(w, "qos", r->qos[0] ? r->qos : NULL);
+	if (strcmp(r->scheduler, "k8s") == 0)
+		json_job_k8s(w, j);
 	jsonw_key(w, "reservation");
 	jsonw_obj_begin(w);
 	jsonw_kv_str_opt(w, "source", r->reservation_source[0] ? r->reservation_source : NULL);

@@ -164,6 +164,11 @@ static int cmd_agent(int argc, char **argv)
 		     "tables while a head's session asks (session start\n"
 		     "--cuda) or always with --cuda-always (docs/cuda.md)"),
 	    OPT_FLAG(0, "cuda-always", &o.cuda_always, "record CUDA tables without a session"),
+	    OPT_PATH(0, "k8s-bundle-dir", &o.k8s_bundle_dir, "DIR", "a directory",
+		     "also look for a pod container's OCI bundle in\n"
+		     "DIR/<container id>/config.json (after the shim's\n"
+		     "or conmon's working directory and the runtimes'\n"
+		     "state directories; docs/kubernetes.md)"),
 	    OPT_PATH(0, "statsd-socket", &o.statsd_socket, "PATH", "a path",
 		     "a Unix datagram socket (mode 0666) for StatsD and\n"
 		     "DogStatsD lines (app metrics; events are markers):\n"
