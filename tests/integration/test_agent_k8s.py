@@ -9,12 +9,12 @@ series with namespace and pod, and stores each process's container.
 Without CAP_SYS_PTRACE nothing resolves: no names, one warning.
 Pod removal ends the job.
 """
-import json
+import os
 import re
 import subprocess
 
 from harness import run_tests, eq, check, wait_for
-from agent_harness import Agent, sql
+from agent_harness import Agent, sql, cgroup2_mount
 import cri_harness
 
 BUSY = ["/bin/sh", "-c", "while :; do :; done"]
@@ -149,6 +149,48 @@ def test_no_ptrace_no_names(wd):
             eq(a.stop(), 0, "agent exit status")
         finally:
             ctd.close()
+
+
+def test_agent_in_its_own_cgroup_namespace(wd):
+    """The agent in a cgroup namespace rooted below the hierarchy's root sees
+    the pod at 0::/../kubepods/...: the job's cgroup is read from the root."""
+    if skip_reason():
+        return
+    mnt = cgroup2_mount()
+    if not mnt:
+        print("SKIP: no cgroup2 hierarchy")
+        return
+    own = os.path.join(mnt, "jstest-cgns-%d" % os.getpid())
+    os.mkdir(own)
+    ctd = cri_harness.Containerd(wd)
+    a = None
+    try:
+        a = Agent(wd, wrap=["sh", "-c", 'echo $$ >"$0/cgroup.procs" && exec unshare --cgroup "$@"',
+                            own])
+        with open("/proc/%d/cgroup" % a.proc.pid) as f:
+            check("0::/jstest-cgns-" in f.read(), "the agent is in its own cgroup")
+        pod = ctd.run_pod("bar-ns", "bar-pod-9", [("trainer", BUSY)])
+        path = "/kubepods/besteffort/pod" + pod["uid"]
+
+        def with_cgroup():
+            j = pod_job(a, pod["uid"])
+            return j if j["usage"].get("cgroup_cpu_seconds") is not None else None
+        wait_for(with_cgroup, timeout=30, what="the pod's cgroup figures")
+        j = a.json("/api/v1/jobs/k8s:" + pod["uid"])
+        seen = subprocess.run(["nsenter", "--cgroup", "-t", str(a.proc.pid), "cat",
+                               "/proc/%d/cgroup" % j["processes"][0]["pid"]
+                               if j.get("processes") else "/proc/self/cgroup"],
+                              capture_output=True, text=True).stdout
+        check("0::/../kubepods/besteffort/pod" in seen, "the agent's view: %r" % seen)
+        eq(j["cgroup"], path, "the job's cgroup, from the hierarchy's root")
+        eq(j["name"], "bar-ns/bar-pod-9", "named as from the host's namespace")
+    finally:
+        try:
+            if a:
+                eq(a.stop(), 0, "agent exit status")
+        finally:
+            ctd.close()
+            os.rmdir(own)
 
 
 if __name__ == "__main__":
