@@ -388,7 +388,7 @@ static void test_older_schema(void **state)
 		      " ALTER TABLE sessions DROP COLUMN cuda;"
 		      " ALTER TABLE job_samples DROP COLUMN cpu_wait_ms;"
 		      " ALTER TABLE jobs DROP COLUMN sluid; ALTER TABLE sessions DROP COLUMN owner;"
-		      " PRAGMA user_version = 8");
+		      " ALTER TABLE procs DROP COLUMN container; PRAGMA user_version = 8");
 	assert_int_equal(store_open(fx->path, STORE_READONLY, &st), 0);
 	assert_int_equal(store_get_cuda_procs(st, 1, &got, &n), 0);
 	assert_int_equal(n, 0);
