@@ -437,6 +437,93 @@ static void test_parent_leaves_as_child_ends(void **state)
 	agent_stop(&a);
 }
 
+#define POD_UID	    "1234abcd-5678-90ab-cdef-0123456789ab"
+#define POD_SANDBOX "5a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9"
+#define POD_CID	    "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define POD_CG(id)  "0::/kubepods/besteffort/pod" POD_UID "/" id "\n"
+#define POD_ANN                                                                                    \
+	"\"io.kubernetes.cri.sandbox-name\":\"bar-pod-7\","                                        \
+	"\"io.kubernetes.cri.sandbox-namespace\":\"bar-ns\","                                      \
+	"\"io.kubernetes.cri.sandbox-uid\":\"" POD_UID "\""
+
+/* A bundle under root/bundles, as containerd's state directory holds them. */
+static void put_bundle(const char *id, const char *annotations)
+{
+	char path[256], text[1024];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/bundles", root);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/bundles/%s", root, id);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/bundles/%s/config.json", root, id);
+	snprintf(text, sizeof(text), "{\"annotations\":{%s}}", annotations);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+/*
+ * A pod through its shim (pid 600, working directory the sandbox's
+ * bundle): named by the bundles, the sandbox's pause is no container and
+ * never the command, the trainer is.
+ */
+static void test_pod_named_by_bundles(void **state)
+{
+	struct agent a;
+	struct job_entry *j;
+	char target[256], link[256];
+
+	(void)state;
+	put_bundle(POD_SANDBOX, POD_ANN ",\"io.kubernetes.cri.container-type\":\"sandbox\"");
+	put_bundle(POD_CID, POD_ANN ",\"io.kubernetes.cri.container-type\":\"container\","
+				    "\"io.kubernetes.cri.container-name\":\"trainer\"");
+	put_proc(600, 1, "containerd-shim", 'S', 1, 0, "0::/system.slice/containerd.service\n", "");
+	snprintf(target, sizeof(target), "%s/bundles/" POD_SANDBOX, root);
+	snprintf(link, sizeof(link), "%s/proc/600/cwd", root);
+	assert_int_equal(symlink(target, link), 0);
+	put_proc(601, 600, "pause", 'S', 1, 0, POD_CG(POD_SANDBOX), "");
+	agent_start(&a);
+	tick(&a, 0);
+	j = live_job(&a, "k8s", POD_UID);
+	assert_string_equal(j->rec.name, "bar-ns/bar-pod-7");
+	assert_string_equal(j->k8s.namespace_, "bar-ns");
+	assert_int_equal(j->k8s.ncontainers, 0);
+	assert_int_equal(proc_of(&a, 601)->container, 0);
+
+	put_proc(602, 600, "python", 'R', 3, 0, POD_CG(POD_CID), "");
+	tick(&a, TICK_MS);
+	j = live_job(&a, "k8s", POD_UID);
+	assert_string_equal(j->rec.command, "python");
+	assert_int_equal(j->rec.pid, 602);
+	assert_int_equal(j->k8s.ncontainers, 1);
+	assert_string_equal(j->k8s.container[0].name, "trainer");
+	assert_string_equal(j->k8s.container[0].id, POD_CID);
+	assert_int_equal(proc_of(&a, 602)->container, 1);
+	assert_int_equal(j->js.nprocs, 2); /* the pause counts toward the pod */
+	agent_stop(&a);
+}
+
+/* No bundle anywhere: the pod keeps its UID and no name; nothing is guessed. */
+static void test_pod_without_bundles(void **state)
+{
+	struct agent a;
+	struct job_entry *j;
+
+	(void)state;
+	put_proc(600, 1, "containerd-shim", 'S', 1, 0, "0::/system.slice/containerd.service\n", "");
+	put_proc(602, 600, "python", 'R', 3, 0, POD_CG(POD_CID), "");
+	agent_start(&a);
+	tick(&a, 0);
+	j = live_job(&a, "k8s", POD_UID);
+	assert_string_equal(j->rec.name, "");
+	assert_string_equal(j->k8s.pod, "");
+	assert_int_equal(j->k8s.ncontainers, 0);
+	assert_true(a.jobs.k8s.warned);
+	agent_stop(&a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -447,6 +534,8 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_exec_into_another_job, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_cgroup_move_without_exec, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_parent_leaves_as_child_ends, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_pod_named_by_bundles, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_pod_without_bundles, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
