@@ -75,6 +75,10 @@ struct job_k8s {
 	struct job_k8s_container container[JOB_K8S_CONTAINERS_MAX];
 	size_t ncontainers;
 	int32_t command_pid; /* the container process the job's command is (0: none yet) */
+	/* the agent's --cri-socket hint (agent/k8s.c): the owner label and its value */
+	bool owner_asked;
+	char owner_label[64];
+	char owner_name[K8S_POD_MAX];
 };
 
 struct job_entry {

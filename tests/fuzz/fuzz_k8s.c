@@ -2,6 +2,7 @@
  * fuzz_k8s.c - libFuzzer target for the OCI bundle annotations parser
  * (attrib/k8s.h): any input, copied into a buffer of exactly its size with
  * no NUL after it; a result is a pod's names, each terminated in its field.
+ * The same bytes go to the CRI ListPodSandboxResponse decoder (cri.h).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -9,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attrib/cri.h"
 #include "attrib/k8s.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -18,6 +20,16 @@ static void check_str(const char *s, size_t size, bool nonempty)
 	size_t n = strnlen(s, size);
 
 	if (n >= size || (nonempty && n == 0))
+		abort();
+}
+
+static void check_owner(const struct cri_owner *o, void *arg)
+{
+	(void)arg;
+	check_str(o->uid, sizeof(o->uid), true);
+	check_str(o->label, sizeof(o->label), false);
+	check_str(o->name, sizeof(o->name), false);
+	if (!o->label[0] != !o->name[0])
 		abort();
 }
 
@@ -43,6 +55,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	} else if (b.pod[0] || b.namespace_[0] || b.uid[0] || b.container[0] || b.sandbox) {
 		abort();
 	}
+	ret = cri_decode_sandboxes((const uint8_t *)buf, size, check_owner, NULL);
+	if (ret != 0 && ret != -EINVAL)
+		abort();
 	free(buf);
 	return 0;
 }

@@ -19,6 +19,7 @@
 
 #include <cmocka.h>
 
+#include "attrib/cri.h"
 #include "attrib/jobs.h"
 #include "attrib/k8s.h"
 #include "common/sysroot.h"
@@ -272,6 +273,88 @@ static void test_cgroup_namespace_path(void **state)
 	assert_string_equal(a.cgroup, "/kubepods/besteffort/pod" UID);
 }
 
+/* protobuf by hand: a length-delimited field (lengths under 16384) */
+static size_t pb(uint8_t *out, int field, const void *data, size_t len)
+{
+	size_t n = 0;
+
+	out[n++] = (uint8_t)(field << 3 | 2);
+	if (len >= 128)
+		out[n++] = (uint8_t)(len | 0x80);
+	out[n++] = (uint8_t)(len >= 128 ? len >> 7 : len);
+	memcpy(out + n, data, len);
+	return n + len;
+}
+
+static size_t pb_str(uint8_t *out, int field, const char *s)
+{
+	return pb(out, field, s, strlen(s));
+}
+
+/* A PodSandbox: metadata{name, uid}, labels as key, value pairs. */
+static size_t sandbox_msg(uint8_t *out, const char *uid, const char *const *labels)
+{
+	uint8_t meta[256], entry[256], sb[1024];
+	size_t n = 0, m = 0;
+
+	m += pb_str(meta + m, 1, "p");
+	m += pb_str(meta + m, 2, uid);
+	n += pb_str(sb + n, 1, "sandbox-id");
+	n += pb(sb + n, 2, meta, m);
+	sb[n++] = 3 << 3; /* state: varint 0 */
+	sb[n++] = 0;
+	for (; labels && labels[0]; labels += 2) {
+		size_t e = pb_str(entry, 1, labels[0]);
+
+		e += pb_str(entry + e, 2, labels[1]);
+		n += pb(sb + n, 5, entry, e);
+	}
+	return pb(out, 1, sb, n);
+}
+
+struct owners {
+	struct cri_owner o[4];
+	int n;
+};
+
+static void got_owner(const struct cri_owner *o, void *arg)
+{
+	struct owners *w = arg;
+
+	assert_true(w->n < 4);
+	w->o[w->n++] = *o;
+}
+
+static void test_cri_owner_hints(void **state)
+{
+	static const char *const job[] = {"app.kubernetes.io/name", "trainer",
+					  "batch.kubernetes.io/job-name", "bar-job", NULL};
+	static const char *const none[] = {"team", "ml", NULL};
+	static const char *const app[] = {"app.kubernetes.io/name", "web", NULL};
+	uint8_t msg[4096];
+	struct owners w = {0};
+	size_t n = 0;
+
+	(void)state;
+	n += sandbox_msg(msg + n, UID, job);
+	n += sandbox_msg(msg + n, UID2, none);
+	n += sandbox_msg(msg + n, "0f0e0d0c-0b0a-0908-0706-050403020100", app);
+	assert_int_equal(cri_decode_sandboxes(msg, n, got_owner, &w), 0);
+	assert_int_equal(w.n, 3);
+	assert_string_equal(w.o[0].uid, UID);
+	assert_string_equal(w.o[0].label, "batch.kubernetes.io/job-name"); /* the stronger */
+	assert_string_equal(w.o[0].name, "bar-job");
+	assert_string_equal(w.o[1].uid, UID2);
+	assert_string_equal(w.o[1].label, ""); /* listed, no owner */
+	assert_string_equal(w.o[2].label, "app.kubernetes.io/name");
+	assert_string_equal(w.o[2].name, "web");
+	/* cut short: what came before is given, then -EINVAL */
+	w.n = 0;
+	assert_int_equal(cri_decode_sandboxes(msg, n - 3, got_owner, &w), -EINVAL);
+	assert_int_equal(w.n, 2);
+	assert_int_equal(cri_decode_sandboxes(msg, 0, got_owner, &w), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -284,6 +367,7 @@ int main(void)
 	    cmocka_unit_test(test_resolve_wrong_pod_and_nothing),
 	    cmocka_unit_test(test_resolve_state_root_and_bundle_dir),
 	    cmocka_unit_test(test_cgroup_namespace_path),
+	    cmocka_unit_test(test_cri_owner_hints),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
