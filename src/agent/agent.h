@@ -71,6 +71,7 @@ struct agent_opts {
 	const char *cuda_socket;      /* --cuda-socket: the CUDA hook's receiver, or NULL */
 	bool cuda_always;	      /* --cuda-always: record without a session */
 	const char *k8s_bundle_dir;   /* --k8s-bundle-dir: pods' bundles, or NULL */
+	const char *cri_socket;	      /* --cri-socket: owner hints, or NULL */
 	const char *statsd_socket; /* --statsd-socket: app metrics over Unix datagrams, or NULL */
 	char statsd_udp_addr[64];  /* --statsd-udp ADDR:PORT ("" and 0: none) */
 	uint16_t statsd_udp_port;
@@ -230,6 +231,8 @@ struct agent {
 	struct agent_view *view; /* the current one, swapped each tick */
 	struct store *read_st;	 /* the HTTP thread's own connection */
 	uint64_t scrapes;
+	bool cri_warned;     /* --cri-socket's failure said */
+	int64_t cri_next_ms; /* when to ask it again (agent/k8s.c) */
 };
 
 /* tick.c: one tick, from sampling to the published view. */
@@ -265,6 +268,9 @@ int agent_cuda_setup(struct agent *a);
 /* After a tick: on or off as the sessions say, and the snapshots that changed stored. */
 void agent_cuda_tick(struct agent *a, int64_t interval_ms);
 void agent_cuda_release(struct agent *a);
+
+/* k8s.c: after a tick's jobs, new pods' owner hints from --cri-socket. */
+void agent_k8s_tick(struct agent *a, int64_t ts_ms);
 
 /* compat.c: the --compat series, after ours. */
 void agent_render_compat(const struct agent *a, struct strbuf *o, struct strbuf *lab);

@@ -413,6 +413,15 @@ static void json_job_k8s(struct jsonw *w, const struct job_entry *j)
 		jsonw_obj_end(w);
 	}
 	jsonw_arr_end(w);
+	jsonw_key(w, "owner");
+	if (k->owner_label[0]) {
+		jsonw_obj_begin(w);
+		jsonw_kv_str(w, "label", k->owner_label);
+		jsonw_kv_str(w, "name", k->owner_name);
+		jsonw_obj_end(w);
+	} else {
+		jsonw_null(w);
+	}
 	jsonw_obj_end(w);
 }
 

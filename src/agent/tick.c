@@ -610,6 +610,7 @@ void agent_tick(struct agent *a)
 		log_warn(ret, "cannot attribute processes to jobs");
 	if (a->gpus.ndevices || a->gpus.nopened)
 		sample_gpus(a, ts);
+	agent_k8s_tick(a, ts);
 	pod_reservations(a);
 	store_tick(a, ts);
 	/* after the tick's jobs: a snapshot goes under its pid's job's row */

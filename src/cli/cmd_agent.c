@@ -169,6 +169,10 @@ static int cmd_agent(int argc, char **argv)
 		     "DIR/<container id>/config.json (after the shim's\n"
 		     "or conmon's working directory and the runtimes'\n"
 		     "state directories; docs/kubernetes.md)"),
+	    OPT_PATH(0, "cri-socket", &o.cri_socket, "PATH", "a path",
+		     "the container runtime's CRI socket: pods' owner\n"
+		     "hints (a Job's, a Kubeflow job's, an app's label)\n"
+		     "from ListPodSandbox (docs/kubernetes.md)"),
 	    OPT_PATH(0, "statsd-socket", &o.statsd_socket, "PATH", "a path",
 		     "a Unix datagram socket (mode 0666) for StatsD and\n"
 		     "DogStatsD lines (app metrics; events are markers):\n"

@@ -43,15 +43,20 @@ def test_pod_named_by_its_bundles(wd):
     if skip_reason():
         return
     ctd = cri_harness.Containerd(wd)
-    a = Agent(wd)
+    a = Agent(wd, extra=["--cri-socket", ctd.sock])
     try:
-        pod = ctd.run_pod("bar-ns", "bar-pod-7", [("trainer", BUSY)])
+        pod = ctd.run_pod("bar-ns", "bar-pod-7", [("trainer", BUSY)],
+                          labels={"batch.kubernetes.io/job-name": "bar-job"})
         cid = pod["containers"]["trainer"]
         j = pod_job(a, pod["uid"])
         eq(j["name"], "bar-ns/bar-pod-7", "the job's name")
+        owner = {"label": "batch.kubernetes.io/job-name", "name": "bar-job"}
+        j = wait_for(lambda: a.json("/api/v1/jobs/k8s:" + pod["uid"])
+                     if pod_job(a, pod["uid"])["k8s"]["owner"] else None,
+                     what="the owner hint from ListPodSandbox")
         eq(j["k8s"], {"namespace": "bar-ns", "pod": "bar-pod-7", "uid": pod["uid"],
-                      "qos": "besteffort", "containers": [{"name": "trainer", "id": cid}]},
-           "the job's k8s object")
+                      "qos": "besteffort", "containers": [{"name": "trainer", "id": cid}],
+                      "owner": owner}, "the job's k8s object (the owner: a hint)")
         check(j["command"] != PAUSE and "while" in j["command"],
               "the command is the trainer's, not the pause process's: %r" % j["command"])
         one = a.json("/api/v1/jobs/k8s:" + pod["uid"])
@@ -140,7 +145,7 @@ def test_no_ptrace_no_names(wd):
         j = a.json("/api/v1/jobs/k8s:" + pod["uid"])
         eq(j["name"], None, "no name is guessed")
         eq(j["k8s"], {"namespace": None, "pod": None, "uid": pod["uid"], "qos": "besteffort",
-                      "containers": []}, "k8s without names")
+                      "containers": [], "owner": None}, "k8s without names")
         log = a.stderr()
         eq(log.count("cannot read the names"), 1, "one warning: %s" % log)
         check("CAP_SYS_PTRACE" in log, "the warning names the cause: %s" % log)
