@@ -345,7 +345,7 @@ static bool test_name(const char *list, const char *uid, char *out, size_t size)
 
 struct pod_row {
 	char key[K8S_JOB_KEY_MAX];
-	char name[K8S_NAMESPACE_MAX + K8S_OBJECT_NAME_MAX + 2];
+	char name[K8S_NS_LEN_MAX + K8S_OBJECT_NAME_MAX + 2];
 };
 
 struct pod_rows {
@@ -406,7 +406,7 @@ static int pods_list(struct k8s_annotate *k, int64_t now_ms, struct pod_rows *pr
 
 static enum sent pod_turn(struct k8s_annotate *k, const struct pod_row *row, int64_t now_ms)
 {
-	char ns[K8S_NAMESPACE_MAX + 1], pod[K8S_OBJECT_NAME_MAX + 1], err[256];
+	char ns[K8S_NS_LEN_MAX + 1], pod[K8S_OBJECT_NAME_MAX + 1], err[256];
 	struct report_query q = {.job_key = row->key, .format = REPORT_FMT_JSON};
 	struct k8s_object *obj;
 	struct k8s_annots now;

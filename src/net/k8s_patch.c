@@ -110,7 +110,7 @@ bool k8s_prefix_valid(const char *prefix)
 
 bool k8s_namespace_valid(const char *ns, size_t len)
 {
-	return dns_labels_valid(ns, len, K8S_NAMESPACE_MAX, false);
+	return dns_labels_valid(ns, len, K8S_NS_LEN_MAX, false);
 }
 
 bool k8s_object_name_valid(const char *name, size_t len)

@@ -34,7 +34,7 @@
 #define K8S_VALUE_MAX	       1024	   /* ours: the verdicts' list is cut to fit */
 #define K8S_ANNOTS_MAX	       128	   /* ours: annotations of one object */
 #define K8S_ANNOTS_BYTES_MAX   (256 << 10) /* the API server's limit on all of an object's */
-#define K8S_NAMESPACE_MAX      63	   /* a DNS label */
+#define K8S_NS_LEN_MAX	       63	   /* a DNS label */
 #define K8S_OBJECT_NAME_MAX    253	   /* a DNS subdomain (pods, nodes) */
 #define K8S_GPUS_ANNOTATED_MAX 16	   /* per-GPU annotations for the first 16 GPUs */
 /* Set when a patch is sent, never compared: it alone does not make a figure move. */
@@ -69,7 +69,7 @@ bool k8s_namespace_valid(const char *ns, size_t len);
 bool k8s_object_name_valid(const char *name, size_t len);
 /*
  * A pod job's name "NAMESPACE/POD" into its two parts (sizes at least
- * K8S_NAMESPACE_MAX + 1 and K8S_OBJECT_NAME_MAX + 1): 0, or -EINVAL when
+ * K8S_NS_LEN_MAX + 1 and K8S_OBJECT_NAME_MAX + 1): 0, or -EINVAL when
  * it is not one '/' between a valid namespace and a valid pod name.
  */
 int k8s_split_pod(const char *job_name, char *ns, size_t ns_size, char *pod, size_t pod_size);

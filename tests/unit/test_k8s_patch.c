@@ -194,7 +194,7 @@ static void limits(void **state)
 
 static void names(void **state)
 {
-	char ns[K8S_NAMESPACE_MAX + 1], pod[K8S_OBJECT_NAME_MAX + 1];
+	char ns[K8S_NS_LEN_MAX + 1], pod[K8S_OBJECT_NAME_MAX + 1];
 
 	(void)state;
 	assert_int_equal(k8s_split_pod("bar-ns/bar-pod-7", ns, sizeof(ns), pod, sizeof(pod)), 0);
