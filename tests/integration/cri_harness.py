@@ -9,6 +9,13 @@ hand (the few fields used, numbered as in the CRI's api.proto) and sent
 through Debian's python3-grpcio, raw bytes in and out, by /usr/bin/python3
 (the tests' interpreter may lack the module).
 
+Pods can also be asked for as the kubelet asks for a DaemonSet's such as
+jobscope's agent (test_k8s_image.py): the node's PID namespace (hostPID),
+privileged sandbox and container, a read-only root, bind mounts (hostPath
+and emptyDir volumes), arguments after the image's entrypoint and a CRI log
+file; import_image() loads another image (an OCI archive) with `ctr -n
+k8s.io images import`, as a site loads one into a node.
+
 Everything made is removed by close(): the pods, the containerd process
 (by its PID), the kubepods cgroups it made and the directories the shim
 keeps whatever the state directory is (/run/containerd/runc/k8s.io,
@@ -280,35 +287,84 @@ class Containerd:
         return ("/kubepods/pod%s" % uid if qos == "guaranteed"
                 else "/kubepods/%s/pod%s" % (qos, uid))
 
-    def run_pod(self, namespace, name, containers, qos="besteffort", uid=None, labels=None):
+    def import_image(self, archive, base_name=None):
+        """`ctr -n k8s.io images import` of an OCI archive, as a site loads an
+        image into a node's containerd (unpacked: the kubelet's pods need the
+        snapshot).  Returns the names containerd lists for it."""
+        before = set(self.images())
+        args = ["ctr", "--address", self.sock, "-n", "k8s.io", "images", "import"]
+        if base_name:
+            args += ["--base-name", base_name]
+        r = subprocess.run(args + [archive], capture_output=True, text=True, timeout=300)
+        if r.returncode != 0:
+            raise AssertionError("ctr images import %s: %s" % (archive, r.stderr[-2000:]))
+        return sorted(set(self.images()) - before)
+
+    def images(self):
+        """The image names in containerd's k8s.io namespace."""
+        r = subprocess.run(["ctr", "--address", self.sock, "-n", "k8s.io", "images", "ls", "-q"],
+                           capture_output=True, text=True, check=True, timeout=60)
+        return r.stdout.split()
+
+    @staticmethod
+    def _namespaces(pid_node):
+        # network NODE always (no CNI here); pid NODE for hostPID pods
+        return pb_int(1, 2) + (pb_int(2, 2) if pid_node else b"")
+
+    def run_pod(self, namespace, name, containers, qos="besteffort", uid=None, labels=None,
+                host_pid=False, privileged=False, log_dir=None):
         """A pod: its sandbox, then each (name, command, resources) container
-        created and started.  Returns a dict: uid, sandbox, containers {name: id}."""
+        created and started.  host_pid: the node's PID namespace (hostPID:
+        true); privileged: the sandbox may hold privileged containers (the
+        kubelet says so when one of the pod's containers is); log_dir: the
+        sandbox's log directory (a container's log_path is under it).
+        Returns a dict: uid, sandbox, containers {name: id}."""
         uid = uid or str(uuid.uuid4())
         meta = pb_bytes(1, name) + pb_bytes(2, uid) + pb_bytes(3, namespace) + pb_int(4, 0)
-        linux = (pb_bytes(1, self.cgroup_parent(qos, uid)) +
-                 pb_bytes(2, pb_bytes(1, pb_int(1, 2))))  # network: NODE
+        security = (pb_bytes(1, self._namespaces(host_pid)) +
+                    (pb_int(6, 1) if privileged else b""))
+        linux = pb_bytes(1, self.cgroup_parent(qos, uid)) + pb_bytes(2, security)
         sandbox_config = (pb_bytes(1, meta) +
+                          (pb_bytes(3, log_dir) if log_dir else b"") +
                           pb_map(6, dict(labels or {}, **{"io.kubernetes.pod.name": name})) +
                           pb_bytes(8, linux))
         out = self.call("/runtime.v1.RuntimeService/RunPodSandbox", pb_bytes(1, sandbox_config))
         sandbox = pb_first_string(out, 1)
         pod = {"uid": uid, "sandbox": sandbox, "containers": {}, "config": sandbox_config,
-               "qos": qos}
+               "qos": qos, "host_pid": host_pid}
         self.pods.append(pod)
         for c in containers:
             self.add_container(pod, *c)
         return pod
 
-    def add_container(self, pod, name, command, resources=None, attempt=0):
+    def add_container(self, pod, name, command, resources=None, attempt=0, image=IMAGE,
+                      args=(), mounts=(), privileged=False, readonly_rootfs=False,
+                      log_path=None):
+        """command: the entrypoint (empty: the image's); args: its arguments;
+        mounts: (host_path, container_path, readonly) bind mounts, as the
+        kubelet turns hostPath and emptyDir volumes into; log_path: relative
+        to the pod's log_dir."""
         res = b""
         if resources:
             res = pb_bytes(1, pb_int(1, resources.get("cpu_period", 100000)) +
                            pb_int(2, resources.get("cpu_quota", 0)) +
                            pb_int(4, resources.get("memory", 0)))
+        security = b""
+        if privileged or readonly_rootfs or pod.get("host_pid"):
+            # the kubelet repeats the pod's namespaces in each container's context
+            security = ((pb_int(2, 1) if privileged else b"") +
+                        pb_bytes(3, self._namespaces(pod.get("host_pid"))) +
+                        (pb_int(7, 1) if readonly_rootfs else b""))
+        linux = res + (pb_bytes(2, security) if security else b"")
         config = (pb_bytes(1, pb_bytes(1, name) + pb_int(2, attempt)) +
-                  pb_bytes(2, pb_bytes(1, IMAGE)) +
+                  pb_bytes(2, pb_bytes(1, image)) +
                   b"".join(pb_bytes(3, a) for a in command) +
-                  (pb_bytes(15, res) if res else b""))
+                  b"".join(pb_bytes(4, a) for a in args) +
+                  b"".join(pb_bytes(7, pb_bytes(1, cpath) + pb_bytes(2, hpath) +
+                                    (pb_int(3, 1) if ro else b""))
+                           for hpath, cpath, ro in mounts) +
+                  (pb_bytes(11, log_path) if log_path else b"") +
+                  (pb_bytes(15, linux) if linux else b""))
         out = self.call("/runtime.v1.RuntimeService/CreateContainer",
                         pb_bytes(1, pod["sandbox"]) + pb_bytes(2, config) +
                         pb_bytes(3, pod["config"]))
