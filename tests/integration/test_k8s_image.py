@@ -7,15 +7,24 @@ from that image as the DaemonSet runs it (deploy/kubernetes/agent-daemonset.yaml
    and not enabled) and jobscope-cuda-hook; lintian says nothing of them.
 2. deploy/build-image.sh makes the OCI archive from the .deb (mmdebstrap from
    Debian's archive, podman import + save), in a private podman store.
-3. `podman load` of the archive (as a site loads it; no registry) and `podman
-   run` of the agent: host PID namespace, privileged, the host's /proc and /sys
-   read-only under /host with --sysroot=/host, a writable /var/lib/jobscope,
-   a read-only root; its /metrics on loopback answers jobscope_* series, and a
-   process of this test shows up as a job with its CPU series.
+3. `podman load` of the archive (as a CRI-O site loads it; no registry) and
+   `podman run` of the agent: host PID namespace, privileged, the host's
+   /proc and /sys read-only under /host with --sysroot=/host, a writable
+   /var/lib/jobscope, a read-only root; its /metrics on loopback answers
+   jobscope_* series, and a process of this test shows up as a job with its
+   CPU series.
+4. The same under containerd, as a containerd site runs it: `ctr -n k8s.io
+   images import` of the archive into a private containerd
+   (cri_harness.py), which must name it as the manifests' `image:` does,
+   then the DaemonSet's pod through CRI as the kubelet asks for it: a
+   sandbox in the node's PID and network namespaces, a privileged container
+   from that image with a read-only root and the DaemonSet's arguments, the
+   host's /proc and /sys bound read-only at /host/proc and /host/sys, a
+   writable /var/lib/jobscope and /tmp; the same checks on its /metrics, the
+   port read from the container's CRI log.
 
-Under podman, not containerd: the CRI harness (cri_harness.py) is not in this
-tree yet.  The package and the image are kept in argv[1]/k8s-image/<hash of
-the tree's files>/, so a second run with the same sources reuses them.
+The package and the image are kept in argv[1]/k8s-image/<hash of the
+package's sources>/, so a second run with the same sources reuses them.
 
 argv[1]: the build directory.
 """
@@ -31,6 +40,7 @@ import time
 import urllib.request
 
 from harness import run_tests, check, eq, scaled, wait_for
+import cri_harness
 
 BUILD = sys.argv[1] if len(sys.argv) > 1 else ""
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -45,8 +55,12 @@ def tree_files():
 
 
 def tree_hash(files):
+    """The package's sources: tests/ is left out (debian/rules builds with
+    -Dtests=false), so editing a test does not rebuild the package and image."""
     h = hashlib.sha256()
     for f in files:
+        if f.startswith("tests/"):
+            continue
         h.update(f.encode() + b"\0")
         with open(os.path.join(ROOT, f), "rb") as fh:
             h.update(hashlib.sha256(fh.read()).digest())
@@ -220,6 +234,95 @@ def test_agent_runs_from_the_image(wd):
         marker.kill()
         marker.wait()
         podman(env, "rmi", "-f", image, check_rc=False)
+
+
+def _cmdline(pid):
+    try:
+        with open("/proc/%s/cmdline" % pid, "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
+
+
+def test_agent_runs_under_containerd(wd):
+    """The image imported into containerd as docs/kubernetes-install.md says,
+    and the agent run from it through CRI as the kubelet runs the DaemonSet's
+    pod: hostPID, hostNetwork, privileged, read-only root, the host's /proc
+    and /sys read-only under /host, /var/lib/jobscope and /tmp writable."""
+    why = cri_harness.unavailable()
+    if why:
+        print("SKIP: no CRI pod here: %s" % why)
+        return
+    archive = image_archive(wd, podman_env(wd))
+    image = "localhost/jobscope:%s" % version()
+    ctd = cri_harness.Containerd(wd)
+    marker = None
+    try:
+        # the archive's org.opencontainers.image.ref.name is the whole reference:
+        # no --base-name needed; the CRI plugin adds the image's ID as a name too
+        names = ctd.import_image(archive)
+        eq([n for n in names if not n.startswith("sha256:")], [image],
+           "the name containerd keeps (the manifests' image:): %s" % names)
+        marker = subprocess.Popen(["python3", "-c", "import time\nwhile True: sum(range(10000)); "
+                                   "time.sleep(0.01)", "jobscope-k8s-ctd-marker"],
+                                  start_new_session=True)
+        store, tmp, logs = wd.join("ctd-store"), wd.join("ctd-tmp"), wd.join("ctd-logs")
+        for d in (store, tmp, logs):
+            os.makedirs(d)
+        pod = ctd.run_pod("jobscope", "jobscope-agent-x7k2p", [], qos="burstable",
+                          labels={"app.kubernetes.io/name": "jobscope",
+                                  "app.kubernetes.io/component": "agent"},
+                          host_pid=True, privileged=True, log_dir=logs)
+        ctd.add_container(pod, "agent", [], image=image, privileged=True, readonly_rootfs=True,
+                          args=["agent", "--sysroot=/host", "--listen=127.0.0.1:0",
+                                "--interval=250ms", "--db=/var/lib/jobscope/agent.db",
+                                "--max-db-size=2G"],
+                          mounts=[("/proc", "/host/proc", True), ("/sys", "/host/sys", True),
+                                  (store, "/var/lib/jobscope", False), (tmp, "/tmp", False)],
+                          log_path="agent/0.log")
+        log = os.path.join(logs, "agent", "0.log")
+
+        def port():
+            text = open(log).read() if os.path.exists(log) else ""
+            m = re.search(r"listening on 127\.0\.0\.1:(\d+)", text)
+            return int(m.group(1)) if m else None
+        url = "http://127.0.0.1:%d" % wait_for(port, timeout=30, what="the agent's port in its "
+                                               "CRI log")
+
+        def marker_job():
+            with urllib.request.urlopen(url + "/api/v1/jobs", timeout=5) as r:
+                jobs = json.load(r)["jobs"]
+            for j in jobs:
+                if "jobscope-k8s-ctd-marker" in (j.get("command") or "") and \
+                        (j["usage"]["cpu_seconds"] or 0) > 0:
+                    return j
+            return None
+        job = wait_for(marker_job, timeout=30, what="the test's process as a job")
+        with urllib.request.urlopen(url + "/metrics", timeout=5) as r:
+            metrics = r.read().decode()
+        for series in ("jobscope_agent_ticks_total", "jobscope_node_cpus",
+                       "jobscope_job_cpu_seconds_total"):
+            check(re.search(r"^%s[{ ]" % series, metrics, re.M), "/metrics has %s" % series)
+        check(re.search(r'^jobscope_job_cpu_seconds_total\{[^}]*job_id="%s"'
+                        % re.escape(job["job_id"]), metrics, re.M),
+              "the marker's CPU series (job %s)" % job["job_id"])
+        check(os.path.exists(os.path.join(store, "agent.db")), "the store in /var/lib/jobscope")
+        # its mounts, seen from here (the node's PID namespace): read-only as asked
+        agent = [p for p in os.listdir("/proc") if p.isdigit() and _cmdline(p).startswith(
+            b"/usr/bin/jobscope\0agent\0--sysroot=/host\0")]
+        eq(len(agent), 1, "one agent process in the node's PID namespace")
+        opts = {}
+        for line in open("/proc/%s/mountinfo" % agent[0]):
+            f = line.split()
+            opts[f[4]] = f[5].split(",")
+        for path, mode in (("/", "ro"), ("/host/proc", "ro"), ("/host/sys", "ro"),
+                           ("/var/lib/jobscope", "rw"), ("/tmp", "rw")):
+            check(mode in opts.get(path, []), "%s mounted %s: %s" % (path, mode, opts.get(path)))
+    finally:
+        if marker:
+            marker.kill()
+            marker.wait()
+        ctd.close()
 
 
 if __name__ == "__main__":
