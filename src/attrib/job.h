@@ -49,6 +49,12 @@ struct job_record {
 	char reserved_gpu_list[256]; /* as the scheduler wrote it, e.g. "0,1" */
 	/* schema 12: Slurm 26.05's name of the job's cgroup, "sEKNKTV3WPV500"; "" if none */
 	char sluid[16];
+	/*
+	 * schema 15: a pod's owner from its labels (the agent's --cri-socket),
+	 * "NAMESPACE/NAME", and the label that named it; "" if none
+	 */
+	char k8s_owner[320];
+	char k8s_owner_label[64];
 };
 
 #endif

@@ -342,7 +342,9 @@ static int ingest_jobs(struct ingest *in)
 			  sizeof(j->reservation_source));
 		cell_text(t, r, "reserved_gpu_list", j->reserved_gpu_list,
 			  sizeof(j->reserved_gpu_list));
-		cell_text(t, r, "sluid", j->sluid, sizeof(j->sluid)); /* schema 12 */
+		cell_text(t, r, "sluid", j->sluid, sizeof(j->sluid));		  /* schema 12 */
+		cell_text(t, r, "k8s_owner", j->k8s_owner, sizeof(j->k8s_owner)); /* schema 15 */
+		cell_text(t, r, "k8s_owner_label", j->k8s_owner_label, sizeof(j->k8s_owner_label));
 		j->start_ms = cell_i64(t, r, "start_ms");
 		j->end_ms = cell_i64(t, r, "end_ms");
 		j->uid = (uint32_t)cell_i64(t, r, "uid");

@@ -236,6 +236,11 @@ static int pg_schema_ddl(struct strbuf *ddl, int64_t from_version)
 		if (from_version < 14)
 			strbuf_addstr(ddl, "ALTER TABLE \"procs\" ADD COLUMN IF NOT EXISTS"
 					   " \"container\" text;\n");
+		if (from_version < 15)
+			strbuf_addstr(ddl, "ALTER TABLE \"jobs\" ADD COLUMN IF NOT EXISTS"
+					   " \"k8s_owner\" text;\n"
+					   "ALTER TABLE \"jobs\" ADD COLUMN IF NOT EXISTS"
+					   " \"k8s_owner_label\" text;\n");
 		strbuf_addf(ddl, "UPDATE meta SET value = '%d' WHERE key = 'schema_version';\n",
 			    STORE_SCHEMA_VERSION);
 		goto out_close;

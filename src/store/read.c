@@ -26,7 +26,7 @@
 	"SELECT j.id, j.node_id, n.hostname, j.scheduler, j.job_id, j.name, j.command, j.user,"    \
 	" j.uid, j.pid, j.start_ms, j.end_ms, j.exit_code, j.signal, j.timed_out,"                 \
 	" j.interval_ms, j.cores_allowed, j.host_cores, j.host_mem_bytes, j.samples,"              \
-	" j.lost_samples, j.sampler_cpu_ms, %s, %s"                                                \
+	" j.lost_samples, j.sampler_cpu_ms, %s, %s, %s"                                            \
 	" FROM jobs j LEFT JOIN nodes n ON n.id = j.node_id"
 #define JOB_V3_COLUMNS                                                                             \
 	"j.step, j.cgroup, j.qos, j.reservation_source, j.reserved_cpus, j.reserved_mem_bytes,"    \
@@ -75,16 +75,19 @@ static void job_from_row(struct db_stmt *stmt, struct job_record *job)
 	job->reserved_gpus = (int32_t)gpus;
 	col_text(&r, job->reserved_gpu_list, sizeof(job->reserved_gpu_list));
 	col_text(&r, job->sluid, sizeof(job->sluid));
+	col_text(&r, job->k8s_owner, sizeof(job->k8s_owner));
+	col_text(&r, job->k8s_owner_label, sizeof(job->k8s_owner_label));
 }
 
-/* The job query for this store's schema: older ones lack the v3 columns, the v12 one. */
+/* The job query for this store's schema: older ones lack the v3 columns, v12's, v15's. */
 static void job_select(const struct store *st, char *buf, size_t size, const char *tail)
 {
-	char head[1024];
+	char head[1536];
 
 	snprintf(head, sizeof(head), JOB_SELECT,
 		 st->schema_version >= 3 ? JOB_V3_COLUMNS : JOB_V3_NULLS,
-		 st->schema_version >= 12 ? "j.sluid" : "NULL");
+		 st->schema_version >= 12 ? "j.sluid" : "NULL",
+		 st->schema_version >= 15 ? "j.k8s_owner, j.k8s_owner_label" : "NULL, NULL");
 	snprintf(buf, size, "%s %s", head, tail);
 }
 

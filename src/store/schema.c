@@ -2,7 +2,7 @@
  * schema.c - the store's schema and its migrations, and the checks an
  * existing file passes before it is read or written.
  *
- *   store_schema_v1..v14   each version's SQL (docs/store.md: keep in step)
+ *   store_schema_v1..v15   each version's SQL (docs/store.md: keep in step)
  *   store_migrations[]     from version v to v + 1
  *   add_fact_columns       the columns facts.h adds to a table at a version
  *   store_tables[]         the tables a store must have, by version
@@ -263,6 +263,14 @@ static const char store_schema_v13[] = "ALTER TABLE sessions ADD COLUMN owner TE
 static const char store_schema_v14[] = "ALTER TABLE procs ADD COLUMN container TEXT;\n";
 
 /*
+ * Schema 15: a pod's owner as its labels name it (the agent's --cri-socket
+ * hint): "NAMESPACE/NAME" and the label, so that the pods of one training
+ * job are one group across nodes (`jobscope report --k8s-job`).
+ */
+static const char store_schema_v15[] = "ALTER TABLE jobs ADD COLUMN k8s_owner TEXT;\n"
+				       "ALTER TABLE jobs ADD COLUMN k8s_owner_label TEXT;\n";
+
+/*
  * store_migrations[v] brings a store from schema v to v + 1; [0] creates
  * schema 1 in an empty file.  A new version appends one entry here and
  * bumps STORE_SCHEMA_VERSION.
@@ -270,7 +278,7 @@ static const char store_schema_v14[] = "ALTER TABLE procs ADD COLUMN container T
 static const char *const store_migrations[STORE_SCHEMA_VERSION] = {
     store_schema_v1,  store_schema_v2,	store_schema_v3,  store_schema_v4,  store_schema_v5,
     store_schema_v6,  store_schema_v7,	store_schema_v8,  store_schema_v9,  store_schema_v10,
-    store_schema_v11, store_schema_v12, store_schema_v13, store_schema_v14,
+    store_schema_v11, store_schema_v12, store_schema_v13, store_schema_v14, store_schema_v15,
 };
 
 /*

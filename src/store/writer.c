@@ -137,16 +137,18 @@ static const char *const store_sql[STMT__COUNT] = {
 			" command, \"user\", uid, pid, exit_code, signal, timed_out, interval_ms,"
 			" cores_allowed, host_cores, host_mem_bytes, samples, lost_samples,"
 			" sampler_cpu_ms, step, cgroup, qos, reservation_source, reserved_cpus,"
-			" reserved_mem_bytes, reserved_gpus, reserved_gpu_list, sluid)"
+			" reserved_mem_bytes, reserved_gpus, reserved_gpu_list, sluid,"
+			" k8s_owner, k8s_owner_label)"
 			" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
-			" ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+			" ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
     [STMT_JOB_SET_RUN_ID] = "UPDATE jobs SET job_id = CAST(id AS TEXT) WHERE id = ?",
     [STMT_JOB_UPDATE] = "UPDATE jobs SET end_ms = ?, name = ?, command = ?, \"user\" = ?, uid = ?,"
 			" pid = ?, exit_code = ?, signal = ?, timed_out = ?, interval_ms = ?,"
 			" cores_allowed = ?, host_cores = ?, host_mem_bytes = ?, samples = ?,"
 			" lost_samples = ?, sampler_cpu_ms = ?, step = ?, cgroup = ?, qos = ?,"
 			" reservation_source = ?, reserved_cpus = ?, reserved_mem_bytes = ?,"
-			" reserved_gpus = ?, reserved_gpu_list = ?, sluid = ? WHERE id = ?",
+			" reserved_gpus = ?, reserved_gpu_list = ?, sluid = ?, k8s_owner = ?,"
+			" k8s_owner_label = ? WHERE id = ?",
     [STMT_HOST] = FACT_INSERT(host_samples, "seq, node_id, ts_ms", "?, ?, ?", HOST_SAMPLE_COLUMNS),
     [STMT_CPU] = FACT_INSERT(cpu_samples, "seq, node_id, ts_ms", "?, ?, ?", CPU_SAMPLE_COLUMNS),
     [STMT_DISK] = FACT_INSERT(disk_samples, "seq, node_id, ts_ms", "?, ?, ?", DISK_SAMPLE_COLUMNS),
@@ -514,6 +516,8 @@ static void bind_job_state(struct binder *b, const struct job_record *job)
 	bind_opt(b, job->has_reserved_gpus, (uint64_t)(int64_t)job->reserved_gpus);
 	bind_text(b, job->reserved_gpu_list, sizeof(job->reserved_gpu_list));
 	bind_text(b, job->sluid, sizeof(job->sluid));
+	bind_text(b, job->k8s_owner, sizeof(job->k8s_owner));
+	bind_text(b, job->k8s_owner_label, sizeof(job->k8s_owner_label));
 }
 
 int store_job_begin(struct store *st, struct job_record *job)

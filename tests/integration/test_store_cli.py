@@ -115,6 +115,7 @@ def test_schema_1_store_is_read_then_upgraded(wd):
                       "ALTER TABLE events DROP COLUMN gpu_index;"
                       "ALTER TABLE job_samples DROP COLUMN cpu_wait_ms; ALTER TABLE jobs DROP COLUMN sluid;"
                       "ALTER TABLE procs DROP COLUMN container;"
+                      "ALTER TABLE jobs DROP COLUMN k8s_owner; ALTER TABLE jobs DROP COLUMN k8s_owner_label;"
                       " PRAGMA user_version = 1;")
     con.close()
     p = jobscope("report", "--db", db, "--format", "json", "1")
@@ -126,7 +127,7 @@ def test_schema_1_store_is_read_then_upgraded(wd):
     second = run(wd, ["true"], db=db)
     eq(second.rc, 0, "a run upgrades it")
     con = sqlite3.connect(db)
-    eq(con.execute("pragma user_version").fetchone()[0], 14, "upgraded to the current schema")
+    eq(con.execute("pragma user_version").fetchone()[0], 15, "upgraded to the current schema")
     con.close()
     p = jobscope("report", "--db", db, "--format", "json", "1")
     eq(json.loads(p.stdout)["events"], first.report["events"], "old run intact")

@@ -46,12 +46,13 @@ def test_schema_8_upgraded(wd):
               " DROP TABLE energy_samples; DROP TABLE proc_libs;"
               " ALTER TABLE job_samples DROP COLUMN cpu_wait_ms; ALTER TABLE jobs DROP COLUMN sluid;"
               " ALTER TABLE sessions DROP COLUMN owner;"
+              " ALTER TABLE jobs DROP COLUMN k8s_owner; ALTER TABLE jobs DROP COLUMN k8s_owner_label;"
               " UPDATE meta SET value = '8' WHERE key = 'schema_version'", db="cuda2")
     eq(pg().query("SELECT to_regclass('cuda_procs') IS NULL", db="cuda2")[0][0], 1,
        "tables dropped")
     r = unit(url)
     eq(r.returncode, 0, "a writer upgrades schema 8:\n" + r.stdout + r.stderr)
-    eq(pg().query("SELECT value FROM meta WHERE key = 'schema_version'", db="cuda2")[0][0], "14",
+    eq(pg().query("SELECT value FROM meta WHERE key = 'schema_version'", db="cuda2")[0][0], "15",
        "schema_version")
     eq(int(pg().query("SELECT count(*) FROM cuda_procs", db="cuda2")[0][0]) > 0, True,
        "rows written after the upgrade")

@@ -525,9 +525,12 @@ static void test_job_sluid(void **state)
 	store_close(st);
 
 	/* a store of schema 11 */
-	sql_exec(fx->path,
-		 "ALTER TABLE jobs DROP COLUMN sluid; ALTER TABLE sessions DROP COLUMN owner;"
-		 " ALTER TABLE procs DROP COLUMN container; PRAGMA user_version = 11");
+	sql_exec(
+	    fx->path,
+	    "ALTER TABLE jobs DROP COLUMN sluid; ALTER TABLE sessions DROP COLUMN owner;"
+	    " ALTER TABLE procs DROP COLUMN container;"
+	    " ALTER TABLE jobs DROP COLUMN k8s_owner; ALTER TABLE jobs DROP COLUMN k8s_owner_label;"
+	    " PRAGMA user_version = 11");
 	assert_int_equal(store_open(fx->path, STORE_READONLY, &st), 0);
 	assert_int_equal(store_get_job(st, job.id, &got), 0);
 	assert_string_equal(got.job_id, "sEKNKTV3WPV500");
@@ -561,10 +564,13 @@ static void test_fact_columns_migrated(void **state)
 	store_close(st);
 	sql_text(fx->path, cols, fresh, sizeof(fresh));
 	assert_non_null(strstr(fresh, "cg_mem_peak_bytes INTEGER 0 -, cpu_wait_ms INTEGER 0 -"));
-	sql_exec(fx->path,
-		 "ALTER TABLE job_samples DROP COLUMN cpu_wait_ms;"
-		 " ALTER TABLE jobs DROP COLUMN sluid; ALTER TABLE sessions DROP COLUMN owner;"
-		 " ALTER TABLE procs DROP COLUMN container; PRAGMA user_version = 10");
+	sql_exec(
+	    fx->path,
+	    "ALTER TABLE job_samples DROP COLUMN cpu_wait_ms;"
+	    " ALTER TABLE jobs DROP COLUMN sluid; ALTER TABLE sessions DROP COLUMN owner;"
+	    " ALTER TABLE procs DROP COLUMN container;"
+	    " ALTER TABLE jobs DROP COLUMN k8s_owner; ALTER TABLE jobs DROP COLUMN k8s_owner_label;"
+	    " PRAGMA user_version = 10");
 	sql_text(fx->path, cols, migrated, sizeof(migrated));
 	assert_null(strstr(migrated, "cpu_wait_ms"));
 	st = open_new(fx);
@@ -1103,7 +1109,7 @@ static void test_newer_schema_refused(void **state)
 	sql_exec(fx->path, "PRAGMA user_version = 99; PRAGMA journal_mode = DELETE");
 	assert_refused_unchanged(
 	    fx, fx->path, -EPROTONOSUPPORT,
-	    "written by a newer jobscope (schema 99, this one reads up to 14)");
+	    "written by a newer jobscope (schema 99, this one reads up to 15)");
 
 	/* the new version still in the WAL of a running writer, not yet in the file */
 	sql_exec(fx->path, "PRAGMA user_version = 2; PRAGMA journal_mode = WAL");
@@ -1113,7 +1119,7 @@ static void test_newer_schema_refused(void **state)
 			 SQLITE_OK);
 	assert_int_equal(store_open(fx->path, STORE_READONLY, &st), -EPROTONOSUPPORT);
 	assert_int_equal(store_open(fx->path, STORE_CREATE, &st), -EPROTONOSUPPORT);
-	assert_non_null(strstr(log_text(fx), "(schema 98, this one reads up to 14)"));
+	assert_non_null(strstr(log_text(fx), "(schema 98, this one reads up to 15)"));
 	assert_null(st);
 	sqlite3_close(db);
 }

@@ -298,10 +298,12 @@ static void test_older_schema(void **state)
 	struct got g = {0};
 
 	store_close(st);
-	write_sql(fx, "DROP TABLE app_samples; DROP TABLE energy_samples; DROP INDEX marks_job_ts;"
-		      " DROP TABLE proc_libs; ALTER TABLE job_samples DROP COLUMN cpu_wait_ms;"
-		      " ALTER TABLE jobs DROP COLUMN sluid; ALTER TABLE sessions DROP COLUMN owner;"
-		      " ALTER TABLE procs DROP COLUMN container; PRAGMA user_version = 9");
+	write_sql(
+	    fx, "DROP TABLE app_samples; DROP TABLE energy_samples; DROP INDEX marks_job_ts;"
+		" DROP TABLE proc_libs; ALTER TABLE job_samples DROP COLUMN cpu_wait_ms;"
+		" ALTER TABLE jobs DROP COLUMN sluid; ALTER TABLE sessions DROP COLUMN owner;"
+		" ALTER TABLE procs DROP COLUMN container; ALTER TABLE jobs DROP COLUMN k8s_owner;"
+		" ALTER TABLE jobs DROP COLUMN k8s_owner_label; PRAGMA user_version = 9");
 	fill(pts);
 	assert_int_equal(store_open(fx->path, STORE_READONLY, &st), 0);
 	assert_int_equal(store_for_each_app_point(st, 1, 0, INT64_MAX, collect, &g), 0);

@@ -383,12 +383,14 @@ static void test_older_schema(void **state)
 	size_t n = 99;
 
 	store_close(st);
-	write_sql(fx, "DROP TABLE cuda_stats; DROP TABLE cuda_procs; DROP TABLE app_samples;"
-		      " DROP INDEX marks_job_ts; DROP TABLE energy_samples; DROP TABLE proc_libs;"
-		      " ALTER TABLE sessions DROP COLUMN cuda;"
-		      " ALTER TABLE job_samples DROP COLUMN cpu_wait_ms;"
-		      " ALTER TABLE jobs DROP COLUMN sluid; ALTER TABLE sessions DROP COLUMN owner;"
-		      " ALTER TABLE procs DROP COLUMN container; PRAGMA user_version = 8");
+	write_sql(
+	    fx, "DROP TABLE cuda_stats; DROP TABLE cuda_procs; DROP TABLE app_samples;"
+		" DROP INDEX marks_job_ts; DROP TABLE energy_samples; DROP TABLE proc_libs;"
+		" ALTER TABLE sessions DROP COLUMN cuda;"
+		" ALTER TABLE job_samples DROP COLUMN cpu_wait_ms;"
+		" ALTER TABLE jobs DROP COLUMN sluid; ALTER TABLE sessions DROP COLUMN owner;"
+		" ALTER TABLE procs DROP COLUMN container; ALTER TABLE jobs DROP COLUMN k8s_owner;"
+		" ALTER TABLE jobs DROP COLUMN k8s_owner_label; PRAGMA user_version = 8");
 	assert_int_equal(store_open(fx->path, STORE_READONLY, &st), 0);
 	assert_int_equal(store_get_cuda_procs(st, 1, &got, &n), 0);
 	assert_int_equal(n, 0);
