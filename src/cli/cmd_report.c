@@ -23,7 +23,8 @@
 
 static const char report_head[] =
     "usage: jobscope report [--db PATH | --head URL]\n"
-    "                       [RUN_ID | --job KEY | --session NAME | --user U | --node N]\n"
+    "                       [RUN_ID | --job KEY | --k8s-job NS/NAME | --session NAME |\n"
+    "                        --user U | --node N]\n"
     "                       [--since T] [--until T] [--by user|node|job|hour|weekday|framework]\n"
     "                       [--format text|json|csv|html] [-o FILE] [--plot FILE.png|.pdf|.svg]\n"
     "       jobscope report --prometheus URL (--job KEY | --pod NS/NAME | --node N)\n"
@@ -36,6 +37,11 @@ static const char report_head[] =
     "store: scheduler:id:start_ms, scheduler:id or a bare id (the latest match).\n"
     "RUN_ID is a row of the store (--db); a head numbers its rows on its own\n"
     "machine, so with --head give --job KEY or 'last'.\n"
+    "\n"
+    "A Kubernetes training job (--k8s-job NS/NAME, text or json): every pod\n"
+    "whose owner label (the agent's --cri-socket: Kubeflow's, a Job's, an\n"
+    "app's) names NS/NAME, on every node, one line each, and their figures\n"
+    "summed.\n"
     "\n"
     "Many jobs (--user, --node, --since, --until or --by): reserved against used\n"
     "core-hours, GPU-hours and memory over a window (default the last 30 days),\n"
@@ -67,10 +73,11 @@ static int report_from_head(const char *head, const char *token_file, const char
 			    const char *since, const char *until, const char *by,
 			    const struct report_query *q, const char *output)
 {
-	static const char *const names[] = {"run",   "job",   "user", "node",
-					    "since", "until", "by",   "format"};
-	const char *values[] = {run_id, q->job_key, q->user, q->node,
-				since,	until,	    by,	     format_names[q->format]};
+	static const char *const names[] = {"run",   "job",   "k8s_job", "user",  "node",
+					    "since", "until", "by",	 "format"};
+	const char *values[] = {run_id,	 q->job_key, q->k8s_job,
+				q->user, q->node,    since,
+				until,	 by,	     format_names[q->format]};
 	struct strbuf answer;
 	char token[256];
 	int ret;
@@ -81,7 +88,7 @@ static int report_from_head(const char *head, const char *token_file, const char
 		return EXIT_USAGE;
 	strbuf_init(&answer, 0);
 	ret = http_client_get_query(head, "/api/v1/report", token_file ? token : NULL, names,
-				    values, 8, &answer);
+				    values, 9, &answer);
 	if (!ret)
 		ret = cli_write_file(output, answer.buf ? answer.buf : "", answer.len);
 	strbuf_release(&answer);
@@ -190,6 +197,8 @@ static int cmd_report(int argc, char **argv)
 	    OPT_STRING(0, "token-file", &token_opt, "F",
 		       "the head's token (default $JOBSCOPE_TOKEN_FILE)"),
 	    OPT_STRING('j', "job", &q.job_key, "KEY", "the job with that key"),
+	    OPT_STRING(0, "k8s-job", &q.k8s_job, "NS/NAME",
+		       "the pods of that owner (a training job), every node"),
 	    OPT_STRING('s', "session", &session, "NAME",
 		       "a profiling session (a head's store or a head)"),
 	    OPT_STRING('u', "user", &q.user, "U", "jobs of user U"),
@@ -266,6 +275,13 @@ static int cmd_report(int argc, char **argv)
 		return report_from_prometheus(prom, pod, step, &q, now_ms, output);
 	if (pod || step)
 		return usage_error("report", "--pod and --step are for --prometheus");
+	if (q.k8s_job &&
+	    (q.run_id || q.job_key || session || q.user || q.node || since || until || by))
+		return usage_error("report", "--k8s-job NS/NAME is the whole question: not with "
+					     "a run id, --job, --session, --user, --node, --since, "
+					     "--until or --by");
+	if (q.k8s_job && (q.format == REPORT_FMT_CSV || q.format == REPORT_FMT_HTML || q.plot_path))
+		return usage_error("report", "a k8s job's report is text or json (no --plot)");
 	if ((q.run_id || q.job_key) && (q.user || q.node || since || until || by))
 		return usage_error("report", "--user, --node, --since, --until and --by select "
 					     "many jobs: not with a run id or --job");

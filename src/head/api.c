@@ -563,7 +563,7 @@ void head_metrics(void *arg, const struct http_request *req, struct http_respons
 }
 
 /*
- * GET /api/v1/report?job=KEY|run=ID|user=U|node=N&since=T&until=T&by=K&format=F:
+ * GET /api/v1/report?job=KEY|run=ID|k8s_job=NS/NAME|user=U|node=N&since=T&until=T&by=K&format=F:
  * `jobscope report` run on the head's store (jobscope report --head asks it).
  */
 void head_api_report(void *arg, const struct http_request *req, struct http_response *res)
@@ -580,6 +580,7 @@ void head_api_report(void *arg, const struct http_request *req, struct http_resp
 	int ret;
 
 	q.job_key = http_query_arg(req, "job");
+	q.k8s_job = http_query_arg(req, "k8s_job");
 	q.run_id = http_query_arg(req, "run");
 	q.user = http_query_arg(req, "user");
 	q.node = http_query_arg(req, "node");

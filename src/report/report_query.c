@@ -58,7 +58,7 @@ int report_format_parse(const char *s, enum report_format *out)
 
 bool report_query_is_history(const struct report_query *q)
 {
-	if (q->run_id || q->job_key)
+	if (q->run_id || q->job_key || q->k8s_job)
 		return false;
 	return q->has_by || q->user || q->node || q->has_since || q->has_until;
 }
@@ -363,6 +363,14 @@ int report_query_run(struct store *st, const struct report_query *q, int64_t now
 		     struct strbuf *out, char *err, size_t errsize)
 {
 	err[0] = '\0';
+	if (q->k8s_job) {
+		if (q->run_id || q->job_key || q->user || q->node || q->has_since || q->has_until ||
+		    q->has_by)
+			return fail(-EINVAL, err, errsize,
+				    "--k8s-job picks one group of pods: not with a run id, --job, "
+				    "--user, --node, --since, --until or --by");
+		return report_query_k8s_group(st, q, out, err, errsize);
+	}
 	if (report_query_is_history(q))
 		return run_history(st, q, now_ms, out, err, errsize);
 	return run_job(st, q, out, err, errsize);

@@ -24,6 +24,7 @@ enum report_format { REPORT_FMT_TEXT, REPORT_FMT_JSON, REPORT_FMT_CSV, REPORT_FM
 struct report_query {
 	const char *run_id;  /* a row id or "last"; NULL */
 	const char *job_key; /* scheduler:id[:start_ms] or id; NULL */
+	const char *k8s_job; /* "NAMESPACE/NAME": the pods of that owner (jobs.k8s_owner); NULL */
 	const char *user, *node;
 	/*
 	 * NULL: any job; else that user's alone (a head's user caller): the
@@ -66,6 +67,14 @@ int report_query_session(struct store *st, const char *name, const struct report
 struct job_report;
 int report_query_render(const struct job_report *r, const struct report_query *q,
 			struct strbuf *out, char *err, size_t errsize);
+/*
+ * The pods whose stored owner is q->k8s_job, on every node, summed
+ * (report/report_group.c); text or json.  Called by report_query_run.
+ * Errors as report_query_run's; a user caller (q->owner) sees their own
+ * pods alone.
+ */
+int report_query_k8s_group(struct store *st, const struct report_query *q, struct strbuf *out,
+			   char *err, size_t errsize);
 /* A run id: decimal digits, above 0 (no sign, no blanks); 0 or -EINVAL. */
 int report_parse_run_id(const char *s, int64_t *id);
 
