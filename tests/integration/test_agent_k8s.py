@@ -80,6 +80,12 @@ def test_pod_named_by_its_bundles(wd):
             return rows if any(r[0] == "sh" and r[1] == "trainer" for r in rows) else None
         rows = wait_for(stored, what="the trainer's process stored with its container")
         eq({r[2] for r in rows}, {"bar-ns/bar-pod-7"}, "the stored job's name")
+        # schema 15: the owner stored with the job (`report --k8s-job bar-ns/bar-job`)
+        owner_row = wait_for(lambda: sql(a.db, "SELECT k8s_owner, k8s_owner_label FROM jobs"
+                                               " WHERE job_id = ? AND k8s_owner IS NOT NULL",
+                                         pod["uid"]) or None,
+                             what="the pod's owner stored")
+        eq(owner_row, [("bar-ns/bar-job", "batch.kubernetes.io/job-name")], "the stored owner")
 
         # the container restarts: same name, a new ID; the pod is the same job
         ctd.stop_container(cid)
