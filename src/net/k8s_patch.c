@@ -284,6 +284,42 @@ static void list_add(char *list, size_t size, const char *item)
 }
 
 /* A GPU's index as its annotations name it: 0..999, else none. */
+/* One of a GPU's annotations: gpu-<index>-<suffix>, from field key (decimals; -1: text). */
+struct gpu_field {
+	const char *suffix, *key;
+	int decimals;
+};
+
+/* A GPU's annotations from its object g, the first failure kept. */
+static int set_gpu_fields(struct k8s_annots *s, const cJSON *g, int idx, const struct gpu_field *f,
+			  size_t n)
+{
+	char name[K8S_NAME_MAX + 1];
+	int ret = 0;
+
+	for (size_t i = 0; i < n && !ret; i++) {
+		snprintf(name, sizeof(name), "gpu-%d-%s", idx, f[i].suffix);
+		ret = f[i].decimals < 0 ? set_str_at(s, name, g, f[i].key)
+					: set_num_at(s, name, g, f[i].key, f[i].decimals);
+	}
+	return ret;
+}
+
+/* a pod's GPUs (its report's gpus[]) and a node's (the store's latest samples) */
+static const struct gpu_field job_gpu[] = {
+    {"util-avg-pct", "util_avg_pct", 1},
+    {"util-p95-pct", "util_p95_pct", 1},
+    {"memory-peak-bytes", "mem_used_peak_bytes", 0},
+    {"energy-j", "energy_j", 0},
+    {"uuid", "uuid", -1},
+};
+static const struct gpu_field node_gpu[] = {
+    {"util-pct", "util_pct", 0},
+    {"memory-used-bytes", "mem_used_bytes", 0},
+    {"uuid", "uuid", -1},
+};
+#define NFIELDS(a) (sizeof(a) / sizeof((a)[0]))
+
 static bool gpu_index(const cJSON *g, const char *field, int *idx)
 {
 	double v;
@@ -305,7 +341,6 @@ static int pod_gpus(const cJSON *report, struct k8s_annots *s)
 		return 0;
 	cJSON_ArrayForEach(g, gpus)
 	{
-		char name[K8S_NAME_MAX + 1];
 		double v;
 		int idx;
 
@@ -317,16 +352,7 @@ static int pod_gpus(const cJSON *report, struct k8s_annots *s)
 		if (!gpu_index(g, "index", &idx) || annotated == K8S_GPUS_ANNOTATED_MAX)
 			continue;
 		annotated++;
-		snprintf(name, sizeof(name), "gpu-%d-util-avg-pct", idx);
-		ret = ret ? ret : set_num_at(s, name, g, "util_avg_pct", 1);
-		snprintf(name, sizeof(name), "gpu-%d-util-p95-pct", idx);
-		ret = ret ? ret : set_num_at(s, name, g, "util_p95_pct", 1);
-		snprintf(name, sizeof(name), "gpu-%d-memory-peak-bytes", idx);
-		ret = ret ? ret : set_num_at(s, name, g, "mem_used_peak_bytes", 0);
-		snprintf(name, sizeof(name), "gpu-%d-energy-j", idx);
-		ret = ret ? ret : set_num_at(s, name, g, "energy_j", 0);
-		snprintf(name, sizeof(name), "gpu-%d-uuid", idx);
-		ret = ret ? ret : set_str_at(s, name, g, "uuid");
+		ret = ret ? ret : set_gpu_fields(s, g, idx, job_gpu, NFIELDS(job_gpu));
 	}
 	ret = ret ? ret : set_num(s, "gpus", n, 0);
 	if (has_energy)
@@ -436,7 +462,6 @@ static int node_gpus(const cJSON *gpus, const char *node, struct k8s_annots *s, 
 	cJSON_ArrayForEach(g, list)
 	{
 		const cJSON *name = get(g, "name");
-		char key[K8S_NAME_MAX + 1];
 		int idx;
 
 		if (!on_node(g, node))
@@ -460,12 +485,7 @@ static int node_gpus(const cJSON *gpus, const char *node, struct k8s_annots *s, 
 		if (!gpu_index(g, "index", &idx) || annotated == K8S_GPUS_ANNOTATED_MAX)
 			continue;
 		annotated++;
-		snprintf(key, sizeof(key), "gpu-%d-util-pct", idx);
-		ret = ret ? ret : set_num_at(s, key, g, "util_pct", 0);
-		snprintf(key, sizeof(key), "gpu-%d-memory-used-bytes", idx);
-		ret = ret ? ret : set_num_at(s, key, g, "mem_used_bytes", 0);
-		snprintf(key, sizeof(key), "gpu-%d-uuid", idx);
-		ret = ret ? ret : set_str_at(s, key, g, "uuid");
+		ret = ret ? ret : set_gpu_fields(s, g, idx, node_gpu, NFIELDS(node_gpu));
 	}
 	if (!*found)
 		return ret;
