@@ -34,6 +34,7 @@ import time
 import uuid
 
 from harness import wait_for
+from rw_proto import read_varint, varint  # protobuf's varints, written and read
 
 SYSTEM_PY = "/usr/bin/python3"
 BUSYBOX = "/bin/busybox"
@@ -56,26 +57,14 @@ def unavailable():
 
 # --- protobuf, by hand --------------------------------------------------------
 
-def _varint(n):
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
 def pb_int(field, n):
-    return _varint(field << 3) + _varint(n & 0xFFFFFFFFFFFFFFFF)
+    return varint(field << 3) + varint(n & 0xFFFFFFFFFFFFFFFF)
 
 
 def pb_bytes(field, data):
     if isinstance(data, str):
         data = data.encode()
-    return _varint(field << 3 | 2) + _varint(len(data)) + data
+    return varint(field << 3 | 2) + varint(len(data)) + data
 
 
 def pb_map(field, d):
@@ -86,12 +75,12 @@ def pb_first_string(data, field):
     """The first length-delimited field `field` of a message, decoded."""
     i = 0
     while i < len(data):
-        key, i = _read_varint(data, i)
+        key, i = read_varint(data, i)
         f, wt = key >> 3, key & 7
         if wt == 0:
-            _, i = _read_varint(data, i)
+            _, i = read_varint(data, i)
         elif wt == 2:
-            n, i = _read_varint(data, i)
+            n, i = read_varint(data, i)
             if f == field:
                 return data[i:i + n].decode()
             i += n
@@ -102,17 +91,6 @@ def pb_first_string(data, field):
         else:
             raise ValueError("wire type %d" % wt)
     return None
-
-
-def _read_varint(data, i):
-    n = shift = 0
-    while True:
-        b = data[i]
-        i += 1
-        n |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            return n, i
 
 
 _CALL = r"""
