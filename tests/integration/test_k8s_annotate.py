@@ -15,18 +15,20 @@ test_agent_sysroot.py: cpu.max 1.5 cores, memory.max 512 MiB).  Pod names
 the hidden --k8s-test-pod-names gives the pod its name; a second pod has none
 and must be left alone, said once.
 """
+import functools
 import http.server
 import json
 import os
 import re
-import shutil
 import socket
 import ssl
 import subprocess
 import threading
 import time
 
-from harness import JOBSCOPE, run_tests, check, eq, wait_for, stop, FIXTURES
+from harness import JOBSCOPE, run_tests, check, eq, wait_for, stop
+import fake_node
+from fake_node import skeleton
 
 POD_UID = "1234abcd-5678-90ab-cdef-0123456789ab"
 POD_SLICE = ("/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod%s.slice"
@@ -39,39 +41,9 @@ POD_PATH = "/api/v1/namespaces/bar-ns/pods/bar-pod-7"
 TOKENS = ["token-one-AAAA", "token-two-BBBB", "token-three-CC"]
 
 
-def add_proc(root, pid, ppid, comm, cgroup, utime=100, rss_kb=10240):
-    """A /proc/PID as test_agent_sysroot.py writes it."""
-    d = os.path.join(root, "proc", str(pid))
-    os.makedirs(d, exist_ok=True)
-    with open(os.path.join(d, "stat"), "w") as f:
-        f.write("%d (%s) S %d %d %d 0 -1 4194304 10 0 0 0 %d 50 0 0 20 0 1 0 %d 52428800 %d "
-                "18446744073709551615 1 1 0 0 0 0 0 4096 0 0 0 0 17 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
-                % (pid, comm, ppid, pid, pid, utime, 1000 + pid, rss_kb // 4))
-    with open(os.path.join(d, "status"), "w") as f:
-        f.write("Name:\t%s\nState:\tS (sleeping)\nPid:\t%d\nPPid:\t%d\nUid:\t0\t0\t0\t0\n"
-                "VmHWM:\t%8d kB\nVmRSS:\t%8d kB\nVmSwap:\t       0 kB\nThreads:\t1\n"
-                % (comm, pid, ppid, rss_kb, rss_kb))
-    with open(os.path.join(d, "io"), "w") as f:
-        f.write("rchar: 0\nwchar: 0\nsyscr: 0\nsyscw: 0\nread_bytes: 0\nwrite_bytes: 0\n"
-                "cancelled_write_bytes: 0\n")
-    with open(os.path.join(d, "cmdline"), "wb") as f:
-        f.write(comm.encode() + b"\0")
-    with open(os.path.join(d, "cgroup"), "w") as f:
-        f.write(cgroup)
-    with open(os.path.join(d, "environ"), "wb") as f:
-        f.write(b"")
-
-
 def make_root(wd):
-    root = wd.join("root")
-    src = os.path.join(FIXTURES, "sysroot1", "proc")
-    os.makedirs(os.path.join(root, "proc"))
-    for entry in os.listdir(src):
-        if not entry.isdigit():
-            p = os.path.join(src, entry)
-            (shutil.copytree if os.path.isdir(p) else shutil.copy)(
-                p, os.path.join(root, "proc", entry))
-    shutil.copytree(os.path.join(FIXTURES, "cgroup", "v2", "sys"), os.path.join(root, "sys"))
+    root = skeleton(wd.join("root"), "v2")
+    add_proc = functools.partial(fake_node.add_proc, read_bytes=0, write_bytes=0)  # no I/O
     add_proc(root, 1, 0, "init", "0::/init.scope\n")
     add_proc(root, 500, 1, "containerd-shim", "0::/system.slice/containerd.service\n")
     add_proc(root, 510, 500, "python", "0::%s/cri-containerd-%s.scope\n" % (POD_SLICE, CID))
