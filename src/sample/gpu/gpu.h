@@ -60,7 +60,60 @@ enum gpu_metric {
 	GPU_PROC_UTIL = 1u << 13,     /* per-process SM utilization (ROCm: CU occupancy) */
 	GPU_EVENTS = 1u << 14,	      /* XID and other critical events */
 	GPU_PROC_MEM_UTIL = 1u << 15, /* per-process memory (controller) utilization */
+	GPU_PROC_MAX_MEM = 1u << 16,  /* gpu_proc.max_mem_bytes: NVML accounting mode's peak */
 };
+
+/*
+ * What the SMs did and what slowed them (NVML's GPM on Hopper and newer,
+ * its violation counters, PCIe replays, remapped rows): struct gpu_sample's
+ * prof_valid bits, one per field, and gpu_device_info.prof_supported.
+ *
+ * GPM figures are the driver's over the interval between this sample and
+ * the device's previous one (the first sample of a device has none), in
+ * percent x 100 (6150 is 61.50 %), the time the unit was active: SM
+ * active is the share of time at least one warp was resident on an SM,
+ * averaged over SMs; occupancy the resident warps' share of the maximum.
+ * Violation counters are cumulative ns the driver spent held back for the
+ * reason (callers take differences): exact times, not sampled flags.
+ */
+enum gpu_prof {
+	GPU_PROF_GR_ACTIVE = 1u << 0,	      /* gr_active_pct100: graphics engine active */
+	GPU_PROF_SM_ACTIVE = 1u << 1,	      /* sm_active_pct100 */
+	GPU_PROF_SM_OCCUPANCY = 1u << 2,      /* sm_occupancy_pct100 */
+	GPU_PROF_TENSOR_ACTIVE = 1u << 3,     /* tensor_active_pct100: any tensor pipe */
+	GPU_PROF_DFMA_TENSOR = 1u << 4,	      /* dfma_tensor_active_pct100 */
+	GPU_PROF_HMMA_TENSOR = 1u << 5,	      /* hmma_tensor_active_pct100 */
+	GPU_PROF_IMMA_TENSOR = 1u << 6,	      /* imma_tensor_active_pct100 */
+	GPU_PROF_DRAM_ACTIVE = 1u << 7,	      /* dram_active_pct100: DRAM bandwidth used of peak */
+	GPU_PROF_FP64_ACTIVE = 1u << 8,	      /* fp64_active_pct100 */
+	GPU_PROF_FP32_ACTIVE = 1u << 9,	      /* fp32_active_pct100 */
+	GPU_PROF_FP16_ACTIVE = 1u << 10,      /* fp16_active_pct100 */
+	GPU_PROF_VIOL_POWER = 1u << 11,	      /* viol_power_ns */
+	GPU_PROF_VIOL_THERMAL = 1u << 12,     /* viol_thermal_ns */
+	GPU_PROF_VIOL_SYNC_BOOST = 1u << 13,  /* viol_sync_boost_ns */
+	GPU_PROF_VIOL_BOARD_LIMIT = 1u << 14, /* viol_board_limit_ns */
+	GPU_PROF_VIOL_LOW_UTIL = 1u << 15,    /* viol_low_util_ns */
+	GPU_PROF_VIOL_RELIABILITY = 1u << 16, /* viol_reliability_ns */
+	GPU_PROF_VIOL_APP_CLOCKS = 1u << 17,  /* viol_app_clocks_ns: below application clocks */
+	GPU_PROF_VIOL_BASE_CLOCKS = 1u << 18, /* viol_base_clocks_ns: below base clocks */
+	GPU_PROF_VIOL_SW_THERMAL = 1u << 19,  /* viol_sw_thermal_ns */
+	GPU_PROF_VIOL_HW_THERMAL = 1u << 20,  /* viol_hw_thermal_ns */
+	GPU_PROF_VIOL_HW_POWER_BRAKE = 1u << 21, /* viol_hw_power_brake_ns */
+	GPU_PROF_PCIE_REPLAY = 1u << 22,	 /* pcie_replays: counter */
+	GPU_PROF_REMAPPED_ROWS = 1u
+				 << 23, /* remapped_rows_corr, _unc, remap_pending, remap_failed */
+};
+
+#define GPU_PROF_GPM                                                                               \
+	(GPU_PROF_GR_ACTIVE | GPU_PROF_SM_ACTIVE | GPU_PROF_SM_OCCUPANCY |                         \
+	 GPU_PROF_TENSOR_ACTIVE | GPU_PROF_DFMA_TENSOR | GPU_PROF_HMMA_TENSOR |                    \
+	 GPU_PROF_IMMA_TENSOR | GPU_PROF_DRAM_ACTIVE | GPU_PROF_FP64_ACTIVE |                      \
+	 GPU_PROF_FP32_ACTIVE | GPU_PROF_FP16_ACTIVE)
+#define GPU_PROF_VIOLATIONS                                                                        \
+	(GPU_PROF_VIOL_POWER | GPU_PROF_VIOL_THERMAL | GPU_PROF_VIOL_SYNC_BOOST |                  \
+	 GPU_PROF_VIOL_BOARD_LIMIT | GPU_PROF_VIOL_LOW_UTIL | GPU_PROF_VIOL_RELIABILITY |          \
+	 GPU_PROF_VIOL_APP_CLOCKS | GPU_PROF_VIOL_BASE_CLOCKS | GPU_PROF_VIOL_SW_THERMAL |         \
+	 GPU_PROF_VIOL_HW_THERMAL | GPU_PROF_VIOL_HW_POWER_BRAKE)
 
 /* Throttle reason bits, NVML's clocks event reasons (ROCm maps to these). */
 #define GPU_THROTTLE_IDLE	    0x1ull
@@ -96,6 +149,23 @@ struct gpu_device_info {
 	uint32_t supported;    /* enum gpu_metric this driver gives for this device */
 	uint32_t
 	    minor_number; /* GPU_INFO_MINOR: NVIDIA's /dev/nvidiaN (nvmlDeviceGetMinorNumber) */
+	uint32_t prof_supported; /* enum gpu_prof this driver gives for this device */
+	/*
+	 * MIG.  A GPU in MIG mode (mig_enabled) is listed, then each of its
+	 * instances as a device of its own right after it (mig: true), with
+	 * the parent's index (index), the position of the parent in the
+	 * backend's list (mig_parent), its GPU and compute instance IDs and
+	 * its profile ("1g.10gb", as nvidia-smi and dcgm-exporter name it);
+	 * uuid is the instance's own ("MIG-..."), mem_total its memory.  The
+	 * processes of a MIG GPU are its instances', never the parent's: a
+	 * job on a slice uses that slice.
+	 */
+	bool mig_enabled;
+	bool mig;
+	int mig_parent;
+	uint32_t gpu_instance_id;
+	uint32_t compute_instance_id;
+	char mig_profile[32];
 };
 
 struct gpu_sample {
@@ -115,6 +185,34 @@ struct gpu_sample {
 	uint64_t throttle_reasons;
 	uint64_t ecc_corrected;
 	uint64_t ecc_uncorrected;
+	uint32_t prof_valid; /* enum gpu_prof */
+	uint32_t gr_active_pct100;
+	uint32_t sm_active_pct100;
+	uint32_t sm_occupancy_pct100;
+	uint32_t tensor_active_pct100;
+	uint32_t dfma_tensor_active_pct100;
+	uint32_t hmma_tensor_active_pct100;
+	uint32_t imma_tensor_active_pct100;
+	uint32_t dram_active_pct100;
+	uint32_t fp64_active_pct100;
+	uint32_t fp32_active_pct100;
+	uint32_t fp16_active_pct100;
+	uint64_t viol_power_ns;
+	uint64_t viol_thermal_ns;
+	uint64_t viol_sync_boost_ns;
+	uint64_t viol_board_limit_ns;
+	uint64_t viol_low_util_ns;
+	uint64_t viol_reliability_ns;
+	uint64_t viol_app_clocks_ns;
+	uint64_t viol_base_clocks_ns;
+	uint64_t viol_sw_thermal_ns;
+	uint64_t viol_hw_thermal_ns;
+	uint64_t viol_hw_power_brake_ns;
+	uint64_t pcie_replays;
+	uint64_t remapped_rows_corr;
+	uint64_t remapped_rows_unc;
+	uint32_t remap_pending; /* 0 or 1 */
+	uint32_t remap_failed;	/* 0 or 1 */
 };
 
 /*
@@ -130,8 +228,9 @@ struct gpu_proc {
 	uint64_t mem_bytes;
 	uint32_t sm_util_pct;
 	uint32_t mem_util_pct;
-	bool graphics; /* from the graphics list (else compute) */
-	bool gone;     /* in no process list now: it used the device in the window and left */
+	uint64_t max_mem_bytes; /* GPU_PROC_MAX_MEM: accounting mode's peak for the process */
+	bool graphics;		/* from the graphics list (else compute) */
+	bool gone; /* in no process list now: it used the device in the window and left */
 };
 
 enum gpu_event_kind {
