@@ -588,6 +588,7 @@ int run_command(const struct run_opts *o, struct strbuf *report)
 	loop(&r);
 	run__reap(&r);
 	run_app_drain(&r.app, wallclock_now_ms(&r.wc)); /* its last lines, still queued */
+	ptree_exits_final(&r.pt);			/* all reaped: every exit event is in */
 	tick(&r); /* the last sample: every process's final values */
 	run__cuda_finish(&r);
 

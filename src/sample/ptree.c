@@ -920,6 +920,11 @@ bool ptree_exits_dated(const struct ptree *pt)
 	return pt->exit_ev.fd >= 0;
 }
 
+void ptree_exits_final(struct ptree *pt)
+{
+	pt->exits_final = true;
+}
+
 static int64_t boottime_ms(void)
 {
 	struct timespec t;
@@ -1176,7 +1181,8 @@ static int settle_exits(struct ptree *pt)
 {
 	struct exit_group *gs;
 	size_t ng = 0, out = 0;
-	int64_t boot_off = boottime_ms() - monotonic_ms();
+	int64_t now_boot = boottime_ms();
+	int64_t boot_off = now_boot - monotonic_ms();
 
 	ptree_drain_exits(pt);
 	if (pt->nexits == 0) {
@@ -1230,6 +1236,10 @@ static int settle_exits(struct ptree *pt)
 				settle_exit(pt, p, g, false);
 			} else if (running) {
 				keep = true; /* its exit is under way: next scan */
+			} else if (g->end_boot_ms < 0 && pt->exit_ev.fd >= 0 && !pt->exits_final &&
+				   now_boot - pt->exits[g->leader].boot_ms <
+				       PTREE_EXIT_EVENT_WAIT_MS) {
+				keep = true; /* unseen, its exit event still on its way */
 			} else if ((p = add_proc(pt)) != NULL) {
 				p->info.pid = lead->tgid;
 				p->info.ppid = lead->ppid;

@@ -195,6 +195,7 @@ struct ptree {
 	size_t nexits, exits_alloc;
 	uint32_t exit_seq;
 	uint64_t exits_dropped; /* over PTREE_MAX_EXITS, or dropped by the kernel */
+	bool exits_final;	/* ptree_exits_final(): settle every exit now */
 	int64_t listed_ms;	/* the last listing of /proc */
 	uint64_t listings;	/* listings of /proc, since init */
 	/* stat reads made and saved (schedstat showed no run), since init */
@@ -249,6 +250,16 @@ int ptree_exits_fd(const struct ptree *pt);
  */
 bool ptree_exits_dated(const struct ptree *pt);
 void ptree_drain_exits(struct ptree *pt);
+/*
+ * A process that ended unseen (never read in /proc) is dated by the
+ * kernel's exit event, which the kernel sends a moment after the figures
+ * (and later still on a loaded machine): its exit is kept, unsettled, for
+ * up to PTREE_EXIT_EVENT_WAIT_MS after its figures were read, waiting for
+ * it, then dated when its figures were read.  ptree_exits_final() says
+ * the next scans are the last (every process reaped): nothing waits.
+ */
+#define PTREE_EXIT_EVENT_WAIT_MS 3000
+void ptree_exits_final(struct ptree *pt);
 #define PTREE_MAX_EXITS 200000 /* thread exits kept between two scans (machine-wide) */
 
 /*
