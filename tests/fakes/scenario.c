@@ -28,18 +28,65 @@ static const char *const value_keys[SV_COUNT] = {
     [SV_THROTTLE] = "throttle",
     [SV_ECC_SBE] = "ecc_sbe",
     [SV_ECC_DBE] = "ecc_dbe",
+    [SV_PCIE_REPLAY] = "pcie_replay",
+    [SV_REMAPPED_CORR] = "remapped_corr",
+    [SV_REMAPPED_UNC] = "remapped_unc",
+    [SV_REMAP_PENDING] = "remap_pending",
+    [SV_REMAP_FAILED] = "remap_failed",
+};
+
+static const char *const fvalue_keys[SF_COUNT] = {
+    [SF_GR_ACTIVE] = "gr_active",
+    [SF_SM_ACTIVE] = "sm_active",
+    [SF_SM_OCCUPANCY] = "sm_occupancy",
+    [SF_TENSOR] = "tensor",
+    [SF_DFMA] = "dfma",
+    [SF_HMMA] = "hmma",
+    [SF_IMMA] = "imma",
+    [SF_DRAM] = "dram",
+    [SF_FP64] = "fp64",
+    [SF_FP32] = "fp32",
+    [SF_FP16] = "fp16",
+    [SF_VIOL_POWER] = "viol_power",
+    [SF_VIOL_THERMAL] = "viol_thermal",
+    [SF_VIOL_SYNC_BOOST] = "viol_sync_boost",
+    [SF_VIOL_BOARD_LIMIT] = "viol_board_limit",
+    [SF_VIOL_LOW_UTIL] = "viol_low_util",
+    [SF_VIOL_RELIABILITY] = "viol_reliability",
+    [SF_VIOL_APP_CLOCKS] = "viol_app_clocks",
+    [SF_VIOL_BASE_CLOCKS] = "viol_base_clocks",
+    [SF_VIOL_SW_THERMAL] = "viol_sw_thermal",
+    [SF_VIOL_HW_THERMAL] = "viol_hw_thermal",
+    [SF_VIOL_HW_POWER_BRAKE] = "viol_hw_power_brake",
 };
 
 static const struct {
 	const char *name;
 	uint32_t bit;
 } metric_names[] = {
-    {"util", SM_UTIL},		 {"mem_util", SM_MEM_UTIL}, {"mem_used", SM_MEM_USED},
-    {"pcie", SM_PCIE},		 {"nvlink", SM_NVLINK},	    {"power", SM_POWER},
-    {"energy", SM_ENERGY},	 {"temp", SM_TEMP},	    {"clocks", SM_CLOCKS},
-    {"throttle", SM_THROTTLE},	 {"ecc", SM_ECC},	    {"procs", SM_PROCS},
-    {"proc_util", SM_PROC_UTIL}, {"events", SM_EVENTS},
+    {"util", SM_UTIL},
+    {"mem_util", SM_MEM_UTIL},
+    {"mem_used", SM_MEM_USED},
+    {"pcie", SM_PCIE},
+    {"nvlink", SM_NVLINK},
+    {"power", SM_POWER},
+    {"energy", SM_ENERGY},
+    {"temp", SM_TEMP},
+    {"clocks", SM_CLOCKS},
+    {"throttle", SM_THROTTLE},
+    {"ecc", SM_ECC},
+    {"procs", SM_PROCS},
+    {"proc_util", SM_PROC_UTIL},
+    {"events", SM_EVENTS},
+    {"gpm", SM_GPM},
+    {"viol", SM_VIOL},
+    {"viol_fields", SM_VIOL_FIELDS},
+    {"pcie_replay", SM_PCIE_REPLAY},
+    {"remap", SM_REMAP},
+    {"accounting", SM_ACCOUNTING},
 };
+
+#define DEFAULT_GPM_METRIC_MAX 333
 
 static double start_time = -1;
 /* CLOCK_BOOTTIME at start_time: /proc start times are counted from boot */
@@ -128,6 +175,71 @@ static int device_arg(const struct scenario *s, const char *w, bool must_exist)
 	return (int)d;
 }
 
+/* The MIG instance of gi (and ci, or its first when ci < 0) on device d, or -1. */
+static int mig_find(const struct scenario *s, int d, int gi, int ci)
+{
+	for (int i = 0; i < s->nmigs; i++)
+		if (s->mig[i].device == d && (int)s->mig[i].gi == gi &&
+		    (ci < 0 || (int)s->mig[i].ci == ci))
+			return i;
+	return -1;
+}
+
+/*
+ * "D", "D/GI" or "D/GI/CI" (ci may be NULL: then no CI part): the device
+ * (existing), its MIG GPU instance (declared by a `mig` line before) or
+ * SCN_NO_INSTANCE, and the compute instance (-1: not said).
+ */
+static int device_mig_arg(const struct scenario *s, const char *w, int *gi, int *ci)
+{
+	char dev[16];
+	const char *slash = strchr(w, '/');
+	long g, c = -1;
+	char *end;
+	int d;
+
+	*gi = SCN_NO_INSTANCE;
+	if (ci)
+		*ci = -1;
+	if (!slash)
+		return device_arg(s, w, true);
+	if ((size_t)(slash - w) >= sizeof(dev))
+		return -1;
+	memcpy(dev, w, (size_t)(slash - w));
+	dev[slash - w] = '\0';
+	d = device_arg(s, dev, true);
+	g = strtol(slash + 1, &end, 10);
+	if (*end == '/' && ci) {
+		c = strtol(end + 1, &end, 10);
+		if (c < 0)
+			return -1;
+	}
+	if (d < 0 || end == slash + 1 || *end || g < 0 || mig_find(s, d, (int)g, (int)c) < 0)
+		return -1;
+	*gi = (int)g;
+	if (ci)
+		*ci = (int)c;
+	return d;
+}
+
+/* "1,2,3": GPM metric ids below 64 into a mask. */
+static int parse_ids(const char *v, uint64_t *mask)
+{
+	*mask = 0;
+	while (*v) {
+		char *end;
+		unsigned long id = strtoul(v, &end, 10);
+
+		if (end == v || id >= 64)
+			return -EINVAL;
+		*mask |= 1ull << id;
+		v = *end == ',' ? end + 1 : end;
+		if (*end && *end != ',')
+			return -EINVAL;
+	}
+	return 0;
+}
+
 static int parse_line(struct scenario *s, char **w, int n)
 {
 	const char *v;
@@ -166,6 +278,7 @@ static int parse_line(struct scenario *s, char **w, int n)
 		snprintf(dev->name, sizeof(dev->name), "Fake GPU");
 		snprintf(dev->bus, sizeof(dev->bus), "00000000:%02X:00.0", d + 1);
 		dev->minor = d;
+		dev->gpm_metric_max = DEFAULT_GPM_METRIC_MAX;
 		for (int i = 2; i < n; i++) {
 			if (kv(w[i], "uuid", &v))
 				snprintf(dev->uuid, sizeof(dev->uuid), "%s", v);
@@ -183,6 +296,14 @@ static int parse_line(struct scenario *s, char **w, int n)
 				dev->minor = atoi(v);
 			else if (kv(w[i], "proc_sample_ms", &v) && strtoul(v, NULL, 10) > 0)
 				dev->proc_sample_us = strtoull(v, NULL, 10) * 1000;
+			else if (kv(w[i], "gpm", &v))
+				dev->gpm = atoi(v) != 0;
+			else if (kv(w[i], "gpm_metric_max", &v) && strtoul(v, NULL, 10) > 0)
+				dev->gpm_metric_max = (uint32_t)strtoul(v, NULL, 10);
+			else if (kv(w[i], "gpm_ids", &v) && parse_ids(v, &dev->gpm_ids) == 0)
+				dev->has_gpm_ids = true;
+			else if (kv(w[i], "accounting", &v))
+				dev->accounting = atoi(v) != 0;
 			else
 				return -EINVAL;
 		}
@@ -207,39 +328,57 @@ static int parse_line(struct scenario *s, char **w, int n)
 	if (strcmp(w[0], "at") == 0 && n >= 3) {
 		struct scn_step *st;
 
+		int gi;
+
 		if (s->nsteps == SCN_MAX_STEPS)
 			return -E2BIG;
-		d = device_arg(s, w[2], true);
+		/* `at T D`; the device may be D/GI, and the word with the '/' is it */
+		d = device_mig_arg(s, strchr(w[1], '/') ? w[1] : w[2], &gi, NULL);
 		if (d < 0)
 			return -EINVAL;
 		st = &s->step[s->nsteps++];
 		memset(st, 0, sizeof(*st));
 		st->device = d;
-		st->at = strtod(w[1], NULL);
+		st->gi = gi;
+		st->at = strtod(strchr(w[1], '/') ? w[2] : w[1], NULL);
 		for (int i = 3; i < n; i++) {
 			int k;
 
 			for (k = 0; k < SV_COUNT; k++)
 				if (kv(w[i], value_keys[k], &v))
 					break;
-			if (k == SV_COUNT)
+			if (k < SV_COUNT) {
+				st->v[k] = strtoull(v, NULL, 0);
+				st->set |= 1u << k;
+				continue;
+			}
+			for (k = 0; k < SF_COUNT; k++)
+				if (kv(w[i], fvalue_keys[k], &v))
+					break;
+			if (k == SF_COUNT)
 				return -EINVAL;
-			st->v[k] = strtoull(v, NULL, 0);
-			st->set |= 1u << k;
+			st->f[k] = strtod(v, NULL);
+			st->fset |= 1u << k;
 		}
 		return 0;
 	}
 	if (strcmp(w[0], "proc") == 0 && n >= 3) {
 		struct scn_proc *p;
 
+		int gi, ci;
+
 		if (s->nprocs == SCN_MAX_PROCS)
 			return -E2BIG;
-		d = device_arg(s, w[1], true);
+		d = device_mig_arg(s, w[1], &gi, &ci);
 		if (d < 0)
 			return -EINVAL;
 		p = &s->proc[s->nprocs++];
 		memset(p, 0, sizeof(*p));
 		p->device = d;
+		p->gi = gi;
+		p->ci = gi == SCN_NO_INSTANCE ? SCN_NO_INSTANCE
+			: ci >= 0	      ? ci
+					      : (int)s->mig[mig_find(s, d, gi, -1)].ci;
 		p->until = 1e18;
 		p->start_t = p->alive_at = NAN;
 		for (int i = 2; i < n; i++) {
@@ -266,6 +405,9 @@ static int parse_line(struct scenario *s, char **w, int n)
 				p->until = strtod(v, NULL);
 			} else if (kv(w[i], "power", &v)) {
 				p->power_mw = (uint32_t)strtoul(v, NULL, 10);
+			} else if (kv(w[i], "maxmem", &v)) {
+				p->maxmem = strtoull(v, NULL, 0);
+				p->has_maxmem = true;
 			} else {
 				return -EINVAL;
 			}
@@ -294,6 +436,43 @@ static int parse_line(struct scenario *s, char **w, int n)
 			else
 				return -EINVAL;
 		}
+		return 0;
+	}
+	if (strcmp(w[0], "mig") == 0 && n >= 3) {
+		struct scn_mig *m;
+		bool has_gi = false;
+
+		if (s->nmigs == SCN_MAX_MIGS)
+			return -E2BIG;
+		d = device_arg(s, w[1], true);
+		if (d < 0)
+			return -EINVAL;
+		m = &s->mig[s->nmigs];
+		memset(m, 0, sizeof(*m));
+		m->device = d;
+		for (int i = 2; i < n; i++) {
+			if (kv(w[i], "gi", &v)) {
+				m->gi = (uint32_t)strtoul(v, NULL, 10);
+				has_gi = true;
+			} else if (kv(w[i], "ci", &v)) {
+				m->ci = (uint32_t)strtoul(v, NULL, 10);
+			} else if (kv(w[i], "profile", &v)) {
+				snprintf(m->profile, sizeof(m->profile), "%s", v);
+			} else if (kv(w[i], "uuid", &v)) {
+				snprintf(m->uuid, sizeof(m->uuid), "%s", v);
+			} else if (kv(w[i], "mem_total", &v)) {
+				m->mem_total = strtoull(v, NULL, 0);
+			} else {
+				return -EINVAL;
+			}
+		}
+		if (!has_gi || mig_find(s, d, (int)m->gi, (int)m->ci) >= 0)
+			return -EINVAL; /* a GPU instance, once per compute instance */
+		if (!m->profile[0])
+			snprintf(m->profile, sizeof(m->profile), "1g.10gb");
+		if (!m->uuid[0])
+			snprintf(m->uuid, sizeof(m->uuid), "MIG-fake-%04d-%u-%u", d, m->gi, m->ci);
+		s->nmigs++;
 		return 0;
 	}
 	if (strcmp(w[0], "lost") == 0 && n == 3) {
@@ -327,6 +506,7 @@ int scenario_load(struct scenario *s)
 		snprintf(s->dev[0].bus, sizeof(s->dev[0].bus), "00000000:01:00.0");
 		s->dev[0].mem_total = 16ull << 30;
 		s->dev[0].proc_sample_us = DEFAULT_PROC_SAMPLE_US;
+		s->dev[0].gpm_metric_max = DEFAULT_GPM_METRIC_MAX;
 		return 0;
 	}
 	f = fopen(path, "r");
@@ -355,7 +535,8 @@ int scenario_load(struct scenario *s)
 	return 0;
 }
 
-void scenario_values(const struct scenario *s, int device, double t, uint64_t v[SV_COUNT])
+static void step_values(const struct scenario *s, int device, int gi, double t,
+			uint64_t v[SV_COUNT])
 {
 	double best_at[SV_COUNT];
 
@@ -366,7 +547,7 @@ void scenario_values(const struct scenario *s, int device, double t, uint64_t v[
 	for (int i = 0; i < s->nsteps; i++) {
 		const struct scn_step *st = &s->step[i];
 
-		if (st->device != device || st->at > t)
+		if (st->device != device || st->gi != gi || st->at > t)
 			continue;
 		for (int k = 0; k < SV_COUNT; k++) {
 			if ((st->set & (1u << k)) && st->at >= best_at[k]) {
@@ -375,6 +556,88 @@ void scenario_values(const struct scenario *s, int device, double t, uint64_t v[
 			}
 		}
 	}
+}
+
+void scenario_values(const struct scenario *s, int device, double t, uint64_t v[SV_COUNT])
+{
+	step_values(s, device, SCN_NO_INSTANCE, t, v);
+}
+
+void scenario_mig_values(const struct scenario *s, int device, int gi, double t,
+			 uint64_t v[SV_COUNT])
+{
+	step_values(s, device, gi, t, v);
+}
+
+bool scenario_mig_mode(const struct scenario *s, int device)
+{
+	for (int i = 0; i < s->nmigs; i++)
+		if (s->mig[i].device == device)
+			return true;
+	return false;
+}
+
+/* one step of a double-valued key */
+struct fstep {
+	double at, value;
+};
+
+/* The steps of key k, in time order (file order at one time: the last one wins). */
+static int fsteps(const struct scenario *s, int device, int gi, enum scn_fvalue k,
+		  struct fstep *out)
+{
+	int n = 0;
+
+	for (int i = 0; i < s->nsteps; i++) {
+		const struct scn_step *st = &s->step[i];
+
+		if (st->device != device || st->gi != gi || !(st->fset & (1u << k)))
+			continue;
+		out[n].at = st->at;
+		out[n++].value = st->f[k];
+	}
+	for (int i = 1; i < n; i++) /* stable: insertion */
+		for (int j = i; j > 0 && out[j - 1].at > out[j].at; j--) {
+			struct fstep tmp = out[j];
+
+			out[j] = out[j - 1];
+			out[j - 1] = tmp;
+		}
+	return n;
+}
+
+double scenario_fvalue(const struct scenario *s, int device, int gi, enum scn_fvalue k, double t)
+{
+	struct fstep st[SCN_MAX_STEPS];
+	int n = fsteps(s, device, gi, k, st);
+	double v = 0;
+
+	for (int i = 0; i < n && st[i].at <= t; i++)
+		v = st[i].value;
+	return v;
+}
+
+double scenario_fintegral(const struct scenario *s, int device, int gi, enum scn_fvalue k, double a,
+			  double b)
+{
+	struct fstep st[SCN_MAX_STEPS];
+	int n = fsteps(s, device, gi, k, st);
+	double sum = 0, cur = 0, pos = a;
+
+	if (b <= a)
+		return 0;
+	for (int i = 0; i < n; i++) {
+		if (st[i].at <= a) {
+			cur = st[i].value;
+			continue;
+		}
+		if (st[i].at >= b)
+			break;
+		sum += cur * (st[i].at - pos);
+		pos = st[i].at;
+		cur = st[i].value;
+	}
+	return sum + cur * (b - pos);
 }
 
 uint32_t scenario_pid(const struct scn_proc *p)
@@ -524,7 +787,7 @@ uint64_t scenario_energy_mj(const struct scenario *s, int device, double t)
 	for (int i = 0; i < s->nsteps; i++) {
 		const struct scn_step *st = &s->step[i];
 
-		if (st->device != device)
+		if (st->device != device || st->gi != SCN_NO_INSTANCE)
 			continue;
 		if (st->set & (1u << SV_ENERGY)) { /* the counter as given */
 			uint64_t v[SV_COUNT];

@@ -42,6 +42,53 @@
  *   xid 0 at=1.5 code=79              an XID event on device 0 at t=1.5
  *   lost 0 at=3.0                     device 0 falls off the bus at t=3 (GPU_IS_LOST)
  *
+ * What the SMs did (NVML's GPM, Hopper and newer), violation counters, PCIe
+ * replays, remapped rows, accounting mode, MIG (fake_nvml.c):
+ *
+ *   device 0 ... gpm=1                the device supports GPM (default: it does not:
+ *                                     nvmlGpmQueryDeviceSupport says isSupportedDevice 0)
+ *   device 0 ... gpm_metric_max=98    the driver was built with NVML_GPM_METRIC_MAX 98
+ *                                     (also 210; default 333): numMetrics above it is
+ *                                     INVALID_ARGUMENT, metric ids at or above it get a
+ *                                     per-entry NOT_SUPPORTED; only numMetrics entries
+ *                                     are read or written
+ *   device 0 ... gpm_ids=1,2,3        the GPM metric ids the device gives (default: all
+ *                                     the fake knows, 1-13, 20, 21); others get a
+ *                                     per-entry NOT_SUPPORTED
+ *   device 0 ... accounting=1         accounting mode is on
+ *   at 0 0 sm_active=61.5 sm_occupancy=40 tensor=25 dfma=0 hmma=25 imma=0 dram=33
+ *          fp64=0 fp32=45 fp16=10 gr_active=70
+ *                                     GPM values in percent (doubles), a step function
+ *                                     like the other `at` keys: nvmlGpmMetricsGet gives
+ *                                     each one's exact time average between the times of
+ *                                     its two samples (nvmlGpmSampleGet)
+ *   at 0 0 viol_power=0.5 viol_thermal=0 viol_sync_boost=0 viol_board_limit=0
+ *          viol_low_util=0 viol_reliability=0 viol_app_clocks=0 viol_base_clocks=0
+ *          viol_sw_thermal=0 viol_hw_thermal=0 viol_hw_power_brake=0
+ *                                     the fraction (0..1) of time the device is held
+ *                                     back for that reason from then on; the cumulative
+ *                                     counters in ns (nvmlDeviceGetViolationStatus, the
+ *                                     field values 74-81 and 269-271) are its integral
+ *                                     from t=0
+ *   at 0 0 pcie_replay=N remapped_corr=N remapped_unc=N remap_pending=0|1 remap_failed=0|1
+ *                                     field 94 and nvmlDeviceGetRemappedRows, as given
+ *   unsupported 0 gpm viol viol_fields pcie_replay remap accounting
+ *                                     more metrics for `unsupported`: viol turns off both
+ *                                     the field values and nvmlDeviceGetViolationStatus,
+ *                                     viol_fields only the field values (the old call
+ *                                     still answers)
+ *   proc 0 pid=1234 ... maxmem=N      accounting's maxMemoryUsage for the process (with
+ *                                     accounting=1; default: its mem)
+ *   mig 0 gi=1 ci=0 profile=1g.10gb uuid=MIG-aaaa-1 mem_total=10200547328
+ *                                     a MIG instance (a compute instance ci of the GPU
+ *                                     instance gi) of device 0, which is then in MIG mode
+ *   at 0 0/1 mem_used=... sm_active=...
+ *                                     the instance's values by GPU instance id (memory,
+ *                                     GPM); the word with a '/' is the device, so
+ *                                     `at 0/1 T ...` reads the same
+ *   proc 0/1 pid=... mem=...          a process in GPU instance 1 of device 0 (its first
+ *                                     compute instance; 0/1/2: compute instance 2)
+ *
  * Processes named by a pid file are on the device only once the file names
  * a process, and only while that process lives (not a zombie): an exited
  * process is in no list.  Their from/until may be written +X: X seconds
@@ -75,6 +122,8 @@
 #define SCN_MAX_STEPS	256
 #define SCN_MAX_PROCS	1024
 #define SCN_MAX_EVENTS	64
+#define SCN_MAX_MIGS	64
+#define SCN_NO_INSTANCE (-1) /* a step or process of the whole device, not a MIG instance */
 
 enum scn_value {
 	SV_UTIL,
@@ -92,7 +141,39 @@ enum scn_value {
 	SV_THROTTLE,
 	SV_ECC_SBE,
 	SV_ECC_DBE,
+	SV_PCIE_REPLAY,
+	SV_REMAPPED_CORR,
+	SV_REMAPPED_UNC,
+	SV_REMAP_PENDING,
+	SV_REMAP_FAILED,
 	SV_COUNT
+};
+
+/* Values that are doubles: GPM percentages and violation fractions (integrated). */
+enum scn_fvalue {
+	SF_GR_ACTIVE,
+	SF_SM_ACTIVE,
+	SF_SM_OCCUPANCY,
+	SF_TENSOR,
+	SF_DFMA,
+	SF_HMMA,
+	SF_IMMA,
+	SF_DRAM,
+	SF_FP64,
+	SF_FP32,
+	SF_FP16,
+	SF_VIOL_POWER,
+	SF_VIOL_THERMAL,
+	SF_VIOL_SYNC_BOOST,
+	SF_VIOL_BOARD_LIMIT,
+	SF_VIOL_LOW_UTIL,
+	SF_VIOL_RELIABILITY,
+	SF_VIOL_APP_CLOCKS,
+	SF_VIOL_BASE_CLOCKS,
+	SF_VIOL_SW_THERMAL,
+	SF_VIOL_HW_THERMAL,
+	SF_VIOL_HW_POWER_BRAKE,
+	SF_COUNT
 };
 
 enum scn_metric {
@@ -110,6 +191,12 @@ enum scn_metric {
 	SM_PROCS = 1u << 11,
 	SM_PROC_UTIL = 1u << 12,
 	SM_EVENTS = 1u << 13,
+	SM_GPM = 1u << 14,
+	SM_VIOL = 1u << 15,	   /* the field values and nvmlDeviceGetViolationStatus */
+	SM_VIOL_FIELDS = 1u << 16, /* the field values only */
+	SM_PCIE_REPLAY = 1u << 17,
+	SM_REMAP = 1u << 18,
+	SM_ACCOUNTING = 1u << 19,
 };
 
 struct scn_device {
@@ -123,13 +210,30 @@ struct scn_device {
 	uint32_t unsupported;	 /* enum scn_metric */
 	double lost_at;		 /* < 0: never */
 	uint64_t proc_sample_us; /* the driver's process utilization sample period */
+	bool gpm;		 /* nvmlGpmQueryDeviceSupport says yes */
+	uint32_t gpm_metric_max; /* NVML_GPM_METRIC_MAX of the fake driver: 98, 210, 333 */
+	bool has_gpm_ids;	 /* gpm_ids= given: */
+	uint64_t gpm_ids;	 /* bit i: metric id i (< 64) is given */
+	bool accounting;	 /* accounting mode on */
+};
+
+/* One MIG device: compute instance ci of GPU instance gi of a device. */
+struct scn_mig {
+	int device;
+	uint32_t gi, ci;
+	char profile[32]; /* "1g.10gb" */
+	char uuid[96];
+	uint64_t mem_total;
 };
 
 struct scn_step {
 	int device;
+	int gi; /* SCN_NO_INSTANCE, or the MIG GPU instance it sets */
 	double at;
 	uint32_t set; /* bit i: value i given */
 	uint64_t v[SV_COUNT];
+	uint32_t fset; /* bit i: fvalue i given */
+	double f[SF_COUNT];
 };
 
 struct scn_proc {
@@ -143,6 +247,9 @@ struct scn_proc {
 	double from, until;	      /* scenario seconds, or after the process's start: */
 	bool from_start, until_start; /* ... when written +X */
 	uint32_t power_mw;	      /* the device draws this much more while it is on it */
+	int gi, ci;		      /* its MIG instance; SCN_NO_INSTANCE: the device's own */
+	bool has_maxmem;
+	uint64_t maxmem; /* accounting's maxMemoryUsage */
 	/* what scenario_refresh() found out about a pid-file process */
 	uint32_t seen_pid;
 	double start_t;	 /* its start, scenario seconds; NAN: unknown */
@@ -170,12 +277,24 @@ struct scenario {
 	struct scn_proc proc[SCN_MAX_PROCS];
 	int nevents;
 	struct scn_event event[SCN_MAX_EVENTS];
+	int nmigs;
+	struct scn_mig mig[SCN_MAX_MIGS];
 };
 
 /* Loads $FAKE_GPU_SCENARIO (no variable: one default device, see .c). */
 int scenario_load(struct scenario *s);
 /* The device's values at t seconds (the last step at or before t wins per key). */
 void scenario_values(const struct scenario *s, int device, double t, uint64_t v[SV_COUNT]);
+/* The MIG instance's values at t (its `at D/GI` steps; memory and GPM). */
+void scenario_mig_values(const struct scenario *s, int device, int gi, double t,
+			 uint64_t v[SV_COUNT]);
+/* Key k of the device (gi SCN_NO_INSTANCE) or MIG GPU instance at t. */
+double scenario_fvalue(const struct scenario *s, int device, int gi, enum scn_fvalue k, double t);
+/* The integral of key k over [a, b], in value x seconds (0 before its first step). */
+double scenario_fintegral(const struct scenario *s, int device, int gi, enum scn_fvalue k, double a,
+			  double b);
+/* Whether the device is in MIG mode: it has `mig` lines. */
+bool scenario_mig_mode(const struct scenario *s, int device);
 /* The pid of a process entry (0 if its pid file is missing or empty). */
 uint32_t scenario_pid(const struct scn_proc *p);
 /*
