@@ -40,8 +40,20 @@
 	(GPU_UTIL | GPU_MEM_UTIL | GPU_MEM_USED | GPU_PCIE | GPU_NVLINK | GPU_POWER | GPU_ENERGY | \
 	 GPU_TEMP | GPU_SM_CLOCK | GPU_MEM_CLOCK | GPU_THROTTLE | GPU_ECC)
 #define ALL_METRICS (SAMPLE_METRICS | GPU_PROC_MEM | GPU_PROC_UTIL | GPU_PROC_MEM_UTIL | GPU_EVENTS)
-/* library calls of one sample() with every metric there */
-#define CALLS_PER_SAMPLE 13
+/*
+ * library calls of one sample() with every metric there: 13, then the
+ * violation and PCIe replay fields in one call, the remapped rows (GPM
+ * adds 2 on a device that has it)
+ */
+#define CALLS_PER_SAMPLE 15
+/* a device without GPM (the fake's default): violations, replays, remapped rows */
+/* the same on a device without NVLink, as most of the scenarios below */
+#define CALLS_NO_NVLINK (CALLS_PER_SAMPLE - 1)
+#define PROF_NO_GPM	(GPU_PROF_VIOLATIONS | GPU_PROF_PCIE_REPLAY | GPU_PROF_REMAPPED_ROWS)
+/* fields 269-271 are not known to the old driver (12.9 added them) */
+#define PROF_OLD_DRIVER                                                                            \
+	(PROF_NO_GPM & ~(uint32_t)(GPU_PROF_VIOL_SW_THERMAL | GPU_PROF_VIOL_HW_THERMAL |           \
+				   GPU_PROF_VIOL_HW_POWER_BRAKE))
 
 static const struct gpu_backend *const nvml = &gpu_backend_nvml;
 static char tmpdir[256];
@@ -132,7 +144,7 @@ static const struct gpu_proc *find_proc(const struct gpu_proc *p, size_t n, uint
 
 /* ---- device info and values ---- */
 
-static void check_a100_info(const char *lib, const char *library_version)
+static void check_a100_info(const char *lib, const char *library_version, uint32_t prof)
 {
 	void *ctx = must_open(lib, a100);
 	struct gpu_device_info info;
@@ -158,6 +170,9 @@ static void check_a100_info(const char *lib, const char *library_version)
 	assert_int_equal(info.power_limit_mw, 400000);
 	assert_int_equal(info.nvlink_count, 12);
 	assert_int_equal(info.supported, ALL_METRICS);
+	assert_int_equal(info.prof_supported, prof);
+	assert_false(info.mig_enabled);
+	assert_false(info.mig);
 
 	assert_int_equal(nvml->info(ctx, 1, &info), -ENODEV);
 	assert_int_equal(nvml->info(ctx, -1, &info), -ENODEV);
@@ -167,7 +182,7 @@ static void check_a100_info(const char *lib, const char *library_version)
 static void test_info(void **state)
 {
 	(void)state;
-	check_a100_info(NEW_LIB, "12.535.104.05");
+	check_a100_info(NEW_LIB, "12.535.104.05", PROF_NO_GPM);
 }
 
 /* nvmlDeviceGetMinorNumber: /dev/nvidiaN, which need not be the index; NOT_SUPPORTED: unknown */
@@ -194,7 +209,7 @@ static void test_minor_number(void **state)
 static void test_info_old_driver(void **state)
 {
 	(void)state;
-	check_a100_info(OLD_LIB, "12.535.104.05");
+	check_a100_info(OLD_LIB, "12.535.104.05", PROF_OLD_DRIVER);
 }
 
 static void check_a100_sample(const char *lib, uint64_t mem_used)
@@ -220,6 +235,7 @@ static void check_a100_sample(const char *lib, uint64_t mem_used)
 	assert_int_equal(s.throttle_reasons, GPU_THROTTLE_SW_POWER | GPU_THROTTLE_SW_THERMAL);
 	assert_int_equal(s.ecc_corrected, 3);
 	assert_int_equal(s.ecc_uncorrected, 1);
+	assert_int_equal(s.prof_valid & GPU_PROF_GPM, 0);
 	nvml->close(ctx);
 }
 
@@ -880,6 +896,497 @@ static void test_gpu_lost_at_open(void **state)
 	nvml->close(ctx);
 }
 
+/* ---- what the SMs did: GPM ---- */
+
+/* The H100: every GPM value, a power violation half of the time. */
+static const char h100[] =
+    "driver 580.65.06\n"
+    "device 0 uuid=GPU-aaaa name=\"NVIDIA H100 80GB HBM3\" mem_total=85899345920 gpm=1\n"
+    "at 0 0 sm_active=61.5 sm_occupancy=40 tensor=25 dfma=0 hmma=25 imma=0 dram=33 fp64=0 "
+    "fp32=45 fp16=10 gr_active=70 viol_power=0.5\n";
+
+/* numMetrics of the fake's last nvmlGpmMetricsGet */
+static unsigned int fake_gpm_num_metrics(const char *lib)
+{
+	void *dl = dlopen(lib, RTLD_NOW | RTLD_NOLOAD);
+	unsigned int (*last)(void);
+	unsigned int n;
+
+	assert_non_null(dl);
+	*(void **)&last = dlsym(dl, "fake_nvml_gpm_last_num_metrics");
+	assert_non_null(last);
+	n = last();
+	dlclose(dl);
+	return n;
+}
+
+static void check_h100_gpm(const char *scenario)
+{
+	void *ctx = must_open(NEW_LIB, scenario);
+	struct gpu_device_info info;
+	struct gpu_sample s;
+
+	assert_int_equal(nvml->info(ctx, 0, &info), 0);
+	assert_int_equal(info.prof_supported, PROF_NO_GPM | GPU_PROF_GPM);
+	/* the first tick takes the first GPM sample: no values yet */
+	fake_clock(NEW_LIB, 1, 0);
+	assert_int_equal(sample_calls(ctx, 0, &s, 0), CALLS_NO_NVLINK + 1);
+	assert_int_equal(s.prof_valid & GPU_PROF_GPM, 0);
+	fake_clock(NEW_LIB, 3, 0);
+	assert_int_equal(sample_calls(ctx, 0, &s, 0), CALLS_NO_NVLINK + 2);
+	assert_int_equal(s.prof_valid, PROF_NO_GPM | GPU_PROF_GPM);
+	assert_int_equal(s.sm_active_pct100, 6150);
+	assert_int_equal(s.sm_occupancy_pct100, 4000);
+	assert_int_equal(s.tensor_active_pct100, 2500);
+	assert_int_equal(s.dfma_tensor_active_pct100, 0);
+	assert_int_equal(s.hmma_tensor_active_pct100, 2500);
+	assert_int_equal(s.imma_tensor_active_pct100, 0);
+	assert_int_equal(s.dram_active_pct100, 3300);
+	assert_int_equal(s.fp64_active_pct100, 0);
+	assert_int_equal(s.fp32_active_pct100, 4500);
+	assert_int_equal(s.fp16_active_pct100, 1000);
+	assert_int_equal(s.gr_active_pct100, 7000);
+	/* one MetricsGet for the eleven, numMetrics eleven */
+	assert_int_equal(fake_gpm_num_metrics(NEW_LIB), 11);
+	nvml->close(ctx);
+}
+
+/* The driver built with NVML_GPM_METRIC_MAX 98, 210 or 333: the same values. */
+static void test_gpm_values(void **state)
+{
+	static const char *const max[] = {"", " gpm_metric_max=98", " gpm_metric_max=210",
+					  " gpm_metric_max=333"};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(max) / sizeof(max[0]); i++) {
+		char scenario[1024];
+		const char *gpm = strstr(h100, "gpm=1");
+
+		/* the device line with its gpm_metric_max */
+		snprintf(scenario, sizeof(scenario), "%.*s%s%s", (int)(gpm - h100 + 5), h100,
+			 max[i], gpm + 5);
+		check_h100_gpm(scenario);
+	}
+}
+
+/*
+ * A step mid-interval: the value over [a, b] is the step function's time
+ * average, for each pair of consecutive ticks.
+ */
+static void test_gpm_step_average(void **state)
+{
+	void *ctx = must_open(NEW_LIB, "device 0 gpm=1\n"
+				       "at 0 0 sm_active=60 dram=10\n"
+				       "at 5 0 sm_active=80\n"
+				       "at 5.5 0 dram=30\n");
+	struct gpu_sample s;
+
+	(void)state;
+	fake_clock(NEW_LIB, 3, 0);
+	assert_int_equal(nvml->sample(ctx, 0, &s), 0);
+	fake_clock(NEW_LIB, 5.5, 0);
+	assert_int_equal(nvml->sample(ctx, 0, &s), 0);
+	/* (60 x 2 + 80 x 0.5) / 2.5 = 64; dram 10 throughout */
+	assert_int_equal(s.sm_active_pct100, 6400);
+	assert_int_equal(s.dram_active_pct100, 1000);
+	fake_clock(NEW_LIB, 7.5, 0);
+	assert_int_equal(nvml->sample(ctx, 0, &s), 0);
+	assert_int_equal(s.sm_active_pct100, 8000);
+	assert_int_equal(s.dram_active_pct100, 3000);
+	nvml->close(ctx);
+	ctx = must_open(NEW_LIB, "device 0 gpm=1\n"
+				 "at 0 0 sm_active=10\n"
+				 "at 2 0 sm_active=11\n");
+	fake_clock(NEW_LIB, 1, 0);
+	assert_int_equal(nvml->sample(ctx, 0, &s), 0);
+	fake_clock(NEW_LIB, 4, 0);
+	assert_int_equal(nvml->sample(ctx, 0, &s), 0);
+	/* (10 + 11 x 2) / 3 = 10.666...: 1067 */
+	assert_int_equal(s.sm_active_pct100, 1067);
+	nvml->close(ctx);
+}
+
+/* What nvml.h declares for nvmlGpmMetricsGet, for calling the fake directly. */
+struct test_gpm_metric {
+	unsigned int id;
+	int ret;
+	double value;
+	char *names[3];
+};
+
+struct test_gpm_get {
+	unsigned int version, num_metrics;
+	void *sample1, *sample2;
+	struct test_gpm_metric metrics[4];
+};
+
+/*
+ * The fake driver itself: numMetrics above its NVML_GPM_METRIC_MAX is
+ * INVALID_ARGUMENT, and the entry after numMetrics is never touched.
+ */
+static void test_gpm_metric_max_fake(void **state)
+{
+	void *ctx = must_open(NEW_LIB, "device 0 gpm=1 gpm_metric_max=98\n"
+				       "at 0 0 sm_active=61.5 sm_occupancy=40\n");
+	void *dl = dlopen(NEW_LIB, RTLD_NOW | RTLD_NOLOAD);
+	int (*alloc)(void **), (*take)(void *, void *), (*get)(struct test_gpm_get *);
+	int (*handle)(unsigned int, void **), (*release)(void *);
+	struct test_gpm_get g;
+	void *dev = NULL;
+
+	(void)state;
+	assert_non_null(dl);
+	*(void **)&alloc = dlsym(dl, "nvmlGpmSampleAlloc");
+	*(void **)&release = dlsym(dl, "nvmlGpmSampleFree");
+	*(void **)&take = dlsym(dl, "nvmlGpmSampleGet");
+	*(void **)&get = dlsym(dl, "nvmlGpmMetricsGet");
+	*(void **)&handle = dlsym(dl, "nvmlDeviceGetHandleByIndex_v2");
+	assert_true(alloc && release && take && get && handle);
+	memset(&g, 0, sizeof(g));
+	g.version = 1;
+	assert_int_equal(handle(0, &dev), 0);
+	assert_int_equal(alloc(&g.sample1), 0);
+	assert_int_equal(alloc(&g.sample2), 0);
+	fake_clock(NEW_LIB, 1, 0);
+	assert_int_equal(take(dev, g.sample1), 0);
+	fake_clock(NEW_LIB, 2, 0);
+	assert_int_equal(take(dev, g.sample2), 0);
+	g.metrics[0].id = 2;
+	g.metrics[1].id = 3;
+	g.metrics[2].id = 99; /* above 98: this driver does not know it */
+	g.metrics[3].id = 2;  /* the canary */
+	g.metrics[3].ret = -7;
+	g.metrics[3].value = -1;
+	g.num_metrics = 99;
+	assert_int_equal(get(&g), 2); /* INVALID_ARGUMENT */
+	g.num_metrics = 3;
+	assert_int_equal(get(&g), 0);
+	assert_int_equal(g.metrics[0].ret, 0);
+	assert_true(g.metrics[0].value == 61.5);
+	assert_true(g.metrics[1].value == 40);
+	assert_int_equal(g.metrics[2].ret, 3); /* NOT_SUPPORTED */
+	assert_int_equal(g.metrics[3].ret, -7);
+	assert_true(g.metrics[3].value == -1);
+	/* the samples the wrong way round */
+	g.version = 1;
+	{
+		void *tmp = g.sample1;
+
+		g.sample1 = g.sample2;
+		g.sample2 = tmp;
+	}
+	assert_int_equal(get(&g), 2);
+	g.version = 2;
+	assert_int_equal(get(&g), 25); /* ARGUMENT_VERSION_MISMATCH */
+	assert_int_equal(release(g.sample1), 0);
+	assert_int_equal(release(g.sample2), 0);
+	dlclose(dl);
+	nvml->close(ctx);
+}
+
+/*
+ * Metric ids the driver does not give answer NOT_SUPPORTED each: their
+ * bits stay clear, the rest is read, and they are not asked again.
+ */
+static void test_gpm_metric_unsupported(void **state)
+{
+	void *ctx = must_open(NEW_LIB, "device 0 gpm=1 gpm_ids=1,2,3,5,10,11,12,13\n"
+				       "at 0 0 sm_active=50 hmma=20\n");
+	struct gpu_sample s;
+
+	(void)state;
+	fake_clock(NEW_LIB, 1, 0);
+	assert_int_equal(nvml->sample(ctx, 0, &s), 0);
+	fake_clock(NEW_LIB, 2, 0);
+	assert_int_equal(nvml->sample(ctx, 0, &s), 0);
+	assert_int_equal(fake_gpm_num_metrics(NEW_LIB), 11);
+	assert_int_equal(s.prof_valid & GPU_PROF_GPM,
+			 GPU_PROF_GPM & ~(uint32_t)(GPU_PROF_DFMA_TENSOR | GPU_PROF_HMMA_TENSOR |
+						    GPU_PROF_IMMA_TENSOR));
+	assert_int_equal(s.sm_active_pct100, 5000);
+	fake_clock(NEW_LIB, 3, 0);
+	assert_int_equal(nvml->sample(ctx, 0, &s), 0);
+	assert_int_equal(fake_gpm_num_metrics(NEW_LIB), 8);
+	assert_int_equal(s.sm_active_pct100, 5000);
+	assert_false(s.prof_valid & GPU_PROF_HMMA_TENSOR);
+	nvml->close(ctx);
+}
+
+/*
+ * No GPM: a device without it (the default), one whose driver answers
+ * NOT_SUPPORTED, and an old driver without the nvmlGpm symbols: the GPM
+ * bits clear, no GPM call per tick, the rest there.
+ */
+static void test_gpm_unsupported(void **state)
+{
+	static const struct {
+		const char *lib, *scenario;
+		uint32_t prof;
+	} cases[] = {
+	    {NEW_LIB, "device 0\nat 0 0 sm_active=50\n", PROF_NO_GPM},
+	    {NEW_LIB, "device 0 gpm=1\nunsupported 0 gpm\nat 0 0 sm_active=50\n", PROF_NO_GPM},
+	    {OLD_LIB, "device 0 gpm=1\nat 0 0 sm_active=50\n", PROF_OLD_DRIVER},
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		void *ctx = must_open(cases[i].lib, cases[i].scenario);
+		struct gpu_device_info info;
+		struct gpu_sample s;
+
+		assert_int_equal(nvml->info(ctx, 0, &info), 0);
+		assert_int_equal(info.prof_supported, cases[i].prof);
+		for (int tick = 1; tick <= 2; tick++) {
+			fake_clock(cases[i].lib, tick, 0);
+			assert_int_equal(sample_calls(ctx, 0, &s, 0), CALLS_NO_NVLINK);
+			assert_int_equal(s.prof_valid, cases[i].prof);
+		}
+		nvml->close(ctx);
+	}
+}
+
+/* ---- violation counters, PCIe replays, remapped rows ---- */
+
+static const char throttled[] =
+    "device 0\n"
+    "at 0 0 viol_power=0.5 viol_sw_thermal=1 viol_base_clocks=0.125 pcie_replay=7 "
+    "remapped_corr=2 remapped_unc=1 remap_pending=1 remap_failed=0\n"
+    "at 2 0 viol_thermal=0.25 viol_power=0\n"
+    "at 4 0 remap_pending=0 remap_failed=1 pcie_replay=9\n";
+
+/*
+ * The counters are the integral of the scenario's fractions from t=0: over
+ * [2, 6] power adds 0 (it stopped at 2), thermal 1 s, base clocks 0.5 s.
+ */
+static void check_violations(const char *lib, const char *extra, uint32_t expect_prof,
+			     uint64_t calls)
+{
+	char scenario[1024];
+	struct gpu_sample a, b;
+	void *ctx;
+
+	snprintf(scenario, sizeof(scenario), "%s%s", throttled, extra);
+	ctx = must_open(lib, scenario);
+	fake_clock(lib, 2, 0);
+	assert_int_equal(sample_calls(ctx, 0, &a, 0), calls);
+	assert_int_equal(a.prof_valid, expect_prof);
+	fake_clock(lib, 6, 0);
+	assert_int_equal(sample_calls(ctx, 0, &b, 0), calls);
+	assert_int_equal(b.prof_valid, expect_prof);
+	if (expect_prof & GPU_PROF_VIOL_POWER) {
+		assert_int_equal(a.viol_power_ns, 1000000000ull);
+		assert_int_equal(b.viol_power_ns - a.viol_power_ns, 0);
+		assert_int_equal(a.viol_thermal_ns, 0);
+		assert_int_equal(b.viol_thermal_ns - a.viol_thermal_ns, 1000000000ull);
+		assert_int_equal(b.viol_base_clocks_ns - a.viol_base_clocks_ns, 500000000ull);
+		assert_int_equal(b.viol_base_clocks_ns, 750000000ull);
+		assert_int_equal(b.viol_sync_boost_ns, 0);
+	}
+	if (expect_prof & GPU_PROF_VIOL_SW_THERMAL)
+		assert_int_equal(b.viol_sw_thermal_ns - a.viol_sw_thermal_ns, 4000000000ull);
+	if (expect_prof & GPU_PROF_PCIE_REPLAY) {
+		assert_int_equal(a.pcie_replays, 7);
+		assert_int_equal(b.pcie_replays, 9);
+	}
+	if (expect_prof & GPU_PROF_REMAPPED_ROWS) {
+		assert_int_equal(a.remapped_rows_corr, 2);
+		assert_int_equal(a.remapped_rows_unc, 1);
+		assert_int_equal(a.remap_pending, 1);
+		assert_int_equal(a.remap_failed, 0);
+		assert_int_equal(b.remap_pending, 0);
+		assert_int_equal(b.remap_failed, 1);
+	}
+	nvml->close(ctx);
+}
+
+static void test_violations(void **state)
+{
+	(void)state;
+	check_violations(NEW_LIB, "", PROF_NO_GPM, CALLS_NO_NVLINK);
+	/* an old driver: the same through the fields it knows */
+	check_violations(OLD_LIB, "", PROF_OLD_DRIVER, CALLS_NO_NVLINK);
+}
+
+/*
+ * The fields answer NOT_SUPPORTED: the eight reasons nvmlDeviceGetViolationStatus
+ * knows come from it (one call each), with the same values; the three it
+ * does not know are off.  `viol`: neither answers.
+ */
+static void test_violations_old_call(void **state)
+{
+	uint32_t old8 =
+	    PROF_NO_GPM & ~(uint32_t)(GPU_PROF_VIOL_SW_THERMAL | GPU_PROF_VIOL_HW_THERMAL |
+				      GPU_PROF_VIOL_HW_POWER_BRAKE);
+
+	(void)state;
+	check_violations(NEW_LIB, "unsupported 0 viol_fields\n", old8, CALLS_NO_NVLINK + 8);
+	check_violations(NEW_LIB, "unsupported 0 viol\n", PROF_NO_GPM & ~GPU_PROF_VIOLATIONS,
+			 CALLS_NO_NVLINK);
+	check_violations(NEW_LIB, "unsupported 0 pcie_replay remap\n", GPU_PROF_VIOLATIONS,
+			 CALLS_NO_NVLINK - 1);
+	/* with no field to ask at all, no fields call */
+	check_violations(NEW_LIB, "unsupported 0 viol pcie_replay remap\n", 0, CALLS_NO_NVLINK - 2);
+}
+
+/* ---- MIG ---- */
+
+static const char mig_scenario[] =
+    "device 0 uuid=GPU-aaaa name=\"NVIDIA H100 80GB HBM3\" bus=00000000:07:00.0 "
+    "mem_total=85899345920 gpm=1 minor=4\n"
+    "device 1 uuid=GPU-bbbb name=\"NVIDIA H100 80GB HBM3\" mem_total=85899345920\n"
+    "mig 0 gi=1 ci=0 profile=1g.10gb uuid=MIG-aaaa-1 mem_total=10200547328\n"
+    "mig 0 gi=2 ci=0 profile=2g.20gb uuid=MIG-aaaa-2 mem_total=20401094656\n"
+    "at 0 0 util=90 sm_active=30 viol_power=0.5\n"
+    "at 0 0/1 mem_used=1048576 sm_active=61.5 tensor=25\n"
+    "at 0/2 0 mem_used=2097152 sm_active=20\n"
+    "proc 0/1 pid=111 mem=1048576\n"
+    "proc 0/2 pid=222 mem=2097152\n"
+    "proc 1 pid=333 mem=4096 sm=10\n";
+
+/*
+ * A GPU in MIG mode, then its two MIG devices as devices of their own,
+ * then the other GPU: identities, instance ids, profiles, memory, their
+ * processes (the parent's are none), GPM per GPU instance.
+ */
+static void test_mig(void **state)
+{
+	void *ctx = must_open(NEW_LIB, mig_scenario);
+	struct gpu_device_info info;
+	struct gpu_sample s;
+	struct gpu_proc p[8];
+	size_t n = 99;
+	int count = 0;
+
+	(void)state;
+	assert_int_equal(nvml->count(ctx, &count), 0);
+	assert_int_equal(count, 4);
+
+	assert_int_equal(nvml->info(ctx, 0, &info), 0);
+	assert_int_equal(info.index, 0);
+	assert_true(info.mig_enabled);
+	assert_false(info.mig);
+	assert_string_equal(info.uuid, "GPU-aaaa");
+	assert_false(info.supported & (GPU_UTIL | GPU_PROC_MEM | GPU_PROC_UTIL));
+	assert_true(info.supported & GPU_POWER);
+	/* remapped rows: NOT_SUPPORTED in MIG mode */
+	assert_int_equal(info.prof_supported,
+			 (PROF_NO_GPM | GPU_PROF_GPM) & ~(uint32_t)GPU_PROF_REMAPPED_ROWS);
+
+	assert_int_equal(nvml->info(ctx, 1, &info), 0);
+	assert_int_equal(info.index, 0);
+	assert_true(info.mig);
+	assert_false(info.mig_enabled);
+	assert_int_equal(info.mig_parent, 0);
+	assert_int_equal(info.gpu_instance_id, 1);
+	assert_int_equal(info.compute_instance_id, 0);
+	assert_string_equal(info.mig_profile, "1g.10gb");
+	assert_string_equal(info.uuid, "MIG-aaaa-1");
+	assert_string_equal(info.name, "NVIDIA H100 80GB HBM3 MIG 1g.10gb");
+	assert_string_equal(info.pci_bus_id, "00000000:07:00.0");
+	assert_true(info.valid & GPU_INFO_MEM_TOTAL);
+	assert_int_equal(info.mem_total_bytes, 10200547328ull);
+	assert_true(info.valid & GPU_INFO_MINOR);
+	assert_int_equal(info.minor_number, 4);
+	assert_int_equal(info.supported, GPU_MEM_USED | GPU_PROC_MEM);
+	assert_int_equal(info.prof_supported, GPU_PROF_GPM);
+
+	assert_int_equal(nvml->info(ctx, 2, &info), 0);
+	assert_int_equal(info.gpu_instance_id, 2);
+	assert_string_equal(info.mig_profile, "2g.20gb");
+	assert_int_equal(info.mem_total_bytes, 20401094656ull);
+
+	assert_int_equal(nvml->info(ctx, 3, &info), 0);
+	assert_int_equal(info.index, 1);
+	assert_false(info.mig || info.mig_enabled);
+	assert_string_equal(info.uuid, "GPU-bbbb");
+
+	/* processes: the instances', not the parent's */
+	fake_clock(NEW_LIB, 1, 0);
+	assert_int_equal(nvml->processes(ctx, 0, p, 8, &n), 0);
+	assert_int_equal(n, 0);
+	assert_int_equal(nvml->processes(ctx, 1, p, 8, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(p[0].pid, 111);
+	assert_int_equal(p[0].valid, GPU_PROC_MEM);
+	assert_int_equal(p[0].mem_bytes, MIB);
+	assert_int_equal(nvml->processes(ctx, 2, p, 8, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(p[0].pid, 222);
+	assert_int_equal(p[0].mem_bytes, 2 * MIB);
+	assert_int_equal(nvml->processes(ctx, 3, p, 8, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(p[0].pid, 333);
+
+	/* samples: each instance's memory and GPM, the parent's own */
+	for (int pos = 0; pos < 3; pos++)
+		assert_int_equal(nvml->sample(ctx, pos, &s), 0);
+	fake_clock(NEW_LIB, 2, 0);
+	assert_int_equal(nvml->sample(ctx, 1, &s), 0);
+	assert_int_equal(s.valid, GPU_MEM_USED);
+	assert_int_equal(s.mem_used_bytes, MIB);
+	assert_int_equal(s.prof_valid, GPU_PROF_GPM);
+	assert_int_equal(s.sm_active_pct100, 6150);
+	assert_int_equal(s.tensor_active_pct100, 2500);
+	assert_int_equal(nvml->sample(ctx, 2, &s), 0);
+	assert_int_equal(s.mem_used_bytes, 2 * MIB);
+	assert_int_equal(s.sm_active_pct100, 2000);
+	assert_int_equal(nvml->sample(ctx, 0, &s), 0);
+	assert_false(s.valid & GPU_UTIL);
+	assert_int_equal(s.sm_active_pct100, 3000);
+	assert_int_equal(s.viol_power_ns, 1000000000ull);
+	nvml->close(ctx);
+}
+
+/* ---- accounting mode ---- */
+
+/* Each process's peak memory where accounting mode is on; none where it is off. */
+static void test_accounting(void **state)
+{
+	static const char on[] = "device 0 accounting=1\n"
+				 "proc 0 pid=100 mem=1048576 maxmem=8388608\n"
+				 "proc 0 pid=101 mem=2097152\n";
+	struct gpu_device_info info;
+	struct gpu_proc p[4];
+	const struct gpu_proc *q;
+	uint64_t calls;
+	size_t n = 0;
+	void *ctx;
+
+	(void)state;
+	ctx = must_open(NEW_LIB, on);
+	assert_int_equal(nvml->info(ctx, 0, &info), 0);
+	assert_true(info.supported & GPU_PROC_MAX_MEM);
+	fake_clock(NEW_LIB, 1, 0);
+	assert_int_equal(nvml->processes(ctx, 0, p, 4, &n), 0); /* grows the list's buffer */
+	fake_clock(NEW_LIB, 2, 0);
+	calls = nvml->calls(ctx);
+	assert_int_equal(nvml->processes(ctx, 0, p, 4, &n), 0);
+	assert_int_equal(n, 2);
+	q = find_proc(p, n, 100);
+	assert_true(q->valid & GPU_PROC_MAX_MEM);
+	assert_int_equal(q->max_mem_bytes, 8 * MIB);
+	assert_int_equal(q->mem_bytes, MIB);
+	q = find_proc(p, n, 101);
+	assert_int_equal(q->max_mem_bytes, 2 * MIB); /* the driver's: at least what it uses */
+	/* two lists, one utilization (NOT_FOUND: no samples), one stats call per process */
+	assert_int_equal(nvml->calls(ctx) - calls, 3 + 2);
+	nvml->close(ctx);
+
+	ctx = must_open(NEW_LIB, "device 0\nproc 0 pid=100 mem=1048576 maxmem=8388608\n");
+	assert_int_equal(nvml->info(ctx, 0, &info), 0);
+	assert_false(info.supported & GPU_PROC_MAX_MEM);
+	assert_int_equal(nvml->processes(ctx, 0, p, 4, &n), 0);
+	assert_int_equal(n, 1);
+	assert_false(p[0].valid & GPU_PROC_MAX_MEM);
+	nvml->close(ctx);
+
+	ctx = must_open(NEW_LIB, "device 0 accounting=1\nunsupported 0 accounting\n"
+				 "proc 0 pid=100 mem=1048576\n");
+	assert_int_equal(nvml->info(ctx, 0, &info), 0);
+	assert_false(info.supported & GPU_PROC_MAX_MEM);
+	nvml->close(ctx);
+}
+
 /* ---- cost ---- */
 
 /*
@@ -941,6 +1448,15 @@ int main(void)
 	    cmocka_unit_test(test_gpu_lost),
 	    cmocka_unit_test(test_gpu_lost_at_open),
 	    cmocka_unit_test(test_calls_per_tick),
+	    cmocka_unit_test(test_gpm_values),
+	    cmocka_unit_test(test_gpm_step_average),
+	    cmocka_unit_test(test_gpm_metric_max_fake),
+	    cmocka_unit_test(test_gpm_metric_unsupported),
+	    cmocka_unit_test(test_gpm_unsupported),
+	    cmocka_unit_test(test_violations),
+	    cmocka_unit_test(test_violations_old_call),
+	    cmocka_unit_test(test_mig),
+	    cmocka_unit_test(test_accounting),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

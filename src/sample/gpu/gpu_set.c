@@ -35,6 +35,17 @@ static void add_devices(struct gpu_set *set, const struct gpu_opened *o)
 				 d->info.pci_bus_id[0] ? d->info.pci_bus_id : "unknown");
 		d->backend = o->backend;
 		d->ctx = o->ctx;
+		d->pos = i;
+		/* a MIG device's parent, by its position in set->dev[] */
+		if (d->info.mig) {
+			int parent = -1;
+
+			for (int k = set->ndevices - 1; k >= 0 && parent < 0; k--)
+				if (set->dev[k].ctx == o->ctx &&
+				    set->dev[k].pos == d->info.mig_parent)
+					parent = k;
+			d->info.mig_parent = parent;
+		}
 		set->ndevices++;
 	}
 }
@@ -126,7 +137,7 @@ int gpu_set_sample(struct gpu_set *set, int i, struct gpu_sample *out)
 	memset(out, 0, sizeof(*out));
 	if (d->lost)
 		return -ENODEV;
-	ret = d->backend->sample(d->ctx, d->info.index, out);
+	ret = d->backend->sample(d->ctx, d->pos, out);
 	if (ret == -ENODEV)
 		d->lost = true;
 	return ret;
@@ -179,7 +190,7 @@ void gpu_set_processes(struct gpu_set *set, struct ptree *pt, struct gpu_sample 
 			continue;
 		if (out->n + reserve < out->max)
 			room = out->max - out->n - reserve;
-		if (d->backend->processes(d->ctx, d->info.index, out->scratch, room, &n))
+		if (d->backend->processes(d->ctx, d->pos, out->scratch, room, &n))
 			n = 0;
 		for (size_t k = 0; k < n; k++) {
 			const struct gpu_proc *g = &out->scratch[k];

@@ -3,7 +3,8 @@
  *
  * gpu_set_open() tries each backend of gpu_backends[] (NVML, then ROCm
  * SMI); the devices of all that opened are numbered together in dev[], in
- * backend then vendor-index order.  No library, a library on a machine
+ * backend then vendor-index order, a GPU's MIG devices right after it
+ * (their info.mig_parent is the GPU's position in dev[]).  No library, a library on a machine
  * without its vendor's GPU (said at debug level only), or one that fails
  * to initialise (after its one warning), leaves the set with fewer
  * devices: never an error.  vendor[] says, for each backend, which of
@@ -29,6 +30,12 @@ struct gpu_dev {
 	void *ctx;
 	struct gpu_device_info info;
 	bool lost; /* the device fell off the bus: no more readings */
+	/*
+	 * Its position in its backend's list, what the backend's calls take:
+	 * not info.index once a GPU has MIG devices (listed after it, with its
+	 * index).
+	 */
+	int pos;
 };
 
 struct gpu_opened {

@@ -1,18 +1,33 @@
 /*
  * nvml.c - NVIDIA GPUs through NVML, loaded with dlopen() at run time.
  *
- * Map: our own declarations of the few NVML types used (gpu-abi.md), with
- * layout checks; the symbol table and its version fallbacks; open and
- * close; sample() per tick; process lists and per-process utilization;
- * events; the backend table.
+ * Map: the symbol table and its version fallbacks (our declarations of
+ * NVML's types and the state are in nvml_int.h, the profiling metrics in
+ * nvml_prof.c); open and close; sample() per tick; process lists and
+ * per-process utilization; MIG devices; events; the backend table.
  *
  * Every library call goes through NVML() so that calls() counts them.  A
  * metric whose symbol is missing, or that the driver answers NOT_SUPPORTED
  * for, is remembered per device in `off` and never asked again: a tick
  * costs one call per metric the device really has.
+ *
+ * What the SMs did (enum gpu_prof): GPM (Hopper and newer) with one
+ * nvmlGpmMetricsGet per device per tick for every metric at once, between
+ * the device's previous sample and this tick's (two sample buffers per
+ * device, swapped); the violation counters and the PCIe replay counter in
+ * one nvmlDeviceGetFieldValues call, falling back per reason to the
+ * deprecated nvmlDeviceGetViolationStatus where the fields are not
+ * supported; nvmlDeviceGetRemappedRows; accounting mode's per-process peak
+ * memory.  A metric off is remembered in `prof_off` like `off`.
+ *
+ * MIG: a GPU in MIG mode is followed in our list by each of its MIG
+ * devices (compute instances), each with its own MIG device handle, which
+ * answers memory, processes and (through the parent's nvmlGpmMigSampleGet)
+ * GPM; the GPU itself lists no processes.  c->gpu[] is that list: a
+ * position is not the NVML index (info.index) once a GPU has instances.
  */
-#include "gpu.h"
 #include "libout.h"
+#include "nvml_int.h"
 
 #include "common/log.h"
 
@@ -24,270 +39,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---- the NVML ABI: only what this file uses ---- */
-
-typedef int nvml_return_t; /* nvmlReturn_t, an int-sized enum */
-typedef struct nvml_device_st *nvml_device_t;
-typedef struct nvml_event_set_st *nvml_event_set_t;
-
-#define NVML_SUCCESS		      0
-#define NVML_ERROR_INVALID_ARGUMENT   2
-#define NVML_ERROR_NOT_SUPPORTED      3
-#define NVML_ERROR_NOT_FOUND	      6
-#define NVML_ERROR_INSUFFICIENT_SIZE  7
-#define NVML_ERROR_DRIVER_NOT_LOADED  9
-#define NVML_ERROR_TIMEOUT	      10
-#define NVML_ERROR_FUNCTION_NOT_FOUND 13
-#define NVML_ERROR_GPU_IS_LOST	      15
-
-#define NVML_FEATURE_ENABLED		1
-#define NVML_PCIE_UTIL_TX_BYTES		0
-#define NVML_PCIE_UTIL_RX_BYTES		1
-#define NVML_CLOCK_SM			1
-#define NVML_CLOCK_MEM			2
-#define NVML_TEMPERATURE_GPU		0
-#define NVML_MEMORY_ERROR_CORRECTED	0
-#define NVML_MEMORY_ERROR_UNCORRECTED	1
-#define NVML_VOLATILE_ECC		0
-#define NVML_VALUE_TYPE_UINT		1
-#define NVML_VALUE_TYPE_ULONG		2
-#define NVML_VALUE_TYPE_ULL		3
-#define NVML_VALUE_TYPE_SLL		4
-#define NVML_FI_NVLINK_DATA_TX		138 /* KiB counters */
-#define NVML_FI_NVLINK_DATA_RX		139
-#define NVML_SCOPE_ALL_LINKS		UINT_MAX
-#define NVML_EVENT_SBE			0x1ull
-#define NVML_EVENT_DBE			0x2ull
-#define NVML_EVENT_XID			0x8ull
-#define NVML_VALUE_NOT_AVAILABLE	0xFFFFFFFFFFFFFFFFull
-#define NVML_DEVICE_STRING_BUFFER_SIZE	96 /* name and UUID, V2 sizes */
-#define NVML_SYSTEM_VERSION_BUFFER_SIZE 80
-
-struct nvml_pci_info {
-	char bus_id_legacy[16]; /* all the unsuffixed call fills, with the numbers */
-	unsigned int domain;
-	unsigned int bus;
-	unsigned int device;
-	unsigned int pci_device_id;
-	unsigned int pci_subsystem_id;
-	char bus_id[32];
-};
-
-struct nvml_utilization {
-	unsigned int gpu;
-	unsigned int memory;
-};
-
-struct nvml_memory {
-	unsigned long long total;
-	unsigned long long free;
-	unsigned long long used;
-};
-
-struct nvml_memory_v2 {
-	unsigned int version; /* NVML_MEMORY_V2_VERSION, not 2 */
-	unsigned long long total;
-	unsigned long long reserved;
-	unsigned long long free;
-	unsigned long long used;
-};
-
-#define NVML_MEMORY_V2_VERSION (unsigned int)(sizeof(struct nvml_memory_v2) | (2u << 24))
-
-/* for the unsuffixed process-list calls */
-struct nvml_process_info_v1 {
-	unsigned int pid;
-	unsigned long long used_gpu_memory;
-};
-
-/* for the _v2 and _v3 calls; starts like v1 */
-struct nvml_process_info {
-	unsigned int pid;
-	unsigned long long used_gpu_memory; /* or NVML_VALUE_NOT_AVAILABLE */
-	unsigned int gpu_instance_id;
-	unsigned int compute_instance_id;
-};
-
-struct nvml_process_utilization_sample {
-	unsigned int pid;
-	unsigned long long time_stamp; /* µs */
-	unsigned int sm_util;
-	unsigned int mem_util;
-	unsigned int enc_util;
-	unsigned int dec_util;
-};
-
-union nvml_value {
-	double d_val;
-	int si_val;
-	unsigned int ui_val;
-	unsigned long ul_val;
-	unsigned long long ull_val;
-	long long sll_val;
-	unsigned short us_val;
-};
-
-struct nvml_field_value {
-	unsigned int field_id;
-	unsigned int scope_id; /* the link, or NVML_SCOPE_ALL_LINKS */
-	long long timestamp;
-	long long latency_usec;
-	int value_type;
-	nvml_return_t nvml_return; /* per entry */
-	union nvml_value value;
-};
-
-struct nvml_event_data {
-	nvml_device_t device;
-	unsigned long long event_type;
-	unsigned long long event_data; /* the XID number for XID events */
-	unsigned int gpu_instance_id;
-	unsigned int compute_instance_id;
-};
-
-/* the table of gpu-abi.md, checked */
-_Static_assert(sizeof(struct nvml_pci_info) == 68, "nvmlPciInfo_t");
-_Static_assert(offsetof(struct nvml_pci_info, domain) == 16, "nvmlPciInfo_t.domain");
-_Static_assert(offsetof(struct nvml_pci_info, pci_subsystem_id) == 32, "nvmlPciInfo_t.sub");
-_Static_assert(offsetof(struct nvml_pci_info, bus_id) == 36, "nvmlPciInfo_t.busId");
-_Static_assert(sizeof(struct nvml_utilization) == 8, "nvmlUtilization_t");
-_Static_assert(sizeof(struct nvml_memory) == 24, "nvmlMemory_t");
-_Static_assert(sizeof(struct nvml_memory_v2) == 40, "nvmlMemory_v2_t");
-_Static_assert(offsetof(struct nvml_memory_v2, total) == 8, "nvmlMemory_v2_t.total");
-_Static_assert(offsetof(struct nvml_memory_v2, reserved) == 16, "nvmlMemory_v2_t.reserved");
-_Static_assert(offsetof(struct nvml_memory_v2, free) == 24, "nvmlMemory_v2_t.free");
-_Static_assert(offsetof(struct nvml_memory_v2, used) == 32, "nvmlMemory_v2_t.used");
-_Static_assert(NVML_MEMORY_V2_VERSION == 0x02000028, "nvmlMemory_v2");
-_Static_assert(sizeof(struct nvml_process_info_v1) == 16, "nvmlProcessInfo_v1_t");
-_Static_assert(offsetof(struct nvml_process_info_v1, used_gpu_memory) == 8, "v1 memory");
-_Static_assert(sizeof(struct nvml_process_info) == 24, "nvmlProcessInfo_t");
-_Static_assert(offsetof(struct nvml_process_info, used_gpu_memory) == 8, "memory");
-_Static_assert(offsetof(struct nvml_process_info, gpu_instance_id) == 16, "gpuInstanceId");
-_Static_assert(offsetof(struct nvml_process_info, compute_instance_id) == 20, "ciId");
-_Static_assert(sizeof(struct nvml_process_utilization_sample) == 32, "utilization sample");
-_Static_assert(offsetof(struct nvml_process_utilization_sample, time_stamp) == 8, "timeStamp");
-_Static_assert(offsetof(struct nvml_process_utilization_sample, sm_util) == 16, "smUtil");
-_Static_assert(offsetof(struct nvml_process_utilization_sample, mem_util) == 20, "memUtil");
-_Static_assert(offsetof(struct nvml_process_utilization_sample, dec_util) == 28, "decUtil");
-_Static_assert(sizeof(union nvml_value) == 8, "nvmlValue_t");
-_Static_assert(sizeof(struct nvml_field_value) == 40, "nvmlFieldValue_t");
-_Static_assert(offsetof(struct nvml_field_value, scope_id) == 4, "scopeId");
-_Static_assert(offsetof(struct nvml_field_value, timestamp) == 8, "timestamp");
-_Static_assert(offsetof(struct nvml_field_value, latency_usec) == 16, "latencyUsec");
-_Static_assert(offsetof(struct nvml_field_value, value_type) == 24, "valueType");
-_Static_assert(offsetof(struct nvml_field_value, nvml_return) == 28, "nvmlReturn");
-_Static_assert(offsetof(struct nvml_field_value, value) == 32, "value");
-_Static_assert(sizeof(struct nvml_event_data) == 32, "nvmlEventData_t");
-_Static_assert(offsetof(struct nvml_event_data, event_type) == 8, "eventType");
-_Static_assert(offsetof(struct nvml_event_data, event_data) == 16, "eventData");
-_Static_assert(offsetof(struct nvml_event_data, gpu_instance_id) == 24, "gpuInstanceId");
-_Static_assert(offsetof(struct nvml_event_data, compute_instance_id) == 28, "ciId");
-
-/* ---- limits ---- */
-
-/* NVML_NVLINK_MAX_LINKS grew 12, 18, 36: probe links until the driver says no */
-#define NVML_LINKS_MAX 64
-/* a process list can change between two calls: retry this many times */
-#define NVML_LIST_ATTEMPTS 4
-/* entries of a process list or of utilization samples we accept at most */
-#define NVML_LIST_MAX 4096
-/* events taken from the driver in one events() call at most */
-#define NVML_EVENTS_PER_CALL_MAX 1024
-/* the events we register for, where the device supports them */
-#define NVML_EVENTS_WANTED (NVML_EVENT_XID | NVML_EVENT_SBE | NVML_EVENT_DBE)
-
-#define GPU_METRICS_ALL ((uint32_t)GPU_EVENTS * 2 - 1)
-
-/* ---- state ---- */
-
-typedef nvml_return_t (*nvml_proc_list_fn)(nvml_device_t, unsigned int *, void *);
-
-/*
- * The functions resolved from the library; NULL when it lacks every name
- * tried.  Where versions differ only by name the newest is taken; where the
- * struct differs, the chosen version is noted beside it.
- */
-struct nvml_lib {
-	void *dl;
-	char name[256]; /* what we dlopen()ed, for messages */
-	nvml_return_t (*init)(void);
-	nvml_return_t (*shutdown)(void);
-	const char *(*error_string)(nvml_return_t);
-	nvml_return_t (*system_get_driver_version)(char *, unsigned int);
-	nvml_return_t (*system_get_nvml_version)(char *, unsigned int);
-	nvml_return_t (*device_get_count)(unsigned int *);
-	nvml_return_t (*device_get_handle_by_index)(unsigned int, nvml_device_t *);
-	nvml_return_t (*device_get_name)(nvml_device_t, char *, unsigned int);
-	nvml_return_t (*device_get_uuid)(nvml_device_t, char *, unsigned int);
-	nvml_return_t (*device_get_pci_info)(nvml_device_t, struct nvml_pci_info *);
-	nvml_return_t (*device_get_minor_number)(nvml_device_t, unsigned int *);
-	bool pci_legacy; /* the unsuffixed call: no bus_id[32] */
-	nvml_return_t (*device_get_utilization_rates)(nvml_device_t, struct nvml_utilization *);
-	nvml_return_t (*device_get_memory_info_v2)(nvml_device_t, struct nvml_memory_v2 *);
-	nvml_return_t (*device_get_memory_info)(nvml_device_t, struct nvml_memory *);
-	nvml_return_t (*device_get_pcie_throughput)(nvml_device_t, int, unsigned int *);
-	nvml_return_t (*device_get_nvlink_state)(nvml_device_t, unsigned int, int *);
-	nvml_return_t (*device_get_field_values)(nvml_device_t, int, struct nvml_field_value *);
-	nvml_return_t (*device_get_power_usage)(nvml_device_t, unsigned int *);
-	nvml_return_t (*device_get_power_limit)(nvml_device_t, unsigned int *);
-	nvml_return_t (*device_get_total_energy_consumption)(nvml_device_t, unsigned long long *);
-	nvml_return_t (*device_get_temperature)(nvml_device_t, int, unsigned int *);
-	nvml_return_t (*device_get_clock_info)(nvml_device_t, int, unsigned int *);
-	nvml_return_t (*device_get_clocks_event_reasons)(nvml_device_t, unsigned long long *);
-	nvml_return_t (*device_get_total_ecc_errors)(nvml_device_t, int, int, unsigned long long *);
-	nvml_return_t (*device_get_process_utilization)(nvml_device_t,
-							struct nvml_process_utilization_sample *,
-							unsigned int *, unsigned long long);
-	nvml_return_t (*event_set_create)(nvml_event_set_t *);
-	nvml_return_t (*device_get_supported_event_types)(nvml_device_t, unsigned long long *);
-	nvml_return_t (*device_register_events)(nvml_device_t, unsigned long long,
-						nvml_event_set_t);
-	nvml_return_t (*event_set_wait)(nvml_event_set_t, struct nvml_event_data *, unsigned int);
-	nvml_return_t (*event_set_free)(nvml_event_set_t);
-};
-
-/* One running-process list (compute or graphics) and its buffer, kept between ticks. */
-struct nvml_proc_list {
-	nvml_proc_list_fn get;
-	size_t stride; /* sizeof(struct nvml_process_info) or _v1 */
-	bool graphics;
-	void *buf;
-	unsigned int cap; /* entries in buf */
-};
-
-struct nvml_gpu {
-	nvml_device_t handle; /* NULL: the driver would not give one */
-	struct gpu_device_info info;
-	uint32_t off; /* enum gpu_metric: no symbol, or NOT_SUPPORTED */
-	bool lost;
-	bool lost_reported;   /* as a GPU_EVENT_LOST */
-	bool list_off[2];     /* this process list NOT_SUPPORTED */
-	bool nvlink_per_link; /* scopeId "all links" refused: one entry per link */
-	unsigned int nlinks;
-	unsigned int links[NVML_LINKS_MAX]; /* the active ones */
-	unsigned long long last_util_ts;    /* newest process sample seen, µs */
-};
-
-struct nvml_ctx {
-	struct nvml_lib lib;
-	uint64_t calls;
-	uint32_t missing; /* enum gpu_metric without a symbol */
-	char driver[NVML_SYSTEM_VERSION_BUFFER_SIZE];
-	char library[NVML_SYSTEM_VERSION_BUFFER_SIZE];
-	nvml_event_set_t events; /* NULL: no event set */
-	int nregistered;	 /* devices registered with it */
-	struct nvml_proc_list lists[2];
-	struct nvml_process_utilization_sample *util_buf;
-	unsigned int util_cap;
-	struct nvml_field_value *fields; /* 2 per link */
-	int ngpus;
-	struct nvml_gpu gpu[GPU_MAX_DEVICES];
-};
-
-/* Calls the library through a pointer, or a member of c->lib, and counts the call. */
-#define NVML_CALL(c, fn, ...) ((c)->calls++, (fn)(__VA_ARGS__))
-#define NVML(c, fn, ...)      NVML_CALL(c, (c)->lib.fn, __VA_ARGS__)
 
 /* ---- loading ---- */
 
@@ -386,6 +137,21 @@ static int lib_resolve(struct nvml_ctx *c)
 	RESOLVE(lib, device_register_events, "nvmlDeviceRegisterEvents");
 	RESOLVE(lib, event_set_wait, "nvmlEventSetWait_v2", "nvmlEventSetWait");
 	RESOLVE(lib, event_set_free, "nvmlEventSetFree");
+	RESOLVE(lib, device_get_violation_status, "nvmlDeviceGetViolationStatus");
+	RESOLVE(lib, device_get_remapped_rows, "nvmlDeviceGetRemappedRows");
+	RESOLVE(lib, device_get_accounting_mode, "nvmlDeviceGetAccountingMode");
+	RESOLVE(lib, device_get_accounting_stats, "nvmlDeviceGetAccountingStats");
+	RESOLVE(lib, gpm_query_device_support, "nvmlGpmQueryDeviceSupport");
+	RESOLVE(lib, gpm_sample_alloc, "nvmlGpmSampleAlloc");
+	RESOLVE(lib, gpm_sample_free, "nvmlGpmSampleFree");
+	RESOLVE(lib, gpm_sample_get, "nvmlGpmSampleGet");
+	RESOLVE(lib, gpm_mig_sample_get, "nvmlGpmMigSampleGet");
+	RESOLVE(lib, gpm_metrics_get, "nvmlGpmMetricsGet");
+	RESOLVE(lib, device_get_mig_mode, "nvmlDeviceGetMigMode");
+	RESOLVE(lib, device_get_max_mig_device_count, "nvmlDeviceGetMaxMigDeviceCount");
+	RESOLVE(lib, device_get_mig_device_handle_by_index, "nvmlDeviceGetMigDeviceHandleByIndex");
+	RESOLVE(lib, device_get_gpu_instance_id, "nvmlDeviceGetGpuInstanceId");
+	RESOLVE(lib, device_get_compute_instance_id, "nvmlDeviceGetComputeInstanceId");
 
 	/* _v3 and _v2 take 24-byte entries, the unsuffixed call 16-byte ones */
 	for (int l = 0; l < 2; l++) {
@@ -432,6 +198,17 @@ static int lib_resolve(struct nvml_ctx *c)
 	if (!lib->event_set_create || !lib->device_register_events || !lib->event_set_wait ||
 	    !lib->event_set_free)
 		c->missing |= GPU_EVENTS;
+	if (!lib->gpm_query_device_support || !lib->gpm_sample_alloc || !lib->gpm_sample_free ||
+	    !lib->gpm_metrics_get || (!lib->gpm_sample_get && !lib->gpm_mig_sample_get))
+		c->missing_prof |= GPU_PROF_GPM;
+	if (!lib->device_get_field_values)
+		c->missing_prof |= NVML_PROF_FIELD_BITS & ~(uint32_t)NVML_PROF_OLD_CALL;
+	if (!lib->device_get_field_values && !lib->device_get_violation_status)
+		c->missing_prof |= NVML_PROF_OLD_CALL;
+	if (!lib->device_get_remapped_rows)
+		c->missing_prof |= GPU_PROF_REMAPPED_ROWS;
+	if (!lib->device_get_accounting_mode || !lib->device_get_accounting_stats)
+		c->missing |= GPU_PROC_MAX_MEM;
 	return 0;
 }
 
@@ -443,33 +220,6 @@ static const char *nvml_strerror(struct nvml_ctx *c, nvml_return_t r)
 }
 
 /* ---- answers ---- */
-
-static bool wanted(const struct nvml_gpu *g, uint32_t metrics)
-{
-	return !g->lost && !(g->off & metrics);
-}
-
-/*
- * What an answer means for the metrics asked: true when there is a value.
- * NOT_SUPPORTED turns them off on this device for good; GPU_IS_LOST marks
- * the device lost; any other error leaves them unknown for this time only.
- */
-static bool answered(struct nvml_gpu *g, nvml_return_t r, uint32_t metrics)
-{
-	switch (r) {
-	case NVML_SUCCESS:
-		return true;
-	case NVML_ERROR_NOT_SUPPORTED:
-	case NVML_ERROR_FUNCTION_NOT_FOUND:
-		g->off |= metrics;
-		return false;
-	case NVML_ERROR_GPU_IS_LOST:
-		g->lost = true;
-		return false;
-	default:
-		return false;
-	}
-}
 
 static struct nvml_gpu *gpu_at(struct nvml_ctx *c, int index)
 {
@@ -542,27 +292,6 @@ static void read_pcie(struct nvml_ctx *c, struct nvml_gpu *g, struct gpu_sample 
 	out->pcie_tx_bps = (uint64_t)tx_kbps * 1024;
 	out->pcie_rx_bps = (uint64_t)rx_kbps * 1024;
 	out->valid |= GPU_PCIE;
-}
-
-/* A field's value as a counter; false for a type a counter cannot have. */
-static bool field_u64(const struct nvml_field_value *fv, uint64_t *v)
-{
-	switch (fv->value_type) {
-	case NVML_VALUE_TYPE_UINT:
-		*v = fv->value.ui_val;
-		return true;
-	case NVML_VALUE_TYPE_ULONG:
-		*v = fv->value.ul_val;
-		return true;
-	case NVML_VALUE_TYPE_ULL:
-		*v = fv->value.ull_val;
-		return true;
-	case NVML_VALUE_TYPE_SLL:
-		*v = (uint64_t)fv->value.sll_val;
-		return fv->value.sll_val >= 0;
-	default:
-		return false;
-	}
 }
 
 /*
@@ -731,6 +460,7 @@ static int gpu_sample(struct nvml_ctx *c, struct nvml_gpu *g, struct gpu_sample 
 	read_clocks(c, g, out);
 	read_throttle(c, g, out);
 	read_ecc(c, g, out);
+	nvml_prof_sample(c, g, out);
 	if (g->lost) {
 		memset(out, 0, sizeof(*out));
 		return -ENODEV;
@@ -1067,35 +797,126 @@ static void gpu_probe_processes(struct nvml_ctx *c, struct nvml_gpu *g)
 }
 
 /*
- * Everything about device i that does not change: identity, limits, links,
- * and which metrics it has (one sample and the probes above turn off what
- * it answers NOT_SUPPORTED to).
+ * What a device has, once the rest is known: one sample (the probe) turns
+ * off what it answers NOT_SUPPORTED to; GPM is set up after it, so that
+ * the first tick takes the first GPM sample.
  */
-static void gpu_open(struct nvml_ctx *c, int i)
+static void gpu_probe(struct nvml_ctx *c, struct nvml_gpu *g)
 {
-	struct nvml_gpu *g = &c->gpu[i];
 	struct gpu_sample probe;
-	nvml_return_t r;
 
-	memset(g, 0, sizeof(*g));
-	g->info.index = i;
-	g->off = c->missing;
-	r = NVML(c, device_get_handle_by_index, (unsigned int)i, &g->handle);
-	if (r != NVML_SUCCESS) {
-		log_warn(0, "NVIDIA GPU %d: %s (%d); leaving it out", i, nvml_strerror(c, r), r);
-		g->handle = NULL;
-		return;
-	}
-	gpu_identity(c, g);
-	gpu_power_limit(c, g);
-	gpu_nvlinks(c, g);
 	gpu_sample(c, g, &probe);
-	gpu_probe_processes(c, g);
+	if (g->info.mig_enabled)
+		g->off |= GPU_PROC_MEM | GPU_PROC_UTIL | GPU_PROC_MAX_MEM;
+	else
+		gpu_probe_processes(c, g);
 	gpu_register_events(c, g);
+	nvml_prof_open(c, g);
 	g->info.supported = GPU_METRICS_ALL & ~g->off;
 	/* one call gives both per-process SM and memory utilization */
 	if (g->info.supported & GPU_PROC_UTIL)
 		g->info.supported |= GPU_PROC_MEM_UTIL;
+	if (g->accounting && !(g->off & GPU_PROC_MAX_MEM))
+		g->info.supported |= GPU_PROC_MAX_MEM;
+	g->info.prof_supported = GPU_PROF_ALL & ~g->prof_off;
+}
+
+/* Whether the GPU is in MIG mode (current mode; a pending one is not there yet). */
+static bool gpu_mig_mode(struct nvml_ctx *c, struct nvml_gpu *g)
+{
+	unsigned int current = 0, pending = 0;
+
+	if (!c->lib.device_get_mig_mode || !c->lib.device_get_max_mig_device_count ||
+	    !c->lib.device_get_mig_device_handle_by_index || g->lost)
+		return false;
+	return NVML(c, device_get_mig_mode, g->handle, &current, &pending) == NVML_SUCCESS &&
+	       current == NVML_DEVICE_MIG_ENABLE;
+}
+
+/* "NVIDIA H100 80GB HBM3 MIG 1g.10gb": the profile is what follows "MIG ". */
+static void mig_profile(const char *name, char *out, size_t size)
+{
+	const char *p = NULL;
+
+	for (const char *q = strstr(name, "MIG "); q; q = strstr(q + 1, "MIG "))
+		p = q + 4;
+	snprintf(out, size, "%s", p ? p : "");
+}
+
+/*
+ * A MIG device of the GPU at position parent: its own handle, identity
+ * and instance ids, the GPU's index, bus id and minor number.
+ */
+static void mig_open(struct nvml_ctx *c, int pos, int parent, nvml_device_t handle)
+{
+	struct nvml_gpu *g = &c->gpu[pos];
+	const struct nvml_gpu *p = &c->gpu[parent];
+	unsigned int id = 0;
+
+	memset(g, 0, sizeof(*g));
+	g->handle = handle;
+	g->parent = p->handle;
+	g->off = c->missing;
+	g->prof_off = c->missing_prof;
+	g->info.index = p->info.index;
+	g->info.mig = true;
+	g->info.mig_parent = parent;
+	gpu_identity(c, g);
+	memcpy(g->info.pci_bus_id, p->info.pci_bus_id, sizeof(g->info.pci_bus_id));
+	g->info.minor_number = p->info.minor_number;
+	g->info.valid = p->info.valid & GPU_INFO_MINOR;
+	if (c->lib.device_get_gpu_instance_id &&
+	    NVML(c, device_get_gpu_instance_id, handle, &id) == NVML_SUCCESS)
+		g->info.gpu_instance_id = id;
+	if (c->lib.device_get_compute_instance_id &&
+	    NVML(c, device_get_compute_instance_id, handle, &id) == NVML_SUCCESS)
+		g->info.compute_instance_id = id;
+	mig_profile(g->info.name, g->info.mig_profile, sizeof(g->info.mig_profile));
+	g->off |= GPU_NVLINK; /* the GPU's links, not the instance's */
+	gpu_probe(c, g);
+}
+
+/*
+ * Device i (NVML's index) at position pos, and its MIG devices after it:
+ * everything that does not change and which metrics it has.  Returns the
+ * positions used.
+ */
+static int gpu_open(struct nvml_ctx *c, int pos, int i)
+{
+	struct nvml_gpu *g = &c->gpu[pos];
+	unsigned int max = 0;
+	nvml_return_t r;
+	int used = 1;
+
+	memset(g, 0, sizeof(*g));
+	g->info.index = i;
+	g->off = c->missing;
+	g->prof_off = c->missing_prof;
+	r = NVML(c, device_get_handle_by_index, (unsigned int)i, &g->handle);
+	if (r != NVML_SUCCESS) {
+		log_warn(0, "NVIDIA GPU %d: %s (%d); leaving it out", i, nvml_strerror(c, r), r);
+		g->handle = NULL;
+		return used;
+	}
+	gpu_identity(c, g);
+	gpu_power_limit(c, g);
+	gpu_nvlinks(c, g);
+	g->info.mig_enabled = gpu_mig_mode(c, g);
+	gpu_probe(c, g);
+	if (!g->info.mig_enabled ||
+	    NVML(c, device_get_max_mig_device_count, g->handle, &max) != NVML_SUCCESS)
+		return used;
+	/* indexes without a MIG device answer NOT_FOUND: look at each */
+	for (unsigned int k = 0; k < max && pos + used < GPU_MAX_DEVICES; k++) {
+		nvml_device_t mig = NULL;
+
+		r = NVML(c, device_get_mig_device_handle_by_index, g->handle, k, &mig);
+		if (r != NVML_SUCCESS || !mig)
+			continue;
+		mig_open(c, pos + used, pos, mig);
+		used++;
+	}
+	return used;
 }
 
 /* ---- the backend ---- */
@@ -1122,6 +943,8 @@ static void nvml_close(void *ctx)
 		return;
 	if (c->events)
 		NVML(c, event_set_free, c->events);
+	for (int i = 0; i < c->ngpus; i++)
+		nvml_prof_release(c, &c->gpu[i]);
 	NVML(c, shutdown);
 	dlclose(c->lib.dl);
 	free(c->lists[0].buf);
@@ -1241,9 +1064,8 @@ static int nvml_open(void **ctx, struct gpu_open_note *note)
 	if (n > 0 && !(c->missing & GPU_EVENTS) &&
 	    NVML(c, event_set_create, &c->events) != NVML_SUCCESS)
 		c->events = NULL;
-	c->ngpus = (int)n;
-	for (int i = 0; i < c->ngpus; i++)
-		gpu_open(c, i);
+	for (int i = 0; i < (int)n && c->ngpus < GPU_MAX_DEVICES; i++)
+		c->ngpus += gpu_open(c, c->ngpus, i);
 	*ctx = c;
 	return 0;
 
@@ -1303,9 +1125,12 @@ static int nvml_processes(void *ctx, int index, struct gpu_proc *out, size_t max
 	*n = 0;
 	if (!g || g->lost)
 		return -ENODEV;
+	if (g->info.mig_enabled) /* its processes are its MIG devices' */
+		return 0;
 	read_proc_list(c, g, &c->lists[0], out, max, n);
 	read_proc_list(c, g, &c->lists[1], out, max, n);
 	read_proc_util(c, g, out, max, n);
+	nvml_proc_max_mem(c, g, out, *n);
 	if (g->lost) {
 		*n = 0;
 		return -ENODEV;
@@ -1368,10 +1193,12 @@ static int nvml_events(void *ctx, struct gpu_event *out, size_t max, size_t *n)
 		if (!g->lost || g->lost_reported)
 			continue;
 		g->lost_reported = true;
+		if (g->info.mig) /* its GPU says it */
+			continue;
 		memset(e, 0, sizeof(*e));
-		e->index = i;
+		e->index = g->info.index;
 		e->kind = GPU_EVENT_LOST;
-		snprintf(e->message, sizeof(e->message), "GPU %d fell off the bus", i);
+		snprintf(e->message, sizeof(e->message), "GPU %d fell off the bus", g->info.index);
 		(*n)++;
 	}
 	if (!c->events || c->nregistered == 0)
@@ -1388,7 +1215,7 @@ static int nvml_events(void *ctx, struct gpu_event *out, size_t max, size_t *n)
 		index = gpu_index_of(c, d.device);
 		if (index < 0)
 			continue;
-		event_from_nvml(&out[(*n)++], index, &d);
+		event_from_nvml(&out[(*n)++], c->gpu[index].info.index, &d);
 	}
 	return 0;
 }
