@@ -28,7 +28,51 @@ static const struct {
     {GPU_PROC_MEM, "process_memory"},
     {GPU_PROC_UTIL, "process_util"},
     {GPU_EVENTS, "events"},
+    {GPU_PROC_MAX_MEM, "process_max_memory"},
 };
+
+/* enum gpu_prof: what the SMs did (GPM) and what held them back */
+static const struct {
+	unsigned bit;
+	const char *name;
+} prof_names[] = {
+    {GPU_PROF_GR_ACTIVE, "gr_active"},
+    {GPU_PROF_SM_ACTIVE, "sm_active"},
+    {GPU_PROF_SM_OCCUPANCY, "sm_occupancy"},
+    {GPU_PROF_TENSOR_ACTIVE, "tensor_active"},
+    {GPU_PROF_DFMA_TENSOR, "dfma_tensor_active"},
+    {GPU_PROF_HMMA_TENSOR, "hmma_tensor_active"},
+    {GPU_PROF_IMMA_TENSOR, "imma_tensor_active"},
+    {GPU_PROF_DRAM_ACTIVE, "dram_active"},
+    {GPU_PROF_FP64_ACTIVE, "fp64_active"},
+    {GPU_PROF_FP32_ACTIVE, "fp32_active"},
+    {GPU_PROF_FP16_ACTIVE, "fp16_active"},
+    {GPU_PROF_VIOL_POWER, "throttle_power"},
+    {GPU_PROF_VIOL_THERMAL, "throttle_thermal"},
+    {GPU_PROF_VIOL_SYNC_BOOST, "throttle_sync_boost"},
+    {GPU_PROF_VIOL_BOARD_LIMIT, "throttle_board_limit"},
+    {GPU_PROF_VIOL_LOW_UTIL, "throttle_low_util"},
+    {GPU_PROF_VIOL_RELIABILITY, "throttle_reliability"},
+    {GPU_PROF_VIOL_APP_CLOCKS, "throttle_app_clocks"},
+    {GPU_PROF_VIOL_BASE_CLOCKS, "throttle_base_clocks"},
+    {GPU_PROF_VIOL_SW_THERMAL, "throttle_sw_thermal"},
+    {GPU_PROF_VIOL_HW_THERMAL, "throttle_hw_thermal"},
+    {GPU_PROF_VIOL_HW_POWER_BRAKE, "throttle_hw_power_brake"},
+    {GPU_PROF_PCIE_REPLAY, "pcie_replays"},
+    {GPU_PROF_REMAPPED_ROWS, "remapped_rows"},
+};
+
+#define NAMES(a) (sizeof(a) / sizeof((a)[0]))
+
+/* How many MIG devices of the GPU at position i follow it. */
+static int mig_count(const struct gpu_set *set, int i)
+{
+	int n = 0;
+
+	for (int k = i + 1; k < set->ndevices && set->dev[k].info.mig; k++)
+		n += set->dev[k].info.mig_parent == i;
+	return n;
+}
 
 static const char *driver_of(const struct gpu_set *set, const struct gpu_dev *d)
 {
@@ -95,10 +139,31 @@ void gpu_list_json(const struct gpu_set *set, struct strbuf *out)
 		jsonw_kv_str(&w, "driver_version", driver_of(set, d));
 		jsonw_key(&w, "supported");
 		jsonw_arr_begin(&w);
-		for (size_t k = 0; k < sizeof(metric_names) / sizeof(metric_names[0]); k++)
+		for (size_t k = 0; k < NAMES(metric_names); k++)
 			if (g->supported & metric_names[k].bit)
 				jsonw_str(&w, metric_names[k].name);
 		jsonw_arr_end(&w);
+		jsonw_key(&w, "profiling");
+		jsonw_arr_begin(&w);
+		for (size_t k = 0; k < NAMES(prof_names); k++)
+			if (g->prof_supported & prof_names[k].bit)
+				jsonw_str(&w, prof_names[k].name);
+		jsonw_arr_end(&w);
+		jsonw_kv_bool(&w, "mig", g->mig);
+		if (g->mig) {
+			const struct gpu_dev *p =
+			    g->mig_parent >= 0 ? &set->dev[g->mig_parent] : NULL;
+
+			jsonw_kv_int_opt(&w, "mig_parent", p != NULL, g->mig_parent);
+			jsonw_kv_str_opt(&w, "mig_parent_uuid", p ? p->info.uuid : NULL);
+			jsonw_kv_int(&w, "gpu_instance_id", g->gpu_instance_id);
+			jsonw_kv_int(&w, "compute_instance_id", g->compute_instance_id);
+			jsonw_kv_str_opt(&w, "mig_profile",
+					 g->mig_profile[0] ? g->mig_profile : NULL);
+		} else {
+			jsonw_kv_bool(&w, "mig_mode", g->mig_enabled);
+			jsonw_kv_int(&w, "mig_devices", mig_count(set, i));
+		}
 		jsonw_obj_end(&w);
 	}
 	jsonw_arr_end(&w);
@@ -128,8 +193,17 @@ void gpu_list_text(const struct gpu_set *set, struct strbuf *out)
 			    set->opened[i].library[0] ? set->opened[i].library : "unknown");
 	for (int i = 0; i < set->ndevices; i++) {
 		const struct gpu_device_info *g = &set->dev[i].info;
+		bool any = false;
 
-		strbuf_addf(out, "\nGPU %d  %s  %s\n", g->index, g->name, g->uuid);
+		if (g->mig)
+			strbuf_addf(
+			    out, "\nGPU %d MIG %s (GPU instance %u, compute instance %u)  %s  %s\n",
+			    g->index, g->mig_profile[0] ? g->mig_profile : "?", g->gpu_instance_id,
+			    g->compute_instance_id, g->name, g->uuid);
+		else
+			strbuf_addf(out, "\nGPU %d  %s  %s\n", g->index, g->name, g->uuid);
+		if (g->mig_enabled)
+			strbuf_addf(out, "  MIG mode: %d MIG devices follow\n", mig_count(set, i));
 		strbuf_addf(out, "  bus %s", g->pci_bus_id);
 		if (g->valid & GPU_INFO_MEM_TOTAL)
 			strbuf_addf(out, ", memory %s",
@@ -139,13 +213,22 @@ void gpu_list_text(const struct gpu_set *set, struct strbuf *out)
 		if (g->valid & GPU_INFO_NVLINKS)
 			strbuf_addf(out, ", %u NVLink links", g->nvlink_count);
 		strbuf_addstr(out, "\n  metrics:");
-		for (size_t k = 0; k < sizeof(metric_names) / sizeof(metric_names[0]); k++)
+		for (size_t k = 0; k < NAMES(metric_names); k++)
 			if (g->supported & metric_names[k].bit)
 				strbuf_addf(out, " %s", metric_names[k].name);
 		strbuf_addstr(out, "\n  missing:");
-		for (size_t k = 0; k < sizeof(metric_names) / sizeof(metric_names[0]); k++)
+		for (size_t k = 0; k < NAMES(metric_names); k++)
 			if (!(g->supported & metric_names[k].bit))
 				strbuf_addf(out, " %s", metric_names[k].name);
+		strbuf_addstr(out, "\n  profiling:");
+		for (size_t k = 0; k < NAMES(prof_names); k++) {
+			if (!(g->prof_supported & prof_names[k].bit))
+				continue;
+			strbuf_addf(out, " %s", prof_names[k].name);
+			any = true;
+		}
+		if (!any)
+			strbuf_addstr(out, " none");
 		strbuf_addch(out, '\n');
 	}
 }

@@ -112,6 +112,67 @@ def test_driver_fails(wd):
     eq(json.loads(p.stdout)["vendors"][0]["state"], "failed", "NVIDIA's state")
 
 
+H100_MIG = """
+driver 580.65.06
+device 0 uuid=GPU-aaaa name="NVIDIA H100 80GB HBM3" bus=00000000:07:00.0 mem_total=85899345920 gpm=1
+device 1 uuid=GPU-bbbb name="NVIDIA H100 80GB HBM3" bus=00000000:0F:00.0 mem_total=85899345920 gpm=1 gpm_ids=1,2,3,5,10
+device 2 uuid=GPU-cccc name="NVIDIA A100-SXM4-80GB" bus=00000000:17:00.0 mem_total=85899345920
+unsupported 2 viol_fields remap
+mig 0 gi=1 ci=0 profile=1g.10gb uuid=MIG-aaaa-1 mem_total=10200547328
+mig 0 gi=5 ci=0 profile=3g.40gb uuid=MIG-aaaa-5 mem_total=40802189312
+"""
+
+GPM_ALL = ["gr_active", "sm_active", "sm_occupancy", "tensor_active", "dfma_tensor_active",
+           "hmma_tensor_active", "imma_tensor_active", "dram_active", "fp64_active",
+           "fp32_active", "fp16_active"]
+# the eight reasons nvmlDeviceGetViolationStatus gives, then the three only the fields give
+THROTTLE_OLD = ["throttle_power", "throttle_thermal", "throttle_sync_boost",
+                "throttle_board_limit", "throttle_low_util", "throttle_reliability",
+                "throttle_app_clocks", "throttle_base_clocks"]
+THROTTLE_ALL = THROTTLE_OLD + ["throttle_sw_thermal", "throttle_hw_thermal",
+                               "throttle_hw_power_brake"]
+
+
+def test_profiling_and_mig(wd):
+    """GPM and throttle metrics per device; a MIG GPU followed by its MIG devices."""
+    p = jobscope("gpus", "--json", env=env_for(wd, nvml=NVML, scenario=H100_MIG))
+    eq(p.returncode, 0, "exit code: %s" % p.stderr)
+    gpus = json.loads(p.stdout)["gpus"]
+    eq([(g["index"], g["uuid"], g["mig"]) for g in gpus],
+       [(0, "GPU-aaaa", False), (0, "MIG-aaaa-1", True), (0, "MIG-aaaa-5", True),
+        (1, "GPU-bbbb", False), (2, "GPU-cccc", False)], "each MIG device after its GPU")
+    g0, m1, m5, g1, g2 = gpus
+    # in MIG mode: no utilization and no processes of its own; remapped rows NOT_SUPPORTED
+    eq((g0["mig_mode"], g0["mig_devices"]), (True, 2), "GPU 0 in MIG mode")
+    eq(g0["profiling"], GPM_ALL + THROTTLE_ALL + ["pcie_replays"], "GPU 0's profiling")
+    check("util" not in g0["supported"] and "process_memory" not in g0["supported"],
+          g0["supported"])
+    eq([(m["mig_parent"], m["mig_parent_uuid"], m["gpu_instance_id"],
+         m["compute_instance_id"], m["mig_profile"], m["mem_total_bytes"], m["name"],
+         m["pci_bus_id"]) for m in (m1, m5)],
+       [(0, "GPU-aaaa", 1, 0, "1g.10gb", 10200547328, "NVIDIA H100 80GB HBM3 MIG 1g.10gb",
+         "00000000:07:00.0"),
+        (0, "GPU-aaaa", 5, 0, "3g.40gb", 40802189312, "NVIDIA H100 80GB HBM3 MIG 3g.40gb",
+         "00000000:07:00.0")], "the MIG devices")
+    eq(m1["supported"], ["mem_used", "process_memory"], "a MIG device's metrics")
+    eq(m1["profiling"], GPM_ALL, "GPM per GPU instance")
+    # GPU 1 gives five GPM metrics; which ones is known from its first two samples, so
+    # `gpus` (which takes none) lists every GPM metric while the driver says GPM works
+    eq((g1["mig_mode"], g1["mig_devices"]), (False, 0), "GPU 1 not in MIG mode")
+    eq(g1["profiling"], GPM_ALL + THROTTLE_ALL + ["pcie_replays", "remapped_rows"],
+       "GPU 1's profiling")
+    # no GPM, the fields refused: the old call's eight reasons, no remapped rows
+    eq(g2["profiling"], THROTTLE_OLD + ["pcie_replays"], "GPU 2's profiling")
+
+    p = jobscope("gpus", env=env_for(wd, nvml=NVML, scenario=H100_MIG))
+    eq(p.returncode, 0, "exit code: %s" % p.stderr)
+    check("GPU 0 MIG 1g.10gb (GPU instance 1, compute instance 0)  "
+          "NVIDIA H100 80GB HBM3 MIG 1g.10gb  MIG-aaaa-1" in p.stdout, p.stdout)
+    check("  MIG mode: 2 MIG devices follow\n" in p.stdout, p.stdout)
+    check("  profiling: " + " ".join(THROTTLE_OLD + ["pcie_replays"]) + "\n" in p.stdout,
+          p.stdout)
+
+
 def test_amd_gpus(wd):
     scenario = ("driver 5.2.3\ndevice 0 uuid=0x1234abcd name=\"AMD Instinct MI250X\" "
                 "bus=0000:c1:00.0 mem_total=68702699520\n")
