@@ -87,7 +87,7 @@ static inline void jobscope_tick(struct tick_state *s)
 			s->samples_failed++;
 			continue;
 		}
-		if (d->backend->processes(d->ctx, d->info.index, buf, RUN_PROC_BUF, &n))
+		if (d->backend->processes(d->ctx, d->pos, buf, RUN_PROC_BUF, &n))
 			n = 0;
 		for (size_t k = 0; k < n && s->nprocs < RUN_MAX_GPU_PROCS; k++) {
 			s->procs[s->nprocs].dev = i;
@@ -125,6 +125,7 @@ struct replay {
 	void *dl;
 	int ndevices;
 	uint32_t supported[GPU_MAX_DEVICES]; /* the backend's info.supported */
+	uint32_t prof[GPU_MAX_DEVICES];	     /* and info.prof_supported */
 	uint64_t calls;			     /* made so far */
 	uint64_t failures;		     /* answers the backend would not have had */
 	void *state;			     /* struct nvml_replay or rocm_replay */
@@ -217,6 +218,8 @@ struct nvml_replay {
 	nvret (*register_events)(nv_device, unsigned long long, void *);
 	nvret (*set_wait)(void *, struct nv_event_data *, unsigned int);
 	nvret (*set_free)(void *);
+	nvret (*remapped_rows)(nv_device, unsigned int *, unsigned int *, unsigned int *,
+			       unsigned int *);
 
 	nv_device dev[GPU_MAX_DEVICES];
 	void *events;
@@ -228,6 +231,22 @@ struct nvml_replay {
 	unsigned int util_cap;
 	unsigned long long last_util_ts[GPU_MAX_DEVICES];
 	struct nv_field_value fields[2];
+	struct nv_field_value prof_fields[12];
+};
+
+/*
+ * The violation counters (fields 74-81, 269-271) and the PCIe replay
+ * counter (94), in enum gpu_prof's order, which the backend reads in one
+ * GetFieldValues call (src/sample/gpu/nvml_prof.c); no GPM here: the
+ * bench's scenario has none.
+ */
+static const unsigned int nv_prof_field_ids[12] = {74, 75, 76,	77,  78,  79,
+						   80, 81, 269, 270, 271, 94};
+static const uint32_t nv_prof_field_bits[12] = {
+    GPU_PROF_VIOL_POWER,       GPU_PROF_VIOL_THERMAL,	     GPU_PROF_VIOL_SYNC_BOOST,
+    GPU_PROF_VIOL_BOARD_LIMIT, GPU_PROF_VIOL_LOW_UTIL,	     GPU_PROF_VIOL_RELIABILITY,
+    GPU_PROF_VIOL_APP_CLOCKS,  GPU_PROF_VIOL_BASE_CLOCKS,    GPU_PROF_VIOL_SW_THERMAL,
+    GPU_PROF_VIOL_HW_THERMAL,  GPU_PROF_VIOL_HW_POWER_BRAKE, GPU_PROF_PCIE_REPLAY,
 };
 
 #define NV(r, call) ((r)->calls++, (call))
@@ -260,6 +279,7 @@ static void nvml_replay_open(struct replay *r)
 	n->register_events = sym(r->dl, "nvmlDeviceRegisterEvents");
 	n->set_wait = sym(r->dl, "nvmlEventSetWait_v2");
 	n->set_free = sym(r->dl, "nvmlEventSetFree");
+	n->remapped_rows = sym(r->dl, "nvmlDeviceGetRemappedRows");
 
 	/* no nvmlInit here: it would reload the scenario under the backend */
 	if (n->count(&count) != NV_SUCCESS || (int)count != r->ndevices)
@@ -372,6 +392,18 @@ static void nvml_replay_device(struct replay *r, struct nvml_replay *n, int i)
 	if (sup & GPU_ECC) {
 		nv_check(r, NV(r, n->ecc(dev, 0, 0, &ull)));
 		nv_check(r, NV(r, n->ecc(dev, 1, 0, &ull)));
+	}
+	{
+		unsigned int nf = 0, corr, unc, pending, failed;
+
+		memset(n->prof_fields, 0, sizeof(n->prof_fields));
+		for (int k = 0; k < 12; k++)
+			if (r->prof[i] & nv_prof_field_bits[k])
+				n->prof_fields[nf++].field_id = nv_prof_field_ids[k];
+		if (nf)
+			nv_check(r, NV(r, n->field_values(dev, (int)nf, n->prof_fields)));
+		if (r->prof[i] & GPU_PROF_REMAPPED_ROWS)
+			nv_check(r, NV(r, n->remapped_rows(dev, &corr, &unc, &pending, &failed)));
 	}
 	if (!(sup & GPU_PROC_MEM))
 		return;
@@ -730,8 +762,10 @@ int main(int argc, char **argv)
 	r.backend = backend;
 	r.nvml = strcmp(backend, "nvml") == 0;
 	r.ndevices = set.ndevices;
-	for (int i = 0; i < set.ndevices; i++)
+	for (int i = 0; i < set.ndevices; i++) {
 		r.supported[i] = set.dev[i].info.supported;
+		r.prof[i] = set.dev[i].info.prof_supported;
+	}
 	path = getenv(strcmp(backend, "nvml") == 0 ? "JOBSCOPE_NVML_LIBRARY"
 						   : "JOBSCOPE_ROCM_SMI_LIBRARY");
 	r.dl = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
