@@ -1337,6 +1337,27 @@ static void test_mig(void **state)
 	nvml->close(ctx);
 }
 
+/* MIG lines the fake refuses: the library cannot start (one warning), never a guess. */
+static void test_mig_scenario_errors(void **state)
+{
+	static const char *const bad[] = {
+	    "device 0\nproc 0/1 pid=5 mem=1\n",		   /* no such GPU instance */
+	    "device 0\nmig 0 gi=1\nmig 0 gi=1\n",	   /* the same instance twice */
+	    "device 0\nmig 0 ci=0\n",			   /* no GPU instance id */
+	    "device 0\nmig 1 gi=1\n",			   /* no such device */
+	    "device 0\nmig 0 gi=1\nat 0 0/2 mem_used=1\n", /* no such GPU instance */
+	    "device 0\nmig 0 gi=1\nproc 0/1/3 pid=5\n",	   /* no such compute instance */
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		void *ctx = NULL;
+
+		assert_int_equal(open_with(NEW_LIB, bad[i], &ctx), -ENODEV);
+		assert_null(ctx);
+	}
+}
+
 /* ---- accounting mode ---- */
 
 /* Each process's peak memory where accounting mode is on; none where it is off. */
@@ -1456,6 +1477,7 @@ int main(void)
 	    cmocka_unit_test(test_violations),
 	    cmocka_unit_test(test_violations_old_call),
 	    cmocka_unit_test(test_mig),
+	    cmocka_unit_test(test_mig_scenario_errors),
 	    cmocka_unit_test(test_accounting),
 	};
 
