@@ -277,6 +277,24 @@ void agent_render_compat(const struct agent *a, struct strbuf *o, struct strbuf 
 /* Whether the job's scheduler reserved the device for it (its GPU list names it). */
 bool agent_compat_reserves(const struct job_record *r, const struct gpu_device_info *d);
 
+/*
+ * render.c, for compat.c too: a sample's GPM figure (bit: one enum
+ * gpu_prof GPM bit), its percent x 100 divided by div (100: percent,
+ * 10000: a ratio 0-1), NAN when the driver gave none; a violation
+ * counter (bit: one GPU_PROF_VIOL_* bit) in ns, -1 when none; and the
+ * violation reasons with their names (our `reason` label, dcgm-exporter's
+ * field where it has one, else NULL).
+ */
+double agent_prof_value(const struct gpu_sample *g, uint32_t bit, double div);
+int64_t agent_viol_ns(const struct gpu_sample *g, uint32_t bit);
+#define AGENT_VIOL_REASONS 11
+struct agent_viol_reason {
+	uint32_t bit;
+	const char *reason;	      /* "power", "thermal", ... */
+	const char *dcgm, *dcgm_help; /* DCGM_FI_DEV_POWER_VIOLATION (ns) and its HELP */
+};
+extern const struct agent_viol_reason agent_viol_reasons[AGENT_VIOL_REASONS];
+
 /* render.c: the endpoints' bodies for the state after a tick. */
 int agent_render(struct agent *a, struct agent_view *v);
 /*

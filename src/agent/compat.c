@@ -17,11 +17,21 @@
  * a Kubernetes pod) on the device's series when the job has the device to
  * itself.
  *
+ * What the SMs did (NVML GPM): dcgm-exporter's DCGM_FI_PROF_* ratios (0-1)
+ * and the jobstats exporter's nvidia_gpu_*_util_percent series (0-1 too,
+ * as it divides NVML's percent by 100); violation counters (ns), PCIe
+ * replays and remapped rows under DCGM's field names.  MIG instances as
+ * each exporter labels them: dcgm-exporter's gpu, UUID, pci_bus_id,
+ * device and modelName are the parent GPU's, with GPU_I_PROFILE and
+ * GPU_I_ID; the jobstats exporter's ordinal and minor_number are the
+ * parent's, uuid and name the instance's, GPU_I_ID its GPU instance.
+ *
  * A device that several jobs share: the device's own series carry no job,
  * and each job gets series of its own whose values are its split (its
- * processes' SM utilization and memory, its part of the power by the rule
- * of attrib/gpu_share.h, its share of the energy), never copies of the
- * device's value.  Missing stays missing: no series.
+ * processes' SM utilization and memory, its part of the power and of the
+ * activity figures by the rule of attrib/gpu_share.h, its share of the
+ * energy), never copies of the device's value.  Missing stays missing: no
+ * series.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -91,7 +101,9 @@ static void label_int(struct strbuf *lab, const char *name, int64_t v)
  * is the device's UUID (or a prefix of it, as CUDA_VISIBLE_DEVICES allows)
  * or its index.  Slurm's SLURM_JOB_GPUS holds the global GPU ids, which are
  * the NVML indices when gres.conf lists the devices in PCI order (as its
- * AutoDetect=nvml does); MIG entries match no whole device.
+ * AutoDetect=nvml does).  A MIG instance is matched by its own UUID
+ * ("MIG-..."), never by a number (its index is its parent's); a MIG UUID
+ * matches no whole device.
  */
 bool agent_compat_reserves(const struct job_record *r, const struct gpu_device_info *d)
 {
@@ -104,10 +116,10 @@ bool agent_compat_reserves(const struct job_record *r, const struct gpu_device_i
 			p++;
 			n--;
 		}
-		if (n >= 8 && strncmp(p, "GPU-", 4) == 0) {
+		if (n >= 8 && (strncmp(p, "GPU-", 4) == 0 || strncmp(p, "MIG-", 4) == 0)) {
 			if (n <= uuid_len && strncmp(p, d->uuid, n) == 0)
 				return true;
-		} else if (n > 0 && n < 6 && strspn(p, "0123456789") >= n) {
+		} else if (!d->mig && n > 0 && n < 6 && strspn(p, "0123456789") >= n) {
 			char num[8];
 
 			memcpy(num, p, n);
@@ -183,9 +195,29 @@ static void jobs_on(const struct agent *a, int i, bool users_too,
 	}
 }
 
-/* A job's figures on a device it shares, NAN where they are not known. */
+/* A MIG instance's parent GPU (gpu.h: listed before it), else the device itself. */
+static int parent_of(const struct agent *a, int i)
+{
+	const struct gpu_device_info *d = &a->devs[i].info;
+
+	if (d->mig && d->mig_parent >= 0 && d->mig_parent < i &&
+	    a->devs[d->mig_parent].info.mig_enabled)
+		return d->mig_parent;
+	return i;
+}
+
+/* A NVIDIA device (its minor number known: of the device, or of a MIG instance's parent). */
+static bool is_nvidia(const struct agent *a, int i)
+{
+	return (a->devs[parent_of(a, i)].info.valid & GPU_INFO_MINOR) != 0;
+}
+
+/*
+ * A job's figures on a device it shares, NAN where they are not known;
+ * share: its part of the device's activity figures (job_gpu_use.share).
+ */
 struct job_split {
-	double util_pct, mem_bytes, power_mw, energy_mj;
+	double util_pct, mem_bytes, power_mw, energy_mj, share;
 };
 
 static struct job_split split_of(const struct agent *a, int i, const struct job_entry *j,
@@ -193,15 +225,17 @@ static struct job_split split_of(const struct agent *a, int i, const struct job_
 {
 	const struct job_gpu_use *u = &j->gpu[i];
 	const struct gpu_sample *g = &a->gsample[i];
-	struct job_split s = {NAN, NAN, NAN, NAN};
+	struct job_split s = {NAN, NAN, NAN, NAN, NAN};
 	struct gpu_share_total part;
 	double f;
 
 	if (!u->now) { /* reserved, nothing there: it uses none of the device */
-		s.util_pct = s.mem_bytes = s.power_mw = 0;
+		s.util_pct = s.mem_bytes = s.power_mw = s.share = 0;
 		s.energy_mj = u->energy_mj;
 		return s;
 	}
+	if (u->has_share)
+		s.share = u->share;
 	if (u->has_util)
 		s.util_pct = u->sm_util_pct > 100 ? 100 : u->sm_util_pct;
 	if (u->has_mem)
@@ -304,28 +338,97 @@ static void render_cgroup_exporter(const struct agent *a, struct strbuf *o, stru
 	}
 }
 
-enum { NV_USED, NV_TOTAL, NV_DUTY, NV_POWER, NV_TEMP, NV_JOBID, NV_JOBUID, NV__COUNT };
-
-static const struct {
-	const char *name, *help;
-} nv_fam[NV__COUNT] = {
-    {"nvidia_gpu_memory_used_bytes", "Memory used by the GPU device in bytes (a shared device: the job's processes')."},
-    {"nvidia_gpu_memory_total_bytes", "Total memory of the GPU device in bytes."},
-    {"nvidia_gpu_duty_cycle", "Percent of time over the past sample period during which one or more kernels were executing on the GPU device (a shared device: the job's processes' SM utilization)."},
-    {"nvidia_gpu_power_usage_milliwatts", "Power usage of the GPU device in milliwatts (a shared device: the job's part)."},
-    {"nvidia_gpu_temperature_celsius", "Temperature of the GPU device in celsius."},
-    {"nvidia_gpu_jobId", "JobId number of a job currently using this GPU as reported by Slurm."},
-    {"nvidia_gpu_jobUid", "Uid number of user running jobs on this GPU."},
+enum {
+	NV_USED,
+	NV_TOTAL,
+	NV_DUTY,
+	NV_POWER,
+	NV_TEMP,
+	NV_JOBID,
+	NV_JOBUID,
+	NV_GR,
+	NV_SM,
+	NV_OCC,
+	NV_TENSOR,
+	NV_DRAM,
+	NV_FP64,
+	NV_FP32,
+	NV_FP16,
+	NV__COUNT
 };
 
-static void nv_labels(struct strbuf *lab, const struct gpu_device_info *d,
-		      const struct job_entry *j)
+/*
+ * The series of nvidia_gpu_prometheus_exporter (main.go at 73b8cc4), its
+ * HELP (a shared device's split said after it), in its order; the GPM
+ * ones (bit) are NVML's percent / 100, a ratio 0-1 under a _percent name,
+ * as the exporter writes them (jobstats multiplies graphics_util_percent
+ * by 100).
+ */
+static const struct {
+	const char *name, *help;
+	uint32_t bit; /* GPM: the enum gpu_prof bit */
+} nv_fam[NV__COUNT] = {
+    {"nvidia_gpu_memory_used_bytes",
+     "Memory used by the GPU device in bytes (a shared device: the job's processes').", 0},
+    {"nvidia_gpu_memory_total_bytes", "Total memory of the GPU device in bytes.", 0},
+    {"nvidia_gpu_duty_cycle",
+     "Percent of time over the past sample period during which one or more kernels were executing "
+     "on the GPU device (a shared device: the job's processes' SM utilization).",
+     0},
+    {"nvidia_gpu_power_usage_milliwatts",
+     "Power usage of the GPU device in milliwatts (a shared device: the job's part).", 0},
+    {"nvidia_gpu_temperature_celsius", "Temperature of the GPU device in celsius.", 0},
+    {"nvidia_gpu_jobId", "JobId number of a job currently using this GPU as reported by Slurm.", 0},
+    {"nvidia_gpu_jobUid", "Uid number of user running jobs on this GPU.", 0},
+    {"nvidia_gpu_graphics_util_percent",
+     "Percentage of time any compute/graphics app was active on the GPU (a shared device: the "
+     "job's part).",
+     GPU_PROF_GR_ACTIVE},
+    {"nvidia_gpu_sm_util_percent",
+     "Percentage of SMs that were busy (a shared device: the job's part).", GPU_PROF_SM_ACTIVE},
+    {"nvidia_gpu_sm_occupancy_percent",
+     "Percentage of warps that were active vs theoretical maximum (a shared device: the job's "
+     "part).",
+     GPU_PROF_SM_OCCUPANCY},
+    {"nvidia_gpu_any_tensor_util_percent",
+     "Percentage of time the GPU's SMs were doing ANY tensor operations (a shared device: the "
+     "job's part).",
+     GPU_PROF_TENSOR_ACTIVE},
+    {"nvidia_gpu_dram_bw_util_percent",
+     "Percentage of DRAM bw used vs theoretical maximum (a shared device: the job's part).",
+     GPU_PROF_DRAM_ACTIVE},
+    {"nvidia_gpu_fp64_util_percent",
+     "Percentage of time the GPU's SMs were doing non-tensor FP64 math (a shared device: the job's "
+     "part).",
+     GPU_PROF_FP64_ACTIVE},
+    {"nvidia_gpu_fp32_util_percent",
+     "Percentage of time the GPU's SMs were doing non-tensor FP32 math (a shared device: the job's "
+     "part).",
+     GPU_PROF_FP32_ACTIVE},
+    {"nvidia_gpu_fp16_util_percent",
+     "Percentage of time the GPU's SMs were doing non-tensor FP16 math (a shared device: the job's "
+     "part).",
+     GPU_PROF_FP16_ACTIVE},
+};
+
+/*
+ * The exporter's labels: ordinal and minor_number (a MIG instance's
+ * parent's), uuid and name (the instance's own), GPU_I_ID (its GPU
+ * instance, "" for a whole GPU), jobid, userid.
+ */
+static void nv_labels(const struct agent *a, struct strbuf *lab, int i, const struct job_entry *j)
 {
+	const struct gpu_device_info *d = &a->devs[i].info, *p = &a->devs[parent_of(a, i)].info;
+
 	strbuf_reset(lab);
-	label_int(lab, "ordinal", d->index);
-	label_int(lab, "minor_number", d->minor_number);
+	label_int(lab, "ordinal", p->index);
+	label_int(lab, "minor_number", p->minor_number);
 	label(lab, "uuid", d->uuid);
 	label(lab, "name", d->name);
+	if (d->mig)
+		label_int(lab, "GPU_I_ID", d->gpu_instance_id);
+	else
+		label(lab, "GPU_I_ID", "");
 	label(lab, "jobid", j ? j->rec.job_id : "");
 	if (j)
 		label_int(lab, "userid", j->rec.uid);
@@ -339,13 +442,18 @@ static double nv_value(const struct agent *a, int i, int f, const struct job_ent
 {
 	const struct gpu_sample *g = &a->gsample[i];
 	const struct gpu_device_info *d = &a->devs[i].info;
+	int pi = parent_of(a, i);
+	/* power and temperature: the GPU's, copied to each of its MIG instances as the exporter
+	 * does */
+	const struct gpu_sample *pg = a->gsample_ok[pi] ? &a->gsample[pi] : NULL;
 	bool device = !j || dj->exclusive;
 	struct job_split s;
 
 	if (f == NV_TOTAL)
 		return d->mem_total_bytes ? (double)d->mem_total_bytes : NAN;
 	if (f == NV_TEMP)
-		return g->valid & GPU_TEMP ? g->temp_c : NAN; /* the device's, shared or not */
+		return pg && (pg->valid & GPU_TEMP) ? pg->temp_c
+						    : NAN; /* the device's, shared or not */
 	if (f == NV_JOBID || f == NV_JOBUID) {
 		char *end;
 		double id;
@@ -357,12 +465,18 @@ static double nv_value(const struct agent *a, int i, int f, const struct job_ent
 		id = strtod(j->rec.job_id, &end);
 		return *end ? NAN : id;
 	}
+	/* a GPU in MIG mode and its instances have no duty cycle in the exporter */
+	if (f == NV_DUTY && (d->mig || d->mig_enabled))
+		return NAN;
+	if (d->mig && f == NV_POWER)
+		return pg && (pg->valid & GPU_POWER) ? pg->power_mw : NAN;
 	if (device) {
 		switch (f) {
 		case NV_USED: return g->valid & GPU_MEM_USED ? (double)g->mem_used_bytes : NAN;
 		case NV_DUTY: return g->valid & GPU_UTIL ? g->util_pct : NAN;
 		case NV_POWER: return g->valid & GPU_POWER ? g->power_mw : NAN;
-		default: return NAN;
+		default:
+			return agent_prof_value(g, nv_fam[f].bit, 10000);
 		}
 	}
 	s = split_of(a, i, j, &dj->all);
@@ -370,7 +484,8 @@ static double nv_value(const struct agent *a, int i, int f, const struct job_ent
 	case NV_USED: return s.mem_bytes;
 	case NV_DUTY: return s.util_pct;
 	case NV_POWER: return s.power_mw;
-	default: return NAN;
+	default:
+		return s.share * agent_prof_value(g, nv_fam[f].bit, 10000);
 	}
 }
 
@@ -380,10 +495,10 @@ static void render_nvidia_exporter(const struct agent *a, struct strbuf *o, stru
 	int n = 0;
 
 	for (int i = 0; i < a->gpus.ndevices && i < GPU_MAX_DEVICES; i++) {
-		if (!a->gsample_ok[i] || !(a->devs[i].info.valid & GPU_INFO_MINOR))
+		if (!a->gsample_ok[i] || !is_nvidia(a, i))
 			continue; /* not an NVIDIA device, or lost */
 		jobs_on(a, i, false, is_slurm, &dj[i]);
-		n++;
+		n += !a->devs[i].info.mig; /* the exporter counts GPUs, not their instances */
 	}
 	if (n == 0)
 		return;
@@ -393,12 +508,12 @@ static void render_nvidia_exporter(const struct agent *a, struct strbuf *o, stru
 		bool any = false;
 
 		for (int i = 0; i < a->gpus.ndevices && i < GPU_MAX_DEVICES; i++) {
-			const struct gpu_device_info *d = &a->devs[i].info;
 			/* the device's own series: unreserved, or shared by several */
-			bool own = dj[i].n != 1;
+			bool own;
 
-			if (!a->gsample_ok[i] || !(d->valid & GPU_INFO_MINOR))
+			if (!a->gsample_ok[i] || !is_nvidia(a, i))
 				continue;
+			own = dj[i].n != 1;
 			for (size_t k = 0; k < dj[i].n + own; k++) {
 				const struct job_entry *j = k < dj[i].n ? dj[i].job[k] : NULL;
 				double v = nv_value(a, i, f, j, &dj[i]);
@@ -408,7 +523,7 @@ static void render_nvidia_exporter(const struct agent *a, struct strbuf *o, stru
 				if (!any)
 					prom_family(o, nv_fam[f].name, "gauge", nv_fam[f].help);
 				any = true;
-				nv_labels(lab, d, j);
+				nv_labels(a, lab, i, j);
 				sample_line(o, nv_fam[f].name, lab, v);
 			}
 		}
@@ -417,36 +532,158 @@ static void render_nvidia_exporter(const struct agent *a, struct strbuf *o, stru
 
 /* ---- dcgm-exporter ---- */
 
-enum { DC_SM_CLOCK, DC_MEM_CLOCK, DC_TEMP, DC_POWER, DC_ENERGY, DC_UTIL, DC_COPY, DC_FB_USED,
-       DC_PCIE_TX, DC_PCIE_RX, DC__COUNT };
+enum {
+	DC_SM_CLOCK,
+	DC_MEM_CLOCK,
+	DC_TEMP,
+	DC_POWER,
+	DC_ENERGY,
+	DC_PCIE_REPLAY,
+	DC_UTIL,
+	DC_COPY,
+	DC_VIOL, /* DC_VIOL + r: agent_viol_reasons[r] */
+	DC_FB_USED = DC_VIOL + AGENT_VIOL_REASONS,
+	DC_UNC_REMAPPED,
+	DC_CORR_REMAPPED,
+	DC_REMAP_FAILURE,
+	DC_REMAP_PENDING,
+	DC_GR_ACTIVE,
+	DC_SM_ACTIVE,
+	DC_SM_OCCUPANCY,
+	DC_TENSOR,
+	DC_DFMA,
+	DC_HMMA,
+	DC_IMMA,
+	DC_DRAM,
+	DC_FP64,
+	DC_FP32,
+	DC_FP16,
+	DC_PCIE_TX,
+	DC_PCIE_RX,
+	DC__COUNT
+};
 
+/*
+ * dcgm-exporter's counters in the order of its etc/default-counters.csv
+ * (at d5e5f51), with its HELP; those it leaves commented out or does not
+ * list (SM_ACTIVE, SM_OCCUPANCY, the FP pipes, the tensor pipes one by
+ * one, the violations, ROW_REMAP_PENDING) with DCGM's own description.
+ * bit: enum gpu_metric, or prof: enum gpu_prof.  The DCGM_FI_PROF_*
+ * activity fields are ratios 0-1 (NVML GPM's percent / 100).
+ */
 static const struct {
 	const char *name, *type, *help;
-	uint32_t bit;
+	uint32_t bit, prof;
 	bool split; /* a job on a shared device gets its own value */
 } dc_fam[DC__COUNT] = {
-    {"DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz).", GPU_SM_CLOCK, false},
-    {"DCGM_FI_DEV_MEM_CLOCK", "gauge", "Memory clock frequency (in MHz).", GPU_MEM_CLOCK, false},
-    {"DCGM_FI_DEV_GPU_TEMP", "gauge", "GPU temperature (in C).", GPU_TEMP, false},
-    {"DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (in W).", GPU_POWER, true},
-    {"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "counter",
-     "Total energy consumption since boot (in mJ).", GPU_ENERGY, true},
-    {"DCGM_FI_DEV_GPU_UTIL", "gauge", "GPU utilization (in %).", GPU_UTIL, true},
-    {"DCGM_FI_DEV_MEM_COPY_UTIL", "gauge", "Memory utilization (in %).", GPU_MEM_UTIL, false},
-    {"DCGM_FI_DEV_FB_USED", "gauge", "Framebuffer memory used (in MiB).", GPU_MEM_USED, true},
-    {"DCGM_FI_PROF_PCIE_TX_BYTES", "gauge",
-     "The rate of data transmitted over the PCIe bus - including both protocol headers and data "
-     "payloads - in bytes per second.",
-     GPU_PCIE, false},
-    {"DCGM_FI_PROF_PCIE_RX_BYTES", "gauge",
-     "The rate of data received over the PCIe bus - including both protocol headers and data "
-     "payloads - in bytes per second.",
-     GPU_PCIE, false},
+    [DC_SM_CLOCK] = {"DCGM_FI_DEV_SM_CLOCK", "gauge", "SM clock frequency (in MHz).", GPU_SM_CLOCK,
+		     0, false},
+    [DC_MEM_CLOCK] = {"DCGM_FI_DEV_MEM_CLOCK", "gauge", "Memory clock frequency (in MHz).",
+		      GPU_MEM_CLOCK, 0, false},
+    [DC_TEMP] = {"DCGM_FI_DEV_GPU_TEMP", "gauge", "GPU temperature (in C).", GPU_TEMP, 0, false},
+    [DC_POWER] = {"DCGM_FI_DEV_POWER_USAGE", "gauge", "Power draw (in W).", GPU_POWER, 0, true},
+    [DC_ENERGY] = {"DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", "counter",
+		   "Total energy consumption since boot (in mJ).", GPU_ENERGY, 0, true},
+    [DC_PCIE_REPLAY] = {"DCGM_FI_DEV_PCIE_REPLAY_COUNTER", "counter",
+			"Total number of PCIe retries.", 0, GPU_PROF_PCIE_REPLAY, false},
+    [DC_UTIL] = {"DCGM_FI_DEV_GPU_UTIL", "gauge", "GPU utilization (in %).", GPU_UTIL, 0, true},
+    [DC_COPY] = {"DCGM_FI_DEV_MEM_COPY_UTIL", "gauge", "Memory utilization (in %).", GPU_MEM_UTIL,
+		 0, false},
+    [DC_FB_USED] = {"DCGM_FI_DEV_FB_USED", "gauge", "Framebuffer memory used (in MiB).",
+		    GPU_MEM_USED, 0, true},
+    [DC_UNC_REMAPPED] = {"DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS", "counter",
+			 "Number of remapped rows for uncorrectable errors", 0,
+			 GPU_PROF_REMAPPED_ROWS, false},
+    [DC_CORR_REMAPPED] = {"DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS", "counter",
+			  "Number of remapped rows for correctable errors", 0,
+			  GPU_PROF_REMAPPED_ROWS, false},
+    [DC_REMAP_FAILURE] = {"DCGM_FI_DEV_ROW_REMAP_FAILURE", "gauge",
+			  "Whether remapping of rows has failed", 0, GPU_PROF_REMAPPED_ROWS, false},
+    [DC_REMAP_PENDING] = {"DCGM_FI_DEV_ROW_REMAP_PENDING", "gauge",
+			  "Whether remapping of rows is pending", 0, GPU_PROF_REMAPPED_ROWS, false},
+    [DC_GR_ACTIVE] =
+	{"DCGM_FI_PROF_GR_ENGINE_ACTIVE", "gauge",
+	 "Ratio of time the graphics engine is active (a shared device: the job's part).", 0,
+	 GPU_PROF_GR_ACTIVE, true},
+    [DC_SM_ACTIVE] = {"DCGM_FI_PROF_SM_ACTIVE", "gauge",
+		      "The ratio of cycles an SM has at least 1 warp assigned (a shared device: "
+		      "the job's part).",
+		      0, GPU_PROF_SM_ACTIVE, true},
+    [DC_SM_OCCUPANCY] =
+	{"DCGM_FI_PROF_SM_OCCUPANCY", "gauge",
+	 "The ratio of number of warps resident on an SM (a shared device: the job's part).", 0,
+	 GPU_PROF_SM_OCCUPANCY, true},
+    [DC_TENSOR] =
+	{"DCGM_FI_PROF_PIPE_TENSOR_ACTIVE", "gauge",
+	 "Ratio of cycles the tensor (HMMA) pipe is active (a shared device: the job's part).", 0,
+	 GPU_PROF_TENSOR_ACTIVE, true},
+    [DC_DFMA] =
+	{"DCGM_FI_PROF_PIPE_TENSOR_DFMA_ACTIVE", "gauge",
+	 "The ratio of cycles the tensor (DFMA) pipe is active (a shared device: the job's part).",
+	 0, GPU_PROF_DFMA_TENSOR, true},
+    [DC_HMMA] =
+	{"DCGM_FI_PROF_PIPE_TENSOR_HMMA_ACTIVE", "gauge",
+	 "The ratio of cycles the tensor (HMMA) pipe is active (a shared device: the job's part).",
+	 0, GPU_PROF_HMMA_TENSOR, true},
+    [DC_IMMA] =
+	{"DCGM_FI_PROF_PIPE_TENSOR_IMMA_ACTIVE", "gauge",
+	 "The ratio of cycles the tensor (IMMA) pipe is active (a shared device: the job's part).",
+	 0, GPU_PROF_IMMA_TENSOR, true},
+    [DC_DRAM] = {"DCGM_FI_PROF_DRAM_ACTIVE", "gauge",
+		 "Ratio of cycles the device memory interface is active sending or receiving data "
+		 "(a shared "
+		 "device: the job's part).",
+		 0, GPU_PROF_DRAM_ACTIVE, true},
+    [DC_FP64] = {"DCGM_FI_PROF_PIPE_FP64_ACTIVE", "gauge",
+		 "Ratio of cycles the fp64 pipes are active (a shared device: the job's part).", 0,
+		 GPU_PROF_FP64_ACTIVE, true},
+    [DC_FP32] = {"DCGM_FI_PROF_PIPE_FP32_ACTIVE", "gauge",
+		 "Ratio of cycles the fp32 pipes are active (a shared device: the job's part).", 0,
+		 GPU_PROF_FP32_ACTIVE, true},
+    [DC_FP16] = {"DCGM_FI_PROF_PIPE_FP16_ACTIVE", "gauge",
+		 "Ratio of cycles the fp16 pipes are active (a shared device: the job's part).", 0,
+		 GPU_PROF_FP16_ACTIVE, true},
+    [DC_PCIE_TX] = {"DCGM_FI_PROF_PCIE_TX_BYTES", "gauge",
+		    "The rate of data transmitted over the PCIe bus - including both protocol "
+		    "headers and data "
+		    "payloads - in bytes per second.",
+		    GPU_PCIE, 0, false},
+    [DC_PCIE_RX] =
+	{"DCGM_FI_PROF_PCIE_RX_BYTES", "gauge",
+	 "The rate of data received over the PCIe bus - including both protocol headers and data "
+	 "payloads - in bytes per second.",
+	 GPU_PCIE, 0, false},
 };
+
+/* Family f's name, type and HELP (a violation's from agent_viol_reasons). */
+static void dc_head(struct strbuf *o, int f)
+{
+	if (f >= DC_VIOL && f < DC_VIOL + AGENT_VIOL_REASONS) {
+		const struct agent_viol_reason *r = &agent_viol_reasons[f - DC_VIOL];
+
+		prom_family(o, r->dcgm, "counter", r->dcgm_help);
+		return;
+	}
+	prom_family(o, dc_fam[f].name, dc_fam[f].type, dc_fam[f].help);
+}
+
+static const char *dc_name(int f)
+{
+	if (f >= DC_VIOL && f < DC_VIOL + AGENT_VIOL_REASONS)
+		return agent_viol_reasons[f - DC_VIOL].dcgm;
+	return dc_fam[f].name;
+}
 
 static double dc_device_value(const struct gpu_sample *g, int f)
 {
-	if (!(g->valid & dc_fam[f].bit))
+	if (f >= DC_VIOL && f < DC_VIOL + AGENT_VIOL_REASONS) {
+		int64_t ns = agent_viol_ns(g, agent_viol_reasons[f - DC_VIOL].bit);
+
+		return ns < 0 ? NAN : (double)ns;
+	}
+	if (dc_fam[f].prof && !(g->prof_valid & dc_fam[f].prof))
+		return NAN;
+	if (dc_fam[f].bit && !(g->valid & dc_fam[f].bit))
 		return NAN;
 	switch (f) {
 	case DC_SM_CLOCK: return g->sm_clock_mhz;
@@ -454,23 +691,37 @@ static double dc_device_value(const struct gpu_sample *g, int f)
 	case DC_TEMP: return g->temp_c;
 	case DC_POWER: return g->power_mw / 1000.0;
 	case DC_ENERGY: return (double)g->energy_mj;
+	case DC_PCIE_REPLAY:
+		return (double)g->pcie_replays;
 	case DC_UTIL: return g->util_pct;
 	case DC_COPY: return g->mem_util_pct;
 	case DC_FB_USED: return floor((double)g->mem_used_bytes / MIB);
+	case DC_UNC_REMAPPED:
+		return (double)g->remapped_rows_unc;
+	case DC_CORR_REMAPPED:
+		return (double)g->remapped_rows_corr;
+	case DC_REMAP_FAILURE:
+		return g->remap_failed != 0;
+	case DC_REMAP_PENDING:
+		return g->remap_pending != 0;
 	case DC_PCIE_TX: return (double)g->pcie_tx_bps;
 	case DC_PCIE_RX: return (double)g->pcie_rx_bps;
-	default: return NAN;
+	default:
+		return agent_prof_value(g, dc_fam[f].prof, 10000);
 	}
 }
 
-static double dc_split_value(const struct job_split *s, int f)
+static double dc_split_value(const struct gpu_sample *g, const struct job_split *s, int f)
 {
 	switch (f) {
 	case DC_POWER: return s->power_mw / 1000.0;
 	case DC_ENERGY: return isnan(s->energy_mj) ? NAN : floor(s->energy_mj);
 	case DC_UTIL: return s->util_pct;
 	case DC_FB_USED: return floor(s->mem_bytes / MIB);
-	default: return NAN;
+	default:
+		if (f < DC__COUNT && dc_fam[f].split && dc_fam[f].prof)
+			return s->share * dc_device_value(g, f);
+		return NAN;
 	}
 }
 
@@ -498,23 +749,34 @@ static const char *dc_container(const struct agent *a, int i, const struct job_e
 	return j->k8s.ncontainers == 1 ? j->k8s.container[0].name : NULL;
 }
 
+/*
+ * dcgm-exporter's labels (rendermetrics/render_metrics.go, collector's
+ * toMetric): gpu, UUID, pci_bus_id, device ("nvidia" and the GPU's DCGM
+ * id, which is its NVML index, not its minor number), modelName of the
+ * GPU, a MIG instance's parent's; for a MIG instance GPU_I_PROFILE and
+ * GPU_I_ID (its GPU instance); Hostname; DCGM_FI_DRIVER_VERSION; the job.
+ */
 static void dc_labels(const struct agent *a, struct strbuf *lab, int i, const struct job_entry *j)
 {
-	const struct device_record *d = &a->devs[i];
+	const struct device_record *d = &a->devs[i], *p = &a->devs[parent_of(a, i)];
 	char dev[24];
 
 	strbuf_reset(lab);
-	label_int(lab, "gpu", d->info.index);
-	label(lab, "UUID", d->info.uuid);
-	label(lab, "pci_bus_id", d->info.pci_bus_id);
-	if (d->info.valid & GPU_INFO_MINOR) {
-		snprintf(dev, sizeof(dev), "nvidia%" PRIu32, d->info.minor_number);
+	label_int(lab, "gpu", p->info.index);
+	label(lab, "UUID", p->info.uuid);
+	label(lab, "pci_bus_id", p->info.pci_bus_id);
+	if (p->info.valid & GPU_INFO_MINOR) { /* an NVIDIA device */
+		snprintf(dev, sizeof(dev), "nvidia%d", p->info.index);
 		label(lab, "device", dev);
 	}
-	label(lab, "modelName", d->info.name);
+	label(lab, "modelName", p->info.name);
+	if (d->info.mig) {
+		label(lab, "GPU_I_PROFILE", d->info.mig_profile);
+		label_int(lab, "GPU_I_ID", d->info.gpu_instance_id);
+	}
 	label(lab, "Hostname", a->hostname);
-	if (d->driver_version[0])
-		label(lab, "DCGM_FI_DRIVER_VERSION", d->driver_version);
+	if (p->driver_version[0])
+		label(lab, "DCGM_FI_DRIVER_VERSION", p->driver_version);
 	if (j)
 		label(lab, is_k8s(j) ? "pod_uid" : "hpc_job", j->rec.job_id);
 	if (j && is_k8s(j) && j->k8s.pod[0]) {
@@ -535,7 +797,9 @@ static void render_dcgm(const struct agent *a, struct strbuf *o, struct strbuf *
 		if (a->gsample_ok[i])
 			jobs_on(a, i, true, dcgm_job, &dj[i]);
 	for (int f = 0; f < DC__COUNT; f++) {
-		bool any = false;
+		bool any = false, split = f < DC_VIOL || f >= DC_VIOL + AGENT_VIOL_REASONS
+					      ? dc_fam[f].split
+					      : false;
 
 		for (int i = 0; i < a->gpus.ndevices && i < GPU_MAX_DEVICES; i++) {
 			const struct job_entry *owner;
@@ -547,26 +811,24 @@ static void render_dcgm(const struct agent *a, struct strbuf *o, struct strbuf *
 			v = dc_device_value(&a->gsample[i], f);
 			if (!isnan(v)) {
 				if (!any)
-					prom_family(o, dc_fam[f].name, dc_fam[f].type,
-						    dc_fam[f].help);
+					dc_head(o, f);
 				any = true;
 				dc_labels(a, lab, i, owner);
-				sample_line(o, dc_fam[f].name, lab, v);
+				sample_line(o, dc_name(f), lab, v);
 			}
-			if (owner || !dc_fam[f].split)
+			if (owner || !split)
 				continue;
 			for (size_t k = 0; k < dj[i].n; k++) {
 				struct job_split s = split_of(a, i, dj[i].job[k], &dj[i].all);
 
-				v = dc_split_value(&s, f);
+				v = dc_split_value(&a->gsample[i], &s, f);
 				if (isnan(v))
 					continue;
 				if (!any)
-					prom_family(o, dc_fam[f].name, dc_fam[f].type,
-						    dc_fam[f].help);
+					dc_head(o, f);
 				any = true;
 				dc_labels(a, lab, i, dj[i].job[k]);
-				sample_line(o, dc_fam[f].name, lab, v);
+				sample_line(o, dc_name(f), lab, v);
 			}
 		}
 	}

@@ -64,6 +64,11 @@ static void job_labels(struct strbuf *o, const struct job_entry *j)
 	}
 }
 
+/*
+ * gpu (the vendor's index; a MIG instance's parent's), uuid (a MIG
+ * instance's own), and for a MIG instance its GPU and compute instance IDs
+ * and profile.
+ */
 static void gpu_labels(struct strbuf *o, const struct device_record *d, bool append)
 {
 	if (!append)
@@ -73,6 +78,134 @@ static void gpu_labels(struct strbuf *o, const struct device_record *d, bool app
 	strbuf_addf(o, "gpu=\"%d\",uuid=\"", d->info.index);
 	prom_label_value(o, d->info.uuid);
 	strbuf_addch(o, '"');
+	if (d->info.mig) {
+		strbuf_addf(o,
+			    ",gpu_instance_id=\"%" PRIu32 "\",compute_instance_id=\"%" PRIu32
+			    "\",mig_profile=\"",
+			    d->info.gpu_instance_id, d->info.compute_instance_id);
+		prom_label_value(o, d->info.mig_profile);
+		strbuf_addch(o, '"');
+	}
+}
+
+/* A GPM figure of a sample (percent x 100) / div, NAN when the driver gave none. */
+double agent_prof_value(const struct gpu_sample *g, uint32_t bit, double div)
+{
+	uint32_t v;
+
+	if (!(g->prof_valid & bit))
+		return NAN;
+	switch (bit) {
+	case GPU_PROF_GR_ACTIVE:
+		v = g->gr_active_pct100;
+		break;
+	case GPU_PROF_SM_ACTIVE:
+		v = g->sm_active_pct100;
+		break;
+	case GPU_PROF_SM_OCCUPANCY:
+		v = g->sm_occupancy_pct100;
+		break;
+	case GPU_PROF_TENSOR_ACTIVE:
+		v = g->tensor_active_pct100;
+		break;
+	case GPU_PROF_DFMA_TENSOR:
+		v = g->dfma_tensor_active_pct100;
+		break;
+	case GPU_PROF_HMMA_TENSOR:
+		v = g->hmma_tensor_active_pct100;
+		break;
+	case GPU_PROF_IMMA_TENSOR:
+		v = g->imma_tensor_active_pct100;
+		break;
+	case GPU_PROF_DRAM_ACTIVE:
+		v = g->dram_active_pct100;
+		break;
+	case GPU_PROF_FP64_ACTIVE:
+		v = g->fp64_active_pct100;
+		break;
+	case GPU_PROF_FP32_ACTIVE:
+		v = g->fp32_active_pct100;
+		break;
+	case GPU_PROF_FP16_ACTIVE:
+		v = g->fp16_active_pct100;
+		break;
+	default:
+		return NAN;
+	}
+	return v / div;
+}
+
+const struct agent_viol_reason agent_viol_reasons[AGENT_VIOL_REASONS] = {
+    {GPU_PROF_VIOL_POWER, "power", "DCGM_FI_DEV_POWER_VIOLATION",
+     "Throttling duration due to power constraints (in ns)."},
+    {GPU_PROF_VIOL_THERMAL, "thermal", "DCGM_FI_DEV_THERMAL_VIOLATION",
+     "Throttling duration due to thermal constraints (in ns)."},
+    {GPU_PROF_VIOL_SYNC_BOOST, "sync_boost", "DCGM_FI_DEV_SYNC_BOOST_VIOLATION",
+     "Throttling duration due to sync-boost constraints (in ns)."},
+    {GPU_PROF_VIOL_BOARD_LIMIT, "board_limit", "DCGM_FI_DEV_BOARD_LIMIT_VIOLATION",
+     "Throttling duration due to board limit constraints (in ns)."},
+    {GPU_PROF_VIOL_LOW_UTIL, "low_util", "DCGM_FI_DEV_LOW_UTIL_VIOLATION",
+     "Throttling duration due to low utilization (in ns)."},
+    {GPU_PROF_VIOL_RELIABILITY, "reliability", "DCGM_FI_DEV_RELIABILITY_VIOLATION",
+     "Throttling duration due to reliability constraints (in ns)."},
+    {GPU_PROF_VIOL_APP_CLOCKS, "app_clocks", "DCGM_FI_DEV_TOTAL_APP_CLOCKS_VIOLATION",
+     "Throttling duration below the application clocks (in ns)."},
+    {GPU_PROF_VIOL_BASE_CLOCKS, "base_clocks", "DCGM_FI_DEV_TOTAL_BASE_CLOCKS_VIOLATION",
+     "Throttling duration below the base clocks (in ns)."},
+    {GPU_PROF_VIOL_SW_THERMAL, "sw_thermal", "DCGM_FI_DEV_CLOCKS_EVENT_REASON_SW_THERM_SLOWDOWN_NS",
+     "Throttling duration due to software thermal slowdown (in ns)."},
+    {GPU_PROF_VIOL_HW_THERMAL, "hw_thermal", "DCGM_FI_DEV_CLOCKS_EVENT_REASON_HW_THERM_SLOWDOWN_NS",
+     "Throttling duration due to hardware thermal slowdown (in ns)."},
+    {GPU_PROF_VIOL_HW_POWER_BRAKE, "hw_power_brake",
+     "DCGM_FI_DEV_CLOCKS_EVENT_REASON_HW_POWER_BRAKE_SLOWDOWN_NS",
+     "Throttling duration due to the external power brake (in ns)."},
+};
+
+/* A violation counter of a sample, ns, or -1 when the driver gave none. */
+int64_t agent_viol_ns(const struct gpu_sample *g, uint32_t bit)
+{
+	uint64_t v;
+
+	if (!(g->prof_valid & bit))
+		return -1;
+	switch (bit) {
+	case GPU_PROF_VIOL_POWER:
+		v = g->viol_power_ns;
+		break;
+	case GPU_PROF_VIOL_THERMAL:
+		v = g->viol_thermal_ns;
+		break;
+	case GPU_PROF_VIOL_SYNC_BOOST:
+		v = g->viol_sync_boost_ns;
+		break;
+	case GPU_PROF_VIOL_BOARD_LIMIT:
+		v = g->viol_board_limit_ns;
+		break;
+	case GPU_PROF_VIOL_LOW_UTIL:
+		v = g->viol_low_util_ns;
+		break;
+	case GPU_PROF_VIOL_RELIABILITY:
+		v = g->viol_reliability_ns;
+		break;
+	case GPU_PROF_VIOL_APP_CLOCKS:
+		v = g->viol_app_clocks_ns;
+		break;
+	case GPU_PROF_VIOL_BASE_CLOCKS:
+		v = g->viol_base_clocks_ns;
+		break;
+	case GPU_PROF_VIOL_SW_THERMAL:
+		v = g->viol_sw_thermal_ns;
+		break;
+	case GPU_PROF_VIOL_HW_THERMAL:
+		v = g->viol_hw_thermal_ns;
+		break;
+	case GPU_PROF_VIOL_HW_POWER_BRAKE:
+		v = g->viol_hw_power_brake_ns;
+		break;
+	default:
+		return -1;
+	}
+	return v > INT64_MAX ? INT64_MAX : (int64_t)v;
 }
 
 static double cpu_s(uint64_t ms)
@@ -190,6 +323,107 @@ static void render_gpu_metrics(const struct agent *a, struct strbuf *o, struct s
 	}
 }
 
+/* The GPM figures: each device's, and each job's part (render_job_metrics). */
+static const struct {
+	enum prom_fam id, job_id; /* job_id PF__COUNT: no per-job family */
+	uint32_t bit;
+} gpm_fam[] = {
+    {PF_GPU_GR_ACTIVE, PF_JOB_GPU_GR_ACTIVE, GPU_PROF_GR_ACTIVE},
+    {PF_GPU_SM_ACTIVE, PF_JOB_GPU_SM_ACTIVE, GPU_PROF_SM_ACTIVE},
+    {PF_GPU_SM_OCCUPANCY, PF_JOB_GPU_SM_OCCUPANCY, GPU_PROF_SM_OCCUPANCY},
+    {PF_GPU_TENSOR_ACTIVE, PF_JOB_GPU_TENSOR_ACTIVE, GPU_PROF_TENSOR_ACTIVE},
+    {PF_GPU_DFMA_TENSOR_ACTIVE, PF__COUNT, GPU_PROF_DFMA_TENSOR},
+    {PF_GPU_HMMA_TENSOR_ACTIVE, PF__COUNT, GPU_PROF_HMMA_TENSOR},
+    {PF_GPU_IMMA_TENSOR_ACTIVE, PF__COUNT, GPU_PROF_IMMA_TENSOR},
+    {PF_GPU_DRAM_ACTIVE, PF_JOB_GPU_DRAM_ACTIVE, GPU_PROF_DRAM_ACTIVE},
+    {PF_GPU_FP64_ACTIVE, PF_JOB_GPU_FP64_ACTIVE, GPU_PROF_FP64_ACTIVE},
+    {PF_GPU_FP32_ACTIVE, PF_JOB_GPU_FP32_ACTIVE, GPU_PROF_FP32_ACTIVE},
+    {PF_GPU_FP16_ACTIVE, PF_JOB_GPU_FP16_ACTIVE, GPU_PROF_FP16_ACTIVE},
+};
+#define NGPM (sizeof(gpm_fam) / sizeof(gpm_fam[0]))
+
+/*
+ * What the SMs did and what held the GPU back: the GPM figures (percent),
+ * the violation counters (seconds, by reason), PCIe replays and remapped
+ * rows; only what the driver gave, per device (a MIG instance's own).
+ */
+static void render_gpu_prof_metrics(const struct agent *a, struct strbuf *o, struct strbuf *lab)
+{
+	int n = a->gpus.ndevices < GPU_MAX_DEVICES ? a->gpus.ndevices : GPU_MAX_DEVICES;
+
+	for (size_t f = 0; f < NGPM; f++) {
+		bool any = false;
+
+		for (int i = 0; i < n; i++) {
+			double v = a->gsample_ok[i]
+				       ? agent_prof_value(&a->gsample[i], gpm_fam[f].bit, 100)
+				       : NAN;
+
+			if (isnan(v))
+				continue;
+			if (!any)
+				prom_family_head(o, gpm_fam[f].id);
+			any = true;
+			gpu_labels(lab, &a->devs[i], false);
+			prom_sample(o, prom_fam_name(gpm_fam[f].id), lab->buf, v);
+		}
+	}
+	{
+		bool any = false;
+
+		for (int i = 0; i < n; i++) {
+			for (int r = 0; r < AGENT_VIOL_REASONS; r++) {
+				int64_t ns =
+				    a->gsample_ok[i]
+					? agent_viol_ns(&a->gsample[i], agent_viol_reasons[r].bit)
+					: -1;
+
+				if (ns < 0)
+					continue;
+				if (!any)
+					prom_family_head(o, PF_GPU_THROTTLE);
+				any = true;
+				gpu_labels(lab, &a->devs[i], false);
+				strbuf_addf(lab, ",reason=\"%s\"", agent_viol_reasons[r].reason);
+				prom_sample(o, prom_fam_name(PF_GPU_THROTTLE), lab->buf, ns / 1e9);
+			}
+		}
+	}
+	for (int f = 0; f < 4; f++) {
+		static const enum prom_fam fams[] = {PF_GPU_PCIE_REPLAYS, PF_GPU_REMAPPED_ROWS,
+						     PF_GPU_ROW_REMAP_PENDING,
+						     PF_GPU_ROW_REMAP_FAILED};
+		bool any = false;
+
+		for (int i = 0; i < n; i++) {
+			const struct gpu_sample *g = &a->gsample[i];
+			uint32_t bit = f == 0 ? GPU_PROF_PCIE_REPLAY : GPU_PROF_REMAPPED_ROWS;
+
+			if (!a->gsample_ok[i] || !(g->prof_valid & bit))
+				continue;
+			if (!any)
+				prom_family_head(o, fams[f]);
+			any = true;
+			gpu_labels(lab, &a->devs[i], false);
+			if (f == 0) {
+				prom_sample(o, prom_fam_name(fams[f]), lab->buf,
+					    (double)g->pcie_replays);
+			} else if (f == 1) {
+				strbuf_addstr(lab, ",error=\"correctable\"");
+				prom_sample(o, prom_fam_name(fams[f]), lab->buf,
+					    (double)g->remapped_rows_corr);
+				gpu_labels(lab, &a->devs[i], false);
+				strbuf_addstr(lab, ",error=\"uncorrectable\"");
+				prom_sample(o, prom_fam_name(fams[f]), lab->buf,
+					    (double)g->remapped_rows_unc);
+			} else {
+				prom_sample(o, prom_fam_name(fams[f]), lab->buf,
+					    f == 2 ? g->remap_pending != 0 : g->remap_failed != 0);
+			}
+		}
+	}
+}
+
 static void render_job_metrics(const struct agent *a, struct strbuf *o, struct strbuf *lab)
 {
 	static const enum prom_fam fams[] = {
@@ -233,6 +467,36 @@ static void render_job_metrics(const struct agent *a, struct strbuf *o, struct s
 			any = true;
 			job_labels(lab, j);
 			prom_sample(o, prom_fam_name(fams[f]), lab->buf, v);
+		}
+	}
+	/* each live job's part of the GPM figures of each GPU it is on now */
+	for (size_t f = 0; f < NGPM; f++) {
+		bool any = false;
+
+		if (gpm_fam[f].job_id == PF__COUNT)
+			continue;
+		for (size_t k = 0; k < a->jobs.njobs; k++) {
+			const struct job_entry *j = &a->jobs.job[k];
+
+			if (!j->live)
+				continue;
+			for (int i = 0; i < a->gpus.ndevices && i < GPU_MAX_DEVICES; i++) {
+				const struct job_gpu_use *u = &j->gpu[i];
+				double v;
+
+				if (!u->now || !u->has_share || !a->gsample_ok[i])
+					continue;
+				v = agent_prof_value(&a->gsample[i], gpm_fam[f].bit, 100);
+				if (isnan(v))
+					continue;
+				if (!any)
+					prom_family_head(o, gpm_fam[f].job_id);
+				any = true;
+				job_labels(lab, j);
+				gpu_labels(lab, &a->devs[i], true);
+				prom_sample(o, prom_fam_name(gpm_fam[f].job_id), lab->buf,
+					    u->share * v);
+			}
 		}
 	}
 	/* each live job on each GPU it is on now (its energy: on every GPU it used) */
@@ -763,6 +1027,7 @@ int agent_render(struct agent *a, struct agent_view *v)
 	strbuf_init(&lab, 4096);
 	render_host_metrics(a, &v->metrics);
 	render_gpu_metrics(a, &v->metrics, &lab);
+	render_gpu_prof_metrics(a, &v->metrics, &lab);
 	render_job_metrics(a, &v->metrics, &lab);
 	agent_render_compat(a, &v->metrics, &lab);
 	agent_render_app(a, &v->metrics, &lab);

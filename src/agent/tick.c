@@ -67,9 +67,45 @@ static void sample_host(struct agent *a, int64_t ts)
 }
 
 /*
+ * Each live job's part of each device's activity figures (job_gpu_use's
+ * share): the fraction of gpu_share.h's rule, among the processes on the
+ * device at this tick.  The GPM figures and the processes' utilization
+ * samples cover the same window (since the device's previous tick).
+ */
+static void job_activity_shares(struct agent *a)
+{
+	struct gpu_share_total all[GPU_MAX_DEVICES];
+	int n = a->gpus.ndevices < GPU_MAX_DEVICES ? a->gpus.ndevices : GPU_MAX_DEVICES;
+
+	for (int i = 0; i < n; i++)
+		if (a->gsample_ok[i])
+			all[i] = gpu_share_device_total(&a->gprocs, i);
+	for (size_t k = 0; k < a->jobs.njobs; k++) {
+		struct job_entry *j = &a->jobs.job[k];
+
+		for (int i = 0; i < GPU_MAX_DEVICES; i++) {
+			struct job_gpu_use *u = &j->gpu[i];
+			struct gpu_share_total part;
+			double f;
+
+			u->has_share = false;
+			u->share = 0;
+			if (i >= n || !j->live || !u->now || !a->gsample_ok[i])
+				continue;
+			part = gpu_share_job_part(&a->jobs, &a->gprocs, i, j);
+			f = gpu_share_fraction(&part, &all[i]);
+			if (isnan(f))
+				continue;
+			u->share = f;
+			u->has_share = true;
+		}
+	}
+}
+
+/*
  * Every GPU, its processes attributed to jobs, and each job's share of the
- * device (attrib/gpu_share.h): memory, SM utilization, and the energy of
- * the interval.
+ * device (attrib/gpu_share.h): memory, SM utilization, the energy of the
+ * interval and its part of the activity figures.
  */
 static void sample_gpus(struct agent *a, int64_t ts)
 {
@@ -85,6 +121,7 @@ static void sample_gpus(struct agent *a, int64_t ts)
 					 ts - a->gprev_ts[i])
 				   : NAN;
 	gpu_share_jobs(&a->jobs, set->ndevices, a->gsample_ok, &a->gprocs, device_mj);
+	job_activity_shares(a);
 	for (int i = 0; i < set->ndevices; i++) {
 		if (!a->gsample_ok[i])
 			continue;

@@ -59,6 +59,16 @@ struct job_gpu_use {
 	double energy_mj; /* its share of the device's energy so far */
 	bool used;	  /* a process of the job was on it at some tick */
 	bool now;	  /* ... at this tick */
+	/*
+	 * The job's part of the device's activity figures at this tick (GPM:
+	 * SM active, occupancy, tensor, DRAM, FP pipes): gpu_share_fraction()
+	 * of its processes among all there, in [0, 1]; a MIG slice is a
+	 * device of its own, so a job alone on its slice has 1.  has_share
+	 * false: not known (not there now, or nothing to split by).  Set by
+	 * the agent's tick (agent/tick.c), not by gpu_share_jobs.
+	 */
+	double share;
+	bool has_share;
 };
 
 /* A pod's real containers (not its sandbox), by name: a restart keeps the slot, new ID. */

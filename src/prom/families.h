@@ -91,6 +91,50 @@
 	  "PCIe traffic into the GPU, bytes/s (driver's sampling window).")                        \
 	X(GPU_PCIE_TX, "jobscope_gpu_pcie_transmit_bytes_per_second", "gauge", "pcie_tx_bps", 1,   \
 	  "PCIe traffic out of the GPU, bytes/s.")                                                 \
+	X(GPU_GR_ACTIVE, "jobscope_gpu_graphics_active_percent", "gauge", NULL, 1,                 \
+	  "Time the graphics/compute engine was active over the last tick, 0-100 (NVML "           \
+	  "GPM, Hopper and newer).")                                                               \
+	X(GPU_SM_ACTIVE, "jobscope_gpu_sm_active_percent", "gauge", NULL, 1,                       \
+	  "Time at least one warp was resident on an SM, averaged over the SMs, over the "         \
+	  "last tick, 0-100 (NVML GPM).")                                                          \
+	X(GPU_SM_OCCUPANCY, "jobscope_gpu_sm_occupancy_percent", "gauge", NULL, 1,                 \
+	  "Warps resident on the SMs as a share of their maximum, over the last tick, "            \
+	  "0-100 (NVML GPM).")                                                                     \
+	X(GPU_TENSOR_ACTIVE, "jobscope_gpu_tensor_active_percent", "gauge", NULL, 1,               \
+	  "Time any tensor pipe was active over the last tick, 0-100 (NVML GPM).")                 \
+	X(GPU_DFMA_TENSOR_ACTIVE, "jobscope_gpu_dfma_tensor_active_percent", "gauge", NULL, 1,     \
+	  "Time the FP64 (DFMA) tensor pipe was active over the last tick, 0-100 (NVML "           \
+	  "GPM).")                                                                                 \
+	X(GPU_HMMA_TENSOR_ACTIVE, "jobscope_gpu_hmma_tensor_active_percent", "gauge", NULL, 1,     \
+	  "Time the half-precision (HMMA) tensor pipe was active over the last tick, "             \
+	  "0-100 (NVML GPM).")                                                                     \
+	X(GPU_IMMA_TENSOR_ACTIVE, "jobscope_gpu_imma_tensor_active_percent", "gauge", NULL, 1,     \
+	  "Time the integer (IMMA) tensor pipe was active over the last tick, 0-100 (NVML "        \
+	  "GPM).")                                                                                 \
+	X(GPU_DRAM_ACTIVE, "jobscope_gpu_dram_active_percent", "gauge", NULL, 1,                   \
+	  "DRAM bandwidth used as a share of the peak over the last tick, 0-100 (NVML "            \
+	  "GPM).")                                                                                 \
+	X(GPU_FP64_ACTIVE, "jobscope_gpu_fp64_active_percent", "gauge", NULL, 1,                   \
+	  "Time the FP64 (non-tensor) pipes were active over the last tick, 0-100 (NVML "          \
+	  "GPM).")                                                                                 \
+	X(GPU_FP32_ACTIVE, "jobscope_gpu_fp32_active_percent", "gauge", NULL, 1,                   \
+	  "Time the FP32 (non-tensor) pipes were active over the last tick, 0-100 (NVML "          \
+	  "GPM).")                                                                                 \
+	X(GPU_FP16_ACTIVE, "jobscope_gpu_fp16_active_percent", "gauge", NULL, 1,                   \
+	  "Time the FP16 (non-tensor) pipes were active over the last tick, 0-100 (NVML "          \
+	  "GPM).")                                                                                 \
+	X(GPU_THROTTLE, "jobscope_gpu_throttle_seconds_total", "counter", NULL, 1,                 \
+	  "Time the driver held the GPU back, by reason (NVML's violation counters, "              \
+	  "exact, not sampled), seconds since the driver loaded.")                                 \
+	X(GPU_PCIE_REPLAYS, "jobscope_gpu_pcie_replays_total", "counter", NULL, 1,                 \
+	  "PCIe replays (retries) of the GPU's link.")                                             \
+	X(GPU_REMAPPED_ROWS, "jobscope_gpu_remapped_rows_total", "counter", NULL, 1,               \
+	  "Memory rows remapped, by the error that caused it (correctable, "                       \
+	  "uncorrectable).")                                                                       \
+	X(GPU_ROW_REMAP_PENDING, "jobscope_gpu_row_remap_pending", "gauge", NULL, 1,               \
+	  "1 when a row remapping waits for the GPU's reset, else 0.")                             \
+	X(GPU_ROW_REMAP_FAILED, "jobscope_gpu_row_remap_failed", "gauge", NULL, 1,                 \
+	  "1 when a row remapping has failed, else 0.")                                            \
 	/* each job, from job_samples and jobs */                                                 \
 	X(JOB_CPU_SECONDS, "jobscope_job_cpu_seconds_total", "counter", NULL, 1e-3,                \
 	  "CPU time of the job's processes (exited ones included), seconds.")                      \
@@ -122,6 +166,38 @@
 	  "SM utilization of the job's processes on the device, 0-100.")                           \
 	X(JOB_GPU_ENERGY, "jobscope_job_gpu_energy_joules_total", "counter", NULL, 1e-3,           \
 	  "The job's share of the device's energy (by SM share, else memory), joules.")            \
+	X(JOB_GPU_GR_ACTIVE, "jobscope_job_gpu_graphics_active_percent", "gauge", NULL, 1,         \
+	  "The job's part of the device's graphics engine active over the last tick, "             \
+	  "0-100: the device's figure times the job's share (its processes' SM "                   \
+	  "utilization, else memory, among all on the device; a MIG slice's own).")                \
+	X(JOB_GPU_SM_ACTIVE, "jobscope_job_gpu_sm_active_percent", "gauge", NULL, 1,               \
+	  "The job's part of the device's SM active over the last tick, 0-100: the "               \
+	  "device's figure times the job's share (its processes' SM utilization, else "            \
+	  "memory, among all on the device; a MIG slice's own).")                                  \
+	X(JOB_GPU_SM_OCCUPANCY, "jobscope_job_gpu_sm_occupancy_percent", "gauge", NULL, 1,         \
+	  "The job's part of the device's SM occupancy over the last tick, 0-100: the "            \
+	  "device's figure times the job's share (its processes' SM utilization, else "            \
+	  "memory, among all on the device; a MIG slice's own).")                                  \
+	X(JOB_GPU_TENSOR_ACTIVE, "jobscope_job_gpu_tensor_active_percent", "gauge", NULL, 1,       \
+	  "The job's part of the device's tensor active over the last tick, 0-100: the "           \
+	  "device's figure times the job's share (its processes' SM utilization, else "            \
+	  "memory, among all on the device; a MIG slice's own).")                                  \
+	X(JOB_GPU_DRAM_ACTIVE, "jobscope_job_gpu_dram_active_percent", "gauge", NULL, 1,           \
+	  "The job's part of the device's DRAM active over the last tick, 0-100: the "             \
+	  "device's figure times the job's share (its processes' SM utilization, else "            \
+	  "memory, among all on the device; a MIG slice's own).")                                  \
+	X(JOB_GPU_FP64_ACTIVE, "jobscope_job_gpu_fp64_active_percent", "gauge", NULL, 1,           \
+	  "The job's part of the device's FP64 active over the last tick, 0-100: the "             \
+	  "device's figure times the job's share (its processes' SM utilization, else "            \
+	  "memory, among all on the device; a MIG slice's own).")                                  \
+	X(JOB_GPU_FP32_ACTIVE, "jobscope_job_gpu_fp32_active_percent", "gauge", NULL, 1,           \
+	  "The job's part of the device's FP32 active over the last tick, 0-100: the "             \
+	  "device's figure times the job's share (its processes' SM utilization, else "            \
+	  "memory, among all on the device; a MIG slice's own).")                                  \
+	X(JOB_GPU_FP16_ACTIVE, "jobscope_job_gpu_fp16_active_percent", "gauge", NULL, 1,           \
+	  "The job's part of the device's FP16 active over the last tick, 0-100: the "             \
+	  "device's figure times the job's share (its processes' SM utilization, else "            \
+	  "memory, among all on the device; a MIG slice's own).")                                  \
 	/* each job's StatsD metrics (the agent's /metrics) */                                    \
 	X(APP_COUNTER, "jobscope_app_counter_total", "counter", NULL, 1,                           \
 	  "A job's StatsD counter: the sum of its increments (weighted by sample rates) since "    \
