@@ -294,7 +294,9 @@ def test_jobstats_and_dcgm_through_prometheus(wd):
             out[key] = float(r["value"][1])
             eq(m.get("modelName"), "NVIDIA H100 80GB HBM3", "modelName of %s" % fam)
             check(m.get("Hostname"), "the Hostname label of %s: %r" % (fam, m))
-            eq(m.get("device"), "nvidia%d" % (int(m["gpu"]) + 4), "device (nvidia<minor>)")
+            # "nvidia" and the DCGM GPU id, the NVML index, not the minor number
+            # (dcgm-exporter's toMetric: fmt.Sprintf("nvidia%d", mi.DeviceInfo.GPU))
+            eq(m.get("device"), "nvidia" + m["gpu"], "device (nvidia<index>)")
             eq(m.get("DCGM_FI_DRIVER_VERSION"), "580.65.06", "driver version label")
             check(m.get("UUID", "").startswith("GPU-") and m.get("pci_bus_id"),
                   "UUID and pci_bus_id labels: %r" % m)
