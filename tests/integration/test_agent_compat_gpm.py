@@ -219,14 +219,19 @@ def test_gpm_violations_mig_compat(wd):
                            **extra)
             jobs.append(spawn_job(wd, name, env)[0])
 
-        # every job on its device and its part of the activity there; then two more
-        # ticks, so that the window the figures cover is the jobs' whole
+        # every job's process on its device (/api/v1/gpus lists the jobs there now)
+        # and GPM figures read; then two more ticks, so that the window the figures
+        # and the processes' utilization samples cover has all of them throughout
+        where = {UUID[0]: ["4301"], UUID[1]: ["4302", "4303"], MIG1: ["4304"]}
+
         def all_there():
+            on = {g["uuid"]: sorted(k.split(":")[1] for k in g["jobs"])
+                  for g in agent.json("/api/v1/gpus")["gpus"]}
             samples, _f, _n, _b = view(agent)
-            got = {j: series(samples, "DCGM_FI_PROF_SM_ACTIVE", hpc_job=j)
-                   for j in ("4301", "4302", "4303", "4304")}
-            return all(got.values()) or None
-        wait_for(all_there, timeout=30, what="each job's DCGM_FI_PROF_SM_ACTIVE")
+            return (all(on.get(u) == j for u, j in where.items()) and
+                    series(samples, "DCGM_FI_PROF_SM_ACTIVE", GPU_I_ID=1) and
+                    series(samples, "DCGM_FI_PROF_SM_ACTIVE", gpu=0)) or None
+        wait_for(all_there, timeout=30, what="each job on its GPU, and GPM figures")
         agent.wait_ticks(2)
         first = view(agent)
         time.sleep(2.0)
