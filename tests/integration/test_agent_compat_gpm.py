@@ -256,7 +256,8 @@ def test_gpm_violations_mig_compat(wd):
         print("SKIP: promtool is not installed: /metrics not checked by it")
     else:
         check(res[0] in (0, 3), "promtool check metrics: rc %d\n%s" % res)
-        print("promtool check metrics: rc %d, %d lint findings" % (res[0], len(res[1].splitlines())))
+        print("promtool check metrics: rc %d, %d lint findings"
+              % (res[0], len(res[1].splitlines())))
     uid = str(os.getuid())
 
     # ---- dcgm-exporter: labels, ratios, one job's GPU, a shared one, MIG ----
