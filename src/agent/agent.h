@@ -149,6 +149,8 @@ struct agent {
 	struct gpu_sample gprev[GPU_MAX_DEVICES];
 	bool has_gprev[GPU_MAX_DEVICES];
 	int64_t gprev_ts[GPU_MAX_DEVICES];
+	/* each device's rollup values of this tick, made while gprev is the previous reading */
+	struct rollup_gpu_values groll[GPU_MAX_DEVICES];
 	struct gpu_set_procs gprocs; /* every device's processes at this tick */
 	struct event_record *gevents;
 	size_t ngevents;

@@ -125,6 +125,8 @@ static void sample_gpus(struct agent *a, int64_t ts)
 	for (int i = 0; i < set->ndevices; i++) {
 		if (!a->gsample_ok[i])
 			continue;
+		rollup_gpu_values(&a->gsample[i], a->has_gprev[i] ? &a->gprev[i] : NULL,
+				  ts - a->gprev_ts[i], &a->groll[i]);
 		a->gprev[i] = a->gsample[i];
 		a->has_gprev[i] = true;
 		a->gprev_ts[i] = ts;
@@ -203,12 +205,18 @@ static struct agent_job_rollup *job_rollup(struct agent *a, int64_t row)
  * The series' rows are written inside the tick's transaction; a failed
  * write is the store's to report and the tick's commit decides.
  */
-static void roll(struct agent *a, const char *entity, int64_t entity_id, const char *metric,
-		 struct rollup_acc acc[ROLLUP_TIERS], int64_t ts, double v)
+static void roll_w(struct agent *a, const char *entity, int64_t entity_id, const char *metric,
+		   struct rollup_acc acc[ROLLUP_TIERS], int64_t ts, double v, double w)
 {
 	struct rollup_series s = {a->node_id, entity, entity_id, metric};
 
-	rollup_add(a->st, &s, acc, ts, v);
+	rollup_add_w(a->st, &s, acc, ts, v, w);
+}
+
+static void roll(struct agent *a, const char *entity, int64_t entity_id, const char *metric,
+		 struct rollup_acc acc[ROLLUP_TIERS], int64_t ts, double v)
+{
+	roll_w(a, entity, entity_id, metric, acc, ts, v, 1);
 }
 
 static void flush(struct agent *a, const char *entity, int64_t entity_id, const char *metric,
@@ -229,18 +237,13 @@ static void rollups_tick(struct agent *a, int64_t ts)
 			roll(a, "host", 0, rollup_host_metric_names[m], a->host_acc[m], ts, hv[m]);
 	}
 	for (int i = 0; i < a->gpus.ndevices; i++) {
-		const struct gpu_sample *g = &a->gsample[i];
-		double v[ROLLUP_GPU__COUNT] = {
-		    g->valid & GPU_UTIL ? (double)g->util_pct : NAN,
-		    g->valid & GPU_MEM_USED ? (double)g->mem_used_bytes : NAN,
-		    g->valid & GPU_POWER ? g->power_mw / 1000.0 : NAN,
-		};
+		const struct rollup_gpu_values *g = &a->groll[i]; /* sample_gpus' */
 
 		if (!a->gsample_ok[i] || !a->devs[i].id)
 			continue;
 		for (int m = 0; m < ROLLUP_GPU__COUNT; m++)
-			roll(a, "gpu", a->devs[i].id, rollup_gpu_metric_names[m], a->gpu_acc[i][m],
-			     ts, v[m]);
+			roll_w(a, "gpu", a->devs[i].id, rollup_gpu_metric_names[m],
+			       a->gpu_acc[i][m], ts, g->v[m], g->w[m]);
 	}
 	for (size_t k = 0; k < a->njroll; k++)
 		a->jroll[k].live = false;

@@ -178,18 +178,59 @@ const struct store_fact *store_fact(const char *name);
 	X(ecc_uncorrected,  "INTEGER", 2, GPU_ECC)
 
 /*
+ * gpu_samples' columns after GPU_SAMPLE_COLUMNS: struct gpu_sample's
+ * figures of enum gpu_prof, each NULL when its bit of prof_valid is not
+ * set, bound and read from this list.  Activity in percent x 100 (6150 is
+ * 61.50 %) over the interval since the device's previous sample; the
+ * violation counters in ns, cumulative; the PCIe replays and remapped rows
+ * counters as the driver keeps them; remap_pending and remap_failed 0 or 1.
+ */
+#define GPU_PROF_COLUMNS(X)                                                                        \
+	X(gr_active_pct100,          "INTEGER", 16, GPU_PROF_GR_ACTIVE)                            \
+	X(sm_active_pct100,          "INTEGER", 16, GPU_PROF_SM_ACTIVE)                            \
+	X(sm_occupancy_pct100,       "INTEGER", 16, GPU_PROF_SM_OCCUPANCY)                         \
+	X(tensor_active_pct100,      "INTEGER", 16, GPU_PROF_TENSOR_ACTIVE)                        \
+	X(dfma_tensor_active_pct100, "INTEGER", 16, GPU_PROF_DFMA_TENSOR)                          \
+	X(hmma_tensor_active_pct100, "INTEGER", 16, GPU_PROF_HMMA_TENSOR)                          \
+	X(imma_tensor_active_pct100, "INTEGER", 16, GPU_PROF_IMMA_TENSOR)                          \
+	X(dram_active_pct100,        "INTEGER", 16, GPU_PROF_DRAM_ACTIVE)                          \
+	X(fp64_active_pct100,        "INTEGER", 16, GPU_PROF_FP64_ACTIVE)                          \
+	X(fp32_active_pct100,        "INTEGER", 16, GPU_PROF_FP32_ACTIVE)                          \
+	X(fp16_active_pct100,        "INTEGER", 16, GPU_PROF_FP16_ACTIVE)                          \
+	X(viol_power_ns,             "INTEGER", 16, GPU_PROF_VIOL_POWER)                           \
+	X(viol_thermal_ns,           "INTEGER", 16, GPU_PROF_VIOL_THERMAL)                         \
+	X(viol_sync_boost_ns,        "INTEGER", 16, GPU_PROF_VIOL_SYNC_BOOST)                      \
+	X(viol_board_limit_ns,       "INTEGER", 16, GPU_PROF_VIOL_BOARD_LIMIT)                     \
+	X(viol_low_util_ns,          "INTEGER", 16, GPU_PROF_VIOL_LOW_UTIL)                        \
+	X(viol_reliability_ns,       "INTEGER", 16, GPU_PROF_VIOL_RELIABILITY)                     \
+	X(viol_app_clocks_ns,        "INTEGER", 16, GPU_PROF_VIOL_APP_CLOCKS)                      \
+	X(viol_base_clocks_ns,       "INTEGER", 16, GPU_PROF_VIOL_BASE_CLOCKS)                     \
+	X(viol_sw_thermal_ns,        "INTEGER", 16, GPU_PROF_VIOL_SW_THERMAL)                      \
+	X(viol_hw_thermal_ns,        "INTEGER", 16, GPU_PROF_VIOL_HW_THERMAL)                      \
+	X(viol_hw_power_brake_ns,    "INTEGER", 16, GPU_PROF_VIOL_HW_POWER_BRAKE)                  \
+	X(pcie_replays,              "INTEGER", 16, GPU_PROF_PCIE_REPLAY)                          \
+	X(remapped_rows_corr,        "INTEGER", 16, GPU_PROF_REMAPPED_ROWS)                        \
+	X(remapped_rows_unc,         "INTEGER", 16, GPU_PROF_REMAPPED_ROWS)                        \
+	X(remap_pending,             "INTEGER", 16, GPU_PROF_REMAPPED_ROWS)                        \
+	X(remap_failed,              "INTEGER", 16, GPU_PROF_REMAPPED_ROWS)
+
+/* gpu_samples' columns, all of them in table order: the DDL's, the migrations', the inserts' */
+#define GPU_SAMPLE_ALL_COLUMNS(X) GPU_SAMPLE_COLUMNS(X) GPU_PROF_COLUMNS(X)
+
+/*
  * gpu_proc_samples (device_id): a process on a GPU; pid, proc_id and
  * job_id come from the caller, the rest from struct gpu_proc, bound and
- * read by hand in this order
+ * read by hand in this order (max_mem_bytes NULL unless GPU_PROC_MAX_MEM)
  */
 #define GPU_PROC_SAMPLE_COLUMNS(X)                                                                 \
-	X(pid,          "INTEGER NOT NULL",           2, 0)                                        \
-	X(proc_id,      "INTEGER",                    2, 0)                                        \
-	X(job_id,       "INTEGER",                    2, 0)                                        \
-	X(mem_bytes,    "INTEGER",                    2, 0)                                        \
-	X(sm_util_pct,  "INTEGER",                    2, 0)                                        \
-	X(mem_util_pct, "INTEGER",                    2, 0)                                        \
-	X(graphics,     "INTEGER NOT NULL DEFAULT 0", 2, 0)
+	X(pid,           "INTEGER NOT NULL",           2,  0)                                      \
+	X(proc_id,       "INTEGER",                    2,  0)                                      \
+	X(job_id,        "INTEGER",                    2,  0)                                      \
+	X(mem_bytes,     "INTEGER",                    2,  0)                                      \
+	X(sm_util_pct,   "INTEGER",                    2,  0)                                      \
+	X(mem_util_pct,  "INTEGER",                    2,  0)                                      \
+	X(graphics,      "INTEGER NOT NULL DEFAULT 0", 2,  0)                                      \
+	X(max_mem_bytes, "INTEGER",                    16, 0)
 
 /* cpu_samples (node_id): one CPU's struct cpu_times, bound and read by hand in this order */
 #define CPU_SAMPLE_COLUMNS(X)                                                                      \
@@ -295,7 +336,7 @@ const struct store_fact *store_fact(const char *name);
 	X(net_samples,      NET_SAMPLE_COLUMNS)                                                    \
 	X(proc_samples,     PROC_SAMPLE_COLUMNS)                                                   \
 	X(job_samples,      JOB_SAMPLE_COLUMNS)                                                    \
-	X(gpu_samples,      GPU_SAMPLE_COLUMNS)                                                    \
+	X(gpu_samples,      GPU_SAMPLE_ALL_COLUMNS)                                                \
 	X(gpu_proc_samples, GPU_PROC_SAMPLE_COLUMNS)                                               \
 	X(fs_samples,       FS_SAMPLE_COLUMNS)                                                     \
 	X(events,           EVENT_COLUMNS)                                                         \

@@ -298,6 +298,15 @@ static int ingest_devices(struct ingest *in)
 		d.info.power_limit_mw = (uint32_t)cell_i64(t, r, "power_limit_mw");
 		d.info.nvlink_count = (uint32_t)cell_i64(t, r, "nvlink_count");
 		d.info.supported = (uint32_t)cell_i64(t, r, "supported");
+		/* schema 16: NULL (0, "") from an older agent */
+		d.info.prof_supported = (uint32_t)cell_i64(t, r, "prof_supported");
+		d.info.mig_enabled = cell_i64(t, r, "mig_enabled") != 0;
+		d.info.mig = cell_i64(t, r, "mig") != 0;
+		d.info.mig_parent = -1;
+		cell_text(t, r, "mig_parent_uuid", d.mig_parent_uuid, sizeof(d.mig_parent_uuid));
+		d.info.gpu_instance_id = (uint32_t)cell_i64(t, r, "gpu_instance_id");
+		d.info.compute_instance_id = (uint32_t)cell_i64(t, r, "compute_instance_id");
+		cell_text(t, r, "mig_profile", d.info.mig_profile, sizeof(d.info.mig_profile));
 		d.info.valid = (cell_has(t, r, "mem_total_bytes") ? GPU_INFO_MEM_TOTAL : 0) |
 			       (cell_has(t, r, "power_limit_mw") ? GPU_INFO_POWER_LIMIT : 0) |
 			       (cell_has(t, r, "nvlink_count") ? GPU_INFO_NVLINKS : 0);

@@ -241,6 +241,30 @@ static int pg_schema_ddl(struct strbuf *ddl, int64_t from_version)
 					   " \"k8s_owner\" text;\n"
 					   "ALTER TABLE \"jobs\" ADD COLUMN IF NOT EXISTS"
 					   " \"k8s_owner_label\" text;\n");
+		if (from_version < 16)
+			strbuf_addstr(ddl, "ALTER TABLE \"devices\" ADD COLUMN IF NOT EXISTS"
+					   " \"prof_supported\" bigint NOT NULL DEFAULT 0;\n"
+					   "ALTER TABLE \"devices\" ADD COLUMN IF NOT EXISTS"
+					   " \"mig_enabled\" bigint NOT NULL DEFAULT 0;\n"
+					   "ALTER TABLE \"devices\" ADD COLUMN IF NOT EXISTS"
+					   " \"mig\" bigint NOT NULL DEFAULT 0;\n"
+					   "ALTER TABLE \"devices\" ADD COLUMN IF NOT EXISTS"
+					   " \"mig_parent_uuid\" text;\n"
+					   "ALTER TABLE \"devices\" ADD COLUMN IF NOT EXISTS"
+					   " \"gpu_instance_id\" bigint;\n"
+					   "ALTER TABLE \"devices\" ADD COLUMN IF NOT EXISTS"
+					   " \"compute_instance_id\" bigint;\n"
+					   "ALTER TABLE \"devices\" ADD COLUMN IF NOT EXISTS"
+					   " \"mig_profile\" text;\n");
+		/*
+		 * The T_all views took T's columns when they were made
+		 * (SELECT * is expanded then): made again, with the columns
+		 * added since at their end.
+		 */
+		for (int i = 0; i < store__npack_tables; i++)
+			strbuf_addf(ddl,
+				    "CREATE OR REPLACE VIEW \"%s_all\" AS SELECT * FROM \"%s\";\n",
+				    store__pack_tables[i].name, store__pack_tables[i].name);
 		strbuf_addf(ddl, "UPDATE meta SET value = '%d' WHERE key = 'schema_version';\n",
 			    STORE_SCHEMA_VERSION);
 		goto out_close;

@@ -67,6 +67,8 @@ struct replay_cursor {
  */
 #define REPLAY_MAX_CURSORS (REPLAY__COUNT + 1 + 2 * GPU_MAX_DEVICES)
 
+#define REPLAY_GPU_SQL_MAX 4096
+
 struct replay {
 	struct store *st;
 	const struct store_replay_ops *ops;
@@ -89,22 +91,30 @@ struct replay {
 	int ndevcache;
 	struct gpu_sample gsample;
 	struct gpu_proc gproc;
+	/* the GPU cursors' queries, by seq range and by device: the store's version's columns */
+	char gpu_sql[2][REPLAY_GPU_SQL_MAX], gpu_proc_sql[2][REPLAY_GPU_SQL_MAX];
 };
 
-/* the devices columns, after the fact table's own */
+/*
+ * The devices columns, after the fact table's own: schema 2's, then schema
+ * 16's (NULL in a store older, read as it is).
+ */
 #define DEVICE_COLUMNS                                                                             \
 	" d.id, d.vendor, d.idx, d.uuid, d.name, d.pci_bus_id, d.mem_total_bytes,"                 \
 	" d.power_limit_mw, d.nvlink_count, d.driver_version, d.supported"
+#define DEVICE_COLUMNS_V16                                                                         \
+	", d.prof_supported, d.mig_enabled, d.mig, d.mig_parent_uuid, d.gpu_instance_id,"          \
+	" d.compute_instance_id, d.mig_profile"
+#define DEVICE_COLUMNS_NULL ", NULL, NULL, NULL, NULL, NULL, NULL, NULL"
+#define DEVICE_NCOLUMNS	    18 /* DEVICE_COLUMNS and DEVICE_COLUMNS_V16 */
 
 /* facts.h's columns of the tables replayed */
-#define HOST_NAMES	 FACT_NAMES(HOST_SAMPLE_COLUMNS)
-#define CPU_NAMES	 FACT_NAMES(CPU_SAMPLE_COLUMNS)
-#define DISK_NAMES	 FACT_NAMES(DISK_SAMPLE_COLUMNS)
-#define NET_NAMES	 FACT_NAMES(NET_SAMPLE_COLUMNS)
-#define PROC_S_NAMES	 FACT_S_NAMES(PROC_SAMPLE_COLUMNS)
-#define GPU_S_NAMES	 FACT_S_NAMES(GPU_SAMPLE_COLUMNS)
-#define GPU_PROC_S_NAMES FACT_S_NAMES(GPU_PROC_SAMPLE_COLUMNS)
-#define EVENT_NAMES	 FACT_NAMES(EVENT_COLUMNS)
+#define HOST_NAMES   FACT_NAMES(HOST_SAMPLE_COLUMNS)
+#define CPU_NAMES    FACT_NAMES(CPU_SAMPLE_COLUMNS)
+#define DISK_NAMES   FACT_NAMES(DISK_SAMPLE_COLUMNS)
+#define NET_NAMES    FACT_NAMES(NET_SAMPLE_COLUMNS)
+#define PROC_S_NAMES FACT_S_NAMES(PROC_SAMPLE_COLUMNS)
+#define EVENT_NAMES  FACT_NAMES(EVENT_COLUMNS)
 
 static const char *const replay_sql[REPLAY__COUNT] = {
     [REPLAY_HOST] = ("SELECT seq, ts_ms" HOST_NAMES " FROM host_samples_all"
@@ -115,34 +125,71 @@ static const char *const replay_sql[REPLAY__COUNT] = {
 		     " FROM proc_samples_all s JOIN procs p ON p.id = s.proc_id"
 		     " WHERE s.job_id = ?1 ORDER BY s.seq"),
     /* REPLAY_EVENT: replay_event_sql, NULL for a column the store's version lacks */
-    [REPLAY_GPU] = ("SELECT s.seq, s.ts_ms" GPU_S_NAMES "," DEVICE_COLUMNS
-		    " FROM gpu_samples_all s JOIN devices d ON d.id = s.device_id"
-		    " WHERE s.device_id = ?1 AND s.ts_ms >= ?2 AND s.ts_ms <= ?3"
-		    " ORDER BY s.ts_ms, s.seq"),
-    [REPLAY_GPU_PROC] = ("SELECT s.seq, s.ts_ms" GPU_PROC_S_NAMES "," DEVICE_COLUMNS
-			 ", p.pid, p.ppid, p.start_ms, p.end_ms, p.uid, p.comm, p.cmdline"
-			 " FROM gpu_proc_samples_all s JOIN devices d ON d.id = s.device_id"
-			 " LEFT JOIN procs p ON p.id = s.proc_id"
-			 " WHERE s.device_id = ?1 AND s.ts_ms >= ?2 AND s.ts_ms <= ?3"
-			 " ORDER BY s.ts_ms, s.seq"),
+    /* REPLAY_GPU, REPLAY_GPU_PROC: replay_gpu_sql */
 };
 
 /*
- * The GPU tables when every device of the store is the job's node's: one
+ * The GPU cursors' queries (replay_gpu_sql): facts.h's columns, each in
+ * its place, NULL for one the store's version lacks, then the device's.
+ *
+ * By seq range, when every device of the store is the job's node's: one
  * cursor each, over a range of seq (the table's rowid) found through the
  * device index, read in rowid order: no index step and no table seek per
- * row.  ?1, ?2: the seq range; ?3, ?4: the window.
+ * row.  ?1, ?2: the seq range; ?3, ?4: the window.  By device: ?1 the
+ * device, ?2, ?3 the window.
  */
-static const char replay_gpu_range[] =
-    "SELECT s.seq, s.ts_ms" GPU_S_NAMES "," DEVICE_COLUMNS
-    " FROM gpu_samples_all s JOIN devices d ON d.id = s.device_id"
-    " WHERE s.seq >= ?1 AND s.seq <= ?2 AND s.ts_ms >= ?3 AND s.ts_ms <= ?4 ORDER BY s.seq";
-static const char replay_gpu_proc_range[] =
-    "SELECT s.seq, s.ts_ms" GPU_PROC_S_NAMES "," DEVICE_COLUMNS
-    ", p.pid, p.ppid, p.start_ms, p.end_ms, p.uid, p.comm, p.cmdline"
-    " FROM gpu_proc_samples_all s JOIN devices d ON d.id = s.device_id"
-    " LEFT JOIN procs p ON p.id = s.proc_id"
-    " WHERE s.seq >= ?1 AND s.seq <= ?2 AND s.ts_ms >= ?3 AND s.ts_ms <= ?4 ORDER BY s.seq";
+#define GPU_PROC_P_COLUMNS ", p.pid, p.ppid, p.start_ms, p.end_ms, p.uid, p.comm, p.cmdline"
+#define GPU_FROM	   " FROM gpu_samples_all s JOIN devices d ON d.id = s.device_id"
+#define GPU_PROC_FROM                                                                              \
+	" FROM gpu_proc_samples_all s JOIN devices d ON d.id = s.device_id"                        \
+	" LEFT JOIN procs p ON p.id = s.proc_id"
+#define GPU_BY_RANGE                                                                               \
+	" WHERE s.seq >= ?1 AND s.seq <= ?2 AND s.ts_ms >= ?3 AND s.ts_ms <= ?4 ORDER BY s.seq"
+#define GPU_BY_DEVICE                                                                              \
+	" WHERE s.device_id = ?1 AND s.ts_ms >= ?2 AND s.ts_ms <= ?3 ORDER BY s.ts_ms, s.seq"
+
+static void sql_add(char *sql, size_t size, size_t *n, const char *s)
+{
+	if (*n < size)
+		*n += (size_t)snprintf(sql + *n, size - *n, "%s", s);
+}
+
+/* The column list of a GPU cursor (proc: gpu_proc_samples'), up to FROM. */
+static void gpu_columns_sql(char *sql, size_t size, size_t *n, int64_t version, bool proc)
+{
+	*n = 0;
+	sql_add(sql, size, n, "SELECT s.seq, s.ts_ms");
+#define SELECT_GPU_COLUMN(c, type, since, bit)                                                     \
+	sql_add(sql, size, n, (since) <= version ? ", s." #c : ", NULL");
+	if (proc) {
+		GPU_PROC_SAMPLE_COLUMNS(SELECT_GPU_COLUMN)
+	} else {
+		GPU_SAMPLE_ALL_COLUMNS(SELECT_GPU_COLUMN)
+	}
+#undef SELECT_GPU_COLUMN
+	sql_add(sql, size, n, "," DEVICE_COLUMNS);
+	sql_add(sql, size, n, version >= 16 ? DEVICE_COLUMNS_V16 : DEVICE_COLUMNS_NULL);
+	if (proc)
+		sql_add(sql, size, n, GPU_PROC_P_COLUMNS);
+}
+
+/* rp's four GPU queries, for its store's version. */
+static void replay_gpu_sql(struct replay *rp)
+{
+	int64_t version = rp->st->schema_version;
+	size_t n;
+
+	for (int k = 0; k < 2; k++) {
+		const char *by = k == 0 ? GPU_BY_RANGE : GPU_BY_DEVICE;
+
+		gpu_columns_sql(rp->gpu_sql[k], REPLAY_GPU_SQL_MAX, &n, version, false);
+		sql_add(rp->gpu_sql[k], REPLAY_GPU_SQL_MAX, &n, GPU_FROM);
+		sql_add(rp->gpu_sql[k], REPLAY_GPU_SQL_MAX, &n, by);
+		gpu_columns_sql(rp->gpu_proc_sql[k], REPLAY_GPU_SQL_MAX, &n, version, true);
+		sql_add(rp->gpu_proc_sql[k], REPLAY_GPU_SQL_MAX, &n, GPU_PROC_FROM);
+		sql_add(rp->gpu_proc_sql[k], REPLAY_GPU_SQL_MAX, &n, by);
+	}
+}
 
 /*
  * The node's `interval` events (tick.h: they have no job): the one in
@@ -475,9 +522,16 @@ static void device_from_row(struct row *r, struct device_record *d)
 	g->nvlink_count = (uint32_t)v;
 	col_text(r, d->driver_version, sizeof(d->driver_version));
 	g->supported = (uint32_t)col_i64(r);
+	/* schema 16 (NULL before: no figures of enum gpu_prof, no MIG) */
+	g->prof_supported = (uint32_t)col_i64(r);
+	g->mig_enabled = col_i64(r) != 0;
+	g->mig = col_i64(r) != 0;
+	col_text(r, d->mig_parent_uuid, sizeof(d->mig_parent_uuid));
+	g->mig_parent = -1;
+	g->gpu_instance_id = (uint32_t)col_i64(r);
+	g->compute_instance_id = (uint32_t)col_i64(r);
+	col_text(r, g->mig_profile, sizeof(g->mig_profile));
 }
-
-#define DEVICE_NCOLUMNS 11 /* in DEVICE_COLUMNS */
 
 /*
  * The device of a GPU row: read once per replay and kept (a device's row
@@ -528,13 +582,16 @@ static void replay_gpu(struct replay *rp, struct db_stmt *stmt)
 	memset(s, 0, sizeof(*s));
 #define READ_GPU_COLUMN(c, type, since, bit) col_gpu(&r, &valid, bit, &s->c, sizeof(s->c));
 	GPU_SAMPLE_COLUMNS(READ_GPU_COLUMN)
-#undef READ_GPU_COLUMN
 	s->valid = valid;
+	valid = 0;
+	GPU_PROF_COLUMNS(READ_GPU_COLUMN)
+	s->prof_valid = valid;
+#undef READ_GPU_COLUMN
 	rp->ops->gpu(rp->arg, device_of_row(rp, &r), ts_ms, s);
 }
 
 /* reads facts.h's GPU_PROC_SAMPLE_COLUMNS by hand, in their order */
-_Static_assert(FACT_NCOLUMNS(GPU_PROC_SAMPLE_COLUMNS) == 7, "replay_gpu_proc reads 7 columns");
+_Static_assert(FACT_NCOLUMNS(GPU_PROC_SAMPLE_COLUMNS) == 8, "replay_gpu_proc reads 8 columns");
 
 static void replay_gpu_proc(struct replay *rp, struct db_stmt *stmt)
 {
@@ -554,8 +611,9 @@ static void replay_gpu_proc(struct replay *rp, struct db_stmt *stmt)
 	col_gpu(&r, &valid, GPU_PROC_MEM, &g->mem_bytes, 8);
 	col_gpu(&r, &valid, GPU_PROC_UTIL, &g->sm_util_pct, 4);
 	col_gpu(&r, &valid, GPU_PROC_MEM_UTIL, &g->mem_util_pct, 4);
-	g->valid = valid;
 	g->graphics = col_i64(&r) != 0;
+	col_gpu(&r, &valid, GPU_PROC_MAX_MEM, &g->max_mem_bytes, 8);
+	g->valid = valid;
 	dev = device_of_row(rp, &r);
 	memset(p, 0, sizeof(*p));
 	if (ours)
@@ -782,29 +840,30 @@ static int open_gpu_cursors(struct replay *rp, int64_t start_ms, int64_t end_ms)
 		ret = devices_all_ours(rp, &all);
 	if (ret || !ndevs)
 		return ret;
+	replay_gpu_sql(rp);
 	if (all) {
 		if (ops->gpu) {
 			ret = gpu_seq_range(rp, "gpu_samples", devs, ndevs, start_ms, end_ms, &lo,
 					    &hi);
 			if (!ret && lo <= hi)
-				ret = cursor_open(rp, REPLAY_GPU, replay_gpu_range,
+				ret = cursor_open(rp, REPLAY_GPU, rp->gpu_sql[0],
 						  BINDS(lo, hi, start_ms, end_ms));
 		}
 		if (!ret && ops->gpu_proc) {
 			ret = gpu_seq_range(rp, "gpu_proc_samples", devs, ndevs, start_ms, end_ms,
 					    &lo, &hi);
 			if (!ret && lo <= hi)
-				ret = cursor_open(rp, REPLAY_GPU_PROC, replay_gpu_proc_range,
+				ret = cursor_open(rp, REPLAY_GPU_PROC, rp->gpu_proc_sql[0],
 						  BINDS(lo, hi, start_ms, end_ms));
 		}
 		return ret;
 	}
 	for (int i = 0; i < ndevs && !ret; i++) {
 		if (ops->gpu)
-			ret = cursor_open(rp, REPLAY_GPU, replay_sql[REPLAY_GPU],
+			ret = cursor_open(rp, REPLAY_GPU, rp->gpu_sql[1],
 					  BINDS(devs[i], start_ms, end_ms));
 		if (!ret && ops->gpu_proc)
-			ret = cursor_open(rp, REPLAY_GPU_PROC, replay_sql[REPLAY_GPU_PROC],
+			ret = cursor_open(rp, REPLAY_GPU_PROC, rp->gpu_proc_sql[1],
 					  BINDS(devs[i], start_ms, end_ms));
 	}
 	return ret;
@@ -1028,7 +1087,11 @@ int store_replay_job_dims(struct store *st, int64_t id, const struct store_repla
 	if (!ret && dims->device && st->schema_version >= 2) {
 		c = &rp->cur[1];
 		ret = store__prepare(st,
-				     "SELECT" DEVICE_COLUMNS " FROM devices d WHERE d.node_id = ?",
+				     st->schema_version >= 16
+					 ? "SELECT" DEVICE_COLUMNS DEVICE_COLUMNS_V16
+					   " FROM devices d WHERE d.node_id = ?"
+					 : "SELECT" DEVICE_COLUMNS DEVICE_COLUMNS_NULL
+					   " FROM devices d WHERE d.node_id = ?",
 				     "replay a job", &c->stmt);
 		if (!ret)
 			db_bind_int64(c->stmt, 1, rp->node_id);

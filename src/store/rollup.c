@@ -6,6 +6,8 @@
 #include "store/write.h"
 
 #include <math.h>
+#include <stddef.h>
+#include <string.h>
 
 const int64_t rollup_tier_ms[ROLLUP_TIERS] = {60000, 3600000};
 
@@ -15,16 +17,129 @@ const char *const rollup_host_metric_names[ROLLUP_HOST__COUNT] = {
 };
 const char *const rollup_job_metric_names[ROLLUP_JOB__COUNT] = {"cpu_cores", "rss_bytes",
 								"read_bps", "write_bps"};
-const char *const rollup_gpu_metric_names[ROLLUP_GPU__COUNT] = {"util_pct", "mem_used_bytes",
-								"power_w"};
+const char *const rollup_gpu_metric_names[ROLLUP_GPU__COUNT] = {
+    [ROLLUP_GPU_UTIL_PCT] = "util_pct",
+    [ROLLUP_GPU_MEM_USED_BYTES] = "mem_used_bytes",
+    [ROLLUP_GPU_POWER_W] = "power_w",
+    [ROLLUP_GPU_GR_ACTIVE_PCT] = "gr_active_pct",
+    [ROLLUP_GPU_SM_ACTIVE_PCT] = "sm_active_pct",
+    [ROLLUP_GPU_SM_OCCUPANCY_PCT] = "sm_occupancy_pct",
+    [ROLLUP_GPU_TENSOR_ACTIVE_PCT] = "tensor_active_pct",
+    [ROLLUP_GPU_DRAM_ACTIVE_PCT] = "dram_active_pct",
+    [ROLLUP_GPU_FP64_ACTIVE_PCT] = "fp64_active_pct",
+    [ROLLUP_GPU_FP32_ACTIVE_PCT] = "fp32_active_pct",
+    [ROLLUP_GPU_FP16_ACTIVE_PCT] = "fp16_active_pct",
+    [ROLLUP_GPU_THROTTLE_POWER_S] = "throttle_power_s",
+    [ROLLUP_GPU_THROTTLE_THERMAL_S] = "throttle_thermal_s",
+    [ROLLUP_GPU_THROTTLE_SYNC_BOOST_S] = "throttle_sync_boost_s",
+    [ROLLUP_GPU_THROTTLE_BOARD_LIMIT_S] = "throttle_board_limit_s",
+    [ROLLUP_GPU_THROTTLE_LOW_UTIL_S] = "throttle_low_util_s",
+    [ROLLUP_GPU_THROTTLE_RELIABILITY_S] = "throttle_reliability_s",
+    [ROLLUP_GPU_THROTTLE_APP_CLOCKS_S] = "throttle_app_clocks_s",
+    [ROLLUP_GPU_THROTTLE_BASE_CLOCKS_S] = "throttle_base_clocks_s",
+    [ROLLUP_GPU_THROTTLE_SW_THERMAL_S] = "throttle_sw_thermal_s",
+    [ROLLUP_GPU_THROTTLE_HW_THERMAL_S] = "throttle_hw_thermal_s",
+    [ROLLUP_GPU_THROTTLE_HW_POWER_BRAKE_S] = "throttle_hw_power_brake_s",
+};
+
+/* The activity series: each figure of struct gpu_sample and its bit of prof_valid. */
+#define ACTIVITY(m, field, bit)                                                                    \
+	{                                                                                          \
+		m, offsetof(struct gpu_sample, field), bit                                         \
+	}
+static const struct {
+	enum rollup_gpu_metric m;
+	size_t off; /* a uint32_t: percent x 100 */
+	uint32_t bit;
+} activity[] = {
+    ACTIVITY(ROLLUP_GPU_GR_ACTIVE_PCT, gr_active_pct100, GPU_PROF_GR_ACTIVE),
+    ACTIVITY(ROLLUP_GPU_SM_ACTIVE_PCT, sm_active_pct100, GPU_PROF_SM_ACTIVE),
+    ACTIVITY(ROLLUP_GPU_SM_OCCUPANCY_PCT, sm_occupancy_pct100, GPU_PROF_SM_OCCUPANCY),
+    ACTIVITY(ROLLUP_GPU_TENSOR_ACTIVE_PCT, tensor_active_pct100, GPU_PROF_TENSOR_ACTIVE),
+    ACTIVITY(ROLLUP_GPU_DRAM_ACTIVE_PCT, dram_active_pct100, GPU_PROF_DRAM_ACTIVE),
+    ACTIVITY(ROLLUP_GPU_FP64_ACTIVE_PCT, fp64_active_pct100, GPU_PROF_FP64_ACTIVE),
+    ACTIVITY(ROLLUP_GPU_FP32_ACTIVE_PCT, fp32_active_pct100, GPU_PROF_FP32_ACTIVE),
+    ACTIVITY(ROLLUP_GPU_FP16_ACTIVE_PCT, fp16_active_pct100, GPU_PROF_FP16_ACTIVE),
+};
+
+/* The throttle series: each violation counter (a uint64_t, ns) and its bit. */
+#define THROTTLE(m, field, bit)                                                                    \
+	{                                                                                          \
+		m, offsetof(struct gpu_sample, field), bit                                         \
+	}
+static const struct {
+	enum rollup_gpu_metric m;
+	size_t off;
+	uint32_t bit;
+} throttle[] = {
+    THROTTLE(ROLLUP_GPU_THROTTLE_POWER_S, viol_power_ns, GPU_PROF_VIOL_POWER),
+    THROTTLE(ROLLUP_GPU_THROTTLE_THERMAL_S, viol_thermal_ns, GPU_PROF_VIOL_THERMAL),
+    THROTTLE(ROLLUP_GPU_THROTTLE_SYNC_BOOST_S, viol_sync_boost_ns, GPU_PROF_VIOL_SYNC_BOOST),
+    THROTTLE(ROLLUP_GPU_THROTTLE_BOARD_LIMIT_S, viol_board_limit_ns, GPU_PROF_VIOL_BOARD_LIMIT),
+    THROTTLE(ROLLUP_GPU_THROTTLE_LOW_UTIL_S, viol_low_util_ns, GPU_PROF_VIOL_LOW_UTIL),
+    THROTTLE(ROLLUP_GPU_THROTTLE_RELIABILITY_S, viol_reliability_ns, GPU_PROF_VIOL_RELIABILITY),
+    THROTTLE(ROLLUP_GPU_THROTTLE_APP_CLOCKS_S, viol_app_clocks_ns, GPU_PROF_VIOL_APP_CLOCKS),
+    THROTTLE(ROLLUP_GPU_THROTTLE_BASE_CLOCKS_S, viol_base_clocks_ns, GPU_PROF_VIOL_BASE_CLOCKS),
+    THROTTLE(ROLLUP_GPU_THROTTLE_SW_THERMAL_S, viol_sw_thermal_ns, GPU_PROF_VIOL_SW_THERMAL),
+    THROTTLE(ROLLUP_GPU_THROTTLE_HW_THERMAL_S, viol_hw_thermal_ns, GPU_PROF_VIOL_HW_THERMAL),
+    THROTTLE(ROLLUP_GPU_THROTTLE_HW_POWER_BRAKE_S, viol_hw_power_brake_ns,
+	     GPU_PROF_VIOL_HW_POWER_BRAKE),
+};
+_Static_assert(ROLLUP_GPU_POWER_W + 1 + sizeof(activity) / sizeof(activity[0]) +
+		       sizeof(throttle) / sizeof(throttle[0]) ==
+		   ROLLUP_GPU__COUNT,
+	       "every GPU rollup series is made");
+
+void rollup_gpu_values(const struct gpu_sample *cur, const struct gpu_sample *prev, int64_t dt_ms,
+		       struct rollup_gpu_values *out)
+{
+	const char *c = (const char *)cur, *p = (const char *)prev;
+
+	for (int m = 0; m < ROLLUP_GPU__COUNT; m++) {
+		out->v[m] = NAN;
+		out->w[m] = 1;
+	}
+	if (cur->valid & GPU_UTIL)
+		out->v[ROLLUP_GPU_UTIL_PCT] = cur->util_pct;
+	if (cur->valid & GPU_MEM_USED)
+		out->v[ROLLUP_GPU_MEM_USED_BYTES] = (double)cur->mem_used_bytes;
+	if (cur->valid & GPU_POWER)
+		out->v[ROLLUP_GPU_POWER_W] = cur->power_mw / 1000.0;
+	for (size_t i = 0; i < sizeof(activity) / sizeof(activity[0]); i++) {
+		uint32_t pct100;
+
+		if (!(cur->prof_valid & activity[i].bit) || !prev || dt_ms <= 0)
+			continue;
+		memcpy(&pct100, c + activity[i].off, sizeof(pct100));
+		out->v[activity[i].m] = pct100 / 100.0;
+		out->w[activity[i].m] = (double)dt_ms / 1000.0;
+	}
+	for (size_t i = 0; i < sizeof(throttle) / sizeof(throttle[0]); i++) {
+		uint64_t now, before;
+
+		if (!prev || !(cur->prof_valid & throttle[i].bit) ||
+		    !(prev->prof_valid & throttle[i].bit))
+			continue;
+		memcpy(&now, c + throttle[i].off, sizeof(now));
+		memcpy(&before, p + throttle[i].off, sizeof(before));
+		/* backwards: the counter was reset (a driver reload), counted from 0 */
+		out->v[throttle[i].m] = (double)(now >= before ? now - before : now) / 1e9;
+	}
+}
 
 bool rollup_acc_add(struct rollup_acc *acc, int64_t tier_ms, int64_t ts_ms, double v,
 		    struct rollup_acc *closed)
 {
+	return rollup_acc_add_w(acc, tier_ms, ts_ms, v, 1, closed);
+}
+
+bool rollup_acc_add_w(struct rollup_acc *acc, int64_t tier_ms, int64_t ts_ms, double v, double w,
+		      struct rollup_acc *closed)
+{
 	int64_t bucket = ts_ms - ts_ms % tier_ms;
 	bool did_close = false;
 
-	if (isnan(v))
+	if (isnan(v) || !(w > 0))
 		return false;
 	if (acc->n > 0 && acc->bucket_ms != bucket) {
 		*closed = *acc;
@@ -35,9 +150,11 @@ bool rollup_acc_add(struct rollup_acc *acc, int64_t tier_ms, int64_t ts_ms, doub
 		acc->bucket_ms = bucket;
 		acc->min = acc->max = v;
 		acc->sum = 0;
+		acc->wsum = 0;
 	}
 	acc->n++;
-	acc->sum += v;
+	acc->sum += v * w;
+	acc->wsum += w;
 	if (v < acc->min)
 		acc->min = v;
 	if (v > acc->max)
@@ -56,7 +173,7 @@ void rollup_acc_record(const struct rollup_acc *acc, int64_t tier_ms, const stru
 	out->ts_ms = acc->bucket_ms;
 	out->n = acc->n;
 	out->min = acc->min;
-	out->avg = acc->n ? acc->sum / (double)acc->n : 0;
+	out->avg = acc->n && acc->wsum > 0 ? acc->sum / acc->wsum : 0;
 	out->max = acc->max;
 }
 
@@ -71,13 +188,19 @@ static int put(struct store *st, const struct rollup_series *s, const struct rol
 int rollup_add(struct store *st, const struct rollup_series *s, struct rollup_acc acc[ROLLUP_TIERS],
 	       int64_t ts_ms, double v)
 {
+	return rollup_add_w(st, s, acc, ts_ms, v, 1);
+}
+
+int rollup_add_w(struct store *st, const struct rollup_series *s,
+		 struct rollup_acc acc[ROLLUP_TIERS], int64_t ts_ms, double v, double w)
+{
 	int ret = 0;
 
 	for (int t = 0; t < ROLLUP_TIERS; t++) {
 		struct rollup_acc closed;
 		int r;
 
-		if (!rollup_acc_add(&acc[t], rollup_tier_ms[t], ts_ms, v, &closed))
+		if (!rollup_acc_add_w(&acc[t], rollup_tier_ms[t], ts_ms, v, w, &closed))
 			continue;
 		r = put(st, s, &closed, t);
 		if (r && !ret)

@@ -2,7 +2,7 @@
  * schema.c - the store's schema and its migrations, and the checks an
  * existing file passes before it is read or written.
  *
- *   store_schema_v1..v15   each version's SQL (docs/store.md: keep in step)
+ *   store_schema_v1..v16   each version's SQL (docs/store.md: keep in step)
  *   store_migrations[]     from version v to v + 1
  *   add_fact_columns       the columns facts.h adds to a table at a version
  *   store_tables[]         the tables a store must have, by version
@@ -87,7 +87,7 @@ static const char store_schema_v2[] =
     " pci_bus_id TEXT, mem_total_bytes INTEGER, power_limit_mw INTEGER,"
     " nvlink_count INTEGER, driver_version TEXT, supported INTEGER NOT NULL DEFAULT 0,"
     " UNIQUE (node_id, uuid)) STRICT;\n"
-    FACT_CREATE(gpu_samples, DEVICE_FACT_KEY, GPU_SAMPLE_COLUMNS)
+    FACT_CREATE(gpu_samples, DEVICE_FACT_KEY, GPU_SAMPLE_ALL_COLUMNS)
     "CREATE INDEX gpu_samples_device_ts ON gpu_samples (device_id, ts_ms);\n"
     FACT_CREATE(gpu_proc_samples, DEVICE_FACT_KEY, GPU_PROC_SAMPLE_COLUMNS)
     "CREATE INDEX gpu_proc_samples_device_ts ON gpu_proc_samples (device_id, ts_ms);\n";
@@ -271,14 +271,34 @@ static const char store_schema_v15[] = "ALTER TABLE jobs ADD COLUMN k8s_owner TE
 				       "ALTER TABLE jobs ADD COLUMN k8s_owner_label TEXT;\n";
 
 /*
+ * Schema 16: what the SMs did (issue 33).  gpu_samples gains the figures of
+ * enum gpu_prof (facts.h's GPU_PROF_COLUMNS: GPM activity in percent x 100,
+ * violation counters in ns, PCIe replays, remapped rows) and
+ * gpu_proc_samples accounting mode's max_mem_bytes, both by
+ * add_fact_columns; a device row says which of them its driver gives
+ * (prof_supported) and, for MIG, whether the GPU is in MIG mode
+ * (mig_enabled) or is an instance (mig 1: its parent's uuid, its GPU and
+ * compute instance IDs, its profile).
+ */
+static const char store_schema_v16[] =
+    "ALTER TABLE devices ADD COLUMN prof_supported INTEGER NOT NULL DEFAULT 0;\n"
+    "ALTER TABLE devices ADD COLUMN mig_enabled INTEGER NOT NULL DEFAULT 0;\n"
+    "ALTER TABLE devices ADD COLUMN mig INTEGER NOT NULL DEFAULT 0;\n"
+    "ALTER TABLE devices ADD COLUMN mig_parent_uuid TEXT;\n"
+    "ALTER TABLE devices ADD COLUMN gpu_instance_id INTEGER;\n"
+    "ALTER TABLE devices ADD COLUMN compute_instance_id INTEGER;\n"
+    "ALTER TABLE devices ADD COLUMN mig_profile TEXT;\n";
+
+/*
  * store_migrations[v] brings a store from schema v to v + 1; [0] creates
  * schema 1 in an empty file.  A new version appends one entry here and
  * bumps STORE_SCHEMA_VERSION.
  */
 static const char *const store_migrations[STORE_SCHEMA_VERSION] = {
-    store_schema_v1,  store_schema_v2,	store_schema_v3,  store_schema_v4,  store_schema_v5,
-    store_schema_v6,  store_schema_v7,	store_schema_v8,  store_schema_v9,  store_schema_v10,
-    store_schema_v11, store_schema_v12, store_schema_v13, store_schema_v14, store_schema_v15,
+    store_schema_v1,  store_schema_v2,	store_schema_v3,  store_schema_v4,
+    store_schema_v5,  store_schema_v6,	store_schema_v7,  store_schema_v8,
+    store_schema_v9,  store_schema_v10, store_schema_v11, store_schema_v12,
+    store_schema_v13, store_schema_v14, store_schema_v15, store_schema_v16,
 };
 
 /*

@@ -39,7 +39,7 @@
 #include "sample/host.h"
 #include "sample/sample.h"
 
-#define STORE_SCHEMA_VERSION 15
+#define STORE_SCHEMA_VERSION 16
 #define STORE_APPLICATION_ID 0x4A53434F
 /*
  * Stores up to this size get a full PRAGMA quick_check when opened: about
@@ -87,6 +87,13 @@ struct device_record {
 	char vendor[16];
 	char driver_version[GPU_VERSION_MAX];
 	struct gpu_device_info info;
+	/*
+	 * A MIG instance's parent GPU (info.mig): its uuid, which the devices
+	 * row keeps (the caller names it: store_tick_put_devices resolves
+	 * info.mig_parent, a position in the backend's list).  A row read
+	 * back has it and info.mig_parent -1 (no list to point into).
+	 */
+	char mig_parent_uuid[GPU_UUID_MAX];
 };
 
 #endif

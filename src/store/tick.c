@@ -180,6 +180,26 @@ void store_tick_rows_lost(const struct store_tick_rows *t)
 	}
 }
 
+/*
+ * A MIG instance's parent: info.mig_parent is its position in its
+ * backend's list, which set->dev[] holds from the backend's first device
+ * on.  "" when that is no whole GPU of the same backend.
+ */
+static void mig_parent_uuid(const struct gpu_set *set, int i, char *out, size_t size)
+{
+	const struct gpu_dev *d = &set->dev[i];
+	int first = 0, p;
+
+	out[0] = '\0';
+	while (first < i && set->dev[first].backend != d->backend)
+		first++;
+	if (d->info.mig_parent < 0 || d->info.mig_parent >= set->ndevices - first)
+		return;
+	p = first + d->info.mig_parent;
+	if (set->dev[p].backend == d->backend && !set->dev[p].info.mig)
+		snprintf(out, size, "%s", set->dev[p].info.uuid);
+}
+
 void store_tick_put_devices(struct store *st, int64_t node_id, const struct gpu_set *set,
 			    struct device_record *devs)
 {
@@ -193,6 +213,8 @@ void store_tick_put_devices(struct store *st, int64_t node_id, const struct gpu_
 			if (set->opened[b].backend == set->dev[i].backend)
 				snprintf(d->driver_version, sizeof(d->driver_version), "%s",
 					 set->opened[b].driver);
+		if (d->info.mig)
+			mig_parent_uuid(set, i, d->mig_parent_uuid, sizeof(d->mig_parent_uuid));
 		if (store_put_device(st, node_id, d))
 			d->id = 0;
 	}

@@ -173,17 +173,25 @@ static const char *const store_sql[STMT__COUNT] = {
 	FACT_INSERT(job_samples, "seq, job_id, ts_ms", "?, ?, ?", JOB_SAMPLE_COLUMNS),
     [STMT_EVENT] = FACT_INSERT(events, "seq, node_id, job_id, ts_ms", "?, ?, ?, ?", EVENT_COLUMNS),
     [STMT_DEVICE] = "INSERT INTO devices (node_id, vendor, idx, uuid, name, pci_bus_id,"
-		    " mem_total_bytes, power_limit_mw, nvlink_count, driver_version, supported)"
-		    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+		    " mem_total_bytes, power_limit_mw, nvlink_count, driver_version, supported,"
+		    " prof_supported, mig_enabled, mig, mig_parent_uuid, gpu_instance_id,"
+		    " compute_instance_id, mig_profile)"
+		    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 		    " ON CONFLICT (node_id, uuid) DO UPDATE SET vendor = excluded.vendor,"
 		    " idx = excluded.idx, name = excluded.name, pci_bus_id = excluded.pci_bus_id,"
 		    " mem_total_bytes = excluded.mem_total_bytes,"
 		    " power_limit_mw = excluded.power_limit_mw,"
 		    " nvlink_count = excluded.nvlink_count,"
-		    " driver_version = excluded.driver_version, supported = excluded.supported"
+		    " driver_version = excluded.driver_version, supported = excluded.supported,"
+		    " prof_supported = excluded.prof_supported,"
+		    " mig_enabled = excluded.mig_enabled, mig = excluded.mig,"
+		    " mig_parent_uuid = excluded.mig_parent_uuid,"
+		    " gpu_instance_id = excluded.gpu_instance_id,"
+		    " compute_instance_id = excluded.compute_instance_id,"
+		    " mig_profile = excluded.mig_profile"
 		    " RETURNING id",
     [STMT_GPU_SAMPLE] =
-	FACT_INSERT(gpu_samples, "seq, device_id, ts_ms", "?, ?, ?", GPU_SAMPLE_COLUMNS),
+	FACT_INSERT(gpu_samples, "seq, device_id, ts_ms", "?, ?, ?", GPU_SAMPLE_ALL_COLUMNS),
     [STMT_GPU_PROC] =
 	FACT_INSERT(gpu_proc_samples, "seq, device_id, ts_ms", "?, ?, ?", GPU_PROC_SAMPLE_COLUMNS),
     [STMT_JOB_SUMMARY] =
@@ -982,6 +990,14 @@ int store_put_device(struct store *st, int64_t node_id, struct device_record *de
 		bind_opt(&b, g->valid & GPU_INFO_NVLINKS, g->nvlink_count);
 		bind_text(&b, dev->driver_version, sizeof(dev->driver_version));
 		bind_i64(&b, g->supported);
+		bind_i64(&b, g->prof_supported);
+		bind_i64(&b, g->mig_enabled ? 1 : 0);
+		bind_i64(&b, g->mig ? 1 : 0);
+		/* an instance's own: NULL for a whole GPU ("" is NULL too) */
+		bind_text(&b, g->mig ? dev->mig_parent_uuid : NULL, sizeof(dev->mig_parent_uuid));
+		bind_opt(&b, g->mig, g->gpu_instance_id);
+		bind_opt(&b, g->mig, g->compute_instance_id);
+		bind_text(&b, g->mig ? g->mig_profile : NULL, sizeof(g->mig_profile));
 		ret = stmt_run(st, &b, "store a GPU", &dev->id);
 	}
 	return store__write_end(st, own, ret);
@@ -1005,13 +1021,17 @@ int store_put_gpu_sample(struct store *st, int64_t device_row, int64_t ts_ms,
 #define BIND_GPU_COLUMN(c, type, since, bit) bind_opt(&b, s->valid &(bit), (uint64_t)(int64_t)s->c);
 		GPU_SAMPLE_COLUMNS(BIND_GPU_COLUMN)
 #undef BIND_GPU_COLUMN
+		/* then enum gpu_prof's figures, by prof_valid (all unsigned) */
+#define BIND_PROF_COLUMN(c, type, since, bit) bind_opt(&b, s->prof_valid &(bit), (uint64_t)s->c);
+		GPU_PROF_COLUMNS(BIND_PROF_COLUMN)
+#undef BIND_PROF_COLUMN
 		ret = fact_run(st, &b, "store a GPU sample");
 	}
 	return store__write_end(st, own, ret);
 }
 
 /* binds facts.h's GPU_PROC_SAMPLE_COLUMNS by hand, in their order */
-_Static_assert(FACT_NCOLUMNS(GPU_PROC_SAMPLE_COLUMNS) == 7, "store_put_gpu_proc binds 7");
+_Static_assert(FACT_NCOLUMNS(GPU_PROC_SAMPLE_COLUMNS) == 8, "store_put_gpu_proc binds 8");
 
 int store_put_gpu_proc(struct store *st, int64_t device_row, int64_t proc_row, int64_t job_row,
 		       int64_t ts_ms, const struct gpu_proc *p)
@@ -1034,6 +1054,7 @@ int store_put_gpu_proc(struct store *st, int64_t device_row, int64_t proc_row, i
 		bind_opt(&b, p->valid & GPU_PROC_UTIL, p->sm_util_pct);
 		bind_opt(&b, p->valid & GPU_PROC_MEM_UTIL, p->mem_util_pct);
 		bind_i64(&b, p->graphics ? 1 : 0);
+		bind_opt(&b, p->valid & GPU_PROC_MAX_MEM, p->max_mem_bytes);
 		ret = fact_run(st, &b, "store a GPU process");
 	}
 	return store__write_end(st, own, ret);

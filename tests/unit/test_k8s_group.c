@@ -26,6 +26,7 @@
 #include "report/report_query.h"
 #include "store/reader.h"
 #include "store/write.h"
+#include "store_schema16.h"
 
 #define T0 1700000000000LL
 
@@ -196,7 +197,8 @@ static void test_old_store_opens(void **state)
 
 	store_close(head);
 	write_sql(fx, "ALTER TABLE jobs DROP COLUMN k8s_owner;"
-		      " ALTER TABLE jobs DROP COLUMN k8s_owner_label; PRAGMA user_version = 14");
+		      " ALTER TABLE jobs DROP COLUMN k8s_owner_label;" STORE_UNDO_SCHEMA16
+		      " PRAGMA user_version = 14");
 	assert_int_equal(store_open(fx->path, STORE_READONLY, &head), 0);
 	assert_int_equal(store_get_job(head, 1, &job), 0);
 	assert_string_equal(job.k8s_owner, "");

@@ -33,6 +33,7 @@
 #include "store/conn.h" /* st->conn.sq, for fault injection only */
 #include "store/reader.h"
 #include "store/write.h"
+#include "store_schema16.h"
 
 struct fixture {
 	char dir[64];
@@ -525,12 +526,11 @@ static void test_job_sluid(void **state)
 	store_close(st);
 
 	/* a store of schema 11 */
-	sql_exec(
-	    fx->path,
-	    "ALTER TABLE jobs DROP COLUMN sluid; ALTER TABLE sessions DROP COLUMN owner;"
-	    " ALTER TABLE procs DROP COLUMN container;"
-	    " ALTER TABLE jobs DROP COLUMN k8s_owner; ALTER TABLE jobs DROP COLUMN k8s_owner_label;"
-	    " PRAGMA user_version = 11");
+	sql_exec(fx->path,
+		 "ALTER TABLE jobs DROP COLUMN sluid; ALTER TABLE sessions DROP COLUMN owner;"
+		 " ALTER TABLE procs DROP COLUMN container;"
+		 " ALTER TABLE jobs DROP COLUMN k8s_owner; ALTER TABLE jobs DROP COLUMN "
+		 "k8s_owner_label;" STORE_UNDO_SCHEMA16 " PRAGMA user_version = 11");
 	assert_int_equal(store_open(fx->path, STORE_READONLY, &st), 0);
 	assert_int_equal(store_get_job(st, job.id, &got), 0);
 	assert_string_equal(got.job_id, "sEKNKTV3WPV500");
@@ -564,13 +564,12 @@ static void test_fact_columns_migrated(void **state)
 	store_close(st);
 	sql_text(fx->path, cols, fresh, sizeof(fresh));
 	assert_non_null(strstr(fresh, "cg_mem_peak_bytes INTEGER 0 -, cpu_wait_ms INTEGER 0 -"));
-	sql_exec(
-	    fx->path,
-	    "ALTER TABLE job_samples DROP COLUMN cpu_wait_ms;"
-	    " ALTER TABLE jobs DROP COLUMN sluid; ALTER TABLE sessions DROP COLUMN owner;"
-	    " ALTER TABLE procs DROP COLUMN container;"
-	    " ALTER TABLE jobs DROP COLUMN k8s_owner; ALTER TABLE jobs DROP COLUMN k8s_owner_label;"
-	    " PRAGMA user_version = 10");
+	sql_exec(fx->path,
+		 "ALTER TABLE job_samples DROP COLUMN cpu_wait_ms;"
+		 " ALTER TABLE jobs DROP COLUMN sluid; ALTER TABLE sessions DROP COLUMN owner;"
+		 " ALTER TABLE procs DROP COLUMN container;"
+		 " ALTER TABLE jobs DROP COLUMN k8s_owner; ALTER TABLE jobs DROP COLUMN "
+		 "k8s_owner_label;" STORE_UNDO_SCHEMA16 " PRAGMA user_version = 10");
 	sql_text(fx->path, cols, migrated, sizeof(migrated));
 	assert_null(strstr(migrated, "cpu_wait_ms"));
 	st = open_new(fx);
@@ -1103,13 +1102,15 @@ static void test_newer_schema_refused(void **state)
 {
 	struct fixture *fx = *state;
 	struct store *st = NULL;
+	char msg[128];
 	sqlite3 *db;
 
 	make_store(fx, 1);
 	sql_exec(fx->path, "PRAGMA user_version = 99; PRAGMA journal_mode = DELETE");
-	assert_refused_unchanged(
-	    fx, fx->path, -EPROTONOSUPPORT,
-	    "written by a newer jobscope (schema 99, this one reads up to 15)");
+	snprintf(msg, sizeof(msg),
+		 "written by a newer jobscope (schema 99, this one reads up to %d)",
+		 STORE_SCHEMA_VERSION);
+	assert_refused_unchanged(fx, fx->path, -EPROTONOSUPPORT, msg);
 
 	/* the new version still in the WAL of a running writer, not yet in the file */
 	sql_exec(fx->path, "PRAGMA user_version = 2; PRAGMA journal_mode = WAL");
@@ -1119,7 +1120,8 @@ static void test_newer_schema_refused(void **state)
 			 SQLITE_OK);
 	assert_int_equal(store_open(fx->path, STORE_READONLY, &st), -EPROTONOSUPPORT);
 	assert_int_equal(store_open(fx->path, STORE_CREATE, &st), -EPROTONOSUPPORT);
-	assert_non_null(strstr(log_text(fx), "(schema 98, this one reads up to 15)"));
+	snprintf(msg, sizeof(msg), "(schema 98, this one reads up to %d)", STORE_SCHEMA_VERSION);
+	assert_non_null(strstr(log_text(fx), msg));
 	assert_null(st);
 	sqlite3_close(db);
 }

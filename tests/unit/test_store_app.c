@@ -33,6 +33,7 @@
 #include "store/jobdata.h"
 #include "store/reader.h"
 #include "store/write.h"
+#include "store_schema16.h"
 
 static void point(struct app_point *p, const char *name, const char *tags, enum app_type t,
 		  double count, double sum, double min, double max, double last)
@@ -303,7 +304,8 @@ static void test_older_schema(void **state)
 		" DROP TABLE proc_libs; ALTER TABLE job_samples DROP COLUMN cpu_wait_ms;"
 		" ALTER TABLE jobs DROP COLUMN sluid; ALTER TABLE sessions DROP COLUMN owner;"
 		" ALTER TABLE procs DROP COLUMN container; ALTER TABLE jobs DROP COLUMN k8s_owner;"
-		" ALTER TABLE jobs DROP COLUMN k8s_owner_label; PRAGMA user_version = 9");
+		" ALTER TABLE jobs DROP COLUMN k8s_owner_label;" STORE_UNDO_SCHEMA16
+		" PRAGMA user_version = 9");
 	fill(pts);
 	assert_int_equal(store_open(fx->path, STORE_READONLY, &st), 0);
 	assert_int_equal(store_for_each_app_point(st, 1, 0, INT64_MAX, collect, &g), 0);

@@ -32,6 +32,7 @@
 #include "store/jobdata.h"
 #include "store/reader.h"
 #include "store/write.h"
+#include "store_schema16.h"
 
 static struct cuda_stat *add(struct cuda_proc *p, enum cuda_stat_kind kind, const char *name,
 			     uint64_t count, uint64_t total, uint64_t min, uint64_t max, double m2)
@@ -390,7 +391,8 @@ static void test_older_schema(void **state)
 		" ALTER TABLE job_samples DROP COLUMN cpu_wait_ms;"
 		" ALTER TABLE jobs DROP COLUMN sluid; ALTER TABLE sessions DROP COLUMN owner;"
 		" ALTER TABLE procs DROP COLUMN container; ALTER TABLE jobs DROP COLUMN k8s_owner;"
-		" ALTER TABLE jobs DROP COLUMN k8s_owner_label; PRAGMA user_version = 8");
+		" ALTER TABLE jobs DROP COLUMN k8s_owner_label;" STORE_UNDO_SCHEMA16
+		" PRAGMA user_version = 8");
 	assert_int_equal(store_open(fx->path, STORE_READONLY, &st), 0);
 	assert_int_equal(store_get_cuda_procs(st, 1, &got, &n), 0);
 	assert_int_equal(n, 0);
