@@ -90,7 +90,7 @@ struct device_record {
 	/*
 	 * A MIG instance's parent GPU (info.mig): its uuid, which the devices
 	 * row keeps (the caller names it: store_tick_put_devices resolves
-	 * info.mig_parent, a position in the backend's list).  A row read
+	 * info.mig_parent, a position in the gpu_set's dev[]).  A row read
 	 * back has it and info.mig_parent -1 (no list to point into).
 	 */
 	char mig_parent_uuid[GPU_UUID_MAX];

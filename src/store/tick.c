@@ -181,22 +181,15 @@ void store_tick_rows_lost(const struct store_tick_rows *t)
 }
 
 /*
- * A MIG instance's parent: info.mig_parent is its position in its
- * backend's list, which set->dev[] holds from the backend's first device
- * on.  "" when that is no whole GPU of the same backend.
+ * A MIG instance's parent: info.mig_parent is its position in set->dev[]
+ * (gpu_set.h).  "" when that is no whole GPU.
  */
 static void mig_parent_uuid(const struct gpu_set *set, int i, char *out, size_t size)
 {
-	const struct gpu_dev *d = &set->dev[i];
-	int first = 0, p;
+	int p = set->dev[i].info.mig_parent;
 
 	out[0] = '\0';
-	while (first < i && set->dev[first].backend != d->backend)
-		first++;
-	if (d->info.mig_parent < 0 || d->info.mig_parent >= set->ndevices - first)
-		return;
-	p = first + d->info.mig_parent;
-	if (set->dev[p].backend == d->backend && !set->dev[p].info.mig)
+	if (p >= 0 && p < set->ndevices && p != i && !set->dev[p].info.mig)
 		snprintf(out, size, "%s", set->dev[p].info.uuid);
 }
 
