@@ -17,7 +17,10 @@
  * with our application_id but missing tables, wrong columns, or values the
  * writer never makes (wrong types, 1030 CPUs, 80 disks, long strings); a
  * run's store with node `interval` events of every value (0, negative,
- * NULL, 2^63-1, a day and a ms over) and a seq below all others.
+ * NULL, 2^63-1, a day and a ms over) and a seq below all others; a store
+ * with schema 16's GPU figures of every extreme (NULL, negative, 2^63-1)
+ * and a MIG instance whose parent is nowhere, and the same dropped back to
+ * schema 15 (gpu-prof-mig, gpu-schema15).
  */
 #include <stdint.h>
 #include <stdio.h>
