@@ -166,10 +166,30 @@ static const char *const host_series[] = {
     "mem_free_bytes",  "swap_free_bytes",  "load1_milli",  "procs_running", "procs_blocked",
     "disk_read_bytes", "disk_write_bytes", "net_rx_bytes", "net_tx_bytes",  NULL,
 };
+/* from "gr_active_pct100" on: schema 16's (a head's store is always upgraded to it) */
 static const char *const gpu_series[] = {
-    "util_pct",	   "mem_util_pct",    "mem_used_bytes",	 "pcie_rx_bps",
-    "pcie_tx_bps", "nvlink_rx_bytes", "nvlink_tx_bytes", "power_mw",
-    "energy_mj",   "temp_c",	      "sm_clock_mhz",	 NULL,
+    "util_pct",
+    "mem_util_pct",
+    "mem_used_bytes",
+    "pcie_rx_bps",
+    "pcie_tx_bps",
+    "nvlink_rx_bytes",
+    "nvlink_tx_bytes",
+    "power_mw",
+    "energy_mj",
+    "temp_c",
+    "sm_clock_mhz",
+    "gr_active_pct100",
+    "sm_active_pct100",
+    "sm_occupancy_pct100",
+    "tensor_active_pct100",
+    "dram_active_pct100",
+    "fp64_active_pct100",
+    "fp32_active_pct100",
+    "fp16_active_pct100",
+    "viol_power_ns",
+    "viol_thermal_ns",
+    NULL,
 };
 
 static const char sql_devices[] =

@@ -136,6 +136,11 @@ def test_gpu_figures_reach_the_head(wd):
               ("GPU-bbbb", True, 0, 0, None, None, None, None),
               ("MIG-aaaa-1", True, 0, 1, "GPU-aaaa", 1, 0, "1g.10gb")], "the devices' rows")
 
+    # the head's series API gives them too (GPU-bbbb is index 1)
+    pts = head.get("/api/v1/series?node=gpm-node&metric=sm_active_pct100&gpu=1")["points"]
+    eq([(p["ts_ms"], p["value"]) for p in pts], [(r["ts_ms"], r["sm_active_pct100"]) for r in b],
+       "the series is GPU-bbbb's rows")
+
     # the agent's rollups (flushed at its exit): SM active's average, the throttle seconds
     dev_b = sql(adb, "SELECT id FROM devices WHERE uuid = 'GPU-bbbb'")[0][0]
     rows = sql(adb, "SELECT sum(n), min(avg), max(avg) FROM rollups WHERE tier_ms = 3600000"
