@@ -3,10 +3,12 @@
  * and the rows they write (store_put_rollup).  See rollup.h.
  */
 #include "store/rollup.h"
+#include "store/conn.h"
 #include "store/write.h"
 
 #include <math.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 const int64_t rollup_tier_ms[ROLLUP_TIERS] = {60000, 3600000};
@@ -218,4 +220,72 @@ int rollup_flush(struct store *st, const struct rollup_series *s, struct rollup_
 	acc->n = 0;
 	acc->bucket_ms = 0;
 	return ret;
+}
+
+int store_for_each_rollup(struct store *st, const struct rollup_query *q,
+			  int (*fn)(const struct rollup_record *r, void *arg), void *arg)
+{
+	struct rollup_record r;
+	struct db_stmt *stmt;
+	char entity[32], metric[64];
+	int rc = SQLITE_DONE, ret;
+
+	if (st->schema_version < 3)
+		return 0;
+	ret =
+	    store__prepare(st,
+			   "SELECT tier_ms, node_id, entity, entity_id, metric, ts_ms, n, min, avg,"
+			   " max FROM rollups WHERE tier_ms = ?1 AND ts_ms >= ?2 AND ts_ms < ?3"
+			   " AND (?4 IS NULL OR entity = ?4) AND (?5 < 0 OR entity_id = ?5)"
+			   " AND (?6 IS NULL OR metric = ?6)"
+			   " ORDER BY node_id, entity, entity_id, metric, ts_ms",
+			   "read the rollups", &stmt);
+	if (ret)
+		return ret;
+	db_bind_int64(stmt, 1, q->tier_ms);
+	db_bind_int64(stmt, 2, q->since_ms);
+	db_bind_int64(stmt, 3, q->until_ms);
+	if (q->entity)
+		db_bind_text(stmt, 4, q->entity, -1, SQLITE_STATIC);
+	else
+		db_bind_null(stmt, 4);
+	db_bind_int64(stmt, 5, q->entity_id);
+	if (q->metric)
+		db_bind_text(stmt, 6, q->metric, -1, SQLITE_STATIC);
+	else
+		db_bind_null(stmt, 6);
+	while (!ret && (rc = db_step(stmt)) == SQLITE_ROW) {
+		const unsigned char *e = db_column_text(stmt, 2), *m = db_column_text(stmt, 4);
+
+		snprintf(entity, sizeof(entity), "%s", e ? (const char *)e : "");
+		snprintf(metric, sizeof(metric), "%s", m ? (const char *)m : "");
+		r.tier_ms = db_column_int64(stmt, 0);
+		r.node_id = db_column_int64(stmt, 1);
+		r.entity = entity;
+		r.entity_id = db_column_int64(stmt, 3);
+		r.metric = metric;
+		r.ts_ms = db_column_int64(stmt, 5);
+		r.n = db_column_int64(stmt, 6);
+		r.min = db_column_type(stmt, 7) == SQLITE_NULL ? NAN : db_column_double(stmt, 7);
+		r.avg = db_column_type(stmt, 8) == SQLITE_NULL ? NAN : db_column_double(stmt, 8);
+		r.max = db_column_type(stmt, 9) == SQLITE_NULL ? NAN : db_column_double(stmt, 9);
+		ret = fn(&r, arg);
+	}
+	if (!ret && rc != SQLITE_DONE)
+		ret = store__read_fail(st, rc, "read the rollups");
+	db_finalize(stmt);
+	return ret;
+}
+
+void rollup_period_add(struct rollup_period *p, const struct rollup_record *r)
+{
+	if (r->n <= 0 || isnan(r->avg))
+		return;
+	if (p->n == 0 || r->min < p->min)
+		p->min = r->min;
+	if (p->n == 0 || r->max > p->max)
+		p->max = r->max;
+	p->n += r->n;
+	p->total += r->avg * (double)r->n;
+	p->avg = p->total / (double)p->n;
 }

@@ -150,4 +150,35 @@ int rollup_add_w(struct store *st, const struct rollup_series *s,
  */
 int rollup_flush(struct store *st, const struct rollup_series *s, struct rollup_acc *acc, int t);
 
+/*
+ * Reading them back (a history over months): the rows of tier tier_ms
+ * whose buckets start in [since_ms, until_ms), of one entity kind, entity
+ * id and metric (NULL / -1: any), by node, entity, id, metric and time;
+ * fn's non-zero stops and is returned.  The record's strings live until fn
+ * returns.  A store older than schema 3 has none.  0 or -errno.
+ */
+struct rollup_query {
+	int64_t tier_ms;
+	int64_t since_ms, until_ms;
+	const char *entity; /* NULL: any */
+	int64_t entity_id;  /* -1: any */
+	const char *metric; /* NULL: any */
+};
+int store_for_each_rollup(struct store *st, const struct rollup_query *q,
+			  int (*fn)(const struct rollup_record *r, void *arg), void *arg);
+
+/*
+ * A period made of one series' buckets (zero-init, then each row): n
+ * values in all, their min and max, total the sum of avg x n (a throttle
+ * series' seconds held back in the period, exactly), avg total / n (an
+ * activity series' average over the period: each bucket's time-weighted
+ * average weighted by its values, the time weighting itself when the
+ * ticks were evenly spaced).
+ */
+struct rollup_period {
+	int64_t n;
+	double min, max, total, avg;
+};
+void rollup_period_add(struct rollup_period *p, const struct rollup_record *r);
+
 #endif

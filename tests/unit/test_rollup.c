@@ -349,6 +349,104 @@ static void test_gpu_throttle_merged(void **state)
 	fclose(log);
 }
 
+static int collect_period(const struct rollup_record *r, void *arg)
+{
+	struct rollup_period *p = arg;
+
+	assert_string_equal(r->entity, "gpu");
+	assert_int_equal(r->entity_id, 3);
+	rollup_period_add(p, r);
+	return 0;
+}
+
+/*
+ * Three hours of a GPU's ticks through the agent's path (rollup_gpu_values,
+ * rollup_add_w) into a store, read back as one period of the hour tier: the
+ * throttle seconds are the counter's own growth, SM active the average of
+ * the ticks (evenly spaced: their time-weighted average).
+ */
+static void test_gpu_period_read_back(void **state)
+{
+	char dir[] = "/tmp/jobscope-test-rollup-XXXXXX", path[256];
+	struct rollup_acc sm[ROLLUP_TIERS] = {{0}}, thr[ROLLUP_TIERS] = {{0}};
+	struct rollup_series s_sm = {1, "gpu", 3, "sm_active_pct"};
+	struct rollup_series s_thr = {1, "gpu", 3, "throttle_power_s"};
+	struct rollup_query q = {3600000, 0, 3 * 3600000, "gpu", 3, "throttle_power_s"};
+	struct rollup_period p_thr = {0}, p_sm = {0};
+	struct gpu_sample prev, cur;
+	struct store *st;
+	FILE *log = tmpfile();
+	double want_sm = 0;
+	uint64_t viol = 0, first_viol = 0;
+	int nsm = 0;
+
+	(void)state;
+	assert_non_null(log);
+	log_set_file(log);
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/store.db", dir);
+	assert_int_equal(store_open(path, STORE_CREATE, &st), 0);
+	assert_int_equal(store_tick_begin(st), 0);
+	/* a tick every 10 s from 0:00:10 to 3:00:00 */
+	for (int64_t ts = 10000; ts < 3 * 3600000; ts += 10000) {
+		struct rollup_gpu_values v;
+		uint32_t pct100 = (uint32_t)((ts / 10000) % 97) * 100 + 17;
+
+		memset(&cur, 0, sizeof(cur));
+		cur.prof_valid = GPU_PROF_SM_ACTIVE | GPU_PROF_VIOL_POWER;
+		cur.sm_active_pct100 = pct100;
+		viol += (uint64_t)(ts % 7) * 1000000000ull / 3; /* some ns each tick */
+		cur.viol_power_ns = viol;
+		if (ts == 10000)
+			first_viol = viol;
+		rollup_gpu_values(&cur, ts == 10000 ? NULL : &prev, 10000, &v);
+		if (ts != 10000) {
+			want_sm += pct100 / 100.0;
+			nsm++;
+		}
+		assert_int_equal(rollup_add_w(st, &s_sm, sm, ts, v.v[ROLLUP_GPU_SM_ACTIVE_PCT],
+					      v.w[ROLLUP_GPU_SM_ACTIVE_PCT]),
+				 0);
+		assert_int_equal(rollup_add_w(st, &s_thr, thr, ts, v.v[ROLLUP_GPU_THROTTLE_POWER_S],
+					      v.w[ROLLUP_GPU_THROTTLE_POWER_S]),
+				 0);
+		prev = cur;
+	}
+	for (int t = 0; t < ROLLUP_TIERS; t++) {
+		assert_int_equal(rollup_flush(st, &s_sm, &sm[t], t), 0);
+		assert_int_equal(rollup_flush(st, &s_thr, &thr[t], t), 0);
+	}
+	assert_int_equal(store_tick_commit(st), 0);
+
+	assert_int_equal(store_for_each_rollup(st, &q, collect_period, &p_thr), 0);
+	assert_int_equal(p_thr.n, nsm);
+	assert_true(fabs(p_thr.total - (double)(viol - first_viol) / 1e9) < 1e-6);
+	q.metric = "sm_active_pct";
+	assert_int_equal(store_for_each_rollup(st, &q, collect_period, &p_sm), 0);
+	assert_int_equal(p_sm.n, nsm);
+	assert_true(fabs(p_sm.avg - want_sm / nsm) < 1e-9);
+	assert_true(p_sm.min == 0.17 && p_sm.max == 96.17);
+	/* the minute tier says the same; a window of the first hour only: less */
+	q.tier_ms = 60000;
+	memset(&p_sm, 0, sizeof(p_sm));
+	assert_int_equal(store_for_each_rollup(st, &q, collect_period, &p_sm), 0);
+	assert_int_equal(p_sm.n, nsm);
+	assert_true(fabs(p_sm.avg - want_sm / nsm) < 1e-9);
+	q.until_ms = 3600000;
+	memset(&p_sm, 0, sizeof(p_sm));
+	assert_int_equal(store_for_each_rollup(st, &q, collect_period, &p_sm), 0);
+	assert_int_equal(p_sm.n, 359 - 1); /* 0:00:20 .. 0:59:50 */
+	store_close(st);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/store.db-wal", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/store.db-shm", dir);
+	unlink(path);
+	rmdir(dir);
+	log_set_file(NULL);
+	fclose(log);
+}
+
 static void test_metric_names(void **state)
 {
 	(void)state;
@@ -371,10 +469,15 @@ static void test_metric_names(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_bucket_min_avg_max), cmocka_unit_test(test_flush_at_boundary),
-	    cmocka_unit_test(test_nan_left_out),       cmocka_unit_test(test_rows_in_store),
-	    cmocka_unit_test(test_metric_names),       cmocka_unit_test(test_gpu_values),
-	    cmocka_unit_test(test_gpu_hour),	       cmocka_unit_test(test_gpu_throttle_merged),
+	    cmocka_unit_test(test_bucket_min_avg_max),
+	    cmocka_unit_test(test_flush_at_boundary),
+	    cmocka_unit_test(test_nan_left_out),
+	    cmocka_unit_test(test_rows_in_store),
+	    cmocka_unit_test(test_metric_names),
+	    cmocka_unit_test(test_gpu_values),
+	    cmocka_unit_test(test_gpu_hour),
+	    cmocka_unit_test(test_gpu_throttle_merged),
+	    cmocka_unit_test(test_gpu_period_read_back),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
