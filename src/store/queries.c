@@ -149,12 +149,17 @@ static const char sql_nodes_sent[] =
     "SELECT n.hostname FROM nodes n WHERE EXISTS (SELECT 1 FROM host_samples_all h"
     " WHERE h.node_id = n.id AND h.ts_ms >= ?1 AND h.ts_ms <= ?2) ORDER BY n.hostname";
 
-/* series: ?1 node, ?2 since, ?3 until, ?4 the GPU's index; %s the metric */
+/*
+ * series: ?1 node, ?2 since, ?3 until, ?4 the GPU's index or uuid; %s the
+ * metric, then (schema 16) what keeps a MIG instance, which has its
+ * parent's index, out of its parent's series: an instance by its uuid.
+ */
 static const char sql_series_gpu[] =
     "SELECT g.ts_ms, g.%s AS value FROM gpu_samples g JOIN devices d ON"
     " d.id = g.device_id JOIN nodes n ON n.id = d.node_id WHERE n.hostname = ?1"
-    " AND d.idx = ?4 AND (g.ts_ms >= ?2 OR ?2 IS NULL) AND (g.ts_ms <= ?3"
-    " OR ?3 IS NULL) ORDER BY g.ts_ms LIMIT " STR(STORE_SERIES_MAX_POINTS);
+    " AND (CAST(d.idx AS TEXT) = CAST(?4 AS TEXT)%s OR d.uuid = CAST(?4 AS TEXT)) AND (g.ts_ms >= "
+    "?2 OR ?2 IS NULL)"
+    " AND (g.ts_ms <= ?3 OR ?3 IS NULL) ORDER BY g.ts_ms LIMIT " STR(STORE_SERIES_MAX_POINTS);
 static const char sql_series_host[] =
     "SELECT h.ts_ms, h.%s AS value FROM host_samples h JOIN nodes n ON"
     " n.id = h.node_id WHERE n.hostname = ?1 AND (h.ts_ms >= ?2 OR ?2 IS NULL)"
@@ -503,7 +508,11 @@ int store_query_series(struct store *st, const struct store_series_query *q, str
 
 	if (!q->node || !q->metric || !store_series_metric_ok(gpu, q->metric))
 		return log_err(-EINVAL, "no series of '%s'", q->metric ? q->metric : "");
-	snprintf(sql, sizeof(sql), gpu ? sql_series_gpu : sql_series_host, q->metric);
+	if (gpu)
+		snprintf(sql, sizeof(sql), sql_series_gpu, q->metric,
+			 st->schema_version >= 16 ? " AND d.mig = 0" : "");
+	else
+		snprintf(sql, sizeof(sql), sql_series_host, q->metric);
 	return query_json(st, sql, p, false, w);
 }
 

@@ -140,6 +140,12 @@ def test_gpu_figures_reach_the_head(wd):
     pts = head.get("/api/v1/series?node=gpm-node&metric=sm_active_pct100&gpu=1")["points"]
     eq([(p["ts_ms"], p["value"]) for p in pts], [(r["ts_ms"], r["sm_active_pct100"]) for r in b],
        "the series is GPU-bbbb's rows")
+    # GPU 0 is in MIG mode: its series is its own, its instance's by the instance's uuid
+    pts = head.get("/api/v1/series?node=gpm-node&metric=sm_active_pct100&gpu=0")["points"]
+    eq([p["ts_ms"] for p in pts], [r["ts_ms"] for r in by_dev["GPU-aaaa"]], "GPU 0's series")
+    pts = head.get("/api/v1/series?node=gpm-node&metric=sm_active_pct100&gpu=MIG-aaaa-1")["points"]
+    eq([(p["ts_ms"], p["value"]) for p in pts], [(r["ts_ms"], r["sm_active_pct100"]) for r in m],
+       "the MIG instance's series, by its uuid")
 
     # the agent's rollups (flushed at its exit): SM active's average, the throttle seconds
     dev_b = sql(adb, "SELECT id FROM devices WHERE uuid = 'GPU-bbbb'")[0][0]
