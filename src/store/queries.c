@@ -157,9 +157,9 @@ static const char sql_nodes_sent[] =
 static const char sql_series_gpu[] =
     "SELECT g.ts_ms, g.%s AS value FROM gpu_samples g JOIN devices d ON"
     " d.id = g.device_id JOIN nodes n ON n.id = d.node_id WHERE n.hostname = ?1"
-    " AND (CAST(d.idx AS TEXT) = CAST(?4 AS TEXT)%s OR d.uuid = CAST(?4 AS TEXT)) AND (g.ts_ms >= "
-    "?2 OR ?2 IS NULL)"
-    " AND (g.ts_ms <= ?3 OR ?3 IS NULL) ORDER BY g.ts_ms LIMIT " STR(STORE_SERIES_MAX_POINTS);
+    " AND (CAST(d.idx AS TEXT) = CAST(?4 AS TEXT)%s OR d.uuid = CAST(?4 AS TEXT))"
+    " AND (g.ts_ms >= ?2 OR ?2 IS NULL) AND (g.ts_ms <= ?3 OR ?3 IS NULL)"
+    " ORDER BY g.ts_ms LIMIT " STR(STORE_SERIES_MAX_POINTS);
 static const char sql_series_host[] =
     "SELECT h.ts_ms, h.%s AS value FROM host_samples h JOIN nodes n ON"
     " n.id = h.node_id WHERE n.hostname = ?1 AND (h.ts_ms >= ?2 OR ?2 IS NULL)"
