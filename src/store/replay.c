@@ -3,8 +3,8 @@
  * streamed: one cursor per kind of row merged one row at a time, never a
  * whole table in memory.
  *
- *   replay_sql[], replay_job_sql, replay_event_sql and the _range variants
- *                                                  the cursors' queries
+ *   replay_sql[], replay_job_sql, replay_event_sql, replay_gpu_sql (by
+ *   seq range and by device)                       the cursors' queries
  *   cursor_step, cursor_open                       one cursor
  *   host_details, host_from_row, replay_host       a host row and its
  *                                                  per-CPU, disk, net rows

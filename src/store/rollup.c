@@ -1,6 +1,8 @@
 /*
  * rollup.c - min/avg/max accumulators over the 1-minute and 1-hour tiers,
- * and the rows they write (store_put_rollup).  See rollup.h.
+ * the rows they write (store_put_rollup), a GPU reading's series
+ * (rollup_gpu_values), and the rows read back over a period
+ * (store_for_each_rollup, rollup_period_add).  See rollup.h.
  */
 #include "store/rollup.h"
 #include "store/conn.h"

@@ -19,7 +19,8 @@
  * from 0), unweighted: a bucket's seconds are avg x n, exact, also across
  * the store's merge.
  *
- * rollup_acc_add and rollup_acc_record are pure (unit tests, no store);
+ * rollup_acc_add(_w), rollup_acc_record, rollup_gpu_values and
+ * rollup_period_add are pure (unit tests, no store);
  * rollup_add and rollup_flush write through the store and return 0 or the
  * store's -errno.  The caller owns the accumulators.  Not thread-safe.
  */
