@@ -9,12 +9,26 @@
  *   pg_translate   `?` / `?N` to `$N`
  *
  * A failed call keeps libpq's message, made one printable line, for
- * store__errmsg.  A connection found broken after a failure is reset, so
- * that the next call (the agent's resend) finds the server again.
+ * store__errmsg.
+ *
+ * A lost connection (the server crashed or restarted, the primary failed
+ * over to a standby) fails the call that found it, and is made anew through
+ * the same connection string: at once, then by the next call that needs the
+ * server, at most every PG_RECONNECT_MS while it cannot be reached.  With
+ * several hosts and target_session_attrs=read-write (docs/postgresql.md)
+ * libpq tries them in order and keeps the one that takes writes, so a
+ * promoted standby is found by the next batch.  A transaction open when
+ * the connection was lost is gone with it, but stays open to the caller
+ * (pg_in_transaction) until its ROLLBACK: every other statement fails
+ * meanwhile, so that no row goes out alone in autocommit on the new
+ * connection and no COMMIT answers success for it.  A COMMIT in a failed
+ * transaction (PostgreSQL rolls back and answers success) fails too: a
+ * batch is never acknowledged for rows that were not committed.
  */
 #include "db/pg.h"
 
 #include <dlfcn.h>
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -28,6 +42,7 @@
 
 #include "common/fmt.h"
 #include "common/log.h"
+#include "common/timeutil.h"
 
 /* Type OIDs of PostgreSQL's catalog (pg_type.dat): fixed since 7.x. */
 #define PG_BOOLOID    16
@@ -42,7 +57,9 @@
 #define PG_NUMERICOID 1700
 
 #define PG_FUNCTIONS(X)                                                                            \
-	X(PQconnectdb)                                                                             \
+	X(PQconnectdbParams)                                                                       \
+	X(PQhost)                                                                                  \
+	X(PQport)                                                                                  \
 	X(PQstatus)                                                                                \
 	X(PQerrorMessage)                                                                          \
 	X(PQfinish)                                                                                \
@@ -107,15 +124,21 @@ out_missing:
 
 /* INSERTs sent ahead before their results are read (pipeline mode): at most these. */
 #define PG_PIPELINE_MAX 256
+/* A lost connection is tried again at most this often while the server cannot be reached. */
+#define PG_RECONNECT_MS 250
 
 struct pg_conn {
 	PGconn *conn;
 	int64_t changes;
 	bool pipeline; /* in pipeline mode, with pending results not read yet */
 	int pending;
-	int gen;       /* connection resets: prepared statements are gone after one */
-	int nprepared; /* names js1, js2, ... */
-	char on_connect[128]; /* a session's settings, set again after each reset */
+	int gen;	/* connections made anew: prepared statements are gone after one */
+	int nprepared;	/* names js1, js2, ... */
+	bool lost;	/* the connection broke and was not made again yet */
+	bool in_tx;	/* a transaction was open after the last statement */
+	bool tx_broken; /* it was open when the connection broke: ROLLBACK is all that runs */
+	int64_t lost_ns, next_try_ns; /* time_mono_ns: when it broke, when to try again */
+	char on_connect[128];	      /* a session's settings, set again after each reset */
 	char err[512];
 };
 
@@ -137,6 +160,8 @@ struct pg_stmt {
 	int prepared_gen; /* c->gen when prepared; 0: not prepared */
 	char name[16];
 	bool deferrable; /* an INSERT without RETURNING: sent ahead in a transaction */
+	bool commit;	 /* COMMIT or END: refused outside a sound transaction (commit_refused) */
+	bool rollback;	 /* ROLLBACK: all that runs in a transaction lost (broken_tx) */
 	bool *used;	 /* by parameter: the SQL names it (PostgreSQL types no other) */
 	bool readonly;
 	struct pg_param *p;
@@ -172,12 +197,23 @@ static void quiet_notice(void *arg, const char *message)
 	log_debug("postgresql: %s", message);
 }
 
+/*
+ * libpq's defaults for a head, which the URL's own parameters override (they
+ * come after them, in the expanded dbname): a server that cannot be reached
+ * (a host down, its packets dropped) costs a bounded wait, not the kernel's
+ * two minutes per host, and a connection whose server died without a word
+ * is found by TCP keepalives within a minute.
+ */
+static const char *const pg_keys[] = {"connect_timeout",  "keepalives_idle", "keepalives_interval",
+				      "keepalives_count", "dbname",	     NULL};
+
 int pg_connect(const char *url, struct pg_conn **out, char *err, size_t size)
 {
+	const char *const vals[] = {"10", "30", "10", "3", url, NULL};
 	struct pg_conn *c;
 
 	pthread_once(&load_once, load);
-	if (!pq.PQconnectdb) {
+	if (!pq.PQconnectdbParams) {
 		snprintf(err, size, "%s", load_err);
 		return -ENOENT;
 	}
@@ -186,7 +222,8 @@ int pg_connect(const char *url, struct pg_conn **out, char *err, size_t size)
 		snprintf(err, size, "out of memory");
 		return -ENOMEM;
 	}
-	c->conn = pq.PQconnectdb(url);
+	/* expand_dbname: url is a connection string (any libpq URI or key=value form) */
+	c->conn = pq.PQconnectdbParams(pg_keys, vals, 1);
 	if (!c->conn || pq.PQstatus(c->conn) != CONNECTION_OK) {
 		keep_error(c, c->conn ? pq.PQerrorMessage(c->conn) : "out of memory");
 		snprintf(err, size, "%s", c->err);
@@ -230,6 +267,135 @@ static void apply_on_connect(struct pg_conn *c)
 	pq.PQclear(res);
 }
 
+/* Which server a connection is on, for the log: "127.0.0.1:5432". */
+static void server_name(struct pg_conn *c, char *buf, size_t size)
+{
+	const char *host = pq.PQhost(c->conn), *port = pq.PQport(c->conn);
+
+	snprintf(buf, size, "%s:%s", host && host[0] ? host : "?", port && port[0] ? port : "?");
+}
+
+/*
+ * Makes a lost connection anew through the same connection string (PQreset:
+ * libpq tries the hosts from the first again), unless it was tried less
+ * than PG_RECONNECT_MS ago and now is false.  The statements prepared on
+ * the old connection are gone with it (gen) and the session's settings are
+ * set again.
+ */
+static void reconnect(struct pg_conn *c, bool now)
+{
+	int64_t t = time_mono_ns();
+	char where[128];
+
+	if (!now && t < c->next_try_ns)
+		return;
+	c->next_try_ns = t + (int64_t)PG_RECONNECT_MS * 1000000;
+	pq.PQreset(c->conn);
+	if (pq.PQstatus(c->conn) != CONNECTION_OK) {
+		keep_error(c, pq.PQerrorMessage(c->conn));
+		return;
+	}
+	c->gen++;
+	c->lost = false;
+	server_name(c, where, sizeof(where));
+	log_info("postgresql: connected again, to %s, %lld ms after the connection was lost", where,
+		 (long long)((t - c->lost_ns) / 1000000));
+	apply_on_connect(c);
+}
+
+/*
+ * The connection broke: said once, what was sent ahead is dropped, and it
+ * is made anew at once (a server restarted a moment ago answers already);
+ * else the next call tries again (conn_ready).
+ */
+static void conn_lost(struct pg_conn *c)
+{
+	char where[128];
+
+	if (c->pipeline)
+		pq.PQexitPipelineMode(c->conn);
+	c->pipeline = false;
+	c->pending = 0;
+	if (c->in_tx)
+		c->tx_broken = true;
+	c->in_tx = false;
+	if (!c->lost) {
+		c->lost = true;
+		c->lost_ns = time_mono_ns();
+		c->next_try_ns = 0;
+		server_name(c, where, sizeof(where));
+		log_warn(0, "postgresql: lost the connection to %s (%s): making it again", where,
+			 c->err);
+	}
+	reconnect(c, false);
+}
+
+/*
+ * Whether the connection is up, made anew first when it was lost (and it is
+ * time to try).  Called before each statement: in_tx is what the ones
+ * before left open.
+ */
+static bool conn_ready(struct pg_conn *c)
+{
+	if (pq.PQstatus(c->conn) == CONNECTION_OK) {
+		PGTransactionStatusType ts = pq.PQtransactionStatus(c->conn);
+
+		c->in_tx = ts != PQTRANS_IDLE && ts != PQTRANS_UNKNOWN;
+		return true;
+	}
+	if (!c->lost) {
+		keep_error(c, pq.PQerrorMessage(c->conn));
+		conn_lost(c);
+	} else {
+		reconnect(c, false);
+	}
+	return pq.PQstatus(c->conn) == CONNECTION_OK;
+}
+
+/* A call that found no connection it could use: c->err says why (libpq's last attempt). */
+static int no_connection(struct pg_conn *c)
+{
+	char why[sizeof(c->err)];
+
+	snprintf(why, sizeof(why), "%s", c->err);
+	snprintf(c->err, sizeof(c->err), "no connection to the database (%.470s)", why);
+	return SQLITE_IOERR;
+}
+
+/*
+ * A statement in a transaction lost with its connection (tx_broken): its
+ * ROLLBACK ends it (nothing to send: the server rolled it back), anything
+ * else fails.  SQLITE_OK for the ROLLBACK, else the failure.
+ */
+static int broken_tx(struct pg_conn *c, bool rollback)
+{
+	if (rollback) {
+		c->tx_broken = false;
+		return SQLITE_OK;
+	}
+	snprintf(c->err, sizeof(c->err),
+		 "the transaction was lost with the connection to the database: nothing of it"
+		 " was committed");
+	return SQLITE_IOERR;
+}
+
+/*
+ * A COMMIT that would not commit what the caller wrote: in a failed
+ * transaction (PostgreSQL rolls back and answers "ROLLBACK" as a success),
+ * or with none open (PostgreSQL only warns).  SQLITE_OK when it may run.
+ */
+static int commit_refused(struct pg_conn *c)
+{
+	PGTransactionStatusType ts = pq.PQtransactionStatus(c->conn);
+
+	if (ts == PQTRANS_INTRANS)
+		return SQLITE_OK;
+	snprintf(c->err, sizeof(c->err), "%s",
+		 ts == PQTRANS_INERROR ? "COMMIT of a failed transaction: nothing was committed"
+				       : "COMMIT with no transaction open: nothing was committed");
+	return ts == PQTRANS_INERROR ? SQLITE_ABORT : SQLITE_IOERR;
+}
+
 /* A failed result as an SQLite code, by its SQLSTATE (PostgreSQL's appendix A). */
 static int result_code(struct pg_conn *c, PGresult *res)
 {
@@ -238,13 +404,7 @@ static int result_code(struct pg_conn *c, PGresult *res)
 
 	keep_error(c, msg && msg[0] ? msg : pq.PQerrorMessage(c->conn));
 	if (pq.PQstatus(c->conn) == CONNECTION_BAD) {
-		if (c->pipeline)
-			pq.PQexitPipelineMode(c->conn);
-		c->pipeline = false;
-		c->pending = 0;
-		pq.PQreset(c->conn); /* for the next call; this one failed */
-		c->gen++;
-		apply_on_connect(c);
+		conn_lost(c); /* for the next call; this one failed */
 		return SQLITE_IOERR;
 	}
 	if (!state)
@@ -272,6 +432,25 @@ static int result_code(struct pg_conn *c, PGresult *res)
 	if (strncmp(state, "22", 2) == 0)
 		return SQLITE_MISMATCH;
 	return SQLITE_ERROR;
+}
+
+/* COMMIT or END (TRANSACTION | WORK), as the store writes them. */
+static bool is_commit(const char *sql)
+{
+	while (*sql == ' ' || *sql == '\n' || *sql == '\t')
+		sql++;
+	return (strncasecmp(sql, "COMMIT", 6) == 0 && !isalnum((unsigned char)sql[6]) &&
+		sql[6] != '_') ||
+	       (strncasecmp(sql, "END", 3) == 0 && !isalnum((unsigned char)sql[3]) &&
+		sql[3] != '_');
+}
+
+/* A plain ROLLBACK (not ROLLBACK TO a savepoint). */
+static bool is_rollback(const char *sql)
+{
+	while (*sql == ' ' || *sql == '\n' || *sql == '\t')
+		sql++;
+	return strcasecmp(sql, "ROLLBACK") == 0;
 }
 
 /* SQLite's locking modes: PostgreSQL's writers lock rows, not the database. */
@@ -332,6 +511,12 @@ int pg_exec(struct pg_conn *c, const char *sql)
 
 	if (rc != SQLITE_OK)
 		return rc;
+	if (c->tx_broken)
+		return broken_tx(c, is_rollback(sql));
+	if (!conn_ready(c))
+		return no_connection(c);
+	if (is_commit(sql) && (rc = commit_refused(c)) != SQLITE_OK)
+		return rc;
 	res = pq.PQexec(c->conn, plain_begin(sql));
 	status = res ? pq.PQresultStatus(res) : PGRES_FATAL_ERROR;
 	if (status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK)
@@ -362,7 +547,10 @@ int64_t pg_changes(struct pg_conn *c)
 
 bool pg_in_transaction(struct pg_conn *c)
 {
-	return pq.PQtransactionStatus(c->conn) != PQTRANS_IDLE;
+	PGTransactionStatusType ts = pq.PQtransactionStatus(c->conn);
+
+	/* one lost with its connection is open until its ROLLBACK (broken_tx) */
+	return c->tx_broken || (ts != PQTRANS_IDLE && ts != PQTRANS_UNKNOWN);
 }
 
 int pg_translate(const char *sql, char *out, size_t size, int *nparams)
@@ -456,6 +644,8 @@ int pg_prepare(struct pg_conn *c, const char *sql, bool persistent, struct pg_st
 		;
 	s->readonly = strncasecmp(p, "SELECT", 6) == 0 || strncasecmp(p, "WITH", 4) == 0;
 	s->deferrable = strncasecmp(p, "INSERT", 6) == 0 && !strcasestr(p, "RETURNING");
+	s->commit = is_commit(p);
+	s->rollback = is_rollback(p);
 	s->persistent = persistent;
 	*out = s;
 	return SQLITE_OK;
@@ -645,7 +835,7 @@ int pg_step(struct pg_stmt *s)
 {
 	if (!s->ran) {
 		ExecStatusType status;
-		bool ahead = s->deferrable && pq.PQtransactionStatus(s->c->conn) != PQTRANS_IDLE;
+		bool ahead;
 		int rc;
 
 		for (int i = 0; i < s->nparams; i++) {
@@ -656,9 +846,18 @@ int pg_step(struct pg_stmt *s)
 			s->types[i] = s->p[i].val ? s->p[i].type : s->used[i] ? 0 : PG_TEXTOID;
 		}
 		s->ran = true;
+		if (s->c->tx_broken) {
+			rc = broken_tx(s->c, s->rollback);
+			return rc != SQLITE_OK ? rc : SQLITE_DONE;
+		}
+		if (!conn_ready(s->c))
+			return no_connection(s->c);
+		ahead = s->deferrable && pq.PQtransactionStatus(s->c->conn) != PQTRANS_IDLE;
 		if (!ahead || s->prepared_gen != s->c->gen + 1) {
 			rc = pg_flush(s->c);
 			if (rc != SQLITE_OK)
+				return rc;
+			if (s->commit && (rc = commit_refused(s->c)) != SQLITE_OK)
 				return rc;
 			prepare_on_server(s);
 		}

@@ -21,7 +21,12 @@ struct pg_stmt;
 bool pg_is_url(const char *s);
 /*
  * Connects: 0, or -errno with the reason in err (-ENOENT: no libpq,
- * -ECONNREFUSED: the server refused or cannot be reached).
+ * -ECONNREFUSED: the server refused or cannot be reached).  url is any
+ * libpq connection string, passed as it is: several hosts
+ * (postgresql://u@h1:5432,h2:5432/db?target_session_attrs=read-write) are
+ * tried in order.  connect_timeout 10 s and TCP keepalives (dead within a
+ * minute) unless url sets them.  A connection lost later is made anew
+ * through the same string by the calls that follow (pg.c's top).
  */
 int pg_connect(const char *url, struct pg_conn **out, char *err, size_t size);
 void pg_close(struct pg_conn *c);
@@ -41,7 +46,10 @@ int pg_exec(struct pg_conn *c, const char *sql);
  * whole life.  SQLITE_OK or the failure's code.
  */
 int pg_on_connect(struct pg_conn *c, const char *sql);
-/* How many times the connection was made anew: what was read before may be gone. */
+/*
+ * How many times the connection was made anew (after a restart or a failover
+ * of the server): what was read before may be gone, or be newer.
+ */
 int pg_generation(const struct pg_conn *c);
 /*
  * An INSERT without RETURNING stepped inside a transaction is sent ahead
@@ -50,6 +58,7 @@ int pg_generation(const struct pg_conn *c);
  */
 int pg_flush(struct pg_conn *c);
 int64_t pg_changes(struct pg_conn *c);
+/* True from BEGIN to COMMIT or ROLLBACK, and for one lost with its connection until ROLLBACK. */
 bool pg_in_transaction(struct pg_conn *c);
 
 int pg_bind_int64(struct pg_stmt *s, int i, int64_t v);
