@@ -60,6 +60,7 @@ struct store {
 	int64_t next_seq;	/* seq of the next fact row, whatever its table */
 	int64_t tick_seq;	/* next_seq when the tick began: restored on rollback */
 	int64_t data_version;	/* PRAGMA data_version when next_seq was last right */
+	int seq_pg_gen;		/* PostgreSQL: pg_generation when next_seq was last read */
 	int64_t schema_version; /* of the file: older ones are read without GPU tables */
 	struct db_stmt *stmts[STORE_WRITER_NSTMTS]; /* writer.c's, by enum store_stmt */
 	/* the head's INSERTs, by their SQL (a table and its batch's columns) */
@@ -75,6 +76,7 @@ struct store {
 		int64_t day;
 	} pg_parts[STORE_PG_PARTS];
 	size_t npg_parts;
+	int parts_pg_gen; /* pg_generation when pg_parts was last right */
 	char errmsg[256]; /* store__errmsg's buffer */
 	char path[PATH_MAX];
 };
@@ -83,7 +85,8 @@ struct store {
  * A PostgreSQL store (pgschema.c): opened at a postgresql:// URL, with its
  * schema created or checked; and the day partitions that rows of table at
  * these times need, made before a batch's transaction (0; a failure only
- * warns: the rows go to the default partition).
+ * warns: the rows go to the default partition; -EIO, quietly, when the
+ * database cannot be reached: the batch's transaction fails and says so).
  */
 int store__pg_open(const char *url, unsigned flags, struct store **out);
 int store__pg_partitions(struct store *st, const char *table, const int64_t *ts_ms, size_t n);

@@ -485,6 +485,11 @@ int store__pg_partitions(struct store *st, const char *table, const int64_t *ts_
 
 	if (!st->conn.pg || fi < 0)
 		return 0;
+	if (st->parts_pg_gen != pg_generation(st->conn.pg)) {
+		/* a connection made anew may be to a promoted standby: look again */
+		st->npg_parts = 0;
+		st->parts_pg_gen = pg_generation(st->conn.pg);
+	}
 	for (size_t r = 0; r < n; r++) {
 		int64_t day = ts_ms[r] >= 0 ? ts_ms[r] / DAY_MS : (ts_ms[r] - DAY_MS + 1) / DAY_MS;
 		bool known = false;
@@ -508,6 +513,8 @@ int store__pg_partitions(struct store *st, const char *table, const int64_t *ts_
 			 " FOR VALUES FROM (%" PRId64 ") TO (%" PRId64 ")",
 			 table, name, table, day * DAY_MS, (day + 1) * DAY_MS);
 		rc = db_exec(&st->conn, sql);
+		if ((rc & 0xff) == SQLITE_IOERR)
+			return -EIO; /* no database now: the batch fails and says so */
 		if (rc != SQLITE_OK)
 			log_warn(0,
 				 "store '%s': no partition %s_d%s (%s); its rows go to %s_default",

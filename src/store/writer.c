@@ -83,8 +83,8 @@
  * store_tick_begin in TICK or TICK_FAILED is refused (-EINVAL) and changes
  * nothing: ticks never nest.  So a seq is never committed twice (next_seq
  * goes back exactly when the rows that took seqs are rolled back), and a
- * tick is all or nothing.  On PostgreSQL (a head) sync_seq does nothing:
- * one head writes its store.
+ * tick is all or nothing.  On PostgreSQL (a head) sync_seq reads the
+ * counter again only on a connection made anew: one head writes its store.
  */
 #include "store/writer.h"
 
@@ -94,6 +94,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "db/pg.h"
 #include "store/facts.h"
 #include "store/write.h"
 
@@ -409,8 +410,20 @@ static int sync_seq(struct store *st)
 	int64_t version;
 	int ret;
 
-	if (st->conn.pg)
-		return 0; /* one head writes a PostgreSQL store (docs/postgresql.md) */
+	if (st->conn.pg) {
+		/*
+		 * One head writes a PostgreSQL store (docs/postgresql.md), but a
+		 * connection made anew may find more than the counter says: a
+		 * COMMIT whose answer was lost (the server crashed, or the
+		 * primary failed over after the standby had it) did commit.
+		 */
+		if (st->seq_pg_gen == pg_generation(st->conn.pg))
+			return 0;
+		ret = store__load_next_seq(st);
+		if (!ret)
+			st->seq_pg_gen = pg_generation(st->conn.pg);
+		return ret;
+	}
 	ret = store__query_i64(st, "PRAGMA data_version", &version);
 	if (ret || version == st->data_version)
 		return ret;
