@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -74,7 +75,14 @@ static void answer(struct head_ingest *q, struct store_ingest_item *it,
 		http_error(res, 507,
 			   "the head's disk is full: nothing was stored, send again later");
 	} else if (it->ret) {
-		http_error(res, 503, "the head cannot store the batch now: send again later");
+		const char *why = store_errmsg(q->h->writer);
+		char msg[640];
+
+		/* why, for the agent's log: the database away is said as libpq says it */
+		snprintf(msg, sizeof(msg),
+			 "the head cannot store the batch now%s%s%s: send again later",
+			 why[0] ? " (" : "", why, why[0] ? ")" : "");
+		http_error(res, 503, msg);
 	} else {
 		struct wire_answer a = {.acked_seq = it->acked_seq};
 

@@ -242,8 +242,14 @@ void head_status(void *arg, const struct http_request *req, struct http_response
 	ret = cluster_load(h->st, &cl);
 	jsonw_init(&w, &res->body, true);
 	if (ret || status_json(h, &w, &cl)) {
+		const char *why = store_errmsg(h->st);
+		char msg[640];
+
+		/* a database away says why (libpq's message): the operator's first look */
+		snprintf(msg, sizeof(msg), "the store cannot be read%s%s%s", why[0] ? " (" : "",
+			 why, why[0] ? ")" : "");
 		cluster_release(&cl);
-		http_error(res, 503, "the store cannot be read");
+		http_error(res, 503, msg);
 		return;
 	}
 	cluster_release(&cl);

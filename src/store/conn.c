@@ -2,7 +2,7 @@
  * conn.c - the connection's error helpers, under every other store file.
  *
  *   store__errno           an SQLite result code as -errno
- *   store__errmsg          the connection's last message, printable
+ *   store__errmsg          the connection's last message, printable (store_errmsg)
  *   store__read_fail       reporting a failed read
  *   store__write_fail      reporting a failed write (a full disk: silent)
  *   store__prepare         a reader's prepare, reported on failure
@@ -77,6 +77,11 @@ const char *store__errmsg(struct store *st)
 		return pg_errmsg(st->conn.pg); /* one printable line already */
 	fmt_printable(st->errmsg, sizeof(st->errmsg), sqlite3_errmsg(st->conn.sq));
 	return st->errmsg;
+}
+
+const char *store_errmsg(struct store *st)
+{
+	return store__errmsg(st);
 }
 
 /* Reports a failed read: corruption says so, the rest names the errno. */

@@ -76,6 +76,12 @@ int store_set_durable(struct store *st);
 int store_set_autocheckpoint(struct store *st, bool on);
 int store_checkpoint(struct store *st);
 const char *store_path(const struct store *st);
+/*
+ * The store's last error, one printable line (for a PostgreSQL store,
+ * libpq's, e.g. why the database cannot be reached); valid until the next
+ * call on st.
+ */
+const char *store_errmsg(struct store *st);
 
 /* The meta table: a value by key (0, or -ENOENT), and setting one. */
 int store_meta_get(struct store *st, const char *key, char *buf, size_t size);
