@@ -67,6 +67,9 @@ static void test_is_url(void **state)
 	(void)state;
 	assert_true(pg_is_url("postgresql://u@127.0.0.1:5432/db"));
 	assert_true(pg_is_url("postgres://u@h/db"));
+	/* several hosts, libpq's form: passed to libpq as they are */
+	assert_true(pg_is_url("postgresql://u@10.0.0.1:5432,10.0.0.2:5433/db"
+			      "?target_session_attrs=read-write"));
 	assert_false(pg_is_url("/var/lib/jobscope/head.db"));
 	assert_false(pg_is_url("postgresql:/x"));
 	assert_false(pg_is_url(NULL));
@@ -153,12 +156,29 @@ static void test_unreachable(void **state)
 	assert_null(st);
 }
 
+static void test_unreachable_hosts(void **state)
+{
+	struct store *st = (struct store *)1;
+
+	(void)state;
+	/* every host of the list is tried, each refused at once: the open fails, not hangs */
+	assert_int_equal(store_open("postgresql://nobody@127.0.0.1:1,127.0.0.1:2/none"
+				    "?target_session_attrs=read-write&connect_timeout=2",
+				    STORE_CREATE, &st),
+			 -ECONNREFUSED);
+	assert_null(st);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_translate),	     cmocka_unit_test(test_translate_limits),
-	    cmocka_unit_test(test_is_url),	     cmocka_unit_test(test_greatest_least),
-	    cmocka_unit_test(test_drop_before_file), cmocka_unit_test(test_unreachable),
+	    cmocka_unit_test(test_translate),
+	    cmocka_unit_test(test_translate_limits),
+	    cmocka_unit_test(test_is_url),
+	    cmocka_unit_test(test_greatest_least),
+	    cmocka_unit_test(test_drop_before_file),
+	    cmocka_unit_test(test_unreachable),
+	    cmocka_unit_test(test_unreachable_hosts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
