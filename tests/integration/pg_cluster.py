@@ -17,6 +17,12 @@ goes when the test process dies, even by SIGKILL; stop() is an immediate
 shutdown and removes the directory.  psql (not a Python driver: the tests'
 python has none) runs the queries.
 
+A primary with a synchronous standby (a database primary that can die):
+
+    with PgCluster("db", replication=True) as p, PgStandby(p, "standby1") as s:
+        p.sync_standby("standby1")  # synchronous_standby_names, once it streams as sync
+        p.kill9(); s.promote()      # the standby takes writes
+
 Stdlib only; needs root and Debian's postgresql-15 (server) and
 postgresql-client-15 (psql).  Run this file directly for a self-check.
 """
@@ -131,6 +137,8 @@ SETTINGS = {
 }
 # trust, but only on the socket and on 127.0.0.1
 HBA = "local all all trust\nhost all all 127.0.0.1/32 trust\n"
+# a primary's (PgCluster(replication=True)): "all" does not cover a walsender's connection
+HBA_REPLICATION = "local replication all trust\nhost replication all 127.0.0.1/32 trust\n"
 TEMPLATE_DB = "jobscope"
 TEMPLATE_PREFIX = "jobscope-pg-template-"
 TEMPLATE_LOCK = os.path.join(tempfile.gettempdir(), "jobscope-pg-template.lock")
@@ -336,8 +344,9 @@ def _copy_template(data):
 class PgCluster:
     """initdb + postgres in a temporary directory; see the module's docstring."""
 
-    def __init__(self, dbname="jobscope"):
+    def __init__(self, dbname="jobscope", replication=False):
         self.dbname = dbname
+        self.replication = replication  # standbys may stream from it (PgStandby)
         self.dir = None
         self.proc = None
         self.port = None
@@ -356,6 +365,24 @@ class PgCluster:
         why = missing()
         if why:
             raise PgUnavailable(why)
+        self._make_dir()
+        try:
+            _copy_template(self.data)
+        except PgUnavailable:
+            self.stop()
+            raise
+        self.port = free_port()
+        with open(os.path.join(self.data, "postgresql.auto.conf"), "a") as f:
+            f.write("port = %d\nunix_socket_directories = '%s'\n" % (self.port, self.dir))
+        if self.replication:
+            with open(os.path.join(self.data, "pg_hba.conf"), "a") as f:
+                f.write(HBA_REPLICATION)
+        self._spawn()
+        self.url = self.create_db(self.dbname, fresh=self.dbname != TEMPLATE_DB)
+        return self
+
+    def _make_dir(self):
+        """This server's directory (owned by postgres, locked by this process): see start."""
         pw = pwd.getpwnam("postgres")
         parent = _server_parent()
         _remove_orphans(parent)
@@ -367,17 +394,22 @@ class PgCluster:
         os.chmod(self.dir, 0o700)
         self.data = os.path.join(self.dir, "data")
         self.log = os.path.join(self.dir, "postgres.log")
-        try:
-            _copy_template(self.data)
-        except PgUnavailable:
-            self.stop()
-            raise
-        self.port = free_port()
-        with open(os.path.join(self.data, "postgresql.auto.conf"), "a") as f:
-            f.write("port = %d\nunix_socket_directories = '%s'\n" % (self.port, self.dir))
-        self._spawn()
-        self.url = self.create_db(self.dbname, fresh=self.dbname != TEMPLATE_DB)
-        return self
+
+    def sync_standby(self, name, timeout=60):
+        """Makes standby name (streaming from this server) synchronous: a commit returns
+        once the standby has flushed it (synchronous_commit on, the default).  Waits until
+        pg_stat_replication says so."""
+        self.psql("ALTER SYSTEM SET synchronous_standby_names = '%s'" % name, db="postgres")
+        self.psql("SELECT pg_reload_conf()", db="postgres")
+        deadline = time.monotonic() + scaled(timeout)
+        while self.psql("SELECT sync_state FROM pg_stat_replication WHERE application_name"
+                        " = '%s'" % name, db="postgres") != [("sync",)]:
+            if time.monotonic() > deadline:
+                raise PgError("standby %s not synchronous in %.0f s: %s" % (
+                    name, scaled(timeout), self.psql("SELECT application_name, state,"
+                                                     " sync_state FROM pg_stat_replication",
+                                                     db="postgres")), "pg_stat_replication")
+            time.sleep(0.1)
 
     def _spawn(self, args=()):
         """postgres on the data directory (with args), as the postgres user; waits until it
@@ -526,6 +558,54 @@ class PgCluster:
             pairs = json.loads(text, object_pairs_hook=lambda kv: kv)
             rows.append(tuple(int(v) if isinstance(v, bool) else v for _, v in pairs))
         return rows
+
+
+class PgStandby(PgCluster):
+    """A hot standby of primary (a PgCluster(replication=True) that runs): pg_basebackup -R
+    of it into a directory of its own, started on a port of its own, streaming from it
+    as application name `name` (cluster_name), read-only until promote().  Its own
+    synchronous_standby_names is empty whatever the primary's (the base backup copies
+    the primary's settings): once promoted, a commit does not wait for a standby it does
+    not have."""
+
+    def __init__(self, primary, name="standby1"):
+        super().__init__(primary.dbname)
+        self.primary = primary
+        self.name = name
+
+    def start(self):
+        why = missing()
+        if why:
+            raise PgUnavailable(why)
+        self._make_dir()
+        r = self._as_postgres([os.path.join(PG_BIN, "pg_basebackup"), "-h", "127.0.0.1", "-p",
+                               str(self.primary.port), "-U", "postgres", "-D", self.data,
+                               "-R", "-X", "stream", "-c", "fast", "--no-sync"],
+                              timeout=scaled(120))
+        if r.returncode:
+            self.stop()
+            raise PgUnavailable("pg_basebackup failed: %s" % r.stderr.strip())
+        self.port = free_port()
+        with open(os.path.join(self.data, "postgresql.auto.conf"), "a") as f:
+            f.write("port = %d\nunix_socket_directories = '%s'\ncluster_name = '%s'\n"
+                    "synchronous_standby_names = ''\n" % (self.port, self.dir, self.name))
+        self._spawn()
+        self.url = self.url_of(self.dbname)
+        return self
+
+    def promote(self, timeout=60):
+        """pg_ctl promote: the standby ends recovery and takes writes; waits for it."""
+        r = self._as_postgres([os.path.join(PG_BIN, "pg_ctl"), "promote", "-D", self.data, "-w",
+                               "-t", str(int(scaled(timeout)))], timeout=scaled(timeout) + 10)
+        if r.returncode:
+            raise PgError("pg_ctl promote failed: %s" % (r.stderr.strip() or r.stdout.strip()),
+                          "pg_ctl promote")
+        deadline = time.monotonic() + scaled(timeout)
+        while self.psql("SELECT pg_is_in_recovery()", db="postgres") != [("f",)]:
+            if time.monotonic() > deadline:
+                raise PgError("still in recovery %.0f s after pg_ctl promote" % scaled(timeout),
+                              "pg_is_in_recovery()")
+            time.sleep(0.1)
 
 
 class _SessionLost(Exception):
