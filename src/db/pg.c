@@ -278,16 +278,15 @@ static void server_name(struct pg_conn *c, char *buf, size_t size)
 /*
  * Makes a lost connection anew through the same connection string (PQreset:
  * libpq tries the hosts from the first again), unless it was tried less
- * than PG_RECONNECT_MS ago and now is false.  The statements prepared on
- * the old connection are gone with it (gen) and the session's settings are
- * set again.
+ * than PG_RECONNECT_MS ago.  The statements prepared on the old connection
+ * are gone with it (gen) and the session's settings are set again.
  */
-static void reconnect(struct pg_conn *c, bool now)
+static void reconnect(struct pg_conn *c)
 {
 	int64_t t = time_mono_ns();
 	char where[128];
 
-	if (!now && t < c->next_try_ns)
+	if (t < c->next_try_ns)
 		return;
 	c->next_try_ns = t + (int64_t)PG_RECONNECT_MS * 1000000;
 	pq.PQreset(c->conn);
@@ -327,7 +326,7 @@ static void conn_lost(struct pg_conn *c)
 		log_warn(0, "postgresql: lost the connection to %s (%s): making it again", where,
 			 c->err);
 	}
-	reconnect(c, false);
+	reconnect(c);
 }
 
 /*
@@ -347,7 +346,7 @@ static bool conn_ready(struct pg_conn *c)
 		keep_error(c, pq.PQerrorMessage(c->conn));
 		conn_lost(c);
 	} else {
-		reconnect(c, false);
+		reconnect(c);
 	}
 	return pq.PQstatus(c->conn) == CONNECTION_OK;
 }
