@@ -173,6 +173,7 @@ def test_primary_killed_standby_promoted(wd):
         # mid-stream: the agents go on sampling (every 100 ms) and sending
         seen = os.path.getsize(head.log)
         before = {db: _acked(primary, db) for db in dbs}
+        agent_seen = [os.path.getsize(a[2]) for a in agents]
         primary.kill9()
         # the head answers 503 and says why, in its log and /status; it stays up
         wait_for(lambda: "lost the connection" in open(head.log).read()[seen:], timeout=30,
@@ -181,7 +182,8 @@ def test_primary_killed_standby_promoted(wd):
                               timeout=30, what="/status answering 503 without a database")
         # libpq's reason: the primary refuses, the standby is read-only
         check("the store cannot be read" in body and "connection to server at" in body, body)
-        wait_for(lambda: any("HTTP 503" in open(a[2]).read() for a in agents), timeout=30,
+        wait_for(lambda: any("HTTP 503" in open(a[2]).read()[at:]
+                             for a, at in zip(agents, agent_seen)), timeout=30,
                  what="an agent's batch answered 503")
         check(head.proc.poll() is None, "the head stays up while it has no database")
         standby.promote()
