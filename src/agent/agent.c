@@ -152,7 +152,8 @@ static int start_sender(struct agent *a)
 	if (ret)
 		return ret;
 	memset(&so, 0, sizeof(so));
-	so.url = a->opt->head;
+	so.urls = a->opt->heads;
+	so.nurls = a->opt->nheads;
 	so.ca_file = a->opt->ca_file;
 	so.db_path = store_path(a->st);
 	if (a->opt->token_file) {
@@ -172,7 +173,10 @@ static int start_sender(struct agent *a)
 			    "rows");
 	so.progress = progress_meter_hook(&a->catchup);
 	ret = sender_start(&so, &a->sender);
-	if (!ret)
+	if (!ret && a->opt->nheads > 1)
+		log_info("agent: streaming to %s (or %d more heads, in turn) as agent %s",
+			 a->opt->head, a->opt->nheads - 1, a->agent_id);
+	else if (!ret)
 		log_info("agent: streaming to %s as agent %s", a->opt->head, a->agent_id);
 	return ret;
 }

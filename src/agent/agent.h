@@ -58,7 +58,7 @@ struct agent_opts {
 	const char *log_file;
 	struct store_retention retention;
 	int64_t exit_after_ms;	     /* hidden, for tests and benchmarks: 0 = run until signalled */
-	const char *head;	     /* --head URL: stream to a head */
+	const char *head;	     /* --head URL: stream to a head (the first of heads) */
 	const char *token_file;	     /* its bearer token */
 	const char *read_token_file; /* --read-token-file: its API's readers' token */
 	bool insecure;		     /* --insecure: its API open on any address */
@@ -79,6 +79,9 @@ struct agent_opts {
 	/* --pod-resources-socket: the kubelet's; NULL = its default path, "none" = not asked */
 	const char *pod_resources_socket;
 	const char *test_pod_name; /* hidden, tests: "UID=NS/POD" names that pod's job */
+	/* --head, each of them (repeatable): the heads tried in turn (net/sender.h) */
+	const char *heads[SENDER_MAX_URLS];
+	int nheads;
 };
 
 /* --compat: other exporters' series on /metrics too (compat.c, docs/compat.md). */

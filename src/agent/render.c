@@ -868,11 +868,35 @@ static void json_node(const struct agent *a, struct strbuf *o)
 	jsonw_obj_end(&w);
 	jsonw_key(&w, "head");
 	if (a->sender) {
+		struct sender_head heads[SENDER_MAX_HEADS];
 		struct sender_stats ss;
+		int nheads;
 
 		sender_get_stats(a->sender, &ss);
+		nheads = sender_get_heads(a->sender, heads, SENDER_MAX_HEADS);
+		if (nheads > SENDER_MAX_HEADS)
+			nheads = SENDER_MAX_HEADS;
 		jsonw_obj_begin(&w);
-		jsonw_kv_str(&w, "url", a->opt->head);
+		/* the head it is on now (or tries), the heads it tries in turn, its moves */
+		if (ss.head >= 0 && ss.head < nheads) {
+			jsonw_kv_str(&w, "url", heads[ss.head].url);
+			jsonw_kv_str_opt(&w, "address",
+					 heads[ss.head].address[0] ? heads[ss.head].address : NULL);
+		} else {
+			jsonw_kv_str(&w, "url", a->opt->head);
+			jsonw_kv_str_opt(&w, "address", NULL);
+		}
+		jsonw_kv_int(&w, "moves", ss.moves);
+		jsonw_key(&w, "heads");
+		jsonw_arr_begin(&w);
+		for (int i = 0; i < nheads; i++) {
+			jsonw_obj_begin(&w);
+			jsonw_kv_str(&w, "url", heads[i].url);
+			jsonw_kv_str_opt(&w, "address",
+					 heads[i].address[0] ? heads[i].address : NULL);
+			jsonw_obj_end(&w);
+		}
+		jsonw_arr_end(&w);
 		jsonw_kv_str(&w, "agent_id", a->agent_id);
 		jsonw_kv_bool(&w, "connected", ss.ship.connected);
 		jsonw_kv_int_opt(&w, "acked_seq", ss.ship.cursor_known, ss.ship.acked_seq);

@@ -67,11 +67,23 @@ static int set_max_db_size(const struct opt *opt, const char *arg)
 	return 0;
 }
 
+/* --head, repeatable: the heads tried in turn (net/sender.h). */
 static int set_head(const struct opt *opt, const char *arg)
 {
-	if (strncmp(arg, "http://", 7) != 0 && strncmp(arg, "https://", 8) != 0)
+	struct agent_opts *o = opt->value;
+	char host[256];
+	int port;
+
+	if ((strncmp(arg, "http://", 7) != 0 && strncmp(arg, "https://", 8) != 0) ||
+	    sender_url_host(arg, host, sizeof(host), &port))
 		return usage_error("agent", "bad --head '%s' (http://HOST:PORT)", arg);
-	*(const char **)opt->value = arg;
+	for (int i = 0; i < o->nheads; i++)
+		if (strcmp(o->heads[i], arg) == 0)
+			return 0; /* the same head twice (the config and the command line) */
+	if (o->nheads >= SENDER_MAX_URLS)
+		return usage_error("agent", "at most %d --head", SENDER_MAX_URLS);
+	o->heads[o->nheads++] = arg;
+	o->head = o->heads[0];
 	return 0;
 }
 
@@ -134,11 +146,17 @@ static int cmd_agent(int argc, char **argv)
 			 "bring a running job's report checkpoint up to\n"
 			 "date when it is DUR behind (default 1h): a report\n"
 			 "replays only the rows after it"),
-	    OPT_CALLBACK(0, "head", &o.head, "URL",
+	    OPT_CALLBACK(0, "head", &o, "URL",
 			 "stream everything to a head (jobscope head), e.g.\n"
 			 "http://head:8091; the store is the spool: retention\n"
 			 "keeps what the head has not acknowledged; only\n"
-			 "--max-db-size may drop it, counted as a gap",
+			 "--max-db-size may drop it, counted as a gap.\n"
+			 "Repeatable (up to 8), and a name with several\n"
+			 "addresses is a head per address: heads that share\n"
+			 "one database; the stream is on one and moves to\n"
+			 "the next when it refuses the connection, times out\n"
+			 "or answers 5xx (not on 401/403), from the seq the\n"
+			 "new head says it holds",
 			 set_head),
 	    OPT_STRING(0, "token-file", &o.token_file, "F", "the head's bearer token"),
 	    OPT_STRING(0, "read-token-file", &o.read_token_file, "F",

@@ -175,6 +175,17 @@ void shipper_watch_curl(struct shipper *sh, CURL *curl)
 	curl_fn.easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
 }
 
+void shipper_set_what(struct shipper *sh, const char *what)
+{
+	snprintf(sh->what, sizeof(sh->what), "%s", what);
+}
+
+/* After a failure: whether the encoder turned to a receiver to try at once. */
+static bool failed_over(struct shipper *sh)
+{
+	return sh->ops->failover && !shipper_stopping(sh) && sh->ops->failover(sh->enc);
+}
+
 /* Reads a batch with the reads held, and marks its rows in doubt. */
 static int read_batch(struct shipper *sh, struct store *st, int64_t cursor, int64_t rows,
 		      int64_t *to_seq, int64_t *nrows)
@@ -244,6 +255,8 @@ static void *shipper_main(void *arg)
 			}
 			if (ret) {
 				cursor = -1;
+				if (failed_over(sh))
+					continue;
 				backoff = shipper_backoff_next(backoff, SHIPPER_BACKOFF_MS,
 							       SHIPPER_BACKOFF_MAX);
 				shipper_pause(sh, backoff);
@@ -287,9 +300,11 @@ static void *shipper_main(void *arg)
 			continue;
 		}
 		if (ret == -EAGAIN || ret == -E2BIG) {
+			cursor = -1; /* the receiver may have lost or got more: ask again */
+			if (failed_over(sh))
+				continue;
 			backoff =
 			    shipper_backoff_next(backoff, SHIPPER_BACKOFF_MS, SHIPPER_BACKOFF_MAX);
-			cursor = -1; /* the receiver may have lost or got more: ask again */
 			shipper_pause(sh, backoff);
 			continue;
 		}

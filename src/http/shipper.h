@@ -18,7 +18,9 @@
  *
  * A failure (said through shipper_error) backs off, 500 ms doubling up to
  * 30 s, and starts again from start: the store holds whatever the
- * receiver lacks, so nothing is buffered and nothing overflows.  A
+ * receiver lacks, so nothing is buffered and nothing overflows.  An
+ * encoder with several receivers (ops->failover) turns to the next one at
+ * once instead, and backs off once it has tried them all.  A
  * refusal of our credentials (a 401 or 403, said through shipper_refused)
  * is no passing failure: trying again soon cannot help and fills the
  * receiver's log, so the loop waits SHIPPER_REFUSED_MS at once (the rows
@@ -76,6 +78,13 @@ struct shipper_ops {
 	 * nothing to read again.
 	 */
 	bool (*reauth)(void *enc);
+	/*
+	 * After a failure of start or send that backs off (-EAGAIN): the
+	 * encoder may turn to another receiver (several heads).  True: one not
+	 * tried since the last back-off, tried at once (start asks where it
+	 * stands); false: back off first.  NULL: one receiver, always back off.
+	 */
+	bool (*failover)(void *enc);
 };
 
 #define SHIPPER_REFUSED_MS 60000 /* a refused receiver is asked again this often */
@@ -143,6 +152,8 @@ void shipper_error(struct shipper *sh, const char *fmt, ...) __attribute__((form
  */
 void shipper_refused(struct shipper *sh, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* The receiver's name in messages from now on ("head http://h2:8091"): after a move. */
+void shipper_set_what(struct shipper *sh, const char *what);
 /* The receiver answered: connected again (said once after failures). */
 void shipper_answered(struct shipper *sh);
 /* Whether shipper_stop was called. */
