@@ -173,6 +173,9 @@ int sender_heads_of(const char *url, const char *const *addrs, int naddrs,
 /*
  * The heads of url: each address its name has (getaddrinfo, in the order
  * it gives them: the system's preference) when several, else url alone.
+ * Without AI_ADDRCONFIG, which drops ::1 on a host whose only IPv6 address
+ * is its loopback: an address the host cannot reach fails at once and the
+ * next is tried.
  */
 static void resolve_heads(const char *url, struct sender_head *heads, int *n, int max)
 {
@@ -184,7 +187,6 @@ static void resolve_heads(const char *url, struct sender_head *heads, int *n, in
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_ADDRCONFIG;
 	if (sender_url_host(url, host, sizeof(host), &port) == 0 &&
 	    getaddrinfo(host, NULL, &hints, &res) == 0) {
 		for (struct addrinfo *ai = res; ai && naddrs < SENDER_MAX_HEADS; ai = ai->ai_next) {
