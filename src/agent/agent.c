@@ -174,8 +174,9 @@ static int start_sender(struct agent *a)
 	so.progress = progress_meter_hook(&a->catchup);
 	ret = sender_start(&so, &a->sender);
 	if (!ret && a->opt->nheads > 1)
-		log_info("agent: streaming to %s (or %d more heads, in turn) as agent %s",
-			 a->opt->head, a->opt->nheads - 1, a->agent_id);
+		log_info(
+		    "agent: streaming to %s (the first of %d heads, tried in turn) as agent %s",
+		    a->opt->head, a->opt->nheads, a->agent_id);
 	else if (!ret)
 		log_info("agent: streaming to %s as agent %s", a->opt->head, a->agent_id);
 	return ret;

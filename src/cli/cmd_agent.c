@@ -151,12 +151,11 @@ static int cmd_agent(int argc, char **argv)
 			 "http://head:8091; the store is the spool: retention\n"
 			 "keeps what the head has not acknowledged; only\n"
 			 "--max-db-size may drop it, counted as a gap.\n"
-			 "Repeatable (up to 8), and a name with several\n"
-			 "addresses is a head per address: heads that share\n"
-			 "one database; the stream is on one and moves to\n"
-			 "the next when it refuses the connection, times out\n"
-			 "or answers 5xx (not on 401/403), from the seq the\n"
-			 "new head says it holds",
+			 "Repeatable (up to 8; a name with several addresses\n"
+			 "is a head per address) for heads on one database:\n"
+			 "the stream moves to the next head when one refuses\n"
+			 "the connection, times out or answers 5xx (not 401\n"
+			 "or 403), from the seq that head says it holds",
 			 set_head),
 	    OPT_STRING(0, "token-file", &o.token_file, "F", "the head's bearer token"),
 	    OPT_STRING(0, "read-token-file", &o.read_token_file, "F",

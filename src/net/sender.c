@@ -79,11 +79,15 @@ bool sender_ring_answered(struct sender_ring *r)
 {
 	bool moved = r->answered >= 0 && r->answered != r->cur;
 
-	r->failed = 0;
 	r->answered = r->cur;
 	if (moved)
 		r->moves++;
 	return moved;
+}
+
+void sender_ring_held(struct sender_ring *r)
+{
+	r->failed = 0;
 }
 
 int sender_url_host(const char *url, char *host, size_t size, int *port)
@@ -361,7 +365,6 @@ static int ship_start(void *enc, struct shipper *sh, struct store *st, int64_t *
 	shipper_answered(sh);
 	pthread_mutex_lock(&s->lock);
 	moved = sender_ring_answered(&s->ring);
-	s->outage_said = false;
 	moves = s->ring.moves;
 	pthread_mutex_unlock(&s->lock);
 	if (moved)
@@ -455,8 +458,15 @@ static int ship_read(void *enc, struct store *st, int64_t cursor, int64_t max_ro
 static int ship_send(void *enc, struct shipper *sh, struct store *st, int64_t cursor,
 		     int64_t to_seq, int64_t *acked)
 {
-	int ret = post(enc, acked);
+	struct sender *s = enc;
+	int ret = post(s, acked);
 
+	if (ret == 0) {
+		pthread_mutex_lock(&s->lock);
+		sender_ring_held(&s->ring);
+		s->outage_said = false;
+		pthread_mutex_unlock(&s->lock);
+	}
 	(void)sh;
 	(void)st;
 	(void)cursor;

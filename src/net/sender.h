@@ -77,11 +77,11 @@ struct sender_head {
 /*
  * The choice of the head to try, apart so that it can be tested: n heads
  * in a ring, the one tried now (cur), how many failed in a row since one
- * last answered, and which one that was.
+ * last took a batch, and which one last answered.
  */
 struct sender_ring {
 	int n, cur;
-	int failed;    /* heads failed in a row this round (since an answer, or a back-off) */
+	int failed;    /* heads failed in a row this round (since a batch held, or a back-off) */
 	int answered;  /* the last head that answered: -1 none yet */
 	int64_t moves; /* answers from another head than the last that answered */
 };
@@ -93,8 +93,15 @@ void sender_ring_init(struct sender_ring *r, int n);
  * back off before trying cur (a new round starts).
  */
 bool sender_ring_failed(struct sender_ring *r);
-/* The head tried (cur) answered: true when that is a move (another head answered last). */
+/*
+ * The head tried (cur) answered the hello: true when that is a move
+ * (another head answered last).  The round goes on: a head that answers
+ * the hello and fails each batch (a full disk) must not keep the heads
+ * from backing off.
+ */
 bool sender_ring_answered(struct sender_ring *r);
+/* The head tried (cur) holds a batch: the failures in a row start again. */
+void sender_ring_held(struct sender_ring *r);
 /*
  * The heads of url: "http://HOST:PORT..." split into one a head per
  * address (addrs, as getaddrinfo gave them, duplicates dropped) when

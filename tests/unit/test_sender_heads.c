@@ -60,10 +60,12 @@ static void test_ring_round_robin(void **state)
 	assert_int_equal(r.cur, 1);
 	assert_true(sender_ring_failed(&r));
 	assert_int_equal(r.cur, 2);
-	/* 2 answers: a move from 0, and the failures in a row start again */
+	/* 2 answers: a move from 0; it holds a batch: the failures in a row start again */
 	assert_true(sender_ring_answered(&r));
 	assert_int_equal(r.moves, 1);
 	assert_int_equal(r.answered, 2);
+	assert_int_equal(r.failed, 2);
+	sender_ring_held(&r);
 	assert_int_equal(r.failed, 0);
 	/* 2 fails, 0 answers: the second move; 0 answers again: none */
 	assert_true(sender_ring_failed(&r));
@@ -71,6 +73,7 @@ static void test_ring_round_robin(void **state)
 	assert_true(sender_ring_answered(&r));
 	assert_false(sender_ring_answered(&r));
 	assert_int_equal(r.moves, 2);
+	sender_ring_held(&r);
 	/* 0 fails, 1 fails, 2 fails (back off), 0 answers: the one that answered last, no move */
 	assert_true(sender_ring_failed(&r));
 	assert_true(sender_ring_failed(&r));
@@ -78,6 +81,27 @@ static void test_ring_round_robin(void **state)
 	assert_int_equal(r.cur, 0);
 	assert_false(sender_ring_answered(&r));
 	assert_int_equal(r.moves, 2);
+}
+
+static void test_ring_hello_is_not_enough(void **state)
+{
+	struct sender_ring r;
+
+	(void)state;
+	/* two heads that answer the hello and fail each batch (a full disk): a round,
+	 * then a back-off, not a loop between them without one */
+	sender_ring_init(&r, 2);
+	assert_false(sender_ring_answered(&r));
+	assert_true(sender_ring_failed(&r));
+	assert_int_equal(r.cur, 1);
+	assert_true(sender_ring_answered(&r));
+	assert_false(sender_ring_failed(&r));
+	assert_int_equal(r.cur, 0);
+	assert_true(sender_ring_answered(&r));
+	assert_true(sender_ring_failed(&r));
+	assert_true(sender_ring_answered(&r));
+	assert_false(sender_ring_failed(&r));
+	assert_int_equal(r.moves, 3);
 }
 
 static void test_url_host(void **state)
@@ -163,6 +187,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_ring_one_head),
 	    cmocka_unit_test(test_ring_round_robin),
+	    cmocka_unit_test(test_ring_hello_is_not_enough),
 	    cmocka_unit_test(test_url_host),
 	    cmocka_unit_test(test_heads_of_a_name),
 	};
