@@ -603,6 +603,8 @@ static void render_self_metrics(const struct agent *a, struct strbuf *o)
 		prom_sample(o, prom_fam_name(PF_AGENT_HEAD_REFUSED), "", ss.ship.refused);
 		prom_family_head(o, PF_AGENT_HEAD_FAILURES);
 		prom_sample(o, prom_fam_name(PF_AGENT_HEAD_FAILURES), "", (double)ss.ship.failures);
+		prom_family_head(o, PF_AGENT_HEAD_MOVES);
+		prom_sample(o, prom_fam_name(PF_AGENT_HEAD_MOVES), "", (double)ss.moves);
 	}
 	if (a->opt->head) {
 		prom_family_head(o, PF_AGENT_LOST_ROWS);

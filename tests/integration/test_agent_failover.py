@@ -3,6 +3,8 @@ streams to one and moves to the next when it refuses the connection, times out o
 answers 5xx, from the seq the new head says it holds: nothing lost, nothing twice.
 
 - the first head not listening: the agent streams to the second;
+- the first head takes the connection and never answers: after the request's
+  timeout (30 s), the second;
 - head A on store X killed with -9 mid-stream, head B started on X (SQLite is one
   head per file, so B is A's successor on the same database): the agent moves to B,
   and X holds exactly the agent's rows; /api/v1/node shows B and one move;
@@ -183,6 +185,8 @@ def test_kill_head_mid_stream(wd):
         eq([e["url"] for e in h["heads"]], [a.url, url_b], "the heads listed")
         check("streaming there now (move 1)" in agent.stderr(),
               "the agent says it moved: %s" % agent.stderr()[-2000:])
+        eq(agent.metrics()[("jobscope_agent_head_moves_total", frozenset())], 1.0,
+           "jobscope_agent_head_moves_total")
         stop_and_compare(agent, x)
     finally:
         agent.kill()
@@ -208,6 +212,27 @@ def test_5xx_moves(wd):
         agent.kill()
         head.kill(signal.SIGTERM)
         fake.close()
+
+
+def test_timeout_moves(wd):
+    # a head that takes the connection and never answers: the request times out (30 s)
+    stuck = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    stuck.bind(("127.0.0.1", 0))
+    stuck.listen(16)  # never accepted: the kernel completes the handshake, nobody reads
+    stuck_url = "http://127.0.0.1:%d" % stuck.getsockname()[1]
+    head = Head(wd)
+    agent = Agent(wd, wrap=unshared("fo-stuck"), extra=["--head", stuck_url, "--head", head.url])
+    try:
+        wait_for(lambda: node(agent).get("connected") and node(agent).get("url") == head.url,
+                 timeout=90, what="the agent on the second head after the first timed out")
+        check("Timeout" in (node(agent).get("last_error") or "")
+              or "timed out" in agent.stderr(), "a timeout said: %s" % agent.stderr()[-2000:])
+        wait_for(caught_up(head.db, agent.db), timeout=60, what="the second head to catch up")
+        stop_and_compare(agent, head.db)
+    finally:
+        agent.kill()
+        head.kill(signal.SIGTERM)
+        stuck.close()
 
 
 def test_401_stays(wd):
