@@ -16,7 +16,6 @@ answers 5xx, from the seq the new head says it holds: nothing lost, nothing twic
 """
 import http.server
 import json
-import os
 import signal
 import socket
 import subprocess
