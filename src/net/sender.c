@@ -38,7 +38,7 @@ struct sender {
 	struct sender_head heads[SENDER_MAX_HEADS];
 	struct sender_ring ring;
 	bool movable;		       /* the last failure is one that moves to the next head */
-	bool outage_said;	       /* "no head answers" said since one last answered */
+	bool outage_said;	       /* "no head answers" said since a head last took a batch */
 	char url[1100];		       /* the ingest URL of the head tried */
 	struct curl_slist *connect_to; /* its address, when its name has several */
 	char token[256];	       /* what the Authorization header carries ("": none) */
@@ -230,7 +230,7 @@ static int set_headers(struct sender *s);
 static int use_head(struct sender *s, int i)
 {
 	const struct sender_head *h = &s->heads[i];
-	char what[sizeof(s->what)], connect_to[200];
+	char connect_to[200];
 	int n = (int)strlen(h->url);
 	CURL *curl;
 
@@ -260,11 +260,10 @@ static int use_head(struct sender *s, int i)
 				return -ENOMEM;
 			curl_fn.easy_setopt(s->curl, CURLOPT_CONNECT_TO, s->connect_to);
 		}
-		snprintf(what, sizeof(what), "head %s (%s)", h->url, h->address);
+		snprintf(s->what, sizeof(s->what), "head %s (%s)", h->url, h->address);
 	} else {
-		snprintf(what, sizeof(what), "head %s", h->url);
+		snprintf(s->what, sizeof(s->what), "head %s", h->url);
 	}
-	snprintf(s->what, sizeof(s->what), "%s", what);
 	if (s->sh)
 		shipper_set_what(s->sh, s->what);
 	if (s->ca_file[0])
