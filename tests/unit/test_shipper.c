@@ -5,7 +5,8 @@
  * start that fails, a batch refused as too large (the next ones are
  * smaller) and a send that fails (started again from the receiver's
  * cursor); a batch is not read while retention holds the reads; the
- * figures say what happened.
+ * figures say what happened; an encoder with several receivers turns to
+ * the next at once and backs off only when it says so.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -44,6 +45,8 @@ struct fake {
 	int64_t refuse_above; /* a batch of more rows: -E2BIG */
 	int64_t fail_send_at; /* a send whose batch starts after this seq fails once */
 	int starts, e2big, send_failures;
+	int failover_left; /* failovers that turn to another receiver at once; then none */
+	int failovers;	   /* times asked */
 	int64_t largest_after_e2big;
 	struct store_rowset rows; /* the batch read */
 	int64_t read_to;
@@ -122,6 +125,24 @@ static int fake_send(void *enc, struct shipper *sh, struct store *st, int64_t cu
 
 static const struct shipper_ops fake_ops = {fake_start, fake_read, fake_send};
 
+/* Another receiver to try at once while failover_left lasts (several heads). */
+static bool fake_failover(void *enc)
+{
+	struct fake *f = enc;
+	bool again;
+
+	pthread_mutex_lock(&f->lock);
+	f->failovers++;
+	again = f->failover_left > 0;
+	if (again)
+		f->failover_left--;
+	pthread_mutex_unlock(&f->lock);
+	return again;
+}
+
+static const struct shipper_ops fake_failover_ops = {fake_start, fake_read, fake_send, NULL,
+						     fake_failover};
+
 struct fixture {
 	char dir[64], path[128];
 	FILE *log;
@@ -197,7 +218,8 @@ static int64_t last_seq(struct fixture *fx)
 	return seq;
 }
 
-static struct shipper *start(struct fixture *fx, int64_t first_rows)
+static struct shipper *start_ops(struct fixture *fx, int64_t first_rows,
+				 const struct shipper_ops *ops)
 {
 	struct shipper_opts o = {
 	    .thread_name = "js-test",
@@ -212,9 +234,14 @@ static struct shipper *start(struct fixture *fx, int64_t first_rows)
 	};
 	struct shipper *sh;
 
-	assert_int_equal(shipper_new(&o, &fake_ops, &fx->f, &sh), 0);
+	assert_int_equal(shipper_new(&o, ops, &fx->f, &sh), 0);
 	assert_int_equal(shipper_run(sh), 0);
 	return sh;
+}
+
+static struct shipper *start(struct fixture *fx, int64_t first_rows)
+{
+	return start_ops(fx, first_rows, &fake_ops);
 }
 
 /* The receiver got exactly the host rows' seqs up to want, each once, in order. */
@@ -302,12 +329,42 @@ static void test_stop_while_receiver_down(void **state)
 	pthread_mutex_unlock(&fx->f.lock);
 }
 
+static void test_failover_before_backoff(void **state)
+{
+	struct fixture *fx = *state;
+	struct shipper *sh;
+	int64_t want, t0, took;
+
+	/* four failures (three starts, one send): the encoder turns to another receiver
+	 * at once after the first three, and backs off (500 ms) after the fourth; without
+	 * the turns the back-offs would add up to 0.5 + 1 + 2 + 4 s */
+	add_ticks(fx, 50);
+	want = last_seq(fx);
+	fx->f.fail_starts = 3;
+	fx->f.fail_send_at = 0;
+	fx->f.failover_left = 3;
+	t0 = time_now_ms();
+	sh = start_ops(fx, 64, &fake_failover_ops);
+	assert_true(shipper_flush(&sh, 1, 20000));
+	took = time_now_ms() - t0;
+	check_got(fx, want);
+	pthread_mutex_lock(&fx->f.lock);
+	assert_int_equal(fx->f.failovers, 4); /* asked after each failure */
+	assert_int_equal(fx->f.failover_left, 0);
+	assert_int_equal(fx->f.starts, 5); /* four failed or followed by a failed send, one good */
+	pthread_mutex_unlock(&fx->f.lock);
+	assert_true(took >= 450); /* the one back-off */
+	assert_true(took < 5000); /* and no other */
+	shipper_stop(sh);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test_setup_teardown(test_ships_everything_through_failures, setup,
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_stop_while_receiver_down, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_failover_before_backoff, setup, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
