@@ -28,6 +28,7 @@
 #define SENDER_MAX_ROWS	  50000 /* ... and at most, catching up */
 #define SENDER_TIMEOUT_S  30
 #define SENDER_ANSWER_MAX 65536
+#define SENDER_RESOLVE_MS 30000 /* the heads' names asked again at most this often */
 
 struct sender {
 	struct sender_opts opt;
@@ -41,6 +42,7 @@ struct sender {
 	bool outage_said;	       /* "no head answers" said since a head last took a batch */
 	char url[1100];		       /* the ingest URL of the head tried */
 	struct curl_slist *connect_to; /* its address, when its name has several */
+	int64_t resolved_ms;	       /* when the names were last asked */
 	char token[256];	       /* what the Authorization header carries ("": none) */
 	char token_file[4096];	       /* --token-file, read again after a refusal ("": none) */
 	char auth[300];
@@ -400,8 +402,10 @@ static bool ship_failover(void *enc)
 			 "agent: no head answers (%d tried in turn); trying them again with "
 			 "back-off, the store keeps what they lack",
 			 s->ring.n);
-	if (!again && s->nurls > 0) {
-		/* a round failed: the names may point elsewhere now */
+	if (!again && time_now_ms() - s->resolved_ms >= SENDER_RESOLVE_MS) {
+		/* a round failed: the names may point elsewhere now (asked on this thread,
+		 * so not after each round: a resolver that does not answer holds it) */
+		s->resolved_ms = time_now_ms();
 		n = resolve_all(s, fresh);
 		pthread_mutex_lock(&s->lock);
 		if (n > 0 && (n != s->ring.n ||
@@ -569,6 +573,7 @@ int sender_start(const struct sender_opts *o, struct sender **out)
 	strbuf_init(&s->answer, SENDER_ANSWER_MAX);
 	strbuf_init(&s->zbody, WIRE_MAX_BODY);
 	sender_ring_init(&s->ring, resolve_all(s, s->heads));
+	s->resolved_ms = time_now_ms();
 	so.retry_note = s->ring.n > 1 ? "trying the next head; the store keeps what the heads lack"
 				      : "retrying; the store keeps what the head lacks";
 	if (o->token)
