@@ -235,7 +235,7 @@
 	X(AGENT_HEAD_FAILURES, "jobscope_agent_head_failures_total", "counter", NULL, 1,           \
 	  "Requests to the head that failed (network, 4xx, 5xx).")                                 \
 	X(AGENT_HEAD_MOVES, "jobscope_agent_head_moves_total", "counter", NULL, 1,                 \
-	  "Times another head than the last one answered the agent (several --head).")              \
+	  "Times another head than the last one answered the agent (several --head).")             \
 	X(AGENT_RW_PENDING, "jobscope_agent_remote_write_pending_rows", "gauge", NULL, 1,          \
 	  "Rows (seqs) of the store a remote-write target has not acknowledged.")                  \
 	X(AGENT_RW_FAILURES, "jobscope_agent_remote_write_failures_total", "counter", NULL, 1,     \
