@@ -375,6 +375,17 @@ static int ship_start(void *enc, struct shipper *sh, struct store *st, int64_t *
 	return 0;
 }
 
+/* Whether two lists of heads are the same heads in the same order. */
+static bool same_heads(const struct sender_head *a, int na, const struct sender_head *b, int nb)
+{
+	if (na != nb)
+		return false;
+	for (int i = 0; i < na; i++)
+		if (strcmp(a[i].url, b[i].url) != 0 || strcmp(a[i].address, b[i].address) != 0)
+			return false;
+	return true;
+}
+
 /*
  * After a failure: the next head when the failure moves the stream (see
  * post); true to try it at once, false to back off first (every head
@@ -408,9 +419,8 @@ static bool ship_failover(void *enc)
 		s->resolved_ms = time_now_ms();
 		n = resolve_all(s, fresh);
 		pthread_mutex_lock(&s->lock);
-		if (n > 0 && (n != s->ring.n ||
-			      memcmp(fresh, s->heads, sizeof(fresh[0]) * (size_t)n) != 0)) {
-			struct sender_head last;
+		if (n > 0 && !same_heads(fresh, n, s->heads, s->ring.n)) {
+			struct sender_head last = {{0}, {0}};
 			int answered = s->ring.answered;
 			int64_t moves = s->ring.moves;
 
@@ -424,9 +434,7 @@ static bool ship_failover(void *enc)
 				 * that whichever answers next is a move */
 				s->ring.answered = n;
 				for (int i = 0; i < n; i++)
-					if (answered < SENDER_MAX_HEADS &&
-					    strcmp(s->heads[i].url, last.url) == 0 &&
-					    strcmp(s->heads[i].address, last.address) == 0)
+					if (same_heads(&s->heads[i], 1, &last, 1))
 						s->ring.answered = i;
 			}
 			before = -1;
