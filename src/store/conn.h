@@ -59,6 +59,7 @@ struct store {
 	int tick_err;		/* first failure inside the open tick, 0 if none */
 	int64_t next_seq;	/* seq of the next fact row, whatever its table */
 	int64_t tick_seq;	/* next_seq when the tick began: restored on rollback */
+	int64_t next_seq_saved; /* PostgreSQL: the counter in meta as this transaction read it */
 	int64_t data_version;	/* PRAGMA data_version when next_seq was last right */
 	int seq_pg_gen;		/* PostgreSQL: pg_generation when next_seq was last read */
 	int64_t schema_version; /* of the file: older ones are read without GPU tables */
@@ -90,8 +91,6 @@ struct store {
  */
 int store__pg_open(const char *url, unsigned flags, struct store **out);
 int store__pg_partitions(struct store *st, const char *table, const int64_t *ts_ms, size_t n);
-/* The one writer of a PostgreSQL store (store_set_durable): 0, or -EBUSY said why. */
-int store__pg_writer_lock(struct store *st);
 
 /* SQLite result code (extended or primary) -> -errno; 0 for OK/ROW/DONE. */
 int store__errno(sqlite3 *db, int rc);

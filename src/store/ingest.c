@@ -722,6 +722,55 @@ int store_agent_cursor(struct store *st, const char *agent_id, int64_t *acked_se
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : store__errno(st->conn.sq, rc);
 }
 
+/*
+ * The agent's cursor, read inside the batch's transaction.  PostgreSQL,
+ * where several heads may take the same agent's batch at once (one sent
+ * again to another head after a lost answer): its agents row is made if
+ * need be and locked (FOR UPDATE) before the cursor is read, so a second
+ * head waits for the first to commit, then reads the cursor it advanced
+ * and applies only the rows above it (none for the same batch).
+ */
+static int agent_cursor_locked(struct ingest *in, int64_t now_ms)
+{
+	const struct store_batch *b = in->b;
+	struct db_stmt *stmt;
+	int rc;
+
+	if (!in->st->conn.pg)
+		return store_agent_cursor(in->st, b->who.agent_id, &in->acked);
+	rc = store__cached_stmt(
+	    in->st,
+	    "INSERT INTO agents (agent_id, node_id, acked_seq, first_seen_ms,"
+	    " last_seen_ms, interval_ms, batches, rows)"
+	    " VALUES (?1, ?2, 0, ?3, ?3, ?4, 0, 0) ON CONFLICT (agent_id) DO NOTHING",
+	    &stmt);
+	if (rc != SQLITE_OK)
+		return store__errno(NULL, rc) ? store__errno(NULL, rc) : -EIO;
+	db_bind_text(stmt, 1, b->who.agent_id, -1, SQLITE_STATIC);
+	db_bind_int64(stmt, 2, in->node_id);
+	db_bind_int64(stmt, 3, now_ms);
+	db_bind_int64(stmt, 4, b->who.interval_ms);
+	rc = db_step(stmt);
+	db_reset(stmt);
+	db_clear_bindings(stmt);
+	if (rc != SQLITE_DONE)
+		return store__errno(NULL, rc) ? store__errno(NULL, rc) : -EIO;
+	in->acked = 0;
+	rc = store__cached_stmt(
+	    in->st, "SELECT acked_seq FROM agents WHERE agent_id = ?1 FOR UPDATE", &stmt);
+	if (rc != SQLITE_OK)
+		return store__errno(NULL, rc) ? store__errno(NULL, rc) : -EIO;
+	db_bind_text(stmt, 1, b->who.agent_id, -1, SQLITE_STATIC);
+	rc = db_step(stmt);
+	if (rc == SQLITE_ROW)
+		in->acked = db_column_int64(stmt, 0);
+	db_reset(stmt);
+	db_clear_bindings(stmt);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0
+	       : store__errno(NULL, rc)		     ? store__errno(NULL, rc)
+						     : -EIO;
+}
+
 static int ingest_body(struct ingest *in, int64_t now_ms)
 {
 	const struct store_batch *b = in->b;
@@ -732,7 +781,7 @@ static int ingest_body(struct ingest *in, int64_t now_ms)
 			 b->who.boot_ms, &in->node_id);
 	if (ret)
 		return ret;
-	ret = store_agent_cursor(in->st, b->who.agent_id, &in->acked);
+	ret = agent_cursor_locked(in, now_ms);
 	if (ret)
 		return ret;
 	if (b->to_seq > in->acked) {

@@ -489,12 +489,7 @@ void store_close(struct store *st)
  */
 int store_set_durable(struct store *st)
 {
-	int ret;
-
 	if (st->conn.pg) {
-		ret = store__pg_writer_lock(st);
-		if (ret)
-			return ret;
 		if (pg_on_connect(st->conn.pg, "SET synchronous_commit = on") != SQLITE_OK)
 			return log_err(-EIO, "store '%s': cannot set synchronous_commit: %s",
 				       st->path, pg_errmsg(st->conn.pg));

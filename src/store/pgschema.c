@@ -439,36 +439,6 @@ int store__pg_open(const char *url, unsigned flags, struct store **out)
 	return 0;
 }
 
-int store__pg_writer_lock(struct store *st)
-{
-	char sql[96];
-	int64_t got = 0;
-	bool found;
-	int ret;
-
-	/* the key after the schema's: held by the session until it closes (or dies) */
-	snprintf(sql, sizeof(sql), "SELECT CAST(pg_try_advisory_lock(%d) AS integer)",
-		 STORE_APPLICATION_ID + 1);
-	/*
-	 * A head killed a moment ago still holds it until the server has seen
-	 * its connection close: a restarted head waits that long (5 s at most).
-	 */
-	for (int tries = 0; tries < 50; tries++) {
-		ret = store__query_i64_opt(st, sql, 0, &got, &found);
-		if (ret || got)
-			break;
-		usleep(100 * 1000);
-	}
-	if (ret)
-		return ret;
-	if (!got)
-		return log_err(-EBUSY,
-			       "store '%s' is written by another jobscope head: one head per"
-			       " database",
-			       st->path);
-	return 0;
-}
-
 /* "20261124" of the UTC day that holds ms. */
 static void day_name(char *buf, size_t size, int64_t day)
 {

@@ -83,8 +83,8 @@
  * store_tick_begin in TICK or TICK_FAILED is refused (-EINVAL) and changes
  * nothing: ticks never nest.  So a seq is never committed twice (next_seq
  * goes back exactly when the rows that took seqs are rolled back), and a
- * tick is all or nothing.  On PostgreSQL (a head) sync_seq reads the
- * counter again only on a connection made anew: one head writes its store.
+ * tick is all or nothing.  On PostgreSQL (heads) sync_seq locks and reads
+ * the database's counter (pg_seq_sync), so several heads share it.
  */
 #include "store/writer.h"
 
@@ -405,25 +405,68 @@ int store__load_next_seq(struct store *st)
  * when it committed since we last looked, our seq counter is stale.  SQLite's
  * data_version changes exactly then, so a tick costs one pragma when alone.
  */
+/*
+ * PostgreSQL: any number of heads write one database (docs/postgresql.md),
+ * each with its own writer.  The next seq lives in the meta row 'next_seq',
+ * and every write transaction starts by locking it (SELECT ... FOR UPDATE,
+ * which in READ COMMITTED waits for the holder and then reads what it
+ * committed): writers take turns, so seqs are never given twice and commit
+ * in seq order (a remote-write cursor never skips a row committed late).
+ * pg_seq_save puts the counter back before COMMIT.  A database written
+ * before the row existed gets it from the tables' highest seq.
+ */
+static int pg_seq_sync(struct store *st)
+{
+	static const char lock[] =
+	    "SELECT CAST(value AS bigint) FROM meta WHERE key = 'next_seq' FOR UPDATE";
+	int64_t made;
+	bool found;
+	int ret;
+
+	ret = store__query_i64_opt(st, lock, 0, &st->next_seq, &found);
+	if (ret || found)
+		return ret;
+	ret = store__load_next_seq(st);
+	if (!ret)
+		ret = store__query_i64_opt(st,
+					   "INSERT INTO meta (key, value) VALUES ('next_seq',"
+					   " CAST(?1 AS text)) ON CONFLICT (key) DO NOTHING"
+					   " RETURNING 1",
+					   st->next_seq, &made, &found);
+	if (!ret && !found) /* another head made it first */
+		ret = store__query_i64_opt(st, lock, 0, &st->next_seq, &found);
+	st->next_seq_saved = st->next_seq;
+	return ret;
+}
+
+static int pg_seq_save(struct store *st)
+{
+	struct db_stmt *stmt;
+	int rc;
+
+	if (!st->conn.pg || st->next_seq == st->next_seq_saved)
+		return 0;
+	rc = store__cached_stmt(
+	    st, "UPDATE meta SET value = CAST(?1 AS text) WHERE key = 'next_seq'", &stmt);
+	if (rc != SQLITE_OK)
+		return store__write_fail(st, rc, "save the seq counter of");
+	db_bind_int64(stmt, 1, st->next_seq);
+	rc = db_step(stmt);
+	db_reset(stmt);
+	db_clear_bindings(stmt);
+	if (rc != SQLITE_DONE)
+		return store__write_fail(st, rc, "save the seq counter of");
+	st->next_seq_saved = st->next_seq;
+	return 0;
+}
+
 static int sync_seq(struct store *st)
 {
 	int64_t version;
 	int ret;
 
-	if (st->conn.pg) {
-		/*
-		 * One head writes a PostgreSQL store (docs/postgresql.md), but a
-		 * connection made anew may find more than the counter says: a
-		 * COMMIT whose answer was lost (the server crashed, or the
-		 * primary failed over after the standby had it) did commit.
-		 */
-		if (st->seq_pg_gen == pg_generation(st->conn.pg))
-			return 0;
-		ret = store__load_next_seq(st);
-		if (!ret)
-			st->seq_pg_gen = pg_generation(st->conn.pg);
-		return ret;
-	}
+	if (st->conn.pg)
+		return pg_seq_sync(st);
 	ret = store__query_i64(st, "PRAGMA data_version", &version);
 	if (ret || version == st->data_version)
 		return ret;
@@ -465,6 +508,8 @@ int store__write_end(struct store *st, bool own, int ret)
 			st->tick_err = ret;
 		return ret;
 	}
+	if (ret == 0)
+		ret = pg_seq_save(st);
 	if (ret == 0)
 		ret = simple_stmt(st, STMT_COMMIT, "commit");
 	if (ret) {
@@ -632,6 +677,8 @@ int store_tick_commit(struct store *st)
 	if (!st->in_tick)
 		return log_err(-EINVAL, "store '%s': no tick to commit", st->path);
 	ret = st->tick_err;
+	if (ret == 0)
+		ret = pg_seq_save(st);
 	if (ret == 0)
 		ret = simple_stmt(st, STMT_COMMIT, "commit a tick");
 	st->in_tick = false;
