@@ -1,6 +1,7 @@
 /*
  * upkeep.h - keeping a store's size: retention (retention.c), a head's
- * partitions dropped (pgschema.c), packs of closed rows (packer.c) and the
+ * partitions dropped (pgschema.c), the heads of one PostgreSQL database
+ * and their upkeep lease (heads.c), packs of closed rows (packer.c) and the
  * file's free pages given back.  Errors and threads: store.h.
  */
 #ifndef JOBSCOPE_STORE_UPKEEP_H
@@ -122,5 +123,30 @@ int store_unpack(struct store *st, int64_t *rows);
  * before and after.  Not inside a tick.
  */
 int store_reclaim(struct store *st, uint64_t *bytes_before, uint64_t *bytes_after);
+
+/*
+ * Heads on one PostgreSQL database (heads.c; a file has one head: every
+ * call does nothing, store_head_beat says it holds the lease).  A head
+ * beats every few seconds: its row's seen_ms is the server's clock, and it
+ * takes or renews the upkeep lease for lease_ms (*holder: it holds it
+ * now); only the holder runs retention, report checkpoints, remote write
+ * and annotations.  A holder that dies stops renewing, and another head
+ * takes the lease once it expired.
+ */
+struct head_record {
+	char id[128];	    /* HOSTNAME:PID:STARTED_MS */
+	char hostname[256]; /* where it runs */
+	char listen[128];   /* its --listen, with the port it got */
+	int64_t pid, started_ms;
+	int64_t seen_ms;	  /* its last beat (the database's clock) */
+	bool holds_lease;	  /* store_for_each_head: it holds the upkeep lease now */
+	int64_t lease_expires_ms; /* when that lease expires unless renewed; 0: not the holder */
+};
+int store_heads_setup(struct store *st);
+int store_head_beat(struct store *st, const struct head_record *me, int64_t lease_ms, bool *holder);
+int store_head_leave(struct store *st, const char *id);
+/* Every head that beat in the last day, oldest first; *now_ms: the database's clock. */
+int store_for_each_head(struct store *st, int64_t *now_ms,
+			int (*fn)(const struct head_record *h, void *arg), void *arg);
 
 #endif
