@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <sys/signalfd.h>
@@ -33,6 +34,7 @@
 #include "analysis/ckptmaint.h"
 #include "common/log.h"
 #include "common/timeutil.h"
+#include "db/pg.h"
 #include "net/wire.h"
 #include "store/reader.h"
 #include "store/upkeep.h"
@@ -103,7 +105,8 @@ static int readers_open(struct head *h, const char *db, size_t n)
 	struct head_readers *r = calloc(1, sizeof(*r));
 	int ret = 0;
 
-	if (!r || !(r->all = calloc(n, sizeof(*r->all))) || !(r->free = calloc(n, sizeof(*r->free)))) {
+	if (!r || !(r->all = calloc(n, sizeof(*r->all))) ||
+	    !(r->free = calloc(n, sizeof(*r->free)))) {
 		if (r)
 			free(r->all);
 		free(r);
@@ -138,6 +141,7 @@ struct head_worker {
 	int every_s;
 	bool (*step)(struct head_worker *w); /* true: more due now */
 	bool at_start;			     /* a first step at once */
+	bool joined;			     /* worker_join: the thread has ended */
 };
 
 static void *worker_thread(void *arg)
@@ -195,17 +199,26 @@ static int worker_start(struct head *h, const char *db, int every_s, bool at_sta
 	return 0;
 }
 
-static void worker_stop(struct head_worker **wp)
+/* The thread told to stop and joined; its connection stays open until worker_stop. */
+static void worker_join(struct head_worker *w)
 {
-	struct head_worker *w = *wp;
-
-	if (!w)
+	if (w->joined)
 		return;
 	pthread_mutex_lock(&w->lock);
 	w->stop = true;
 	pthread_cond_signal(&w->wake);
 	pthread_mutex_unlock(&w->lock);
 	pthread_join(w->thread, NULL);
+	w->joined = true;
+}
+
+static void worker_stop(struct head_worker **wp)
+{
+	struct head_worker *w = *wp;
+
+	if (!w)
+		return;
+	worker_join(w);
 	store_close(w->st);
 	pthread_cond_destroy(&w->wake);
 	pthread_mutex_destroy(&w->lock);
@@ -245,6 +258,8 @@ static bool retention_step(struct head_worker *w)
 {
 	int64_t dropped, deleted;
 
+	if (!head_runs_upkeep(w->h))
+		return false;
 	if (store_drop_before(w->st, time_now_ms() - w->h->opt->retention_ms, &dropped, &deleted) ==
 		0 &&
 	    (dropped || deleted))
@@ -292,8 +307,186 @@ static bool reports_step(struct head_worker *w)
 	};
 	int done = 0;
 
+	if (!head_runs_upkeep(w->h))
+		return false;
 	/* a failure said why: again at the next look */
 	return report_ckpt_maintain(w->st, time_now_ms(), &ro, &done) == 0 && done > 0;
+}
+
+/*
+ * The upkeep's lease (PostgreSQL): several heads may serve one database,
+ * and what must run once (retention, report checkpoints, remote write,
+ * annotations) runs on the head that holds the lease row (store/heads.c).
+ * A beat every third of the lease renews it; a head that cannot renew
+ * (the database is away) stops its upkeep a beat before the lease can
+ * expire, so that the next holder never overlaps it.  Remote write and
+ * annotations start when the lease is taken and stop when it is lost: a
+ * new holder resumes remote write from the cursor in the database.
+ */
+bool head_runs_upkeep(struct head *h)
+{
+	bool on;
+
+	pthread_mutex_lock(&h->upkeep_lock);
+	on = h->upkeep && (!h->writer_is_pg || time_mono_ns() < h->upkeep_until_ns);
+	pthread_mutex_unlock(&h->upkeep_lock);
+	return on;
+}
+
+static int64_t lease_beat_ms(const struct head *h)
+{
+	int64_t b = h->lease_ms / 3;
+
+	return b < 1000 ? 1000 : b;
+}
+
+/* Remote write and annotations started (on) or stopped: 0, or -errno (said why) from a start. */
+static int upkeep_switch(struct head *h, bool on)
+{
+	const struct head_opts *o = h->opt;
+	int ret = 0;
+
+	if (on && !h->rw)
+		/* remote write reads the store on its own connections, every 0.5 s */
+		ret = rw_start(&o->rw, o->db, 500, &h->rw);
+	/* annotations read the store on a connection and thread of their own */
+	if (!ret && on && !h->k8s)
+		ret = k8s_annotate_start(&o->k8s, o->db, &h->k8s);
+	if (!on) {
+		/* what the agents sent until now reaches the targets that are up */
+		if (h->rw && !rw_flush(h->rw, 2000))
+			log_info(
+			    "head: a remote-write target does not hold the last rows yet: they "
+			    "go with the next start");
+		rw_stop(h->rw);
+		h->rw = NULL;
+		k8s_annotate_stop(h->k8s);
+		h->k8s = NULL;
+	}
+	return ret;
+}
+
+/* One beat: the lease taken, renewed or lost.  0, or -errno when a start failed. */
+static int lease_beat(struct head *h, struct store *st)
+{
+	int64_t t0 = time_mono_ns();
+	bool holder = false, was, on;
+	int ret = store_head_beat(st, &h->me, h->lease_ms, &holder);
+
+	pthread_mutex_lock(&h->upkeep_lock);
+	was = h->upkeep && t0 < h->upkeep_until_ns;
+	if (holder) {
+		h->upkeep = true;
+		/* a beat's margin: the next holder waits the whole lease from our last renewal */
+		h->upkeep_until_ns = t0 + (h->lease_ms - lease_beat_ms(h)) * 1000000;
+	} else if (!ret) {
+		h->upkeep = false; /* another head holds it */
+	}
+	/* a failed beat keeps what it held until upkeep_until_ns */
+	on = h->upkeep && t0 < h->upkeep_until_ns;
+	pthread_mutex_unlock(&h->upkeep_lock);
+	if (on && !was)
+		log_info("head: %s holds the upkeep lease: it runs retention, report checkpoints,"
+			 " remote write and annotations",
+			 h->me.id);
+	else if (!on && was)
+		log_info("head: %s no longer holds the upkeep lease", h->me.id);
+	if (on != was || (on && (!h->rw || !h->k8s))) {
+		int r = upkeep_switch(h, on);
+
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+static bool lease_step(struct head_worker *w)
+{
+	lease_beat(w->h, w->st); /* a failed start said why: again at the next beat */
+	return false;
+}
+
+/*
+ * The heads' table and this head's first beat (PostgreSQL), else the
+ * upkeep at once (a file); then the lease thread.  0, or -errno said why;
+ * *setup: the failure is the options' (remote write, annotations).
+ */
+static int lease_start(struct head *h, unsigned port, bool *setup)
+{
+	const struct head_opts *o = h->opt;
+	char host[256];
+	int ret;
+
+	*setup = false;
+	h->lease_ms = o->lease_ms > 0 ? o->lease_ms : HEAD_DEFAULT_LEASE_MS;
+	if (gethostname(host, sizeof(host)) != 0)
+		snprintf(host, sizeof(host), "localhost");
+	host[sizeof(host) - 1] = '\0';
+	snprintf(h->me.hostname, sizeof(h->me.hostname), "%s", host);
+	h->me.pid = getpid();
+	h->me.started_ms = h->started_ms;
+	snprintf(h->me.id, sizeof(h->me.id), "%.80s:%d:%" PRId64, host, (int)getpid(),
+		 h->started_ms);
+	snprintf(h->me.listen, sizeof(h->me.listen), "%.*s:%u",
+		 (int)(strrchr(o->listen, ':') - o->listen), o->listen, port);
+	if (!h->writer_is_pg) {
+		pthread_mutex_lock(&h->upkeep_lock);
+		h->upkeep = true;
+		pthread_mutex_unlock(&h->upkeep_lock);
+		ret = upkeep_switch(h, true);
+		*setup = ret != 0;
+		return ret;
+	}
+	ret = worker_start(h, o->db, (int)(lease_beat_ms(h) / 1000), false, lease_step, "lease",
+			   &h->lease);
+	if (ret)
+		return ret;
+	ret = store_heads_setup(h->lease->st);
+	if (!ret) {
+		pthread_mutex_lock(
+		    &h->lease->lock); /* the thread's first beat waits for this one */
+		ret = lease_beat(h, h->lease->st);
+		pthread_mutex_unlock(&h->lease->lock);
+		*setup = ret != 0;
+	}
+	return ret;
+}
+
+/* The lease thread stopped, the upkeep with it, and the lease given up for another head. */
+static void lease_stop(struct head *h)
+{
+	struct store *st = h->lease ? h->lease->st : NULL;
+
+	if (h->lease)
+		worker_join(h->lease);
+	pthread_mutex_lock(&h->upkeep_lock);
+	h->upkeep = false;
+	pthread_mutex_unlock(&h->upkeep_lock);
+	upkeep_switch(h, false);
+	if (st && store_head_leave(st, h->me.id) == 0)
+		log_info("head: %s left the heads table", h->me.id);
+	worker_stop(&h->lease);
+}
+
+/*
+ * A file has one head (SQLite would take two, but their upkeep and their
+ * seqs are one head's): an exclusive flock on it, held while the head
+ * runs, refuses a second.  flock is not SQLite's fcntl lock: the two do
+ * not meet.  0, or -EBUSY said why.
+ */
+static int sqlite_head_lock(struct head *h, const char *db)
+{
+	h->sqlite_lock_fd = open(db, O_RDONLY | O_CLOEXEC);
+	if (h->sqlite_lock_fd < 0)
+		return log_err(-errno, "cannot open store '%s'", db);
+	if (flock(h->sqlite_lock_fd, LOCK_EX | LOCK_NB) == 0)
+		return 0;
+	close(h->sqlite_lock_fd);
+	h->sqlite_lock_fd = -1;
+	return log_err(-EBUSY,
+		       "store '%s' is written by another jobscope head: one head per SQLite"
+		       " file (several heads share a PostgreSQL --db)",
+		       db);
 }
 
 static unsigned online_cpus(void)
@@ -318,9 +511,8 @@ static int head_fd_limit(struct head *h, const struct head_opts *o, unsigned thr
 	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
 		return log_err(-errno, "cannot read the file-descriptor limit");
 	if (rl.rlim_cur < want) {
-		struct rlimit up = {want, rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want
-					      ? rl.rlim_max
-					      : want};
+		struct rlimit up = {
+		    want, rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? rl.rlim_max : want};
 
 		/* root may raise the hard limit too; others up to it */
 		if (setrlimit(RLIMIT_NOFILE, &up) != 0) {
@@ -343,11 +535,13 @@ static int head_fd_limit(struct head *h, const struct head_opts *o, unsigned thr
 		return -EMFILE;
 	}
 	if (rl.rlim_cur < HEAD_SPARE_FDS + 16)
-		return log_err(-EMFILE, "the file-descriptor limit (%llu) leaves no room for "
-					"connections (raise it: ulimit -n)",
+		return log_err(-EMFILE,
+			       "the file-descriptor limit (%llu) leaves no room for "
+			       "connections (raise it: ulimit -n)",
 			       (unsigned long long)rl.rlim_cur);
 	h->max_conns = (unsigned)(rl.rlim_cur - HEAD_SPARE_FDS - threads * 2);
-	log_warn(0, "head: the file-descriptor limit (%llu) allows %u connections, not %u "
+	log_warn(0,
+		 "head: the file-descriptor limit (%llu) allows %u connections, not %u "
 		 "(raise it: ulimit -n, LimitNOFILE= in a systemd unit)",
 		 (unsigned long long)rl.rlim_cur, h->max_conns, max);
 	return 0;
@@ -366,7 +560,8 @@ static bool dir_writable(const char *path)
 	return access(path, W_OK | X_OK) == 0;
 }
 
-/* The log, the tokens, --session-dir and the store (durable, and its readers): 0 or -errno, said why. */
+/* The log, the tokens, --session-dir and the store (durable, and its readers): 0 or -errno, said
+ * why. */
 static int head_open(struct head *h, const struct head_opts *o, size_t nreaders)
 {
 	int ret;
@@ -381,6 +576,11 @@ static int head_open(struct head *h, const struct head_opts *o, size_t nreaders)
 		ret = store_open(o->db, STORE_CREATE, &h->writer);
 	if (ret)
 		return ret;
+	if (!h->writer_is_pg && sqlite_head_lock(h, o->db)) {
+		store_close(h->writer);
+		h->writer = NULL;
+		return -EBUSY;
+	}
 	/* an acknowledged batch is on disk: the agent will never send it again */
 	ret = store_set_durable(h->writer);
 	if (!ret)
@@ -388,6 +588,9 @@ static int head_open(struct head *h, const struct head_opts *o, size_t nreaders)
 	if (ret) {
 		store_close(h->writer);
 		h->writer = NULL;
+		if (h->sqlite_lock_fd >= 0)
+			close(h->sqlite_lock_fd);
+		h->sqlite_lock_fd = -1;
 	}
 	return ret;
 }
@@ -445,14 +648,13 @@ enum head_result head_main(const struct head_opts *o)
 	struct http_options hopts = {
 	    .max_body = WIRE_MAX_BODY,
 	    .threads = threads,
-	    .max_conns_per_ip = o->max_conns_per_ip ? o->max_conns_per_ip
-						    : HEAD_DEFAULT_CONNS_PER_IP,
+	    .max_conns_per_ip =
+		o->max_conns_per_ip ? o->max_conns_per_ip : HEAD_DEFAULT_CONNS_PER_IP,
 	    .header_timeout_s = HEAD_HEADER_TIMEOUT_S,
 	    .idle_timeout_s = HEAD_IDLE_TIMEOUT_S,
 	};
 	struct strbuf cert, key;
-	struct rw *rw = NULL;
-	struct k8s_annotate *k8s = NULL;
+	bool setup;
 
 	/*
 	 * Every batch allocates and frees a few MiB (the body, the parsed
@@ -463,6 +665,9 @@ enum head_result head_main(const struct head_opts *o)
 	mallopt(M_MMAP_THRESHOLD, 64 << 20);
 	memset(&h, 0, sizeof(h));
 	pthread_mutex_init(&h.wlock, NULL);
+	pthread_mutex_init(&h.upkeep_lock, NULL);
+	h.sqlite_lock_fd = -1;
+	h.writer_is_pg = pg_is_url(o->db);
 	strbuf_init(&cert, 1 << 20);
 	strbuf_init(&key, 1 << 20);
 	h.opt = o;
@@ -498,14 +703,9 @@ enum head_result head_main(const struct head_opts *o)
 		result = HEAD_FAIL_SETUP;
 		goto out;
 	}
-	/* remote write reads the store on its own connections, every 0.5 s */
-	if (rw_start(&o->rw, o->db, 500, &rw)) {
-		result = HEAD_FAIL_SETUP;
-		goto out;
-	}
-	/* annotations read the store on a connection and thread of their own */
-	if (k8s_annotate_start(&o->k8s, o->db, &k8s)) {
-		result = HEAD_FAIL_SETUP;
+	/* the upkeep: at once with a file, with the lease on PostgreSQL */
+	if (lease_start(&h, (unsigned)http_port(srv), &setup)) {
+		result = setup ? HEAD_FAIL_SETUP : HEAD_FAIL_SYSTEM;
 		goto out;
 	}
 	colon = strrchr(o->listen, ':');
@@ -521,12 +721,8 @@ out:
 	 */
 	head_ingest_stop(&h);
 	http_stop(srv);
-	/* what the agents sent until now reaches the targets that are up */
-	if (rw && !rw_flush(rw, 2000))
-		log_info("head: a remote-write target does not hold the last rows yet: they go "
-			 "with the next start");
-	rw_stop(rw);
-	k8s_annotate_stop(k8s);
+	/* remote write flushed and stopped, the lease given up for another head */
+	lease_stop(&h);
 	head_ingest_free(&h);
 	worker_stop(&h.reports);
 	worker_stop(&h.retention);
@@ -535,6 +731,9 @@ out:
 		close(sigfd);
 	readers_close(&h);
 	store_close(h.writer);
+	if (h.sqlite_lock_fd >= 0)
+		close(h.sqlite_lock_fd);
+	pthread_mutex_destroy(&h.upkeep_lock);
 	pthread_mutex_destroy(&h.wlock);
 	sigprocmask(SIG_SETMASK, &orig, NULL);
 	strbuf_release(&cert);

@@ -70,7 +70,9 @@ struct head_opts {
 	const char *session_dir;   /* a stopped session's files go there; NULL: none */
 	struct rw_opts rw;	   /* --remote-write targets and their options */
 	struct k8s_annotate_opts k8s; /* --k8s-annotate and its options */
+	int64_t lease_ms; /* PostgreSQL: the upkeep lease's length; 0: HEAD_DEFAULT_LEASE_MS */
 };
+#define HEAD_DEFAULT_LEASE_MS	  15000
 #define HEAD_DEFAULT_CONNS	  16384
 #define HEAD_DEFAULT_CONNS_PER_IP 512
 #define HEAD_HEADER_TIMEOUT_S	  10  /* a connection whose request headers stall */
@@ -101,15 +103,35 @@ struct head {
 	struct head_worker *ckpt;      /* head.c: WAL checkpoints beside the committer */
 	struct head_worker *reports;   /* head.c: report checkpoints, on a thread of their own */
 	struct head_worker *retention; /* head.c: --retention, on a thread of its own */
-	unsigned max_conns;	       /* what the server was started with */
-	struct access_policy acc;      /* auth.c: tokens, MUNGE, the proxy, admins */
-	struct caller who;	       /* in a view: who asked (routes.c) */
+	struct head_worker *lease;     /* head.c: PostgreSQL: the heartbeat and the upkeep lease */
+	struct head_record me;	       /* head.c: this head as the heads table lists it */
+	int64_t lease_ms;
+	/*
+	 * head.c: whether this head runs the upkeep (retention, report
+	 * checkpoints, remote write, annotations): always with a file; with
+	 * PostgreSQL while it holds the lease, until upkeep_until_ns (the
+	 * monotonic clock) unless renewed.  Under upkeep_lock, with rw and k8s,
+	 * which run only then.
+	 */
+	pthread_mutex_t upkeep_lock;
+	bool upkeep;
+	int64_t upkeep_until_ns;
+	struct rw *rw;
+	struct k8s_annotate *k8s;
+	bool writer_is_pg;	  /* --db is PostgreSQL: any number of heads share it */
+	int sqlite_lock_fd;	  /* a file's head: its flock (one head per file); else -1 */
+	unsigned max_conns;	  /* what the server was started with */
+	struct access_policy acc; /* auth.c: tokens, MUNGE, the proxy, admins */
+	struct caller who;	  /* in a view: who asked (routes.c) */
 	int64_t started_ms;
 	uint64_t batches, refused, groups; /* in a view: the counters when the request came */
 	/* in a view: the sessions its request stopped, whose files are then written */
 	struct session_record *stopped;
 	size_t nstopped;
 };
+
+/* head.c: whether this head runs the upkeep now (see struct head). */
+bool head_runs_upkeep(struct head *h);
 
 /* head.c: a read connection for one request (waits for a free one), and its return. */
 struct store *head_reader_get(struct head *h);

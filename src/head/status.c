@@ -117,6 +117,66 @@ static int status_session(const struct session_record *s, void *arg)
 	return 0;
 }
 
+struct heads_ctx {
+	struct jsonw *w;
+	const struct head *h;
+	char holder[128];
+};
+
+static int status_head(const struct head_record *r, void *arg)
+{
+	struct heads_ctx *c = arg;
+	struct jsonw *w = c->w;
+
+	jsonw_obj_begin(w);
+	jsonw_kv_str(w, "id", r->id);
+	jsonw_kv_str(w, "hostname", r->hostname);
+	jsonw_kv_str(w, "listen", r->listen);
+	jsonw_kv_int(w, "pid", r->pid);
+	jsonw_kv_int(w, "started_ms", r->started_ms);
+	jsonw_kv_int(w, "seen_ms", r->seen_ms);
+	jsonw_kv_bool(w, "self", strcmp(r->id, c->h->me.id) == 0);
+	jsonw_kv_bool(w, "upkeep_lease", r->holds_lease);
+	jsonw_kv_int_opt(w, "lease_expires_ms", r->holds_lease, r->lease_expires_ms);
+	jsonw_obj_end(w);
+	if (r->holds_lease)
+		snprintf(c->holder, sizeof(c->holder), "%s", r->id);
+	return 0;
+}
+
+/*
+ * "head_id", "heads" (every head of this database that beat in the last
+ * day, from its heads table; a file's head alone) and "upkeep_lease" (the
+ * id of the head that runs retention, report checkpoints and remote write;
+ * null when none holds it now).  seen_ms and the expiry are the database's
+ * clock, as is "heads_now_ms".
+ */
+static void heads_json(struct head *h, struct jsonw *w)
+{
+	struct heads_ctx c = {.w = w, .h = h};
+	int64_t now_ms = 0;
+
+	jsonw_kv_str(w, "head_id", h->me.id);
+	jsonw_key(w, "heads");
+	jsonw_arr_begin(w);
+	if (!h->writer_is_pg) {
+		struct head_record me = h->me;
+
+		me.seen_ms = time_now_ms();
+		me.holds_lease = true;
+		status_head(&me, &c);
+	} else {
+		/* a failure (the table not made yet) lists none */
+		store_for_each_head(h->st, &now_ms, status_head, &c);
+	}
+	jsonw_arr_end(w);
+	jsonw_kv_int_opt(w, "heads_now_ms", now_ms > 0, now_ms);
+	if (c.holder[0])
+		jsonw_kv_str(w, "upkeep_lease", c.holder);
+	else
+		jsonw_kv_null(w, "upkeep_lease");
+}
+
 static int status_active_session(const struct session_record *s, void *arg)
 {
 	head_session_json(arg, s, time_now_ms());
@@ -192,6 +252,7 @@ static int status_json(struct head *h, struct jsonw *w, const struct cluster *cl
 	jsonw_arr_end(w);
 	jsonw_kv_int(w, "batches", (int64_t)h->batches);
 	jsonw_kv_int(w, "refused_batches", (int64_t)h->refused);
+	heads_json(h, w);
 	clients_json(w, cl);
 	jsonw_obj_end(w);
 	return 0;
