@@ -10,8 +10,6 @@
 - --retention: the head drops the day partitions that ended before the
   cutoff and deletes older rows of the default partitions, and keeps the
   rest, jobs included.
-- A second head on the same database is refused (exit 2): the first one
-  draws the seqs.
 - A database of another application (tables of its own, no jobscope meta)
   is refused with exit 2 and left as it was.
 """
@@ -140,16 +138,6 @@ def test_retention_drops_partitions(wd):
     eq(hh.sql(db, "SELECT count(*) FROM pg_class WHERE relname = 'host_samples_d20200101'"),
        [(0,)], "the old day's partition is gone")
     eq(hh.sql(db, "SELECT job_id FROM jobs"), [("7",)], "jobs are kept")
-
-
-def test_one_head_per_database(wd):
-    head = _pg_head(wd, "one")
-    r = subprocess.run([JOBSCOPE, "head", "--db", head.db, "--listen", "127.0.0.1:0"],
-                       stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=scaled(30))
-    eq(r.returncode, 2, "exit code of a second head on the same database")
-    check("one head per database" in r.stderr, r.stderr)
-    check(head.proc.poll() is None, "the first head goes on")
-    eq(head.kill(15), 0, "head exit")
 
 
 def test_foreign_database_refused(wd):
