@@ -142,6 +142,7 @@ struct head_worker {
 	bool (*step)(struct head_worker *w); /* true: more due now */
 	bool at_start;			     /* a first step at once */
 	bool joined;			     /* worker_join: the thread has ended */
+	bool kicked;			     /* worker_kick: a step at once */
 };
 
 static void *worker_thread(void *arg)
@@ -153,11 +154,12 @@ static void *worker_thread(void *arg)
 	while (!w->stop) {
 		struct timespec until;
 
-		if (!again) {
+		if (!again && !w->kicked) {
 			clock_gettime(CLOCK_REALTIME, &until);
 			until.tv_sec += w->every_s;
 			pthread_cond_timedwait(&w->wake, &w->lock, &until);
 		}
+		w->kicked = false;
 		if (w->stop)
 			break;
 		pthread_mutex_unlock(&w->lock);
@@ -197,6 +199,17 @@ static int worker_start(struct head *h, const char *db, int every_s, bool at_sta
 	}
 	*out = w;
 	return 0;
+}
+
+/* A step at once (the upkeep lease was just taken), not at the next look. */
+static void worker_kick(struct head_worker *w)
+{
+	if (!w)
+		return;
+	pthread_mutex_lock(&w->lock);
+	w->kicked = true;
+	pthread_cond_signal(&w->wake);
+	pthread_mutex_unlock(&w->lock);
 }
 
 /* The thread told to stop and joined; its connection stays open until worker_stop. */
@@ -385,11 +398,14 @@ static int lease_beat(struct head *h, struct store *st)
 	/* a failed beat keeps what it held until upkeep_until_ns */
 	on = h->upkeep && t0 < h->upkeep_until_ns;
 	pthread_mutex_unlock(&h->upkeep_lock);
-	if (on && !was)
+	if (on && !was) {
 		log_info("head: %s holds the upkeep lease: it runs retention, report checkpoints,"
 			 " remote write and annotations",
 			 h->me.id);
-	else if (!on && was)
+		/* what the last holder left is due now, not at the next look (60 s at most) */
+		worker_kick(h->retention);
+		worker_kick(h->reports);
+	} else if (!on && was)
 		log_info("head: %s no longer holds the upkeep lease", h->me.id);
 	if (on != was || (on && (!h->rw || !h->k8s))) {
 		int r = upkeep_switch(h, on);
@@ -429,10 +445,7 @@ static int lease_start(struct head *h, unsigned port, bool *setup)
 		 h->started_ms);
 	snprintf(h->me.listen, sizeof(h->me.listen), "%.*s:%u",
 		 (int)(strrchr(o->listen, ':') - o->listen), o->listen, port);
-	if (!h->writer_is_pg) {
-		pthread_mutex_lock(&h->upkeep_lock);
-		h->upkeep = true;
-		pthread_mutex_unlock(&h->upkeep_lock);
+	if (!h->writer_is_pg) { /* h->upkeep since the start */
 		ret = upkeep_switch(h, true);
 		*setup = ret != 0;
 		return ret;
@@ -668,6 +681,7 @@ enum head_result head_main(const struct head_opts *o)
 	pthread_mutex_init(&h.upkeep_lock, NULL);
 	h.sqlite_lock_fd = -1;
 	h.writer_is_pg = pg_is_url(o->db);
+	h.upkeep = !h.writer_is_pg; /* a file's head runs it from the start */
 	strbuf_init(&cert, 1 << 20);
 	strbuf_init(&key, 1 << 20);
 	h.opt = o;

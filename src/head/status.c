@@ -136,8 +136,10 @@ static int status_head(const struct head_record *r, void *arg)
 	jsonw_kv_int(w, "started_ms", r->started_ms);
 	jsonw_kv_int(w, "seen_ms", r->seen_ms);
 	jsonw_kv_bool(w, "self", strcmp(r->id, c->h->me.id) == 0);
+	/* a file's head holds it for ever: no expiry */
+	jsonw_kv_int_opt(w, "lease_expires_ms", r->holds_lease && r->lease_expires_ms > 0,
+			 r->lease_expires_ms);
 	jsonw_kv_bool(w, "upkeep_lease", r->holds_lease);
-	jsonw_kv_int_opt(w, "lease_expires_ms", r->holds_lease, r->lease_expires_ms);
 	jsonw_obj_end(w);
 	if (r->holds_lease)
 		snprintf(c->holder, sizeof(c->holder), "%s", r->id);
@@ -149,7 +151,7 @@ static int status_head(const struct head_record *r, void *arg)
  * day, from its heads table; a file's head alone) and "upkeep_lease" (the
  * id of the head that runs retention, report checkpoints and remote write;
  * null when none holds it now).  seen_ms and the expiry are the database's
- * clock, as is "heads_now_ms".
+ * clock, as is "heads_now_ms" (a file's head: its own clock).
  */
 static void heads_json(struct head *h, struct jsonw *w)
 {
@@ -162,7 +164,7 @@ static void heads_json(struct head *h, struct jsonw *w)
 	if (!h->writer_is_pg) {
 		struct head_record me = h->me;
 
-		me.seen_ms = time_now_ms();
+		me.seen_ms = now_ms = time_now_ms();
 		me.holds_lease = true;
 		status_head(&me, &c);
 	} else {

@@ -50,6 +50,21 @@ int store_session_start(struct store *st, struct session_record *s)
 	rc = db_exec(&st->conn, "BEGIN IMMEDIATE");
 	if (rc != SQLITE_OK)
 		return store__read_fail(st, rc, "start a session");
+	/*
+	 * PostgreSQL: several heads may start the same name at once; this
+	 * lock (SQLite's BEGIN IMMEDIATE's) makes the check and the INSERT one step.
+	 */
+	if (st->conn.pg) {
+		char lock[64];
+
+		snprintf(lock, sizeof(lock), "SELECT pg_advisory_xact_lock(%d)",
+			 STORE_APPLICATION_ID + 2);
+		rc = db_exec(&st->conn, lock);
+		if (rc != SQLITE_OK) {
+			ret = store__read_fail(st, rc, "start a session");
+			goto out_rollback;
+		}
+	}
 	rc = db_prepare(&st->conn, "SELECT 1 FROM sessions WHERE name = ? AND end_ms IS NULL",
 			&stmt);
 	if (rc != SQLITE_OK) {

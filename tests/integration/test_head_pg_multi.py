@@ -49,7 +49,7 @@ def _intervals(db, host):
         return [v for (v,) in hh.sql(db, "SELECT value FROM events WHERE kind = 'interval'"
                                      " AND job_id IS NULL AND node_id = ? ORDER BY seq",
                                      hh.node_id(db, host))]
-    except (hh.StoreError, IndexError):
+    except Exception:  # sqlite3's errors, or no nodes row yet
         return []
 
 
