@@ -123,9 +123,10 @@ def masked(text, head, others):
                   r'lag_ms|age_ms|since_ms|seen_ms|heads_now_ms)": *-?[0-9.]+', r'"\1": T', text)
     # /status's heads: each its own (HOST:PID:START, its pid); the lease's expiry is
     # PostgreSQL's (a file's head holds it for ever)
-    text = re.sub(r'"[A-Za-z0-9._-]+:[0-9]+:[0-9]{13}"', '"HEADID"', text)
+    text = re.sub(r'"(head_id|upkeep_lease)": *"[^"]*"', r'"\1": "HEADID"', text)
+    text = re.sub(r'"id": *"[^"]*"(,\s*"hostname")', r'"id": "HEADID"\1', text)
     text = re.sub(r'"pid": *[0-9]+(,\s*"started_ms")', r'"pid": P\1', text)
-    text = re.sub(r'"lease_expires_ms": *[0-9]+,\s*', '', text)
+    text = re.sub(r'"lease_expires_ms": *(?:null|[0-9]+),\s*', '', text)
     text = re.sub(r"(last seen|up|uptime|lag|ago)[ :]+[0-9][0-9.]*\s*(ms|s|m|h|d)?",
                   r"\1 T", text)
     return text
