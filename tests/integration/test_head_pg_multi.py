@@ -1,5 +1,6 @@
 """Several heads on one PostgreSQL database serve as one (docs/postgresql.md, Several heads).
 
+- An agent streaming to head 2 is in head 1's /clients and /metrics/latest.
 - A session started on head 1 is listed active by head 2, and an agent that
   streams to head 2 takes its interval (an `interval` event in its store);
   stopped on head 2, head 1 lists it stopped and the agent goes back.
@@ -64,6 +65,11 @@ def test_session_on_one_head_is_on_all(wd):
     try:
         wait_for(lambda: _intervals(adb, "node-s")[-1:] == [1000],
                  timeout=scaled(20), what="the agent's first interval")
+        # head 1 never took a batch of it, and shows it live all the same
+        wait_for(lambda: "node-s" in json.dumps(h1.get("/metrics/latest")["nodes"]),
+                 timeout=scaled(10), what="head 1's /metrics/latest with node-s")
+        eq([c["hostname"] for c in h1.get("/clients")["clients"]], ["node-s"],
+           "head 1's /clients")
         _session(h1, "start", "s1", "--interval", "200ms")
         s = _sessions(h2)
         check("s1" in s and s["s1"]["active"], "head 2 lists s1 active: %r" % s)
