@@ -454,14 +454,15 @@ static int lease_start(struct head *h, unsigned port, bool *setup)
 			   &h->lease);
 	if (ret)
 		return ret;
+	/* -EBUSY: a head of an older jobscope writes the database */
 	ret = store_heads_setup(h->lease->st);
 	if (!ret) {
-		pthread_mutex_lock(
-		    &h->lease->lock); /* the thread's first beat waits for this one */
+		/* the thread's first beat waits for this one */
+		pthread_mutex_lock(&h->lease->lock);
 		ret = lease_beat(h, h->lease->st);
 		pthread_mutex_unlock(&h->lease->lock);
-		*setup = ret != 0;
 	}
+	*setup = ret != 0;
 	return ret;
 }
 

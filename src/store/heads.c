@@ -36,11 +36,29 @@ static int heads_fail(struct store *st, int rc, const char *what)
 
 int store_heads_setup(struct store *st)
 {
-	char lock[64];
-	int rc;
+	char lock[80];
+	int64_t got = 0;
+	bool found;
+	int rc, ret;
 
 	if (!st->conn.pg)
 		return 0;
+	/*
+	 * A head of an older jobscope (one head per database) holds this key
+	 * exclusively and draws seqs from a counter of its own: it must not
+	 * write beside us.  Held shared by every head of ours for as long as
+	 * this connection lives, so such a head started later is refused too.
+	 */
+	snprintf(lock, sizeof(lock), "SELECT CAST(pg_try_advisory_lock_shared(%d) AS integer)",
+		 STORE_APPLICATION_ID + 1);
+	ret = store__query_i64_opt(st, lock, 0, &got, &found);
+	if (ret)
+		return ret;
+	if (!got)
+		return log_err(-EBUSY,
+			       "store '%s' is written by a head of an older jobscope (one head per"
+			       " database): stop it before starting this one",
+			       st->path);
 	/* the schema's lock (pgschema.c): heads starting at once create them once */
 	snprintf(lock, sizeof(lock), "SELECT pg_advisory_xact_lock(%d)", STORE_APPLICATION_ID);
 	rc = db_exec(&st->conn, "BEGIN");
@@ -56,8 +74,7 @@ int store_heads_setup(struct store *st)
 	if (rc == SQLITE_OK)
 		rc = db_exec(&st->conn, "COMMIT");
 	if (rc != SQLITE_OK) {
-		int ret = heads_fail(st, rc, "create the heads table of");
-
+		ret = heads_fail(st, rc, "create the heads table of");
 		db_exec(&st->conn, "ROLLBACK");
 		return ret;
 	}

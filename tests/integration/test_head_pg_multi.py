@@ -12,7 +12,8 @@
   the cursor the database holds, and the rows are applied once.
 - The upkeep lease: one head holds it (both /status say which, and its log);
   killed with SIGKILL, the other takes it within the lease.
-- A second head on one SQLite file still exits 2.
+- A head beside one of an older jobscope (which took the database for itself)
+  exits 2; a second head on one SQLite file still exits 2.
 """
 import json
 import subprocess
@@ -205,6 +206,22 @@ def test_lease_taken_over_when_holder_dies(wd):
                  what="the new holder's log line")
     finally:
         _stop([h1, h2])
+
+
+def test_head_of_an_older_jobscope_refused(wd):
+    """An older head held key APP_ID + 1 alone (one head per database) and drew seqs of
+    its own: a head of ours beside it exits 2 and says why."""
+    url = hh.pg_db_for(wd.join("old.db"))
+    name, key = hh._pg_name(url), 0x4A53434F + 1
+    hh.pg().psql("SELECT pg_advisory_lock(%d)" % key, db=name)  # held by the harness's psql
+    try:
+        r = subprocess.run([JOBSCOPE, "head", "--db", url, "--listen", "127.0.0.1:0"],
+                           stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                           timeout=scaled(30))
+        eq(r.returncode, 2, "exit code beside an older head")
+        check("older jobscope" in r.stderr, r.stderr)
+    finally:
+        hh.pg().psql("SELECT pg_advisory_unlock(%d)" % key, db=name)
 
 
 def test_second_sqlite_head_exits_2(wd):
