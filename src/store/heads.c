@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "common/log.h"
+#include "db/pg.h"
 #include "store/upkeep.h"
 
 #define NOW_MS "CAST(extract(epoch FROM clock_timestamp()) * 1000 AS bigint)"
@@ -59,6 +60,12 @@ int store_heads_setup(struct store *st)
 			       "store '%s' is written by a head of an older jobscope (one head per"
 			       " database): stop it before starting this one",
 			       st->path);
+	/* taken again on every connection libpq makes anew (a DO block: no rows to answer) */
+	snprintf(lock, sizeof(lock), "DO $$BEGIN PERFORM pg_try_advisory_lock_shared(%d); END$$",
+		 STORE_APPLICATION_ID + 1);
+	rc = pg_on_connect(st->conn.pg, lock);
+	if (rc != SQLITE_OK)
+		return heads_fail(st, rc, "hold the heads' lock in");
 	/* the schema's lock (pgschema.c): heads starting at once create them once */
 	snprintf(lock, sizeof(lock), "SELECT pg_advisory_xact_lock(%d)", STORE_APPLICATION_ID);
 	rc = db_exec(&st->conn, "BEGIN");
