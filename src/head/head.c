@@ -105,8 +105,7 @@ static int readers_open(struct head *h, const char *db, size_t n)
 	struct head_readers *r = calloc(1, sizeof(*r));
 	int ret = 0;
 
-	if (!r || !(r->all = calloc(n, sizeof(*r->all))) ||
-	    !(r->free = calloc(n, sizeof(*r->free)))) {
+	if (!r || !(r->all = calloc(n, sizeof(*r->all))) || !(r->free = calloc(n, sizeof(*r->free)))) {
 		if (r)
 			free(r->all);
 		free(r);
@@ -525,8 +524,9 @@ static int head_fd_limit(struct head *h, const struct head_opts *o, unsigned thr
 	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
 		return log_err(-errno, "cannot read the file-descriptor limit");
 	if (rl.rlim_cur < want) {
-		struct rlimit up = {
-		    want, rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want ? rl.rlim_max : want};
+		struct rlimit up = {want, rl.rlim_max == RLIM_INFINITY || rl.rlim_max > want
+					      ? rl.rlim_max
+					      : want};
 
 		/* root may raise the hard limit too; others up to it */
 		if (setrlimit(RLIMIT_NOFILE, &up) != 0) {
@@ -549,13 +549,11 @@ static int head_fd_limit(struct head *h, const struct head_opts *o, unsigned thr
 		return -EMFILE;
 	}
 	if (rl.rlim_cur < HEAD_SPARE_FDS + 16)
-		return log_err(-EMFILE,
-			       "the file-descriptor limit (%llu) leaves no room for "
-			       "connections (raise it: ulimit -n)",
+		return log_err(-EMFILE, "the file-descriptor limit (%llu) leaves no room for "
+					"connections (raise it: ulimit -n)",
 			       (unsigned long long)rl.rlim_cur);
 	h->max_conns = (unsigned)(rl.rlim_cur - HEAD_SPARE_FDS - threads * 2);
-	log_warn(0,
-		 "head: the file-descriptor limit (%llu) allows %u connections, not %u "
+	log_warn(0, "head: the file-descriptor limit (%llu) allows %u connections, not %u "
 		 "(raise it: ulimit -n, LimitNOFILE= in a systemd unit)",
 		 (unsigned long long)rl.rlim_cur, h->max_conns, max);
 	return 0;
@@ -574,8 +572,7 @@ static bool dir_writable(const char *path)
 	return access(path, W_OK | X_OK) == 0;
 }
 
-/* The log, the tokens, --session-dir and the store (durable, and its readers): 0 or -errno, said
- * why. */
+/* The log, the tokens, --session-dir and the store (durable, and its readers): 0 or -errno, said why. */
 static int head_open(struct head *h, const struct head_opts *o, size_t nreaders)
 {
 	int ret;
@@ -662,8 +659,8 @@ enum head_result head_main(const struct head_opts *o)
 	struct http_options hopts = {
 	    .max_body = WIRE_MAX_BODY,
 	    .threads = threads,
-	    .max_conns_per_ip =
-		o->max_conns_per_ip ? o->max_conns_per_ip : HEAD_DEFAULT_CONNS_PER_IP,
+	    .max_conns_per_ip = o->max_conns_per_ip ? o->max_conns_per_ip
+						    : HEAD_DEFAULT_CONNS_PER_IP,
 	    .header_timeout_s = HEAD_HEADER_TIMEOUT_S,
 	    .idle_timeout_s = HEAD_IDLE_TIMEOUT_S,
 	};
