@@ -11,10 +11,12 @@
 - The same batch sent to both heads at once, again and again: each answers
   the cursor the database holds, and the rows are applied once.
 - The upkeep lease: one head holds it (both /status say which, and its log);
-  killed with SIGKILL, the other takes it within the lease.
+  killed with SIGKILL, the other takes it within the lease, and remote write
+  goes on from the cursor in the database.
 - A head beside one of an older jobscope (which took the database for itself)
   exits 2; a second head on one SQLite file still exits 2.
 """
+import http.server
 import json
 import subprocess
 import threading
@@ -206,6 +208,56 @@ def test_lease_taken_over_when_holder_dies(wd):
                  what="the new holder's log line")
     finally:
         _stop([h1, h2])
+
+
+class _FakeWrite(http.server.BaseHTTPRequestHandler):
+    """A remote-write receiver that takes every request (204) and counts them."""
+    count = 0
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        type(self).count += 1
+        self.send_response(204)
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+def test_remote_write_moves_with_the_lease(wd):
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _FakeWrite)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    url = "http://127.0.0.1:%d/api/v1/write" % srv.server_address[1]
+    h1, h2 = _heads(wd, extra=("--remote-write", url, "--rw-batch", "1s"))
+    agent = None
+    try:
+        wait_for(lambda: _holder(h1)[0] is not None, timeout=scaled(20),
+                 what="a head holding the lease")
+        holder = _holder(h1)[0]
+        first, other = (h1, h2) if h1.get("/status")["head_id"] == holder else (h2, h1)
+        # the agent streams to the head that does not hold the lease
+        agent, adb, _, errf = start_agent(wd, other, "node-rw")
+
+        def cursor():
+            try:
+                r = hh.sql(h1.db, "SELECT acked_seq FROM rw_cursors WHERE url = ?", url)
+            except hh.StoreError:
+                return 0
+            return r[0][0] if r else 0
+        wait_for(lambda: cursor() > 50, timeout=scaled(30),
+                 what="the holder's remote write moving its cursor")
+        check("remote write to " in open(first.log).read(), "the holder runs remote write")
+        check("remote write to " not in open(other.log).read(), "the other head does not")
+        first.kill(9)
+        c0, n0 = cursor(), _FakeWrite.count
+        wait_for(lambda: cursor() > c0 + 50 and _FakeWrite.count > n0, timeout=scaled(30),
+                 what="the new holder's remote write going on from the cursor")
+        check("remote write to " in open(other.log).read(), "the new holder's remote write")
+    finally:
+        if agent:
+            stop_agent(agent, errf)
+        _stop([h1, h2])
+        srv.shutdown()
 
 
 def test_head_of_an_older_jobscope_refused(wd):
