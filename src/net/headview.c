@@ -40,7 +40,7 @@ void headview_clients(const cJSON *clients, int64_t now)
 
 void headview_status(const cJSON *doc, int64_t now)
 {
-	const cJSON *active, *s;
+	const cJSON *active, *heads, *s;
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(doc, "version");
 	const cJSON *b = cJSON_GetObjectItemCaseSensitive(doc, "batches");
 
@@ -65,6 +65,25 @@ void headview_status(const cJSON *doc, int64_t now)
 		if (cJSON_IsNumber(fr))
 			printf(", %.0f frame%s", fr->valuedouble, fr->valuedouble == 1 ? "" : "s");
 		printf("\n");
+	}
+	/* several heads on one PostgreSQL database: each, and which runs the upkeep */
+	heads = cJSON_GetObjectItemCaseSensitive(doc, "heads");
+	if (cJSON_GetArraySize(heads) > 1) {
+		printf("  %d heads on this database\n", cJSON_GetArraySize(heads));
+		cJSON_ArrayForEach(s, heads)
+		{
+			const cJSON *id = cJSON_GetObjectItemCaseSensitive(s, "id");
+			const cJSON *at = cJSON_GetObjectItemCaseSensitive(s, "listen");
+
+			printf("  head %s at %s%s%s\n", cJSON_IsString(id) ? id->valuestring : "?",
+			       cJSON_IsString(at) ? at->valuestring : "?",
+			       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "self"))
+				   ? ", this one"
+				   : "",
+			       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(s, "upkeep_lease"))
+				   ? ", holds the upkeep lease"
+				   : "");
+		}
 	}
 	headview_clients(cJSON_GetObjectItemCaseSensitive(doc, "clients"), now);
 }

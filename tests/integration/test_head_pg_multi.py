@@ -194,6 +194,11 @@ def test_lease_taken_over_when_holder_dies(wd):
         eq(len(ids), 2, "head 1 knows both heads: %r" % st1["heads"])
         eq(sorted(h["id"] for h in h2.get("/status")["heads"]), ids, "head 2 knows both")
         first, other = (h1, h2) if st1["head_id"] == holder else (h2, h1)
+        r = jobscope("status", "--head", other.url)
+        eq(r.returncode, 0, "jobscope status: %s" % r.stderr)
+        check("2 heads on this database" in r.stdout and
+              "head %s at 127.0.0.1:%d, holds the upkeep lease" % (holder, first.port) in r.stdout
+              and "127.0.0.1:%d, this one\n" % other.port in r.stdout, r.stdout)
         eq(_holder(other)[1]["head_id"] != holder, True, "the other head is not the holder")
         wait_for(lambda: "holds the upkeep lease" in open(first.log).read(),
                  timeout=scaled(10), what="the holder's log line")
