@@ -429,21 +429,13 @@ static bool lease_step(struct head_worker *w)
 static int lease_start(struct head *h, unsigned port, bool *setup)
 {
 	const struct head_opts *o = h->opt;
-	char host[256];
+	const char *colon = strrchr(o->listen, ':');
 	int ret;
 
 	*setup = false;
-	h->lease_ms = o->lease_ms > 0 ? o->lease_ms : HEAD_DEFAULT_LEASE_MS;
-	if (gethostname(host, sizeof(host)) != 0)
-		snprintf(host, sizeof(host), "localhost");
-	host[sizeof(host) - 1] = '\0';
-	snprintf(h->me.hostname, sizeof(h->me.hostname), "%s", host);
-	h->me.pid = getpid();
-	h->me.started_ms = h->started_ms;
-	snprintf(h->me.id, sizeof(h->me.id), "%.80s:%d:%" PRId64, host, (int)getpid(),
-		 h->started_ms);
+	/* the views read it from now on (set once, before the lease thread beats) */
 	snprintf(h->me.listen, sizeof(h->me.listen), "%.*s:%u",
-		 (int)(strrchr(o->listen, ':') - o->listen), o->listen, port);
+		 colon ? (int)(colon - o->listen) : (int)strlen(o->listen), o->listen, port);
 	if (!h->writer_is_pg) { /* h->upkeep since the start */
 		ret = upkeep_switch(h, true);
 		*setup = ret != 0;
@@ -463,6 +455,22 @@ static int lease_start(struct head *h, unsigned port, bool *setup)
 	}
 	*setup = ret != 0;
 	return ret;
+}
+
+/* This head as the heads table lists it (but its address): HOSTNAME:PID:STARTED_MS. */
+static void head_identity(struct head *h)
+{
+	char host[256];
+
+	h->lease_ms = h->opt->lease_ms > 0 ? h->opt->lease_ms : HEAD_DEFAULT_LEASE_MS;
+	if (gethostname(host, sizeof(host)) != 0)
+		snprintf(host, sizeof(host), "localhost");
+	host[sizeof(host) - 1] = '\0';
+	snprintf(h->me.hostname, sizeof(h->me.hostname), "%s", host);
+	h->me.pid = getpid();
+	h->me.started_ms = h->started_ms;
+	snprintf(h->me.id, sizeof(h->me.id), "%.80s:%d:%" PRId64, host, (int)getpid(),
+		 h->started_ms);
 }
 
 /* The lease thread stopped, the upkeep with it, and the lease given up for another head. */
@@ -684,6 +692,7 @@ enum head_result head_main(const struct head_opts *o)
 	strbuf_init(&key, 1 << 20);
 	h.opt = o;
 	h.started_ms = time_now_ms();
+	head_identity(&h);
 	if (head_fd_limit(&h, o, threads))
 		return o->max_conns ? HEAD_FAIL_SETUP : HEAD_FAIL_SYSTEM;
 	hopts.max_conns = h.max_conns;
