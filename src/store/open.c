@@ -485,12 +485,18 @@ void store_close(struct store *st)
  * server's default (with it off, a server that crashed lost the commits of
  * its last moments after the head had acknowledged them: agents never sent
  * them again), set again whenever the connection is made anew;
- * checkpoints are the server's.
+ * checkpoints are the server's.  And a transaction left open by a head
+ * whose machine vanished (no FIN: the server would wait for TCP keepalive,
+ * hours) ends after 30 s idle: it holds the seq counter's lock, which
+ * every head's commits wait for (writer.c).  A head's transactions never
+ * wait on anything but the database.
  */
 int store_set_durable(struct store *st)
 {
 	if (st->conn.pg) {
-		if (pg_on_connect(st->conn.pg, "SET synchronous_commit = on") != SQLITE_OK)
+		if (pg_on_connect(st->conn.pg,
+				  "SET synchronous_commit = on;"
+				  " SET idle_in_transaction_session_timeout = 30000") != SQLITE_OK)
 			return log_err(-EIO, "store '%s': cannot set synchronous_commit: %s",
 				       st->path, pg_errmsg(st->conn.pg));
 		return 0;
