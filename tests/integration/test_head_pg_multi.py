@@ -3,7 +3,8 @@
 - An agent streaming to head 2 is in head 1's /clients and /metrics/latest.
 - A session started on head 1 is listed active by head 2, and an agent that
   streams to head 2 takes its interval (an `interval` event in its store);
-  stopped on head 2, head 1 lists it stopped and the agent goes back.
+  stopped on head 2, head 1 lists it stopped and the agent goes back.  One
+  name started on both heads at once is started once.
 - Two agents streaming at once, one to each head, and one of them restarted
   on the other head: every row once (the head's host_samples of each node are
   the agent's, counted and compared; every seq of the database once, though
@@ -86,6 +87,21 @@ def test_session_on_one_head_is_on_all(wd):
         wait_for(lambda: _intervals(adb, "node-s")[-1:] == [1000], timeout=scaled(20),
                  what="the agent back at its own interval")
         eq(_intervals(adb, "node-s")[-3:], [1000, 200, 1000], "the agent's interval events")
+        # one name started on both heads at once: one of them starts it
+        for k in range(5):
+            out = [None, None]
+
+            def start(i, h, name="dup%d" % k):
+                out[i] = h.post("/profiling/start", json.dumps({"name": name}).encode())
+            threads = [threading.Thread(target=start, args=(i, h))
+                       for i, h in enumerate((h1, h2))]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            eq(sorted(o[1]["success"] for o in out), [False, True], "dup%d: %r" % (k, out))
+            eq(hh.sql(h1.db, "SELECT count(*) FROM sessions WHERE name = ? AND end_ms IS NULL",
+                      "dup%d" % k), [(1,)], "dup%d active once" % k)
     finally:
         stop_agent(agent, errf)
         _stop([h1, h2])
