@@ -88,7 +88,7 @@ def test_session_on_one_head_is_on_all(wd):
                  what="the agent back at its own interval")
         eq(_intervals(adb, "node-s")[-3:], [1000, 200, 1000], "the agent's interval events")
         # one name started on both heads at once: one of them starts it
-        for k in range(5):
+        for k in range(30):
             out = [None, None]
 
             def start(i, h, name="dup%d" % k):
