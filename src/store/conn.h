@@ -61,7 +61,6 @@ struct store {
 	int64_t tick_seq;	/* next_seq when the tick began: restored on rollback */
 	int64_t next_seq_saved; /* PostgreSQL: the counter in meta as this transaction read it */
 	int64_t data_version;	/* PRAGMA data_version when next_seq was last right */
-	int seq_pg_gen;		/* PostgreSQL: pg_generation when next_seq was last read */
 	int64_t schema_version; /* of the file: older ones are read without GPU tables */
 	struct db_stmt *stmts[STORE_WRITER_NSTMTS]; /* writer.c's, by enum store_stmt */
 	/* the head's INSERTs, by their SQL (a table and its batch's columns) */
