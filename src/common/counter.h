@@ -35,6 +35,7 @@ enum counter_rule { COUNTER_UNKNOWN, COUNTER_RESET, COUNTER_WRAP };
 #define COUNTER_RULE_GPU_NVLINK COUNTER_RESET	/* NVML's NVLink byte counters */
 #define COUNTER_RULE_GPU_ENERGY COUNTER_RESET	/* NVML's total energy since the driver loaded */
 #define COUNTER_RULE_RAPL	COUNTER_WRAP	/* powercap energy_uj */
+#define COUNTER_RULE_GPU_VIOL	COUNTER_RESET	/* NVML's throttle (violation) ns, per reason */
 
 /* The growth from before to now into *out: false when the rule cannot say. */
 static inline bool counter_growth(uint64_t before, uint64_t now, enum counter_rule rule,

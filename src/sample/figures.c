@@ -155,13 +155,132 @@ void job_figures(const struct job_sample *cur, const struct job_sample *prev, in
 	}
 }
 
+const struct gpu_activity_kind gpu_activity_kinds[GPU_ACTIVITY__COUNT] = {
+    [GPU_ACTIVITY_SM] = {GPU_PROF_SM_ACTIVE, "sm_active", "SM active"},
+    [GPU_ACTIVITY_SM_OCCUPANCY] = {GPU_PROF_SM_OCCUPANCY, "sm_occupancy", "SM occupancy"},
+    [GPU_ACTIVITY_TENSOR] = {GPU_PROF_TENSOR_ACTIVE, "tensor_active", "tensor active"},
+    [GPU_ACTIVITY_DFMA_TENSOR] = {GPU_PROF_DFMA_TENSOR, "dfma_tensor_active", "DFMA tensor active"},
+    [GPU_ACTIVITY_HMMA_TENSOR] = {GPU_PROF_HMMA_TENSOR, "hmma_tensor_active", "HMMA tensor active"},
+    [GPU_ACTIVITY_IMMA_TENSOR] = {GPU_PROF_IMMA_TENSOR, "imma_tensor_active", "IMMA tensor active"},
+    [GPU_ACTIVITY_DRAM] = {GPU_PROF_DRAM_ACTIVE, "dram_active", "DRAM active"},
+    [GPU_ACTIVITY_FP64] = {GPU_PROF_FP64_ACTIVE, "fp64_active", "FP64 active"},
+    [GPU_ACTIVITY_FP32] = {GPU_PROF_FP32_ACTIVE, "fp32_active", "FP32 active"},
+    [GPU_ACTIVITY_FP16] = {GPU_PROF_FP16_ACTIVE, "fp16_active", "FP16 active"},
+    [GPU_ACTIVITY_GR] = {GPU_PROF_GR_ACTIVE, "gr_active", "graphics engine active"},
+};
+
+double gpu_activity_pct(const struct gpu_sample *s, enum gpu_activity a)
+{
+	uint32_t v;
+
+	if ((unsigned)a >= GPU_ACTIVITY__COUNT || !(s->prof_valid & gpu_activity_kinds[a].prof))
+		return NAN;
+	switch (a) {
+	case GPU_ACTIVITY_SM:
+		v = s->sm_active_pct100;
+		break;
+	case GPU_ACTIVITY_SM_OCCUPANCY:
+		v = s->sm_occupancy_pct100;
+		break;
+	case GPU_ACTIVITY_TENSOR:
+		v = s->tensor_active_pct100;
+		break;
+	case GPU_ACTIVITY_DFMA_TENSOR:
+		v = s->dfma_tensor_active_pct100;
+		break;
+	case GPU_ACTIVITY_HMMA_TENSOR:
+		v = s->hmma_tensor_active_pct100;
+		break;
+	case GPU_ACTIVITY_IMMA_TENSOR:
+		v = s->imma_tensor_active_pct100;
+		break;
+	case GPU_ACTIVITY_DRAM:
+		v = s->dram_active_pct100;
+		break;
+	case GPU_ACTIVITY_FP64:
+		v = s->fp64_active_pct100;
+		break;
+	case GPU_ACTIVITY_FP32:
+		v = s->fp32_active_pct100;
+		break;
+	case GPU_ACTIVITY_FP16:
+		v = s->fp16_active_pct100;
+		break;
+	case GPU_ACTIVITY_GR:
+		v = s->gr_active_pct100;
+		break;
+	default:
+		return NAN;
+	}
+	/* a driver's rounding past 100 % is 100 % */
+	return v > 10000 ? 100.0 : (double)v / 100.0;
+}
+
+const struct gpu_violation_kind gpu_violation_kinds[GPU_VIOLATION__COUNT] = {
+    [GPU_VIOLATION_POWER] = {GPU_PROF_VIOL_POWER, "power", "power"},
+    [GPU_VIOLATION_THERMAL] = {GPU_PROF_VIOL_THERMAL, "thermal", "thermal"},
+    [GPU_VIOLATION_SYNC_BOOST] = {GPU_PROF_VIOL_SYNC_BOOST, "sync_boost", "sync boost"},
+    [GPU_VIOLATION_BOARD_LIMIT] = {GPU_PROF_VIOL_BOARD_LIMIT, "board_limit", "board limit"},
+    [GPU_VIOLATION_LOW_UTIL] = {GPU_PROF_VIOL_LOW_UTIL, "low_util", "low utilization"},
+    [GPU_VIOLATION_RELIABILITY] = {GPU_PROF_VIOL_RELIABILITY, "reliability", "reliability"},
+    [GPU_VIOLATION_APP_CLOCKS] = {GPU_PROF_VIOL_APP_CLOCKS, "app_clocks",
+				  "below application clocks"},
+    [GPU_VIOLATION_BASE_CLOCKS] = {GPU_PROF_VIOL_BASE_CLOCKS, "base_clocks", "below base clocks"},
+    [GPU_VIOLATION_SW_THERMAL] = {GPU_PROF_VIOL_SW_THERMAL, "sw_thermal", "software thermal"},
+    [GPU_VIOLATION_HW_THERMAL] = {GPU_PROF_VIOL_HW_THERMAL, "hw_thermal", "hardware thermal"},
+    [GPU_VIOLATION_HW_POWER_BRAKE] = {GPU_PROF_VIOL_HW_POWER_BRAKE, "hw_power_brake",
+				      "hardware power brake"},
+};
+
+uint64_t gpu_violation_ns(const struct gpu_sample *s, enum gpu_violation v)
+{
+	switch (v) {
+	case GPU_VIOLATION_POWER:
+		return s->viol_power_ns;
+	case GPU_VIOLATION_THERMAL:
+		return s->viol_thermal_ns;
+	case GPU_VIOLATION_SYNC_BOOST:
+		return s->viol_sync_boost_ns;
+	case GPU_VIOLATION_BOARD_LIMIT:
+		return s->viol_board_limit_ns;
+	case GPU_VIOLATION_LOW_UTIL:
+		return s->viol_low_util_ns;
+	case GPU_VIOLATION_RELIABILITY:
+		return s->viol_reliability_ns;
+	case GPU_VIOLATION_APP_CLOCKS:
+		return s->viol_app_clocks_ns;
+	case GPU_VIOLATION_BASE_CLOCKS:
+		return s->viol_base_clocks_ns;
+	case GPU_VIOLATION_SW_THERMAL:
+		return s->viol_sw_thermal_ns;
+	case GPU_VIOLATION_HW_THERMAL:
+		return s->viol_hw_thermal_ns;
+	case GPU_VIOLATION_HW_POWER_BRAKE:
+		return s->viol_hw_power_brake_ns;
+	default:
+		return 0;
+	}
+}
+
 void gpu_figures(const struct gpu_sample *cur, const struct gpu_sample *prev, int64_t interval_ms,
 		 struct gpu_figures *out)
 {
 	uint32_t both = prev ? prev->valid & cur->valid : 0;
+	uint32_t prof_both = prev ? prev->prof_valid & cur->prof_valid : 0;
 	double span_s = (double)interval_ms / 1000.0;
 
 	*out = (struct gpu_figures){NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN};
+	for (int a = 0; a < GPU_ACTIVITY__COUNT; a++)
+		out->activity_pct[a] = prev ? gpu_activity_pct(cur, a) : NAN;
+	for (int v = 0; v < GPU_VIOLATION__COUNT; v++) {
+		uint64_t ns;
+
+		out->throttle_s[v] = NAN;
+		if ((prof_both & gpu_violation_kinds[v].prof) &&
+		    counter_growth(gpu_violation_ns(prev, v), gpu_violation_ns(cur, v),
+				   COUNTER_RULE_GPU_VIOL, 0, &ns))
+			out->throttle_s[v] = (double)ns / 1e9;
+	}
 	if (both & GPU_NVLINK) {
 		out->nvlink_rx_bytes =
 		    growth(prev->nvlink_rx_bytes, cur->nvlink_rx_bytes, COUNTER_RULE_GPU_NVLINK);

@@ -104,6 +104,64 @@ void job_figures(const struct job_sample *cur, const struct job_sample *prev, in
 		 struct job_figures *out);
 
 /*
+ * The GPM activity figures of a GPU reading (gpu.h's enum gpu_prof), in
+ * report order: name is the report's stem (JSON "<name>_avg_pct"), label
+ * the words a text report prints.
+ */
+enum gpu_activity {
+	GPU_ACTIVITY_SM,
+	GPU_ACTIVITY_SM_OCCUPANCY,
+	GPU_ACTIVITY_TENSOR,
+	GPU_ACTIVITY_DFMA_TENSOR,
+	GPU_ACTIVITY_HMMA_TENSOR,
+	GPU_ACTIVITY_IMMA_TENSOR,
+	GPU_ACTIVITY_DRAM,
+	GPU_ACTIVITY_FP64,
+	GPU_ACTIVITY_FP32,
+	GPU_ACTIVITY_FP16,
+	GPU_ACTIVITY_GR,
+	GPU_ACTIVITY__COUNT
+};
+
+struct gpu_activity_kind {
+	uint32_t prof;	   /* its enum gpu_prof bit */
+	const char *name;  /* "sm_active" */
+	const char *label; /* "SM active" */
+};
+
+extern const struct gpu_activity_kind gpu_activity_kinds[GPU_ACTIVITY__COUNT];
+
+/* The reading's figure in percent 0-100; NAN when it does not have it. */
+double gpu_activity_pct(const struct gpu_sample *s, enum gpu_activity a);
+
+/* The throttle (violation) reasons with a counter, in report order. */
+enum gpu_violation {
+	GPU_VIOLATION_POWER,
+	GPU_VIOLATION_THERMAL,
+	GPU_VIOLATION_SYNC_BOOST,
+	GPU_VIOLATION_BOARD_LIMIT,
+	GPU_VIOLATION_LOW_UTIL,
+	GPU_VIOLATION_RELIABILITY,
+	GPU_VIOLATION_APP_CLOCKS,
+	GPU_VIOLATION_BASE_CLOCKS,
+	GPU_VIOLATION_SW_THERMAL,
+	GPU_VIOLATION_HW_THERMAL,
+	GPU_VIOLATION_HW_POWER_BRAKE,
+	GPU_VIOLATION__COUNT
+};
+
+struct gpu_violation_kind {
+	uint32_t prof;	   /* its enum gpu_prof bit */
+	const char *name;  /* "power": JSON "throttle_power_s" */
+	const char *label; /* "power" */
+};
+
+extern const struct gpu_violation_kind gpu_violation_kinds[GPU_VIOLATION__COUNT];
+
+/* The reading's cumulative counter in ns (valid or not: check prof_valid). */
+uint64_t gpu_violation_ns(const struct gpu_sample *s, enum gpu_violation v);
+
+/*
  * A GPU's figures between two of its samples; NAN where unknown.  NVLink
  * and energy are counters (COUNTER_RULE_GPU_NVLINK, COUNTER_RULE_GPU_ENERGY);
  * the growths need no interval, the rates interval_ms > 0.
@@ -130,6 +188,20 @@ struct gpu_figures {
 	 * reload) is not taken as reset; the summary's total uses energy_mj.
 	 */
 	double interval_energy_mj;
+	/*
+	 * What the SMs did over the interval: the later reading's GPM
+	 * figures (each is the driver's average over the interval that ended
+	 * at it), in percent 0-100; NAN without the reading before (the
+	 * first reading says nothing of the time before it) or the figure.
+	 */
+	double activity_pct[GPU_ACTIVITY__COUNT];
+	/*
+	 * Seconds the device was held back for each reason in the interval:
+	 * the violation counter's growth (COUNTER_RULE_GPU_VIOL: a
+	 * counter that went back counts from 0); NAN unless both readings
+	 * have it.
+	 */
+	double throttle_s[GPU_VIOLATION__COUNT];
 };
 
 void gpu_figures(const struct gpu_sample *cur, const struct gpu_sample *prev, int64_t interval_ms,
