@@ -38,8 +38,17 @@ static const char *const metric_names[JSM__COUNT] = {
 };
 
 static const char *const gpu_metric_names[JSG__COUNT] = {
-    [JSG_UTIL_PCT] = "util_pct", [JSG_MEM_BYTES] = "mem_bytes",	  [JSG_POWER_W] = "power_w",
-    [JSG_PCIE_BPS] = "pcie_bps", [JSG_NVLINK_BPS] = "nvlink_bps", [JSG_THROTTLED] = "throttled",
+    [JSG_UTIL_PCT] = "util_pct",
+    [JSG_MEM_BYTES] = "mem_bytes",
+    [JSG_POWER_W] = "power_w",
+    [JSG_PCIE_BPS] = "pcie_bps",
+    [JSG_NVLINK_BPS] = "nvlink_bps",
+    [JSG_THROTTLED] = "throttled",
+    [JSG_SM_ACTIVE_PCT] = "sm_active_pct",
+    [JSG_SM_OCCUPANCY_PCT] = "sm_occupancy_pct",
+    [JSG_TENSOR_ACTIVE_PCT] = "tensor_active_pct",
+    [JSG_DRAM_ACTIVE_PCT] = "dram_active_pct",
+    [JSG_THROTTLE_POWER_PCT] = "throttle_power_pct",
 };
 
 /* GPU busy threshold for JSM_GPUS_BUSY and the analysis' "GPUs busy". */
@@ -351,6 +360,39 @@ int jobseries_add_gpu(struct jobseries *js, const struct device_record *dev, int
 		g->has_last_nvlink = true;
 		g->last_nvlink_ms = ts_ms;
 		g->last_nvlink_bytes = s->nvlink_rx_bytes + s->nvlink_tx_bytes;
+	}
+	{
+		static const int act[][2] = {
+		    {JSG_SM_ACTIVE_PCT, GPU_ACTIVITY_SM},
+		    {JSG_SM_OCCUPANCY_PCT, GPU_ACTIVITY_SM_OCCUPANCY},
+		    {JSG_TENSOR_ACTIVE_PCT, GPU_ACTIVITY_TENSOR},
+		    {JSG_DRAM_ACTIVE_PCT, GPU_ACTIVITY_DRAM},
+		};
+
+		for (size_t i = 0; i < sizeof(act) / sizeof(act[0]); i++) {
+			double v = gpu_activity_pct(s, act[i][1]);
+
+			if (!isnan(v))
+				track_put(&g->t[act[i][0]], bucket, slot, v);
+		}
+	}
+	if (s->prof_valid & GPU_PROF_VIOL_POWER) {
+		/* the reading before as the series keeps it: the power counter alone */
+		struct gpu_sample last = {.prof_valid = GPU_PROF_VIOL_POWER,
+					  .viol_power_ns = g->last_viol_power_ns};
+		struct gpu_figures f;
+
+		if (g->has_last_viol && ts_ms > g->last_viol_ms) {
+			gpu_figures(s, &last, ts_ms - g->last_viol_ms, &f);
+			if (!isnan(f.throttle_s[GPU_VIOLATION_POWER]))
+				track_put(
+				    &g->t[JSG_THROTTLE_POWER_PCT], bucket, slot,
+				    fmin(100.0, 100.0 * f.throttle_s[GPU_VIOLATION_POWER] /
+						    ((double)(ts_ms - g->last_viol_ms) / 1000.0)));
+		}
+		g->has_last_viol = true;
+		g->last_viol_ms = ts_ms;
+		g->last_viol_power_ns = s->viol_power_ns;
 	}
 	return 0;
 }

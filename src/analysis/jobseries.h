@@ -72,6 +72,13 @@ enum js_gpu_metric {
 	JSG_PCIE_BPS,
 	JSG_NVLINK_BPS,
 	JSG_THROTTLED, /* 1 slowed down (power, thermal: GPU_THROTTLE_SLOWDOWN), 0 not */
+	/* what the SMs did (GPM), percent 0-100 over the interval that ended at the reading */
+	JSG_SM_ACTIVE_PCT,
+	JSG_SM_OCCUPANCY_PCT,
+	JSG_TENSOR_ACTIVE_PCT,
+	JSG_DRAM_ACTIVE_PCT,
+	/* the share of the interval held back by power (violation counter), percent 0-100 */
+	JSG_THROTTLE_POWER_PCT,
 	JSG__COUNT
 };
 
@@ -89,6 +96,9 @@ struct js_gpu {
 	bool has_last_nvlink;
 	int64_t last_nvlink_ms;
 	uint64_t last_nvlink_bytes;
+	bool has_last_viol;
+	int64_t last_viol_ms;
+	uint64_t last_viol_power_ns;
 	struct js_track t[JSG__COUNT];
 };
 

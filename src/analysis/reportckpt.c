@@ -22,7 +22,7 @@
 #include "store/reader.h"
 
 /* Bump when the meaning of a field changes without its size changing. */
-#define CKPT_VERSION 1
+#define CKPT_VERSION 2 /* 2: a GPU's activity and throttle seconds */
 #define CKPT_MAGIC   "JSCK"
 /* Decompressed payloads larger than this are refused: the structs are a few MiB. */
 #define CKPT_MAX_PAYLOAD (64u << 20)
@@ -272,6 +272,22 @@ static bool gpu_summary_ok(struct gpu_summary *g)
 	    !num_ok(g->job_part.sm_util_pct) || !num_ok(g->job_part.mem_bytes) ||
 	    !num_ok(g->all_part.sm_util_pct) || !num_ok(g->all_part.mem_bytes))
 		return false;
+	fix_bool(&g->act_pending);
+	if (!ms_ok(g->act_pending_ms) || g->act_pending_ms < 0)
+		return false;
+	for (int i = 0; i < GPU_ACTIVITY__COUNT; i++)
+		if (!num_ok(g->act_dev_pct_ms[i]) || !num_ok(g->act_job_pct_ms[i]) ||
+		    g->act_dev_pct_ms[i] < 0 || g->act_job_pct_ms[i] < 0 ||
+		    !ms_ok(g->act_dev_ms[i]) || !ms_ok(g->act_job_ms[i]) || g->act_dev_ms[i] < 0 ||
+		    g->act_job_ms[i] < 0 ||
+		    /* NAN: not in that reading; else a percentage */
+		    (!isnan(g->act_pending_pct[i]) &&
+		     !(g->act_pending_pct[i] >= 0 && g->act_pending_pct[i] <= 100)))
+			return false;
+	for (int i = 0; i < GPU_VIOLATION__COUNT; i++)
+		if (!num_ok(g->throttle_s[i]) || g->throttle_s[i] < 0)
+			return false;
+	g->throttle_known &= (1u << GPU_VIOLATION__COUNT) - 1;
 	return true;
 }
 
@@ -468,10 +484,10 @@ static int decode_series(struct rbuf *r, const struct ckpt_head *h, struct jobse
 		js->ngpus = i + 1;
 		if (!take(r, g, sizeof(*g)))
 			return -EPROTO;
-		FIX_BOOLS(&g->job, &g->has_last_nvlink);
+		FIX_BOOLS(&g->job, &g->has_last_nvlink, &g->has_last_viol);
 		TERMINATE(g->uuid);
 		g->job = false; /* finish decides */
-		if (!ms_ok(g->last_nvlink_ms))
+		if (!ms_ok(g->last_nvlink_ms) || !ms_ok(g->last_viol_ms))
 			return -EPROTO;
 		for (int m = 0; m < JSG__COUNT; m++)
 			if (!track_ok(&g->t[m]))

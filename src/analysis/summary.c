@@ -615,8 +615,38 @@ void summary_refresh_device(struct summary *s, const struct device_record *dev)
 			s->gpus[i].dev = *dev;
 }
 
+/*
+ * The activity of the interval that ended at the last sample, when the job
+ * was there: the device's figures, and the job's part of each by the share
+ * the energy is split by (attrib/gpu_share.h); unknown when it is there
+ * with others and nothing tells them apart.
+ */
+static void gpu_settle_activity(struct gpu_summary *g)
+{
+	double f;
+
+	if (!g->act_pending)
+		return;
+	g->act_pending = false;
+	if (g->job_part.nprocs == 0)
+		return; /* not the job's time on the device */
+	f = gpu_share_fraction(&g->job_part, &g->all_part);
+	for (int a = 0; a < GPU_ACTIVITY__COUNT; a++) {
+		double v = g->act_pending_pct[a];
+
+		if (isnan(v))
+			continue;
+		g->act_dev_pct_ms[a] += v * (double)g->act_pending_ms;
+		g->act_dev_ms[a] += g->act_pending_ms;
+		if (!isnan(f)) {
+			g->act_job_pct_ms[a] += v * f * (double)g->act_pending_ms;
+			g->act_job_ms[a] += g->act_pending_ms;
+		}
+	}
+}
+
 /* Splits the energy of the interval that ended at the last sample (attrib/gpu_share.h). */
-static void gpu_settle(struct gpu_summary *g)
+static void gpu_settle_energy(struct gpu_summary *g)
 {
 	double f;
 
@@ -649,6 +679,12 @@ static void gpu_settle(struct gpu_summary *g)
 		/* on the GPU with others and nothing to tell them apart: no guess */
 		g->unattributed_mj += g->pending_mj;
 	}
+}
+
+static void gpu_settle(struct gpu_summary *g)
+{
+	gpu_settle_activity(g);
+	gpu_settle_energy(g);
 }
 
 /*
@@ -731,6 +767,17 @@ int summary_add_gpu(struct summary *s, const struct device_record *dev, int64_t 
 		double mj;
 
 		gpu_figures(x, l, ts_ms - g->last_ms, &gf);
+		g->act_pending_ms = ts_ms - g->last_ms;
+		for (int a = 0; a < GPU_ACTIVITY__COUNT; a++) {
+			g->act_pending_pct[a] = gf.activity_pct[a];
+			if (!isnan(gf.activity_pct[a]))
+				g->act_pending = true;
+		}
+		for (int v = 0; v < GPU_VIOLATION__COUNT; v++)
+			if (!isnan(gf.throttle_s[v])) {
+				g->throttle_s[v] += gf.throttle_s[v];
+				g->throttle_known |= 1u << v;
+			}
 		if (!isnan(gf.pcie_rx_bytes)) { /* trapezoids between two instantaneous rates */
 			g->pcie_rx_bytes += gf.pcie_rx_bytes;
 			g->pcie_tx_bytes += gf.pcie_tx_bytes;
@@ -817,6 +864,59 @@ int summary_add_gpu_proc(struct summary *s, const struct device_record *dev,
 	}
 	(void)ts_ms;
 	return 0;
+}
+
+double summary_gpu_activity_pct(const struct gpu_summary *g, enum gpu_activity a, bool job)
+{
+	int64_t ms;
+
+	if ((unsigned)a >= GPU_ACTIVITY__COUNT)
+		return NAN;
+	ms = job ? g->act_job_ms[a] : g->act_dev_ms[a];
+	if (ms <= 0)
+		return NAN;
+	return (job ? g->act_job_pct_ms[a] : g->act_dev_pct_ms[a]) / (double)ms;
+}
+
+double summary_gpu_throttle_s(const struct gpu_summary *g, enum gpu_violation v)
+{
+	if ((unsigned)v >= GPU_VIOLATION__COUNT || !(g->throttle_known & (1u << v)))
+		return NAN;
+	return g->throttle_s[v];
+}
+
+double summary_gpus_activity_pct(const struct summary *s, enum gpu_activity a, bool job)
+{
+	double pct_ms = 0;
+	int64_t ms = 0;
+
+	if ((unsigned)a >= GPU_ACTIVITY__COUNT)
+		return NAN;
+	for (int i = 0; i < s->ngpus; i++) {
+		const struct gpu_summary *g = &s->gpus[i];
+
+		if (!g->used)
+			continue;
+		pct_ms += job ? g->act_job_pct_ms[a] : g->act_dev_pct_ms[a];
+		ms += job ? g->act_job_ms[a] : g->act_dev_ms[a];
+	}
+	return ms > 0 ? pct_ms / (double)ms : NAN;
+}
+
+double summary_gpus_throttle_s(const struct summary *s, enum gpu_violation v)
+{
+	double sum = NAN;
+
+	for (int i = 0; i < s->ngpus; i++) {
+		double t;
+
+		if (!s->gpus[i].used)
+			continue;
+		t = summary_gpu_throttle_s(&s->gpus[i], v);
+		if (!isnan(t))
+			sum = isnan(sum) ? t : sum + t;
+	}
+	return sum;
 }
 
 int summary_gpu_util_pct(const struct gpu_summary *g, double pct)

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "attrib/gpu_share.h"
+#include "sample/figures.h"
 #include "sample/host.h"
 #include "sample/sample.h"
 #include "store/store.h"
@@ -99,6 +100,30 @@ struct gpu_summary {
 	int64_t first_max_ms;
 	int64_t job_proc_start_ms; /* the earliest of the job's processes there; 0: none */
 	struct gpu_share_total job_part, all_part; /* the processes at that reading */
+	/*
+	 * What the SMs did (sample/figures.h's enum gpu_activity), over the
+	 * intervals the job was on the device (a process of it at the reading
+	 * that ends the interval; the first reading ends none): the device's
+	 * percent x ms and the ms they cover, and the job's part, the
+	 * device's figure x the job's share of the interval by the energy's
+	 * rule (gpu_share_fraction), over the ms where that share is known.
+	 * A MIG instance is a device of its own: its figures are its own.
+	 */
+	double act_dev_pct_ms[GPU_ACTIVITY__COUNT];
+	int64_t act_dev_ms[GPU_ACTIVITY__COUNT];
+	double act_job_pct_ms[GPU_ACTIVITY__COUNT];
+	int64_t act_job_ms[GPU_ACTIVITY__COUNT];
+	/* the interval that ended at the last reading, waiting for its shares */
+	bool act_pending;
+	int64_t act_pending_ms;
+	double act_pending_pct[GPU_ACTIVITY__COUNT]; /* NAN: not in that reading */
+	/*
+	 * Throttle (violation) seconds per reason (enum gpu_violation) over
+	 * every interval between the device's readings: the device's, not
+	 * split (a throttled device is slow for every job on it).
+	 */
+	double throttle_s[GPU_VIOLATION__COUNT];
+	uint32_t throttle_known; /* bit v: throttle_s[v] has an interval */
 };
 
 struct proc_summary {
@@ -261,6 +286,20 @@ int summary_add_gpu_alone(struct summary *s, const struct device_record *dev);
 int summary_index_procs(struct summary *s);
 int summary_refresh_proc(struct summary *s, const struct proc_info *p);
 void summary_refresh_device(struct summary *s, const struct device_record *dev);
+/*
+ * A GPU's time-weighted average of an activity over the job's time on it,
+ * percent 0-100: the job's part (job true) or the device's; NAN without
+ * an interval that has it.
+ */
+double summary_gpu_activity_pct(const struct gpu_summary *g, enum gpu_activity a, bool job);
+/* Throttle seconds for reason v on the GPU; NAN when no interval had the counter. */
+double summary_gpu_throttle_s(const struct gpu_summary *g, enum gpu_violation v);
+/*
+ * The same over the job's GPUs together (those it used): activity weighted
+ * by each GPU's time, throttle seconds summed (GPU-seconds); NAN: none.
+ */
+double summary_gpus_activity_pct(const struct summary *s, enum gpu_activity a, bool job);
+double summary_gpus_throttle_s(const struct summary *s, enum gpu_violation v);
 /* The utilization percentile (0-100) of a GPU; -1 without samples. */
 int summary_gpu_util_pct(const struct gpu_summary *g, double pct);
 /* Takes the final job record (end, exit status, counts). */
