@@ -22,6 +22,15 @@
 #define MEM_NEAR_LIMIT_PCT 90.0
 #define MEM_HEADROOM	   1.25 /* advice: the peak plus a quarter */
 #define THROTTLED_FRAC	   0.10
+/* What the SMs did (GPM), percent of the time, the devices' over the job's time on them */
+#define SM_IDLE_UTIL_PCT      50.0 /* utilization at or above this: the GPU looks busy... */
+#define SM_IDLE_ACTIVE_PCT    30.0 /* ...but SM active under this... */
+#define SM_IDLE_OCCUPANCY_PCT 20.0 /* ...or occupancy under this: SMs mostly idle */
+#define DRAM_BOUND_PCT	      50.0 /* DRAM bandwidth used at or above this... */
+#define DRAM_BOUND_PIPES_PCT  30.0 /* ...while no compute pipe is this busy: memory bound */
+#define FP16_NOTABLE_PCT      5.0  /* FP16/BF16 pipes at least this busy: half-precision work */
+#define TENSOR_UNUSED_PCT     1.0  /* tensor pipes under this: unused */
+#define THROTTLE_POWER_FRAC   0.10 /* throttled by power this share of the run (one GPU) */
 #define HOG_NODE_BUSY_PCT  50.0 /* others kept the node this busy: idle reservations hurt */
 #define HOG_MIN_EQUIV	   1.0	/* idle core- or GPU-equivalents that make a hog */
 #define CYCLIC_CONFIDENCE  0.5	/* Alnair's cyclic-pattern flag */
@@ -225,6 +234,20 @@ static void figures_gpu(struct analysis *a, const struct summary *s, const struc
 				break;
 			}
 		}
+	}
+	for (int i = 0; i < GPU_ACTIVITY__COUNT; i++) {
+		a->gpu_activity_pct[i] = summary_gpus_activity_pct(s, i, false);
+		a->gpu_activity_job_pct[i] = summary_gpus_activity_pct(s, i, true);
+	}
+	a->gpu_throttle_power_max_s = NAN;
+	for (int i = 0; i < GPU_VIOLATION__COUNT; i++)
+		a->gpu_throttle_s[i] = summary_gpus_throttle_s(s, i);
+	for (int i = 0; i < s->ngpus; i++) {
+		double t = summary_gpu_throttle_s(&s->gpus[i], GPU_VIOLATION_POWER);
+
+		if (s->gpus[i].used && !isnan(t) &&
+		    (isnan(a->gpu_throttle_power_max_s) || t > a->gpu_throttle_power_max_s))
+			a->gpu_throttle_power_max_s = t;
 	}
 	k = jobseries_overview(js, -1, JSM_GPU_THROTTLED, w->ov);
 	a->gpu_throttled_frac = mean(w->ov, k);
@@ -688,6 +711,83 @@ static void verdicts_gpu(struct analysis *a)
 	}
 }
 
+/*
+ * What the SMs did (GPM): the devices' figures over the job's time on its
+ * GPUs, judged as utilization is (a shared GPU's work is not scaled down
+ * to the job's part, which would make its SMs look idle).
+ */
+static void verdicts_gpu_activity(struct analysis *a)
+{
+	const double *act = a->gpu_activity_pct;
+	double sm = act[GPU_ACTIVITY_SM], occ = act[GPU_ACTIVITY_SM_OCCUPANCY];
+	double tensor = act[GPU_ACTIVITY_TENSOR], dram = act[GPU_ACTIVITY_DRAM];
+	double fp16 = act[GPU_ACTIVITY_FP16], pipes = NAN;
+	struct verdict *v;
+
+	if (!isnan(a->gpu_util_mean) && a->gpu_util_mean >= SM_IDLE_UTIL_PCT &&
+	    ((!isnan(sm) && sm < SM_IDLE_ACTIVE_PCT) ||
+	     (!isnan(occ) && occ < SM_IDLE_OCCUPANCY_PCT))) {
+		char occ_words[48] = "", sm_words[48] = "";
+
+		if (!isnan(occ))
+			snprintf(occ_words, sizeof(occ_words), "occupancy %.0f %%, ", occ);
+		if (!isnan(sm))
+			snprintf(sm_words, sizeof(sm_words), "SM active %.0f %%, ", sm);
+		v = verdict_add(a, "gpu_sm_idle", VERDICT_WARNING,
+				"GPU busy but SMs mostly idle (%s%sutilization %.0f %%)", occ_words,
+				sm_words, a->gpu_util_mean);
+		evidence(v, "gpu_util_mean_pct", a->gpu_util_mean);
+		evidence(v, "sm_active_avg_pct", sm);
+		evidence(v, "sm_occupancy_avg_pct", occ);
+		advise(v, "kernels too small or too few to fill the GPU: larger batches, fused or "
+			  "concurrent kernels (CUDA graphs, streams)");
+	}
+	/* the busiest compute pipe known: tensor, FP64, FP32, FP16 */
+	for (int i = 0; i < GPU_ACTIVITY__COUNT; i++)
+		if ((i == GPU_ACTIVITY_TENSOR || i == GPU_ACTIVITY_FP64 || i == GPU_ACTIVITY_FP32 ||
+		     i == GPU_ACTIVITY_FP16) &&
+		    !isnan(act[i]) && (isnan(pipes) || act[i] > pipes))
+			pipes = act[i];
+	if (isnan(pipes))
+		pipes = sm;
+	if (!isnan(dram) && dram >= DRAM_BOUND_PCT && !isnan(pipes) &&
+	    pipes < DRAM_BOUND_PIPES_PCT) {
+		v = verdict_add(a, "gpu_memory_bound", VERDICT_INFO,
+				"memory-bandwidth bound: DRAM %.0f %% active, the busiest compute "
+				"pipe %.0f %%",
+				dram, pipes);
+		evidence(v, "dram_active_avg_pct", dram);
+		evidence(v, "sm_active_avg_pct", sm);
+		evidence(v, "tensor_active_avg_pct", tensor);
+		evidence(v, "fp32_active_avg_pct", act[GPU_ACTIVITY_FP32]);
+		evidence(v, "fp16_active_avg_pct", fp16);
+		advise(v, "more work per byte: fuse kernels, keep data in shared memory, lower "
+			  "precision to move fewer bytes");
+	}
+	if (!isnan(fp16) && fp16 >= FP16_NOTABLE_PCT && !isnan(tensor) &&
+	    tensor < TENSOR_UNUSED_PCT) {
+		v = verdict_add(a, "gpu_tensor_unused", VERDICT_INFO,
+				"tensor cores unused by a job doing FP16/BF16 work (FP16 %.0f %% "
+				"active, tensor %.1f %%)",
+				fp16, tensor);
+		evidence(v, "fp16_active_avg_pct", fp16);
+		evidence(v, "tensor_active_avg_pct", tensor);
+		advise(v, "use the framework's mixed precision (torch.autocast, cuBLAS/cuDNN "
+			  "math modes) and matrix sizes in multiples of 8");
+	}
+	if (!isnan(a->gpu_throttle_power_max_s) && a->duration_s > 0 &&
+	    a->gpu_throttle_power_max_s >= THROTTLE_POWER_FRAC * a->duration_s) {
+		v = verdict_add(a, "gpu_power_throttled", VERDICT_WARNING,
+				"throttled by power for %.1f s (%.0f %% of the run)",
+				a->gpu_throttle_power_max_s,
+				100 * a->gpu_throttle_power_max_s / a->duration_s);
+		evidence(v, "throttle_power_s", a->gpu_throttle_power_max_s);
+		evidence(v, "duration_s", a->duration_s);
+		advise(v, "not the job's fault: tell the administrators (power cap, power "
+			  "delivery)");
+	}
+}
+
 static void verdicts_cpu_mem(struct analysis *a, const struct summary *s)
 {
 	struct verdict *v;
@@ -954,6 +1054,7 @@ void analysis_run(const struct summary *s, const struct jobseries *js, struct an
 	    classify_job_type(&a->features, a->job_type_reason, sizeof(a->job_type_reason));
 	figures_scaling(a);
 	verdicts_gpu(a);
+	verdicts_gpu_activity(a);
 	verdicts_cpu_mem(a, s);
 	verdicts_other(a);
 	/* the most severe first, in the order found otherwise */

@@ -51,7 +51,7 @@ struct memory_trend {
 	bool growing;		/* a steady rise: slope clearly above noise */
 };
 
-#define ANALYSIS_VERDICTS_MAX 24
+#define ANALYSIS_VERDICTS_MAX 28
 
 struct analysis {
 	bool too_short; /* fewer than ANALYSIS_MIN_SAMPLES samples */
@@ -75,6 +75,17 @@ struct analysis {
 	double gpu_util_mean, gpu_util_p95; /* over the job's GPUs */
 	double gpu_mem_peak_bytes, gpu_mem_total_bytes;
 	double gpu_throttled_frac;
+	/*
+	 * What the SMs did on the job's GPUs together, over its time on them
+	 * (summary_gpus_activity_pct), percent: the devices' figures (what
+	 * the verdicts judge, as utilization is the device's) and the job's
+	 * part of them on shared GPUs; throttle seconds per reason summed
+	 * over its GPUs, and the most of any one GPU for power.  NAN: unknown.
+	 */
+	double gpu_activity_pct[GPU_ACTIVITY__COUNT];
+	double gpu_activity_job_pct[GPU_ACTIVITY__COUNT];
+	double gpu_throttle_s[GPU_VIOLATION__COUNT];
+	double gpu_throttle_power_max_s;
 
 	/* scaling: how much of what it had it kept busy */
 	double cores_busy_frac; /* share of the time it used >= 90% of its cores */
