@@ -341,6 +341,46 @@ static void add_gpus(struct builder *b, int *err)
 	panel_end(b, p, true);
 }
 
+/*
+ * What the SMs did (GPM), drawn only when the driver gives it: one device's
+ * SM active, tensor and DRAM activity and the share of time power held it
+ * back; several devices' SM active (solid) and tensor activity (dashed).
+ */
+static void add_gpu_activity(struct builder *b, int *err)
+{
+	struct chart_panel *p;
+	char label[64];
+
+	if (b->nshown == 1) {
+		p = panel_begin(b, CHART_GPU_ACTIVITY, "gpu-activity",
+				"GPU activity (GPM) and time throttled by power", "activity");
+		for (int i = 0; i < b->js->ngpus && i < JS_MAX_GPUS; i++) {
+			if (!b->shown[i])
+				continue;
+			panel_add(b, p, i, JSG_SM_ACTIVE_PCT, 1.0, 0, false, "SM active", err);
+			panel_add(b, p, i, JSG_TENSOR_ACTIVE_PCT, 1.0, 1, false, "tensor active",
+				  err);
+			panel_add(b, p, i, JSG_DRAM_ACTIVE_PCT, 1.0, 2, false, "DRAM active", err);
+			panel_add(b, p, i, JSG_THROTTLE_POWER_PCT, 1.0, CHART_INK, true,
+				  "throttled by power", err);
+		}
+		panel_end(b, p, false);
+		return;
+	}
+	p = panel_begin(b, CHART_GPU_ACTIVITY, "gpu-activity",
+			"GPU activity (GPM): SM active (solid), tensor active (dashed)",
+			"activity");
+	for (int i = 0; i < b->js->ngpus && i < JS_MAX_GPUS; i++) {
+		if (!b->shown[i])
+			continue;
+		device_label(b, i, "SM active", label, sizeof(label));
+		panel_add(b, p, i, JSG_SM_ACTIVE_PCT, 1.0, i, false, label, err);
+		device_label(b, i, "tensor", label, sizeof(label));
+		panel_add(b, p, i, JSG_TENSOR_ACTIVE_PCT, 1.0, i, true, label, err);
+	}
+	panel_end(b, p, false);
+}
+
 /* Several devices: one small panel each, memory as a share of the device's. */
 static void add_device(struct builder *b, int slot, int *err)
 {
@@ -392,6 +432,7 @@ static int build_panels(struct builder *b)
 	if (b->js->ngpus > 0) {
 		pick_devices(b);
 		add_gpus(b, &err);
+		add_gpu_activity(b, &err);
 	}
 	for (int i = 0; b->nshown > 1 && i < b->js->ngpus && i < JS_MAX_GPUS; i++)
 		if (b->shown[i])

@@ -31,7 +31,7 @@
 #include "analysis/summary.h"
 
 /* CPU, memory, I/O, four GPU panels, then one per device. */
-#define CHART_MAX_PANELS (7 + JS_MAX_GPUS)
+#define CHART_MAX_PANELS (8 + JS_MAX_GPUS)
 #define CHART_MAX_SERIES (2 * JS_MAX_GPUS) /* PCIe and NVLink of every device */
 #define CHART_INK	 (-1)		   /* a series' colour: the text's */
 
@@ -45,10 +45,11 @@ enum chart_kind {
 	CHART_GPU_MEMORY,
 	CHART_GPU_LINK,
 	CHART_GPU_POWER,
-	CHART_GPU_DEVICE, /* one device: utilization, memory as a share */
-	CHART_NODE_CPU,	  /* a node's CPUs busy, 0-100% (a session's plots) */
-	CHART_NODE_NET,	  /* a node's network traffic, bytes/s */
-	CHART_APP,	  /* a program's own metric (report_app.c), in its own units */
+	CHART_GPU_DEVICE,   /* one device: utilization, memory as a share */
+	CHART_NODE_CPU,	    /* a node's CPUs busy, 0-100% (a session's plots) */
+	CHART_NODE_NET,	    /* a node's network traffic, bytes/s */
+	CHART_APP,	    /* a program's own metric (report_app.c), in its own units */
+	CHART_GPU_ACTIVITY, /* what the SMs did (GPM) and power throttling, 0-100% */
 };
 
 /*

@@ -18,12 +18,71 @@
 #include "report/report_query.h"
 #include "store/reader.h"
 
+/* What the SMs did, in the group's lines: activity (enum gpu_activity) shown per pod and in all. */
+static const enum gpu_activity group_activities[] = {GPU_ACTIVITY_SM, GPU_ACTIVITY_TENSOR,
+						     GPU_ACTIVITY_DRAM};
+#define GROUP_ACTIVITIES (sizeof(group_activities) / sizeof(group_activities[0]))
+
+/*
+ * A pod's GPUs' activity: the job's part's percent x ms and the ms over
+ * its GPUs (the summary's sums, so that the group's average weighs every
+ * GPU by its time), and its throttle-by-power seconds (NAN: unknown).
+ */
+struct group_activity {
+	double pct_ms[GROUP_ACTIVITIES];
+	int64_t ms[GROUP_ACTIVITIES];
+	double throttle_power_s;
+};
+
 /* One pod of the group, as its own report has it (summary_to_record's figures). */
 struct group_pod {
 	struct job_record job;
 	struct job_summary_record fig;
 	double cpu_s;
+	struct group_activity act;
 };
+
+static void activity_of(const struct summary *s, struct group_activity *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->throttle_power_s = summary_gpus_throttle_s(s, GPU_VIOLATION_POWER);
+	for (int i = 0; i < s->ngpus; i++) {
+		const struct gpu_summary *g = &s->gpus[i];
+
+		if (!g->used)
+			continue;
+		for (size_t k = 0; k < GROUP_ACTIVITIES; k++) {
+			a->pct_ms[k] += g->act_job_pct_ms[group_activities[k]];
+			a->ms[k] += g->act_job_ms[group_activities[k]];
+		}
+	}
+}
+
+static void activity_add(struct group_activity *sum, const struct group_activity *a)
+{
+	for (size_t k = 0; k < GROUP_ACTIVITIES; k++) {
+		sum->pct_ms[k] += a->pct_ms[k];
+		sum->ms[k] += a->ms[k];
+	}
+	if (!isnan(a->throttle_power_s))
+		sum->throttle_power_s = isnan(sum->throttle_power_s)
+					    ? a->throttle_power_s
+					    : sum->throttle_power_s + a->throttle_power_s;
+}
+
+/* "sm_active_avg_pct": ... of a pod or of the group; null where unknown. */
+static void activity_json(struct jsonw *w, const struct group_activity *a)
+{
+	char key[64];
+
+	for (size_t k = 0; k < GROUP_ACTIVITIES; k++) {
+		snprintf(key, sizeof(key), "%s_avg_pct",
+			 gpu_activity_kinds[group_activities[k]].name);
+		jsonw_kv_double_opt(w, key, a->ms[k] > 0,
+				    a->ms[k] > 0 ? a->pct_ms[k] / (double)a->ms[k] : 0, 2);
+	}
+	jsonw_kv_double(w, "throttle_power_s", a->throttle_power_s, 3);
+}
 
 struct group {
 	const char *key, *owner;
@@ -62,6 +121,7 @@ static int load_pod(struct store *st, struct group_pod *p, struct job_report *r)
 
 	if (!ret) {
 		summary_to_record(&r->sum, &p->fig);
+		activity_of(&r->sum, &p->act);
 		p->cpu_s = r->sum.samples > 0 ? summary_cpu_seconds(&r->sum) : 0;
 	}
 	job_report_release(r);
@@ -73,6 +133,7 @@ struct group_total {
 	double cpu_s, reserved_cpus, gpu_util_weighted;
 	uint64_t rss_peak_sum, read_bytes, write_bytes, gpu_energy_mj, reserved_mem_bytes;
 	int64_t gpus_used, gpu_util_gpus;
+	struct group_activity act;
 	size_t nnodes;
 	bool has_io, has_energy, running;
 };
@@ -80,6 +141,7 @@ struct group_total {
 static void group_sum(const struct group *g, struct group_total *t)
 {
 	memset(t, 0, sizeof(*t));
+	t->act.throttle_power_s = NAN;
 	for (size_t i = 0; i < g->npods; i++) {
 		const struct group_pod *p = &g->pod[i];
 		bool new_node = true;
@@ -106,6 +168,7 @@ static void group_sum(const struct group *g, struct group_total *t)
 		t->gpu_energy_mj += p->fig.gpu_energy_mj;
 		t->reserved_cpus += p->job.reserved_cpus;
 		t->reserved_mem_bytes += p->job.reserved_mem_bytes;
+		activity_add(&t->act, &p->act);
 	}
 	if (t->running)
 		t->end_ms = 0;
@@ -134,6 +197,7 @@ static void json_pod(struct jsonw *w, const struct group_pod *p)
 			    p->fig.gpu_util_avg_pct, 1);
 	jsonw_kv_double_opt(w, "gpu_energy_j", p->fig.has_gpu_energy,
 			    (double)p->fig.gpu_energy_mj / 1000.0, 3);
+	activity_json(w, &p->act);
 	jsonw_obj_end(w);
 }
 
@@ -166,6 +230,7 @@ static int group_json(const struct group *g, const struct group_total *t, struct
 	    t->gpu_util_gpus > 0 ? t->gpu_util_weighted / (double)t->gpu_util_gpus : 0, 1);
 	jsonw_kv_double_opt(&w, "gpu_energy_j", t->has_energy, (double)t->gpu_energy_mj / 1000.0,
 			    3);
+	activity_json(&w, &t->act);
 	jsonw_obj_end(&w);
 	jsonw_key(&w, "pods_list");
 	jsonw_arr_begin(&w);
@@ -209,6 +274,18 @@ static int group_text(const struct group *g, const struct group_total *t, struct
 	if (t->gpu_util_gpus > 0)
 		strbuf_addf(out, "  GPU       %" PRId64 " used, %.1f%% utilization on average\n",
 			    t->gpus_used, t->gpu_util_weighted / (double)t->gpu_util_gpus);
+	if (t->act.ms[0] > 0) {
+		strbuf_addf(out, "  GPU       ");
+		for (size_t k = 0; k < GROUP_ACTIVITIES; k++)
+			if (t->act.ms[k] > 0)
+				strbuf_addf(out, "%s%s %.1f%%", k ? ", " : "",
+					    gpu_activity_kinds[group_activities[k]].label,
+					    t->act.pct_ms[k] / (double)t->act.ms[k]);
+		strbuf_addstr(out, " (the pods' part, over their time on their GPUs)\n");
+	}
+	if (!isnan(t->act.throttle_power_s) && t->act.throttle_power_s > 0)
+		strbuf_addf(out, "  GPU       throttled by power %.1f GPU-seconds\n",
+			    t->act.throttle_power_s);
 	if (t->has_energy)
 		strbuf_addf(out, "  Energy    %.1f J on the GPUs\n",
 			    (double)t->gpu_energy_mj / 1000.0);

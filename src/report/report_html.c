@@ -518,6 +518,45 @@ static void fig_io(const struct summary *s, struct strbuf *out)
 	fig_end(out);
 }
 
+/* Two activities (enum gpu_activity) in one figure: the job's part, then the devices'. */
+static void fig_activity_pair(const struct analysis *a, const char *title, int x, int y,
+			      struct strbuf *out)
+{
+	const double *job = a->gpu_activity_job_pct, *dev = a->gpu_activity_pct;
+
+	if (!isfinite(dev[x]) && !isfinite(dev[y]))
+		return;
+	fig_begin(out, title);
+	html_fixed(out, job[x], 1, "%");
+	strbuf_addstr(out, " / ");
+	html_fixed(out, job[y], 1, "%");
+	fig_detail(out);
+	strbuf_addstr(out, "the job's part, over its time on its GPUs (GPM); the devices': ");
+	html_fixed(out, dev[x], 1, "%");
+	strbuf_addstr(out, " / ");
+	html_fixed(out, dev[y], 1, "%");
+	fig_end(out);
+}
+
+/* What the SMs did and how long power held the GPUs back, where the driver says. */
+static void fig_gpu_activity(const struct analysis *a, struct strbuf *out)
+{
+	fig_activity_pair(a, "SM active / occupancy", GPU_ACTIVITY_SM, GPU_ACTIVITY_SM_OCCUPANCY,
+			  out);
+	fig_activity_pair(a, "Tensor / DRAM active", GPU_ACTIVITY_TENSOR, GPU_ACTIVITY_DRAM, out);
+	fig_activity_pair(a, "FP32 / FP16 active", GPU_ACTIVITY_FP32, GPU_ACTIVITY_FP16, out);
+	if (isfinite(a->gpu_throttle_s[GPU_VIOLATION_POWER])) {
+		fig_begin(out, "Throttled by power / thermal");
+		html_fixed(out, a->gpu_throttle_s[GPU_VIOLATION_POWER], 1, " s");
+		strbuf_addstr(out, " / ");
+		html_fixed(out, a->gpu_throttle_s[GPU_VIOLATION_THERMAL], 1, " s");
+		fig_detail(out);
+		strbuf_addstr(out, "the driver's violation counters, summed over the job's GPUs "
+				   "(GPU-seconds)");
+		fig_end(out);
+	}
+}
+
 static void fig_gpus(const struct analysis *a, struct strbuf *out)
 {
 	fig_begin(out, "GPUs reserved / touched / busy");
@@ -546,6 +585,7 @@ static void fig_gpus(const struct analysis *a, struct strbuf *out)
 	strbuf_addstr(out, " of ");
 	html_bytes(out, a->gpu_mem_total_bytes);
 	fig_end(out);
+	fig_gpu_activity(a, out);
 }
 
 static void section_figures(const struct summary *s, const struct analysis *a, struct strbuf *out)

@@ -5,6 +5,7 @@
 #include "report/report.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -339,6 +340,67 @@ static void write_gpu_events(struct jsonw *w, const struct summary *s, int index
 	jsonw_arr_end(w);
 }
 
+/* The GPU a MIG instance is a slice of: the summary's device of that index in MIG mode. */
+static const struct gpu_summary *mig_parent(const struct summary *s, const struct gpu_summary *g)
+{
+	for (int i = 0; i < s->ngpus; i++)
+		if (!s->gpus[i].dev.info.mig && s->gpus[i].dev.info.index == g->dev.info.index &&
+		    strcmp(s->gpus[i].dev.vendor, g->dev.vendor) == 0)
+			return &s->gpus[i];
+	return NULL;
+}
+
+/* A MIG instance's slice and parent (null for a whole GPU). */
+static void write_gpu_mig(struct jsonw *w, const struct summary *s, const struct gpu_summary *g)
+{
+	const struct gpu_device_info *d = &g->dev.info;
+	const struct gpu_summary *parent;
+
+	jsonw_key(w, "mig");
+	if (!d->mig) {
+		jsonw_null(w);
+		return;
+	}
+	parent = mig_parent(s, g);
+	jsonw_obj_begin(w);
+	jsonw_kv_str_opt(w, "profile", d->mig_profile[0] ? d->mig_profile : NULL);
+	jsonw_kv_int(w, "gpu_instance_id", d->gpu_instance_id);
+	jsonw_kv_int(w, "compute_instance_id", d->compute_instance_id);
+	jsonw_kv_int(w, "parent_index", d->index);
+	jsonw_kv_str_opt(w, "parent_uuid", parent ? parent->dev.info.uuid : NULL);
+	jsonw_kv_str_opt(w, "parent_name", parent ? parent->dev.info.name : NULL);
+	jsonw_obj_end(w);
+}
+
+/*
+ * What the SMs did: each activity's average over the job's time on the
+ * GPU, the job's part ("<name>_avg_pct") and the device's
+ * ("device_<name>_avg_pct"), and throttle seconds per reason.
+ */
+static void write_gpu_activity(struct jsonw *w, const struct gpu_summary *g)
+{
+	char key[64];
+
+	for (int a = 0; a < GPU_ACTIVITY__COUNT; a++) {
+		double job = summary_gpu_activity_pct(g, a, true);
+
+		snprintf(key, sizeof(key), "%s_avg_pct", gpu_activity_kinds[a].name);
+		jsonw_kv_double_opt(w, key, !isnan(job), job, 2);
+	}
+	for (int a = 0; a < GPU_ACTIVITY__COUNT; a++) {
+		double dev = summary_gpu_activity_pct(g, a, false);
+
+		snprintf(key, sizeof(key), "device_%s_avg_pct", gpu_activity_kinds[a].name);
+		jsonw_kv_double_opt(w, key, !isnan(dev), dev, 2);
+	}
+	for (int v = 0; v < GPU_VIOLATION__COUNT; v++) {
+		double t = summary_gpu_throttle_s(g, v);
+
+		snprintf(key, sizeof(key), "throttle_%s_s", gpu_violation_kinds[v].name);
+		jsonw_kv_double_opt(w, key, !isnan(t), t, 3);
+	}
+}
+
 static void write_gpus(struct jsonw *w, const struct summary *s)
 {
 	jsonw_key(w, "gpus");
@@ -356,6 +418,7 @@ static void write_gpus(struct jsonw *w, const struct summary *s)
 		jsonw_kv_str(w, "uuid", d->uuid);
 		jsonw_kv_str(w, "name", d->name);
 		jsonw_kv_str(w, "vendor", g->dev.vendor);
+		write_gpu_mig(w, s, g);
 		jsonw_kv_double_opt(w, "util_avg_pct", g->util_n > 0,
 				    g->util_n ? (double)g->util_sum / (double)g->util_n : 0, 1);
 		jsonw_kv_int_opt(w, "util_p95_pct", p95 >= 0, p95);
@@ -380,6 +443,7 @@ static void write_gpus(struct jsonw *w, const struct summary *s)
 		jsonw_kv_double_opt(
 		    w, "throttled_pct", g->throttle_n > 0,
 		    g->throttle_n ? 100.0 * (double)g->throttled / (double)g->throttle_n : 0, 1);
+		write_gpu_activity(w, g);
 		jsonw_kv_int_opt(w, "temp_max_c", g->has_temp, g->temp_max_c);
 		jsonw_kv_int_opt(w, "ecc_corrected", g->has_ecc,
 				 (int64_t)(g->ecc_corrected_last - g->ecc_corrected_first));
@@ -459,6 +523,8 @@ static void write_trend(struct jsonw *w, const char *key, const struct memory_tr
 
 static void write_analysis(struct jsonw *w, const struct analysis *a)
 {
+	char key[64];
+
 	jsonw_key(w, "analysis");
 	if (!a) {
 		jsonw_null(w);
@@ -496,6 +562,18 @@ static void write_analysis(struct jsonw *w, const struct analysis *a)
 	jsonw_kv_double(w, "mem_peak_bytes", a->gpu_mem_peak_bytes, 0);
 	jsonw_kv_double(w, "mem_total_bytes", a->gpu_mem_total_bytes, 0);
 	jsonw_kv_double(w, "throttled_frac", a->gpu_throttled_frac, 3);
+	for (int i = 0; i < GPU_ACTIVITY__COUNT; i++) {
+		snprintf(key, sizeof(key), "%s_avg_pct", gpu_activity_kinds[i].name);
+		jsonw_kv_double(w, key, a->gpu_activity_job_pct[i], 2);
+	}
+	for (int i = 0; i < GPU_ACTIVITY__COUNT; i++) {
+		snprintf(key, sizeof(key), "device_%s_avg_pct", gpu_activity_kinds[i].name);
+		jsonw_kv_double(w, key, a->gpu_activity_pct[i], 2);
+	}
+	for (int i = 0; i < GPU_VIOLATION__COUNT; i++) {
+		snprintf(key, sizeof(key), "throttle_%s_s", gpu_violation_kinds[i].name);
+		jsonw_kv_double(w, key, a->gpu_throttle_s[i], 3);
+	}
 	jsonw_obj_end(w);
 	jsonw_obj_end(w);
 

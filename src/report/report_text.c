@@ -202,6 +202,79 @@ static void section_host(const struct summary *s, struct strbuf *out)
 	strbuf_addch(out, '\n');
 }
 
+/* A MIG instance's slice and parent, after the GPU's name; nothing for a whole GPU. */
+static void gpu_mig_words(const struct gpu_summary *g, struct strbuf *out)
+{
+	const struct gpu_device_info *d = &g->dev.info;
+
+	if (!d->mig)
+		return;
+	strbuf_addf(out, " (MIG %s, GPU instance %u, compute instance %u, of GPU %d)",
+		    d->mig_profile[0] ? d->mig_profile : "slice", d->gpu_instance_id,
+		    d->compute_instance_id, d->index);
+}
+
+/*
+ * What the SMs did, in percent over the command's time on the GPU: its
+ * part, and the device's when they differ (a shared GPU); then the
+ * seconds it was throttled for each reason that held it back.
+ */
+static void gpu_activity_lines(const struct gpu_summary *g, struct strbuf *out)
+{
+	int n = 0;
+	bool shared = false, known = false;
+
+	for (int a = 0; a < GPU_ACTIVITY__COUNT; a++) {
+		double job = summary_gpu_activity_pct(g, a, true);
+		double dev = summary_gpu_activity_pct(g, a, false);
+
+		if (isnan(dev))
+			continue;
+		if (n++)
+			strbuf_addf(out, ", %s ", gpu_activity_kinds[a].label);
+		else
+			strbuf_addf(out, "  %-9s %s ", "", gpu_activity_kinds[a].label);
+		if (isnan(job))
+			strbuf_addstr(out, "unknown");
+		else
+			strbuf_addf(out, "%.1f%%", job);
+		if (isnan(job) || fabs(dev - job) >= 0.05)
+			shared = true;
+	}
+	if (n)
+		strbuf_addch(out, '\n');
+	if (shared) {
+		strbuf_addf(out, "  %-9s the command's part of the device's", "");
+		for (int a = 0, k = 0; a < GPU_ACTIVITY__COUNT; a++) {
+			double dev = summary_gpu_activity_pct(g, a, false);
+
+			if (!isnan(dev))
+				strbuf_addf(out, "%s %s %.1f%%", k++ ? "," : "",
+					    gpu_activity_kinds[a].label, dev);
+		}
+		strbuf_addch(out, '\n');
+	}
+	n = 0;
+	for (int v = 0; v < GPU_VIOLATION__COUNT; v++) {
+		double t = summary_gpu_throttle_s(g, v);
+
+		if (isnan(t))
+			continue;
+		known = true;
+		if (t < 0.0005)
+			continue;
+		if (n++)
+			strbuf_addf(out, ", %s %.3f s", gpu_violation_kinds[v].label, t);
+		else
+			strbuf_addf(out, "  %-9s throttled by %s %.3f s", "",
+				    gpu_violation_kinds[v].label, t);
+	}
+	if (n)
+		strbuf_addch(out, '\n');
+	else if (known)
+		strbuf_addf(out, "  %-9s throttled 0 s for every reason the driver counts\n", "");
+}
+
 static void section_gpus(const struct summary *s, struct strbuf *out)
 {
 	const char *label = "GPUs";
@@ -213,7 +286,9 @@ static void section_gpus(const struct summary *s, struct strbuf *out)
 
 		if (!g->used)
 			continue;
-		strbuf_addf(out, "  %-9s GPU %d %s:", label, g->dev.info.index, g->dev.info.name);
+		strbuf_addf(out, "  %-9s GPU %d %s", label, g->dev.info.index, g->dev.info.name);
+		gpu_mig_words(g, out);
+		strbuf_addch(out, ':');
 		label = "";
 		if (g->util_n)
 			strbuf_addf(out, " util %.1f%% on average, p95 %d%%",
@@ -246,6 +321,7 @@ static void section_gpus(const struct summary *s, struct strbuf *out)
 					    fmt_bytes(B(d), g->nvlink_tx_bytes));
 			strbuf_addch(out, '\n');
 		}
+		gpu_activity_lines(g, out);
 		if (g->throttle_n && g->throttled)
 			strbuf_addf(out,
 				    "  %-9s slowed down (power or thermal) in %.0f%% of samples\n",
