@@ -407,6 +407,19 @@ static void test_verdicts(void **state)
 	assert_true(contains(v->message, want));
 	assert_float_equal(evidence_of(v, "throttle_power_s"), 59 * 0.4, 1e-6);
 	assert_float_equal(r->an.gpu_throttle_s[GPU_VIOLATION_POWER], 59 * 0.4, 1e-6);
+	/* the series: 40 % of each interval throttled, SM active as given; none before the first */
+	{
+		double pts[JS_POINTS];
+		size_t n = jobseries_overview(&r->js, 0, JSG_THROTTLE_POWER_PCT, pts);
+
+		assert_true(n >= 59);
+		assert_true(isnan(pts[0]));
+		for (size_t i = 1; i < n; i++)
+			assert_float_equal(pts[i], 40, 1e-6);
+		n = jobseries_overview(&r->js, 0, JSG_SM_ACTIVE_PCT, pts);
+		for (size_t i = 0; i < n; i++)
+			assert_float_equal(pts[i], 70, 1e-9);
+	}
 	job_report_release(r);
 
 	/* tensor cores busy: none of them */
