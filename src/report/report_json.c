@@ -464,8 +464,11 @@ static void write_gpus(struct jsonw *w, const struct summary *s)
 		jsonw_kv_int(w, "index", g->dev.info.index);
 		jsonw_kv_str(w, "uuid", g->dev.info.uuid);
 		jsonw_kv_str(w, "name", g->dev.info.name);
+		write_gpu_mig(w, s, g);
 		jsonw_kv_str(w, "note",
-			     s->gpu_procs_known
+			     g->dev.info.mig_enabled
+				 ? "in MIG mode: its slices are GPUs of their own, listed apart"
+			     : s->gpu_procs_known
 				 ? "visible to the command; none of its processes used it"
 				 : "the driver gives no process lists: use unknown");
 		jsonw_obj_end(w);

@@ -332,9 +332,12 @@ static void section_gpus(const struct summary *s, struct strbuf *out)
 
 		if (g->used)
 			continue;
-		strbuf_addf(out, "  %-9s GPU %d %s: not used by the command%s\n", label,
-			    g->dev.info.index, g->dev.info.name,
-			    s->gpu_procs_known ? "" : " (as far as the driver tells)");
+		strbuf_addf(out, "  %-9s GPU %d %s", label, g->dev.info.index, g->dev.info.name);
+		gpu_mig_words(g, out);
+		strbuf_addf(out, ": not used by the command%s\n",
+			    g->dev.info.mig_enabled ? " (in MIG mode: its slices are listed apart)"
+			    : s->gpu_procs_known    ? ""
+						    : " (as far as the driver tells)");
 		label = "";
 	}
 }

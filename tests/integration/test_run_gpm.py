@@ -231,6 +231,10 @@ proc 0/2 pid=1 mem=1073741824
     eq(g["mig"]["parent_index"], 0, "its parent's index")
     eq(g["mig"]["parent_uuid"], "GPU-aaaa", "its parent")
     eq(g["mem_total_bytes"], 10200547328, "the slice's memory")
+    unused = {x["uuid"]: x for x in r.report["gpus_not_used"]}
+    eq(sorted(unused), ["GPU-aaaa", "MIG-aaaa-2"], "the parent and the other slice: not used")
+    check("MIG mode" in unused["GPU-aaaa"]["note"], "the parent's note: %r" % unused["GPU-aaaa"])
+    eq(unused["MIG-aaaa-2"]["mig"]["gpu_instance_id"], 2, "the other slice named")
     for name, pct in (("sm_active", 30.0), ("sm_occupancy", 20.0), ("tensor_active", 12.5),
                       ("dram_active", 40.0), ("fp32_active", 15.0)):
         close_to(g[name + "_avg_pct"], pct, 1e-9, "%s: the slice's own" % name)
