@@ -239,7 +239,6 @@ static void figures_gpu(struct analysis *a, const struct summary *s, const struc
 		a->gpu_activity_pct[i] = summary_gpus_activity_pct(s, i, false);
 		a->gpu_activity_job_pct[i] = summary_gpus_activity_pct(s, i, true);
 	}
-	a->gpu_throttle_power_max_s = NAN;
 	for (int i = 0; i < GPU_VIOLATION__COUNT; i++)
 		a->gpu_throttle_s[i] = summary_gpus_throttle_s(s, i);
 	for (int i = 0; i < s->ngpus; i++) {
@@ -1004,6 +1003,11 @@ void analysis_run(const struct summary *s, const struct jobseries *js, struct an
 			a->samples = (size_t)s->gpus[i].samples;
 	a->too_short = a->samples < ANALYSIS_MIN_SAMPLES;
 	a->period_s = a->period_confidence = NAN;
+	a->gpu_throttle_power_max_s = NAN;
+	for (int i = 0; i < GPU_ACTIVITY__COUNT; i++)
+		a->gpu_activity_pct[i] = a->gpu_activity_job_pct[i] = NAN;
+	for (int i = 0; i < GPU_VIOLATION__COUNT; i++)
+		a->gpu_throttle_s[i] = NAN;
 	trend_unknown(&a->host_mem);
 	trend_unknown(&a->gpu_mem);
 	w = malloc(sizeof(*w));
