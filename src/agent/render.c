@@ -91,48 +91,11 @@ static void gpu_labels(struct strbuf *o, const struct device_record *d, bool app
 /* A GPM figure of a sample (percent x 100) / div, NAN when the driver gave none. */
 double agent_prof_value(const struct gpu_sample *g, uint32_t bit, double div)
 {
-	uint32_t v;
-
-	if (!(g->prof_valid & bit))
-		return NAN;
-	switch (bit) {
-	case GPU_PROF_GR_ACTIVE:
-		v = g->gr_active_pct100;
-		break;
-	case GPU_PROF_SM_ACTIVE:
-		v = g->sm_active_pct100;
-		break;
-	case GPU_PROF_SM_OCCUPANCY:
-		v = g->sm_occupancy_pct100;
-		break;
-	case GPU_PROF_TENSOR_ACTIVE:
-		v = g->tensor_active_pct100;
-		break;
-	case GPU_PROF_DFMA_TENSOR:
-		v = g->dfma_tensor_active_pct100;
-		break;
-	case GPU_PROF_HMMA_TENSOR:
-		v = g->hmma_tensor_active_pct100;
-		break;
-	case GPU_PROF_IMMA_TENSOR:
-		v = g->imma_tensor_active_pct100;
-		break;
-	case GPU_PROF_DRAM_ACTIVE:
-		v = g->dram_active_pct100;
-		break;
-	case GPU_PROF_FP64_ACTIVE:
-		v = g->fp64_active_pct100;
-		break;
-	case GPU_PROF_FP32_ACTIVE:
-		v = g->fp32_active_pct100;
-		break;
-	case GPU_PROF_FP16_ACTIVE:
-		v = g->fp16_active_pct100;
-		break;
-	default:
-		return NAN;
-	}
-	return v / div;
+	/* figures.c reads the field; its percent x 100 is an integer again, exactly */
+	for (int a = 0; a < GPU_ACTIVITY__COUNT; a++)
+		if (gpu_activity_kinds[a].prof == bit)
+			return round(gpu_activity_pct(g, (enum gpu_activity)a) * 100.0) / div;
+	return NAN;
 }
 
 const struct agent_viol_reason agent_viol_reasons[AGENT_VIOL_REASONS] = {
@@ -164,48 +127,15 @@ const struct agent_viol_reason agent_viol_reasons[AGENT_VIOL_REASONS] = {
 /* A violation counter of a sample, ns, or -1 when the driver gave none. */
 int64_t agent_viol_ns(const struct gpu_sample *g, uint32_t bit)
 {
-	uint64_t v;
-
 	if (!(g->prof_valid & bit))
 		return -1;
-	switch (bit) {
-	case GPU_PROF_VIOL_POWER:
-		v = g->viol_power_ns;
-		break;
-	case GPU_PROF_VIOL_THERMAL:
-		v = g->viol_thermal_ns;
-		break;
-	case GPU_PROF_VIOL_SYNC_BOOST:
-		v = g->viol_sync_boost_ns;
-		break;
-	case GPU_PROF_VIOL_BOARD_LIMIT:
-		v = g->viol_board_limit_ns;
-		break;
-	case GPU_PROF_VIOL_LOW_UTIL:
-		v = g->viol_low_util_ns;
-		break;
-	case GPU_PROF_VIOL_RELIABILITY:
-		v = g->viol_reliability_ns;
-		break;
-	case GPU_PROF_VIOL_APP_CLOCKS:
-		v = g->viol_app_clocks_ns;
-		break;
-	case GPU_PROF_VIOL_BASE_CLOCKS:
-		v = g->viol_base_clocks_ns;
-		break;
-	case GPU_PROF_VIOL_SW_THERMAL:
-		v = g->viol_sw_thermal_ns;
-		break;
-	case GPU_PROF_VIOL_HW_THERMAL:
-		v = g->viol_hw_thermal_ns;
-		break;
-	case GPU_PROF_VIOL_HW_POWER_BRAKE:
-		v = g->viol_hw_power_brake_ns;
-		break;
-	default:
-		return -1;
-	}
-	return v > INT64_MAX ? INT64_MAX : (int64_t)v;
+	for (int v = 0; v < GPU_VIOLATION__COUNT; v++)
+		if (gpu_violation_kinds[v].prof == bit) {
+			uint64_t ns = gpu_violation_ns(g, (enum gpu_violation)v);
+
+			return ns > INT64_MAX ? INT64_MAX : (int64_t)ns;
+		}
+	return -1;
 }
 
 static double cpu_s(uint64_t ms)
@@ -217,7 +147,7 @@ static void render_host_metrics(const struct agent *a, struct strbuf *o)
 {
 	const struct host_sample *h = a->host;
 	const struct cpu_times *c = &h->cpu.total;
-	static const char *const modes[] = {"user",   "nice", "system",  "idle",
+	static const char *const modes[] = {"user",   "nice", "system",	 "idle",
 					    "iowait", "irq",  "softirq", "steal"};
 	const uint64_t vals[] = {c->user_ms,   c->nice_ms, c->system_ms,  c->idle_ms,
 				 c->iowait_ms, c->irq_ms,  c->softirq_ms, c->steal_ms};
@@ -254,19 +184,16 @@ static void render_host_metrics(const struct agent *a, struct strbuf *o)
 	}
 	if (h->valid & HOST_HAS_DISK) {
 		prom_family_head(o, PF_NODE_DISK_READ);
-		prom_sample(o, prom_fam_name(PF_NODE_DISK_READ), "",
-			    (double)h->disk_read_bytes);
+		prom_sample(o, prom_fam_name(PF_NODE_DISK_READ), "", (double)h->disk_read_bytes);
 		prom_family_head(o, PF_NODE_DISK_WRITTEN);
 		prom_sample(o, prom_fam_name(PF_NODE_DISK_WRITTEN), "",
 			    (double)h->disk_write_bytes);
 	}
 	if (h->valid & HOST_HAS_NET) {
 		prom_family_head(o, PF_NODE_NET_RX);
-		prom_sample(o, prom_fam_name(PF_NODE_NET_RX), "",
-			    (double)h->net_rx_bytes);
+		prom_sample(o, prom_fam_name(PF_NODE_NET_RX), "", (double)h->net_rx_bytes);
 		prom_family_head(o, PF_NODE_NET_TX);
-		prom_sample(o, prom_fam_name(PF_NODE_NET_TX), "",
-			    (double)h->net_tx_bytes);
+		prom_sample(o, prom_fam_name(PF_NODE_NET_TX), "", (double)h->net_tx_bytes);
 	}
 	if (h->valid & HOST_HAS_PSI_MEM && h->psi_mem.some_valid) {
 		prom_family_head(o, PF_NODE_PSI_MEMORY);
@@ -283,10 +210,10 @@ static void render_gpu_metrics(const struct agent *a, struct strbuf *o, struct s
 		enum prom_fam id;
 		uint32_t bit;
 	} fam[] = {
-	    {PF_GPU_UTIL, GPU_UTIL},	     {PF_GPU_MEMORY_USED, GPU_MEM_USED},
-	    {PF_GPU_MEMORY_TOTAL, 0},	     {PF_GPU_POWER, GPU_POWER},
-	    {PF_GPU_ENERGY, GPU_ENERGY},     {PF_GPU_TEMPERATURE, GPU_TEMP},
-	    {PF_GPU_PCIE_RX, GPU_PCIE},      {PF_GPU_PCIE_TX, GPU_PCIE},
+	    {PF_GPU_UTIL, GPU_UTIL},	 {PF_GPU_MEMORY_USED, GPU_MEM_USED},
+	    {PF_GPU_MEMORY_TOTAL, 0},	 {PF_GPU_POWER, GPU_POWER},
+	    {PF_GPU_ENERGY, GPU_ENERGY}, {PF_GPU_TEMPERATURE, GPU_TEMP},
+	    {PF_GPU_PCIE_RX, GPU_PCIE},	 {PF_GPU_PCIE_TX, GPU_PCIE},
 	};
 
 	if (a->gpus.ndevices == 0)
@@ -302,15 +229,32 @@ static void render_gpu_metrics(const struct agent *a, struct strbuf *o, struct s
 			if (!a->gsample_ok[i] || (fam[f].bit && !(g->valid & fam[f].bit)))
 				continue;
 			switch (f) {
-			case 0: v = g->util_pct; break;
-			case 1: v = (double)g->mem_used_bytes; break;
-			case 2: v = d->info.mem_total_bytes ? (double)d->info.mem_total_bytes : NAN; break;
-			case 3: v = g->power_mw / 1000.0; break;
-			case 4: v = (double)g->energy_mj / 1000.0; break;
-			case 5: v = g->temp_c; break;
-			case 6: v = (double)g->pcie_rx_bps; break;
-			case 7: v = (double)g->pcie_tx_bps; break;
-			default: break;
+			case 0:
+				v = g->util_pct;
+				break;
+			case 1:
+				v = (double)g->mem_used_bytes;
+				break;
+			case 2:
+				v = d->info.mem_total_bytes ? (double)d->info.mem_total_bytes : NAN;
+				break;
+			case 3:
+				v = g->power_mw / 1000.0;
+				break;
+			case 4:
+				v = (double)g->energy_mj / 1000.0;
+				break;
+			case 5:
+				v = g->temp_c;
+				break;
+			case 6:
+				v = (double)g->pcie_rx_bps;
+				break;
+			case 7:
+				v = (double)g->pcie_tx_bps;
+				break;
+			default:
+				break;
 			}
 			if (isnan(v))
 				continue;
@@ -427,9 +371,10 @@ static void render_gpu_prof_metrics(const struct agent *a, struct strbuf *o, str
 static void render_job_metrics(const struct agent *a, struct strbuf *o, struct strbuf *lab)
 {
 	static const enum prom_fam fams[] = {
-	    PF_JOB_CPU_SECONDS,	   PF_JOB_CPU_CORES,	   PF_JOB_MEMORY_RSS,	  PF_JOB_SWAP,
-	    PF_JOB_READ,	   PF_JOB_WRITTEN,	   PF_JOB_PROCESSES,	  PF_JOB_RESERVED_CPUS,
-	    PF_JOB_RESERVED_MEMORY, PF_JOB_RESERVED_GPUS, PF_JOB_CGROUP_MEMORY, PF_JOB_START_TIME,
+	    PF_JOB_CPU_SECONDS,	  PF_JOB_CPU_CORES,	PF_JOB_MEMORY_RSS,
+	    PF_JOB_SWAP,	  PF_JOB_READ,		PF_JOB_WRITTEN,
+	    PF_JOB_PROCESSES,	  PF_JOB_RESERVED_CPUS, PF_JOB_RESERVED_MEMORY,
+	    PF_JOB_RESERVED_GPUS, PF_JOB_CGROUP_MEMORY, PF_JOB_START_TIME,
 	};
 	size_t nf = sizeof(fams) / sizeof(fams[0]);
 
@@ -444,21 +389,45 @@ static void render_job_metrics(const struct agent *a, struct strbuf *o, struct s
 			if (!j->live)
 				continue;
 			switch (f) {
-			case 0: v = cpu_s(jobs_cpu_ms(s)); break;
-			case 1: v = j->has_rate ? j->cpu_cores : NAN; break;
-			case 2: v = (double)s->rss_bytes; break;
-			case 3: v = s->valid & JS_SWAP ? (double)s->swap_bytes : NAN; break;
-			case 4: v = s->valid & JS_IO ? (double)s->read_bytes : NAN; break;
-			case 5: v = s->valid & JS_IO ? (double)s->write_bytes : NAN; break;
-			case 6: v = s->nprocs; break;
-			case 7: v = j->rec.reserved_cpus > 0 ? j->rec.reserved_cpus : NAN; break;
-			case 8:
-				v = j->rec.reserved_mem_bytes ? (double)j->rec.reserved_mem_bytes : NAN;
+			case 0:
+				v = cpu_s(jobs_cpu_ms(s));
 				break;
-			case 9: v = j->rec.has_reserved_gpus ? j->rec.reserved_gpus : NAN; break;
-			case 10: v = s->valid & JS_CG_MEM ? (double)s->cg_mem_bytes : NAN; break;
-			case 11: v = (double)j->rec.start_ms / 1000.0; break;
-			default: break;
+			case 1:
+				v = j->has_rate ? j->cpu_cores : NAN;
+				break;
+			case 2:
+				v = (double)s->rss_bytes;
+				break;
+			case 3:
+				v = s->valid & JS_SWAP ? (double)s->swap_bytes : NAN;
+				break;
+			case 4:
+				v = s->valid & JS_IO ? (double)s->read_bytes : NAN;
+				break;
+			case 5:
+				v = s->valid & JS_IO ? (double)s->write_bytes : NAN;
+				break;
+			case 6:
+				v = s->nprocs;
+				break;
+			case 7:
+				v = j->rec.reserved_cpus > 0 ? j->rec.reserved_cpus : NAN;
+				break;
+			case 8:
+				v = j->rec.reserved_mem_bytes ? (double)j->rec.reserved_mem_bytes
+							      : NAN;
+				break;
+			case 9:
+				v = j->rec.has_reserved_gpus ? j->rec.reserved_gpus : NAN;
+				break;
+			case 10:
+				v = s->valid & JS_CG_MEM ? (double)s->cg_mem_bytes : NAN;
+				break;
+			case 11:
+				v = (double)j->rec.start_ms / 1000.0;
+				break;
+			default:
+				break;
 			}
 			if (isnan(v))
 				continue;
@@ -969,8 +938,7 @@ static void json_node(const struct agent *a, struct strbuf *o)
 	jsonw_arr_end(&w);
 	jsonw_key(&w, "host");
 	jsonw_obj_begin(&w);
-	jsonw_kv_int_opt(&w, "cpus", a->host_ok && (h->valid & HOST_HAS_CPU),
-			 host_online_cpus(h));
+	jsonw_kv_int_opt(&w, "cpus", a->host_ok && (h->valid & HOST_HAS_CPU), host_online_cpus(h));
 	jsonw_kv_int_opt(&w, "memory_total_bytes", a->host_ok && (h->mem.valid & MEMINFO_TOTAL),
 			 (int64_t)h->mem.total_bytes);
 	jsonw_kv_int_opt(&w, "memory_available_bytes",
