@@ -214,15 +214,49 @@ static void gpu_mig_words(const struct gpu_summary *g, struct strbuf *out)
 		    d->compute_instance_id, d->index);
 }
 
+/* Items of a list, ", " between them, lines broken before TEXT_WRAP columns. */
+#define TEXT_WRAP 100
+struct wrap {
+	struct strbuf *out;
+	size_t line_start; /* offset of the current line in out */
+	int items;
+};
+
+static void wrap_item(struct wrap *w, const char *item)
+{
+	size_t col = w->out->len - w->line_start;
+
+	if (w->items && col + 2 + strlen(item) > TEXT_WRAP) {
+		strbuf_addstr(w->out, ",\n");
+		w->line_start = w->out->len;
+		strbuf_addf(w->out, "  %-9s ", "");
+	} else if (w->items) {
+		strbuf_addstr(w->out, ", ");
+	} else {
+		w->line_start = w->out->len;
+		strbuf_addf(w->out, "  %-9s ", "");
+	}
+	strbuf_addstr(w->out, item);
+	w->items++;
+}
+
+static void wrap_end(struct wrap *w)
+{
+	if (w->items)
+		strbuf_addch(w->out, '\n');
+	w->items = 0;
+}
+
 /*
  * What the SMs did, in percent over the command's time on the GPU: its
- * part, and the device's when they differ (a shared GPU); then the
+ * part, and the whole device's when they differ (a shared GPU); then the
  * seconds it was throttled for each reason that held it back.
  */
 static void gpu_activity_lines(const struct gpu_summary *g, struct strbuf *out)
 {
-	int n = 0;
+	struct wrap w = {.out = out};
 	bool shared = false, known = false;
+	char item[96];
 
 	for (int a = 0; a < GPU_ACTIVITY__COUNT; a++) {
 		double job = summary_gpu_activity_pct(g, a, true);
@@ -230,31 +264,28 @@ static void gpu_activity_lines(const struct gpu_summary *g, struct strbuf *out)
 
 		if (isnan(dev))
 			continue;
-		if (n++)
-			strbuf_addf(out, ", %s ", gpu_activity_kinds[a].label);
-		else
-			strbuf_addf(out, "  %-9s %s ", "", gpu_activity_kinds[a].label);
 		if (isnan(job))
-			strbuf_addstr(out, "unknown");
+			snprintf(item, sizeof(item), "%s unknown", gpu_activity_kinds[a].label);
 		else
-			strbuf_addf(out, "%.1f%%", job);
+			snprintf(item, sizeof(item), "%s %.1f%%", gpu_activity_kinds[a].label, job);
+		wrap_item(&w, item);
 		if (isnan(job) || fabs(dev - job) >= 0.05)
 			shared = true;
 	}
-	if (n)
-		strbuf_addch(out, '\n');
+	wrap_end(&w);
 	if (shared) {
-		strbuf_addf(out, "  %-9s the command's part of the device's", "");
-		for (int a = 0, k = 0; a < GPU_ACTIVITY__COUNT; a++) {
+		for (int a = 0; a < GPU_ACTIVITY__COUNT; a++) {
 			double dev = summary_gpu_activity_pct(g, a, false);
 
-			if (!isnan(dev))
-				strbuf_addf(out, "%s %s %.1f%%", k++ ? "," : "",
-					    gpu_activity_kinds[a].label, dev);
+			if (isnan(dev))
+				continue;
+			snprintf(item, sizeof(item), "%s%s %.1f%%",
+				 w.items ? "" : "the whole device (every process on it): ",
+				 gpu_activity_kinds[a].label, dev);
+			wrap_item(&w, item);
 		}
-		strbuf_addch(out, '\n');
+		wrap_end(&w);
 	}
-	n = 0;
 	for (int v = 0; v < GPU_VIOLATION__COUNT; v++) {
 		double t = summary_gpu_throttle_s(g, v);
 
@@ -263,14 +294,12 @@ static void gpu_activity_lines(const struct gpu_summary *g, struct strbuf *out)
 		known = true;
 		if (t < 0.0005)
 			continue;
-		if (n++)
-			strbuf_addf(out, ", %s %.3f s", gpu_violation_kinds[v].label, t);
-		else
-			strbuf_addf(out, "  %-9s throttled by %s %.3f s", "",
-				    gpu_violation_kinds[v].label, t);
+		snprintf(item, sizeof(item), "%s%s %.3f s", w.items ? "" : "throttled by ",
+			 gpu_violation_kinds[v].label, t);
+		wrap_item(&w, item);
 	}
-	if (n)
-		strbuf_addch(out, '\n');
+	if (w.items)
+		wrap_end(&w);
 	else if (known)
 		strbuf_addf(out, "  %-9s throttled 0 s for every reason the driver counts\n", "");
 }
