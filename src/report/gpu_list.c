@@ -113,7 +113,8 @@ void gpu_list_json(const struct gpu_set *set, struct strbuf *out)
 		jsonw_kv_str(&w, "backend", v->backend->name);
 		jsonw_kv_str_opt(&w, "library", v->note.library[0] ? v->note.library : NULL);
 		jsonw_kv_str(&w, "state", gpu_lib_state_name(v->note.state));
-		jsonw_kv_int(&w, "gpu_count", v->ndevices);
+		jsonw_kv_int(&w, "gpu_count", v->ndevices - v->nmig);
+		jsonw_kv_int(&w, "mig_device_count", v->nmig);
 		jsonw_kv_str_opt(&w, "detail", v->note.detail[0] ? v->note.detail : NULL);
 		jsonw_kv_str(&w, "summary", line);
 		jsonw_obj_end(&w);

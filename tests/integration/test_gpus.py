@@ -138,6 +138,11 @@ def test_profiling_and_mig(wd):
     p = jobscope("gpus", "--json", env=env_for(wd, nvml=NVML, scenario=H100_MIG))
     eq(p.returncode, 0, "exit code: %s" % p.stderr)
     gpus = json.loads(p.stdout)["gpus"]
+    nv = [v for v in json.loads(p.stdout)["vendors"] if v["vendor"] == "NVIDIA"][0]
+    eq((nv["gpu_count"], nv["mig_device_count"]), (3, 2), "GPUs and MIG devices counted apart")
+    check(nv["summary"].endswith(": 3 GPUs, 2 MIG devices"), "summary %r" % nv["summary"])
+    text = jobscope("gpus", env=env_for(wd, nvml=NVML, scenario=H100_MIG)).stdout
+    check(": 3 GPUs, 2 MIG devices" in text.splitlines()[0], "the text's first line %r" % text)
     eq([(g["index"], g["uuid"], g["mig"]) for g in gpus],
        [(0, "GPU-aaaa", False), (0, "MIG-aaaa-1", True), (0, "MIG-aaaa-5", True),
         (1, "GPU-bbbb", False), (2, "GPU-cccc", False)], "each MIG device after its GPU")

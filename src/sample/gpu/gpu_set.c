@@ -74,6 +74,8 @@ int gpu_set_open(struct gpu_set *set)
 		set->nopened++;
 		add_devices(set, o);
 		v->ndevices = set->ndevices - before;
+		for (int k = before; k < set->ndevices; k++)
+			v->nmig += set->dev[k].info.mig;
 		if (v->ndevices == 0 && v->note.state == GPU_LIB_OPEN) {
 			/* devices it counted but could not describe */
 			v->note.state = GPU_LIB_NO_GPU;
@@ -102,7 +104,13 @@ void gpu_vendor_describe(const struct gpu_vendor *v, char *buf, size_t size)
 		break;
 	case GPU_LIB_OPEN:
 	default:
-		snprintf(buf, size, "%s: %d GPU%s", lib, v->ndevices, v->ndevices == 1 ? "" : "s");
+		if (v->nmig)
+			snprintf(buf, size, "%s: %d GPU%s, %d MIG device%s", lib,
+				 v->ndevices - v->nmig, v->ndevices - v->nmig == 1 ? "" : "s",
+				 v->nmig, v->nmig == 1 ? "" : "s");
+		else
+			snprintf(buf, size, "%s: %d GPU%s", lib, v->ndevices,
+				 v->ndevices == 1 ? "" : "s");
 		break;
 	}
 }

@@ -50,6 +50,7 @@ struct gpu_vendor {
 	const struct gpu_backend *backend;
 	struct gpu_open_note note;
 	int ndevices; /* of this vendor in dev[] */
+	int nmig;     /* ... of which MIG devices (gpu_device_info.mig) */
 };
 
 struct gpu_set {
