@@ -198,6 +198,23 @@ _Static_assert(sizeof(struct nv_util_sample) == 32, "nvmlProcessUtilizationSampl
 _Static_assert(sizeof(struct nv_field_value) == 40, "nvmlFieldValue_t");
 _Static_assert(sizeof(struct nv_event_data) == 32, "nvmlEventData_t");
 
+/* GPM (docs/gpu.md): the metrics asked, as nvml_prof.c asks them (11) */
+#define NV_GPM_ASKED 11
+struct nv_gpm_metric {
+	unsigned int metric_id;
+	nvret nvml_return;
+	double value;
+	char *short_name, *long_name, *unit;
+};
+struct nv_gpm_metrics_get {
+	unsigned int version, num_metrics;
+	void *sample1, *sample2;
+	struct nv_gpm_metric metrics[NV_GPM_ASKED];
+};
+_Static_assert(sizeof(struct nv_gpm_metric) == 40, "nvmlGpmMetric_t");
+_Static_assert(__builtin_offsetof(struct nv_gpm_metrics_get, metrics) == 24, "nvmlGpmMetricsGet_t");
+static const unsigned int nv_gpm_ids[NV_GPM_ASKED] = {1, 2, 3, 5, 6, 7, 9, 10, 11, 12, 13};
+
 struct nvml_replay {
 	nvret (*count)(unsigned int *);
 	nvret (*handle_by_index)(unsigned int, nv_device *);
@@ -218,6 +235,12 @@ struct nvml_replay {
 	nvret (*register_events)(nv_device, unsigned long long, void *);
 	nvret (*set_wait)(void *, struct nv_event_data *, unsigned int);
 	nvret (*set_free)(void *);
+	nvret (*gpm_sample_alloc)(void **);
+	nvret (*gpm_sample_free)(void *);
+	nvret (*gpm_sample_get)(nv_device, void *);
+	nvret (*gpm_metrics_get)(struct nv_gpm_metrics_get *);
+	void *gpm[GPU_MAX_DEVICES][2]; /* each device's two samples: [0] the newest */
+	bool gpm_have_prev[GPU_MAX_DEVICES];
 	nvret (*remapped_rows)(nv_device, unsigned int *, unsigned int *, unsigned int *,
 			       unsigned int *);
 
@@ -237,8 +260,7 @@ struct nvml_replay {
 /*
  * The violation counters (fields 74-81, 269-271) and the PCIe replay
  * counter (94), in enum gpu_prof's order, which the backend reads in one
- * GetFieldValues call (src/sample/gpu/nvml_prof.c); no GPM here: the
- * bench's scenario has none.
+ * GetFieldValues call (src/sample/gpu/nvml_prof.c).
  */
 static const unsigned int nv_prof_field_ids[12] = {74, 75, 76,	77,  78,  79,
 						   80, 81, 269, 270, 271, 94};
@@ -280,6 +302,10 @@ static void nvml_replay_open(struct replay *r)
 	n->set_wait = sym(r->dl, "nvmlEventSetWait_v2");
 	n->set_free = sym(r->dl, "nvmlEventSetFree");
 	n->remapped_rows = sym(r->dl, "nvmlDeviceGetRemappedRows");
+	n->gpm_sample_alloc = sym(r->dl, "nvmlGpmSampleAlloc");
+	n->gpm_sample_free = sym(r->dl, "nvmlGpmSampleFree");
+	n->gpm_sample_get = sym(r->dl, "nvmlGpmSampleGet");
+	n->gpm_metrics_get = sym(r->dl, "nvmlGpmMetricsGet");
 
 	/* no nvmlInit here: it would reload the scenario under the backend */
 	if (n->count(&count) != NV_SUCCESS || (int)count != r->ndevices)
@@ -290,6 +316,11 @@ static void nvml_replay_open(struct replay *r)
 	for (int i = 0; i < r->ndevices; i++)
 		if (n->handle_by_index((unsigned int)i, &n->dev[i]) != NV_SUCCESS)
 			errx(1, "replay: no handle for device %d", i);
+	for (int i = 0; i < r->ndevices; i++)
+		if ((r->prof[i] & GPU_PROF_GPM) &&
+		    (n->gpm_sample_alloc(&n->gpm[i][0]) != NV_SUCCESS ||
+		     n->gpm_sample_alloc(&n->gpm[i][1]) != NV_SUCCESS))
+			errx(1, "replay: no GPM samples for device %d", i);
 	/* an event set like the backend's: the same devices, the same types */
 	if (n->set_create(&n->events) != NV_SUCCESS)
 		errx(1, "replay: nvmlEventSetCreate failed");
@@ -319,6 +350,10 @@ static void nvml_replay_close(struct replay *r)
 	struct nvml_replay *n = r->state;
 
 	n->set_free(n->events);
+	for (int i = 0; i < r->ndevices; i++)
+		for (int k = 0; k < 2; k++)
+			if (n->gpm[i][k])
+				n->gpm_sample_free(n->gpm[i][k]);
 	free(n->list_buf[0]);
 	free(n->list_buf[1]);
 	free(n->util_buf);
@@ -392,6 +427,27 @@ static void nvml_replay_device(struct replay *r, struct nvml_replay *n, int i)
 	if (sup & GPU_ECC) {
 		nv_check(r, NV(r, n->ecc(dev, 0, 0, &ull)));
 		nv_check(r, NV(r, n->ecc(dev, 1, 0, &ull)));
+	}
+	if (r->prof[i] & GPU_PROF_GPM) {
+		/* read_gpm: a sample into the older buffer, then every metric at once */
+		void *older = n->gpm[i][1];
+
+		nv_check(r, NV(r, n->gpm_sample_get(dev, older)));
+		n->gpm[i][1] = n->gpm[i][0];
+		n->gpm[i][0] = older;
+		if (n->gpm_have_prev[i]) {
+			struct nv_gpm_metrics_get mg;
+
+			memset(&mg, 0, sizeof(mg));
+			mg.version = 1;
+			mg.num_metrics = NV_GPM_ASKED;
+			mg.sample1 = n->gpm[i][1];
+			mg.sample2 = n->gpm[i][0];
+			for (int k = 0; k < NV_GPM_ASKED; k++)
+				mg.metrics[k].metric_id = nv_gpm_ids[k];
+			nv_check(r, NV(r, n->gpm_metrics_get(&mg)));
+		}
+		n->gpm_have_prev[i] = true;
 	}
 	{
 		unsigned int nf = 0, corr, unc, pending, failed;

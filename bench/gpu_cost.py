@@ -51,12 +51,12 @@ OWN_LABELS = {"jobscope_tick": "sample_gpus' loop"}
 
 
 def scenario(vendor, ndev, nproc):
-    """Every metric on every device, NVLink on (NVML), nproc processes per device."""
+    """Every metric on every device, NVLink and GPM on (NVML: a Hopper), nproc processes per device."""
     lines = [f"# {vendor}: {ndev} devices x {nproc} processes, everything supported",
              "driver 535.104.05" if vendor == "nvml" else "driver 6.1.2"]
     for d in range(ndev):
         if vendor == "nvml":
-            lines.append(f"device {d} mem_total=85899345920 power_limit=400000 nvlinks=12")
+            lines.append(f"device {d} mem_total=85899345920 power_limit=400000 nvlinks=12 gpm=1")
         else:
             lines.append(f"device {d} uuid=0x{0x1000 + d:x} bus=0000:{d + 3:02x}:00.0 "
                          "mem_total=68719476736")
@@ -64,7 +64,10 @@ def scenario(vendor, ndev, nproc):
         lines.append(f"at 0 {d} util=50 mem_util=30 mem_used=10737418240 pcie_tx_kbps=1000 "
                      "pcie_rx_kbps=2000 nvlink_tx_kib=100 nvlink_rx_kib=200 power=250000 "
                      "energy=1000 temp=60 sm_clock=1400 mem_clock=1500 throttle=0 "
-                     "ecc_sbe=0 ecc_dbe=0")
+                     "ecc_sbe=0 ecc_dbe=0" +
+                     (" sm_active=61.5 sm_occupancy=40 tensor=25 dfma=0 hmma=25 imma=0 dram=33"
+                      " fp64=0 fp32=45 fp16=10 gr_active=70 viol_power=0.5 pcie_replay=0"
+                      " remapped_corr=0 remapped_unc=0" if vendor == "nvml" else ""))
     for d in range(ndev):
         for i in range(nproc):
             lines.append(f"proc {d} pid={100000 + d * nproc + i} mem=1073741824 sm=10 memutil=5")
