@@ -807,6 +807,15 @@ void agent_json_stored_job(struct jsonw *w, const struct store_row *r)
 	kv_col_int(w, "gpus_used", r, STORE_JOBS_COL_GPUS_USED);
 	kv_col_double(w, "gpu_util_avg_pct", r, STORE_JOBS_COL_GPU_UTIL_AVG_PCT);
 	kv_col_int(w, "gpu_energy_mj", r, STORE_JOBS_COL_GPU_ENERGY_MJ);
+	kv_col_double(w, "sm_active_avg_pct", r, STORE_JOBS_COL_SM_ACTIVE_AVG_PCT);
+	kv_col_double(w, "sm_occupancy_avg_pct", r, STORE_JOBS_COL_SM_OCCUPANCY_AVG_PCT);
+	kv_col_double(w, "tensor_active_avg_pct", r, STORE_JOBS_COL_TENSOR_ACTIVE_AVG_PCT);
+	kv_col_double(w, "dram_active_avg_pct", r, STORE_JOBS_COL_DRAM_ACTIVE_AVG_PCT);
+	kv_col_double(w, "fp64_active_avg_pct", r, STORE_JOBS_COL_FP64_ACTIVE_AVG_PCT);
+	kv_col_double(w, "fp32_active_avg_pct", r, STORE_JOBS_COL_FP32_ACTIVE_AVG_PCT);
+	kv_col_double(w, "fp16_active_avg_pct", r, STORE_JOBS_COL_FP16_ACTIVE_AVG_PCT);
+	kv_col_double(w, "throttle_power_s", r, STORE_JOBS_COL_THROTTLE_POWER_S);
+	kv_col_double(w, "throttle_thermal_s", r, STORE_JOBS_COL_THROTTLE_THERMAL_S);
 	jsonw_obj_end(w);
 }
 

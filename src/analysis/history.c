@@ -37,6 +37,14 @@ static const char *const history_frameworks[] = {
     "pytorch", "tensorflow", "jax",	     "onnxruntime", "openmpi",
     "mpich",   "mpi",	     "cuda-runtime", "python",
 };
+const char *const history_gpu_act_names[HISTORY_GPU_ACTS] = {
+    "sm_active_avg_pct",   "sm_occupancy_avg_pct", "tensor_active_avg_pct", "dram_active_avg_pct",
+    "fp64_active_avg_pct", "fp32_active_avg_pct",  "fp16_active_avg_pct",
+};
+const char *const history_gpu_throttle_names[HISTORY_GPU_THROTTLES] = {
+    "throttle_power_s",
+    "throttle_thermal_s",
+};
 static const char *const weekdays[] = {"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"};
 
 const char *history_by_name(enum history_by by)
@@ -58,6 +66,8 @@ static void row_clear(struct history_row *r, const char *key)
 {
 	memset(r, 0, sizeof(*r));
 	snprintf(r->key, sizeof(r->key), "%s", key);
+	for (int k = 0; k < HISTORY_GPU_THROTTLES; k++)
+		r->gpu_throttle_s[k] = NAN;
 	r->last_job_row = -1;
 }
 
@@ -165,6 +175,18 @@ static void row_add(struct history_row *r, const struct history_job *j, double f
 	} else if (j->gpus > 0 && j->gpus_used == 0) {
 		r->has_gpu_util = true; /* reserved and never touched: a known 0 */
 	}
+	for (int k = 0; k < HISTORY_GPU_ACTS && j->gpus_used > 0; k++) {
+		if (isnan(j->gpu_act_pct[k]))
+			continue;
+		r->gpu_act_pct_h[k] += j->gpus_used * hours * j->gpu_act_pct[k];
+		r->gpu_act_h[k] += j->gpus_used * hours;
+	}
+	for (int k = 0; k < HISTORY_GPU_THROTTLES; k++) {
+		if (isnan(j->gpu_throttle_s[k]))
+			continue;
+		r->gpu_throttle_s[k] = (isnan(r->gpu_throttle_s[k]) ? 0 : r->gpu_throttle_s[k]) +
+				       j->gpu_throttle_s[k] * frac;
+	}
 }
 
 /* A job's row: "scheduler:id@node" (a key may repeat across nodes). */
@@ -257,6 +279,13 @@ double history_mem_eff_pct(const struct history_row *r)
 double history_gpu_eff_pct(const struct history_row *r)
 {
 	return r->has_gpu_util ? eff_pct(r->gpu_h_used, r->gpu_h_reserved) : NAN;
+}
+
+double history_gpu_act_pct(const struct history_row *r, int k)
+{
+	if (k < 0 || k >= HISTORY_GPU_ACTS || r->gpu_act_h[k] <= 0)
+		return NAN;
+	return r->gpu_act_pct_h[k] / r->gpu_act_h[k];
 }
 
 double history_idle_gpu_h(const struct history_row *r)
@@ -357,6 +386,10 @@ static int load_row(const struct store_row *r, void *arg)
 	j->gpus_used = isnan(col(r, 14)) ? 0 : col(r, 14);
 	j->gpus = !isnan(col(r, 13)) ? col(r, 13) : j->gpus_used;
 	j->gpu_util_pct = col(r, 15);
+	for (int k = 0; k < HISTORY_GPU_ACTS; k++)
+		j->gpu_act_pct[k] = col(r, STORE_HISTORY_COL_GPM + k);
+	for (int k = 0; k < HISTORY_GPU_THROTTLES; k++)
+		j->gpu_throttle_s[k] = col(r, STORE_HISTORY_COL_GPM + HISTORY_GPU_ACTS + k);
 	if (r->null[16] || r->num[16] == 0) {
 		/* no summary: counted from its samples below */
 		if (l->nmissing == l->missing_alloc) {
@@ -371,6 +404,22 @@ static int load_row(const struct store_row *r, void *arg)
 		l->missing[l->nmissing++] = (int64_t)(l->n - 1);
 	}
 	return 0;
+}
+
+/* What the SMs did, as summary_to_record has it (NAN: unknown). */
+static void history_job_gpm(struct history_job *j, const struct job_summary_record *sr)
+{
+	const double act[HISTORY_GPU_ACTS] = {
+	    sr->sm_active_avg_pct,   sr->sm_occupancy_avg_pct, sr->tensor_active_avg_pct,
+	    sr->dram_active_avg_pct, sr->fp64_active_avg_pct,  sr->fp32_active_avg_pct,
+	    sr->fp16_active_avg_pct,
+	};
+	const double thr[HISTORY_GPU_THROTTLES] = {sr->throttle_power_s, sr->throttle_thermal_s};
+
+	for (int k = 0; k < HISTORY_GPU_ACTS; k++)
+		j->gpu_act_pct[k] = sr->has_gpu_prof ? act[k] : NAN;
+	for (int k = 0; k < HISTORY_GPU_THROTTLES; k++)
+		j->gpu_throttle_s[k] = sr->has_gpu_prof ? thr[k] : NAN;
 }
 
 /* A job without a summary (still running, or an older store): its figures from its samples. */
@@ -397,6 +446,7 @@ static int fill_from_samples(struct store *st, struct history_job *j)
 		if (j->gpus <= 0)
 			j->gpus = sr.gpus_used;
 		j->gpu_util_pct = sr.gpu_util_avg_pct;
+		history_job_gpm(j, &sr);
 		if (!rec.end_ms && r->sum.last_ms > j->start_ms)
 			j->end_ms = r->sum.last_ms;
 	}

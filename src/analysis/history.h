@@ -34,6 +34,15 @@ enum history_by {
 	HISTORY_BY_FRAMEWORK
 };
 
+/*
+ * What the SMs did (job_summaries, schema 17): the activities kept per job,
+ * in the order of store_history_rows' columns, and the throttle reasons.
+ */
+enum { HISTORY_GPU_ACTS = 7, HISTORY_GPU_THROTTLES = 2 };
+/* "sm_active_avg_pct", ...: the JSON names, as the job's report has them */
+extern const char *const history_gpu_act_names[HISTORY_GPU_ACTS];
+extern const char *const history_gpu_throttle_names[HISTORY_GPU_THROTTLES];
+
 /* One job, as history needs it.  NAN: unknown. */
 struct history_job {
 	int64_t row;
@@ -50,7 +59,10 @@ struct history_job {
 	double gpus; /* reserved, else those it used; 0: none */
 	double gpus_used;
 	double gpu_util_pct; /* mean over the GPUs it used */
-	bool over;	     /* it used more CPU or memory than it reserved */
+	/* its part of its GPUs' activity, percent (history_gpu_act_names), and throttle GPU-s */
+	double gpu_act_pct[HISTORY_GPU_ACTS];
+	double gpu_throttle_s[HISTORY_GPU_THROTTLES];
+	bool over; /* it used more CPU or memory than it reserved */
 };
 
 struct history_row {
@@ -67,6 +79,13 @@ struct history_row {
 	double gpu_h_reserved, gpu_h_used;
 	double mem_gib_h_reserved, mem_gib_h_peak, mem_gib_h_peak_of_reserved;
 	bool has_mem_reserved, has_gpu_util;
+	/*
+	 * Activity weighted as utilization is, by GPU-hours used: percent x
+	 * GPU-hours and the GPU-hours of the jobs that had it; throttle
+	 * GPU-seconds, the part of each job's inside the row (NAN: none known).
+	 */
+	double gpu_act_pct_h[HISTORY_GPU_ACTS], gpu_act_h[HISTORY_GPU_ACTS];
+	double gpu_throttle_s[HISTORY_GPU_THROTTLES];
 	int64_t jobs_over; /* jobs that used more than they reserved (efficiency may pass 100) */
 };
 
@@ -74,6 +93,8 @@ struct history_row {
 double history_cpu_eff_pct(const struct history_row *r);
 double history_mem_eff_pct(const struct history_row *r);
 double history_gpu_eff_pct(const struct history_row *r);
+/* A row's average of activity k (0-100) over the GPU-hours that had it; NAN: none. */
+double history_gpu_act_pct(const struct history_row *r, int k);
 
 struct history {
 	enum history_by by;

@@ -990,4 +990,15 @@ void summary_to_record(const struct summary *s, struct job_summary_record *out)
 		out->gpu_util_avg_pct = (double)util_sum / (double)util_n;
 		out->gpu_util_p95_pct = p95;
 	}
+	/* what the SMs did: the job's part, as analysis.efficiency.gpu has it (verdicts.c) */
+	out->has_gpu_prof = out->gpus_used > 0;
+	out->sm_active_avg_pct = summary_gpus_activity_pct(s, GPU_ACTIVITY_SM, true);
+	out->sm_occupancy_avg_pct = summary_gpus_activity_pct(s, GPU_ACTIVITY_SM_OCCUPANCY, true);
+	out->tensor_active_avg_pct = summary_gpus_activity_pct(s, GPU_ACTIVITY_TENSOR, true);
+	out->dram_active_avg_pct = summary_gpus_activity_pct(s, GPU_ACTIVITY_DRAM, true);
+	out->fp64_active_avg_pct = summary_gpus_activity_pct(s, GPU_ACTIVITY_FP64, true);
+	out->fp32_active_avg_pct = summary_gpus_activity_pct(s, GPU_ACTIVITY_FP32, true);
+	out->fp16_active_avg_pct = summary_gpus_activity_pct(s, GPU_ACTIVITY_FP16, true);
+	out->throttle_power_s = summary_gpus_throttle_s(s, GPU_VIOLATION_POWER);
+	out->throttle_thermal_s = summary_gpus_throttle_s(s, GPU_VIOLATION_THERMAL);
 }

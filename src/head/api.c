@@ -230,6 +230,15 @@ static int job_json(const struct store_row *r, void *arg)
 	    {"gpus_used", STORE_JOBS_COL_GPUS_USED, 'i'},
 	    {"gpu_util_avg_pct", STORE_JOBS_COL_GPU_UTIL_AVG_PCT, 'd'},
 	    {"gpu_energy_mj", STORE_JOBS_COL_GPU_ENERGY_MJ, 'i'},
+	    {"sm_active_avg_pct", STORE_JOBS_COL_SM_ACTIVE_AVG_PCT, 'd'},
+	    {"sm_occupancy_avg_pct", STORE_JOBS_COL_SM_OCCUPANCY_AVG_PCT, 'd'},
+	    {"tensor_active_avg_pct", STORE_JOBS_COL_TENSOR_ACTIVE_AVG_PCT, 'd'},
+	    {"dram_active_avg_pct", STORE_JOBS_COL_DRAM_ACTIVE_AVG_PCT, 'd'},
+	    {"fp64_active_avg_pct", STORE_JOBS_COL_FP64_ACTIVE_AVG_PCT, 'd'},
+	    {"fp32_active_avg_pct", STORE_JOBS_COL_FP32_ACTIVE_AVG_PCT, 'd'},
+	    {"fp16_active_avg_pct", STORE_JOBS_COL_FP16_ACTIVE_AVG_PCT, 'd'},
+	    {"throttle_power_s", STORE_JOBS_COL_THROTTLE_POWER_S, 'd'},
+	    {"throttle_thermal_s", STORE_JOBS_COL_THROTTLE_THERMAL_S, 'd'},
 	};
 	struct jsonw *w = arg;
 

@@ -36,7 +36,24 @@ static void text_num(struct strbuf *out, int width, double v, int decimals)
 		strbuf_addf(out, " %*.*f", width, decimals, v);
 }
 
-static void text_row(struct strbuf *out, const char *label, int kw, const struct history_row *r)
+/*
+ * What the SMs did, in the text and HTML tables: SM active and tensor
+ * active (history_gpu_act_names' first and third), shown only when some
+ * job has them, so that a store without GPM keeps its table as it was.
+ */
+static const int shown_acts[] = {0, 2};
+#define SHOWN_ACTS (int)(sizeof(shown_acts) / sizeof(shown_acts[0]))
+
+static bool shows_acts(const struct history *h)
+{
+	for (int k = 0; k < SHOWN_ACTS; k++)
+		if (!isnan(history_gpu_act_pct(&h->total, shown_acts[k])))
+			return true;
+	return false;
+}
+
+static void text_row(struct strbuf *out, const char *label, int kw, const struct history_row *r,
+		     bool acts)
 {
 	strbuf_addf(out, "  %-*.*s %6" PRId64, kw, kw, label, r->jobs);
 	text_num(out, 8, r->wall_h, 1);
@@ -48,6 +65,8 @@ static void text_row(struct strbuf *out, const char *label, int kw, const struct
 	text_num(out, 8, r->has_gpu_util ? r->gpu_h_used : NAN, 1);
 	text_num(out, 5, history_gpu_eff_pct(r), 0);
 	text_num(out, 8, r->gpu_h_reserved > 0 ? history_idle_gpu_h(r) : NAN, 1);
+	for (int k = 0; acts && k < SHOWN_ACTS; k++)
+		text_num(out, 5, history_gpu_act_pct(r, shown_acts[k]), 0);
 	text_num(out, 9, r->has_mem_reserved ? r->mem_gib_h_reserved : NAN, 1);
 	text_num(out, 9, r->mem_gib_h_peak, 1);
 	text_num(out, 5, history_mem_eff_pct(r), 0);
@@ -57,6 +76,7 @@ static void text_row(struct strbuf *out, const char *label, int kw, const struct
 int history_text(const struct history *h, struct strbuf *out)
 {
 	char since[40], until[40];
+	bool acts = shows_acts(h);
 	int kw = 8;
 
 	for (size_t i = 0; i < h->nrows; i++) {
@@ -76,17 +96,22 @@ int history_text(const struct history *h, struct strbuf *out)
 	else
 		strbuf_addstr(out, "; most idle GPU-hours, then core-hours, first");
 	strbuf_addstr(out, "\n\n");
-	strbuf_addf(out, "  %-*s %6s %8s %9s %9s %5s %9s %8s %8s %5s %8s %9s %9s %5s\n", kw,
+	strbuf_addf(out, "  %-*s %6s %8s %9s %9s %5s %9s %8s %8s %5s %8s%s %9s %9s %5s\n", kw,
 		    history_by_name(h->by), "jobs", "wall h", "core-h", "core-h", "CPU", "idle",
-		    "GPU-h", "GPU-h", "GPU", "idle", "mem", "mem peak", "mem");
-	strbuf_addf(out, "  %-*s %6s %8s %9s %9s %5s %9s %8s %8s %5s %8s %9s %9s %5s\n", kw, "", "",
-		    "", "reserved", "used", "eff%", "core-h", "reserved", "used", "eff%", "GPU-h",
-		    "GiB-h", "GiB-h", "eff%");
+		    "GPU-h", "GPU-h", "GPU", "idle", acts ? "    SM  tens" : "", "mem", "mem peak",
+		    "mem");
+	strbuf_addf(out, "  %-*s %6s %8s %9s %9s %5s %9s %8s %8s %5s %8s%s %9s %9s %5s\n", kw, "",
+		    "", "", "reserved", "used", "eff%", "core-h", "reserved", "used", "eff%",
+		    "GPU-h", acts ? "  act%  act%" : "", "GiB-h", "GiB-h", "eff%");
 	for (size_t i = 0; i < h->nrows; i++)
-		text_row(out, key_label(h, &h->rows[i]), kw, &h->rows[i]);
-	text_row(out, "total", kw, &h->total);
+		text_row(out, key_label(h, &h->rows[i]), kw, &h->rows[i], acts);
+	text_row(out, "total", kw, &h->total, acts);
 	strbuf_addstr(out, "\n  efficiencies are over the jobs that reserved: work without a "
 			   "reservation (a login, a daemon) reserves nothing\n");
+	if (acts)
+		strbuf_addstr(out,
+			      "  SM act% and tens act%: SM active and tensor active, the jobs' "
+			      "part of their GPUs, weighted by GPU-hours\n");
 	if (h->total.jobs_over) {
 		strbuf_addstr(out, "  ");
 		jobs_over_sentence(out, h->total.jobs_over);
@@ -117,6 +142,10 @@ static void json_row(struct jsonw *w, const struct history *h, const struct hist
 	jsonw_kv_double(w, "gpu_hours_idle", r->gpu_h_reserved > 0 ? history_idle_gpu_h(r) : NAN,
 			6);
 	jsonw_kv_double(w, "gpu_efficiency_pct", history_gpu_eff_pct(r), 1);
+	for (int k = 0; k < HISTORY_GPU_ACTS; k++)
+		jsonw_kv_double(w, history_gpu_act_names[k], history_gpu_act_pct(r, k), 2);
+	for (int k = 0; k < HISTORY_GPU_THROTTLES; k++)
+		jsonw_kv_double(w, history_gpu_throttle_names[k], r->gpu_throttle_s[k], 3);
 	jsonw_kv_double(w, "mem_gib_hours_reserved",
 			r->has_mem_reserved ? r->mem_gib_h_reserved : NAN, 6);
 	jsonw_kv_double(w, "mem_gib_hours_peak", r->mem_gib_h_peak, 6);
@@ -188,7 +217,12 @@ static void csv_row(struct strbuf *out, const struct history *h, const struct hi
 	report_csv_num(out, history_cpu_eff_pct(r), 1);
 	report_csv_num(out, history_gpu_eff_pct(r), 1);
 	report_csv_num(out, history_mem_eff_pct(r), 1);
-	strbuf_addf(out, ",%" PRId64 "\n", r->jobs_over);
+	strbuf_addf(out, ",%" PRId64, r->jobs_over);
+	for (int k = 0; k < HISTORY_GPU_ACTS; k++)
+		report_csv_num(out, history_gpu_act_pct(r, k), 2);
+	for (int k = 0; k < HISTORY_GPU_THROTTLES; k++)
+		report_csv_num(out, r->gpu_throttle_s[k], 3);
+	strbuf_addch(out, '\n');
 }
 
 int history_csv(const struct history *h, struct strbuf *out)
@@ -197,8 +231,13 @@ int history_csv(const struct history *h, struct strbuf *out)
 		    "%s,jobs,wall_hours,core_hours_reserved,core_hours_used,core_hours_idle,"
 		    "gpu_hours_reserved,gpu_hours_used,gpu_hours_idle,mem_gib_hours_reserved,"
 		    "mem_gib_hours_peak,cpu_efficiency_pct,gpu_efficiency_pct,"
-		    "mem_efficiency_pct,jobs_over_reservation\n",
+		    "mem_efficiency_pct,jobs_over_reservation",
 		    history_by_name(h->by));
+	for (int k = 0; k < HISTORY_GPU_ACTS; k++)
+		strbuf_addf(out, ",%s", history_gpu_act_names[k]);
+	for (int k = 0; k < HISTORY_GPU_THROTTLES; k++)
+		strbuf_addf(out, ",%s", history_gpu_throttle_names[k]);
+	strbuf_addch(out, '\n');
 	for (size_t i = 0; i < h->nrows; i++)
 		csv_row(out, h, &h->rows[i]);
 	csv_row(out, h, &h->total);
@@ -213,7 +252,8 @@ static void html_num(struct strbuf *out, double v, int decimals)
 		strbuf_addf(out, "<td>%.*f</td>", decimals, v);
 }
 
-static void html_row(struct strbuf *out, const struct history *h, const struct history_row *r)
+static void html_row(struct strbuf *out, const struct history *h, const struct history_row *r,
+		     bool acts)
 {
 	strbuf_addstr(out, "<tr><th>");
 	report_html_text(out, key_label(h, r));
@@ -227,6 +267,8 @@ static void html_row(struct strbuf *out, const struct history *h, const struct h
 	html_num(out, r->has_gpu_util ? r->gpu_h_used : NAN, 1);
 	html_num(out, history_gpu_eff_pct(r), 0);
 	html_num(out, r->gpu_h_reserved > 0 ? history_idle_gpu_h(r) : NAN, 1);
+	for (int k = 0; acts && k < SHOWN_ACTS; k++)
+		html_num(out, history_gpu_act_pct(r, shown_acts[k]), 0);
 	html_num(out, r->has_mem_reserved ? r->mem_gib_h_reserved : NAN, 1);
 	html_num(out, r->mem_gib_h_peak, 1);
 	html_num(out, history_mem_eff_pct(r), 0);
@@ -236,6 +278,7 @@ static void html_row(struct strbuf *out, const struct history *h, const struct h
 int history_html(const struct history *h, struct strbuf *out)
 {
 	char since[40], until[40];
+	bool acts = shows_acts(h);
 
 	format_rfc3339_ms(h->since_ms, since, sizeof(since));
 	format_rfc3339_ms(h->until_ms, until, sizeof(until));
@@ -256,14 +299,15 @@ int history_html(const struct history *h, struct strbuf *out)
 		    "<div class=\"wrap\"><table><thead><tr><th>%s</th><th>jobs</th>"
 		    "<th>wall h</th><th>core-h reserved</th><th>core-h used</th>"
 		    "<th>CPU eff %%</th><th>idle core-h</th><th>GPU-h reserved</th>"
-		    "<th>GPU-h used</th><th>GPU eff %%</th><th>idle GPU-h</th>"
+		    "<th>GPU-h used</th><th>GPU eff %%</th><th>idle GPU-h</th>%s"
 		    "<th>mem GiB-h reserved</th><th>mem peak GiB-h</th><th>mem eff %%</th>"
 		    "</tr></thead><tbody>\n",
-		    history_by_name(h->by));
+		    history_by_name(h->by),
+		    acts ? "<th>SM active %</th><th>tensor active %</th>" : "");
 	for (size_t i = 0; i < h->nrows; i++)
-		html_row(out, h, &h->rows[i]);
+		html_row(out, h, &h->rows[i], acts);
 	strbuf_addstr(out, "</tbody><tfoot class=\"total\">");
-	html_row(out, h, &h->total);
+	html_row(out, h, &h->total, acts);
 	strbuf_addstr(out, "</tfoot></table></div>\n<p>Efficiencies are over the jobs that "
 			   "reserved: work without a reservation (a login, a daemon) reserves "
 			   "nothing.");

@@ -187,6 +187,13 @@ static void pg_added_columns(struct strbuf *ddl, int64_t from_version)
 	}
 }
 
+/* Schema 17's columns of job_summaries (schema.c), all REAL. */
+static const char *const summary_v17[] = {
+    "sm_active_avg_pct",   "sm_occupancy_avg_pct", "tensor_active_avg_pct",
+    "dram_active_avg_pct", "fp64_active_avg_pct",  "fp32_active_avg_pct",
+    "fp16_active_avg_pct", "throttle_power_s",	   "throttle_thermal_s",
+};
+
 /*
  * The whole schema of STORE_SCHEMA_VERSION as PostgreSQL DDL; with
  * from_version (not 0), only what a store of that version lacks.
@@ -256,6 +263,12 @@ static int pg_schema_ddl(struct strbuf *ddl, int64_t from_version)
 					   " \"compute_instance_id\" bigint;\n"
 					   "ALTER TABLE \"devices\" ADD COLUMN IF NOT EXISTS"
 					   " \"mig_profile\" text;\n");
+		if (from_version < 17)
+			for (size_t i = 0; i < sizeof(summary_v17) / sizeof(summary_v17[0]); i++)
+				strbuf_addf(ddl,
+					    "ALTER TABLE \"job_summaries\" ADD COLUMN IF NOT EXISTS"
+					    " \"%s\" double precision;\n",
+					    summary_v17[i]);
 		/*
 		 * The T_all views took T's columns when they were made
 		 * (SELECT * is expanded then): made again, with the columns

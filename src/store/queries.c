@@ -90,7 +90,7 @@ static const char sql_jobs_page[] =
     " j.qos, j.reservation_source, j.reserved_cpus, j.reserved_mem_bytes, j.reserved_gpus,"
     " j.reserved_gpu_list, %s, s.job_id IS NOT NULL,"
     " s.cpu_ms, s.cpu_efficiency_pct, s.rss_peak_bytes,"
-    " s.mem_efficiency_pct, s.gpus_used, s.gpu_util_avg_pct, s.gpu_energy_mj, j.name%s"
+    " s.mem_efficiency_pct, s.gpus_used, s.gpu_util_avg_pct, s.gpu_energy_mj, j.name%s%s"
     " FROM jobs j JOIN nodes n ON n.id = j.node_id"
     " LEFT JOIN job_summaries s ON s.job_id = j.id%s"
     " WHERE (?5 = 1 OR j.scheduler <> 'session') AND (j.user = ?1 OR ?1 IS NULL)"
@@ -110,6 +110,21 @@ static const char sql_job[] =
     " j.qos, j.reservation_source, j.reserved_cpus, j.reserved_mem_bytes, j.reserved_gpus,"
     " j.reserved_gpu_list, %s AS sluid, j.name FROM jobs j JOIN nodes n ON n.id = j.node_id"
     " WHERE j.id = ?1";
+
+/*
+ * A summary's GPM columns (schema 17), in the order of STORE_JOBS_COL_SM_ACTIVE_AVG_PCT..
+ * and of store_history_rows; NULLs before.
+ */
+static const char summary_gpm_v17[] =
+    ", s.sm_active_avg_pct, s.sm_occupancy_avg_pct, s.tensor_active_avg_pct,"
+    " s.dram_active_avg_pct, s.fp64_active_avg_pct, s.fp32_active_avg_pct,"
+    " s.fp16_active_avg_pct, s.throttle_power_s, s.throttle_thermal_s";
+static const char summary_gpm_none[] = ", NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL";
+
+static const char *summary_gpm_columns(const struct store *st)
+{
+	return st->schema_version >= 17 ? summary_gpm_v17 : summary_gpm_none;
+}
 
 /* The jobs' sluid column: schema 12 added it. */
 static const char *sluid_column(const struct store *st)
@@ -246,7 +261,7 @@ static const char sql_history_v3[] =
     "SELECT j.id, j.scheduler, j.job_id, COALESCE(j.user, ''), n.hostname, j.start_ms,"
     " j.end_ms, (SELECT MAX(ts_ms) FROM job_samples WHERE job_id = j.id),"
     " j.reserved_cpus, j.cores_allowed, s.cpu_ms, j.reserved_mem_bytes, s.rss_peak_bytes,"
-    " j.reserved_gpus, s.gpus_used, s.gpu_util_avg_pct, s.job_id IS NOT NULL"
+    " j.reserved_gpus, s.gpus_used, s.gpu_util_avg_pct, s.job_id IS NOT NULL%s"
     " FROM jobs j JOIN nodes n ON n.id = j.node_id"
     " LEFT JOIN job_summaries s ON s.job_id = j.id"
     " WHERE j.start_ms < ?2 AND (j.end_ms IS NULL OR j.end_ms > ?1)"
@@ -255,7 +270,8 @@ static const char sql_history_v3[] =
 static const char sql_history_v1[] =
     "SELECT j.id, j.scheduler, j.job_id, COALESCE(j.user, ''), n.hostname, j.start_ms,"
     " j.end_ms, (SELECT MAX(ts_ms) FROM job_samples WHERE job_id = j.id),"
-    " NULL, j.cores_allowed, NULL, NULL, NULL, NULL, NULL, NULL, 0"
+    " NULL, j.cores_allowed, NULL, NULL, NULL, NULL, NULL, NULL, 0,"
+    " NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL"
     " FROM jobs j JOIN nodes n ON n.id = j.node_id"
     " WHERE j.start_ms < ?2 AND (j.end_ms IS NULL OR j.end_ms > ?1)"
     " AND (j.user = ?3 OR ?3 IS NULL) AND (n.hostname = ?4 OR ?4 IS NULL)"
@@ -387,8 +403,8 @@ int store_query_jobs(struct store *st, const struct store_jobs_filter *f, store_
 	    f->state > STORE_JOBS_ENDED)
 		return log_err(-EINVAL, "jobs: a limit of 1 to %d and a known state, please",
 			       STORE_JOBS_LIMIT_MAX);
-	snprintf(sql, sizeof(sql), sql_jobs_page, sluid_column(st), jobs_use_columns,
-		 jobs_use_joins, jobs_state[f->state]);
+	snprintf(sql, sizeof(sql), sql_jobs_page, sluid_column(st), summary_gpm_columns(st),
+		 jobs_use_columns, jobs_use_joins, jobs_state[f->state]);
 	/* one more row than the page: is there a next page? */
 	snprintf(limit, sizeof(limit), "%" PRId64, pg.limit + 1);
 	ret = store_query_rows(st, sql, p, jobs_page_row, &pg);
@@ -546,12 +562,14 @@ int store_query_gswarm_gpus(struct store *st, const char *agent_id, store_row_fn
 int store_history_rows(struct store *st, int64_t since_ms, int64_t until_ms, const char *user,
 		       const char *node, store_row_fn fn, void *arg)
 {
-	char since[24], until[24];
+	char since[24], until[24], sql[2048];
 	const char *params[] = {since, until, user ? user : "", node ? node : "", NULL};
 
 	snprintf(since, sizeof(since), "%" PRId64, since_ms);
 	snprintf(until, sizeof(until), "%" PRId64, until_ms);
 	/* the schema the store was opened with: no PRAGMA query per call */
-	return store_query_rows(st, st->schema_version >= 3 ? sql_history_v3 : sql_history_v1,
-				params, fn, arg);
+	if (st->schema_version < 3)
+		return store_query_rows(st, sql_history_v1, params, fn, arg);
+	snprintf(sql, sizeof(sql), sql_history_v3, summary_gpm_columns(st));
+	return store_query_rows(st, sql, params, fn, arg);
 }

@@ -113,6 +113,16 @@ enum store_jobs_col {
 	STORE_JOBS_COL_GPU_UTIL_AVG_PCT,
 	STORE_JOBS_COL_GPU_ENERGY_MJ,
 	STORE_JOBS_COL_NAME, /* its name (jobscope run --name, SLURM_JOB_NAME), or NULL */
+	/* what the SMs did, the job's part (schema 17; NULL: unknown, or an older store) */
+	STORE_JOBS_COL_SM_ACTIVE_AVG_PCT,
+	STORE_JOBS_COL_SM_OCCUPANCY_AVG_PCT,
+	STORE_JOBS_COL_TENSOR_ACTIVE_AVG_PCT,
+	STORE_JOBS_COL_DRAM_ACTIVE_AVG_PCT,
+	STORE_JOBS_COL_FP64_ACTIVE_AVG_PCT,
+	STORE_JOBS_COL_FP32_ACTIVE_AVG_PCT,
+	STORE_JOBS_COL_FP16_ACTIVE_AVG_PCT,
+	STORE_JOBS_COL_THROTTLE_POWER_S,
+	STORE_JOBS_COL_THROTTLE_THERMAL_S,
 	/* a running job's use now (NULL when it ended, or for what is not known) */
 	STORE_JOBS_COL_USE_TS_MS,	       /* its last job_samples row */
 	STORE_JOBS_COL_USE_CPU_MS,	       /* its CPU so far, at that row */
@@ -193,10 +203,15 @@ int store_query_gswarm_gpus(struct store *st, const char *agent_id, store_row_fn
  * any), by start: id, scheduler, job_id, user ("" when none), hostname,
  * start_ms, end_ms, the last job sample's ts_ms, reserved_cpus,
  * cores_allowed, cpu_ms, reserved_mem_bytes, rss_peak_bytes,
- * reserved_gpus, gpus_used, gpu_util_avg_pct, and whether it has a
- * summary (1/0).  Stores before schema 3 have no reservations and no
- * summaries: those columns are NULL, the last 0.
+ * reserved_gpus, gpus_used, gpu_util_avg_pct, whether it has a
+ * summary (1/0), then (from column STORE_HISTORY_COL_GPM) the summary's
+ * sm_active_avg_pct, sm_occupancy_avg_pct, tensor_active_avg_pct,
+ * dram_active_avg_pct, fp64_active_avg_pct, fp32_active_avg_pct,
+ * fp16_active_avg_pct, throttle_power_s, throttle_thermal_s.  Stores
+ * before schema 3 have no reservations and no summaries: those columns
+ * are NULL, "has a summary" 0; before schema 17 the last nine are NULL.
  */
+enum { STORE_HISTORY_COL_GPM = 17, STORE_HISTORY_GPM_COLS = 9 };
 int store_history_rows(struct store *st, int64_t since_ms, int64_t until_ms, const char *user,
 		       const char *node, store_row_fn fn, void *arg);
 

@@ -26,7 +26,7 @@ int store_query_json(struct store *st, const char *sql, const char *const *param
 		     struct jsonw *w, int64_t *nrows);
 
 /* The same, a row at a time: each column as text, as a number, and whether NULL. */
-#define STORE_ROW_MAX 40 /* the jobs list has 34 */
+#define STORE_ROW_MAX 48 /* the jobs list has 43 */
 struct store_row {
 	int ncols;
 	const char *text[STORE_ROW_MAX]; /* "" for NULL */

@@ -2,7 +2,7 @@
  * schema.c - the store's schema and its migrations, and the checks an
  * existing file passes before it is read or written.
  *
- *   store_schema_v1..v16   each version's SQL (docs/store.md: keep in step)
+ *   store_schema_v1..v17   each version's SQL (docs/store.md: keep in step)
  *   store_migrations[]     from version v to v + 1
  *   add_fact_columns       the columns facts.h adds to a table at a version
  *   store_tables[]         the tables a store must have, by version
@@ -290,15 +290,32 @@ static const char store_schema_v16[] =
     "ALTER TABLE devices ADD COLUMN mig_profile TEXT;\n";
 
 /*
+ * Schema 17: a job's summary keeps what the SMs did (issue 33), the job's
+ * part over its GPUs as its report has it, so that history and the jobs
+ * lists show them without replaying the job.  NULL: unknown (no GPM, an
+ * older jobscope wrote it).
+ */
+static const char store_schema_v17[] =
+    "ALTER TABLE job_summaries ADD COLUMN sm_active_avg_pct REAL;\n"
+    "ALTER TABLE job_summaries ADD COLUMN sm_occupancy_avg_pct REAL;\n"
+    "ALTER TABLE job_summaries ADD COLUMN tensor_active_avg_pct REAL;\n"
+    "ALTER TABLE job_summaries ADD COLUMN dram_active_avg_pct REAL;\n"
+    "ALTER TABLE job_summaries ADD COLUMN fp64_active_avg_pct REAL;\n"
+    "ALTER TABLE job_summaries ADD COLUMN fp32_active_avg_pct REAL;\n"
+    "ALTER TABLE job_summaries ADD COLUMN fp16_active_avg_pct REAL;\n"
+    "ALTER TABLE job_summaries ADD COLUMN throttle_power_s REAL;\n"
+    "ALTER TABLE job_summaries ADD COLUMN throttle_thermal_s REAL;\n";
+
+/*
  * store_migrations[v] brings a store from schema v to v + 1; [0] creates
  * schema 1 in an empty file.  A new version appends one entry here and
  * bumps STORE_SCHEMA_VERSION.
  */
 static const char *const store_migrations[STORE_SCHEMA_VERSION] = {
-    store_schema_v1,  store_schema_v2,	store_schema_v3,  store_schema_v4,
-    store_schema_v5,  store_schema_v6,	store_schema_v7,  store_schema_v8,
-    store_schema_v9,  store_schema_v10, store_schema_v11, store_schema_v12,
-    store_schema_v13, store_schema_v14, store_schema_v15, store_schema_v16,
+    store_schema_v1,  store_schema_v2,	store_schema_v3,  store_schema_v4,  store_schema_v5,
+    store_schema_v6,  store_schema_v7,	store_schema_v8,  store_schema_v9,  store_schema_v10,
+    store_schema_v11, store_schema_v12, store_schema_v13, store_schema_v14, store_schema_v15,
+    store_schema_v16, store_schema_v17,
 };
 
 /*

@@ -114,6 +114,16 @@ struct job_summary_record {
 	uint64_t gpu_mem_peak_bytes;
 	bool has_gpu_energy;
 	uint64_t gpu_energy_mj;
+	/*
+	 * What the SMs did (schema 17), the job's part over the GPUs it used
+	 * as its report's analysis.efficiency.gpu has them: activity percent
+	 * 0-100, throttle GPU-seconds.  Written only with has_gpu_prof, and
+	 * then each NAN as NULL (unknown).
+	 */
+	bool has_gpu_prof;
+	double sm_active_avg_pct, sm_occupancy_avg_pct, tensor_active_avg_pct, dram_active_avg_pct;
+	double fp64_active_avg_pct, fp32_active_avg_pct, fp16_active_avg_pct;
+	double throttle_power_s, throttle_thermal_s;
 	const char *report_json; /* may be NULL */
 };
 /* Inserts or replaces the summary of job job_row. */

@@ -200,7 +200,11 @@ static const char *const store_sql[STMT__COUNT] = {
 	" cpu_avg_cores, cpu_peak_cores, cpu_efficiency_pct, rss_peak_bytes,"
 	" mem_efficiency_pct, read_bytes, write_bytes, gpus_used,"
 	" gpu_util_avg_pct, gpu_util_p95_pct, gpu_mem_peak_bytes, gpu_energy_mj,"
-	" report_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	" sm_active_avg_pct, sm_occupancy_avg_pct, tensor_active_avg_pct,"
+	" dram_active_avg_pct, fp64_active_avg_pct, fp32_active_avg_pct,"
+	" fp16_active_avg_pct, throttle_power_s, throttle_thermal_s,"
+	" report_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+	" ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 	" ON CONFLICT (job_id) DO UPDATE SET wall_ms = excluded.wall_ms,"
 	" cpu_ms = excluded.cpu_ms, cpu_avg_cores = excluded.cpu_avg_cores,"
 	" cpu_peak_cores = excluded.cpu_peak_cores,"
@@ -211,7 +215,16 @@ static const char *const store_sql[STMT__COUNT] = {
 	" gpus_used = excluded.gpus_used, gpu_util_avg_pct = excluded.gpu_util_avg_pct,"
 	" gpu_util_p95_pct = excluded.gpu_util_p95_pct,"
 	" gpu_mem_peak_bytes = excluded.gpu_mem_peak_bytes,"
-	" gpu_energy_mj = excluded.gpu_energy_mj, report_json = excluded.report_json",
+	" gpu_energy_mj = excluded.gpu_energy_mj,"
+	" sm_active_avg_pct = excluded.sm_active_avg_pct,"
+	" sm_occupancy_avg_pct = excluded.sm_occupancy_avg_pct,"
+	" tensor_active_avg_pct = excluded.tensor_active_avg_pct,"
+	" dram_active_avg_pct = excluded.dram_active_avg_pct,"
+	" fp64_active_avg_pct = excluded.fp64_active_avg_pct,"
+	" fp32_active_avg_pct = excluded.fp32_active_avg_pct,"
+	" fp16_active_avg_pct = excluded.fp16_active_avg_pct,"
+	" throttle_power_s = excluded.throttle_power_s,"
+	" throttle_thermal_s = excluded.throttle_thermal_s, report_json = excluded.report_json",
     [STMT_ROLLUP] =
 	"INSERT INTO rollups (tier_ms, node_id, entity, entity_id, metric, ts_ms,"
 	" n, min, avg, max) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
@@ -1146,6 +1159,18 @@ int store_put_job_summary(struct store *st, const struct job_summary_record *s)
 		bind_double_opt(&b, s->gpus_used > 0, s->gpu_util_p95_pct);
 		bind_opt(&b, s->has_gpu_mem, s->gpu_mem_peak_bytes);
 		bind_opt(&b, s->has_gpu_energy, s->gpu_energy_mj);
+		{
+			const double prof[] = {
+			    s->sm_active_avg_pct,     s->sm_occupancy_avg_pct,
+			    s->tensor_active_avg_pct, s->dram_active_avg_pct,
+			    s->fp64_active_avg_pct,   s->fp32_active_avg_pct,
+			    s->fp16_active_avg_pct,   s->throttle_power_s,
+			    s->throttle_thermal_s,
+			};
+
+			for (size_t i = 0; i < sizeof(prof) / sizeof(prof[0]); i++)
+				bind_double_opt(&b, s->has_gpu_prof, prof[i]);
+		}
 		if (s->report_json)
 			bind_keep(&b,
 				  db_bind_text(b.stmt, ++b.col, s->report_json, -1, SQLITE_STATIC));

@@ -40,6 +40,10 @@ static struct history_job job(int64_t row, const char *user, double cores, doubl
 	j.mem_reserved_bytes = isnan(mem_res_gib) ? NAN : mem_res_gib * GIB;
 	j.mem_peak_bytes = peak_gib * GIB;
 	j.gpu_util_pct = NAN;
+	for (int k = 0; k < HISTORY_GPU_ACTS; k++)
+		j.gpu_act_pct[k] = NAN;
+	for (int k = 0; k < HISTORY_GPU_THROTTLES; k++)
+		j.gpu_throttle_s[k] = NAN;
 	return j;
 }
 

@@ -24,6 +24,7 @@
 #include "store_fixture.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,7 @@
 
 #include "common/log.h"
 #include "store/facts.h"
+#include "store/queries.h"
 #include "store/reader.h"
 #include "store/store.h"
 #include "store/upkeep.h"
@@ -400,6 +402,117 @@ static void test_schema15_migrated(void **state)
 	store_close(st);
 }
 
+/* Schema 17: a job's GPM figures in its summary, as store_history_rows gives them. */
+static const double summary_gpm[STORE_HISTORY_GPM_COLS] = {61.5, 40, 25, 33, NAN, 45, 0.25, 0.5, 0};
+
+struct history_got {
+	int64_t job_row;
+	int rows;
+	bool null[STORE_HISTORY_GPM_COLS];
+	double v[STORE_HISTORY_GPM_COLS];
+};
+
+static int on_history(const struct store_row *r, void *arg)
+{
+	struct history_got *g = arg;
+
+	if ((int64_t)r->num[0] != g->job_row)
+		return 0;
+	g->rows++;
+	assert_int_equal(r->ncols, STORE_HISTORY_COL_GPM + STORE_HISTORY_GPM_COLS);
+	for (int k = 0; k < STORE_HISTORY_GPM_COLS; k++) {
+		g->null[k] = r->null[STORE_HISTORY_COL_GPM + k];
+		g->v[k] = r->num[STORE_HISTORY_COL_GPM + k];
+	}
+	return 0;
+}
+
+static void put_summary(struct store *st, int64_t job_row, bool prof)
+{
+	struct job_summary_record rec = {.job_row = job_row,
+					 .wall_ms = 4000,
+					 .gpus_used = 1,
+					 .gpu_util_avg_pct = 50,
+					 .gpu_util_p95_pct = 60};
+
+	rec.has_gpu_prof = prof;
+	rec.sm_active_avg_pct = summary_gpm[0];
+	rec.sm_occupancy_avg_pct = summary_gpm[1];
+	rec.tensor_active_avg_pct = summary_gpm[2];
+	rec.dram_active_avg_pct = summary_gpm[3];
+	rec.fp64_active_avg_pct = summary_gpm[4];
+	rec.fp32_active_avg_pct = summary_gpm[5];
+	rec.fp16_active_avg_pct = summary_gpm[6];
+	rec.throttle_power_s = summary_gpm[7];
+	rec.throttle_thermal_s = summary_gpm[8];
+	assert_int_equal(store_put_job_summary(st, &rec), 0);
+}
+
+/* known: the figures summary_gpm has (NAN ones NULL), else every one NULL */
+static void check_summary(struct store *st, int64_t job_row, bool known)
+{
+	struct history_got g = {.job_row = job_row};
+
+	assert_int_equal(store_history_rows(st, 0, INT64_MAX, NULL, NULL, on_history, &g), 0);
+	assert_int_equal(g.rows, 1);
+	for (int k = 0; k < STORE_HISTORY_GPM_COLS; k++) {
+		bool want_null = !known || isnan(summary_gpm[k]);
+
+		assert_int_equal(g.null[k], want_null);
+		if (!want_null)
+			assert_true(g.v[k] == summary_gpm[k]);
+	}
+}
+
+/*
+ * Schema 17: the summary's GPM figures written and read back, NULL when
+ * unknown (NAN) or not given (has_gpu_prof false); a schema 16 store read
+ * as it is (every one NULL), then migrated to the columns a new store has,
+ * its old summary NULL in them and a new one with them.
+ */
+static void test_summary_gpm(void **state)
+{
+	struct fixture *fx = *state;
+	struct store *st = open_store(fx);
+	struct job_record job, job2;
+	char fresh[4096], now[4096], host[32];
+
+	snprintf(host, sizeof(host), "sum-%lld", (long long)fx->job_base);
+	write_job(st, host, &job);
+	put_summary(st, job.id, true);
+	check_summary(st, job.id, true);
+	put_summary(st, job.id, false); /* replaced: nothing known any more */
+	check_summary(st, job.id, false);
+	put_summary(st, job.id, true);
+	check_summary(st, job.id, true);
+	store_close(st);
+	if (fx->url)
+		return; /* the migration below is SQLite's file */
+
+	table_shape(fx->path, "job_summaries", fresh, sizeof(fresh));
+	assert_non_null(strstr(fresh, "sm_active_avg_pct REAL 0 -"));
+	write_sql(fx, STORE_UNDO_SCHEMA17 " PRAGMA user_version = 16");
+	table_shape(fx->path, "job_summaries", now, sizeof(now));
+	assert_null(strstr(now, "sm_active"));
+
+	/* read as it is */
+	assert_int_equal(store_open(fx->path, STORE_READONLY, &st), 0);
+	check_summary(st, job.id, false);
+	store_close(st);
+	assert_int_equal(file_i64(fx->path, "PRAGMA user_version"), 16);
+
+	/* migrated */
+	st = open_store(fx);
+	assert_int_equal(file_i64(fx->path, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
+	table_shape(fx->path, "job_summaries", now, sizeof(now));
+	assert_string_equal(now, fresh);
+	check_summary(st, job.id, false);
+	write_job(st, "sum-node2", &job2);
+	put_summary(st, job2.id, true);
+	check_summary(st, job2.id, true);
+	store_close(st);
+}
+
 /*
  * Packs: a job's rows read back the same packed as live, NULLs included;
  * and a pack made before the columns existed (fewer columns in its blob)
@@ -567,10 +680,12 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_packed, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_packed_before_the_columns, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_streamed_to_a_head, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_summary_gpm, setup, teardown),
 	};
 	const struct CMUnitTest pg_tests[] = {
 	    cmocka_unit_test_setup_teardown(test_round_trip, setup_pg, teardown),
 	    cmocka_unit_test_setup_teardown(test_streamed_to_a_head, setup_pg, teardown),
+	    cmocka_unit_test_setup_teardown(test_summary_gpm, setup_pg, teardown),
 	};
 	int failed;
 
