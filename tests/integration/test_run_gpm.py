@@ -260,5 +260,60 @@ def test_no_gpm_is_null(wd):
     eq(g["throttle_thermal_s"], None, "throttle_thermal_s")
 
 
+# a second job's GPU: other figures, and no power throttling
+SCENARIO_B = (SCENARIO.replace("sm_active=61.5", "sm_active=20").replace("tensor=25", "tensor=5")
+              .replace("hmma=25", "hmma=5").replace("viol_power=0.5", "viol_power=0"))
+
+
+def test_history_by_job(wd):
+    """Three runs into one store (61.5 % SM active and throttled, 20 % and not, no GPM):
+    `report --by job` lists each job with its own figures, as its own report has them
+    (the stored summary's columns against the job's report, an independent path), and
+    null where the driver gave none; text and CSV name them."""
+    db = wd.join("store.db")
+    want = {}  # run id -> the scenario's SM active, tensor active (None: no GPM)
+    for scenario, seconds, figures in ((SCENARIO, "1.5", (61.5, 25.0)),
+                                       (SCENARIO_B, "1.5", (20.0, 5.0)),
+                                       (SCENARIO.replace(" gpm=1", "") + "unsupported 0 viol\n",
+                                        "0.6", (None, None))):
+        r, _ = timed_run(wd, gpu_cmd(wd, seconds), db, gpu_env(wd, scenario))
+        eq(r.rc, 0, "exit code: %s" % r.stderr)
+        want[r.report["run"]["id"]] = figures
+    p = jobscope("report", "--db", db, "--by", "job", "--since", "1d", "--format", "json")
+    eq(p.returncode, 0, "report --by job exit (stderr %s)" % p.stderr)
+    rows = json.loads(p.stdout)["rows"]
+    eq(len(rows), 3, "a row per job: %r" % [x["key"] for x in rows])
+    seen = {}
+    for row in rows:
+        key = row["key"].rsplit("@", 1)[0]
+        q = jobscope("report", "--db", db, "--job", key, "--format", "json")
+        eq(q.returncode, 0, "report --job %s exit (stderr %s)" % (key, q.stderr))
+        job = json.loads(q.stdout)
+        gpu = job["analysis"]["efficiency"]["gpu"]
+        for name in ("sm_active", "sm_occupancy", "tensor_active", "dram_active", "fp64_active",
+                     "fp32_active", "fp16_active"):
+            eq(row[name + "_avg_pct"], gpu[name + "_avg_pct"],
+               "%s: %s_avg_pct as its own report has it" % (key, name))
+        for name in ("throttle_power_s", "throttle_thermal_s"):
+            eq(row[name], gpu[name], "%s: %s as its own report has it" % (key, name))
+        seen[job["run"]["id"]] = (row["sm_active_avg_pct"], row["tensor_active_avg_pct"])
+    eq(sorted(seen), sorted(want), "the runs' rows")
+    for run_id, (sm, tensor) in want.items():
+        if sm is None:
+            eq(seen[run_id], (None, None), "run %d without GPM: null" % run_id)
+            continue
+        close_to(seen[run_id][0], sm, 1e-9, "run %d sm_active_avg_pct" % run_id)
+        close_to(seen[run_id][1], tensor, 1e-9, "run %d tensor_active_avg_pct" % run_id)
+    # the total: each GPM job weighted by its GPU-hours, the job without GPM left out
+    total = json.loads(p.stdout)["total"]
+    check(20.0 < total["sm_active_avg_pct"] < 61.5, "total between the two: %r" % total)
+    p = jobscope("report", "--db", db, "--by", "job", "--since", "1d", "--format", "csv")
+    eq(p.returncode, 0, "csv exit (stderr %s)" % p.stderr)
+    check("sm_active_avg_pct" in p.stdout.splitlines()[0], "a CSV column: %s" % p.stdout)
+    p = jobscope("report", "--db", db, "--by", "job", "--since", "1d")
+    eq(p.returncode, 0, "text exit (stderr %s)" % p.stderr)
+    check("SM active and tensor active" in p.stdout, "the text table's columns: %s" % p.stdout)
+
+
 if __name__ == "__main__":
     run_tests(globals())
