@@ -403,7 +403,10 @@ def test_read_endpoints(wd):
 JOB_FIELDS = ["key", "node", "scheduler", "job_id", "name", "sluid", "user", "command", "start_ms",
               "end_ms", "state", "reservation_source", "reserved_cpus", "reserved_mem_bytes",
               "reserved_gpus", "cpu_ms", "cpu_efficiency_pct", "rss_peak_bytes",
-              "mem_efficiency_pct", "gpus_used", "gpu_util_avg_pct", "gpu_energy_mj", "use"]
+              "mem_efficiency_pct", "gpus_used", "gpu_util_avg_pct", "gpu_energy_mj",
+              "sm_active_avg_pct", "sm_occupancy_avg_pct", "tensor_active_avg_pct",
+              "dram_active_avg_pct", "fp64_active_avg_pct", "fp32_active_avg_pct",
+              "fp16_active_avg_pct", "throttle_power_s", "throttle_thermal_s", "use"]
 USE_FIELDS = ["ts_ms", "cpu_ms", "cores", "cpu_efficiency_pct", "rss_bytes", "gpu_util_pct"]
 
 
@@ -415,7 +418,11 @@ def stored_jobs(db, where="", args=()):
                " j.reservation_source, round(j.reserved_cpus, 3), j.reserved_mem_bytes,"
                " j.reserved_gpus, s.cpu_ms, round(s.cpu_efficiency_pct, 3), s.rss_peak_bytes,"
                " round(s.mem_efficiency_pct, 3), s.gpus_used, round(s.gpu_util_avg_pct, 3),"
-               " s.gpu_energy_mj FROM jobs j JOIN nodes n ON n.id = j.node_id"
+               " s.gpu_energy_mj, round(s.sm_active_avg_pct, 3), round(s.sm_occupancy_avg_pct, 3),"
+               " round(s.tensor_active_avg_pct, 3), round(s.dram_active_avg_pct, 3),"
+               " round(s.fp64_active_avg_pct, 3), round(s.fp32_active_avg_pct, 3),"
+               " round(s.fp16_active_avg_pct, 3), round(s.throttle_power_s, 3),"
+               " round(s.throttle_thermal_s, 3) FROM jobs j JOIN nodes n ON n.id = j.node_id"
                " LEFT JOIN job_summaries s ON s.job_id = j.id"
                " WHERE j.scheduler <> 'session' %s ORDER BY j.start_ms DESC, j.id DESC" % where,
                *args)
