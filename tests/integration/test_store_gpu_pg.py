@@ -2,8 +2,9 @@
 test_store_gpu's round trip and streaming cases run again against a private
 server (pg_cluster), what they left read back with psql (the figures as
 written, NULL where a bit was clear, the MIG instance's parent), and a
-schema-15 database upgraded by the first writer that opens it (the columns
-added, the gpu_samples_all view made again with them, its version 16).
+schema-15 database (job_summaries without schema 17's columns either)
+upgraded by the first writer that opens it (the columns added, the
+gpu_samples_all view made again with them, its version 17).
 
 argv[1]: the built test_store_gpu.  Skipped (77) without PostgreSQL.
 """
@@ -26,6 +27,10 @@ PROF = ["gr_active_pct100", "sm_active_pct100", "sm_occupancy_pct100", "tensor_a
         "viol_low_util_ns", "viol_reliability_ns", "viol_app_clocks_ns", "viol_base_clocks_ns",
         "viol_sw_thermal_ns", "viol_hw_thermal_ns", "viol_hw_power_brake_ns", "pcie_replays",
         "remapped_rows_corr", "remapped_rows_unc", "remap_pending", "remap_failed"]
+# schema 17's columns of job_summaries
+SUMMARY = ["sm_active_avg_pct", "sm_occupancy_avg_pct", "tensor_active_avg_pct",
+           "dram_active_avg_pct", "fp64_active_avg_pct", "fp32_active_avg_pct",
+           "fp16_active_avg_pct", "throttle_power_s", "throttle_thermal_s"]
 DEVICE = ["prof_supported", "mig_enabled", "mig", "mig_parent_uuid", "gpu_instance_id",
           "compute_instance_id", "mig_profile"]
 
@@ -82,6 +87,7 @@ def test_schema_15_upgraded(wd):
               + "".join(" ALTER TABLE gpu_samples DROP COLUMN %s;" % c for c in PROF)
               + " ALTER TABLE gpu_proc_samples DROP COLUMN max_mem_bytes;"
               + "".join(" ALTER TABLE devices DROP COLUMN %s;" % c for c in DEVICE)
+              + "".join(" ALTER TABLE job_summaries DROP COLUMN %s;" % c for c in SUMMARY)
               + " CREATE VIEW gpu_samples_all AS SELECT * FROM gpu_samples;"
               " CREATE VIEW gpu_proc_samples_all AS SELECT * FROM gpu_proc_samples;"
               " UPDATE meta SET value = '15' WHERE key = 'schema_version'", db="gpu2")
@@ -90,17 +96,22 @@ def test_schema_15_upgraded(wd):
                       db="gpu2")[0][0]), 0, "a schema-15 database: its view without them")
     # the unit cases again: a writer upgrades it, then their rows replay through the view
     all_passed(unit(url), "a writer upgrades schema 15")
-    eq(pg().query("SELECT value FROM meta WHERE key = 'schema_version'", db="gpu2")[0][0], "16",
+    eq(pg().query("SELECT value FROM meta WHERE key = 'schema_version'", db="gpu2")[0][0], "17",
        "schema_version")
+    eq(int(pg().query("SELECT count(*) FROM information_schema.columns WHERE"
+                      " table_name = 'job_summaries' AND column_name IN (%s)"
+                      % ", ".join("'%s'" % c for c in SUMMARY), db="gpu2")[0][0]),
+       len(SUMMARY), "schema 17's summary columns added")
     eq(int(pg().query("SELECT count(*) FROM information_schema.columns WHERE"
                       " table_name = 'gpu_samples_all' AND column_name = 'remap_failed'",
                       db="gpu2")[0][0]), 1, "the view made again with the new columns")
-    # tick 0 of the parent: the first run's 3 rows (round trip, streamed from a schema 16
-    # and a schema 15 agent) lost their figures; the second run's 2 of 3 have them
+    # tick 0 of the parent: the first run's 4 rows (round trip, streamed from a schema 16
+    # and a schema 15 agent, the summary case's job) lost their figures; the second run's
+    # 3 of 4 have them (not the schema 15 agent's)
     rows = pg().query("SELECT count(*) FILTER (WHERE sm_active_pct100 IS NULL),"
                       " count(*) FILTER (WHERE sm_active_pct100 = 6150)"
                       " FROM gpu_samples WHERE util_pct = 90", db="gpu2")
-    eq(tuple(int(v) for v in rows[0]), (4, 2), "tick 0's rows: NULL, 6150")
+    eq(tuple(int(v) for v in rows[0]), (5, 3), "tick 0's rows: NULL, 6150")
 
 
 if __name__ == "__main__":
