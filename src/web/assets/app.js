@@ -700,6 +700,11 @@
           {label: "GPU-h reserved", num: true, get: x => num(x.gpu_hours_reserved)},
           {label: "GPU-h idle", num: true, get: x => num(x.gpu_hours_idle)},
           {label: "GPU eff.", num: true, get: x => pct(x.gpu_efficiency_pct)},
+          // what the SMs did (jobs' summaries of schema 17): only when some job has it
+          ...([h.total.sm_active_avg_pct, h.total.tensor_active_avg_pct].some(v => v !== null && v !== undefined) ? [
+            {label: "SM active", num: true, get: x => pct(x.sm_active_avg_pct)},
+            {label: "Tensor active", num: true, get: x => pct(x.tensor_active_avg_pct)},
+          ] : []),
           {label: "Mem eff.", num: true, get: x => pct(x.mem_efficiency_pct)},
           {label: "Jobs over", num: true, get: x => num(x.jobs_over_reservation, 0)},
         ], rows.concat([Object.assign(h.total, {key: "total"})]), "history-table"),
@@ -759,6 +764,8 @@
     {id: "mem", label: "Mem eff.", num: true, get: j => j.mem_eff, show: j => pctText(j.mem_eff)},
     {id: "idle_core_h", label: "Idle core-h", num: true, get: j => j.idle_core_h, show: j => num(j.idle_core_h, 2)},
     {id: "idle_gpu_h", label: "Idle GPU-h", num: true, get: j => j.idle_gpu_h, show: j => num(j.idle_gpu_h, 2)},
+    /* what the SMs did: the job's part of its GPUs (its summary, schema 17; "—" without GPM) */
+    {id: "sm", label: "SM active", num: true, get: j => j.sm_active, show: j => pctText(j.sm_active)},
   ];
   function pctText(v) { return v === null || v === undefined ? "—" : num(v) + " %"; }
   const known = (...vs) => { for (const v of vs) if (v !== null && v !== undefined) return v; return null; };
@@ -778,6 +785,7 @@
       mem_eff: known(row && row.mem_efficiency_pct, j.mem_efficiency_pct),
       idle_core_h: known(row && row.core_hours_idle),
       idle_gpu_h: known(row && row.gpu_hours_idle),
+      sm_active: known(row && row.sm_active_avg_pct, j.sm_active_avg_pct),
     });
   }
 
