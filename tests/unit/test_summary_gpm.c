@@ -190,6 +190,7 @@ static void test_activity_split_two_jobs(void **state)
 	struct proc_info p = {.pid = 42, .start_ms = T0};
 	double dev_sum = 0, job_sum = 0;
 	int64_t dev_ms = 0, job_ms = 0;
+	struct job_summary_record rec;
 	struct summary s;
 
 	(void)state;
@@ -225,6 +226,13 @@ static void test_activity_split_two_jobs(void **state)
 			   job_sum / (double)job_ms, 1e-9);
 	assert_float_equal(summary_gpu_activity_pct(&s.gpus[0], GPU_ACTIVITY_DRAM, true),
 			   job_sum / 2 / (double)job_ms, 1e-9);
+	/* the job's summary row (schema 17) keeps the job's part, not the device's */
+	summary_to_record(&s, &rec);
+	assert_true(rec.has_gpu_prof);
+	assert_float_equal(rec.sm_active_avg_pct, job_sum / (double)job_ms, 1e-9);
+	assert_float_equal(rec.dram_active_avg_pct, job_sum / 2 / (double)job_ms, 1e-9);
+	assert_true(isnan(rec.tensor_active_avg_pct)); /* its bit never set */
+	assert_true(isnan(rec.throttle_power_s));      /* no violation counters */
 	summary_release(&s);
 }
 
