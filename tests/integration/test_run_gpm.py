@@ -9,10 +9,12 @@ scenario's fraction), or arithmetic in this file on the rows the fake's values w
 in; never outputs of jobscope's own code kept from an earlier run."""
 import json
 import os
+import signal
 import time
 
 from harness import run, helper, jobscope, run_tests, check, eq, scaled
 from agent_harness import sql
+from head_harness import Head
 
 FAKES = os.environ.get("FAKES", "")
 NVML = os.path.join(FAKES, "libnvidia-ml.so.1")
@@ -313,6 +315,26 @@ def test_history_by_job(wd):
     p = jobscope("report", "--db", db, "--by", "job", "--since", "1d")
     eq(p.returncode, 0, "text exit (stderr %s)" % p.stderr)
     check("SM active and tensor active" in p.stdout, "the text table's columns: %s" % p.stdout)
+
+    # a head on that store: /api/v1/report's rows and /api/v1/jobs' summaries say the same
+    head = Head(wd, db=db, backend="sqlite")
+    try:
+        doc = head.get("/api/v1/report?by=job&since=1d&format=json")
+        eq({x["key"]: x["sm_active_avg_pct"] for x in doc["rows"]},
+           {x["key"]: x["sm_active_avg_pct"] for x in rows}, "/api/v1/report's rows")
+        jobs = head.get("/api/v1/jobs?since=1d")["jobs"]
+        eq(len(jobs), 3, "the head lists the three runs: %r" % jobs)
+        by_key = {x["key"].rsplit("@", 1)[0]: x for x in rows}
+        for j in jobs:
+            row = by_key["%s:%s" % (j["scheduler"], j["job_id"])]
+            for name in ("sm_active_avg_pct", "tensor_active_avg_pct", "throttle_power_s"):
+                if row[name] is None:
+                    eq(j[name], None, "/api/v1/jobs %s %s" % (j["key"], name))
+                else:  # 3 decimals there, 2 in the report
+                    close_to(j[name], row[name], 0.005 + 1e-9,
+                             "/api/v1/jobs %s %s" % (j["key"], name))
+    finally:
+        head.kill(signal.SIGTERM)
 
 
 if __name__ == "__main__":
