@@ -109,11 +109,57 @@ static void test_over_reservation_is_said(void **state)
 	history_release(&h);
 }
 
+/*
+ * What the SMs did: a row's activity is its jobs' weighted by GPU-hours used
+ * (as utilization), a job without the figure left out; throttle seconds
+ * summed, each job's part inside the window; by job, each job's own.
+ */
+static void test_gpu_activity_weighted(void **state)
+{
+	struct history_job a = job(1, "alice", 4, 1, 8, 1), b = job(2, "alice", 4, 1, 8, 1);
+	struct history_job c = job(3, "alice", 4, 1, 8, 1);
+	struct history h;
+
+	(void)state;
+	a.gpus = a.gpus_used = 1;
+	a.gpu_util_pct = 90;
+	a.gpu_act_pct[0] = 60; /* sm_active_avg_pct */
+	a.gpu_throttle_s[0] = 100;
+	b.gpus = b.gpus_used = 2;
+	b.gpu_util_pct = 90;
+	b.gpu_act_pct[0] = 30;
+	b.gpu_throttle_s[0] = 50;
+	b.end_ms = T0 + 2 * HOUR; /* two hours: 4 GPU-hours */
+	c.gpus = c.gpus_used = 4;
+	c.gpu_util_pct = 90; /* no GPM: out of the average */
+	assert_int_equal(strcmp(history_gpu_act_names[0], "sm_active_avg_pct"), 0);
+	assert_int_equal(strcmp(history_gpu_throttle_names[0], "throttle_power_s"), 0);
+
+	history_init(&h, HISTORY_BY_USER, T0, T0 + 24 * HOUR);
+	assert_int_equal(history_add(&h, &a), 0);
+	assert_int_equal(history_add(&h, &b), 0);
+	assert_int_equal(history_add(&h, &c), 0);
+	assert_float_equal(history_gpu_act_pct(&h.total, 0), (60.0 * 1 + 30.0 * 4) / 5, 1e-9);
+	assert_true(isnan(history_gpu_act_pct(&h.total, 2))); /* nobody's tensor figure */
+	assert_float_equal(h.total.gpu_throttle_s[0], 150, 1e-9);
+	assert_true(isnan(h.total.gpu_throttle_s[1]));
+	history_release(&h);
+
+	/* a window with half of b: half its throttle seconds, its activity unchanged */
+	history_init(&h, HISTORY_BY_JOB, T0 + HOUR, T0 + 24 * HOUR);
+	assert_int_equal(history_add(&h, &b), 0);
+	assert_int_equal(h.nrows, 1);
+	assert_float_equal(history_gpu_act_pct(&h.rows[0], 0), 30, 1e-9);
+	assert_float_equal(h.rows[0].gpu_throttle_s[0], 25, 1e-9);
+	history_release(&h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_unreserved_reserves_nothing),
 	    cmocka_unit_test(test_over_reservation_is_said),
+	    cmocka_unit_test(test_gpu_activity_weighted),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
