@@ -346,8 +346,17 @@ static void add_gpus(struct builder *b, int *err)
  * SM active, tensor and DRAM activity and the share of time power held it
  * back; several devices' SM active (solid) and tensor activity (dashed).
  */
+static bool series_above_zero(const struct builder *b, const struct chart_series *cs)
+{
+	for (size_t i = 0; i < b->cs->npoints; i++)
+		if (cs->v[i] > 0) /* NAN is not */
+			return true;
+	return false;
+}
+
 static void add_gpu_activity(struct builder *b, int *err)
 {
+	struct chart_series *cs;
 	struct chart_panel *p;
 	char label[64];
 
@@ -361,8 +370,14 @@ static void add_gpu_activity(struct builder *b, int *err)
 			panel_add(b, p, i, JSG_TENSOR_ACTIVE_PCT, 1.0, 1, false, "tensor active",
 				  err);
 			panel_add(b, p, i, JSG_DRAM_ACTIVE_PCT, 1.0, 2, false, "DRAM active", err);
-			panel_add(b, p, i, JSG_THROTTLE_POWER_PCT, 1.0, CHART_INK, true,
-				  "throttled by power", err);
+			cs = panel_add(b, p, i, JSG_THROTTLE_POWER_PCT, 1.0, CHART_INK, true,
+				       "throttled by power", err);
+			/* a driver without GPM that never held the GPU back: no panel of zeros */
+			if (cs && p->nseries == 1 && !series_above_zero(b, cs)) {
+				free(cs->v);
+				cs->v = NULL;
+				p->nseries--;
+			}
 		}
 		panel_end(b, p, false);
 		return;
