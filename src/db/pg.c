@@ -6,6 +6,8 @@
  *   statements     parameters kept as text (or binary for blobs), run on
  *                  the first step with PQexecParams, rows read as text
  *                  and converted as SQLite would give them
+ *   COPY           a table's rows streamed in COPY's text format (pg_copy_*),
+ *                  for the head's ingest: one statement for many rows
  *   pg_translate   `?` / `?N` to `$N`
  *
  * A failed call keeps libpq's message, made one printable line, for
@@ -87,7 +89,9 @@
 	X(PQgetResult)                                                                             \
 	X(PQenterPipelineMode)                                                                     \
 	X(PQexitPipelineMode)                                                                      \
-	X(PQpipelineSync)
+	X(PQpipelineSync)                                                                          \
+	X(PQputCopyData)                                                                           \
+	X(PQputCopyEnd)
 
 static struct {
 #define PG_DECLARE(name) __typeof__(name) *name;
@@ -126,6 +130,8 @@ out_missing:
 #define PG_PIPELINE_MAX 256
 /* A lost connection is tried again at most this often while the server cannot be reached. */
 #define PG_RECONNECT_MS 250
+/* COPY's rows are sent (PQputCopyData) whenever this much is buffered, at a row's end. */
+#define PG_COPY_CHUNK (256 * 1024)
 
 struct pg_conn {
 	PGconn *conn;
@@ -140,6 +146,12 @@ struct pg_conn {
 	int64_t lost_ns, next_try_ns; /* time_mono_ns: when it broke, when to try again */
 	char on_connect[128];	      /* a session's settings, set again after each reset */
 	char err[512];
+	/* COPY FROM STDIN in progress (pg_copy_begin to pg_copy_end) */
+	bool copying;
+	bool copy_field; /* the row has a field: the next one is after a tab */
+	int copy_err;	 /* the first failure putting rows, said by pg_copy_end */
+	char *copy_buf;	 /* rows not sent yet: at most PG_COPY_CHUNK and one row */
+	size_t copy_len, copy_alloc;
 };
 
 struct pg_param {
@@ -241,6 +253,7 @@ void pg_close(struct pg_conn *c)
 		return;
 	if (c->conn)
 		pq.PQfinish(c->conn);
+	free(c->copy_buf);
 	free(c);
 }
 
@@ -715,18 +728,23 @@ int pg_bind_int64(struct pg_stmt *s, int i, int64_t v)
 	return SQLITE_OK;
 }
 
+/* A double as float8in reads it back bit for bit (17 digits), NaN and infinities spelled out. */
+static int format_double(char *buf, size_t size, double v)
+{
+	if (isnan(v))
+		return snprintf(buf, size, "NaN");
+	if (isinf(v))
+		return snprintf(buf, size, "%sInfinity", v < 0 ? "-" : "");
+	return snprintf(buf, size, "%.17g", v);
+}
+
 int pg_bind_double(struct pg_stmt *s, int i, double v)
 {
 	struct pg_param *p = param(s, i);
 
 	if (!p)
 		return SQLITE_RANGE;
-	if (isnan(v))
-		snprintf(p->num, sizeof(p->num), "NaN");
-	else if (isinf(v))
-		snprintf(p->num, sizeof(p->num), "%sInfinity", v < 0 ? "-" : "");
-	else
-		snprintf(p->num, sizeof(p->num), "%.17g", v);
+	format_double(p->num, sizeof(p->num), v);
 	p->val = p->num;
 	p->type = PG_FLOAT8OID;
 	return SQLITE_OK;
@@ -1030,4 +1048,221 @@ int pg_column_bytes(struct pg_stmt *s, int c)
 	if (pq.PQftype(s->res, c) == PG_BOOLOID)
 		return 1;
 	return pq.PQgetlength(s->res, s->row, c);
+}
+
+/*
+ * COPY ... FROM STDIN, text format: the head's ingest sends a table's rows
+ * of a batch as one statement, where an INSERT a row costs the server a
+ * protocol message, an executor start and a partition lookup each.  The
+ * fields are written as the INSERTs' text parameters were (the column's
+ * input function reads both alike), escaped for COPY: backslash, newline,
+ * carriage return and tab as \\, \n, \r, \t; NULL as \N.  Only in a
+ * transaction: a COPY in autocommit would commit its rows alone.
+ */
+int pg_copy_begin(struct pg_conn *c, const char *sql)
+{
+	PGresult *res;
+	int rc = pg_flush(c);
+
+	if (rc != SQLITE_OK)
+		return rc;
+	if (c->copying) {
+		snprintf(c->err, sizeof(c->err), "a COPY is in progress already");
+		return SQLITE_MISUSE;
+	}
+	if (c->tx_broken)
+		return broken_tx(c, false);
+	if (!conn_ready(c))
+		return no_connection(c);
+	if (pq.PQtransactionStatus(c->conn) != PQTRANS_INTRANS) {
+		snprintf(c->err, sizeof(c->err), "COPY outside a sound transaction: not sent");
+		return SQLITE_MISUSE;
+	}
+	res = pq.PQexec(c->conn, sql);
+	if (!res || pq.PQresultStatus(res) != PGRES_COPY_IN) {
+		rc = result_code(c, res);
+		pq.PQclear(res);
+		/* a COPY that did not start is done: nothing more to read of it */
+		while (pq.PQstatus(c->conn) == CONNECTION_OK && (res = pq.PQgetResult(c->conn)))
+			pq.PQclear(res);
+		return rc != SQLITE_OK ? rc : SQLITE_ERROR;
+	}
+	pq.PQclear(res);
+	c->copying = true;
+	c->copy_field = false;
+	c->copy_err = SQLITE_OK;
+	c->copy_len = 0;
+	return SQLITE_OK;
+}
+
+/* Room for a field of up to n bytes (and its tab) at the end of the buffer. */
+static char *copy_room(struct pg_conn *c, size_t n)
+{
+	char *p;
+
+	if (c->copy_err != SQLITE_OK)
+		return NULL;
+	if (c->copy_len + n + 2 > c->copy_alloc) {
+		size_t alloc = c->copy_alloc ? c->copy_alloc : PG_COPY_CHUNK + 4096;
+		char *buf;
+
+		while (c->copy_len + n + 2 > alloc)
+			alloc *= 2;
+		buf = realloc(c->copy_buf, alloc);
+		if (!buf) {
+			c->copy_err = SQLITE_NOMEM;
+			return NULL;
+		}
+		c->copy_buf = buf;
+		c->copy_alloc = alloc;
+	}
+	p = c->copy_buf + c->copy_len;
+	if (c->copy_field)
+		*p++ = '\t';
+	c->copy_field = true;
+	return p;
+}
+
+static void copy_put(struct pg_conn *c, const char *v, size_t n)
+{
+	char *p = copy_room(c, n);
+
+	if (!p)
+		return;
+	memcpy(p, v, n);
+	c->copy_len = (size_t)(p + n - c->copy_buf);
+}
+
+void pg_copy_int64(struct pg_conn *c, int64_t v)
+{
+	char tmp[24], *p = tmp + sizeof(tmp);
+	uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+
+	do {
+		*--p = (char)('0' + u % 10);
+		u /= 10;
+	} while (u);
+	if (v < 0)
+		*--p = '-';
+	copy_put(c, p, (size_t)(tmp + sizeof(tmp) - p));
+}
+
+void pg_copy_double(struct pg_conn *c, double v)
+{
+	char tmp[32];
+	int n = format_double(tmp, sizeof(tmp), v);
+
+	copy_put(c, tmp, (size_t)n);
+}
+
+void pg_copy_null(struct pg_conn *c)
+{
+	copy_put(c, "\\N", 2);
+}
+
+void pg_copy_text(struct pg_conn *c, const char *v, size_t n)
+{
+	char *p = copy_room(c, 2 * n); /* every byte escaped at worst */
+
+	if (!p)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		char ch = v[i];
+
+		switch (ch) {
+		case '\\':
+			*p++ = '\\';
+			*p++ = '\\';
+			break;
+		case '\n':
+			*p++ = '\\';
+			*p++ = 'n';
+			break;
+		case '\r':
+			*p++ = '\\';
+			*p++ = 'r';
+			break;
+		case '\t':
+			*p++ = '\\';
+			*p++ = 't';
+			break;
+		default:
+			*p++ = ch;
+		}
+	}
+	c->copy_len = (size_t)(p - c->copy_buf);
+}
+
+/* The buffered rows to the server; false (copy_err set) when they could not go. */
+static bool copy_send(struct pg_conn *c)
+{
+	if (c->copy_len == 0)
+		return true;
+	if (pq.PQputCopyData(c->conn, c->copy_buf, (int)c->copy_len) != 1) {
+		c->copy_err = result_code(c, NULL);
+		return false;
+	}
+	c->copy_len = 0;
+	return true;
+}
+
+void pg_copy_row_end(struct pg_conn *c)
+{
+	char *p;
+
+	if (c->copy_err != SQLITE_OK)
+		return;
+	c->copy_field = false;
+	p = copy_room(c, 0); /* no tab: copy_field is false */
+	if (!p)
+		return;
+	*p = '\n';
+	c->copy_len++;
+	c->copy_field = false;
+	if (c->copy_len >= PG_COPY_CHUNK)
+		copy_send(c);
+}
+
+int pg_copy_end(struct pg_conn *c, const char *fail, int64_t *rows)
+{
+	PGresult *res;
+	int rc = SQLITE_OK;
+
+	*rows = 0;
+	if (!c->copying) {
+		snprintf(c->err, sizeof(c->err), "no COPY in progress");
+		return SQLITE_MISUSE;
+	}
+	c->copying = false;
+	if (!fail && c->copy_err == SQLITE_NOMEM)
+		fail = "out of memory";
+	if (!fail && c->copy_err == SQLITE_OK)
+		copy_send(c);
+	c->copy_len = 0;
+	/* a send that failed found the connection lost (conn_lost): the COPY is gone with it */
+	if (c->copy_err != SQLITE_OK && c->copy_err != SQLITE_NOMEM)
+		return c->copy_err;
+	if (pq.PQstatus(c->conn) != CONNECTION_OK)
+		return result_code(c, NULL);
+	if (pq.PQputCopyEnd(c->conn, fail) != 1)
+		return result_code(c, NULL);
+	while ((res = pq.PQgetResult(c->conn))) {
+		ExecStatusType status = pq.PQresultStatus(res);
+
+		if (status == PGRES_COMMAND_OK)
+			*rows = strtoll(pq.PQcmdTuples(res), NULL, 10);
+		else if (rc == SQLITE_OK)
+			rc = result_code(c, res);
+		pq.PQclear(res);
+		if (pq.PQstatus(c->conn) != CONNECTION_OK)
+			break;
+	}
+	if (rc == SQLITE_OK && c->copy_err != SQLITE_OK)
+		rc = c->copy_err;
+	if (rc == SQLITE_OK && fail) {
+		snprintf(c->err, sizeof(c->err), "COPY given up: %s", fail);
+		rc = SQLITE_ABORT;
+	}
+	c->changes = *rows;
+	return rc;
 }

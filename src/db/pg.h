@@ -61,6 +61,29 @@ int64_t pg_changes(struct pg_conn *c);
 /* True from BEGIN to COMMIT or ROLLBACK, and for one lost with its connection until ROLLBACK. */
 bool pg_in_transaction(struct pg_conn *c);
 
+/*
+ * COPY ... FROM STDIN in text format, inside a transaction (refused
+ * outside one, SQLITE_MISUSE): pg_copy_begin sends sql and waits for the
+ * server to take rows; each row is its fields in the statement's column
+ * order (pg_copy_int64, _double, _text, _null), then pg_copy_row_end.
+ * Rows are buffered and sent in chunks; the put functions cannot fail, a
+ * failure (memory, the connection) is kept and is pg_copy_end's answer.
+ * pg_copy_end ends the COPY and waits for its result: SQLITE_OK with the
+ * rows stored in *rows, or the failure's code (a value a column refuses:
+ * SQLITE_MISMATCH, as a refused parameter).  fail non-NULL: the COPY is
+ * given up (CopyFail, its message fail), nothing of it is stored, and the
+ * transaction is failed, to be rolled back (to a savepoint) as after any
+ * failed statement; the answer is then an error code too.
+ */
+int pg_copy_begin(struct pg_conn *c, const char *sql);
+void pg_copy_int64(struct pg_conn *c, int64_t v);
+void pg_copy_double(struct pg_conn *c, double v);
+/* n bytes of v (UTF-8 as the connection's encoding; no NUL), escaped. */
+void pg_copy_text(struct pg_conn *c, const char *v, size_t n);
+void pg_copy_null(struct pg_conn *c);
+void pg_copy_row_end(struct pg_conn *c);
+int pg_copy_end(struct pg_conn *c, const char *fail, int64_t *rows);
+
 int pg_bind_int64(struct pg_stmt *s, int i, int64_t v);
 int pg_bind_double(struct pg_stmt *s, int i, double v);
 int pg_bind_null(struct pg_stmt *s, int i);
