@@ -287,6 +287,16 @@ static int ingest_devices(struct ingest *in)
 	int ret;
 
 	for (size_t r = 0; t && r < t->nrows; r++) {
+		uint64_t key, hash;
+		int64_t row;
+
+		/* a node's GPUs come in every batch with samples of them, most often unchanged */
+		if (memo_hit(in, 'd', t, r, &key, &hash, &row)) {
+			ret = map_put(&in->devices, cell_i64(t, r, "id"), row);
+			if (ret)
+				return ret;
+			continue;
+		}
 		memset(&d, 0, sizeof(d));
 		cell_text(t, r, "vendor", d.vendor, sizeof(d.vendor));
 		cell_text(t, r, "uuid", d.info.uuid, sizeof(d.info.uuid));
@@ -315,6 +325,8 @@ static int ingest_devices(struct ingest *in)
 		ret = store_put_device(in->st, in->node_id, &d);
 		if (!ret)
 			ret = map_put(&in->devices, cell_i64(t, r, "id"), d.id);
+		if (!ret)
+			ret = memo_later(in, key, hash, d.id);
 		if (ret)
 			return ret;
 	}
@@ -442,19 +454,58 @@ static int ingest_procs(struct ingest *in)
 	return 0;
 }
 
-/* Which map a reference column goes through; NULL: kept as it is. */
-static const struct id_map *ref_map(struct ingest *in, const char *table_name, const char *col,
-				    bool *is_node)
+/* What a batch's column becomes on the head (column_roles). */
+enum column_role {
+	COL_KEPT, /* stored as it is */
+	COL_SEQ,  /* the head's next seq */
+	COL_NODE, /* the head's node id (when not NULL) */
+	COL_JOB,  /* an agent's row id mapped to the head's (when not NULL) */
+	COL_PROC,
+	COL_DEVICE,
+};
+
+/* Each column's role, read once a table (not a string compare a cell). */
+static void column_roles(const struct store_table *t, bool summaries,
+			 enum column_role role[STORE_ROWSET_MAX_COLUMNS])
 {
-	*is_node = strcmp(col, "node_id") == 0;
-	if (strcmp(col, "job_id") == 0)
-		return &in->jobs;
-	if (strcmp(col, "proc_id") == 0)
-		return &in->procs;
-	if (strcmp(col, "device_id") == 0)
-		return &in->devices;
-	(void)table_name;
-	return NULL;
+	for (int c = 0; c < t->ncols; c++) {
+		const char *col = t->cols[c];
+
+		role[c] = !summaries && strcmp(col, "seq") == 0 ? COL_SEQ
+			  : strcmp(col, "node_id") == 0		? COL_NODE
+			  : strcmp(col, "job_id") == 0		? COL_JOB
+			  : strcmp(col, "proc_id") == 0		? COL_PROC
+			  : strcmp(col, "device_id") == 0	? COL_DEVICE
+								: COL_KEPT;
+	}
+}
+
+/*
+ * The value a cell of a batch is stored as on the head: its seq the
+ * head's next, its node and row ids the head's.  0, or -EINVAL (errmsg)
+ * for an id the batch does not hold.
+ */
+static int head_value(struct ingest *in, const struct store_table *t, int c, enum column_role role,
+		      const struct store_value *v, struct store_value *out)
+{
+	const struct id_map *m = role == COL_JOB      ? &in->jobs
+				 : role == COL_PROC   ? &in->procs
+				 : role == COL_DEVICE ? &in->devices
+						      : NULL;
+	int64_t to;
+
+	*out = *v;
+	if (role == COL_SEQ) {
+		*out = (struct store_value){.type = STORE_VALUE_INT, .i = in->st->next_seq};
+	} else if (role == COL_NODE && v->type != STORE_VALUE_NULL) {
+		*out = (struct store_value){.type = STORE_VALUE_INT, .i = in->node_id};
+	} else if (m && v->type != STORE_VALUE_NULL) {
+		if (v->type != STORE_VALUE_INT || !map_get(m, v->i, &to))
+			return bad(in, "%s: %s %lld is not in the batch", t->name, t->cols[c],
+				   (long long)v->i);
+		*out = (struct store_value){.type = STORE_VALUE_INT, .i = to};
+	}
+	return 0;
 }
 
 static bool head_has_column(struct store *st, const char *tbl, const char *col)
@@ -501,15 +552,108 @@ static int cached_insert(struct ingest *in, const struct store_table *t, const c
 	return 0;
 }
 
+/* Whether a fact row is above the agent's cursor and in the batch's range. */
+static bool row_is_new(const struct ingest *in, const struct store_value *seq)
+{
+	return seq->type == STORE_VALUE_INT && seq->i > in->acked && seq->i <= in->b->to_seq;
+}
+
+/* A failed statement of a batch: a full disk or a lost database is the group's, else the batch's.
+ */
+static int row_failed(struct ingest *in, const struct store_table *t, int rc)
+{
+	int e = store__errno(in->st->conn.sq, rc);
+
+	return e == -ENOSPC || e == -EIO ? e : bad(in, "%s: %s", t->name, store__errmsg(in->st));
+}
+
+/*
+ * PostgreSQL: a fact table's new rows in one COPY (pg_copy_begin), each
+ * cell as head_value makes it, where an INSERT a row cost the server a
+ * message, an executor start and a partition routing each.  A bad cell
+ * midway gives the COPY up: nothing of it is stored, and the batch's
+ * savepoint is rolled back (ingest_one) as after a refused INSERT.
+ */
+static int copy_facts_of(struct ingest *in, const struct store_table *t, int seq_col,
+			 const enum column_role *role)
+{
+	struct pg_conn *pg = in->st->conn.pg;
+	const char *fail = NULL;
+	char sql[4096];
+	size_t len = 0, nnew = 0;
+	int64_t stored;
+	int rc, ret = 0;
+
+	for (size_t r = 0; r < t->nrows; r++)
+		nnew += row_is_new(in, &t->cells[r * (size_t)t->ncols + (size_t)seq_col]);
+	if (nnew == 0)
+		return 0; /* no statement for nothing */
+	len += (size_t)snprintf(sql, sizeof(sql), "COPY %s (", t->name);
+	for (int c = 0; c < t->ncols && len < sizeof(sql); c++)
+		len += (size_t)snprintf(sql + len, sizeof(sql) - len, "%s\"%s\"", c ? ", " : "",
+					t->cols[c]);
+	len += (size_t)snprintf(sql + len, sizeof(sql) - len, ") FROM STDIN");
+	if (len >= sizeof(sql))
+		return bad(in, "%s: too many columns", t->name);
+	rc = pg_copy_begin(pg, sql);
+	if (rc != SQLITE_OK)
+		return row_failed(in, t, rc);
+	for (size_t r = 0; r < t->nrows && !ret; r++) {
+		const struct store_value *row = &t->cells[r * (size_t)t->ncols];
+
+		if (!row_is_new(in, &row[seq_col]))
+			continue; /* held already, or outside the batch's range */
+		for (int c = 0; c < t->ncols && !ret; c++) {
+			struct store_value v;
+
+			ret = head_value(in, t, c, role[c], &row[c], &v);
+			if (ret)
+				break;
+			switch (v.type) {
+			case STORE_VALUE_INT:
+				pg_copy_int64(pg, v.i);
+				break;
+			case STORE_VALUE_REAL:
+				pg_copy_double(pg, v.d);
+				break;
+			case STORE_VALUE_TEXT:
+				pg_copy_text(pg, v.s, v.len);
+				break;
+			default:
+				pg_copy_null(pg);
+				break;
+			}
+		}
+		if (ret)
+			break;
+		pg_copy_row_end(pg);
+		in->st->next_seq++;
+		in->rows++;
+	}
+	if (ret)
+		fail = in->errmsg;
+	rc = pg_copy_end(pg, fail, &stored);
+	if (ret)
+		return ret;
+	if (rc != SQLITE_OK)
+		return row_failed(in, t, rc);
+	if ((size_t)stored != nnew)
+		return bad(in, "%s: %lld rows of %zu stored", t->name, (long long)stored, nnew);
+	return 0;
+}
+
 /*
  * Every row of one fact table above the cursor, with the head's seq and
  * ids.  The tables a batch carries are facts.h's FACT_INGESTED, among them
  * gaps: the agent's records of rows its size cap deleted unsent (node_id
  * mapped, seqs its own).  A table a batch lacks (fs_samples from an agent
- * older than schema 7) is simply not there.
+ * older than schema 7) is simply not there.  PostgreSQL takes the rows
+ * of a table in one COPY (copy_facts_of), but the job summaries, which
+ * replace a job's earlier one (ON CONFLICT, which COPY has not).
  */
 static int ingest_facts_of(struct ingest *in, const struct store_table *t, bool summaries)
 {
+	enum column_role role[STORE_ROWSET_MAX_COLUMNS];
 	char sql[4096];
 	size_t len = 0;
 	int seq_col = col_index(t, "seq");
@@ -518,6 +662,7 @@ static int ingest_facts_of(struct ingest *in, const struct store_table *t, bool 
 
 	if (!summaries && seq_col < 0)
 		return bad(in, "%s: no seq column", t->name);
+	column_roles(t, summaries, role);
 	/* names quoted: "user" is a keyword of PostgreSQL */
 	len += (size_t)snprintf(sql, sizeof(sql), "INSERT INTO %s (", t->name);
 	for (int c = 0; c < t->ncols && len < sizeof(sql); c++)
@@ -537,49 +682,39 @@ static int ingest_facts_of(struct ingest *in, const struct store_table *t, bool 
 	}
 	if (len >= sizeof(sql))
 		return bad(in, "%s: too many columns", t->name);
+	/*
+	 * The INSERT is prepared on PostgreSQL too, COPY or not: its cache
+	 * entry says the batch's columns were checked against the head's
+	 * (preparing costs no round trip there: it is sent when first run).
+	 */
 	ret = cached_insert(in, t, sql, &stmt);
 	if (ret)
 		return ret;
+	if (!summaries && in->st->conn.pg)
+		return copy_facts_of(in, t, seq_col, role);
 
 	for (size_t r = 0; r < t->nrows && !ret; r++) {
 		const struct store_value *row = &t->cells[r * (size_t)t->ncols];
 
-		if (!summaries && (row[seq_col].type != STORE_VALUE_INT ||
-				   row[seq_col].i <= in->acked || row[seq_col].i > in->b->to_seq))
+		if (!summaries && !row_is_new(in, &row[seq_col]))
 			continue; /* held already, or outside the batch's range */
 		db_reset(stmt);
 		db_clear_bindings(stmt);
 		for (int c = 0; c < t->ncols && !ret; c++) {
-			const struct store_value *v = &row[c];
-			bool is_node;
-			const struct id_map *m = ref_map(in, t->name, t->cols[c], &is_node);
-			int64_t to;
+			struct store_value v;
 
-			if (!summaries && c == seq_col) {
-				db_bind_int64(stmt, c + 1, in->st->next_seq);
-				continue;
-			}
-			if (is_node && v->type != STORE_VALUE_NULL) {
-				db_bind_int64(stmt, c + 1, in->node_id);
-				continue;
-			}
-			if (m && v->type != STORE_VALUE_NULL) {
-				if (v->type != STORE_VALUE_INT || !map_get(m, v->i, &to))
-					ret = bad(in, "%s: %s %lld is not in the batch", t->name,
-						  t->cols[c], (long long)v->i);
-				else
-					db_bind_int64(stmt, c + 1, to);
-				continue;
-			}
-			switch (v->type) {
+			ret = head_value(in, t, c, role[c], &row[c], &v);
+			if (ret)
+				break;
+			switch (v.type) {
 			case STORE_VALUE_INT:
-				db_bind_int64(stmt, c + 1, v->i);
+				db_bind_int64(stmt, c + 1, v.i);
 				break;
 			case STORE_VALUE_REAL:
-				db_bind_double(stmt, c + 1, v->d);
+				db_bind_double(stmt, c + 1, v.d);
 				break;
 			case STORE_VALUE_TEXT:
-				db_bind_text(stmt, c + 1, v->s, -1, SQLITE_STATIC);
+				db_bind_text(stmt, c + 1, v.s, (int)v.len, SQLITE_STATIC);
 				break;
 			default:
 				db_bind_null(stmt, c + 1);
@@ -590,11 +725,7 @@ static int ingest_facts_of(struct ingest *in, const struct store_table *t, bool 
 			break;
 		rc = db_step(stmt);
 		if (rc != SQLITE_DONE) {
-			int e = store__errno(in->st->conn.sq, rc);
-
-			ret = e == -ENOSPC || e == -EIO
-				  ? e
-				  : bad(in, "%s: %s", t->name, store__errmsg(in->st));
+			ret = row_failed(in, t, rc);
 			break;
 		}
 		if (!summaries)
@@ -879,10 +1010,12 @@ static int ingest_check(const struct store_batch *b, char *errmsg, size_t size)
 /*
  * One batch of a group, inside its own savepoint: a batch that does not
  * fit the schema (-EINVAL) is rolled back alone and the group goes on;
- * any other error is the group's.
+ * any other error is the group's.  A batch alone in its group needs no
+ * savepoint (two round trips to PostgreSQL): refused, the group's
+ * transaction is rolled back whole (store_ingest_group).
  */
 static int ingest_one(struct store *st, struct store_ingest_item *it, struct ingest *in,
-		      int64_t now_ms)
+		      int64_t now_ms, bool alone)
 {
 	int64_t seq = st->next_seq;
 	int ret;
@@ -892,7 +1025,7 @@ static int ingest_one(struct store *st, struct store_ingest_item *it, struct ing
 	ret = ingest_check(it->b, it->errmsg, sizeof(it->errmsg));
 	if (ret)
 		return ret;
-	ret = store__cached_exec(st, "SAVEPOINT batch");
+	ret = alone ? 0 : store__cached_exec(st, "SAVEPOINT batch");
 	if (ret)
 		return ret;
 	ret = ingest_body(in, now_ms);
@@ -914,6 +1047,8 @@ static int ingest_one(struct store *st, struct store_ingest_item *it, struct ing
 	if (ret == -EINVAL) {
 		st->next_seq = seq;
 		st->tick_err = 0;
+		if (alone)
+			return -EINVAL;
 		if (store__cached_exec(st, "ROLLBACK TO batch") == 0 &&
 		    store__cached_exec(st, "RELEASE batch") == 0)
 			return -EINVAL;
@@ -921,12 +1056,13 @@ static int ingest_one(struct store *st, struct store_ingest_item *it, struct ing
 	}
 	if (ret)
 		return ret;
-	return store__cached_exec(st, "RELEASE batch");
+	return alone ? 0 : store__cached_exec(st, "RELEASE batch");
 }
 
 int store_ingest_group(struct store *st, struct store_ingest_item *items, size_t n, int64_t now_ms)
 {
 	struct ingest *in = calloc(n ? n : 1, sizeof(*in));
+	bool refused_all = false; /* the one batch of the group refused: nothing to commit */
 	int ret;
 
 	if (!in)
@@ -940,14 +1076,15 @@ int store_ingest_group(struct store *st, struct store_ingest_item *items, size_t
 		pg_partitions_of(st, items[i].b);
 	ret = store_tick_begin(st);
 	for (size_t i = 0; i < n && !ret; i++) {
-		int r = ingest_one(st, &items[i], &in[i], now_ms);
+		int r = ingest_one(st, &items[i], &in[i], now_ms, n == 1);
 
 		if (r == -EINVAL)
 			items[i].ret = r;
 		else
 			ret = r;
+		refused_all = n == 1 && r == -EINVAL;
 	}
-	if (ret == 0)
+	if (ret == 0 && !refused_all)
 		ret = store_tick_commit(st);
 	else
 		store_tick_abort(st);
