@@ -1,0 +1,228 @@
+"""The head's ingest into PostgreSQL by COPY (src/store/ingest.c, copy_facts_of).
+
+A head on PostgreSQL writes each fact table of a batch with one COPY ... FROM STDIN
+in text format, every field escaped by src/db/pg.c.
+
+- Text with tabs, newlines, carriage returns, backslashes (a `\\N` and a `\\.` among
+  them), quotes and non-ASCII UTF-8, in a process's command line and in every fact
+  table with a text column, arrives as the agent sent it, on PostgreSQL as on a
+  SQLite head; so do NULLs, negative integers (a counter above 2^63 arrives as its
+  two's complement), 2^53 and reals to the last bit.
+- A batch that fails midway, its first tables stored by their COPYs already and a
+  later one refused (an id the batch does not hold, found by the head: the COPY is
+  given up; a value the column refuses, found by the server at the COPY's end), is
+  answered 400 and leaves nothing: no row, no cursor, no seq used; the agent sends
+  it again corrected and it is stored once, and a copy of it sent again adds nothing.
+  Batches of other agents committed in the same moments are stored.
+- The head's connection to the database killed again and again while an agent
+  streams (pg_terminate_backend, most likely in the middle of a COPY): no batch is
+  half stored, the agent sends again what was not acknowledged, and the head holds
+  every row of the agent exactly once.
+"""
+import json
+import threading
+import time
+import urllib.error
+import urllib.request
+
+from harness import run_tests, check, eq, scaled, wait_for
+import head_harness as hh
+from head_harness import Head, start_agent, stop_agent, caught_up, agent_side, head_side
+
+TRICKY = ('tab\there nl\nthere cr\rthere back\\slash \\N \\. \\\\t "double" \'single\''
+          ' caf\u00e9 \u2713 \u65e5\u672c \U0001F600 end\\')
+TS = 1700000000000
+
+
+def _batch(agent, host, from_seq, to_seq, tables):
+    return json.dumps({"version": 1, "agent_id": agent,
+                       "node": {"hostname": host, "cores": 4, "mem_total_bytes": 8 << 30},
+                       "from_seq": from_seq, "to_seq": to_seq,
+                       "tables": {name: {"columns": cols, "rows": rows}
+                                  for name, (cols, rows) in tables.items()}}).encode()
+
+
+def _post(head, body):
+    req = urllib.request.Request(head.url + "/api/v1/ingest", data=body, method="POST",
+                                 headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=scaled(20)) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode(errors="replace")
+
+
+def _tricky_tables():
+    """A job, its process and a row of every fact table with text, TRICKY in each text."""
+    return {
+        "jobs": (["id", "node_id", "scheduler", "job_id", "start_ms", "name", "command",
+                  "user", "uid", "pid"],
+                 [[7, 3, "local", "j\t1", TS, TRICKY, TRICKY, "\u00fcser", 1000, 4242]]),
+        "procs": (["id", "node_id", "job_id", "pid", "ppid", "start_ms", "uid", "comm",
+                   "cmdline"],
+                  [[9, 3, 7, 4242, 1, TS, 1000, "x\ty\\z", TRICKY]]),
+        "host_samples": (["seq", "node_id", "ts_ms", "load1_milli", "cpu_user_ms",
+                          "mem_free_bytes", "disk_reads"],
+                         [[1, 3, TS, -1, 9007199254740992, None, -9007199254740992]]),
+        "proc_samples": (["seq", "proc_id", "job_id", "ts_ms", "state", "threads", "rss_bytes"],
+                         [[2, 9, 7, TS, TRICKY, 3, None]]),
+        "events": (["seq", "node_id", "job_id", "ts_ms", "kind", "pid", "value", "message"],
+                   [[3, 3, 7, TS, TRICKY, 4242, -5, TRICKY],
+                    [4, 3, None, TS, "plain", None, None, None]]),
+        "marks": (["seq", "job_id", "ts_ms", "name", "value", "text"],
+                  [[5, 7, TS, TRICKY, 0.1, TRICKY],
+                   [6, 7, TS + 1, "m", 1.2345678901234567e-300, ""]]),
+        "fs_samples": (["seq", "node_id", "ts_ms", "mount", "used_bytes", "total_bytes"],
+                       [[7, 3, TS, TRICKY, 1, 2]]),
+        "proc_libs": (["seq", "proc_id", "ts_ms", "name", "version", "path"],
+                      [[8, 9, TS, TRICKY, None, TRICKY]]),
+    }
+
+
+# what is read back of each table: the columns the batch set, by the head's row order
+READ_BACK = [
+    ("jobs", "SELECT scheduler, job_id, name, command, \"user\", uid, pid FROM jobs"),
+    ("procs", "SELECT pid, comm, cmdline FROM procs"),
+    ("host_samples", "SELECT ts_ms, load1_milli, cpu_user_ms, mem_free_bytes, disk_reads"
+                     " FROM host_samples"),
+    ("proc_samples", "SELECT state, threads, rss_bytes FROM proc_samples"),
+    ("events", "SELECT kind, pid, value, message, job_id IS NULL FROM events ORDER BY seq"),
+    ("marks", "SELECT name, value, text FROM marks ORDER BY seq"),
+    ("fs_samples", "SELECT mount, used_bytes, total_bytes FROM fs_samples"),
+    ("proc_libs", "SELECT name, version, path FROM proc_libs"),
+]
+
+
+def test_text_and_numbers_arrive_as_sent(wd):
+    heads = [Head(wd, db=wd.join("copy-%s.db" % b), name="head-" + b, backend=b)
+             for b in ("postgresql", "sqlite")]
+    try:
+        body = _batch("copy1", "cn1", 0, 8, _tricky_tables())
+        for h in heads:
+            eq(_post(h, body), (200, {"acked_seq": 8}), "the batch's answer")
+        pg, lite = (h.db for h in heads)
+        got = {t: hh.sql(pg, q) for t, q in READ_BACK}
+        eq(got["procs"], [(4242, "x\ty\\z", TRICKY)], "the command line at PostgreSQL")
+        eq(got["jobs"], [("local", "j\t1", TRICKY, TRICKY, "\u00fcser", 1000, 4242)], "jobs")
+        eq(got["host_samples"], [(TS, -1, 9007199254740992, None, -9007199254740992)],
+           "host_samples")
+        eq(got["proc_samples"], [(TRICKY, 3, None)], "proc_samples")
+        eq([r[:4] for r in got["events"]], [(TRICKY, 4242, -5, TRICKY),
+                                           ("plain", None, None, None)], "events")
+        eq(got["marks"], [(TRICKY, 0.1, TRICKY), ("m", 1.2345678901234567e-300, "")], "marks")
+        eq(got["fs_samples"], [(TRICKY, 1, 2)], "fs_samples")
+        eq(got["proc_libs"], [(TRICKY, None, TRICKY)], "proc_libs")
+        for t, q in READ_BACK:  # and the same as a SQLite head holds
+            eq([tuple(bool(v) if isinstance(v, bool) else v for v in r)
+                for r in hh.sql(lite, q)],
+               [tuple(int(v) if isinstance(v, bool) else v for v in r) for r in got[t]],
+               "%s on both backends" % t)
+    finally:
+        for h in heads:
+            eq(h.kill(15), 0, "head exit")
+
+
+def _counts(db):
+    return {t: hh.sql(db, "SELECT count(*) FROM %s" % t)[0][0]
+            for t in ("host_samples", "cpu_samples", "proc_samples", "events")}
+
+
+def _midway(events_pid=4242, proc_id=9):
+    """A batch of 4 tables: host_samples and cpu_samples first (their COPYs go through),
+    then proc_samples (proc_id) and events (pid), either of which can be made bad."""
+    return {
+        "jobs": (["id", "node_id", "scheduler", "job_id", "start_ms"],
+                 [[7, 3, "local", "mid", TS]]),
+        "procs": (["id", "node_id", "job_id", "pid", "start_ms", "cmdline"],
+                  [[9, 3, 7, 4242, TS, "a\tb"]]),
+        "host_samples": (["seq", "node_id", "ts_ms", "load1_milli"],
+                         [[1, 3, TS, 10], [5, 3, TS + 1000, 11]]),
+        "cpu_samples": (["seq", "node_id", "ts_ms", "cpu", "user_ms"],
+                        [[2, 3, TS, 0, 100]]),
+        "proc_samples": (["seq", "proc_id", "job_id", "ts_ms", "state", "threads"],
+                         [[3, proc_id, 7, TS, "R", 1]]),
+        "events": (["seq", "node_id", "job_id", "ts_ms", "kind", "pid"],
+                   [[4, 3, 7, TS, "k", events_pid]]),
+    }
+
+
+def test_batch_failing_midway_leaves_nothing(wd):
+    head = Head(wd, db=wd.join("mid.db"), name="head", backend="postgresql")
+    try:
+        db = head.db
+        seq0 = hh.sql(db, "SELECT coalesce(max(CAST(value AS bigint)), 0) FROM meta"
+                      " WHERE key = 'next_seq'")[0][0]
+        # found by the head: proc_id 99 is not in the batch (proc_samples' COPY given up)
+        st, msg = _post(head, _batch("mid1", "mn1", 0, 5, _midway(proc_id=99)))
+        eq(st, 400, "a batch naming a process it does not hold")
+        check("proc_id 99 is not in the batch" in msg, msg)
+        # found by the server: a pid that is not an integer (events' COPY refused at its end)
+        st, msg = _post(head, _batch("mid1", "mn1", 0, 5, _midway(events_pid="x4242")))
+        eq(st, 400, "a batch with a value its column refuses")
+        check("x4242" in msg, msg)
+        eq(_counts(db), {"host_samples": 0, "cpu_samples": 0, "proc_samples": 0, "events": 0},
+           "nothing of the refused batches")
+        eq(hh.sql(db, "SELECT acked_seq FROM agents WHERE agent_id = 'mid1'"), [],
+           "no cursor for the refused batches")
+        # the agent sends it again, corrected; and once more, as after a lost answer
+        good = _batch("mid1", "mn1", 0, 5, _midway())
+        eq(_post(head, good), (200, {"acked_seq": 5}), "the corrected batch")
+        eq(_post(head, good), (200, {"acked_seq": 5}), "the same batch again")
+        eq(_counts(db), {"host_samples": 2, "cpu_samples": 1, "proc_samples": 1, "events": 1},
+           "the corrected batch once")
+        # the seqs the refused batches drew were given back: the stored rows' are the next
+        eq(hh.sql(db, "SELECT min(seq), max(seq), count(*) FROM (SELECT seq FROM host_samples"
+                  " UNION ALL SELECT seq FROM cpu_samples UNION ALL SELECT seq FROM"
+                  " proc_samples UNION ALL SELECT seq FROM events) s")[0],
+           (seq0 or 1, (seq0 or 1) + 4, 5), "the seqs of the stored rows")
+        # bad and good batches of several agents at once (likely one group): each its own
+        out = {}
+
+        def send(name, body):
+            out[name] = _post(head, body)[0]
+        bodies = {"g%d" % i: _batch("g%d" % i, "gn%d" % i, 0, 5, _midway()) for i in range(4)}
+        bodies.update({"b%d" % i: _batch("b%d" % i, "bn%d" % i, 0, 5, _midway(proc_id=98))
+                       for i in range(3)})
+        threads = [threading.Thread(target=send, args=kv) for kv in bodies.items()]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        eq(out, {k: 200 if k[0] == "g" else 400 for k in bodies}, "each batch's answer")
+        eq(_counts(db), {"host_samples": 10, "cpu_samples": 5, "proc_samples": 5, "events": 5},
+           "the good batches' rows, once each")
+    finally:
+        eq(head.kill(15), 0, "head exit")
+
+
+def test_connection_killed_mid_copy(wd):
+    head = Head(wd, db=wd.join("kill.db"), name="head", backend="postgresql")
+    proc, adb, _, errf = start_agent(wd, head, "copykill")
+    try:
+        name = hh._pg_name(head.db)
+        wait_for(lambda: hh.held(head.db, adb), timeout=30, what="the agent's first rows")
+        killed = 0
+        deadline = time.monotonic() + scaled(8)
+        while time.monotonic() < deadline:
+            rows = hh.pg().psql("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity"
+                                " WHERE datname = '%s' AND pid <> pg_backend_pid()"
+                                " AND application_name NOT LIKE 'psql%%'" % name, db=name)
+            killed += int(rows[0][0])
+            time.sleep(0.15)
+        check(killed >= 5, "connections killed: %d" % killed)
+        eq(stop_agent(proc, errf), 0, "agent exit")
+        wait_for(caught_up(head.db, adb), timeout=60, what="the head holding the agent's rows")
+    except BaseException:
+        if proc.poll() is None:
+            stop_agent(proc, errf)
+        raise
+    try:
+        for t in ("host_samples", "cpu_samples", "proc_samples", "job_samples"):
+            eq(head_side(head.db, adb, t), agent_side(adb, t), t)
+        eq(hh.sql(head.db, "SELECT count(*) FROM host_samples")[0][0],
+           hh.sql(adb, "SELECT count(*) FROM host_samples")[0][0], "host_samples once")
+    finally:
+        eq(head.kill(15), 0, "head exit")
+
+
+run_tests(globals())
