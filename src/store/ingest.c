@@ -13,6 +13,8 @@
  * the head's own tables; STRICT tables refuse a value of the wrong type.
  * CUDA snapshots (cuda_procs and their cuda_stats) replace their
  * process's tables (store_put_cuda_proc), as the agent's store did.
+ * PostgreSQL takes each fact table's rows of a batch as one COPY
+ * (copy_facts_of), in the batch's transaction like every other statement.
  */
 #include "store/conn.h"
 #include "store/facts.h"
