@@ -144,7 +144,7 @@ struct pg_conn {
 	bool in_tx;	/* a transaction was open after the last statement */
 	bool tx_broken; /* it was open when the connection broke: ROLLBACK is all that runs */
 	int64_t lost_ns, next_try_ns; /* time_mono_ns: when it broke, when to try again */
-	char on_connect[128];	      /* a session's settings, set again after each reset */
+	char on_connect[512];	      /* a session's settings, set again after each reset */
 	char err[512];
 	/* COPY FROM STDIN in progress (pg_copy_begin to pg_copy_end) */
 	bool copying;
@@ -539,9 +539,14 @@ int pg_exec(struct pg_conn *c, const char *sql)
 
 int pg_on_connect(struct pg_conn *c, const char *sql)
 {
-	if (snprintf(c->on_connect, sizeof(c->on_connect), "%s", sql) >=
-	    (int)sizeof(c->on_connect)) {
-		c->on_connect[0] = '\0';
+	size_t len = strlen(c->on_connect);
+	int n;
+
+	/* added to those said before (each caller's settings), never in their place */
+	n = snprintf(c->on_connect + len, sizeof(c->on_connect) - len, "%s%s", len ? "; " : "",
+		     sql);
+	if (n < 0 || (size_t)n >= sizeof(c->on_connect) - len) {
+		c->on_connect[len] = '\0';
 		return SQLITE_TOOBIG;
 	}
 	return pg_exec(c, sql);

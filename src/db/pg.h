@@ -43,7 +43,9 @@ int pg_exec(struct pg_conn *c, const char *sql);
 /*
  * Runs sql (a SET) now and again on every connection libpq makes anew after
  * this one failed: a session setting that must hold for the connection's
- * whole life.  SQLITE_OK or the failure's code.
+ * whole life.  Each call adds to what is run again (in the order given),
+ * up to 511 bytes in all (SQLITE_TOOBIG beyond).  SQLITE_OK or the
+ * failure's code.
  */
 int pg_on_connect(struct pg_conn *c, const char *sql);
 /*
