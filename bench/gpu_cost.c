@@ -389,7 +389,7 @@ static void nvml_replay_device(struct replay *r, struct nvml_replay *n, int i)
 	uint32_t sup = r->supported[i];
 	struct nv_utilization u;
 	struct nv_memory_v2 m;
-	unsigned int ui, nprocs;
+	unsigned int ui;
 	unsigned long long ull;
 
 	if (sup & (GPU_UTIL | GPU_MEM_UTIL))
@@ -463,8 +463,9 @@ static void nvml_replay_device(struct replay *r, struct nvml_replay *n, int i)
 	}
 	if (!(sup & GPU_PROC_MEM))
 		return;
-	nprocs = nv_list(r, n, 0, dev) + nv_list(r, n, 1, dev);
-	if (nprocs && (sup & GPU_PROC_UTIL)) {
+	nv_list(r, n, 0, dev);
+	nv_list(r, n, 1, dev);
+	if (sup & GPU_PROC_UTIL) { /* read_proc_util: asked even with empty lists */
 		unsigned int count = 0;
 		nvret got = NV_ERROR_INSUFFICIENT;
 

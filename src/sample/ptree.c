@@ -198,11 +198,15 @@ struct ptree_proc *ptree_find_reported(struct ptree *pt, pid_t pid)
 
 	if (p || pid <= 0)
 		return p;
+	/* the tree first: most pids are no container's, and then no /proc lookup is made */
+	p = ptree_find_nspid(pt, pid);
+	if (!p)
+		return NULL;
 	snprintf(rel, sizeof(rel), "/proc/%d", (int)pid);
 	/* a pid of our namespace (another's process, or one not scanned yet) is not mapped */
 	if (sysroot_path(path, sizeof(path), rel) || access(path, F_OK) == 0 || errno != ENOENT)
 		return NULL;
-	return ptree_find_nspid(pt, pid);
+	return p;
 }
 
 struct ptree_proc *ptree_find_recent(struct ptree *pt, pid_t pid)
