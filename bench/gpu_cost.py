@@ -328,7 +328,9 @@ def markdown(rows, ee, args, commands, other_load, took):
     L = [f"Command: `{shlex.join(['python3'] + sys.argv)}` (took {took:.0f} s; load from "
          f"other processes meanwhile: {other_load:.2f} cores)", "",
          "Scenario: every metric supported on every device, NVLink on (12 links, read with "
-         "one all-links field query), P processes per device with memory and utilization "
+         "one all-links field query), NVML's GPM on (a Hopper: 11 activity metrics in one "
+         "MetricsGet, the violation counters and the PCIe replay counter in one field query, "
+         "remapped rows), P processes per device with memory and utilization "
          "(pids 100000+, not running: the tick lists them but matches none to the job's "
          "tree); no events due.  The fakes are the build's, build/tests/fakes/.", "",
          "### Per tick: jobscope's GPU sampling vs the library calls alone", "",
