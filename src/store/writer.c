@@ -376,6 +376,13 @@ static void rollback_quietly(struct store *st)
 		db_step(stmt);
 		db_reset(stmt);
 	}
+	/*
+	 * the cached statement could not be had (PostgreSQL prepares it on a
+	 * connection that may be away): a plain ROLLBACK, which ends a
+	 * transaction lost with its connection without the server
+	 */
+	if (db_in_transaction(&st->conn))
+		db_exec(&st->conn, "ROLLBACK");
 	if (db_in_transaction(&st->conn))
 		log_warn(0, "cannot roll back a transaction in store '%s' (%s)", st->path,
 			 store__errmsg(st));
@@ -669,6 +676,16 @@ int store_tick_begin(struct store *st)
 		return log_err(-EINVAL, "store '%s': a tick is already open", st->path);
 	if (!st->writable)
 		return log_err(-EROFS, "cannot write to store '%s': opened read-only", st->path);
+	/*
+	 * a transaction some failure path left (on PostgreSQL, one lost with
+	 * its connection: only a ROLLBACK ends it) would refuse every BEGIN
+	 * from now on: end it here, nothing of it was committed
+	 */
+	if (st->conn.pg && db_in_transaction(&st->conn)) {
+		log_warn(0, "store '%s': a transaction left open before a tick: rolled back",
+			 st->path);
+		rollback_quietly(st);
+	}
 	ret = simple_stmt(st, STMT_BEGIN, "begin a tick");
 	if (ret)
 		return ret;

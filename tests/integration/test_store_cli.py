@@ -127,7 +127,7 @@ def test_schema_1_store_is_read_then_upgraded(wd):
     second = run(wd, ["true"], db=db)
     eq(second.rc, 0, "a run upgrades it")
     con = sqlite3.connect(db)
-    eq(con.execute("pragma user_version").fetchone()[0], 16, "upgraded to the current schema")
+    eq(con.execute("pragma user_version").fetchone()[0], 17, "upgraded to the current schema")
     con.close()
     p = jobscope("report", "--db", db, "--format", "json", "1")
     eq(json.loads(p.stdout)["events"], first.report["events"], "old run intact")
