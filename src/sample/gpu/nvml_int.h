@@ -394,14 +394,14 @@ static inline bool wanted(const struct nvml_gpu *g, uint32_t metrics)
  * NOT_SUPPORTED turns them off on this device for good; GPU_IS_LOST marks
  * the device lost; any other error leaves them unknown for this time only.
  */
-static inline bool answered(struct nvml_gpu *g, nvml_return_t r, uint32_t metrics)
+static inline bool answered_off(struct nvml_gpu *g, nvml_return_t r, uint32_t *off, uint32_t bits)
 {
 	switch (r) {
 	case NVML_SUCCESS:
 		return true;
 	case NVML_ERROR_NOT_SUPPORTED:
 	case NVML_ERROR_FUNCTION_NOT_FOUND:
-		g->off |= metrics;
+		*off |= bits;
 		return false;
 	case NVML_ERROR_GPU_IS_LOST:
 		g->lost = true;
@@ -409,6 +409,12 @@ static inline bool answered(struct nvml_gpu *g, nvml_return_t r, uint32_t metric
 	default:
 		return false;
 	}
+}
+
+/* ... of enum gpu_metric bits (g->off); prof_answered: of enum gpu_prof bits (g->prof_off) */
+static inline bool answered(struct nvml_gpu *g, nvml_return_t r, uint32_t metrics)
+{
+	return answered_off(g, r, &g->off, metrics);
 }
 
 /* A field's value as a counter; false for a type a counter cannot have. */

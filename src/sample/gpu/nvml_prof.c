@@ -70,19 +70,7 @@ static bool prof_wanted(const struct nvml_gpu *g, uint32_t bits)
 /* answered() for enum gpu_prof bits */
 static bool prof_answered(struct nvml_gpu *g, nvml_return_t r, uint32_t bits)
 {
-	switch (r) {
-	case NVML_SUCCESS:
-		return true;
-	case NVML_ERROR_NOT_SUPPORTED:
-	case NVML_ERROR_FUNCTION_NOT_FOUND:
-		g->prof_off |= bits;
-		return false;
-	case NVML_ERROR_GPU_IS_LOST:
-		g->lost = true;
-		return false;
-	default:
-		return false;
-	}
+	return answered_off(g, r, &g->prof_off, bits);
 }
 
 static uint64_t *sample_u64(struct gpu_sample *out, size_t offset)
