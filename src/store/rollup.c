@@ -7,6 +7,7 @@
 #include "store/rollup.h"
 #include "store/conn.h"
 #include "store/write.h"
+#include "sample/figures.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -47,47 +48,37 @@ const char *const rollup_gpu_metric_names[ROLLUP_GPU__COUNT] = {
 };
 
 /* The activity series: each figure of struct gpu_sample and its bit of prof_valid. */
-#define ACTIVITY(m, field, bit)                                                                    \
-	{                                                                                          \
-		m, offsetof(struct gpu_sample, field), bit                                         \
-	}
+/* The activity series (sample/figures.h's readers of the fields). */
 static const struct {
 	enum rollup_gpu_metric m;
-	size_t off; /* a uint32_t: percent x 100 */
-	uint32_t bit;
+	enum gpu_activity a;
 } activity[] = {
-    ACTIVITY(ROLLUP_GPU_GR_ACTIVE_PCT, gr_active_pct100, GPU_PROF_GR_ACTIVE),
-    ACTIVITY(ROLLUP_GPU_SM_ACTIVE_PCT, sm_active_pct100, GPU_PROF_SM_ACTIVE),
-    ACTIVITY(ROLLUP_GPU_SM_OCCUPANCY_PCT, sm_occupancy_pct100, GPU_PROF_SM_OCCUPANCY),
-    ACTIVITY(ROLLUP_GPU_TENSOR_ACTIVE_PCT, tensor_active_pct100, GPU_PROF_TENSOR_ACTIVE),
-    ACTIVITY(ROLLUP_GPU_DRAM_ACTIVE_PCT, dram_active_pct100, GPU_PROF_DRAM_ACTIVE),
-    ACTIVITY(ROLLUP_GPU_FP64_ACTIVE_PCT, fp64_active_pct100, GPU_PROF_FP64_ACTIVE),
-    ACTIVITY(ROLLUP_GPU_FP32_ACTIVE_PCT, fp32_active_pct100, GPU_PROF_FP32_ACTIVE),
-    ACTIVITY(ROLLUP_GPU_FP16_ACTIVE_PCT, fp16_active_pct100, GPU_PROF_FP16_ACTIVE),
+    {ROLLUP_GPU_GR_ACTIVE_PCT, GPU_ACTIVITY_GR},
+    {ROLLUP_GPU_SM_ACTIVE_PCT, GPU_ACTIVITY_SM},
+    {ROLLUP_GPU_SM_OCCUPANCY_PCT, GPU_ACTIVITY_SM_OCCUPANCY},
+    {ROLLUP_GPU_TENSOR_ACTIVE_PCT, GPU_ACTIVITY_TENSOR},
+    {ROLLUP_GPU_DRAM_ACTIVE_PCT, GPU_ACTIVITY_DRAM},
+    {ROLLUP_GPU_FP64_ACTIVE_PCT, GPU_ACTIVITY_FP64},
+    {ROLLUP_GPU_FP32_ACTIVE_PCT, GPU_ACTIVITY_FP32},
+    {ROLLUP_GPU_FP16_ACTIVE_PCT, GPU_ACTIVITY_FP16},
 };
 
-/* The throttle series: each violation counter (a uint64_t, ns) and its bit. */
-#define THROTTLE(m, field, bit)                                                                    \
-	{                                                                                          \
-		m, offsetof(struct gpu_sample, field), bit                                         \
-	}
+/* The throttle series: each violation counter (sample/figures.h), ns. */
 static const struct {
 	enum rollup_gpu_metric m;
-	size_t off;
-	uint32_t bit;
+	enum gpu_violation v;
 } throttle[] = {
-    THROTTLE(ROLLUP_GPU_THROTTLE_POWER_S, viol_power_ns, GPU_PROF_VIOL_POWER),
-    THROTTLE(ROLLUP_GPU_THROTTLE_THERMAL_S, viol_thermal_ns, GPU_PROF_VIOL_THERMAL),
-    THROTTLE(ROLLUP_GPU_THROTTLE_SYNC_BOOST_S, viol_sync_boost_ns, GPU_PROF_VIOL_SYNC_BOOST),
-    THROTTLE(ROLLUP_GPU_THROTTLE_BOARD_LIMIT_S, viol_board_limit_ns, GPU_PROF_VIOL_BOARD_LIMIT),
-    THROTTLE(ROLLUP_GPU_THROTTLE_LOW_UTIL_S, viol_low_util_ns, GPU_PROF_VIOL_LOW_UTIL),
-    THROTTLE(ROLLUP_GPU_THROTTLE_RELIABILITY_S, viol_reliability_ns, GPU_PROF_VIOL_RELIABILITY),
-    THROTTLE(ROLLUP_GPU_THROTTLE_APP_CLOCKS_S, viol_app_clocks_ns, GPU_PROF_VIOL_APP_CLOCKS),
-    THROTTLE(ROLLUP_GPU_THROTTLE_BASE_CLOCKS_S, viol_base_clocks_ns, GPU_PROF_VIOL_BASE_CLOCKS),
-    THROTTLE(ROLLUP_GPU_THROTTLE_SW_THERMAL_S, viol_sw_thermal_ns, GPU_PROF_VIOL_SW_THERMAL),
-    THROTTLE(ROLLUP_GPU_THROTTLE_HW_THERMAL_S, viol_hw_thermal_ns, GPU_PROF_VIOL_HW_THERMAL),
-    THROTTLE(ROLLUP_GPU_THROTTLE_HW_POWER_BRAKE_S, viol_hw_power_brake_ns,
-	     GPU_PROF_VIOL_HW_POWER_BRAKE),
+    {ROLLUP_GPU_THROTTLE_POWER_S, GPU_VIOLATION_POWER},
+    {ROLLUP_GPU_THROTTLE_THERMAL_S, GPU_VIOLATION_THERMAL},
+    {ROLLUP_GPU_THROTTLE_SYNC_BOOST_S, GPU_VIOLATION_SYNC_BOOST},
+    {ROLLUP_GPU_THROTTLE_BOARD_LIMIT_S, GPU_VIOLATION_BOARD_LIMIT},
+    {ROLLUP_GPU_THROTTLE_LOW_UTIL_S, GPU_VIOLATION_LOW_UTIL},
+    {ROLLUP_GPU_THROTTLE_RELIABILITY_S, GPU_VIOLATION_RELIABILITY},
+    {ROLLUP_GPU_THROTTLE_APP_CLOCKS_S, GPU_VIOLATION_APP_CLOCKS},
+    {ROLLUP_GPU_THROTTLE_BASE_CLOCKS_S, GPU_VIOLATION_BASE_CLOCKS},
+    {ROLLUP_GPU_THROTTLE_SW_THERMAL_S, GPU_VIOLATION_SW_THERMAL},
+    {ROLLUP_GPU_THROTTLE_HW_THERMAL_S, GPU_VIOLATION_HW_THERMAL},
+    {ROLLUP_GPU_THROTTLE_HW_POWER_BRAKE_S, GPU_VIOLATION_HW_POWER_BRAKE},
 };
 _Static_assert(ROLLUP_GPU_POWER_W + 1 + sizeof(activity) / sizeof(activity[0]) +
 		       sizeof(throttle) / sizeof(throttle[0]) ==
@@ -97,8 +88,6 @@ _Static_assert(ROLLUP_GPU_POWER_W + 1 + sizeof(activity) / sizeof(activity[0]) +
 void rollup_gpu_values(const struct gpu_sample *cur, const struct gpu_sample *prev, int64_t dt_ms,
 		       struct rollup_gpu_values *out)
 {
-	const char *c = (const char *)cur, *p = (const char *)prev;
-
 	for (int m = 0; m < ROLLUP_GPU__COUNT; m++) {
 		out->v[m] = NAN;
 		out->w[m] = 1;
@@ -110,22 +99,21 @@ void rollup_gpu_values(const struct gpu_sample *cur, const struct gpu_sample *pr
 	if (cur->valid & GPU_POWER)
 		out->v[ROLLUP_GPU_POWER_W] = cur->power_mw / 1000.0;
 	for (size_t i = 0; i < sizeof(activity) / sizeof(activity[0]); i++) {
-		uint32_t pct100;
+		double pct = gpu_activity_pct(cur, activity[i].a);
 
-		if (!(cur->prof_valid & activity[i].bit) || !prev || dt_ms <= 0)
+		if (isnan(pct) || !prev || dt_ms <= 0)
 			continue;
-		memcpy(&pct100, c + activity[i].off, sizeof(pct100));
-		out->v[activity[i].m] = pct100 / 100.0;
+		out->v[activity[i].m] = pct;
 		out->w[activity[i].m] = (double)dt_ms / 1000.0;
 	}
 	for (size_t i = 0; i < sizeof(throttle) / sizeof(throttle[0]); i++) {
+		uint32_t bit = gpu_violation_kinds[throttle[i].v].prof;
 		uint64_t now, before;
 
-		if (!prev || !(cur->prof_valid & throttle[i].bit) ||
-		    !(prev->prof_valid & throttle[i].bit))
+		if (!prev || !(cur->prof_valid & bit) || !(prev->prof_valid & bit))
 			continue;
-		memcpy(&now, c + throttle[i].off, sizeof(now));
-		memcpy(&before, p + throttle[i].off, sizeof(before));
+		now = gpu_violation_ns(cur, throttle[i].v);
+		before = gpu_violation_ns(prev, throttle[i].v);
 		/* backwards: the counter was reset (a driver reload), counted from 0 */
 		out->v[throttle[i].m] = (double)(now >= before ? now - before : now) / 1e9;
 	}
