@@ -176,13 +176,23 @@ def write_token(path, token, keep_stat=False):
 
 
 def bump_cpu(root):
-    """The pod's process used more CPU: its figures move."""
+    """The pod's process used more CPU and its cgroup's memory peak rose: its figures move.
+
+    The CPU alone need not move a figure: the pod's average comes from its cgroup
+    (the fixture's constant total) and a 95th percentile of mostly idle samples
+    can stay where it was when one more spike comes.  The peak, raised by a MiB
+    each time, moves memory-peak-bytes at every bump."""
     p = os.path.join(root, "proc", "510", "stat")
     with open(p) as f:
         fields = f.read().split(" ")
     fields[13] = str(int(fields[13]) + 300)
     with open(p, "w") as f:
         f.write(" ".join(fields))
+    p = os.path.join(root, "sys", "fs", "cgroup", POD_SLICE.lstrip("/"), "memory.peak")
+    with open(p) as f:
+        peak = int(f.read())
+    with open(p, "w") as f:
+        f.write("%d\n" % (peak + (1 << 20)))
 
 
 def kubectl_apply(wd, kind, bodies):
@@ -308,6 +318,8 @@ def test_annotations_statuses_and_kubectl(wd):
         check("jobscope.io/" + k in pod, "pod annotation %s: %s" % (k, pod))
     # the CPU bump_cpu added shows at its sample (the cgroup's total is the fixture's)
     check(float(pod["jobscope.io/cpu-cores-p95"]) > 0, "CPU used: %s" % pod)
+    check(int(pod["jobscope.io/memory-peak-bytes"]) > 498073600,
+          "the raised memory peak: %s" % pod)
     check(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", pod["jobscope.io/updated"]),
           "updated is RFC 3339")
     node = kubectl_apply(wd, "node", [r["body"] for r in recs
