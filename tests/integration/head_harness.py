@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -189,7 +190,23 @@ class Head:
 
     def kill(self, sig=signal.SIGKILL):
         self.proc.send_signal(sig)
-        rc = self.proc.wait(timeout=scaled(20))
+        try:
+            rc = self.proc.wait(timeout=scaled(20))
+        except subprocess.TimeoutExpired:
+            # where it hangs, said in the failure: its threads' stacks (where gdb is
+            # installed) and its log, then killed so that the test ends
+            stacks = "(no gdb here for its threads' stacks)"
+            if shutil.which("gdb"):
+                r = subprocess.run(["gdb", "-batch", "-p", str(self.proc.pid), "-ex",
+                                    "thread apply all bt"], capture_output=True, text=True,
+                                   timeout=120)
+                stacks = r.stdout[-20000:]
+            self.proc.kill()
+            self.proc.wait()
+            self.errf.close()
+            raise AssertionError("the head did not exit within %.0f s of signal %d; its "
+                                 "threads:\n%s\nits log:\n%s"
+                                 % (scaled(20), sig, stacks, open(self.log).read()[-4000:]))
         self.errf.close()
         return rc
 
