@@ -44,6 +44,7 @@
 
 #include "common/fmt.h"
 #include "common/log.h"
+#include "common/strbuf.h"
 #include "common/timeutil.h"
 
 /* Type OIDs of PostgreSQL's catalog (pg_type.dat): fixed since 7.x. */
@@ -78,6 +79,8 @@
 	X(PQgetlength)                                                                             \
 	X(PQgetisnull)                                                                             \
 	X(PQcmdTuples)                                                                             \
+	X(PQcmdStatus)                                                                             \
+	X(PQserverVersion)                                                                         \
 	X(PQclear)                                                                                 \
 	X(PQtransactionStatus)                                                                     \
 	X(PQsetNoticeProcessor)                                                                    \
@@ -145,6 +148,7 @@ struct pg_conn {
 	bool tx_broken; /* it was open when the connection broke: ROLLBACK is all that runs */
 	int64_t lost_ns, next_try_ns; /* time_mono_ns: when it broke, when to try again */
 	char on_connect[512];	      /* a session's settings, set again after each reset */
+	int last_fail;		      /* result_code's last answer (pg_take_failure) */
 	char err[512];
 	/* COPY FROM STDIN in progress (pg_copy_begin to pg_copy_end) */
 	bool copying;
@@ -171,7 +175,9 @@ struct pg_stmt {
 	bool unpreparable;
 	int prepared_gen; /* c->gen when prepared; 0: not prepared */
 	char name[16];
-	bool deferrable; /* an INSERT without RETURNING: sent ahead in a transaction */
+	bool deferrable; /* an INSERT without RETURNING, SAVEPOINT, RELEASE: sent ahead in a
+			    transaction */
+	bool begin;	 /* BEGIN: sent ahead too, with what follows it */
 	bool commit;	 /* COMMIT or END: refused outside a sound transaction (commit_refused) */
 	bool rollback;	 /* ROLLBACK: all that runs in a transaction lost (broken_tx) */
 	bool *used;	 /* by parameter: the SQL names it (PostgreSQL types no other) */
@@ -409,7 +415,22 @@ static int commit_refused(struct pg_conn *c)
 }
 
 /* A failed result as an SQLite code, by its SQLSTATE (PostgreSQL's appendix A). */
+static int result_code_of(struct pg_conn *c, PGresult *res);
+
 static int result_code(struct pg_conn *c, PGresult *res)
+{
+	return c->last_fail = result_code_of(c, res);
+}
+
+int pg_take_failure(struct pg_conn *c)
+{
+	int rc = c->last_fail;
+
+	c->last_fail = SQLITE_OK;
+	return rc;
+}
+
+static int result_code_of(struct pg_conn *c, PGresult *res)
 {
 	const char *state = res ? pq.PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
 	const char *msg = res ? pq.PQresultErrorMessage(res) : NULL;
@@ -552,6 +573,11 @@ int pg_on_connect(struct pg_conn *c, const char *sql)
 	return pg_exec(c, sql);
 }
 
+int pg_server_version(struct pg_conn *c)
+{
+	return pq.PQserverVersion(c->conn);
+}
+
 int pg_generation(const struct pg_conn *c)
 {
 	return c->gen;
@@ -660,7 +686,10 @@ int pg_prepare(struct pg_conn *c, const char *sql, bool persistent, struct pg_st
 	for (p = sql; *p == ' ' || *p == '\n' || *p == '\t' || *p == '('; p++)
 		;
 	s->readonly = strncasecmp(p, "SELECT", 6) == 0 || strncasecmp(p, "WITH", 4) == 0;
-	s->deferrable = strncasecmp(p, "INSERT", 6) == 0 && !strcasestr(p, "RETURNING");
+	/* and a savepoint set or released: its failure is the transaction's, read at the flush */
+	s->deferrable = (strncasecmp(p, "INSERT", 6) == 0 && !strcasestr(p, "RETURNING")) ||
+			strncasecmp(p, "SAVEPOINT", 9) == 0 || strncasecmp(p, "RELEASE", 7) == 0;
+	s->begin = strncasecmp(p, "BEGIN", 5) == 0 && !isalnum((unsigned char)p[5]);
 	s->commit = is_commit(p);
 	s->rollback = is_rollback(p);
 	s->persistent = persistent;
@@ -741,6 +770,60 @@ static int format_double(char *buf, size_t size, double v)
 	if (isinf(v))
 		return snprintf(buf, size, "%sInfinity", v < 0 ? "-" : "");
 	return snprintf(buf, size, "%.17g", v);
+}
+
+/* The next element's comma: not after the opening brace. */
+static int array_sep(struct strbuf *sb)
+{
+	return sb->len && sb->buf[sb->len - 1] == '{' ? 0 : strbuf_addch(sb, ',');
+}
+
+int pg_array_begin(struct strbuf *sb)
+{
+	return strbuf_addch(sb, '{');
+}
+
+int pg_array_end(struct strbuf *sb)
+{
+	return strbuf_addch(sb, '}');
+}
+
+int pg_array_int64(struct strbuf *sb, int64_t v)
+{
+	char tmp[24];
+	int n = snprintf(tmp, sizeof(tmp), "%" PRId64, v);
+
+	return array_sep(sb) || strbuf_add(sb, tmp, (size_t)n) ? -ENOMEM : 0;
+}
+
+int pg_array_double(struct strbuf *sb, double v)
+{
+	char tmp[32];
+	int n = format_double(tmp, sizeof(tmp), v);
+
+	return array_sep(sb) || strbuf_add(sb, tmp, (size_t)n) ? -ENOMEM : 0;
+}
+
+int pg_array_null(struct strbuf *sb)
+{
+	return array_sep(sb) || strbuf_add(sb, "NULL", 4) ? -ENOMEM : 0;
+}
+
+int pg_array_text(struct strbuf *sb, const char *v, size_t n)
+{
+	size_t from = 0;
+
+	/* always quoted: an empty string, "NULL", braces, commas and spaces stay text */
+	if (array_sep(sb) || strbuf_addch(sb, '"'))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if (v[i] != '"' && v[i] != '\\')
+			continue;
+		if (strbuf_add(sb, v + from, i - from) || strbuf_addch(sb, '\\'))
+			return -ENOMEM;
+		from = i;
+	}
+	return strbuf_add(sb, v + from, n - from) || strbuf_addch(sb, '"') ? -ENOMEM : 0;
 }
 
 int pg_bind_double(struct pg_stmt *s, int i, double v)
@@ -853,6 +936,72 @@ static int send_ahead(struct pg_stmt *s)
 	return SQLITE_OK;
 }
 
+/*
+ * A statement whose result is read, while statements sent ahead wait in
+ * the pipeline: it goes in the pipeline too, and one sync reads them all
+ * (one round trip, not a sync and then the statement).  The first failure
+ * is the result: the server skipped what came after it.  A COMMIT that
+ * found its transaction failed answers "ROLLBACK": refused as
+ * commit_refused would have.
+ */
+static int pipeline_last(struct pg_stmt *s)
+{
+	struct pg_conn *c = s->c;
+	PGresult *mine = NULL;
+	int rc = SQLITE_OK, empty = 0;
+
+	if (!pq.PQsendQueryPrepared(c->conn, s->name, s->nparams, s->vals, s->lens, s->fmts, 0) ||
+	    !pq.PQpipelineSync(c->conn))
+		return result_code(c, NULL);
+	for (int left = c->pending + 1;;) {
+		PGresult *res = pq.PQgetResult(c->conn);
+		ExecStatusType status;
+
+		if (!res) {
+			/* one NULL after each query's result; more: the connection is gone */
+			if (++empty > 2 || pq.PQstatus(c->conn) == CONNECTION_BAD) {
+				if (rc == SQLITE_OK)
+					rc = result_code(c, NULL);
+				break;
+			}
+			continue;
+		}
+		empty = 0;
+		status = pq.PQresultStatus(res);
+		if (status == PGRES_PIPELINE_SYNC) {
+			pq.PQclear(res);
+			break;
+		}
+		if (status == PGRES_FATAL_ERROR && rc == SQLITE_OK)
+			rc = result_code(c, res);
+		if (--left == 0 && rc == SQLITE_OK &&
+		    (status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK)) {
+			mine = res; /* the last query's: ours */
+			res = NULL;
+		}
+		pq.PQclear(res);
+		if (!c->pipeline)
+			break; /* result_code found the connection broken and reset it */
+	}
+	if (c->pipeline)
+		pq.PQexitPipelineMode(c->conn);
+	c->pipeline = false;
+	c->pending = 0;
+	if (rc == SQLITE_OK && !mine)
+		rc = result_code(c, NULL);
+	if (rc == SQLITE_OK && s->commit && strncmp(pq.PQcmdStatus(mine), "COMMIT", 6) != 0) {
+		snprintf(c->err, sizeof(c->err),
+			 "COMMIT of a failed transaction: nothing was committed");
+		rc = SQLITE_ABORT;
+	}
+	if (rc != SQLITE_OK) {
+		pq.PQclear(mine);
+		return rc;
+	}
+	s->res = mine;
+	return SQLITE_OK;
+}
+
 int pg_step(struct pg_stmt *s)
 {
 	if (!s->ran) {
@@ -874,25 +1023,34 @@ int pg_step(struct pg_stmt *s)
 		}
 		if (!conn_ready(s->c))
 			return no_connection(s->c);
-		ahead = s->deferrable && pq.PQtransactionStatus(s->c->conn) != PQTRANS_IDLE;
-		if (!ahead || s->prepared_gen != s->c->gen + 1) {
-			rc = pg_flush(s->c);
+		/* a BEGIN goes with what follows it: the transaction's first statements */
+		ahead = s->begin
+			    ? pq.PQtransactionStatus(s->c->conn) == PQTRANS_IDLE
+			    : s->deferrable && pq.PQtransactionStatus(s->c->conn) != PQTRANS_IDLE;
+		if (!ahead && s->c->pipeline && s->prepared_gen == s->c->gen + 1) {
+			rc = pipeline_last(s);
 			if (rc != SQLITE_OK)
 				return rc;
-			if (s->commit && (rc = commit_refused(s->c)) != SQLITE_OK)
-				return rc;
-			prepare_on_server(s);
+		} else {
+			if (!ahead || s->prepared_gen != s->c->gen + 1) {
+				rc = pg_flush(s->c);
+				if (rc != SQLITE_OK)
+					return rc;
+				if (s->commit && (rc = commit_refused(s->c)) != SQLITE_OK)
+					return rc;
+				prepare_on_server(s);
+			}
+			if (ahead) {
+				rc = send_ahead(s);
+				return rc != SQLITE_OK ? rc : SQLITE_DONE;
+			}
+			if (s->prepared_gen == s->c->gen + 1)
+				s->res = pq.PQexecPrepared(s->c->conn, s->name, s->nparams, s->vals,
+							   s->lens, s->fmts, 0);
+			else
+				s->res = pq.PQexecParams(s->c->conn, s->sql, s->nparams, s->types,
+							 s->vals, s->lens, s->fmts, 0);
 		}
-		if (ahead) {
-			rc = send_ahead(s);
-			return rc != SQLITE_OK ? rc : SQLITE_DONE;
-		}
-		if (s->prepared_gen == s->c->gen + 1)
-			s->res = pq.PQexecPrepared(s->c->conn, s->name, s->nparams, s->vals,
-						   s->lens, s->fmts, 0);
-		else
-			s->res = pq.PQexecParams(s->c->conn, s->sql, s->nparams, s->types, s->vals,
-						 s->lens, s->fmts, 0);
 		status = s->res ? pq.PQresultStatus(s->res) : PGRES_FATAL_ERROR;
 		if (status != PGRES_TUPLES_OK && status != PGRES_COMMAND_OK) {
 			rc = result_code(s->c, s->res);

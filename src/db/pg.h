@@ -60,6 +60,15 @@ int pg_generation(const struct pg_conn *c);
  */
 int pg_flush(struct pg_conn *c);
 int64_t pg_changes(struct pg_conn *c);
+/*
+ * The SQLite code of the last statement the server (or the connection)
+ * failed since the last call, and forgets it: SQLITE_OK when none.  What
+ * a value refused by its column (SQLITE_MISMATCH, SQLITE_CONSTRAINT) is,
+ * wherever the pipeline let it surface.
+ */
+int pg_take_failure(struct pg_conn *c);
+/* The server's version as libpq gives it (150018 for 15.18); 0 when not connected. */
+int pg_server_version(struct pg_conn *c);
 /* True from BEGIN to COMMIT or ROLLBACK, and for one lost with its connection until ROLLBACK. */
 bool pg_in_transaction(struct pg_conn *c);
 
@@ -85,6 +94,21 @@ void pg_copy_text(struct pg_conn *c, const char *v, size_t n);
 void pg_copy_null(struct pg_conn *c);
 void pg_copy_row_end(struct pg_conn *c);
 int pg_copy_end(struct pg_conn *c, const char *fail, int64_t *rows);
+
+/*
+ * An array literal's elements in text form ('{1,NULL,"a\\"b"}'), appended to
+ * a strbuf, for a parameter cast to an array type (INSERT ... SELECT FROM
+ * unnest($1::bigint[], ...)): each adds a comma before it but the first.
+ * pg_array_begin and pg_array_end put the braces; 0, or -ENOMEM.
+ */
+struct strbuf;
+int pg_array_begin(struct strbuf *sb);
+int pg_array_int64(struct strbuf *sb, int64_t v);
+int pg_array_double(struct strbuf *sb, double v);
+/* n bytes of v (UTF-8 as the connection's encoding; no NUL), quoted. */
+int pg_array_text(struct strbuf *sb, const char *v, size_t n);
+int pg_array_null(struct strbuf *sb);
+int pg_array_end(struct strbuf *sb);
 
 int pg_bind_int64(struct pg_stmt *s, int i, int64_t v);
 int pg_bind_double(struct pg_stmt *s, int i, double v);

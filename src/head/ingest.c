@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/array.h"
 #include "common/log.h"
 #include "common/timeutil.h"
 #include "net/wire.h"
@@ -27,6 +28,14 @@
 
 #define INGEST_QUEUE_MAX 4096 /* batches waiting for a group */
 #define INGEST_GROUP_MAX 512  /* batches in one transaction */
+/*
+ * The active sessions, as the answers' control channel needs them, are
+ * read again at most this often (and at once after this head started or
+ * stopped one): a session started on another head on the same database
+ * reaches this head's agents within it.  One query a second, not one a
+ * batch (on PostgreSQL a round trip each).
+ */
+#define INGEST_SESSIONS_MS 1000
 
 struct ingest_item {
 	struct ingest_item *next;
@@ -48,6 +57,12 @@ struct head_ingest {
 	pthread_t thread;
 	bool started;
 	struct head *h;
+	/* the active sessions (the committer's, under wlock): valid, read at read_ms, gen */
+	struct session_record *sessions;
+	size_t nsessions, sessions_cap;
+	bool sessions_valid;
+	int64_t sessions_read_ms;
+	uint64_t sessions_gen;
 	/* counters, read by the views (head_ingest_counters) */
 	uint64_t batches, refused, groups;
 };
@@ -64,9 +79,77 @@ static void count(uint64_t *c, uint64_t n)
 	__atomic_add_fetch(c, n, __ATOMIC_RELAXED);
 }
 
+static int session_keep(const struct session_record *s, void *arg)
+{
+	struct head_ingest *q = arg;
+
+	if (ARRAY_GROW(q->sessions, q->nsessions, q->sessions_cap, 4))
+		return -ENOMEM;
+	q->sessions[q->nsessions++] = *s;
+	return 0;
+}
+
+/* The active sessions read again when they may have changed (INGEST_SESSIONS_MS). */
+static void sessions_fresh(struct head_ingest *q, int64_t now_ms)
+{
+	struct store *st = q->h->writer;
+	uint64_t gen = store_sessions_generation(st);
+
+	if (q->sessions_valid && gen == q->sessions_gen &&
+	    now_ms - q->sessions_read_ms < INGEST_SESSIONS_MS && now_ms >= q->sessions_read_ms)
+		return;
+	q->nsessions = 0;
+	q->sessions_valid = store_for_each_session(st, true, session_keep, q) == 0;
+	q->sessions_read_ms = now_ms;
+	q->sessions_gen = gen;
+}
+
+/* Whether a session's nodes ("a,b"; "": every node) hold hostname. */
+static bool session_covers(const struct session_record *s, const char *hostname)
+{
+	size_t n = strlen(hostname);
+
+	for (const char *p = s->nodes; *p;) {
+		const char *end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+
+		if (len == n && strncmp(p, hostname, n) == 0)
+			return true;
+		if (!end)
+			return false;
+		p = end + 1;
+	}
+	return !s->nodes[0];
+}
+
+/*
+ * What the active sessions ask of a node: the
+ * smallest interval among those covering it, whether one asks for CUDA
+ * tables, their names apart by 0x1f.
+ */
+static void session_control(const struct head_ingest *q, const char *hostname,
+			    struct wire_answer *a)
+{
+	size_t len = 0;
+
+	for (size_t i = 0; q->sessions_valid && i < q->nsessions; i++) {
+		const struct session_record *s = &q->sessions[i];
+
+		if (!session_covers(s, hostname))
+			continue;
+		if (s->interval_ms > 0 && (a->interval_ms == 0 || s->interval_ms < a->interval_ms))
+			a->interval_ms = s->interval_ms;
+		if (s->cuda)
+			a->cuda = true;
+		if (len + strlen(s->name) + 2 < sizeof(a->sessions))
+			len += (size_t)snprintf(a->sessions + len, sizeof(a->sessions) - len,
+						"%s%s", len ? "\x1f" : "", s->name);
+	}
+}
+
 /* The answer to one batch of a group that was committed (or not). */
-static void answer(struct head_ingest *q, struct store_ingest_item *it,
-		   struct ingest_item *item, struct http_response *res)
+static void answer(struct head_ingest *q, struct store_ingest_item *it, struct ingest_item *item,
+		   struct http_response *res)
 {
 	if (it->ret == -EINVAL) {
 		count(&q->refused, 1);
@@ -88,12 +171,7 @@ static void answer(struct head_ingest *q, struct store_ingest_item *it,
 
 		count(&q->batches, 1);
 		/* the control channel: what the active sessions ask of this node */
-		if (store_session_control(q->h->writer, item->wb.b.who.hostname, &a.interval_ms,
-					  &a.cuda, a.sessions, sizeof(a.sessions))) {
-			a.interval_ms = 0;
-			a.cuda = false;
-			a.sessions[0] = '\0';
-		}
+		session_control(q, item->wb.b.who.hostname, &a);
 		wire_encode_answer(&a, &res->body);
 	}
 }
@@ -110,6 +188,7 @@ static void commit_group(struct head_ingest *q, struct ingest_item *first, size_
 			its[i].b = &item->wb.b;
 		pthread_mutex_lock(&q->h->wlock);
 		store_ingest_group(q->h->writer, its, n, time_now_ms());
+		sessions_fresh(q, time_now_ms());
 		for (i = 0, item = first; i < n; i++, item = item->next)
 			answer(q, &its[i], item, http_pending_response(item->answer));
 		pthread_mutex_unlock(&q->h->wlock);
@@ -211,6 +290,7 @@ void head_ingest_free(struct head *h)
 	if (!q)
 		return;
 	free_items(q->garbage);
+	free(q->sessions);
 	pthread_cond_destroy(&q->wake);
 	pthread_mutex_destroy(&q->lock);
 	free(q);
@@ -281,9 +361,13 @@ void head_ingest(void *arg, const struct http_request *req, struct http_response
 	if (status || ret) {
 		if (ret == -EINVAL)
 			count(&q->refused, 1);
-		http_error(res, status ? status : ret == -EINVAL ? 400 : 503,
-			   status ? msg : ret == -EINVAL ? (err[0] ? err : "bad batch")
-							 : "the head is out of memory");
+		http_error(res,
+			   status	    ? status
+			   : ret == -EINVAL ? 400
+					    : 503,
+			   status	    ? msg
+			   : ret == -EINVAL ? (err[0] ? err : "bad batch")
+					    : "the head is out of memory");
 		if (!status)
 			wire_batch_release(&item->wb);
 		free(item);

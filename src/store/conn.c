@@ -235,10 +235,15 @@ struct db_stmt *store__cached_find(struct store *st, const char *sql)
 
 int store__cached_stmt(struct store *st, const char *sql, struct db_stmt **out)
 {
+	return store__cached_stmt_as(st, sql, sql, out);
+}
+
+int store__cached_stmt_as(struct store *st, const char *key, const char *sql, struct db_stmt **out)
+{
 	size_t slot;
 	int rc;
 
-	*out = store__cached_find(st, sql);
+	*out = store__cached_find(st, key);
 	if (*out)
 		return SQLITE_OK;
 	rc = db_prepare_persistent(&st->conn, sql, out);
@@ -247,11 +252,11 @@ int store__cached_stmt(struct store *st, const char *sql, struct db_stmt **out)
 	if (st->ningest_cache < STORE_INGEST_CACHE) {
 		slot = st->ningest_cache++;
 	} else {
-		slot = strlen(sql) % STORE_INGEST_CACHE; /* any: the cache is a convenience */
+		slot = strlen(key) % STORE_INGEST_CACHE; /* any: the cache is a convenience */
 		db_finalize(st->ingest_cache[slot].stmt);
 		free(st->ingest_cache[slot].sql);
 	}
-	st->ingest_cache[slot].sql = strdup(sql);
+	st->ingest_cache[slot].sql = strdup(key);
 	if (!st->ingest_cache[slot].sql) {
 		db_finalize(*out);
 		*out = NULL;

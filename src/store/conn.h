@@ -70,6 +70,7 @@ struct store {
 	} ingest_cache[STORE_INGEST_CACHE];
 	size_t ningest_cache;
 	struct ingest_memo *memo; /* the head's: dimension rows already upserted (ingest.c) */
+	uint64_t sessions_gen;	  /* sessions started or stopped through this store */
 	/* PostgreSQL: day partitions known to exist (pgschema.c), by table and UTC day */
 	struct {
 		int table;
@@ -102,6 +103,8 @@ const char *store__errmsg(struct store *st);
  * kept: 0, or the SQLite result code.  The caller resets it after use.
  */
 int store__cached_stmt(struct store *st, const char *sql, struct db_stmt **out);
+/* The same, kept under key (sql is made from more than the key says: a lookup's result). */
+int store__cached_stmt_as(struct store *st, const char *key, const char *sql, struct db_stmt **out);
 /* The cached statement for sql, or NULL (nothing prepared). */
 struct db_stmt *store__cached_find(struct store *st, const char *sql);
 /* Runs a cached statement without parameters or rows (SAVEPOINT, RELEASE): 0 or -errno. */

@@ -645,6 +645,160 @@ static int copy_facts_of(struct ingest *in, const struct store_table *t, int seq
 }
 
 /*
+ * PostgreSQL: a fact table's new rows up to this many go in one INSERT sent
+ * ahead (unnest_facts_of), more in a COPY (copy_facts_of).  Measured
+ * (bench/RESULTS.md section 13): a batch's 200 process rows cost the server
+ * less by COPY, its 1 to 32 rows of the other tables less by INSERT.
+ */
+#ifndef PG_UNNEST_ROWS_MAX
+#define PG_UNNEST_ROWS_MAX 64
+#endif
+
+/*
+ * PostgreSQL: the type of each of t's columns on the head, as the server
+ * names it ("bigint", "double precision"), for the casts of the unnest
+ * INSERT's arrays: 0, -EINVAL (errmsg) for a column the head lacks, or
+ * -EMEDIUMTYPE for one an array literal does not carry (bytea).
+ */
+static int pg_column_types(struct ingest *in, const struct store_table *t, char (*type)[40])
+{
+	struct db_stmt *stmt;
+	int rc, found = 0;
+
+	rc = db_prepare(&in->st->conn,
+			"SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute"
+			" WHERE attrelid = to_regclass(?1) AND attnum > 0 AND NOT attisdropped",
+			&stmt);
+	if (rc != SQLITE_OK)
+		return row_failed(in, t, rc);
+	db_bind_text(stmt, 1, t->name, -1, SQLITE_STATIC);
+	for (int c = 0; c < t->ncols; c++)
+		type[c][0] = '\0';
+	while ((rc = db_step(stmt)) == SQLITE_ROW) {
+		const char *name = (const char *)db_column_text(stmt, 0);
+		const char *ty = (const char *)db_column_text(stmt, 1);
+		int c = name ? col_index(t, name) : -1;
+
+		if (c >= 0 && ty && strlen(ty) < sizeof(type[c])) {
+			snprintf(type[c], sizeof(type[c]), "%s", ty);
+			found++;
+		}
+	}
+	db_finalize(stmt);
+	if (rc != SQLITE_DONE)
+		return row_failed(in, t, rc);
+	for (int c = 0; c < t->ncols; c++) {
+		if (!type[c][0])
+			return bad(in, "%s: no column '%s' here", t->name, t->cols[c]);
+		if (strcmp(type[c], "bytea") == 0)
+			return -EMEDIUMTYPE;
+	}
+	return found == t->ncols ? 0 : bad(in, "%s: a column named twice", t->name);
+}
+
+/*
+ * PostgreSQL: a fact table's few new rows as one INSERT ... SELECT FROM
+ * unnest() of an array a column, sent ahead in the pipeline with the
+ * batch's other statements: no round trip of its own, where a COPY costs
+ * two (libpq cannot pipeline one) and the server's setting up of a COPY
+ * outweighs a handful of rows.  The statement is made once per table and
+ * columns (insert_sql is its cache key).  -EMEDIUMTYPE: a column no array
+ * literal carries; the caller COPYs.
+ */
+static int unnest_facts_of(struct ingest *in, const struct store_table *t, int seq_col,
+			   const enum column_role *role, const char *insert_sql, size_t nnew)
+{
+	char key[4200], sql[8192];
+	struct db_stmt *stmt;
+	struct strbuf arrays;
+	size_t start[STORE_ROWSET_MAX_COLUMNS + 1];
+	int rc, ret = 0;
+
+	snprintf(key, sizeof(key), "unnest %s", insert_sql);
+	stmt = store__cached_find(in->st, key);
+	if (!stmt) {
+		char(*type)[40] = calloc((size_t)t->ncols, sizeof(*type));
+		size_t len = 0;
+
+		if (!type)
+			return -ENOMEM;
+		ret = pg_column_types(in, t, type);
+		len += (size_t)snprintf(sql, sizeof(sql), "INSERT INTO %s (", t->name);
+		for (int c = 0; c < t->ncols && len < sizeof(sql); c++)
+			len += (size_t)snprintf(sql + len, sizeof(sql) - len, "%s\"%s\"",
+						c ? ", " : "", t->cols[c]);
+		len += (size_t)snprintf(sql + len, sizeof(sql) - len, ") SELECT * FROM unnest(");
+		for (int c = 0; c < t->ncols && len < sizeof(sql); c++)
+			len += (size_t)snprintf(sql + len, sizeof(sql) - len, "%sCAST(?%d AS %s[])",
+						c ? ", " : "", c + 1, type[c]);
+		len += (size_t)snprintf(sql + len, sizeof(sql) - len, ")");
+		free(type);
+		if (ret)
+			return ret;
+		if (len >= sizeof(sql))
+			return bad(in, "%s: too many columns", t->name);
+		rc = store__cached_stmt_as(in->st, key, sql, &stmt);
+		if (rc != SQLITE_OK)
+			return rc == SQLITE_NOMEM ? -ENOMEM : row_failed(in, t, rc);
+	}
+	/* one array a column, in one buffer: bound once it is whole (it may move while it grows) */
+	strbuf_init(&arrays, STRBUF_DEFAULT_MAX);
+	for (int c = 0; c < t->ncols && !ret; c++) {
+		int64_t nth = 0;
+
+		start[c] = arrays.len;
+		ret = pg_array_begin(&arrays);
+		for (size_t r = 0; r < t->nrows && !ret; r++) {
+			const struct store_value *row = &t->cells[r * (size_t)t->ncols];
+			struct store_value v;
+
+			if (!row_is_new(in, &row[seq_col]))
+				continue; /* held already, or outside the batch's range */
+			ret = head_value(in, t, c, role[c], &row[c], &v);
+			if (ret)
+				break;
+			/* the head's seqs, in the rows' order */
+			if (role[c] == COL_SEQ)
+				v.i = in->st->next_seq + nth++;
+			switch (v.type) {
+			case STORE_VALUE_INT:
+				ret = pg_array_int64(&arrays, v.i);
+				break;
+			case STORE_VALUE_REAL:
+				ret = pg_array_double(&arrays, v.d);
+				break;
+			case STORE_VALUE_TEXT:
+				ret = pg_array_text(&arrays, v.s, v.len);
+				break;
+			default:
+				ret = pg_array_null(&arrays);
+				break;
+			}
+		}
+		if (!ret)
+			ret = pg_array_end(&arrays);
+	}
+	start[t->ncols] = arrays.len;
+	if (!ret) {
+		for (int c = 0; c < t->ncols; c++)
+			db_bind_text(stmt, c + 1, arrays.buf + start[c],
+				     (int)(start[c + 1] - start[c]), SQLITE_STATIC);
+		/* sent ahead: a value a column refuses fails the batch at the flush (ingest_one) */
+		rc = db_step(stmt);
+		if (rc != SQLITE_DONE)
+			ret = row_failed(in, t, rc);
+	}
+	db_reset(stmt);
+	db_clear_bindings(stmt);
+	strbuf_release(&arrays);
+	if (!ret) {
+		in->st->next_seq += (int64_t)nnew;
+		in->rows += (int64_t)nnew;
+	}
+	return ret;
+}
+
+/*
  * Every row of one fact table above the cursor, with the head's seq and
  * ids.  The tables a batch carries are facts.h's FACT_INGESTED, among them
  * gaps: the agent's records of rows its size cap deleted unsent (node_id
@@ -692,8 +846,20 @@ static int ingest_facts_of(struct ingest *in, const struct store_table *t, bool 
 	ret = cached_insert(in, t, sql, &stmt);
 	if (ret)
 		return ret;
-	if (!summaries && in->st->conn.pg)
+	if (!summaries && in->st->conn.pg) {
+		size_t nnew = 0;
+
+		for (size_t r = 0; r < t->nrows; r++)
+			nnew += row_is_new(in, &t->cells[r * (size_t)t->ncols + (size_t)seq_col]);
+		if (nnew == 0)
+			return 0; /* no statement for nothing */
+		if (nnew <= PG_UNNEST_ROWS_MAX) {
+			ret = unnest_facts_of(in, t, seq_col, role, sql, nnew);
+			if (ret != -EMEDIUMTYPE)
+				return ret;
+		}
 		return copy_facts_of(in, t, seq_col, role);
+	}
 
 	for (size_t r = 0; r < t->nrows && !ret; r++) {
 		const struct store_value *row = &t->cells[r * (size_t)t->ncols];
@@ -904,14 +1070,50 @@ static int agent_cursor_locked(struct ingest *in, int64_t now_ms)
 						     : -EIO;
 }
 
+/* PostgreSQL: whether a fact table's new rows go by COPY (more than PG_UNNEST_ROWS_MAX). */
+static bool copied(const struct ingest *in, const struct store_table *t)
+{
+	int seq_col = col_index(t, "seq");
+	size_t nnew = 0;
+
+	for (size_t r = 0; seq_col >= 0 && r < t->nrows; r++)
+		nnew += row_is_new(in, &t->cells[r * (size_t)t->ncols + (size_t)seq_col]);
+	return nnew > PG_UNNEST_ROWS_MAX;
+}
+
+/*
+ * The batch's node: its row upserted (an upsert, and on PostgreSQL a round
+ * trip, a batch), unless the memo holds it with the same figures.
+ */
+static int ingest_node(struct ingest *in)
+{
+	const struct store_batch *b = in->b;
+	uint64_t key = memo_key(b->who.agent_id, 'n', 0), hash = FNV1A_SEED;
+	struct memo_entry *e;
+	int ret;
+
+	hash = fnv1a(hash, b->who.hostname, strlen(b->who.hostname) + 1);
+	hash = fnv1a(hash, &b->who.cores, sizeof(b->who.cores));
+	hash = fnv1a(hash, &b->who.mem_total_bytes, sizeof(b->who.mem_total_bytes));
+	hash = fnv1a(hash, &b->who.boot_ms, sizeof(b->who.boot_ms));
+	memo_check_connection(in->st);
+	e = in->st->memo ? memo_find(in->st->memo, key) : NULL;
+	if (e && e->key == key && e->hash == hash) {
+		in->node_id = e->head_row;
+		return 0;
+	}
+	ret = store_node(in->st, b->who.hostname, b->who.cores, b->who.mem_total_bytes,
+			 b->who.boot_ms, &in->node_id);
+	return ret ? ret : memo_later(in, key, hash, in->node_id);
+}
+
 static int ingest_body(struct ingest *in, int64_t now_ms)
 {
 	const struct store_batch *b = in->b;
 	struct db_stmt *stmt;
 	int rc, ret;
 
-	ret = store_node(in->st, b->who.hostname, b->who.cores, b->who.mem_total_bytes,
-			 b->who.boot_ms, &in->node_id);
+	ret = ingest_node(in);
 	if (ret)
 		return ret;
 	ret = agent_cursor_locked(in, now_ms);
@@ -923,11 +1125,19 @@ static int ingest_body(struct ingest *in, int64_t now_ms)
 			ret = ingest_jobs(in);
 		if (!ret)
 			ret = ingest_procs(in);
-		for (int i = 0; i < store_nfacts && !ret; i++) {
-			const struct store_table *t = table(b, store_facts[i].name);
+		/*
+		 * PostgreSQL: the tables COPYed first, right after the cursor's
+		 * round trip, when nothing waits in the pipeline; the INSERTs sent
+		 * ahead after them go with the next statement read (pg.c)
+		 */
+		for (int pass = in->st->conn.pg ? 0 : 1; pass < 2 && !ret; pass++) {
+			for (int i = 0; i < store_nfacts && !ret; i++) {
+				const struct store_table *t = table(b, store_facts[i].name);
 
-			if (t && (store_facts[i].flags & FACT_INGESTED))
-				ret = ingest_facts_of(in, t, false);
+				if (t && (store_facts[i].flags & FACT_INGESTED) &&
+				    (pass == 1) == (!in->st->conn.pg || !copied(in, t)))
+					ret = ingest_facts_of(in, t, false);
+			}
 		}
 		if (!ret && table(b, "job_summaries"))
 			ret = ingest_facts_of(in, table(b, "job_summaries"), true);
@@ -1010,11 +1220,11 @@ static int ingest_check(const struct store_batch *b, char *errmsg, size_t size)
 }
 
 /*
- * One batch of a group, inside its own savepoint: a batch that does not
- * fit the schema (-EINVAL) is rolled back alone and the group goes on;
- * any other error is the group's.  A batch alone in its group needs no
- * savepoint (two round trips to PostgreSQL): refused, the group's
- * transaction is rolled back whole (store_ingest_group).
+ * SQLite: one batch of a group, inside its own savepoint: a batch that
+ * does not fit the schema (-EINVAL) is rolled back alone and the group
+ * goes on; any other error is the group's.  A batch alone in its group
+ * needs no savepoint: refused, the group's transaction is rolled back
+ * whole (store_ingest_group).  PostgreSQL's groups are pg_group's.
  */
 static int ingest_one(struct store *st, struct store_ingest_item *it, struct ingest *in,
 		      int64_t now_ms, bool alone)
@@ -1031,21 +1241,6 @@ static int ingest_one(struct store *st, struct store_ingest_item *it, struct ing
 	if (ret)
 		return ret;
 	ret = ingest_body(in, now_ms);
-	if (ret == 0 && st->conn.pg) {
-		/*
-		 * PostgreSQL: the batch's INSERTs went ahead (db_flush); a row
-		 * that does not fit a column or a key fails here, and is the
-		 * batch's fault as a refused row is in SQLite.
-		 */
-		int rc = db_flush(&st->conn);
-
-		if ((rc & 0xff) == SQLITE_MISMATCH || (rc & 0xff) == SQLITE_CONSTRAINT) {
-			snprintf(it->errmsg, sizeof(it->errmsg), "%s", store__errmsg(st));
-			ret = -EINVAL;
-		} else if (rc != SQLITE_OK) {
-			ret = store__errno(NULL, rc) ? store__errno(NULL, rc) : -EIO;
-		}
-	}
 	if (ret == -EINVAL) {
 		st->next_seq = seq;
 		st->tick_err = 0;
@@ -1061,12 +1256,88 @@ static int ingest_one(struct store *st, struct store_ingest_item *it, struct ing
 	return alone ? 0 : store__cached_exec(st, "RELEASE batch");
 }
 
+/*
+ * PostgreSQL: a group in one transaction with no savepoint and no round
+ * trip of its own per batch: every batch's statements go ahead in the
+ * pipeline and a failure surfaces wherever the server is next waited for
+ * (the next batch's cursor, a COPY, the COMMIT).  Optimistic: a batch the
+ * head or the server refuses (-EINVAL, a value a column refuses) fails the
+ * whole group, which is then run again a batch at a time, each in a
+ * transaction of its own, where a refusal is that batch's.  Any other
+ * failure (the database away, a full disk) is the group's.
+ */
+static int pg_group(struct store *st, struct store_ingest_item *items, size_t n, int64_t now_ms)
+{
+	struct ingest *in = calloc(n, sizeof(*in));
+	bool refused = false, any = false;
+	size_t i;
+	int ret, fail;
+
+	if (!in)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		items[i].ret = 0;
+		items[i].acked_seq = 0;
+		items[i].errmsg[0] = '\0';
+		pg_partitions_of(st, items[i].b);
+	}
+	pg_take_failure(st->conn.pg);
+	ret = store_tick_begin(st);
+	for (i = 0; i < n && !ret; i++) {
+		struct store_ingest_item *it = &items[i];
+
+		in[i] = (struct ingest){
+		    .st = st, .b = it->b, .errmsg = it->errmsg, .errmsg_size = sizeof(it->errmsg)};
+		if (ingest_check(it->b, it->errmsg, sizeof(it->errmsg))) {
+			it->ret = -EINVAL; /* refused before it touched the database */
+			continue;
+		}
+		any = true;
+		ret = ingest_body(&in[i], now_ms);
+	}
+	if (ret == 0 && any)
+		ret = store_tick_commit(st);
+	else
+		store_tick_abort(st);
+	fail = pg_take_failure(st->conn.pg) & 0xff;
+	refused = ret == -EINVAL || (ret && (fail == SQLITE_MISMATCH || fail == SQLITE_CONSTRAINT));
+	if (refused && n == 1) {
+		if (!items[0].errmsg[0])
+			snprintf(items[0].errmsg, sizeof(items[0].errmsg), "%s", store__errmsg(st));
+		items[0].ret = -EINVAL;
+		ret = 0;
+	}
+	for (i = 0; i < n && !(refused && n > 1); i++) {
+		if (ret)
+			items[i].ret = ret;
+		if (items[i].ret == 0) {
+			memo_commit(&in[i]);
+			items[i].acked_seq = in[i].acked;
+		}
+	}
+	for (i = 0; i < n; i++)
+		ingest_release(&in[i]);
+	free(in);
+	if (refused && n > 1) {
+		/* one batch or more refused, which is not known: each alone */
+		ret = 0;
+		for (i = 0; i < n && !ret; i++)
+			ret = pg_group(st, &items[i], 1, now_ms);
+		for (; i < n; i++)
+			items[i].ret = ret;
+	}
+	return ret;
+}
+
 int store_ingest_group(struct store *st, struct store_ingest_item *items, size_t n, int64_t now_ms)
 {
-	struct ingest *in = calloc(n ? n : 1, sizeof(*in));
+	struct ingest *in;
 	bool refused_all = false; /* the one batch of the group refused: nothing to commit */
 	int ret;
 
+	if (st->conn.pg && n > 0)
+		return pg_group(st, items, n, now_ms);
+	in = calloc(n ? n : 1, sizeof(*in));
 	if (!in)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {

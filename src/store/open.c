@@ -499,6 +499,17 @@ int store_set_durable(struct store *st)
 				  " SET idle_in_transaction_session_timeout = 30000") != SQLITE_OK)
 			return log_err(-EIO, "store '%s': cannot set synchronous_commit: %s",
 				       st->path, pg_errmsg(st->conn.pg));
+		/*
+		 * The ingest's statements are the same few with other values,
+		 * thousands a second: planned once, not at every run (a custom
+		 * plan for each was about a tenth of the server's CPU,
+		 * bench/RESULTS.md section 13).  PostgreSQL 12 and later.
+		 */
+		if (pg_server_version(st->conn.pg) >= 120000 &&
+		    pg_on_connect(st->conn.pg, "SET plan_cache_mode = force_generic_plan") !=
+			SQLITE_OK)
+			return log_err(-EIO, "store '%s': cannot set plan_cache_mode: %s", st->path,
+				       pg_errmsg(st->conn.pg));
 		return 0;
 	}
 	return store__exec(st, "PRAGMA synchronous = FULL", "set up");

@@ -23,8 +23,8 @@ struct session_record {
 	int64_t id;
 	char name[SESSION_NAME_MAX];
 	int64_t start_ms;
-	int64_t end_ms;	     /* 0 while active */
-	int64_t interval_ms; /* 0: the agents' own */
+	int64_t end_ms;		       /* 0 while active */
+	int64_t interval_ms;	       /* 0: the agents' own */
 	char nodes[SESSION_NODES_MAX]; /* "a,b" or "" for every node */
 	bool cuda;		       /* asks its nodes' agents for CUDA tables (schema 9) */
 	char owner[64]; /* the head's user who started it (schema 13); "": a token, the CLI */
@@ -37,18 +37,13 @@ int store_session_start(struct store *st, struct session_record *s);
  */
 int store_session_stop(struct store *st, const char *name, const char *owner, int64_t end_ms,
 		       int *stopped);
+/* Changes with each session started or stopped through st (a cache of them is stale). */
+uint64_t store_sessions_generation(const struct store *st);
 /* Sessions by start (active_only: those still running). */
 int store_for_each_session(struct store *st, bool active_only,
 			   int (*fn)(const struct session_record *s, void *arg), void *arg);
 /* The latest session of that name: 0 or -ENOENT. */
 int store_session_get(struct store *st, const char *name, struct session_record *out);
-/*
- * What the active sessions ask of a node: the smallest interval among
- * those covering it (0: none asks), whether one asks for CUDA tables, and
- * their names, apart by 0x1f (a name holds no control character).
- */
-int store_session_control(struct store *st, const char *hostname, int64_t *interval_ms,
-			  bool *cuda, char *names, size_t size);
 
 /*
  * Per-request timings an application posts to a head (gswarm's POST
@@ -133,7 +128,6 @@ int store_for_each_session_tick(struct store *st, const struct session_record *s
  * the order gswarm's head lists them in (a dict of lists, filled as posted).
  */
 int store_for_each_request_arrived(struct store *st, int64_t from_ms, int64_t to_ms,
-				   int (*fn)(const struct request_record *r, void *arg),
-				   void *arg);
+				   int (*fn)(const struct request_record *r, void *arg), void *arg);
 
 #endif

@@ -125,6 +125,7 @@ int store_session_start(struct store *st, struct session_record *s)
 		ret = store__read_fail(st, rc, "start a session");
 		goto out_rollback;
 	}
+	st->sessions_gen++;
 	return 0;
 
 out_rollback:
@@ -157,7 +158,13 @@ int store_session_stop(struct store *st, const char *name, const char *owner, in
 	if (rc != SQLITE_DONE)
 		return store__read_fail(st, rc, "stop a session");
 	*stopped = db_changes(&st->conn);
+	st->sessions_gen++;
 	return 0;
+}
+
+uint64_t store_sessions_generation(const struct store *st)
+{
+	return st->sessions_gen;
 }
 
 int store_for_each_session(struct store *st, bool active_only,
@@ -204,49 +211,6 @@ int store_session_get(struct store *st, const char *name, struct session_record 
 	}
 	db_finalize(stmt);
 	return ret;
-}
-
-int store_session_control(struct store *st, const char *hostname, int64_t *interval_ms, bool *cuda,
-			  char *names, size_t size)
-{
-	struct db_stmt *stmt;
-	size_t len = 0;
-	int rc;
-
-	*interval_ms = 0;
-	*cuda = false;
-	names[0] = '\0';
-	if (st->schema_version < 4)
-		return 0;
-	/* asked with every batch the head acknowledges: a cached statement */
-	rc = store__cached_stmt(
-	    st,
-	    st->schema_version >= 9
-		? "SELECT name, interval_ms, cuda FROM sessions WHERE end_ms IS NULL"
-		  " AND (nodes IS NULL OR ',' || nodes || ',' LIKE '%,' || ?1 || ',%')"
-		  " ORDER BY start_ms, id"
-		: "SELECT name, interval_ms, 0 FROM sessions WHERE end_ms IS NULL"
-		  " AND (nodes IS NULL OR ',' || nodes || ',' LIKE '%,' || ?1 || ',%')"
-		  " ORDER BY start_ms, id",
-	    &stmt);
-	if (rc != SQLITE_OK)
-		return store__read_fail(st, rc, "read the sessions");
-	db_bind_text(stmt, 1, hostname, -1, SQLITE_STATIC);
-	while (db_step(stmt) == SQLITE_ROW) {
-		const unsigned char *n = db_column_text(stmt, 0);
-		int64_t iv = db_column_int64(stmt, 1);
-
-		if (iv > 0 && (*interval_ms == 0 || iv < *interval_ms))
-			*interval_ms = iv;
-		if (db_column_int64(stmt, 2))
-			*cuda = true;
-		if (n && len + strlen((const char *)n) + 2 < size)
-			len += (size_t)snprintf(names + len, size - len, "%s%s", len ? "\x1f" : "",
-						(const char *)n);
-	}
-	db_reset(stmt);
-	db_clear_bindings(stmt);
-	return 0;
 }
 
 int store_request_add(struct store *st, struct request_record *r)

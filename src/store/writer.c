@@ -435,6 +435,29 @@ int store__load_next_seq(struct store *st)
  * pg_seq_save puts the counter back before COMMIT.  A database written
  * before the row existed gets it from the tables' highest seq.
  */
+/*
+ * The lock's SELECT, a cached statement: it goes in one round trip with the
+ * BEGIN sent ahead before it (pg.c).
+ */
+static int pg_seq_lock(struct store *st, const char *lock, bool *found)
+{
+	struct db_stmt *stmt;
+	int rc = store__cached_stmt(st, lock, &stmt);
+
+	*found = false;
+	if (rc != SQLITE_OK)
+		return store__write_fail(st, rc, "read");
+	rc = db_step(stmt);
+	if (rc == SQLITE_ROW && db_column_type(stmt, 0) != SQLITE_NULL) {
+		st->next_seq = db_column_int64(stmt, 0);
+		*found = true;
+	}
+	db_reset(stmt);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return store__write_fail(st, rc, "read");
+	return 0;
+}
+
 static int pg_seq_sync(struct store *st)
 {
 	static const char lock[] =
@@ -443,7 +466,7 @@ static int pg_seq_sync(struct store *st)
 	bool found;
 	int ret;
 
-	ret = store__query_i64_opt(st, lock, 0, &st->next_seq, &found);
+	ret = pg_seq_lock(st, lock, &found);
 	if (ret || found)
 		return ret;
 	ret = store__load_next_seq(st);
@@ -454,7 +477,7 @@ static int pg_seq_sync(struct store *st)
 					   " RETURNING 1",
 					   st->next_seq, &made, &found);
 	if (!ret && !found) /* another head made it first */
-		ret = store__query_i64_opt(st, lock, 0, &st->next_seq, &found);
+		ret = pg_seq_lock(st, lock, &found);
 	st->next_seq_saved = st->next_seq;
 	return ret;
 }
@@ -466,8 +489,12 @@ static int pg_seq_save(struct store *st)
 
 	if (!st->conn.pg || st->next_seq == st->next_seq_saved)
 		return 0;
-	rc = store__cached_stmt(
-	    st, "UPDATE meta SET value = CAST(?1 AS text) WHERE key = 'next_seq'", &stmt);
+	/* an INSERT, not an UPDATE: sent ahead with the COMMIT (the row is there: locked) */
+	rc =
+	    store__cached_stmt(st,
+			       "INSERT INTO meta (key, value) VALUES ('next_seq', CAST(?1 AS text))"
+			       " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+			       &stmt);
 	if (rc != SQLITE_OK)
 		return store__write_fail(st, rc, "save the seq counter of");
 	db_bind_int64(stmt, 1, st->next_seq);

@@ -1,7 +1,10 @@
-"""The head's ingest into PostgreSQL by COPY (src/store/ingest.c, copy_facts_of).
+"""The head's ingest into PostgreSQL by COPY or by INSERT ... unnest (src/store/ingest.c).
 
 A head on PostgreSQL writes each fact table of a batch with one COPY ... FROM STDIN
-in text format, every field escaped by src/db/pg.c.
+in text format when it has more than 64 new rows (copy_facts_of), else with one
+INSERT ... SELECT FROM unnest() of an array literal per column, sent ahead in the
+pipeline (unnest_facts_of); every field escaped by src/db/pg.c.  Both ways are
+checked here: a batch of one or two rows a table, and one of 70.
 
 - Text with tabs, newlines, carriage returns, backslashes (a `\\N` and a `\\.` among
   them), quotes and non-ASCII UTF-8, in a process's command line and in every fact
@@ -93,6 +96,28 @@ READ_BACK = [
 ]
 
 
+def _many_rows(tables, n):
+    """The tables' fact rows each made n rows (seqs 1..), so that they go by COPY."""
+    out, seq = {}, 0
+    for name, (cols, rows) in tables.items():
+        if "seq" not in cols:
+            out[name] = (cols, rows)
+            continue
+        many, ts = [], cols.index("ts_ms")
+        for k in range(n):
+            for r in rows:
+                seq += 1
+                row = list(r)
+                row[0], row[ts] = seq, r[ts] + k
+                many.append(row)
+        out[name] = (cols, many)
+    return out, seq
+
+
+# array literals' own syntax in text: braces, commas, quotes, the word NULL, spaces
+ARRAYISH = ['{a,b}', 'NULL', '', ' ', '"', '\\', '{"x": [1, 2]}', 'a,b', 'NULL ']
+
+
 def test_text_and_numbers_arrive_as_sent(wd):
     heads = [Head(wd, db=wd.join("copy-%s.db" % b), name="head-" + b, backend=b)
              for b in ("postgresql", "sqlite")]
@@ -117,6 +142,26 @@ def test_text_and_numbers_arrive_as_sent(wd):
                 for r in hh.sql(lite, q)],
                [tuple(int(v) if isinstance(v, bool) else v for v in r) for r in got[t]],
                "%s on both backends" % t)
+        # the same by COPY: 70 rows a fact table; and text that looks like an array
+        many, last = _many_rows(_tricky_tables(), 70)
+        arrayish = {"events": (["seq", "node_id", "job_id", "ts_ms", "kind", "message"],
+                               [[i + 1, 3, None, TS + i, v, v]
+                                for i, v in enumerate(ARRAYISH)])}
+        for h in heads:
+            eq(_post(h, _batch("copy2", "cn2", 0, last, many)), (200, {"acked_seq": last}),
+               "the batch of 70 rows a table")
+            eq(_post(h, _batch("copy3", "cn3", 0, len(ARRAYISH), arrayish)),
+               (200, {"acked_seq": len(ARRAYISH)}), "the batch of array-like text")
+        # the 70-row batch (COPY) and the array-like text (INSERT ... unnest), as sent,
+        # on both backends
+        for db in (pg, lite):
+            eq(hh.sql(db, "SELECT count(*), min(state), max(state) FROM proc_samples s JOIN"
+                      " procs p ON p.id = s.proc_id JOIN nodes n ON n.id = p.node_id"
+                      " WHERE n.hostname = 'cn2'"), [(70, TRICKY, TRICKY)],
+               "proc_samples by COPY")
+            eq(hh.sql(db, "SELECT kind, message FROM events e JOIN nodes n ON n.id = e.node_id"
+                      " WHERE n.hostname = 'cn3' ORDER BY e.ts_ms"),
+               [(v, v) for v in ARRAYISH], "array-like text")
     finally:
         for h in heads:
             eq(h.kill(15), 0, "head exit")

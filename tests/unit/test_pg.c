@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,32 @@ static void test_translate_limits(void **state)
 	assert_int_equal(pg_translate("SELECT ?, ?", small, sizeof(small), &n), -ENAMETOOLONG);
 	assert_int_equal(pg_translate("SELECT ?0", small, sizeof(small), &n), -EINVAL);
 	assert_int_equal(pg_translate("SELECT ?40000", small, sizeof(small), &n), -EINVAL);
+}
+
+/* Array literals as PostgreSQL's array_in reads them (arrayfuncs.c): quoted text, NULL bare. */
+static void test_array_literal(void **state)
+{
+	struct strbuf sb;
+	static const char text[] = "a\"b\\c,{d} NULL";
+
+	(void)state;
+	strbuf_init(&sb, 1 << 20);
+	assert_int_equal(pg_array_begin(&sb), 0);
+	assert_int_equal(pg_array_end(&sb), 0);
+	assert_string_equal(strbuf_str(&sb), "{}");
+	strbuf_reset(&sb);
+	assert_int_equal(pg_array_begin(&sb), 0);
+	assert_int_equal(pg_array_int64(&sb, INT64_MIN), 0);
+	assert_int_equal(pg_array_null(&sb), 0);
+	assert_int_equal(pg_array_double(&sb, 0.1), 0);
+	assert_int_equal(pg_array_double(&sb, -INFINITY), 0);
+	assert_int_equal(pg_array_text(&sb, text, strlen(text)), 0);
+	assert_int_equal(pg_array_text(&sb, "", 0), 0);
+	assert_int_equal(pg_array_text(&sb, "NULL", 4), 0);
+	assert_int_equal(pg_array_end(&sb), 0);
+	assert_string_equal(strbuf_str(&sb), "{-9223372036854775808,NULL,0.10000000000000001,"
+					     "-Infinity,\"a\\\"b\\\\c,{d} NULL\",\"\",\"NULL\"}");
+	strbuf_release(&sb);
 }
 
 static void test_is_url(void **state)
@@ -172,13 +199,10 @@ static void test_unreachable_hosts(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_translate),
-	    cmocka_unit_test(test_translate_limits),
-	    cmocka_unit_test(test_is_url),
-	    cmocka_unit_test(test_greatest_least),
-	    cmocka_unit_test(test_drop_before_file),
-	    cmocka_unit_test(test_unreachable),
-	    cmocka_unit_test(test_unreachable_hosts),
+	    cmocka_unit_test(test_translate),	   cmocka_unit_test(test_translate_limits),
+	    cmocka_unit_test(test_is_url),	   cmocka_unit_test(test_array_literal),
+	    cmocka_unit_test(test_greatest_least), cmocka_unit_test(test_drop_before_file),
+	    cmocka_unit_test(test_unreachable),	   cmocka_unit_test(test_unreachable_hosts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
