@@ -1302,8 +1302,8 @@ def backends_text(args, res):
         if g.get("pg_statements"):
             L.append("")
             L.append(f"pg_stat_statements (warm-up included): {g['pg_statement_calls']} "
-                     f"statements, {g['pg_statement_calls'] / n:.0f} per batch, each a round "
-                     "trip.  The ten that took longest:")
+                     f"statements, {g['pg_statement_calls'] / n:.0f} per batch (many sent "
+                     "ahead in one round trip: libpq's pipeline).  The ten that took longest:")
             L.append("")
             L.append("| calls | rows | exec ms | plan ms | statement |")
             L.append("|---|---|---|---|---|")
