@@ -123,9 +123,9 @@ static bool session_covers(const struct session_record *s, const char *hostname)
 }
 
 /*
- * What the active sessions ask of a node: the
- * smallest interval among those covering it, whether one asks for CUDA
- * tables, their names apart by 0x1f.
+ * What the active sessions ask of a node: the smallest interval among
+ * those covering it, whether one asks for CUDA tables, and their names,
+ * apart by 0x1f (a name holds no control character).
  */
 static void session_control(const struct head_ingest *q, const char *hostname,
 			    struct wire_answer *a)
