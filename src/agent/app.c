@@ -8,7 +8,8 @@
  * (its job cgroup or environment, read when its first datagram came:
  * jobs_claim), else the process table's (a pid that is gone before the
  * process table saw it: its nearest known ancestor's, also found then:
- * known_ancestor).  A UDP datagram has no trustworthy
+ * known_ancestor; one the table forgot before the tick that stores its
+ * lines: the job the table gave it when its first datagram was read).  A UDP datagram has no trustworthy
  * sender, so each line names its job with a `job` tag: the scheduler's id
  * ("#job:4242") or the scheduler and id ("#job:slurm:4242") of a job
  * running here; a line without one, or naming no running job, is counted
@@ -52,7 +53,14 @@ struct agent_app_src {
 	 */
 	char tag[128];
 	struct app_agg agg;
-	bool asked;	  /* ancestor and tag read (its first datagram) */
+	bool asked; /* ancestor and tag read (its first datagram) */
+	/*
+	 * Its job in the process table when its first datagram was read
+	 * ("scheduler:id"; "" if none): the last resort for a sender gone
+	 * from the table by the tick that stores its lines (it exited, a scan
+	 * saw it end, and the next one forgot it before that tick).
+	 */
+	char seen[128];
 	int32_t ancestor; /* its nearest ancestor known when it first sent (0: none) */
 	int waited;	  /* ticks its pid's job has not been known */
 	bool used;	  /* got a line since the last tick */
@@ -262,8 +270,22 @@ static void on_datagram(void *arg, const char *data, size_t len, int32_t pid)
 		return;
 	}
 	if (!s->asked) {
+		struct ptree_proc *p = ptree_find(&a->pt, pid);
+		struct job_entry *j;
+
 		s->ancestor = known_ancestor(a, pid);
 		jobs_claim(&a->jobs, pid, s->tag, sizeof(s->tag));
+		/*
+		 * a datagram is read before the scan after its sender's exit, or
+		 * the one after: the sender is in the table, or among those that
+		 * ended in the last scan
+		 */
+		if (!p)
+			p = ptree_find_recent(&a->pt, pid);
+		j = p ? jobs_of(&a->jobs, p) : NULL;
+		if (j)
+			snprintf(s->seen, sizeof(s->seen), "%s:%s", j->rec.scheduler,
+				 j->rec.job_id);
 		s->asked = true;
 	}
 	marks = s->agg.nmarks;
@@ -469,6 +491,9 @@ static int job_of_src(struct agent *a, const struct agent_app_src *s, bool eager
 
 		if ((ret == -ENOENT || (eager && ret == -EAGAIN)) && s->ancestor && unseen)
 			ret = agent_job_of_pid(a, s->ancestor, &job_id, j);
+		/* gone from the table before this tick: the job it had when it sent */
+		if (ret == -ENOENT && unseen && s->seen[0] && (*j = job_of_tag(a, s->seen)))
+			ret = 0;
 		return ret;
 	}
 	*j = job_of_tag(a, s->tag);
