@@ -9,8 +9,9 @@
  * jobs_claim), else the process table's (a pid that is gone before the
  * process table saw it: its nearest known ancestor's, also found then:
  * known_ancestor; one the table forgot before the tick that stores its
- * lines: the job the table gave it when its first datagram was read).  A UDP datagram has no trustworthy
- * sender, so each line names its job with a `job` tag: the scheduler's id
+ * lines: the job the table gave it when its first datagram was read).
+ * A UDP datagram has no trustworthy sender, so each line names its job
+ * with a `job` tag: the scheduler's id
  * ("#job:4242") or the scheduler and id ("#job:slurm:4242") of a job
  * running here; a line without one, or naming no running job, is counted
  * (jobscope_agent_app_lines_total{result="unattributed"}) and dropped.
