@@ -14,7 +14,9 @@
  * CUDA snapshots (cuda_procs and their cuda_stats) replace their
  * process's tables (store_put_cuda_proc), as the agent's store did.
  * PostgreSQL takes each fact table's rows of a batch as one COPY
- * (copy_facts_of), in the batch's transaction like every other statement.
+ * (copy_facts_of) or, for a few rows, one INSERT of arrays sent ahead in
+ * libpq's pipeline (unnest_facts_of), a group of batches in one
+ * transaction without savepoints (pg_group).
  */
 #include "store/conn.h"
 #include "store/facts.h"
@@ -573,8 +575,8 @@ static int row_failed(struct ingest *in, const struct store_table *t, int rc)
  * PostgreSQL: a fact table's new rows in one COPY (pg_copy_begin), each
  * cell as head_value makes it, where an INSERT a row cost the server a
  * message, an executor start and a partition routing each.  A bad cell
- * midway gives the COPY up: nothing of it is stored, and the batch's
- * savepoint is rolled back (ingest_one) as after a refused INSERT.
+ * midway gives the COPY up: nothing of it is stored, and the group's
+ * transaction is rolled back (pg_group) as after a refused INSERT.
  */
 static int copy_facts_of(struct ingest *in, const struct store_table *t, int seq_col,
 			 const enum column_role *role)
@@ -783,7 +785,7 @@ static int unnest_facts_of(struct ingest *in, const struct store_table *t, int s
 		for (int c = 0; c < t->ncols; c++)
 			db_bind_text(stmt, c + 1, arrays.buf + start[c],
 				     (int)(start[c + 1] - start[c]), SQLITE_STATIC);
-		/* sent ahead: a value a column refuses fails the batch at the flush (ingest_one) */
+		/* sent ahead: a value a column refuses fails the group where it surfaces */
 		rc = db_step(stmt);
 		if (rc != SQLITE_DONE)
 			ret = row_failed(in, t, rc);
