@@ -495,27 +495,32 @@ static const char *plain_begin(const char *sql)
 }
 
 /*
- * Reads the results of the INSERTs sent ahead and leaves pipeline mode:
- * SQLITE_OK, or the first one's failure (the later ones were skipped by
- * the server, and the transaction is to be rolled back, as after any
- * failed statement).
+ * The results of what was sent in the pipeline, up to its sync, and out of
+ * pipeline mode: SQLITE_OK, or the first one's failure (the later ones
+ * were skipped by the server, and the transaction is to be rolled back, as
+ * after any failed statement).  last (not NULL): the last query's result
+ * is kept there when every one succeeded (the caller clears it), NULL when
+ * it failed.
  */
-int pg_flush(struct pg_conn *c)
+static int pipeline_read(struct pg_conn *c, PGresult **last)
 {
-	int rc = SQLITE_OK, empty = 0;
+	int rc = SQLITE_OK, empty = 0, left = c->pending + (last ? 1 : 0);
 
-	if (!c->pipeline)
-		return SQLITE_OK;
-	if (!pq.PQpipelineSync(c->conn))
-		return result_code(c, NULL);
+	if (last)
+		*last = NULL;
 	for (;;) {
 		PGresult *res = pq.PQgetResult(c->conn);
 		ExecStatusType status;
 
 		if (!res) {
 			/* one NULL after each query's result; more: the connection is gone */
-			if (++empty > 2 || pq.PQstatus(c->conn) == CONNECTION_BAD)
+			if (++empty > 2 || pq.PQstatus(c->conn) == CONNECTION_BAD) {
+				if (last) {
+					pq.PQclear(*last);
+					*last = NULL;
+				}
 				return rc != SQLITE_OK ? rc : result_code(c, NULL);
+			}
 			continue;
 		}
 		empty = 0;
@@ -526,14 +531,39 @@ int pg_flush(struct pg_conn *c)
 		}
 		if (status == PGRES_FATAL_ERROR && rc == SQLITE_OK)
 			rc = result_code(c, res);
+		if (last && --left == 0 && rc == SQLITE_OK &&
+		    (status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK)) {
+			*last = res;
+			res = NULL;
+		}
 		pq.PQclear(res);
-		if (!c->pipeline)
-			return rc; /* result_code found the connection broken and reset it */
+		if (!c->pipeline) {
+			/* result_code found the connection broken and reset it */
+			if (last) {
+				pq.PQclear(*last);
+				*last = NULL;
+			}
+			return rc;
+		}
 	}
 	pq.PQexitPipelineMode(c->conn);
 	c->pipeline = false;
 	c->pending = 0;
+	if (rc != SQLITE_OK && last) {
+		pq.PQclear(*last);
+		*last = NULL;
+	}
 	return rc;
+}
+
+/* The INSERTs sent ahead, their results read: see pipeline_read. */
+int pg_flush(struct pg_conn *c)
+{
+	if (!c->pipeline)
+		return SQLITE_OK;
+	if (!pq.PQpipelineSync(c->conn))
+		return result_code(c, NULL);
+	return pipeline_read(c, NULL);
 }
 
 int pg_exec(struct pg_conn *c, const char *sql)
@@ -947,46 +977,13 @@ static int send_ahead(struct pg_stmt *s)
 static int pipeline_last(struct pg_stmt *s)
 {
 	struct pg_conn *c = s->c;
-	PGresult *mine = NULL;
-	int rc = SQLITE_OK, empty = 0;
+	PGresult *mine;
+	int rc;
 
 	if (!pq.PQsendQueryPrepared(c->conn, s->name, s->nparams, s->vals, s->lens, s->fmts, 0) ||
 	    !pq.PQpipelineSync(c->conn))
 		return result_code(c, NULL);
-	for (int left = c->pending + 1;;) {
-		PGresult *res = pq.PQgetResult(c->conn);
-		ExecStatusType status;
-
-		if (!res) {
-			/* one NULL after each query's result; more: the connection is gone */
-			if (++empty > 2 || pq.PQstatus(c->conn) == CONNECTION_BAD) {
-				if (rc == SQLITE_OK)
-					rc = result_code(c, NULL);
-				break;
-			}
-			continue;
-		}
-		empty = 0;
-		status = pq.PQresultStatus(res);
-		if (status == PGRES_PIPELINE_SYNC) {
-			pq.PQclear(res);
-			break;
-		}
-		if (status == PGRES_FATAL_ERROR && rc == SQLITE_OK)
-			rc = result_code(c, res);
-		if (--left == 0 && rc == SQLITE_OK &&
-		    (status == PGRES_TUPLES_OK || status == PGRES_COMMAND_OK)) {
-			mine = res; /* the last query's: ours */
-			res = NULL;
-		}
-		pq.PQclear(res);
-		if (!c->pipeline)
-			break; /* result_code found the connection broken and reset it */
-	}
-	if (c->pipeline)
-		pq.PQexitPipelineMode(c->conn);
-	c->pipeline = false;
-	c->pending = 0;
+	rc = pipeline_read(c, &mine);
 	if (rc == SQLITE_OK && !mine)
 		rc = result_code(c, NULL);
 	if (rc == SQLITE_OK && s->commit && strncmp(pq.PQcmdStatus(mine), "COMMIT", 6) != 0) {
