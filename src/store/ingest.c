@@ -562,6 +562,16 @@ static bool row_is_new(const struct ingest *in, const struct store_value *seq)
 	return seq->type == STORE_VALUE_INT && seq->i > in->acked && seq->i <= in->b->to_seq;
 }
 
+/* How many of t's rows are new (row_is_new); 0 without a seq column. */
+static size_t rows_new(const struct ingest *in, const struct store_table *t, int seq_col)
+{
+	size_t n = 0;
+
+	for (size_t r = 0; seq_col >= 0 && r < t->nrows; r++)
+		n += row_is_new(in, &t->cells[r * (size_t)t->ncols + (size_t)seq_col]);
+	return n;
+}
+
 /* A failed statement of a batch: a full disk or a lost database is the group's, else the batch's.
  */
 static int row_failed(struct ingest *in, const struct store_table *t, int rc)
@@ -579,19 +589,15 @@ static int row_failed(struct ingest *in, const struct store_table *t, int rc)
  * transaction is rolled back (pg_group) as after a refused INSERT.
  */
 static int copy_facts_of(struct ingest *in, const struct store_table *t, int seq_col,
-			 const enum column_role *role)
+			 const enum column_role *role, size_t nnew)
 {
 	struct pg_conn *pg = in->st->conn.pg;
 	const char *fail = NULL;
 	char sql[4096];
-	size_t len = 0, nnew = 0;
+	size_t len = 0;
 	int64_t stored;
 	int rc, ret = 0;
 
-	for (size_t r = 0; r < t->nrows; r++)
-		nnew += row_is_new(in, &t->cells[r * (size_t)t->ncols + (size_t)seq_col]);
-	if (nnew == 0)
-		return 0; /* no statement for nothing */
 	len += (size_t)snprintf(sql, sizeof(sql), "COPY %s (", t->name);
 	for (int c = 0; c < t->ncols && len < sizeof(sql); c++)
 		len += (size_t)snprintf(sql + len, sizeof(sql) - len, "%s\"%s\"", c ? ", " : "",
@@ -849,10 +855,8 @@ static int ingest_facts_of(struct ingest *in, const struct store_table *t, bool 
 	if (ret)
 		return ret;
 	if (!summaries && in->st->conn.pg) {
-		size_t nnew = 0;
+		size_t nnew = rows_new(in, t, seq_col);
 
-		for (size_t r = 0; r < t->nrows; r++)
-			nnew += row_is_new(in, &t->cells[r * (size_t)t->ncols + (size_t)seq_col]);
 		if (nnew == 0)
 			return 0; /* no statement for nothing */
 		if (nnew <= PG_UNNEST_ROWS_MAX) {
@@ -860,7 +864,7 @@ static int ingest_facts_of(struct ingest *in, const struct store_table *t, bool 
 			if (ret != -EMEDIUMTYPE)
 				return ret;
 		}
-		return copy_facts_of(in, t, seq_col, role);
+		return copy_facts_of(in, t, seq_col, role, nnew);
 	}
 
 	for (size_t r = 0; r < t->nrows && !ret; r++) {
@@ -1075,12 +1079,7 @@ static int agent_cursor_locked(struct ingest *in, int64_t now_ms)
 /* PostgreSQL: whether a fact table's new rows go by COPY (more than PG_UNNEST_ROWS_MAX). */
 static bool copied(const struct ingest *in, const struct store_table *t)
 {
-	int seq_col = col_index(t, "seq");
-	size_t nnew = 0;
-
-	for (size_t r = 0; seq_col >= 0 && r < t->nrows; r++)
-		nnew += row_is_new(in, &t->cells[r * (size_t)t->ncols + (size_t)seq_col]);
-	return nnew > PG_UNNEST_ROWS_MAX;
+	return rows_new(in, t, col_index(t, "seq")) > PG_UNNEST_ROWS_MAX;
 }
 
 /*
