@@ -111,15 +111,10 @@ int store__write_fail(struct store *st, int rc, const char *what)
 	return log_err(ret, "cannot %s in store '%s' (%s)", what, st->path, store__errmsg(st));
 }
 
-/*
- * An int64 from a query with at most one parameter, a; *found false when
- * it is NULL or there is no row.  Failures as store__write_fail's.
- */
-int store__query_i64_opt(struct store *st, const char *sql, int64_t a, int64_t *out, bool *found)
+/* store__query_i64_opt's and store__cached_i64_opt's step: rc the statement's, else its result. */
+static int i64_opt(struct store *st, struct db_stmt *stmt, int rc, int64_t a, int64_t *out,
+		   bool *found)
 {
-	struct db_stmt *stmt;
-	int rc = db_prepare(&st->conn, sql, &stmt);
-
 	*found = false;
 	if (rc != SQLITE_OK)
 		return store__write_fail(st, rc, "read");
@@ -130,10 +125,36 @@ int store__query_i64_opt(struct store *st, const char *sql, int64_t a, int64_t *
 		*out = db_column_int64(stmt, 0);
 		*found = true;
 	}
-	db_finalize(stmt);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return store__write_fail(st, rc, "read");
 	return 0;
+}
+
+/*
+ * An int64 from a query with at most one parameter, a; *found false when
+ * it is NULL or there is no row.  Failures as store__write_fail's.
+ */
+int store__query_i64_opt(struct store *st, const char *sql, int64_t a, int64_t *out, bool *found)
+{
+	struct db_stmt *stmt = NULL;
+	int rc = db_prepare(&st->conn, sql, &stmt);
+	int ret = i64_opt(st, stmt, rc, a, out, found);
+
+	db_finalize(stmt);
+	return ret;
+}
+
+int store__cached_i64_opt(struct store *st, const char *sql, int64_t a, int64_t *out, bool *found)
+{
+	struct db_stmt *stmt = NULL;
+	int rc = store__cached_stmt(st, sql, &stmt);
+	int ret = i64_opt(st, stmt, rc, a, out, found);
+
+	if (rc == SQLITE_OK) {
+		db_reset(stmt);
+		db_clear_bindings(stmt);
+	}
+	return ret;
 }
 
 int store__one_text(struct store *st, struct db_stmt *stmt, char *buf, size_t size)

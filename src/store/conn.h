@@ -115,6 +115,8 @@ int store__read_fail(struct store *st, int rc, const char *what);
 /* Reports a failed write, except a full disk (-ENOSPC, silent): -errno, never 0. */
 int store__write_fail(struct store *st, int rc, const char *what);
 int store__query_i64_opt(struct store *st, const char *sql, int64_t a, int64_t *out, bool *found);
+/* The same through the statement cache (store__cached_stmt): prepared once on the server. */
+int store__cached_i64_opt(struct store *st, const char *sql, int64_t a, int64_t *out, bool *found);
 /*
  * Steps a prepared, bound statement once and finalizes it: its first row's
  * first column into buf as text (NULL as ""), 0; -ENOENT when there is no

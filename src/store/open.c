@@ -501,8 +501,8 @@ int store_set_durable(struct store *st)
 				       st->path, pg_errmsg(st->conn.pg));
 		/*
 		 * The ingest's statements are the same few with other values,
-		 * thousands a second: planned once, not at every run (a custom
-		 * plan for each was about a tenth of the server's CPU,
+		 * thousands a second: planned once, not at every run (custom
+		 * plans and planning were about 15 % of the server's samples,
 		 * bench/RESULTS.md section 13).  PostgreSQL 12 and later.
 		 */
 		if (pg_server_version(st->conn.pg) >= 120000 &&

@@ -435,29 +435,6 @@ int store__load_next_seq(struct store *st)
  * pg_seq_save puts the counter back before COMMIT.  A database written
  * before the row existed gets it from the tables' highest seq.
  */
-/*
- * The lock's SELECT, a cached statement: it goes in one round trip with the
- * BEGIN sent ahead before it (pg.c).
- */
-static int pg_seq_lock(struct store *st, const char *lock, bool *found)
-{
-	struct db_stmt *stmt;
-	int rc = store__cached_stmt(st, lock, &stmt);
-
-	*found = false;
-	if (rc != SQLITE_OK)
-		return store__write_fail(st, rc, "read");
-	rc = db_step(stmt);
-	if (rc == SQLITE_ROW && db_column_type(stmt, 0) != SQLITE_NULL) {
-		st->next_seq = db_column_int64(stmt, 0);
-		*found = true;
-	}
-	db_reset(stmt);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return store__write_fail(st, rc, "read");
-	return 0;
-}
-
 static int pg_seq_sync(struct store *st)
 {
 	static const char lock[] =
@@ -466,7 +443,8 @@ static int pg_seq_sync(struct store *st)
 	bool found;
 	int ret;
 
-	ret = pg_seq_lock(st, lock, &found);
+	/* cached: the lock goes in one round trip with the BEGIN sent ahead of it (pg.c) */
+	ret = store__cached_i64_opt(st, lock, 0, &st->next_seq, &found);
 	if (ret || found)
 		return ret;
 	ret = store__load_next_seq(st);
@@ -477,7 +455,7 @@ static int pg_seq_sync(struct store *st)
 					   " RETURNING 1",
 					   st->next_seq, &made, &found);
 	if (!ret && !found) /* another head made it first */
-		ret = pg_seq_lock(st, lock, &found);
+		ret = store__cached_i64_opt(st, lock, 0, &st->next_seq, &found);
 	st->next_seq_saved = st->next_seq;
 	return ret;
 }
