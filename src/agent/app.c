@@ -78,13 +78,19 @@ struct agent_app_series {
 	bool live;
 };
 
-int agent_job_of_pid(struct agent *a, int32_t pid, int64_t *job_id, struct job_entry **je)
+/* The process table's entry for pid: alive at the last scan, or ended in it; NULL if neither. */
+static struct ptree_proc *table_proc(struct agent *a, int32_t pid)
 {
 	struct ptree_proc *p = ptree_find(&a->pt, pid);
+
+	return p ? p : ptree_find_recent(&a->pt, pid);
+}
+
+int agent_job_of_pid(struct agent *a, int32_t pid, int64_t *job_id, struct job_entry **je)
+{
+	struct ptree_proc *p = table_proc(a, pid);
 	struct job_entry *j;
 
-	if (!p)
-		p = ptree_find_recent(&a->pt, pid);
 	if (!p) {
 		/* started since the scan: the next tick knows it */
 		if (kill(pid, 0) == 0 || errno == EPERM)
@@ -246,7 +252,7 @@ static int32_t known_ancestor(struct agent *a, int32_t pid)
 	for (int hop = 0; hop < 32 && p > 1; hop++) {
 		struct proc_stat st;
 
-		if (p != pid && (ptree_find(&a->pt, p) || ptree_find_recent(&a->pt, p)))
+		if (p != pid && table_proc(a, p))
 			return p;
 		if (proc_read_stat(&a->pt.reader, p, &st))
 			break;
@@ -271,7 +277,7 @@ static void on_datagram(void *arg, const char *data, size_t len, int32_t pid)
 		return;
 	}
 	if (!s->asked) {
-		struct ptree_proc *p = ptree_find(&a->pt, pid);
+		struct ptree_proc *p = table_proc(a, pid);
 		struct job_entry *j;
 
 		s->ancestor = known_ancestor(a, pid);
@@ -281,8 +287,6 @@ static void on_datagram(void *arg, const char *data, size_t len, int32_t pid)
 		 * the one after: the sender is in the table, or among those that
 		 * ended in the last scan
 		 */
-		if (!p)
-			p = ptree_find_recent(&a->pt, pid);
 		j = p ? jobs_of(&a->jobs, p) : NULL;
 		if (j)
 			snprintf(s->seen, sizeof(s->seen), "%s:%s", j->rec.scheduler,
@@ -488,7 +492,7 @@ static int job_of_src(struct agent *a, const struct agent_app_src *s, bool eager
 				return -EAGAIN;
 		}
 		ret = agent_job_of_pid(a, s->pid, &job_id, j);
-		unseen = !ptree_find(&a->pt, s->pid) && !ptree_find_recent(&a->pt, s->pid);
+		unseen = !table_proc(a, s->pid);
 
 		if ((ret == -ENOENT || (eager && ret == -EAGAIN)) && s->ancestor && unseen)
 			ret = agent_job_of_pid(a, s->ancestor, &job_id, j);
