@@ -15,6 +15,10 @@
 #                             matmul: a bf16 matmul loop (tensor cores), copy: a
 #                             device-to-device copy loop (DRAM bandwidth)
 #   run-matmul-cuda.json      the matmul again under --cuda (GPM and CUPTI at once)
+#   perf-<load>-{before,after}.txt
+#                             nvidia-smi -q -d PERFORMANCE around each run (the
+#                             driver's own throttle-time counters, in us)
+#   report-<load>.txt         jobscope report of that run, as text
 #   torch-matmul.txt          torch.profiler's kernel table for a few steps
 #   summary.txt               the figures side by side
 # Nothing here needs the network.
@@ -69,9 +73,12 @@ run_load() { # LOAD [jobscope run options...]
 	local dmon=$!
 	nvidia-smi --query-gpu=timestamp,index,utilization.gpu,utilization.memory,power.draw,clocks.sm,clocks_throttle_reasons.active,clocks_event_reasons.sw_power_cap,temperature.gpu --format=csv -l 1 >"$OUTDIR/smi-query-$tag.csv" 2>&1 &
 	local q=$!
+	nvidia-smi -q -d PERFORMANCE >"$OUTDIR/perf-$tag-before.txt" 2>&1
 	"$JS" run --db "$OUTDIR/store.db" --interval 1s --report json -o "$OUTDIR/run-$tag.json" "$@" -- "$PY" "$OUTDIR/load.py" "$load" "$SECS" >"$OUTDIR/run-$tag.out" 2>&1
+	nvidia-smi -q -d PERFORMANCE >"$OUTDIR/perf-$tag-after.txt" 2>&1
 	kill $dmon $q 2>/dev/null
 	wait $dmon $q 2>/dev/null
+	"$JS" report --db "$OUTDIR/store.db" >"$OUTDIR/report-$tag.txt" 2>&1
 }
 run_load matmul
 run_load copy
