@@ -537,12 +537,12 @@ int run_command(const struct run_opts *o, struct strbuf *report)
 	app_summary_init(&r.app_sum);
 	cuda_proc_init(&r.cuda_note);
 	cuda_tables_init(&r.cuda_tables);
-	ret = setup(&r);
-	if (ret) {
-		exit_code = EXIT_USAGE;
-		goto out_release;
-	}
-
+	/*
+	 * Blocked before setup: libnvidia-ml starts a thread of its own in
+	 * nvmlInit, which inherits this mask.  Blocked after, the thread would
+	 * take (and, SIGCHLD, drop) the signals meant for the signalfd: the
+	 * command's end was never seen on a real GPU (docs/gpu.md).
+	 */
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);
 	sigaddset(&mask, SIGINT);
@@ -550,6 +550,11 @@ int run_command(const struct run_opts *o, struct strbuf *report)
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGQUIT);
 	sigprocmask(SIG_BLOCK, &mask, &r.orig_mask);
+	ret = setup(&r);
+	if (ret) {
+		exit_code = EXIT_USAGE;
+		goto out_restore;
+	}
 	r.sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 	r.tickfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	r.timeoutfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
@@ -599,7 +604,6 @@ int run_command(const struct run_opts *o, struct strbuf *report)
 
 out_restore:
 	sigprocmask(SIG_SETMASK, &r.orig_mask, NULL);
-out_release:
 	if (r.sigfd >= 0)
 		close(r.sigfd);
 	if (r.tickfd >= 0)

@@ -42,15 +42,25 @@
  *
  * State is the scenario, read again at each nvmlInit, and a few event sets
  * in a static array: the fake allocates nothing, never blocks and counts
- * nothing.  One thread only, like the scenario.
+ * nothing.  The calls are made from one thread, like the scenario.
+ *
+ * Like the real library, a successful nvmlInit starts a thread of its own
+ * (the real one's is named "cuda…"; ours "fake-nvml"), with the signal mask
+ * of the thread that called it, and nvmlShutdown ends it.  It only waits,
+ * but a process-directed signal that the caller's other threads block goes
+ * to it: a program that blocks SIGCHLD for a signalfd after nvmlInit never
+ * sees its child end (seen with the real driver 580.159.04 on an H200:
+ * `jobscope run` waited forever after its command had exited).
  */
 #include "scenario.h"
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- NVML's ABI, our own declarations (gpu-abi.md) ---- */
 
@@ -506,6 +516,47 @@ static nvmlReturn_t copy_string(char *buf, unsigned int length, const char *s)
 
 /* ---- library ---- */
 
+/* The library's own thread (see the file's comment): it waits on a pipe. */
+static struct {
+	bool running;
+	pthread_t thread;
+	int pipe[2];
+} helper;
+
+static void *helper_main(void *arg)
+{
+	char c;
+
+	(void)arg;
+	while (read(helper.pipe[0], &c, 1) < 0)
+		; /* a signal it was given, and ignored, interrupts nothing else */
+	return NULL;
+}
+
+static void helper_start(void)
+{
+	if (helper.running || pipe(helper.pipe))
+		return;
+	if (pthread_create(&helper.thread, NULL, helper_main, NULL)) {
+		close(helper.pipe[0]);
+		close(helper.pipe[1]);
+		return;
+	}
+	pthread_setname_np(helper.thread, "fake-nvml");
+	helper.running = true;
+}
+
+static void helper_stop(void)
+{
+	if (!helper.running)
+		return;
+	if (write(helper.pipe[1], "", 1) == 1)
+		pthread_join(helper.thread, NULL);
+	close(helper.pipe[0]);
+	close(helper.pipe[1]);
+	helper.running = false;
+}
+
 static nvmlReturn_t init(void)
 {
 	if (scenario_load(&scn))
@@ -531,6 +582,7 @@ static nvmlReturn_t init(void)
 	memset(gpm_samples, 0, sizeof(gpm_samples));
 	gpm_last_num_metrics = 0;
 	initialised = true;
+	helper_start();
 	return NVML_SUCCESS;
 }
 
@@ -545,6 +597,7 @@ nvmlReturn_t nvmlShutdown(void)
 		return NVML_ERROR_UNINITIALIZED;
 	initialised = false;
 	memset(event_sets, 0, sizeof(event_sets));
+	helper_stop();
 	return NVML_SUCCESS;
 }
 

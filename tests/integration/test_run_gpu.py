@@ -1,8 +1,11 @@
 """`jobscope run` on (fake) GPUs: scenario -> sampler -> store -> report, exact values."""
 import json
 import os
+import signal
+import subprocess
 
-from harness import run, helper, jobscope, run_tests, near, check, eq, scaled
+from harness import (run, helper, jobscope, run_tests, near, check, eq, scaled, wait_for, JOBSCOPE,
+                     stop)
 from agent_harness import sql
 
 FAKES = os.environ.get("FAKES", "")
@@ -111,6 +114,38 @@ def test_gpu_in_text_report(wd):
     check("GPU 1 NVIDIA A100-SXM4-80GB: not used by the command" in r.stderr, r.stderr)
     check("XID 79 on GPU 0" in r.stderr, r.stderr)
     check("    gpu0  |" in r.stderr, "a GPU row in the timeline: %r" % r.stderr)
+
+
+def test_library_thread_leaves_signals_alone(wd):
+    # The real libnvidia-ml starts a thread in nvmlInit; so does the fake.  The
+    # command's end (SIGCHLD) and ^C (SIGINT, passed to the command) must still
+    # reach jobscope's signalfd: on a real H200, a run whose mask was set after
+    # nvmlInit waited forever after its command had exited.
+    tasks = wd.join("tasks")
+    r = run(wd, ["sh", "-c", "cat /proc/$PPID/task/*/comm > %s" % tasks], env=gpu_env(wd),
+            timeout=60)
+    eq(r.rc, 0, "the command's end was seen: %s" % r.stderr)
+    with open(tasks) as f:
+        check("fake-nvml" in f.read().split(), "the library's thread ran in jobscope")
+    pidfile = wd.join("pid")
+    proc = subprocess.Popen([JOBSCOPE, "run", "--db", wd.join("sig.db"), "--report", "none", "--",
+                             "sh", "-c", "echo $$ > %s; exec sleep 600" % pidfile],
+                            env=gpu_env(wd), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    try:
+        wait_for(lambda: os.path.exists(pidfile) and os.path.getsize(pidfile) > 0,
+                 what="the command's pid")
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=scaled(60))
+    finally:
+        stop(proc, signal.SIGKILL)
+        try:
+            with open(pidfile) as f:
+                os.kill(int(f.read()), signal.SIGKILL)
+        except (OSError, ValueError):
+            pass
+    eq(proc.returncode, 128 + signal.SIGINT,
+       "SIGINT passed to the command, which it ended; jobscope reported it: %s" % err)
 
 
 def test_old_driver_run(wd):
