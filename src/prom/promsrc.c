@@ -998,18 +998,24 @@ struct attempt {
 
 /*
  * The main series' scrape interval: its samples' own times (timestamp(),
- * the latest per scrape target) at 1 s over the last 10 minutes of the
- * job's span at most.  0 when it cannot be told.
+ * the latest per scrape target) every SCRAPE_PROBE_MS over the last 5
+ * minutes of the job's span at most.  0 when it cannot be told.
+ *
+ * The probe is finer than the finest step a report takes (1 s): at 1 s,
+ * samples 1 s apart whose times jitter around the grid's (9.998, 11.001,
+ * 11.998, …) are seen every other point, and the gaps read 2 s.  At 250 ms
+ * every sample that is the latest for 250 ms or more is seen.
  */
+#define SCRAPE_PROBE_MS 250
 static int64_t scrape_interval(struct ctx *c, const char *sel, int64_t first, int64_t last)
 {
-	int64_t from = last - 600 * 1000 > first ? last - 600 * 1000 : first;
+	int64_t from = last - 300 * 1000 > first ? last - 300 * 1000 : first;
 	struct prom_matrix m;
 	struct strbuf q;
 	struct grid g;
 	int64_t ms = 0;
 
-	if (grid_of(from, last, 1000, &g) || g.n < 3)
+	if (grid_of(from, last, SCRAPE_PROBE_MS, &g) || g.n < 3)
 		return 0;
 	strbuf_init(&q, 0);
 	strbuf_addf(&q, "max by (job, instance) (timestamp(%s))", sel);

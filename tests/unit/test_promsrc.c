@@ -108,7 +108,8 @@ static void test_parse_refused(void **state)
 #define JOB_S 600
 
 struct fake {
-	int mode; /* 0: series; 1: none; 2: error answer; 3: unreachable; 4: counter reset */
+	int mode; /* 0: series; 1: none; 2: error answer; 3: unreachable; 4: counter reset;
+		     node_get's 5: scrapes jitter around whole seconds */
 	int asked;
 };
 
@@ -434,6 +435,19 @@ static double node_at(const char *q, double s, int series)
 	return (double)T0_S + t; /* timestamp() */
 }
 
+/* Scrape k at k + 2 ms (k odd) or k - 1 ms (k even, but 0): the last at or before s. */
+static double jittered_last(double s)
+{
+	double k = floor(s + 0.001);
+
+	for (;; k--) {
+		double at = k == 0 ? 0 : fmod(k, 2) == 1 ? k + 0.002 : k - 0.001;
+
+		if (at <= s + 1e-9)
+			return at;
+	}
+}
+
 static int node_get(void *ctx, const char *url, struct strbuf *answer, long *status)
 {
 	static const char *const devs[] = {"vda", "vda1", "loop0", "dm-0", "nvme0n1"};
@@ -474,7 +488,9 @@ static int node_get(void *ctx, const char *url, struct strbuf *answer, long *sta
 			if (s < 0 || s > NODE_S + 0.999)
 				continue;
 			strbuf_addf(answer, "%s[%.3f,\"%.17g\"]", first ? "" : ",", t,
-				    node_at(query, s, k));
+				    f->mode == 5 && strstr(query, "timestamp(")
+					? (double)T0_S + jittered_last(s)
+					: node_at(query, s, k));
 			first = false;
 		}
 		strbuf_addstr(answer, "]}");
@@ -539,6 +555,40 @@ static void test_report_node_exporter(void **state)
 	free(r);
 }
 
+/*
+ * Scrapes 1 s apart whose times jitter a few ms either side of the whole
+ * seconds (0, 1.002, 1.999, 3.002, 3.999, …): on a 1 s grid from the
+ * first, every other one is hidden and the gaps read 2 s (a loaded
+ * machine's real Prometheus did this); the step is still the scrape
+ * interval.
+ */
+static void test_scrape_interval_jitter(void **state)
+{
+	struct fake f = {5, 0};
+	struct promsrc_transport t = {node_get, &f};
+	struct promsrc_query q = {
+	    .url = "http://prom:9090",
+	    .kind = PROMSRC_NODE,
+	    .key = "n1",
+	    .since_ms = (T0_S - 60) * 1000,
+	    .until_ms = (T0_S + NODE_S) * 1000,
+	    .step_ms = 0,
+	};
+	struct job_report *r = malloc(sizeof(*r));
+	struct job_record job;
+	char sources[512];
+
+	(void)state;
+	assert_non_null(r);
+	assert_int_equal(promsrc_report(&q, &t, &job, r, sources, sizeof(sources)), 0);
+	assert_int_equal(job.interval_ms, 1000);
+	/* the median gap: 997 or 1,002 ms */
+	assert_true(strstr(r->sum.origin.step_why, "the scrape interval (997 ms)") ||
+		    strstr(r->sum.origin.step_why, "the scrape interval (1002 ms)"));
+	job_report_release(r);
+	free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -551,6 +601,7 @@ int main(void)
 	    cmocka_unit_test(test_auto_step),
 	    cmocka_unit_test(test_real_disk),
 	    cmocka_unit_test(test_report_node_exporter),
+	    cmocka_unit_test(test_scrape_interval_jitter),
 	};
 
 	log_set_level(LOG_ERROR);
