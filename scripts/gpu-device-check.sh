@@ -21,7 +21,18 @@
 #   report-<load>.txt         jobscope report of that run, as text
 #   torch-matmul.txt          torch.profiler's kernel table for a few steps
 #   summary.txt               the figures side by side
-# Nothing here needs the network.
+# Nothing here needs the network.  Each jobscope run is bounded (timeout,
+# 90 s past its load), so a hang costs minutes, not the lease.
+#
+# A build from another distribution runs there with its libraries beside
+# it: unpack the runtime .deb files (apt-get download libsqlite3-0
+# libmicrohttpd12 libcjson1 libzstd1 libncursesw6 libtinfo6 libgnutls30
+# libp11-kit0 libidn2-0 libunistring2 libtasn1-6 libnettle8 libgmp10
+# libffi8) with dpkg -x into a folder of their own, and give as JOBSCOPE a
+# script that runs `/lib64/ld-linux-x86-64.so.2 --library-path
+# DIR/usr/lib/x86_64-linux-gnu:DIR/lib/x86_64-linux-gnu build/jobscope "$@"`
+# with JOBSCOPE_CUDA_HOOK=build/libjobscope-cuda.so (LD_LIBRARY_PATH would
+# reach the profiled program too).
 set -uo pipefail
 JS=${1:-build/jobscope}
 OUTDIR=${2:-${OUT:-gpu-check}}
@@ -74,7 +85,11 @@ run_load() { # LOAD [jobscope run options...]
 	nvidia-smi --query-gpu=timestamp,index,utilization.gpu,utilization.memory,power.draw,clocks.sm,clocks_throttle_reasons.active,clocks_event_reasons.sw_power_cap,temperature.gpu --format=csv -l 1 >"$OUTDIR/smi-query-$tag.csv" 2>&1 &
 	local q=$!
 	nvidia-smi -q -d PERFORMANCE >"$OUTDIR/perf-$tag-before.txt" 2>&1
-	"$JS" run --db "$OUTDIR/store.db" --interval 1s --report json -o "$OUTDIR/run-$tag.json" "$@" -- "$PY" "$OUTDIR/load.py" "$load" "$SECS" >"$OUTDIR/run-$tag.out" 2>&1
+	# bounded: a run that never ends (it happened, docs/gpu.md) must not take the whole lease
+	timeout -k 5 $((SECS + 90)) "$JS" run --db "$OUTDIR/store.db" --interval 1s --report json \
+		-o "$OUTDIR/run-$tag.json" "$@" -- "$PY" "$OUTDIR/load.py" "$load" "$SECS" \
+		>"$OUTDIR/run-$tag.out" 2>&1
+	echo "exit $?" >>"$OUTDIR/run-$tag.out"
 	nvidia-smi -q -d PERFORMANCE >"$OUTDIR/perf-$tag-after.txt" 2>&1
 	kill $dmon $q 2>/dev/null
 	wait $dmon $q 2>/dev/null

@@ -506,8 +506,16 @@ static void loop(struct run_state *r)
 		if (fds[1].revents & POLLIN) {
 			uint64_t n;
 
-			if (read(r->tickfd, &n, sizeof(n)) == sizeof(n))
+			if (read(r->tickfd, &n, sizeof(n)) == sizeof(n)) {
+				/*
+				 * A child's end is reaped on SIGCHLD; asked again each
+				 * tick (one waitid), so that a SIGCHLD some library's
+				 * thread took costs an interval, never the run.
+				 */
+				if (!r->child_done)
+					run__reap(r);
 				tick(r);
+			}
 		}
 		if (r->child_done && !run_over(r) && !told_waiting) {
 			tick(r);
