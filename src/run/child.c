@@ -224,6 +224,7 @@ static void free_environ(char **envp, size_t nadded)
 
 int run__spawn(struct run_state *r)
 {
+	struct proc_status self;
 	int pipefd[2];
 	int child_errno = 0;
 	ssize_t n;
@@ -238,6 +239,9 @@ int run__spawn(struct run_state *r)
 		free_environ(envp, nadded);
 		return log_err(ret, "pipe");
 	}
+	/* the command's image until its exec is a copy of ours: its ru_maxrss holds our peak */
+	if (proc_read_status(&r->pt.reader, getpid(), &self) == 0 && (self.valid & PROC_STATUS_HWM))
+		r->pt.spawn_image_bytes = self.hwm_bytes;
 	r->child = fork();
 	if (r->child < 0) {
 		int ret = -errno;

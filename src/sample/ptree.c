@@ -1081,9 +1081,11 @@ static void settle_exit(struct ptree *pt, struct ptree_proc *p, const struct exi
 	s->user_ms = g->user_us / 1000;
 	s->system_ms = g->system_us / 1000;
 	if (g->has_hwm) {
-		if (g->hwm_bytes > s->hwm_bytes || !(s->valid & PS_HWM))
+		/* exact: above what /proc showed, and in place of ru_maxrss's bound */
+		if (g->hwm_bytes > s->hwm_bytes || !(s->valid & PS_HWM) || p->hwm_rusage)
 			s->hwm_bytes = g->hwm_bytes;
 		s->valid |= PS_HWM;
+		p->hwm_rusage = false;
 	}
 	if (g->has_io) {
 		s->read_bytes = g->read_bytes;
@@ -1379,9 +1381,21 @@ void ptree_child_exiting(struct ptree *pt, pid_t pid)
 	refresh(pt, p, &st, 0, NULL, 0, false);
 }
 
+/* A bound of p's image between fork and exec: its parent's peak (0: unknown). */
+static uint64_t pre_exec_image(struct ptree *pt, const struct ptree_proc *p)
+{
+	const struct ptree_proc *parent;
+
+	if (p->info.ppid == pt->ancestor)
+		return pt->spawn_image_bytes;
+	parent = ptree_find(pt, p->info.ppid);
+	return parent && (parent->cur.valid & PS_HWM) ? parent->cur.hwm_bytes : 0;
+}
+
 void ptree_child_reaped(struct ptree *pt, pid_t pid, const struct rusage *ru, int64_t ts_ms)
 {
 	struct ptree_proc *p = ptree_find(pt, pid);
+	uint64_t maxrss;
 	uint64_t user_ms =
 	    (uint64_t)ru->ru_utime.tv_sec * 1000 + (uint64_t)ru->ru_utime.tv_usec / 1000;
 	uint64_t system_ms =
@@ -1402,13 +1416,19 @@ void ptree_child_reaped(struct ptree *pt, pid_t pid, const struct rusage *ru, in
 	 * job script, would be its child's).  It is its own only for a process
 	 * that reaped no child: none seen, and no children's time in its last
 	 * stat (a child too short for both, and larger than it, is the case
-	 * left).  Else its own is the last VmHWM read, or the kernel's at its
-	 * exit (ptree_watch_exits).
+	 * left).  It also holds the process's image between fork and exec, a
+	 * copy of its parent's (exec keeps the old image's peak): a `sleep`
+	 * forked by 300 MiB of Python reads 300 MiB.  So it counts only above
+	 * that image's bound.  Else its own is the last VmHWM read, or the
+	 * kernel's at its exit (ptree_watch_exits), which replaces this one.
 	 */
-	if (!p->had_children && !p->cur.child_user_ms && !p->cur.child_system_ms &&
-	    (uint64_t)ru->ru_maxrss * 1024 > p->cur.hwm_bytes) {
-		p->cur.hwm_bytes = (uint64_t)ru->ru_maxrss * 1024;
+	maxrss = (uint64_t)ru->ru_maxrss * 1024;
+	if (!p->exit_known && !p->had_children && !p->cur.child_user_ms &&
+	    !p->cur.child_system_ms && maxrss > pre_exec_image(pt, p) &&
+	    maxrss > p->cur.hwm_bytes) {
+		p->cur.hwm_bytes = maxrss;
 		p->cur.valid |= PS_HWM;
+		p->hwm_rusage = true;
 	}
 	p->cur.rss_bytes = 0;
 	p->cur.state = 'X';

@@ -94,6 +94,7 @@ struct ptree_proc {
 	 */
 	bool exit_known;
 	bool had_children; /* a child of it was seen in a scan */
+	bool hwm_rusage;   /* hwm_bytes is wait4's ru_maxrss, a bound: an exact exit replaces it */
 };
 
 /* A thread's exit as received (ptree_watch_exits), kept until its process is settled. */
@@ -165,6 +166,11 @@ struct ptree_scan_entry {
 
 struct ptree {
 	pid_t ancestor; /* 0 with `all` */
+	/*
+	 * The ancestor's VmHWM when it forked (ptree_child_reaped): a child's
+	 * ru_maxrss holds its image from fork to exec, a copy of the ancestor's.
+	 */
+	uint64_t spawn_image_bytes;
 	bool all;	/* every user-space process (the agent), not a tree */
 	long hz;
 	int64_t boot_ms;
@@ -276,6 +282,12 @@ int ptree_scan(struct ptree *pt, int64_t ts_ms);
  * the reaped totals with wait4's exact rusage.
  */
 void ptree_child_exiting(struct ptree *pt, pid_t pid);
+/*
+ * ru_maxrss becomes its memory peak only where it must be its own: above
+ * its image before exec (its parent's: pt->spawn_image_bytes for the
+ * ancestor's children, else its parent's last VmHWM), for a process that
+ * reaped no child, and until the kernel's exact figure at its exit.
+ */
 void ptree_child_reaped(struct ptree *pt, pid_t pid, const struct rusage *ru, int64_t ts_ms);
 
 /*

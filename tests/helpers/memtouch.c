@@ -7,6 +7,7 @@
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -24,8 +25,26 @@ static void usage(FILE *out, int status)
 	    "  --mib M    allocate M MiB and write to every page (0 gives the baseline)\n"
 	    "  --hold S   keep it resident for S seconds before freeing (default 1.0)\n"
 	    "\n"
-	    "Prints {\"mib\":M,\"maxrss_bytes\":B,\"pid\":P,\"cpu_seconds\":C} with B and C\n"
-	    "(user + system) from getrusage RUSAGE_SELF, C after the memory is freed.\n");
+	    "Prints {\"mib\":M,\"maxrss_bytes\":B,\"hwm_bytes\":W,\"pid\":P,\"cpu_seconds\":C}\n"
+	    "with B and C (user + system) from getrusage RUSAGE_SELF, C after the memory\n"
+	    "is freed, and W its VmHWM then (/proc/self/status: this image's own peak;\n"
+	    "B also holds the image it had from fork to exec, its parent's copy).\n");
+}
+
+/* VmHWM of /proc/self/status in bytes, -1 if it cannot be read */
+static long long own_hwm(void)
+{
+	char line[256];
+	long long kib = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (strncmp(line, "VmHWM:", 6) == 0 && sscanf(line + 6, "%lld", &kib) == 1)
+			break;
+	fclose(f);
+	return kib < 0 ? -1 : kib * 1024;
 }
 
 int main(int argc, char **argv)
@@ -83,8 +102,9 @@ int main(int argc, char **argv)
 	if (getrusage(RUSAGE_SELF, &ru))
 		err(1, "getrusage");
 
-	printf("{\"mib\":%lu,\"maxrss_bytes\":%lld,\"pid\":%d,\"cpu_seconds\":%.6f}\n", mib,
-	       (long long)ru.ru_maxrss * 1024, (int)getpid(),
+	printf("{\"mib\":%lu,\"maxrss_bytes\":%lld,\"hwm_bytes\":%lld,\"pid\":%d,"
+	       "\"cpu_seconds\":%.6f}\n",
+	       mib, (long long)ru.ru_maxrss * 1024, own_hwm(), (int)getpid(),
 	       (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
 		   (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
 	if (fflush(stdout))

@@ -27,6 +27,27 @@ def test_rss_peak_of_a_short_spike(wd):
     near(r.report["memory"]["rss_peak_bytes"], truth, 0.05, "rss_peak_bytes")
 
 
+def test_rss_peak_of_a_small_command(wd):
+    # Its getrusage maxrss also holds its image from fork to exec, a copy of
+    # jobscope's: the peak reported is its own (its VmHWM at the end, read by
+    # itself), not jobscope's.  Both paths: the kernel's figure at its exit
+    # (root) and its last VmHWM with a bound on ru_maxrss (not root), which
+    # misses what its last lines (fopen, printf) touch after the last sample:
+    # 64 KiB seen; jobscope's image, the error this is about, is MiBs.
+    r = run(wd, [helper("memtouch"), "--mib", "0", "--hold", "0.6"],
+            opts=["--interval", "200ms"])
+    eq(r.rc, 0, "exit code")
+    own = r.helper_json()
+    check(own["hwm_bytes"] > 0, "the helper read its VmHWM")
+    p = r.report["processes"][0]
+    check(abs(p["rss_peak_bytes"] - own["hwm_bytes"]) <= 256 * 1024,
+          "rss_peak_bytes %d, its own VmHWM %d (getrusage %d)"
+          % (p["rss_peak_bytes"], own["hwm_bytes"], own["maxrss_bytes"]))
+    check(abs(r.report["memory"]["rss_peak_bytes"] - own["hwm_bytes"]) <= 256 * 1024,
+          "the job's peak %d, its own VmHWM %d" % (r.report["memory"]["rss_peak_bytes"],
+                                                   own["hwm_bytes"]))
+
+
 def test_reservation_of_the_slurm_job_it_runs_in(wd):
     # `jobscope run` inside a Slurm job: the reservation is the job's (its SLURM_*
     # variables, as the agent reads them), and the memory advice is in the job's

@@ -369,6 +369,22 @@ static void test_reaped_by_ancestor(void **state)
 	assert_int_equal(ptree_scan(&pt, BOOT_MS + 1000), 0);
 	assert_int_equal(find(&pt, 51)->cur.hwm_bytes, 300ull << 20);
 	ptree_release(&pt);
+
+	/*
+	 * ...but not where its image from fork to exec, a copy of its parent's
+	 * (400 MiB), may be all ru_maxrss holds: the peak stays /proc's
+	 */
+	put_proc(52, ANCESTOR, "leaf", 'S', 100, 0, 0, 400, 1000);
+	ptree_init(&pt, ANCESTOR, 100, BOOT_MS);
+	pt.spawn_image_bytes = 400ull << 20;
+	assert_int_equal(ptree_scan(&pt, BOOT_MS), 0);
+	put_proc(52, ANCESTOR, "leaf", 'Z', 120, 0, 0, 400, 1000);
+	ptree_child_exiting(&pt, 52);
+	remove_proc(52);
+	ptree_child_reaped(&pt, 52, &ru, BOOT_MS + 800);
+	assert_int_equal(ptree_scan(&pt, BOOT_MS + 1000), 0);
+	assert_true(find(&pt, 52)->cur.hwm_bytes < 300ull << 20);
+	ptree_release(&pt);
 }
 
 /*
