@@ -171,7 +171,7 @@ struct ptree {
 	 * ru_maxrss holds its image from fork to exec, a copy of the ancestor's.
 	 */
 	uint64_t spawn_image_bytes;
-	bool all;	/* every user-space process (the agent), not a tree */
+	bool all; /* every user-space process (the agent), not a tree */
 	long hz;
 	int64_t boot_ms;
 	struct proc_reader reader;
