@@ -95,7 +95,7 @@ struct replay {
 	struct db_stmt *net_stmt;
 	struct host_sample *host; /* ~80 KiB: on the heap */
 	struct proc_info pinfo;
-	struct proc_slot *procs;    /* proc_of()'s cache, REPLAY_PROC_SLOTS */
+	struct proc_slot *procs;   /* proc_of()'s cache, REPLAY_PROC_SLOTS */
 	struct db_stmt *proc_stmt; /* proc_of()'s query */
 	struct proc_sample psample;
 	struct job_sample jsample;
