@@ -58,11 +58,15 @@ enum replay_kind {
  * The procs rows the process samples name, by id, direct-mapped: a job's
  * processes alive at once each read once (a row sent with every sample,
  * its command line too, was most of what a PostgreSQL server did for a
- * report checkpoint).
+ * report checkpoint).  It doubles, up to its most, when it drops a
+ * process used in the same tick (more alive at once than it holds); one
+ * that drops ended processes (a job of many short ones) stays as it is.
  */
-#define REPLAY_PROC_SLOTS 256
+#define REPLAY_PROC_SLOTS     256
+#define REPLAY_PROC_SLOTS_MAX 16384 /* 18 MiB */
 struct proc_slot {
 	int64_t id; /* 0: empty (ids start at 1) */
+	int64_t used_ms;
 	struct proc_info info;
 };
 
@@ -95,7 +99,8 @@ struct replay {
 	struct db_stmt *net_stmt;
 	struct host_sample *host; /* ~80 KiB: on the heap */
 	struct proc_info pinfo;
-	struct proc_slot *procs;   /* proc_of()'s cache, REPLAY_PROC_SLOTS */
+	struct proc_slot *procs; /* proc_of()'s cache, of nprocs slots */
+	size_t nprocs;
 	struct db_stmt *proc_stmt; /* proc_of()'s query */
 	struct proc_sample psample;
 	struct job_sample jsample;
@@ -466,26 +471,45 @@ static void proc_from_row(struct row *r, struct proc_info *p)
 	col_text(r, p->cmdline, sizeof(p->cmdline));
 }
 
+/* The cache with n slots, what it held moved in (by the new size: some may be dropped). */
+static int procs_resize(struct replay *rp, size_t n)
+{
+	struct proc_slot *slots = calloc(n, sizeof(*slots));
+
+	if (!slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < rp->nprocs; i++)
+		if (rp->procs[i].id)
+			slots[(uint64_t)rp->procs[i].id % n] = rp->procs[i];
+	free(rp->procs);
+	rp->procs = slots;
+	rp->nprocs = n;
+	return 0;
+}
+
 /*
- * The procs row id, from the cache or read into it; -ENOENT when there is
- * none (its samples are left out, as a join would), else 0 or a failure.
+ * The procs row id, from the cache or read into it (used at ts_ms);
+ * -ENOENT when there is none (its samples are left out, as a join would),
+ * else 0 or a failure.
  */
-static int proc_of(struct replay *rp, int64_t id, const struct proc_info **out)
+static int proc_of(struct replay *rp, int64_t id, int64_t ts_ms, const struct proc_info **out)
 {
 	struct proc_slot *slot;
 	struct row r;
 	int rc, ret;
 
-	if (!rp->procs) {
-		rp->procs = calloc(REPLAY_PROC_SLOTS, sizeof(*rp->procs));
-		if (!rp->procs)
-			return log_err(-ENOMEM, "cannot replay a job of store '%s'", rp->st->path);
-	}
-	slot = &rp->procs[(uint64_t)id % REPLAY_PROC_SLOTS];
+	if (!rp->procs && procs_resize(rp, REPLAY_PROC_SLOTS))
+		return log_err(-ENOMEM, "cannot replay a job of store '%s'", rp->st->path);
+	slot = &rp->procs[(uint64_t)id % rp->nprocs];
 	if (slot->id == id && id != 0) {
+		slot->used_ms = ts_ms;
 		*out = &slot->info;
 		return 0;
 	}
+	/* one used in this tick would go: too small for the processes alive at once */
+	if (slot->id && slot->used_ms >= ts_ms && rp->nprocs < REPLAY_PROC_SLOTS_MAX &&
+	    procs_resize(rp, rp->nprocs * 2) == 0)
+		slot = &rp->procs[(uint64_t)id % rp->nprocs];
 	if (!rp->proc_stmt) {
 		ret = store__prepare(rp->st,
 				     "SELECT pid, ppid, start_ms, end_ms, uid, comm, cmdline"
@@ -498,6 +522,7 @@ static int proc_of(struct replay *rp, int64_t id, const struct proc_info **out)
 	rc = db_step(rp->proc_stmt);
 	if (rc == SQLITE_ROW) {
 		slot->id = id;
+		slot->used_ms = ts_ms;
 		memset(&slot->info, 0, sizeof(slot->info));
 		r = (struct row){rp->proc_stmt, 0};
 		proc_from_row(&r, &slot->info);
@@ -538,7 +563,7 @@ static int replay_proc_sample(struct replay *rp, struct db_stmt *stmt)
 	s->valid |= col_opt(&r, &s->read_bytes) ? PS_IO : 0;
 	col_opt(&r, &s->write_bytes);
 
-	ret = proc_of(rp, col_i64(&r), &p);
+	ret = proc_of(rp, col_i64(&r), ts_ms, &p);
 	if (ret)
 		return ret == -ENOENT ? 0 : ret;
 	rp->ops->proc(rp->arg, p, ts_ms, s);
