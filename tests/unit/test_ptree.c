@@ -326,6 +326,26 @@ static void test_pid_reuse_and_vanishing(void **state)
 	ptree_release(&pt);
 }
 
+/* A leaf child of the ancestor scanned once, then reaped with ru: its peak then. */
+static uint64_t leaf_reaped(int32_t pid, const struct rusage *ru, uint64_t spawn_image)
+{
+	struct ptree pt;
+	uint64_t hwm;
+
+	put_proc(pid, ANCESTOR, "leaf", 'S', 100, 0, 0, 400, 1000);
+	ptree_init(&pt, ANCESTOR, 100, BOOT_MS);
+	pt.spawn_image_bytes = spawn_image;
+	assert_int_equal(ptree_scan(&pt, BOOT_MS), 0);
+	put_proc(pid, ANCESTOR, "leaf", 'Z', 120, 0, 0, 400, 1000);
+	ptree_child_exiting(&pt, pid);
+	remove_proc(pid);
+	ptree_child_reaped(&pt, pid, ru, BOOT_MS + 800);
+	assert_int_equal(ptree_scan(&pt, BOOT_MS + 1000), 0);
+	hwm = find(&pt, pid)->cur.hwm_bytes;
+	ptree_release(&pt);
+	return hwm;
+}
+
 static void test_reaped_by_ancestor(void **state)
 {
 	struct ptree pt;
@@ -359,32 +379,12 @@ static void test_reaped_by_ancestor(void **state)
 	ptree_release(&pt);
 
 	/* a process that reaped none: ru_maxrss is its own peak, even one between two scans */
-	put_proc(51, ANCESTOR, "leaf", 'S', 100, 0, 0, 400, 1000);
-	ptree_init(&pt, ANCESTOR, 100, BOOT_MS);
-	assert_int_equal(ptree_scan(&pt, BOOT_MS), 0);
-	put_proc(51, ANCESTOR, "leaf", 'Z', 120, 0, 0, 400, 1000);
-	ptree_child_exiting(&pt, 51);
-	remove_proc(51);
-	ptree_child_reaped(&pt, 51, &ru, BOOT_MS + 800);
-	assert_int_equal(ptree_scan(&pt, BOOT_MS + 1000), 0);
-	assert_int_equal(find(&pt, 51)->cur.hwm_bytes, 300ull << 20);
-	ptree_release(&pt);
-
+	assert_int_equal(leaf_reaped(51, &ru, 0), 300ull << 20);
 	/*
 	 * ...but not where its image from fork to exec, a copy of its parent's
 	 * (400 MiB), may be all ru_maxrss holds: the peak stays /proc's
 	 */
-	put_proc(52, ANCESTOR, "leaf", 'S', 100, 0, 0, 400, 1000);
-	ptree_init(&pt, ANCESTOR, 100, BOOT_MS);
-	pt.spawn_image_bytes = 400ull << 20;
-	assert_int_equal(ptree_scan(&pt, BOOT_MS), 0);
-	put_proc(52, ANCESTOR, "leaf", 'Z', 120, 0, 0, 400, 1000);
-	ptree_child_exiting(&pt, 52);
-	remove_proc(52);
-	ptree_child_reaped(&pt, 52, &ru, BOOT_MS + 800);
-	assert_int_equal(ptree_scan(&pt, BOOT_MS + 1000), 0);
-	assert_true(find(&pt, 52)->cur.hwm_bytes < 300ull << 20);
-	ptree_release(&pt);
+	assert_true(leaf_reaped(52, &ru, 400ull << 20) < 300ull << 20);
 }
 
 /*
