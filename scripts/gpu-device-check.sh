@@ -4,7 +4,7 @@
 # GPU").  For a machine with a GPU, its driver, nvidia-smi and a Python with
 # PyTorch; run from the repository root after a build:
 #
-#   scripts/gpu-device-check.sh [JOBSCOPE [OUTDIR]]
+#   scripts/gpu-device-check.sh [--libs DIR] [--tar FILE] [JOBSCOPE [OUTDIR]]
 #
 # JOBSCOPE defaults to build/jobscope, OUTDIR to $OUT or ./gpu-check.  It
 # writes there:
@@ -24,20 +24,45 @@
 # Nothing here needs the network.  Each jobscope run is bounded (timeout,
 # 90 s past its load), so a hang costs minutes, not the lease.
 #
-# A build from another distribution runs there with its libraries beside
-# it: unpack the runtime .deb files (apt-get download libsqlite3-0
-# libmicrohttpd12 libcjson1 libzstd1 libncursesw6 libtinfo6 libgnutls30
-# libp11-kit0 libidn2-0 libunistring2 libtasn1-6 libnettle8 libgmp10
-# libffi8) with dpkg -x into a folder of their own, and give as JOBSCOPE a
-# script that runs `/lib64/ld-linux-x86-64.so.2 --library-path
-# DIR/usr/lib/x86_64-linux-gnu:DIR/lib/x86_64-linux-gnu build/jobscope "$@"`
-# with JOBSCOPE_CUDA_HOOK=build/libjobscope-cuda.so (LD_LIBRARY_PATH would
-# reach the profiled program too).
+# A build from another distribution (this one's, on a lent machine with its
+# own image) runs there with its libraries beside it:
+#
+#   scripts/gpu-device-check.sh --fetch-libs .gpu/deb      # here: apt-get download
+#   scripts/gpu-device-check.sh --libs .gpu/deb --tar "$OUT/gpu-check.tgz" \
+#       build/jobscope /tmp/gpu-check                      # there
+#
+# --libs unpacks the .deb files with dpkg -x into a folder of their own and
+# runs jobscope through `ld.so --library-path` (LD_LIBRARY_PATH would reach
+# the profiled program too), with JOBSCOPE_CUDA_HOOK next to the binary;
+# --tar packs OUTDIR into one file (a lent machine gives back few files).
 set -uo pipefail
+LIBS_PKGS="libsqlite3-0 libmicrohttpd12 libcjson1 libzstd1 libncursesw6 libtinfo6 libgnutls30
+ libp11-kit0 libidn2-0 libunistring2 libtasn1-6 libnettle8 libgmp10 libffi8"
+LIBS="" TAR=""
+while [ $# -gt 0 ]; do
+	case $1 in
+	--fetch-libs)
+		mkdir -p "$2" && cd "$2" && exec apt-get download $LIBS_PKGS
+		;;
+	--libs) LIBS=$2; shift 2 ;;
+	--tar) TAR=$2; shift 2 ;;
+	*) break ;;
+	esac
+done
 JS=${1:-build/jobscope}
 OUTDIR=${2:-${OUT:-gpu-check}}
 SECS=${GPU_CHECK_SECONDS:-60}
 PY=${PYTHON:-python3}
+if [ -n "$LIBS" ]; then
+	root=$(mktemp -d /tmp/jobscope-libs.XXXXXX)
+	for f in "$LIBS"/*.deb; do dpkg -x "$f" "$root" || exit 1; done
+	bin=$(cd "$(dirname "$JS")" && pwd)/$(basename "$JS")
+	export JOBSCOPE_CUDA_HOOK=${JOBSCOPE_CUDA_HOOK:-$(dirname "$bin")/libjobscope-cuda.so}
+	JS=$root/jobscope
+	printf '#!/bin/sh\nexec /lib64/ld-linux-x86-64.so.2 --library-path %s %s "$@"\n' \
+		"$root/usr/lib/x86_64-linux-gnu:$root/lib/x86_64-linux-gnu" "$bin" >"$JS"
+	chmod +x "$JS"
+fi
 mkdir -p "$OUTDIR"
 exec 3>&1
 say() { echo "== $*" >&3; }
@@ -73,7 +98,11 @@ EOF
 
 say "jobscope gpus"
 "$JS" gpus --json >"$OUTDIR/gpus.json" 2>"$OUTDIR/gpus.err"
-nvidia-smi -L >"$OUTDIR/smi-list.txt" 2>&1
+if ! nvidia-smi -L >"$OUTDIR/smi-list.txt" 2>&1; then
+	say "nvidia-smi -L failed: no NVIDIA driver here ($OUTDIR/smi-list.txt); jobscope gpus says:"
+	"$JS" gpus >&3 2>&1
+	exit 1
+fi
 
 run_load() { # LOAD [jobscope run options...]
 	local load=$1 tag=$1
@@ -118,3 +147,6 @@ for tag in ("matmul", "copy", "matmul-cuda"):
     print(tag, "verdicts:", [v.get("kind") for v in r.get("verdicts", [])])
 EOF
 cat "$OUTDIR/summary.txt" >&3
+if [ -n "$TAR" ]; then
+	tar czf "$TAR" -C "$(dirname "$OUTDIR")" "$(basename "$OUTDIR")" && say "packed into $TAR"
+fi
