@@ -531,11 +531,23 @@ static void loop(struct run_state *r)
 	}
 }
 
+/* A stop signal of mask (not SIGCHLD) already pending, taken off: its number, or 0. */
+static int stopped_while_setting_up(const sigset_t *mask)
+{
+	const struct timespec now = {0, 0};
+	sigset_t stops = *mask;
+	int sig;
+
+	sigdelset(&stops, SIGCHLD);
+	sig = sigtimedwait(&stops, NULL, &now);
+	return sig > 0 ? sig : 0;
+}
+
 int run_command(const struct run_opts *o, struct strbuf *report)
 {
 	struct run_state r;
 	sigset_t mask;
-	int ret, exit_code;
+	int ret, exit_code, stop;
 
 	memset(&r, 0, sizeof(r));
 	r.opt = o;
@@ -561,6 +573,17 @@ int run_command(const struct run_opts *o, struct strbuf *report)
 	ret = setup(&r);
 	if (ret) {
 		exit_code = EXIT_USAGE;
+		goto out_restore;
+	}
+	stop = stopped_while_setting_up(&mask);
+	if (stop) {
+		/* ^C while the GPUs were opened (a second or more on a large node) */
+		log_info("%s before '%s' started: not starting it", strsignal(stop), o->argv[0]);
+		exit_code = 128 + stop;
+		r.job.has_exit = true;
+		r.job.exit_code = exit_code;
+		r.job.end_ms = wallclock_now_ms(&r.wc);
+		store_job_update(r.st, &r.job);
 		goto out_restore;
 	}
 	r.sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);

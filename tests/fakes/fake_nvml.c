@@ -60,6 +60,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- NVML's ABI, our own declarations (gpu-abi.md) ---- */
@@ -564,6 +565,13 @@ static nvmlReturn_t init(void)
 	if (scn.init_say[0]) {
 		fprintf(scn.init_say_stdout ? stdout : stderr, "%s\n", scn.init_say);
 		fflush(stdout);
+	}
+	if (scn.init_sleep_ms > 0) {
+		struct timespec d = {scn.init_sleep_ms / 1000,
+				     (long)(scn.init_sleep_ms % 1000) * 1000000};
+
+		while (nanosleep(&d, &d) != 0)
+			;
 	}
 	/* the real libnvidia-ml on a machine without the nvidia module: silent, 9 */
 	if (scn.no_gpu)

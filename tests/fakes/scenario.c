@@ -249,6 +249,10 @@ static int parse_line(struct scenario *s, char **w, int n)
 		snprintf(s->driver, sizeof(s->driver), "%s", w[1]);
 		return 0;
 	}
+	if (strcmp(w[0], "init_sleep_ms") == 0 && n == 2) {
+		s->init_sleep_ms = atoi(w[1]);
+		return 0;
+	}
 	if (strcmp(w[0], "init_error") == 0 && n == 2) {
 		s->init_error = atoi(w[1]);
 		return 0;

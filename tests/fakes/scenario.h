@@ -15,6 +15,8 @@
  *                                     and returns 8 (INIT_ERROR); see the fakes
  *   init_say [stdout|stderr] "text"   init writes text and a newline there first
  *                                     (stderr when not said), whatever it returns
+ *   init_sleep_ms 3000                init takes this long, after its init_say (a real
+ *                                     driver's on a large node takes a second or more)
  *   device 0 uuid=GPU-aaaa name="NVIDIA A100-SXM4-80GB" bus=00000000:07:00.0
  *          mem_total=85899345920 power_limit=400000 nvlinks=12 minor=3
  *                                     (minor: /dev/nvidiaN, nvmlDeviceGetMinorNumber;
@@ -266,6 +268,7 @@ struct scn_event {
 struct scenario {
 	char driver[80];
 	int init_error;
+	int init_sleep_ms;
 	bool no_gpu;
 	char init_say[256];
 	bool init_say_stdout;

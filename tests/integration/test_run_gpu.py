@@ -148,6 +148,34 @@ def test_library_thread_leaves_signals_alone(wd):
        "SIGINT passed to the command, which it ended; jobscope reported it: %s" % err)
 
 
+def test_interrupted_while_opening_gpus(wd):
+    # ^C while the GPUs are opened (init takes 5 s here; a real driver's takes a
+    # second or more on a large node): the command is not started, the run says
+    # so and ends with 128 + SIGINT, and its row in the store has that end
+    started = wd.join("started")
+    env = gpu_env(wd, scenario=SCENARIO + "init_sleep_ms %d\n" % int(scaled(5) * 1000))
+    db = wd.join("int.db")
+    proc = subprocess.Popen([JOBSCOPE, "run", "--db", db, "--report", "none", "--",
+                             "sh", "-c", "touch %s" % started],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        def in_init():  # the library is loaded: nvmlInit is under way
+            try:
+                with open("/proc/%d/maps" % proc.pid) as f:
+                    return "libnvidia-ml" in f.read()
+            except OSError:
+                return False
+        wait_for(in_init, timeout=30, what="jobscope in nvmlInit")
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=scaled(60))
+    finally:
+        stop(proc, signal.SIGKILL)
+    eq(proc.returncode, 128 + signal.SIGINT, "exit status: %s" % err)
+    check("before 'sh' started: not starting it" in err, "said: %r" % err)
+    check(not os.path.exists(started), "the command did not run")
+    eq(sql(db, "SELECT exit_code, end_ms IS NOT NULL FROM jobs"), [(130, 1)], "the run's row")
+
+
 def test_old_driver_run(wd):
     r = run(wd, gpu_cmd(wd, "0.5"), opts=["--interval", "100ms"], env=gpu_env(wd, NVML_OLD))
     eq(r.rc, 0, "exit code")
