@@ -91,16 +91,7 @@ static void take_owner(const struct cri_owner *o, void *arg)
 		j->k8s.owner_asked = true; /* listed: its labels will not change */
 		snprintf(j->k8s.owner_label, sizeof(j->k8s.owner_label), "%s", o->label);
 		snprintf(j->k8s.owner_name, sizeof(j->k8s.owner_name), "%s", o->name);
-		/*
-		 * stored as the group's key (`report --k8s-job NS/NAME`): owners
-		 * are named within the pod's namespace, unknown without its bundle
-		 */
-		if (!j->k8s.namespace_[0] || !o->name[0])
-			continue;
-		snprintf(j->rec.k8s_owner, sizeof(j->rec.k8s_owner), "%s/%s", j->k8s.namespace_,
-			 o->name);
-		snprintf(j->rec.k8s_owner_label, sizeof(j->rec.k8s_owner_label), "%s", o->label);
-		j->rec_dirty = true;
+		jobs_k8s_owner_settle(j);
 	}
 }
 

@@ -624,6 +624,17 @@ static void learn_pod_command(struct job_entry *j, const struct ptree_proc *p)
  * A pod's names from its containers' bundles (k8s.h): the job's name
  * "NAMESPACE/POD", its real containers, p's container, the command.
  */
+void jobs_k8s_owner_settle(struct job_entry *j)
+{
+	const struct job_k8s *k = &j->k8s;
+
+	if (!k->namespace_[0] || !k->owner_name[0] || j->rec.k8s_owner[0])
+		return;
+	snprintf(j->rec.k8s_owner, sizeof(j->rec.k8s_owner), "%s/%s", k->namespace_, k->owner_name);
+	snprintf(j->rec.k8s_owner_label, sizeof(j->rec.k8s_owner_label), "%s", k->owner_label);
+	j->rec_dirty = true;
+}
+
 static void learn_pod(struct jobs *t, struct ptree *pt, struct job_entry *j, struct ptree_proc *p,
 		      const struct job_attribution *a)
 {
@@ -650,6 +661,7 @@ static void learn_pod(struct jobs *t, struct ptree *pt, struct job_entry *j, str
 		/* a namespace is at most 63 characters, a pod's name 253: it fits */
 		snprintf(j->rec.name, sizeof(j->rec.name), "%.63s/%.190s", b->namespace_, b->pod);
 		j->rec_dirty = true;
+		jobs_k8s_owner_settle(j); /* an owner hint that came before the namespace */
 	}
 	if (b->sandbox)
 		return;

@@ -166,6 +166,13 @@ void jobs_release(struct jobs *t);
 int jobs_update(struct jobs *t, struct ptree *pt, int64_t ts_ms);
 
 /*
+ * A pod's owner hint (the agent's --cri-socket: j->k8s.owner_name) as its
+ * stored owner, rec.k8s_owner "NAMESPACE/NAME" (`report --k8s-job`), once
+ * both it and the pod's namespace are known, whichever came first.
+ */
+void jobs_k8s_owner_settle(struct job_entry *j);
+
+/*
  * A job's CPU so far, ms: its processes' sum, or its cgroup's count when
  * that is larger (it also has what exited between two readings);
  * sample/figures.h's job_cpu_ms.

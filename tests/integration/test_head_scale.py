@@ -354,16 +354,25 @@ def test_per_address_cap(wd):
         socks, refused = open_conns(head.port, PER_IP + 88, 60, PER_IP + 88, GET)
         ok, closed = request_all(socks, b"")
         took = time.monotonic() - t
-        if ok < PER_IP and took >= HEADER_TIMEOUT_S:
+        rounds, stalled_last = 0, took >= HEADER_TIMEOUT_S
+        while ok < PER_IP and stalled_last and rounds < 4:
             # a stall past the header timeout (as in the 10,000 case): the
             # requests the head had not read were closed with the refused
-            # ones; as many are opened again, and must all be served now
+            # ones; as many are opened again, after a second for the head to
+            # let go of those it closed (seen: 128 of 204 still counted at
+            # once, on a loaded machine), and must be served, in as many
+            # rounds as the machine stalls
+            rounds += 1
             stalled = PER_IP - ok
             print("a stall: %d of %d served after %.1f s; %d opened again"
                   % (ok, PER_IP, took, stalled))
+            time.sleep(1)
+            t = time.monotonic()
             more, r = open_conns(head.port, stalled, 60, stalled, GET)
             socks += more
             o, c = request_all(more, b"")
+            took = time.monotonic() - t
+            stalled_last = o > 0 and (c > 0 or r > 0 or took >= HEADER_TIMEOUT_S)
             ok, closed, refused = ok + o, closed - stalled + c, refused + r
         eq((ok, closed + refused), (PER_IP, 88), "from one address: (served, refused)")
         # another address is served all the while

@@ -51,7 +51,8 @@ static void check_variant(const struct variant *v)
 static void test_slurm_by_cgroup(void **state)
 {
 	static const struct variant v[] = {
-	    {"4:memory:/slurm/uid_1000/job_17/step_0/task_0\n3:cpuset:/slurm/uid_1000/job_17/step_0\n"
+	    {"4:memory:/slurm/uid_1000/job_17/step_0/task_0\n3:cpuset:/slurm/uid_1000/job_17/"
+	     "step_0\n"
 	     "0::/\n",
 	     "", "slurm", "17", "0", "/slurm/uid_1000/job_17"},
 	    {"4:memory:/slurm_vm/uid_0/job_5/step_batch/task_0\n2:cpuacct:/slurm_vm/uid_0/job_5/"
@@ -136,8 +137,8 @@ static void test_kubernetes(void **state)
 	     "/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" UID_UNDER ".slice"},
 	    {"0::/kubepods.slice/kubepods-pod" UID_UNDER ".slice/crio-" CID ".scope\n", "", "k8s",
 	     UID_DASH, "", "/kubepods.slice/kubepods-pod" UID_UNDER ".slice"},
-	    {"11:memory:/kubepods/besteffort/pod" UID_DASH "/" CID "\n0::/\n", "", "k8s",
-	     UID_DASH, "", "/kubepods/besteffort/pod" UID_DASH},
+	    {"11:memory:/kubepods/besteffort/pod" UID_DASH "/" CID "\n0::/\n", "", "k8s", UID_DASH,
+	     "", "/kubepods/besteffort/pod" UID_DASH},
 	    {"0::/kubelet.slice/kubelet-kubepods.slice/kubelet-kubepods-besteffort.slice/"
 	     "kubelet-kubepods-besteffort-pod" UID_UNDER ".slice/docker-" CID ".scope\n",
 	     "", "k8s", UID_DASH, "",
@@ -311,6 +312,46 @@ static void test_key(void **state)
 	assert_string_equal(key, "slurm:5:1732270000123");
 }
 
+/*
+ * A pod's owner is stored as NAMESPACE/NAME once both are known, in either
+ * order: ListPodSandbox's hint may come before the pod's bundle names its
+ * namespace (a loaded node), and the owner must not be lost then.
+ */
+static void test_k8s_owner_either_order(void **state)
+{
+	static struct job_entry j;
+
+	(void)state;
+	/* the hint first: nothing to store until the namespace comes */
+	memset(&j, 0, sizeof(j));
+	snprintf(j.k8s.owner_label, sizeof(j.k8s.owner_label), "batch.kubernetes.io/job-name");
+	snprintf(j.k8s.owner_name, sizeof(j.k8s.owner_name), "bar-job");
+	jobs_k8s_owner_settle(&j);
+	assert_string_equal(j.rec.k8s_owner, "");
+	assert_false(j.rec_dirty);
+	snprintf(j.k8s.namespace_, sizeof(j.k8s.namespace_), "bar-ns");
+	jobs_k8s_owner_settle(&j);
+	assert_string_equal(j.rec.k8s_owner, "bar-ns/bar-job");
+	assert_string_equal(j.rec.k8s_owner_label, "batch.kubernetes.io/job-name");
+	assert_true(j.rec_dirty);
+	/* the namespace first */
+	memset(&j, 0, sizeof(j));
+	snprintf(j.k8s.namespace_, sizeof(j.k8s.namespace_), "ns2");
+	jobs_k8s_owner_settle(&j);
+	assert_string_equal(j.rec.k8s_owner, "");
+	snprintf(j.k8s.owner_label, sizeof(j.k8s.owner_label), "app");
+	snprintf(j.k8s.owner_name, sizeof(j.k8s.owner_name), "web");
+	jobs_k8s_owner_settle(&j);
+	assert_string_equal(j.rec.k8s_owner, "ns2/web");
+	/* listed without an owner: none */
+	memset(&j, 0, sizeof(j));
+	snprintf(j.k8s.namespace_, sizeof(j.k8s.namespace_), "ns3");
+	j.k8s.owner_asked = true;
+	jobs_k8s_owner_settle(&j);
+	assert_string_equal(j.rec.k8s_owner, "");
+	assert_false(j.rec_dirty);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -322,6 +363,7 @@ int main(void)
 	    cmocka_unit_test(test_keep_env),
 	    cmocka_unit_test(test_choose),
 	    cmocka_unit_test(test_key),
+	    cmocka_unit_test(test_k8s_owner_either_order),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
