@@ -54,22 +54,6 @@ enum replay_kind {
 	REPLAY__COUNT
 };
 
-/*
- * The procs rows the process samples name, by id, direct-mapped: a job's
- * processes alive at once each read once (a row sent with every sample,
- * its command line too, was most of what a PostgreSQL server did for a
- * report checkpoint).  It doubles, up to its most, when it drops a
- * process used in the same tick (more alive at once than it holds); one
- * that drops ended processes (a job of many short ones) stays as it is.
- */
-#define REPLAY_PROC_SLOTS     256
-#define REPLAY_PROC_SLOTS_MAX 16384 /* 18 MiB */
-struct proc_slot {
-	int64_t id; /* 0: empty (ids start at 1) */
-	int64_t used_ms;
-	struct proc_info info;
-};
-
 struct replay_cursor {
 	enum replay_kind kind;
 	struct db_stmt *stmt;
@@ -99,9 +83,6 @@ struct replay {
 	struct db_stmt *net_stmt;
 	struct host_sample *host; /* ~80 KiB: on the heap */
 	struct proc_info pinfo;
-	struct proc_slot *procs; /* proc_of()'s cache, of nprocs slots */
-	size_t nprocs;
-	struct db_stmt *proc_stmt; /* proc_of()'s query */
 	struct proc_sample psample;
 	struct job_sample jsample;
 	struct event_record event;
@@ -139,9 +120,10 @@ static const char *const replay_sql[REPLAY__COUNT] = {
     [REPLAY_HOST] = ("SELECT seq, ts_ms" HOST_NAMES " FROM host_samples_all"
 		     " WHERE node_id = ?1 AND ts_ms >= ?2 AND ts_ms <= ?3 ORDER BY ts_ms, seq"),
     /* REPLAY_JOB: replay_job_sql, the columns the store's version has */
-    /* the process of each sample from proc_of(), once per process, not joined to every row */
-    [REPLAY_PROC] = ("SELECT s.seq, s.ts_ms" PROC_S_NAMES ", s.proc_id"
-		     " FROM proc_samples_all s WHERE s.job_id = ?1 ORDER BY s.seq"),
+    [REPLAY_PROC] = ("SELECT s.seq, s.ts_ms" PROC_S_NAMES
+		     ", p.pid, p.ppid, p.start_ms, p.end_ms, p.uid, p.comm, p.cmdline"
+		     " FROM proc_samples_all s JOIN procs p ON p.id = s.proc_id"
+		     " WHERE s.job_id = ?1 ORDER BY s.seq"),
     /* REPLAY_EVENT: replay_event_sql, NULL for a column the store's version lacks */
     /* REPLAY_GPU, REPLAY_GPU_PROC: replay_gpu_sql */
 };
@@ -471,82 +453,17 @@ static void proc_from_row(struct row *r, struct proc_info *p)
 	col_text(r, p->cmdline, sizeof(p->cmdline));
 }
 
-/* The cache with n slots, what it held moved in (by the new size: some may be dropped). */
-static int procs_resize(struct replay *rp, size_t n)
-{
-	struct proc_slot *slots = calloc(n, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < rp->nprocs; i++)
-		if (rp->procs[i].id)
-			slots[(uint64_t)rp->procs[i].id % n] = rp->procs[i];
-	free(rp->procs);
-	rp->procs = slots;
-	rp->nprocs = n;
-	return 0;
-}
-
-/*
- * The procs row id, from the cache or read into it (used at ts_ms);
- * -ENOENT when there is none (its samples are left out, as a join would),
- * else 0 or a failure.
- */
-static int proc_of(struct replay *rp, int64_t id, int64_t ts_ms, const struct proc_info **out)
-{
-	struct proc_slot *slot;
-	struct row r;
-	int rc, ret;
-
-	if (!rp->procs && procs_resize(rp, REPLAY_PROC_SLOTS))
-		return log_err(-ENOMEM, "cannot replay a job of store '%s'", rp->st->path);
-	slot = &rp->procs[(uint64_t)id % rp->nprocs];
-	if (slot->id == id && id != 0) {
-		slot->used_ms = ts_ms;
-		*out = &slot->info;
-		return 0;
-	}
-	/* one used in this tick would go: too small for the processes alive at once */
-	if (slot->id && slot->used_ms >= ts_ms && rp->nprocs < REPLAY_PROC_SLOTS_MAX &&
-	    procs_resize(rp, rp->nprocs * 2) == 0)
-		slot = &rp->procs[(uint64_t)id % rp->nprocs];
-	if (!rp->proc_stmt) {
-		ret = store__prepare(rp->st,
-				     "SELECT pid, ppid, start_ms, end_ms, uid, comm, cmdline"
-				     " FROM procs WHERE id = ?1",
-				     "replay a job", &rp->proc_stmt);
-		if (ret)
-			return ret;
-	}
-	db_bind_int64(rp->proc_stmt, 1, id);
-	rc = db_step(rp->proc_stmt);
-	if (rc == SQLITE_ROW) {
-		slot->id = id;
-		slot->used_ms = ts_ms;
-		memset(&slot->info, 0, sizeof(slot->info));
-		r = (struct row){rp->proc_stmt, 0};
-		proc_from_row(&r, &slot->info);
-		*out = &slot->info;
-		ret = 0;
-	} else {
-		ret = rc == SQLITE_DONE ? -ENOENT : store__read_fail(rp->st, rc, "replay a job");
-	}
-	db_reset(rp->proc_stmt);
-	return ret;
-}
-
 /* reads facts.h's PROC_SAMPLE_COLUMNS by hand, in their order */
 _Static_assert(FACT_NCOLUMNS(PROC_SAMPLE_COLUMNS) == 11, "replay_proc_sample reads 11 columns");
 
-static int replay_proc_sample(struct replay *rp, struct db_stmt *stmt)
+static void replay_proc_sample(struct replay *rp, struct db_stmt *stmt)
 {
 	struct proc_sample *s = &rp->psample;
-	const struct proc_info *p = NULL;
+	struct proc_info *p = &rp->pinfo;
 	struct row r = {stmt, 1};
 	int64_t ts_ms = col_i64(&r);
 	char state[2];
 	uint64_t v;
-	int ret;
 
 	memset(s, 0, sizeof(*s));
 	col_text(&r, state, sizeof(state));
@@ -563,11 +480,8 @@ static int replay_proc_sample(struct replay *rp, struct db_stmt *stmt)
 	s->valid |= col_opt(&r, &s->read_bytes) ? PS_IO : 0;
 	col_opt(&r, &s->write_bytes);
 
-	ret = proc_of(rp, col_i64(&r), ts_ms, &p);
-	if (ret)
-		return ret == -ENOENT ? 0 : ret;
+	proc_from_row(&r, p);
 	rp->ops->proc(rp->arg, p, ts_ms, s);
-	return 0;
 }
 
 _Static_assert(FACT_NCOLUMNS(EVENT_COLUMNS) == 5, "replay_event reads 5 columns");
@@ -1058,9 +972,7 @@ static int replay_merge(struct replay *rp)
 			replay_job_sample(rp, next->stmt);
 			break;
 		case REPLAY_PROC:
-			ret = replay_proc_sample(rp, next->stmt);
-			if (ret)
-				return ret;
+			replay_proc_sample(rp, next->stmt);
 			break;
 		case REPLAY_GPU:
 			replay_gpu(rp, next->stmt);
@@ -1125,8 +1037,6 @@ out_finalize:
 	db_finalize(rp->cpu_stmt);
 	db_finalize(rp->disk_stmt);
 	db_finalize(rp->net_stmt);
-	db_finalize(rp->proc_stmt);
-	free(rp->procs);
 	free(rp->host);
 out_free_replay:
 	free(rp->devcache);

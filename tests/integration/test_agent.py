@@ -789,9 +789,12 @@ proc 0 pid=1 mem=2147483648 sm=20
             return [v for (n, l), v in m.items()
                     if n == "jobscope_job_gpu_memory_bytes" and lab in l]
         eq(wait_for(gpu_mem, what="the job's GPU memory"), [8.0 * GiB], "job GPU memory")
+
+        def sm_share():  # the driver's utilization samples may come a tick after its memory
+            return [v for (n, l), v in a.metrics().items()
+                    if n == "jobscope_job_gpu_sm_utilization_percent" and lab in l]
+        eq(wait_for(sm_share, what="the job's SM share"), [80.0], "job SM share")
         m = a.metrics()
-        eq([v for (n, l), v in m.items() if n == "jobscope_job_gpu_sm_utilization_percent"
-            and lab in l], [80.0], "job SM share")
         eq([v for (n, l), v in m.items() if n == "jobscope_gpu_utilization_percent"], [60.0],
            "device util")
         eq(job_series(m, "jobscope_job_reserved_gpus", "904"), [1.0], "reserved GPUs")
