@@ -620,10 +620,6 @@ static void learn_pod_command(struct job_entry *j, const struct ptree_proc *p)
 	j->rec_dirty = true;
 }
 
-/*
- * A pod's names from its containers' bundles (k8s.h): the job's name
- * "NAMESPACE/POD", its real containers, p's container, the command.
- */
 void jobs_k8s_owner_settle(struct job_entry *j)
 {
 	const struct job_k8s *k = &j->k8s;
@@ -635,6 +631,10 @@ void jobs_k8s_owner_settle(struct job_entry *j)
 	j->rec_dirty = true;
 }
 
+/*
+ * A pod's names from its containers' bundles (k8s.h): the job's name
+ * "NAMESPACE/POD", its real containers, p's container, the command.
+ */
 static void learn_pod(struct jobs *t, struct ptree *pt, struct job_entry *j, struct ptree_proc *p,
 		      const struct job_attribution *a)
 {
