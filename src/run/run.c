@@ -531,6 +531,15 @@ static void loop(struct run_state *r)
 	}
 }
 
+/* The run's row ended, its command never having run: exit_code, now. */
+static void end_unstarted(struct run_state *r, int exit_code)
+{
+	r->job.has_exit = true;
+	r->job.exit_code = exit_code;
+	r->job.end_ms = wallclock_now_ms(&r->wc);
+	store_job_update(r->st, &r->job);
+}
+
 /* A stop signal of mask (not SIGCHLD) already pending, taken off: its number, or 0. */
 static int stopped_while_setting_up(const sigset_t *mask)
 {
@@ -580,10 +589,7 @@ int run_command(const struct run_opts *o, struct strbuf *report)
 		/* ^C while the GPUs were opened (a second or more on a large node) */
 		log_info("%s before '%s' started: not starting it", strsignal(stop), o->argv[0]);
 		exit_code = 128 + stop;
-		r.job.has_exit = true;
-		r.job.exit_code = exit_code;
-		r.job.end_ms = wallclock_now_ms(&r.wc);
-		store_job_update(r.st, &r.job);
+		end_unstarted(&r, exit_code);
 		goto out_restore;
 	}
 	r.sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
@@ -608,10 +614,7 @@ int run_command(const struct run_opts *o, struct strbuf *report)
 		exit_code = ret == -ENOENT ? EXIT_NOT_FOUND
 			    : r.child > 0  ? EXIT_CANNOT_EXEC
 					   : EXIT_RUN_FAILED;
-		r.job.has_exit = true;
-		r.job.exit_code = exit_code;
-		r.job.end_ms = wallclock_now_ms(&r.wc);
-		store_job_update(r.st, &r.job);
+		end_unstarted(&r, exit_code);
 		goto out_restore;
 	}
 	signal(SIGPIPE, SIG_IGN);

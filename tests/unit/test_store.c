@@ -807,64 +807,6 @@ static void test_ticks_and_replay(void **state)
  * latest at or before the job's start and those up to its end; not another
  * node's, not another kind of job-less event, not those after the end.
  */
-/* each sample's process, checked against the sample (its user_ms is its pid) */
-struct many_log {
-	int n, wrong;
-};
-
-static void on_many(void *arg, const struct proc_info *p, int64_t ts_ms,
-		    const struct proc_sample *s)
-{
-	struct many_log *ml = arg;
-	char comm[32];
-
-	(void)ts_ms;
-	snprintf(comm, sizeof(comm), "w%d", p->pid);
-	ml->n++;
-	ml->wrong += (uint64_t)p->pid != s->user_ms || strcmp(p->comm, comm) != 0;
-}
-
-/*
- * More processes alive at once than the replay's process cache starts with
- * (256), two of every id modulo it: each sample still gets its own process.
- */
-static void test_replay_many_processes(void **state)
-{
-	struct fixture *fx = *state;
-	struct store *st = open_new(fx);
-	struct many_log ml = {0};
-	struct job_record job;
-	struct proc_info p;
-	struct proc_sample ps = {0};
-	int64_t node, rows[600];
-	const int64_t t0 = 1700000000000;
-	char comm[32];
-
-	assert_int_equal(store_node(st, "node-a", 8, 16ull << 30, 0, &node), 0);
-	job_fill(&job, node, "run", "", t0);
-	assert_int_equal(store_job_begin(st, &job), 0);
-	for (int i = 0; i < 600; i++) {
-		snprintf(comm, sizeof(comm), "w%d", 1000 + i);
-		proc_fill(&p, 1000 + i, t0, comm);
-		assert_int_equal(store_put_proc_info(st, node, job.id, &p, NULL, &rows[i]), 0);
-	}
-	for (int t = 0; t < 3; t++) {
-		assert_int_equal(store_tick_begin(st), 0);
-		for (int i = 0; i < 600; i++) {
-			ps.valid = 0;
-			ps.state = 'S';
-			ps.user_ms = 1000 + (uint64_t)i;
-			assert_int_equal(store_put_proc_sample(st, rows[i], t0 + 1000 * t, &ps), 0);
-		}
-		assert_int_equal(store_tick_commit(st), 0);
-	}
-	assert_int_equal(
-	    store_replay_job(st, job.id, &(struct store_replay_ops){.proc = on_many}, &ml), 0);
-	assert_int_equal(ml.n, 1800);
-	assert_int_equal(ml.wrong, 0);
-	store_close(st);
-}
-
 static void test_node_intervals_replayed(void **state)
 {
 	struct fixture *fx = *state;
@@ -1657,7 +1599,6 @@ int main(void)
 					    teardown),
 	    cmocka_unit_test_setup_teardown(test_job_roundtrip, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_ticks_and_replay, setup, teardown),
-	    cmocka_unit_test_setup_teardown(test_replay_many_processes, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_node_intervals_replayed, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_report_across_interval_change, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_for_each_order, setup, teardown),
