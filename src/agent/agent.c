@@ -422,10 +422,10 @@ int agent_main(const struct agent_opts *o, enum agent_failure *failure)
 			store_tick_abort(a->st);
 	}
 	/* a head that is there gets the last tick too (else it gets it next time) */
-	if (a->sender && !sender_flush(a->sender, 2000))
+	if (a->sender && !sender_flush(a->sender, o->stop_timeout_ms))
 		log_info("agent: the head does not hold the last rows yet: they go with the next "
 			 "start");
-	if (a->rw && !rw_flush(a->rw, 2000))
+	if (a->rw && !rw_flush(a->rw, o->stop_timeout_ms))
 		log_info("agent: a remote-write target does not hold the last rows yet: they go "
 			 "with the next start");
 out_release:

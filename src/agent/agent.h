@@ -46,6 +46,7 @@
 #include "store/upkeep.h"
 
 #define AGENT_MIN_INTERVAL_MS 100
+#define AGENT_STOP_TIMEOUT_MS 2000 /* --stop-timeout default */
 #define AGENT_MAX_GPU_PROCS   4096
 #define AGENT_MAX_GPU_EVENTS  64
 /* --pack-after's default: raw rows older than an hour are packed (store.h) */
@@ -65,6 +66,7 @@ struct agent_opts {
 	const char *ca_file;	     /* CA to trust for an https head */
 	int64_t pack_after_ms;	     /* --pack-after: 0 = never */
 	int64_t ckpt_lag_ms;	     /* --report-checkpoint: a running job's checkpoint lag */
+	int64_t stop_timeout_ms;     /* --stop-timeout: the wait for the head at a stop */
 	unsigned compat;	     /* --compat: enum agent_compat bits */
 	struct rw_opts rw;	     /* --remote-write targets and their options */
 	struct k8s_annotate_opts k8s; /* --k8s-annotate and its options */

@@ -114,6 +114,7 @@ static int cmd_agent(int argc, char **argv)
 			  .h1_ms = 730LL * 86400000},
 	    .pack_after_ms = AGENT_PACK_AFTER_MS,
 	    .ckpt_lag_ms = REPORT_CKPT_LAG_MS,
+	    .stop_timeout_ms = AGENT_STOP_TIMEOUT_MS,
 	};
 	const struct opt opts[] = {
 	    OPT_DURATION_MIN('i', "interval", &o.interval_ms, AGENT_MIN_INTERVAL_MS,
@@ -157,6 +158,10 @@ static int cmd_agent(int argc, char **argv)
 			 "the connection, times out or answers 5xx (not 401\n"
 			 "or 403), from the seq that head says it holds",
 			 set_head),
+	    OPT_DURATION(0, "stop-timeout", &o.stop_timeout_ms, 0, 0, "e.g. 2s, 25s",
+			 "at SIGTERM, wait up to DUR for the head (and remote-\n"
+			 "write targets) to hold the last tick (default 2s);\n"
+			 "what they do not hold yet goes at the next start"),
 	    OPT_STRING(0, "token-file", &o.token_file, "F", "the head's bearer token"),
 	    OPT_STRING(0, "read-token-file", &o.read_token_file, "F",
 		       "its API and dashboard need this bearer token (on\n"

@@ -21,6 +21,7 @@ import signal
 import socket
 import subprocess
 import threading
+import time
 
 from harness import run_tests, check, eq, free_port, wait_for, wait_progress
 from agent_harness import Agent
@@ -134,9 +135,15 @@ class Head6(Head):
         super().__init__(wd, port=port, **kw)
 
 
+# an agent whose rows are compared once it stopped: at SIGTERM it waits up to 15 s
+# (not 2 s) for the head to take its last tick, so that a busy machine's slow head
+# still gets it before the test looks
+FLUSH = ["--stop-timeout", "15s"]
+
+
 def stop_and_compare(agent, head_db):
-    """Stops the agent (SIGTERM: it waits up to 2 s for the head to hold its last
-    tick), waits until the head holds every row, and compares them."""
+    """Stops the agent (SIGTERM: it waits, started with FLUSH, up to 15 s for the head to
+    hold its last tick), waits until the head holds every row, and compares them."""
     agent.stop()
     wait_for(lambda: held(head_db, agent.db), timeout=30, what="the head to hold every row")
     rows_exact(head_db, agent.db)
@@ -145,7 +152,8 @@ def stop_and_compare(agent, head_db):
 def test_first_head_not_listening(wd):
     dead = "http://127.0.0.1:%d" % free_port()
     head = Head(wd)
-    agent = Agent(wd, wrap=unshared("fo-first"), extra=["--head", dead, "--head", head.url])
+    agent = Agent(wd, wrap=unshared("fo-first"),
+                  extra=FLUSH + ["--head", dead, "--head", head.url])
     try:
         wait_for(lambda: node(agent).get("connected") and node(agent).get("url") == head.url,
                  timeout=30, what="the agent on the second head")
@@ -166,7 +174,7 @@ def test_kill_head_mid_stream(wd):
     a = Head(wd, db=x, name="head-a")
     port_b = free_port()
     url_b = "http://127.0.0.1:%d" % port_b
-    agent = Agent(wd, wrap=unshared("fo-kill"), extra=["--head", a.url, "--head", url_b])
+    agent = Agent(wd, wrap=unshared("fo-kill"), extra=FLUSH + ["--head", a.url, "--head", url_b])
     b = None
     try:
         wait_for(lambda: node(agent).get("connected") and node(agent).get("url") == a.url,
@@ -199,7 +207,8 @@ def test_kill_head_mid_stream(wd):
 def test_5xx_moves(wd):
     fake = FakeHead(503, hello_ok=True)
     head = Head(wd)
-    agent = Agent(wd, wrap=unshared("fo-5xx"), extra=["--head", fake.url, "--head", head.url])
+    agent = Agent(wd, wrap=unshared("fo-5xx"),
+                  extra=FLUSH + ["--head", fake.url, "--head", head.url])
     try:
         wait_for(lambda: node(agent).get("connected") and node(agent).get("url") == head.url,
                  timeout=30, what="the agent on the real head")
@@ -225,7 +234,8 @@ def test_timeout_moves(wd):
     stuck.listen(16)  # never accepted: the kernel completes the handshake, nobody reads
     stuck_url = "http://127.0.0.1:%d" % stuck.getsockname()[1]
     head = Head(wd)
-    agent = Agent(wd, wrap=unshared("fo-stuck"), extra=["--head", stuck_url, "--head", head.url])
+    agent = Agent(wd, wrap=unshared("fo-stuck"),
+                  extra=FLUSH + ["--head", stuck_url, "--head", head.url])
     try:
         wait_for(lambda: node(agent).get("connected") and node(agent).get("url") == head.url,
                  timeout=90, what="the agent on the second head after the first timed out")
@@ -236,6 +246,31 @@ def test_timeout_moves(wd):
     finally:
         agent.kill()
         head.kill(signal.SIGTERM)
+        stuck.close()
+
+
+def test_stop_timeout(wd):
+    if skip_on_pg("the agent's wait at a stop is the same whatever the head's store"):
+        return
+    # the only head takes the connection and never answers: at SIGTERM the agent waits
+    # --stop-timeout for it to take the last tick, then says so and exits 0
+    stuck = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    stuck.bind(("127.0.0.1", 0))
+    stuck.listen(16)
+    agent = Agent(wd, wrap=unshared("fo-stop"),
+                  extra=["--stop-timeout", "3s", "--head",
+                         "http://127.0.0.1:%d" % stuck.getsockname()[1]])
+    try:
+        agent.wait_ticks(3)
+        t0 = time.monotonic()
+        eq(agent.stop(), 0, "the agent's exit code")
+        took = time.monotonic() - t0
+        check(took >= 3.0, "the agent waited its --stop-timeout (3 s) for the head: %.2f s"
+              % took)
+        check("the head does not hold the last rows yet" in agent.stderr(),
+              "the rows the head lacks said: %s" % agent.stderr()[-2000:])
+    finally:
+        agent.kill()
         stuck.close()
 
 
@@ -322,7 +357,7 @@ def test_name_with_two_addresses(wd):
     else:
         head = Head(wd, port=port, addr=second)
     url = "http://%s:%d" % (name, port)
-    agent = Agent(wd, wrap=wrap + unshared("fo-name"), extra=["--head", url])
+    agent = Agent(wd, wrap=wrap + unshared("fo-name"), extra=FLUSH + ["--head", url])
     try:
         wait_for(lambda: node(agent).get("connected"), timeout=30, what="the agent on the head")
         h = node(agent)
