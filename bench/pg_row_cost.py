@@ -13,13 +13,16 @@ interleaved:
      index (job_id); COPY text
   n  the same table with no key and no index
   k  no key, one index (job_id, seq)
+  r  the head's layout since 2026-11-30: no key; a BRIN index on seq (a summary
+     per 128 pages) and the b-tree (job_id)
   b  a row per job and batch, each column an array (50 values), key (min_seq,
      ts_ms), index (job_id, max_seq); COPY text
 
 Measured: the cluster's CPU (utime+stime of the postmaster, its children and its
 reaped children) over each file, per batch; the table's size with its indexes.
 
-Usage: python3 bench/pg_row_cost.py [N]   (as root: the cluster runs as postgres)
+Usage: [LAYOUTS=cankrb] python3 bench/pg_row_cost.py [N]   (as root: the cluster runs as
+postgres; LAYOUTS: which layouts, in this order, each twice)
 """
 import os, sys, random, subprocess, time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -44,6 +47,11 @@ CREATE TABLE k (seq bigint NOT NULL, proc_id bigint NOT NULL, job_id bigint, ts_
   state text, threads bigint, {', '.join(c + ' bigint' for c in cols)}) PARTITION BY RANGE (ts_ms);
 CREATE INDEX k_job ON k (job_id, seq);
 CREATE TABLE k_default PARTITION OF k DEFAULT;
+CREATE TABLE r (seq bigint NOT NULL, proc_id bigint NOT NULL, job_id bigint, ts_ms bigint NOT NULL,
+  state text, threads bigint, {', '.join(c + ' bigint' for c in cols)}) PARTITION BY RANGE (ts_ms);
+CREATE INDEX r_seq ON r USING brin (seq);
+CREATE INDEX r_job ON r (job_id);
+CREATE TABLE r_default PARTITION OF r DEFAULT;
 CREATE TABLE c (x bigint);
 CREATE TABLE b (job_id bigint, ts_ms bigint NOT NULL, min_seq bigint NOT NULL, max_seq bigint NOT NULL,
   seq bigint[], proc_id bigint[], state text[], threads bigint[], {', '.join(c + ' bigint[]' for c in cols)},
@@ -75,8 +83,10 @@ CREATE TABLE b_default PARTITION OF b DEFAULT;
     body = open("/tmp/jobscope-pg-row-cost-a.sql").read()
     open("/tmp/jobscope-pg-row-cost-n.sql", "w").write(body.replace("COPY a FROM", "COPY n FROM"))
     open("/tmp/jobscope-pg-row-cost-k.sql", "w").write(body.replace("COPY a FROM", "COPY k FROM"))
+    open("/tmp/jobscope-pg-row-cost-r.sql", "w").write(body.replace("COPY a FROM", "COPY r FROM"))
     open("/tmp/jobscope-pg-row-cost-c.sql", "w").write("BEGIN;\nINSERT INTO c VALUES (1);\nCOMMIT;\n" * N)
-    for name in ("c", "a", "n", "k", "b", "c", "a", "n", "k", "b"):
+    order = os.environ.get("LAYOUTS", "cankrb")
+    for name in order + order:
         pg.query("exp", f"TRUNCATE {name}; CHECKPOINT")
         c0 = pg.cpu(); t0 = time.time()
         subprocess.run(pg.as_pg + [f"{PG_BIN}/psql", "-q", "-h", "127.0.0.1", "-p", str(pg.port), "-U", "postgres",
@@ -89,7 +99,7 @@ CREATE TABLE b_default PARTITION OF b DEFAULT;
               f"({ticks / os.sysconf('SC_CLK_TCK') / N * 1000:.3f} ms/batch), wall {time.time() - t0:.1f} s, table+indexes {int(size) >> 20} MiB")
 finally:
     pg.stop()
-    for name in "abnkc":
+    for name in "abnkcr":
         try:
             os.remove(f"/tmp/jobscope-pg-row-cost-{name}.sql")
         except OSError:

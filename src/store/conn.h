@@ -91,6 +91,12 @@ struct store {
  */
 int store__pg_open(const char *url, unsigned flags, struct store **out);
 int store__pg_partitions(struct store *st, const char *table, const int64_t *ts_ms, size_t n);
+/*
+ * The next seq a PostgreSQL store gives (its meta row; in a store no writer
+ * has written since that row was made, from the tables, which also sets
+ * st->next_seq).
+ */
+int store__pg_next_seq(struct store *st, int64_t *next_seq);
 
 /* SQLite result code (extended or primary) -> -errno; 0 for OK/ROW/DONE. */
 int store__errno(sqlite3 *db, int rc);

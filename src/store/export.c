@@ -140,6 +140,15 @@ int store_max_seq(struct store *st, int64_t *max_seq)
 	size_t len = 0;
 	int rc;
 
+	if (st->conn.pg) {
+		/* every seq below the counter is committed with it (pgschema.c) */
+		int ret = store__pg_next_seq(st, max_seq);
+
+		if (ret)
+			return ret;
+		*max_seq -= 1;
+		return 0;
+	}
 	len += (size_t)snprintf(sql + len, sizeof(sql) - len, "SELECT greatest(0");
 	for (int i = 0; i < store_nfacts; i++) {
 		if (st->schema_version < store_facts[i].since)

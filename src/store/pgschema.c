@@ -14,8 +14,16 @@
  * BLOB bytea, an `id` key an identity column.  The fact tables (rows with
  * a seq and a ts_ms) are partitioned by range of ts_ms, one partition a
  * UTC day, named <table>_dYYYYMMDD, with a default partition for a row no
- * day partition takes; their primary key is (seq, ts_ms), as PostgreSQL
- * requires the partition key in it.  The <table>_all views that SQLite
+ * day partition takes.  They have no primary key: a row is stored once
+ * because the agent's cursor is advanced in the batch's transaction
+ * (ingest.c), not by a unique index, and a b-tree on (seq, ts_ms) cost
+ * the server about 30 % of a batch of process samples (bench/RESULTS.md
+ * section 13).  Their seq, which grows with the rows' order in the heap,
+ * has a BRIN index (a min and max per 128 pages) for the ranges readers
+ * ask (seq > a AND seq <= b); the highest seq is the meta row next_seq's
+ * (store_max_seq), never a max() over the tables.  A store made before
+ * (meta fact_seq_index absent) is changed so by its first writer
+ * (pg_fact_seq_brin).  The <table>_all views that SQLite
  * makes over packs are plain views here: a PostgreSQL store is not packed.
  *
  * The meta table holds application_id and schema_version, which SQLite
@@ -43,6 +51,14 @@
 #include "store/upkeep.h"
 
 #define DAY_MS ((int64_t)86400000)
+
+/*
+ * A fact table's index on seq (printf: the table's name twice): BRIN, its
+ * ranges summarized by autovacuum as they fill (autosummarize).
+ */
+#define FACT_SEQ_INDEX                                                                             \
+	"CREATE INDEX IF NOT EXISTS \"%s_seq\" ON \"%s\" USING brin (\"seq\")"                     \
+	" WITH (autosummarize = on);\n"
 
 /* The partitioned tables (facts.h: FACT_TIMED): a seq per row and a ts_ms that is never NULL. */
 static int fact_index(const char *table)
@@ -104,8 +120,8 @@ static int table_ddl(sqlite3 *mem, const char *table, struct strbuf *ddl)
 	}
 	sqlite3_finalize(cols);
 	if (facts)
-		strbuf_addf(ddl, ", PRIMARY KEY (%s, \"ts_ms\")) PARTITION BY RANGE (\"ts_ms\");\n",
-			    pk);
+		strbuf_addf(ddl, ") PARTITION BY RANGE (\"ts_ms\");\n" FACT_SEQ_INDEX, table,
+			    table);
 	else if (npk)
 		strbuf_addf(ddl, ", PRIMARY KEY (%s));\n", pk);
 	else
@@ -287,7 +303,8 @@ static int pg_schema_ddl(struct strbuf *ddl, int64_t from_version)
 			    store__pack_tables[i].name, store__pack_tables[i].name);
 	strbuf_addf(ddl,
 		    "INSERT INTO meta (key, value) VALUES ('application_id', '%d'),"
-		    " ('schema_version', '%d'), ('created_by', '" STORE_CREATED_BY "'),"
+		    " ('schema_version', '%d'), ('fact_seq_index', 'brin'),"
+		    " ('created_by', '" STORE_CREATED_BY "'),"
 		    " ('created_ms', '%" PRId64 "');\n",
 		    STORE_APPLICATION_ID, STORE_SCHEMA_VERSION, time_now_ms());
 	if (!ret && strbuf_error(ddl))
@@ -347,6 +364,42 @@ static int pg_upgrade(struct store *st)
 	return ret;
 }
 
+/*
+ * A store made before the fact tables lost their primary key (meta
+ * fact_seq_index absent), in the writer's transaction under the schema
+ * lock: each key dropped (with its partitions'), the BRIN index made (a
+ * scan of the table, once), the meta row written.
+ */
+static int pg_fact_seq_brin(struct store *st)
+{
+	struct strbuf ddl;
+	int64_t have = 0;
+	bool found;
+	int rc, ret;
+
+	ret = store__query_i64_opt(st, "SELECT 1 FROM meta WHERE key = 'fact_seq_index'", 0, &have,
+				   &found);
+	if (ret || found)
+		return ret;
+	strbuf_init(&ddl, 0);
+	for (int i = 0; i < store_nfacts; i++) {
+		const char *t = store_facts[i].name;
+
+		if (!(store_facts[i].flags & FACT_TIMED))
+			continue;
+		strbuf_addf(&ddl, "ALTER TABLE \"%s\" DROP CONSTRAINT IF EXISTS \"%s_pkey\";\n", t,
+			    t);
+		strbuf_addf(&ddl, FACT_SEQ_INDEX, t, t);
+	}
+	strbuf_addstr(&ddl, "INSERT INTO meta (key, value) VALUES ('fact_seq_index', 'brin');\n");
+	rc = strbuf_error(&ddl) ? SQLITE_NOMEM : db_exec(&st->conn, strbuf_str(&ddl));
+	strbuf_release(&ddl);
+	if (rc != SQLITE_OK)
+		return pg_fail(st, rc, "index the fact tables of");
+	log_info("store '%s': the fact tables' keys replaced by BRIN indexes on seq", st->path);
+	return 0;
+}
+
 /* Creates the schema when the database has none, or upgrades it; checks it is ours and not newer.
  */
 static int pg_schema(struct store *st)
@@ -389,6 +442,8 @@ static int pg_schema(struct store *st)
 		}
 		if (!ret && version != 0)
 			ret = pg_upgrade(st);
+		if (!ret && version != 0)
+			ret = pg_fact_seq_brin(st);
 		rc = db_exec(&st->conn, ret ? "ROLLBACK" : "COMMIT");
 		if (!ret && rc != SQLITE_OK)
 			ret = pg_fail(st, rc, "create the schema of");
@@ -421,6 +476,27 @@ static int pg_schema(struct store *st)
 	return 0;
 }
 
+/*
+ * The next seq of a PostgreSQL store: the meta row next_seq, which every
+ * writer locks, advances and saves in its transaction (writer.c); from
+ * the tables' highest seqs (a scan of each: they have no b-tree on seq)
+ * only in a store no writer has written since the row was made.
+ */
+int store__pg_next_seq(struct store *st, int64_t *next_seq)
+{
+	bool found;
+	int ret;
+
+	ret = store__query_i64_opt(st,
+				   "SELECT CAST(value AS bigint) FROM meta WHERE key = 'next_seq'",
+				   0, next_seq, &found);
+	if (ret || found)
+		return ret;
+	ret = store__load_next_seq(st);
+	*next_seq = st->next_seq;
+	return ret;
+}
+
 int store__pg_open(const char *url, unsigned flags, struct store **out)
 {
 	struct store *st = calloc(1, sizeof(*st));
@@ -442,7 +518,7 @@ int store__pg_open(const char *url, unsigned flags, struct store **out)
 	}
 	ret = pg_schema(st);
 	if (!ret && st->writable)
-		ret = store__load_next_seq(st);
+		ret = store__pg_next_seq(st, &st->next_seq);
 	if (ret) {
 		pg_close(st->conn.pg);
 		free(st);

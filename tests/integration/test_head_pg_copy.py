@@ -17,6 +17,9 @@ checked here: a batch of one or two rows a table, and one of 70.
   answered 400 and leaves nothing: no row, no cursor, no seq used; the agent sends
   it again corrected and it is stored once, and a copy of it sent again adds nothing.
   Batches of other agents committed in the same moments are stored.
+- The fact tables have no primary key and a BRIN index on seq (src/store/pgschema.c);
+  a database made with the keys (before) loses them to the first head that opens it,
+  which says so, and the agent's rows go on arriving once each.
 - The head's connection to the database killed again and again while an agent
   streams (pg_terminate_backend, most likely in the middle of a COPY): no batch is
   half stored, the agent sends again what was not acknowledged, and the head holds
@@ -236,6 +239,59 @@ def test_batch_failing_midway_leaves_nothing(wd):
         eq(out, {k: 200 if k[0] == "g" else 400 for k in bodies}, "each batch's answer")
         eq(_counts(db), {"host_samples": 10, "cpu_samples": 5, "proc_samples": 5, "events": 5},
            "the good batches' rows, once each")
+    finally:
+        eq(head.kill(15), 0, "head exit")
+
+
+# the partitioned fact tables (facts.h: FACT_TIMED): FACT_TABLES but the gap records
+TIMED = [t for t in hh.FACT_TABLES if t != "gaps"]
+
+
+def _layout(name):
+    """(fact tables with a primary key, fact tables with a BRIN index on seq, the meta row)."""
+    keyed = hh.pg().query("SELECT count(*) FROM pg_constraint c JOIN pg_class t"
+                          " ON t.oid = c.conrelid WHERE c.contype = 'p' AND t.relname IN (%s)"
+                          % ", ".join("'%s'" % t for t in TIMED), db=name)[0][0]
+    brin = hh.pg().query("SELECT count(*) FROM pg_indexes WHERE tablename IN (%s)"
+                         " AND indexdef LIKE '%%USING brin (seq)%%'"
+                         % ", ".join("'%s'" % t for t in TIMED), db=name)[0][0]
+    meta = hh.pg().query("SELECT value FROM meta WHERE key = 'fact_seq_index'", db=name)
+    return keyed, brin, meta[0][0] if meta else None
+
+
+def test_fact_tables_keyless_with_brin(wd):
+    head = Head(wd, db=wd.join("layout.db"), name="head-layout", backend="postgresql")
+    name = hh._pg_name(head.db)
+    eq(_layout(name), (0, len(TIMED), "brin"), "a new store: (keyed, BRIN on seq, meta)")
+    proc, adb, _, errf = start_agent(wd, head, "layout")
+    try:
+        wait_for(caught_up(head.db, adb), timeout=60, what="the agent's first rows")
+        port = head.port
+        eq(head.kill(15), 0, "head exit")
+        # the store as a head before this change made it: keys (seq, ts_ms), no BRIN
+        hh.pg().script("".join('DROP INDEX "%s_seq"; ALTER TABLE "%s" ADD PRIMARY KEY'
+                               ' (seq, ts_ms);\n' % (t, t) for t in TIMED)
+                       + "DELETE FROM meta WHERE key = 'fact_seq_index';\n", db=name)
+        eq(_layout(name), (len(TIMED), 0, None), "the store made old")
+        head = Head(wd, db=wd.join("layout.db"), port=port, name="head-layout2",
+                    backend="postgresql")
+        check("the fact tables' keys replaced by BRIN indexes on seq" in open(head.log).read(),
+              "the change said: " + open(head.log).read())
+        eq(_layout(name), (0, len(TIMED), "brin"), "the old store changed")
+        # the agent, which streamed on to nobody meanwhile, catches up, each row once
+        wait_for(caught_up(head.db, adb), timeout=60, what="the agent's rows at the new head")
+        eq(stop_agent(proc, errf), 0, "agent exit")
+        wait_for(lambda: hh.held(head.db, adb), timeout=30, what="the agent's last rows")
+    except BaseException:
+        if proc.poll() is None:
+            stop_agent(proc, errf)
+        raise
+    try:
+        for t in ("host_samples", "cpu_samples", "proc_samples", "job_samples"):
+            eq(head_side(head.db, adb, t), agent_side(adb, t), t)
+        eq(hh.sql(head.db, "SELECT count(*), count(DISTINCT seq) FROM host_samples")[0],
+           (hh.sql(adb, "SELECT count(*) FROM host_samples")[0][0],) * 2,
+           "host_samples once each, seqs distinct")
     finally:
         eq(head.kill(15), 0, "head exit")
 
