@@ -123,6 +123,11 @@ static const char *const replay_sql[REPLAY__COUNT] = {
     [REPLAY_PROC] = ("SELECT s.seq, s.ts_ms" PROC_S_NAMES
 		     ", p.pid, p.ppid, p.start_ms, p.end_ms, p.uid, p.comm, p.cmdline"
 		     " FROM proc_samples_all s JOIN procs p ON p.id = s.proc_id"
+		     /*
+		      * the job's node's processes only: PostgreSQL's generic plan
+		      * otherwise hashes the whole procs table for each replay
+		      */
+		     " AND p.node_id = (SELECT node_id FROM jobs WHERE id = ?1)"
 		     " WHERE s.job_id = ?1 ORDER BY s.seq"),
     /* REPLAY_EVENT: replay_event_sql, NULL for a column the store's version lacks */
     /* REPLAY_GPU, REPLAY_GPU_PROC: replay_gpu_sql */
