@@ -961,9 +961,26 @@ def run(args, tmp):
         if "postgresql" in args.backends:
             pg = PgCluster(args.pg_log_min_duration_ms, args.pg_stat_statements).start()
             res["pg_version"] = pg.version()
-        for backend in args.backends:
-            res["heads"][backend] = head_phase(args, tmp, jobscope, layout, t0_ms, backend,
-                                               pg if backend == "postgresql" else None)
+        rounds = []
+        for k in range(args.rounds):
+            # each round on fresh stores; the order turned each round, so that the
+            # machine's speed drifting over minutes favours neither backend
+            this = {}
+            for backend in (args.backends if k % 2 == 0 else args.backends[::-1]):
+                this[backend] = head_phase(args, tmp, jobscope, layout, t0_ms, backend,
+                                           pg if backend == "postgresql" else None,
+                                           f"-{k + 1}" if args.rounds > 1 else "")
+            rounds.append({b: this[b] for b in args.backends})
+        res["heads"] = rounds[-1]
+        if len(args.backends) == 2 and args.rounds > 1:
+            res["rounds"] = [{b: r[b]["values_per_total_cpu_s"] for b in args.backends}
+                             for r in rounds]
+            for r in res["rounds"]:
+                r["ratio"] = r["postgresql"] / r["sqlite"] if r["sqlite"] else float("nan")
+            # the tables below are the median round's
+            order = sorted(range(len(rounds)), key=lambda i: res["rounds"][i]["ratio"])
+            res["median_round"] = order[len(order) // 2]
+            res["heads"] = rounds[res["median_round"]]
     finally:
         if pg:
             res["pg_log"] = pg.log_lines()[:20]
@@ -1023,23 +1040,39 @@ def run(args, tmp):
     return res
 
 
-def head_phase(args, tmp, jobscope, layout, t0_ms, backend, pg):
+def settle(limit_s=30.0, quiet_cores=0.15):
+    """Before a phase: the dirty pages of the one before written out, and the machine
+    quiet (under quiet_cores busy over a second: a server's checkpoint or vacuum, the
+    kernel's writeback done), up to limit_s.  The seconds it took."""
+    t0 = time.monotonic()
+    os.sync()
+    while time.monotonic() - t0 < limit_s:
+        h0 = host_cpu()[0]
+        time.sleep(1.0)
+        if (host_cpu()[0] - h0) / CLK_TCK < quiet_cores:
+            break
+    return time.monotonic() - t0
+
+
+def head_phase(args, tmp, jobscope, layout, t0_ms, backend, pg, suffix=""):
     """The head phase on one backend: a SQLite file, or a fresh database of
-    the PostgreSQL cluster pg."""
+    the PostgreSQL cluster pg (suffix: the round's, in the names)."""
     if backend == "postgresql":
-        dbname = "jobscope_ingest"
+        dbname = "jobscope_ingest" + suffix.replace("-", "_")
         db = pg.createdb(dbname)
     else:
-        db = os.path.join(tmp, "head.db")
-    name = f"head-{backend}"
+        db = os.path.join(tmp, f"head{suffix}.db")
+    name = f"head-{backend}{suffix}"
     head = None
     r = {}
+    settled = settle()
     try:
         extra = dict(kv.split("=", 1) for kv in args.head_env)
         head, port, herr, hargv = start_head(jobscope, db, tmp, name,
                                              dict(os.environ, **extra) if extra else None)
         r = run_phase("head", head.pid, port, layout, args, t0_ms, pg)
         r["argv"] = " ".join(args.head_env + [cmdline(hargv).replace(tmp, "TMP")])
+        r["settle_s"] = settled
         cl = get_json(f"http://127.0.0.1:{port}/clients")
         r["clients"] = cl.get("total_clients")
         r["head_rows_total"] = sum(c.get("rows", 0) for c in cl.get("clients", []))
@@ -1263,6 +1296,19 @@ def backends_text(args, res):
                  f"{shwm} | {r.get('lat_p50_ms', float('nan')):.1f} / "
                  f"{r.get('lat_p99_ms', float('nan')):.1f} | "
                  f"{r['store_bytes'] / 2**20:.0f} MiB | {r['errors']} |")
+    if res.get("rounds"):
+        L.append("")
+        L.append(f"{len(res['rounds'])} rounds, each on fresh stores, the backends' order "
+                 "turned each round (this machine's speed drifts by ±15 % over minutes); "
+                 f"the table above is round {res['median_round'] + 1}'s, the median ratio:")
+        L.append("")
+        L.append("| round | SQLite values per CPU-s | PostgreSQL values per CPU-s | ratio |")
+        L.append("|---|---|---|---|")
+        for k, r in enumerate(res["rounds"]):
+            L.append(f"| {k + 1} | {r['sqlite']:,.0f} | {r['postgresql']:,.0f} | "
+                     f"{r['ratio']:.2f} |")
+        ratios = sorted(r["ratio"] for r in res["rounds"])
+        L.append(f"| median | | | **{ratios[len(ratios) // 2]:.2f}** |")
     if "sqlite" in heads and "postgresql" in heads:
         q, g = heads["sqlite"], heads["postgresql"]
 
@@ -1286,7 +1332,8 @@ def backends_text(args, res):
         st = r.get("ingest_thread_states", {})
         L.append(f"- {b}: {r['requests_per_s']:.0f} batches/s, simulator "
                  f"{r['simulator_cores']:.2f} cores, other load {r['other_load_cores']:.2f} "
-                 f"cores of {os.cpu_count()}; the head's busiest thread "
+                 f"cores of {os.cpu_count()} (quiet {r.get('settle_s', 0):.0f} s before); "
+                 "the head's busiest thread "
                  + ", ".join(f"{k} {v * 100:.0f} %" for k, v in st.items())
                  + f"; {r['clients']} agents in /clients, head exit {r['exit']}.")
     g = heads.get("postgresql")
@@ -1390,6 +1437,10 @@ def main():
                     help="the head's store in the head phase and the catch-up, one run each "
                          "with the same load, comma-separated: sqlite (a file), postgresql "
                          "(a cluster of its own on 127.0.0.1; default sqlite)")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="with both backends: the head phase this many times, each on fresh "
+                         "stores, the order turned each round; the tables are the median "
+                         "round's (default 1)")
     ap.add_argument("--pg-log-min-duration-ms", type=int, default=None, metavar="MS",
                     help="PostgreSQL's log_min_duration_statement (statements slower than MS "
                          "listed in the output; default off)")
