@@ -148,11 +148,21 @@ int head_gpus_of_json(struct jsonw *w, const struct head_gpu_list *l, const char
 
 /* ---- /metrics/latest's client_data ---- */
 
+/* a row of store_query_gswarm_gpus, kept: columns 1 to LATEST_GPU_COLS - 1 */
+#define LATEST_GPU_COLS 14
+struct latest_gpu {
+	char agent_id[64];
+	char name[128];
+	double num[LATEST_GPU_COLS];
+	bool null[LATEST_GPU_COLS];
+};
+
 struct latest_ctx {
 	struct jsonw *w;
 	int64_t now_ms;
-	struct store *st;
-	int ret;
+	/* every agent's GPUs, by agent_id and index: one query, not one an agent */
+	struct latest_gpu *gpu;
+	size_t ngpus, alloc;
 };
 
 /* a value in gswarm's payload: always a number (gswarm's client sends 0.0 for what it cannot read)
@@ -174,14 +184,52 @@ static int64_t nvlink_of(const struct store_row *r, int ts, struct gpu_sample *o
 	return r->null[ts] ? -1 : (int64_t)r->num[ts];
 }
 
-/* a row of store_query_gswarm_gpus */
-static int latest_gpu(const struct store_row *r, void *arg)
+static int keep_gpu(const struct store_row *r, void *arg)
 {
-	struct jsonw *w = arg;
+	struct latest_ctx *c = arg;
+	struct latest_gpu *g;
+
+	if (ARRAY_GROW(c->gpu, c->ngpus, c->alloc, 64))
+		return -ENOMEM;
+	g = &c->gpu[c->ngpus++];
+	snprintf(g->agent_id, sizeof(g->agent_id), "%s", r->text[0]);
+	snprintf(g->name, sizeof(g->name), "%s", r->text[2]);
+	for (int k = 1; k < LATEST_GPU_COLS; k++) {
+		g->num[k] = r->num[k];
+		g->null[k] = r->null[k];
+	}
+	return 0;
+}
+
+/*
+ * by agent, then index, in strcmp's order whatever the database's collation
+ * (PostgreSQL's may not be "C"): each agent's GPUs are one run, found by
+ * bisection
+ */
+static int by_agent_idx(const void *a, const void *b)
+{
+	const struct latest_gpu *x = a, *y = b;
+	int c = strcmp(x->agent_id, y->agent_id);
+
+	return c ? c : (x->num[1] > y->num[1]) - (x->num[1] < y->num[1]);
+}
+
+/* a GPU kept by keep_gpu, in gswarm's shape */
+static void latest_gpu(struct jsonw *w, const struct latest_gpu *g)
+{
+	struct store_row row = {.ncols = LATEST_GPU_COLS}, *r = &row;
 	struct gpu_sample cur, prev;
-	int64_t ts = nvlink_of(r, 8, &cur), prev_ts = nvlink_of(r, 11, &prev);
+	int64_t ts, prev_ts;
 	struct gpu_figures f;
 	double nv_rx, nv_tx;
+
+	for (int k = 1; k < LATEST_GPU_COLS; k++) {
+		row.num[k] = g->num[k];
+		row.null[k] = g->null[k];
+	}
+	row.text[2] = g->name;
+	ts = nvlink_of(r, 8, &cur);
+	prev_ts = nvlink_of(r, 11, &prev);
 
 	/* the rates from the latest sample and the one before (sample/figures.h) */
 	gpu_figures(&cur, ts >= 0 && prev_ts >= 0 ? &prev : NULL, ts - prev_ts, &f);
@@ -203,7 +251,6 @@ static int latest_gpu(const struct store_row *r, void *arg)
 	gs_num(w, "nvlink_bw_gbps_rx", !isnan(nv_rx), nv_rx / 1024.0);
 	gs_num(w, "nvlink_bw_gbps_tx", !isnan(nv_tx), nv_tx / 1024.0);
 	jsonw_obj_end(w);
-	return 0;
 }
 
 static int latest_node(const struct store_row *r, void *arg)
@@ -213,6 +260,7 @@ static int latest_node(const struct store_row *r, void *arg)
 	struct agent_record a = {.interval_ms = (int64_t)r->num[3],
 				 .last_seen_ms = (int64_t)r->num[2]};
 	double total = r->num[4], avail = r->num[5];
+	size_t lo = 0, hi = c->ngpus;
 
 	if (r->null[3] || !head_agent_connected(&a, c->now_ms))
 		return 0;
@@ -220,7 +268,16 @@ static int latest_node(const struct store_row *r, void *arg)
 	jsonw_obj_begin(w);
 	jsonw_key(w, "gpus_metrics");
 	jsonw_arr_begin(w);
-	c->ret = store_query_gswarm_gpus(c->st, r->text[0], latest_gpu, w);
+	while (lo < hi) { /* the agent's first GPU: bisection over the kept rows */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (strcmp(c->gpu[mid].agent_id, r->text[0]) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < c->ngpus && strcmp(c->gpu[lo].agent_id, r->text[0]) == 0; lo++)
+		latest_gpu(w, &c->gpu[lo]);
 	jsonw_arr_end(w);
 	jsonw_key(w, "p2p_links");
 	jsonw_arr_begin(w);
@@ -234,19 +291,24 @@ static int latest_node(const struct store_row *r, void *arg)
 	       100.0 * r->num[6] / r->num[7]);
 	jsonw_obj_end(w);
 	jsonw_obj_end(w);
-	return c->ret;
+	return 0;
 }
 
 int head_client_data_json(struct store *st, struct jsonw *w, int64_t now_ms)
 {
-	struct latest_ctx c = {.w = w, .now_ms = now_ms, .st = st};
+	struct latest_ctx c = {.w = w, .now_ms = now_ms};
 	int ret;
 
+	ret = store_query_gswarm_gpus(st, keep_gpu, &c);
+	if (!ret && c.ngpus > 1)
+		qsort(c.gpu, c.ngpus, sizeof(*c.gpu), by_agent_idx);
 	jsonw_key(w, "client_data");
 	jsonw_obj_begin(w);
-	ret = store_query_gswarm_nodes(st, latest_node, &c);
+	if (!ret)
+		ret = store_query_gswarm_nodes(st, latest_node, &c);
 	jsonw_obj_end(w);
-	return ret ? ret : c.ret;
+	free(c.gpu);
+	return ret;
 }
 
 /* ---- POST /profiling/record and /record_time ---- */

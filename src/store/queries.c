@@ -24,26 +24,51 @@
 #define STR_(x) #x
 #define STR(x)	STR_(x)
 
-/* A node's latest host sample, with its agent's health. */
-static const char sql_nodes[] =
-    "SELECT n.hostname AS node, n.cores, n.mem_total_bytes, a.agent_id,"
-    " a.last_seen_ms, a.interval_ms, a.acked_seq,"
-    " (a.interval_ms > 0 AND ?1 - a.last_seen_ms <= 3 * a.interval_ms) AS healthy,"
-    " h.ts_ms, h.mem_available_bytes, h.load1_milli, h.procs_running,"
-    " (SELECT count(*) FROM devices d WHERE d.node_id = n.id) AS gpus"
-    " FROM nodes n LEFT JOIN agents a ON a.node_id = n.id"
-    " LEFT JOIN host_samples h ON h.seq = (SELECT seq FROM host_samples"
-    " WHERE node_id = n.id ORDER BY ts_ms DESC LIMIT 1)"
-    " ORDER BY n.hostname";
+/*
+ * A join of one row of a fact table, the first of the rows where cond in
+ * the order tail gives (e.g. a node's latest host sample), as alias; one
+ * query text a backend ([0] SQLite, [1] PostgreSQL: latest_sql).  SQLite
+ * finds the row's seq by the table's (key, ts_ms) index and the row by its
+ * rowid.  PostgreSQL's fact tables have no b-tree on seq (pgschema.c), and
+ * a correlated subquery in a join's condition is no index key there (the
+ * planner hashes the whole table instead): a LATERAL subquery, which reads
+ * the row through the (key, ts_ms) index.
+ */
+#define LATEST_SQ(join, alias, table, cond, tail)                                                  \
+	" " join " " table " " alias " ON " alias ".seq = (SELECT seq FROM " table " WHERE " cond  \
+	" " tail ")"
+#define LATEST_PG(join, alias, table, cond, tail)                                                  \
+	" " join " LATERAL (SELECT * FROM " table " WHERE " cond " " tail ") " alias " ON true"
+#define LATEST_BOTH(sql)                                                                           \
+	{                                                                                          \
+		sql(LATEST_SQ), sql(LATEST_PG)                                                     \
+	}
+#define LATEST_ONE "ORDER BY ts_ms DESC LIMIT 1"
 
-static const char sql_gpus[] =
-    "SELECT n.hostname AS node, d.idx AS \"index\", d.uuid, d.name, d.vendor,"
-    " d.mem_total_bytes, g.ts_ms, g.util_pct, g.mem_used_bytes, g.power_mw, g.temp_c,"
-    " g.pcie_rx_bps, g.pcie_tx_bps"
-    " FROM devices d JOIN nodes n ON n.id = d.node_id"
-    " LEFT JOIN gpu_samples g ON g.seq = (SELECT seq FROM gpu_samples"
-    " WHERE device_id = d.id ORDER BY ts_ms DESC LIMIT 1)"
-    " ORDER BY n.hostname, d.idx";
+static const char *latest_sql(const struct store *st, const char *const sql[2])
+{
+	return sql[st->conn.pg != NULL];
+}
+
+/* A node's latest host sample, with its agent's health. */
+#define SQL_NODES(L)                                                                               \
+	"SELECT n.hostname AS node, n.cores, n.mem_total_bytes, a.agent_id,"                       \
+	" a.last_seen_ms, a.interval_ms, a.acked_seq,"                                             \
+	" (a.interval_ms > 0 AND ?1 - a.last_seen_ms <= 3 * a.interval_ms) AS healthy,"            \
+	" h.ts_ms, h.mem_available_bytes, h.load1_milli, h.procs_running,"                         \
+	" (SELECT count(*) FROM devices d WHERE d.node_id = n.id) AS gpus"                         \
+	" FROM nodes n LEFT JOIN agents a ON a.node_id = n.id" L(                                  \
+	    "LEFT JOIN", "h", "host_samples", "node_id = n.id", LATEST_ONE) " ORDER BY n.hostname"
+static const char *const sql_nodes[2] = LATEST_BOTH(SQL_NODES);
+
+#define SQL_GPUS(L)                                                                                \
+	"SELECT n.hostname AS node, d.idx AS \"index\", d.uuid, d.name, d.vendor,"                 \
+	" d.mem_total_bytes, g.ts_ms, g.util_pct, g.mem_used_bytes, g.power_mw, g.temp_c,"         \
+	" g.pcie_rx_bps, g.pcie_tx_bps"                                                            \
+	" FROM devices d JOIN nodes n ON n.id = d.node_id" L(                                      \
+	    "LEFT JOIN", "g", "gpu_samples", "device_id = d.id",                                   \
+	    LATEST_ONE) " ORDER BY n.hostname, d.idx"
+static const char *const sql_gpus[2] = LATEST_BOTH(SQL_GPUS);
 
 /*
  * The jobs list, a page: ?1 user, ?2 node, ?3 since, ?4 until ("" = any),
@@ -79,11 +104,10 @@ static const char jobs_use_columns[] =
     " count(DISTINCT gp.device_id) FROM gpu_proc_samples gp JOIN devices d ON"
     " d.id = gp.device_id WHERE d.node_id = j.node_id AND gp.job_id = j.id AND gp.ts_ms ="
     " (SELECT max(g2.ts_ms) FROM gpu_proc_samples g2 WHERE g2.device_id = d.id)) END";
-static const char jobs_use_joins[] =
-    " LEFT JOIN job_samples u ON j.end_ms IS NULL AND u.seq = (SELECT u2.seq FROM job_samples"
-    " u2 WHERE u2.job_id = j.id ORDER BY u2.ts_ms DESC LIMIT 1)"
-    " LEFT JOIN job_samples v ON v.seq = (SELECT v2.seq FROM job_samples v2"
-    " WHERE v2.job_id = j.id AND v2.ts_ms < u.ts_ms ORDER BY v2.ts_ms DESC LIMIT 1)";
+#define JOBS_USE_JOINS(L)                                                                          \
+	L("LEFT JOIN", "u", "job_samples", "job_id = j.id AND j.end_ms IS NULL", LATEST_ONE)       \
+	L("LEFT JOIN", "v", "job_samples", "job_id = j.id AND ts_ms < u.ts_ms", LATEST_ONE)
+static const char *const jobs_use_joins[2] = LATEST_BOTH(JOBS_USE_JOINS);
 static const char sql_jobs_page[] =
     "SELECT j.id, j.scheduler || ':' || j.job_id || ':' || j.start_ms AS key, n.hostname,"
     " j.scheduler, j.job_id, j.step, j.user, j.uid, j.command, j.start_ms, j.end_ms, j.cgroup,"
@@ -140,17 +164,26 @@ static const char *sluid_column(const struct store *st)
  * store_query_job_procs makes cpu_ms of them (sample/figures.h).
  */
 enum { JOB_PROCS_USER_MS = 6, JOB_PROCS_SYSTEM_MS = 7 };
-static const char sql_job_procs[] =
-    "SELECT n.hostname AS node, p.pid, p.ppid, p.uid, p.comm, s.ts_ms AS sampled_ms,"
-    " s.user_ms, s.system_ms, s.rss_bytes FROM jobs k"
-    " JOIN jobs j ON j.scheduler = k.scheduler AND j.job_id = k.job_id"
-    " AND j.start_ms = k.start_ms JOIN nodes n ON n.id = j.node_id"
-    " JOIN procs p ON p.job_id = j.id AND p.end_ms IS NULL"
-    " JOIN (SELECT proc_id, max(seq) AS seq FROM proc_samples WHERE job_id IN"
-    " (SELECT j2.id FROM jobs k2 JOIN jobs j2 ON j2.scheduler = k2.scheduler"
-    " AND j2.job_id = k2.job_id AND j2.start_ms = k2.start_ms WHERE k2.id = ?1)"
-    " GROUP BY proc_id) l ON l.proc_id = p.id JOIN proc_samples s ON s.seq = l.seq"
-    " WHERE k.id = ?1 ORDER BY n.hostname, p.pid";
+#define JOB_PROCS_HEAD                                                                             \
+	"SELECT n.hostname AS node, p.pid, p.ppid, p.uid, p.comm, s.ts_ms AS sampled_ms,"          \
+	" s.user_ms, s.system_ms, s.rss_bytes FROM jobs k"                                         \
+	" JOIN jobs j ON j.scheduler = k.scheduler AND j.job_id = k.job_id"                        \
+	" AND j.start_ms = k.start_ms JOIN nodes n ON n.id = j.node_id"                            \
+	" JOIN procs p ON p.job_id = j.id AND p.end_ms IS NULL"
+#define JOB_PROCS_JOBS                                                                             \
+	" (SELECT j2.id FROM jobs k2 JOIN jobs j2 ON j2.scheduler = k2.scheduler"                  \
+	" AND j2.job_id = k2.job_id AND j2.start_ms = k2.start_ms WHERE k2.id = ?1)"
+/* each process's latest sample: by rowid in SQLite, in one pass over the job's rows in PostgreSQL
+ */
+static const char *const sql_job_procs[2] = {
+    JOB_PROCS_HEAD
+    " JOIN (SELECT proc_id, max(seq) AS seq FROM proc_samples WHERE job_id IN" JOB_PROCS_JOBS
+    " GROUP BY proc_id) l ON l.proc_id = p.id"
+    " JOIN proc_samples s ON s.seq = l.seq WHERE k.id = ?1 ORDER BY n.hostname, p.pid",
+    JOB_PROCS_HEAD
+    " JOIN (SELECT DISTINCT ON (proc_id) * FROM proc_samples WHERE job_id IN" JOB_PROCS_JOBS
+    " ORDER BY proc_id, seq DESC) s ON s.proc_id = p.id"
+    " WHERE k.id = ?1 ORDER BY n.hostname, p.pid"};
 
 static const char sql_session_nodes[] =
     "SELECT n.hostname AS node, count(h.seq) AS frames, min(h.ts_ms) AS first_ms,"
@@ -218,43 +251,43 @@ static const char sql_devices[] =
     " LEFT JOIN agents a ON a.node_id = n.id ORDER BY n.hostname, d.idx";
 
 /* Prometheus: the cluster's latest values. */
-static const char sql_latest_host[] =
-    "SELECT n.hostname, h.ts_ms, h.mem_total_bytes, h.mem_available_bytes, h.load1_milli,"
-    " h.cpu_user_ms, h.cpu_nice_ms, h.cpu_system_ms, h.cpu_irq_ms, h.cpu_softirq_ms,"
-    " h.cpu_idle_ms, h.cpu_iowait_ms, a.last_seen_ms, a.interval_ms"
-    " FROM nodes n JOIN host_samples h ON h.seq = (SELECT seq FROM host_samples"
-    " WHERE node_id = n.id ORDER BY ts_ms DESC LIMIT 1)"
-    " LEFT JOIN agents a ON a.node_id = n.id ORDER BY n.hostname";
-static const char sql_latest_gpu[] =
-    "SELECT n.hostname, d.idx, d.uuid, g.util_pct, g.mem_used_bytes, g.power_mw"
-    " FROM devices d JOIN nodes n ON n.id = d.node_id JOIN gpu_samples g ON g.seq ="
-    " (SELECT seq FROM gpu_samples WHERE device_id = d.id ORDER BY ts_ms DESC LIMIT 1)"
-    " ORDER BY n.hostname, d.idx";
+#define SQL_LATEST_HOST(L)                                                                         \
+	"SELECT n.hostname, h.ts_ms, h.mem_total_bytes, h.mem_available_bytes, h.load1_milli,"     \
+	" h.cpu_user_ms, h.cpu_nice_ms, h.cpu_system_ms, h.cpu_irq_ms, h.cpu_softirq_ms,"          \
+	" h.cpu_idle_ms, h.cpu_iowait_ms, a.last_seen_ms, a.interval_ms"                           \
+	" FROM nodes n" L(                                                                         \
+	    "JOIN", "h", "host_samples", "node_id = n.id",                                         \
+	    LATEST_ONE) " LEFT JOIN agents a ON a.node_id = n.id ORDER BY n.hostname"
+static const char *const sql_latest_host[2] = LATEST_BOTH(SQL_LATEST_HOST);
+#define SQL_LATEST_GPU(L)                                                                          \
+	"SELECT n.hostname, d.idx, d.uuid, g.util_pct, g.mem_used_bytes, g.power_mw"               \
+	" FROM devices d JOIN nodes n ON n.id = d.node_id" L(                                      \
+	    "JOIN", "g", "gpu_samples", "device_id = d.id",                                        \
+	    LATEST_ONE) " ORDER BY n.hostname, d.idx"
+static const char *const sql_latest_gpu[2] = LATEST_BOTH(SQL_LATEST_GPU);
 
 /*
  * gswarm's views of the agents (/metrics/latest): each agent's node with its
  * latest memory and root filesystem figures, and each of its GPUs with its
  * latest sample and the one before (NVLink counters make rates).
  */
-static const char sql_gswarm_nodes[] =
-    "SELECT a.agent_id, n.hostname, a.last_seen_ms, a.interval_ms, h.mem_total_bytes,"
-    " h.mem_available_bytes, f.used_bytes, f.total_bytes"
-    " FROM agents a JOIN nodes n ON n.id = a.node_id"
-    " LEFT JOIN host_samples h ON h.seq = (SELECT seq FROM host_samples"
-    " WHERE node_id = n.id ORDER BY ts_ms DESC LIMIT 1)"
-    " LEFT JOIN fs_samples f ON f.seq = (SELECT seq FROM fs_samples"
-    " WHERE node_id = n.id ORDER BY ts_ms DESC LIMIT 1)"
-    " ORDER BY n.hostname, a.agent_id";
-static const char sql_gswarm_gpus[] =
-    "SELECT a.agent_id, d.idx, d.name, d.mem_total_bytes, g.util_pct, g.mem_used_bytes,"
-    " g.pcie_rx_bps, g.pcie_tx_bps, g.ts_ms, g.nvlink_rx_bytes, g.nvlink_tx_bytes,"
-    " p.ts_ms, p.nvlink_rx_bytes, p.nvlink_tx_bytes"
-    " FROM agents a JOIN devices d ON d.node_id = a.node_id AND a.agent_id = CAST(?1 AS TEXT)"
-    " LEFT JOIN gpu_samples g ON g.seq = (SELECT seq FROM gpu_samples"
-    " WHERE device_id = d.id ORDER BY ts_ms DESC LIMIT 1)"
-    " LEFT JOIN gpu_samples p ON p.seq = (SELECT seq FROM gpu_samples"
-    " WHERE device_id = d.id ORDER BY ts_ms DESC LIMIT 1 OFFSET 1)"
-    " ORDER BY d.idx";
+#define SQL_GSWARM_NODES(L)                                                                        \
+	"SELECT a.agent_id, n.hostname, a.last_seen_ms, a.interval_ms, h.mem_total_bytes,"         \
+	" h.mem_available_bytes, f.used_bytes, f.total_bytes"                                      \
+	" FROM agents a JOIN nodes n ON n.id = a.node_id" L("LEFT JOIN", "h", "host_samples",      \
+							    "node_id = n.id", LATEST_ONE)          \
+	    L("LEFT JOIN", "f", "fs_samples", "node_id = n.id",                                    \
+	      LATEST_ONE) " ORDER BY n.hostname, a.agent_id"
+static const char *const sql_gswarm_nodes[2] = LATEST_BOTH(SQL_GSWARM_NODES);
+#define SQL_GSWARM_GPUS(L)                                                                         \
+	"SELECT a.agent_id, d.idx, d.name, d.mem_total_bytes, g.util_pct, g.mem_used_bytes,"       \
+	" g.pcie_rx_bps, g.pcie_tx_bps, g.ts_ms, g.nvlink_rx_bytes, g.nvlink_tx_bytes,"            \
+	" p.ts_ms, p.nvlink_rx_bytes, p.nvlink_tx_bytes"                                           \
+	" FROM agents a JOIN devices d ON d.node_id = a.node_id" L(                                \
+	    "LEFT JOIN", "g", "gpu_samples", "device_id = d.id", LATEST_ONE)                       \
+	    L("LEFT JOIN", "p", "gpu_samples", "device_id = d.id",                                 \
+	      LATEST_ONE " OFFSET 1") " ORDER BY a.agent_id, d.idx"
+static const char *const sql_gswarm_gpus[2] = LATEST_BOTH(SQL_GSWARM_GPUS);
 
 /* history: schema 3 and later have reservations and summaries */
 static const char sql_history_v3[] =
@@ -301,12 +334,12 @@ int store_query_nodes(struct store *st, int64_t now_ms, struct jsonw *w)
 	const char *p[] = {now, NULL};
 
 	snprintf(now, sizeof(now), "%" PRId64, now_ms);
-	return query_json(st, sql_nodes, p, false, w);
+	return query_json(st, latest_sql(st, sql_nodes), p, false, w);
 }
 
 int store_query_gpus(struct store *st, struct jsonw *w)
 {
-	return query_json(st, sql_gpus, NULL, false, w);
+	return query_json(st, latest_sql(st, sql_gpus), NULL, false, w);
 }
 
 /* "j1.<start_ms>.<id>": the version tag lets the format change without misreading old ones */
@@ -404,7 +437,7 @@ int store_query_jobs(struct store *st, const struct store_jobs_filter *f, store_
 		return log_err(-EINVAL, "jobs: a limit of 1 to %d and a known state, please",
 			       STORE_JOBS_LIMIT_MAX);
 	snprintf(sql, sizeof(sql), sql_jobs_page, sluid_column(st), summary_gpm_columns(st),
-		 jobs_use_columns, jobs_use_joins, jobs_state[f->state]);
+		 jobs_use_columns, latest_sql(st, jobs_use_joins), jobs_state[f->state]);
 	/* one more row than the page: is there a next page? */
 	snprintf(limit, sizeof(limit), "%" PRId64, pg.limit + 1);
 	ret = store_query_rows(st, sql, p, jobs_page_row, &pg);
@@ -452,7 +485,7 @@ int store_query_job_procs(struct store *st, int64_t job_row, struct jsonw *w)
 	int rc, ret;
 
 	snprintf(id, sizeof(id), "%" PRId64, job_row);
-	ret = store__prepare(st, sql_job_procs, "query", &stmt);
+	ret = store__prepare(st, latest_sql(st, sql_job_procs), "query", &stmt);
 	if (ret)
 		return ret;
 	store__bind_params(stmt, p);
@@ -539,24 +572,22 @@ int store_query_device_rows(struct store *st, store_row_fn fn, void *arg)
 
 int store_query_latest_host_rows(struct store *st, store_row_fn fn, void *arg)
 {
-	return store_query_rows(st, sql_latest_host, NULL, fn, arg);
+	return store_query_rows(st, latest_sql(st, sql_latest_host), NULL, fn, arg);
 }
 
 int store_query_latest_gpu_rows(struct store *st, store_row_fn fn, void *arg)
 {
-	return store_query_rows(st, sql_latest_gpu, NULL, fn, arg);
+	return store_query_rows(st, latest_sql(st, sql_latest_gpu), NULL, fn, arg);
 }
 
 int store_query_gswarm_nodes(struct store *st, store_row_fn fn, void *arg)
 {
-	return store_query_rows(st, sql_gswarm_nodes, NULL, fn, arg);
+	return store_query_rows(st, latest_sql(st, sql_gswarm_nodes), NULL, fn, arg);
 }
 
-int store_query_gswarm_gpus(struct store *st, const char *agent_id, store_row_fn fn, void *arg)
+int store_query_gswarm_gpus(struct store *st, store_row_fn fn, void *arg)
 {
-	const char *params[] = {agent_id, NULL};
-
-	return store_query_rows(st, sql_gswarm_gpus, params, fn, arg);
+	return store_query_rows(st, latest_sql(st, sql_gswarm_gpus), NULL, fn, arg);
 }
 
 int store_history_rows(struct store *st, int64_t since_ms, int64_t until_ms, const char *user,

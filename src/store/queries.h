@@ -190,13 +190,14 @@ int store_query_latest_gpu_rows(struct store *st, store_row_fn fn, void *arg);
  * gswarm's /metrics/latest.  Each agent's node, by hostname: agent_id,
  * hostname, last_seen_ms, interval_ms, and the latest mem_total_bytes,
  * mem_available_bytes, root filesystem used_bytes and total_bytes (NULL
- * when none).  Each GPU of that agent's node, by index: agent_id, idx, name, mem_total_bytes, then
- * of its latest sample util_pct, mem_used_bytes, pcie_rx_bps, pcie_tx_bps, ts_ms, nvlink_rx_bytes,
- * nvlink_tx_bytes, then of the sample before ts_ms, nvlink_rx_bytes,
- * nvlink_tx_bytes.
+ * when none).  Each GPU of every agent's node, in one query, by agent_id
+ * and index: agent_id, idx, name, mem_total_bytes, then of its latest
+ * sample util_pct, mem_used_bytes, pcie_rx_bps, pcie_tx_bps, ts_ms,
+ * nvlink_rx_bytes, nvlink_tx_bytes, then of the sample before ts_ms,
+ * nvlink_rx_bytes, nvlink_tx_bytes.
  */
 int store_query_gswarm_nodes(struct store *st, store_row_fn fn, void *arg);
-int store_query_gswarm_gpus(struct store *st, const char *agent_id, store_row_fn fn, void *arg);
+int store_query_gswarm_gpus(struct store *st, store_row_fn fn, void *arg);
 
 /*
  * The jobs that ran in [since_ms, until_ms) (user, node: NULL or "" for
