@@ -689,8 +689,9 @@ class PgCluster:
     so a commit the head waits for is on the disk.  Run as the `postgres` user
     when this script is root (initdb refuses root)."""
 
-    def __init__(self, log_min_duration_ms=None, stat_statements=False):
+    def __init__(self, log_min_duration_ms=None, stat_statements=False, settings=()):
         self.dir = self.port = None
+        self.settings = list(settings)
         self.log_min_duration_ms = log_min_duration_ms
         self.stat_statements = stat_statements
         self.as_pg = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
@@ -721,6 +722,7 @@ class PgCluster:
         if self.stat_statements:
             conf += ["shared_preload_libraries = 'pg_stat_statements'",
                      "pg_stat_statements.track = all"]
+        conf += [f"{k} = '{v}'" for k, v in (kv.split("=", 1) for kv in self.settings)]
         with open(os.path.join(self.data, "postgresql.conf"), "a") as f:
             f.write("\n# head_ingest.py\n" + "\n".join(conf) + "\n")
         self._run([f"{PG_BIN}/pg_ctl", "-D", self.data, "-l", self.log, "-w", "-t", "60",
@@ -959,7 +961,8 @@ def run(args, tmp):
     pg = None
     try:
         if "postgresql" in args.backends:
-            pg = PgCluster(args.pg_log_min_duration_ms, args.pg_stat_statements).start()
+            pg = PgCluster(args.pg_log_min_duration_ms, args.pg_stat_statements,
+                           args.pg_setting).start()
             res["pg_version"] = pg.version()
         rounds = []
         for k in range(args.rounds):
@@ -1269,9 +1272,10 @@ def backends_text(args, res):
     L.append("```")
     L.append("")
     if "postgresql" in heads:
+        changed = "".join(f"`{kv}`, " for kv in args.pg_setting)
         L.append(f"PostgreSQL: {res.get('pg_version', '?')}, a cluster of the benchmark's own "
                  "(initdb in a temporary directory as the `postgres` user, trust authentication, "
-                 "127.0.0.1 on a free port, every other setting the default: fsync on, "
+                 f"127.0.0.1 on a free port, {changed}every other setting the default: fsync on, "
                  "synchronous_commit on, shared_buffers 128 MB), on the same 2-core machine "
                  "as the head and the simulator.  The head acknowledges a batch only once "
                  "its transaction is committed, so both backends pay one durable commit per "
@@ -1441,6 +1445,10 @@ def main():
                     help="with both backends: the head phase this many times, each on fresh "
                          "stores, the order turned each round; the tables are the median "
                          "round's (default 1)")
+    ap.add_argument("--pg-setting", action="append", default=[], metavar="NAME=VALUE",
+                    help="a setting of the head phase's PostgreSQL cluster (postgresql.conf), "
+                         "e.g. autovacuum=off; repeatable (a diagnosis; the report names "
+                         "each)")
     ap.add_argument("--pg-log-min-duration-ms", type=int, default=None, metavar="MS",
                     help="PostgreSQL's log_min_duration_statement (statements slower than MS "
                          "listed in the output; default off)")
@@ -1454,6 +1462,8 @@ def main():
         args.duration = 10
     if any("=" not in kv for kv in args.head_env):
         ap.error("--head-env takes VAR=VALUE")
+    if any(not re.fullmatch(r"[a-z_.]+=[^'\n]*", kv) for kv in args.pg_setting):
+        ap.error("--pg-setting takes NAME=VALUE")
     args.backends = [b.strip() for b in args.backends.split(",") if b.strip()]
     if not args.backends or any(b not in ("sqlite", "postgresql") for b in args.backends) \
             or len(set(args.backends)) != len(args.backends):
