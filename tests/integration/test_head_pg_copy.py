@@ -243,6 +243,24 @@ def test_batch_failing_midway_leaves_nothing(wd):
         eq(head.kill(15), 0, "head exit")
 
 
+def _stop_and_compare(head, proc, adb, errf):
+    """Stops the agent, waits for the head to hold its last rows (those after the
+    mark, up to its last tick), compares its rows with the head's (each once, seqs
+    distinct) and stops the head."""
+    try:
+        eq(stop_agent(proc, errf), 0, "agent exit")
+        wait_for(lambda: hh.held(head.db, adb), timeout=30, what="the agent's last rows")
+        for t in ("host_samples", "cpu_samples", "proc_samples", "job_samples"):
+            eq(head_side(head.db, adb, t), agent_side(adb, t), t)
+        eq(hh.sql(head.db, "SELECT count(*), count(DISTINCT seq) FROM host_samples")[0],
+           (hh.sql(adb, "SELECT count(*) FROM host_samples")[0][0],) * 2,
+           "host_samples once each, seqs distinct")
+    finally:
+        if proc.poll() is None:
+            stop_agent(proc, errf)
+        eq(head.kill(15), 0, "head exit")
+
+
 # the partitioned fact tables (facts.h: FACT_TIMED): FACT_TABLES but the gap records
 TIMED = [t for t in hh.FACT_TABLES if t != "gaps"]
 
@@ -280,20 +298,11 @@ def test_fact_tables_keyless_with_brin(wd):
         eq(_layout(name), (0, len(TIMED), "brin"), "the old store changed")
         # the agent, which streamed on to nobody meanwhile, catches up, each row once
         wait_for(caught_up(head.db, adb), timeout=60, what="the agent's rows at the new head")
-        eq(stop_agent(proc, errf), 0, "agent exit")
-        wait_for(lambda: hh.held(head.db, adb), timeout=30, what="the agent's last rows")
     except BaseException:
         if proc.poll() is None:
             stop_agent(proc, errf)
         raise
-    try:
-        for t in ("host_samples", "cpu_samples", "proc_samples", "job_samples"):
-            eq(head_side(head.db, adb, t), agent_side(adb, t), t)
-        eq(hh.sql(head.db, "SELECT count(*), count(DISTINCT seq) FROM host_samples")[0],
-           (hh.sql(adb, "SELECT count(*) FROM host_samples")[0][0],) * 2,
-           "host_samples once each, seqs distinct")
-    finally:
-        eq(head.kill(15), 0, "head exit")
+    _stop_and_compare(head, proc, adb, errf)
 
 
 def test_connection_killed_mid_copy(wd):
@@ -312,20 +321,11 @@ def test_connection_killed_mid_copy(wd):
             time.sleep(0.15)
         check(killed >= 5, "connections killed: %d" % killed)
         wait_for(caught_up(head.db, adb), timeout=60, what="the head holding the agent's rows")
-        eq(stop_agent(proc, errf), 0, "agent exit")
-        # what the agent stored after the mark, up to its last tick
-        wait_for(lambda: hh.held(head.db, adb), timeout=30, what="the agent's last rows")
     except BaseException:
         if proc.poll() is None:
             stop_agent(proc, errf)
         raise
-    try:
-        for t in ("host_samples", "cpu_samples", "proc_samples", "job_samples"):
-            eq(head_side(head.db, adb, t), agent_side(adb, t), t)
-        eq(hh.sql(head.db, "SELECT count(*) FROM host_samples")[0][0],
-           hh.sql(adb, "SELECT count(*) FROM host_samples")[0][0], "host_samples once")
-    finally:
-        eq(head.kill(15), 0, "head exit")
+    _stop_and_compare(head, proc, adb, errf)
 
 
 run_tests(globals())
