@@ -19,7 +19,7 @@
  * (ingest.c), not by a unique index, and a b-tree on (seq, ts_ms) cost
  * the server about 30 % of a batch of process samples (bench/RESULTS.md
  * section 13).  Their seq, which grows with the rows' order in the heap,
- * has a BRIN index (a min and max per 128 pages) for the ranges readers
+ * has a BRIN index (a min and max per 32 pages) for the ranges readers
  * ask (seq > a AND seq <= b); the highest seq is the meta row next_seq's
  * (store_max_seq), never a max() over the tables.  A store made before
  * (meta fact_seq_index absent) is changed so by its first writer
@@ -54,11 +54,14 @@
 
 /*
  * A fact table's index on seq (printf: the table's name twice): BRIN, its
- * ranges summarized by autovacuum as they fill (autosummarize).
+ * ranges summarized by autovacuum as they fill (autosummarize), 32 pages
+ * (256 KiB) a range, not the default 128: a reader that follows the tail
+ * (remote write, a checkpoint's rows after its mark) reads at most that
+ * much beyond its rows in each table.
  */
 #define FACT_SEQ_INDEX                                                                             \
 	"CREATE INDEX IF NOT EXISTS \"%s_seq\" ON \"%s\" USING brin (\"seq\")"                     \
-	" WITH (autosummarize = on);\n"
+	" WITH (pages_per_range = 32, autosummarize = on);\n"
 
 /* The partitioned tables (facts.h: FACT_TIMED): a seq per row and a ts_ms that is never NULL. */
 static int fact_index(const char *table)
