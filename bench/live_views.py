@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """live_views.py - the head's live views at many agents: gswarm's GET /metrics/latest,
-GET /api/v1/nodes, GET /api/v1/gpus and the Prometheus GET /metrics, on a SQLite
+GET /api/v1/nodes, GET /api/v1/gpus, the Prometheus GET /metrics and GET /api/v1/jobs
+(its first page, each running job's use now), on a SQLite
 file and on PostgreSQL, side by side in one run (issue 35 section 4).
 
 A head on a fresh store (each backend in turn) is given N simulated agents (default
@@ -30,7 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from head_ingest import CLK_TCK, Layout, Node, PgCluster, cpu_of, start_head  # noqa: E402
 from agent_cost import stop  # noqa: E402
 
-VIEWS = ["/metrics/latest", "/api/v1/nodes", "/api/v1/gpus", "/metrics"]
+VIEWS = ["/metrics/latest", "/api/v1/nodes", "/api/v1/gpus", "/metrics", "/api/v1/jobs"]
 
 
 def batch_of(node, ticks):
