@@ -148,7 +148,7 @@ int head_gpus_of_json(struct jsonw *w, const struct head_gpu_list *l, const char
 
 /* ---- /metrics/latest's client_data ---- */
 
-/* a row of store_query_gswarm_gpus, kept: columns 1 to LATEST_GPU_COLS - 1 */
+/* a row of store_query_gswarm_gpus, kept: its agent_id, name, and numbers by column */
 #define LATEST_GPU_COLS 14
 struct latest_gpu {
 	char agent_id[64];
@@ -172,16 +172,16 @@ static void gs_num(struct jsonw *w, const char *key, bool valid, double v)
 	jsonw_kv_double(w, key, valid && isfinite(v) ? v : 0.0, 6);
 }
 
-/* columns cur (ts_ms, NVLink rx, tx) of a store_query_gswarm_gpus row as a sample */
-static int64_t nvlink_of(const struct store_row *r, int ts, struct gpu_sample *out)
+/* columns ts (ts_ms, NVLink rx, tx) of a kept store_query_gswarm_gpus row as a sample */
+static int64_t nvlink_of(const struct latest_gpu *g, int ts, struct gpu_sample *out)
 {
 	*out = (struct gpu_sample){0};
-	if (!r->null[ts + 1] && !r->null[ts + 2]) {
+	if (!g->null[ts + 1] && !g->null[ts + 2]) {
 		out->valid = GPU_NVLINK;
-		out->nvlink_rx_bytes = (uint64_t)r->num[ts + 1];
-		out->nvlink_tx_bytes = (uint64_t)r->num[ts + 2];
+		out->nvlink_rx_bytes = (uint64_t)g->num[ts + 1];
+		out->nvlink_tx_bytes = (uint64_t)g->num[ts + 2];
 	}
-	return r->null[ts] ? -1 : (int64_t)r->num[ts];
+	return g->null[ts] ? -1 : (int64_t)g->num[ts];
 }
 
 static int keep_gpu(const struct store_row *r, void *arg)
@@ -217,19 +217,10 @@ static int by_agent_idx(const void *a, const void *b)
 /* a GPU kept by keep_gpu, in gswarm's shape */
 static void latest_gpu(struct jsonw *w, const struct latest_gpu *g)
 {
-	struct store_row row = {.ncols = LATEST_GPU_COLS}, *r = &row;
 	struct gpu_sample cur, prev;
-	int64_t ts, prev_ts;
+	int64_t ts = nvlink_of(g, 8, &cur), prev_ts = nvlink_of(g, 11, &prev);
 	struct gpu_figures f;
 	double nv_rx, nv_tx;
-
-	for (int k = 1; k < LATEST_GPU_COLS; k++) {
-		row.num[k] = g->num[k];
-		row.null[k] = g->null[k];
-	}
-	row.text[2] = g->name;
-	ts = nvlink_of(r, 8, &cur);
-	prev_ts = nvlink_of(r, 11, &prev);
 
 	/* the rates from the latest sample and the one before (sample/figures.h) */
 	gpu_figures(&cur, ts >= 0 && prev_ts >= 0 ? &prev : NULL, ts - prev_ts, &f);
@@ -237,17 +228,17 @@ static void latest_gpu(struct jsonw *w, const struct latest_gpu *g)
 	nv_tx = f.nvlink_tx_bps;
 
 	jsonw_obj_begin(w);
-	jsonw_kv_int(w, "physical_idx", (int64_t)r->num[1]);
-	jsonw_kv_str(w, "name", r->text[2]);
+	jsonw_kv_int(w, "physical_idx", (int64_t)g->num[1]);
+	jsonw_kv_str(w, "name", g->name);
 	/* fractions, as gswarm's client sends them (nvitop's percent / 100) */
-	gs_num(w, "gpu_util", !r->null[4], r->num[4] / 100.0);
-	gs_num(w, "mem_util", !r->null[3] && !r->null[5] && r->num[3] > 0, r->num[5] / r->num[3]);
+	gs_num(w, "gpu_util", !g->null[4], g->num[4] / 100.0);
+	gs_num(w, "mem_util", !g->null[3] && !g->null[5] && g->num[3] > 0, g->num[5] / g->num[3]);
 	/*
 	 * KiB/s, and named as gswarm's client names them: its "rx" is what
 	 * nvitop's pcie_throughput() gives first, the GPU's transmit.
 	 */
-	gs_num(w, "dram_bw_gbps_rx", !r->null[7], r->num[7] / 1024.0);
-	gs_num(w, "dram_bw_gbps_tx", !r->null[6], r->num[6] / 1024.0);
+	gs_num(w, "dram_bw_gbps_rx", !g->null[7], g->num[7] / 1024.0);
+	gs_num(w, "dram_bw_gbps_tx", !g->null[6], g->num[6] / 1024.0);
 	gs_num(w, "nvlink_bw_gbps_rx", !isnan(nv_rx), nv_rx / 1024.0);
 	gs_num(w, "nvlink_bw_gbps_tx", !isnan(nv_tx), nv_tx / 1024.0);
 	jsonw_obj_end(w);
