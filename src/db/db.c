@@ -123,6 +123,11 @@ int db_bind_blob(struct db_stmt *s, int i, const void *v, int n, sqlite3_destruc
 	return s->pg ? pg_bind_blob(s->pg, i, v, n) : sqlite3_bind_blob(s->sq, i, v, n, dtor);
 }
 
+int db_bind_pg_binary(struct db_stmt *s, int i, const void *v, size_t n, unsigned type)
+{
+	return s->pg ? pg_bind_binary(s->pg, i, v, n, type) : SQLITE_MISUSE;
+}
+
 int db_bind_parameter_count(struct db_stmt *s)
 {
 	return s->pg ? pg_bind_parameter_count(s->pg) : sqlite3_bind_parameter_count(s->sq);

@@ -28,6 +28,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stddef.h>
 
 #include <sqlite3.h>
 
@@ -75,6 +76,9 @@ int db_bind_null(struct db_stmt *s, int i);
 /* n < 0: up to the NUL.  dtor: SQLITE_STATIC or SQLITE_TRANSIENT (PostgreSQL always copies). */
 int db_bind_text(struct db_stmt *s, int i, const char *v, int n, sqlite3_destructor_type dtor);
 int db_bind_blob(struct db_stmt *s, int i, const void *v, int n, sqlite3_destructor_type dtor);
+/* PostgreSQL only (pg_bind_binary): a value in its type's binary format; SQLITE_MISUSE on SQLite.
+ */
+int db_bind_pg_binary(struct db_stmt *s, int i, const void *v, size_t n, unsigned type);
 int db_bind_parameter_count(struct db_stmt *s);
 /* Whether the statement only reads (SELECT / WITH). */
 bool db_stmt_readonly(struct db_stmt *s);

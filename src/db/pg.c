@@ -681,6 +681,7 @@ int pg_prepare(struct pg_conn *c, const char *sql, bool persistent, struct pg_st
 	struct pg_stmt *s = calloc(1, sizeof(*s));
 	size_t size = strlen(sql) * 2 + 16; /* "?" -> "$32766" at worst doubles and more */
 	const char *p;
+	bool inserts;
 	int ret;
 
 	*out = NULL;
@@ -715,9 +716,13 @@ int pg_prepare(struct pg_conn *c, const char *sql, bool persistent, struct pg_st
 	}
 	for (p = sql; *p == ' ' || *p == '\n' || *p == '\t' || *p == '('; p++)
 		;
-	s->readonly = strncasecmp(p, "SELECT", 6) == 0 || strncasecmp(p, "WITH", 4) == 0;
+	/* WITH x AS (INSERT ...) INSERT ...: several tables' INSERTs in one statement */
+	inserts = strncasecmp(p, "INSERT", 6) == 0 ||
+		  (strncasecmp(p, "WITH", 4) == 0 && strcasestr(p, " AS (INSERT INTO "));
+	s->readonly =
+	    !inserts && (strncasecmp(p, "SELECT", 6) == 0 || strncasecmp(p, "WITH", 4) == 0);
 	/* and a savepoint set or released: its failure is the transaction's, read at the flush */
-	s->deferrable = (strncasecmp(p, "INSERT", 6) == 0 && !strcasestr(p, "RETURNING")) ||
+	s->deferrable = (inserts && !strcasestr(p, "RETURNING")) ||
 			strncasecmp(p, "SAVEPOINT", 9) == 0 || strncasecmp(p, "RELEASE", 7) == 0;
 	s->begin = strncasecmp(p, "BEGIN", 5) == 0 && !isalnum((unsigned char)p[5]);
 	s->commit = is_commit(p);
@@ -793,7 +798,7 @@ int pg_bind_int64(struct pg_stmt *s, int i, int64_t v)
 }
 
 /* A double as float8in reads it back bit for bit (17 digits), NaN and infinities spelled out. */
-static int format_double(char *buf, size_t size, double v)
+int pg_format_double(char *buf, size_t size, double v)
 {
 	if (isnan(v))
 		return snprintf(buf, size, "NaN");
@@ -829,7 +834,7 @@ int pg_array_int64(struct strbuf *sb, int64_t v)
 int pg_array_double(struct strbuf *sb, double v)
 {
 	char tmp[32];
-	int n = format_double(tmp, sizeof(tmp), v);
+	int n = pg_format_double(tmp, sizeof(tmp), v);
 
 	return array_sep(sb) || strbuf_add(sb, tmp, (size_t)n) ? -ENOMEM : 0;
 }
@@ -856,13 +861,111 @@ int pg_array_text(struct strbuf *sb, const char *v, size_t n)
 	return strbuf_add(sb, v + from, n - from) || strbuf_addch(sb, '"') ? -ENOMEM : 0;
 }
 
+static int bind_copy(struct pg_stmt *s, int i, const void *v, size_t n, int fmt, Oid type);
+
+/*
+ * Binary arrays (array_send's layout, which array_recv reads): a header of
+ * five big-endian 32-bit words (dimensions 1, has-nulls, the element type's
+ * OID, the element count, lower bound 1), then each element as its length
+ * (-1: NULL) and its bytes, big-endian for numbers.  The header's has-nulls
+ * and count words are set as elements are added.
+ */
+#define BINARRAY_HEADER 20
+
+static const struct {
+	unsigned elem, array;
+} binarray_oids[] = {
+    [PG_ELEM_INT8] = {PG_INT8OID, 1016},
+    [PG_ELEM_FLOAT8] = {PG_FLOAT8OID, 1022},
+    [PG_ELEM_TEXT] = {PG_TEXTOID, 1009},
+};
+
+static void put_be32(unsigned char *p, uint32_t v)
+{
+	p[0] = (unsigned char)(v >> 24);
+	p[1] = (unsigned char)(v >> 16);
+	p[2] = (unsigned char)(v >> 8);
+	p[3] = (unsigned char)v;
+}
+
+static uint32_t get_be32(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+unsigned pg_elem_array_type(enum pg_elem elem)
+{
+	return binarray_oids[elem].array;
+}
+
+int pg_binarray_begin(struct strbuf *sb, enum pg_elem elem)
+{
+	unsigned char h[BINARRAY_HEADER];
+
+	put_be32(h, 1);
+	put_be32(h + 4, 0);
+	put_be32(h + 8, binarray_oids[elem].elem);
+	put_be32(h + 12, 0);
+	put_be32(h + 16, 1);
+	return strbuf_add(sb, h, sizeof(h)) ? -ENOMEM : 0;
+}
+
+/* An element of n bytes (n < 0: NULL) after the array's header at start. */
+static int binarray_put(struct strbuf *sb, size_t start, const void *v, int32_t n)
+{
+	unsigned char len[4], *h;
+
+	put_be32(len, (uint32_t)n);
+	if (strbuf_add(sb, len, sizeof(len)) || (n > 0 && strbuf_add(sb, v, (size_t)n)))
+		return -ENOMEM;
+	h = (unsigned char *)sb->buf + start;
+	put_be32(h + 12, get_be32(h + 12) + 1);
+	if (n < 0)
+		put_be32(h + 4, 1);
+	return 0;
+}
+
+int pg_binarray_int64(struct strbuf *sb, size_t start, int64_t v)
+{
+	unsigned char b[8];
+
+	put_be32(b, (uint32_t)((uint64_t)v >> 32));
+	put_be32(b + 4, (uint32_t)v);
+	return binarray_put(sb, start, b, 8);
+}
+
+int pg_binarray_double(struct strbuf *sb, size_t start, double v)
+{
+	int64_t bits;
+
+	memcpy(&bits, &v, sizeof(bits));
+	return pg_binarray_int64(sb, start, bits);
+}
+
+int pg_binarray_text(struct strbuf *sb, size_t start, const char *v, size_t n)
+{
+	if (n > INT32_MAX)
+		return -E2BIG;
+	return binarray_put(sb, start, v, (int32_t)n);
+}
+
+int pg_binarray_null(struct strbuf *sb, size_t start)
+{
+	return binarray_put(sb, start, NULL, -1);
+}
+
+int pg_bind_binary(struct pg_stmt *s, int i, const void *v, size_t n, unsigned type)
+{
+	return bind_copy(s, i, v, n, 1, (Oid)type);
+}
+
 int pg_bind_double(struct pg_stmt *s, int i, double v)
 {
 	struct pg_param *p = param(s, i);
 
 	if (!p)
 		return SQLITE_RANGE;
-	format_double(p->num, sizeof(p->num), v);
+	pg_format_double(p->num, sizeof(p->num), v);
 	p->val = p->num;
 	p->type = PG_FLOAT8OID;
 	return SQLITE_OK;
@@ -1310,7 +1413,7 @@ void pg_copy_int64(struct pg_conn *c, int64_t v)
 void pg_copy_double(struct pg_conn *c, double v)
 {
 	char tmp[32];
-	int n = format_double(tmp, sizeof(tmp), v);
+	int n = pg_format_double(tmp, sizeof(tmp), v);
 
 	copy_put(c, tmp, (size_t)n);
 }

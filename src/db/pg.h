@@ -110,9 +110,30 @@ int pg_array_text(struct strbuf *sb, const char *v, size_t n);
 int pg_array_null(struct strbuf *sb);
 int pg_array_end(struct strbuf *sb);
 
+/*
+ * The same arrays in PostgreSQL's binary format, for a parameter bound by
+ * pg_bind_binary with pg_elem_array_type's OID: nothing for the server to
+ * parse, no number printed at the head.  pg_binarray_begin appends the
+ * header for elements of type elem at sb's end; every element after it
+ * names where that header starts (sb->len before pg_binarray_begin), whose
+ * count it advances.  0, -ENOMEM or -E2BIG.
+ */
+/* A double as float8in reads it back bit for bit ("%.17g", NaN, Infinity): its length. */
+int pg_format_double(char *buf, size_t size, double v);
+
+enum pg_elem { PG_ELEM_INT8, PG_ELEM_FLOAT8, PG_ELEM_TEXT };
+unsigned pg_elem_array_type(enum pg_elem elem);
+int pg_binarray_begin(struct strbuf *sb, enum pg_elem elem);
+int pg_binarray_int64(struct strbuf *sb, size_t start, int64_t v);
+int pg_binarray_double(struct strbuf *sb, size_t start, double v);
+int pg_binarray_text(struct strbuf *sb, size_t start, const char *v, size_t n);
+int pg_binarray_null(struct strbuf *sb, size_t start);
+
 int pg_bind_int64(struct pg_stmt *s, int i, int64_t v);
 int pg_bind_double(struct pg_stmt *s, int i, double v);
 int pg_bind_null(struct pg_stmt *s, int i);
+/* n bytes of v in the binary format of the type whose OID is type (a copy is kept). */
+int pg_bind_binary(struct pg_stmt *s, int i, const void *v, size_t n, unsigned type);
 int pg_bind_text(struct pg_stmt *s, int i, const char *v, int n);
 int pg_bind_blob(struct pg_stmt *s, int i, const void *v, int n);
 int pg_bind_parameter_count(struct pg_stmt *s);

@@ -246,40 +246,61 @@ int store__exec(struct store *st, const char *sql, const char *what)
 	return 0;
 }
 
-struct db_stmt *store__cached_find(struct store *st, const char *sql)
+struct db_stmt *store__cached_find_aux(struct store *st, const char *key, const char **aux)
 {
 	for (size_t k = 0; k < st->ningest_cache; k++)
-		if (strcmp(st->ingest_cache[k].sql, sql) == 0)
+		if (strcmp(st->ingest_cache[k].sql, key) == 0) {
+			if (aux)
+				*aux = st->ingest_cache[k].aux;
 			return st->ingest_cache[k].stmt;
+		}
 	return NULL;
+}
+
+struct db_stmt *store__cached_find(struct store *st, const char *sql)
+{
+	return store__cached_find_aux(st, sql, NULL);
 }
 
 int store__cached_stmt(struct store *st, const char *sql, struct db_stmt **out)
 {
-	return store__cached_stmt_as(st, sql, sql, out);
+	return store__cached_stmt_aux(st, sql, sql, NULL, out);
 }
 
 int store__cached_stmt_as(struct store *st, const char *key, const char *sql, struct db_stmt **out)
+{
+	return store__cached_stmt_aux(st, key, sql, NULL, out);
+}
+
+int store__cached_stmt_aux(struct store *st, const char *key, const char *sql, char *aux,
+			   struct db_stmt **out)
 {
 	size_t slot;
 	int rc;
 
 	*out = store__cached_find(st, key);
-	if (*out)
+	if (*out) {
+		free(aux);
 		return SQLITE_OK;
+	}
 	rc = db_prepare_persistent(&st->conn, sql, out);
-	if (rc != SQLITE_OK)
+	if (rc != SQLITE_OK) {
+		free(aux);
 		return rc;
+	}
 	if (st->ningest_cache < STORE_INGEST_CACHE) {
 		slot = st->ningest_cache++;
 	} else {
 		slot = strlen(key) % STORE_INGEST_CACHE; /* any: the cache is a convenience */
 		db_finalize(st->ingest_cache[slot].stmt);
 		free(st->ingest_cache[slot].sql);
+		free(st->ingest_cache[slot].aux);
 	}
 	st->ingest_cache[slot].sql = strdup(key);
+	st->ingest_cache[slot].aux = aux;
 	if (!st->ingest_cache[slot].sql) {
 		db_finalize(*out);
+		free(aux);
 		*out = NULL;
 		st->ingest_cache[slot] = st->ingest_cache[--st->ningest_cache];
 		return SQLITE_NOMEM;

@@ -23,6 +23,7 @@
 #include "store/schema.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,6 +120,8 @@ struct ingest {
 	int64_t node_id;
 	int64_t acked;
 	struct id_map jobs, procs, devices;
+	struct unnest_part *parts; /* PostgreSQL: the fact tables that go by unnest_parts_run */
+	size_t nparts, parts_alloc;
 	char *errmsg;
 	size_t errmsg_size;
 	int64_t rows;
@@ -705,104 +708,342 @@ static int pg_column_types(struct ingest *in, const struct store_table *t, char 
 }
 
 /*
- * PostgreSQL: a fact table's few new rows as one INSERT ... SELECT FROM
- * unnest() of an array a column, sent ahead in the pipeline with the
- * batch's other statements: no round trip of its own, where a COPY costs
- * two (libpq cannot pipeline one) and the server's setting up of a COPY
- * outweighs a handful of rows.  The statement is made once per table and
- * columns (insert_sql is its cache key).  -EMEDIUMTYPE: a column no array
- * literal carries; the caller COPYs.
+ * PostgreSQL: how a column's array is sent, by the column's type on the
+ * head: in binary (array_recv reads it, nothing to parse), 'i' bigint,
+ * 'f' double precision, 't' text; '-' any other type, whose array goes
+ * as a text literal.
  */
-static int unnest_facts_of(struct ingest *in, const struct store_table *t, int seq_col,
-			   const enum column_role *role, const char *insert_sql, size_t nnew)
+static char elem_kind(const char *type)
 {
-	char key[4200], sql[8192];
-	struct db_stmt *stmt;
-	struct strbuf arrays;
-	size_t start[STORE_ROWSET_MAX_COLUMNS + 1];
-	int rc, ret = 0;
+	return strcmp(type, "bigint") == 0	       ? 'i'
+	       : strcmp(type, "double precision") == 0 ? 'f'
+	       : strcmp(type, "text") == 0	       ? 't'
+						       : '-';
+}
 
-	snprintf(key, sizeof(key), "unnest %s", insert_sql);
-	stmt = store__cached_find(in->st, key);
-	if (!stmt) {
-		char(*type)[40] = calloc((size_t)t->ncols, sizeof(*type));
-		size_t len = 0;
+static enum pg_elem elem_of(char kind)
+{
+	return kind == 'i' ? PG_ELEM_INT8 : kind == 'f' ? PG_ELEM_FLOAT8 : PG_ELEM_TEXT;
+}
 
-		if (!type)
-			return -ENOMEM;
-		ret = pg_column_types(in, t, type);
-		len += (size_t)snprintf(sql, sizeof(sql), "INSERT INTO %s (", t->name);
-		for (int c = 0; c < t->ncols && len < sizeof(sql); c++)
-			len += (size_t)snprintf(sql + len, sizeof(sql) - len, "%s\"%s\"",
-						c ? ", " : "", t->cols[c]);
-		len += (size_t)snprintf(sql + len, sizeof(sql) - len, ") SELECT * FROM unnest(");
-		for (int c = 0; c < t->ncols && len < sizeof(sql); c++)
-			len += (size_t)snprintf(sql + len, sizeof(sql) - len, "%sCAST(?%d AS %s[])",
-						c ? ", " : "", c + 1, type[c]);
-		len += (size_t)snprintf(sql + len, sizeof(sql) - len, ")");
-		free(type);
-		if (ret)
-			return ret;
-		if (len >= sizeof(sql))
-			return bad(in, "%s: too many columns", t->name);
-		rc = store__cached_stmt_as(in->st, key, sql, &stmt);
-		if (rc != SQLITE_OK)
-			return rc == SQLITE_NOMEM ? -ENOMEM : row_failed(in, t, rc);
+/*
+ * A cell of a binary array of kind's elements.  What the column's type is
+ * not is converted as the server would have read it from text: an integer
+ * into a real column, an integral real into an integer column, a number
+ * written out into a text column, text that is wholly a number into a
+ * number column; anything else refused, as the server would.
+ */
+static int binarray_cell(struct ingest *in, const struct store_table *t, int c, char kind,
+			 struct strbuf *sb, size_t start, const struct store_value *v)
+{
+	char tmp[64], *end;
+	int n;
+
+	switch (v->type) {
+	case STORE_VALUE_INT:
+		if (kind == 'i')
+			return pg_binarray_int64(sb, start, v->i);
+		if (kind == 'f')
+			return pg_binarray_double(sb, start, (double)v->i);
+		n = snprintf(tmp, sizeof(tmp), "%" PRId64, v->i);
+		return pg_binarray_text(sb, start, tmp, (size_t)n);
+	case STORE_VALUE_REAL:
+		if (kind == 'f')
+			return pg_binarray_double(sb, start, v->d);
+		if (kind == 't') {
+			n = pg_format_double(tmp, sizeof(tmp), v->d);
+			return pg_binarray_text(sb, start, tmp, (size_t)n);
+		}
+		/* 2^63 is the first double above the range */
+		if (v->d >= -9223372036854775808.0 && v->d < 9223372036854775808.0 &&
+		    v->d == (double)(int64_t)v->d)
+			return pg_binarray_int64(sb, start, (int64_t)v->d);
+		return bad(in, "%s: column '%s' takes integers, not %.17g", t->name, t->cols[c],
+			   v->d);
+	case STORE_VALUE_TEXT:
+		if (kind == 't') {
+			n = pg_binarray_text(sb, start, v->s, v->len);
+			return n == -E2BIG
+				   ? bad(in, "%s: column '%s': text too long", t->name, t->cols[c])
+				   : n;
+		}
+		if (v->len > 0 && v->len < sizeof(tmp)) {
+			memcpy(tmp, v->s, v->len);
+			tmp[v->len] = '\0';
+			errno = 0;
+			if (kind == 'i') {
+				long long i = strtoll(tmp, &end, 10);
+
+				if (!errno && end == tmp + v->len)
+					return pg_binarray_int64(sb, start, i);
+			} else {
+				double d = strtod(tmp, &end);
+
+				if (!errno && end == tmp + v->len)
+					return pg_binarray_double(sb, start, d);
+			}
+		}
+		return bad(in, "%s: column '%s' takes numbers, not '%.*s'", t->name, t->cols[c],
+			   (int)(v->len < 40 ? v->len : 40), v->s);
+	default:
+		return pg_binarray_null(sb, start);
 	}
-	/* one array a column, in one buffer: bound once it is whole (it may move while it grows) */
-	strbuf_init(&arrays, STRBUF_DEFAULT_MAX);
+}
+
+/* A cell of a text array literal. */
+static int textarray_cell(struct strbuf *sb, const struct store_value *v)
+{
+	switch (v->type) {
+	case STORE_VALUE_INT:
+		return pg_array_int64(sb, v->i);
+	case STORE_VALUE_REAL:
+		return pg_array_double(sb, v->d);
+	case STORE_VALUE_TEXT:
+		return pg_array_text(sb, v->s, v->len);
+	default:
+		return pg_array_null(sb);
+	}
+}
+
+/*
+ * PostgreSQL: the types of a table's columns as the batch names them, for
+ * its unnest INSERT: *types is its columns' elem_kind letters, a newline,
+ * then their type names, each ended by a comma ("if\nbigint,double
+ * precision,").  Read from the server once a table and its batch's columns
+ * (insert_sql) and kept in the statement cache, under a statement that is
+ * never run.  -EMEDIUMTYPE: a column no array carries (bytea): the caller
+ * COPYs.
+ */
+static int unnest_types(struct ingest *in, const struct store_table *t, const char *insert_sql,
+			const char **types)
+{
+	char key[4200];
+	char(*type)[40];
+	struct strbuf aux;
+	struct db_stmt *stmt;
+	int rc, ret;
+
+	snprintf(key, sizeof(key), "types %s", insert_sql);
+	if (store__cached_find_aux(in->st, key, types))
+		return 0;
+	type = calloc((size_t)t->ncols, sizeof(*type));
+	if (!type)
+		return -ENOMEM;
+	ret = pg_column_types(in, t, type);
+	strbuf_init(&aux, STRBUF_DEFAULT_MAX);
+	for (int c = 0; c < t->ncols && !ret; c++)
+		strbuf_addch(&aux, elem_kind(type[c]));
+	strbuf_addch(&aux, '\n');
+	for (int c = 0; c < t->ncols && !ret; c++)
+		strbuf_addf(&aux, "%s,", type[c]);
+	free(type);
+	if (!ret && strbuf_error(&aux))
+		ret = -ENOMEM;
+	if (ret) {
+		strbuf_release(&aux);
+		return ret;
+	}
+	/* never run: a statement prepared on PostgreSQL is sent when it first runs */
+	rc = store__cached_stmt_aux(in->st, key, "SELECT 1", aux.buf, &stmt);
+	if (rc != SQLITE_OK)
+		return rc == SQLITE_NOMEM ? -ENOMEM : row_failed(in, t, rc);
+	*types = aux.buf;
+	return 0;
+}
+
+/* A fact table's few new rows, to go in the batch's one unnest INSERT (unnest_parts_run). */
+struct unnest_part {
+	const struct store_table *t;
+	int seq_col;
+	size_t nnew;
+	const char *types; /* unnest_types' */
+	char *insert_sql;  /* the table and its columns: a part of the statement's cache key */
+	enum column_role role[STORE_ROWSET_MAX_COLUMNS];
+};
+
+static int unnest_later(struct ingest *in, const struct store_table *t, int seq_col,
+			const enum column_role *role, const char *insert_sql, size_t nnew)
+{
+	struct unnest_part *p;
+	const char *types;
+	int ret = unnest_types(in, t, insert_sql, &types);
+
+	if (ret)
+		return ret;
+	if (in->nparts == in->parts_alloc) {
+		size_t n = in->parts_alloc ? 2 * in->parts_alloc : 8;
+
+		p = realloc(in->parts, n * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		in->parts = p;
+		in->parts_alloc = n;
+	}
+	p = &in->parts[in->nparts];
+	p->t = t;
+	p->seq_col = seq_col;
+	p->nnew = nnew;
+	p->types = types;
+	p->insert_sql = strdup(insert_sql);
+	if (!p->insert_sql)
+		return -ENOMEM;
+	memcpy(p->role, role, (size_t)t->ncols * sizeof(*role));
+	in->nparts++;
+	return 0;
+}
+
+static void unnest_parts_release(struct ingest *in)
+{
+	for (size_t i = 0; i < in->nparts; i++)
+		free(in->parts[i].insert_sql);
+	in->nparts = 0;
+}
+
+/*
+ * The statement for the batch's parts: one table's INSERT ... SELECT FROM
+ * unnest(), the others' before it as data-modifying WITHs ("WITH u0 AS
+ * (INSERT ...), u1 AS (INSERT ...) INSERT ..."), their parameters (an array
+ * a column) numbered on from one part to the next.  Made once for each set
+ * of tables and columns (key).
+ */
+static int unnest_parts_stmt(struct ingest *in, const char *key, struct db_stmt **stmt)
+{
+	struct strbuf sql;
+	int param = 0, rc;
+
+	*stmt = store__cached_find(in->st, key);
+	if (*stmt)
+		return 0;
+	strbuf_init(&sql, STRBUF_DEFAULT_MAX);
+	for (size_t i = 0; i < in->nparts; i++) {
+		const struct unnest_part *p = &in->parts[i];
+		const char *type = strchr(p->types, '\n') + 1;
+		bool with = i + 1 < in->nparts;
+
+		if (with)
+			strbuf_addf(&sql, "%su%zu AS (", i ? ", " : "WITH ", i);
+		else if (i)
+			strbuf_addch(&sql, ' ');
+		strbuf_addf(&sql, "INSERT INTO %s (", p->t->name);
+		for (int c = 0; c < p->t->ncols; c++)
+			strbuf_addf(&sql, "%s\"%s\"", c ? ", " : "", p->t->cols[c]);
+		strbuf_addstr(&sql, ") SELECT * FROM unnest(");
+		for (int c = 0; c < p->t->ncols; c++) {
+			const char *comma = strchr(type, ',');
+
+			strbuf_addf(&sql, "%sCAST(?%d AS %.*s[])", c ? ", " : "", ++param,
+				    (int)(comma - type), type);
+			type = comma + 1;
+		}
+		strbuf_addstr(&sql, with ? "))" : ")");
+	}
+	rc = strbuf_error(&sql) ? SQLITE_NOMEM
+				: store__cached_stmt_as(in->st, key, strbuf_str(&sql), stmt);
+	strbuf_release(&sql);
+	if (rc != SQLITE_OK)
+		return rc == SQLITE_NOMEM ? -ENOMEM : row_failed(in, in->parts[0].t, rc);
+	return 0;
+}
+
+/* One part's arrays, each column's start in arrays at start[c]. */
+static int unnest_arrays(struct ingest *in, const struct unnest_part *p, struct strbuf *arrays,
+			 size_t *start)
+{
+	const struct store_table *t = p->t;
+	int ret = 0;
+
 	for (int c = 0; c < t->ncols && !ret; c++) {
+		char kind = p->types[c];
 		int64_t nth = 0;
 
-		start[c] = arrays.len;
-		ret = pg_array_begin(&arrays);
+		start[c] = arrays->len;
+		ret =
+		    kind != '-' ? pg_binarray_begin(arrays, elem_of(kind)) : pg_array_begin(arrays);
 		for (size_t r = 0; r < t->nrows && !ret; r++) {
 			const struct store_value *row = &t->cells[r * (size_t)t->ncols];
 			struct store_value v;
 
-			if (!row_is_new(in, &row[seq_col]))
+			if (!row_is_new(in, &row[p->seq_col]))
 				continue; /* held already, or outside the batch's range */
-			ret = head_value(in, t, c, role[c], &row[c], &v);
+			ret = head_value(in, t, c, p->role[c], &row[c], &v);
 			if (ret)
 				break;
 			/* the head's seqs, in the rows' order */
-			if (role[c] == COL_SEQ)
+			if (p->role[c] == COL_SEQ)
 				v.i = in->st->next_seq + nth++;
-			switch (v.type) {
-			case STORE_VALUE_INT:
-				ret = pg_array_int64(&arrays, v.i);
-				break;
-			case STORE_VALUE_REAL:
-				ret = pg_array_double(&arrays, v.d);
-				break;
-			case STORE_VALUE_TEXT:
-				ret = pg_array_text(&arrays, v.s, v.len);
-				break;
-			default:
-				ret = pg_array_null(&arrays);
-				break;
+			ret = kind != '-' ? binarray_cell(in, t, c, kind, arrays, start[c], &v)
+					  : textarray_cell(arrays, &v);
+		}
+		if (!ret && kind == '-')
+			ret = pg_array_end(arrays);
+	}
+	return ret;
+}
+
+/*
+ * PostgreSQL: the batch's fact tables of few new rows (unnest_later) in one
+ * statement sent ahead in the pipeline with the batch's other statements:
+ * no round trip of its own, where a COPY costs two (libpq cannot pipeline
+ * one), and one executor start and plan for them all, where a statement a
+ * table cost each its own.  The arrays go in binary where the columns'
+ * types allow (unnest_types), else as text literals.
+ */
+static int unnest_parts_run(struct ingest *in)
+{
+	struct strbuf key, arrays;
+	struct db_stmt *stmt = NULL;
+	size_t *start = NULL, ncols = 0;
+	int rc, ret = 0;
+
+	if (in->nparts == 0)
+		return 0;
+	strbuf_init(&key, STRBUF_DEFAULT_MAX);
+	strbuf_init(&arrays, STRBUF_DEFAULT_MAX);
+	strbuf_addstr(&key, "unnest");
+	for (size_t i = 0; i < in->nparts; i++) {
+		strbuf_addf(&key, "\n%s", in->parts[i].insert_sql);
+		ncols += (size_t)in->parts[i].t->ncols;
+	}
+	ret = strbuf_error(&key) ? -ENOMEM : unnest_parts_stmt(in, strbuf_str(&key), &stmt);
+	start = ret ? NULL : calloc(ncols + 1, sizeof(*start));
+	if (!ret && !start)
+		ret = -ENOMEM;
+	/* one array a column, in one buffer: bound once it is whole (it may move while it grows) */
+	for (size_t i = 0, c0 = 0; i < in->nparts && !ret; i++) {
+		ret = unnest_arrays(in, &in->parts[i], &arrays, start + c0);
+		c0 += (size_t)in->parts[i].t->ncols;
+		in->st->next_seq += (int64_t)in->parts[i].nnew;
+		in->rows += (int64_t)in->parts[i].nnew;
+	}
+	if (!ret) {
+		start[ncols] = arrays.len;
+		for (size_t i = 0, c0 = 0; i < in->nparts; i++) {
+			const struct unnest_part *p = &in->parts[i];
+
+			for (int c = 0; c < p->t->ncols; c++, c0++) {
+				const char *a = arrays.buf + start[c0];
+				size_t n = start[c0 + 1] - start[c0];
+
+				if (p->types[c] != '-')
+					db_bind_pg_binary(stmt, (int)c0 + 1, a, n,
+							  pg_elem_array_type(elem_of(p->types[c])));
+				else
+					db_bind_text(stmt, (int)c0 + 1, a, (int)n, SQLITE_STATIC);
 			}
 		}
-		if (!ret)
-			ret = pg_array_end(&arrays);
-	}
-	start[t->ncols] = arrays.len;
-	if (!ret) {
-		for (int c = 0; c < t->ncols; c++)
-			db_bind_text(stmt, c + 1, arrays.buf + start[c],
-				     (int)(start[c + 1] - start[c]), SQLITE_STATIC);
 		/* sent ahead: a value a column refuses fails the group where it surfaces */
 		rc = db_step(stmt);
 		if (rc != SQLITE_DONE)
-			ret = row_failed(in, t, rc);
+			ret = row_failed(in, in->parts[0].t, rc);
 	}
-	db_reset(stmt);
-	db_clear_bindings(stmt);
+	if (stmt) {
+		db_reset(stmt);
+		db_clear_bindings(stmt);
+	}
+	free(start);
 	strbuf_release(&arrays);
-	if (!ret) {
-		in->st->next_seq += (int64_t)nnew;
-		in->rows += (int64_t)nnew;
-	}
+	strbuf_release(&key);
+	unnest_parts_release(in);
 	return ret;
 }
 
@@ -860,7 +1101,7 @@ static int ingest_facts_of(struct ingest *in, const struct store_table *t, bool 
 		if (nnew == 0)
 			return 0; /* no statement for nothing */
 		if (nnew <= PG_UNNEST_ROWS_MAX) {
-			ret = unnest_facts_of(in, t, seq_col, role, sql, nnew);
+			ret = unnest_later(in, t, seq_col, role, sql, nnew);
 			if (ret != -EMEDIUMTYPE)
 				return ret;
 		}
@@ -1033,16 +1274,17 @@ int store_agent_cursor(struct store *st, const char *agent_id, int64_t *acked_se
  * again to another head after a lost answer): its agents row is made if
  * need be and locked (FOR UPDATE) before the cursor is read, so a second
  * head waits for the first to commit, then reads the cursor it advanced
- * and applies only the rows above it (none for the same batch).
+ * and applies only the rows above it (none for the same batch).  Once a
+ * commit made or found the row, the memo holds that and the INSERT is not
+ * sent again: if the row has gone since (deleted by hand), the lock finds
+ * nothing and the row is made then.
  */
-static int agent_cursor_locked(struct ingest *in, int64_t now_ms)
+static int agent_row_made(struct ingest *in, int64_t now_ms)
 {
 	const struct store_batch *b = in->b;
 	struct db_stmt *stmt;
 	int rc;
 
-	if (!in->st->conn.pg)
-		return store_agent_cursor(in->st, b->who.agent_id, &in->acked);
 	rc = store__cached_stmt(
 	    in->st,
 	    "INSERT INTO agents (agent_id, node_id, acked_seq, first_seen_ms,"
@@ -1060,20 +1302,44 @@ static int agent_cursor_locked(struct ingest *in, int64_t now_ms)
 	db_clear_bindings(stmt);
 	if (rc != SQLITE_DONE)
 		return store__errno(NULL, rc) ? store__errno(NULL, rc) : -EIO;
-	in->acked = 0;
-	rc = store__cached_stmt(
-	    in->st, "SELECT acked_seq FROM agents WHERE agent_id = ?1 FOR UPDATE", &stmt);
-	if (rc != SQLITE_OK)
-		return store__errno(NULL, rc) ? store__errno(NULL, rc) : -EIO;
-	db_bind_text(stmt, 1, b->who.agent_id, -1, SQLITE_STATIC);
-	rc = db_step(stmt);
-	if (rc == SQLITE_ROW)
-		in->acked = db_column_int64(stmt, 0);
-	db_reset(stmt);
-	db_clear_bindings(stmt);
-	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0
-	       : store__errno(NULL, rc)		     ? store__errno(NULL, rc)
-						     : -EIO;
+	return 0;
+}
+
+static int agent_cursor_locked(struct ingest *in, int64_t now_ms)
+{
+	const struct store_batch *b = in->b;
+	uint64_t key = memo_key(b->who.agent_id, 'a', 0);
+	bool known;
+	struct db_stmt *stmt;
+	int rc, ret;
+
+	if (!in->st->conn.pg)
+		return store_agent_cursor(in->st, b->who.agent_id, &in->acked);
+	memo_check_connection(in->st);
+	known = in->st->memo && memo_find(in->st->memo, key)->key == key;
+	for (int again = 0;; again++) {
+		if (!known || again) {
+			ret = agent_row_made(in, now_ms);
+			if (ret)
+				return ret;
+		}
+		in->acked = 0;
+		rc = store__cached_stmt(
+		    in->st, "SELECT acked_seq FROM agents WHERE agent_id = ?1 FOR UPDATE", &stmt);
+		if (rc != SQLITE_OK)
+			return store__errno(NULL, rc) ? store__errno(NULL, rc) : -EIO;
+		db_bind_text(stmt, 1, b->who.agent_id, -1, SQLITE_STATIC);
+		rc = db_step(stmt);
+		if (rc == SQLITE_ROW)
+			in->acked = db_column_int64(stmt, 0);
+		db_reset(stmt);
+		db_clear_bindings(stmt);
+		if (rc == SQLITE_DONE && known && !again)
+			continue; /* the row the memo knew is gone: made again, locked again */
+		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+			return store__errno(NULL, rc) ? store__errno(NULL, rc) : -EIO;
+		return known ? 0 : memo_later(in, key, FNV1A_SEED, 0);
+	}
 }
 
 /* PostgreSQL: whether a fact table's new rows go by COPY (more than PG_UNNEST_ROWS_MAX). */
@@ -1140,6 +1406,8 @@ static int ingest_body(struct ingest *in, int64_t now_ms)
 					ret = ingest_facts_of(in, t, false);
 			}
 		}
+		if (!ret)
+			ret = unnest_parts_run(in);
 		if (!ret && table(b, "job_summaries"))
 			ret = ingest_facts_of(in, table(b, "job_summaries"), true);
 		if (!ret && in->st->schema_version >= 9)
@@ -1203,6 +1471,8 @@ static void pg_partitions_of(struct store *st, const struct store_batch *b)
 
 static void ingest_release(struct ingest *in)
 {
+	unnest_parts_release(in);
+	free(in->parts);
 	free(in->pending);
 	map_release(&in->jobs);
 	map_release(&in->procs);

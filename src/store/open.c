@@ -469,6 +469,7 @@ void store_close(struct store *st)
 	for (size_t k = 0; k < st->ningest_cache; k++) {
 		db_finalize(st->ingest_cache[k].stmt);
 		free(st->ingest_cache[k].sql);
+		free(st->ingest_cache[k].aux);
 	}
 	store__memo_free(st->memo);
 	if (st->conn.pg)

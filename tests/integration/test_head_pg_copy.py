@@ -11,15 +11,23 @@ checked here: a batch of one or two rows a table, and one of 70.
   table with a text column, arrives as the agent sent it, on PostgreSQL as on a
   SQLite head; so do NULLs, negative integers (a counter above 2^63 arrives as its
   two's complement), 2^53 and reals to the last bit.
-- A batch that fails midway, its first tables stored by their COPYs already and a
-  later one refused (an id the batch does not hold, found by the head: the COPY is
-  given up; a value the column refuses, found by the server at the COPY's end), is
-  answered 400 and leaves nothing: no row, no cursor, no seq used; the agent sends
+- A batch that fails midway, its first tables sent already and a later one refused
+  (an id the batch does not hold or a value its column cannot take, found by the
+  head; a NULL in a NOT NULL column, found by the server when the pipeline is read),
+  is answered 400 and leaves nothing: no row, no cursor, no seq used; the agent sends
   it again corrected and it is stored once, and a copy of it sent again adds nothing.
   Batches of other agents committed in the same moments are stored.
 - The fact tables have no primary key and a BRIN index on seq (src/store/pgschema.c);
   a database made with the keys (before) loses them to the first head that opens it,
   which says so, and the agent's rows go on arriving once each.
+- Values of another type than their column's are taken or refused alike on both
+  backends (the INSERT's arrays go in PostgreSQL's binary format: converted by the
+  head): an integral real and a number written as text into an integer column, an
+  integer into a real column, numbers into a text column; a fraction into an integer
+  column, or words, is refused (400) and leaves nothing.
+- The head remembers that an agent's row in `agents` is there and sends no INSERT for
+  it again; deleted by hand, it is made again at the next batch, whose rows are stored
+  once (sent again, they add nothing).
 - The head's connection to the database killed again and again while an agent
   streams (pg_terminate_backend, most likely in the middle of a COPY): no batch is
   half stored, the agent sends again what was not acknowledged, and the head holds
@@ -175,9 +183,9 @@ def _counts(db):
             for t in ("host_samples", "cpu_samples", "proc_samples", "events")}
 
 
-def _midway(events_pid=4242, proc_id=9):
-    """A batch of 4 tables: host_samples and cpu_samples first (their COPYs go through),
-    then proc_samples (proc_id) and events (pid), either of which can be made bad."""
+def _midway(events_pid=4242, proc_id=9, events_kind="k"):
+    """A batch of 4 tables: host_samples and cpu_samples first (their rows go through),
+    then proc_samples (proc_id) and events (pid, kind), any of which can be made bad."""
     return {
         "jobs": (["id", "node_id", "scheduler", "job_id", "start_ms"],
                  [[7, 3, "local", "mid", TS]]),
@@ -190,7 +198,7 @@ def _midway(events_pid=4242, proc_id=9):
         "proc_samples": (["seq", "proc_id", "job_id", "ts_ms", "state", "threads"],
                          [[3, proc_id, 7, TS, "R", 1]]),
         "events": (["seq", "node_id", "job_id", "ts_ms", "kind", "pid"],
-                   [[4, 3, 7, TS, "k", events_pid]]),
+                   [[4, 3, 7, TS, events_kind, events_pid]]),
     }
 
 
@@ -200,14 +208,18 @@ def test_batch_failing_midway_leaves_nothing(wd):
         db = head.db
         seq0 = hh.sql(db, "SELECT coalesce(max(CAST(value AS bigint)), 0) FROM meta"
                       " WHERE key = 'next_seq'")[0][0]
-        # found by the head: proc_id 99 is not in the batch (proc_samples' COPY given up)
+        # found by the head: proc_id 99 is not in the batch
         st, msg = _post(head, _batch("mid1", "mn1", 0, 5, _midway(proc_id=99)))
         eq(st, 400, "a batch naming a process it does not hold")
         check("proc_id 99 is not in the batch" in msg, msg)
-        # found by the server: a pid that is not an integer (events' COPY refused at its end)
+        # found by the head too: a pid that is not an integer (the arrays go in binary)
         st, msg = _post(head, _batch("mid1", "mn1", 0, 5, _midway(events_pid="x4242")))
         eq(st, 400, "a batch with a value its column refuses")
         check("x4242" in msg, msg)
+        # found by the server, at the commit: events.kind is NOT NULL
+        st, msg = _post(head, _batch("mid1", "mn1", 0, 5, _midway(events_kind=None)))
+        eq(st, 400, "a batch with a NULL its column refuses")
+        check("kind" in msg and "null" in msg.lower(), msg)
         eq(_counts(db), {"host_samples": 0, "cpu_samples": 0, "proc_samples": 0, "events": 0},
            "nothing of the refused batches")
         eq(hh.sql(db, "SELECT acked_seq FROM agents WHERE agent_id = 'mid1'"), [],
@@ -303,6 +315,64 @@ def test_fact_tables_keyless_with_brin(wd):
             stop_agent(proc, errf)
         raise
     _stop_and_compare(head, proc, adb, errf)
+
+
+CONVERTED = {
+    "host_samples": (["seq", "node_id", "ts_ms", "load1_milli", "cpu_user_ms", "disk_reads"],
+                     [[1, 3, TS, 2.0, "12", -7]]),
+    "marks": (["seq", "job_id", "ts_ms", "name", "value", "text"],
+              [[2, None, TS, 42, 5, 0.5]]),
+}
+
+
+def test_values_converted_as_columns_take(wd):
+    heads = [Head(wd, db=wd.join("conv-%s.db" % b), name="conv-" + b, backend=b)
+             for b in ("postgresql", "sqlite")]
+    try:
+        for h in heads:
+            eq(_post(h, _batch("conv", "cv1", 0, 2, CONVERTED)), (200, {"acked_seq": 2}),
+               "the batch of converted values")
+            eq(hh.sql(h.db, "SELECT load1_milli, cpu_user_ms, disk_reads FROM host_samples"),
+               [(2, 12, -7)], "integer columns")
+            eq(hh.sql(h.db, "SELECT name, value, text FROM marks"), [("42", 5.0, "0.5")],
+               "a text column and a real one")
+            for bad in (1.5, "twelve", "12abc"):
+                host = (CONVERTED["host_samples"][0],
+                        [[3, 3, TS + 1, bad, 1, 1]])
+                code, why = _post(h, _batch("conv", "cv1", 2, 3, {"host_samples": host}))
+                eq(code, 400, "%r into an integer column: the answer (%s)" % (bad, why))
+            eq(hh.sql(h.db, "SELECT count(*) FROM host_samples"), [(1,)], "nothing stored")
+    finally:
+        for h in heads:
+            eq(h.kill(15), 0, "head exit")
+
+
+def _shifted(tables, by):
+    """The tables with every fact row's seq moved up by `by`: the agent's next batch."""
+    return {name: (cols, [[v + by if c == "seq" else v for c, v in zip(cols, r)] for r in rows])
+            for name, (cols, rows) in tables.items()}
+
+
+def test_agent_row_deleted(wd):
+    head = Head(wd, db=wd.join("agentrow.db"), name="head", backend="postgresql")
+    try:
+        first = _tricky_tables()
+        eq(_post(head, _batch("rowgone", "cn9", 0, 8, first)), (200, {"acked_seq": 8}),
+           "the first batch")
+        eq(_post(head, _batch("rowgone", "cn9", 8, 16, _shifted(first, 8))),
+           (200, {"acked_seq": 16}), "the second batch (the agent's row known)")
+        hh.pg().psql("DELETE FROM agents WHERE agent_id = 'rowgone'", db=hh._pg_name(head.db))
+        third = _batch("rowgone", "cn9", 16, 24, _shifted(first, 16))
+        for n, what in enumerate(("the third batch, the agent's row deleted",
+                                  "the third batch again"), 1):
+            eq(_post(head, third), (200, {"acked_seq": 24}), what)
+            eq(hh.sql(head.db, "SELECT acked_seq, batches FROM agents"
+                      " WHERE agent_id = 'rowgone'"), [(24, n)], "the agent's row made again")
+        eq(hh.sql(head.db, "SELECT count(*), count(DISTINCT ts_ms), min(seq) < max(seq)"
+                  " FROM host_samples"), [(3, 1, True)], "each batch's host sample once")
+        eq(hh.sql(head.db, "SELECT count(*) FROM proc_samples"), [(3,)], "process samples")
+    finally:
+        eq(head.kill(15), 0, "head exit")
 
 
 def test_connection_killed_mid_copy(wd):
