@@ -13,12 +13,12 @@
  * the head's own tables; STRICT tables refuse a value of the wrong type.
  * CUDA snapshots (cuda_procs and their cuda_stats) replace their
  * process's tables (store_put_cuda_proc), as the agent's store did.
- * PostgreSQL takes each fact table's rows of a batch as one COPY
- * (copy_facts_of) or, for a few rows, one INSERT of arrays sent ahead in
- * libpq's pipeline (unnest_facts_of), a group of batches in one
- * transaction without savepoints (pg_group).
+ * PostgreSQL takes each fact table's rows of a batch as one COPY, or the
+ * tables of few rows together as one INSERT sent ahead in libpq's
+ * pipeline (ingest_pg.c), a group of batches in one transaction without
+ * savepoints (pg_group).
  */
-#include "store/conn.h"
+#include "store/ingest.h"
 #include "store/facts.h"
 #include "store/schema.h"
 
@@ -101,35 +101,7 @@ static struct memo_entry *memo_find(struct ingest_memo *m, uint64_t key)
 	return &m->slot[i];
 }
 
-/* agent row id -> head row id, for one kind of dimension row */
-struct id_map {
-	int64_t *from, *to;
-	size_t n, alloc;
-};
-
-struct memo_pending {
-	uint64_t key, hash;
-	int64_t head_row;
-};
-
-struct ingest {
-	struct store *st;
-	struct memo_pending *pending; /* memo entries to keep once committed */
-	size_t npending, pending_alloc;
-	const struct store_batch *b;
-	int64_t node_id;
-	int64_t acked;
-	struct id_map jobs, procs, devices;
-	struct unnest_part *parts; /* PostgreSQL: the fact tables that go by unnest_parts_run */
-	size_t nparts, parts_alloc;
-	char *errmsg;
-	size_t errmsg_size;
-	int64_t rows;
-};
-
-static int bad(struct ingest *in, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int bad(struct ingest *in, const char *fmt, ...)
+int store__ingest_bad(struct ingest *in, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -181,7 +153,7 @@ static const struct store_table *table(const struct store_batch *b, const char *
 	return store_rowset_table(&b->rows, name);
 }
 
-static int col_index(const struct store_table *t, const char *name)
+int store__col_index(const struct store_table *t, const char *name)
 {
 	for (int c = 0; c < t->ncols; c++)
 		if (strcmp(t->cols[c], name) == 0)
@@ -192,7 +164,7 @@ static int col_index(const struct store_table *t, const char *name)
 static const struct store_value *cell(const struct store_table *t, size_t row, const char *name)
 {
 	static const struct store_value null_value = {STORE_VALUE_NULL, 0, {0}};
-	int c = col_index(t, name);
+	int c = store__col_index(t, name);
 
 	return c < 0 ? &null_value : &t->cells[row * (size_t)t->ncols + (size_t)c];
 }
@@ -328,7 +300,7 @@ static int ingest_devices(struct ingest *in)
 			       (cell_has(t, r, "power_limit_mw") ? GPU_INFO_POWER_LIMIT : 0) |
 			       (cell_has(t, r, "nvlink_count") ? GPU_INFO_NVLINKS : 0);
 		if (!d.info.uuid[0] || !d.vendor[0])
-			return bad(in, "devices: a row without uuid or vendor");
+			return store__ingest_bad(in, "devices: a row without uuid or vendor");
 		ret = store_put_device(in->st, in->node_id, &d);
 		if (!ret)
 			ret = map_put(&in->devices, cell_i64(t, r, "id"), d.id);
@@ -395,7 +367,8 @@ static int ingest_jobs(struct ingest *in)
 		j->has_reserved_gpus = cell_has(t, r, "reserved_gpus");
 		j->reserved_gpus = (int32_t)cell_i64(t, r, "reserved_gpus");
 		if (!j->scheduler[0] || !j->job_id[0] || j->start_ms <= 0) {
-			ret = bad(in, "jobs: a row without scheduler, job_id or start_ms");
+			ret = store__ingest_bad(
+			    in, "jobs: a row without scheduler, job_id or start_ms");
 			break;
 		}
 		ret = store_find_job(in->st, in->node_id, j->scheduler, j->job_id, j->start_ms,
@@ -442,10 +415,10 @@ static int ingest_procs(struct ingest *in)
 		cell_text(t, r, "comm", p.comm, sizeof(p.comm));
 		cell_text(t, r, "cmdline", p.cmdline, sizeof(p.cmdline));
 		if (p.pid <= 0)
-			return bad(in, "procs: a row without pid");
+			return store__ingest_bad(in, "procs: a row without pid");
 		if (cell_has(t, r, "job_id") && !map_get(&in->jobs, cell_i64(t, r, "job_id"), &job))
-			return bad(in, "procs: job %lld is not in the batch",
-				   (long long)cell_i64(t, r, "job_id"));
+			return store__ingest_bad(in, "procs: job %lld is not in the batch",
+						 (long long)cell_i64(t, r, "job_id"));
 		cell_text(t, r, "container", container, sizeof(container));
 		ret = store_put_proc_info(in->st, in->node_id, cell_has(t, r, "job_id") ? job : 0,
 					  &p, container[0] ? container : NULL, &row);
@@ -460,16 +433,6 @@ static int ingest_procs(struct ingest *in)
 	}
 	return 0;
 }
-
-/* What a batch's column becomes on the head (column_roles). */
-enum column_role {
-	COL_KEPT, /* stored as it is */
-	COL_SEQ,  /* the head's next seq */
-	COL_NODE, /* the head's node id (when not NULL) */
-	COL_JOB,  /* an agent's row id mapped to the head's (when not NULL) */
-	COL_PROC,
-	COL_DEVICE,
-};
 
 /* Each column's role, read once a table (not a string compare a cell). */
 static void column_roles(const struct store_table *t, bool summaries,
@@ -492,7 +455,7 @@ static void column_roles(const struct store_table *t, bool summaries,
  * head's next, its node and row ids the head's.  0, or -EINVAL (errmsg)
  * for an id the batch does not hold.
  */
-static int head_value(struct ingest *in, const struct store_table *t, int c, enum column_role role,
+int store__head_value(struct ingest *in, const struct store_table *t, int c, enum column_role role,
 		      const struct store_value *v, struct store_value *out)
 {
 	const struct id_map *m = role == COL_JOB      ? &in->jobs
@@ -508,8 +471,8 @@ static int head_value(struct ingest *in, const struct store_table *t, int c, enu
 		*out = (struct store_value){.type = STORE_VALUE_INT, .i = in->node_id};
 	} else if (m && v->type != STORE_VALUE_NULL) {
 		if (v->type != STORE_VALUE_INT || !map_get(m, v->i, &to))
-			return bad(in, "%s: %s %lld is not in the batch", t->name, t->cols[c],
-				   (long long)v->i);
+			return store__ingest_bad(in, "%s: %s %lld is not in the batch", t->name,
+						 t->cols[c], (long long)v->i);
 		*out = (struct store_value){.type = STORE_VALUE_INT, .i = to};
 	}
 	return 0;
@@ -550,17 +513,18 @@ static int cached_insert(struct ingest *in, const struct store_table *t, const c
 		return 0;
 	for (int c = 0; c < t->ncols; c++)
 		if (!head_has_column(st, t->name, t->cols[c]))
-			return bad(in, "%s: no column '%s' here", t->name, t->cols[c]);
+			return store__ingest_bad(in, "%s: no column '%s' here", t->name,
+						 t->cols[c]);
 	rc = store__cached_stmt(st, sql, out);
 	if (rc == SQLITE_NOMEM)
 		return -ENOMEM;
 	if (rc != SQLITE_OK)
-		return bad(in, "%s: %s", t->name, store__errmsg(st));
+		return store__ingest_bad(in, "%s: %s", t->name, store__errmsg(st));
 	return 0;
 }
 
 /* Whether a fact row is above the agent's cursor and in the batch's range. */
-static bool row_is_new(const struct ingest *in, const struct store_value *seq)
+bool store__row_is_new(const struct ingest *in, const struct store_value *seq)
 {
 	return seq->type == STORE_VALUE_INT && seq->i > in->acked && seq->i <= in->b->to_seq;
 }
@@ -571,88 +535,19 @@ static size_t rows_new(const struct ingest *in, const struct store_table *t, int
 	size_t n = 0;
 
 	for (size_t r = 0; seq_col >= 0 && r < t->nrows; r++)
-		n += row_is_new(in, &t->cells[r * (size_t)t->ncols + (size_t)seq_col]);
+		n += store__row_is_new(in, &t->cells[r * (size_t)t->ncols + (size_t)seq_col]);
 	return n;
 }
 
 /* A failed statement of a batch: a full disk or a lost database is the group's, else the batch's.
  */
-static int row_failed(struct ingest *in, const struct store_table *t, int rc)
+int store__row_failed(struct ingest *in, const struct store_table *t, int rc)
 {
 	int e = store__errno(in->st->conn.sq, rc);
 
-	return e == -ENOSPC || e == -EIO ? e : bad(in, "%s: %s", t->name, store__errmsg(in->st));
-}
-
-/*
- * PostgreSQL: a fact table's new rows in one COPY (pg_copy_begin), each
- * cell as head_value makes it, where an INSERT a row cost the server a
- * message, an executor start and a partition routing each.  A bad cell
- * midway gives the COPY up: nothing of it is stored, and the group's
- * transaction is rolled back (pg_group) as after a refused INSERT.
- */
-static int copy_facts_of(struct ingest *in, const struct store_table *t, int seq_col,
-			 const enum column_role *role, size_t nnew)
-{
-	struct pg_conn *pg = in->st->conn.pg;
-	const char *fail = NULL;
-	char sql[4096];
-	size_t len = 0;
-	int64_t stored;
-	int rc, ret = 0;
-
-	len += (size_t)snprintf(sql, sizeof(sql), "COPY %s (", t->name);
-	for (int c = 0; c < t->ncols && len < sizeof(sql); c++)
-		len += (size_t)snprintf(sql + len, sizeof(sql) - len, "%s\"%s\"", c ? ", " : "",
-					t->cols[c]);
-	len += (size_t)snprintf(sql + len, sizeof(sql) - len, ") FROM STDIN");
-	if (len >= sizeof(sql))
-		return bad(in, "%s: too many columns", t->name);
-	rc = pg_copy_begin(pg, sql);
-	if (rc != SQLITE_OK)
-		return row_failed(in, t, rc);
-	for (size_t r = 0; r < t->nrows && !ret; r++) {
-		const struct store_value *row = &t->cells[r * (size_t)t->ncols];
-
-		if (!row_is_new(in, &row[seq_col]))
-			continue; /* held already, or outside the batch's range */
-		for (int c = 0; c < t->ncols && !ret; c++) {
-			struct store_value v;
-
-			ret = head_value(in, t, c, role[c], &row[c], &v);
-			if (ret)
-				break;
-			switch (v.type) {
-			case STORE_VALUE_INT:
-				pg_copy_int64(pg, v.i);
-				break;
-			case STORE_VALUE_REAL:
-				pg_copy_double(pg, v.d);
-				break;
-			case STORE_VALUE_TEXT:
-				pg_copy_text(pg, v.s, v.len);
-				break;
-			default:
-				pg_copy_null(pg);
-				break;
-			}
-		}
-		if (ret)
-			break;
-		pg_copy_row_end(pg);
-		in->st->next_seq++;
-		in->rows++;
-	}
-	if (ret)
-		fail = in->errmsg;
-	rc = pg_copy_end(pg, fail, &stored);
-	if (ret)
-		return ret;
-	if (rc != SQLITE_OK)
-		return row_failed(in, t, rc);
-	if ((size_t)stored != nnew)
-		return bad(in, "%s: %lld rows of %zu stored", t->name, (long long)stored, nnew);
-	return 0;
+	return e == -ENOSPC || e == -EIO
+		   ? e
+		   : store__ingest_bad(in, "%s: %s", t->name, store__errmsg(in->st));
 }
 
 /*
@@ -664,388 +559,6 @@ static int copy_facts_of(struct ingest *in, const struct store_table *t, int seq
 #ifndef PG_UNNEST_ROWS_MAX
 #define PG_UNNEST_ROWS_MAX 64
 #endif
-
-/*
- * PostgreSQL: the type of each of t's columns on the head, as the server
- * names it ("bigint", "double precision"), for the casts of the unnest
- * INSERT's arrays: 0, -EINVAL (errmsg) for a column the head lacks, or
- * -EMEDIUMTYPE for one an array literal does not carry (bytea).
- */
-static int pg_column_types(struct ingest *in, const struct store_table *t, char (*type)[40])
-{
-	struct db_stmt *stmt;
-	int rc, found = 0;
-
-	rc = db_prepare(&in->st->conn,
-			"SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute"
-			" WHERE attrelid = to_regclass(?1) AND attnum > 0 AND NOT attisdropped",
-			&stmt);
-	if (rc != SQLITE_OK)
-		return row_failed(in, t, rc);
-	db_bind_text(stmt, 1, t->name, -1, SQLITE_STATIC);
-	for (int c = 0; c < t->ncols; c++)
-		type[c][0] = '\0';
-	while ((rc = db_step(stmt)) == SQLITE_ROW) {
-		const char *name = (const char *)db_column_text(stmt, 0);
-		const char *ty = (const char *)db_column_text(stmt, 1);
-		int c = name ? col_index(t, name) : -1;
-
-		if (c >= 0 && ty && strlen(ty) < sizeof(type[c])) {
-			snprintf(type[c], sizeof(type[c]), "%s", ty);
-			found++;
-		}
-	}
-	db_finalize(stmt);
-	if (rc != SQLITE_DONE)
-		return row_failed(in, t, rc);
-	for (int c = 0; c < t->ncols; c++) {
-		if (!type[c][0])
-			return bad(in, "%s: no column '%s' here", t->name, t->cols[c]);
-		if (strcmp(type[c], "bytea") == 0)
-			return -EMEDIUMTYPE;
-	}
-	return found == t->ncols ? 0 : bad(in, "%s: a column named twice", t->name);
-}
-
-/*
- * PostgreSQL: how a column's array is sent, by the column's type on the
- * head: in binary (array_recv reads it, nothing to parse), 'i' bigint,
- * 'f' double precision, 't' text; '-' any other type, whose array goes
- * as a text literal.
- */
-static char elem_kind(const char *type)
-{
-	return strcmp(type, "bigint") == 0	       ? 'i'
-	       : strcmp(type, "double precision") == 0 ? 'f'
-	       : strcmp(type, "text") == 0	       ? 't'
-						       : '-';
-}
-
-static enum pg_elem elem_of(char kind)
-{
-	return kind == 'i' ? PG_ELEM_INT8 : kind == 'f' ? PG_ELEM_FLOAT8 : PG_ELEM_TEXT;
-}
-
-/*
- * A cell of a binary array of kind's elements.  What the column's type is
- * not is converted as the server would have read it from text: an integer
- * into a real column, an integral real into an integer column, a number
- * written out into a text column, text that is wholly a number into a
- * number column; anything else refused, as the server would.
- */
-static int binarray_cell(struct ingest *in, const struct store_table *t, int c, char kind,
-			 struct strbuf *sb, size_t start, const struct store_value *v)
-{
-	char tmp[64], *end;
-	int n;
-
-	switch (v->type) {
-	case STORE_VALUE_INT:
-		if (kind == 'i')
-			return pg_binarray_int64(sb, start, v->i);
-		if (kind == 'f')
-			return pg_binarray_double(sb, start, (double)v->i);
-		n = snprintf(tmp, sizeof(tmp), "%" PRId64, v->i);
-		return pg_binarray_text(sb, start, tmp, (size_t)n);
-	case STORE_VALUE_REAL:
-		if (kind == 'f')
-			return pg_binarray_double(sb, start, v->d);
-		if (kind == 't') {
-			n = pg_format_double(tmp, sizeof(tmp), v->d);
-			return pg_binarray_text(sb, start, tmp, (size_t)n);
-		}
-		/* 2^63 is the first double above the range */
-		if (v->d >= -9223372036854775808.0 && v->d < 9223372036854775808.0 &&
-		    v->d == (double)(int64_t)v->d)
-			return pg_binarray_int64(sb, start, (int64_t)v->d);
-		return bad(in, "%s: column '%s' takes integers, not %.17g", t->name, t->cols[c],
-			   v->d);
-	case STORE_VALUE_TEXT:
-		if (kind == 't') {
-			n = pg_binarray_text(sb, start, v->s, v->len);
-			return n == -E2BIG
-				   ? bad(in, "%s: column '%s': text too long", t->name, t->cols[c])
-				   : n;
-		}
-		if (v->len > 0 && v->len < sizeof(tmp)) {
-			memcpy(tmp, v->s, v->len);
-			tmp[v->len] = '\0';
-			errno = 0;
-			if (kind == 'i') {
-				long long i = strtoll(tmp, &end, 10);
-
-				if (!errno && end == tmp + v->len)
-					return pg_binarray_int64(sb, start, i);
-			} else {
-				double d = strtod(tmp, &end);
-
-				if (!errno && end == tmp + v->len)
-					return pg_binarray_double(sb, start, d);
-			}
-		}
-		return bad(in, "%s: column '%s' takes numbers, not '%.*s'", t->name, t->cols[c],
-			   (int)(v->len < 40 ? v->len : 40), v->s);
-	default:
-		return pg_binarray_null(sb, start);
-	}
-}
-
-/* A cell of a text array literal. */
-static int textarray_cell(struct strbuf *sb, const struct store_value *v)
-{
-	switch (v->type) {
-	case STORE_VALUE_INT:
-		return pg_array_int64(sb, v->i);
-	case STORE_VALUE_REAL:
-		return pg_array_double(sb, v->d);
-	case STORE_VALUE_TEXT:
-		return pg_array_text(sb, v->s, v->len);
-	default:
-		return pg_array_null(sb);
-	}
-}
-
-/*
- * PostgreSQL: the types of a table's columns as the batch names them, for
- * its unnest INSERT: *types is its columns' elem_kind letters, a newline,
- * then their type names, each ended by a comma ("if\nbigint,double
- * precision,").  Read from the server once a table and its batch's columns
- * (insert_sql) and kept in the statement cache, under a statement that is
- * never run.  -EMEDIUMTYPE: a column no array carries (bytea): the caller
- * COPYs.
- */
-static int unnest_types(struct ingest *in, const struct store_table *t, const char *insert_sql,
-			const char **types)
-{
-	char key[4200];
-	char(*type)[40];
-	struct strbuf aux;
-	struct db_stmt *stmt;
-	int rc, ret;
-
-	snprintf(key, sizeof(key), "types %s", insert_sql);
-	if (store__cached_find_aux(in->st, key, types))
-		return 0;
-	type = calloc((size_t)t->ncols, sizeof(*type));
-	if (!type)
-		return -ENOMEM;
-	ret = pg_column_types(in, t, type);
-	strbuf_init(&aux, STRBUF_DEFAULT_MAX);
-	for (int c = 0; c < t->ncols && !ret; c++)
-		strbuf_addch(&aux, elem_kind(type[c]));
-	strbuf_addch(&aux, '\n');
-	for (int c = 0; c < t->ncols && !ret; c++)
-		strbuf_addf(&aux, "%s,", type[c]);
-	free(type);
-	if (!ret && strbuf_error(&aux))
-		ret = -ENOMEM;
-	if (ret) {
-		strbuf_release(&aux);
-		return ret;
-	}
-	/* never run: a statement prepared on PostgreSQL is sent when it first runs */
-	rc = store__cached_stmt_aux(in->st, key, "SELECT 1", aux.buf, &stmt);
-	if (rc != SQLITE_OK)
-		return rc == SQLITE_NOMEM ? -ENOMEM : row_failed(in, t, rc);
-	*types = aux.buf;
-	return 0;
-}
-
-/* A fact table's few new rows, to go in the batch's one unnest INSERT (unnest_parts_run). */
-struct unnest_part {
-	const struct store_table *t;
-	int seq_col;
-	size_t nnew;
-	const char *types; /* unnest_types' */
-	char *insert_sql;  /* the table and its columns: a part of the statement's cache key */
-	enum column_role role[STORE_ROWSET_MAX_COLUMNS];
-};
-
-static int unnest_later(struct ingest *in, const struct store_table *t, int seq_col,
-			const enum column_role *role, const char *insert_sql, size_t nnew)
-{
-	struct unnest_part *p;
-	const char *types;
-	int ret = unnest_types(in, t, insert_sql, &types);
-
-	if (ret)
-		return ret;
-	if (in->nparts == in->parts_alloc) {
-		size_t n = in->parts_alloc ? 2 * in->parts_alloc : 8;
-
-		p = realloc(in->parts, n * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		in->parts = p;
-		in->parts_alloc = n;
-	}
-	p = &in->parts[in->nparts];
-	p->t = t;
-	p->seq_col = seq_col;
-	p->nnew = nnew;
-	p->types = types;
-	p->insert_sql = strdup(insert_sql);
-	if (!p->insert_sql)
-		return -ENOMEM;
-	memcpy(p->role, role, (size_t)t->ncols * sizeof(*role));
-	in->nparts++;
-	return 0;
-}
-
-static void unnest_parts_release(struct ingest *in)
-{
-	for (size_t i = 0; i < in->nparts; i++)
-		free(in->parts[i].insert_sql);
-	in->nparts = 0;
-}
-
-/*
- * The statement for the batch's parts: one table's INSERT ... SELECT FROM
- * unnest(), the others' before it as data-modifying WITHs ("WITH u0 AS
- * (INSERT ...), u1 AS (INSERT ...) INSERT ..."), their parameters (an array
- * a column) numbered on from one part to the next.  Made once for each set
- * of tables and columns (key).
- */
-static int unnest_parts_stmt(struct ingest *in, const char *key, struct db_stmt **stmt)
-{
-	struct strbuf sql;
-	int param = 0, rc;
-
-	*stmt = store__cached_find(in->st, key);
-	if (*stmt)
-		return 0;
-	strbuf_init(&sql, STRBUF_DEFAULT_MAX);
-	for (size_t i = 0; i < in->nparts; i++) {
-		const struct unnest_part *p = &in->parts[i];
-		const char *type = strchr(p->types, '\n') + 1;
-		bool with = i + 1 < in->nparts;
-
-		if (with)
-			strbuf_addf(&sql, "%su%zu AS (", i ? ", " : "WITH ", i);
-		else if (i)
-			strbuf_addch(&sql, ' ');
-		strbuf_addf(&sql, "INSERT INTO %s (", p->t->name);
-		for (int c = 0; c < p->t->ncols; c++)
-			strbuf_addf(&sql, "%s\"%s\"", c ? ", " : "", p->t->cols[c]);
-		strbuf_addstr(&sql, ") SELECT * FROM unnest(");
-		for (int c = 0; c < p->t->ncols; c++) {
-			const char *comma = strchr(type, ',');
-
-			strbuf_addf(&sql, "%sCAST(?%d AS %.*s[])", c ? ", " : "", ++param,
-				    (int)(comma - type), type);
-			type = comma + 1;
-		}
-		strbuf_addstr(&sql, with ? "))" : ")");
-	}
-	rc = strbuf_error(&sql) ? SQLITE_NOMEM
-				: store__cached_stmt_as(in->st, key, strbuf_str(&sql), stmt);
-	strbuf_release(&sql);
-	if (rc != SQLITE_OK)
-		return rc == SQLITE_NOMEM ? -ENOMEM : row_failed(in, in->parts[0].t, rc);
-	return 0;
-}
-
-/* One part's arrays, each column's start in arrays at start[c]. */
-static int unnest_arrays(struct ingest *in, const struct unnest_part *p, struct strbuf *arrays,
-			 size_t *start)
-{
-	const struct store_table *t = p->t;
-	int ret = 0;
-
-	for (int c = 0; c < t->ncols && !ret; c++) {
-		char kind = p->types[c];
-		int64_t nth = 0;
-
-		start[c] = arrays->len;
-		ret =
-		    kind != '-' ? pg_binarray_begin(arrays, elem_of(kind)) : pg_array_begin(arrays);
-		for (size_t r = 0; r < t->nrows && !ret; r++) {
-			const struct store_value *row = &t->cells[r * (size_t)t->ncols];
-			struct store_value v;
-
-			if (!row_is_new(in, &row[p->seq_col]))
-				continue; /* held already, or outside the batch's range */
-			ret = head_value(in, t, c, p->role[c], &row[c], &v);
-			if (ret)
-				break;
-			/* the head's seqs, in the rows' order */
-			if (p->role[c] == COL_SEQ)
-				v.i = in->st->next_seq + nth++;
-			ret = kind != '-' ? binarray_cell(in, t, c, kind, arrays, start[c], &v)
-					  : textarray_cell(arrays, &v);
-		}
-		if (!ret && kind == '-')
-			ret = pg_array_end(arrays);
-	}
-	return ret;
-}
-
-/*
- * PostgreSQL: the batch's fact tables of few new rows (unnest_later) in one
- * statement sent ahead in the pipeline with the batch's other statements:
- * no round trip of its own, where a COPY costs two (libpq cannot pipeline
- * one), and one executor start and plan for them all, where a statement a
- * table cost each its own.  The arrays go in binary where the columns'
- * types allow (unnest_types), else as text literals.
- */
-static int unnest_parts_run(struct ingest *in)
-{
-	struct strbuf key, arrays;
-	struct db_stmt *stmt = NULL;
-	size_t *start = NULL, ncols = 0;
-	int rc, ret = 0;
-
-	if (in->nparts == 0)
-		return 0;
-	strbuf_init(&key, STRBUF_DEFAULT_MAX);
-	strbuf_init(&arrays, STRBUF_DEFAULT_MAX);
-	strbuf_addstr(&key, "unnest");
-	for (size_t i = 0; i < in->nparts; i++) {
-		strbuf_addf(&key, "\n%s", in->parts[i].insert_sql);
-		ncols += (size_t)in->parts[i].t->ncols;
-	}
-	ret = strbuf_error(&key) ? -ENOMEM : unnest_parts_stmt(in, strbuf_str(&key), &stmt);
-	start = ret ? NULL : calloc(ncols + 1, sizeof(*start));
-	if (!ret && !start)
-		ret = -ENOMEM;
-	/* one array a column, in one buffer: bound once it is whole (it may move while it grows) */
-	for (size_t i = 0, c0 = 0; i < in->nparts && !ret; i++) {
-		ret = unnest_arrays(in, &in->parts[i], &arrays, start + c0);
-		c0 += (size_t)in->parts[i].t->ncols;
-		in->st->next_seq += (int64_t)in->parts[i].nnew;
-		in->rows += (int64_t)in->parts[i].nnew;
-	}
-	if (!ret) {
-		start[ncols] = arrays.len;
-		for (size_t i = 0, c0 = 0; i < in->nparts; i++) {
-			const struct unnest_part *p = &in->parts[i];
-
-			for (int c = 0; c < p->t->ncols; c++, c0++) {
-				const char *a = arrays.buf + start[c0];
-				size_t n = start[c0 + 1] - start[c0];
-
-				if (p->types[c] != '-')
-					db_bind_pg_binary(stmt, (int)c0 + 1, a, n,
-							  pg_elem_array_type(elem_of(p->types[c])));
-				else
-					db_bind_text(stmt, (int)c0 + 1, a, (int)n, SQLITE_STATIC);
-			}
-		}
-		/* sent ahead: a value a column refuses fails the group where it surfaces */
-		rc = db_step(stmt);
-		if (rc != SQLITE_DONE)
-			ret = row_failed(in, in->parts[0].t, rc);
-	}
-	if (stmt) {
-		db_reset(stmt);
-		db_clear_bindings(stmt);
-	}
-	free(start);
-	strbuf_release(&arrays);
-	strbuf_release(&key);
-	unnest_parts_release(in);
-	return ret;
-}
 
 /*
  * Every row of one fact table above the cursor, with the head's seq and
@@ -1061,12 +574,12 @@ static int ingest_facts_of(struct ingest *in, const struct store_table *t, bool 
 	enum column_role role[STORE_ROWSET_MAX_COLUMNS];
 	char sql[4096];
 	size_t len = 0;
-	int seq_col = col_index(t, "seq");
+	int seq_col = store__col_index(t, "seq");
 	struct db_stmt *stmt;
 	int rc, ret = 0;
 
 	if (!summaries && seq_col < 0)
-		return bad(in, "%s: no seq column", t->name);
+		return store__ingest_bad(in, "%s: no seq column", t->name);
 	column_roles(t, summaries, role);
 	/* names quoted: "user" is a keyword of PostgreSQL */
 	len += (size_t)snprintf(sql, sizeof(sql), "INSERT INTO %s (", t->name);
@@ -1086,7 +599,7 @@ static int ingest_facts_of(struct ingest *in, const struct store_table *t, bool 
 					t->cols[c], t->cols[c]);
 	}
 	if (len >= sizeof(sql))
-		return bad(in, "%s: too many columns", t->name);
+		return store__ingest_bad(in, "%s: too many columns", t->name);
 	/*
 	 * The INSERT is prepared on PostgreSQL too, COPY or not: its cache
 	 * entry says the batch's columns were checked against the head's
@@ -1101,24 +614,24 @@ static int ingest_facts_of(struct ingest *in, const struct store_table *t, bool 
 		if (nnew == 0)
 			return 0; /* no statement for nothing */
 		if (nnew <= PG_UNNEST_ROWS_MAX) {
-			ret = unnest_later(in, t, seq_col, role, sql, nnew);
+			ret = store__pg_unnest_later(in, t, seq_col, role, sql, nnew);
 			if (ret != -EMEDIUMTYPE)
 				return ret;
 		}
-		return copy_facts_of(in, t, seq_col, role, nnew);
+		return store__pg_copy_facts(in, t, seq_col, role, nnew);
 	}
 
 	for (size_t r = 0; r < t->nrows && !ret; r++) {
 		const struct store_value *row = &t->cells[r * (size_t)t->ncols];
 
-		if (!summaries && !row_is_new(in, &row[seq_col]))
+		if (!summaries && !store__row_is_new(in, &row[seq_col]))
 			continue; /* held already, or outside the batch's range */
 		db_reset(stmt);
 		db_clear_bindings(stmt);
 		for (int c = 0; c < t->ncols && !ret; c++) {
 			struct store_value v;
 
-			ret = head_value(in, t, c, role[c], &row[c], &v);
+			ret = store__head_value(in, t, c, role[c], &row[c], &v);
 			if (ret)
 				break;
 			switch (v.type) {
@@ -1140,7 +653,7 @@ static int ingest_facts_of(struct ingest *in, const struct store_table *t, bool 
 			break;
 		rc = db_step(stmt);
 		if (rc != SQLITE_DONE) {
-			ret = row_failed(in, t, rc);
+			ret = store__row_failed(in, t, rc);
 			break;
 		}
 		if (!summaries)
@@ -1218,10 +731,10 @@ static int ingest_cuda(struct ingest *in)
 		if (!cell_has(t, r, "seq") || seq <= in->acked || seq > in->b->to_seq)
 			continue; /* held already, or outside the batch's range */
 		if (pid < 0 || pid > INT32_MAX)
-			return bad(in, "cuda_procs: pid %lld", (long long)pid);
+			return store__ingest_bad(in, "cuda_procs: pid %lld", (long long)pid);
 		if (!map_get(&in->jobs, job, &head_job))
-			return bad(in, "cuda_procs: job_id %lld is not in the batch",
-				   (long long)job);
+			return store__ingest_bad(in, "cuda_procs: job_id %lld is not in the batch",
+						 (long long)job);
 		cuda_proc_init(&p);
 		p.pid = (int32_t)pid;
 		cell_text(t, r, "message", p.message, sizeof(p.message));
@@ -1345,7 +858,7 @@ static int agent_cursor_locked(struct ingest *in, int64_t now_ms)
 /* PostgreSQL: whether a fact table's new rows go by COPY (more than PG_UNNEST_ROWS_MAX). */
 static bool copied(const struct ingest *in, const struct store_table *t)
 {
-	return rows_new(in, t, col_index(t, "seq")) > PG_UNNEST_ROWS_MAX;
+	return rows_new(in, t, store__col_index(t, "seq")) > PG_UNNEST_ROWS_MAX;
 }
 
 /*
@@ -1407,7 +920,7 @@ static int ingest_body(struct ingest *in, int64_t now_ms)
 			}
 		}
 		if (!ret)
-			ret = unnest_parts_run(in);
+			ret = store__pg_unnest_run(in);
 		if (!ret && table(b, "job_summaries"))
 			ret = ingest_facts_of(in, table(b, "job_summaries"), true);
 		if (!ret && in->st->schema_version >= 9)
@@ -1449,7 +962,7 @@ static void pg_partitions_of(struct store *st, const struct store_batch *b)
 	for (int i = 0; i < store_nfacts; i++) {
 		const struct store_table *t =
 		    store_facts[i].flags & FACT_INGESTED ? table(b, store_facts[i].name) : NULL;
-		int c = t ? col_index(t, "ts_ms") : -1;
+		int c = t ? store__col_index(t, "ts_ms") : -1;
 		size_t n = 0;
 
 		for (size_t r = 0; c >= 0 && r < t->nrows; r++) {
@@ -1471,7 +984,7 @@ static void pg_partitions_of(struct store *st, const struct store_batch *b)
 
 static void ingest_release(struct ingest *in)
 {
-	unnest_parts_release(in);
+	store__pg_unnest_release(in);
 	free(in->parts);
 	free(in->pending);
 	map_release(&in->jobs);

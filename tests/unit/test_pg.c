@@ -89,6 +89,48 @@ static void test_array_literal(void **state)
 	strbuf_release(&sb);
 }
 
+/* array_send's bytes, as array_recv reads them: header, then each element's length and bytes */
+static void test_binary_array(void **state)
+{
+	static const unsigned char ints[] = {
+	    0,	  0,	0,    1,    0,	  0, 0, 1, 0, 0, 0, 20,
+	    0,	  0,	0,    3,    0,	  0, 0, 1,		/* 1 dim, nulls, int8, 3, from 1 */
+	    0,	  0,	0,    8,    0x80, 0, 0, 0, 0, 0, 0, 0,	/* INT64_MIN */
+	    0xff, 0xff, 0xff, 0xff,				/* NULL */
+	    0,	  0,	0,    8,    0,	  0, 0, 0, 0, 0, 1, 2}; /* 258 */
+	static const unsigned char reals_text[] = {
+	    0, 0, 0, 1, 0,    0,    0,	 0, 0, 0, 2, 189,
+	    0, 0, 0, 1, 0,    0,    0,	 1,		/* float8, 1 element */
+	    0, 0, 0, 8, 0x3f, 0xe0, 0,	 0, 0, 0, 0, 0, /* 0.5 */
+	    0, 0, 0, 1, 0,    0,    0,	 0, 0, 0, 0, 25,
+	    0, 0, 0, 2, 0,    0,    0,	 1,	      /* text, 2 elements */
+	    0, 0, 0, 3, 'a',  '\t', 'b', 0, 0, 0, 0}; /* "a\tb", "" */
+	struct strbuf sb;
+	size_t at;
+
+	(void)state;
+	strbuf_init(&sb, STRBUF_DEFAULT_MAX);
+	assert_int_equal(pg_binarray_begin(&sb, PG_ELEM_INT8), 0);
+	assert_int_equal(pg_binarray_int64(&sb, 0, INT64_MIN), 0);
+	assert_int_equal(pg_binarray_null(&sb, 0), 0);
+	assert_int_equal(pg_binarray_int64(&sb, 0, 258), 0);
+	assert_int_equal(sb.len, sizeof(ints));
+	assert_memory_equal(sb.buf, ints, sizeof(ints));
+	assert_int_equal(pg_elem_array_type(PG_ELEM_INT8), 1016);
+	strbuf_reset(&sb);
+	assert_int_equal(pg_binarray_begin(&sb, PG_ELEM_FLOAT8), 0);
+	assert_int_equal(pg_binarray_double(&sb, 0, 0.5), 0);
+	at = sb.len; /* a second array after the first, in the same buffer */
+	assert_int_equal(pg_binarray_begin(&sb, PG_ELEM_TEXT), 0);
+	assert_int_equal(pg_binarray_text(&sb, at, "a\tb", 3), 0);
+	assert_int_equal(pg_binarray_text(&sb, at, "", 0), 0);
+	assert_int_equal(sb.len, sizeof(reals_text));
+	assert_memory_equal(sb.buf, reals_text, sizeof(reals_text));
+	assert_int_equal(pg_elem_array_type(PG_ELEM_FLOAT8), 1022);
+	assert_int_equal(pg_elem_array_type(PG_ELEM_TEXT), 1009);
+	strbuf_release(&sb);
+}
+
 static void test_is_url(void **state)
 {
 	(void)state;
@@ -199,10 +241,15 @@ static void test_unreachable_hosts(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_translate),	   cmocka_unit_test(test_translate_limits),
-	    cmocka_unit_test(test_is_url),	   cmocka_unit_test(test_array_literal),
-	    cmocka_unit_test(test_greatest_least), cmocka_unit_test(test_drop_before_file),
-	    cmocka_unit_test(test_unreachable),	   cmocka_unit_test(test_unreachable_hosts),
+	    cmocka_unit_test(test_translate),
+	    cmocka_unit_test(test_translate_limits),
+	    cmocka_unit_test(test_is_url),
+	    cmocka_unit_test(test_array_literal),
+	    cmocka_unit_test(test_binary_array),
+	    cmocka_unit_test(test_greatest_least),
+	    cmocka_unit_test(test_drop_before_file),
+	    cmocka_unit_test(test_unreachable),
+	    cmocka_unit_test(test_unreachable_hosts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
