@@ -28,8 +28,14 @@ own (PostgreSQL 15, /usr/lib/postgresql/15/bin: initdb in a temporary
 directory as the `postgres` user when run as root, trust authentication,
 127.0.0.1 on a free port, every other setting the default: fsync and
 synchronous_commit on, so a batch the head acknowledges is committed to
-disk, as with SQLite), createdb per phase, and stops it with
-`pg_ctl stop -m fast` at the end, failure or not.  The cluster's CPU over
+disk, as with SQLite), createdb per phase (the database dropped once the
+phase is measured: autovacuum would otherwise work on its tables in a later
+round's window), and stops it with `pg_ctl stop -m fast` at the end, failure
+or not.  --pg-warm-wal-mb M writes M MiB of WAL and checkpoints before the
+phases, as on a server that has run a while: the phases then write into
+recycled WAL segments, not into new ones zero-filled as they are made
+(XLogFileInit: about 6 % of a young cluster's CPU under this load; a SQLite
+WAL file is reused from its first checkpoint on).  The cluster's CPU over
 the window is counted with the head's: utime+stime of the postmaster, of its
 reaped children (cutime/cstime: backends and workers that ended) and of
 every live child, read at the start and the end of the window.  Printed per
@@ -50,7 +56,8 @@ copy of its store streamed to a fresh head on each.
 Usage: bench/head_ingest.py [--build build] [--duration 30 | --quick]
            [--nodes 50] [--cpus 32] [--procs 200] [--connections 4]
            [--warmup-ticks 2] [--outage-seconds 60] [--budget-cores 1.5]
-           [--backends sqlite[,postgresql]] [--pg-stat-statements]
+           [--backends sqlite[,postgresql]] [--rounds N] [--pg-stat-statements]
+           [--pg-setting NAME=VALUE] [--pg-warm-wal-mb M]
            [--pg-log-min-duration-ms MS] [--json F] [--markdown F]
 Run from the repository root after `ninja -C BUILD` (jobscope and the fake
 NVML, tests/fakes/libnvidia-ml.so.1); needs the `prometheus` package, and
@@ -689,8 +696,10 @@ class PgCluster:
     so a commit the head waits for is on the disk.  Run as the `postgres` user
     when this script is root (initdb refuses root)."""
 
-    def __init__(self, log_min_duration_ms=None, stat_statements=False, settings=()):
+    def __init__(self, log_min_duration_ms=None, stat_statements=False, settings=(),
+                 warm_wal_mb=0):
         self.dir = self.port = None
+        self.warm_wal_mb = warm_wal_mb
         self.settings = list(settings)
         self.log_min_duration_ms = log_min_duration_ms
         self.stat_statements = stat_statements
@@ -730,7 +739,23 @@ class PgCluster:
         self.pm = int(read_text(os.path.join(self.data, "postmaster.pid")).split()[0])
         if self.stat_statements:
             self.query("postgres", "CREATE EXTENSION pg_stat_statements")
+        if self.warm_wal_mb:
+            self.warm_wal()
         return self
+
+    def warm_wal(self):
+        """WAL as a server that has run a while has it: warm_wal_mb MiB written
+        and checkpointed, so that the phases write into recycled segments
+        (renamed, as every checkpoint does) rather than into new ones, each
+        16 MiB zero-filled when made (XLogFileInit, about 6 % of a young
+        cluster's CPU under the head's load; a SQLite WAL file is reused from
+        its first checkpoint on)."""
+        rows = self.warm_wal_mb * 1024 // 1
+        self.query("postgres", f"CREATE TABLE warm_wal AS SELECT g, repeat('w', 1000) AS pad"
+                   f" FROM generate_series(1, {rows}) g")
+        self.query("postgres", "DROP TABLE warm_wal")
+        self.query("postgres", "CHECKPOINT")
+        self.query("postgres", "CHECKPOINT")
 
     def createdb(self, name):
         self._run([f"{PG_BIN}/createdb", "-h", "127.0.0.1", "-p", str(self.port),
@@ -962,7 +987,7 @@ def run(args, tmp):
     try:
         if "postgresql" in args.backends:
             pg = PgCluster(args.pg_log_min_duration_ms, args.pg_stat_statements,
-                           args.pg_setting).start()
+                           args.pg_setting, args.pg_warm_wal_mb).start()
             res["pg_version"] = pg.version()
         rounds = []
         for k in range(args.rounds):
@@ -1102,6 +1127,9 @@ def head_phase(args, tmp, jobscope, layout, t0_ms, backend, pg, suffix=""):
             r["pg_statement_calls"] = int(pg.query(
                 "postgres", "SELECT sum(calls) FROM pg_stat_statements s JOIN pg_database d "
                 f"ON d.oid = s.dbid WHERE d.datname = '{dbname}'") or 0)
+        # gone once measured: autovacuum would otherwise work on it in a later round's
+        # window (its tables never vacuumed yet), CPU no head of that round made
+        pg.query("postgres", f"DROP DATABASE {dbname}")
     else:
         r["store_bytes"] = sum(os.path.getsize(db + s) for s in ("", "-wal")
                                if os.path.exists(db + s))
@@ -1449,6 +1477,10 @@ def main():
                     help="a setting of the head phase's PostgreSQL cluster (postgresql.conf), "
                          "e.g. autovacuum=off; repeatable (a diagnosis; the report names "
                          "each)")
+    ap.add_argument("--pg-warm-wal-mb", type=int, default=0, metavar="MIB",
+                    help="before the phases, write MIB MiB of WAL and checkpoint, as a "
+                         "server that has run a while (its segments recycled, not made "
+                         "and zero-filled during the window); default 0: a young cluster")
     ap.add_argument("--pg-log-min-duration-ms", type=int, default=None, metavar="MS",
                     help="PostgreSQL's log_min_duration_statement (statements slower than MS "
                          "listed in the output; default off)")

@@ -16,13 +16,15 @@ interleaved:
   r  the head's layout since 2026-11-30: no key; a BRIN index on seq (a summary
      per 128 pages) and the b-tree (job_id)
   y  layout r fed by COPY's binary format (each field its length and its bytes)
+  d  layout r, the COPY into its partition (d_default) rather than the parent: no
+     routing of each row, no routing set up for each statement
   b  a row per job and batch, each column an array (50 values), key (min_seq,
      ts_ms), index (job_id, max_seq); COPY text
 
 Measured: the cluster's CPU (utime+stime of the postmaster, its children and its
 reaped children) over each file, per batch; the table's size with its indexes.
 
-Usage: [LAYOUTS=cankrby] python3 bench/pg_row_cost.py [N]   (as root: the cluster runs as
+Usage: [LAYOUTS=cankrbyd] python3 bench/pg_row_cost.py [N]   (as root: the cluster runs as
 postgres; LAYOUTS: which layouts, in this order, each twice)
 """
 import glob, os, sys, random, struct, subprocess, time
@@ -53,6 +55,11 @@ CREATE TABLE r (seq bigint NOT NULL, proc_id bigint NOT NULL, job_id bigint, ts_
 CREATE INDEX r_seq ON r USING brin (seq) WITH (autosummarize = on);
 CREATE INDEX r_job ON r (job_id);
 CREATE TABLE r_default PARTITION OF r DEFAULT;
+CREATE TABLE d (seq bigint NOT NULL, proc_id bigint NOT NULL, job_id bigint, ts_ms bigint NOT NULL,
+  state text, threads bigint, {', '.join(c + ' bigint' for c in cols)}) PARTITION BY RANGE (ts_ms);
+CREATE INDEX d_seq ON d USING brin (seq) WITH (autosummarize = on);
+CREATE INDEX d_job ON d (job_id);
+CREATE TABLE d_default PARTITION OF d DEFAULT;
 CREATE TABLE y (seq bigint NOT NULL, proc_id bigint NOT NULL, job_id bigint, ts_ms bigint NOT NULL,
   state text, threads bigint, {', '.join(c + ' bigint' for c in cols)}) PARTITION BY RANGE (ts_ms);
 CREATE INDEX y_seq ON y USING brin (seq) WITH (autosummarize = on);
@@ -105,6 +112,7 @@ CREATE TABLE b_default PARTITION OF b DEFAULT;
     open("/tmp/jobscope-pg-row-cost-n.sql", "w").write(body.replace("COPY a FROM", "COPY n FROM"))
     open("/tmp/jobscope-pg-row-cost-k.sql", "w").write(body.replace("COPY a FROM", "COPY k FROM"))
     open("/tmp/jobscope-pg-row-cost-r.sql", "w").write(body.replace("COPY a FROM", "COPY r FROM"))
+    open("/tmp/jobscope-pg-row-cost-d.sql", "w").write(body.replace("COPY a FROM", "COPY d_default FROM"))
     open("/tmp/jobscope-pg-row-cost-c.sql", "w").write("BEGIN;\nINSERT INTO c VALUES (1);\nCOMMIT;\n" * N)
     order = os.environ.get("LAYOUTS", "cankrby")
     for name in order + order:
@@ -120,7 +128,7 @@ CREATE TABLE b_default PARTITION OF b DEFAULT;
               f"({ticks / os.sysconf('SC_CLK_TCK') / N * 1000:.3f} ms/batch), wall {time.time() - t0:.1f} s, table+indexes {int(size) >> 20} MiB")
 finally:
     pg.stop()
-    for name in "abnkcry":
+    for name in "abnkcryd":
         try:
             os.remove(f"/tmp/jobscope-pg-row-cost-{name}.sql")
         except OSError:
