@@ -405,6 +405,14 @@ static int unnest_arrays(struct ingest *in, const struct unnest_part *p, struct 
 	return ret;
 }
 
+/* A column's array as parameter i: in binary for kind 'i', 'f' or 't', else text. */
+static int bind_array(struct db_stmt *stmt, int i, char kind, const char *a, size_t n)
+{
+	if (kind != '-')
+		return db_bind_pg_binary(stmt, i, a, n, pg_elem_array_type(elem_of(kind)));
+	return db_bind_text(stmt, i, a, (int)n, SQLITE_STATIC);
+}
+
 /*
  * PostgreSQL: the batch's fact tables of few new rows (store__pg_unnest_later) in one
  * statement sent ahead in the pipeline with the batch's other statements:
@@ -442,20 +450,21 @@ int store__pg_unnest_run(struct ingest *in)
 	}
 	if (!ret) {
 		start[ncols] = arrays.len;
-		for (size_t i = 0, c0 = 0; i < in->nparts; i++) {
+		for (size_t i = 0, c0 = 0; i < in->nparts && !ret; i++) {
 			const struct unnest_part *p = &in->parts[i];
 
-			for (int c = 0; c < p->t->ncols; c++, c0++) {
+			for (int c = 0; c < p->t->ncols && !ret; c++, c0++) {
 				const char *a = arrays.buf + start[c0];
 				size_t n = start[c0 + 1] - start[c0];
 
-				if (p->types[c] != '-')
-					db_bind_pg_binary(stmt, (int)c0 + 1, a, n,
-							  pg_elem_array_type(elem_of(p->types[c])));
-				else
-					db_bind_text(stmt, (int)c0 + 1, a, (int)n, SQLITE_STATIC);
+				/* one not bound would be a NULL: no rows, the batch acknowledged */
+				rc = bind_array(stmt, (int)c0 + 1, p->types[c], a, n);
+				if (rc != SQLITE_OK)
+					ret = -ENOMEM;
 			}
 		}
+	}
+	if (!ret) {
 		/* sent ahead: a value a column refuses fails the group where it surfaces */
 		rc = db_step(stmt);
 		if (rc != SQLITE_DONE)
