@@ -41,7 +41,7 @@
  */
 #define STORE_WRITER_NSTMTS 22
 
-#define STORE_INGEST_CACHE 64
+#define STORE_INGEST_CACHE 128
 #define STORE_PG_PARTS	   256
 
 /* The head's memo of dimension rows (ingest.c); store_close frees it. */

@@ -281,8 +281,8 @@ struct unnest_part {
 	const struct store_table *t;
 	int seq_col;
 	size_t nnew;
-	const char *types; /* unnest_types' */
-	char *insert_sql;  /* the table and its columns: a part of the statement's cache key */
+	char *types;	  /* unnest_types', a copy: the cache may drop its own meanwhile */
+	char *insert_sql; /* the table and its columns: a part of the statement's cache key */
 	enum column_role role[STORE_ROWSET_MAX_COLUMNS];
 };
 
@@ -308,10 +308,13 @@ int store__pg_unnest_later(struct ingest *in, const struct store_table *t, int s
 	p->t = t;
 	p->seq_col = seq_col;
 	p->nnew = nnew;
-	p->types = types;
+	p->types = strdup(types);
 	p->insert_sql = strdup(insert_sql);
-	if (!p->insert_sql)
+	if (!p->types || !p->insert_sql) {
+		free(p->types);
+		free(p->insert_sql);
 		return -ENOMEM;
+	}
 	memcpy(p->role, role, (size_t)t->ncols * sizeof(*role));
 	in->nparts++;
 	return 0;
@@ -319,8 +322,10 @@ int store__pg_unnest_later(struct ingest *in, const struct store_table *t, int s
 
 void store__pg_unnest_release(struct ingest *in)
 {
-	for (size_t i = 0; i < in->nparts; i++)
+	for (size_t i = 0; i < in->nparts; i++) {
+		free(in->parts[i].types);
 		free(in->parts[i].insert_sql);
+	}
 	in->nparts = 0;
 }
 
