@@ -435,9 +435,9 @@ class PgCluster:
         deadline = time.monotonic() + scaled(30)
         while True:
             if self.proc.poll() is not None:
-                log = tail(self.log, 20)
-                self.stop()
-                raise PgUnavailable("postgres exited (%s): %s" % (self.proc.returncode, log))
+                code, log = self.proc.returncode, tail(self.log, 20)
+                self.stop()  # forgets self.proc
+                raise PgUnavailable("postgres exited (%s): %s" % (code, log))
             r = subprocess.run([os.path.join(PG_BIN, "pg_isready"), "-h", "127.0.0.1", "-p",
                                 str(self.port), "-U", "postgres", "-q"],
                                stdin=subprocess.DEVNULL, capture_output=True)
