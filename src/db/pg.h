@@ -110,6 +110,9 @@ int pg_array_text(struct strbuf *sb, const char *v, size_t n);
 int pg_array_null(struct strbuf *sb);
 int pg_array_end(struct strbuf *sb);
 
+/* A double as float8in reads it back bit for bit ("%.17g", NaN, Infinity): its length. */
+int pg_format_double(char *buf, size_t size, double v);
+
 /*
  * The same arrays in PostgreSQL's binary format, for a parameter bound by
  * pg_bind_binary with pg_elem_array_type's OID: nothing for the server to
@@ -118,9 +121,6 @@ int pg_array_end(struct strbuf *sb);
  * names where that header starts (sb->len before pg_binarray_begin), whose
  * count it advances.  0, -ENOMEM or -E2BIG.
  */
-/* A double as float8in reads it back bit for bit ("%.17g", NaN, Infinity): its length. */
-int pg_format_double(char *buf, size_t size, double v);
-
 enum pg_elem { PG_ELEM_INT8, PG_ELEM_FLOAT8, PG_ELEM_TEXT };
 unsigned pg_elem_array_type(enum pg_elem elem);
 int pg_binarray_begin(struct strbuf *sb, enum pg_elem elem);

@@ -93,8 +93,8 @@ int store_ckpt_put(struct store *st, const struct store_ckpt *c)
 
 /*
  * The job's last job row through its (job_id, ts_ms) index: one seek per
- * job (and one through the packs' (tbl, key) index).  A job without a checkpoint is due once it spans more than the lag
- * (a shorter one replays fast: no blob for it); one with a checkpoint when
+ * job (and one through the packs' (tbl, key) index).  A job without a checkpoint is due once it
+ * spans more than the lag (a shorter one replays fast: no blob for it); one with a checkpoint when
  * that is more than the lag behind, of another format, or the job has
  * ended after it.
  */

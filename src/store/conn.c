@@ -257,6 +257,17 @@ struct db_stmt *store__cached_find_aux(struct store *st, const char *key, const 
 	return NULL;
 }
 
+void store__cached_set_aux(struct store *st, const char *key, char *aux)
+{
+	for (size_t k = 0; k < st->ningest_cache; k++)
+		if (strcmp(st->ingest_cache[k].sql, key) == 0) {
+			free(st->ingest_cache[k].aux);
+			st->ingest_cache[k].aux = aux;
+			return;
+		}
+	free(aux);
+}
+
 struct db_stmt *store__cached_find(struct store *st, const char *sql)
 {
 	return store__cached_find_aux(st, sql, NULL);
@@ -264,30 +275,20 @@ struct db_stmt *store__cached_find(struct store *st, const char *sql)
 
 int store__cached_stmt(struct store *st, const char *sql, struct db_stmt **out)
 {
-	return store__cached_stmt_aux(st, sql, sql, NULL, out);
+	return store__cached_stmt_as(st, sql, sql, out);
 }
 
 int store__cached_stmt_as(struct store *st, const char *key, const char *sql, struct db_stmt **out)
-{
-	return store__cached_stmt_aux(st, key, sql, NULL, out);
-}
-
-int store__cached_stmt_aux(struct store *st, const char *key, const char *sql, char *aux,
-			   struct db_stmt **out)
 {
 	size_t slot;
 	int rc;
 
 	*out = store__cached_find(st, key);
-	if (*out) {
-		free(aux);
+	if (*out)
 		return SQLITE_OK;
-	}
 	rc = db_prepare_persistent(&st->conn, sql, out);
-	if (rc != SQLITE_OK) {
-		free(aux);
+	if (rc != SQLITE_OK)
 		return rc;
-	}
 	if (st->ningest_cache < STORE_INGEST_CACHE) {
 		slot = st->ningest_cache++;
 	} else {
@@ -297,10 +298,9 @@ int store__cached_stmt_aux(struct store *st, const char *key, const char *sql, c
 		free(st->ingest_cache[slot].aux);
 	}
 	st->ingest_cache[slot].sql = strdup(key);
-	st->ingest_cache[slot].aux = aux;
+	st->ingest_cache[slot].aux = NULL;
 	if (!st->ingest_cache[slot].sql) {
 		db_finalize(*out);
-		free(aux);
 		*out = NULL;
 		st->ingest_cache[slot] = st->ingest_cache[--st->ningest_cache];
 		return SQLITE_NOMEM;

@@ -67,7 +67,7 @@ struct store {
 	struct {
 		char *sql;
 		struct db_stmt *stmt;
-		char *aux; /* what its maker keeps with it (store__cached_stmt_aux), or NULL */
+		char *aux; /* what its user keeps with it (store__cached_set_aux), or NULL */
 	} ingest_cache[STORE_INGEST_CACHE];
 	size_t ningest_cache;
 	struct ingest_memo *memo; /* the head's: dimension rows already upserted (ingest.c) */
@@ -114,14 +114,10 @@ int store__cached_stmt(struct store *st, const char *sql, struct db_stmt **out);
 int store__cached_stmt_as(struct store *st, const char *key, const char *sql, struct db_stmt **out);
 /* The cached statement for sql, or NULL (nothing prepared). */
 struct db_stmt *store__cached_find(struct store *st, const char *sql);
-/*
- * The same, keeping aux (a string its maker owns no more: freed with the
- * statement, or here on failure) beside it; store__cached_find_aux gives it
- * back with the statement.
- */
-int store__cached_stmt_aux(struct store *st, const char *key, const char *sql, char *aux,
-			   struct db_stmt **out);
+/* The cached statement for key and what is kept beside it (store__cached_set_aux), or NULL. */
 struct db_stmt *store__cached_find_aux(struct store *st, const char *key, const char **aux);
+/* aux (owned from now on) kept beside the cached statement key, in place of any before. */
+void store__cached_set_aux(struct store *st, const char *key, char *aux);
 /* Runs a cached statement without parameters or rows (SAVEPOINT, RELEASE): 0 or -errno. */
 int store__cached_exec(struct store *st, const char *sql);
 

@@ -500,15 +500,18 @@ static bool head_has_column(struct store *st, const char *tbl, const char *col)
 /*
  * The INSERT for a table and a batch's columns: from the cache (a batch's
  * tables come with the same columns from every agent of a version), else
- * checked column by column against the head's schema and prepared.
+ * checked column by column against the head's schema and prepared.  *aux:
+ * what its cache entry keeps beside it (on PostgreSQL the columns' types,
+ * once read: ingest_pg.c), or NULL.
  */
 static int cached_insert(struct ingest *in, const struct store_table *t, const char *sql,
-			 struct db_stmt **out)
+			 struct db_stmt **out, const char **aux)
 {
 	struct store *st = in->st;
 	int rc;
 
-	*out = store__cached_find(st, sql);
+	*aux = NULL;
+	*out = store__cached_find_aux(st, sql, aux);
 	if (*out)
 		return 0;
 	for (int c = 0; c < t->ncols; c++)
@@ -576,6 +579,7 @@ static int ingest_facts_of(struct ingest *in, const struct store_table *t, bool 
 	size_t len = 0;
 	int seq_col = store__col_index(t, "seq");
 	struct db_stmt *stmt;
+	const char *types;
 	int rc, ret = 0;
 
 	if (!summaries && seq_col < 0)
@@ -605,7 +609,7 @@ static int ingest_facts_of(struct ingest *in, const struct store_table *t, bool 
 	 * entry says the batch's columns were checked against the head's
 	 * (preparing costs no round trip there: it is sent when first run).
 	 */
-	ret = cached_insert(in, t, sql, &stmt);
+	ret = cached_insert(in, t, sql, &stmt, &types);
 	if (ret)
 		return ret;
 	if (!summaries && in->st->conn.pg) {
@@ -614,7 +618,7 @@ static int ingest_facts_of(struct ingest *in, const struct store_table *t, bool 
 		if (nnew == 0)
 			return 0; /* no statement for nothing */
 		if (nnew <= PG_UNNEST_ROWS_MAX) {
-			ret = store__pg_unnest_later(in, t, seq_col, role, sql, nnew);
+			ret = store__pg_unnest_later(in, t, seq_col, role, sql, types, nnew);
 			if (ret != -EMEDIUMTYPE)
 				return ret;
 		}

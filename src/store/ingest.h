@@ -76,12 +76,14 @@ int store__row_failed(struct ingest *in, const struct store_table *t, int rc);
  * COPY it) for the batch's one INSERT of every such table's arrays, sent
  * ahead by store__pg_unnest_run; store__pg_unnest_release forgets what was
  * kept.  insert_sql: the table's INSERT for the batch's columns, which names
- * them in the statements' cache.
+ * them in the statements' cache; cached_types: what its entry keeps (the
+ * columns' types once read), or NULL.
  */
 int store__pg_copy_facts(struct ingest *in, const struct store_table *t, int seq_col,
 			 const enum column_role *role, size_t nnew);
 int store__pg_unnest_later(struct ingest *in, const struct store_table *t, int seq_col,
-			   const enum column_role *role, const char *insert_sql, size_t nnew);
+			   const enum column_role *role, const char *insert_sql,
+			   const char *cached_types, size_t nnew);
 int store__pg_unnest_run(struct ingest *in);
 void store__pg_unnest_release(struct ingest *in);
 

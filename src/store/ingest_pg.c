@@ -234,22 +234,21 @@ static int textarray_cell(struct strbuf *sb, const struct store_value *v)
  * PostgreSQL: the types of a table's columns as the batch names them, for
  * its unnest INSERT: *types is its columns' elem_kind letters, a newline,
  * then their type names, each ended by a comma ("if\nbigint,double
- * precision,").  Read from the server once a table and its batch's columns
- * (insert_sql) and kept in the statement cache, under a statement that is
- * never run.  -EMEDIUMTYPE: a column no array carries (bytea): the caller
- * COPYs.
+ * precision,").  Read from the server the first time, then kept beside the
+ * table's INSERT for the batch's columns (insert_sql) in the statement
+ * cache, which hands them to the next batch with that statement (cached:
+ * what it keeps, or NULL).  -EMEDIUMTYPE: a column no array carries
+ * (bytea): the caller COPYs.
  */
 static int unnest_types(struct ingest *in, const struct store_table *t, const char *insert_sql,
-			const char **types)
+			const char *cached, const char **types)
 {
-	char key[4200];
 	char(*type)[40];
 	struct strbuf aux;
-	struct db_stmt *stmt;
-	int rc, ret;
+	int ret;
 
-	snprintf(key, sizeof(key), "types %s", insert_sql);
-	if (store__cached_find_aux(in->st, key, types))
+	*types = cached;
+	if (cached)
 		return 0;
 	type = calloc((size_t)t->ncols, sizeof(*type));
 	if (!type)
@@ -268,10 +267,7 @@ static int unnest_types(struct ingest *in, const struct store_table *t, const ch
 		strbuf_release(&aux);
 		return ret;
 	}
-	/* never run: a statement prepared on PostgreSQL is sent when it first runs */
-	rc = store__cached_stmt_aux(in->st, key, "SELECT 1", aux.buf, &stmt);
-	if (rc != SQLITE_OK)
-		return rc == SQLITE_NOMEM ? -ENOMEM : store__row_failed(in, t, rc);
+	store__cached_set_aux(in->st, insert_sql, aux.buf);
 	*types = aux.buf;
 	return 0;
 }
@@ -287,11 +283,12 @@ struct unnest_part {
 };
 
 int store__pg_unnest_later(struct ingest *in, const struct store_table *t, int seq_col,
-			   const enum column_role *role, const char *insert_sql, size_t nnew)
+			   const enum column_role *role, const char *insert_sql,
+			   const char *cached_types, size_t nnew)
 {
 	struct unnest_part *p;
 	const char *types;
-	int ret = unnest_types(in, t, insert_sql, &types);
+	int ret = unnest_types(in, t, insert_sql, cached_types, &types);
 
 	if (ret)
 		return ret;

@@ -77,8 +77,8 @@ struct store_energy_sample {
 	uint64_t energy_uj;
 	uint64_t max_uj;
 };
-int store_put_energy_samples(struct store *st, int64_t node_id,
-			     const struct store_energy_sample *s, size_t n);
+int store_put_energy_samples(struct store *st, int64_t node_id, const struct store_energy_sample *s,
+			     size_t n);
 int store_get_energy_samples(struct store *st, int64_t node_id, int64_t from_ms, int64_t to_ms,
 			     struct store_energy_sample **out, size_t *n);
 
@@ -88,10 +88,10 @@ int store_get_energy_samples(struct store *st, int64_t node_id, int64_t from_ms,
  * name and version, with the number of its processes that loaded each.
  */
 struct store_proc_lib {
-	char name[64];	   /* "pytorch", "cuda-runtime", "nccl", ... */
-	char version[64];  /* "" when unknown */
-	char path[256];	   /* the file it was seen in */
-	int64_t nprocs;	   /* get: processes of the job that loaded it */
+	char name[64];	  /* "pytorch", "cuda-runtime", "nccl", ... */
+	char version[64]; /* "" when unknown */
+	char path[256];	  /* the file it was seen in */
+	int64_t nprocs;	  /* get: processes of the job that loaded it */
 };
 int store_put_proc_libs(struct store *st, int64_t proc_id, int64_t ts_ms,
 			const struct store_proc_lib *libs, size_t n);

@@ -150,8 +150,8 @@ static int flush_pack(struct packer *pk, int64_t key)
 static int column_index(struct store *st, const char *table, const char *col, int *out)
 {
 	struct db_stmt *stmt;
-	int rc =
-	    db_prepare(&st->conn, "SELECT cid FROM pragma_table_info(?1, 'main') WHERE name = ?2", &stmt);
+	int rc = db_prepare(&st->conn,
+			    "SELECT cid FROM pragma_table_info(?1, 'main') WHERE name = ?2", &stmt);
 
 	if (rc != SQLITE_OK)
 		return store__write_fail(st, rc, "pack rows");

@@ -24,8 +24,7 @@
 struct store_rowset;
 struct store_batch;
 int store_export_batch(struct store *st, int64_t after_seq, int64_t max_rows,
-		       struct store_rowset *out, int64_t *to_seq, int64_t *max_seq,
-		       int64_t *nrows);
+		       struct store_rowset *out, int64_t *to_seq, int64_t *max_seq, int64_t *nrows);
 /* The highest seq of any fact row (0 in an empty store). */
 int store_max_seq(struct store *st, int64_t *max_seq);
 /*
@@ -54,8 +53,8 @@ int store_node_hostname(struct store *st, int64_t node_id, char *buf, size_t siz
  * batch sent twice changes nothing.  -EINVAL (with errmsg filled) for a
  * batch that does not fit the schema: nothing is written.
  */
-int store_ingest(struct store *st, const struct store_batch *b, int64_t now_ms,
-		 int64_t *acked_seq, char *errmsg, size_t errmsg_size);
+int store_ingest(struct store *st, const struct store_batch *b, int64_t now_ms, int64_t *acked_seq,
+		 char *errmsg, size_t errmsg_size);
 /*
  * Group commit: the batches that arrived together, in one transaction
  * (fsynced on a durable store), each in a savepoint of its own.  Each
@@ -70,14 +69,13 @@ struct store_ingest_item {
 	int64_t acked_seq;
 	char errmsg[256];
 };
-int store_ingest_group(struct store *st, struct store_ingest_item *items, size_t n,
-		       int64_t now_ms);
+int store_ingest_group(struct store *st, struct store_ingest_item *items, size_t n, int64_t now_ms);
 /* An agent streaming to this store (a head's). */
 struct agent_record {
 	char agent_id[64];
 	char hostname[256];
 	int64_t acked_seq, first_seen_ms, last_seen_ms, interval_ms, batches, rows, gpus;
-	bool has_gaps;		  /* false: a store older than schema 5 */
+	bool has_gaps;		 /* false: a store older than schema 5 */
 	int64_t gaps, lost_rows; /* its gap records, and the rows they say it lost */
 };
 /* Agents by hostname; fn returning non-zero stops and is returned. */
