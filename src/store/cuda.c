@@ -91,6 +91,13 @@ static int by_kind_name(const void *pa, const void *pb)
 	return strcmp(a->name, b->name);
 }
 
+/* A cached statement back to its unbound state, for the next use. */
+static void done_with(struct db_stmt *stmt)
+{
+	db_reset(stmt);
+	db_clear_bindings(stmt);
+}
+
 /* Runs a bound statement that returns no row: 0 or -errno (said). */
 static int step_done(struct store *st, struct cuda_binder *b, const char *what)
 {
@@ -115,7 +122,7 @@ static int put_proc_row(struct store *st, int64_t job_id, const struct cuda_proc
 	struct cuda_binder b = {0};
 	int rc, ret;
 
-	rc = db_prepare(&st->conn, cuda_proc_upsert, &b.stmt);
+	rc = store__cached_stmt(st, cuda_proc_upsert, &b.stmt);
 	if (rc != SQLITE_OK)
 		return store__write_fail(st, rc, "keep a process's CUDA state");
 	bind_i64(&b, st->next_seq); /* the fact seq: a head is sent what changed */
@@ -130,7 +137,7 @@ static int put_proc_row(struct store *st, int64_t job_id, const struct cuda_proc
 	bind_i64(&b, p->final);
 	bind_i64(&b, now_ms);
 	ret = step_done(st, &b, "keep a process's CUDA state");
-	db_finalize(b.stmt);
+	done_with(b.stmt);
 	if (!ret)
 		st->next_seq++;
 	return ret;
@@ -142,11 +149,12 @@ static int put_stat_rows(struct store *st, int64_t job_id, int32_t pid,
 	struct cuda_binder b = {0};
 	int rc, ret = 0;
 
-	rc = db_prepare(&st->conn,
-			"INSERT INTO cuda_stats (job_id, pid, kind, name, count, total_ns, min_ns,"
-			" max_ns, m2_ns2, bytes, min_bytes, max_bytes, m2_bytes2)"
-			" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-			&b.stmt);
+	rc = store__cached_stmt(
+	    st,
+	    "INSERT INTO cuda_stats (job_id, pid, kind, name, count, total_ns, min_ns,"
+	    " max_ns, m2_ns2, bytes, min_bytes, max_bytes, m2_bytes2)"
+	    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+	    &b.stmt);
 	if (rc != SQLITE_OK)
 		return store__write_fail(st, rc, "keep a process's CUDA tables");
 	for (size_t i = 0; i < n && !ret;) {
@@ -177,7 +185,7 @@ static int put_stat_rows(struct store *st, int64_t job_id, int32_t pid,
 		bind_real_if(&b, mem && s.count > 0, s.m2_bytes2);
 		ret = step_done(st, &b, "keep a process's CUDA tables");
 	}
-	db_finalize(b.stmt);
+	done_with(b.stmt);
 	return ret;
 }
 
@@ -186,13 +194,13 @@ static int delete_stats(struct store *st, int64_t job_id, int32_t pid)
 	struct cuda_binder b = {0};
 	int rc, ret;
 
-	rc = db_prepare(&st->conn, "DELETE FROM cuda_stats WHERE job_id = ? AND pid = ?", &b.stmt);
+	rc = store__cached_stmt(st, "DELETE FROM cuda_stats WHERE job_id = ? AND pid = ?", &b.stmt);
 	if (rc != SQLITE_OK)
 		return store__write_fail(st, rc, "replace a process's CUDA tables");
 	bind_i64(&b, job_id);
 	bind_i64(&b, pid);
 	ret = step_done(st, &b, "replace a process's CUDA tables");
-	db_finalize(b.stmt);
+	done_with(b.stmt);
 	return ret;
 }
 

@@ -161,19 +161,28 @@ int store__col_index(const struct store_table *t, const char *name)
 	return -1;
 }
 
-static const struct store_value *cell(const struct store_table *t, size_t row, const char *name)
+/* A cell by its column's index (-1: a column the batch does not have, NULL). */
+static const struct store_value *cell_at(const struct store_table *t, size_t row, int c)
 {
 	static const struct store_value null_value = {STORE_VALUE_NULL, 0, {0}};
-	int c = store__col_index(t, name);
 
 	return c < 0 ? &null_value : &t->cells[row * (size_t)t->ncols + (size_t)c];
 }
 
+static const struct store_value *cell(const struct store_table *t, size_t row, const char *name)
+{
+	return cell_at(t, row, store__col_index(t, name));
+}
+
+/* A value as an integer (a real's truncated), bit for bit a uint64_t's; NULL 0. */
+static int64_t value_i64(const struct store_value *v)
+{
+	return v->type == STORE_VALUE_INT ? v->i : v->type == STORE_VALUE_REAL ? (int64_t)v->d : 0;
+}
+
 static int64_t cell_i64(const struct store_table *t, size_t row, const char *name)
 {
-	const struct store_value *v = cell(t, row, name);
-
-	return v->type == STORE_VALUE_INT ? v->i : v->type == STORE_VALUE_REAL ? (int64_t)v->d : 0;
+	return value_i64(cell(t, row, name));
 }
 
 static bool cell_has(const struct store_table *t, size_t row, const char *name)
@@ -675,42 +684,120 @@ static uint64_t cell_u64(const struct store_table *t, size_t row, const char *na
 	return (uint64_t)cell_i64(t, row, name);
 }
 
-static double cell_real(const struct store_table *t, size_t row, const char *name)
+static double value_real(const struct store_value *v)
 {
-	const struct store_value *v = cell(t, row, name);
-
 	return v->type == STORE_VALUE_REAL ? v->d : v->type == STORE_VALUE_INT ? (double)v->i : 0;
 }
 
-/* The stats of (job, pid) in the batch's cuda_stats (agent ids) added to p. */
-static int cuda_stats_of(struct ingest *in, const struct store_table *t, int64_t job, int32_t pid,
-			 struct cuda_proc *p)
+/* The batch's cuda_stats columns a snapshot reads, by index (-1: absent). */
+enum stat_col {
+	SC_JOB,
+	SC_PID,
+	SC_KIND,
+	SC_NAME,
+	SC_COUNT,
+	SC_TOTAL,
+	SC_MIN,
+	SC_MAX,
+	SC_M2,
+	SC_BYTES,
+	SC_MIN_BYTES,
+	SC_MAX_BYTES,
+	SC_M2_BYTES,
+	SC__N,
+};
+
+static const char *const stat_col_names[SC__N] = {
+    "job_id", "pid",	"kind",	 "name",      "count",	   "total_ns",	"min_ns",
+    "max_ns", "m2_ns2", "bytes", "min_bytes", "max_bytes", "m2_bytes2",
+};
+
+/* One cuda_stats row of the batch, by its process. */
+struct stat_key {
+	int64_t job, pid;
+	size_t row;
+};
+
+/*
+ * The batch's cuda_stats rows sorted by process, each snapshot's found by
+ * bisection: a batch of P processes' snapshots is read in P log P, not
+ * scanned whole for each (P squared).
+ */
+struct stats_index {
+	const struct store_table *t;
+	int col[SC__N];
+	struct stat_key *keys;
+	size_t n;
+};
+
+static int by_process(const void *pa, const void *pb)
 {
-	for (size_t r = 0; t && r < t->nrows; r++) {
-		const struct store_value *name = cell(t, r, "name");
+	const struct stat_key *a = pa, *b = pb;
+
+	if (a->job != b->job)
+		return a->job < b->job ? -1 : 1;
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	return a->row < b->row ? -1 : a->row > b->row; /* the batch's order within one */
+}
+
+static int stats_index_build(struct stats_index *x, const struct store_table *t)
+{
+	memset(x, 0, sizeof(*x));
+	x->t = t;
+	if (!t || !t->nrows)
+		return 0;
+	for (int c = 0; c < SC__N; c++)
+		x->col[c] = store__col_index(t, stat_col_names[c]);
+	x->keys = malloc(t->nrows * sizeof(*x->keys));
+	if (!x->keys)
+		return -ENOMEM;
+	for (size_t r = 0; r < t->nrows; r++)
+		x->keys[x->n++] = (struct stat_key){value_i64(cell_at(t, r, x->col[SC_JOB])),
+						    value_i64(cell_at(t, r, x->col[SC_PID])), r};
+	qsort(x->keys, x->n, sizeof(*x->keys), by_process);
+	return 0;
+}
+
+/* The stats of (job, pid) in the batch's cuda_stats (agent ids) added to p. */
+static int cuda_stats_of(const struct stats_index *x, int64_t job, int32_t pid, struct cuda_proc *p)
+{
+	size_t lo = 0, hi = x->n;
+
+	while (lo < hi) { /* the first key at or after (job, pid) */
+		size_t mid = lo + (hi - lo) / 2;
+		const struct stat_key *k = &x->keys[mid];
+
+		if (k->job < job || (k->job == job && k->pid < pid))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < x->n && x->keys[i].job == job && x->keys[i].pid == pid; i++) {
+		size_t r = x->keys[i].row;
+		const struct store_value *name = cell_at(x->t, r, x->col[SC_NAME]);
+		const struct store_value *kname = cell_at(x->t, r, x->col[SC_KIND]);
 		enum cuda_stat_kind kind;
-		char kname[32];
 		struct cuda_stat *s;
 
-		if (cell_i64(t, r, "job_id") != job || cell_i64(t, r, "pid") != pid)
-			continue;
-		cell_text(t, r, "kind", kname, sizeof(kname));
-		if (name->type != STORE_VALUE_TEXT || cuda_stat_kind_parse(kname, &kind))
+		if (name->type != STORE_VALUE_TEXT || kname->type != STORE_VALUE_TEXT ||
+		    cuda_stat_kind_parse(kname->s, &kind))
 			continue; /* a kind of a newer version */
 		s = cuda_proc_add(p, kind, name->s);
 		if (!s)
 			return -ENOMEM;
-		s->count = cell_u64(t, r, "count");
-		s->total_ns = cell_u64(t, r, "total_ns");
-		s->min_ns = cell_u64(t, r, "min_ns");
-		s->max_ns = cell_u64(t, r, "max_ns");
-		s->m2_ns2 = cell_real(t, r, "m2_ns2");
-		s->bytes = cell_u64(t, r, "bytes");
-		s->min_bytes = cell_u64(t, r, "min_bytes");
-		s->max_bytes = cell_u64(t, r, "max_bytes");
-		s->m2_bytes2 = cell_real(t, r, "m2_bytes2");
+#define STAT_U64(c) ((uint64_t)value_i64(cell_at(x->t, r, x->col[c])))
+		s->count = STAT_U64(SC_COUNT);
+		s->total_ns = STAT_U64(SC_TOTAL);
+		s->min_ns = STAT_U64(SC_MIN);
+		s->max_ns = STAT_U64(SC_MAX);
+		s->m2_ns2 = value_real(cell_at(x->t, r, x->col[SC_M2]));
+		s->bytes = STAT_U64(SC_BYTES);
+		s->min_bytes = STAT_U64(SC_MIN_BYTES);
+		s->max_bytes = STAT_U64(SC_MAX_BYTES);
+		s->m2_bytes2 = value_real(cell_at(x->t, r, x->col[SC_M2_BYTES]));
+#undef STAT_U64
 	}
-	(void)in;
 	return 0;
 }
 
@@ -723,10 +810,12 @@ static int cuda_stats_of(struct ingest *in, const struct store_table *t, int64_t
 static int ingest_cuda(struct ingest *in)
 {
 	const struct store_table *t = table(in->b, "cuda_procs");
-	const struct store_table *stats = table(in->b, "cuda_stats");
-	int ret = 0;
+	struct stats_index stats;
+	int ret = t && t->nrows ? stats_index_build(&stats, table(in->b, "cuda_stats")) : 0;
 
-	for (size_t r = 0; t && r < t->nrows && !ret; r++) {
+	if (ret || !t || !t->nrows)
+		return ret;
+	for (size_t r = 0; r < t->nrows && !ret; r++) {
 		int64_t seq = cell_i64(t, r, "seq"), job = cell_i64(t, r, "job_id"), head_job;
 		int64_t pid = cell_i64(t, r, "pid");
 		char state[32];
@@ -734,11 +823,15 @@ static int ingest_cuda(struct ingest *in)
 
 		if (!cell_has(t, r, "seq") || seq <= in->acked || seq > in->b->to_seq)
 			continue; /* held already, or outside the batch's range */
-		if (pid < 0 || pid > INT32_MAX)
-			return store__ingest_bad(in, "cuda_procs: pid %lld", (long long)pid);
-		if (!map_get(&in->jobs, job, &head_job))
-			return store__ingest_bad(in, "cuda_procs: job_id %lld is not in the batch",
-						 (long long)job);
+		if (pid < 0 || pid > INT32_MAX) {
+			ret = store__ingest_bad(in, "cuda_procs: pid %lld", (long long)pid);
+			break;
+		}
+		if (!map_get(&in->jobs, job, &head_job)) {
+			ret = store__ingest_bad(in, "cuda_procs: job_id %lld is not in the batch",
+						(long long)job);
+			break;
+		}
 		cuda_proc_init(&p);
 		p.pid = (int32_t)pid;
 		cell_text(t, r, "message", p.message, sizeof(p.message));
@@ -754,7 +847,7 @@ static int ingest_cuda(struct ingest *in)
 		p.dropped = cell_u64(t, r, "dropped");
 		p.seq = cell_u64(t, r, "snap_seq");
 		p.final = cell_i64(t, r, "final") != 0;
-		ret = cuda_stats_of(in, stats, job, p.pid, &p);
+		ret = cuda_stats_of(&stats, job, p.pid, &p);
 		if (!ret)
 			ret =
 			    store_put_cuda_proc(in->st, head_job, &p, cell_i64(t, r, "updated_ms"));
@@ -762,6 +855,7 @@ static int ingest_cuda(struct ingest *in)
 			in->rows += 1 + (int64_t)p.nstats;
 		cuda_proc_release(&p);
 	}
+	free(stats.keys);
 	return ret;
 }
 

@@ -4,7 +4,8 @@
  * and UTF-8, counts near 2^62 and above 2^63), replaced whole, kept or
  * dropped with the tick it was written in, merged when a name comes twice,
  * an older store read as empty and upgraded, and snapshots streamed from an
- * agent's store to a head's (export, ingest: newest wins, nothing twice).
+ * agent's store to a head's (export, ingest: newest wins, nothing twice;
+ * many processes of two jobs in one batch, each its own).
  *
  * Every test runs on SQLite; with JOBSCOPE_TEST_PG_URL (a PostgreSQL
  * database: tests/integration/test_store_cuda_pg.py makes one) the same
@@ -375,6 +376,62 @@ static void test_streamed_to_a_head(void **state)
 	cuda_proc_release(&p);
 }
 
+/*
+ * Many processes' snapshots in one batch, of two jobs with the same pids,
+ * put in no order: each lands on its own process, whole (the head finds a
+ * snapshot's rows in the batch by its job and pid).
+ */
+static void test_many_processes_streamed(void **state)
+{
+	struct fixture *fx = *state;
+	char agent_path[160], host[32];
+	struct store *agent, *head = open_store(fx);
+	struct job_record job[2];
+	int64_t node, head_node, head_job, start, to;
+	enum { NPROCS = 40 };
+
+	snprintf(agent_path, sizeof(agent_path), "%s/agent.db", fx->dir);
+	snprintf(host, sizeof(host), "node-%lld", (long long)fx->job_base);
+	assert_int_equal(store_open(agent_path, STORE_CREATE, &agent), 0);
+	assert_int_equal(store_node(agent, host, 4, 1 << 30, 1, &node), 0);
+	for (int j = 0; j < 2; j++) {
+		memset(&job[j], 0, sizeof(job[j]));
+		job[j].node_id = node;
+		snprintf(job[j].scheduler, sizeof(job[j].scheduler), "slurm");
+		snprintf(job[j].job_id, sizeof(job[j].job_id), "72%02d", j);
+		job[j].start_ms = 1700000000000;
+		assert_int_equal(store_job_begin(agent, &job[j]), 0);
+	}
+	for (int i = 0; i < 2 * NPROCS; i++) {
+		/* pids 100..139 in each job, alternating jobs, pids from the top down */
+		int j = i % 2, pid = 139 - i / 2;
+		struct cuda_proc p;
+		char name[32];
+
+		cuda_proc_init(&p);
+		p.pid = pid;
+		p.state = CUDA_PROC_OK;
+		p.seq = (uint64_t)(1000 * j + pid);
+		for (int k = 0; k <= pid % 7; k++) {
+			snprintf(name, sizeof(name), "kernel_%d", (pid * 3 + k) % 11);
+			add(&p, CUDA_STAT_KERNEL, name, (uint64_t)(j * 100000 + pid * 10 + k),
+			    (uint64_t)(pid * 1000 + k), (uint64_t)k, (uint64_t)(pid + k), j + 0.5);
+		}
+		assert_int_equal(store_put_cuda_proc(agent, job[j].id, &p, 1700000001000 + i), 0);
+		cuda_proc_release(&p);
+	}
+	stream(agent, head, host, 0, &to);
+	assert_int_equal(store_node(head, host, 4, 1 << 30, 1, &head_node), 0);
+	for (int j = 0; j < 2; j++) {
+		assert_int_equal(store_find_job(head, head_node, "slurm", job[j].job_id,
+						job[j].start_ms, &head_job, &start),
+				 0);
+		assert_same_procs(agent, job[j].id, head, head_job, NPROCS);
+	}
+	store_close(agent);
+	store_close(head);
+}
+
 /* A schema 8 store: read as having no CUDA tables, upgraded when opened to write. */
 static void test_older_schema(void **state)
 {
@@ -419,6 +476,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_duplicate_merged, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_older_schema, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_streamed_to_a_head, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_many_processes_streamed, setup, teardown),
 	};
 	const struct CMUnitTest pg_tests[] = {
 	    cmocka_unit_test_setup_teardown(test_round_trip, setup_pg, teardown),
@@ -426,6 +484,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_in_tick, setup_pg, teardown),
 	    cmocka_unit_test_setup_teardown(test_duplicate_merged, setup_pg, teardown),
 	    cmocka_unit_test_setup_teardown(test_streamed_to_a_head, setup_pg, teardown),
+	    cmocka_unit_test_setup_teardown(test_many_processes_streamed, setup_pg, teardown),
 	};
 	int failed;
 
