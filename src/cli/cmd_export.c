@@ -9,9 +9,13 @@
  * report/session_export.c renders the frames (here or on the head).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "common/log.h"
@@ -44,12 +48,62 @@ static const char export_tail[] =
     "refused the token or answered something else; 2 usage error (a name that\n"
     "is not a session's), unusable store or unreadable token file.\n";
 
-/* From the store file. */
+/*
+ * Where an export from the store goes, as it is written (a session of any
+ * length in the same memory): stdout as it comes; a regular file whole or
+ * not at all (written beside it under PATH.tmp, renamed over it at the
+ * end, removed on failure); anything else (a pipe, a device) directly.
+ */
+struct export_dest {
+	const char *path;
+	char tmp[PATH_MAX];
+	int fd;
+};
+
+static int dest_open(struct export_dest *d, const char *path)
+{
+	struct stat sb;
+
+	d->path = path;
+	d->tmp[0] = '\0';
+	if (strcmp(path, "-") == 0) {
+		d->fd = STDOUT_FILENO;
+		return 0;
+	}
+	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+		d->fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	} else {
+		if ((size_t)snprintf(d->tmp, sizeof(d->tmp), "%s.tmp", path) >= sizeof(d->tmp))
+			return log_err(-ENAMETOOLONG, "cannot write '%s'", path);
+		d->fd = open(d->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	}
+	if (d->fd < 0)
+		return log_err(-errno, "cannot write '%s'", d->tmp[0] ? d->tmp : path);
+	return 0;
+}
+
+/* ret: how the export went; the file kept (renamed into place) only when all is well. */
+static int dest_close(struct export_dest *d, int ret)
+{
+	if (d->fd == STDOUT_FILENO)
+		return ret;
+	if (close(d->fd) < 0 && !ret)
+		ret = log_err(-errno, "cannot write '%s'", d->path);
+	if (d->tmp[0] && !ret && rename(d->tmp, d->path) < 0)
+		ret = log_err(-errno, "cannot write '%s'", d->path);
+	if (d->tmp[0] && ret)
+		unlink(d->tmp);
+	return ret;
+}
+
+/* From the store file, written to output as it comes. */
 static int export_from_store(const char *db, const char *session, const char *format,
-			     struct strbuf *out)
+			     const char *output)
 {
 	struct session_record s;
 	struct progress_meter meter;
+	struct export_dest dest;
+	struct strbuf out;
 	struct store *st;
 	int ret;
 
@@ -60,11 +114,21 @@ static int export_from_store(const char *db, const char *session, const char *fo
 	ret = store_session_get(st, session, &s);
 	if (ret == -ENOENT)
 		log_err(0, "no session '%s' in '%s'", session, store_path(st));
-	if (!ret && strcmp(format, "gswarm") == 0)
-		ret = session_export_gswarm_progress(st, &s, out, progress_meter_hook(&meter));
-	else if (!ret)
-		ret = session_export_frames_progress(st, &s, strcmp(format, "csv") == 0, out,
+	if (ret || dest_open(&dest, output)) {
+		store_close(st);
+		return EXIT_FAIL;
+	}
+	strbuf_init(&out, EXPORT_MAX_BYTES);
+	if (strcmp(format, "gswarm") == 0)
+		ret = session_export_gswarm_progress(st, &s, &out, dest.fd,
 						     progress_meter_hook(&meter));
+	else
+		ret = session_export_frames_progress(st, &s, strcmp(format, "csv") == 0, &out,
+						     dest.fd, progress_meter_hook(&meter));
+	if (!ret)
+		ret = session_export_spill(&out, dest.fd, 0);
+	ret = dest_close(&dest, ret);
+	strbuf_release(&out);
 	store_close(st);
 	return ret ? EXIT_FAIL : 0;
 }
@@ -102,7 +166,8 @@ static int cmd_export(int argc, char **argv)
 		       "gswarm: the file gswarm-profiler's head writes at\n"
 		       "stop, which `gsprof stat` reads (docs/gswarm.md)"),
 	    OPT_STRING('o', "output", &output, "FILE",
-		       "write there instead of stdout (only once it is all in)"),
+		       "write there instead of stdout (a file appears only\n"
+		       "once it is all in)"),
 	    OPT_END(),
 	};
 	const char *token_file;
@@ -123,11 +188,12 @@ static int cmd_export(int argc, char **argv)
 		return usage_error("export", "--token-file is a head's token: with --head");
 	if (head && !*head)
 		return usage_error("export", "--head: a URL (http://head:8091)");
-	/* all of it in memory first: a failure never leaves half a file at -o */
+	if (!head)
+		return export_from_store(db ? db : EXPORT_DEFAULT_DB, session, formats[format],
+					 output);
+	/* the head's answer whole (its answer cap): a failure never leaves half a file */
 	strbuf_init(&out, EXPORT_MAX_BYTES);
-	exit_code =
-	    head ? export_from_head(head, token_file, session, formats[format], &out)
-		 : export_from_store(db ? db : EXPORT_DEFAULT_DB, session, formats[format], &out);
+	exit_code = export_from_head(head, token_file, session, formats[format], &out);
 	if (!exit_code && cli_write_file(output, out.buf ? out.buf : "", out.len))
 		exit_code = EXIT_FAIL;
 	strbuf_release(&out);

@@ -174,7 +174,8 @@ void head_sessions(void *arg, const struct http_request *req, struct http_respon
 void head_session_export(void *arg, const char *name, const struct http_request *req,
 			 struct http_response *res);
 /* With --session-dir: each stopped session's <file>.json (gswarm's) and <file>.png. */
-void head_session_files(struct head *h, const struct session_record *s, size_t n);
+void head_session_files(struct head *h, const struct session_record *s, size_t n,
+			struct http_response *res);
 /* A session as /profiling/sessions and /status list it. */
 void head_session_json(struct jsonw *w, const struct session_record *s, int64_t now_ms);
 /* status.c */

@@ -127,7 +127,7 @@ void head_http(void *arg, const struct http_request *req, struct http_response *
 		pthread_mutex_unlock(&h->wlock);
 		/* a stop's files, written from a read connection: ingest goes on meanwhile */
 		if (view.nstopped)
-			head_session_files(h, view.stopped, view.nstopped);
+			head_session_files(h, view.stopped, view.nstopped, res);
 		free(view.stopped);
 		return;
 	}

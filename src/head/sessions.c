@@ -10,6 +10,7 @@
 #include "head/head.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -481,23 +482,29 @@ void head_session_export(void *arg, const char *want, const struct http_request 
 	}
 }
 
-/* path, written whole or not at all (a temporary file renamed over it) */
-static int write_whole(const char *path, const char *buf, size_t len)
+/*
+ * s's gswarm file at path, written as it is rendered (a session of any
+ * length in the same memory), whole or not at all: a temporary file
+ * renamed over it once synced.
+ */
+static int write_gswarm_file(struct store *st, const struct session_record *s, const char *path,
+			     struct strbuf *out)
 {
 	char tmp[PATH_MAX];
-	FILE *f;
-	int ret = 0;
+	int fd, ret;
 
 	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
 		return -ENAMETOOLONG;
-	f = fopen(tmp, "wbe");
-	if (!f)
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
 		return -errno;
-	if (fwrite(buf, 1, len, f) != len)
-		ret = -EIO;
-	if (fflush(f) || fsync(fileno(f)))
-		ret = ret ? ret : -errno;
-	if (fclose(f) && !ret)
+	strbuf_reset(out);
+	ret = session_export_gswarm_progress(st, s, out, fd, NULL);
+	if (!ret)
+		ret = session_export_spill(out, fd, 0);
+	if (!ret && fsync(fd))
+		ret = -errno;
+	if (close(fd) && !ret)
 		ret = -EIO;
 	if (!ret && rename(tmp, path))
 		ret = -errno;
@@ -506,44 +513,73 @@ static int write_whole(const char *path, const char *buf, size_t len)
 	return ret;
 }
 
+/* The stop's answer when a file could not be written: said, not "Data saved". */
+static void files_failed(struct http_response *res, size_t nstopped, const char *failed)
+{
+	char msg[1200];
+	struct jsonw w;
+
+	snprintf(msg, sizeof(msg),
+		 "Profiling stopped, but its data could not be saved to %.900s. The session "
+		 "stays in the head's store: jobscope export --session NAME --format gswarm "
+		 "writes the file",
+		 failed);
+	strbuf_reset(&res->body);
+	jsonw_init(&w, &res->body, false);
+	jsonw_obj_begin(&w);
+	jsonw_kv_bool(&w, "success", true);
+	jsonw_kv_str(&w, "message", msg);
+	jsonw_kv_null(&w, "output_file");
+	jsonw_kv_int(&w, "stopped", (int64_t)nstopped);
+	jsonw_obj_end(&w);
+	strbuf_addch(&res->body, '\n');
+}
+
 /*
  * gswarm writes "<name>.json" and draws "<name>.png" when its run stops.
- * Here each file is written from a read connection; a failure is logged
- * and loses nothing (the session stays in the store: `jobscope export
- * --session NAME --format gswarm` writes the same file later).
+ * Here each file is written from a read connection; a failure is logged,
+ * said in the stop's answer (res) and loses nothing (the session stays in
+ * the store: `jobscope export --session NAME --format gswarm` writes the
+ * same file later).
  */
-void head_session_files(struct head *h, const struct session_record *s, size_t n)
+void head_session_files(struct head *h, const struct session_record *s, size_t n,
+			struct http_response *res)
 {
 	char file[HEAD_SESSION_FILE_MAX], path[PATH_MAX];
+	struct strbuf out, failed;
 	struct store *st;
-	struct strbuf out;
 
 	if (!h->opt->session_dir)
 		return;
 	st = head_reader_get(h);
 	if (!st) {
 		log_warn(0, "head: the session files cannot be written: no store connection");
+		files_failed(res, n, "its files (the head cannot read its store now)");
 		return;
 	}
 	strbuf_init(&out, 0);
+	strbuf_init(&failed, 0);
 	for (size_t i = 0; i < n; i++) {
 		int ret;
 
 		head_session_file(s[i].name, ".json", file, sizeof(file));
 		snprintf(path, sizeof(path), "%s/%s", h->opt->session_dir, file);
-		strbuf_reset(&out);
-		ret = session_export_gswarm(st, &s[i], &out);
-		if (!ret)
-			ret = write_whole(path, out.buf ? out.buf : "", out.len);
-		if (ret)
+		ret = write_gswarm_file(st, &s[i], path, &out);
+		if (ret) {
 			log_warn(ret, "head: session '%s': cannot write %s", s[i].name, path);
-		else
+			strbuf_addf(&failed, "%s%s (%s)", failed.len ? ", " : "", path,
+				    strerror(-ret));
+		} else {
 			log_info("head: session '%s' written to %s", s[i].name, path);
+		}
 		head_session_file(s[i].name, ".png", file, sizeof(file));
 		snprintf(path, sizeof(path), "%s/%s", h->opt->session_dir, file);
 		if (session_export_plot(st, &s[i], path))
 			log_warn(0, "head: session '%s': cannot draw %s", s[i].name, path);
 	}
+	if (failed.len)
+		files_failed(res, n, strbuf_str(&failed));
+	strbuf_release(&failed);
 	strbuf_release(&out);
 	head_reader_put(h, st);
 }

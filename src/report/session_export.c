@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/fmt.h"
 #include "common/jsonw.h"
@@ -64,6 +65,7 @@ struct export_ctx {
 	int64_t frames;
 	const struct progress_hook *progress;
 	int64_t from_ms, until_ms; /* the window, for progress: frames come in time order */
+	int spill_fd;		   /* session_export_spill at each frame's end; -1: none */
 };
 
 static struct series *series_of(struct series *s, size_t *n, const char *key)
@@ -183,7 +185,7 @@ static int on_frame(const struct session_frame *f, void *arg)
 			report_csv_num(c->out, f->net_tx_bps, 0);
 			strbuf_addch(c->out, '\n');
 		}
-		return 0;
+		return session_export_spill(c->out, c->spill_fd, SESSION_EXPORT_SPILL_BYTES);
 	}
 	jsonw_obj_begin(&c->w);
 	jsonw_kv_int(&c->w, "frame_id", f->frame_id);
@@ -219,7 +221,9 @@ static int on_frame(const struct session_frame *f, void *arg)
 	jsonw_key(&c->w, "net_tx");
 	jsonw_double(&c->w, f->net_tx_bps, 0);
 	jsonw_obj_end(&c->w);
-	return jsonw_error(&c->w);
+	if (jsonw_error(&c->w))
+		return jsonw_error(&c->w);
+	return session_export_spill(c->out, c->spill_fd, SESSION_EXPORT_SPILL_BYTES);
 }
 
 static bool node_in(const struct session_record *s, const char *node)
@@ -398,14 +402,36 @@ static void summaries(struct export_ctx *c, struct jsonw *w)
 	jsonw_obj_end(w);
 }
 
+int session_export_spill(struct strbuf *out, int fd, size_t min)
+{
+	size_t off = 0;
+
+	if (fd < 0 || out->len < min || out->len == 0)
+		return strbuf_error(out);
+	if (strbuf_error(out))
+		return strbuf_error(out);
+	while (off < out->len) {
+		ssize_t n = write(fd, out->buf + off, out->len - off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return log_err(-errno, "cannot write the session's export");
+		off += (size_t)n;
+	}
+	strbuf_reset(out);
+	return 0;
+}
+
 int session_export_frames(struct store *st, const struct session_record *s, bool csv,
 			  struct strbuf *out)
 {
-	return session_export_frames_progress(st, s, csv, out, NULL);
+	return session_export_frames_progress(st, s, csv, out, -1, NULL);
 }
 
 int session_export_frames_progress(struct store *st, const struct session_record *s, bool csv,
-				   struct strbuf *out, const struct progress_hook *progress)
+				   struct strbuf *out, int spill_fd,
+				   const struct progress_hook *progress)
 {
 	struct export_ctx c;
 	struct jobs_ctx jc;
@@ -415,6 +441,7 @@ int session_export_frames_progress(struct store *st, const struct session_record
 	memset(&c, 0, sizeof(c));
 	c.out = out;
 	c.csv = csv;
+	c.spill_fd = spill_fd;
 	c.progress = progress;
 	c.from_ms = s->start_ms;
 	c.until_ms = s->end_ms ? s->end_ms : time_now_ms();
@@ -549,6 +576,7 @@ int session_export_report(struct store *st, const char *name, struct strbuf *out
 	if (!c)
 		return -ENOMEM;
 	c->text = true;
+	c->spill_fd = -1;
 	c->dev = calloc(EXPORT_MAX_SERIES, sizeof(*c->dev));
 	c->node = calloc(EXPORT_MAX_SERIES, sizeof(*c->node));
 	if (!c->dev || !c->node) {

@@ -38,12 +38,25 @@ int session_export_gswarm(struct store *st, const struct session_record *s, stru
 /*
  * The two above, telling progress (common/progress.h; NULL: nobody) how
  * many frames are written and what part of the session's window they
- * cover, and finishing it at the end.
+ * cover, and finishing it at the end.  With spill_fd >= 0 the bytes in out
+ * are written to spill_fd whenever it holds SESSION_EXPORT_SPILL_BYTES at
+ * a frame's end, so that a session of any length takes the same memory;
+ * what is left in out at the end is the caller's to write
+ * (session_export_spill(out, spill_fd, 0)).  -1: all of it in out.
  */
+#define SESSION_EXPORT_SPILL_BYTES ((size_t)1 << 20)
 int session_export_frames_progress(struct store *st, const struct session_record *s, bool csv,
-				   struct strbuf *out, const struct progress_hook *progress);
+				   struct strbuf *out, int spill_fd,
+				   const struct progress_hook *progress);
 int session_export_gswarm_progress(struct store *st, const struct session_record *s,
-				   struct strbuf *out, const struct progress_hook *progress);
+				   struct strbuf *out, int spill_fd,
+				   const struct progress_hook *progress);
+/*
+ * out's bytes written to fd and out emptied, when it holds at least min
+ * bytes (fd < 0: nothing done): 0, or -errno of the write (said), or
+ * out's own error (past its cap, out of memory).
+ */
+int session_export_spill(struct strbuf *out, int fd, size_t min);
 /* That file's frame clock: the period (ms), and the frames it holds at now_ms. */
 #define SESSION_GSWARM_PERIOD_MS 1000 /* gswarm's head: a frame a second */
 int64_t session_gswarm_period_ms(const struct session_record *s);

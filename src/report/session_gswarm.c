@@ -6,8 +6,8 @@
  * tools (`gsprof stat`, draw_metrics) read it.  docs/gswarm.md says what
  * each field holds and where that differs from gswarm's README.
  *
- *   py_str, py_float, py_time     Python's spellings of a str, a float, a
- *                                 naive local datetime
+ *   py_str, py_time               Python's spellings of a str, a naive
+ *                                 local datetime (a float's: common/decfmt.h)
  *   on_tick                       one frame (store_for_each_session_tick)
  *   write_summaries               summary_by_device, summary_by_client
  *   on_request,                   request_time_info
@@ -26,6 +26,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "common/decfmt.h"
 #include "common/log.h"
 #include "common/progress.h"
 #include "common/timeutil.h"
@@ -64,6 +65,7 @@ struct gswarm_ctx {
 	const struct progress_hook *progress;
 	char app[REQUEST_APP_MAX]; /* request_time_info: the app whose list is open */
 	int64_t requests;
+	int spill_fd; /* session_export_spill at each frame's end; -1: none */
 };
 
 /* s as json.dumps(ensure_ascii=True) writes a str; bytes that are not UTF-8 as U+FFFD. */
@@ -115,78 +117,6 @@ static void py_str(struct strbuf *out, const char *s)
 	strbuf_addch(out, '"');
 }
 
-/*
- * v as Python's repr(float) (and so json.dumps) spells it: the shortest
- * digits that read back as v, in fixed notation from 1e-4 up to 1e16,
- * else with an exponent of at least two digits.
- */
-#define PY_FLOAT_MAX                                                                               \
-	40 /* the longest repr: "-1.2345678901234567e-308", "0.00012345678901234567"               \
-	    */
-static void py_float(double v, char *buf, size_t size)
-{
-	char e[40], digits[24];
-	size_t nd = 0;
-	int exp10, decpt, prec;
-	const char *p;
-	char *q = buf, *end = buf + size;
-
-	if (isnan(v)) {
-		snprintf(buf, size, "NaN");
-		return;
-	}
-	if (isinf(v)) {
-		snprintf(buf, size, "%s", v < 0 ? "-Infinity" : "Infinity");
-		return;
-	}
-	if (v == 0) {
-		snprintf(buf, size, "%s", signbit(v) ? "-0.0" : "0.0");
-		return;
-	}
-	for (prec = 1; prec < 17; prec++) {
-		snprintf(e, sizeof(e), "%.*e", prec - 1, v);
-		if (strtod(e, NULL) == v)
-			break;
-	}
-	if (prec == 17)
-		snprintf(e, sizeof(e), "%.16e", v);
-	/* e: [-]d[.ddd]e(+|-)XX */
-	p = e;
-	if (*p == '-')
-		*q++ = *p++;
-	for (; *p && *p != 'e'; p++)
-		if (*p != '.' && nd < sizeof(digits) - 1)
-			digits[nd++] = *p;
-	while (nd > 1 && digits[nd - 1] == '0')
-		nd--;
-	digits[nd] = '\0';
-	exp10 = atoi(p + 1);
-	decpt = exp10 + 1; /* digits[0] is worth 10^(decpt - 1) */
-	if (decpt <= -4 || decpt > 16) {
-		snprintf(q, (size_t)(end - q), "%c%s%se%c%02d", digits[0], nd > 1 ? "." : "",
-			 digits + 1, exp10 < 0 ? '-' : '+', exp10 < 0 ? -exp10 : exp10);
-		return;
-	}
-	/* fixed: at most 17 digits and 20 places, well inside e[] and buf */
-	if (decpt <= 0) {
-		*q++ = '0';
-		*q++ = '.';
-		for (int i = decpt; i < 0; i++)
-			*q++ = '0';
-		for (size_t i = 0; i < nd; i++)
-			*q++ = digits[i];
-	} else {
-		for (int i = 0; i < decpt; i++)
-			*q++ = (size_t)i < nd ? digits[i] : '0';
-		*q++ = '.';
-		if ((size_t)decpt >= nd)
-			*q++ = '0';
-		for (size_t i = (size_t)decpt; i < nd; i++)
-			*q++ = digits[i];
-	}
-	*q = '\0';
-}
-
 /* ts_ms as Python's datetime.fromtimestamp(t).isoformat(): local, naive. */
 static void py_time(int64_t ts_ms, char *buf, size_t size)
 {
@@ -201,15 +131,6 @@ static void py_time(int64_t ts_ms, char *buf, size_t size)
 	strftime(buf, size, "%Y-%m-%dT%H:%M:%S", &tm);
 	if (usec) /* isoformat() leaves out a zero fraction */
 		snprintf(buf + strlen(buf), size - strlen(buf), ".%06d", usec);
-}
-
-/* Python's round(x, 1): the correctly rounded decimal, read back. */
-static double round1(double x)
-{
-	char b[64];
-
-	snprintf(b, sizeof(b), "%.1f", x);
-	return strtod(b, NULL);
 }
 
 static void indent(struct strbuf *out, int n)
@@ -323,10 +244,12 @@ static bool fresh(int64_t row_ms, int64_t now_ms, const struct session_tick_node
 	return row_ms > 0 && now_ms - row_ms <= GSWARM_STALE_INTERVALS * n->interval_ms;
 }
 
-/* "%.2f" of x, as gswarm's f-strings write it (a missing figure: 0.00) */
+/* "%.2f" of x, quoted, as gswarm's f-strings write it (a missing figure: 0.00) */
 static void fixed2(char *buf, size_t size, double x)
 {
-	snprintf(buf, size, "\"%.2f\"", x);
+	buf[0] = '"';
+	dec_fixed(buf + 1, size - 2, x, 2);
+	strcat(buf, "\"");
 }
 
 /* A byte count from a row as an integer: false for NULL (NAN), negative or past 2^64. */
@@ -366,7 +289,7 @@ static int on_tick(const struct session_tick *t, void *arg)
 		struct gswarm_gpu *o = &c->gpu[i];
 		bool now = fresh(g->ts_ms, t->ts_ms, &t->nodes[g->node]);
 		double util = 0, mem = 0, rx = 0, tx = 0;
-		char b[PY_FLOAT_MAX];
+		char b[DEC_PY_REPR_MAX];
 
 		if (now && !isnan(g->util_pct)) {
 			util = g->util_pct / 100.0; /* gswarm: gpu_percent() / 100 */
@@ -375,7 +298,7 @@ static int on_tick(const struct session_tick *t, void *arg)
 		}
 		if (now && !isnan(g->mem_used_bytes) && g->mem_total_bytes > 0) {
 			/* nvitop's memory_percent() rounds to 0.1 %, gswarm divides by 100 */
-			mem = round1(100.0 * g->mem_used_bytes / g->mem_total_bytes) / 100.0;
+			mem = dec_round(100.0 * g->mem_used_bytes / g->mem_total_bytes, 1) / 100.0;
 			o->mem_sum += mem;
 			o->mem_n++;
 		}
@@ -389,7 +312,7 @@ static int on_tick(const struct session_tick *t, void *arg)
 		fixed2(o->rx, sizeof(o->rx), rx);
 		fixed2(o->tx, sizeof(o->tx), tx);
 		/* str(float(rx_str) + float(tx_str)) */
-		py_float(strtod(o->rx + 1, NULL) + strtod(o->tx + 1, NULL), b, sizeof(b));
+		dec_py_repr(dec_round(rx, 2) + dec_round(tx, 2), b, sizeof(b));
 		snprintf(o->bw, sizeof(o->bw), "\"%s\"", b);
 	}
 	for (size_t i = 0; i < t->nnodes; i++) {
@@ -403,8 +326,8 @@ static int on_tick(const struct session_tick *t, void *arg)
 			 !isnan(dram) && n->fs_total_bytes > 0 && !isnan(n->fs_used_bytes);
 		if (!o->has)
 			continue;
-		dram = round1(dram);
-		disk = round1(100.0 * n->fs_used_bytes / n->fs_total_bytes);
+		dram = dec_round(dram, 1);
+		disk = dec_round(100.0 * n->fs_used_bytes / n->fs_total_bytes, 1);
 		fixed2(o->dram, sizeof(o->dram), dram);
 		fixed2(o->disk, sizeof(o->disk), disk);
 		o->dram_sum += dram;
@@ -429,7 +352,8 @@ static int on_tick(const struct session_tick *t, void *arg)
 	str_list(c, "dram_bandwidth_rx", c->ngpus, item_rx);
 	str_list(c, "dram_bandwidth_tx", c->ngpus, item_tx);
 	strbuf_addstr(out, "      \"gpu_bandwidth\": []\n    }");
-	return strbuf_error(out); /* past the cap: stop reading */
+	/* past the cap: stop reading; with a file, its bytes so far written there */
+	return session_export_spill(out, c->spill_fd, SESSION_EXPORT_SPILL_BYTES);
 }
 
 static void summary_pair(struct strbuf *out, const char *key_json, const char *k1, double v1,
@@ -505,7 +429,7 @@ void session_gswarm_other(struct strbuf *out, const char *text)
 				last = l;
 		strbuf_addstr(out, n++ ? ",\n          " : "\n          ");
 		py_str(out, e->string);
-		py_float(last->valuedouble, num, sizeof(num));
+		dec_py_repr(last->valuedouble, num, sizeof(num));
 		strbuf_addf(out, ": %s", num);
 	}
 	strbuf_addstr(out, "\n        }");
@@ -529,8 +453,8 @@ static int on_request(const struct request_record *r, void *arg)
 		strbuf_addstr(out, ",\n      {\n");
 	}
 	c->requests++;
-	py_float(r->queue_s, q, sizeof(q));
-	py_float(r->processing_s, p, sizeof(p));
+	dec_py_repr(r->queue_s, q, sizeof(q));
+	dec_py_repr(r->processing_s, p, sizeof(p));
 	strbuf_addf(out,
 		    "        \"queue_time\": %s,\n        \"processing_time\": %s,\n"
 		    "        \"other_times\": ",
@@ -555,11 +479,12 @@ int64_t session_gswarm_frames(const struct session_record *s, int64_t now_ms)
 
 int session_export_gswarm(struct store *st, const struct session_record *s, struct strbuf *out)
 {
-	return session_export_gswarm_progress(st, s, out, NULL);
+	return session_export_gswarm_progress(st, s, out, -1, NULL);
 }
 
 int session_export_gswarm_progress(struct store *st, const struct session_record *s,
-				   struct strbuf *out, const struct progress_hook *progress)
+				   struct strbuf *out, int spill_fd,
+				   const struct progress_hook *progress)
 {
 	struct gswarm_ctx c;
 	int64_t now = time_now_ms();
@@ -567,6 +492,7 @@ int session_export_gswarm_progress(struct store *st, const struct session_record
 
 	memset(&c, 0, sizeof(c));
 	c.out = out;
+	c.spill_fd = spill_fd;
 	c.progress = progress;
 	c.frames_total = session_gswarm_frames(s, now);
 	strbuf_addstr(out, "{\n  \"frames\": [");

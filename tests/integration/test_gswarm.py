@@ -15,7 +15,7 @@ import urllib.error
 import urllib.request
 
 from harness import JOBSCOPE, jobscope, run_tests, check, eq, wait_for
-from head_harness import Head, head_db, held, sql, start_agent, stop_agent
+from head_harness import Head, head_db, held, sql, start_agent, stop_agent, store_exec
 
 FAKES = os.environ.get("FAKES", "")
 SCENARIO = """driver 535.104.05
@@ -279,6 +279,129 @@ def test_gswarm_client_against_head(wd):
             if proc.returncode is None:
                 eq(stop_agent(proc, errf), 0, "agent exit")
         del os.environ["JOBSCOPE_NVML_LIBRARY"]
+        head.kill(15)
+
+
+def _node_batch(k, t0, ticks, step_ms):
+    """Node long-k's batch: 8 GPUs, its host and root filesystem, a row each step_ms
+    from t0, ticks of them, as an agent sends them (docs/wire.md)."""
+    devices = [[g + 1, 1, "NVIDIA", g, "GPU-%08x-%04x-0000-0000-000000000000" % (k, g),
+                "NVIDIA H100 80GB HBM3", 85899345920] for g in range(8)]
+    gpu, host, fs, seq = [], [], [], 0
+    for i in range(ticks):
+        ts = t0 + i * step_ms
+        seq += 1
+        host.append([seq, 1, ts, 540000000000, 270000000000 - 1000000 * (i % 50)])
+        seq += 1
+        fs.append([seq, 1, ts, "/", 300000000000 + 4096 * i, 900000000000])
+        for g in range(8):
+            seq += 1
+            gpu.append([seq, g + 1, ts, (i * 7 + g * 13 + k) % 101,
+                        1073741824 * ((i + g) % 80), 1000000 + 4096 * ((i * g) % 997),
+                        2000000 + 3072 * ((i + k) % 991)])
+    return seq, json.dumps({
+        "version": 1, "agent_id": "long-%02d" % k, "interval_ms": step_ms,
+        "node": {"hostname": "long-%02d" % k, "cores": 8, "mem_total_bytes": 540000000000},
+        "from_seq": 0, "to_seq": seq,
+        "tables": {
+            "devices": {"columns": ["id", "node_id", "vendor", "idx", "uuid", "name",
+                                    "mem_total_bytes"], "rows": devices},
+            "host_samples": {"columns": ["seq", "node_id", "ts_ms", "mem_total_bytes",
+                                         "mem_available_bytes"], "rows": host},
+            "fs_samples": {"columns": ["seq", "node_id", "ts_ms", "mount", "used_bytes",
+                                       "total_bytes"], "rows": fs},
+            "gpu_samples": {"columns": ["seq", "device_id", "ts_ms", "util_pct",
+                                        "mem_used_bytes", "pcie_rx_bps", "pcie_tx_bps"],
+                            "rows": gpu}}}).encode()
+
+
+def test_long_session_files(wd):
+    """A session's files written as they are rendered, not held whole: 8 nodes of 8 GPUs
+    (a row each 200 ms), a 100 ms session over a minute of their rows (files of several
+    MiB, past the 1 MiB a writer holds at most).  The file the stop writes is the very bytes `jobscope
+    export --format gswarm` writes to stdout, to -o and over HTTP; the JSON and CSV
+    exports are the same to stdout and to -o.  A stop whose file cannot be written says
+    so (not "Data saved"), and the session is still in the store; an export whose
+    output fills up exits 1 and says why."""
+    sdir = wd.join("sessions")
+    os.makedirs(sdir)
+    head = Head(wd, extra=["--session-dir", sdir])
+    gs = GswarmClient(head.url)
+    try:
+        r = gs.ok("POST", "/profiling/start", {"name": "long", "interval_ms": 100})
+        eq(r["success"], True, "started")
+        start = sql(head.db, "SELECT start_ms FROM sessions WHERE name = 'long'")[0][0]
+        # a minute of every node's rows before now, and the session moved back over them
+        for k in range(8):
+            seq, body = _node_batch(k, start - 61000, 310, 200)
+            req = urllib.request.Request(head.url + "/api/v1/ingest", data=body,
+                                         method="POST",
+                                         headers={"Content-Type": "application/json"})
+            with urllib.request.urlopen(req, timeout=60) as resp:
+                eq(json.loads(resp.read())["acked_seq"], seq, "node %d's batch held" % k)
+        store_exec(head.db, "UPDATE sessions SET start_ms = ? WHERE name = 'long'",
+                   start - 60000)
+        r = gs.ok("POST", "/profiling/stop", {"name": "long"})
+        eq((r["success"], r["message"]),
+           (True, "Profiling stopped. Data saved to %s/long.json" % sdir), "stopped")
+        with open(os.path.join(sdir, "long.json"), "rb") as f:
+            data = f.read()
+        check(len(data) > 2 * 1048576, "a file of several MiB: %d bytes" % len(data))
+        doc = json.loads(data)
+        s = sql(head.db, "SELECT start_ms, end_ms FROM sessions WHERE name = 'long'")[0]
+        eq(len(doc["frames"]), (s[1] - s[0]) // 100, "a frame each 100 ms of the session")
+        eq(doc["frames"][-1]["frame_id"], len(doc["frames"]), "the last frame's id")
+        check(all(len(fr["gpu_id"]) == 64 for fr in doc["frames"]), "64 GPUs in each frame")
+        eq(sorted(doc["summary_by_client"]), ["long-%02d" % k for k in range(8)], "clients")
+        # the same bytes from the store, from the head, to stdout and to a file
+        for args in (("--db", head.db), ("--head", head.url)):
+            r = subprocess.run([JOBSCOPE, "export", "--session", "long", "--format",
+                                "gswarm"] + list(args), capture_output=True, timeout=120)
+            eq(r.returncode, 0, r.stderr)
+            check(r.stdout == data, "export %s to stdout: the stop's file" % args[0])
+        out = wd.join("long.gswarm.json")
+        r = jobscope("export", "--db", head.db, "--session", "long", "--format", "gswarm",
+                     "-o", out, timeout=120)
+        eq(r.returncode, 0, r.stderr)
+        with open(out, "rb") as f:
+            check(f.read() == data, "export -o: the stop's file")
+        check(not os.path.exists(out + ".tmp"), "no temporary file left")
+        for fmt in ("json", "csv"):
+            r = subprocess.run([JOBSCOPE, "export", "--db", head.db, "--session", "long",
+                                "--format", fmt], capture_output=True, timeout=120)
+            eq(r.returncode, 0, r.stderr)
+            check(len(r.stdout) > 1048576, "%s: past the 1 MiB held" % fmt)
+            r2 = jobscope("export", "--db", head.db, "--session", "long", "--format", fmt,
+                          "-o", wd.join("long." + fmt), timeout=120)
+            eq(r2.returncode, 0, r2.stderr)
+            with open(wd.join("long." + fmt), "rb") as f:
+                check(f.read() == r.stdout, "%s: -o and stdout the same bytes" % fmt)
+        with open(wd.join("long.json"), "rb") as f:
+            eq(json.load(f)["session_frames"], len(doc["frames"]), "the JSON export reads")
+
+        # an output that fills up: exit 1, said, for the file and for stdout
+        r = jobscope("export", "--db", head.db, "--session", "long", "--format", "gswarm",
+                     "-o", "/dev/full", timeout=120)
+        eq(r.returncode, 1, "a full output")
+        check("No space left on device" in r.stderr, r.stderr)
+        with open("/dev/full", "w") as full:
+            r = subprocess.run([JOBSCOPE, "export", "--db", head.db, "--session", "long"],
+                               stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+        eq(r.returncode, 1, "stdout full")
+        check("No space left on device" in r.stderr, r.stderr)
+
+        # a file that cannot be written: the stop says so, the session is kept
+        os.makedirs(os.path.join(sdir, "blocked.json.tmp"))
+        eq(gs.ok("POST", "/profiling/start", {"name": "blocked"})["success"], True, "started")
+        r = gs.ok("POST", "/profiling/stop", {"name": "blocked"})
+        eq(r["success"], True, "the session stopped")
+        check("could not be saved to %s/blocked.json" % sdir in r["message"] and
+              "Data saved" not in r["message"], r["message"])
+        eq(r["stopped"], 1, "one stopped")
+        check(not os.path.exists(os.path.join(sdir, "blocked.json")), "no file")
+        r = jobscope("export", "--db", head.db, "--session", "blocked", "--format", "gswarm")
+        eq(r.returncode, 0, "the session is in the store: " + r.stderr)
+    finally:
         head.kill(15)
 
 
