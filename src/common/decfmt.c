@@ -18,7 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const double pow10_of[DEC_FIXED_MAX_PLACES + 1] = {1, 10, 100, 1000, 10000};
+static const double pow10_of[DEC_FIXED_MAX_PLACES + 1] = {1,   10,  100, 1e3, 1e4,
+							  1e5, 1e6, 1e7, 1e8, 1e9};
 
 /*
  * |x| * 10^places rounded half to even to an integer, exactly: false when

@@ -5,7 +5,7 @@
  * numbers a GPU a frame, and printf's arbitrary-precision path was most
  * of its time.
  *
- *   dec_fixed     "%.*f" of x (places 0 to 4), byte for byte
+ *   dec_fixed     "%.*f" of x (places 0 to 9), byte for byte
  *   dec_round     the double that "%.*f" of x reads back as (strtod)
  *   dec_py_repr   Python's repr(float): the shortest digits that read back
  */
@@ -14,7 +14,7 @@
 
 #include <stddef.h>
 
-#define DEC_FIXED_MAX_PLACES 4
+#define DEC_FIXED_MAX_PLACES 9
 /* The longest repr: "-1.2345678901234567e-308", "0.00012345678901234567" */
 #define DEC_PY_REPR_MAX 40
 

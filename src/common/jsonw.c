@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/decfmt.h"
+
 void jsonw_init(struct jsonw *w, struct strbuf *out, bool pretty)
 {
 	memset(w, 0, sizeof(*w));
@@ -37,11 +39,14 @@ static void puts_(struct jsonw *w, const char *s)
 
 static void newline_indent(struct jsonw *w)
 {
+	static const char spaces[] = "\n" /* and two spaces a level, JSONW_MAX_DEPTH levels */
+				     "                                "
+				     "                                ";
+	_Static_assert(sizeof(spaces) == 2 + 2 * JSONW_MAX_DEPTH, "a line's indent at most");
+
 	if (!w->pretty)
 		return;
-	put(w, "\n", 1);
-	for (int i = 0; i < w->depth; i++)
-		put(w, "  ", 2);
+	put(w, spaces, 1 + 2 * (size_t)w->depth); /* depth is at most JSONW_MAX_DEPTH */
 }
 
 /* Separator and indentation before a value or a key. */
@@ -140,56 +145,66 @@ static size_t utf8_len(const unsigned char *s, size_t n)
 	return len;
 }
 
+/* The escape of a byte JSON does not take as it is: NULL for one it does. */
+static const char *escape_of(unsigned char c, char esc[8])
+{
+	switch (c) {
+	case '"':
+		return "\\\"";
+	case '\\':
+		return "\\\\";
+	case '\n':
+		return "\\n";
+	case '\r':
+		return "\\r";
+	case '\t':
+		return "\\t";
+	default:
+		break;
+	}
+	if (c < 0x20 || c == 0x7f) {
+		snprintf(esc, 8, "\\u%04x", c);
+		return esc;
+	}
+	return NULL;
+}
+
+/*
+ * s quoted: each run of bytes that go as they are (printable ASCII, valid
+ * UTF-8) put in one piece; escapes and U+FFFD for a byte that is not
+ * UTF-8 between them.
+ */
 static void put_string(struct jsonw *w, const char *s, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)s;
-	size_t i = 0;
+	size_t i = 0, run = 0;
 
 	put(w, "\"", 1);
 	while (i < n) {
 		unsigned char c = p[i];
-		char esc[8];
+		const char *esc;
+		char buf[8];
 		size_t len;
 
-		switch (c) {
-		case '"':
-			put(w, "\\\"", 2);
-			i++;
-			continue;
-		case '\\':
-			put(w, "\\\\", 2);
-			i++;
-			continue;
-		case '\n':
-			put(w, "\\n", 2);
-			i++;
-			continue;
-		case '\r':
-			put(w, "\\r", 2);
-			i++;
-			continue;
-		case '\t':
-			put(w, "\\t", 2);
-			i++;
-			continue;
-		default:
-			break;
+		if (c >= 0x80) {
+			len = utf8_len(p + i, n - i);
+			if (len) {
+				i += len;
+				continue;
+			}
+			esc = "\xef\xbf\xbd"; /* U+FFFD */
+		} else {
+			esc = escape_of(c, buf);
+			if (!esc) {
+				i++;
+				continue;
+			}
 		}
-		if (c < 0x20 || c == 0x7f) {
-			snprintf(esc, sizeof(esc), "\\u%04x", c);
-			put(w, esc, 6);
-			i++;
-			continue;
-		}
-		len = utf8_len(p + i, n - i);
-		if (len == 0) {
-			put(w, "\xef\xbf\xbd", 3); /* U+FFFD */
-			i++;
-			continue;
-		}
-		put(w, s + i, len);
-		i += len;
+		put(w, s + run, i - run);
+		put(w, esc, strlen(esc));
+		run = ++i;
 	}
+	put(w, s + run, n - run);
 	put(w, "\"", 1);
 }
 
@@ -232,7 +247,7 @@ void jsonw_uint(struct jsonw *w, uint64_t v)
 
 void jsonw_double(struct jsonw *w, double v, int decimals)
 {
-	char buf[64];
+	char buf[400]; /* "%.9f" of the largest double: 319 bytes */
 
 	if (!isfinite(v)) {
 		jsonw_null(w);
@@ -243,7 +258,7 @@ void jsonw_double(struct jsonw *w, double v, int decimals)
 		decimals = 0;
 	if (decimals > 9)
 		decimals = 9;
-	snprintf(buf, sizeof(buf), "%.*f", decimals, v);
+	dec_fixed(buf, sizeof(buf), v, decimals); /* printf's "%.*f", without its cost */
 	/* "-0.000" reads oddly in a report */
 	if (buf[0] == '-' && strspn(buf + 1, "0.") == strlen(buf + 1))
 		memmove(buf, buf + 1, strlen(buf));

@@ -77,14 +77,14 @@ static void test_duration(void **state)
 		const char *in;
 		int64_t ms;
 	} good[] = {
-	    {"250ms", 250},  {"2s", 2000},     {"1m", 60000}, {"1.5s", 1500},
-	    {"2h", 7200000}, {"1d", 86400000}, {"3", 3000},   {"0.05", 50},
-	    {"100us", 1},    {"1500us", 2},    {"0s", 0},
-	    {"2w", 1209600000}, {"2y", 63072000000LL}, /* a year is 365 days */
+	    {"250ms", 250},	   {"2s", 2000},     {"1m", 60000}, {"1.5s", 1500},
+	    {"2h", 7200000},	   {"1d", 86400000}, {"3", 3000},   {"0.05", 50},
+	    {"100us", 1},	   {"1500us", 2},    {"0s", 0},	    {"2w", 1209600000},
+	    {"2y", 63072000000LL}, /* a year is 365 days */
 	};
 	static const char *const bad[] = {
-	    "", "-1s", "s", "5x", "1.2.3s", "10 s", " 5s", "+5s", "1e400s", "nan", "inf", "5ms ",
-	    "1yr", "1Y", "y",
+	    "",	      "-1s", "s",   "5x",   "1.2.3s", "10 s", " 5s", "+5s",
+	    "1e400s", "nan", "inf", "5ms ", "1yr",    "1Y",   "y",
 	};
 	int64_t v;
 
@@ -173,6 +173,24 @@ static void test_jsonw(void **state)
 	    "\"nan\":null,\"negzero\":0.00,\"missing\":null,\"a\":[1,true,{}]}");
 	strbuf_release(&sb);
 
+	/* runs of plain bytes between escapes, at either end, invalid UTF-8 of each kind */
+	strbuf_init(&sb, 0);
+	jsonw_init(&w, &sb, false);
+	jsonw_arr_begin(&w);
+	jsonw_str(&w, "\tplain run\x7f\xf0\x9f\x98\x80 emoji\r");
+	jsonw_str(&w, "overlong \xc0\xaf surrogate \xed\xa0\x80 cut \xe6\x97");
+	jsonw_strn(&w, "nul\0inside", 10);
+	jsonw_str(&w, "");
+	jsonw_str(&w, "\"\"");
+	jsonw_arr_end(&w);
+	assert_int_equal(jsonw_error(&w), 0);
+	assert_string_equal(strbuf_str(&sb),
+			    "[\"\\tplain run\\u007f\xf0\x9f\x98\x80 emoji\\r\","
+			    "\"overlong \xef\xbf\xbd\xef\xbf\xbd surrogate \xef\xbf\xbd\xef\xbf\xbd"
+			    "\xef\xbf\xbd cut \xef\xbf\xbd\xef\xbf\xbd\","
+			    "\"nul\\u0000inside\",\"\",\"\\\"\\\"\"]");
+	strbuf_release(&sb);
+
 	/* pretty printing */
 	strbuf_init(&sb, 0);
 	jsonw_init(&w, &sb, true);
@@ -259,10 +277,15 @@ static void test_rfc3339_parse(void **state)
 	format_rfc3339_ms(1795351084907, buf, sizeof(buf));
 	assert_int_equal(parse_rfc3339_ms(buf, &ms), 0);
 	assert_int_equal(ms, 1795351084907);
-	static const char *const bad[] = {"", "2026-11-22", "2026-11-22T12:38:04",
-					  "2026-13-22T12:38:04Z", "2026-11-22T12:38:04.Z",
-					  "2026-11-22T12:38:04Zx", "2026-11-22T12:38:04+2:00",
-					  "1969-12-31T23:59:59Z", "x026-11-22T12:38:04Z"};
+	static const char *const bad[] = {"",
+					  "2026-11-22",
+					  "2026-11-22T12:38:04",
+					  "2026-13-22T12:38:04Z",
+					  "2026-11-22T12:38:04.Z",
+					  "2026-11-22T12:38:04Zx",
+					  "2026-11-22T12:38:04+2:00",
+					  "1969-12-31T23:59:59Z",
+					  "x026-11-22T12:38:04Z"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		assert_int_equal(parse_rfc3339_ms(bad[i], &ms), -EINVAL);
 }
@@ -332,16 +355,11 @@ static void test_counter_rules(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_counter_rules),
-	    cmocka_unit_test(test_strbuf_cap),
-	    cmocka_unit_test(test_array_grow),
-	    cmocka_unit_test(test_strbuf_read_fd),
-	    cmocka_unit_test(test_duration),
-	    cmocka_unit_test(test_time_format),
-	    cmocka_unit_test(test_rfc3339_parse),
-	    cmocka_unit_test(test_wallclock_monotonic),
-	    cmocka_unit_test(test_jsonw),
-	    cmocka_unit_test(test_fmt),
+	    cmocka_unit_test(test_counter_rules), cmocka_unit_test(test_strbuf_cap),
+	    cmocka_unit_test(test_array_grow),	  cmocka_unit_test(test_strbuf_read_fd),
+	    cmocka_unit_test(test_duration),	  cmocka_unit_test(test_time_format),
+	    cmocka_unit_test(test_rfc3339_parse), cmocka_unit_test(test_wallclock_monotonic),
+	    cmocka_unit_test(test_jsonw),	  cmocka_unit_test(test_fmt),
 	    cmocka_unit_test(test_sysroot),
 	};
 

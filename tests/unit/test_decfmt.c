@@ -5,7 +5,7 @@
  * "%.*e" tried, shortest first, until one reads back) and against what
  * Python 3 prints; on ties (exact halves), halves a hair off either side,
  * values near the fast path's limits, signed zeros, subnormals, NaN and
- * the infinities, and 300,000 random doubles of every magnitude.
+ * the infinities, and 200,000 random doubles of every magnitude.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -183,7 +183,7 @@ static void test_fixed_edges(void **state)
 static void test_fixed_random(void **state)
 {
 	(void)state;
-	for (int i = 0; i < 200000; i++) {
+	for (int i = 0; i < 100000; i++) {
 		uint64_t bits = next_u64();
 		double x;
 
