@@ -1,5 +1,6 @@
 /* test_common.c - strbuf caps, duration parsing, time formats, JSON writer, human units. */
 #include <errno.h>
+#include <float.h>
 #include <fcntl.h>
 #include <math.h>
 #include <setjmp.h>
@@ -189,6 +190,19 @@ static void test_jsonw(void **state)
 			    "\"overlong \xef\xbf\xbd\xef\xbf\xbd surrogate \xef\xbf\xbd\xef\xbf\xbd"
 			    "\xef\xbf\xbd cut \xef\xbf\xbd\xef\xbf\xbd\","
 			    "\"nul\\u0000inside\",\"\",\"\\\"\\\"\"]");
+	strbuf_release(&sb);
+
+	/* the largest double, whole (a 64-byte buffer cut it to 63 digits) */
+	strbuf_init(&sb, 0);
+	jsonw_init(&w, &sb, false);
+	jsonw_double(&w, -DBL_MAX, 9);
+	{
+		char want[400];
+
+		snprintf(want, sizeof(want), "%.9f", -DBL_MAX);
+		assert_int_equal(strlen(want), 320);
+		assert_string_equal(strbuf_str(&sb), want);
+	}
 	strbuf_release(&sb);
 
 	/* pretty printing */
