@@ -46,10 +46,10 @@ int wire_encode_batch(const struct store_batch *b, struct strbuf *out);
  */
 int wire_encode_hello(const struct store_sender *who, struct strbuf *out);
 
-/* A decoded batch: b's strings point into the parsed document. */
+/* A decoded batch: b's strings point into text, the body's copy (net/wire_decode.c). */
 struct wire_batch {
 	struct store_batch b;
-	void *json; /* the parsed document */
+	char *text;
 };
 /* -EINVAL with errmsg saying why, or -ENOMEM; release wb in every case. */
 int wire_decode_batch(const char *body, size_t len, struct wire_batch *wb, char *errmsg,
@@ -62,7 +62,8 @@ struct wire_answer {
 	int64_t acked_seq;		  /* the highest seq of this agent the head holds */
 	int64_t interval_ms;		  /* what the active sessions ask of the node; 0: nothing */
 	bool cuda;			  /* ... whether CUDA tables (an active session's --cuda) */
-	char sessions[WIRE_SESSIONS_MAX]; /* their names, apart by 0x1f (names hold no control character) */
+	char sessions[WIRE_SESSIONS_MAX]; /* their names, apart by 0x1f (names hold no control
+					     character) */
 };
 /*
  * {"version", "acked_seq", "interval_ms" (null for 0), "cuda": bool, "sessions": [...]}

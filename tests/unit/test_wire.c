@@ -5,6 +5,7 @@
  * message; and the row set underneath (store/rowset.c).
  */
 #include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,8 +20,9 @@
 #include "net/wire.h"
 #include "store/rowset.h"
 
-#define TEXT_ESCAPES "q\"b\\s\n\t\x01 \xe2\x98\x83 \xc3\xa9" /* quote, backslash, controls, UTF-8  \
-							      */
+#define TEXT_ESCAPES                                                                               \
+	"q\"b\\s\n\t\x01 \xe2\x98\x83 \xc3\xa9" /* quote, backslash, controls, UTF-8               \
+						 */
 
 static const char batch_json[] =
     "{\"version\":1,\"agent_id\":\"a1\",\"node\":{\"hostname\":\"node-\xc3\xa9\",\"cores\":8,"
@@ -145,7 +147,7 @@ static void test_batch_round_trip(void **state)
 	assert_int_equal(wire_encode_batch(&wb.b, &again), 0);
 	assert_string_equal(strbuf_str(&again), batch_json);
 	wire_batch_release(&wb);
-	assert_null(wb.json);
+	assert_null(wb.text);
 	assert_int_equal(wb.b.rows.ntables, 0);
 
 	store_rowset_release(&b.rows);
@@ -207,9 +209,8 @@ static void test_answer_round_trip(void **state)
 	(void)state;
 	strbuf_init(&out, 0);
 	assert_int_equal(wire_encode_answer(&a, &out), 0);
-	assert_string_equal(
-	    strbuf_str(&out),
-	    "{\"version\":1,\"acked_seq\":3200,\"interval_ms\":null,\"cuda\":false,\"sessions\":[]}\n");
+	assert_string_equal(strbuf_str(&out), "{\"version\":1,\"acked_seq\":3200,\"interval_ms\":"
+					      "null,\"cuda\":false,\"sessions\":[]}\n");
 	assert_int_equal(wire_decode_answer(out.buf, out.len, &back), 0);
 	assert_int_equal(back.acked_seq, 3200);
 	assert_int_equal(back.interval_ms, 0);
@@ -220,7 +221,9 @@ static void test_answer_round_trip(void **state)
 	a.acked_seq = 0;
 	a.interval_ms = 100;
 	a.cuda = true;
-	snprintf(a.sessions, sizeof(a.sessions), "train-1\x1f" "warm\xc3\xa9");
+	snprintf(a.sessions, sizeof(a.sessions),
+		 "train-1\x1f"
+		 "warm\xc3\xa9");
 	assert_int_equal(wire_encode_answer(&a, &out), 0);
 	assert_string_equal(strbuf_str(&out), "{\"version\":1,\"acked_seq\":0,\"interval_ms\":100,"
 					      "\"cuda\":true,"
@@ -229,7 +232,8 @@ static void test_answer_round_trip(void **state)
 	assert_int_equal(back.acked_seq, 0);
 	assert_int_equal(back.interval_ms, 100);
 	assert_true(back.cuda);
-	assert_string_equal(back.sessions, "train-1\x1f" "warm\xc3\xa9");
+	assert_string_equal(back.sessions, "train-1\x1f"
+					   "warm\xc3\xa9");
 
 	/* what the agent refuses, and what it reads leniently */
 	assert_int_equal(answer_of("", &back), -EINVAL);
@@ -301,6 +305,190 @@ static void test_batch_refused(void **state)
 		"table t twice");
 }
 
+/* One table "t" of one column "a" holding the values text (a JSON list's items), decoded. */
+static const struct store_table *decoded_values(struct wire_batch *wb, const char *values)
+{
+	char body[4096], msg[256];
+	int ret;
+
+	snprintf(body, sizeof(body),
+		 HEAD_OF_BATCH "\"from_seq\":0,\"to_seq\":1,\"tables\":{\"t\":{\"columns\":[\"a\"],"
+			       "\"rows\":[%s]}}}",
+		 values);
+	ret = wire_decode_batch(body, strlen(body), wb, msg, sizeof(msg));
+	if (ret)
+		fail_msg("%s: %s", values, msg);
+	return store_rowset_table(&wb->b.rows, "t");
+}
+
+static void test_batch_numbers(void **state)
+{
+	struct wire_batch wb;
+	const struct store_table *t;
+
+	(void)state;
+	/* integers exactly, up to int64's range; past it a real */
+	t = decoded_values(&wb,
+			   "[0],[-0],[9007199254740993],[9223372036854775807],"
+			   "[-9223372036854775808],[9223372036854775808],[-9223372036854775809],"
+			   "[123456789012345678901234567890]");
+	assert_int_equal(t->nrows, 8);
+	assert_int_equal(t->cells[0].type, STORE_VALUE_INT);
+	assert_int_equal(t->cells[0].i, 0);
+	assert_int_equal(t->cells[1].i, 0);
+	assert_true(t->cells[2].i == 9007199254740993LL);
+	assert_true(t->cells[3].i == INT64_MAX);
+	assert_true(t->cells[4].type == STORE_VALUE_INT && t->cells[4].i == INT64_MIN);
+	assert_true(t->cells[5].type == STORE_VALUE_REAL && t->cells[5].d == 9223372036854775808.0);
+	assert_true(t->cells[6].type == STORE_VALUE_REAL &&
+		    t->cells[6].d == -9223372036854775808.0);
+	assert_true(t->cells[7].type == STORE_VALUE_REAL && t->cells[7].d == 1.2345678901234568e29);
+	wire_batch_release(&wb);
+
+	/* reals: an integral value within +-2^53 is an integer, as it was; the rest as strtod */
+	t = decoded_values(&wb, "[2.5],[1e2],[-0.0],[1.5e-7],[0.1],[-12345.678901],[1E+3],"
+				"[12345678901234567890.5],[4.9e-324],[1.7976931348623157e308],"
+				"[9007199254740993.0],[0.30000000000000004]");
+	assert_true(t->cells[0].type == STORE_VALUE_REAL && t->cells[0].d == 2.5);
+	assert_true(t->cells[1].type == STORE_VALUE_INT && t->cells[1].i == 100);
+	assert_true(t->cells[2].type == STORE_VALUE_INT && t->cells[2].i == 0);
+	assert_true(t->cells[3].d == 1.5e-7);
+	assert_true(t->cells[4].d == 0.1);
+	assert_true(t->cells[5].d == -12345.678901);
+	assert_true(t->cells[6].type == STORE_VALUE_INT && t->cells[6].i == 1000);
+	assert_true(t->cells[7].type == STORE_VALUE_REAL &&
+		    t->cells[7].d == 12345678901234567890.5);
+	assert_true(t->cells[8].d == 4.9e-324);
+	assert_true(t->cells[9].d == 1.7976931348623157e308);
+	/* read as the double 2^53: an integer, as it was */
+	assert_true(t->cells[10].type == STORE_VALUE_INT && t->cells[10].i == 9007199254740992LL);
+	assert_true(t->cells[11].d == 0.30000000000000004);
+	wire_batch_release(&wb);
+
+	/* every spelling an encoder makes, read as strtod reads it */
+	for (int i = 0; i < 20000; i++) {
+		double x =
+		    ldexp((double)rand() / RAND_MAX, rand() % 200 - 100) * (rand() % 2 ? 1 : -1);
+		char num[64];
+
+		switch (i % 5) {
+		case 0:
+			snprintf(num, sizeof(num), "%.6f", x);
+			break;
+		case 1:
+			snprintf(num, sizeof(num), "%.17g", x);
+			break;
+		case 2:
+			snprintf(num, sizeof(num), "%.3e", x);
+			break;
+		case 3:
+			snprintf(num, sizeof(num), "%.0f", x);
+			break;
+		default:
+			snprintf(num, sizeof(num), "%g", x);
+			break;
+		}
+		{
+			char values[80];
+			double want = strtod(num, NULL);
+
+			snprintf(values, sizeof(values), "[%s]", num);
+			t = decoded_values(&wb, values);
+			if (t->cells[0].type == STORE_VALUE_INT
+				? (double)t->cells[0].i != want
+				: t->cells[0].type != STORE_VALUE_REAL || t->cells[0].d != want)
+				fail_msg("%s: decoded %.17g, strtod %.17g", num,
+					 t->cells[0].type == STORE_VALUE_INT ? (double)t->cells[0].i
+									     : t->cells[0].d,
+					 want);
+			wire_batch_release(&wb);
+		}
+	}
+}
+
+static void test_batch_strings_and_layout(void **state)
+{
+	struct wire_batch wb;
+	const struct store_table *t;
+	char msg[256];
+	static const char rows_first[] = HEAD_OF_BATCH
+	    "\"from_seq\":0,\"to_seq\":1,\"tables\":{\"t\":{\"rows\":[[\"a\\\"b\\\\c\","
+	    "\"\\u00e9\\ud83d\\ude00\\n\\/\"],[null,\"x\\u0000y\"]],\"columns\":[\"p\",\"q\"]}},"
+	    "\"extra\":{\"deep\":[1,{\"k\":[true,false,null,\"\\\\u0041\"]}]}}\n ";
+
+	(void)state;
+	/* rows before columns, escapes of each kind, a \u0000 ending a string, members unknown */
+	assert_int_equal(wire_decode_batch(rows_first, strlen(rows_first), &wb, msg, sizeof(msg)),
+			 0);
+	t = store_rowset_table(&wb.b.rows, "t");
+	assert_non_null(t);
+	assert_int_equal(t->nrows, 2);
+	assert_string_equal(t->cols[1], "q");
+	assert_string_equal(t->cells[0].s, "a\"b\\c");
+	assert_int_equal(t->cells[0].len, 5);
+	assert_string_equal(t->cells[1].s, "\xc3\xa9\xf0\x9f\x98\x80\n/");
+	assert_int_equal(t->cells[2].type, STORE_VALUE_NULL);
+	assert_string_equal(t->cells[3].s, "x");
+	assert_int_equal(t->cells[3].len, 1);
+	wire_batch_release(&wb);
+
+	/* a field given twice: its first (as cJSON's lookup found it) */
+	{
+		static const char twice[] =
+		    "{\"version\":1,\"version\":2,\"agent_id\":\"a\",\"agent_id\":7,\"node\":{"
+		    "\"hostname\":\"n\",\"hostname\":\"m\"},\"from_seq\":0,\"to_seq\":1,\"tables\":"
+		    "{},"
+		    "\"tables\":[]}";
+
+		assert_int_equal(wire_decode_batch(twice, strlen(twice), &wb, msg, sizeof(msg)), 0);
+		assert_string_equal(wb.b.who.agent_id, "a");
+		assert_string_equal(wb.b.who.hostname, "n");
+		wire_batch_release(&wb);
+	}
+
+	/* not JSON: bad escapes, lone surrogates, numbers JSON does not have, trailing bytes */
+	refused(HEAD_OF_BATCH "\"from_seq\":0,\"to_seq\":1,\"x\":\"\\q\"}", "not JSON");
+	refused(HEAD_OF_BATCH "\"from_seq\":0,\"to_seq\":1,\"x\":\"\\ud83d\"}", "not JSON");
+	refused(HEAD_OF_BATCH "\"from_seq\":0,\"to_seq\":1,\"x\":\"\\ude00\"}", "not JSON");
+	refused(HEAD_OF_BATCH "\"from_seq\":0,\"to_seq\":1,\"x\":\"\\u12\"}", "not JSON");
+	refused(HEAD_OF_BATCH "\"from_seq\":01,\"to_seq\":1}", "not JSON");
+	refused(HEAD_OF_BATCH "\"from_seq\":+1,\"to_seq\":1}", "not JSON");
+	refused(HEAD_OF_BATCH "\"from_seq\":1.,\"to_seq\":1}", "not JSON");
+	refused(HEAD_OF_BATCH "\"from_seq\":0,\"to_seq\":1e}", "not JSON");
+	refused(HEAD_OF_BATCH "\"from_seq\":0,\"to_seq\":1} x", "not JSON");
+	refused(HEAD_OF_BATCH "\"from_seq\":0,\"to_seq\":1,}", "not JSON");
+	refused(HEAD_OF_BATCH "\"from_seq\":0,\"to_seq\":1", "not JSON");
+	refused("\"just a string\"", "not a JSON object");
+	refused("", "not JSON");
+	/* a number too large to be finite: no integer, and no cell */
+	refused(HEAD_OF_BATCH "\"from_seq\":0,\"to_seq\":1e999}",
+		"from_seq and to_seq: integers, 0 <= from_seq <= to_seq");
+	refused(HEAD_OF_BATCH "\"from_seq\":0,\"to_seq\":1,\"tables\":{\"t\":{\"columns\":[\"a\"],"
+			      "\"rows\":[[1e999]]}}}",
+		"t: row 0: a value that is not a number, a string or null");
+	/* nesting past 512 levels in what is skipped */
+	{
+		char deep[2048];
+		size_t n = (size_t)snprintf(deep, sizeof(deep), HEAD_OF_BATCH "\"x\":");
+
+		for (int i = 0; i < 600; i++)
+			deep[n++] = '[';
+		for (int i = 0; i < 600; i++)
+			deep[n++] = ']';
+		deep[n++] = '}';
+		deep[n] = '\0';
+		refused(deep, "not JSON");
+	}
+	/* the first of two refusals, in the old order: the arrays before the columns */
+	refused(HEAD_OF_BATCH "\"from_seq\":0,\"to_seq\":1,\"tables\":{\"t\":{\"columns\":[\"a\","
+			      "\"a\"],\"rows\":{}}}}",
+		"t: columns and rows must be arrays");
+	refused(HEAD_OF_BATCH "\"from_seq\":0,\"to_seq\":1,\"tables\":{\"t\":{\"columns\":[\"a\"],"
+			      "\"rows\":[[1,2]]},\"u\":{\"columns\":[\"B\"],\"rows\":[]}}}",
+		"t: row 0 does not have 1 values");
+	refused("{\"version\":2,\"tables\":{\"t\":{}}}", "version must be 1");
+}
+
 static void test_rowset_cap_and_copies(void **state)
 {
 	struct store_rowset rs;
@@ -349,9 +537,10 @@ static void test_rowset_cap_and_copies(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_batch_round_trip),	  cmocka_unit_test(test_hello),
-	    cmocka_unit_test(test_answer_round_trip),	  cmocka_unit_test(test_batch_refused),
-	    cmocka_unit_test(test_rowset_cap_and_copies),
+	    cmocka_unit_test(test_batch_round_trip),	     cmocka_unit_test(test_hello),
+	    cmocka_unit_test(test_answer_round_trip),	     cmocka_unit_test(test_batch_refused),
+	    cmocka_unit_test(test_rowset_cap_and_copies),    cmocka_unit_test(test_batch_numbers),
+	    cmocka_unit_test(test_batch_strings_and_layout),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
