@@ -39,6 +39,7 @@ struct http_server {
 	void *arg;
 	uint16_t port;
 	unsigned idle_timeout_s;
+	bool timeout_per_request; /* TLS: each request's headers in, the idle timeout set */
 	/*
 	 * Orders a deferred answer's threads: the handler's (which suspends
 	 * the connection), the one that completes it (which resumes it), and
@@ -567,8 +568,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		unsigned long long len = clen ? strtoull(clen, NULL, 10) : 0;
 		bool post = is_method(method, "POST");
 
-		/* headers in: from now on the connection may idle as long as keep-alive allows */
-		MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, s->idle_timeout_s);
+		/*
+		 * headers in: from now on the connection may idle as long as
+		 * keep-alive allows.  Over TLS only: without it the front door
+		 * held the first request's headers to their timeout, and the
+		 * daemon's timeout is the idle one.  (A connection of its own
+		 * timeout is on libmicrohttpd's list that each turn of its
+		 * loop walks whole: at 2,000 agents, most of its time.)
+		 */
+		if (s->timeout_per_request)
+			MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT,
+						  s->idle_timeout_s);
 		if (!is_method(method, "GET") && !is_method(method, "HEAD") && !post)
 			return answer_now(c, 405, "method not allowed");
 		if (post && s->max_body == 0)
@@ -749,10 +759,18 @@ int http_start_opts(const char *listen, const struct http_options *o, http_handl
 	}
 	opts[n++] = (struct MHD_OptionItem){MHD_OPTION_CONNECTION_LIMIT,
 					    or_default(o->max_conns, HTTP_DEFAULT_CONNS), NULL};
-	/* until its headers are in; on_request then gives it the idle timeout */
+	/*
+	 * Over TLS libmicrohttpd reads the first request's headers: the header
+	 * timeout until they are in, then on_request gives the connection the
+	 * idle one.  Otherwise the front door held them to the header timeout,
+	 * and every connection has the idle timeout.
+	 */
+	s->timeout_per_request = tls;
 	opts[n++] = (struct MHD_OptionItem){
 	    MHD_OPTION_CONNECTION_TIMEOUT,
-	    or_default(o->header_timeout_s, HTTP_DEFAULT_HEADER_TIMEOUT_S), NULL};
+	    tls ? or_default(o->header_timeout_s, HTTP_DEFAULT_HEADER_TIMEOUT_S)
+		: s->idle_timeout_s,
+	    NULL};
 	/* headers and the read buffer of a connection (bodies go to our own buffer) */
 	opts[n++] =
 	    (struct MHD_OptionItem){MHD_OPTION_CONNECTION_MEMORY_LIMIT, HTTP_CONN_MEMORY, NULL};
