@@ -36,8 +36,9 @@ from agent_cost import stop  # noqa: E402
 VIEWS = ["/metrics/latest", "/api/v1/nodes", "/api/v1/gpus", "/metrics", "/api/v1/jobs"]
 
 
-def batch_of(node, ticks):
-    """One batch holding ticks consecutive ticks of node (its rows merged per table)."""
+def batch_of(node, ticks, interval_ms=600000):
+    """One batch holding ticks consecutive ticks of node (its rows merged per table); the
+    agent's interval as said (default 10 minutes: connected for 30 minutes after)."""
     merged, first_from, to_seq = None, node.seq, None
     for _ in range(ticks):
         body, to_seq, _, _ = node.head_batch(node.tick)
@@ -50,11 +51,13 @@ def batch_of(node, ticks):
             if "seq" in t["columns"]:
                 merged["tables"][name]["rows"] += t["rows"]
     merged["from_seq"], merged["to_seq"], merged["max_seq"] = first_from, to_seq, to_seq
-    merged["interval_ms"] = 600000  # connected for 30 minutes after its last batch
+    merged["interval_ms"] = interval_ms
     return json.dumps(merged, separators=(",", ":")).encode()
 
 
-def feed(port, nodes, ticks, per_batch, nconn=4):
+def feed(port, nodes, ticks, per_batch, nconn=4, interval_ms=600000):
+    """ticks of each node, per_batch ticks a batch (a multiple of it), over nconn
+    keep-alive connections."""
     errors = []
 
     def worker(k):
@@ -62,7 +65,8 @@ def feed(port, nodes, ticks, per_batch, nconn=4):
         try:
             for node in nodes[k::nconn]:
                 for _ in range(0, ticks, per_batch):
-                    conn.request("POST", "/api/v1/ingest", batch_of(node, per_batch),
+                    conn.request("POST", "/api/v1/ingest",
+                                 batch_of(node, per_batch, interval_ms),
                                  {"Content-Type": "application/json"})
                     r = conn.getresponse()
                     data = r.read()

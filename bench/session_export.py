@@ -33,61 +33,15 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from contextlib import nullcontext
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from agent_cost import CLK_TCK, children_map, cpu_ticks, status_kib, stop  # noqa: E402
 from head_ingest import Layout, Node  # noqa: E402
+from live_views import feed  # noqa: E402
 
 TICKS_PER_BATCH = 60
-
-
-def batch_of(node, ticks):
-    """One batch holding ticks consecutive ticks of node (rows merged per table)."""
-    merged, first_from, to_seq = None, node.seq, None
-    for _ in range(ticks):
-        body, to_seq, _, _ = node.head_batch(node.tick)
-        b = json.loads(body)
-        node.seq, node.tick = to_seq, node.tick + 1
-        if merged is None:
-            merged = b
-            continue
-        for name, t in b["tables"].items():
-            if "seq" in t["columns"]:
-                merged["tables"][name]["rows"] += t["rows"]
-    merged["from_seq"], merged["to_seq"], merged["max_seq"] = first_from, to_seq, to_seq
-    return json.dumps(merged, separators=(",", ":")).encode()
-
-
-def feed(port, nodes, ticks):
-    errors = []
-
-    def worker(node):
-        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
-        try:
-            for _ in range(0, ticks, TICKS_PER_BATCH):
-                conn.request("POST", "/api/v1/ingest",
-                             batch_of(node, min(TICKS_PER_BATCH, ticks - node.tick)),
-                             {"Content-Type": "application/json"})
-                r = conn.getresponse()
-                data = r.read()
-                if r.status != 200:
-                    errors.append(f"{r.status} {data[:200]!r}")
-                    return
-        except (OSError, http.client.HTTPException) as e:
-            errors.append(str(e))
-        finally:
-            conn.close()
-
-    threads = [threading.Thread(target=worker, args=(n,)) for n in nodes]
-    for th in threads:
-        th.start()
-    for th in threads:
-        th.join()
-    if errors:
-        raise RuntimeError("ingest failed: " + errors[0])
 
 
 def post(port, path, body):
@@ -157,7 +111,9 @@ def main():
         argv = [jobscope, "head", "--listen", "127.0.0.1:0", "--db", db, "--session-dir", sdir]
         head, port = start(argv, os.path.join(tmp, "head.err"))
         t = time.monotonic()
-        feed(port, nodes, ticks)
+        if ticks % TICKS_PER_BATCH:
+            sys.exit("--hours: a whole number of minutes")
+        feed(port, nodes, ticks, TICKS_PER_BATCH, nconn=len(nodes), interval_ms=1000)
         res["feed_s"] = time.monotonic() - t
         print("fed %d node-ticks in %.0f s" % (args.nodes * ticks, res["feed_s"]), flush=True)
         lengths = [(f"s{h:g}h", h) for h in sorted({1.0, args.hours})]
