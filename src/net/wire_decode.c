@@ -412,7 +412,10 @@ struct fields {
 	bool tables_seen, tables_object;
 };
 
-/* The member value at j->p of an object whose keys are in keys[] (fields at first[]). */
+/*
+ * An object at j->p: a member named keys[k] into fields[at[k]] (its first
+ * only), any other to other(j, key, arg), or skipped when other is NULL.
+ */
 static bool parse_members(struct jp *j, const char *const *keys, const int *at,
 			  struct field *fields, bool (*other)(struct jp *, const char *, void *),
 			  void *arg)
