@@ -1458,7 +1458,13 @@ static void schedule(struct sim *s, struct agent *a)
 {
 	int64_t due = a->start_ns + a->tick * s->o.interval_ns, now = now_ns();
 
-	if (due >= s->window_end_ns || now >= s->window_end_ns) {
+	/*
+	 * Ticks due in the window are all sent, also one whose turn comes
+	 * after the window's end (its agent's previous request still out, a
+	 * timer a little late): it is counted as due, and the drain waits for
+	 * its answer.  Ticks due after the window are not sent.
+	 */
+	if (due >= s->window_end_ns) {
 		set_timer(s, a, INT64_MAX); /* the window is over: nothing more to send */
 		return;
 	}
