@@ -161,6 +161,17 @@ int store__col_index(const struct store_table *t, const char *name)
 	return -1;
 }
 
+size_t store__col_list(char *buf, size_t size, const struct store_table *t)
+{
+	size_t len = 0;
+
+	for (int c = 0; c < t->ncols; c++)
+		len +=
+		    (size_t)snprintf(buf + (len < size ? len : size), len < size ? size - len : 0,
+				     "%s\"%s\"", c ? ", " : "", t->cols[c]);
+	return len;
+}
+
 /* A cell by its column's index (-1: a column the batch does not have, NULL). */
 static const struct store_value *cell_at(const struct store_table *t, size_t row, int c)
 {
@@ -564,7 +575,8 @@ int store__row_failed(struct ingest *in, const struct store_table *t, int rc)
 
 /*
  * PostgreSQL: a fact table's new rows up to this many go in one INSERT sent
- * ahead (unnest_facts_of), more in a COPY (copy_facts_of).  Measured
+ * ahead with the batch's other such tables (store__pg_unnest_later), more in
+ * a COPY (store__pg_copy_facts).  Measured
  * (bench/RESULTS.md section 13): a batch's 200 process rows cost the server
  * less by COPY, its 1 to 32 rows of the other tables less by INSERT.
  */
@@ -578,7 +590,7 @@ int store__row_failed(struct ingest *in, const struct store_table *t, int rc)
  * gaps: the agent's records of rows its size cap deleted unsent (node_id
  * mapped, seqs its own).  A table a batch lacks (fs_samples from an agent
  * older than schema 7) is simply not there.  PostgreSQL takes the rows
- * of a table in one COPY (copy_facts_of), but the job summaries, which
+ * of a table in one COPY (store__pg_copy_facts), but the job summaries, which
  * replace a job's earlier one (ON CONFLICT, which COPY has not).
  */
 static int ingest_facts_of(struct ingest *in, const struct store_table *t, bool summaries)
@@ -594,12 +606,11 @@ static int ingest_facts_of(struct ingest *in, const struct store_table *t, bool 
 	if (!summaries && seq_col < 0)
 		return store__ingest_bad(in, "%s: no seq column", t->name);
 	column_roles(t, summaries, role);
-	/* names quoted: "user" is a keyword of PostgreSQL */
 	len += (size_t)snprintf(sql, sizeof(sql), "INSERT INTO %s (", t->name);
-	for (int c = 0; c < t->ncols && len < sizeof(sql); c++)
-		len += (size_t)snprintf(sql + len, sizeof(sql) - len, "%s\"%s\"", c ? ", " : "",
-					t->cols[c]);
-	len += (size_t)snprintf(sql + len, sizeof(sql) - len, ") VALUES (");
+	if (len < sizeof(sql))
+		len += store__col_list(sql + len, sizeof(sql) - len, t);
+	if (len < sizeof(sql))
+		len += (size_t)snprintf(sql + len, sizeof(sql) - len, ") VALUES (");
 	for (int c = 0; c < t->ncols && len < sizeof(sql); c++)
 		len += (size_t)snprintf(sql + len, sizeof(sql) - len, "%s?", c ? ", " : "");
 	len += (size_t)snprintf(sql + len, sizeof(sql) - len, ")");

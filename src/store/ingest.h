@@ -58,6 +58,12 @@ int store__ingest_bad(struct ingest *in, const char *fmt, ...)
 /* The index of column name in t, or -1. */
 int store__col_index(const struct store_table *t, const char *name);
 /*
+ * t's columns as a statement names them, quoted ("user" is a keyword of
+ * PostgreSQL): "a", "b", ...  into buf as snprintf would (the length it
+ * wanted is returned; size 0 writes nothing).
+ */
+size_t store__col_list(char *buf, size_t size, const struct store_table *t);
+/*
  * The value a cell of a batch is stored as on the head: its seq the
  * head's next, its node and row ids the head's.  0, or -EINVAL (errmsg)
  * for an id the batch does not hold.

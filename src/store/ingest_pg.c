@@ -35,10 +35,10 @@ int store__pg_copy_facts(struct ingest *in, const struct store_table *t, int seq
 	int rc, ret = 0;
 
 	len += (size_t)snprintf(sql, sizeof(sql), "COPY %s (", t->name);
-	for (int c = 0; c < t->ncols && len < sizeof(sql); c++)
-		len += (size_t)snprintf(sql + len, sizeof(sql) - len, "%s\"%s\"", c ? ", " : "",
-					t->cols[c]);
-	len += (size_t)snprintf(sql + len, sizeof(sql) - len, ") FROM STDIN");
+	if (len < sizeof(sql))
+		len += store__col_list(sql + len, sizeof(sql) - len, t);
+	if (len < sizeof(sql))
+		len += (size_t)snprintf(sql + len, sizeof(sql) - len, ") FROM STDIN");
 	if (len >= sizeof(sql))
 		return store__ingest_bad(in, "%s: too many columns", t->name);
 	rc = pg_copy_begin(pg, sql);
