@@ -10,7 +10,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +18,7 @@
 
 #include "cli.h"
 #include "common/log.h"
+#include "common/outfile.h"
 #include "common/progress.h"
 #include "common/token.h"
 #include "net/client.h"
@@ -51,49 +51,47 @@ static const char export_tail[] =
 /*
  * Where an export from the store goes, as it is written (a session of any
  * length in the same memory): stdout as it comes; a regular file whole or
- * not at all (written beside it under PATH.tmp, renamed over it at the
- * end, removed on failure); anything else (a pipe, a device) directly.
+ * not at all (common/outfile.h); anything else (a pipe, a device) directly.
  */
 struct export_dest {
-	const char *path;
-	char tmp[PATH_MAX];
-	int fd;
+	struct outfile file;
+	bool whole; /* file is an outfile */
 };
 
 static int dest_open(struct export_dest *d, const char *path)
 {
 	struct stat sb;
+	int ret = 0;
 
-	d->path = path;
-	d->tmp[0] = '\0';
+	d->whole = false;
+	d->file.path = path;
 	if (strcmp(path, "-") == 0) {
-		d->fd = STDOUT_FILENO;
+		d->file.fd = STDOUT_FILENO;
 		return 0;
 	}
 	if (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)) {
-		d->fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+		d->file.fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+		if (d->file.fd < 0)
+			ret = -errno;
 	} else {
-		if ((size_t)snprintf(d->tmp, sizeof(d->tmp), "%s.tmp", path) >= sizeof(d->tmp))
-			return log_err(-ENAMETOOLONG, "cannot write '%s'", path);
-		d->fd = open(d->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		d->whole = true;
+		ret = outfile_open(&d->file, path);
 	}
-	if (d->fd < 0)
-		return log_err(-errno, "cannot write '%s'", d->tmp[0] ? d->tmp : path);
-	return 0;
+	return ret ? log_err(ret, "cannot write '%s'", d->whole ? d->file.tmp : path) : 0;
 }
 
 /* ret: how the export went; the file kept (renamed into place) only when all is well. */
 static int dest_close(struct export_dest *d, int ret)
 {
-	if (d->fd == STDOUT_FILENO)
+	int was = ret;
+
+	if (d->file.fd == STDOUT_FILENO)
 		return ret;
-	if (close(d->fd) < 0 && !ret)
-		ret = log_err(-errno, "cannot write '%s'", d->path);
-	if (d->tmp[0] && !ret && rename(d->tmp, d->path) < 0)
-		ret = log_err(-errno, "cannot write '%s'", d->path);
-	if (d->tmp[0] && ret)
-		unlink(d->tmp);
-	return ret;
+	if (d->whole)
+		ret = outfile_close(&d->file, ret, false);
+	else if (close(d->file.fd) < 0 && !ret)
+		ret = -errno;
+	return ret && !was ? log_err(ret, "cannot write '%s'", d->file.path) : ret;
 }
 
 /* From the store file, written to output as it comes. */
@@ -120,13 +118,13 @@ static int export_from_store(const char *db, const char *session, const char *fo
 	}
 	strbuf_init(&out, EXPORT_MAX_BYTES);
 	if (strcmp(format, "gswarm") == 0)
-		ret = session_export_gswarm_progress(st, &s, &out, dest.fd,
+		ret = session_export_gswarm_progress(st, &s, &out, dest.file.fd,
 						     progress_meter_hook(&meter));
 	else
 		ret = session_export_frames_progress(st, &s, strcmp(format, "csv") == 0, &out,
-						     dest.fd, progress_meter_hook(&meter));
+						     dest.file.fd, progress_meter_hook(&meter));
 	if (!ret)
-		ret = session_export_spill(&out, dest.fd, 0);
+		ret = session_export_spill(&out, dest.file.fd, 0);
 	ret = dest_close(&dest, ret);
 	strbuf_release(&out);
 	store_close(st);

@@ -10,7 +10,6 @@
 #include "head/head.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +18,7 @@
 
 #include "common/array.h"
 #include "common/log.h"
+#include "common/outfile.h"
 #include "common/timeutil.h"
 #include "net/api.h"
 #include "report/session_export.h"
@@ -490,27 +490,16 @@ void head_session_export(void *arg, const char *want, const struct http_request 
 static int write_gswarm_file(struct store *st, const struct session_record *s, const char *path,
 			     struct strbuf *out)
 {
-	char tmp[PATH_MAX];
-	int fd, ret;
+	struct outfile f;
+	int ret = outfile_open(&f, path);
 
-	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
-		return -ENAMETOOLONG;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -errno;
-	strbuf_reset(out);
-	ret = session_export_gswarm_progress(st, s, out, fd, NULL);
-	if (!ret)
-		ret = session_export_spill(out, fd, 0);
-	if (!ret && fsync(fd))
-		ret = -errno;
-	if (close(fd) && !ret)
-		ret = -EIO;
-	if (!ret && rename(tmp, path))
-		ret = -errno;
 	if (ret)
-		unlink(tmp);
-	return ret;
+		return ret;
+	strbuf_reset(out);
+	ret = session_export_gswarm_progress(st, s, out, f.fd, NULL);
+	if (!ret)
+		ret = session_export_spill(out, f.fd, 0);
+	return outfile_close(&f, ret, true);
 }
 
 /* The stop's answer when a file could not be written: said, not "Data saved". */
