@@ -36,8 +36,7 @@
 # the profiled program too), with JOBSCOPE_CUDA_HOOK next to the binary;
 # --tar packs OUTDIR into one file (a lent machine gives back few files).
 set -uo pipefail
-LIBS_PKGS="libsqlite3-0 libmicrohttpd12 libcjson1 libzstd1 libncursesw6 libtinfo6 libgnutls30
- libp11-kit0 libidn2-0 libunistring2 libtasn1-6 libnettle8 libgmp10 libffi8"
+LIBS_PKGS="libsqlite3-0 libcjson1 libzstd1 libncursesw6 libtinfo6"
 LIBS="" TAR=""
 while [ $# -gt 0 ]; do
 	case $1 in

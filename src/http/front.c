@@ -1,7 +1,8 @@
 /*
- * front.c - the HTTP server's front door: a first request's head judged
+ * front.c - the HTTP server's front door: a request's head judged
  * (http_front_judge, no I/O), then the thread that accepts, peeks at each
- * connection's first bytes and hands it to libmicrohttpd or answers it.
+ * connection's first bytes and hands it to the server's threads or
+ * answers it, and the table of every connection, held or handed over.
  */
 #include "http/front.h"
 
@@ -17,8 +18,6 @@
 #include <sys/eventfd.h>
 #include <netinet/in.h>
 #include <unistd.h>
-
-#include <microhttpd.h>
 
 #include "common/jsonw.h"
 #include "common/log.h"
@@ -125,7 +124,7 @@ enum http_front_verdict http_front_judge(const char *buf, size_t len,
 		if (++fields > HTTP_FRONT_FIELDS_MAX)
 			return refuse(why, 431, "too many request headers");
 		if (line[0] == ' ' || line[0] == '\t')
-			continue; /* a folded line: libmicrohttpd joins it to the one before */
+			continue; /* a folded line: the server joins it to the one before */
 		colon = memchr(line, ':', (size_t)n);
 		if (!colon || colon == line)
 			return refuse(why, 400, "bad header line");
@@ -138,21 +137,54 @@ enum http_front_verdict http_front_judge(const char *buf, size_t len,
 	}
 }
 
-/* the reasons of the statuses the judge gives (libmicrohttpd's own table is not public) */
-static const char *reason_of(int status)
+const char *http_reason(int status)
 {
-	switch (status) {
-	case 400:
-		return "Bad Request";
-	case 413:
-		return "Content Too Large";
-	case 414:
-		return "URI Too Long";
-	case 431:
-		return "Request Header Fields Too Large";
-	default:
-		return "Error";
-	}
+	static const struct {
+		int status;
+		const char *reason;
+	} reasons[] = {
+	    {100, "Continue"},
+	    {200, "OK"},
+	    {201, "Created"},
+	    {202, "Accepted"},
+	    {204, "No Content"},
+	    {206, "Partial Content"},
+	    {301, "Moved Permanently"},
+	    {302, "Found"},
+	    {303, "See Other"},
+	    {304, "Not Modified"},
+	    {307, "Temporary Redirect"},
+	    {308, "Permanent Redirect"},
+	    {400, "Bad Request"},
+	    {401, "Unauthorized"},
+	    {403, "Forbidden"},
+	    {404, "Not Found"},
+	    {405, "Method Not Allowed"},
+	    {406, "Not Acceptable"},
+	    {408, "Request Timeout"},
+	    {409, "Conflict"},
+	    {410, "Gone"},
+	    {411, "Length Required"},
+	    {412, "Precondition Failed"},
+	    {413, "Content Too Large"},
+	    {414, "URI Too Long"},
+	    {415, "Unsupported Media Type"},
+	    {416, "Range Not Satisfiable"},
+	    {422, "Unprocessable Content"},
+	    {429, "Too Many Requests"},
+	    {431, "Request Header Fields Too Large"},
+	    {500, "Internal Server Error"},
+	    {501, "Not Implemented"},
+	    {502, "Bad Gateway"},
+	    {503, "Service Unavailable"},
+	    {504, "Gateway Timeout"},
+	    {507, "Insufficient Storage"},
+	};
+
+	for (size_t i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++)
+		if (reasons[i].status == status)
+			return reasons[i].reason;
+	return "Unknown";
 }
 
 size_t http_front_answer(char *out, size_t max, int status, const char *msg)
@@ -171,7 +203,7 @@ size_t http_front_answer(char *out, size_t max, int status, const char *msg)
 	n = snprintf(out, max,
 		     "HTTP/1.1 %d %s\r\nConnection: close\r\nContent-Type: application/json\r\n"
 		     "Cache-Control: no-store\r\nContent-Length: %zu\r\n\r\n%s",
-		     status, reason_of(status), body.len, body.buf ? body.buf : "");
+		     status, http_reason(status), body.len, body.buf ? body.buf : "");
 	strbuf_release(&body);
 	return n < 0 ? 0 : (size_t)n < max ? (size_t)n : max - 1;
 }
@@ -180,10 +212,15 @@ size_t http_front_answer(char *out, size_t max, int status, const char *msg)
 
 #define LINGER_MS 1000 /* a refused connection drained this long before its close */
 
-/* A connection held: judged (or, closing, drained) when it sends. */
+/*
+ * A slot: free (fd -1), held here (judged or, closing, drained when it
+ * sends), or handed over (the server's until http_front_release).  fd,
+ * handed and sa under the door's lock; closing and deadline_ms are the
+ * accepting thread's.
+ */
 struct front_conn {
-	int fd; /* -1: a free slot */
-	bool closing;
+	int fd;
+	bool handed, closing;
 	socklen_t salen;
 	struct sockaddr_storage sa;
 	int64_t deadline_ms;
@@ -191,21 +228,30 @@ struct front_conn {
 
 struct http_front {
 	int lfd, epfd, wakefd;
-	struct MHD_Daemon *d;
+	http_front_adopt_fn adopt;
+	void *adopt_arg;
+	bool judge;
 	pthread_t thread;
+	bool thread_started;
+	pthread_mutex_t lock;
 	struct front_conn *conns;
 	unsigned max_conns, max_per_ip, timeout_ms;
 	unsigned high;		 /* slots [0, high) may be in use */
-	int64_t accept_again_ms; /* out of descriptors: accepting paused until then */
+	unsigned nfree;		 /* free slots */
+	int64_t accept_again_ms; /* out of descriptors or slots: accepting paused until then */
 };
 
 enum { TAG_LISTEN, TAG_WAKE, TAG_CONN };
 
+/* A held connection closed, its slot freed (the accepting thread's). */
 static void conn_close(struct http_front *f, struct front_conn *c)
 {
 	epoll_ctl(f->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
+	pthread_mutex_lock(&f->lock);
 	c->fd = -1;
+	f->nfree++;
+	pthread_mutex_unlock(&f->lock);
 }
 
 static bool same_addr(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
@@ -221,12 +267,17 @@ static bool same_addr(const struct sockaddr_storage *a, const struct sockaddr_st
 	return false;
 }
 
-/* A slot for a new connection from sa, or NULL: none free, or too many from its address. */
-static struct front_conn *conn_slot(struct http_front *f, const struct sockaddr_storage *sa)
+/*
+ * A slot for a new connection from sa, taken (under the lock), or NULL:
+ * none free, or as many from its address as it may have, held or handed.
+ */
+static struct front_conn *conn_slot(struct http_front *f, int fd, const struct sockaddr_storage *sa,
+				    socklen_t salen)
 {
 	struct front_conn *free_slot = NULL;
 	unsigned from_addr = 0;
 
+	pthread_mutex_lock(&f->lock);
 	for (unsigned i = 0; i < f->max_conns; i++) {
 		struct front_conn *c = &f->conns[i];
 
@@ -236,11 +287,20 @@ static struct front_conn *conn_slot(struct http_front *f, const struct sockaddr_
 			if (i >= f->high)
 				break;
 		} else if (f->max_per_ip && same_addr(&c->sa, sa) && ++from_addr >= f->max_per_ip) {
-			return NULL;
+			free_slot = NULL;
+			break;
 		}
 	}
-	if (free_slot && (unsigned)(free_slot - f->conns) >= f->high)
-		f->high = (unsigned)(free_slot - f->conns) + 1;
+	if (free_slot) {
+		if ((unsigned)(free_slot - f->conns) >= f->high)
+			f->high = (unsigned)(free_slot - f->conns) + 1;
+		free_slot->fd = fd;
+		free_slot->handed = false;
+		free_slot->salen = salen;
+		free_slot->sa = *sa;
+		f->nfree--;
+	}
+	pthread_mutex_unlock(&f->lock);
 	return free_slot;
 }
 
@@ -253,12 +313,27 @@ static void accept_pause(struct http_front *f, int64_t now)
 	epoll_ctl(f->epfd, EPOLL_CTL_MOD, f->lfd, &ev);
 }
 
-static bool slot_free(const struct http_front *f)
+static bool slot_free(struct http_front *f)
 {
-	for (unsigned i = 0; i < f->max_conns; i++)
-		if (f->conns[i].fd < 0)
-			return true;
-	return false;
+	bool any;
+
+	pthread_mutex_lock(&f->lock);
+	any = f->nfree > 0;
+	pthread_mutex_unlock(&f->lock);
+	return any;
+}
+
+/* Hands a held connection to the server (its bytes still unread). */
+static void conn_hand_over(struct http_front *f, struct front_conn *c)
+{
+	unsigned slot = (unsigned)(c - f->conns);
+
+	if (f->judge)
+		epoll_ctl(f->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	pthread_mutex_lock(&f->lock);
+	c->handed = true;
+	pthread_mutex_unlock(&f->lock);
+	f->adopt(f->adopt_arg, c->fd, &c->sa, c->salen, slot);
 }
 
 static void accept_all(struct http_front *f, int64_t now)
@@ -270,7 +345,7 @@ static void accept_all(struct http_front *f, int64_t now)
 		struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP | EPOLLET};
 		int fd;
 
-		if (!slot_free(f)) { /* as many held as the server takes: not accepted yet */
+		if (!slot_free(f)) { /* as many as the server takes: not accepted yet */
 			accept_pause(f, now);
 			return;
 		}
@@ -287,16 +362,21 @@ static void accept_all(struct http_front *f, int64_t now)
 				continue;
 			return;
 		}
-		c = conn_slot(f, &sa);
+		c = conn_slot(f, fd, &sa, salen);
 		if (!c) {
 			close(fd);
 			continue;
 		}
-		*c = (struct front_conn){fd, false, salen, sa, now + f->timeout_ms};
+		c->closing = false;
+		c->deadline_ms = now + f->timeout_ms;
+		if (!f->judge) { /* TLS: its bytes can only be judged once decrypted */
+			conn_hand_over(f, c);
+			continue;
+		}
 		ev.data.u64 = TAG_CONN + (uint64_t)(c - f->conns);
 		if (epoll_ctl(f->epfd, EPOLL_CTL_ADD, fd, &ev)) {
 			close(fd);
-			c->fd = -1;
+			http_front_release(f, (unsigned)(c - f->conns));
 		}
 	}
 }
@@ -357,26 +437,29 @@ static void conn_ready(struct http_front *f, struct front_conn *c, uint32_t even
 	case HTTP_FRONT_PASS:
 		break;
 	}
-	epoll_ctl(f->epfd, EPOLL_CTL_DEL, c->fd, NULL);
-	/* on failure (its connection limits) libmicrohttpd closes the socket */
-	if (MHD_add_connection(f->d, c->fd, (const struct sockaddr *)&c->sa, c->salen) != MHD_YES)
-		log_debug("http: libmicrohttpd took no more connections (%s)", strerror(errno));
-	c->fd = -1;
+	conn_hand_over(f, c);
 }
 
 static void expire(struct http_front *f, int64_t now)
 {
 	unsigned high = 0;
 
+	pthread_mutex_lock(&f->lock);
 	for (unsigned i = 0; i < f->high; i++) {
 		struct front_conn *c = &f->conns[i];
 
-		if (c->fd >= 0 && now >= c->deadline_ms)
-			conn_close(f, c); /* a head not in in time, or a refused one drained */
+		if (c->fd >= 0 && !c->handed && now >= c->deadline_ms) {
+			/* a head not in in time, or a refused one drained */
+			epoll_ctl(f->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+			close(c->fd);
+			c->fd = -1;
+			f->nfree++;
+		}
 		if (c->fd >= 0)
 			high = i + 1;
 	}
 	f->high = high;
+	pthread_mutex_unlock(&f->lock);
 	if (f->accept_again_ms && now >= f->accept_again_ms) {
 		struct epoll_event ev = {.events = EPOLLIN, .data.u64 = TAG_LISTEN};
 
@@ -396,23 +479,42 @@ static void *front_main(void *arg)
 
 		for (int i = 0; i < n; i++) {
 			uint64_t tag = evs[i].data.u64;
+			struct front_conn *c;
+			bool held;
 
 			if (tag == TAG_WAKE)
 				return NULL;
-			if (tag == TAG_LISTEN)
+			if (tag == TAG_LISTEN) {
 				accept_all(f, now);
-			else if (f->conns[tag - TAG_CONN].fd >= 0)
-				conn_ready(f, &f->conns[tag - TAG_CONN], evs[i].events, now);
+				continue;
+			}
+			c = &f->conns[tag - TAG_CONN];
+			pthread_mutex_lock(&f->lock);
+			held = c->fd >= 0 && !c->handed;
+			pthread_mutex_unlock(&f->lock);
+			if (held)
+				conn_ready(f, c, evs[i].events, now);
 		}
 		expire(f, now);
 	}
 }
 
-static void front_free(struct http_front *f)
+void http_front_release(struct http_front *f, unsigned slot)
 {
+	pthread_mutex_lock(&f->lock);
+	f->conns[slot].fd = -1;
+	f->conns[slot].handed = false;
+	f->nfree++;
+	pthread_mutex_unlock(&f->lock);
+}
+
+void http_front_free(struct http_front *f)
+{
+	if (!f)
+		return;
 	if (f->conns)
 		for (unsigned i = 0; i < f->max_conns; i++)
-			if (f->conns[i].fd >= 0)
+			if (f->conns[i].fd >= 0 && !f->conns[i].handed)
 				close(f->conns[i].fd);
 	free(f->conns);
 	if (f->epfd >= 0)
@@ -420,11 +522,11 @@ static void front_free(struct http_front *f)
 	if (f->wakefd >= 0)
 		close(f->wakefd);
 	close(f->lfd);
+	pthread_mutex_destroy(&f->lock);
 	free(f);
 }
 
-int http_front_start(int listen_fd, struct MHD_Daemon *d, const struct http_front_opts *o,
-		     struct http_front **out)
+int http_front_start(int listen_fd, const struct http_front_opts *o, struct http_front **out)
 {
 	struct http_front *f = calloc(1, sizeof(*f));
 	struct epoll_event ev = {.events = EPOLLIN};
@@ -435,9 +537,13 @@ int http_front_start(int listen_fd, struct MHD_Daemon *d, const struct http_fron
 		close(listen_fd);
 		return -ENOMEM;
 	}
+	pthread_mutex_init(&f->lock, NULL);
 	f->lfd = listen_fd;
-	f->d = d;
+	f->adopt = o->adopt;
+	f->adopt_arg = o->adopt_arg;
+	f->judge = o->judge;
 	f->max_conns = o->max_conns ? o->max_conns : 1;
+	f->nfree = f->max_conns;
 	f->max_per_ip = o->max_conns_per_ip;
 	f->timeout_ms = o->timeout_ms;
 	f->conns = calloc(f->max_conns, sizeof(*f->conns));
@@ -462,10 +568,11 @@ int http_front_start(int listen_fd, struct MHD_Daemon *d, const struct http_fron
 	ret = -pthread_create(&f->thread, NULL, front_main, f);
 	if (ret)
 		goto out_free;
+	f->thread_started = true;
 	*out = f;
 	return 0;
 out_free:
-	front_free(f);
+	http_front_free(f);
 	return ret;
 }
 
@@ -473,10 +580,10 @@ void http_front_stop(struct http_front *f)
 {
 	uint64_t one = 1;
 
-	if (!f)
+	if (!f || !f->thread_started)
 		return;
 	if (write(f->wakefd, &one, sizeof(one)) != sizeof(one))
 		log_warn(0, "http: cannot wake the accepting thread");
 	pthread_join(f->thread, NULL);
-	front_free(f);
+	f->thread_started = false;
 }

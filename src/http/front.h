@@ -1,34 +1,40 @@
 /*
  * front.h - the HTTP server's front door (http.c's, not for other modules).
  *
- * libmicrohttpd 0.9.75 answers the requests it cannot parse itself, before
- * any callback of ours: with built-in HTML bodies, the status line and
- * headers twice for a bad Content-Length, and holds bytes that have no line
- * end until its timeout.  So the server accepts its connections itself and
- * holds each until the head of its first request is in; the head is judged
- * here (http_front_judge, no I/O) and the connection either handed to
- * libmicrohttpd (MHD_add_connection, the peeked bytes still unread) or
- * answered with one JSON error and closed.  Later requests of a keep-alive
- * connection, and every request over TLS, meet libmicrohttpd's own checks.
+ * One thread accepts every connection and holds it until the head of its
+ * first request is in: a connection that never sends one (a port scan, a
+ * slow client) costs the server's threads nothing.  The head is judged
+ * here (http_front_judge, no I/O: the server judges every later request
+ * with it too) and the connection either handed to the server (the peeked
+ * bytes still unread) or answered with one JSON error and closed.  Over
+ * TLS nothing can be judged before the handshake: each connection is
+ * handed over as it is accepted.
  *
- * Ownership: http_front_start() takes the listening socket; http_front_stop()
- * closes it and every connection not yet handed over.  Errors: 0 or -errno.
- * One thread of its own, started by http_front_start().
+ * The door also keeps the table of every connection, held or handed over,
+ * so that the caps on connections at once and from one address count them
+ * all: the server gives a slot back with http_front_release when it closes
+ * the connection (from any thread).
+ *
+ * Ownership: http_front_start() takes the listening socket;
+ * http_front_stop() ends the accepting thread (no more handovers, slots
+ * may still be released), http_front_free() closes the listening socket
+ * and every connection still held.  Errors: 0 or -errno.
  */
 #ifndef JOBSCOPE_HTTP_FRONT_H
 #define JOBSCOPE_HTTP_FRONT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/socket.h>
 
-/* a first request's head, bytes (libmicrohttpd's pool, HTTP_CONN_MEMORY, holds twice that) */
+/* a request's head, bytes */
 #define HTTP_FRONT_HEAD_MAX   8192
 #define HTTP_FRONT_FIELDS_MAX 64 /* header lines */
 #define HTTP_FRONT_METHOD_MAX 16
 
 enum http_front_verdict {
 	HTTP_FRONT_MORE,   /* a request's head so far: wait for more */
-	HTTP_FRONT_PASS,   /* a whole head that libmicrohttpd will take */
+	HTTP_FRONT_PASS,   /* a whole head the server takes */
 	HTTP_FRONT_REFUSE, /* not a request we serve: answer status, msg and close */
 };
 
@@ -41,20 +47,31 @@ struct http_front_refusal {
 enum http_front_verdict http_front_judge(const char *buf, size_t len,
 					 struct http_front_refusal *why);
 
+/* The reason phrase of a status ("Not Found"); "Unknown" for one not listed. */
+const char *http_reason(int status);
+
 /* The bytes of a JSON error answer (the API's {"error", "status"}) into out; its length. */
 size_t http_front_answer(char *out, size_t max, int status, const char *msg);
 
-struct MHD_Daemon;
 struct http_front;
 
+/* Takes a connection over: its socket (non-blocking), address and slot in the door's table. */
+typedef void (*http_front_adopt_fn)(void *arg, int fd, const struct sockaddr_storage *sa,
+				    socklen_t salen, unsigned slot);
+
 struct http_front_opts {
-	unsigned max_conns;	   /* held at once */
+	unsigned max_conns;	   /* at once, held or handed over */
 	unsigned max_conns_per_ip; /* 0: no cap */
-	unsigned timeout_ms;	   /* a head not in by then: closed */
+	unsigned timeout_ms;	   /* a first head not in by then: closed */
+	bool judge;		   /* false (TLS): handed over as accepted */
+	http_front_adopt_fn adopt; /* called on the accepting thread */
+	void *adopt_arg;
 };
 
-int http_front_start(int listen_fd, struct MHD_Daemon *d, const struct http_front_opts *o,
-		     struct http_front **out);
+int http_front_start(int listen_fd, const struct http_front_opts *o, struct http_front **out);
+/* A handed-over connection's slot free again (it is closed). */
+void http_front_release(struct http_front *f, unsigned slot);
 void http_front_stop(struct http_front *f);
+void http_front_free(struct http_front *f);
 
 #endif

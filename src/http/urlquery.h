@@ -2,8 +2,8 @@
  * urlquery.h - a URL query string ("a=1&b=x%20y") parsed into name/value
  * pairs, percent-decoded ('+' as a space), in fixed storage.
  *
- * The server's own requests (an event stream re-asking a path, http.h) read
- * their arguments through this; libmicrohttpd parses the others.  No
+ * Every request's arguments are read through this: a client's and the
+ * server's own (an event stream re-asking a path, http.h).  No
  * allocation: a query longer than URL_QUERY_MAX bytes, with more than
  * URL_QUERY_ARGS pairs, a bad escape ("%zz", "%4") or a decoded NUL is
  * refused with -EINVAL and leaves q empty.
@@ -13,8 +13,8 @@
 
 #include <stddef.h>
 
-#define URL_QUERY_MAX  1024
-#define URL_QUERY_ARGS 16
+#define URL_QUERY_MAX  8192 /* a request head's (HTTP_FRONT_HEAD_MAX) whole */
+#define URL_QUERY_ARGS 64
 
 struct url_query {
 	size_t n;

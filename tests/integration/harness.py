@@ -51,7 +51,8 @@ def scaled(seconds):
 
 
 class Workdir:
-    """A temporary directory removed at the end of a test."""
+    """A temporary directory removed at the end of a test (kept, and named on
+    stderr, with JOBSCOPE_TEST_KEEP=1: its logs and stores, to look into)."""
 
     def __init__(self):
         self.path = tempfile.mkdtemp(prefix="jobscope-it-")
@@ -60,6 +61,9 @@ class Workdir:
         return os.path.join(self.path, *parts)
 
     def close(self):
+        if os.environ.get("JOBSCOPE_TEST_KEEP") == "1":
+            sys.stderr.write("kept: %s\n" % self.path)
+            return
         shutil.rmtree(self.path, ignore_errors=True)
 
 

@@ -342,16 +342,32 @@ def raw_stream(port, path, token=None):
         if not chunk:
             break
         data += chunk
-    return s, data.split(b"\r\n", 1)[0].decode(), data
+    head, _, rest = data.partition(b"\r\n\r\n")
+    STREAM_LEFT[s] = rest  # events that came with the head
+    return s, head.split(b"\r\n", 1)[0].decode(), head
+
+
+STREAM_LEFT = {}  # a stream's bytes read past the last event returned (one recv may hold several)
 
 
 def read_event(s, name, timeout=10):
     """Reads the stream until an event of that name; returns its data."""
     timeout = scaled(timeout)
     deadline = time.monotonic() + timeout
-    buf = b""
+    buf = STREAM_LEFT.pop(s, b"")
     s.settimeout(1)
-    while time.monotonic() < deadline:
+    while True:
+        text_ = buf.decode(errors="replace").replace("\r\n", "\n")
+        marker = "event: %s\n" % name
+        if marker in text_:
+            rest = text_.split(marker, 1)[1]
+            if "\n\n" in rest:
+                block, after = rest.split("\n\n", 1)
+                STREAM_LEFT[s] = after.encode()
+                # chunked transfer: the chunk sizes are lines of hex between the data lines
+                return "\n".join(l[6:] for l in block.split("\n") if l.startswith("data: "))
+        if time.monotonic() >= deadline:
+            break
         try:
             chunk = s.recv(65536)
         except socket.timeout:
@@ -359,14 +375,6 @@ def read_event(s, name, timeout=10):
         if not chunk:
             break
         buf += chunk
-        text_ = buf.decode(errors="replace").replace("\r\n", "\n")
-        marker = "event: %s\n" % name
-        if marker in text_:
-            rest = text_.split(marker, 1)[1]
-            if "\n\n" in rest:
-                block = rest.split("\n\n", 1)[0]
-                # chunked transfer: the chunk sizes are lines of hex between the data lines
-                return "\n".join(l[6:] for l in block.split("\n") if l.startswith("data: "))
     raise AssertionError("no %s event in %d s: %r" % (name, timeout, buf[-500:]))
 
 
