@@ -6,7 +6,7 @@
  * after flushing the tick in flight, SIGHUP reopens the log file), a
  * timerfd (each expiry is a tick: tick.c) and, with --cuda-socket, the
  * CUDA hooks' connections (cuda.c), read as their frames come.
- * libmicrohttpd answers on its own thread from the view each tick
+ * The HTTP server's thread (http.h) answers from the view each tick
  * publishes (routes.c).
  */
 #include <errno.h>

@@ -1,10 +1,14 @@
 /*
- * http.h - a small HTTP/1.1 server on libmicrohttpd for the agent's and
- * the head's endpoints, with route tables (struct http_route).
+ * http.h - a small HTTP/1.1 server of our own for the agent's and the
+ * head's endpoints, with route tables (struct http_route).
  *
- * Internal threads (one by default, a pool with http_options.threads)
- * poll every connection with epoll; a route's handler runs on one of them,
- * so handlers must be quick and must lock what they share.  A handler that
+ * Worker threads (one by default, more with http_options.threads) each
+ * poll their connections with an epoll of their own; a connection stays
+ * with one worker, and a route's handler runs on it, so handlers must be
+ * quick and must lock what they share.  Requests of a connection are
+ * answered in the order they came (pipelining); bodies with
+ * Content-Length or chunked; "Expect: 100-continue" answered; HTTP/1.0
+ * kept alive only when it asks.  A handler that
  * waits for something (the head's group commit) defers its answer
  * (http_defer): its thread goes on with other connections, and the answer
  * is sent when another thread completes it.  GET and HEAD always; POST
@@ -74,7 +78,7 @@ struct http_server;
 int http_start(const char *listen, http_handler_fn fn, void *arg, struct http_server **out);
 struct http_options {
 	size_t max_body;	  /* POST bodies up to this (larger: 413, unread); 0: GET only */
-	const char *tls_cert_pem; /* both set: HTTPS only (GnuTLS through libmicrohttpd) */
+	const char *tls_cert_pem; /* both set: HTTPS only (GnuTLS, loaded then: tls.h) */
 	const char *tls_key_pem;
 	unsigned threads;	   /* polling threads; 0: 1 */
 	unsigned max_conns;	   /* 0: HTTP_DEFAULT_CONNS */

@@ -103,7 +103,7 @@ def test_deploy_files_name_real_options(wd):
 
 
 def test_listen_on_a_port_in_use(wd):
-    # one message of ours with the reason, not libmicrohttpd's raw line before it
+    # one message of ours with the reason, not a raw line of a library before it
     import socket
     taken = socket.socket()
     taken.bind(("127.0.0.1", 0))

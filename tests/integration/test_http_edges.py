@@ -7,7 +7,7 @@ server takes (414) and headers too (431), a half request then a close, and an ev
 stream its client drops.  Each is answered within a short deadline (never held
 until a timeout) with exactly one status line and a JSON body {"error", "status"},
 Content-Type application/json; the head still answers a normal request afterwards,
-and its log holds no line that is not its own (libmicrohttpd's through ours).
+and its log holds no line that is not its own.
 """
 import json
 import re
@@ -80,7 +80,7 @@ def test_garbage_is_answered_or_closed_at_once(wd):
     req = (b"POST /api/v1/ingest HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
            b"Content-Length: %d\r\n\r\n")
     one_json_error(exchange(head, req % (100 << 30))[0], 413, "Content-Length 100 GiB")
-    # one over 64 bits: libmicrohttpd's own check sent its status line twice, then HTML
+    # one over 64 bits (libmicrohttpd, the server before ours, sent its status line twice)
     over = req.replace(b"%d", b"99999999999999999999999")
     one_json_error(exchange(head, over)[0], 413, "Content-Length over 64 bits")
     one_json_error(exchange(head, req.replace(b"%d", b"12abc"))[0], 400, "a bad Content-Length")
@@ -123,7 +123,7 @@ def test_garbage_is_answered_or_closed_at_once(wd):
 
 
 def test_dropped_event_stream_is_quiet(wd):
-    """A dashboard tab closed mid-stream: libmicrohttpd's failed write is not printed raw."""
+    """A dashboard tab closed mid-stream: the failed write is not printed, the head goes on."""
     head = Head(wd)
     for _ in range(3):
         s = socket.create_connection(("127.0.0.1", head.port), timeout=scaled(5))

@@ -1,6 +1,6 @@
 /*
  * test_http_front.c - the HTTP server's front door judge (http/front.h):
- * which first bytes of a connection wait for more, pass to libmicrohttpd,
+ * which first bytes of a connection wait for more, pass to the server,
  * or are refused with which status; and the JSON answer's bytes.
  */
 #include <setjmp.h>
