@@ -271,9 +271,8 @@ static int conn_read(struct http_conn *c)
 				c->in_full = true; /* the request in it is answered first */
 				return 0;
 			}
+			/* doubled as bytes come, not what a Content-Length claims at once */
 			cap = c->in_cap ? c->in_cap * 2 : HTTP_IN_FIRST;
-			if (c->have_head && !c->ri.chunked && cap < limit - HTTP_IN_FIRST)
-				cap = limit - HTTP_IN_FIRST; /* the whole body at once */
 			if (cap > limit)
 				cap = limit;
 			in = realloc(c->in, cap);
@@ -838,6 +837,20 @@ static void stream_start(struct http_conn *c)
 		free(c->watch);
 		c->watch = NULL;
 		conn_refuse(c, 503, "too many event streams; try again later");
+		return;
+	}
+	if (c->ri.method == HTTP_METHOD_HEAD) { /* the stream's head alone, then the end */
+		pthread_mutex_lock(&s->stream_lock);
+		s->nstreams--;
+		pthread_mutex_unlock(&s->stream_lock);
+		free(c->watch);
+		c->watch = NULL;
+		head_begin(w, 200, "text/event-stream; charset=utf-8");
+		strbuf_addstr(&w->head, "Connection: close\r\n\r\n");
+		if (!strbuf_error(&w->head))
+			conn_write(c, w->head.buf, w->head.len, NULL, 0);
+		c->close_after = true;
+		c->state = CONN_CLOSING;
 		return;
 	}
 	c->watch->chunked = !c->ri.http10;

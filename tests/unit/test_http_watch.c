@@ -167,6 +167,31 @@ static void stream_events(void **state)
 	http_stop(s);
 }
 
+/* HEAD of a stream: its head, then the end; it holds no stream. */
+static void head_of_stream(uint16_t port)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port)};
+	struct timeval tv = {5, 0};
+	const char req[] = "HEAD /events HTTP/1.1\r\nHost: x\r\n\r\n";
+	char buf[2048];
+	size_t len = 0;
+	ssize_t n;
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	assert_true(fd >= 0);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(write(fd, req, sizeof(req) - 1), (ssize_t)sizeof(req) - 1);
+	while (len + 1 < sizeof(buf) && (n = read(fd, buf + len, sizeof(buf) - len - 1)) > 0)
+		len += (size_t)n;
+	buf[len] = '\0';
+	assert_non_null(strstr(buf, "HTTP/1.1 200"));
+	assert_non_null(strstr(buf, "Content-Type: text/event-stream"));
+	assert_null(strstr(buf, "event:")); /* no events: read until the server closed */
+	close(fd);
+}
+
 static void stream_bound_and_cleanup(void **state)
 {
 	struct http_options o = {.max_streams = 2, .watch_interval_ms = 50};
@@ -176,6 +201,9 @@ static void stream_bound_and_cleanup(void **state)
 
 	(void)state;
 	assert_int_equal(http_start_opts("127.0.0.1:0", &o, handler, NULL, &s), 0);
+	head_of_stream(http_port(s));
+	head_of_stream(http_port(s));
+	head_of_stream(http_port(s)); /* more than max_streams: none was counted */
 	head[0] = '\0';
 	a = open_stream(http_port(s), NULL, head, sizeof(head));
 	assert_non_null(strstr(head, "200"));
