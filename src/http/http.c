@@ -1279,10 +1279,10 @@ int http_start_opts(const char *listen, const struct http_options *o, http_handl
 	for (unsigned i = 0; i < s->nworkers; i++)
 		s->workers[i].epfd = s->workers[i].wakefd = -1;
 	if (o->tls_cert_pem && o->tls_key_pem) {
-		ret = tls_creds_new(o->tls_cert_pem, o->tls_key_pem, &s->tls);
+		ret = tls_creds_new(o->tls_cert_pem, o->tls_key_pem, &s->tls); /* says why */
 		if (ret) {
 			server_free(s);
-			return log_err(ret, "cannot serve HTTPS on %s", listen);
+			return ret;
 		}
 	}
 	lfd = listen_on(&sa, salen);

@@ -45,7 +45,7 @@ static void load(void)
 	void *dl = dlopen(name && name[0] ? name : "libgnutls.so.30", RTLD_NOW | RTLD_LOCAL);
 
 	if (!dl) {
-		log_err(0, "TLS needs libgnutls30 (%s): apt-get install libgnutls30", dlerror());
+		log_err(0, "HTTPS needs libgnutls30 (%s): apt-get install libgnutls30", dlerror());
 		load_ret = -ENOENT;
 		return;
 	}
@@ -87,11 +87,12 @@ int tls_creds_new(const char *cert_pem, const char *key_pem, struct tls_creds **
 	r = tls_fn.certificate_allocate_credentials(&c->x509);
 	if (r < 0) {
 		free(c);
-		return log_err(-ENOMEM, "TLS: %s", tls_fn.strerror(r));
+		return log_err(-ENOMEM, "HTTPS: %s", tls_fn.strerror(r));
 	}
 	r = tls_fn.certificate_set_x509_key_mem(c->x509, &cert, &key, GNUTLS_X509_FMT_PEM);
 	if (r < 0) {
-		log_err(0, "TLS: the certificate or key is refused: %s", tls_fn.strerror(r));
+		log_err(0, "HTTPS: the certificate or the key is refused (GnuTLS: %s)",
+			tls_fn.strerror(r));
 		tls_creds_free(c);
 		return -EINVAL;
 	}

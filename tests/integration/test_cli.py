@@ -1,4 +1,5 @@
 """The command line: help, version, usage errors and their exit codes."""
+import os
 import re
 
 from harness import free_port, jobscope, run_tests, check, eq
@@ -118,6 +119,25 @@ def test_listen_on_a_port_in_use(wd):
                "%s's message" % cmd)
     finally:
         taken.close()
+
+
+def test_https_with_a_bad_certificate_or_no_gnutls(wd):
+    # one line saying why; GnuTLS is loaded only when a certificate is given
+    bad = wd.join("bad.pem")
+    with open(bad, "w") as f:
+        f.write("not a certificate\n")
+    args = ("head", "--db", wd.join("h.db"), "--listen", "127.0.0.1:0", "--tls-cert", bad,
+            "--tls-key", bad, "--exit-after", "1s")
+    p = jobscope(*args)
+    eq(p.returncode, 2, "exit (%s)" % p.stderr)
+    check(re.fullmatch(r"jobscope: HTTPS: the certificate or the key is refused \(GnuTLS: .+\)\n",
+                       p.stderr), "the message: %r" % p.stderr)
+    env = dict(os.environ, JOBSCOPE_GNUTLS_LIBRARY="/nonexistent/libgnutls.so.30")
+    p = jobscope(*args, env=env)
+    eq(p.returncode, 2, "exit without GnuTLS (%s)" % p.stderr)
+    check(p.stderr.startswith("jobscope: HTTPS needs libgnutls30 (") and
+          p.stderr.endswith("apt-get install libgnutls30\n") and p.stderr.count("\n") == 1,
+          "the message: %r" % p.stderr)
 
 
 def test_run_bad_option_starts_nothing(wd):

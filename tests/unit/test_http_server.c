@@ -389,6 +389,19 @@ static void test_timeouts(void **state)
 	http_stop(s);
 }
 
+/* HTTPS without GnuTLS on the machine: a clear refusal to start, nothing half-made. */
+static void test_tls_without_gnutls(void **state)
+{
+	struct http_options o = {.tls_cert_pem = "-----BEGIN CERTIFICATE-----\n",
+				 .tls_key_pem = "-----BEGIN PRIVATE KEY-----\n"};
+	struct http_server *s = (struct http_server *)&o;
+
+	(void)state;
+	setenv("JOBSCOPE_GNUTLS_LIBRARY", "/nonexistent/libgnutls.so.30", 1);
+	assert_int_equal(http_start_opts("127.0.0.1:0", &o, handler, NULL, &s), -ENOENT);
+	assert_null(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -397,6 +410,7 @@ int main(void)
 	    cmocka_unit_test(test_refusals),
 	    cmocka_unit_test(test_deferred_and_big),
 	    cmocka_unit_test(test_timeouts),
+	    cmocka_unit_test(test_tls_without_gnutls),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
