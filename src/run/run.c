@@ -152,9 +152,12 @@ static void tick(struct run_state *r)
 	}
 	for (size_t i = 0; i < r->pt.nprocs; i++) {
 		const struct ptree_proc *p = &r->pt.procs[i];
+		struct proc_info info;
 
-		if (p->emit)
-			summary_add_proc(&r->sum, &p->info, ts, &p->cur);
+		if (!p->emit)
+			continue;
+		ptree_info_get(p, &info);
+		summary_add_proc(&r->sum, &info, ts, &p->cur);
 	}
 	summary_add_job(&r->sum, ts, ptree_job(&r->pt));
 	jobseries_add_job(&r->js, ts, ptree_job(&r->pt));
@@ -167,11 +170,14 @@ static void tick(struct run_state *r)
 			jobseries_add_gpu(&r->js, &r->devs[i], ts, &r->gsample[i]);
 			for (size_t k = 0; k < r->gprocs.n; k++) {
 				const struct gpu_set_proc *gp = &r->gprocs.proc[k];
+				struct proc_info info;
 
-				if (gp->dev == i)
-					summary_add_gpu_proc(&r->sum, &r->devs[i],
-							     gp->proc ? &gp->proc->info : NULL, ts,
-							     &gp->g);
+				if (gp->dev != i)
+					continue;
+				if (gp->proc)
+					ptree_info_get(gp->proc, &info);
+				summary_add_gpu_proc(&r->sum, &r->devs[i], gp->proc ? &info : NULL,
+						     ts, &gp->g);
 			}
 		}
 		for (size_t k = 0; k < r->ngevents; k++)

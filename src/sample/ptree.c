@@ -143,6 +143,7 @@ void ptree_release(struct ptree *pt)
 		free(pt->procs[i].libs);
 	}
 	free(pt->procs);
+	intern_release(&pt->cmdlines);
 	free(pt->index);
 	free(pt->scan);
 	free(pt->scan_index);
@@ -227,7 +228,28 @@ static struct ptree_proc *add_proc(struct ptree *pt)
 	p = &pt->procs[pt->nprocs++];
 	memset(p, 0, sizeof(*p));
 	p->owner_fd = -1;
+	p->info.cmdline = "";
 	return p;
+}
+
+/* p's command line now cmdline (the copy shared with every process that has it). */
+static void set_cmdline(struct ptree *pt, struct ptree_proc *p, const char *cmdline)
+{
+	const char *old = p->info.cmdline;
+
+	p->info.cmdline = intern_get(&pt->cmdlines, cmdline);
+	intern_put(&pt->cmdlines, old);
+}
+
+void ptree_info_get(const struct ptree_proc *p, struct proc_info *out)
+{
+	out->pid = p->info.pid;
+	out->ppid = p->info.ppid;
+	out->start_ms = p->info.start_ms;
+	out->uid = p->info.uid;
+	memcpy(out->comm, p->info.comm, sizeof(out->comm));
+	snprintf(out->cmdline, sizeof(out->cmdline), "%s", p->info.cmdline);
+	out->end_ms = p->info.end_ms;
 }
 
 /* Did the process do anything since its last full refresh? */
@@ -292,8 +314,11 @@ static void refresh(struct ptree *pt, struct ptree_proc *p, const struct proc_st
 	if (exec || strcmp(p->info.comm, st->comm) != 0) {
 		/* exec changed the program: refresh the command line too */
 		snprintf(p->info.comm, sizeof(p->info.comm), "%s", st->comm);
-		if (proc_read_cmdline(&pt->reader, pid, p->info.cmdline, sizeof(p->info.cmdline)))
-			p->info.cmdline[0] = '\0';
+		char cmdline[PROC_CMDLINE_MAX];
+
+		if (proc_read_cmdline(&pt->reader, pid, cmdline, sizeof(cmdline)))
+			cmdline[0] = '\0';
+		set_cmdline(pt, p, cmdline);
 		p->info_dirty = true;
 		p->info_changed = true;
 	}
@@ -678,6 +703,7 @@ static void compact(struct ptree *pt)
 		if (p->done) {
 			close_kept(pt, &p->owner_fd);
 			free(p->libs);
+			intern_put(&pt->cmdlines, p->info.cmdline);
 			continue;
 		}
 		if (p->alive)
@@ -1107,7 +1133,7 @@ static void settle_exit(struct ptree *pt, struct ptree_proc *p, const struct exi
 	    strncmp(p->info.comm, lead->e.comm, sizeof(p->info.comm) - 1) != 0) {
 		/* an exec since it was last read: the new program's name, its arguments unknown */
 		snprintf(p->info.comm, sizeof(p->info.comm), "%s", lead->e.comm);
-		snprintf(p->info.cmdline, sizeof(p->info.cmdline), "%s", lead->e.comm);
+		set_cmdline(pt, p, lead->e.comm);
 		p->info_dirty = true;
 		p->info_changed = true;
 	}

@@ -29,6 +29,7 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 
+#include "common/intern.h"
 #include "libs.h"
 #include "proc.h"
 #include "procev.h"
@@ -37,8 +38,25 @@
 
 #define PTREE_ENV_JOB_MAX 104
 
+/*
+ * A process's identity as the tree keeps it: struct proc_info's fields,
+ * with its command line shared.  cmdline is never NULL ("" when none) and
+ * is the tree's (an intern.h copy: the same command line of a thousand
+ * processes is kept once), valid while the process is in the tree;
+ * ptree_info_get() copies the whole into a struct proc_info.
+ */
+struct ptree_info {
+	int32_t pid;
+	int32_t ppid;
+	int64_t start_ms; /* process start, ms since the epoch */
+	uint32_t uid;
+	char comm[PROC_COMM_MAX];
+	const char *cmdline;
+	int64_t end_ms; /* 0 while alive */
+};
+
 struct ptree_proc {
-	struct proc_info info;
+	struct ptree_info info;
 	uint64_t start_ticks; /* with the pid, the identity */
 	struct proc_sample cur;
 	struct proc_sample last_emitted;
@@ -178,6 +196,7 @@ struct ptree {
 	struct libs_reader libs_reader;
 
 	struct ptree_proc *procs; /* every process ever seen, in order of discovery */
+	struct intern cmdlines;	  /* their command lines, each kept once */
 	size_t nprocs, procs_alloc;
 	int32_t *index; /* open addressing: pid -> position+1 in procs (latest) */
 	size_t index_size;
@@ -294,6 +313,9 @@ void ptree_child_reaped(struct ptree *pt, pid_t pid, const struct rusage *ru, in
  * /proc/PID/name of p kept open as p->owner_fd (once), within the budget of
  * descriptors: the descriptor, or -1 and the caller reads by path.
  */
+/* p's identity as a struct proc_info, its command line copied. */
+void ptree_info_get(const struct ptree_proc *p, struct proc_info *out);
+
 int ptree_keep_fd(struct ptree *pt, struct ptree_proc *p, const char *name);
 
 /* The process entry for pid that is alive, or NULL. */

@@ -103,11 +103,17 @@ int store_tick_put_procs(const struct store_tick_rows *t)
 			continue;
 		}
 		if (p->row == 0) {
-			ret = store_put_proc_info(t->st, t->node_id, job_row_of(t, p), &p->info,
+			struct proc_info info;
+
+			ptree_info_get(p, &info);
+			ret = store_put_proc_info(t->st, t->node_id, job_row_of(t, p), &info,
 						  container_of(t, p), &p->row);
 			p->row_tick = t->tick_no;
 		} else if (p->info_dirty || !p->alive) {
-			ret = store_update_proc_info(t->st, p->row, &p->info, container_of(t, p));
+			struct proc_info info;
+
+			ptree_info_get(p, &info);
+			ret = store_update_proc_info(t->st, p->row, &info, container_of(t, p));
 		}
 		if (!ret)
 			ret = store_put_proc_sample(t->st, p->row, t->ts_ms, &p->cur);
