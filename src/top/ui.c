@@ -3,7 +3,13 @@
  * each interval (a replayed store: when the time moves), draw it with the
  * layout into a grid the terminal's size, copy the grid to ncurses, and
  * act on keys.  --batch draws the same grid as text instead.
+ *
+ * ncurses is loaded with dlopen() when the interactive screen starts: the
+ * agent is the same binary and must not map it (nor libtinfo).  The
+ * header gives the types and constants; only functions are called (the
+ * header's macros over stdscr are not: they would link its variable).
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <locale.h>
 #include <math.h>
@@ -19,6 +25,60 @@
 #include "top/top.h"
 #include "top/ui.h"
 
+/* Every ncurses function used (each a function in libncursesw or its libtinfo). */
+#define CURSES_FUNCTIONS(X)                                                                        \
+	X(WINDOW *, initscr, (void))                                                               \
+	X(int, endwin, (void))                                                                     \
+	X(int, cbreak, (void))                                                                     \
+	X(int, noecho, (void))                                                                     \
+	X(int, keypad, (WINDOW *, bool))                                                           \
+	X(int, curs_set, (int))                                                                    \
+	X(int, set_escdelay, (int))                                                                \
+	X(void, wtimeout, (WINDOW *, int))                                                         \
+	X(bool, has_colors, (void))                                                                \
+	X(int, start_color, (void))                                                                \
+	X(int, use_default_colors, (void))                                                         \
+	X(int, init_pair, (short, short, short))                                                   \
+	X(int, getmaxx, (const WINDOW *))                                                          \
+	X(int, getmaxy, (const WINDOW *))                                                          \
+	X(int, wmove, (WINDOW *, int, int))                                                        \
+	X(int, waddch, (WINDOW *, const chtype))                                                   \
+	X(int, wrefresh, (WINDOW *))                                                               \
+	X(int, wgetch, (WINDOW *))
+
+/* the functions by their names with a prefix (some names are also the header's macros) */
+static struct {
+#define CURSES_FIELD(ret, name, args) ret(*fn_##name) args;
+	CURSES_FUNCTIONS(CURSES_FIELD)
+#undef CURSES_FIELD
+	WINDOW **stdscr;
+} cu;
+
+static int curses_load(void)
+{
+	const char *name = getenv("JOBSCOPE_NCURSES_LIBRARY"); /* tests: another path */
+	void *dl = dlopen(name && name[0] ? name : "libncursesw.so.6", RTLD_NOW | RTLD_LOCAL);
+
+	if (!dl)
+		return log_err(-ENOENT,
+			       "top: the screen needs libncursesw6 (%s): apt-get install "
+			       "libncursesw6, or use --batch",
+			       dlerror());
+#define CURSES_RESOLVE(ret, name, args)                                                            \
+	cu.fn_##name = (ret(*) args)dlsym(dl, #name);                                              \
+	if (!cu.fn_##name)                                                                         \
+		goto out_missing;
+	CURSES_FUNCTIONS(CURSES_RESOLVE)
+#undef CURSES_RESOLVE
+	cu.stdscr = dlsym(dl, "stdscr");
+	if (cu.stdscr)
+		return 0;
+out_missing:
+	log_err(0, "top: this libncursesw lacks %s", dlerror());
+	dlclose(dl);
+	return -ENOENT;
+}
+
 static void draw_grid(const struct top_grid *g)
 {
 	static const int pair_of[] = {
@@ -29,7 +89,7 @@ static void draw_grid(const struct top_grid *g)
 	};
 
 	for (int y = 0; y < g->height; y++) {
-		move(y, 0);
+		cu.fn_wmove(*cu.stdscr, y, 0);
 		for (int x = 0; x < g->width; x++) {
 			size_t at = (size_t)y * g->width + x;
 			enum top_attr a = g->attr[at];
@@ -41,11 +101,12 @@ static void draw_grid(const struct top_grid *g)
 				ca = A_BOLD;
 			else if (a == TOP_A_DIM)
 				ca = A_DIM;
-			if (has_colors() && a < sizeof(pair_of) / sizeof(pair_of[0]) && pair_of[a])
+			if (cu.fn_has_colors() && a < sizeof(pair_of) / sizeof(pair_of[0]) &&
+			    pair_of[a])
 				ca |= COLOR_PAIR(pair_of[a]);
 			if (y == g->height - 1 && x == g->width - 1)
 				break; /* the last cell would scroll the screen */
-			addch((chtype)(unsigned char)g->cell[at] | ca);
+			cu.fn_waddch(*cu.stdscr, (chtype)(unsigned char)g->cell[at] | ca);
 		}
 	}
 }
@@ -251,29 +312,32 @@ int top_interactive(struct top_source *src, struct top_view *v, int interval_ms)
 	FILE *quiet;
 	int ret = 0;
 
+	ret = curses_load();
+	if (ret)
+		return ret;
 	setlocale(LC_ALL, "");
 	/* messages would scribble over the screen: the status line says what is wrong */
 	quiet = fopen("/dev/null", "w");
 	if (quiet)
 		log_set_file(quiet);
-	if (!initscr()) {
+	if (!cu.fn_initscr()) {
 		ret = -ENOTTY;
 		goto out_log;
 	}
-	cbreak();
-	noecho();
-	keypad(stdscr, TRUE);
-	curs_set(0);
-	set_escdelay(25);
-	timeout(100);
-	v->color = has_colors() && !getenv("NO_COLOR");
+	cu.fn_cbreak();
+	cu.fn_noecho();
+	cu.fn_keypad(*cu.stdscr, TRUE);
+	cu.fn_curs_set(0);
+	cu.fn_set_escdelay(25);
+	cu.fn_wtimeout(*cu.stdscr, 100);
+	v->color = cu.fn_has_colors() && !getenv("NO_COLOR");
 	if (v->color) {
-		start_color();
-		use_default_colors();
-		init_pair(1, COLOR_RED, -1);
-		init_pair(2, COLOR_YELLOW, -1);
-		init_pair(3, COLOR_GREEN, -1);
-		init_pair(4, COLOR_CYAN, -1);
+		cu.fn_start_color();
+		cu.fn_use_default_colors();
+		cu.fn_init_pair(1, COLOR_RED, -1);
+		cu.fn_init_pair(2, COLOR_YELLOW, -1);
+		cu.fn_init_pair(3, COLOR_GREEN, -1);
+		cu.fn_init_pair(4, COLOR_CYAN, -1);
 	}
 	top_model_init(&m);
 	for (;;) {
@@ -288,7 +352,8 @@ int top_interactive(struct top_source *src, struct top_view *v, int interval_ms)
 			fresh = false;
 			dirty = true;
 		}
-		getmaxyx(stdscr, h, w);
+		h = cu.fn_getmaxy(*cu.stdscr);
+		w = cu.fn_getmaxx(*cu.stdscr);
 		if (g.width != w || g.height != h) {
 			top_grid_release(&g);
 			if (top_grid_init(&g, w, h)) {
@@ -301,10 +366,10 @@ int top_interactive(struct top_source *src, struct top_view *v, int interval_ms)
 			top_view_follow(&m, v);
 			top_render(&m, v, &g);
 			draw_grid(&g);
-			refresh();
+			cu.fn_wrefresh(*cu.stdscr);
 			dirty = false;
 		}
-		ch = getch();
+		ch = cu.fn_wgetch(*cu.stdscr);
 		if (ch == ERR)
 			continue;
 		dirty = true;
@@ -316,7 +381,7 @@ int top_interactive(struct top_source *src, struct top_view *v, int interval_ms)
 		if (act == 2)
 			fresh = true;
 	}
-	endwin();
+	cu.fn_endwin();
 	top_model_release(&m);
 	top_grid_release(&g);
 out_log:

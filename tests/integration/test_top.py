@@ -193,6 +193,21 @@ def test_store_replay_steps_keys_resize(wd):
     eq(r.returncode, 2, "a store that is not there: %s" % r.stderr)
 
 
+def test_screen_without_ncurses(wd):
+    # ncurses is loaded when the screen starts (the agent, the same binary, maps none of it):
+    # without it, one line that says what to install, or --batch
+    db = record(wd)
+    t = Tmux(wd, "JOBSCOPE_NCURSES_LIBRARY=/nonexistent/libncursesw.so.6 %s top --db %s"
+             % (os.environ["JOBSCOPE"], db))
+    try:
+        screen = t.wait_text("EXITED")
+        check("EXITED 1" in screen, screen)
+        check("jobscope: top: the screen needs libncursesw6" in screen and
+              "apt-get install libncursesw6, or use --batch" in screen, screen)
+    finally:
+        t.close()
+
+
 def test_batch_on_a_source_that_is_not_there(wd):
     # the screen says so, the exit status says the source could not be used (1), and
     # the message names the address, not "the head" for an agent
