@@ -229,7 +229,7 @@ int http_parse_listen(const char *listen, struct sockaddr_storage *sa, unsigned 
 
 static void worker_wake(struct http_worker *w);
 
-/* Reads what it can into c->in (none once its client ended); 0, or -errno to close it. */
+/* One read: bytes read, 0 at the client's end, or -errno (-EAGAIN, -EINTR: again). */
 static ssize_t conn_recv(struct http_conn *c, void *buf, size_t len)
 {
 	ssize_t n;
@@ -255,6 +255,10 @@ static size_t conn_in_limit(const struct http_conn *c)
 	       HTTP_IN_FIRST;
 }
 
+/*
+ * Reads what the socket holds into c->in, as far as conn_in_limit lets it
+ * grow (in_full: it stopped there); 0, or -errno to close the connection.
+ */
 static int conn_read(struct http_conn *c)
 {
 	for (;;) {
@@ -345,7 +349,7 @@ static int conn_flush(struct http_conn *c)
 }
 
 /*
- * head then body written: at once with one writev when nothing waits
+ * head then body written: at once with one sendmsg when nothing waits
  * before them (plain HTTP), the rest kept in c->out.
  */
 static int conn_write(struct http_conn *c, const char *head, size_t head_len, const char *body,
@@ -355,7 +359,8 @@ static int conn_write(struct http_conn *c, const char *head, size_t head_len, co
 
 	if (!c->tls && c->out_off == c->out.len) {
 		struct iovec iov[2] = {{(void *)head, head_len}, {(void *)body, body_len}};
-		ssize_t r = writev(c->fd, iov, body_len ? 2 : 1);
+		struct msghdr msg = {.msg_iov = iov, .msg_iovlen = body_len ? 2 : 1};
+		ssize_t r = sendmsg(c->fd, &msg, MSG_NOSIGNAL); /* writev, without SIGPIPE */
 
 		if (r > 0) {
 			done = (size_t)r;

@@ -348,6 +348,20 @@ static void test_deferred_and_big(void **state)
 	put(fd, "GET /echo HTTP/1.1\r\n\r\n"); /* the connection goes on */
 	expect(fd, 200, "GET /echo x=- a=- len=0 body=");
 	close(fd);
+	/* clients gone (reset) before their big answers: the server goes on */
+	for (int i = 0; i < 3; i++) {
+		struct linger reset = {1, 0};
+
+		fd = dial(s);
+		put(fd, "GET /big HTTP/1.1\r\n\r\nGET /big HTTP/1.1\r\n\r\n");
+		setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
+		close(fd);
+	}
+	fd = dial(s);
+	npending = 0;
+	put(fd, "GET /echo HTTP/1.1\r\n\r\n");
+	expect(fd, 200, "GET /echo x=- a=- len=0 body=");
+	close(fd);
 	http_stop(s);
 }
 
