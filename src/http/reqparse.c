@@ -181,12 +181,10 @@ static char *target_path(char *t)
 		return t;
 	if (strncasecmp(t, "http://", 7) && strncasecmp(t, "https://", 8))
 		return NULL;
-	slash = strchr(strstr(t, "//") + 2, '/');
-	if (slash)
-		return slash;
-	/* "http://host" or "http://host?q": the path is "/", the query stays */
-	slash = strchr(t, '?');
-	return slash ? slash : root; /* "?q": cut at its '?' below, the path "" */
+	/* past the authority: "/p?q", or "?q" (the path "": its '?' is cut below), or nothing */
+	slash = strstr(t, "//") + 2;
+	slash += strcspn(slash, "/?");
+	return *slash ? slash : root;
 }
 
 int http_req_split(char *buf, size_t head_len, struct http_req_fields *f)

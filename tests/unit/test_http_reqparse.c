@@ -89,6 +89,7 @@ static void test_split(void **state)
 	    "Host:  h  \r\nX-Long: one\r\n  two\r\n\tthree \r\nAuthorization: Bearer t\r\n\r\n";
 	char abs[] = "GET http://h:1/metrics?q=1 HTTP/1.1\r\n\r\n";
 	char bare[] = "GET http://h:1?q=2 HTTP/1.1\r\n\r\n";
+	char slashq[] = "GET https://h?next=/a/b HTTP/1.1\r\n\r\n";
 	char nul[] = "GET /a%00b HTTP/1.1\r\n\r\n";
 	char star[] = "OPTIONS * HTTP/1.1\r\n\r\n";
 	struct http_req_fields f;
@@ -111,6 +112,9 @@ static void test_split(void **state)
 	assert_int_equal(http_req_split(bare, sizeof(bare) - 1, &f), 0);
 	assert_string_equal(f.path, "/");
 	assert_string_equal(f.query, "q=2");
+	assert_int_equal(http_req_split(slashq, sizeof(slashq) - 1, &f), 0);
+	assert_string_equal(f.path, "/");
+	assert_string_equal(f.query, "next=/a/b");
 	assert_int_equal(http_req_split(nul, sizeof(nul) - 1, &f), -EINVAL);
 	assert_int_equal(http_req_split(star, sizeof(star) - 1, &f), -EINVAL);
 }
