@@ -74,6 +74,16 @@ def consistent(doc):
             check(r["throughput"] <= 1.05 * p["cpus"], "run throughput %r on %d CPUs"
                   % (r["throughput"], p["cpus"]))
     fit = doc["fits"][0]
+    runs = [r for p in pl for r in p["runs"]]
+    eq(fit["contended_runs"], sum(r["cpu_contended"] for r in runs), "contended runs counted")
+    if fit["verdict"] == "no-fit":
+        # runs that did not have their CPUs (a loaded machine) are left out of the fit: no
+        # law when fewer than two placements are left, and the fit says why
+        usable = {p["n"] for p in pl for r in p["runs"]
+                  if not r["cpu_contended"] and (r["throughput"] or 0) > 0}
+        check(len(usable) < 2, "no-fit with runs at %r uncontended" % sorted(usable))
+        eq((fit["p"], fit["recommended"]), (None, None), "no law without a fit")
+        return fit
     check(fit["verdict"] in ("fits", "does-not-fit", "falls"), "verdict %r" % fit["verdict"])
     check(0 <= fit["p"] <= 1, "p %r in [0, 1]" % fit["p"])
     check(fit["rms_rel_err"] is not None and fit["rms_rel_err"] >= 0, "rms_rel_err")
@@ -140,7 +150,7 @@ def test_membound_is_reported_as_measured(wd):
     consistent(doc)
     lines = helper_lines(proc.stderr)
     eq([l["threads"] for l in lines], [1, 2], "threads per run")
-    print("  membound: helper items/s %r, trial speedup %.2f, verdict %s" % (
+    print("  membound: helper items/s %r, trial speedup %r, verdict %s" % (
         [l["items_per_s"] for l in lines], by_cpus(doc)[2]["speedup"], doc["fits"][0]["verdict"]))
 
 
