@@ -39,14 +39,22 @@ static enum http_front_verdict refuse(struct http_front_refusal *why, int status
 	return HTTP_FRONT_REFUSE;
 }
 
-/* A line [p, end) without its CR: its length; -1 when no line end is in yet. */
-static long line_at(const char *p, const char *end)
+long http_line(const char *p, const char *end, const char **next)
 {
 	const char *nl = memchr(p, '\n', (size_t)(end - p));
 
 	if (!nl)
 		return -1;
+	*next = nl + 1;
 	return (long)(nl - p) - (nl > p && nl[-1] == '\r');
+}
+
+void http_trim(const char **v, size_t *n)
+{
+	while (*n && (**v == ' ' || **v == '\t'))
+		(*v)++, (*n)--;
+	while (*n && ((*v)[*n - 1] == ' ' || (*v)[*n - 1] == '\t'))
+		(*n)--;
 }
 
 /* Content-Length's value: digits that fit 64 bits, or the refusal. */
@@ -54,10 +62,7 @@ static bool content_length_ok(const char *v, size_t n, struct http_front_refusal
 {
 	uint64_t len = 0;
 
-	while (n && (*v == ' ' || *v == '\t'))
-		v++, n--;
-	while (n && (v[n - 1] == ' ' || v[n - 1] == '\t'))
-		n--;
+	http_trim(&v, &n);
 	if (n == 0) {
 		refuse(why, 400, "bad Content-Length");
 		return false;
@@ -87,7 +92,7 @@ static bool version_ok(const char *line, long n)
 enum http_front_verdict http_front_judge(const char *buf, size_t len,
 					 struct http_front_refusal *why)
 {
-	const char *p = buf, *end = buf + len, *line;
+	const char *p = buf, *end = buf + len, *line, *next = end;
 	bool full = len >= HTTP_FRONT_HEAD_MAX;
 	unsigned fields = 0;
 	long n;
@@ -103,7 +108,7 @@ enum http_front_verdict http_front_judge(const char *buf, size_t len,
 		return full ? refuse(why, 400, "not an HTTP request") : HTTP_FRONT_MORE;
 	if (m == 0 || p[m] != ' ')
 		return refuse(why, 400, "not an HTTP request");
-	n = line_at(p, end);
+	n = http_line(p, end, &next);
 	if (n < 0)
 		return full ? refuse(why, 414, "request line too long") : HTTP_FRONT_MORE;
 	for (long i = (long)m; i < n; i++)
@@ -111,11 +116,10 @@ enum http_front_verdict http_front_judge(const char *buf, size_t len,
 			return refuse(why, 400, "bad request line");
 	if (!version_ok(p, n) || n < (long)m + 11) /* "M / HTTP/1.1" */
 		return refuse(why, 400, "bad request line: METHOD TARGET HTTP/1.1");
-	for (line = (const char *)memchr(p, '\n', (size_t)(end - p)) + 1;;
-	     line += (line[n] == '\r') + n + 1) {
+	for (line = next;; line = next) {
 		const char *colon;
 
-		n = line_at(line, end);
+		n = http_line(line, end, &next);
 		if (n < 0)
 			return full ? refuse(why, 431, "request headers too large")
 				    : HTTP_FRONT_MORE;

@@ -47,6 +47,14 @@ struct http_front_refusal {
 enum http_front_verdict http_front_judge(const char *buf, size_t len,
 					 struct http_front_refusal *why);
 
+/*
+ * The line at p, up to end: its length without its CR (a bare LF ends a
+ * line too), *next set past its LF; -1, *next untouched, when no LF is in.
+ */
+long http_line(const char *p, const char *end, const char **next);
+/* [*v, *v + *n) without the spaces and tabs around it. */
+void http_trim(const char **v, size_t *n);
+
 /* The reason phrase of a status ("Not Found"); "Unknown" for one not listed. */
 const char *http_reason(int status);
 

@@ -831,11 +831,11 @@ static void stream_start(struct http_conn *c)
 {
 	struct http_worker *w = c->w;
 	struct http_server *s = w->s;
-	bool full;
+	bool head_only = c->ri.method == HTTP_METHOD_HEAD, full;
 
 	pthread_mutex_lock(&s->stream_lock);
 	full = s->nstreams >= s->max_streams || s->stopping;
-	if (!full)
+	if (!full && !head_only)
 		s->nstreams++;
 	pthread_mutex_unlock(&s->stream_lock);
 	if (full) {
@@ -844,10 +844,7 @@ static void stream_start(struct http_conn *c)
 		conn_refuse(c, 503, "too many event streams; try again later");
 		return;
 	}
-	if (c->ri.method == HTTP_METHOD_HEAD) { /* the stream's head alone, then the end */
-		pthread_mutex_lock(&s->stream_lock);
-		s->nstreams--;
-		pthread_mutex_unlock(&s->stream_lock);
+	if (head_only) { /* the stream's head alone, then the end: no stream counted */
 		free(c->watch);
 		c->watch = NULL;
 		head_begin(w, 200, "text/event-stream; charset=utf-8");

@@ -1,7 +1,6 @@
 /*
  * reqparse.c - a request's head scanned (the fields the server acts on),
- * split in place for its handler, and a chunked body decoded in place;
- * the reason phrases of the statuses the server sends.
+ * split in place for its handler, and a chunked body decoded in place.
  */
 #include "http/reqparse.h"
 
@@ -9,27 +8,9 @@
 #include <string.h>
 #include <strings.h>
 
+#include "http/urlquery.h"
+
 /* ---- scanning ---- */
-
-/* The length of the line at p (without its CR), and *next past its LF; -1 when no LF is in. */
-static long line_len(const char *p, const char *end, const char **next)
-{
-	const char *nl = memchr(p, '\n', (size_t)(end - p));
-
-	if (!nl)
-		return -1;
-	*next = nl + 1;
-	return (long)(nl - p) - (nl > p && nl[-1] == '\r');
-}
-
-/* [v, v + n) without the spaces and tabs around it. */
-static void trim(const char **v, size_t *n)
-{
-	while (*n && (**v == ' ' || **v == '\t'))
-		(*v)++, (*n)--;
-	while (*n && ((*v)[*n - 1] == ' ' || (*v)[*n - 1] == '\t'))
-		(*n)--;
-}
 
 /* Whether the comma-separated list [v, v + n) holds tok (case-insensitive). */
 static bool list_has(const char *v, size_t n, const char *tok)
@@ -42,7 +23,7 @@ static bool list_has(const char *v, size_t n, const char *tok)
 		const char *p = v;
 		size_t pn = part;
 
-		trim(&p, &pn);
+		http_trim(&p, &pn);
 		if (pn == tn && strncasecmp(p, tok, tn) == 0)
 			return true;
 		if (!comma)
@@ -78,7 +59,7 @@ static bool scan_field(const char *line, size_t n, struct http_req_info *ri,
 	name_n = (size_t)(colon - line);
 	v = colon + 1;
 	vn = n - name_n - 1;
-	trim(&v, &vn);
+	http_trim(&v, &vn);
 	if (name_is(line, name_n, "Content-Length")) {
 		uint64_t len = 0;
 
@@ -123,7 +104,7 @@ enum http_front_verdict http_req_scan(const char *buf, size_t len, struct http_r
 	while (*p == '\r' || *p == '\n')
 		p++;
 	/* the judge passed a whole head: every line below has its LF */
-	n = line_len(p, end, &next);
+	n = http_line(p, end, &next);
 	if (memcmp(p, "GET ", 4) == 0)
 		ri->method = HTTP_METHOD_GET;
 	else if (memcmp(p, "HEAD ", 5) == 0)
@@ -131,7 +112,7 @@ enum http_front_verdict http_req_scan(const char *buf, size_t len, struct http_r
 	else if (memcmp(p, "POST ", 5) == 0)
 		ri->method = HTTP_METHOD_POST;
 	ri->http10 = memcmp(p + n - 3, "1.0", 3) == 0;
-	for (p = next; (n = line_len(p, end, &next)) > 0; p = next)
+	for (p = next; (n = http_line(p, end, &next)) > 0; p = next)
 		if (!scan_field(p, (size_t)n, ri, why))
 			return HTTP_FRONT_REFUSE;
 	ri->head_len = (size_t)(next - buf);
@@ -142,14 +123,6 @@ enum http_front_verdict http_req_scan(const char *buf, size_t len, struct http_r
 
 /* ---- splitting ---- */
 
-static int hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c = (char)(c | 0x20);
-	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
 /* Percent-decodes s in place (a bad escape kept as it is); -EINVAL for "%00". */
 static int path_decode(char *s)
 {
@@ -158,7 +131,8 @@ static int path_decode(char *s)
 	for (char *p = s; *p; p++) {
 		int hi, lo;
 
-		if (*p == '%' && (hi = hex_value(p[1])) >= 0 && (lo = hex_value(p[2])) >= 0) {
+		if (*p == '%' && (hi = url_hex_value(p[1])) >= 0 &&
+		    (lo = url_hex_value(p[2])) >= 0) {
 			if (hi == 0 && lo == 0)
 				return -EINVAL;
 			*o++ = (char)(hi << 4 | lo);
@@ -196,7 +170,7 @@ int http_req_split(char *buf, size_t head_len, struct http_req_fields *f)
 	memset(f, 0, sizeof(*f));
 	while (*p == '\r' || *p == '\n')
 		p++;
-	n = line_len(p, end, &next);
+	n = http_line(p, end, &next);
 	p[n] = '\0';
 	sp = strchr(p, ' ');
 	*sp = '\0';
@@ -215,7 +189,7 @@ int http_req_split(char *buf, size_t head_len, struct http_req_fields *f)
 	if (path[0] && path_decode(path))
 		return -EINVAL;
 	f->path = path[0] ? path : "/";
-	for (p = (char *)next; (n = line_len(p, end, &next)) > 0; p = (char *)next) {
+	for (p = (char *)next; (n = http_line(p, end, &next)) > 0; p = (char *)next) {
 		char *colon, *v, *ve;
 
 		if (p[0] == ' ' || p[0] == '\t') {
@@ -277,10 +251,10 @@ static int chunk_size(const char *p, long n, uint64_t *size)
 	long i = 0;
 
 	*size = 0;
-	for (; i < n && hex_value(p[i]) >= 0; i++) {
+	for (; i < n && url_hex_value(p[i]) >= 0; i++) {
 		if (*size >> 60)
 			return -EINVAL;
-		*size = *size << 4 | (uint64_t)hex_value(p[i]);
+		*size = *size << 4 | (uint64_t)url_hex_value(p[i]);
 	}
 	if (i == 0)
 		return -EINVAL;
@@ -312,7 +286,7 @@ int http_chunked_step(struct http_chunked *ch, char *buf, size_t len, size_t bod
 				ch->phase = CH_DATA_END;
 			continue;
 		}
-		n = line_len(p, end, &next);
+		n = http_line(p, end, &next);
 		if (n < 0)
 			return len - ch->raw > CH_LINE_MAX ? -EINVAL : 0;
 		if (n > CH_LINE_MAX)

@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <string.h>
 
-static int hex_digit(char c)
+int url_hex_value(char c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -34,8 +34,8 @@ static int decode(const char *src, size_t len, char *out)
 
 			if (i + 2 >= len)
 				return -EINVAL;
-			hi = hex_digit(src[i + 1]);
-			lo = hex_digit(src[i + 2]);
+			hi = url_hex_value(src[i + 1]);
+			lo = url_hex_value(src[i + 2]);
 			if (hi < 0 || lo < 0)
 				return -EINVAL;
 			c = (char)(hi << 4 | lo);

@@ -25,6 +25,8 @@ struct url_query {
 
 /* query: the text after '?' (may be NULL or ""). 0 or -EINVAL. */
 int url_query_parse(const char *query, struct url_query *q);
+/* A hex digit's value (either case), or -1. */
+int url_hex_value(char c);
 /* The first value of name, or NULL. */
 const char *url_query_get(const struct url_query *q, const char *name);
 
