@@ -95,6 +95,8 @@ static int setup(struct agent *a)
 		snprintf(a->hostname, sizeof(a->hostname), "localhost");
 	a->hostname[sizeof(a->hostname) - 1] = '\0';
 	wallclock_init(&a->wc);
+	if (a->opt->sim_clock)
+		a->wc.sim_ms = a->wc.anchor_ms; /* agent_tick moves it */
 	a->started_ms = wallclock_now_ms(&a->wc);
 	cores = ret ? 0 : host_online_cpus(a->host);
 	ret = store_node(a->st, a->hostname, cores, ret ? 0 : a->host->mem.total_bytes,
@@ -274,7 +276,9 @@ static void follow_sessions(struct agent *a, int tickfd, struct interval_state *
 
 static int loop(struct agent *a, int sigfd, int tickfd, struct interval_state *iv)
 {
-	int64_t deadline = a->opt->exit_after_ms ? time_now_ms() + a->opt->exit_after_ms : 0;
+	int64_t deadline =
+	    a->opt->exit_after_ms ? wallclock_now_ms(&a->wc) + a->opt->exit_after_ms : 0;
+	bool sim = a->opt->sim_clock;
 
 	for (;;) {
 		/* the signals, the timer, and the CUDA hooks' socket and connections */
@@ -289,7 +293,8 @@ static int loop(struct agent *a, int sigfd, int tickfd, struct interval_state *i
 		struct signalfd_siginfo si;
 		uint64_t n;
 
-		if (poll(fds, nfds, -1) < 0) {
+		/* a simulated clock: the next tick at once */
+		if (poll(fds, nfds, sim ? 0 : -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			return log_err(-errno, "poll");
@@ -308,7 +313,8 @@ static int loop(struct agent *a, int sigfd, int tickfd, struct interval_state *i
 				 strsignal((int)si.ssi_signo));
 			return 0;
 		}
-		if ((fds[1].revents & POLLIN) && read(tickfd, &n, sizeof(n)) == sizeof(n)) {
+		if (sim ||
+		    ((fds[1].revents & POLLIN) && read(tickfd, &n, sizeof(n)) == sizeof(n))) {
 			int64_t lost = a->lost_ticks;
 
 			agent_tick(a);
@@ -317,7 +323,7 @@ static int loop(struct agent *a, int sigfd, int tickfd, struct interval_state *i
 			if (a->lost_ticks == lost)
 				store_interval(a, iv);
 		}
-		if (deadline && time_now_ms() >= deadline)
+		if (deadline && wallclock_now_ms(&a->wc) >= deadline)
 			return 0;
 	}
 }

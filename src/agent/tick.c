@@ -639,6 +639,8 @@ void agent_tick(struct agent *a)
 	int ret;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (a->wc.sim_ms > 0 && a->ticks > 0)
+		a->wc.sim_ms += a->jobs.interval_ms;
 	ts = wallclock_now_ms(&a->wc);
 	a->ticks++;
 	sample_host(a, ts);

@@ -142,7 +142,7 @@ static int cmd_agent(int argc, char **argv)
 			 set_max_db_size),
 	    OPT_DURATION(0, "pack-after", &o.pack_after_ms, 0, 0, "e.g. 1h, 0",
 			 "pack raw rows older than this into compressed column\n"
-			 "blobs (default 1h; 0 = never); readers see no change"),
+			 "blobs (default 10m; 0 = never); readers see no change"),
 	    OPT_DURATION(0, "report-checkpoint", &o.ckpt_lag_ms, 1000, 0, "1s or more, e.g. 1h",
 			 "bring a running job's report checkpoint up to\n"
 			 "date when it is DUR behind (default 1h): a report\n"
@@ -221,6 +221,11 @@ static int cmd_agent(int argc, char **argv)
 	     .argh = "UID=NS/POD",
 	     .flags = OPT_HIDDEN},
 	    OPT_HIDDEN_DURATION("exit-after", &o.exit_after_ms),
+	    /* a day of ticks in minutes (bench/agent_day.py); --exit-after in simulated time */
+	    {.type = OPTION_FLAG,
+	     .long_name = "sim-clock",
+	     .value = &o.sim_clock,
+	     .flags = OPT_HIDDEN},
 	    OPT_HIDDEN_CALLBACK("sysroot", "DIR", cli_set_sysroot),
 	    OPT_END(),
 	};

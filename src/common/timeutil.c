@@ -41,10 +41,13 @@ void wallclock_init(struct wallclock *wc)
 {
 	wc->anchor_ns = time_mono_ns();
 	wc->anchor_ms = time_now_ms();
+	wc->sim_ms = 0;
 }
 
 int64_t wallclock_now_ms(const struct wallclock *wc)
 {
+	if (wc->sim_ms > 0)
+		return wc->sim_ms;
 	return wc->anchor_ms + (time_mono_ns() - wc->anchor_ns) / 1000000;
 }
 
@@ -54,7 +57,7 @@ int parse_duration_ms(const char *s, int64_t *out_ms)
 		const char *unit;
 		double ms;
 	} units[] = {
-	    {"us", 0.001},  {"ms", 1},	     {"s", 1000}, {"m", 60000},
+	    {"us", 0.001},  {"ms", 1},	     {"s", 1000},      {"m", 60000},
 	    {"h", 3600000}, {"d", 86400000}, {"w", 604800000}, {"y", 31536000000.0}, /* 365 d */
 	    {"", 1000},
 	};
@@ -154,7 +157,8 @@ int parse_rfc3339_ms(const char *s, int64_t *ms)
 	const char *p;
 	time_t t;
 
-	if (!s || sscanf(s, "%4d-%2d-%2d%*1[T t]%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6 ||
+	if (!s ||
+	    sscanf(s, "%4d-%2d-%2d%*1[T t]%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6 ||
 	    n != 19)
 		return -EINVAL;
 	p = s + n;

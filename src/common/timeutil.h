@@ -31,6 +31,7 @@ void time_deadline_ms(struct timespec *until, int64_t ms);
 struct wallclock {
 	int64_t anchor_ms;
 	int64_t anchor_ns;
+	int64_t sim_ms; /* > 0: a simulated clock, this instant, moved by its owner */
 };
 void wallclock_init(struct wallclock *wc);
 int64_t wallclock_now_ms(const struct wallclock *wc);

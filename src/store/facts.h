@@ -41,7 +41,7 @@
 	X(gpu_samples,      2,  FACT_TIMED | FACT_INGESTED | FACT_METRIC, P, device_id, device_id) \
 	X(gpu_proc_samples, 2,  FACT_TIMED | FACT_INGESTED | FACT_METRIC, P, device_id, pid)       \
 	X(gaps,             5,  FACT_INGESTED,                            N, _,         _)         \
-	X(fs_samples,       7,  FACT_TIMED | FACT_INGESTED | FACT_METRIC, N, _,         _)         \
+	X(fs_samples,       7,  FACT_TIMED | FACT_INGESTED | FACT_METRIC, P, node_id,   node_id)   \
 	X(cuda_procs,       9,  0,                                        N, _,         _)         \
 	X(app_samples,      10, FACT_TIMED | FACT_INGESTED,               N, _,         _)         \
 	X(energy_samples,   10, FACT_TIMED | FACT_INGESTED,               N, _,         _)         \

@@ -316,8 +316,14 @@ static int grow(void **p, size_t *cap, size_t need, size_t size)
 #define TICK_HOST_SQL                                                                              \
 	"SELECT ts_ms, mem_total_bytes, mem_available_bytes FROM host_samples_all"                 \
 	" WHERE node_id = ?1 AND ts_ms >= ?2 AND ts_ms <= ?3 ORDER BY ts_ms, seq"
+/*
+ * fs_samples, packed in an agent's or a run's SQLite store, is read through
+ * fs_samples_all there; a PostgreSQL store is never packed, and one made
+ * before the table was packable has no fs_samples_all view.
+ */
+#define FS_SOURCE(st) ((st)->conn.pg ? "fs_samples" : "fs_samples_all")
 #define TICK_FS_SQL                                                                                \
-	"SELECT ts_ms, used_bytes, total_bytes FROM fs_samples"                                    \
+	"SELECT ts_ms, used_bytes, total_bytes FROM %s"                                            \
 	" WHERE node_id = ?1 AND ts_ms >= ?2 AND ts_ms <= ?3 ORDER BY ts_ms, seq"
 #define TICK_GPU_SQL                                                                               \
 	"SELECT ts_ms, util_pct, mem_used_bytes, pcie_rx_bps, pcie_tx_bps FROM gpu_samples_all"    \
@@ -393,11 +399,15 @@ static int tick_node(struct store *st, const struct session_record *s, struct ti
 		      "SELECT 1 FROM host_samples_all WHERE node_id = ?1 AND ts_ms >= ?2"
 		      " AND ts_ms <= ?3 LIMIT 1",
 		      node_id, from, until, &host);
-	if (!ret && st->schema_version >= 7)
-		ret = any_row(st,
-			      "SELECT 1 FROM fs_samples WHERE node_id = ?1 AND ts_ms >= ?2"
-			      " AND ts_ms <= ?3 LIMIT 1",
-			      node_id, from, until, &fs);
+	if (!ret && st->schema_version >= 7) {
+		char sql[160];
+
+		snprintf(
+		    sql, sizeof(sql),
+		    "SELECT 1 FROM %s WHERE node_id = ?1 AND ts_ms >= ?2 AND ts_ms <= ?3 LIMIT 1",
+		    FS_SOURCE(st));
+		ret = any_row(st, sql, node_id, from, until, &fs);
+	}
 	if (!ret)
 		ret = grow((void **)&t->nodes, &t->node_cap, t->nnodes + 1, sizeof(*t->nodes));
 	if (!ret)
@@ -414,8 +424,12 @@ static int tick_node(struct store *st, const struct session_record *s, struct ti
 	n->interval_ms = agent_ms;
 	n->mem_total_bytes = n->mem_available_bytes = n->fs_used_bytes = n->fs_total_bytes = NAN;
 	ret = cursor_open(st, TICK_HOST_SQL, node_id, from, until, &t->host[t->nnodes]);
-	if (!ret && st->schema_version >= 7)
-		ret = cursor_open(st, TICK_FS_SQL, node_id, from, until, &t->fs[t->nnodes]);
+	if (!ret && st->schema_version >= 7) {
+		char sql[200];
+
+		snprintf(sql, sizeof(sql), TICK_FS_SQL, FS_SOURCE(st));
+		ret = cursor_open(st, sql, node_id, from, until, &t->fs[t->nnodes]);
+	}
 	if (!ret)
 		t->nnodes++;
 	return ret;

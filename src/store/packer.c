@@ -254,9 +254,33 @@ out_finalize:
 	return ret;
 }
 
+/*
+ * Whether a packable table has plain rows at or below the last cut: one
+ * packed only since a later version (fs_samples), in a store an older
+ * jobscope packed.  A step with nothing new packs them at the same cut.
+ */
+static int left_behind(struct store *st, int64_t prev, bool *any)
+{
+	char sql[160];
+	int64_t n;
+	int ret = 0;
+
+	*any = false;
+	for (int i = 0; i < store__npack_tables && !ret && !*any; i++) {
+		if (store__pack_tables[i].since > st->schema_version)
+			continue;
+		snprintf(sql, sizeof(sql), "SELECT EXISTS (SELECT 1 FROM %s WHERE seq <= %lld)",
+			 store__pack_tables[i].name, (long long)prev);
+		ret = store__query_i64(st, sql, &n);
+		*any = n != 0;
+	}
+	return ret;
+}
+
 int store_pack_step(struct store *st, int64_t before_ms, int64_t max_seq, int64_t max_seqs,
 		    struct store_pack_result *res)
 {
+	bool behind = false;
 	struct packer pk = {.st = st, .res = res};
 	char sql[128];
 	int64_t prev, cut, is_head;
@@ -279,7 +303,11 @@ int store_pack_step(struct store *st, int64_t before_ms, int64_t max_seq, int64_
 	ret = store__load_next_seq(st);
 	if (!ret)
 		ret = pack_cut(st, before_ms, max_seq, max_seqs, &prev, &cut, &limited);
-	if (ret || cut <= prev)
+	if (!ret && cut <= prev && prev > 0)
+		ret = left_behind(st, prev, &behind);
+	if (behind)
+		cut = prev;
+	else if (ret || cut <= prev)
 		goto out_end;
 	pk.order = malloc(PACK_MAX_ROWS * sizeof(*pk.order));
 	if (!pk.order) {

@@ -11,7 +11,7 @@ from harness import JOBSCOPE, run, helper, jobscope, run_tests, check, eq, wait_
 from agent_harness import Agent
 
 FACTS = ["host_samples", "cpu_samples", "disk_samples", "net_samples", "proc_samples",
-         "job_samples", "gpu_samples", "gpu_proc_samples"]
+         "job_samples", "gpu_samples", "gpu_proc_samples", "fs_samples"]
 PLAIN = {"JOBSCOPE_NO_CKPT": "1"}  # reports replay every row (no report checkpoint)
 
 
@@ -78,6 +78,31 @@ def test_compact_packs_and_reads_the_same(wd):
         eq(rows(packed, t), rows(plain, t), "%s unpacked" % t)
 
 
+def test_fs_rows_left_plain_by_an_older_store_are_packed(wd):
+    """fs_samples was never packed before 2026-11-30: a store packed then has
+    its root file system rows plain below the cut; the next step packs them all."""
+    plain = plain_store(wd)
+    db = wd.join("older.db")
+    shutil.copy(plain, db)
+    eq(jobscope("compact", "--db", db, "--older-than", "0").returncode, 0, "compact")
+    n = count(plain, "SELECT count(*) FROM fs_samples")
+    check(n > 10, "root file system rows written: %d" % n)
+    # as an older jobscope left it: every other table packed, fs_samples plain
+    con = sqlite3.connect(db)
+    con.execute("DELETE FROM packs WHERE tbl = 'fs_samples'")
+    con.execute("ATTACH ? AS p", (plain,))
+    con.execute("INSERT INTO fs_samples SELECT * FROM p.fs_samples")
+    con.commit()
+    con.close()
+    p = jobscope("compact", "--db", db, "--older-than", "0")
+    eq(p.returncode, 0, "compact again: %s" % p.stderr)
+    eq(count(db, "SELECT count(*) FROM fs_samples"), 0, "the plain rows below the cut packed")
+    eq(count(db, "SELECT sum(nrows) FROM packs WHERE tbl = 'fs_samples'"), n, "all of them")
+    eq(report(db, "json"), report(plain, "json"), "the report")
+    eq(jobscope("compact", "--db", db, "--unpack").returncode, 0, "unpack")
+    eq(rows(db, "fs_samples"), rows(plain, "fs_samples"), "the same rows back")
+
+
 def test_run_packs_as_it_goes(wd):
     db = wd.join("store.db")
     # 3 s of rows, a fixed amount of CPU in them
@@ -122,6 +147,8 @@ def test_agent_packs_what_ages(wd):
           "the agent packed host rows")
     check(count(a.db, "SELECT count(*) FROM packs WHERE tbl = 'proc_samples'") > 0,
           "and process rows")
+    check(count(a.db, "SELECT count(*) FROM packs WHERE tbl = 'fs_samples'") > 0,
+          "and the root file system's")
 
 
 def test_corrupt_pack_is_an_error(wd):
