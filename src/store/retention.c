@@ -323,8 +323,9 @@ static int delete_rollups_before(struct store *st, int64_t tier_ms, int64_t ts_m
 	char sql[256];
 
 	snprintf(sql, sizeof(sql),
-		 "DELETE FROM rollups WHERE id IN (SELECT id FROM rollups WHERE tier_ms = %lld"
-		 " AND ts_ms < ?1 ORDER BY ts_ms LIMIT ?2)",
+		 "DELETE FROM rollups WHERE (tier_ms, ts_ms, node_id, entity, entity_id, metric)"
+		 " IN (SELECT tier_ms, ts_ms, node_id, entity, entity_id, metric FROM rollups"
+		 " WHERE tier_ms = %lld AND ts_ms < ?1 ORDER BY ts_ms LIMIT ?2)",
 		 (long long)tier_ms);
 	return run2(st, sql, ts_ms, budget, deleted);
 }

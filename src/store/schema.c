@@ -2,7 +2,7 @@
  * schema.c - the store's schema and its migrations, and the checks an
  * existing file passes before it is read or written.
  *
- *   store_schema_v1..v17   each version's SQL (docs/store.md: keep in step)
+ *   store_schema_v1..v18   each version's SQL (docs/store.md: keep in step)
  *   store_migrations[]     from version v to v + 1
  *   add_fact_columns       the columns facts.h adds to a table at a version
  *   store_tables[]         the tables a store must have, by version
@@ -307,6 +307,24 @@ static const char store_schema_v17[] =
     "ALTER TABLE job_summaries ADD COLUMN throttle_thermal_s REAL;\n";
 
 /*
+ * Schema 18: the rollups clustered by tier and time, without a rowid.  The
+ * table was a rowid table with a UNIQUE index on its whole key and another
+ * on (tier_ms, ts_ms): each row three times, 115 bytes; the key is now the
+ * table's own order (tier, time, then the series), one copy, about 50 bytes
+ * a row (bench/agent_day.py).  Retention deletes a tier's oldest buckets
+ * and the upsert finds its bucket on that key.
+ */
+static const char store_schema_v18[] =
+    "CREATE TABLE rollups_v18 (tier_ms INTEGER NOT NULL, ts_ms INTEGER NOT NULL,"
+    " node_id INTEGER NOT NULL, entity TEXT NOT NULL, entity_id INTEGER NOT NULL,"
+    " metric TEXT NOT NULL, n INTEGER NOT NULL, min REAL, avg REAL, max REAL,"
+    " PRIMARY KEY (tier_ms, ts_ms, node_id, entity, entity_id, metric)) STRICT, WITHOUT ROWID;\n"
+    "INSERT INTO rollups_v18 SELECT tier_ms, ts_ms, node_id, entity, entity_id, metric, n,"
+    " min, avg, max FROM rollups;\n"
+    "DROP TABLE rollups;\n"
+    "ALTER TABLE rollups_v18 RENAME TO rollups;\n";
+
+/*
  * store_migrations[v] brings a store from schema v to v + 1; [0] creates
  * schema 1 in an empty file.  A new version appends one entry here and
  * bumps STORE_SCHEMA_VERSION.
@@ -315,7 +333,7 @@ static const char *const store_migrations[STORE_SCHEMA_VERSION] = {
     store_schema_v1,  store_schema_v2,	store_schema_v3,  store_schema_v4,  store_schema_v5,
     store_schema_v6,  store_schema_v7,	store_schema_v8,  store_schema_v9,  store_schema_v10,
     store_schema_v11, store_schema_v12, store_schema_v13, store_schema_v14, store_schema_v15,
-    store_schema_v16, store_schema_v17,
+    store_schema_v16, store_schema_v17, store_schema_v18,
 };
 
 /*

@@ -39,7 +39,7 @@
 #include "sample/host.h"
 #include "sample/sample.h"
 
-#define STORE_SCHEMA_VERSION 17
+#define STORE_SCHEMA_VERSION 18
 #define STORE_APPLICATION_ID 0x4A53434F
 /*
  * Stores up to this size get a full PRAGMA quick_check when opened: about

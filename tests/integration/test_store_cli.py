@@ -127,10 +127,53 @@ def test_schema_1_store_is_read_then_upgraded(wd):
     second = run(wd, ["true"], db=db)
     eq(second.rc, 0, "a run upgrades it")
     con = sqlite3.connect(db)
-    eq(con.execute("pragma user_version").fetchone()[0], 17, "upgraded to the current schema")
+    eq(con.execute("pragma user_version").fetchone()[0], 18, "upgraded to the current schema")
     con.close()
     p = jobscope("report", "--db", db, "--format", "json", "1")
     eq(json.loads(p.stdout)["events"], first.report["events"], "old run intact")
+
+
+def test_schema_17_rollups_are_rebuilt_clustered(wd):
+    """Schema 18: the rollups, a rowid table with two indexes before, become a
+    table without rowid in (tier, time, series) order, every row as it was."""
+    import sqlite3
+    db = wd.join("store.db")
+    eq(run(wd, ["true"], db=db).rc, 0, "a run")
+    rows = [(60000, 1, "host", 0, "load1", 60000 * k, k, 0.5 * k, 0.75 * k, 1.0 * k)
+            for k in range(1, 6)]
+    rows += [(3600000, 1, "job", 7, "cpu_cores", 0, 60, 0.0, 1.25, None)]
+    con = sqlite3.connect(db)
+    con.executescript(
+        "DROP TABLE rollups;"
+        "CREATE TABLE rollups (id INTEGER PRIMARY KEY, tier_ms INTEGER NOT NULL,"
+        " node_id INTEGER NOT NULL, entity TEXT NOT NULL, entity_id INTEGER NOT NULL,"
+        " metric TEXT NOT NULL, ts_ms INTEGER NOT NULL, n INTEGER NOT NULL,"
+        " min REAL, avg REAL, max REAL,"
+        " UNIQUE (tier_ms, node_id, entity, entity_id, metric, ts_ms)) STRICT;"
+        "CREATE INDEX rollups_tier_ts ON rollups (tier_ms, ts_ms);"
+        "PRAGMA user_version = 17;")
+    # written newest first: the order the rows come back in is the table's, not the writes'
+    con.executemany("INSERT INTO rollups (tier_ms, node_id, entity, entity_id, metric, ts_ms,"
+                    " n, min, avg, max) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows[::-1])
+    con.commit()
+    con.close()
+    eq(run(wd, ["true"], db=db).rc, 0, "a run upgrades it")
+    con = sqlite3.connect(db)
+    eq(con.execute("pragma user_version").fetchone()[0], 18, "schema 18")
+    sql = con.execute("SELECT sql FROM sqlite_schema WHERE name = 'rollups'").fetchone()[0]
+    check("WITHOUT ROWID" in sql and "id INTEGER PRIMARY KEY" not in sql, sql)
+    eq(con.execute("SELECT count(*) FROM sqlite_schema WHERE tbl_name = 'rollups'"
+                   " AND type = 'index'").fetchone()[0], 0, "no index beside the table")
+    eq(con.execute("SELECT tier_ms, node_id, entity, entity_id, metric, ts_ms, n, min, avg, max"
+                   " FROM rollups").fetchall(), rows, "the same rows, by tier and time")
+    # the agent's upsert finds its bucket on the new key
+    con.execute("INSERT INTO rollups (tier_ms, node_id, entity, entity_id, metric, ts_ms, n,"
+                " min, avg, max) VALUES (60000, 1, 'host', 0, 'load1', 60000, 1, 0.25, 0.25,"
+                " 0.25) ON CONFLICT (tier_ms, node_id, entity, entity_id, metric, ts_ms)"
+                " DO UPDATE SET n = rollups.n + excluded.n")
+    eq(con.execute("SELECT count(*), max(n) FROM rollups WHERE ts_ms = 60000").fetchone(),
+       (1, 2), "one bucket, merged")
+    con.close()
 
 
 if __name__ == "__main__":

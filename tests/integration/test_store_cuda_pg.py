@@ -52,7 +52,7 @@ def test_schema_8_upgraded(wd):
        "tables dropped")
     r = unit(url)
     eq(r.returncode, 0, "a writer upgrades schema 8:\n" + r.stdout + r.stderr)
-    eq(pg().query("SELECT value FROM meta WHERE key = 'schema_version'", db="cuda2")[0][0], str(17),
+    eq(pg().query("SELECT value FROM meta WHERE key = 'schema_version'", db="cuda2")[0][0], str(18),
        "schema_version")
     eq(int(pg().query("SELECT count(*) FROM cuda_procs", db="cuda2")[0][0]) > 0, True,
        "rows written after the upgrade")

@@ -96,7 +96,7 @@ def test_schema_15_upgraded(wd):
                       db="gpu2")[0][0]), 0, "a schema-15 database: its view without them")
     # the unit cases again: a writer upgrades it, then their rows replay through the view
     all_passed(unit(url), "a writer upgrades schema 15")
-    eq(pg().query("SELECT value FROM meta WHERE key = 'schema_version'", db="gpu2")[0][0], "17",
+    eq(pg().query("SELECT value FROM meta WHERE key = 'schema_version'", db="gpu2")[0][0], "18",
        "schema_version")
     eq(int(pg().query("SELECT count(*) FROM information_schema.columns WHERE"
                       " table_name = 'job_summaries' AND column_name IN (%s)"

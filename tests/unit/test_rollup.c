@@ -99,7 +99,7 @@ static void test_nan_left_out(void **state)
 	assert_true(acc.min == 3.0 && acc.max == 3.0 && acc.sum == 3.0);
 }
 
-/* Rows of the rollups table as "tier entity id metric ts n min avg max" lines. */
+/* Rows of the rollups table as "tier entity id metric ts n min avg max" lines, in its order. */
 static void read_rows(const char *path, char *out, size_t size)
 {
 	sqlite3 *db;
@@ -108,11 +108,13 @@ static void read_rows(const char *path, char *out, size_t size)
 
 	out[0] = '\0';
 	assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-	assert_int_equal(sqlite3_prepare_v2(db,
-					    "SELECT tier_ms, entity, entity_id, metric, ts_ms, n,"
-					    " min, avg, max FROM rollups ORDER BY id",
-					    -1, &q, NULL),
-			 SQLITE_OK);
+	assert_int_equal(
+	    sqlite3_prepare_v2(
+		db,
+		"SELECT tier_ms, entity, entity_id, metric, ts_ms, n,"
+		" min, avg, max FROM rollups ORDER BY tier_ms, ts_ms, entity, entity_id, metric",
+		-1, &q, NULL),
+	    SQLITE_OK);
 	while (sqlite3_step(q) == SQLITE_ROW && len < size)
 		len += (size_t)snprintf(
 		    out + len, size - len, "%lld %s %lld %s %lld %lld %g %g %g\n",
@@ -155,11 +157,12 @@ static void test_rows_in_store(void **state)
 	assert_int_equal(store_tick_commit(st), 0);
 	store_close(st);
 	read_rows(path, rows, sizeof(rows));
+	/* in the table's order (schema 18): tier, then time */
 	assert_string_equal(rows, "60000 job 42 cpu_cores 3540000 2 1 2 3\n"
-				  "3600000 job 42 cpu_cores 0 2 1 2 3\n"
 				  "60000 job 42 cpu_cores 3600000 1 10 10 10\n"
-				  "3600000 job 42 cpu_cores 3600000 2 10 15 20\n"
-				  "60000 job 42 cpu_cores 3660000 1 20 20 20\n");
+				  "60000 job 42 cpu_cores 3660000 1 20 20 20\n"
+				  "3600000 job 42 cpu_cores 0 2 1 2 3\n"
+				  "3600000 job 42 cpu_cores 3600000 2 10 15 20\n");
 	unlink(path);
 	snprintf(path, sizeof(path), "%s/store.db-wal", dir);
 	unlink(path);
