@@ -16,6 +16,7 @@
 #include <string.h>
 #include <poll.h>
 #include <sqlite3.h>
+#include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -118,6 +119,10 @@ static int setup(struct agent *a)
 		  o->interval_ms);
 	k8s_names_init(&a->jobs.k8s, o->k8s_bundle_dir);
 	pthread_mutex_init(&a->view_lock, NULL);
+	pthread_cond_init(&a->view_cond, NULL);
+	a->view_efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (a->view_efd < 0)
+		return log_err(-errno, "cannot make an eventfd");
 	return 0;
 }
 
@@ -281,13 +286,17 @@ static int loop(struct agent *a, int sigfd, int tickfd, struct interval_state *i
 	bool sim = a->opt->sim_clock;
 
 	for (;;) {
-		/* the signals, the timer, and the CUDA hooks' socket and connections */
-		struct pollfd fds[2 + 2 + 1 + CUDA_COLLECT_MAX_PEERS] = {
+		/*
+		 * the signals, the timer, the HTTP thread asking for the jobs'
+		 * view, and the CUDA hooks' socket and connections
+		 */
+		struct pollfd fds[3 + 2 + 1 + CUDA_COLLECT_MAX_PEERS] = {
 		    {.fd = sigfd, .events = POLLIN},
 		    {.fd = tickfd, .events = POLLIN},
+		    {.fd = a->view_efd, .events = POLLIN},
 		};
-		size_t napp = agent_app_fds(a, fds + 2, 2);
-		size_t nfds = 2 + napp;
+		size_t napp = agent_app_fds(a, fds + 3, 2);
+		size_t nfds = 3 + napp;
 
 		nfds += cuda_collector_fds(&a->cuda, fds + nfds, 1 + CUDA_COLLECT_MAX_PEERS);
 		struct signalfd_siginfo si;
@@ -300,9 +309,11 @@ static int loop(struct agent *a, int sigfd, int tickfd, struct interval_state *i
 			return log_err(-errno, "poll");
 		}
 		if (napp)
-			agent_app_handle(a, fds + 2, napp);
-		if (nfds > 2 + napp)
-			cuda_collector_handle(&a->cuda, fds + 2 + napp, nfds - 2 - napp);
+			agent_app_handle(a, fds + 3, napp);
+		if (nfds > 3 + napp)
+			cuda_collector_handle(&a->cuda, fds + 3 + napp, nfds - 3 - napp);
+		if (fds[2].revents & POLLIN)
+			agent_view_jobs(a);
 		while (read(sigfd, &si, sizeof(si)) == sizeof(si)) {
 			if (si.ssi_signo == SIGHUP) {
 				if (log_open_file(a->opt->log_file) == 0)
@@ -330,6 +341,10 @@ static int loop(struct agent *a, int sigfd, int tickfd, struct interval_state *i
 
 static void release(struct agent *a)
 {
+	pthread_mutex_lock(&a->view_lock);
+	a->view_stopping = true;
+	pthread_cond_broadcast(&a->view_cond);
+	pthread_mutex_unlock(&a->view_lock);
 	agent_cuda_release(a);
 	agent_app_release(a);
 	kubelet_poller_stop(a->podres);
@@ -340,6 +355,8 @@ static void release(struct agent *a)
 	if (a->http)
 		http_stop(a->http);
 	agent_view_free(a->view);
+	if (a->view_efd >= 0)
+		close(a->view_efd);
 	if (a->read_st)
 		store_close(a->read_st);
 	jobs_release(&a->jobs);
@@ -368,6 +385,7 @@ int agent_main(const struct agent_opts *o, enum agent_failure *failure)
 		return -ENOMEM;
 	}
 	a->opt = o;
+	a->view_efd = -1;
 	cuda_collector_init(&a->cuda);
 	app_collector_init(&a->app);
 	sigemptyset(&mask);

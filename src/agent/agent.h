@@ -14,7 +14,12 @@
  * renders the endpoints' bodies into a fresh struct agent_view and swaps
  * it in under view_lock; the HTTP thread only reads views (and the store,
  * through its own read-only connection), so a scrape never waits for a
- * tick and never sees half of one.  The rest of this header is for the
+ * tick and never sees half of one.  The jobs' objects (each with its
+ * processes: most of a view's cost at a thousand processes) are rendered
+ * at a tick only when a request asked for them since the one before;
+ * otherwise the first request that needs them wakes the sampler thread
+ * (view_efd), which renders them into the current view between ticks, and
+ * waits for them on view_cond.  The rest of this header is for the
  * module's own files.
  */
 #ifndef JOBSCOPE_AGENT_H
@@ -56,6 +61,8 @@
  * (bench/agent_day.py)
  */
 #define AGENT_PACK_AFTER_MS 600000
+/* How long a request waits for the jobs' view the sampler thread renders for it */
+#define AGENT_VIEW_WAIT_MS 2000
 
 struct agent_opts {
 	int64_t interval_ms;
@@ -127,6 +134,7 @@ struct agent_view {
 	struct strbuf job_json;
 	struct agent_view_job *job;
 	size_t njobs;
+	bool has_jobs; /* job, njobs and job_json rendered (render.c) */
 };
 
 /* A job's rollup accumulators, and what its rates need, while it runs. */
@@ -241,8 +249,14 @@ struct agent {
 	/* the HTTP side */
 	struct http_server *http;
 	pthread_mutex_t view_lock;
-	struct agent_view *view; /* the current one, swapped each tick */
-	struct store *read_st;	 /* the HTTP thread's own connection */
+	pthread_cond_t view_cond; /* the jobs rendered into the view */
+	int view_efd;		  /* the HTTP thread asks the sampler thread for them */
+	bool jobs_asked;	  /* a request needed them since the last tick */
+	bool jobs_wanted;	  /* one waits for them now */
+	bool view_stopping;	  /* the sampler thread asks no more: nobody waits */
+	uint64_t jobs_views_tick, jobs_views_asked; /* jobs' objects rendered: at a tick, asked */
+	struct agent_view *view;  /* the current one, swapped each tick */
+	struct store *read_st;	  /* the HTTP thread's own connection */
 	uint64_t scrapes;
 	bool cri_warned;     /* --cri-socket's failure said */
 	int64_t cri_next_ms; /* when to ask it again (agent/k8s.c) */
@@ -308,8 +322,8 @@ struct agent_viol_reason {
 };
 extern const struct agent_viol_reason agent_viol_reasons[AGENT_VIOL_REASONS];
 
-/* render.c: the endpoints' bodies for the state after a tick. */
-int agent_render(struct agent *a, struct agent_view *v);
+/* render.c: the endpoints' bodies for the state after a tick; the jobs' only with_jobs. */
+int agent_render(struct agent *a, struct agent_view *v, bool with_jobs);
 /*
  * The fields of a job the store holds (a row of store_query_jobs) in the
  * shape of a live job's object, for the caller to open and close: no
@@ -320,6 +334,8 @@ void agent_json_stored_job(struct jsonw *w, const struct store_row *r);
 void agent_view_free(struct agent_view *v);
 /* Renders a view and swaps it in for the HTTP thread. */
 void agent_publish_view(struct agent *a);
+/* The sampler thread, woken by view_efd: the jobs into the current view, for those waiting. */
+void agent_view_jobs(struct agent *a);
 
 /* routes.c: the HTTP handler (runs on the server's thread). */
 void agent_http(void *arg, const struct http_request *req, struct http_response *res);

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "agent/agent.h"
 #include "common/jsonw.h"
@@ -590,6 +591,11 @@ static void render_self_metrics(const struct agent *a, struct strbuf *o)
 			n += a->jobs.job[k].live;
 		prom_sample(o, prom_fam_name(PF_AGENT_LIVE_JOBS), "", (double)n);
 	}
+	prom_family_head(o, PF_AGENT_JOBS_VIEWS);
+	prom_sample(o, prom_fam_name(PF_AGENT_JOBS_VIEWS), "when=\"tick\"",
+		    (double)a->jobs_views_tick);
+	prom_sample(o, prom_fam_name(PF_AGENT_JOBS_VIEWS), "when=\"asked\"",
+		    (double)a->jobs_views_asked);
 }
 
 /* ---- JSON ---- */
@@ -1018,27 +1024,12 @@ void agent_view_free(struct agent_view *v)
 	free(v);
 }
 
-int agent_render(struct agent *a, struct agent_view *v)
+/* The jobs' objects, each with its processes, into v. */
+static int render_jobs(struct agent *a, struct agent_view *v)
 {
-	struct strbuf lab;
 	size_t n = 0;
 
-	strbuf_init(&v->metrics, 0);
-	strbuf_init(&v->node, 0);
-	strbuf_init(&v->gpus, 0);
 	strbuf_init(&v->job_json, 0);
-	strbuf_init(&lab, 4096);
-	render_host_metrics(a, &v->metrics);
-	render_gpu_metrics(a, &v->metrics, &lab);
-	render_gpu_prof_metrics(a, &v->metrics, &lab);
-	render_job_metrics(a, &v->metrics, &lab);
-	agent_render_compat(a, &v->metrics, &lab);
-	agent_render_app(a, &v->metrics, &lab);
-	render_self_metrics(a, &v->metrics);
-	strbuf_release(&lab);
-	json_node(a, &v->node);
-	json_gpus(a, &v->gpus);
-
 	v->job = calloc(a->jobs.njobs + 1, sizeof(*v->job));
 	if (!v->job)
 		return -ENOMEM;
@@ -1061,22 +1052,89 @@ int agent_render(struct agent *a, struct agent_view *v)
 		vj->json_len = v->job_json.len - vj->json_off;
 	}
 	v->njobs = n;
-	return strbuf_error(&v->job_json);
+	if (strbuf_error(&v->job_json))
+		return -ENOMEM;
+	v->has_jobs = true;
+	return 0;
+}
+
+int agent_render(struct agent *a, struct agent_view *v, bool with_jobs)
+{
+	struct strbuf lab;
+
+	strbuf_init(&v->metrics, 0);
+	strbuf_init(&v->node, 0);
+	strbuf_init(&v->gpus, 0);
+	strbuf_init(&v->job_json, 0);
+	strbuf_init(&lab, 4096);
+	render_host_metrics(a, &v->metrics);
+	render_gpu_metrics(a, &v->metrics, &lab);
+	render_gpu_prof_metrics(a, &v->metrics, &lab);
+	render_job_metrics(a, &v->metrics, &lab);
+	agent_render_compat(a, &v->metrics, &lab);
+	agent_render_app(a, &v->metrics, &lab);
+	render_self_metrics(a, &v->metrics);
+	strbuf_release(&lab);
+	json_node(a, &v->node);
+	json_gpus(a, &v->gpus);
+	return with_jobs ? render_jobs(a, v) : 0;
 }
 
 void agent_publish_view(struct agent *a)
 {
 	struct agent_view *v = calloc(1, sizeof(*v)), *old;
+	bool with_jobs;
 
 	if (!v)
 		return;
-	if (agent_render(a, v)) {
+	/* the jobs when a request needed them since the last tick */
+	pthread_mutex_lock(&a->view_lock);
+	with_jobs = a->jobs_asked;
+	a->jobs_asked = false;
+	pthread_mutex_unlock(&a->view_lock);
+	a->jobs_views_tick += with_jobs;
+	if (agent_render(a, v, with_jobs)) {
 		agent_view_free(v);
 		return;
 	}
 	pthread_mutex_lock(&a->view_lock);
 	old = a->view;
 	a->view = v;
+	pthread_cond_broadcast(&a->view_cond);
 	pthread_mutex_unlock(&a->view_lock);
 	agent_view_free(old);
+}
+
+void agent_view_jobs(struct agent *a)
+{
+	struct agent_view jobs = {0}, *v;
+	uint64_t n;
+	bool want;
+
+	while (read(a->view_efd, &n, sizeof(n)) == sizeof(n))
+		;
+	pthread_mutex_lock(&a->view_lock);
+	want = a->jobs_wanted && a->view && !a->view->has_jobs;
+	a->jobs_wanted = false;
+	v = a->view;
+	pthread_mutex_unlock(&a->view_lock);
+	/* the view is this thread's last tick's: no tick can replace it meanwhile */
+	if (!want || render_jobs(a, &jobs)) {
+		strbuf_release(&jobs.job_json);
+		free(jobs.job);
+		/* a waiter that finds no jobs answers so rather than wait on */
+		pthread_mutex_lock(&a->view_lock);
+		pthread_cond_broadcast(&a->view_cond);
+		pthread_mutex_unlock(&a->view_lock);
+		return;
+	}
+	a->jobs_views_asked++;
+	pthread_mutex_lock(&a->view_lock);
+	strbuf_release(&v->job_json);
+	v->job_json = jobs.job_json;
+	v->job = jobs.job;
+	v->njobs = jobs.njobs;
+	v->has_jobs = true;
+	pthread_cond_broadcast(&a->view_cond);
+	pthread_mutex_unlock(&a->view_lock);
 }

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "agent/agent.h"
 #include "common/jsonw.h"
@@ -202,6 +203,33 @@ static void page_release(struct page *pg)
 	strbuf_release(&pg->json);
 }
 
+/*
+ * Under view_lock: the view with its jobs' objects (agent.h: Threads),
+ * which the sampler thread renders at its next tick from now on, and now
+ * if the view has none: asked through view_efd and waited for, at most
+ * AGENT_VIEW_WAIT_MS.  False when they did not come.
+ */
+static bool view_with_jobs(struct agent *a)
+{
+	struct timespec until;
+	uint64_t one = 1;
+
+	a->jobs_asked = true;
+	if (!a->view || a->view->has_jobs)
+		return a->view != NULL;
+	time_deadline_ms(&until, AGENT_VIEW_WAIT_MS);
+	while (a->view && !a->view->has_jobs && !a->view_stopping) {
+		if (!a->jobs_wanted) {
+			a->jobs_wanted = true;
+			if (write(a->view_efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+				break;
+		}
+		if (pthread_cond_timedwait(&a->view_cond, &a->view_lock, &until) == ETIMEDOUT)
+			break;
+	}
+	return a->view && a->view->has_jobs;
+}
+
 /* A running job's object from the view, when it is live there; else NULL. */
 static const struct agent_view_job *live_job(const struct agent_view *v, int64_t store_id)
 {
@@ -226,7 +254,7 @@ static void jobs_page(struct agent *a, const struct http_request *req, struct ht
 	struct store_jobs_cursor next;
 	char err[160], cur[STORE_JOBS_CURSOR_MAX];
 	struct jsonw w;
-	bool more;
+	bool more, live;
 	int ret;
 
 	if (api_jobs_query(req, time_now_ms(), &f, err, sizeof(err))) {
@@ -249,10 +277,11 @@ static void jobs_page(struct agent *a, const struct http_request *req, struct ht
 	jsonw_key(&w, "jobs");
 	jsonw_arr_begin(&w);
 	pthread_mutex_lock(&a->view_lock);
+	live = view_with_jobs(a);
 	for (size_t k = 0; k < pg.n; k++) {
 		const struct page_job *pj = &pg.job[k];
 		const struct agent_view_job *vj =
-		    pj->running ? live_job(a->view, pj->store_id) : NULL;
+		    pj->running && live ? live_job(a->view, pj->store_id) : NULL;
 
 		if (vj)
 			jsonw_raw(&w, a->view->job_json.buf + vj->json_off, vj->json_len);
@@ -327,6 +356,7 @@ void agent_http(void *arg, const struct http_request *req, struct http_response 
 	const struct http_route *r;
 	struct caller who;
 	int status = 404;
+	bool jobs_late;
 
 	r = http_route_find(agent_routes, req, &status);
 	if (r && r->access != HTTP_ACCESS_PUBLIC &&
@@ -335,13 +365,17 @@ void agent_http(void *arg, const struct http_request *req, struct http_response 
 		return;
 	pthread_mutex_lock(&ar.a->view_lock);
 	ar.a->scrapes++;
+	/* (the wait lets a tick swap the view: ar.v is taken after it) */
+	jobs_late = r && r->fn == route_job && ar.a->view && !view_with_jobs(ar.a);
 	ar.v = ar.a->view;
 	if (!ar.v) {
 		pthread_mutex_unlock(&ar.a->view_lock);
 		http_error(res, 503, "no sample yet");
 		return;
 	}
-	if (r)
+	if (jobs_late)
+		http_error(res, 503, "the jobs' live figures are not ready: the agent is busy");
+	else if (r)
 		r->fn(&ar, req, res);
 	else
 		http_error(res, status, status == 405 ? "method not allowed" : "no such endpoint");

@@ -245,6 +245,9 @@
 	X(AGENT_RW_REFUSED, "jobscope_agent_remote_write_refused", "gauge", NULL, 1,               \
 	  "1 when the target refused the credentials (401, 403) when it last answered.")           \
 	X(AGENT_LIVE_JOBS, "jobscope_agent_live_jobs", "gauge", NULL, 1, "Jobs with a live process.") \
+	X(AGENT_JOBS_VIEWS, "jobscope_agent_jobs_views_total", "counter", NULL, 1,                 \
+	  "Times the jobs' live objects (with their processes) were rendered: at a tick, because " \
+	  "a request asked for them since the tick before, or between ticks, for a request.")     \
 	X(AGENT_APP_LINES, "jobscope_agent_app_lines_total", "counter", NULL, 1,                   \
 	  "StatsD lines received, and those dropped: not valid, over a cap, or (UDP) without a "   \
 	  "job tag.")                                                                              \

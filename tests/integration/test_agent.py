@@ -187,6 +187,60 @@ def test_slurm_env_job_reservation_and_usage(wd):
     check(check_gaps_are_real(a.db, "slurm:901", 100) >= 10, "rows in job 901's timeline")
 
 
+def test_jobs_view_rendered_when_asked(wd):
+    """The jobs' objects are rendered at a tick only when asked since the one
+    before; a request after ticks nobody asked them of gets them rendered then,
+    from the last tick: a process that tick saw is in them."""
+    a = Agent(wd, interval="1s")
+    procs = []
+    try:
+        env = env_with(SLURM_JOB_ID=9700)
+        procs.append(spawn(["sleep", "120"], env=env))
+        wait_for(lambda: job_series(a.metrics(), "jobscope_job_processes", "9700") == [1.0],
+                 what="job 9700 with one process in /metrics")
+        eq(sorted(p["pid"] for p in a.json("/api/v1/jobs/slurm:9700")["processes"]),
+           [procs[0].pid], "the job's process")
+        # ticks with /metrics alone read: the views they publish have no jobs
+        a.wait_ticks(2)
+        procs.append(spawn(["sleep", "120"], env=env))
+        wait_for(lambda: job_series(a.metrics(), "jobscope_job_processes", "9700") == [2.0],
+                 what="job 9700 with two processes in /metrics")
+        live = a.json("/api/v1/jobs/slurm:9700")
+        eq(live["live"], True, "live")
+        eq(sorted(p["pid"] for p in live["processes"]), sorted(p.pid for p in procs),
+           "both processes, rendered when asked")
+        page = [j for j in a.json("/api/v1/jobs")["jobs"] if j["job_id"] == "9700"]
+        eq(len(page), 1, "the page lists the job")
+        eq(sorted(p["pid"] for p in page[0]["processes"]), sorted(p.pid for p in procs),
+           "with its live processes")
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+        eq(a.stop(), 0, "agent exit status")
+
+
+def test_jobs_view_between_ticks(wd):
+    """At 30 s, no tick comes while the requests are answered: the first view has
+    no jobs' objects, so each request gets them rendered for it between ticks."""
+    env = env_with(SLURM_JOB_ID=9701)
+    proc = spawn(["sleep", "120"], env=env)
+    a = Agent(wd, interval="30s")
+    try:
+        eq(a.ticks(), 1, "the first tick alone")
+        live = a.json("/api/v1/jobs/slurm:9701")
+        eq([p["pid"] for p in live["processes"]], [proc.pid], "the job's process")
+        page = [j for j in a.json("/api/v1/jobs")["jobs"] if j["job_id"] == "9701"]
+        eq([p["pid"] for p in page[0]["processes"]], [proc.pid], "in the page too")
+        eq(a.ticks(), 1, "still the first tick")
+    finally:
+        proc.kill()
+        proc.wait()
+        eq(a.stop(), 0, "agent exit status")
+    rows = sql(a.db, "SELECT count(*) FROM jobs WHERE job_id = '9701'")
+    eq(rows[0][0], 1, "the job stored")
+
+
 def test_new_processes_in_a_pid_namespace(wd):
     """An agent in a pid namespace of its own (a container, a pod without hostPID) sees
     a process that starts after its first ticks, with its CPU: the kernel's process
