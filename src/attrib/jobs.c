@@ -264,6 +264,7 @@ static int read_cgroup(struct jobs *t, struct ptree *pt, struct ptree_proc *p)
 {
 	char path[64];
 
+	p->cgroup_ms = pt->scan_ms;
 	if (ptree_keep_fd(pt, p, "cgroup") >= 0)
 		return sysroot_read_fd(p->owner_fd, &t->cgbuf);
 	snprintf(path, sizeof(path), "/proc/%d/cgroup", p->info.pid);
@@ -906,14 +907,18 @@ static bool mark_pending(uint8_t m)
 /*
  * Was a process that has a job moved to another cgroup?  Its cgroup file is
  * read again whenever ptree read its status in this tick (ptree_scan with
- * the same ts_ms): it ran, its memory changed, or PTREE_FULL_REFRESH_MS
- * passed.  So a busy process is re-attributed at the next tick; a sleeping
- * one within PTREE_FULL_REFRESH_MS, having used no CPU meanwhile.  A
+ * the same ts_ms) because it ran or its memory changed: a busy process is
+ * re-attributed at the next tick.  One that did not run is read again
+ * every JOBS_CGROUP_IDLE_MS: until it runs it uses no CPU, and only its
+ * memory stays with its old job meanwhile (a thousand sleeping processes
+ * read every PTREE_FULL_REFRESH_MS cost a tenth of the agent's tick).  A
  * file that cannot be read says nothing new.
  */
 static bool cgroup_moved(struct jobs *t, struct ptree *pt, struct ptree_proc *p, int64_t ts_ms)
 {
 	if (p->refreshed_ms != ts_ms)
+		return false;
+	if (p->refreshed_idle && ts_ms - p->cgroup_ms < JOBS_CGROUP_IDLE_MS)
 		return false;
 	if (read_cgroup(t, pt, p) != 0)
 		return false;

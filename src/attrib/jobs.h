@@ -14,8 +14,10 @@
  * for the process's life (ptree_proc.env_job); a process with no evidence
  * of its own takes its parent's job; an exec or a rename moves a process
  * only to a job its new environment names; a changed cgroup file (read
- * again whenever ptree reads the process's status) decides afresh, unless
- * the job is one with no cgroup (known by an environment).
+ * again whenever ptree reads the process's status because it ran or its
+ * memory moved, and every JOBS_CGROUP_IDLE_MS for one that did not run)
+ * decides afresh, unless the job is one with no cgroup (known by an
+ * environment).
  *
  * Slurm 26.05 names a job's cgroup by its SLUID, not job_<id>: the job's
  * number then comes from the process's SLURM_JOB_ID, from the title of a
@@ -50,6 +52,8 @@
 #include "attrib/job.h"
 
 #define JOB_KEY_MAX 128
+/* How often the cgroup file of a process that did not run is read again */
+#define JOBS_CGROUP_IDLE_MS 60000
 
 struct job_gpu_use {
 	uint64_t mem_bytes; /* GPU memory of the job's processes on the device now */

@@ -294,6 +294,7 @@ static void refresh(struct ptree *pt, struct ptree_proc *p, const struct proc_st
 			 */
 			p->last_stat = *st;
 			p->refreshed_ms = now_ms;
+			p->refreshed_idle = true;
 			return;
 		}
 	}
@@ -302,6 +303,7 @@ static void refresh(struct ptree *pt, struct ptree_proc *p, const struct proc_st
 	p->last_stat = *st;
 	p->refreshed_ms = now_ms;
 	p->refreshed_run_ns = run_ns;
+	p->refreshed_idle = false;
 	s->state = st->state;
 	s->user_ms = proc_ticks_to_ms(&pt->reader, st->utime_ticks);
 	s->system_ms = proc_ticks_to_ms(&pt->reader, st->stime_ticks);

@@ -71,6 +71,7 @@ struct ptree_proc {
 	struct proc_stat last_stat; /* stat at the last full refresh */
 	int64_t refreshed_ms;	    /* when status and io were last read (0: never) */
 	uint64_t refreshed_run_ns;  /* schedstat's run time then (0: unknown) */
+	bool refreshed_idle;	    /* that refresh was due, and found it had not run */
 	uint64_t prev_child_user_ms, prev_child_system_ms; /* at the previous scan */
 	int64_t row;	  /* store row id of its procs entry, 0 when none */
 	int32_t tag;	  /* the owner's: the agent keeps its job's slot + 1 here */
@@ -83,6 +84,7 @@ struct ptree_proc {
 	 */
 	char env_job[PTREE_ENV_JOB_MAX];
 	uint64_t cgroup_hash;
+	int64_t cgroup_ms; /* when its cgroup file was last read (the owner's) */
 	/* the owner's too: its Kubernetes container, slot + 1 in its job's list (0: none) */
 	uint8_t container;
 	/*
@@ -145,8 +147,8 @@ struct ptree_scan_entry {
  * state: its stat is not read again, the last one stands.  What can change
  * without it running is refreshed every PTREE_FULL_REFRESH_MS: RSS (memory
  * reclaimed), its name (written to /proc/PID/comm), its cgroup (moved by
- * another process).  A parent that is gone from the scan (reparenting) has
- * its children's stat read at once.  Without schedstat (an old kernel, a
+ * another process: the agent reads that less often, attrib/jobs.h).  A parent that is gone from the
+ * scan (reparenting) has its children's stat read at once.  Without schedstat (an old kernel, a
  * fixture tree) every stat is read every tick.
  *
  * status and io are read again only when stat shows the process moved (CPU

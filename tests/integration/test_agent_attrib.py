@@ -9,6 +9,7 @@ Slurm job's cgroup without exec (as an adopting PAM module or a stepd
 does) changes job at the next tick, and each job keeps the CPU used while
 the process was its own.
 """
+import json
 import os
 import select
 import shutil
@@ -238,6 +239,47 @@ def make_job_cgroup(wd, job_id):
         shutil.rmtree(top, ignore_errors=True)
         return None, None
     return top, leaf
+
+
+def test_sleeping_process_moved_is_seen_when_it_runs(wd):
+    """A process that sleeps through its move keeps its job until it runs (or
+    until JOBS_CGROUP_IDLE_MS, 60 s): asleep it uses nothing, and its cgroup
+    file is not read again at each due refresh (10 s) of a thousand sleepers.
+    It runs: the next tick puts it in the job of its cgroup."""
+    job_a, job_b = 937, 938
+    top, leaf = make_job_cgroup(wd, job_b)
+    if not top:
+        return
+    a = Agent(wd, interval="100ms")
+    p = None
+
+    def pids(job):
+        d = json.loads(a.get("/api/v1/jobs/slurm:%d" % job, expect=None))
+        return [q["pid"] for q in d.get("processes", [])]
+    try:
+        # reads a line, runs a little, then sleeps; again at each line
+        p = subprocess.Popen(
+            [PY, "-c", "import sys, time\n"
+             "for line in sys.stdin:\n"
+             "    t = time.process_time() + 0.2\n"
+             "    while time.process_time() < t: pass\n"],
+            stdin=subprocess.PIPE, env=env_with(SLURM_JOB_ID=job_a), text=True)
+        wait_for(lambda: pids(job_a) == [p.pid], what="the sleeper in job A")
+        with open(os.path.join(leaf, "cgroup.procs"), "w") as f:
+            f.write("%d\n" % p.pid)
+        # past a due refresh (PTREE_FULL_REFRESH_MS) asleep: still job A's
+        a.wait_ticks(int(12 / 0.1), timeout=60)
+        eq(proc_state(p.pid), "S", "asleep")
+        eq(pids(job_a), [p.pid], "asleep after the move: still in job A")
+        p.stdin.write("go\n")
+        p.stdin.flush()
+        wait_for(lambda: pids(job_b) == [p.pid], timeout=20, what="in job B once it ran")
+    finally:
+        if p:
+            p.kill()
+            p.wait()
+        eq(a.stop(), 0, "agent exit status")
+        remove_cgroup_tree(top)
 
 
 def test_cgroup_move_without_exec(wd):
