@@ -123,9 +123,21 @@ def status_kib(pid, key):
     return None
 
 
+def pss_kib(pid):
+    """Pss of /proc/PID/smaps_rollup (its pages, each shared one divided among
+    the processes that map it), KiB; None if unreadable."""
+    try:
+        for line in read_text(f"/proc/{pid}/smaps_rollup").splitlines():
+            if line.startswith("Pss:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
 def memory_figures(pid):
     """Shared libraries mapped (distinct .so files in /proc/PID/maps) and
-    VmRSS, RssAnon, RssFile in KiB, now."""
+    VmRSS, RssAnon, RssFile, Pss in KiB, now."""
     libs = set()
     for line in read_text(f"/proc/{pid}/maps").splitlines():
         f = line.split(None, 5)
@@ -133,7 +145,7 @@ def memory_figures(pid):
             libs.add(f[5])
     return {"libs": len(libs), "lib_names": sorted(os.path.basename(x) for x in libs),
             "vmrss_kib": status_kib(pid, "VmRSS"), "rss_anon_kib": status_kib(pid, "RssAnon"),
-            "rss_file_kib": status_kib(pid, "RssFile")}
+            "rss_file_kib": status_kib(pid, "RssFile"), "pss_kib": pss_kib(pid)}
 
 
 def host_cpu():
@@ -518,12 +530,14 @@ def report(args, res):
              f"{res['elapsed_s']:.1f} s after {res['settle_s']:g} s of settling.  CPU % of one "
              "core from utime+stime of /proc/PID/stat (children included); peak RSS = VmHWM "
              "at the end of the window; VmRSS, RssAnon (its own memory) and RssFile (pages "
-             "of its executable and libraries) of /proc/PID/status and the shared libraries "
-             "mapped (distinct .so files in /proc/PID/maps) at the end of the window.")
+             "of its executable and libraries) of /proc/PID/status, PSS (Pss of "
+             "/proc/PID/smaps_rollup: each shared page divided among the processes that map "
+             "it) and the shared libraries mapped (distinct .so files in /proc/PID/maps) at "
+             "the end of the window.")
     L.append("")
     L.append("| tool | CPU % of one core | user / sys % | peak RSS (VmHWM) | VmRSS | RssAnon | "
-             "RssFile | shared libraries |")
-    L.append("|---|---|---|---|---|---|---|---|")
+             "RssFile | PSS | shared libraries |")
+    L.append("|---|---|---|---|---|---|---|---|---|")
 
     def mib(kib):
         return "-" if kib is None else f"{kib / 1024:.1f} MiB"
@@ -532,12 +546,12 @@ def report(args, res):
         r = res[t]
         L.append(f"| {t} | {r['cpu_pct']:.2f} | {r['user_pct']:.2f} / {r['sys_pct']:.2f} | "
                  f"{mib(r['hwm_kib'])} | {mib(r['vmrss_kib'])} | {mib(r['rss_anon_kib'])} | "
-                 f"{mib(r['rss_file_kib'])} | {r['libs']} |")
+                 f"{mib(r['rss_file_kib'])} | {mib(r.get('pss_kib'))} | {r['libs']} |")
     L.append("")
     L.append("The agent as a ratio of each other tool (agent / tool):")
     L.append("")
-    L.append("| agent / | CPU | VmRSS | RssAnon | shared libraries |")
-    L.append("|---|---|---|---|---|")
+    L.append("| agent / | CPU | VmRSS | RssAnon | PSS | shared libraries |")
+    L.append("|---|---|---|---|---|---|")
 
     def over(k, o):
         x, y = a.get(k), res[o].get(k)
@@ -545,7 +559,7 @@ def report(args, res):
 
     for o in tools[1:]:
         L.append(f"| {o} | {over('cpu_pct', o)} | {over('vmrss_kib', o)} | "
-                 f"{over('rss_anon_kib', o)} | {over('libs', o)} |")
+                 f"{over('rss_anon_kib', o)} | {over('pss_kib', o)} | {over('libs', o)} |")
     L.append("")
     L.append("The agent's libraries: " + ", ".join(a["lib_names"]) + ".")
     L.append("")

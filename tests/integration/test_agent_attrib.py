@@ -257,14 +257,28 @@ def test_sleeping_process_moved_is_seen_when_it_runs(wd):
         d = json.loads(a.get("/api/v1/jobs/slurm:%d" % job, expect=None))
         return [q["pid"] for q in d.get("processes", [])]
     try:
-        # reads a line, runs a little, then sleeps; again at each line
+        # says it is ready, then reads a line, runs a little, and sleeps again
         p = subprocess.Popen(
             [PY, "-c", "import sys, time\n"
+             "print('ready', flush=True)\n"
              "for line in sys.stdin:\n"
              "    t = time.process_time() + 0.2\n"
              "    while time.process_time() < t: pass\n"],
-            stdin=subprocess.PIPE, env=env_with(SLURM_JOB_ID=job_a), text=True)
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env_with(SLURM_JOB_ID=job_a),
+            text=True)
+        eq(p.stdout.readline().strip(), "ready", "the sleeper started")
         wait_for(lambda: pids(job_a) == [p.pid], what="the sleeper in job A")
+
+        def ran_ns():
+            with open("/proc/%d/schedstat" % p.pid) as f:
+                return int(f.read().split()[0])
+
+        def asleep_since_a_tick():
+            # blocked on its read, not a nanosecond run across two ticks (startup is over)
+            before = ran_ns()
+            a.wait_ticks(2)
+            return proc_state(p.pid) == "S" and ran_ns() == before
+        wait_for(asleep_since_a_tick, what="the sleeper asleep")
         with open(os.path.join(leaf, "cgroup.procs"), "w") as f:
             f.write("%d\n" % p.pid)
         # past a due refresh (PTREE_FULL_REFRESH_MS) asleep: still job A's
