@@ -78,10 +78,6 @@ class Churn(threading.Thread):
             p.wait()
 
 
-def cpu_s(usage):
-    return usage.ru_utime + usage.ru_stime
-
-
 def run_agent(args, tmp, hours, label):
     db = os.path.join(tmp, f"agent-{label}.db")
     cmd = [os.path.join(args.build, "jobscope"), "agent", "--sim-clock", "--interval", "1s",
@@ -89,12 +85,13 @@ def run_agent(args, tmp, hours, label):
     churn = Churn(args.churn_per_s, args.churn_life_ms) if args.churn_per_s > 0 else None
     if churn:
         churn.start()
-    before = os.times()
     t0 = time.monotonic()
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    _, err = p.communicate()
+    err = p.stderr.read()
+    # the agent's own rusage (the churn's processes are this script's children too)
+    _, status, usage = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
     wall = time.monotonic() - t0
-    after = os.times()
     if churn:
         churn.stop.set()
         churn.join()
@@ -114,8 +111,7 @@ def run_agent(args, tmp, hours, label):
     jobs = [r[0] for r in con.execute("SELECT id FROM jobs ORDER BY id")]
     con.close()
     res = {"hours": hours, "command": cmd, "wall_s": wall,
-           "agent_cpu_s": (after.children_user - before.children_user)
-           + (after.children_system - before.children_system),
+           "agent_cpu_s": usage.ru_utime + usage.ru_stime,
            "churn_started": churn.started if churn else 0,
            "files_as_left": left, "file_bytes": os.path.getsize(db),
            "pages_in_use_bytes": (pages - free) * page, "free_pages": free,

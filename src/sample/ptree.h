@@ -147,9 +147,10 @@ struct ptree_scan_entry {
  * state: its stat is not read again, the last one stands.  What can change
  * without it running is refreshed every PTREE_FULL_REFRESH_MS: RSS (memory
  * reclaimed), its name (written to /proc/PID/comm), its cgroup (moved by
- * another process: the agent reads that less often, attrib/jobs.h).  A parent that is gone from the
- * scan (reparenting) has its children's stat read at once.  Without schedstat (an old kernel, a
- * fixture tree) every stat is read every tick.
+ * another process: the agent reads that less often, attrib/jobs.h).  A
+ * parent that is gone from the scan (reparenting) has its children's stat
+ * read at once.  Without schedstat (an old kernel, a fixture tree) every
+ * stat is read every tick.
  *
  * status and io are read again only when stat shows the process moved (CPU
  * time, RSS, threads or state changed, or it is running or in disk wait),
