@@ -65,12 +65,20 @@ static long find(const struct intern *t, const char *s, uint64_t h)
 	return free_at;
 }
 
-/* The table grown (or cleaned of tombstones) to hold twice what it holds; false when out of memory.
+/*
+ * The table made anew for what it holds, tombstones dropped: at most half
+ * full, so its size follows the strings held, not every string ever held
+ * (command lines that each come once would otherwise double it for ever);
+ * false when out of memory.
  */
 static bool rehash(struct intern *t)
 {
-	size_t n = t->nslots ? t->nslots * 2 : 64;
-	struct intern_entry **slot = calloc(n, sizeof(*slot));
+	size_t live = intern_count(t), n = 64;
+	struct intern_entry **slot;
+
+	while ((live + 1) * 2 > n)
+		n *= 2;
+	slot = calloc(n, sizeof(*slot));
 
 	if (!slot)
 		return false;
@@ -87,7 +95,7 @@ static bool rehash(struct intern *t)
 	free(t->slot);
 	t->slot = slot;
 	t->nslots = n;
-	t->used = intern_count(t);
+	t->used = live;
 	return true;
 }
 

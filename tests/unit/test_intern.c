@@ -1,7 +1,8 @@
 /*
  * test_intern.c - counted strings (common/intern.h): one copy per text,
  * kept while held, freed with its last holder; "" never counted; the
- * table grown and its deleted slots reused under churn.
+ * table grown and its deleted slots reused under churn, its size following
+ * what is held.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -81,11 +82,32 @@ static void test_churn(void **state)
 	intern_release(&t); /* frees what is still held */
 }
 
+/* Distinct command lines that each come and go: the table stays the size of what is held. */
+static void test_table_follows_what_is_held(void **state)
+{
+	const char *held[10] = {0};
+	struct intern t;
+	char buf[64];
+
+	(void)state;
+	intern_init(&t);
+	for (int i = 0; i < 100000; i++) {
+		snprintf(buf, sizeof(buf), "sleep 0.%d", i);
+		intern_put(&t, held[i % 10]);
+		held[i % 10] = intern_get(&t, buf);
+		assert_string_equal(held[i % 10], buf);
+	}
+	assert_int_equal(intern_count(&t), 10);
+	assert_int_equal(t.nslots, 64);
+	intern_release(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 	    cmocka_unit_test(test_one_copy),
 	    cmocka_unit_test(test_churn),
+	    cmocka_unit_test(test_table_follows_what_is_held),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
