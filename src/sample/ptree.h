@@ -312,13 +312,13 @@ void ptree_child_exiting(struct ptree *pt, pid_t pid);
  */
 void ptree_child_reaped(struct ptree *pt, pid_t pid, const struct rusage *ru, int64_t ts_ms);
 
+/* p's identity as a struct proc_info, its command line copied. */
+void ptree_info_get(const struct ptree_proc *p, struct proc_info *out);
+
 /*
  * /proc/PID/name of p kept open as p->owner_fd (once), within the budget of
  * descriptors: the descriptor, or -1 and the caller reads by path.
  */
-/* p's identity as a struct proc_info, its command line copied. */
-void ptree_info_get(const struct ptree_proc *p, struct proc_info *out);
-
 int ptree_keep_fd(struct ptree *pt, struct ptree_proc *p, const char *name);
 
 /* The process entry for pid that is alive, or NULL. */

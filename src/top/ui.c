@@ -87,6 +87,7 @@ static void draw_grid(const struct top_grid *g)
 	    [TOP_A_GOOD] = 3,
 	    [TOP_A_TITLE] = 4,
 	};
+	bool colors = cu.fn_has_colors(); /* asked once a draw, not once a cell */
 
 	for (int y = 0; y < g->height; y++) {
 		cu.fn_wmove(*cu.stdscr, y, 0);
@@ -101,8 +102,7 @@ static void draw_grid(const struct top_grid *g)
 				ca = A_BOLD;
 			else if (a == TOP_A_DIM)
 				ca = A_DIM;
-			if (cu.fn_has_colors() && a < sizeof(pair_of) / sizeof(pair_of[0]) &&
-			    pair_of[a])
+			if (colors && a < sizeof(pair_of) / sizeof(pair_of[0]) && pair_of[a])
 				ca |= COLOR_PAIR(pair_of[a]);
 			if (y == g->height - 1 && x == g->width - 1)
 				break; /* the last cell would scroll the screen */
