@@ -7,7 +7,8 @@
 # other local .deb to install beside it).  mmdebstrap lays a Debian root
 # (variant essential: no apt, no shell tools beyond the essential set) from
 # Debian's archive with the package and what it depends on, plus libcurl4
-# (the agent's stream to its head) and ca-certificates (an https:// head);
+# (the agent's stream to its head), libbpf1 (its task iterator) and
+# ca-certificates (an https:// head);
 # podman turns that root into the image localhost/jobscope:VERSION (VERSION:
 # the package's) with `jobscope` as its entrypoint, and saves it as an OCI
 # archive (default: jobscope-VERSION.oci.tar here) for
@@ -83,7 +84,7 @@ echo "build-image.sh: laying out $suite with $(basename "$main_deb")" >&2
 printf '%s\n' "$mirrors" | sed '/^$/d' | tr '\n' '\0' | xargs -0 \
 	mmdebstrap --quiet --variant=essential --mode=root --format=tar \
 	--hook-dir=/usr/share/mmdebstrap/hooks/file-mirror-automount \
-	--include=libcurl4,ca-certificates $includes \
+	--include=libcurl4,libbpf1,ca-certificates $includes \
 	--customize-hook='mkdir -p "$1/var/lib/jobscope" "$1/host/proc" "$1/host/sys"' \
 	--customize-hook='rm -rf "$1/usr/share/doc" "$1/usr/share/man" "$1/usr/share/info" "$1/usr/share/locale"' \
 	"$suite" "$work/rootfs.tar"

@@ -111,10 +111,17 @@ static int setup(struct agent *a)
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
 	ptree_init_all(&a->pt, sysconf(_SC_CLK_TCK), host_boot_ms(a->host));
-	ret = ptree_watch_events(&a->pt);
-	if (ret)
-		log_debug("agent: no process events (%s): /proc is listed every tick",
+	ret = ptree_watch_tasks(&a->pt);
+	if (ret == 0) {
+		log_debug("agent: processes read with the kernel's task iterator");
+	} else {
+		log_debug("agent: no task iterator (%s): a schedstat read a process",
 			  strerror(-ret));
+		ret = ptree_watch_events(&a->pt);
+		if (ret)
+			log_debug("agent: no process events (%s): /proc is listed every tick",
+				  strerror(-ret));
+	}
 	jobs_init(&a->jobs, a->hostname, a->node_id, cores, a->host->mem.total_bytes,
 		  o->interval_ms);
 	k8s_names_init(&a->jobs.k8s, o->k8s_bundle_dir);

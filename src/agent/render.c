@@ -591,6 +591,8 @@ static void render_self_metrics(const struct agent *a, struct strbuf *o)
 			n += a->jobs.job[k].live;
 		prom_sample(o, prom_fam_name(PF_AGENT_LIVE_JOBS), "", (double)n);
 	}
+	prom_family_head(o, PF_AGENT_TASK_ITERATOR);
+	prom_sample(o, prom_fam_name(PF_AGENT_TASK_ITERATOR), "", a->pt.tasks.fd >= 0);
 	prom_family_head(o, PF_AGENT_JOBS_VIEWS);
 	prom_sample(o, prom_fam_name(PF_AGENT_JOBS_VIEWS), "when=\"tick\"",
 		    (double)a->jobs_views_tick);

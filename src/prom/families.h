@@ -245,6 +245,9 @@
 	X(AGENT_RW_REFUSED, "jobscope_agent_remote_write_refused", "gauge", NULL, 1,               \
 	  "1 when the target refused the credentials (401, 403) when it last answered.")           \
 	X(AGENT_LIVE_JOBS, "jobscope_agent_live_jobs", "gauge", NULL, 1, "Jobs with a live process.") \
+	X(AGENT_TASK_ITERATOR, "jobscope_agent_task_iterator", "gauge", NULL, 1,                   \
+	  "1 when the agent reads every process in one read of the kernel's task iterator "       \
+	  "(BPF), 0 when it reads each process's /proc/PID/schedstat.")                           \
 	X(AGENT_JOBS_VIEWS, "jobscope_agent_jobs_views_total", "counter", NULL, 1,                 \
 	  "Times the jobs' live objects (with their processes) were rendered: at a tick, because " \
 	  "a request asked for them since the tick before, or between ticks, for a request.")     \

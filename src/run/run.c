@@ -451,6 +451,10 @@ static int setup(struct run_state *r)
 		log_debug("no taskstats exit listener (%s): processes that end between two "
 			  "samples are not seen",
 			  strerror(-ret));
+	/* root: whether each process ran, for all of them in one read */
+	ret = ptree_watch_tasks(&r->pt);
+	if (ret)
+		log_debug("no task iterator (%s): a schedstat read a process", strerror(-ret));
 	summary_init(&r->sum, &r->job);
 	jobseries_init(&r->js, r->job.interval_ms);
 	return 0;

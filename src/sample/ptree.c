@@ -19,6 +19,7 @@
 #include "common/array.h"
 #include "common/log.h"
 #include "common/sysroot.h"
+#include "ptree_int.h"
 
 #define PTREE_MAX_DEPTH 4096
 
@@ -93,12 +94,18 @@ void ptree_init(struct ptree *pt, pid_t ancestor, long hz, int64_t boot_ms)
 	libs_reader_init(&pt->libs_reader);
 	procev_init(&pt->ev);
 	procev_init(&pt->exit_ev);
+	taskiter_init(&pt->tasks);
 	taskstats_listener_init(&pt->ts);
 }
 
 int ptree_watch_events(struct ptree *pt)
 {
 	return procev_open(&pt->ev);
+}
+
+int ptree_watch_tasks(struct ptree *pt)
+{
+	return taskiter_open(&pt->tasks);
 }
 
 void ptree_init_all(struct ptree *pt, long hz, int64_t boot_ms)
@@ -134,6 +141,7 @@ void ptree_release(struct ptree *pt)
 	libs_reader_release(&pt->libs_reader);
 	procev_close(&pt->ev);
 	procev_close(&pt->exit_ev);
+	taskiter_close(&pt->tasks);
 	taskstats_listener_close(&pt->ts);
 	free(pt->exits);
 	close_fds(pt, pt->scan, pt->nscan);
@@ -219,7 +227,7 @@ struct ptree_proc *ptree_find_recent(struct ptree *pt, pid_t pid)
 	return &pt->procs[i];
 }
 
-static struct ptree_proc *add_proc(struct ptree *pt)
+struct ptree_proc *ptree_add_proc(struct ptree *pt)
 {
 	struct ptree_proc *p;
 
@@ -233,7 +241,7 @@ static struct ptree_proc *add_proc(struct ptree *pt)
 }
 
 /* p's command line now cmdline (the copy shared with every process that has it). */
-static void set_cmdline(struct ptree *pt, struct ptree_proc *p, const char *cmdline)
+void ptree_set_cmdline(struct ptree *pt, struct ptree_proc *p, const char *cmdline)
 {
 	const char *old = p->info.cmdline;
 
@@ -263,7 +271,7 @@ static bool stat_moved(const struct proc_stat *a, const struct proc_stat *b)
 }
 
 static void update_wait(struct ptree *pt, struct ptree_proc *p, const struct proc_stat *st,
-			uint64_t main_wait_ns, bool has_main_wait, bool moved);
+			const struct ptree_scan_entry *e, bool moved);
 
 /*
  * Fills cur from a stat reading, then status and io (when readable), unless
@@ -282,7 +290,7 @@ static void refresh(struct ptree *pt, struct ptree_proc *p, const struct proc_st
 	if (p->exit_known)
 		return; /* a zombie: the kernel's figures at its exit are final */
 	if (e)
-		update_wait(pt, p, st, e->wait_ns, e->has_wait, stat_moved(st, &p->last_stat));
+		update_wait(pt, p, st, e, stat_moved(st, &p->last_stat));
 	if (lazy && p->refreshed_ms && !stat_moved(st, &p->last_stat)) {
 		if (now_ms - p->refreshed_ms < PTREE_FULL_REFRESH_MS)
 			return;
@@ -320,7 +328,7 @@ static void refresh(struct ptree *pt, struct ptree_proc *p, const struct proc_st
 
 		if (proc_read_cmdline(&pt->reader, pid, cmdline, sizeof(cmdline)))
 			cmdline[0] = '\0';
-		set_cmdline(pt, p, cmdline);
+		ptree_set_cmdline(pt, p, cmdline);
 		p->info_dirty = true;
 		p->info_changed = true;
 	}
@@ -397,7 +405,7 @@ static void scan_libs(struct ptree *pt, struct ptree_proc *p, int64_t now_ms)
 
 static struct ptree_proc *new_proc(struct ptree *pt, const struct proc_stat *st)
 {
-	struct ptree_proc *p = add_proc(pt);
+	struct ptree_proc *p = ptree_add_proc(pt);
 
 	if (!p)
 		return NULL;
@@ -511,36 +519,66 @@ static bool threads_wait_ns(struct ptree *pt, int pid, uint64_t *sum)
 }
 
 /*
- * Its threads' run-queue wait now: the main thread's from the scan, every
- * thread's when it has more than one and moved (ran, or is runnable: a
- * sleeping process waits for no CPU, and its tasks are not read).
+ * Its threads' run-queue wait now: every thread's from the task iterator;
+ * else the main thread's from the scan, every thread's when it has more
+ * than one and moved (ran, or is runnable: a sleeping process waits for no
+ * CPU, and its tasks are not read).
  */
 static void update_wait(struct ptree *pt, struct ptree_proc *p, const struct proc_stat *st,
-			uint64_t main_wait_ns, bool has_main_wait, bool moved)
+			const struct ptree_scan_entry *e, bool moved)
 {
-	uint64_t ns = main_wait_ns;
+	uint64_t ns = e->wait_ns;
 
-	if (st->num_threads > 1) {
+	if (e->all_threads) {
+		/* already every thread's */
+	} else if (st->num_threads > 1) {
 		if (!moved && st->state != 'R')
 			return; /* keeps the last figure */
 		if (!threads_wait_ns(pt, st->pid, &ns))
 			return;
-	} else if (!has_main_wait) {
+	} else if (!e->has_wait) {
 		return;
 	}
 	p->cur.cpu_wait_ms = ns / 1000000;
 	p->cur.valid |= PS_CPU_WAIT;
 }
 
-/* Whether prev's stat still stands for a process whose run time is run_ns. */
+/*
+ * Whether prev's stat still stands for the process e read now: none of its
+ * threads ran since (the main one's run time, when it is its only thread;
+ * every thread's, from the task iterator, and no thread came or went).
+ */
 static bool stat_stands(const struct ptree *pt, const struct ptree_scan_entry *prev,
-			uint64_t run_ns)
+			const struct ptree_scan_entry *e)
 {
 	const struct proc_stat *st = &prev->stat;
+	bool same_threads = e->all_threads ? prev->all_threads && st->num_threads > 0 &&
+						 (uint32_t)st->num_threads == e->threads
+					   : st->num_threads == 1;
 
-	return run_ns && run_ns == prev->run_ns && st->num_threads == 1 && st->state != 'R' &&
+	return e->run_ns && e->run_ns == prev->run_ns && same_threads && st->state != 'R' &&
 	       st->state != 'D' && pt->scan_ms - prev->stat_ms < PTREE_FULL_REFRESH_MS &&
 	       pt->scan_ms >= prev->stat_ms;
+}
+
+/* The task iterator's figures of the pid in hand into e, or schedstat's. */
+static void read_runs(struct ptree *pt, struct ptree_scan_entry *e, int pid)
+{
+	const struct taskiter_proc *t = pt->task;
+
+	if (!t) {
+		/* new; or first read by the iterator, which since failed */
+		if (e->sched_fd < 0 && e->fd >= 0)
+			e->sched_fd = open_proc_file(pt, pid, "schedstat");
+		e->all_threads = false;
+		e->run_ns = read_run_ns(pt, e->sched_fd, e);
+		return;
+	}
+	e->all_threads = true;
+	e->threads = t->threads;
+	e->run_ns = t->run_ns;
+	e->wait_ns = t->wait_ns;
+	e->has_wait = true;
 }
 
 static int read_stat(struct ptree *pt, struct ptree_scan_entry *e, int pid)
@@ -573,11 +611,17 @@ static int collect_pid(int pid, void *arg)
 	}
 	e = &pt->scan[pt->nscan];
 	prev = take_prev(pt, pid, e);
+	if (prev && pt->task &&
+	    pt->task->start_ns / (1000000000ull / (uint64_t)pt->hz) != prev->stat.start_ticks) {
+		/* the pid now names another process: what was kept is the old one's */
+		close_entry(pt, e);
+		prev = NULL;
+	}
 	ret = -ENOENT;
-	if (e->fd >= 0) {
+	if (e->fd >= 0 || (pt->task && prev)) {
 		/* descriptors stay with the process: a reused pid reads ESRCH */
-		e->run_ns = read_run_ns(pt, e->sched_fd, e);
-		if (prev && stat_stands(pt, prev, e->run_ns)) {
+		read_runs(pt, e, pid);
+		if (prev && stat_stands(pt, prev, e)) {
 			e->stat = prev->stat;
 			e->stat_ms = prev->stat_ms;
 			e->stat_copied = true;
@@ -591,9 +635,8 @@ static int collect_pid(int pid, void *arg)
 		/* new, or the pid now names another process: the old fds are dead */
 		close_entry(pt, e);
 		e->fd = open_proc_file(pt, pid, "stat");
-		e->sched_fd = open_proc_file(pt, pid, "schedstat");
 		/* schedstat before stat: a run in between shows at the next scan */
-		e->run_ns = read_run_ns(pt, e->sched_fd, e);
+		read_runs(pt, e, pid);
 		ret = read_stat(pt, e, pid);
 	}
 	if (ret == 0 && e->stat.pid != pid)
@@ -917,9 +960,35 @@ static int collect_known(struct ptree *pt)
 	return 0;
 }
 
-/* Every process now: from the last scan and the kernel's events, else /proc. */
+/* Every process the task iterator read, with its figures. */
+static int collect_tasks(struct ptree *pt)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < pt->tasks.nprocs && !ret; i++) {
+		pt->task = &pt->tasks.procs[i];
+		ret = collect_pid(pt->task->pid, pt);
+	}
+	pt->task = NULL;
+	return ret;
+}
+
+/*
+ * Every process now: from the task iterator; else from the last scan and
+ * the kernel's events; else from /proc.
+ */
 static int collect(struct ptree *pt, int64_t ts_ms)
 {
+	if (pt->tasks.fd >= 0) {
+		int ret = taskiter_read(&pt->tasks);
+
+		if (ret == 0)
+			return collect_tasks(pt);
+		log_warn(0, "the kernel's task iterator failed (%s): /proc is read instead",
+			 strerror(-ret));
+		taskiter_close(&pt->tasks);
+		pt->listed_ms = ts_ms - PTREE_RELIST_MS; /* list it now */
+	}
 	if (pt->ev.fd >= 0 && procev_drain(&pt->ev) == 0 && !pt->ev.lost &&
 	    ts_ms >= pt->listed_ms && ts_ms - pt->listed_ms < PTREE_RELIST_MS)
 		return collect_known(pt);
@@ -928,376 +997,6 @@ static int collect(struct ptree *pt, int64_t ts_ms)
 	pt->listings++;
 	pt->listed_ms = ts_ms;
 	return proc_for_each_pid(collect_pid, pt);
-}
-
-int ptree_watch_exits(struct ptree *pt)
-{
-	int ret = taskstats_listener_open(&pt->ts);
-
-	if (!ret && (ret = procev_open_exits(&pt->exit_ev)) != 0) {
-		log_debug("no process events for the exits' times (%s): each is dated when read",
-			  strerror(-ret));
-		ret = 0;
-	}
-	return ret;
-}
-
-int ptree_exits_fd(const struct ptree *pt)
-{
-	return pt->ts.fd;
-}
-
-bool ptree_exits_dated(const struct ptree *pt)
-{
-	return pt->exit_ev.fd >= 0;
-}
-
-void ptree_exits_final(struct ptree *pt)
-{
-	pt->exits_final = true;
-}
-
-static int64_t boottime_ms(void)
-{
-	struct timespec t;
-
-	if (clock_gettime(CLOCK_BOOTTIME, &t) < 0)
-		return 0;
-	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
-struct exit_batch {
-	struct ptree *pt;
-	int64_t boot_ms;
-};
-
-static void keep_exit(const struct taskstats_exit *e, void *arg)
-{
-	struct exit_batch *b = arg;
-	struct ptree *pt = b->pt;
-	struct ptree_exit *x;
-
-	if (pt->nexits >= PTREE_MAX_EXITS ||
-	    ARRAY_GROW(pt->exits, pt->nexits, pt->exits_alloc, 256)) {
-		pt->exits_dropped++;
-		return;
-	}
-	x = &pt->exits[pt->nexits++];
-	x->e = *e;
-	x->boot_ms = b->boot_ms;
-	x->seq = pt->exit_seq++;
-}
-
-void ptree_drain_exits(struct ptree *pt)
-{
-	struct exit_batch b = {.pt = pt, .boot_ms = boottime_ms()};
-
-	if (pt->ts.fd < 0)
-		return;
-	/*
-	 * the kernel sends a process's taskstats message, then (after freeing its
-	 * memory) its exit event: the events are read again after the messages, so
-	 * that only a process in the middle of its exit right now lacks its time
-	 * (and is dated when read, which is then its exit's)
-	 */
-	if (pt->exit_ev.fd >= 0)
-		procev_drain(&pt->exit_ev);
-	taskstats_listener_drain(&pt->ts, keep_exit, &b);
-	if (pt->exit_ev.fd >= 0)
-		procev_drain(&pt->exit_ev);
-	if (pt->ts.lost) {
-		pt->exits_dropped++;
-		pt->ts.lost = false;
-	}
-}
-
-static int cmp_exit(const void *a, const void *b)
-{
-	const struct ptree_exit *x = a, *y = b;
-
-	if (x->e.tgid != y->e.tgid)
-		return (x->e.tgid > y->e.tgid) - (x->e.tgid < y->e.tgid);
-	return (x->seq > y->seq) - (x->seq < y->seq);
-}
-
-/* One process's exits (its threads'), summed: exits[first .. first+n). */
-struct exit_group {
-	size_t first, n;
-	size_t leader; /* the record of its main thread, else its last */
-	bool ended;
-	int8_t in_tree;	     /* -1 unknown */
-	int64_t end_boot_ms; /* the kernel's time of its end (CLOCK_BOOTTIME), -1 unknown */
-	uint64_t user_us, system_us, read_bytes, write_bytes, hwm_bytes;
-	bool has_hwm, has_io;
-};
-
-/* The process of the tree p (not yet dropped) with that pid, preferring one that ended. */
-static struct ptree_proc *find_ended(struct ptree *pt, int32_t pid, bool *running)
-{
-	*running = false;
-	for (size_t i = pt->nprocs; i-- > 0;) {
-		struct ptree_proc *p = &pt->procs[i];
-
-		if (p->done || p->info.pid != pid)
-			continue;
-		if (!p->alive || p->cur.state == 'Z')
-			return p;
-		*running = true; /* its exit is still under way, or the pid is another's */
-	}
-	return NULL;
-}
-
-static bool tree_has_pid(const struct ptree *pt, int32_t pid)
-{
-	for (size_t i = pt->nprocs; i-- > 0;)
-		if (!pt->procs[i].done && pt->procs[i].info.pid == pid)
-			return true;
-	return false;
-}
-
-static int64_t monotonic_ms(void)
-{
-	struct timespec t;
-
-	if (clock_gettime(CLOCK_MONOTONIC, &t) < 0)
-		return 0;
-	return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
-/*
- * The kernel's time of the end of process pid (CLOCK_BOOTTIME ms, off: that
- * clock less CLOCK_MONOTONIC), taken off the gathered exits; -1 if none.
- */
-static int64_t take_exit_time(struct ptree *pt, int32_t pid, int64_t off)
-{
-	struct procev *ev = &pt->exit_ev;
-
-	for (size_t i = 0; i < ev->nexits; i++) {
-		if (ev->exits[i].pid != pid)
-			continue;
-		int64_t ms = ev->exits[i].mono_ns / 1000000 + off;
-
-		ev->exits[i] = ev->exits[--ev->nexits];
-		return ms;
-	}
-	return -1;
-}
-
-/* Forgets the exits' times no exit of the tree took within a while (others' processes). */
-#define PTREE_EXIT_TIME_KEEP_MS 10000
-static void prune_exit_times(struct ptree *pt)
-{
-	struct procev *ev = &pt->exit_ev;
-	int64_t now = monotonic_ms();
-	size_t out = 0;
-
-	for (size_t i = 0; i < ev->nexits; i++)
-		if (now - ev->exits[i].mono_ns / 1000000 < PTREE_EXIT_TIME_KEEP_MS)
-			ev->exits[out++] = ev->exits[i];
-	ev->nexits = out;
-	ev->lost = false;
-}
-
-/* The group's figures as the process's own; its lifetime kept consistent with /proc's. */
-static void settle_exit(struct ptree *pt, struct ptree_proc *p, const struct exit_group *g,
-			bool new)
-{
-	const struct ptree_exit *lead = &pt->exits[g->leader];
-	int64_t elapsed_ms = (int64_t)(lead->e.elapsed_us / 1000);
-	struct proc_sample *s = &p->cur;
-
-	s->user_ms = g->user_us / 1000;
-	s->system_ms = g->system_us / 1000;
-	if (g->has_hwm) {
-		/* exact: above what /proc showed, and in place of ru_maxrss's bound */
-		if (g->hwm_bytes > s->hwm_bytes || !(s->valid & PS_HWM) || p->hwm_rusage)
-			s->hwm_bytes = g->hwm_bytes;
-		s->valid |= PS_HWM;
-		p->hwm_rusage = false;
-	}
-	if (g->has_io) {
-		s->read_bytes = g->read_bytes;
-		s->write_bytes = g->write_bytes;
-		s->valid |= PS_IO;
-	}
-	s->rss_bytes = 0; /* its memory is gone */
-	s->valid |= PS_RSS;
-	if (new) {
-		p->info.end_ms =
-		    pt->boot_ms + (g->end_boot_ms >= 0 ? g->end_boot_ms : lead->boot_ms);
-		p->info.start_ms = p->info.end_ms - elapsed_ms;
-	} else if (g->end_boot_ms >= 0) {
-		p->info.end_ms = pt->boot_ms + g->end_boot_ms;
-	} else if (lead->e.pid == lead->e.tgid && elapsed_ms >= 0) {
-		p->info.end_ms = p->info.start_ms + elapsed_ms;
-	}
-	if (lead->e.pid == lead->e.tgid && lead->e.comm[0] &&
-	    strncmp(p->info.comm, lead->e.comm, sizeof(p->info.comm) - 1) != 0) {
-		/* an exec since it was last read: the new program's name, its arguments unknown */
-		snprintf(p->info.comm, sizeof(p->info.comm), "%s", lead->e.comm);
-		set_cmdline(pt, p, lead->e.comm);
-		p->info_dirty = true;
-		p->info_changed = true;
-	}
-	p->exit_known = true;
-	p->emit = true;
-}
-
-static int cmp_group_tgid(const void *key, const void *elem, void *arg)
-{
-	const struct ptree *pt = arg;
-	int32_t tgid = *(const int32_t *)key;
-	int32_t other = pt->exits[((const struct exit_group *)elem)->leader].e.tgid;
-
-	return (tgid > other) - (tgid < other);
-}
-
-/* The group of the process tgid (groups are in tgid order), or NULL. */
-static struct exit_group *find_group(struct ptree *pt, struct exit_group *gs, size_t ng,
-				     int32_t tgid)
-{
-	size_t lo = 0, hi = ng;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = cmp_group_tgid(&tgid, &gs[mid], pt);
-
-		if (c == 0)
-			return &gs[mid];
-		if (c < 0)
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return NULL;
-}
-
-/*
- * Which groups' processes are of the tree: known to it, or their parent is
- * the ancestor, a process of the tree, or another process of it that ended
- * (a subshell and its child, both gone between two scans).
- */
-static void exits_in_tree(struct ptree *pt, struct exit_group *gs, size_t ng)
-{
-	bool changed = true;
-
-	for (size_t k = 0; k < ng; k++) {
-		const struct taskstats_exit *e = &pt->exits[gs[k].leader].e;
-
-		gs[k].in_tree = tree_has_pid(pt, e->tgid) || e->ppid == pt->ancestor ||
-					tree_has_pid(pt, e->ppid)
-				    ? 1
-				    : -1;
-	}
-	while (changed) {
-		changed = false;
-		for (size_t k = 0; k < ng; k++) {
-			const struct exit_group *parent;
-
-			if (gs[k].in_tree == 1)
-				continue;
-			parent = find_group(pt, gs, ng, pt->exits[gs[k].leader].e.ppid);
-			if (parent && parent != &gs[k] && parent->in_tree == 1) {
-				gs[k].in_tree = 1;
-				changed = true;
-			}
-		}
-	}
-}
-
-/*
- * The exits received since the last scan (and those kept from before):
- * each ended process of the tree gets its own figures, a new row when it
- * was never seen; a process still running keeps its threads' exits until
- * it ends; the others' are dropped.
- */
-static int settle_exits(struct ptree *pt)
-{
-	struct exit_group *gs;
-	size_t ng = 0, out = 0;
-	int64_t now_boot = boottime_ms();
-	int64_t boot_off = now_boot - monotonic_ms();
-
-	ptree_drain_exits(pt);
-	if (pt->nexits == 0) {
-		prune_exit_times(pt);
-		return 0;
-	}
-	qsort(pt->exits, pt->nexits, sizeof(*pt->exits), cmp_exit);
-	gs = calloc(pt->nexits, sizeof(*gs));
-	if (!gs)
-		return -ENOMEM;
-	for (size_t i = 0; i < pt->nexits; i++) {
-		const struct taskstats_exit *e = &pt->exits[i].e;
-		struct exit_group *g = &gs[ng];
-
-		if (i == 0 || e->tgid != pt->exits[i - 1].e.tgid) {
-			g = &gs[ng++];
-			g->first = i;
-			g->leader = i;
-			g->in_tree = -1;
-		} else {
-			g = &gs[ng - 1];
-		}
-		g->n++;
-		if (e->pid == e->tgid || pt->exits[g->leader].e.pid != e->tgid)
-			g->leader = i;
-		g->ended |= e->group_dead;
-		g->user_us += e->user_us;
-		g->system_us += e->system_us;
-		if (e->has_hiwater && e->hiwater_rss_bytes > g->hwm_bytes)
-			g->hwm_bytes = e->hiwater_rss_bytes;
-		g->has_hwm |= e->has_hiwater;
-		if (e->has_io) {
-			g->read_bytes += e->read_bytes;
-			g->write_bytes += e->write_bytes;
-			g->has_io = true;
-		}
-	}
-	exits_in_tree(pt, gs, ng);
-	for (size_t k = 0; k < ng; k++) {
-		struct exit_group *g = &gs[k];
-		const struct taskstats_exit *lead = &pt->exits[g->leader].e;
-		struct ptree_proc *p;
-		bool running, keep = false;
-
-		g->end_boot_ms = -1;
-		if (g->in_tree == 1 && g->ended)
-			g->end_boot_ms = take_exit_time(pt, lead->tgid, boot_off);
-		if (g->in_tree == 1 && g->ended) {
-			p = find_ended(pt, lead->tgid, &running);
-			if (p) {
-				settle_exit(pt, p, g, false);
-			} else if (running) {
-				keep = true; /* its exit is under way: next scan */
-			} else if (g->end_boot_ms < 0 && pt->exit_ev.fd >= 0 && !pt->exits_final &&
-				   now_boot - pt->exits[g->leader].boot_ms <
-				       PTREE_EXIT_EVENT_WAIT_MS) {
-				keep = true; /* unseen, its exit event still on its way */
-			} else if ((p = add_proc(pt)) != NULL) {
-				p->info.pid = lead->tgid;
-				p->info.ppid = lead->ppid;
-				p->info_dirty = true;
-				p->ended_now = true;
-				p->cur.state = 'X';
-				p->cur.threads = 1;
-				p->cur.valid = PS_THREADS;
-				settle_exit(pt, p, g, true);
-				snprintf(p->info.comm, sizeof(p->info.comm), "%s", lead->comm);
-			} else {
-				free(gs);
-				return -ENOMEM;
-			}
-		} else if (g->in_tree == 1) {
-			keep = true; /* threads of a process still running */
-		}
-		for (size_t i = 0; keep && i < g->n; i++)
-			pt->exits[out++] = pt->exits[g->first + i];
-	}
-	pt->nexits = out;
-	free(gs);
-	prune_exit_times(pt);
-	return 0;
 }
 
 int ptree_scan(struct ptree *pt, int64_t ts_ms)
@@ -1369,7 +1068,7 @@ int ptree_scan(struct ptree *pt, int64_t ts_ms)
 		}
 	}
 	settle_ended(pt);
-	ret = settle_exits(pt);
+	ret = ptree_settle_exits(pt);
 	if (ret)
 		return ret;
 	for (size_t i = 0; i < pt->nprocs; i++) {

@@ -34,6 +34,7 @@
 #include "proc.h"
 #include "procev.h"
 #include "sample.h"
+#include "taskiter.h"
 #include "taskstats.h"
 
 #define PTREE_ENV_JOB_MAX 104
@@ -133,6 +134,12 @@ struct ptree_scan_entry {
 	uint64_t run_ns;  /* schedstat's run time, read before stat (0: unknown) */
 	uint64_t wait_ns; /* ... and its main thread's run-queue wait (has_wait) */
 	bool has_wait;
+	/*
+	 * From the task iterator (ptree_watch_tasks): run_ns and wait_ns are
+	 * every thread's, and `threads` says how many it has
+	 */
+	bool all_threads;
+	uint32_t threads;
 	int64_t stat_ms;  /* when `stat` was read from /proc (it may be a copy) */
 	bool stat_copied; /* this scan: `stat` is the previous scan's */
 	struct proc_stat stat;
@@ -217,6 +224,9 @@ struct ptree {
 	size_t kept_fds, fd_budget;   /* descriptors kept open, and how many may be */
 	int64_t scan_ms;	      /* the scan in progress */
 	struct procev ev;	      /* closed unless ptree_watch_events() */
+	struct taskiter tasks;	      /* closed unless ptree_watch_tasks() */
+	/* the iterator's entry of the pid being read (collect_pid), or NULL */
+	const struct taskiter_proc *task;
 	struct taskstats_listener ts; /* closed unless ptree_watch_exits() */
 	struct procev exit_ev;	      /* the exits' times: opened with ts when it can be */
 	struct ptree_exit *exits;     /* received, not yet settled */
@@ -255,6 +265,15 @@ void ptree_release(struct ptree *pt);
  * and the scans go on listing /proc.
  */
 int ptree_watch_events(struct ptree *pt);
+/*
+ * Every process, and whether it ran, from the kernel's task iterator
+ * (taskiter.h) in one read a scan, instead of a schedstat read a process
+ * and process events or listings of /proc: 0, or -errno (not root, no BPF)
+ * and the scans go on as before.  With it, a process of many threads that
+ * none of them ran has its stat left unread too, and its threads' run-queue
+ * wait comes without reading /proc/PID/task.
+ */
+int ptree_watch_tasks(struct ptree *pt);
 
 /*
  * Every process of the tree that ends gets its own figures from the kernel

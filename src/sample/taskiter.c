@@ -1,0 +1,369 @@
+/*
+ * taskiter.c - the kernel's task iterator: loading it (libbpf, with dlopen)
+ * and reading it (the bpf system call and read(), no library).
+ */
+#include "sample/taskiter.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/types.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "common/sysroot.h"
+#include "sample/procev.h"
+#include "sample/taskiter_rec.h"
+
+#if JOBSCOPE_HAVE_BPF
+#include <bpf/libbpf.h>
+#include <dlfcn.h>
+#include <linux/bpf.h>
+#include <malloc.h>
+#include <stdarg.h>
+#include <sys/syscall.h>
+
+#include "sample/proc.h"
+
+/* the compiled tasks.bpf.c (made by src/sample/embed_bpf.py) */
+extern const unsigned char taskiter_object[];
+extern const size_t taskiter_object_size;
+#endif
+
+#define TASKITER_FIRST_BUF (64 * 1024)
+
+void taskiter_init(struct taskiter *ti)
+{
+	memset(ti, 0, sizeof(*ti));
+	ti->fd = -1;
+}
+
+void taskiter_close(struct taskiter *ti)
+{
+	if (ti->fd >= 0)
+		close(ti->fd);
+	free(ti->procs);
+	free(ti->buf);
+	taskiter_init(ti);
+}
+
+static int cmp_proc(const void *a, const void *b)
+{
+	int32_t x = ((const struct taskiter_proc *)a)->pid;
+	int32_t y = ((const struct taskiter_proc *)b)->pid;
+
+	return (x > y) - (x < y);
+}
+
+const struct taskiter_proc *taskiter_find(const struct taskiter *ti, int32_t pid)
+{
+	size_t lo = 0, hi = ti->nprocs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ti->procs[mid].pid == pid)
+			return &ti->procs[mid];
+		if (ti->procs[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+int taskiter_parse(struct taskiter *ti, const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+	size_t n = len / sizeof(struct taskiter_rec);
+	bool sorted = true;
+
+	if (len % sizeof(struct taskiter_rec))
+		return -EINVAL;
+	ti->nprocs = 0;
+	/* the leaders first: the iterator goes by task id, so by pid */
+	for (size_t i = 0; i < n; i++) {
+		struct taskiter_rec r;
+		struct taskiter_proc *e;
+
+		memcpy(&r, p + i * sizeof(r), sizeof(r));
+		if (r.tid != r.tgid)
+			continue;
+		if (ti->nprocs == ti->procs_alloc) {
+			size_t want = ti->procs_alloc ? ti->procs_alloc * 2 : 256;
+			struct taskiter_proc *procs = realloc(ti->procs, want * sizeof(*procs));
+
+			if (!procs)
+				return -ENOMEM;
+			ti->procs = procs;
+			ti->procs_alloc = want;
+		}
+		e = &ti->procs[ti->nprocs++];
+		if (ti->nprocs > 1 && e[-1].pid >= r.tgid)
+			sorted = false;
+		e->pid = r.tgid;
+		e->threads = 1;
+		e->run_ns = r.run_ns;
+		e->wait_ns = r.wait_ns;
+		e->start_ns = r.start_ns;
+	}
+	if (!sorted)
+		qsort(ti->procs, ti->nprocs, sizeof(*ti->procs), cmp_proc);
+	/* then the other threads, each added to its process */
+	for (size_t i = 0; i < n; i++) {
+		struct taskiter_rec r;
+		struct taskiter_proc *e;
+
+		memcpy(&r, p + i * sizeof(r), sizeof(r));
+		if (r.tid == r.tgid)
+			continue;
+		/* a thread whose leader is gone from the kernel's table: not counted */
+		e = (struct taskiter_proc *)taskiter_find(ti, r.tgid);
+		if (!e)
+			continue;
+		e->threads++;
+		e->run_ns += r.run_ns;
+		e->wait_ns += r.wait_ns;
+	}
+	return 0;
+}
+
+#if JOBSCOPE_HAVE_BPF
+
+/* The libbpf functions used, resolved with dlsym. */
+#define TASKITER_LIBBPF(X)                                                                         \
+	X(libbpf_set_print)                                                                        \
+	X(bpf_object__open_mem)                                                                    \
+	X(bpf_object__load)                                                                        \
+	X(bpf_object__close)                                                                       \
+	X(bpf_object__find_program_by_name)                                                        \
+	X(bpf_program__attach_iter)                                                                \
+	X(bpf_link__fd)                                                                            \
+	X(bpf_link__disconnect)                                                                    \
+	X(bpf_link__destroy)
+
+struct libbpf_fns {
+#define TASKITER_FIELD(name) __typeof__(name) *name;
+	TASKITER_LIBBPF(TASKITER_FIELD)
+#undef TASKITER_FIELD
+};
+
+/* libbpf's own messages: the reason a load failed, at debug level */
+static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char line[512];
+
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	vsnprintf(line, sizeof(line), fmt, ap);
+	line[strcspn(line, "\n")] = '\0';
+	log_debug("libbpf: %s", line);
+	return 0;
+}
+
+/* The program loaded and its iterator attached: the link's descriptor, or -errno. */
+static int load(struct libbpf_fns *f)
+{
+	struct bpf_object *obj;
+	struct bpf_program *prog;
+	struct bpf_link *link;
+	int fd, ret;
+
+	f->libbpf_set_print(libbpf_log);
+	obj = f->bpf_object__open_mem(taskiter_object, taskiter_object_size, NULL);
+	if (!obj)
+		return errno ? -errno : -EINVAL;
+	ret = f->bpf_object__load(obj);
+	if (ret) {
+		f->bpf_object__close(obj);
+		return ret < 0 ? ret : -EINVAL;
+	}
+	prog = f->bpf_object__find_program_by_name(obj, "jobscope_tasks");
+	link = prog ? f->bpf_program__attach_iter(prog, NULL) : NULL;
+	if (!link) {
+		ret = errno ? -errno : -EINVAL;
+		f->bpf_object__close(obj);
+		return ret;
+	}
+	/*
+	 * The link holds the program in the kernel: its descriptor is all that
+	 * is kept.  Disconnected, destroying it closes libbpf's copy only.
+	 */
+	fd = fcntl(f->bpf_link__fd(link), F_DUPFD_CLOEXEC, 0);
+	ret = fd < 0 ? -errno : fd;
+	f->bpf_link__disconnect(link);
+	f->bpf_link__destroy(link);
+	f->bpf_object__close(obj);
+	return ret;
+}
+
+static int load_with_libbpf(void)
+{
+	const char *name = getenv("JOBSCOPE_LIBBPF_LIBRARY"); /* tests: another path */
+	struct libbpf_fns f;
+	void *dl;
+	int ret;
+
+	dl = dlopen(name && name[0] ? name : "libbpf.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!dl) {
+		log_debug("no task iterator: %s", dlerror());
+		return -ENOENT;
+	}
+#define TASKITER_RESOLVE(name)                                                                     \
+	f.name = (__typeof__(f.name))dlsym(dl, #name);                                             \
+	if (!f.name) {                                                                             \
+		log_debug("no task iterator: libbpf has no %s", #name);                            \
+		dlclose(dl);                                                                       \
+		return -ENOENT;                                                                    \
+	}
+	TASKITER_LIBBPF(TASKITER_RESOLVE)
+#undef TASKITER_RESOLVE
+	ret = load(&f);
+	dlclose(dl);
+	/* libbpf read the kernel's BTF (megabytes) to load it: give the heap back */
+	malloc_trim(0);
+	return ret;
+}
+
+/* A file from which one read() after another gives every task now. */
+static int iter_create(int link_fd)
+{
+	union bpf_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.iter_create.link_fd = (__u32)link_fd;
+	return (int)syscall(__NR_bpf, BPF_ITER_CREATE, &attr, sizeof(attr));
+}
+
+int taskiter_read(struct taskiter *ti)
+{
+	size_t len = 0;
+	int fd, ret = 0;
+
+	if (ti->fd < 0)
+		return -EBADF;
+	fd = iter_create(ti->fd);
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		ssize_t n;
+
+		if (ti->buf_alloc - len < 4096) {
+			size_t want = ti->buf_alloc ? ti->buf_alloc * 2 : TASKITER_FIRST_BUF;
+			char *buf = realloc(ti->buf, want);
+
+			if (!buf) {
+				ret = -ENOMEM;
+				break;
+			}
+			ti->buf = buf;
+			ti->buf_alloc = want;
+		}
+		n = read(fd, ti->buf + len, ti->buf_alloc - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			/* EAGAIN: the walk was restarted too often (tasks coming and going) */
+			ret = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	return ret ? ret : taskiter_parse(ti, ti->buf, len);
+}
+
+/* What the iterator says of this process agrees with /proc/self/stat. */
+static int check_self(struct taskiter *ti)
+{
+	struct proc_reader reader;
+	struct proc_stat st;
+	const struct taskiter_proc *me;
+	long hz = sysconf(_SC_CLK_TCK);
+	int ret;
+
+	ret = taskiter_read(ti);
+	if (ret)
+		return ret;
+	proc_reader_init(&reader, hz);
+	ret = proc_read_stat(&reader, getpid(), &st);
+	proc_reader_release(&reader);
+	if (ret)
+		return ret;
+	me = taskiter_find(ti, getpid());
+	if (!me || hz <= 0 || me->run_ns == 0 ||
+	    me->start_ns / (1000000000ull / (uint64_t)hz) != st.start_ticks) {
+		log_debug("no task iterator: it does not see this process as /proc does");
+		return -ENOTSUP;
+	}
+	return 0;
+}
+
+/*
+ * Whether the /proc read is this process's own: no sysroot, or one whose
+ * /proc names this process as its "self" (a container of the host's pid
+ * namespace reading the host's /proc, `--sysroot /host`), not a fixture.
+ */
+static bool proc_is_ours(void)
+{
+	char path[4200], link[32];
+	ssize_t n;
+
+	if (!sysroot_get()[0])
+		return true;
+	if (sysroot_path(path, sizeof(path), "/proc/self") < 0)
+		return false;
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n <= 0)
+		return false;
+	link[n] = '\0';
+	return strtol(link, NULL, 10) == (long)getpid();
+}
+
+int taskiter_open(struct taskiter *ti)
+{
+	const char *off = getenv("JOBSCOPE_NO_BPF");
+	int ret;
+
+	taskiter_close(ti);
+	if (off && off[0] && strcmp(off, "0") != 0)
+		return -ENOTSUP;
+	/* a fixture tree's pids are not the kernel's, nor another namespace's */
+	if (!procev_pid_ns_is_first() || !proc_is_ours())
+		return -ENOTSUP;
+	if (geteuid() != 0)
+		return -EPERM; /* CAP_BPF alone is rare: not worth loading libbpf for */
+	ret = load_with_libbpf();
+	if (ret < 0) {
+		log_debug("no task iterator: %s", strerror(-ret));
+		return ret;
+	}
+	ti->fd = ret;
+	ret = check_self(ti);
+	if (ret) {
+		taskiter_close(ti);
+		return ret;
+	}
+	return 0;
+}
+
+#else /* built without clang's BPF target or libbpf's headers */
+
+int taskiter_open(struct taskiter *ti)
+{
+	taskiter_close(ti);
+	return -ENOTSUP;
+}
+
+int taskiter_read(struct taskiter *ti)
+{
+	(void)ti;
+	return -EBADF;
+}
+
+#endif
