@@ -22,9 +22,12 @@
 #include <bpf/libbpf.h>
 #include <dlfcn.h>
 #include <linux/bpf.h>
-#include <malloc.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 
 #include "sample/proc.h"
 
@@ -33,7 +36,8 @@ extern const unsigned char taskiter_object[];
 extern const size_t taskiter_object_size;
 #endif
 
-#define TASKITER_FIRST_BUF (64 * 1024)
+#define TASKITER_FIRST_BUF	 (64 * 1024)
+#define TASKITER_LOAD_TIMEOUT_MS 10000 /* the loader's answer (it takes 30 ms here) */
 
 void taskiter_init(struct taskiter *ti)
 {
@@ -223,8 +227,102 @@ static int load_with_libbpf(void)
 #undef TASKITER_RESOLVE
 	ret = load(&f);
 	dlclose(dl);
-	/* libbpf read the kernel's BTF (megabytes) to load it: give the heap back */
-	malloc_trim(0);
+	return ret;
+}
+
+/* The loader's answer: 0 with the link's descriptor, or -errno. */
+static void send_result(int sock, int fd)
+{
+	int32_t err = fd < 0 ? fd : 0;
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} control;
+	struct iovec iov = {.iov_base = &err, .iov_len = sizeof(err)};
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+
+	if (fd >= 0) {
+		struct cmsghdr *c;
+
+		memset(&control, 0, sizeof(control));
+		msg.msg_control = control.buf;
+		msg.msg_controllen = sizeof(control.buf);
+		c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	}
+	while (sendmsg(sock, &msg, MSG_NOSIGNAL) < 0 && errno == EINTR)
+		;
+}
+
+/* The descriptor the loader sent, or -errno (-ETIMEDOUT: it did not answer in time). */
+static int recv_result(int sock)
+{
+	struct pollfd pfd = {.fd = sock, .events = POLLIN};
+	int32_t err = -EPROTO;
+	union {
+		char buf[CMSG_SPACE(sizeof(int))];
+		struct cmsghdr align;
+	} control;
+	struct iovec iov = {.iov_base = &err, .iov_len = sizeof(err)};
+	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+	struct cmsghdr *c;
+	int fd = -1, n;
+
+	do
+		n = poll(&pfd, 1, TASKITER_LOAD_TIMEOUT_MS);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0)
+		return n == 0 ? -ETIMEDOUT : -errno;
+	msg.msg_control = control.buf;
+	msg.msg_controllen = sizeof(control.buf);
+	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != (ssize_t)sizeof(err))
+		return -EPROTO; /* the loader died before it answered */
+	for (c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
+		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+			memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	if (err == 0 && fd >= 0)
+		return fd;
+	if (fd >= 0)
+		close(fd);
+	return err < 0 ? err : -EPROTO;
+}
+
+/*
+ * The program loaded by a child process, which sends the iterator's
+ * descriptor back and exits: libbpf, and the kernel's BTF it reads to load
+ * it (megabytes), never enter this process, nor its peak RSS.  A child that
+ * does not answer in TASKITER_LOAD_TIMEOUT_MS (a lock a thread of this
+ * process held at the fork) is killed, and /proc is read instead.
+ */
+static int load_in_child(void)
+{
+	int sv[2], ret;
+	pid_t pid;
+
+	if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		ret = -errno;
+		close(sv[0]);
+		close(sv[1]);
+		return ret;
+	}
+	if (pid == 0) {
+		close(sv[0]);
+		send_result(sv[1], load_with_libbpf());
+		_exit(0);
+	}
+	close(sv[1]);
+	ret = recv_result(sv[0]);
+	close(sv[0]);
+	if (ret == -ETIMEDOUT)
+		kill(pid, SIGKILL);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
 	return ret;
 }
 
@@ -338,7 +436,7 @@ int taskiter_open(struct taskiter *ti)
 		return -ENOTSUP;
 	if (geteuid() != 0)
 		return -EPERM; /* CAP_BPF alone is rare: not worth loading libbpf for */
-	ret = load_with_libbpf();
+	ret = load_in_child();
 	if (ret < 0) {
 		log_debug("no task iterator: %s", strerror(-ret));
 		return ret;

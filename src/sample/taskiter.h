@@ -10,8 +10,9 @@
  * the time they ran and waited for a CPU (what /proc/PID/task/TID/schedstat
  * says of each), its number of threads, and when it started.
  *
- * taskiter_open() loads the program (libbpf, with dlopen, unloaded again
- * once the program is in the kernel: only a descriptor is kept).  It needs
+ * taskiter_open() has a child process load the program (libbpf, with
+ * dlopen) and send back the iterator's descriptor, all this process keeps of
+ * it: libbpf and the kernel's BTF it reads never enter this process.  It needs
  * root (CAP_BPF and CAP_PERFMON), the kernel's BTF, libbpf1, the first pid
  * namespace (the iterator names tasks as it numbers them) and a /proc of it
  * (no sysroot, or one whose /proc/self is this process: a pod of the host's
