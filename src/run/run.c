@@ -443,6 +443,13 @@ static int setup(struct run_state *r)
 	}
 	ptree_init(&r->pt, getpid(), sysconf(_SC_CLK_TCK), host_boot_ms(r->host));
 	/*
+	 * root: whether each process ran, for all of them in one read.  Before
+	 * the exit listener: the child that loads the iterator is not the run's.
+	 */
+	ret = ptree_watch_tasks(&r->pt);
+	if (ret)
+		log_debug("no task iterator (%s): a schedstat read a process", strerror(-ret));
+	/*
 	 * Each process's own figures at its exit, even one that lives between
 	 * two ticks (ptree.h); without (not root) the tree is read at ticks only.
 	 */
@@ -451,10 +458,6 @@ static int setup(struct run_state *r)
 		log_debug("no taskstats exit listener (%s): processes that end between two "
 			  "samples are not seen",
 			  strerror(-ret));
-	/* root: whether each process ran, for all of them in one read */
-	ret = ptree_watch_tasks(&r->pt);
-	if (ret)
-		log_debug("no task iterator (%s): a schedstat read a process", strerror(-ret));
 	summary_init(&r->sum, &r->job);
 	jobseries_init(&r->js, r->job.interval_ms);
 	return 0;

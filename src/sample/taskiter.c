@@ -156,7 +156,8 @@ struct libbpf_fns {
 };
 
 /* libbpf's own messages: the reason a load failed, at debug level */
-static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static int libbpf_log(enum libbpf_print_level level,
+							    const char *fmt, va_list ap)
 {
 	char line[512];
 
