@@ -347,6 +347,7 @@ int taskiter_read(struct taskiter *ti)
 	fd = iter_create(ti->fd);
 	if (fd < 0)
 		return -errno;
+	fcntl(fd, F_SETFD, FD_CLOEXEC); /* BPF_ITER_CREATE takes no flags */
 	for (;;) {
 		ssize_t n;
 
