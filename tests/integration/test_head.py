@@ -8,11 +8,13 @@ checksum over their values (ids and seq, which are each store's own, left
 out), nothing lost and nothing twice.
 """
 import hashlib
+import http.client
 import json
 import os
 import re
 import signal
 import subprocess
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -834,6 +836,72 @@ def test_tokens_and_bad_batches(wd):
                 eq(e.code, 400, "garbage zstd")
     finally:
         head.kill(signal.SIGTERM)
+
+
+def head_counter(head, name):
+    with urllib.request.urlopen(head.url + "/metrics", timeout=scaled(5)) as r:
+        for line in r.read().decode().splitlines():
+            if line.startswith(name + " "):
+                return float(line.split()[1])
+    raise AssertionError("no %s in the head's /metrics" % name)
+
+
+def test_group_commit_at_most_every_10ms(wd):
+    """Batches streaming in from many agents at once go into at most one transaction
+    (one fsync) every 10 ms (head/ingest.c INGEST_COMMIT_EVERY_MS): the head's own
+    counters against the time this test measured around them, and every batch
+    answered."""
+    head = Head(wd)
+    try:
+        def hello(i):
+            return json.dumps({"version": 1, "agent_id": "g%d" % i,
+                               "node": {"hostname": "g%d" % i}, "from_seq": 0,
+                               "to_seq": 0}).encode()
+        answered = [0] * 16
+        failed = []
+        stop = threading.Event()
+
+        def sender(i):
+            c = http.client.HTTPConnection("127.0.0.1", head.port, timeout=scaled(10))
+            try:
+                while not stop.is_set():
+                    c.request("POST", "/api/v1/ingest", body=hello(i),
+                              headers={"Content-Type": "application/json"})
+                    r = c.getresponse()
+                    r.read()
+                    if r.status != 200:
+                        failed.append(r.status)
+                        return
+                    answered[i] += 1
+            except OSError as e:
+                failed.append(repr(e))
+            finally:
+                c.close()
+        threads = [threading.Thread(target=sender, args=(i,)) for i in range(16)]
+        # the window: from before the first reading of the counters to after the last
+        t0 = time.monotonic()
+        b0 = head_counter(head, "jobscope_head_batches_total")
+        g0 = head_counter(head, "jobscope_head_commit_groups_total")
+        for t in threads:
+            t.start()
+        time.sleep(2.0)  # a stream for a while, not a wait for a condition
+        stop.set()
+        for t in threads:
+            t.join()
+        b1 = head_counter(head, "jobscope_head_batches_total")
+        g1 = head_counter(head, "jobscope_head_commit_groups_total")
+        elapsed = time.monotonic() - t0
+        eq(failed, [], "every batch answered 200")
+        eq(b1 - b0, sum(answered), "batches counted: those answered")
+        groups = g1 - g0
+        print("%d batches in %d groups in %.2f s" % (b1 - b0, groups, elapsed))
+        check(b1 - b0 > elapsed / 0.010,
+              "more batches (%d) than the 10 ms cap allows groups in %.2f s: the test"
+              " measures the cap" % (b1 - b0, elapsed))
+        check(groups <= elapsed / 0.010 + 1,
+              "%d groups in %.2f s: at most one every 10 ms" % (groups, elapsed))
+    finally:
+        eq(head.kill(signal.SIGTERM), 0, "head exit")
 
 
 run_tests(globals())
