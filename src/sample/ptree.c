@@ -1016,7 +1016,8 @@ int ptree_scan(struct ptree *pt, int64_t ts_ms)
 	ret = rebuild_index(pt, pt->nscan);
 	if (ret)
 		return ret;
-	pt->system_processes = pt->nscan + (pt->all ? 0 : 1);
+	/* every one but kernel threads (counted below), which only a listing of /proc has */
+	pt->system_processes = pt->all ? 0 : pt->nscan + 1;
 	ret = pidmap_reset(&pt->scan_index, &pt->scan_index_size, pt->nscan);
 	if (ret)
 		return ret;
@@ -1033,6 +1034,8 @@ int ptree_scan(struct ptree *pt, int64_t ts_ms)
 
 		if (!resolve_in_tree(pt, i))
 			continue;
+		if (pt->all)
+			pt->system_processes++;
 		p = ptree_find(pt, st->pid);
 		if (p && p->start_ticks != st->start_ticks) {
 			/* the pid was reused: the old process ended */

@@ -248,7 +248,8 @@ struct ptree {
 	struct job_sample job;	    /* this tick */
 	struct job_sample job_prev; /* previous tick, for monotonic counters */
 	bool has_job;
-	uint64_t system_processes; /* processes on the system at the last scan */
+	/* at the last scan: with `all`, the user-space processes; else all of them */
+	uint64_t system_processes;
 };
 
 void ptree_init(struct ptree *pt, pid_t ancestor, long hz, int64_t boot_ms);

@@ -224,6 +224,8 @@ static void test_all_but_kernel_threads(void **state)
 	assert_null(find(&pt, 4));
 	assert_null(find(&pt, 5));
 	assert_int_equal(ptree_job(&pt)->user_ms, 10 + 20 + 300 + 10 + 5000);
+	/* jobscope_node_processes: user-space only, as the task iterator lists them */
+	assert_int_equal(pt.system_processes, 5);
 	ptree_release(&pt);
 }
 
