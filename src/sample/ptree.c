@@ -982,11 +982,23 @@ static int collect(struct ptree *pt, int64_t ts_ms)
 	if (pt->tasks.fd >= 0) {
 		int ret = taskiter_read(&pt->tasks);
 
-		if (ret == 0)
+		if (ret == 0) {
+			pt->tasks_failed = 0;
 			return collect_tasks(pt);
-		log_warn(0, "the kernel's task iterator failed (%s): /proc is read instead",
-			 strerror(-ret));
-		taskiter_close(&pt->tasks);
+		}
+		/* this scan lists /proc; the iterator again at the next, for a while */
+		if (++pt->tasks_failed >= PTREE_TASKS_MAX_FAILED) {
+			log_warn(0,
+				 "the kernel's task iterator failed %d times in a row (%s): /proc"
+				 " is read from now on",
+				 pt->tasks_failed, strerror(-ret));
+			taskiter_close(&pt->tasks);
+		} else if (pt->tasks_failed == 1) {
+			log_warn(0,
+				 "the kernel's task iterator failed (%s): /proc is read instead"
+				 " this time",
+				 strerror(-ret));
+		}
 		pt->listed_ms = ts_ms - PTREE_RELIST_MS; /* list it now */
 	}
 	if (pt->ev.fd >= 0 && procev_drain(&pt->ev) == 0 && !pt->ev.lost &&

@@ -176,6 +176,12 @@ struct ptree_scan_entry {
 #define PTREE_RELIST_MS 60000
 
 /*
+ * A scan whose read of the task iterator fails lists /proc instead; after
+ * this many in a row, every scan does.
+ */
+#define PTREE_TASKS_MAX_FAILED 10
+
+/*
  * Descriptors are kept open (stat, schedstat, the owner's) while fewer than
  * the soft RLIMIT_NOFILE minus this margin are (what jobscope opens for a
  * moment: the store, other /proc files); beyond, files are read by path.
@@ -225,6 +231,7 @@ struct ptree {
 	int64_t scan_ms;	      /* the scan in progress */
 	struct procev ev;	      /* closed unless ptree_watch_events() */
 	struct taskiter tasks;	      /* closed unless ptree_watch_tasks() */
+	int tasks_failed;	      /* its reads that failed in a row */
 	/* the iterator's entry of the pid being read (collect_pid), or NULL */
 	const struct taskiter_proc *task;
 	struct taskstats_listener ts; /* closed unless ptree_watch_exits() */

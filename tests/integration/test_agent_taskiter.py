@@ -139,9 +139,12 @@ def test_iterator_figures_match_proc(wd):
                         return True
                     check(a.ticks() <= last_tick,
                           "%s (%s): its figures as /proc says them (user %d ms, system %d ms,"
-                          " 3 threads, wait %d ms) within 5 ticks; the store's: %r" %
+                          " 3 threads, wait %d ms) within 5 ticks; the store's: %r; its"
+                          " task iterator metric %r; its log: %s" %
                           (a.log, step, user_ms, system_ms, wait_ns // 1000000,
-                           last_row(a.db, p.pid, job)))
+                           last_row(a.db, p.pid, job),
+                           a.metrics().get(("jobscope_agent_task_iterator", frozenset())),
+                           a.stderr()[-1500:]))
                     return False
                 wait_for(caught_up, timeout=30, what="%s: its figures" % a.log)
             if step == "asleep":
