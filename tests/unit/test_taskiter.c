@@ -9,6 +9,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/types.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -349,6 +350,48 @@ static void test_live_scan_skips_sleeping_threads(void **state)
 	ptree_release(&pt);
 }
 
+/* A read that fails lists /proc for that scan; ten in a row, for good. */
+static void test_live_failed_reads(void **state)
+{
+	struct ptree pt;
+	long hz = sysconf(_SC_CLK_TCK);
+	int64_t ts = 1000;
+	int real;
+
+	(void)state;
+	ptree_init_all(&pt, hz, 0);
+	if (ptree_watch_tasks(&pt) != 0) {
+		ptree_release(&pt);
+		skip(); /* not root, or no BPF here */
+	}
+	assert_int_equal(ptree_scan(&pt, ts += 100), 0);
+	assert_int_equal(pt.listings, 0);
+	assert_non_null(ptree_find(&pt, getpid()));
+	/* not an iterator's link: BPF_ITER_CREATE refuses it */
+	real = pt.tasks.fd;
+	pt.tasks.fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	assert_true(pt.tasks.fd >= 0);
+	assert_int_equal(ptree_scan(&pt, ts += 100), 0);
+	assert_int_equal(pt.listings, 1); /* /proc listed instead */
+	assert_int_equal(pt.tasks_failed, 1);
+	assert_non_null(ptree_find(&pt, getpid()));
+	close(pt.tasks.fd);
+	pt.tasks.fd = real;
+	assert_int_equal(ptree_scan(&pt, ts += 100), 0);
+	assert_int_equal(pt.listings, 1); /* the iterator again */
+	assert_int_equal(pt.tasks_failed, 0);
+	/* ten in a row: closed, and /proc from then on */
+	pt.tasks.fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	for (int i = 0; i < PTREE_TASKS_MAX_FAILED; i++)
+		assert_int_equal(ptree_scan(&pt, ts += 100), 0);
+	assert_int_equal(pt.tasks.fd, -1);
+	assert_int_equal(pt.listings, 1 + PTREE_TASKS_MAX_FAILED);
+	assert_int_equal(ptree_scan(&pt, ts += 100), 0);
+	assert_non_null(ptree_find(&pt, getpid()));
+	close(real);
+	ptree_release(&pt);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -356,6 +399,7 @@ int main(void)
 	    cmocka_unit_test(test_turned_off),
 	    cmocka_unit_test(test_live_matches_proc),
 	    cmocka_unit_test(test_live_scan_skips_sleeping_threads),
+	    cmocka_unit_test(test_live_failed_reads),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
