@@ -34,8 +34,8 @@
  * A transaction (a WAL's fsync) at most this often: 2,000 agents' batches
  * a second were 1,700 transactions of one or two batches each, a fifth of
  * the head's CPU in fdatasync and the WAL's writes of the same pages again
- * (bench/RESULTS.md section 8); gathered for 10 ms, 65 of 30 batches each.
- * The answers wait that long at most.
+ * (bench/RESULTS.md section 8); now about 100 of 20 batches each.  The
+ * answers wait that long at most.
  */
 #define INGEST_COMMIT_EVERY_MS 10
 /*
@@ -276,11 +276,10 @@ static void *committer(void *arg)
 int head_ingest_start(struct head *h)
 {
 	struct head_ingest *q = calloc(1, sizeof(*q));
+	pthread_condattr_t ca; /* the waits' deadlines on CLOCK_MONOTONIC */
 
 	if (!q)
 		return log_err(-ENOMEM, "out of memory");
-	pthread_condattr_t ca;
-
 	pthread_mutex_init(&q->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
