@@ -231,30 +231,46 @@ static int load_with_libbpf(void)
 	return ret;
 }
 
-/* The loader's answer: 0 with the link's descriptor, or -errno. */
-static void send_result(int sock, int fd)
-{
-	int32_t err = fd < 0 ? fd : 0;
+/* The loader's message: an int32 (0 or -errno) and, with 0, the link's descriptor. */
+struct loader_msg {
+	int32_t err;
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
 	} control;
-	struct iovec iov = {.iov_base = &err, .iov_len = sizeof(err)};
-	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+	struct iovec iov;
+	struct msghdr msg;
+};
 
+static void loader_msg_init(struct loader_msg *m, int32_t err)
+{
+	memset(m, 0, sizeof(*m));
+	m->err = err;
+	m->iov.iov_base = &m->err;
+	m->iov.iov_len = sizeof(m->err);
+	m->msg.msg_iov = &m->iov;
+	m->msg.msg_iovlen = 1;
+	m->msg.msg_control = m->control.buf;
+	m->msg.msg_controllen = sizeof(m->control.buf);
+}
+
+static void send_result(int sock, int fd)
+{
+	struct loader_msg m;
+
+	loader_msg_init(&m, fd < 0 ? fd : 0);
 	if (fd >= 0) {
-		struct cmsghdr *c;
+		struct cmsghdr *c = CMSG_FIRSTHDR(&m.msg);
 
-		memset(&control, 0, sizeof(control));
-		msg.msg_control = control.buf;
-		msg.msg_controllen = sizeof(control.buf);
-		c = CMSG_FIRSTHDR(&msg);
 		c->cmsg_level = SOL_SOCKET;
 		c->cmsg_type = SCM_RIGHTS;
 		c->cmsg_len = CMSG_LEN(sizeof(int));
 		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	} else {
+		m.msg.msg_control = NULL;
+		m.msg.msg_controllen = 0;
 	}
-	while (sendmsg(sock, &msg, MSG_NOSIGNAL) < 0 && errno == EINTR)
+	while (sendmsg(sock, &m.msg, MSG_NOSIGNAL) < 0 && errno == EINTR)
 		;
 }
 
@@ -262,13 +278,7 @@ static void send_result(int sock, int fd)
 static int recv_result(int sock)
 {
 	struct pollfd pfd = {.fd = sock, .events = POLLIN};
-	int32_t err = -EPROTO;
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} control;
-	struct iovec iov = {.iov_base = &err, .iov_len = sizeof(err)};
-	struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+	struct loader_msg m;
 	struct cmsghdr *c;
 	int fd = -1, n;
 
@@ -277,18 +287,17 @@ static int recv_result(int sock)
 	while (n < 0 && errno == EINTR);
 	if (n <= 0)
 		return n == 0 ? -ETIMEDOUT : -errno;
-	msg.msg_control = control.buf;
-	msg.msg_controllen = sizeof(control.buf);
-	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != (ssize_t)sizeof(err))
+	loader_msg_init(&m, -EPROTO);
+	if (recvmsg(sock, &m.msg, MSG_CMSG_CLOEXEC) != (ssize_t)sizeof(m.err))
 		return -EPROTO; /* the loader died before it answered */
-	for (c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c))
+	for (c = CMSG_FIRSTHDR(&m.msg); c; c = CMSG_NXTHDR(&m.msg, c))
 		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
 			memcpy(&fd, CMSG_DATA(c), sizeof(int));
-	if (err == 0 && fd >= 0)
+	if (m.err == 0 && fd >= 0)
 		return fd;
 	if (fd >= 0)
 		close(fd);
-	return err < 0 ? err : -EPROTO;
+	return m.err < 0 ? m.err : -EPROTO;
 }
 
 /*

@@ -27,6 +27,7 @@
 #include <cmocka.h>
 
 #include "sample/proc.h"
+#include "sample/procev.h"
 #include "sample/ptree.h"
 #include "sample/taskiter.h"
 #include "sample/taskiter_rec.h"
@@ -98,6 +99,12 @@ static void test_turned_off(void **state)
 	unsetenv("JOBSCOPE_NO_BPF");
 	assert_int_equal(ti.fd, -1);
 	assert_int_equal(taskiter_read(&ti), -EBADF);
+	/* no libbpf: the loader child says so, and nothing is kept */
+	setenv("JOBSCOPE_LIBBPF_LIBRARY", "/nonexistent/libbpf.so.1", 1);
+	if (geteuid() == 0 && procev_pid_ns_is_first())
+		assert_int_equal(taskiter_open(&ti), -ENOENT);
+	unsetenv("JOBSCOPE_LIBBPF_LIBRARY");
+	assert_int_equal(ti.fd, -1);
 	taskiter_close(&ti);
 }
 
