@@ -234,12 +234,12 @@ static int load_with_libbpf(void)
 /* The loader's message: an int32 (0 or -errno) and, with 0, the link's descriptor. */
 struct loader_msg {
 	int32_t err;
+	struct iovec iov;
+	struct msghdr msg;
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
 		struct cmsghdr align;
-	} control;
-	struct iovec iov;
-	struct msghdr msg;
+	} control; /* last: clang sees CMSG_SPACE as a variable size */
 };
 
 static void loader_msg_init(struct loader_msg *m, int32_t err)
