@@ -26,15 +26,35 @@ int64_t time_mono_ns(void)
 	return timespec_ns(&ts);
 }
 
-void time_deadline_ms(struct timespec *until, int64_t ms)
+static void deadline_on(clockid_t clock, struct timespec *until, int64_t ms)
 {
-	clock_gettime(CLOCK_REALTIME, until);
+	clock_gettime(clock, until);
 	until->tv_sec += ms / 1000;
 	until->tv_nsec += (ms % 1000) * 1000000;
 	if (until->tv_nsec >= 1000000000) {
 		until->tv_sec++;
 		until->tv_nsec -= 1000000000;
 	}
+}
+
+void time_deadline_ms(struct timespec *until, int64_t ms)
+{
+	deadline_on(CLOCK_REALTIME, until, ms);
+}
+
+void time_deadline_mono_ms(struct timespec *until, int64_t ms)
+{
+	deadline_on(CLOCK_MONOTONIC, until, ms);
+}
+
+void time_cond_init_mono(pthread_cond_t *cond)
+{
+	pthread_condattr_t ca;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(cond, &ca);
+	pthread_condattr_destroy(&ca);
 }
 
 void wallclock_init(struct wallclock *wc)

@@ -8,6 +8,7 @@
 #ifndef JOBSCOPE_TIMEUTIL_H
 #define JOBSCOPE_TIMEUTIL_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -22,6 +23,12 @@ static inline int64_t timespec_ns(const struct timespec *ts)
 }
 /* The CLOCK_REALTIME instant ms (>= 0) from now: a pthread_cond_timedwait deadline. */
 void time_deadline_ms(struct timespec *until, int64_t ms);
+/*
+ * The same on CLOCK_MONOTONIC, for a condition variable made by
+ * time_cond_init_mono: a step of the system clock moves no deadline.
+ */
+void time_deadline_mono_ms(struct timespec *until, int64_t ms);
+void time_cond_init_mono(pthread_cond_t *cond);
 
 /*
  * A wall clock that cannot go backwards: anchored to the real time once,

@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "common/array.h"
 #include "common/log.h"
@@ -255,10 +254,7 @@ static void *committer(void *arg)
 			pthread_mutex_unlock(&q->lock);
 			break;
 		}
-		clock_gettime(CLOCK_MONOTONIC, &next);
-		next.tv_nsec += INGEST_COMMIT_EVERY_MS * 1000000L;
-		next.tv_sec += next.tv_nsec / 1000000000L;
-		next.tv_nsec %= 1000000000L;
+		time_deadline_mono_ms(&next, INGEST_COMMIT_EVERY_MS);
 		first = last = q->head;
 		for (n = 1; last->next && n < INGEST_GROUP_MAX; n++)
 			last = last->next;
@@ -276,15 +272,11 @@ static void *committer(void *arg)
 int head_ingest_start(struct head *h)
 {
 	struct head_ingest *q = calloc(1, sizeof(*q));
-	pthread_condattr_t ca; /* the waits' deadlines on CLOCK_MONOTONIC */
 
 	if (!q)
 		return log_err(-ENOMEM, "out of memory");
 	pthread_mutex_init(&q->lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&q->wake, &ca);
-	pthread_condattr_destroy(&ca);
+	time_cond_init_mono(&q->wake); /* the next group's start: time_deadline_mono_ms */
 	q->h = h;
 	if (pthread_create(&q->thread, NULL, committer, q) != 0) {
 		free(q);

@@ -915,10 +915,7 @@ static void *watcher_main(void *arg)
 	while (!s->stopping) {
 		struct timespec until;
 
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_nsec += (long)(s->watch_interval_ms % 1000) * 1000000L;
-		until.tv_sec += s->watch_interval_ms / 1000 + until.tv_nsec / 1000000000L;
-		until.tv_nsec %= 1000000000L;
+		time_deadline_ms(&until, s->watch_interval_ms);
 		pthread_cond_timedwait(&s->stream_wake, &s->stream_lock, &until);
 		if (s->stopping)
 			break;

@@ -16,6 +16,7 @@
 
 #include "common/log.h"
 #include "common/strbuf.h"
+#include "common/timeutil.h"
 #include "http/curl_dl.h"
 
 /* What the header callback keeps of the answer's headers and trailers. */
@@ -181,13 +182,7 @@ static bool nap(struct kubelet_poller *p, int64_t ms)
 	struct timespec until;
 	bool stop;
 
-	clock_gettime(CLOCK_MONOTONIC, &until);
-	until.tv_sec += ms / 1000;
-	until.tv_nsec += (ms % 1000) * 1000000;
-	if (until.tv_nsec >= 1000000000) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000;
-	}
+	time_deadline_mono_ms(&until, ms);
 	pthread_mutex_lock(&p->lock);
 	while (!p->stop && pthread_cond_timedwait(&p->wake, &p->lock, &until) == 0)
 		;
@@ -253,7 +248,6 @@ int kubelet_poller_start(const char *socket_path, bool given, int64_t refresh_ms
 			 struct kubelet_poller **out)
 {
 	struct kubelet_poller *p = calloc(1, sizeof(*p));
-	pthread_condattr_t ca;
 
 	*out = NULL;
 	if (!p)
@@ -267,10 +261,7 @@ int kubelet_poller_start(const char *socket_path, bool given, int64_t refresh_ms
 	p->refresh_ms = refresh_ms > 0 ? refresh_ms : KUBELET_REFRESH_MS;
 	podres_table_init(&p->last);
 	pthread_mutex_init(&p->lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&p->wake, &ca);
-	pthread_condattr_destroy(&ca);
+	time_cond_init_mono(&p->wake);
 	if (pthread_create(&p->thread, NULL, poller_main, p) != 0) {
 		pthread_cond_destroy(&p->wake);
 		pthread_mutex_destroy(&p->lock);

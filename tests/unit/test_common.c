@@ -3,6 +3,7 @@
 #include <float.h>
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -366,14 +367,46 @@ static void test_counter_rules(void **state)
 	assert_true(isnan(counter_rate(1000, 3000, NAN, COUNTER_RULE_HOST_IO)));
 }
 
+/*
+ * A deadline on CLOCK_MONOTONIC with a condition variable on that clock: a
+ * wait until it times out once that clock has passed it.
+ */
+static void test_deadline_mono(void **state)
+{
+	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	pthread_cond_t cond;
+	struct timespec t0, until, t1;
+
+	(void)state;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	time_deadline_mono_ms(&until, 1999);
+	assert_true(until.tv_nsec >= 0 && until.tv_nsec < 1000000000);
+	assert_true(timespec_ns(&until) - timespec_ns(&t0) >= 1999 * 1000000ll);
+	time_cond_init_mono(&cond);
+	time_deadline_mono_ms(&until, 20);
+	pthread_mutex_lock(&lock);
+	while (pthread_cond_timedwait(&cond, &lock, &until) != ETIMEDOUT)
+		;
+	pthread_mutex_unlock(&lock);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_true(timespec_ns(&t1) >= timespec_ns(&until));
+	pthread_cond_destroy(&cond);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-	    cmocka_unit_test(test_counter_rules), cmocka_unit_test(test_strbuf_cap),
-	    cmocka_unit_test(test_array_grow),	  cmocka_unit_test(test_strbuf_read_fd),
-	    cmocka_unit_test(test_duration),	  cmocka_unit_test(test_time_format),
-	    cmocka_unit_test(test_rfc3339_parse), cmocka_unit_test(test_wallclock_monotonic),
-	    cmocka_unit_test(test_jsonw),	  cmocka_unit_test(test_fmt),
+	    cmocka_unit_test(test_counter_rules),
+	    cmocka_unit_test(test_strbuf_cap),
+	    cmocka_unit_test(test_array_grow),
+	    cmocka_unit_test(test_strbuf_read_fd),
+	    cmocka_unit_test(test_deadline_mono),
+	    cmocka_unit_test(test_duration),
+	    cmocka_unit_test(test_time_format),
+	    cmocka_unit_test(test_rfc3339_parse),
+	    cmocka_unit_test(test_wallclock_monotonic),
+	    cmocka_unit_test(test_jsonw),
+	    cmocka_unit_test(test_fmt),
 	    cmocka_unit_test(test_sysroot),
 	};
 
