@@ -611,8 +611,7 @@ static int collect_pid(int pid, void *arg)
 	}
 	e = &pt->scan[pt->nscan];
 	prev = take_prev(pt, pid, e);
-	if (prev && pt->task &&
-	    pt->task->start_ns / (1000000000ull / (uint64_t)pt->hz) != prev->stat.start_ticks) {
+	if (prev && pt->task && taskiter_start_ticks(pt->task, pt->hz) != prev->stat.start_ticks) {
 		/* the pid now names another process: what was kept is the old one's */
 		close_entry(pt, e);
 		prev = NULL;

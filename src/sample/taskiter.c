@@ -405,8 +405,7 @@ static int check_self(struct taskiter *ti)
 	if (ret)
 		return ret;
 	me = taskiter_find(ti, getpid());
-	if (!me || hz <= 0 || me->run_ns == 0 ||
-	    me->start_ns / (1000000000ull / (uint64_t)hz) != st.start_ticks) {
+	if (!me || hz <= 0 || me->run_ns == 0 || taskiter_start_ticks(me, hz) != st.start_ticks) {
 		log_debug("no task iterator: it does not see this process as /proc does");
 		return -ENOTSUP;
 	}

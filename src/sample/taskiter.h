@@ -56,6 +56,11 @@ int taskiter_read(struct taskiter *ti);
  * number of records, -ENOMEM.  No I/O.
  */
 int taskiter_parse(struct taskiter *ti, const void *buf, size_t len);
+/* When it started in /proc/PID/stat's clock ticks (starttime), hz of them a second. */
+static inline uint64_t taskiter_start_ticks(const struct taskiter_proc *p, long hz)
+{
+	return p->start_ns / (1000000000ull / (uint64_t)hz);
+}
 /* pid's entry of the last read, or NULL. */
 const struct taskiter_proc *taskiter_find(const struct taskiter *ti, int32_t pid);
 
