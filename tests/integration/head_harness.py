@@ -211,6 +211,18 @@ class Head:
         return rc
 
 
+def get_metrics(url):
+    """{series: value} of url's /metrics (a head's or an agent's); a series with labels
+    is keyed by its name and labels as written."""
+    out = {}
+    with urllib.request.urlopen(url + "/metrics", timeout=scaled(5)) as r:
+        for line in r.read().decode().splitlines():
+            if line and not line.startswith("#"):
+                name, value = line.rsplit(" ", 1)
+                out[name] = float(value)
+    return out
+
+
 def node_id(db, hostname):
     return sql(db, "SELECT id FROM nodes WHERE hostname = ?", hostname)[0][0]
 

@@ -23,7 +23,7 @@ from harness import JOBSCOPE, helper, jobscope, run_tests, check, eq, scaled, wa
 
 from head_harness import (COMPARE, Head, node_id, agent_side, head_side, start_agent,
                           stop_agent, held, caught_up, sql, store_exists, skip_on_pg, head_db,
-                          StoreError)
+                          StoreError, get_metrics)
 
 def host_rows(db, host=None, after_seq=0):
     """Host rows of a store: an agent's (after seq after_seq), or a head's of node host."""
@@ -838,14 +838,6 @@ def test_tokens_and_bad_batches(wd):
         head.kill(signal.SIGTERM)
 
 
-def head_counter(head, name):
-    with urllib.request.urlopen(head.url + "/metrics", timeout=scaled(5)) as r:
-        for line in r.read().decode().splitlines():
-            if line.startswith(name + " "):
-                return float(line.split()[1])
-    raise AssertionError("no %s in the head's /metrics" % name)
-
-
 def test_group_commit_at_most_every_10ms(wd):
     """Batches streaming in from many agents at once go into at most one transaction
     (one fsync) every 10 ms (head/ingest.c INGEST_COMMIT_EVERY_MS): the head's own
@@ -880,17 +872,17 @@ def test_group_commit_at_most_every_10ms(wd):
         threads = [threading.Thread(target=sender, args=(i,)) for i in range(16)]
         # the window: from before the first reading of the counters to after the last
         t0 = time.monotonic()
-        b0 = head_counter(head, "jobscope_head_batches_total")
-        g0 = head_counter(head, "jobscope_head_commit_groups_total")
+        m0 = get_metrics(head.url)
         for t in threads:
             t.start()
         time.sleep(2.0)  # a stream for a while, not a wait for a condition
         stop.set()
         for t in threads:
             t.join()
-        b1 = head_counter(head, "jobscope_head_batches_total")
-        g1 = head_counter(head, "jobscope_head_commit_groups_total")
+        m1 = get_metrics(head.url)
         elapsed = time.monotonic() - t0
+        b0, b1 = m0["jobscope_head_batches_total"], m1["jobscope_head_batches_total"]
+        g0, g1 = m0["jobscope_head_commit_groups_total"], m1["jobscope_head_commit_groups_total"]
         eq(failed, [], "every batch answered 200")
         eq(b1 - b0, sum(answered), "batches counted: those answered")
         groups = g1 - g0

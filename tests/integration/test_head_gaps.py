@@ -23,7 +23,7 @@ import urllib.request
 from harness import jobscope, run_tests, check, eq, scaled, wait_for
 from agent_harness import env_with, spawn
 from head_harness import (COMPARE, Head, node_id, start_agent, stop_agent, sql, store_exists,
-                          StoreError, rows_digest)
+                          StoreError, rows_digest, get_metrics)
 
 # every table keyed by seq, and how a head finds a node's rows in it
 FACTS = {
@@ -128,16 +128,6 @@ def agent_port(log):
 def get_json(url):
     with urllib.request.urlopen(url, timeout=scaled(5)) as r:
         return json.loads(r.read())
-
-
-def get_metrics(url):
-    out = {}
-    with urllib.request.urlopen(url + "/metrics", timeout=scaled(5)) as r:
-        for line in r.read().decode().splitlines():
-            if line and not line.startswith("#"):
-                name, value = line.rsplit(" ", 1)
-                out[name] = float(value)
-    return out
 
 
 def test_head_away_longer_than_retention(wd):
