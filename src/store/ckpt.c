@@ -92,24 +92,30 @@ int store_ckpt_put(struct store *st, const struct store_ckpt *c)
 }
 
 /*
- * The job's last job row through its (job_id, ts_ms) index: one seek per
- * job (and one through the packs' (tbl, key) index).  A job without a checkpoint is due once it
- * spans more than the lag (a shorter one replays fast: no blob for it); one with a checkpoint when
- * that is more than the lag behind, of another format, or the job has
+ * The job's first and last job rows through its (job_id, ts_ms) index: a
+ * seek each (and one through the packs' (tbl, key) index; packed rows are
+ * older than plain ones).  A job without a checkpoint is due once its rows
+ * in this store span more than the lag: a shorter span replays fast, no blob
+ * for it, however long ago the job started (a head that agents of
+ * long-running jobs join holds only the rows since).  One with a checkpoint
+ * when that is more than the lag behind, of another format, or the job has
  * ended after it.
  */
 static const char ckpt_due_sql[] =
     "SELECT id, has, seq, ts_ms, format, last_ms FROM ("
-    " SELECT j.id AS id, j.start_ms AS start_ms, j.end_ms AS end_ms,"
+    " SELECT j.id AS id, j.end_ms AS end_ms,"
     " c.job_id IS NOT NULL AS has, c.seq AS seq, c.ts_ms AS ts_ms, c.format AS format,"
-    /* the last job row: a plain one, else the newest of its packs' (packs.h) */
-    " greatest(coalesce((SELECT max(s.ts_ms) FROM job_samples s WHERE s.job_id = j.id),"
-    " (SELECT max(p.ts_hi) FROM packs p WHERE p.tbl = 'job_samples' AND p.key = j.id)),"
-    " coalesce((SELECT max(p.ts_hi) FROM packs p WHERE p.tbl = 'job_samples' AND p.key = j.id),"
-    " (SELECT max(s.ts_ms) FROM job_samples s WHERE s.job_id = j.id))) AS last_ms"
+    /* the first job row: the oldest pack's (packs.h), else a plain one */
+    " least((SELECT p.ts_lo FROM packs p WHERE p.tbl = 'job_samples' AND p.key = j.id"
+    " ORDER BY p.seq_lo LIMIT 1),"
+    " (SELECT min(s.ts_ms) FROM job_samples s WHERE s.job_id = j.id)) AS first_ms,"
+    /* the last job row: a plain one, else the newest of its packs' */
+    " greatest((SELECT max(s.ts_ms) FROM job_samples s WHERE s.job_id = j.id),"
+    " (SELECT max(p.ts_hi) FROM packs p WHERE p.tbl = 'job_samples' AND p.key = j.id))"
+    " AS last_ms"
     " FROM jobs j LEFT JOIN report_ckpts c ON c.job_id = j.id) AS d"
     " WHERE last_ms IS NOT NULL AND (CASE WHEN has THEN format != ?2 OR last_ms - ts_ms > ?1"
-    " OR (end_ms IS NOT NULL AND ts_ms < last_ms) ELSE last_ms - start_ms > ?1 END)"
+    " OR (end_ms IS NOT NULL AND ts_ms < last_ms) ELSE last_ms - first_ms > ?1 END)"
     " ORDER BY id";
 
 int store_ckpt_for_each_due(struct store *st, int64_t lag_ms, int64_t format,

@@ -32,6 +32,7 @@
 #include "store/tick.h"
 #include "store/conn.h" /* st->conn.sq, for fault injection only */
 #include "store/reader.h"
+#include "store/upkeep.h"
 #include "store/write.h"
 #include "store_schema16.h"
 
@@ -1385,6 +1386,73 @@ static void test_reader_while_writing(void **state)
 	free(h);
 }
 
+static int collect_due_ids(const struct store_ckpt_due *d, void *arg)
+{
+	int64_t *ids = arg;
+
+	ids[++ids[0]] = d->job_id;
+	return ids[0] == 7; /* full */
+}
+
+/* The jobs due a report checkpoint at a 1 h lag: ids[0] of them in ids[1..]. */
+static void due_ids(struct store *st, int64_t *ids)
+{
+	memset(ids, 0, 8 * sizeof(*ids));
+	assert_true(store_ckpt_for_each_due(st, 3600 * 1000, 1, collect_due_ids, ids) >= 0);
+}
+
+/*
+ * A job without a checkpoint is due once its rows in the store span the lag,
+ * not once the job is that old: a store that holds 30 minutes of a job
+ * started 3 hours before replays them fast.  Packed rows count from the
+ * oldest pack.
+ */
+static void test_ckpt_due_by_rows_span(void **state)
+{
+	struct fixture *fx = *state;
+	struct store *st = open_new(fx);
+	struct job_sample js = {0};
+	struct store_pack_result res;
+	struct job_record old, young;
+	int64_t node, ids[8];
+	const int64_t t0 = 1700000000000, min = 60 * 1000;
+
+	assert_int_equal(store_node(st, "node", 2, 1 << 30, 0, &node), 0);
+	job_fill(&old, node, "slurm", "1", t0 - 180 * min);
+	assert_int_equal(store_job_begin(st, &old), 0);
+	job_fill(&young, node, "slurm", "2", t0);
+	assert_int_equal(store_job_begin(st, &young), 0);
+	for (int64_t t = 0; t <= 30; t++) {
+		assert_int_equal(store_put_job_sample(st, old.id, t0 + t * min, &js), 0);
+		assert_int_equal(store_put_job_sample(st, young.id, t0 + t * min, &js), 0);
+	}
+	due_ids(st, ids);
+	assert_int_equal(ids[0], 0);
+
+	/* the old job's rows pass an hour's span: due; the young one's do not */
+	for (int64_t t = 31; t <= 61; t++)
+		assert_int_equal(store_put_job_sample(st, old.id, t0 + t * min, &js), 0);
+	due_ids(st, ids);
+	assert_int_equal(ids[0], 1);
+	assert_int_equal(ids[1], old.id);
+
+	/* every row packed (no ticks: nothing holds them back): the young job's
+	 * span counts from its pack, the old job's last row is its pack's */
+	assert_int_equal(store_pack_step(st, t0 + 20 * min, INT64_MAX, 0, &res), 0);
+	assert_int_equal(res.rows, 31 + 62);
+	assert_int_equal(sql_i64(fx->path, "SELECT count(*) FROM job_samples"), 0);
+	due_ids(st, ids);
+	assert_int_equal(ids[0], 1);
+	assert_int_equal(ids[1], old.id);
+	for (int64_t t = 31; t <= 61; t++)
+		assert_int_equal(store_put_job_sample(st, young.id, t0 + t * min, &js), 0);
+	due_ids(st, ids);
+	assert_int_equal(ids[0], 2);
+	assert_int_equal(ids[1], old.id);
+	assert_int_equal(ids[2], young.id);
+	store_close(st);
+}
+
 /* 1000 ticks of 1 host (2 CPUs), 50 process samples and 1 job sample. */
 static void test_tick_cost(void **state)
 {
@@ -1612,6 +1680,7 @@ int main(void)
 	    cmocka_unit_test_setup_teardown(test_seq_rule, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_proc_upsert, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_reader_while_writing, setup, teardown),
+	    cmocka_unit_test_setup_teardown(test_ckpt_due_by_rows_span, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_tick_cost, setup, teardown),
 	    cmocka_unit_test_setup_teardown(test_gpu_rows, setup, teardown),
 	};
