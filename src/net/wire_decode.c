@@ -27,6 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/hash.h"
+
 #define JP_MAX_DEPTH 512 /* nesting in what is skipped (cJSON took 1000) */
 
 /* The reader over the body's copy (NUL after its last byte). */
@@ -597,6 +599,7 @@ static bool parse_rows(struct jp *j, struct tables_ctx *c, struct store_table *t
 /* What a table's columns are: good, or the first problem among them. */
 struct columns {
 	const char *name[STORE_ROWSET_MAX_COLUMNS];
+	uint64_t hash[STORE_ROWSET_MAX_COLUMNS]; /* of each name: compared before it */
 	int n;
 	enum { COLS_OK, COLS_BAD, COLS_TWICE } status;
 	const char *twice; /* COLS_TWICE: the name */
@@ -611,6 +614,7 @@ static bool parse_columns(struct jp *j, struct columns *cs)
 	do {
 		char *s;
 		size_t len;
+		uint64_t h;
 
 		ws(j);
 		if (*j->p != '"') {
@@ -628,13 +632,16 @@ static bool parse_columns(struct jp *j, struct columns *cs)
 			cs->status = COLS_BAD;
 			continue;
 		}
+		h = fnv1a(FNV1A_SEED, s, len);
 		for (int k = 0; k < cs->n && cs->status == COLS_OK; k++)
-			if (strcmp(cs->name[k], s) == 0) {
+			if (cs->hash[k] == h && strcmp(cs->name[k], s) == 0) {
 				cs->status = COLS_TWICE;
 				cs->twice = s;
 			}
-		if (cs->status == COLS_OK)
+		if (cs->status == COLS_OK) {
+			cs->hash[cs->n] = h;
 			cs->name[cs->n++] = s;
+		}
 	} while (take(j, ','));
 	if (take(j, ']'))
 		return true;

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "common/fmt.h"
+#include "common/hash.h"
 #include "common/log.h"
 
 int store__errno(sqlite3 *db, int rc)
@@ -246,10 +247,18 @@ int store__exec(struct store *st, const char *sql, const char *what)
 	return 0;
 }
 
+/* The cache's keys share long prefixes ("INSERT INTO "): a hash tells them apart. */
+static uint64_t key_hash(const char *key)
+{
+	return fnv1a_str(FNV1A_SEED, key);
+}
+
 struct db_stmt *store__cached_find_aux(struct store *st, const char *key, const char **aux)
 {
+	uint64_t h = key_hash(key);
+
 	for (size_t k = 0; k < st->ningest_cache; k++)
-		if (strcmp(st->ingest_cache[k].sql, key) == 0) {
+		if (st->ingest_cache[k].hash == h && strcmp(st->ingest_cache[k].sql, key) == 0) {
 			if (aux)
 				*aux = st->ingest_cache[k].aux;
 			return st->ingest_cache[k].stmt;
@@ -259,8 +268,10 @@ struct db_stmt *store__cached_find_aux(struct store *st, const char *key, const 
 
 void store__cached_set_aux(struct store *st, const char *key, char *aux)
 {
+	uint64_t h = key_hash(key);
+
 	for (size_t k = 0; k < st->ningest_cache; k++)
-		if (strcmp(st->ingest_cache[k].sql, key) == 0) {
+		if (st->ingest_cache[k].hash == h && strcmp(st->ingest_cache[k].sql, key) == 0) {
 			free(st->ingest_cache[k].aux);
 			st->ingest_cache[k].aux = aux;
 			return;
@@ -298,6 +309,7 @@ int store__cached_stmt_as(struct store *st, const char *key, const char *sql, st
 		free(st->ingest_cache[slot].aux);
 	}
 	st->ingest_cache[slot].sql = strdup(key);
+	st->ingest_cache[slot].hash = key_hash(key);
 	st->ingest_cache[slot].aux = NULL;
 	if (!st->ingest_cache[slot].sql) {
 		db_finalize(*out);

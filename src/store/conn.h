@@ -66,6 +66,7 @@ struct store {
 	/* the head's INSERTs, by their SQL (a table and its batch's columns) */
 	struct {
 		char *sql;
+		uint64_t hash; /* of sql: compared before it */
 		struct db_stmt *stmt;
 		char *aux; /* what its user keeps with it (store__cached_set_aux), or NULL */
 	} ingest_cache[STORE_INGEST_CACHE];

@@ -161,14 +161,30 @@ int store__col_index(const struct store_table *t, const char *name)
 	return -1;
 }
 
+/*
+ * s appended to buf (size bytes, len of them used) when it fits with its
+ * NUL; the length it would have either way (snprintf's rule, without its
+ * format parsing: a batch's statements are spelled out for every table of
+ * every batch, then looked up).
+ */
+static size_t sql_put(char *buf, size_t size, size_t len, const char *s)
+{
+	size_t n = strlen(s);
+
+	if (len < size && n < size - len)
+		memcpy(buf + len, s, n + 1);
+	return len + n;
+}
+
 size_t store__col_list(char *buf, size_t size, const struct store_table *t)
 {
 	size_t len = 0;
 
-	for (int c = 0; c < t->ncols; c++)
-		len +=
-		    (size_t)snprintf(buf + (len < size ? len : size), len < size ? size - len : 0,
-				     "%s\"%s\"", c ? ", " : "", t->cols[c]);
+	for (int c = 0; c < t->ncols; c++) {
+		len = sql_put(buf, size, len, c ? ", \"" : "\"");
+		len = sql_put(buf, size, len, t->cols[c]);
+		len = sql_put(buf, size, len, "\"");
+	}
 	return len;
 }
 
@@ -606,14 +622,15 @@ static int ingest_facts_of(struct ingest *in, const struct store_table *t, bool 
 	if (!summaries && seq_col < 0)
 		return store__ingest_bad(in, "%s: no seq column", t->name);
 	column_roles(t, summaries, role);
-	len += (size_t)snprintf(sql, sizeof(sql), "INSERT INTO %s (", t->name);
+	len = sql_put(sql, sizeof(sql), len, "INSERT INTO ");
+	len = sql_put(sql, sizeof(sql), len, t->name);
+	len = sql_put(sql, sizeof(sql), len, " (");
 	if (len < sizeof(sql))
 		len += store__col_list(sql + len, sizeof(sql) - len, t);
-	if (len < sizeof(sql))
-		len += (size_t)snprintf(sql + len, sizeof(sql) - len, ") VALUES (");
+	len = sql_put(sql, sizeof(sql), len, ") VALUES (");
 	for (int c = 0; c < t->ncols && len < sizeof(sql); c++)
-		len += (size_t)snprintf(sql + len, sizeof(sql) - len, "%s?", c ? ", " : "");
-	len += (size_t)snprintf(sql + len, sizeof(sql) - len, ")");
+		len = sql_put(sql, sizeof(sql), len, c ? ", ?" : "?");
+	len = sql_put(sql, sizeof(sql), len, ")");
 	/* a summary replaces the job's earlier one (its key: job_id) */
 	for (int c = 0, n = 0; summaries && c < t->ncols && len < sizeof(sql); c++) {
 		if (strcmp(t->cols[c], "job_id") == 0)
