@@ -145,7 +145,8 @@ static int cmd_agent(int argc, char **argv)
 			 "blobs (default 10m; 0 = never); readers see no change"),
 	    OPT_DURATION(0, "report-checkpoint", &o.ckpt_lag_ms, 1000, 0, "1s or more, e.g. 1h",
 			 "bring a running job's report checkpoint up to\n"
-			 "date when it is DUR behind (default 1h): a report\n"
+			 "date when it is DUR behind (default 1h); its first\n"
+			 "once the job's rows here span DUR: a report\n"
 			 "replays only the rows after it"),
 	    OPT_CALLBACK(0, "head", &o, "URL",
 			 "stream everything to a head (jobscope head), e.g.\n"

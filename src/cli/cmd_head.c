@@ -112,7 +112,8 @@ static int cmd_head(int argc, char **argv)
 			 "PostgreSQL --db whole day partitions are dropped"),
 	    OPT_DURATION(0, "report-checkpoint", &o.ckpt_lag_ms, 1000, 0, "1s or more, e.g. 1h",
 			 "bring a running job's report checkpoint up to\n"
-			 "date when it is DUR behind (default 1h)"),
+			 "date when it is DUR behind (default 1h); its first\n"
+			 "once the job's rows here span DUR"),
 	    OPT_DURATION(0, "lease", &o.lease_ms, 3000, 0, "3s or more, e.g. 15s",
 			 "PostgreSQL --db, several heads: the upkeep lease's\n"
 			 "length (default 15s); the head holding it runs\n"
