@@ -80,6 +80,7 @@ struct store {
 	} pg_parts[STORE_PG_PARTS];
 	size_t npg_parts;
 	int parts_pg_gen; /* pg_generation when pg_parts was last right */
+	bool pg_sets;	  /* PostgreSQL: proc_sample_sets there (pgschema.c), the process samples' */
 	char errmsg[256]; /* store__errmsg's buffer */
 	char path[PATH_MAX];
 };

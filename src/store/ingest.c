@@ -617,6 +617,12 @@ int store__row_failed(struct ingest *in, const struct store_table *t, int rc)
 		   : store__ingest_bad(in, "%s: %s", t->name, store__errmsg(in->st));
 }
 
+/* PostgreSQL: whether the process samples go in sets (store__pg_proc_sets). */
+static bool in_sets(const struct ingest *in, const struct store_table *t)
+{
+	return in->st->pg_sets && strcmp(t->name, "proc_samples") == 0;
+}
+
 /*
  * PostgreSQL: a fact table's new rows up to this many go in one INSERT sent
  * ahead with the batch's other such tables (store__pg_unnest_later), more in
@@ -682,7 +688,11 @@ static int ingest_facts_of(struct ingest *in, const struct store_table *t, bool 
 
 		if (nnew == 0)
 			return 0; /* no statement for nothing */
-		if (nnew <= PG_UNNEST_ROWS_MAX) {
+		if (in_sets(in, t)) {
+			ret = store__pg_proc_sets(in, t, seq_col, role, sql, types, nnew);
+			if (ret != -EMEDIUMTYPE)
+				return ret;
+		} else if (nnew <= PG_UNNEST_ROWS_MAX) {
 			ret = store__pg_unnest_later(in, t, seq_col, role, sql, types, nnew);
 			if (ret != -EMEDIUMTYPE)
 				return ret;
@@ -1009,10 +1019,13 @@ static int agent_cursor_locked(struct ingest *in, int64_t now_ms)
 	}
 }
 
-/* PostgreSQL: whether a fact table's new rows go by COPY (more than PG_UNNEST_ROWS_MAX). */
+/*
+ * PostgreSQL: whether a fact table's new rows go by COPY (more than
+ * PG_UNNEST_ROWS_MAX, not in sets).
+ */
 static bool copied(const struct ingest *in, const struct store_table *t)
 {
-	return rows_new(in, t, store__col_index(t, "seq")) > PG_UNNEST_ROWS_MAX;
+	return !in_sets(in, t) && rows_new(in, t, store__col_index(t, "seq")) > PG_UNNEST_ROWS_MAX;
 }
 
 /*

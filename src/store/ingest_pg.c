@@ -482,3 +482,274 @@ int store__pg_unnest_run(struct ingest *in)
 	store__pg_unnest_release(in);
 	return ret;
 }
+
+/*
+ * PostgreSQL: a batch's process samples as sets (pgschema.c, proc_sets_ddl):
+ * a set is the rows of one job and one UTC day, in the batch's order, each
+ * column but job_id an array, cut where it would pass PROC_SET_BYTES so
+ * that a set stays in its heap page, not compressed (toast_tuple_target);
+ * several sets a statement (PROC_SETS_STMT), each an INSERT ... VALUES
+ * sent ahead in the pipeline.  Each row keeps the seq it would have had as
+ * a row (the head's next, in the batch's order), so proc_samples_all reads
+ * as if the rows had been stored one by one.
+ */
+#define PROC_SET_BYTES 7168
+#define PROC_SETS_STMT 8
+
+struct set_row {
+	int64_t job, day, ts;
+	bool job_null;
+	size_t r;    /* the row in the batch's table */
+	int64_t nth; /* among the batch's new rows: its seq's offset */
+};
+
+static int by_set(const void *pa, const void *pb)
+{
+	const struct set_row *a = pa, *b = pb;
+
+	if (a->job_null != b->job_null)
+		return a->job_null ? -1 : 1;
+	if (!a->job_null && a->job != b->job)
+		return a->job < b->job ? -1 : 1;
+	if (a->day != b->day)
+		return a->day < b->day ? -1 : 1;
+	return (a->r > b->r) - (a->r < b->r);
+}
+
+static bool same_set(const struct set_row *a, const struct set_row *b)
+{
+	return a->job_null == b->job_null && (a->job_null || a->job == b->job) && a->day == b->day;
+}
+
+/* The name of column c's type in unnest_types' string (after the newline), and its length. */
+static const char *type_name(const char *types, int c, int *len)
+{
+	const char *p = strchr(types, '\n') + 1;
+
+	for (int i = 0; i < c; i++)
+		p = strchr(p, ',') + 1;
+	*len = (int)(strchr(p, ',') - p);
+	return p;
+}
+
+/* The INSERT of k sets with the batch's columns (t's but job_id), cached by k and insert_sql. */
+static int sets_stmt(struct ingest *in, const struct store_table *t, int job_c, const char *types,
+		     const char *insert_sql, int k, struct db_stmt **stmt)
+{
+	struct strbuf key, sql;
+	int param = 0, rc;
+
+	strbuf_init(&key, STRBUF_DEFAULT_MAX);
+	strbuf_addf(&key, "sets %d\n%s", k, insert_sql);
+	if (strbuf_error(&key)) {
+		strbuf_release(&key);
+		return -ENOMEM;
+	}
+	*stmt = store__cached_find(in->st, strbuf_str(&key));
+	if (*stmt) {
+		strbuf_release(&key);
+		return 0;
+	}
+	strbuf_init(&sql, STRBUF_DEFAULT_MAX);
+	strbuf_addstr(&sql, "INSERT INTO proc_sample_sets (\"job_id\", \"ts_lo\", \"ts_hi\"");
+	for (int c = 0; c < t->ncols; c++)
+		if (c != job_c)
+			strbuf_addf(&sql, ", \"%s\"", t->cols[c]);
+	strbuf_addstr(&sql, ") VALUES ");
+	for (int s = 0; s < k; s++) {
+		strbuf_addf(&sql, "%s(?%d, ?%d, ?%d", s ? ", " : "", param + 1, param + 2,
+			    param + 3);
+		param += 3;
+		for (int c = 0; c < t->ncols; c++) {
+			int len;
+			const char *ty;
+
+			if (c == job_c)
+				continue;
+			ty = type_name(types, c, &len);
+			strbuf_addf(&sql, ", CAST(?%d AS %.*s[])", ++param, len, ty);
+		}
+		strbuf_addch(&sql, ')');
+	}
+	rc = strbuf_error(&sql) || strbuf_error(&key)
+		 ? SQLITE_NOMEM
+		 : store__cached_stmt_as(in->st, strbuf_str(&key), strbuf_str(&sql), stmt);
+	strbuf_release(&sql);
+	strbuf_release(&key);
+	if (rc != SQLITE_OK)
+		return rc == SQLITE_NOMEM ? -ENOMEM : store__row_failed(in, t, rc);
+	return 0;
+}
+
+/* A set's arrays (rows[0..n)), appended to arrays, column c's at start[c]; job_c has none. */
+static int set_arrays(struct ingest *in, const struct store_table *t, const enum column_role *role,
+		      const char *types, int job_c, const struct set_row *rows, size_t n,
+		      struct strbuf *arrays, size_t *start)
+{
+	int ret = 0;
+
+	for (int c = 0; c < t->ncols && !ret; c++) {
+		char kind = types[c];
+
+		start[c] = arrays->len;
+		if (c == job_c)
+			continue;
+		ret =
+		    kind != '-' ? pg_binarray_begin(arrays, elem_of(kind)) : pg_array_begin(arrays);
+		for (size_t i = 0; i < n && !ret; i++) {
+			const struct store_value *cell = &t->cells[rows[i].r * (size_t)t->ncols + c];
+			struct store_value v;
+
+			ret = store__head_value(in, t, c, role[c], cell, &v);
+			if (ret)
+				break;
+			if (role[c] == COL_SEQ)
+				v.i = in->st->next_seq + rows[i].nth;
+			ret = kind != '-' ? binarray_cell(in, t, c, kind, arrays, start[c], &v)
+					  : textarray_cell(arrays, &v);
+		}
+		if (!ret && kind == '-')
+			ret = pg_array_end(arrays);
+	}
+	return ret;
+}
+
+/* Runs one statement of k sets: set[s] the rows of set s, from..to in rows. */
+static int sets_run(struct ingest *in, const struct store_table *t, const enum column_role *role,
+		    const char *types, const char *insert_sql, int job_c,
+		    const struct set_row *rows, const size_t (*set)[2], int k)
+{
+	size_t ncols = (size_t)t->ncols, *start;
+	struct db_stmt *stmt = NULL;
+	struct strbuf arrays;
+	int rc, ret, param = 0;
+
+	ret = sets_stmt(in, t, job_c, types, insert_sql, k, &stmt);
+	if (ret)
+		return ret;
+	start = calloc((size_t)k * ncols + 1, sizeof(*start));
+	if (!start)
+		return -ENOMEM;
+	strbuf_init(&arrays, STRBUF_DEFAULT_MAX);
+	for (int s = 0; s < k && !ret; s++)
+		ret = set_arrays(in, t, role, types, job_c, rows + set[s][0],
+				 set[s][1] - set[s][0], &arrays, start + (size_t)s * ncols);
+	start[(size_t)k * ncols] = arrays.len;
+	for (int s = 0; s < k && !ret; s++) {
+		const struct set_row *first = &rows[set[s][0]];
+		int64_t lo = first->ts, hi = first->ts;
+
+		for (size_t i = set[s][0]; i < set[s][1]; i++) {
+			lo = rows[i].ts < lo ? rows[i].ts : lo;
+			hi = rows[i].ts > hi ? rows[i].ts : hi;
+		}
+		rc = first->job_null ? db_bind_null(stmt, ++param)
+				     : db_bind_int64(stmt, ++param, first->job);
+		if (rc == SQLITE_OK)
+			rc = db_bind_int64(stmt, ++param, lo);
+		if (rc == SQLITE_OK)
+			rc = db_bind_int64(stmt, ++param, hi);
+		for (size_t c = 0; c < ncols && rc == SQLITE_OK; c++) {
+			size_t i = (size_t)s * ncols + c;
+
+			if ((int)c == job_c)
+				continue; /* its start is the next's: an array of nothing */
+			rc = bind_array(stmt, ++param, types[c], arrays.buf + start[i],
+					start[i + 1] - start[i]);
+		}
+		if (rc != SQLITE_OK)
+			ret = -ENOMEM;
+	}
+	if (!ret) {
+		/* sent ahead: a value a column refuses fails the group where it surfaces */
+		rc = db_step(stmt);
+		if (rc != SQLITE_DONE)
+			ret = store__row_failed(in, t, rc);
+	}
+	db_reset(stmt);
+	db_clear_bindings(stmt);
+	free(start);
+	strbuf_release(&arrays);
+	return ret;
+}
+
+int store__pg_proc_sets(struct ingest *in, const struct store_table *t, int seq_col,
+			const enum column_role *role, const char *insert_sql,
+			const char *cached_types, size_t nnew)
+{
+	int job_c = store__col_index(t, "job_id"), ts_c = store__col_index(t, "ts_ms");
+	size_t n = 0, nsets = 0, (*set)[2] = NULL;
+	struct set_row *rows;
+	const char *types;
+	int ret;
+
+	if (job_c < 0 || ts_c < 0)
+		return -EMEDIUMTYPE; /* rows the sets cannot take: COPYed, or refused there */
+	ret = unnest_types(in, t, insert_sql, cached_types, &types);
+	if (ret)
+		return ret;
+	rows = calloc(nnew, sizeof(*rows));
+	set = calloc(nnew, sizeof(*set));
+	if (!rows || !set) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (size_t r = 0; r < t->nrows && !ret; r++) {
+		const struct store_value *row = &t->cells[r * (size_t)t->ncols];
+		const struct store_value *ts = &row[ts_c];
+		struct store_value job;
+
+		if (!store__row_is_new(in, &row[seq_col]))
+			continue; /* held already, or outside the batch's range */
+		if (ts->type != STORE_VALUE_INT || n == nnew) {
+			ret = -EMEDIUMTYPE; /* a time of another type: as COPY takes it */
+			break;
+		}
+		ret = store__head_value(in, t, job_c, role[job_c], &row[job_c], &job);
+		rows[n] = (struct set_row){
+		    .job = job.i,
+		    .job_null = job.type == STORE_VALUE_NULL,
+		    .ts = ts->i,
+		    .day = ts->i >= 0 ? ts->i / 86400000 : (ts->i - 86399999) / 86400000,
+		    .r = r,
+		    .nth = (int64_t)n,
+		};
+		if (!ret && !rows[n].job_null && job.type != STORE_VALUE_INT)
+			ret = -EMEDIUMTYPE;
+		n++;
+	}
+	if (ret)
+		goto out;
+	qsort(rows, n, sizeof(*rows), by_set);
+	/* the sets: a job and a day each, cut before PROC_SET_BYTES */
+	for (size_t i = 0, bytes = 0; i < n; i++) {
+		size_t row_bytes = 0;
+
+		for (int c = 0; c < t->ncols; c++) {
+			const struct store_value *v = &t->cells[rows[i].r * (size_t)t->ncols + c];
+
+			row_bytes += v->type == STORE_VALUE_TEXT ? 8 + v->len : 8;
+		}
+		if (i == 0 || !same_set(&rows[i], &rows[i - 1]) ||
+		    bytes + row_bytes > PROC_SET_BYTES) {
+			set[nsets][0] = i;
+			nsets++;
+			bytes = 0;
+		}
+		set[nsets - 1][1] = i + 1;
+		bytes += row_bytes;
+	}
+	for (size_t s = 0; s < nsets && !ret; s += PROC_SETS_STMT) {
+		int k = nsets - s < PROC_SETS_STMT ? (int)(nsets - s) : PROC_SETS_STMT;
+
+		ret = sets_run(in, t, role, types, insert_sql, job_c, rows, set + s, k);
+	}
+	if (!ret) {
+		in->st->next_seq += (int64_t)n;
+		in->rows += (int64_t)n;
+	}
+out:
+	free(rows);
+	free(set);
+	return ret;
+}

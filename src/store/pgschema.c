@@ -214,6 +214,76 @@ static const char *const summary_v17[] = {
 };
 
 /*
+ * The process samples' sets (proc_sample_sets): the head writes a batch's
+ * process samples of one job and one UTC day as one row of arrays, a
+ * column's values in each (ingest_pg.c), not a row a sample.  A row of
+ * proc_samples cost the server a heap tuple, an entry in its job_id
+ * b-tree, one in its BRIN and their WAL, and those were most of what a
+ * batch cost it (bench/RESULTS.md section 13); a set costs that once for
+ * up to about 60 samples.  proc_samples_all, which readers use as they use
+ * SQLite's over its packs, is proc_samples' rows (written by a head older
+ * than the sets, or by a store's own writer) and every set's, unnested:
+ * a reader's job_id goes through to the sets' index, a seq or time range
+ * is a filter on the sets' rows.  Partitioned by day as the fact tables,
+ * on ts_lo, the set's first sample's time (a set never spans a day);
+ * toast_tuple_target at its most (each partition's: a partitioned table
+ * takes none), so that a set of up to a page is stored as it is, not
+ * compressed.  Made, or brought to proc_samples' columns, by the same DDL
+ * whatever the store's age (IF NOT EXISTS; the view made anew).
+ */
+#define PROC_SETS_STORAGE " WITH (toast_tuple_target = 8160)"
+
+static int proc_sets_ddl(sqlite3 *mem, struct strbuf *ddl)
+{
+	struct strbuf sel, arrays, names;
+	sqlite3_stmt *cols;
+	int rc;
+
+	rc = sqlite3_prepare_v2(mem, "SELECT name, type FROM pragma_table_info('proc_samples')"
+				     " ORDER BY cid",
+				-1, &cols, NULL);
+	if (rc != SQLITE_OK)
+		return -EIO;
+	strbuf_init(&sel, 0);
+	strbuf_init(&arrays, 0);
+	strbuf_init(&names, 0);
+	strbuf_addstr(ddl, "CREATE TABLE IF NOT EXISTS \"proc_sample_sets\" (\"job_id\" bigint,"
+			   " \"ts_lo\" bigint NOT NULL, \"ts_hi\" bigint NOT NULL)"
+			   " PARTITION BY RANGE (\"ts_lo\");\n");
+	for (int n = 0; sqlite3_step(cols) == SQLITE_ROW; n++) {
+		const char *name = (const char *)sqlite3_column_text(cols, 0);
+		const char *type = (const char *)sqlite3_column_text(cols, 1);
+		bool job = strcmp(name, "job_id") == 0;
+
+		strbuf_addf(&sel, "%s%s.\"%s\"", n ? ", " : "", job ? "s" : "u", name);
+		if (job)
+			continue;
+		strbuf_addf(ddl, "ALTER TABLE \"proc_sample_sets\" ADD COLUMN IF NOT EXISTS"
+				 " \"%s\" %s[];\n",
+			    name, pg_type(type ? type : ""));
+		strbuf_addf(&arrays, "%ss.\"%s\"", arrays.len ? ", " : "", name);
+		strbuf_addf(&names, "%s\"%s\"", names.len ? ", " : "", name);
+	}
+	sqlite3_finalize(cols);
+	strbuf_addstr(ddl, "CREATE TABLE IF NOT EXISTS \"proc_sample_sets_default\" PARTITION OF"
+			   " \"proc_sample_sets\" DEFAULT" PROC_SETS_STORAGE ";\n"
+			   "CREATE INDEX IF NOT EXISTS \"proc_sample_sets_job\""
+			   " ON \"proc_sample_sets\" (\"job_id\");\n");
+	strbuf_addf(ddl,
+		    "CREATE OR REPLACE VIEW \"proc_samples_all\" AS SELECT * FROM \"proc_samples\""
+		    " UNION ALL SELECT %s FROM \"proc_sample_sets\" s CROSS JOIN LATERAL"
+		    " unnest(%s) AS u(%s);\n"
+		    "INSERT INTO meta (key, value) VALUES ('proc_sample_sets', '1')"
+		    " ON CONFLICT (key) DO NOTHING;\n",
+		    strbuf_str(&sel), strbuf_str(&arrays), strbuf_str(&names));
+	rc = strbuf_error(&sel) || strbuf_error(&arrays) || strbuf_error(&names) ? -ENOMEM : 0;
+	strbuf_release(&sel);
+	strbuf_release(&arrays);
+	strbuf_release(&names);
+	return rc;
+}
+
+/*
  * The whole schema of STORE_SCHEMA_VERSION as PostgreSQL DDL; with
  * from_version (not 0), only what a store of that version lacks.
  */
@@ -297,6 +367,8 @@ static int pg_schema_ddl(struct strbuf *ddl, int64_t from_version)
 			strbuf_addf(ddl,
 				    "CREATE OR REPLACE VIEW \"%s_all\" AS SELECT * FROM \"%s\";\n",
 				    store__pack_tables[i].name, store__pack_tables[i].name);
+		if (!ret)
+			ret = proc_sets_ddl(mem->conn.sq, ddl);
 		strbuf_addf(ddl, "UPDATE meta SET value = '%d' WHERE key = 'schema_version';\n",
 			    STORE_SCHEMA_VERSION);
 		goto out_close;
@@ -304,6 +376,8 @@ static int pg_schema_ddl(struct strbuf *ddl, int64_t from_version)
 	for (int i = 0; i < store__npack_tables; i++)
 		strbuf_addf(ddl, "CREATE VIEW \"%s_all\" AS SELECT * FROM \"%s\";\n",
 			    store__pack_tables[i].name, store__pack_tables[i].name);
+	if (!ret)
+		ret = proc_sets_ddl(mem->conn.sq, ddl);
 	strbuf_addf(ddl,
 		    "INSERT INTO meta (key, value) VALUES ('application_id', '%d'),"
 		    " ('schema_version', '%d'), ('fact_seq_index', 'brin'),"
@@ -403,6 +477,40 @@ static int pg_fact_seq_brin(struct store *st)
 	return 0;
 }
 
+/*
+ * A store of this schema made before the process samples' sets (meta
+ * proc_sample_sets absent), in the writer's transaction under the schema
+ * lock: the sets' table made and proc_samples_all made over it
+ * (proc_sets_ddl; an older store got them from pg_upgrade).
+ */
+static int pg_proc_sets(struct store *st)
+{
+	struct strbuf ddl;
+	int64_t have = 0, version = 0;
+	bool found;
+	int rc, ret;
+
+	ret = store__query_i64_opt(st, "SELECT 1 FROM meta WHERE key = 'proc_sample_sets'", 0,
+				   &have, &found);
+	if (ret || found)
+		return ret;
+	ret = store__query_i64_opt(st,
+				   "SELECT CAST(value AS bigint) FROM meta"
+				   " WHERE key = 'schema_version'",
+				   0, &version, &found);
+	if (ret || !found || version != STORE_SCHEMA_VERSION)
+		return ret; /* the checks below say what is wrong */
+	strbuf_init(&ddl, 0);
+	ret = pg_schema_ddl(&ddl, version);
+	rc = ret ? SQLITE_OK : db_exec(&st->conn, strbuf_str(&ddl));
+	strbuf_release(&ddl);
+	if (!ret && rc != SQLITE_OK)
+		ret = pg_fail(st, rc, "make the process sample sets of");
+	if (!ret)
+		log_info("store '%s': process samples stored in sets from now on", st->path);
+	return ret;
+}
+
 /* Creates the schema when the database has none, or upgrades it; checks it is ours and not newer.
  */
 static int pg_schema(struct store *st)
@@ -447,6 +555,8 @@ static int pg_schema(struct store *st)
 			ret = pg_upgrade(st);
 		if (!ret && version != 0)
 			ret = pg_fact_seq_brin(st);
+		if (!ret && version != 0)
+			ret = pg_proc_sets(st);
 		rc = db_exec(&st->conn, ret ? "ROLLBACK" : "COMMIT");
 		if (!ret && rc != SQLITE_OK)
 			ret = pg_fail(st, rc, "create the schema of");
@@ -476,7 +586,10 @@ static int pg_schema(struct store *st)
 			       " PostgreSQL store older than schema %d is not migrated",
 			       st->path, version, STORE_SCHEMA_VERSION, PG_FIRST_SCHEMA);
 	st->schema_version = version;
-	return 0;
+	ret = store__query_i64_opt(st, "SELECT 1 FROM meta WHERE key = 'proc_sample_sets'", 0,
+				   &app, &found);
+	st->pg_sets = !ret && found;
+	return ret;
 }
 
 /*
@@ -570,17 +683,25 @@ int store__pg_partitions(struct store *st, const char *table, const int64_t *ts_
 		 * in time) cannot get its own: those rows stay there, and the
 		 * retention deletes them by ts_ms.
 		 */
-		snprintf(sql, sizeof(sql),
-			 "CREATE TABLE IF NOT EXISTS \"%s_d%s\" PARTITION OF \"%s\""
-			 " FOR VALUES FROM (%" PRId64 ") TO (%" PRId64 ")",
-			 table, name, table, day * DAY_MS, (day + 1) * DAY_MS);
-		rc = db_exec(&st->conn, sql);
-		if ((rc & 0xff) == SQLITE_IOERR)
-			return -EIO; /* no database now: the batch fails and says so */
-		if (rc != SQLITE_OK)
-			log_warn(0,
-				 "store '%s': no partition %s_d%s (%s); its rows go to %s_default",
-				 st->path, table, name, store__errmsg(st), table);
+		/* the process samples' sets (proc_sets_ddl) take the same days */
+		for (int k = 0; k < (st->pg_sets && strcmp(table, "proc_samples") == 0 ? 2 : 1);
+		     k++) {
+			const char *rel = k ? "proc_sample_sets" : table;
+
+			snprintf(sql, sizeof(sql),
+				 "CREATE TABLE IF NOT EXISTS \"%s_d%s\" PARTITION OF \"%s\""
+				 " FOR VALUES FROM (%" PRId64 ") TO (%" PRId64 ")%s",
+				 rel, name, rel, day * DAY_MS, (day + 1) * DAY_MS,
+				 k ? PROC_SETS_STORAGE : "");
+			rc = db_exec(&st->conn, sql);
+			if ((rc & 0xff) == SQLITE_IOERR)
+				return -EIO; /* no database now: the batch fails and says so */
+			if (rc != SQLITE_OK)
+				log_warn(0,
+					 "store '%s': no partition %s_d%s (%s); its rows go to"
+					 " %s_default",
+					 st->path, rel, name, store__errmsg(st), rel);
+		}
 		if (st->npg_parts == STORE_PG_PARTS)
 			st->npg_parts = 0; /* only a cache: start over */
 		st->pg_parts[st->npg_parts].table = fi;
@@ -636,17 +757,20 @@ int store_drop_before(struct store *st, int64_t cutoff_ms, int64_t *dropped, int
 	int rc, ret;
 
 	*dropped = *deleted = 0;
-	for (int i = 0; i < store_nfacts; i++) {
-		const char *t = store_facts[i].name;
+	/* and last, in PostgreSQL, the process samples' sets (once their last row is old: ts_hi) */
+	for (int i = 0; i < store_nfacts + (st->pg_sets ? 1 : 0); i++) {
+		bool sets = i == store_nfacts;
+		const char *t = sets ? "proc_sample_sets" : store_facts[i].name;
 
-		if (!(store_facts[i].flags & FACT_TIMED))
+		if (!sets && !(store_facts[i].flags & FACT_TIMED))
 			continue;
 
 		if (st->conn.pg) {
 			ret = drop_partitions(st, t, cutoff_ms, dropped);
 			if (ret)
 				return ret;
-			snprintf(sql, sizeof(sql), "DELETE FROM \"%s_default\" WHERE ts_ms < ?", t);
+			snprintf(sql, sizeof(sql), "DELETE FROM \"%s_default\" WHERE %s < ?", t,
+				 sets ? "ts_hi" : "ts_ms");
 		} else {
 			/* a file: rows, a bounded number at a time, so a writer waits little */
 			snprintf(sql, sizeof(sql),

@@ -89,6 +89,14 @@ def _pg_name(url):
     return urllib.parse.urlsplit(url).path.lstrip("/")
 
 
+def proc_samples(db):
+    """Where a store's process samples all are, for a reader outside jobscope: on
+    PostgreSQL proc_samples_all (proc_samples' rows and the sets' the head writes,
+    proc_sample_sets); in a SQLite file the table (its _all views over packs are made
+    by jobscope's own connections)."""
+    return "proc_samples_all" if is_pg(db) else "proc_samples"
+
+
 def sql(db, query, *args):
     """The rows of query on a store: a SQLite file (an agent's, a head's) or a head's
     PostgreSQL database (its URL), as the same Python values."""
@@ -238,8 +246,9 @@ def rows_digest(rows):
     return len(rows), hashlib.sha256(repr(rows).encode()).hexdigest()[:16]
 
 
-def digest(db, table, where, args=()):
-    return rows_digest(sql(db, "SELECT %s FROM %s %s" % (COMPARE[table], table, where), *args))
+def digest(db, table, where, args=(), source=None):
+    return rows_digest(sql(db, "SELECT %s FROM %s %s" % (COMPARE[table], source or table, where),
+                           *args))
 
 
 def agent_side(db, table):
@@ -254,7 +263,7 @@ def head_side(db, agent_db, table):
         return digest(db, table, "WHERE node_id = ?", (nid,))
     if table == "proc_samples":
         return digest(db, table, "WHERE proc_id IN (SELECT id FROM procs WHERE node_id = ?)",
-                      (nid,))
+                      (nid,), source=proc_samples(db))
     return digest(db, table, "WHERE job_id IN (SELECT id FROM jobs WHERE node_id = ?)", (nid,))
 
 

@@ -99,7 +99,7 @@ READ_BACK = [
     ("procs", "SELECT pid, comm, cmdline FROM procs"),
     ("host_samples", "SELECT ts_ms, load1_milli, cpu_user_ms, mem_free_bytes, disk_reads"
                      " FROM host_samples"),
-    ("proc_samples", "SELECT state, threads, rss_bytes FROM proc_samples"),
+    ("proc_samples", "SELECT state, threads, rss_bytes FROM {proc_samples}"),
     ("events", "SELECT kind, pid, value, message, job_id IS NULL FROM events ORDER BY seq"),
     ("marks", "SELECT name, value, text FROM marks ORDER BY seq"),
     ("fs_samples", "SELECT mount, used_bytes, total_bytes FROM fs_samples"),
@@ -137,7 +137,7 @@ def test_text_and_numbers_arrive_as_sent(wd):
         for h in heads:
             eq(_post(h, body), (200, {"acked_seq": 8}), "the batch's answer")
         pg, lite = (h.db for h in heads)
-        got = {t: hh.sql(pg, q) for t, q in READ_BACK}
+        got = {t: hh.sql(pg, q.format(proc_samples=hh.proc_samples(pg))) for t, q in READ_BACK}
         eq(got["procs"], [(4242, "x\ty\\z", TRICKY)], "the command line at PostgreSQL")
         eq(got["jobs"], [("local", "j\t1", TRICKY, TRICKY, "\u00fcser", 1000, 4242)], "jobs")
         eq(got["host_samples"], [(TS, -1, 9007199254740992, None, -9007199254740992)],
@@ -150,7 +150,7 @@ def test_text_and_numbers_arrive_as_sent(wd):
         eq(got["proc_libs"], [(TRICKY, None, TRICKY)], "proc_libs")
         for t, q in READ_BACK:  # and the same as a SQLite head holds
             eq([tuple(bool(v) if isinstance(v, bool) else v for v in r)
-                for r in hh.sql(lite, q)],
+                for r in hh.sql(lite, q.format(proc_samples=hh.proc_samples(lite)))],
                [tuple(int(v) if isinstance(v, bool) else v for v in r) for r in got[t]],
                "%s on both backends" % t)
         # the same by COPY: 70 rows a fact table; and text that looks like an array
@@ -163,13 +163,13 @@ def test_text_and_numbers_arrive_as_sent(wd):
                "the batch of 70 rows a table")
             eq(_post(h, _batch("copy3", "cn3", 0, len(ARRAYISH), arrayish)),
                (200, {"acked_seq": len(ARRAYISH)}), "the batch of array-like text")
-        # the 70-row batch (COPY) and the array-like text (INSERT ... unnest), as sent,
+        # the 70-row batch (COPY; the process samples in sets) and the array-like text (INSERT ... unnest), as sent,
         # on both backends
         for db in (pg, lite):
-            eq(hh.sql(db, "SELECT count(*), min(state), max(state) FROM proc_samples s JOIN"
+            eq(hh.sql(db, "SELECT count(*), min(state), max(state) FROM %s s JOIN"
                       " procs p ON p.id = s.proc_id JOIN nodes n ON n.id = p.node_id"
-                      " WHERE n.hostname = 'cn2'"), [(70, TRICKY, TRICKY)],
-               "proc_samples by COPY")
+                      " WHERE n.hostname = 'cn2'" % hh.proc_samples(db)), [(70, TRICKY, TRICKY)],
+               "proc_samples by COPY (PostgreSQL: in sets)")
             eq(hh.sql(db, "SELECT kind, message FROM events e JOIN nodes n ON n.id = e.node_id"
                       " WHERE n.hostname = 'cn3' ORDER BY e.ts_ms"),
                [(v, v) for v in ARRAYISH], "array-like text")
@@ -179,7 +179,8 @@ def test_text_and_numbers_arrive_as_sent(wd):
 
 
 def _counts(db):
-    return {t: hh.sql(db, "SELECT count(*) FROM %s" % t)[0][0]
+    return {t: hh.sql(db, "SELECT count(*) FROM %s"
+                      % (hh.proc_samples(db) if t == "proc_samples" else t))[0][0]
             for t in ("host_samples", "cpu_samples", "proc_samples", "events")}
 
 
@@ -233,7 +234,7 @@ def test_batch_failing_midway_leaves_nothing(wd):
         # the seqs the refused batches drew were given back: the stored rows' are the next
         eq(hh.sql(db, "SELECT min(seq), max(seq), count(*) FROM (SELECT seq FROM host_samples"
                   " UNION ALL SELECT seq FROM cpu_samples UNION ALL SELECT seq FROM"
-                  " proc_samples UNION ALL SELECT seq FROM events) s")[0],
+                  " proc_samples_all UNION ALL SELECT seq FROM events) s")[0],
            (seq0 or 1, (seq0 or 1) + 4, 5), "the seqs of the stored rows")
         # bad and good batches of several agents at once (likely one group): each its own
         out = {}
@@ -370,7 +371,7 @@ def test_agent_row_deleted(wd):
                       " WHERE agent_id = 'rowgone'"), [(24, n)], "the agent's row made again")
         eq(hh.sql(head.db, "SELECT count(*), count(DISTINCT ts_ms), min(seq) < max(seq)"
                   " FROM host_samples"), [(3, 1, True)], "each batch's host sample once")
-        eq(hh.sql(head.db, "SELECT count(*) FROM proc_samples"), [(3,)], "process samples")
+        eq(hh.sql(head.db, "SELECT count(*) FROM proc_samples_all"), [(3,)], "process samples")
     finally:
         eq(head.kill(15), 0, "head exit")
 

@@ -138,7 +138,8 @@ def _head_digest(server, agent_db, table):
         where = "WHERE proc_id IN (SELECT id FROM procs WHERE node_id = %d)" % nid
     else:
         where = "WHERE job_id IN (SELECT id FROM jobs WHERE node_id = %d)" % nid
-    return hh.rows_digest(_q(server, "SELECT %s FROM %s %s" % (hh.COMPARE[table], table, where)))
+    source = "proc_samples_all" if table == "proc_samples" else table  # with the sets'
+    return hh.rows_digest(_q(server, "SELECT %s FROM %s %s" % (hh.COMPARE[table], source, where)))
 
 
 def _exactly_once(server, agent_db):

@@ -109,7 +109,7 @@ def test_session_on_one_head_is_on_all(wd):
 
 def _seqs_once(db):
     """Every seq of the database's fact tables once: two heads drew them from one counter."""
-    tables = ("host_samples", "cpu_samples", "proc_samples", "job_samples", "events")
+    tables = ("host_samples", "cpu_samples", "proc_samples_all", "job_samples", "events")
     union = " UNION ALL ".join("SELECT seq FROM %s" % t for t in tables)
     n, d = hh.sql(db, "SELECT count(*), count(DISTINCT seq) FROM (%s) s" % union)[0]
     check(n > 0, "rows in the database")
