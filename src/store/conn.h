@@ -81,6 +81,7 @@ struct store {
 	size_t npg_parts;
 	int parts_pg_gen; /* pg_generation when pg_parts was last right */
 	bool pg_sets;	  /* PostgreSQL: proc_sample_sets there (pgschema.c), the process samples' */
+	bool pg_sets_lz4; /* and compressed by LZ4: their partitions made with no toast_tuple_target */
 	char errmsg[256]; /* store__errmsg's buffer */
 	char path[PATH_MAX];
 };

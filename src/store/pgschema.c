@@ -225,13 +225,20 @@ static const char *const summary_v17[] = {
  * than the sets, or by a store's own writer) and every set's, unnested:
  * a reader's job_id goes through to the sets' index, a seq or time range
  * is a filter on the sets' rows.  Partitioned by day as the fact tables,
- * on ts_lo, the set's first sample's time (a set never spans a day);
- * toast_tuple_target at its most (each partition's: a partitioned table
- * takes none), so that a set of up to a page is stored as it is, not
- * compressed.  Made, or brought to proc_samples' columns, by the same DDL
- * whatever the store's age (IF NOT EXISTS; the view made anew).
+ * on ts_lo, the set's first sample's time (a set never spans a day).  A
+ * set (up to 7 KiB, ingest_pg.c) stays in its heap page (the arrays'
+ * storage MAIN: never out of line, no TOAST index), compressed by LZ4 when
+ * the server has it (PostgreSQL 14 and later, built with it), which halves
+ * it and costs the server less than the pages it saves; else stored as it
+ * is (each partition's toast_tuple_target at its most: pglz would cost
+ * more than the rows did).  Made, or brought to proc_samples' columns, by
+ * the same DDL whatever the store's age (IF NOT EXISTS; the view made
+ * anew; each partition, the default one too, given its compression).
  */
-#define PROC_SETS_STORAGE " WITH (toast_tuple_target = 8160)"
+#define PROC_SETS_PLAIN " WITH (toast_tuple_target = 8160)"
+#define PROC_SETS_LZ4                                                                              \
+	"(SELECT count(*) FROM pg_settings WHERE name = 'default_toast_compression'"               \
+	" AND 'lz4' = ANY(enumvals))"
 
 static int proc_sets_ddl(sqlite3 *mem, struct strbuf *ddl)
 {
@@ -259,16 +266,35 @@ static int proc_sets_ddl(sqlite3 *mem, struct strbuf *ddl)
 		if (job)
 			continue;
 		strbuf_addf(ddl, "ALTER TABLE \"proc_sample_sets\" ADD COLUMN IF NOT EXISTS"
-				 " \"%s\" %s[];\n",
-			    name, pg_type(type ? type : ""));
+				 " \"%s\" %s[];\nALTER TABLE \"proc_sample_sets\" ALTER COLUMN"
+				 " \"%s\" SET STORAGE MAIN;\n",
+			    name, pg_type(type ? type : ""), name);
 		strbuf_addf(&arrays, "%ss.\"%s\"", arrays.len ? ", " : "", name);
 		strbuf_addf(&names, "%s\"%s\"", names.len ? ", " : "", name);
 	}
 	sqlite3_finalize(cols);
 	strbuf_addstr(ddl, "CREATE TABLE IF NOT EXISTS \"proc_sample_sets_default\" PARTITION OF"
-			   " \"proc_sample_sets\" DEFAULT" PROC_SETS_STORAGE ";\n"
+			   " \"proc_sample_sets\" DEFAULT;\n"
 			   "CREATE INDEX IF NOT EXISTS \"proc_sample_sets_job\""
-			   " ON \"proc_sample_sets\" (\"job_id\");\n");
+			   " ON \"proc_sample_sets\" (\"job_id\");\n"
+			   "DO $$ DECLARE r regclass; c name; BEGIN\n"
+			   " IF " PROC_SETS_LZ4 " > 0 THEN\n"
+			   "  FOR r IN SELECT 'proc_sample_sets'::regclass UNION ALL"
+			   " SELECT inhrelid::regclass FROM pg_inherits"
+			   " WHERE inhparent = 'proc_sample_sets'::regclass LOOP\n"
+			   "   FOR c IN SELECT attname FROM pg_attribute WHERE attrelid = r"
+			   " AND attnum > 0 AND NOT attisdropped AND attlen = -1 LOOP\n"
+			   "    EXECUTE format('ALTER TABLE %s ALTER COLUMN %I SET COMPRESSION lz4',"
+			   " r, c);\n"
+			   "   END LOOP;\n"
+			   "  END LOOP;\n"
+			   " ELSE\n"
+			   "  FOR r IN SELECT inhrelid::regclass FROM pg_inherits"
+			   " WHERE inhparent = 'proc_sample_sets'::regclass LOOP\n"
+			   "   EXECUTE format('ALTER TABLE %s SET (toast_tuple_target = 8160)', r);\n"
+			   "  END LOOP;\n"
+			   " END IF;\n"
+			   "END $$;\n");
 	strbuf_addf(ddl,
 		    "CREATE OR REPLACE VIEW \"proc_samples_all\" AS SELECT * FROM \"proc_samples\""
 		    " UNION ALL SELECT %s FROM \"proc_sample_sets\" s CROSS JOIN LATERAL"
@@ -589,6 +615,9 @@ static int pg_schema(struct store *st)
 	ret = store__query_i64_opt(st, "SELECT 1 FROM meta WHERE key = 'proc_sample_sets'", 0,
 				   &app, &found);
 	st->pg_sets = !ret && found;
+	if (!ret && st->pg_sets)
+		ret = store__query_i64_opt(st, "SELECT " PROC_SETS_LZ4, 0, &app, &found);
+	st->pg_sets_lz4 = !ret && st->pg_sets && app > 0;
 	return ret;
 }
 
@@ -692,7 +721,7 @@ int store__pg_partitions(struct store *st, const char *table, const int64_t *ts_
 				 "CREATE TABLE IF NOT EXISTS \"%s_d%s\" PARTITION OF \"%s\""
 				 " FOR VALUES FROM (%" PRId64 ") TO (%" PRId64 ")%s",
 				 rel, name, rel, day * DAY_MS, (day + 1) * DAY_MS,
-				 k ? PROC_SETS_STORAGE : "");
+				 k && !st->pg_sets_lz4 ? PROC_SETS_PLAIN : "");
 			rc = db_exec(&st->conn, sql);
 			if ((rc & 0xff) == SQLITE_IOERR)
 				return -EIO; /* no database now: the batch fails and says so */

@@ -173,7 +173,9 @@ enum { JOB_PROCS_USER_MS = 6, JOB_PROCS_SYSTEM_MS = 7 };
 #define JOB_PROCS_JOBS                                                                             \
 	" (SELECT j2.id FROM jobs k2 JOIN jobs j2 ON j2.scheduler = k2.scheduler"                  \
 	" AND j2.job_id = k2.job_id AND j2.start_ms = k2.start_ms WHERE k2.id = ?1)"
-/* each process's latest sample: by rowid in SQLite, in one pass over the job's rows in PostgreSQL
+/*
+ * each process's latest sample: by rowid in SQLite, in one pass over the job's rows in
+ * PostgreSQL (proc_samples_all: the head's are in sets, pgschema.c)
  */
 static const char *const sql_job_procs[2] = {
     JOB_PROCS_HEAD
@@ -181,7 +183,7 @@ static const char *const sql_job_procs[2] = {
     " GROUP BY proc_id) l ON l.proc_id = p.id"
     " JOIN proc_samples s ON s.seq = l.seq WHERE k.id = ?1 ORDER BY n.hostname, p.pid",
     JOB_PROCS_HEAD
-    " JOIN (SELECT DISTINCT ON (proc_id) * FROM proc_samples WHERE job_id IN" JOB_PROCS_JOBS
+    " JOIN (SELECT DISTINCT ON (proc_id) * FROM proc_samples_all WHERE job_id IN" JOB_PROCS_JOBS
     " ORDER BY proc_id, seq DESC) s ON s.proc_id = p.id"
     " WHERE k.id = ?1 ORDER BY n.hostname, p.pid"};
 

@@ -23,7 +23,7 @@ import urllib.request
 from harness import jobscope, run_tests, check, eq, scaled, wait_for
 from agent_harness import env_with, spawn
 from head_harness import (COMPARE, Head, node_id, start_agent, stop_agent, sql, store_exists,
-                          StoreError, rows_digest, get_metrics)
+                          StoreError, rows_digest, get_metrics, proc_samples)
 
 # every table keyed by seq, and how a head finds a node's rows in it
 FACTS = {
@@ -60,7 +60,8 @@ def can_unshare():
 def head_rows(head_db, host, table, extra="", args=()):
     nid = node_id(head_db, host)
     where = FACTS[table].replace(":n", str(nid))
-    return sql(head_db, "SELECT count(*) FROM %s WHERE (%s) %s" % (table, where, extra),
+    source = proc_samples(head_db) if table == "proc_samples" else table  # with the sets'
+    return sql(head_db, "SELECT count(*) FROM %s WHERE (%s) %s" % (source, where, extra),
                *args)[0][0]
 
 
@@ -116,7 +117,8 @@ def host_rows(db, where="", *args):
 
 
 def digest(db, table, where, args):
-    return rows_digest(sql(db, "SELECT %s FROM %s WHERE %s" % (COMPARE[table], table, where),
+    source = proc_samples(db) if table == "proc_samples" else table  # a head's: the sets'
+    return rows_digest(sql(db, "SELECT %s FROM %s WHERE %s" % (COMPARE[table], source, where),
                            *args))
 
 

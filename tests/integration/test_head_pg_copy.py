@@ -28,6 +28,12 @@ checked here: a batch of one or two rows a table, and one of 70.
 - The head remembers that an agent's row in `agents` is there and sends no INSERT for
   it again; deleted by hand, it is made again at the next batch, whose rows are stored
   once (sent again, they add nothing).
+- A batch's process samples are stored as sets (proc_sample_sets: a row of arrays for
+  each job and UTC day, cut before a page fills): proc_samples_all reads them back as
+  sent, in the batch's order, each with its own seq, as a SQLite head holds them; a
+  set is in its day's partition, not compressed or out of line.  A store made before
+  the sets gets them from the first head that opens it, which says so; its rows in
+  proc_samples stay readable beside the new.
 - The head's connection to the database killed again and again while an agent
   streams (pg_terminate_backend, most likely in the middle of a COPY): no batch is
   half stored, the agent sends again what was not acknowledged, and the head holds
@@ -397,6 +403,132 @@ def test_connection_killed_mid_copy(wd):
             stop_agent(proc, errf)
         raise
     _stop_and_compare(head, proc, adb, errf)
+
+
+
+DAY_MS = 86400000
+DAY_B = (TS // DAY_MS + 1) * DAY_MS  # the UTC day after TS's
+
+
+def _sets_batch(from_seq=0, jobs=True):
+    """Process samples of two jobs and of none, over two UTC days, interleaved: job 7's
+    300 rows (more than one set holds), job 8's three on TS's day and two on the next,
+    two of no job on the next; TRICKY and other text in state.  jobs False: the rows
+    without a job_id column (as the sets do not take them)."""
+    rows = []
+    for k in range(300):
+        rows.append([9, 7, TS + 10 * k, TRICKY if k % 50 == 0 else "R", k, None if k % 7 else k])
+        if k in (10, 20, 30):
+            rows.append([10, 8, TS + 10 * k, "S", 1, 4096])
+        if k in (40, 50):
+            rows.append([10, 8, DAY_B + k, "D", 2, 8192])
+            rows.append([11, None, DAY_B + k, "Z" * k, 3, None])
+    seq = from_seq
+    out = []
+    for r in rows:
+        seq += 1
+        out.append([seq] + r if jobs else [seq, r[0]] + r[2:])
+    tables = {
+        "jobs": (["id", "node_id", "scheduler", "job_id", "start_ms"],
+                 [[7, 3, "slurm", "j7", TS], [8, 3, "slurm", "j8", TS]]),
+        "procs": (["id", "node_id", "job_id", "pid", "ppid", "start_ms", "comm"],
+                  [[9, 3, 7, 4242, 1, TS, "a"], [10, 3, 8, 4243, 1, TS, "b"],
+                   [11, 3, None, 4244, 1, TS, "c"]]),
+        "proc_samples": (["seq", "proc_id"] + (["job_id"] if jobs else [])
+                         + ["ts_ms", "state", "threads", "rss_bytes"], out),
+    }
+    return tables, seq, [(r[1] + 4233, {7: "j7", 8: "j8"}.get(r[2]) if jobs else None)
+                         + tuple(r[3 if jobs else 2:]) for r in out]
+
+
+# the process samples as the batch had them: pid, job, time, state, threads, rss
+AS_SENT = ("SELECT p.pid, j.job_id, s.ts_ms, s.state, s.threads, s.rss_bytes FROM {} s"
+           " JOIN procs p ON p.id = s.proc_id LEFT JOIN jobs j ON j.id = s.job_id"
+           " ORDER BY s.seq")
+
+
+def test_process_samples_in_sets(wd):
+    heads = [Head(wd, db=wd.join("sets-%s.db" % b), name="sets-" + b, backend=b)
+             for b in ("postgresql", "sqlite")]
+    try:
+        tables, last, sent = _sets_batch()
+        for h in heads:
+            for what in ("the batch", "the same batch again"):
+                eq(_post(h, _batch("sets1", "sn1", 0, last, tables)),
+                   (200, {"acked_seq": last}), what)
+        pg, lite = (h.db for h in heads)
+        # every row as sent, in the batch's order (seq), once; the same on both backends
+        eq(hh.sql(pg, AS_SENT.format("proc_samples_all")), sent, "proc_samples_all")
+        eq(hh.sql(lite, AS_SENT.format("proc_samples")), sent, "proc_samples at a SQLite head")
+        eq(hh.sql(pg, "SELECT count(*), count(DISTINCT seq), max(seq) - min(seq) + 1"
+                  " FROM proc_samples_all")[0], (len(sent),) * 3, "seqs: distinct, in one run")
+        eq(hh.sql(pg, "SELECT count(*) FROM proc_samples"), [(0,)], "rows outside the sets")
+        # a set: one job, one UTC day, its times' bounds, stored in its page as it is
+        eq(hh.sql(pg, "SELECT j.job_id, s.ts_lo / %d, count(*) FROM proc_sample_sets s"
+                  " LEFT JOIN jobs j ON j.id = s.job_id GROUP BY 1, 2 ORDER BY 1, 2" % DAY_MS),
+           [("j7", TS // DAY_MS, 3), ("j8", TS // DAY_MS, 1), ("j8", DAY_B // DAY_MS, 1),
+            (None, DAY_B // DAY_MS, 1)],
+           "sets by (job, day): job 7's 300 rows cut in three (PROC_SET_BYTES)")
+        eq(hh.sql(pg, "SELECT count(*) FROM proc_sample_sets WHERE ts_lo / %d <> ts_hi / %d"
+                  " OR ts_lo <> (SELECT min(t) FROM unnest(ts_ms) t)"
+                  " OR ts_hi <> (SELECT max(t) FROM unnest(ts_ms) t)" % (DAY_MS, DAY_MS)),
+           [(0,)], "sets whose ts_lo, ts_hi are not their rows' first and last day and time")
+        eq(hh.sql(pg, "SELECT count(*) FROM proc_sample_sets s WHERE tableoid::regclass::text"
+                  " <> 'proc_sample_sets_d' || to_char(to_timestamp(s.ts_lo / 1000)"
+                  " AT TIME ZONE 'UTC', 'YYYYMMDD')"), [(0,)], "sets outside their day's partition")
+        size = hh.sql(pg, "SELECT max(pg_column_size(s.*)) FROM proc_sample_sets s")[0][0]
+        check(size < 8160, "the largest set: %d bytes, a page holds 8160" % size)
+        # compressed by LZ4 where the server has it: job 7's sets (over 2 KiB), not the others
+        lz4 = hh.sql(pg, "SELECT count(*) FROM pg_settings WHERE"
+                     " name = 'default_toast_compression' AND 'lz4' = ANY(enumvals)")[0][0]
+        eq(hh.sql(pg, "SELECT j.job_id, pg_column_compression(s.seq), count(*)"
+                  " FROM proc_sample_sets s LEFT JOIN jobs j ON j.id = s.job_id"
+                  " GROUP BY 1, 2 ORDER BY 1, 2"),
+           [("j7", "lz4" if lz4 else None, 3), ("j8", None, 2), (None, None, 1)],
+           "sets compressed (the server %s LZ4)" % ("has" if lz4 else "lacks"))
+        eq(hh.sql(pg, "SELECT count(*) FROM pg_class c JOIN pg_class t"
+                  " ON t.oid = c.reltoastrelid WHERE c.relname LIKE 'proc_sample_sets_d%'"
+                  " AND pg_relation_size(t.oid) > 0"), [(0,)], "sets stored out of line (TOAST)")
+        # a job's rows through the sets' job index, as the reports read them
+        eq(hh.sql(pg, "SELECT count(*) FROM proc_samples_all WHERE job_id ="
+                  " (SELECT id FROM jobs WHERE job_id = 'j8')"), [(5,)], "job 8's rows")
+    finally:
+        for h in heads:
+            eq(h.kill(15), 0, "head exit")
+
+
+def test_store_before_sets_made_so(wd):
+    head = Head(wd, db=wd.join("old.db"), name="old1", backend="postgresql")
+    name = hh._pg_name(head.db)
+    try:
+        # rows without a job_id column: the sets do not take them, COPYed into proc_samples
+        tables, last, sent_a = _sets_batch(jobs=False)
+        eq(_post(head, _batch("old", "on1", 0, last, tables)), (200, {"acked_seq": last}),
+           "the batch without job_id")
+        eq(hh.sql(head.db, "SELECT count(*) FROM proc_samples"), [(len(sent_a),)],
+           "rows COPYed to proc_samples")
+        eq(hh.sql(head.db, AS_SENT.format("proc_samples_all")), sent_a, "all of them")
+        port = head.port
+        eq(head.kill(15), 0, "head exit")
+        # the store as a head before the sets made it
+        hh.pg().script("CREATE OR REPLACE VIEW proc_samples_all AS SELECT * FROM proc_samples;\n"
+                       "DROP TABLE proc_sample_sets;\n"
+                       "DELETE FROM meta WHERE key = 'proc_sample_sets';\n", db=name)
+        head = Head(wd, db=wd.join("old.db"), port=port, name="old2", backend="postgresql")
+        check("process samples stored in sets from now on" in open(head.log).read(),
+              "the change said: " + open(head.log).read())
+        eq(hh.sql(head.db, "SELECT value FROM meta WHERE key = 'proc_sample_sets'"), [("1",)],
+           "the meta row")
+        tables, top, sent_b = _sets_batch(from_seq=last)
+        eq(_post(head, _batch("old", "on1", last, top, tables)), (200, {"acked_seq": top}),
+           "the next batch")
+        eq(hh.sql(head.db, "SELECT count(*) FROM proc_samples"), [(len(sent_a),)],
+           "proc_samples' rows: the old ones only")
+        eq(hh.sql(head.db, "SELECT count(*) FROM proc_sample_sets"), [(6,)], "the new sets")
+        eq(hh.sql(head.db, AS_SENT.format("proc_samples_all")), sent_a + sent_b,
+           "the old rows and the new, in order")
+    finally:
+        eq(head.kill(15), 0, "head exit")
 
 
 run_tests(globals())

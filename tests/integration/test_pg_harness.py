@@ -37,6 +37,8 @@ def copy_to_pg(src, url):
                                   else pg_cluster.quote(v) for v in r)
                 for r in rows[i:i + 500])))
     con.close()
+    # where a reader finds a PostgreSQL store's process samples (head_harness.proc_samples)
+    script.append('CREATE VIEW proc_samples_all AS SELECT * FROM proc_samples;')
     hh.pg().script("\n".join(script), db=name)  # one psql for all of it
     return tables
 
