@@ -639,9 +639,11 @@ static bool in_sets(const struct ingest *in, const struct store_table *t)
  * ids.  The tables a batch carries are facts.h's FACT_INGESTED, among them
  * gaps: the agent's records of rows its size cap deleted unsent (node_id
  * mapped, seqs its own).  A table a batch lacks (fs_samples from an agent
- * older than schema 7) is simply not there.  PostgreSQL takes the rows
- * of a table in one COPY (store__pg_copy_facts), but the job summaries, which
- * replace a job's earlier one (ON CONFLICT, which COPY has not).
+ * older than schema 7) is simply not there.  PostgreSQL takes the process
+ * samples in sets (store__pg_proc_sets), the rows of another table in one
+ * COPY (store__pg_copy_facts) or in the batch's unnest INSERT, but the job
+ * summaries, which replace a job's earlier one (ON CONFLICT, which COPY has
+ * not), a row at a time.
  */
 static int ingest_facts_of(struct ingest *in, const struct store_table *t, bool summaries)
 {

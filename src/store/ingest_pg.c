@@ -1,10 +1,12 @@
 /*
- * ingest_pg.c - a batch's fact rows on a head's PostgreSQL store: a table
- * of many new rows (a batch's process samples) in one COPY in text format
- * (store__pg_copy_facts), the others together in one INSERT sent ahead in
- * libpq's pipeline, each table's INSERT ... SELECT FROM unnest() of its
- * columns' arrays in binary format a data-modifying WITH of the last
- * (store__pg_unnest_run).  The rest of the ingest is ingest.c's.
+ * ingest_pg.c - a batch's fact rows on a head's PostgreSQL store: its
+ * process samples as sets, a row of arrays for each job and day
+ * (store__pg_proc_sets), sent ahead in libpq's pipeline; another table of
+ * many new rows in one COPY in text format (store__pg_copy_facts); the
+ * others together in one INSERT sent ahead, each table's INSERT ... SELECT
+ * FROM unnest() of its columns' arrays in binary format a data-modifying
+ * WITH of the last (store__pg_unnest_run).  The rest of the ingest is
+ * ingest.c's.
  */
 #include "store/ingest.h"
 
@@ -597,7 +599,8 @@ static int set_arrays(struct ingest *in, const struct store_table *t, const enum
 		ret =
 		    kind != '-' ? pg_binarray_begin(arrays, elem_of(kind)) : pg_array_begin(arrays);
 		for (size_t i = 0; i < n && !ret; i++) {
-			const struct store_value *cell = &t->cells[rows[i].r * (size_t)t->ncols + c];
+			const struct store_value *cell =
+			    &t->cells[rows[i].r * (size_t)t->ncols + c];
 			struct store_value v;
 
 			ret = store__head_value(in, t, c, role[c], cell, &v);
@@ -632,8 +635,8 @@ static int sets_run(struct ingest *in, const struct store_table *t, const enum c
 		return -ENOMEM;
 	strbuf_init(&arrays, STRBUF_DEFAULT_MAX);
 	for (int s = 0; s < k && !ret; s++)
-		ret = set_arrays(in, t, role, types, job_c, rows + set[s][0],
-				 set[s][1] - set[s][0], &arrays, start + (size_t)s * ncols);
+		ret = set_arrays(in, t, role, types, job_c, rows + set[s][0], set[s][1] - set[s][0],
+				 &arrays, start + (size_t)s * ncols);
 	start[(size_t)k * ncols] = arrays.len;
 	for (int s = 0; s < k && !ret; s++) {
 		const struct set_row *first = &rows[set[s][0]];
@@ -680,17 +683,20 @@ int store__pg_proc_sets(struct ingest *in, const struct store_table *t, int seq_
 	int job_c = store__col_index(t, "job_id"), ts_c = store__col_index(t, "ts_ms");
 	size_t n = 0, nsets = 0, (*set)[2] = NULL;
 	struct set_row *rows;
-	const char *types;
+	const char *cached;
+	char *types;
 	int ret;
 
 	if (job_c < 0 || ts_c < 0)
 		return -EMEDIUMTYPE; /* rows the sets cannot take: COPYed, or refused there */
-	ret = unnest_types(in, t, insert_sql, cached_types, &types);
+	ret = unnest_types(in, t, insert_sql, cached_types, &cached);
 	if (ret)
 		return ret;
+	/* a copy: the cache may drop its own while the sets' statements join it */
+	types = strdup(cached);
 	rows = calloc(nnew, sizeof(*rows));
 	set = calloc(nnew, sizeof(*set));
-	if (!rows || !set) {
+	if (!types || !rows || !set) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -749,6 +755,7 @@ int store__pg_proc_sets(struct ingest *in, const struct store_table *t, int seq_
 		in->rows += (int64_t)n;
 	}
 out:
+	free(types);
 	free(rows);
 	free(set);
 	return ret;

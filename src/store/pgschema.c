@@ -5,6 +5,7 @@
  *   store__pg_open        connect, create or check the schema
  *   pg_schema_ddl         the schema, read off SQLite's own (below)
  *   store__pg_partitions  the day partitions a batch's rows need
+ *   proc_sets_ddl         the process samples' sets and proc_samples_all
  *   store_drop_before     retention: whole partitions dropped
  *
  * The schema is not written twice: it is made on an in-memory SQLite
@@ -24,7 +25,9 @@
  * (store_max_seq), never a max() over the tables.  A store made before
  * (meta fact_seq_index absent) is changed so by its first writer
  * (pg_fact_seq_brin).  The <table>_all views that SQLite
- * makes over packs are plain views here: a PostgreSQL store is not packed.
+ * makes over packs are plain views here (a PostgreSQL store is not
+ * packed), but proc_samples_all, which adds the process samples' sets
+ * (proc_sets_ddl).
  *
  * The meta table holds application_id and schema_version, which SQLite
  * keeps in its header.  Opening for writing takes an advisory lock while
@@ -246,8 +249,9 @@ static int proc_sets_ddl(sqlite3 *mem, struct strbuf *ddl)
 	sqlite3_stmt *cols;
 	int rc;
 
-	rc = sqlite3_prepare_v2(mem, "SELECT name, type FROM pragma_table_info('proc_samples')"
-				     " ORDER BY cid",
+	rc = sqlite3_prepare_v2(mem,
+				"SELECT name, type FROM pragma_table_info('proc_samples')"
+				" ORDER BY cid",
 				-1, &cols, NULL);
 	if (rc != SQLITE_OK)
 		return -EIO;
@@ -265,36 +269,38 @@ static int proc_sets_ddl(sqlite3 *mem, struct strbuf *ddl)
 		strbuf_addf(&sel, "%s%s.\"%s\"", n ? ", " : "", job ? "s" : "u", name);
 		if (job)
 			continue;
-		strbuf_addf(ddl, "ALTER TABLE \"proc_sample_sets\" ADD COLUMN IF NOT EXISTS"
-				 " \"%s\" %s[];\nALTER TABLE \"proc_sample_sets\" ALTER COLUMN"
-				 " \"%s\" SET STORAGE MAIN;\n",
+		strbuf_addf(ddl,
+			    "ALTER TABLE \"proc_sample_sets\" ADD COLUMN IF NOT EXISTS"
+			    " \"%s\" %s[];\nALTER TABLE \"proc_sample_sets\" ALTER COLUMN"
+			    " \"%s\" SET STORAGE MAIN;\n",
 			    name, pg_type(type ? type : ""), name);
 		strbuf_addf(&arrays, "%ss.\"%s\"", arrays.len ? ", " : "", name);
 		strbuf_addf(&names, "%s\"%s\"", names.len ? ", " : "", name);
 	}
 	sqlite3_finalize(cols);
-	strbuf_addstr(ddl, "CREATE TABLE IF NOT EXISTS \"proc_sample_sets_default\" PARTITION OF"
-			   " \"proc_sample_sets\" DEFAULT;\n"
-			   "CREATE INDEX IF NOT EXISTS \"proc_sample_sets_job\""
-			   " ON \"proc_sample_sets\" (\"job_id\");\n"
-			   "DO $$ DECLARE r regclass; c name; BEGIN\n"
-			   " IF " PROC_SETS_LZ4 " > 0 THEN\n"
-			   "  FOR r IN SELECT 'proc_sample_sets'::regclass UNION ALL"
-			   " SELECT inhrelid::regclass FROM pg_inherits"
-			   " WHERE inhparent = 'proc_sample_sets'::regclass LOOP\n"
-			   "   FOR c IN SELECT attname FROM pg_attribute WHERE attrelid = r"
-			   " AND attnum > 0 AND NOT attisdropped AND attlen = -1 LOOP\n"
-			   "    EXECUTE format('ALTER TABLE %s ALTER COLUMN %I SET COMPRESSION lz4',"
-			   " r, c);\n"
-			   "   END LOOP;\n"
-			   "  END LOOP;\n"
-			   " ELSE\n"
-			   "  FOR r IN SELECT inhrelid::regclass FROM pg_inherits"
-			   " WHERE inhparent = 'proc_sample_sets'::regclass LOOP\n"
-			   "   EXECUTE format('ALTER TABLE %s SET (toast_tuple_target = 8160)', r);\n"
-			   "  END LOOP;\n"
-			   " END IF;\n"
-			   "END $$;\n");
+	strbuf_addstr(ddl,
+		      "CREATE TABLE IF NOT EXISTS \"proc_sample_sets_default\" PARTITION OF"
+		      " \"proc_sample_sets\" DEFAULT;\n"
+		      "CREATE INDEX IF NOT EXISTS \"proc_sample_sets_job\""
+		      " ON \"proc_sample_sets\" (\"job_id\");\n"
+		      "DO $$ DECLARE r regclass; c name; BEGIN\n"
+		      " IF " PROC_SETS_LZ4 " > 0 THEN\n"
+		      "  FOR r IN SELECT 'proc_sample_sets'::regclass UNION ALL"
+		      " SELECT inhrelid::regclass FROM pg_inherits"
+		      " WHERE inhparent = 'proc_sample_sets'::regclass LOOP\n"
+		      "   FOR c IN SELECT attname FROM pg_attribute WHERE attrelid = r"
+		      " AND attnum > 0 AND NOT attisdropped AND attlen = -1 LOOP\n"
+		      "    EXECUTE format('ALTER TABLE %s ALTER COLUMN %I SET COMPRESSION lz4',"
+		      " r, c);\n"
+		      "   END LOOP;\n"
+		      "  END LOOP;\n"
+		      " ELSE\n"
+		      "  FOR r IN SELECT inhrelid::regclass FROM pg_inherits"
+		      " WHERE inhparent = 'proc_sample_sets'::regclass LOOP\n"
+		      "   EXECUTE format('ALTER TABLE %s SET (toast_tuple_target = 8160)', r);\n"
+		      "  END LOOP;\n"
+		      " END IF;\n"
+		      "END $$;\n");
 	strbuf_addf(ddl,
 		    "CREATE OR REPLACE VIEW \"proc_samples_all\" AS SELECT * FROM \"proc_samples\""
 		    " UNION ALL SELECT %s FROM \"proc_sample_sets\" s CROSS JOIN LATERAL"
@@ -612,8 +618,8 @@ static int pg_schema(struct store *st)
 			       " PostgreSQL store older than schema %d is not migrated",
 			       st->path, version, STORE_SCHEMA_VERSION, PG_FIRST_SCHEMA);
 	st->schema_version = version;
-	ret = store__query_i64_opt(st, "SELECT 1 FROM meta WHERE key = 'proc_sample_sets'", 0,
-				   &app, &found);
+	ret = store__query_i64_opt(st, "SELECT 1 FROM meta WHERE key = 'proc_sample_sets'", 0, &app,
+				   &found);
 	st->pg_sets = !ret && found;
 	if (!ret && st->pg_sets)
 		ret = store__query_i64_opt(st, "SELECT " PROC_SETS_LZ4, 0, &app, &found);

@@ -7,9 +7,10 @@
   database hold the same rows, compared row by row.  The same on a server
   whose default is synchronous_commit off.
 - The server stopped for longer (a restart of the database): the same.
-- --retention: the head drops the day partitions that ended before the
-  cutoff and deletes older rows of the default partitions, and keeps the
-  rest, jobs included.
+- --retention: the head drops the day partitions (the process samples' sets'
+  too) that ended before the cutoff and deletes older rows of the default
+  partitions (a set once its last sample is older), and keeps the rest, jobs
+  included.
 - A database of another application (tables of its own, no jobscope meta)
   is refused with exit 2 and left as it was.
 """
@@ -127,16 +128,26 @@ def test_retention_drops_partitions(wd):
     for seq, ts in ((1, old + 5), (2, old + 6), (3, 5000), (4, now - 1000)):
         hh.store_exec(db, "INSERT INTO host_samples (seq, node_id, ts_ms) VALUES (?, ?, ?)",
                       seq, nid, ts)
+    # the process samples' sets: one in the old day's partition, two in the default one
+    hh.store_exec(db, 'CREATE TABLE proc_sample_sets_d20200101 PARTITION OF proc_sample_sets'
+                  ' FOR VALUES FROM (%d) TO (%d)' % (old, old + day))
+    for seq, lo, hi in ((5, old + 5, old + 7), (6, 5000, 5001), (7, now - 2000, now - 1000)):
+        hh.store_exec(db, "INSERT INTO proc_sample_sets (ts_lo, ts_hi, seq, ts_ms) VALUES"
+                      " (?, ?, ARRAY[?, ?]::bigint[], ARRAY[?, ?]::bigint[])",
+                      lo, hi, seq, seq + 100, lo, hi)
     head = Head(wd, db=wd.join("ret.db"), name="ret2", backend="postgresql",
                 extra=("--retention", "30d"))
     wait_for(lambda: "retention:" in open(head.log).read(), timeout=20,
              what="the retention's log line")
     eq(head.kill(15), 0, "head exit")
-    check("1 day partitions dropped, 1 rows deleted" in open(head.log).read(),
+    check("2 day partitions dropped, 2 rows deleted" in open(head.log).read(),
           open(head.log).read())
     eq(hh.sql(db, "SELECT seq FROM host_samples ORDER BY seq"), [(4,)], "rows kept")
-    eq(hh.sql(db, "SELECT count(*) FROM pg_class WHERE relname = 'host_samples_d20200101'"),
-       [(0,)], "the old day's partition is gone")
+    eq(hh.sql(db, "SELECT seq FROM proc_samples_all ORDER BY seq"), [(7,), (107,)],
+       "process samples kept (the sets')")
+    eq(hh.sql(db, "SELECT count(*) FROM pg_class WHERE relname IN ('host_samples_d20200101',"
+                  " 'proc_sample_sets_d20200101')"),
+       [(0,)], "the old day's partitions are gone")
     eq(hh.sql(db, "SELECT job_id FROM jobs"), [("7",)], "jobs are kept")
 
 
