@@ -489,7 +489,8 @@ int store__pg_unnest_run(struct ingest *in)
  * PostgreSQL: a batch's process samples as sets (pgschema.c, proc_sets_ddl):
  * a set is the rows of one job and one UTC day, in the batch's order, each
  * column but job_id an array, cut where it would pass PROC_SET_BYTES so
- * that a set stays in its heap page, not compressed (toast_tuple_target);
+ * that a set stays in its heap page (compressed or not: pgschema.c); a job's
+ * few rows of a day (under PROC_SET_MIN) go as rows of proc_samples;
  * several sets a statement (PROC_SETS_STMT), each an INSERT ... VALUES
  * sent ahead in the pipeline.  Each row keeps the seq it would have had as
  * a row (the head's next, in the batch's order), so proc_samples_all reads
@@ -497,6 +498,14 @@ int store__pg_unnest_run(struct ingest *in)
  */
 #define PROC_SET_BYTES 7168
 #define PROC_SETS_STMT 8
+/*
+ * A job's samples of a day in a batch fewer than this go as rows of
+ * proc_samples (plain_run): a set takes 24 bytes a column for its arrays'
+ * headers, so a set of a few samples took twice the room of their rows
+ * (a node of many small jobs: 1.6 samples a set, 518 bytes a set against
+ * 144 a row), and saved the server little.
+ */
+#define PROC_SET_MIN 8
 
 struct set_row {
 	int64_t job, day, ts;
@@ -617,6 +626,72 @@ static int set_arrays(struct ingest *in, const struct store_table *t, const enum
 	return ret;
 }
 
+/*
+ * The samples of groups too small for a set (PROC_SET_MIN), rows[0..n), as
+ * rows of proc_samples: one INSERT ... SELECT FROM unnest() of their
+ * columns' arrays in binary, sent ahead, each row with its own seq.
+ */
+static int plain_run(struct ingest *in, const struct store_table *t, const enum column_role *role,
+		     const char *types, const char *insert_sql, const struct set_row *rows,
+		     size_t n)
+{
+	size_t ncols = (size_t)t->ncols, *start = NULL;
+	struct strbuf key, sql, arrays;
+	struct db_stmt *stmt;
+	int rc, ret = 0;
+
+	strbuf_init(&key, STRBUF_DEFAULT_MAX);
+	strbuf_init(&sql, STRBUF_DEFAULT_MAX);
+	strbuf_init(&arrays, STRBUF_DEFAULT_MAX);
+	strbuf_addf(&key, "plain\n%s", insert_sql);
+	stmt = strbuf_error(&key) ? NULL : store__cached_find(in->st, strbuf_str(&key));
+	if (!stmt) {
+		strbuf_addstr(&sql, "INSERT INTO proc_samples (");
+		for (int c = 0; c < t->ncols; c++)
+			strbuf_addf(&sql, "%s\"%s\"", c ? ", " : "", t->cols[c]);
+		strbuf_addstr(&sql, ") SELECT * FROM unnest(");
+		for (int c = 0; c < t->ncols; c++) {
+			int len;
+			const char *ty = type_name(types, c, &len);
+
+			strbuf_addf(&sql, "%sCAST(?%d AS %.*s[])", c ? ", " : "", c + 1, len, ty);
+		}
+		strbuf_addch(&sql, ')');
+		rc = strbuf_error(&sql) || strbuf_error(&key)
+			 ? SQLITE_NOMEM
+			 : store__cached_stmt_as(in->st, strbuf_str(&key), strbuf_str(&sql), &stmt);
+		if (rc != SQLITE_OK)
+			ret = rc == SQLITE_NOMEM ? -ENOMEM : store__row_failed(in, t, rc);
+	}
+	start = ret ? NULL : calloc(ncols + 1, sizeof(*start));
+	if (!ret && !start)
+		ret = -ENOMEM;
+	if (!ret)
+		ret = set_arrays(in, t, role, types, -1, rows, n, &arrays, start);
+	if (!ret) {
+		start[ncols] = arrays.len;
+		for (size_t c = 0; c < ncols && !ret; c++)
+			if (bind_array(stmt, (int)c + 1, types[c], arrays.buf + start[c],
+				       start[c + 1] - start[c]) != SQLITE_OK)
+				ret = -ENOMEM;
+	}
+	if (!ret) {
+		/* sent ahead: a value a column refuses fails the group where it surfaces */
+		rc = db_step(stmt);
+		if (rc != SQLITE_DONE)
+			ret = store__row_failed(in, t, rc);
+	}
+	if (stmt) {
+		db_reset(stmt);
+		db_clear_bindings(stmt);
+	}
+	free(start);
+	strbuf_release(&arrays);
+	strbuf_release(&sql);
+	strbuf_release(&key);
+	return ret;
+}
+
 /* Runs one statement of k sets: set[s] the rows of set s, from..to in rows. */
 static int sets_run(struct ingest *in, const struct store_table *t, const enum column_role *role,
 		    const char *types, const char *insert_sql, int job_c,
@@ -681,8 +756,8 @@ int store__pg_proc_sets(struct ingest *in, const struct store_table *t, int seq_
 			const char *cached_types, size_t nnew)
 {
 	int job_c = store__col_index(t, "job_id"), ts_c = store__col_index(t, "ts_ms");
-	size_t n = 0, nsets = 0, (*set)[2] = NULL;
-	struct set_row *rows;
+	size_t n = 0, nkept, nsmall = 0, nsets = 0, (*set)[2] = NULL;
+	struct set_row *rows, *order;
 	const char *cached;
 	char *types;
 	int ret;
@@ -695,8 +770,9 @@ int store__pg_proc_sets(struct ingest *in, const struct store_table *t, int seq_
 	/* a copy: the cache may drop its own while the sets' statements join it */
 	types = strdup(cached);
 	rows = calloc(nnew, sizeof(*rows));
+	order = calloc(nnew, sizeof(*order));
 	set = calloc(nnew, sizeof(*set));
-	if (!types || !rows || !set) {
+	if (!types || !rows || !order || !set) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -727,16 +803,37 @@ int store__pg_proc_sets(struct ingest *in, const struct store_table *t, int seq_
 	if (ret)
 		goto out;
 	qsort(rows, n, sizeof(*rows), by_set);
-	/* the sets: a job and a day each, cut before PROC_SET_BYTES */
-	for (size_t i = 0, bytes = 0; i < n; i++) {
+	/*
+	 * In order, the groups (a job and a day) that make sets, then those too
+	 * small for one (PROC_SET_MIN), which go as rows (plain_run).
+	 */
+	for (size_t g = 0, end; g < n; g = end) {
+		for (end = g + 1; end < n && same_set(&rows[end], &rows[g]); end++)
+			;
+		nsmall += end - g < PROC_SET_MIN ? end - g : 0;
+	}
+	for (size_t g = 0, end, kept = 0, small = n - nsmall; g < n; g = end) {
+		for (end = g + 1; end < n && same_set(&rows[end], &rows[g]); end++)
+			;
+		if (end - g < PROC_SET_MIN) {
+			memcpy(&order[small], &rows[g], (end - g) * sizeof(*rows));
+			small += end - g;
+		} else {
+			memcpy(&order[kept], &rows[g], (end - g) * sizeof(*rows));
+			kept += end - g;
+		}
+	}
+	nkept = n - nsmall;
+	/* the sets: a group each, cut before PROC_SET_BYTES */
+	for (size_t i = 0, bytes = 0; i < nkept; i++) {
 		size_t row_bytes = 0;
 
 		for (int c = 0; c < t->ncols; c++) {
-			const struct store_value *v = &t->cells[rows[i].r * (size_t)t->ncols + c];
+			const struct store_value *v = &t->cells[order[i].r * (size_t)t->ncols + c];
 
 			row_bytes += v->type == STORE_VALUE_TEXT ? 8 + v->len : 8;
 		}
-		if (i == 0 || !same_set(&rows[i], &rows[i - 1]) ||
+		if (i == 0 || !same_set(&order[i], &order[i - 1]) ||
 		    bytes + row_bytes > PROC_SET_BYTES) {
 			set[nsets][0] = i;
 			nsets++;
@@ -748,14 +845,17 @@ int store__pg_proc_sets(struct ingest *in, const struct store_table *t, int seq_
 	for (size_t s = 0; s < nsets && !ret; s += PROC_SETS_STMT) {
 		int k = nsets - s < PROC_SETS_STMT ? (int)(nsets - s) : PROC_SETS_STMT;
 
-		ret = sets_run(in, t, role, types, insert_sql, job_c, rows, set + s, k);
+		ret = sets_run(in, t, role, types, insert_sql, job_c, order, set + s, k);
 	}
+	if (!ret && nsmall > 0)
+		ret = plain_run(in, t, role, types, insert_sql, order + nkept, nsmall);
 	if (!ret) {
 		in->st->next_seq += (int64_t)n;
 		in->rows += (int64_t)n;
 	}
 out:
 	free(types);
+	free(order);
 	free(rows);
 	free(set);
 	return ret;

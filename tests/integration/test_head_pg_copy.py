@@ -29,9 +29,10 @@ checked here: a batch of one or two rows a table, and one of 70.
   it again; deleted by hand, it is made again at the next batch, whose rows are stored
   once (sent again, they add nothing).
 - A batch's process samples are stored as sets (proc_sample_sets: a row of arrays for
-  each job and UTC day, cut before a page fills): proc_samples_all reads them back as
-  sent, in the batch's order, each with its own seq, as a SQLite head holds them; a
-  set is in its day's partition, not compressed or out of line.  A store made before
+  each job and UTC day, cut before a page fills; a job's fewer than 8 samples of a day
+  as rows of proc_samples): proc_samples_all reads them back as sent, in the batch's
+  order, each with its own seq, as a SQLite head holds them; a set is in its day's
+  partition, in its page (LZ4-compressed where the server has LZ4), never out of line.  A store made before
   the sets gets them from the first head that opens it, which says so; its rows in
   proc_samples stay readable beside the new.
 - The head's connection to the database killed again and again while an agent
@@ -412,13 +413,14 @@ DAY_B = (TS // DAY_MS + 1) * DAY_MS  # the UTC day after TS's
 
 def _sets_batch(from_seq=0, jobs=True):
     """Process samples of two jobs and of none, over two UTC days, interleaved: job 7's
-    300 rows (more than one set holds), job 8's three on TS's day and two on the next,
-    two of no job on the next; TRICKY and other text in state.  jobs False: the rows
-    without a job_id column (as the sets do not take them)."""
+    300 rows (more than one set holds), job 8's eight on TS's day (a set: PROC_SET_MIN)
+    and two on the next, two of no job on the next (too few for a set: rows); TRICKY and
+    other text in state.  jobs False: the rows without a job_id column (as the sets do
+    not take them)."""
     rows = []
     for k in range(300):
         rows.append([9, 7, TS + 10 * k, TRICKY if k % 50 == 0 else "R", k, None if k % 7 else k])
-        if k in (10, 20, 30):
+        if k in (10, 11, 12, 13, 14, 15, 16, 30):
             rows.append([10, 8, TS + 10 * k, "S", 1, 4096])
         if k in (40, 50):
             rows.append([10, 8, DAY_B + k, "D", 2, 8192])
@@ -462,12 +464,15 @@ def test_process_samples_in_sets(wd):
         eq(hh.sql(lite, AS_SENT.format("proc_samples")), sent, "proc_samples at a SQLite head")
         eq(hh.sql(pg, "SELECT count(*), count(DISTINCT seq), max(seq) - min(seq) + 1"
                   " FROM proc_samples_all")[0], (len(sent),) * 3, "seqs: distinct, in one run")
-        eq(hh.sql(pg, "SELECT count(*) FROM proc_samples"), [(0,)], "rows outside the sets")
+        # a job's samples of a day fewer than PROC_SET_MIN (8) are rows
+        eq(hh.sql(pg, "SELECT p.pid, s.ts_ms FROM proc_samples s JOIN procs p"
+                  " ON p.id = s.proc_id ORDER BY s.seq"),
+           [(pid, ts) for pid, job, ts, *_ in sent if ts >= DAY_B],
+           "rows outside the sets: job 8's two of the second day, the two of no job")
         # a set: one job, one UTC day, its times' bounds, stored in its page as it is
         eq(hh.sql(pg, "SELECT j.job_id, s.ts_lo / %d, count(*) FROM proc_sample_sets s"
                   " LEFT JOIN jobs j ON j.id = s.job_id GROUP BY 1, 2 ORDER BY 1, 2" % DAY_MS),
-           [("j7", TS // DAY_MS, 3), ("j8", TS // DAY_MS, 1), ("j8", DAY_B // DAY_MS, 1),
-            (None, DAY_B // DAY_MS, 1)],
+           [("j7", TS // DAY_MS, 3), ("j8", TS // DAY_MS, 1)],
            "sets by (job, day): job 7's 300 rows cut in three (PROC_SET_BYTES)")
         eq(hh.sql(pg, "SELECT count(*) FROM proc_sample_sets WHERE ts_lo / %d <> ts_hi / %d"
                   " OR ts_lo <> (SELECT min(t) FROM unnest(ts_ms) t)"
@@ -484,14 +489,14 @@ def test_process_samples_in_sets(wd):
         eq(hh.sql(pg, "SELECT j.job_id, pg_column_compression(s.seq), count(*)"
                   " FROM proc_sample_sets s LEFT JOIN jobs j ON j.id = s.job_id"
                   " GROUP BY 1, 2 ORDER BY 1, 2"),
-           [("j7", "lz4" if lz4 else None, 3), ("j8", None, 2), (None, None, 1)],
+           [("j7", "lz4" if lz4 else None, 3), ("j8", None, 1)],
            "sets compressed (the server %s LZ4)" % ("has" if lz4 else "lacks"))
         eq(hh.sql(pg, "SELECT count(*) FROM pg_class c JOIN pg_class t"
                   " ON t.oid = c.reltoastrelid WHERE c.relname LIKE 'proc_sample_sets_d%'"
                   " AND pg_relation_size(t.oid) > 0"), [(0,)], "sets stored out of line (TOAST)")
         # a job's rows through the sets' job index, as the reports read them
         eq(hh.sql(pg, "SELECT count(*) FROM proc_samples_all WHERE job_id ="
-                  " (SELECT id FROM jobs WHERE job_id = 'j8')"), [(5,)], "job 8's rows")
+                  " (SELECT id FROM jobs WHERE job_id = 'j8')"), [(10,)], "job 8's rows")
     finally:
         for h in heads:
             eq(h.kill(15), 0, "head exit")
@@ -522,9 +527,9 @@ def test_store_before_sets_made_so(wd):
         tables, top, sent_b = _sets_batch(from_seq=last)
         eq(_post(head, _batch("old", "on1", last, top, tables)), (200, {"acked_seq": top}),
            "the next batch")
-        eq(hh.sql(head.db, "SELECT count(*) FROM proc_samples"), [(len(sent_a),)],
-           "proc_samples' rows: the old ones only")
-        eq(hh.sql(head.db, "SELECT count(*) FROM proc_sample_sets"), [(6,)], "the new sets")
+        eq(hh.sql(head.db, "SELECT count(*) FROM proc_samples"), [(len(sent_a) + 4,)],
+           "proc_samples' rows: the old ones and the new groups too small for a set")
+        eq(hh.sql(head.db, "SELECT count(*) FROM proc_sample_sets"), [(4,)], "the new sets")
         eq(hh.sql(head.db, AS_SENT.format("proc_samples_all")), sent_a + sent_b,
            "the old rows and the new, in order")
     finally:
