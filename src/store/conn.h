@@ -80,9 +80,8 @@ struct store {
 	} pg_parts[STORE_PG_PARTS];
 	size_t npg_parts;
 	int parts_pg_gen; /* pg_generation when pg_parts was last right */
-	bool pg_sets; /* PostgreSQL: proc_sample_sets there (pgschema.c), the process samples' */
-	bool pg_sets_lz4; /* and compressed by LZ4: their partitions made with no toast_tuple_target
-			   */
+	bool pg_sets;	  /* PostgreSQL: the process samples in proc_sample_sets (pgschema.c) */
+	bool pg_sets_lz4; /* and LZ4 there: their partitions have no toast_tuple_target */
 	char errmsg[256]; /* store__errmsg's buffer */
 	char path[PATH_MAX];
 };

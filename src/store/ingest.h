@@ -91,15 +91,17 @@ int store__pg_unnest_later(struct ingest *in, const struct store_table *t, int s
 			   const enum column_role *role, const char *insert_sql,
 			   const char *cached_types, size_t nnew);
 int store__pg_unnest_run(struct ingest *in);
+void store__pg_unnest_release(struct ingest *in);
+
 /*
  * PostgreSQL: a batch's nnew new process samples (t: its proc_samples) as
- * the store's sets (pgschema.c), sent ahead; -EMEDIUMTYPE: rows the sets
- * do not take as they are (a column no array carries, no job_id or ts_ms,
- * a time not an integer): the caller COPYs them.
+ * the store's sets (pgschema.c), a job's few of a day as rows, sent ahead;
+ * -EMEDIUMTYPE: rows the sets do not take as they are (a column no array
+ * carries, no job_id or ts_ms, a time not an integer): the caller COPYs
+ * them.
  */
 int store__pg_proc_sets(struct ingest *in, const struct store_table *t, int seq_col,
 			const enum column_role *role, const char *insert_sql,
 			const char *cached_types, size_t nnew);
-void store__pg_unnest_release(struct ingest *in);
 
 #endif
