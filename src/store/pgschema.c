@@ -444,16 +444,30 @@ static int pg_fail(struct store *st, int rc, const char *what)
 		       store__errmsg(st));
 }
 
+/* What a store of version lacks (pg_schema_ddl), run; what: the failure's words. */
+static int pg_run_ddl(struct store *st, int64_t version, const char *what)
+{
+	struct strbuf ddl;
+	int rc, ret;
+
+	strbuf_init(&ddl, 0);
+	ret = pg_schema_ddl(&ddl, version);
+	rc = ret ? SQLITE_OK : db_exec(&st->conn, strbuf_str(&ddl));
+	strbuf_release(&ddl);
+	if (!ret && rc != SQLITE_OK)
+		ret = pg_fail(st, rc, what);
+	return ret;
+}
+
 /*
  * A store of an older schema (8 or later), in the writer's transaction
  * under the schema lock: the tables added since, and its version.
  */
 static int pg_upgrade(struct store *st)
 {
-	struct strbuf ddl;
 	int64_t version = 0;
 	bool found;
-	int rc, ret;
+	int ret;
 
 	ret = store__query_i64_opt(st,
 				   "SELECT CAST(value AS bigint) FROM meta"
@@ -461,12 +475,7 @@ static int pg_upgrade(struct store *st)
 				   0, &version, &found);
 	if (ret || !found || version < PG_FIRST_SCHEMA || version >= STORE_SCHEMA_VERSION)
 		return ret; /* the checks below say what is wrong */
-	strbuf_init(&ddl, 0);
-	ret = pg_schema_ddl(&ddl, version);
-	rc = ret ? SQLITE_OK : db_exec(&st->conn, strbuf_str(&ddl));
-	strbuf_release(&ddl);
-	if (!ret && rc != SQLITE_OK)
-		ret = pg_fail(st, rc, "upgrade the schema of");
+	ret = pg_run_ddl(st, version, "upgrade the schema of");
 	if (!ret)
 		log_info("store '%s': schema %" PRId64 " upgraded to %d", st->path, version,
 			 STORE_SCHEMA_VERSION);
@@ -517,10 +526,9 @@ static int pg_fact_seq_brin(struct store *st)
  */
 static int pg_proc_sets(struct store *st)
 {
-	struct strbuf ddl;
 	int64_t have = 0, version = 0;
 	bool found;
-	int rc, ret;
+	int ret;
 
 	ret = store__query_i64_opt(st, "SELECT 1 FROM meta WHERE key = 'proc_sample_sets'", 0,
 				   &have, &found);
@@ -532,12 +540,7 @@ static int pg_proc_sets(struct store *st)
 				   0, &version, &found);
 	if (ret || !found || version != STORE_SCHEMA_VERSION)
 		return ret; /* the checks below say what is wrong */
-	strbuf_init(&ddl, 0);
-	ret = pg_schema_ddl(&ddl, version);
-	rc = ret ? SQLITE_OK : db_exec(&st->conn, strbuf_str(&ddl));
-	strbuf_release(&ddl);
-	if (!ret && rc != SQLITE_OK)
-		ret = pg_fail(st, rc, "make the process sample sets of");
+	ret = pg_run_ddl(st, version, "make the process sample sets of");
 	if (!ret)
 		log_info("store '%s': process samples stored in sets from now on", st->path);
 	return ret;
