@@ -49,6 +49,22 @@ PG_BIN = os.environ.get("JOBSCOPE_TEST_PG_BIN", "/usr/lib/postgresql/15/bin")
 PSQL = shutil.which("psql") or os.path.join(PG_BIN, "psql")
 
 
+def _group_alive(pgid):
+    """Whether a process of process group pgid is alive (a zombie is not: it holds no
+    memory)."""
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            stat = open("/proc/%s/stat" % d).read()
+        except OSError:
+            continue  # gone meanwhile
+        fields = stat[stat.rindex(")") + 2:].split()
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            return True
+    return False
+
+
 class PgUnavailable(Exception):
     """PostgreSQL's binaries or the postgres user are missing, or it could not start."""
 
@@ -450,9 +466,20 @@ class PgCluster:
             time.sleep(0.1)
 
     def kill9(self):
-        """SIGKILL to the server and all its backends at once: a crash, not a stop."""
-        os.killpg(self.proc.pid, signal.SIGKILL)
+        """SIGKILL to the server and all its backends at once: a crash, not a stop.
+        Returns once every process of the server's group is gone: a backend still dying
+        holds the old shared memory, and a server started on the directory meanwhile
+        refuses ("pre-existing shared memory block ... is still in use"), which a busy
+        machine showed."""
+        pgid = self.proc.pid
+        os.killpg(pgid, signal.SIGKILL)
         self.proc.wait(timeout=scaled(10))
+        deadline = time.monotonic() + scaled(10)
+        while _group_alive(pgid):
+            if time.monotonic() > deadline:
+                raise PgError("processes of group %d alive %.0f s after SIGKILL"
+                              % (pgid, scaled(10)), "kill9")
+            time.sleep(0.05)
         self.close_sessions()
 
     def restart(self):
