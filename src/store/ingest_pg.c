@@ -274,15 +274,65 @@ static int unnest_types(struct ingest *in, const struct store_table *t, const ch
 	return 0;
 }
 
-/* A fact table's few new rows, to go in the batch's one unnest INSERT (store__pg_unnest_run). */
+/* A row of a batch's table that goes in an array: where it is, its seq's offset. */
+struct set_row {
+	int64_t job, day, ts; /* store__pg_proc_sets': the row's set */
+	bool job_null;
+	size_t r;    /* the row in the batch's table */
+	int64_t nth; /* among the batch's new rows: its seq's offset */
+};
+
+/*
+ * Some new rows of a fact table, to go in the batch's one unnest INSERT
+ * (store__pg_unnest_run): all of a table's few (store__pg_unnest_later), or
+ * the process samples too few for a set (store__pg_proc_sets).
+ */
 struct unnest_part {
 	const struct store_table *t;
-	int seq_col;
-	size_t nnew;
+	struct set_row *rows; /* r and nth of each */
+	size_t nrows;
+	int64_t seq0;	  /* the rows' seqs are seq0 + nth; -1: the head's next, at the run */
 	char *types;	  /* unnest_types', a copy: the cache may drop its own meanwhile */
 	char *insert_sql; /* the table and its columns: a part of the statement's cache key */
 	enum column_role role[STORE_ROWSET_MAX_COLUMNS];
 };
+
+/*
+ * A part for n rows of t, with types (copied), its rows for the caller to
+ * fill (r and nth); seq0 as struct unnest_part's.  NULL: out of memory.
+ */
+static struct unnest_part *unnest_add(struct ingest *in, const struct store_table *t,
+				      const enum column_role *role, const char *insert_sql,
+				      const char *types, size_t n, int64_t seq0)
+{
+	struct unnest_part *p;
+
+	if (in->nparts == in->parts_alloc) {
+		size_t k = in->parts_alloc ? 2 * in->parts_alloc : 8;
+
+		p = realloc(in->parts, k * sizeof(*p));
+		if (!p)
+			return NULL;
+		in->parts = p;
+		in->parts_alloc = k;
+	}
+	p = &in->parts[in->nparts];
+	p->t = t;
+	p->nrows = n;
+	p->seq0 = seq0;
+	p->rows = calloc(n ? n : 1, sizeof(*p->rows));
+	p->types = strdup(types);
+	p->insert_sql = strdup(insert_sql);
+	if (!p->rows || !p->types || !p->insert_sql) {
+		free(p->rows);
+		free(p->types);
+		free(p->insert_sql);
+		return NULL;
+	}
+	memcpy(p->role, role, (size_t)t->ncols * sizeof(*role));
+	in->nparts++;
+	return p;
+}
 
 int store__pg_unnest_later(struct ingest *in, const struct store_table *t, int seq_col,
 			   const enum column_role *role, const char *insert_sql,
@@ -290,38 +340,27 @@ int store__pg_unnest_later(struct ingest *in, const struct store_table *t, int s
 {
 	struct unnest_part *p;
 	const char *types;
+	size_t n = 0;
 	int ret = unnest_types(in, t, insert_sql, cached_types, &types);
 
 	if (ret)
 		return ret;
-	if (in->nparts == in->parts_alloc) {
-		size_t n = in->parts_alloc ? 2 * in->parts_alloc : 8;
-
-		p = realloc(in->parts, n * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		in->parts = p;
-		in->parts_alloc = n;
-	}
-	p = &in->parts[in->nparts];
-	p->t = t;
-	p->seq_col = seq_col;
-	p->nnew = nnew;
-	p->types = strdup(types);
-	p->insert_sql = strdup(insert_sql);
-	if (!p->types || !p->insert_sql) {
-		free(p->types);
-		free(p->insert_sql);
+	p = unnest_add(in, t, role, insert_sql, types, nnew, -1);
+	if (!p)
 		return -ENOMEM;
+	for (size_t r = 0; r < t->nrows && n < nnew; r++) {
+		if (!store__row_is_new(in, &t->cells[r * (size_t)t->ncols + (size_t)seq_col]))
+			continue; /* held already, or outside the batch's range */
+		p->rows[n] = (struct set_row){.r = r, .nth = (int64_t)n};
+		n++;
 	}
-	memcpy(p->role, role, (size_t)t->ncols * sizeof(*role));
-	in->nparts++;
 	return 0;
 }
 
 void store__pg_unnest_release(struct ingest *in)
 {
 	for (size_t i = 0; i < in->nparts; i++) {
+		free(in->parts[i].rows);
 		free(in->parts[i].types);
 		free(in->parts[i].insert_sql);
 	}
@@ -374,32 +413,35 @@ static int unnest_parts_stmt(struct ingest *in, const char *key, struct db_stmt 
 	return 0;
 }
 
-/* One part's arrays, each column's start in arrays at start[c]. */
-static int unnest_arrays(struct ingest *in, const struct unnest_part *p, struct strbuf *arrays,
-			 size_t *start)
+/*
+ * The arrays of rows[0..n) of t, a column's after another, column c's at
+ * start[c] in arrays; skip_c's (or none: -1) an array of nothing.  Each
+ * row's seq is seq0 + its nth.
+ */
+static int rows_arrays(struct ingest *in, const struct store_table *t, const enum column_role *role,
+		       const char *types, int skip_c, const struct set_row *rows, size_t n,
+		       int64_t seq0, struct strbuf *arrays, size_t *start)
 {
-	const struct store_table *t = p->t;
 	int ret = 0;
 
 	for (int c = 0; c < t->ncols && !ret; c++) {
-		char kind = p->types[c];
-		int64_t nth = 0;
+		char kind = types[c];
 
 		start[c] = arrays->len;
+		if (c == skip_c)
+			continue;
 		ret =
 		    kind != '-' ? pg_binarray_begin(arrays, elem_of(kind)) : pg_array_begin(arrays);
-		for (size_t r = 0; r < t->nrows && !ret; r++) {
-			const struct store_value *row = &t->cells[r * (size_t)t->ncols];
+		for (size_t i = 0; i < n && !ret; i++) {
+			const struct store_value *cell =
+			    &t->cells[rows[i].r * (size_t)t->ncols + c];
 			struct store_value v;
 
-			if (!store__row_is_new(in, &row[p->seq_col]))
-				continue; /* held already, or outside the batch's range */
-			ret = store__head_value(in, t, c, p->role[c], &row[c], &v);
+			ret = store__head_value(in, t, c, role[c], cell, &v);
 			if (ret)
 				break;
-			/* the head's seqs, in the rows' order */
-			if (p->role[c] == COL_SEQ)
-				v.i = in->st->next_seq + nth++;
+			if (role[c] == COL_SEQ)
+				v.i = seq0 + rows[i].nth;
 			ret = kind != '-' ? binarray_cell(in, t, c, kind, arrays, start[c], &v)
 					  : textarray_cell(arrays, &v);
 		}
@@ -447,10 +489,15 @@ int store__pg_unnest_run(struct ingest *in)
 		ret = -ENOMEM;
 	/* one array a column, in one buffer: bound once it is whole (it may move while it grows) */
 	for (size_t i = 0, c0 = 0; i < in->nparts && !ret; i++) {
-		ret = unnest_arrays(in, &in->parts[i], &arrays, start + c0);
-		c0 += (size_t)in->parts[i].t->ncols;
-		in->st->next_seq += (int64_t)in->parts[i].nnew;
-		in->rows += (int64_t)in->parts[i].nnew;
+		const struct unnest_part *p = &in->parts[i];
+
+		ret = rows_arrays(in, p->t, p->role, p->types, -1, p->rows, p->nrows,
+				  p->seq0 >= 0 ? p->seq0 : in->st->next_seq, &arrays, start + c0);
+		c0 += (size_t)p->t->ncols;
+		if (p->seq0 < 0) { /* else the rows' seqs were the head's already */
+			in->st->next_seq += (int64_t)p->nrows;
+			in->rows += (int64_t)p->nrows;
+		}
 	}
 	if (!ret) {
 		start[ncols] = arrays.len;
@@ -500,19 +547,12 @@ int store__pg_unnest_run(struct ingest *in)
 #define PROC_SETS_STMT 8
 /*
  * A job's samples of a day in a batch fewer than this go as rows of
- * proc_samples (plain_run): a set takes 24 bytes a column for its arrays'
+ * proc_samples (in the batch's unnest INSERT): a set takes 24 bytes a column for its arrays'
  * headers, so a set of a few samples took twice the room of their rows
  * (a node of many small jobs: 1.6 samples a set, 518 bytes a set against
  * 144 a row), and saved the server little.
  */
 #define PROC_SET_MIN 8
-
-struct set_row {
-	int64_t job, day, ts;
-	bool job_null;
-	size_t r;    /* the row in the batch's table */
-	int64_t nth; /* among the batch's new rows: its seq's offset */
-};
 
 static int by_set(const void *pa, const void *pb)
 {
@@ -592,106 +632,6 @@ static int sets_stmt(struct ingest *in, const struct store_table *t, int job_c, 
 	return 0;
 }
 
-/* A set's arrays (rows[0..n)), appended to arrays, column c's at start[c]; job_c has none. */
-static int set_arrays(struct ingest *in, const struct store_table *t, const enum column_role *role,
-		      const char *types, int job_c, const struct set_row *rows, size_t n,
-		      struct strbuf *arrays, size_t *start)
-{
-	int ret = 0;
-
-	for (int c = 0; c < t->ncols && !ret; c++) {
-		char kind = types[c];
-
-		start[c] = arrays->len;
-		if (c == job_c)
-			continue;
-		ret =
-		    kind != '-' ? pg_binarray_begin(arrays, elem_of(kind)) : pg_array_begin(arrays);
-		for (size_t i = 0; i < n && !ret; i++) {
-			const struct store_value *cell =
-			    &t->cells[rows[i].r * (size_t)t->ncols + c];
-			struct store_value v;
-
-			ret = store__head_value(in, t, c, role[c], cell, &v);
-			if (ret)
-				break;
-			if (role[c] == COL_SEQ)
-				v.i = in->st->next_seq + rows[i].nth;
-			ret = kind != '-' ? binarray_cell(in, t, c, kind, arrays, start[c], &v)
-					  : textarray_cell(arrays, &v);
-		}
-		if (!ret && kind == '-')
-			ret = pg_array_end(arrays);
-	}
-	return ret;
-}
-
-/*
- * The samples of groups too small for a set (PROC_SET_MIN), rows[0..n), as
- * rows of proc_samples: one INSERT ... SELECT FROM unnest() of their
- * columns' arrays in binary, sent ahead, each row with its own seq.
- */
-static int plain_run(struct ingest *in, const struct store_table *t, const enum column_role *role,
-		     const char *types, const char *insert_sql, const struct set_row *rows,
-		     size_t n)
-{
-	size_t ncols = (size_t)t->ncols, *start = NULL;
-	struct strbuf key, sql, arrays;
-	struct db_stmt *stmt;
-	int rc, ret = 0;
-
-	strbuf_init(&key, STRBUF_DEFAULT_MAX);
-	strbuf_init(&sql, STRBUF_DEFAULT_MAX);
-	strbuf_init(&arrays, STRBUF_DEFAULT_MAX);
-	strbuf_addf(&key, "plain\n%s", insert_sql);
-	stmt = strbuf_error(&key) ? NULL : store__cached_find(in->st, strbuf_str(&key));
-	if (!stmt) {
-		strbuf_addstr(&sql, "INSERT INTO proc_samples (");
-		for (int c = 0; c < t->ncols; c++)
-			strbuf_addf(&sql, "%s\"%s\"", c ? ", " : "", t->cols[c]);
-		strbuf_addstr(&sql, ") SELECT * FROM unnest(");
-		for (int c = 0; c < t->ncols; c++) {
-			int len;
-			const char *ty = type_name(types, c, &len);
-
-			strbuf_addf(&sql, "%sCAST(?%d AS %.*s[])", c ? ", " : "", c + 1, len, ty);
-		}
-		strbuf_addch(&sql, ')');
-		rc = strbuf_error(&sql) || strbuf_error(&key)
-			 ? SQLITE_NOMEM
-			 : store__cached_stmt_as(in->st, strbuf_str(&key), strbuf_str(&sql), &stmt);
-		if (rc != SQLITE_OK)
-			ret = rc == SQLITE_NOMEM ? -ENOMEM : store__row_failed(in, t, rc);
-	}
-	start = ret ? NULL : calloc(ncols + 1, sizeof(*start));
-	if (!ret && !start)
-		ret = -ENOMEM;
-	if (!ret)
-		ret = set_arrays(in, t, role, types, -1, rows, n, &arrays, start);
-	if (!ret) {
-		start[ncols] = arrays.len;
-		for (size_t c = 0; c < ncols && !ret; c++)
-			if (bind_array(stmt, (int)c + 1, types[c], arrays.buf + start[c],
-				       start[c + 1] - start[c]) != SQLITE_OK)
-				ret = -ENOMEM;
-	}
-	if (!ret) {
-		/* sent ahead: a value a column refuses fails the group where it surfaces */
-		rc = db_step(stmt);
-		if (rc != SQLITE_DONE)
-			ret = store__row_failed(in, t, rc);
-	}
-	if (stmt) {
-		db_reset(stmt);
-		db_clear_bindings(stmt);
-	}
-	free(start);
-	strbuf_release(&arrays);
-	strbuf_release(&sql);
-	strbuf_release(&key);
-	return ret;
-}
-
 /* Runs one statement of k sets: set[s] the rows of set s, from..to in rows. */
 static int sets_run(struct ingest *in, const struct store_table *t, const enum column_role *role,
 		    const char *types, const char *insert_sql, int job_c,
@@ -710,8 +650,9 @@ static int sets_run(struct ingest *in, const struct store_table *t, const enum c
 		return -ENOMEM;
 	strbuf_init(&arrays, STRBUF_DEFAULT_MAX);
 	for (int s = 0; s < k && !ret; s++)
-		ret = set_arrays(in, t, role, types, job_c, rows + set[s][0], set[s][1] - set[s][0],
-				 &arrays, start + (size_t)s * ncols);
+		ret =
+		    rows_arrays(in, t, role, types, job_c, rows + set[s][0], set[s][1] - set[s][0],
+				in->st->next_seq, &arrays, start + (size_t)s * ncols);
 	start[(size_t)k * ncols] = arrays.len;
 	for (int s = 0; s < k && !ret; s++) {
 		const struct set_row *first = &rows[set[s][0]];
@@ -805,7 +746,7 @@ int store__pg_proc_sets(struct ingest *in, const struct store_table *t, int seq_
 	qsort(rows, n, sizeof(*rows), by_set);
 	/*
 	 * In order, the groups (a job and a day) that make sets, then those too
-	 * small for one (PROC_SET_MIN), which go as rows (plain_run).
+	 * small for one (PROC_SET_MIN), which go as rows (unnest_add).
 	 */
 	for (size_t g = 0, end; g < n; g = end) {
 		for (end = g + 1; end < n && same_set(&rows[end], &rows[g]); end++)
@@ -847,8 +788,16 @@ int store__pg_proc_sets(struct ingest *in, const struct store_table *t, int seq_
 
 		ret = sets_run(in, t, role, types, insert_sql, job_c, order, set + s, k);
 	}
-	if (!ret && nsmall > 0)
-		ret = plain_run(in, t, role, types, insert_sql, order + nkept, nsmall);
+	/* the groups too small for a set: rows, their seqs the batch's order's as the sets' */
+	if (!ret && nsmall > 0) {
+		struct unnest_part *p =
+		    unnest_add(in, t, role, insert_sql, types, nsmall, in->st->next_seq);
+
+		if (p)
+			memcpy(p->rows, order + nkept, nsmall * sizeof(*order));
+		else
+			ret = -ENOMEM;
+	}
 	if (!ret) {
 		in->st->next_seq += (int64_t)n;
 		in->rows += (int64_t)n;
