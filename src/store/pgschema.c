@@ -444,6 +444,18 @@ static int pg_fail(struct store *st, int rc, const char *what)
 		       store__errmsg(st));
 }
 
+/* The store's schema_version (meta: SQLite keeps it in its header); *found false without one. */
+static int meta_schema_version(struct store *st, int64_t *version, bool *found)
+{
+	return store__query_i64_opt(st,
+				    "SELECT CAST(value AS bigint) FROM meta"
+				    " WHERE key = 'schema_version'",
+				    0, version, found);
+}
+
+/* Whether the process samples' sets are there (proc_sets_ddl's meta row). */
+#define META_HAS_SETS "SELECT 1 FROM meta WHERE key = 'proc_sample_sets'"
+
 /* What a store of version lacks (pg_schema_ddl), run; what: the failure's words. */
 static int pg_run_ddl(struct store *st, int64_t version, const char *what)
 {
@@ -469,10 +481,7 @@ static int pg_upgrade(struct store *st)
 	bool found;
 	int ret;
 
-	ret = store__query_i64_opt(st,
-				   "SELECT CAST(value AS bigint) FROM meta"
-				   " WHERE key = 'schema_version'",
-				   0, &version, &found);
+	ret = meta_schema_version(st, &version, &found);
 	if (ret || !found || version < PG_FIRST_SCHEMA || version >= STORE_SCHEMA_VERSION)
 		return ret; /* the checks below say what is wrong */
 	ret = pg_run_ddl(st, version, "upgrade the schema of");
@@ -530,14 +539,10 @@ static int pg_proc_sets(struct store *st)
 	bool found;
 	int ret;
 
-	ret = store__query_i64_opt(st, "SELECT 1 FROM meta WHERE key = 'proc_sample_sets'", 0,
-				   &have, &found);
+	ret = store__query_i64_opt(st, META_HAS_SETS, 0, &have, &found);
 	if (ret || found)
 		return ret;
-	ret = store__query_i64_opt(st,
-				   "SELECT CAST(value AS bigint) FROM meta"
-				   " WHERE key = 'schema_version'",
-				   0, &version, &found);
+	ret = meta_schema_version(st, &version, &found);
 	if (ret || !found || version != STORE_SCHEMA_VERSION)
 		return ret; /* the checks below say what is wrong */
 	ret = pg_run_ddl(st, version, "make the process sample sets of");
@@ -606,10 +611,7 @@ static int pg_schema(struct store *st)
 	if (ret || !found || app != STORE_APPLICATION_ID)
 		return store__refuse(st->path, -EPROTO,
 				     "a PostgreSQL database without jobscope's meta table");
-	ret = store__query_i64_opt(st,
-				   "SELECT CAST(value AS bigint) FROM meta"
-				   " WHERE key = 'schema_version'",
-				   0, &version, &found);
+	ret = meta_schema_version(st, &version, &found);
 	if (ret || !found)
 		return store__refuse_corrupt(st->path, "no schema version");
 	if (version > STORE_SCHEMA_VERSION)
@@ -621,12 +623,12 @@ static int pg_schema(struct store *st)
 			       " PostgreSQL store older than schema %d is not migrated",
 			       st->path, version, STORE_SCHEMA_VERSION, PG_FIRST_SCHEMA);
 	st->schema_version = version;
-	ret = store__query_i64_opt(st, "SELECT 1 FROM meta WHERE key = 'proc_sample_sets'", 0, &app,
-				   &found);
+	ret = store__query_i64_opt(st, META_HAS_SETS, 0, &app, &found);
 	st->pg_sets = !ret && found;
-	if (!ret && st->pg_sets)
+	/* the writer's, for the partitions it makes (store__pg_partitions) */
+	if (!ret && st->pg_sets && st->writable)
 		ret = store__query_i64_opt(st, "SELECT " PROC_SETS_LZ4, 0, &app, &found);
-	st->pg_sets_lz4 = !ret && st->pg_sets && app > 0;
+	st->pg_sets_lz4 = !ret && st->pg_sets && st->writable && app > 0;
 	return ret;
 }
 
